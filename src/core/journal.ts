@@ -1,0 +1,123 @@
+import { z } from "zod";
+import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
+import { effectSchema } from "./effects.js";
+
+/** A node of the plan as the run pinned it. Static for the run, except that overlays append nodes and edges. */
+export const planNodeSchema = z
+  .object({
+    id: z.string().describe("Task id."),
+    kind: z.enum(["task", "refinery"]).describe("A task or a refinery."),
+    agentType: agentTypeSchema.describe("Agent type that runs it."),
+    title: z.string().default("").describe("Task title, for checks and the tracker."),
+    dependencies: z.array(z.string()).describe("Ids it depends on."),
+    paths: z.array(z.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
+    priority: z.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first."),
+  })
+  .strict();
+export type PlanNode = z.infer<typeof planNodeSchema>;
+
+/** Why a FAILED task is not retried by itself. */
+export const holdSchema = z
+  .enum(["exhausted", "fatal", "human", "escalated", "cancelled"])
+  .describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
+export type Hold = z.infer<typeof holdSchema>;
+
+/** The changing state of one task. `tasks[i]` belongs to `plan.nodes[i]`. */
+export const taskStateSchema = z
+  .object({
+    id: z.string().describe("Task id (same as the plan node)."),
+    status: taskStatusSchema,
+    attempt: z.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
+    retries: z.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+    blockers: z.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+    notBefore: z.string().optional().describe("Backoff: not dispatched before this time."),
+    dispatchedAttempt: z.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
+    dispatchedAt: z.string().optional().describe("When the current attempt was dispatched."),
+    startedAt: z.string().optional().describe("When its job was seen running."),
+    lastHeartbeat: z.string().optional().describe("Last sign of life of the current attempt."),
+    branch: z.string().optional().describe("Branch of the current attempt."),
+    walkthroughSha: z.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
+    pushedSha: z.string().optional().describe("Head of the current attempt's branch as read back from GitHub."),
+    prNumber: z.number().int().optional().describe("PR of the current attempt."),
+    workflowRunId: z.number().int().optional().describe("Workflow run of the current attempt."),
+    mergeSha: z.string().optional().describe("Commit that merged it."),
+    hold: holdSchema.optional(),
+    question: z.string().optional().describe("Exit 3: the agent's question."),
+    context: z
+      .object({
+        refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+        answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+      })
+      .optional()
+      .describe("Extra context handed to the next attempt."),
+    confidence: z.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+    walkthroughStatus: z.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+    filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
+    lastError: z.string().optional().describe("Why the last attempt failed."),
+    approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  })
+  .strict();
+export type TaskState = z.infer<typeof taskStateSchema>;
+
+export const changeRequestStateSchema = z
+  .object({
+    id: z.string(),
+    emittedBy: z.string().describe("Task that raised it."),
+    attempt: z.number().int().describe("Attempt of that task."),
+    title: z.string(),
+    reason: z.string(),
+    affectedTasks: z.array(z.string()).default([]),
+    status: z.enum(["pending", "approved", "rejected", "applied"]),
+    path: z.string().optional().describe("Repository path of the CR document on the emitter's branch."),
+    issueNumber: z.number().int().optional().describe("The CR issue."),
+    overlayId: z.string().optional().describe("Overlay that resolved it."),
+  })
+  .strict();
+export type ChangeRequestState = z.infer<typeof changeRequestStateSchema>;
+
+export const followupStateSchema = z
+  .object({
+    id: z.string().describe("followup-<n>."),
+    sourceTaskId: z.string(),
+    sourceAttempt: z.number().int(),
+    text: z.string().describe("The follow-up from the walkthrough."),
+    branch: z.string(),
+    status: z.enum(["running", "done", "merged", "failed"]),
+    prNumber: z.number().int().optional(),
+  })
+  .strict();
+export type FollowupState = z.infer<typeof followupStateSchema>;
+
+/**
+ * A run's journal: everything the executor needs to decide, stored as JSON on the run's state ref.
+ * GitHub objects remain the ground truth; the reconciler rebuilds this from them when it drifts.
+ */
+export const journalSchema = z
+  .object({
+    version: z.literal(1),
+    runId: z.string(),
+    planId: z.string(),
+    planCommit: z.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
+    dagHash: z.string().describe("sha256 of the pinned dag.json."),
+    integrationBranch: z.string(),
+    baseBranch: z.string(),
+    createdAt: z.string(),
+    status: z.enum(["running", "completed", "cancelled"]),
+    completedAt: z.string().optional(),
+    seq: z.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
+    plan: z.object({ nodes: z.array(planNodeSchema), overlays: z.array(z.string()).default([]) }).strict(),
+    tasks: z.array(taskStateSchema),
+    merged: z.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
+    pause: z
+      .object({
+        manual: z.boolean().describe("Paused by /forge pause."),
+        changeRequests: z.array(z.string()).describe("Open CRs holding the run."),
+        usageLimitUntil: z.string().optional().describe("Model usage limit: no dispatch before this time."),
+      })
+      .strict(),
+    changeRequests: z.array(changeRequestStateSchema),
+    followups: z.array(followupStateSchema),
+    outbox: z.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
+  })
+  .strict();
+export type Journal = z.infer<typeof journalSchema>;

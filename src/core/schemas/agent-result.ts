@@ -1,0 +1,51 @@
+import { z } from "zod";
+
+/** Exit codes of seed 001 §5, as the runner reports them. */
+export const EXIT_CODES = {
+  SUCCESS: 0,
+  FAILURE: 1,
+  DEPTH_EXCEEDED: 2,
+  HUMAN_INPUT: 3,
+  NEEDS_REFINEMENT: 10,
+  NEEDS_ESCALATION: 11,
+  PARTIAL_SUCCESS: 12,
+  INTERRUPTED: 20,
+  TIMEOUT: 21,
+} as const;
+
+export const exitCodeSchema = z
+  .union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => z.literal(n)) as [z.ZodLiteral<0>, ...z.ZodLiteral<number>[]])
+  .describe("Exit code of seed 001 §5: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout.");
+
+/**
+ * What the runner reports at the end of a job (`result.json` beside the walkthrough on the task
+ * branch, and the job's outputs). The App reads it; facts are checked against GitHub before use.
+ */
+export const agentResultSchema = z
+  .object({
+    version: z.literal(1).describe("Result format version."),
+    run_id: z.string().min(1).describe("The run id."),
+    task_id: z.string().min(1).describe("The task or follow-up id."),
+    attempt: z.number().int().min(1).describe("Attempt number."),
+    exit_code: exitCodeSchema,
+    branch: z.string().min(1).describe("Branch the runner pushed."),
+    head_sha: z.string().regex(/^[0-9a-f]{40}$/).optional().describe("Head commit the runner pushed, if any."),
+    walkthrough_path: z.string().optional().describe("Repository path of the walkthrough, when one was written."),
+    error: z.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
+    refinement: z.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
+    question: z.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
+    change_request_path: z.string().optional().describe("Repository path of the Change Request document (exit 11)."),
+    rate_limited_until: z
+      .string()
+      .optional()
+      .describe("The model's usage limit resets at this time (ISO-8601); the attempt is not counted as a failure."),
+    started_at: z.string().describe("When the agent started (ISO-8601)."),
+    finished_at: z.string().describe("When the job finished (ISO-8601)."),
+    agent: z.string().optional().describe("Adapter used."),
+    model: z.string().optional().describe("Model used."),
+    cost_usd: z.number().min(0).optional().describe("Model cost in US dollars."),
+    turns: z.number().int().min(0).optional().describe("Turns used."),
+  })
+  .strict()
+  .describe("The runner's report of one attempt.");
+export type AgentResult = z.infer<typeof agentResultSchema>;

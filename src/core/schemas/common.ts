@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+/** Task, refinery and follow-up ids: lower-case, start with a letter or digit (DESIGN.md §2). */
+export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
+
+export const taskIdSchema = z
+  .string()
+  .regex(ID_PATTERN, "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-')")
+  .describe("A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.");
+
+export const isoTimestampSchema = z.iso
+  .datetime({ offset: true })
+  .describe("An ISO-8601 timestamp, e.g. 2026-02-09T14:32:01.442Z.");
+
+export const gitShaSchema = z
+  .string()
+  .regex(/^[0-9a-f]{40}$/, "must be a 40-character hexadecimal git commit sha")
+  .describe("A full 40-character git commit sha.");
+
+/** Agent types of seed 003 §6. YAML reads `type: 1` as a number, so numbers are accepted and turned into strings. */
+export const agentTypeSchema = z
+  .preprocess((v) => (typeof v === "number" ? String(v) : v), z.enum(["1", "2", "3", "refinery"]))
+  .describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
+export type AgentType = z.infer<typeof agentTypeSchema>;
+
+/** Task statuses, exactly seed 003 §4. */
+export const taskStatusSchema = z
+  .enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"])
+  .describe("Task status of the executor state machine (seed 003 §4).");
+export type TaskStatus = z.infer<typeof taskStatusSchema>;

@@ -1,0 +1,147 @@
+import { z } from "zod";
+
+/**
+ * `.github/forge.yml` — every field has a default, so an empty file (or none) is a valid config.
+ * Field names are snake_case because users write them in YAML.
+ */
+export const forgeConfigSchema = z
+  .object({
+    version: z.literal(1).default(1).describe("Config format version. Only 1 exists."),
+    autostart: z
+      .boolean()
+      .default(true)
+      .describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
+    max_parallel_agents: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(5)
+      .describe("Maximum number of agents running at once in one run (seed 004: MAX_PARALLEL_AGENTS = 5)."),
+    heartbeat_interval_seconds: z
+      .number()
+      .positive()
+      .default(30)
+      .describe("How often the runner checks the agent's progress (its output stream), in seconds (seed 003 §9)."),
+    stale_threshold_seconds: z
+      .number()
+      .positive()
+      .default(60)
+      .describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (seed 003 §9)."),
+    max_retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(20)
+      .default(3)
+      .describe("Automatic retries per task after its first attempt; past this the task is exhausted (seed 003 §10)."),
+    low_confidence_threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.6)
+      .describe("A walkthrough whose confidence is below this raises a review.low_confidence event (seed 003 §5)."),
+    merge_policy: z
+      .enum(["auto", "manual"])
+      .default("auto")
+      .describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
+    cr_mode: z
+      .enum(["replan", "review"])
+      .default("replan")
+      .describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
+    refinery_approval: z
+      .boolean()
+      .default(false)
+      .describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
+    branch_template: z
+      .string()
+      .regex(/\{runId\}/, "must contain {runId}")
+      .regex(/\{taskId\}/, "must contain {taskId}")
+      .regex(/\{attempt\}/, "must contain {attempt}")
+      .default("forge/{runId}/{taskId}/{attempt}")
+      .describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (DESIGN.md §5)."),
+    integration_branch_template: z
+      .string()
+      .regex(/\{runId\}/, "must contain {runId}")
+      .default("forge/{runId}/integration")
+      .describe("The run's integration branch, which task PRs target. Placeholder: {runId}."),
+    base_branch: z
+      .string()
+      .optional()
+      .describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
+    followups: z
+      .object({
+        keywords: z
+          .array(z.string().min(1))
+          .default(["bug", "fix", "broken", "regression"])
+          .describe("A follow-up containing one of these words (case-insensitive, whole word) spawns a Type 1 agent outside the DAG."),
+        spawn_open_ended: z
+          .boolean()
+          .default(false)
+          .describe("Also spawn agents for follow-ups without a keyword (refactor, investigate, …). Otherwise they are only logged."),
+        max_per_run: z
+          .number()
+          .int()
+          .min(0)
+          .default(10)
+          .describe("Upper bound on follow-up agents spawned in one run."),
+      })
+      .prefault({})
+      .describe("Follow-up agents spawned from walkthrough review (seed 003 §5)."),
+    retry_backoff: z
+      .object({
+        base_seconds: z.number().min(0).default(2).describe("Base delay of the exponential backoff before a retry."),
+        max_seconds: z.number().min(0).default(60).describe("Upper bound on the backoff delay."),
+      })
+      .prefault({})
+      .describe("delay = min(base · 2^retry + jitter(0, base), max) (seed 003 §10). Jitter is derived from the task and attempt, so decisions are reproducible."),
+    timeouts: z
+      .object({
+        agent_minutes: z.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
+        idle_minutes: z.number().positive().default(10).describe("The runner stops an agent that produced no output for this long; partial work is kept."),
+        job_minutes: z.number().positive().default(90).describe("timeout-minutes of the agent workflow job."),
+        dispatch_start_minutes: z
+          .number()
+          .positive()
+          .default(15)
+          .describe("A dispatched attempt whose job has not started after this long is STALE (a lost dispatch)."),
+        liveness_minutes: z
+          .number()
+          .positive()
+          .default(10)
+          .describe("A started attempt with no sign of life (job events, reconciler sweeps) for this long is STALE."),
+      })
+      .prefault({})
+      .describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
+    agent: z
+      .object({
+        adapter: z.enum(["claude", "codex", "command"]).default("claude").describe("Which agent CLI runs tasks."),
+        model: z.string().optional().describe("Model id or tier passed to the agent CLI."),
+        command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
+        max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
+        max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget (seed 001 §6)."),
+      })
+      .prefault({})
+      .describe("How the runner invokes agents."),
+    test_command: z
+      .string()
+      .optional()
+      .describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
+    branch_cleanup: z
+      .enum(["on_merge", "on_complete", "never"])
+      .default("on_complete")
+      .describe("When task branches are deleted: as each PR merges, when the run completes, or never."),
+    workflow: z
+      .string()
+      .default("forge-agent.yml")
+      .describe("File name of the agent workflow under .github/workflows/."),
+  })
+  .strict()
+  .describe("Forge configuration, read from .github/forge.yml on the default branch.");
+
+export type ForgeConfig = z.infer<typeof forgeConfigSchema>;
+
+/** The config with every default applied. */
+export function defaultConfig(): ForgeConfig {
+  return forgeConfigSchema.parse({});
+}

@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { agentTypeSchema, taskStatusSchema } from "./common.js";
+
+const s = z.string();
+const n = z.number();
+
+/**
+ * Data of every event type: the catalog of seed 003 §11 plus the events Forge needs beyond it
+ * (marked "Forge"). Keys are the `type` of the envelope.
+ */
+export const eventDataSchemas = {
+  "run.started": z.object({ planId: s.describe("Plan id."), dagHash: s.describe("sha256 of the DAG the run pinned."), planCommit: s.describe("Commit the plan was read from."), taskCount: n.describe("Number of DAG nodes.") }),
+  "run.paused": z.object({ reason: z.enum(["change_request", "manual", "usage_limit"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
+  "run.resumed": z.object({ reason: z.enum(["change_request", "manual", "usage_limit"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
+  "run.completed": z.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
+  "run.cancelled": z.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
+  "task.scheduled": z.object({ type: agentTypeSchema.describe("Agent type."), dependencies: z.array(s).describe("Its dependencies, all satisfied.") }),
+  "task.started": z.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number.") }),
+  "task.completed": z.object({ agentId: s, status: z.enum(["completed", "failed", "partial"]).describe("Walkthrough status."), confidence: n.optional().describe("Walkthrough confidence."), attempt: n }),
+  "task.failed": z.object({ agentId: s, error: s.describe("Why."), attemptId: n.describe("Attempt that failed."), exitCode: n.optional().describe("Exit code, when the agent reported one."), retryable: z.boolean().describe("Whether Forge will retry it by itself.") }),
+  "task.stale": z.object({ lastHeartbeat: s.optional().describe("Last sign of life."), threshold: n.describe("Seconds allowed."), attempt: n }),
+  "task.retried": z.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: z.boolean().describe("Asked for by a person.") }),
+  "task.exhausted": z.object({ attempts: n.describe("Attempts made."), finalStatus: taskStatusSchema.describe("Status it stays in.") }),
+  "task.heartbeat": z.object({ agentId: s, timestamp: s.describe("When the agent was seen alive.") }),
+  "task.waiting": z.object({ attempt: n, question: s.describe("What the agent asks (Forge: exit 3).") }),
+  "task.merge_ready": z.object({ attempt: n, headSha: s.describe("Pushed head, equal to the walkthrough's (Forge).") }),
+  "task.merged": z.object({ attempt: n, mergeSha: s.optional().describe("Merge commit (Forge)."), by: z.enum(["direct", "refinery"]).describe("How it was merged.") }),
+  "task.progress": z.object({ attempt: n, message: s.describe("What the agent is doing (Forge).") }),
+  "branch.pushed": z.object({ branch: s, headSha: s, attempt: n.describe("Attempt the branch belongs to (Forge).") }),
+  "refinery.started": z.object({ agentId: s, mergeTargets: z.array(s).describe("Upstream task ids it merges.") }),
+  "refinery.merged": z.object({ agentId: s, mergedBranches: z.array(s).describe("Upstream task ids merged through it."), resultRef: s.describe("Ref holding the result.") }),
+  "cr.emitted": z.object({ crId: s, refineryId: s.describe("Task that raised it."), reason: s, scope: z.array(s).describe("Affected tasks.") }),
+  "cr.resolved": z.object({ crId: s, resolution: z.enum(["applied", "rejected"]).describe("How it ended (Forge)."), overlayId: s.optional() }),
+  "conflict.potential": z.object({ riskDescription: s, relatedTasks: z.array(s).describe("In-flight tasks that touch the same files."), files: z.array(s).describe("Files concerned (Forge).") }),
+  "review.risk": z.object({ attempt: n, risk: s.describe("A risk from the walkthrough, logged as a warning (Forge).") }),
+  "review.low_confidence": z.object({ confidence: n, threshold: n }),
+  "followup.spawned": z.object({ followupId: s, sourceTaskId: s, reason: s.describe("The follow-up text."), branch: s }),
+  "followup.logged": z.object({ sourceTaskId: s, reason: s.describe("A follow-up noted but not spawned (Forge).") }),
+  "followup.completed": z.object({ followupId: s, status: z.enum(["merged", "failed"]).describe("How it ended (Forge).") }),
+  "plan.edit_ignored": z.object({ commit: s.describe("A default-branch commit that changed the pinned plan; the run keeps its pin (Forge).") }),
+} as const;
+
+export type EventType = keyof typeof eventDataSchemas;
+export const EVENT_TYPES = Object.keys(eventDataSchemas) as EventType[];
+
+/** The common envelope of seed 003 §11. */
+export const eventEnvelopeSchema = z
+  .object({
+    eventId: s.describe("Unique id: <runId>:<seq>."),
+    seq: z.number().int().min(1).describe("Position in the run's log, gap-free from 1."),
+    timestamp: s.describe("When the executor decided it (ISO-8601)."),
+    type: z.enum(EVENT_TYPES as [EventType, ...EventType[]]).describe("Event type from the catalog."),
+    runId: s.describe("The run."),
+    taskId: s.optional().describe("The task, for task events."),
+    data: z.record(z.string(), z.unknown()).describe("Type-specific data."),
+  })
+  .strict();
+
+/** One event of the catalog: envelope with `data` checked against its type. */
+export const forgeEventSchema = z.discriminatedUnion(
+  "type",
+  EVENT_TYPES.map((t) => eventEnvelopeSchema.extend({ type: z.literal(t), data: eventDataSchemas[t] })) as unknown as [
+    z.ZodObject,
+    ...z.ZodObject[],
+  ],
+).describe("An event of the run log (.forge/runs/<runId>/events.ndjson).");
+
+export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
+export type ForgeEvent = {
+  [T in EventType]: { eventId: string; seq: number; timestamp: string; type: T; runId: string; taskId?: string; data: EventData<T> };
+}[EventType];

@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { agentTypeSchema, taskIdSchema } from "./common.js";
+
+/** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (DESIGN.md §2). */
+export const taskFrontmatterSchema = z
+  .object({
+    id: taskIdSchema.describe("The task id; must equal the file name without `.md`."),
+    title: z.string().min(1).describe("One-line title shown in PRs, checks and the tracker."),
+    type: agentTypeSchema.describe("Agent type that runs the task: 1, 2, 3 or refinery."),
+    dependencies: z
+      .array(taskIdSchema)
+      .default([])
+      .describe("Ids of tasks that must be MERGED first (MERGE_READY suffices for a refinery). All are blocking."),
+    acceptance_criteria: z
+      .array(z.string().min(1))
+      .min(1, "at least one acceptance criterion is required")
+      .describe("What must hold for the task to be done; the agent checks each one."),
+    estimated_complexity: z.enum(["small", "medium", "large"]).describe("Rough size, used to pick timeouts and models."),
+    spec: z.string().optional().describe("Path of the spec (relative to the plan folder) the task implements."),
+    base_ref: z.string().optional().describe("Ref to branch from instead of the run's integration head (rarely needed)."),
+    artifacts: z.array(z.string()).optional().describe("Files the task is expected to produce."),
+    paths: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
+    test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
+  })
+  .strict()
+  .describe("A Forge task: YAML frontmatter of a task file.");
+
+export type TaskFrontmatter = z.infer<typeof taskFrontmatterSchema>;
+
+/** Body sections every task file must have, in this order of appearance is not required. */
+export const TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"] as const;
