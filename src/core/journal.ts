@@ -82,7 +82,7 @@ export const followupStateSchema = z
     sourceAttempt: z.number().int(),
     text: z.string().describe("The follow-up from the walkthrough."),
     branch: z.string(),
-    status: z.enum(["running", "done", "merged", "failed"]),
+    status: z.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
     prNumber: z.number().int().optional(),
   })
   .strict();

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import { agentTypeSchema, type AgentType } from "./schemas/common.js";
+
+/**
+ * Inputs of `decide`: normalised facts. The App turns webhooks, commands, reconciler sweeps and
+ * effect results into these; the reducer never sees a raw payload. Any input may arrive twice or
+ * out of order, so each is checked against the journal before it changes anything.
+ */
+const attemptRef = { taskId: z.string(), attempt: z.number().int().min(1) };
+
+export const walkthroughFactsSchema = z
+  .object({
+    status: z.enum(["completed", "failed", "partial"]),
+    confidence: z.number().min(0).max(1),
+    headSha: z.string().describe("head_sha the walkthrough claims (filled in by the runner)."),
+    filesChanged: z.array(z.string()),
+    risks: z.array(z.string()).default([]),
+    followups: z.array(z.string()).default([]),
+  })
+  .strict();
+export type WalkthroughFacts = z.infer<typeof walkthroughFactsSchema>;
+
+export const planNodeInputSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(["task", "refinery"]),
+    agentType: agentTypeSchema,
+    title: z.string().default(""),
+    dependencies: z.array(z.string()),
+    paths: z.array(z.string()).default([]),
+  })
+  .strict();
+export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
+
+const inputs = [
+  z.object({ kind: z.literal("tick") }).describe("Time passed: backoff expiry, stale detection, usage-limit expiry, scheduling."),
+  z.object({ kind: z.literal("agent.started"), ...attemptRef, workflowRunId: z.number().int().optional() }).describe("The attempt's job is running (workflow_job in_progress)."),
+  z.object({ kind: z.literal("agent.heartbeat"), ...attemptRef }).describe("A sign of life of the attempt (a job event or a reconciler sweep)."),
+  z
+    .object({
+      kind: z.literal("agent.finished"),
+      ...attemptRef,
+      exitCode: z.number().int(),
+      walkthrough: walkthroughFactsSchema.optional().describe("Present when a valid walkthrough was committed."),
+      pushedSha: z.string().optional().describe("Head of the branch read back from GitHub by the adapter."),
+      error: z.string().optional(),
+      refinement: z.string().optional(),
+      question: z.string().optional(),
+      changeRequest: z
+        .object({ id: z.string().optional(), title: z.string(), reason: z.string(), affectedTasks: z.array(z.string()).default([]), path: z.string().optional() })
+        .optional(),
+      rateLimitedUntil: z.string().optional(),
+    })
+    .describe("The runner's result of an attempt, read from the task branch."),
+  z.object({ kind: z.literal("agent.lost"), ...attemptRef, reason: z.string() }).describe("The attempt's job ended without a result."),
+  z.object({ kind: z.literal("branch.pushed"), ...attemptRef, headSha: z.string() }).describe("The attempt's branch head moved (push webhook or read-back)."),
+  z.object({ kind: z.literal("pr.opened"), ...attemptRef, number: z.number().int() }).describe("The attempt's PR exists."),
+  z.object({ kind: z.literal("pr.merged"), ...attemptRef, number: z.number().int().optional(), mergeSha: z.string() }).describe("The attempt's PR was merged."),
+  z.object({ kind: z.literal("effect.done"), key: z.string(), result: z.record(z.string(), z.unknown()).default({}) }).describe("An effect was carried out."),
+  z.object({ kind: z.literal("effect.failed"), key: z.string(), error: z.string() }).describe("An effect failed for good (the adapter already retried transient errors)."),
+  z
+    .object({
+      kind: z.literal("command"),
+      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject"]),
+      actor: z.string(),
+      taskId: z.string().optional(),
+      crId: z.string().optional(),
+      message: z.string().optional(),
+    })
+    .describe("A /forge command from a person with write permission (checked by the App)."),
+  z
+    .object({
+      kind: z.literal("overlay.applied"),
+      crId: z.string(),
+      overlayId: z.string(),
+      planCommit: z.string(),
+      nodes: z.array(planNodeInputSchema),
+      edges: z.array(z.object({ from: z.string(), to: z.string() })),
+    })
+    .describe("A valid overlay PR was merged: new nodes and edges."),
+  z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
+  z.object({ kind: z.literal("plan.changed"), commit: z.string() }).describe("The pinned plan changed on the default branch during the run."),
+] as const;
+
+const leafInputSchema = z.discriminatedUnion("kind", inputs);
+export type LeafInput = z.infer<typeof leafInputSchema>;
+
+export const inputSchema = z.union([
+  leafInputSchema,
+  z.object({ kind: z.literal("batch"), inputs: z.array(leafInputSchema) }).describe("Several facts at once, e.g. a reconciler sweep."),
+]);
+export type Input = z.infer<typeof inputSchema>;

@@ -1,0 +1,32 @@
+import type { TaskStatus } from "./schemas/common.js";
+
+/** The valid transitions of seed 003 §4, and nothing else. */
+export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  PENDING: ["RUNNING"],
+  RUNNING: ["DONE", "FAILED", "STALE"],
+  DONE: ["MERGE_READY"],
+  MERGE_READY: ["MERGED"],
+  MERGED: [],
+  FAILED: ["PENDING"],
+  STALE: ["PENDING"],
+};
+
+export type TransitionCheck = { ok: true; noop: boolean } | { ok: false; reason: string };
+
+/**
+ * Whether `from → to` may be applied. Re-applying the transition a task already made (to === from)
+ * is a no-op, because webhooks repeat.
+ */
+export function checkTransition(from: TaskStatus, to: TaskStatus): TransitionCheck {
+  if (from === to) return { ok: true, noop: true };
+  if (TRANSITIONS[from].includes(to)) return { ok: true, noop: false };
+  const allowed = TRANSITIONS[from];
+  return {
+    ok: false,
+    reason: `${from} → ${to} is not a valid transition (from ${from} only ${allowed.length ? allowed.join(" or ") : "nothing"} is allowed)`,
+  };
+}
+
+export function isValidTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
