@@ -1,0 +1,16 @@
+import type { Command } from "commander";
+import type { CliIo } from "../io.js";
+import { registerGraph } from "./graph.js";
+import { registerValidate } from "./validate.js";
+
+export interface CommandContext {
+  io: CliIo;
+  /** The process exit code `main` returns once the command's action finished. */
+  setExitCode(code: number): void;
+}
+
+/** Adds one subcommand to the program. */
+export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
+
+/** Every `forge` subcommand. Adding one is one line here. */
+export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph];

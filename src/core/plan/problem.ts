@@ -1,0 +1,79 @@
+/**
+ * What `forge validate` reports. Every rule of DESIGN.md §2 has an id here, so tools (and tests) can
+ * tell problems apart without parsing messages.
+ */
+export const PLAN_RULES = {
+  "missing-file": "plan.md, dag.json or tasks/ is missing.",
+  "unreadable-file": "A file of the plan could not be read.",
+  "unexpected-file": "A file in tasks/ that is not a Markdown task file.",
+  "unreadable-yaml": "A frontmatter block is not valid YAML.",
+  "unreadable-json": "dag.json is not valid JSON.",
+  "invalid-frontmatter": "A task's or overlay's frontmatter does not match its schema.",
+  "invalid-dag": "dag.json does not match its schema.",
+  "bad-id": "An id does not match [a-z0-9][a-z0-9._-]*.",
+  "duplicate-id": "Two tasks, or two dag.json nodes, have the same id.",
+  "id-file-mismatch": "A task or overlay file is not named after its id.",
+  "plan-id-mismatch": "dag.json's planId is not the plan folder's name.",
+  "unknown-dependency": "A dependency names no task of the plan.",
+  "self-dependency": "A task depends on itself.",
+  "duplicate-dependency": "A dependency is listed twice.",
+  cycle: "The dependencies form a cycle.",
+  "refinery-without-dependencies": "A refinery has nothing to integrate.",
+  "type-mismatch": "A dag.json node's type and agentType disagree (type is refinery exactly when agentType is).",
+  "metadata-totals": "dag.json's metadata totals do not count its nodes.",
+  "dag-disagrees": "dag.json and the task files disagree (nodes, dependencies or types).",
+  "missing-section": "A task body lacks ## Description, ## Context or ## Instructions, or one is empty.",
+  "unknown-spec": "A task's spec names no file of the plan.",
+  "overlay-numbering": "Overlays are not numbered overlay-001, overlay-002, … without gaps.",
+  "overlay-not-append-only": "An overlay changes what existed instead of only adding tasks and edges.",
+  "dag-not-base-plus-overlays": "dag.json is not the base plan plus every overlay in order.",
+} as const;
+
+export type PlanRule = keyof typeof PLAN_RULES;
+
+/** One thing wrong with a plan. `file` is relative to the plan folder, with `/` separators. */
+export interface Problem {
+  file: string;
+  /** 1-based line in `file`, when known. */
+  line?: number;
+  /** The field concerned, as a path: `dependencies[2]`, `nodes[4].agentType`, `## Context`. */
+  field?: string;
+  message: string;
+  rule: PlanRule;
+}
+
+/** Where a problem is: everything of a Problem but the message and the rule. */
+export type Location = Pick<Problem, "file" | "line" | "field">;
+
+export function problem(at: Location, rule: PlanRule, message: string): Problem {
+  return {
+    file: at.file,
+    ...(at.line !== undefined && { line: at.line }),
+    ...(at.field !== undefined && { field: at.field }),
+    message,
+    rule,
+  };
+}
+
+/** `dependencies[2].from` from a zod or YAML path. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** Problems in a stable order: by file, then line, then field. */
+export function sortProblems(problems: Problem[]): Problem[] {
+  return problems
+    .map((p, i) => ({ p, i }))
+    .sort(
+      (a, b) =>
+        (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) ||
+        (a.p.line ?? 0) - (b.p.line ?? 0) ||
+        a.i - b.i,
+    )
+    .map(({ p }) => p);
+}
