@@ -26,7 +26,6 @@ import {
   resolvePermissions,
   selectJob,
   type Concurrency,
-  type JobSpec,
   type Permissions,
   type StepSpec,
   type WorkflowSpec,
@@ -407,7 +406,11 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
   const permissions = resolvePermissions(wf, job);
   let concurrency: JobResult["concurrency"] = { workflow: null, job: null };
 
-  const finish = (conclusion: JobConclusion, outputs: Record<string, string> = {}): JobResult => ({
+  const finish = (conclusion: JobConclusion, outputs: Record<string, string> = {}): JobResult => {
+    // Mask again with every secret known at the end: a value masked by ::add-mask:: may have been
+    // printed (e.g. in the script echo) before it was registered.
+    for (const s of steps) s.log = s.log.map((l) => masker.mask(l));
+    return {
     jobId,
     jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
     conclusion,
@@ -420,7 +423,8 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     runnerName,
     startedAt,
     completedAt: nowIso(),
-  });
+    };
+  };
 
   // Job-level env and `if:`; an invalid expression here fails the job before any step.
   const jobEnv: Record<string, string> = {};

@@ -209,8 +209,10 @@ class Parser {
         if (t.value === "true") return { type: "literal", value: true };
         if (t.value === "false") return { type: "literal", value: false };
         if (t.value === "null") return { type: "literal", value: null };
+        // Context and function names are case-insensitive on GitHub.
+        const lower = t.value.toLowerCase();
         if (this.isPunct("(")) {
-          const spec = FUNCTIONS[t.value];
+          const spec = Object.prototype.hasOwnProperty.call(FUNCTIONS, lower) ? FUNCTIONS[lower] : undefined;
           if (!spec) this.fail(`function '${t.value}()' is not supported by the Forge sim runner`);
           this.pos++;
           const args: Node[] = [];
@@ -228,12 +230,12 @@ class Parser {
           if (args.length < spec.min || args.length > spec.max) {
             this.fail(`${t.value}() takes ${spec.min === spec.max ? spec.min : `at least ${spec.min}`} argument(s)`);
           }
-          return { type: "call", name: t.value, args };
+          return { type: "call", name: lower, args };
         }
-        if (!(SUPPORTED_CONTEXTS as readonly string[]).includes(t.value)) {
+        if (!(SUPPORTED_CONTEXTS as readonly string[]).includes(lower)) {
           this.fail(`context '${t.value}' is not supported by the Forge sim runner`);
         }
-        return { type: "context", name: t.value };
+        return { type: "context", name: lower };
       }
       case "end":
         return this.fail("unexpected end of expression");
