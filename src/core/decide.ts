@@ -171,13 +171,14 @@ class Step {
     void from;
   }
 
-  /** Continue the decision on an amended plan (overlay): new index, every task writable. */
+  /** Continue the decision on an amended plan (overlay), with a new index. */
   replacePlan(plan: Journal["plan"], tasks: TaskState[]): void {
     this.j.plan = plan;
     this.j.tasks = tasks;
     this.idx = planIndex(plan);
+    // `tasks` is a fresh array, but its task objects may still be shared with the input journal.
     this.tasksCopied = true;
-    for (let k = 0; k < tasks.length; k++) this.touched.add(k);
+    this.touched.clear();
   }
 
   finish(): Decision {
@@ -413,28 +414,38 @@ function prMerged(s: Step, taskId: string, attempt: number, mergeSha: string, ki
   if (i === undefined) return;
   const t = s.task(i);
   if (t.status === "MERGED") return;
-  if (t.status !== "MERGE_READY") {
-    // Remember it; the gate completes the merge once the attempt's facts arrive.
+  if (t.status === "RUNNING" || t.status === "DONE") {
+    // Facts arrive out of order: remember it; the gate completes the merge once the attempt's result is in.
     s.edit(i).mergeSha = mergeSha;
-    if (t.status !== "RUNNING" && t.status !== "DONE") s.reject(kind, `merged while ${t.status}`, taskId);
     return;
   }
+  if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
   s.edit(i).mergeSha = mergeSha;
   s.move(i, "MERGED", kind);
   s.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
   if (s.config.branch_cleanup === "on_merge" && t.branch) s.effect({ key: `cleanup:${t.id}:${t.attempt}`, kind: "CleanupBranches", branches: [t.branch] });
-  if (s.idx.isRefinery[i]) {
-    // The refinery's PR carried its upstream MERGE_READY tasks into the integration branch.
+  if (s.idx.isRefinery[i]) mergeThroughRefinery(s, i, mergeSha, kind);
+}
+
+/**
+ * A refinery's PR carries its upstream MERGE_READY tasks into the integration branch — and theirs,
+ * when an upstream refinery was itself waiting for this one (refinery chains).
+ */
+function mergeThroughRefinery(s: Step, refinery: number, mergeSha: string, kind: LeafInput["kind"]): void {
+  const stack = [refinery];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
     const merged: string[] = [];
     for (const d of s.idx.deps[i]!) {
       const dt = s.task(d);
-      if (dt.status === "MERGE_READY" && s.idx.mergedByRefinery[d]) {
-        s.edit(d).mergeSha = mergeSha;
-        s.move(d, "MERGED", kind);
-        s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
-        merged.push(dt.id);
-      }
+      if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
+      s.edit(d).mergeSha = mergeSha;
+      s.move(d, "MERGED", kind);
+      s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
+      merged.push(dt.id);
+      if (s.idx.isRefinery[d]) stack.push(d);
     }
+    const t = s.task(i);
     s.emit("refinery.merged", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
   }
 }

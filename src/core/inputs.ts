@@ -25,9 +25,9 @@ export const planNodeInputSchema = z
     id: z.string(),
     kind: z.enum(["task", "refinery"]),
     agentType: agentTypeSchema,
-    title: z.string().default(""),
+    title: z.string().optional(),
     dependencies: z.array(z.string()),
-    paths: z.array(z.string()).default([]),
+    paths: z.array(z.string()).optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };

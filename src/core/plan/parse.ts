@@ -195,7 +195,8 @@ export function parseFrontmatterFile<S extends z.ZodType>(
   const firstError = doc.errors[0];
   if (firstError) {
     const line = firstError.linePos?.[0].line;
-    result.yamlError = { message: firstError.message.split("\n")[0] ?? firstError.message, ...(line !== undefined && { line }) };
+    const message = (firstError.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    result.yamlError = { message, ...(line !== undefined && { line }) };
     return result;
   }
   let raw: unknown;
@@ -298,17 +299,31 @@ export function parseDagJson(text: string): DagFile {
   return result;
 }
 
-/** Where JSON.parse failed. V8 gives a position for most errors; for the rest, `yaml` (a JSON superset) finds the line. */
+/**
+ * Where JSON.parse failed. V8 names the position ("at position 247") for most errors; for an
+ * unexpected token it quotes the text around it instead (…"xt": }, "pl"…, 10 characters either side),
+ * which is found again in the text.
+ */
 function jsonErrorOf(text: string, err: Error): ParseError {
   const message = err.message.replace(/\s+/g, " ");
-  const lineCol = /\(line (\d+) column \d+\)/.exec(message);
+  if (text.trim() === "") return { message: "the file is empty", line: 1 };
+  const lineCol = /\(line (\d+) column \d+\)/.exec(err.message);
   if (lineCol) return { message, line: Number(lineCol[1]) };
-  const pos = /at position (\d+)/.exec(message);
+  const pos = /at position (\d+)/.exec(err.message);
   if (pos) return { message, line: countLines(text, Number(pos[1])) };
-  if (text.trim() === "") return { message: "dag.json is empty", line: 1 };
-  const doc = parseDocument(text, { prettyErrors: true });
-  const line = doc.errors[0]?.linePos?.[0].line;
-  return line === undefined ? { message } : { message, line };
+  const quoted = /^Unexpected token .*?, (\.\.\.)?"([\s\S]*?)"(\.\.\.)? is not valid JSON$/.exec(err.message);
+  if (quoted) {
+    const [, before, snippet = "", after] = quoted;
+    const CONTEXT = 10;
+    let offset: number | undefined;
+    if (before && after) {
+      const at = text.indexOf(snippet);
+      if (at !== -1) offset = at + CONTEXT;
+    } else if (after) offset = snippet.length - CONTEXT;
+    else if (before) offset = text.length - snippet.length + CONTEXT;
+    if (offset !== undefined && offset >= 0) return { message, line: countLines(text, offset) };
+  }
+  return { message };
 }
 
 const DAG_KEYS = /"(planId|version|metadata|totalTasks|totalRefineries|createdAt|createdBy|nodes)"\s*:|"id"\s*:\s*"((?:[^"\\\n]|\\.)*)"/g;

@@ -52,7 +52,7 @@ export function validatePlan(plan: ParsedPlan): Problem[] {
   const overlays = collectOverlays(plan, out);
   const { addedBy, overlayDeps, missingFiles } = replayOverlays(tasks, overlays, out);
   const nodes = buildNodes(tasks, overlayDeps);
-  checkStructure(nodes, out);
+  checkStructure(nodes, out, missingFiles);
   checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
   return sortProblems(out);
 }
@@ -375,8 +375,11 @@ function buildNodes(tasks: Map<string, TaskEntry>, overlayDeps: Map<string, Over
   return nodes;
 }
 
-/** Unknown, self and repeated dependencies, refineries without dependencies, cycles. Node ids must be unique. */
-function checkStructure(nodes: readonly CheckedNode[], out: Problem[]): void {
+/**
+ * Unknown, self and repeated dependencies, refineries without dependencies, cycles. Node ids must be
+ * unique. Dependencies on `reported` ids (overlay tasks without a file) were reported already.
+ */
+function checkStructure(nodes: readonly CheckedNode[], out: Problem[], reported: ReadonlySet<string> = new Set()): void {
   const ids = new Set<string>();
   for (const n of nodes) ids.add(n.id);
   for (const n of nodes) {
@@ -385,8 +388,9 @@ function checkStructure(nodes: readonly CheckedNode[], out: Problem[]): void {
     for (let j = 0; j < deps.length; j++) {
       const d = deps[j]!;
       if (d === n.id) out.push(problem(n.locate(j), "self-dependency", `${n.id} depends on itself`));
-      else if (!ids.has(d)) out.push(problem(n.locate(j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
-      else if (deps.length > 1) {
+      else if (!ids.has(d)) {
+        if (!reported.has(d)) out.push(problem(n.locate(j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
+      } else if (deps.length > 1) {
         seen ??= new Set();
         if (seen.has(d)) out.push(problem(n.locate(j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
         seen.add(d);

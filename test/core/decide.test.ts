@@ -1,0 +1,486 @@
+import { describe, expect, it } from "vitest";
+import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import type { LeafInput } from "../../src/core/inputs.js";
+import type { Journal } from "../../src/core/journal.js";
+import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
+import { forgeEventSchema } from "../../src/core/schemas/events.js";
+import { journalSchema } from "../../src/core/journal.js";
+import { newRun, nodes, sha } from "../helpers/world.js";
+
+const cfg = (over: Record<string, unknown> = {}): ForgeConfig => forgeConfigSchema.parse(over);
+const MIN = 60_000;
+
+function start(spec: Record<string, string[]>, config = cfg()): Decision {
+  return startRun(newRun(nodes(spec)), 0, config);
+}
+
+/** Apply inputs in order at `now`, returning the last decision plus everything seen along the way. */
+function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg()) {
+  let last: Decision | undefined;
+  const all = { events: [] as Decision["events"], effects: [] as Decision["effects"], rejections: [] as Decision["rejections"], transitions: [] as Decision["transitions"] };
+  for (const input of inputs) {
+    last = decide(j, input, now, config);
+    j = last.journal;
+    all.events.push(...last.events);
+    all.effects.push(...last.effects);
+    all.rejections.push(...last.rejections);
+    all.transitions.push(...last.transitions);
+  }
+  return { journal: j, ...all };
+}
+
+const status = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
+const types = (events: { type: string }[]) => events.map((e) => e.type);
+
+function success(taskId: string, attempt = 1, extra: Partial<{ files: string[]; risks: string[]; followups: string[]; confidence: number; pushed: string | null }> = {}): LeafInput {
+  const head = sha(`${taskId}/${attempt}`);
+  return {
+    kind: "agent.finished",
+    taskId,
+    attempt,
+    exitCode: 0,
+    ...(extra.pushed === null ? {} : { pushedSha: extra.pushed ?? head }),
+    walkthrough: { status: "completed", confidence: extra.confidence ?? 0.9, headSha: head, filesChanged: extra.files ?? [`src/${taskId}.ts`], risks: extra.risks ?? [], followups: extra.followups ?? [] },
+  };
+}
+const merged = (taskId: string, attempt = 1): LeafInput => ({ kind: "pr.merged", taskId, attempt, mergeSha: sha(`m/${taskId}/${attempt}`) });
+
+describe("starting a run", () => {
+  it("emits run.started and dispatches the roots, most downstream work first, capped by max_parallel_agents", () => {
+    // b unblocks c and d; a unblocks nothing. With one slot, b goes first.
+    const d = start({ a: [], b: [], c: ["b"], d: ["c"] }, cfg({ max_parallel_agents: 1 }));
+    expect(types(d.events)).toEqual(["run.started", "task.scheduled", "task.started"]);
+    expect(d.events[2]!.taskId).toBe("b");
+    expect(d.effects.map((e) => e.key)).toEqual(["check:b:1", "branch:b:1", "dispatch:b:1", "tracker"]);
+    expect(status(d.journal, "b")).toMatchObject({ status: "RUNNING", attempt: 1, branch: "forge/run-1/b/1" });
+    expect(status(d.journal, "a").status).toBe("PENDING");
+  });
+
+  it("numbers events gap-free from 1 and every event matches the catalog schema", () => {
+    const d = start({ a: [], b: ["a"] });
+    const next = feed(d.journal, [success("a"), merged("a")]);
+    const all = [...d.events, ...next.events];
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, k) => k + 1));
+    for (const e of all) expect(forgeEventSchema.safeParse(e).success, JSON.stringify(e)).toBe(true);
+    expect(journalSchema.safeParse(next.journal).success).toBe(true);
+  });
+
+  it("does not change the journal it was given", () => {
+    const d = start({ a: [], b: ["a"] });
+    const before = JSON.stringify(d.journal);
+    decide(d.journal, success("a"), 1000, cfg());
+    expect(JSON.stringify(d.journal)).toBe(before);
+  });
+});
+
+describe("state machine through inputs", () => {
+  it("success: RUNNING → DONE → MERGE_READY → MERGED, then dependents start", () => {
+    const d = start({ a: [], b: ["a"] });
+    const r = feed(d.journal, [success("a"), merged("a")]);
+    expect(r.transitions.map((t) => `${t.taskId}:${t.from}→${t.to}`)).toEqual(["a:RUNNING→DONE", "a:DONE→MERGE_READY", "a:MERGE_READY→MERGED", "b:PENDING→RUNNING"]);
+    expect(r.effects.some((e) => e.kind === "MergePullRequest" && e.taskId === "a")).toBe(true);
+  });
+
+  it("a repeated input is a no-op", () => {
+    const d = start({ a: [], b: ["a"] });
+    const once = feed(d.journal, [success("a"), merged("a")]);
+    const twice = feed(once.journal, [success("a"), merged("a")]);
+    expect(twice.transitions).toEqual([]);
+    expect(twice.events).toEqual([]);
+    expect(twice.journal.tasks).toEqual(once.journal.tasks);
+  });
+
+  it("rejects an invalid transition with a reason (merged PR for a PENDING task)", () => {
+    const d = start({ a: [], b: ["a"] });
+    const r = feed(d.journal, [merged("b", 1)]);
+    expect(r.transitions).toEqual([]);
+    expect(r.rejections[0]!.reason).toBe("attempt 1 is not the current attempt (0)");
+    const r2 = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 0 }, success("a")]);
+    // The first result has no walkthrough: FAILED, then retried; the late success names an old attempt.
+    expect(r2.transitions.map((t) => t.to)).toEqual(["FAILED", "PENDING"]);
+  });
+
+  it("MERGE_READY waits until the head read back from GitHub equals the walkthrough head_sha", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [success("a", 1, { pushed: sha("something else") })]);
+    expect(status(r.journal, "a").status).toBe("DONE");
+    const r2 = feed(r.journal, [{ kind: "branch.pushed", taskId: "a", attempt: 1, headSha: sha("a/1") }]);
+    expect(status(r2.journal, "a").status).toBe("MERGE_READY");
+  });
+
+  it("a push that arrives before the result still opens the gate", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [{ kind: "branch.pushed", taskId: "a", attempt: 1, headSha: sha("a/1") }, success("a", 1, { pushed: null })]);
+    expect(status(r.journal, "a").status).toBe("MERGE_READY");
+  });
+
+  it("a PR merged before the result arrives is merged once the gate opens", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [merged("a"), success("a")]);
+    expect(status(r.journal, "a").status).toBe("MERGED");
+    expect(r.journal.status).toBe("completed");
+  });
+
+  it("an empty diff is never success", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [success("a", 1, { files: [] })]);
+    expect(r.events.find((e) => e.type === "task.failed")!.data).toMatchObject({ error: "the attempt changed no files", retryable: true });
+  });
+});
+
+describe("exit codes", () => {
+  const cases: { code: number; status: string; hold?: string; retried: boolean; event?: string }[] = [
+    { code: 1, status: "PENDING", retried: true },
+    { code: 2, status: "FAILED", hold: "fatal", retried: false },
+    { code: 3, status: "FAILED", hold: "human", retried: false, event: "task.waiting" },
+    { code: 10, status: "PENDING", retried: true },
+    { code: 11, status: "FAILED", hold: "escalated", retried: false, event: "cr.emitted" },
+    { code: 20, status: "FAILED", hold: "cancelled", retried: false },
+    { code: 21, status: "PENDING", retried: true, event: "task.stale" },
+    { code: 12, status: "MERGE_READY", retried: false },
+  ];
+  for (const c of cases) {
+    it(`exit ${c.code} → ${c.status}${c.hold ? ` (${c.hold})` : ""}`, () => {
+      const d = start({ a: [] });
+      const input: LeafInput =
+        c.code === 12
+          ? { ...(success("a") as Extract<LeafInput, { kind: "agent.finished" }>), exitCode: 12 }
+          : { kind: "agent.finished", taskId: "a", attempt: 1, exitCode: c.code, error: "boom", refinement: "do X", question: "Which?" };
+      const r = feed(d.journal, [input]);
+      const t = status(r.journal, "a");
+      expect(t.status).toBe(c.status);
+      expect(t.hold).toBe(c.hold);
+      expect(r.events.some((e) => e.type === "task.retried")).toBe(c.retried);
+      if (c.event) expect(types(r.events)).toContain(c.event);
+      if (c.code === 12) expect(t.walkthroughStatus).toBe("partial");
+    });
+  }
+
+  it("exit 10 hands its refinement document to the next attempt", () => {
+    const d = start({ a: [] });
+    const failed = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 10, refinement: "the tests fail: fix parse()" }], 0);
+    const r = feed(failed.journal, [{ kind: "tick" }], 10 * MIN);
+    const dispatch = r.effects.find((e) => e.kind === "DispatchAgent" && e.attempt === 2);
+    expect(dispatch).toMatchObject({ context: { refinement: "the tests fail: fix parse()" } });
+  });
+
+  it("exit 3 posts the question and `/forge retry <answer>` resumes with it, not counted as a retry", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 3, question: "Which database?" }]);
+    expect(r.effects.find((e) => e.kind === "PostComment")).toMatchObject({ body: expect.stringContaining("Which database?") });
+    const r2 = feed(r.journal, [{ kind: "command", command: "retry", actor: "octocat", taskId: "a", message: "PostgreSQL" }]);
+    expect(r2.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ attempt: 2, context: { answer: "PostgreSQL" } });
+    expect(status(r2.journal, "a").retries).toBe(0);
+  });
+});
+
+describe("retries", () => {
+  it("backs off exponentially with reproducible jitter, then exhausts after max_retries", () => {
+    const config = cfg({ max_retries: 2, retry_backoff: { base_seconds: 10, max_seconds: 1000 } });
+    let j = start({ a: [] }, config).journal;
+    const delays: number[] = [];
+    let now = 0;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const r = decide(j, { kind: "agent.finished", taskId: "a", attempt, exitCode: 1 }, now, config);
+      j = r.journal;
+      const retried = r.events.find((e) => e.type === "task.retried");
+      if (attempt <= 2) {
+        const notBefore = Date.parse((retried!.data as { notBefore: string }).notBefore);
+        delays.push(notBefore - now);
+        // Not dispatched before the backoff ends…
+        expect(decide(j, { kind: "tick" }, notBefore - 1, config).effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+        // …and dispatched once it has.
+        now = notBefore;
+        const t = decide(j, { kind: "tick" }, now, config);
+        expect(t.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ attempt: attempt + 1 });
+        j = t.journal;
+      } else {
+        expect(retried).toBeUndefined();
+        expect(r.events.find((e) => e.type === "task.exhausted")!.data).toEqual({ attempts: 3, finalStatus: "FAILED" });
+        expect(status(j, "a")).toMatchObject({ status: "FAILED", hold: "exhausted" });
+        expect(r.effects.find((e) => e.kind === "UpsertCheckRun")).toMatchObject({ summary: "Failed; retries exhausted" });
+      }
+    }
+    // base·2^retry + jitter(0, base): 10–20 s, then 20–30 s.
+    expect(delays[0]).toBeGreaterThanOrEqual(10_000);
+    expect(delays[0]).toBeLessThan(20_000);
+    expect(delays[1]).toBeGreaterThanOrEqual(20_000);
+    expect(delays[1]).toBeLessThan(30_000);
+  });
+
+  it("a person can retry an exhausted task", () => {
+    const config = cfg({ max_retries: 0 });
+    const d = start({ a: [] }, config);
+    const r = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1 }, { kind: "command", command: "retry", actor: "octocat", taskId: "a" }], 0, config);
+    expect(r.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ attempt: 2 });
+  });
+
+  it("refuses to retry a running or merged task, with a reason", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [{ kind: "command", command: "retry", actor: "octocat", taskId: "a" }]);
+    expect(r.rejections[0]!.reason).toMatch(/a is RUNNING; only a FAILED or STALE task can be retried/);
+  });
+});
+
+describe("liveness", () => {
+  it("a dispatch whose job never starts goes STALE and is retried", () => {
+    const config = cfg();
+    const d = start({ a: [] }, config);
+    const early = decide(d.journal, { kind: "tick" }, 14 * MIN, config);
+    expect(early.transitions).toEqual([]);
+    const late = decide(d.journal, { kind: "tick" }, 16 * MIN, config);
+    expect(late.transitions.map((t) => t.to)).toEqual(["STALE", "PENDING"]);
+    expect(late.effects.some((e) => e.kind === "CancelAgent")).toBe(true);
+  });
+
+  it("a started job with no sign of life goes STALE; heartbeats keep it alive", () => {
+    const config = cfg();
+    const d = start({ a: [] }, config);
+    let j = decide(d.journal, { kind: "agent.started", taskId: "a", attempt: 1 }, 1 * MIN, config).journal;
+    j = decide(j, { kind: "agent.heartbeat", taskId: "a", attempt: 1 }, 9 * MIN, config).journal;
+    expect(decide(j, { kind: "tick" }, 18 * MIN, config).transitions).toEqual([]);
+    expect(decide(j, { kind: "tick" }, 20 * MIN, config).transitions[0]).toMatchObject({ to: "STALE" });
+  });
+
+  it("a job that ended without a result fails and is retried", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [{ kind: "agent.lost", taskId: "a", attempt: 1, reason: "job completed without a result" }]);
+    expect(r.transitions.map((t) => t.to)).toEqual(["FAILED", "PENDING"]);
+  });
+});
+
+describe("refineries (DESIGN.md §5)", () => {
+  it("a task whose dependents are all refineries stays MERGE_READY; the refinery starts and merges it", () => {
+    const d = start({ a: [], b: [], r1: ["a", "b"] });
+    let r = feed(d.journal, [success("a"), success("b")]);
+    expect(status(r.journal, "a").status).toBe("MERGE_READY");
+    expect(r.effects.some((e) => e.kind === "MergePullRequest")).toBe(false);
+    const prep = r.effects.find((e) => e.kind === "PrepareBranch" && e.taskId === "r1");
+    expect(prep).toMatchObject({ merge: ["forge/run-1/a/1", "forge/run-1/b/1"] });
+    expect(types(r.events)).toContain("refinery.started");
+    r = feed(r.journal, [success("r1"), merged("r1")]);
+    expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
+    expect(r.events.find((e) => e.type === "refinery.merged")!.data).toMatchObject({ mergedBranches: ["a", "b"] });
+    expect(r.journal.status).toBe("completed");
+    expect(r.effects.some((e) => e.kind === "OpenFinalPullRequest")).toBe(true);
+  });
+
+  it("a chain of refineries merges everything upstream when the last one merges", () => {
+    const d = start({ a: [], r1: ["a"], r2: ["r1"] });
+    let r = feed(d.journal, [success("a"), success("r1"), success("r2")]);
+    expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGE_READY", "MERGE_READY", "MERGE_READY"]);
+    r = feed(r.journal, [merged("r2")]);
+    expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
+    expect(r.journal.status).toBe("completed");
+  });
+
+  it("a task with a non-refinery dependent is merged directly; the refinery may start at MERGE_READY", () => {
+    const d = start({ a: [], b: ["a"], r1: ["a"] });
+    const r = feed(d.journal, [success("a")]);
+    expect(r.effects.some((e) => e.kind === "MergePullRequest" && e.taskId === "a")).toBe(true);
+    expect(status(r.journal, "r1").status).toBe("RUNNING");
+    expect(status(r.journal, "b").status).toBe("PENDING");
+  });
+
+  it("a chain without refineries does not deadlock", () => {
+    const d = start({ a: [], b: ["a"], c: ["b"] });
+    const r = feed(d.journal, [success("a"), merged("a"), success("b"), merged("b"), success("c"), merged("c")]);
+    expect(r.journal.status).toBe("completed");
+  });
+
+  it("with refinery_approval the refinery waits for /forge approve", () => {
+    const config = cfg({ refinery_approval: true });
+    const d = start({ a: [], r1: ["a"] }, config);
+    const r = feed(d.journal, [success("a"), success("r1")], 1000, config);
+    expect(r.effects.some((e) => e.kind === "MergePullRequest" && e.taskId === "r1")).toBe(false);
+    expect(r.effects.find((e) => e.kind === "PostComment")).toMatchObject({ body: expect.stringContaining("/forge approve") });
+    const r2 = feed(r.journal, [{ kind: "command", command: "approve", actor: "octocat", taskId: "r1" }], 1000, config);
+    expect(r2.effects.find((e) => e.kind === "MergePullRequest")).toMatchObject({ taskId: "r1" });
+  });
+
+  it("manual merge policy never merges by itself", () => {
+    const config = cfg({ merge_policy: "manual" });
+    const d = start({ a: [] }, config);
+    const r = feed(d.journal, [success("a")], 1000, config);
+    expect(r.effects.some((e) => e.kind === "MergePullRequest")).toBe(false);
+  });
+});
+
+describe("walkthrough review", () => {
+  it("logs risks as warnings and flags a risk naming a file another in-flight task touches", () => {
+    const d = start({ a: [], b: [] });
+    let r = feed(d.journal, [success("b", 1, { files: ["src/api/routes.ts"] })], 1000, cfg({ merge_policy: "manual" }));
+    r = feed(r.journal, [success("a", 1, { files: ["src/auth.ts"], risks: ["Middleware ordering may conflict with routes.ts"] })], 1000, cfg({ merge_policy: "manual" }));
+    expect(r.events.find((e) => e.type === "review.risk")!.data).toMatchObject({ risk: "Middleware ordering may conflict with routes.ts" });
+    expect(r.events.find((e) => e.type === "conflict.potential")!.data).toEqual({
+      riskDescription: "Middleware ordering may conflict with routes.ts",
+      relatedTasks: ["b"],
+      files: ["src/api/routes.ts"],
+    });
+  });
+
+  it("flags changed files that overlap another in-flight task's declared paths", () => {
+    const run = newRun([
+      { id: "a", kind: "task", agentType: "2", dependencies: [] },
+      { id: "b", kind: "task", agentType: "2", dependencies: [], paths: ["src/db/**"] },
+    ]);
+    const d = startRun(run, 0, cfg());
+    const r = feed(d.journal, [success("a", 1, { files: ["src/db/schema.ts", "README.md"] })]);
+    expect(r.events.find((e) => e.type === "conflict.potential")!.data).toEqual({
+      riskDescription: "changed files overlap with tasks in flight",
+      relatedTasks: ["b"],
+      files: ["src/db/schema.ts"],
+    });
+  });
+
+  it("raises review.low_confidence below the threshold only", () => {
+    const low = feed(start({ a: [] }).journal, [success("a", 1, { confidence: 0.59 })]);
+    expect(low.events.find((e) => e.type === "review.low_confidence")!.data).toEqual({ confidence: 0.59, threshold: 0.6 });
+    const ok = feed(start({ a: [] }).journal, [success("a", 1, { confidence: 0.6 })]);
+    expect(types(ok.events)).not.toContain("review.low_confidence");
+  });
+
+  it("spawns a Type 1 follow-up for bug-like follow-ups and only logs the others", () => {
+    const d = start({ a: [], b: ["a"] });
+    const r = feed(d.journal, [success("a", 1, { followups: ["Fix the broken date parser", "Refactor shared validation", "Add a fixture"] })]);
+    const spawned = r.events.filter((e) => e.type === "followup.spawned");
+    expect(spawned.map((e) => (e.data as { reason: string }).reason)).toEqual(["Fix the broken date parser"]);
+    expect(r.events.filter((e) => e.type === "followup.logged").map((e) => (e.data as { reason: string }).reason)).toEqual(["Refactor shared validation", "Add a fixture"]);
+    expect(r.effects.find((e) => e.kind === "SpawnFollowup")).toMatchObject({ followupId: "followup-1", branch: "forge/run-1/followup-1/1" });
+    // Follow-ups are outside the DAG: no node added.
+    expect(r.journal.plan.nodes.map((n) => n.id)).toEqual(["a", "b"]);
+  });
+
+  it("spawns open-ended follow-ups when configured to", () => {
+    const config = cfg({ followups: { spawn_open_ended: true } });
+    const r = feed(start({ a: [] }, config).journal, [success("a", 1, { followups: ["Investigate caching"] })], 1000, config);
+    expect(types(r.events)).toContain("followup.spawned");
+  });
+});
+
+describe("pause, resume, cancel", () => {
+  it("a paused run spawns nothing; in-flight work still completes; resume dispatches", () => {
+    const d = start({ a: [], b: ["a"] });
+    const r = feed(d.journal, [{ kind: "command", command: "pause", actor: "octocat" }, success("a"), merged("a")]);
+    expect(status(r.journal, "a").status).toBe("MERGED");
+    expect(r.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+    const r2 = feed(r.journal, [{ kind: "command", command: "resume", actor: "octocat" }]);
+    expect(r2.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ taskId: "b" });
+  });
+
+  it("a paused run still marks STALE", () => {
+    const config = cfg();
+    const d = start({ a: [] }, config);
+    const j = decide(d.journal, { kind: "command", command: "pause", actor: "octocat" }, 0, config).journal;
+    const r = decide(j, { kind: "tick" }, 20 * MIN, config);
+    expect(r.transitions.map((t) => t.to)).toEqual(["STALE", "PENDING"]);
+    expect(r.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+  });
+
+  it("cancel stops the run and cancels running agents", () => {
+    const d = start({ a: [], b: [] });
+    const r = feed(d.journal, [{ kind: "command", command: "cancel", actor: "octocat" }]);
+    expect(r.journal.status).toBe("cancelled");
+    expect(r.effects.filter((e) => e.kind === "CancelAgent").map((e) => (e as { taskId: string }).taskId)).toEqual(["a", "b"]);
+    const r2 = feed(r.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1 }, { kind: "tick" }]);
+    expect(r2.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+    expect(types(r2.events)).not.toContain("task.retried");
+  });
+
+  it("a model usage limit pauses dispatching until the reset and is not a failure", () => {
+    const config = cfg({ max_parallel_agents: 1 });
+    const d = start({ a: [], b: [] }, config);
+    const until = new Date(30 * MIN).toISOString();
+    const r = decide(d.journal, { kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1, rateLimitedUntil: until }, MIN, config);
+    expect(r.events.find((e) => e.type === "run.paused")!.data).toEqual({ reason: "usage_limit", until });
+    expect(status(r.journal, "a")).toMatchObject({ status: "PENDING", retries: 0, notBefore: until });
+    expect(r.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+    expect(decide(r.journal, { kind: "tick" }, 29 * MIN, config).effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+    const later = decide(r.journal, { kind: "tick" }, 30 * MIN, config);
+    expect(types(later.events)).toContain("run.resumed");
+    expect(later.effects.some((e) => e.kind === "DispatchAgent")).toBe(true);
+  });
+});
+
+describe("Change Requests", () => {
+  const escalation = (taskId: string): LeafInput => ({
+    kind: "agent.finished",
+    taskId,
+    attempt: 1,
+    exitCode: 11,
+    changeRequest: { id: "cr-missing-auth", title: "Auth task missing", reason: "routes need auth", affectedTasks: [taskId], path: ".forge/runs/run-1/r1/1/cr.md" },
+  });
+
+  it("replan: opens the CR issue, pauses, dispatches the Captain; the overlay adds a task and resumes", () => {
+    const d = start({ a: [], r1: ["a"], c: ["r1"] });
+    let r = feed(d.journal, [success("a"), escalation("r1")]);
+    expect(types(r.events)).toEqual(expect.arrayContaining(["cr.emitted", "run.paused"]));
+    expect(r.effects.map((e) => e.kind)).toEqual(expect.arrayContaining(["OpenChangeRequest", "DispatchCaptain"]));
+    expect(r.journal.pause.changeRequests).toEqual(["cr-missing-auth"]);
+    r = feed(r.journal, [
+      {
+        kind: "overlay.applied",
+        crId: "cr-missing-auth",
+        overlayId: "overlay-001",
+        planCommit: sha("p2"),
+        nodes: [{ id: "auth", kind: "task", agentType: "2", dependencies: ["a"] }],
+        edges: [{ from: "auth", to: "r1" }],
+      },
+    ]);
+    expect(types(r.events)).toEqual(expect.arrayContaining(["cr.resolved", "task.retried", "run.resumed"]));
+    expect(r.journal.plan.overlays).toEqual(["overlay-001"]);
+    expect(status(r.journal, "r1")).toMatchObject({ status: "PENDING", blockers: 1 });
+    // a is MERGE_READY (merged by its refinery), so auth may not start yet… a must be MERGED for a task.
+    expect(status(r.journal, "auth")).toMatchObject({ status: "PENDING", blockers: 1 });
+  });
+
+  it("review mode waits for /forge approve (then the Captain) or /forge reject (then the task retries)", () => {
+    const config = cfg({ cr_mode: "review" });
+    const d = start({ a: [], r1: ["a"] }, config);
+    const r = feed(d.journal, [success("a"), escalation("r1")], 1000, config);
+    expect(r.effects.some((e) => e.kind === "DispatchCaptain")).toBe(false);
+    const approved = feed(r.journal, [{ kind: "command", command: "approve", actor: "octocat", crId: "cr-missing-auth" }], 1000, config);
+    expect(approved.effects.find((e) => e.kind === "DispatchCaptain")).toMatchObject({ crId: "cr-missing-auth" });
+    const rejected = feed(r.journal, [{ kind: "command", command: "reject", actor: "octocat", crId: "cr-missing-auth" }], 1000, config);
+    expect(types(rejected.events)).toEqual(expect.arrayContaining(["cr.resolved", "run.resumed"]));
+    expect(rejected.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ taskId: "r1", attempt: 2 });
+  });
+
+  it("refuses an overlay that is not append-only or cyclic, leaving the journal as it was", () => {
+    const d = start({ a: [], r1: ["a"] });
+    const r = feed(d.journal, [success("a"), escalation("r1")]);
+    const bad = (nodes: LeafInput & { kind: "overlay.applied" }) => feed(r.journal, [nodes]);
+    const dup = bad({ kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: "x", nodes: [{ id: "a", kind: "task", agentType: "1", dependencies: [] }], edges: [] });
+    expect(dup.rejections[0]!.reason).toMatch(/task a already exists/);
+    expect(dup.journal.plan).toBe(r.journal.plan);
+    const cyc = bad({
+      kind: "overlay.applied",
+      crId: "cr-missing-auth",
+      overlayId: "overlay-001",
+      planCommit: "x",
+      nodes: [{ id: "x", kind: "task", agentType: "1", dependencies: ["r1"] }],
+      edges: [{ from: "x", to: "r1" }],
+    });
+    expect(cyc.rejections[0]!.reason).toMatch(/cycle/);
+    const late = bad({ kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: "x", nodes: [], edges: [{ from: "r1", to: "a" }] });
+    expect(late.rejections[0]!.reason).toMatch(/a is already MERGE_READY/);
+  });
+});
+
+describe("plan edits and effects", () => {
+  it("an edit to the pinned plan during a run is only logged", () => {
+    const d = start({ a: [] });
+    const r = feed(d.journal, [{ kind: "plan.changed", commit: sha("edit") }]);
+    expect(types(r.events)).toEqual(["plan.edit_ignored"]);
+    expect(r.journal.plan).toBe(d.journal.plan);
+  });
+
+  it("acknowledged effects leave the outbox; a failed dispatch fails the attempt and retries", () => {
+    const d = start({ a: [] });
+    expect(d.journal.outbox.map((e) => e.key)).toEqual(["check:a:1", "branch:a:1", "dispatch:a:1", "tracker"]);
+    const r = feed(d.journal, [{ kind: "effect.done", key: "branch:a:1", result: {} }, { kind: "effect.failed", key: "dispatch:a:1", error: "422 workflow not found" }]);
+    expect(r.journal.outbox.map((e) => e.key)).not.toContain("dispatch:a:1");
+    expect(r.journal.outbox.map((e) => e.key)).not.toContain("branch:a:1");
+    expect(r.events.find((e) => e.type === "task.failed")!.data).toMatchObject({ error: "dispatching the agent failed: 422 workflow not found" });
+  });
+});
