@@ -21,7 +21,6 @@ const DESCRIPTION = "api.github.com.json";
 
 /** Operations the simulator implements (and Forge uses). */
 export const OPERATIONS = [
-  "meta/root",
   "rate-limit/get",
   "apps/get-authenticated",
   "apps/list-installations",
@@ -226,7 +225,11 @@ function main(): void {
         routes.push([method.toUpperCase(), p, id]);
         if (!wanted.has(id)) continue;
         wanted.delete(id);
-        ((paths[p] ??= {}) as Obj)[method] = strip(op);
+        const kept = strip(op) as Obj;
+        // Keep the documentation link: error bodies name it as GitHub's do.
+        const docs = (op as Obj).externalDocs as Obj | undefined;
+        if (docs?.url) kept["x-doc-url"] = docs.url;
+        ((paths[p] ??= {}) as Obj)[method] = kept;
       }
     }
     if (wanted.size > 0) throw new Error(`operations missing from the description: ${[...wanted].join(", ")}`);

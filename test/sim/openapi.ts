@@ -147,6 +147,12 @@ export class SpecValidator {
     return undefined;
   }
 
+  /** GitHub's documentation page of an operation (used as documentation_url in errors). */
+  docUrl(operationId: string): string {
+    const url = this.ops.get(operationId)?.op["x-doc-url"];
+    return typeof url === "string" ? url : "https://docs.github.com/rest";
+  }
+
   /** Any described operation for this path, implemented or not (for 501 answers). */
   describe(method: string, path: string): RouteMatch | undefined {
     return this.match(method, path, false);

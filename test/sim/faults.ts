@@ -1,0 +1,110 @@
+// Seeded, reproducible fault injection. Each stream (API, webhooks) has its own PRNG so the faults
+// one stream sees do not depend on how many decisions the other made.
+
+/** mulberry32: tiny, fast, good enough for reproducible test faults. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface FaultConfig {
+  seed: number;
+  /** fraction of API calls (excluding the control API and git) answered with a 5xx */
+  apiErrorRate: number;
+  apiErrorStatuses: number[];
+  /** fraction of API calls answered as a secondary rate limit */
+  rateLimitRate: number;
+  /** 403 (GitHub's usual) or 429 */
+  rateLimitStatus: 403 | 429;
+  retryAfterSeconds: number;
+  /** operationIds the API faults apply to (empty = all) */
+  apiOperations: string[];
+  webhookDropRate: number;
+  webhookDuplicateRate: number;
+  /** deliveries are held for a random delay in [min, max] ms; with a window > 0 they are
+   *  also shuffled within batches of that many deliveries */
+  webhookDelayMs: [number, number];
+  webhookReorderWindow: number;
+  /** while Date.now() < this, the App's webhook endpoint is treated as unreachable */
+  appUnreachableUntil: number;
+}
+
+export const noFaults: FaultConfig = {
+  seed: 1,
+  apiErrorRate: 0,
+  apiErrorStatuses: [500, 502, 503],
+  rateLimitRate: 0,
+  rateLimitStatus: 403,
+  retryAfterSeconds: 1,
+  apiOperations: [],
+  webhookDropRate: 0,
+  webhookDuplicateRate: 0,
+  webhookDelayMs: [0, 0],
+  webhookReorderWindow: 0,
+  appUnreachableUntil: 0,
+};
+
+export class Faults {
+  config: FaultConfig = { ...noFaults };
+  apiRandom = prng(1);
+  hookRandom = prng(2);
+  /** every decision taken, for tests that compare two runs with the same seed */
+  log: string[] = [];
+
+  set(partial: Partial<FaultConfig>): FaultConfig {
+    this.config = { ...this.config, ...partial };
+    if (partial.seed !== undefined) {
+      this.apiRandom = prng(partial.seed);
+      this.hookRandom = prng(partial.seed ^ 0x9e3779b9);
+      this.log = [];
+    }
+    return this.config;
+  }
+
+  reset(): void {
+    this.set({ ...noFaults });
+  }
+
+  /** Decides the fate of one API call: undefined (serve it) or a status to answer. */
+  api(operationId: string): { status: number; retryAfter?: number } | undefined {
+    const c = this.config;
+    if (c.apiErrorRate <= 0 && c.rateLimitRate <= 0) return undefined;
+    if (c.apiOperations.length && !c.apiOperations.includes(operationId)) return undefined;
+    const r = this.apiRandom();
+    let out: { status: number; retryAfter?: number } | undefined;
+    if (r < c.rateLimitRate) out = { status: c.rateLimitStatus, retryAfter: c.retryAfterSeconds };
+    else if (r < c.rateLimitRate + c.apiErrorRate) {
+      out = { status: c.apiErrorStatuses[Math.floor(this.apiRandom() * c.apiErrorStatuses.length)] ?? 500 };
+    }
+    this.log.push(`api ${operationId} ${out ? out.status : "ok"}`);
+    return out;
+  }
+
+  /** How a webhook delivery is handled: copies to send (0 = dropped) and delay. */
+  hook(guid: string): { copies: number; delayMs: number } {
+    const c = this.config;
+    let copies = 1;
+    if (c.webhookDropRate > 0 && this.hookRandom() < c.webhookDropRate) copies = 0;
+    else if (c.webhookDuplicateRate > 0 && this.hookRandom() < c.webhookDuplicateRate) copies = 2;
+    const [min, max] = c.webhookDelayMs;
+    const delayMs = max > 0 ? Math.round(min + this.hookRandom() * (max - min)) : 0;
+    this.log.push(`hook ${guid} x${copies} +${delayMs}ms`);
+    return { copies, delayMs };
+  }
+
+  /** Random permutation of n items (Fisher–Yates) from the webhook stream. */
+  shuffle<T>(items: T[]): T[] {
+    const a = [...items];
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = Math.floor(this.hookRandom() * (i + 1));
+      [a[i], a[j]] = [a[j]!, a[i]!];
+    }
+    return a;
+  }
+}

@@ -1,0 +1,264 @@
+// Forge's local GitHub: one HTTP server shaped like GitHub Enterprise Server.
+//   /api/v3/…            REST (the operations in ./rest.ts and ./workflows.ts, validated)
+//   /{owner}/{repo}.git  git smart HTTP (git http-backend)
+//   /_sim/…              control API for tests and demos (see ./README.md)
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { authenticate, authorize, HttpError } from "./auth.js";
+import { Control, handleControl } from "./control.js";
+import { SimCore } from "./core.js";
+import type { FaultConfig } from "./faults.js";
+import { handleGit, isGitRequest } from "./githttp.js";
+import { Model } from "./model.js";
+import type { Violation } from "./openapi.js";
+import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest.js";
+import type { App, Token, User } from "./state.js";
+import type { EmittedEvent } from "./webhooks.js";
+import { Workflows, type DispatchHandler } from "./workflows.js";
+
+export interface SimOptions {
+  port?: number;
+  host?: string;
+  /**
+   * Strict mode (default: on under vitest): a response that violates GitHub's schema is replaced
+   * by a 500 naming the violation, so the calling test fails. Violations are always collected in
+   * `sim.violations`.
+   */
+  strict?: boolean;
+  /** "noop" completes every dispatched job at once; "none" (default) leaves runs to a registered executor */
+  workflowExecutor?: "none" | "noop";
+  webhookTimeoutMs?: number;
+  faults?: Partial<FaultConfig>;
+  /** log each request to stderr */
+  verbose?: boolean;
+}
+
+export interface Sim {
+  /** web root, e.g. http://127.0.0.1:PORT */
+  url: string;
+  /** REST root (GHES style): http://127.0.0.1:PORT/api/v3 */
+  apiUrl: string;
+  /** git root: clone `${gitUrl}/owner/repo.git` */
+  gitUrl: string;
+  core: SimCore;
+  control: Control;
+  /** schema violations seen so far (requests, responses, webhooks) */
+  violations: Violation[];
+  /** register the job executor called for each workflow_dispatch */
+  onWorkflowDispatch(handler: DispatchHandler | undefined): void;
+  /** observe every event (before delivery) */
+  onEvent(fn: (e: EmittedEvent) => void): () => void;
+  /** resolves when every queued webhook delivery has settled */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const API_PREFIX = "/api/v3";
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const h: Record<string, string> = { ...headers };
+  if (body === undefined || status === 204 || status === 304) {
+    res.writeHead(status, h);
+    res.end();
+    return;
+  }
+  if (Buffer.isBuffer(body) || typeof body === "string") {
+    res.writeHead(status, h);
+    res.end(body);
+    return;
+  }
+  const text = JSON.stringify(body);
+  h["content-type"] = "application/json; charset=utf-8";
+  h["content-length"] = String(Buffer.byteLength(text));
+  res.writeHead(status, h);
+  res.end(text);
+}
+
+export async function createSim(options: SimOptions = {}): Promise<Sim> {
+  const strict = options.strict ?? !!process.env.VITEST;
+  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
+  if (options.faults) core.faults.set(options.faults);
+  const workflows = new Workflows(core, options.workflowExecutor ?? "none");
+  const handlers: Record<string, Handler> = { ...restHandlers, ...workflows.handlers() };
+  const control = new Control(core, workflows);
+  const rateUsed = new Map<string, number>();
+
+  async function rest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname.slice(API_PREFIX.length) || "/";
+    const method = (req.method ?? "GET").toUpperCase();
+    const requestId = randomUUID().toUpperCase().slice(0, 23);
+    const headers: Record<string, string> = {
+      "x-github-request-id": requestId,
+      "x-github-api-version-selected": "2022-11-28",
+      "x-github-media-type": "github.v3; format=json",
+    };
+    const match = core.validator.match(method, path);
+    if (!match) {
+      const described = core.validator.describe(method, path);
+      if (described) {
+        // Never invent a body for an operation the simulator does not implement.
+        return send(res, 501, Model.error(`Forge's local GitHub does not implement ${described.operationId} (${described.method} ${described.template})`, 501, core.validator.docUrl(described.operationId), { operationId: described.operationId }), headers);
+      }
+      return send(res, 404, Model.error("Not Found", 404), headers);
+    }
+    const op = match.operationId;
+    const doc = core.validator.docUrl(op);
+    const handler = handlers[op];
+    if (!handler) return send(res, 501, Model.error(`Forge's local GitHub does not implement ${op}`, 501, doc, { operationId: op }), headers);
+
+    const raw = await readBody(req);
+    let body: Record<string, unknown> | undefined;
+    if (raw.length) {
+      try {
+        body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+      } catch {
+        return send(res, 400, Model.error("Problems parsing JSON", 400, doc), headers);
+      }
+    }
+
+    let result: Result;
+    let token: Token | undefined;
+    try {
+      // Injected faults come first: GitHub's edge answers them before looking at the request.
+      const fault = core.faults.api(op);
+      if (fault) {
+        if (fault.retryAfter !== undefined) {
+          throw new HttpError(fault.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + requestId + ".", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": String(fault.retryAfter) });
+        }
+        throw new HttpError(fault.status, fault.status === 502 ? "Server Error" : fault.status === 503 ? "Service Unavailable" : "Internal Server Error");
+      }
+      const cred = authenticate(core.state, req.headers.authorization);
+      let app: App | undefined;
+      let actor: User | undefined;
+      if (cred.kind === "jwt") {
+        app = cred.app;
+        actor = app.bot;
+      } else if (cred.kind === "token") {
+        token = cred.token;
+        actor = token.actor;
+      }
+      const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
+      if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);
+      authorize(core.state, cred, op, repo, doc);
+      const reqErr = core.validator.validateRequest(op, body, url.searchParams);
+      if (reqErr) {
+        core.violation({ kind: "request", id: op, errors: reqErr });
+        throw new HttpError(422, `Invalid request.\n\n${reqErr}`, doc);
+      }
+      actor ??= core.ensureUser("ghost");
+      const ctx: RestCtx = {
+        core,
+        op,
+        params: match.params,
+        query: url.searchParams,
+        body,
+        repo,
+        token,
+        app,
+        actor,
+        doc,
+        page<T>(items: T[]): T[] {
+          const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
+          const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
+          const last = Math.max(1, Math.ceil(items.length / perPage));
+          const link = (p: number, rel: string) => {
+            const u = new URL(`${core.baseUrl}${url.pathname}${url.search}`);
+            u.searchParams.set("page", String(p));
+            u.searchParams.set("per_page", String(perPage));
+            return `<${u.toString()}>; rel="${rel}"`;
+          };
+          // docs: "Using pagination in the REST API" — Link with prev/next/last/first.
+          const links: string[] = [];
+          if (page > 1) links.push(link(page - 1, "prev"));
+          if (page < last) links.push(link(page + 1, "next"), link(last, "last"));
+          if (page > 1) links.push(link(1, "first"));
+          if (links.length) headers.link = links.join(", ");
+          return items.slice((page - 1) * perPage, page * perPage);
+        },
+      };
+      result = await handler(ctx);
+    } catch (e) {
+      if (e instanceof HttpError) {
+        result = { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers };
+      } else {
+        const msg = (e as Error).stack ?? String(e);
+        core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
+        result = { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) };
+      }
+    }
+
+    const tokenKey = token?.token ?? "anonymous";
+    const used = (rateUsed.get(tokenKey) ?? 0) + 1;
+    rateUsed.set(tokenKey, used);
+    const limit = token?.kind === "workflow" ? 1000 : 5000;
+    Object.assign(headers, {
+      "x-ratelimit-limit": String(limit),
+      "x-ratelimit-remaining": String(Math.max(0, limit - used)),
+      "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
+      "x-ratelimit-used": String(used),
+      "x-ratelimit-resource": "core",
+      ...(result.headers ?? {}),
+    });
+    if (result.raw === undefined && result.status !== 302) {
+      const err = core.validator.validateResponse(op, result.status, result.body);
+      if (err) {
+        core.violation({ kind: "response", id: op, status: result.status, errors: err });
+        if (strict) result = { status: 500, body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500) };
+      }
+    }
+    res.on("finish", () => core.bus.flush());
+    if (options.verbose) console.error(`[forge-sim] ${method} ${url.pathname}${url.search} → ${result.status} (${op})`);
+    send(res, result.status, result.raw ?? result.body, { ...headers, ...(result.contentType ? { "content-type": result.contentType } : {}) });
+  }
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", core.baseUrl);
+    const p = url.pathname;
+    const work = p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)
+      ? rest(req, res, url)
+      : p.startsWith("/_sim/") || p === "/_sim"
+        ? handleControl(control, req, res, url, readBody, send)
+        : isGitRequest(p)
+          ? handleGit(core, req, res, url)
+          : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
+    work.catch((e: unknown) => {
+      console.error("[forge-sim] request failed", e);
+      if (!res.headersSent) send(res, 500, Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500));
+      else res.end();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  core.baseUrl = `http://${host}:${addr.port}`;
+  control.baseUrl = core.baseUrl;
+
+  return {
+    url: core.baseUrl,
+    apiUrl: `${core.baseUrl}${API_PREFIX}`,
+    gitUrl: core.baseUrl,
+    core,
+    control,
+    violations: core.violations,
+    onWorkflowDispatch: (h) => workflows.onDispatch(h),
+    onEvent: (fn) => core.bus.onEvent(fn),
+    idle: () => core.bus.idle(),
+    async close() {
+      await core.bus.idle().catch(() => undefined);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      core.close();
+    },
+  };
+}

@@ -1,0 +1,330 @@
+// In-memory state of the local GitHub. Repository *content* lives in bare repositories on disk;
+// everything GitHub keeps beside git (issues, pulls, checks, runs, installations…) lives here.
+
+export type Role = "admin" | "maintain" | "write" | "triage" | "read";
+export type Level = "read" | "write" | "admin";
+export type Permissions = Record<string, Level>;
+
+export interface User {
+  id: number;
+  login: string;
+  type: "User" | "Bot" | "Organization";
+  /** for Bot users: the App they belong to */
+  appId?: number;
+}
+
+export interface Label {
+  id: number;
+  name: string;
+  color: string;
+  description: string | null;
+  default: boolean;
+}
+
+export interface Repo {
+  id: number;
+  owner: User;
+  name: string;
+  private: boolean;
+  defaultBranch: string;
+  gitDir: string;
+  collaborators: Map<string, Role>;
+  labels: Map<string, Label>;
+  nextNumber: number;
+  createdAt: string;
+  updatedAt: string;
+  pushedAt: string;
+  description: string | null;
+}
+
+export interface App {
+  id: number;
+  clientId: string;
+  slug: string;
+  name: string;
+  owner: User;
+  publicKeyPem: string;
+  webhookUrl: string | null;
+  webhookSecret: string | null;
+  permissions: Permissions;
+  events: string[];
+  bot: User;
+  createdAt: string;
+}
+
+export interface Installation {
+  id: number;
+  appId: number;
+  account: User;
+  /** "all" or the ids of selected repositories */
+  repositories: "all" | number[];
+  permissions: Permissions;
+  events: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type TokenKind = "installation" | "workflow" | "user";
+
+export interface Token {
+  token: string;
+  kind: TokenKind;
+  /** the user the token acts as (bot for installation/workflow tokens) */
+  actor: User;
+  installationId?: number;
+  appId?: number;
+  /** repository restriction (installation/workflow tokens); undefined = all the installation's */
+  repoIds?: number[];
+  permissions: Permissions;
+  expiresAt: number;
+  /** set for a workflow's GITHUB_TOKEN: events it causes start no workflows */
+  workflowRunId?: number;
+}
+
+export interface PullData {
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  /** base tip when the PR was last computed */
+  baseSha: string;
+  draft: boolean;
+  merged: boolean;
+  mergedAt: string | null;
+  mergedBy: User | null;
+  mergeCommitSha: string | null;
+  maintainerCanModify: boolean;
+}
+
+export interface Issue {
+  id: number;
+  number: number;
+  repoId: number;
+  title: string;
+  body: string | null;
+  user: User;
+  state: "open" | "closed";
+  stateReason: "completed" | "not_planned" | "reopened" | null;
+  labels: string[];
+  assignees: User[];
+  locked: boolean;
+  comments: number;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  closedBy: User | null;
+  pull?: PullData;
+  /** App that created it through an installation token */
+  viaAppId?: number;
+}
+
+export interface Comment {
+  id: number;
+  repoId: number;
+  issueNumber: number;
+  body: string;
+  user: User;
+  createdAt: string;
+  updatedAt: string;
+  viaAppId?: number;
+  reactions: Reaction[];
+}
+
+export interface Reaction {
+  id: number;
+  user: User;
+  content: string;
+  createdAt: string;
+}
+
+export interface Review {
+  id: number;
+  repoId: number;
+  number: number;
+  user: User;
+  body: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+  commitId: string;
+  submittedAt: string;
+}
+
+export interface CheckSuite {
+  id: number;
+  repoId: number;
+  appId: number;
+  headSha: string;
+  headBranch: string | null;
+  before: string | null;
+  after: string | null;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CheckRunAction {
+  label: string;
+  description: string;
+  identifier: string;
+}
+
+export interface CheckRun {
+  id: number;
+  repoId: number;
+  suiteId: number;
+  appId: number;
+  name: string;
+  headSha: string;
+  status: "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  externalId: string | null;
+  detailsUrl: string | null;
+  output: { title: string | null; summary: string | null; text: string | null; annotations_count: number };
+  actions: CheckRunAction[];
+}
+
+export interface CommitStatus {
+  id: number;
+  repoId: number;
+  sha: string;
+  state: "error" | "failure" | "pending" | "success";
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+  creator: User;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WorkflowFile {
+  id: number;
+  repoId: number;
+  path: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface Job {
+  id: number;
+  runId: number;
+  name: string;
+  status: "queued" | "in_progress" | "completed" | "waiting";
+  conclusion: string | null;
+  createdAt: string;
+  startedAt: string;
+  completedAt: string | null;
+  steps: Array<{ name: string; status: "queued" | "in_progress" | "completed"; conclusion: string | null; number: number; started_at: string | null; completed_at: string | null }>;
+  log: string;
+  checkRunId: number;
+}
+
+export interface WorkflowRun {
+  id: number;
+  repoId: number;
+  workflowId: number;
+  name: string;
+  path: string;
+  runNumber: number;
+  runAttempt: number;
+  event: string;
+  status: "requested" | "queued" | "in_progress" | "completed" | "waiting" | "pending";
+  conclusion: string | null;
+  headBranch: string;
+  headSha: string;
+  actor: User;
+  triggeringActor: User;
+  inputs: Record<string, string>;
+  yaml: string;
+  displayTitle: string;
+  createdAt: string;
+  updatedAt: string;
+  runStartedAt: string;
+  checkSuiteId: number;
+  jobs: Job[];
+  cancelRequested: boolean;
+}
+
+export interface Hook {
+  id: number;
+  /** App hooks receive events of all the App's installations; repository hooks one repo's */
+  targetType: "integration" | "repository";
+  targetId: number;
+  url: string;
+  secret: string | null;
+  events: string[];
+}
+
+export interface Delivery {
+  id: number;
+  guid: string;
+  hookId: number;
+  event: string;
+  action: string | null;
+  installationId: number | null;
+  repositoryId: number | null;
+  payload: unknown;
+  body: string;
+  headers: Record<string, string>;
+  deliveredAt: string | null;
+  status: "pending" | "ok" | "failed" | "dropped";
+  statusCode: number;
+  error: string | null;
+  redelivery: boolean;
+  attempts: number;
+  durationMs: number;
+}
+
+export class SimState {
+  private nextId = 1000;
+  users = new Map<string, User>();
+  repos = new Map<number, Repo>();
+  apps = new Map<number, App>();
+  installations = new Map<number, Installation>();
+  tokens = new Map<string, Token>();
+  issues = new Map<string, Issue>(); // `${repoId}#${number}`
+  comments = new Map<number, Comment>();
+  reviews: Review[] = [];
+  suites = new Map<number, CheckSuite>();
+  checkRuns = new Map<number, CheckRun>();
+  statuses: CommitStatus[] = [];
+  workflows = new Map<string, WorkflowFile>(); // `${repoId}:${path}`
+  runs = new Map<number, WorkflowRun>();
+  hooks = new Map<number, Hook>();
+  deliveries: Delivery[] = [];
+  runCounters = new Map<number, number>(); // per workflow
+
+  id(): number {
+    return this.nextId++;
+  }
+
+  repoByName(owner: string, name: string): Repo | undefined {
+    for (const r of this.repos.values()) {
+      if (r.owner.login.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === name.toLowerCase()) return r;
+    }
+    return undefined;
+  }
+
+  issue(repoId: number, number: number): Issue | undefined {
+    return this.issues.get(`${repoId}#${number}`);
+  }
+
+  issuesOf(repoId: number): Issue[] {
+    return [...this.issues.values()].filter((i) => i.repoId === repoId).sort((a, b) => a.number - b.number);
+  }
+
+  installationsFor(repo: Repo): Installation[] {
+    return [...this.installations.values()].filter(
+      (i) => i.account.id === repo.owner.id && (i.repositories === "all" || i.repositories.includes(repo.id)),
+    );
+  }
+
+  userById(id: number): User | undefined {
+    for (const u of this.users.values()) if (u.id === id) return u;
+    return undefined;
+  }
+}
+
+export function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+}

@@ -1,0 +1,542 @@
+// GitHub Actions as the local GitHub exposes it: workflow files, `workflow_dispatch`, runs, jobs,
+// logs, cancel, the GITHUB_TOKEN, and the workflow_run / workflow_job webhooks.
+//
+// The simulator does not execute steps itself: a *job executor* registers with
+// `sim.onWorkflowDispatch(handler)` and drives the run through the `DispatchedRun` it receives
+// (start/complete jobs, append logs, mint the token). Without one, runs stay queued, unless the
+// simulator was created with `workflowExecutor: "noop"`, which completes every job successfully.
+import { crc32 } from "node:zlib";
+import { parse as parseYaml } from "yaml";
+import { HttpError, newToken } from "./auth.js";
+import { ACTIONS_APP_ID, type SimCore } from "./core.js";
+import * as git from "./git.js";
+import type { Handler, RestCtx, Result } from "./rest.js";
+import { now, type Job, type Level, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "./state.js";
+
+export interface WorkflowInputSpec {
+  description?: string;
+  required?: boolean;
+  default?: string | boolean | number;
+  type?: "string" | "boolean" | "choice" | "number" | "environment";
+  options?: string[];
+}
+
+export interface DispatchedRun {
+  run: WorkflowRun;
+  repo: Repo;
+  /** the workflow file's text at the dispatched ref */
+  yaml: string;
+  /** parsed YAML */
+  workflow: Record<string, unknown>;
+  inputs: Record<string, string>;
+  /** fully qualified ref (refs/heads/x) and the commit it pointed at */
+  ref: string;
+  sha: string;
+  serverUrl: string;
+  apiUrl: string;
+  /** clone URL without credentials (use the token as actions/checkout does) */
+  cloneUrl: string;
+  actor: User;
+  /** aborted when the run is cancelled */
+  signal: AbortSignal;
+  /** mints a GITHUB_TOKEN scoped by the job's (else the workflow's) `permissions` */
+  token(jobName?: string): string;
+  startJob(jobName: string, steps?: string[]): Job;
+  step(jobName: string, stepNumber: number, status: "in_progress" | "completed", conclusion?: string): void;
+  log(jobName: string, text: string): void;
+  completeJob(jobName: string, conclusion: "success" | "failure" | "cancelled" | "skipped" | "timed_out"): void;
+  /** completes the run; the conclusion defaults to the worst job conclusion */
+  complete(conclusion?: string): void;
+}
+
+export type DispatchHandler = (d: DispatchedRun) => void | Promise<void>;
+
+/** Default GITHUB_TOKEN permissions for a repository with the "restricted" default (docs: "Permissions for the GITHUB_TOKEN"). */
+const RESTRICTED: Permissions = { contents: "read", packages: "read", metadata: "read" };
+const ALL_SCOPES = ["actions", "attestations", "checks", "contents", "deployments", "discussions", "id_token", "issues", "models", "packages", "pages", "pull_requests", "repository_projects", "security_events", "statuses"];
+
+/** Turns a workflow/job `permissions:` value into token permissions. */
+export function tokenPermissions(spec: unknown): Permissions {
+  if (spec === undefined || spec === null) return { ...RESTRICTED };
+  const out: Permissions = { metadata: "read" };
+  if (spec === "read-all" || spec === "write-all") {
+    for (const s of ALL_SCOPES) out[s] = spec === "read-all" ? "read" : "write";
+    return out;
+  }
+  if (typeof spec === "object") {
+    for (const [k, v] of Object.entries(spec as Record<string, string>)) {
+      if (v === "read" || v === "write") out[k.replace(/-/g, "_")] = v as Level;
+    }
+  }
+  return out;
+}
+
+function zip(files: Array<{ name: string; data: Buffer }>): Buffer {
+  // A minimal "stored" (uncompressed) zip archive, enough for log downloads.
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const f of files) {
+    const name = Buffer.from(f.name);
+    const crc = crc32(f.data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(f.data.length, 18);
+    local.writeUInt32LE(f.data.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc >>> 0, 16);
+    central.writeUInt32LE(f.data.length, 20);
+    central.writeUInt32LE(f.data.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, f.data);
+    centrals.push(central, name);
+    offset += local.length + name.length + f.data.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(files.length, 8);
+  end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+export class Workflows {
+  private handler: DispatchHandler | undefined;
+  private aborts = new Map<number, AbortController>();
+
+  constructor(
+    private readonly core: SimCore,
+    private readonly executor: "none" | "noop" = "none",
+  ) {}
+
+  onDispatch(h: DispatchHandler | undefined): void {
+    this.handler = h;
+  }
+
+  /** Workflow files on the default branch, registered with stable ids. */
+  async list(repo: Repo): Promise<WorkflowFile[]> {
+    const tip = await git.resolveRef(repo.gitDir, `refs/heads/${repo.defaultBranch}`);
+    if (!tip) return [];
+    const dir = await git.entryAt(repo.gitDir, tip, ".github/workflows");
+    if (!dir || dir.type !== "tree") return [];
+    const out: WorkflowFile[] = [];
+    for (const e of await git.lsTree(repo.gitDir, dir.sha)) {
+      if (!/\.ya?ml$/.test(e.path)) continue;
+      const path = `.github/workflows/${e.path}`;
+      const key = `${repo.id}:${path}`;
+      let wf = this.core.state.workflows.get(key);
+      if (!wf) {
+        let name = path;
+        try {
+          const doc = parseYaml((await git.readBlob(repo.gitDir, e.sha)).toString("utf8")) as { name?: string } | null;
+          if (doc?.name) name = doc.name;
+        } catch {
+          /* an invalid workflow keeps its path as name, as GitHub shows it */
+        }
+        wf = { id: this.core.state.id(), repoId: repo.id, path, name, createdAt: now() };
+        this.core.state.workflows.set(key, wf);
+      }
+      out.push(wf);
+    }
+    return out;
+  }
+
+  async find(ctx: RestCtx, repo: Repo, idOrFile: string): Promise<WorkflowFile> {
+    const all = await this.list(repo);
+    const wf = all.find((w) => String(w.id) === idOrFile || w.path.split("/").pop() === idOrFile);
+    if (!wf) throw new HttpError(404, "Not Found", ctx.doc);
+    return wf;
+  }
+
+  private mintToken(run: WorkflowRun, repo: Repo, perms: Permissions): string {
+    const app = this.core.state.apps.get(ACTIONS_APP_ID)!;
+    const token = newToken("ghs");
+    this.core.state.tokens.set(token, {
+      token,
+      kind: "workflow",
+      actor: app.bot,
+      appId: ACTIONS_APP_ID,
+      repoIds: [repo.id],
+      permissions: perms,
+      // GITHUB_TOKEN expires when the job finishes or after 24 h at most.
+      expiresAt: Date.now() + 24 * 3600_000,
+      workflowRunId: run.id,
+    });
+    return token;
+  }
+
+  private expireTokens(runId: number): void {
+    for (const t of this.core.state.tokens.values()) if (t.workflowRunId === runId) t.expiresAt = 0;
+  }
+
+  /**
+   * docs.github.com/rest/actions/workflows#create-a-workflow-dispatch-event: 204, or 200 with
+   * `workflow_run_id`, `run_url`, `html_url` when `return_run_details` is true. Inputs must be
+   * declared by the workflow's `on.workflow_dispatch.inputs`; unknown or missing required → 422.
+   */
+  async dispatch(ctx: RestCtx, repo: Repo, wf: WorkflowFile, body: Record<string, unknown>): Promise<WorkflowRun> {
+    const refIn = String(body.ref);
+    const ref = refIn.startsWith("refs/") ? refIn : (await git.resolveRef(repo.gitDir, `refs/heads/${refIn}`)) ? `refs/heads/${refIn}` : `refs/tags/${refIn}`;
+    const sha = await git.resolveRef(repo.gitDir, ref);
+    if (!sha) throw new HttpError(422, `No ref found for: ${refIn}`, ctx.doc);
+    const entry = await git.entryAt(repo.gitDir, sha, wf.path);
+    if (!entry || entry.type !== "blob") throw new HttpError(404, "Not Found", ctx.doc);
+    const yaml = (await git.readBlob(repo.gitDir, entry.sha)).toString("utf8");
+    let doc: Record<string, unknown>;
+    try {
+      doc = (parseYaml(yaml) ?? {}) as Record<string, unknown>;
+    } catch (e) {
+      throw new HttpError(422, `Invalid workflow file: ${(e as Error).message}`, ctx.doc);
+    }
+    // YAML 1.1 parsers read a bare `on:` key as boolean true; the yaml package keeps "on".
+    const on = (doc.on ?? (doc as Record<string, unknown>)["true"]) as unknown;
+    const triggers: Record<string, unknown> =
+      typeof on === "string" ? { [on]: null } : Array.isArray(on) ? Object.fromEntries(on.map((k) => [k, null])) : ((on as Record<string, unknown>) ?? {});
+    if (!("workflow_dispatch" in triggers)) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger", ctx.doc);
+    const declared = ((triggers.workflow_dispatch as { inputs?: Record<string, WorkflowInputSpec> } | null)?.inputs ?? {}) as Record<string, WorkflowInputSpec>;
+    const given = (body.inputs ?? {}) as Record<string, unknown>;
+    const unexpected = Object.keys(given).filter((k) => !(k in declared));
+    if (unexpected.length) throw new HttpError(422, `Unexpected inputs provided: ${JSON.stringify(unexpected)}`, ctx.doc);
+    const inputs: Record<string, string> = {};
+    for (const [name, spec] of Object.entries(declared)) {
+      const v = given[name];
+      if (v === undefined || v === null || v === "") {
+        if (spec?.default !== undefined) inputs[name] = String(spec.default);
+        else if (spec?.required) throw new HttpError(422, `Required input '${name}' not provided`, ctx.doc);
+        else inputs[name] = spec?.type === "boolean" ? "false" : "";
+        continue;
+      }
+      const s = String(v);
+      if (spec?.type === "choice" && spec.options && !spec.options.includes(s)) throw new HttpError(422, `Provided value '${s}' for input '${name}' not in the list of allowed values`, ctx.doc);
+      if (spec?.type === "boolean" && s !== "true" && s !== "false") throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid boolean`, ctx.doc);
+      if (spec?.type === "number" && Number.isNaN(Number(s))) throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid number`, ctx.doc);
+      inputs[name] = s;
+    }
+
+    const t = now();
+    const runNumber = (this.core.state.runCounters.get(wf.id) ?? 0) + 1;
+    this.core.state.runCounters.set(wf.id, runNumber);
+    const suite = this.core.ensureSuite(repo, ACTIONS_APP_ID, sha, ref.replace(/^refs\/(heads|tags)\//, ""));
+    const runName = typeof doc["run-name"] === "string" && !String(doc["run-name"]).includes("${{") ? String(doc["run-name"]) : (doc.name as string | undefined) ?? wf.path;
+    const run: WorkflowRun = {
+      id: this.core.state.id(),
+      repoId: repo.id,
+      workflowId: wf.id,
+      name: (doc.name as string | undefined) ?? wf.path,
+      path: wf.path,
+      runNumber,
+      runAttempt: 1,
+      event: "workflow_dispatch",
+      status: "queued",
+      conclusion: null,
+      headBranch: ref.replace(/^refs\/(heads|tags)\//, ""),
+      headSha: sha,
+      actor: ctx.actor,
+      triggeringActor: ctx.actor,
+      inputs,
+      yaml,
+      displayTitle: runName,
+      createdAt: t,
+      updatedAt: t,
+      runStartedAt: t,
+      checkSuiteId: suite.id,
+      jobs: [],
+      cancelRequested: false,
+    };
+    for (const [jobKey, jobDef] of Object.entries((doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>)) {
+      const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
+      const checkRun = this.newJobCheckRun(repo, suite.id, sha, jobName);
+      run.jobs.push({
+        id: checkRun,
+        runId: run.id,
+        name: jobName,
+        status: "queued",
+        conclusion: null,
+        createdAt: t,
+        startedAt: t,
+        completedAt: null,
+        steps: [],
+        log: "",
+        checkRunId: checkRun,
+      });
+    }
+    this.core.state.runs.set(run.id, run);
+    const causedByWorkflowRun = ctx.token?.workflowRunId;
+    this.core.bus.emit("workflow_dispatch", null, { inputs: Object.keys(inputs).length ? inputs : null, ref, repository: this.core.model.repo(repo), sender: this.core.model.user(ctx.actor), workflow: wf.path }, { repo, causedByWorkflowRun });
+    await this.emitRun(repo, run, "requested");
+    for (const j of run.jobs) this.emitJob(repo, run, j, "queued");
+
+    const abort = new AbortController();
+    this.aborts.set(run.id, abort);
+    const dispatched = this.dispatchedRun(repo, run, doc, ref, sha, abort);
+    if (this.handler) {
+      const h = this.handler;
+      setImmediate(() => {
+        Promise.resolve(h(dispatched)).catch((e: unknown) => {
+          for (const j of run.jobs) if (j.status !== "completed") {
+            dispatched.log(j.name, `executor error: ${(e as Error).message}\n`);
+            dispatched.completeJob(j.name, "failure");
+          }
+          dispatched.complete("failure");
+        });
+      });
+    } else if (this.executor === "noop") {
+      setImmediate(() => {
+        for (const j of run.jobs) {
+          if (run.cancelRequested) break;
+          dispatched.startJob(j.name);
+          dispatched.log(j.name, "noop executor: job completed without running steps\n");
+          dispatched.completeJob(j.name, "success");
+        }
+        dispatched.complete();
+      });
+    }
+    return run;
+  }
+
+  private newJobCheckRun(repo: Repo, suiteId: number, sha: string, name: string): number {
+    const id = this.core.state.id();
+    this.core.state.checkRuns.set(id, {
+      id,
+      repoId: repo.id,
+      suiteId,
+      appId: ACTIONS_APP_ID,
+      name,
+      headSha: sha,
+      status: "queued",
+      conclusion: null,
+      startedAt: now(),
+      completedAt: null,
+      externalId: null,
+      detailsUrl: null,
+      output: { title: null, summary: null, text: null, annotations_count: 0 },
+      actions: [],
+    });
+    return id;
+  }
+
+  private async emitRun(repo: Repo, run: WorkflowRun, action: "requested" | "in_progress" | "completed"): Promise<void> {
+    const wf = [...this.core.state.workflows.values()].find((w) => w.id === run.workflowId)!;
+    const head = await git.readCommit(repo.gitDir, run.headSha);
+    this.core.bus.emit("workflow_run", action, {
+      workflow_run: this.core.model.run(repo, run, head),
+      workflow: this.core.model.workflow(repo, wf),
+      repository: this.core.model.repo(repo),
+      sender: this.core.model.user(run.triggeringActor),
+    }, { repo });
+    this.core.bus.flush();
+  }
+
+  private emitJob(repo: Repo, run: WorkflowRun, job: Job, action: "queued" | "in_progress" | "completed"): void {
+    this.core.bus.emit("workflow_job", action, {
+      workflow_job: this.core.model.job(repo, run, job),
+      repository: this.core.model.repo(repo),
+      sender: this.core.model.user(run.triggeringActor),
+    }, { repo });
+    this.core.bus.flush();
+  }
+
+  private dispatchedRun(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>, ref: string, sha: string, abort: AbortController): DispatchedRun {
+    const core = this.core;
+    const jobOf = (name: string) => {
+      const j = run.jobs.find((x) => x.name === name);
+      if (!j) throw new Error(`workflow run ${run.id} has no job ${name}`);
+      return j;
+    };
+    const jobsDoc = (doc.jobs ?? {}) as Record<string, { name?: string; permissions?: unknown }>;
+    const setCheck = (j: Job) => {
+      const cr = core.state.checkRuns.get(j.checkRunId);
+      if (!cr) return;
+      cr.status = j.status === "completed" ? "completed" : j.status === "in_progress" ? "in_progress" : "queued";
+      cr.conclusion = j.conclusion;
+      cr.startedAt = j.startedAt;
+      cr.completedAt = j.completedAt;
+    };
+    // The returned object has methods of its own; they reach the Workflows instance through `self`.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      run,
+      repo,
+      yaml: run.yaml,
+      workflow: doc,
+      inputs: { ...run.inputs },
+      ref,
+      sha,
+      serverUrl: core.baseUrl,
+      apiUrl: core.model.api,
+      cloneUrl: `${core.baseUrl}/${repo.owner.login}/${repo.name}.git`,
+      actor: run.actor,
+      signal: abort.signal,
+      token(jobName?: string) {
+        const key = Object.keys(jobsDoc).find((k) => k === jobName || jobsDoc[k]?.name === jobName);
+        const jobPerms = key ? jobsDoc[key]?.permissions : undefined;
+        return self.mintToken(run, repo, tokenPermissions(jobPerms ?? doc.permissions));
+      },
+      startJob(jobName, steps = []) {
+        const j = jobOf(jobName);
+        const t = now();
+        if (run.status === "queued") {
+          run.status = "in_progress";
+          run.runStartedAt = t;
+          run.updatedAt = t;
+          void self.emitRun(repo, run, "in_progress");
+        }
+        j.status = "in_progress";
+        j.startedAt = t;
+        j.steps = steps.map((name, i) => ({ name, status: "queued", conclusion: null, number: i + 1, started_at: null, completed_at: null }));
+        setCheck(j);
+        self.emitJob(repo, run, j, "in_progress");
+        return j;
+      },
+      step(jobName, n, status, conclusion) {
+        const s = jobOf(jobName).steps.find((x) => x.number === n);
+        if (!s) return;
+        s.status = status;
+        if (status === "in_progress") s.started_at = now();
+        else {
+          s.completed_at = now();
+          s.conclusion = conclusion ?? "success";
+        }
+      },
+      log(jobName, text) {
+        jobOf(jobName).log += text;
+      },
+      completeJob(jobName, conclusion) {
+        const j = jobOf(jobName);
+        if (j.status === "completed") return;
+        j.status = "completed";
+        j.conclusion = conclusion;
+        j.completedAt = now();
+        setCheck(j);
+        self.emitJob(repo, run, j, "completed");
+      },
+      complete(conclusion) {
+        if (run.status === "completed") return;
+        const order = ["failure", "timed_out", "cancelled", "action_required", "neutral", "skipped", "success"];
+        const worst = run.jobs.map((j) => j.conclusion ?? "cancelled").sort((a, b) => order.indexOf(a) - order.indexOf(b))[0] ?? "success";
+        run.status = "completed";
+        run.conclusion = conclusion ?? (run.cancelRequested ? "cancelled" : worst === "skipped" ? "success" : worst);
+        run.updatedAt = now();
+        const suite = core.state.suites.get(run.checkSuiteId);
+        if (suite) {
+          suite.status = "completed";
+          suite.conclusion = run.conclusion;
+          suite.updatedAt = run.updatedAt;
+        }
+        self.expireTokens(run.id);
+        self.aborts.delete(run.id);
+        void self.emitRun(repo, run, "completed");
+      },
+    };
+  }
+
+  cancel(ctx: RestCtx, run: WorkflowRun): void {
+    if (run.status === "completed") throw new HttpError(409, "Cannot cancel a workflow run that is completed.", ctx.doc);
+    run.cancelRequested = true;
+    const abort = this.aborts.get(run.id);
+    abort?.abort();
+    if (!this.handler || this.executor === "noop") {
+      // Nothing is executing: cancel immediately.
+      const repo = this.core.state.repos.get(run.repoId)!;
+      for (const j of run.jobs) {
+        if (j.status === "completed") continue;
+        j.status = "completed";
+        j.conclusion = "cancelled";
+        j.completedAt = now();
+        this.emitJob(repo, run, j, "completed");
+      }
+      run.status = "completed";
+      run.conclusion = "cancelled";
+      run.updatedAt = now();
+      this.expireTokens(run.id);
+      void this.emitRun(repo, run, "completed");
+    }
+  }
+
+  logsZip(run: WorkflowRun): Buffer {
+    return zip(run.jobs.map((j, i) => ({ name: `${i}_${j.name.replace(/[/\\]/g, "_")}.txt`, data: Buffer.from(j.log) })));
+  }
+
+  handlers(): Record<string, Handler> {
+    const runOf = (ctx: RestCtx): WorkflowRun => {
+      const r = this.core.state.runs.get(Number(ctx.params.run_id));
+      if (!r || r.repoId !== ctx.repo?.id) throw new HttpError(404, "Not Found", ctx.doc);
+      return r;
+    };
+    const jobOf = (ctx: RestCtx): { run: WorkflowRun; job: Job } => {
+      for (const run of this.core.state.runs.values()) {
+        if (run.repoId !== ctx.repo?.id) continue;
+        const job = run.jobs.find((j) => j.id === Number(ctx.params.job_id));
+        if (job) return { run, job };
+      }
+      throw new HttpError(404, "Not Found", ctx.doc);
+    };
+    const runJson = async (repo: Repo, r: WorkflowRun) => this.core.model.run(repo, r, await git.readCommit(repo.gitDir, r.headSha));
+    const listRuns = async (ctx: RestCtx, wfId?: number): Promise<Result> => {
+      const repo = ctx.repo!;
+      const q = ctx.query;
+      let runs = [...this.core.state.runs.values()].filter((r) => r.repoId === repo.id && (wfId === undefined || r.workflowId === wfId));
+      if (q.get("actor")) runs = runs.filter((r) => r.actor.login === q.get("actor"));
+      if (q.get("branch")) runs = runs.filter((r) => r.headBranch === q.get("branch"));
+      if (q.get("event")) runs = runs.filter((r) => r.event === q.get("event"));
+      if (q.get("head_sha")) runs = runs.filter((r) => r.headSha === q.get("head_sha"));
+      // `status` accepts statuses and conclusions alike.
+      if (q.get("status")) runs = runs.filter((r) => r.status === q.get("status") || r.conclusion === q.get("status"));
+      runs.sort((a, b) => b.id - a.id);
+      const page = ctx.page(runs);
+      return { status: 200, body: { total_count: runs.length, workflow_runs: await Promise.all(page.map((r) => runJson(repo, r))) } };
+    };
+    return {
+      "actions/list-repo-workflows": async (ctx) => {
+        const repo = ctx.repo!;
+        const all = await this.list(repo);
+        return { status: 200, body: { total_count: all.length, workflows: ctx.page(all).map((w) => this.core.model.workflow(repo, w)) } };
+      },
+      "actions/get-workflow": async (ctx) => ({ status: 200, body: this.core.model.workflow(ctx.repo!, await this.find(ctx, ctx.repo!, ctx.params.workflow_id!)) }),
+      "actions/create-workflow-dispatch": async (ctx) => {
+        const repo = ctx.repo!;
+        const wf = await this.find(ctx, repo, ctx.params.workflow_id!);
+        const run = await this.dispatch(ctx, repo, wf, ctx.body ?? {});
+        if (ctx.body?.return_run_details === true) {
+          const json = this.core.model.run(repo, run, null);
+          return { status: 200, body: { workflow_run_id: run.id, run_url: json.url, html_url: json.html_url } };
+        }
+        return { status: 204 };
+      },
+      "actions/list-workflow-runs": async (ctx) => listRuns(ctx, (await this.find(ctx, ctx.repo!, ctx.params.workflow_id!)).id),
+      "actions/list-workflow-runs-for-repo": async (ctx) => listRuns(ctx),
+      "actions/get-workflow-run": async (ctx) => ({ status: 200, body: await runJson(ctx.repo!, runOf(ctx)) }),
+      "actions/cancel-workflow-run": async (ctx) => {
+        this.cancel(ctx, runOf(ctx));
+        return { status: 202, body: {} };
+      },
+      "actions/list-jobs-for-workflow-run": async (ctx) => {
+        const run = runOf(ctx);
+        return { status: 200, body: { total_count: run.jobs.length, jobs: ctx.page(run.jobs).map((j) => this.core.model.job(ctx.repo!, run, j)) } };
+      },
+      "actions/get-job-for-workflow-run": async (ctx) => {
+        const { run, job } = jobOf(ctx);
+        return { status: 200, body: this.core.model.job(ctx.repo!, run, job) };
+      },
+      // Both log downloads answer 302 with a short-lived URL (docs: "Download workflow run logs").
+      "actions/download-workflow-run-logs": async (ctx) => {
+        const run = runOf(ctx);
+        return { status: 302, headers: { location: `${this.core.baseUrl}/_sim/logs/runs/${run.id}.zip` } };
+      },
+      "actions/download-job-logs-for-workflow-run": async (ctx) => {
+        const { job } = jobOf(ctx);
+        return { status: 302, headers: { location: `${this.core.baseUrl}/_sim/logs/jobs/${job.id}.txt` } };
+      },
+    };
+  }
+}
