@@ -159,8 +159,12 @@ export class SimCore {
     return repo;
   }
 
+  /**
+   * GitHub's no-reply address is `<id>+<login>@users.noreply.github.com`; bots' logins end in
+   * "[bot]", which the webhook schema's `email` format rejects, so the brackets are dropped here.
+   */
   email(u: User): string {
-    return `${u.id}+${u.login}@users.noreply.forge.local`;
+    return `${u.id}+${u.login.replace(/\[bot\]$/, "")}@users.noreply.forge.local`;
   }
 
   registerApp(o: RegisterAppOptions): App {
@@ -328,8 +332,9 @@ export class SimCore {
   }
 
   private username(email: string): { username?: string } {
-    const m = /^(?:\d+\+)?([^@]+)@users\.noreply\./.exec(email);
-    return m && this.state.users.has(m[1]!) ? { username: m[1]! } : {};
+    const m = /^(\d+)\+[^@]+@users\.noreply\./.exec(email);
+    const u = m ? this.state.userById(Number(m[1])) : undefined;
+    return u ? { username: u.login } : {};
   }
 
   /** On a push GitHub creates a check suite per App that has checks:write and sends it `check_suite.requested`. */

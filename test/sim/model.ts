@@ -461,8 +461,8 @@ export class Model {
 
   /** GitHub links a commit to an account by email; the simulator uses `<login>@users.noreply…`. */
   userByEmail(email: string): O | null {
-    const m = /^(?:\d+\+)?([^@]+)@users\.noreply\./.exec(email);
-    const u = m ? this.state.users.get(m[1]!) : undefined;
+    const m = /^(\d+)\+[^@]+@users\.noreply\./.exec(email);
+    const u = m ? this.state.userById(Number(m[1])) : undefined;
     return u ? this.user(u) : null;
   }
 
