@@ -9,6 +9,8 @@ import type { LeafInput, PlanNodeInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
+import { readySet } from "../../src/core/ready.js";
+import { planIndex } from "../../src/core/plan-index.js";
 import { factsFor, newRun, people, type Behaviour, type Outcome } from "../helpers/world.js";
 
 /** mulberry32: a tiny seeded PRNG for delivery choices inside one property run. */
@@ -171,6 +173,18 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
   const running = after.tasks.filter((t) => t.status === "RUNNING").length + after.followups.filter((f) => f.status === "running").length;
   expect(running).toBeLessThanOrEqual(Math.max(maxParallel, before.tasks.filter((t) => t.status === "RUNNING").length));
   expect(after.merged).toBe(after.tasks.filter((t) => t.status === "MERGED").length);
+  // 8. The incrementally kept blockers agree with the ready set computed from scratch.
+  const { deps, isRefinery } = planIndex(after.plan);
+  after.tasks.forEach((t, i) => {
+    const open = deps[i]!.filter((d) => !(after.tasks[d]!.status === "MERGED" || (isRefinery[i] && after.tasks[d]!.status === "MERGE_READY"))).length;
+    expect(t.blockers, `blockers of ${t.id}`).toBe(open);
+  });
+  const far = 1e15;
+  expect(readySet(after, far)).toEqual(after.tasks.filter((t) => t.status === "PENDING" && t.blockers === 0).map((t) => t.id).sort((a, b) => {
+    const na = after.plan.nodes.find((n) => n.id === a)!;
+    const nb = after.plan.nodes.find((n) => n.id === b)!;
+    return nb.priority - na.priority || after.tasks.findIndex((t) => t.id === a) - after.tasks.findIndex((t) => t.id === b);
+  }));
 }
 
 function replay(first: Decision, log: Drive["log"], config: ReturnType<typeof forgeConfigSchema.parse>): { journal: Journal; events: string } {
