@@ -554,7 +554,8 @@ function review(s: Step, i: number, w: WalkthroughFacts): void {
       s.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: `${f.text} (follow-up limit reached)` });
       continue;
     }
-    const id = `followup-${s.j.followups.length + 1}`;
+    // '_' cannot start a task id, so a follow-up's id and branch never collide with a task's.
+    const id = `_followup-${s.j.followups.length + 1}`;
     const followup: FollowupState = { id, sourceTaskId: t.id, sourceAttempt: t.attempt, text: f.text, branch: branchName(s.config, s.j.runId, id, 1), status: "queued" };
     s.j.followups = [...s.j.followups, followup];
   }

@@ -77,7 +77,7 @@ export type ChangeRequestState = z.infer<typeof changeRequestStateSchema>;
 
 export const followupStateSchema = z
   .object({
-    id: z.string().describe("followup-<n>."),
+    id: z.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
     sourceTaskId: z.string(),
     sourceAttempt: z.number().int(),
     text: z.string().describe("The follow-up from the walkthrough."),

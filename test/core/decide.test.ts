@@ -346,7 +346,7 @@ describe("walkthrough review", () => {
     const spawned = r.events.filter((e) => e.type === "followup.spawned");
     expect(spawned.map((e) => (e.data as { reason: string }).reason)).toEqual(["Fix the broken date parser"]);
     expect(r.events.filter((e) => e.type === "followup.logged").map((e) => (e.data as { reason: string }).reason)).toEqual(["Refactor shared validation", "Add a fixture"]);
-    expect(r.effects.find((e) => e.kind === "SpawnFollowup")).toMatchObject({ followupId: "followup-1", branch: "forge/run-1/followup-1/1" });
+    expect(r.effects.find((e) => e.kind === "SpawnFollowup")).toMatchObject({ followupId: "_followup-1", branch: "forge/run-1/_followup-1/1" });
     // Follow-ups are outside the DAG: no node added.
     expect(r.journal.plan.nodes.map((n) => n.id)).toEqual(["a", "b"]);
   });

@@ -139,5 +139,5 @@ export function nodes(spec: Record<string, string[]>): PlanNodeInput[] {
 }
 
 export function newRun(planNodes: PlanNodeInput[], runId = "run-1"): NewRun {
-  return { runId, planId: "plan", planCommit: sha("plan"), dagHash: sha("dag"), nodes: planNodes, integrationBranch: `forge/${runId}/integration`, baseBranch: "main" };
+  return { runId, planId: "plan", planCommit: sha("plan"), dagHash: sha("dag"), nodes: planNodes, integrationBranch: `forge/${runId}/_integration`, baseBranch: "main" };
 }

@@ -63,8 +63,8 @@ export const forgeConfigSchema = z
     integration_branch_template: z
       .string()
       .regex(/\{runId\}/, "must contain {runId}")
-      .default("forge/{runId}/integration")
-      .describe("The run's integration branch, which task PRs target. Placeholder: {runId}."),
+      .default("forge/{runId}/_integration")
+      .describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
     base_branch: z
       .string()
       .optional()
