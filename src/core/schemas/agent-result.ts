@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
 /** Exit codes of seed 001 §5, as the runner reports them. */
 export const EXIT_CODES = {
@@ -29,8 +30,15 @@ export const agentResultSchema = z
     attempt: z.number().int().min(1).describe("Attempt number."),
     exit_code: exitCodeSchema,
     branch: z.string().min(1).describe("Branch the runner pushed."),
-    head_sha: z.string().regex(/^[0-9a-f]{40}$/).optional().describe("Head commit the runner pushed, if any."),
+    head_sha: z
+      .string()
+      .regex(/^[0-9a-f]{40}$/)
+      .optional()
+      .describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
     walkthrough_path: z.string().optional().describe("Repository path of the walkthrough, when one was written."),
+    walkthrough: walkthroughFrontmatterSchema
+      .optional()
+      .describe("The validated walkthrough frontmatter, so the App reads one file per result."),
     error: z.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
     refinement: z.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
     question: z.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
