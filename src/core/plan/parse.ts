@@ -122,18 +122,44 @@ export function parsePlan(source: PlanSource): ParsedPlan {
   tasks.sort(byFile);
   overlays.sort(byFile);
   const dagText = source.files.get("dag.json");
+  const dag = dagText === undefined ? emptyDag(false) : parseDagJson(dagText);
+  const ids = new Map<string, string>();
   return {
     planId: source.planId,
     hasPlanMd: source.files.has("plan.md"),
     hasTasksDir: source.dirs.has("tasks"),
     specs: specs.sort(),
-    tasks,
+    tasks: tasks.map((t) => compactTask(t, ids)),
     overlays,
     overlayOthers: overlayOthers.sort(),
-    dag: dagText === undefined ? emptyDag(false) : parseDagJson(dagText),
+    dag: compactDag(dag, ids),
     unreadable: source.unreadable,
     unexpected: unexpected.sort(),
   };
+}
+
+/*
+ * Compaction. Each file's objects are born among the garbage of its YAML parse, scattered over the
+ * heap; validation then walks 10,000 of them and waits on memory more than it computes. Copying
+ * what validation reads into fresh objects, allocated one after the other, and sharing one string
+ * per id (so equal ids compare by pointer) makes `validatePlan` on a 10,000-task plan markedly faster.
+ */
+function intern(ids: Map<string, string>, id: string): string {
+  const known = ids.get(id);
+  if (known !== undefined) return known;
+  ids.set(id, id);
+  return id;
+}
+
+function compactTask(t: TaskFile, ids: Map<string, string>): TaskFile {
+  const data = t.data && { ...t.data, id: intern(ids, t.data.id), dependencies: t.data.dependencies.map((d) => intern(ids, d)) };
+  return { ...t, data, sections: t.sections.map((s) => ({ ...s })) };
+}
+
+function compactDag(dag: DagFile, ids: Map<string, string>): DagFile {
+  if (!dag.data) return dag;
+  const nodes = dag.data.nodes.map((n) => ({ ...n, id: intern(ids, n.id), dependencies: n.dependencies.map((d) => intern(ids, d)) }));
+  return { ...dag, data: { ...dag.data, nodes } };
 }
 
 function isDirectChildMd(file: string, prefix: string): boolean {

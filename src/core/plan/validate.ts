@@ -9,15 +9,20 @@
 import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.js";
 import { TASK_BODY_SECTIONS } from "../schemas/task.js";
 import type { Dag } from "../schemas/dag.js";
-import { findCyclesIndexed, indexGraph, type GraphInput } from "./graph.js";
-import type { DagFile, FrontmatterFile, OverlayFile, ParsedPlan, SchemaIssue, TaskFile } from "./parse.js";
+import { findCyclesIndexed, type IndexedGraph } from "./graph.js";
+import type { DagFile, FrontmatterFile, OverlayFile, ParsedPlan, SchemaIssue, Section, TaskFile } from "./parse.js";
 import { fieldPath, problem, sortProblems, type Location, type PlanRule, type Problem } from "./problem.js";
 
-/** A node of the graph the structural rules check; `locate(j)` says where its j-th dependency is written. */
-interface CheckedNode extends GraphInput {
-  refinery: boolean | undefined;
-  at: Location;
-  locate(j: number): Location;
+/**
+ * The graph the structural rules check, as parallel arrays (ids unique). `locate(v, j)` says where
+ * node v's j-th dependency is written, `locate(v)` where its dependency list is; both are called
+ * only for problems, so nothing is allocated per node on a valid plan.
+ */
+interface StructureInput {
+  ids: readonly string[];
+  deps: readonly (readonly string[])[];
+  refinery: readonly (boolean | undefined)[];
+  locate(v: number, j?: number): Location;
 }
 
 /** A task file as the graph sees it: fields read leniently, so one bad field does not hide the rest. */
@@ -25,9 +30,9 @@ interface TaskEntry {
   id: string;
   task: TaskFile;
   agentType: AgentType | undefined;
-  /** Dependencies that are well-formed ids, with their index in the frontmatter list. */
+  /** Dependencies that are well-formed ids; `depPos` is their index in the frontmatter list when some were dropped. */
   deps: string[];
-  depPos: number[];
+  depPos?: number[];
   /** False when the dependency list itself is unreadable or invalid: comparisons skip it. */
   depsKnown: boolean;
 }
@@ -51,8 +56,7 @@ export function validatePlan(plan: ParsedPlan): Problem[] {
   const tasks = collectTasks(plan, out);
   const overlays = collectOverlays(plan, out);
   const { addedBy, overlayDeps, missingFiles } = replayOverlays(tasks, overlays, out);
-  const nodes = buildNodes(tasks, overlayDeps);
-  checkStructure(nodes, out, missingFiles);
+  checkStructure(planGraph(tasks, overlayDeps), out, missingFiles);
   checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
   return sortProblems(out);
 }
@@ -75,6 +79,7 @@ function checkFiles(plan: ParsedPlan, out: Problem[]): void {
 
 /** Problems of a frontmatter file that could not be read, or that its schema refused. False when nothing can be read from it. */
 function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], idRule: PlanRule): boolean {
+  if (f.data !== undefined) return true;
   if (!f.hasFrontmatter) {
     out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
     return false;
@@ -146,13 +151,12 @@ function collectTasks(plan: ParsedPlan, out: Problem[]): Map<string, TaskEntry> 
 }
 
 function taskEntry(task: TaskFile, readable: boolean): TaskEntry {
-  const entry: TaskEntry = { id: task.name, task, agentType: undefined, deps: [], depPos: [], depsKnown: false };
+  const entry: TaskEntry = { id: task.name, task, agentType: undefined, deps: [], depsKnown: false };
   if (!readable) return entry;
   if (task.data) {
     entry.id = task.data.id;
     entry.agentType = task.data.type;
     entry.deps = task.data.dependencies;
-    entry.depPos = task.data.dependencies.map((_, j) => j);
     entry.depsKnown = true;
     return entry;
   }
@@ -165,7 +169,7 @@ function taskEntry(task: TaskFile, readable: boolean): TaskEntry {
     deps.forEach((d, j) => {
       if (typeof d === "string" && ID_PATTERN.test(d)) {
         entry.deps.push(d);
-        entry.depPos.push(j);
+        (entry.depPos ??= []).push(j);
       }
     });
     entry.depsKnown = !hasIssueUnder(task.issues, "dependencies");
@@ -174,21 +178,21 @@ function taskEntry(task: TaskFile, readable: boolean): TaskEntry {
 }
 
 function checkSpec(task: TaskFile, specs: ReadonlySet<string>, out: Problem[]): void {
-  const spec = (task.raw as Record<string, unknown> | undefined)?.spec;
-  if (typeof spec !== "string") return;
-  const normalized = spec.replace(/^\.\//, "");
-  if (!specs.has(normalized))
-    out.push(
-      problem({ file: task.file, line: task.lines.spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`),
-    );
+  const spec = task.data ? task.data.spec : (task.raw as Record<string, unknown> | undefined)?.spec;
+  if (typeof spec !== "string" || specs.has(spec) || (spec.startsWith("./") && specs.has(spec.slice(2)))) return;
+  out.push(problem({ file: task.file, line: task.lines.spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`));
 }
 
 function checkSections(task: TaskFile, out: Problem[]): void {
+  const { sections } = task;
   for (const required of TASK_BODY_SECTIONS) {
-    const section = task.sections.find((s) => s.title.toLowerCase() === required.toLowerCase());
+    let section: Section | undefined;
+    for (const s of sections) if (s.title === required) section = s;
+    if (!section) for (const s of sections) if (s.title.toLowerCase() === required.toLowerCase()) section = s;
+    if (section && !section.empty) continue;
     const field = `## ${required}`;
     if (!section) out.push(problem({ file: task.file, field }, "missing-section", `the body has no ${field} section`));
-    else if (section.empty) out.push(problem({ file: task.file, line: section.line, field }, "missing-section", `the ${field} section is empty`));
+    else out.push(problem({ file: task.file, line: section.line, field }, "missing-section", `the ${field} section is empty`));
   }
 }
 
@@ -350,60 +354,77 @@ function replayOverlays(tasks: Map<string, TaskEntry>, overlays: OverlayEntry[],
 // ---------------------------------------------------------------------------------------------
 // The graph the files describe, and its structural rules
 
-function buildNodes(tasks: Map<string, TaskEntry>, overlayDeps: Map<string, OverlayDep[]>): CheckedNode[] {
-  const nodes: CheckedNode[] = [];
-  for (const e of tasks.values()) {
+function planGraph(tasks: Map<string, TaskEntry>, overlayDeps: Map<string, OverlayDep[]>): StructureInput {
+  const entries = [...tasks.values()];
+  const ids: string[] = new Array<string>(entries.length);
+  const deps: (readonly string[])[] = new Array<readonly string[]>(entries.length);
+  const refinery: (boolean | undefined)[] = new Array<boolean | undefined>(entries.length);
+  for (let v = 0; v < entries.length; v++) {
+    const e = entries[v]!;
     const extra = overlayDeps.get(e.id);
-    const dependencies = extra ? [...e.deps, ...extra.map((d) => d.from)] : e.deps;
-    const own = e.deps.length;
-    const lines = e.task.lines;
-    nodes.push({
-      id: e.id,
-      dependencies,
-      refinery: e.agentType === undefined ? undefined : e.agentType === "refinery",
-      at: { file: e.task.file, line: lines.dependencies ?? lines.type, field: "dependencies" },
-      locate(j) {
-        if (j < own) {
-          const field = `dependencies[${e.depPos[j]!}]`;
-          return { file: e.task.file, line: lines[field] ?? lines.dependencies, field };
-        }
-        const d = extra![j - own]!;
-        return overlayAt(d.overlay, `added_edges[${d.pos}]`);
-      },
-    });
+    ids[v] = e.id;
+    deps[v] = extra ? [...e.deps, ...extra.map((d) => d.from)] : e.deps;
+    refinery[v] = e.agentType === undefined ? undefined : e.agentType === "refinery";
   }
-  return nodes;
+  return {
+    ids,
+    deps,
+    refinery,
+    locate(v, j) {
+      const e = entries[v]!;
+      const lines = e.task.lines;
+      if (j === undefined) return { file: e.task.file, line: lines.dependencies ?? lines.type, field: "dependencies" };
+      if (j < e.deps.length) {
+        const field = `dependencies[${e.depPos?.[j] ?? j}]`;
+        return { file: e.task.file, line: lines[field] ?? lines.dependencies, field };
+      }
+      const d = overlayDeps.get(e.id)![j - e.deps.length]!;
+      return overlayAt(d.overlay, `added_edges[${d.pos}]`);
+    },
+  };
 }
 
 /**
- * Unknown, self and repeated dependencies, refineries without dependencies, cycles. Node ids must be
- * unique. Dependencies on `reported` ids (overlay tasks without a file) were reported already.
+ * Unknown, self and repeated dependencies, refineries without dependencies, cycles. Dependencies on
+ * `reported` ids (overlay tasks without a file) were reported already. One pass builds the
+ * compressed graph that the cycle search then walks.
  */
-function checkStructure(nodes: readonly CheckedNode[], out: Problem[], reported: ReadonlySet<string> = new Set()): void {
-  const ids = new Set<string>();
-  for (const n of nodes) ids.add(n.id);
-  for (const n of nodes) {
-    const deps = n.dependencies;
-    let seen: Set<string> | undefined;
-    for (let j = 0; j < deps.length; j++) {
-      const d = deps[j]!;
-      if (d === n.id) out.push(problem(n.locate(j), "self-dependency", `${n.id} depends on itself`));
-      else if (!ids.has(d)) {
-        if (!reported.has(d)) out.push(problem(n.locate(j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
-      } else if (deps.length > 1) {
-        seen ??= new Set();
-        if (seen.has(d)) out.push(problem(n.locate(j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
-        seen.add(d);
+function checkStructure(input: StructureInput, out: Problem[], reported: ReadonlySet<string> = new Set()): void {
+  const { ids, deps, refinery } = input;
+  const n = ids.length;
+  const index = new Map<string, number>();
+  for (let v = 0; v < n; v++) index.set(ids[v]!, v);
+  let edges = 0;
+  for (let v = 0; v < n; v++) edges += deps[v]!.length;
+  const start = new Int32Array(n + 1);
+  const targets = new Int32Array(edges);
+  const depIndex = new Int32Array(edges);
+  const stamp = new Int32Array(n).fill(-1);
+  let e = 0;
+  for (let v = 0; v < n; v++) {
+    start[v] = e;
+    const list = deps[v]!;
+    for (let j = 0; j < list.length; j++) {
+      const d = list[j]!;
+      const w = index.get(d);
+      if (w === v) out.push(problem(input.locate(v, j), "self-dependency", `${d} depends on itself`));
+      else if (w === undefined) {
+        if (!reported.has(d)) out.push(problem(input.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
+      } else if (stamp[w] === v) out.push(problem(input.locate(v, j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
+      else {
+        stamp[w] = v;
+        targets[e] = w;
+        depIndex[e++] = j;
       }
     }
-    if (n.refinery && deps.length === 0)
-      out.push(problem(n.at, "refinery-without-dependencies", `refinery ${n.id} has no dependencies: a refinery integrates upstream work`));
+    if (refinery[v] && list.length === 0)
+      out.push(problem(input.locate(v), "refinery-without-dependencies", `refinery ${ids[v]!} has no dependencies: a refinery integrates upstream work`));
   }
-  const g = indexGraph(nodes);
+  start[n] = e;
+  const g: IndexedGraph = { ids: ids as string[], index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
   for (const cycle of findCyclesIndexed(g)) {
-    const first = nodes[cycle.path[0]!]!;
-    const path = cycle.path.map((v) => g.ids[v]!).join(" → ");
-    out.push(problem(first.locate(cycle.firstDepIndex), "cycle", `dependency cycle ${path} (→ reads "depends on")`));
+    const path = cycle.path.map((v) => ids[v]!).join(" → ");
+    out.push(problem(input.locate(cycle.path[0]!, cycle.firstDepIndex), "cycle", `dependency cycle ${path} (→ reads "depends on")`));
   }
 }
 
@@ -484,9 +505,8 @@ function checkDagJson(
   const entries = dagEntries(dag);
   const byId = new Map<string, DagEntry>();
   for (const e of entries) {
-    const at = dagAt(dag, `nodes[${e.pos}].id`, e.id);
     const first = byId.get(e.id);
-    if (first) out.push(problem(at, "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
+    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
     else byId.set(e.id, e);
     if (e.type !== undefined && e.agentType !== undefined && (e.type === "refinery") !== (e.agentType === "refinery"))
       out.push(
@@ -534,6 +554,7 @@ function checkDagJson(
       );
     if (!t.depsKnown || !d.depsKnown) continue;
     const extra = overlayDeps.get(t.id);
+    if (!extra && sameList(t.deps, d.deps)) continue; // the usual case: same ids in the same order
     const expected = new Set(t.deps);
     if (extra) for (const e of extra) expected.add(e.from);
     const actual = new Set(d.deps);
@@ -560,6 +581,12 @@ function checkDagJson(
   }
 }
 
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // A dag.json on its own, and changes to it
 
@@ -567,27 +594,28 @@ function checkDagJson(
 export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
   const out: Problem[] = [];
   const seen = new Map<string, number>();
-  const nodes: CheckedNode[] = [];
+  const positions: number[] = [];
+  const ids: string[] = [];
+  const deps: (readonly string[])[] = [];
+  const refinery: boolean[] = [];
   let refineries = 0;
-  dag.nodes.forEach((n, pos) => {
+  for (let pos = 0; pos < dag.nodes.length; pos++) {
+    const n = dag.nodes[pos]!;
     if (n.type === "refinery") refineries++;
     if (!ID_PATTERN.test(n.id)) out.push(problem({ file, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
     const first = seen.get(n.id);
     if (first !== undefined) {
       out.push(problem({ file, field: `nodes[${pos}].id` }, "duplicate-id", `node ${JSON.stringify(n.id)} is also nodes[${first}]`));
-      return;
+      continue;
     }
     seen.set(n.id, pos);
     if ((n.type === "refinery") !== (n.agentType === "refinery"))
       out.push(problem({ file, field: `nodes[${pos}].type` }, "type-mismatch", `type ${n.type} does not go with agentType ${n.agentType}`));
-    nodes.push({
-      id: n.id,
-      dependencies: n.dependencies,
-      refinery: n.type === "refinery",
-      at: { file, field: `nodes[${pos}].dependencies` },
-      locate: (j) => ({ file, field: `nodes[${pos}].dependencies[${j}]` }),
-    });
-  });
+    positions.push(pos);
+    ids.push(n.id);
+    deps.push(n.dependencies);
+    refinery.push(n.type === "refinery");
+  }
   const taskCount = dag.nodes.length - refineries;
   if (dag.metadata.totalTasks !== taskCount)
     out.push(problem({ file, field: "metadata.totalTasks" }, "metadata-totals", `totalTasks is ${dag.metadata.totalTasks} but there are ${taskCount} task nodes`));
@@ -595,8 +623,16 @@ export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
     out.push(
       problem({ file, field: "metadata.totalRefineries" }, "metadata-totals", `totalRefineries is ${dag.metadata.totalRefineries} but there are ${refineries} refinery nodes`),
     );
-  checkStructure(nodes, out);
-  return out;
+  checkStructure(
+    {
+      ids,
+      deps,
+      refinery,
+      locate: (v, j) => ({ file, field: j === undefined ? `nodes[${positions[v]!}].dependencies` : `nodes[${positions[v]!}].dependencies[${j}]` }),
+    },
+    out,
+  );
+  return sortProblems(out);
 }
 
 /**
