@@ -149,6 +149,8 @@ export interface AgentIo {
   walkthroughFile?: string;
   /** Claude Code-like JSON lines instead of plain text. */
   streamJson?: boolean;
+  /** Goes into the walkthrough when known (FORGE_RUN_ID). */
+  runId?: string;
   sleep?: (ms: number) => Promise<void>;
   /** Called when the agent goes silent for good (stall without stall_ms). */
   stallForever?: () => Promise<never>;
@@ -193,7 +195,7 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
 
   switch (b.outcome) {
     case "succeed": {
-      if (io.walkthroughFile) await writeWalkthrough(io.walkthroughFile, task, io.attempt, written);
+      if (io.walkthroughFile) await writeWalkthrough(io.walkthroughFile, task, io.attempt, written, io.runId);
       say(`Done: ${task.title}`);
       return finish(EXIT.SUCCESS, `Completed ${task.id}`);
     }
@@ -265,13 +267,13 @@ Amend the plan.
 `;
 }
 
-async function writeWalkthrough(file: string, task: ScriptedTask, attempt: number, written: string[]): Promise<void> {
+async function writeWalkthrough(file: string, task: ScriptedTask, attempt: number, written: string[], runId?: string): Promise<void> {
   // Facts the runner measures (branch, head_sha, time) are left for it to fill in.
   const files = written.map((p) => `  - path: ${JSON.stringify(p)}\n    reason: "Named by the task"`).join("\n");
   await writeReport(
     file,
     `---
-task_id: ${JSON.stringify(task.id)}
+task_id: ${JSON.stringify(task.id)}${runId ? `\nrun_id: ${JSON.stringify(runId)}` : ""}
 attempt: ${attempt}
 status: completed
 confidence: 0.9
@@ -377,5 +379,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   if (q) io.questionFile = q;
   if (cr) io.changeRequestFile = cr;
   if (wt) io.walkthroughFile = wt;
+  if (env.FORGE_RUN_ID) io.runId = env.FORGE_RUN_ID;
   return runScriptedAgent(task, io);
 }

@@ -113,6 +113,14 @@ describe("runJob: environment and contexts", () => {
     expect(r.summary).toBe("### Summary from first\n");
   });
 
+  it("removes a RUNNER_TEMP it created when the job ends", async () => {
+    const wf = dispatch("", `    steps:\n      - id: t\n        run: echo "dir=$RUNNER_TEMP" >> "$GITHUB_OUTPUT"\n`);
+    const r = await runJob({ workflowText: wf, context: baseContext(), workspace });
+    const dir = r.steps[0]!.outputs.dir!;
+    expect(dir).toMatch(/forge-runner-/);
+    expect(existsSync(dir)).toBe(false);
+  });
+
   it("fails a step whose heredoc is never closed", async () => {
     const wf = dispatch("", `    steps:\n      - run: printf 'x<<EOF\\nnever closed\\n' >> "$GITHUB_OUTPUT"\n`);
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace });

@@ -2,7 +2,7 @@
 // GitHub-hosted runner would, with no HTTP and no GitHub. See README.md beside this file.
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -357,6 +357,9 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
 
   const workspace = path.resolve(options.workspace);
   await mkdir(workspace, { recursive: true });
+  // GitHub empties RUNNER_TEMP at the end of every job; a folder we made ourselves goes too
+  // (unless the runner is killed: no cleanup then). A caller's own runnerTemp is left for it to read.
+  const ownTemp = options.runnerTemp === undefined;
   const runnerTemp = options.runnerTemp ?? (await mkdtemp(path.join(tmpdir(), "forge-runner-")));
   await mkdir(runnerTemp, { recursive: true });
   const toolCache = options.toolCache ?? path.join(runnerTemp, "_tool");
@@ -839,6 +842,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     signal.removeEventListener("abort", onCancel);
     // Like the runner's orphan-process cleanup at the end of a job.
     for (const pid of stepGroups) killGroup(pid, "SIGKILL");
+    if (ownTemp && !hooks.isKilled()) await rm(runnerTemp, { recursive: true, force: true });
   }
   if (hooks.isKilled()) return new Promise<never>(() => {});
 
