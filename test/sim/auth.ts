@@ -118,7 +118,8 @@ export function requirement(operationId: string): Requirement | "jwt" | "public"
     case "issues":
     case "reactions":
       // Opening issues and commenting needs only read access for a person on a public repo.
-      return { any: [["issues", lvl], ["pull_requests", lvl]], role: ["issues/create", "issues/create-comment", "reactions/create-for-issue", "reactions/create-for-issue-comment"].includes(operationId) ? "read" : role };
+      // (`pull_requests` is accepted instead of `issues` when the target is a pull request; see authorize.)
+      return { any: [["issues", lvl]], role: ["issues/create", "issues/create-comment", "reactions/create-for-issue", "reactions/create-for-issue-comment"].includes(operationId) ? "read" : role };
     case "checks":
       return { any: [["checks", operationId === "checks/rerequest-run" || operationId === "checks/rerequest-suite" ? "write" : lvl]], role };
     case "actions":
@@ -148,8 +149,11 @@ export function roleOf(repo: Repo, user: User): Role | undefined {
  * 404 (GitHub hides private repositories); a visible one with a missing permission answers 403
  * "Resource not accessible by integration".
  */
-export function authorize(state: SimState, cred: Credential, op: string, repo: Repo | undefined, docUrl: string): void {
+export function authorize(state: SimState, cred: Credential, op: string, repo: Repo | undefined, docUrl: string, targetIsPull = false): void {
   const req = requirement(op);
+  if (typeof req === "object" && targetIsPull && req.any.some(([n]) => n === "issues")) {
+    req.any.push(["pull_requests", req.any.find(([n]) => n === "issues")![1]]);
+  }
   if (req === "public") return;
   if (req === "jwt") {
     if (cred.kind !== "jwt") {

@@ -58,6 +58,8 @@ export class SimCore {
   readonly validator = specValidator();
   readonly faults = new Faults();
   readonly violations: Violation[] = [];
+  /** `${operationId} ${status}` of every REST answer, for conformance coverage */
+  readonly served = new Set<string>();
   readonly model: Model;
   readonly bus: WebhookBus;
   readonly root: string;

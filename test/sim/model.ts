@@ -513,7 +513,8 @@ export class Model {
       external_id: c.externalId,
       url: u,
       html_url: `${this.web()}/${repo.owner.login}/${repo.name}/runs/${c.id}`,
-      details_url: c.detailsUrl,
+      // "If the integrator does not provide this, then the homepage of the GitHub app is used."
+      details_url: c.detailsUrl ?? (app ? `${this.web()}/apps/${app.slug}` : null),
       status: c.status,
       conclusion: c.conclusion,
       started_at: c.startedAt,

@@ -34,6 +34,18 @@ function fixSchema(node: Json, docId: string, parentKey = ""): Json {
     else out[k] = fixSchema(v, docId, k);
   }
   if (parentKey === "properties") return out;
+  // GitHub's descriptions use `oneOf` where alternatives overlap (e.g. an error body matching two
+  // error shapes); JSON Schema's oneOf would then reject valid bodies, so it is read as anyOf.
+  if (Array.isArray(out.oneOf)) {
+    out.anyOf = out.oneOf;
+    delete out.oneOf;
+  }
+  // Erratum: some inlined copies of `installation.account` say allOf[Simple User, Enterprise]
+  // where the component says anyOf; no account can be both.
+  if (Array.isArray(out.allOf) && out.allOf.some((x) => (x as Obj)?.title === "Simple User") && out.allOf.some((x) => (x as Obj)?.title === "Enterprise")) {
+    out.anyOf = out.allOf;
+    delete out.allOf;
+  }
   if (out.nullable === true) {
     delete out.nullable;
     if (typeof out.type === "string") {
@@ -224,7 +236,11 @@ export class SpecValidator {
     }
     const resp = this.resolve(described);
     const content = resp.content as Obj | undefined;
-    if (!content) return body === undefined || body === "" ? undefined : `status ${status} of ${operationId} has no body`;
+    if (!content) {
+      if (body === undefined || body === "") return undefined;
+      // Error responses described without content still carry GitHub's error body.
+      return status >= 400 ? this.validateError(body) : `status ${status} of ${operationId} has no body`;
+    }
     const json = content["application/json"] as Obj | undefined;
     if (!json) return undefined; // non-JSON bodies (e.g. logs redirect) are not schema-checked
     const fn = this.compile(`res:${operationId}:${status}`, json.schema);

@@ -1204,7 +1204,7 @@ const checks: Record<string, Handler> = {
     if ((await git.objectType(repo.gitDir, headSha)) !== "commit") throw invalid(ctx, `No commit found for SHA: ${headSha}`);
     const existed = [...ctx.core.state.suites.values()].some((s) => s.repoId === repo.id && s.appId === appId && s.headSha === headSha);
     const suite = ctx.core.ensureSuite(repo, appId, headSha, null);
-    return ok(ctx.core.model.suite(repo, suite, ctx.core.prsFor(repo, headSha)), existed ? 200 : 201);
+    return ok({ ...ctx.core.model.suite(repo, suite, ctx.core.prsFor(repo, headSha)), head_commit: await ctx.core.headCommit(repo, headSha) }, existed ? 200 : 201);
   },
   "checks/get-suite": async (ctx) => {
     const repo = repoOf(ctx);

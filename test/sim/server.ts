@@ -43,6 +43,8 @@ export interface Sim {
   gitUrl: string;
   core: SimCore;
   control: Control;
+  /** operationIds the simulator implements */
+  operations: string[];
   /** schema violations seen so far (requests, responses, webhooks) */
   violations: Violation[];
   /** register the job executor called for each workflow_dispatch */
@@ -146,7 +148,14 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
       }
       const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
       if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);
-      authorize(core.state, cred, op, repo, doc);
+      // Issue endpoints aimed at a pull request also accept the pull_requests permission.
+      let targetIsPull = false;
+      if (repo && match.params.issue_number) targetIsPull = !!core.state.issue(repo.id, Number(match.params.issue_number))?.pull;
+      if (repo && match.params.comment_id) {
+        const c = core.state.comments.get(Number(match.params.comment_id));
+        targetIsPull = !!(c && core.state.issue(repo.id, c.issueNumber)?.pull);
+      }
+      authorize(core.state, cred, op, repo, doc, targetIsPull);
       const reqErr = core.validator.validateRequest(op, body, url.searchParams);
       if (reqErr) {
         core.violation({ kind: "request", id: op, errors: reqErr });
@@ -213,6 +222,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
         if (strict) result = { status: 500, body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500) };
       }
     }
+    core.served.add(`${op} ${result.status}`);
     res.on("finish", () => core.bus.flush());
     if (options.verbose) console.error(`[forge-sim] ${method} ${url.pathname}${url.search} → ${result.status} (${op})`);
     send(res, result.status, result.raw ?? result.body, { ...headers, ...(result.contentType ? { "content-type": result.contentType } : {}) });
@@ -251,6 +261,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     core,
     control,
     violations: core.violations,
+    operations: Object.keys(handlers).sort(),
     onWorkflowDispatch: (h) => workflows.onDispatch(h),
     onEvent: (fn) => core.bus.onEvent(fn),
     idle: () => core.bus.idle(),

@@ -445,7 +445,7 @@ export class Workflows {
     run.cancelRequested = true;
     const abort = this.aborts.get(run.id);
     abort?.abort();
-    if (!this.handler || this.executor === "noop") {
+    if (!this.handler) {
       // Nothing is executing: cancel immediately.
       const repo = this.core.state.repos.get(run.repoId)!;
       for (const j of run.jobs) {
