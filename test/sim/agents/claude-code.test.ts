@@ -6,7 +6,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startModelServer, type ModelServer } from "./model-server.js";
-import { runClaudeCode } from "./claude-code.js";
+import { claudeBinary, runClaudeCode } from "./claude-code.js";
+import { runJob } from "../runner/executor.js";
+import { baseContext } from "../runner/test-helpers.js";
 
 let repo: string;
 let server: ModelServer | undefined;
@@ -75,5 +77,48 @@ describe("Claude Code CLI against the scripted model server", () => {
     expect(run.result).toMatchObject({ type: "result", is_error: true, api_error_status: 429 });
     expect(String(run.result!.result)).toContain("usage limit reached, resets at 3pm (America/New_York)");
     expect(existsSync(path.join(repo, "src"))).toBe(false);
+  });
+
+  it("runs as a workflow step in the sim runner (CI=true, GITHUB_ACTIONS=true) and edits the workspace", async () => {
+    const workspace = path.join(repo, "ws");
+    server = await startModelServer({
+      script: [
+        { toolCalls: [{ name: "Write", input: { file_path: path.join(workspace, "NOTES.md"), content: "# Notes\n" } }] },
+        { text: "Wrote NOTES.md." },
+      ],
+    });
+    const home = mkdtempSync(path.join(tmpdir(), "forge-claude-home-"));
+    const wf = `on:
+  workflow_dispatch:
+    inputs:
+      prompt: { required: true }
+jobs:
+  agent:
+    runs-on: ubuntu-latest
+    steps:
+      - id: claude
+        env:
+          ANTHROPIC_BASE_URL: \${{ vars.ANTHROPIC_BASE_URL }}
+          ANTHROPIC_API_KEY: \${{ secrets.ANTHROPIC_API_KEY }}
+          DISABLE_TELEMETRY: "1"
+          DISABLE_AUTOUPDATER: "1"
+          DISABLE_ERROR_REPORTING: "1"
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+        run: |
+          "$CLAUDE_BIN" -p "\${{ inputs.prompt }}" --output-format stream-json --verbose --allowedTools Write,Edit,Bash --max-turns 5 > "$RUNNER_TEMP/claude.jsonl"
+          tail -n 1 "$RUNNER_TEMP/claude.jsonl" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);require("fs").appendFileSync(process.env.GITHUB_OUTPUT,"subtype="+r.subtype+"\\n")})'
+`;
+    const r = await runJob({
+      workflowText: wf,
+      inputs: { prompt: "Write NOTES.md" },
+      context: baseContext({ vars: { ANTHROPIC_BASE_URL: server.url }, secrets: { ANTHROPIC_API_KEY: "sk-ant-forge-sim-dummy" } }),
+      workspace,
+      env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_BIN: claudeBinary() },
+    });
+    rmSync(home, { recursive: true, force: true });
+    expect(r.conclusion, r.steps[0]!.log.join("\n")).toBe("success");
+    expect(r.steps[0]!.outputs.subtype).toBe("success");
+    expect(readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("# Notes\n");
+    expect(server.turns().map((t) => t.status)).toEqual([200, 200]);
   });
 });
