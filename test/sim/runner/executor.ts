@@ -77,6 +77,8 @@ export interface StepResult {
   id: string | null;
   name: string;
   kind: "run" | "action" | "post";
+  /** `in_progress` only while the step runs (or in RunnerLostError.steps, for the step the runner died in). */
+  status: "in_progress" | "completed";
   /** Before continue-on-error. */
   outcome: StepConclusion;
   /** After continue-on-error. */
@@ -546,6 +548,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
       id: spec.id ?? null,
       name: masker.mask(displayName),
       kind,
+      status: "completed",
       outcome: "skipped",
       conclusion: "skipped",
       outputs: {},
@@ -559,7 +562,13 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     };
     steps.push(step);
     const emit = (e: StepEvent) => {
-      if (!hooks.isKilled()) options.onStep?.(e);
+      if (hooks.isKilled() || !options.onStep) return;
+      try {
+        options.onStep(e);
+      } catch (err) {
+        // A listener's bug must not change the job's outcome.
+        console.error(`onStep listener failed: ${(err as Error).message}`);
+      }
     };
     const recordStep = () => {
       if (spec.id && kind !== "post") stepsCtx[spec.id] = { outputs: { ...step.outputs }, outcome: step.outcome, conclusion: step.conclusion };
@@ -588,6 +597,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     }
 
     step.startedAt = nowIso();
+    step.status = "in_progress";
     emit({ type: "started", step });
     const log = (line: string) => {
       const masked = masker.mask(line);
@@ -823,6 +833,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     if (step.conclusion === "failure" && jobStatus === "success") jobStatus = "failure";
     if (outcome === "cancelled") jobStatus = "cancelled";
     step.completedAt = nowIso();
+    step.status = "completed";
     recordStep();
     emit({ type: "completed", step });
   };
