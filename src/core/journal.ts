@@ -61,13 +61,13 @@ export type TaskState = z.infer<typeof taskStateSchema>;
 
 export const changeRequestStateSchema = z
   .object({
-    id: z.string(),
+    id: z.string().describe("CR id."),
     emittedBy: z.string().describe("Task that raised it."),
     attempt: z.number().int().describe("Attempt of that task."),
-    title: z.string(),
-    reason: z.string(),
-    affectedTasks: z.array(z.string()).default([]),
-    status: z.enum(["pending", "approved", "rejected", "applied"]),
+    title: z.string().describe("One-line title, the CR issue's title."),
+    reason: z.string().describe("Why the plan is insufficient."),
+    affectedTasks: z.array(z.string()).default([]).describe("Task ids the CR concerns."),
+    status: z.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
     path: z.string().optional().describe("Repository path of the CR document on the emitter's branch."),
     issueNumber: z.number().int().optional().describe("The CR issue."),
     overlayId: z.string().optional().describe("Overlay that resolved it."),
@@ -78,12 +78,12 @@ export type ChangeRequestState = z.infer<typeof changeRequestStateSchema>;
 export const followupStateSchema = z
   .object({
     id: z.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
-    sourceTaskId: z.string(),
-    sourceAttempt: z.number().int(),
+    sourceTaskId: z.string().describe("Task whose walkthrough listed the follow-up."),
+    sourceAttempt: z.number().int().describe("Attempt of that task."),
     text: z.string().describe("The follow-up from the walkthrough."),
-    branch: z.string(),
+    branch: z.string().describe("Branch the follow-up agent works on."),
     status: z.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
-    prNumber: z.number().int().optional(),
+    prNumber: z.number().int().optional().describe("The follow-up's PR, once opened."),
   })
   .strict();
 export type FollowupState = z.infer<typeof followupStateSchema>;
@@ -94,19 +94,25 @@ export type FollowupState = z.infer<typeof followupStateSchema>;
  */
 export const journalSchema = z
   .object({
-    version: z.literal(1),
-    runId: z.string(),
-    planId: z.string(),
+    version: z.literal(1).describe("Journal format version."),
+    runId: z.string().describe("The run."),
+    planId: z.string().describe("The plan the run executes."),
     planCommit: z.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
     dagHash: z.string().describe("sha256 of the pinned dag.json."),
-    integrationBranch: z.string(),
-    baseBranch: z.string(),
-    createdAt: z.string(),
-    status: z.enum(["running", "completed", "cancelled"]),
-    completedAt: z.string().optional(),
+    integrationBranch: z.string().describe("The run's integration branch, which task PRs target."),
+    baseBranch: z.string().describe("Branch the integration branch was cut from and the final PR targets."),
+    createdAt: z.string().describe("When the run started (ISO-8601)."),
+    status: z.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
+    completedAt: z.string().optional().describe("When the run completed or was cancelled."),
     seq: z.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
-    plan: z.object({ nodes: z.array(planNodeSchema), overlays: z.array(z.string()).default([]) }).strict(),
-    tasks: z.array(taskStateSchema),
+    plan: z
+      .object({
+        nodes: z.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
+        overlays: z.array(z.string()).default([]).describe("Ids of the applied overlays, in order."),
+      })
+      .strict()
+      .describe("The plan as the run pinned it."),
+    tasks: z.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
     merged: z.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
     pause: z
       .object({
@@ -114,9 +120,10 @@ export const journalSchema = z
         changeRequests: z.array(z.string()).describe("Open CRs holding the run."),
         usageLimitUntil: z.string().optional().describe("Model usage limit: no dispatch before this time."),
       })
-      .strict(),
-    changeRequests: z.array(changeRequestStateSchema),
-    followups: z.array(followupStateSchema),
+      .strict()
+      .describe("Why dispatching is paused, if it is."),
+    changeRequests: z.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
+    followups: z.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
     outbox: z.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
   })
   .strict();
