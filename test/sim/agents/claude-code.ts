@@ -1,6 +1,6 @@
 // Running the real Claude Code CLI offline against the scripted model server.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -57,7 +57,11 @@ export interface RunClaudeOptions {
 
 /** `claude -p <prompt> --output-format stream-json --verbose --allowedTools … --max-turns …` */
 export function runClaudeCode(opts: RunClaudeOptions): Promise<ClaudeRun> {
+  const ownHome = opts.home === undefined;
   const home = opts.home ?? mkdtempSync(path.join(tmpdir(), "forge-claude-home-"));
+  const cleanup = () => {
+    if (ownHome) rmSync(home, { recursive: true, force: true });
+  };
   const args = [
     "-p",
     opts.prompt,
@@ -84,10 +88,12 @@ export function runClaudeCode(opts: RunClaudeOptions): Promise<ClaudeRun> {
     const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
     child.on("error", (err) => {
       clearTimeout(timer);
+      cleanup();
       reject(err);
     });
     child.on("close", (code) => {
       clearTimeout(timer);
+      cleanup();
       const events = stdout
         .split("\n")
         .filter((l) => l.trim().startsWith("{"))

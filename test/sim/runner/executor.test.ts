@@ -409,6 +409,7 @@ describe("runJob: timeouts, cancellation and a dying runner", () => {
       workflowText: wf,
       context: baseContext(),
       workspace,
+      runnerTemp: path.join(root, "tmp"), // a dead runner cleans nothing up
       onStep: (e) => {
         if (e.type === "log" && e.line === "working") handle.kill();
       },

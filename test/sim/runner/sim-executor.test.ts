@@ -69,6 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.close();
+  executor?.dispose();
 });
 
 async function dispatch(inputs: Record<string, string>): Promise<number> {

@@ -40,6 +40,8 @@ export interface SimExecutor {
   pool: RunnerPool;
   /** Jobs queued or running now: `kill()` one to simulate a runner dying mid-job. */
   active(): ActiveJob[];
+  /** Removes the workspace root if the executor created it (call after the sim is closed). */
+  dispose(): void;
 }
 
 /** The step names GitHub shows before a job runs (no expressions evaluated). */
@@ -51,6 +53,7 @@ function staticStepName(step: StepSpec): string {
 
 export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor {
   const pool = options.pool ?? createRunnerPool({ concurrency: options.concurrency ?? 4 });
+  const ownRoot = options.workspaceRoot === undefined;
   const root = options.workspaceRoot ?? mkdtempSync(path.join(tmpdir(), "forge-sim-runner-"));
   const active = new Set<ActiveJob>();
 
@@ -146,5 +149,12 @@ export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor
     d.complete();
   };
 
-  return { handler, pool, active: () => [...active] };
+  return {
+    handler,
+    pool,
+    active: () => [...active],
+    dispose: () => {
+      if (ownRoot && !options.keepWorkspaces) rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
