@@ -56,10 +56,10 @@ export function indexGraph(nodes: readonly GraphInput[]): IndexedGraph {
   return { ids, index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
 }
 
-/** A cycle as node indices `[a, b, c, a]`, and the position of `b` in `a`'s dependencies. */
+/** A cycle as node indices `[a, b, c, a]`; `depIndex[i]` is the position of `path[i + 1]` in `path[i]`'s dependencies. */
 export interface IndexedCycle {
   path: number[];
-  firstDepIndex: number;
+  depIndex: number[];
 }
 
 /**
@@ -151,7 +151,7 @@ function shortestCycleThrough(g: IndexedGraph, s: number, component: Int32Array,
         const back: number[] = [];
         for (let x = v; x !== s; x = parent[x]!) back.push(x);
         const path = [s, ...back.reverse(), s];
-        return { path, firstDepIndex: depIndexOf(g, s, path[1]!) };
+        return { path, depIndex: path.slice(0, -1).map((x, i) => depIndexOf(g, x, path[i + 1]!)) };
       }
       if (parent[w] === -1) {
         parent[w] = v;
@@ -160,7 +160,7 @@ function shortestCycleThrough(g: IndexedGraph, s: number, component: Int32Array,
     }
   }
   // Unreachable: every node of a strongly connected component lies on a cycle through `s`.
-  return { path: [s, s], firstDepIndex: 0 };
+  return { path: [s, s], depIndex: [0] };
 }
 
 function depIndexOf(g: IndexedGraph, v: number, w: number): number {

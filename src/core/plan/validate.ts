@@ -423,8 +423,13 @@ function checkStructure(input: StructureInput, out: Problem[], reported: Readonl
   start[n] = e;
   const g: IndexedGraph = { ids: ids as string[], index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
   for (const cycle of findCyclesIndexed(g)) {
-    const path = cycle.path.map((v) => ids[v]!).join(" → ");
-    out.push(problem(input.locate(cycle.path[0]!, cycle.firstDepIndex), "cycle", `dependency cycle ${path} (→ reads "depends on")`));
+    // Point at an edge an overlay added, when there is one: the plan before it was acyclic.
+    const edges = cycle.depIndex.map((j, i) => input.locate(cycle.path[i]!, j));
+    let at = edges.findIndex((loc) => loc.file.startsWith("overlays/"));
+    if (at === -1) at = 0;
+    const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
+    const path = nodes.map((v) => ids[v]!).join(" → ");
+    out.push(problem(edges[at]!, "cycle", `dependency cycle ${path} (→ reads "depends on")`));
   }
 }
 
