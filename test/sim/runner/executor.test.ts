@@ -390,6 +390,25 @@ describe("runJob: timeouts, cancellation and a dying runner", () => {
     expect(events.filter((e) => e.type === "started").length).toBe(2);
   });
 
+  it("stops a step whose cancel lands while it is being set up", async () => {
+    const wf = dispatch("", `    steps:\n      - run: sleep 20\n`);
+    const controller = new AbortController();
+    const t0 = Date.now();
+    const r = await runJob({
+      workflowText: wf,
+      context: baseContext(),
+      workspace,
+      signal: controller.signal,
+      killGraceMs: 200,
+      onStep: (e) => {
+        if (e.type === "started") controller.abort();
+      },
+    });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(r.conclusion).toBe("cancelled");
+    expect(r.steps[0]!.conclusion).toBe("cancelled");
+  });
+
   it("kill(): the runner dies mid-job — no result, no later or post steps, the process group is gone", async () => {
     const pidFile = path.join(root, "pid");
     const marker = path.join(root, "cleanup-ran");

@@ -576,6 +576,10 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
 
     // `if:` — post steps use the action's `post-if` (default always()).
     let run: boolean;
+    // Whether this step runs because of a cancellation (an always()/cancelled() step): such a step
+    // is not stopped by the cancel again. Decided with its `if:`, so a cancel that lands while the
+    // step is being set up still stops it.
+    const runsAfterCancel = jobStatus === "cancelled";
     try {
       const condition = kind === "post" ? (post?.action.postIf ?? "always()") : spec.if;
       run = evaluateCondition(condition, { ...exprCtx(env0), jobStatus });
@@ -662,11 +666,11 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
       const allCtxEnv = { ...ctxEnv, ...stepEnv };
 
       const now = Date.now();
-      const remainingJob = jobStatus === "cancelled" ? cancelTimeoutMs : Math.max(0, jobDeadline - now);
+      const remainingJob = runsAfterCancel ? cancelTimeoutMs : Math.max(0, jobDeadline - now);
       const stepTimeout = minutesToMs(interpolate(spec["timeout-minutes"], exprCtx(allCtxEnv)), "timeout-minutes");
       const timeoutMs = Math.min(stepTimeout ?? Infinity, remainingJob);
       // After a cancellation, steps that still run (always()) are not stopped by it again.
-      const stepSignal = jobStatus === "cancelled" ? undefined : jobAbort.signal;
+      const stepSignal = runsAfterCancel ? undefined : jobAbort.signal;
 
       const exec = async (command: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<ExecResult> => {
         const lines: string[] = [];
@@ -762,7 +766,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     } catch (err) {
       if (err instanceof ExpressionError || err instanceof ActionFailedError || err instanceof Error) {
         failure = err.message;
-        if (jobAbort.signal.aborted && jobStatus === "cancelled" && !(err instanceof ExpressionError)) {
+        if (!runsAfterCancel && jobAbort.signal.aborted && jobStatus === "cancelled" && !(err instanceof ExpressionError)) {
           proc = { exitCode: null, signal: null, stoppedBy: jobTimedOut ? "timed_out" : "cancelled" };
         }
       } else {
