@@ -5,6 +5,7 @@
  * problems. Schema checks (zod) run here too, so validation itself stays a fast pass over data.
  */
 import matter from "gray-matter";
+import jsyaml from "js-yaml";
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from "yaml";
 import type { z } from "zod";
 import { dagSchema, type Dag } from "../schemas/dag.js";
@@ -54,8 +55,8 @@ export interface FrontmatterFile<T> {
   /** The frontmatter, when the schema accepted it. */
   data?: T;
   issues: SchemaIssue[];
-  /** 1-based file line of each field: `title`, `dependencies`, `dependencies[2]`, `added_edges[1].from`. */
-  lines: Record<string, number>;
+  /** The YAML text of the frontmatter block; its line 1 is the file's line 1. `fieldLines` reads positions from it. */
+  frontmatter: string;
 }
 
 /** A `## Heading` of a task body. */
@@ -186,8 +187,8 @@ export function parseFrontmatterFile<S extends z.ZodType>(
   let yamlText: string | undefined;
   let body = text;
   try {
-    // gray-matter only splits; the block is parsed with `yaml`, which keeps positions and does not
-    // turn timestamps into Dates (js-yaml, gray-matter's default engine, does).
+    // gray-matter only splits here; the block is read below with the YAML 1.2 core schema, where
+    // timestamps stay strings (gray-matter's default engine would turn them into Dates).
     const split = matter(text, {
       engines: {
         yaml: {
@@ -210,34 +211,58 @@ export function parseFrontmatterFile<S extends z.ZodType>(
     name,
     hasFrontmatter,
     issues: [],
-    lines: {},
+    frontmatter: hasFrontmatter ? (yamlText ?? "") : "",
     body,
     bodyLine,
   };
   if (!hasFrontmatter) return result;
-  const lineCounter = new LineCounter();
-  // The captured block starts with the rest of the opening `---` line, so its line 1 is the file's line 1.
-  const doc = parseDocument(yamlText ?? "", { lineCounter, prettyErrors: true });
-  const firstError = doc.errors[0];
-  if (firstError) {
-    const line = firstError.linePos?.[0].line;
-    const message = (firstError.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    result.yamlError = { message, ...(line !== undefined && { line }) };
-    return result;
-  }
   let raw: unknown;
   try {
-    raw = doc.toJS({ maxAliasCount: 100 }) ?? {};
+    // js-yaml reads the data (an order of magnitude faster than `yaml` on small documents); the
+    // core schema is YAML 1.2's, so timestamps stay strings. `yaml` gives positions when needed.
+    raw = jsyaml.load(result.frontmatter, { schema: jsyaml.CORE_SCHEMA, filename: file }) ?? {};
   } catch (err) {
-    result.yamlError = { message: (err as Error).message };
+    result.yamlError = yamlErrorOf(result.frontmatter, err);
     return result;
   }
   result.raw = raw;
-  collectYamlLines(doc.contents, lineCounter, result.lines);
   const checked = schema.safeParse(raw);
   if (checked.success) result.data = checked.data;
   else result.issues = toIssues(checked.error);
   return result;
+}
+
+/** A YAML syntax error, worded and located by `yaml` (clearer than js-yaml's), else by js-yaml. */
+function yamlErrorOf(text: string, err: unknown): ParseError {
+  const first = parseDocument(text, { prettyErrors: true }).errors[0];
+  if (first) {
+    const line = first.linePos?.[0].line;
+    const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    return { message, ...(line !== undefined && { line }) };
+  }
+  const mark = (err as { mark?: { line?: number } }).mark;
+  const reason = (err as { reason?: string }).reason ?? (err as Error).message;
+  return { message: reason, ...(typeof mark?.line === "number" && { line: mark.line + 1 }) };
+}
+
+const linesOf = new WeakMap<FrontmatterFile<unknown>, Record<string, number>>();
+
+/**
+ * 1-based file line of each field of a frontmatter block: `title`, `dependencies`,
+ * `dependencies[2]`, `added_edges[1].from`. Computed on first use (only problems need lines), then kept.
+ */
+export function fieldLines(f: FrontmatterFile<unknown>): Record<string, number> {
+  let lines = linesOf.get(f);
+  if (!lines) {
+    lines = {};
+    if (f.frontmatter) {
+      const lineCounter = new LineCounter();
+      const doc = parseDocument(f.frontmatter, { lineCounter });
+      collectYamlLines(doc.contents, lineCounter, lines);
+    }
+    linesOf.set(f, lines);
+  }
+  return lines;
 }
 
 /** zod issues as data; an unknown key becomes one issue at that key's path. */

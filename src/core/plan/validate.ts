@@ -10,7 +10,7 @@ import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.j
 import { TASK_BODY_SECTIONS } from "../schemas/task.js";
 import type { Dag } from "../schemas/dag.js";
 import { findCyclesIndexed, type IndexedGraph } from "./graph.js";
-import type { DagFile, FrontmatterFile, OverlayFile, ParsedPlan, SchemaIssue, Section, TaskFile } from "./parse.js";
+import { fieldLines, type DagFile, type FrontmatterFile, type OverlayFile, type ParsedPlan, type SchemaIssue, type Section, type TaskFile } from "./parse.js";
 import { fieldPath, problem, sortProblems, type Location, type PlanRule, type Problem } from "./problem.js";
 
 /**
@@ -91,7 +91,7 @@ function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], idRule: P
   for (const issue of f.issues) {
     const field = fieldPath(issue.path);
     const rule: PlanRule = field === "id" && issue.code === "invalid_format" ? idRule : "invalid-frontmatter";
-    out.push(problem({ file: f.file, line: lineOfPath(f.lines, issue.path), field: field || undefined }, rule, issueMessage(issue, f.raw)));
+    out.push(problem({ file: f.file, line: lineOfPath(fieldLines(f), issue.path), field: field || undefined }, rule, issueMessage(issue, f.raw)));
   }
   return true;
 }
@@ -138,7 +138,7 @@ function collectTasks(plan: ParsedPlan, out: Problem[]): Map<string, TaskEntry> 
   for (const e of entries) if (e.id === e.task.name) tasks.set(e.id, e);
   for (const e of entries) {
     if (e.id === e.task.name) continue;
-    const at = { file: e.task.file, line: e.task.lines.id, field: "id" };
+    const at = { file: e.task.file, line: fieldLines(e.task).id, field: "id" };
     const owner = tasks.get(e.id);
     if (owner) {
       out.push(problem(at, "duplicate-id", `id ${JSON.stringify(e.id)} is already used by ${owner.task.file}`));
@@ -180,7 +180,7 @@ function taskEntry(task: TaskFile, readable: boolean): TaskEntry {
 function checkSpec(task: TaskFile, specs: ReadonlySet<string>, out: Problem[]): void {
   const spec = task.data ? task.data.spec : (task.raw as Record<string, unknown> | undefined)?.spec;
   if (typeof spec !== "string" || specs.has(spec) || (spec.startsWith("./") && specs.has(spec.slice(2)))) return;
-  out.push(problem({ file: task.file, line: task.lines.spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`));
+  out.push(problem({ file: task.file, line: fieldLines(task).spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`));
 }
 
 function checkSections(task: TaskFile, out: Problem[]): void {
@@ -249,7 +249,7 @@ function readOverlay(overlay: OverlayFile, entry: OverlayEntry, out: Problem[]):
   if (typeof id === "string" && id !== overlay.name)
     out.push(
       problem(
-        { file: overlay.file, line: overlay.lines.id, field: "id" },
+        { file: overlay.file, line: fieldLines(overlay).id, field: "id" },
         "id-file-mismatch",
         `the overlay's id ${JSON.stringify(id)} must equal its file name ${JSON.stringify(overlay.name)}`,
       ),
@@ -269,7 +269,8 @@ function readOverlay(overlay: OverlayFile, entry: OverlayEntry, out: Problem[]):
 }
 
 function overlayAt(o: OverlayEntry, field: string): Location {
-  return { file: o.overlay.file, line: o.overlay.lines[field] ?? lineOfPath(o.overlay.lines, field.split(/[.[\]]+/).filter(Boolean)), field };
+  const lines = fieldLines(o.overlay);
+  return { file: o.overlay.file, line: lines[field] ?? lineOfPath(lines, field.split(/[.[\]]+/).filter(Boolean).map((k) => (/^\d+$/.test(k) ? Number(k) : k))), field };
 }
 
 /**
@@ -372,7 +373,7 @@ function planGraph(tasks: Map<string, TaskEntry>, overlayDeps: Map<string, Overl
     refinery,
     locate(v, j) {
       const e = entries[v]!;
-      const lines = e.task.lines;
+      const lines = fieldLines(e.task);
       if (j === undefined) return { file: e.task.file, line: lines.dependencies ?? lines.type, field: "dependencies" };
       if (j < e.deps.length) {
         const field = `dependencies[${e.depPos?.[j] ?? j}]`;
