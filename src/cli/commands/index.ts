@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
 import { registerGraph } from "./graph.js";
+import { registerSpawn } from "./spawn.js";
 import { registerValidate } from "./validate.js";
 
 export interface CommandContext {
@@ -13,4 +14,4 @@ export interface CommandContext {
 export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
 
 /** Every `forge` subcommand. Adding one is one line here. */
-export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph];
+export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn];

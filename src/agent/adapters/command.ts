@@ -1,0 +1,36 @@
+/**
+ * Any executable as an agent. The contract: environment variables in — `FORGE_PROMPT`,
+ * `FORGE_SYSTEM_PROMPT`, `FORGE_MODEL`, `FORGE_SESSION_DIR`, `FORGE_SPAWN_DEPTH`, `FORGE_TRACE_ID`,
+ * `FORGE_AGENT_TYPE`, `FORGE_ALLOWED_TOOLS`, `FORGE_MAX_TURNS`, the report paths
+ * (`FORGE_WALKTHROUGH_PATH`, `FORGE_QUESTION_FILE`, `FORGE_CHANGE_REQUEST_FILE`,
+ * `FORGE_REFINEMENT_FILE`, `FORGE_SIGNAL_DIR`) — and the exit code (seed 001 §5) and files out. The
+ * prompt is also written to stdin. Lines in Claude Code's stream-json shape are understood as such;
+ * other lines are plain progress. No model key passes unless `passEnv` names it.
+ */
+import { pickEnv } from "../env.js";
+import { StreamJsonParser } from "./claude.js";
+import type { Adapter, AdapterInput, AdapterOutcome, Invocation } from "./types.js";
+
+export const commandAdapter: Adapter = {
+  name: "command",
+  invocation(input: AdapterInput): Invocation {
+    if (!input.command) throw new Error("adapter 'command' needs a command to run");
+    return {
+      command: input.command,
+      args: input.args ?? [],
+      env: { ...pickEnv(input.parentEnv, input.passEnv), ...input.forgeEnv, ...input.extraEnv },
+      stdin: input.prompt,
+    };
+  },
+  parser: () => new CommandOutputParser(),
+};
+
+class CommandOutputParser extends StreamJsonParser {
+  override finish(exitCode: number | null): AdapterOutcome {
+    const outcome = super.finish(exitCode);
+    outcome.ok = exitCode === 0;
+    // Plain output: the last lines are the agent's final word.
+    if (outcome.result === undefined && this.plainLines.length > 0) outcome.result = this.plainLines.slice(-20).join("\n");
+    return outcome;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Types shared by the agent layer (seed 001 layers 0–2): what a spawn takes and returns, and the
+ * progress events the runner's heartbeat watches.
+ */
+import type { Masker } from "./secrets.js";
+
+/** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
+export type AdapterName = "claude" | "codex" | "command";
+export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "command"];
+
+/** Kinds of agents Forge spawns: the DAG's agent types, the Captain, and the sentinel roles. */
+export const AGENT_KINDS = [
+  "1",
+  "2",
+  "3",
+  "refinery",
+  "captain",
+  "sentinel-writer",
+  "sentinel-executor",
+  "sentinel-auditor",
+  "sentinel-consolidator",
+] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+export function isAgentKind(value: unknown): value is AgentKind {
+  return typeof value === "string" && (AGENT_KINDS as readonly string[]).includes(value);
+}
+
+/** Exit codes of seed 001 §5. */
+export type ForgeExitCode = 0 | 1 | 2 | 3 | 10 | 11 | 12 | 20 | 21;
+export const FORGE_EXIT_CODES: readonly ForgeExitCode[] = [0, 1, 2, 3, 10, 11, 12, 20, 21];
+
+export function isForgeExitCode(n: unknown): n is ForgeExitCode {
+  return typeof n === "number" && (FORGE_EXIT_CODES as readonly number[]).includes(n);
+}
+
+export type SpawnStatus =
+  | "success"
+  | "failure"
+  | "depth_exceeded"
+  | "human_input"
+  | "needs_refinement"
+  | "needs_escalation"
+  | "partial"
+  | "interrupted"
+  | "timeout";
+
+export const STATUS_OF_EXIT: Record<ForgeExitCode, SpawnStatus> = {
+  0: "success",
+  1: "failure",
+  2: "depth_exceeded",
+  3: "human_input",
+  10: "needs_refinement",
+  11: "needs_escalation",
+  12: "partial",
+  20: "interrupted",
+  21: "timeout",
+};
+
+export type ProgressKind =
+  | "start"
+  | "system"
+  | "text"
+  | "tool_use"
+  | "tool_result"
+  | "result"
+  | "stderr"
+  | "output"
+  | "rate_limit"
+  | "retry"
+  | "exit";
+
+/** One thing the agent did, parsed from its output stream. Also one line of `events.ndjson`. */
+export interface ProgressEvent {
+  at: string;
+  kind: ProgressKind;
+  /** One human-readable line (masked, truncated). */
+  summary: string;
+  tool?: string;
+  /** Assistant turns seen so far. */
+  turn?: number;
+  traceId: string;
+  depth: number;
+  /** The spawn's name (its stage). */
+  name: string;
+}
+
+/** Files the agent writes to report to its caller. */
+export interface ReportPaths {
+  walkthrough: string;
+  question: string;
+  changeRequest: string;
+  refinement: string;
+}
+
+export interface SpawnOptions {
+  adapter: AdapterName;
+  /** WHAT to do (seed 001 §4). */
+  prompt: string;
+  /** WHO/HOW: the system prompt text. */
+  systemPrompt?: string;
+  /** The kind of agent being spawned; checked against the caller's `FORGE_AGENT_TYPE`. */
+  agentType?: AgentKind;
+  model?: string;
+  cwd: string;
+  /** Created when missing; receives events.ndjson, transcript.log, .signals/. */
+  sessionDir: string;
+  /** Signal and event name (a stage name). Default "spawn". */
+  name?: string;
+  /** Signal layer (seed 001 §5). Default "exec". */
+  layer?: "exec" | "orch" | "coord" | "sentinel" | "monitor";
+  /** Default: allowedToolsFor(agentType, adapter). */
+  allowedTools?: string[];
+  maxTurns?: number;
+  /** Spawn depth budget (seed 001 §6). Default 3. */
+  maxDepth?: number;
+  /** Wall clock; → exit 21, timedOut "wall". */
+  timeoutMs?: number;
+  /** No output for this long; → killed, exit 21, timedOut "idle". */
+  idleTimeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+  /** Epoch ms: rate-limit backoff happens inside the job only until then. Default: now + timeoutMs, else 30 min. */
+  deadline?: number;
+  /** Backoff retries on a rate limit before giving up (default 5). */
+  maxRateLimitRetries?: number;
+  /** Parent environment: PATH, model keys, FORGE_SPAWN_DEPTH, FORGE_TRACE_ID are read from it. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Passed to the agent as given. */
+  extraEnv?: Record<string, string>;
+  /** Names of parent variables to pass through in addition to the adapter's own (e.g. a model key for a command agent). */
+  passEnv?: string[];
+  masker?: Masker;
+  /** Adapter "command": the executable and its arguments. */
+  command?: string;
+  args?: string[];
+  /** The CLI executable for claude/codex (default: found on PATH). */
+  binary?: string;
+  /** Report file locations (default: in sessionDir). */
+  reports?: Partial<ReportPaths>;
+  /** A JS entry of the forge CLI to expose as `forge` on the agent's PATH (default: this package's bin/forge.js). False: none. */
+  forgeCli?: string | false;
+  /** Sleep used for rate-limit backoff (tests replace it). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Random source for jitter (tests replace it). */
+  random?: () => number;
+}
+
+export interface SpawnError {
+  code: string;
+  message: string;
+}
+
+export interface SpawnResult {
+  exitCode: ForgeExitCode;
+  status: SpawnStatus;
+  error?: SpawnError;
+  timedOut?: "wall" | "idle";
+  /** ISO time the model's usage limit resets, when it outlasts the deadline (exit code 1, not a failure for the App). */
+  rateLimitedUntil?: string;
+  /** The agent's final message. */
+  result?: string;
+  adapter: AdapterName;
+  agentType?: AgentKind;
+  model?: string;
+  turns?: number;
+  costUsd?: number;
+  sessionId?: string;
+  traceId: string;
+  depth: number;
+  maxDepth: number;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  /** Rate-limit retries made inside this spawn. */
+  rateLimitRetries: number;
+  sessionDir: string;
+  eventsPath: string;
+  transcriptPath: string;
+  signalPath?: string;
+  /** Report files the agent actually wrote. */
+  reports: Partial<ReportPaths>;
+}

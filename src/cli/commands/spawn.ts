@@ -1,0 +1,205 @@
+/**
+ * `forge spawn` — Layer 0 of seed 001 on the command line. Agents allowed to have sub-agents run it
+ * from their shell; people run it to try an agent by hand.
+ *
+ * stdout: `KEY=value` lines (text) or one JSON object (json). stderr: `{"status":"error","error":{…}}`
+ * when the spawn did not succeed. Exit code: the seed's (0, 1, 2, 3, 10, 11, 12, 20, 21); a bad
+ * option is 1 with `error.code` `bad_options` (never 2, which means "depth exceeded").
+ */
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Command } from "commander";
+import { loadSystemPrompt } from "../../agent/prompts.js";
+import { spawnAgent } from "../../agent/spawn.js";
+import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
+import type { CommandContext } from "./index.js";
+
+interface SpawnFlags {
+  prompt?: string;
+  promptFile?: string;
+  systemPrompt?: string;
+  extraContext?: string[];
+  adapter?: string;
+  command?: string;
+  arg?: string[];
+  model?: string;
+  maxDepth?: string;
+  outputFormat?: string;
+  cwd?: string;
+  allowedTools?: string;
+  agentType?: string;
+  sessionDir?: string;
+  name?: string;
+  maxTurns?: string;
+  timeout?: string;
+  idleTimeout?: string;
+}
+
+class BadOptions extends Error {}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerSpawn(program: Command, { io, setExitCode }: CommandContext): void {
+  program
+    .command("spawn")
+    .description("Run one agent session (seed 001 layer 0): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.")
+    .option("--prompt <text>", "what to do")
+    .option("--prompt-file <file>", "read the prompt from a file")
+    .option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)")
+    .option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect)
+    .option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`)
+    .option("--adapter <name>", "claude | codex | command (default: $FORGE_ADAPTER or claude)")
+    .option("--command <exe>", "adapter command: the executable")
+    .option("--arg <value>", "adapter command: an argument (repeatable)", collect)
+    .option("--model <model>", "model id or alias (default: $FORGE_MODEL)")
+    .option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)")
+    .option("--output-format <format>", "text | json", "text")
+    .option("--cwd <dir>", "working directory of the agent")
+    .option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)")
+    .option("--session-dir <dir>", "where events, transcript and signals go")
+    .option("--name <name>", "name of this spawn in signals and events", "spawn")
+    .option("--max-turns <n>", "turn limit passed to the agent CLI")
+    .option("--timeout <seconds>", "wall-clock limit")
+    .option("--idle-timeout <seconds>", "kill the agent after this long without output")
+    // Unknown options and stray arguments are reported here, as JSON with exit 1: commander's own
+    // usage error would exit 2, which callers read as "depth exceeded".
+    .allowUnknownOption(true)
+    .allowExcessArguments(true)
+    .action(async (flags: SpawnFlags, cmd: Command) => {
+      const json = flags.outputFormat === "json";
+      const fail = (code: string, message: string) => {
+        io.err(`${JSON.stringify({ status: "error", error: { code, message } })}\n`);
+        setExitCode(1);
+      };
+      try {
+        if (cmd.args.length > 0) throw new BadOptions(`unknown option or argument: ${cmd.args.join(" ")}`);
+        if (flags.outputFormat !== "text" && flags.outputFormat !== "json") throw new BadOptions("--output-format must be text or json");
+        const controller = new AbortController();
+        const onSignal = () => controller.abort();
+        process.once("SIGINT", onSignal);
+        process.once("SIGTERM", onSignal);
+        try {
+          const result = await spawnAgent(await optionsFrom(flags, io.cwd, controller.signal));
+          io.out(json ? `${JSON.stringify(toJson(result), null, 2)}\n` : toKeyValue(result));
+          if (result.error) io.err(`${JSON.stringify({ status: "error", error: result.error })}\n`);
+          setExitCode(result.exitCode);
+        } finally {
+          process.removeListener("SIGINT", onSignal);
+          process.removeListener("SIGTERM", onSignal);
+        }
+      } catch (err) {
+        if (err instanceof BadOptions) fail("bad_options", err.message);
+        else fail("internal", err instanceof Error ? err.message : String(err));
+      }
+    });
+}
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new BadOptions(`${flag} must be a whole number, got '${value}'`);
+  return n;
+}
+
+function seconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new BadOptions(`${flag} must be a positive number of seconds, got '${value}'`);
+  return Math.round(n * 1000);
+}
+
+async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSignal): Promise<Parameters<typeof spawnAgent>[0]> {
+  const env = process.env;
+  const adapter = (flags.adapter ?? env.FORGE_ADAPTER ?? "claude") as AdapterName;
+  if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
+  if (flags.agentType !== undefined && !isAgentKind(flags.agentType)) throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
+  const agentType = flags.agentType as AgentKind | undefined;
+  const cwd = path.resolve(baseCwd, flags.cwd ?? ".");
+
+  let prompt = flags.prompt ?? (flags.promptFile ? await readFile(path.resolve(baseCwd, flags.promptFile), "utf8") : undefined);
+  if (prompt === undefined || prompt.trim() === "") throw new BadOptions("--prompt or --prompt-file is required");
+  for (const file of flags.extraContext ?? []) {
+    prompt += `\n\n## Additional context (${path.basename(file)})\n\n${await readFile(path.resolve(baseCwd, file), "utf8")}`;
+  }
+  let systemPrompt: string | undefined;
+  if (flags.systemPrompt) systemPrompt = await readFile(path.resolve(baseCwd, flags.systemPrompt), "utf8");
+  else if (agentType) systemPrompt = (await loadSystemPrompt(agentType, { repoDir: cwd })).text;
+
+  const command = flags.command ?? (adapter === "command" ? env.FORGE_COMMAND : undefined);
+  if (adapter === "command" && !command) throw new BadOptions("--adapter command needs --command <exe>");
+  const name = flags.name ?? "spawn";
+  // Inside a session, a sub-agent's session goes under the parent's, so one artifact holds both.
+  const parentSubDir = env.FORGE_SESSION_DIR ? path.join(env.FORGE_SESSION_DIR, "sub") : tmpdir();
+  if (!flags.sessionDir) mkdirSync(parentSubDir, { recursive: true });
+  const sessionDir = flags.sessionDir
+    ? path.resolve(baseCwd, flags.sessionDir)
+    : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
+  const maxDepth = positiveInt(flags.maxDepth ?? env.FORGE_MAX_DEPTH, "--max-depth");
+  const maxTurns = positiveInt(flags.maxTurns, "--max-turns");
+  const timeoutMs = seconds(flags.timeout, "--timeout");
+  const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
+  const model = flags.model ?? env.FORGE_MODEL;
+  return {
+    adapter,
+    prompt,
+    cwd,
+    sessionDir,
+    name,
+    signal,
+    ...(agentType ? { agentType } : {}),
+    ...(systemPrompt ? { systemPrompt } : {}),
+    ...(model ? { model } : {}),
+    ...(maxDepth !== undefined ? { maxDepth } : {}),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+    ...(flags.allowedTools ? { allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
+    ...(command ? { command } : {}),
+    ...(flags.arg ? { args: flags.arg } : {}),
+  };
+}
+
+export function toJson(r: SpawnResult): Record<string, unknown> {
+  return {
+    status: r.status,
+    exit_code: r.exitCode,
+    ...(r.error ? { error: r.error } : {}),
+    trace_id: r.traceId,
+    depth: r.depth,
+    max_depth: r.maxDepth,
+    adapter: r.adapter,
+    ...(r.agentType ? { agent_type: r.agentType } : {}),
+    ...(r.model ? { model: r.model } : {}),
+    ...(r.turns !== undefined ? { turns: r.turns } : {}),
+    ...(r.costUsd !== undefined ? { cost_usd: r.costUsd } : {}),
+    ...(r.timedOut ? { timed_out: r.timedOut } : {}),
+    ...(r.rateLimitedUntil ? { rate_limited_until: r.rateLimitedUntil } : {}),
+    duration_ms: r.durationMs,
+    session_dir: r.sessionDir,
+    events: r.eventsPath,
+    transcript: r.transcriptPath,
+    ...(r.signalPath ? { signal: r.signalPath } : {}),
+    reports: r.reports,
+    ...(r.result !== undefined ? { result: r.result } : {}),
+  };
+}
+
+/** `KEY=value` lines; values with line breaks or quotes are written as JSON strings. */
+export function toKeyValue(r: SpawnResult): string {
+  const flat: Record<string, unknown> = { ...toJson(r) };
+  delete flat.reports;
+  delete flat.error;
+  if (r.error) {
+    flat.error_code = r.error.code;
+    flat.error_message = r.error.message;
+  }
+  for (const [k, v] of Object.entries(r.reports)) flat[`report_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = v;
+  return Object.entries(flat)
+    .map(([k, v]) => {
+      const s = String(v);
+      return `${k.toUpperCase()}=${/[\n\r"]/.test(s) ? JSON.stringify(s) : s}\n`;
+    })
+    .join("");
+}
