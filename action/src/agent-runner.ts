@@ -1,0 +1,185 @@
+/**
+ * What the job pipeline needs from the agent layer: run an agent type's stage sequence in a work
+ * tree and report how it ended. `src/agent`'s `runStages` is the production implementation
+ * (`createStagesRunner` in stages-runner.ts); `createCommandRunner` runs any executable as a single
+ * stage, for tests and for the simplest installs. `main` depends on this interface only.
+ */
+import { spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Masker } from "../../src/agent/secrets.js";
+import type { AgentType } from "../../src/core/schemas/common.js";
+
+/** What the pipeline gathered for the agent (texts from outside the plan already sanitized). */
+export interface TaskContext {
+  runId: string;
+  taskId: string;
+  attempt: number;
+  title: string;
+  /** The task file (frontmatter + body) from the pinned plan. */
+  task: string;
+  spec?: string;
+  plan?: string;
+  agentsMd?: string;
+  dependencyWalkthroughs?: Array<{ taskId: string; text: string }>;
+  refinement?: string;
+  answer?: string;
+  testCommand?: string;
+  branch: string;
+  baseRef: string;
+}
+
+/** One line of progress: any sign that the agent is working. */
+export interface Progress {
+  summary: string;
+  kind?: string;
+}
+
+export interface AgentRunRequest {
+  agentType: AgentType;
+  taskContext: TaskContext;
+  /** The checkout the agent works in. */
+  workdir: string;
+  /** Outside the work tree: transcript, events, signals, manifest, reports. Committed in the record folder. */
+  sessionDir: string;
+  /** Where the agent must write its walkthrough (inside sessionDir). */
+  walkthroughPath: string;
+  /** Aborted by the pipeline on a stall, a timeout or a cancel: the agent must be stopped promptly. */
+  signal: AbortSignal;
+  onProgress(p: Progress): void;
+}
+
+export interface AgentRunOutcome {
+  /** Seed 001 §5 exit code. */
+  exitCode: number;
+  /** Stage manifest (seed 001 §3), if the runner wrote one. */
+  manifestPath?: string;
+  walkthroughPath?: string;
+  changeRequestPath?: string;
+  question?: string;
+  refinement?: string;
+  rateLimitedUntil?: string;
+  error?: string;
+  agent?: string;
+  model?: string;
+  costUsd?: number;
+  turns?: number;
+}
+
+export interface AgentRunner {
+  /** Adapter name, recorded in trailers and results (claude, codex, command). */
+  readonly name: string;
+  run(request: AgentRunRequest): Promise<AgentRunOutcome>;
+}
+
+export interface CommandRunnerOptions {
+  /** A shell command line; run with `sh -c` in the work tree. */
+  command: string;
+  /** Environment of the agent (no tokens!). FORGE_* variables are added. */
+  env: Record<string, string>;
+  masker?: Masker;
+  /** SIGTERM → SIGKILL delay when stopped (default 2 s). */
+  killGraceMs?: number;
+}
+
+/**
+ * Any executable as a one-stage agent: environment in, exit code and files out. Its output lines are
+ * its progress; they go, masked, to `<sessionDir>/transcript.log`.
+ */
+export function createCommandRunner(options: CommandRunnerOptions): AgentRunner {
+  return {
+    name: "command",
+    async run(req) {
+      await mkdir(req.sessionDir, { recursive: true });
+      const reports = {
+        FORGE_WALKTHROUGH_PATH: req.walkthroughPath,
+        FORGE_QUESTION_FILE: path.join(req.sessionDir, "question.md"),
+        FORGE_CHANGE_REQUEST_FILE: path.join(req.sessionDir, "change-request.md"),
+        FORGE_REFINEMENT_FILE: path.join(req.sessionDir, "refinement.md"),
+        FORGE_SIGNAL_DIR: path.join(req.sessionDir, ".signals"),
+      };
+      const taskFile = path.join(req.sessionDir, "task.md");
+      const env: Record<string, string> = {
+        ...options.env,
+        ...reports,
+        FORGE_SESSION_DIR: req.sessionDir,
+        FORGE_RUN_ID: req.taskContext.runId,
+        FORGE_TASK_ID: req.taskContext.taskId,
+        FORGE_ATTEMPT: String(req.taskContext.attempt),
+        FORGE_AGENT_TYPE: req.agentType,
+        FORGE_TASK_FILE: taskFile,
+        FORGE_PROMPT_FILE: path.join(req.sessionDir, "context.md"),
+        FORGE_BRANCH: req.taskContext.branch,
+        FORGE_BASE_REF: req.taskContext.baseRef,
+      };
+      const transcriptPath = path.join(req.sessionDir, "transcript.log");
+      const transcript = createWriteStream(transcriptPath, { flags: "a" });
+      const mask = (s: string) => (options.masker ? options.masker.mask(s) : s);
+      const startedAt = Date.now();
+
+      const exitCode = await new Promise<number>((resolve) => {
+        // detached: its own process group, so a stop reaches everything it started.
+        const child = spawn("sh", ["-c", options.command], { cwd: req.workdir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        let stopped = false;
+        const stop = () => {
+          if (stopped || child.exitCode !== null) return;
+          stopped = true;
+          killGroup(child.pid, "SIGTERM");
+          setTimeout(() => killGroup(child.pid, "SIGKILL"), options.killGraceMs ?? 2000).unref();
+        };
+        if (req.signal.aborted) stop();
+        req.signal.addEventListener("abort", stop, { once: true });
+        const lines = (stream: NodeJS.ReadableStream, kind: string) => {
+          let buf = "";
+          stream.setEncoding("utf8");
+          stream.on("data", (chunk: string) => {
+            buf += chunk;
+            let i: number;
+            while ((i = buf.indexOf("\n")) >= 0) {
+              const line = mask(buf.slice(0, i));
+              buf = buf.slice(i + 1);
+              transcript.write(`${JSON.stringify({ t: Date.now() - startedAt, stream: kind, line })}\n`);
+              req.onProgress({ summary: line.slice(0, 200), kind });
+            }
+          });
+          stream.on("end", () => {
+            if (buf) {
+              const line = mask(buf);
+              transcript.write(`${JSON.stringify({ t: Date.now() - startedAt, stream: kind, line })}\n`);
+              req.onProgress({ summary: line.slice(0, 200), kind });
+            }
+          });
+        };
+        lines(child.stdout, "stdout");
+        lines(child.stderr, "stderr");
+        child.on("error", (err) => {
+          transcript.write(`${JSON.stringify({ t: Date.now() - startedAt, stream: "runner", line: `failed to start: ${err.message}` })}\n`);
+          resolve(1);
+        });
+        child.on("close", (code, sig) => {
+          req.signal.removeEventListener("abort", stop);
+          // The group may hold children that outlived the leader.
+          killGroup(child.pid, "SIGKILL");
+          resolve(code ?? (sig ? 20 : 1));
+        });
+      });
+      await new Promise<void>((r) => transcript.end(r));
+      const known = [0, 1, 2, 3, 10, 11, 12, 20, 21];
+      return {
+        exitCode: known.includes(exitCode) ? exitCode : 1,
+        agent: "command",
+        ...(known.includes(exitCode) ? {} : { error: `the agent command exited with ${exitCode}` }),
+      };
+    },
+  };
+}
+
+function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What the agent is told: the pinned plan, the task file and its spec (read at the run's plan
+ * commit, so an edit on the default branch mid-run changes nothing), walkthroughs of the
+ * dependencies (on the checked-out branch, which holds every merged dependency), the repository's
+ * AGENTS.md, and the dispatch context — a previous attempt's refinement document or a person's
+ * answer — which comes from outside the reviewed plan and is sanitized.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { sanitizeUntrusted } from "../../src/agent/secrets.js";
+import type { Journal, PlanNode } from "../../src/core/journal.js";
+import { planDir, walkthroughPath } from "../../src/core/layout.js";
+import { parseTaskFile } from "../../src/core/plan/parse.js";
+import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
+import type { TaskContext } from "./agent-runner.js";
+import type { GitHubPort } from "./github.js";
+import type { DispatchContext } from "./inputs.js";
+
+export class ContextError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ContextError";
+  }
+}
+
+export interface BuiltContext {
+  taskContext: TaskContext;
+  frontmatter: TaskFrontmatter;
+  /** The whole context as one Markdown document (context.md in the session). */
+  markdown: string;
+}
+
+async function readLocal(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+export async function buildContext(args: {
+  github: GitHubPort;
+  journal: Journal;
+  node: PlanNode;
+  attempt: number;
+  branch: string;
+  workdir: string;
+  dispatch: DispatchContext;
+}): Promise<BuiltContext> {
+  const { github, journal, node } = args;
+  const dir = planDir(journal.planId);
+  const pin = journal.planCommit;
+  const taskText = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
+  if (taskText === undefined) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+  const parsed = parseTaskFile(`tasks/${node.id}.md`, taskText);
+  if (!parsed.data) {
+    const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
+  }
+  const fm = parsed.data;
+  const [plan, spec] = await Promise.all([
+    github.readFile(pin, `${dir}/plan.md`),
+    fm.spec ? github.readFile(pin, path.posix.join(dir, fm.spec)) : Promise.resolve(undefined),
+  ]);
+
+  const deps: Array<{ taskId: string; text: string }> = [];
+  for (const depId of node.dependencies) {
+    const dep = journal.tasks.find((t) => t.id === depId);
+    if (!dep || dep.attempt < 1) continue;
+    const rel = walkthroughPath(journal.runId, depId, dep.attempt);
+    // Merged dependencies are in the checkout; a refinery's MERGE_READY ones are on their branches.
+    const text = (await readLocal(path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(dep.branch, rel) : undefined);
+    if (text !== undefined) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
+  }
+  const agentsMd = await readLocal(path.join(args.workdir, "AGENTS.md"));
+  const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : undefined;
+  const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : undefined;
+
+  const taskContext: TaskContext = {
+    runId: journal.runId,
+    taskId: node.id,
+    attempt: args.attempt,
+    title: fm.title,
+    task: taskText,
+    ...(spec !== undefined ? { spec } : {}),
+    ...(plan !== undefined ? { plan } : {}),
+    ...(agentsMd !== undefined ? { agentsMd } : {}),
+    ...(deps.length ? { dependencyWalkthroughs: deps } : {}),
+    ...(refinement ? { refinement } : {}),
+    ...(answer ? { answer } : {}),
+    ...(fm.test_command ? { testCommand: fm.test_command } : {}),
+    branch: args.branch,
+    baseRef: fm.base_ref ?? journal.integrationBranch,
+  };
+  return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
+}
+
+/** One Markdown document with everything, for command agents and for the record. */
+export function renderContext(c: TaskContext): string {
+  const out = [`# Forge task ${c.taskId}: ${c.title}`, "", `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`, ""];
+  out.push("## Task", "", c.task.trim(), "");
+  if (c.spec) out.push("## Spec", "", c.spec.trim(), "");
+  if (c.plan) out.push("## Plan", "", c.plan.trim(), "");
+  if (c.agentsMd) out.push("## AGENTS.md", "", c.agentsMd.trim(), "");
+  for (const d of c.dependencyWalkthroughs ?? []) out.push(`## Walkthrough of dependency ${d.taskId}`, "", "<untrusted-text source=\"dependency walkthrough\">", d.text, "</untrusted-text>", "");
+  if (c.refinement) out.push("## Refinement from the previous attempt", "", "<untrusted-text source=\"refinement\">", c.refinement, "</untrusted-text>", "");
+  if (c.answer) out.push("## Answer from a person", "", "<untrusted-text source=\"answer\">", c.answer, "</untrusted-text>", "");
+  return out.join("\n");
+}

@@ -1,0 +1,52 @@
+/**
+ * Is this dispatch still wanted? The App may have moved on (a retry, a cancel, a reconciler that
+ * declared the attempt STALE) between dispatching and this job starting, and GitHub may run a
+ * workflow twice (re-run). The run's journal — on its state branch, written only by the App with
+ * compare-and-swap — is the authority: only a task whose current attempt is this one and RUNNING
+ * may do anything. Everything else exits neutral, touching nothing.
+ */
+import { journalSchema, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
+import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
+import type { GitHubPort } from "./github.js";
+
+export type DispatchCheck =
+  | { current: true; journal: Journal; task: TaskState; node: PlanNode }
+  | { current: false; reason: string };
+
+export class JournalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JournalError";
+  }
+}
+
+/** Pure: decides from a journal whether (taskId, attempt) is the attempt the App is waiting for. */
+export function checkDispatch(journal: Journal, taskId: string, attempt: number): DispatchCheck {
+  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  const index = journal.tasks.findIndex((t) => t.id === taskId);
+  const task = journal.tasks[index];
+  const node = journal.plan.nodes[index];
+  if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
+  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
+  if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
+  return { current: true, journal, task, node };
+}
+
+/** Reads `journal.json` from the run's state branch with the job token, then checks it. */
+export async function readAndCheckDispatch(github: GitHubPort, runId: string, taskId: string, attempt: number): Promise<DispatchCheck> {
+  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
+  if (text === undefined) return { current: false, reason: `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)` };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(err as Error).message}`);
+  }
+  const parsed = journalSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
+  }
+  if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
+  return checkDispatch(parsed.data, taskId, attempt);
+}

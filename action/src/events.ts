@@ -1,0 +1,36 @@
+/**
+ * The attempt's own event log (`events.ndjson` in the record folder): the seed 003 §11 envelope,
+ * numbered within the attempt. The App is the only writer of the run log; it summarises these on
+ * ingest, so heartbeats never cost a journal write.
+ */
+import { appendFileSync } from "node:fs";
+import type { EventData, EventType } from "../../src/core/schemas/events.js";
+
+export class AttemptEvents {
+  #seq = 0;
+  constructor(
+    readonly file: string,
+    readonly runId: string,
+    readonly taskId: string,
+    readonly attempt: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get agentId(): string {
+    return `${this.runId}/${this.taskId}/${this.attempt}`;
+  }
+
+  emit<T extends EventType>(type: T, data: EventData<T>): void {
+    this.#seq++;
+    const event = {
+      eventId: `${this.agentId}:${this.#seq}`,
+      seq: this.#seq,
+      timestamp: new Date(this.now()).toISOString(),
+      type,
+      runId: this.runId,
+      taskId: this.taskId,
+      data,
+    };
+    appendFileSync(this.file, `${JSON.stringify(event)}\n`);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The job's small window on GitHub's API — a port, so `main` is tested against a fake, nock, or
+ * the local GitHub (test/sim) without knowing which. `createOctokitGitHub` is the only Octokit user.
+ */
+import { Octokit } from "@octokit/rest";
+import { retry } from "@octokit/plugin-retry";
+
+export interface PullRef {
+  number: number;
+  /** GraphQL node id, for `markPullRequestReadyForReview`. */
+  nodeId: string;
+  url: string;
+  draft: boolean;
+}
+
+export interface GitHubPort {
+  /** A file's text at a ref, or undefined when the ref or the file does not exist. */
+  readFile(ref: string, path: string): Promise<string | undefined>;
+  /** The open PR from `head` into `base`, if any. */
+  findOpenPull(head: string, base: string): Promise<PullRef | undefined>;
+  /** Opens a PR; rejects with NoCommitsError when the head has nothing over the base. */
+  createPull(p: { head: string; base: string; title: string; body: string; draft: boolean }): Promise<PullRef>;
+  updatePull(number: number, p: { title?: string; body?: string }): Promise<void>;
+  markReadyForReview(pull: PullRef): Promise<void>;
+}
+
+/** GitHub refuses a PR whose head has no commit that the base lacks (422 "No commits between …"). */
+export class NoCommitsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NoCommitsError";
+  }
+}
+
+/** An API call that failed, with the HTTP status kept. */
+export class GitHubApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "GitHubApiError";
+  }
+}
+
+interface RequestErrorLike {
+  status?: number;
+  message?: string;
+  response?: { data?: { message?: string; errors?: Array<{ message?: string; code?: string; field?: string }> } };
+}
+
+function statusOf(err: unknown): number | undefined {
+  return typeof (err as RequestErrorLike)?.status === "number" ? (err as RequestErrorLike).status : undefined;
+}
+
+function detail(err: unknown): string {
+  const e = err as RequestErrorLike;
+  const errors = e.response?.data?.errors?.map((x) => x.message ?? `${x.field ?? ""} ${x.code ?? ""}`.trim()).filter(Boolean) ?? [];
+  return [e.response?.data?.message ?? e.message ?? String(err), ...errors].join(": ");
+}
+
+export interface OctokitGitHubOptions {
+  token: string;
+  /**
+   * GITHUB_API_URL: https://api.github.com, or https://host/api/v3 for GHES and the local GitHub
+   * (Octokit's GraphQL client turns a /api/v3 base into /api/graphql by itself).
+   */
+  baseUrl: string;
+  owner: string;
+  repo: string;
+  /** Retries of 5xx and secondary limits; 0 in tests. */
+  retries?: number;
+  userAgent?: string;
+}
+
+const RetryingOctokit = Octokit.plugin(retry);
+
+export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
+  const octokit = new RetryingOctokit({
+    auth: options.token,
+    baseUrl: options.baseUrl.replace(/\/$/, ""),
+    userAgent: options.userAgent ?? "forge-action",
+    // plugin-retry never retries 400/401/403/404/410/422/451; 5xx are worth a second try.
+    retry: { enabled: (options.retries ?? 2) > 0, retries: options.retries ?? 2 },
+    request: { retries: options.retries ?? 2 },
+  });
+  const { owner, repo } = options;
+
+  return {
+    async readFile(ref, path) {
+      try {
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path, ref });
+        if (Array.isArray(data) || data.type !== "file") return undefined;
+        // Files over 1 MB come back with encoding "none" and no content
+        // (docs.github.com/rest/repos/contents#get-repository-content); the blob API serves up to 100 MB.
+        if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
+          return Buffer.from(data.content, "base64").toString("utf8");
+        }
+        const { data: blob } = await octokit.rest.git.getBlob({ owner, repo, file_sha: data.sha });
+        return Buffer.from(blob.content, "base64").toString("utf8");
+      } catch (err) {
+        if (statusOf(err) === 404) return undefined;
+        throw new GitHubApiError(`reading ${path} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async findOpenPull(head, base) {
+      try {
+        // `head` must be "owner:branch" for the filter to apply (docs.github.com/rest/pulls/pulls#list-pull-requests).
+        const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, base, state: "open", per_page: 10 });
+        const pr = data.find((p) => p.head.ref === head && p.base.ref === base);
+        return pr ? { number: pr.number, nodeId: pr.node_id, url: pr.html_url, draft: pr.draft ?? false } : undefined;
+      } catch (err) {
+        throw new GitHubApiError(`listing pull requests for ${head} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async createPull(p) {
+      try {
+        const { data } = await octokit.rest.pulls.create({ owner, repo, head: p.head, base: p.base, title: p.title, body: p.body, draft: p.draft, maintainer_can_modify: true });
+        return { number: data.number, nodeId: data.node_id, url: data.html_url, draft: data.draft ?? p.draft };
+      } catch (err) {
+        const text = detail(err);
+        if (statusOf(err) === 422 && /no commits between/i.test(text)) throw new NoCommitsError(text);
+        throw new GitHubApiError(`opening the pull request ${p.head} → ${p.base} failed: ${text}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async updatePull(number, p) {
+      try {
+        await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...p });
+      } catch (err) {
+        throw new GitHubApiError(`updating pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async markReadyForReview(pull) {
+      if (!pull.draft) return;
+      // REST cannot undraft a PR (PATCH /pulls/{n} has no `draft` field); GraphQL's
+      // markPullRequestReadyForReview can (docs.github.com/graphql/reference/mutations#markpullrequestreadyforreview).
+      try {
+        await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: pull.nodeId });
+      } catch (err) {
+        throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The Action's inputs and the job environment, validated up front so a misconfigured workflow
+ * fails with a message that says what to change, before anything is touched.
+ */
+import { z } from "zod";
+import { taskIdSchema } from "../../src/core/schemas/common.js";
+
+/** Forge run ids name branches (`forge/<runId>/…`), so they must be safe in a ref name. */
+export const runIdSchema = z
+  .string()
+  .min(1, "is empty")
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…)");
+
+/**
+ * The dispatch `context` input: JSON `{ refinement?, answer? }` as the App sends it (layout.ts,
+ * DISPATCH_INPUTS.context). Empty means no extra context.
+ */
+export const dispatchContextSchema = z
+  .object({
+    refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+    answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+  })
+  .strict();
+export type DispatchContext = z.infer<typeof dispatchContextSchema>;
+
+const contextInputSchema = z.string().transform((text, ctx): DispatchContext => {
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `is not JSON (${(err as Error).message}); the App sends {"refinement": "…"} or {"answer": "…"}` });
+    return z.NEVER;
+  }
+  const parsed = dispatchContextSchema.safeParse(value);
+  if (!parsed.success) {
+    ctx.addIssue({ code: "custom", message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}` });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
+/** The Action's inputs (action.yml), as `@actions/core` reads them: strings, "" when not given. */
+export const actionInputSchema = z.object({
+  githubToken: z.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
+  runId: runIdSchema,
+  taskId: taskIdSchema,
+  attempt: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")
+    .transform(Number),
+  context: contextInputSchema,
+  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "command"])]).transform((v) => (v === "" ? undefined : v)),
+  model: z.string().transform((v) => v || undefined),
+  command: z.string().transform((v) => v || undefined),
+  anthropicApiKey: z.string().transform((v) => v || undefined),
+  openaiApiKey: z.string().transform((v) => v || undefined),
+  gitUserName: z.string().min(1, "is empty"),
+  gitUserEmail: z.string().min(1, "is empty"),
+});
+export type ActionInput = z.output<typeof actionInputSchema>;
+
+/** The input names of action.yml, by schema key. */
+export const INPUT_NAMES: Record<keyof z.input<typeof actionInputSchema>, string> = {
+  githubToken: "github-token",
+  runId: "run-id",
+  taskId: "task-id",
+  attempt: "attempt",
+  context: "context",
+  adapter: "adapter",
+  model: "model",
+  command: "command",
+  anthropicApiKey: "anthropic-api-key",
+  openaiApiKey: "openai-api-key",
+  gitUserName: "git-user-name",
+  gitUserEmail: "git-user-email",
+};
+
+/** What the job learns from the runner's environment (docs.github.com/actions/reference/variables-reference). */
+export const jobEnvSchema = z.object({
+  repository: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "GITHUB_REPOSITORY must be owner/name; is this running inside GitHub Actions?"),
+  serverUrl: z.url("GITHUB_SERVER_URL must be a URL"),
+  apiUrl: z.url("GITHUB_API_URL must be a URL"),
+  graphqlUrl: z.url("GITHUB_GRAPHQL_URL must be a URL").optional(),
+  workspace: z.string().min(1, "GITHUB_WORKSPACE is not set"),
+  runnerTemp: z.string().min(1, "RUNNER_TEMP is not set"),
+  /** The workflow run (not the Forge run): for links back to the job. */
+  workflowRunId: z.string().optional(),
+  actionsRuntimeToken: z.string().optional(),
+});
+export type JobEnv = z.infer<typeof jobEnvSchema>;
+
+/** Turns zod issues into one line per field, named as the user wrote it. */
+export function describeIssues(error: z.ZodError, names: Record<string, string> = {}): string {
+  return error.issues
+    .map((i) => {
+      const key = String(i.path[0] ?? "");
+      const name = names[key] ?? key;
+      return `- input '${name}' ${i.message}`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,40 @@
+/**
+ * Plan immutability (DESIGN.md §5): an agent may not change the pinned plan (`.forge/plans/**`) or
+ * the repository's workflows (`.github/workflows/**`, which a job token could otherwise use to run
+ * code with more rights). The runner reverts such changes before committing and fails the attempt,
+ * naming the paths.
+ */
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import picomatch from "picomatch";
+import { PROTECTED_PATHS } from "../../src/core/layout.js";
+import type { Git } from "./git.js";
+
+const isProtectedMatch = picomatch([...PROTECTED_PATHS], { dot: true });
+
+export function isProtectedPath(file: string): boolean {
+  return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
+}
+
+export interface Refusal {
+  path: string;
+  /** A: added, M: modified, D: deleted, T: type changed. */
+  change: string;
+}
+
+/**
+ * With the agent's work staged against `base`, puts every protected path back as it was at `base`
+ * (index and work tree) and returns what was refused.
+ */
+export async function revertProtectedChanges(git: Git, base: string): Promise<Refusal[]> {
+  const changes = (await git.stagedChanges(base)).filter((c) => isProtectedPath(c.path));
+  for (const c of changes) {
+    if (c.status.startsWith("A")) {
+      await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+      await rm(path.join(git.dir, c.path), { force: true });
+    } else {
+      await git.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
+    }
+  }
+  return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
+}

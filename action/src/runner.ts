@@ -1,0 +1,200 @@
+/**
+ * The Action's adapter to GitHub Actions: reads and validates inputs, environment and config, wires
+ * the real dependencies (git, Octokit, the agent layer, the artifact service), calls `main`, sets
+ * the outputs and the job summary, and owns the single `setFailed`.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as core from "@actions/core";
+import { parse as parseYaml } from "yaml";
+import { Masker } from "../../src/agent/secrets.js";
+import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
+import type { AgentRunner } from "./agent-runner.js";
+import { Git } from "./git.js";
+import { createOctokitGitHub, type GitHubPort } from "./github.js";
+import { actionInputSchema, describeIssues, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
+import { main, type JobReport } from "./main.js";
+import { exitMeaning } from "./render.js";
+import { createStagesRunner } from "./stages-runner.js";
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** `.github/forge.yml` of the checkout; absent means every default. */
+export async function loadConfig(workspace: string): Promise<ForgeConfig> {
+  const file = path.join(workspace, ".github", "forge.yml");
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return forgeConfigSchema.parse({});
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`.github/forge.yml is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const parsed = forgeConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`.github/forge.yml is invalid:\n${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  return parsed.data;
+}
+
+export interface RunOverrides {
+  env?: NodeJS.ProcessEnv;
+  github?: GitHubPort;
+  agent?: AgentRunner;
+}
+
+function readInputs(): Record<string, string> {
+  return Object.fromEntries(Object.entries(INPUT_NAMES).map(([key, name]) => [key, core.getInput(name)]));
+}
+
+/** Where the bundled built-in prompts are (copied beside dist/index.js by the build). */
+function bundledPromptDir(): string | undefined {
+  const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
+  return existsSync(path.join(dir, "1.md")) ? dir : undefined;
+}
+
+export async function run(overrides: RunOverrides = {}): Promise<void> {
+  const env = overrides.env ?? process.env;
+  const jobStartedAt = Date.now();
+  try {
+    const parsedInput = actionInputSchema.safeParse(readInputs());
+    if (!parsedInput.success) throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
+    const input: ActionInput = parsedInput.data;
+    const parsedEnv = jobEnvSchema.safeParse({
+      repository: env.GITHUB_REPOSITORY,
+      serverUrl: env.GITHUB_SERVER_URL,
+      apiUrl: env.GITHUB_API_URL,
+      graphqlUrl: env.GITHUB_GRAPHQL_URL || undefined,
+      workspace: env.GITHUB_WORKSPACE,
+      runnerTemp: env.RUNNER_TEMP,
+      workflowRunId: env.GITHUB_RUN_ID || undefined,
+      actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || undefined,
+    });
+    if (!parsedEnv.success) throw new ConfigError(`The job environment is incomplete:\n${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
+    const jobEnv: JobEnv = parsedEnv.data;
+
+    const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
+    for (const v of masker.values()) core.setSecret(v);
+
+    const config = await loadConfig(jobEnv.workspace);
+    const adapter = input.adapter ?? config.agent.adapter;
+    const model = input.model ?? config.agent.model;
+    const command = input.command ?? config.agent.command;
+    if (adapter === "command" && !command) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
+    const effective: ForgeConfig = { ...config, agent: { ...config.agent, adapter, ...(model ? { model } : {}), ...(command ? { command } : {}) } };
+    const [owner, repo] = jobEnv.repository.split("/") as [string, string];
+
+    const git = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
+    await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
+    const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
+
+    // The agent gets the model key it needs and nothing of the job's credentials.
+    const extraEnv: Record<string, string> = {};
+    if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
+    if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
+    const agentEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)));
+    const promptDir = bundledPromptDir();
+    const agent =
+      overrides.agent ??
+      createStagesRunner({
+        adapter,
+        ...(model ? { model } : {}),
+        ...(command ? { command } : {}),
+        maxTurns: config.agent.max_turns,
+        maxDepth: config.agent.max_depth,
+        idleTimeoutMs: config.timeouts.idle_minutes * 60_000,
+        timeoutMs: config.timeouts.agent_minutes * 60_000,
+        env: agentEnv,
+        extraEnv,
+        masker,
+        ...(promptDir ? { builtinPromptDir: promptDir } : {}),
+        log: (m) => core.warning(m),
+      });
+
+    // GitHub cancels a step with SIGINT, then SIGTERM 7.5 s later, then kills the tree 2.5 s after
+    // that (docs.github.com/actions/reference/workflow-cancellation-reference): ten seconds to
+    // commit and push what the agent left.
+    const cancel = new AbortController();
+    const onSignal = () => cancel.abort();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+
+    // The artifact service is there only inside a real Actions job (ACTIONS_RUNTIME_TOKEN and
+    // ACTIONS_RESULTS_URL are set for actions, not for `run:` steps).
+    const uploadArtifact =
+      env.ACTIONS_RUNTIME_TOKEN && env.ACTIONS_RESULTS_URL
+        ? async (name: string, rootDir: string, files: string[]) => {
+            const { DefaultArtifactClient } = await import("@actions/artifact");
+            await new DefaultArtifactClient().uploadArtifact(name, files, rootDir, { retentionDays: 30 });
+          }
+        : undefined;
+
+    const jobUrl = jobEnv.workflowRunId ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}` : undefined;
+    let report: JobReport;
+    try {
+      report = await main({
+        config: effective,
+        input: {
+          runId: input.runId,
+          taskId: input.taskId,
+          attempt: input.attempt,
+          context: input.context,
+          repository: jobEnv.repository,
+          serverUrl: jobEnv.serverUrl,
+          workspace: jobEnv.workspace,
+          tempDir: jobEnv.runnerTemp,
+          ...(jobUrl ? { jobUrl } : {}),
+          jobStartedAt,
+        },
+        deps: { github, git, agent, log: { info: (m) => core.info(m), warning: (m) => core.warning(m) }, ...(uploadArtifact ? { uploadArtifact } : {}), cancel: cancel.signal },
+      });
+    } finally {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    }
+
+    if (report.kind === "neutral") {
+      core.notice(`Forge: nothing to do — ${report.reason}.`);
+      setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
+      await writeSummary(report.summary);
+      return;
+    }
+    setOutputs({
+      "exit-code": String(report.exitCode),
+      "head-sha": report.headSha,
+      "result-path": report.resultPath,
+      "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "",
+      neutral: "false",
+    });
+    for (const w of report.warnings) core.warning(w);
+    await writeSummary(report.summary);
+    if (report.exitCode !== 0 && report.exitCode !== 12) {
+      core.setFailed(`Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`);
+    }
+  } catch (err) {
+    core.setFailed(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function setOutputs(outputs: Record<string, string>): void {
+  for (const [k, v] of Object.entries(outputs)) core.setOutput(k, v);
+}
+
+async function writeSummary(markdown: string): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  // The job summary holds at most 1 MiB per step; the attempt's summary is a few kilobytes.
+  await core.summary.addRaw(markdown, true).write();
+}
+
+/** The workspace is normally actions/checkout's; without one, an empty repository with the origin is enough. */
+async function ensureRepository(git: Git, remoteUrl: string): Promise<void> {
+  const inside = await git.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
+  if (inside.code !== 0) await git.run(["init", "--quiet"]);
+  const origin = await git.run(["remote", "get-url", "origin"], { allowFail: true });
+  if (origin.code !== 0) await git.run(["remote", "add", "origin", remoteUrl]);
+}
