@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
@@ -57,6 +57,17 @@ describe("loadPlan", () => {
     const source = await readPlanSource(dir);
     expect([...source.dirs].sort()).toEqual(["overlays", "tasks", "tasks/sub"]);
     expect(validatePlan(parsePlan(source)).map((p) => `${p.rule} ${p.file}`)).toContain("unexpected-file tasks/sub");
+  });
+
+  it("reports a file that cannot be read instead of throwing", async () => {
+    const dir = await writeTree(path.join(tmp, "p3"), {
+      "plan.md": "# P3\n",
+      "tasks/a.md": taskText({ id: "a" }),
+      "dag.json": dagText("p3", [{ id: "a" }]),
+    });
+    await symlink(path.join(dir, "missing-target.md"), path.join(dir, "tasks", "ghost.md"));
+    const problems = validatePlan(await loadPlan(dir));
+    expect(problems).toEqual([{ file: "tasks/ghost.md", message: "cannot be read: ENOENT", rule: "unreadable-file" }]);
   });
 
   it("throws PlanNotFoundError only for a missing folder or a file", async () => {
