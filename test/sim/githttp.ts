@@ -111,18 +111,17 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     res.end(Buffer.concat(stderr));
     return;
   }
-  res.end();
-
+  // Events are queued before the push's response ends (so a client that waits for the push also
+  // waits for them to be queued) and sent after it.
   if (before) {
     const after = await listRefs(repo.gitDir);
     const changes = [];
     for (const [ref, sha] of after) if (before.get(ref) !== sha) changes.push({ ref, before: before.get(ref) ?? null, after: sha });
     for (const [ref, sha] of before) if (!after.has(ref)) changes.push({ ref, before: sha, after: null });
-    if (changes.length) {
-      await core.refsChanged(repo, changes, { actor: token!.actor, token });
-      core.bus.flush();
-    }
+    if (changes.length) await core.refsChanged(repo, changes, { actor: token!.actor, token });
   }
+  res.end();
+  core.bus.flush();
 }
 
 function allowed(core: SimCore, repo: Repo, token: Token, write: boolean): boolean {
