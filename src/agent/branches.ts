@@ -1,0 +1,121 @@
+/**
+ * Sub-agent branches (DESIGN.md §5): a sub-agent of the attempt on `<branch>` works on
+ * `<branch>-<sub>` — `<branch>/<sub>` cannot exist in git beside `<branch>` — cut from the parent's
+ * head and merged back into it. The job pipeline decides when to use them and whether to push them.
+ */
+import { execFile } from "node:child_process";
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+async function gitOk(cwd: string, args: string[]): Promise<string> {
+  const r = await git(cwd, args);
+  if (r.code !== 0) throw new GitError(args, r);
+  return r.stdout.trim();
+}
+
+export class GitError extends Error {
+  constructor(readonly args: string[], readonly result: GitResult) {
+    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+    this.name = "GitError";
+  }
+}
+
+/** `-c user.name/-c user.email` when the repository has no identity, so Forge's commits never fail on it. */
+async function identity(cwd: string): Promise<string[]> {
+  const email = await git(cwd, ["config", "user.email"]);
+  return email.code === 0 && email.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
+}
+
+export function subBranchName(parentBranch: string, sub: string): string {
+  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
+  return `${parentBranch}-${slug}`;
+}
+
+export async function currentBranch(cwd: string): Promise<string> {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+}
+
+/** Creates `<parent>-<sub>` at the parent's head and checks it out. The parent must be checked out. */
+export async function startSubBranch(cwd: string, parentBranch: string, sub: string): Promise<string> {
+  const name = subBranchName(parentBranch, sub);
+  const head = await currentBranch(cwd);
+  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
+  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  return name;
+}
+
+/** Stages and commits everything in the work tree; returns the new head, or null when there was nothing to commit. */
+export async function commitAll(cwd: string, message: string): Promise<string | null> {
+  await gitOk(cwd, ["add", "-A"]);
+  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+  if (staged.code === 0) return null;
+  await gitOk(cwd, [...(await identity(cwd)), "commit", "-q", "--no-verify", "-m", message]);
+  return gitOk(cwd, ["rev-parse", "HEAD"]);
+}
+
+export type MergeResult = { merged: true; head: string; changed: boolean } | { merged: false; conflicts: string[] };
+
+/** Files with unresolved conflicts. */
+export async function conflictedFiles(cwd: string): Promise<string[]> {
+  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+}
+
+/**
+ * Merges `ref` into the checked-out branch (`--no-ff`). On a conflict the merge is left in progress
+ * so a sub-agent can resolve it; call `concludeMerge` or `abortMerge` afterwards.
+ */
+export async function mergeRef(cwd: string, ref: string, message?: string): Promise<MergeResult> {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const r = await git(cwd, [...(await identity(cwd)), "merge", "--no-ff", "--no-edit", ...(message ? ["-m", message] : []), ref]);
+  if (r.code !== 0) {
+    const conflicts = await conflictedFiles(cwd);
+    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
+    return { merged: false, conflicts };
+  }
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  return { merged: true, head, changed: head !== before };
+}
+
+/** Finishes a merge whose conflicts were resolved in the work tree; fails when markers remain. */
+export async function concludeMerge(cwd: string): Promise<MergeResult> {
+  await gitOk(cwd, ["add", "-A"]);
+  const left = await conflictedFiles(cwd);
+  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
+    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
+  }
+  await gitOk(cwd, [...(await identity(cwd)), "commit", "-q", "--no-verify", "--no-edit"]);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+}
+
+function parseMarkerFiles(check: string): string[] {
+  return [...new Set(check.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]!))];
+}
+
+export async function abortMerge(cwd: string): Promise<void> {
+  await git(cwd, ["merge", "--abort"]);
+}
+
+/**
+ * Commits what the sub-agent left on `subBranch`, checks the parent out again and merges the
+ * sub-branch into it.
+ */
+export async function finishSubBranch(cwd: string, parentBranch: string, subBranch: string, message: string): Promise<MergeResult> {
+  await commitAll(cwd, message);
+  await gitOk(cwd, ["checkout", "-q", parentBranch]);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+}
