@@ -28,8 +28,9 @@ export function cell(text: string): string {
   return text.replace(/\r?\n+/g, " ").replace(/\|/g, "\\|").trim() || "—";
 }
 
+/** Inline code for a table cell: GFM ends a cell at any unescaped pipe, even inside backticks. */
 function code(text: string): string {
-  return `\`${text.replace(/`/g, "'")}\``;
+  return `\`${text.replace(/`/g, "'").replace(/\r?\n+/g, " ").replace(/\|/g, "\\|")}\``;
 }
 
 export function marker(f: Pick<WalkthroughFrontmatter, "run_id" | "task_id" | "attempt">): string {

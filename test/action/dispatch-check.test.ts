@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { checkDispatch, JournalError, readAndCheckDispatch } from "../../action/src/dispatch-check.js";
+import type { GitHubPort } from "../../action/src/github.js";
+import { startRun } from "../../src/core/decide.js";
+import type { Journal } from "../../src/core/journal.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+
+function journal(): Journal {
+  return startRun(
+    { runId: "r1", planId: "p", planCommit: "a".repeat(40), dagHash: "0", integrationBranch: "forge/r1/_integration", baseBranch: "main", nodes: [{ id: "t1", kind: "task", agentType: "1", dependencies: [] }, { id: "t2", kind: "task", agentType: "2", dependencies: ["t1"] }] },
+    0,
+    forgeConfigSchema.parse({}),
+  ).journal;
+}
+
+function port(files: Record<string, string>): GitHubPort & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    reads,
+    readFile: async (ref, path) => {
+      reads.push(`${ref}:${path}`);
+      return files[`${ref}:${path}`];
+    },
+    findOpenPull: async () => undefined,
+    createPull: async () => {
+      throw new Error("no");
+    },
+    updatePull: async () => {},
+    markReadyForReview: async () => {},
+  };
+}
+
+describe("is this dispatch current?", () => {
+  it("yes: the task's current attempt is this one and RUNNING", () => {
+    const j = journal();
+    expect(j.tasks[0]).toMatchObject({ id: "t1", status: "RUNNING", attempt: 1 });
+    const c = checkDispatch(j, "t1", 1);
+    expect(c.current).toBe(true);
+    if (c.current) expect(c.node.agentType).toBe("1");
+  });
+
+  it.each<[string, (j: Journal) => void, string, number, string]>([
+    ["another attempt", () => {}, "t1", 2, "task t1 is at attempt 1, not 2"],
+    ["an older attempt", (j) => void (j.tasks[0]!.attempt = 3), "t1", 2, "task t1 is at attempt 3, not 2"],
+    ["not RUNNING", (j) => void (j.tasks[0]!.status = "FAILED"), "t1", 1, "task t1 attempt 1 is FAILED, not RUNNING"],
+    ["never dispatched", () => {}, "t2", 1, "task t2 is at attempt 0, not 1"],
+    ["unknown task", () => {}, "zz", 1, "run r1 has no task zz"],
+    ["run cancelled", (j) => void (j.status = "cancelled"), "t1", 1, "run r1 is cancelled"],
+  ])("no: %s", (_name, edit, task, attempt, reason) => {
+    const j = journal();
+    edit(j);
+    expect(checkDispatch(j, task, attempt)).toEqual({ current: false, reason });
+  });
+
+  it("reads journal.json from the run's state branch with the job's token", async () => {
+    const gh = port({ "forge/r1/_state:journal.json": JSON.stringify(journal()) });
+    expect((await readAndCheckDispatch(gh, "r1", "t1", 1)).current).toBe(true);
+    expect(gh.reads).toEqual(["forge/r1/_state:journal.json"]);
+  });
+
+  it("a missing state branch means there is nothing to do", async () => {
+    expect(await readAndCheckDispatch(port({}), "r1", "t1", 1)).toEqual({ current: false, reason: "no journal for run r1 (branch forge/r1/_state or its journal.json does not exist)" });
+  });
+
+  it("a broken journal is an error, not a silent no-op", async () => {
+    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": "{" }), "r1", "t1", 1)).rejects.toThrow(JournalError);
+    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify({ version: 1 }) }), "r1", "t1", 1)).rejects.toThrow(/does not match the journal schema/);
+    const other = { ...journal(), runId: "r2" };
+    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(other) }), "r1", "t1", 1)).rejects.toThrow(/belongs to run r2/);
+  });
+});

@@ -1,0 +1,88 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { basicAuthHeader, commitMessage, Git } from "../../action/src/git.js";
+import { isProtectedPath, revertProtectedChanges } from "../../action/src/protected-paths.js";
+import { TRAILERS } from "../../src/core/layout.js";
+
+const dir = mkdtempSync(path.join(tmpdir(), "forge-git-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function repo(name: string): Git {
+  const d = path.join(dir, name);
+  mkdirSync(d);
+  execFileSync("git", ["init", "--quiet", d]);
+  return new Git({ dir: d, identity: { name: "Forge", email: "forge@example.invalid" } });
+}
+
+describe("commit messages and trailers", () => {
+  it("puts the trailers in the last paragraph, where git interpret-trailers finds them", async () => {
+    const msg = commitMessage("forge(t1): Add the thing\nwith a newline", "Partial work.", [
+      [TRAILERS.run, "r1"],
+      [TRAILERS.task, "t1"],
+      [TRAILERS.attempt, "2"],
+      [TRAILERS.agent, "claude"],
+      [TRAILERS.exit, "21"],
+    ]);
+    expect(msg).toBe("forge(t1): Add the thing with a newline\n\nPartial work.\n\nForge-Run: r1\nForge-Task: t1\nForge-Attempt: 2\nForge-Agent: claude\nForge-Exit: 21\n");
+    const parsed = execFileSync("git", ["interpret-trailers", "--parse"], { input: msg, encoding: "utf8" });
+    expect(parsed).toBe("Forge-Run: r1\nForge-Task: t1\nForge-Attempt: 2\nForge-Agent: claude\nForge-Exit: 21\n");
+    const g = repo("trailers");
+    writeFileSync(path.join(g.dir, "a"), "a");
+    await g.run(["add", "a"]);
+    const sha = await g.commit(commitMessage("forge(t1): T", undefined, [["Task", "t1"], ["Attempt", "1"], ["Agent", "command"]]));
+    expect(await g.out(["log", "-1", "--format=%(trailers:key=Attempt,valueonly)", sha])).toBe("1");
+    expect(await g.out(["log", "-1", "--format=%an <%ae>", sha])).toBe("Forge <forge@example.invalid>");
+  });
+
+  it("authenticates like actions/checkout, through the environment and never in the repository's config", async () => {
+    expect(basicAuthHeader("ghs_abc")).toBe(`AUTHORIZATION: basic ${Buffer.from("x-access-token:ghs_abc").toString("base64")}`);
+    const g = new Git({ dir: repo("auth").dir, token: "ghs_secret123", identity: { name: "F", email: "f@x" } });
+    expect(await g.out(["config", "--get", "http.extraheader"])).toBe(basicAuthHeader("ghs_secret123"));
+    expect(await g.out(["config", "--local", "--list"])).not.toContain("extraheader");
+    // A failing fetch does not leak the token into the error.
+    await g.run(["remote", "add", "origin", "http://127.0.0.1:9/none.git"]);
+    const err = await g.fetchBranch("main").catch((e: Error) => e);
+    expect(String(err)).not.toContain("ghs_secret123");
+  });
+});
+
+describe("protected paths", () => {
+  it.each([
+    [".forge/plans/p/plan.md", true],
+    [".forge/plans/p/tasks/t.md", true],
+    [".github/workflows/ci.yml", true],
+    ["./.github/workflows/x/y.yml", true],
+    [".forge/runs/r/t/1/walkthrough.md", false],
+    [".github/forge.yml", false],
+    ["src/.forge/plans/x", false],
+  ])("%s → %s", (p, expected) => expect(isProtectedPath(p)).toBe(expected));
+
+  it("reverts additions, edits and deletions of protected files and reports each", async () => {
+    const g = repo("protect");
+    const w = (rel: string, text: string) => {
+      mkdirSync(path.dirname(path.join(g.dir, rel)), { recursive: true });
+      writeFileSync(path.join(g.dir, rel), text);
+    };
+    w(".forge/plans/p/plan.md", "plan\n");
+    w(".github/workflows/ci.yml", "ci\n");
+    w("src/a.ts", "a\n");
+    await g.run(["add", "-A"]);
+    const base = await g.commit("base\n");
+    w(".forge/plans/p/plan.md", "changed\n");
+    w(".github/workflows/new.yml", "new\n");
+    rmSync(path.join(g.dir, ".github/workflows/ci.yml"));
+    w("src/a.ts", "a2\n");
+    await g.run(["add", "--all"]);
+    const refused = await revertProtectedChanges(g, base);
+    expect(refused).toEqual([
+      { path: ".forge/plans/p/plan.md", change: "M" },
+      { path: ".github/workflows/ci.yml", change: "D" },
+      { path: ".github/workflows/new.yml", change: "A" },
+    ]);
+    expect(await g.stagedChanges(base)).toEqual([{ status: "M", path: "src/a.ts" }]);
+    expect(await g.out(["status", "--porcelain"])).toBe("M  src/a.ts");
+  });
+});

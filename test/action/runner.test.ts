@@ -1,0 +1,112 @@
+// The runner: inputs validated with actionable messages, outputs and summary written through
+// @actions/core's files, one setFailed.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createCommandRunner } from "../../action/src/agent-runner.js";
+import { actionInputSchema, describeIssues, INPUT_NAMES } from "../../action/src/inputs.js";
+import { loadConfig, run } from "../../action/src/runner.js";
+import { agentWalkthrough, makeWorld, RUN, scriptAgent, type World } from "./world.js";
+
+const saved = { ...process.env };
+let out: string[] = [];
+let world: World | undefined;
+
+beforeEach(() => {
+  out = [];
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.env = { ...saved };
+  process.exitCode = undefined;
+  world?.cleanup();
+  world = undefined;
+});
+
+function setInputs(inputs: Record<string, string>): void {
+  for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
+}
+
+const defaults = { "github-token": "ghs_test_token_value", "run-id": RUN, "task-id": "t1", attempt: "1", context: "", adapter: "", model: "", command: "", "anthropic-api-key": "", "openai-api-key": "", "git-user-name": "github-actions[bot]", "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com" };
+
+describe("inputs", () => {
+  it("names each bad input and says what to do", () => {
+    const r = actionInputSchema.safeParse({ githubToken: "", runId: "bad id", taskId: "T1", attempt: "0", context: "{oops", adapter: "gpt", model: "", command: "", anthropicApiKey: "", openaiApiKey: "", gitUserName: "x", gitUserEmail: "y" });
+    expect(r.success).toBe(false);
+    if (r.success) return;
+    const text = describeIssues(r.error, INPUT_NAMES);
+    expect(text).toContain("- input 'github-token' is empty: pass `${{ github.token }}`");
+    expect(text).toContain("- input 'run-id' must be letters, digits");
+    expect(text).toContain("- input 'task-id' must match [a-z0-9]");
+    expect(text).toContain("- input 'attempt' must be a whole number from 1");
+    expect(text).toContain("- input 'context' is not JSON");
+    expect(text).toContain("- input 'adapter' ");
+  });
+
+  it("parses the dispatch context", () => {
+    const base = { githubToken: "t", runId: "r1", taskId: "t1", attempt: "3", adapter: "", model: "", command: "", anthropicApiKey: "", openaiApiKey: "", gitUserName: "x", gitUserEmail: "y" };
+    expect(actionInputSchema.parse({ ...base, context: '{"answer":"use pg"}' })).toMatchObject({ attempt: 3, context: { answer: "use pg" }, adapter: undefined });
+    expect(actionInputSchema.safeParse({ ...base, context: '{"answer":1,"x":2}' }).success).toBe(false);
+  });
+});
+
+describe("run()", () => {
+  it("fails once, with every problem listed, when inputs are invalid", async () => {
+    setInputs({ ...defaults, attempt: "first", "task-id": "" });
+    await run();
+    const errors = out.filter((l) => l.startsWith("::error::"));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("The Forge action's inputs are invalid:%0A- input 'task-id'");
+    expect(errors[0]).toContain("input 'attempt' must be a whole number from 1");
+    expect(process.exitCode).toBe(1);
+  });
+
+  it("rejects an invalid .github/forge.yml with the field that is wrong", async () => {
+    world = makeWorld();
+    writeFileSync(path.join(world.workspace, ".github/forge.yml"), "heartbeat_interval_seconds: -1\n");
+    await expect(loadConfig(world.workspace)).rejects.toThrow(/\.github\/forge\.yml is invalid:\n- heartbeat_interval_seconds: /);
+  });
+
+  it("runs an attempt and writes the outputs and the job summary", async () => {
+    world = makeWorld();
+    const w = world;
+    const agent = scriptAgent(w, "agent", `mkdir -p src && echo hi > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`);
+    const outputFile = path.join(w.dir, "output.txt");
+    const summaryFile = path.join(w.dir, "summary.md");
+    writeFileSync(outputFile, "");
+    writeFileSync(summaryFile, "");
+    setInputs(defaults);
+    Object.assign(process.env, { GITHUB_REPOSITORY: "acme/demo", GITHUB_SERVER_URL: "https://github.example", GITHUB_API_URL: "https://github.example/api/v3", GITHUB_WORKSPACE: w.workspace, RUNNER_TEMP: w.temp, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_RUN_ID: "77" });
+    await run({ github: w.github, agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "" } }) });
+    expect(out.filter((l) => l.startsWith("::error::"))).toEqual([]);
+    const outputs = readFileSync(outputFile, "utf8");
+    expect(outputs).toMatch(/exit-code<<.*\n0\n/);
+    expect(outputs).toMatch(/pr-number<<.*\n1\n/);
+    expect(outputs).toMatch(/result-path<<.*\n\.forge\/runs\/r1\/t1\/1\/result\.json\n/);
+    expect(outputs).toMatch(/head-sha<<.*\n[0-9a-f]{40}\n/);
+    // The token is masked in the log and never printed.
+    expect(out.join("")).toContain("::add-mask::ghs_test_token_value");
+    expect(out.filter((l) => !l.startsWith("::add-mask::")).join("")).not.toContain("ghs_test_token_value");
+    const summary = readFileSync(summaryFile, "utf8");
+    expect(summary).toContain("forge(t1): Task t1");
+    expect(summary).toContain("exit 0: success");
+    expect(w.github.pulls[0]!.bodies[0]).toContain("https://github.example/acme/demo/actions/runs/77");
+  });
+
+  it("ends neutral, and not failed, when the dispatch is not current", async () => {
+    world = makeWorld();
+    const w = world;
+    const outputFile = path.join(w.dir, "output.txt");
+    writeFileSync(outputFile, "");
+    setInputs({ ...defaults, attempt: "5" });
+    Object.assign(process.env, { GITHUB_REPOSITORY: "acme/demo", GITHUB_SERVER_URL: "https://github.example", GITHUB_API_URL: "https://github.example/api/v3", GITHUB_WORKSPACE: w.workspace, RUNNER_TEMP: w.temp, GITHUB_OUTPUT: outputFile });
+    await run({ github: w.github, agent: createCommandRunner({ command: "false", env: {} }) });
+    expect(process.exitCode).toBeUndefined();
+    expect(out.join("")).toContain("::notice::Forge: nothing to do — task t1 is at attempt 1, not 5.");
+    expect(readFileSync(outputFile, "utf8")).toMatch(/neutral<<.*\ntrue\n/);
+  });
+});
