@@ -68,6 +68,10 @@ export interface Section {
 }
 
 export interface TaskFile extends FrontmatterFile<TaskFrontmatter> {
+  /** The Markdown after the frontmatter: what an agent is given as its task. */
+  body: string;
+  /** File line of the body's first line. */
+  bodyLine: number;
   sections: Section[];
 }
 
