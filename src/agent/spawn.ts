@@ -217,6 +217,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     FORGE_REFINEMENT_FILE: reports.refinement,
     FORGE_SIGNAL_DIR: sessionDir,
     FORGE_ADAPTER: options.adapter,
+    FORGE_SPAWN_NAME: name,
   };
   if (options.adapter === "command" && options.command) forgeEnv.FORGE_COMMAND = options.command;
   if (options.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options.prompt;

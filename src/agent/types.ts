@@ -138,8 +138,12 @@ export interface SpawnOptions {
   binary?: string;
   /** Report file locations (default: in sessionDir). */
   reports?: Partial<ReportPaths>;
-  /** A JS entry of the forge CLI to expose as `forge` on the agent's PATH (default: this package's bin/forge.js). False: none. */
-  forgeCli?: string | false;
+  /**
+   * The `forge` command put on the agent's PATH (as `<sessionDir>/.bin/forge`, also `FORGE_CLI`): a JS
+   * entry run with this Node, or a command and its leading arguments. Default: this package's
+   * bin/forge.js when it is built. False: none.
+   */
+  forgeCli?: string | false | { command: string; args: string[] };
   /** Sleep used for rate-limit backoff (tests replace it). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source for jitter (tests replace it). */

@@ -35,6 +35,7 @@ interface SpawnFlags {
   maxTurns?: string;
   timeout?: string;
   idleTimeout?: string;
+  passEnv?: string;
 }
 
 class BadOptions extends Error {}
@@ -63,6 +64,7 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
     .option("--max-turns <n>", "turn limit passed to the agent CLI")
     .option("--timeout <seconds>", "wall-clock limit")
     .option("--idle-timeout <seconds>", "kill the agent after this long without output")
+    .option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own")
     // Unknown options and stray arguments are reported here, as JSON with exit 1: commander's own
     // usage error would exit 2, which callers read as "depth exceeded".
     .allowUnknownOption(true)
@@ -157,6 +159,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(flags.allowedTools ? { allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
     ...(command ? { command } : {}),
+    ...(flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {}),
     ...(flags.arg ? { args: flags.arg } : {}),
   };
 }
