@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
 import { registerGraph } from "./graph.js";
+import { registerSim } from "./sim.js";
 import { registerSpawn } from "./spawn.js";
 import { registerValidate } from "./validate.js";
 
@@ -14,4 +15,4 @@ export interface CommandContext {
 export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
 
 /** Every `forge` subcommand. Adding one is one line here. */
-export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn];
+export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim];
