@@ -55,7 +55,8 @@ export class CodexJsonParser implements OutputParser {
   #turns = 0;
   #lastMessage: string | undefined;
   #threadId: string | undefined;
-  #failed: string | undefined;
+  readonly #errors: string[] = [];
+  #turnFailed = false;
   #completed = false;
 
   stdoutLine(line: string): ProgressDraft[] {
@@ -80,12 +81,13 @@ export class CodexJsonParser implements OutputParser {
         return [{ kind: "result", summary: oneLine(`turn completed${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
       case "turn.failed": {
         const msg = String(((e.error ?? {}) as Json).message ?? "turn failed");
-        this.#failed = msg;
+        this.#turnFailed = true;
+        this.#errors.push(msg);
         return [{ kind: "result", summary: oneLine(`error: ${msg}`) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        this.#failed ??= msg;
+        this.#errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "item.started":
@@ -138,10 +140,12 @@ export class CodexJsonParser implements OutputParser {
   }
 
   finish(exitCode: number | null): AdapterOutcome {
-    const outcome: AdapterOutcome = { ok: exitCode === 0 && this.#failed === undefined, turns: this.#turns };
+    // Codex reports transient stream errors (`error`) and retries them itself; only a failed turn or a
+    // non-zero exit is a failure, but every message is kept for the rate-limit check.
+    const outcome: AdapterOutcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
     if (this.#lastMessage !== undefined) outcome.result = this.#lastMessage;
     if (this.#threadId) outcome.sessionId = this.#threadId;
-    if (this.#failed !== undefined) outcome.errorText = this.#failed;
+    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
     else if (exitCode === 0 && !this.#completed) outcome.errorText = "codex ended without turn.completed";
     return outcome;
   }

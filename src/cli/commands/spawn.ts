@@ -138,11 +138,11 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
   const sessionDir = flags.sessionDir
     ? path.resolve(baseCwd, flags.sessionDir)
     : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
-  const maxDepth = positiveInt(flags.maxDepth ?? env.FORGE_MAX_DEPTH, "--max-depth");
+  const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || undefined), "--max-depth");
   const maxTurns = positiveInt(flags.maxTurns, "--max-turns");
   const timeoutMs = seconds(flags.timeout, "--timeout");
   const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
-  const model = flags.model ?? env.FORGE_MODEL;
+  const model = flags.model ?? (env.FORGE_MODEL || undefined);
   return {
     adapter,
     prompt,

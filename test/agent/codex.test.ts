@@ -1,0 +1,63 @@
+// The Codex adapter end to end with a fake `codex` executable on PATH (the real one needs the network).
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnAgent } from "../../src/agent/spawn.js";
+import type { ProgressEvent } from "../../src/agent/types.js";
+import { cleanupTempDirs, FAKE_CODEX, tempDir } from "./helpers.js";
+
+afterEach(cleanupTempDirs);
+
+function codexOnPath(): string {
+  const bin = tempDir("forge-fake-codex-");
+  const exe = path.join(bin, "codex");
+  writeFileSync(exe, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE_CODEX)} "$@"\n`);
+  chmodSync(exe, 0o755);
+  return bin;
+}
+
+describe("codex adapter", () => {
+  it("runs `codex exec --json`, feeds the prompt on stdin, parses its events and passes only the OpenAI key", async () => {
+    const bin = codexOnPath();
+    const repo = tempDir();
+    const events: ProgressEvent[] = [];
+    const r = await spawnAgent({
+      adapter: "codex",
+      agentType: "1",
+      prompt: "Write codex.txt",
+      systemPrompt: "You are a Forge agent.",
+      model: "gpt-5-codex",
+      cwd: repo,
+      sessionDir: path.join(repo, ".session"),
+      env: { PATH: `${bin}:${process.env.PATH}`, OPENAI_API_KEY: "sk-openai-test-000000000000000000", ANTHROPIC_API_KEY: "sk-ant-x-123456", GITHUB_TOKEN: "ghs_x" },
+      forgeCli: false,
+      onProgress: (e) => events.push(e),
+    });
+    expect(r).toMatchObject({ exitCode: 0, adapter: "codex", result: "All done.", sessionId: "th_forge_1", turns: 1, model: "gpt-5-codex" });
+    expect(readFileSync(path.join(repo, "codex.txt"), "utf8")).toBe("prompt had 15 characters\n");
+    const seen = JSON.parse(readFileSync(path.join(r.sessionDir, "codex-argv.json"), "utf8")) as { args: string[]; openai: boolean; anthropic: boolean; github: boolean };
+    expect(seen).toMatchObject({ openai: true, anthropic: false, github: false });
+    expect(seen.args.slice(0, 7)).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", repo, "--sandbox", "workspace-write"]);
+    expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Bash", "Edit"]);
+  });
+
+  it("reads FORGE_EXIT from codex's last message, and recognises its 429 as a rate limit", async () => {
+    const bin = codexOnPath();
+    const repo = tempDir();
+    const base = { adapter: "codex" as const, prompt: "x", cwd: repo, forgeCli: false as const };
+    const partial = await spawnAgent({ ...base, sessionDir: path.join(repo, ".s1"), env: { PATH: `${bin}:${process.env.PATH}` }, extraEnv: { FAKE_CODEX_MODE: "partial" } });
+    expect(partial.exitCode).toBe(12);
+    const limited = await spawnAgent({
+      ...base,
+      sessionDir: path.join(repo, ".s2"),
+      env: { PATH: `${bin}:${process.env.PATH}` },
+      extraEnv: { FAKE_CODEX_MODE: "rate_limit" },
+      deadline: Date.now() + 60_000,
+      random: () => 0,
+      sleep: () => Promise.reject(new Error("must not wait: the limit outlasts the deadline")),
+    });
+    expect(limited).toMatchObject({ exitCode: 1, error: { code: "rate_limited" } });
+    // "try again in 2 hours" is past the one-minute budget.
+    expect(Date.parse(limited.rateLimitedUntil!) - Date.now()).toBeGreaterThan(7_000_000);
+  });
+});
