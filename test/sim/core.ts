@@ -94,7 +94,10 @@ export class SimCore {
     if (this.opts.strict) console.error(`[forge-sim] ${v.kind} violation ${v.id}: ${v.errors}`);
   }
 
+  closed = false;
+
   close(): void {
+    this.closed = true;
     rmSync(this.root, { recursive: true, force: true });
   }
 

@@ -326,7 +326,14 @@ export class Workflows {
 
   private async emitRun(repo: Repo, run: WorkflowRun, action: "requested" | "in_progress" | "completed"): Promise<void> {
     const wf = [...this.core.state.workflows.values()].find((w) => w.id === run.workflowId)!;
-    const head = await git.readCommit(repo.gitDir, run.headSha);
+    let head;
+    try {
+      head = await git.readCommit(repo.gitDir, run.headSha);
+    } catch (e) {
+      // An executor finishing after the simulator closed has nobody left to tell.
+      if (this.core.closed) return;
+      throw e;
+    }
     this.core.bus.emit("workflow_run", action, {
       workflow_run: this.core.model.run(repo, run, head),
       workflow: this.core.model.workflow(repo, wf),
