@@ -317,6 +317,7 @@ function agentFinished(s: Step, input: Extract<LeafInput, { kind: "agent.finishe
     return;
   }
   if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
+  if (input.recordSha) s.edit(i).recordSha = input.recordSha;
 
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
@@ -509,6 +510,7 @@ function retry(s: Step, i: number, kind: LeafInput["kind"], opts: { counted: boo
   delete e.question;
   delete e.walkthroughSha;
   delete e.pushedSha;
+  delete e.recordSha;
   delete e.prNumber;
   delete e.workflowRunId;
   delete e.mergeSha;

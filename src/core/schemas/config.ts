@@ -129,8 +129,8 @@ export const forgeConfigSchema = z
       .describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
     branch_cleanup: z
       .enum(["on_merge", "on_complete", "never"])
-      .default("on_complete")
-      .describe("When task branches are deleted: as each PR merges, when the run completes, or never."),
+      .default("never")
+      .describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
     workflow: z
       .string()
       .default("forge-agent.yml")

@@ -1,0 +1,286 @@
+/**
+ * Carrying out the executor's effects on GitHub. Every effect is idempotent: running one twice (a
+ * crash between persisting the journal and acknowledging the effect re-runs it) has the result of
+ * running it once. Each returns `done` with data for the executor, `failed` for good, or `later`
+ * when GitHub is not ready yet (the effect stays in the outbox and is tried again).
+ */
+import type { Effect } from "../core/effects.js";
+import type { Journal, TaskState } from "../core/journal.js";
+import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import type { CheckConclusion, GitHubPort } from "../github/port.js";
+import type { RunFacts } from "./run-store.js";
+import { renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
+import type { ForgeEvent } from "../core/schemas/events.js";
+
+export type EffectOutcome = { kind: "done"; result: Record<string, unknown> } | { kind: "failed"; error: string } | { kind: "later"; reason: string };
+
+export interface EffectContext {
+  port: GitHubPort;
+  journal: Journal;
+  config: ForgeConfig;
+  facts: RunFacts;
+  /** The open segment of the event log, for the tracker's tail. */
+  events: readonly ForgeEvent[];
+  /** The effect was loaded from the stored outbox rather than decided in this process: it may have run already. */
+  replay: boolean;
+  now: number;
+  /** Conflicts found while preparing a refinery's branch, handed to its dispatch. */
+  conflicts: Map<string, string[]>;
+  /** Link to the App's page or the repository, for check run details. */
+  htmlUrl?: string;
+}
+
+const done = (result: Record<string, unknown> = {}): EffectOutcome => ({ kind: "done", result });
+
+function task(ctx: EffectContext, taskId: string): TaskState | undefined {
+  return ctx.journal.tasks.find((t) => t.id === taskId);
+}
+
+/** Minimum seconds between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
+export const TRACKER_DEBOUNCE_MS = 5_000;
+
+export async function runEffect(effect: Effect, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  switch (effect.kind) {
+    case "PrepareBranch": {
+      // Cut from the integration head as it is now (it holds every MERGED dependency); an existing
+      // branch (a repeated effect) is left as it is.
+      const from = await port.branchHead(effect.from);
+      if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
+      await port.createBranch(effect.branch, from);
+      // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.
+      const conflicts: string[] = [];
+      for (const upstream of effect.merge) {
+        const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
+        if (merged.kind === "conflict") conflicts.push(upstream);
+      }
+      if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
+      return done({ conflicts });
+    }
+
+    case "DispatchAgent": {
+      if (ctx.replay) {
+        // A dispatch may have happened before a crash: its run is on the attempt's branch, unique to it.
+        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
+        if (runs[0]) return done({ workflowRunId: runs[0].id });
+      }
+      const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`);
+      const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
+      const inputs: Record<string, string> = {
+        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+        [DISPATCH_INPUTS.taskId]: effect.taskId,
+        [DISPATCH_INPUTS.attempt]: String(effect.attempt),
+      };
+      if (Object.keys(context).length) inputs[DISPATCH_INPUTS.context] = JSON.stringify(context);
+      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, inputs);
+      return done(workflowRunId !== undefined ? { workflowRunId } : {});
+    }
+
+    case "UpsertCheckRun":
+      return upsertCheckRun(effect, ctx);
+
+    case "MergePullRequest": {
+      const t = task(ctx, effect.taskId);
+      let number = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
+      if (number === undefined) {
+        const pr = await port.findPullRequest(effect.branch);
+        if (!pr) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+        if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha });
+        number = pr.number;
+      }
+      // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
+      const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
+      const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+      const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
+      if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
+      if (res.kind === "not_mergeable") {
+        const pr = await port.getPullRequest(number);
+        if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
+        return { kind: "later", reason: res.message };
+      }
+      return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified; it will not be merged unverified` };
+    }
+
+    case "OpenChangeRequest": {
+      const known = ctx.facts.crIssues[effect.crId];
+      if (known !== undefined) return done({ issueNumber: known });
+      const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+      const emitter = task(ctx, effect.emittedBy);
+      const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+      const number = await port.createIssue({
+        title: `Change Request: ${cr?.title ?? effect.crId}`,
+        body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
+        labels: [LABELS.changeRequest],
+      });
+      ctx.facts.crIssues[effect.crId] = number;
+      return done({ issueNumber: number });
+    }
+
+    case "DispatchCaptain": {
+      const base = ctx.journal.baseBranch;
+      const branch = `forge/${ctx.journal.runId}/_captain-${effect.crId}`;
+      if (ctx.replay) {
+        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch });
+        if (runs[0]) return done({ workflowRunId: runs[0].id });
+      }
+      if (!(await port.branchHead(branch))) {
+        const head = await port.branchHead(base);
+        if (!head) return { kind: "failed", error: `base branch ${base} does not exist` };
+        await port.createBranch(branch, head);
+      }
+      const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, branch, {
+        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+        [DISPATCH_INPUTS.taskId]: `_captain-${effect.crId}`,
+        [DISPATCH_INPUTS.attempt]: "1",
+        [DISPATCH_INPUTS.context]: JSON.stringify({ changeRequest: effect.crId, planDir: planDir(ctx.journal.planId), reason: cr?.reason ?? "", issue: ctx.facts.crIssues[effect.crId] }),
+      });
+      return done(workflowRunId !== undefined ? { workflowRunId } : {});
+    }
+
+    case "PostComment": {
+      const issue = await commentTarget(effect.target, ctx);
+      if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet" };
+      await port.createComment(issue, effect.body);
+      return done();
+    }
+
+    case "UpdateTracker": {
+      const final = ctx.journal.status !== "running";
+      const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
+      if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS) return { kind: "later", reason: "debounced" };
+      const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+      const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
+      if (ctx.facts.trackerIssue === undefined) {
+        ctx.facts.trackerIssue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
+      } else {
+        await port.updateIssue(ctx.facts.trackerIssue, { title, body, ...(final ? { state: "closed" as const } : {}) });
+      }
+      ctx.facts.trackerUpdatedAt = new Date(ctx.now).toISOString();
+      return done({ issueNumber: ctx.facts.trackerIssue });
+    }
+
+    case "SpawnFollowup": {
+      if (ctx.replay) {
+        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
+        if (runs[0]) return done({ workflowRunId: runs[0].id });
+      }
+      if (!(await port.branchHead(effect.branch))) {
+        const from = await port.branchHead(ctx.journal.integrationBranch);
+        if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
+        await port.createBranch(effect.branch, from);
+      }
+      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, {
+        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+        [DISPATCH_INPUTS.taskId]: effect.followupId,
+        [DISPATCH_INPUTS.attempt]: "1",
+        [DISPATCH_INPUTS.context]: JSON.stringify({ followup: effect.text, sourceTaskId: effect.sourceTaskId }),
+      });
+      return done(workflowRunId !== undefined ? { workflowRunId } : {});
+    }
+
+    case "OpenFinalPullRequest": {
+      if (ctx.facts.finalPr !== undefined) return done({ prNumber: ctx.facts.finalPr });
+      const existing = await port.findPullRequest(ctx.journal.integrationBranch, "all");
+      const pr =
+        existing ??
+        (await port.createPullRequest({
+          head: ctx.journal.integrationBranch,
+          base: ctx.journal.baseBranch,
+          title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
+          body: renderFinalPr(ctx.journal, ctx.facts),
+        }));
+      ctx.facts.finalPr = pr.number;
+      return done({ prNumber: pr.number });
+    }
+
+    case "CleanupBranches":
+      for (const b of effect.branches) await port.deleteBranch(b);
+      return done();
+
+    case "CancelAgent": {
+      const t = task(ctx, effect.taskId);
+      const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : undefined);
+      if (id !== undefined) await port.cancelWorkflowRun(id);
+      else {
+        const branch = t?.attempt === effect.attempt && t.branch ? t.branch : undefined;
+        if (branch) for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch })) if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
+      }
+      return done();
+    }
+  }
+}
+
+/** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */
+function headOf(_ctx: EffectContext, t: TaskState | undefined, pushed: string): string {
+  return t?.recordSha ?? pushed;
+}
+
+async function commentTarget(target: Extract<Effect, { kind: "PostComment" }>["target"], ctx: EffectContext): Promise<number | undefined> {
+  if (target.on === "tracker") return ctx.facts.trackerIssue;
+  if (target.on === "cr") return ctx.facts.crIssues[target.crId];
+  const t = task(ctx, target.taskId);
+  if (t?.attempt === target.attempt && t.prNumber !== undefined) return t.prNumber;
+  const branch = t?.attempt === target.attempt ? t.branch : undefined;
+  if (!branch) return ctx.facts.trackerIssue;
+  const pr = await ctx.port.findPullRequest(branch);
+  return pr?.number ?? ctx.facts.trackerIssue;
+}
+
+const CONCLUSION: Partial<Record<TaskState["status"], CheckConclusion>> = {
+  MERGE_READY: "success",
+  MERGED: "success",
+  FAILED: "failure",
+  STALE: "timed_out",
+};
+
+/**
+ * One check run per attempt, created when the attempt has a verdict, on the head the verdict is
+ * about (the PR's head): a check run created earlier would sit on a commit the PR no longer shows.
+ */
+async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }>, ctx: EffectContext): Promise<EffectOutcome> {
+  const conclusion = CONCLUSION[effect.status];
+  if (!conclusion) return done();
+  const key = `${effect.taskId}:${effect.attempt}`;
+  const t = task(ctx, effect.taskId);
+  const node = ctx.journal.plan.nodes.find((n) => n.id === effect.taskId);
+  const existing = ctx.facts.checkRuns[key];
+  const fields = {
+    status: "completed" as const,
+    conclusion,
+    title: effect.summary,
+    summary: checkSummary(ctx, t, effect),
+    externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
+    ...(effect.status === "FAILED" || effect.status === "STALE"
+      ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] }
+      : {}),
+  };
+  if (existing !== undefined) {
+    // MERGED after MERGE_READY changes nothing a reviewer sees: the attempt already succeeded.
+    if (effect.status === "MERGED") return done({ checkRunId: existing });
+    await ctx.port.updateCheckRun(existing, fields);
+    return done({ checkRunId: existing });
+  }
+  const branch = t?.attempt === effect.attempt ? t.branch : undefined;
+  const headSha = (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
+  if (!headSha) return done();
+  const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
+  ctx.facts.checkRuns[key] = id;
+  void node;
+  return done({ checkRunId: id });
+}
+
+function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extract<Effect, { kind: "UpsertCheckRun" }>): string {
+  const lines = [`**Task** \`${effect.taskId}\` · attempt ${effect.attempt} · run \`${ctx.journal.runId}\``, ""];
+  if (t?.attempt === effect.attempt) {
+    if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
+    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
+    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.hold === "exhausted") lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
+  }
+  if (ctx.facts.trackerIssue !== undefined) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
+  return lines.join("\n");
+}
+
+export { trackerMarker };

@@ -1,0 +1,267 @@
+/**
+ * The executor loop of one repository, on GitHub: facts in → `decide` → persist the journal
+ * (compare-and-swap) → carry out the outbox → acknowledge. One writer per run inside this process
+ * (a promise chain per run); across processes the compare-and-swap decides, and the loser re-reads
+ * and re-decides with the same facts.
+ */
+import { decide, startRun, type Decision, type NewRun } from "../core/decide.js";
+import type { Effect } from "../core/effects.js";
+import type { LeafInput } from "../core/inputs.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import type { ForgeEvent } from "../core/schemas/events.js";
+import { ConflictError, type GitHubPort } from "../github/port.js";
+import { runEffect, type EffectOutcome } from "./effects.js";
+import { newStoredRun, RunStore, type Loaded, type RunFacts } from "./run-store.js";
+
+export interface Logger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+export interface EngineOptions {
+  port: GitHubPort;
+  log?: Logger;
+  now?: () => number;
+  /** Called after every decision that was persisted (tests and the demo's live view). */
+  onDecision?: (runId: string, d: Decision) => void;
+}
+
+export interface ApplyResult {
+  decisions: Decision[];
+  /** Rejections of commands, for replying to the person. */
+  rejections: Decision["rejections"];
+}
+
+const MAX_CAS_ATTEMPTS = 6;
+const MAX_ROUNDS = 20;
+
+export class Engine {
+  readonly store: RunStore;
+  readonly #port: GitHubPort;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #onDecision: EngineOptions["onDecision"];
+  /** The last journal read or written per run, so a webhook usually costs no read. */
+  readonly #cache = new Map<string, Loaded>();
+  readonly #chains = new Map<string, Promise<unknown>>();
+  /** Effect keys decided in this process (not replayed from a stored outbox). */
+  readonly #fresh = new Set<string>();
+  /** Facts learned from effects and not yet persisted (they ride along with the next write). */
+  readonly #dirty = new Set<string>();
+
+  constructor(options: EngineOptions) {
+    this.#port = options.port;
+    this.store = new RunStore(options.port);
+    this.#log = options.log ?? silentLogger;
+    this.#now = options.now ?? Date.now;
+    this.#onDecision = options.onDecision;
+  }
+
+  /** Serialise work per run inside this process. */
+  #serial<T>(runId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#chains.get(runId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    this.#chains.set(
+      runId,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+
+  async #load(runId: string, fresh = false): Promise<Loaded | null> {
+    if (!fresh) {
+      const cached = this.#cache.get(runId);
+      if (cached) return cached;
+    }
+    const loaded = await this.store.load(runId);
+    if (loaded) this.#cache.set(runId, loaded);
+    return loaded;
+  }
+
+  /** The current state of a run (cached), or null. */
+  async state(runId: string): Promise<Loaded | null> {
+    return this.#serial(runId, () => this.#load(runId));
+  }
+
+  /** Start a run: state branch, journal, first decisions and their effects. Idempotent per runId. */
+  async start(run: NewRun, config: ForgeConfig, facts: Partial<RunFacts>, fromSha: string): Promise<ApplyResult> {
+    return this.#serial(run.runId, async () => {
+      const existing = await this.#load(run.runId);
+      if (existing) return { decisions: [], rejections: [] };
+      const d = startRun(run, this.#now(), config);
+      let loaded: Loaded;
+      try {
+        loaded = await this.store.create(newStoredRun(d.journal, config, facts, d.events), fromSha);
+      } catch (e) {
+        if (e instanceof ConflictError) return { decisions: [], rejections: [] }; // another process started it
+        throw e;
+      }
+      this.#cache.set(run.runId, loaded);
+      for (const e of d.effects) this.#fresh.add(`${run.runId}:${e.key}`);
+      this.#onDecision?.(run.runId, d);
+      this.#log.info({ runId: run.runId, tasks: run.nodes.length }, "run started");
+      const rest = await this.#flush(run.runId);
+      return { decisions: [d, ...rest.decisions], rejections: rest.rejections };
+    });
+  }
+
+  /** Apply facts to a run and carry out what follows. */
+  async apply(runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
+    if (inputs.length === 0) return { decisions: [], rejections: [] };
+    return this.#serial(runId, async () => {
+      const first = await this.#decideAndPersist(runId, inputs);
+      if (!first) return { decisions: [], rejections: [] };
+      const rest = await this.#flush(runId);
+      return { decisions: [first, ...rest.decisions], rejections: [...first.rejections, ...rest.rejections] };
+    });
+  }
+
+  /** Carry out a run's pending effects (e.g. on a timer, or after a restart). */
+  async flush(runId: string): Promise<ApplyResult> {
+    return this.#serial(runId, () => this.#flush(runId));
+  }
+
+  /**
+   * decide → persist, retrying on a lost compare-and-swap with a fresh read. A decision that only
+   * acknowledges effects is kept in memory and persisted with the next one: re-running an
+   * acknowledged effect after a crash is harmless, and it saves a write per effect.
+   */
+  async #decideAndPersist(runId: string, inputs: LeafInput[]): Promise<Decision | null> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const loaded = await this.#load(runId, attempt > 0);
+      if (!loaded) {
+        this.#log.warn({ runId }, "facts for an unknown run ignored");
+        return null;
+      }
+      const { state } = loaded;
+      const now = this.#now();
+      const d = decide(state.journal, inputs.length === 1 ? inputs[0]! : { kind: "batch", inputs }, now, state.config);
+      const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
+      const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
+      if (!mustPersist) {
+        this.#cache.set(runId, { state: next, blobSha: loaded.blobSha });
+        if (d.journal !== state.journal) this.#dirty.add(runId);
+        return d;
+      }
+      try {
+        const saved = await this.store.save(loaded, next, commitMessage(runId, d));
+        this.#cache.set(runId, saved);
+        this.#dirty.delete(runId);
+        for (const e of d.effects) this.#fresh.add(`${runId}:${e.key}`);
+        this.#onDecision?.(runId, d);
+        return d;
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+        this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
+        this.#cache.delete(runId);
+      }
+    }
+    throw new Error(`run ${runId}: the journal kept moving; gave up after ${MAX_CAS_ATTEMPTS} attempts`);
+  }
+
+  /** Carry out the outbox; acknowledgements are decided in rounds until nothing new follows. */
+  async #flush(runId: string): Promise<ApplyResult> {
+    const decisions: Decision[] = [];
+    const rejections: Decision["rejections"] = [];
+    const tried = new Set<string>();
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const loaded = await this.#load(runId);
+      if (!loaded) break;
+      const pending = loaded.state.journal.outbox.filter((e) => !tried.has(e.key));
+      if (pending.length === 0) break;
+      const acks: LeafInput[] = [];
+      const conflicts = new Map<string, string[]>();
+      // Effects of one task run in order (its branch before its dispatch); different tasks in parallel.
+      const groups = new Map<string, Effect[]>();
+      for (const effect of pending) {
+        const group = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
+        groups.set(group, [...(groups.get(group) ?? []), effect]);
+      }
+      await Promise.all(
+        [...groups.values()].map(async (effects) => {
+          for (const effect of effects) {
+            tried.add(effect.key);
+            const outcome = await this.#run(runId, effect, loaded, conflicts);
+            if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
+            else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
+            else this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+            // Without its branch the dispatch cannot go: leave it for the executor's failure handling.
+            if (outcome.kind !== "done" && effect.kind === "PrepareBranch") break;
+          }
+        }),
+      );
+      if (acks.length) this.#dirty.add(runId);
+      if (acks.length === 0) break;
+      const d = await this.#decideAndPersist(runId, acks);
+      if (!d) break;
+      decisions.push(d);
+      rejections.push(...d.rejections);
+    }
+    return { decisions, rejections };
+  }
+
+  async #run(runId: string, effect: Effect, loaded: Loaded, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
+    const { state } = loaded;
+    try {
+      const outcome = await runEffect(effect, {
+        port: this.#port,
+        journal: state.journal,
+        config: state.config,
+        facts: state.facts,
+        events: state.events.tail,
+        replay: !this.#fresh.has(`${runId}:${effect.key}`),
+        now: this.#now(),
+        conflicts,
+      });
+      this.#fresh.delete(`${runId}:${effect.key}`);
+      return outcome;
+    } catch (e) {
+      // Transient errors were already retried by Octokit; leave the effect for the next flush.
+      this.#log.warn({ runId, effect: effect.key, err: (e as Error).message }, "effect failed; it stays in the outbox");
+      return { kind: "later", reason: (e as Error).message };
+    }
+  }
+
+  /** Persist facts kept in memory (effect acknowledgements, ids of GitHub objects). */
+  async persistDirty(): Promise<void> {
+    for (const runId of [...this.#dirty]) {
+      await this.#serial(runId, async () => {
+        const loaded = this.#cache.get(runId);
+        if (!loaded || !this.#dirty.has(runId)) return;
+        try {
+          const saved = await this.store.save(await this.#baseFor(runId, loaded), loaded.state, `forge: ${runId} acknowledgements`);
+          this.#cache.set(runId, saved);
+          this.#dirty.delete(runId);
+        } catch (e) {
+          if (!(e instanceof ConflictError)) throw e;
+          this.#cache.delete(runId);
+          this.#dirty.delete(runId);
+        }
+      });
+    }
+  }
+
+  async #baseFor(_runId: string, loaded: Loaded): Promise<Loaded> {
+    return loaded;
+  }
+
+  /** Ids of the runs this repository has. */
+  listRuns(): Promise<string[]> {
+    return this.store.listRuns();
+  }
+
+  /** Forget the cached journals (a test simulating a restart, or after an unexpected error). */
+  forget(): void {
+    this.#cache.clear();
+    this.#fresh.clear();
+    this.#dirty.clear();
+  }
+}
+
+function commitMessage(runId: string, d: Decision): string {
+  const kinds = [...new Set(d.events.map((e) => e.type))].slice(0, 4).join(", ");
+  return `forge: ${runId} ${kinds || "journal"} (seq ${d.journal.seq})`;
+}

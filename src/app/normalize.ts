@@ -1,0 +1,138 @@
+/**
+ * From GitHub's facts to the executor's inputs: which run, task and attempt a branch belongs to,
+ * the runner's record commit, and its result. Pure except `readResult`, which reads one file.
+ */
+import type { LeafInput } from "../core/inputs.js";
+import { resultPath, TRAILERS } from "../core/layout.js";
+import { agentResultSchema, type AgentResult } from "../core/schemas/agent-result.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import type { GitHubPort } from "../github/port.js";
+
+export interface AttemptRef {
+  runId: string;
+  taskId: string;
+  attempt: number;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** A matcher for task branches made from the branch template (`forge/{runId}/{taskId}/{attempt}`). */
+export function branchParser(config: Pick<ForgeConfig, "branch_template">): (branch: string) => AttemptRef | undefined {
+  const pattern = escape(config.branch_template)
+    .replace(escape("{runId}"), "(?<runId>[^/]+)")
+    .replace(escape("{taskId}"), "(?<taskId>[^/]+)")
+    .replace(escape("{attempt}"), "(?<attempt>\\d+)");
+  const re = new RegExp(`^${pattern}$`);
+  return (branch) => {
+    const m = re.exec(branch);
+    if (!m?.groups) return undefined;
+    return { runId: m.groups.runId!, taskId: m.groups.taskId!, attempt: Number(m.groups.attempt) };
+  };
+}
+
+/** `Key: value` trailers of a commit message (the last paragraph). */
+export function parseTrailers(message: string): Record<string, string> {
+  const paragraphs = message.trimEnd().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? "";
+  const out: Record<string, string> = {};
+  for (const line of last.split("\n")) {
+    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
+    if (m) out[m[1]!] = m[2]!.trim();
+  }
+  return out;
+}
+
+/** The attempt a record commit reports on, when the message carries Forge's trailers. */
+export function recordOf(message: string): AttemptRef & { exitCode: number } | undefined {
+  const t = parseTrailers(message);
+  const runId = t[TRAILERS.run];
+  const taskId = t[TRAILERS.task];
+  const attempt = Number(t[TRAILERS.attempt]);
+  const exitCode = Number(t[TRAILERS.exit]);
+  if (!runId || !taskId || !Number.isInteger(attempt) || attempt < 1 || !Number.isInteger(exitCode)) return undefined;
+  return { runId, taskId, attempt, exitCode };
+}
+
+export type ResultRead = { ok: true; result: AgentResult } | { ok: false; error: string };
+
+/** Read and validate `result.json` at the record commit. */
+export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string): Promise<ResultRead> {
+  const path = resultPath(ref.runId, ref.taskId, ref.attempt);
+  const file = await port.readFile(path, sha);
+  if (!file) return { ok: false, error: `the record commit has no ${path}` };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(file.content);
+  } catch (e) {
+    return { ok: false, error: `${path} is not JSON: ${(e as Error).message}` };
+  }
+  const parsed = agentResultSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, error: `${path} ${issue.path.join(".") || "(root)"} — ${issue.message}` };
+  }
+  const r = parsed.data;
+  if (r.run_id !== ref.runId || r.task_id !== ref.taskId || r.attempt !== ref.attempt)
+    return { ok: false, error: `${path} reports ${r.run_id}/${r.task_id}/${r.attempt}, not ${ref.runId}/${ref.taskId}/${ref.attempt}` };
+  return { ok: true, result: r };
+}
+
+/**
+ * The executor's input for a runner result. `recordSha` is the record commit (the branch head GitHub
+ * reported) and `recordParent` its parent: the work the walkthrough describes. The MERGE_READY gate
+ * compares that parent, read from GitHub, with the walkthrough's head_sha.
+ */
+export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: string, recordParent: string | undefined): LeafInput {
+  if (!read.ok) return { kind: "agent.finished", taskId: ref.taskId, attempt: ref.attempt, exitCode: 1, error: read.error, recordSha };
+  const r = read.result;
+  const w = r.walkthrough;
+  return {
+    kind: "agent.finished",
+    taskId: ref.taskId,
+    attempt: ref.attempt,
+    exitCode: r.exit_code,
+    recordSha,
+    ...(recordParent ? { pushedSha: recordParent } : {}),
+    ...(w
+      ? {
+          walkthrough: {
+            status: w.status,
+            confidence: w.confidence,
+            headSha: w.head_sha,
+            filesChanged: w.files_changed.map((f) => f.path),
+            risks: w.risks,
+            followups: w.followups,
+          },
+        }
+      : {}),
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.refinement ? { refinement: r.refinement } : {}),
+    ...(r.question ? { question: r.question } : {}),
+    ...(r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {}),
+    ...(r.exit_code === 11
+      ? {
+          changeRequest: {
+            title: r.error ?? `${ref.taskId} needs the plan amended`,
+            reason: r.error ?? "escalation",
+            affectedTasks: [ref.taskId],
+            ...(r.change_request_path ? { path: r.change_request_path } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** Plan ids whose folder a push touched, from the commits' added/modified/removed lists. */
+export function touchedPlans(commits: readonly { added?: string[]; modified?: string[]; removed?: string[] }[]): Map<string, Set<string>> {
+  const plans = new Map<string, Set<string>>();
+  for (const c of commits) {
+    for (const path of [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]) {
+      const m = /^\.forge\/plans\/([^/]+)\/(.+)$/.exec(path);
+      if (!m) continue;
+      const files = plans.get(m[1]!) ?? new Set<string>();
+      files.add(m[2]!);
+      plans.set(m[1]!, files);
+    }
+  }
+  return plans;
+}

@@ -1,0 +1,65 @@
+/**
+ * Applying a Change Request's overlay when its PR lands on the default branch: the overlay must
+ * pass the `forge validate` rules and only add to the plan the run pinned (DESIGN.md §5). A refused
+ * overlay gets a comment on its CR issue saying why; the run stays paused.
+ */
+import type { LeafInput } from "../core/inputs.js";
+import { planDir } from "../core/layout.js";
+import { validateDagChange } from "../core/plan/validate.js";
+import type { Dag } from "../core/schemas/dag.js";
+import type { GitHubPort } from "../github/port.js";
+import type { Engine } from "./engine.js";
+import { planNodes, readPlan } from "./plan-source.js";
+
+export async function overlayInput(
+  port: GitHubPort,
+  engine: Engine,
+  runId: string,
+  planId: string,
+  file: string,
+  sha: string,
+): Promise<{ input?: LeafInput; problem?: string }> {
+  const loaded = await engine.state(runId);
+  if (!loaded) return { problem: `run ${runId} not found` };
+  const { journal, facts } = loaded.state;
+  const overlayId = file.replace(/^overlays\//, "").replace(/\.md$/, "");
+  if (journal.plan.overlays.includes(overlayId)) return {};
+  const plan = await readPlan(port, planId, sha);
+  const overlay = plan.parsed.overlays.find((o) => o.name === overlayId)?.data;
+  const cr = overlay ? journal.changeRequests.find((c) => c.id === overlay.cr) : undefined;
+  let problem: string | undefined;
+  if (!overlay) problem = `${planDir(planId)}/${file} has no valid overlay frontmatter`;
+  else if (!cr) problem = `${overlayId} names Change Request ${overlay.cr}, which run ${runId} does not have`;
+  else if (cr.status === "rejected" || cr.status === "applied") problem = `Change Request ${cr.id} is already ${cr.status}`;
+  else if (plan.problems.length) {
+    problem = `the plan does not pass \`forge validate\`:\n${plan.problems
+      .slice(0, 20)
+      .map((p) => `- \`${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""}\` ${p.field ?? ""} — ${p.message}`)
+      .join("\n")}`;
+  } else {
+    const before: Dag = {
+      version: 1,
+      planId,
+      nodes: journal.plan.nodes.map((n) => ({ id: n.id, type: n.kind, agentType: n.agentType, dependencies: n.dependencies })),
+      metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 },
+    };
+    const changes = validateDagChange(before, plan.parsed.dag.data!);
+    if (changes.length) problem = `the overlay is not append-only:\n${changes.map((p) => `- ${p.message}`).join("\n")}`;
+  }
+  if (problem) {
+    const issue = cr ? facts.crIssues[cr.id] : undefined;
+    if (issue !== undefined) await port.createComment(issue, `Forge refused \`${overlayId}\`: ${problem}`);
+    return { problem };
+  }
+  const added = new Set(overlay!.added_tasks);
+  return {
+    input: {
+      kind: "overlay.applied",
+      crId: cr!.id,
+      overlayId,
+      planCommit: sha,
+      nodes: planNodes(plan.parsed).filter((n) => added.has(n.id)),
+      edges: overlay!.added_edges,
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Reading a plan and the config from the repository at a commit, through the GitHub port. The
+ * texts go to the same parser and validator as `forge validate`, so the App and the CLI judge a
+ * plan by the same rules.
+ */
+import { createHash } from "node:crypto";
+import { parse as parseYaml } from "yaml";
+import type { PlanNodeInput } from "../core/inputs.js";
+import { planDir } from "../core/layout.js";
+import { parsePlan, type ParsedPlan, type PlanSource } from "../core/plan/parse.js";
+import type { Problem } from "../core/plan/problem.js";
+import { validatePlan } from "../core/plan/validate.js";
+import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
+import type { GitHubPort } from "../github/port.js";
+
+export const CONFIG_PATH = ".github/forge.yml";
+
+export type ConfigRead = { ok: true; config: ForgeConfig } | { ok: false; problems: Problem[] };
+
+/** `.github/forge.yml` at `ref`, with every default applied; a missing file is the defaults. */
+export async function readConfig(port: GitHubPort, ref: string): Promise<ConfigRead> {
+  const file = await port.readFile(CONFIG_PATH, ref);
+  if (!file) return { ok: true, config: forgeConfigSchema.parse({}) };
+  let raw: unknown;
+  try {
+    raw = parseYaml(file.content) ?? {};
+  } catch (e) {
+    const linePos = (e as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+    return { ok: false, problems: [{ file: CONFIG_PATH, ...(linePos ? { line: linePos } : {}), message: `not valid YAML: ${(e as Error).message.split("\n")[0]}`, rule: "unreadable-yaml" } as Problem] };
+  }
+  const parsed = forgeConfigSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, config: parsed.data };
+  return {
+    ok: false,
+    problems: parsed.error.issues.map((i) => ({ file: CONFIG_PATH, field: i.path.join("."), message: i.message, rule: "invalid-frontmatter" }) as Problem),
+  };
+}
+
+/** Every file of `.forge/plans/<planId>/` validation needs, read at `ref`. */
+export async function readPlanSourceFromGitHub(port: GitHubPort, planId: string, ref: string): Promise<PlanSource> {
+  const root = planDir(planId);
+  const files = new Map<string, string>();
+  const dirs = new Set<string>();
+  const unreadable: PlanSource["unreadable"] = [];
+  const read = async (rel: string) => {
+    const f = await port.readFile(`${root}/${rel}`, ref);
+    if (f) files.set(rel, f.content);
+    else unreadable.push({ file: rel, message: "cannot be read" });
+  };
+  const top = await port.listDirectory(root, ref);
+  const reads: Promise<void>[] = [];
+  for (const entry of top) {
+    if (entry.type === "file" && (entry.name === "plan.md" || entry.name === "dag.json")) reads.push(read(entry.name));
+    else if (entry.type === "dir" && (entry.name === "tasks" || entry.name === "overlays" || entry.name === "specs")) {
+      dirs.add(entry.name);
+      for (const inner of await port.listDirectory(`${root}/${entry.name}`, ref)) {
+        const rel = `${entry.name}/${inner.name}`;
+        if (inner.type === "dir") dirs.add(rel);
+        else if (entry.name !== "specs" && inner.name.endsWith(".md")) reads.push(read(rel));
+        else files.set(rel, "");
+      }
+    }
+  }
+  await Promise.all(reads);
+  return { planId, files, dirs, unreadable };
+}
+
+export interface PlanRead {
+  parsed: ParsedPlan;
+  problems: Problem[];
+  /** The plan as the executor takes it (valid plans only). */
+  nodes: PlanNodeInput[];
+  dagHash: string;
+}
+
+export async function readPlan(port: GitHubPort, planId: string, ref: string): Promise<PlanRead> {
+  const source = await readPlanSourceFromGitHub(port, planId, ref);
+  const parsed = parsePlan(source);
+  const problems = validatePlan(parsed);
+  const dagText = source.files.get("dag.json") ?? "";
+  const dagHash = createHash("sha256").update(dagText).digest("hex");
+  return { parsed, problems, nodes: problems.length ? [] : planNodes(parsed), dagHash };
+}
+
+/** dag.json's nodes with titles and paths from their task files. */
+export function planNodes(parsed: ParsedPlan): PlanNodeInput[] {
+  const tasks = new Map(parsed.tasks.filter((t) => t.data).map((t) => [t.data!.id, t.data!]));
+  return (parsed.dag.data?.nodes ?? []).map((n) => {
+    const t = tasks.get(n.id);
+    return {
+      id: n.id,
+      kind: n.type,
+      agentType: n.agentType,
+      dependencies: [...n.dependencies],
+      ...(t?.title ? { title: t.title } : {}),
+      ...(t?.paths ? { paths: [...t.paths] } : {}),
+    };
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The reconciler: rebuilds what webhooks should have told the App from GitHub's objects — workflow
+ * runs, branch heads, PRs, CR issues — so a lost webhook or a lost journal write is repaired, not
+ * fatal. It runs on a timer in a long-lived server and as `forge tick` from a scheduled workflow.
+ */
+import type { LeafInput } from "../core/inputs.js";
+import type { GitHubPort } from "../github/port.js";
+import type { Engine } from "./engine.js";
+import { finishedInput, readResult, recordOf } from "./normalize.js";
+
+export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
+  const loaded = await engine.state(runId);
+  if (!loaded || loaded.state.journal.status !== "running") return [];
+  const { journal, config, facts } = loaded.state;
+  const inputs: LeafInput[] = [];
+  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
+  if (running.length) {
+    // One call for every job of the run.
+    const runs = await port.listWorkflowRuns(config.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
+    const byBranch = new Map(runs.map((r) => [r.headBranch, r]));
+    for (const t of running) {
+      const run = byBranch.get(t.branch!);
+      if (!run) continue;
+      const ref = { runId, taskId: t.id, attempt: t.attempt };
+      if (run.status === "in_progress") inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
+      else if (run.status === "completed") {
+        const head = await port.branchHead(t.branch!);
+        const commit = head ? await port.commit(head) : undefined;
+        const record = commit ? recordOf(commit.message) : undefined;
+        if (commit && record && record.taskId === t.id && record.attempt === t.attempt) inputs.push(finishedInput(ref, await readResult(port, ref, commit.sha), commit.sha, commit.parents[0]));
+        else inputs.push({ kind: "agent.lost", ...ref, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` });
+      }
+    }
+  }
+  for (const t of journal.tasks) {
+    if (t.status === "DONE" && t.branch) {
+      const head = await port.branchHead(t.branch);
+      if (head) {
+        const commit = await port.commit(head);
+        inputs.push({ kind: "branch.pushed", taskId: t.id, attempt: t.attempt, headSha: recordOf(commit.message) ? (commit.parents[0] ?? head) : head });
+      }
+    }
+    if (t.status === "MERGE_READY" && t.branch) {
+      const pr = await port.findPullRequest(t.branch, "closed");
+      if (pr?.merged && pr.mergeSha) inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+    }
+  }
+  for (const cr of journal.changeRequests) {
+    const issue = facts.crIssues[cr.id];
+    if ((cr.status === "pending" || cr.status === "approved") && issue !== undefined) {
+      const i = await port.getIssue(issue);
+      if (i.state === "closed") inputs.push({ kind: "cr.closed", crId: cr.id });
+    }
+  }
+  inputs.push({ kind: "tick" });
+  return inputs;
+}

@@ -1,0 +1,129 @@
+/**
+ * Markdown Forge writes on GitHub: the run tracker issue, Change Request issues, the final PR.
+ * Pure functions of the journal; bodies are kept below GitHub's 65,536-character limit.
+ */
+import { stringify } from "yaml";
+import type { Journal } from "../core/journal.js";
+import { renderMermaid } from "../core/render/mermaid.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import type { ForgeEvent } from "../core/schemas/events.js";
+import type { RunFacts } from "./run-store.js";
+
+/** GitHub rejects issue and PR bodies longer than this. */
+export const BODY_LIMIT = 65_536;
+
+/** Hidden markers that tie an issue to its run (and CR), so commands on it find the run. */
+export const trackerMarker = (runId: string) => `<!-- forge:run ${runId} -->`;
+export const crMarker = (runId: string, crId: string) => `<!-- forge:cr ${runId} ${crId} -->`;
+
+export function parseMarker(body: string): { runId: string; crId?: string } | undefined {
+  const cr = /<!-- forge:cr (\S+) (\S+) -->/.exec(body);
+  if (cr) return { runId: cr[1]!, crId: cr[2]! };
+  const run = /<!-- forge:run (\S+) -->/.exec(body);
+  return run ? { runId: run[1]! } : undefined;
+}
+
+const STATUS_ICON: Record<string, string> = {
+  PENDING: "⚪",
+  RUNNING: "🔵",
+  DONE: "🟢",
+  MERGE_READY: "🟩",
+  MERGED: "✅",
+  FAILED: "🔴",
+  STALE: "🟡",
+};
+
+function cut(body: string, note: string): string {
+  if (body.length <= BODY_LIMIT) return body;
+  const tail = `\n\n…${note}`;
+  return body.slice(0, BODY_LIMIT - tail.length) + tail;
+}
+
+function eventLine(e: ForgeEvent): string {
+  const data = Object.entries(e.data as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined && (typeof v !== "object" || (Array.isArray(v) && v.length)))
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`)
+    .join(" ");
+  return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${data.replaceAll("|", "\\|").slice(0, 160)} |`;
+}
+
+/** The run tracker: the DAG coloured by status, a task table, and the tail of the event log. */
+export function renderTracker(journal: Journal, events: readonly ForgeEvent[], facts: RunFacts, repo: { owner: string; repo: string }): string {
+  const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
+  const counts = new Map<string, number>();
+  for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== undefined;
+  const lines = [
+    trackerMarker(journal.runId),
+    `## Forge run \`${journal.runId}\` — plan \`${journal.planId}\``,
+    "",
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + (journal.pause.changeRequests.length ? `: waiting for ${journal.pause.changeRequests.join(", ")}` : journal.pause.manual ? ": /forge resume to continue" : `: model usage limit until ${journal.pause.usageLimitUntil}`) + ")" : ""} · ` +
+      `${journal.merged}/${journal.tasks.length} merged · ` +
+      [...counts].map(([s, n]) => `${STATUS_ICON[s] ?? ""} ${s} ${n}`).join(" · "),
+    `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} · **Integration branch:** \`${journal.integrationBranch}\`` +
+      (facts.finalPr !== undefined ? ` · **Final PR:** #${facts.finalPr}` : ""),
+    "",
+  ];
+  if (journal.tasks.length <= 300) {
+    lines.push("```mermaid", renderMermaid(journal.plan.nodes, statuses, { titles: false }), "```", "");
+  } else {
+    lines.push(`_The DAG has ${journal.tasks.length} nodes: too many to draw here; see \`forge graph\`._`, "");
+  }
+  lines.push("| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|");
+  journal.tasks.forEach((t, i) => {
+    const node = journal.plan.nodes[i]!;
+    const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+    const notes = [t.hold ? `held: ${t.hold}` : "", t.lastError && t.status !== "MERGED" ? t.lastError : "", t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""]
+      .filter(Boolean)
+      .join("; ")
+      .replaceAll("|", "\\|")
+      .slice(0, 120);
+    lines.push(
+      `| \`${t.id}\`${node.title ? ` ${node.title.replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${notes} |`,
+    );
+  });
+  if (journal.followups.length) {
+    lines.push("", "**Follow-ups**", "");
+    for (const f of journal.followups) lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${f.text}`);
+  }
+  if (journal.changeRequests.length) {
+    lines.push("", "**Change Requests**", "");
+    for (const c of journal.changeRequests) lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${facts.crIssues[c.id] ? ` (#${facts.crIssues[c.id]})` : ""}: ${c.title}`);
+  }
+  const tail = events.slice(-20);
+  if (tail.length) {
+    lines.push("", "<details><summary>Latest events</summary>", "", "| # | time | event | task | data |", "|---:|---|---|---|---|", ...tail.map(eventLine), "", "</details>");
+  }
+  lines.push("", "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`");
+  return cut(lines.join("\n"), " (cut: the task table is too long for one issue)");
+}
+
+export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {
+  const cr = journal.changeRequests.find((c) => c.id === crId);
+  const front = cr
+    ? stringify({ id: cr.id, run_id: journal.runId, title: cr.title, emitted_by: cr.emittedBy, status: cr.status, reason: cr.reason, affected_tasks: cr.affectedTasks })
+    : `id: ${crId}\n`;
+  const next =
+    config.cr_mode === "replan"
+      ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged."
+      : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
+  return cut(
+    [crMarker(journal.runId, crId), "```yaml", front.trimEnd(), "```", "", document ? document.replace(/^---[\s\S]*?---\s*/, "") : cr?.reason ?? "", "", `---`, next].join("\n"),
+    " (cut)",
+  );
+}
+
+export function renderFinalPr(journal: Journal, facts: RunFacts): string {
+  const lines = [
+    trackerMarker(journal.runId),
+    `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
+    "",
+    facts.trackerIssue !== undefined ? `Run tracker: #${facts.trackerIssue}` : "",
+    "",
+    "| Task | Attempts | PR |",
+    "|---|---:|---|",
+    ...journal.tasks.map((t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`),
+  ];
+  if (journal.followups.length) lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${f.text}`));
+  return cut(lines.join("\n"), " (cut)");
+}

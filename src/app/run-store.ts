@@ -1,0 +1,124 @@
+/**
+ * Where a run's state lives: `journal.json` on the run's state branch (`forge/<runId>/_state`),
+ * written with compare-and-swap through the contents API (the write names the blob sha it read;
+ * GitHub answers 409 when the file moved), and the event log in sealed NDJSON segments beside it.
+ * The open segment travels inside `journal.json`, so one write (one API call) persists a decision
+ * and the bytes written stay bounded however long the run is.
+ */
+import { z } from "zod";
+import { journalSchema, type Journal } from "../core/journal.js";
+import { eventSegmentFile, JOURNAL_FILE, stateBranch } from "../core/layout.js";
+import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
+import type { ForgeEvent } from "../core/schemas/events.js";
+import { ConflictError, type GitHubPort } from "../github/port.js";
+
+/** Events per sealed segment. */
+export const SEGMENT_SIZE = 200;
+
+/** Facts only the adapter needs: ids of the GitHub objects Forge maintains for the run. */
+export const runFactsSchema = z
+  .object({
+    trackerIssue: z.number().int().optional().describe("The run tracker issue."),
+    trackerUpdatedAt: z.string().optional().describe("When the tracker body was last written."),
+    checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
+    crIssues: z.record(z.string(), z.number().int()).default({}).describe("Issue number per Change Request id."),
+    finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
+    planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),
+  })
+  .strict();
+export type RunFacts = z.infer<typeof runFactsSchema>;
+
+export const storedRunSchema = z
+  .object({
+    version: z.literal(1),
+    journal: journalSchema,
+    config: forgeConfigSchema.describe("The config pinned when the run started."),
+    facts: runFactsSchema,
+    events: z
+      .object({
+        segment: z.number().int().min(1).describe("Number of the open segment."),
+        tail: z.array(z.record(z.string(), z.unknown())).describe("Events of the open segment, oldest first."),
+      })
+      .strict(),
+  })
+  .strict();
+export type StoredRun = Omit<z.infer<typeof storedRunSchema>, "events"> & { events: { segment: number; tail: ForgeEvent[] } };
+
+export interface Loaded {
+  state: StoredRun;
+  /** Blob sha of journal.json as read: the compare-and-swap token of the next write. */
+  blobSha: string;
+}
+
+export class RunStoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RunStoreError";
+  }
+}
+
+export class RunStore {
+  constructor(private readonly port: GitHubPort) {}
+
+  async load(runId: string): Promise<Loaded | null> {
+    const file = await this.port.readFile(JOURNAL_FILE, stateBranch(runId));
+    if (!file) return null;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(file.content);
+    } catch (e) {
+      throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(e as Error).message}`);
+    }
+    const parsed = storedRunSchema.safeParse(raw);
+    if (!parsed.success) throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`);
+    return { state: parsed.data as StoredRun, blobSha: file.blobSha };
+  }
+
+  /** Create the state branch at `fromSha` and write the first journal. `ConflictError` when the run exists. */
+  async create(state: StoredRun, fromSha: string): Promise<Loaded> {
+    const branch = stateBranch(state.journal.runId);
+    await this.port.createBranch(branch, fromSha);
+    const { blobSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), `forge: start run ${state.journal.runId}`);
+    return { state, blobSha };
+  }
+
+  /**
+   * Persist `next` over `loaded` — compare-and-swap: `ConflictError` when another writer moved the
+   * journal since it was read (re-read, re-decide). Full segments are sealed into their own files first.
+   */
+  async save(loaded: Loaded, next: StoredRun, message: string): Promise<Loaded> {
+    const branch = stateBranch(next.journal.runId);
+    let state = next;
+    while (state.events.tail.length >= SEGMENT_SIZE) {
+      const sealed = state.events.tail.slice(0, SEGMENT_SIZE);
+      await this.sealSegment(branch, state.events.segment, sealed);
+      state = { ...state, events: { segment: state.events.segment + 1, tail: state.events.tail.slice(SEGMENT_SIZE) } };
+    }
+    const { blobSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
+    return { state, blobSha };
+  }
+
+  /** A sealed segment never changes, so a second writer finding it already there is fine. */
+  private async sealSegment(branch: string, segment: number, events: ForgeEvent[]): Promise<void> {
+    const path = eventSegmentFile(segment);
+    try {
+      await this.port.writeFile(branch, path, events.map((e) => JSON.stringify(e)).join("\n") + "\n", `forge: seal event segment ${segment}`);
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+    }
+  }
+
+  /** Ids of runs with a state branch. */
+  async listRuns(): Promise<string[]> {
+    const branches = await this.port.listBranches("forge/");
+    return branches.map((b) => /^forge\/([^/]+)\/_state$/.exec(b.name)?.[1]).filter((id): id is string => !!id);
+  }
+}
+
+function serialize(state: StoredRun): string {
+  return JSON.stringify(state) + "\n";
+}
+
+export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Partial<RunFacts>, events: ForgeEvent[]): StoredRun {
+  return { version: 1, journal, config, facts: { checkRuns: {}, crIssues: {}, ...facts }, events: { segment: 1, tail: events } };
+}

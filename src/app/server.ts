@@ -1,0 +1,75 @@
+/**
+ * The App as a long-lived Node HTTP server: Probot's webhook middleware (signature checked with the
+ * webhook secret) at `/api/github/webhooks`, plus the reconciler on a timer.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createNodeMiddleware, Probot } from "probot";
+import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
+
+export interface ForgeServerOptions extends ForgeAppOptions {
+  appId: number | string;
+  privateKey: string;
+  webhookSecret: string;
+  /** REST root: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server and the local GitHub. */
+  baseUrl?: string;
+  port?: number;
+  /** Probot binds to localhost by default; use 0.0.0.0 in a container. */
+  host?: string;
+  logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+  /** Octokit request options (tests shorten retries). */
+  octokitDefaults?: Record<string, unknown>;
+}
+
+export interface ForgeServer {
+  url: string;
+  webhookUrl: string;
+  forge: ForgeApp;
+  probot: Probot;
+  close(): Promise<void>;
+}
+
+export const WEBHOOK_PATH = "/api/github/webhooks";
+
+export async function startForgeServer(options: ForgeServerOptions): Promise<ForgeServer> {
+  const probot = new Probot({
+    appId: options.appId,
+    privateKey: options.privateKey,
+    secret: options.webhookSecret,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    logLevel: options.logLevel ?? "warn",
+    ...(options.octokitDefaults ? { Octokit: (await import("probot")).ProbotOctokit.defaults(options.octokitDefaults) } : {}),
+  });
+  const forge = createForgeApp(options);
+  // createNodeMiddleware is async in Probot 14: it loads the app before answering.
+  const middleware = await createNodeMiddleware(forge, { probot, webhooksPath: WEBHOOK_PATH });
+  const server: Server = createServer((req, res) => {
+    if (req.url === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("ok\n");
+      return;
+    }
+    void middleware(req, res, () => {
+      res.writeHead(404);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 3000, options.host ?? "127.0.0.1", resolve);
+  });
+  const addr = server.address() as AddressInfo;
+  const url = `http://${options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1"}:${addr.port}`;
+  return {
+    url,
+    webhookUrl: `${url}${WEBHOOK_PATH}`,
+    forge,
+    probot,
+    async close() {
+      forge.stop();
+      await forge.idle();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

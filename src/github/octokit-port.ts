@@ -1,0 +1,353 @@
+/**
+ * The GitHub port over Octokit — the only module of the App that calls Octokit. Probot's Octokit
+ * already carries the throttling and retry plugins (secondary rate limits answered with 403/429 and
+ * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
+ */
+import type { ProbotOctokit } from "probot";
+import {
+  ConflictError,
+  GitHubError,
+  type CheckRunFields,
+  type FileAt,
+  type GitHubPort,
+  type MergeResult,
+  type PullMergeResult,
+  type PullRequestInfo,
+  type WorkflowRunInfo,
+} from "./port.js";
+
+export type Octokit = InstanceType<typeof ProbotOctokit>;
+
+interface RequestErrorLike {
+  status?: number;
+  message?: string;
+  response?: { data?: { message?: string } };
+}
+
+function statusOf(e: unknown): number | undefined {
+  return (e as RequestErrorLike)?.status;
+}
+
+function wrap(operation: string, e: unknown): GitHubError {
+  if (e instanceof GitHubError) return e;
+  const status = statusOf(e) ?? 0;
+  const message = (e as RequestErrorLike)?.response?.data?.message ?? (e as Error)?.message ?? String(e);
+  return new GitHubError(`${operation}: ${status} ${message}`, status, operation, { cause: e });
+}
+
+function pull(data: {
+  number: number;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  merge_commit_sha?: string | null;
+  head: { ref: string; sha: string };
+  base: { ref: string };
+  draft?: boolean;
+}): PullRequestInfo {
+  const merged = data.merged ?? data.merged_at != null;
+  return {
+    number: data.number,
+    state: data.state === "open" ? "open" : "closed",
+    merged,
+    ...(merged && data.merge_commit_sha ? { mergeSha: data.merge_commit_sha } : {}),
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    baseRef: data.base.ref,
+    draft: data.draft ?? false,
+  };
+}
+
+function checkBody(f: Partial<CheckRunFields>) {
+  return {
+    ...(f.name !== undefined ? { name: f.name } : {}),
+    ...(f.headSha !== undefined ? { head_sha: f.headSha } : {}),
+    ...(f.status !== undefined ? { status: f.status } : {}),
+    ...(f.conclusion !== undefined ? { conclusion: f.conclusion } : {}),
+    ...(f.detailsUrl !== undefined ? { details_url: f.detailsUrl } : {}),
+    ...(f.externalId !== undefined ? { external_id: f.externalId } : {}),
+    ...(f.actions !== undefined ? { actions: f.actions } : {}),
+    ...(f.title !== undefined || f.summary !== undefined
+      ? {
+          output: {
+            title: f.title ?? "",
+            summary: f.summary ?? "",
+            ...(f.text !== undefined ? { text: f.text } : {}),
+            ...(f.annotations !== undefined
+              ? {
+                  annotations: f.annotations.map((a) => ({
+                    path: a.path,
+                    start_line: a.startLine,
+                    end_line: a.endLine,
+                    annotation_level: a.level,
+                    message: a.message,
+                    ...(a.title ? { title: a.title } : {}),
+                  })),
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(f.status === "completed" ? { completed_at: new Date().toISOString() } : {}),
+  };
+}
+
+export class OctokitPort implements GitHubPort {
+  readonly #octokit: Octokit;
+  #defaultBranch: string | undefined;
+
+  constructor(
+    octokit: Octokit,
+    readonly owner: string,
+    readonly repo: string,
+  ) {
+    this.#octokit = octokit;
+  }
+
+  get #r() {
+    return { owner: this.owner, repo: this.repo };
+  }
+
+  async #call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw wrap(operation, e);
+    }
+  }
+
+  async defaultBranch(): Promise<string> {
+    this.#defaultBranch ??= await this.#call("repos.get", async () => (await this.#octokit.rest.repos.get(this.#r)).data.default_branch);
+    return this.#defaultBranch;
+  }
+
+  async branchHead(branch: string): Promise<string | null> {
+    try {
+      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
+      return data.object.sha;
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("git.getRef", e);
+    }
+  }
+
+  async createBranch(branch: string, sha: string): Promise<boolean> {
+    try {
+      await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
+      return true;
+    } catch (e) {
+      // "Reference already exists" is a 422: the branch is there, which is what was wanted.
+      if (statusOf(e) === 422) return false;
+      throw wrap("git.createRef", e);
+    }
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    try {
+      await this.#octokit.rest.git.deleteRef({ ...this.#r, ref: `heads/${branch}` });
+    } catch (e) {
+      if (statusOf(e) === 422 || statusOf(e) === 404) return;
+      throw wrap("git.deleteRef", e);
+    }
+  }
+
+  async listBranches(prefix: string): Promise<{ name: string; sha: string }[]> {
+    return this.#call("git.listMatchingRefs", async () => {
+      const refs = await this.#octokit.paginate(this.#octokit.rest.git.listMatchingRefs, { ...this.#r, ref: `heads/${prefix}`, per_page: 100 });
+      return refs.map((r) => ({ name: r.ref.replace(/^refs\/heads\//, ""), sha: r.object.sha }));
+    });
+  }
+
+  async mergeBranch(base: string, head: string, message: string): Promise<MergeResult> {
+    try {
+      const res = await this.#octokit.rest.repos.merge({ ...this.#r, base, head, commit_message: message });
+      // 201 merged; 204 "nothing to merge" (base already contains head).
+      if ((res.status as number) === 204) return { kind: "noop" };
+      return { kind: "merged", sha: res.data.sha };
+    } catch (e) {
+      if (statusOf(e) === 409) return { kind: "conflict" };
+      throw wrap("repos.merge", e);
+    }
+  }
+
+  async commit(sha: string): Promise<{ sha: string; message: string; parents: string[] }> {
+    return this.#call("git.getCommit", async () => {
+      const { data } = await this.#octokit.rest.git.getCommit({ ...this.#r, commit_sha: sha });
+      return { sha: data.sha, message: data.message, parents: data.parents.map((p) => p.sha) };
+    });
+  }
+
+  async readFile(path: string, ref: string): Promise<FileAt | null> {
+    try {
+      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path, ref });
+      if (Array.isArray(data) || data.type !== "file") return null;
+      return { content: Buffer.from(data.content, "base64").toString("utf8"), blobSha: data.sha };
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("repos.getContent", e);
+    }
+  }
+
+  async listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir" }[]> {
+    try {
+      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path, ref });
+      if (!Array.isArray(data)) return [];
+      return data.filter((d) => d.type === "file" || d.type === "dir").map((d) => ({ name: d.name, path: d.path, type: d.type as "file" | "dir" }));
+    } catch (e) {
+      if (statusOf(e) === 404) return [];
+      throw wrap("repos.getContent", e);
+    }
+  }
+
+  async writeFile(branch: string, path: string, content: string, message: string, expectedBlobSha?: string): Promise<{ blobSha: string; commitSha: string }> {
+    try {
+      const { data } = await this.#octokit.rest.repos.createOrUpdateFileContents({
+        ...this.#r,
+        branch,
+        path,
+        message,
+        content: Buffer.from(content, "utf8").toString("base64"),
+        ...(expectedBlobSha ? { sha: expectedBlobSha } : {}),
+      });
+      return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
+    } catch (e) {
+      // The contents API is a compare-and-swap on the file's blob sha: 409 when it moved, and 422
+      // when `sha` is missing for a file that now exists (someone created it first).
+      const status = statusOf(e);
+      if (status === 409 || (status === 422 && !expectedBlobSha)) throw new ConflictError("repos.createOrUpdateFileContents", `${path} on ${branch} changed since it was read`);
+      throw wrap("repos.createOrUpdateFileContents", e);
+    }
+  }
+
+  async dispatchWorkflow(workflow: string, ref: string, inputs: Record<string, string>): Promise<{ workflowRunId?: number }> {
+    return this.#call("actions.createWorkflowDispatch", async () => {
+      // Since February 2026 `return_run_details: true` answers 200 with the new run's id instead of 204.
+      const res = await this.#octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+        ...this.#r,
+        workflow_id: workflow,
+        ref,
+        inputs,
+        return_run_details: true,
+      } as never);
+      const data = (res as { data?: { workflow_run_id?: number } }).data;
+      return data && typeof data.workflow_run_id === "number" ? { workflowRunId: data.workflow_run_id } : {};
+    });
+  }
+
+  async listWorkflowRuns(workflow: string, filter: { branch?: string; createdAfter?: string }): Promise<WorkflowRunInfo[]> {
+    return this.#call("actions.listWorkflowRuns", async () => {
+      const { data } = await this.#octokit.rest.actions.listWorkflowRuns({
+        ...this.#r,
+        workflow_id: workflow,
+        per_page: 100,
+        ...(filter.branch ? { branch: filter.branch } : {}),
+        ...(filter.createdAfter ? { created: `>=${filter.createdAfter}` } : {}),
+      });
+      return data.workflow_runs.map((r) => ({ id: r.id, headBranch: r.head_branch ?? "", status: r.status ?? "", conclusion: r.conclusion ?? null, createdAt: r.created_at }));
+    });
+  }
+
+  async cancelWorkflowRun(id: number): Promise<void> {
+    try {
+      await this.#octokit.rest.actions.cancelWorkflowRun({ ...this.#r, run_id: id });
+    } catch (e) {
+      // 409: the run already finished — nothing left to cancel.
+      if (statusOf(e) === 409) return;
+      throw wrap("actions.cancelWorkflowRun", e);
+    }
+  }
+
+  async createCheckRun(fields: CheckRunFields): Promise<number> {
+    return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id);
+  }
+
+  async updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void> {
+    await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
+  }
+
+  async findPullRequest(head: string, state: "open" | "closed" | "all" = "all"): Promise<PullRequestInfo | null> {
+    return this.#call("pulls.list", async () => {
+      const { data } = await this.#octokit.rest.pulls.list({ ...this.#r, head: `${this.owner}:${head}`, state, per_page: 10 });
+      const first = data[0];
+      return first ? pull(first) : null;
+    });
+  }
+
+  async getPullRequest(number: number): Promise<PullRequestInfo> {
+    return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
+  }
+
+  async createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo> {
+    return this.#call("pulls.create", async () => pull((await this.#octokit.rest.pulls.create({ ...this.#r, ...fields })).data));
+  }
+
+  async updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void> {
+    await this.#call("pulls.update", () => this.#octokit.rest.pulls.update({ ...this.#r, pull_number: number, ...fields }));
+  }
+
+  async mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult> {
+    try {
+      const { data } = await this.#octokit.rest.pulls.merge({
+        ...this.#r,
+        pull_number: number,
+        ...(fields.sha ? { sha: fields.sha } : {}),
+        merge_method: fields.method ?? "merge",
+        ...(fields.title ? { commit_title: fields.title } : {}),
+      });
+      return { kind: "merged", sha: data.sha };
+    } catch (e) {
+      // 405: not mergeable (required checks, conflicts, draft); 409: `sha` is not the head any more.
+      if (statusOf(e) === 405) return { kind: "not_mergeable", message: wrap("pulls.merge", e).message };
+      if (statusOf(e) === 409) return { kind: "head_moved" };
+      throw wrap("pulls.merge", e);
+    }
+  }
+
+  async createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number> {
+    return this.#call("issues.create", async () => (await this.#octokit.rest.issues.create({ ...this.#r, ...fields })).data.number);
+  }
+
+  async updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void> {
+    await this.#call("issues.update", () => this.#octokit.rest.issues.update({ ...this.#r, issue_number: number, ...fields }));
+  }
+
+  async getIssue(number: number) {
+    return this.#call("issues.get", async () => {
+      const { data } = await this.#octokit.rest.issues.get({ ...this.#r, issue_number: number });
+      return {
+        number: data.number,
+        title: data.title,
+        body: data.body ?? "",
+        state: data.state === "open" ? ("open" as const) : ("closed" as const),
+        labels: data.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))),
+        isPullRequest: !!data.pull_request,
+      };
+    });
+  }
+
+  async createComment(issue: number, body: string): Promise<number> {
+    return this.#call("issues.createComment", async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id);
+  }
+
+  async updateComment(id: number, body: string): Promise<void> {
+    await this.#call("issues.updateComment", () => this.#octokit.rest.issues.updateComment({ ...this.#r, comment_id: id, body }));
+  }
+
+  async addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "eyes" | "rocket" | "confused"): Promise<void> {
+    await this.#call("reactions.create", () =>
+      "commentId" in target
+        ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content })
+        : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content }),
+    );
+  }
+
+  async permission(user: string): Promise<string> {
+    try {
+      const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.#r, username: user });
+      return data.permission;
+    } catch (e) {
+      if (statusOf(e) === 404) return "none";
+      throw wrap("repos.getCollaboratorPermissionLevel", e);
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The GitHub port: every GitHub operation Forge's App needs, in Forge's terms. The App depends on
+ * this interface only; `octokit-port.ts` implements it over Octokit (real GitHub, GitHub Enterprise
+ * Server, or the local GitHub in test/sim). Errors are `GitHubError` with the HTTP status kept.
+ */
+
+export class GitHubError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly operation: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "GitHubError";
+  }
+}
+
+/** A compare-and-swap write lost its race: someone else wrote first. Re-read and re-decide. */
+export class ConflictError extends GitHubError {
+  constructor(operation: string, message = "the ref moved since it was read") {
+    super(message, 409, operation);
+    this.name = "ConflictError";
+  }
+}
+
+export interface FileAt {
+  content: string;
+  /** Blob sha of the file, the compare-and-swap token of `writeFile`. */
+  blobSha: string;
+}
+
+export interface PullRequestInfo {
+  number: number;
+  state: "open" | "closed";
+  merged: boolean;
+  mergeSha?: string;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  draft: boolean;
+}
+
+export interface WorkflowRunInfo {
+  id: number;
+  headBranch: string;
+  status: string;
+  conclusion: string | null;
+  createdAt: string;
+}
+
+export type CheckStatus = "queued" | "in_progress" | "completed";
+export type CheckConclusion = "success" | "failure" | "neutral" | "cancelled" | "timed_out" | "action_required" | "skipped";
+
+export interface CheckRunFields {
+  name: string;
+  headSha: string;
+  status: CheckStatus;
+  conclusion?: CheckConclusion;
+  title: string;
+  summary: string;
+  text?: string;
+  detailsUrl?: string;
+  externalId?: string;
+  /** Buttons (`requested_action`); GitHub allows at most three. */
+  actions?: { label: string; description: string; identifier: string }[];
+  annotations?: { path: string; startLine: number; endLine: number; level: "notice" | "warning" | "failure"; message: string; title?: string }[];
+}
+
+export type MergeResult = { kind: "merged"; sha: string } | { kind: "noop" } | { kind: "conflict" };
+export type PullMergeResult = { kind: "merged"; sha: string } | { kind: "not_mergeable"; message: string } | { kind: "head_moved" };
+
+export interface GitHubPort {
+  readonly owner: string;
+  readonly repo: string;
+
+  defaultBranch(): Promise<string>;
+  /** Head commit of a branch, or null when there is no such branch. */
+  branchHead(branch: string): Promise<string | null>;
+  /** Create a branch at `sha`; false when it already exists. */
+  createBranch(branch: string, sha: string): Promise<boolean>;
+  deleteBranch(branch: string): Promise<void>;
+  /** Branch names under a prefix (e.g. `forge/`). */
+  listBranches(prefix: string): Promise<{ name: string; sha: string }[]>;
+  /** Server-side merge of `head` into `base` (`POST /merges`). */
+  mergeBranch(base: string, head: string, message: string): Promise<MergeResult>;
+  /** Commit message and parents of a commit. */
+  commit(sha: string): Promise<{ sha: string; message: string; parents: string[] }>;
+
+  readFile(path: string, ref: string): Promise<FileAt | null>;
+  /** A directory's entries at `ref`; empty when it does not exist. */
+  listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir" }[]>;
+  /**
+   * Write one file as one commit on `branch`. With `expectedBlobSha` the write only succeeds when
+   * the file is still that blob (compare-and-swap, `ConflictError` otherwise); without it the file
+   * must not exist yet.
+   */
+  writeFile(branch: string, path: string, content: string, message: string, expectedBlobSha?: string): Promise<{ blobSha: string; commitSha: string }>;
+
+  dispatchWorkflow(workflow: string, ref: string, inputs: Record<string, string>): Promise<{ workflowRunId?: number }>;
+  listWorkflowRuns(workflow: string, filter: { branch?: string; createdAfter?: string }): Promise<WorkflowRunInfo[]>;
+  cancelWorkflowRun(id: number): Promise<void>;
+
+  createCheckRun(fields: CheckRunFields): Promise<number>;
+  updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void>;
+
+  findPullRequest(head: string, state?: "open" | "closed" | "all"): Promise<PullRequestInfo | null>;
+  getPullRequest(number: number): Promise<PullRequestInfo>;
+  createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo>;
+  updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
+  mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult>;
+
+  createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number>;
+  updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void>;
+  getIssue(number: number): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;
+  createComment(issue: number, body: string): Promise<number>;
+  updateComment(id: number, body: string): Promise<void>;
+  addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "eyes" | "rocket" | "confused"): Promise<void>;
+
+  /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
+  permission(user: string): Promise<string>;
+}

@@ -1,0 +1,31 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { LABELS } from "../../src/core/layout.js";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("the Forge App on the local GitHub", () => {
+  it("runs a plan merged to the default branch to completion: every task MERGED, tracker and final PR", { timeout: 150_000 }, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    await h.pushDir("examples/plans/semver-lite", ".forge/plans/semver-lite", "Add the semver-lite plan");
+    const done = await h.waitFor((j) => j.status === "completed", 140_000);
+    expect(done.tasks.every((t) => t.status === "MERGED")).toBe(true);
+    await h.sim.idle();
+    await h.app.forge.tick();
+    const { data: issues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, state: "all", labels: LABELS.tracker });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]!.body).toContain("```mermaid");
+    const { data: pulls } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, state: "all", base: "main" });
+    expect(pulls.map((p) => p.head.ref)).toContain(`forge/${done.runId}/_integration`);
+    // One dispatch per task: nothing dispatched twice.
+    expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
+    expect(h.runner.dispatched).toHaveLength(done.tasks.length);
+    expect(h.sim.violations).toEqual([]);
+    const stats = h.app.forge.runtimes.get(FULL)!.stats;
+    console.log(JSON.stringify({ tasks: done.tasks.length, stats }, null, 1));
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Harness of the App's integration tests: the local GitHub, the Forge App as a real Probot server
+ * receiving signed webhooks over HTTP, a repository with the agent workflow, and a scripted runner.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { Octokit } from "@octokit/rest";
+import type { Decision } from "../../src/core/decide.js";
+import type { Journal } from "../../src/core/journal.js";
+import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { createSim, type Sim, type SimOptions } from "../sim/server.js";
+import { appKeys } from "../sim/support/helpers.js";
+import { scriptedRunner, type Script, type ScriptedRunner } from "./scripted-runner.js";
+
+export const OWNER = "acme";
+export const REPO = "widgets";
+export const FULL = `${OWNER}/${REPO}`;
+
+/** The agent workflow as users install it (inputs must be declared for workflow_dispatch). */
+export const AGENT_WORKFLOW = `name: Forge agent
+run-name: forge \${{ inputs.run_id }}/\${{ inputs.task_id }}/\${{ inputs.attempt }}
+on:
+  workflow_dispatch:
+    inputs:
+      run_id: { description: Run, required: true, type: string }
+      task_id: { description: Task, required: true, type: string }
+      attempt: { description: Attempt, required: true, type: string }
+      context: { description: Context for the attempt, required: false, type: string, default: "" }
+permissions:
+  contents: write
+  pull-requests: write
+jobs:
+  agent:
+    runs-on: ubuntu-latest
+    timeout-minutes: 90
+    steps:
+      - run: echo "the scripted runner stands in for the Forge action"
+`;
+
+export interface Harness {
+  sim: Sim;
+  app: ForgeServer;
+  runner: ScriptedRunner;
+  user: Octokit;
+  decisions: { runId: string; d: Decision }[];
+  /** Resolves with the journal once `pred` holds for a decision of `runId` (or any run). */
+  waitFor(pred: (j: Journal) => boolean, timeoutMs?: number): Promise<Journal>;
+  /** Push the files of `dir` (e.g. an example plan) under `prefix` as one commit on main, as a person. */
+  pushDir(dir: string, prefix: string, message: string): Promise<string>;
+  pushFiles(files: Record<string, string>, message: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+function walk(dir: string, base = dir): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) Object.assign(out, walk(full, base));
+    else out[path.relative(base, full).split(path.sep).join("/")] = readFileSync(full, "utf8");
+  }
+  return out;
+}
+
+export async function startHarness(
+  script: (taskId: string, attempt: number) => Script,
+  opts: { config?: string; sim?: SimOptions; files?: Record<string, string>; now?: () => number; reconcileEveryMs?: number } = {},
+): Promise<Harness> {
+  const sim = await createSim(opts.sim ?? {});
+  const keys = appKeys();
+  const secret = "forge-webhook-secret";
+  const decisions: Harness["decisions"] = [];
+  const waiters: { pred: (j: Journal) => boolean; resolve: (j: Journal) => void }[] = [];
+  const onDecision = (_repo: string, runId: string, d: Decision) => {
+    decisions.push({ runId, d });
+    for (const w of [...waiters]) if (w.pred(d.journal)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(d.journal);
+    }
+  };
+  // Register first to learn the App id, then point its webhook at the App's server.
+  const registered = sim.control.registerApp({
+    slug: "forge",
+    publicKeyPem: keys.publicKeyPem,
+    webhookUrl: "http://127.0.0.1:9/unused",
+    webhookSecret: secret,
+    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "read", metadata: "read" },
+    events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+  });
+  const app = await startForgeServer({
+    appId: registered.id,
+    privateKey: keys.privateKeyPem,
+    webhookSecret: secret,
+    baseUrl: sim.apiUrl,
+    port: 0,
+    onDecision,
+    ...(opts.now ? { now: opts.now } : {}),
+    reconcileEveryMs: opts.reconcileEveryMs ?? 0,
+    // Fail fast in tests: Octokit's retry waits are long for a local server.
+    octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 10 }, throttle: { enabled: false } },
+  });
+  sim.control.setAppWebhookUrl(registered.id, app.webhookUrl);
+  await sim.control.createRepo({
+    owner: OWNER,
+    name: REPO,
+    files: {
+      "README.md": "# widgets\n",
+      ".github/workflows/forge-agent.yml": AGENT_WORKFLOW,
+      ...(opts.config ? { ".github/forge.yml": opts.config } : {}),
+      ...(opts.files ?? {}),
+    },
+    collaborators: { octocat: "write", reader: "read" },
+  });
+  sim.control.install(registered.id, OWNER, [FULL]);
+  const runner = scriptedRunner(script);
+  sim.onWorkflowDispatch(runner.handler);
+  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
+
+  async function pushFiles(files: Record<string, string>, message: string): Promise<string> {
+    const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
+    const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
+    const { data: tree } = await user.rest.git.createTree({
+      owner: OWNER,
+      repo: REPO,
+      base_tree: parent.tree.sha,
+      tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
+    });
+    const { data: commit } = await user.rest.git.createCommit({ owner: OWNER, repo: REPO, message, tree: tree.sha, parents: [ref.object.sha] });
+    await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
+    return commit.sha;
+  }
+
+  return {
+    sim,
+    app,
+    runner,
+    user,
+    decisions,
+    waitFor(pred, timeoutMs = 60_000) {
+      const last = decisions[decisions.length - 1];
+      if (last && pred(last.d.journal)) return Promise.resolve(last.d.journal);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempt, t.hold]))}`)), timeoutMs);
+        waiters.push({ pred, resolve: (j) => (clearTimeout(timer), resolve(j)) });
+      });
+    },
+    pushDir(dir, prefix, message) {
+      const files = Object.fromEntries(Object.entries(walk(dir)).map(([p, c]) => [`${prefix}/${p}`, c]));
+      return pushFiles(files, message);
+    },
+    pushFiles,
+    async close() {
+      await runner.idle();
+      await sim.close();
+      await app.close();
+    },
+  };
+}
