@@ -32487,7 +32487,7 @@ var forgeConfigSchema = external_exports.object({
     max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget (seed 001 \xA76).")
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
-  branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("on_complete").describe("When task branches are deleted: as each PR merges, when the run completes, or never."),
+  branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
   workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/.")
 }).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
 
@@ -32596,8 +32596,8 @@ var Git = class {
    * Pushes HEAD to the branch without force: a push that would drop someone else's commits is
    * refused by the server ("non-fast-forward"), which is what we want.
    */
-  async push(branch) {
-    await this.run(["push", "--quiet", "--no-verify", "origin", `HEAD:refs/heads/${branch}`]);
+  async push(branch, commit = "HEAD") {
+    await this.run(["push", "--quiet", "--no-verify", "origin", `${commit}:refs/heads/${branch}`]);
   }
 };
 function commitMessage(subject, body, trailers) {
@@ -32647,9 +32647,15 @@ function createOctokitGitHub(options2) {
     auth: options2.token,
     baseUrl: options2.baseUrl.replace(/\/$/, ""),
     userAgent: options2.userAgent ?? "forge-action",
-    // plugin-retry never retries 400/401/403/404/410/422/451; 5xx are worth a second try.
-    retry: { enabled: (options2.retries ?? 2) > 0, retries: options2.retries ?? 2 },
-    request: { retries: options2.retries ?? 2 }
+    // plugin-retry retries 5xx (never 400/401/403/404/410/422/451). Setting `request.retries`
+    // would make it retry every error, 422 included, so only the plugin's own option is used.
+    retry: { enabled: (options2.retries ?? 2) > 0 },
+    // Errors are reported by the callers, with context; Octokit's own request log would only repeat them.
+    log: { debug: () => {
+    }, info: () => {
+    }, warn: () => {
+    }, error: () => {
+    } }
   });
   const { owner, repo } = options2;
   return {
@@ -36421,8 +36427,8 @@ var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot
 function isProtectedPath(file2) {
   return isProtectedMatch(file2.replace(/\\/g, "/").replace(/^\.\//, ""));
 }
-async function revertProtectedChanges(git, base2) {
-  const changes = (await git.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
+async function revertProtectedChanges(git, base2, staged) {
+  const changes = (staged ?? await git.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
       await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
@@ -36580,6 +36586,7 @@ async function supervise(start, options2) {
     const outcome = await start({
       signal: controller.signal,
       onProgress: (p) => {
+        if (stopped) return;
         lastProgressAt = now();
         last = p;
         progressed = true;
@@ -36681,8 +36688,13 @@ async function main({ config: config2, input: input2, deps }) {
   const { git, github } = deps;
   const { runId, taskId, attempt } = input2;
   const t0 = now();
+  const marks = {};
+  const mark = (label) => void (marks[label] = now() - t0);
+  const expectedBranch = branchName(config2, runId, taskId, attempt);
+  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const check2 = await readAndCheckDispatch(github, runId, taskId, attempt);
   if (!check2.current) {
+    await prefetch;
     log.info(`Nothing to do: ${check2.reason}.`);
     return { kind: "neutral", reason: check2.reason, summary: `### Forge \xB7 ${taskId} \xB7 attempt ${attempt}
 
@@ -36690,31 +36702,47 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
 ` };
   }
   const { journal, task, node: node2 } = check2;
-  const branch = task.branch ?? branchName(config2, runId, taskId, attempt);
+  const branch = task.branch ?? expectedBranch;
   const base2 = journal.integrationBranch;
   const recordRel = attemptDir(runId, taskId, attempt);
   const warnings = [];
-  const tip = await git.fetchBranch(branch);
+  mark("journal");
+  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const startSha = await git.head();
+  mark("checkout");
   const sessionDir = path4.join(input2.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir2(path4.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path4.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
-  const built = await buildContext({ github, journal, node: node2, attempt, branch, workdir: input2.workspace, dispatch: input2.context });
+  const [built, existingPr] = await Promise.all([
+    buildContext({ github, journal, node: node2, attempt, branch, workdir: input2.workspace, dispatch: input2.context }),
+    github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
+  ]);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
   await writeFile2(path4.join(sessionDir, "context.md"), built.markdown);
   await writeFile2(path4.join(sessionDir, "task.md"), built.taskContext.task);
-  let pr;
+  mark("context");
   const statusBody = (state, extra = {}) => renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base2, ...extra.headSha ? { headSha: extra.headSha } : {}, ...input2.jobUrl ? { jobUrl: input2.jobUrl } : {}, ...extra.notes ? { notes: extra.notes } : {} });
-  try {
-    pr = await openDraftPull(github, git, { branch, base: base2, title: prTitle, body: statusBody("running"), taskId, attempt, agent: deps.agent.name });
-  } catch (err) {
-    warnings.push(`could not open the draft pull request: ${err.message}`);
-    log.warning(warnings.at(-1));
+  let prOpening;
+  if (existingPr instanceof Error) {
+    warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
+    prOpening = Promise.resolve(void 0);
+  } else if (existingPr) {
+    prOpening = Promise.resolve(existingPr);
+  } else {
+    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
+    prOpening = (async () => {
+      await git.push(branch, startCommit);
+      return github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
+    })().catch((err) => {
+      warnings.push(`could not open the draft pull request: ${err.message}`);
+      return void 0;
+    });
   }
+  mark("draft_pr");
   const preAgentHead = await git.head();
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node2.agentType, branch, attempt });
@@ -36766,29 +36794,29 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   if (await git.head() !== preAgentHead) {
     await git.run(["reset", "--soft", "--quiet", preAgentHead]);
   }
-  await git.run(["add", "--all"]);
   const agentRecordCopy = path4.join(input2.workspace, recordRel, "walkthrough.md");
   if (!await exists(walkthroughSession) && !outcome.walkthroughPath && await exists(agentRecordCopy)) await cp(agentRecordCopy, walkthroughSession);
-  await git.run(["rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", recordRel]);
-  await rm2(path4.join(input2.workspace, recordRel), { recursive: true, force: true });
-  const refusals = await revertProtectedChanges(git, preAgentHead);
+  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git.stagedChanges(preAgentHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
+  const refusals = await revertProtectedChanges(git, preAgentHead, staged);
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
     if (!(exitCode === 20 || exitCode === 21)) exitCode = 1;
-    log.warning(errors[0]);
   }
+  const filesChanged = staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path);
   let workSha;
-  if ((await git.stagedChanges(preAgentHead)).length > 0) {
+  if (filesChanged.length > 0) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : void 0;
     workSha = await git.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
   }
-  const headForFacts = workSha ?? await git.head();
-  const filesChanged = (await git.changedFiles(startSha, headForFacts)).filter((f) => !f.startsWith(`${recordRel}/`));
+  const headForFacts = workSha ?? preAgentHead;
   if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node2.kind !== "refinery") {
     exitCode = 1;
     errors.push("the agent reported success but changed no files (an empty diff is never success)");
   }
+  mark("work_commit");
   const wtFile = outcome.walkthroughPath ?? walkthroughSession;
   const wtText = await readFile2(wtFile, "utf8").catch(() => void 0);
   const agentStartedAt = new Date(tAgent).toISOString();
@@ -36882,34 +36910,36 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
       [TRAILERS.exit, String(exitCode)]
     ])
   );
+  mark("record_commit");
+  const pr = await prOpening;
   await git.push(branch);
   const tPushed = now();
+  mark("push");
   const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) {
-    try {
-      const wtUrl = `${input2.serverUrl.replace(/\/$/, "")}/${input2.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
-      const body = completed.ok ? renderPrBody({ title: prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: base2, exitCode, notes }) : statusBody("ended", { exitCode, error: error62 ?? exitMeaning(exitCode), headSha: recordSha, notes });
-      await github.updatePull(pr.number, { body });
-      if (SUCCESS_CODES.has(exitCode) && completed.ok) await github.markReadyForReview(pr);
-    } catch (err) {
-      warnings.push(`could not update the pull request: ${err.message}`);
-      log.warning(warnings.at(-1));
-    }
+    const wtUrl = `${input2.serverUrl.replace(/\/$/, "")}/${input2.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
+    const body = completed.ok ? renderPrBody({ title: prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: base2, exitCode, notes }) : statusBody("ended", { exitCode, error: error62 ?? exitMeaning(exitCode), headSha: recordSha, notes });
+    const report = (what) => (err) => void warnings.push(`could not ${what}: ${err.message}`);
+    await Promise.all([
+      github.updatePull(pr.number, { body }).catch(report("update the pull request")),
+      SUCCESS_CODES.has(exitCode) && completed.ok ? github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve()
+    ]);
   }
   const tEnd = now();
+  mark("pr_body");
   if (deps.uploadArtifact) {
     try {
       const files = await listFiles(sessionDir);
       await deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, sessionDir, files);
     } catch (err) {
       warnings.push(`could not upload the session artifact: ${err.message}`);
-      log.warning(warnings.at(-1));
     }
   }
   const timings = {
     beforeAgentMs: tAgent - t0,
     agentMs: tAgentEnd - tAgent,
     afterAgentMs: tEnd - tAgentEnd,
+    steps: { ...marks, agent_start: tAgent - t0, agent_end: tAgentEnd - t0 },
     ...supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}
   };
   const summary2 = renderSummary({ prTitle, result, exitCode, error: error62, completed, branch, base: base2, recordSha, pr, timings, warnings, refusals, jobUrl: input2.jobUrl, serverUrl: input2.serverUrl, repository: input2.repository });
@@ -36927,19 +36957,6 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
     summary: summary2,
     timings
   };
-}
-async function openDraftPull(github, git, p) {
-  const existing = await github.findOpenPull(p.branch, p.base);
-  if (existing) return existing;
-  const create = () => github.createPull({ head: p.branch, base: p.base, title: p.title, body: p.body, draft: true });
-  try {
-    return await create();
-  } catch (err) {
-    if (!(err instanceof NoCommitsError)) throw err;
-    await git.commit(commitMessage(`forge(${p.taskId}): start attempt ${p.attempt}`, void 0, [["Task", p.taskId], ["Attempt", String(p.attempt)], ["Agent", p.agent]]), { allowEmpty: true });
-    await git.push(p.branch);
-    return create();
-  }
 }
 function traceId(runId, taskId, attempt) {
   let h = 0xcbf29ce484222325n;
@@ -37292,7 +37309,8 @@ var CodexJsonParser = class {
   #turns = 0;
   #lastMessage;
   #threadId;
-  #failed;
+  #errors = [];
+  #turnFailed = false;
   #completed = false;
   stdoutLine(line) {
     const t = line.trim();
@@ -37316,12 +37334,13 @@ var CodexJsonParser = class {
         return [{ kind: "result", summary: oneLine(`turn completed${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
       case "turn.failed": {
         const msg = String((e.error ?? {}).message ?? "turn failed");
-        this.#failed = msg;
+        this.#turnFailed = true;
+        this.#errors.push(msg);
         return [{ kind: "result", summary: oneLine(`error: ${msg}`) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        this.#failed ??= msg;
+        this.#errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "item.started":
@@ -37366,10 +37385,10 @@ var CodexJsonParser = class {
     return this.#turns;
   }
   finish(exitCode) {
-    const outcome = { ok: exitCode === 0 && this.#failed === void 0, turns: this.#turns };
+    const outcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
     if (this.#lastMessage !== void 0) outcome.result = this.#lastMessage;
     if (this.#threadId) outcome.sessionId = this.#threadId;
-    if (this.#failed !== void 0) outcome.errorText = this.#failed;
+    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
     else if (exitCode === 0 && !this.#completed) outcome.errorText = "codex ended without turn.completed";
     return outcome;
   }
@@ -37863,7 +37882,8 @@ async function spawnAgent(options2) {
     FORGE_CHANGE_REQUEST_FILE: reports.changeRequest,
     FORGE_REFINEMENT_FILE: reports.refinement,
     FORGE_SIGNAL_DIR: sessionDir,
-    FORGE_ADAPTER: options2.adapter
+    FORGE_ADAPTER: options2.adapter,
+    FORGE_SPAWN_NAME: name
   };
   if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
   if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
@@ -38236,6 +38256,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
       neutral: "false"
     });
     for (const w of report.warnings) warning(w);
+    info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
     await writeSummary(report.summary);
     if (report.exitCode !== 0 && report.exitCode !== 12) {
       setFailed(`Attempt ${input2.attempt} of ${input2.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`);

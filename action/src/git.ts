@@ -139,8 +139,8 @@ export class Git {
    * Pushes HEAD to the branch without force: a push that would drop someone else's commits is
    * refused by the server ("non-fast-forward"), which is what we want.
    */
-  async push(branch: string): Promise<void> {
-    await this.run(["push", "--quiet", "--no-verify", "origin", `HEAD:refs/heads/${branch}`]);
+  async push(branch: string, commit = "HEAD"): Promise<void> {
+    await this.run(["push", "--quiet", "--no-verify", "origin", `${commit}:refs/heads/${branch}`]);
   }
 }
 

@@ -22,9 +22,9 @@ import { buildContext } from "./context.js";
 import { readAndCheckDispatch } from "./dispatch-check.js";
 import { AttemptEvents } from "./events.js";
 import { commitMessage, type Git } from "./git.js";
-import { NoCommitsError, type GitHubPort, type PullRef } from "./github.js";
+import type { GitHubPort, PullRef } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
-import { revertProtectedChanges, type Refusal } from "./protected-paths.js";
+import { isProtectedPath, revertProtectedChanges, type Refusal } from "./protected-paths.js";
 import { exitMeaning, renderPrBody, renderStatusBody } from "./render.js";
 import { exitCodeOfStop, supervise, type Supervised } from "./supervisor.js";
 import { completeWalkthrough, type CompletedWalkthrough } from "./walkthrough.js";
@@ -74,6 +74,8 @@ export interface Timings {
   /** From the agent's last progress to its kill (stall) and to the push of its partial work. */
   stallDetectedAfterMs?: number;
   partialPushedAfterMs?: number;
+  /** Milliseconds from the job's start at the end of each step. */
+  steps?: Record<string, number>;
 }
 
 export type JobReport =
@@ -112,46 +114,74 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   const { git, github } = deps;
   const { runId, taskId, attempt } = input;
   const t0 = now();
+  /** Milliseconds since t0 at each step, for the job log and the overhead figures. */
+  const marks: Record<string, number> = {};
+  const mark = (label: string) => void (marks[label] = now() - t0);
 
-  // 1. Is this dispatch the one the App is waiting for?
+  // 1. Is this dispatch the one the App is waiting for? The task branch is fetched meanwhile (into
+  // a remote-tracking ref only: a neutral exit still leaves the repository and GitHub untouched).
+  const expectedBranch = branchName(config, runId, taskId, attempt);
+  const prefetch = git.fetchBranch(expectedBranch).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
   const check = await readAndCheckDispatch(github, runId, taskId, attempt);
   if (!check.current) {
+    await prefetch;
     log.info(`Nothing to do: ${check.reason}.`);
     return { kind: "neutral", reason: check.reason, summary: `### Forge · ${taskId} · attempt ${attempt}\n\nNothing to do: ${check.reason}. This dispatch is no longer current, so the job changed nothing.\n` };
   }
   const { journal, task, node } = check;
-  const branch = task.branch ?? branchName(config, runId, taskId, attempt);
+  const branch = task.branch ?? expectedBranch;
   const base = journal.integrationBranch;
   const recordRel = attemptDir(runId, taskId, attempt);
   const warnings: string[] = [];
+  mark("journal");
 
   // 2. The task branch, as the App prepared it.
-  const tip = await git.fetchBranch(branch);
+  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const startSha = await git.head();
+  mark("checkout");
 
-  // 3. Context and the session folder (outside the work tree; copied into the record folder at the end).
+  // 3. Context and the session folder (outside the work tree; copied into the record folder at the
+  // end), while looking for the PR of an earlier run of this same attempt (a re-run).
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
-  const built = await buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context });
+  const [built, existingPr] = await Promise.all([
+    buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context }),
+    github.findOpenPull(branch, base).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+  ]);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
   await writeFile(path.join(sessionDir, "context.md"), built.markdown);
   await writeFile(path.join(sessionDir, "task.md"), built.taskContext.task);
+  mark("context");
 
-  // 4. The draft PR, early, so people can follow along.
-  let pr: PullRef | undefined;
+  // 4. The draft PR, early, so people can follow along — opened while the agent already works.
   const statusBody = (state: "running" | "ended", extra: { exitCode?: number; error?: string; headSha?: string; notes?: string[] } = {}) =>
     renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base, ...(extra.headSha ? { headSha: extra.headSha } : {}), ...(input.jobUrl ? { jobUrl: input.jobUrl } : {}), ...(extra.notes ? { notes: extra.notes } : {}) });
-  try {
-    pr = await openDraftPull(github, git, { branch, base, title: prTitle, body: statusBody("running"), taskId, attempt, agent: deps.agent.name });
-  } catch (err) {
-    warnings.push(`could not open the draft pull request: ${(err as Error).message}`);
-    log.warning(warnings.at(-1)!);
+  let prOpening: Promise<PullRef | undefined>;
+  if (existingPr instanceof Error) {
+    warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
+    prOpening = Promise.resolve(undefined);
+  } else if (existingPr) {
+    prOpening = Promise.resolve(existingPr);
+  } else {
+    // GitHub refuses a PR whose head has no commit over its base, and a fresh task branch is its
+    // base: an empty start commit, made before the agent touches the index, gives the PR something
+    // to show until the work arrives. It is pushed by sha, so whatever the agent does to HEAD meanwhile
+    // does not matter.
+    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, undefined, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
+    prOpening = (async () => {
+      await git.push(branch, startCommit);
+      return github.createPull({ head: branch, base, title: prTitle, body: statusBody("running"), draft: true });
+    })().catch((err: unknown) => {
+      warnings.push(`could not open the draft pull request: ${(err as Error).message}`);
+      return undefined;
+    });
   }
+  mark("draft_pr");
   const preAgentHead = await git.head();
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
@@ -213,31 +243,32 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     // The agent committed by itself: its commits are folded into the runner's single work commit.
     await git.run(["reset", "--soft", "--quiet", preAgentHead]);
   }
-  await git.run(["add", "--all"]);
   const agentRecordCopy = path.join(input.workspace, recordRel, "walkthrough.md");
   if (!(await exists(walkthroughSession)) && !outcome.walkthroughPath && (await exists(agentRecordCopy))) await cp(agentRecordCopy, walkthroughSession);
-  // The attempt's record folder belongs to the runner.
-  await git.run(["rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", recordRel]);
-  await rm(path.join(input.workspace, recordRel), { recursive: true, force: true });
-  const refusals = await revertProtectedChanges(git, preAgentHead);
+  // The attempt's record folder belongs to the runner: never part of the work commit.
+  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git.stagedChanges(preAgentHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
+  const refusals = await revertProtectedChanges(git, preAgentHead, staged);
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
     if (!(exitCode === 20 || exitCode === 21)) exitCode = 1;
-    log.warning(errors[0]!);
   }
+  // The start commit is empty, so what is staged over the pre-agent head is what the attempt changed.
+  const filesChanged = staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path);
   let workSha: string | undefined;
-  if ((await git.stagedChanges(preAgentHead)).length > 0) {
+  if (filesChanged.length > 0) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : undefined;
     workSha = await git.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
   }
-  const headForFacts = workSha ?? (await git.head());
-  const filesChanged = (await git.changedFiles(startSha, headForFacts)).filter((f) => !f.startsWith(`${recordRel}/`));
+  const headForFacts = workSha ?? preAgentHead;
   if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node.kind !== "refinery") {
     exitCode = 1;
     errors.push("the agent reported success but changed no files (an empty diff is never success)");
   }
 
+  mark("work_commit");
   // 7. The walkthrough: runner facts win; required for a success.
   const wtFile = outcome.walkthroughPath ?? walkthroughSession;
   const wtText = await readFile(wtFile, "utf8").catch(() => undefined);
@@ -333,25 +364,28 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
       [TRAILERS.exit, String(exitCode)],
     ]),
   );
+  mark("record_commit");
+  // The start commit's push (with the PR) must land first: the final push fast-forwards from it.
+  const pr = await prOpening;
   await git.push(branch);
   const tPushed = now();
+  mark("push");
 
-  // 9. The PR shows the walkthrough; a success is ready for review.
+  // 9. The PR shows the walkthrough; a success is ready for review (both calls at once).
   const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) {
-    try {
-      const wtUrl = `${input.serverUrl.replace(/\/$/, "")}/${input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
-      const body = completed.ok
-        ? renderPrBody({ title: prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: base, exitCode, notes })
-        : statusBody("ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
-      await github.updatePull(pr.number, { body });
-      if (SUCCESS_CODES.has(exitCode) && completed.ok) await github.markReadyForReview(pr);
-    } catch (err) {
-      warnings.push(`could not update the pull request: ${(err as Error).message}`);
-      log.warning(warnings.at(-1)!);
-    }
+    const wtUrl = `${input.serverUrl.replace(/\/$/, "")}/${input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
+    const body = completed.ok
+      ? renderPrBody({ title: prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: base, exitCode, notes })
+      : statusBody("ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
+    const report = (what: string) => (err: unknown) => void warnings.push(`could not ${what}: ${(err as Error).message}`);
+    await Promise.all([
+      github.updatePull(pr.number, { body }).catch(report("update the pull request")),
+      SUCCESS_CODES.has(exitCode) && completed.ok ? github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve(),
+    ]);
   }
   const tEnd = now();
+  mark("pr_body");
 
   // 10. The artifact (the same files are in the record folder anyway).
   if (deps.uploadArtifact) {
@@ -360,7 +394,6 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
       await deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, sessionDir, files);
     } catch (err) {
       warnings.push(`could not upload the session artifact: ${(err as Error).message}`);
-      log.warning(warnings.at(-1)!);
     }
   }
 
@@ -368,6 +401,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     beforeAgentMs: tAgent - t0,
     agentMs: tAgentEnd - tAgent,
     afterAgentMs: tEnd - tAgentEnd,
+    steps: { ...marks, agent_start: tAgent - t0, agent_end: tAgentEnd - t0 },
     ...(supervised.stopped?.reason === "stalled"
       ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt }
       : {}),
@@ -387,22 +421,6 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     summary,
     timings,
   };
-}
-
-async function openDraftPull(github: GitHubPort, git: Git, p: { branch: string; base: string; title: string; body: string; taskId: string; attempt: number; agent: string }): Promise<PullRef> {
-  const existing = await github.findOpenPull(p.branch, p.base);
-  if (existing) return existing;
-  const create = () => github.createPull({ head: p.branch, base: p.base, title: p.title, body: p.body, draft: true });
-  try {
-    return await create();
-  } catch (err) {
-    if (!(err instanceof NoCommitsError)) throw err;
-    // A fresh task branch equals its base and GitHub refuses a PR with no commits: an empty start
-    // commit gives the PR something to show until the work arrives.
-    await git.commit(commitMessage(`forge(${p.taskId}): start attempt ${p.attempt}`, undefined, [["Task", p.taskId], ["Attempt", String(p.attempt)], ["Agent", p.agent]]), { allowEmpty: true });
-    await git.push(p.branch);
-    return create();
-  }
 }
 
 function traceId(runId: string, taskId: string, attempt: number): string {

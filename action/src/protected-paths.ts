@@ -24,10 +24,10 @@ export interface Refusal {
 
 /**
  * With the agent's work staged against `base`, puts every protected path back as it was at `base`
- * (index and work tree) and returns what was refused.
+ * (index and work tree) and returns what was refused. `staged` saves a diff when the caller has it.
  */
-export async function revertProtectedChanges(git: Git, base: string): Promise<Refusal[]> {
-  const changes = (await git.stagedChanges(base)).filter((c) => isProtectedPath(c.path));
+export async function revertProtectedChanges(git: Git, base: string, staged?: Array<{ status: string; path: string }>): Promise<Refusal[]> {
+  const changes = (staged ?? (await git.stagedChanges(base))).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
       await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);

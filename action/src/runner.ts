@@ -172,6 +172,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       neutral: "false",
     });
     for (const w of report.warnings) core.warning(w);
+    core.info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
     await writeSummary(report.summary);
     if (report.exitCode !== 0 && report.exitCode !== 12) {
       core.setFailed(`Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`);

@@ -78,6 +78,8 @@ export async function supervise(
     const outcome = await start({
       signal: controller.signal,
       onProgress: (p) => {
+        // What the agent prints while being stopped is not progress (keeps the stall figures honest).
+        if (stopped) return;
         lastProgressAt = now();
         last = p;
         progressed = true;

@@ -182,6 +182,23 @@ describe("main: the job, step by step", () => {
     expect(sh(w.origin, ["log", "--format=%s", `${report.workSha}~1..${report.headSha}`]).split("\n")).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): Task t1"]);
   });
 
+  it("a re-run of the same attempt reuses its PR and keeps the earlier record out of the work commit", async () => {
+    const w = world_();
+    const first = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`);
+    if (first.kind !== "attempt") throw new Error("not an attempt");
+    // GitHub's "Re-run job": same inputs, the journal still says RUNNING; the workspace is checked out afresh.
+    sh(w.workspace, ["fetch", "--quiet", "origin", w.branch]);
+    sh(w.workspace, ["reset", "--quiet", "--hard", "FETCH_HEAD"]);
+    const second = await runJob(w, `mkdir -p src && printf 'more\\n' > src/more.txt\n${WRITE_WALKTHROUGH({ files_changed: [] })}`);
+    if (second.kind !== "attempt") throw new Error("not an attempt");
+    expect(second.exitCode, second.result.error).toBe(0);
+    expect(w.github.pulls).toHaveLength(1);
+    expect(second.prNumber).toBe(first.prNumber);
+    expect(filesOf(w, second.workSha!)).toEqual(["src/more.txt"]);
+    expect(sh(w.origin, ["log", "-1", "--format=%P", second.workSha!])).toBe(first.headSha);
+    expect(second.result.walkthrough?.files_changed.map((f) => f.path)).toEqual(["src/more.txt"]);
+  });
+
   it("records a question (exit 3) for a person", async () => {
     const w = world_();
     const r3 = await runJob(w, `printf 'Which database?\\n' > "$FORGE_QUESTION_FILE"\nexit 3`);
@@ -217,7 +234,7 @@ describe("main: the job, step by step", () => {
     if (report.kind !== "attempt") throw new Error("not an attempt");
     expect(report.exitCode).toBe(0);
     expect(w.github.pulls[0]!.draft).toBe(true);
-    expect(report.warnings.join("\n")).toMatch(/could not update the pull request: GraphQL is not available/);
+    expect(report.warnings.join("\n")).toMatch(/could not mark the pull request ready: GraphQL is not available/);
   });
 });
 

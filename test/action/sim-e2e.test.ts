@@ -1,0 +1,204 @@
+// The Forge action as users run it, on the local GitHub: the agent workflow from
+// templates/workflows/forge-agent.yml is dispatched through the REST API, the sim runner checks the
+// task branch out over HTTP and runs action/dist (node24 → the current Node) with a job token
+// scoped by the template's `permissions`; the scripted agent does the work; a PR appears with the
+// rendered walkthrough. Also measures the runner's overhead per job and the stall figures.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Octokit } from "@octokit/rest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Git } from "../../action/src/git.js";
+import { startRun } from "../../src/core/decide.js";
+import { attemptDir, stateBranch } from "../../src/core/layout.js";
+import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+import { createSim, type Sim } from "../sim/server.js";
+import { createSimExecutor } from "../sim/runner/sim-executor.js";
+import { SCRIPTED_AGENT, taskFile } from "./world.js";
+
+const OWNER = "acme";
+const REPO = "demo";
+const RUN = "r1";
+const PLAN = "p1";
+const INTEGRATION = `forge/${RUN}/_integration`;
+const TIMED = ["t1", "t2", "t3", "t4", "t5"];
+
+let sim: Sim;
+let gh: Octokit;
+let local: Git;
+let dir: string;
+
+const scripted = (id: string, fate: string, file: string) =>
+  taskFile({
+    id,
+    title: `Write ${file}`,
+    body: `## Description\n\nWrite ${file}.\n\n## Context\n\nA demo.\n\n## Instructions\n\nWrite it.\n\n\`\`\`txt file=${file}\nhello from ${id}\n\`\`\`\n\n\`\`\`forge-scripted-agent\nattempts:\n  1: ${fate}\nprogress: ["reading the task", "writing ${file}"]\n\`\`\`\n`,
+  });
+
+function actionFiles(): Record<string, string> {
+  const out: Record<string, string> = { ".github/actions/forge/action.yml": readFileSync("action/action.yml", "utf8") };
+  const walk = (rel: string) => {
+    for (const e of readdirSync(path.join("action/dist", rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else out[`.github/actions/forge/dist/${r}`] = readFileSync(path.join("action/dist", r), "utf8");
+    }
+  };
+  walk("");
+  return out;
+}
+
+beforeAll(async () => {
+  sim = await createSim();
+  const executor = createSimExecutor({ concurrency: 2, killGraceMs: 500 });
+  sim.onWorkflowDispatch(executor.handler);
+  // The template as users install it, pointing at the action vendored into the repository.
+  const workflow = readFileSync("templates/workflows/forge-agent.yml", "utf8").replace(/uses: forge-dev\/forge\/action@v1/, "uses: ./.github/actions/forge");
+  expect(workflow).toContain("uses: ./.github/actions/forge");
+  const tasks = [...TIMED.map((id) => [id, scripted(id, "succeed", `src/${id}.txt`)]), ["stuck", scripted("stuck", "stall", "src/stuck.txt")]];
+  await sim.control.createRepo({
+    owner: OWNER,
+    name: REPO,
+    files: {
+      "README.md": "# demo\n",
+      "AGENTS.md": "Keep files short.\n",
+      ".github/workflows/forge-agent.yml": workflow,
+      // Heartbeats every second so the stall test takes seconds, not minutes.
+      ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 2\nagent:\n  adapter: command\n  command: ${JSON.stringify(`node ${SCRIPTED_AGENT}`)}\n`,
+      [`.forge/plans/${PLAN}/plan.md`]: "# Plan\n\nWrite greetings.\n",
+      ...Object.fromEntries(tasks.map(([id, text]) => [`.forge/plans/${PLAN}/tasks/${id}.md`, text!])),
+      ...actionFiles(),
+    },
+  });
+  const token = sim.control.userToken(OWNER);
+  gh = new Octokit({ baseUrl: sim.apiUrl, auth: token });
+
+  // What the App does when it starts the run: integration branch, journal, task branches.
+  dir = mkdtempSync(path.join(tmpdir(), "forge-sim-e2e-"));
+  local = new Git({ dir, token, identity: { name: "Forge App", email: "app@forge.invalid" } });
+  await local.run(["init", "--quiet"]);
+  await local.run(["remote", "add", "origin", `${sim.gitUrl}/${OWNER}/${REPO}.git`]);
+  const planCommit = (await local.fetchBranch("main"))!;
+  const journal = startRun(
+    { runId: RUN, planId: PLAN, planCommit, dagHash: "0".repeat(64), integrationBranch: INTEGRATION, baseBranch: "main", nodes: tasks.map(([id]) => ({ id: id!, kind: "task" as const, agentType: "1" as const, title: `Write src/${id}.txt`, dependencies: [] })) },
+    Date.now(),
+    forgeConfigSchema.parse({ max_parallel_agents: 10 }),
+  ).journal;
+  expect(journal.tasks.every((t) => t.status === "RUNNING" && t.attempt === 1)).toBe(true);
+  const blob = (await local.run(["hash-object", "-w", "--stdin"], { input: JSON.stringify(journal) })).stdout.trim();
+  const tree = (await local.run(["mktree"], { input: `100644 blob ${blob}\tjournal.json\n` })).stdout.trim();
+  const stateCommit = (await local.run(["commit-tree", tree, "-m", "journal"])).stdout.trim();
+  await local.run(["push", "--quiet", "origin", `${planCommit}:refs/heads/${INTEGRATION}`, `${stateCommit}:refs/heads/${stateBranch(RUN)}`, ...journal.tasks.map((t) => `${planCommit}:refs/heads/${t.branch}`)]);
+}, 60_000);
+
+afterAll(async () => {
+  await sim?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function dispatch(taskId: string, attempt = 1): Promise<number> {
+  const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+    owner: OWNER,
+    repo: REPO,
+    workflow_id: "forge-agent.yml",
+    ref: `forge/${RUN}/${taskId}/${attempt}`,
+    inputs: { run_id: RUN, task_id: taskId, attempt: String(attempt), context: "" },
+    return_run_details: true,
+  });
+  return (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
+}
+
+async function waitForRun(runId: number, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { data } = await gh.rest.actions.getWorkflowRun({ owner: OWNER, repo: REPO, run_id: runId });
+    if (data.status === "completed") return data;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${data.status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const logOf = (runId: number) => sim.core.state.runs.get(runId)!.jobs.map((j) => j.log).join("");
+
+function timingsOf(runId: number): { beforeAgentMs: number; agentMs: number; afterAgentMs: number; stallDetectedAfterMs?: number; partialPushedAfterMs?: number } {
+  const m = /Forge timings \(ms\): (\{.*\})/.exec(logOf(runId));
+  if (!m) throw new Error(`no timings in the job log:\n${logOf(runId)}`);
+  return JSON.parse(m[1]!);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe("the Forge action on the local GitHub", () => {
+  it("dispatch → checkout → agent → push → PR with the rendered walkthrough; runner overhead measured", async () => {
+    const overhead: number[] = [];
+    const actionOnly: number[] = [];
+    for (const taskId of TIMED) {
+      const t0 = performance.now();
+      const runId = await dispatch(taskId);
+      const run = await waitForRun(runId);
+      const wall = performance.now() - t0;
+      expect(run.conclusion, logOf(runId)).toBe("success");
+      const t = timingsOf(runId);
+      if (process.env.FORGE_E2E_DEBUG) console.log(logOf(runId), JSON.stringify(sim.violations.slice(-5)));
+      overhead.push(wall - t.agentMs);
+      actionOnly.push(t.beforeAgentMs + t.afterAgentMs);
+
+      const branch = `forge/${RUN}/${taskId}/1`;
+      const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "open" });
+      expect(pulls).toHaveLength(1);
+      const pr = pulls[0]!;
+      expect(pr.title).toBe(`forge(${taskId}): Write src/${taskId}.txt`);
+      expect(pr.base.ref).toBe(INTEGRATION);
+      expect(pr.body).toContain(`<!-- forge:walkthrough run=${RUN} task=${taskId} attempt=1 -->`);
+      expect(pr.body).toContain("### Files changed (1)");
+      expect(pr.body).toContain(`| \`src/${taskId}.txt\` |`);
+      // The local GitHub has no GraphQL, so "ready for review" is refused there: the PR stays a draft and the job says why.
+      expect(logOf(runId)).toMatch(/could not mark the pull request ready: marking pull request #\d+ ready for review failed/);
+
+      const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
+      const { data: file } = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: `${attemptDir(RUN, taskId, 1)}/result.json`, ref: branch });
+      const result = agentResultSchema.parse(JSON.parse(Buffer.from((file as { content: string }).content, "base64").toString()));
+      expect(result).toMatchObject({ exit_code: 0, task_id: taskId, branch, walkthrough: { head_sha: result.head_sha, files_changed: [{ path: `src/${taskId}.txt` }] } });
+      expect(head.commit.parents[0]!.sha).toBe(result.head_sha);
+      expect(head.commit.commit.message).toContain("Forge-Exit: 0");
+      // The job token never shows in the log.
+      expect(logOf(runId)).not.toMatch(/ghs_[A-Za-z0-9]{20,}/);
+    }
+    console.log(`runner overhead per job, excluding the agent (dispatch → checkout → push → PR → run completed): median ${median(overhead).toFixed(0)} ms over ${overhead.length} jobs [${overhead.map((x) => x.toFixed(0)).join(", ")}]`);
+    console.log(`  of which inside the action (journal, branch, context, draft PR; commits, push, PR body): median ${median(actionOnly).toFixed(0)} ms [${actionOnly.join(", ")}]`);
+  }, 120_000);
+
+  it("a dispatch that is no longer current does nothing and succeeds", async () => {
+    // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.
+    const branch = `forge/${RUN}/stuck/1`;
+    const before = (await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha;
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner: OWNER, repo: REPO, workflow_id: "forge-agent.yml", ref: branch, inputs: { run_id: RUN, task_id: "stuck", attempt: "2", context: "" }, return_run_details: true });
+    const id = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
+    const run = await waitForRun(id);
+    expect(run.conclusion, logOf(id)).toBe("success");
+    expect(logOf(id)).toContain("Forge: nothing to do — task stuck is at attempt 1, not 2.");
+    expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(before);
+    expect((await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}` })).data).toEqual([]);
+  }, 60_000);
+
+  it("a stalled agent is killed after two missed heartbeats and its partial work is pushed (exit 21)", async () => {
+    const t0 = performance.now();
+    const runId = await dispatch("stuck");
+    const run = await waitForRun(runId);
+    const wall = performance.now() - t0;
+    expect(run.conclusion).toBe("failure");
+    expect(logOf(runId)).toMatch(/ended with exit 21 \(timed out \/ stalled\): the agent was stopped: no progress/);
+    const t = timingsOf(runId);
+    const branch = `forge/${RUN}/stuck/1`;
+    const { data: file } = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "src/stuck.txt", ref: branch });
+    expect(Buffer.from((file as { content: string }).content, "base64").toString()).toBe("hello from stuck\n");
+    const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
+    expect(head.commit.commit.message).toContain("Forge-Exit: 21");
+    const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}` });
+    expect(pulls[0]!.draft).toBe(true);
+    expect(pulls[0]!.body).toContain("exit 21: timed out / stalled");
+    console.log(`stall on the local GitHub (heartbeat 1 s, 2 missed beats): detected after ${t.stallDetectedAfterMs} ms of silence, partial work pushed after ${t.partialPushedAfterMs} ms; whole job ${wall.toFixed(0)} ms`);
+  }, 60_000);
+});
+
