@@ -76,6 +76,7 @@ export interface ForgeApp {
   runtimes: Map<string, RepoRuntime>;
   /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
   tick(): Promise<void>;
+  tickRepository(owner: string, repo: string): Promise<void>;
   /** Resolves when no webhook is being handled in the background. */
   idle(): Promise<void>;
   stop(): void;
@@ -398,15 +399,37 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     await apply(rt, marker.runId, [{ kind: "cr.closed", crId: marker.crId }]);
   }
 
-  async function tick(): Promise<void> {
-    for (const rt of runtimes.values()) {
-      for (const [runId, r] of await knownRuns(rt)) {
-        if (r.status !== "running") continue;
-        const inputs = await reconcileRun(rt.port, rt.engine, runId, now());
-        await apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
-      }
-      await rt.engine.persistDirty();
+  /** Required checks or statuses finished: merges that were waiting may go through now. */
+  async function onChecksDone(context: Context<"check_suite"> | Context<"status">): Promise<void> {
+    if (context.name === "check_suite" && (context.payload as { action: string }).action !== "completed") return;
+    const rt = await rtOf(context);
+    for (const [runId, r] of await knownRuns(rt)) {
+      if (r.status !== "running") continue;
+      const loaded = await rt.engine.state(runId);
+      if (loaded?.state.journal.outbox.some((e) => e.kind === "MergePullRequest")) await rt.engine.flush(runId);
     }
+  }
+
+  async function tickRuntime(rt: RepoRuntime): Promise<void> {
+    for (const [runId, r] of await knownRuns(rt)) {
+      if (r.status !== "running") continue;
+      const inputs = await reconcileRun(rt.port, rt.engine, runId, now());
+      await apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+    }
+    await rt.engine.persistDirty();
+  }
+
+  async function tick(): Promise<void> {
+    for (const rt of runtimes.values()) await tickRuntime(rt);
+  }
+
+  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
+  async function tickRepository(owner: string, repo: string): Promise<void> {
+    const asApp = (await probot!.auth()) as unknown as Octokit;
+    const { data } = await asApp.rest.apps.getRepoInstallation({ owner, repo });
+    const rt = await runtimeFor(owner, repo, data.id, probot!.log as unknown as Logger);
+    rt.runsLoaded = false;
+    await tickRuntime(rt);
   }
 
   const forgeApp = ((app: Probot) => {
@@ -435,6 +458,8 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     app.on("check_run", guard(onCheckRun));
     app.on("issue_comment", guard(onIssueComment));
     app.on("issues", guard(onIssues));
+    app.on("check_suite", guard(onChecksDone));
+    app.on("status", guard(onChecksDone));
     app.on("installation", async (context) => void context.log.info({ installation: context.payload.installation.id, action: context.payload.action }, "installation"));
     if (options.reconcileEveryMs) {
       timer = setInterval(() => void tick().catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed")), options.reconcileEveryMs);
@@ -443,6 +468,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   }) as ForgeApp;
   forgeApp.runtimes = runtimes;
   forgeApp.tick = tick;
+  forgeApp.tickRepository = tickRepository;
   forgeApp.stop = () => timer && clearInterval(timer);
   forgeApp.idle = async () => {
     while (inFlight.size) await Promise.all([...inFlight]);

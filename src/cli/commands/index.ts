@@ -3,6 +3,7 @@ import type { CliIo } from "../io.js";
 import { registerGraph } from "./graph.js";
 import { registerSim } from "./sim.js";
 import { registerSpawn } from "./spawn.js";
+import { registerTick } from "./tick.js";
 import { registerValidate } from "./validate.js";
 
 export interface CommandContext {
@@ -15,4 +16,4 @@ export interface CommandContext {
 export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
 
 /** Every `forge` subcommand. Adding one is one line here. */
-export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim];
+export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim, registerTick];

@@ -1,0 +1,31 @@
+/**
+ * `forge tick` — one pass of the reconciler over a repository's runs, for installs without a
+ * long-lived server (a scheduled workflow runs it; see templates/workflows/forge-tick.yml). It acts
+ * as the Forge App, so it needs the App's credentials: APP_ID and PRIVATE_KEY (as secrets), and
+ * GITHUB_API_URL for GitHub Enterprise Server or the local GitHub.
+ */
+import type { Command } from "commander";
+import { Probot } from "probot";
+import { createForgeApp } from "../../app/app.js";
+import { CliError } from "../io.js";
+import type { CommandContext } from "./index.js";
+
+export function registerTick(program: Command, { io }: CommandContext): void {
+  program
+    .command("tick")
+    .description("Reconcile every run of a repository once: repair lost webhooks, mark silent agents STALE, retry, dispatch.")
+    .option("--repo <owner/name>", "repository (default: $GITHUB_REPOSITORY)")
+    .action(async (opts: { repo?: string }) => {
+      const full = opts.repo ?? process.env.GITHUB_REPOSITORY;
+      if (!full || !/^[^/]+\/[^/]+$/.test(full)) throw new CliError("say which repository: --repo owner/name (or set GITHUB_REPOSITORY)");
+      const appId = process.env.APP_ID;
+      const privateKey = process.env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+      if (!appId || !privateKey) throw new CliError("forge tick acts as the Forge App: set APP_ID and PRIVATE_KEY (the App's private key, as a secret)");
+      const probot = new Probot({ appId, privateKey, ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}), logLevel: "warn" });
+      const forge = createForgeApp({ background: false });
+      await probot.load(forge);
+      const [owner, repo] = full.split("/") as [string, string];
+      await forge.tickRepository(owner, repo);
+      io.out(`forge tick: reconciled ${full}\n`);
+    });
+}
