@@ -14,6 +14,9 @@ export interface RunProcessOptions {
   stdin?: string;
   timeoutMs?: number;
   idleTimeoutMs?: number;
+  /** The idle limit while `isBusy()` says a tool is running (default: idleTimeoutMs). */
+  busyIdleTimeoutMs?: number;
+  isBusy?: () => boolean;
   signal?: AbortSignal;
   onStdoutLine?: (line: string) => void;
   onStderrLine?: (line: string) => void;
@@ -93,7 +96,9 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     const idle = options.idleTimeoutMs;
     const idleCheck = setInterval(
       () => {
-        if (idle !== undefined && idle > 0 && Date.now() - lastOutput >= idle) stop("idle");
+        if (idle === undefined || idle <= 0) return;
+        const limit = options.isBusy?.() ? Math.max(idle, options.busyIdleTimeoutMs ?? idle) : idle;
+        if (Date.now() - lastOutput >= limit) stop("idle");
       },
       idle !== undefined && idle > 0 ? Math.max(20, Math.min(1_000, Math.floor(idle / 10))) : 60_000,
     );

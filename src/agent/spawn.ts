@@ -220,6 +220,8 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     FORGE_SPAWN_NAME: name,
   };
   if (options.adapter === "command" && options.command) forgeEnv.FORGE_COMMAND = options.command;
+  // So a sub-agent started with `forge spawn` finds the same agent CLI.
+  if (options.binary) forgeEnv.FORGE_AGENT_BINARY = options.binary;
   if (options.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options.prompt;
   if (options.systemPrompt) {
     forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
@@ -280,6 +282,8 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
       ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
       ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      busyIdleTimeoutMs: options.toolIdleTimeoutMs ?? 10 * 60_000,
+      isBusy: () => parser.busy?.() ?? false,
       ...(options.signal ? { signal: options.signal } : {}),
       onStdoutLine: (line) => {
         transcript.write(`${masker.mask(line)}\n`);

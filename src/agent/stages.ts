@@ -251,6 +251,8 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     const r = await spawnAgent({
       ...options.spawn,
       env: caller ? { ...env, [ENV.agentType]: caller } : env,
+      // Which task this is, for command agents (the prompt says it too).
+      extraEnv: { FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId, FORGE_ATTEMPT: String(ctx.attempt), ...options.spawn.extraEnv },
       agentType: kind,
       prompt,
       systemPrompt: await systemPrompt(kind),

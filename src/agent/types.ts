@@ -118,6 +118,12 @@ export interface SpawnOptions {
   timeoutMs?: number;
   /** No output for this long; → killed, exit 21, timedOut "idle". */
   idleTimeoutMs?: number;
+  /**
+   * The idle limit while one of the agent's tool calls is running (a long build or test run prints
+   * nothing to the agent's stream). Default 10 min — Claude Code's longest Bash timeout — and never
+   * less than idleTimeoutMs.
+   */
+  toolIdleTimeoutMs?: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
   /** Epoch ms: rate-limit backoff happens inside the job only until then. Default: now + timeoutMs, else 30 min. */

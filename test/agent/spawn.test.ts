@@ -165,6 +165,17 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
     expect(took).toBeLessThan(4_000);
   });
 
+  it("stretches the idle limit while a tool call runs (a long build prints nothing to the agent's stream)", async () => {
+    const toolUse = JSON.stringify({ type: "assistant", message: { id: "m1", content: [{ type: "tool_use", id: "tu1", name: "Bash", input: { command: "npm test" } }] } });
+    const toolResult = JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: "tu1", content: "ok" }] } });
+    const w = fakeWorld({ "*": { print: [toolUse], sleep: 1_200, final: toolResult } });
+    const ok = await spawnAgent(w.options({ idleTimeoutMs: 400, toolIdleTimeoutMs: 5_000 }));
+    expect(ok).toMatchObject({ exitCode: 0 });
+    const killed = await spawnAgent(w.options({ idleTimeoutMs: 400, toolIdleTimeoutMs: 600, sessionDir: path.join(w.dir, "s2") }));
+    expect(killed).toMatchObject({ exitCode: 21, timedOut: "idle" });
+    expect(killed.durationMs).toBeLessThan(1_200);
+  });
+
   it("stops an agent at the wall-clock limit even while it talks", async () => {
     const w = fakeWorld({ "*": { print: ["working"], sleep: 10_000 } });
     const r = await spawnAgent(w.options({ timeoutMs: 600, idleTimeoutMs: 5_000 }));

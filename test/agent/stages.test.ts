@@ -341,3 +341,46 @@ describe("captain", () => {
     expect(stuck.calls().map((c) => c.name)).toEqual(["write", "write-fix-1", "write-fix-2"]);
   });
 });
+
+describe("with the scripted agent of the local GitHub's tests", () => {
+  it("runs a task in one `single` stage through the command adapter and leaves a walkthrough that completes to a valid one", async () => {
+    const { completeWalkthrough } = await import("../../src/agent/walkthrough.js");
+    const w = fakeWorld({});
+    const scripted = path.resolve("test/sim/agents/bin/forge-scripted-agent.mjs");
+    const taskText = [
+      "---",
+      "id: greet",
+      "title: Greet",
+      "type: 2",
+      "dependencies: []",
+      "acceptance_criteria: [greet exists]",
+      "estimated_complexity: small",
+      "---",
+      "## Description",
+      "Add greet.",
+      "",
+      "```ts file=src/greet.ts",
+      'export const greet = () => "hi";',
+      "```",
+    ].join("\n");
+    const out = await runStages({
+      ...options(w),
+      stages: ["single"],
+      taskContext: { runId: "r9", taskId: "greet", attempt: 1, task: taskText },
+      spawn: { adapter: "command", command: process.execPath, args: [scripted], env: { PATH: process.env.PATH }, forgeCli: false },
+    });
+    expect(out.exitCode, JSON.stringify(out.manifest)).toBe(0);
+    expect(readFileSync(path.join(w.repo, "src", "greet.ts"), "utf8")).toContain("greet");
+    const done = completeWalkthrough(readFileSync(out.walkthroughPath!, "utf8"), {
+      task_id: "greet",
+      run_id: "r9",
+      attempt: 1,
+      branch: "forge/r9/greet/1",
+      base_ref: "forge/r9/_integration",
+      head_sha: "b".repeat(40),
+      time_spent_minutes: 0.1,
+      files_changed: ["src/greet.ts"],
+    });
+    expect(done.problems).toEqual([]);
+  });
+});

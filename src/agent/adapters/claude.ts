@@ -58,6 +58,7 @@ function toolSummary(name: string, input: unknown): string {
 /** Reads Claude Code's stream-json. Also used for command agents that print the same shapes. */
 export class StreamJsonParser implements OutputParser {
   readonly #messageIds = new Set<string>();
+  readonly #openTools = new Set<string>();
   #assistantLines = 0;
   #result: Json | undefined;
   #model: string | undefined;
@@ -104,6 +105,7 @@ export class StreamJsonParser implements OutputParser {
             this.#lastText = block.text;
             drafts.push({ kind: "text", summary: oneLine(block.text) });
           } else if (block.type === "tool_use" && typeof block.name === "string") {
+            if (typeof block.id === "string") this.#openTools.add(block.id);
             drafts.push({ kind: "tool_use", tool: block.name, summary: toolSummary(block.name, block.input) });
           } else if (block.type === "thinking") {
             drafts.push({ kind: "text", summary: "thinking" });
@@ -116,6 +118,7 @@ export class StreamJsonParser implements OutputParser {
         const drafts: ProgressDraft[] = [];
         for (const block of (Array.isArray(message.content) ? message.content : []) as Json[]) {
           if (block.type !== "tool_result") continue;
+          if (typeof block.tool_use_id === "string") this.#openTools.delete(block.tool_use_id);
           const content = typeof block.content === "string" ? block.content : JSON.stringify(block.content ?? "");
           drafts.push({ kind: "tool_result", summary: oneLine(`${block.is_error === true ? "error: " : ""}${content}`) });
         }
@@ -134,6 +137,10 @@ export class StreamJsonParser implements OutputParser {
 
   turns(): number {
     return this.#messageIds.size + this.#assistantLines;
+  }
+
+  busy(): boolean {
+    return this.#openTools.size > 0;
   }
 
   finish(exitCode: number | null): AdapterOutcome {

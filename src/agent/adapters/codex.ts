@@ -58,6 +58,7 @@ export class CodexJsonParser implements OutputParser {
   readonly #errors: string[] = [];
   #turnFailed = false;
   #completed = false;
+  readonly #running = new Set<string>();
 
   stdoutLine(line: string): ProgressDraft[] {
     const t = line.trim();
@@ -101,6 +102,11 @@ export class CodexJsonParser implements OutputParser {
 
   #item(phase: string, item: Json): ProgressDraft[] {
     const done = phase === "item.completed";
+    const id = typeof item.id === "string" ? item.id : undefined;
+    if (id && (item.type === "command_execution" || item.type === "mcp_tool_call")) {
+      if (phase === "item.started") this.#running.add(id);
+      if (done) this.#running.delete(id);
+    }
     switch (item.type) {
       case "agent_message":
         if (typeof item.text === "string" && done) {
@@ -137,6 +143,10 @@ export class CodexJsonParser implements OutputParser {
 
   turns(): number {
     return this.#turns;
+  }
+
+  busy(): boolean {
+    return this.#running.size > 0;
   }
 
   finish(exitCode: number | null): AdapterOutcome {

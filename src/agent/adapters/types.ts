@@ -56,6 +56,11 @@ export interface OutputParser {
   finish(exitCode: number | null): AdapterOutcome;
   /** Assistant turns seen so far. */
   turns(): number;
+  /**
+   * True while a tool call is running (seen started, not finished). Agent CLIs print nothing while
+   * their Bash tool runs a long build, so the idle limit is stretched then (RunProcessOptions.busyIdleTimeoutMs).
+   */
+  busy?(): boolean;
 }
 
 export interface Adapter {

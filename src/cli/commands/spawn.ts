@@ -139,7 +139,8 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ? path.resolve(baseCwd, flags.sessionDir)
     : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
   const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || undefined), "--max-depth");
-  const maxTurns = positiveInt(flags.maxTurns, "--max-turns");
+  const maxTurns = positiveInt(flags.maxTurns ?? (env.FORGE_MAX_TURNS || undefined), "--max-turns");
+  const binary = env.FORGE_AGENT_BINARY || undefined;
   const timeoutMs = seconds(flags.timeout, "--timeout");
   const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
   const model = flags.model ?? (env.FORGE_MODEL || undefined);
@@ -159,6 +160,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(flags.allowedTools ? { allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
     ...(command ? { command } : {}),
+    ...(binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {}),
     ...(flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {}),
     ...(flags.arg ? { args: flags.arg } : {}),
   };
