@@ -17,6 +17,9 @@ on:
       sleep: { default: "0" }
 permissions:
   contents: write
+concurrency:
+  group: agent-\${{ inputs.task_id }}
+  cancel-in-progress: false
 jobs:
   agent:
     runs-on: ubuntu-latest
@@ -31,12 +34,26 @@ jobs:
           sleep "\${{ inputs.sleep }}"
           git config user.name "Forge Agent"
           git config user.email "agent@forge.invalid"
-          git checkout -q -b "forge/\${{ inputs.task_id }}"
+          git checkout -q -b "forge/\${{ inputs.task_id }}/\${{ github.run_id }}"
           echo "\${{ steps.hello.outputs.greeting }}" > out.txt
           git add out.txt
           git commit -qm "agent work for \${{ inputs.task_id }}"
           git push -q origin HEAD
           echo "pushed with \${{ secrets.FORGE_SECRET }}"
+`;
+
+const LATEST_WINS = `on:
+  workflow_dispatch:
+    inputs:
+      sleep: { default: "0" }
+concurrency:
+  group: latest-wins
+  cancel-in-progress: true
+jobs:
+  only:
+    runs-on: ubuntu-latest
+    steps:
+      - run: sleep "\${{ inputs.sleep }}"
 `;
 
 const ACTION = `name: hello
@@ -60,6 +77,7 @@ beforeAll(async () => {
       ".github/workflows/forge-agent.yml": WORKFLOW,
       ".github/actions/hello/action.yml": ACTION,
       ".github/actions/hello/index.cjs": ACTION_MAIN,
+      ".github/workflows/latest-wins.yml": LATEST_WINS,
     },
   });
   executor = createSimExecutor({ concurrency: 2, secrets: { "acme/widgets": { FORGE_SECRET: "very-secret-value" } }, killGraceMs: 200 });
@@ -72,11 +90,11 @@ afterAll(async () => {
   executor?.dispose();
 });
 
-async function dispatch(inputs: Record<string, string>): Promise<number> {
+async function dispatch(inputs: Record<string, string>, workflow = "forge-agent.yml"): Promise<number> {
   const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner: "acme",
     repo: "widgets",
-    workflow_id: "forge-agent.yml",
+    workflow_id: workflow,
     ref: "main",
     inputs,
     return_run_details: true,
@@ -108,7 +126,7 @@ describe("the sim runner behind the local GitHub's workflow_dispatch", () => {
       ["Push the work", "success"],
     ]);
     // The push really landed in the sim's repository.
-    const { data: file } = await gh.rest.repos.getContent({ owner: "acme", repo: "widgets", path: "out.txt", ref: "forge/t1" });
+    const { data: file } = await gh.rest.repos.getContent({ owner: "acme", repo: "widgets", path: "out.txt", ref: `forge/t1/${runId}` });
     expect(Buffer.from((file as { content: string }).content, "base64").toString()).toBe("hello t1\n");
     const log = sim.core.state.runs.get(runId)!.jobs[0]!.log;
     expect(log).toContain("pushed with ***");
@@ -128,6 +146,32 @@ describe("the sim runner behind the local GitHub's workflow_dispatch", () => {
     await gh.rest.actions.cancelWorkflowRun({ owner: "acme", repo: "widgets", run_id: runId });
     const run = await waitForRun(runId);
     expect(run.conclusion).toBe("cancelled");
+  });
+
+  it("applies concurrency groups: one running, the newest pending, older pending runs cancelled", async () => {
+    const first = await dispatch({ task_id: "c1", sleep: "1" });
+    const second = await dispatch({ task_id: "c1" });
+    const third = await dispatch({ task_id: "c1" });
+    const [r1, r2, r3] = [await waitForRun(first), await waitForRun(second), await waitForRun(third)];
+    expect([r1.conclusion, r2.conclusion, r3.conclusion], sim.core.state.runs.get(third)!.jobs[0]!.log).toEqual(["success", "cancelled", "success"]);
+    const runs = sim.core.state.runs;
+    expect(runs.get(second)!.jobs[0]!.log).toContain("Canceling since a higher priority waiting request for 'agent-c1' exists");
+    expect(runs.get(second)!.jobs[0]!.log).not.toContain("Push the work");
+    // The third waited for the first to finish.
+    expect(Date.parse(runs.get(third)!.jobs[0]!.startedAt!)).toBeGreaterThanOrEqual(Date.parse(runs.get(first)!.jobs[0]!.completedAt!));
+  });
+
+  it("cancels the running run of a cancel-in-progress group when a new one arrives", async () => {
+    const first = await dispatch({ sleep: "20" }, "latest-wins.yml");
+    const deadline = Date.now() + 10_000;
+    while (!sim.core.state.runs.get(first)!.jobs[0]!.log.includes("sleep")) {
+      if (Date.now() > deadline) throw new Error("first run never started its step");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const second = await dispatch({ sleep: "0" }, "latest-wins.yml");
+    const [r1, r2] = [await waitForRun(first), await waitForRun(second)];
+    expect([r1.conclusion, r2.conclusion]).toEqual(["cancelled", "success"]);
+    expect(sim.core.state.runs.get(first)!.jobs[0]!.log).toContain("Canceling since a higher priority waiting request for 'latest-wins' exists");
   });
 
   it("fails the job when its runner is killed mid-job", async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DispatchedRun, DispatchHandler } from "../workflows.js";
-import { RunnerLostError, type JobConclusion, type RunJobOptions } from "./executor.js";
+import { describeJob, RunnerLostError, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
 import { createRunnerPool, type QueuedJob, type RunnerPool } from "./pool.js";
 import { parseWorkflow, type StepSpec } from "./workflow.js";
 
@@ -51,15 +51,133 @@ function staticStepName(step: StepSpec): string {
   return `Run ${step.uses ?? ""}`;
 }
 
+/** Something holding or awaiting a concurrency group: a run, or a job. */
+interface Slot {
+  cancel(message: string): void;
+}
+
+interface Group {
+  running: Slot | null;
+  pending: { slot: Slot; resolve: (admitted: boolean) => void } | null;
+}
+
+/**
+ * `concurrency:` as GitHub applies it ("Control the concurrency of workflows and jobs"): at most
+ * one running and one pending per group in a repository; a newly queued one replaces (cancels) the
+ * pending one; with `cancel-in-progress` it also cancels the running one.
+ */
+class ConcurrencyGroups {
+  private readonly groups = new Map<string, Group>();
+
+  /** Resolves true when the slot may run, false when it was cancelled while pending. */
+  enter(key: string, group: string, cancelInProgress: boolean, slot: Slot, signal: AbortSignal): Promise<boolean> {
+    let g = this.groups.get(key);
+    if (!g) {
+      g = { running: null, pending: null };
+      this.groups.set(key, g);
+    }
+    if (!g.running) {
+      g.running = slot;
+      return Promise.resolve(true);
+    }
+    const message = `Canceling since a higher priority waiting request for '${group}' exists`;
+    if (cancelInProgress) g.running.cancel(message);
+    const replaced = g.pending;
+    if (replaced) {
+      g.pending = null;
+      replaced.resolve(false);
+      replaced.slot.cancel(message);
+    }
+    const entry = g;
+    return new Promise<boolean>((resolve) => {
+      entry.pending = { slot, resolve };
+      signal.addEventListener(
+        "abort",
+        () => {
+          if (entry.pending?.slot === slot) {
+            entry.pending = null;
+            resolve(false);
+          }
+        },
+        { once: true },
+      );
+    });
+  }
+
+  leave(key: string, slot: Slot): void {
+    const g = this.groups.get(key);
+    if (!g || g.running !== slot) return;
+    g.running = null;
+    const next = g.pending;
+    if (next) {
+      g.pending = null;
+      g.running = next.slot;
+      next.resolve(true);
+    } else {
+      this.groups.delete(key);
+    }
+  }
+}
+
 export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor {
   const pool = options.pool ?? createRunnerPool({ concurrency: options.concurrency ?? 4 });
   const ownRoot = options.workspaceRoot === undefined;
   const root = options.workspaceRoot ?? mkdtempSync(path.join(tmpdir(), "forge-sim-runner-"));
   const active = new Set<ActiveJob>();
+  const groups = new ConcurrencyGroups();
 
-  const runOne = async (d: DispatchedRun, jobId: string, jobName: string, stepNames: string[]): Promise<void> => {
+  const contextOf = (d: DispatchedRun, jobName: string | null): RunContext => {
     const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+    return {
+      repository: fullName,
+      ref: d.ref,
+      sha: d.sha,
+      serverUrl: d.serverUrl,
+      apiUrl: d.apiUrl,
+      gitUrl: d.cloneUrl,
+      // Minting a token is left to the moment a job really starts.
+      token: jobName === null ? "" : d.token(jobName),
+      runId: d.run.id,
+      runNumber: d.run.runNumber,
+      runAttempt: d.run.runAttempt,
+      actor: d.actor.login,
+      triggeringActor: d.run.triggeringActor.login,
+      secrets: { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
+      vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
+      workflowPath: d.run.path,
+    };
+  };
+
+  const runOne = async (d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], runSignal: AbortSignal): Promise<void> => {
+    const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+    // Job-level concurrency: wait for the group, or give way to a newer job.
+    const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(d, null) }).concurrency.job;
+    const abort = new AbortController();
+    const onRunAbort = () => abort.abort();
+    if (runSignal.aborted) abort.abort();
+    else runSignal.addEventListener("abort", onRunAbort, { once: true });
+    const slot: Slot = {
+      cancel: (message) => {
+        d.log(jobName, `${message}\n`);
+        abort.abort();
+      },
+    };
+    const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
+    try {
+      if (groupKey && concurrency && !(await groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
+        d.completeJob(jobName, "cancelled");
+        return;
+      }
+      await runAdmitted(d, jobId, jobName, stepNames, abort.signal);
+    } finally {
+      runSignal.removeEventListener("abort", onRunAbort);
+      if (groupKey) groups.leave(groupKey, slot);
+    }
+  };
+
+  const runAdmitted = async (d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], signal: AbortSignal): Promise<void> => {
     const dir = mkdtempSync(path.join(root, `run-${d.run.id}-${jobId}-`));
+
     let started = false;
     const ensureStarted = () => {
       if (!started) {
@@ -71,26 +189,10 @@ export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor
       workflowText: d.yaml,
       jobId,
       inputs: d.inputs,
-      context: {
-        repository: fullName,
-        ref: d.ref,
-        sha: d.sha,
-        serverUrl: d.serverUrl,
-        apiUrl: d.apiUrl,
-        gitUrl: d.cloneUrl,
-        token: d.token(jobName),
-        runId: d.run.id,
-        runNumber: d.run.runNumber,
-        runAttempt: d.run.runAttempt,
-        actor: d.actor.login,
-        triggeringActor: d.run.triggeringActor.login,
-        secrets: { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
-        vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
-        workflowPath: d.run.path,
-      },
+      context: contextOf(d, jobName),
       workspace: path.join(dir, "work"),
       runnerTemp: path.join(dir, "temp"),
-      signal: d.signal,
+      signal,
       ...(options.env ? { env: options.env } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.actions ? { actions: options.actions } : {}),
@@ -133,20 +235,49 @@ export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor
 
   const handler: DispatchHandler = async (d) => {
     const wf = parseWorkflow(d.yaml);
-    // Jobs without `needs` run side by side, as on GitHub; `needs` is not supported by the sim runner.
-    await Promise.all(
-      Object.entries(wf.jobs).map(([jobId, job]) => {
-        const jobName = typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId;
-        if (job.needs !== undefined) {
-          d.startJob(jobName);
-          d.log(jobName, `##[error]jobs.${jobId}.needs is not supported by the Forge sim runner\n`);
-          d.completeJob(jobName, "failure");
-          return Promise.resolve();
-        }
-        return runOne(d, jobId, jobName, (job.steps ?? []).map(staticStepName));
-      }),
-    );
-    d.complete();
+    const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+    const jobs = Object.entries(wf.jobs).map(([jobId, job]) => ({
+      jobId,
+      job,
+      jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
+    }));
+
+    // Workflow-level concurrency: the whole run waits for its group, or is replaced while waiting.
+    const abort = new AbortController();
+    const onRunAbort = () => abort.abort();
+    if (d.signal.aborted) abort.abort();
+    else d.signal.addEventListener("abort", onRunAbort, { once: true });
+    const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(d, null) }).concurrency.workflow;
+    const slot: Slot = {
+      cancel: (message) => {
+        for (const j of jobs) d.log(j.jobName, `${message}\n`);
+        abort.abort();
+      },
+    };
+    const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
+    try {
+      if (groupKey && concurrency && !(await groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
+        for (const j of jobs) d.completeJob(j.jobName, "cancelled");
+        d.complete("cancelled");
+        return;
+      }
+      // Jobs without `needs` run side by side, as on GitHub; `needs` is not supported by the sim runner.
+      await Promise.all(
+        jobs.map(({ jobId, job, jobName }) => {
+          if (job.needs !== undefined) {
+            d.startJob(jobName);
+            d.log(jobName, `##[error]jobs.${jobId}.needs is not supported by the Forge sim runner\n`);
+            d.completeJob(jobName, "failure");
+            return Promise.resolve();
+          }
+          return runOne(d, jobId, jobName, (job.steps ?? []).map(staticStepName), abort.signal);
+        }),
+      );
+    } finally {
+      d.signal.removeEventListener("abort", onRunAbort);
+      if (groupKey) groups.leave(groupKey, slot);
+    }
+    d.complete(abort.signal.aborted ? "cancelled" : undefined);
   };
 
   return {
