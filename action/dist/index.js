@@ -83,13 +83,13 @@ var require_identity = __commonJS({
 var require_visit = __commonJS({
   "node_modules/yaml/dist/visit.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
     function visit2(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
+      if (identity2.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -99,17 +99,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path9) {
-      const ctrl = callVisitor(key, node2, visitor, path9);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visit_(key, ctrl, visitor, path9);
+    function visit_(key, node2, visitor, path11) {
+      const ctrl = callVisitor(key, node2, visitor, path11);
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
+        replaceNode(key, path11, ctrl);
+        return visit_(key, ctrl, visitor, path11);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+        if (identity2.isCollection(node2)) {
+          path11 = Object.freeze(path11.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path9);
+            const ci = visit_(i, node2.items[i], visitor, path11);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -119,14 +119,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path9);
+        } else if (identity2.isPair(node2)) {
+          path11 = Object.freeze(path11.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path11);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path9);
+          const cv = visit_("value", node2.value, visitor, path11);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -137,7 +137,7 @@ var require_visit = __commonJS({
     }
     async function visitAsync(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
+      if (identity2.isDocument(node2)) {
         const cd = await visitAsync_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -147,17 +147,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path9) {
-      const ctrl = await callVisitor(key, node2, visitor, path9);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visitAsync_(key, ctrl, visitor, path9);
+    async function visitAsync_(key, node2, visitor, path11) {
+      const ctrl = await callVisitor(key, node2, visitor, path11);
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
+        replaceNode(key, path11, ctrl);
+        return visitAsync_(key, ctrl, visitor, path11);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+        if (identity2.isCollection(node2)) {
+          path11 = Object.freeze(path11.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path9);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path11);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -167,14 +167,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path9);
+        } else if (identity2.isPair(node2)) {
+          path11 = Object.freeze(path11.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path11);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path9);
+          const cv = await visitAsync_("value", node2.value, visitor, path11);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -201,34 +201,34 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path9) {
+    function callVisitor(key, node2, visitor, path11) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path9);
-      if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path9);
-      if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path9);
-      if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path9);
-      if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path9);
-      if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path9);
+        return visitor(key, node2, path11);
+      if (identity2.isMap(node2))
+        return visitor.Map?.(key, node2, path11);
+      if (identity2.isSeq(node2))
+        return visitor.Seq?.(key, node2, path11);
+      if (identity2.isPair(node2))
+        return visitor.Pair?.(key, node2, path11);
+      if (identity2.isScalar(node2))
+        return visitor.Scalar?.(key, node2, path11);
+      if (identity2.isAlias(node2))
+        return visitor.Alias?.(key, node2, path11);
       return void 0;
     }
-    function replaceNode(key, path9, node2) {
-      const parent = path9[path9.length - 1];
-      if (identity.isCollection(parent)) {
+    function replaceNode(key, path11, node2) {
+      const parent = path11[path11.length - 1];
+      if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
-      } else if (identity.isPair(parent)) {
+      } else if (identity2.isPair(parent)) {
         if (key === "key")
           parent.key = node2;
         else
           parent.value = node2;
-      } else if (identity.isDocument(parent)) {
+      } else if (identity2.isDocument(parent)) {
         parent.contents = node2;
       } else {
-        const pt = identity.isAlias(parent) ? "alias" : "scalar";
+        const pt = identity2.isAlias(parent) ? "alias" : "scalar";
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
@@ -241,7 +241,7 @@ var require_visit = __commonJS({
 var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit2 = require_visit();
     var escapeChars = {
       "!": "%21",
@@ -384,10 +384,10 @@ var require_directives = __commonJS({
         const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
-        if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
+        if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
           const tags = {};
           visit2.visit(doc.contents, (_key, node2) => {
-            if (identity.isNode(node2) && node2.tag)
+            if (identity2.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
           tagNames = Object.keys(tags);
@@ -412,7 +412,7 @@ var require_directives = __commonJS({
 var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit2 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
@@ -459,7 +459,7 @@ var require_anchors = __commonJS({
         setAnchors: () => {
           for (const source of aliasObjects) {
             const ref = sourceObjects.get(source);
-            if (typeof ref === "object" && ref.anchor && (identity.isScalar(ref.node) || identity.isCollection(ref.node))) {
+            if (typeof ref === "object" && ref.anchor && (identity2.isScalar(ref.node) || identity2.isCollection(ref.node))) {
               ref.node.anchor = ref.anchor;
             } else {
               const error62 = new Error("Failed to resolve repeated object (this should not happen)");
@@ -532,12 +532,12 @@ var require_applyReviver = __commonJS({
 var require_toJS = __commonJS({
   "node_modules/yaml/dist/nodes/toJS.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     function toJS(value, arg, ctx) {
       if (Array.isArray(value))
         return value.map((v, i) => toJS(v, String(i), ctx));
       if (value && typeof value.toJSON === "function") {
-        if (!ctx || !identity.hasAnchor(value))
+        if (!ctx || !identity2.hasAnchor(value))
           return value.toJSON(arg, ctx);
         const data = { aliasCount: 0, count: 1, res: void 0 };
         ctx.anchors.set(value, data);
@@ -563,11 +563,11 @@ var require_Node = __commonJS({
   "node_modules/yaml/dist/nodes/Node.js"(exports2) {
     "use strict";
     var applyReviver = require_applyReviver();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var NodeBase = class {
       constructor(type2) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: type2 });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: type2 });
       }
       /** Create a copy of this node.  */
       clone() {
@@ -578,7 +578,7 @@ var require_Node = __commonJS({
       }
       /** A plain JavaScript representation of this node. */
       toJS(doc, { mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
-        if (!identity.isDocument(doc))
+        if (!identity2.isDocument(doc))
           throw new TypeError("A document argument is required");
         const ctx = {
           anchors: /* @__PURE__ */ new Map(),
@@ -605,12 +605,12 @@ var require_Alias = __commonJS({
     "use strict";
     var anchors = require_anchors();
     var visit2 = require_visit();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var Alias = class extends Node.NodeBase {
       constructor(source) {
-        super(identity.ALIAS);
+        super(identity2.ALIAS);
         this.source = source;
         Object.defineProperty(this, "tag", {
           set() {
@@ -632,7 +632,7 @@ var require_Alias = __commonJS({
           nodes = [];
           visit2.visit(doc, {
             Node: (_key, node2) => {
-              if (identity.isAlias(node2) || identity.hasAnchor(node2))
+              if (identity2.isAlias(node2) || identity2.hasAnchor(node2))
                 nodes.push(node2);
             }
           });
@@ -694,11 +694,11 @@ var require_Alias = __commonJS({
       }
     };
     function getAliasCount(doc, node2, anchors2) {
-      if (identity.isAlias(node2)) {
+      if (identity2.isAlias(node2)) {
         const source = node2.resolve(doc);
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
-      } else if (identity.isCollection(node2)) {
+      } else if (identity2.isCollection(node2)) {
         let count = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
@@ -706,7 +706,7 @@ var require_Alias = __commonJS({
             count = c;
         }
         return count;
-      } else if (identity.isPair(node2)) {
+      } else if (identity2.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
         return Math.max(kc, vc);
@@ -721,13 +721,13 @@ var require_Alias = __commonJS({
 var require_Scalar = __commonJS({
   "node_modules/yaml/dist/nodes/Scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var isScalarValue = (value) => !value || typeof value !== "function" && typeof value !== "object";
     var Scalar = class extends Node.NodeBase {
       constructor(value) {
-        super(identity.SCALAR);
+        super(identity2.SCALAR);
         this.value = value;
       }
       toJSON(arg, ctx) {
@@ -752,7 +752,7 @@ var require_createNode = __commonJS({
   "node_modules/yaml/dist/doc/createNode.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
@@ -766,12 +766,12 @@ var require_createNode = __commonJS({
       return tags.find((t) => t.identify?.(value) && !t.format);
     }
     function createNode(value, tagName, ctx) {
-      if (identity.isDocument(value))
+      if (identity2.isDocument(value))
         value = value.contents;
-      if (identity.isNode(value))
+      if (identity2.isNode(value))
         return value;
-      if (identity.isPair(value)) {
-        const map3 = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
+      if (identity2.isPair(value)) {
+        const map3 = ctx.schema[identity2.MAP].createNode?.(ctx.schema, null, ctx);
         map3.items.push(value);
         return map3;
       }
@@ -803,7 +803,7 @@ var require_createNode = __commonJS({
             ref.node = node3;
           return node3;
         }
-        tagObj = value instanceof Map ? schema2[identity.MAP] : Symbol.iterator in Object(value) ? schema2[identity.SEQ] : schema2[identity.MAP];
+        tagObj = value instanceof Map ? schema2[identity2.MAP] : Symbol.iterator in Object(value) ? schema2[identity2.SEQ] : schema2[identity2.MAP];
       }
       if (onTagObj) {
         onTagObj(tagObj);
@@ -827,12 +827,12 @@ var require_Collection = __commonJS({
   "node_modules/yaml/dist/nodes/Collection.js"(exports2) {
     "use strict";
     var createNode = require_createNode();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema2, path9, value) {
+    function collectionFromPath(schema2, path11, value) {
       let v = value;
-      for (let i = path9.length - 1; i >= 0; --i) {
-        const k = path9[i];
+      for (let i = path11.length - 1; i >= 0; --i) {
+        const k = path11[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -851,7 +851,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
+    var isEmptyPath = (path11) => path11 == null || typeof path11 === "object" && !!path11[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type2, schema2) {
         super(type2);
@@ -871,7 +871,7 @@ var require_Collection = __commonJS({
         const copy = Object.create(Object.getPrototypeOf(this), Object.getOwnPropertyDescriptors(this));
         if (schema2)
           copy.schema = schema2;
-        copy.items = copy.items.map((it) => identity.isNode(it) || identity.isPair(it) ? it.clone(schema2) : it);
+        copy.items = copy.items.map((it) => identity2.isNode(it) || identity2.isPair(it) ? it.clone(schema2) : it);
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -881,13 +881,13 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path9, value) {
-        if (isEmptyPath(path9))
+      addIn(path11, value) {
+        if (isEmptyPath(path11))
           this.add(value);
         else {
-          const [key, ...rest] = path9;
+          const [key, ...rest] = path11;
           const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
+          if (identity2.isCollection(node2))
             node2.addIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -899,12 +899,12 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        const [key, ...rest] = path9;
+      deleteIn(path11) {
+        const [key, ...rest] = path11;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
-        if (identity.isCollection(node2))
+        if (identity2.isCollection(node2))
           return node2.deleteIn(rest);
         else
           throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -914,43 +914,43 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        const [key, ...rest] = path9;
+      getIn(path11, keepScalar) {
+        const [key, ...rest] = path11;
         const node2 = this.get(key, true);
         if (rest.length === 0)
-          return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
+          return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
         else
-          return identity.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
+          return identity2.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
       }
       hasAllNullValues(allowScalar) {
         return this.items.every((node2) => {
-          if (!identity.isPair(node2))
+          if (!identity2.isPair(node2))
             return false;
           const n = node2.value;
-          return n == null || allowScalar && identity.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
+          return n == null || allowScalar && identity2.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
         });
       }
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path9) {
-        const [key, ...rest] = path9;
+      hasIn(path11) {
+        const [key, ...rest] = path11;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
-        return identity.isCollection(node2) ? node2.hasIn(rest) : false;
+        return identity2.isCollection(node2) ? node2.hasIn(rest) : false;
       }
       /**
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        const [key, ...rest] = path9;
+      setIn(path11, value) {
+        const [key, ...rest] = path11;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
           const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
+          if (identity2.isCollection(node2))
             node2.setIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -1406,7 +1406,7 @@ var require_stringify = __commonJS({
   "node_modules/yaml/dist/stringify/stringify.js"(exports2) {
     "use strict";
     var anchors = require_anchors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
     function createStringifyContext(doc, options2) {
@@ -1459,7 +1459,7 @@ var require_stringify = __commonJS({
       }
       let tagObj = void 0;
       let obj;
-      if (identity.isScalar(item)) {
+      if (identity2.isScalar(item)) {
         obj = item.value;
         let match = tags.filter((t) => t.identify?.(obj));
         if (match.length > 1) {
@@ -1482,7 +1482,7 @@ var require_stringify = __commonJS({
       if (!doc.directives)
         return "";
       const props = [];
-      const anchor2 = (identity.isScalar(node2) || identity.isCollection(node2)) && node2.anchor;
+      const anchor2 = (identity2.isScalar(node2) || identity2.isCollection(node2)) && node2.anchor;
       if (anchor2 && anchors.anchorIsValid(anchor2)) {
         anchors$1.add(anchor2);
         props.push(`&${anchor2}`);
@@ -1492,10 +1492,10 @@ var require_stringify = __commonJS({
         props.push(doc.directives.tagString(tag));
       return props.join(" ");
     }
-    function stringify2(item, ctx, onComment, onChompKeep) {
-      if (identity.isPair(item))
+    function stringify3(item, ctx, onComment, onChompKeep) {
+      if (identity2.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
-      if (identity.isAlias(item)) {
+      if (identity2.isAlias(item)) {
         if (ctx.doc.directives)
           return item.toString(ctx);
         if (ctx.resolvedAliases?.has(item)) {
@@ -1509,19 +1509,19 @@ var require_stringify = __commonJS({
         }
       }
       let tagObj = void 0;
-      const node2 = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
+      const node2 = identity2.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
       tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node2));
       const props = stringifyProps(node2, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity2.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
       if (!props)
         return str3;
-      return identity.isScalar(node2) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
+      return identity2.isScalar(node2) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
 ${ctx.indent}${str3}`;
     }
     exports2.createStringifyContext = createStringifyContext;
-    exports2.stringify = stringify2;
+    exports2.stringify = stringify3;
   }
 });
 
@@ -1529,23 +1529,23 @@ ${ctx.indent}${str3}`;
 var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
-    var stringify2 = require_stringify();
+    var stringify3 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
-      let keyComment = identity.isNode(key) && key.comment || null;
+      let keyComment = identity2.isNode(key) && key.comment || null;
       if (simpleKeys) {
         if (keyComment) {
           throw new Error("With simple keys, key nodes cannot have comments");
         }
-        if (identity.isCollection(key) || !identity.isNode(key) && typeof key === "object") {
+        if (identity2.isCollection(key) || !identity2.isNode(key) && typeof key === "object") {
           const msg = "With simple keys, collection cannot be used as a key value";
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
+      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity2.isCollection(key) || (identity2.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -1553,7 +1553,7 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str3 = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      let str3 = stringify3.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
       if (!explicitKey && !ctx.inFlow && str3.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
@@ -1586,7 +1586,7 @@ ${indent}:`;
           str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
-      if (identity.isNode(value)) {
+      if (identity2.isNode(value)) {
         vsb = !!value.spaceBefore;
         vcb = value.commentBefore;
         valueComment = value.comment;
@@ -1598,14 +1598,14 @@ ${indent}:`;
           value = doc.createNode(value);
       }
       ctx.implicitKey = false;
-      if (!explicitKey && !keyComment && identity.isScalar(value))
+      if (!explicitKey && !keyComment && identity2.isScalar(value))
         ctx.indentAtStart = str3.length + 1;
       chompKeep = false;
-      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
+      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity2.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
-      const valueStr = stringify2.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
+      const valueStr = stringify3.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
       let ws = " ";
       if (keyComment || vsb || vcb) {
         ws = vsb ? "\n" : "";
@@ -1621,7 +1621,7 @@ ${stringifyComment.indentComment(cs, ctx.indent)}`;
           ws += `
 ${ctx.indent}`;
         }
-      } else if (!explicitKey && identity.isCollection(value)) {
+      } else if (!explicitKey && identity2.isCollection(value)) {
         const vs0 = valueStr[0];
         const nl0 = valueStr.indexOf("\n");
         const hasNewline = nl0 !== -1;
@@ -1684,7 +1684,7 @@ var require_log = __commonJS({
 var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var MERGE_KEY = "<<";
     var merge3 = {
@@ -1697,10 +1697,10 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
+    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
     function addMergeToJSMap(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (identity.isSeq(source))
+      if (identity2.isSeq(source))
         for (const it of source.items)
           mergeValue(ctx, map3, it);
       else if (Array.isArray(source))
@@ -1711,7 +1711,7 @@ var require_merge = __commonJS({
     }
     function mergeValue(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (!identity.isMap(source))
+      if (!identity2.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
       for (const [key, value2] of srcMap) {
@@ -1732,7 +1732,7 @@ var require_merge = __commonJS({
       return map3;
     }
     function resolveAliasValue(ctx, value) {
-      return ctx && identity.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
+      return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
     exports2.addMergeToJSMap = addMergeToJSMap;
     exports2.isMergeKey = isMergeKey;
@@ -1746,11 +1746,11 @@ var require_addPairToJSMap = __commonJS({
     "use strict";
     var log = require_log();
     var merge3 = require_merge();
-    var stringify2 = require_stringify();
-    var identity = require_identity();
+    var stringify3 = require_stringify();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map3, { key, value }) {
-      if (identity.isNode(key) && key.addToJSMap)
+      if (identity2.isNode(key) && key.addToJSMap)
         key.addToJSMap(ctx, map3, value);
       else if (merge3.isMergeKey(ctx, key))
         merge3.addMergeToJSMap(ctx, map3, value);
@@ -1781,8 +1781,8 @@ var require_addPairToJSMap = __commonJS({
         return "";
       if (typeof jsKey !== "object")
         return String(jsKey);
-      if (identity.isNode(key) && ctx?.doc) {
-        const strCtx = stringify2.createStringifyContext(ctx.doc, {});
+      if (identity2.isNode(key) && ctx?.doc) {
+        const strCtx = stringify3.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node2 of ctx.anchors.keys())
           strCtx.anchors.add(node2.anchor);
@@ -1811,7 +1811,7 @@ var require_Pair = __commonJS({
     var createNode = require_createNode();
     var stringifyPair = require_stringifyPair();
     var addPairToJSMap = require_addPairToJSMap();
-    var identity = require_identity();
+    var identity2 = require_identity();
     function createPair(key, value, ctx) {
       const k = createNode.createNode(key, void 0, ctx);
       const v = createNode.createNode(value, void 0, ctx);
@@ -1819,15 +1819,15 @@ var require_Pair = __commonJS({
     }
     var Pair = class _Pair {
       constructor(key, value = null) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.PAIR });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.PAIR });
         this.key = key;
         this.value = value;
       }
       clone(schema2) {
         let { key, value } = this;
-        if (identity.isNode(key))
+        if (identity2.isNode(key))
           key = key.clone(schema2);
-        if (identity.isNode(value))
+        if (identity2.isNode(value))
           value = value.clone(schema2);
         return new _Pair(key, value);
       }
@@ -1848,13 +1848,13 @@ var require_Pair = __commonJS({
 var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
-    var stringify2 = require_stringify();
+    var identity2 = require_identity();
+    var stringify3 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options2) {
       const flow = ctx.inFlow ?? collection.flow;
-      const stringify3 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify3(collection, ctx, options2);
+      const stringify4 = flow ? stringifyFlowCollection : stringifyBlockCollection;
+      return stringify4(collection, ctx, options2);
     }
     function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -1864,14 +1864,14 @@ var require_stringifyCollection = __commonJS({
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
               lines.push("");
@@ -1879,7 +1879,7 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str4 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str4 = stringify3.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
           str4 += stringifyComment.lineComment(str4, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
@@ -1919,14 +1919,14 @@ ${indent}${line}` : "\n";
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
               lines.push("");
@@ -1934,7 +1934,7 @@ ${indent}${line}` : "\n";
             if (ik.comment)
               reqNewline = true;
           }
-          const iv = identity.isNode(item.value) ? item.value : null;
+          const iv = identity2.isNode(item.value) ? item.value : null;
           if (iv) {
             if (iv.comment)
               comment = iv.comment;
@@ -1946,7 +1946,7 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str3 = stringify2.stringify(item, itemCtx, () => comment = null);
+        let str3 = stringify3.stringify(item, itemCtx, () => comment = null);
         reqNewline || (reqNewline = lines.length > linesAtValue || str3.includes("\n"));
         if (i < items.length - 1) {
           str3 += ",";
@@ -2002,16 +2002,16 @@ var require_YAMLMap = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var addPairToJSMap = require_addPairToJSMap();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     function findPair(items, key) {
-      const k = identity.isScalar(key) ? key.value : key;
+      const k = identity2.isScalar(key) ? key.value : key;
       for (const it of items) {
-        if (identity.isPair(it)) {
+        if (identity2.isPair(it)) {
           if (it.key === key || it.key === k)
             return it;
-          if (identity.isScalar(it.key) && it.key.value === k)
+          if (identity2.isScalar(it.key) && it.key.value === k)
             return it;
         }
       }
@@ -2022,7 +2022,7 @@ var require_YAMLMap = __commonJS({
         return "tag:yaml.org,2002:map";
       }
       constructor(schema2) {
-        super(identity.MAP, schema2);
+        super(identity2.MAP, schema2);
         this.items = [];
       }
       /**
@@ -2060,7 +2060,7 @@ var require_YAMLMap = __commonJS({
        */
       add(pair, overwrite) {
         let _pair;
-        if (identity.isPair(pair))
+        if (identity2.isPair(pair))
           _pair = pair;
         else if (!pair || typeof pair !== "object" || !("key" in pair)) {
           _pair = new Pair.Pair(pair, pair?.value);
@@ -2071,7 +2071,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity2.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -2095,7 +2095,7 @@ var require_YAMLMap = __commonJS({
       get(key, keepScalar) {
         const it = findPair(this.items, key);
         const node2 = it?.value;
-        return (!keepScalar && identity.isScalar(node2) ? node2.value : node2) ?? void 0;
+        return (!keepScalar && identity2.isScalar(node2) ? node2.value : node2) ?? void 0;
       }
       has(key) {
         return !!findPair(this.items, key);
@@ -2120,7 +2120,7 @@ var require_YAMLMap = __commonJS({
         if (!ctx)
           return JSON.stringify(this);
         for (const item of this.items) {
-          if (!identity.isPair(item))
+          if (!identity2.isPair(item))
             throw new Error(`Map items must all be pairs; found ${JSON.stringify(item)} instead`);
         }
         if (!ctx.allNullValues && this.hasAllNullValues(false))
@@ -2143,7 +2143,7 @@ var require_YAMLMap = __commonJS({
 var require_map = __commonJS({
   "node_modules/yaml/dist/schema/common/map.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLMap = require_YAMLMap();
     var map3 = {
       collection: "map",
@@ -2151,7 +2151,7 @@ var require_map = __commonJS({
       nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
       resolve(map4, onError) {
-        if (!identity.isMap(map4))
+        if (!identity2.isMap(map4))
           onError("Expected a mapping for this tag");
         return map4;
       },
@@ -2168,7 +2168,7 @@ var require_YAMLSeq = __commonJS({
     var createNode = require_createNode();
     var stringifyCollection = require_stringifyCollection();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection.Collection {
@@ -2176,7 +2176,7 @@ var require_YAMLSeq = __commonJS({
         return "tag:yaml.org,2002:seq";
       }
       constructor(schema2) {
-        super(identity.SEQ, schema2);
+        super(identity2.SEQ, schema2);
         this.items = [];
       }
       add(value) {
@@ -2202,7 +2202,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           return void 0;
         const it = this.items[idx];
-        return !keepScalar && identity.isScalar(it) ? it.value : it;
+        return !keepScalar && identity2.isScalar(it) ? it.value : it;
       }
       /**
        * Checks if the collection includes a value with the key `key`.
@@ -2226,7 +2226,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key}.`);
         const prev = this.items[idx];
-        if (identity.isScalar(prev) && Scalar.isScalarValue(value))
+        if (identity2.isScalar(prev) && Scalar.isScalarValue(value))
           prev.value = value;
         else
           this.items[idx] = value;
@@ -2268,7 +2268,7 @@ var require_YAMLSeq = __commonJS({
       }
     };
     function asItemIndex(key) {
-      let idx = identity.isScalar(key) ? key.value : key;
+      let idx = identity2.isScalar(key) ? key.value : key;
       if (idx && typeof idx === "string")
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
@@ -2281,7 +2281,7 @@ var require_YAMLSeq = __commonJS({
 var require_seq = __commonJS({
   "node_modules/yaml/dist/schema/common/seq.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLSeq = require_YAMLSeq();
     var seq2 = {
       collection: "seq",
@@ -2289,7 +2289,7 @@ var require_seq = __commonJS({
       nodeClass: YAMLSeq.YAMLSeq,
       tag: "tag:yaml.org,2002:seq",
       resolve(seq3, onError) {
-        if (!identity.isSeq(seq3))
+        if (!identity2.isSeq(seq3))
           onError("Expected a sequence for this tag");
         return seq3;
       },
@@ -2643,17 +2643,17 @@ var require_binary = __commonJS({
 var require_pairs = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq2, onError) {
-      if (identity.isSeq(seq2)) {
+      if (identity2.isSeq(seq2)) {
         for (let i = 0; i < seq2.items.length; ++i) {
           let item = seq2.items[i];
-          if (identity.isPair(item))
+          if (identity2.isPair(item))
             continue;
-          else if (identity.isMap(item)) {
+          else if (identity2.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
             const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
@@ -2667,7 +2667,7 @@ ${cn.comment}` : item.comment;
             }
             item = pair;
           }
-          seq2.items[i] = identity.isPair(item) ? item : new Pair.Pair(item);
+          seq2.items[i] = identity2.isPair(item) ? item : new Pair.Pair(item);
         }
       } else
         onError("Expected a sequence for this tag");
@@ -2721,7 +2721,7 @@ ${cn.comment}` : item.comment;
 var require_omap = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -2748,7 +2748,7 @@ var require_omap = __commonJS({
           ctx.onCreate(map3);
         for (const pair of this.items) {
           let key, value;
-          if (identity.isPair(pair)) {
+          if (identity2.isPair(pair)) {
             key = toJS.toJS(pair.key, "", ctx);
             value = toJS.toJS(pair.value, key, ctx);
           } else {
@@ -2778,7 +2778,7 @@ var require_omap = __commonJS({
         const pairs$1 = pairs2.resolvePairs(seq2, onError);
         const seenKeys = [];
         for (const { key } of pairs$1.items) {
-          if (identity.isScalar(key)) {
+          if (identity2.isScalar(key)) {
             if (seenKeys.includes(key.value)) {
               onError(`Ordered maps must not include duplicate keys: ${key.value}`);
             } else {
@@ -2959,7 +2959,7 @@ var require_int2 = __commonJS({
 var require_set = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSet = class _YAMLSet extends YAMLMap.YAMLMap {
@@ -2969,7 +2969,7 @@ var require_set = __commonJS({
       }
       add(key) {
         let pair;
-        if (identity.isPair(key))
+        if (identity2.isPair(key))
           pair = key;
         else if (key && typeof key === "object" && "key" in key && "value" in key && key.value === null)
           pair = new Pair.Pair(key.key, null);
@@ -2985,7 +2985,7 @@ var require_set = __commonJS({
        */
       get(key, keepPair) {
         const pair = YAMLMap.findPair(this.items, key);
-        return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
+        return !keepPair && identity2.isPair(pair) ? identity2.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
       set(key, value) {
         if (typeof value !== "boolean")
@@ -3029,7 +3029,7 @@ var require_set = __commonJS({
       tag: "tag:yaml.org,2002:set",
       createNode: (schema2, iterable, ctx) => YAMLSet.from(schema2, iterable, ctx),
       resolve(map3, onError) {
-        if (identity.isMap(map3)) {
+        if (identity2.isMap(map3)) {
           if (map3.hasAllNullValues(true))
             return Object.assign(new YAMLSet(), map3);
           else
@@ -3274,7 +3274,7 @@ var require_tags = __commonJS({
 var require_Schema = __commonJS({
   "node_modules/yaml/dist/schema/Schema.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var map3 = require_map();
     var seq2 = require_seq();
     var string4 = require_string();
@@ -3287,9 +3287,9 @@ var require_Schema = __commonJS({
         this.knownTags = resolveKnownTags ? tags.coreKnownTags : {};
         this.tags = tags.getTags(customTags, this.name, merge3);
         this.toStringOptions = toStringDefaults ?? null;
-        Object.defineProperty(this, identity.MAP, { value: map3.map });
-        Object.defineProperty(this, identity.SCALAR, { value: string4.string });
-        Object.defineProperty(this, identity.SEQ, { value: seq2.seq });
+        Object.defineProperty(this, identity2.MAP, { value: map3.map });
+        Object.defineProperty(this, identity2.SCALAR, { value: string4.string });
+        Object.defineProperty(this, identity2.SEQ, { value: seq2.seq });
         this.sortMapEntries = typeof sortMapEntries === "function" ? sortMapEntries : sortMapEntries === true ? sortMapEntriesByKey : null;
       }
       clone() {
@@ -3306,8 +3306,8 @@ var require_Schema = __commonJS({
 var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports2) {
     "use strict";
-    var identity = require_identity();
-    var stringify2 = require_stringify();
+    var identity2 = require_identity();
+    var stringify3 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options2) {
       const lines = [];
@@ -3322,7 +3322,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify2.createStringifyContext(doc, options2);
+      const ctx = stringify3.createStringifyContext(doc, options2);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -3333,7 +3333,7 @@ var require_stringifyDocument = __commonJS({
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
-        if (identity.isNode(doc.contents)) {
+        if (identity2.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
             lines.push("");
           if (doc.contents.commentBefore) {
@@ -3344,7 +3344,7 @@ var require_stringifyDocument = __commonJS({
           contentComment = doc.contents.comment;
         }
         const onChompKeep = contentComment ? void 0 : () => chompKeep = true;
-        let body = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
+        let body = stringify3.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body += stringifyComment.lineComment(body, "", commentString(contentComment));
         if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
@@ -3352,7 +3352,7 @@ var require_stringifyDocument = __commonJS({
         } else
           lines.push(body);
       } else {
-        lines.push(stringify2.stringify(doc.contents, ctx));
+        lines.push(stringify3.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
@@ -3388,7 +3388,7 @@ var require_Document = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var toJS = require_toJS();
     var Schema2 = require_Schema();
@@ -3403,7 +3403,7 @@ var require_Document = __commonJS({
         this.comment = null;
         this.errors = [];
         this.warnings = [];
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.DOC });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.DOC });
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
@@ -3439,7 +3439,7 @@ var require_Document = __commonJS({
        */
       clone() {
         const copy = Object.create(_Document.prototype, {
-          [identity.NODE_TYPE]: { value: identity.DOC }
+          [identity2.NODE_TYPE]: { value: identity2.DOC }
         });
         copy.commentBefore = this.commentBefore;
         copy.comment = this.comment;
@@ -3449,7 +3449,7 @@ var require_Document = __commonJS({
         if (this.directives)
           copy.directives = this.directives.clone();
         copy.schema = this.schema.clone();
-        copy.contents = identity.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
+        copy.contents = identity2.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -3460,9 +3460,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path9, value) {
+      addIn(path11, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path9, value);
+          this.contents.addIn(path11, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3512,7 +3512,7 @@ var require_Document = __commonJS({
           sourceObjects
         };
         const node2 = createNode.createNode(value, tag, ctx);
-        if (flow && identity.isCollection(node2))
+        if (flow && identity2.isCollection(node2))
           node2.flow = true;
         setAnchors();
         return node2;
@@ -3537,14 +3537,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        if (Collection.isEmptyPath(path9)) {
+      deleteIn(path11) {
+        if (Collection.isEmptyPath(path11)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path11) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3552,31 +3552,31 @@ var require_Document = __commonJS({
        * `true` (collections are always returned intact).
        */
       get(key, keepScalar) {
-        return identity.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
       }
       /**
        * Returns item at `path`, or `undefined` if not found. By default unwraps
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        if (Collection.isEmptyPath(path9))
-          return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
+      getIn(path11, keepScalar) {
+        if (Collection.isEmptyPath(path11))
+          return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path11, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
        */
       has(key) {
-        return identity.isCollection(this.contents) ? this.contents.has(key) : false;
+        return identity2.isCollection(this.contents) ? this.contents.has(key) : false;
       }
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path9) {
-        if (Collection.isEmptyPath(path9))
+      hasIn(path11) {
+        if (Collection.isEmptyPath(path11))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path11) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3593,13 +3593,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        if (Collection.isEmptyPath(path9)) {
+      setIn(path11, value) {
+        if (Collection.isEmptyPath(path11)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path9), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path11), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path9, value);
+          this.contents.setIn(path11, value);
         }
       }
       /**
@@ -3683,7 +3683,7 @@ var require_Document = __commonJS({
       }
     };
     function assertCollection(contents) {
-      if (identity.isCollection(contents))
+      if (identity2.isCollection(contents))
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
@@ -3954,12 +3954,12 @@ var require_util_flow_indent_check = __commonJS({
 var require_util_map_includes = __commonJS({
   "node_modules/yaml/dist/compose/util-map-includes.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     function mapIncludes(ctx, items, search) {
       const { uniqueKeys } = ctx.options;
       if (uniqueKeys === false)
         return false;
-      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
+      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity2.isScalar(a) && identity2.isScalar(b) && a.value === b.value;
       return items.some((pair) => isEqual(pair.key, search));
     }
     exports2.mapIncludes = mapIncludes;
@@ -4172,7 +4172,7 @@ var require_resolve_end = __commonJS({
 var require_resolve_flow_collection = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4251,7 +4251,7 @@ var require_resolve_flow_collection = __commonJS({
             }
             if (prevItemComment) {
               let prev = coll.items[coll.items.length - 1];
-              if (identity.isPair(prev))
+              if (identity2.isPair(prev))
                 prev = prev.value ?? prev.key;
               if (prev.comment)
                 prev.comment += "\n" + prevItemComment;
@@ -4366,7 +4366,7 @@ var require_resolve_flow_collection = __commonJS({
 var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4416,7 +4416,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node2 = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      const node2 = identity2.isNode(res) ? res : new Scalar.Scalar(res);
       node2.range = coll.range;
       node2.tag = tagName;
       if (tag?.format)
@@ -4835,7 +4835,7 @@ var require_resolve_flow_scalar = __commonJS({
 var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
@@ -4844,17 +4844,17 @@ var require_compose_scalar = __commonJS({
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
       let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       } else if (tagName)
         tag = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
       else if (token.type === "scalar")
         tag = findScalarTagByTest(ctx, value, token, onError);
       else
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       let scalar;
       try {
         const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar = identity2.isScalar(res) ? res : new Scalar.Scalar(res);
       } catch (error62) {
         const msg = error62 instanceof Error ? error62.message : String(error62);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
@@ -4874,7 +4874,7 @@ var require_compose_scalar = __commonJS({
     }
     function findScalarTagByName(schema2, value, tagName, tagToken, onError) {
       if (tagName === "!")
-        return schema2[identity.SCALAR];
+        return schema2[identity2.SCALAR];
       const matchWithTest = [];
       for (const tag of schema2.tags) {
         if (!tag.collection && tag.tag === tagName) {
@@ -4893,12 +4893,12 @@ var require_compose_scalar = __commonJS({
         return kt;
       }
       onError(tagToken, "TAG_RESOLVE_FAILED", `Unresolved tag: ${tagName}`, tagName !== "tag:yaml.org,2002:str");
-      return schema2[identity.SCALAR];
+      return schema2[identity2.SCALAR];
     }
     function findScalarTagByTest({ atKey, directives, schema: schema2 }, value, token, onError) {
-      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity.SCALAR];
+      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity2.SCALAR];
       if (schema2.compat) {
-        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity.SCALAR];
+        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity2.SCALAR];
         if (tag.tag !== compat.tag) {
           const ts = directives.tagString(tag.tag);
           const cs = directives.tagString(compat.tag);
@@ -4947,7 +4947,7 @@ var require_compose_node = __commonJS({
   "node_modules/yaml/dist/compose/compose-node.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeCollection = require_compose_collection();
     var composeScalar = require_compose_scalar();
     var resolveEnd = require_resolve_end();
@@ -4993,7 +4993,7 @@ var require_compose_node = __commonJS({
       node2 ?? (node2 = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
       if (anchor2 && node2.anchor === "")
         onError(anchor2, "BAD_ALIAS", "Anchor cannot be an empty string");
-      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
+      if (atKey && ctx.options.stringKeys && (!identity2.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
         onError(tag ?? token, "NON_STRING_KEY", msg);
       }
@@ -5099,7 +5099,7 @@ var require_composer = __commonJS({
     var directives = require_directives();
     var Document = require_Document();
     var errors = require_errors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeDoc = require_compose_doc();
     var resolveEnd = require_resolve_end();
     function getErrorPos(src) {
@@ -5161,9 +5161,9 @@ var require_composer = __commonJS({
 ${comment}` : comment;
           } else if (afterEmptyLine || doc.directives.docStart || !dc) {
             doc.commentBefore = comment;
-          } else if (identity.isCollection(dc) && !dc.flow && dc.items.length > 0) {
+          } else if (identity2.isCollection(dc) && !dc.flow && dc.items.length > 0) {
             let it = dc.items[0];
-            if (identity.isPair(it))
+            if (identity2.isPair(it))
               it = it.key;
             const cb = it.commentBefore;
             it.commentBefore = cb ? `${comment}
@@ -5488,7 +5488,7 @@ var require_cst_scalar = __commonJS({
 var require_cst_stringify = __commonJS({
   "node_modules/yaml/dist/parse/cst-stringify.js"(exports2) {
     "use strict";
-    var stringify2 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
+    var stringify3 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
     function stringifyToken(token) {
       switch (token.type) {
         case "block-scalar": {
@@ -5541,7 +5541,7 @@ var require_cst_stringify = __commonJS({
         res += stringifyToken(value);
       return res;
     }
-    exports2.stringify = stringify2;
+    exports2.stringify = stringify3;
   }
 });
 
@@ -5560,9 +5560,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path9) => {
+    visit2.itemAtPath = (cst, path11) => {
       let item = cst;
-      for (const [field, index] of path9) {
+      for (const [field, index] of path11) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5571,23 +5571,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path9) => {
-      const parent = visit2.itemAtPath(cst, path9.slice(0, -1));
-      const field = path9[path9.length - 1][0];
+    visit2.parentCollection = (cst, path11) => {
+      const parent = visit2.itemAtPath(cst, path11.slice(0, -1));
+      const field = path11[path11.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path9, item, visitor) {
-      let ctrl = visitor(item, path9);
+    function _visit(path11, item, visitor) {
+      let ctrl = visitor(item, path11);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path9.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path11.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5598,10 +5598,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path9);
+            ctrl = ctrl(item, path11);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path11) : ctrl;
     }
     exports2.visit = visit2;
   }
@@ -7211,7 +7211,7 @@ var require_public_api = __commonJS({
     var Document = require_Document();
     var errors = require_errors();
     var log = require_log();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
     function parseOptions(options2) {
@@ -7271,7 +7271,7 @@ var require_public_api = __commonJS({
       }
       return doc.toJS(Object.assign({ reviver: _reviver }, options2));
     }
-    function stringify2(value, replacer, options2) {
+    function stringify3(value, replacer, options2) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
@@ -7289,14 +7289,14 @@ var require_public_api = __commonJS({
         if (!keepUndefined)
           return void 0;
       }
-      if (identity.isDocument(value) && !_replacer)
+      if (identity2.isDocument(value) && !_replacer)
         return value.toString(options2);
       return new Document.Document(value, _replacer, options2).toString(options2);
     }
     exports2.parse = parse4;
     exports2.parseAllDocuments = parseAllDocuments;
     exports2.parseDocument = parseDocument2;
-    exports2.stringify = stringify2;
+    exports2.stringify = stringify3;
   }
 });
 
@@ -7309,7 +7309,7 @@ var require_dist = __commonJS({
     var Schema2 = require_Schema();
     var errors = require_errors();
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
@@ -7327,14 +7327,14 @@ var require_dist = __commonJS({
     exports2.YAMLParseError = errors.YAMLParseError;
     exports2.YAMLWarning = errors.YAMLWarning;
     exports2.Alias = Alias.Alias;
-    exports2.isAlias = identity.isAlias;
-    exports2.isCollection = identity.isCollection;
-    exports2.isDocument = identity.isDocument;
-    exports2.isMap = identity.isMap;
-    exports2.isNode = identity.isNode;
-    exports2.isPair = identity.isPair;
-    exports2.isScalar = identity.isScalar;
-    exports2.isSeq = identity.isSeq;
+    exports2.isAlias = identity2.isAlias;
+    exports2.isCollection = identity2.isCollection;
+    exports2.isDocument = identity2.isDocument;
+    exports2.isMap = identity2.isMap;
+    exports2.isNode = identity2.isNode;
+    exports2.isPair = identity2.isPair;
+    exports2.isScalar = identity2.isScalar;
+    exports2.isSeq = identity2.isSeq;
     exports2.Pair = Pair.Pair;
     exports2.Scalar = Scalar.Scalar;
     exports2.YAMLMap = YAMLMap.YAMLMap;
@@ -7607,8 +7607,8 @@ var require_utils = __commonJS({
       }
       return output2;
     };
-    exports2.basename = (path9, { windows } = {}) => {
-      const segs = path9.split(windows ? /[\\/]/ : "/");
+    exports2.basename = (path11, { windows } = {}) => {
+      const segs = path11.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -9301,7 +9301,7 @@ var require_section_matter = __commonJS({
         options2 = { parse: options2 };
       }
       var file2 = toObject(input2);
-      var defaults = { section_delimiter: "---", parse: identity };
+      var defaults = { section_delimiter: "---", parse: identity2 };
       var opts = extend2({}, defaults, options2);
       var delim = opts.section_delimiter;
       var lines = file2.content.split(/\r?\n/);
@@ -9385,7 +9385,7 @@ var require_section_matter = __commonJS({
     function createSection() {
       return { key: "", data: "", content: "" };
     }
-    function identity(val) {
+    function identity2(val) {
       return val;
     }
     function isBuffer(val) {
@@ -12412,10 +12412,10 @@ var require_stringify2 = __commonJS({
       data = Object.assign({}, file2.data, data);
       const open2 = opts.delimiters[0];
       const close = opts.delimiters[1];
-      const matter2 = engine.stringify(data, options2).trim();
+      const matter4 = engine.stringify(data, options2).trim();
       let buf = "";
-      if (matter2 !== "{}") {
-        buf = newline(open2) + newline(matter2) + newline(close);
+      if (matter4 !== "{}") {
+        buf = newline(open2) + newline(matter4) + newline(close);
       }
       if (typeof file2.excerpt === "string" && file2.excerpt !== "") {
         if (str3.indexOf(file2.excerpt.trim()) === -1) {
@@ -12462,7 +12462,7 @@ var require_to_file = __commonJS({
   "node_modules/gray-matter/lib/to-file.js"(exports2, module2) {
     "use strict";
     var typeOf = require_kind_of();
-    var stringify2 = require_stringify2();
+    var stringify3 = require_stringify2();
     var utils = require_utils2();
     module2.exports = function(file2) {
       if (typeOf(file2) !== "object") {
@@ -12481,7 +12481,7 @@ var require_to_file = __commonJS({
         if (options2 && options2.language) {
           file2.language = options2.language;
         }
-        return stringify2(file2, data, options2);
+        return stringify3(file2, data, options2);
       });
       file2.content = utils.toString(file2.content);
       file2.isEmpty = false;
@@ -12515,25 +12515,25 @@ var require_gray_matter = __commonJS({
     var fs = __require("fs");
     var sections = require_section_matter();
     var defaults = require_defaults();
-    var stringify2 = require_stringify2();
+    var stringify3 = require_stringify2();
     var excerpt = require_excerpt();
     var engines2 = require_engines();
     var toFile = require_to_file();
     var parse4 = require_parse2();
     var utils = require_utils2();
-    function matter2(input2, options2) {
+    function matter4(input2, options2) {
       if (input2 === "") {
         return { data: {}, content: input2, excerpt: "", orig: input2 };
       }
       let file2 = toFile(input2);
-      const cached2 = matter2.cache[file2.content];
+      const cached2 = matter4.cache[file2.content];
       if (!options2) {
         if (cached2) {
           file2 = Object.assign({}, cached2);
           file2.orig = cached2.orig;
           return file2;
         }
-        matter2.cache[file2.content] = file2;
+        matter4.cache[file2.content] = file2;
       }
       return parseMatter(file2, options2);
     }
@@ -12555,7 +12555,7 @@ var require_gray_matter = __commonJS({
       }
       str3 = str3.slice(openLen);
       const len = str3.length;
-      const language = matter2.language(str3, opts);
+      const language = matter4.language(str3, opts);
       if (language.name) {
         file2.language = language.name;
         str3 = str3.slice(language.raw.length);
@@ -12590,24 +12590,24 @@ var require_gray_matter = __commonJS({
       }
       return file2;
     }
-    matter2.engines = engines2;
-    matter2.stringify = function(file2, data, options2) {
-      if (typeof file2 === "string") file2 = matter2(file2, options2);
-      return stringify2(file2, data, options2);
+    matter4.engines = engines2;
+    matter4.stringify = function(file2, data, options2) {
+      if (typeof file2 === "string") file2 = matter4(file2, options2);
+      return stringify3(file2, data, options2);
     };
-    matter2.read = function(filepath, options2) {
+    matter4.read = function(filepath, options2) {
       const str3 = fs.readFileSync(filepath, "utf8");
-      const file2 = matter2(str3, options2);
+      const file2 = matter4(str3, options2);
       file2.path = filepath;
       return file2;
     };
-    matter2.test = function(str3, options2) {
+    matter4.test = function(str3, options2) {
       return utils.startsWith(str3, defaults(options2).delimiters[0]);
     };
-    matter2.language = function(str3, options2) {
+    matter4.language = function(str3, options2) {
       const opts = defaults(options2);
       const open2 = opts.delimiters[0];
-      if (matter2.test(str3)) {
+      if (matter4.test(str3)) {
         str3 = str3.slice(open2.length);
       }
       const language = str3.slice(0, str3.search(/\r?\n/));
@@ -12616,20 +12616,20 @@ var require_gray_matter = __commonJS({
         name: language ? language.trim() : ""
       };
     };
-    matter2.cache = {};
-    matter2.clearCache = function() {
-      matter2.cache = {};
+    matter4.cache = {};
+    matter4.clearCache = function() {
+      matter4.cache = {};
     };
-    module2.exports = matter2;
+    module2.exports = matter4;
   }
 });
 
 // action/src/runner.ts
-import { existsSync as existsSync3 } from "node:fs";
-import { readFile as readFile4 } from "node:fs/promises";
-import path8 from "node:path";
+import { existsSync as existsSync4 } from "node:fs";
+import { readFile as readFile5 } from "node:fs/promises";
+import path10 from "node:path";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 
 // src/agent/secrets.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
@@ -12729,6 +12729,10 @@ function sanitizeUntrusted(text, options2 = {}) {
   if (s.length > max) s = `${s.slice(0, max)}
 [\u2026 cut at ${max} characters]`;
   return s;
+}
+function quoteUntrusted(label, text) {
+  const clean = sanitizeUntrusted(text);
+  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join("\n");
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -13548,10 +13552,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path9) {
-  if (!path9)
+function getElementAtPath(obj, path11) {
+  if (!path11)
     return obj;
-  return path9.reduce((acc, key) => acc?.[key], obj);
+  return path11.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -13891,11 +13895,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path9, issues) {
+function prefixIssues(path11, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path9);
+    iss.path.unshift(path11);
     return iss;
   });
 }
@@ -14357,16 +14361,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path9 = []) => {
+  const processError = (error63, path11 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path11, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path11, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path11, ...issue2.path]);
       } else {
-        const fullpath = [...path9, ...issue2.path];
+        const fullpath = [...path11, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -14405,17 +14409,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path9 = []) => {
+  const processError = (error63, path11 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path11, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path11, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path11, ...issue2.path]);
       } else {
-        const fullpath = [...path9, ...issue2.path];
+        const fullpath = [...path11, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -14454,8 +14458,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path9 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path9) {
+  const path11 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path11) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -31593,13 +31597,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path9 = ref.slice(1).split("/").filter(Boolean);
-  if (path9.length === 0) {
+  const path11 = ref.slice(1).split("/").filter(Boolean);
+  if (path11.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path9[0] === defsKey) {
-    const key = path9[1] === void 0 ? void 0 : decodeJSONPointerSegment(path9[1]);
+  if (path11[0] === defsKey) {
+    const key = path11[1] === void 0 ? void 0 : decodeJSONPointerSegment(path11[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -32659,9 +32663,9 @@ function createOctokitGitHub(options2) {
   });
   const { owner, repo } = options2;
   return {
-    async readFile(ref, path9) {
+    async readFile(ref, path11) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path9, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path11, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -32670,7 +32674,7 @@ function createOctokitGitHub(options2) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path9} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path11} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base2) {
@@ -36027,8 +36031,91 @@ var taskFrontmatterSchema = external_exports.object({
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command.")
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
+var TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"];
+
+// src/core/plan/problem.ts
+function problem(at, rule, message) {
+  return {
+    file: at.file,
+    ...at.line !== void 0 && { line: at.line },
+    ...at.field !== void 0 && { field: at.field },
+    message,
+    rule
+  };
+}
+function fieldPath(path11) {
+  let out = "";
+  for (const key of path11) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+function sortProblems(problems) {
+  return problems.map((p, i) => ({ p, i })).sort(
+    (a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i
+  ).map(({ p }) => p);
+}
 
 // src/core/plan/parse.ts
+function parsePlan(source) {
+  const tasks = [];
+  const overlays = [];
+  const overlayOthers = [];
+  const specs = [];
+  const unexpected = [];
+  for (const [file2, text] of source.files) {
+    if (file2.startsWith("specs/")) specs.push(file2);
+    else if (file2.startsWith("tasks/")) {
+      if (isDirectChildMd(file2, "tasks/")) tasks.push(parseTaskFile(file2, text));
+      else unexpected.push(file2);
+    } else if (file2.startsWith("overlays/")) {
+      if (isDirectChildMd(file2, "overlays/")) overlays.push(parseFrontmatterFile(file2, text, overlayFrontmatterSchema));
+      else overlayOthers.push(file2);
+    }
+  }
+  for (const dir of source.dirs) if (dir.startsWith("tasks/")) unexpected.push(dir);
+  const byFile = (a, b) => a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
+  tasks.sort(byFile);
+  overlays.sort(byFile);
+  const dagText = source.files.get("dag.json");
+  const dag = dagText === void 0 ? emptyDag(false) : parseDagJson(dagText);
+  const ids = /* @__PURE__ */ new Map();
+  return {
+    planId: source.planId,
+    hasPlanMd: source.files.has("plan.md"),
+    hasTasksDir: source.dirs.has("tasks"),
+    specs: specs.sort(),
+    tasks: tasks.map((t) => compactTask(t, ids)),
+    overlays,
+    overlayOthers: overlayOthers.sort(),
+    dag: compactDag(dag, ids),
+    unreadable: source.unreadable,
+    unexpected: unexpected.sort()
+  };
+}
+function intern(ids, id) {
+  const known = ids.get(id);
+  if (known !== void 0) return known;
+  ids.set(id, id);
+  return id;
+}
+function compactTask(t, ids) {
+  const data = t.data && { ...t.data, id: intern(ids, t.data.id), dependencies: t.data.dependencies.map((d) => intern(ids, d)) };
+  return { ...t, data, sections: t.sections.map((s) => ({ ...s })) };
+}
+function compactDag(dag, ids) {
+  if (!dag.data) return dag;
+  const nodes = dag.data.nodes.map((n) => ({ ...n, id: intern(ids, n.id), dependencies: n.dependencies.map((d) => intern(ids, d)) }));
+  return { ...dag, data: { ...dag.data, nodes } };
+}
+function isDirectChildMd(file2, prefix) {
+  const rest = file2.slice(prefix.length);
+  return rest.endsWith(".md") && !rest.includes("/") && rest.length > 3;
+}
+function emptyDag(present) {
+  return { file: "dag.json", present, issues: [], idLines: {}, keyLines: {} };
+}
 function parseTaskFile(file2, text) {
   const parsed = parseFrontmatterFile(file2, text, taskFrontmatterSchema);
   return { ...parsed, sections: parseSections(parsed.body, parsed.bodyLine) };
@@ -36088,6 +36175,20 @@ function yamlErrorOf(text, err) {
   const reason = err.reason ?? err.message;
   return { message: reason, ...typeof mark?.line === "number" && { line: mark.line + 1 } };
 }
+var linesOf = /* @__PURE__ */ new WeakMap();
+function fieldLines(f) {
+  let lines = linesOf.get(f);
+  if (!lines) {
+    lines = {};
+    if (f.frontmatter) {
+      const lineCounter = new import_yaml2.LineCounter();
+      const doc = (0, import_yaml2.parseDocument)(f.frontmatter, { lineCounter });
+      collectYamlLines(doc.contents, lineCounter, lines);
+    }
+    linesOf.set(f, lines);
+  }
+  return lines;
+}
 function toIssues(error62) {
   const out = [];
   for (const issue2 of error62.issues) {
@@ -36098,6 +36199,30 @@ function toIssues(error62) {
     }
   }
   return out;
+}
+function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
+  if (depth > 3) return;
+  if ((0, import_yaml2.isMap)(node2)) {
+    for (const pair of node2.items) {
+      const key = (0, import_yaml2.isScalar)(pair.key) ? pair.key.value : void 0;
+      if (typeof key !== "string" && typeof key !== "number") continue;
+      const path11 = [...prefix, String(key)];
+      const at = lineOf(pair.key, lc);
+      if (at !== void 0) lines[fieldPath(path11)] = at;
+      collectYamlLines(pair.value, lc, lines, path11, depth + 1);
+    }
+  } else if ((0, import_yaml2.isSeq)(node2)) {
+    node2.items.forEach((item, i) => {
+      const path11 = [...prefix, i];
+      const at = lineOf(item, lc);
+      if (at !== void 0) lines[fieldPath(path11)] = at;
+      collectYamlLines(item, lc, lines, path11, depth + 1);
+    });
+  }
+}
+function lineOf(node2, lc) {
+  const start = node2?.range?.[0];
+  return start === void 0 ? void 0 : lc.linePos(start).line;
 }
 function parseSections(body, bodyLine) {
   const sections = [];
@@ -36125,6 +36250,57 @@ function parseSections(body, bodyLine) {
     if (current && line.trim() !== "") current.empty = false;
   }
   return sections;
+}
+function parseDagJson(text) {
+  const result = emptyDag(true);
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    result.jsonError = jsonErrorOf(text, err);
+    return result;
+  }
+  result.raw = raw;
+  scanDagLines(text, result);
+  const checked = dagSchema.safeParse(raw);
+  if (checked.success) result.data = checked.data;
+  else result.issues = toIssues(checked.error);
+  return result;
+}
+function jsonErrorOf(text, err) {
+  const message = err.message.replace(/\s+/g, " ");
+  if (text.trim() === "") return { message: "the file is empty", line: 1 };
+  const lineCol = /\(line (\d+) column \d+\)/.exec(err.message);
+  if (lineCol) return { message, line: Number(lineCol[1]) };
+  const pos = /at position (\d+)/.exec(err.message);
+  if (pos) return { message, line: countLines(text, Number(pos[1])) };
+  const quoted = /^Unexpected token .*?, (\.\.\.)?"([\s\S]*?)"(\.\.\.)? is not valid JSON$/.exec(err.message);
+  if (quoted) {
+    const [, before, snippet2 = "", after] = quoted;
+    const CONTEXT = 10;
+    let offset;
+    if (before && after) {
+      const at = text.indexOf(snippet2);
+      if (at !== -1) offset = at + CONTEXT;
+    } else if (after) offset = snippet2.length - CONTEXT;
+    else if (before) offset = text.length - snippet2.length + CONTEXT;
+    if (offset !== void 0 && offset >= 0) return { message, line: countLines(text, offset) };
+  }
+  return { message };
+}
+var DAG_KEYS = /"(planId|version|metadata|totalTasks|totalRefineries|createdAt|createdBy|nodes)"\s*:|"id"\s*:\s*"((?:[^"\\\n]|\\.)*)"/g;
+function scanDagLines(text, dag) {
+  let line = 1;
+  let last = 0;
+  for (const m of text.matchAll(DAG_KEYS)) {
+    line += countNewlines(text, last, m.index);
+    last = m.index;
+    if (m[1] !== void 0) {
+      if (dag.keyLines[m[1]] === void 0) dag.keyLines[m[1]] = line;
+    } else if (m[2] !== void 0 && dag.idLines[m[2]] === void 0) {
+      dag.idLines[m[2]] = line;
+    }
+  }
 }
 function countLines(text, offset) {
   return 1 + countNewlines(text, 0, Math.min(offset, text.length));
@@ -36427,14 +36603,14 @@ var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot
 function isProtectedPath(file2) {
   return isProtectedMatch(file2.replace(/\\/g, "/").replace(/^\.\//, ""));
 }
-async function revertProtectedChanges(git, base2, staged) {
-  const changes = (staged ?? await git.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
+async function revertProtectedChanges(git2, base2, staged) {
+  const changes = (staged ?? await git2.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
-      await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm(path3.join(git.dir, c.path), { force: true });
+      await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+      await rm(path3.join(git2.dir, c.path), { force: true });
     } else {
-      await git.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
+      await git2.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
     }
   }
   return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
@@ -36685,13 +36861,13 @@ async function main({ config: config2, input: input2, deps }) {
   const log = deps.log ?? { info: () => {
   }, warning: () => {
   } };
-  const { git, github } = deps;
+  const { git: git2, github } = deps;
   const { runId, taskId, attempt } = input2;
   const t0 = now();
   const marks = {};
   const mark = (label) => void (marks[label] = now() - t0);
   const expectedBranch = branchName(config2, runId, taskId, attempt);
-  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const prefetch = git2.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const check2 = await readAndCheckDispatch(github, runId, taskId, attempt);
   if (!check2.current) {
     await prefetch;
@@ -36707,10 +36883,10 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   const recordRel = attemptDir(runId, taskId, attempt);
   const warnings = [];
   mark("journal");
-  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  const tip = branch === expectedBranch ? await prefetch : await git2.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   mark("checkout");
   const sessionDir = path4.join(input2.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm2(sessionDir, { recursive: true, force: true });
@@ -36733,9 +36909,9 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   } else if (existingPr) {
     prOpening = Promise.resolve(existingPr);
   } else {
-    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
+    const startCommit = await git2.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
-      await git.push(branch, startCommit);
+      await git2.push(branch, startCommit);
       return github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
     })().catch((err) => {
       warnings.push(`could not open the draft pull request: ${err.message}`);
@@ -36743,7 +36919,7 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
     });
   }
   mark("draft_pr");
-  const preAgentHead = await git.head();
+  const preAgentHead = await git2.head();
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node2.agentType, branch, attempt });
   const heartbeatMs = config2.heartbeat_interval_seconds * 1e3;
@@ -36790,16 +36966,16 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
     exitCode = exitCodeOfStop(reason);
     errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) errors.push(outcome.error);
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if (await git.head() !== preAgentHead) {
-    await git.run(["reset", "--soft", "--quiet", preAgentHead]);
+  await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if (await git2.head() !== preAgentHead) {
+    await git2.run(["reset", "--soft", "--quiet", preAgentHead]);
   }
   const agentRecordCopy = path4.join(input2.workspace, recordRel, "walkthrough.md");
   if (!await exists(walkthroughSession) && !outcome.walkthroughPath && await exists(agentRecordCopy)) await cp(agentRecordCopy, walkthroughSession);
-  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-  const staged = await git.stagedChanges(preAgentHead);
-  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
-  const refusals = await revertProtectedChanges(git, preAgentHead, staged);
+  await git2.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git2.stagedChanges(preAgentHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
+  const refusals = await revertProtectedChanges(git2, preAgentHead, staged);
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
@@ -36809,7 +36985,7 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   let workSha;
   if (filesChanged.length > 0) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : void 0;
-    workSha = await git.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
+    workSha = await git2.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
   }
   const headForFacts = workSha ?? preAgentHead;
   if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node2.kind !== "refinery") {
@@ -36879,7 +37055,8 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   await writeFile2(path4.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
   if (hasCr && crSession !== path4.join(sessionDir, "change-request.md")) await cp(crSession, path4.join(sessionDir, "change-request.md"));
-  if (!outcome.manifestPath && !await exists(path4.join(sessionDir, "manifest.json"))) {
+  if (outcome.manifestPath && outcome.manifestPath !== path4.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path4.join(sessionDir, "manifest.json"));
+  if (!await exists(path4.join(sessionDir, "manifest.json"))) {
     const status = exitCode === 0 ? "success" : "failure";
     await writeFile2(
       path4.join(sessionDir, "manifest.json"),
@@ -36900,8 +37077,8 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   });
   const recordAbs = path4.join(input2.workspace, recordRel);
   await copyForRecord(sessionDir, recordAbs);
-  await git.run(["add", "--force", "--", recordRel]);
-  const recordSha = await git.commit(
+  await git2.run(["add", "--force", "--", recordRel]);
+  const recordSha = await git2.commit(
     commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error62, [
       [TRAILERS.run, runId],
       [TRAILERS.task, taskId],
@@ -36912,7 +37089,7 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   );
   mark("record_commit");
   const pr = await prOpening;
-  await git.push(branch);
+  await git2.push(branch);
   const tPushed = now();
   mark("push");
   const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
@@ -37025,13 +37202,777 @@ function renderSummary(s) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir4 } from "node:fs/promises";
-import path7 from "node:path";
+import { mkdir as mkdir5 } from "node:fs/promises";
+import path9 from "node:path";
+
+// src/agent/stages.ts
+var import_gray_matter3 = __toESM(require_gray_matter(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
+import { execFile as execFile2 } from "node:child_process";
+import { existsSync as existsSync3 } from "node:fs";
+import { mkdir as mkdir4, readFile as readFile4, readdir as readdir2, writeFile as writeFile4 } from "node:fs/promises";
+import path8 from "node:path";
+
+// src/core/plan/load.ts
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import path5 from "node:path";
+var PlanNotFoundError = class extends Error {
+  constructor(planDir2, message) {
+    super(message);
+    this.planDir = planDir2;
+    this.name = "PlanNotFoundError";
+  }
+  planDir;
+};
+async function loadPlan(planDir2) {
+  return parsePlan(await readPlanSource(planDir2));
+}
+async function readPlanSource(planDir2) {
+  const dir = path5.resolve(planDir2);
+  const info2 = statSync(dir, { throwIfNoEntry: false });
+  if (!info2) throw new PlanNotFoundError(planDir2, `plan folder ${planDir2} does not exist`);
+  if (!info2.isDirectory()) throw new PlanNotFoundError(planDir2, `${planDir2} is not a folder`);
+  const files = /* @__PURE__ */ new Map();
+  const dirs = /* @__PURE__ */ new Set();
+  const unreadable = [];
+  const read = (rel) => {
+    try {
+      files.set(rel, readFileSync(path5.join(dir, rel), "utf8"));
+    } catch (err) {
+      const e = err;
+      unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
+    }
+  };
+  for (const top of listDir(dir, "", unreadable)) {
+    if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
+    else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
+      dirs.add(top.name);
+      for (const entry of listDir(path5.join(dir, top.name), top.name, unreadable)) {
+        const rel = `${top.name}/${entry.name}`;
+        if (entry.isDirectory()) dirs.add(rel);
+        else if (entry.name.endsWith(".md")) read(rel);
+        else files.set(rel, "");
+      }
+    } else if (top.isDirectory() && top.name === "specs") {
+      dirs.add("specs");
+      let entries = [];
+      try {
+        entries = readdirSync(path5.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+      } catch (err) {
+        unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
+      }
+      for (const rel of entries.sort()) {
+        if (statSync(path5.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path5.sep).join("/")}`, "");
+      }
+    }
+  }
+  return { planId: path5.basename(dir), files, dirs, unreadable };
+}
+function listDir(dir, rel, unreadable) {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  } catch (err) {
+    unreadable.push({ file: rel ? `${rel}/` : ".", message: `cannot be listed: ${err.code ?? String(err)}` });
+    return [];
+  }
+}
+
+// src/core/plan/graph.ts
+function findCyclesIndexed(g) {
+  const n = g.ids.length;
+  const { start, targets } = g;
+  const order = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const stack = new Int32Array(n);
+  const callNode = new Int32Array(n);
+  const callEdge = new Int32Array(n);
+  const component = new Int32Array(n).fill(-1);
+  const components = [];
+  let sp = 0;
+  let counter = 0;
+  for (let root = 0; root < n; root++) {
+    if (order[root] !== -1) continue;
+    let csp = 0;
+    order[root] = low[root] = counter++;
+    stack[sp++] = root;
+    onStack[root] = 1;
+    callNode[csp] = root;
+    callEdge[csp++] = start[root];
+    while (csp > 0) {
+      const v = callNode[csp - 1];
+      const e = callEdge[csp - 1];
+      if (e < start[v + 1]) {
+        callEdge[csp - 1] = e + 1;
+        const w = targets[e];
+        if (order[w] === -1) {
+          order[w] = low[w] = counter++;
+          stack[sp++] = w;
+          onStack[w] = 1;
+          callNode[csp] = w;
+          callEdge[csp++] = start[w];
+        } else if (onStack[w]) {
+          if (order[w] < low[v]) low[v] = order[w];
+        }
+        continue;
+      }
+      csp--;
+      if (csp > 0) {
+        const u = callNode[csp - 1];
+        if (low[v] < low[u]) low[u] = low[v];
+      }
+      if (low[v] === order[v]) {
+        const members2 = [];
+        let w;
+        do {
+          w = stack[--sp];
+          onStack[w] = 0;
+          members2.push(w);
+        } while (w !== v);
+        if (members2.length > 1) {
+          for (const m of members2) component[m] = components.length;
+          components.push(members2);
+        }
+      }
+    }
+  }
+  const cycles = [];
+  const parent = new Int32Array(n).fill(-1);
+  for (let c = 0; c < components.length; c++) {
+    const members2 = components[c];
+    let first = members2[0];
+    for (const m of members2) if (m < first) first = m;
+    cycles.push(shortestCycleThrough(g, first, component, c, parent));
+    for (const m of members2) parent[m] = -1;
+  }
+  return cycles.sort((a, b) => a.path[0] - b.path[0]);
+}
+function shortestCycleThrough(g, s, component, c, parent) {
+  const { start, targets } = g;
+  const queue = [s];
+  parent[s] = s;
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head];
+    for (let e = start[v]; e < start[v + 1]; e++) {
+      const w = targets[e];
+      if (component[w] !== c) continue;
+      if (w === s) {
+        const back = [];
+        for (let x = v; x !== s; x = parent[x]) back.push(x);
+        const path11 = [s, ...back.reverse(), s];
+        return { path: path11, depIndex: path11.slice(0, -1).map((x, i) => depIndexOf(g, x, path11[i + 1])) };
+      }
+      if (parent[w] === -1) {
+        parent[w] = v;
+        queue.push(w);
+      }
+    }
+  }
+  return { path: [s, s], depIndex: [0] };
+}
+function depIndexOf(g, v, w) {
+  for (let e = g.start[v]; e < g.start[v + 1]; e++) if (g.targets[e] === w) return g.depIndex[e];
+  return 0;
+}
+
+// src/core/plan/validate.ts
+function validatePlan(plan) {
+  const out = [];
+  checkFiles(plan, out);
+  const tasks = collectTasks(plan, out);
+  const overlays = collectOverlays(plan, out);
+  const { addedBy, overlayDeps, missingFiles } = replayOverlays(tasks, overlays, out);
+  checkStructure(planGraph(tasks, overlayDeps), out, missingFiles);
+  checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
+  return sortProblems(out);
+}
+function checkFiles(plan, out) {
+  const unreadable = new Set(plan.unreadable.map((u) => u.file));
+  for (const u of plan.unreadable) out.push(problem({ file: u.file }, "unreadable-file", u.message));
+  if (!plan.hasPlanMd && !unreadable.has("plan.md")) out.push(problem({ file: "plan.md" }, "missing-file", "plan.md is missing"));
+  if (!plan.dag.present && !unreadable.has("dag.json"))
+    out.push(problem({ file: "dag.json" }, "missing-file", "dag.json is missing"));
+  if (!plan.hasTasksDir) out.push(problem({ file: "tasks/" }, "missing-file", "the tasks/ folder is missing"));
+  else if (plan.tasks.length === 0 && plan.unreadable.length === 0)
+    out.push(problem({ file: "tasks/" }, "missing-file", "tasks/ holds no task file"));
+  for (const file2 of plan.unexpected)
+    out.push(problem({ file: file2 }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
+}
+function checkFrontmatter(f, out, idRule) {
+  if (f.data !== void 0) return true;
+  if (!f.hasFrontmatter) {
+    out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
+    return false;
+  }
+  if (f.yamlError) {
+    out.push(problem({ file: f.file, line: f.yamlError.line }, "unreadable-yaml", `frontmatter is not valid YAML: ${f.yamlError.message}`));
+    return false;
+  }
+  for (const issue2 of f.issues) {
+    const field = fieldPath(issue2.path);
+    const rule = field === "id" && issue2.code === "invalid_format" ? idRule : "invalid-frontmatter";
+    out.push(problem({ file: f.file, line: lineOfPath(fieldLines(f), issue2.path), field: field || void 0 }, rule, issueMessage(issue2, f.raw)));
+  }
+  return true;
+}
+function issueMessage(issue2, raw) {
+  const value = valueAt(raw, issue2.path);
+  if (issue2.code === "invalid_format" && typeof value === "string") return `${JSON.stringify(value)} ${issue2.message}`;
+  return issue2.message;
+}
+function valueAt(raw, path11) {
+  let v = raw;
+  for (const key of path11) {
+    if (v === null || typeof v !== "object") return void 0;
+    v = v[key];
+  }
+  return v;
+}
+function lineOfPath(lines, path11) {
+  for (let n = path11.length; n > 0; n--) {
+    const line = lines[fieldPath(path11.slice(0, n))];
+    if (line !== void 0) return line;
+  }
+  return void 0;
+}
+function hasIssueUnder(issues, key) {
+  return issues.some((i) => i.path[0] === key);
+}
+function collectTasks(plan, out) {
+  const specs = new Set(plan.specs);
+  const entries = [];
+  for (const task of plan.tasks) {
+    const readable = checkFrontmatter(task, out, "bad-id");
+    entries.push(taskEntry(task, readable));
+    if (readable) checkSpec(task, specs, out);
+    checkSections(task, out);
+  }
+  const tasks = /* @__PURE__ */ new Map();
+  for (const e of entries) if (e.id === e.task.name) tasks.set(e.id, e);
+  for (const e of entries) {
+    if (e.id === e.task.name) continue;
+    const at = { file: e.task.file, line: fieldLines(e.task).id, field: "id" };
+    const owner = tasks.get(e.id);
+    if (owner) {
+      out.push(problem(at, "duplicate-id", `id ${JSON.stringify(e.id)} is already used by ${owner.task.file}`));
+      continue;
+    }
+    out.push(problem(at, "id-file-mismatch", `the file of task ${JSON.stringify(e.id)} must be named tasks/${e.id}.md`));
+    tasks.set(e.id, e);
+  }
+  return tasks;
+}
+function taskEntry(task, readable) {
+  const entry = { id: task.name, task, agentType: void 0, deps: [], depsKnown: false };
+  if (!readable) return entry;
+  if (task.data) {
+    entry.id = task.data.id;
+    entry.agentType = task.data.type;
+    entry.deps = task.data.dependencies;
+    entry.depsKnown = true;
+    return entry;
+  }
+  const raw = typeof task.raw === "object" && task.raw !== null ? task.raw : {};
+  if (typeof raw.id === "string") entry.id = raw.id;
+  const type2 = agentTypeSchema.safeParse(raw.type);
+  if (type2.success) entry.agentType = type2.data;
+  const deps = raw.dependencies ?? [];
+  if (Array.isArray(deps)) {
+    deps.forEach((d, j) => {
+      if (typeof d === "string" && ID_PATTERN.test(d)) {
+        entry.deps.push(d);
+        (entry.depPos ??= []).push(j);
+      }
+    });
+    entry.depsKnown = !hasIssueUnder(task.issues, "dependencies");
+  }
+  return entry;
+}
+function checkSpec(task, specs, out) {
+  const spec = task.data ? task.data.spec : task.raw?.spec;
+  if (typeof spec !== "string" || specs.has(spec) || spec.startsWith("./") && specs.has(spec.slice(2))) return;
+  out.push(problem({ file: task.file, line: fieldLines(task).spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/\u2026)`));
+}
+function checkSections(task, out) {
+  const { sections } = task;
+  for (const required2 of TASK_BODY_SECTIONS) {
+    let section;
+    for (const s of sections) if (s.title === required2) section = s;
+    if (!section) {
+      for (const s of sections) if (s.title.toLowerCase() === required2.toLowerCase()) section = s;
+    }
+    if (section && !section.empty) continue;
+    const field = `## ${required2}`;
+    if (!section) out.push(problem({ file: task.file, field }, "missing-section", `the body has no ${field} section`));
+    else out.push(problem({ file: task.file, line: section.line, field }, "missing-section", `the ${field} section is empty`));
+  }
+}
+var OVERLAY_NAME = /^overlay-(\d{3,})$/;
+function collectOverlays(plan, out) {
+  for (const file2 of plan.overlayOthers)
+    out.push(problem({ file: file2 }, "overlay-numbering", "overlays/ may only hold overlay-NNN.md files"));
+  const numbered = [];
+  for (const overlay of plan.overlays) {
+    const readable = checkFrontmatter(overlay, out, "invalid-frontmatter");
+    const m = OVERLAY_NAME.exec(overlay.name);
+    if (!m) {
+      out.push(problem({ file: overlay.file }, "overlay-numbering", "overlay files must be named overlay-NNN.md (overlay-001.md, overlay-002.md, \u2026)"));
+      continue;
+    }
+    const entry = { overlay, label: overlay.name, addedTasks: [], edges: [] };
+    if (readable) readOverlay(overlay, entry, out);
+    numbered.push({ n: Number(m[1]), entry });
+  }
+  numbered.sort((a, b) => a.n - b.n || (a.entry.label < b.entry.label ? -1 : 1));
+  let expected = 1;
+  let previous;
+  const ordered = [];
+  for (const { n, entry } of numbered) {
+    const at = { file: entry.overlay.file };
+    if (previous && n === expected - 1) {
+      out.push(problem(at, "overlay-numbering", `${entry.overlay.file} has the same number as ${previous.overlay.file}`));
+      continue;
+    }
+    if (n !== expected) {
+      const missing = `overlay-${String(expected).padStart(3, "0")}.md`;
+      out.push(
+        problem(
+          at,
+          "overlay-numbering",
+          previous ? `${entry.overlay.file} follows ${previous.overlay.file}: ${missing} is missing` : `the first overlay must be ${missing}`
+        )
+      );
+    }
+    ordered.push(entry);
+    previous = entry;
+    expected = n + 1;
+  }
+  return ordered;
+}
+function readOverlay(overlay, entry, out) {
+  const raw = typeof overlay.raw === "object" && overlay.raw !== null ? overlay.raw : {};
+  const id = overlay.data?.id ?? raw.id;
+  if (typeof id === "string" && id !== overlay.name)
+    out.push(
+      problem(
+        { file: overlay.file, line: fieldLines(overlay).id, field: "id" },
+        "id-file-mismatch",
+        `the overlay's id ${JSON.stringify(id)} must equal its file name ${JSON.stringify(overlay.name)}`
+      )
+    );
+  const added = overlay.data?.added_tasks ?? raw.added_tasks;
+  if (Array.isArray(added))
+    added.forEach((t, pos) => {
+      if (typeof t === "string" && ID_PATTERN.test(t)) entry.addedTasks.push({ id: t, pos });
+    });
+  const edges = overlay.data?.added_edges ?? raw.added_edges;
+  if (Array.isArray(edges))
+    edges.forEach((e, pos) => {
+      const { from, to } = typeof e === "object" && e !== null ? e : {};
+      if (typeof from === "string" && typeof to === "string" && ID_PATTERN.test(from) && ID_PATTERN.test(to))
+        entry.edges.push({ from, to, pos });
+    });
+}
+function overlayAt(o, field) {
+  const lines = fieldLines(o.overlay);
+  return { file: o.overlay.file, line: lines[field] ?? lineOfPath(lines, field.split(/[.[\]]+/).filter(Boolean).map((k) => /^\d+$/.test(k) ? Number(k) : k)), field };
+}
+function replayOverlays(tasks, overlays, out) {
+  const addedBy = /* @__PURE__ */ new Map();
+  const missingFiles = /* @__PURE__ */ new Set();
+  overlays.forEach((o, k) => {
+    const inThis = /* @__PURE__ */ new Set();
+    for (const { id, pos } of o.addedTasks) {
+      const at = overlayAt(o, `added_tasks[${pos}]`);
+      const earlier = addedBy.get(id);
+      if (earlier !== void 0 && earlier < k) {
+        out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} already existed: ${overlays[earlier].label} added it`));
+      } else if (inThis.has(id)) {
+        out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} is listed twice`));
+      } else {
+        inThis.add(id);
+        addedBy.set(id, k);
+        if (!tasks.has(id)) {
+          missingFiles.add(id);
+          out.push(problem(at, "overlay-not-append-only", `added task ${JSON.stringify(id)} has no task file tasks/${id}.md`));
+        }
+      }
+    }
+  });
+  const when = (id) => addedBy.get(id) ?? -1;
+  const describe3 = (k) => k < 0 ? "the base plan" : overlays[k].label;
+  const reported = /* @__PURE__ */ new Set();
+  for (const e of tasks.values()) {
+    const te = when(e.id);
+    for (const d of e.deps) {
+      const td = addedBy.get(d);
+      if (td === void 0 || td <= te || reported.has(d) || !tasks.has(d)) continue;
+      reported.add(d);
+      const o = overlays[td];
+      const pos = o.addedTasks.find((t) => t.id === d).pos;
+      out.push(
+        problem(
+          overlayAt(o, `added_tasks[${pos}]`),
+          "overlay-not-append-only",
+          `task ${JSON.stringify(d)} already existed: ${e.task.file} (from ${describe3(te)}) depends on it`
+        )
+      );
+    }
+  }
+  const overlayDeps = /* @__PURE__ */ new Map();
+  overlays.forEach((o, k) => {
+    for (const { from, to, pos } of o.edges) {
+      const base2 = `added_edges[${pos}]`;
+      let known = true;
+      for (const [end, id] of [["from", from], ["to", to]]) {
+        const at = overlayAt(o, `${base2}.${end}`);
+        if (!tasks.has(id) && !missingFiles.has(id)) {
+          out.push(problem(at, "overlay-not-append-only", `edge names unknown task ${JSON.stringify(id)}`));
+          known = false;
+        } else if (when(id) > k) {
+          out.push(problem(at, "overlay-not-append-only", `edge names ${JSON.stringify(id)}, which only ${describe3(when(id))} adds`));
+        }
+      }
+      if (!known) continue;
+      const target = tasks.get(to);
+      const listed = overlayDeps.get(to) ?? [];
+      const earlier = listed.find((d) => d.from === from);
+      if (target?.deps.includes(from) || earlier) {
+        const where = earlier ? earlier.overlay === o ? `${base2} repeats it` : `${earlier.overlay.label} added it` : `${target.task.file} lists it`;
+        out.push(problem(overlayAt(o, base2), "overlay-not-append-only", `edge ${from} \u2192 ${to} already existed (${where})`));
+        continue;
+      }
+      listed.push({ from, overlay: o, pos });
+      overlayDeps.set(to, listed);
+    }
+  });
+  return { addedBy, overlayDeps, missingFiles };
+}
+function planGraph(tasks, overlayDeps) {
+  const entries = [...tasks.values()];
+  const ids = new Array(entries.length);
+  const deps = new Array(entries.length);
+  const refinery = new Array(entries.length);
+  for (let v = 0; v < entries.length; v++) {
+    const e = entries[v];
+    const extra = overlayDeps.get(e.id);
+    ids[v] = e.id;
+    deps[v] = extra ? [...e.deps, ...extra.map((d) => d.from)] : e.deps;
+    refinery[v] = e.agentType === void 0 ? void 0 : e.agentType === "refinery";
+  }
+  return {
+    ids,
+    deps,
+    refinery,
+    locate(v, j) {
+      const e = entries[v];
+      const lines = fieldLines(e.task);
+      if (j === void 0) return { file: e.task.file, line: lines.dependencies ?? lines.type, field: "dependencies" };
+      if (j < e.deps.length) {
+        const field = `dependencies[${e.depPos?.[j] ?? j}]`;
+        return { file: e.task.file, line: lines[field] ?? lines.dependencies, field };
+      }
+      const d = overlayDeps.get(e.id)[j - e.deps.length];
+      return overlayAt(d.overlay, `added_edges[${d.pos}]`);
+    }
+  };
+}
+function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
+  const { ids, deps, refinery } = input2;
+  const n = ids.length;
+  const index = /* @__PURE__ */ new Map();
+  for (let v = 0; v < n; v++) index.set(ids[v], v);
+  let edges = 0;
+  for (let v = 0; v < n; v++) edges += deps[v].length;
+  const start = new Int32Array(n + 1);
+  const targets = new Int32Array(edges);
+  const depIndex = new Int32Array(edges);
+  const stamp = new Int32Array(n).fill(-1);
+  let e = 0;
+  for (let v = 0; v < n; v++) {
+    start[v] = e;
+    const list = deps[v];
+    for (let j = 0; j < list.length; j++) {
+      const d = list[j];
+      const w = index.get(d);
+      if (w === v) out.push(problem(input2.locate(v, j), "self-dependency", `${d} depends on itself`));
+      else if (w === void 0) {
+        if (!reported.has(d)) out.push(problem(input2.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
+      } else if (stamp[w] === v) out.push(problem(input2.locate(v, j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
+      else {
+        stamp[w] = v;
+        targets[e] = w;
+        depIndex[e++] = j;
+      }
+    }
+    if (refinery[v] && list.length === 0)
+      out.push(problem(input2.locate(v), "refinery-without-dependencies", `refinery ${ids[v]} has no dependencies: a refinery integrates upstream work`));
+  }
+  start[n] = e;
+  const g = { ids, index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
+  for (const cycle of findCyclesIndexed(g)) {
+    const edges2 = cycle.depIndex.map((j, i) => input2.locate(cycle.path[i], j));
+    let at = edges2.findIndex((loc) => loc.file.startsWith("overlays/"));
+    if (at === -1) at = 0;
+    const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
+    const path11 = nodes.map((v) => ids[v]).join(" \u2192 ");
+    out.push(problem(edges2[at], "cycle", `dependency cycle ${path11} (\u2192 reads "depends on")`));
+  }
+}
+function dagEntries(dag) {
+  if (dag.data) {
+    return dag.data.nodes.map((n, pos) => ({ id: n.id, pos, type: n.type, agentType: n.agentType, deps: n.dependencies, depsKnown: true }));
+  }
+  const nodes = dag.raw?.nodes;
+  if (!Array.isArray(nodes)) return [];
+  const entries = [];
+  nodes.forEach((n, pos) => {
+    if (typeof n !== "object" || n === null) return;
+    const raw = n;
+    if (typeof raw.id !== "string") return;
+    const agentType = agentTypeSchema.safeParse(raw.agentType);
+    const deps = Array.isArray(raw.dependencies) ? raw.dependencies.filter((d) => typeof d === "string" && ID_PATTERN.test(d)) : [];
+    entries.push({
+      id: raw.id,
+      pos,
+      type: raw.type === "task" || raw.type === "refinery" ? raw.type : void 0,
+      agentType: agentType.success ? agentType.data : void 0,
+      deps,
+      depsKnown: Array.isArray(raw.dependencies) && !dag.issues.some((i) => i.path[0] === "nodes" && i.path[1] === pos && i.path[2] === "dependencies")
+    });
+  });
+  return entries;
+}
+function dagAt(dag, field, id) {
+  const key = field.replace(/^metadata\./, "");
+  return { file: "dag.json", line: (id !== void 0 ? dag.idLines[id] : void 0) ?? dag.keyLines[key], field };
+}
+function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
+  const dag = plan.dag;
+  if (!dag.present) return;
+  if (dag.jsonError) {
+    out.push(problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`));
+    return;
+  }
+  const nodeIds = dag.raw?.nodes;
+  for (const issue2 of dag.issues) {
+    const field = fieldPath(issue2.path);
+    const node2 = issue2.path[0] === "nodes" && typeof issue2.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue2.path[1]] : void 0;
+    const id = typeof node2?.id === "string" ? node2.id : void 0;
+    const isId = issue2.path.length === 3 && issue2.path[2] === "id" && issue2.code === "invalid_format";
+    const lastKey = [...issue2.path].reverse().find((k) => typeof k === "string");
+    const at = dagAt(dag, field, id);
+    if (at.line === void 0 && typeof lastKey === "string") at.line = dag.keyLines[lastKey];
+    out.push(problem({ ...at, field: field || void 0 }, isId ? "bad-id" : "invalid-dag", issueMessage(issue2, dag.raw)));
+  }
+  const planId = dag.raw?.planId;
+  if (typeof planId === "string" && planId !== plan.planId)
+    out.push(
+      problem(dagAt(dag, "planId"), "plan-id-mismatch", `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`)
+    );
+  const entries = dagEntries(dag);
+  const byId = /* @__PURE__ */ new Map();
+  for (const e of entries) {
+    const first = byId.get(e.id);
+    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
+    else byId.set(e.id, e);
+    if (e.type !== void 0 && e.agentType !== void 0 && e.type === "refinery" !== (e.agentType === "refinery"))
+      out.push(
+        problem(
+          dagAt(dag, `nodes[${e.pos}].type`, e.id),
+          "type-mismatch",
+          `type ${JSON.stringify(e.type)} does not go with agentType ${JSON.stringify(e.agentType)}: type is "refinery" exactly when agentType is`
+        )
+      );
+  }
+  if (dag.data) {
+    let refineries = 0;
+    for (const n of dag.data.nodes) if (n.type === "refinery") refineries++;
+    const { totalTasks, totalRefineries } = dag.data.metadata;
+    const taskCount = dag.data.nodes.length - refineries;
+    if (totalTasks !== taskCount)
+      out.push(problem(dagAt(dag, "metadata.totalTasks"), "metadata-totals", `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`));
+    if (totalRefineries !== refineries)
+      out.push(
+        problem(dagAt(dag, "metadata.totalRefineries"), "metadata-totals", `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`)
+      );
+  }
+  if (!dag.raw || !Array.isArray(dag.raw.nodes)) return;
+  const byOverlay = (id) => addedBy.get(id) !== void 0 || overlayDeps.has(id);
+  for (const t of tasks.values()) {
+    const d = byId.get(t.id);
+    if (!d) {
+      const k = addedBy.get(t.id);
+      out.push(
+        k !== void 0 ? problem(dagAt(dag, "nodes"), "dag-not-base-plus-overlays", `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`) : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`)
+      );
+      continue;
+    }
+    if (t.agentType !== void 0 && d.agentType !== void 0 && t.agentType !== d.agentType)
+      out.push(
+        problem(
+          dagAt(dag, `nodes[${d.pos}].agentType`, d.id),
+          "dag-disagrees",
+          `agentType ${JSON.stringify(d.agentType)} differs from type ${JSON.stringify(t.agentType)} in ${t.task.file}`
+        )
+      );
+    if (!t.depsKnown || !d.depsKnown) continue;
+    const extra = overlayDeps.get(t.id);
+    if (!extra && sameList(t.deps, d.deps)) continue;
+    const expected = new Set(t.deps);
+    if (extra) for (const e of extra) expected.add(e.from);
+    const actual = new Set(d.deps);
+    const lacking = [];
+    const surplus = [];
+    for (const x of expected) if (!actual.has(x)) lacking.push(x);
+    for (const x of actual) if (!expected.has(x)) surplus.push(x);
+    if (lacking.length === 0 && surplus.length === 0) continue;
+    const parts = [];
+    if (lacking.length) parts.push(`lacks ${lacking.join(", ")}`);
+    if (surplus.length) parts.push(`has ${surplus.join(", ")} in excess`);
+    const from = byOverlay(t.id) ? `${t.task.file} plus overlays` : t.task.file;
+    out.push(
+      problem(
+        dagAt(dag, `nodes[${d.pos}].dependencies`, d.id),
+        byOverlay(t.id) ? "dag-not-base-plus-overlays" : "dag-disagrees",
+        `dependencies differ from ${from}: dag.json ${parts.join(" and ")}`
+      )
+    );
+  }
+  for (const d of byId.values()) {
+    if (tasks.has(d.id) || missingFiles.has(d.id)) continue;
+    out.push(problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`));
+  }
+}
+function sameList(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// src/agent/branches.ts
+import { execFile } from "node:child_process";
+function git(cwd, args, env) {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code: code2, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+async function gitOk(cwd, args) {
+  const r = await git(cwd, args);
+  if (r.code !== 0) throw new GitError2(args, r);
+  return r.stdout.trim();
+}
+var GitError2 = class extends Error {
+  constructor(args, result) {
+    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+    this.args = args;
+    this.result = result;
+    this.name = "GitError";
+  }
+  args;
+  result;
+};
+async function identity(cwd) {
+  const email3 = await git(cwd, ["config", "user.email"]);
+  return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
+}
+function subBranchName(parentBranch, sub) {
+  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
+  return `${parentBranch}-${slug}`;
+}
+async function currentBranch(cwd) {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+}
+async function startSubBranch(cwd, parentBranch, sub) {
+  const name = subBranchName(parentBranch, sub);
+  const head = await currentBranch(cwd);
+  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
+  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  return name;
+}
+async function commitAll(cwd, message) {
+  await gitOk(cwd, ["add", "-A"]);
+  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+  if (staged.code === 0) return null;
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
+  return gitOk(cwd, ["rev-parse", "HEAD"]);
+}
+async function conflictedFiles(cwd) {
+  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+}
+async function mergeRef(cwd, ref, message) {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
+  if (r.code !== 0) {
+    const conflicts = await conflictedFiles(cwd);
+    if (conflicts.length === 0) throw new GitError2(["merge", ref], r);
+    return { merged: false, conflicts };
+  }
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  return { merged: true, head, changed: head !== before };
+}
+async function concludeMerge(cwd) {
+  await gitOk(cwd, ["add", "-A"]);
+  const left = await conflictedFiles(cwd);
+  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
+    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
+  }
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+}
+function parseMarkerFiles(check2) {
+  return [...new Set(check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
+}
+async function abortMerge(cwd) {
+  await git(cwd, ["merge", "--abort"]);
+}
+async function finishSubBranch(cwd, parentBranch, subBranch, message) {
+  await commitAll(cwd, message);
+  await gitOk(cwd, ["checkout", "-q", parentBranch]);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+}
+
+// src/agent/depth.ts
+import { randomBytes as randomBytes2 } from "node:crypto";
+var ENV = {
+  depth: "FORGE_SPAWN_DEPTH",
+  maxDepth: "FORGE_MAX_DEPTH",
+  trace: "FORGE_TRACE_ID",
+  agentType: "FORGE_AGENT_TYPE"
+};
+var DEFAULT_MAX_DEPTH = 3;
+var TRACE = /^[0-9a-f]{16}$/;
+function newTraceId() {
+  return randomBytes2(8).toString("hex");
+}
+function traceIdFrom(env) {
+  const v = env[ENV.trace]?.trim().toLowerCase();
+  return v && TRACE.test(v) ? v : newTraceId();
+}
+function currentDepth(env) {
+  const n = Number.parseInt(env[ENV.depth] ?? "", 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+function effectiveMaxDepth(requested, env) {
+  const wanted = requested ?? DEFAULT_MAX_DEPTH;
+  const inherited = Number.parseInt(env[ENV.maxDepth] ?? "", 10);
+  return Number.isFinite(inherited) && inherited >= 0 ? Math.min(wanted, inherited) : wanted;
+}
+function checkDepth(env, requestedMax) {
+  const depth = currentDepth(env) + 1;
+  const maxDepth = effectiveMaxDepth(requestedMax, env);
+  return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
+}
 
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
 import { readFile as readFile3 } from "node:fs/promises";
-import path5 from "node:path";
+import path6 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/types.ts
@@ -37073,7 +38014,7 @@ function builtinPromptDir(env = process.env) {
     fileURLToPath(new URL("./prompts/", import.meta.url)),
     fileURLToPath(new URL("../../src/agent/prompts/", import.meta.url))
   ].filter((d) => Boolean(d));
-  return candidates.find((d) => existsSync(path5.join(d, "1.md"))) ?? candidates[candidates.length - 1];
+  return candidates.find((d) => existsSync(path6.join(d, "1.md"))) ?? candidates[candidates.length - 1];
 }
 var PromptNotFoundError = class extends Error {
   constructor(kind, searched) {
@@ -37088,12 +38029,12 @@ var PromptNotFoundError = class extends Error {
 async function loadSystemPrompt(kind, options2 = {}) {
   const searched = [];
   if (options2.repoDir) {
-    const file3 = path5.join(options2.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
+    const file3 = path6.join(options2.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
     searched.push(file3);
     const text2 = await readFile3(file3, "utf8").catch(() => void 0);
     if (text2 !== void 0 && text2.trim() !== "") return { kind, text: text2, source: "repository", path: file3 };
   }
-  const file2 = path5.join(options2.builtinDir ?? builtinPromptDir(), `${kind}.md`);
+  const file2 = path6.join(options2.builtinDir ?? builtinPromptDir(), `${kind}.md`);
   searched.push(file2);
   const text = await readFile3(file2, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
@@ -37103,7 +38044,7 @@ async function loadSystemPrompt(kind, options2 = {}) {
 // src/agent/spawn.ts
 import { createWriteStream, existsSync as existsSync2 } from "node:fs";
 import { chmod, mkdir as mkdir3, stat as stat3, writeFile as writeFile3 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/agent/env.ts
@@ -37190,6 +38131,7 @@ function toolSummary(name, input2) {
 }
 var StreamJsonParser = class {
   #messageIds = /* @__PURE__ */ new Set();
+  #openTools = /* @__PURE__ */ new Set();
   #assistantLines = 0;
   #result;
   #model;
@@ -37233,6 +38175,7 @@ var StreamJsonParser = class {
             this.#lastText = block.text;
             drafts.push({ kind: "text", summary: oneLine(block.text) });
           } else if (block.type === "tool_use" && typeof block.name === "string") {
+            if (typeof block.id === "string") this.#openTools.add(block.id);
             drafts.push({ kind: "tool_use", tool: block.name, summary: toolSummary(block.name, block.input) });
           } else if (block.type === "thinking") {
             drafts.push({ kind: "text", summary: "thinking" });
@@ -37245,6 +38188,7 @@ var StreamJsonParser = class {
         const drafts = [];
         for (const block of Array.isArray(message.content) ? message.content : []) {
           if (block.type !== "tool_result") continue;
+          if (typeof block.tool_use_id === "string") this.#openTools.delete(block.tool_use_id);
           const content = typeof block.content === "string" ? block.content : JSON.stringify(block.content ?? "");
           drafts.push({ kind: "tool_result", summary: oneLine(`${block.is_error === true ? "error: " : ""}${content}`) });
         }
@@ -37262,6 +38206,9 @@ var StreamJsonParser = class {
   }
   turns() {
     return this.#messageIds.size + this.#assistantLines;
+  }
+  busy() {
+    return this.#openTools.size > 0;
   }
   finish(exitCode) {
     const r = this.#result;
@@ -37312,6 +38259,7 @@ var CodexJsonParser = class {
   #errors = [];
   #turnFailed = false;
   #completed = false;
+  #running = /* @__PURE__ */ new Set();
   stdoutLine(line) {
     const t = line.trim();
     if (!t) return [];
@@ -37353,6 +38301,11 @@ var CodexJsonParser = class {
   }
   #item(phase, item) {
     const done = phase === "item.completed";
+    const id = typeof item.id === "string" ? item.id : void 0;
+    if (id && (item.type === "command_execution" || item.type === "mcp_tool_call")) {
+      if (phase === "item.started") this.#running.add(id);
+      if (done) this.#running.delete(id);
+    }
     switch (item.type) {
       case "agent_message":
         if (typeof item.text === "string" && done) {
@@ -37383,6 +38336,9 @@ var CodexJsonParser = class {
   }
   turns() {
     return this.#turns;
+  }
+  busy() {
+    return this.#running.size > 0;
   }
   finish(exitCode) {
     const outcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
@@ -37421,38 +38377,6 @@ var CommandOutputParser = class extends StreamJsonParser {
 var ADAPTERS = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
 function adapterFor(name) {
   return ADAPTERS[name];
-}
-
-// src/agent/depth.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
-var ENV = {
-  depth: "FORGE_SPAWN_DEPTH",
-  maxDepth: "FORGE_MAX_DEPTH",
-  trace: "FORGE_TRACE_ID",
-  agentType: "FORGE_AGENT_TYPE"
-};
-var DEFAULT_MAX_DEPTH = 3;
-var TRACE = /^[0-9a-f]{16}$/;
-function newTraceId() {
-  return randomBytes2(8).toString("hex");
-}
-function traceIdFrom(env) {
-  const v = env[ENV.trace]?.trim().toLowerCase();
-  return v && TRACE.test(v) ? v : newTraceId();
-}
-function currentDepth(env) {
-  const n = Number.parseInt(env[ENV.depth] ?? "", 10);
-  return Number.isFinite(n) && n >= 0 ? n : 0;
-}
-function effectiveMaxDepth(requested, env) {
-  const wanted = requested ?? DEFAULT_MAX_DEPTH;
-  const inherited = Number.parseInt(env[ENV.maxDepth] ?? "", 10);
-  return Number.isFinite(inherited) && inherited >= 0 ? Math.min(wanted, inherited) : wanted;
-}
-function checkDepth(env, requestedMax) {
-  const depth = currentDepth(env) + 1;
-  const maxDepth = effectiveMaxDepth(requestedMax, env);
-  return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
 }
 
 // src/agent/hierarchy.ts
@@ -37540,7 +38464,9 @@ function runProcess(options2) {
     const idle = options2.idleTimeoutMs;
     const idleCheck = setInterval(
       () => {
-        if (idle !== void 0 && idle > 0 && Date.now() - lastOutput >= idle) stop("idle");
+        if (idle === void 0 || idle <= 0) return;
+        const limit = options2.isBusy?.() ? Math.max(idle, options2.busyIdleTimeoutMs ?? idle) : idle;
+        if (Date.now() - lastOutput >= limit) stop("idle");
       },
       idle !== void 0 && idle > 0 ? Math.max(20, Math.min(1e3, Math.floor(idle / 10))) : 6e4
     );
@@ -37737,10 +38663,10 @@ function explicitExitCode(text) {
 }
 function defaultReportPaths(sessionDir) {
   return {
-    walkthrough: path6.join(sessionDir, "walkthrough.md"),
-    question: path6.join(sessionDir, "question.md"),
-    changeRequest: path6.join(sessionDir, "change-request.md"),
-    refinement: path6.join(sessionDir, "refinement.md")
+    walkthrough: path7.join(sessionDir, "walkthrough.md"),
+    question: path7.join(sessionDir, "question.md"),
+    changeRequest: path7.join(sessionDir, "change-request.md"),
+    refinement: path7.join(sessionDir, "refinement.md")
   };
 }
 var sleepFor = (ms, signal) => new Promise((resolve) => {
@@ -37763,7 +38689,7 @@ function shQuote(s) {
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file2 = path6.join(dir, "forge");
+  const file2 = path7.join(dir, "forge");
   await writeFile3(file2, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -37775,10 +38701,10 @@ async function spawnAgent(options2) {
   const traceId2 = traceIdFrom(parentEnv);
   const name = options2.name ?? "spawn";
   const layer = options2.layer ?? "exec";
-  const sessionDir = path6.resolve(options2.sessionDir);
+  const sessionDir = path7.resolve(options2.sessionDir);
   await mkdir3(sessionDir, { recursive: true });
-  const eventsPath = path6.join(sessionDir, "events.ndjson");
-  const transcriptPath = path6.join(sessionDir, "transcript.log");
+  const eventsPath = path7.join(sessionDir, "events.ndjson");
+  const transcriptPath = path7.join(sessionDir, "transcript.log");
   const started = /* @__PURE__ */ new Date();
   const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
   for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
@@ -37866,8 +38792,8 @@ async function spawnAgent(options2) {
   if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
   const reports = { ...defaultReportPaths(sessionDir), ...options2.reports };
   const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
-  const promptFile = path6.join(sessionDir, "prompt.md");
-  const systemPromptFile = path6.join(sessionDir, "system-prompt.md");
+  const promptFile = path7.join(sessionDir, "prompt.md");
+  const systemPromptFile = path7.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, masker.mask(options2.prompt), "utf8");
   if (options2.systemPrompt) await writeFile3(systemPromptFile, masker.mask(options2.systemPrompt), "utf8");
   const forgeEnv = {
@@ -37886,6 +38812,7 @@ async function spawnAgent(options2) {
     FORGE_SPAWN_NAME: name
   };
   if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
+  if (options2.binary) forgeEnv.FORGE_AGENT_BINARY = options2.binary;
   if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
   if (options2.systemPrompt) {
     forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
@@ -37897,7 +38824,7 @@ async function spawnAgent(options2) {
   let shimDir;
   const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
   if (cli) {
-    shimDir = path6.join(sessionDir, ".bin");
+    shimDir = path7.join(sessionDir, ".bin");
     forgeEnv.FORGE_CLI = await writeForgeShim(shimDir, cli);
   }
   const adapter = adapterFor(options2.adapter);
@@ -37921,7 +38848,7 @@ async function spawnAgent(options2) {
   } catch (err) {
     return finish(1, { error: { code: "bad_options", message: err.message } });
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path6.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path7.delimiter);
   const deadline = options2.deadline ?? started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
   const sleep = options2.sleep ?? sleepFor;
   let rateLimitRetries = 0;
@@ -37942,6 +38869,8 @@ async function spawnAgent(options2) {
       ...invocation.stdin !== void 0 ? { stdin: invocation.stdin } : {},
       ...remaining !== void 0 ? { timeoutMs: remaining } : {},
       ...options2.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options2.idleTimeoutMs } : {},
+      busyIdleTimeoutMs: options2.toolIdleTimeoutMs ?? 10 * 6e4,
+      isBusy: () => parser.busy?.() ?? false,
       ...options2.signal ? { signal: options2.signal } : {},
       onStdoutLine: (line) => {
         transcript.write(`${masker.mask(line)}
@@ -38055,73 +38984,822 @@ function closeStream(s) {
   });
 }
 
-// action/src/stages-runner.ts
-function workPrompt(c) {
-  return [
-    renderContext(c),
-    "## What to do",
-    "",
-    `Carry out task ${c.taskId} in the current directory (branch \`${c.branch}\`). Do not commit or push: the runner commits your work.`,
-    "Do not change `.forge/plans/**` or `.github/workflows/**`: such changes are reverted and fail the attempt.",
-    ...c.testCommand ? [`Verify with \`${c.testCommand}\`.`] : [],
-    "When done, write your walkthrough (YAML frontmatter: status, confidence, files_changed with reasons, tests, risks, followups; sections Summary, Approach, Issues Encountered, Testing) to the file named by FORGE_WALKTHROUGH_PATH.",
-    ""
-  ].join("\n");
+// src/agent/walkthrough.ts
+var import_gray_matter2 = __toESM(require_gray_matter(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
+var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
+var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
+function sectionProblems(body) {
+  const headings = new Set([...body.matchAll(/^#{1,3}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
+  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !headings.has(s.toLowerCase())).map((s) => `body: missing section "## ${s}"`);
 }
+function parseAgentWalkthrough(text) {
+  let fm;
+  let body;
+  try {
+    const parsed = (0, import_gray_matter2.default)(text, {});
+    fm = parsed.data;
+    body = parsed.content;
+  } catch (err) {
+    return { data: void 0, body: text, problems: [`frontmatter: not valid YAML (${err.message.split("\n")[0]})`] };
+  }
+  if (Object.keys(fm).length === 0) return { data: void 0, body, problems: ["frontmatter: missing (the file must start with --- YAML ---)", ...sectionProblems(body)] };
+  const result = agentWalkthroughSchema.safeParse(fm);
+  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  return { data: result.success ? result.data : void 0, body, problems: [...problems, ...sectionProblems(body)] };
+}
+
+// src/agent/stages.ts
+var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
+var STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"];
+var STAGES_FOR = {
+  "1": ["single", "implement", "verify", "walkthrough"],
+  "2": ["single", "implement", "verify", "walkthrough"],
+  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
+  refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
+  captain: ["single", "write", "validate", "walkthrough"]
+};
+var DEFAULT_STAGES = {
+  "1": ["implement", "verify", "walkthrough"],
+  "2": ["implement", "verify", "walkthrough"],
+  "3": ["plan", "work", "walkthrough"],
+  refinery: ["merge", "test", "fix", "walkthrough"],
+  captain: ["write", "validate"]
+};
+function defaultStages(type2) {
+  return [...DEFAULT_STAGES[type2]];
+}
+var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(external_exports.enum(STAGE_NAMES)).min(1).optional()]))).strict().superRefine((cfg, ctx) => {
+  for (const type2 of STAGED_AGENT_TYPES) {
+    for (const stage of cfg[type2] ?? []) {
+      if (!STAGES_FOR[type2].includes(stage)) ctx.addIssue({ code: "custom", path: [type2], message: `stage '${stage}' is not available to type ${type2}` });
+    }
+  }
+}).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
+var STAGE_CONFIG_FILE = ".forge/stages.yml";
+async function loadStageConfig(repoDir) {
+  const file2 = path8.join(repoDir, STAGE_CONFIG_FILE);
+  const text = await readFile4(file2, "utf8").catch(() => void 0);
+  if (text === void 0) return {};
+  const parsed = stageConfigSchema.safeParse((0, import_yaml5.parse)(text) ?? {});
+  if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}
+var STAGE_TEXT = {
+  single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough.",
+  implement: "Implement the task. Do not write the walkthrough yet; a later stage does.",
+  verify: "Verify the work in the checkout against every acceptance criterion: run the test command, type checks and linters; fix what fails. Do not write the walkthrough yet.",
+  walkthrough: "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough. Change code only to fix something you find broken.",
+  plan: "Plan the task: write one file per subtask in the subtask folder below (format in your instructions). Do not implement anything yet.",
+  work: "",
+  merge: "",
+  test: "",
+  fix: "",
+  write: "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
+  validate: ""
+};
+async function runStages(options2) {
+  const ctx = options2.taskContext;
+  const type2 = options2.agentType;
+  const sessionDir = path8.resolve(options2.sessionDir);
+  await mkdir4(sessionDir, { recursive: true });
+  const parentEnv = options2.spawn.env ?? process.env;
+  const traceId2 = traceIdFrom(parentEnv);
+  const env = { ...parentEnv, [ENV.trace]: traceId2 };
+  await writeFile4(path8.join(sessionDir, ".trace"), `${traceId2}
+`, "utf8");
+  const reports = defaultReportPaths(sessionDir);
+  const started = /* @__PURE__ */ new Date();
+  const stageNames = options2.stages ?? (await loadStageConfig(options2.workdir))[type2] ?? defaultStages(type2);
+  for (const s of stageNames) if (!STAGES_FOR[type2].includes(s)) throw new Error(`stage '${s}' is not available to type ${type2}`);
+  const records = [];
+  const out = {};
+  let costUsd = 0;
+  let turns = 0;
+  let sawCost = false;
+  let partial2 = false;
+  let final;
+  let skipNext;
+  const prompts = /* @__PURE__ */ new Map();
+  const progress = (summary2) => {
+    try {
+      options2.onProgress?.({ at: (/* @__PURE__ */ new Date()).toISOString(), kind: "system", summary: summary2, traceId: traceId2, depth: 0, name: "stages" });
+    } catch {
+    }
+  };
+  const systemPrompt = async (kind) => {
+    let text = prompts.get(kind);
+    if (text === void 0) {
+      text = (await loadSystemPrompt(kind, { repoDir: options2.workdir, ...options2.promptOptions })).text;
+      prompts.set(kind, text);
+    }
+    return text;
+  };
+  let seq2 = 0;
+  const session = async (stage, kind, prompt, caller) => {
+    seq2++;
+    const dir = path8.join(sessionDir, "stages", `${String(seq2).padStart(2, "0")}-${stage}`);
+    const remaining = options2.deadline !== void 0 ? options2.deadline - Date.now() : void 0;
+    const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options2.spawn.timeoutMs ?? Infinity, remaining)) : options2.spawn.timeoutMs;
+    const r = await spawnAgent({
+      ...options2.spawn,
+      env: caller ? { ...env, [ENV.agentType]: caller } : env,
+      // Which task this is, for command agents (the prompt says it too).
+      extraEnv: { FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId, FORGE_ATTEMPT: String(ctx.attempt), ...options2.spawn.extraEnv },
+      agentType: kind,
+      prompt,
+      systemPrompt: await systemPrompt(kind),
+      cwd: options2.workdir,
+      sessionDir: dir,
+      name: stage,
+      reports,
+      ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
+      ...options2.signal ? { signal: options2.signal } : {},
+      ...options2.onProgress ? { onProgress: options2.onProgress } : {}
+    });
+    if (r.costUsd !== void 0) {
+      costUsd += r.costUsd;
+      sawCost = true;
+    }
+    turns += r.turns ?? 0;
+    if (r.model) out.model = r.model;
+    return r;
+  };
+  const retried = async (stage, kind, prompt, check2) => {
+    const dirs = [];
+    let attempt = 0;
+    let current = prompt;
+    for (; ; ) {
+      attempt++;
+      let r = await session(attempt === 1 ? stage : `${stage}-retry`, kind, current);
+      dirs.push(r.sessionDir);
+      let problem2;
+      if ((r.exitCode === 0 || r.exitCode === 12) && check2) {
+        problem2 = await check2(r);
+        if (problem2) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem2 } };
+      }
+      if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
+        progress(`stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
+        current = `${prompt}
+
+## Previous attempt failed
+
+The previous attempt at this stage failed with:
+
+${r.error?.message ?? "exit code 1"}
+
+Fix the cause and complete the stage.`;
+        continue;
+      }
+      return {
+        exitCode: r.exitCode,
+        attempts: attempt,
+        sessionDirs: dirs,
+        result: r,
+        ...r.error ? { error: r.error.message } : {},
+        ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+      };
+    }
+  };
+  const walkthroughCheck = async () => {
+    const text = await readFile4(reports.walkthrough, "utf8").catch(() => void 0);
+    if (text === void 0) return `no walkthrough was written at ${reports.walkthrough}`;
+    const parsed = parseAgentWalkthrough(text);
+    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
+  };
+  const base2 = (stage) => stagePrompt(ctx, stage, reports, STAGE_TEXT[stage], options2.workdir);
+  const runStage = async (stage) => {
+    switch (stage) {
+      case "single":
+        return retried(stage, type2, base2(stage), type2 === "captain" ? void 0 : walkthroughCheck);
+      case "implement":
+      case "verify":
+        return retried(stage, type2, base2(stage));
+      case "walkthrough": {
+        const o = await retried(stage, type2, base2(stage), walkthroughCheck);
+        return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: reports.walkthrough } : o;
+      }
+      case "plan":
+        return retried(
+          stage,
+          type2,
+          `${base2(stage)}
+
+## Subtask folder
+
+${subtaskDir(sessionDir)}`,
+          async () => (await readSubtasks(subtaskDir(sessionDir))).length === 0 ? `no subtask files were written in ${subtaskDir(sessionDir)}` : void 0
+        );
+      case "work":
+        return workSubtasks();
+      case "merge":
+        return mergeUpstream();
+      case "test":
+        return initialTest();
+      case "fix":
+        return sentinelLoop();
+      case "write":
+        return retried(stage, type2, `${base2(stage)}${ctx.planDir ? `
+
+## Plan folder
+
+${ctx.planDir}` : ""}`);
+      case "validate":
+        return validateWithSelfHeal();
+    }
+  };
+  const workSubtasks = async () => {
+    const dir = subtaskDir(sessionDir);
+    const subtasks = await readSubtasks(dir);
+    const dirs = [];
+    let done = 0;
+    let failed = 0;
+    let attempts = 0;
+    for (const sub of subtasks) {
+      if (sub.status === "done") {
+        done++;
+        continue;
+      }
+      const kind = sub.agentType === "2" ? "2" : "1";
+      let subBranch;
+      if (options2.subBranches && ctx.branch) subBranch = await startSubBranch(options2.workdir, ctx.branch, `${sub.id}`);
+      const prompt = [
+        `# Subtask ${sub.id}: ${sub.title}`,
+        `Part of task ${ctx.taskId} (run ${ctx.runId}, attempt ${ctx.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
+        `## The subtask
+
+${sub.body.trim()}`,
+        `## The whole task, for context
+
+${ctx.task.trim()}`
+      ].join("\n\n");
+      progress(`subtask ${sub.id} (type ${kind})`);
+      const r = await session(`work-${sub.id}`, kind, prompt, "3");
+      attempts++;
+      dirs.push(r.sessionDir);
+      if (r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil) {
+        if (subBranch && ctx.branch) await finishSubBranch(options2.workdir, ctx.branch, subBranch, `forge(${ctx.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
+        return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r, ...r.error ? { error: `subtask ${sub.id}: ${r.error.message}` } : {} };
+      }
+      let ok = r.exitCode === 0 || r.exitCode === 12;
+      let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
+      if (subBranch && ctx.branch) {
+        const merged = await finishSubBranch(options2.workdir, ctx.branch, subBranch, `forge(${ctx.taskId}): subtask ${sub.id}`);
+        if (!merged.merged) {
+          await abortMerge(options2.workdir);
+          ok = false;
+          note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
+        }
+      }
+      if (ok) done++;
+      else failed++;
+      await setSubtaskStatus(sub.file, ok ? "done" : "failed", note);
+    }
+    if (subtasks.length === 0) return { exitCode: 1, attempts, sessionDirs: dirs, error: "no subtasks to work" };
+    const exitCode2 = failed === 0 ? 0 : done === 0 ? 1 : 12;
+    return { exitCode: exitCode2, attempts, sessionDirs: dirs, artifact: dir, ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed` } : {} };
+  };
+  const mergeUpstream = async () => {
+    const dirs = [];
+    let attempts = 0;
+    const log = [];
+    for (const ref of ctx.mergeRefs ?? []) {
+      const m = await mergeRef(options2.workdir, ref, `Merge ${ref} into ${ctx.branch ?? "the refinery branch"}`);
+      if (m.merged) {
+        log.push(`${ref}: merged`);
+        continue;
+      }
+      progress(`merging ${ref} conflicted in ${m.conflicts.join(", ")}; a sub-agent resolves it`);
+      const prompt = [
+        `# Resolve merge conflicts`,
+        `Task ${ctx.taskId} (run ${ctx.runId}, attempt ${ctx.attempt}) is merging \`${ref}\` and git stopped on conflicts in:`,
+        m.conflicts.map((f) => `- ${f}`).join("\n"),
+        `Resolve every conflict so that the intent of both sides survives: edit the files until no conflict marker (<<<<<<<, =======, >>>>>>>) is left and the code builds. Do not commit; Forge concludes the merge. End with the exit line.`,
+        `## The refinery's task, for context
+
+${ctx.task.trim()}`
+      ].join("\n\n");
+      const r = await session(`merge-resolve`, "1", prompt, "refinery");
+      attempts++;
+      dirs.push(r.sessionDir);
+      const concluded = r.exitCode === 0 ? await concludeMerge(options2.workdir) : { merged: false, conflicts: m.conflicts };
+      if (!concluded.merged) {
+        await abortMerge(options2.workdir);
+        if (r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil) {
+          return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r, error: `merging ${ref}: ${r.error?.message ?? "stopped"}` };
+        }
+        const cr = await writeChangeRequest(reports.changeRequest, ctx, {
+          title: `Upstream work conflicts at ${ctx.taskId}`,
+          reason: `Merging ${ref} conflicts in ${concluded.conflicts.join(", ")} and the conflict could not be resolved automatically.`,
+          description: `The refinery ${ctx.taskId} merged its upstream branches in order. ${log.join("; ") || "No branch had been merged yet"}; then ${ref} conflicted in:
+
+${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
+          impact: "The refinery cannot integrate its upstream tasks; every task that depends on it waits.",
+          resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand."
+        });
+        return { exitCode: 11, attempts, sessionDirs: dirs, artifact: cr, error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}` };
+      }
+      log.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
+    }
+    const artifact = path8.join(sessionDir, "merge-log.txt");
+    await writeFile4(artifact, `${log.join("\n")}
+`, "utf8");
+    return { exitCode: 0, attempts, sessionDirs: dirs, artifact };
+  };
+  const sentinelDir = path8.join(sessionDir, "sentinel");
+  const verification = async (cycleDir, specPath) => {
+    await mkdir4(cycleDir, { recursive: true });
+    const file2 = path8.join(cycleDir, "verification-results.json");
+    if (ctx.testCommand) {
+      const run2 = await runShell(ctx.testCommand, options2.workdir, options2.testTimeoutMs ?? 20 * 6e4, env, options2.signal);
+      await writeFile4(path8.join(cycleDir, "test-output.log"), run2.output, "utf8");
+      const results2 = {
+        checks: [{ name: "tests", tool: ctx.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
+        overall: run2.code === 0 ? "PASS" : "FAIL",
+        blocking_count: run2.code === 0 ? 0 : 1
+      };
+      await writeFileAtomic(file2, `${JSON.stringify(results2, null, 2)}
+`);
+      return { results: results2, file: file2 };
+    }
+    const prompt = [
+      `# Verify task ${ctx.taskId}`,
+      `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
+      `## Files
+
+- Test specification: ${specPath ?? "(none: use the task's acceptance criteria)"}
+- Write the results to: ${file2}`,
+      `## The task
+
+${ctx.task.trim()}`
+    ].join("\n\n");
+    const r = await session("sentinel-executor", "sentinel-executor", prompt);
+    const results = await readJson(file2);
+    return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file: file2, result: r };
+  };
+  const initialTest = async () => {
+    const v = await verification(path8.join(sentinelDir, "initial"));
+    const passed = v.results.overall === "PASS";
+    progress(`initial verification: ${v.results.overall}`);
+    if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+    return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...passed ? { skipNext: "fix" } : {} };
+  };
+  const sentinelLoop = async () => {
+    const maxCycles = options2.maxSentinelCycles ?? 3;
+    const dirs = [];
+    let attempts = 0;
+    const spec = path8.join(sentinelDir, "test-spec.md");
+    const upstream = (ctx.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
+
+${w2.text.trim()}`).join("\n\n");
+    const w = await session(
+      "sentinel-writer",
+      "sentinel-writer",
+      [
+        `# Test specification for ${ctx.taskId}`,
+        `Write the test specification to: ${spec}`,
+        `## The refinery's task
+
+${ctx.task.trim()}`,
+        upstream ? `## Upstream walkthroughs
+
+${upstream}` : ""
+      ].filter(Boolean).join("\n\n")
+    );
+    attempts++;
+    dirs.push(w.sessionDir);
+    if (isAbort(w)) return { exitCode: w.exitCode, attempts, sessionDirs: dirs, result: w, error: w.error?.message ?? "" };
+    const specPath = existsSync3(spec) ? spec : void 0;
+    const blocking = [];
+    let grade = "FAIL";
+    let lastFixList;
+    let cycle = 0;
+    let v = await verification(path8.join(sentinelDir, "cycle-1"), specPath);
+    for (; ; ) {
+      cycle++;
+      const cycleDir = path8.join(sentinelDir, `cycle-${cycle}`);
+      if (v.result) {
+        dirs.push(v.result.sessionDir);
+        attempts++;
+        if (isAbort(v.result)) return { exitCode: v.result.exitCode, attempts, sessionDirs: dirs, result: v.result };
+      }
+      blocking.push(v.results.blocking_count);
+      if (v.results.overall === "PASS") {
+        grade = "PASS";
+        break;
+      }
+      const audit = path8.join(cycleDir, "audit-report.md");
+      const a = await session(
+        "sentinel-auditor",
+        "sentinel-auditor",
+        [`# Audit cycle ${cycle} of ${ctx.taskId}`, `## Files
+
+- Test specification: ${specPath ?? "(none)"}
+- Verification results: ${v.file}
+- Write the audit report to: ${audit}`, `## The task
+
+${ctx.task.trim()}`].join("\n\n")
+      );
+      attempts++;
+      dirs.push(a.sessionDir);
+      if (isAbort(a)) return { exitCode: a.exitCode, attempts, sessionDirs: dirs, result: a };
+      const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile4(audit, "utf8").catch(() => "") ?? "")?.[1];
+      if (auditGrade === "PASS" || auditGrade === "WARN") {
+        grade = auditGrade;
+        break;
+      }
+      const fixList = path8.join(cycleDir, "fix-list.json");
+      const c = await session(
+        "sentinel-consolidator",
+        "sentinel-consolidator",
+        [`# Fix list, cycle ${cycle} of ${ctx.taskId}`, `## Files
+
+- Audit report: ${audit}
+- Verification results: ${v.file}
+- Write the fix list to: ${fixList}`].join("\n\n")
+      );
+      attempts++;
+      dirs.push(c.sessionDir);
+      if (isAbort(c)) return { exitCode: c.exitCode, attempts, sessionDirs: dirs, result: c };
+      lastFixList = existsSync3(fixList) ? fixList : void 0;
+      if (cycle >= maxCycles) break;
+      if (blocking.length >= 3 && blocking[blocking.length - 1] >= blocking[blocking.length - 3]) break;
+      const fixPrompt = [
+        stagePrompt(ctx, "fix", reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, options2.workdir),
+        `## Sentinel files
+
+- Fix list: ${lastFixList ?? "(none written; use the audit report)"}
+- Audit report: ${audit}
+- Verification results: ${v.file}`
+      ].join("\n\n");
+      const f = await session(`fix-${cycle}`, "refinery", fixPrompt);
+      attempts++;
+      dirs.push(f.sessionDir);
+      if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) {
+        return { exitCode: f.exitCode, attempts, sessionDirs: dirs, result: f, ...f.error ? { error: f.error.message } : {} };
+      }
+      v = await verification(path8.join(sentinelDir, `cycle-${cycle + 1}`), specPath);
+    }
+    await writeFile4(path8.join(sentinelDir, "grade.txt"), `${grade}
+`, "utf8");
+    await writeFile4(path8.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+`, "utf8");
+    progress(`sentinel: ${grade} after ${cycle} cycle(s)`);
+    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path8.join(sentinelDir, "summary.json") };
+    const crPrompt = [
+      stagePrompt(
+        ctx,
+        "fix",
+        reports,
+        `The sentinel loop ended after ${cycle} cycle(s) with blocking problems left. Write the change-request file explaining what in the plan must change, then end with FORGE_EXIT=11.`,
+        options2.workdir
+      ),
+      `## Sentinel files
+
+- Last fix list: ${lastFixList ?? "(none)"}
+- Last verification results: ${v.file}`
+    ].join("\n\n");
+    const cr = await session("change-request", "refinery", crPrompt);
+    attempts++;
+    dirs.push(cr.sessionDir);
+    if (!existsSync3(reports.changeRequest)) {
+      await writeChangeRequest(reports.changeRequest, ctx, {
+        title: `Verification keeps failing at ${ctx.taskId}`,
+        reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
+        description: `Verification of the integrated upstream work still fails. See the last verification results and fix list in the attempt's session folder.`,
+        impact: "The refinery cannot pass; every task that depends on it waits.",
+        resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand."
+      });
+    }
+    return { exitCode: 11, attempts, sessionDirs: dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
+  };
+  const validateWithSelfHeal = async () => {
+    const planDir2 = ctx.planDir ? path8.resolve(options2.workdir, ctx.planDir) : void 0;
+    if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
+    const dirs = [];
+    let attempts = 0;
+    for (let heal = 0; ; heal++) {
+      const problems = await loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+      const report = path8.join(sessionDir, `validate-${heal + 1}.txt`);
+      await writeFile4(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+`, "utf8");
+      if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, attempts), sessionDirs: dirs, artifact: report };
+      if (heal >= 2) {
+        const doc = [
+          "# Refinement Request",
+          "## Summary",
+          `The plan in ${ctx.planDir} is still invalid after ${heal} correction(s).`,
+          "## Context",
+          `- Stage: validate
+- Artifact: ${ctx.planDir}
+- Attempt: ${heal + 1} of ${heal + 1} (self-heal exhausted)`,
+          "## Issue",
+          "`forge validate` reports problems the captain could not fix.",
+          "## Diagnostics",
+          problems.map((p) => `- ${p}`).join("\n"),
+          "## Suggested Resolution",
+          "Fix the listed problems by hand, or retry with clearer instructions."
+        ].join("\n\n");
+        await writeFile4(reports.refinement, `${doc}
+`, "utf8");
+        out.refinement = doc;
+        return { exitCode: 10, attempts, sessionDirs: dirs, artifact: reports.refinement, error: `${problems.length} validation problem(s) left` };
+      }
+      progress(`plan invalid (${problems.length} problem(s)); the captain corrects it`);
+      const r = await session(
+        `write-fix-${heal + 1}`,
+        "captain",
+        [
+          stagePrompt(ctx, "write", reports, "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.", options2.workdir),
+          `## Plan folder
+
+${ctx.planDir}`,
+          `## Problems
+
+${problems.map((p) => `- ${p}`).join("\n")}`
+        ].join("\n\n")
+      );
+      attempts++;
+      dirs.push(r.sessionDir);
+      if (isAbort(r)) return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r };
+    }
+  };
+  for (const stage of stageNames) {
+    if (skipNext === stage) {
+      skipNext = void 0;
+      records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
+      continue;
+    }
+    skipNext = void 0;
+    if (options2.signal?.aborted) {
+      final = 20;
+      out.error = "cancelled";
+      break;
+    }
+    if (options2.deadline !== void 0 && Date.now() >= options2.deadline) {
+      final = 21;
+      out.error = `the agent's time budget ran out before stage ${stage}`;
+      break;
+    }
+    progress(`stage ${stage} started`);
+    const t0 = Date.now();
+    const o = await runStage(stage);
+    const rec = {
+      name: stage,
+      status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
+      exit_code: o.exitCode,
+      attempts: o.attempts,
+      duration_ms: Date.now() - t0,
+      session_dirs: o.sessionDirs.map((d) => path8.relative(sessionDir, d) || "."),
+      ...o.artifact ? { artifact: path8.relative(sessionDir, o.artifact) || o.artifact } : {},
+      ...o.error ? { error: o.error } : {}
+    };
+    records.push(rec);
+    progress(`stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
+    if (o.skipNext) skipNext = o.skipNext;
+    if (o.exitCode === 0) continue;
+    if (o.exitCode === 12) {
+      partial2 = true;
+      continue;
+    }
+    final = o.exitCode;
+    if (o.error) out.error = `${stage}: ${o.error}`;
+    if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
+    if (o.exitCode === 3) out.question = await readFile4(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    if (o.exitCode === 10) out.refinement ??= await readFile4(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    if (o.exitCode === 11 && existsSync3(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+    break;
+  }
+  const exitCode = final ?? (partial2 ? 12 : 0);
+  if ((exitCode === 0 || exitCode === 12) && existsSync3(reports.walkthrough)) out.walkthroughPath = reports.walkthrough;
+  if (sawCost) out.costUsd = Math.round(costUsd * 1e6) / 1e6;
+  if (turns > 0) out.turns = turns;
+  const manifest = {
+    orchestrator: `forge-stages-${type2}`,
+    version: 1,
+    agent_type: type2,
+    run_id: ctx.runId,
+    task_id: ctx.taskId,
+    attempt: ctx.attempt,
+    trace_id: traceId2,
+    started_at: started.toISOString(),
+    finished_at: (/* @__PURE__ */ new Date()).toISOString(),
+    stages: records,
+    summary: {
+      total: stageNames.length,
+      passed: records.filter((r) => r.status === "success").length,
+      failed: records.filter((r) => r.status === "failure").length,
+      skipped: records.filter((r) => r.status === "skipped").length,
+      exit_code: exitCode
+    }
+  };
+  const manifestPath = path8.join(sessionDir, "manifest.json");
+  await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
+`);
+  return { exitCode, manifest, manifestPath, ...out };
+}
+function isAbort(r) {
+  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== void 0;
+}
+async function readJson(file2) {
+  const text = await readFile4(file2, "utf8").catch(() => void 0);
+  if (text === void 0) return void 0;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return void 0;
+  }
+}
+function runShell(command, cwd, timeoutMs, env, signal) {
+  return new Promise((resolve) => {
+    execFile2("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
+      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code: code2, output: `${String(stdout)}${stderr ? `
+[stderr]
+${String(stderr)}` : ""}` });
+    });
+  });
+}
+function subtaskDir(sessionDir) {
+  return path8.join(sessionDir, "subtasks");
+}
+async function readSubtasks(dir) {
+  const names = (await readdir2(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const out = [];
+  for (const name of names) {
+    const file2 = path8.join(dir, name);
+    const text = await readFile4(file2, "utf8");
+    let data = {};
+    let body = text;
+    try {
+      const parsed = (0, import_gray_matter3.default)(text, {});
+      data = parsed.data;
+      body = parsed.content;
+    } catch {
+    }
+    const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
+    out.push({
+      id,
+      title: String(data.title ?? id),
+      agentType: String(data.agent_type ?? data.type ?? "1") === "2" ? "2" : "1",
+      status: String(data.status ?? "pending"),
+      body,
+      file: file2
+    });
+  }
+  return out;
+}
+async function setSubtaskStatus(file2, status, note) {
+  const text = await readFile4(file2, "utf8");
+  let data = {};
+  let body = text;
+  try {
+    const parsed = (0, import_gray_matter3.default)(text, {});
+    data = parsed.data;
+    body = parsed.content;
+  } catch {
+  }
+  await writeFileAtomic(file2, import_gray_matter3.default.stringify(body, { ...data, status, forge_note: note }));
+}
+async function writeChangeRequest(file2, ctx, cr) {
+  const fm = {
+    title: cr.title,
+    reason: cr.reason,
+    emitted_by: ctx.taskId,
+    affected_tasks: [ctx.taskId],
+    suggested_action: "AMEND",
+    priority: "HIGH",
+    suggested_changes: cr.resolution
+  };
+  await writeFileAtomic(
+    file2,
+    import_gray_matter3.default.stringify(`## Description
+
+${cr.description}
+
+## Impact Assessment
+
+${cr.impact}
+
+## Proposed Resolution
+
+${cr.resolution}
+`, fm)
+  );
+  return file2;
+}
+function stagePrompt(ctx, stage, reports, instruction, workdir) {
+  const parts = [
+    `# Task ${ctx.taskId}${ctx.title ? `: ${ctx.title}` : ""}`,
+    `Run \`${ctx.runId}\`, task \`${ctx.taskId}\`, attempt ${ctx.attempt}. Stage: **${stage}**.`,
+    `## This stage
+
+${instruction}`,
+    [
+      "## Report files",
+      "",
+      `- Walkthrough: ${reports.walkthrough}`,
+      `- Question for a person (exit 3): ${reports.question}`,
+      `- Refinement document (exit 10): ${reports.refinement}`,
+      `- Change Request (exit 11): ${reports.changeRequest}`,
+      ...workdir ? [`- Repository checkout: ${workdir}`] : []
+    ].join("\n"),
+    `## The task
+
+${ctx.task.trim()}`
+  ];
+  if (ctx.goal) parts.push(`## Goal
+
+${quoteUntrusted("goal", ctx.goal)}`);
+  if (ctx.testCommand) parts.push(`## Test command
+
+\`${ctx.testCommand}\``);
+  if (ctx.spec) parts.push(`## Spec
+
+${ctx.spec.trim()}`);
+  if (ctx.plan) parts.push(`## The plan
+
+${ctx.plan.trim()}`);
+  if (ctx.dependencyWalkthroughs?.length) {
+    parts.push(`## Walkthroughs of the tasks this one depends on
+
+${ctx.dependencyWalkthroughs.map((w) => `### ${w.taskId}
+
+${w.text.trim()}`).join("\n\n")}`);
+  }
+  if (ctx.agentsMd) parts.push(`## Repository conventions (AGENTS.md)
+
+${ctx.agentsMd.trim()}`);
+  if (ctx.refinement) parts.push(`## What the previous attempt must fix (its refinement document)
+
+${ctx.refinement.trim()}`);
+  if (ctx.answer) parts.push(`## A person's answer to the previous attempt's question
+
+${quoteUntrusted("answer", ctx.answer)}`);
+  return parts.join("\n\n");
+}
+
+// action/src/stages-runner.ts
 function createStagesRunner(options2) {
   return {
     name: options2.adapter,
     async run(req) {
-      await mkdir4(req.sessionDir, { recursive: true });
-      let systemPrompt;
-      try {
-        systemPrompt = (await loadSystemPrompt(req.agentType, { repoDir: req.workdir, ...options2.builtinPromptDir ? { builtinDir: options2.builtinPromptDir } : {} })).text;
-      } catch (err) {
-        options2.log?.(`no system prompt for agent type ${req.agentType}: ${err.message}`);
-      }
-      const r = await spawnAgent({
-        adapter: options2.adapter,
+      const agentDir = path9.join(req.sessionDir, "agent");
+      await mkdir5(agentDir, { recursive: true });
+      const c = req.taskContext;
+      const r = await runStages({
         agentType: req.agentType,
-        prompt: workPrompt(req.taskContext),
-        ...systemPrompt ? { systemPrompt } : {},
-        ...options2.model ? { model: options2.model } : {},
-        cwd: req.workdir,
-        // Its own folder: the spawn writes events.ndjson and transcript.log, and the attempt's
-        // events.ndjson (the runner's) sits at the top of the session.
-        sessionDir: path7.join(req.sessionDir, "work"),
-        name: "work",
-        maxTurns: options2.maxTurns,
-        maxDepth: options2.maxDepth,
-        timeoutMs: options2.timeoutMs,
-        idleTimeoutMs: options2.idleTimeoutMs,
+        taskContext: {
+          runId: c.runId,
+          taskId: c.taskId,
+          attempt: c.attempt,
+          title: c.title,
+          task: c.task,
+          branch: c.branch,
+          ...c.spec !== void 0 ? { spec: c.spec } : {},
+          ...c.plan !== void 0 ? { plan: c.plan } : {},
+          ...c.agentsMd !== void 0 ? { agentsMd: c.agentsMd } : {},
+          ...c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {},
+          ...c.refinement !== void 0 ? { refinement: c.refinement } : {},
+          ...c.answer !== void 0 ? { answer: c.answer } : {},
+          ...c.testCommand !== void 0 ? { testCommand: c.testCommand } : {}
+        },
+        workdir: req.workdir,
+        sessionDir: agentDir,
+        spawn: {
+          adapter: options2.adapter,
+          ...options2.model ? { model: options2.model } : {},
+          maxTurns: options2.maxTurns,
+          maxDepth: options2.maxDepth,
+          idleTimeoutMs: options2.idleTimeoutMs,
+          env: options2.env,
+          extraEnv: {
+            ...options2.extraEnv,
+            FORGE_RUN_ID: c.runId,
+            FORGE_TASK_ID: c.taskId,
+            FORGE_ATTEMPT: String(c.attempt),
+            FORGE_TASK_FILE: path9.join(req.sessionDir, "task.md"),
+            FORGE_BRANCH: c.branch,
+            FORGE_BASE_REF: c.baseRef
+          },
+          masker: options2.masker,
+          ...options2.adapter === "command" ? { command: "sh", args: ["-c", options2.command ?? ""] } : {}
+        },
+        deadline: Date.now() + options2.timeoutMs,
         signal: req.signal,
         onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
-        env: options2.env,
-        extraEnv: {
-          ...options2.extraEnv,
-          FORGE_RUN_ID: req.taskContext.runId,
-          FORGE_TASK_ID: req.taskContext.taskId,
-          FORGE_ATTEMPT: String(req.taskContext.attempt),
-          FORGE_TASK_FILE: path7.join(req.sessionDir, "task.md"),
-          FORGE_BRANCH: req.taskContext.branch,
-          FORGE_BASE_REF: req.taskContext.baseRef
-        },
-        masker: options2.masker,
-        reports: {
-          walkthrough: req.walkthroughPath,
-          question: path7.join(req.sessionDir, "question.md"),
-          changeRequest: path7.join(req.sessionDir, "change-request.md"),
-          refinement: path7.join(req.sessionDir, "refinement.md")
-        },
-        ...options2.adapter === "command" ? { command: "sh", args: ["-c", options2.command ?? ""] } : {}
+        promptOptions: { repoDir: req.workdir, ...options2.builtinPromptDir ? { builtinDir: options2.builtinPromptDir } : {} }
       });
       return {
         exitCode: r.exitCode,
-        ...r.reports.walkthrough ? { walkthroughPath: r.reports.walkthrough } : {},
-        ...r.reports.changeRequest ? { changeRequestPath: r.reports.changeRequest } : {},
+        manifestPath: r.manifestPath,
+        ...r.walkthroughPath ? { walkthroughPath: r.walkthroughPath } : {},
+        ...r.changeRequestPath ? { changeRequestPath: r.changeRequestPath } : {},
+        ...r.question ? { question: r.question } : {},
+        ...r.refinement ? { refinement: r.refinement } : {},
         ...r.rateLimitedUntil ? { rateLimitedUntil: r.rateLimitedUntil } : {},
-        ...r.error && r.exitCode !== 0 ? { error: r.error.message } : {},
-        agent: r.adapter,
+        ...r.error && r.exitCode !== 0 ? { error: r.error } : {},
+        agent: options2.adapter,
         ...r.model ? { model: r.model } : {},
         ...r.costUsd !== void 0 ? { costUsd: r.costUsd } : {},
         ...r.turns !== void 0 ? { turns: r.turns } : {}
@@ -38138,12 +39816,12 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file2 = path8.join(workspace, ".github", "forge.yml");
-  const text = await readFile4(file2, "utf8").catch(() => void 0);
+  const file2 = path10.join(workspace, ".github", "forge.yml");
+  const text = await readFile5(file2, "utf8").catch(() => void 0);
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
   try {
-    raw = (0, import_yaml4.parse)(text) ?? {};
+    raw = (0, import_yaml6.parse)(text) ?? {};
   } catch (err) {
     throw new ConfigError(`.github/forge.yml is not valid YAML: ${err.message.split("\n")[0]}`);
   }
@@ -38157,7 +39835,7 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath3(new URL("./prompts/", import.meta.url));
-  return existsSync3(path8.join(dir, "1.md")) ? dir : void 0;
+  return existsSync4(path10.join(dir, "1.md")) ? dir : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -38189,8 +39867,8 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     if (adapter === "command" && !command) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
     const effective = { ...config2, agent: { ...config2.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} } };
     const [owner, repo] = jobEnv.repository.split("/");
-    const git = new Git({ dir: jobEnv.workspace, token: input2.githubToken, identity: { name: input2.gitUserName, email: input2.gitUserEmail } });
-    await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
+    const git2 = new Git({ dir: jobEnv.workspace, token: input2.githubToken, identity: { name: input2.gitUserName, email: input2.gitUserEmail } });
+    await ensureRepository(git2, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input2.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     const extraEnv = {};
     if (adapter === "claude" && input2.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input2.anthropicApiKey;
@@ -38208,8 +39886,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
       env: agentEnv,
       extraEnv,
       masker,
-      ...promptDir ? { builtinPromptDir: promptDir } : {},
-      log: (m) => warning(m)
+      ...promptDir ? { builtinPromptDir: promptDir } : {}
     });
     const cancel = new AbortController();
     const onSignal = () => cancel.abort();
@@ -38236,7 +39913,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
           ...jobUrl ? { jobUrl } : {},
           jobStartedAt
         },
-        deps: { github, git, agent, log: { info: (m) => info(m), warning: (m) => warning(m) }, ...uploadArtifact ? { uploadArtifact } : {}, cancel: cancel.signal }
+        deps: { github, git: git2, agent, log: { info: (m) => info(m), warning: (m) => warning(m) }, ...uploadArtifact ? { uploadArtifact } : {}, cancel: cancel.signal }
       });
     } finally {
       process.removeListener("SIGINT", onSignal);
@@ -38272,11 +39949,11 @@ async function writeSummary(markdown) {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
   await summary.addRaw(markdown, true).write();
 }
-async function ensureRepository(git, remoteUrl) {
-  const inside = await git.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
-  if (inside.code !== 0) await git.run(["init", "--quiet"]);
-  const origin = await git.run(["remote", "get-url", "origin"], { allowFail: true });
-  if (origin.code !== 0) await git.run(["remote", "add", "origin", remoteUrl]);
+async function ensureRepository(git2, remoteUrl) {
+  const inside = await git2.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
+  if (inside.code !== 0) await git2.run(["init", "--quiet"]);
+  const origin = await git2.run(["remote", "get-url", "origin"], { allowFail: true });
+  if (origin.code !== 0) await git2.run(["remote", "add", "origin", remoteUrl]);
 }
 
 // action/src/entry.ts

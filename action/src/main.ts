@@ -333,7 +333,9 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   });
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
   if (hasCr && crSession !== path.join(sessionDir, "change-request.md")) await cp(crSession, path.join(sessionDir, "change-request.md"));
-  if (!outcome.manifestPath && !(await exists(path.join(sessionDir, "manifest.json")))) {
+  // The stage manifest (seed 001 §3) at the top of the record: the agent layer's, else a one-stage one.
+  if (outcome.manifestPath && outcome.manifestPath !== path.join(sessionDir, "manifest.json") && (await exists(outcome.manifestPath))) await cp(outcome.manifestPath, path.join(sessionDir, "manifest.json"));
+  if (!(await exists(path.join(sessionDir, "manifest.json")))) {
     const status = exitCode === 0 ? "success" : "failure";
     await writeFile(
       path.join(sessionDir, "manifest.json"),

@@ -113,7 +113,6 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         extraEnv,
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
-        log: (m) => core.warning(m),
       });
 
     // GitHub cancels a step with SIGINT, then SIGTERM 7.5 s later, then kills the tree 2.5 s after

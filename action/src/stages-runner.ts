@@ -1,17 +1,16 @@
 /**
  * The production AgentRunner: the agent layer of `src/agent` (seed 001 layers 0–2) behind the
- * pipeline's interface. Each attempt runs one `work` session through the configured adapter
- * (Claude Code, Codex or any command) with the agent type's system prompt; the agent layer handles
- * depth, trace ids, rate-limit backoff, report files, masking and the environment the agent sees.
+ * pipeline's interface. `runStages` runs the agent type's stage sequence (implement → verify →
+ * walkthrough for types 1 and 2; `.forge/stages.yml` of the repository may change it) through the
+ * configured adapter — Claude Code, Codex or any command — and handles depth, trace ids, rate-limit
+ * backoff, report files, masking and the environment the agent sees.
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { loadSystemPrompt } from "../../src/agent/prompts.js";
 import type { Masker } from "../../src/agent/secrets.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { runStages } from "../../src/agent/stages.js";
 import type { AdapterName } from "../../src/agent/types.js";
-import type { AgentRunner, TaskContext } from "./agent-runner.js";
-import { renderContext } from "./context.js";
+import type { AgentRunner } from "./agent-runner.js";
 
 export interface StagesRunnerOptions {
   adapter: AdapterName;
@@ -20,8 +19,9 @@ export interface StagesRunnerOptions {
   command?: string;
   maxTurns: number;
   maxDepth: number;
-  /** Idle limit handed to the spawn as well (no output for this long → exit 21). */
+  /** Idle limit handed to each session as well (no output for this long → exit 21). */
   idleTimeoutMs: number;
+  /** The agent's wall-clock budget, shared by all its stages. */
   timeoutMs: number;
   /** Environment the agent layer picks from (model keys, PATH); never the job token. */
   env: NodeJS.ProcessEnv;
@@ -30,77 +30,69 @@ export interface StagesRunnerOptions {
   masker: Masker;
   /** Built-in prompts (a bundle ships them beside itself). */
   builtinPromptDir?: string;
-  log?: (message: string) => void;
-}
-
-/** The WHAT of the session: the task and how to report back. */
-export function workPrompt(c: TaskContext): string {
-  return [
-    renderContext(c),
-    "## What to do",
-    "",
-    `Carry out task ${c.taskId} in the current directory (branch \`${c.branch}\`). Do not commit or push: the runner commits your work.`,
-    "Do not change `.forge/plans/**` or `.github/workflows/**`: such changes are reverted and fail the attempt.",
-    ...(c.testCommand ? [`Verify with \`${c.testCommand}\`.`] : []),
-    "When done, write your walkthrough (YAML frontmatter: status, confidence, files_changed with reasons, tests, risks, followups; sections Summary, Approach, Issues Encountered, Testing) to the file named by FORGE_WALKTHROUGH_PATH.",
-    "",
-  ].join("\n");
 }
 
 export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
   return {
     name: options.adapter,
     async run(req) {
-      await mkdir(req.sessionDir, { recursive: true });
-      let systemPrompt: string | undefined;
-      try {
-        systemPrompt = (await loadSystemPrompt(req.agentType, { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) })).text;
-      } catch (err) {
-        options.log?.(`no system prompt for agent type ${req.agentType}: ${(err as Error).message}`);
-      }
-      const r = await spawnAgent({
-        adapter: options.adapter,
+      // The agent layer's own folder inside the session: its manifest, stage sessions and reports.
+      const agentDir = path.join(req.sessionDir, "agent");
+      await mkdir(agentDir, { recursive: true });
+      const c = req.taskContext;
+      const r = await runStages({
         agentType: req.agentType,
-        prompt: workPrompt(req.taskContext),
-        ...(systemPrompt ? { systemPrompt } : {}),
-        ...(options.model ? { model: options.model } : {}),
-        cwd: req.workdir,
-        // Its own folder: the spawn writes events.ndjson and transcript.log, and the attempt's
-        // events.ndjson (the runner's) sits at the top of the session.
-        sessionDir: path.join(req.sessionDir, "work"),
-        name: "work",
-        maxTurns: options.maxTurns,
-        maxDepth: options.maxDepth,
-        timeoutMs: options.timeoutMs,
-        idleTimeoutMs: options.idleTimeoutMs,
+        taskContext: {
+          runId: c.runId,
+          taskId: c.taskId,
+          attempt: c.attempt,
+          title: c.title,
+          task: c.task,
+          branch: c.branch,
+          ...(c.spec !== undefined ? { spec: c.spec } : {}),
+          ...(c.plan !== undefined ? { plan: c.plan } : {}),
+          ...(c.agentsMd !== undefined ? { agentsMd: c.agentsMd } : {}),
+          ...(c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {}),
+          ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
+          ...(c.answer !== undefined ? { answer: c.answer } : {}),
+          ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
+        },
+        workdir: req.workdir,
+        sessionDir: agentDir,
+        spawn: {
+          adapter: options.adapter,
+          ...(options.model ? { model: options.model } : {}),
+          maxTurns: options.maxTurns,
+          maxDepth: options.maxDepth,
+          idleTimeoutMs: options.idleTimeoutMs,
+          env: options.env,
+          extraEnv: {
+            ...options.extraEnv,
+            FORGE_RUN_ID: c.runId,
+            FORGE_TASK_ID: c.taskId,
+            FORGE_ATTEMPT: String(c.attempt),
+            FORGE_TASK_FILE: path.join(req.sessionDir, "task.md"),
+            FORGE_BRANCH: c.branch,
+            FORGE_BASE_REF: c.baseRef,
+          },
+          masker: options.masker,
+          ...(options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}),
+        },
+        deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
         onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
-        env: options.env,
-        extraEnv: {
-          ...options.extraEnv,
-          FORGE_RUN_ID: req.taskContext.runId,
-          FORGE_TASK_ID: req.taskContext.taskId,
-          FORGE_ATTEMPT: String(req.taskContext.attempt),
-          FORGE_TASK_FILE: path.join(req.sessionDir, "task.md"),
-          FORGE_BRANCH: req.taskContext.branch,
-          FORGE_BASE_REF: req.taskContext.baseRef,
-        },
-        masker: options.masker,
-        reports: {
-          walkthrough: req.walkthroughPath,
-          question: path.join(req.sessionDir, "question.md"),
-          changeRequest: path.join(req.sessionDir, "change-request.md"),
-          refinement: path.join(req.sessionDir, "refinement.md"),
-        },
-        ...(options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}),
+        promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {
         exitCode: r.exitCode,
-        ...(r.reports.walkthrough ? { walkthroughPath: r.reports.walkthrough } : {}),
-        ...(r.reports.changeRequest ? { changeRequestPath: r.reports.changeRequest } : {}),
+        manifestPath: r.manifestPath,
+        ...(r.walkthroughPath ? { walkthroughPath: r.walkthroughPath } : {}),
+        ...(r.changeRequestPath ? { changeRequestPath: r.changeRequestPath } : {}),
+        ...(r.question ? { question: r.question } : {}),
+        ...(r.refinement ? { refinement: r.refinement } : {}),
         ...(r.rateLimitedUntil ? { rateLimitedUntil: r.rateLimitedUntil } : {}),
-        ...(r.error && r.exitCode !== 0 ? { error: r.error.message } : {}),
-        agent: r.adapter,
+        ...(r.error && r.exitCode !== 0 ? { error: r.error } : {}),
+        agent: options.adapter,
         ...(r.model ? { model: r.model } : {}),
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
