@@ -16,7 +16,7 @@ import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { claudeBinary, offlineClaudeEnv } from "../sim/agents/claude-code.js";
 import { sseEvents, startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../sim/agents/model-server.js";
-import { cleanupTempDirs, tempDir } from "./helpers.js";
+import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ModelServer | undefined;
 let stallServer: http.Server | undefined;
@@ -184,6 +184,54 @@ describe("Claude Code adapter with the real CLI", () => {
     const fm = walkthroughFrontmatterSchema.parse(done.frontmatter);
     expect(fm).toMatchObject({ status: "completed", confidence: 0.85, files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }], agent: "claude" });
     console.log(`real Claude Code, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
+  }, 90_000);
+
+  it("lets a type-2 agent run `forge spawn` from its Bash tool: a type-1 Claude sub-agent works one trace deeper", async () => {
+    const childFile = path.join(repo, "child.txt");
+    const isChild = (req: TurnRequest) => firstUserText(req).includes("CHILD TASK");
+    const script = (req: TurnRequest): ScriptedTurn => {
+      if (isChild(req)) {
+        return req.turn === 0
+          ? { toolCalls: [{ name: "Write", input: { file_path: childFile, content: "written by the sub-agent\n" } }] }
+          : { text: "Child done.\nFORGE_EXIT=0" };
+      }
+      if (req.turn === 0) {
+        return {
+          toolCalls: [
+            {
+              name: "Bash",
+              input: {
+                command: `forge spawn --agent-type 1 --output-format json --name child --max-turns 5 --prompt "CHILD TASK: write child.txt" > "$FORGE_SESSION_DIR/child.json"; forge spawn --agent-type 2 --output-format json --prompt "CHILD TASK: not allowed" > "$FORGE_SESSION_DIR/refused.json"; echo done`,
+                description: "Delegate to a type-1 sub-agent",
+                timeout: 120000,
+              },
+            },
+          ],
+        };
+      }
+      return { text: "Parent done.\nFORGE_EXIT=0" };
+    };
+    server = await startModelServer({ script: [script, script, script] });
+    const sessionDir = path.join(tempDir(), "parent");
+    const r = await spawnAgent({
+      adapter: "claude",
+      binary: claudeBinary(),
+      agentType: "2",
+      prompt: "PARENT TASK: delegate the child file",
+      cwd: repo,
+      sessionDir,
+      env: claudeEnv(server.url),
+      maxDepth: 2,
+      maxTurns: 5,
+      forgeCli: forgeCliFromSource(),
+    });
+    expect(r.exitCode, readFileSync(r.transcriptPath, "utf8")).toBe(0);
+    expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
+    const child = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
+    expect(child).toMatchObject({ status: "success", exit_code: 0, depth: 2, max_depth: 2, trace_id: r.traceId, agent_type: "1", adapter: "claude" });
+    expect(String(child.session_dir).startsWith(path.join(sessionDir, "sub"))).toBe(true);
+    // A type 2 agent may spawn type 1 only.
+    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
   }, 90_000);
 
   it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {

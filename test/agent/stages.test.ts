@@ -125,6 +125,16 @@ describe("stage sequences", () => {
     expect(late.manifest.stages).toHaveLength(0);
   });
 
+  it("ends with 20 when cancelled mid-stage, without running the next stage", async () => {
+    const w = fakeWorld({ implement: { stall: true }, verify: { exit: 0 } });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 400);
+    const out = await runStages(options(w, { signal: ac.signal }));
+    expect(out.exitCode).toBe(20);
+    expect(out.manifest.stages.map((s) => [s.name, s.exit_code, s.attempts])).toEqual([["implement", 20, 1]]);
+    expect(w.calls().map((c) => c.name)).toEqual(["implement"]);
+  });
+
   it("stops with the reset time when the model's limit outlasts the job", async () => {
     const w = fakeWorld({ implement: { print: ["Claude AI usage limit reached, resets at 3pm (America/New_York)"], exit: 1 } });
     const out = await runStages(options(w, { spawn: { ...options(w).spawn, deadline: Date.now() + 1_000 } }));
