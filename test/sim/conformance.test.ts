@@ -10,6 +10,7 @@ import { appJwt, appKeys, startReceiver, type Receiver } from "./support/helpers
 const owner = "acme";
 const repo = "gadgets";
 const WORKFLOW = `name: Forge agent
+run-name: forge \${{ inputs.task_id }}/\${{ github.event.inputs.attempt }}
 on:
   workflow_dispatch:
     inputs:
@@ -375,6 +376,7 @@ describe("actions", () => {
     expect(run.status).toBe("completed");
     expect(run.conclusion).toBe("success");
     expect(run.event).toBe("workflow_dispatch");
+    expect(run.display_title).toBe("forge t2/1");
     const { data: runs } = await gh.rest.actions.listWorkflowRuns({ owner, repo, workflow_id: "forge-agent.yml", status: "success" });
     expect(runs.total_count).toBe(2);
     expect((await gh.rest.actions.listWorkflowRunsForRepo({ owner, repo, event: "workflow_dispatch" })).data.total_count).toBe(2);
@@ -443,6 +445,9 @@ describe("not implemented and not found", () => {
     expect((err as { response: { data: { message: string } } }).response.data.message).toContain("repos/list-webhooks");
     expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(/^https:\/\/docs\.github\.com\//);
     expect(await status(gh.request("GET /definitely/not/github"))).toBe(404);
+    // GraphQL (GHES: /api/graphql) is not simulated.
+    const gql = await fetch(`${sim.url}/api/graphql`, { method: "POST", body: JSON.stringify({ query: "{ viewer { login } }" }) });
+    expect(gql.status).toBe(501);
     expect(await status(gh.rest.repos.get({ owner, repo: "missing" }))).toBe(404);
   });
 });

@@ -233,6 +233,9 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     const p = url.pathname;
     const work = p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)
       ? rest(req, res, url)
+      : p === "/api/graphql"
+        ? // GHES serves GraphQL at /api/graphql; the simulator has no GraphQL schema to answer from.
+          readBody(req).then(() => send(res, 501, Model.error("Forge's local GitHub does not implement the GraphQL API", 501, "https://docs.github.com/graphql")))
       : p.startsWith("/_sim/") || p === "/_sim"
         ? handleControl(control, req, res, url, readBody, send)
         : isGitRequest(p)

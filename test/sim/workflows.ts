@@ -71,6 +71,27 @@ export function tokenPermissions(spec: unknown): Permissions {
   return out;
 }
 
+/**
+ * The run's display title: `run-name` with the few expressions a dispatch can use there
+ * (`inputs.*`, `github.event.inputs.*`, `github.actor`, `github.ref_name`) evaluated; GitHub falls
+ * back to the workflow's name, then its path ("Workflow syntax": run-name).
+ */
+export function displayTitle(doc: Record<string, unknown>, path: string, inputs: Record<string, string>, actor: string, ref: string): string {
+  const fallback = typeof doc.name === "string" ? doc.name : path;
+  const template = doc["run-name"];
+  if (typeof template !== "string") return fallback;
+  let ok = true;
+  const out = template.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, expr: string) => {
+    const m = /^(?:inputs|github\.event\.inputs)\.([A-Za-z_][\w-]*)$/.exec(expr);
+    if (m) return inputs[m[1]!] ?? "";
+    if (expr === "github.actor") return actor;
+    if (expr === "github.ref_name") return ref.replace(/^refs\/(heads|tags)\//, "");
+    ok = false;
+    return "";
+  });
+  return ok ? out : fallback;
+}
+
 function zip(files: Array<{ name: string; data: Buffer }>): Buffer {
   // A minimal "stored" (uncompressed) zip archive, enough for log downloads.
   const locals: Buffer[] = [];
@@ -226,7 +247,7 @@ export class Workflows {
     const runNumber = (this.core.state.runCounters.get(wf.id) ?? 0) + 1;
     this.core.state.runCounters.set(wf.id, runNumber);
     const suite = this.core.ensureSuite(repo, ACTIONS_APP_ID, sha, ref.replace(/^refs\/(heads|tags)\//, ""));
-    const runName = typeof doc["run-name"] === "string" && !String(doc["run-name"]).includes("${{") ? String(doc["run-name"]) : (doc.name as string | undefined) ?? wf.path;
+    const runName = displayTitle(doc, wf.path, inputs, ctx.actor.login, ref);
     const run: WorkflowRun = {
       id: this.core.state.id(),
       repoId: repo.id,
