@@ -18,12 +18,12 @@ afterEach(() => world?.cleanup());
 
 const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
 
-async function runJob(w: World, agentScript: string, opts: { config?: Record<string, unknown>; attempt?: number; taskId?: string; context?: { refinement?: string; answer?: string }; cancel?: AbortSignal } = {}): Promise<JobReport> {
+async function runJob(w: World, agentScript: string, opts: { config?: Record<string, unknown>; attempt?: number; taskId?: string; context?: { refinement?: string; answer?: string }; cancel?: AbortSignal; uploadArtifact?: (name: string, root: string, files: string[]) => Promise<void> } = {}): Promise<JobReport> {
   const file = scriptAgent(w, `agent-${Math.random().toString(36).slice(2)}`, agentScript);
   return main({
     config: testConfig(opts.config),
     input: { runId: RUN, taskId: opts.taskId ?? "t1", attempt: opts.attempt ?? 1, context: opts.context ?? {}, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp, jobUrl: "https://github.example/acme/demo/actions/runs/9" },
-    deps: { github: w.github, git: w.git, agent: createCommandRunner({ command: file, env, killGraceMs: 200 }), ...(opts.cancel ? { cancel: opts.cancel } : {}) },
+    deps: { github: w.github, git: w.git, agent: createCommandRunner({ command: file, env, killGraceMs: 200 }), ...(opts.cancel ? { cancel: opts.cancel } : {}), ...(opts.uploadArtifact ? { uploadArtifact: opts.uploadArtifact } : {}) },
   });
 }
 
@@ -197,6 +197,23 @@ describe("main: the job, step by step", () => {
     expect(filesOf(w, second.workSha!)).toEqual(["src/more.txt"]);
     expect(sh(w.origin, ["log", "-1", "--format=%P", second.workSha!])).toBe(first.headSha);
     expect(second.result.walkthrough?.files_changed.map((f) => f.path)).toEqual(["src/more.txt"]);
+  });
+
+  it("uploads the session folder as an artifact when the artifact service is there; a failed upload is only a warning", async () => {
+    const w = world_();
+    const uploads: Array<{ name: string; files: string[] }> = [];
+    const report = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`, {
+      uploadArtifact: async (name, root, files) => {
+        uploads.push({ name, files: files.map((f) => path.relative(root, f)).sort() });
+        throw new Error("artifact service unavailable");
+      },
+    });
+    if (report.kind !== "attempt") throw new Error("not an attempt");
+    expect(report.exitCode).toBe(0);
+    expect(uploads).toHaveLength(1);
+    expect(uploads[0]!.name).toBe("forge-r1-t1-1");
+    expect(uploads[0]!.files).toEqual(expect.arrayContaining(["walkthrough.md", "result.json", "events.ndjson", "manifest.json", "transcript.log", ".signals/orch-job-t1.done"]));
+    expect(report.warnings).toContain("could not upload the session artifact: artifact service unavailable");
   });
 
   it("records a question (exit 3) for a person", async () => {
