@@ -401,7 +401,7 @@ export class SimCore {
     const base = p.merged ? undefined : await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`);
     const mb = base ? await git.mergeBase(repo.gitDir, base, p.headSha) : undefined;
     if (!mb) return;
-    const files = await git.diffFiles(repo.gitDir, mb, p.headSha);
+    const files = await git.diffFiles(repo.gitDir, mb, p.headSha, false);
     body.commits = await git.countCommits(repo.gitDir, mb, p.headSha);
     body.additions = files.reduce((n, f) => n + f.additions, 0);
     body.deletions = files.reduce((n, f) => n + f.deletions, 0);

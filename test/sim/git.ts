@@ -287,7 +287,7 @@ export interface FileDiff {
 }
 
 /** Per-file diff between two commits (as GitHub's compare and pull files report it). */
-export async function diffFiles(gitDir: string, base: string, head: string): Promise<FileDiff[]> {
+export async function diffFiles(gitDir: string, base: string, head: string, withPatch = true): Promise<FileDiff[]> {
   const numstat = await git(gitDir, ["diff", "--numstat", "-z", "--no-renames", base, head]);
   const raw = await git(gitDir, ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, head]);
   const stats = new Map<string, [number, number]>();
@@ -295,6 +295,18 @@ export async function diffFiles(gitDir: string, base: string, head: string): Pro
   for (const p of parts) {
     const [a, d, ...name] = p.split("\t");
     stats.set(name.join("\t"), [a === "-" ? 0 : Number(a), d === "-" ? 0 : Number(d)]);
+  }
+  // One diff for every file's patch, split at each file's header.
+  const patches = new Map<string, string>();
+  if (withPatch) {
+    const full = await git(gitDir, ["diff", "--no-color", "--no-renames", "-U3", base, head]);
+    for (const chunk of full.split(/^(?=diff --git )/m)) {
+      const lines = chunk.split("\n");
+      const m = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? "");
+      if (!m) continue;
+      const at = lines.findIndex((l) => l.startsWith("@@"));
+      patches.set(m[2]!, at < 0 ? "" : lines.slice(at).join("\n").replace(/\n$/, ""));
+    }
   }
   const files: FileDiff[] = [];
   const items = raw.split("\0");
@@ -305,8 +317,9 @@ export async function diffFiles(gitDir: string, base: string, head: string): Pro
     const [, , , newSha, st] = meta.slice(1).split(" ");
     const [additions, deletions] = stats.get(name) ?? [0, 0];
     const status = st === "A" ? "added" : st === "D" ? "removed" : "modified";
-    const patch = (await git(gitDir, ["diff", "--no-color", "-U3", base, head, "--", name])).split("\n").slice(4).join("\n");
-    files.push({ filename: name, status, additions, deletions, sha: status === "removed" ? "0".repeat(40) : newSha!, patch });
+    const entry: FileDiff = { filename: name, status, additions, deletions, sha: status === "removed" ? "0".repeat(40) : newSha! };
+    if (withPatch) entry.patch = patches.get(name) ?? "";
+    files.push(entry);
   }
   return files;
 }
