@@ -308,7 +308,8 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
       ...(parsed.costUsd !== undefined ? { costUsd: parsed.costUsd } : {}),
       ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
     };
-    const written = await reportsWritten(reports, runStart - 1_000);
+    // A little slack for file systems whose timestamps are coarser than the clock.
+    const written = await reportsWritten(reports, runStart - 50);
 
     if (outcome.spawnError) {
       return finish(1, { ...common, error: { code: "spawn_failed", message: `${invocation.command}: ${outcome.spawnError.message}` } }, written);

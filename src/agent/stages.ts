@@ -19,6 +19,7 @@ import { loadPlan } from "../core/plan/load.js";
 import { validatePlan } from "../core/plan/validate.js";
 import { abortMerge, concludeMerge, finishSubBranch, mergeRef, startSubBranch } from "./branches.js";
 import { ENV, traceIdFrom } from "./depth.js";
+import { pickEnv } from "./env.js";
 import { loadSystemPrompt, type LoadPromptOptions } from "./prompts.js";
 import { quoteUntrusted } from "./secrets.js";
 import { writeFileAtomic } from "./signals.js";
@@ -211,8 +212,16 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
   await writeFile(path.join(sessionDir, ".trace"), `${traceId}\n`, "utf8");
   const reports: ReportPaths = defaultReportPaths(sessionDir);
   const started = new Date();
-  const stageNames = options.stages ?? (await loadStageConfig(options.workdir))[type] ?? defaultStages(type);
-  for (const s of stageNames) if (!STAGES_FOR[type].includes(s)) throw new Error(`stage '${s}' is not available to type ${type}`);
+  if (options.stages) for (const s of options.stages) if (!STAGES_FOR[type].includes(s)) throw new Error(`stage '${s}' is not available to type ${type}`);
+  let stageNames: readonly StageName[];
+  let configError: string | undefined;
+  try {
+    stageNames = options.stages ?? (await loadStageConfig(options.workdir))[type] ?? defaultStages(type);
+  } catch (err) {
+    // The repository's config is wrong: say so where the user sees it (the attempt's error), run nothing.
+    stageNames = [];
+    configError = (err as Error).message;
+  }
 
   const records: StageRecord[] = [];
   const out: Omit<StagesResult, "exitCode" | "manifest" | "manifestPath"> = {};
@@ -444,7 +453,9 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     await mkdir(cycleDir, { recursive: true });
     const file = path.join(cycleDir, "verification-results.json");
     if (ctx.testCommand) {
-      const run = await runShell(ctx.testCommand, options.workdir, options.testTimeoutMs ?? 20 * 60_000, env, options.signal);
+      // The test command runs the repository's code: it gets the agent's plain environment, no keys or tokens.
+      const testEnv = { ...pickEnv(env, options.spawn.passEnv ?? []), [ENV.trace]: traceId, FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId };
+      const run = await runShell(ctx.testCommand, options.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
       await writeFile(path.join(cycleDir, "test-output.log"), run.output, "utf8");
       const results: VerificationResults = {
         checks: [{ name: "tests", tool: ctx.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) }],
@@ -682,6 +693,10 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     break;
   }
 
+  if (configError) {
+    final = 1;
+    out.error = configError;
+  }
   const exitCode: ForgeExitCode = final ?? (partial ? 12 : 0);
   if ((exitCode === 0 || exitCode === 12) && existsSync(reports.walkthrough)) out.walkthroughPath = reports.walkthrough;
   if (sawCost) out.costUsd = Math.round(costUsd * 1e6) / 1e6;

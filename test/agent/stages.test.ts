@@ -151,8 +151,11 @@ describe("stage sequences", () => {
     const out = await runStages(options(w));
     expect(out.manifest.stages.map((s) => s.name)).toEqual(["single"]);
     expect(await loadStageConfig(w.repo)).toEqual({ "2": ["single"] });
-    writeFileSync(path.join(w.repo, ".forge", "stages.yml"), '"1": [merge]\n');
-    await expect(loadStageConfig(w.repo)).rejects.toThrow(/stage 'merge' is not available to type 1/);
+    writeFileSync(path.join(w.repo, ".forge", "stages.yml"), '"2": [merge]\n');
+    await expect(loadStageConfig(w.repo)).rejects.toThrow(/stage 'merge' is not available to type 2/);
+    const broken = await runStages(options(w));
+    expect(broken).toMatchObject({ exitCode: 1, error: expect.stringMatching(/^\.forge\/stages\.yml: 2: stage 'merge'/) });
+    expect(broken.manifest.stages).toEqual([]);
     await expect(runStages(options(w, { stages: ["fix"] }))).rejects.toThrow(/not available to type 2/);
     expect(defaultStages("refinery")).toEqual(["merge", "test", "fix", "walkthrough"]);
   });
@@ -281,7 +284,10 @@ describe("refinery", () => {
   it("skips the fix stage when the tests pass, and raises a Change Request (11) when they never do", async () => {
     const pass = fakeWorld({ "refinery:walkthrough": { walkthrough: true } }, { git: true });
     git(pass.repo, "commit", "-q", "--allow-empty", "-m", "base");
-    const ok = await runStages(options(pass, { agentType: "refinery", taskContext: { ...ctx, mergeRefs: [], testCommand: "true" } }));
+    // The test command runs the repository's code: no token or key reaches it.
+    const testCommand = 'test -z "$GITHUB_TOKEN$ANTHROPIC_API_KEY" && test -n "$FORGE_TRACE_ID"';
+    const spawn = { ...options(pass).spawn, env: { PATH: process.env.PATH, GITHUB_TOKEN: "ghs_x", ANTHROPIC_API_KEY: "sk-ant-x" } };
+    const ok = await runStages(options(pass, { agentType: "refinery", spawn, taskContext: { ...ctx, mergeRefs: [], testCommand } }));
     expect(ok.manifest.stages.map((s) => [s.name, s.status])).toEqual([
       ["merge", "success"],
       ["test", "success"],
