@@ -1,8 +1,8 @@
 // The sim runner's job executor: runs one job of a workflow in a workspace directory, the way a
 // GitHub-hosted runner would, with no HTTP and no GitHub. See README.md beside this file.
 import { randomUUID } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -415,6 +415,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     // Mask again with every secret known at the end: a value masked by ::add-mask:: may have been
     // printed (e.g. in the script echo) before it was registered.
     for (const s of steps) s.log = s.log.map((l) => masker.mask(l));
+    if (ownTemp) rmSync(runnerTemp, { recursive: true, force: true });
     return {
     jobId,
     jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
@@ -857,7 +858,6 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     signal.removeEventListener("abort", onCancel);
     // Like the runner's orphan-process cleanup at the end of a job.
     for (const pid of stepGroups) killGroup(pid, "SIGKILL");
-    if (ownTemp && !hooks.isKilled()) await rm(runnerTemp, { recursive: true, force: true });
   }
   if (hooks.isKilled()) return new Promise<never>(() => {});
 
