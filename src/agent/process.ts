@@ -47,12 +47,18 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     const timers: NodeJS.Timeout[] = [];
 
     // detached: the child leads its own process group, so a kill reaches its children too.
-    const child = spawn(options.command, options.args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: process.platform !== "win32",
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(options.command, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: process.platform !== "win32",
+      });
+    } catch (err) {
+      resolve({ code: null, signal: null, spawnError: err as Error, durationMs: Date.now() - t0 });
+      return;
+    }
 
     const finish = (outcome: Omit<ProcessOutcome, "durationMs">) => {
       if (settled) return;
@@ -124,10 +130,10 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     };
     const out = lineReader(options.onStdoutLine);
     const err = lineReader(options.onStderrLine);
-    child.stdout.on("data", out.data);
-    child.stderr.on("data", err.data);
-    child.stdin.on("error", () => undefined); // EPIPE when the child does not read stdin
-    child.stdin.end(options.stdin ?? "");
+    child.stdout!.on("data", out.data);
+    child.stderr!.on("data", err.data);
+    child.stdin!.on("error", () => undefined); // EPIPE when the child does not read stdin
+    child.stdin!.end(options.stdin ?? "");
 
     child.on("error", (e) => finish({ code: null, signal: null, spawnError: e }));
     // A grandchild left running in the background may hold stdout open after the agent exited:

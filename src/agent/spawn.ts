@@ -107,6 +107,9 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   const depthCheck = checkDepth(parentEnv, options.maxDepth);
   const events = createWriteStream(eventsPath, { flags: "a" });
   const transcript = createWriteStream(transcriptPath, { flags: "a" });
+  // A full disk must not crash the runner: the session's own outcome still counts.
+  events.on("error", () => undefined);
+  transcript.on("error", () => undefined);
   let turn = 0;
   const emit = (draft: ProgressDraft) => {
     const event: ProgressEvent = {
