@@ -280,7 +280,7 @@ describe("Claude Code adapter with the real CLI", () => {
     const lastOutput = Date.parse(events.filter((e) => e.kind !== "exit").at(-1)!.at);
     const detected = Date.parse(r.finishedAt) - lastOutput;
     expect(detected).toBeGreaterThanOrEqual(idleMs - 100);
-    expect(detected).toBeLessThan(idleMs + 3_000);
+    expect(detected).toBeLessThan(idleMs + 5_000);
     console.log(`stall detected ${detected} ms after the agent's last output (idle limit ${idleMs} ms); session ${r.durationMs} ms`);
   }, 60_000);
 

@@ -44,6 +44,7 @@ describe("forge spawn", () => {
     const json = JSON.parse(r.out) as Record<string, unknown>;
     expect(json).toMatchObject({ status: "needs_refinement", exit_code: 10, depth: 1, adapter: "command" });
     expect((json.reports as Record<string, string>).refinement).toMatch(/refinement\.md$/);
+    expect(json.signal).toMatch(/\.signals\/exec-spawn\.refine$/);
     expect(JSON.parse(r.err)).toMatchObject({ status: "error", error: { code: "needs_refinement" } });
   });
 

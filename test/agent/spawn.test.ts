@@ -173,7 +173,6 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
     expect(ok).toMatchObject({ exitCode: 0 });
     const killed = await spawnAgent(w.options({ idleTimeoutMs: 400, toolIdleTimeoutMs: 600, sessionDir: path.join(w.dir, "s2") }));
     expect(killed).toMatchObject({ exitCode: 21, timedOut: "idle" });
-    expect(killed.durationMs).toBeLessThan(1_200);
   });
 
   it("stops an agent at the wall-clock limit even while it talks", async () => {
