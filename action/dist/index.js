@@ -32651,9 +32651,11 @@ function createOctokitGitHub(options2) {
     auth: options2.token,
     baseUrl: options2.baseUrl.replace(/\/$/, ""),
     userAgent: options2.userAgent ?? "forge-action",
-    // plugin-retry retries 5xx (never 400/401/403/404/410/422/451). Setting `request.retries`
-    // would make it retry every error, 422 included, so only the plugin's own option is used.
-    retry: { enabled: (options2.retries ?? 2) > 0 },
+    // plugin-retry retries 5xx (never 400/401/403/404/410/422/451), waiting retryCount² seconds.
+    // 501 is added: "not implemented" (GHES without a feature, the local GitHub) never heals, and
+    // three retries of it cost 14 s. Setting `request.retries` would make the plugin retry every
+    // error, 422 included, so only its own options are used.
+    retry: { enabled: (options2.retries ?? 2) > 0, retries: options2.retries ?? 2, doNotRetry: [400, 401, 403, 404, 410, 422, 451, 501] },
     // Errors are reported by the callers, with context; Octokit's own request log would only repeat them.
     log: { debug: () => {
     }, info: () => {
@@ -37969,6 +37971,51 @@ function checkDepth(env, requestedMax) {
   return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
 }
 
+// src/agent/env.ts
+var BASE_NAMES = /* @__PURE__ */ new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TERM",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "CI",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL"
+]);
+var BASE_PREFIXES = ["LC_", "XDG_"];
+var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
+function isForbiddenEnvName(name) {
+  return FORBIDDEN.test(name);
+}
+function pickEnv(parent, patterns = []) {
+  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
+  const prefixes = [...BASE_PREFIXES, ...patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1))];
+  const out = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value === void 0 || isForbiddenEnvName(name)) continue;
+    if (BASE_NAMES.has(name) || exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
+  }
+  return out;
+}
+
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
 import { readFile as readFile3 } from "node:fs/promises";
@@ -38047,51 +38094,6 @@ import { chmod, mkdir as mkdir3, stat as stat3, writeFile as writeFile3 } from "
 import path7 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
-// src/agent/env.ts
-var BASE_NAMES = /* @__PURE__ */ new Set([
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LANGUAGE",
-  "TZ",
-  "TERM",
-  "TMPDIR",
-  "TEMP",
-  "TMP",
-  "CI",
-  "NODE_EXTRA_CA_CERTS",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "GIT_AUTHOR_NAME",
-  "GIT_AUTHOR_EMAIL",
-  "GIT_COMMITTER_NAME",
-  "GIT_COMMITTER_EMAIL"
-]);
-var BASE_PREFIXES = ["LC_", "XDG_"];
-var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
-function isForbiddenEnvName(name) {
-  return FORBIDDEN.test(name);
-}
-function pickEnv(parent, patterns = []) {
-  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
-  const prefixes = [...BASE_PREFIXES, ...patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1))];
-  const out = {};
-  for (const [name, value] of Object.entries(parent)) {
-    if (value === void 0 || isForbiddenEnvName(name)) continue;
-    if (BASE_NAMES.has(name) || exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
-  }
-  return out;
-}
-
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
   const s = text.replace(/\s+/g, " ").trim();
@@ -38101,13 +38103,17 @@ function oneLine(text, max = 200) {
 // src/agent/adapters/claude.ts
 var CLAUDE_ENV = ["ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_*", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"];
 var ARG_LIMIT = 1e5;
+var STREAM_PROGRESS_EVERY_MS = 5e3;
+function isPartialChunk(line) {
+  return line.startsWith('{"type":"stream_event"');
+}
 function claudeArgs(input2) {
   const viaStdin = Buffer.byteLength(input2.prompt, "utf8") > ARG_LIMIT;
   const args = viaStdin ? ["-p"] : ["-p", input2.prompt];
   if (input2.systemPrompt) args.push("--append-system-prompt", input2.systemPrompt);
   if (input2.allowedTools.length > 0) args.push("--allowedTools", input2.allowedTools.join(","));
   if (input2.maxTurns !== void 0) args.push("--max-turns", String(input2.maxTurns));
-  args.push("--output-format", "stream-json", "--verbose");
+  args.push("--output-format", "stream-json", "--verbose", "--include-partial-messages");
   if (input2.model) args.push("--model", input2.model);
   return viaStdin ? { args, stdin: input2.prompt } : { args };
 }
@@ -38137,6 +38143,7 @@ var StreamJsonParser = class {
   #model;
   #sessionId;
   #lastText;
+  #lastStreamDraft = 0;
   /** Lines that were not stream-json (a command agent's plain output). */
   plainLines = [];
   stdoutLine(line) {
@@ -38193,6 +38200,12 @@ var StreamJsonParser = class {
           drafts.push({ kind: "tool_result", summary: oneLine(`${block.is_error === true ? "error: " : ""}${content}`) });
         }
         return drafts;
+      }
+      case "stream_event": {
+        const now = Date.now();
+        if (now - this.#lastStreamDraft < STREAM_PROGRESS_EVERY_MS) return [];
+        this.#lastStreamDraft = now;
+        return [{ kind: "text", summary: "(the model is writing)" }];
       }
       case "result": {
         this.#result = e;
@@ -38422,12 +38435,18 @@ function runProcess(options2) {
     let lastOutput = Date.now();
     let silentMs;
     const timers = [];
-    const child = spawn2(options2.command, options2.args, {
-      cwd: options2.cwd,
-      env: options2.env,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: process.platform !== "win32"
-    });
+    let child;
+    try {
+      child = spawn2(options2.command, options2.args, {
+        cwd: options2.cwd,
+        env: options2.env,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: process.platform !== "win32"
+      });
+    } catch (err2) {
+      resolve({ code: null, signal: null, spawnError: err2, durationMs: Date.now() - t0 });
+      return;
+    }
     const finish = (outcome) => {
       if (settled) return;
       settled = true;
@@ -38711,6 +38730,8 @@ async function spawnAgent(options2) {
   const depthCheck = checkDepth(parentEnv, options2.maxDepth);
   const events = createWriteStream(eventsPath, { flags: "a" });
   const transcript = createWriteStream(transcriptPath, { flags: "a" });
+  events.on("error", () => void 0);
+  transcript.on("error", () => void 0);
   let turn = 0;
   const emit = (draft) => {
     const event = {
@@ -38873,7 +38894,7 @@ async function spawnAgent(options2) {
       isBusy: () => parser.busy?.() ?? false,
       ...options2.signal ? { signal: options2.signal } : {},
       onStdoutLine: (line) => {
-        transcript.write(`${masker.mask(line)}
+        if (!isPartialChunk(line)) transcript.write(`${masker.mask(line)}
 `);
         for (const d of parser.stdoutLine(line)) {
           turn = parser.turns();
@@ -38897,7 +38918,7 @@ async function spawnAgent(options2) {
       ...parsed.costUsd !== void 0 ? { costUsd: parsed.costUsd } : {},
       ...parsed.sessionId ? { sessionId: parsed.sessionId } : {}
     };
-    const written = await reportsWritten(reports, runStart - 1e3);
+    const written = await reportsWritten(reports, runStart - 50);
     if (outcome.spawnError) {
       return finish(1, { ...common2, error: { code: "spawn_failed", message: `${invocation.command}: ${outcome.spawnError.message}` } }, written);
     }
@@ -39070,8 +39091,17 @@ async function runStages(options2) {
 `, "utf8");
   const reports = defaultReportPaths(sessionDir);
   const started = /* @__PURE__ */ new Date();
-  const stageNames = options2.stages ?? (await loadStageConfig(options2.workdir))[type2] ?? defaultStages(type2);
-  for (const s of stageNames) if (!STAGES_FOR[type2].includes(s)) throw new Error(`stage '${s}' is not available to type ${type2}`);
+  if (options2.stages) {
+    for (const s of options2.stages) if (!STAGES_FOR[type2].includes(s)) throw new Error(`stage '${s}' is not available to type ${type2}`);
+  }
+  let stageNames;
+  let configError;
+  try {
+    stageNames = options2.stages ?? (await loadStageConfig(options2.workdir))[type2] ?? defaultStages(type2);
+  } catch (err) {
+    stageNames = [];
+    configError = err.message;
+  }
   const records = [];
   const out = {};
   let costUsd = 0;
@@ -39311,7 +39341,8 @@ ${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
     await mkdir4(cycleDir, { recursive: true });
     const file2 = path8.join(cycleDir, "verification-results.json");
     if (ctx.testCommand) {
-      const run2 = await runShell(ctx.testCommand, options2.workdir, options2.testTimeoutMs ?? 20 * 6e4, env, options2.signal);
+      const testEnv = { ...pickEnv(env, options2.spawn.passEnv ?? []), [ENV.trace]: traceId2, FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId };
+      const run2 = await runShell(ctx.testCommand, options2.workdir, options2.testTimeoutMs ?? 20 * 6e4, testEnv, options2.signal);
       await writeFile4(path8.join(cycleDir, "test-output.log"), run2.output, "utf8");
       const results2 = {
         checks: [{ name: "tests", tool: ctx.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
@@ -39569,6 +39600,10 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
     if (o.exitCode === 10) out.refinement ??= await readFile4(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
     if (o.exitCode === 11 && existsSync3(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
     break;
+  }
+  if (configError) {
+    final = 1;
+    out.error = configError;
   }
   const exitCode = final ?? (partial2 ? 12 : 0);
   if ((exitCode === 0 || exitCode === 12) && existsSync3(reports.walkthrough)) out.walkthroughPath = reports.walkthrough;

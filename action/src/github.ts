@@ -81,9 +81,11 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
     auth: options.token,
     baseUrl: options.baseUrl.replace(/\/$/, ""),
     userAgent: options.userAgent ?? "forge-action",
-    // plugin-retry retries 5xx (never 400/401/403/404/410/422/451). Setting `request.retries`
-    // would make it retry every error, 422 included, so only the plugin's own option is used.
-    retry: { enabled: (options.retries ?? 2) > 0 },
+    // plugin-retry retries 5xx (never 400/401/403/404/410/422/451), waiting retryCount² seconds.
+    // 501 is added: "not implemented" (GHES without a feature, the local GitHub) never heals, and
+    // three retries of it cost 14 s. Setting `request.retries` would make the plugin retry every
+    // error, 422 included, so only its own options are used.
+    retry: { enabled: (options.retries ?? 2) > 0, retries: options.retries ?? 2, doNotRetry: [400, 401, 403, 404, 410, 422, 451, 501] },
     // Errors are reported by the callers, with context; Octokit's own request log would only repeat them.
     log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });

@@ -81,6 +81,15 @@ describe("the Octokit GitHub port", () => {
     await gh.markReadyForReview({ number: 7, nodeId: "PR_kw7", url: "u", draft: false });
   });
 
+  it("retries a 5xx once it may heal, but never a 501 (not implemented)", async () => {
+    const retrying = createOctokitGitHub({ token: "t", baseUrl: API, owner: "acme", repo: "demo", retries: 2 });
+    nock("https://ghe.example").post("/api/graphql").reply(501, { message: "GraphQL is not implemented" });
+    await expect(retrying.markReadyForReview({ number: 1, nodeId: "PR_1", url: "u", draft: true })).rejects.toMatchObject({ status: 501 });
+    nock(API).patch("/repos/acme/demo/pulls/2").reply(502, { message: "Bad Gateway" });
+    nock(API).patch("/repos/acme/demo/pulls/2").reply(200, { number: 2 });
+    await retrying.updatePull(2, { body: "b" });
+  });
+
   it("names the failing call when updating fails", async () => {
     nock(API).patch("/repos/acme/demo/pulls/9").reply(422, { message: "Validation Failed", errors: [{ resource: "PullRequest", field: "body", code: "too_long" }] });
     const err = await gh.updatePull(9, { body: "x" }).catch((e: unknown) => e);

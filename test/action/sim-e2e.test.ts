@@ -22,7 +22,8 @@ const REPO = "demo";
 const RUN = "r1";
 const PLAN = "p1";
 const INTEGRATION = `forge/${RUN}/_integration`;
-const TIMED = ["t1", "t2", "t3", "t4", "t5"];
+// FORGE_E2E_JOBS=9 for a steadier median; 3 keep the suite short.
+const TIMED = Array.from({ length: Number(process.env.FORGE_E2E_JOBS ?? 3) }, (_, i) => `t${i + 1}`);
 
 let sim: Sim;
 let gh: Octokit;
@@ -66,6 +67,8 @@ beforeAll(async () => {
       ".github/workflows/forge-agent.yml": workflow,
       // Heartbeats every second so the stall test takes seconds, not minutes.
       ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 2\nagent:\n  adapter: command\n  command: ${JSON.stringify(`node ${SCRIPTED_AGENT}`)}\n`,
+      // The scripted agent does everything in one session (src/agent's "single" stage).
+      ".forge/stages.yml": "\"1\": [single]\n",
       [`.forge/plans/${PLAN}/plan.md`]: "# Plan\n\nWrite greetings.\n",
       ...Object.fromEntries(tasks.map(([id, text]) => [`.forge/plans/${PLAN}/tasks/${id}.md`, text!])),
       ...actionFiles(),
@@ -153,8 +156,10 @@ describe("the Forge action on the local GitHub", () => {
       expect(pr.body).toContain(`<!-- forge:walkthrough run=${RUN} task=${taskId} attempt=1 -->`);
       expect(pr.body).toContain("### Files changed (1)");
       expect(pr.body).toContain(`| \`src/${taskId}.txt\` |`);
-      // The local GitHub has no GraphQL, so "ready for review" is refused there: the PR stays a draft and the job says why.
-      expect(logOf(runId)).toMatch(/could not mark the pull request ready: marking pull request #\d+ ready for review failed/);
+      // "Ready for review" is GraphQL only: where the local GitHub answers it the PR is ready; where it
+      // answers 501, the PR stays a draft and the job says why.
+      if (pr.draft) expect(logOf(runId)).toMatch(/could not mark the pull request ready: marking pull request #\d+ ready for review failed/);
+      else expect(logOf(runId)).not.toContain("could not mark the pull request ready");
 
       const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
       const { data: file } = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: `${attemptDir(RUN, taskId, 1)}/result.json`, ref: branch });
@@ -167,7 +172,7 @@ describe("the Forge action on the local GitHub", () => {
     }
     console.log(`runner overhead per job, excluding the agent (dispatch → checkout → push → PR → run completed): median ${median(overhead).toFixed(0)} ms over ${overhead.length} jobs [${overhead.map((x) => x.toFixed(0)).join(", ")}]`);
     console.log(`  of which inside the action (journal, branch, context, draft PR; commits, push, PR body): median ${median(actionOnly).toFixed(0)} ms [${actionOnly.join(", ")}]`);
-  }, 120_000);
+  }, 300_000);
 
   it("a dispatch that is no longer current does nothing and succeeds", async () => {
     // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.
