@@ -12,6 +12,7 @@ import { createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isPartialChunk } from "./adapters/claude.js";
 import { adapterFor } from "./adapters/index.js";
 import type { AdapterOutcome, Invocation, OutputParser, ProgressDraft } from "./adapters/types.js";
 import { ENV, checkDepth, traceIdFrom } from "./depth.js";
@@ -289,7 +290,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
       isBusy: () => parser.busy?.() ?? false,
       ...(options.signal ? { signal: options.signal } : {}),
       onStdoutLine: (line) => {
-        transcript.write(`${masker.mask(line)}\n`);
+        if (!isPartialChunk(line)) transcript.write(`${masker.mask(line)}\n`);
         for (const d of parser.stdoutLine(line)) {
           turn = parser.turns();
           emit(d);

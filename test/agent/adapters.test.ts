@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { claudeAdapter, claudeArgs, StreamJsonParser } from "../../src/agent/adapters/claude.js";
+import { claudeAdapter, claudeArgs, isPartialChunk, StreamJsonParser } from "../../src/agent/adapters/claude.js";
 import { codexArgs, CodexJsonParser } from "../../src/agent/adapters/codex.js";
 import { commandAdapter } from "../../src/agent/adapters/command.js";
 import { allowedToolsFor, mayCallerSpawn } from "../../src/agent/hierarchy.js";
@@ -19,6 +19,7 @@ describe("claude argv", () => {
       "--output-format",
       "stream-json",
       "--verbose",
+      "--include-partial-messages",
       "--model",
       "claude-sonnet-4-5",
     ]);
@@ -82,6 +83,15 @@ describe("claude stream-json parsing", () => {
     const p = new StreamJsonParser();
     p.stdoutLine(JSON.stringify({ type: "result", subtype: "success", is_error: true, api_error_status: 429, result: "API Error: Request rejected (429) · usage limit reached", num_turns: 1 }));
     expect(p.finish(1)).toMatchObject({ ok: false, apiErrorStatus: 429, errorText: "API Error: Request rejected (429) · usage limit reached" });
+  });
+
+  it("turns partial-message chunks into a liveness event every few seconds, not one per chunk", () => {
+    const p = new StreamJsonParser();
+    const chunk = JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "x" } } });
+    expect(isPartialChunk(chunk)).toBe(true);
+    const drafts = Array.from({ length: 50 }, () => p.stdoutLine(chunk)).flat();
+    expect(drafts).toEqual([{ kind: "text", summary: "(the model is writing)" }]);
+    expect(p.turns()).toBe(0);
   });
 
   it("keeps plain lines as output", () => {

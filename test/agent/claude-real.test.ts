@@ -162,6 +162,10 @@ describe("Claude Code adapter with the real CLI", () => {
     // Progress came from the stream: tool calls by name, and stage events.
     expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Write", "Edit", "Bash", "Write"]);
     expect(events.every((e) => e.traceId === out.manifest.trace_id)).toBe(true);
+    // Partial-message chunks prove liveness while the model streams, and stay out of the transcript.
+    expect(events.some((e) => e.summary === "(the model is writing)")).toBe(true);
+    const implementDir = path.join(sessionDir, out.manifest.stages[0]!.session_dirs[0]!);
+    expect(readFileSync(path.join(implementDir, "transcript.log"), "utf8")).not.toContain('"type":"stream_event"');
 
     // The walkthrough, completed with the runner's facts, is valid.
     expect(out.walkthroughPath).toBe(path.join(sessionDir, "walkthrough.md"));

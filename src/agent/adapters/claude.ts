@@ -9,7 +9,9 @@
  * line: text or tool_use; lines of one API message share `message.id`), `user` (tool_result blocks)
  * and, last, `result` (`subtype`, `is_error`, `num_turns`, `total_cost_usd`, `result`,
  * `api_error_status`, `session_id`). A persistent API error (e.g. 429) ends with exit code 1 and a
- * `result` whose text is `API Error: … (429) · <message>`.
+ * `result` whose text is `API Error: … (429) · <message>`. With `--include-partial-messages`,
+ * `stream_event` lines carry the API's SSE events as they arrive; they only prove liveness (one
+ * progress event every few seconds) and stay out of the transcript.
  *
  * A prompt longer than Linux's single-argument limit (128 KiB) is sent on stdin instead, which
  * `claude -p` reads when no prompt argument is given.
@@ -22,13 +24,23 @@ export const CLAUDE_ENV = ["ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", 
 
 const ARG_LIMIT = 100_000;
 
+/** At most one progress event per this many ms from partial-message chunks. */
+const STREAM_PROGRESS_EVERY_MS = 5_000;
+
+/** Lines kept out of the transcript: partial chunks repeat what the complete message says. */
+export function isPartialChunk(line: string): boolean {
+  return line.startsWith('{"type":"stream_event"');
+}
+
 export function claudeArgs(input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns">): { args: string[]; stdin?: string } {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
   const args = viaStdin ? ["-p"] : ["-p", input.prompt];
   if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);
   if (input.allowedTools.length > 0) args.push("--allowedTools", input.allowedTools.join(","));
   if (input.maxTurns !== undefined) args.push("--max-turns", String(input.maxTurns));
-  args.push("--output-format", "stream-json", "--verbose");
+  // Partial messages keep the stream alive while the model writes a long answer: without them a
+  // single big tool call (a 2,000-line file) shows no output for minutes and looks like a stall.
+  args.push("--output-format", "stream-json", "--verbose", "--include-partial-messages");
   if (input.model) args.push("--model", input.model);
   return viaStdin ? { args, stdin: input.prompt } : { args };
 }
@@ -64,6 +76,7 @@ export class StreamJsonParser implements OutputParser {
   #model: string | undefined;
   #sessionId: string | undefined;
   #lastText: string | undefined;
+  #lastStreamDraft = 0;
   /** Lines that were not stream-json (a command agent's plain output). */
   readonly plainLines: string[] = [];
 
@@ -123,6 +136,12 @@ export class StreamJsonParser implements OutputParser {
           drafts.push({ kind: "tool_result", summary: oneLine(`${block.is_error === true ? "error: " : ""}${content}`) });
         }
         return drafts;
+      }
+      case "stream_event": {
+        const now = Date.now();
+        if (now - this.#lastStreamDraft < STREAM_PROGRESS_EVERY_MS) return [];
+        this.#lastStreamDraft = now;
+        return [{ kind: "text", summary: "(the model is writing)" }];
       }
       case "result": {
         this.#result = e;
