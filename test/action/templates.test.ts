@@ -1,0 +1,62 @@
+// The workflow templates users install, read the way GitHub reads them (the sim runner's parser):
+// the dispatch inputs the App sends, the job token's scopes, the concurrency group, the timeout.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { DISPATCH_INPUTS } from "../../src/core/layout.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+import { describeJob, parseDispatchInputs } from "../sim/runner/index.js";
+
+const agent = readFileSync("templates/workflows/forge-agent.yml", "utf8");
+const tick = readFileSync("templates/workflows/forge-tick.yml", "utf8");
+const context = { repository: "acme/demo", ref: "refs/heads/forge/r1/t1/2", sha: "a".repeat(40), serverUrl: "https://github.com", apiUrl: "https://api.github.com", token: "t", runId: 1, actor: "forge[bot]" };
+const inputs = { [DISPATCH_INPUTS.runId]: "r1", [DISPATCH_INPUTS.taskId]: "t1", [DISPATCH_INPUTS.attempt]: "2", [DISPATCH_INPUTS.context]: '{"answer":"yes"}' };
+
+describe("templates/workflows/forge-agent.yml", () => {
+  it("accepts exactly the dispatch inputs of layout.ts; run_id, task_id and attempt are required", () => {
+    expect(parseDispatchInputs(agent, inputs).eventInputs).toEqual(inputs);
+    expect(parseDispatchInputs(agent, { run_id: "r1", task_id: "t1", attempt: "1" }).inputs.context).toBe("");
+    expect(() => parseDispatchInputs(agent, { run_id: "r1", task_id: "t1" })).toThrow("Required input 'attempt' not provided");
+    expect(() => parseDispatchInputs(agent, { ...inputs, extra: "x" })).toThrow('Unexpected inputs provided: ["extra"]');
+  });
+
+  it("gives the job token contents and pull-requests write, and nothing else", () => {
+    const job = describeJob({ workflowText: agent, inputs, context });
+    const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
+    expect(Object.fromEntries(granted)).toEqual({ contents: "write", "pull-requests": "write" });
+  });
+
+  it("runs one job per run/task/attempt and stops before the job's own limit", () => {
+    const job = describeJob({ workflowText: agent, inputs, context });
+    expect(job.concurrency.workflow).toMatchObject({ group: "forge-agent-r1-t1-2", cancelInProgress: false });
+    // Above the agent's wall clock (timeouts.agent_minutes), so the runner stops the agent first and keeps its work.
+    expect(job.timeoutMinutes).toBe(forgeConfigSchema.parse({}).timeouts.job_minutes);
+    expect(job.timeoutMinutes).toBeGreaterThan(forgeConfigSchema.parse({}).timeouts.agent_minutes);
+  });
+
+  it("checks out without persisting the token and passes the inputs to the action", () => {
+    const steps = (parseYaml(agent) as { jobs: { agent: { steps: Array<{ uses?: string; with?: Record<string, unknown> }> } } }).jobs.agent.steps;
+    expect(steps[0]).toMatchObject({ uses: "actions/checkout@v4", with: { "persist-credentials": false } });
+    const forge = steps.find((s) => s.uses?.endsWith("/action@v1"))!;
+    expect(forge.with).toEqual({
+      "run-id": "${{ inputs.run_id }}",
+      "task-id": "${{ inputs.task_id }}",
+      attempt: "${{ inputs.attempt }}",
+      context: "${{ inputs.context }}",
+      "anthropic-api-key": "${{ secrets.ANTHROPIC_API_KEY }}",
+    });
+  });
+});
+
+describe("templates/workflows/forge-tick.yml", () => {
+  it("runs `forge tick` on a schedule with a read-only job token", () => {
+    const wf = parseYaml(tick) as { on: { schedule: Array<{ cron: string }>; workflow_dispatch: unknown }; jobs: { tick: { steps: Array<{ run?: string }> } } };
+    expect(wf.on.schedule[0]!.cron).toBe("*/10 * * * *");
+    expect(wf.on).toHaveProperty("workflow_dispatch");
+    expect(wf.jobs.tick.steps.some((s) => s.run === "npx --yes forge tick")).toBe(true);
+    const job = describeJob({ workflowText: tick, context: { ...context, eventName: "schedule", event: {} } });
+    const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
+    expect(Object.fromEntries(granted)).toEqual({ contents: "read" });
+    expect(job.concurrency.workflow).toMatchObject({ group: "forge-tick" });
+  });
+});
