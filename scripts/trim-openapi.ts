@@ -109,6 +109,7 @@ export const WEBHOOKS = [
   "pull-request-synchronize",
   "pull-request-edited",
   "pull-request-ready-for-review",
+  "pull-request-converted-to-draft",
   "pull-request-closed",
   "pull-request-reopened",
   "pull-request-labeled",

@@ -445,9 +445,9 @@ describe("not implemented and not found", () => {
     expect((err as { response: { data: { message: string } } }).response.data.message).toContain("repos/list-webhooks");
     expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(/^https:\/\/docs\.github\.com\//);
     expect(await status(gh.request("GET /definitely/not/github"))).toBe(404);
-    // GraphQL (GHES: /api/graphql) is not simulated.
+    // GraphQL (GHES: /api/graphql) needs authentication.
     const gql = await fetch(`${sim.url}/api/graphql`, { method: "POST", body: JSON.stringify({ query: "{ viewer { login } }" }) });
-    expect(gql.status).toBe(501);
+    expect(gql.status).toBe(401);
     expect(await status(gh.rest.repos.get({ owner, repo: "missing" }))).toBe(404);
   });
 });

@@ -10,6 +10,7 @@ import { Control, handleControl } from "./control.js";
 import { SimCore } from "./core.js";
 import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
+import { handleGraphql } from "./graphql.js";
 import { Model } from "./model.js";
 import type { Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest.js";
@@ -234,8 +235,10 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     const work = p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)
       ? rest(req, res, url)
       : p === "/api/graphql"
-        ? // GHES serves GraphQL at /api/graphql; the simulator has no GraphQL schema to answer from.
-          readBody(req).then(() => send(res, 501, Model.error("Forge's local GitHub does not implement the GraphQL API", 501, "https://docs.github.com/graphql")))
+        ? // GHES serves GraphQL at /api/graphql.
+          req.method === "POST"
+          ? readBody(req).then((b) => handleGraphql(core, req, res, b, send))
+          : Promise.resolve(send(res, 404, Model.error("Not Found", 404)))
       : p.startsWith("/_sim/") || p === "/_sim"
         ? handleControl(control, req, res, url, readBody, send)
         : isGitRequest(p)
