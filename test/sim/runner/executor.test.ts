@@ -294,6 +294,17 @@ console.log("action path " + process.env.GITHUB_ACTION_PATH);
     expect(r.steps[2]!.log).toContain("post sees t1");
   });
 
+  it("serves a remote action name from a local folder through localActions", async () => {
+    const actionDir = path.join(root, "forge-action");
+    mkdirSync(actionDir, { recursive: true });
+    writeFileSync(path.join(actionDir, "action.yml"), "name: f\ninputs:\n  run-id: { required: true }\nruns:\n  using: node24\n  main: main.cjs\n");
+    writeFileSync(path.join(actionDir, "main.cjs"), `console.log("run " + process.env["INPUT_RUN-ID"] + " from " + process.env.GITHUB_ACTION_PATH);\n`);
+    const wf = dispatch("", `    steps:\n      - uses: forge-dev/forge/action@v1\n        with: { run-id: r7 }\n`);
+    const r = await runJob({ workflowText: wf, context: baseContext(), workspace, localActions: { "forge-dev/forge/action": actionDir } });
+    expect(r.conclusion).toBe("success");
+    expect(r.steps[0]!.log).toContain(`run r7 from ${actionDir}`);
+  });
+
   it("refuses composite and docker actions loudly", async () => {
     const actionDir = path.join(workspace, "act");
     mkdirSync(actionDir, { recursive: true });

@@ -144,6 +144,12 @@ export interface RunJobOptions {
   cancelTimeoutMs?: number;
   /** Extra remote actions by name without `@ref` (e.g. `forge/setup`); actions/checkout and actions/setup-node are built in. */
   actions?: Record<string, BuiltinAction>;
+  /**
+   * Remote node actions served from a local folder, by name without `@ref`:
+   * `{ "forge-dev/forge/action": "/path/to/forge/action" }` runs that folder's action.yml for
+   * `uses: forge-dev/forge/action@v1` — no need to vendor the action into the repository.
+   */
+  localActions?: Record<string, string>;
 }
 
 /** The runner vanished mid-job (`JobHandle.kill()`): nothing was cleaned up and no conclusion was reported. */
@@ -719,7 +725,7 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
         proc = await exec(command, args.map((a) => a.replace("{0}", scriptPath)), cwd);
       } else {
         const uses = interpolateString(spec.uses!, exprCtx(allCtxEnv));
-        const action = await loadAction(uses, workspace, options.actions);
+        const action = await loadAction(uses, workspace, options.actions, options.localActions);
         const withValues: Record<string, string> = {};
         for (const [k, v] of Object.entries(asStringRecord(spec.with))) withValues[k] = interpolateString(v, exprCtx(allCtxEnv));
         const known = Object.keys(action.inputs);
@@ -899,9 +905,15 @@ export function resolveShell(shell: string | undefined): { command: string; args
   throw new ActionFailedError(`shell '${shell}' is not supported by the Forge sim runner (use bash, sh, or a command with {0})`);
 }
 
-async function loadAction(uses: string, workspace: string, extra: Record<string, BuiltinAction> | undefined): Promise<ActionDef> {
-  if (uses.startsWith("./") || uses.startsWith("../")) {
-    const dir = path.resolve(workspace, uses);
+async function loadAction(
+  uses: string,
+  workspace: string,
+  extra: Record<string, BuiltinAction> | undefined,
+  localActions: Record<string, string> | undefined,
+): Promise<ActionDef> {
+  const mapped = uses.includes("@") ? localActions?.[uses.split("@")[0]!] : undefined;
+  if (uses.startsWith("./") || uses.startsWith("../") || mapped !== undefined) {
+    const dir = mapped !== undefined ? path.resolve(mapped) : path.resolve(workspace, uses);
     const file = ["action.yml", "action.yaml"].map((f) => path.join(dir, f)).find((f) => existsSync(f));
     if (!file) throw new ActionFailedError(`Can't find 'action.yml' or 'action.yaml' under '${dir}'. Did you forget to run actions/checkout before running your local action?`);
     const doc = parseYaml(await readFile(file, "utf8")) as {

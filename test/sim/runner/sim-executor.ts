@@ -24,6 +24,8 @@ export interface SimExecutorOptions {
   env?: Record<string, string>;
   killGraceMs?: number;
   actions?: RunJobOptions["actions"];
+  /** Remote actions served from local folders (see RunJobOptions.localActions). */
+  localActions?: RunJobOptions["localActions"];
   /** After a runner is killed, how long GitHub takes to fail the job (default 0 ms here; minutes on GitHub). */
   lostRunnerDelayMs?: number;
 }
@@ -196,6 +198,7 @@ export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor
       ...(options.env ? { env: options.env } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.actions ? { actions: options.actions } : {}),
+      ...(options.localActions ? { localActions: options.localActions } : {}),
       runnerName: `forge-sim-runner-${d.run.id}-${jobId}`,
       onStep: (e) => {
         ensureStarted();
