@@ -39818,6 +39818,7 @@ function createStagesRunner(options2) {
             FORGE_BASE_REF: c.baseRef
           },
           masker: options2.masker,
+          ...options2.binary ? { binary: options2.binary } : {},
           ...options2.adapter === "command" ? { command: "sh", args: ["-c", options2.command ?? ""] } : {}
         },
         deadline: Date.now() + options2.timeoutMs,

@@ -30,6 +30,8 @@ export interface StagesRunnerOptions {
   masker: Masker;
   /** Built-in prompts (a bundle ships them beside itself). */
   builtinPromptDir?: string;
+  /** The agent CLI's executable (default: `claude` / `codex` on PATH). */
+  binary?: string;
 }
 
 export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
@@ -76,6 +78,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
             FORGE_BASE_REF: c.baseRef,
           },
           masker: options.masker,
+          ...(options.binary ? { binary: options.binary } : {}),
           ...(options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}),
         },
         deadline: Date.now() + options.timeoutMs,
