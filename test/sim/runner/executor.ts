@@ -940,7 +940,7 @@ async function loadAction(
   const name = uses.split("@")[0]!;
   const builtin = extra?.[name] ?? BUILTIN_ACTIONS[name];
   if (!builtin || !uses.includes("@")) {
-    throw new ActionFailedError(`Action '${uses}' is not available in the Forge sim runner (it runs local ./ actions, ${Object.keys(BUILTIN_ACTIONS).join(", ")} and actions passed in options.actions)`);
+    throw new ActionFailedError(`Action '${uses}' is not available in the Forge sim runner (it runs local ./ actions, ${Object.keys(BUILTIN_ACTIONS).join(", ")}, actions passed in options.actions and folders mapped by options.localActions)`);
   }
   return { kind: "builtin", name, inputs: builtin.inputs, builtin };
 }

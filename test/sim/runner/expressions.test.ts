@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   evaluate,
@@ -127,5 +128,23 @@ describe("expressions: anything else fails loudly, naming the expression", () =>
 
   it("refuses an unclosed ${{", () => {
     expect(() => interpolate("a ${{ inputs.x", ctx)).toThrow(/missing closing/);
+  });
+});
+
+describe("expressions: properties", () => {
+  it("leaves text without ${{ untouched", () => {
+    fc.assert(fc.property(fc.string().filter((t) => !t.includes("${{")), (t) => interpolate(t, ctx) === t));
+  });
+
+  it("round-trips any string through a quoted literal and format()", () => {
+    fc.assert(
+      fc.property(fc.string(), (t) => {
+        const literal = `'${t.replace(/'/g, "''")}'`;
+        expect(evaluate(literal, ctx)).toBe(t);
+        expect(interpolate(`<\${{ format('{0}', ${literal}) }}>`, ctx)).toBe(`<${t}>`);
+        // == ignores case: a string equals its upper-cased self unless upper-casing changed more than case.
+        expect(evaluate(`${literal} == ${literal.toUpperCase()}`, ctx)).toBe(t.toLowerCase() === t.toUpperCase().toLowerCase());
+      }),
+    );
   });
 });
