@@ -464,3 +464,22 @@ describe("coverage", () => {
     expect(receiver.received.filter((h) => h.schemaError)).toEqual([]);
   });
 });
+
+describe("installation lifecycle", () => {
+  it("adds repositories (installation_repositories.added) and uninstalls (installation.deleted, tokens revoked)", async () => {
+    await sim.control.createRepo({ owner, name: "later", files: { "x.txt": "x\n" } });
+    expect(await status(gh.rest.repos.get({ owner, repo: "later" }))).toBe(404);
+    sim.control.addInstallationRepositories(installationId, [`${owner}/later`]);
+    const { data: tok } = await asApp.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+    const fresh = new Octokit({ baseUrl: sim.apiUrl, auth: tok.token });
+    expect((await fresh.rest.repos.get({ owner, repo: "later" })).status).toBe(200);
+    sim.control.uninstall(installationId);
+    expect(await status(fresh.rest.repos.get({ owner, repo: "later" }))).toBe(401);
+    await sim.idle();
+    const added = await receiver.waitFor((h) => h.event === "installation_repositories" && h.action === "added");
+    expect((added.payload.repositories_added as Array<{ full_name: string }>).map((r) => r.full_name)).toEqual([`${owner}/later`]);
+    await receiver.waitFor((h) => h.event === "installation" && h.action === "deleted");
+    expect(receiver.received.filter((h) => h.event.startsWith("installation")).every((h) => h.signatureValid && !h.schemaError)).toBe(true);
+    expect(sim.violations.filter((v) => v.kind !== "request")).toEqual([]);
+  });
+});

@@ -61,6 +61,14 @@ export class Control {
     return { id: this.core.install(appId, account, repositories).id };
   }
 
+  uninstall(installationId: number, by?: string): void {
+    this.core.uninstall(installationId, by);
+  }
+
+  addInstallationRepositories(installationId: number, fullNames: string[], by?: string): void {
+    this.core.addInstallationRepos(installationId, fullNames, by);
+  }
+
   addRepoHook(fullName: string, url: string, secret: string | null, events: string[] = ["*"]): { id: number } {
     return { id: this.core.addRepoHook(this.repo(fullName), url, secret, events) };
   }
@@ -227,6 +235,14 @@ export async function handleControl(control: Control, req: IncomingMessage, res:
       return send(res, 204, undefined);
     }
     if (method === "POST" && (m = /^\/apps\/(\d+)\/installations$/.exec(path))) return send(res, 201, control.install(Number(m[1]), s("account"), (body.repositories as string[] | "all" | undefined) ?? "all"));
+    if (method === "DELETE" && (m = /^\/installations\/(\d+)$/.exec(path))) {
+      control.uninstall(Number(m[1]), (body.as as string | undefined) ?? undefined);
+      return send(res, 204, undefined);
+    }
+    if (method === "POST" && (m = /^\/installations\/(\d+)\/repositories$/.exec(path))) {
+      control.addInstallationRepositories(Number(m[1]), (body.repositories as string[] | undefined) ?? [], (body.as as string | undefined) ?? undefined);
+      return send(res, 204, undefined);
+    }
     if (method === "POST" && (m = /^\/installations\/(\d+)\/token$/.exec(path))) return send(res, 201, { token: control.installationToken(Number(m[1])) });
     if (method === "POST" && path === "/act") {
       const a = await control.api(s("as"), s("method") || "GET", s("path"), body.body);
@@ -271,6 +287,8 @@ export const CONTROL_ENDPOINTS = [
   "PATCH  /_sim/apps/{id} {webhook_url}",
   "POST   /_sim/apps/{id}/installations {account, repositories: 'all' | ['o/r']}",
   "POST   /_sim/installations/{id}/token               installation token without a JWT",
+  "POST   /_sim/installations/{id}/repositories {repositories: ['o/r'], as?}   installation_repositories.added",
+  "DELETE /_sim/installations/{id}                     uninstall (installation.deleted)",
   "POST   /_sim/act {as, method, path, body?}          REST call as a person",
   "GET    /_sim/deliveries?event=&action=&status=",
   "POST   /_sim/deliveries/{id}/redeliver",

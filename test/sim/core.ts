@@ -233,6 +233,51 @@ export class SimCore {
     return inst;
   }
 
+  /** Uninstalls an App: `installation.deleted`, and its tokens stop working. */
+  uninstall(installationId: number, by?: string): void {
+    const inst = this.state.installations.get(installationId);
+    if (!inst) throw new Error(`no installation ${installationId}`);
+    const sender = by ? this.ensureUser(by) : inst.account;
+    this.bus.emit("installation", "deleted", { installation: this.model.installation(inst), repositories: this.installedRepos(inst), requester: null, sender: this.model.user(sender) }, { installation: inst });
+    this.bus.flush();
+    this.state.installations.delete(installationId);
+    for (const t of this.state.tokens.values()) if (t.installationId === installationId) t.expiresAt = 0;
+  }
+
+  /** Adds repositories to a "selected" installation: `installation_repositories.added`. */
+  addInstallationRepos(installationId: number, fullNames: string[], by?: string): void {
+    const inst = this.state.installations.get(installationId);
+    if (!inst || inst.repositories === "all") throw new Error(`installation ${installationId} does not select repositories`);
+    const added: Repo[] = [];
+    for (const n of fullNames) {
+      const [o, r] = n.split("/");
+      const repo = this.state.repoByName(o ?? "", r ?? "");
+      if (!repo) throw new Error(`no repository ${n}`);
+      if (!inst.repositories.includes(repo.id)) {
+        inst.repositories.push(repo.id);
+        added.push(repo);
+      }
+    }
+    const sender = by ? this.ensureUser(by) : inst.account;
+    this.bus.emit("installation_repositories", "added", {
+      installation: this.model.installation(inst),
+      repository_selection: "selected",
+      repositories_added: added.map((r) => this.repoLite(r)),
+      repositories_removed: [],
+      requester: null,
+      sender: this.model.user(sender),
+    }, { installation: inst });
+    this.bus.flush();
+  }
+
+  private repoLite(r: Repo): Record<string, unknown> {
+    return { id: r.id, node_id: this.model.minimalRepo(r).node_id as string, name: r.name, full_name: `${r.owner.login}/${r.name}`, private: r.private };
+  }
+
+  private installedRepos(inst: Installation): Array<Record<string, unknown>> {
+    return [...this.state.repos.values()].filter((r) => r.owner.id === inst.account.id && (inst.repositories === "all" || inst.repositories.includes(r.id))).map((r) => this.repoLite(r));
+  }
+
   mintInstallationToken(inst: Installation, repoIds?: number[], permissions?: Permissions): Token {
     const app = this.state.apps.get(inst.appId)!;
     const token = newToken("ghs");
