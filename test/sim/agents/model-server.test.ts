@@ -125,6 +125,22 @@ describe("scripted model server: Messages API framing", () => {
     expect(server.requests.map((r) => r.status)).toEqual([429, 529, 200]);
   });
 
+  it("refuses a conversation whose tool_use has no tool_result after it, as the API does", async () => {
+    server = await startModelServer({ script: [{ text: "x" }, { text: "y" }] });
+    const res = await post("/v1/messages", {
+      tools,
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_z", name: "Bash", input: {} }] },
+        { role: "user", content: "no result here" },
+      ],
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toMatch(/tool_use.* ids were found without .*tool_result.* blocks immediately after: toolu_z/);
+  });
+
   it("answers unknown endpoints 404 and records them", async () => {
     server = await startModelServer({ script: [] });
     const res = await fetch(`${server.url}/v1/models`);

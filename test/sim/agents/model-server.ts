@@ -126,6 +126,28 @@ function lastToolResults(body: MessagesRequest): TurnRequest["toolResults"] {
     }));
 }
 
+/** The API's complaint when an assistant tool_use has no tool_result right after it, else null. */
+export function unansweredToolUses(body: MessagesRequest): string | null {
+  const messages = body.messages ?? [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    const ids = (m.content as Array<Record<string, unknown>>).filter((b) => b.type === "tool_use").map((b) => String(b.id));
+    if (ids.length === 0) continue;
+    const next = messages[i + 1];
+    const answered = new Set(
+      next && next.role === "user" && Array.isArray(next.content)
+        ? (next.content as Array<Record<string, unknown>>).filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id))
+        : [],
+    );
+    const missing = ids.filter((id) => !answered.has(id));
+    if (missing.length > 0 && i + 1 < messages.length) {
+      return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+  }
+  return null;
+}
+
 type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
 
 function blocksOf(turn: ScriptedTurn): Block[] {
@@ -284,6 +306,13 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       if (!body || !Array.isArray(body.messages)) {
         reply(400);
         sendError(res, 400, "messages: Field required");
+        return;
+      }
+      const unanswered = unansweredToolUses(body);
+      if (unanswered) {
+        // The real API refuses a conversation whose tool calls lack results; so does this one.
+        reply(400);
+        sendError(res, 400, unanswered);
         return;
       }
       const model = body.model ?? options.defaultModel ?? "claude-sonnet-4-5";
