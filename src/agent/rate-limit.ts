@@ -14,13 +14,18 @@ export interface RateLimitInfo {
   message: string;
 }
 
-const USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage )?limit|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
+const USAGE_LIMIT =
+  /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
 const OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
 const RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
 
-/** `resets at 3pm (America/New_York)`, `resets 3:30 PM (Europe/Paris)`, `resets at 15:00 (UTC)`. */
+/**
+ * `resets at 3pm (America/New_York)`, `resets 3:30 PM (Europe/Paris)`, `resets at 15:00 (UTC)`, and
+ * weekly limits with a date: `resets Nov 24, 3pm (America/New_York)`.
+ */
 const RESETS_AT =
-  /\bresets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
+  /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 /** Claude Code's older form: `Claude AI usage limit reached|1760000000` (epoch seconds). */
 const EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
 /** `try again in 5 minutes`, `retry after 30 seconds`, `reset in 2h`. */
@@ -60,13 +65,23 @@ export function parseResetTime(text: string, now: Date = new Date()): Date | und
     return new Date(n > 1e12 ? n : n * 1000);
   }
   const at = RESETS_AT.exec(text);
-  if (at && (at[2] !== undefined || at[3] !== undefined || at[4] !== undefined)) {
-    let hour = Number(at[1]);
-    const minute = at[2] ? Number(at[2]) : 0;
-    const meridiem = at[3]?.toLowerCase();
+  // A bare number ("resets 5") is too vague; a time needs minutes, am/pm, a zone or a date.
+  if (at && (at[1] !== undefined || at[4] !== undefined || at[5] !== undefined || at[6] !== undefined)) {
+    let hour = Number(at[3]);
+    const minute = at[4] ? Number(at[4]) : 0;
+    const meridiem = at[5]?.toLowerCase();
     if (meridiem === "pm" && hour < 12) hour += 12;
     if (meridiem === "am" && hour === 12) hour = 0;
-    if (hour <= 23 && minute <= 59) return nextWallClockTime(hour, minute, at[4] ?? "UTC", now);
+    const zone = at[6] && isValidTimeZone(at[6]) ? at[6] : "UTC";
+    if (hour <= 23 && minute <= 59) {
+      if (at[1] === undefined) return nextWallClockTime(hour, minute, zone, now);
+      const month = MONTHS.indexOf(at[1].toLowerCase()) + 1;
+      const day = Number(at[2]);
+      const year = wallClock(now.getTime(), zone).year;
+      const thisYear = zonedTimeToUtc(year, month, day, hour, minute, zone);
+      // "Jan 2" read in late December is next year's.
+      return thisYear.getTime() > now.getTime() - 86_400_000 ? thisYear : zonedTimeToUtc(year + 1, month, day, hour, minute, zone);
+    }
   }
   const inN = TRY_AGAIN_IN.exec(text);
   if (inN) {

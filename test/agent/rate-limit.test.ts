@@ -32,6 +32,16 @@ describe("rate-limit recognition", () => {
     expect(parseResetTime("resets at 11pm (Mars/Olympus_Mons)", now)!.toISOString()).toBe("2026-11-22T23:00:00.000Z");
   });
 
+  it("reads weekly limits with a date, and Claude's newer wording", () => {
+    const now = new Date("2026-11-22T15:00:00Z");
+    const weekly = detectRateLimit("You've hit your weekly limit · resets Nov 24, 3pm (America/New_York)", { now });
+    expect(weekly).toMatchObject({ kind: "usage_limit" });
+    expect(weekly!.resetAt!.toISOString()).toBe("2026-11-24T20:00:00.000Z");
+    expect(detectRateLimit("5-hour limit reached ∙ resets 9pm", { now })!.resetAt!.toISOString()).toBe("2026-11-22T21:00:00.000Z");
+    // Early January, read in late December, is next year's.
+    expect(parseResetTime("resets Jan 2 at 10am (UTC)", new Date("2026-12-30T12:00:00Z"))!.toISOString()).toBe("2027-01-02T10:00:00.000Z");
+  });
+
   it("converts wall-clock times across a DST change", () => {
     // 8 March 2026: New York springs forward at 02:00; 03:30 that day is EDT (UTC-4).
     expect(zonedTimeToUtc(2026, 3, 8, 3, 30, "America/New_York").toISOString()).toBe("2026-03-08T07:30:00.000Z");
