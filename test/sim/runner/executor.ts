@@ -462,7 +462,6 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
     jobError = (err as Error).message;
     return finish("failure");
   }
-  const jobDeadline = Date.now() + jobTimeoutMs;
   const jobAbort = new AbortController();
   const onCancel = () => {
     if (jobStatus !== "cancelled") jobStatus = "cancelled";
@@ -672,10 +671,10 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
       if (addedPath.length > 0) env.PATH = [...addedPath, env.PATH ?? ""].join(path.delimiter);
       const allCtxEnv = { ...ctxEnv, ...stepEnv };
 
-      const now = Date.now();
-      const remainingJob = runsAfterCancel ? cancelTimeoutMs : Math.max(0, jobDeadline - now);
+      // The job's own timeout is the job timer's business (it cancels, and the job ends timed_out);
+      // a step has its own timeout-minutes, and steps run after a cancel are capped by cancelTimeoutMs.
       const stepTimeout = minutesToMs(interpolate(spec["timeout-minutes"], exprCtx(allCtxEnv)), "timeout-minutes");
-      const timeoutMs = Math.min(stepTimeout ?? Infinity, remainingJob);
+      const stepDeadline = Date.now() + Math.min(stepTimeout ?? Infinity, runsAfterCancel ? cancelTimeoutMs : Infinity);
       // After a cancellation, steps that still run (always()) are not stopped by it again.
       const stepSignal = runsAfterCancel ? undefined : jobAbort.signal;
 
@@ -690,7 +689,8 @@ async function executeJob(options: RunJobOptions, signal: AbortSignal, hooks: Ex
             lines.push(l);
             onLine(l);
           },
-          timeoutMs,
+          // A step that runs several commands (checkout) shares one deadline among them.
+          timeoutMs: Math.max(0, stepDeadline - Date.now()),
           ...(stepSignal ? { signal: stepSignal } : {}),
           killGraceMs,
           onSpawn: (c) => {
