@@ -69,6 +69,8 @@ export interface RepoRuntime {
   runs: Map<string, { planId: string; status: string }>;
   config?: { value: ForgeConfig; at: number };
   runsLoaded: boolean;
+  /** Run starts and plan changes of a repository are handled one at a time. */
+  planChain: Promise<unknown>;
 }
 
 export interface ForgeApp {
@@ -123,7 +125,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
       });
       const port = new OctokitPort(octokit, owner, repo);
       const engine = new Engine({ port, log, now, onDecision: (runId, d) => options.onDecision?.(key, runId, d) });
-      rt = { stats, port, engine, installationId, runs: new Map(), runsLoaded: false };
+      rt = { stats, port, engine, installationId, runs: new Map(), runsLoaded: false, planChain: Promise.resolve() };
       runtimes.set(key, rt);
     }
     return rt;
@@ -200,6 +202,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const runId = `${planId}-${sha.slice(0, 7)}`;
     const base = config.base_branch ?? (await rt.port.defaultBranch());
     const integrationBranch = config.integration_branch_template.replaceAll("{runId}", runId);
+    rt.runs.set(runId, { planId, status: "running" });
     await rt.port.createBranch(integrationBranch, sha);
     await rt.engine.start(
       { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch, baseBranch: base },
@@ -219,7 +222,12 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     // The journal's own writes come back as pushes: nothing to learn from them.
     if (/^forge\/[^/]+\/_state$/.test(branch) || /^forge\/[^/]+\/_integration$/.test(branch)) return;
     const rt = await rtOf(context);
-    if (branch === payload.repository.default_branch) return onDefaultBranchPush(rt, context);
+    if (branch === payload.repository.default_branch) {
+      // Serialised per repository: a second push must see the run the first one started.
+      const next = rt.planChain.then(() => onDefaultBranchPush(rt, context));
+      rt.planChain = next.catch(() => undefined);
+      return next;
+    }
     const ref = await attemptOf(rt, branch);
     if (!ref || !payload.head_commit) return;
     // The payload lists at most 20 commits; trust it only when it ends with the head commit.

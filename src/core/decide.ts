@@ -669,6 +669,10 @@ function overlayApplied(s: Step, input: Extract<LeafInput, { kind: "overlay.appl
   });
   s.j.planCommit = input.planCommit;
   s.replacePlan(plan, tasks);
+  // A MERGE_READY task that waited for its refinery may now have a task downstream: merge it directly.
+  tasks.forEach((t, k) => {
+    if (t.status === "MERGE_READY" && !s.idx.mergedByRefinery[k]) requestMerge(s, k);
+  });
   resolveCr(s, input.crId, "applied", input.overlayId);
 }
 

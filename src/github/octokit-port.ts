@@ -241,9 +241,13 @@ export class OctokitPort implements GitHubPort {
         workflow_id: workflow,
         per_page: 100,
         ...(filter.branch ? { branch: filter.branch } : {}),
-        ...(filter.createdAfter ? { created: `>=${filter.createdAfter}` } : {}),
       });
-      return data.workflow_runs.map((r) => ({ id: r.id, headBranch: r.head_branch ?? "", status: r.status ?? "", conclusion: r.conclusion ?? null, createdAt: r.created_at }));
+      // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
+      // plain date-time, so a range would not validate against it.
+      const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
+      return data.workflow_runs
+        .filter((r) => Date.parse(r.created_at) >= after)
+        .map((r) => ({ id: r.id, headBranch: r.head_branch ?? "", status: r.status ?? "", conclusion: r.conclusion ?? null, createdAt: r.created_at }));
     });
   }
 

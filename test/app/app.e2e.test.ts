@@ -4,9 +4,10 @@ import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
-  await h?.close();
+  const done = h;
   h = undefined;
-});
+  await done?.close();
+}, 60_000);
 
 describe("the Forge App on the local GitHub", () => {
   it("runs a plan merged to the default branch to completion: every task MERGED, tracker and final PR", { timeout: 150_000 }, async () => {

@@ -15,7 +15,9 @@ export type Script =
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
   | { kind: "lost" }
   | { kind: "rate_limited"; untilMs: number }
-  | { kind: "never_start" };
+  | { kind: "never_start" }
+  /** A Captain: commit files on its branch and open a PR to `base` (no record commit). */
+  | { kind: "pr"; files: Record<string, string>; base: string; title: string };
 
 export interface ScriptedRunner {
   handler: DispatchHandler;
@@ -58,6 +60,21 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   const branch = d.ref.replace(/^refs\/heads\//, "");
   if (script.kind === "lost") {
     d.completeJob("agent", "failure");
+    d.complete();
+    return;
+  }
+  if (script.kind === "pr") {
+    const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: d.sha });
+    const { data: tree } = await gh.rest.git.createTree({
+      owner,
+      repo,
+      base_tree: parent.tree.sha,
+      tree: Object.entries(script.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+    });
+    const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message: script.title, tree: tree.sha, parents: [d.sha] });
+    await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: commit.sha });
+    await gh.rest.pulls.create({ owner, repo, head: branch, base: script.base, title: script.title, body: "Overlay written by the Captain." });
+    d.completeJob("agent", "success");
     d.complete();
     return;
   }

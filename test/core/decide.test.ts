@@ -434,6 +434,18 @@ describe("Change Requests", () => {
     expect(status(r.journal, "auth")).toMatchObject({ status: "PENDING", blockers: 1 });
   });
 
+  it("after an overlay gives a refinery-merged task a task downstream, that task is merged directly", () => {
+    const d = start({ a: [], r1: ["a"] });
+    let r = feed(d.journal, [success("a"), escalation("r1")]);
+    expect(status(r.journal, "a").status).toBe("MERGE_READY");
+    r = feed(r.journal, [
+      { kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: sha("p2"), nodes: [{ id: "b", kind: "task", agentType: "2", dependencies: ["a"] }], edges: [{ from: "b", to: "r1" }] },
+    ]);
+    expect(r.effects.find((e) => e.kind === "MergePullRequest")).toMatchObject({ taskId: "a" });
+    r = feed(r.journal, [merged("a"), success("b"), merged("b"), success("r1", 2), merged("r1", 2)]);
+    expect(r.journal.status).toBe("completed");
+  });
+
   it("review mode waits for /forge approve (then the Captain) or /forge reject (then the task retries)", () => {
     const config = cfg({ cr_mode: "review" });
     const d = start({ a: [], r1: ["a"] }, config);

@@ -1,0 +1,203 @@
+/**
+ * Every flow of the App on the local GitHub, over real HTTP with signed webhooks: retries, commands
+ * and who may give them, human input, pause/resume/cancel, Change Requests, follow-ups, plan edits,
+ * silent agents, usage limits.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { Journal } from "../../src/core/journal.js";
+import { LABELS } from "../../src/core/layout.js";
+import { overlayFiles, planFiles } from "../helpers/plan-files.js";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
+import type { Script } from "./scripted-runner.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  const done = h;
+  h = undefined;
+  await done?.close();
+}, 60_000);
+
+const T = { timeout: 120_000 };
+const task = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
+
+async function prOf(h: Harness, branch: string): Promise<number> {
+  const { data } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "all" });
+  return data[0]!.number;
+}
+
+/** The run's tracker issue (the App creates it in the background as the run starts). */
+async function trackerOf(h: Harness): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    await h.app.forge.idle();
+    const { data } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, state: "all", labels: LABELS.tracker });
+    if (data[0]) return data[0].number;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("no tracker issue");
+}
+
+async function comments(h: Harness, issue: number): Promise<string[]> {
+  await h.app.forge.idle();
+  const { data } = await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: issue });
+  return data.map((c) => c.body ?? "");
+}
+
+describe("Forge App flows", () => {
+  it("a failed attempt is retried automatically and the retry succeeds", T, async () => {
+    h = await startHarness((id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "exit", code: 1, error: "tests failed" } : { kind: "success" }), {
+      config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
+    });
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
+    expect(h.runner.dispatched.filter((d) => d.includes("/a/"))).toHaveLength(2);
+    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: j.tasks[0]!.recordSha ?? "main" });
+    expect(checks.check_runs.some((c) => c.name === "forge · a" && c.conclusion === "success")).toBe(true);
+  });
+
+  it("retries stop at max_retries; the exhausted task shows in its check run and the tracker", T, async () => {
+    h = await startHarness(() => ({ kind: "exit", code: 1, error: "always fails" }), { config: "max_retries: 1\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const j = await h.waitFor((x) => task(x, "a").hold === "exhausted");
+    expect(task(j, "a").attempt).toBe(2);
+    await h.app.forge.idle();
+    await h.app.forge.tick();
+    const { data } = await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: await trackerOf(h) });
+    expect(data.body).toContain("held: exhausted");
+  });
+
+  it("/forge retry from a writer retries; a reader is refused politely; a bot is ignored", T, async () => {
+    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "exit", code: 2, error: "depth exhausted" } : { kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const failed = await h.waitFor((x) => task(x, "a").hold === "fatal");
+    const tracker = await trackerOf(h);
+    await h.sim.control.comment("reader", FULL, tracker, "/forge retry a");
+    expect((await comments(h, tracker)).join("\n")).toMatch(/need write access/);
+    await h.sim.control.comment("dependabot[bot]", FULL, tracker, "/forge retry a").catch(() => undefined);
+    await h.app.forge.idle();
+    expect(h.runner.dispatched).toHaveLength(1);
+    await h.sim.control.comment("octocat", FULL, tracker, "/forge retry a");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a").attempt).toBe(2);
+    void failed;
+  });
+
+  it("an agent's question (exit 3) is answered with /forge retry <answer>, which reaches the next attempt", T, async () => {
+    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "exit", code: 3, question: "Which database should I use?" } : { kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => task(x, "a").hold === "human");
+    const tracker = await trackerOf(h);
+    await h.app.forge.idle();
+    const asked = await comments(h, tracker);
+    expect(asked.join("\n")).toContain("Which database should I use?");
+    await h.sim.control.comment("octocat", FULL, tracker, "/forge retry a Use PostgreSQL 16.");
+    await h.waitFor((x) => x.status === "completed");
+    const dispatch = h.decisions.flatMap((d) => d.d.effects).find((e) => e.kind === "DispatchAgent" && e.attempt === 2);
+    expect(dispatch).toMatchObject({ context: { answer: "Use PostgreSQL 16." } });
+  });
+
+  it("/forge pause stops dispatching, /forge resume goes on, /forge cancel ends the run", T, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"], c: ["b"] }), "Add plan");
+    await h.waitFor((x) => task(x, "a").status === "RUNNING");
+    const tracker = await trackerOf(h);
+    await h.sim.control.comment("octocat", FULL, tracker, "/forge pause");
+    const paused = await h.waitFor((x) => x.pause.manual && task(x, "a").status === "MERGED");
+    expect(task(paused, "b").status).toBe("PENDING");
+    await h.sim.control.comment("octocat", FULL, tracker, "/forge resume");
+    await h.waitFor((x) => task(x, "b").status !== "PENDING");
+    await h.sim.control.comment("octocat", FULL, tracker, "/forge cancel");
+    const cancelled = await h.waitFor((x) => x.status === "cancelled");
+    expect(task(cancelled, "c").status).toBe("PENDING");
+  });
+
+  it("a Change Request by replan: CR issue, run paused, Captain's overlay PR merged, run resumed with the new task", T, async () => {
+    const base = { a: [], r1: ["a"] };
+    h = await startHarness((id, attempt): Script => {
+      if (id === "r1" && attempt === 1) return { kind: "exit", code: 11, error: "the integration needs a b task" };
+      if (id.startsWith("_captain-")) return { kind: "pr", base: "main", title: "Overlay for the CR", files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]) };
+      return { kind: "success" };
+    });
+    await h.pushFiles(planFiles("mini", base), "Add plan");
+    const paused = await h.waitFor((x) => x.pause.changeRequests.length === 1);
+    const crId = paused.pause.changeRequests[0]!;
+    await h.app.forge.idle();
+    const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
+    expect(crIssues).toHaveLength(1);
+    expect(crIssues[0]!.body).toContain(crId);
+    await h.runner.idle();
+    const { data: prs } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, base: "main", state: "open" });
+    const overlayPr = prs.find((p) => p.title === "Overlay for the CR")!;
+    await h.sim.control.merge("octocat", FULL, overlayPr.number);
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(done.plan.overlays).toEqual(["overlay-001"]);
+    expect(task(done, "b").status).toBe("MERGED");
+    expect(done.changeRequests[0]!.status).toBe("applied");
+  });
+
+  it("a Change Request in review mode: /forge reject continues without changing the plan", T, async () => {
+    h = await startHarness((id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }), { config: "cr_mode: review\n" });
+    await h.pushFiles(planFiles("mini", { a: [], r1: ["a"] }), "Add plan");
+    await h.waitFor((x) => x.pause.changeRequests.length === 1);
+    await h.app.forge.idle();
+    const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
+    await h.sim.control.comment("octocat", FULL, crIssues[0]!.number, "/forge reject");
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(done.changeRequests[0]!.status).toBe("rejected");
+    expect(done.plan.overlays).toEqual([]);
+  });
+
+  it("an invalid overlay is refused with a comment on the CR issue saying why", T, async () => {
+    const base = { a: [], r1: ["a"] };
+    h = await startHarness((id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }), { config: "cr_mode: review\n" });
+    await h.pushFiles(planFiles("mini", base), "Add plan");
+    const paused = await h.waitFor((x) => x.pause.changeRequests.length === 1);
+    const crId = paused.pause.changeRequests[0]!;
+    await h.app.forge.idle();
+    // Not append-only: the overlay also drops a's dependency… by rewriting r1 without it.
+    const files = overlayFiles("mini", base, 1, crId, { b: [] }, [{ from: "b", to: "r1" }]);
+    files[".forge/plans/mini/dag.json"] = files[".forge/plans/mini/dag.json"]!.replace(/"dependencies": \[\s*"a",\s*"b"\s*\]/, '"dependencies": ["b"]');
+    await h.pushFiles(files, "A bad overlay");
+    await h.app.forge.idle();
+    const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
+    const said = (await comments(h, crIssues[0]!.number)).join("\n");
+    expect(said).toMatch(/Forge refused `overlay-001`/);
+    const state = await h.app.forge.runtimes.get(FULL)!.engine.state(paused.runId);
+    expect(state!.state.journal.plan.overlays).toEqual([]);
+    expect(state!.state.journal.pause.changeRequests).toEqual([crId]);
+  });
+
+  it("a bug-like follow-up spawns a follow-up agent outside the DAG", T, async () => {
+    h = await startHarness((id): Script => (id === "a" ? { kind: "success", followups: ["Fix the broken error message in parse()"] } : { kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => x.status === "completed");
+    await h.runner.idle();
+    expect(h.runner.dispatched.some((d) => d.endsWith("/_followup-1/1"))).toBe(true);
+  });
+
+  it("an edit to the plan on the default branch during a run leaves the run unchanged", T, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+    const started = await h.waitFor((x) => task(x, "a").status === "RUNNING");
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"], c: ["b"] }), "Edit the plan");
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(done.tasks.map((t) => t.id)).toEqual(["a", "b"]);
+    expect(done.planCommit).toBe(started.planCommit);
+    expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "plan.edit_ignored"))).toBe(true);
+  });
+
+  it("a dispatch whose job never starts goes STALE on the reconciler's tick and is retried", T, async () => {
+    let clock = Date.now();
+    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "never_start" } : { kind: "success" }), { now: () => clock });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => task(x, "a").status === "RUNNING");
+    await h.app.forge.idle();
+    clock += 16 * 60_000;
+    await h.app.forge.tick();
+    clock += 60_000;
+    await h.app.forge.tick();
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(task(done, "a").attempt).toBe(2);
+    expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "task.stale"))).toBe(true);
+  });
+});
