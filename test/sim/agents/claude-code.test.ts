@@ -29,7 +29,8 @@ function toolResults(events: Array<Record<string, unknown>>): Array<{ content: u
     .filter((b) => b.type === "tool_result") as Array<{ content: unknown; is_error?: boolean }>;
 }
 
-describe("Claude Code CLI against the scripted model server", () => {
+// A native CLI starting up: allow for a busy machine.
+describe("Claude Code CLI against the scripted model server", { timeout: 60_000 }, () => {
   it("writes, edits and runs commands through real tool calls, and ends with success", async () => {
     const file = path.join(repo, "src", "greet.ts");
     server = await startModelServer({
