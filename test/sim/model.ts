@@ -156,6 +156,12 @@ export class Model {
       allow_rebase_merge: true,
       allow_auto_merge: false,
       delete_branch_on_merge: false,
+      allow_update_branch: false,
+      use_squash_pr_title_as_default: false,
+      squash_merge_commit_title: "COMMIT_OR_PR_TITLE",
+      squash_merge_commit_message: "COMMIT_MESSAGES",
+      merge_commit_title: "MERGE_MESSAGE",
+      merge_commit_message: "PR_TITLE",
       network_count: 0,
       subscribers_count: 0,
     };

@@ -95,7 +95,9 @@ function compileTemplate(template: string): { regex: RegExp; names: string[] } {
       const m = /^\{([^}]+)\}$/.exec(part);
       if (!m) return part.replace(/[.*+?^$()|[\]\\]/g, "\\$&");
       names.push(m[1]!);
-      return ["ref", "path", "branch", "base", "head"].includes(m[1]!) ? "(.+?)" : "([^/]+)";
+      // `path` may be empty: GET …/contents/ lists the repository root.
+      if (m[1] === "path") return "(.*?)";
+      return ["ref", "branch", "base", "head"].includes(m[1]!) ? "(.+?)" : "([^/]+)";
     })
     .join("");
   return { regex: new RegExp(`^${src}$`), names };

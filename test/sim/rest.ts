@@ -19,6 +19,8 @@ export interface RestCtx {
   app?: App;
   actor: User;
   doc: string;
+  /** the request's Accept header ("" when absent) */
+  accept: string;
   /** paginates a list and sets the Link header */
   page<T>(items: T[]): T[];
 }
@@ -224,6 +226,8 @@ const repos: Record<string, Handler> = {
       return ok(entries.map((e) => contentEntry(ctx, repo, ref, path ? `${path}/${e.path}` : e.path, e)));
     }
     const blob = await git.readBlob(repo.gitDir, entry.sha);
+    // `Accept: application/vnd.github.raw` (or the v3 form) returns the file's bytes themselves.
+    if (/application\/vnd\.github(\.v3)?\.raw/.test(ctx.accept)) return { status: 200, raw: blob, contentType: "application/vnd.github.raw; charset=utf-8" };
     return ok({ ...contentEntry(ctx, repo, ref, path, { ...entry, size: blob.length }), content: wrap64(blob.toString("base64")), encoding: "base64" });
   },
 
@@ -1008,6 +1012,9 @@ const issues: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const name = str(ctx.body, "name")!;
     if (repo.labels.has(name)) throw invalid(ctx, "Validation Failed", [{ resource: "Label", code: "already_exists", field: "name" }]);
+    // Recorded from GitHub (@octokit/fixtures "errors"): a color that is not 6 hex digits is invalid.
+    const color = str(ctx.body, "color");
+    if (color !== undefined && !/^#?[0-9a-fA-F]{6}$/.test(color)) throw invalid(ctx, "Validation Failed", [{ resource: "Label", code: "invalid", field: "color" }]);
     const l: Label = { id: ctx.core.state.id(), name, color: (str(ctx.body, "color") ?? "ededed").replace(/^#/, ""), description: str(ctx.body, "description") ?? null, default: false };
     repo.labels.set(name, l);
     return ok(ctx.core.model.label(repo, l), 201);

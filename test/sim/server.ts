@@ -174,6 +174,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
         app,
         actor,
         doc,
+        accept: String(req.headers.accept ?? ""),
         page<T>(items: T[]): T[] {
           const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
           const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
