@@ -509,6 +509,7 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     const specPath = existsSync(spec) ? spec : undefined;
 
     const blocking: number[] = [];
+    const remaining: number[] = [];
     let grade: "PASS" | "WARN" | "FAIL" = "FAIL";
     let lastFixList: string | undefined;
     let cycle = 0;
@@ -550,9 +551,12 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
       dirs.push(c.sessionDir);
       if (isAbort(c)) return { exitCode: c.exitCode, attempts, sessionDirs: dirs, result: c };
       lastFixList = existsSync(fixList) ? fixList : undefined;
-      if (cycle >= maxCycles) break;
+      // How much is left: the fix list's blocking items, or the failed checks when there is no list
+      // (a single test command only says pass or fail).
+      const fixes = lastFixList ? (await readJson<{ fixes?: Array<{ severity?: string }> }>(lastFixList))?.fixes : undefined;
+      remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
       // No improvement over two consecutive cycles: more of the same will not help (seed 001 §8).
-      if (blocking.length >= 3 && blocking[blocking.length - 1]! >= blocking[blocking.length - 3]!) break;
+      if (remaining.length >= 3 && remaining[remaining.length - 1]! >= remaining[remaining.length - 3]!) break;
       const fixPrompt = [
         stagePrompt(ctx, "fix", reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, options.workdir),
         `## Sentinel files\n\n- Fix list: ${lastFixList ?? "(none written; use the audit report)"}\n- Audit report: ${audit}\n- Verification results: ${v.file}`,
@@ -563,7 +567,18 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
       if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) {
         return { exitCode: f.exitCode, attempts, sessionDirs: dirs, result: f, ...(f.error ? { error: f.error.message } : {}) };
       }
-      v = await verification(path.join(sentinelDir, `cycle-${cycle + 1}`), specPath);
+      // Retest. After the last cycle's fix the retest is final: it decides the grade.
+      v = await verification(path.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
+      if (cycle >= maxCycles) {
+        if (v.result) {
+          dirs.push(v.result.sessionDir);
+          attempts++;
+          if (isAbort(v.result)) return { exitCode: v.result.exitCode, attempts, sessionDirs: dirs, result: v.result };
+        }
+        blocking.push(v.results.blocking_count);
+        if (v.results.overall === "PASS") grade = "PASS";
+        break;
+      }
     }
     await writeFile(path.join(sentinelDir, "grade.txt"), `${grade}\n`, "utf8");
     await writeFile(path.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`, "utf8");

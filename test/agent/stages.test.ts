@@ -281,6 +281,29 @@ describe("refinery", () => {
     ]);
   });
 
+  it("fixes in at most three cycles, the last one judged by a final retest", async () => {
+    const w = fakeWorld({}, { git: true });
+    git(w.repo, "commit", "-q", "--allow-empty", "-m", "base");
+    writeFileSync(path.join(w.repo, "count"), "0\n");
+    // Each fix adds one line; the tests pass once there are three. The fix lists shrink: progress.
+    const list = (n: number) => ({ writeFromPrompt: { "Write the fix list to": JSON.stringify({ fixes: Array.from({ length: n }, (_, i) => ({ id: i + 1, severity: "blocking", file: "count", issue: "short", suggested_fix: "add a line" })) }) } });
+    w.setPlan({
+      "sentinel-auditor:*": { writeFromPrompt: { "Write the audit report to": "Grade: FAIL\n" } },
+      "sentinel-consolidator:*": [list(3), list(2), list(1)],
+      "refinery:fix-1": { write: { [path.join(w.repo, "count")]: "1\n" } },
+      "refinery:fix-2": { write: { [path.join(w.repo, "count")]: "1\n2\n" } },
+      "refinery:fix-3": { write: { [path.join(w.repo, "count")]: "1\n2\n3\n" } },
+      "refinery:walkthrough": { walkthrough: true },
+    });
+    const testCommand = 'n=$(grep -c . count); [ "$n" -ge 3 ] || { echo "missing $((3 - n))"; exit 1; }';
+    const out = await runStages(options(w, { agentType: "refinery", taskContext: { ...ctx, mergeRefs: [], testCommand } }));
+    expect(out.exitCode, JSON.stringify(out.manifest, null, 2)).toBe(0);
+    expect(w.calls().filter((c) => String(c.name).startsWith("fix-")).map((c) => c.name)).toEqual(["fix-1", "fix-2", "fix-3"]);
+    const sentinel = path.join(w.dir, "session", "sentinel");
+    expect(JSON.parse(readFileSync(path.join(sentinel, "summary.json"), "utf8"))).toMatchObject({ cycles: 3, grade: "PASS" });
+    expect(JSON.parse(readFileSync(path.join(sentinel, "final", "verification-results.json"), "utf8"))).toMatchObject({ overall: "PASS" });
+  });
+
   it("skips the fix stage when the tests pass, and raises a Change Request (11) when they never do", async () => {
     const pass = fakeWorld({ "refinery:walkthrough": { walkthrough: true } }, { git: true });
     git(pass.repo, "commit", "-q", "--allow-empty", "-m", "base");
