@@ -267,9 +267,9 @@ describe("main: liveness — heartbeats, stalls and timeouts keep the work", () 
     expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`])).toBe(report.headSha);
     const events = w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/events.ndjson`)!;
     expect(events).toContain('"type":"task.stale"');
-    // Two missed beats of 250 ms: detected between 0.5 and 0.75 s of silence (+ scheduling slack).
+    // Two missed beats of 250 ms: detected between 0.5 and 0.75 s of silence (+ slack for a loaded machine).
     expect(report.timings.stallDetectedAfterMs!).toBeGreaterThanOrEqual(450);
-    expect(report.timings.stallDetectedAfterMs!).toBeLessThan(1500);
+    expect(report.timings.stallDetectedAfterMs!).toBeLessThan(3000);
     expect(report.timings.partialPushedAfterMs!).toBeGreaterThan(report.timings.stallDetectedAfterMs!);
     console.log(`stall: detected after ${report.timings.stallDetectedAfterMs} ms of silence, partial work pushed after ${report.timings.partialPushedAfterMs} ms (heartbeat 250 ms, 2 missed beats)`);
   });
@@ -288,10 +288,14 @@ describe("main: liveness — heartbeats, stalls and timeouts keep the work", () 
   it("a cancelled job stops the agent and still pushes its work (exit 20)", async () => {
     const w = world_();
     const cancel = new AbortController();
-    setTimeout(() => cancel.abort(), 300);
-    const report = await runJob(w, `${WRITE_WORK}\nwhile true; do echo working; sleep 0.05; done`, { cancel: cancel.signal });
+    // Cancel once the agent has written its work (as a person would, mid-run).
+    const marker = path.join(w.dir, "agent-wrote");
+    const poll = setInterval(() => existsSync(marker) && cancel.abort(), 20);
+    const report = await runJob(w, `${WRITE_WORK}\ntouch "${marker}"\nwhile true; do echo working; sleep 0.05; done`, { cancel: cancel.signal });
+    clearInterval(poll);
     if (report.kind !== "attempt") throw new Error("not an attempt");
     expect(report.exitCode).toBe(20);
+    expect(report.result.error).toMatch(/the job was cancelled/);
     expect(filesOf(w, report.workSha!)).toEqual(["src/out.txt"]);
     expect(readFileSync(path.join(w.workspace, "src/out.txt"), "utf8")).toBe("hello\n");
   });

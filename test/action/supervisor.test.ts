@@ -15,11 +15,11 @@ describe("the heartbeat supervisor", () => {
         }
         return { exitCode: 0 };
       },
-      { heartbeatMs: 60, missedBeats: 2, idleMs: 10_000, wallClockMs: 10_000, onBeat: (t) => beats.push(t) },
+      { heartbeatMs: 100, missedBeats: 2, idleMs: 10_000, wallClockMs: 10_000, onBeat: (t) => beats.push(t) },
     );
     expect(out.stopped).toBeUndefined();
     expect(out.outcome.exitCode).toBe(0);
-    expect(beats.length).toBeGreaterThanOrEqual(3);
+    expect(beats.length).toBeGreaterThanOrEqual(2);
   });
 
   it("declares a stall after the configured number of consecutive missed beats", async () => {
