@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startModelServer, type ModelServer } from "./model-server.js";
+import { claudeTools, startModelServer, type ModelServer } from "./model-server.js";
 import { claudeBinary, runClaudeCode } from "./claude-code.js";
 import { runJob } from "../runner/executor.js";
 import { baseContext } from "../runner/test-helpers.js";
@@ -84,7 +84,7 @@ describe("Claude Code CLI against the scripted model server", { timeout: 60_000 
     const workspace = path.join(repo, "ws");
     server = await startModelServer({
       script: [
-        { toolCalls: [{ name: "Write", input: { file_path: path.join(workspace, "NOTES.md"), content: "# Notes\n" } }] },
+        { toolCalls: [claudeTools.write(path.join(workspace, "NOTES.md"), "# Notes\n")] },
         { text: "Wrote NOTES.md." },
       ],
     });

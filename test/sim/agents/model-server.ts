@@ -26,6 +26,14 @@ export interface ScriptedTurn {
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
 }
 
+/** Claude Code's tool calls, for writing scripts (paths must be absolute). */
+export const claudeTools = {
+  write: (file_path: string, content: string): ScriptedToolCall => ({ name: "Write", input: { file_path, content } }),
+  read: (file_path: string): ScriptedToolCall => ({ name: "Read", input: { file_path } }),
+  edit: (file_path: string, old_string: string, new_string: string): ScriptedToolCall => ({ name: "Edit", input: { file_path, old_string, new_string } }),
+  bash: (command: string, description = "Run a command"): ScriptedToolCall => ({ name: "Bash", input: { command, description } }),
+};
+
 /** What the script function sees when it is asked for a turn. */
 export interface TurnRequest {
   /** 0-based index of the turn (assistant messages already in the conversation). */
