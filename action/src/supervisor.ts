@@ -1,7 +1,9 @@
 /**
  * Liveness of the agent inside the job (DESIGN.md §5, seed 003 §9): its progress — any output — is
  * checked every `heartbeatMs`; a check that finds none is a missed beat, and `missedBeats` in a row
- * (2: 60 s at the defaults) means the agent is stalled. A stalled agent, one silent for `idleMs`, or
+ * (2: 60 s at the defaults) means the agent is stalled. While a tool call is in flight (the last
+ * event was a `tool_use`: a test suite, a build) silence is expected and beats are not counted as
+ * missed; the idle limit still bounds it. A stalled agent, one silent for `idleMs`, or
  * one past its wall clock is stopped through its AbortSignal; the pipeline then commits and pushes
  * whatever it left (exit 21). A cancel of the job (SIGINT from the runner) stops it the same way (exit 20).
  */
@@ -59,6 +61,9 @@ export async function supervise(
       missed = 0;
       beats++;
       options.onBeat?.(t, last);
+    } else if (last?.kind === "tool_use") {
+      // A tool is running; its result will be the next event.
+      missed = 0;
     } else {
       missed++;
       options.onMissed?.(t, missed);

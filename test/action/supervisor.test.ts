@@ -36,6 +36,20 @@ describe("the heartbeat supervisor", () => {
     expect(exitCodeOfStop("stalled")).toBe(21);
   });
 
+  it("does not count silence during a tool call as missed beats; the idle limit still applies", async () => {
+    const out = await supervise(async ({ signal, onProgress }) => {
+      onProgress({ summary: "Bash: npm test", kind: "tool_use" });
+      return until(signal, { exitCode: 1 });
+    }, { heartbeatMs: 30, missedBeats: 2, idleMs: 300, wallClockMs: 10_000 });
+    expect(out.stopped?.reason).toBe("idle");
+    const after = await supervise(async ({ signal, onProgress }) => {
+      onProgress({ summary: "Bash: npm test", kind: "tool_use" });
+      onProgress({ summary: "tests passed", kind: "tool_result" });
+      return until(signal, { exitCode: 1 });
+    }, { heartbeatMs: 30, missedBeats: 2, idleMs: 10_000, wallClockMs: 10_000 });
+    expect(after.stopped?.reason).toBe("stalled");
+  });
+
   it("stops at the wall clock and on a cancel, with their exit codes", async () => {
     const wall = await supervise(async ({ signal, onProgress }) => {
       const t = setInterval(() => onProgress({ summary: "." }), 10);
