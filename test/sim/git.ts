@@ -32,6 +32,25 @@ const baseEnv = {
   HOME: tmpdir(),
 };
 
+const SHA = /^[0-9a-f]{40}$/;
+const cache = new Map<string, Promise<unknown>>();
+
+/**
+ * Git objects are immutable, so any answer computed only from full object ids can be kept. This
+ * spares the many git processes pull request payloads and webhooks would otherwise spawn.
+ */
+function memo<T>(gitDir: string, op: string, ids: string[], extra: string, fn: () => Promise<T>): Promise<T> {
+  if (!ids.every((id) => SHA.test(id))) return fn();
+  const key = `${gitDir}\0${op}\0${ids.join(",")}\0${extra}`;
+  const hit = cache.get(key) as Promise<T> | undefined;
+  if (hit) return hit;
+  if (cache.size > 20_000) cache.clear();
+  const p = fn();
+  cache.set(key, p);
+  p.catch(() => cache.delete(key));
+  return p;
+}
+
 export function runGit(
   gitDir: string,
   args: string[],
@@ -78,8 +97,14 @@ export async function resolveRef(gitDir: string, ref: string): Promise<string | 
 
 export async function objectType(gitDir: string, sha: string): Promise<string | undefined> {
   if (!/^[0-9a-f]{4,40}$/.test(sha)) return undefined;
+  const key = `${gitDir}\0type\0${sha}`;
+  const hit = cache.get(key) as Promise<string> | undefined;
+  if (hit) return hit;
   const r = await runGit(gitDir, ["cat-file", "-t", sha], { allowFail: true });
-  return r.code === 0 ? r.stdout.toString().trim() : undefined;
+  if (r.code !== 0) return undefined; // absent now, maybe written later: not cached
+  const type = r.stdout.toString().trim();
+  if (SHA.test(sha)) cache.set(key, Promise.resolve(type));
+  return type;
 }
 
 export async function listRefs(gitDir: string, prefix = "refs/"): Promise<Map<string, string>> {
@@ -110,7 +135,7 @@ export async function hashBlob(gitDir: string, content: Buffer): Promise<string>
 }
 
 export async function readBlob(gitDir: string, sha: string): Promise<Buffer> {
-  return (await runGit(gitDir, ["cat-file", "blob", sha])).stdout;
+  return memo(gitDir, "blob", [sha], "", async () => (await runGit(gitDir, ["cat-file", "blob", sha])).stdout);
 }
 
 export interface TreeEntry {
@@ -122,6 +147,10 @@ export interface TreeEntry {
 }
 
 export async function lsTree(gitDir: string, treeish: string, recursive = false, path?: string): Promise<TreeEntry[]> {
+  return memo(gitDir, "ls-tree", [treeish], `${recursive}\0${path ?? ""}`, () => lsTreeUncached(gitDir, treeish, recursive, path));
+}
+
+async function lsTreeUncached(gitDir: string, treeish: string, recursive: boolean, path?: string): Promise<TreeEntry[]> {
   const args = ["ls-tree", "-l", "-z"];
   if (recursive) args.push("-r", "-t");
   args.push(treeish);
@@ -166,6 +195,10 @@ function parseIdent(line: string): GitIdentity {
 }
 
 export async function readCommit(gitDir: string, sha: string): Promise<CommitInfo> {
+  return memo(gitDir, "commit", [sha], "", () => readCommitUncached(gitDir, sha));
+}
+
+async function readCommitUncached(gitDir: string, sha: string): Promise<CommitInfo> {
   const raw = await git(gitDir, ["cat-file", "commit", sha]);
   const split = raw.indexOf("\n\n");
   const header = raw.slice(0, split);
@@ -248,17 +281,28 @@ export async function treeFromFolder(gitDir: string, folder: string): Promise<st
 }
 
 export async function isAncestor(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
-  const r = await runGit(gitDir, ["merge-base", "--is-ancestor", ancestor, descendant], { allowFail: true });
-  return r.code === 0;
+  return memo(gitDir, "is-ancestor", [ancestor, descendant], "", async () => {
+    const r = await runGit(gitDir, ["merge-base", "--is-ancestor", ancestor, descendant], { allowFail: true });
+    return r.code === 0;
+  });
 }
 
+
 export async function mergeBase(gitDir: string, a: string, b: string): Promise<string | undefined> {
+  return memo(gitDir, "merge-base", [a, b], "", () => mergeBaseUncached(gitDir, a, b));
+}
+
+async function mergeBaseUncached(gitDir: string, a: string, b: string): Promise<string | undefined> {
   const r = await runGit(gitDir, ["merge-base", a, b], { allowFail: true });
   return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
 
 /** Three-way merge without a work tree; returns the merged tree or undefined on conflict. */
 export async function mergeTrees(gitDir: string, ours: string, theirs: string): Promise<string | undefined> {
+  return memo(gitDir, "merge-tree", [ours, theirs], "", () => mergeTreesUncached(gitDir, ours, theirs));
+}
+
+async function mergeTreesUncached(gitDir: string, ours: string, theirs: string): Promise<string | undefined> {
   const r = await runGit(gitDir, ["merge-tree", "--write-tree", "--no-messages", ours, theirs], { allowFail: true });
   if (r.code === 0) return r.stdout.toString().split("\n")[0]!.trim();
   if (r.code === 1) return undefined;
@@ -273,7 +317,7 @@ export async function revList(gitDir: string, base: string | undefined, head: st
 }
 
 export async function countCommits(gitDir: string, base: string, head: string): Promise<number> {
-  return Number((await git(gitDir, ["rev-list", "--count", `${base}..${head}`])).trim());
+  return memo(gitDir, "count", [base, head], "", async () => Number((await git(gitDir, ["rev-list", "--count", `${base}..${head}`])).trim()));
 }
 
 export interface FileDiff {
@@ -288,6 +332,11 @@ export interface FileDiff {
 
 /** Per-file diff between two commits (as GitHub's compare and pull files report it). */
 export async function diffFiles(gitDir: string, base: string, head: string, withPatch = true): Promise<FileDiff[]> {
+  const files = await memo(gitDir, "diff", [base, head], String(withPatch), () => diffFilesUncached(gitDir, base, head, withPatch));
+  return files.map((f) => ({ ...f }));
+}
+
+async function diffFilesUncached(gitDir: string, base: string, head: string, withPatch: boolean): Promise<FileDiff[]> {
   const numstat = await git(gitDir, ["diff", "--numstat", "-z", "--no-renames", base, head]);
   const raw = await git(gitDir, ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, head]);
   const stats = new Map<string, [number, number]>();
@@ -331,6 +380,11 @@ export async function pushCommits(gitDir: string, before: string | undefined, af
 }
 
 export async function changedPaths(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+  const r = await memo(gitDir, "changed", parent ? [parent, sha] : [sha], "", () => changedPathsUncached(gitDir, parent, sha));
+  return { added: [...r.added], removed: [...r.removed], modified: [...r.modified] };
+}
+
+async function changedPathsUncached(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
   const out = parent
     ? await git(gitDir, ["diff", "--name-status", "-z", "--no-renames", parent, sha])
     : await git(gitDir, ["diff-tree", "--root", "--name-status", "-z", "--no-renames", "-r", sha]);
