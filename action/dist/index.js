@@ -36890,6 +36890,16 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
   const tip = branch === expectedBranch ? await prefetch : await git2.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  const recorded = await git2.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
+  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
+    const reason = `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`;
+    log.info(`Nothing to do: ${reason}.`);
+    return { kind: "neutral", reason, summary: `### Forge \xB7 ${taskId} \xB7 attempt ${attempt}
+
+Nothing to do: ${reason}.
+` };
+  }
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   mark("checkout");
   const sessionDir = path4.join(input2.tempDir, `forge-session-${taskId}-${attempt}`);

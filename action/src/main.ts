@@ -139,6 +139,15 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  // An attempt ends once: if the branch already ends with this attempt's record commit (a person
+  // re-ran a finished job), the App has its result and nothing more is done.
+  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
+  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
+    const reason = `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`;
+    log.info(`Nothing to do: ${reason}.`);
+    return { kind: "neutral", reason, summary: `### Forge · ${taskId} · attempt ${attempt}\n\nNothing to do: ${reason}.\n` };
+  }
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   mark("checkout");
 

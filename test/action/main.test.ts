@@ -182,21 +182,33 @@ describe("main: the job, step by step", () => {
     expect(sh(w.origin, ["log", "--format=%s", `${report.workSha}~1..${report.headSha}`]).split("\n")).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): Task t1"]);
   });
 
-  it("a re-run of the same attempt reuses its PR and keeps the earlier record out of the work commit", async () => {
+  it("a re-run of a finished attempt does nothing; a re-run of one that never recorded its end resumes on its PR", async () => {
     const w = world_();
     const first = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`);
     if (first.kind !== "attempt") throw new Error("not an attempt");
-    // GitHub's "Re-run job": same inputs, the journal still says RUNNING; the workspace is checked out afresh.
-    sh(w.workspace, ["fetch", "--quiet", "origin", w.branch]);
-    sh(w.workspace, ["reset", "--quiet", "--hard", "FETCH_HEAD"]);
-    const second = await runJob(w, `mkdir -p src && printf 'more\\n' > src/more.txt\n${WRITE_WALKTHROUGH({ files_changed: [] })}`);
-    if (second.kind !== "attempt") throw new Error("not an attempt");
-    expect(second.exitCode, second.result.error).toBe(0);
-    expect(w.github.pulls).toHaveLength(1);
-    expect(second.prNumber).toBe(first.prNumber);
-    expect(filesOf(w, second.workSha!)).toEqual(["src/more.txt"]);
-    expect(sh(w.origin, ["log", "-1", "--format=%P", second.workSha!])).toBe(first.headSha);
-    expect(second.result.walkthrough?.files_changed.map((f) => f.path)).toEqual(["src/more.txt"]);
+    // GitHub's "Re-run job" of a finished attempt: the journal still says RUNNING (the App has not
+    // ingested the result yet), but the branch ends with the attempt's record commit.
+    const again = await runJob(w, WRITE_WORK);
+    expect(again).toMatchObject({ kind: "neutral", reason: `attempt 1 of t1 already ended with exit 0 (record commit ${first.headSha.slice(0, 12)})` });
+    expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`])).toBe(first.headSha);
+
+    // A job whose runner died after the PR opened but before the record: the re-run reuses the PR,
+    // and the partial state on the branch (here: the start commit) is built upon.
+    const w2 = makeWorld();
+    try {
+      sh(w2.workspace, ["commit", "--quiet", "--allow-empty", "-m", "forge(t1): start attempt 1"]);
+      sh(w2.workspace, ["push", "--quiet", "origin", `HEAD:refs/heads/${w2.branch}`]);
+      await w2.github.createPull({ head: w2.branch, base: INTEGRATION, title: "forge(t1): Task t1", body: "running", draft: true });
+      const resumed = await runJob(w2, `mkdir -p src && printf 'more\\n' > src/more.txt\n${WRITE_WALKTHROUGH({ files_changed: [] })}`);
+      if (resumed.kind !== "attempt") throw new Error("not an attempt");
+      expect(resumed.exitCode, resumed.result.error).toBe(0);
+      expect(w2.github.pulls).toHaveLength(1);
+      expect(resumed.prNumber).toBe(1);
+      expect(filesOf(w2, resumed.workSha!)).toEqual(["src/more.txt"]);
+      expect(resumed.result.walkthrough?.files_changed.map((f) => f.path)).toEqual(["src/more.txt"]);
+    } finally {
+      w2.cleanup();
+    }
   });
 
   it("uploads the session folder as an artifact when the artifact service is there; a failed upload is only a warning", async () => {
