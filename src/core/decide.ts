@@ -8,6 +8,7 @@ import type { TaskStatus } from "./schemas/common.js";
 import type { ForgeConfig } from "./schemas/config.js";
 import type { EventData, EventType, ForgeEvent } from "./schemas/events.js";
 import { checkTransition } from "./state-machine.js";
+import { computeDerived, DerivedDraft, derivedOf, remember, type Derived } from "./derived.js";
 import { EXIT_CODES } from "./schemas/agent-result.js";
 
 /** A transition that was applied. */
@@ -41,8 +42,6 @@ export function branchName(config: Pick<ForgeConfig, "branch_template">, runId: 
   return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
 }
 
-const IN_FLIGHT: ReadonlySet<TaskStatus> = new Set(["RUNNING", "DONE", "MERGE_READY"]);
-
 /**
  * The mutable working copy of one decision. Nothing of the input journal is ever written:
  * arrays are copied on first write (`tasks` is an array so the copy is a cheap slice, even for
@@ -59,6 +58,8 @@ class Step {
   private readonly touched = new Set<number>();
   private readonly timestamp: string;
   private trackerDirty = false;
+  private readonly base: Derived;
+  private draft: DerivedDraft | undefined;
 
   constructor(
     journal: Journal,
@@ -67,7 +68,25 @@ class Step {
   ) {
     this.j = { ...journal };
     this.idx = planIndex(journal.plan);
+    this.base = derivedOf(journal);
     this.timestamp = new Date(now).toISOString();
+  }
+
+  /** The incremental indexes as of now (read-only view). */
+  get derived(): Derived {
+    return this.draft ?? this.base;
+  }
+
+  /** Re-index task i after a change of its status or blockers. */
+  reindex(i: number): void {
+    this.draft ??= new DerivedDraft(this.base);
+    this.draft.update(i, this.task(i), this.j.plan.nodes);
+  }
+
+  /** Replace task i with a fresh object: no `delete`, so every task object keeps one shape. */
+  replaceTask(i: number, t: TaskState): void {
+    this.edit(i);
+    this.j.tasks[i] = t;
   }
 
   // ---- reading ----
@@ -140,6 +159,7 @@ class Step {
     if (check.noop) return false;
     const from = t.status;
     this.edit(i).status = to;
+    this.reindex(i);
     this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
     this.onStatusChange(i, from, to);
     return true;
@@ -153,6 +173,7 @@ class Step {
         if (this.idx.isRefinery[d] === (to === "MERGE_READY")) {
           const dt = this.edit(d);
           dt.blockers = Math.max(0, dt.blockers - 1);
+          if (dt.blockers === 0) this.reindex(d);
         }
       }
     }
@@ -179,10 +200,12 @@ class Step {
     // `tasks` is a fresh array, but its task objects may still be shared with the input journal.
     this.tasksCopied = true;
     this.touched.clear();
+    this.draft = new DerivedDraft(computeDerived(tasks, plan.nodes));
   }
 
   finish(): Decision {
     if (this.trackerDirty) this.effect({ key: "tracker", kind: "UpdateTracker" });
+    remember(this.j, this.derived);
     return { journal: this.j, events: this.events, effects: this.effects, transitions: this.transitions, rejections: this.rejections };
   }
 }
@@ -504,21 +527,24 @@ function retry(s: Step, i: number, kind: LeafInput["kind"], opts: { counted: boo
   const retries = opts.counted && !opts.manual ? t.retries + 1 : t.retries;
   const notBefore = opts.manual ? undefined : (opts.notBefore ?? s.now + backoffMs(s.config, Math.max(0, retries - 1), `${s.j.runId}:${t.id}:${t.attempt}`));
   if (!s.move(i, "PENDING", kind)) return;
-  const e = s.edit(i);
-  e.retries = retries;
-  delete e.hold;
-  delete e.question;
-  delete e.walkthroughSha;
-  delete e.pushedSha;
-  delete e.recordSha;
-  delete e.prNumber;
-  delete e.workflowRunId;
-  delete e.mergeSha;
-  delete e.startedAt;
-  delete e.lastHeartbeat;
-  delete e.dispatchedAt;
-  if (notBefore !== undefined && notBefore > s.now) e.notBefore = s.iso(notBefore);
-  else delete e.notBefore;
+  // A fresh object for the new attempt: the previous attempt's facts go, its error and context stay.
+  const {
+    hold: _hold,
+    question: _question,
+    walkthroughSha: _w,
+    pushedSha: _p,
+    recordSha: _r,
+    prNumber: _n,
+    workflowRunId: _run,
+    mergeSha: _m,
+    startedAt: _s,
+    lastHeartbeat: _h,
+    dispatchedAt: _d,
+    notBefore: _nb,
+    ...kept
+  } = s.task(i);
+  const e: TaskState = { ...kept, retries, ...(notBefore !== undefined && notBefore > s.now ? { notBefore: s.iso(notBefore) } : {}) };
+  s.replaceTask(i, e);
   const next = t.attempt + 1;
   s.emit("task.retried", t.id, {
     attemptId: next,
@@ -533,10 +559,9 @@ function retry(s: Step, i: number, kind: LeafInput["kind"], opts: { counted: boo
 function review(s: Step, i: number, w: WalkthroughFacts): void {
   const t = s.task(i);
   const others: { id: string; files: string[]; paths: string[] }[] = [];
-  for (let k = 0; k < s.j.tasks.length; k++) {
+  for (const k of [...s.derived.inFlight].sort((a, b) => a - b)) {
     if (k === i) continue;
     const o = s.task(k);
-    if (!IN_FLIGHT.has(o.status)) continue;
     others.push({ id: o.id, files: o.status === "RUNNING" ? [] : (o.filesChanged ?? []), paths: s.node(k).paths });
   }
   const result = reviewWalkthrough(
@@ -723,11 +748,10 @@ function command(s: Step, c: Extract<LeafInput, { kind: "command" }>): void {
       s.j.status = "cancelled";
       s.j.completedAt = s.iso(s.now);
       s.emit("run.cancelled", undefined, { actor: c.actor });
-      s.j.tasks.forEach((t, i) => {
-        if (t.status === "RUNNING")
-          s.effect({ key: `cancel:${t.id}:${t.attempt}`, kind: "CancelAgent", taskId: t.id, attempt: t.attempt, ...(t.workflowRunId !== undefined ? { workflowRunId: t.workflowRunId } : {}) });
-        void i;
-      });
+      for (const i of [...s.derived.running].sort((a, b) => a - b)) {
+        const t = s.task(i);
+        s.effect({ key: `cancel:${t.id}:${t.attempt}`, kind: "CancelAgent", taskId: t.id, attempt: t.attempt, ...(t.workflowRunId !== undefined ? { workflowRunId: t.workflowRunId } : {}) });
+      }
       return;
     }
     case "retry": {
@@ -823,9 +847,8 @@ function tick(s: Step): void {
   }
   const startLimit = s.config.timeouts.dispatch_start_minutes * 60_000;
   const liveLimit = s.config.timeouts.liveness_minutes * 60_000;
-  for (let i = 0; i < s.j.tasks.length; i++) {
+  for (const i of [...s.derived.running].sort((a, b) => a - b)) {
     const t = s.task(i);
-    if (t.status !== "RUNNING") continue;
     if (!t.startedAt) {
       if (t.dispatchedAt && s.now - Date.parse(t.dispatchedAt) > startLimit) stale(s, i, "tick", "the dispatched job never started");
     } else {
@@ -855,26 +878,19 @@ function settle(s: Step): void {
 }
 
 function schedule(s: Step): void {
-  let running = 0;
-  const tasks = s.j.tasks;
-  for (let i = 0; i < tasks.length; i++) if (tasks[i]!.status === "RUNNING") running++;
+  let running = s.derived.running.size;
   for (const f of s.j.followups) if (f.status === "running") running++;
   let capacity = s.config.max_parallel_agents - running;
   if (capacity <= 0) return;
 
-  // Top-`capacity` ready tasks by priority (downstream work), then plan order: a linear scan, no sort.
+  // The ready set is kept in dispatch order (most downstream work first, then plan order): take
+  // the first ones whose backoff is over.
   const picked: number[] = [];
-  for (let i = 0; i < tasks.length; i++) {
-    const t = tasks[i]!;
-    if (t.status !== "PENDING" || t.blockers > 0) continue;
+  for (const i of s.derived.ready) {
+    if (picked.length >= capacity) break;
+    const t = s.task(i);
     if (t.notBefore !== undefined && Date.parse(t.notBefore) > s.now) continue;
-    const pr = s.node(i).priority;
-    let at = picked.length;
-    while (at > 0 && s.node(picked[at - 1]!).priority < pr) at--;
-    if (at < capacity) {
-      picked.splice(at, 0, i);
-      if (picked.length > capacity) picked.pop();
-    }
+    picked.push(i);
   }
   for (const i of picked) dispatch(s, i);
   capacity -= picked.length;
@@ -892,16 +908,13 @@ function schedule(s: Step): void {
 function dispatch(s: Step, i: number): void {
   const t = s.task(i);
   const attempt = t.dispatchedAttempt + 1;
-  const e = s.edit(i);
-  e.attempt = attempt;
-  e.dispatchedAttempt = attempt;
-  e.branch = branchName(s.config, s.j.runId, t.id, attempt);
-  e.dispatchedAt = s.iso(s.now);
-  delete e.notBefore;
+  const { notBefore: _nb, context, ...kept } = t;
+  const branch = branchName(s.config, s.j.runId, t.id, attempt);
+  s.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s.iso(s.now) });
   const node = s.node(i);
   s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s.move(i, "RUNNING", "tick")) return;
-  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch: e.branch, attempt });
+  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch, attempt });
   const merge: string[] = [];
   if (s.idx.isRefinery[i]) {
     const targets: string[] = [];
@@ -912,18 +925,16 @@ function dispatch(s: Step, i: number): void {
     }
     s.emit("refinery.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), mergeTargets: targets });
   }
-  s.effect({ key: `branch:${t.id}:${attempt}`, kind: "PrepareBranch", taskId: t.id, attempt, branch: e.branch, from: s.j.integrationBranch, merge });
-  const context = e.context;
+  s.effect({ key: `branch:${t.id}:${attempt}`, kind: "PrepareBranch", taskId: t.id, attempt, branch, from: s.j.integrationBranch, merge });
   s.effect({
     key: `dispatch:${t.id}:${attempt}`,
     kind: "DispatchAgent",
     taskId: t.id,
     attempt,
-    branch: e.branch,
+    branch,
     agentType: node.agentType,
     ...(context && (context.answer !== undefined || context.refinement !== undefined) ? { context } : {}),
   });
-  delete e.context;
 }
 
 // ---------------------------------------------------------------- creating a run

@@ -64,13 +64,26 @@ function basename(path: string): string {
   return slash < 0 ? path : path.slice(slash + 1);
 }
 
+const wordCache = new Map<string, RegExp>();
+/** `name` as a whole word of `text` (compiled once per name: reviews run on every completed task). */
+function hasWord(text: string, name: string): boolean {
+  if (!text.includes(name)) return false;
+  let re = wordCache.get(name);
+  if (!re) {
+    re = new RegExp(`(^|[^A-Za-z0-9_])${escape(name)}($|[^A-Za-z0-9_])`);
+    if (wordCache.size > 10_000) wordCache.clear();
+    wordCache.set(name, re);
+  }
+  return re.test(text);
+}
+
 /** Names by which prose can refer to a file: its path, its file name, and its module name (file name without extension). */
 function mentions(text: string, path: string): boolean {
   if (text.includes(path)) return true;
   const file = basename(path);
+  if (hasWord(text, file)) return true;
   const module = file.replace(/\.[^.]+$/, "");
-  const names = module.length >= 3 && module !== file ? [file, module] : [file];
-  return names.some((name) => new RegExp(`(^|[^A-Za-z0-9_])${escape(name)}($|[^A-Za-z0-9_])`).test(text));
+  return module.length >= 3 && module !== file && hasWord(text, module);
 }
 
 function touches(other: InFlight, path: string): boolean {

@@ -11,6 +11,7 @@ import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
 import { readySet } from "../../src/core/ready.js";
 import { planIndex } from "../../src/core/plan-index.js";
+import { computeDerived, derivedOf } from "../../src/core/derived.js";
 import { factsFor, newRun, people, type Behaviour, type Outcome } from "../helpers/world.js";
 
 /** mulberry32: a tiny seeded PRNG for delivery choices inside one property run. */
@@ -177,7 +178,13 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
   const running = after.tasks.filter((t) => t.status === "RUNNING").length + after.followups.filter((f) => f.status === "running").length;
   expect(running).toBeLessThanOrEqual(Math.max(maxParallel, before.tasks.filter((t) => t.status === "RUNNING").length));
   expect(after.merged).toBe(after.tasks.filter((t) => t.status === "MERGED").length);
-  // 8. The incrementally kept blockers agree with the ready set computed from scratch.
+  // 8. The incrementally kept indexes (ready set in dispatch order, tasks in flight, running) agree with a recount…
+  const kept = derivedOf(after);
+  const fresh = computeDerived(after.tasks, after.plan.nodes);
+  expect([...kept.ready]).toEqual([...fresh.ready]);
+  expect([...kept.inFlight].sort((a, b) => a - b)).toEqual([...fresh.inFlight].sort((a, b) => a - b));
+  expect([...kept.running].sort((a, b) => a - b)).toEqual([...fresh.running].sort((a, b) => a - b));
+  // …and so do the blockers with the ready set computed from scratch.
   const { deps, isRefinery } = planIndex(after.plan);
   after.tasks.forEach((t, i) => {
     const open = deps[i]!.filter((d) => !(after.tasks[d]!.status === "MERGED" || (isRefinery[i] && after.tasks[d]!.status === "MERGE_READY"))).length;
