@@ -85,6 +85,8 @@ export interface ForgeApp {
 }
 
 const DELIVERY_MEMORY = 10_000;
+/** Events about the agent jobs the App dispatched: handled even when the App is their sender. */
+const JOB_EVENTS = new Set(["workflow_run", "workflow_job"]);
 const CONFIG_TTL_MS = 60_000;
 
 export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
@@ -451,9 +453,12 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
           .then((o) => (o as unknown as Octokit).rest.apps.getAuthenticated())
           .then((r) => r.data?.slug)
           .catch(() => undefined);
-        // Ignore the App's own events: it learns its own actions from the calls' answers.
+        // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
+        // jobs it dispatched, though: a workflow_dispatch made with the App's token runs with the App
+        // as its actor, so GitHub names the App as the sender of the run's workflow_run and
+        // workflow_job events, and no answer of the dispatch call tells how the job goes.
         const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
-        if (slug && sender === `${slug}[bot]`) return;
+        if (slug && sender === `${slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
         if (options.background === false) return fn(context);
         const work = fn(context).catch((e: unknown) => context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"));
         inFlight.add(work);

@@ -4,6 +4,7 @@
  * running it once. Each returns `done` with data for the executor, `failed` for good, or `later`
  * when GitHub is not ready yet (the effect stays in the outbox and is tried again).
  */
+import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
 import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
@@ -262,7 +263,9 @@ async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }
     await ctx.port.updateCheckRun(existing, fields);
     return done({ checkRunId: existing });
   }
-  const branch = t?.attempt === effect.attempt ? t.branch : undefined;
+  // The task may be on its next attempt already (a retry without backoff is dispatched in the same
+  // decision): the verdict still belongs on this attempt's branch, whose name the template gives.
+  const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
   const headSha = (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
   if (!headSha) return done();
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });

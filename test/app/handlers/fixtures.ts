@@ -57,13 +57,17 @@ function resolveRef(doc: Obj, node: Obj): Obj {
 function shape(doc: Obj, schema: Obj): Obj {
   const s = resolveRef(doc, schema);
   if (Array.isArray(s.allOf)) {
-    const parts = (s.allOf as Obj[]).map((p) => shape(doc, p));
-    const merged: Obj = { type: "object", properties: {}, required: [] };
-    for (const p of [s, ...parts]) {
-      Object.assign(merged.properties as Obj, (p.properties as Obj | undefined) ?? {});
-      (merged.required as string[]).push(...((p.required as string[] | undefined) ?? []));
-      if (p.type && p.type !== "object") merged.type = p.type;
-      if (p.items) merged.items = p.items;
+    // Every part holds: properties named twice keep both schemas, other keywords the first one given.
+    const merged: Obj = { properties: {}, required: [] };
+    const { allOf, ...own } = s;
+    for (const p of [own, ...(allOf as Obj[]).map((x) => shape(doc, x))]) {
+      for (const [k, v] of Object.entries(p)) {
+        if (k === "properties") {
+          const props = merged.properties as Obj;
+          for (const [name, schema] of Object.entries(v as Obj)) props[name] = props[name] ? { allOf: [props[name], schema] } : schema;
+        } else if (k === "required") (merged.required as string[]).push(...(v as string[]));
+        else if (merged[k] === undefined) merged[k] = v;
+      }
     }
     return merged;
   }
