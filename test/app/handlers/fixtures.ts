@@ -364,7 +364,7 @@ export class GitHubMock {
     });
   }
 
-  permission(user: string, permission: "admin" | "write" | "read" | "none"): Hit {
+  permission(user: string, permission: "admin" | "maintain" | "write" | "triage" | "read" | "none"): Hit {
     return this.reply(`GET ${R}/collaborators/${user}/permission`, 200, { permission, role_name: permission, user: { login: user, type: "User" } });
   }
 
