@@ -1,0 +1,78 @@
+/**
+ * `OctokitPort` on the answers GitHub documents for the calls Forge depends on: the contents API's
+ * compare-and-swap, creating a ref that exists, server-side merges, merging a pull request that is
+ * not mergeable or whose head moved, and cancelling a run that already finished.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OctokitPort, type Octokit } from "../../../src/github/octokit-port.js";
+import { ConflictError, GitHubError } from "../../../src/github/port.js";
+import { GitHubMock, INSTALLATION_ID, OWNER, R, REPO, startApp } from "./fixtures.js";
+
+let gh: GitHubMock;
+let port: OctokitPort;
+beforeEach(async () => {
+  gh = new GitHubMock();
+  const { probot } = await startApp();
+  port = new OctokitPort((await probot.auth(INSTALLATION_ID)) as unknown as Octokit, OWNER, REPO);
+  gh.token();
+});
+afterEach(() => {
+  gh.verify();
+  gh.close();
+});
+
+const SHA = "5555555555555555555555555555555555555555";
+const error = (message: string, status: number, doc = "https://docs.github.com/rest") => ({ message, documentation_url: doc, status: String(status) });
+
+describe("OctokitPort", () => {
+  it("writeFile: a 409 on the contents PUT (the blob moved) is a ConflictError", async () => {
+    const put = gh.reply(`PUT ${R}/contents/journal.json`, 409, error("journal.json does not match b10b", 409));
+    const write = port.writeFile("forge/r/_state", "journal.json", "{}\n", "forge: journal", "b10b000000000000000000000000000000000001");
+    await expect(write).rejects.toBeInstanceOf(ConflictError);
+    await expect(write).rejects.toMatchObject({ status: 409, operation: "repos.createOrUpdateFileContents" });
+    expect(put.body).toMatchObject({ branch: "forge/r/_state", sha: "b10b000000000000000000000000000000000001", content: Buffer.from("{}\n").toString("base64") });
+  });
+
+  it("writeFile: a 422 when creating a file someone else created first is a ConflictError too; with a sha it is not", async () => {
+    gh.reply(`PUT ${R}/contents/journal.json`, 422, error('Invalid request.\n\n"sha" wasn\'t supplied.', 422));
+    await expect(port.writeFile("forge/r/_state", "journal.json", "{}\n", "forge: start")).rejects.toBeInstanceOf(ConflictError);
+    gh.reply(`PUT ${R}/contents/journal.json`, 422, error("Invalid request.", 422));
+    const other = port.writeFile("forge/r/_state", "journal.json", "{}\n", "forge: journal", "b10b000000000000000000000000000000000001");
+    await expect(other).rejects.toBeInstanceOf(GitHubError);
+    await expect(other).rejects.not.toBeInstanceOf(ConflictError);
+  });
+
+  it("createBranch: 201 is true; 422 'Reference already exists' is false", async () => {
+    gh.reply(`POST ${R}/git/refs`, 201, { ref: "refs/heads/x", node_id: "REF_1", url: "https://api.github.com/x", object: { type: "commit", sha: SHA, url: "https://api.github.com/x" } });
+    await expect(port.createBranch("x", SHA)).resolves.toBe(true);
+    gh.reply(`POST ${R}/git/refs`, 422, error("Reference already exists", 422, "https://docs.github.com/rest/git/refs#create-a-reference"));
+    await expect(port.createBranch("x", SHA)).resolves.toBe(false);
+  });
+
+  it("mergeBranch (POST /merges): 201 merged, 204 nothing to merge, 409 conflict", async () => {
+    const merged = gh.reply(`POST ${R}/merges`, 201, { sha: SHA, commit: { message: "forge: merge" } });
+    await expect(port.mergeBranch("forge/r/r1/1", "forge/r/a/1", "forge: merge a")).resolves.toEqual({ kind: "merged", sha: SHA });
+    expect(merged.body).toEqual({ base: "forge/r/r1/1", head: "forge/r/a/1", commit_message: "forge: merge a" });
+    gh.reply(`POST ${R}/merges`, 204);
+    await expect(port.mergeBranch("forge/r/r1/1", "forge/r/a/1", "again")).resolves.toEqual({ kind: "noop" });
+    gh.reply(`POST ${R}/merges`, 409, error("Merge conflict", 409));
+    await expect(port.mergeBranch("forge/r/r1/1", "forge/r/b/1", "conflict")).resolves.toEqual({ kind: "conflict" });
+  });
+
+  it("mergePullRequest: 405 is not mergeable (with GitHub's reason), 409 means the head moved", async () => {
+    gh.reply(`PUT ${R}/pulls/7/merge`, 405, error("Required status check \"test\" is expected.", 405));
+    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({ kind: "not_mergeable", message: 'pulls.merge: 405 Required status check "test" is expected.' });
+    const moved = gh.reply(`PUT ${R}/pulls/7/merge`, 409, error("Head branch was modified. Review and try the merge again.", 409));
+    await expect(port.mergePullRequest(7, { sha: SHA, title: "forge(a): A" })).resolves.toEqual({ kind: "head_moved" });
+    expect(moved.body).toEqual({ sha: SHA, merge_method: "merge", commit_title: "forge(a): A" });
+  });
+
+  it("cancelWorkflowRun: 202 cancels; 409 (the run already finished) is not an error", async () => {
+    gh.reply(`POST ${R}/actions/runs/5001/cancel`, 202, {});
+    await expect(port.cancelWorkflowRun(5001)).resolves.toBeUndefined();
+    gh.reply(`POST ${R}/actions/runs/5001/cancel`, 409, error("Cannot cancel a workflow run that is completed.", 409));
+    await expect(port.cancelWorkflowRun(5001)).resolves.toBeUndefined();
+    gh.reply(`POST ${R}/actions/runs/5002/cancel`, 404, error("Not Found", 404));
+    await expect(port.cancelWorkflowRun(5002)).rejects.toMatchObject({ name: "GitHubError", status: 404 });
+  });
+});
