@@ -7,7 +7,7 @@ import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
-import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";
 import { createSim, type Sim, type SimOptions } from "../sim/server.js";
 import { appKeys } from "../sim/support/helpers.js";
 import { scriptedRunner, type Script, type ScriptedRunner } from "./scripted-runner.js";
@@ -63,7 +63,15 @@ function walk(dir: string, base = dir): Record<string, string> {
 
 export async function startHarness(
   script: (taskId: string, attempt: number) => Script,
-  opts: { config?: string; sim?: SimOptions; files?: Record<string, string>; now?: () => number; reconcileEveryMs?: number } = {},
+  opts: {
+    config?: string;
+    sim?: SimOptions;
+    files?: Record<string, string>;
+    now?: () => number;
+    reconcileEveryMs?: number;
+    onWebhook?: ForgeServerOptions["onWebhook"];
+    onRequest?: ForgeServerOptions["onRequest"];
+  } = {},
 ): Promise<Harness> {
   const sim = await createSim(opts.sim ?? {});
   const keys = appKeys();
@@ -95,6 +103,8 @@ export async function startHarness(
     onDecision,
     ...(opts.now ? { now: opts.now } : {}),
     reconcileEveryMs: opts.reconcileEveryMs ?? 0,
+    ...(opts.onWebhook ? { onWebhook: opts.onWebhook } : {}),
+    ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
     // Fail fast in tests: Octokit's retry waits are long for a local server.
     octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 10 }, throttle: { enabled: false } },
   });
