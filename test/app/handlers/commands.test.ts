@@ -182,6 +182,25 @@ describe("issue_comment", () => {
     gh.verify();
   });
 
+  it("a delivery whose handling failed is handled again when it is redelivered with the same id", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    // GitHub is having a bad minute: the acknowledgement fails, and so does the delivery (no background work here).
+    gh.reply(`POST ${R}/issues/comments/4242/reactions`, 502, { message: "Server Error" });
+    const help = comment("/forge help", user("octocat"), { id: "3f1c9a52-0000-4000-8000-000000000002" });
+    await expect(app.receive(help)).rejects.toThrow(/reactions.create: 502/);
+
+    // Someone redelivers it from the App's settings: the same X-GitHub-Delivery, and this time it works.
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    const reply = gh.comment(3);
+    await app.receive(help);
+
+    expect((reply.body as { body: string }).body).toBe(HELP);
+    gh.verify();
+  });
+
   it("an unknown command gets the help, naming the word it did not know", async () => {
     const app = await startApp();
     gh.app();
