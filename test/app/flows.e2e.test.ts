@@ -20,11 +20,6 @@ afterEach(async () => {
 const T = { timeout: 120_000 };
 const task = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
 
-async function prOf(h: Harness, branch: string): Promise<number> {
-  const { data } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "all" });
-  return data[0]!.number;
-}
-
 /** The run's tracker issue (the App creates it in the background as the run starts). */
 async function trackerOf(h: Harness): Promise<number> {
   for (let i = 0; i < 100; i++) {
