@@ -32,6 +32,9 @@ export interface ForgeAppOptions {
   reconcileEveryMs?: number;
   /** Every persisted decision, for tests and the demo's live view. */
   onDecision?: (repo: string, runId: string, d: Decision) => void;
+  /** Instrumentation: every webhook as it arrives, and every API call with its start and end (performance.now()). */
+  onWebhook?: (event: { name: string; action?: string; id: string; at: number }) => void;
+  onRequest?: (call: { route: string; start: number; end: number; status?: number }) => void;
 }
 
 /** GitHub API calls the App made for a repository (measured by an Octokit request hook). */
@@ -114,6 +117,25 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
       // The installation Octokit refreshes its token by itself; it carries throttling and retry.
       const octokit = (await probot!.auth(installationId)) as unknown as Octokit;
       const stats = newCallStats();
+      if (options.onRequest) {
+        const onRequest = options.onRequest;
+        octokit.hook.wrap("request", async (request, o) => {
+          const parsed = octokit.request.endpoint.parse(o as never) as { url: string; method: string };
+          const route = `${parsed.method.toUpperCase()} ${parsed.url.replace(/^https?:\/\/[^/]+/, "").replace(/^\/api\/v3/, "").split("?")[0]}`;
+          const start = performance.now();
+          let status: number | undefined;
+          try {
+            const res = await request(o);
+            status = res.status;
+            return res;
+          } catch (e) {
+            status = (e as { status?: number }).status;
+            throw e;
+          } finally {
+            onRequest({ route, start, end: performance.now(), ...(status !== undefined ? { status } : {}) });
+          }
+        });
+      }
       octokit.hook.before("request", (o) => {
         const parsed = octokit.request.endpoint.parse(o as never) as { url: string; method: string };
         const path = parsed.url.replace(/^https?:\/\/[^/]+/, "").replace(/^\/api\/v3/, "").split("?")[0]!;
@@ -447,6 +469,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const guard =
       <C extends Context>(fn: (c: C) => Promise<void>) =>
       async (context: C) => {
+        options.onWebhook?.({ name: context.name, action: (context.payload as { action?: string }).action, id: context.id, at: performance.now() });
         if (seen(context.id)) return;
         slug ??= await app
           .auth()
