@@ -32705,6 +32705,13 @@ function createOctokitGitHub(options2) {
         throw new GitHubApiError(`updating pull request #${number4} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
+    async addLabels(number4, labels) {
+      try {
+        await octokit.rest.issues.addLabels({ owner, repo, issue_number: number4, labels });
+      } catch (err) {
+        throw new GitHubApiError(`labelling pull request #${number4} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
     async markReadyForReview(pull) {
       if (!pull.draft) return;
       try {
@@ -32908,6 +32915,7 @@ var TRAILERS = {
   agent: "Forge-Agent",
   exit: "Forge-Exit"
 };
+var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // action/src/context.ts
 import { readFile } from "node:fs/promises";
@@ -36926,7 +36934,9 @@ Nothing to do: ${reason}.
     const startCommit = await git2.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
       await git2.push(branch, startCommit);
-      return github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
+      const pr2 = await github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
+      await github.addLabels(pr2.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
+      return pr2;
     })().catch((err) => {
       warnings.push(`could not open the draft pull request: ${err.message}`);
       return void 0;

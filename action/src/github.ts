@@ -21,6 +21,8 @@ export interface GitHubPort {
   /** Opens a PR; rejects with NoCommitsError when the head has nothing over the base. */
   createPull(p: { head: string; base: string; title: string; body: string; draft: boolean }): Promise<PullRef>;
   updatePull(number: number, p: { title?: string; body?: string }): Promise<void>;
+  /** Adds labels to a PR (GitHub creates labels that do not exist yet). */
+  addLabels(number: number, labels: string[]): Promise<void>;
   markReadyForReview(pull: PullRef): Promise<void>;
 }
 
@@ -136,6 +138,16 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
         await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...p });
       } catch (err) {
         throw new GitHubApiError(`updating pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async addLabels(number, labels) {
+      try {
+        // Labels of a PR live on its issue; `pull-requests: write` is enough for a PR's issue
+        // endpoints (docs.github.com/rest/issues/labels#add-labels-to-an-issue).
+        await octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels });
+      } catch (err) {
+        throw new GitHubApiError(`labelling pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
 

@@ -14,7 +14,7 @@ import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promi
 import path from "node:path";
 import { writeSignal } from "../../src/agent/signals.js";
 import { branchName } from "../../src/core/decide.js";
-import { TRAILERS, attemptDir, resultPath, walkthroughPath } from "../../src/core/layout.js";
+import { LABELS, TRAILERS, attemptDir, resultPath, walkthroughPath } from "../../src/core/layout.js";
 import { agentResultSchema, type AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner, AgentRunOutcome } from "./agent-runner.js";
@@ -184,7 +184,10 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, undefined, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
       await git.push(branch, startCommit);
-      return github.createPull({ head: branch, base, title: prTitle, body: statusBody("running"), draft: true });
+      const pr = await github.createPull({ head: branch, base, title: prTitle, body: statusBody("running"), draft: true });
+      // The label lets people (and the App) filter Forge's PRs; a PR without it still works.
+      await github.addLabels(pr.number, [LABELS.task]).catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
+      return pr;
     })().catch((err: unknown) => {
       warnings.push(`could not open the draft pull request: ${(err as Error).message}`);
       return undefined;

@@ -26,6 +26,7 @@ function port(files: Record<string, string>): GitHubPort & { reads: string[] } {
       throw new Error("no");
     },
     updatePull: async () => {},
+    addLabels: async () => {},
     markReadyForReview: async () => {},
   };
 }

@@ -66,6 +66,11 @@ describe("the Octokit GitHub port", () => {
     expect(await gh.findOpenPull("forge/r1/t1/1", "forge/r1/_integration")).toEqual({ number: 3, nodeId: "PR_3", url: "u", draft: true });
   });
 
+  it("labels a PR through its issue", async () => {
+    nock(API).post("/repos/acme/demo/issues/7/labels", { labels: ["forge:task"] }).reply(200, [{ name: "forge:task" }]);
+    await gh.addLabels(7, ["forge:task"]);
+  });
+
   it("writes the body with REST and marks ready with GraphQL (REST cannot undraft)", async () => {
     nock(API).patch("/repos/acme/demo/pulls/7", { body: "walkthrough" }).reply(200, { number: 7 });
     await gh.updatePull(7, { body: "walkthrough" });

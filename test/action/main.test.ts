@@ -82,7 +82,7 @@ describe("main: the job, step by step", () => {
 
     // The PR: opened as a draft before the agent ran, then the walkthrough, then ready.
     const pr = w.github.pulls[0]!;
-    expect(pr).toMatchObject({ head: w.branch, base: INTEGRATION, title: "forge(t1): Task t1", draft: false });
+    expect(pr).toMatchObject({ head: w.branch, base: INTEGRATION, title: "forge(t1): Task t1", draft: false, labels: ["forge:task"] });
     expect(pr.bodies[0]).toContain("the agent is working");
     expect(pr.body).toContain("### Files changed (1)");
     expect(pr.body).toContain("| `src/out.txt` | the output |");

@@ -76,6 +76,9 @@ beforeAll(async () => {
   });
   const token = sim.control.userToken(OWNER);
   gh = new Octokit({ baseUrl: sim.apiUrl, auth: token });
+  // The label the runner puts on task PRs, created with a description: a label GitHub creates on
+  // the fly has none (null), which the local GitHub's strict response check refuses in pulls/list.
+  await gh.rest.issues.createLabel({ owner: OWNER, repo: REPO, name: "forge:task", color: "5319e7", description: "A Forge task pull request" });
 
   // What the App does when it starts the run: integration branch, journal, task branches.
   dir = mkdtempSync(path.join(tmpdir(), "forge-sim-e2e-"));
@@ -153,6 +156,7 @@ describe("the Forge action on the local GitHub", () => {
       const pr = pulls[0]!;
       expect(pr.title).toBe(`forge(${taskId}): Write src/${taskId}.txt`);
       expect(pr.base.ref).toBe(INTEGRATION);
+      expect(pr.labels.map((l) => l.name)).toEqual(["forge:task"]);
       expect(pr.body).toContain(`<!-- forge:walkthrough run=${RUN} task=${taskId} attempt=1 -->`);
       expect(pr.body).toContain("### Files changed (1)");
       expect(pr.body).toContain(`| \`src/${taskId}.txt\` |`);

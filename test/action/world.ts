@@ -168,6 +168,7 @@ export interface FakePull extends PullRef {
   /** Bodies in the order they were written. */
   bodies: string[];
   headShaAtOpen: string;
+  labels: string[];
 }
 
 export class FakeGitHub implements GitHubPort {
@@ -199,7 +200,7 @@ export class FakeGitHub implements GitHubPort {
       ancestor = false;
     }
     if (ancestor) throw new NoCommitsError(`Validation Failed: No commits between ${p.base} and ${p.head}`);
-    const pr: FakePull = { number: this.pulls.length + 1, nodeId: `PR_${this.pulls.length + 1}`, url: `https://github.example/pull/${this.pulls.length + 1}`, draft: p.draft, head: p.head, base: p.base, title: p.title, body: p.body, bodies: [p.body], headShaAtOpen: head };
+    const pr: FakePull = { number: this.pulls.length + 1, nodeId: `PR_${this.pulls.length + 1}`, url: `https://github.example/pull/${this.pulls.length + 1}`, draft: p.draft, head: p.head, base: p.base, title: p.title, body: p.body, bodies: [p.body], headShaAtOpen: head, labels: [] };
     this.pulls.push(pr);
     return { ...pr };
   }
@@ -211,6 +212,11 @@ export class FakeGitHub implements GitHubPort {
       pr.body = p.body;
       pr.bodies.push(p.body);
     }
+  }
+  async addLabels(number: number, labels: string[]) {
+    this.calls.push(`addLabels ${number} ${labels.join(",")}`);
+    const pr = this.pulls.find((x) => x.number === number)!;
+    pr.labels = [...new Set([...pr.labels, ...labels])];
   }
   async markReadyForReview(pull: PullRef) {
     this.calls.push(`markReady ${pull.number}`);
