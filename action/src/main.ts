@@ -177,7 +177,8 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   } else if (existingPr) {
     prOpening = Promise.resolve(existingPr);
   } else {
-    // GitHub refuses a PR whose head has no commit over its base, and a fresh task branch is its
+    // GitHub refuses a PR whose head has no commit over its base (422 "No commits between …",
+    // docs.github.com/rest/pulls/pulls#create-a-pull-request), and a fresh task branch is its
     // base: an empty start commit, made before the agent touches the index, gives the PR something
     // to show until the work arrives. It is pushed by sha, so whatever the agent does to HEAD meanwhile
     // does not matter.
@@ -242,8 +243,9 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   const errors: string[] = [];
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;
-    // GitHub cancels a job that reaches timeout-minutes the same way as a person's cancel (SIGINT):
-    // near the job's limit, it is a timeout (retried), not a cancel.
+    // GitHub stops a job that reaches timeout-minutes the way it cancels one (SIGINT to the step,
+    // docs.github.com/actions/reference/workflow-cancellation-reference): near the job's limit it
+    // is a timeout (retried), not a person's cancel.
     if (reason === "cancelled" && input.jobStartedAt !== undefined && now() - input.jobStartedAt >= config.timeouts.job_minutes * 60_000 * 0.97) reason = "wall_clock";
     exitCode = exitCodeOfStop(reason);
     errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
