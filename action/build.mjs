@@ -27,6 +27,9 @@ await build({
   legalComments: "none",
   logLevel: "warning",
   absWorkingDir: root,
+  // Paths in the bundle stay relative to the checkout even when node_modules is a symlink (a
+  // worktree sharing another's), so the output does not depend on where it was built.
+  preserveSymlinks: true,
   // Some bundled CommonJS dependencies call require(); ESM output needs one.
   banner: { js: "import { createRequire as __forgeCreateRequire } from 'node:module';\nconst require = __forgeCreateRequire(import.meta.url);" },
 });
