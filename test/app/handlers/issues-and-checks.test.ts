@@ -13,6 +13,7 @@ import {
   gitRef,
   GitHubMock,
   INTEGRATION,
+  INSTALLATION_ID,
   INTEGRATION_SHA,
   JOURNAL_SHA,
   journalView,
@@ -214,3 +215,20 @@ describe("check_suite", () => {
     gh.verify();
   });
 });
+
+describe("installation", () => {
+  it("created: noted in the log, without an API call", async () => {
+    const app = await startApp();
+    await app.receive(
+      delivery("installation", {
+        action: "created",
+        installation: { id: INSTALLATION_ID, account: user("acme", "Organization"), app_id: 1001, app_slug: "forge", target_type: "Organization", repository_selection: "selected", events: ["push"], permissions: { contents: "write" } },
+        repositories: [{ id: 77, node_id: "R_77", name: "widgets", full_name: "acme/widgets", private: false }],
+        sender: user("octocat"),
+      }),
+    );
+    expect(gh.calls).toEqual([]);
+    gh.verify();
+  });
+});
+
