@@ -39949,6 +39949,8 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const git2 = new Git({ dir: jobEnv.workspace, token: input2.githubToken, identity: { name: input2.gitUserName, email: input2.gitUserEmail } });
     await ensureRepository(git2, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input2.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
+    if (adapter === "claude" && !input2.anthropicApiKey && !env.ANTHROPIC_API_KEY) warning("anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.");
+    if (adapter === "codex" && !input2.openaiApiKey && !env.OPENAI_API_KEY) warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     const extraEnv = {};
     if (adapter === "claude" && input2.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input2.anthropicApiKey;
     if (adapter === "codex" && input2.openaiApiKey) extraEnv.OPENAI_API_KEY = input2.openaiApiKey;

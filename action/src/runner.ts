@@ -93,6 +93,8 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
 
+    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY) core.warning("anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.");
+    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY) core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     // The agent gets the model key it needs and nothing of the job's credentials.
     const extraEnv: Record<string, string> = {};
     if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
