@@ -18,6 +18,7 @@ import { CONFIG_PATH, readConfig, readPlan } from "./plan-source.js";
 import { parseMarker } from "./render.js";
 import { reconcileRun } from "./reconciler.js";
 import { overlayInput } from "./overlays.js";
+import { checkPlanPullRequest } from "./plan-check.js";
 
 export interface ForgeAppOptions {
   now?: () => number;
@@ -188,6 +189,18 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const result = await rt.engine.apply(runId, inputs);
     const last = result.decisions[result.decisions.length - 1];
     if (last) rt.runs.set(runId, { planId: last.journal.planId, status: last.journal.status });
+    // A model usage limit belongs to the installation's key, not to one run: pause its other runs too.
+    const limited = result.decisions.flatMap((d) => d.events).find((e) => e.type === "run.paused" && (e.data as { reason: string }).reason === "usage_limit");
+    const until = limited ? (limited.data as { until?: string }).until : undefined;
+    if (until) {
+      for (const other of runtimes.values()) {
+        if (other.installationId !== rt.installationId) continue;
+        for (const [otherRun, r] of other.runs) {
+          if ((other === rt && otherRun === runId) || r.status !== "running") continue;
+          await other.engine.apply(otherRun, [{ kind: "usage.limited", until }]);
+        }
+      }
+    }
     return result;
   }
 
@@ -294,8 +307,14 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const { payload } = context;
     const rt = await rtOf(context);
     const ref = await attemptOf(rt, payload.pull_request.head.ref);
-    if (!ref) return;
     const pr = payload.pull_request;
+    if (!ref) {
+      // A PR into the default branch that changes a plan or the config is checked before it merges.
+      if (["opened", "reopened", "synchronize"].includes(payload.action) && pr.base.ref === payload.repository.default_branch) {
+        await checkPlanPullRequest(rt.port, rt.engine, await knownRuns(rt), { number: pr.number, headSha: pr.head.sha });
+      }
+      return;
+    }
     if (payload.action === "closed") {
       if (pr.merged && pr.merge_commit_sha) await apply(rt, ref.runId, [{ kind: "pr.merged", taskId: ref.taskId, attempt: ref.attempt, number: pr.number, mergeSha: pr.merge_commit_sha }]);
       return;

@@ -309,6 +309,11 @@ function apply(s: Step, input: LeafInput): void {
     case "plan.changed":
       s.emit("plan.edit_ignored", undefined, { commit: input.commit });
       return;
+    case "usage.limited": {
+      const until = Date.parse(input.until);
+      if (!Number.isNaN(until)) usageLimited(s, until);
+      return;
+    }
   }
 }
 
@@ -345,11 +350,7 @@ function agentFinished(s: Step, input: Extract<LeafInput, { kind: "agent.finishe
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s.now) {
-      const prev = s.j.pause.usageLimitUntil ? Date.parse(s.j.pause.usageLimitUntil) : 0;
-      if (until > prev) {
-        if (!(prev > s.now)) s.emit("run.paused", undefined, { reason: "usage_limit", until: input.rateLimitedUntil });
-        s.j.pause = { ...s.j.pause, usageLimitUntil: s.iso(until) };
-      }
+      usageLimited(s, until);
       return fail(s, i, input.kind, { error: `model usage limit until ${s.iso(until)}`, retryable: true, counted: false, notBefore: until });
     }
   }
@@ -387,6 +388,14 @@ function agentFinished(s: Step, input: Extract<LeafInput, { kind: "agent.finishe
     default:
       return fail(s, i, input.kind, { error: input.error ?? `unknown exit code ${input.exitCode}`, retryable: true, counted: true, exitCode: input.exitCode });
   }
+}
+
+/** Model usage exhausted until `until` (seed 004): dispatching pauses; it is nobody's failure. */
+function usageLimited(s: Step, until: number): void {
+  const prev = s.j.pause.usageLimitUntil ? Date.parse(s.j.pause.usageLimitUntil) : 0;
+  if (until <= prev || until <= s.now) return;
+  if (!(prev > s.now)) s.emit("run.paused", undefined, { reason: "usage_limit", until: s.iso(until) });
+  s.j.pause = { ...s.j.pause, usageLimitUntil: s.iso(until) };
 }
 
 function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: LeafInput["kind"]): void {

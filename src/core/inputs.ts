@@ -81,6 +81,7 @@ const inputs = [
     .describe("A valid overlay PR was merged: new nodes and edges."),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
   z.object({ kind: z.literal("plan.changed"), commit: z.string() }).describe("The pinned plan changed on the default branch during the run."),
+  z.object({ kind: z.literal("usage.limited"), until: z.string() }).describe("Another run of the installation hit the model's usage limit: no dispatch before `until`."),
 ] as const;
 
 const leafInputSchema = z.discriminatedUnion("kind", inputs);

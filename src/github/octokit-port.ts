@@ -289,6 +289,13 @@ export class OctokitPort implements GitHubPort {
     await this.#call("pulls.update", () => this.#octokit.rest.pulls.update({ ...this.#r, pull_number: number, ...fields }));
   }
 
+  async listPullRequestFiles(number: number): Promise<string[]> {
+    return this.#call("pulls.listFiles", async () => {
+      const files = await this.#octokit.paginate(this.#octokit.rest.pulls.listFiles, { ...this.#r, pull_number: number, per_page: 100 });
+      return files.map((f) => f.filename);
+    });
+  }
+
   async mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult> {
     try {
       const { data } = await this.#octokit.rest.pulls.merge({

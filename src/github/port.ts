@@ -108,6 +108,8 @@ export interface GitHubPort {
   getPullRequest(number: number): Promise<PullRequestInfo>;
   createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo>;
   updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
+  /** Paths a PR changes (up to GitHub's 3,000-file limit of the endpoint). */
+  listPullRequestFiles(number: number): Promise<string[]>;
   mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult>;
 
   createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number>;

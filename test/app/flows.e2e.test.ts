@@ -195,4 +195,48 @@ describe("Forge App flows", () => {
     expect(task(done, "a").attempt).toBe(2);
     expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "task.stale"))).toBe(true);
   });
+
+  it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    const files = planFiles("broken", { a: ["b"], b: ["a"] });
+    const { data: main } = await h.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
+    const { data: parent } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: main.object.sha });
+    const { data: tree } = await h.user.rest.git.createTree({
+      owner: OWNER,
+      repo: REPO,
+      base_tree: parent.tree.sha,
+      tree: Object.entries(files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+    });
+    const { data: commit } = await h.user.rest.git.createCommit({ owner: OWNER, repo: REPO, message: "A plan with a cycle", tree: tree.sha, parents: [main.object.sha] });
+    await h.user.rest.git.createRef({ owner: OWNER, repo: REPO, ref: "refs/heads/plan-broken", sha: commit.sha });
+    await h.user.rest.pulls.create({ owner: OWNER, repo: REPO, head: "plan-broken", base: "main", title: "Add a plan" });
+    let run: { conclusion: string | null; output: { title: string | null; summary: string | null; annotations_count: number } } | undefined;
+    for (let i = 0; i < 100 && !run; i++) {
+      await h.app.forge.idle();
+      const { data } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: commit.sha });
+      run = data.check_runs.find((c) => c.name === "forge · plan");
+      if (!run) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(run!.conclusion).toBe("failure");
+    expect(run!.output.summary).toMatch(/cycle/);
+    expect(run!.output.annotations_count).toBeGreaterThan(0);
+    // Nothing started: the plan never reached the default branch.
+    expect(h.runner.dispatched).toEqual([]);
+  });
+
+  it("a model usage limit pauses dispatching until the reset and is not counted as a failure", T, async () => {
+    let clock = Date.now();
+    h = await startHarness((id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "rate_limited", untilMs: 30 * 60_000 } : { kind: "success" }), { now: () => clock });
+    await h.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
+    const paused = await h.waitFor((x) => x.pause.usageLimitUntil !== undefined && task(x, "a").status === "PENDING");
+    expect(task(paused, "a")).toMatchObject({ retries: 0, attempt: 1 });
+    await h.app.forge.idle();
+    await h.app.forge.tick();
+    expect(h.runner.dispatched.filter((d) => d.includes("/a/"))).toHaveLength(1);
+    clock += 31 * 60_000;
+    await h.app.forge.tick();
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(task(done, "a")).toMatchObject({ attempt: 2, retries: 0 });
+    expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "run.resumed" && (e.data as { reason: string }).reason === "usage_limit"))).toBe(true);
+  });
 });

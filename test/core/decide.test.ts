@@ -402,6 +402,20 @@ describe("pause, resume, cancel", () => {
   });
 });
 
+describe("usage limits across runs", () => {
+  it("another run's usage limit pauses dispatching here until the reset, without failing anything", () => {
+    const config = cfg({ max_parallel_agents: 1 });
+    const d = start({ a: [], b: [] }, config);
+    const until = new Date(30 * MIN).toISOString();
+    const r = decide(d.journal, { kind: "usage.limited", until }, MIN, config);
+    expect(r.events.map((e) => e.type)).toEqual(["run.paused"]);
+    expect(r.transitions).toEqual([]);
+    const afterA = decide(r.journal, success("a"), 2 * MIN, config);
+    expect(afterA.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
+    expect(decide(afterA.journal, { kind: "tick" }, 31 * MIN, config).effects.some((e) => e.kind === "DispatchAgent")).toBe(true);
+  });
+});
+
 describe("Change Requests", () => {
   const escalation = (taskId: string): LeafInput => ({
     kind: "agent.finished",
