@@ -97,6 +97,9 @@ export class Control {
       redirect: "manual",
     });
     const text = await res.text();
+    // A person's action returns once the webhooks it caused were delivered (and, for Probot apps,
+    // handled): tests can look at the outcome right away. GitHub itself promises no such thing.
+    await this.core.bus.idle();
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -142,7 +145,7 @@ export class Control {
     issue.updatedAt = now();
     const actor = this.core.ensureUser(login);
     this.core.bus.emit("pull_request", "ready_for_review", { number, pull_request: await this.core.pullPayload(repo, issue), repository: this.core.model.repo(repo), sender: this.core.model.user(actor) }, { repo });
-    this.core.bus.flush();
+    await this.core.bus.idle();
   }
 
   /** A person clicks a check run's action button: `check_run.requested_action` goes to the App that created it. */
@@ -158,7 +161,7 @@ export class Control {
       repository: this.core.model.repo(repo),
       sender: this.core.model.user(actor),
     }, { repo, onlyAppId: run.appId });
-    this.core.bus.flush();
+    await this.core.bus.idle();
   }
 
   // ---- deliveries and faults
