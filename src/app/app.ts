@@ -6,7 +6,7 @@
 import type { Context, Probot } from "probot";
 import type { Decision } from "../core/decide.js";
 import type { LeafInput } from "../core/inputs.js";
-import { LABELS, planDir, stateBranch } from "../core/layout.js";
+import { LABELS, planDir } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { forgeConfigSchema } from "../core/schemas/config.js";
 import { OctokitPort, type Octokit } from "../github/octokit-port.js";
@@ -14,7 +14,7 @@ import type { GitHubPort } from "../github/port.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "./commands.js";
 import { Engine, type Logger } from "./engine.js";
 import { branchParser, finishedInput, readResult, recordOf, touchedPlans, type AttemptRef } from "./normalize.js";
-import { CONFIG_PATH, readConfig, readPlan } from "./plan-source.js";
+import { readConfig, readPlan } from "./plan-source.js";
 import { parseMarker } from "./render.js";
 import { reconcileRun } from "./reconciler.js";
 import { overlayInput } from "./overlays.js";
@@ -535,7 +535,5 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   forgeApp.idle = async () => {
     while (inFlight.size) await Promise.all([...inFlight]);
   };
-  void stateBranch;
-  void CONFIG_PATH;
   return forgeApp;
 }

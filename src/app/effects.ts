@@ -245,7 +245,6 @@ async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }
   if (!conclusion) return done();
   const key = `${effect.taskId}:${effect.attempt}`;
   const t = task(ctx, effect.taskId);
-  const node = ctx.journal.plan.nodes.find((n) => n.id === effect.taskId);
   const existing = ctx.facts.checkRuns[key];
   const fields = {
     status: "completed" as const,
@@ -270,7 +269,6 @@ async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }
   if (!headSha) return done();
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
   ctx.facts.checkRuns[key] = id;
-  void node;
   return done({ checkRunId: id });
 }
 

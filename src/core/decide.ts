@@ -161,11 +161,11 @@ class Step {
     this.edit(i).status = to;
     this.reindex(i);
     this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
-    this.onStatusChange(i, from, to);
+    this.onStatusChange(i, to);
     return true;
   }
 
-  private onStatusChange(i: number, from: TaskStatus, to: TaskStatus): void {
+  private onStatusChange(i: number, to: TaskStatus): void {
     const t = this.task(i);
     // Readiness is kept incrementally: a refinery's dependency counts once MERGE_READY, a task's once MERGED.
     if (to === "MERGE_READY" || to === "MERGED") {
@@ -189,7 +189,6 @@ class Step {
         summary: checkSummary(t, to),
       });
     }
-    void from;
   }
 
   /** Continue the decision on an amended plan (overlay), with a new index. */
