@@ -668,7 +668,8 @@ const pulls: Record<string, Handler> = {
     }
     if (base) list = list.filter((i) => i.pull!.baseRef === base);
     const sort = ctx.query.get("sort") ?? "created";
-    const dir = ctx.query.get("direction") ?? (sort === "created" ? "desc" : "desc");
+    // "Default: desc when sort is created or sort is not specified, otherwise asc."
+    const dir = ctx.query.get("direction") ?? (sort === "created" ? "desc" : "asc");
     const key = (i: Issue) => (sort === "updated" ? i.updatedAt : i.createdAt) + String(i.number).padStart(9, "0");
     list.sort((a, b) => (dir === "asc" ? key(a).localeCompare(key(b)) : key(b).localeCompare(key(a))));
     return ok(ctx.page(list).map((i) => ctx.core.model.pull(repo, i, { full: false })));
