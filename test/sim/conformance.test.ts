@@ -113,6 +113,8 @@ describe("apps", () => {
     expect(await status(tooLong.rest.apps.getAuthenticated())).toBe(401);
     const expired = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(appId, keys.privateKeyPem, { iat: nowSec - 700, exp: nowSec - 100 }) });
     expect(await status(expired.rest.apps.getAuthenticated())).toBe(401);
+    const future = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(appId, keys.privateKeyPem, { iat: nowSec + 300, exp: nowSec + 600 }) });
+    expect(await status(future.rest.apps.getAuthenticated())).toBe(401);
     const unknownApp = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(999999, keys.privateKeyPem) });
     expect(await status(unknownApp.rest.apps.getAuthenticated())).toBe(401);
     // An installation token on a JWT-only endpoint, and a JWT on a repository endpoint.

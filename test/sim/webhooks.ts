@@ -96,6 +96,12 @@ export class WebhookBus {
         this.violation(key, `webhook ${key} is not in the trimmed description (add it to scripts/trim-openapi.ts)`);
       }
       const delivery = this.record(hook, event, action, body, installation?.id ?? null, opts.repo?.id ?? null, randomUUID(), false);
+      // "Payloads are capped at 25 MB … the webhook will not be delivered."
+      if (Buffer.byteLength(delivery.body) > 25 * 1024 * 1024) {
+        delivery.status = "dropped";
+        delivery.error = "payload over 25 MB: not delivered";
+        continue;
+      }
       const fate = this.faults.hook(`${event}${action ? `.${action}` : ""}`);
       if (fate.copies === 0) {
         delivery.status = "dropped";
