@@ -32,6 +32,10 @@ export const RUN_ID = `${PLAN_ID}-${PLAN_SHA.slice(0, 7)}`;
 export const STATE_BRANCH = `forge/${RUN_ID}/_state`;
 export const INTEGRATION = `forge/${RUN_ID}/_integration`;
 export const INTEGRATION_SHA = "1111111111111111111111111111111111111111";
+/** An attempt's work commit, the runner's record commit on top of it, and the commit that merged its PR. */
+export const WORK = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0";
+export const RECORD = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+export const MERGE = "3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e";
 export const branchOf = (taskId: string, attempt: number) => `forge/${RUN_ID}/${taskId}/${attempt}`;
 export const R = `/repos/${OWNER}/${REPO}`;
 

@@ -1,0 +1,1079 @@
+/**
+ * The App's webhook handlers, each through a real Probot instance with GitHub mocked by nock 14:
+ * push (a runner's record commit, a plan merged to the default branch, the App's own pushes),
+ * pull_request (a merge by a person, a journal write that lost its compare-and-swap),
+ * workflow_run and workflow_job (the jobs the App dispatched), issue_comment commands and the
+ * check run's Retry button (who may give them, acknowledgement, redeliveries), issues (a Change
+ * Request closed), check_suite (a waiting merge completing the run) and installation.
+ *
+ * One file on purpose: the descriptions' validators are compiled once per process, which is most of
+ * the suite's time.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HELP } from "../../../src/app/commands.js";
+import { crMarker } from "../../../src/app/render.js";
+import type { Effect } from "../../../src/core/effects.js";
+import type { LeafInput } from "../../../src/core/inputs.js";
+import { resultPath } from "../../../src/core/layout.js";
+import type { AgentResult } from "../../../src/core/schemas/agent-result.js";
+import { dagJson, taskFile } from "../../helpers/plan-files.js";
+import {
+  branchOf,
+  decodedJournal,
+  delivery,
+  GitHubMock,
+  gitRef,
+  INSTALLATION_ID,
+  INTEGRATION,
+  INTEGRATION_SHA,
+  JOURNAL_SHA,
+  journalView,
+  MERGE,
+  PLAN_SHA,
+  R,
+  RECORD,
+  RUN_ID,
+  startApp,
+  STATE_BRANCH,
+  storedRun,
+  taskOf,
+  testConfig,
+  user,
+  WORK,
+  type Delivery,
+} from "./fixtures.js";
+
+let gh: GitHubMock;
+beforeEach(() => {
+  gh = new GitHubMock();
+});
+afterEach(() => gh.close());
+
+
+function recordMessage(taskId: string, attempt: number, exit: number): string {
+  return `forge(${taskId}): record of attempt ${attempt}\n\nForge-Run: ${RUN_ID}\nForge-Task: ${taskId}\nForge-Attempt: ${attempt}\nForge-Agent: claude\nForge-Exit: ${exit}\n`;
+}
+
+function commit(id: string, message: string, files: { added?: string[]; modified?: string[] } = {}) {
+  return {
+    id,
+    tree_id: "7".repeat(40),
+    distinct: true,
+    message,
+    timestamp: "2026-11-22T08:59:00Z",
+    url: `https://github.com/acme/widgets/commit/${id}`,
+    author: { name: "forge", email: "forge@example.com" },
+    committer: { name: "forge", email: "forge@example.com" },
+    added: files.added ?? [],
+    removed: [],
+    modified: files.modified ?? [],
+  };
+}
+
+/** The push of an attempt's work commit and its record commit, by the job's GITHUB_TOKEN. */
+function recordPush(taskId = "a", attempt = 1, sender = user("github-actions[bot]", "Bot")): Delivery {
+  const work = commit(WORK, `forge(${taskId}): work`, { added: [`src/${taskId}.ts`] });
+  const record = commit(RECORD, recordMessage(taskId, attempt, 0), { added: [resultPath(RUN_ID, taskId, attempt)] });
+  return delivery("push", {
+    ref: `refs/heads/${branchOf(taskId, attempt)}`,
+    before: INTEGRATION_SHA,
+    after: RECORD,
+    created: false,
+    deleted: false,
+    forced: false,
+    compare: "https://github.com/acme/widgets/compare/x...y",
+    commits: [work, record],
+    head_commit: record,
+    pusher: { name: "github-actions[bot]", email: null },
+    sender,
+  });
+}
+
+function result(taskId: string, attempt: number): AgentResult {
+  return {
+    version: 1,
+    run_id: RUN_ID,
+    task_id: taskId,
+    attempt,
+    exit_code: 0,
+    branch: branchOf(taskId, attempt),
+    head_sha: WORK,
+    walkthrough: {
+      task_id: taskId,
+      run_id: RUN_ID,
+      attempt,
+      branch: branchOf(taskId, attempt),
+      base_ref: INTEGRATION_SHA,
+      head_sha: WORK,
+      status: "completed",
+      confidence: 0.9,
+      time_spent_minutes: 3,
+      files_changed: [{ path: `src/${taskId}.ts`, reason: "the task" }],
+      tests: [{ name: "unit", result: "pass" }],
+      risks: [],
+      followups: [],
+    },
+    started_at: "2026-11-22T08:50:00Z",
+    finished_at: "2026-11-22T08:59:00Z",
+  };
+}
+
+describe("push", () => {
+  it("a record commit: result.json read, journal written with the read blob sha, the PR merged, the next task dispatched", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [], b: ["a"] });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 1 });
+
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    const read = gh.file(resultPath(RUN_ID, "a", 1), RECORD, JSON.stringify(result("a", 1)));
+    gh.journal(before);
+    const write1 = gh.writeJournal(200, "b10b000000000000000000000000000000000002");
+    // The decision's effects: the check run, the merge of the attempt's PR, the tracker.
+    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
+    gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [{ number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } }]);
+    const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
+    gh.tracker(3);
+    // The merge acknowledged: a is MERGED, b is ready.
+    const write2 = gh.writeJournal(200, "b10b000000000000000000000000000000000003");
+    gh.ref(INTEGRATION, MERGE);
+    const branchB = gh.createRef(branchOf("b", 1), MERGE);
+    const dispatchB = gh.dispatch(6001);
+
+    await app.receive(recordPush());
+
+    expect(gh.routes().indexOf(`GET ${R}/contents/${resultPath(RUN_ID, "a", 1)}`)).toBeLessThan(gh.routes().indexOf(`PUT ${R}/contents/journal.json`));
+    expect(read.call?.query).toEqual({ ref: RECORD });
+    // Compare-and-swap: the write names the blob it read, then the blob the first write made.
+    expect(write1.body).toMatchObject({ branch: `forge/${RUN_ID}/_state`, sha: JOURNAL_SHA });
+    expect(write2.body).toMatchObject({ branch: `forge/${RUN_ID}/_state`, sha: "b10b000000000000000000000000000000000002" });
+    const j1 = decodedJournal(write1);
+    expect(journalView(j1, before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.completed a",
+          "task.merge_ready a",
+        ],
+        "outbox": [
+          "check:a:1",
+          "merge:a:1",
+          "tracker",
+        ],
+        "seq": 5,
+        "status": "running",
+        "tasks": [
+          "a MERGE_READY #1",
+          "b PENDING #0",
+        ],
+      }
+    `);
+    expect(taskOf(j1.journal, "a")).toMatchObject({ pushedSha: WORK, recordSha: RECORD, walkthroughSha: WORK, confidence: 0.9 });
+    expect(merge.body).toMatchInlineSnapshot(`
+      {
+        "commit_title": "forge(a): Task a",
+        "merge_method": "merge",
+        "sha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+      }
+    `);
+    expect(check.body).toMatchInlineSnapshot({ completed_at: expect.any(String) }, `
+      {
+        "completed_at": Any<String>,
+        "conclusion": "success",
+        "external_id": "mini-c0ffee0/a/1",
+        "head_sha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+        "name": "forge · a",
+        "output": {
+          "summary": "**Task** \`a\` · attempt 1 · run \`mini-c0ffee0\`
+
+      Confidence: 0.9
+      Files changed: \`src/a.ts\`
+
+      Run tracker: #3",
+          "title": "Attempt 1 ready to merge",
+        },
+        "status": "completed",
+      }
+    `);
+    expect(journalView(decodedJournal(write2), j1)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.merged a",
+          "task.scheduled b",
+          "task.started b",
+        ],
+        "outbox": [
+          "check:a:1",
+          "check:b:1",
+          "branch:b:1",
+          "dispatch:b:1",
+          "tracker",
+        ],
+        "seq": 8,
+        "status": "running",
+        "tasks": [
+          "a MERGED #1",
+          "b RUNNING #1",
+        ],
+      }
+    `);
+    expect(branchB.body).toEqual({ ref: `refs/heads/${branchOf("b", 1)}`, sha: MERGE });
+    expect(dispatchB.body).toMatchInlineSnapshot(`
+      {
+        "inputs": {
+          "attempt": "1",
+          "run_id": "mini-c0ffee0",
+          "task_id": "b",
+        },
+        "ref": "forge/mini-c0ffee0/b/1",
+        "return_run_details": true,
+      }
+    `);
+    gh.verify();
+  });
+
+  it("the plan merged to the default branch starts a run: config and plan read at the commit, integration and state branches, journal, first dispatch, tracker", async () => {
+    const app = await startApp();
+    const config = "merge_policy: manual\n";
+    const plan = { "plan.md": "# mini\n\nA test plan.\n", "dag.json": dagJson("mini", { a: [], b: ["a"] }), "tasks/a.md": taskFile("a", []), "tasks/b.md": taskFile("b", ["a"]) };
+    const root = ".forge/plans/mini";
+
+    gh.app();
+    gh.token();
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, []);
+    gh.repo();
+    gh.config("main", config);
+    // The run's config and plan are read at the pushed commit, not at whatever main is later.
+    gh.config(PLAN_SHA, config);
+    gh.dir(root, PLAN_SHA, [
+      { name: "plan.md", type: "file" },
+      { name: "dag.json", type: "file" },
+      { name: "tasks", type: "dir" },
+    ]);
+    gh.dir(`${root}/tasks`, PLAN_SHA, [
+      { name: "a.md", type: "file" },
+      { name: "b.md", type: "file" },
+    ]);
+    for (const [name, content] of Object.entries(plan)) gh.file(`${root}/${name}`, PLAN_SHA, content);
+    const integration = gh.createRef(INTEGRATION, PLAN_SHA);
+    gh.missing("journal.json", `forge/${RUN_ID}/_state`);
+    const state = gh.createRef(`forge/${RUN_ID}/_state`, PLAN_SHA);
+    const journal = gh.writeJournal(201);
+    gh.ref(INTEGRATION, PLAN_SHA);
+    const branchA = gh.createRef(branchOf("a", 1), PLAN_SHA);
+    const dispatchA = gh.dispatch(6001);
+    const tracker = gh.reply(`POST ${R}/issues`, 201, { number: 3, title: "Forge run", state: "open", labels: [] });
+
+    await app.receive(
+      delivery("push", {
+        ref: "refs/heads/main",
+        before: INTEGRATION_SHA,
+        after: PLAN_SHA,
+        created: false,
+        deleted: false,
+        forced: false,
+        compare: "https://github.com/acme/widgets/compare/x...y",
+        commits: [commit(PLAN_SHA, "Add the mini plan", { added: Object.keys(plan).map((f) => `${root}/${f}`) })],
+        head_commit: commit(PLAN_SHA, "Add the mini plan", { added: Object.keys(plan).map((f) => `${root}/${f}`) }),
+        pusher: { name: "octocat", email: "octocat@example.com" },
+        sender: user("octocat"),
+      }),
+    );
+
+    expect(integration.body).toEqual({ ref: `refs/heads/${INTEGRATION}`, sha: PLAN_SHA });
+    expect(state.body).toEqual({ ref: `refs/heads/forge/${RUN_ID}/_state`, sha: PLAN_SHA });
+    // The first journal creates the file: no blob sha to compare with.
+    expect(journal.body).toMatchObject({ branch: `forge/${RUN_ID}/_state`, message: `forge: start run ${RUN_ID}` });
+    expect(journal.body).not.toHaveProperty("sha");
+    const stored = decodedJournal(journal);
+    expect(stored.config.merge_policy).toBe("manual");
+    expect(stored.facts.planSha).toBe(PLAN_SHA);
+    expect(journalView(stored)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "run.started",
+          "task.scheduled a",
+          "task.started a",
+        ],
+        "outbox": [
+          "check:a:1",
+          "branch:a:1",
+          "dispatch:a:1",
+          "tracker",
+        ],
+        "seq": 3,
+        "status": "running",
+        "tasks": [
+          "a RUNNING #1",
+          "b PENDING #0",
+        ],
+      }
+    `);
+    expect(branchA.body).toEqual({ ref: `refs/heads/${branchOf("a", 1)}`, sha: PLAN_SHA });
+    expect(dispatchA.body).toMatchInlineSnapshot(`
+      {
+        "inputs": {
+          "attempt": "1",
+          "run_id": "mini-c0ffee0",
+          "task_id": "a",
+        },
+        "ref": "forge/mini-c0ffee0/a/1",
+        "return_run_details": true,
+      }
+    `);
+    expect(tracker.body).toMatchObject({ title: `Forge run ${RUN_ID}: mini (0/2 merged)`, labels: ["forge:run"] });
+    expect((tracker.body as { body: string }).body).toContain(`<!-- forge:run ${RUN_ID} -->`);
+    // The branch exists before its agent is dispatched.
+    expect(gh.routes().indexOf(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`)).toBeGreaterThan(gh.calls.indexOf(branchA.call!));
+    expect(app.forge.runtimes.get("acme/widgets")?.runs.get(RUN_ID)).toEqual({ planId: "mini", status: "running" });
+    gh.verify();
+  });
+
+  it("the App's own pushes are ignored: nothing but learning its own name", async () => {
+    const app = await startApp();
+    gh.app();
+    await app.receive(recordPush("a", 1, user("forge[bot]", "Bot")));
+    expect(gh.routes()).toEqual(["GET /app"]);
+    gh.verify();
+  });
+});
+
+
+/** Task a done and verified (MERGE_READY, PR #7), waiting for a person to merge it. */
+const readySteps: LeafInput[][] = [
+  [
+    {
+      kind: "agent.finished",
+      taskId: "a",
+      attempt: 1,
+      exitCode: 0,
+      pushedSha: WORK,
+      recordSha: RECORD,
+      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
+    },
+    { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 },
+  ],
+];
+const merged: LeafInput = { kind: "pr.merged", taskId: "a", attempt: 1, number: 7, mergeSha: MERGE };
+const manual = testConfig({ merge_policy: "manual" });
+const checkRunA1 = { checkRuns: { "a:1": 55 } };
+
+function mergedDelivery() {
+  return delivery("pull_request", {
+    action: "closed",
+    number: 7,
+    pull_request: {
+      number: 7,
+      state: "closed",
+      title: "forge(a): Task a",
+      merged: true,
+      merged_at: "2026-11-22T08:59:30Z",
+      merge_commit_sha: MERGE,
+      draft: false,
+      head: { ref: branchOf("a", 1), sha: RECORD, label: `acme:${branchOf("a", 1)}` },
+      base: { ref: INTEGRATION, sha: "1111111111111111111111111111111111111111", label: `acme:${INTEGRATION}` },
+      user: user("github-actions[bot]", "Bot"),
+    },
+    sender: user("octocat"),
+  });
+}
+
+describe("pull_request", () => {
+  it("closed and merged: the task is MERGED and the task it unblocked is dispatched", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [], b: ["a"] }, { config: manual, steps: readySteps, facts: checkRunA1 });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "MERGE_READY", prNumber: 7 });
+
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main", "merge_policy: manual\n");
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    // The check run of attempt 1 already says success: MERGED changes nothing there.
+    gh.ref(INTEGRATION, MERGE);
+    const branchB = gh.createRef(branchOf("b", 1), MERGE);
+    const dispatchB = gh.dispatch(6001);
+    const tracker = gh.tracker(3);
+
+    await app.receive(mergedDelivery());
+
+    expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
+    const after = decodedJournal(write);
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "MERGED", mergeSha: MERGE });
+    expect(journalView(after, before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.merged a",
+          "task.scheduled b",
+          "task.started b",
+        ],
+        "outbox": [
+          "check:a:1",
+          "check:b:1",
+          "branch:b:1",
+          "dispatch:b:1",
+          "tracker",
+        ],
+        "seq": 8,
+        "status": "running",
+        "tasks": [
+          "a MERGED #1",
+          "b RUNNING #1",
+        ],
+      }
+    `);
+    expect(branchB.body).toEqual({ ref: `refs/heads/${branchOf("b", 1)}`, sha: MERGE });
+    expect(dispatchB.body).toMatchObject({ ref: branchOf("b", 1), inputs: { run_id: RUN_ID, task_id: "b", attempt: "1" }, return_run_details: true });
+    expect((tracker.body as { title: string }).title).toBe(`Forge run ${RUN_ID}: mini (1/2 merged)`);
+    gh.verify();
+  });
+
+  it("a 409 on the journal write: the journal is read again and decided again, and the other writer's dispatch is not repeated", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [], b: ["a"] }, { config: manual, steps: readySteps, facts: checkRunA1 });
+    // Another process handled the same merge first: its journal has a MERGED and b's dispatch still
+    // in the outbox (acknowledgements ride along with the next write).
+    const theirs = storedRun({ a: [], b: ["a"] }, { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true });
+    expect(theirs.journal.outbox.map((e) => e.key)).toContain("dispatch:b:1");
+
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main", "merge_policy: manual\n");
+    gh.journal(before);
+    const lost = gh.writeJournal(409);
+    const reread = gh.journal(theirs, "b10b000000000000000000000000000000000009");
+    // Re-deciding the merge on their journal changes nothing: no second write. Their outbox is
+    // carried out as a replay: the branch exists (422), and b's workflow run is found, not dispatched again.
+    gh.ref(INTEGRATION, MERGE);
+    gh.reply(`POST ${R}/git/refs`, 422, { message: "Reference already exists", documentation_url: "https://docs.github.com/rest/git/refs#create-a-reference", status: "422" });
+    const runs = gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${branchOf("b", 1)}&per_page=100`, 200, {
+      total_count: 1,
+      workflow_runs: [{ id: 6001, head_branch: branchOf("b", 1), status: "queued", conclusion: null, created_at: "2026-11-22T08:59:31Z" }],
+    });
+    gh.tracker(3);
+
+    await app.receive(mergedDelivery());
+
+    expect(lost.body).toMatchObject({ sha: JOURNAL_SHA });
+    expect(reread.call).toBeDefined();
+    expect(runs.call?.query).toEqual({ branch: branchOf("b", 1), per_page: "100" });
+    expect(gh.routes().filter((r) => r === `PUT ${R}/contents/journal.json`)).toHaveLength(1);
+    expect(gh.routes().filter((r) => r.endsWith("/dispatches"))).toEqual([]);
+    gh.verify();
+  });
+});
+
+const HEAD = WORK;
+/** The sender of a dispatched run's events: the App, whose token dispatched it. */
+const appBot = user("forge[bot]", "Bot");
+
+function workflowRun(action: "completed" | "in_progress", conclusion: string | null) {
+  return delivery("workflow_run", {
+    action,
+    workflow_run: {
+      id: 5001,
+      name: "Forge agent",
+      head_branch: branchOf("a", 1),
+      head_sha: HEAD,
+      event: "workflow_dispatch",
+      status: action === "completed" ? "completed" : "in_progress",
+      conclusion,
+      run_attempt: 1,
+      run_number: 1,
+      path: ".github/workflows/forge-agent.yml",
+      actor: appBot,
+      triggering_actor: appBot,
+    },
+    workflow: { id: 9, name: "Forge agent", path: ".github/workflows/forge-agent.yml", state: "active" },
+    sender: appBot,
+  });
+}
+
+describe("workflow_run", () => {
+  it("completed without a result: the branch is read, the attempt is lost, and it is retried", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 1 });
+
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    // The job may have pushed a result just before it ended: look at the branch before calling it lost.
+    gh.ref(branchOf("a", 1), HEAD);
+    gh.reply(`GET ${R}/git/commits/${HEAD}`, 200, { sha: HEAD, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    const write = gh.writeJournal(200);
+    // Attempt 1's verdict: a failed check run with a Retry button, on the head of its own branch.
+    gh.ref(branchOf("a", 1), HEAD);
+    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 56, name: "forge · a", head_sha: HEAD, status: "completed", conclusion: "failure" });
+    // Attempt 2 (no backoff in this run's config).
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    const branch2 = gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    const dispatch2 = gh.dispatch(5002);
+    gh.tracker(3);
+
+    await app.receive(workflowRun("completed", "failure"));
+
+    expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
+    const after = decodedJournal(write);
+    expect(journalView(after, before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.failed a",
+          "task.retried a",
+          "task.scheduled a",
+          "task.started a",
+        ],
+        "outbox": [
+          "check:a:1",
+          "check:a:2",
+          "branch:a:2",
+          "dispatch:a:2",
+          "tracker",
+        ],
+        "seq": 7,
+        "status": "running",
+        "tasks": [
+          "a RUNNING #2",
+        ],
+      }
+    `);
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(check.body).toMatchInlineSnapshot({ completed_at: expect.any(String) }, `
+      {
+        "actions": [
+          {
+            "description": "Retry a with a new attempt",
+            "identifier": "retry",
+            "label": "Retry",
+          },
+        ],
+        "completed_at": Any<String>,
+        "conclusion": "failure",
+        "external_id": "mini-c0ffee0/a/1",
+        "head_sha": "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0",
+        "name": "forge · a",
+        "output": {
+          "summary": "**Task** \`a\` · attempt 1 · run \`mini-c0ffee0\`
+
+
+      Run tracker: #3",
+          "title": "Attempt 1 failed: the job ended (failure) without a result",
+        },
+        "status": "completed",
+      }
+    `);
+    expect(branch2.body).toEqual({ ref: `refs/heads/${branchOf("a", 2)}`, sha: INTEGRATION_SHA });
+    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
+    gh.verify();
+  });
+});
+
+describe("workflow_job", () => {
+  it("in_progress: the attempt is marked started in memory, without a journal write", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] });
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+
+    await app.receive(
+      delivery("workflow_job", {
+        action: "in_progress",
+        workflow_job: {
+          id: 8001,
+          run_id: 5001,
+          run_attempt: 1,
+          head_branch: branchOf("a", 1),
+          head_sha: HEAD,
+          name: "agent",
+          workflow_name: "Forge agent",
+          status: "in_progress",
+          conclusion: null,
+          started_at: "2026-11-22T08:59:00Z",
+          labels: ["ubuntu-latest"],
+          steps: [],
+        },
+        sender: appBot,
+      }),
+    );
+
+    // No heartbeat is worth a write: the fact rides along with the next one.
+    expect(gh.routes()).not.toContain(`PUT ${R}/contents/journal.json`);
+    const engine = app.forge.runtimes.get("acme/widgets")!.engine;
+    const loaded = await engine.state(before.journal.runId);
+    expect(taskOf(loaded!.state.journal, "a")).toMatchObject({ status: "RUNNING", startedAt: "2026-11-22T09:00:00.000Z", workflowRunId: 5001 });
+    gh.verify();
+  });
+});
+
+const oneRetry = testConfig({ max_retries: 1 });
+/** Task a failed twice: its retries are exhausted (attempt 2, held). */
+const exhausted: LeafInput[][] = [
+  [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1, error: "tests failed" }],
+  [{ kind: "agent.finished", taskId: "a", attempt: 2, exitCode: 1, error: "tests failed again" }],
+];
+
+const TRACKER_BODY = `<!-- forge:run ${RUN_ID} -->\n## Forge run`;
+
+/** A comment on the task PR #7 (`onPr`) or on the run's tracker issue #3. */
+function comment(body: string, sender = user("octocat"), opts: { onPr?: boolean; id?: string } = {}): Delivery {
+  const number = opts.onPr ? 7 : 3;
+  return delivery(
+    "issue_comment",
+    {
+      action: "created",
+      issue: {
+        number,
+        title: opts.onPr ? "forge(a): Task a" : `Forge run ${RUN_ID}`,
+        body: opts.onPr ? "The walkthrough." : TRACKER_BODY,
+        state: "open",
+        user: user("forge[bot]", "Bot"),
+        labels: [],
+        ...(opts.onPr ? { pull_request: { url: `https://api.github.com${R}/pulls/7`, html_url: "https://github.com/acme/widgets/pull/7", diff_url: "https://github.com/acme/widgets/pull/7.diff", patch_url: "https://github.com/acme/widgets/pull/7.patch" } } : {}),
+      },
+      comment: { id: 4242, body, user: sender, author_association: "MEMBER" },
+      sender,
+    },
+    opts.id,
+  );
+}
+
+function pullRequest(number: number, branch: string) {
+  return { number, state: "open", head: { ref: branch, sha: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" }, base: { ref: INTEGRATION, sha: INTEGRATION_SHA } };
+}
+
+describe("issue_comment", () => {
+  it("/forge retry <task> <message> from a writer on the task PR: eyes first, then a new attempt carrying the message, then +1", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] }, { config: oneRetry, steps: exhausted });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "FAILED", attempt: 2, hold: "exhausted" });
+
+    gh.app();
+    gh.token();
+    const eyes = gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 2)));
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 3), INTEGRATION_SHA);
+    const dispatch = gh.dispatch(5003);
+    gh.tracker(3);
+    const plusOne = gh.reaction(4242, "+1");
+
+    await app.receive(comment("/forge retry a use the v2 client\nand keep the old one", user("octocat"), { onPr: true }));
+
+    // Acknowledged before anything else the App asks.
+    expect(gh.routes().slice(2, 4)).toEqual([`POST ${R}/issues/comments/4242/reactions`, `GET ${R}/collaborators/octocat/permission`]);
+    expect(eyes.body).toEqual({ content: "eyes" });
+    expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
+    expect(journalView(decodedJournal(write), before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.retried a",
+          "task.scheduled a",
+          "task.started a",
+        ],
+        "outbox": [
+          "check:a:3",
+          "branch:a:3",
+          "dispatch:a:3",
+          "tracker",
+        ],
+        "seq": 12,
+        "status": "running",
+        "tasks": [
+          "a RUNNING #3",
+        ],
+      }
+    `);
+    expect(dispatch.body).toMatchInlineSnapshot(`
+      {
+        "inputs": {
+          "attempt": "3",
+          "context": "{"answer":"use the v2 client\\nand keep the old one"}",
+          "run_id": "mini-c0ffee0",
+          "task_id": "a",
+        },
+        "ref": "forge/mini-c0ffee0/a/3",
+        "return_run_details": true,
+      }
+    `);
+    expect(plusOne.body).toEqual({ content: "+1" });
+    expect(gh.calls[gh.calls.length - 1]).toBe(plusOne.call);
+    gh.verify();
+  });
+
+  it("a reader is refused politely and nothing changes", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("visitor", "read");
+    const reply = gh.comment(3);
+
+    await app.receive(comment("/forge retry a", user("visitor")));
+
+    expect(reply.body).toMatchInlineSnapshot(`
+      {
+        "body": "@visitor sorry — Forge commands need write access to this repository (you have \`read\`).",
+      }
+    `);
+    // No journal was read or written.
+    expect(gh.routes().some((r) => r.includes("/contents/"))).toBe(false);
+    gh.verify();
+  });
+
+  it("a bot's command is ignored without a single API call", async () => {
+    const app = await startApp();
+    // The App learns its own name on its first webhook (here, an unrelated one).
+    gh.app();
+    await app.receive(delivery("issues", { action: "opened", issue: { number: 11, title: "Hi", body: "", state: "open", user: user("octocat"), labels: [] }, sender: user("octocat") }));
+    const calls = gh.calls.length;
+
+    await app.receive(comment("/forge retry a", user("renovate[bot]", "Bot")));
+
+    expect(gh.calls.length).toBe(calls);
+    gh.verify();
+  });
+
+  it("/forge help answers with the command table; a redelivery of the same comment is handled once", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "admin");
+    const reply = gh.comment(3);
+
+    const help = comment("/forge help", user("octocat"), { id: "3f1c9a52-0000-4000-8000-000000000001" });
+    await app.receive(help);
+    // A redelivery (by hand or through the API) reuses X-GitHub-Delivery.
+    await app.receive(help);
+
+    expect((reply.body as { body: string }).body).toBe(HELP);
+    expect(gh.routes().filter((r) => r.endsWith("/comments"))).toHaveLength(1);
+    gh.verify();
+  });
+
+  it("a delivery whose handling failed is handled again when it is redelivered with the same id", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    // GitHub is having a bad minute: the acknowledgement fails, and so does the delivery (no background work here).
+    gh.reply(`POST ${R}/issues/comments/4242/reactions`, 502, { message: "Server Error" });
+    const help = comment("/forge help", user("octocat"), { id: "3f1c9a52-0000-4000-8000-000000000002" });
+    await expect(app.receive(help)).rejects.toThrow(/reactions.create: 502/);
+
+    // Someone redelivers it from the App's settings: the same X-GitHub-Delivery, and this time it works.
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    const reply = gh.comment(3);
+    await app.receive(help);
+
+    expect((reply.body as { body: string }).body).toBe(HELP);
+    gh.verify();
+  });
+
+  it("an unknown command gets the help, naming the word it did not know", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    const reply = gh.comment(3);
+
+    await app.receive(comment("/forge frobnicate a", user("octocat")));
+
+    expect((reply.body as { body: string }).body).toBe(`Unknown command \`frobnicate\`.\n\n${HELP}`);
+    gh.verify();
+  });
+
+  it("/forge status on the tracker replies with the run's state", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [], b: ["a"] }, { config: oneRetry, steps: exhausted });
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    gh.journal(before);
+    const reply = gh.comment(3);
+
+    await app.receive(comment("/forge status", user("octocat")));
+
+    expect((reply.body as { body: string }).body).toMatchInlineSnapshot(`
+      "Run \`mini-c0ffee0\`: **running**, 0/2 merged.
+
+      | Task | Status | Attempt |
+      |---|---|---:|
+      | \`a\` | FAILED (exhausted) | 2 |
+      | \`b\` | PENDING | 0 |"
+    `);
+    // Status changes nothing: no write, and no +1 (the reply is the answer).
+    expect(gh.routes()).not.toContain(`PUT ${R}/contents/journal.json`);
+    gh.verify();
+  });
+});
+
+describe("check_run", () => {
+  it("requested_action retry from a writer: the exhausted task gets a new attempt", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] }, { config: oneRetry, steps: exhausted, facts: { checkRuns: { "a:2": 56 } } });
+
+    gh.app();
+    gh.token();
+    gh.permission("octocat", "maintain");
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 3), INTEGRATION_SHA);
+    const dispatch = gh.dispatch(5003);
+    gh.tracker(3);
+
+    await app.receive(
+      delivery("check_run", {
+        action: "requested_action",
+        requested_action: { identifier: "retry" },
+        check_run: {
+          id: 56,
+          name: "forge · a",
+          head_sha: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+          external_id: `${RUN_ID}/a/2`,
+          status: "completed",
+          conclusion: "failure",
+          app: { id: 1001, slug: "forge", name: "Forge", owner: user("acme", "Organization") },
+          pull_requests: [],
+        },
+        sender: user("octocat"),
+      }),
+    );
+
+    expect(journalView(decodedJournal(write), before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.retried a",
+          "task.scheduled a",
+          "task.started a",
+        ],
+        "outbox": [
+          "check:a:3",
+          "branch:a:3",
+          "dispatch:a:3",
+          "tracker",
+        ],
+        "seq": 12,
+        "status": "running",
+        "tasks": [
+          "a RUNNING #3",
+        ],
+      }
+    `);
+    expect(dispatch.body).toMatchObject({ ref: branchOf("a", 3), inputs: { task_id: "a", attempt: "3" } });
+    expect(dispatch.body).not.toHaveProperty("inputs.context");
+    gh.verify();
+  });
+});
+
+
+describe("issues", () => {
+  it("a Change Request issue closed: the CR is rejected, the run resumes and the escalated task retries with the verdict", async () => {
+    const app = await startApp();
+    const escalated: LeafInput = {
+      kind: "agent.finished",
+      taskId: "a",
+      attempt: 1,
+      exitCode: 11,
+      error: "the API the plan names does not exist",
+      changeRequest: { title: "Use the v2 API", reason: "the API the plan names does not exist", affectedTasks: ["a"] },
+    };
+    const before = storedRun({ a: [], b: ["a"] }, { config: testConfig({ cr_mode: "review" }), steps: [[escalated]], facts: { crIssues: { "cr-a-1": 12 } } });
+    expect(before.journal.pause.changeRequests).toEqual(["cr-a-1"]);
+
+    gh.app();
+    gh.token();
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    const dispatch = gh.dispatch(5002);
+    gh.tracker(3);
+
+    await app.receive(
+      delivery("issues", {
+        action: "closed",
+        issue: {
+          number: 12,
+          title: "Change Request: Use the v2 API",
+          body: `${crMarker(RUN_ID, "cr-a-1")}\n\`\`\`yaml\nid: cr-a-1\n\`\`\``,
+          state: "closed",
+          state_reason: "not_planned",
+          user: user("forge[bot]", "Bot"),
+          labels: [{ id: 1, node_id: "L_1", url: "https://api.github.com/x", name: "forge:change-request", color: "d93f0b", default: false, description: null }],
+        },
+        sender: user("octocat"),
+      }),
+    );
+
+    expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
+    const after = decodedJournal(write);
+    expect(after.journal.changeRequests[0]).toMatchObject({ id: "cr-a-1", status: "rejected" });
+    expect(after.journal.pause.changeRequests).toEqual([]);
+    expect(journalView(after, before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "cr.resolved a",
+          "task.retried a",
+          "run.resumed",
+          "task.scheduled a",
+          "task.started a",
+        ],
+        "outbox": [
+          "check:a:2",
+          "branch:a:2",
+          "dispatch:a:2",
+          "tracker",
+        ],
+        "seq": 11,
+        "status": "running",
+        "tasks": [
+          "a RUNNING #2",
+          "b PENDING #0",
+        ],
+      }
+    `);
+    expect(dispatch.body).toMatchInlineSnapshot(`
+      {
+        "inputs": {
+          "attempt": "2",
+          "context": "{"answer":"Change Request cr-a-1 was rejected; complete the task within the current plan."}",
+          "run_id": "mini-c0ffee0",
+          "task_id": "a",
+        },
+        "ref": "forge/mini-c0ffee0/a/2",
+        "return_run_details": true,
+      }
+    `);
+    gh.verify();
+  });
+
+  it("an issue closed without the Change Request label is none of Forge's business", async () => {
+    const app = await startApp();
+    gh.app();
+    await app.receive(
+      delivery("issues", {
+        action: "closed",
+        issue: { number: 13, title: "Typo", body: crMarker(RUN_ID, "cr-a-1"), state: "closed", user: user("octocat"), labels: [] },
+        sender: user("octocat"),
+      }),
+    );
+    expect(gh.routes()).toEqual(["GET /app"]);
+    gh.verify();
+  });
+});
+
+describe("check_suite", () => {
+  it("completed: the merge that waited for required checks goes through, the run completes, its final PR opens and the tracker closes", async () => {
+    const app = await startApp();
+    const ready: LeafInput = {
+      kind: "agent.finished",
+      taskId: "a",
+      attempt: 1,
+      exitCode: 0,
+      pushedSha: WORK,
+      recordSha: RECORD,
+      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
+    };
+    const before = storedRun({ a: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]], facts: { checkRuns: { "a:1": 55 } } });
+    // The merge was tried and GitHub answered 405 (checks pending): it stayed in the outbox.
+    const waiting: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: branchOf("a", 1), prNumber: 7 };
+    before.journal.outbox = [waiting];
+    expect(taskOf(before.journal, "a").status).toBe("MERGE_READY");
+
+    gh.app();
+    gh.token();
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"), gitRef(branchOf("a", 1), RECORD)]);
+    gh.journal(before);
+    const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
+    const write = gh.writeJournal(200);
+    gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
+    const finalPr = gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
+    const tracker = gh.tracker(3);
+
+    await app.receive(
+      delivery("check_suite", {
+        action: "completed",
+        check_suite: {
+          id: 77,
+          head_branch: branchOf("a", 1),
+          head_sha: RECORD,
+          status: "completed",
+          conclusion: "success",
+          pull_requests: [],
+          app: { id: 15368, slug: "github-actions", name: "GitHub Actions", owner: user("github", "Organization") },
+        },
+        sender: user("github-actions[bot]", "Bot"),
+      }),
+    );
+
+    expect(merge.body).toMatchObject({ sha: RECORD, merge_method: "merge" });
+    expect(journalView(decodedJournal(write), before)).toMatchInlineSnapshot(`
+      {
+        "events": [
+          "task.merged a",
+          "run.completed",
+        ],
+        "outbox": [
+          "check:a:1",
+          "final-pr",
+          "tracker",
+        ],
+        "seq": 7,
+        "status": "completed",
+        "tasks": [
+          "a MERGED #1",
+        ],
+      }
+    `);
+    expect(finalPr.body).toMatchInlineSnapshot(`
+      {
+        "base": "main",
+        "body": "<!-- forge:run mini-c0ffee0 -->
+      Forge run \`mini-c0ffee0\` of plan \`mini\` is complete: 1 tasks merged into \`forge/mini-c0ffee0/_integration\`.
+
+      Run tracker: #3
+
+      | Task | Attempts | PR |
+      |---|---:|---|
+      | \`a\` | 1 | #7 |",
+        "head": "forge/mini-c0ffee0/_integration",
+        "title": "Forge run mini-c0ffee0: mini",
+      }
+    `);
+    expect(tracker.body).toMatchObject({ state: "closed", title: `Forge run ${RUN_ID}: mini (1/1 merged, completed)` });
+    gh.verify();
+  });
+});
+
+describe("installation", () => {
+  it("created: noted in the log, without an API call", async () => {
+    const app = await startApp();
+    await app.receive(
+      delivery("installation", {
+        action: "created",
+        installation: { id: INSTALLATION_ID, account: user("acme", "Organization"), app_id: 1001, app_slug: "forge", target_type: "Organization", repository_selection: "selected", events: ["push"], permissions: { contents: "write" } },
+        repositories: [{ id: 77, node_id: "R_77", name: "widgets", full_name: "acme/widgets", private: false }],
+        sender: user("octocat"),
+      }),
+    );
+    expect(gh.calls).toEqual([]);
+    gh.verify();
+  });
+});
