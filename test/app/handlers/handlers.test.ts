@@ -330,6 +330,33 @@ describe("push", () => {
     gh.verify();
   });
 
+  it("a record commit whose result.json is not JSON: the attempt fails with the reason in its check run, and is retried", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] });
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.file(resultPath(RUN_ID, "a", 1), RECORD, "{ not json");
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.ref(branchOf("a", 1), RECORD);
+    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 57, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "failure" });
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    gh.dispatch(5002);
+    gh.tracker(3);
+
+    await app.receive(recordPush());
+
+    const after = decodedJournal(write);
+    expect(after.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(after.events.tail.find((e) => e.type === "task.failed")?.data).toMatchObject({ error: expect.stringMatching(/^\.forge\/runs\/mini-c0ffee0\/a\/1\/result\.json is not JSON: /), retryable: true });
+    // People see why on the attempt's own commit.
+    expect(check.body).toMatchObject({ head_sha: RECORD, conclusion: "failure", output: { title: expect.stringContaining("result.json is not JSON") } });
+    gh.verify();
+  });
+
   it("the App's own pushes are ignored: nothing but learning its own name", async () => {
     const app = await startApp();
     gh.app();
