@@ -67,6 +67,11 @@ describe("API faults", () => {
     expect(err2.status).toBe(429);
     sim.control.resetFaults();
     expect((await gh.rest.issues.create({ owner: "acme", repo: "r", title: "x" })).status).toBe(201);
+    // Faults can target one kind of caller: here people's tokens only, not the App's.
+    sim.control.faults({ seed: 1, apiErrorRate: 1, apiCredentials: ["user"] });
+    expect((await gh.rest.repos.get({ owner: "acme", repo: "r" })).status).toBe(200);
+    const person = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("acme"), request: { retries: 0 } });
+    expect(await statuses(person, 1)).not.toEqual([200]);
   });
 });
 

@@ -25,6 +25,9 @@ export interface FaultConfig {
   retryAfterSeconds: number;
   /** operationIds the API faults apply to (empty = all) */
   apiOperations: string[];
+  /** credential kinds the API faults apply to (empty = all): "installation" (an App),
+   *  "workflow" (a GITHUB_TOKEN), "user", "jwt", "none" */
+  apiCredentials: string[];
   webhookDropRate: number;
   webhookDuplicateRate: number;
   /** deliveries are held for a random delay in [min, max] ms; with a window > 0 they are
@@ -43,6 +46,7 @@ export const noFaults: FaultConfig = {
   rateLimitStatus: 403,
   retryAfterSeconds: 1,
   apiOperations: [],
+  apiCredentials: [],
   webhookDropRate: 0,
   webhookDuplicateRate: 0,
   webhookDelayMs: [0, 0],
@@ -72,10 +76,11 @@ export class Faults {
   }
 
   /** Decides the fate of one API call: undefined (serve it) or a status to answer. */
-  api(operationId: string): { status: number; retryAfter?: number } | undefined {
+  api(operationId: string, credential = "none"): { status: number; retryAfter?: number } | undefined {
     const c = this.config;
     if (c.apiErrorRate <= 0 && c.rateLimitRate <= 0) return undefined;
     if (c.apiOperations.length && !c.apiOperations.includes(operationId)) return undefined;
+    if (c.apiCredentials.length && !c.apiCredentials.includes(credential)) return undefined;
     const r = this.apiRandom();
     let out: { status: number; retryAfter?: number } | undefined;
     if (r < c.rateLimitRate) out = { status: c.rateLimitStatus, retryAfter: c.retryAfterSeconds };

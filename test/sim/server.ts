@@ -130,7 +130,14 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     let token: Token | undefined;
     try {
       // Injected faults come first: GitHub's edge answers them before looking at the request.
-      const fault = core.faults.api(op);
+      let credential = "none";
+      try {
+        const c = authenticate(core.state, req.headers.authorization);
+        credential = c.kind === "token" ? c.token.kind : c.kind;
+      } catch {
+        /* a bad credential is answered below */
+      }
+      const fault = core.faults.api(op, credential);
       if (fault) {
         if (fault.retryAfter !== undefined) {
           throw new HttpError(fault.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + requestId + ".", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": String(fault.retryAfter) });
