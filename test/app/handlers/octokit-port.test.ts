@@ -16,9 +16,13 @@ beforeEach(async () => {
   port = new OctokitPort((await probot.auth(INSTALLATION_ID)) as unknown as Octokit, OWNER, REPO);
   gh.token();
 });
+// Every test ends with every mock used, every request valid, and nothing unexpected asked.
 afterEach(() => {
-  gh.verify();
-  gh.close();
+  try {
+    gh.verify();
+  } finally {
+    gh.close();
+  }
 });
 
 const SHA = "5555555555555555555555555555555555555555";
