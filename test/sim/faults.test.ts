@@ -108,6 +108,13 @@ describe("webhook faults", () => {
     expect([...labelsOf(a.receiver)].sort()).toEqual(["l1", "l2", "l3", "l4", "l5"]);
     expect(labelsOf(a.receiver)).not.toEqual(["l1", "l2", "l3", "l4", "l5"]);
     expect(a.sim.violations).toEqual([]);
+    // The window spans API calls: five issues opened one call at a time can arrive out of order.
+    const c = await setup({ seed: 11, webhookReorderWindow: 5 });
+    for (let i = 1; i <= 5; i++) await c.gh.rest.issues.create({ owner: "acme", repo: "r", title: `i${i}` });
+    await c.sim.idle();
+    const opened = c.receiver.received.filter((h) => h.action === "opened").map((h) => (h.payload.issue as { number: number }).number);
+    expect([...opened].sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(opened).not.toEqual([1, 2, 3, 4, 5]);
   });
 
   it("delays deliveries", async () => {

@@ -141,15 +141,33 @@ export class WebhookBus {
   /** Sends what is queued. Called when the API response that caused the events has been sent. */
   flush(): void {
     if (this.queue.length === 0) return;
-    let batch = this.queue;
+    const batch = this.queue;
     this.queue = [];
     const w = this.faults.config.webhookReorderWindow;
-    if (w > 1) {
-      const out: Pending[] = [];
-      for (let i = 0; i < batch.length; i += w) out.push(...this.faults.shuffle(batch.slice(i, i + w)));
-      batch = out;
+    if (w <= 1) {
+      for (const p of batch) this.schedule(p);
+      return;
     }
-    for (const p of batch) this.schedule(p);
+    // Reordering: deliveries wait (across API calls) until a window is full and each window goes
+    // out shuffled — the same seed and calls give the same order. A partial window goes out on
+    // `idle()`, or after a second so that nothing waits forever.
+    this.held.push(...batch);
+    while (this.held.length >= w) this.release(this.held.splice(0, w));
+    if (this.held.length && !this.heldTimer) this.heldTimer = setTimeout(() => this.drain(), 1000);
+  }
+
+  private held: Pending[] = [];
+  private heldTimer: NodeJS.Timeout | undefined;
+
+  private release(window: Pending[]): void {
+    for (const p of this.faults.shuffle(window)) this.schedule(p);
+  }
+
+  /** Sends deliveries held for reordering now. */
+  private drain(): void {
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldTimer = undefined;
+    if (this.held.length) this.release(this.held.splice(0));
   }
 
   private schedule(p: Pending): void {
@@ -217,9 +235,11 @@ export class WebhookBus {
   /** Resolves once every queued and in-flight delivery has settled. */
   async idle(): Promise<void> {
     this.flush();
+    this.drain();
     while (this.inflight.size > 0) {
       await Promise.allSettled([...this.inflight]);
       this.flush();
+      this.drain();
     }
   }
 }
