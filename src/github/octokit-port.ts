@@ -181,7 +181,11 @@ export class OctokitPort implements GitHubPort {
     try {
       const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path, ref });
       if (Array.isArray(data) || data.type !== "file") return null;
-      return { content: Buffer.from(data.content, "base64").toString("utf8"), blobSha: data.sha };
+      // Files of 1–100 MB come without their content (`encoding: "none"`) unless the raw media type is
+      // asked for (GitHub changelog, 2022-05-03); the blob API serves them base64-encoded up to 100 MB.
+      // A long run's journal grows past 1 MB.
+      const base64 = data.encoding === "none" ? (await this.#octokit.rest.git.getBlob({ ...this.#r, file_sha: data.sha })).data.content : data.content;
+      return { content: Buffer.from(base64, "base64").toString("utf8"), blobSha: data.sha };
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("repos.getContent", e);

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OctokitPort, type Octokit } from "../../../src/github/octokit-port.js";
 import { ConflictError, GitHubError } from "../../../src/github/port.js";
-import { GitHubMock, INSTALLATION_ID, OWNER, R, REPO, startApp } from "./fixtures.js";
+import { contentFile, GitHubMock, INSTALLATION_ID, OWNER, R, REPO, startApp } from "./fixtures.js";
 
 let gh: GitHubMock;
 let port: OctokitPort;
@@ -79,4 +79,20 @@ describe("OctokitPort", () => {
     gh.reply(`POST ${R}/actions/runs/5002/cancel`, 404, error("Not Found", 404));
     await expect(port.cancelWorkflowRun(5002)).rejects.toMatchObject({ name: "GitHubError", status: 404 });
   });
+
+  it("readFile: a file over 1 MB comes without its content (encoding none), so it is read from its blob", async () => {
+    // Since May 2022 the contents API answers files of 1–100 MB with `content: ""` and `encoding: "none"`
+    // unless asked for the raw media type; a long run's journal grows past 1 MB.
+    const journal = JSON.stringify({ version: 1, big: "x".repeat(64) }) + "\n";
+    const blob = "b10b000000000000000000000000000000000042";
+    gh.reply(`GET ${R}/contents/journal.json?ref=forge/r/_state`, 200, {
+      ...contentFile("journal.json", "", blob),
+      encoding: "none",
+      content: "",
+      size: 1_500_000,
+    });
+    gh.reply(`GET ${R}/git/blobs/${blob}`, 200, { sha: blob, node_id: "B_1", url: `https://api.github.com${R}/git/blobs/${blob}`, size: 1_500_000, encoding: "base64", content: Buffer.from(journal).toString("base64") });
+    await expect(port.readFile("journal.json", "forge/r/_state")).resolves.toEqual({ content: journal, blobSha: blob });
+  });
 });
+
