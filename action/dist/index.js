@@ -36561,6 +36561,7 @@ async function readAndCheckDispatch(github, runId, taskId, attempt) {
   } catch (err) {
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
   }
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");

@@ -42,6 +42,9 @@ export async function readAndCheckDispatch(github: GitHubPort, runId: string, ta
   } catch (err) {
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(err as Error).message}`);
   }
+  // The App keeps the journal inside its stored run — { version, journal, config, facts, events }
+  // (src/app/run-store.ts) — in the same file; a bare journal is read as well.
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = (raw as { journal: unknown }).journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");

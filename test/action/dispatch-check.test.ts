@@ -59,6 +59,12 @@ describe("is this dispatch current?", () => {
     expect(gh.reads).toEqual(["forge/r1/_state:journal.json"]);
   });
 
+  it("reads the journal inside the App's stored run ({ version, journal, config, facts, events })", async () => {
+    const stored = { version: 1, journal: journal(), config: forgeConfigSchema.parse({}), facts: { checkRuns: {}, crIssues: {} }, events: { segment: 1, tail: [] } };
+    const c = await readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(stored) }), "r1", "t1", 1);
+    expect(c.current).toBe(true);
+  });
+
   it("a missing state branch means there is nothing to do", async () => {
     expect(await readAndCheckDispatch(port({}), "r1", "t1", 1)).toEqual({ current: false, reason: "no journal for run r1 (branch forge/r1/_state or its journal.json does not exist)" });
   });
