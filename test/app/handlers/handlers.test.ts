@@ -49,6 +49,7 @@ beforeEach(() => {
 });
 afterEach(() => gh.close());
 
+// ---------------------------------------------------------------- push
 
 function recordMessage(taskId: string, attempt: number, exit: number): string {
   return `forge(${taskId}): record of attempt ${attempt}\n\nForge-Run: ${RUN_ID}\nForge-Task: ${taskId}\nForge-Attempt: ${attempt}\nForge-Agent: claude\nForge-Exit: ${exit}\n`;
@@ -387,6 +388,8 @@ describe("push", () => {
 });
 
 
+// ---------------------------------------------------------------- pull_request
+
 /** Task a done and verified (MERGE_READY, PR #7), waiting for a person to merge it. */
 const readySteps: LeafInput[][] = [
   [
@@ -513,7 +516,8 @@ describe("pull_request", () => {
   });
 });
 
-const HEAD = WORK;
+// ---------------------------------------------------------------- workflow_run, workflow_job
+
 /** The sender of a dispatched run's events: the App, whose token dispatched it. */
 const appBot = user("forge[bot]", "Bot");
 
@@ -524,7 +528,7 @@ function workflowRun(action: "completed" | "in_progress", conclusion: string | n
       id: 5001,
       name: "Forge agent",
       head_branch: branchOf("a", 1),
-      head_sha: HEAD,
+      head_sha: WORK,
       event: "workflow_dispatch",
       status: action === "completed" ? "completed" : "in_progress",
       conclusion,
@@ -551,12 +555,12 @@ describe("workflow_run", () => {
     gh.config("main");
     gh.journal(before);
     // The job may have pushed a result just before it ended: look at the branch before calling it lost.
-    gh.ref(branchOf("a", 1), HEAD);
-    gh.reply(`GET ${R}/git/commits/${HEAD}`, 200, { sha: HEAD, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    gh.ref(branchOf("a", 1), WORK);
+    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, { sha: WORK, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
     const write = gh.writeJournal(200);
     // Attempt 1's verdict: a failed check run with a Retry button, on the head of its own branch.
-    gh.ref(branchOf("a", 1), HEAD);
-    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 56, name: "forge · a", head_sha: HEAD, status: "completed", conclusion: "failure" });
+    gh.ref(branchOf("a", 1), WORK);
+    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 56, name: "forge · a", head_sha: WORK, status: "completed", conclusion: "failure" });
     // Attempt 2 (no backoff in this run's config).
     gh.ref(INTEGRATION, INTEGRATION_SHA);
     const branch2 = gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
@@ -638,7 +642,7 @@ describe("workflow_job", () => {
           run_id: 5001,
           run_attempt: 1,
           head_branch: branchOf("a", 1),
-          head_sha: HEAD,
+          head_sha: WORK,
           name: "agent",
           workflow_name: "Forge agent",
           status: "in_progress",
@@ -659,6 +663,8 @@ describe("workflow_job", () => {
     gh.verify();
   });
 });
+
+// ---------------------------------------------------------------- commands
 
 const oneRetry = testConfig({ max_retries: 1 });
 /** Task a failed twice: its retries are exhausted (attempt 2, held). */
@@ -929,6 +935,8 @@ describe("check_run", () => {
   });
 });
 
+
+// ---------------------------------------------------------------- issues, check_suite, installation
 
 describe("issues", () => {
   it("a Change Request issue closed: the CR is rejected, the run resumes and the escalated task retries with the verdict", async () => {
