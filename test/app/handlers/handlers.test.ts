@@ -72,7 +72,7 @@ function commit(id: string, message: string, files: { added?: string[]; modified
 }
 
 /** The push of an attempt's work commit and its record commit, by the job's GITHUB_TOKEN. */
-function recordPush(taskId = "a", attempt = 1, sender = user("github-actions[bot]", "Bot")): Delivery {
+function recordPush(taskId = "a", attempt = 1, sender = user("github-actions[bot]", "Bot"), opts: { headListed?: boolean } = {}): Delivery {
   const work = commit(WORK, `forge(${taskId}): work`, { added: [`src/${taskId}.ts`] });
   const record = commit(RECORD, recordMessage(taskId, attempt, 0), { added: [resultPath(RUN_ID, taskId, attempt)] });
   return delivery("push", {
@@ -83,7 +83,8 @@ function recordPush(taskId = "a", attempt = 1, sender = user("github-actions[bot
     deleted: false,
     forced: false,
     compare: "https://github.com/acme/widgets/compare/x...y",
-    commits: [work, record],
+    // A long push lists only its first commits: then the head commit is not among them.
+    commits: opts.headListed === false ? [work] : [work, record],
     head_commit: record,
     pusher: { name: "github-actions[bot]", email: null },
     sender,
@@ -348,6 +349,32 @@ describe("push", () => {
     // The branch exists before its agent is dispatched.
     expect(gh.routes().indexOf(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`)).toBeGreaterThan(gh.calls.indexOf(branchA.call!));
     expect(app.forge.runtimes.get("acme/widgets")?.runs.get(RUN_ID)).toEqual({ planId: "mini", status: "running" });
+    gh.verify();
+  });
+
+  it("a record commit the payload does not list (a long push): its message and parent are read from GitHub", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] }, { config: testConfig({ merge_policy: "manual" }) });
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    const read = gh.reply(`GET ${R}/git/commits/${RECORD}`, 200, {
+      sha: RECORD,
+      message: recordMessage("a", 1, 0),
+      parents: [{ sha: WORK, url: `https://api.github.com${R}/git/commits/${WORK}`, html_url: `https://github.com/acme/widgets/commit/${WORK}` }],
+    });
+    gh.file(resultPath(RUN_ID, "a", 1), RECORD, JSON.stringify(result("a", 1)));
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.reply(`POST ${R}/check-runs`, 201, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
+    gh.tracker(3);
+
+    await app.receive(recordPush("a", 1, undefined, { headListed: false }));
+
+    expect(read.call).toBeDefined();
+    // The parent read from GitHub is the pushed work the MERGE_READY gate compares with the walkthrough.
+    expect(taskOf(decodedJournal(write).journal, "a")).toMatchObject({ status: "MERGE_READY", pushedSha: WORK, recordSha: RECORD });
     gh.verify();
   });
 
