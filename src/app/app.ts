@@ -531,7 +531,10 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   forgeApp.runtimes = runtimes;
   forgeApp.tick = tick;
   forgeApp.tickRepository = tickRepository;
-  forgeApp.stop = () => timer && clearInterval(timer);
+  forgeApp.stop = () => {
+    if (timer) clearInterval(timer);
+    for (const rt of runtimes.values()) rt.engine.stop();
+  };
   forgeApp.idle = async () => {
     while (inFlight.size) await Promise.all([...inFlight]);
   };

@@ -14,7 +14,11 @@ import type { RunFacts } from "./run-store.js";
 import { renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
-export type EffectOutcome = { kind: "done"; result: Record<string, unknown> } | { kind: "failed"; error: string } | { kind: "later"; reason: string };
+export type EffectOutcome =
+  | { kind: "done"; result: Record<string, unknown> }
+  | { kind: "failed"; error: string }
+  /** Not now: tried again at the next flush, or after `retryInMs` at the latest. */
+  | { kind: "later"; reason: string; retryInMs?: number };
 
 export interface EffectContext {
   port: GitHubPort;
@@ -150,7 +154,8 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
     case "UpdateTracker": {
       const final = ctx.journal.status !== "running";
       const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-      if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS) return { kind: "later", reason: "debounced" };
+      if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
+        return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
       const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
       const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
       if (ctx.facts.trackerIssue === undefined) {

@@ -51,6 +51,8 @@ export class Engine {
   readonly #fresh = new Set<string>();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
   readonly #dirty = new Set<string>();
+  /** A flush scheduled for deferred effects (the tracker's debounce), per run. */
+  readonly #timers = new Map<string, NodeJS.Timeout>();
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
@@ -187,7 +189,10 @@ export class Engine {
             const outcome = await this.#run(runId, effect, loaded, conflicts);
             if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
             else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-            else this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+            else {
+              this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+              if (outcome.retryInMs !== undefined) this.#flushLater(runId, outcome.retryInMs);
+            }
             // Without its branch the dispatch cannot go: leave it for the executor's failure handling.
             if (outcome.kind !== "done" && effect.kind === "PrepareBranch") break;
           }
@@ -223,6 +228,23 @@ export class Engine {
       this.#log.warn({ runId, effect: effect.key, err: (e as Error).message }, "effect failed; it stays in the outbox");
       return { kind: "later", reason: (e as Error).message };
     }
+  }
+
+  /** Trailing edge of a debounce: flush the run again once the wait is over. */
+  #flushLater(runId: string, ms: number): void {
+    if (this.#timers.has(runId)) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(runId);
+      this.flush(runId).catch((e: unknown) => this.#log.warn({ runId, err: (e as Error).message }, "deferred flush failed"));
+    }, ms);
+    timer.unref();
+    this.#timers.set(runId, timer);
+  }
+
+  /** Stop scheduled flushes (shutdown). */
+  stop(): void {
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
   }
 
   /** Persist facts kept in memory (effect acknowledgements, ids of GitHub objects). */
