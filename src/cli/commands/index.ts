@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
+import { registerDemo } from "./demo.js";
 import { registerGraph } from "./graph.js";
 import { registerSim } from "./sim.js";
 import { registerSpawn } from "./spawn.js";
@@ -16,4 +17,4 @@ export interface CommandContext {
 export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
 
 /** Every `forge` subcommand. Adding one is one line here. */
-export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim, registerTick];
+export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim, registerTick, registerDemo];

@@ -35,6 +35,9 @@ export interface Directives {
   /** Progress lines printed while working, one every `progress_interval_ms`. */
   progress: string[];
   progress_interval_ms: number;
+  /** Written into the walkthrough on success (bug-like ones make the App spawn a follow-up agent). */
+  followups: string[];
+  risks: string[];
 }
 
 export interface ScriptedTask {
@@ -122,6 +125,8 @@ export function parseScriptedTask(text: string): ScriptedTask {
     files: Object.fromEntries(Object.entries((raw.files ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)])),
     progress: Array.isArray(raw.progress) ? raw.progress.map(String) : [`Working on ${id}: ${title}`],
     progress_interval_ms: typeof raw.progress_interval_ms === "number" ? raw.progress_interval_ms : 0,
+    followups: Array.isArray(raw.followups) ? raw.followups.map(String) : [],
+    risks: Array.isArray(raw.risks) ? raw.risks.map(String) : [],
   };
 
   const files = new Map<string, string>();
@@ -270,6 +275,7 @@ Amend the plan.
 async function writeWalkthrough(file: string, task: ScriptedTask, attempt: number, written: string[], runId?: string): Promise<void> {
   // Facts the runner measures (branch, head_sha, time) are left for it to fill in.
   const files = written.map((p) => `  - path: ${JSON.stringify(p)}\n    reason: "Named by the task"`).join("\n");
+  const list = (xs: string[]) => (xs.length ? `\n${xs.map((x) => `  - ${JSON.stringify(x)}`).join("\n")}` : " []");
   await writeReport(
     file,
     `---
@@ -279,8 +285,8 @@ status: completed
 confidence: 0.9
 files_changed:${written.length ? `\n${files}` : " []"}
 tests: []
-risks: []
-followups: []
+risks:${list(task.directives.risks)}
+followups:${list(task.directives.followups)}
 agent: command
 model: forge-scripted
 ---

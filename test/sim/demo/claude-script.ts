@@ -1,0 +1,97 @@
+/**
+ * What the scripted model server answers when `forge demo --agent claude` runs the real Claude Code
+ * CLI: the same work the scripted agent does, as real tool calls. From the stage prompt Forge sends
+ * (src/agent/stages.ts `stagePrompt`) it reads the checkout, the report paths, the attempt and the
+ * task; the task's fenced files and its `forge-scripted-agent` block decide the turns:
+ *   succeed  → Read the files that exist (Claude Code's read-before-write rule), Write every file,
+ *              Write the walkthrough, then `FORGE_EXIT=0`;
+ *   escalate → Write the Change Request draft, then `FORGE_EXIT=11`;
+ *   anything else → the failure in words and `FORGE_EXIT=1`.
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { behaviourFor, parseScriptedTask } from "../agents/scripted-agent.js";
+import type { ScriptedTurn, TurnRequest } from "../agents/model-server.js";
+
+const SECTION_AFTER_TASK = /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer)/;
+
+function firstUserText(req: TurnRequest): string {
+  const first = req.body.messages?.find((m) => m.role === "user")?.content;
+  if (typeof first === "string") return first;
+  return ((first ?? []) as Array<{ type?: string; text?: string }>).map((b) => b.text ?? "").join("\n");
+}
+
+function walkthrough(taskId: string, files: string[], followups: string[], risks: string[]): string {
+  const list = (xs: string[]) => (xs.length ? `\n${xs.map((x) => `  - ${JSON.stringify(x)}`).join("\n")}` : " []");
+  return `---
+task_id: ${taskId}
+status: completed
+confidence: 0.85
+files_changed:${files.length ? `\n${files.map((f) => `  - path: ${JSON.stringify(f)}\n    reason: "written as the task's instructions give it"`).join("\n")}` : " []"}
+tests:
+  - name: node --test
+    result: pass
+risks:${list(risks)}
+followups:${list(followups)}
+---
+
+## Summary
+
+Wrote ${files.length} file(s) for ${taskId}.
+
+## Approach
+
+Followed the task's instructions and the repository's AGENTS.md.
+
+## Issues Encountered
+
+None.
+
+## Testing
+
+The repository's tests (\`node --test\`).
+`;
+}
+
+function plan(text: string): ScriptedTurn[] {
+  const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
+  const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
+  const crPath = /- Change Request \(exit 11\): (\S+)/.exec(text)?.[1];
+  const attempt = Number(/`, attempt (\d+)\./.exec(text)?.[1] ?? 1);
+  const start = text.indexOf("## The task\n\n");
+  if (!workdir || !wtPath || start < 0) return [{ text: "I cannot find the task in this prompt.\nFORGE_EXIT=1" }];
+  const rest = text.slice(start + "## The task\n\n".length);
+  const end = SECTION_AFTER_TASK.exec(rest);
+  const task = parseScriptedTask(end ? rest.slice(0, end.index) : rest);
+  const b = behaviourFor(task, attempt);
+  if (b.outcome === "escalate" && crPath) {
+    const reason = b.reason ?? "The plan cannot be carried out as written";
+    const draft = `---\ntitle: ${JSON.stringify(`Change needed for ${task.id}`)}\nreason: ${JSON.stringify(reason)}\naffected_tasks: [${JSON.stringify(task.id)}]\nsuggested_action: AMEND\npriority: MEDIUM\nsuggested_changes: ${JSON.stringify(reason)}\n---\n\n## Description\n\n${reason}\n\n## Impact Assessment\n\nTask ${task.id} cannot complete as planned.\n\n## Proposed Resolution\n\nAmend the plan.\n`;
+    return [{ text: "This needs a change to the plan.", toolCalls: [{ name: "Write", input: { file_path: crPath, content: draft } }] }, { text: `ESCALATE: ${reason}\nFORGE_EXIT=11` }];
+  }
+  if (b.outcome !== "succeed") return [{ text: `Error: ${b.message ?? `attempt ${attempt} of ${task.id} fails (${b.outcome})`}\nFORGE_EXIT=1` }];
+  const abs = (rel: string) => path.join(workdir, rel);
+  const existing = task.files.filter(([rel]) => existsSync(abs(rel)));
+  const turns: ScriptedTurn[] = [];
+  if (existing.length) turns.push({ text: "Reading the files I will change.", toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })) });
+  turns.push({ text: `Writing ${task.files.length} file(s) for ${task.id}.`, toolCalls: task.files.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })) });
+  turns.push({ text: "Writing the walkthrough.", toolCalls: [{ name: "Write", input: { file_path: wtPath, content: walkthrough(task.id, task.files.map(([rel]) => rel), task.directives.followups, task.directives.risks) } }] });
+  turns.push({ text: `Done: ${task.title}\nFORGE_EXIT=0` });
+  return turns;
+}
+
+/** A model-server script for any number of concurrent Claude Code sessions of the demo. */
+export function demoClaudeScript(maxTurns = 12): Array<(req: TurnRequest) => ScriptedTurn> {
+  // Planned once per conversation (keyed by its first message), so later turns do not see the
+  // files earlier turns wrote as "existing".
+  const plans = new Map<string, ScriptedTurn[]>();
+  const turn = (req: TurnRequest): ScriptedTurn => {
+    const text = firstUserText(req);
+    const key = createHash("sha256").update(text).digest("hex");
+    let p = plans.get(key);
+    if (!p) plans.set(key, (p = plan(text)));
+    return p[req.turn] ?? { text: "Done.\nFORGE_EXIT=0" };
+  };
+  return Array.from({ length: maxTurns }, () => turn);
+}

@@ -1,0 +1,83 @@
+/**
+ * The process `forge demo` starts (through tsx, like `forge sim`): parses the options, runs the
+ * demo with its live view, prints the summary table, and exits 0 only when every task is MERGED
+ * and the final PR exists.
+ *   --agent scripted|claude   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
+ */
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { DemoPlanError } from "./plan-stages.js";
+import { runDemo, type DemoAgent, type DemoResult } from "./run.js";
+
+const secs = (ms: number | undefined) => (ms === undefined ? "" : `${(ms / 1000).toFixed(1)} s`);
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [fmt(headers), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(fmt)].join("\n");
+}
+
+export function summary(r: DemoResult): string {
+  const rows = r.tasks.map((t) => [t.id, t.kind, t.status, String(t.attempts), t.pr !== undefined ? `#${t.pr}` : "", secs(t.timeMs), t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : ""]);
+  const out = ["", table(["Task", "Kind", "Status", "Attempts", "PR", "Time", ""], rows), ""];
+  for (const f of r.followups) out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
+  for (const c of r.changeRequests) out.push(`Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`);
+  if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
+  if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
+  if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
+  out.push(`Jobs: ${r.jobs.action} ran the real Forge action, ${r.jobs.standIn} the stand-in runner.`);
+  for (const n of r.notes) out.push(`Note: ${n}`);
+  out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);
+  for (const p of r.problems) out.push(`  - ${p}`);
+  if (r.reportPath) out.push(`Report: ${r.reportPath}`);
+  return `${out.join("\n")}\n`;
+}
+
+async function cli(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      agent: { type: "string", default: "scripted" },
+      plan: { type: "string" },
+      out: { type: "string" },
+      runners: { type: "string" },
+      timeout: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write("Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--json]\n");
+    return 0;
+  }
+  if (values.agent !== "scripted" && values.agent !== "claude") {
+    process.stderr.write(`forge demo: --agent must be scripted or claude, not ${values.agent}\n`);
+    return 2;
+  }
+  const cwd = process.env.FORGE_DEMO_CWD ?? process.cwd();
+  const json = values.json;
+  try {
+    const result = await runDemo({
+      agent: values.agent as DemoAgent,
+      ...(values.plan ? { planDir: path.resolve(cwd, values.plan) } : {}),
+      ...(values.out ? { outDir: path.resolve(cwd, values.out) } : {}),
+      ...(values.runners ? { runners: Number(values.runners) } : {}),
+      ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
+      // With --json the live view goes to stderr and stdout carries one JSON document.
+      write: (t) => void (json ? process.stderr : process.stdout).write(t),
+      tty: !json && (process.stdout.isTTY === true || process.env.FORGE_DEMO_TTY === "1"),
+    });
+    if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else process.stdout.write(summary(result));
+    return result.ok ? 0 : 1;
+  } catch (e) {
+    if (e instanceof DemoPlanError) {
+      process.stderr.write(`forge demo: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+process.exitCode = await cli(process.argv.slice(2));
