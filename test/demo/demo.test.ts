@@ -1,0 +1,68 @@
+/**
+ * `forge demo` end to end, as a user runs it: the CLI command starts the demo process (tsx), which
+ * runs examples/plans/textkit on the local GitHub with the Forge App and the real Forge action
+ * (scripted agent). Asserts what the demo promises: exit 0, every task MERGED, the final PR, the
+ * retried task, the follow-up, the Change Request applied as overlay-001, tests passing on the
+ * integration branch, and an HTML report that draws the DAG.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { DemoResult } from "../sim/demo/run.js";
+import { runForge } from "../cli/helpers.js";
+
+const out = mkdtempSync(path.join(tmpdir(), "forge-demo-test-"));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe("forge demo", () => {
+  it("runs the textkit plan to the end: every task merged, retry, follow-up, overlay, final PR, report", async () => {
+    const t0 = performance.now();
+    const { code, out: stdout, err } = await runForge(["demo", "--json", "--out", out], process.cwd());
+    const result = JSON.parse(stdout) as DemoResult;
+    expect(code, `${err.slice(-4000)}\n${JSON.stringify(result.problems)}`).toBe(0);
+    expect(result.ok).toBe(true);
+    expect(result.problems).toEqual([]);
+    expect(result.status).toBe("completed");
+
+    // Ten nodes (nine planned, one added by the overlay), every one MERGED with a PR.
+    const ids = result.tasks.map((t) => t.id);
+    expect(ids).toEqual(["scaffold", "case", "slugify", "truncate", "words", "core", "wrap", "template", "release", "docs"]);
+    for (const t of result.tasks) {
+      expect(t.status, t.id).toBe("MERGED");
+      expect(t.pr, t.id).toBeTypeOf("number");
+    }
+    expect(result.tasks.filter((t) => t.kind === "refinery").map((t) => t.id)).toEqual(["core", "release"]);
+
+    // case fails its first attempt and the automatic retry succeeds.
+    expect(result.tasks.find((t) => t.id === "case")).toMatchObject({ attempts: 2, retries: 1 });
+    // slugify's walkthrough names a bug: a follow-up agent ran and its PR merged.
+    expect(result.followups).toEqual([expect.objectContaining({ id: "_followup-1", sourceTaskId: "slugify", status: "merged", pr: expect.any(Number) })]);
+    // release escalated: a Change Request, the Captain's overlay, the new task, release's next attempt.
+    expect(result.changeRequests).toEqual([expect.objectContaining({ emittedBy: "release", status: "applied", overlayId: "overlay-001", issue: expect.any(Number) })]);
+    expect(result.overlays).toEqual(["overlay-001"]);
+    expect(result.tasks.find((t) => t.id === "docs")).toMatchObject({ addedBy: "overlay-001", status: "MERGED" });
+    expect(result.tasks.find((t) => t.id === "release")).toMatchObject({ attempts: 2, retries: 0 });
+
+    // The final PR: integration branch → main; the merged work passes the project's own tests.
+    expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
+    expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
+    expect(result.testsOnIntegration!.pass).toBeGreaterThanOrEqual(14);
+    // Task jobs ran the real action; only the follow-up and the Captain went through the stand-in.
+    expect(result.jobs.action).toBeGreaterThanOrEqual(12);
+    expect(result.standIns.map((s) => s.kind).sort()).toEqual(["captain", "followup"]);
+
+    // The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker.
+    expect(result.reportPath && existsSync(result.reportPath)).toBe(true);
+    const html = readFileSync(result.reportPath!, "utf8");
+    expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
+    for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
+    expect(html).toContain(`Forge run <code>${result.runId}</code>`);
+    // Self-contained: nothing is loaded from anywhere.
+    expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
+    // The live view went to stderr: a line per state change, with the progress bar.
+    expect(err).toMatch(/case {9}RUNNING {5}→ FAILED/);
+    expect(err).toMatch(/▕█{16}▏ 10\/10/);
+    console.log(`forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`);
+  }, 600_000);
+});
