@@ -44,7 +44,10 @@ export function markdownToHtml(md: string, replaceFence?: (lang: string, body: s
     esc(s)
       .replace(/`([^`]+)`/g, "<code>$1</code>")
       .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
+      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>')
+      .replace(/(^|[\s(])_([^_]+)_(?=$|[\s).,])/g, "$1<em>$2</em>")
+      // The few tags Forge's bodies use, as GitHub renders them.
+      .replace(/&lt;(\/?)(sub|sup|br|b|i|em|strong|details|summary)&gt;/g, "<$1$2>");
   const lines = md.replace(/<!--[\s\S]*?-->/g, "").split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -79,6 +82,10 @@ export function markdownToHtml(md: string, replaceFence?: (lang: string, body: s
       continue;
     }
     if (line.trim() === "") continue;
+    if (/^\s*(-{3,}|\*{3,})\s*$/.test(line)) {
+      out.push("<hr>");
+      continue;
+    }
     out.push(`<p>${inline(line)}</p>`);
   }
   return out.join("\n");
@@ -116,7 +123,7 @@ body{font:14px/1.5 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#1f23
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f6f8fa}
 td.n{text-align:right}code{background:#f6f8fa;padding:0 3px;border-radius:4px}pre{background:#f6f8fa;padding:8px;overflow:auto}
 .dag{overflow:auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;margin:1em 0}.s-MERGED{color:#1a7f37;font-weight:600}.s-FAILED{color:#cf222e}
-.ok{color:#1a7f37}.bad{color:#cf222e}section{margin-top:2em}.note{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:6px}
+article{border-top:1px solid #d0d7de;margin-top:1.5em}.pr-no{color:#59636e;margin-bottom:0}.ok{color:#1a7f37}.bad{color:#cf222e}section{margin-top:2em}.note{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:6px}
 </style></head><body>
 <h1>${esc(r.title)}</h1>
 <p>Run <code>${esc(r.runId)}</code> of plan <code>${esc(r.planId)}</code> on <code>${esc(r.repo)}</code> (Forge's local GitHub) · agent: ${esc(r.agent)} ·
@@ -131,7 +138,7 @@ ${r.testsOnIntegration ? `<p>Tests on the integration branch (<code>node --test<
 <section><h2>Follow-ups</h2>${fus ? `<ul>${fus}</ul>` : "<p>None.</p>"}</section>
 <section id="tracker"><h2>The run tracker issue${r.trackerIssue ? ` #${r.trackerIssue}` : ""}</h2>${tracker}</section>
 ${r.finalPr ? `<section id="final-pr"><h2>The final pull request #${r.finalPr.number}: ${esc(r.finalPr.title)}</h2>${markdownToHtml(r.finalPr.body)}</section>` : ""}
-<section><h2>Pull requests</h2>${r.pulls.map((p) => `<article id="pr-${p.number}"><h3>#${p.number} ${esc(p.title)}</h3>${markdownToHtml(p.body)}</article>`).join("\n")}</section>
+<section><h2>Pull requests</h2>${r.pulls.map((p) => `<article id="pr-${p.number}"><p class="pr-no">Pull request #${p.number}</p>${markdownToHtml(p.body)}</article>`).join("\n")}</section>
 <section><h2>Live log</h2><pre>${esc(r.log.join("\n"))}</pre></section>
 </body></html>
 `;
