@@ -310,6 +310,10 @@ describe("issues, comments, labels, reactions", () => {
     await sim.idle();
     const kinds = receiver.received.filter((h) => h.event === "issues" || h.event === "issue_comment").map((h) => `${h.event}.${h.action}`);
     expect(kinds).toEqual(expect.arrayContaining(["issues.opened", "issues.edited", "issues.labeled", "issues.unlabeled", "issues.closed", "issue_comment.created", "issue_comment.edited", "issue_comment.deleted"]));
+    // A bot account (login "…[bot]") is a Bot with URL-safe links.
+    const bot = await sim.control.comment("dependabot[bot]", `${owner}/${repo}`, issue.number, "bump");
+    expect(bot.status).toBe(201);
+    expect((bot.body as { user: { type: string; html_url: string } }).user).toMatchObject({ type: "Bot", html_url: `${sim.url}/apps/dependabot` });
     const fromAlice = receiver.received.find((h) => h.event === "issue_comment" && (h.payload.comment as { body: string }).body === "/forge approve");
     expect((fromAlice?.payload.sender as { login: string }).login).toBe("alice");
   });
@@ -322,6 +326,9 @@ describe("checks", () => {
     const { data: run } = await gh.rest.checks.create({ owner, repo, name: "forge · t1", head_sha: sha, status: "in_progress", external_id: "run-1/t1/1", actions: [{ label: "Retry", description: "Retry the task", identifier: "retry" }] });
     expect(run.status).toBe("in_progress");
     expect(await status(gh.rest.checks.create({ owner, repo, name: "x", head_sha: "f".repeat(40) }))).toBe(422);
+    // Without external_id, GitHub reports "" (webhooks require a string).
+    const { data: plain } = await gh.rest.checks.create({ owner, repo, name: "plain", head_sha: sha, conclusion: "success" });
+    expect(plain.external_id).toBe("");
     // People cannot write checks: Checks API writes are for GitHub Apps only.
     expect(await status(person.rest.checks.create({ owner, repo, name: "x", head_sha: sha }))).toBe(403);
     const { data: done } = await gh.rest.checks.update({ owner, repo, check_run_id: run.id, conclusion: "failure", output: { title: "failed", summary: "exit 1" } });
@@ -333,7 +340,7 @@ describe("checks", () => {
     expect(suites.total_count).toBe(1);
     const suiteId = suites.check_suites[0]!.id;
     expect((await gh.rest.checks.getSuite({ owner, repo, check_suite_id: suiteId })).data.conclusion).toBe("failure");
-    expect((await gh.rest.checks.listForSuite({ owner, repo, check_suite_id: suiteId })).data.total_count).toBe(1);
+    expect((await gh.rest.checks.listForSuite({ owner, repo, check_suite_id: suiteId })).data.total_count).toBe(2);
     expect((await gh.rest.checks.createSuite({ owner, repo, head_sha: sha })).status).toBe(200);
     await person.rest.checks.rerequestRun({ owner, repo, check_run_id: run.id });
     await person.rest.checks.rerequestSuite({ owner, repo, check_suite_id: suiteId });

@@ -103,10 +103,11 @@ export class SimCore {
 
   // ---------- users, repositories, Apps ----------
 
-  ensureUser(login: string, type: User["type"] = "User"): User {
+  ensureUser(login: string, type?: User["type"]): User {
     let u = this.state.users.get(login);
     if (!u) {
-      u = { id: this.state.id(), login, type };
+      // GitHub Apps act as "<slug>[bot]" users of type Bot.
+      u = { id: this.state.id(), login, type: type ?? (login.endsWith("[bot]") ? "Bot" : "User") };
       this.state.users.set(login, u);
     }
     return u;

@@ -23,8 +23,9 @@ export class Model {
   }
 
   user(u: User): O {
+    // Logins like "dependabot[bot]" must be escaped to make valid URIs.
     const api = `${this.api}/users/${encodeURIComponent(u.login)}`;
-    const slug = u.type === "Bot" ? u.login.replace(/\[bot\]$/, "") : u.login;
+    const slug = encodeURIComponent(u.type === "Bot" ? u.login.replace(/\[bot\]$/, "") : u.login);
     return {
       login: u.login,
       id: u.id,
@@ -32,7 +33,7 @@ export class Model {
       avatar_url: `${this.web()}/avatars/u/${u.id}`,
       gravatar_id: "",
       url: api,
-      html_url: u.type === "Bot" ? `${this.web()}/apps/${slug}` : `${this.web()}/${u.login}`,
+      html_url: u.type === "Bot" ? `${this.web()}/apps/${slug}` : `${this.web()}/${slug}`,
       followers_url: `${api}/followers`,
       following_url: `${api}/following{/other_user}`,
       gists_url: `${api}/gists{/gist_id}`,
@@ -516,7 +517,8 @@ export class Model {
       id: c.id,
       head_sha: c.headSha,
       node_id: nodeId("CheckRun", c.id),
-      external_id: c.externalId,
+      // GitHub reports a check run created without external_id as "" (the webhook schema requires a string).
+      external_id: c.externalId ?? "",
       url: u,
       html_url: `${this.web()}/${repo.owner.login}/${repo.name}/runs/${c.id}`,
       // "If the integrator does not provide this, then the homepage of the GitHub app is used."

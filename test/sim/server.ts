@@ -113,6 +113,8 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     }
     const op = match.operationId;
     const doc = core.validator.docUrl(op);
+    // A call that arrives while the simulator shuts down finds no repositories left.
+    if (core.closed) return send(res, 503, Model.error("Service Unavailable", 503), headers);
     const handler = handlers[op];
     if (!handler) return send(res, 501, Model.error(`Forge's local GitHub does not implement ${op}`, 501, doc, { operationId: op }), headers);
 
@@ -207,7 +209,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
         result = { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers };
       } else {
         const msg = (e as Error).stack ?? String(e);
-        core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
+        if (!core.closed) core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
         result = { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) };
       }
     }
