@@ -1,0 +1,41 @@
+/**
+ * The chaos scenarios, one seed each: a generated 50-task plan with refineries run by the App on the
+ * local GitHub (a) clean, (b) with every webhook delivered twice and 20 % reordered, (c) with 10 % of
+ * API calls failing with 5xx and 3 % rate-limited, (d) with 5 % of webhooks dropped, (e) with the
+ * App killed three times, (f) with two runners killed mid-job. Each must end with every task MERGED,
+ * no (task, attempt) dispatched twice, no invalid transition, and the clean run's merged set.
+ *
+ * Minutes of work on a 2-core machine, so it has its own config: `npm run test:chaos`.
+ */
+import { describe, expect, it } from "vitest";
+import { problems, runScenario, SCENARIO_TITLES, SCENARIOS, TASKS, type ScenarioResult } from "./harness.js";
+
+const SEED = Number(process.env.FORGE_CHAOS_SEED ?? 1);
+const results = new Map<string, ScenarioResult>();
+
+// `npm test` collects every test file; these run only under `npm run test:chaos` (FORGE_CHAOS=1).
+describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task plan, seed ${SEED}`, () => {
+  for (const scenario of SCENARIOS) {
+    it(SCENARIO_TITLES[scenario], { timeout: 420_000 }, async () => {
+      const r = await runScenario(scenario, SEED, { timeoutMs: 360_000 });
+      results.set(scenario, r);
+      const f = r.faults;
+      console.log(
+        `${SCENARIO_TITLES[scenario]}: ${(r.wallMs / 1000).toFixed(1)} s, ${r.dispatches} dispatches, ${r.retries} retries, ` +
+          `${r.apiCalls.app} App API calls (${r.apiCalls.runner} by runners), faults ${JSON.stringify(f)}`,
+      );
+      expect(problems(r, results.get("clean"))).toEqual([]);
+      expect(r.merged).toHaveLength(TASKS);
+      // The scenario's faults did happen.
+      const injected: Record<typeof scenario, number[]> = {
+        clean: [1],
+        duplicated: [f.webhooksDuplicated, f.webhooksReordered],
+        "api-faults": [f.api5xx, f.rateLimited],
+        dropped: [f.webhooksDropped],
+        "app-killed": [f.appKills === 3 ? 1 : 0],
+        "runners-killed": [f.runnersKilled === 2 && r.retries >= 2 ? 1 : 0],
+      };
+      for (const n of injected[scenario]) expect(n).toBeGreaterThan(0);
+    });
+  }
+});

@@ -1,0 +1,380 @@
+/**
+ * Chaos harness: one generated 50-task plan (seeded, with refineries) run by the Forge App — a real
+ * Probot server receiving signed webhooks — on the local GitHub with the chaos runner, under one
+ * scenario of faults. The reconciler runs on a short timer, as in a long-lived server.
+ *
+ * What is observed comes from GitHub's side where it can: the journal and the integration branch
+ * are read from the repository's git directory (no API call, so no injected fault), the dispatches
+ * from the runner's log, the transitions from every decision the App persisted.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Octokit } from "@octokit/rest";
+import type { Decision } from "../../src/core/decide.js";
+import type { Journal } from "../../src/core/journal.js";
+import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
+import type { TaskStatus } from "../../src/core/schemas/common.js";
+import { isValidTransition, TRANSITIONS } from "../../src/core/state-machine.js";
+import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { AGENT_WORKFLOW } from "../app/helpers.js";
+import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
+import type { FaultConfig } from "../sim/faults.js";
+import { createSim, type Sim } from "../sim/server.js";
+import { appKeys } from "../sim/support/helpers.js";
+import { chaosRunner, type ChaosRunner } from "./runner.js";
+import { startNetwork, type WebhookNetwork } from "./network.js";
+
+const run = promisify(execFile);
+const OWNER = "acme";
+const REPO = "widgets";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed"] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export const SCENARIO_TITLES: Record<ScenarioName, string> = {
+  clean: "(a) clean",
+  duplicated: "(b) every webhook twice, 20 % reordered",
+  "api-faults": "(c) 10 % API 5xx, 3 % rate-limited",
+  dropped: "(d) 5 % of webhooks dropped",
+  "app-killed": "(e) App killed 3 times",
+  "runners-killed": "(f) 2 runners killed mid-job",
+};
+
+export const TASKS = 50;
+export const EDGES = 75;
+
+export interface ScenarioOptions {
+  /** Reconciler period (ms). */
+  reconcileEveryMs?: number;
+  /** Give up after this long (ms). */
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  scenario: ScenarioName;
+  seed: number;
+  planId: string;
+  runId: string;
+  wallMs: number;
+  completed: boolean;
+  /** Final status of every task, from the journal on GitHub. */
+  statuses: Record<string, TaskStatus>;
+  merged: string[];
+  /** Files under src/ on the integration branch at the end (one per merged task). */
+  integrationFiles: string[];
+  dispatches: number;
+  duplicateDispatches: string[];
+  /** Attempts beyond the first, over all tasks. */
+  retries: number;
+  decisions: number;
+  invalidTransitions: string[];
+  /** Consecutive journal versions on the state branch whose task changes no valid path explains. */
+  invalidHistory: string[];
+  journalWrites: number;
+  apiCalls: { app: number; runner: number };
+  faults: { api5xx: number; rateLimited: number; webhooksDuplicated: number; webhooksDropped: number; webhooksReordered: number; deliveriesRefused: number; appKills: number; runnersKilled: number };
+  violations: number;
+}
+
+/** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
+export async function planFor(seed: number): Promise<{ planId: string; files: Record<string, string>; refineries: number }> {
+  for (let s = seed; ; s++) {
+    const dag = generateDag(TASKS, EDGES, s);
+    const refineries = dag.nodes.filter((n) => n.type === "refinery").length;
+    if (refineries < 2) continue;
+    const dir = await mkdtemp(path.join(tmpdir(), "forge-chaos-plan-"));
+    try {
+      const planDir = await writePlan(dir, dag);
+      const files: Record<string, string> = {};
+      const walk = async (d: string): Promise<void> => {
+        for (const name of await readdir(d)) {
+          const full = path.join(d, name);
+          if ((await stat(full)).isDirectory()) await walk(full);
+          else files[`.forge/plans/${dag.planId}/${path.relative(planDir, full).split(path.sep).join("/")}`] = await readFile(full, "utf8");
+        }
+      };
+      await walk(planDir);
+      return { planId: dag.planId, files, refineries };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+const CONFIG = ["max_parallel_agents: 8", "retry_backoff: { base_seconds: 0.2, max_seconds: 1 }", ""].join("\n");
+
+interface Generation {
+  server: ForgeServer;
+  killed: { value: boolean };
+}
+
+export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
+  const log = options.log ?? (() => {});
+  const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
+  const plan = await planFor(seed);
+  const sim: Sim = await createSim({ faults: { seed } });
+  const keys = appKeys();
+  const secret = "forge-chaos-secret";
+  const decisions: { runId: string; d: Decision }[] = [];
+  const appCalls = { total: 0 };
+  const network: WebhookNetwork = await startNetwork({ seed, reorderRate: scenario === "duplicated" ? 0.2 : 0, holdMs: [50, 400] });
+  const registered = sim.control.registerApp({
+    slug: "forge",
+    publicKeyPem: keys.publicKeyPem,
+    webhookUrl: network.url,
+    webhookSecret: secret,
+    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "read", metadata: "read" },
+    events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+  });
+  // Runners killed mid-job: two dispatches drawn among the first forty.
+  const killAt = new Set<number>();
+  if (scenario === "runners-killed") while (killAt.size < 2) killAt.add(3 + Math.floor(random() * 37));
+  const runner: ChaosRunner = chaosRunner({ killAt, onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`) });
+  sim.onWorkflowDispatch(runner.handler);
+
+  let port = 0;
+  let appKills = 0;
+  const passthrough = { key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => fn(...args) }) };
+  async function startApp(): Promise<Generation> {
+    const killed = { value: false };
+    // A killed process makes no more calls, and learns nothing of the ones in flight.
+    const fetchOf = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      if (killed.value) throw new Error("the App process is dead");
+      const res = await fetch(input, init);
+      if (killed.value) throw new Error("the App process is dead");
+      return res;
+    };
+    const server = await startForgeServer({
+      appId: registered.id,
+      privateKey: keys.privateKeyPem,
+      webhookSecret: secret,
+      baseUrl: sim.apiUrl,
+      port,
+      reconcileEveryMs: options.reconcileEveryMs ?? 2_000,
+      onDecision: (_repo, runId, d) => void decisions.push({ runId, d }),
+      onRequest: () => {
+        appCalls.total++;
+      },
+      // Production's throttling (secondary limits waited out per `retry-after`) without its 1 s
+      // spacing of writes, which would make a 50-task run take many minutes; Octokit's retry of 5xx.
+      octokitDefaults: {
+        request: { fetch: fetchOf },
+        retry: { retries: 3, retryAfterBaseValue: 20 },
+        throttle: {
+          enabled: true,
+          ...{ global: passthrough, write: passthrough, notifications: passthrough, search: passthrough, auth: passthrough },
+          // Probot's own handler only logs a secondary limit; a server that means to finish its work waits it out.
+          onSecondaryRateLimit: (_after: number, o: { request: { retryCount: number } }) => o.request.retryCount < 3,
+        },
+      },
+    });
+    port = Number(new URL(server.url).port);
+    network.target = server.webhookUrl;
+    return { server, killed };
+  }
+
+  let gen = await startApp();
+  async function killApp(downMs: number): Promise<void> {
+    const dead = gen;
+    network.target = undefined;
+    dead.killed.value = true;
+    appKills++;
+    log(`  ${scenario}: App killed (down ${downMs} ms)`);
+    await dead.server.close();
+    await sleep(downMs);
+    gen = await startApp();
+  }
+
+  await sim.control.createRepo({
+    owner: OWNER,
+    name: REPO,
+    files: { "README.md": "# widgets\n", ".github/workflows/forge-agent.yml": AGENT_WORKFLOW, ".github/forge.yml": CONFIG },
+    collaborators: { octocat: "write" },
+  });
+  sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
+  const gitDir = sim.core.state.repoByName(OWNER, REPO)!.gitDir;
+  const git = async (...args: string[]) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
+
+  // The plan, pushed by a person as one commit on main.
+  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
+  const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
+  const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
+  const { data: tree } = await user.rest.git.createTree({
+    owner: OWNER,
+    repo: REPO,
+    base_tree: parent.tree.sha,
+    tree: Object.entries(plan.files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
+  });
+  const { data: commit } = await user.rest.git.createCommit({ owner: OWNER, repo: REPO, message: "Add the plan", tree: tree.sha, parents: [ref.object.sha] });
+  const started = Date.now();
+  const faults: Partial<FaultConfig> = {};
+  if (scenario === "duplicated") faults.webhookDuplicateRate = 1;
+  if (scenario === "api-faults") Object.assign(faults, { apiErrorRate: 0.1, rateLimitRate: 0.03, retryAfterSeconds: 1 });
+  // Faults start with the push that starts the run — except dropped webhooks, which start once the
+  // run exists: a lost push of the plan is a run nobody asked for yet (`/forge run` starts it).
+  if (Object.keys(faults).length) sim.control.faults(faults);
+  await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
+  const runId = `${plan.planId}-${commit.sha.slice(0, 7)}`;
+
+  const readJournal = async (): Promise<Journal | undefined> => {
+    try {
+      return (JSON.parse(await git("show", `refs/heads/${stateBranch(runId)}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const timeoutMs = options.timeoutMs ?? 900_000;
+  let journal: Journal | undefined;
+  while (!(journal = await readJournal())) {
+    if (Date.now() - started > 60_000) {
+      log(`  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`);
+      break;
+    }
+    await sleep(100);
+  }
+  if (scenario === "dropped") sim.control.faults({ webhookDropRate: 0.05 });
+
+  // The App is killed three times at random moments: each time a random share of the tasks has merged, after a random delay.
+  const killPlan = scenario === "app-killed" ? [0, 1, 2].map(() => Math.floor(2 + random() * (TASKS - 10))).sort((a, b) => a - b) : [];
+  let completed = false;
+  let lastLog = Date.now();
+  while (journal && Date.now() - started < timeoutMs) {
+    if (journal.status === "completed") {
+      completed = true;
+      break;
+    }
+    if (killPlan.length && journal.merged >= killPlan[0]!) {
+      killPlan.shift();
+      await sleep(Math.floor(random() * 400));
+      await killApp(200 + Math.floor(random() * 1300));
+    }
+    await sleep(250);
+    journal = (await readJournal()) ?? journal;
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      const count: Record<string, number> = {};
+      for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
+      log(`  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`);
+    }
+  }
+  const wallMs = Date.now() - started;
+  // Let the last effects (final PR, tracker) and jobs settle before looking.
+  await sleep(300);
+  await gen.server.forge.idle();
+  await runner.idle();
+  await network.idle();
+  await sim.idle();
+  journal = (await readJournal()) ?? journal;
+
+  const statuses = Object.fromEntries((journal?.tasks ?? []).map((t) => [t.id, t.status])) as Record<string, TaskStatus>;
+  const merged = Object.entries(statuses)
+    .filter(([, s]) => s === "MERGED")
+    .map(([id]) => id)
+    .sort();
+  const integration = journal ? await git("ls-tree", "-r", "--name-only", `refs/heads/${journal.integrationBranch}`, "src/").catch(() => "") : "";
+  const seen = new Set<string>();
+  const duplicateDispatches = runner.dispatched.filter((d) => (seen.has(d) ? true : (seen.add(d), false)));
+  const invalidTransitions = decisions.flatMap(({ d }) => d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`));
+  const history = await journalHistory(git, runId);
+  const log0 = sim.core.faults.log;
+  const result: ScenarioResult = {
+    scenario,
+    seed,
+    planId: plan.planId,
+    runId,
+    wallMs,
+    completed,
+    statuses,
+    merged,
+    integrationFiles: integration.split("\n").filter(Boolean).sort(),
+    dispatches: runner.dispatched.length,
+    duplicateDispatches,
+    retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempt - 1), 0),
+    decisions: decisions.length,
+    invalidTransitions,
+    invalidHistory: history.invalid,
+    journalWrites: history.writes,
+    apiCalls: { app: appCalls.total, runner: runner.calls.total },
+    faults: {
+      api5xx: log0.filter((l) => /^api \S+ 5\d\d$/.test(l)).length,
+      rateLimited: log0.filter((l) => /^api \S+ (403|429)$/.test(l)).length,
+      webhooksDuplicated: log0.filter((l) => /^hook .* x2 /.test(l)).length,
+      webhooksDropped: log0.filter((l) => /^hook .* x0 /.test(l)).length,
+      webhooksReordered: network.stats.reordered,
+      deliveriesRefused: network.stats.refused,
+      appKills,
+      runnersKilled: runner.killed.length,
+    },
+    violations: sim.violations.length,
+  };
+  await gen.server.close();
+  await network.close();
+  await sim.close();
+  return result;
+}
+
+/**
+ * Every version of journal.json on the run's state branch, oldest first: each task's change from one
+ * version to the next must be explained by valid transitions (a new attempt starts only with
+ * PENDING → RUNNING). Catches an invalid transition even when its decision was never reported (an
+ * App killed right after the write).
+ */
+async function journalHistory(git: (...args: string[]) => Promise<string>, runId: string): Promise<{ writes: number; invalid: string[] }> {
+  const shas = (await git("log", "--reverse", "--format=%H", `refs/heads/${stateBranch(runId)}`, "--", JOURNAL_FILE).catch(() => "")).split("\n").filter(Boolean);
+  const invalid: string[] = [];
+  let prev: Map<string, { status: TaskStatus; attempt: number }> | undefined;
+  for (const sha of shas) {
+    const j = (JSON.parse(await git("show", `${sha}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
+    const now = new Map(j.tasks.map((t) => [t.id, { status: t.status, attempt: t.attempt }]));
+    if (prev) {
+      for (const [id, b] of now) {
+        const a = prev.get(id);
+        if (a && !reachable(a, b)) invalid.push(`${id}: ${a.status}#${a.attempt} → ${b.status}#${b.attempt} (commit ${sha.slice(0, 7)})`);
+      }
+    }
+    prev = now;
+  }
+  return { writes: shas.length, invalid };
+}
+
+/** Is `to` reachable from `from` through valid transitions, the attempt growing by one on each PENDING → RUNNING? */
+export function reachable(from: { status: TaskStatus; attempt: number }, to: { status: TaskStatus; attempt: number }): boolean {
+  if (to.attempt < from.attempt) return false;
+  const seen = new Set<string>();
+  const queue = [from];
+  while (queue.length) {
+    const s = queue.shift()!;
+    if (s.status === to.status && s.attempt === to.attempt) return true;
+    const key = `${s.status}#${s.attempt}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    for (const next of TRANSITIONS[s.status]) {
+      const attempt = s.status === "PENDING" && next === "RUNNING" ? s.attempt + 1 : s.attempt;
+      if (attempt <= to.attempt) queue.push({ status: next, attempt });
+    }
+  }
+  return false;
+}
+
+/** Why a scenario's result falls short of the chaos properties, compared with the clean run (none = it holds). */
+export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
+  const out: string[] = [];
+  if (!r.completed) out.push(`the run did not complete in time (${Object.values(r.statuses).filter((s) => s === "MERGED").length}/${TASKS} merged)`);
+  const notMerged = Object.entries(r.statuses).filter(([, s]) => s !== "MERGED");
+  if (notMerged.length) out.push(`not merged: ${notMerged.map(([id, s]) => `${id} ${s}`).join(", ")}`);
+  if (r.duplicateDispatches.length) out.push(`dispatched twice: ${r.duplicateDispatches.join(", ")}`);
+  if (r.invalidTransitions.length) out.push(`invalid transitions: ${r.invalidTransitions.join(", ")}`);
+  if (r.invalidHistory.length) out.push(`invalid journal history: ${r.invalidHistory.slice(0, 5).join(", ")}`);
+  if (clean) {
+    if (r.merged.join() !== clean.merged.join()) out.push(`merged set differs from the clean run's`);
+    if (r.integrationFiles.join() !== clean.integrationFiles.join()) out.push(`integration branch files differ from the clean run's`);
+  }
+  if (r.violations) out.push(`${r.violations} schema violations on the local GitHub`);
+  return out;
+}

@@ -1,0 +1,51 @@
+/**
+ * `npm run chaos`: every chaos scenario over several seeds, one table.
+ *   npm run chaos -- --seeds 1,2,3 --scenarios clean,app-killed
+ * Exit 1 when any run falls short (every task MERGED, no (task, attempt) dispatched twice, no
+ * invalid transition, the clean run's merged set).
+ */
+import { problems, runScenario, SCENARIO_TITLES, SCENARIOS, type ScenarioName, type ScenarioResult } from "./harness.js";
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const seeds = (arg("seeds") ?? "1,2,3").split(",").map(Number);
+const scenarios = (arg("scenarios")?.split(",") ?? [...SCENARIOS]) as ScenarioName[];
+for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; one of ${SCENARIOS.join(", ")}`);
+const verbose = process.argv.includes("--verbose");
+const timeoutMs = Number(arg("timeout") ?? 900) * 1000;
+
+const rows: string[] = [];
+let failed = 0;
+console.log(`Forge chaos: a ${50}-task generated plan per seed; seeds ${seeds.join(", ")}\n`);
+const header = "| scenario | seed | result | wall | dispatches | retries | App API calls | runner API calls | journal writes | faults injected |";
+console.log(header);
+console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---|");
+for (const seed of seeds) {
+  let clean: ScenarioResult | undefined;
+  const order = scenarios.includes("clean") ? ["clean" as const, ...scenarios.filter((s) => s !== "clean")] : scenarios;
+  for (const scenario of order) {
+    const r = await runScenario(scenario, seed, { timeoutMs, log: verbose ? (l) => console.error(l) : undefined });
+    if (scenario === "clean") clean = r;
+    const p = problems(r, clean);
+    if (p.length) failed++;
+    const f = r.faults;
+    const injected = [
+      f.api5xx && `${f.api5xx} × 5xx`,
+      f.rateLimited && `${f.rateLimited} rate-limited`,
+      f.webhooksDuplicated && `${f.webhooksDuplicated} hooks ×2`,
+      f.webhooksReordered && `${f.webhooksReordered} reordered`,
+      f.webhooksDropped && `${f.webhooksDropped} dropped`,
+      f.appKills && `${f.appKills} App kills (${f.deliveriesRefused} deliveries failed)`,
+      f.runnersKilled && `${f.runnersKilled} runners killed`,
+    ].filter(Boolean);
+    const row = `| ${SCENARIO_TITLES[scenario]} | ${seed} | ${p.length ? "FAIL" : "ok"} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.dispatches} | ${r.retries} | ${r.apiCalls.app} | ${r.apiCalls.runner} | ${r.journalWrites} | ${injected.join(", ") || "—"} |`;
+    rows.push(row);
+    console.log(row);
+    for (const line of p) console.log(`|   ↳ ${line} |`);
+  }
+}
+console.log(failed ? `\n${failed} run(s) fell short.` : "\nEvery run held: every task MERGED, no (task, attempt) dispatched twice, no invalid transition, the clean run's merged set.");
+process.exit(failed ? 1 : 0);
