@@ -470,7 +470,27 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     await rt.engine.persistDirty();
   }
 
+  /**
+   * A restarted App knows no repository until a webhook names one, and a webhook may never come (the
+   * ones sent while it was down are lost): it asks GitHub where it is installed. Tried on the first
+   * tick, then at most once a minute until it succeeds.
+   */
+  let discovery: { done: boolean; at: number } = { done: false, at: -Infinity };
+  async function discoverRepositories(): Promise<void> {
+    if (discovery.done || Date.now() - discovery.at < 60_000 || !probot) return;
+    discovery = { done: false, at: Date.now() };
+    const asApp = (await probot.auth()) as unknown as Octokit;
+    const installations = await asApp.paginate(asApp.rest.apps.listInstallations, { per_page: 100 });
+    for (const installation of installations) {
+      const octokit = (await probot.auth(installation.id)) as unknown as Octokit;
+      const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+      for (const r of repos) await runtimeFor(r.owner.login, r.name, installation.id, probot.log as unknown as Logger);
+    }
+    discovery = { done: true, at: Date.now() };
+  }
+
   async function tick(): Promise<void> {
+    await discoverRepositories().catch((e: unknown) => probot?.log.warn({ err: (e as Error).message }, "could not list the installations' repositories"));
     for (const rt of runtimes.values()) await tickRuntime(rt);
   }
 
@@ -524,7 +544,17 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     app.on("status", guard(onChecksDone));
     app.on("installation", async (context) => void context.log.info({ installation: context.payload.installation.id, action: context.payload.action }, "installation"));
     if (options.reconcileEveryMs) {
-      timer = setInterval(() => void tick().catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed")), options.reconcileEveryMs);
+      // One sweep at a time: a sweep slower than the period (a slow or rate-limiting GitHub) is not
+      // joined by another one doing the same reads.
+      let sweeping = false;
+      const sweep = () => {
+        if (sweeping) return;
+        sweeping = true;
+        void tick()
+          .catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed"))
+          .finally(() => (sweeping = false));
+      };
+      timer = setInterval(sweep, options.reconcileEveryMs);
       timer.unref();
     }
   }) as ForgeApp;

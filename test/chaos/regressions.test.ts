@@ -2,8 +2,11 @@
  * Regression tests of the bugs the chaos runs found, each on the smallest setting that shows it.
  * (The chaos scenarios themselves are in chaos.test.ts, run by `npm run test:chaos`.)
  */
+import nock from "nock";
+import { Probot } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
-import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { createForgeApp, type ForgeApp } from "../../src/app/app.js";
+import { octokitWithDefaults, startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { createSim, type Sim } from "../sim/server.js";
 import { appKeys } from "../sim/support/helpers.js";
 
@@ -58,5 +61,72 @@ describe("octokitDefaults reach the installation Octokit", () => {
     // Octokit's throttling spaces writes 1 s apart: four of them would take 3 s or more.
     await Promise.all([1, 2, 3, 4].map((i) => octokit.rest.git.createBlob({ owner: "acme", repo: "widgets", content: `blob ${i}`, encoding: "utf-8" })));
     expect(Date.now() - started).toBeLessThan(2_500);
+  });
+});
+
+describe("the reconciler of a restarted App", () => {
+  const API = "https://api.github.com";
+  let forge: ForgeApp | undefined;
+  afterEach(() => {
+    forge?.stop();
+    forge = undefined;
+    nock.cleanAll();
+  });
+
+  async function loadForge(options: Parameters<typeof createForgeApp>[0] = {}): Promise<ForgeApp> {
+    const probot = new Probot({
+      appId: 1001,
+      privateKey: appKeys().privateKeyPem,
+      secret: "s",
+      logLevel: "fatal",
+      Octokit: octokitWithDefaults({ retry: { enabled: false }, throttle: { enabled: false } }),
+    });
+    forge = createForgeApp(options);
+    await probot.load(forge);
+    return forge;
+  }
+
+  function installedOn(scope: nock.Scope): nock.Scope {
+    return scope
+      .get("/app/installations")
+      .query(true)
+      .reply(200, [{ id: 42, account: { login: "acme" }, repository_selection: "selected" }])
+      .post("/app/installations/42/access_tokens")
+      .reply(201, { token: "ghs_test", expires_at: "2099-01-01T00:00:00Z", permissions: { contents: "write" }, repository_selection: "selected" })
+      .get("/installation/repositories")
+      .query(true)
+      .reply(200, { total_count: 1, repositories: [{ id: 7, name: "widgets", full_name: "acme/widgets", owner: { login: "acme" } }] });
+  }
+
+  it("asks GitHub where it is installed, so a run whose webhooks were lost while it was down is still swept", async () => {
+    const app = await loadForge();
+    // The sweep of acme/widgets starts by listing the runs' state branches.
+    const scope = installedOn(nock(API)).get(/\/repos\/acme\/widgets\/git\/matching-refs\//).query(true).reply(200, []);
+    await app.tick();
+    expect(app.runtimes.has("acme/widgets")).toBe(true);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it("runs one sweep at a time when a sweep is slower than the timer's period", async () => {
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    installedOn(nock(API))
+      .get(/\/repos\/acme\/widgets\/git\/matching-refs\//)
+      .query(true)
+      .times(1000)
+      .delay(150)
+      .reply(() => {
+        // Answered 150 ms later: a sweep is fifteen periods long.
+        calls++;
+        inFlight++;
+        most = Math.max(most, inFlight);
+        setTimeout(() => inFlight--, 150);
+        return [200, []];
+      });
+    await loadForge({ reconcileEveryMs: 10 });
+    await new Promise((r) => setTimeout(r, 600));
+    expect(calls).toBeGreaterThan(0);
+    expect(most).toBe(1);
   });
 });
