@@ -31,6 +31,17 @@ async function trackerOf(h: Harness): Promise<number> {
   throw new Error("no tracker issue");
 }
 
+/** Comments of an issue, once one matches (the App answers in the background). */
+async function commentsUntil(h: Harness, issue: number, re: RegExp): Promise<string[]> {
+  let all: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    all = await comments(h, issue);
+    if (all.some((c) => re.test(c))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return all;
+}
+
 async function comments(h: Harness, issue: number): Promise<string[]> {
   await h.app.forge.idle();
   const { data } = await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: issue });
@@ -71,7 +82,7 @@ describe("Forge App flows", () => {
     const failed = await h.waitFor((x) => task(x, "a").hold === "fatal");
     const tracker = await trackerOf(h);
     await h.sim.control.comment("reader", FULL, tracker, "/forge retry a");
-    expect((await comments(h, tracker)).join("\n")).toMatch(/need write access/);
+    expect((await commentsUntil(h, tracker, /need write access/)).join("\n")).toMatch(/need write access/);
     await h.sim.control.comment("dependabot[bot]", FULL, tracker, "/forge retry a").catch(() => undefined);
     await h.app.forge.idle();
     expect(h.runner.dispatched).toHaveLength(1);
@@ -87,7 +98,7 @@ describe("Forge App flows", () => {
     await h.waitFor((x) => task(x, "a").hold === "human");
     const tracker = await trackerOf(h);
     await h.app.forge.idle();
-    const asked = await comments(h, tracker);
+    const asked = await commentsUntil(h, tracker, /Which database/);
     expect(asked.join("\n")).toContain("Which database should I use?");
     await h.sim.control.comment("octocat", FULL, tracker, "/forge retry a Use PostgreSQL 16.");
     await h.waitFor((x) => x.status === "completed");
@@ -96,18 +107,32 @@ describe("Forge App flows", () => {
   });
 
   it("/forge pause stops dispatching, /forge resume goes on, /forge cancel ends the run", T, async () => {
-    h = await startHarness(() => ({ kind: "success" }));
-    await h.pushFiles(planFiles("mini", { a: [], b: ["a"], c: ["b"] }), "Add plan");
-    await h.waitFor((x) => task(x, "a").status === "RUNNING");
-    const tracker = await trackerOf(h);
-    await h.sim.control.comment("octocat", FULL, tracker, "/forge pause");
-    const paused = await h.waitFor((x) => x.pause.manual && task(x, "a").status === "MERGED");
-    expect(task(paused, "b").status).toBe("PENDING");
-    await h.sim.control.comment("octocat", FULL, tracker, "/forge resume");
-    await h.waitFor((x) => task(x, "b").status !== "PENDING");
-    await h.sim.control.comment("octocat", FULL, tracker, "/forge cancel");
-    const cancelled = await h.waitFor((x) => x.status === "cancelled");
-    expect(task(cancelled, "c").status).toBe("PENDING");
+    // The agents of a and b are held at work until the test has given its command.
+    let releaseA!: () => void;
+    let releaseB!: () => void;
+    const gateA = new Promise<void>((r) => (releaseA = r));
+    const gateB = new Promise<void>((r) => (releaseB = r));
+    h = await startHarness((id): Script => ({ kind: "success", ...(id === "a" ? { gate: gateA } : id === "b" ? { gate: gateB } : {}) }));
+    try {
+      await h.pushFiles(planFiles("mini", { a: [], b: ["a"], c: ["b"] }), "Add plan");
+      await h.waitFor((x) => task(x, "a").status === "RUNNING");
+      const tracker = await trackerOf(h);
+      await h.sim.control.comment("octocat", FULL, tracker, "/forge pause");
+      await h.waitFor((x) => x.pause.manual);
+      releaseA();
+      const paused = await h.waitFor((x) => task(x, "a").status === "MERGED");
+      await h.app.forge.idle();
+      expect(task(paused, "b").status).toBe("PENDING");
+      await h.sim.control.comment("octocat", FULL, tracker, "/forge resume");
+      await h.waitFor((x) => task(x, "b").status === "RUNNING");
+      await h.sim.control.comment("octocat", FULL, tracker, "/forge cancel");
+      const cancelled = await h.waitFor((x) => x.status === "cancelled");
+      expect(task(cancelled, "c").status).toBe("PENDING");
+      expect(h.decisions.flatMap((d) => d.d.effects).some((e) => e.kind === "CancelAgent" && e.taskId === "b")).toBe(true);
+    } finally {
+      releaseA();
+      releaseB();
+    }
   });
 
   it("a Change Request by replan: CR issue, run paused, Captain's overlay PR merged, run resumed with the new task", T, async () => {
@@ -159,7 +184,7 @@ describe("Forge App flows", () => {
     await h.pushFiles(files, "A bad overlay");
     await h.app.forge.idle();
     const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
-    const said = (await comments(h, crIssues[0]!.number)).join("\n");
+    const said = (await commentsUntil(h, crIssues[0]!.number, /Forge refused/)).join("\n");
     expect(said).toMatch(/Forge refused `overlay-001`/);
     const state = await h.app.forge.runtimes.get(FULL)!.engine.state(paused.runId);
     expect(state!.state.journal.plan.overlays).toEqual([]);

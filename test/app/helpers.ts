@@ -159,9 +159,10 @@ export async function startHarness(
     },
     pushFiles,
     async close() {
+      // The App first (it finishes its background work against a live GitHub), then the GitHub.
       await runner.idle();
-      await sim.close();
       await app.close();
+      await sim.close();
     },
   };
 }

@@ -11,7 +11,7 @@ import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../sim/workflows.js";
 
 export type Script =
-  | { kind: "success"; files?: Record<string, string>; risks?: string[]; followups?: string[]; confidence?: number }
+  | { kind: "success"; files?: Record<string, string>; risks?: string[]; followups?: string[]; confidence?: number; gate?: Promise<void> }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
   | { kind: "lost" }
   | { kind: "rate_limited"; untilMs: number }
@@ -98,6 +98,8 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   const result: Partial<AgentResult> = {};
   let walkthrough: string | undefined;
   if (script.kind === "success") {
+    // A test may hold the agent at work until it has done something else.
+    if (script.gate) await script.gate;
     const files = script.files ?? { [`src/${taskId}.ts`]: `export const ${taskId.replace(/[^a-z0-9]/gi, "_")} = ${attempt};\n` };
     head = await commitFiles(files, `forge(${taskId}): work of attempt ${attempt}`);
     await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
