@@ -27,6 +27,7 @@ export const OPERATIONS = [
   "apps/get-installation",
   "apps/create-installation-access-token",
   "apps/get-repo-installation",
+  "apps/list-repos-accessible-to-installation",
   "repos/get",
   "repos/get-branch",
   "repos/list-branches",

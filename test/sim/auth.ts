@@ -97,12 +97,14 @@ export interface Requirement {
  * reference (docs.github.com/rest/authentication/permissions-required-for-github-apps).
  * Issue endpoints used on pull requests accept either `issues` or `pull_requests`.
  */
-export function requirement(operationId: string): Requirement | "jwt" | "public" {
+export function requirement(operationId: string): Requirement | "jwt" | "installation" | "public" {
   const [group, name] = operationId.split("/") as [string, string];
   const write = /^(create|update|delete|merge|add|set|remove|cancel|rerequest)/.test(name);
   const lvl: Level = write ? "write" : "read";
   const role: Role = write ? "write" : "read";
-  // Every App endpoint Forge uses is authenticated as the App itself (JWT).
+  // GET /installation/repositories is called with an installation token ("installation");
+  // every other App endpoint Forge uses is authenticated as the App itself (JWT).
+  if (operationId === "apps/list-repos-accessible-to-installation") return "installation";
   if (group === "apps") return "jwt";
   if (group === "meta" || group === "rate-limit") return "public";
   switch (group) {
@@ -155,6 +157,10 @@ export function authorize(state: SimState, cred: Credential, op: string, repo: R
     req.any.push(["pull_requests", req.any.find(([n]) => n === "issues")![1]]);
   }
   if (req === "public") return;
+  if (req === "installation") {
+    if (cred.kind !== "token" || cred.token.kind !== "installation") throw new HttpError(403, "You must authenticate with an installation access token in order to list repositories for an installation.", docUrl);
+    return;
+  }
   if (req === "jwt") {
     if (cred.kind !== "jwt") {
       throw new HttpError(401, "A JSON web token could not be decoded", docUrl);

@@ -102,6 +102,9 @@ describe("apps", () => {
     expect((err as { response: { data: { message: string } } }).response.data.message).toBe("Resource not accessible by integration");
     expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(/^https:\/\/docs\.github\.com\/rest\/git\/blobs/);
     expect((await gh.rest.rateLimit.get()).data.rate.limit).toBe(5000);
+    const { data: repos } = await gh.rest.apps.listReposAccessibleToInstallation();
+    expect(repos.repositories.map((r) => r.full_name)).toEqual([`${owner}/${repo}`]);
+    expect(await status(asApp.rest.apps.listReposAccessibleToInstallation())).toBe(403);
   });
 
   it("401 for bad credentials, JWT rules, and JWT-only endpoints", async () => {
@@ -361,6 +364,21 @@ describe("checks", () => {
 });
 
 describe("actions", () => {
+  it("concurrent dispatches of a workflow seen for the first time share its id", async () => {
+    const quiet = await createSim();
+    try {
+      await quiet.control.createRepo({ owner, name: repo, files: { ".github/workflows/forge-agent.yml": WORKFLOW } });
+      const kit = new Octokit({ baseUrl: quiet.apiUrl, auth: quiet.control.userToken(owner) });
+      const answers = await Promise.all([1, 2, 3].map((n) => kit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: `t${n}` }, return_run_details: true })));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      const { data } = await kit.rest.actions.listWorkflowRunsForRepo({ owner, repo });
+      expect(new Set(data.workflow_runs.map((r) => r.workflow_id)).size).toBe(1);
+      expect(quiet.violations).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
+  });
+
   it("workflow_dispatch with and without run details, inputs validated, runs, jobs, logs, cancel", async () => {
     const { data: wfs } = await gh.rest.actions.listRepoWorkflows({ owner, repo });
     expect(wfs.workflows.map((w) => w.path)).toEqual([".github/workflows/forge-agent.yml"]);

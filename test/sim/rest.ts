@@ -163,6 +163,14 @@ const apps: Record<string, Handler> = {
     if (repoIds) out.repositories = repoIds.map((id) => core.model.repo(core.state.repos.get(id)!));
     return ok(out, 201);
   },
+  // docs.github.com/rest/apps/installations#list-repositories-accessible-to-the-app-installation
+  "apps/list-repos-accessible-to-installation": async (ctx) => {
+    const { core } = ctx;
+    const inst = core.state.installations.get(ctx.token!.installationId!);
+    if (!inst) throw new HttpError(401, "Bad credentials", ctx.doc);
+    const repos = [...core.state.repos.values()].filter((r) => core.state.installationsFor(r).includes(inst) && (!ctx.token!.repoIds || ctx.token!.repoIds.includes(r.id)));
+    return ok({ total_count: repos.length, repository_selection: inst.repositories === "all" ? "all" : "selected", repositories: ctx.page(repos).map((r) => core.model.repo(r)) });
+  },
   "rate-limit/get": async () => {
     const reset = Math.floor(Date.now() / 1000) + 3600;
     const core = { limit: 5000, used: 0, remaining: 5000, reset };

@@ -163,7 +163,8 @@ export class Workflows {
         } catch {
           /* an invalid workflow keeps its path as name, as GitHub shows it */
         }
-        wf = { id: this.core.state.id(), repoId: repo.id, path, name, createdAt: now() };
+        // Another call may have registered it while this one read the file: keep the first id.
+        wf = this.core.state.workflows.get(key) ?? { id: this.core.state.id(), repoId: repo.id, path, name, createdAt: now() };
         this.core.state.workflows.set(key, wf);
       }
       out.push(wf);
