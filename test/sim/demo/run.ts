@@ -153,6 +153,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const reviews: Promise<void>[] = [];
 
   // What the App decided, as it persists it.
+  /** Why the run cannot go on without a person, when the demo sees it first. */
+  let stuck: string | undefined;
   let runId: string | undefined;
   let journal: Journal | undefined;
   const firstRunning = new Map<string, number>();
@@ -193,6 +195,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (taskId.startsWith("_captain-")) {
       const crId = taskId.slice("_captain-".length);
       const n = (journal?.changeRequests.findIndex((c) => c.id === crId) ?? -1) + 1 || 1;
+      if (n > stages.overlays.length) {
+        stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} for the Captain to answer it with`;
+        for (const fn of changed.splice(0)) fn();
+        return { kind: "exit", code: 1, error: stuck };
+      }
       return { kind: "pr", base: "main", title: `forge(${crId}): amend plan ${stages.planId} (overlay ${String(n).padStart(3, "0")})`, files: stages.captainFiles(n, crId) };
     }
     const f = journal?.followups.find((x) => x.id === taskId);
@@ -255,7 +262,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     line(`        local GitHub ${sim.url} (REST ${sim.apiUrl}) · Forge App ${app.webhookUrl} (signed webhooks)`);
 
     const workflow = readFileSync(path.join(ROOT, "templates", "workflows", "forge-agent.yml"), "utf8");
-    const scriptedAgent = path.join(ROOT, "test", "sim", "agents", "bin", "forge-scripted-agent.mjs");
+    const scriptedAgent = path.join(ROOT, "test", "sim", "demo", "bin", "forge-demo-agent.mjs");
     const agentConfig =
       agent === "claude"
         ? "agent:\n  adapter: claude\n  max_turns: 12\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
@@ -283,6 +290,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     executor = createSimExecutor({
       concurrency: options.runners ?? 4,
       workspaceRoot: path.join(scratch, "runners"),
+      // FORGE_DEMO_DEBUG keeps every job's workspace (the path is printed at the end).
+      keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
       // The template says `uses: forge-dev/forge/action@v1`: served from this checkout's action/.
       localActions: { "forge-dev/forge/action": path.join(ROOT, "action") },
       secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy" } },
@@ -322,6 +331,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     for (;;) {
       const j = journal;
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
+      const held = j?.tasks.filter((t) => t.hold === "exhausted" || t.hold === "fatal" || t.hold === "human");
+      if (stuck || held?.length) {
+        problems.push(stuck ?? `the run needs a person: ${held!.map((t) => `${t.id} (${t.hold}: ${t.lastError ?? t.question ?? ""})`).join(", ")}`);
+        break;
+      }
       if (settled && j.status === "completed") {
         const { data } = await user.rest.pulls.list({ owner: DEMO_OWNER, repo: DEMO_REPO, head: `${DEMO_OWNER}:${j.integrationBranch}`, base: j.baseBranch, state: "all" });
         finalPrNumber = data[0]?.number;
@@ -473,7 +487,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     await sim?.close().catch(() => undefined);
     executor?.dispose();
     await model?.close().catch(() => undefined);
-    rmSync(scratch, { recursive: true, force: true });
+    if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${scratch}\n`);
+    else rmSync(scratch, { recursive: true, force: true });
   }
 }
 
