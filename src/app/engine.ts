@@ -224,7 +224,10 @@ export class Engine {
       this.#fresh.delete(`${runId}:${effect.key}`);
       return outcome;
     } catch (e) {
-      // Transient errors were already retried by Octokit; leave the effect for the next flush.
+      // Transient errors were already retried by Octokit; leave the effect for the next flush. A
+      // write may have happened even though its answer was an error (a 502 after GitHub did the
+      // work): the next try is a replay, which looks at GitHub before acting again.
+      this.#fresh.delete(`${runId}:${effect.key}`);
       this.#log.warn({ runId, effect: effect.key, err: (e as Error).message }, "effect failed; it stays in the outbox");
       return { kind: "later", reason: (e as Error).message };
     }

@@ -232,6 +232,9 @@ export class OctokitPort implements GitHubPort {
         ref,
         inputs,
         return_run_details: true,
+        // Not retried here: a 5xx may come after GitHub created the run, and a second dispatch would
+        // start the same attempt twice. The caller looks for the run on the branch before trying again.
+        request: { retries: 0 },
       } as never);
       const data = (res as { data?: { workflow_run_id?: number } }).data;
       return data && typeof data.workflow_run_id === "number" ? { workflowRunId: data.workflow_run_id } : {};

@@ -16,8 +16,8 @@ const results = new Map<string, ScenarioResult>();
 // `npm test` collects every test file; these run only under `npm run test:chaos` (FORGE_CHAOS=1).
 describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task plan, seed ${SEED}`, () => {
   for (const scenario of SCENARIOS) {
-    it(SCENARIO_TITLES[scenario], { timeout: 420_000 }, async () => {
-      const r = await runScenario(scenario, SEED, { timeoutMs: 360_000 });
+    it(SCENARIO_TITLES[scenario], { timeout: 900_000 }, async () => {
+      const r = await runScenario(scenario, SEED, { timeoutMs: 780_000 });
       results.set(scenario, r);
       const f = r.faults;
       console.log(

@@ -53,6 +53,13 @@ export interface ScenarioOptions {
   /** Give up after this long (ms). */
   timeoutMs?: number;
   log?: (line: string) => void;
+  /** Tasks in the plan (default 50; at least two refineries from 20 up). */
+  tasks?: number;
+  /**
+   * Lose the answer of this App request after GitHub carried it out (the App sees a 502): a fault
+   * of the network between the App and GitHub that the local GitHub cannot inject itself.
+   */
+  loseAnswer?: (method: string, url: string) => boolean;
 }
 
 export interface ScenarioResult {
@@ -77,16 +84,18 @@ export interface ScenarioResult {
   invalidHistory: string[];
   journalWrites: number;
   apiCalls: { app: number; runner: number };
-  faults: { api5xx: number; rateLimited: number; webhooksDuplicated: number; webhooksDropped: number; webhooksReordered: number; deliveriesRefused: number; appKills: number; runnersKilled: number };
+  faults: { answersLost: number; api5xx: number; rateLimited: number; webhooksDuplicated: number; webhooksDropped: number; webhooksReordered: number; deliveriesRefused: number; appKills: number; runnersKilled: number };
   violations: number;
+  /** GitHub objects the App made more than once where one was meant: tracker issues, check runs per attempt, final PRs. */
+  duplicateObjects: string[];
 }
 
 /** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
-export async function planFor(seed: number): Promise<{ planId: string; files: Record<string, string>; refineries: number }> {
+export async function planFor(seed: number, tasks = TASKS): Promise<{ planId: string; files: Record<string, string>; refineries: number }> {
   for (let s = seed; ; s++) {
-    const dag = generateDag(TASKS, EDGES, s);
+    const dag = generateDag(tasks, Math.round((tasks * EDGES) / TASKS), s);
     const refineries = dag.nodes.filter((n) => n.type === "refinery").length;
-    if (refineries < 2) continue;
+    if (tasks >= 20 && refineries < 2) continue;
     const dir = await mkdtemp(path.join(tmpdir(), "forge-chaos-plan-"));
     try {
       const planDir = await writePlan(dir, dag);
@@ -116,7 +125,8 @@ interface Generation {
 export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
   const log = options.log ?? (() => {});
   const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
-  const plan = await planFor(seed);
+  const plan = await planFor(seed, options.tasks);
+  const lostAnswers = { count: 0 };
   const sim: Sim = await createSim({ faults: { seed } });
   const keys = appKeys();
   const secret = "forge-chaos-secret";
@@ -147,6 +157,12 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       if (killed.value) throw new Error("the App process is dead");
       const res = await fetch(input, init);
       if (killed.value) throw new Error("the App process is dead");
+      const method = (init?.method ?? "GET").toUpperCase();
+      if (options.loseAnswer?.(method, String(input instanceof Request ? input.url : input))) {
+        lostAnswers.count++;
+        await res.arrayBuffer();
+        return new Response(JSON.stringify({ message: "Server Error" }), { status: 502, headers: { "content-type": "application/json" } });
+      }
       return res;
     };
     const server = await startForgeServer({
@@ -188,6 +204,10 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     await dead.server.close();
     await sleep(downMs);
     gen = await startApp();
+    // On GitHub the new App finds the repository on its first sweep (GET /installation/repositories).
+    // The local GitHub does not implement that endpoint (501), so the harness names the repository
+    // once, as `forge tick` does — the App still learns nothing of the run but from GitHub.
+    void gen.server.forge.tickRepository(OWNER, REPO).catch((e: unknown) => log(`  ${scenario}: first sweep failed: ${(e as Error).message}`));
   }
 
   await sim.control.createRepo({
@@ -283,6 +303,15 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const invalidTransitions = decisions.flatMap(({ d }) => d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`));
   const history = await journalHistory(git, runId);
   const log0 = sim.core.faults.log;
+  const repoId = sim.core.state.repoByName(OWNER, REPO)!.id;
+  const duplicateObjects: string[] = [];
+  const trackers = sim.core.state.issuesOf(repoId).filter((i) => !i.pull && i.labels.includes("forge:run"));
+  if (trackers.length > 1) duplicateObjects.push(`${trackers.length} tracker issues`);
+  const checks = new Map<string, number>();
+  for (const c of sim.core.state.checkRuns.values()) if (c.appId === registered.id && c.externalId) checks.set(c.externalId, (checks.get(c.externalId) ?? 0) + 1);
+  for (const [id, n] of checks) if (n > 1) duplicateObjects.push(`${n} check runs for ${id}`);
+  const finals = sim.core.state.issuesOf(repoId).filter((i) => i.pull && journal && i.pull.headRef === journal.integrationBranch);
+  if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
   const result: ScenarioResult = {
     scenario,
     seed,
@@ -302,6 +331,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     journalWrites: history.writes,
     apiCalls: { app: appCalls.total, runner: runner.calls.total },
     faults: {
+      answersLost: lostAnswers.count,
       api5xx: log0.filter((l) => /^api \S+ 5\d\d$/.test(l)).length,
       rateLimited: log0.filter((l) => /^api \S+ (403|429)$/.test(l)).length,
       webhooksDuplicated: log0.filter((l) => /^hook .* x2 /.test(l)).length,
@@ -312,6 +342,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       runnersKilled: runner.killed.length,
     },
     violations: sim.violations.length,
+    duplicateObjects,
   };
   await gen.server.close();
   await network.close();
@@ -375,6 +406,7 @@ export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
     if (r.merged.join() !== clean.merged.join()) out.push(`merged set differs from the clean run's`);
     if (r.integrationFiles.join() !== clean.integrationFiles.join()) out.push(`integration branch files differ from the clean run's`);
   }
+  if (r.duplicateObjects.length) out.push(`made twice: ${r.duplicateObjects.join(", ")}`);
   if (r.violations) out.push(`${r.violations} schema violations on the local GitHub`);
   return out;
 }

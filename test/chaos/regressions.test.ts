@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createForgeApp, type ForgeApp } from "../../src/app/app.js";
 import { octokitWithDefaults, startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { createSim, type Sim } from "../sim/server.js";
+import { runScenario } from "./harness.js";
 import { appKeys } from "../sim/support/helpers.js";
 
 let sim: Sim | undefined;
@@ -128,5 +129,22 @@ describe("the reconciler of a restarted App", () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(calls).toBeGreaterThan(0);
     expect(most).toBe(1);
+  });
+});
+
+describe("a write whose answer is lost", () => {
+  it("a dispatch answered 502 after GitHub started the job is not sent again: the attempt runs once", { timeout: 120_000 }, async () => {
+    let lost = 0;
+    const r = await runScenario("clean", 3, {
+      tasks: 3,
+      timeoutMs: 90_000,
+      // The first dispatch reaches GitHub, which starts the job; the App gets a 502.
+      loseAnswer: (method, url) => method === "POST" && url.endsWith("/dispatches") && lost++ === 0,
+    });
+    expect(r.faults.answersLost).toBe(1);
+    expect(r.completed).toBe(true);
+    expect(r.duplicateDispatches).toEqual([]);
+    expect(r.dispatches).toBe(3);
+    expect(Object.values(r.statuses)).toEqual(["MERGED", "MERGED", "MERGED"]);
   });
 });
