@@ -86,6 +86,7 @@ export interface ScenarioResult {
   apiCalls: { app: number; runner: number };
   faults: { answersLost: number; api5xx: number; rateLimited: number; webhooksDuplicated: number; webhooksDropped: number; webhooksReordered: number; deliveriesRefused: number; appKills: number; runnersKilled: number };
   violations: number;
+  violationDetails: string[];
   /** GitHub objects the App made more than once where one was meant: tracker issues, check runs per attempt, final PRs. */
   duplicateObjects: string[];
 }
@@ -342,6 +343,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       runnersKilled: runner.killed.length,
     },
     violations: sim.violations.length,
+    violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
     duplicateObjects,
   };
   await gen.server.close();
@@ -407,6 +409,6 @@ export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
     if (r.integrationFiles.join() !== clean.integrationFiles.join()) out.push(`integration branch files differ from the clean run's`);
   }
   if (r.duplicateObjects.length) out.push(`made twice: ${r.duplicateObjects.join(", ")}`);
-  if (r.violations) out.push(`${r.violations} schema violations on the local GitHub`);
+  if (r.violations) out.push(`${r.violations} schema violations on the local GitHub: ${r.violationDetails.join(" | ")}`);
   return out;
 }

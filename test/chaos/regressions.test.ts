@@ -133,11 +133,11 @@ describe("the reconciler of a restarted App", () => {
 });
 
 describe("a write whose answer is lost", () => {
-  it("a dispatch answered 502 after GitHub started the job is not sent again: the attempt runs once", { timeout: 120_000 }, async () => {
+  it("a dispatch answered 502 after GitHub started the job is not sent again: the attempt runs once", { timeout: 300_000 }, async () => {
     let lost = 0;
     const r = await runScenario("clean", 3, {
       tasks: 3,
-      timeoutMs: 90_000,
+      timeoutMs: 240_000,
       // The first dispatch reaches GitHub, which starts the job; the App gets a 502.
       loseAnswer: (method, url) => method === "POST" && url.endsWith("/dispatches") && lost++ === 0,
     });
