@@ -415,7 +415,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
       if (finalPr === undefined) problems.push("no final PR");
     }
-    if (testsOnIntegration && !testsOnIntegration.ok) notes.push(`the project's tests fail on the integration branch: ${testsOnIntegration.summary}`);
+    if (testsOnIntegration && !testsOnIntegration.ok) notes.push(testsOnIntegration.pass + testsOnIntegration.fail === 0 ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})` : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`);
     if (standIns.length) notes.push(STAND_IN_NOTE);
 
     const result: DemoResult = {
