@@ -16,6 +16,49 @@ import { readySet } from "../src/core/ready.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
 import { factsFor, newRun, sha } from "../test/helpers/world.js";
+import type { PlanNodeInput } from "../src/core/inputs.js";
+import type { ForgeConfig } from "../src/core/schemas/config.js";
+
+/** Longest chain of the DAG, in tasks. */
+function criticalPath(nodes: PlanNodeInput[]): number {
+  const depth = new Map<string, number>();
+  const visit = (id: string): number => {
+    const known = depth.get(id);
+    if (known !== undefined) return known;
+    const n = nodes.find((x) => x.id === id)!;
+    const d = 1 + Math.max(0, ...n.dependencies.map(visit));
+    depth.set(id, d);
+    return d;
+  };
+  return Math.max(...nodes.map((n) => visit(n.id)));
+}
+
+/** Discrete-event run of the executor: each agent finishes one minute after its dispatch. */
+function simulateMakespan(nodes: PlanNodeInput[], config: ForgeConfig): number {
+  const MIN = 60_000;
+  let d = startRun(newRun(nodes), 0, config);
+  let journal = d.journal;
+  const timeline: { at: number; input: LeafInput }[] = [];
+  const plan = (decision: typeof d, now: number) => {
+    for (const e of decision.effects) {
+      const facts = factsFor(e, () => ({ kind: "success" }), now);
+      const at = e.kind === "DispatchAgent" ? now + MIN : now;
+      for (const input of facts) timeline.push({ at, input });
+    }
+    timeline.sort((a, b) => a.at - b.at);
+  };
+  plan(d, 0);
+  let now = 0;
+  while (journal.status === "running" && timeline.length) {
+    const next = timeline.shift()!;
+    now = next.at;
+    d = decide(journal, next.input, now, config);
+    journal = d.journal;
+    plan(d, now);
+  }
+  if (journal.status !== "completed") throw new Error("the simulated run did not complete");
+  return Math.round(now / MIN);
+}
 
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const EDGES = Number(process.env.BENCH_EDGES ?? 50_000);
@@ -122,11 +165,19 @@ try {
   record("decide() on an agent result (with review)", measure(() => decide(journal, finished, 1000, config), 2000), 1);
   record("decide() on a tick (stale scan)", measure(() => decide(journal, { kind: "tick" }, 2000, config), 2000), 1);
 
+  // ---- scheduling quality: a 100-task plan, every agent taking exactly one minute (virtual time),
+  // merges instant. Lower bound = max(critical path, work / parallelism) in minutes.
+  const small = generateDag(100, 300, 7);
+  const smallNodes = small.nodes.map((n) => ({ id: n.id, kind: n.type, agentType: n.agentType, dependencies: n.dependencies }));
+  const makespan = simulateMakespan(smallNodes, config);
+  const depth = criticalPath(smallNodes);
+  const lowerBound = Math.max(depth, Math.ceil(smallNodes.length / config.max_parallel_agents));
+
   const bytes = Buffer.byteLength(JSON.stringify(journal));
   clearInterval(sampler);
   sample();
   if (json) {
-    console.log(JSON.stringify({ nodes: NODES, edges, results, peakRssMiB: peakRss / 2 ** 20, journalBytes: bytes }, null, 2));
+    console.log(JSON.stringify({ nodes: NODES, edges, results, peakRssMiB: peakRss / 2 ** 20, journalBytes: bytes, makespan: { minutes: makespan, criticalPath: depth, lowerBound, ratio: makespan / lowerBound } }, null, 2));
   } else {
     console.log(`Forge core benchmarks — ${NODES} nodes, ${edges} edges, Node ${process.version}`);
     console.log("");
@@ -138,6 +189,9 @@ try {
     }
     console.log("");
     console.log(`peak RSS: ${(peakRss / 2 ** 20).toFixed(0)} MiB · journal as JSON: ${(bytes / 2 ** 20).toFixed(2)} MiB`);
+    console.log(
+      `makespan of a 100-task plan (1-minute agents, ${config.max_parallel_agents} in parallel): ${makespan} min; lower bound max(critical path ${depth}, work/parallel ${Math.ceil(smallNodes.length / config.max_parallel_agents)}) = ${lowerBound} min; ratio ${(makespan / lowerBound).toFixed(2)}`,
+    );
   }
 } finally {
   clearInterval(sampler);
