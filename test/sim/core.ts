@@ -52,6 +52,7 @@ export const ZERO = "0".repeat(40);
 
 /** GitHub Actions' own App, which owns workflow check suites and the GITHUB_TOKEN. */
 export const ACTIONS_APP_ID = 15368;
+export const GITHUB_ACTIONS_BOT_ID = 41898282;
 
 export class SimCore {
   readonly state = new SimState();
@@ -70,6 +71,8 @@ export class SimCore {
     this.model = new Model(this.state, () => this.baseUrl);
     this.bus = new WebhookBus(this.state, this.validator, this.faults, (id, errors) => this.violation({ kind: "webhook", id, errors }), opts.webhookTimeoutMs);
     const ghActions = this.ensureUser("github-actions[bot]", "Bot");
+    // GitHub's id of the Actions bot, as its commits' no-reply address shows.
+    ghActions.id = GITHUB_ACTIONS_BOT_ID;
     const github = this.ensureUser("github", "Organization");
     const app: App = {
       id: ACTIONS_APP_ID,
@@ -166,11 +169,12 @@ export class SimCore {
   }
 
   /**
-   * GitHub's no-reply address is `<id>+<login>@users.noreply.github.com`; bots' logins end in
-   * "[bot]", which the webhook schema's `email` format rejects, so the brackets are dropped here.
+   * GitHub's no-reply address is `<id>+<login>@users.noreply.github.com`, bots' logins brackets
+   * included (`41898282+github-actions[bot]@users.noreply.github.com`); the validator's `email`
+   * format accepts that "[bot]" (openapi.ts).
    */
   email(u: User): string {
-    return `${u.id}+${u.login.replace(/\[bot\]$/, "")}@users.noreply.forge.local`;
+    return `${u.id}+${u.login}@users.noreply.github.com`;
   }
 
   registerApp(o: RegisterAppOptions): App {
