@@ -32731,11 +32731,217 @@ var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (seed 003 \xA74).");
 
+// src/core/effects.ts
+var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
+var effectSchema = external_exports.discriminatedUnion("kind", [
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("PrepareBranch").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("Branch to create."),
+    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
+    merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("DispatchAgent").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("Branch concerned."),
+    agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
+    context: external_exports.object({ refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("UpsertCheckRun").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    status: taskStatusSchema,
+    summary: external_exports.string().describe("One line for the check run's title.")
+  }),
+  external_exports.object({ ...base, kind: external_exports.literal("MergePullRequest").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), branch: external_exports.string().describe("Branch concerned."), prNumber: external_exports.number().int().optional().describe("Pull request number, when known.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."), crId: external_exports.string().describe("Change Request id."), emittedBy: external_exports.string().describe("Task that raised it."), attempt: external_exports.number().int().describe("Attempt number."), path: external_exports.string().optional().describe("Repository path of the CR document, when known.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("PostComment").describe("Effect kind."),
+    target: external_exports.discriminatedUnion("on", [
+      external_exports.object({ on: external_exports.literal("task").describe("What the comment is on."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number.") }),
+      external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
+      external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
+    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
+    body: external_exports.string().describe("Comment body (Markdown).")
+  }),
+  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("SpawnFollowup").describe("Effect kind."), followupId: external_exports.string().describe("Follow-up id."), sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."), text: external_exports.string().describe("The follow-up text."), branch: external_exports.string().describe("Branch concerned.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("CleanupBranches").describe("Effect kind."), branches: external_exports.array(external_exports.string()).describe("Branches to delete.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("CancelAgent").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.") })
+]);
+
+// src/core/journal.ts
+var planNodeSchema = external_exports.object({
+  id: external_exports.string().describe("Task id."),
+  kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
+  agentType: agentTypeSchema.describe("Agent type that runs it."),
+  title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
+  dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
+  paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
+  priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
+}).strict();
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
+var taskStateSchema = external_exports.object({
+  id: external_exports.string().describe("Task id (same as the plan node)."),
+  status: taskStatusSchema,
+  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
+  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
+  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
+  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
+  startedAt: external_exports.string().optional().describe("When its job was seen running."),
+  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
+  branch: external_exports.string().optional().describe("Branch of the current attempt."),
+  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
+  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
+  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
+  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
+  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
+  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
+  hold: holdSchema.optional(),
+  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
+  context: external_exports.object({
+    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+  }).optional().describe("Extra context handed to the next attempt."),
+  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
+  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval).")
+}).strict();
+var changeRequestStateSchema = external_exports.object({
+  id: external_exports.string().describe("CR id."),
+  emittedBy: external_exports.string().describe("Task that raised it."),
+  attempt: external_exports.number().int().describe("Attempt of that task."),
+  title: external_exports.string().describe("One-line title, the CR issue's title."),
+  reason: external_exports.string().describe("Why the plan is insufficient."),
+  affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
+  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
+  path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
+  issueNumber: external_exports.number().int().optional().describe("The CR issue."),
+  overlayId: external_exports.string().optional().describe("Overlay that resolved it.")
+}).strict();
+var followupStateSchema = external_exports.object({
+  id: external_exports.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
+  sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
+  sourceAttempt: external_exports.number().int().describe("Attempt of that task."),
+  text: external_exports.string().describe("The follow-up from the walkthrough."),
+  branch: external_exports.string().describe("Branch the follow-up agent works on."),
+  status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
+  prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
+}).strict();
+var journalSchema = external_exports.object({
+  version: external_exports.literal(1).describe("Journal format version."),
+  runId: external_exports.string().describe("The run."),
+  planId: external_exports.string().describe("The plan the run executes."),
+  planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
+  dagHash: external_exports.string().describe("sha256 of the pinned dag.json."),
+  integrationBranch: external_exports.string().describe("The run's integration branch, which task PRs target."),
+  baseBranch: external_exports.string().describe("Branch the integration branch was cut from and the final PR targets."),
+  createdAt: external_exports.string().describe("When the run started (ISO-8601)."),
+  status: external_exports.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
+  completedAt: external_exports.string().optional().describe("When the run completed or was cancelled."),
+  seq: external_exports.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
+  plan: external_exports.object({
+    nodes: external_exports.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
+    overlays: external_exports.array(external_exports.string()).default([]).describe("Ids of the applied overlays, in order.")
+  }).strict().describe("The plan as the run pinned it."),
+  tasks: external_exports.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
+  merged: external_exports.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
+  pause: external_exports.object({
+    manual: external_exports.boolean().describe("Paused by /forge pause."),
+    changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
+    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
+  }).strict().describe("Why dispatching is paused, if it is."),
+  changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
+  followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
+  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
+}).strict();
+
+// src/core/layout.ts
+var stateBranch = (runId) => `forge/${runId}/_state`;
+var JOURNAL_FILE = "journal.json";
+var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
+var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
+var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var planDir = (planId) => `.forge/plans/${planId}`;
+var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
+var TRAILERS = {
+  run: "Forge-Run",
+  task: "Forge-Task",
+  attempt: "Forge-Attempt",
+  agent: "Forge-Agent",
+  exit: "Forge-Exit"
+};
+var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
+
+// action/src/dispatch-check.ts
+var JournalError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "JournalError";
+  }
+};
+var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
+function followupCheck(journal, taskId, attempt) {
+  const f = journal.followups.find((x) => x.id === taskId);
+  if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
+  if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
+  if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
+  const node2 = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
+  const task = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {} };
+  return { current: true, journal, task, node: node2, followup: f };
+}
+function checkDispatch(journal, taskId, attempt) {
+  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
+  const index = journal.tasks.findIndex((t) => t.id === taskId);
+  const task = journal.tasks[index];
+  const node2 = journal.plan.nodes[index];
+  if (!task || !node2) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
+  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
+  if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
+  return { current: true, journal, task, node: node2 };
+}
+async function readAndCheckDispatch(github, runId, taskId, attempt) {
+  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
+  if (text === void 0) return { current: false, reason: `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)` };
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
+  }
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
+  const parsed = journalSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
+  }
+  if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
+  return checkDispatch(parsed.data, taskId, attempt);
+}
+
 // action/src/inputs.ts
 var runIdSchema = external_exports.string().min(1, "is empty").regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026)");
 var dispatchContextSchema = external_exports.object({
   refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+  followup: external_exports.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
+  sourceTaskId: external_exports.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
+  conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent.")
 }).strict();
 var contextInputSchema = external_exports.string().transform((text, ctx) => {
   if (text.trim() === "") return {};
@@ -32756,7 +32962,8 @@ var contextInputSchema = external_exports.string().transform((text, ctx) => {
 var actionInputSchema = external_exports.object({
   githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
   runId: runIdSchema,
-  taskId: taskIdSchema,
+  // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
+  taskId: external_exports.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n>"),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
   adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
@@ -32899,23 +33106,6 @@ var agentResultSchema = external_exports.object({
 function branchName(config2, runId, taskId, attempt) {
   return config2.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
 }
-
-// src/core/layout.ts
-var stateBranch = (runId) => `forge/${runId}/_state`;
-var JOURNAL_FILE = "journal.json";
-var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
-var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
-var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
-var planDir = (planId) => `.forge/plans/${planId}`;
-var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
-var TRAILERS = {
-  run: "Forge-Run",
-  task: "Forge-Task",
-  attempt: "Forge-Attempt",
-  agent: "Forge-Agent",
-  exit: "Forge-Exit"
-};
-var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // action/src/context.ts
 import { readFile } from "node:fs/promises";
@@ -36343,14 +36533,41 @@ async function buildContext(args) {
   const { github, journal, node: node2 } = args;
   const dir = planDir(journal.planId);
   const pin = journal.planCommit;
-  const taskText = await github.readFile(pin, `${dir}/tasks/${node2.id}.md`);
-  if (taskText === void 0) throw new ContextError(`the task file ${dir}/tasks/${node2.id}.md does not exist at the pinned plan commit ${pin}`);
-  const parsed = parseTaskFile(`tasks/${node2.id}.md`, taskText);
-  if (!parsed.data) {
-    const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new ContextError(`the task file ${dir}/tasks/${node2.id}.md is invalid: ${why || "no frontmatter"}`);
+  let taskText;
+  let fm;
+  if (args.followup) {
+    const f = args.followup;
+    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
+    const text = sanitizeUntrusted(f.text);
+    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" };
+    taskText = [
+      `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
+      "",
+      "## Description",
+      "",
+      `The walkthrough of task \`${f.sourceTaskId}\` (attempt ${f.sourceAttempt}) listed this follow-up; do it, and only it:`,
+      "",
+      '<untrusted-text source="follow-up">',
+      text,
+      "</untrusted-text>",
+      "",
+      "## Context",
+      "",
+      `The source task's work is on this branch or on its own branch; its walkthrough is below.`,
+      ...source !== void 0 ? ["", `## The source task (${dir}/tasks/${f.sourceTaskId}.md)`, "", source.trim()] : [],
+      ""
+    ].join("\n");
+  } else {
+    const text = await github.readFile(pin, `${dir}/tasks/${node2.id}.md`);
+    if (text === void 0) throw new ContextError(`the task file ${dir}/tasks/${node2.id}.md does not exist at the pinned plan commit ${pin}`);
+    const parsed = parseTaskFile(`tasks/${node2.id}.md`, text);
+    if (!parsed.data) {
+      const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      throw new ContextError(`the task file ${dir}/tasks/${node2.id}.md is invalid: ${why || "no frontmatter"}`);
+    }
+    taskText = text;
+    fm = parsed.data;
   }
-  const fm = parsed.data;
   const [plan, spec] = await Promise.all([
     github.readFile(pin, `${dir}/plan.md`),
     fm.spec ? github.readFile(pin, path2.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
@@ -36394,181 +36611,6 @@ function renderContext(c) {
   if (c.refinement) out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
   if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
   return out.join("\n");
-}
-
-// src/core/effects.ts
-var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
-var effectSchema = external_exports.discriminatedUnion("kind", [
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PrepareBranch").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch to create."),
-    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
-    merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("DispatchAgent").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch concerned."),
-    agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
-    context: external_exports.object({ refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("UpsertCheckRun").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    status: taskStatusSchema,
-    summary: external_exports.string().describe("One line for the check run's title.")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("MergePullRequest").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), branch: external_exports.string().describe("Branch concerned."), prNumber: external_exports.number().int().optional().describe("Pull request number, when known.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."), crId: external_exports.string().describe("Change Request id."), emittedBy: external_exports.string().describe("Task that raised it."), attempt: external_exports.number().int().describe("Attempt number."), path: external_exports.string().optional().describe("Repository path of the CR document, when known.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PostComment").describe("Effect kind."),
-    target: external_exports.discriminatedUnion("on", [
-      external_exports.object({ on: external_exports.literal("task").describe("What the comment is on."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number.") }),
-      external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
-      external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
-    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
-    body: external_exports.string().describe("Comment body (Markdown).")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("SpawnFollowup").describe("Effect kind."), followupId: external_exports.string().describe("Follow-up id."), sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."), text: external_exports.string().describe("The follow-up text."), branch: external_exports.string().describe("Branch concerned.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CleanupBranches").describe("Effect kind."), branches: external_exports.array(external_exports.string()).describe("Branches to delete.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CancelAgent").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.") })
-]);
-
-// src/core/journal.ts
-var planNodeSchema = external_exports.object({
-  id: external_exports.string().describe("Task id."),
-  kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
-  agentType: agentTypeSchema.describe("Agent type that runs it."),
-  title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
-  dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
-  paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
-  priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
-}).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
-var taskStateSchema = external_exports.object({
-  id: external_exports.string().describe("Task id (same as the plan node)."),
-  status: taskStatusSchema,
-  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
-  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
-  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
-  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
-  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
-  startedAt: external_exports.string().optional().describe("When its job was seen running."),
-  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
-  branch: external_exports.string().optional().describe("Branch of the current attempt."),
-  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
-  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
-  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
-  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
-  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
-  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
-  hold: holdSchema.optional(),
-  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
-  context: external_exports.object({
-    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
-  }).optional().describe("Extra context handed to the next attempt."),
-  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
-  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
-  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
-  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval).")
-}).strict();
-var changeRequestStateSchema = external_exports.object({
-  id: external_exports.string().describe("CR id."),
-  emittedBy: external_exports.string().describe("Task that raised it."),
-  attempt: external_exports.number().int().describe("Attempt of that task."),
-  title: external_exports.string().describe("One-line title, the CR issue's title."),
-  reason: external_exports.string().describe("Why the plan is insufficient."),
-  affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
-  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
-  path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
-  issueNumber: external_exports.number().int().optional().describe("The CR issue."),
-  overlayId: external_exports.string().optional().describe("Overlay that resolved it.")
-}).strict();
-var followupStateSchema = external_exports.object({
-  id: external_exports.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
-  sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
-  sourceAttempt: external_exports.number().int().describe("Attempt of that task."),
-  text: external_exports.string().describe("The follow-up from the walkthrough."),
-  branch: external_exports.string().describe("Branch the follow-up agent works on."),
-  status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
-  prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
-}).strict();
-var journalSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Journal format version."),
-  runId: external_exports.string().describe("The run."),
-  planId: external_exports.string().describe("The plan the run executes."),
-  planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
-  dagHash: external_exports.string().describe("sha256 of the pinned dag.json."),
-  integrationBranch: external_exports.string().describe("The run's integration branch, which task PRs target."),
-  baseBranch: external_exports.string().describe("Branch the integration branch was cut from and the final PR targets."),
-  createdAt: external_exports.string().describe("When the run started (ISO-8601)."),
-  status: external_exports.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
-  completedAt: external_exports.string().optional().describe("When the run completed or was cancelled."),
-  seq: external_exports.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
-  plan: external_exports.object({
-    nodes: external_exports.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
-    overlays: external_exports.array(external_exports.string()).default([]).describe("Ids of the applied overlays, in order.")
-  }).strict().describe("The plan as the run pinned it."),
-  tasks: external_exports.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
-  merged: external_exports.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
-  pause: external_exports.object({
-    manual: external_exports.boolean().describe("Paused by /forge pause."),
-    changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
-    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
-  }).strict().describe("Why dispatching is paused, if it is."),
-  changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
-  followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
-  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
-}).strict();
-
-// action/src/dispatch-check.ts
-var JournalError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "JournalError";
-  }
-};
-function checkDispatch(journal, taskId, attempt) {
-  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
-  const index = journal.tasks.findIndex((t) => t.id === taskId);
-  const task = journal.tasks[index];
-  const node2 = journal.plan.nodes[index];
-  if (!task || !node2) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
-  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
-  if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
-  return { current: true, journal, task, node: node2 };
-}
-async function readAndCheckDispatch(github, runId, taskId, attempt) {
-  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
-  if (text === void 0) return { current: false, reason: `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)` };
-  let raw;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
-  }
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
-  const parsed = journalSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
-  }
-  if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
-  return checkDispatch(parsed.data, taskId, attempt);
 }
 
 // action/src/events.ts
@@ -36916,7 +36958,7 @@ Nothing to do: ${reason}.
   await mkdir2(path4.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path4.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
   const [built, existingPr] = await Promise.all([
-    buildContext({ github, journal, node: node2, attempt, branch, workdir: input2.workspace, dispatch: input2.context }),
+    buildContext({ github, journal, node: node2, attempt, branch, workdir: input2.workspace, dispatch: input2.context, ...check2.followup ? { followup: check2.followup } : {} }),
     github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
   ]);
   const title = built.frontmatter.title;

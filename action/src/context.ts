@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { sanitizeUntrusted } from "../../src/agent/secrets.js";
-import type { Journal, PlanNode } from "../../src/core/journal.js";
+import type { FollowupState, Journal, PlanNode } from "../../src/core/journal.js";
 import { planDir, walkthroughPath } from "../../src/core/layout.js";
 import { parseTaskFile } from "../../src/core/plan/parse.js";
 import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
@@ -46,18 +46,49 @@ export async function buildContext(args: {
   branch: string;
   workdir: string;
   dispatch: DispatchContext;
+  /** Set for a follow-up dispatch (`_followup-<n>`). */
+  followup?: FollowupState;
 }): Promise<BuiltContext> {
   const { github, journal, node } = args;
   const dir = planDir(journal.planId);
   const pin = journal.planCommit;
-  const taskText = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
-  if (taskText === undefined) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
-  const parsed = parseTaskFile(`tasks/${node.id}.md`, taskText);
-  if (!parsed.data) {
-    const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
+  let taskText: string;
+  let fm: TaskFrontmatter;
+  if (args.followup) {
+    // A follow-up has no task file: its task is the follow-up from the source task's walkthrough
+    // (an agent's words, so sanitized), with the source task's file as context.
+    const f = args.followup;
+    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
+    const text = sanitizeUntrusted(f.text);
+    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" } as TaskFrontmatter;
+    taskText = [
+      `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
+      "",
+      "## Description",
+      "",
+      `The walkthrough of task \`${f.sourceTaskId}\` (attempt ${f.sourceAttempt}) listed this follow-up; do it, and only it:`,
+      "",
+      "<untrusted-text source=\"follow-up\">",
+      text,
+      "</untrusted-text>",
+      "",
+      "## Context",
+      "",
+      `The source task's work is on this branch or on its own branch; its walkthrough is below.`,
+      ...(source !== undefined ? ["", `## The source task (${dir}/tasks/${f.sourceTaskId}.md)`, "", source.trim()] : []),
+      "",
+    ].join("\n");
+  } else {
+    const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
+    if (text === undefined) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+    const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
+    if (!parsed.data) {
+      const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
+    }
+    taskText = text;
+    fm = parsed.data;
   }
-  const fm = parsed.data;
   const [plan, spec] = await Promise.all([
     github.readFile(pin, `${dir}/plan.md`),
     fm.spec ? github.readFile(pin, path.posix.join(dir, fm.spec)) : Promise.resolve(undefined),

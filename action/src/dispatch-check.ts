@@ -5,12 +5,12 @@
  * compare-and-swap — is the authority: only a task whose current attempt is this one and RUNNING
  * may do anything. Everything else exits neutral, touching nothing.
  */
-import { journalSchema, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
+import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "./github.js";
 
 export type DispatchCheck =
-  | { current: true; journal: Journal; task: TaskState; node: PlanNode }
+  | { current: true; journal: Journal; task: TaskState; node: PlanNode; followup?: FollowupState }
   | { current: false; reason: string };
 
 export class JournalError extends Error {
@@ -20,9 +20,27 @@ export class JournalError extends Error {
   }
 }
 
+/** Follow-up agents the App spawns outside the DAG: `_followup-<n>`, one attempt, on `forge/<runId>/_followup-<n>/1`. */
+export const FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
+
+/**
+ * A follow-up as the job sees a task: a Type 1 node depending on its source task (whose walkthrough
+ * the agent then reads), RUNNING at attempt 1 while the journal says the follow-up is running.
+ */
+function followupCheck(journal: Journal, taskId: string, attempt: number): DispatchCheck {
+  const f = journal.followups.find((x) => x.id === taskId);
+  if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
+  if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
+  if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
+  const node: PlanNode = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
+  const task: TaskState = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...(f.prNumber !== undefined ? { prNumber: f.prNumber } : {}) };
+  return { current: true, journal, task, node, followup: f };
+}
+
 /** Pure: decides from a journal whether (taskId, attempt) is the attempt the App is waiting for. */
 export function checkDispatch(journal: Journal, taskId: string, attempt: number): DispatchCheck {
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
   const index = journal.tasks.findIndex((t) => t.id === taskId);
   const task = journal.tasks[index];
   const node = journal.plan.nodes[index];

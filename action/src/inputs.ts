@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
+import { FOLLOWUP_ID } from "./dispatch-check.js";
 
 /** Forge run ids name branches (`forge/<runId>/…`), so they must be safe in a ref name. */
 export const runIdSchema = z
@@ -13,12 +14,16 @@ export const runIdSchema = z
 
 /**
  * The dispatch `context` input: JSON `{ refinement?, answer? }` as the App sends it (layout.ts,
- * DISPATCH_INPUTS.context). Empty means no extra context.
+ * DISPATCH_INPUTS.context), `{ followup, sourceTaskId }` for a follow-up, `{ conflicts }` for a
+ * refinery whose upstream merge conflicted (src/app/effects.ts). Empty means no extra context.
  */
 export const dispatchContextSchema = z
   .object({
     refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
     answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+    followup: z.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
+    sourceTaskId: z.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
+    conflicts: z.array(z.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
   })
   .strict();
 export type DispatchContext = z.infer<typeof dispatchContextSchema>;
@@ -44,7 +49,8 @@ const contextInputSchema = z.string().transform((text, ctx): DispatchContext => 
 export const actionInputSchema = z.object({
   githubToken: z.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
   runId: runIdSchema,
-  taskId: taskIdSchema,
+  // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
+  taskId: z.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n>"),
   attempt: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")

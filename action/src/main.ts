@@ -158,7 +158,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
   const [built, existingPr] = await Promise.all([
-    buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context }),
+    buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context, ...(check.followup ? { followup: check.followup } : {}) }),
     github.findOpenPull(branch, base).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
   ]);
   const title = built.frontmatter.title;

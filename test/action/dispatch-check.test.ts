@@ -65,6 +65,16 @@ describe("is this dispatch current?", () => {
     expect(c.current).toBe(true);
   });
 
+  it("a running follow-up (_followup-<n>) is current at attempt 1, as a Type 1 task depending on its source", () => {
+    const j = journal();
+    const f = { id: "_followup-1", sourceTaskId: "t1", sourceAttempt: 1, text: "Fix the bug in parse()", branch: "forge/r1/_followup-1/1", status: "running" as const };
+    const c = checkDispatch({ ...j, followups: [f] }, "_followup-1", 1);
+    expect(c).toMatchObject({ current: true, task: { id: "_followup-1", status: "RUNNING", attempt: 1, branch: "forge/r1/_followup-1/1" }, node: { kind: "task", agentType: "1", dependencies: ["t1"] }, followup: f });
+    expect(checkDispatch({ ...j, followups: [f] }, "_followup-1", 2)).toMatchObject({ current: false, reason: "follow-up _followup-1 has one attempt, not 2" });
+    expect(checkDispatch({ ...j, followups: [{ ...f, status: "done" }] }, "_followup-1", 1)).toMatchObject({ current: false, reason: "follow-up _followup-1 is done, not running" });
+    expect(checkDispatch(j, "_followup-2", 1)).toMatchObject({ current: false, reason: "run r1 has no follow-up _followup-2" });
+  });
+
   it("a missing state branch means there is nothing to do", async () => {
     expect(await readAndCheckDispatch(port({}), "r1", "t1", 1)).toEqual({ current: false, reason: "no journal for run r1 (branch forge/r1/_state or its journal.json does not exist)" });
   });

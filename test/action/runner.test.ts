@@ -51,6 +51,10 @@ describe("inputs", () => {
     const base = { githubToken: "t", runId: "r1", taskId: "t1", attempt: "3", adapter: "", model: "", command: "", anthropicApiKey: "", openaiApiKey: "", gitUserName: "x", gitUserEmail: "y" };
     expect(actionInputSchema.parse({ ...base, context: '{"answer":"use pg"}' })).toMatchObject({ attempt: 3, context: { answer: "use pg" }, adapter: undefined });
     expect(actionInputSchema.safeParse({ ...base, context: '{"answer":1,"x":2}' }).success).toBe(false);
+    // What the App sends a follow-up and a refinery whose upstream merge conflicted (src/app/effects.ts).
+    expect(actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' })).toMatchObject({ taskId: "_followup-2", context: { followup: "Fix the bug", sourceTaskId: "t1" } });
+    expect(actionInputSchema.parse({ ...base, context: '{"conflicts":["forge/r1/a/1"]}' }).context).toEqual({ conflicts: ["forge/r1/a/1"] });
+    expect(actionInputSchema.safeParse({ ...base, taskId: "_captain-cr-1" }).success).toBe(false);
   });
 });
 
