@@ -8,10 +8,11 @@
  * and when the run is over checks the result, runs the project's tests on the integration branch
  * and writes an HTML report.
  *
- * One stand-in: the Forge action does not yet run follow-up (`_followup-<n>`) or Captain
- * (`_captain-<crId>`) dispatches — it finds no such task in the journal and exits neutral. Those two
- * kinds go through test/app/scripted-runner.ts (the App tests' stand-in for the action), which does
- * what the action would on GitHub with the job's token; every other job is the real action.
+ * One stand-in: the Forge action does not yet run Captain (`_captain-<crId>`) dispatches — a
+ * Captain writes `.forge/plans/**`, which the action refuses from agents, and opens its PR against the
+ * default branch. Captain jobs go through test/app/scripted-runner.ts (the App tests' stand-in for
+ * the action), committing the plan folder's next overlay with the job's token; every other job —
+ * tasks, refineries, follow-ups — is the real action.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,7 +21,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Octokit } from "@octokit/rest";
-import { parse as parseYaml } from "yaml";
 import { startForgeServer, type ForgeServer } from "../../../src/app/server.js";
 import type { Decision } from "../../../src/core/decide.js";
 import type { Journal } from "../../../src/core/journal.js";
@@ -87,7 +87,7 @@ export interface DemoResult {
   trackerIssue?: number;
   testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
   /** Jobs run by the stand-in instead of the real action, and why. */
-  standIns: { kind: "captain" | "followup"; taskId: string }[];
+  standIns: { kind: "captain"; taskId: string }[];
   notes: string[];
   jobs: { action: number; standIn: number };
   reportPath?: string;
@@ -97,7 +97,7 @@ export interface DemoResult {
 }
 
 const STAND_IN_NOTE =
-  "Follow-up and Captain jobs ran through the App tests' scripted runner (test/app/scripted-runner.ts): the Forge action does not handle _followup-<n> or _captain-<crId> dispatches yet. Every task job ran the real Forge action.";
+  "The Captain's job ran through the App tests' scripted runner (test/app/scripted-runner.ts), which commits the plan's overlay and opens its PR: the Forge action does not run _captain-<crId> dispatches yet. Every task, refinery and follow-up job ran the real Forge action.";
 
 function bar(done: number, total: number, width = 16): string {
   const full = total ? Math.round((done / total) * width) : 0;
@@ -110,14 +110,6 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 function refineryMerged(j: Journal, taskId: string): boolean {
   const dependents = j.plan.nodes.filter((n) => n.dependencies.includes(taskId));
   return dependents.length > 0 && dependents.every((n) => n.kind === "refinery");
-}
-
-/** The `followup_files:` of a task's `forge-scripted-agent` block: what its follow-up agent writes. */
-function followupFiles(taskText: string | undefined): Record<string, string> | undefined {
-  const m = /^(`{3,})forge-scripted-agent[^\n]*\n([\s\S]*?)^\1[ \t]*$/m.exec(taskText ?? "");
-  if (!m) return undefined;
-  const doc = parseYaml(m[2]!) as { followup_files?: Record<string, string> } | null;
-  return doc?.followup_files && Object.keys(doc.followup_files).length ? doc.followup_files : undefined;
 }
 
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
@@ -202,9 +194,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       }
       return { kind: "pr", base: "main", title: `forge(${crId}): amend plan ${stages.planId} (overlay ${String(n).padStart(3, "0")})`, files: stages.captainFiles(n, crId) };
     }
-    const f = journal?.followups.find((x) => x.id === taskId);
-    const files = followupFiles(f ? stages.taskText(f.sourceTaskId) : undefined) ?? { [`docs/followups/${taskId}.md`]: `# ${f?.text ?? taskId}\n\nNoted by the follow-up agent.\n` };
-    return { kind: "success", files, confidence: 0.9 };
+    return { kind: "exit", code: 2, error: `${taskId}: the demo's stand-in runner only runs Captain jobs` };
   }
 
   /** The Captain's overlay PR, reviewed and merged by the person, as DESIGN.md §5 has it. */
@@ -300,16 +290,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(PERSON) });
     sim.onWorkflowDispatch((d) => {
       const taskId = d.inputs.task_id ?? "";
-      const kind = taskId.startsWith("_captain-") ? "captain" : taskId.startsWith("_followup-") ? "followup" : undefined;
+      const kind = taskId.startsWith("_captain-") ? "captain" : undefined;
       if (!kind) {
         jobs.action++;
         return executor!.handler(d);
       }
       jobs.standIn++;
       standIns.push({ kind, taskId });
-      line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  ${kind === "captain" ? "Captain" : "follow-up agent"} ${taskId} dispatched (stand-in runner, see the note below)`);
+      line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  Captain ${taskId} dispatched (stand-in runner, see the note below)`);
       standIn.handler(d);
-      if (kind === "captain") reviews.push(reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch((e: unknown) => void problems.push(`overlay review: ${(e as Error).message}`)));
+      reviews.push(reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch((e: unknown) => void problems.push(`overlay review: ${(e as Error).message}`)));
     });
 
     // The person commits the plan: merging a plan with its dag.json to the default branch starts a run.
