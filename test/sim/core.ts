@@ -101,6 +101,7 @@ export class SimCore {
 
   close(): void {
     this.closed = true;
+    git.closeReaders(this.root);
     rmSync(this.root, { recursive: true, force: true });
   }
 

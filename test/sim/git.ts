@@ -3,9 +3,13 @@
 // Every REST operation that touches repository content is answered from a real bare repository,
 // so what Forge reads over the API and what a runner clones over HTTP are the same objects.
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, type Dirent } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { objectInfo, parseTree, readObject, serializeTree, typeOfMode, writeObject, type RawTreeEntry } from "./objects.js";
+
+export { closeReaders } from "./objects.js";
 
 export interface GitIdentity {
   name: string;
@@ -90,7 +94,36 @@ export function initBare(dir: string, defaultBranch: string): Promise<void> {
   );
 }
 
+/**
+ * The id a full ref name points at, read from the ref files as git writes them (a loose ref file,
+ * else packed-refs); undefined when absent or symbolic. Both files are replaced by rename, so a
+ * read sees the old or the new value, never a torn one.
+ */
+export async function readRefFile(gitDir: string, ref: string): Promise<string | undefined> {
+  if (!/^refs\/[^\0\s]+$/.test(ref) || ref.split("/").some((p) => p === "" || p === "." || p === "..")) return undefined;
+  try {
+    const v = (await readFile(join(gitDir, ref), "utf8")).trim();
+    return SHA.test(v) ? v : undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ENOTDIR" && (e as NodeJS.ErrnoException).code !== "EISDIR") throw e;
+  }
+  try {
+    const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+    for (const line of packed.split("\n")) if (line.endsWith(` ${ref}`) && SHA.test(line.slice(0, 40))) return line.slice(0, 40);
+  } catch {
+    // no packed-refs
+  }
+  return undefined;
+}
+
 export async function resolveRef(gitDir: string, ref: string): Promise<string | undefined> {
+  if (ref.startsWith("refs/heads/")) {
+    // Branches point at commits; a full branch name is read without a process.
+    const sha = await readRefFile(gitDir, ref);
+    if (sha && (await objectType(gitDir, sha)) === "commit") return sha;
+    if (sha) return undefined;
+    // absent as a file: fall through (git decides, e.g. for names git would refuse)
+  }
   const r = await runGit(gitDir, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { allowFail: true });
   return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
@@ -100,14 +133,54 @@ export async function objectType(gitDir: string, sha: string): Promise<string | 
   const key = `${gitDir}\0type\0${sha}`;
   const hit = cache.get(key) as Promise<string> | undefined;
   if (hit) return hit;
-  const r = await runGit(gitDir, ["cat-file", "-t", sha], { allowFail: true });
-  if (r.code !== 0) return undefined; // absent now, maybe written later: not cached
-  const type = r.stdout.toString().trim();
+  const info = await objectInfo(gitDir, sha);
+  if (!info) return undefined; // absent now, maybe written later: not cached
+  const type = info.type;
   if (SHA.test(sha)) cache.set(key, Promise.resolve(type));
   return type;
 }
 
+/**
+ * `git for-each-ref <prefix>` read from the ref files: loose refs (skipping lock files) over
+ * packed-refs, sorted by name; a prefix matches whole path components, as git's patterns do.
+ */
 export async function listRefs(gitDir: string, prefix = "refs/"): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  try {
+    const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
+    for (const line of packed.split("\n")) {
+      if (SHA.test(line.slice(0, 40)) && line[40] === " ") found.set(line.slice(41).trim(), line.slice(0, 40));
+    }
+  } catch {
+    // no packed-refs
+  }
+  const walk = async (rel: string): Promise<void> => {
+    let names: Dirent[];
+    try {
+      names = await readdir(join(gitDir, rel), { withFileTypes: true });
+    } catch {
+      return; // removed meanwhile
+    }
+    await Promise.all(
+      names.map(async (d) => {
+        const name = `${rel}/${d.name}`;
+        if (d.isDirectory()) return walk(name);
+        if (d.name.endsWith(".lock")) return;
+        try {
+          const v = (await readFile(join(gitDir, name), "utf8")).trim();
+          if (SHA.test(v)) found.set(name, v);
+        } catch {
+          // deleted meanwhile
+        }
+      }),
+    );
+  };
+  await walk("refs");
+  const want = (n: string) => n === prefix || n.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`);
+  return new Map([...found].filter(([n]) => want(n)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export async function listRefsWithGit(gitDir: string, prefix = "refs/"): Promise<Map<string, string>> {
   const out = await git(gitDir, ["for-each-ref", "--format=%(refname) %(objectname)", prefix]);
   const refs = new Map<string, string>();
   for (const line of out.split("\n")) {
@@ -131,11 +204,24 @@ export async function deleteRef(gitDir: string, ref: string, old?: string): Prom
 }
 
 export async function hashBlob(gitDir: string, content: Buffer): Promise<string> {
-  return (await git(gitDir, ["hash-object", "-w", "--stdin"], content)).trim();
+  return writeObject(gitDir, "blob", content);
+}
+
+/** Reads an object of the given type (peeling commits to trees when a tree is asked for). */
+async function readTyped(gitDir: string, name: string, type: "blob" | "tree" | "commit"): Promise<Buffer> {
+  const o = await readObject(gitDir, name);
+  if (!o) throw new GitError(`git cat-file ${type} ${name} failed: fatal: Not a valid object name ${name}`, 128, "");
+  if (o.type === type) return o.body;
+  if (type === "tree" && o.type === "commit") return readTyped(gitDir, parseCommit(name, o.body.toString("utf8")).tree, "tree");
+  throw new GitError(`git cat-file ${type} ${name} failed: fatal: ${name} is a ${o.type}`, 128, "");
 }
 
 export async function readBlob(gitDir: string, sha: string): Promise<Buffer> {
-  return memo(gitDir, "blob", [sha], "", async () => (await runGit(gitDir, ["cat-file", "blob", sha])).stdout);
+  return memo(gitDir, "blob", [sha], "", () => readTyped(gitDir, sha, "blob"));
+}
+
+async function readTreeEntries(gitDir: string, sha: string): Promise<RawTreeEntry[]> {
+  return memo(gitDir, "tree", [sha], "", async () => parseTree(await readTyped(gitDir, sha, "tree")));
 }
 
 export interface TreeEntry {
@@ -147,7 +233,26 @@ export interface TreeEntry {
 }
 
 export async function lsTree(gitDir: string, treeish: string, recursive = false, path?: string): Promise<TreeEntry[]> {
+  if (SHA.test(treeish) && path === undefined) return memo(gitDir, "ls-tree", [treeish], String(recursive), () => lsTreeObjects(gitDir, treeish, recursive));
   return memo(gitDir, "ls-tree", [treeish], `${recursive}\0${path ?? ""}`, () => lsTreeUncached(gitDir, treeish, recursive, path));
+}
+
+/** `git ls-tree -l [-r -t]` of a tree or commit id, read through the batch readers. */
+async function lsTreeObjects(gitDir: string, sha: string, recursive: boolean): Promise<TreeEntry[]> {
+  const out: TreeEntry[] = [];
+  const walk = async (tree: string, prefix: string): Promise<void> => {
+    const entries = await readTreeEntries(gitDir, tree);
+    const sizes = await Promise.all(entries.map((e) => (typeOfMode(e.mode) === "blob" ? objectInfo(gitDir, e.sha).then((i) => i?.size) : undefined)));
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const entry: TreeEntry = { mode: e.mode, type: typeOfMode(e.mode), sha: e.sha, path: prefix + e.name };
+      if (sizes[i] !== undefined) entry.size = sizes[i];
+      out.push(entry);
+      if (recursive && entry.type === "tree") await walk(e.sha, `${entry.path}/`);
+    }
+  };
+  await walk(sha, "");
+  return out;
 }
 
 async function lsTreeUncached(gitDir: string, treeish: string, recursive: boolean, path?: string): Promise<TreeEntry[]> {
@@ -171,6 +276,30 @@ async function lsTreeUncached(gitDir: string, treeish: string, recursive: boolea
 /** Entry at `path` in a commit's tree, or undefined. */
 export async function entryAt(gitDir: string, commit: string, path: string): Promise<TreeEntry | undefined> {
   const clean = path.replace(/^\/+|\/+$/g, "");
+  if (SHA.test(commit)) {
+    // Walk the trees from the commit, one cached object read per level.
+    const o = await objectType(gitDir, commit);
+    if (o !== "commit" && o !== "tree") return entryAtGit(gitDir, commit, clean);
+    let tree = o === "commit" ? (await readCommit(gitDir, commit)).tree : commit;
+    if (clean === "") return { mode: "040000", type: "tree", sha: tree, path: "" };
+    const parts = clean.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const e = (await readTreeEntries(gitDir, tree)).find((x) => x.name === parts[i]);
+      if (!e) return undefined;
+      if (i === parts.length - 1) {
+        const entry: TreeEntry = { mode: e.mode, type: typeOfMode(e.mode), sha: e.sha, path: clean };
+        if (entry.type === "blob") entry.size = (await objectInfo(gitDir, e.sha))?.size;
+        return entry;
+      }
+      if (typeOfMode(e.mode) !== "tree") return undefined;
+      tree = e.sha;
+    }
+    return undefined;
+  }
+  return entryAtGit(gitDir, commit, clean);
+}
+
+async function entryAtGit(gitDir: string, commit: string, clean: string): Promise<TreeEntry | undefined> {
   if (clean === "") {
     const sha = (await git(gitDir, ["rev-parse", `${commit}^{tree}`])).trim();
     return { mode: "040000", type: "tree", sha, path: "" };
@@ -199,7 +328,10 @@ export async function readCommit(gitDir: string, sha: string): Promise<CommitInf
 }
 
 async function readCommitUncached(gitDir: string, sha: string): Promise<CommitInfo> {
-  const raw = await git(gitDir, ["cat-file", "commit", sha]);
+  return parseCommit(sha, (await readTyped(gitDir, sha, "commit")).toString("utf8"));
+}
+
+function parseCommit(sha: string, raw: string): CommitInfo {
   const split = raw.indexOf("\n\n");
   const header = raw.slice(0, split);
   const message = raw.slice(split + 2);
@@ -243,8 +375,70 @@ export interface TreeChange {
   sha?: string | null;
 }
 
-/** Applies changes to a base tree through a throwaway index and writes the new tree. */
+/**
+ * Applies changes to a base tree and writes the new trees, as `read-tree` + `update-index
+ * --index-info` + `write-tree` would: a blob at a path replaces whatever is there (a file where a
+ * folder was and the reverse), removing a path removes everything below it, and folders left
+ * empty disappear.
+ */
 export async function buildTree(gitDir: string, baseTree: string | undefined, changes: TreeChange[]): Promise<string> {
+  interface Node {
+    entries: Map<string, { mode: string; sha: string } | Node>;
+  }
+  const isNode = (x: unknown): x is Node => typeof x === "object" && x !== null && "entries" in x;
+  const load = async (sha: string | undefined): Promise<Node> => {
+    const node: Node = { entries: new Map() };
+    if (sha) for (const e of await readTreeEntries(gitDir, sha)) node.entries.set(e.name, { mode: e.mode, sha: e.sha });
+    return node;
+  };
+  const root = await load(baseTree);
+  const child = async (node: Node, name: string, create: boolean): Promise<Node | undefined> => {
+    const cur = node.entries.get(name);
+    if (isNode(cur)) return cur;
+    if (cur && cur.mode === "040000") {
+      const n = await load(cur.sha);
+      node.entries.set(name, n);
+      return n;
+    }
+    if (!create) return undefined;
+    const n: Node = { entries: new Map() };
+    node.entries.set(name, n);
+    return n;
+  };
+  for (const c of changes) {
+    const parts = c.path.replace(/^\/+|\/+$/g, "").split("/").filter(Boolean);
+    if (!parts.length) continue;
+    // git refuses these paths in an index ("invalid path"), so the tree never holds them.
+    if (parts.some((p) => p === "." || p === ".." || p.toLowerCase() === ".git" || p.includes("\0"))) throw new GitError(`error: invalid path '${c.path}'`, 128, `error: invalid path '${c.path}'`);
+    let node: Node | undefined = root;
+    for (const p of parts.slice(0, -1)) {
+      node = await child(node, p, !!c.sha);
+      if (!node) break;
+    }
+    if (!node) continue;
+    const leaf = parts.at(-1)!;
+    if (c.sha) {
+      const mode = (c.mode ?? "100644").padStart(6, "0");
+      if (mode === "040000") node.entries.set(leaf, await load(c.sha));
+      else node.entries.set(leaf, { mode, sha: c.sha });
+    } else node.entries.delete(leaf);
+  }
+  const write = async (node: Node): Promise<string | undefined> => {
+    const out: RawTreeEntry[] = [];
+    for (const [name, e] of node.entries) {
+      if (isNode(e)) {
+        const sha = await write(e);
+        if (sha) out.push({ mode: "040000", name, sha });
+      } else out.push({ mode: e.mode, name, sha: e.sha });
+    }
+    if (!out.length && node !== root) return undefined;
+    return writeObject(gitDir, "tree", serializeTree(out));
+  };
+  return (await write(root))!;
+}
+
+/** Applies changes to a base tree through a throwaway index and writes the new tree. */
+export async function buildTreeWithIndex(gitDir: string, baseTree: string | undefined, changes: TreeChange[]): Promise<string> {
   const tmp = mkdtempSync(join(tmpdir(), "forge-sim-index-"));
   const env = { GIT_INDEX_FILE: join(tmp, "index") };
   try {
