@@ -35,14 +35,22 @@ describe("forge demo", () => {
     expect(result.tasks.filter((t) => t.kind === "refinery").map((t) => t.id)).toEqual(["core", "release"]);
 
     // case fails its first attempt and the automatic retry succeeds.
-    expect(result.tasks.find((t) => t.id === "case")).toMatchObject({ attempts: 2, retries: 1 });
+    const failures = JSON.stringify(result.tasks.map((t) => [t.id, t.failures]));
+    const caseTask = result.tasks.find((t) => t.id === "case")!;
+    expect(caseTask.attempts, failures).toBeGreaterThanOrEqual(2);
+    expect(caseTask.failures[0], failures).toMatchObject({ attempt: 1, to: "FAILED" });
+    expect(caseTask.retries).toBe(caseTask.attempts - 1);
     // slugify's walkthrough names a bug: a follow-up agent ran and its PR merged.
     expect(result.followups).toEqual([expect.objectContaining({ id: "_followup-1", sourceTaskId: "slugify", status: "merged", pr: expect.any(Number) })]);
     // release escalated: a Change Request, the Captain's overlay, the new task, release's next attempt.
     expect(result.changeRequests).toEqual([expect.objectContaining({ emittedBy: "release", status: "applied", overlayId: "overlay-001", issue: expect.any(Number) })]);
     expect(result.overlays).toEqual(["overlay-001"]);
     expect(result.tasks.find((t) => t.id === "docs")).toMatchObject({ addedBy: "overlay-001", status: "MERGED" });
-    expect(result.tasks.find((t) => t.id === "release")).toMatchObject({ attempts: 2, retries: 0 });
+    // Its escalated attempt is not counted as a retry. (A loaded machine may add a retried failure
+    // anywhere: Forge retries it, so attempts are at least, not exactly, what the plan scripts.)
+    const release = result.tasks.find((t) => t.id === "release")!;
+    expect(release.failures[0], failures).toMatchObject({ attempt: 1, to: "FAILED", error: expect.stringContaining("escalated") });
+    expect(release.attempts - release.retries, failures).toBe(2);
 
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });

@@ -7,12 +7,14 @@
  *              Write the walkthrough, then `FORGE_EXIT=0`;
  *   escalate → Write the Change Request draft, then `FORGE_EXIT=11`;
  *   anything else → the failure in words and `FORGE_EXIT=1`.
+ * A follow-up (`_followup-<n>`) writes its source task's `followup_files` (see demo-agent.ts).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { behaviourFor, parseScriptedTask } from "../agents/scripted-agent.js";
 import type { ScriptedTurn, TurnRequest } from "../agents/model-server.js";
+import { followupFiles } from "./demo-agent.js";
 
 const SECTION_AFTER_TASK = /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer)/;
 
@@ -63,7 +65,12 @@ function plan(text: string): ScriptedTurn[] {
   if (!workdir || !wtPath || start < 0) return [{ text: "I cannot find the task in this prompt.\nFORGE_EXIT=1" }];
   const rest = text.slice(start + "## The task\n\n".length);
   const end = SECTION_AFTER_TASK.exec(rest);
-  const task = parseScriptedTask(end ? rest.slice(0, end.index) : rest);
+  const section = end ? rest.slice(0, end.index) : rest;
+  const taskId = /`, task `([^`]+)`, attempt/.exec(text)?.[1] ?? "task";
+  // A follow-up's task quotes its source task: write the source's followup_files, not its files again.
+  const task = taskId.startsWith("_followup-")
+    ? { ...parseScriptedTask("follow-up"), id: taskId, title: `Follow-up ${taskId}`, files: Object.entries(followupFiles(section) ?? { [`forge-demo/${taskId}.md`]: `# ${taskId}\n\nDone by the follow-up agent.\n` }) }
+    : parseScriptedTask(section);
   const b = behaviourFor(task, attempt);
   if (b.outcome === "escalate" && crPath) {
     const reason = b.reason ?? "The plan cannot be carried out as written";

@@ -69,6 +69,8 @@ export interface DemoTask {
   timeMs?: number;
   /** Overlay that added it. */
   addedBy?: string;
+  /** Why each failed attempt failed, as the App recorded it. */
+  failures: { attempt: number; to: string; error: string }[];
 }
 
 export interface DemoResult {
@@ -151,6 +153,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let journal: Journal | undefined;
   const firstRunning = new Map<string, number>();
   const mergedAt = new Map<string, number>();
+  const failures = new Map<string, DemoTask["failures"]>();
   const changed: (() => void)[] = [];
   const onDecision = (_repo: string, id: string, d: Decision) => {
     runId ??= id;
@@ -175,6 +178,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       const t = d.journal.tasks.find((x) => x.id === tr.taskId);
       if (tr.to === "RUNNING" && !firstRunning.has(tr.taskId)) firstRunning.set(tr.taskId, elapsed());
       if (tr.to === "MERGED") mergedAt.set(tr.taskId, elapsed());
+      if (tr.to === "FAILED" || tr.to === "STALE") failures.set(tr.taskId, [...(failures.get(tr.taskId) ?? []), { attempt: tr.attempt, to: tr.to, error: t?.lastError ?? "" }]);
       const byRefinery = tr.to === "MERGE_READY" && refineryMerged(d.journal, tr.taskId);
       const why = tr.to === "FAILED" || tr.to === "STALE" ? `  ${color("31", (t?.lastError ?? "").slice(0, 90))}` : byRefinery ? "  (its refinery merges it)" : "";
       const tint = tr.to === "MERGED" ? "32" : tr.to === "FAILED" || tr.to === "STALE" ? "31" : tr.to === "RUNNING" ? "36" : "0";
@@ -372,6 +376,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         ...(pr !== undefined ? { pr } : {}),
         ...(start !== undefined && end !== undefined ? { timeMs: end - start } : {}),
         ...(addedBy.has(t.id) ? { addedBy: addedBy.get(t.id)! } : {}),
+        failures: failures.get(t.id) ?? [],
       });
     }
     const followups: DemoResult["followups"] = [];
