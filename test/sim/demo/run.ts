@@ -1,5 +1,5 @@
 /**
- * `forge demo`, the whole of Forge in one process and a minute: the local GitHub (test/sim), the
+ * `forge demo`, the whole of Forge in one process and a minute or two: the local GitHub (test/sim), the
  * Forge App as a real Probot server receiving signed webhooks over HTTP, and the sim runner
  * executing the agent workflow from templates/workflows/forge-agent.yml with the real Forge action
  * from action/ (the scripted agent, or the real Claude Code CLI against the scripted model server).
