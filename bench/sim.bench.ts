@@ -7,6 +7,7 @@
 import { Octokit } from "@octokit/rest";
 import { createSim } from "../test/sim/server.js";
 import { appKeys, startReceiver } from "../test/sim/support/helpers.js";
+import { gitProcesses } from "../test/sim/git.js";
 
 const N = Number(process.env.BENCH_N ?? 40);
 const json = process.argv.includes("--json");
@@ -36,9 +37,14 @@ async function main(): Promise<void> {
   const inst = sim.control.install(app.id, owner, "all");
   const gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(inst.id) });
   const times = new Map<string, number[]>();
+  const spawned = new Map<string, Map<string, number>>();
   async function time<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const before = new Map(gitProcesses);
     const t0 = performance.now();
     const r = await fn();
+    const per = spawned.get(name) ?? new Map<string, number>();
+    for (const [k, v] of gitProcesses) if (v !== (before.get(k) ?? 0)) per.set(k, (per.get(k) ?? 0) + v - (before.get(k) ?? 0));
+    spawned.set(name, per);
     const list = times.get(name) ?? [];
     list.push(performance.now() - t0);
     times.set(name, list);
@@ -64,11 +70,18 @@ async function main(): Promise<void> {
     await time("issues.create", () => gh.rest.issues.create({ owner, repo, title: `issue ${i}` }));
     await sim.idle();
   }
-  const rows = [...times].map(([op, xs]) => ({ op, median: Number(quantile(xs, 0.5).toFixed(1)), p90: Number(quantile(xs, 0.9).toFixed(1)), n: xs.length }));
+  const rows = [...times].map(([op, xs]) => ({
+    op,
+    median: Number(quantile(xs, 0.5).toFixed(1)),
+    p90: Number(quantile(xs, 0.9).toFixed(1)),
+    n: xs.length,
+    // git processes per call (during the call; webhooks built after the answer are not counted)
+    git: [...(spawned.get(op) ?? [])].map(([k, v]) => `${k}×${(v / xs.length).toFixed(1)}`).join(" "),
+  }));
   if (json) console.log(JSON.stringify(rows));
   else {
     console.log(`local GitHub REST latency (ms), ${N} samples each`);
-    for (const r of rows) console.log(`${r.op.padEnd(14)} median ${String(r.median).padStart(7)}   p90 ${String(r.p90).padStart(7)}`);
+    for (const r of rows) console.log(`${r.op.padEnd(14)} median ${String(r.median).padStart(7)}   p90 ${String(r.p90).padStart(7)}   git ${r.git || "-"}`);
   }
   if (sim.violations.length) console.error("violations:", JSON.stringify(sim.violations));
   await sim.close();

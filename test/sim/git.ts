@@ -55,11 +55,15 @@ function memo<T>(gitDir: string, op: string, ids: string[], extra: string, fn: (
   return p;
 }
 
+/** git processes spawned so far, by subcommand (for benchmarks) */
+export const gitProcesses = new Map<string, number>();
+
 export function runGit(
   gitDir: string,
   args: string[],
   opts: { input?: string | Buffer; env?: Record<string, string>; allowFail?: boolean; encoding?: "buffer" } = {},
 ): Promise<{ stdout: Buffer; stderr: string; code: number }> {
+  gitProcesses.set(args[0]!, (gitProcesses.get(args[0]!) ?? 0) + 1);
   return new Promise((resolve, reject) => {
     const child = spawn("git", args, { env: { ...baseEnv, GIT_DIR: gitDir, ...opts.env } });
     const out: Buffer[] = [];
@@ -474,8 +478,39 @@ export async function treeFromFolder(gitDir: string, folder: string): Promise<st
   }
 }
 
+/** Histories larger than this are left to git's own graph walks. */
+const WALK_LIMIT = 5000;
+
+/**
+ * Every commit reachable from `tip` (itself included), read through the batch reader; undefined
+ * when the history exceeds WALK_LIMIT. Kept per tip, as commits never change.
+ */
+async function ancestors(gitDir: string, tip: string): Promise<Set<string> | undefined> {
+  return memo(gitDir, "ancestors", [tip], "", async () => {
+    const seen = new Set<string>([tip]);
+    let frontier = [tip];
+    while (frontier.length) {
+      if (seen.size > WALK_LIMIT) return undefined;
+      const commits = await Promise.all(frontier.map((s) => readCommit(gitDir, s)));
+      frontier = [];
+      for (const c of commits) {
+        for (const p of c.parents) {
+          if (seen.has(p)) continue;
+          seen.add(p);
+          frontier.push(p);
+        }
+      }
+    }
+    return seen;
+  });
+}
+
 export async function isAncestor(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
   return memo(gitDir, "is-ancestor", [ancestor, descendant], "", async () => {
+    if ((await objectType(gitDir, ancestor)) === "commit" && (await objectType(gitDir, descendant)) === "commit") {
+      const all = await ancestors(gitDir, descendant);
+      if (all) return all.has(ancestor);
+    }
     const r = await runGit(gitDir, ["merge-base", "--is-ancestor", ancestor, descendant], { allowFail: true });
     return r.code === 0;
   });
@@ -487,6 +522,27 @@ export async function mergeBase(gitDir: string, a: string, b: string): Promise<s
 }
 
 async function mergeBaseUncached(gitDir: string, a: string, b: string): Promise<string | undefined> {
+  if ((await objectType(gitDir, a)) === "commit" && (await objectType(gitDir, b)) === "commit") {
+    const [ancA, ancB] = await Promise.all([ancestors(gitDir, a), ancestors(gitDir, b)]);
+    if (ancA && ancB) {
+      const common = [...ancA].filter((c) => ancB.has(c));
+      if (!common.length) return undefined;
+      // The best common ancestors: those no other common ancestor descends from.
+      const below = new Set<string>();
+      for (const c of common) {
+        const anc = await ancestors(gitDir, c);
+        if (!anc) return mergeBaseGit(gitDir, a, b);
+        for (const x of anc) if (x !== c) below.add(x);
+      }
+      const best = common.filter((c) => !below.has(c));
+      // Criss-cross histories have several; git picks among them, so it answers those.
+      if (best.length === 1) return best[0];
+    }
+  }
+  return mergeBaseGit(gitDir, a, b);
+}
+
+async function mergeBaseGit(gitDir: string, a: string, b: string): Promise<string | undefined> {
   const r = await runGit(gitDir, ["merge-base", a, b], { allowFail: true });
   return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
@@ -511,7 +567,13 @@ export async function revList(gitDir: string, base: string | undefined, head: st
 }
 
 export async function countCommits(gitDir: string, base: string, head: string): Promise<number> {
-  return memo(gitDir, "count", [base, head], "", async () => Number((await git(gitDir, ["rev-list", "--count", `${base}..${head}`])).trim()));
+  return memo(gitDir, "count", [base, head], "", async () => {
+    if ((await objectType(gitDir, base)) === "commit" && (await objectType(gitDir, head)) === "commit") {
+      const [ancBase, ancHead] = await Promise.all([ancestors(gitDir, base), ancestors(gitDir, head)]);
+      if (ancBase && ancHead) return [...ancHead].filter((c) => !ancBase.has(c)).length;
+    }
+    return Number((await git(gitDir, ["rev-list", "--count", `${base}..${head}`])).trim());
+  });
 }
 
 export interface FileDiff {
@@ -578,7 +640,53 @@ export async function changedPaths(gitDir: string, parent: string | undefined, s
   return { added: [...r.added], removed: [...r.removed], modified: [...r.modified] };
 }
 
+/**
+ * Paths added, removed and modified between two trees (`git diff --name-status --no-renames`),
+ * comparing tree objects and skipping subtrees whose ids match; in git's path order.
+ */
+async function compareTrees(gitDir: string, a: string | undefined, b: string | undefined, prefix: string, res: { added: string[]; removed: string[]; modified: string[] }): Promise<void> {
+  const [ea, eb] = await Promise.all([a ? readTreeEntries(gitDir, a) : [], b ? readTreeEntries(gitDir, b) : []]);
+  const key = (e: RawTreeEntry) => Buffer.from(e.mode === "040000" ? `${e.name}/` : e.name, "utf8");
+  const rows = new Map<string, { a?: RawTreeEntry; b?: RawTreeEntry }>();
+  for (const e of ea) rows.set(e.name, { a: e });
+  for (const e of eb) rows.set(e.name, { ...rows.get(e.name), b: e });
+  // git walks both trees in tree order; a name that is a file on one side and a folder on the
+  // other yields the file's line and the folder's paths at their own places in that order.
+  const items: Array<{ k: Buffer; name: string; a?: RawTreeEntry; b?: RawTreeEntry }> = [];
+  for (const [name, r] of rows) {
+    const ta = r.a && r.a.mode === "040000";
+    const tb = r.b && r.b.mode === "040000";
+    if (r.a && r.b && ta !== tb) {
+      items.push({ k: key(r.a), name, a: r.a });
+      items.push({ k: key(r.b), name, b: r.b });
+    } else items.push({ k: key((r.a ?? r.b)!), name, ...r });
+  }
+  items.sort((x, y) => Buffer.compare(x.k, y.k));
+  for (const it of items) {
+    const path = prefix + it.name;
+    const isTree = (e?: RawTreeEntry) => !!e && e.mode === "040000";
+    if (isTree(it.a) || isTree(it.b)) {
+      if (it.a?.sha === it.b?.sha) continue;
+      await compareTrees(gitDir, isTree(it.a) ? it.a!.sha : undefined, isTree(it.b) ? it.b!.sha : undefined, `${path}/`, res);
+    } else if (it.a && it.b) {
+      if (it.a.sha !== it.b.sha || it.a.mode !== it.b.mode) res.modified.push(path);
+    } else if (it.a) res.removed.push(path);
+    else res.added.push(path);
+  }
+}
+
 async function changedPathsUncached(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+  if ((await objectType(gitDir, sha)) === "commit" && (!parent || (await objectType(gitDir, parent)) === "commit")) {
+    const res = { added: [] as string[], removed: [] as string[], modified: [] as string[] };
+    const tree = (await readCommit(gitDir, sha)).tree;
+    const parentTree = parent ? (await readCommit(gitDir, parent)).tree : undefined;
+    await compareTrees(gitDir, parentTree, tree, "", res);
+    return res;
+  }
+  return changedPathsGit(gitDir, parent, sha);
+}
+
+async function changedPathsGit(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
   const out = parent
     ? await git(gitDir, ["diff", "--name-status", "-z", "--no-renames", parent, sha])
     : await git(gitDir, ["diff-tree", "--root", "--name-status", "-z", "--no-renames", "-r", sha]);
@@ -594,3 +702,22 @@ async function changedPathsUncached(gitDir: string, parent: string | undefined, 
   }
   return res;
 }
+
+/** The git-process versions of what this module computes itself, for tests comparing the two. */
+export const viaGit = {
+  lsTree: lsTreeUncached,
+  listRefs: listRefsWithGit,
+  buildTree: buildTreeWithIndex,
+  changedPaths: changedPathsGit,
+  mergeBase: mergeBaseGit,
+  async isAncestor(gitDir: string, a: string, b: string): Promise<boolean> {
+    return (await runGit(gitDir, ["merge-base", "--is-ancestor", a, b], { allowFail: true })).code === 0;
+  },
+  async countCommits(gitDir: string, base: string, head: string): Promise<number> {
+    return Number((await git(gitDir, ["rev-list", "--count", `${base}..${head}`])).trim());
+  },
+  async resolveRef(gitDir: string, ref: string): Promise<string | undefined> {
+    const r = await runGit(gitDir, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { allowFail: true });
+    return r.code === 0 ? r.stdout.toString().trim() : undefined;
+  },
+};
