@@ -1,4 +1,5 @@
-// Bundles the Action (action/src/entry.ts) into action/dist/index.js with esbuild: one ESM file
+// Bundles the Action (action/src/entry.ts) into action/dist/index.js, and the agents' `forge`
+// command (action/src/forge-entry.ts: spawn, validate) into action/dist/forge.js, with esbuild: one ESM file
 // for Node 20+, chunks for what is loaded lazily (the artifact client), and the agent layer's
 // built-in prompts copied beside it. `node action/build.mjs --outdir <dir>` builds elsewhere (the
 // stale-dist test compares the two).
@@ -14,7 +15,7 @@ const outdir = i > 0 ? path.resolve(process.argv[i + 1]) : path.join(here, "dist
 
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { index: path.join(here, "src/entry.ts") },
+  entryPoints: { index: path.join(here, "src/entry.ts"), forge: path.join(here, "src/forge-entry.ts") },
   outdir,
   bundle: true,
   splitting: true,

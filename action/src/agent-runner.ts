@@ -28,6 +28,12 @@ export interface TaskContext {
   testCommand?: string;
   branch: string;
   baseRef: string;
+  /** Refinery: upstream refs to merge in its merge stage (fetched; the ones the App could not merge). */
+  mergeRefs?: string[];
+  /** Captain: the plan folder to write and validate, relative to the checkout. */
+  planDir?: string;
+  /** Captain: the Change Request to answer (outside text, sanitized). */
+  goal?: string;
 }
 
 /** One line of progress: any sign that the agent is working. */
@@ -48,6 +54,8 @@ export interface AgentRunRequest {
   /** Aborted by the pipeline on a stall, a timeout or a cancel: the agent must be stopped promptly. */
   signal: AbortSignal;
   onProgress(p: Progress): void;
+  /** Awaited when a stage of the sequence ends (no agent running): the pipeline pushes the work so far. */
+  onStageEnd?(stage: string): Promise<void>;
 }
 
 export interface AgentRunOutcome {

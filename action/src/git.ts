@@ -115,6 +115,18 @@ export class Git {
     return this.out(["rev-parse", `refs/remotes/origin/${branch}`]);
   }
 
+  /**
+   * Fetches branches with the history a merge needs (a shallow checkout is deepened to full history:
+   * a merge base below the shallow boundary would make git refuse the merge). Returns their
+   * remote-tracking refs.
+   */
+  async fetchForMerge(branches: string[], current?: string): Promise<string[]> {
+    const shallow = (await this.out(["rev-parse", "--is-shallow-repository"])) === "true";
+    const refs = [...new Set([...(current ? [current] : []), ...branches])].map((b) => `+refs/heads/${b}:refs/remotes/origin/${b}`);
+    await this.run(["fetch", "--no-tags", "--quiet", ...(shallow ? ["--unshallow"] : []), "origin", ...refs]);
+    return branches.map((b) => `refs/remotes/origin/${b}`);
+  }
+
   /** Paths changed between a commit and the index (staged), as `git diff --name-status`. */
   async stagedChanges(base: string): Promise<Array<{ status: string; path: string }>> {
     const raw = (await this.run(["diff", "--cached", "--name-status", "--no-renames", "-z", base])).stdout;

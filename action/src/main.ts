@@ -95,6 +95,8 @@ export type JobReport =
       warnings: string[];
       summary: string;
       timings: Timings;
+      /** Progress pushes made at stage ends (before the final push). */
+      progressPushes: number;
     };
 
 export class JobError extends Error {
@@ -161,6 +163,10 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context, ...(check.followup ? { followup: check.followup } : {}) }),
     github.findOpenPull(branch, base).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
   ]);
+  // A refinery merges in its merge stage the upstream branches the App could not merge server-side
+  // (their conflicts are resolved by sub-agents, src/agent/stages.ts); the clean ones are on the branch already.
+  const conflicts = node.kind === "refinery" ? (input.context.conflicts ?? []) : [];
+  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, branch);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
   await writeFile(path.join(sessionDir, "context.md"), built.markdown);
@@ -196,6 +202,43 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   }
   mark("draft_pr");
   const preAgentHead = await git.head();
+  /**
+   * Stages the agent's work over `foldBase` (the pre-agent head, then the last progress commit): the
+   * agent's own commits are folded into the runner's — except merge commits (a refinery's upstream, a
+   * type 3's sub-branches), which are kept so the history says what was merged. The attempt's record
+   * folder is never part of it; protected paths are reverted and remembered. Returns the files the
+   * attempt changed so far (against the pre-agent head) and whether anything is staged over HEAD.
+   */
+  let foldBase = preAgentHead;
+  const refused = new Map<string, Refusal>();
+  const stageWork = async (): Promise<{ filesChanged: string[]; pending: boolean }> => {
+    await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+    const keep = (await git.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "")) || foldBase;
+    if ((await git.head()) !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
+    await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+    const staged = await git.stagedChanges(preAgentHead);
+    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
+    for (const r of await revertProtectedChanges(git, preAgentHead, staged)) refused.set(r.path, r);
+    const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+    return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
+  };
+  /**
+   * Progress push (DESIGN.md §6) at each stage end, while no agent runs: the work so far becomes a
+   * commit on the task branch and is pushed, so a runner machine that dies loses one stage at most.
+   * The final work and record commits come on top of it (pushes stay fast-forwards).
+   */
+  let progressPushes = 0;
+  const pushProgress = async (stage: string): Promise<void> => {
+    const { pending } = await stageWork();
+    if (!pending) return;
+    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, undefined, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name], ["Stage", stage]]));
+    foldBase = sha;
+    // The start commit's push (with the PR) lands first.
+    await prOpening;
+    await git.push(branch, sha);
+    progressPushes++;
+    log.info(`Pushed the work after stage ${stage} (${sha.slice(0, 12)}).`);
+  };
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
 
@@ -216,6 +259,12 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
           onProgress: (p) => {
             progressNote = p.summary;
             ctl.onProgress(p);
+          },
+          // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
+          onStageEnd: async (stage) => {
+            ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
+            await pushProgress(stage).catch((err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`));
+            ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           },
         })
         .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
@@ -251,30 +300,23 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) errors.push(outcome.error);
 
-  // 6. Collect the work into one commit on top of the pre-agent head.
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if ((await git.head()) !== preAgentHead) {
-    // The agent committed by itself: its commits are folded into the runner's single work commit.
-    await git.run(["reset", "--soft", "--quiet", preAgentHead]);
-  }
+  // 6. Collect the work into one commit on top of the pre-agent head (or of the last progress push).
   const agentRecordCopy = path.join(input.workspace, recordRel, "walkthrough.md");
   if (!(await exists(walkthroughSession)) && !outcome.walkthroughPath && (await exists(agentRecordCopy))) await cp(agentRecordCopy, walkthroughSession);
-  // The attempt's record folder belongs to the runner: never part of the work commit.
-  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-  const staged = await git.stagedChanges(preAgentHead);
-  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
-  const refusals = await revertProtectedChanges(git, preAgentHead, staged);
+  const { filesChanged, pending } = await stageWork();
+  const refusals = [...refused.values()];
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
     if (!(exitCode === 20 || exitCode === 21)) exitCode = 1;
   }
-  // The start commit is empty, so what is staged over the pre-agent head is what the attempt changed.
-  const filesChanged = staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path);
   let workSha: string | undefined;
-  if (filesChanged.length > 0) {
+  if (pending) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : undefined;
     workSha = await git.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
+  } else if (filesChanged.length > 0 || (await git.head()) !== preAgentHead) {
+    // Everything was in a progress push already, or in the merges kept.
+    workSha = await git.head();
   }
   const headForFacts = workSha ?? preAgentHead;
   if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node.kind !== "refinery") {
@@ -436,6 +478,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     warnings,
     summary,
     timings,
+    progressPushes,
   };
 }
 

@@ -58,6 +58,12 @@ function bundledPromptDir(): string | undefined {
   return existsSync(path.join(dir, "1.md")) ? dir : undefined;
 }
 
+/** The bundled `forge` command (dist/forge.js) for agents' `forge spawn`, when it is there. */
+export function bundledForgeCli(): { command: string; args: string[] } | undefined {
+  const file = fileURLToPath(new URL("./forge.js", import.meta.url));
+  return existsSync(file) && path.basename(path.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : undefined;
+}
+
 export async function run(overrides: RunOverrides = {}): Promise<void> {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
@@ -101,6 +107,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
     const agentEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)));
     const promptDir = bundledPromptDir();
+    const forgeCli = bundledForgeCli();
     const agent =
       overrides.agent ??
       createStagesRunner({
@@ -115,6 +122,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         extraEnv,
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
+        ...(forgeCli ? { forgeCli } : {}),
       });
 
     // GitHub cancels a step with SIGINT, then SIGTERM 7.5 s later, then kills the tree 2.5 s after

@@ -32,6 +32,11 @@ export interface StagesRunnerOptions {
   builtinPromptDir?: string;
   /** The agent CLI's executable (default: `claude` / `codex` on PATH). */
   binary?: string;
+  /**
+   * The `forge` command agents run for `forge spawn` (sub-agents within the depth budget and the
+   * hierarchy): the bundle's `forge.js` beside `index.js`. Absent: the agent layer's default.
+   */
+  forgeCli?: { command: string; args: string[] };
 }
 
 export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
@@ -58,7 +63,12 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
           ...(c.answer !== undefined ? { answer: c.answer } : {}),
           ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
+          ...(c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {}),
+          ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),
+          ...(c.goal !== undefined ? { goal: c.goal } : {}),
         },
+        // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (DESIGN.md §5).
+        subBranches: true,
         workdir: req.workdir,
         sessionDir: agentDir,
         spawn: {
@@ -79,11 +89,13 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           },
           masker: options.masker,
           ...(options.binary ? { binary: options.binary } : {}),
+          ...(options.forgeCli ? { forgeCli: options.forgeCli } : {}),
           ...(options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}),
         },
         deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
         onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
+        ...(req.onStageEnd ? { onStageEnd: (stage: string) => req.onStageEnd!(stage) } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {

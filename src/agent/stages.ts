@@ -128,6 +128,11 @@ export interface RunStagesOptions {
   testTimeoutMs?: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Awaited after each stage ends, before the next starts (no session is running then): the job
+   * pipeline commits and pushes the work so far. Its errors are reported as progress, never fatal.
+   */
+  onStageEnd?: (stage: StageName, record: StageRecord) => Promise<void>;
   promptOptions?: LoadPromptOptions;
 }
 
@@ -693,6 +698,13 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     };
     records.push(rec);
     progress(`stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
+    if (options.onStageEnd) {
+      try {
+        await options.onStageEnd(stage, rec);
+      } catch (err) {
+        progress(`after stage ${stage}: ${(err as Error).message}`);
+      }
+    }
     if (o.skipNext) skipNext = o.skipNext;
     if (o.exitCode === 0) continue;
     if (o.exitCode === 12) {

@@ -6,15 +6,11 @@ import {
   requestLog,
   restEndpointMethods,
   retry
-} from "./chunk-6B73C7VZ.js";
+} from "./chunk-QLZA35EM.js";
 import {
   BearerCredentialHandler,
   HttpClient,
   HttpCodes,
-  __commonJS,
-  __export,
-  __require,
-  __toESM,
   debug,
   error,
   info,
@@ -22,7 +18,13 @@ import {
   require_undici,
   setSecret,
   warning
-} from "./chunk-RVLAWUDW.js";
+} from "./chunk-ILD5NOJL.js";
+import {
+  __commonJS,
+  __export,
+  __require,
+  __toESM
+} from "./chunk-GKD5JMX4.js";
 
 // node_modules/@protobuf-ts/runtime/build/commonjs/json-typings.js
 var require_json_typings = __commonJS({

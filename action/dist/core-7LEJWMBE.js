@@ -29,7 +29,8 @@ import {
   toPosixPath,
   toWin32Path,
   warning
-} from "./chunk-RVLAWUDW.js";
+} from "./chunk-ILD5NOJL.js";
+import "./chunk-GKD5JMX4.js";
 export {
   ExitCode,
   addPath,

@@ -1,0 +1,201 @@
+// What the action hands the agent layer beyond one task: refineries' conflicted upstream branches
+// (merged by the merge stage, conflicts resolved by a sub-agent), sub-agents (`forge` on the agent's
+// PATH, sub-branches), and a push of the work at every stage end.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentRunner } from "../../action/src/agent-runner.js";
+import { main, type JobReport } from "../../action/src/main.js";
+import { createStagesRunner } from "../../action/src/stages-runner.js";
+import { Masker } from "../../src/agent/secrets.js";
+import { attemptDir } from "../../src/core/layout.js";
+import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
+
+let world: World | undefined;
+afterEach(() => world?.cleanup());
+function world_(o: WorldOptions = {}): World {
+  world = makeWorld(o);
+  return world;
+}
+
+const FORGE_JS = path.resolve("action/dist/forge.js");
+
+// Git merges and pushes print nothing: liveness limits a loaded machine does not trip.
+function job(w: World, agent: AgentRunner, taskId: string, context: Record<string, unknown> = {}): Promise<JobReport> {
+  return main({
+    config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+    input: { runId: RUN, taskId, attempt: 1, context, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+    deps: { github: w.github, git: w.git, agent },
+  });
+}
+
+/** A commit on a branch of the bare repository (a clone, a commit, a push). */
+function commitOn(w: World, branch: string, files: Record<string, string>, from = branch): void {
+  const dir = path.join(w.dir, `edit-${Math.random().toString(36).slice(2)}`);
+  sh(w.dir, ["clone", "--quiet", `--branch=${from}`, w.originUrl, dir]);
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), text);
+  }
+  sh(dir, ["add", "-A"]);
+  sh(dir, ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", `edit ${branch}`]);
+  sh(dir, ["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`]);
+}
+
+const stagesRunner = (script: string) =>
+  createStagesRunner({
+    adapter: "command",
+    command: script,
+    maxTurns: 10,
+    maxDepth: 3,
+    idleTimeoutMs: 60_000,
+    timeoutMs: 120_000,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
+    extraEnv: {},
+    masker: new Masker(),
+    builtinPromptDir: path.resolve("src/agent/prompts"),
+    ...(existsSync(FORGE_JS) ? { forgeCli: { command: process.execPath, args: [FORGE_JS] } } : {}),
+  });
+
+const WALKTHROUGH = (fm: Record<string, unknown> = {}) => `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough({ files_changed: [], ...fm })}WT`;
+
+describe("progress pushes", () => {
+  it("pushes the work at each stage end; the final work and record commits come on top", async () => {
+    const w = world_();
+    let seenAfterStage: string | undefined;
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        mkdirSync(path.join(req.workdir, "src"), { recursive: true });
+        writeFileSync(path.join(req.workdir, "src/a.txt"), "stage one\n");
+        // The agent commits by itself in the first stage: folded into the runner's progress commit.
+        sh(req.workdir, ["add", "-A"]);
+        sh(req.workdir, ["-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "--quiet", "-m", "wip"]);
+        await req.onStageEnd!("implement");
+        seenAfterStage = w.show(w.branch, "src/a.txt");
+        await req.onStageEnd!("verify"); // nothing new: no commit, no push
+        writeFileSync(path.join(req.workdir, "src/b.txt"), "stage two\n");
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.reason);
+    expect(report.exitCode, report.result.error).toBe(0);
+    // A runner that died after the first stage would have left its work on GitHub.
+    expect(seenAfterStage).toBe("stage one\n");
+    expect(report.progressPushes).toBe(1);
+    const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
+    expect(subjects.slice(0, 4)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): Task t1", "forge(t1): work after stage implement", "forge(t1): start attempt 1"]);
+    const progress = sh(w.origin, ["log", "-1", "--skip=2", "--format=%H", `refs/heads/${w.branch}`]);
+    expect(sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", progress])).toBe("Task: t1\nAttempt: 1\nAgent: command\nStage: implement");
+    expect(sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", report.workSha!])).toBe("src/b.txt");
+    // The walkthrough lists everything the attempt changed, across the pushes.
+    expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["src/a.txt", "src/b.txt"]);
+  });
+
+  it("a stage's protected-path change is reverted before its push and still fails the attempt", async () => {
+    const w = world_();
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        writeFileSync(path.join(req.workdir, ".github/workflows/ci.yml"), "name: pwned\n");
+        writeFileSync(path.join(req.workdir, "ok.txt"), "fine\n");
+        await req.onStageEnd!("implement");
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.reason);
+    expect(report.exitCode).toBe(1);
+    expect(report.refusals.map((r) => r.path)).toEqual([".github/workflows/ci.yml"]);
+    expect(w.show(w.branch, ".github/workflows/ci.yml")).toBe("name: ci\non: push\njobs: {}\n");
+    expect(w.show(w.branch, "ok.txt")).toBe("fine\n");
+  });
+
+  it("runStages' stage ends reach the pipeline: a two-stage type 1 pushes after each stage", async () => {
+    const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
+    const script = `case "$FORGE_SPAWN_NAME" in\n  implement) echo one > one.txt ;;\n  *) echo two > two.txt\n${WALKTHROUGH()}\n  ;;\nesac`;
+    const report = await job(w, stagesRunner(script), "t1");
+    if (report.kind !== "attempt") throw new Error(report.reason);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.progressPushes).toBe(2);
+    const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
+    expect(subjects.slice(0, 3)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage walkthrough", "forge(t1): work after stage implement"]);
+    expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
+  });
+});
+
+describe("refineries: the upstream branches the App could not merge", () => {
+  it("are fetched into the shallow checkout and merged by the merge stage; a sub-agent resolves the conflict; the merge is kept", async () => {
+    const w = world_({
+      tasks: [{ id: "a" }, { id: "b" }, { id: "r", type: "refinery", dependencies: ["a", "b"] }],
+      taskId: "r",
+      files: { ".forge/stages.yml": "refinery: [merge, single]\n", "shared.txt": "base\n" },
+      journal: (j) => {
+        Object.assign(j.tasks[0]!, { status: "MERGE_READY", attempt: 1, branch: "forge/r1/a/1" });
+        Object.assign(j.tasks[1]!, { status: "MERGE_READY", attempt: 1, branch: "forge/r1/b/1" });
+        Object.assign(j.tasks[2]!, { status: "RUNNING", attempt: 1, dispatchedAttempt: 1, branch: "forge/r1/r/1", blockers: 0 });
+      },
+    });
+    // b was merged server-side into the refinery's branch; a conflicts with it on shared.txt.
+    commitOn(w, "forge/r1/a/1", { "shared.txt": "from a\n", "a.txt": "a\n" }, "main");
+    commitOn(w, "forge/r1/b/1", { "shared.txt": "from b\n" }, "main");
+    commitOn(w, w.branch, { "shared.txt": "from b\n" });
+    const script = [
+      `case "$FORGE_SPAWN_NAME" in`,
+      `  merge-resolve) printf 'from a\\nfrom b\\n' > shared.txt; echo "$FORGE_AGENT_TYPE" > "$FORGE_SESSION_DIR/../../resolver-type" ;;`,
+      `  single) forge validate --help > /dev/null && echo ok > forge-ok.txt`,
+      WALKTHROUGH(),
+      `  ;;`,
+      `esac`,
+    ].join("\n");
+    const report = await job(w, stagesRunner(script), "r", { conflicts: ["forge/r1/a/1"] });
+    if (report.kind !== "attempt") throw new Error(report.reason);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(w.show(w.branch, "shared.txt")).toBe("from a\nfrom b\n");
+    expect(w.show(w.branch, "a.txt")).toBe("a\n");
+    // The merge commit stays in the history: a's branch is an ancestor of the refinery's.
+    const aTip = sh(w.origin, ["rev-parse", "refs/heads/forge/r1/a/1"]);
+    expect(() => sh(w.origin, ["merge-base", "--is-ancestor", aTip, `refs/heads/${w.branch}`])).not.toThrow();
+    const manifest = JSON.parse(w.show(w.branch, `${attemptDir(RUN, "r", 1)}/manifest.json`)!) as { stages: Array<{ name: string; status: string }> };
+    expect(manifest.stages.map((s) => `${s.name}:${s.status}`)).toEqual(["merge:success", "single:success"]);
+    // The agents' shell has the bundled `forge` (spawn, validate) on its PATH.
+    if (existsSync(FORGE_JS)) expect(w.show(w.branch, "forge-ok.txt")).toBe("ok\n");
+  });
+
+  it("with no conflicts there is nothing to merge", async () => {
+    const w = world_({ tasks: [{ id: "r", type: "refinery" }], taskId: "r" });
+    let refs: string[] | undefined = ["unset"];
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        refs = req.taskContext.mergeRefs;
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "r", {});
+    expect(report.kind).toBe("attempt");
+    expect(refs).toBeUndefined();
+  });
+});
+
+describe("the bundled forge command", () => {
+  it.skipIf(!existsSync(FORGE_JS))("dist/forge.js runs spawn (depth budget) and validate", () => {
+    const out = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+      try {
+        return { code: 0, stdout: execFileSync(process.execPath, [FORGE_JS, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] }) };
+      } catch (err) {
+        const e = err as { status: number; stdout: string; stderr: string };
+        return { code: e.status, stdout: e.stdout, stderr: e.stderr };
+      }
+    };
+    expect(out(["--help"]).stdout).toMatch(/spawn[\s\S]*validate|validate[\s\S]*spawn/);
+    // Depth spent: exit 2, nothing runs.
+    const spent = out(["spawn", "--adapter", "command", "--command", "true", "--prompt", "x", "--max-depth", "1", "--output-format", "json"], { FORGE_SPAWN_DEPTH: "1" });
+    expect(spent.code).toBe(2);
+  });
+});
