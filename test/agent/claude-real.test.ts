@@ -264,7 +264,8 @@ describe("Claude Code adapter with the real CLI", () => {
     await new Promise<void>((r) => stallServer!.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(stallServer.address() as AddressInfo).port}`;
     const events: ProgressEvent[] = [];
-    const idleMs = 3_000;
+    // Long enough for the CLI to start and write on a busy machine; a stall is still told apart from slowness.
+    const idleMs = 10_000;
     const r = await spawnAgent({
       adapter: "claude",
       binary: claudeBinary(),
