@@ -314,6 +314,22 @@ export class SimCore {
    * open PRs whose head moved, and marks PRs merged when their head lands on their base by push.
    */
   async refsChanged(repo: Repo, changes: RefChange[], ctx: ActContext): Promise<void> {
+    // One repository's ref changes are turned into events one at a time, in the order they were
+    // made: two writes in flight on one branch must not interleave their pull request updates
+    // (a `synchronize` with a stale `before`) nor emit the second push before the first.
+    const prev = this.refEvents.get(repo.id) ?? Promise.resolve();
+    const mine = prev.then(() => this.refsChangedNow(repo, changes, ctx));
+    const tail = mine.catch(() => undefined);
+    this.refEvents.set(repo.id, tail);
+    void tail.then(() => {
+      if (this.refEvents.get(repo.id) === tail) this.refEvents.delete(repo.id);
+    });
+    return mine;
+  }
+
+  private readonly refEvents = new Map<number, Promise<void>>();
+
+  private async refsChangedNow(repo: Repo, changes: RefChange[], ctx: ActContext): Promise<void> {
     const causedByWorkflowRun = ctx.token?.workflowRunId;
     const sender = this.model.user(ctx.actor);
     repo.pushedAt = now();

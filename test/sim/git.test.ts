@@ -102,6 +102,13 @@ describe("the simulator's own git reads agree with git", () => {
     }
   });
 
+  it("file diffs with line counts and patches", async () => {
+    for (let i = 1; i < commits.length; i += 2) {
+      const base = commits[(i * 5) % i]!;
+      for (const withPatch of [false, true]) expect(await git.diffFiles(dir, base, commits[i]!, withPatch)).toEqual(await git.viaGit.diffFiles(dir, base, commits[i]!, withPatch));
+    }
+  });
+
   it("ancestry, merge bases and commit counts", async () => {
     for (let i = 0; i < commits.length; i += 3) {
       for (let j = 0; j < commits.length; j += 4) {

@@ -592,7 +592,49 @@ export async function diffFiles(gitDir: string, base: string, head: string, with
   return files.map((f) => ({ ...f }));
 }
 
+const RAW = /^:\d{6} \d{6} [0-9a-f]{40} ([0-9a-f]{40}) ([A-Z])\d*$/;
+const NUMSTAT = /^(\d+|-)\t(\d+|-)\t([^]*)$/;
+
+/**
+ * Per-file statuses and line counts from one `git diff-tree` (plumbing: outside a repository it
+ * fails, where porcelain `git diff` would silently compare paths on disk), plus one for patches.
+ */
 async function diffFilesUncached(gitDir: string, base: string, head: string, withPatch: boolean): Promise<FileDiff[]> {
+  const [out, full] = await Promise.all([
+    git(gitDir, ["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", "--numstat", base, head]),
+    withPatch ? git(gitDir, ["diff-tree", "-r", "--no-renames", "-p", "-U3", base, head]) : Promise.resolve(""),
+  ]);
+  const stats = new Map<string, [number, number]>();
+  const raws: Array<{ name: string; sha: string; st: string }> = [];
+  const items = out.split("\0");
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const r = RAW.exec(item);
+    if (r && i + 1 < items.length) {
+      raws.push({ name: items[++i]!, sha: r[1]!, st: r[2]! });
+      continue;
+    }
+    const n = NUMSTAT.exec(item);
+    if (n) stats.set(n[3]!, [n[1] === "-" ? 0 : Number(n[1]), n[2] === "-" ? 0 : Number(n[2])]);
+  }
+  const patches = new Map<string, string>();
+  for (const chunk of full.split(/^(?=diff --git )/m)) {
+    const lines = chunk.split("\n");
+    const m = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? "");
+    if (!m) continue;
+    const at = lines.findIndex((l) => l.startsWith("@@"));
+    patches.set(m[2]!, at < 0 ? "" : lines.slice(at).join("\n").replace(/\n$/, ""));
+  }
+  return raws.map(({ name, sha, st }) => {
+    const [additions, deletions] = stats.get(name) ?? [0, 0];
+    const status = st === "A" ? "added" : st === "D" ? "removed" : "modified";
+    const entry: FileDiff = { filename: name, status, additions, deletions, sha: status === "removed" ? "0".repeat(40) : sha };
+    if (withPatch) entry.patch = patches.get(name) ?? "";
+    return entry;
+  });
+}
+
+async function diffFilesPorcelain(gitDir: string, base: string, head: string, withPatch: boolean): Promise<FileDiff[]> {
   const numstat = await git(gitDir, ["diff", "--numstat", "-z", "--no-renames", base, head]);
   const raw = await git(gitDir, ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, head]);
   const stats = new Map<string, [number, number]>();
@@ -709,6 +751,7 @@ export const viaGit = {
   listRefs: listRefsWithGit,
   buildTree: buildTreeWithIndex,
   changedPaths: changedPathsGit,
+  diffFiles: diffFilesPorcelain,
   mergeBase: mergeBaseGit,
   async isAncestor(gitDir: string, a: string, b: string): Promise<boolean> {
     return (await runGit(gitDir, ["merge-base", "--is-ancestor", a, b], { allowFail: true })).code === 0;

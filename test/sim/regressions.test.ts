@@ -134,6 +134,10 @@ describe("concurrent contents writes", () => {
     const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const branches = ["c1", "c2", "c3", "c4"];
     await Promise.all(branches.map((b) => gh.rest.git.createRef({ owner, repo, ref: `refs/heads/${b}`, sha: main.object.sha })));
+    await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "c1.txt", branch: "c1", message: "c1", content: b64("c1\n") });
+    const { data: pr } = await gh.rest.pulls.create({ owner, repo, head: "c1", base: "main", title: "c1" });
+    const events: Array<{ event: string; action: string | null; payload: Record<string, unknown> }> = [];
+    const off = sim.onEvent((e) => events.push(e));
     for (let round = 0; round < 3; round++) {
       const all = await Promise.all(branches.map((b) => casRound(b, "journal.md", 5)));
       for (const statuses of all) {
@@ -141,6 +145,17 @@ describe("concurrent contents writes", () => {
         expect(statuses.filter((s) => s === 409)).toHaveLength(4);
       }
     }
+    off();
+    // Each branch's pushes chain (before = the previous after), and so do the PR's synchronize events.
+    for (const b of branches) {
+      const pushes = events.filter((e) => e.event === "push" && e.payload.ref === `refs/heads/${b}`).map((e) => e.payload as { before: string; after: string });
+      expect(pushes).toHaveLength(3);
+      for (let i = 1; i < pushes.length; i++) expect(pushes[i]!.before).toBe(pushes[i - 1]!.after);
+    }
+    const syncs = events.filter((e) => e.event === "pull_request" && e.action === "synchronize").map((e) => e.payload as { before: string; after: string; number: number });
+    expect(syncs.every((e) => e.number === pr.number)).toBe(true);
+    expect(syncs).toHaveLength(3);
+    for (let i = 1; i < syncs.length; i++) expect(syncs[i]!.before).toBe(syncs[i - 1]!.after);
     await sim.idle();
     expect(sim.violations).toEqual([]);
   });
