@@ -136,6 +136,23 @@ describe("the simulator's own git reads agree with git", () => {
     }
   });
 
+  it("commit objects byte for byte", async () => {
+    const tree = (await git.readCommit(dir, commits.at(-1)!)).tree;
+    const people = [
+      { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com", date: "2026-03-01T10:20:30Z" },
+      { name: "Zoë Ünicode", email: "z@example.com", date: "2026-03-01T10:20:30+02:00" },
+      { name: "Late Night", email: "late@example.com", date: "2026-03-01T23:59:59.123-0530" },
+      { name: " spaced. ", email: "<odd>@example.com", date: "2026-03-01T10:20:30Z" },
+      { name: "No Zone", email: "nz@example.com", date: "2026-03-01T10:20:30" },
+    ];
+    for (const p of people) {
+      for (const message of ["one line\n", "subject\n\nbody\n", "no newline", ""]) {
+        const parents = [commits.at(-1)!, commits.at(-2)!].slice(0, message.length % 3);
+        expect(await git.commitTree(dir, tree, parents, message, p, people[0]!)).toBe(await git.viaGit.commitTree(dir, tree, parents, message, p, people[0]!));
+      }
+    }
+  });
+
   it("blobs read back and unknown objects are absent", async () => {
     const sha = await git.hashBlob(dir, Buffer.from([0, 1, 2, 10, 255]));
     expect([...(await git.readBlob(dir, sha))]).toEqual([0, 1, 2, 10, 255]);

@@ -360,7 +360,48 @@ function identEnv(prefix: "AUTHOR" | "COMMITTER", id: GitIdentity): Record<strin
   };
 }
 
+/** ` <epoch> <±hhmm>` of an ISO-8601 date with a zone, as git reads it; undefined otherwise. */
+function gitDate(iso: string): string | undefined {
+  const m = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(Z|([+-])(\d\d):?(\d\d))$/.exec(iso);
+  const ms = Date.parse(iso);
+  if (!m || Number.isNaN(ms)) return undefined;
+  const tz = m[1] === "Z" ? "+0000" : `${m[2]}${m[3]}${m[4]}`;
+  return `${Math.floor(ms / 1000)} ${tz}`;
+}
+
+/** `name <email> epoch tz` when git would write exactly these values (no characters it strips). */
+function identLine(id: GitIdentity): string | undefined {
+  const crud = /^[\x00-\x20.,:;<>"\\']|[\x00-\x20.,:;<>"\\']$|[<>\n]/;
+  const date = gitDate(id.date);
+  if (!date || !id.name || !id.email || crud.test(id.name) || crud.test(id.email)) return undefined;
+  return `${id.name} <${id.email}> ${date}`;
+}
+
+/**
+ * Writes a commit object as `git commit-tree` does; values git would rewrite (crud in names,
+ * dates without a zone) and missing trees or parents are left to git itself.
+ */
 export async function commitTree(
+  gitDir: string,
+  tree: string,
+  parents: string[],
+  message: string,
+  author: GitIdentity,
+  committer: GitIdentity,
+): Promise<string> {
+  const a = identLine(author);
+  const c = identLine(committer);
+  if (a && c && SHA.test(tree) && parents.every((p) => SHA.test(p))) {
+    const types = await Promise.all([objectType(gitDir, tree), ...parents.map((p) => objectType(gitDir, p))]);
+    if (types[0] === "tree" && types.slice(1).every((t) => t === "commit")) {
+      const head = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${a}`, `committer ${c}`].join("\n");
+      return writeObject(gitDir, "commit", Buffer.from(`${head}\n\n${message}`, "utf8"));
+    }
+  }
+  return commitTreeWithGit(gitDir, tree, parents, message, author, committer);
+}
+
+async function commitTreeWithGit(
   gitDir: string,
   tree: string,
   parents: string[],
@@ -752,6 +793,7 @@ export const viaGit = {
   buildTree: buildTreeWithIndex,
   changedPaths: changedPathsGit,
   diffFiles: diffFilesPorcelain,
+  commitTree: commitTreeWithGit,
   mergeBase: mergeBaseGit,
   async isAncestor(gitDir: string, a: string, b: string): Promise<boolean> {
     return (await runGit(gitDir, ["merge-base", "--is-ancestor", a, b], { allowFail: true })).code === 0;

@@ -153,7 +153,7 @@ export function closeReaders(root: string): void {
 }
 
 /** Writes a loose object unless it exists; returns its id. */
-export async function writeObject(gitDir: string, type: "blob" | "tree", body: Buffer): Promise<string> {
+export async function writeObject(gitDir: string, type: "blob" | "tree" | "commit", body: Buffer): Promise<string> {
   const header = Buffer.from(`${type} ${body.length}\0`);
   const sha = createHash("sha1").update(header).update(body).digest("hex");
   const dir = join(gitDir, "objects", sha.slice(0, 2));
