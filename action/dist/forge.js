@@ -9,7 +9,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   validatePlan
-} from "./chunk-5GQTCCQS.js";
+} from "./chunk-AVPJHZRO.js";
 import {
   __commonJS,
   __require,

@@ -21,7 +21,7 @@ import {
   validatePlan,
   writeFileAtomic,
   writeSignal
-} from "./chunk-5GQTCCQS.js";
+} from "./chunk-AVPJHZRO.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -299,8 +299,8 @@ var require_utils = __commonJS({
       }
       return output;
     };
-    exports.basename = (path7, { windows } = {}) => {
-      const segs = path7.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path8, { windows } = {}) => {
+      const segs = path8.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -1823,7 +1823,7 @@ var require_picomatch2 = __commonJS({
 // action/src/runner.ts
 import { existsSync as existsSync2 } from "node:fs";
 import { readFile as readFile4 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 import { fileURLToPath } from "node:url";
 var import_yaml4 = __toESM(require_dist(), 1);
 
@@ -2051,9 +2051,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(ref, path7) {
+    async readFile(ref, path8) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path7, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path8, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -2062,7 +2062,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path7} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path8} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base2) {
@@ -2106,6 +2106,240 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     }
+  };
+}
+
+// action/src/captain.ts
+import { mkdir, readdir, rm as rm2 } from "node:fs/promises";
+import path2 from "node:path";
+
+// src/core/layout.ts
+var stateBranch = (runId) => `forge/${runId}/_state`;
+var JOURNAL_FILE = "journal.json";
+var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
+var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
+var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var planDir = (planId) => `.forge/plans/${planId}`;
+var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
+var TRAILERS = {
+  run: "Forge-Run",
+  task: "Forge-Task",
+  attempt: "Forge-Attempt",
+  agent: "Forge-Agent",
+  exit: "Forge-Exit"
+};
+var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
+
+// action/src/protected-paths.ts
+var import_picomatch = __toESM(require_picomatch2(), 1);
+import { rm } from "node:fs/promises";
+import path from "node:path";
+var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot: true });
+function isProtectedPath(file) {
+  return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
+}
+async function revertProtectedChanges(git2, base2, staged) {
+  const changes = (staged ?? await git2.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
+  for (const c of changes) {
+    if (c.status.startsWith("A")) {
+      await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+      await rm(path.join(git2.dir, c.path), { force: true });
+    } else {
+      await git2.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
+    }
+  }
+  return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
+}
+
+// action/src/supervisor.ts
+async function supervise(start, options) {
+  const now = options.now ?? Date.now;
+  const controller = new AbortController();
+  let lastProgressAt = now();
+  let last;
+  let progressed = false;
+  let missed = 0;
+  let beats = 0;
+  let stopped;
+  const stop = (reason, detail2) => {
+    if (stopped) return;
+    stopped = { reason, detail: detail2, at: now() };
+    options.onStop?.(reason, detail2, stopped.at, lastProgressAt);
+    controller.abort();
+  };
+  const tick = setInterval(() => {
+    const t = now();
+    if (progressed) {
+      progressed = false;
+      missed = 0;
+      beats++;
+      options.onBeat?.(t, last);
+    } else if (last?.kind === "tool_use") {
+      missed = 0;
+    } else {
+      missed++;
+      options.onMissed?.(t, missed);
+      if (missed >= options.missedBeats) {
+        stop("stalled", `no progress for ${Math.round((t - lastProgressAt) / 1e3)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1e3)} s)`);
+        return;
+      }
+    }
+    if (t - lastProgressAt >= options.idleMs) stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1e3)} s (idle limit ${Math.round(options.idleMs / 1e3)} s)`);
+  }, options.heartbeatMs);
+  const wall = setTimeout(() => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 6e4)} min reached`), options.wallClockMs);
+  const onCancel = () => stop("cancelled", "the job was cancelled");
+  if (options.cancel?.aborted) onCancel();
+  options.cancel?.addEventListener("abort", onCancel, { once: true });
+  try {
+    const outcome = await start({
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (stopped) return;
+        lastProgressAt = now();
+        last = p;
+        progressed = true;
+      }
+    });
+    return { outcome, ...stopped ? { stopped } : {}, lastProgressAt, beats };
+  } finally {
+    clearInterval(tick);
+    clearTimeout(wall);
+    options.cancel?.removeEventListener("abort", onCancel);
+  }
+}
+function exitCodeOfStop(reason) {
+  return reason === "cancelled" ? 20 : 21;
+}
+
+// action/src/captain.ts
+var CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
+function checkCaptainDispatch(journal, taskId, attempt) {
+  const crId = CAPTAIN_ID.exec(taskId)?.[1];
+  if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
+  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
+  const cr = journal.changeRequests.find((c) => c.id === crId);
+  if (!cr) return { current: false, reason: `run ${journal.runId} has no Change Request ${crId}` };
+  if (cr.status !== "pending" && cr.status !== "approved") return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
+  return { current: true, cr };
+}
+async function captainJob(args) {
+  const { config, input, deps, journal, cr } = args;
+  const { git: git2, github } = deps;
+  const log = deps.log ?? { info: () => {
+  }, warning: () => {
+  } };
+  const warnings = [];
+  const taskId = input.taskId;
+  const branch = `forge/${journal.runId}/${taskId}`;
+  const planDir2 = planDir(journal.planId);
+  const issue = args.context.issue ?? cr.issueNumber;
+  const tip = await git2.fetchBranch(branch);
+  if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git2.head();
+  const existing = (await readdir(path2.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
+  const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
+  const overlay = `${planDir2}/overlays/overlay-${next}.md`;
+  const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
+  const doc = cr.path && emitter?.branch ? await github.readFile(emitter.branch, cr.path).catch(() => void 0) : void 0;
+  const goal = sanitizeUntrusted([`Change Request ${cr.id}: ${cr.title}`, "", `Reason: ${cr.reason}`, ...cr.affectedTasks.length ? [`Affected tasks: ${cr.affectedTasks.join(", ")}`] : [], ...doc ? ["", doc.trim()] : []].join("\n"));
+  const plan = await github.readFile(preHead, `${planDir2}/plan.md`).catch(() => void 0);
+  const task = [
+    `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
+    "",
+    `Run \`${journal.runId}\` is paused on Change Request ${cr.id}${issue !== void 0 ? ` (issue #${issue})` : ""}. Write an overlay that resolves it:`,
+    "",
+    `- \`${overlay}\` with the overlay frontmatter (\`cr: ${cr.id}\`) saying what changes and why;`,
+    `- new task files under \`${planDir2}/tasks/\` for the work the overlay adds;`,
+    `- \`${planDir2}/dag.json\` updated, append-only: existing tasks and edges stay.`,
+    "",
+    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
+  ].join("\n");
+  const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm2(sessionDir, { recursive: true, force: true });
+  await mkdir(sessionDir, { recursive: true });
+  const taskContext = { runId: journal.runId, taskId, attempt: 1, title: `Amend plan ${journal.planId} (overlay ${next})`, task, goal, planDir: planDir2, branch, baseRef: journal.baseBranch, ...plan !== void 0 ? { plan } : {} };
+  const supervised = await supervise(
+    (ctl) => deps.agent.run({ agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md"), signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
+    {
+      heartbeatMs: config.heartbeat_interval_seconds * 1e3,
+      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
+      idleMs: config.timeouts.idle_minutes * 6e4,
+      wallClockMs: config.timeouts.agent_minutes * 6e4,
+      ...deps.cancel ? { cancel: deps.cancel } : {},
+      ...deps.now ? { now: deps.now } : {}
+    }
+  );
+  let exitCode = supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode;
+  const errors = supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [];
+  await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if (await git2.head() !== preHead) await git2.run(["reset", "--soft", "--quiet", preHead]);
+  await git2.run(["add", "--all", "--", "."]);
+  const staged = await git2.stagedChanges(preHead);
+  const outside = staged.filter((c) => !c.path.startsWith(`${planDir2}/`));
+  for (const c of outside) {
+    if (c.status.startsWith("A")) await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+    else await git2.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
+  }
+  if (outside.length) warnings.push(`changes outside ${planDir2}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
+  const planChanges = staged.filter((c) => c.path.startsWith(`${planDir2}/`));
+  if (exitCode === 0 || exitCode === 12) {
+    const problems = await loadPlan(path2.join(input.workspace, planDir2)).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+    if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`))) problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
+    if (problems.length) {
+      exitCode = 10;
+      errors.push(`the amended plan is not valid: ${problems.slice(0, 10).join("; ")}`);
+    }
+  }
+  const error = errors.length ? errors.join("; ") : void 0;
+  const summaryHead = `### Forge \xB7 Captain for ${cr.id}
+
+`;
+  if (!(exitCode === 0 || exitCode === 12) || planChanges.length === 0) {
+    const why = error ?? "the Captain changed nothing in the plan folder";
+    log.warning(`Captain for ${cr.id}: ${why}`);
+    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}No overlay: ${why}.
+` };
+  }
+  const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
+  const title = `forge(${taskId}): amend plan ${journal.planId} (${path2.basename(overlayFile, ".md")})`;
+  const headSha = await git2.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
+  await git2.push(branch);
+  const link = issue !== void 0 ? `#${issue}` : `Change Request ${cr.id}`;
+  const body = [
+    `Overlay for ${link}: **${cr.title}**`,
+    "",
+    `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
+    "",
+    `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
+    "",
+    "| File | Change |",
+    "| --- | --- |",
+    ...planChanges.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
+    ...input.jobUrl ? [`[The job](${input.jobUrl})`] : []
+  ].join("\n");
+  let pr = await github.findOpenPull(branch, journal.baseBranch).catch(() => void 0);
+  if (pr) await github.updatePull(pr.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
+  else {
+    pr = await github.createPull({ head: branch, base: journal.baseBranch, title, body, draft: false }).catch((err) => {
+      warnings.push(`could not open the pull request: ${err.message}`);
+      return void 0;
+    });
+  }
+  log.info(`Captain for ${cr.id}: ${overlayFile} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
+  return {
+    kind: "captain",
+    exitCode,
+    branch,
+    headSha,
+    overlay: overlayFile,
+    ...pr ? { prNumber: pr.number, prUrl: pr.url } : {},
+    warnings,
+    summary: `${summaryHead}Overlay \`${overlayFile}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url})` : ""} for ${link}.
+`
   };
 }
 
@@ -2248,23 +2482,6 @@ var journalSchema = external_exports.object({
   outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
 }).strict();
 
-// src/core/layout.ts
-var stateBranch = (runId) => `forge/${runId}/_state`;
-var JOURNAL_FILE = "journal.json";
-var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
-var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
-var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
-var planDir = (planId) => `.forge/plans/${planId}`;
-var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
-var TRAILERS = {
-  run: "Forge-Run",
-  task: "Forge-Task",
-  attempt: "Forge-Attempt",
-  agent: "Forge-Agent",
-  exit: "Forge-Exit"
-};
-var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
-
 // action/src/dispatch-check.ts
 var JournalError = class extends Error {
   constructor(message) {
@@ -2294,8 +2511,13 @@ function checkDispatch(journal, taskId, attempt) {
   return { current: true, journal, task, node };
 }
 async function readAndCheckDispatch(github, runId, taskId, attempt) {
+  const journal = await readJournal(github, runId);
+  if (typeof journal === "string") return { current: false, reason: journal };
+  return checkDispatch(journal, taskId, attempt);
+}
+async function readJournal(github, runId) {
   const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
-  if (text === void 0) return { current: false, reason: `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)` };
+  if (text === void 0) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
   let raw;
   try {
     raw = JSON.parse(text);
@@ -2309,7 +2531,7 @@ async function readAndCheckDispatch(github, runId, taskId, attempt) {
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
-  return checkDispatch(parsed.data, taskId, attempt);
+  return parsed.data;
 }
 
 // action/src/inputs.ts
@@ -2319,7 +2541,11 @@ var dispatchContextSchema = external_exports.object({
   answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
   followup: external_exports.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
   sourceTaskId: external_exports.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
-  conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent.")
+  conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+  changeRequest: external_exports.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
+  planDir: external_exports.string().optional().describe("A Captain dispatch: the plan folder."),
+  reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
+  issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue.")
 }).strict();
 var contextInputSchema = external_exports.string().transform((text, ctx) => {
   if (text.trim() === "") return {};
@@ -2341,7 +2567,7 @@ var actionInputSchema = external_exports.object({
   githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
   runId: runIdSchema,
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
-  taskId: external_exports.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n>"),
+  taskId: external_exports.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
   adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
@@ -2386,8 +2612,8 @@ function describeIssues(error, names = {}) {
 }
 
 // action/src/main.ts
-import { cp, mkdir, readFile as readFile2, readdir, rm as rm2, stat, writeFile } from "node:fs/promises";
-import path3 from "node:path";
+import { cp, mkdir as mkdir2, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
+import path4 from "node:path";
 
 // src/core/schemas/walkthrough.ts
 var walkthroughFrontmatterSchema = external_exports.object({
@@ -2448,7 +2674,7 @@ function branchName(config, runId, taskId, attempt) {
 
 // action/src/context.ts
 import { readFile } from "node:fs/promises";
-import path from "node:path";
+import path3 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -2503,17 +2729,17 @@ async function buildContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(pin, `${dir}/plan.md`),
-    fm.spec ? github.readFile(pin, path.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(pin, path3.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(dep.branch, rel) : void 0);
+    const text = await readLocal(path3.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(dep.branch, rel) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMd = await readLocal(path.join(args.workdir, "AGENTS.md"));
+  const agentsMd = await readLocal(path3.join(args.workdir, "AGENTS.md"));
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
   const taskContext = {
@@ -2580,27 +2806,6 @@ var AttemptEvents = class {
 `);
   }
 };
-
-// action/src/protected-paths.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
-import { rm } from "node:fs/promises";
-import path2 from "node:path";
-var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot: true });
-function isProtectedPath(file) {
-  return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
-}
-async function revertProtectedChanges(git2, base2, staged) {
-  const changes = (staged ?? await git2.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
-  for (const c of changes) {
-    if (c.status.startsWith("A")) {
-      await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm(path2.join(git2.dir, c.path), { force: true });
-    } else {
-      await git2.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
-    }
-  }
-  return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
-}
 
 // action/src/render.ts
 var PR_BODY_LIMIT = 65536;
@@ -2707,66 +2912,6 @@ function renderStatusBody(input) {
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
 }
 
-// action/src/supervisor.ts
-async function supervise(start, options) {
-  const now = options.now ?? Date.now;
-  const controller = new AbortController();
-  let lastProgressAt = now();
-  let last;
-  let progressed = false;
-  let missed = 0;
-  let beats = 0;
-  let stopped;
-  const stop = (reason, detail2) => {
-    if (stopped) return;
-    stopped = { reason, detail: detail2, at: now() };
-    options.onStop?.(reason, detail2, stopped.at, lastProgressAt);
-    controller.abort();
-  };
-  const tick = setInterval(() => {
-    const t = now();
-    if (progressed) {
-      progressed = false;
-      missed = 0;
-      beats++;
-      options.onBeat?.(t, last);
-    } else if (last?.kind === "tool_use") {
-      missed = 0;
-    } else {
-      missed++;
-      options.onMissed?.(t, missed);
-      if (missed >= options.missedBeats) {
-        stop("stalled", `no progress for ${Math.round((t - lastProgressAt) / 1e3)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1e3)} s)`);
-        return;
-      }
-    }
-    if (t - lastProgressAt >= options.idleMs) stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1e3)} s (idle limit ${Math.round(options.idleMs / 1e3)} s)`);
-  }, options.heartbeatMs);
-  const wall = setTimeout(() => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 6e4)} min reached`), options.wallClockMs);
-  const onCancel = () => stop("cancelled", "the job was cancelled");
-  if (options.cancel?.aborted) onCancel();
-  options.cancel?.addEventListener("abort", onCancel, { once: true });
-  try {
-    const outcome = await start({
-      signal: controller.signal,
-      onProgress: (p) => {
-        if (stopped) return;
-        lastProgressAt = now();
-        last = p;
-        progressed = true;
-      }
-    });
-    return { outcome, ...stopped ? { stopped } : {}, lastProgressAt, beats };
-  } finally {
-    clearInterval(tick);
-    clearTimeout(wall);
-    options.cancel?.removeEventListener("abort", onCancel);
-  }
-}
-function exitCodeOfStop(reason) {
-  return reason === "cancelled" ? 20 : 21;
-}
-
 // action/src/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
@@ -2854,6 +2999,18 @@ async function main({ config, input, deps }) {
   const t0 = now();
   const marks = {};
   const mark = (label) => void (marks[label] = now() - t0);
+  if (CAPTAIN_ID.test(taskId)) {
+    const journal2 = await readJournal(github, runId);
+    const check2 = typeof journal2 === "string" ? { current: false, reason: journal2 } : checkCaptainDispatch(journal2, taskId, attempt);
+    if (!check2.current) {
+      log.info(`Nothing to do: ${check2.reason}.`);
+      return { kind: "neutral", reason: check2.reason, summary: `### Forge \xB7 ${taskId}
+
+Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job changed nothing.
+` };
+    }
+    return captainJob({ config, input, deps, journal: journal2, cr: check2.cr, context: input.context });
+  }
   const expectedBranch = branchName(config, runId, taskId, attempt);
   const prefetch = git2.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const check = await readAndCheckDispatch(github, runId, taskId, attempt);
@@ -2886,10 +3043,10 @@ Nothing to do: ${reason}.
   }
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   mark("checkout");
-  const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
-  await rm2(sessionDir, { recursive: true, force: true });
-  await mkdir(path3.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path3.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
+  const sessionDir = path4.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  await rm3(sessionDir, { recursive: true, force: true });
+  await mkdir2(path4.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path4.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
   const [built, existingPr] = await Promise.all([
     buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context, ...check.followup ? { followup: check.followup } : {} }),
     github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
@@ -2898,8 +3055,8 @@ Nothing to do: ${reason}.
   if (conflicts.length) built.taskContext.mergeRefs = await git2.fetchForMerge(conflicts, branch);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
-  await writeFile(path3.join(sessionDir, "context.md"), built.markdown);
-  await writeFile(path3.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile(path4.join(sessionDir, "context.md"), built.markdown);
+  await writeFile(path4.join(sessionDir, "task.md"), built.taskContext.task);
   mark("context");
   const statusBody = (state, extra = {}) => renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base2, ...extra.headSha ? { headSha: extra.headSha } : {}, ...input.jobUrl ? { jobUrl: input.jobUrl } : {}, ...extra.notes ? { notes: extra.notes } : {} });
   let prOpening;
@@ -2950,7 +3107,7 @@ Nothing to do: ${reason}.
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
   const heartbeatMs = config.heartbeat_interval_seconds * 1e3;
   let progressNote;
-  const walkthroughSession = path3.join(sessionDir, "walkthrough.md");
+  const walkthroughSession = path4.join(sessionDir, "walkthrough.md");
   const supervised = await supervise(
     (ctl) => deps.agent.run({
       agentType: node.agentType,
@@ -2998,7 +3155,7 @@ Nothing to do: ${reason}.
     exitCode = exitCodeOfStop(reason);
     errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) errors.push(outcome.error);
-  const agentRecordCopy = path3.join(input.workspace, recordRel, "walkthrough.md");
+  const agentRecordCopy = path4.join(input.workspace, recordRel, "walkthrough.md");
   if (!await exists(walkthroughSession) && !outcome.walkthroughPath && await exists(agentRecordCopy)) await cp(agentRecordCopy, walkthroughSession);
   const { filesChanged, pending } = await stageWork();
   const refusals = [...refused.values()];
@@ -3050,13 +3207,13 @@ Nothing to do: ${reason}.
     errors.push("the walkthrough reports status: failed");
   }
   if (completed.ok) await writeFile(walkthroughSession, completed.markdown);
-  else await rm2(walkthroughSession, { force: true });
+  else await rm3(walkthroughSession, { force: true });
   const error = errors.length ? errors.join("; ") : void 0;
   if (exitCode === 0 || exitCode === 12) events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...completed.ok ? { confidence: completed.frontmatter.confidence } : {}, attempt });
   else events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
-  const question = outcome.question ?? await readFile2(path3.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile2(path3.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path3.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile2(path4.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile2(path4.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path4.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse({
     version: 1,
@@ -3079,14 +3236,14 @@ Nothing to do: ${reason}.
     ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
     ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
   });
-  await writeFile(path3.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile(path4.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path3.join(sessionDir, "change-request.md")) await cp(crSession, path3.join(sessionDir, "change-request.md"));
-  if (outcome.manifestPath && outcome.manifestPath !== path3.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path3.join(sessionDir, "manifest.json"));
-  if (!await exists(path3.join(sessionDir, "manifest.json"))) {
+  if (hasCr && crSession !== path4.join(sessionDir, "change-request.md")) await cp(crSession, path4.join(sessionDir, "change-request.md"));
+  if (outcome.manifestPath && outcome.manifestPath !== path4.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path4.join(sessionDir, "manifest.json"));
+  if (!await exists(path4.join(sessionDir, "manifest.json"))) {
     const status = exitCode === 0 ? "success" : "failure";
     await writeFile(
-      path3.join(sessionDir, "manifest.json"),
+      path4.join(sessionDir, "manifest.json"),
       `${JSON.stringify({ orchestrator: `forge-${node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}
 `
     );
@@ -3096,13 +3253,13 @@ Nothing to do: ${reason}.
     layer: "orch",
     name: `job-${taskId}`,
     status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
-    artifactPath: path3.join(sessionDir, "result.json"),
+    artifactPath: path4.join(sessionDir, "result.json"),
     traceId: traceId(runId, taskId, attempt),
     createdAt: new Date(tAgent),
     completedAt: new Date(now()),
     extra: { exit_code: exitCode }
   });
-  const recordAbs = path3.join(input.workspace, recordRel);
+  const recordAbs = path4.join(input.workspace, recordRel);
   await copyForRecord(sessionDir, recordAbs);
   await git2.run(["add", "--force", "--", recordRel]);
   const recordSha = await git2.commit(
@@ -3176,21 +3333,21 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir(path3.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path3.join(dir, rel));
+    else if (e.isFile()) out.push(path4.join(dir, rel));
   }
   return out;
 }
 async function copyForRecord(from, to) {
-  await rm2(to, { recursive: true, force: true });
-  await mkdir(to, { recursive: true });
+  await rm3(to, { recursive: true, force: true });
+  await mkdir2(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path3.relative(from, file);
-    if (path3.basename(rel).includes(".tmp.")) continue;
-    const dest = path3.join(to, rel);
-    await mkdir(path3.dirname(dest), { recursive: true });
+    const rel = path4.relative(from, file);
+    if (path4.basename(rel).includes(".tmp.")) continue;
+    const dest = path4.join(to, rel);
+    await mkdir2(path4.dirname(dest), { recursive: true });
     const size = (await stat(file)).size;
     if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
     else {
@@ -3230,16 +3387,16 @@ function renderSummary(s) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir3 } from "node:fs/promises";
-import path5 from "node:path";
+import { mkdir as mkdir4 } from "node:fs/promises";
+import path6 from "node:path";
 
 // src/agent/stages.ts
 var import_gray_matter2 = __toESM(require_gray_matter(), 1);
 var import_yaml3 = __toESM(require_dist(), 1);
 import { execFile as execFile2 } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir2, readFile as readFile3, readdir as readdir2, writeFile as writeFile2 } from "node:fs/promises";
-import path4 from "node:path";
+import { mkdir as mkdir3, readFile as readFile3, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
+import path5 from "node:path";
 
 // src/agent/branches.ts
 import { execFile } from "node:child_process";
@@ -3382,7 +3539,7 @@ var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const file = path4.join(repoDir, STAGE_CONFIG_FILE);
+  const file = path5.join(repoDir, STAGE_CONFIG_FILE);
   const text = await readFile3(file, "utf8").catch(() => void 0);
   if (text === void 0) return {};
   const parsed = stageConfigSchema.safeParse((0, import_yaml3.parse)(text) ?? {});
@@ -3405,12 +3562,12 @@ var STAGE_TEXT = {
 async function runStages(options) {
   const ctx = options.taskContext;
   const type = options.agentType;
-  const sessionDir = path4.resolve(options.sessionDir);
-  await mkdir2(sessionDir, { recursive: true });
+  const sessionDir = path5.resolve(options.sessionDir);
+  await mkdir3(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId2 = traceIdFrom(parentEnv);
   const env = { ...parentEnv, [ENV.trace]: traceId2 };
-  await writeFile2(path4.join(sessionDir, ".trace"), `${traceId2}
+  await writeFile2(path5.join(sessionDir, ".trace"), `${traceId2}
 `, "utf8");
   const reports = defaultReportPaths(sessionDir);
   const started = /* @__PURE__ */ new Date();
@@ -3451,7 +3608,7 @@ async function runStages(options) {
   let seq = 0;
   const session = async (stage, kind, prompt, caller) => {
     seq++;
-    const dir = path4.join(sessionDir, "stages", `${String(seq).padStart(2, "0")}-${stage}`);
+    const dir = path5.join(sessionDir, "stages", `${String(seq).padStart(2, "0")}-${stage}`);
     const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
     const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
     const r = await spawnAgent({
@@ -3654,19 +3811,19 @@ ${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
       }
       log.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
     }
-    const artifact = path4.join(sessionDir, "merge-log.txt");
+    const artifact = path5.join(sessionDir, "merge-log.txt");
     await writeFile2(artifact, `${log.join("\n")}
 `, "utf8");
     return { exitCode: 0, attempts, sessionDirs: dirs, artifact };
   };
-  const sentinelDir = path4.join(sessionDir, "sentinel");
+  const sentinelDir = path5.join(sessionDir, "sentinel");
   const verification = async (cycleDir, specPath) => {
-    await mkdir2(cycleDir, { recursive: true });
-    const file = path4.join(cycleDir, "verification-results.json");
+    await mkdir3(cycleDir, { recursive: true });
+    const file = path5.join(cycleDir, "verification-results.json");
     if (ctx.testCommand) {
       const testEnv = { ...pickEnv(env, options.spawn.passEnv ?? []), [ENV.trace]: traceId2, FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId };
       const run2 = await runShell(ctx.testCommand, options.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-      await writeFile2(path4.join(cycleDir, "test-output.log"), run2.output, "utf8");
+      await writeFile2(path5.join(cycleDir, "test-output.log"), run2.output, "utf8");
       const results2 = {
         checks: [{ name: "tests", tool: ctx.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
         overall: run2.code === 0 ? "PASS" : "FAIL",
@@ -3692,7 +3849,7 @@ ${ctx.task.trim()}`
     return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
   };
   const initialTest = async () => {
-    const v = await verification(path4.join(sentinelDir, "initial"));
+    const v = await verification(path5.join(sentinelDir, "initial"));
     const passed = v.results.overall === "PASS";
     progress(`initial verification: ${v.results.overall}`);
     if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
@@ -3702,7 +3859,7 @@ ${ctx.task.trim()}`
     const maxCycles = options.maxSentinelCycles ?? 3;
     const dirs = [];
     let attempts = 0;
-    const spec = path4.join(sentinelDir, "test-spec.md");
+    const spec = path5.join(sentinelDir, "test-spec.md");
     const upstream = (ctx.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -3729,10 +3886,10 @@ ${upstream}` : ""
     let grade = "FAIL";
     let lastFixList;
     let cycle = 0;
-    let v = await verification(path4.join(sentinelDir, "cycle-1"), specPath);
+    let v = await verification(path5.join(sentinelDir, "cycle-1"), specPath);
     for (; ; ) {
       cycle++;
-      const cycleDir = path4.join(sentinelDir, `cycle-${cycle}`);
+      const cycleDir = path5.join(sentinelDir, `cycle-${cycle}`);
       if (v.result) {
         dirs.push(v.result.sessionDir);
         attempts++;
@@ -3743,7 +3900,7 @@ ${upstream}` : ""
         grade = "PASS";
         break;
       }
-      const audit = path4.join(cycleDir, "audit-report.md");
+      const audit = path5.join(cycleDir, "audit-report.md");
       const a = await session(
         "sentinel-auditor",
         "sentinel-auditor",
@@ -3763,7 +3920,7 @@ ${ctx.task.trim()}`].join("\n\n")
         grade = auditGrade;
         break;
       }
-      const fixList = path4.join(cycleDir, "fix-list.json");
+      const fixList = path5.join(cycleDir, "fix-list.json");
       const c = await session(
         "sentinel-consolidator",
         "sentinel-consolidator",
@@ -3794,7 +3951,7 @@ ${ctx.task.trim()}`].join("\n\n")
       if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) {
         return { exitCode: f.exitCode, attempts, sessionDirs: dirs, result: f, ...f.error ? { error: f.error.message } : {} };
       }
-      v = await verification(path4.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
+      v = await verification(path5.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
       if (cycle >= maxCycles) {
         if (v.result) {
           dirs.push(v.result.sessionDir);
@@ -3806,12 +3963,12 @@ ${ctx.task.trim()}`].join("\n\n")
         break;
       }
     }
-    await writeFile2(path4.join(sentinelDir, "grade.txt"), `${grade}
+    await writeFile2(path5.join(sentinelDir, "grade.txt"), `${grade}
 `, "utf8");
-    await writeFile2(path4.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+    await writeFile2(path5.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `, "utf8");
     progress(`sentinel: ${grade} after ${cycle} cycle(s)`);
-    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path4.join(sentinelDir, "summary.json") };
+    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path5.join(sentinelDir, "summary.json") };
     const crPrompt = [
       stagePrompt(
         ctx,
@@ -3840,13 +3997,13 @@ ${ctx.task.trim()}`].join("\n\n")
     return { exitCode: 11, attempts, sessionDirs: dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
   };
   const validateWithSelfHeal = async () => {
-    const planDir2 = ctx.planDir ? path4.resolve(options.workdir, ctx.planDir) : void 0;
+    const planDir2 = ctx.planDir ? path5.resolve(options.workdir, ctx.planDir) : void 0;
     if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
     const dirs = [];
     let attempts = 0;
     for (let heal = 0; ; heal++) {
       const problems = await loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
-      const report = path4.join(sessionDir, `validate-${heal + 1}.txt`);
+      const report = path5.join(sessionDir, `validate-${heal + 1}.txt`);
       await writeFile2(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
       if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, attempts), sessionDirs: dirs, artifact: report };
@@ -3916,8 +4073,8 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
       exit_code: o.exitCode,
       attempts: o.attempts,
       duration_ms: Date.now() - t0,
-      session_dirs: o.sessionDirs.map((d) => path4.relative(sessionDir, d) || "."),
-      ...o.artifact ? { artifact: path4.relative(sessionDir, o.artifact) || o.artifact } : {},
+      session_dirs: o.sessionDirs.map((d) => path5.relative(sessionDir, d) || "."),
+      ...o.artifact ? { artifact: path5.relative(sessionDir, o.artifact) || o.artifact } : {},
       ...o.error ? { error: o.error } : {}
     };
     records.push(rec);
@@ -3970,7 +4127,7 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
       exit_code: exitCode
     }
   };
-  const manifestPath = path4.join(sessionDir, "manifest.json");
+  const manifestPath = path5.join(sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -3998,13 +4155,13 @@ ${String(stderr)}` : ""}` });
   });
 }
 function subtaskDir(sessionDir) {
-  return path4.join(sessionDir, "subtasks");
+  return path5.join(sessionDir, "subtasks");
 }
 async function readSubtasks(dir) {
-  const names = (await readdir2(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path4.join(dir, name);
+    const file = path5.join(dir, name);
     const text = await readFile3(file, "utf8");
     let data = {};
     let body = text;
@@ -4121,8 +4278,8 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path5.join(req.sessionDir, "agent");
-      await mkdir3(agentDir, { recursive: true });
+      const agentDir = path6.join(req.sessionDir, "agent");
+      await mkdir4(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -4160,7 +4317,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path5.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path6.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -4201,7 +4358,7 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file = path6.join(workspace, ".github", "forge.yml");
+  const file = path7.join(workspace, ".github", "forge.yml");
   const text = await readFile4(file, "utf8").catch(() => void 0);
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
@@ -4220,11 +4377,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync2(path6.join(dir, "1.md")) ? dir : void 0;
+  return existsSync2(path7.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync2(file) && path6.basename(path6.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync2(file) && path7.basename(path7.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -4316,6 +4473,13 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
       notice(`Forge: nothing to do \u2014 ${report.reason}.`);
       setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
       await writeSummary(report.summary);
+      return;
+    }
+    if (report.kind === "captain") {
+      setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "", neutral: "false" });
+      for (const w of report.warnings) warning(w);
+      await writeSummary(report.summary);
+      if (report.exitCode !== 0 && report.exitCode !== 12) setFailed(`The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`);
       return;
     }
     setOutputs({

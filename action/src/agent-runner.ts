@@ -43,7 +43,8 @@ export interface Progress {
 }
 
 export interface AgentRunRequest {
-  agentType: AgentType;
+  /** A plan node's type, or the Captain (a `_captain-<crId>` dispatch). */
+  agentType: AgentType | "captain";
   taskContext: TaskContext;
   /** The checkout the agent works in. */
   workdir: string;

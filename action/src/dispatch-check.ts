@@ -52,8 +52,15 @@ export function checkDispatch(journal: Journal, taskId: string, attempt: number)
 
 /** Reads `journal.json` from the run's state branch with the job token, then checks it. */
 export async function readAndCheckDispatch(github: GitHubPort, runId: string, taskId: string, attempt: number): Promise<DispatchCheck> {
+  const journal = await readJournal(github, runId);
+  if (typeof journal === "string") return { current: false, reason: journal };
+  return checkDispatch(journal, taskId, attempt);
+}
+
+/** The run's journal, or why there is none (a string); a broken journal is a JournalError. */
+export async function readJournal(github: GitHubPort, runId: string): Promise<Journal | string> {
   const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
-  if (text === undefined) return { current: false, reason: `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)` };
+  if (text === undefined) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -69,5 +76,5 @@ export async function readAndCheckDispatch(github: GitHubPort, runId: string, ta
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
-  return checkDispatch(parsed.data, taskId, attempt);
+  return parsed.data;
 }

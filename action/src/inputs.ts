@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
+import { CAPTAIN_ID } from "./captain.js";
 import { FOLLOWUP_ID } from "./dispatch-check.js";
 
 /** Forge run ids name branches (`forge/<runId>/…`), so they must be safe in a ref name. */
@@ -24,6 +25,10 @@ export const dispatchContextSchema = z
     followup: z.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
     sourceTaskId: z.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
     conflicts: z.array(z.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+    changeRequest: z.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
+    planDir: z.string().optional().describe("A Captain dispatch: the plan folder."),
+    reason: z.string().optional().describe("A Captain dispatch: the Change Request's reason."),
+    issue: z.number().int().optional().describe("A Captain dispatch: the Change Request's issue."),
   })
   .strict();
 export type DispatchContext = z.infer<typeof dispatchContextSchema>;
@@ -50,7 +55,7 @@ export const actionInputSchema = z.object({
   githubToken: z.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
   runId: runIdSchema,
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
-  taskId: z.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n>"),
+  taskId: z.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"),
   attempt: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")

@@ -19,7 +19,8 @@ import { agentResultSchema, type AgentResult } from "../../src/core/schemas/agen
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner, AgentRunOutcome } from "./agent-runner.js";
 import { buildContext } from "./context.js";
-import { readAndCheckDispatch } from "./dispatch-check.js";
+import { CAPTAIN_ID, captainJob, checkCaptainDispatch, type CaptainReport } from "./captain.js";
+import { readAndCheckDispatch, readJournal } from "./dispatch-check.js";
 import { AttemptEvents } from "./events.js";
 import { commitMessage, type Git } from "./git.js";
 import type { GitHubPort, PullRef } from "./github.js";
@@ -80,6 +81,7 @@ export interface Timings {
 
 export type JobReport =
   | { kind: "neutral"; reason: string; summary: string }
+  | CaptainReport
   | {
       kind: "attempt";
       exitCode: number;
@@ -119,6 +121,17 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   /** Milliseconds since t0 at each step, for the job log and the overhead figures. */
   const marks: Record<string, number> = {};
   const mark = (label: string) => void (marks[label] = now() - t0);
+
+  // A Captain dispatch (`_captain-<crId>`) writes an overlay on its own branch, with its own PR.
+  if (CAPTAIN_ID.test(taskId)) {
+    const journal = await readJournal(github, runId);
+    const check = typeof journal === "string" ? { current: false as const, reason: journal } : checkCaptainDispatch(journal, taskId, attempt);
+    if (!check.current) {
+      log.info(`Nothing to do: ${check.reason}.`);
+      return { kind: "neutral", reason: check.reason, summary: `### Forge · ${taskId}\n\nNothing to do: ${check.reason}. This dispatch is no longer current, so the job changed nothing.\n` };
+    }
+    return captainJob({ config, input, deps, journal: journal as Exclude<typeof journal, string>, cr: check.cr, context: input.context });
+  }
 
   // 1. Is this dispatch the one the App is waiting for? The task branch is fetched meanwhile (into
   // a remote-tracking ref only: a neutral exit still leaves the repository and GitHub untouched).

@@ -173,6 +173,13 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       await writeSummary(report.summary);
       return;
     }
+    if (report.kind === "captain") {
+      setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "", neutral: "false" });
+      for (const w of report.warnings) core.warning(w);
+      await writeSummary(report.summary);
+      if (report.exitCode !== 0 && report.exitCode !== 12) core.setFailed(`The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`);
+      return;
+    }
     setOutputs({
       "exit-code": String(report.exitCode),
       "head-sha": report.headSha,

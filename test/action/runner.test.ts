@@ -54,7 +54,9 @@ describe("inputs", () => {
     // What the App sends a follow-up and a refinery whose upstream merge conflicted (src/app/effects.ts).
     expect(actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' })).toMatchObject({ taskId: "_followup-2", context: { followup: "Fix the bug", sourceTaskId: "t1" } });
     expect(actionInputSchema.parse({ ...base, context: '{"conflicts":["forge/r1/a/1"]}' }).context).toEqual({ conflicts: ["forge/r1/a/1"] });
-    expect(actionInputSchema.safeParse({ ...base, taskId: "_captain-cr-1" }).success).toBe(false);
+    // A Captain dispatch and its context (src/app/effects.ts DispatchCaptain).
+    expect(actionInputSchema.parse({ ...base, taskId: "_captain-cr-1", attempt: "1", context: '{"changeRequest":"cr-1","planDir":".forge/plans/p","reason":"x","issue":7}' })).toMatchObject({ taskId: "_captain-cr-1", context: { changeRequest: "cr-1", issue: 7 } });
+    expect(actionInputSchema.safeParse({ ...base, taskId: "_captain-" }).success).toBe(false);
   });
 });
 

@@ -81,7 +81,7 @@ describe("progress pushes", () => {
       },
     };
     const report = await job(w, agent, "t1");
-    if (report.kind !== "attempt") throw new Error(report.reason);
+    if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
     // A runner that died after the first stage would have left its work on GitHub.
     expect(seenAfterStage).toBe("stage one\n");
@@ -108,7 +108,7 @@ describe("progress pushes", () => {
       },
     };
     const report = await job(w, agent, "t1");
-    if (report.kind !== "attempt") throw new Error(report.reason);
+    if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode).toBe(1);
     expect(report.refusals.map((r) => r.path)).toEqual([".github/workflows/ci.yml"]);
     expect(w.show(w.branch, ".github/workflows/ci.yml")).toBe("name: ci\non: push\njobs: {}\n");
@@ -119,7 +119,7 @@ describe("progress pushes", () => {
     const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
     const script = `case "$FORGE_SPAWN_NAME" in\n  implement) echo one > one.txt ;;\n  *) echo two > two.txt\n${WALKTHROUGH()}\n  ;;\nesac`;
     const report = await job(w, stagesRunner(script), "t1");
-    if (report.kind !== "attempt") throw new Error(report.reason);
+    if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(2);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
@@ -153,7 +153,7 @@ describe("refineries: the upstream branches the App could not merge", () => {
       `esac`,
     ].join("\n");
     const report = await job(w, stagesRunner(script), "r", { conflicts: ["forge/r1/a/1"] });
-    if (report.kind !== "attempt") throw new Error(report.reason);
+    if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
     expect(w.show(w.branch, "shared.txt")).toBe("from a\nfrom b\n");
     expect(w.show(w.branch, "a.txt")).toBe("a\n");

@@ -30662,45 +30662,6 @@ var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (seed 003 \xA74).");
 
-// src/agent/signals.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { randomBytes } from "node:crypto";
-import { mkdir, rename, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
-var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
-function signalSlug(name) {
-  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
-}
-function signalPath(sessionDir, layer, name, status) {
-  return path.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
-}
-async function writeFileAtomic(file2, content) {
-  await mkdir(path.dirname(file2), { recursive: true });
-  const tmp = path.join(path.dirname(file2), `.${path.basename(file2)}.tmp.${process.pid}.${randomBytes(3).toString("hex")}`);
-  await writeFile(tmp, content, "utf8");
-  await rename(tmp, file2);
-}
-async function writeSignal(input2) {
-  const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
-  let size = 0;
-  if (input2.artifactPath) size = await stat(input2.artifactPath).then((s) => s.size, () => 0);
-  const doc = {
-    path: input2.artifactPath ?? null,
-    size,
-    status: STATUS_WORD[input2.status],
-    created_at: input2.createdAt.toISOString(),
-    completed_at: input2.completedAt.toISOString(),
-    trace_id: input2.traceId,
-    layer: input2.layer,
-    name: input2.name,
-    elapsed_seconds: Math.round((input2.completedAt.getTime() - input2.createdAt.getTime()) / 10) / 100,
-    version: 1,
-    ...input2.extra
-  };
-  await writeFileAtomic(file2, (0, import_yaml.stringify)(doc));
-  return file2;
-}
-
 // src/core/schemas/task.ts
 var taskFrontmatterSchema = external_exports.object({
   id: taskIdSchema.describe("The task id; must equal the file name without `.md`."),
@@ -33885,7 +33846,7 @@ var {
 } = yaml2;
 
 // src/core/plan/parse.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml = __toESM(require_dist(), 1);
 
 // src/core/schemas/dag.ts
 var dagNodeSchema = external_exports.object({
@@ -34053,7 +34014,7 @@ function parseFrontmatterFile(file2, text, schema2) {
   return result;
 }
 function yamlErrorOf(text, err) {
-  const first = (0, import_yaml2.parseDocument)(text, { prettyErrors: true }).errors[0];
+  const first = (0, import_yaml.parseDocument)(text, { prettyErrors: true }).errors[0];
   if (first) {
     const line = first.linePos?.[0].line;
     const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
@@ -34069,8 +34030,8 @@ function fieldLines(f) {
   if (!lines) {
     lines = {};
     if (f.frontmatter) {
-      const lineCounter = new import_yaml2.LineCounter();
-      const doc = (0, import_yaml2.parseDocument)(f.frontmatter, { lineCounter });
+      const lineCounter = new import_yaml.LineCounter();
+      const doc = (0, import_yaml.parseDocument)(f.frontmatter, { lineCounter });
       collectYamlLines(doc.contents, lineCounter, lines);
     }
     linesOf.set(f, lines);
@@ -34090,16 +34051,16 @@ function toIssues(error62) {
 }
 function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
   if (depth > 3) return;
-  if ((0, import_yaml2.isMap)(node2)) {
+  if ((0, import_yaml.isMap)(node2)) {
     for (const pair of node2.items) {
-      const key = (0, import_yaml2.isScalar)(pair.key) ? pair.key.value : void 0;
+      const key = (0, import_yaml.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
       const path5 = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
       if (at !== void 0) lines[fieldPath(path5)] = at;
       collectYamlLines(pair.value, lc, lines, path5, depth + 1);
     }
-  } else if ((0, import_yaml2.isSeq)(node2)) {
+  } else if ((0, import_yaml.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
       const path5 = [...prefix, i];
       const at = lineOf(item, lc);
@@ -34676,6 +34637,45 @@ function sameList(a, b) {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+// src/agent/signals.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+import { randomBytes } from "node:crypto";
+import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
+function signalSlug(name) {
+  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
+}
+function signalPath(sessionDir, layer, name, status) {
+  return path.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
+}
+async function writeFileAtomic(file2, content) {
+  await mkdir(path.dirname(file2), { recursive: true });
+  const tmp = path.join(path.dirname(file2), `.${path.basename(file2)}.tmp.${process.pid}.${randomBytes(3).toString("hex")}`);
+  await writeFile(tmp, content, "utf8");
+  await rename(tmp, file2);
+}
+async function writeSignal(input2) {
+  const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
+  let size = 0;
+  if (input2.artifactPath) size = await stat(input2.artifactPath).then((s) => s.size, () => 0);
+  const doc = {
+    path: input2.artifactPath ?? null,
+    size,
+    status: STATUS_WORD[input2.status],
+    created_at: input2.createdAt.toISOString(),
+    completed_at: input2.completedAt.toISOString(),
+    trace_id: input2.traceId,
+    layer: input2.layer,
+    name: input2.name,
+    elapsed_seconds: Math.round((input2.completedAt.getTime() - input2.createdAt.getTime()) / 10) / 100,
+    version: 1,
+    ...input2.extra
+  };
+  await writeFileAtomic(file2, (0, import_yaml2.stringify)(doc));
+  return file2;
 }
 
 // src/agent/types.ts
@@ -35825,13 +35825,13 @@ export {
   taskIdSchema,
   agentTypeSchema,
   taskStatusSchema,
-  writeFileAtomic,
-  writeSignal,
   require_gray_matter,
   parseTaskFile,
   PlanNotFoundError,
   loadPlan,
   validatePlan,
+  writeFileAtomic,
+  writeSignal,
   ENV,
   traceIdFrom,
   pickEnv,

@@ -1,0 +1,104 @@
+// Captain dispatches (`_captain-<crId>`): current while the run's Change Request waits; the agent
+// writes the overlay in the plan folder; the job validates it, commits it on the Captain's branch
+// and opens a PR to the default branch that links the CR issue. No task record.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentRunner, AgentRunRequest } from "../../action/src/agent-runner.js";
+import { checkCaptainDispatch } from "../../action/src/captain.js";
+import { main, type JobReport } from "../../action/src/main.js";
+import type { Journal } from "../../src/core/journal.js";
+import { loadPlanStages } from "../sim/demo/plan-stages.js";
+import { makeWorld, RUN, sh, testConfig, type World } from "./world.js";
+
+let world: World | undefined;
+afterEach(() => world?.cleanup());
+
+const CR = { id: "cr-1", emittedBy: "t1", attempt: 1, title: "Split the parser", reason: "The tokenizer needs its own task.", affectedTasks: ["t1"], status: "pending" as const, issueNumber: 7 };
+
+async function captainWorld(): Promise<{ w: World; files: Record<string, string> }> {
+  const stages = await loadPlanStages(path.resolve("examples/plans/textkit"));
+  const w = makeWorld({
+    tasks: [{ id: "t1" }],
+    files: stages.baseFiles,
+    journal: (j) => {
+      j.planId = stages.planId;
+      j.changeRequests.push({ ...CR });
+    },
+  });
+  world = w;
+  // The App's DispatchCaptain: the Captain's branch cut from the default branch.
+  sh(w.origin, ["branch", `forge/${RUN}/_captain-cr-1`, "main"]);
+  return { w, files: stages.captainFiles(1, "cr-1") };
+}
+
+function run(w: World, agent: AgentRunner, taskId = "_captain-cr-1"): Promise<JobReport> {
+  return main({
+    config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+    input: { runId: RUN, taskId, attempt: 1, context: { changeRequest: "cr-1", planDir: ".forge/plans/x", reason: CR.reason, issue: 7 }, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+    deps: { github: w.github, git: w.git, agent },
+  });
+}
+
+const writing = (files: Record<string, string>, seen: AgentRunRequest[] = []): AgentRunner => ({
+  name: "command",
+  async run(req) {
+    seen.push(req);
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(req.workdir, rel)), { recursive: true });
+      writeFileSync(path.join(req.workdir, rel), text);
+    }
+    return { exitCode: 0 };
+  },
+});
+
+describe("Captain dispatches", () => {
+  it("are current while the CR is pending or approved, once", () => {
+    const j = { status: "running", runId: RUN, changeRequests: [CR] } as unknown as Journal;
+    expect(checkCaptainDispatch(j, "_captain-cr-1", 1)).toMatchObject({ current: true, cr: { id: "cr-1" } });
+    expect(checkCaptainDispatch({ ...j, changeRequests: [{ ...CR, status: "approved" }] }, "_captain-cr-1", 1).current).toBe(true);
+    expect(checkCaptainDispatch({ ...j, changeRequests: [{ ...CR, status: "applied" }] }, "_captain-cr-1", 1)).toMatchObject({ current: false, reason: "Change Request cr-1 is applied, not pending or approved" });
+    expect(checkCaptainDispatch(j, "_captain-cr-2", 1)).toMatchObject({ current: false, reason: `run ${RUN} has no Change Request cr-2` });
+    expect(checkCaptainDispatch(j, "_captain-cr-1", 2).current).toBe(false);
+  });
+
+  it("commit the overlay on the Captain's branch and open a PR to the default branch linking the CR issue", async () => {
+    const { w, files } = await captainWorld();
+    const seen: AgentRunRequest[] = [];
+    // The Captain also touches a workflow and a file outside the plan: both are left out.
+    const report = await run(w, writing({ ...files, ".github/workflows/ci.yml": "name: pwned\n", "notes.txt": "x\n" }, seen));
+    expect(report.kind).toBe("captain");
+    if (report.kind !== "captain") return;
+    expect(report.exitCode, report.error).toBe(0);
+    expect(seen[0]).toMatchObject({ agentType: "captain", taskContext: { planDir: ".forge/plans/textkit", taskId: "_captain-cr-1" } });
+    expect(seen[0]!.taskContext.goal).toContain("The tokenizer needs its own task.");
+    const branch = `forge/${RUN}/_captain-cr-1`;
+    const changed = sh(w.origin, ["diff", "--name-only", "main", `refs/heads/${branch}`]).split("\n").sort();
+    expect(changed).toEqual(Object.keys(files).sort());
+    expect(report.overlay).toMatch(/^\.forge\/plans\/textkit\/overlays\/overlay-001\.md$/);
+    expect(report.warnings.join("\n")).toMatch(/left out \(protected paths among them\): .*\.github\/workflows\/ci\.yml/);
+    const pr = w.github.pulls[0]!;
+    expect(pr).toMatchObject({ head: branch, base: "main", draft: false });
+    expect(pr.body).toContain("#7");
+    // No task record for the Captain.
+    expect(changed.some((f) => f.startsWith(".forge/runs/"))).toBe(false);
+  });
+
+  it("an invalid plan opens no PR (exit 10, the problems named)", async () => {
+    const { w } = await captainWorld();
+    const report = await run(w, writing({ ".forge/plans/textkit/overlays/overlay-001.md": "not an overlay\n" }));
+    if (report.kind !== "captain") throw new Error(report.kind);
+    expect(report.exitCode).toBe(10);
+    expect(report.error).toMatch(/not valid/);
+    expect(w.github.pulls).toEqual([]);
+  });
+
+  it("a CR already applied: neutral, nothing touched", async () => {
+    const { w } = await captainWorld();
+    const j = JSON.parse(JSON.stringify(w.journal)) as Journal;
+    j.changeRequests[0]!.status = "applied";
+    w.writeJournal(j);
+    const report = await run(w, writing({}));
+    expect(report).toMatchObject({ kind: "neutral", reason: "Change Request cr-1 is applied, not pending or approved" });
+  });
+});
