@@ -371,9 +371,10 @@ function gitDate(iso: string): string | undefined {
 
 /** `name <email> epoch tz` when git would write exactly these values (no characters it strips). */
 function identLine(id: GitIdentity): string | undefined {
-  const crud = /^[\x00-\x20.,:;<>"\\']|[\x00-\x20.,:;<>"\\']$|[<>\n]/;
+  const isCrud = (ch: string) => ch.charCodeAt(0) <= 32 || '.,:;<>"\\\''.includes(ch);
+  const clean = (v: string) => v !== "" && !isCrud(v[0]!) && !isCrud(v.at(-1)!) && !/[<>\n]/.test(v);
   const date = gitDate(id.date);
-  if (!date || !id.name || !id.email || crud.test(id.name) || crud.test(id.email)) return undefined;
+  if (!date || !clean(id.name) || !clean(id.email)) return undefined;
   return `${id.name} <${id.email}> ${date}`;
 }
 
