@@ -6,10 +6,9 @@
 import type { LeafInput } from "../core/inputs.js";
 import { planDir } from "../core/layout.js";
 import { validateDagChange } from "../core/plan/validate.js";
-import type { Dag } from "../core/schemas/dag.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
-import { planNodes, readPlan } from "./plan-source.js";
+import { pinnedDag, planNodes, readPlan } from "./plan-source.js";
 
 export async function overlayInput(
   port: GitHubPort,
@@ -37,13 +36,7 @@ export async function overlayInput(
       .map((p) => `- \`${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""}\` ${p.field ?? ""} — ${p.message}`)
       .join("\n")}`;
   } else {
-    const before: Dag = {
-      version: 1,
-      planId,
-      nodes: journal.plan.nodes.map((n) => ({ id: n.id, type: n.kind, agentType: n.agentType, dependencies: n.dependencies })),
-      metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 },
-    };
-    const changes = validateDagChange(before, plan.parsed.dag.data!);
+    const changes = validateDagChange(pinnedDag(journal), plan.parsed.dag.data!);
     if (changes.length) problem = `the overlay is not append-only:\n${changes.map((p) => `- ${p.message}`).join("\n")}`;
   }
   if (problem) {

@@ -7,11 +7,10 @@
 import { planDir } from "../core/layout.js";
 import type { Problem } from "../core/plan/problem.js";
 import { validateDagChange } from "../core/plan/validate.js";
-import type { Dag } from "../core/schemas/dag.js";
 import type { CheckRunFields, GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
 import { touchedPlans } from "./normalize.js";
-import { CONFIG_PATH, readConfig, readPlan } from "./plan-source.js";
+import { CONFIG_PATH, pinnedDag, readConfig, readPlan } from "./plan-source.js";
 
 export const PLAN_CHECK_NAME = "forge · plan";
 
@@ -37,13 +36,7 @@ export async function checkPlanPullRequest(
     if (active && plan.parsed.dag.data) {
       const loaded = await engine.state(active[0]);
       if (loaded) {
-        const before: Dag = {
-          version: 1,
-          planId,
-          nodes: loaded.state.journal.plan.nodes.map((n) => ({ id: n.id, type: n.kind, agentType: n.agentType, dependencies: n.dependencies })),
-          metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 },
-        };
-        for (const p of validateDagChange(before, plan.parsed.dag.data))
+        for (const p of validateDagChange(pinnedDag(loaded.state.journal), plan.parsed.dag.data))
           found.push({ path: `${planDir(planId)}/dag.json`, problem: { ...p, message: `run ${active[0]} is in progress: ${p.message}` } });
       }
     }

@@ -6,6 +6,8 @@
 import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import type { PlanNodeInput } from "../core/inputs.js";
+import type { Journal } from "../core/journal.js";
+import type { Dag } from "../core/schemas/dag.js";
 import { planDir } from "../core/layout.js";
 import { parsePlan, type ParsedPlan, type PlanSource } from "../core/plan/parse.js";
 import type { Problem } from "../core/plan/problem.js";
@@ -96,4 +98,14 @@ export function planNodes(parsed: ParsedPlan): PlanNodeInput[] {
       ...(t?.paths ? { paths: [...t.paths] } : {}),
     };
   });
+}
+
+/** The DAG a run pinned (overlays included), as dag.json would hold it: what an amendment must only add to. */
+export function pinnedDag(journal: Journal): Dag {
+  return {
+    version: 1,
+    planId: journal.planId,
+    nodes: journal.plan.nodes.map((n) => ({ id: n.id, type: n.kind, agentType: n.agentType, dependencies: n.dependencies })),
+    metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 },
+  };
 }
