@@ -272,6 +272,13 @@ async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }
   const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
   const headSha = (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
   if (!headSha) return done();
+  // A create may have happened before a crash or behind a lost answer: GitHub keeps it on the head.
+  const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
+  if (found !== null) {
+    ctx.facts.checkRuns[key] = found;
+    if (effect.status !== "MERGED") await ctx.port.updateCheckRun(found, fields);
+    return done({ checkRunId: found });
+  }
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
   ctx.facts.checkRuns[key] = id;
   return done({ checkRunId: id });

@@ -152,7 +152,10 @@ export class Engine {
         const saved = await this.store.save(loaded, next, commitMessage(runId, d));
         this.#cache.set(runId, saved);
         this.#dirty.delete(runId);
-        for (const e of d.effects) this.#fresh.add(`${runId}:${e.key}`);
+        // An effect that replaces a pending one of the same key may have run already (before a
+        // restart, or behind a lost answer): it keeps the replay mark of the one it replaces.
+        const pending = new Set(state.journal.outbox.map((e) => e.key));
+        for (const e of d.effects) if (!pending.has(e.key)) this.#fresh.add(`${runId}:${e.key}`);
         this.#onDecision?.(runId, d);
         return d;
       } catch (e) {

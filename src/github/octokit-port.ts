@@ -272,6 +272,13 @@ export class OctokitPort implements GitHubPort {
     return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id);
   }
 
+  async findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null> {
+    return this.#call("checks.listForRef", async () => {
+      const { data } = await this.#octokit.rest.checks.listForRef({ ...this.#r, ref: headSha, check_name: name, filter: "all", per_page: 100 });
+      return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
+    });
+  }
+
   async updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void> {
     await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
   }

@@ -102,6 +102,8 @@ export interface GitHubPort {
   cancelWorkflowRun(id: number): Promise<void>;
 
   createCheckRun(fields: CheckRunFields): Promise<number>;
+  /** The check run named `name` on `headSha` whose external id is `externalId`, if one exists. */
+  findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null>;
   updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void>;
 
   findPullRequest(head: string, state?: "open" | "closed" | "all"): Promise<PullRequestInfo | null>;

@@ -1144,6 +1144,69 @@ describe("check_suite", () => {
   });
 });
 
+describe("a restart between a check run and the journal write that records it", () => {
+  it("the replayed verdict finds the check run GitHub already has instead of making a second one", async () => {
+    const app = await startApp();
+    const ready: LeafInput = {
+      kind: "agent.finished",
+      taskId: "a",
+      attempt: 1,
+      exitCode: 0,
+      pushedSha: WORK,
+      recordSha: RECORD,
+      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
+    };
+    // The previous process created check run 55 and died before its id reached the journal: the
+    // verdict is still pending, and so is the merge that waited for required checks.
+    const before = storedRun({ a: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
+    expect(taskOf(before.journal, "a").status).toBe("MERGE_READY");
+    const verdict: Effect = { key: "check:a:1", kind: "UpsertCheckRun", taskId: "a", attempt: 1, status: "MERGE_READY", summary: "a: ready to merge" };
+    const waiting: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: branchOf("a", 1), prNumber: 7 };
+    before.journal.outbox = [verdict, waiting];
+    expect(before.facts.checkRuns).toEqual({});
+
+    gh.app();
+    gh.token();
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"), gitRef(branchOf("a", 1), RECORD)]);
+    gh.journal(before);
+    const lookup = gh.reply(`GET ${R}/commits/${RECORD}/check-runs?check_name=${encodeURIComponent("forge · a")}&filter=all&per_page=100`, 200, {
+      total_count: 2,
+      check_runs: [
+        { id: 54, name: "forge · a", head_sha: RECORD, external_id: "other-run/a/1", status: "completed", conclusion: "failure" },
+        { id: 55, name: "forge · a", head_sha: RECORD, external_id: `${RUN_ID}/a/1`, status: "completed", conclusion: "success" },
+      ],
+    });
+    const update = gh.reply(`PATCH ${R}/check-runs/55`, 200, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
+    gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
+    const write = gh.writeJournal(200);
+    gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
+    gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
+    gh.tracker(3);
+
+    await app.receive(
+      delivery("check_suite", {
+        action: "completed",
+        check_suite: {
+          id: 77,
+          head_branch: branchOf("a", 1),
+          head_sha: RECORD,
+          status: "completed",
+          conclusion: "success",
+          pull_requests: [],
+          app: { id: 15368, slug: "github-actions", name: "GitHub Actions", owner: user("github", "Organization") },
+        },
+        sender: user("github-actions[bot]", "Bot"),
+      }),
+    );
+
+    expect(lookup.call).toBeDefined();
+    expect(update.body).toMatchObject({ conclusion: "success", external_id: `${RUN_ID}/a/1` });
+    expect(gh.routes().filter((r) => r === `POST ${R}/check-runs`)).toEqual([]);
+    expect(decodedJournal(write).facts.checkRuns).toEqual({ "a:1": 55 });
+    gh.verify();
+  });
+});
+
 describe("installation", () => {
   it("created: noted in the log, without an API call", async () => {
     const app = await startApp();
