@@ -299,8 +299,8 @@ var require_utils = __commonJS({
       }
       return output;
     };
-    exports.basename = (path8, { windows } = {}) => {
-      const segs = path8.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path9, { windows } = {}) => {
+      const segs = path9.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -1822,8 +1822,8 @@ var require_picomatch2 = __commonJS({
 
 // action/src/runner.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile4 } from "node:fs/promises";
-import path7 from "node:path";
+import { readFile as readFile5 } from "node:fs/promises";
+import path8 from "node:path";
 import { fileURLToPath } from "node:url";
 var import_yaml4 = __toESM(require_dist(), 1);
 
@@ -2051,9 +2051,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(ref, path8) {
+    async readFile(ref, path9) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path8, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path9, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -2062,7 +2062,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path8} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path9} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base2) {
@@ -2612,8 +2612,8 @@ function describeIssues(error, names = {}) {
 }
 
 // action/src/main.ts
-import { cp, mkdir as mkdir2, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
-import path4 from "node:path";
+import { cp, mkdir as mkdir2, readFile as readFile3, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
+import path5 from "node:path";
 
 // src/core/schemas/walkthrough.ts
 var walkthroughFrontmatterSchema = external_exports.object({
@@ -2806,6 +2806,60 @@ var AttemptEvents = class {
 `);
   }
 };
+
+// action/src/start-head.ts
+import { readFile as readFile2 } from "node:fs/promises";
+import path4 from "node:path";
+function attemptTrailers(id) {
+  return [
+    ["Run", id.runId],
+    ["Task", id.taskId],
+    ["Attempt", String(id.attempt)]
+  ];
+}
+var FIELD = "";
+var RECORD = "";
+async function firstParentLog(git2, tip, id, max) {
+  const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
+  const raw = (await git2.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
+  return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
+    const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
+    return { sha, parents: parents ? parents.split(" ") : [], ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt) };
+  });
+}
+async function shallowBoundary(git2) {
+  const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
+  if (!file) return /* @__PURE__ */ new Set();
+  const text = await readFile2(path4.resolve(git2.dir, file), "utf8").catch(() => "");
+  return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
+}
+function walk(log, boundary, tip) {
+  let start = tip;
+  for (const c of log) {
+    if (boundary.has(c.sha)) return void 0;
+    if (c.ours) {
+      if (c.parents.length === 0) return c.sha;
+      start = c.parents[0];
+      continue;
+    }
+    if (c.parents.length > 1) continue;
+    return start;
+  }
+  return start;
+}
+async function attemptStartHead(git2, branch, tip, id) {
+  const top = (await firstParentLog(git2, tip, id, 1).catch(() => []))[0];
+  if (!top || !top.ours) return tip;
+  for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
+    const boundary = await shallowBoundary(git2);
+    const found2 = walk(await firstParentLog(git2, tip, id), boundary, tip);
+    if (found2 !== void 0) return found2;
+    if (await git2.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
+    await git2.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+  }
+  const found = walk(await firstParentLog(git2, tip, id), await shallowBoundary(git2), tip);
+  return found ?? tip;
+}
 
 // action/src/render.ts
 var PR_BODY_LIMIT = 65536;
@@ -3042,11 +3096,14 @@ Nothing to do: ${reason}.
 ` };
   }
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const ids = { runId, taskId, attempt };
+  const startHead = await attemptStartHead(git2, branch, tip, ids);
+  if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
   mark("checkout");
-  const sessionDir = path4.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path5.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm3(sessionDir, { recursive: true, force: true });
-  await mkdir2(path4.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path4.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
+  await mkdir2(path5.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path5.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
   const [built, existingPr] = await Promise.all([
     buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context, ...check.followup ? { followup: check.followup } : {} }),
     github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
@@ -3055,8 +3112,8 @@ Nothing to do: ${reason}.
   if (conflicts.length) built.taskContext.mergeRefs = await git2.fetchForMerge(conflicts, branch);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
-  await writeFile(path4.join(sessionDir, "context.md"), built.markdown);
-  await writeFile(path4.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile(path5.join(sessionDir, "context.md"), built.markdown);
+  await writeFile(path5.join(sessionDir, "task.md"), built.taskContext.task);
   mark("context");
   const statusBody = (state, extra = {}) => renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base2, ...extra.headSha ? { headSha: extra.headSha } : {}, ...input.jobUrl ? { jobUrl: input.jobUrl } : {}, ...extra.notes ? { notes: extra.notes } : {} });
   let prOpening;
@@ -3066,7 +3123,7 @@ Nothing to do: ${reason}.
   } else if (existingPr) {
     prOpening = Promise.resolve(existingPr);
   } else {
-    const startCommit = await git2.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
+    const startCommit = await git2.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
       await git2.push(branch, startCommit);
       const pr2 = await github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
@@ -3086,9 +3143,9 @@ Nothing to do: ${reason}.
     const keep = await git2.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "") || foldBase;
     if (await git2.head() !== keep) await git2.run(["reset", "--soft", "--quiet", keep]);
     await git2.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-    const staged = await git2.stagedChanges(preAgentHead);
-    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
-    for (const r of await revertProtectedChanges(git2, preAgentHead, staged)) refused.set(r.path, r);
+    const staged = await git2.stagedChanges(startHead);
+    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", startHead, "--", recordRel]);
+    for (const r of await revertProtectedChanges(git2, startHead, staged)) refused.set(r.path, r);
     const pending2 = (await git2.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
     return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending: pending2 };
   };
@@ -3096,7 +3153,7 @@ Nothing to do: ${reason}.
   const pushProgress = async (stage) => {
     const { pending: pending2 } = await stageWork();
     if (!pending2) return;
-    const sha = await git2.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name], ["Stage", stage]]));
+    const sha = await git2.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
     foldBase = sha;
     await prOpening;
     await git2.push(branch, sha);
@@ -3107,7 +3164,7 @@ Nothing to do: ${reason}.
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
   const heartbeatMs = config.heartbeat_interval_seconds * 1e3;
   let progressNote;
-  const walkthroughSession = path4.join(sessionDir, "walkthrough.md");
+  const walkthroughSession = path5.join(sessionDir, "walkthrough.md");
   const supervised = await supervise(
     (ctl) => deps.agent.run({
       agentType: node.agentType,
@@ -3155,7 +3212,7 @@ Nothing to do: ${reason}.
     exitCode = exitCodeOfStop(reason);
     errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) errors.push(outcome.error);
-  const agentRecordCopy = path4.join(input.workspace, recordRel, "walkthrough.md");
+  const agentRecordCopy = path5.join(input.workspace, recordRel, "walkthrough.md");
   if (!await exists(walkthroughSession) && !outcome.walkthroughPath && await exists(agentRecordCopy)) await cp(agentRecordCopy, walkthroughSession);
   const { filesChanged, pending } = await stageWork();
   const refusals = [...refused.values()];
@@ -3167,7 +3224,7 @@ Nothing to do: ${reason}.
   let workSha;
   if (pending) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : void 0;
-    workSha = await git2.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
+    workSha = await git2.commit(commitMessage(prTitle, body, [...attemptTrailers(ids), ["Agent", deps.agent.name]]));
   } else if (filesChanged.length > 0 || await git2.head() !== preAgentHead) {
     workSha = await git2.head();
   }
@@ -3178,7 +3235,7 @@ Nothing to do: ${reason}.
   }
   mark("work_commit");
   const wtFile = outcome.walkthroughPath ?? walkthroughSession;
-  const wtText = await readFile2(wtFile, "utf8").catch(() => void 0);
+  const wtText = await readFile3(wtFile, "utf8").catch(() => void 0);
   const agentStartedAt = new Date(tAgent).toISOString();
   const completed = completeWalkthrough(wtText, {
     task_id: taskId,
@@ -3211,9 +3268,9 @@ Nothing to do: ${reason}.
   const error = errors.length ? errors.join("; ") : void 0;
   if (exitCode === 0 || exitCode === 12) events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...completed.ok ? { confidence: completed.frontmatter.confidence } : {}, attempt });
   else events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
-  const question = outcome.question ?? await readFile2(path4.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile2(path4.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path4.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile3(path5.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile3(path5.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path5.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse({
     version: 1,
@@ -3236,14 +3293,14 @@ Nothing to do: ${reason}.
     ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
     ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
   });
-  await writeFile(path4.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile(path5.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path4.join(sessionDir, "change-request.md")) await cp(crSession, path4.join(sessionDir, "change-request.md"));
-  if (outcome.manifestPath && outcome.manifestPath !== path4.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path4.join(sessionDir, "manifest.json"));
-  if (!await exists(path4.join(sessionDir, "manifest.json"))) {
+  if (hasCr && crSession !== path5.join(sessionDir, "change-request.md")) await cp(crSession, path5.join(sessionDir, "change-request.md"));
+  if (outcome.manifestPath && outcome.manifestPath !== path5.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path5.join(sessionDir, "manifest.json"));
+  if (!await exists(path5.join(sessionDir, "manifest.json"))) {
     const status = exitCode === 0 ? "success" : "failure";
     await writeFile(
-      path4.join(sessionDir, "manifest.json"),
+      path5.join(sessionDir, "manifest.json"),
       `${JSON.stringify({ orchestrator: `forge-${node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}
 `
     );
@@ -3253,13 +3310,13 @@ Nothing to do: ${reason}.
     layer: "orch",
     name: `job-${taskId}`,
     status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
-    artifactPath: path4.join(sessionDir, "result.json"),
+    artifactPath: path5.join(sessionDir, "result.json"),
     traceId: traceId(runId, taskId, attempt),
     createdAt: new Date(tAgent),
     completedAt: new Date(now()),
     extra: { exit_code: exitCode }
   });
-  const recordAbs = path4.join(input.workspace, recordRel);
+  const recordAbs = path5.join(input.workspace, recordRel);
   await copyForRecord(sessionDir, recordAbs);
   await git2.run(["add", "--force", "--", recordRel]);
   const recordSha = await git2.commit(
@@ -3333,10 +3390,10 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir2(path5.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path4.join(dir, rel));
+    else if (e.isFile()) out.push(path5.join(dir, rel));
   }
   return out;
 }
@@ -3344,14 +3401,14 @@ async function copyForRecord(from, to) {
   await rm3(to, { recursive: true, force: true });
   await mkdir2(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path4.relative(from, file);
-    if (path4.basename(rel).includes(".tmp.")) continue;
-    const dest = path4.join(to, rel);
-    await mkdir2(path4.dirname(dest), { recursive: true });
+    const rel = path5.relative(from, file);
+    if (path5.basename(rel).includes(".tmp.")) continue;
+    const dest = path5.join(to, rel);
+    await mkdir2(path5.dirname(dest), { recursive: true });
     const size = (await stat(file)).size;
     if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
     else {
-      const buf = await readFile2(file);
+      const buf = await readFile3(file);
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
       await writeFile(dest, Buffer.concat([buf.subarray(0, half), Buffer.from(`
 [\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
@@ -3388,15 +3445,15 @@ function renderSummary(s) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir4 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 
 // src/agent/stages.ts
 var import_gray_matter2 = __toESM(require_gray_matter(), 1);
 var import_yaml3 = __toESM(require_dist(), 1);
 import { execFile as execFile2 } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir3, readFile as readFile3, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path5 from "node:path";
+import { mkdir as mkdir3, readFile as readFile4, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
+import path6 from "node:path";
 
 // src/agent/branches.ts
 import { execFile } from "node:child_process";
@@ -3539,8 +3596,8 @@ var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const file = path5.join(repoDir, STAGE_CONFIG_FILE);
-  const text = await readFile3(file, "utf8").catch(() => void 0);
+  const file = path6.join(repoDir, STAGE_CONFIG_FILE);
+  const text = await readFile4(file, "utf8").catch(() => void 0);
   if (text === void 0) return {};
   const parsed = stageConfigSchema.safeParse((0, import_yaml3.parse)(text) ?? {});
   if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
@@ -3562,12 +3619,12 @@ var STAGE_TEXT = {
 async function runStages(options) {
   const ctx = options.taskContext;
   const type = options.agentType;
-  const sessionDir = path5.resolve(options.sessionDir);
+  const sessionDir = path6.resolve(options.sessionDir);
   await mkdir3(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId2 = traceIdFrom(parentEnv);
   const env = { ...parentEnv, [ENV.trace]: traceId2 };
-  await writeFile2(path5.join(sessionDir, ".trace"), `${traceId2}
+  await writeFile2(path6.join(sessionDir, ".trace"), `${traceId2}
 `, "utf8");
   const reports = defaultReportPaths(sessionDir);
   const started = /* @__PURE__ */ new Date();
@@ -3608,7 +3665,7 @@ async function runStages(options) {
   let seq = 0;
   const session = async (stage, kind, prompt, caller) => {
     seq++;
-    const dir = path5.join(sessionDir, "stages", `${String(seq).padStart(2, "0")}-${stage}`);
+    const dir = path6.join(sessionDir, "stages", `${String(seq).padStart(2, "0")}-${stage}`);
     const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
     const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
     const r = await spawnAgent({
@@ -3672,7 +3729,7 @@ Fix the cause and complete the stage.`;
     }
   };
   const walkthroughCheck = async () => {
-    const text = await readFile3(reports.walkthrough, "utf8").catch(() => void 0);
+    const text = await readFile4(reports.walkthrough, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${reports.walkthrough}`;
     const parsed = parseAgentWalkthrough(text);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -3811,19 +3868,19 @@ ${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
       }
       log.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
     }
-    const artifact = path5.join(sessionDir, "merge-log.txt");
+    const artifact = path6.join(sessionDir, "merge-log.txt");
     await writeFile2(artifact, `${log.join("\n")}
 `, "utf8");
     return { exitCode: 0, attempts, sessionDirs: dirs, artifact };
   };
-  const sentinelDir = path5.join(sessionDir, "sentinel");
+  const sentinelDir = path6.join(sessionDir, "sentinel");
   const verification = async (cycleDir, specPath) => {
     await mkdir3(cycleDir, { recursive: true });
-    const file = path5.join(cycleDir, "verification-results.json");
+    const file = path6.join(cycleDir, "verification-results.json");
     if (ctx.testCommand) {
       const testEnv = { ...pickEnv(env, options.spawn.passEnv ?? []), [ENV.trace]: traceId2, FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId };
       const run2 = await runShell(ctx.testCommand, options.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-      await writeFile2(path5.join(cycleDir, "test-output.log"), run2.output, "utf8");
+      await writeFile2(path6.join(cycleDir, "test-output.log"), run2.output, "utf8");
       const results2 = {
         checks: [{ name: "tests", tool: ctx.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
         overall: run2.code === 0 ? "PASS" : "FAIL",
@@ -3849,7 +3906,7 @@ ${ctx.task.trim()}`
     return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
   };
   const initialTest = async () => {
-    const v = await verification(path5.join(sentinelDir, "initial"));
+    const v = await verification(path6.join(sentinelDir, "initial"));
     const passed = v.results.overall === "PASS";
     progress(`initial verification: ${v.results.overall}`);
     if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
@@ -3859,7 +3916,7 @@ ${ctx.task.trim()}`
     const maxCycles = options.maxSentinelCycles ?? 3;
     const dirs = [];
     let attempts = 0;
-    const spec = path5.join(sentinelDir, "test-spec.md");
+    const spec = path6.join(sentinelDir, "test-spec.md");
     const upstream = (ctx.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -3886,10 +3943,10 @@ ${upstream}` : ""
     let grade = "FAIL";
     let lastFixList;
     let cycle = 0;
-    let v = await verification(path5.join(sentinelDir, "cycle-1"), specPath);
+    let v = await verification(path6.join(sentinelDir, "cycle-1"), specPath);
     for (; ; ) {
       cycle++;
-      const cycleDir = path5.join(sentinelDir, `cycle-${cycle}`);
+      const cycleDir = path6.join(sentinelDir, `cycle-${cycle}`);
       if (v.result) {
         dirs.push(v.result.sessionDir);
         attempts++;
@@ -3900,7 +3957,7 @@ ${upstream}` : ""
         grade = "PASS";
         break;
       }
-      const audit = path5.join(cycleDir, "audit-report.md");
+      const audit = path6.join(cycleDir, "audit-report.md");
       const a = await session(
         "sentinel-auditor",
         "sentinel-auditor",
@@ -3915,12 +3972,12 @@ ${ctx.task.trim()}`].join("\n\n")
       attempts++;
       dirs.push(a.sessionDir);
       if (isAbort(a)) return { exitCode: a.exitCode, attempts, sessionDirs: dirs, result: a };
-      const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile3(audit, "utf8").catch(() => "") ?? "")?.[1];
+      const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile4(audit, "utf8").catch(() => "") ?? "")?.[1];
       if (auditGrade === "PASS" || auditGrade === "WARN") {
         grade = auditGrade;
         break;
       }
-      const fixList = path5.join(cycleDir, "fix-list.json");
+      const fixList = path6.join(cycleDir, "fix-list.json");
       const c = await session(
         "sentinel-consolidator",
         "sentinel-consolidator",
@@ -3951,7 +4008,7 @@ ${ctx.task.trim()}`].join("\n\n")
       if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) {
         return { exitCode: f.exitCode, attempts, sessionDirs: dirs, result: f, ...f.error ? { error: f.error.message } : {} };
       }
-      v = await verification(path5.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
+      v = await verification(path6.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
       if (cycle >= maxCycles) {
         if (v.result) {
           dirs.push(v.result.sessionDir);
@@ -3963,12 +4020,12 @@ ${ctx.task.trim()}`].join("\n\n")
         break;
       }
     }
-    await writeFile2(path5.join(sentinelDir, "grade.txt"), `${grade}
+    await writeFile2(path6.join(sentinelDir, "grade.txt"), `${grade}
 `, "utf8");
-    await writeFile2(path5.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+    await writeFile2(path6.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `, "utf8");
     progress(`sentinel: ${grade} after ${cycle} cycle(s)`);
-    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path5.join(sentinelDir, "summary.json") };
+    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path6.join(sentinelDir, "summary.json") };
     const crPrompt = [
       stagePrompt(
         ctx,
@@ -3997,13 +4054,13 @@ ${ctx.task.trim()}`].join("\n\n")
     return { exitCode: 11, attempts, sessionDirs: dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
   };
   const validateWithSelfHeal = async () => {
-    const planDir2 = ctx.planDir ? path5.resolve(options.workdir, ctx.planDir) : void 0;
+    const planDir2 = ctx.planDir ? path6.resolve(options.workdir, ctx.planDir) : void 0;
     if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
     const dirs = [];
     let attempts = 0;
     for (let heal = 0; ; heal++) {
       const problems = await loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
-      const report = path5.join(sessionDir, `validate-${heal + 1}.txt`);
+      const report = path6.join(sessionDir, `validate-${heal + 1}.txt`);
       await writeFile2(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
       if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, attempts), sessionDirs: dirs, artifact: report };
@@ -4073,8 +4130,8 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
       exit_code: o.exitCode,
       attempts: o.attempts,
       duration_ms: Date.now() - t0,
-      session_dirs: o.sessionDirs.map((d) => path5.relative(sessionDir, d) || "."),
-      ...o.artifact ? { artifact: path5.relative(sessionDir, o.artifact) || o.artifact } : {},
+      session_dirs: o.sessionDirs.map((d) => path6.relative(sessionDir, d) || "."),
+      ...o.artifact ? { artifact: path6.relative(sessionDir, o.artifact) || o.artifact } : {},
       ...o.error ? { error: o.error } : {}
     };
     records.push(rec);
@@ -4095,8 +4152,8 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
     final = o.exitCode;
     if (o.error) out.error = `${stage}: ${o.error}`;
     if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-    if (o.exitCode === 3) out.question = await readFile3(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
-    if (o.exitCode === 10) out.refinement ??= await readFile3(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    if (o.exitCode === 3) out.question = await readFile4(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    if (o.exitCode === 10) out.refinement ??= await readFile4(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
     if (o.exitCode === 11 && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
     break;
   }
@@ -4127,7 +4184,7 @@ ${problems.map((p) => `- ${p}`).join("\n")}`
       exit_code: exitCode
     }
   };
-  const manifestPath = path5.join(sessionDir, "manifest.json");
+  const manifestPath = path6.join(sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4136,7 +4193,7 @@ function isAbort(r) {
   return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== void 0;
 }
 async function readJson(file) {
-  const text = await readFile3(file, "utf8").catch(() => void 0);
+  const text = await readFile4(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -4155,14 +4212,14 @@ ${String(stderr)}` : ""}` });
   });
 }
 function subtaskDir(sessionDir) {
-  return path5.join(sessionDir, "subtasks");
+  return path6.join(sessionDir, "subtasks");
 }
 async function readSubtasks(dir) {
   const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path5.join(dir, name);
-    const text = await readFile3(file, "utf8");
+    const file = path6.join(dir, name);
+    const text = await readFile4(file, "utf8");
     let data = {};
     let body = text;
     try {
@@ -4184,7 +4241,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const text = await readFile3(file, "utf8");
+  const text = await readFile4(file, "utf8");
   let data = {};
   let body = text;
   try {
@@ -4278,7 +4335,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path6.join(req.sessionDir, "agent");
+      const agentDir = path7.join(req.sessionDir, "agent");
       await mkdir4(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -4317,7 +4374,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path6.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path7.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -4358,8 +4415,8 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file = path7.join(workspace, ".github", "forge.yml");
-  const text = await readFile4(file, "utf8").catch(() => void 0);
+  const file = path8.join(workspace, ".github", "forge.yml");
+  const text = await readFile5(file, "utf8").catch(() => void 0);
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
   try {
@@ -4377,11 +4434,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync2(path7.join(dir, "1.md")) ? dir : void 0;
+  return existsSync2(path8.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync2(file) && path7.basename(path7.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync2(file) && path8.basename(path8.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;

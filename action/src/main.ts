@@ -26,6 +26,7 @@ import { commitMessage, type Git } from "./git.js";
 import type { GitHubPort, PullRef } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
 import { isProtectedPath, revertProtectedChanges, type Refusal } from "./protected-paths.js";
+import { attemptStartHead, attemptTrailers } from "./start-head.js";
 import { exitMeaning, renderPrBody, renderStatusBody } from "./render.js";
 import { exitCodeOfStop, supervise, type Supervised } from "./supervisor.js";
 import { completeWalkthrough, type CompletedWalkthrough } from "./walkthrough.js";
@@ -164,6 +165,11 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     return { kind: "neutral", reason, summary: `### Forge · ${taskId} · attempt ${attempt}\n\nNothing to do: ${reason}.\n` };
   }
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  // What this attempt changed is measured from where its branch started, before any of its commits:
+  // a re-run finds the progress pushes of the run before it on the branch (start-head.ts).
+  const ids = { runId, taskId, attempt };
+  const startHead = await attemptStartHead(git, branch, tip, ids);
+  if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
   mark("checkout");
 
   // 3. Context and the session folder (outside the work tree; copied into the record folder at the
@@ -201,7 +207,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     // base: an empty start commit, made before the agent touches the index, gives the PR something
     // to show until the work arrives. It is pushed by sha, so whatever the agent does to HEAD meanwhile
     // does not matter.
-    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, undefined, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]), { allowEmpty: true });
+    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, undefined, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
       await git.push(branch, startCommit);
       const pr = await github.createPull({ head: branch, base, title: prTitle, body: statusBody("running"), draft: true });
@@ -220,7 +226,8 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
    * agent's own commits are folded into the runner's — except merge commits (a refinery's upstream, a
    * type 3's sub-branches), which are kept so the history says what was merged. The attempt's record
    * folder is never part of it; protected paths are reverted and remembered. Returns the files the
-   * attempt changed so far (against the pre-agent head) and whether anything is staged over HEAD.
+   * attempt changed so far (against its starting head, so the progress pushes of this run and of an
+   * earlier run of the same attempt count) and whether anything is staged over HEAD.
    */
   let foldBase = preAgentHead;
   const refused = new Map<string, Refusal>();
@@ -229,9 +236,9 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     const keep = (await git.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "")) || foldBase;
     if ((await git.head()) !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
     await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-    const staged = await git.stagedChanges(preAgentHead);
-    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", preAgentHead, "--", recordRel]);
-    for (const r of await revertProtectedChanges(git, preAgentHead, staged)) refused.set(r.path, r);
+    const staged = await git.stagedChanges(startHead);
+    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
+    for (const r of await revertProtectedChanges(git, startHead, staged)) refused.set(r.path, r);
     const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
     return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
   };
@@ -244,7 +251,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   const pushProgress = async (stage: string): Promise<void> => {
     const { pending } = await stageWork();
     if (!pending) return;
-    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, undefined, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name], ["Stage", stage]]));
+    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, undefined, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
     foldBase = sha;
     // The start commit's push (with the PR) lands first.
     await prOpening;
@@ -326,7 +333,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   let workSha: string | undefined;
   if (pending) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : undefined;
-    workSha = await git.commit(commitMessage(prTitle, body, [["Task", taskId], ["Attempt", String(attempt)], ["Agent", deps.agent.name]]));
+    workSha = await git.commit(commitMessage(prTitle, body, [...attemptTrailers(ids), ["Agent", deps.agent.name]]));
   } else if (filesChanged.length > 0 || (await git.head()) !== preAgentHead) {
     // Everything was in a progress push already, or in the merges kept.
     workSha = await git.head();

@@ -55,7 +55,7 @@ describe("main: the job, step by step", () => {
     const [recordParent] = sh(w.origin, ["log", "-1", "--format=%P", head]).split(" ");
     expect(recordParent).toBe(report.workSha);
     expect(sh(w.origin, ["log", "-1", "--format=%s", report.workSha!])).toBe("forge(t1): Task t1");
-    expect(trailers(w, report.workSha!)).toBe("Task: t1\nAttempt: 1\nAgent: command");
+    expect(trailers(w, report.workSha!)).toBe("Run: r1\nTask: t1\nAttempt: 1\nAgent: command");
     expect(filesOf(w, report.workSha!)).toEqual(["src/out.txt"]);
     // The record commit adds only the attempt folder, with the trailers the App reads.
     const rec = attemptDir(RUN, "t1", 1);

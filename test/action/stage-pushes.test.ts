@@ -2,7 +2,7 @@
 // (merged by the merge stage, conflicts resolved by a sub-agent), sub-agents (`forge` on the agent's
 // PATH, sub-branches), and a push of the work at every stage end.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
@@ -89,7 +89,7 @@ describe("progress pushes", () => {
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
     expect(subjects.slice(0, 4)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): Task t1", "forge(t1): work after stage implement", "forge(t1): start attempt 1"]);
     const progress = sh(w.origin, ["log", "-1", "--skip=2", "--format=%H", `refs/heads/${w.branch}`]);
-    expect(sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", progress])).toBe("Task: t1\nAttempt: 1\nAgent: command\nStage: implement");
+    expect(sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", progress])).toBe("Run: r1\nTask: t1\nAttempt: 1\nAgent: command\nStage: implement");
     expect(sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", report.workSha!])).toBe("src/b.txt");
     // The walkthrough lists everything the attempt changed, across the pushes.
     expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["src/a.txt", "src/b.txt"]);
@@ -125,6 +125,88 @@ describe("progress pushes", () => {
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
     expect(subjects.slice(0, 3)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage walkthrough", "forge(t1): work after stage implement"]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
+  });
+});
+
+describe("the attempt's starting head", () => {
+  /** actions/checkout again, for a re-run: a fresh shallow clone of the task branch. */
+  function freshCheckout(w: World): void {
+    rmSync(w.workspace, { recursive: true, force: true });
+    sh(w.dir, ["clone", "--quiet", "--depth=1", `--branch=${w.branch}`, w.originUrl, w.workspace]);
+    rmSync(w.temp, { recursive: true, force: true });
+    mkdirSync(w.temp);
+  }
+
+  it("a re-run whose work all came with the first run's progress pushes still reports its files and succeeds", async () => {
+    const w = world_();
+    const startedAt = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`]);
+    // First run: two stages of work pushed, then the runner dies before its record (the branch is
+    // put back to the last progress push, as a dead runner would have left it).
+    const first: AgentRunner = {
+      name: "command",
+      async run(req) {
+        mkdirSync(path.join(req.workdir, "src"), { recursive: true });
+        writeFileSync(path.join(req.workdir, "src/a.txt"), "a\n");
+        await req.onStageEnd!("implement");
+        writeFileSync(path.join(req.workdir, "src/b.txt"), "b\n");
+        await req.onStageEnd!("verify");
+        return { exitCode: 1 };
+      },
+    };
+    const died = await job(w, first, "t1");
+    if (died.kind !== "attempt") throw new Error(died.kind);
+    expect(died.progressPushes).toBe(2);
+    const lastProgress = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]);
+    expect(sh(w.origin, ["log", "-1", "--format=%s", lastProgress])).toBe("forge(t1): work after stage verify");
+    sh(w.origin, ["update-ref", `refs/heads/${w.branch}`, lastProgress]);
+
+    // The re-run: the agent redoes the same work (nothing new over the branch) and writes its walkthrough.
+    freshCheckout(w);
+    const again: AgentRunner = {
+      name: "command",
+      async run(req) {
+        mkdirSync(path.join(req.workdir, "src"), { recursive: true });
+        writeFileSync(path.join(req.workdir, "src/a.txt"), "a\n");
+        writeFileSync(path.join(req.workdir, "src/b.txt"), "b\n");
+        await req.onStageEnd!("implement");
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, again, "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.progressPushes).toBe(0);
+    expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["src/a.txt", "src/b.txt"]);
+    // The work is the first run's last progress commit; the record sits right on it.
+    expect(report.workSha).toBe(lastProgress);
+    expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`])).toBe(lastProgress);
+    // The history between the branch's start and the work is the first run's (start, two progress pushes).
+    expect(sh(w.origin, ["log", "--format=%s", `${startedAt}..${lastProgress}`]).split("\n")).toEqual(["forge(t1): work after stage verify", "forge(t1): work after stage implement", "forge(t1): start attempt 1"]);
+  });
+
+  it("a fresh attempt on a branch whose tip is another attempt's commit measures from that tip", async () => {
+    const w = world_();
+    // The integration head carries an earlier attempt's commit (same task, attempt 1 of another run).
+    commitOn(w, w.branch, { "src/old.txt": "old\n" });
+    const msg = "forge(t1): work after stage implement\n\nRun: r0\nTask: t1\nAttempt: 1\nAgent: command\n";
+    const dir = path.join(w.dir, "amend");
+    sh(w.dir, ["clone", "--quiet", `--branch=${w.branch}`, w.originUrl, dir]);
+    sh(dir, ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "--amend", "-m", msg]);
+    sh(dir, ["push", "--quiet", "--force", "origin", `HEAD:refs/heads/${w.branch}`]);
+    freshCheckout(w);
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        writeFileSync(path.join(req.workdir, "new.txt"), "new\n");
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.result.walkthrough?.files_changed.map((f) => f.path)).toEqual(["new.txt"]);
   });
 });
 
