@@ -4,12 +4,15 @@ import {
   ADAPTER_NAMES,
   AGENT_KINDS,
   PlanNotFoundError,
+  finishSubWorktree,
+  forgeCheckoutOf,
   isAgentKind,
   loadPlan,
   loadSystemPrompt,
   spawnAgent,
+  startSubWorktree,
   validatePlan
-} from "./chunk-AVPJHZRO.js";
+} from "./chunk-3LY7H2TZ.js";
 import {
   __commonJS,
   __require,
@@ -3461,7 +3464,7 @@ var {
 
 // src/cli/commands/spawn.ts
 import { mkdirSync, mkdtempSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 var BadOptions = class extends Error {
@@ -3483,7 +3486,18 @@ function registerSpawn(program2, { io, setExitCode }) {
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
       try {
-        const result = await spawnAgent(await optionsFrom(flags, io.cwd, controller.signal));
+        const options = await optionsFrom(flags, io.cwd, controller.signal);
+        const sub = await subWorktreePlan(options.cwd, options.name ?? "spawn", process.env);
+        let worktree;
+        if (sub) {
+          options.prepareCwd = async () => {
+            worktree = await sub.start();
+            return path.join(worktree.dir, sub.relative);
+          };
+        }
+        let result = await spawnAgent(options);
+        if (sub && worktree) result = await sub.finish(worktree, result);
+        else if (sub) await sub.cleanup();
         io.out(json ? `${JSON.stringify(toJson(result), null, 2)}
 ` : toKeyValue(result));
         if (result.error) io.err(`${JSON.stringify({ status: "error", error: result.error })}
@@ -3498,6 +3512,24 @@ function registerSpawn(program2, { io, setExitCode }) {
       else fail("internal", err instanceof Error ? err.message : String(err));
     }
   });
+}
+async function subWorktreePlan(cwd, name, env) {
+  const checkout = await forgeCheckoutOf(cwd, env.FORGE_BRANCH || void 0);
+  if (!checkout) return void 0;
+  const root = mkdtempSync(path.join(tmpdir(), "forge-sub-"));
+  const relative = path.relative(checkout.repoDir, cwd);
+  return {
+    relative,
+    start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+    async finish(wt, result) {
+      const ok = result.exitCode === 0 || result.exitCode === 12;
+      const branch = await finishSubWorktree(wt, `forge spawn: sub-agent ${name} (exit ${result.exitCode})`, ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` });
+      await rm(root, { recursive: true, force: true });
+      if (ok && !branch.merged) return { ...result, exitCode: 1, status: "failure", error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" }, branch };
+      return { ...result, branch };
+    }
+  };
 }
 function positiveInt(value, flag) {
   if (value === void 0) return void 0;
@@ -3584,6 +3616,7 @@ function toJson(r) {
     transcript: r.transcriptPath,
     ...r.signalPath ? { signal: r.signalPath } : {},
     reports: r.reports,
+    ...r.branch ? { branch: r.branch } : {},
     ...r.result !== void 0 ? { result: r.result } : {}
   };
 }
@@ -3591,6 +3624,14 @@ function toKeyValue(r) {
   const flat = { ...toJson(r) };
   delete flat.reports;
   delete flat.error;
+  delete flat.branch;
+  if (r.branch) {
+    flat.branch = r.branch.branch;
+    flat.branch_parent = r.branch.parent_branch;
+    flat.branch_merged = r.branch.merged;
+    flat.branch_head = r.branch.head;
+    if (r.branch.conflicts) flat.branch_conflicts = r.branch.conflicts.join(",");
+  }
   if (r.error) {
     flat.error_code = r.error.code;
     flat.error_message = r.error.message;

@@ -3,11 +3,15 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   ENV,
   Masker,
+  abortMerge,
   agentTypeSchema,
+  concludeMerge,
   defaultReportPaths,
   external_exports,
+  finishSubBranch,
   loadPlan,
   loadSystemPrompt,
+  mergeRef,
   parseTaskFile,
   pickEnv,
   quoteUntrusted,
@@ -15,13 +19,14 @@ import {
   require_gray_matter,
   sanitizeUntrusted,
   spawnAgent,
+  startSubBranch,
   taskIdSchema,
   taskStatusSchema,
   traceIdFrom,
   validatePlan,
   writeFileAtomic,
   writeSignal
-} from "./chunk-AVPJHZRO.js";
+} from "./chunk-3LY7H2TZ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2138,14 +2143,14 @@ var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot
 function isProtectedPath(file) {
   return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
 }
-async function revertProtectedChanges(git2, base2, staged) {
-  const changes = (staged ?? await git2.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
+async function revertProtectedChanges(git, base2, staged) {
+  const changes = (staged ?? await git.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
-      await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm(path.join(git2.dir, c.path), { force: true });
+      await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+      await rm(path.join(git.dir, c.path), { force: true });
     } else {
-      await git2.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
+      await git.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
     }
   }
   return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
@@ -2225,7 +2230,7 @@ function checkCaptainDispatch(journal, taskId, attempt) {
 }
 async function captainJob(args) {
   const { config, input, deps, journal, cr } = args;
-  const { git: git2, github } = deps;
+  const { git, github } = deps;
   const log = deps.log ?? { info: () => {
   }, warning: () => {
   } };
@@ -2234,10 +2239,10 @@ async function captainJob(args) {
   const branch = `forge/${journal.runId}/${taskId}`;
   const planDir2 = planDir(journal.planId);
   const issue = args.context.issue ?? cr.issueNumber;
-  const tip = await git2.fetchBranch(branch);
+  const tip = await git.fetchBranch(branch);
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const preHead = await git2.head();
+  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git.head();
   const existing = (await readdir(path2.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
@@ -2273,14 +2278,14 @@ async function captainJob(args) {
   );
   let exitCode = supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode;
   const errors = supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [];
-  await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if (await git2.head() !== preHead) await git2.run(["reset", "--soft", "--quiet", preHead]);
-  await git2.run(["add", "--all", "--", "."]);
-  const staged = await git2.stagedChanges(preHead);
+  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if (await git.head() !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
+  await git.run(["add", "--all", "--", "."]);
+  const staged = await git.stagedChanges(preHead);
   const outside = staged.filter((c) => !c.path.startsWith(`${planDir2}/`));
   for (const c of outside) {
-    if (c.status.startsWith("A")) await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-    else await git2.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
+    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
   }
   if (outside.length) warnings.push(`changes outside ${planDir2}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
   const planChanges = staged.filter((c) => c.path.startsWith(`${planDir2}/`));
@@ -2304,8 +2309,8 @@ async function captainJob(args) {
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path2.basename(overlayFile, ".md")})`;
-  const headSha = await git2.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
-  await git2.push(branch);
+  const headSha = await git.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
+  await git.push(branch);
   const link = issue !== void 0 ? `#${issue}` : `Change Request ${cr.id}`;
   const body = [
     `Overlay for ${link}: **${cr.title}**`,
@@ -2819,18 +2824,18 @@ function attemptTrailers(id) {
 }
 var FIELD = "";
 var RECORD = "";
-async function firstParentLog(git2, tip, id, max) {
+async function firstParentLog(git, tip, id, max) {
   const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
-  const raw = (await git2.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
+  const raw = (await git.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
   return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
     const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
     return { sha, parents: parents ? parents.split(" ") : [], ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt) };
   });
 }
-async function shallowBoundary(git2) {
-  const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
+async function shallowBoundary(git) {
+  const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile2(path4.resolve(git2.dir, file), "utf8").catch(() => "");
+  const text = await readFile2(path4.resolve(git.dir, file), "utf8").catch(() => "");
   return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
 }
 function walk(log, boundary, tip) {
@@ -2847,17 +2852,17 @@ function walk(log, boundary, tip) {
   }
   return start;
 }
-async function attemptStartHead(git2, branch, tip, id) {
-  const top = (await firstParentLog(git2, tip, id, 1).catch(() => []))[0];
+async function attemptStartHead(git, branch, tip, id) {
+  const top = (await firstParentLog(git, tip, id, 1).catch(() => []))[0];
   if (!top || !top.ours) return tip;
   for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
-    const boundary = await shallowBoundary(git2);
-    const found2 = walk(await firstParentLog(git2, tip, id), boundary, tip);
+    const boundary = await shallowBoundary(git);
+    const found2 = walk(await firstParentLog(git, tip, id), boundary, tip);
     if (found2 !== void 0) return found2;
-    if (await git2.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
-    await git2.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+    if (await git.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
+    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
   }
-  const found = walk(await firstParentLog(git2, tip, id), await shallowBoundary(git2), tip);
+  const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
   return found ?? tip;
 }
 
@@ -3048,7 +3053,7 @@ async function main({ config, input, deps }) {
   const log = deps.log ?? { info: () => {
   }, warning: () => {
   } };
-  const { git: git2, github } = deps;
+  const { git, github } = deps;
   const { runId, taskId, attempt } = input;
   const t0 = now();
   const marks = {};
@@ -3066,7 +3071,7 @@ Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job 
     return captainJob({ config, input, deps, journal: journal2, cr: check2.cr, context: input.context });
   }
   const expectedBranch = branchName(config, runId, taskId, attempt);
-  const prefetch = git2.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const check = await readAndCheckDispatch(github, runId, taskId, attempt);
   if (!check.current) {
     await prefetch;
@@ -3082,10 +3087,10 @@ Nothing to do: ${check.reason}. This dispatch is no longer current, so the job c
   const recordRel = attemptDir(runId, taskId, attempt);
   const warnings = [];
   mark("journal");
-  const tip = branch === expectedBranch ? await prefetch : await git2.fetchBranch(branch);
+  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const recorded = await git2.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
   const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
   if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
     const reason = `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`;
@@ -3095,9 +3100,9 @@ Nothing to do: ${check.reason}. This dispatch is no longer current, so the job c
 Nothing to do: ${reason}.
 ` };
   }
-  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const ids = { runId, taskId, attempt };
-  const startHead = await attemptStartHead(git2, branch, tip, ids);
+  const startHead = await attemptStartHead(git, branch, tip, ids);
   if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
   mark("checkout");
   const sessionDir = path5.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
@@ -3109,7 +3114,7 @@ Nothing to do: ${reason}.
     github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
   ]);
   const conflicts = node.kind === "refinery" ? input.context.conflicts ?? [] : [];
-  if (conflicts.length) built.taskContext.mergeRefs = await git2.fetchForMerge(conflicts, branch);
+  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, branch);
   const title = built.frontmatter.title;
   const prTitle = `forge(${taskId}): ${title}`;
   await writeFile(path5.join(sessionDir, "context.md"), built.markdown);
@@ -3123,9 +3128,9 @@ Nothing to do: ${reason}.
   } else if (existingPr) {
     prOpening = Promise.resolve(existingPr);
   } else {
-    const startCommit = await git2.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
+    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
-      await git2.push(branch, startCommit);
+      await git.push(branch, startCommit);
       const pr2 = await github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
       await github.addLabels(pr2.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
       return pr2;
@@ -3135,28 +3140,28 @@ Nothing to do: ${reason}.
     });
   }
   mark("draft_pr");
-  const preAgentHead = await git2.head();
+  const preAgentHead = await git.head();
   let foldBase = preAgentHead;
   const refused = /* @__PURE__ */ new Map();
   const stageWork = async () => {
-    await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-    const keep = await git2.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "") || foldBase;
-    if (await git2.head() !== keep) await git2.run(["reset", "--soft", "--quiet", keep]);
-    await git2.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-    const staged = await git2.stagedChanges(startHead);
-    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", startHead, "--", recordRel]);
-    for (const r of await revertProtectedChanges(git2, startHead, staged)) refused.set(r.path, r);
-    const pending2 = (await git2.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+    await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+    const keep = await git.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "") || foldBase;
+    if (await git.head() !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
+    await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+    const staged = await git.stagedChanges(startHead);
+    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
+    for (const r of await revertProtectedChanges(git, startHead, staged)) refused.set(r.path, r);
+    const pending2 = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
     return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending: pending2 };
   };
   let progressPushes = 0;
   const pushProgress = async (stage) => {
     const { pending: pending2 } = await stageWork();
     if (!pending2) return;
-    const sha = await git2.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
+    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
     foldBase = sha;
     await prOpening;
-    await git2.push(branch, sha);
+    await git.push(branch, sha);
     progressPushes++;
     log.info(`Pushed the work after stage ${stage} (${sha.slice(0, 12)}).`);
   };
@@ -3224,9 +3229,9 @@ Nothing to do: ${reason}.
   let workSha;
   if (pending) {
     const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : void 0;
-    workSha = await git2.commit(commitMessage(prTitle, body, [...attemptTrailers(ids), ["Agent", deps.agent.name]]));
-  } else if (filesChanged.length > 0 || await git2.head() !== preAgentHead) {
-    workSha = await git2.head();
+    workSha = await git.commit(commitMessage(prTitle, body, [...attemptTrailers(ids), ["Agent", deps.agent.name]]));
+  } else if (filesChanged.length > 0 || await git.head() !== preAgentHead) {
+    workSha = await git.head();
   }
   const headForFacts = workSha ?? preAgentHead;
   if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node.kind !== "refinery") {
@@ -3318,8 +3323,8 @@ Nothing to do: ${reason}.
   });
   const recordAbs = path5.join(input.workspace, recordRel);
   await copyForRecord(sessionDir, recordAbs);
-  await git2.run(["add", "--force", "--", recordRel]);
-  const recordSha = await git2.commit(
+  await git.run(["add", "--force", "--", recordRel]);
+  const recordSha = await git.commit(
     commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
       [TRAILERS.run, runId],
       [TRAILERS.task, taskId],
@@ -3330,7 +3335,7 @@ Nothing to do: ${reason}.
   );
   mark("record_commit");
   const pr = await prOpening;
-  await git2.push(branch);
+  await git.push(branch);
   const tPushed = now();
   mark("push");
   const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
@@ -3450,97 +3455,10 @@ import path7 from "node:path";
 // src/agent/stages.ts
 var import_gray_matter2 = __toESM(require_gray_matter(), 1);
 var import_yaml3 = __toESM(require_dist(), 1);
-import { execFile as execFile2 } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir as mkdir3, readFile as readFile4, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
-
-// src/agent/branches.ts
-import { execFile } from "node:child_process";
-function git(cwd, args, env) {
-  return new Promise((resolve) => {
-    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code: code2, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
-async function gitOk(cwd, args) {
-  const r = await git(cwd, args);
-  if (r.code !== 0) throw new GitError2(args, r);
-  return r.stdout.trim();
-}
-var GitError2 = class extends Error {
-  constructor(args, result) {
-    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
-    this.args = args;
-    this.result = result;
-    this.name = "GitError";
-  }
-  args;
-  result;
-};
-async function identity(cwd) {
-  const email = await git(cwd, ["config", "user.email"]);
-  return email.code === 0 && email.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
-}
-function subBranchName(parentBranch, sub) {
-  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
-  return `${parentBranch}-${slug}`;
-}
-async function currentBranch(cwd) {
-  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
-}
-async function startSubBranch(cwd, parentBranch, sub) {
-  const name = subBranchName(parentBranch, sub);
-  const head = await currentBranch(cwd);
-  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
-  await gitOk(cwd, ["checkout", "-q", "-B", name]);
-  return name;
-}
-async function commitAll(cwd, message) {
-  await gitOk(cwd, ["add", "-A"]);
-  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
-  if (staged.code === 0) return null;
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
-  return gitOk(cwd, ["rev-parse", "HEAD"]);
-}
-async function conflictedFiles(cwd) {
-  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
-  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
-}
-async function mergeRef(cwd, ref, message) {
-  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
-  if (r.code !== 0) {
-    const conflicts = await conflictedFiles(cwd);
-    if (conflicts.length === 0) throw new GitError2(["merge", ref], r);
-    return { merged: false, conflicts };
-  }
-  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  return { merged: true, head, changed: head !== before };
-}
-async function concludeMerge(cwd) {
-  await gitOk(cwd, ["add", "-A"]);
-  const left = await conflictedFiles(cwd);
-  const markers = await git(cwd, ["diff", "--cached", "--check"]);
-  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
-    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
-  }
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
-  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
-}
-function parseMarkerFiles(check) {
-  return [...new Set(check.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
-}
-async function abortMerge(cwd) {
-  await git(cwd, ["merge", "--abort"]);
-}
-async function finishSubBranch(cwd, parentBranch, subBranch, message) {
-  await commitAll(cwd, message);
-  await gitOk(cwd, ["checkout", "-q", parentBranch]);
-  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
-}
 
 // src/agent/walkthrough.ts
 var import_gray_matter = __toESM(require_gray_matter(), 1);
@@ -4203,7 +4121,7 @@ async function readJson(file) {
 }
 function runShell(command, cwd, timeoutMs, env, signal) {
   return new Promise((resolve) => {
-    execFile2("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
+    execFile("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
       const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
       resolve({ code: code2, output: `${String(stdout)}${stderr ? `
 [stderr]
@@ -4470,8 +4388,8 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     if (adapter === "command" && !command) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
     const effective = { ...config, agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} } };
     const [owner, repo] = jobEnv.repository.split("/");
-    const git2 = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
-    await ensureRepository(git2, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
+    const git = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
+    await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY) warning("anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.");
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY) warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
@@ -4520,7 +4438,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
           ...jobUrl ? { jobUrl } : {},
           jobStartedAt
         },
-        deps: { github, git: git2, agent, log: { info: (m) => info(m), warning: (m) => warning(m) }, ...uploadArtifact ? { uploadArtifact } : {}, cancel: cancel.signal }
+        deps: { github, git, agent, log: { info: (m) => info(m), warning: (m) => warning(m) }, ...uploadArtifact ? { uploadArtifact } : {}, cancel: cancel.signal }
       });
     } finally {
       process.removeListener("SIGINT", onSignal);
@@ -4563,11 +4481,11 @@ async function writeSummary(markdown) {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
   await summary.addRaw(markdown, true).write();
 }
-async function ensureRepository(git2, remoteUrl) {
-  const inside = await git2.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
-  if (inside.code !== 0) await git2.run(["init", "--quiet"]);
-  const origin = await git2.run(["remote", "get-url", "origin"], { allowFail: true });
-  if (origin.code !== 0) await git2.run(["remote", "add", "origin", remoteUrl]);
+async function ensureRepository(git, remoteUrl) {
+  const inside = await git.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
+  if (inside.code !== 0) await git.run(["init", "--quiet"]);
+  const origin = await git.run(["remote", "get-url", "origin"], { allowFail: true });
+  if (origin.code !== 0) await git.run(["remote", "add", "origin", remoteUrl]);
 }
 
 // action/src/entry.ts

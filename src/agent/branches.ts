@@ -119,3 +119,95 @@ export async function finishSubBranch(cwd: string, parentBranch: string, subBran
   await gitOk(cwd, ["checkout", "-q", parentBranch]);
   return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
 }
+
+// ------------------------------------------------------------ `forge spawn` sub-agents in worktrees
+
+/**
+ * Where a `forge spawn` sub-agent works when its parent runs inside a Forge job: its own git worktree
+ * (outside the checkout, so the parent's files are never touched while it works) on
+ * `<parent branch>-<sub>`, cut from the parent's head.
+ */
+export interface SubWorktree {
+  /** The parent's checkout (its top level). */
+  repoDir: string;
+  /** The worktree. */
+  dir: string;
+  parentBranch: string;
+  branch: string;
+  /** The parent's head the sub-branch was cut from. */
+  base: string;
+}
+
+/** What happened to a sub-agent's branch (`forge spawn`'s JSON `branch`). */
+export interface SubBranchReport {
+  branch: string;
+  parent_branch: string;
+  merged: boolean;
+  /** The sub-branch's head (the sub-agent's work, kept whatever happened to the merge). */
+  head: string;
+  /** Files that conflicted when merging into the parent's branch (the merge was aborted; the work stays on `branch`). */
+  conflicts?: string[];
+  /** Why it was not merged, when it was not. */
+  error?: string;
+}
+
+/**
+ * The checkout `cwd` is in, when it is on the task branch `taskBranch` or one of its sub-branches
+ * (`<taskBranch>-…`): where a parent agent inside a Forge job works.
+ */
+export async function forgeCheckoutOf(cwd: string, taskBranch: string | undefined): Promise<{ repoDir: string; branch: string } | undefined> {
+  if (!taskBranch) return undefined;
+  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
+  if (top.code !== 0) return undefined;
+  const repoDir = top.stdout.trim();
+  const branch = await git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  const name = branch.stdout.trim();
+  if (branch.code !== 0 || !(name === taskBranch || name.startsWith(`${taskBranch}-`))) return undefined;
+  return { repoDir, branch: name };
+}
+
+async function branchExists(cwd: string, name: string): Promise<boolean> {
+  return (await git(cwd, ["show-ref", "--verify", "--quiet", `refs/heads/${name}`])).code === 0;
+}
+
+/**
+ * Commits the parent's pending work (so the sub-agent starts from it, and the merge back is not
+ * refused over local changes), creates `<parent>-<sub>` (`-2`, `-3`, … when taken) at the parent's
+ * head and adds a worktree for it in `worktreeDir`.
+ */
+export async function startSubWorktree(repoDir: string, parentBranch: string, sub: string, worktreeDir: string, parentMessage: string): Promise<SubWorktree> {
+  await commitAll(repoDir, parentMessage);
+  const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
+  const first = subBranchName(parentBranch, sub);
+  let branch = first;
+  for (let n = 2; await branchExists(repoDir, branch); n++) branch = `${first}-${n}`;
+  await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
+  return { repoDir, dir: worktreeDir, parentBranch, branch, base };
+}
+
+/**
+ * Commits what the sub-agent left in its worktree, removes the worktree (the branch stays) and, when
+ * `merge`, merges the sub-branch into the parent's branch in the parent's checkout. A conflicted
+ * merge is aborted — the parent's tree is left as it was — and reported with its files; the work
+ * stays on the sub-branch for the parent to merge by hand.
+ */
+export async function finishSubWorktree(wt: SubWorktree, message: string, merge: { merge: true } | { merge: false; reason: string }): Promise<SubBranchReport> {
+  await commitAll(wt.dir, message).catch(() => null);
+  const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
+  await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
+  await git(wt.repoDir, ["worktree", "prune"]);
+  const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
+  if (!merge.merge) return { ...report, merged: false, error: merge.reason };
+  const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  if (current.stdout.trim() !== wt.parentBranch) {
+    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
+  }
+  try {
+    const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
+    if (m.merged) return { ...report, merged: true };
+    await abortMerge(wt.repoDir);
+    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
+  } catch (err) {
+    return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${(err as Error).message}` };
+  }
+}

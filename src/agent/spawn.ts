@@ -35,6 +35,9 @@ import {
 
 export type { SpawnOptions, SpawnResult } from "./types.js";
 
+/** Variables naming the job an agent works for, passed on from parent to child. */
+const JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"] as const;
+
 /** Prompts longer than this travel in `FORGE_PROMPT_FILE` only (Linux limits one env string to 128 KiB). */
 const ENV_VALUE_LIMIT = 100_000;
 
@@ -201,6 +204,15 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   }
   if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
 
+  let cwd = options.cwd;
+  if (options.prepareCwd) {
+    try {
+      cwd = await options.prepareCwd();
+    } catch (err) {
+      return finish(1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${(err as Error).message}` } });
+    }
+  }
+
   const reports = { ...defaultReportPaths(sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const promptFile = path.join(sessionDir, "prompt.md");
@@ -223,6 +235,11 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     FORGE_ADAPTER: options.adapter,
     FORGE_SPAWN_NAME: name,
   };
+  // The job's identity reaches every descendant (a nested `forge spawn` needs the task branch).
+  for (const k of JOB_ENV) {
+    const v = parentEnv[k];
+    if (v) forgeEnv[k] = v;
+  }
   if (options.adapter === "command" && options.command) forgeEnv.FORGE_COMMAND = options.command;
   // So a sub-agent started with `forge spawn` finds the same agent CLI.
   if (options.binary) forgeEnv.FORGE_AGENT_BINARY = options.binary;
@@ -249,7 +266,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
       prompt: options.prompt,
       ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}),
       ...(options.model ? { model: options.model } : {}),
-      cwd: options.cwd,
+      cwd,
       allowedTools,
       ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
       parentEnv,
@@ -281,7 +298,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     const outcome: ProcessOutcome = await runProcess({
       command: invocation.command,
       args: invocation.args,
-      cwd: options.cwd,
+      cwd,
       env: invocation.env,
       ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
       ...(remaining !== undefined ? { timeoutMs: remaining } : {}),

@@ -154,6 +154,12 @@ export interface SpawnOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source for jitter (tests replace it). */
   random?: () => number;
+  /**
+   * Called once the spawn is allowed (hierarchy and depth checked), before the agent starts: returns
+   * the directory the agent works in instead of `cwd` (`forge spawn` puts a sub-agent in its own
+   * worktree this way). Not called for a refused spawn.
+   */
+  prepareCwd?: () => Promise<string>;
 }
 
 export interface SpawnError {

@@ -281,3 +281,21 @@ describe("the bundled forge command", () => {
     expect(spent.code).toBe(2);
   });
 });
+
+describe("sub-agents started with forge spawn inside the job", () => {
+  it.skipIf(!existsSync(FORGE_JS))("work on <branch>-<sub>, merged back: the merge stays in the task branch's history and the walkthrough lists their files", async () => {
+    const w = world_({ tasks: [{ id: "t1", type: "2" }], files: { ".forge/stages.yml": '"2": [single]\n' } });
+    const script = [
+      `forge spawn --adapter command --command sh --arg -c --arg 'echo sub > sub.txt' --agent-type 1 --name helper --prompt 'write sub.txt' --output-format json > "$FORGE_SESSION_DIR/helper.json"`,
+      `echo main > main.txt`,
+      WALKTHROUGH(),
+    ].join("\n");
+    const report = await job(w, stagesRunner(script), "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["main.txt", "sub.txt"]);
+    expect(w.show(w.branch, "sub.txt")).toBe("sub\n");
+    const merges = sh(w.origin, ["log", "--merges", "--format=%s", `refs/heads/${w.branch}`]);
+    expect(merges).toBe(`Merge ${w.branch}-helper into ${w.branch}`);
+  });
+});

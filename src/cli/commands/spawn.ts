@@ -7,10 +7,11 @@
  * option is 1 with `error.code` `bad_options` (never 2, which means "depth exceeded").
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
+import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchReport, type SubWorktree } from "../../agent/branches.js";
 import { loadSystemPrompt } from "../../agent/prompts.js";
 import { spawnAgent } from "../../agent/spawn.js";
 import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
@@ -83,7 +84,18 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);
         try {
-          const result = await spawnAgent(await optionsFrom(flags, io.cwd, controller.signal));
+          const options = await optionsFrom(flags, io.cwd, controller.signal);
+          const sub = await subWorktreePlan(options.cwd, options.name ?? "spawn", process.env);
+          let worktree: SubWorktree | undefined;
+          if (sub) {
+            options.prepareCwd = async () => {
+              worktree = await sub.start();
+              return path.join(worktree.dir, sub.relative);
+            };
+          }
+          let result: SpawnResult & { branch?: SubBranchReport } = await spawnAgent(options);
+          if (sub && worktree) result = await sub.finish(worktree, result);
+          else if (sub) await sub.cleanup();
           io.out(json ? `${JSON.stringify(toJson(result), null, 2)}\n` : toKeyValue(result));
           if (result.error) io.err(`${JSON.stringify({ status: "error", error: result.error })}\n`);
           setExitCode(result.exitCode);
@@ -96,6 +108,33 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
         else fail("internal", err instanceof Error ? err.message : String(err));
       }
     });
+}
+
+/**
+ * A sub-agent of an agent inside a Forge job (`FORGE_BRANCH` set, the checkout on the task branch or
+ * one of its sub-branches) works in its own worktree on `<branch>-<name>` and is merged back into
+ * the parent's branch when it ends (DESIGN.md §6: "on sub-branches merged back into the parent's
+ * branch"). Outside a job — a person trying an agent — it works in `cwd` as asked.
+ */
+async function subWorktreePlan(cwd: string, name: string, env: NodeJS.ProcessEnv) {
+  const checkout = await forgeCheckoutOf(cwd, env.FORGE_BRANCH || undefined);
+  if (!checkout) return undefined;
+  // Outside the checkout and outside the session folder (which is copied into the attempt's record).
+  const root = mkdtempSync(path.join(tmpdir(), "forge-sub-"));
+  const relative = path.relative(checkout.repoDir, cwd);
+  return {
+    relative,
+    start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+    async finish(wt: SubWorktree, result: SpawnResult): Promise<SpawnResult & { branch: SubBranchReport }> {
+      const ok = result.exitCode === 0 || result.exitCode === 12;
+      const branch = await finishSubWorktree(wt, `forge spawn: sub-agent ${name} (exit ${result.exitCode})`, ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` });
+      await rm(root, { recursive: true, force: true });
+      // A success whose work did not reach the parent's branch is not a success for the parent.
+      if (ok && !branch.merged) return { ...result, exitCode: 1, status: "failure", error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" }, branch };
+      return { ...result, branch };
+    },
+  };
 }
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -166,7 +205,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
   };
 }
 
-export function toJson(r: SpawnResult): Record<string, unknown> {
+export function toJson(r: SpawnResult & { branch?: SubBranchReport }): Record<string, unknown> {
   return {
     status: r.status,
     exit_code: r.exitCode,
@@ -187,15 +226,24 @@ export function toJson(r: SpawnResult): Record<string, unknown> {
     transcript: r.transcriptPath,
     ...(r.signalPath ? { signal: r.signalPath } : {}),
     reports: r.reports,
+    ...(r.branch ? { branch: r.branch } : {}),
     ...(r.result !== undefined ? { result: r.result } : {}),
   };
 }
 
 /** `KEY=value` lines; values with line breaks or quotes are written as JSON strings. */
-export function toKeyValue(r: SpawnResult): string {
+export function toKeyValue(r: SpawnResult & { branch?: SubBranchReport }): string {
   const flat: Record<string, unknown> = { ...toJson(r) };
   delete flat.reports;
   delete flat.error;
+  delete flat.branch;
+  if (r.branch) {
+    flat.branch = r.branch.branch;
+    flat.branch_parent = r.branch.parent_branch;
+    flat.branch_merged = r.branch.merged;
+    flat.branch_head = r.branch.head;
+    if (r.branch.conflicts) flat.branch_conflicts = r.branch.conflicts.join(",");
+  }
   if (r.error) {
     flat.error_code = r.error.code;
     flat.error_message = r.error.message;

@@ -68,13 +68,13 @@ var require_identity = __commonJS({
 var require_visit = __commonJS({
   "node_modules/yaml/dist/visit.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
     function visit2(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
+      if (identity2.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -84,17 +84,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path5) {
-      const ctrl = callVisitor(key, node2, visitor, path5);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path5, ctrl);
-        return visit_(key, ctrl, visitor, path5);
+    function visit_(key, node2, visitor, path6) {
+      const ctrl = callVisitor(key, node2, visitor, path6);
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
+        replaceNode(key, path6, ctrl);
+        return visit_(key, ctrl, visitor, path6);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
+        if (identity2.isCollection(node2)) {
+          path6 = Object.freeze(path6.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path5);
+            const ci = visit_(i, node2.items[i], visitor, path6);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -104,14 +104,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path5);
+        } else if (identity2.isPair(node2)) {
+          path6 = Object.freeze(path6.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path6);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path5);
+          const cv = visit_("value", node2.value, visitor, path6);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -122,7 +122,7 @@ var require_visit = __commonJS({
     }
     async function visitAsync(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
+      if (identity2.isDocument(node2)) {
         const cd = await visitAsync_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -132,17 +132,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path5) {
-      const ctrl = await callVisitor(key, node2, visitor, path5);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path5, ctrl);
-        return visitAsync_(key, ctrl, visitor, path5);
+    async function visitAsync_(key, node2, visitor, path6) {
+      const ctrl = await callVisitor(key, node2, visitor, path6);
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
+        replaceNode(key, path6, ctrl);
+        return visitAsync_(key, ctrl, visitor, path6);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
+        if (identity2.isCollection(node2)) {
+          path6 = Object.freeze(path6.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path5);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path6);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -152,14 +152,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path5);
+        } else if (identity2.isPair(node2)) {
+          path6 = Object.freeze(path6.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path6);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path5);
+          const cv = await visitAsync_("value", node2.value, visitor, path6);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -186,34 +186,34 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path5) {
+    function callVisitor(key, node2, visitor, path6) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path5);
-      if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path5);
-      if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path5);
-      if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path5);
-      if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path5);
-      if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path5);
+        return visitor(key, node2, path6);
+      if (identity2.isMap(node2))
+        return visitor.Map?.(key, node2, path6);
+      if (identity2.isSeq(node2))
+        return visitor.Seq?.(key, node2, path6);
+      if (identity2.isPair(node2))
+        return visitor.Pair?.(key, node2, path6);
+      if (identity2.isScalar(node2))
+        return visitor.Scalar?.(key, node2, path6);
+      if (identity2.isAlias(node2))
+        return visitor.Alias?.(key, node2, path6);
       return void 0;
     }
-    function replaceNode(key, path5, node2) {
-      const parent = path5[path5.length - 1];
-      if (identity.isCollection(parent)) {
+    function replaceNode(key, path6, node2) {
+      const parent = path6[path6.length - 1];
+      if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
-      } else if (identity.isPair(parent)) {
+      } else if (identity2.isPair(parent)) {
         if (key === "key")
           parent.key = node2;
         else
           parent.value = node2;
-      } else if (identity.isDocument(parent)) {
+      } else if (identity2.isDocument(parent)) {
         parent.contents = node2;
       } else {
-        const pt = identity.isAlias(parent) ? "alias" : "scalar";
+        const pt = identity2.isAlias(parent) ? "alias" : "scalar";
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
@@ -226,7 +226,7 @@ var require_visit = __commonJS({
 var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit2 = require_visit();
     var escapeChars = {
       "!": "%21",
@@ -369,10 +369,10 @@ var require_directives = __commonJS({
         const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
-        if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
+        if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
           const tags = {};
           visit2.visit(doc.contents, (_key, node2) => {
-            if (identity.isNode(node2) && node2.tag)
+            if (identity2.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
           tagNames = Object.keys(tags);
@@ -397,7 +397,7 @@ var require_directives = __commonJS({
 var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit2 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
@@ -444,7 +444,7 @@ var require_anchors = __commonJS({
         setAnchors: () => {
           for (const source of aliasObjects) {
             const ref = sourceObjects.get(source);
-            if (typeof ref === "object" && ref.anchor && (identity.isScalar(ref.node) || identity.isCollection(ref.node))) {
+            if (typeof ref === "object" && ref.anchor && (identity2.isScalar(ref.node) || identity2.isCollection(ref.node))) {
               ref.node.anchor = ref.anchor;
             } else {
               const error62 = new Error("Failed to resolve repeated object (this should not happen)");
@@ -517,12 +517,12 @@ var require_applyReviver = __commonJS({
 var require_toJS = __commonJS({
   "node_modules/yaml/dist/nodes/toJS.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     function toJS(value, arg, ctx) {
       if (Array.isArray(value))
         return value.map((v, i) => toJS(v, String(i), ctx));
       if (value && typeof value.toJSON === "function") {
-        if (!ctx || !identity.hasAnchor(value))
+        if (!ctx || !identity2.hasAnchor(value))
           return value.toJSON(arg, ctx);
         const data = { aliasCount: 0, count: 1, res: void 0 };
         ctx.anchors.set(value, data);
@@ -548,11 +548,11 @@ var require_Node = __commonJS({
   "node_modules/yaml/dist/nodes/Node.js"(exports2) {
     "use strict";
     var applyReviver = require_applyReviver();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var NodeBase = class {
       constructor(type2) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: type2 });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: type2 });
       }
       /** Create a copy of this node.  */
       clone() {
@@ -563,7 +563,7 @@ var require_Node = __commonJS({
       }
       /** A plain JavaScript representation of this node. */
       toJS(doc, { mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
-        if (!identity.isDocument(doc))
+        if (!identity2.isDocument(doc))
           throw new TypeError("A document argument is required");
         const ctx = {
           anchors: /* @__PURE__ */ new Map(),
@@ -590,12 +590,12 @@ var require_Alias = __commonJS({
     "use strict";
     var anchors = require_anchors();
     var visit2 = require_visit();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var Alias = class extends Node.NodeBase {
       constructor(source) {
-        super(identity.ALIAS);
+        super(identity2.ALIAS);
         this.source = source;
         Object.defineProperty(this, "tag", {
           set() {
@@ -617,7 +617,7 @@ var require_Alias = __commonJS({
           nodes = [];
           visit2.visit(doc, {
             Node: (_key, node2) => {
-              if (identity.isAlias(node2) || identity.hasAnchor(node2))
+              if (identity2.isAlias(node2) || identity2.hasAnchor(node2))
                 nodes.push(node2);
             }
           });
@@ -679,11 +679,11 @@ var require_Alias = __commonJS({
       }
     };
     function getAliasCount(doc, node2, anchors2) {
-      if (identity.isAlias(node2)) {
+      if (identity2.isAlias(node2)) {
         const source = node2.resolve(doc);
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
-      } else if (identity.isCollection(node2)) {
+      } else if (identity2.isCollection(node2)) {
         let count = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
@@ -691,7 +691,7 @@ var require_Alias = __commonJS({
             count = c;
         }
         return count;
-      } else if (identity.isPair(node2)) {
+      } else if (identity2.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
         return Math.max(kc, vc);
@@ -706,13 +706,13 @@ var require_Alias = __commonJS({
 var require_Scalar = __commonJS({
   "node_modules/yaml/dist/nodes/Scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var isScalarValue = (value) => !value || typeof value !== "function" && typeof value !== "object";
     var Scalar = class extends Node.NodeBase {
       constructor(value) {
-        super(identity.SCALAR);
+        super(identity2.SCALAR);
         this.value = value;
       }
       toJSON(arg, ctx) {
@@ -737,7 +737,7 @@ var require_createNode = __commonJS({
   "node_modules/yaml/dist/doc/createNode.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
@@ -751,12 +751,12 @@ var require_createNode = __commonJS({
       return tags.find((t) => t.identify?.(value) && !t.format);
     }
     function createNode(value, tagName, ctx) {
-      if (identity.isDocument(value))
+      if (identity2.isDocument(value))
         value = value.contents;
-      if (identity.isNode(value))
+      if (identity2.isNode(value))
         return value;
-      if (identity.isPair(value)) {
-        const map3 = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
+      if (identity2.isPair(value)) {
+        const map3 = ctx.schema[identity2.MAP].createNode?.(ctx.schema, null, ctx);
         map3.items.push(value);
         return map3;
       }
@@ -788,7 +788,7 @@ var require_createNode = __commonJS({
             ref.node = node3;
           return node3;
         }
-        tagObj = value instanceof Map ? schema2[identity.MAP] : Symbol.iterator in Object(value) ? schema2[identity.SEQ] : schema2[identity.MAP];
+        tagObj = value instanceof Map ? schema2[identity2.MAP] : Symbol.iterator in Object(value) ? schema2[identity2.SEQ] : schema2[identity2.MAP];
       }
       if (onTagObj) {
         onTagObj(tagObj);
@@ -812,12 +812,12 @@ var require_Collection = __commonJS({
   "node_modules/yaml/dist/nodes/Collection.js"(exports2) {
     "use strict";
     var createNode = require_createNode();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema2, path5, value) {
+    function collectionFromPath(schema2, path6, value) {
       let v = value;
-      for (let i = path5.length - 1; i >= 0; --i) {
-        const k = path5[i];
+      for (let i = path6.length - 1; i >= 0; --i) {
+        const k = path6[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -836,7 +836,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path5) => path5 == null || typeof path5 === "object" && !!path5[Symbol.iterator]().next().done;
+    var isEmptyPath = (path6) => path6 == null || typeof path6 === "object" && !!path6[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type2, schema2) {
         super(type2);
@@ -856,7 +856,7 @@ var require_Collection = __commonJS({
         const copy = Object.create(Object.getPrototypeOf(this), Object.getOwnPropertyDescriptors(this));
         if (schema2)
           copy.schema = schema2;
-        copy.items = copy.items.map((it) => identity.isNode(it) || identity.isPair(it) ? it.clone(schema2) : it);
+        copy.items = copy.items.map((it) => identity2.isNode(it) || identity2.isPair(it) ? it.clone(schema2) : it);
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -866,13 +866,13 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path5, value) {
-        if (isEmptyPath(path5))
+      addIn(path6, value) {
+        if (isEmptyPath(path6))
           this.add(value);
         else {
-          const [key, ...rest] = path5;
+          const [key, ...rest] = path6;
           const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
+          if (identity2.isCollection(node2))
             node2.addIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -884,12 +884,12 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path5) {
-        const [key, ...rest] = path5;
+      deleteIn(path6) {
+        const [key, ...rest] = path6;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
-        if (identity.isCollection(node2))
+        if (identity2.isCollection(node2))
           return node2.deleteIn(rest);
         else
           throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -899,43 +899,43 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path5, keepScalar) {
-        const [key, ...rest] = path5;
+      getIn(path6, keepScalar) {
+        const [key, ...rest] = path6;
         const node2 = this.get(key, true);
         if (rest.length === 0)
-          return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
+          return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
         else
-          return identity.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
+          return identity2.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
       }
       hasAllNullValues(allowScalar) {
         return this.items.every((node2) => {
-          if (!identity.isPair(node2))
+          if (!identity2.isPair(node2))
             return false;
           const n = node2.value;
-          return n == null || allowScalar && identity.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
+          return n == null || allowScalar && identity2.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
         });
       }
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path5) {
-        const [key, ...rest] = path5;
+      hasIn(path6) {
+        const [key, ...rest] = path6;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
-        return identity.isCollection(node2) ? node2.hasIn(rest) : false;
+        return identity2.isCollection(node2) ? node2.hasIn(rest) : false;
       }
       /**
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path5, value) {
-        const [key, ...rest] = path5;
+      setIn(path6, value) {
+        const [key, ...rest] = path6;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
           const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
+          if (identity2.isCollection(node2))
             node2.setIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -1391,7 +1391,7 @@ var require_stringify = __commonJS({
   "node_modules/yaml/dist/stringify/stringify.js"(exports2) {
     "use strict";
     var anchors = require_anchors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
     function createStringifyContext(doc, options2) {
@@ -1444,7 +1444,7 @@ var require_stringify = __commonJS({
       }
       let tagObj = void 0;
       let obj;
-      if (identity.isScalar(item)) {
+      if (identity2.isScalar(item)) {
         obj = item.value;
         let match = tags.filter((t) => t.identify?.(obj));
         if (match.length > 1) {
@@ -1467,7 +1467,7 @@ var require_stringify = __commonJS({
       if (!doc.directives)
         return "";
       const props = [];
-      const anchor2 = (identity.isScalar(node2) || identity.isCollection(node2)) && node2.anchor;
+      const anchor2 = (identity2.isScalar(node2) || identity2.isCollection(node2)) && node2.anchor;
       if (anchor2 && anchors.anchorIsValid(anchor2)) {
         anchors$1.add(anchor2);
         props.push(`&${anchor2}`);
@@ -1478,9 +1478,9 @@ var require_stringify = __commonJS({
       return props.join(" ");
     }
     function stringify2(item, ctx, onComment, onChompKeep) {
-      if (identity.isPair(item))
+      if (identity2.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
-      if (identity.isAlias(item)) {
+      if (identity2.isAlias(item)) {
         if (ctx.doc.directives)
           return item.toString(ctx);
         if (ctx.resolvedAliases?.has(item)) {
@@ -1494,15 +1494,15 @@ var require_stringify = __commonJS({
         }
       }
       let tagObj = void 0;
-      const node2 = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
+      const node2 = identity2.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
       tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node2));
       const props = stringifyProps(node2, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity2.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
       if (!props)
         return str3;
-      return identity.isScalar(node2) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
+      return identity2.isScalar(node2) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
 ${ctx.indent}${str3}`;
     }
     exports2.createStringifyContext = createStringifyContext;
@@ -1514,23 +1514,23 @@ ${ctx.indent}${str3}`;
 var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
-      let keyComment = identity.isNode(key) && key.comment || null;
+      let keyComment = identity2.isNode(key) && key.comment || null;
       if (simpleKeys) {
         if (keyComment) {
           throw new Error("With simple keys, key nodes cannot have comments");
         }
-        if (identity.isCollection(key) || !identity.isNode(key) && typeof key === "object") {
+        if (identity2.isCollection(key) || !identity2.isNode(key) && typeof key === "object") {
           const msg = "With simple keys, collection cannot be used as a key value";
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
+      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity2.isCollection(key) || (identity2.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -1571,7 +1571,7 @@ ${indent}:`;
           str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
-      if (identity.isNode(value)) {
+      if (identity2.isNode(value)) {
         vsb = !!value.spaceBefore;
         vcb = value.commentBefore;
         valueComment = value.comment;
@@ -1583,10 +1583,10 @@ ${indent}:`;
           value = doc.createNode(value);
       }
       ctx.implicitKey = false;
-      if (!explicitKey && !keyComment && identity.isScalar(value))
+      if (!explicitKey && !keyComment && identity2.isScalar(value))
         ctx.indentAtStart = str3.length + 1;
       chompKeep = false;
-      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
+      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity2.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
@@ -1606,7 +1606,7 @@ ${stringifyComment.indentComment(cs, ctx.indent)}`;
           ws += `
 ${ctx.indent}`;
         }
-      } else if (!explicitKey && identity.isCollection(value)) {
+      } else if (!explicitKey && identity2.isCollection(value)) {
         const vs0 = valueStr[0];
         const nl0 = valueStr.indexOf("\n");
         const hasNewline = nl0 !== -1;
@@ -1669,7 +1669,7 @@ var require_log = __commonJS({
 var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var MERGE_KEY = "<<";
     var merge3 = {
@@ -1682,10 +1682,10 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
+    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
     function addMergeToJSMap(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (identity.isSeq(source))
+      if (identity2.isSeq(source))
         for (const it of source.items)
           mergeValue(ctx, map3, it);
       else if (Array.isArray(source))
@@ -1696,7 +1696,7 @@ var require_merge = __commonJS({
     }
     function mergeValue(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (!identity.isMap(source))
+      if (!identity2.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
       for (const [key, value2] of srcMap) {
@@ -1717,7 +1717,7 @@ var require_merge = __commonJS({
       return map3;
     }
     function resolveAliasValue(ctx, value) {
-      return ctx && identity.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
+      return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
     exports2.addMergeToJSMap = addMergeToJSMap;
     exports2.isMergeKey = isMergeKey;
@@ -1732,10 +1732,10 @@ var require_addPairToJSMap = __commonJS({
     var log = require_log();
     var merge3 = require_merge();
     var stringify2 = require_stringify();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map3, { key, value }) {
-      if (identity.isNode(key) && key.addToJSMap)
+      if (identity2.isNode(key) && key.addToJSMap)
         key.addToJSMap(ctx, map3, value);
       else if (merge3.isMergeKey(ctx, key))
         merge3.addMergeToJSMap(ctx, map3, value);
@@ -1766,7 +1766,7 @@ var require_addPairToJSMap = __commonJS({
         return "";
       if (typeof jsKey !== "object")
         return String(jsKey);
-      if (identity.isNode(key) && ctx?.doc) {
+      if (identity2.isNode(key) && ctx?.doc) {
         const strCtx = stringify2.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node2 of ctx.anchors.keys())
@@ -1796,7 +1796,7 @@ var require_Pair = __commonJS({
     var createNode = require_createNode();
     var stringifyPair = require_stringifyPair();
     var addPairToJSMap = require_addPairToJSMap();
-    var identity = require_identity();
+    var identity2 = require_identity();
     function createPair(key, value, ctx) {
       const k = createNode.createNode(key, void 0, ctx);
       const v = createNode.createNode(value, void 0, ctx);
@@ -1804,15 +1804,15 @@ var require_Pair = __commonJS({
     }
     var Pair = class _Pair {
       constructor(key, value = null) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.PAIR });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.PAIR });
         this.key = key;
         this.value = value;
       }
       clone(schema2) {
         let { key, value } = this;
-        if (identity.isNode(key))
+        if (identity2.isNode(key))
           key = key.clone(schema2);
-        if (identity.isNode(value))
+        if (identity2.isNode(value))
           value = value.clone(schema2);
         return new _Pair(key, value);
       }
@@ -1833,7 +1833,7 @@ var require_Pair = __commonJS({
 var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options2) {
@@ -1849,14 +1849,14 @@ var require_stringifyCollection = __commonJS({
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
               lines.push("");
@@ -1904,14 +1904,14 @@ ${indent}${line}` : "\n";
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
               lines.push("");
@@ -1919,7 +1919,7 @@ ${indent}${line}` : "\n";
             if (ik.comment)
               reqNewline = true;
           }
-          const iv = identity.isNode(item.value) ? item.value : null;
+          const iv = identity2.isNode(item.value) ? item.value : null;
           if (iv) {
             if (iv.comment)
               comment = iv.comment;
@@ -1987,16 +1987,16 @@ var require_YAMLMap = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var addPairToJSMap = require_addPairToJSMap();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     function findPair(items, key) {
-      const k = identity.isScalar(key) ? key.value : key;
+      const k = identity2.isScalar(key) ? key.value : key;
       for (const it of items) {
-        if (identity.isPair(it)) {
+        if (identity2.isPair(it)) {
           if (it.key === key || it.key === k)
             return it;
-          if (identity.isScalar(it.key) && it.key.value === k)
+          if (identity2.isScalar(it.key) && it.key.value === k)
             return it;
         }
       }
@@ -2007,7 +2007,7 @@ var require_YAMLMap = __commonJS({
         return "tag:yaml.org,2002:map";
       }
       constructor(schema2) {
-        super(identity.MAP, schema2);
+        super(identity2.MAP, schema2);
         this.items = [];
       }
       /**
@@ -2045,7 +2045,7 @@ var require_YAMLMap = __commonJS({
        */
       add(pair, overwrite) {
         let _pair;
-        if (identity.isPair(pair))
+        if (identity2.isPair(pair))
           _pair = pair;
         else if (!pair || typeof pair !== "object" || !("key" in pair)) {
           _pair = new Pair.Pair(pair, pair?.value);
@@ -2056,7 +2056,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity2.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -2080,7 +2080,7 @@ var require_YAMLMap = __commonJS({
       get(key, keepScalar) {
         const it = findPair(this.items, key);
         const node2 = it?.value;
-        return (!keepScalar && identity.isScalar(node2) ? node2.value : node2) ?? void 0;
+        return (!keepScalar && identity2.isScalar(node2) ? node2.value : node2) ?? void 0;
       }
       has(key) {
         return !!findPair(this.items, key);
@@ -2105,7 +2105,7 @@ var require_YAMLMap = __commonJS({
         if (!ctx)
           return JSON.stringify(this);
         for (const item of this.items) {
-          if (!identity.isPair(item))
+          if (!identity2.isPair(item))
             throw new Error(`Map items must all be pairs; found ${JSON.stringify(item)} instead`);
         }
         if (!ctx.allNullValues && this.hasAllNullValues(false))
@@ -2128,7 +2128,7 @@ var require_YAMLMap = __commonJS({
 var require_map = __commonJS({
   "node_modules/yaml/dist/schema/common/map.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLMap = require_YAMLMap();
     var map3 = {
       collection: "map",
@@ -2136,7 +2136,7 @@ var require_map = __commonJS({
       nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
       resolve(map4, onError) {
-        if (!identity.isMap(map4))
+        if (!identity2.isMap(map4))
           onError("Expected a mapping for this tag");
         return map4;
       },
@@ -2153,7 +2153,7 @@ var require_YAMLSeq = __commonJS({
     var createNode = require_createNode();
     var stringifyCollection = require_stringifyCollection();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection.Collection {
@@ -2161,7 +2161,7 @@ var require_YAMLSeq = __commonJS({
         return "tag:yaml.org,2002:seq";
       }
       constructor(schema2) {
-        super(identity.SEQ, schema2);
+        super(identity2.SEQ, schema2);
         this.items = [];
       }
       add(value) {
@@ -2187,7 +2187,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           return void 0;
         const it = this.items[idx];
-        return !keepScalar && identity.isScalar(it) ? it.value : it;
+        return !keepScalar && identity2.isScalar(it) ? it.value : it;
       }
       /**
        * Checks if the collection includes a value with the key `key`.
@@ -2211,7 +2211,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key}.`);
         const prev = this.items[idx];
-        if (identity.isScalar(prev) && Scalar.isScalarValue(value))
+        if (identity2.isScalar(prev) && Scalar.isScalarValue(value))
           prev.value = value;
         else
           this.items[idx] = value;
@@ -2253,7 +2253,7 @@ var require_YAMLSeq = __commonJS({
       }
     };
     function asItemIndex(key) {
-      let idx = identity.isScalar(key) ? key.value : key;
+      let idx = identity2.isScalar(key) ? key.value : key;
       if (idx && typeof idx === "string")
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
@@ -2266,7 +2266,7 @@ var require_YAMLSeq = __commonJS({
 var require_seq = __commonJS({
   "node_modules/yaml/dist/schema/common/seq.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLSeq = require_YAMLSeq();
     var seq2 = {
       collection: "seq",
@@ -2274,7 +2274,7 @@ var require_seq = __commonJS({
       nodeClass: YAMLSeq.YAMLSeq,
       tag: "tag:yaml.org,2002:seq",
       resolve(seq3, onError) {
-        if (!identity.isSeq(seq3))
+        if (!identity2.isSeq(seq3))
           onError("Expected a sequence for this tag");
         return seq3;
       },
@@ -2628,17 +2628,17 @@ var require_binary = __commonJS({
 var require_pairs = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq2, onError) {
-      if (identity.isSeq(seq2)) {
+      if (identity2.isSeq(seq2)) {
         for (let i = 0; i < seq2.items.length; ++i) {
           let item = seq2.items[i];
-          if (identity.isPair(item))
+          if (identity2.isPair(item))
             continue;
-          else if (identity.isMap(item)) {
+          else if (identity2.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
             const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
@@ -2652,7 +2652,7 @@ ${cn.comment}` : item.comment;
             }
             item = pair;
           }
-          seq2.items[i] = identity.isPair(item) ? item : new Pair.Pair(item);
+          seq2.items[i] = identity2.isPair(item) ? item : new Pair.Pair(item);
         }
       } else
         onError("Expected a sequence for this tag");
@@ -2706,7 +2706,7 @@ ${cn.comment}` : item.comment;
 var require_omap = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -2733,7 +2733,7 @@ var require_omap = __commonJS({
           ctx.onCreate(map3);
         for (const pair of this.items) {
           let key, value;
-          if (identity.isPair(pair)) {
+          if (identity2.isPair(pair)) {
             key = toJS.toJS(pair.key, "", ctx);
             value = toJS.toJS(pair.value, key, ctx);
           } else {
@@ -2763,7 +2763,7 @@ var require_omap = __commonJS({
         const pairs$1 = pairs2.resolvePairs(seq2, onError);
         const seenKeys = [];
         for (const { key } of pairs$1.items) {
-          if (identity.isScalar(key)) {
+          if (identity2.isScalar(key)) {
             if (seenKeys.includes(key.value)) {
               onError(`Ordered maps must not include duplicate keys: ${key.value}`);
             } else {
@@ -2944,7 +2944,7 @@ var require_int2 = __commonJS({
 var require_set = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSet = class _YAMLSet extends YAMLMap.YAMLMap {
@@ -2954,7 +2954,7 @@ var require_set = __commonJS({
       }
       add(key) {
         let pair;
-        if (identity.isPair(key))
+        if (identity2.isPair(key))
           pair = key;
         else if (key && typeof key === "object" && "key" in key && "value" in key && key.value === null)
           pair = new Pair.Pair(key.key, null);
@@ -2970,7 +2970,7 @@ var require_set = __commonJS({
        */
       get(key, keepPair) {
         const pair = YAMLMap.findPair(this.items, key);
-        return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
+        return !keepPair && identity2.isPair(pair) ? identity2.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
       set(key, value) {
         if (typeof value !== "boolean")
@@ -3014,7 +3014,7 @@ var require_set = __commonJS({
       tag: "tag:yaml.org,2002:set",
       createNode: (schema2, iterable, ctx) => YAMLSet.from(schema2, iterable, ctx),
       resolve(map3, onError) {
-        if (identity.isMap(map3)) {
+        if (identity2.isMap(map3)) {
           if (map3.hasAllNullValues(true))
             return Object.assign(new YAMLSet(), map3);
           else
@@ -3259,7 +3259,7 @@ var require_tags = __commonJS({
 var require_Schema = __commonJS({
   "node_modules/yaml/dist/schema/Schema.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var map3 = require_map();
     var seq2 = require_seq();
     var string4 = require_string();
@@ -3272,9 +3272,9 @@ var require_Schema = __commonJS({
         this.knownTags = resolveKnownTags ? tags.coreKnownTags : {};
         this.tags = tags.getTags(customTags, this.name, merge3);
         this.toStringOptions = toStringDefaults ?? null;
-        Object.defineProperty(this, identity.MAP, { value: map3.map });
-        Object.defineProperty(this, identity.SCALAR, { value: string4.string });
-        Object.defineProperty(this, identity.SEQ, { value: seq2.seq });
+        Object.defineProperty(this, identity2.MAP, { value: map3.map });
+        Object.defineProperty(this, identity2.SCALAR, { value: string4.string });
+        Object.defineProperty(this, identity2.SEQ, { value: seq2.seq });
         this.sortMapEntries = typeof sortMapEntries === "function" ? sortMapEntries : sortMapEntries === true ? sortMapEntriesByKey : null;
       }
       clone() {
@@ -3291,7 +3291,7 @@ var require_Schema = __commonJS({
 var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options2) {
@@ -3318,7 +3318,7 @@ var require_stringifyDocument = __commonJS({
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
-        if (identity.isNode(doc.contents)) {
+        if (identity2.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
             lines.push("");
           if (doc.contents.commentBefore) {
@@ -3373,7 +3373,7 @@ var require_Document = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var toJS = require_toJS();
     var Schema2 = require_Schema();
@@ -3388,7 +3388,7 @@ var require_Document = __commonJS({
         this.comment = null;
         this.errors = [];
         this.warnings = [];
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.DOC });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.DOC });
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
@@ -3424,7 +3424,7 @@ var require_Document = __commonJS({
        */
       clone() {
         const copy = Object.create(_Document.prototype, {
-          [identity.NODE_TYPE]: { value: identity.DOC }
+          [identity2.NODE_TYPE]: { value: identity2.DOC }
         });
         copy.commentBefore = this.commentBefore;
         copy.comment = this.comment;
@@ -3434,7 +3434,7 @@ var require_Document = __commonJS({
         if (this.directives)
           copy.directives = this.directives.clone();
         copy.schema = this.schema.clone();
-        copy.contents = identity.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
+        copy.contents = identity2.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -3445,9 +3445,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path5, value) {
+      addIn(path6, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path5, value);
+          this.contents.addIn(path6, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3497,7 +3497,7 @@ var require_Document = __commonJS({
           sourceObjects
         };
         const node2 = createNode.createNode(value, tag, ctx);
-        if (flow && identity.isCollection(node2))
+        if (flow && identity2.isCollection(node2))
           node2.flow = true;
         setAnchors();
         return node2;
@@ -3522,14 +3522,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path5) {
-        if (Collection.isEmptyPath(path5)) {
+      deleteIn(path6) {
+        if (Collection.isEmptyPath(path6)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path5) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path6) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3537,31 +3537,31 @@ var require_Document = __commonJS({
        * `true` (collections are always returned intact).
        */
       get(key, keepScalar) {
-        return identity.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
       }
       /**
        * Returns item at `path`, or `undefined` if not found. By default unwraps
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path5, keepScalar) {
-        if (Collection.isEmptyPath(path5))
-          return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path5, keepScalar) : void 0;
+      getIn(path6, keepScalar) {
+        if (Collection.isEmptyPath(path6))
+          return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path6, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
        */
       has(key) {
-        return identity.isCollection(this.contents) ? this.contents.has(key) : false;
+        return identity2.isCollection(this.contents) ? this.contents.has(key) : false;
       }
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path5) {
-        if (Collection.isEmptyPath(path5))
+      hasIn(path6) {
+        if (Collection.isEmptyPath(path6))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path5) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path6) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3578,13 +3578,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path5, value) {
-        if (Collection.isEmptyPath(path5)) {
+      setIn(path6, value) {
+        if (Collection.isEmptyPath(path6)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path5), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path6), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path5, value);
+          this.contents.setIn(path6, value);
         }
       }
       /**
@@ -3668,7 +3668,7 @@ var require_Document = __commonJS({
       }
     };
     function assertCollection(contents) {
-      if (identity.isCollection(contents))
+      if (identity2.isCollection(contents))
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
@@ -3939,12 +3939,12 @@ var require_util_flow_indent_check = __commonJS({
 var require_util_map_includes = __commonJS({
   "node_modules/yaml/dist/compose/util-map-includes.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     function mapIncludes(ctx, items, search) {
       const { uniqueKeys } = ctx.options;
       if (uniqueKeys === false)
         return false;
-      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
+      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity2.isScalar(a) && identity2.isScalar(b) && a.value === b.value;
       return items.some((pair) => isEqual(pair.key, search));
     }
     exports2.mapIncludes = mapIncludes;
@@ -4157,7 +4157,7 @@ var require_resolve_end = __commonJS({
 var require_resolve_flow_collection = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4236,7 +4236,7 @@ var require_resolve_flow_collection = __commonJS({
             }
             if (prevItemComment) {
               let prev = coll.items[coll.items.length - 1];
-              if (identity.isPair(prev))
+              if (identity2.isPair(prev))
                 prev = prev.value ?? prev.key;
               if (prev.comment)
                 prev.comment += "\n" + prevItemComment;
@@ -4351,7 +4351,7 @@ var require_resolve_flow_collection = __commonJS({
 var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4401,7 +4401,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node2 = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      const node2 = identity2.isNode(res) ? res : new Scalar.Scalar(res);
       node2.range = coll.range;
       node2.tag = tagName;
       if (tag?.format)
@@ -4820,7 +4820,7 @@ var require_resolve_flow_scalar = __commonJS({
 var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
@@ -4829,17 +4829,17 @@ var require_compose_scalar = __commonJS({
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
       let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       } else if (tagName)
         tag = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
       else if (token.type === "scalar")
         tag = findScalarTagByTest(ctx, value, token, onError);
       else
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       let scalar;
       try {
         const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar = identity2.isScalar(res) ? res : new Scalar.Scalar(res);
       } catch (error62) {
         const msg = error62 instanceof Error ? error62.message : String(error62);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
@@ -4859,7 +4859,7 @@ var require_compose_scalar = __commonJS({
     }
     function findScalarTagByName(schema2, value, tagName, tagToken, onError) {
       if (tagName === "!")
-        return schema2[identity.SCALAR];
+        return schema2[identity2.SCALAR];
       const matchWithTest = [];
       for (const tag of schema2.tags) {
         if (!tag.collection && tag.tag === tagName) {
@@ -4878,12 +4878,12 @@ var require_compose_scalar = __commonJS({
         return kt;
       }
       onError(tagToken, "TAG_RESOLVE_FAILED", `Unresolved tag: ${tagName}`, tagName !== "tag:yaml.org,2002:str");
-      return schema2[identity.SCALAR];
+      return schema2[identity2.SCALAR];
     }
     function findScalarTagByTest({ atKey, directives, schema: schema2 }, value, token, onError) {
-      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity.SCALAR];
+      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity2.SCALAR];
       if (schema2.compat) {
-        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity.SCALAR];
+        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity2.SCALAR];
         if (tag.tag !== compat.tag) {
           const ts = directives.tagString(tag.tag);
           const cs = directives.tagString(compat.tag);
@@ -4932,7 +4932,7 @@ var require_compose_node = __commonJS({
   "node_modules/yaml/dist/compose/compose-node.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeCollection = require_compose_collection();
     var composeScalar = require_compose_scalar();
     var resolveEnd = require_resolve_end();
@@ -4978,7 +4978,7 @@ var require_compose_node = __commonJS({
       node2 ?? (node2 = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
       if (anchor2 && node2.anchor === "")
         onError(anchor2, "BAD_ALIAS", "Anchor cannot be an empty string");
-      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
+      if (atKey && ctx.options.stringKeys && (!identity2.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
         onError(tag ?? token, "NON_STRING_KEY", msg);
       }
@@ -5084,7 +5084,7 @@ var require_composer = __commonJS({
     var directives = require_directives();
     var Document = require_Document();
     var errors = require_errors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeDoc = require_compose_doc();
     var resolveEnd = require_resolve_end();
     function getErrorPos(src) {
@@ -5146,9 +5146,9 @@ var require_composer = __commonJS({
 ${comment}` : comment;
           } else if (afterEmptyLine || doc.directives.docStart || !dc) {
             doc.commentBefore = comment;
-          } else if (identity.isCollection(dc) && !dc.flow && dc.items.length > 0) {
+          } else if (identity2.isCollection(dc) && !dc.flow && dc.items.length > 0) {
             let it = dc.items[0];
-            if (identity.isPair(it))
+            if (identity2.isPair(it))
               it = it.key;
             const cb = it.commentBefore;
             it.commentBefore = cb ? `${comment}
@@ -5545,9 +5545,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path5) => {
+    visit2.itemAtPath = (cst, path6) => {
       let item = cst;
-      for (const [field, index] of path5) {
+      for (const [field, index] of path6) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5556,23 +5556,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path5) => {
-      const parent = visit2.itemAtPath(cst, path5.slice(0, -1));
-      const field = path5[path5.length - 1][0];
+    visit2.parentCollection = (cst, path6) => {
+      const parent = visit2.itemAtPath(cst, path6.slice(0, -1));
+      const field = path6[path6.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path5, item, visitor) {
-      let ctrl = visitor(item, path5);
+    function _visit(path6, item, visitor) {
+      let ctrl = visitor(item, path6);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path5.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path6.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5583,10 +5583,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path5);
+            ctrl = ctrl(item, path6);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path5) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path6) : ctrl;
     }
     exports2.visit = visit2;
   }
@@ -7196,7 +7196,7 @@ var require_public_api = __commonJS({
     var Document = require_Document();
     var errors = require_errors();
     var log = require_log();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
     function parseOptions(options2) {
@@ -7274,7 +7274,7 @@ var require_public_api = __commonJS({
         if (!keepUndefined)
           return void 0;
       }
-      if (identity.isDocument(value) && !_replacer)
+      if (identity2.isDocument(value) && !_replacer)
         return value.toString(options2);
       return new Document.Document(value, _replacer, options2).toString(options2);
     }
@@ -7294,7 +7294,7 @@ var require_dist = __commonJS({
     var Schema2 = require_Schema();
     var errors = require_errors();
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
@@ -7312,14 +7312,14 @@ var require_dist = __commonJS({
     exports2.YAMLParseError = errors.YAMLParseError;
     exports2.YAMLWarning = errors.YAMLWarning;
     exports2.Alias = Alias.Alias;
-    exports2.isAlias = identity.isAlias;
-    exports2.isCollection = identity.isCollection;
-    exports2.isDocument = identity.isDocument;
-    exports2.isMap = identity.isMap;
-    exports2.isNode = identity.isNode;
-    exports2.isPair = identity.isPair;
-    exports2.isScalar = identity.isScalar;
-    exports2.isSeq = identity.isSeq;
+    exports2.isAlias = identity2.isAlias;
+    exports2.isCollection = identity2.isCollection;
+    exports2.isDocument = identity2.isDocument;
+    exports2.isMap = identity2.isMap;
+    exports2.isNode = identity2.isNode;
+    exports2.isPair = identity2.isPair;
+    exports2.isScalar = identity2.isScalar;
+    exports2.isSeq = identity2.isSeq;
     exports2.Pair = Pair.Pair;
     exports2.Scalar = Scalar.Scalar;
     exports2.YAMLMap = YAMLMap.YAMLMap;
@@ -7510,7 +7510,7 @@ var require_section_matter = __commonJS({
         options2 = { parse: options2 };
       }
       var file2 = toObject(input2);
-      var defaults = { section_delimiter: "---", parse: identity };
+      var defaults = { section_delimiter: "---", parse: identity2 };
       var opts = extend2({}, defaults, options2);
       var delim = opts.section_delimiter;
       var lines = file2.content.split(/\r?\n/);
@@ -7594,7 +7594,7 @@ var require_section_matter = __commonJS({
     function createSection() {
       return { key: "", data: "", content: "" };
     }
-    function identity(val) {
+    function identity2(val) {
       return val;
     }
     function isBuffer(val) {
@@ -11754,10 +11754,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path5) {
-  if (!path5)
+function getElementAtPath(obj, path6) {
+  if (!path6)
     return obj;
-  return path5.reduce((acc, key) => acc?.[key], obj);
+  return path6.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -12097,11 +12097,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path5, issues) {
+function prefixIssues(path6, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path5);
+    iss.path.unshift(path6);
     return iss;
   });
 }
@@ -12563,16 +12563,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path5 = []) => {
+  const processError = (error63, path6 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path5, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else {
-        const fullpath = [...path5, ...issue2.path];
+        const fullpath = [...path6, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -12611,17 +12611,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path5 = []) => {
+  const processError = (error63, path6 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path5, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else {
-        const fullpath = [...path5, ...issue2.path];
+        const fullpath = [...path6, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -12660,8 +12660,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path5 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path5) {
+  const path6 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path6) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -29799,13 +29799,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path5 = ref.slice(1).split("/").filter(Boolean);
-  if (path5.length === 0) {
+  const path6 = ref.slice(1).split("/").filter(Boolean);
+  if (path6.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path5[0] === defsKey) {
-    const key = path5[1] === void 0 ? void 0 : decodeJSONPointerSegment(path5[1]);
+  if (path6[0] === defsKey) {
+    const key = path6[1] === void 0 ? void 0 : decodeJSONPointerSegment(path6[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -30760,8 +30760,8 @@ function shortestCycleThrough(g, s, component, c, parent) {
       if (w === s) {
         const back = [];
         for (let x = v; x !== s; x = parent[x]) back.push(x);
-        const path5 = [s, ...back.reverse(), s];
-        return { path: path5, depIndex: path5.slice(0, -1).map((x, i) => depIndexOf(g, x, path5[i + 1])) };
+        const path6 = [s, ...back.reverse(), s];
+        return { path: path6, depIndex: path6.slice(0, -1).map((x, i) => depIndexOf(g, x, path6[i + 1])) };
       }
       if (parent[w] === -1) {
         parent[w] = v;
@@ -33892,9 +33892,9 @@ function problem(at, rule, message) {
     rule
   };
 }
-function fieldPath(path5) {
+function fieldPath(path6) {
   let out = "";
-  for (const key of path5) {
+  for (const key of path6) {
     if (typeof key === "number") out += `[${key}]`;
     else out += out === "" ? String(key) : `.${String(key)}`;
   }
@@ -34055,17 +34055,17 @@ function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
     for (const pair of node2.items) {
       const key = (0, import_yaml.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
-      const path5 = [...prefix, String(key)];
+      const path6 = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
-      if (at !== void 0) lines[fieldPath(path5)] = at;
-      collectYamlLines(pair.value, lc, lines, path5, depth + 1);
+      if (at !== void 0) lines[fieldPath(path6)] = at;
+      collectYamlLines(pair.value, lc, lines, path6, depth + 1);
     }
   } else if ((0, import_yaml.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
-      const path5 = [...prefix, i];
+      const path6 = [...prefix, i];
       const at = lineOf(item, lc);
-      if (at !== void 0) lines[fieldPath(path5)] = at;
-      collectYamlLines(item, lc, lines, path5, depth + 1);
+      if (at !== void 0) lines[fieldPath(path6)] = at;
+      collectYamlLines(item, lc, lines, path6, depth + 1);
     });
   }
 }
@@ -34209,17 +34209,17 @@ function issueMessage(issue2, raw) {
   if (issue2.code === "invalid_format" && typeof value === "string") return `${JSON.stringify(value)} ${issue2.message}`;
   return issue2.message;
 }
-function valueAt(raw, path5) {
+function valueAt(raw, path6) {
   let v = raw;
-  for (const key of path5) {
+  for (const key of path6) {
     if (v === null || typeof v !== "object") return void 0;
     v = v[key];
   }
   return v;
 }
-function lineOfPath(lines, path5) {
-  for (let n = path5.length; n > 0; n--) {
-    const line = lines[fieldPath(path5.slice(0, n))];
+function lineOfPath(lines, path6) {
+  for (let n = path6.length; n > 0; n--) {
+    const line = lines[fieldPath(path6.slice(0, n))];
     if (line !== void 0) return line;
   }
   return void 0;
@@ -34504,8 +34504,8 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
     let at = edges2.findIndex((loc) => loc.file.startsWith("overlays/"));
     if (at === -1) at = 0;
     const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
-    const path5 = nodes.map((v) => ids[v]).join(" \u2192 ");
-    out.push(problem(edges2[at], "cycle", `dependency cycle ${path5} (\u2192 reads "depends on")`));
+    const path6 = nodes.map((v) => ids[v]).join(" \u2192 ");
+    out.push(problem(edges2[at], "cycle", `dependency cycle ${path6} (\u2192 reads "depends on")`));
   }
 }
 function dagEntries(dag) {
@@ -34678,6 +34678,135 @@ async function writeSignal(input2) {
   return file2;
 }
 
+// src/agent/branches.ts
+import { execFile } from "node:child_process";
+function git(cwd, args, env) {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+async function gitOk(cwd, args) {
+  const r = await git(cwd, args);
+  if (r.code !== 0) throw new GitError(args, r);
+  return r.stdout.trim();
+}
+var GitError = class extends Error {
+  constructor(args, result) {
+    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+    this.args = args;
+    this.result = result;
+    this.name = "GitError";
+  }
+  args;
+  result;
+};
+async function identity(cwd) {
+  const email3 = await git(cwd, ["config", "user.email"]);
+  return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
+}
+function subBranchName(parentBranch, sub) {
+  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
+  return `${parentBranch}-${slug}`;
+}
+async function currentBranch(cwd) {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+}
+async function startSubBranch(cwd, parentBranch, sub) {
+  const name = subBranchName(parentBranch, sub);
+  const head = await currentBranch(cwd);
+  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
+  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  return name;
+}
+async function commitAll(cwd, message) {
+  await gitOk(cwd, ["add", "-A"]);
+  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+  if (staged.code === 0) return null;
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
+  return gitOk(cwd, ["rev-parse", "HEAD"]);
+}
+async function conflictedFiles(cwd) {
+  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+}
+async function mergeRef(cwd, ref, message) {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
+  if (r.code !== 0) {
+    const conflicts = await conflictedFiles(cwd);
+    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
+    return { merged: false, conflicts };
+  }
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  return { merged: true, head, changed: head !== before };
+}
+async function concludeMerge(cwd) {
+  await gitOk(cwd, ["add", "-A"]);
+  const left = await conflictedFiles(cwd);
+  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
+    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
+  }
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+}
+function parseMarkerFiles(check2) {
+  return [...new Set(check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
+}
+async function abortMerge(cwd) {
+  await git(cwd, ["merge", "--abort"]);
+}
+async function finishSubBranch(cwd, parentBranch, subBranch, message) {
+  await commitAll(cwd, message);
+  await gitOk(cwd, ["checkout", "-q", parentBranch]);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+}
+async function forgeCheckoutOf(cwd, taskBranch) {
+  if (!taskBranch) return void 0;
+  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
+  if (top.code !== 0) return void 0;
+  const repoDir = top.stdout.trim();
+  const branch = await git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  const name = branch.stdout.trim();
+  if (branch.code !== 0 || !(name === taskBranch || name.startsWith(`${taskBranch}-`))) return void 0;
+  return { repoDir, branch: name };
+}
+async function branchExists(cwd, name) {
+  return (await git(cwd, ["show-ref", "--verify", "--quiet", `refs/heads/${name}`])).code === 0;
+}
+async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentMessage) {
+  await commitAll(repoDir, parentMessage);
+  const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
+  const first = subBranchName(parentBranch, sub);
+  let branch = first;
+  for (let n = 2; await branchExists(repoDir, branch); n++) branch = `${first}-${n}`;
+  await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
+  return { repoDir, dir: worktreeDir, parentBranch, branch, base };
+}
+async function finishSubWorktree(wt, message, merge3) {
+  await commitAll(wt.dir, message).catch(() => null);
+  const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
+  await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
+  await git(wt.repoDir, ["worktree", "prune"]);
+  const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
+  if (!merge3.merge) return { ...report, merged: false, error: merge3.reason };
+  const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  if (current.stdout.trim() !== wt.parentBranch) {
+    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
+  }
+  try {
+    const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
+    if (m.merged) return { ...report, merged: true };
+    await abortMerge(wt.repoDir);
+    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
+  } catch (err) {
+    return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${err.message}` };
+  }
+}
+
 // src/agent/types.ts
 var ADAPTER_NAMES = ["claude", "codex", "command"];
 var AGENT_KINDS = [
@@ -34752,7 +34881,7 @@ async function loadSystemPrompt(kind, options2 = {}) {
 // src/agent/spawn.ts
 import { createWriteStream, existsSync as existsSync2 } from "node:fs";
 import { chmod, mkdir as mkdir2, stat as stat2, writeFile as writeFile2 } from "node:fs/promises";
-import path3 from "node:path";
+import path4 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/agent/env.ts
@@ -34949,11 +35078,45 @@ var StreamJsonParser = class {
 };
 
 // src/agent/adapters/codex.ts
+import path3 from "node:path";
 var CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
 var WRITE_TOOLS = /* @__PURE__ */ new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
+var SANDBOXES = ["read-only", "workspace-write", "danger-full-access", "bypass"];
+function codexSandbox(input2) {
+  const asked = input2.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
+  if (asked && SANDBOXES.includes(asked)) return asked;
+  if (input2.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
+  return input2.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
+}
+function codexWritableDirs(cwd, forgeEnv = {}) {
+  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
+  for (const file2 of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
+    if (file2) dirs.push(path3.dirname(path3.resolve(cwd, file2)));
+  }
+  const inside = (dir, root) => {
+    const rel = path3.relative(root, dir);
+    return rel === "" || !rel.startsWith("..") && !path3.isAbsolute(rel);
+  };
+  const out = [];
+  for (const d of dirs) {
+    if (!d) continue;
+    const abs = path3.resolve(cwd, d);
+    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
+    out.push(abs);
+  }
+  return out;
+}
 function codexArgs(input2) {
-  const sandbox = input2.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input2.cwd, "--sandbox", sandbox];
+  const sandbox = codexSandbox(input2);
+  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input2.cwd];
+  if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
+  else {
+    args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
+    if (sandbox === "workspace-write") {
+      args.push("-c", "sandbox_workspace_write.network_access=true");
+      for (const dir of codexWritableDirs(input2.cwd, input2.forgeEnv)) args.push("--add-dir", dir);
+    }
+  }
   if (input2.model) args.push("--model", input2.model);
   if (input2.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input2.systemPrompt)}`);
   args.push("-");
@@ -34996,9 +35159,12 @@ var CodexJsonParser = class {
       case "turn.started":
         this.#turns++;
         return [{ kind: "system", summary: `turn ${this.#turns}` }];
-      case "turn.completed":
+      case "turn.completed": {
         this.#completed = true;
-        return [{ kind: "result", summary: oneLine(`turn completed${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+        const u = e.usage ?? {};
+        const tokens = typeof u.input_tokens === "number" && typeof u.output_tokens === "number" ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)` : "";
+        return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+      }
       case "turn.failed": {
         const msg = String((e.error ?? {}).message ?? "turn failed");
         this.#turnFailed = true;
@@ -35416,6 +35582,7 @@ function planRateLimitWait(info, options2) {
 }
 
 // src/agent/spawn.ts
+var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
 var ENV_VALUE_LIMIT = 1e5;
 var EXIT_MARKER = /^[ \t>*`]*FORGE_EXIT\s*[=:]\s*(\d+)\b/gm;
 function explicitExitCode(text) {
@@ -35429,10 +35596,10 @@ function explicitExitCode(text) {
 }
 function defaultReportPaths(sessionDir) {
   return {
-    walkthrough: path3.join(sessionDir, "walkthrough.md"),
-    question: path3.join(sessionDir, "question.md"),
-    changeRequest: path3.join(sessionDir, "change-request.md"),
-    refinement: path3.join(sessionDir, "refinement.md")
+    walkthrough: path4.join(sessionDir, "walkthrough.md"),
+    question: path4.join(sessionDir, "question.md"),
+    changeRequest: path4.join(sessionDir, "change-request.md"),
+    refinement: path4.join(sessionDir, "refinement.md")
   };
 }
 var sleepFor = (ms, signal) => new Promise((resolve) => {
@@ -35455,7 +35622,7 @@ function shQuote(s) {
 }
 async function writeForgeShim(dir, cli) {
   await mkdir2(dir, { recursive: true });
-  const file2 = path3.join(dir, "forge");
+  const file2 = path4.join(dir, "forge");
   await writeFile2(file2, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -35467,10 +35634,10 @@ async function spawnAgent(options2) {
   const traceId = traceIdFrom(parentEnv);
   const name = options2.name ?? "spawn";
   const layer = options2.layer ?? "exec";
-  const sessionDir = path3.resolve(options2.sessionDir);
+  const sessionDir = path4.resolve(options2.sessionDir);
   await mkdir2(sessionDir, { recursive: true });
-  const eventsPath = path3.join(sessionDir, "events.ndjson");
-  const transcriptPath = path3.join(sessionDir, "transcript.log");
+  const eventsPath = path4.join(sessionDir, "events.ndjson");
+  const transcriptPath = path4.join(sessionDir, "transcript.log");
   const started = /* @__PURE__ */ new Date();
   const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
   for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
@@ -35558,10 +35725,18 @@ async function spawnAgent(options2) {
     });
   }
   if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
+  let cwd = options2.cwd;
+  if (options2.prepareCwd) {
+    try {
+      cwd = await options2.prepareCwd();
+    } catch (err) {
+      return finish(1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` } });
+    }
+  }
   const reports = { ...defaultReportPaths(sessionDir), ...options2.reports };
   const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
-  const promptFile = path3.join(sessionDir, "prompt.md");
-  const systemPromptFile = path3.join(sessionDir, "system-prompt.md");
+  const promptFile = path4.join(sessionDir, "prompt.md");
+  const systemPromptFile = path4.join(sessionDir, "system-prompt.md");
   await writeFile2(promptFile, masker.mask(options2.prompt), "utf8");
   if (options2.systemPrompt) await writeFile2(systemPromptFile, masker.mask(options2.systemPrompt), "utf8");
   const forgeEnv = {
@@ -35579,6 +35754,10 @@ async function spawnAgent(options2) {
     FORGE_ADAPTER: options2.adapter,
     FORGE_SPAWN_NAME: name
   };
+  for (const k of JOB_ENV) {
+    const v = parentEnv[k];
+    if (v) forgeEnv[k] = v;
+  }
   if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
   if (options2.binary) forgeEnv.FORGE_AGENT_BINARY = options2.binary;
   if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
@@ -35592,7 +35771,7 @@ async function spawnAgent(options2) {
   let shimDir;
   const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
   if (cli) {
-    shimDir = path3.join(sessionDir, ".bin");
+    shimDir = path4.join(sessionDir, ".bin");
     forgeEnv.FORGE_CLI = await writeForgeShim(shimDir, cli);
   }
   const adapter = adapterFor(options2.adapter);
@@ -35602,7 +35781,7 @@ async function spawnAgent(options2) {
       prompt: options2.prompt,
       ...options2.systemPrompt ? { systemPrompt: options2.systemPrompt } : {},
       ...options2.model ? { model: options2.model } : {},
-      cwd: options2.cwd,
+      cwd,
       allowedTools,
       ...options2.maxTurns !== void 0 ? { maxTurns: options2.maxTurns } : {},
       parentEnv,
@@ -35616,7 +35795,7 @@ async function spawnAgent(options2) {
   } catch (err) {
     return finish(1, { error: { code: "bad_options", message: err.message } });
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path3.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path4.delimiter);
   const deadline = options2.deadline ?? started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
   const sleep = options2.sleep ?? sleepFor;
   let rateLimitRetries = 0;
@@ -35632,7 +35811,7 @@ async function spawnAgent(options2) {
     const outcome = await runProcess({
       command: invocation.command,
       args: invocation.args,
-      cwd: options2.cwd,
+      cwd,
       env: invocation.env,
       ...invocation.stdin !== void 0 ? { stdin: invocation.stdin } : {},
       ...remaining !== void 0 ? { timeoutMs: remaining } : {},
@@ -35754,7 +35933,7 @@ function closeStream(s) {
 
 // src/core/plan/load.ts
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import path4 from "node:path";
+import path5 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -35767,7 +35946,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path4.resolve(planDir);
+  const dir = path5.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -35776,7 +35955,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path4.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path5.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -35786,7 +35965,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path4.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path5.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -35796,16 +35975,16 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync(path4.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync(path5.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path4.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path4.sep).join("/")}`, "");
+        if (statSync(path5.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path5.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path4.basename(dir), files, dirs, unreadable };
+  return { planId: path5.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
@@ -35832,6 +36011,14 @@ export {
   validatePlan,
   writeFileAtomic,
   writeSignal,
+  startSubBranch,
+  mergeRef,
+  concludeMerge,
+  abortMerge,
+  finishSubBranch,
+  forgeCheckoutOf,
+  startSubWorktree,
+  finishSubWorktree,
   ENV,
   traceIdFrom,
   pickEnv,
