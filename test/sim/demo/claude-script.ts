@@ -8,6 +8,9 @@
  *   escalate → Write the Change Request draft, then `FORGE_EXIT=11`;
  *   anything else → the failure in words and `FORGE_EXIT=1`.
  * A follow-up (`_followup-<n>`) writes its source task's `followup_files` (see demo-agent.ts).
+ * A Captain (`_captain-<crId>`) writes the overlay its task names (`overlays/overlay-NNN.md`), as the
+ * demo's plan folder holds it (`captainFiles`): Read dag.json, Write the overlay, the new task files
+ * and dag.json, then `FORGE_EXIT=0`; the Forge action validates, commits and opens the overlay PR.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -56,7 +59,24 @@ The repository's tests (\`node --test\`).
 `;
 }
 
-function plan(text: string): ScriptedTurn[] {
+/** The files the Captain writes for the overlay numbered `n` answering `crId` (repository paths), or why there are none. */
+export type CaptainAnswer = (n: number, crId: string) => Record<string, string> | string;
+
+function captainPlan(workdir: string, crId: string, section: string, answer: CaptainAnswer | undefined): ScriptedTurn[] {
+  const n = Number(/overlays\/overlay-(\d{3,})\.md/.exec(section)?.[1] ?? 0);
+  const files = !answer ? "the demo gave the Captain no overlays to answer with" : n > 0 ? answer(n, crId) : "the Captain's task names no overlay file";
+  if (typeof files === "string") return [{ text: `Error: ${files}\nFORGE_EXIT=1` }];
+  const abs = (rel: string) => path.join(workdir, rel);
+  const entries = Object.entries(files);
+  const existing = entries.filter(([rel]) => existsSync(abs(rel)));
+  const turns: ScriptedTurn[] = [];
+  if (existing.length) turns.push({ text: "Reading the plan files I will amend.", toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })) });
+  turns.push({ text: `Writing overlay ${String(n).padStart(3, "0")} for Change Request ${crId}: ${entries.length} file(s).`, toolCalls: entries.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })) });
+  turns.push({ text: `The plan is amended (append-only) for ${crId}.\nFORGE_EXIT=0` });
+  return turns;
+}
+
+function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
   const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
   const crPath = /- Change Request \(exit 11\): (\S+)/.exec(text)?.[1];
@@ -67,6 +87,8 @@ function plan(text: string): ScriptedTurn[] {
   const end = SECTION_AFTER_TASK.exec(rest);
   const section = end ? rest.slice(0, end.index) : rest;
   const taskId = /`, task `([^`]+)`, attempt/.exec(text)?.[1] ?? "task";
+  const crId = /^_captain-(.+)$/.exec(taskId)?.[1];
+  if (crId) return captainPlan(workdir, crId, section, captain);
   // A follow-up's task quotes its source task: write the source's followup_files, not its files again.
   const task = taskId.startsWith("_followup-")
     ? { ...parseScriptedTask("follow-up"), id: taskId, title: `Follow-up ${taskId}`, files: Object.entries(followupFiles(section) ?? { [`forge-demo/${taskId}.md`]: `# ${taskId}\n\nDone by the follow-up agent.\n` }) }
@@ -88,8 +110,11 @@ function plan(text: string): ScriptedTurn[] {
   return turns;
 }
 
-/** A model-server script for any number of concurrent Claude Code sessions of the demo. */
-export function demoClaudeScript(maxTurns = 12): Array<(req: TurnRequest) => ScriptedTurn> {
+/**
+ * A model-server script for any number of concurrent Claude Code sessions of the demo; `captain`
+ * gives the Captain's overlay files (the demo's plan folder, plan-stages.ts).
+ */
+export function demoClaudeScript(maxTurns = 12, captain?: CaptainAnswer): Array<(req: TurnRequest) => ScriptedTurn> {
   // Planned once per conversation (keyed by its first message), so later turns do not see the
   // files earlier turns wrote as "existing".
   const plans = new Map<string, ScriptedTurn[]>();
@@ -97,7 +122,7 @@ export function demoClaudeScript(maxTurns = 12): Array<(req: TurnRequest) => Scr
     const text = firstUserText(req);
     const key = createHash("sha256").update(text).digest("hex");
     let p = plans.get(key);
-    if (!p) plans.set(key, (p = plan(text)));
+    if (!p) plans.set(key, (p = plan(text, captain)));
     return p[req.turn] ?? { text: "Done.\nFORGE_EXIT=0" };
   };
   return Array.from({ length: maxTurns }, () => turn);

@@ -22,10 +22,11 @@ export function summary(r: DemoResult): string {
   const out = ["", table(["Task", "Kind", "Status", "Attempts", "PR", "Time", ""], rows), ""];
   for (const f of r.followups) out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
   for (const c of r.changeRequests) out.push(`Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`);
+  for (const p of r.overlayPrs) out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);
   if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
   if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
-  out.push(`Jobs: ${r.jobs.action} ran the real Forge action, ${r.jobs.standIn} the stand-in runner.`);
+  out.push(`Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`);
   for (const n of r.notes) out.push(`Note: ${n}`);
   out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);
   for (const p of r.problems) out.push(`  - ${p}`);

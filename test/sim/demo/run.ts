@@ -8,11 +8,10 @@
  * and when the run is over checks the result, runs the project's tests on the integration branch
  * and writes an HTML report.
  *
- * One stand-in: the Forge action does not yet run Captain (`_captain-<crId>`) dispatches — a
- * Captain writes `.forge/plans/**`, which the action refuses from agents, and opens its PR against the
- * default branch. Captain jobs go through test/app/scripted-runner.ts (the App tests' stand-in for
- * the action), committing the plan folder's next overlay with the job's token; every other job —
- * tasks, refineries, follow-ups — is the real action.
+ * Every job is the real action: tasks, refineries, follow-ups and the Captain (`_captain-<crId>`,
+ * action/src/captain.ts), whose agent writes the plan folder's next overlay (the scripted agent reads
+ * it from `--plan <dir>`, the Claude Code path gets it from the scripted model server) and whose job
+ * validates it, commits it on the Captain's branch and opens the overlay PR that the person merges.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,7 +24,6 @@ import { startForgeServer, type ForgeServer } from "../../../src/app/server.js";
 import type { Decision } from "../../../src/core/decide.js";
 import type { Journal } from "../../../src/core/journal.js";
 import { LABELS } from "../../../src/core/layout.js";
-import { scriptedRunner, type Script } from "../../app/scripted-runner.js";
 import { startModelServer, type ModelServer } from "../agents/model-server.js";
 import { offlineClaudeEnv } from "../agents/claude-code.js";
 import { createSim, type Sim } from "../server.js";
@@ -84,22 +82,20 @@ export interface DemoResult {
   tasks: DemoTask[];
   followups: { id: string; sourceTaskId: string; text: string; status: string; pr?: number }[];
   changeRequests: { id: string; emittedBy: string; title: string; status: string; overlayId?: string; issue?: number }[];
+  /** The Captain's overlay PRs (opened by the Forge action), which the person merged. */
+  overlayPrs: { number: number; title: string; head: string; merged: boolean }[];
   overlays: string[];
   finalPr?: { number: number; title: string; head: string; base: string };
   trackerIssue?: number;
   testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
-  /** Jobs run by the stand-in instead of the real action, and why. */
-  standIns: { kind: "captain"; taskId: string }[];
   notes: string[];
-  jobs: { action: number; standIn: number };
+  /** Jobs of the real Forge action, and how many of them were Captains. */
+  jobs: { action: number; captain: number };
   reportPath?: string;
   jsonPath?: string;
   /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */
   schemaViolations: number;
 }
-
-const STAND_IN_NOTE =
-  "The Captain's job ran through the App tests' scripted runner (test/app/scripted-runner.ts), which commits the plan's overlay and opens its PR: the Forge action does not run _captain-<crId> dispatches yet. Every task, refinery and follow-up job ran the real Forge action.";
 
 function bar(done: number, total: number, width = 16): string {
   const full = total ? Math.round((done / total) * width) : 0;
@@ -131,8 +127,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   };
   const problems: string[] = [];
   const notes: string[] = [];
-  const standIns: DemoResult["standIns"] = [];
-  const jobs = { action: 0, standIn: 0 };
+  const jobs = { action: 0, captain: 0 };
 
   const stages: PlanStages = await loadPlanStages(path.resolve(options.planDir ?? DEFAULT_PLAN));
   const outDir = options.outDir ? path.resolve(options.outDir) : mkdtempSync(path.join(tmpdir(), "forge-demo-"));
@@ -143,7 +138,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let app: ForgeServer | undefined;
   let executor: SimExecutor | undefined;
   let model: ModelServer | undefined;
-  const standIn = scriptedRunner((taskId) => standInScript(taskId));
   const reviews: Promise<void>[] = [];
 
   // What the App decided, as it persists it.
@@ -187,34 +181,40 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     for (const fn of changed.splice(0)) fn();
   };
 
-  function standInScript(taskId: string): Script {
-    if (taskId.startsWith("_captain-")) {
-      const crId = taskId.slice("_captain-".length);
-      const n = (journal?.changeRequests.findIndex((c) => c.id === crId) ?? -1) + 1 || 1;
-      if (n > stages.overlays.length) {
-        stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} for the Captain to answer it with`;
-        for (const fn of changed.splice(0)) fn();
-        return { kind: "exit", code: 1, error: stuck };
-      }
-      return { kind: "pr", base: "main", title: `forge(${crId}): amend plan ${stages.planId} (overlay ${String(n).padStart(3, "0")})`, files: stages.captainFiles(n, crId) };
-    }
-    return { kind: "exit", code: 2, error: `${taskId}: the demo's stand-in runner only runs Captain jobs` };
+  /** The demo answers the run's n-th Change Request with the plan folder's overlay n; past the last, a person must. */
+  function captainHasAnswer(crId: string): boolean {
+    const n = (journal?.changeRequests.findIndex((c) => c.id === crId) ?? -1) + 1 || 1;
+    if (n <= stages.overlays.length) return true;
+    stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} for the Captain to answer it with`;
+    for (const fn of changed.splice(0)) fn();
+    return false;
   }
+
+  /** Captain branches whose job ended without a PR: the demo stops waiting for their overlay. */
+  const captainFailed = new Map<string, string>();
+  let watching = true;
+  const overlayPrs: DemoResult["overlayPrs"] = [];
 
   /** The Captain's overlay PR, reviewed and merged by the person, as DESIGN.md §5 has it. */
   async function reviewOverlay(gh: Octokit, branch: string): Promise<void> {
-    for (let i = 0; i < 600; i++) {
+    while (watching) {
       const { data } = await gh.rest.pulls.list({ owner: DEMO_OWNER, repo: DEMO_REPO, head: `${DEMO_OWNER}:${branch}`, base: "main", state: "open" });
       const pr = data[0];
       if (pr) {
-        line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  ${PERSON} reviews the Captain's overlay PR #${pr.number} and merges it`);
+        line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  ${PERSON} reviews the Captain's overlay PR #${pr.number} (${pr.title}) and merges it`);
         const res = await sim!.control.merge(PERSON, FULL, pr.number);
         if (res.status >= 300) problems.push(`merging the overlay PR #${pr.number} failed: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        overlayPrs.push({ number: pr.number, title: pr.title, head: branch, merged: res.status < 300 });
+        return;
+      }
+      const failed = captainFailed.get(branch);
+      if (failed !== undefined) {
+        stuck = `the Captain's job on ${branch} ended ${failed} without an overlay PR (FORGE_DEMO_DEBUG=1 prints its log)`;
+        for (const fn of changed.splice(0)) fn();
         return;
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    problems.push(`the Captain opened no overlay PR from ${branch}`);
   }
 
   try {
@@ -229,6 +229,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         setTimeout(() => process.stderr.write(`--- job log of workflow run ${id}\n${core.state.runs.get(id)?.jobs.map((j) => j.log).join("") ?? ""}\n`), 50);
       });
     }
+    // A Captain job that ends without a PR (its overlay invalid, nothing to answer with) stops the wait.
+    sim.onEvent((e) => {
+      if (e.event !== "workflow_run" || e.action !== "completed") return;
+      const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string };
+      if (wr.head_branch && /\/_captain-[^/]+$/.test(wr.head_branch)) setTimeout(() => captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
+    });
     const keys = appKeys();
     const secret = `forge-demo-${Math.random().toString(36).slice(2)}`;
     const registered = sim.control.registerApp({
@@ -260,7 +266,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const agentConfig =
       agent === "claude"
         ? "agent:\n  adapter: claude\n  max_turns: 12\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  command: ${JSON.stringify(`node ${scriptedAgent}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
+        : `agent:\n  adapter: command\n  command: ${JSON.stringify(`node ${scriptedAgent} --plan ${stages.dir}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
     const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
@@ -274,7 +280,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
     let env: Record<string, string> = {};
     if (agent === "claude") {
-      model = await startModelServer({ script: demoClaudeScript() });
+      model = await startModelServer({ script: demoClaudeScript(12, (n, crId) => (n <= stages.overlays.length ? stages.captainFiles(n, crId) : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`)) });
       const home = path.join(scratch, "home");
       mkdirSync(home, { recursive: true });
       env = offlineClaudeEnv(model.url, home, { PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` });
@@ -294,16 +300,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(PERSON) });
     sim.onWorkflowDispatch((d) => {
       const taskId = d.inputs.task_id ?? "";
-      const kind = taskId.startsWith("_captain-") ? "captain" : undefined;
-      if (!kind) {
-        jobs.action++;
-        return executor!.handler(d);
+      jobs.action++;
+      const crId = /^_captain-(.+)$/.exec(taskId)?.[1];
+      if (crId) {
+        // The Captain is the real action too; the person then reviews and merges its overlay PR.
+        jobs.captain++;
+        line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  Captain ${taskId} dispatched: the Forge action writes an overlay for ${crId}`);
+        if (captainHasAnswer(crId)) reviews.push(reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch((e: unknown) => void problems.push(`overlay review: ${(e as Error).message}`)));
       }
-      jobs.standIn++;
-      standIns.push({ kind, taskId });
-      line(`${secs(elapsed()).padStart(7)} ${" ".repeat(22)}  Captain ${taskId} dispatched (stand-in runner, see the note below)`);
-      standIn.handler(d);
-      reviews.push(reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch((e: unknown) => void problems.push(`overlay review: ${(e as Error).message}`)));
+      return executor!.handler(d);
     });
 
     // The person commits the plan: merging a plan with its dag.json to the default branch starts a run.
@@ -344,6 +349,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         changed.push(() => (clearTimeout(timer), r()));
       });
     }
+    watching = false;
     await Promise.all(reviews);
     await app.forge.idle();
     barShown = "";
@@ -411,7 +417,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       if (finalPr === undefined) problems.push("no final PR");
     }
     if (testsOnIntegration && !testsOnIntegration.ok) notes.push(testsOnIntegration.pass + testsOnIntegration.fail === 0 ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})` : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`);
-    if (standIns.length) notes.push(STAND_IN_NOTE);
 
     const result: DemoResult = {
       ok: problems.length === 0,
@@ -424,11 +429,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       tasks,
       followups,
       changeRequests,
+      overlayPrs,
       overlays: j?.plan.overlays ?? [],
       ...(finalPr ? { finalPr } : {}),
       ...(trackerIssue !== undefined ? { trackerIssue } : {}),
       ...(testsOnIntegration ? { testsOnIntegration } : {}),
-      standIns,
       notes,
       jobs,
       schemaViolations: sim.violations.length,
@@ -477,7 +482,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     writeFileSync(result.jsonPath, `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } finally {
-    await standIn.idle().catch(() => undefined);
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
