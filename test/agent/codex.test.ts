@@ -1,7 +1,9 @@
-// The Codex adapter end to end with a fake `codex` executable on PATH (the real one needs the network).
+// The Codex adapter end to end with a fake `codex` executable on PATH, and its argv. The real CLI,
+// offline against a scripted Responses-API server, is in codex-real.test.ts.
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { codexArgs, codexSandbox, codexWritableDirs } from "../../src/agent/adapters/codex.js";
 import { spawnAgent } from "../../src/agent/spawn.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { cleanupTempDirs, FAKE_CODEX, tempDir } from "./helpers.js";
@@ -38,6 +40,9 @@ describe("codex adapter", () => {
     const seen = JSON.parse(readFileSync(path.join(r.sessionDir, "codex-argv.json"), "utf8")) as { args: string[]; openai: boolean; anthropic: boolean; github: boolean };
     expect(seen).toMatchObject({ openai: true, anthropic: false, github: false });
     expect(seen.args.slice(0, 7)).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", repo, "--sandbox", "workspace-write"]);
+    expect(seen.args.slice(7, 11)).toEqual(["-c", 'approval_policy="never"', "-c", "sandbox_workspace_write.network_access=true"]);
+    // The session directory is inside the checkout here: nothing to add.
+    expect(seen.args).not.toContain("--add-dir");
     expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Bash", "Edit"]);
   });
 
@@ -59,5 +64,56 @@ describe("codex adapter", () => {
     expect(limited).toMatchObject({ exitCode: 1, error: { code: "rate_limited" } });
     // "try again in 2 hours" is past the one-minute budget.
     expect(Date.parse(limited.rateLimitedUntil!) - Date.now()).toBeGreaterThan(7_000_000);
+  });
+});
+
+describe("codex argv", () => {
+  const forgeEnv = { FORGE_SESSION_DIR: "/runner/_temp/s", FORGE_SIGNAL_DIR: "/runner/_temp/s", FORGE_WALKTHROUGH_PATH: "/runner/_temp/s/walkthrough.md", FORGE_QUESTION_FILE: "/elsewhere/q/question.md" };
+
+  it("writes in the checkout and Forge's session directory, never asks for approval, and may reach the network", () => {
+    expect(codexArgs({ cwd: "/w", allowedTools: ["Read", "Edit"], model: "gpt-5.5", systemPrompt: 'Be "careful"', forgeEnv, parentEnv: {} })).toEqual([
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--cd",
+      "/w",
+      "--sandbox",
+      "workspace-write",
+      "-c",
+      'approval_policy="never"',
+      "-c",
+      "sandbox_workspace_write.network_access=true",
+      "--add-dir",
+      "/runner/_temp/s",
+      "--add-dir",
+      "/elsewhere/q",
+      "--model",
+      "gpt-5.5",
+      "-c",
+      'developer_instructions="Be \\"careful\\""',
+      "-",
+    ]);
+  });
+
+  it("adds only directories outside the checkout, each once", () => {
+    expect(codexWritableDirs("/w", { FORGE_SESSION_DIR: "/w/.forge/s", FORGE_WALKTHROUGH_PATH: "/w/.forge/s/walkthrough.md" })).toEqual([]);
+    expect(codexWritableDirs("/w", { FORGE_SESSION_DIR: "/t/s", FORGE_WALKTHROUGH_PATH: "/t/s/sub/walkthrough.md", FORGE_REFINEMENT_FILE: "notes/refinement.md" })).toEqual(["/t/s"]);
+    expect(codexWritableDirs("/w", forgeEnv)).toEqual(["/runner/_temp/s", "/elsewhere/q"]);
+  });
+
+  it("bypasses Codex's sandbox inside an Actions job unless FORGE_CODEX_SANDBOX names one; read-only without write tools", () => {
+    const edit = ["Read", "Edit", "Bash(npm test)"];
+    expect(codexSandbox({ allowedTools: edit, parentEnv: {} })).toBe("workspace-write");
+    expect(codexSandbox({ allowedTools: ["Read", "Grep"], parentEnv: {} })).toBe("read-only");
+    expect(codexSandbox({ allowedTools: edit, parentEnv: { GITHUB_ACTIONS: "true" } })).toBe("bypass");
+    expect(codexSandbox({ allowedTools: edit, parentEnv: { GITHUB_ACTIONS: "true", FORGE_CODEX_SANDBOX: "workspace-write" } })).toBe("workspace-write");
+    expect(codexSandbox({ allowedTools: edit, parentEnv: { FORGE_CODEX_SANDBOX: "nonsense" } })).toBe("workspace-write");
+
+    const inActions = codexArgs({ cwd: "/w", allowedTools: edit, forgeEnv, parentEnv: { GITHUB_ACTIONS: "true" } });
+    expect(inActions).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--dangerously-bypass-approvals-and-sandbox", "-"]);
+    const readOnly = codexArgs({ cwd: "/w", allowedTools: ["Read"], forgeEnv, parentEnv: {} });
+    expect(readOnly).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--sandbox", "read-only", "-c", 'approval_policy="never"', "-"]);
+    const full = codexArgs({ cwd: "/w", allowedTools: edit, parentEnv: { FORGE_CODEX_SANDBOX: "danger-full-access" } });
+    expect(full).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--sandbox", "danger-full-access", "-c", 'approval_policy="never"', "-"]);
   });
 });

@@ -1,24 +1,42 @@
 /**
- * Codex CLI, non-interactive:
+ * Codex CLI, non-interactive (checked against the real `codex exec` 0.169.0, offline, in
+ * test/agent/codex-real.test.ts):
  *
- *   codex exec --json --skip-git-repo-check --cd <cwd> --sandbox <mode>
- *              [--model M] [-c developer_instructions=<toml string>] -
+ *   codex exec --json --skip-git-repo-check --cd <cwd> --sandbox workspace-write
+ *              -c approval_policy="never" -c sandbox_workspace_write.network_access=true
+ *              [--add-dir <session dir>…] [--model M] [-c developer_instructions=<toml string>] -
  *
- * Flags relied on (`codex exec --help`):
+ * or, where the machine is the sandbox (see codexSandbox), `--dangerously-bypass-approvals-and-sandbox`
+ * in place of the sandbox flags. What the CLI does with them:
  * - `--json`: one JSON event per stdout line — `thread.started` (`thread_id`), `turn.started`,
  *   `item.started` / `item.updated` / `item.completed` (`item.type`: `agent_message` with `text`,
- *   `reasoning`, `command_execution` with `command`/`exit_code`, `file_change` with `changes[]`,
- *   `mcp_tool_call`, `web_search`, `todo_list`, `error`), `turn.completed` (`usage`), `turn.failed`
- *   (`error.message`) and `error` (`message`).
+ *   `reasoning` with `text`, `command_execution` with `command`/`aggregated_output`/`exit_code`
+ *   (its `exec_command` tool), `file_change` with `changes[]` of `{ path, kind }` (its
+ *   `apply_patch` tool), `mcp_tool_call`, `web_search`, `todo_list`, `error` — also used for
+ *   warnings such as an unknown model's metadata), `turn.completed` (`usage`: `input_tokens`,
+ *   `cached_input_tokens`, `output_tokens`, `reasoning_output_tokens`), `turn.failed`
+ *   (`error.message`) and `error` (`message`, e.g. `exceeded retry limit, last status: 429 Too
+ *   Many Requests, request id: …`). One `codex exec` is one Codex turn, however many model calls
+ *   and tool calls it makes.
  * - `-` as the prompt: read it from stdin (no argument-length limit; stdin is closed afterwards, so
  *   codex never waits on it).
- * - `--sandbox workspace-write` when the agent may edit or run commands, `read-only` otherwise —
- *   Codex has no per-tool allowlist; the sandbox is the closest equivalent.
+ * - `--sandbox workspace-write`: commands and patches may write in `--cd`, `/tmp` and each
+ *   `--add-dir`; everything else is read-only. Forge's session directory (walkthrough, question,
+ *   signal files) is usually outside the checkout, so it is added. `read-only` when no write tool
+ *   is allowed — Codex has no per-tool allowlist; the sandbox is the closest equivalent.
+ * - `approval_policy="never"`: no command ever waits for a person (a CI job has none); a command
+ *   the sandbox refuses fails and the model sees the failure.
+ * - `sandbox_workspace_write.network_access=true`: the sandbox blocks the network by default, but
+ *   an agent's own `forge spawn` (a sub-agent must reach the model) and test commands that install
+ *   packages need it. Forge's boundary is the job's runner, not the network.
  * - `--skip-git-repo-check`: the session directory of a sub-agent need not be a repository.
- * - `-c developer_instructions=…`: the system prompt (WHO/HOW), as a TOML string.
+ * - `-c developer_instructions=…`: the system prompt (WHO/HOW), as a TOML string; Codex sends it as
+ *   a `developer` message after its own instructions.
  * Codex has no turn limit flag; the wall-clock and idle timeouts bound it instead. Its key is
- * `OPENAI_API_KEY` (or `CODEX_API_KEY`); cost is not reported.
+ * `OPENAI_API_KEY` (or `CODEX_API_KEY`); `CODEX_HOME` (its config.toml: model provider, base URL)
+ * is passed through. Cost is not reported.
  */
+import path from "node:path";
 import { pickEnv } from "../env.js";
 import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type OutputParser, type ProgressDraft } from "./types.js";
 
@@ -26,9 +44,63 @@ export const CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
 
 const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
 
-export function codexArgs(input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd">): string[] {
-  const sandbox = input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "--sandbox", sandbox];
+/** `read-only` / `workspace-write` / `danger-full-access` are `--sandbox` modes; `bypass` is `--dangerously-bypass-approvals-and-sandbox`. */
+export type CodexSandbox = "read-only" | "workspace-write" | "danger-full-access" | "bypass";
+const SANDBOXES: readonly CodexSandbox[] = ["read-only", "workspace-write", "danger-full-access", "bypass"];
+
+/**
+ * The sandbox of a session: `FORGE_CODEX_SANDBOX` when it names one; else `bypass` inside a
+ * GitHub Actions job; else `workspace-write` when a write tool is allowed, `read-only` otherwise.
+ *
+ * Why bypass in Actions: the runner is already the sandbox — a fresh VM thrown away after the job,
+ * holding only what the job gave it, and Forge keeps every token it does not need out of the agent's
+ * environment. Codex's own Linux sandbox (bubblewrap in a user namespace) cannot start on GitHub's
+ * ubuntu-24.04 runners, whose AppArmor forbids unprivileged user namespaces ("bwrap: loopback:
+ * Failed RTM_NEWADDR: Operation not permitted"), so every command would fail there. Neither mode
+ * stops the agent from reading files on the runner; bypass only lifts the write limits. A
+ * self-hosted runner with a working sandbox (or a job that ran `sudo sysctl -w
+ * kernel.apparmor_restrict_unprivileged_userns=0`) sets `FORGE_CODEX_SANDBOX=workspace-write`.
+ */
+export function codexSandbox(input: Pick<AdapterInput, "allowedTools"> & { parentEnv?: NodeJS.ProcessEnv }): CodexSandbox {
+  const asked = input.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
+  if (asked && (SANDBOXES as readonly string[]).includes(asked)) return asked as CodexSandbox;
+  if (input.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
+  return input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
+}
+
+/** Directories outside `cwd` where Forge expects the agent to write: the session directory and the report files' folders. */
+export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}): string[] {
+  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
+  for (const file of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
+    if (file) dirs.push(path.dirname(path.resolve(cwd, file)));
+  }
+  const inside = (dir: string, root: string) => {
+    const rel = path.relative(root, dir);
+    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  };
+  const out: string[] = [];
+  for (const d of dirs) {
+    if (!d) continue;
+    const abs = path.resolve(cwd, d);
+    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
+    out.push(abs);
+  }
+  return out;
+}
+
+export function codexArgs(
+  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd"> & { parentEnv?: NodeJS.ProcessEnv; forgeEnv?: Record<string, string> },
+): string[] {
+  const sandbox = codexSandbox(input);
+  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd];
+  if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
+  else {
+    args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
+    if (sandbox === "workspace-write") {
+      args.push("-c", "sandbox_workspace_write.network_access=true");
+      for (const dir of codexWritableDirs(input.cwd, input.forgeEnv)) args.push("--add-dir", dir);
+    }
+  }
   if (input.model) args.push("--model", input.model);
   // A JSON string is a valid TOML basic string.
   if (input.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input.systemPrompt)}`);
@@ -77,9 +149,12 @@ export class CodexJsonParser implements OutputParser {
       case "turn.started":
         this.#turns++;
         return [{ kind: "system", summary: `turn ${this.#turns}` }];
-      case "turn.completed":
+      case "turn.completed": {
         this.#completed = true;
-        return [{ kind: "result", summary: oneLine(`turn completed${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+        const u = (e.usage ?? {}) as Json;
+        const tokens = typeof u.input_tokens === "number" && typeof u.output_tokens === "number" ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)` : "";
+        return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+      }
       case "turn.failed": {
         const msg = String(((e.error ?? {}) as Json).message ?? "turn failed");
         this.#turnFailed = true;
