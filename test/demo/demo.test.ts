@@ -26,14 +26,15 @@ describe("forge demo", () => {
     expect(result.problems).toEqual([]);
     expect(result.status).toBe("completed");
 
-    // Ten nodes (nine planned, one added by the overlay), every one MERGED with a PR.
+    // Twelve nodes (nine tasks and two refineries planned, one task added by the overlay), every one MERGED with a PR.
     const ids = result.tasks.map((t) => t.id);
-    expect(ids).toEqual(["scaffold", "case", "slugify", "truncate", "words", "core", "wrap", "template", "release", "docs"]);
+    expect(ids).toEqual(["scaffold", "case", "slugify", "truncate", "words", "pad", "table", "core", "wrap", "template", "release", "docs"]);
     for (const t of result.tasks) {
       expect(t.status, t.id).toBe("MERGED");
       expect(t.pr, t.id).toBeTypeOf("number");
     }
     expect(result.tasks.filter((t) => t.kind === "refinery").map((t) => t.id)).toEqual(["core", "release"]);
+    expect(result.tasks.filter((t) => t.kind === "task" && !t.addedBy).length).toBeGreaterThanOrEqual(8);
 
     // case fails its first attempt and the automatic retry succeeds.
     const failures = JSON.stringify(result.tasks.map((t) => [t.id, t.failures]));
@@ -59,9 +60,10 @@ describe("forge demo", () => {
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
-    expect(result.testsOnIntegration!.pass).toBeGreaterThanOrEqual(14);
+    // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2, template 2.
+    expect(result.testsOnIntegration!.pass).toBe(20);
     // Every job ran the real action, the Captain's included.
-    expect(result.jobs.action).toBeGreaterThanOrEqual(13);
+    expect(result.jobs.action).toBeGreaterThanOrEqual(16);
     expect(result.jobs.captain).toBe(1);
 
     // The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker.
@@ -74,7 +76,12 @@ describe("forge demo", () => {
     expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
     // The live view went to stderr: a line per state change, with the progress bar.
     expect(err).toMatch(/case {9}RUNNING {5}→ FAILED/);
-    expect(err).toMatch(/▕█{16}▏ 10\/10/);
+    expect(err).toMatch(/▕█{16}▏ 12\/12/);
+    // table starts only once pad and truncate, which it builds on, are merged.
+    const at = (re: RegExp) => err.split("\n").findIndex((l) => re.test(l));
+    const [tableStarts, padMerged, truncateMerged] = [at(/table +PENDING +→ RUNNING/), at(/pad +MERGE_READY → MERGED/), at(/truncate +MERGE_READY → MERGED/)];
+    expect(Math.min(padMerged, truncateMerged)).toBeGreaterThanOrEqual(0);
+    expect(tableStarts).toBeGreaterThan(Math.max(padMerged, truncateMerged));
     console.log(`forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`);
   }, 600_000);
 });

@@ -41,7 +41,9 @@ describe("the demo's plan stages", () => {
     expect(validatePlan(await loadPlan(baseDir))).toEqual([]);
     const dag = JSON.parse(base[".forge/plans/textkit/dag.json"]!) as { nodes: { id: string; dependencies: string[] }[]; metadata: { totalTasks: number } };
     expect(dag.nodes.find((n) => n.id === "release")!.dependencies).toEqual(["wrap", "template"]);
-    expect(dag.metadata.totalTasks).toBe(7);
+    expect(dag.metadata.totalTasks).toBe(9);
+    expect(dag.nodes.filter((n) => n.id !== "core" && n.id !== "release")).toHaveLength(9);
+    expect(dag.nodes.find((n) => n.id === "table")!.dependencies).toEqual(["pad", "truncate"]);
 
     const captain = stages.captainFiles(1, "cr-release-7");
     expect(captain[".forge/plans/textkit/overlays/overlay-001.md"]).toMatch(/^cr: cr-release-7$/m);
