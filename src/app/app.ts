@@ -6,7 +6,7 @@
 import type { Context, Probot } from "probot";
 import type { Decision } from "../core/decide.js";
 import type { LeafInput } from "../core/inputs.js";
-import { LABELS, planDir } from "../core/layout.js";
+import { LABELS, planDir, stateBranch } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { forgeConfigSchema } from "../core/schemas/config.js";
 import { OctokitPort, type Octokit } from "../github/octokit-port.js";
@@ -149,7 +149,21 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
         stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
       });
       const port = new OctokitPort(octokit, owner, repo);
-      const engine = new Engine({ port, log, now, onDecision: (runId, d) => options.onDecision?.(key, runId, d) });
+      const engine = new Engine({
+        port,
+        log,
+        now,
+        onDecision: (runId, d) => options.onDecision?.(key, runId, d),
+        onRestored: async (runId, loaded, actor) => {
+          const issue = loaded.state.facts.trackerIssue;
+          if (issue === undefined) return;
+          const by = actor ? ` by @${actor}` : "";
+          await port.createComment(
+            issue,
+            `The state branch \`${stateBranch(runId)}\` of this run was deleted${by}. Forge keeps the run's journal there, so it put the branch back at its last commit (\`${loaded.commitSha?.slice(0, 7)}\`) and the run goes on. To stop the run, comment \`/forge cancel\`.`,
+          );
+        },
+      });
       rt = { stats, port, engine, installationId, runs: new Map(), runsLoaded: false, planChain: Promise.resolve() };
       runtimes.set(key, rt);
     }
@@ -254,8 +268,18 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
 
   async function onPush(context: Context<"push">): Promise<void> {
     const { payload } = context;
-    if (!payload.ref.startsWith("refs/heads/") || payload.deleted) return;
+    if (!payload.ref.startsWith("refs/heads/")) return;
     const branch = payload.ref.slice("refs/heads/".length);
+    if (payload.deleted) {
+      // A run's state branch deleted by hand (Forge never deletes one): GitHub keeps its commits, so
+      // a run that is not over is put back where it was. `/forge cancel` is how a run is stopped.
+      const state = /^forge\/([^/]+)\/_state$/.exec(branch);
+      if (state && /^[0-9a-f]{40}$/.test(payload.before) && !/^0+$/.test(payload.before)) {
+        const rt = await rtOf(context);
+        await rt.engine.restore(state[1]!, payload.before, payload.sender?.login);
+      }
+      return;
+    }
     // The journal's own writes come back as pushes: nothing to learn from them.
     if (/^forge\/[^/]+\/_state$/.test(branch) || /^forge\/[^/]+\/_integration$/.test(branch)) return;
     const rt = await rtOf(context);

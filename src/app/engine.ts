@@ -11,7 +11,7 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
-import { newStoredRun, RunStore, type Loaded, type RunFacts } from "./run-store.js";
+import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts } from "./run-store.js";
 
 export interface Logger {
   info(obj: Record<string, unknown>, msg: string): void;
@@ -27,6 +27,8 @@ export interface EngineOptions {
   now?: () => number;
   /** Called after every decision that was persisted (tests and the demo's live view). */
   onDecision?: (runId: string, d: Decision) => void;
+  /** Called after a deleted state branch was put back (to tell the people following the run). */
+  onRestored?: (runId: string, loaded: Loaded, actor?: string) => Promise<void>;
 }
 
 export interface ApplyResult {
@@ -44,6 +46,7 @@ export class Engine {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #onDecision: EngineOptions["onDecision"];
+  readonly #onRestored: EngineOptions["onRestored"];
   /** The last journal read or written per run, so a webhook usually costs no read. */
   readonly #cache = new Map<string, Loaded>();
   readonly #chains = new Map<string, Promise<unknown>>();
@@ -60,6 +63,7 @@ export class Engine {
     this.#log = options.log ?? silentLogger;
     this.#now = options.now ?? Date.now;
     this.#onDecision = options.onDecision;
+    this.#onRestored = options.onRestored;
   }
 
   /** Serialise work per run inside this process. */
@@ -144,7 +148,7 @@ export class Engine {
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {
-        this.#cache.set(runId, { state: next, blobSha: loaded.blobSha });
+        this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
         if (d.journal !== state.journal) this.#dirty.add(runId);
         return d;
       }
@@ -159,6 +163,7 @@ export class Engine {
         this.#onDecision?.(runId, d);
         return d;
       } catch (e) {
+        if (await this.#restoreMissing(runId, e)) continue;
         if (!(e instanceof ConflictError)) throw e;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
         this.#cache.delete(runId);
@@ -264,12 +269,55 @@ export class Engine {
           this.#cache.set(runId, saved);
           this.#dirty.delete(runId);
         } catch (e) {
+          if (await this.#restoreMissing(runId, e)) return; // the acknowledgements are replayed instead
           if (!(e instanceof ConflictError)) throw e;
           this.#cache.delete(runId);
           this.#dirty.delete(runId);
         }
       });
     }
+  }
+
+  /**
+   * The state branch was deleted (by hand: Forge never deletes it) and a write found it gone: put it
+   * back at the last journal commit this process wrote, so nothing recorded is lost. Without one
+   * (the journal was read, not written, since the App started) it stays an error in the log.
+   */
+  async #restoreMissing(runId: string, e: unknown): Promise<boolean> {
+    if (!(e instanceof StateBranchMissingError)) return false;
+    const commitSha = this.#cache.get(runId)?.commitSha;
+    const restored = commitSha ? await this.store.restore(runId, commitSha) : null;
+    if (!restored) {
+      this.#log.error({ runId }, `${e.message} and this process knows no commit to restore it from: restore the branch, or cancel the run`);
+      return false;
+    }
+    this.#log.warn({ runId, commitSha }, "the state branch was deleted: restored at its last journal commit");
+    await this.#onRestored?.(runId, this.#adopt(runId, restored)).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
+    return true;
+  }
+
+  /**
+   * The journal this process holds is ahead of a restored one only by what it keeps in memory
+   * (acknowledgements, ids of GitHub objects) when both come from the same blob: keep it.
+   */
+  #adopt(runId: string, restored: Loaded): Loaded {
+    const cached = this.#cache.get(runId);
+    const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
+    if (loaded === restored) this.#dirty.delete(runId);
+    this.#cache.set(runId, loaded);
+    return loaded;
+  }
+
+  /** A deleted state branch seen in a `push` webhook: put it back at the commit it pointed to. */
+  async restore(runId: string, commitSha: string, actor?: string): Promise<Loaded | null> {
+    return this.#serial(runId, async (): Promise<Loaded | null> => {
+      const restored = await this.store.restore(runId, commitSha);
+      if (!restored) return null;
+      this.#log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
+      const loaded = this.#adopt(runId, restored);
+      await this.#onRestored?.(runId, loaded, actor).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
+      return loaded;
+    });
   }
 
   async #baseFor(_runId: string, loaded: Loaded): Promise<Loaded> {

@@ -10,7 +10,7 @@ import { journalSchema, type Journal } from "../core/journal.js";
 import { eventSegmentFile, JOURNAL_FILE, stateBranch } from "../core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
-import { ConflictError, type GitHubPort } from "../github/port.js";
+import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
 
 /** Events per sealed segment. */
 export const SEGMENT_SIZE = 200;
@@ -48,6 +48,16 @@ export interface Loaded {
   state: StoredRun;
   /** Blob sha of journal.json as read: the compare-and-swap token of the next write. */
   blobSha: string;
+  /** The state branch's commit that holds this journal, when this process wrote it (a deleted branch is restored there). */
+  commitSha?: string;
+}
+
+/** The run's state branch is gone (deleted by hand): nothing can be written until it is restored. */
+export class StateBranchMissingError extends Error {
+  constructor(readonly runId: string) {
+    super(`the state branch ${stateBranch(runId)} does not exist`);
+    this.name = "StateBranchMissingError";
+  }
 }
 
 export class RunStoreError extends Error {
@@ -78,8 +88,8 @@ export class RunStore {
   async create(state: StoredRun, fromSha: string): Promise<Loaded> {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { blobSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), `forge: start run ${state.journal.runId}`);
-    return { state, blobSha };
+    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), `forge: start run ${state.journal.runId}`);
+    return { state, blobSha, commitSha };
   }
 
   /**
@@ -94,8 +104,36 @@ export class RunStore {
       await this.sealSegment(branch, state.events.segment, sealed);
       state = { ...state, events: { segment: state.events.segment + 1, tail: state.events.tail.slice(SEGMENT_SIZE) } };
     }
-    const { blobSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
-    return { state, blobSha };
+    try {
+      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
+      return { state, blobSha, commitSha };
+    } catch (e) {
+      if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !(await this.port.branchHead(branch))) {
+        throw new StateBranchMissingError(next.journal.runId);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Put a deleted state branch back at `commitSha` (its last commit: GitHub keeps a deleted branch's
+   * commits). Only a run that is not over is restored, and only from a commit holding its journal.
+   * Returns the journal restored, or null when there was nothing to restore.
+   */
+  async restore(runId: string, commitSha: string): Promise<Loaded | null> {
+    const file = await this.port.readFile(JOURNAL_FILE, commitSha);
+    if (!file) return null;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(file.content);
+    } catch {
+      return null;
+    }
+    const parsed = storedRunSchema.safeParse(raw);
+    if (!parsed.success || parsed.data.journal.runId !== runId) return null;
+    if (parsed.data.journal.status === "completed" || parsed.data.journal.status === "cancelled") return null;
+    if (!(await this.port.createBranch(stateBranch(runId), commitSha))) return null;
+    return { state: parsed.data as StoredRun, blobSha: file.blobSha, commitSha };
   }
 
   /** A sealed segment never changes, so a second writer finding it already there is fine. */
