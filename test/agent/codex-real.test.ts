@@ -30,7 +30,7 @@ import {
   type ResponsesTurn,
   type ResponsesTurnRequest,
 } from "../sim/agents/responses-server.js";
-import { cleanupTempDirs, tempDir } from "./helpers.js";
+import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ResponsesServer | undefined;
 let repo: string;
@@ -206,6 +206,41 @@ describe("Codex adapter with the real CLI", () => {
     const fm = walkthroughFrontmatterSchema.parse(done.frontmatter);
     expect(fm).toMatchObject({ status: "completed", confidence: 0.85, files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }], agent: "codex" });
     console.log(`real Codex CLI (${sandboxed ? "workspace-write sandbox" : "sandbox bypassed"}), three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
+  }, 120_000);
+
+  it("lets a type-2 agent run `forge spawn` from its shell: a type-1 Codex sub-agent works one trace deeper", async () => {
+    const childFile = path.join(repo, "child.txt");
+    const script = (req: ResponsesTurnRequest): ResponsesTurn => {
+      if (req.userText.includes("CHILD TASK")) return req.turn === 0 ? { toolCalls: [codexTools.addFile(childFile, "written by the sub-agent\n")] } : { text: "Child done.\nFORGE_EXIT=0" };
+      if (req.turn === 0) {
+        const cmd =
+          'forge spawn --agent-type 1 --output-format json --name child --prompt "CHILD TASK: write child.txt" > "$FORGE_SESSION_DIR/child.json"; ' +
+          'forge spawn --agent-type 2 --output-format json --prompt "CHILD TASK: not allowed" > "$FORGE_SESSION_DIR/refused.json"; echo done';
+        // exec_command yields after yield_time_ms; the sub-agent must be done by then.
+        return { toolCalls: [{ name: "exec_command", arguments: { cmd, yield_time_ms: 30_000 } }] };
+      }
+      return { text: `Parent done: ${req.toolOutputs[0]?.output ?? ""}\nFORGE_EXIT=0` };
+    };
+    server = await startResponsesServer({ script: [script, script, script] });
+    const sessionDir = path.join(tempDir("forge-codex-session-"), "parent");
+    const r = await spawnAgent({
+      adapter: "codex",
+      binary: codexBinary(),
+      agentType: "2",
+      prompt: "PARENT TASK: delegate the child file",
+      cwd: repo,
+      sessionDir,
+      env: codexEnv(server.url),
+      maxDepth: 2,
+      forgeCli: forgeCliFromSource(),
+    });
+    expect(r.exitCode, readFileSync(r.transcriptPath, "utf8")).toBe(0);
+    expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
+    const child = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
+    expect(child).toMatchObject({ status: "success", exit_code: 0, depth: 2, max_depth: 2, trace_id: r.traceId, agent_type: "1", adapter: "codex" });
+    expect(String(child.session_dir).startsWith(path.join(sessionDir, "sub"))).toBe(true);
+    // A type 2 agent may spawn type 1 only.
+    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
   }, 120_000);
 
   it("backs off when the model answers 429 past Codex's own retries, and succeeds on the next run", async () => {

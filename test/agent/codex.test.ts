@@ -39,8 +39,8 @@ describe("codex adapter", () => {
     expect(readFileSync(path.join(repo, "codex.txt"), "utf8")).toBe("prompt had 15 characters\n");
     const seen = JSON.parse(readFileSync(path.join(r.sessionDir, "codex-argv.json"), "utf8")) as { args: string[]; openai: boolean; anthropic: boolean; github: boolean };
     expect(seen).toMatchObject({ openai: true, anthropic: false, github: false });
-    expect(seen.args.slice(0, 7)).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", repo, "--sandbox", "workspace-write"]);
-    expect(seen.args.slice(7, 11)).toEqual(["-c", 'approval_policy="never"', "-c", "sandbox_workspace_write.network_access=true"]);
+    expect(seen.args.slice(0, 9)).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", repo, "-c", "allow_login_shell=false", "--sandbox", "workspace-write"]);
+    expect(seen.args.slice(9, 13)).toEqual(["-c", 'approval_policy="never"', "-c", "sandbox_workspace_write.network_access=true"]);
     // The session directory is inside the checkout here: nothing to add.
     expect(seen.args).not.toContain("--add-dir");
     expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Bash", "Edit"]);
@@ -77,6 +77,8 @@ describe("codex argv", () => {
       "--skip-git-repo-check",
       "--cd",
       "/w",
+      "-c",
+      "allow_login_shell=false",
       "--sandbox",
       "workspace-write",
       "-c",
@@ -99,6 +101,10 @@ describe("codex argv", () => {
     expect(codexWritableDirs("/w", { FORGE_SESSION_DIR: "/w/.forge/s", FORGE_WALKTHROUGH_PATH: "/w/.forge/s/walkthrough.md" })).toEqual([]);
     expect(codexWritableDirs("/w", { FORGE_SESSION_DIR: "/t/s", FORGE_WALKTHROUGH_PATH: "/t/s/sub/walkthrough.md", FORGE_REFINEMENT_FILE: "notes/refinement.md" })).toEqual(["/t/s"]);
     expect(codexWritableDirs("/w", forgeEnv)).toEqual(["/runner/_temp/s", "/elsewhere/q"]);
+    // A kind that may spawn a Codex sub-agent lets it write Codex's state.
+    expect(codexWritableDirs("/w", { ...forgeEnv, FORGE_AGENT_TYPE: "2" }, { HOME: "/home/runner" })).toEqual(["/runner/_temp/s", "/home/runner/.codex", "/elsewhere/q"]);
+    expect(codexWritableDirs("/w", { ...forgeEnv, FORGE_AGENT_TYPE: "refinery" }, { HOME: "/home/runner", CODEX_HOME: "/opt/codex" })).toEqual(["/runner/_temp/s", "/opt/codex", "/elsewhere/q"]);
+    expect(codexWritableDirs("/w", { ...forgeEnv, FORGE_AGENT_TYPE: "1" }, { HOME: "/home/runner" })).toEqual(["/runner/_temp/s", "/elsewhere/q"]);
   });
 
   it("bypasses Codex's sandbox inside an Actions job unless FORGE_CODEX_SANDBOX names one; read-only without write tools", () => {
@@ -108,12 +114,14 @@ describe("codex argv", () => {
     expect(codexSandbox({ allowedTools: edit, parentEnv: { GITHUB_ACTIONS: "true" } })).toBe("bypass");
     expect(codexSandbox({ allowedTools: edit, parentEnv: { GITHUB_ACTIONS: "true", FORGE_CODEX_SANDBOX: "workspace-write" } })).toBe("workspace-write");
     expect(codexSandbox({ allowedTools: edit, parentEnv: { FORGE_CODEX_SANDBOX: "nonsense" } })).toBe("workspace-write");
+    // A sub-agent spawned from a Codex agent's command stays inside its parent's sandbox.
+    expect(codexSandbox({ allowedTools: edit, parentEnv: { CODEX_THREAD_ID: "01a2", GITHUB_ACTIONS: "true" } })).toBe("danger-full-access");
 
     const inActions = codexArgs({ cwd: "/w", allowedTools: edit, forgeEnv, parentEnv: { GITHUB_ACTIONS: "true" } });
-    expect(inActions).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--dangerously-bypass-approvals-and-sandbox", "-"]);
+    expect(inActions).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "-c", "allow_login_shell=false", "--dangerously-bypass-approvals-and-sandbox", "-"]);
     const readOnly = codexArgs({ cwd: "/w", allowedTools: ["Read"], forgeEnv, parentEnv: {} });
-    expect(readOnly).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--sandbox", "read-only", "-c", 'approval_policy="never"', "-"]);
+    expect(readOnly).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "-c", "allow_login_shell=false", "--sandbox", "read-only", "-c", 'approval_policy="never"', "-"]);
     const full = codexArgs({ cwd: "/w", allowedTools: edit, parentEnv: { FORGE_CODEX_SANDBOX: "danger-full-access" } });
-    expect(full).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "--sandbox", "danger-full-access", "-c", 'approval_policy="never"', "-"]);
+    expect(full).toEqual(["exec", "--json", "--skip-git-repo-check", "--cd", "/w", "-c", "allow_login_shell=false", "--sandbox", "danger-full-access", "-c", 'approval_policy="never"', "-"]);
   });
 });

@@ -2,7 +2,8 @@
  * Codex CLI, non-interactive (checked against the real `codex exec` 0.169.0, offline, in
  * test/agent/codex-real.test.ts):
  *
- *   codex exec --json --skip-git-repo-check --cd <cwd> --sandbox workspace-write
+ *   codex exec --json --skip-git-repo-check --cd <cwd> -c allow_login_shell=false
+ *              --sandbox workspace-write
  *              -c approval_policy="never" -c sandbox_workspace_write.network_access=true
  *              [--add-dir <session dir>…] [--model M] [-c developer_instructions=<toml string>] -
  *
@@ -29,6 +30,10 @@
  * - `sandbox_workspace_write.network_access=true`: the sandbox blocks the network by default, but
  *   an agent's own `forge spawn` (a sub-agent must reach the model) and test commands that install
  *   packages need it. Forge's boundary is the job's runner, not the network.
+ * - `allow_login_shell=false`: Codex runs commands through `bash -lc` by default, and a login shell
+ *   reads /etc/profile, which on Debian-like systems resets PATH — dropping the `forge` shim of the
+ *   session (a sub-agent's `forge spawn` then is "command not found") and the job's own tools (the
+ *   Node of actions/setup-node). Plain `bash -c` keeps the environment Forge gave the agent.
  * - `--skip-git-repo-check`: the session directory of a sub-agent need not be a repository.
  * - `-c developer_instructions=…`: the system prompt (WHO/HOW), as a TOML string; Codex sends it as
  *   a `developer` message after its own instructions.
@@ -38,6 +43,8 @@
  */
 import path from "node:path";
 import { pickEnv } from "../env.js";
+import { SPAWNABLE_BY } from "../hierarchy.js";
+import type { AgentKind } from "../types.js";
 import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type OutputParser, type ProgressDraft } from "./types.js";
 
 export const CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
@@ -49,7 +56,8 @@ export type CodexSandbox = "read-only" | "workspace-write" | "danger-full-access
 const SANDBOXES: readonly CodexSandbox[] = ["read-only", "workspace-write", "danger-full-access", "bypass"];
 
 /**
- * The sandbox of a session: `FORGE_CODEX_SANDBOX` when it names one; else `bypass` inside a
+ * The sandbox of a session: `FORGE_CODEX_SANDBOX` when it names one; else `danger-full-access`
+ * for a sub-agent of a Codex agent (the parent's sandbox still holds); else `bypass` inside a
  * GitHub Actions job; else `workspace-write` when a write tool is allowed, `read-only` otherwise.
  *
  * Why bypass in Actions: the runner is already the sandbox — a fresh VM thrown away after the job,
@@ -64,13 +72,26 @@ const SANDBOXES: readonly CodexSandbox[] = ["read-only", "workspace-write", "dan
 export function codexSandbox(input: Pick<AdapterInput, "allowedTools"> & { parentEnv?: NodeJS.ProcessEnv }): CodexSandbox {
   const asked = input.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
   if (asked && (SANDBOXES as readonly string[]).includes(asked)) return asked as CodexSandbox;
+  // A sub-agent started by a Codex agent's command (Codex sets CODEX_THREAD_ID there) already runs
+  // inside that agent's sandbox, if any; a second one cannot start inside it (its writes fail).
+  if (input.parentEnv?.CODEX_THREAD_ID) return "danger-full-access";
   if (input.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
   return input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
 }
 
-/** Directories outside `cwd` where Forge expects the agent to write: the session directory and the report files' folders. */
-export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}): string[] {
+/**
+ * Directories outside `cwd` where Forge expects the agent to write: the session directory and the
+ * report files' folders; for a kind that may spawn sub-agents (2, 3, refinery) also CODEX_HOME
+ * (default ~/.codex), because a Codex sub-agent started by its `forge spawn` runs inside this
+ * sandbox and cannot start without writing its state there ("failed to initialize in-process
+ * app-server client: Read-only file system").
+ */
+export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, parentEnv: NodeJS.ProcessEnv = {}): string[] {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
+  const kind = forgeEnv.FORGE_AGENT_TYPE as AgentKind | undefined;
+  if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
+    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path.join(parentEnv.HOME, ".codex") : undefined));
+  }
   for (const file of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
     if (file) dirs.push(path.dirname(path.resolve(cwd, file)));
   }
@@ -92,13 +113,14 @@ export function codexArgs(
   input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd"> & { parentEnv?: NodeJS.ProcessEnv; forgeEnv?: Record<string, string> },
 ): string[] {
   const sandbox = codexSandbox(input);
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd];
+  // Commands get the environment Forge composed (PATH with `forge` and the job's tools) as is.
+  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
     if (sandbox === "workspace-write") {
       args.push("-c", "sandbox_workspace_write.network_access=true");
-      for (const dir of codexWritableDirs(input.cwd, input.forgeEnv)) args.push("--add-dir", dir);
+      for (const dir of codexWritableDirs(input.cwd, input.forgeEnv, input.parentEnv)) args.push("--add-dir", dir);
     }
   }
   if (input.model) args.push("--model", input.model);
