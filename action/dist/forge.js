@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-3LY7H2TZ.js";
+} from "./chunk-PXLWCZQ4.js";
 import {
   __commonJS,
   __require,
@@ -3592,7 +3592,9 @@ ${await readFile(path.resolve(baseCwd, file), "utf8")}`;
     ...command ? { command } : {},
     ...binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {},
     ...flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {},
-    ...flags.arg ? { args: flags.arg } : {}
+    ...flags.arg ? { args: flags.arg } : {},
+    // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
+    ...env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}
   };
 }
 function toJson(r) {

@@ -26,7 +26,7 @@ import {
   validatePlan,
   writeFileAtomic,
   writeSignal
-} from "./chunk-3LY7H2TZ.js";
+} from "./chunk-PXLWCZQ4.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2228,6 +2228,39 @@ function checkCaptainDispatch(journal, taskId, attempt) {
   if (cr.status !== "pending" && cr.status !== "approved") return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
   return { current: true, cr };
 }
+async function runCaptainAgent(config, deps, request) {
+  const supervised = await supervise(
+    (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
+    {
+      heartbeatMs: config.heartbeat_interval_seconds * 1e3,
+      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
+      idleMs: config.timeouts.idle_minutes * 6e4,
+      wallClockMs: config.timeouts.agent_minutes * 6e4,
+      ...deps.cancel ? { cancel: deps.cancel } : {},
+      ...deps.now ? { now: deps.now } : {}
+    }
+  );
+  return {
+    exitCode: supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode,
+    errors: supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : []
+  };
+}
+async function stageOnly(git, branch, preHead, dir, warnings) {
+  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if (await git.head() !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
+  await git.run(["add", "--all", "--", "."]);
+  const staged = await git.stagedChanges(preHead);
+  const outside = staged.filter((c) => !c.path.startsWith(`${dir}/`));
+  for (const c of outside) {
+    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
+  }
+  if (outside.length) warnings.push(`changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
+  return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
+}
+async function planProblems(dir) {
+  return loadPlan(dir).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+}
 async function captainJob(args) {
   const { config, input, deps, journal, cr } = args;
   const { git, github } = deps;
@@ -2265,32 +2298,12 @@ async function captainJob(args) {
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
   const taskContext = { runId: journal.runId, taskId, attempt: 1, title: `Amend plan ${journal.planId} (overlay ${next})`, task, goal, planDir: planDir2, branch, baseRef: journal.baseBranch, ...plan !== void 0 ? { plan } : {} };
-  const supervised = await supervise(
-    (ctl) => deps.agent.run({ agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md"), signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
-    {
-      heartbeatMs: config.heartbeat_interval_seconds * 1e3,
-      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
-      idleMs: config.timeouts.idle_minutes * 6e4,
-      wallClockMs: config.timeouts.agent_minutes * 6e4,
-      ...deps.cancel ? { cancel: deps.cancel } : {},
-      ...deps.now ? { now: deps.now } : {}
-    }
-  );
-  let exitCode = supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode;
-  const errors = supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [];
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if (await git.head() !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
-  await git.run(["add", "--all", "--", "."]);
-  const staged = await git.stagedChanges(preHead);
-  const outside = staged.filter((c) => !c.path.startsWith(`${planDir2}/`));
-  for (const c of outside) {
-    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
-  }
-  if (outside.length) warnings.push(`changes outside ${planDir2}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
-  const planChanges = staged.filter((c) => c.path.startsWith(`${planDir2}/`));
+  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md") });
+  let exitCode = agentRun.exitCode;
+  const errors = agentRun.errors;
+  const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (exitCode === 0 || exitCode === 12) {
-    const problems = await loadPlan(path2.join(input.workspace, planDir2)).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+    const problems = await planProblems(path2.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`))) problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
       exitCode = 10;
@@ -3588,7 +3601,8 @@ async function runStages(options) {
     const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
     const r = await spawnAgent({
       ...options.spawn,
-      env: caller ? { ...env, [ENV.agentType]: caller } : env,
+      env,
+      ...caller ? { caller } : {},
       // Which task this is, for command agents (the prompt says it too).
       extraEnv: { FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId, FORGE_ATTEMPT: String(ctx.attempt), ...options.spawn.extraEnv },
       agentType: kind,

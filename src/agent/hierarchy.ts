@@ -2,7 +2,8 @@
  * Who may spawn whom, and which tools each kind of agent gets (DESIGN.md §6).
  *
  * Sub-agents are spawned only through `forge spawn` (run from the agent's Bash tool), which checks
- * the caller's `FORGE_AGENT_TYPE` against this table and counts depth. Claude Code's own sub-agent
+ * the caller's type — as the hierarchy service recorded it (hierarchy-service.ts), not as the
+ * environment says — against this table and counts depth. Claude Code's own sub-agent
  * tool (`Task`/`Agent`) is never allowed: it would bypass both.
  */
 import type { AdapterName, AgentKind } from "./types.js";

@@ -17,13 +17,13 @@ import { adapterFor } from "./adapters/index.js";
 import type { AdapterOutcome, Invocation, OutputParser, ProgressDraft } from "./adapters/types.js";
 import { ENV, checkDepth, traceIdFrom } from "./depth.js";
 import { FORBIDDEN_TOOLS, allowedToolsFor, mayCallerSpawn } from "./hierarchy.js";
+import { askHierarchy, HIERARCHY_ENV, HierarchyService, type SpawnAnswer } from "./hierarchy-service.js";
 import { runProcess, type ProcessOutcome } from "./process.js";
 import { detectRateLimit, planRateLimitWait } from "./rate-limit.js";
 import { Masker } from "./secrets.js";
 import { writeSignal, type SignalStatus } from "./signals.js";
 import {
   STATUS_OF_EXIT,
-  isAgentKind,
   isForgeExitCode,
   type ForgeExitCode,
   type ProgressEvent,
@@ -97,7 +97,7 @@ async function writeForgeShim(dir: string, cli: { command: string; args: string[
 
 export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   const parentEnv = options.env ?? process.env;
-  const traceId = traceIdFrom(parentEnv);
+  let traceId = traceIdFrom(parentEnv);
   const name = options.name ?? "spawn";
   const layer = options.layer ?? "exec";
   const sessionDir = path.resolve(options.sessionDir);
@@ -108,7 +108,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   const masker = options.masker ?? new Masker().addFromEnv(parentEnv);
   for (const [k, v] of Object.entries(options.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
 
-  const depthCheck = checkDepth(parentEnv, options.maxDepth);
+  let depthCheck = checkDepth(parentEnv, options.maxDepth);
   const events = createWriteStream(eventsPath, { flags: "a" });
   const transcript = createWriteStream(transcriptPath, { flags: "a" });
   // A full disk must not crash the runner: the session's own outcome still counts.
@@ -137,13 +137,12 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   const base = {
     adapter: options.adapter,
     ...(options.agentType ? { agentType: options.agentType } : {}),
-    traceId,
-    depth: depthCheck.depth,
-    maxDepth: depthCheck.maxDepth,
     sessionDir,
     eventsPath,
     transcriptPath,
   };
+  /** The hierarchy service this spawn runs for its descendants (a top-level spawn only). */
+  let service: HierarchyService | undefined;
 
   const finish = async (
     exitCode: ForgeExitCode,
@@ -151,6 +150,7 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     reports: Partial<ReportPaths> = {},
   ): Promise<SpawnResult> => {
     const finished = new Date();
+    await service?.close().catch(() => undefined);
     emit({ kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
     await Promise.all([closeStream(events), closeStream(transcript)]);
     const status: SignalStatus = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
@@ -167,6 +167,9 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     }).catch(() => undefined);
     const result: SpawnResult = {
       ...base,
+      traceId,
+      depth: depthCheck.depth,
+      maxDepth: depthCheck.maxDepth,
       exitCode,
       status: STATUS_OF_EXIT[exitCode],
       startedAt: started.toISOString(),
@@ -182,17 +185,44 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     return result;
   };
 
-  // Who may spawn whom: inside an agent, the caller's type decides.
-  const caller = parentEnv[ENV.agentType];
-  if (caller !== undefined && caller !== "") {
+  // Who may spawn whom, at which depth. Inside an agent, the hierarchy service that started it decides
+  // from what it recorded (hierarchy-service.ts); the environment's FORGE_AGENT_TYPE, FORGE_SPAWN_DEPTH
+  // and FORGE_MAX_DEPTH are not believed. At the top, Forge's own code may name the caller (`caller`).
+  const socket = parentEnv[HIERARCHY_ENV.socket];
+  const ticket = parentEnv[HIERARCHY_ENV.ticket];
+  const claimed = parentEnv[ENV.agentType] || undefined;
+  let childTicket: string | undefined;
+  let childSocket: string | undefined;
+  if (socket && ticket) {
+    let answer: SpawnAnswer;
+    try {
+      answer = await askHierarchy(socket, { op: "spawn", ticket, ...(options.agentType ? { agentType: options.agentType } : {}), ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}), ...(claimed ? { claimedType: claimed } : {}) });
+    } catch (err) {
+      return finish(2, { error: { code: "spawn_not_allowed", message: `cannot reach Forge's hierarchy service (${(err as Error).message}); a sub-agent can only be spawned while the agent Forge started is running` } });
+    }
+    if (!answer.ok) {
+      if (answer.depth !== undefined && answer.maxDepth !== undefined) depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+      if (answer.caller) traceId = answer.caller.traceId;
+      return finish(2, { error: { code: answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", message: answer.message } });
+    }
+    traceId = answer.traceId;
+    depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
+    childTicket = answer.ticket;
+    childSocket = socket;
+  } else if (claimed && options.caller === undefined) {
+    return finish(2, {
+      error: {
+        code: "spawn_not_allowed",
+        message: `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`,
+      },
+    });
+  } else if (options.caller !== undefined) {
     const child = options.agentType;
-    if (!isAgentKind(caller) || !child || !mayCallerSpawn(caller, child)) {
+    if (!child || !mayCallerSpawn(options.caller, child)) {
       return finish(2, {
         error: {
           code: "spawn_not_allowed",
-          message: !child
-            ? `an agent of type ${caller} must name the type it spawns (--agent-type)`
-            : `an agent of type ${caller} may not spawn type ${child}`,
+          message: !child ? `an agent of type ${options.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options.caller} may not spawn type ${child}`,
         },
       });
     }
@@ -201,6 +231,16 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
     return finish(2, {
       error: { code: "depth_exceeded", message: `spawn depth ${depthCheck.depth} exceeds the budget of ${depthCheck.maxDepth}` },
     });
+  }
+  if (!childTicket) {
+    // The top of a hierarchy: this process keeps the records of every session below it.
+    try {
+      service = await HierarchyService.start();
+      childTicket = service.issue({ ...(options.agentType ? { agentType: options.agentType } : {}), depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId });
+      childSocket = service.socketPath;
+    } catch (err) {
+      emit({ kind: "system", summary: `no hierarchy service (${(err as Error).message}): this agent cannot spawn sub-agents` });
+    }
   }
   if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
 
@@ -250,6 +290,10 @@ export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   }
   if (options.model) forgeEnv.FORGE_MODEL = options.model;
   if (options.agentType) forgeEnv.FORGE_AGENT_TYPE = options.agentType;
+  if (childTicket && childSocket) {
+    forgeEnv[HIERARCHY_ENV.socket] = childSocket;
+    forgeEnv[HIERARCHY_ENV.ticket] = childTicket;
+  }
   if (options.maxTurns !== undefined) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
 
   let shimDir: string | undefined;

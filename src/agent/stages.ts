@@ -264,7 +264,8 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     const timeoutMs = remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
     const r = await spawnAgent({
       ...options.spawn,
-      env: caller ? { ...env, [ENV.agentType]: caller } : env,
+      env,
+      ...(caller ? { caller } : {}),
       // Which task this is, for command agents (the prompt says it too).
       extraEnv: { FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId, FORGE_ATTEMPT: String(ctx.attempt), ...options.spawn.extraEnv },
       agentType: kind,

@@ -99,8 +99,14 @@ export interface SpawnOptions {
   prompt: string;
   /** WHO/HOW: the system prompt text. */
   systemPrompt?: string;
-  /** The kind of agent being spawned; checked against the caller's `FORGE_AGENT_TYPE`. */
+  /** The kind of agent being spawned; checked against the caller's type (hierarchy-service.ts). */
   agentType?: AgentKind;
+  /**
+   * The spawning agent's type when Forge's own code spawns on an agent's behalf (runStages: type 3's
+   * subtasks, the refinery's helpers). Trusted because it comes from code; inside an agent the
+   * caller's type comes from the hierarchy service, never from the environment.
+   */
+  caller?: AgentKind;
   model?: string;
   cwd: string;
   /** Created when missing; receives events.ndjson, transcript.log, .signals/. */

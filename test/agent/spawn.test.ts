@@ -26,14 +26,19 @@ describe("spawnAgent — depth budget and hierarchy", () => {
     expect(r).toMatchObject({ exitCode: 2, maxDepth: 1 });
   });
 
-  it("enforces the hierarchy through the caller's FORGE_AGENT_TYPE", async () => {
+  it("enforces the hierarchy for a caller Forge's own code names; FORGE_AGENT_TYPE alone is not believed", async () => {
     const w = fakeWorld({ "*": { exit: 0 } });
-    const env = (caller: string) => ({ PATH: process.env.PATH, FORGE_AGENT_TYPE: caller, FORGE_SPAWN_DEPTH: "1" });
-    expect((await spawnAgent(w.options({ env: env("1"), agentType: "1" }))).error?.code).toBe("spawn_not_allowed");
-    expect((await spawnAgent(w.options({ env: env("2"), agentType: "2" }))).exitCode).toBe(2);
-    expect((await spawnAgent(w.options({ env: env("2") }))).error?.message).toMatch(/must name the type/);
-    const ok = await spawnAgent(w.options({ env: env("3"), agentType: "2" }));
+    const env = { PATH: process.env.PATH, FORGE_SPAWN_DEPTH: "1" };
+    expect((await spawnAgent(w.options({ env, caller: "1", agentType: "1" }))).error?.code).toBe("spawn_not_allowed");
+    expect((await spawnAgent(w.options({ env, caller: "2", agentType: "2" }))).exitCode).toBe(2);
+    expect((await spawnAgent(w.options({ env, caller: "2" }))).error?.message).toMatch(/must name the type/);
+    const ok = await spawnAgent(w.options({ env, caller: "3", agentType: "2" }));
     expect(ok).toMatchObject({ exitCode: 0, depth: 2 });
+    expect(w.calls()).toHaveLength(1);
+    // A process claiming a type through the environment, without the ticket Forge gives its agents.
+    const claimed = await spawnAgent(w.options({ env: { ...env, FORGE_AGENT_TYPE: "refinery" }, agentType: "3" }));
+    expect(claimed).toMatchObject({ exitCode: 2, error: { code: "spawn_not_allowed" } });
+    expect(claimed.error?.message).toMatch(/FORGE_AGENT_TYPE=refinery is set but this process carries no hierarchy ticket/);
     expect(w.calls()).toHaveLength(1);
   });
 

@@ -202,6 +202,8 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ...(binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {}),
     ...(flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {}),
     ...(flags.arg ? { args: flags.arg } : {}),
+    // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
+    ...(env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}),
   };
 }
 

@@ -84,17 +84,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path6) {
-      const ctrl = callVisitor(key, node2, visitor, path6);
+    function visit_(key, node2, visitor, path7) {
+      const ctrl = callVisitor(key, node2, visitor, path7);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visit_(key, ctrl, visitor, path6);
+        replaceNode(key, path7, ctrl);
+        return visit_(key, ctrl, visitor, path7);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path7 = Object.freeze(path7.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path6);
+            const ci = visit_(i, node2.items[i], visitor, path7);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -105,13 +105,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path6);
+          path7 = Object.freeze(path7.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path7);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path6);
+          const cv = visit_("value", node2.value, visitor, path7);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -132,17 +132,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path6) {
-      const ctrl = await callVisitor(key, node2, visitor, path6);
+    async function visitAsync_(key, node2, visitor, path7) {
+      const ctrl = await callVisitor(key, node2, visitor, path7);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visitAsync_(key, ctrl, visitor, path6);
+        replaceNode(key, path7, ctrl);
+        return visitAsync_(key, ctrl, visitor, path7);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path7 = Object.freeze(path7.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path6);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path7);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -153,13 +153,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path6);
+          path7 = Object.freeze(path7.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path7);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path6);
+          const cv = await visitAsync_("value", node2.value, visitor, path7);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -186,23 +186,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path6) {
+    function callVisitor(key, node2, visitor, path7) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path6);
+        return visitor(key, node2, path7);
       if (identity2.isMap(node2))
-        return visitor.Map?.(key, node2, path6);
+        return visitor.Map?.(key, node2, path7);
       if (identity2.isSeq(node2))
-        return visitor.Seq?.(key, node2, path6);
+        return visitor.Seq?.(key, node2, path7);
       if (identity2.isPair(node2))
-        return visitor.Pair?.(key, node2, path6);
+        return visitor.Pair?.(key, node2, path7);
       if (identity2.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path6);
+        return visitor.Scalar?.(key, node2, path7);
       if (identity2.isAlias(node2))
-        return visitor.Alias?.(key, node2, path6);
+        return visitor.Alias?.(key, node2, path7);
       return void 0;
     }
-    function replaceNode(key, path6, node2) {
-      const parent = path6[path6.length - 1];
+    function replaceNode(key, path7, node2) {
+      const parent = path7[path7.length - 1];
       if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity2.isPair(parent)) {
@@ -814,10 +814,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema2, path6, value) {
+    function collectionFromPath(schema2, path7, value) {
       let v = value;
-      for (let i = path6.length - 1; i >= 0; --i) {
-        const k = path6[i];
+      for (let i = path7.length - 1; i >= 0; --i) {
+        const k = path7[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -836,7 +836,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path6) => path6 == null || typeof path6 === "object" && !!path6[Symbol.iterator]().next().done;
+    var isEmptyPath = (path7) => path7 == null || typeof path7 === "object" && !!path7[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type2, schema2) {
         super(type2);
@@ -866,11 +866,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path6, value) {
-        if (isEmptyPath(path6))
+      addIn(path7, value) {
+        if (isEmptyPath(path7))
           this.add(value);
         else {
-          const [key, ...rest] = path6;
+          const [key, ...rest] = path7;
           const node2 = this.get(key, true);
           if (identity2.isCollection(node2))
             node2.addIn(rest, value);
@@ -884,8 +884,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        const [key, ...rest] = path6;
+      deleteIn(path7) {
+        const [key, ...rest] = path7;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -899,8 +899,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        const [key, ...rest] = path6;
+      getIn(path7, keepScalar) {
+        const [key, ...rest] = path7;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
@@ -918,8 +918,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path6) {
-        const [key, ...rest] = path6;
+      hasIn(path7) {
+        const [key, ...rest] = path7;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -929,8 +929,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        const [key, ...rest] = path6;
+      setIn(path7, value) {
+        const [key, ...rest] = path7;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -3445,9 +3445,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path6, value) {
+      addIn(path7, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path6, value);
+          this.contents.addIn(path7, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3522,14 +3522,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        if (Collection.isEmptyPath(path6)) {
+      deleteIn(path7) {
+        if (Collection.isEmptyPath(path7)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path6) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path7) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3544,10 +3544,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        if (Collection.isEmptyPath(path6))
+      getIn(path7, keepScalar) {
+        if (Collection.isEmptyPath(path7))
           return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity2.isCollection(this.contents) ? this.contents.getIn(path6, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path7, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -3558,10 +3558,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path6) {
-        if (Collection.isEmptyPath(path6))
+      hasIn(path7) {
+        if (Collection.isEmptyPath(path7))
           return this.contents !== void 0;
-        return identity2.isCollection(this.contents) ? this.contents.hasIn(path6) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path7) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3578,13 +3578,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        if (Collection.isEmptyPath(path6)) {
+      setIn(path7, value) {
+        if (Collection.isEmptyPath(path7)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path6), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path7), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path6, value);
+          this.contents.setIn(path7, value);
         }
       }
       /**
@@ -5545,9 +5545,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path6) => {
+    visit2.itemAtPath = (cst, path7) => {
       let item = cst;
-      for (const [field, index] of path6) {
+      for (const [field, index] of path7) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5556,23 +5556,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path6) => {
-      const parent = visit2.itemAtPath(cst, path6.slice(0, -1));
-      const field = path6[path6.length - 1][0];
+    visit2.parentCollection = (cst, path7) => {
+      const parent = visit2.itemAtPath(cst, path7.slice(0, -1));
+      const field = path7[path7.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path6, item, visitor) {
-      let ctrl = visitor(item, path6);
+    function _visit(path7, item, visitor) {
+      let ctrl = visitor(item, path7);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path6.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path7.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5583,10 +5583,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path6);
+            ctrl = ctrl(item, path7);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path6) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path7) : ctrl;
     }
     exports2.visit = visit2;
   }
@@ -11754,10 +11754,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path6) {
-  if (!path6)
+function getElementAtPath(obj, path7) {
+  if (!path7)
     return obj;
-  return path6.reduce((acc, key) => acc?.[key], obj);
+  return path7.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -12097,11 +12097,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path6, issues) {
+function prefixIssues(path7, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path6);
+    iss.path.unshift(path7);
     return iss;
   });
 }
@@ -12563,16 +12563,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path6 = []) => {
+  const processError = (error63, path7 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else {
-        const fullpath = [...path6, ...issue2.path];
+        const fullpath = [...path7, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -12611,17 +12611,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path6 = []) => {
+  const processError = (error63, path7 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else {
-        const fullpath = [...path6, ...issue2.path];
+        const fullpath = [...path7, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -12660,8 +12660,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path6 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path6) {
+  const path7 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path7) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -29799,13 +29799,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path6 = ref.slice(1).split("/").filter(Boolean);
-  if (path6.length === 0) {
+  const path7 = ref.slice(1).split("/").filter(Boolean);
+  if (path7.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path6[0] === defsKey) {
-    const key = path6[1] === void 0 ? void 0 : decodeJSONPointerSegment(path6[1]);
+  if (path7[0] === defsKey) {
+    const key = path7[1] === void 0 ? void 0 : decodeJSONPointerSegment(path7[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -30760,8 +30760,8 @@ function shortestCycleThrough(g, s, component, c, parent) {
       if (w === s) {
         const back = [];
         for (let x = v; x !== s; x = parent[x]) back.push(x);
-        const path6 = [s, ...back.reverse(), s];
-        return { path: path6, depIndex: path6.slice(0, -1).map((x, i) => depIndexOf(g, x, path6[i + 1])) };
+        const path7 = [s, ...back.reverse(), s];
+        return { path: path7, depIndex: path7.slice(0, -1).map((x, i) => depIndexOf(g, x, path7[i + 1])) };
       }
       if (parent[w] === -1) {
         parent[w] = v;
@@ -33892,9 +33892,9 @@ function problem(at, rule, message) {
     rule
   };
 }
-function fieldPath(path6) {
+function fieldPath(path7) {
   let out = "";
-  for (const key of path6) {
+  for (const key of path7) {
     if (typeof key === "number") out += `[${key}]`;
     else out += out === "" ? String(key) : `.${String(key)}`;
   }
@@ -34055,17 +34055,17 @@ function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
     for (const pair of node2.items) {
       const key = (0, import_yaml.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
-      const path6 = [...prefix, String(key)];
+      const path7 = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
-      if (at !== void 0) lines[fieldPath(path6)] = at;
-      collectYamlLines(pair.value, lc, lines, path6, depth + 1);
+      if (at !== void 0) lines[fieldPath(path7)] = at;
+      collectYamlLines(pair.value, lc, lines, path7, depth + 1);
     }
   } else if ((0, import_yaml.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
-      const path6 = [...prefix, i];
+      const path7 = [...prefix, i];
       const at = lineOf(item, lc);
-      if (at !== void 0) lines[fieldPath(path6)] = at;
-      collectYamlLines(item, lc, lines, path6, depth + 1);
+      if (at !== void 0) lines[fieldPath(path7)] = at;
+      collectYamlLines(item, lc, lines, path7, depth + 1);
     });
   }
 }
@@ -34209,17 +34209,17 @@ function issueMessage(issue2, raw) {
   if (issue2.code === "invalid_format" && typeof value === "string") return `${JSON.stringify(value)} ${issue2.message}`;
   return issue2.message;
 }
-function valueAt(raw, path6) {
+function valueAt(raw, path7) {
   let v = raw;
-  for (const key of path6) {
+  for (const key of path7) {
     if (v === null || typeof v !== "object") return void 0;
     v = v[key];
   }
   return v;
 }
-function lineOfPath(lines, path6) {
-  for (let n = path6.length; n > 0; n--) {
-    const line = lines[fieldPath(path6.slice(0, n))];
+function lineOfPath(lines, path7) {
+  for (let n = path7.length; n > 0; n--) {
+    const line = lines[fieldPath(path7.slice(0, n))];
     if (line !== void 0) return line;
   }
   return void 0;
@@ -34504,8 +34504,8 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
     let at = edges2.findIndex((loc) => loc.file.startsWith("overlays/"));
     if (at === -1) at = 0;
     const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
-    const path6 = nodes.map((v) => ids[v]).join(" \u2192 ");
-    out.push(problem(edges2[at], "cycle", `dependency cycle ${path6} (\u2192 reads "depends on")`));
+    const path7 = nodes.map((v) => ids[v]).join(" \u2192 ");
+    out.push(problem(edges2[at], "cycle", `dependency cycle ${path7} (\u2192 reads "depends on")`));
   }
 }
 function dagEntries(dag) {
@@ -34881,7 +34881,7 @@ async function loadSystemPrompt(kind, options2 = {}) {
 // src/agent/spawn.ts
 import { createWriteStream, existsSync as existsSync2 } from "node:fs";
 import { chmod, mkdir as mkdir2, stat as stat2, writeFile as writeFile2 } from "node:fs/promises";
-import path4 from "node:path";
+import path5 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/agent/env.ts
@@ -35079,17 +35079,57 @@ var StreamJsonParser = class {
 
 // src/agent/adapters/codex.ts
 import path3 from "node:path";
+
+// src/agent/hierarchy.ts
+var SPAWNABLE_BY = {
+  "1": [],
+  "2": ["1"],
+  "3": ["1", "2"],
+  refinery: ["1", "2", "3"],
+  captain: [],
+  "sentinel-writer": [],
+  "sentinel-executor": [],
+  "sentinel-auditor": [],
+  "sentinel-consolidator": []
+};
+function mayCallerSpawn(caller, child) {
+  return SPAWNABLE_BY[caller].includes(child);
+}
+var EDIT = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "TodoWrite"];
+var REVIEW = ["Read", "Write", "Glob", "Grep", "LS", "Bash"];
+var ALLOWED_TOOLS = {
+  "1": EDIT,
+  "2": EDIT,
+  "3": EDIT,
+  refinery: EDIT,
+  captain: EDIT,
+  "sentinel-writer": REVIEW,
+  "sentinel-executor": REVIEW,
+  "sentinel-auditor": REVIEW,
+  "sentinel-consolidator": REVIEW
+};
+var FORBIDDEN_TOOLS = /* @__PURE__ */ new Set(["Task", "Agent"]);
+function allowedToolsFor(kind, _adapter = "claude") {
+  return [...kind ? ALLOWED_TOOLS[kind] : EDIT];
+}
+
+// src/agent/adapters/codex.ts
 var CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
 var WRITE_TOOLS = /* @__PURE__ */ new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
 var SANDBOXES = ["read-only", "workspace-write", "danger-full-access", "bypass"];
 function codexSandbox(input2) {
   const asked = input2.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
   if (asked && SANDBOXES.includes(asked)) return asked;
+  if (input2.parentEnv?.CODEX_THREAD_ID) return "danger-full-access";
   if (input2.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
   return input2.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
 }
-function codexWritableDirs(cwd, forgeEnv = {}) {
+function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
+  const kind = forgeEnv.FORGE_AGENT_TYPE;
+  if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
+    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path3.join(parentEnv.HOME, ".codex") : void 0));
+  }
   for (const file2 of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
     if (file2) dirs.push(path3.dirname(path3.resolve(cwd, file2)));
   }
@@ -35108,13 +35148,13 @@ function codexWritableDirs(cwd, forgeEnv = {}) {
 }
 function codexArgs(input2) {
   const sandbox = codexSandbox(input2);
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input2.cwd];
+  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input2.cwd, "-c", "allow_login_shell=false"];
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
     if (sandbox === "workspace-write") {
       args.push("-c", "sandbox_workspace_write.network_access=true");
-      for (const dir of codexWritableDirs(input2.cwd, input2.forgeEnv)) args.push("--add-dir", dir);
+      for (const dir of codexWritableDirs(input2.cwd, input2.forgeEnv, input2.parentEnv)) args.push("--add-dir", dir);
     }
   }
   if (input2.model) args.push("--model", input2.model);
@@ -35296,37 +35336,119 @@ function checkDepth(env, requestedMax) {
   return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
 }
 
-// src/agent/hierarchy.ts
-var SPAWNABLE_BY = {
-  "1": [],
-  "2": ["1"],
-  "3": ["1", "2"],
-  refinery: ["1", "2", "3"],
-  captain: [],
-  "sentinel-writer": [],
-  "sentinel-executor": [],
-  "sentinel-auditor": [],
-  "sentinel-consolidator": []
+// src/agent/hierarchy-service.ts
+import { randomBytes as randomBytes3 } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path4 from "node:path";
+var HIERARCHY_ENV = {
+  socket: "FORGE_HIERARCHY_SOCKET",
+  ticket: "FORGE_HIERARCHY_TICKET"
 };
-function mayCallerSpawn(caller, child) {
-  return SPAWNABLE_BY[caller].includes(child);
-}
-var EDIT = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "TodoWrite"];
-var REVIEW = ["Read", "Write", "Glob", "Grep", "LS", "Bash"];
-var ALLOWED_TOOLS = {
-  "1": EDIT,
-  "2": EDIT,
-  "3": EDIT,
-  refinery: EDIT,
-  captain: EDIT,
-  "sentinel-writer": REVIEW,
-  "sentinel-executor": REVIEW,
-  "sentinel-auditor": REVIEW,
-  "sentinel-consolidator": REVIEW
+var newTicket = () => randomBytes3(32).toString("hex");
+var HierarchyService = class _HierarchyService {
+  socketPath;
+  #dir;
+  #server;
+  #records = /* @__PURE__ */ new Map();
+  constructor(dir, server) {
+    this.#dir = dir;
+    this.socketPath = path4.join(dir, "s");
+    this.#server = server;
+  }
+  /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
+  static async start() {
+    const dir = await mkdtemp(path4.join(tmpdir(), "forge-h-"));
+    const server = net.createServer();
+    const service = new _HierarchyService(dir, server);
+    server.on("connection", (socket) => service.#serve(socket));
+    await new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(service.socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    server.unref();
+    return service;
+  }
+  /** Registers a session and returns its ticket. */
+  issue(facts) {
+    const ticket = newTicket();
+    this.#records.set(ticket, { ...facts });
+    return ticket;
+  }
+  decide(req) {
+    const caller = this.#records.get(req.ticket);
+    if (!caller) return { ok: false, code: "unknown_ticket", message: "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact" };
+    const claimed = req.claimedType && req.claimedType !== caller.agentType ? ` (FORGE_AGENT_TYPE says ${req.claimedType}, but Forge started this agent as type ${caller.agentType ?? "none"}, and what Forge recorded decides)` : "";
+    if (caller.agentType) {
+      const child = req.agentType;
+      if (!child) return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`, caller };
+      if (!isAgentKind(child) || !mayCallerSpawn(caller.agentType, child)) {
+        const allowed = SPAWNABLE_BY[caller.agentType];
+        return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`, caller };
+      }
+    } else if (req.agentType !== void 0 && !isAgentKind(req.agentType)) {
+      return { ok: false, code: "bad_request", message: `unknown agent type ${req.agentType}` };
+    }
+    const depth = caller.depth + 1;
+    const maxDepth = req.maxDepth !== void 0 && Number.isInteger(req.maxDepth) && req.maxDepth >= 0 ? Math.min(req.maxDepth, caller.maxDepth) : caller.maxDepth;
+    if (depth > maxDepth) return { ok: false, code: "depth_exceeded", message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`, caller, depth, maxDepth };
+    const facts = { ...req.agentType ? { agentType: req.agentType } : {}, depth, maxDepth, traceId: caller.traceId };
+    return { ok: true, ticket: this.issue(facts), ...facts, caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] } };
+  }
+  #serve(socket) {
+    let buf = "";
+    socket.setEncoding("utf8");
+    socket.on("error", () => void 0);
+    socket.on("data", (chunk) => {
+      buf += chunk;
+      if (buf.length > 64 * 1024) return void socket.destroy();
+      const nl = buf.indexOf("\n");
+      if (nl < 0) return;
+      let answer;
+      try {
+        const req = JSON.parse(buf.slice(0, nl));
+        answer = req && req.op === "spawn" && typeof req.ticket === "string" ? this.decide(req) : { ok: false, code: "bad_request", message: "unknown request" };
+      } catch {
+        answer = { ok: false, code: "bad_request", message: "the request is not JSON" };
+      }
+      socket.end(`${JSON.stringify(answer)}
+`);
+    });
+  }
+  async close() {
+    await new Promise((resolve) => this.#server.close(() => resolve()));
+    await rm(this.#dir, { recursive: true, force: true });
+  }
 };
-var FORBIDDEN_TOOLS = /* @__PURE__ */ new Set(["Task", "Agent"]);
-function allowedToolsFor(kind, _adapter = "claude") {
-  return [...kind ? ALLOWED_TOOLS[kind] : EDIT];
+function askHierarchy(socketPath, req, timeoutMs = 1e4) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    let buf = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer from ${socketPath} within ${timeoutMs / 1e3} s`));
+    }, timeoutMs);
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write(`${JSON.stringify(req)}
+`));
+    socket.on("data", (chunk) => buf += chunk);
+    socket.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on("end", () => {
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(buf.trim()));
+      } catch {
+        reject(new Error("the hierarchy service answered something that is not JSON"));
+      }
+    });
+  });
 }
 
 // src/agent/process.ts
@@ -35596,10 +35718,10 @@ function explicitExitCode(text) {
 }
 function defaultReportPaths(sessionDir) {
   return {
-    walkthrough: path4.join(sessionDir, "walkthrough.md"),
-    question: path4.join(sessionDir, "question.md"),
-    changeRequest: path4.join(sessionDir, "change-request.md"),
-    refinement: path4.join(sessionDir, "refinement.md")
+    walkthrough: path5.join(sessionDir, "walkthrough.md"),
+    question: path5.join(sessionDir, "question.md"),
+    changeRequest: path5.join(sessionDir, "change-request.md"),
+    refinement: path5.join(sessionDir, "refinement.md")
   };
 }
 var sleepFor = (ms, signal) => new Promise((resolve) => {
@@ -35622,7 +35744,7 @@ function shQuote(s) {
 }
 async function writeForgeShim(dir, cli) {
   await mkdir2(dir, { recursive: true });
-  const file2 = path4.join(dir, "forge");
+  const file2 = path5.join(dir, "forge");
   await writeFile2(file2, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -35631,17 +35753,17 @@ exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 }
 async function spawnAgent(options2) {
   const parentEnv = options2.env ?? process.env;
-  const traceId = traceIdFrom(parentEnv);
+  let traceId = traceIdFrom(parentEnv);
   const name = options2.name ?? "spawn";
   const layer = options2.layer ?? "exec";
-  const sessionDir = path4.resolve(options2.sessionDir);
+  const sessionDir = path5.resolve(options2.sessionDir);
   await mkdir2(sessionDir, { recursive: true });
-  const eventsPath = path4.join(sessionDir, "events.ndjson");
-  const transcriptPath = path4.join(sessionDir, "transcript.log");
+  const eventsPath = path5.join(sessionDir, "events.ndjson");
+  const transcriptPath = path5.join(sessionDir, "transcript.log");
   const started = /* @__PURE__ */ new Date();
   const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
   for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
-  const depthCheck = checkDepth(parentEnv, options2.maxDepth);
+  let depthCheck = checkDepth(parentEnv, options2.maxDepth);
   const events = createWriteStream(eventsPath, { flags: "a" });
   const transcript = createWriteStream(transcriptPath, { flags: "a" });
   events.on("error", () => void 0);
@@ -35668,15 +35790,14 @@ async function spawnAgent(options2) {
   const base = {
     adapter: options2.adapter,
     ...options2.agentType ? { agentType: options2.agentType } : {},
-    traceId,
-    depth: depthCheck.depth,
-    maxDepth: depthCheck.maxDepth,
     sessionDir,
     eventsPath,
     transcriptPath
   };
+  let service;
   const finish = async (exitCode, extra = {}, reports2 = {}) => {
     const finished = /* @__PURE__ */ new Date();
+    await service?.close().catch(() => void 0);
     emit({ kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
     await Promise.all([closeStream(events), closeStream(transcript)]);
     const status = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
@@ -35693,6 +35814,9 @@ async function spawnAgent(options2) {
     }).catch(() => void 0);
     const result = {
       ...base,
+      traceId,
+      depth: depthCheck.depth,
+      maxDepth: depthCheck.maxDepth,
       exitCode,
       status: STATUS_OF_EXIT[exitCode],
       startedAt: started.toISOString(),
@@ -35707,14 +35831,41 @@ async function spawnAgent(options2) {
     if (result.result !== void 0) result.result = masker.mask(result.result);
     return result;
   };
-  const caller = parentEnv[ENV.agentType];
-  if (caller !== void 0 && caller !== "") {
+  const socket = parentEnv[HIERARCHY_ENV.socket];
+  const ticket = parentEnv[HIERARCHY_ENV.ticket];
+  const claimed = parentEnv[ENV.agentType] || void 0;
+  let childTicket;
+  let childSocket;
+  if (socket && ticket) {
+    let answer;
+    try {
+      answer = await askHierarchy(socket, { op: "spawn", ticket, ...options2.agentType ? { agentType: options2.agentType } : {}, ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {}, ...claimed ? { claimedType: claimed } : {} });
+    } catch (err) {
+      return finish(2, { error: { code: "spawn_not_allowed", message: `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running` } });
+    }
+    if (!answer.ok) {
+      if (answer.depth !== void 0 && answer.maxDepth !== void 0) depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+      if (answer.caller) traceId = answer.caller.traceId;
+      return finish(2, { error: { code: answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", message: answer.message } });
+    }
+    traceId = answer.traceId;
+    depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
+    childTicket = answer.ticket;
+    childSocket = socket;
+  } else if (claimed && options2.caller === void 0) {
+    return finish(2, {
+      error: {
+        code: "spawn_not_allowed",
+        message: `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`
+      }
+    });
+  } else if (options2.caller !== void 0) {
     const child = options2.agentType;
-    if (!isAgentKind(caller) || !child || !mayCallerSpawn(caller, child)) {
+    if (!child || !mayCallerSpawn(options2.caller, child)) {
       return finish(2, {
         error: {
           code: "spawn_not_allowed",
-          message: !child ? `an agent of type ${caller} must name the type it spawns (--agent-type)` : `an agent of type ${caller} may not spawn type ${child}`
+          message: !child ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${child}`
         }
       });
     }
@@ -35723,6 +35874,15 @@ async function spawnAgent(options2) {
     return finish(2, {
       error: { code: "depth_exceeded", message: `spawn depth ${depthCheck.depth} exceeds the budget of ${depthCheck.maxDepth}` }
     });
+  }
+  if (!childTicket) {
+    try {
+      service = await HierarchyService.start();
+      childTicket = service.issue({ ...options2.agentType ? { agentType: options2.agentType } : {}, depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId });
+      childSocket = service.socketPath;
+    } catch (err) {
+      emit({ kind: "system", summary: `no hierarchy service (${err.message}): this agent cannot spawn sub-agents` });
+    }
   }
   if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
   let cwd = options2.cwd;
@@ -35735,8 +35895,8 @@ async function spawnAgent(options2) {
   }
   const reports = { ...defaultReportPaths(sessionDir), ...options2.reports };
   const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
-  const promptFile = path4.join(sessionDir, "prompt.md");
-  const systemPromptFile = path4.join(sessionDir, "system-prompt.md");
+  const promptFile = path5.join(sessionDir, "prompt.md");
+  const systemPromptFile = path5.join(sessionDir, "system-prompt.md");
   await writeFile2(promptFile, masker.mask(options2.prompt), "utf8");
   if (options2.systemPrompt) await writeFile2(systemPromptFile, masker.mask(options2.systemPrompt), "utf8");
   const forgeEnv = {
@@ -35767,11 +35927,15 @@ async function spawnAgent(options2) {
   }
   if (options2.model) forgeEnv.FORGE_MODEL = options2.model;
   if (options2.agentType) forgeEnv.FORGE_AGENT_TYPE = options2.agentType;
+  if (childTicket && childSocket) {
+    forgeEnv[HIERARCHY_ENV.socket] = childSocket;
+    forgeEnv[HIERARCHY_ENV.ticket] = childTicket;
+  }
   if (options2.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options2.maxTurns);
   let shimDir;
   const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
   if (cli) {
-    shimDir = path4.join(sessionDir, ".bin");
+    shimDir = path5.join(sessionDir, ".bin");
     forgeEnv.FORGE_CLI = await writeForgeShim(shimDir, cli);
   }
   const adapter = adapterFor(options2.adapter);
@@ -35795,7 +35959,7 @@ async function spawnAgent(options2) {
   } catch (err) {
     return finish(1, { error: { code: "bad_options", message: err.message } });
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path4.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path5.delimiter);
   const deadline = options2.deadline ?? started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
   const sleep = options2.sleep ?? sleepFor;
   let rateLimitRetries = 0;
@@ -35933,7 +36097,7 @@ function closeStream(s) {
 
 // src/core/plan/load.ts
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import path5 from "node:path";
+import path6 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -35946,7 +36110,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path5.resolve(planDir);
+  const dir = path6.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -35955,7 +36119,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path5.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path6.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -35965,7 +36129,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path5.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path6.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -35975,16 +36139,16 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync(path5.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync(path6.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path5.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path5.sep).join("/")}`, "");
+        if (statSync(path6.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path6.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path5.basename(dir), files, dirs, unreadable };
+  return { planId: path6.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
