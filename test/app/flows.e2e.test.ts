@@ -48,6 +48,18 @@ async function comments(h: Harness, issue: number): Promise<string[]> {
   return data.map((c) => c.body ?? "");
 }
 
+/** A two-task run whose first agent is held at work until `release()`. */
+async function runWithAHeld(): Promise<{ g: Harness; release: () => void; running: Journal; tracker: number; ref: string }> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  h = await startHarness((id): Script => ({ kind: "success", ...(id === "a" ? { gate } : {}) }));
+  await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+  const running = await h.waitFor((x) => task(x, "a").status === "RUNNING");
+  const tracker = await trackerOf(h);
+  await h.app.forge.idle();
+  return { g: h, release, running, tracker, ref: `heads/forge/${running.runId}/_state` };
+}
+
 describe("Forge App flows", () => {
   it("a failed attempt is retried automatically and the retry succeeds", T, async () => {
     h = await startHarness((id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "exit", code: 1, error: "tests failed" } : { kind: "success" }), {
@@ -211,23 +223,16 @@ describe("Forge App flows", () => {
   });
 
   it("a state branch deleted by hand is put back at its last commit, the tracker says so, and the run completes", T, async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    h = await startHarness((id): Script => ({ kind: "success", ...(id === "a" ? { gate } : {}) }));
+    const { g, release, running, tracker, ref } = await runWithAHeld();
     try {
-      await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
-      const running = await h.waitFor((x) => task(x, "a").status === "RUNNING");
-      const tracker = await trackerOf(h);
-      await h.app.forge.idle();
-      const ref = `heads/forge/${running.runId}/_state`;
-      const { data: before } = await h.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref });
-      await h.user.rest.git.deleteRef({ owner: OWNER, repo: REPO, ref });
-      const said = await commentsUntil(h, tracker, /was deleted/);
+      const { data: before } = await g.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref });
+      await g.user.rest.git.deleteRef({ owner: OWNER, repo: REPO, ref });
+      const said = await commentsUntil(g, tracker, /was deleted/);
       expect(said.find((c) => /was deleted/.test(c))).toContain(`\`forge/${running.runId}/_state\` of this run was deleted by @octocat`);
-      const { data: after } = await h.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref });
+      const { data: after } = await g.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref });
       expect(after.object.sha).toBe(before.object.sha);
       release();
-      const j = await h.waitFor((x) => x.status === "completed");
+      const j = await g.waitFor((x) => x.status === "completed");
       expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
     } finally {
       release();
@@ -235,30 +240,23 @@ describe("Forge App flows", () => {
   });
 
   it("a state branch deleted while its webhook is lost is put back by the App's next journal write", T, async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    h = await startHarness((id): Script => ({ kind: "success", ...(id === "a" ? { gate } : {}) }));
+    const { g, release, running, tracker, ref } = await runWithAHeld();
     try {
-      await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
-      const running = await h.waitFor((x) => task(x, "a").status === "RUNNING");
-      const tracker = await trackerOf(h);
-      await h.app.forge.idle();
-      const ref = `heads/forge/${running.runId}/_state`;
-      const dropped = () => h!.sim.control.deliveries({ event: "push", status: "dropped" }).length;
-      h.sim.control.faults({ webhookDropRate: 1 });
-      await h.user.rest.git.deleteRef({ owner: OWNER, repo: REPO, ref });
+      const dropped = () => g.sim.control.deliveries({ event: "push", status: "dropped" }).length;
+      g.sim.control.faults({ webhookDropRate: 1 });
+      await g.user.rest.git.deleteRef({ owner: OWNER, repo: REPO, ref });
       for (let i = 0; i < 100 && dropped() === 0; i++) await new Promise((r) => setTimeout(r, 20));
-      h.sim.control.resetFaults();
+      g.sim.control.resetFaults();
       expect(dropped()).toBe(1);
-      await expect(h.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref })).rejects.toMatchObject({ status: 404 });
+      await expect(g.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref })).rejects.toMatchObject({ status: 404 });
       // a's agent finishes: the App's write of that finds the branch gone and puts it back first.
       release();
-      const j = await h.waitFor((x) => x.status === "completed");
+      const j = await g.waitFor((x) => x.status === "completed");
       expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
-      const said = await commentsUntil(h, tracker, /was deleted/);
+      const said = await commentsUntil(g, tracker, /was deleted/);
       expect(said.find((c) => /was deleted/.test(c))).toContain(`\`forge/${running.runId}/_state\` of this run was deleted. Forge keeps`);
       // Nothing recorded was lost: the journal's events run on from the deleted branch's without a gap.
-      const state = await h.app.forge.runtimes.get(FULL)!.engine.state(j.runId);
+      const state = await g.app.forge.runtimes.get(FULL)!.engine.state(j.runId);
       const seqs = state!.state.events.tail.map((e) => e.seq);
       expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
       expect(seqs[0]).toBe(1);

@@ -1061,6 +1061,23 @@ describe("issues", () => {
   });
 });
 
+/** GitHub Actions' check suite on a's record commit finished green. */
+function checkSuiteCompleted() {
+  return delivery("check_suite", {
+    action: "completed",
+    check_suite: {
+      id: 77,
+      head_branch: branchOf("a", 1),
+      head_sha: RECORD,
+      status: "completed",
+      conclusion: "success",
+      pull_requests: [],
+      app: { id: 15368, slug: "github-actions", name: "GitHub Actions", owner: user("github", "Organization") },
+    },
+    sender: user("github-actions[bot]", "Bot"),
+  });
+}
+
 describe("check_suite", () => {
   it("completed: the merge that waited for required checks goes through, the run completes, its final PR opens and the tracker closes", async () => {
     const app = await startApp();
@@ -1089,21 +1106,7 @@ describe("check_suite", () => {
     const finalPr = gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
     const tracker = gh.tracker(3);
 
-    await app.receive(
-      delivery("check_suite", {
-        action: "completed",
-        check_suite: {
-          id: 77,
-          head_branch: branchOf("a", 1),
-          head_sha: RECORD,
-          status: "completed",
-          conclusion: "success",
-          pull_requests: [],
-          app: { id: 15368, slug: "github-actions", name: "GitHub Actions", owner: user("github", "Organization") },
-        },
-        sender: user("github-actions[bot]", "Bot"),
-      }),
-    );
+    await app.receive(checkSuiteCompleted());
 
     expect(merge.body).toMatchObject({ sha: RECORD, merge_method: "merge" });
     expect(journalView(decodedJournal(write), before)).toMatchInlineSnapshot(`
@@ -1183,21 +1186,7 @@ describe("a restart between a check run and the journal write that records it", 
     gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
     gh.tracker(3);
 
-    await app.receive(
-      delivery("check_suite", {
-        action: "completed",
-        check_suite: {
-          id: 77,
-          head_branch: branchOf("a", 1),
-          head_sha: RECORD,
-          status: "completed",
-          conclusion: "success",
-          pull_requests: [],
-          app: { id: 15368, slug: "github-actions", name: "GitHub Actions", owner: user("github", "Organization") },
-        },
-        sender: user("github-actions[bot]", "Bot"),
-      }),
-    );
+    await app.receive(checkSuiteCompleted());
 
     expect(lookup.call).toBeDefined();
     expect(update.body).toMatchObject({ conclusion: "success", external_id: `${RUN_ID}/a/1` });
