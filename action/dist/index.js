@@ -3134,6 +3134,15 @@ Nothing to do: ${reason}.
   await writeFile(path5.join(sessionDir, "task.md"), built.taskContext.task);
   mark("context");
   const statusBody = (state, extra = {}) => renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base2, ...extra.headSha ? { headSha: extra.headSha } : {}, ...input.jobUrl ? { jobUrl: input.jobUrl } : {}, ...extra.notes ? { notes: extra.notes } : {} });
+  let remoteHead = tip;
+  let pushes = 0;
+  const pushHead = async (sha) => {
+    if (sha === remoteHead) return false;
+    await git.push(branch, sha);
+    remoteHead = sha;
+    pushes++;
+    return true;
+  };
   let prOpening;
   if (existingPr instanceof Error) {
     warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
@@ -3143,7 +3152,7 @@ Nothing to do: ${reason}.
   } else {
     const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
-      await git.push(branch, startCommit);
+      await pushHead(startCommit);
       const pr2 = await github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
       await github.addLabels(pr2.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
       return pr2;
@@ -3170,13 +3179,12 @@ Nothing to do: ${reason}.
   let progressPushes = 0;
   const pushProgress = async (stage) => {
     const { pending: pending2 } = await stageWork();
-    if (!pending2) return;
-    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
-    foldBase = sha;
+    if (pending2) foldBase = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
     await prOpening;
-    await git.push(branch, sha);
+    const head = await git.head();
+    if (!await pushHead(head)) return;
     progressPushes++;
-    log.info(`Pushed the work after stage ${stage} (${sha.slice(0, 12)}).`);
+    log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
   };
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
@@ -3348,7 +3356,7 @@ Nothing to do: ${reason}.
   );
   mark("record_commit");
   const pr = await prOpening;
-  await git.push(branch);
+  await pushHead(recordSha);
   const tPushed = now();
   mark("push");
   const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
@@ -3392,7 +3400,8 @@ Nothing to do: ${reason}.
     warnings,
     summary: summary2,
     timings,
-    progressPushes
+    progressPushes,
+    pushes
   };
 }
 function traceId(runId, taskId, attempt) {

@@ -100,6 +100,8 @@ export type JobReport =
       timings: Timings;
       /** Progress pushes made at stage ends (before the final push). */
       progressPushes: number;
+      /** Every push of the task branch this job made (start commit, progress, record). */
+      pushes: number;
     };
 
 export class JobError extends Error {
@@ -195,6 +197,19 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   // 4. The draft PR, early, so people can follow along — opened while the agent already works.
   const statusBody = (state: "running" | "ended", extra: { exitCode?: number; error?: string; headSha?: string; notes?: string[] } = {}) =>
     renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base, ...(extra.headSha ? { headSha: extra.headSha } : {}), ...(input.jobUrl ? { jobUrl: input.jobUrl } : {}), ...(extra.notes ? { notes: extra.notes } : {}) });
+  /**
+   * The branch head on the remote as far as this job knows: its tip at checkout, then each push. A
+   * push of the head the remote already has is skipped (nothing to send, one round trip saved).
+   */
+  let remoteHead = tip;
+  let pushes = 0;
+  const pushHead = async (sha: string): Promise<boolean> => {
+    if (sha === remoteHead) return false;
+    await git.push(branch, sha);
+    remoteHead = sha;
+    pushes++;
+    return true;
+  };
   let prOpening: Promise<PullRef | undefined>;
   if (existingPr instanceof Error) {
     warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
@@ -209,7 +224,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     // does not matter.
     const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, undefined, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
     prOpening = (async () => {
-      await git.push(branch, startCommit);
+      await pushHead(startCommit);
       const pr = await github.createPull({ head: branch, base, title: prTitle, body: statusBody("running"), draft: true });
       // The label lets people (and the App) filter Forge's PRs; a PR without it still works.
       await github.addLabels(pr.number, [LABELS.task]).catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
@@ -245,19 +260,20 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   /**
    * Progress push (DESIGN.md §6) at each stage end, while no agent runs: the work so far becomes a
    * commit on the task branch and is pushed, so a runner machine that dies loses one stage at most.
-   * The final work and record commits come on top of it (pushes stay fast-forwards).
+   * A stage that left only a merge commit (a sub-agent's branch merged back) pushes that; a stage that
+   * changed nothing since the last push pushes nothing. The final work and record commits come on
+   * top (pushes stay fast-forwards).
    */
   let progressPushes = 0;
   const pushProgress = async (stage: string): Promise<void> => {
     const { pending } = await stageWork();
-    if (!pending) return;
-    const sha = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, undefined, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
-    foldBase = sha;
+    if (pending) foldBase = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, undefined, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
     // The start commit's push (with the PR) lands first.
     await prOpening;
-    await git.push(branch, sha);
+    const head = await git.head();
+    if (!(await pushHead(head))) return;
     progressPushes++;
-    log.info(`Pushed the work after stage ${stage} (${sha.slice(0, 12)}).`);
+    log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
   };
   const tAgent = now();
   events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
@@ -445,7 +461,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   mark("record_commit");
   // The start commit's push (with the PR) must land first: the final push fast-forwards from it.
   const pr = await prOpening;
-  await git.push(branch);
+  await pushHead(recordSha);
   const tPushed = now();
   mark("push");
 
@@ -499,6 +515,7 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
     summary,
     timings,
     progressPushes,
+    pushes,
   };
 }
 

@@ -128,6 +128,77 @@ describe("progress pushes", () => {
   });
 });
 
+/** Every push the job makes through its Git (what it pushed), including a push of a head the remote already has. */
+function countPushes(w: World): string[] {
+  const pushed: string[] = [];
+  const push = w.git.push.bind(w.git);
+  w.git.push = async (branch: string, commit = "HEAD") => {
+    pushed.push(commit === "HEAD" ? sh(w.workspace, ["rev-parse", "HEAD"]) : commit);
+    return push(branch, commit);
+  };
+  return pushed;
+}
+
+describe("pushes", () => {
+  it("a stage that changed nothing since the last push pushes nothing; after the last stage only the record is pushed", async () => {
+    const w = world_();
+    const pushed = countPushes(w);
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        writeFileSync(path.join(req.workdir, "a.txt"), "a\n");
+        await req.onStageEnd!("implement");
+        await req.onStageEnd!("verify");
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        await req.onStageEnd!("walkthrough");
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    // The start commit (for the draft PR), the work after implement, the record: nothing pushed twice.
+    expect(pushed).toHaveLength(3);
+    expect(new Set(pushed).size).toBe(3);
+    expect(report.pushes).toBe(3);
+    expect(report.progressPushes).toBe(1);
+    expect(pushed[2]).toBe(report.headSha);
+    expect(report.workSha).toBe(pushed[1]);
+  });
+
+  it("a stage whose only new commit is a merge (a sub-branch merged back) pushes it at the stage end", async () => {
+    const w = world_();
+    const pushed = countPushes(w);
+    let remoteAfterMerge: string | undefined;
+    let merge: string | undefined;
+    const agent: AgentRunner = {
+      name: "command",
+      async run(req) {
+        const id = ["-c", "user.name=a", "-c", "user.email=a@example.com"];
+        sh(req.workdir, ["checkout", "--quiet", "-b", `${w.branch}-sub`]);
+        writeFileSync(path.join(req.workdir, "sub.txt"), "sub\n");
+        sh(req.workdir, ["add", "-A"]);
+        sh(req.workdir, [...id, "commit", "--quiet", "-m", "sub"]);
+        sh(req.workdir, ["checkout", "--quiet", w.branch]);
+        sh(req.workdir, [...id, "merge", "--quiet", "--no-ff", "-m", "merge sub", `${w.branch}-sub`]);
+        merge = sh(req.workdir, ["rev-parse", "HEAD"]);
+        await req.onStageEnd!("work");
+        remoteAfterMerge = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`]);
+        writeFileSync(req.walkthroughPath, agentWalkthrough({ files_changed: [] }));
+        await req.onStageEnd!("walkthrough");
+        return { exitCode: 0 };
+      },
+    };
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(remoteAfterMerge).toBe(merge);
+    expect(report.progressPushes).toBe(1);
+    expect(pushed).toEqual([pushed[0], merge, report.headSha]);
+    expect(report.workSha).toBe(merge);
+  });
+});
+
 describe("the attempt's starting head", () => {
   /** actions/checkout again, for a re-run: a fresh shallow clone of the task branch. */
   function freshCheckout(w: World): void {
@@ -177,6 +248,8 @@ describe("the attempt's starting head", () => {
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(0);
+    // The pull request is there already (no start commit), and the work is on the remote: only the record is pushed.
+    expect(report.pushes).toBe(1);
     expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["src/a.txt", "src/b.txt"]);
     // The work is the first run's last progress commit; the record sits right on it.
     expect(report.workSha).toBe(lastProgress);
