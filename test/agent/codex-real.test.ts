@@ -243,6 +243,32 @@ describe("Codex adapter with the real CLI", () => {
     expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
   }, 120_000);
 
+  it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {
+    const written = path.join(repo, "partial.txt");
+    server = await startResponsesServer({ script: [{ text: "Writing.", toolCalls: [codexTools.addFile(written, "partial work\n")] }, { text: "never finished", stall: true }] });
+    const events: ProgressEvent[] = [];
+    // Long enough for the CLI to start and write on a busy machine; a stall is still told apart from slowness.
+    const idleMs = 10_000;
+    const r = await spawnAgent({
+      adapter: "codex",
+      binary: codexBinary(),
+      agentType: "1",
+      prompt: "Write partial.txt",
+      cwd: repo,
+      sessionDir: path.join(tempDir(), "s"),
+      env: codexEnv(server.url),
+      idleTimeoutMs: idleMs,
+      timeoutMs: 60_000,
+      forgeCli: false,
+      onProgress: (e) => events.push({ ...e, at: new Date().toISOString() }),
+    });
+    expect(r).toMatchObject({ exitCode: 21, status: "timeout", timedOut: "idle", error: { code: "idle_timeout" } });
+    expect(readFileSync(written, "utf8")).toBe("partial work\n");
+    expect(server.turns().map((t) => t.turn)).toEqual([0, 1]);
+    const lastOutput = Date.parse(events.filter((e) => e.kind !== "exit").at(-1)!.at);
+    expect(Date.parse(r.finishedAt) - lastOutput).toBeGreaterThanOrEqual(idleMs - 100);
+  }, 60_000);
+
   it("backs off when the model answers 429 past Codex's own retries, and succeeds on the next run", async () => {
     server = await startResponsesServer({
       script: [{ toolCalls: [codexTools.exec("echo after-the-limit > done.txt")] }, { text: "Done after the limit.\nFORGE_EXIT=0" }],

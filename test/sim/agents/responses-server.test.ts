@@ -126,4 +126,19 @@ describe("scripted Responses server", () => {
       ["models", 200],
     ]);
   });
+
+  it("stalls a turn after its opening events, leaving the stream open", async () => {
+    server = await startResponsesServer({ script: [{ text: "never finished", stall: true }] });
+    const ctrl = new AbortController();
+    const res = await fetch(`${server.url}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ stream: true, tools, input: [user("go")] }), signal: ctrl.signal });
+    const reader = res.body!.getReader();
+    let text = "";
+    while ((text.match(/\n\n/g) ?? []).length < 4) text += new TextDecoder().decode((await reader.read()).value);
+    expect(parseSse(text).map((f) => f.event)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    // Nothing more arrives: the next read is still pending after the server had ample time to send.
+    const next = reader.read().then(() => "more");
+    expect(await Promise.race([next, new Promise((r) => setTimeout(() => r("nothing"), 300))])).toBe("nothing");
+    ctrl.abort();
+    await next.catch(() => undefined);
+  });
 });

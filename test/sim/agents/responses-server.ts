@@ -35,6 +35,8 @@ export interface ResponsesTurn {
   reasoning?: string;
   text?: string;
   toolCalls?: ResponsesToolCall[];
+  /** Stream `response.created`, `response.in_progress` and the first item's opening events, then nothing more (the connection stays open): a model that stalls. */
+  stall?: boolean;
 }
 
 /** A tool's output as the client sent it back (`function_call_output` / `custom_tool_call_output`). */
@@ -423,8 +425,10 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
       reply(200);
       if (body.stream) {
         res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-request-id": `req_${hex(12)}` });
-        for (const e of responsesSseEvents(turn, model, inputTokens, index, chunkSize)) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
-        res.end();
+        const events = responsesSseEvents(turn, model, inputTokens, index, chunkSize);
+        const send = turn.stall ? events.slice(0, 4) : events;
+        for (const e of send) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+        if (!turn.stall) res.end();
       } else {
         res.writeHead(200, { "content-type": "application/json", "x-request-id": `req_${hex(12)}` });
         res.end(JSON.stringify(responseBody(turn, model, inputTokens, index)));
