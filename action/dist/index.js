@@ -1830,7 +1830,7 @@ import { existsSync as existsSync2 } from "node:fs";
 import { readFile as readFile5 } from "node:fs/promises";
 import path8 from "node:path";
 import { fileURLToPath } from "node:url";
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
@@ -2984,27 +2984,49 @@ function renderStatusBody(input) {
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
 }
 
-// action/src/walkthrough.ts
+// src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
+var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
+var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
 function splitFrontmatter(text) {
   const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/.exec(text);
   return m ? { yaml: m[1], body: m[2] } : void 0;
 }
-function completeWalkthrough(text, facts) {
-  const warnings = [];
-  if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings };
+function missingSections(body) {
+  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
+  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+}
+var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
+function readFrontmatter(text) {
   const split = splitFrontmatter(text);
-  if (!split) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", warnings };
+  if (!split) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: text };
   let raw;
   try {
     raw = (0, import_yaml.parse)(split.yaml);
   } catch (err) {
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${err.message.split("\n")[0]}`, warnings };
+    const why = err.message.split("\n")[0];
+    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: split.body };
   }
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", warnings };
-  const claimed = raw;
+  if (raw === null || raw === void 0) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: split.body };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: split.body };
+  return { ok: true, data: raw, body: split.body };
+}
+function parseAgentWalkthrough(text) {
+  const fm = readFrontmatter(text);
+  if (!fm.ok) return { data: void 0, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const result = agentWalkthroughSchema.safeParse(fm.data);
+  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  return { data: result.success ? result.data : void 0, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
+}
+var normalizePath = (p) => p.replace(/^\.\//, "");
+function completeWalkthrough(text, facts) {
+  const warnings = [];
+  if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
+  const fm = readFrontmatter(text);
+  if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const claimed = fm.data;
   const data = {};
   for (const [k, v] of Object.entries(claimed)) {
     if (KNOWN_KEYS.has(k)) data[k] = v;
@@ -3019,10 +3041,10 @@ function completeWalkthrough(text, facts) {
   const reasons = /* @__PURE__ */ new Map();
   if (Array.isArray(claimed.files_changed)) {
     for (const f of claimed.files_changed) {
-      if (typeof f === "string") reasons.set(f, "");
+      if (typeof f === "string") reasons.set(normalizePath(f), "");
       else if (f && typeof f === "object" && typeof f.path === "string") {
         const reason = f.reason;
-        reasons.set(f.path, typeof reason === "string" ? reason : "");
+        reasons.set(normalizePath(f.path), typeof reason === "string" ? reason : "");
       }
     }
   } else if (claimed.files_changed !== void 0) {
@@ -3033,16 +3055,16 @@ function completeWalkthrough(text, facts) {
   if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
   data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
   for (const k of ["agent", "model", "cost_usd", "turns"]) if (facts[k] !== void 0) data[k] = facts[k];
+  const body = fm.body.replace(/^\s*\n/, "");
+  const bodyProblems = sectionProblems(body);
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`).join("; ");
-    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues}`, warnings };
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
+    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
   }
-  const body = split.body.replace(/^\s*\n/, "");
-  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
-  const missing = WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+  const missing = missingSections(body);
   if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
-  return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings };
+  return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings, problems: bodyProblems };
 }
 function renderWalkthroughFile(frontmatter, body) {
   return `---
@@ -3475,39 +3497,12 @@ import { mkdir as mkdir4 } from "node:fs/promises";
 import path7 from "node:path";
 
 // src/agent/stages.ts
-var import_gray_matter2 = __toESM(require_gray_matter(), 1);
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_gray_matter = __toESM(require_gray_matter(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir as mkdir3, readFile as readFile4, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
-
-// src/agent/walkthrough.ts
-var import_gray_matter = __toESM(require_gray_matter(), 1);
-var import_yaml2 = __toESM(require_dist(), 1);
-var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
-var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
-function sectionProblems(body) {
-  const headings = new Set([...body.matchAll(/^#{1,3}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
-  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !headings.has(s.toLowerCase())).map((s) => `body: missing section "## ${s}"`);
-}
-function parseAgentWalkthrough(text) {
-  let fm;
-  let body;
-  try {
-    const parsed = (0, import_gray_matter.default)(text, {});
-    fm = parsed.data;
-    body = parsed.content;
-  } catch (err) {
-    return { data: void 0, body: text, problems: [`frontmatter: not valid YAML (${err.message.split("\n")[0]})`] };
-  }
-  if (Object.keys(fm).length === 0) return { data: void 0, body, problems: ["frontmatter: missing (the file must start with --- YAML ---)", ...sectionProblems(body)] };
-  const result = agentWalkthroughSchema.safeParse(fm);
-  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
-  return { data: result.success ? result.data : void 0, body, problems: [...problems, ...sectionProblems(body)] };
-}
-
-// src/agent/stages.ts
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"];
 var STAGES_FOR = {
@@ -3539,7 +3534,7 @@ async function loadStageConfig(repoDir) {
   const file = path6.join(repoDir, STAGE_CONFIG_FILE);
   const text = await readFile4(file, "utf8").catch(() => void 0);
   if (text === void 0) return {};
-  const parsed = stageConfigSchema.safeParse((0, import_yaml3.parse)(text) ?? {});
+  const parsed = stageConfigSchema.safeParse((0, import_yaml2.parse)(text) ?? {});
   if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data;
 }
@@ -4164,7 +4159,7 @@ async function readSubtasks(dir) {
     let data = {};
     let body = text;
     try {
-      const parsed = (0, import_gray_matter2.default)(text, {});
+      const parsed = (0, import_gray_matter.default)(text, {});
       data = parsed.data;
       body = parsed.content;
     } catch {
@@ -4186,12 +4181,12 @@ async function setSubtaskStatus(file, status, note) {
   let data = {};
   let body = text;
   try {
-    const parsed = (0, import_gray_matter2.default)(text, {});
+    const parsed = (0, import_gray_matter.default)(text, {});
     data = parsed.data;
     body = parsed.content;
   } catch {
   }
-  await writeFileAtomic(file, import_gray_matter2.default.stringify(body, { ...data, status, forge_note: note }));
+  await writeFileAtomic(file, import_gray_matter.default.stringify(body, { ...data, status, forge_note: note }));
 }
 async function writeChangeRequest(file, ctx, cr) {
   const fm = {
@@ -4205,7 +4200,7 @@ async function writeChangeRequest(file, ctx, cr) {
   };
   await writeFileAtomic(
     file,
-    import_gray_matter2.default.stringify(`## Description
+    import_gray_matter.default.stringify(`## Description
 
 ${cr.description}
 
@@ -4361,7 +4356,7 @@ async function loadConfig(workspace) {
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
   try {
-    raw = (0, import_yaml4.parse)(text) ?? {};
+    raw = (0, import_yaml3.parse)(text) ?? {};
   } catch (err) {
     throw new ConfigError(`.github/forge.yml is not valid YAML: ${err.message.split("\n")[0]}`);
   }

@@ -6,6 +6,12 @@
  * `forge validate` passes, commits the plan folder on `forge/<runId>/_captain-<crId>` (cut from the
  * default branch) and opens a PR to the default branch that links the CR issue. Merging it is the
  * person's call, and the App applies the overlay then. No task record, no walkthrough gate.
+ *
+ * A plan Captain (`_captain-plan-<issue>`, run id `_plan-<issue>`, from `/forge plan` on an issue):
+ * no run and no journal. The App cut `forge/_plan-<issue>` from the default branch; the agent gets the
+ * issue (title and body from the dispatch context, outside text) as its goal and writes a new plan
+ * folder `.forge/plans/<planId>/`; the job checks that `forge validate` passes, commits only that
+ * folder and opens a PR to the default branch naming the issue. Merging it starts a run (autostart).
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
@@ -23,6 +29,8 @@ import { exitCodeOfStop, supervise } from "./supervisor.js";
 
 /** `_captain-<crId>`: the '_' keeps it apart from task ids. */
 export const CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
+/** `_captain-plan-<issue>`: a plan from an issue (`/forge plan`); its run id is `_plan-<issue>`. Test it before CAPTAIN_ID, which it also matches. */
+export const CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
 
 export type CaptainCheck = { current: true; cr: ChangeRequestState } | { current: false; reason: string };
 
@@ -44,6 +52,8 @@ export interface CaptainReport {
   branch: string;
   headSha?: string;
   overlay?: string;
+  /** A plan Captain: the plan folder it wrote. */
+  plan?: string;
   prNumber?: number;
   prUrl?: string;
   error?: string;
@@ -57,6 +67,57 @@ export interface CaptainContext {
   planDir?: string;
   reason?: string;
   issue?: number;
+}
+
+/** What a plan Captain's dispatch context carries (src/app/app.ts `/forge plan`): the issue, its title and body. */
+export interface CaptainPlanContext {
+  issue?: number;
+  title?: string;
+  body?: string;
+}
+
+/** Runs the Captain agent under the runner's heartbeats and time limits; its exit code and errors. */
+async function runCaptainAgent(config: ForgeConfig, deps: MainDeps, request: Omit<Parameters<MainDeps["agent"]["run"]>[0], "signal" | "onProgress">): Promise<{ exitCode: number; errors: string[] }> {
+  const supervised = await supervise(
+    (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
+    {
+      heartbeatMs: config.heartbeat_interval_seconds * 1000,
+      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
+      idleMs: config.timeouts.idle_minutes * 60_000,
+      wallClockMs: config.timeouts.agent_minutes * 60_000,
+      ...(deps.cancel ? { cancel: deps.cancel } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
+    },
+  );
+  return {
+    exitCode: supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode,
+    errors: supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [],
+  };
+}
+
+/**
+ * Stages the agent's work on `branch` keeping only `dir/`: anything else (workflows included) is put
+ * back, with a warning. Returns every staged change before the filter and the kept ones.
+ */
+async function stageOnly(git: MainDeps["git"], branch: string, preHead: string, dir: string, warnings: string[]): Promise<{ staged: Array<{ status: string; path: string }>; kept: Array<{ status: string; path: string }> }> {
+  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if ((await git.head()) !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
+  await git.run(["add", "--all", "--", "."]);
+  const staged = await git.stagedChanges(preHead);
+  const outside = staged.filter((c) => !c.path.startsWith(`${dir}/`));
+  for (const c of outside) {
+    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
+  }
+  if (outside.length) warnings.push(`changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
+  return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
+}
+
+/** `forge validate`'s problems with the plan folder, one line each. */
+async function planProblems(dir: string): Promise<string[]> {
+  return loadPlan(dir)
+    .then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""} — ${x.message}`))
+    .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
 }
 
 export async function captainJob(args: { config: ForgeConfig; input: MainInput; deps: MainDeps; journal: Journal; cr: ChangeRequestState; context: CaptainContext }): Promise<CaptainReport> {
@@ -100,40 +161,15 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
   await mkdir(sessionDir, { recursive: true });
   const taskContext: TaskContext = { runId: journal.runId, taskId, attempt: 1, title: `Amend plan ${journal.planId} (overlay ${next})`, task, goal, planDir, branch, baseRef: journal.baseBranch, ...(plan !== undefined ? { plan } : {}) };
 
-  const supervised = await supervise(
-    (ctl) =>
-      deps.agent
-        .run({ agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path.join(sessionDir, "walkthrough.md"), signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) })
-        .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
-    {
-      heartbeatMs: config.heartbeat_interval_seconds * 1000,
-      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
-      idleMs: config.timeouts.idle_minutes * 60_000,
-      wallClockMs: config.timeouts.agent_minutes * 60_000,
-      ...(deps.cancel ? { cancel: deps.cancel } : {}),
-      ...(deps.now ? { now: deps.now } : {}),
-    },
-  );
-  let exitCode = supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode;
-  const errors: string[] = supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [];
+  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path.join(sessionDir, "walkthrough.md") });
+  let exitCode = agentRun.exitCode;
+  const errors = agentRun.errors;
 
   // Only the plan folder: anything else the Captain changed is put back (workflows included).
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if ((await git.head()) !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
-  await git.run(["add", "--all", "--", "."]);
-  const staged = await git.stagedChanges(preHead);
-  const outside = staged.filter((c) => !c.path.startsWith(`${planDir}/`));
-  for (const c of outside) {
-    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
-  }
-  if (outside.length) warnings.push(`changes outside ${planDir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
-  const planChanges = staged.filter((c) => c.path.startsWith(`${planDir}/`));
+  const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir, warnings);
 
   if (exitCode === 0 || exitCode === 12) {
-    const problems = await loadPlan(path.join(input.workspace, planDir))
-      .then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""} — ${x.message}`))
-      .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
+    const problems = await planProblems(path.join(input.workspace, planDir));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir}/`))) problems.unshift(`no overlay was written under ${planDir}/overlays/`);
     if (problems.length) {
       exitCode = 10;
@@ -184,5 +220,140 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
     ...(pr ? { prNumber: pr.number, prUrl: pr.url } : {}),
     warnings,
     summary: `${summaryHead}Overlay \`${overlayFile}\` on \`${branch}\`${pr ? ` — PR [#${pr.number}](${pr.url})` : ""} for ${link}.\n`,
+  };
+}
+
+/** A plan id from an issue title: lower-case words joined by '-', at most 40 characters. */
+export function planIdFromTitle(title: string | undefined, issue: number): string {
+  const slug = (title ?? "")
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .slice(0, 40)
+    .replace(/^-+|-+$/g, "");
+  return slug || `issue-${issue}`;
+}
+
+/** The repository's default branch, as the remote names it (`git ls-remote --symref origin HEAD`). */
+async function defaultBranchOf(git: MainDeps["git"]): Promise<string | undefined> {
+  const out = await git.out(["ls-remote", "--symref", "origin", "HEAD"]).catch(() => "");
+  return /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
+}
+
+/**
+ * A plan Captain (`_captain-plan-<issue>`): writes a new plan folder from the issue on
+ * `forge/_plan-<issue>` and opens its PR to the default branch. Neutral when the dispatch is not
+ * one (run id, issue) or when the branch already holds this Captain's plan commit.
+ */
+export async function captainPlanJob(args: { config: ForgeConfig; input: MainInput; deps: MainDeps; context: CaptainPlanContext }): Promise<CaptainReport | { kind: "neutral"; reason: string; summary: string }> {
+  const { config, input, deps, context } = args;
+  const { git, github } = deps;
+  const log = deps.log ?? { info: () => {}, warning: () => {} };
+  const taskId = input.taskId;
+  const summaryHead = `### Forge · plan Captain for #`;
+  const issue = Number(CAPTAIN_PLAN_ID.exec(taskId)?.[1] ?? NaN);
+  const neutral = (reason: string) => {
+    log.info(`Nothing to do: ${reason}.`);
+    return { kind: "neutral" as const, reason, summary: `### Forge · ${taskId}\n\nNothing to do: ${reason}.\n` };
+  };
+  if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
+  if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
+  if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
+  if (context.issue !== undefined && context.issue !== issue) return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
+  const branch = `forge/_plan-${issue}`;
+  const warnings: string[] = [];
+
+  const tip = await git.fetchBranch(branch);
+  if (!tip) throw new Error(`the plan Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  // Once: a re-run of a finished job finds its commit on the branch.
+  const done = await git.out(["log", "-1", "--format=%(trailers:key=Task,valueonly,separator=%x2C)", tip]).catch(() => "");
+  if (done === taskId) return neutral(`${branch} already holds the plan of #${issue} (commit ${tip.slice(0, 12)})`);
+  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git.head();
+  const base = (await defaultBranchOf(git)) ?? "main";
+
+  const title = context.title?.trim();
+  const body = context.body?.trim();
+  if (!title && !body) {
+    const why = `the dispatch carries no text of issue #${issue} (context title and body): there is nothing to plan from`;
+    log.warning(`Plan Captain for #${issue}: ${why}`);
+    return { kind: "captain", exitCode: 2, branch, error: why, warnings, summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n` };
+  }
+  // A new folder: the title's words, else issue-<n>; never an existing plan's.
+  let planId = planIdFromTitle(title, issue);
+  const exists = async (id: string) => (await readdir(path.join(input.workspace, ".forge", "plans", id)).catch(() => undefined)) !== undefined;
+  if (await exists(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
+  if (await exists(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
+  const planDir = planDirOf(planId);
+
+  const goal = sanitizeUntrusted([`Issue #${issue}: ${title ?? ""}`, ...(body ? ["", body] : [])].join("\n"));
+  const task = [
+    `# Write plan ${planId} from issue #${issue}`,
+    "",
+    `Issue #${issue} asks for the work in the goal below. Write a Forge plan for it in \`${planDir}/\`:`,
+    "",
+    `- \`${planDir}/plan.md\`: what the plan builds and the shape of the work;`,
+    `- \`${planDir}/tasks/<taskId>.md\`, one per task: YAML frontmatter (\`id\`, \`title\`, \`type\` 1|2|3|refinery, \`dependencies\`, \`acceptance_criteria\`, \`estimated_complexity\` small|medium|large; optional \`spec\`, \`paths\`, \`test_command\`) and the sections \`## Description\`, \`## Context\`, \`## Instructions\`;`,
+    `- \`${planDir}/dag.json\`: \`{ "version": 1, "planId": "${planId}", "nodes": [{ "id", "type": "task"|"refinery", "agentType", "dependencies" }], "metadata": { "createdAt", "createdBy", "totalTasks", "totalRefineries" } }\`, agreeing with the task files;`,
+    `- optional specs under \`${planDir}/specs/\`.`,
+    "",
+    `\`forge validate ${planDir}\` must pass. Change nothing outside \`${planDir}/\`.`,
+  ].join("\n");
+  const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm(sessionDir, { recursive: true, force: true });
+  await mkdir(sessionDir, { recursive: true });
+  const taskContext: TaskContext = { runId: input.runId, taskId, attempt: 1, title: `Plan ${planId} from #${issue}`, task, goal, planDir, branch, baseRef: base };
+  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path.join(sessionDir, "walkthrough.md") });
+  let exitCode = agentRun.exitCode;
+  const errors = agentRun.errors;
+
+  const { kept } = await stageOnly(git, branch, preHead, planDir, warnings);
+  if ((exitCode === 0 || exitCode === 12) && kept.length) {
+    const problems = await planProblems(path.join(input.workspace, planDir));
+    if (problems.length) {
+      exitCode = 10;
+      errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
+    }
+  }
+  const error = errors.length ? errors.join("; ") : undefined;
+  if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
+    const why = error ?? `the Captain wrote nothing in ${planDir}/`;
+    log.warning(`Plan Captain for #${issue}: ${why}`);
+    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n` };
+  }
+  const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
+  const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
+  await git.push(branch);
+  const prBody = [
+    `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
+    "",
+    `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
+    "",
+    "| File | Change |",
+    "| --- | --- |",
+    ...kept.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...(warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : []),
+    ...(input.jobUrl ? [`[The job](${input.jobUrl})`] : []),
+  ].join("\n");
+  let pr = await github.findOpenPull(branch, base).catch(() => undefined);
+  if (pr) await github.updatePull(pr.number, { title: prTitle, body: prBody }).catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
+  else {
+    pr = await github.createPull({ head: branch, base, title: prTitle, body: prBody, draft: false }).catch((err: unknown) => {
+      warnings.push(`could not open the pull request: ${(err as Error).message}`);
+      return undefined;
+    });
+  }
+  log.info(`Plan Captain for #${issue}: ${planDir} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
+  return {
+    kind: "captain",
+    exitCode,
+    branch,
+    headSha,
+    plan: planDir,
+    ...(pr ? { prNumber: pr.number, prUrl: pr.url } : {}),
+    warnings,
+    summary: `${summaryHead}${issue}\n\nPlan \`${planDir}\` on \`${branch}\`${pr ? ` — PR [#${pr.number}](${pr.url})` : ""}.\n`,
   };
 }
