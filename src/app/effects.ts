@@ -11,7 +11,7 @@ import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.j
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { CheckConclusion, GitHubPort } from "../github/port.js";
 import type { RunFacts } from "./run-store.js";
-import { renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
+import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
 export type EffectOutcome =
@@ -108,8 +108,12 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
     }
 
     case "OpenChangeRequest": {
-      const known = ctx.facts.crIssues[effect.crId];
-      if (known !== undefined) return done({ issueNumber: known });
+      // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
+      const known = ctx.facts.crIssues[effect.crId] ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? undefined;
+      if (known !== undefined) {
+        ctx.facts.crIssues[effect.crId] = known;
+        return done({ issueNumber: known });
+      }
       const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
       const emitter = task(ctx, effect.emittedBy);
       const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
@@ -158,6 +162,10 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
         return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
       const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
       const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
+      if (ctx.facts.trackerIssue === undefined && ctx.replay) {
+        // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
+        ctx.facts.trackerIssue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
+      }
       if (ctx.facts.trackerIssue === undefined) {
         ctx.facts.trackerIssue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
       } else {

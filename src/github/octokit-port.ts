@@ -328,6 +328,13 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
+  async findIssue(label: string, marker: string): Promise<number | null> {
+    return this.#call("issues.listForRepo", async () => {
+      const { data } = await this.#octokit.rest.issues.listForRepo({ ...this.#r, labels: label, state: "all", sort: "created", direction: "desc", per_page: 100 });
+      return data.find((i) => !i.pull_request && (i.body ?? "").includes(marker))?.number ?? null;
+    });
+  }
+
   async createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number> {
     return this.#call("issues.create", async () => (await this.#octokit.rest.issues.create({ ...this.#r, ...fields })).data.number);
   }

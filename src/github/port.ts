@@ -114,6 +114,8 @@ export interface GitHubPort {
   listPullRequestFiles(number: number): Promise<string[]>;
   mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult>;
 
+  /** The newest issue (not PR) with `label` whose body holds `marker`, among the 100 newest with that label. */
+  findIssue(label: string, marker: string): Promise<number | null>;
   createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number>;
   updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void>;
   getIssue(number: number): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;

@@ -14,7 +14,7 @@ import { HELP } from "../../../src/app/commands.js";
 import { crMarker } from "../../../src/app/render.js";
 import type { Effect } from "../../../src/core/effects.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
-import { resultPath } from "../../../src/core/layout.js";
+import { LABELS, resultPath } from "../../../src/core/layout.js";
 import type { AgentResult } from "../../../src/core/schemas/agent-result.js";
 import { dagJson, taskFile } from "../../helpers/plan-files.js";
 import {
@@ -651,6 +651,28 @@ describe("workflow_run", () => {
   });
 });
 
+/** a's job started. */
+function jobInProgress() {
+  return delivery("workflow_job", {
+    action: "in_progress",
+    workflow_job: {
+      id: 8001,
+      run_id: 5001,
+      run_attempt: 1,
+      head_branch: branchOf("a", 1),
+      head_sha: WORK,
+      name: "agent",
+      workflow_name: "Forge agent",
+      status: "in_progress",
+      conclusion: null,
+      started_at: "2026-11-22T08:59:00Z",
+      labels: ["ubuntu-latest"],
+      steps: [],
+    },
+    sender: appBot,
+  });
+}
+
 describe("workflow_job", () => {
   it("in_progress: the attempt is marked started in memory, without a journal write", async () => {
     const app = await startApp();
@@ -661,32 +683,40 @@ describe("workflow_job", () => {
     gh.config("main");
     gh.journal(before);
 
-    await app.receive(
-      delivery("workflow_job", {
-        action: "in_progress",
-        workflow_job: {
-          id: 8001,
-          run_id: 5001,
-          run_attempt: 1,
-          head_branch: branchOf("a", 1),
-          head_sha: WORK,
-          name: "agent",
-          workflow_name: "Forge agent",
-          status: "in_progress",
-          conclusion: null,
-          started_at: "2026-11-22T08:59:00Z",
-          labels: ["ubuntu-latest"],
-          steps: [],
-        },
-        sender: appBot,
-      }),
-    );
+    await app.receive(jobInProgress());
 
     // No heartbeat is worth a write: the fact rides along with the next one.
     expect(gh.routes()).not.toContain(`PUT ${R}/contents/journal.json`);
     const engine = app.forge.runtimes.get("acme/widgets")!.engine;
     const loaded = await engine.state(before.journal.runId);
     expect(taskOf(loaded!.state.journal, "a")).toMatchObject({ status: "RUNNING", startedAt: "2026-11-22T09:00:00.000Z", workflowRunId: 5001 });
+    gh.verify();
+  });
+
+  it("a tracker opened by a process that died before recording it is found by its marker, not opened twice", async () => {
+    const app = await startApp();
+    // The run's first tracker write is still pending in the stored outbox, and the journal knows no tracker.
+    const before = storedRun({ a: [] }, { facts: { trackerIssue: undefined, trackerUpdatedAt: undefined } });
+    expect(before.facts.trackerIssue).toBeUndefined();
+    before.journal.outbox = [{ key: "tracker", kind: "UpdateTracker" }];
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    const lookup = gh.reply(`GET ${R}/issues?labels=${encodeURIComponent(LABELS.tracker)}&state=all&sort=created&direction=desc&per_page=100`, 200, [
+      { number: 2, title: "Forge run other", body: "<!-- forge:run other-run -->", state: "open", labels: [{ name: LABELS.tracker }] },
+      { number: 3, title: `Forge run ${RUN_ID}`, body: TRACKER_BODY, state: "open", labels: [{ name: LABELS.tracker }] },
+    ]);
+    const update = gh.tracker(3);
+
+    await app.receive(jobInProgress());
+
+    expect(lookup.call).toBeDefined();
+    expect(update.body).toMatchObject({ title: `Forge run ${RUN_ID}: mini (0/1 merged)` });
+    expect(gh.routes().filter((r) => r === `POST ${R}/issues`)).toEqual([]);
+    const loaded = await app.forge.runtimes.get("acme/widgets")!.engine.state(before.journal.runId);
+    expect(loaded!.state.facts.trackerIssue).toBe(3);
     gh.verify();
   });
 });
