@@ -104,6 +104,9 @@ function bar(done: number, total: number, width = 16): string {
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
+/** One word for `sh -c` (the command agent's command line), whatever the path holds. */
+const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 /** A task whose dependents are all refineries waits MERGE_READY for them to merge it (DESIGN.md §5). */
 function refineryMerged(j: Journal, taskId: string): boolean {
   const dependents = j.plan.nodes.filter((n) => n.dependencies.includes(taskId));
@@ -266,7 +269,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const agentConfig =
       agent === "claude"
         ? "agent:\n  adapter: claude\n  max_turns: 12\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  command: ${JSON.stringify(`node ${scriptedAgent} --plan ${stages.dir}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
+        : `agent:\n  adapter: command\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
     const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
