@@ -13,7 +13,7 @@ import { OctokitPort, type Octokit } from "../github/octokit-port.js";
 import type { GitHubPort } from "../github/port.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "./commands.js";
 import { Engine, type Logger } from "./engine.js";
-import { branchParser, finishedInput, readResult, recordOf, touchedPlans, type AttemptRef } from "./normalize.js";
+import { branchParser, recordInput, touchedPlans, type AttemptRef } from "./normalize.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import { parseMarker } from "./render.js";
 import { reconcileRun } from "./reconciler.js";
@@ -231,14 +231,6 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
    * push webhook, the message and the parent come with the payload (the head commit's parent is the
    * previous commit of the push, or `before` when it was pushed alone); otherwise one read.
    */
-  async function ingestRecord(rt: RepoRuntime, ref: AttemptRef, headSha: string, fromPush?: { message: string; parent: string }): Promise<LeafInput | undefined> {
-    const commit = fromPush ? { message: fromPush.message, parents: [fromPush.parent] } : await rt.port.commit(headSha);
-    const record = recordOf(commit.message);
-    if (!record || record.runId !== ref.runId || record.taskId !== ref.taskId || record.attempt !== ref.attempt) return undefined;
-    const read = await readResult(rt.port, ref, headSha);
-    return finishedInput(ref, read, headSha, commit.parents[0]);
-  }
-
   async function startRun(rt: RepoRuntime, planId: string, sha: string, log: Logger): Promise<{ runId?: string; problems?: string[] }> {
     const runs = await knownRuns(rt);
     for (const [runId, r] of runs) if (r.planId === planId && r.status === "running") return { problems: [`run ${runId} of plan ${planId} is still running`] };
@@ -295,7 +287,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const commits = payload.commits;
     const listed = commits[commits.length - 1]?.id === payload.after;
     const parent = !listed ? undefined : commits.length >= 2 ? commits[commits.length - 2]!.id : payload.before;
-    const input = await ingestRecord(rt, ref, payload.after, parent ? { message: payload.head_commit.message, parent } : undefined);
+    const input = await recordInput(rt.port, ref, payload.after, parent ? { message: payload.head_commit.message, parents: [parent] } : undefined);
     if (input) await apply(rt, ref.runId, [input]);
   }
 
@@ -367,7 +359,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const stillRunning = task ? task.status === "RUNNING" && task.attempt === ref.attempt : followup?.status === "running";
     if (!stillRunning) return;
     const head = await rt.port.branchHead(run.head_branch!);
-    const input = head ? await ingestRecord(rt, ref, head) : undefined;
+    const input = head ? await recordInput(rt.port, ref, head) : undefined;
     await apply(rt, ref.runId, [input ?? { kind: "agent.lost", taskId: ref.taskId, attempt: ref.attempt, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` }]);
   }
 

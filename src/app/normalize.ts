@@ -78,6 +78,17 @@ export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string)
 }
 
 /**
+ * The attempt's result when `headSha` is its record commit (the trailers name this run, task and
+ * attempt), else undefined. `commit` is the head's message and parent when a push payload gave them.
+ */
+export async function recordInput(port: GitHubPort, ref: AttemptRef, headSha: string, commit?: { message: string; parents: string[] }): Promise<LeafInput | undefined> {
+  const c = commit ?? (await port.commit(headSha));
+  const record = recordOf(c.message);
+  if (!record || record.runId !== ref.runId || record.taskId !== ref.taskId || record.attempt !== ref.attempt) return undefined;
+  return finishedInput(ref, await readResult(port, ref, headSha), headSha, c.parents[0]);
+}
+
+/**
  * The executor's input for a runner result. `recordSha` is the record commit (the branch head GitHub
  * reported) and `recordParent` its parent: the work the walkthrough describes. The MERGE_READY gate
  * compares that parent, read from GitHub, with the walkthrough's head_sha.

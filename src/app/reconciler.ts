@@ -6,7 +6,7 @@
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
-import { finishedInput, readResult, recordOf } from "./normalize.js";
+import { recordInput, recordOf } from "./normalize.js";
 
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
   const loaded = await engine.state(runId);
@@ -25,9 +25,8 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       if (run.status === "in_progress") inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
       else if (run.status === "completed") {
         const head = await port.branchHead(t.branch!);
-        const commit = head ? await port.commit(head) : undefined;
-        const record = commit ? recordOf(commit.message) : undefined;
-        if (commit && record && record.taskId === t.id && record.attempt === t.attempt) inputs.push(finishedInput(ref, await readResult(port, ref, commit.sha), commit.sha, commit.parents[0]));
+        const finished = head ? await recordInput(port, ref, head) : undefined;
+        if (finished) inputs.push(finished);
         else inputs.push({ kind: "agent.lost", ...ref, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` });
       }
     }
