@@ -6,11 +6,27 @@
  *   2. From delivery of a `pull_request.closed` (merged by a person) to the dispatch request of the
  *      task it unblocks: wall time, and App-side time (wall time minus the time spent waiting on
  *      GitHub's answers), median and p99.
- * Run: `npm run bench:app` (add `--json` for machine-readable output).
+ *   3. Scheduling quality through the App: the wall-clock makespan of a generated 100-task plan
+ *      (300 edges, seed 7 — the plan of `npm run bench`'s simulation) with zero-time agents, merge
+ *      policy auto and max_parallel_agents at its default, from the run's start to run.completed,
+ *      against the lower bound max(critical path, ⌈tasks / max_parallel⌉) × T, where T, the cycle
+ *      time of one task through the App, is the makespan of a chain as long as the critical path
+ *      divided by its length (the critical path run alone, hand-offs included).
+ * Run: `npm run bench:app` (add `--json` for machine-readable output). `--makespan` runs only the
+ * third figure; BENCH_MAKESPAN_RUNS (default 3) sets how many times it is repeated.
  */
-import { FULL, OWNER, REPO, startHarness } from "../test/app/helpers.js";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "../test/app/helpers.js";
+import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
+import { Engine } from "../src/app/engine.js";
+import type { Journal } from "../src/core/journal.js";
+import { TRAILERS } from "../src/core/layout.js";
+import type { Dag } from "../src/core/schemas/dag.js";
+import { defaultConfig } from "../src/core/schemas/config.js";
 
 const json = process.argv.includes("--json");
 const N = Number(process.env.BENCH_TASKS ?? 8);
@@ -74,43 +90,398 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[] }
   return { wall, appSide };
 }
 
-const one = await callsFor(1);
-const many = await callsFor(N);
-const per = (k: "reads" | "writes" | "contentCreating") => (many[k] - one[k]) / (N - 1);
-const routes = Object.fromEntries(
-  Object.keys(many.byRoute)
-    .map((r) => [r, ((many.byRoute[r] ?? 0) - (one.byRoute[r] ?? 0)) / (N - 1)] as const)
-    .filter(([, v]) => v > 0)
-    .sort((a, b) => b[1] - a[1]),
-);
-const lat = await latency(CHAIN);
-const result = {
-  perTask: { reads: per("reads"), writes: per("writes"), total: per("reads") + per("writes"), contentCreating: per("contentCreating"), byRoute: routes },
-  run: { reads: one.reads, writes: one.writes, contentCreating: one.contentCreating, note: "a whole 1-task run, including the plan read, tracker and final PR" },
-  mergeToDispatch: {
-    samples: lat.wall.length,
-    wallMedianMs: quantile(lat.wall, 0.5),
-    wallP99Ms: quantile(lat.wall, 0.99),
-    appSideMedianMs: quantile(lat.appSide, 0.5),
-    appSideP99Ms: quantile(lat.appSide, 0.99),
-  },
-};
-if (json) console.log(JSON.stringify(result, null, 2));
-else {
-  console.log(`Forge App on the local GitHub — ${N}-task and 1-task chains; ${CHAIN}-task chain merged by a person`);
-  console.log("");
-  console.log("| per task (happy path) | calls |");
-  console.log("|---|---:|");
-  console.log(`| reads | ${result.perTask.reads.toFixed(2)} |`);
-  console.log(`| writes | ${result.perTask.writes.toFixed(2)} |`);
-  console.log(`| total (target ≤ 10) | ${result.perTask.total.toFixed(2)} |`);
-  console.log(`| content-creating (target ≤ 4) | ${result.perTask.contentCreating.toFixed(2)} |`);
-  console.log("");
-  for (const [r, v] of Object.entries(routes)) console.log(`- ${r}: ${v.toFixed(2)}`);
-  console.log("");
-  console.log(`| pull_request.closed → next dispatch (${lat.wall.length} samples) | median | p99 |`);
-  console.log("|---|---:|---:|");
-  console.log(`| wall time | ${result.mergeToDispatch.wallMedianMs.toFixed(1)} ms | ${result.mergeToDispatch.wallP99Ms.toFixed(1)} ms |`);
-  console.log(`| App-side time (target ≤ 50 / ≤ 250 ms) | ${result.mergeToDispatch.appSideMedianMs.toFixed(1)} ms | ${result.mergeToDispatch.appSideP99Ms.toFixed(1)} ms |`);
+// ---- 3. scheduling quality: makespan of a 100-task plan with zero-time agents, against its lower bound
+
+const MAKESPAN_TASKS = 100;
+const MAKESPAN_EDGES = 300;
+const MAKESPAN_SEED = 7;
+const MAKESPAN_RUNS = Number(process.env.BENCH_MAKESPAN_RUNS ?? 3);
+const CAP = defaultConfig().max_parallel_agents;
+
+/** Longest chain of the DAG, in tasks. */
+function criticalPath(dag: Dag): number {
+  const depth = new Map<string, number>();
+  for (const n of dag.nodes) depth.set(n.id, 1 + Math.max(0, ...n.dependencies.map((d) => depth.get(d)!))); // a node only depends on earlier ones
+  return Math.max(...depth.values());
 }
+
+/** The plan folder of `dag` as repository files under `.forge/plans/<planId>/`. */
+async function dagFiles(dag: Dag): Promise<Record<string, string>> {
+  const dir = await mkdtemp(path.join(tmpdir(), "forge-bench-plan-"));
+  try {
+    const planDir = await writePlan(dir, dag);
+    const files: Record<string, string> = {};
+    const walk = async (d: string): Promise<void> => {
+      for (const name of await readdir(d)) {
+        const full = path.join(d, name);
+        if ((await stat(full)).isDirectory()) await walk(full);
+        else files[`.forge/plans/${dag.planId}/${path.relative(planDir, full).split(path.sep).join("/")}`] = await readFile(full, "utf8");
+      }
+    };
+    await walk(planDir);
+    return files;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Calls `fn` after every persisted decision, with the time it was made known (performance.now()). */
+function observe(h: Harness, fn: (j: Journal, d: Harness["decisions"][number]["d"], at: number) => void): void {
+  h.waitFor((j) => {
+    fn(j, h.decisions[h.decisions.length - 1]!.d, performance.now());
+    return false;
+  }, 2 ** 31 - 1).catch(() => undefined);
+}
+
+/**
+ * The engine serialises the work of one run (a promise chain per run): every entry into it is timed
+ * here, by wrapping the four public methods that enter the chain, so that the bench can tell how
+ * much of the run the chain was busy and how long work waited to enter it. Measurement only.
+ */
+const chainCalls: { method: string; enqueued: number; done: number }[] = [];
+function instrumentChain(): void {
+  for (const method of ["start", "apply", "flush", "state"] as const) {
+    const original = Engine.prototype[method] as (...args: unknown[]) => Promise<unknown>;
+    (Engine.prototype as unknown as Record<string, unknown>)[method] = function (this: Engine, ...args: unknown[]) {
+      const enqueued = performance.now();
+      const result = original.apply(this, args);
+      const record = () => void chainCalls.push({ method, enqueued, done: performance.now() });
+      result.then(record, record);
+      return result;
+    };
+  }
+}
+
+/** Busy time of the run's chain within [from, to], and the waits to enter it (FIFO: an entry is served once the previous one is done). */
+function chainBusy(calls: typeof chainCalls, from: number, to: number): { busy: number; waits: number[]; services: number[]; entries: Record<string, number> } {
+  const sorted = [...calls].sort((a, b) => a.done - b.done);
+  let previous = -Infinity;
+  let busy = 0;
+  const waits: number[] = [];
+  const services: number[] = [];
+  const entries: Record<string, number> = {};
+  for (const c of sorted) {
+    const begin = Math.max(c.enqueued, previous);
+    previous = c.done;
+    busy += Math.max(0, Math.min(c.done, to) - Math.max(begin, from));
+    if (c.enqueued >= from && c.done <= to) {
+      waits.push(begin - c.enqueued);
+      services.push(c.done - begin);
+      entries[c.method] = (entries[c.method] ?? 0) + 1;
+    }
+  }
+  return { busy, waits, services, entries };
+}
+
+interface RunTrace {
+  /** From the run's first decision (run started, first dispatches) to the decision that completes it. */
+  makespanMs: number;
+  /** From the plan's push to main to run.completed (adds reading the plan and creating the run). */
+  fromPushMs: number;
+  tasks: number;
+  decisions: number;
+  journalWrites: number;
+  casConflicts: number;
+  appCalls: number;
+  /** Per task: dispatch decided → it reaches GitHub → the runner pushes the record commit → agent done in the journal → merge-ready → merged. */
+  phases: {
+    decidedToDispatched: number[];
+    dispatchedToRecordPushed: number[];
+    recordPushedToDone: number[];
+    doneToMergeReady: number[];
+    mergeReadyToMerged: number[];
+    decidedToMerged: number[];
+  };
+  /** Event-loop utilisation of the one process that runs the local GitHub, the App and the runner. */
+  eventLoopUtilization: number;
+  /** Median duration of the App's GitHub calls. */
+  appCallMs: number;
+  /** Share of the makespan the run's chain (one writer per run) was busy; entries into it, median wait to enter and time inside. */
+  chainBusy: number;
+  chainEntries: Record<string, number>;
+  chainWaitMs: number;
+  chainServiceMs: number;
+  /** Share of the makespan spent waiting on the journal's compare-and-swap writes (made inside the chain, one at a time). */
+  journalWriteShare: number;
+  /** Longest time from a dispatch decided to the dispatch reaching GitHub. */
+  decidedToDispatchedMaxMs: number;
+  /** Time-weighted mean of RUNNING tasks (the cap counts these), and of RUNNING + DONE + MERGE_READY. */
+  meanRunning: number;
+  meanInFlight: number;
+  /** Share of the makespan with `CAP` tasks RUNNING, and with a free slot while a task was ready (journal view). */
+  atCap: number;
+  readyWithFreeSlot: number;
+}
+
+async function traceRun(files: Record<string, string>, label: string): Promise<RunTrace> {
+  const requests: { route: string; start: number; end: number; status?: number }[] = [];
+  chainCalls.length = 0;
+  const h = await startHarness(() => ({ kind: "success" }), { config: "merge_policy: auto\n", onRequest: (r) => requests.push(r) });
+  const dispatchedAt = new Map<string, number>();
+  h.sim.onWorkflowDispatch((d) => {
+    dispatchedAt.set(`${d.inputs.task_id}/${d.inputs.attempt}`, performance.now());
+    h.runner.handler(d);
+  });
+  const recordPushedAt = new Map<string, number>();
+  h.sim.onEvent((e) => {
+    if (e.event !== "push") return;
+    const p = e.payload as { ref?: string; head_commit?: { message?: string } | null };
+    const m = /^refs\/heads\/forge\/[^/]+\/([^/_][^/]*)\/(\d+)$/.exec(p.ref ?? "");
+    if (m && p.head_commit?.message?.includes(`${TRAILERS.task}:`)) recordPushedAt.set(`${m[1]}/${m[2]}`, performance.now());
+  });
+  const at = new Map<string, Partial<Record<"RUNNING" | "DONE" | "MERGE_READY" | "MERGED", number>>>();
+  const samples: { at: number; running: number; inFlight: number; ready: number }[] = [];
+  let started: number | undefined;
+  let completed: number | undefined;
+  observe(h, (j, d, now) => {
+    started ??= now;
+    for (const t of d.transitions) {
+      if (t.to !== "RUNNING" && t.to !== "DONE" && t.to !== "MERGE_READY" && t.to !== "MERGED") continue;
+      const k = `${t.taskId}/${t.attempt}`;
+      const rec = at.get(k) ?? {};
+      rec[t.to] ??= now;
+      at.set(k, rec);
+    }
+    let running = 0;
+    let inFlight = 0;
+    let ready = 0;
+    for (const t of j.tasks) {
+      if (t.status === "RUNNING") running++;
+      if (t.status === "RUNNING" || t.status === "DONE" || t.status === "MERGE_READY") inFlight++;
+      if (t.status === "PENDING" && t.blockers === 0) ready++;
+    }
+    samples.push({ at: now, running, inFlight, ready });
+    if (j.status === "completed") completed ??= now;
+  });
+  try {
+    const pushed = performance.now();
+    const elu0 = performance.eventLoopUtilization();
+    await h.pushFiles(files, "Add the plan");
+    const j = await h.waitFor((x) => x.status === "completed", 1_800_000);
+    const end = completed ?? performance.now();
+    const elu = performance.eventLoopUtilization(elu0).utilization;
+    const begin = started!;
+    await h.app.forge.idle();
+    const stats = h.app.forge.runtimes.get(FULL)!.stats;
+    // Time-weighted occupancy between the run's start and its completion.
+    let wRunning = 0;
+    let wInFlight = 0;
+    let wCap = 0;
+    let wIdle = 0;
+    for (let i = 0; i < samples.length; i++) {
+      const s = samples[i]!;
+      const until = Math.min(samples[i + 1]?.at ?? end, end);
+      const dt = Math.max(0, until - Math.max(s.at, begin));
+      wRunning += s.running * dt;
+      wInFlight += s.inFlight * dt;
+      if (s.running >= CAP) wCap += dt;
+      if (s.running < CAP && s.ready > 0) wIdle += dt;
+    }
+    const span = end - begin;
+    const chainUse = chainBusy(chainCalls, begin, end);
+    const phases: RunTrace["phases"] = { decidedToDispatched: [], dispatchedToRecordPushed: [], recordPushedToDone: [], doneToMergeReady: [], mergeReadyToMerged: [], decidedToMerged: [] };
+    for (const [k, r] of at) {
+      const sent = dispatchedAt.get(k);
+      if (r.RUNNING !== undefined && sent !== undefined) phases.decidedToDispatched.push(sent - r.RUNNING);
+      const recorded = recordPushedAt.get(k);
+      if (sent !== undefined && recorded !== undefined) phases.dispatchedToRecordPushed.push(recorded - sent);
+      if (recorded !== undefined && r.DONE !== undefined) phases.recordPushedToDone.push(r.DONE - recorded);
+      if (r.DONE !== undefined && r.MERGE_READY !== undefined) phases.doneToMergeReady.push(r.MERGE_READY - r.DONE);
+      if (r.MERGE_READY !== undefined && r.MERGED !== undefined) phases.mergeReadyToMerged.push(r.MERGED - r.MERGE_READY);
+      if (r.RUNNING !== undefined && r.MERGED !== undefined) phases.decidedToMerged.push(r.MERGED - r.RUNNING);
+    }
+    const writes = requests.filter((r) => r.route.startsWith("PUT ") && r.route.includes("/contents/"));
+    const trace: RunTrace = {
+      makespanMs: span,
+      fromPushMs: end - pushed,
+      tasks: j.tasks.length,
+      decisions: h.decisions.length,
+      journalWrites: writes.length,
+      casConflicts: writes.filter((r) => r.status === 409 || r.status === 422).length,
+      appCalls: stats.reads + stats.writes,
+      phases,
+      eventLoopUtilization: elu,
+      chainBusy: chainUse.busy / span,
+      journalWriteShare: writes.filter((r) => r.start >= begin && r.end <= end).reduce((sum, r) => sum + r.end - r.start, 0) / span,
+      decidedToDispatchedMaxMs: Math.max(...phases.decidedToDispatched),
+      chainEntries: chainUse.entries,
+      chainWaitMs: median(chainUse.waits),
+      chainServiceMs: median(chainUse.services),
+      appCallMs: median(requests.filter((r) => r.start >= begin && r.end <= end).map((r) => r.end - r.start)),
+      meanRunning: wRunning / span,
+      meanInFlight: wInFlight / span,
+      atCap: wCap / span,
+      readyWithFreeSlot: wIdle / span,
+    };
+    if (!json) console.error(`  ${label}: makespan ${(span / 1000).toFixed(2)} s (${j.tasks.length} tasks, ${trace.decisions} decisions, ${trace.journalWrites} journal writes, ${trace.casConflicts} lost CAS; load ${loadavg().map((x) => x.toFixed(2)).join(" ")})`);
+    return trace;
+  } finally {
+    await h.close();
+  }
+}
+
+function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+async function makespan() {
+  instrumentChain();
+  const dag = generateDag(MAKESPAN_TASKS, MAKESPAN_EDGES, MAKESPAN_SEED);
+  const edges = dag.nodes.reduce((n, x) => n + x.dependencies.length, 0);
+  const depth = criticalPath(dag);
+  const files = await dagFiles(dag);
+  const chainFiles = planFiles("chain", chain(depth));
+  const loadBefore = loadavg();
+  const runs: { plan: RunTrace; chain: RunTrace; T: number; lowerBound: number; ratio: number }[] = [];
+  for (let k = 0; k < MAKESPAN_RUNS; k++) {
+    // The chain and the plan in turn, so that a change of load touches both.
+    const c = await traceRun(chainFiles, `run ${k + 1}, ${depth}-task chain`);
+    const p = await traceRun(files, `run ${k + 1}, ${MAKESPAN_TASKS}-task plan`);
+    const T = c.makespanMs / depth;
+    const lowerBound = Math.max(depth, Math.ceil(MAKESPAN_TASKS / CAP)) * T;
+    runs.push({ plan: p, chain: c, T, lowerBound, ratio: p.makespanMs / lowerBound });
+  }
+  const T = median(runs.map((r) => r.T));
+  const mk = median(runs.map((r) => r.plan.makespanMs));
+  const lowerBound = Math.max(depth, Math.ceil(MAKESPAN_TASKS / CAP)) * T;
+  const phase = (which: "plan" | "chain", k: keyof RunTrace["phases"]) => median(runs.flatMap((r) => r[which].phases[k]));
+  const phases = (which: "plan" | "chain") => ({
+    decidedToDispatchedMs: phase(which, "decidedToDispatched"),
+    dispatchedToRecordPushedMs: phase(which, "dispatchedToRecordPushed"),
+    recordPushedToDoneMs: phase(which, "recordPushedToDone"),
+    doneToMergeReadyMs: phase(which, "doneToMergeReady"),
+    mergeReadyToMergedMs: phase(which, "mergeReadyToMerged"),
+    decidedToMergedMs: phase(which, "decidedToMerged"),
+  });
+  return {
+    plan: { tasks: MAKESPAN_TASKS, edges, seed: MAKESPAN_SEED, criticalPath: depth, maxParallel: CAP, workBound: Math.ceil(MAKESPAN_TASKS / CAP) },
+    runs: runs.length,
+    makespanMs: mk,
+    makespanRunsMs: runs.map((r) => r.plan.makespanMs),
+    fromPushMs: median(runs.map((r) => r.plan.fromPushMs)),
+    cycleTimeMs: T,
+    cycleTimeRunsMs: runs.map((r) => r.T),
+    oneTaskDispatchToMergedMs: phase("chain", "decidedToMerged"),
+    lowerBoundMs: lowerBound,
+    ratio: mk / lowerBound,
+    ratioRuns: runs.map((r) => r.ratio),
+    planPhases: phases("plan"),
+    chainPhases: phases("chain"),
+    meanRunning: median(runs.map((r) => r.plan.meanRunning)),
+    meanInFlight: median(runs.map((r) => r.plan.meanInFlight)),
+    atCap: median(runs.map((r) => r.plan.atCap)),
+    readyWithFreeSlot: median(runs.map((r) => r.plan.readyWithFreeSlot)),
+    journalWrites: median(runs.map((r) => r.plan.journalWrites)),
+    casConflicts: median(runs.map((r) => r.plan.casConflicts)),
+    decisions: median(runs.map((r) => r.plan.decisions)),
+    appCalls: median(runs.map((r) => r.plan.appCalls)),
+    chainJournalWrites: median(runs.map((r) => r.chain.journalWrites)),
+    eventLoopUtilization: { plan: median(runs.map((r) => r.plan.eventLoopUtilization)), chain: median(runs.map((r) => r.chain.eventLoopUtilization)) },
+    appCallMs: { plan: median(runs.map((r) => r.plan.appCallMs)), chain: median(runs.map((r) => r.chain.appCallMs)) },
+    runChain: {
+      busy: { plan: median(runs.map((r) => r.plan.chainBusy)), chain: median(runs.map((r) => r.chain.chainBusy)) },
+      waitMs: { plan: median(runs.map((r) => r.plan.chainWaitMs)), chain: median(runs.map((r) => r.chain.chainWaitMs)) },
+      serviceMs: { plan: median(runs.map((r) => r.plan.chainServiceMs)), chain: median(runs.map((r) => r.chain.chainServiceMs)) },
+      entries: runs[0]!.plan.chainEntries,
+      journalWriteShare: { plan: median(runs.map((r) => r.plan.journalWriteShare)), chain: median(runs.map((r) => r.chain.journalWriteShare)) },
+    },
+    decidedToDispatchedMaxMs: { plan: Math.max(...runs.map((r) => r.plan.decidedToDispatchedMaxMs)), chain: Math.max(...runs.map((r) => r.chain.decidedToDispatchedMaxMs)) },
+    loadAverage: { before: loadBefore, after: loadavg() },
+  };
+}
+
+const onlyMakespan = process.argv.includes("--makespan");
+const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+const out: Record<string, unknown> = { loadAverageAtStart: loadavg() };
+
+if (!onlyMakespan) {
+  const one = await callsFor(1);
+  const many = await callsFor(N);
+  const per = (k: "reads" | "writes" | "contentCreating") => (many[k] - one[k]) / (N - 1);
+  const routes = Object.fromEntries(
+    Object.keys(many.byRoute)
+      .map((r) => [r, ((many.byRoute[r] ?? 0) - (one.byRoute[r] ?? 0)) / (N - 1)] as const)
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+  const lat = await latency(CHAIN);
+  const calls = {
+    perTask: { reads: per("reads"), writes: per("writes"), total: per("reads") + per("writes"), contentCreating: per("contentCreating"), byRoute: routes },
+    run: { reads: one.reads, writes: one.writes, contentCreating: one.contentCreating, note: "a whole 1-task run, including the plan read, tracker and final PR" },
+    mergeToDispatch: {
+      samples: lat.wall.length,
+      wallMedianMs: quantile(lat.wall, 0.5),
+      wallP99Ms: quantile(lat.wall, 0.99),
+      appSideMedianMs: quantile(lat.appSide, 0.5),
+      appSideP99Ms: quantile(lat.appSide, 0.99),
+    },
+  };
+  Object.assign(out, calls);
+  if (!json) {
+    console.log(`Forge App on the local GitHub — ${N}-task and 1-task chains; ${CHAIN}-task chain merged by a person`);
+    console.log("");
+    console.log("| per task (happy path) | calls |");
+    console.log("|---|---:|");
+    console.log(`| reads | ${calls.perTask.reads.toFixed(2)} |`);
+    console.log(`| writes | ${calls.perTask.writes.toFixed(2)} |`);
+    console.log(`| total (target ≤ 10) | ${calls.perTask.total.toFixed(2)} |`);
+    console.log(`| content-creating (target ≤ 4) | ${calls.perTask.contentCreating.toFixed(2)} |`);
+    console.log("");
+    for (const [r, v] of Object.entries(routes)) console.log(`- ${r}: ${v.toFixed(2)}`);
+    console.log(`- a whole 1-task run: ${one.reads} reads, ${one.writes} writes, ${one.contentCreating} content-creating`);
+    console.log("");
+    console.log(`| pull_request.closed → next dispatch (${lat.wall.length} samples) | median | p99 |`);
+    console.log("|---|---:|---:|");
+    console.log(`| wall time | ${calls.mergeToDispatch.wallMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.wallP99Ms.toFixed(1)} ms |`);
+    console.log(`| App-side time (target ≤ 50 / ≤ 250 ms) | ${calls.mergeToDispatch.appSideMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.appSideP99Ms.toFixed(1)} ms |`);
+    console.log("");
+  }
+}
+
+if (MAKESPAN_RUNS > 0) {
+  const m = await makespan();
+  out.makespan = m;
+  if (!json) {
+    const p = m.plan;
+    console.log(`Makespan of a ${p.tasks}-task plan (${p.edges} edges, seed ${p.seed}), zero-time agents, merge_policy auto, max_parallel_agents ${p.maxParallel}; ${m.runs} runs`);
+    console.log("");
+    console.log("| | median | runs |");
+    console.log("|---|---:|---:|");
+    console.log(`| makespan (run started → run.completed) | ${fmt(m.makespanMs)} | ${m.makespanRunsMs.map(fmt).join(", ")} |`);
+    console.log(`| plan pushed → run.completed | ${fmt(m.fromPushMs)} | |`);
+    console.log(`| T = makespan of a ${p.criticalPath}-task chain / ${p.criticalPath} | ${fmt(m.cycleTimeMs)} | ${m.cycleTimeRunsMs.map(fmt).join(", ")} |`);
+    console.log(`| lower bound max(critical path ${p.criticalPath}, ⌈${p.tasks}/${p.maxParallel}⌉ = ${p.workBound}) × T | ${fmt(m.lowerBoundMs)} | |`);
+    console.log(`| **ratio** | **${m.ratio.toFixed(2)}** | ${m.ratioRuns.map((r) => r.toFixed(2)).join(", ")} |`);
+    console.log("");
+    console.log("| per task, median | 100-task plan | chain |");
+    console.log("|---|---:|---:|");
+    const rows: [string, keyof typeof m.planPhases][] = [
+      ["dispatch decided → dispatch reaches GitHub", "decidedToDispatchedMs"],
+      ["dispatch reaches GitHub → runner pushes the record commit", "dispatchedToRecordPushedMs"],
+      ["record pushed → agent done in the journal", "recordPushedToDoneMs"],
+      ["done → merge-ready", "doneToMergeReadyMs"],
+      ["merge-ready → merged", "mergeReadyToMergedMs"],
+      ["dispatch decided → merged", "decidedToMergedMs"],
+    ];
+    for (const [name, k] of rows) console.log(`| ${name} | ${fmt(m.planPhases[k])} | ${fmt(m.chainPhases[k])} |`);
+    console.log("");
+    console.log(
+      `tasks RUNNING on average ${m.meanRunning.toFixed(2)} of ${p.maxParallel} (in flight incl. DONE/MERGE_READY ${m.meanInFlight.toFixed(2)}); at the cap ${(m.atCap * 100).toFixed(0)} % of the time; a free slot with a ready task ${(m.readyWithFreeSlot * 100).toFixed(1)} %`,
+    );
+    console.log(
+      `event-loop utilisation of the process (local GitHub + App + runner): plan ${(m.eventLoopUtilization.plan * 100).toFixed(0)} %, chain ${(m.eventLoopUtilization.chain * 100).toFixed(0)} %; median App call ${m.appCallMs.plan.toFixed(1)} ms (plan), ${m.appCallMs.chain.toFixed(1)} ms (chain)`,
+    );
+    const rc = m.runChain;
+    console.log(
+      `the run's chain (one writer per run) busy ${(rc.busy.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.busy.chain * 100).toFixed(0)} %); median wait to enter it ${fmt(rc.waitMs.plan)} (chain: ${fmt(rc.waitMs.chain)}), median time inside ${fmt(rc.serviceMs.plan)} (chain: ${fmt(rc.serviceMs.chain)}); entries ${JSON.stringify(rc.entries)}; journal writes ${(rc.journalWriteShare.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.journalWriteShare.chain * 100).toFixed(0)} %)`,
+    );
+    console.log(`longest dispatch decided → reaching GitHub: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`);
+    console.log(`per run: ${m.decisions} decisions, ${m.journalWrites} journal writes (${m.casConflicts} lost compare-and-swap), ${m.appCalls} App calls; chain: ${m.chainJournalWrites} journal writes`);
+    console.log(`load average before ${m.loadAverage.before.map((x) => x.toFixed(2)).join(" ")}, after ${m.loadAverage.after.map((x) => x.toFixed(2)).join(" ")}`);
+  }
+}
+if (json) console.log(JSON.stringify(out, null, 2));
 process.exit(0);
