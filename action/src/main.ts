@@ -29,7 +29,7 @@ import { isProtectedPath, revertProtectedChanges, type Refusal } from "./protect
 import { attemptStartHead, attemptTrailers } from "./start-head.js";
 import { exitMeaning, renderPrBody, renderStatusBody } from "./render.js";
 import { exitCodeOfStop, supervise, type Supervised } from "./supervisor.js";
-import { completeWalkthrough, type CompletedWalkthrough } from "./walkthrough.js";
+import { completeWalkthrough, type CompletedWalkthrough } from "../../src/agent/walkthrough.js";
 
 export interface MainInput {
   runId: string;

@@ -10,7 +10,7 @@ export { Masker, sanitizeUntrusted, quoteUntrusted, isSecretName, MASK } from ".
 export { pickEnv, isForbiddenEnvName } from "./env.js";
 export { subBranchName, startSubBranch, finishSubBranch, mergeRef, concludeMerge, abortMerge, commitAll, conflictedFiles, currentBranch, GitError } from "./branches.js";
 export type { MergeResult } from "./branches.js";
-export { parseAgentWalkthrough, completeWalkthrough, agentWalkthroughSchema } from "./walkthrough.js";
+export { parseAgentWalkthrough, completeWalkthrough, agentWalkthroughSchema, splitFrontmatter, renderWalkthroughFile } from "./walkthrough.js";
 export type { WalkthroughFacts, CompletedWalkthrough, ParsedWalkthrough } from "./walkthrough.js";
 export { writeSignal, signalPath, writeFileAtomic } from "./signals.js";
 export { checkDepth, traceIdFrom, newTraceId, currentDepth, effectiveMaxDepth, ENV as FORGE_ENV, DEFAULT_MAX_DEPTH } from "./depth.js";

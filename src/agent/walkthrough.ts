@@ -1,10 +1,14 @@
 /**
- * The agent's walkthrough (DESIGN.md §2): what the agent must have written, and how the runner
- * completes it with the facts it measured itself (branch, base ref, head sha, time, files changed),
- * which always win over anything the agent wrote.
+ * The agent's walkthrough (DESIGN.md §2): what the agent must have written (`parseAgentWalkthrough`,
+ * the stage gate of runStages), and how the runner completes it with what it measured
+ * (`completeWalkthrough`, the job pipeline's step 7) — one reader and one completion for both.
+ *
+ * Facts the runner can measure — task, run, attempt, branch, base, head sha, time spent, the list of
+ * files changed, adapter/model/cost/turns when the adapter knows them — always come from the runner;
+ * the agent's claims about them are overwritten (and a claimed file that did not change is reported).
+ * The agent owns its verdict, confidence, tests, risks, follow-ups, the reasons of each file and the body.
  */
-import matter from "gray-matter";
-import { stringify } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { WALKTHROUGH_BODY_SECTIONS, walkthroughFrontmatterSchema, type WalkthroughFrontmatter } from "../core/schemas/walkthrough.js";
 
 /** Fields the runner fills in; the agent may leave them out. */
@@ -13,6 +17,40 @@ const RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true
 /** The frontmatter as the agent must write it: everything but the runner's facts is required. */
 export const agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
 
+const KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
+const RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"] as const;
+
+/** Splits `---\nYAML\n---\nbody`; undefined when there is no frontmatter block. */
+export function splitFrontmatter(text: string): { yaml: string; body: string } | undefined {
+  const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/.exec(text);
+  return m ? { yaml: m[1]!, body: m[2]! } : undefined;
+}
+
+/** The body's sections the walkthrough format requires and the body lacks. */
+function missingSections(body: string): string[] {
+  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.trim().toLowerCase()));
+  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+}
+const sectionProblems = (body: string) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
+
+type Frontmatter = { ok: true; data: Record<string, unknown>; body: string } | { ok: false; error: string; problem: string; body: string };
+
+/** The frontmatter mapping of `text`, or why there is none. */
+function readFrontmatter(text: string): Frontmatter {
+  const split = splitFrontmatter(text);
+  if (!split) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: text };
+  let raw: unknown;
+  try {
+    raw = parseYaml(split.yaml);
+  } catch (err) {
+    const why = (err as Error).message.split("\n")[0];
+    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: split.body };
+  }
+  if (raw === null || raw === undefined) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: split.body };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: split.body };
+  return { ok: true, data: raw as Record<string, unknown>, body: split.body };
+}
+
 export interface ParsedWalkthrough {
   data: Partial<WalkthroughFrontmatter> | undefined;
   body: string;
@@ -20,26 +58,13 @@ export interface ParsedWalkthrough {
   problems: string[];
 }
 
-function sectionProblems(body: string): string[] {
-  const headings = new Set([...body.matchAll(/^#{1,3}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.trim().toLowerCase()));
-  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !headings.has(s.toLowerCase())).map((s) => `body: missing section "## ${s}"`);
-}
-
+/** The agent's walkthrough as the agent must write it (the runner's facts may be missing). */
 export function parseAgentWalkthrough(text: string): ParsedWalkthrough {
-  let fm: Record<string, unknown>;
-  let body: string;
-  try {
-    // A fresh options object keeps gray-matter from caching by content.
-    const parsed = matter(text, {});
-    fm = parsed.data as Record<string, unknown>;
-    body = parsed.content;
-  } catch (err) {
-    return { data: undefined, body: text, problems: [`frontmatter: not valid YAML (${(err as Error).message.split("\n")[0]})`] };
-  }
-  if (Object.keys(fm).length === 0) return { data: undefined, body, problems: ["frontmatter: missing (the file must start with --- YAML ---)", ...sectionProblems(body)] };
-  const result = agentWalkthroughSchema.safeParse(fm);
+  const fm = readFrontmatter(text);
+  if (!fm.ok) return { data: undefined, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const result = agentWalkthroughSchema.safeParse(fm.data);
   const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
-  return { data: result.success ? result.data : undefined, body, problems: [...problems, ...sectionProblems(body)] };
+  return { data: result.success ? result.data : undefined, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
 }
 
 /** What the runner measured. */
@@ -51,7 +76,7 @@ export interface WalkthroughFacts {
   base_ref: string;
   head_sha: string;
   time_spent_minutes: number;
-  /** Paths changed on the branch, as git reports them. */
+  /** Paths changed by the attempt, as git reports them. */
   files_changed: string[];
   agent?: string;
   model?: string;
@@ -59,45 +84,69 @@ export interface WalkthroughFacts {
   turns?: number;
 }
 
-export interface CompletedWalkthrough {
-  text: string;
-  frontmatter: WalkthroughFrontmatter | undefined;
-  problems: string[];
+/**
+ * The completed walkthrough. `ok`: the frontmatter is valid with the runner's facts in place (the job
+ * pipeline requires it for a success); `markdown` is the file to record. `warnings`: what the runner
+ * corrected or dropped, and missing body sections. `problems`: everything a strict gate refuses —
+ * the frontmatter's issues and the missing sections (empty for a walkthrough nothing is wrong with).
+ */
+export type CompletedWalkthrough =
+  | { ok: true; frontmatter: WalkthroughFrontmatter; body: string; markdown: string; warnings: string[]; problems: string[] }
+  | { ok: false; frontmatter?: undefined; error: string; warnings: string[]; problems: string[] };
+
+const normalizePath = (p: string) => p.replace(/^\.\//, "");
+
+export function completeWalkthrough(text: string | undefined, facts: WalkthroughFacts): CompletedWalkthrough {
+  const warnings: string[] = [];
+  if (text === undefined || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
+  const fm = readFrontmatter(text);
+  if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const claimed = fm.data;
+
+  const data: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(claimed)) {
+    if (KNOWN_KEYS.has(k)) data[k] = v;
+    else warnings.push(`unknown walkthrough field '${k}' dropped`);
+  }
+  for (const k of RUNNER_KEYS) {
+    if (k in claimed && claimed[k] !== undefined && String(claimed[k]) !== String(facts[k]) && k !== "time_spent_minutes") {
+      warnings.push(`${k}: the agent claimed ${JSON.stringify(claimed[k])}, the runner measured ${JSON.stringify(facts[k])}`);
+    }
+    data[k] = facts[k];
+  }
+
+  // Files: the runner's list, with the agent's reasons where it gave one.
+  const reasons = new Map<string, string>();
+  if (Array.isArray(claimed.files_changed)) {
+    for (const f of claimed.files_changed as unknown[]) {
+      if (typeof f === "string") reasons.set(normalizePath(f), "");
+      else if (f && typeof f === "object" && typeof (f as { path?: unknown }).path === "string") {
+        const reason = (f as { reason?: unknown }).reason;
+        reasons.set(normalizePath((f as { path: string }).path), typeof reason === "string" ? reason : "");
+      }
+    }
+  } else if (claimed.files_changed !== undefined) {
+    warnings.push("files_changed is not a list; the runner's list is used");
+  }
+  const actual = new Set(facts.files_changed);
+  const notChanged = [...reasons.keys()].filter((p) => !actual.has(p));
+  if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
+  data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
+
+  for (const k of ["agent", "model", "cost_usd", "turns"] as const) if (facts[k] !== undefined) data[k] = facts[k];
+
+  const body = fm.body.replace(/^\s*\n/, "");
+  const bodyProblems = sectionProblems(body);
+  const parsed = walkthroughFrontmatterSchema.safeParse(data);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
+    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
+  }
+  const missing = missingSections(body);
+  if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
+  return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings, problems: bodyProblems };
 }
 
-/**
- * The walkthrough with the runner's facts in place. `files_changed` is the measured list, with the
- * agent's reason for each path it explained. Problems list what still makes it invalid.
- */
-export function completeWalkthrough(text: string, facts: WalkthroughFacts): CompletedWalkthrough {
-  const parsed = parseAgentWalkthrough(text);
-  let raw: Record<string, unknown> = {};
-  try {
-    raw = matter(text, {}).data as Record<string, unknown>;
-  } catch {
-    raw = {};
-  }
-  const reasons = new Map<string, string>();
-  for (const f of Array.isArray(raw.files_changed) ? (raw.files_changed as Array<Record<string, unknown>>) : []) {
-    if (f && typeof f.path === "string") reasons.set(f.path.replace(/^\.\//, ""), typeof f.reason === "string" ? f.reason : "");
-  }
-  const merged: Record<string, unknown> = {
-    ...raw,
-    task_id: facts.task_id,
-    run_id: facts.run_id,
-    attempt: facts.attempt,
-    branch: facts.branch,
-    base_ref: facts.base_ref,
-    head_sha: facts.head_sha,
-    time_spent_minutes: facts.time_spent_minutes,
-    files_changed: facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" })),
-  };
-  for (const key of ["agent", "model", "cost_usd", "turns"] as const) if (facts[key] !== undefined) merged[key] = facts[key];
-  const result = walkthroughFrontmatterSchema.safeParse(merged);
-  const problems = [
-    ...(result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`)),
-    ...parsed.problems.filter((p) => p.startsWith("body:")),
-  ];
-  const out = `---\n${stringify(result.success ? result.data : merged).trimEnd()}\n---\n${parsed.body.startsWith("\n") ? "" : "\n"}${parsed.body}`;
-  return { text: out, frontmatter: result.success ? result.data : undefined, problems };
+export function renderWalkthroughFile(frontmatter: WalkthroughFrontmatter, body: string): string {
+  return `---\n${stringifyYaml(frontmatter, { lineWidth: 0 })}---\n\n${body.trimEnd()}\n`;
 }

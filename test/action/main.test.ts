@@ -9,7 +9,7 @@ import { attemptDir } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
-import { splitFrontmatter } from "../../action/src/walkthrough.js";
+import { splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { parse as parseYaml } from "yaml";
 import { agentWalkthrough, INTEGRATION, makeWorld, RUN, scriptAgent, sh, testConfig, type World, type WorldOptions } from "./world.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { completeWalkthrough, splitFrontmatter, type WalkthroughFacts } from "../../action/src/walkthrough.js";
+import { completeWalkthrough, splitFrontmatter, type WalkthroughFacts } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 
 const facts: WalkthroughFacts = {

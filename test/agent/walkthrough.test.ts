@@ -71,8 +71,9 @@ describe("walkthrough", () => {
       { path: "src/a.ts", reason: "new module" },
       { path: "src/b.ts", reason: "" },
     ]);
-    expect(parseAgentWalkthrough(done.text).problems).toEqual([]);
-    expect(done.text).toContain("## Issues Encountered");
+    if (!done.ok) throw new Error(done.error);
+    expect(parseAgentWalkthrough(done.markdown).problems).toEqual([]);
+    expect(done.markdown).toContain("## Issues Encountered");
   });
 
   it("reports what the agent left out even after completion", () => {
