@@ -2218,6 +2218,7 @@ function exitCodeOfStop(reason) {
 
 // action/src/captain.ts
 var CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
+var CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
 function checkCaptainDispatch(journal, taskId, attempt) {
   const crId = CAPTAIN_ID.exec(taskId)?.[1];
   if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
@@ -2357,6 +2358,133 @@ async function captainJob(args) {
     ...pr ? { prNumber: pr.number, prUrl: pr.url } : {},
     warnings,
     summary: `${summaryHead}Overlay \`${overlayFile}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url})` : ""} for ${link}.
+`
+  };
+}
+function planIdFromTitle(title, issue) {
+  const slug = (title ?? "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "");
+  return slug || `issue-${issue}`;
+}
+async function defaultBranchOf(git) {
+  const out = await git.out(["ls-remote", "--symref", "origin", "HEAD"]).catch(() => "");
+  return /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
+}
+async function captainPlanJob(args) {
+  const { config, input, deps, context } = args;
+  const { git, github } = deps;
+  const log = deps.log ?? { info: () => {
+  }, warning: () => {
+  } };
+  const taskId = input.taskId;
+  const summaryHead = `### Forge \xB7 plan Captain for #`;
+  const issue = Number(CAPTAIN_PLAN_ID.exec(taskId)?.[1] ?? NaN);
+  const neutral = (reason) => {
+    log.info(`Nothing to do: ${reason}.`);
+    return { kind: "neutral", reason, summary: `### Forge \xB7 ${taskId}
+
+Nothing to do: ${reason}.
+` };
+  };
+  if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
+  if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
+  if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
+  if (context.issue !== void 0 && context.issue !== issue) return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
+  const branch = `forge/_plan-${issue}`;
+  const warnings = [];
+  const tip = await git.fetchBranch(branch);
+  if (!tip) throw new Error(`the plan Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  const done = await git.out(["log", "-1", "--format=%(trailers:key=Task,valueonly,separator=%x2C)", tip]).catch(() => "");
+  if (done === taskId) return neutral(`${branch} already holds the plan of #${issue} (commit ${tip.slice(0, 12)})`);
+  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git.head();
+  const base2 = await defaultBranchOf(git) ?? "main";
+  const title = context.title?.trim();
+  const body = context.body?.trim();
+  if (!title && !body) {
+    const why = `the dispatch carries no text of issue #${issue} (context title and body): there is nothing to plan from`;
+    log.warning(`Plan Captain for #${issue}: ${why}`);
+    return { kind: "captain", exitCode: 2, branch, error: why, warnings, summary: `${summaryHead}${issue}
+
+No plan: ${why}.
+` };
+  }
+  let planId = planIdFromTitle(title, issue);
+  const exists2 = async (id) => await readdir(path2.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
+  if (await exists2(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
+  if (await exists2(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
+  const planDir2 = planDir(planId);
+  const goal = sanitizeUntrusted([`Issue #${issue}: ${title ?? ""}`, ...body ? ["", body] : []].join("\n"));
+  const task = [
+    `# Write plan ${planId} from issue #${issue}`,
+    "",
+    `Issue #${issue} asks for the work in the goal below. Write a Forge plan for it in \`${planDir2}/\`:`,
+    "",
+    `- \`${planDir2}/plan.md\`: what the plan builds and the shape of the work;`,
+    `- \`${planDir2}/tasks/<taskId>.md\`, one per task: YAML frontmatter (\`id\`, \`title\`, \`type\` 1|2|3|refinery, \`dependencies\`, \`acceptance_criteria\`, \`estimated_complexity\` small|medium|large; optional \`spec\`, \`paths\`, \`test_command\`) and the sections \`## Description\`, \`## Context\`, \`## Instructions\`;`,
+    `- \`${planDir2}/dag.json\`: \`{ "version": 1, "planId": "${planId}", "nodes": [{ "id", "type": "task"|"refinery", "agentType", "dependencies" }], "metadata": { "createdAt", "createdBy", "totalTasks", "totalRefineries" } }\`, agreeing with the task files;`,
+    `- optional specs under \`${planDir2}/specs/\`.`,
+    "",
+    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
+  ].join("\n");
+  const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm2(sessionDir, { recursive: true, force: true });
+  await mkdir(sessionDir, { recursive: true });
+  const taskContext = { runId: input.runId, taskId, attempt: 1, title: `Plan ${planId} from #${issue}`, task, goal, planDir: planDir2, branch, baseRef: base2 };
+  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md") });
+  let exitCode = agentRun.exitCode;
+  const errors = agentRun.errors;
+  const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
+  if ((exitCode === 0 || exitCode === 12) && kept.length) {
+    const problems = await planProblems(path2.join(input.workspace, planDir2));
+    if (problems.length) {
+      exitCode = 10;
+      errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
+    }
+  }
+  const error = errors.length ? errors.join("; ") : void 0;
+  if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
+    const why = error ?? `the Captain wrote nothing in ${planDir2}/`;
+    log.warning(`Plan Captain for #${issue}: ${why}`);
+    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}${issue}
+
+No plan: ${why}.
+` };
+  }
+  const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
+  const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
+  await git.push(branch);
+  const prBody = [
+    `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
+    "",
+    `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
+    "",
+    "| File | Change |",
+    "| --- | --- |",
+    ...kept.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
+    ...input.jobUrl ? [`[The job](${input.jobUrl})`] : []
+  ].join("\n");
+  let pr = await github.findOpenPull(branch, base2).catch(() => void 0);
+  if (pr) await github.updatePull(pr.number, { title: prTitle, body: prBody }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
+  else {
+    pr = await github.createPull({ head: branch, base: base2, title: prTitle, body: prBody, draft: false }).catch((err) => {
+      warnings.push(`could not open the pull request: ${err.message}`);
+      return void 0;
+    });
+  }
+  log.info(`Plan Captain for #${issue}: ${planDir2} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
+  return {
+    kind: "captain",
+    exitCode,
+    branch,
+    headSha,
+    plan: planDir2,
+    ...pr ? { prNumber: pr.number, prUrl: pr.url } : {},
+    warnings,
+    summary: `${summaryHead}${issue}
+
+Plan \`${planDir2}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url})` : ""}.
 `
   };
 }
@@ -2563,7 +2691,9 @@ var dispatchContextSchema = external_exports.object({
   changeRequest: external_exports.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
   planDir: external_exports.string().optional().describe("A Captain dispatch: the plan folder."),
   reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
-  issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue.")
+  issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
+  title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
+  body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters.")
 }).strict();
 var contextInputSchema = external_exports.string().transform((text, ctx) => {
   if (text.trim() === "") return {};
@@ -2583,7 +2713,7 @@ var contextInputSchema = external_exports.string().transform((text, ctx) => {
 });
 var actionInputSchema = external_exports.object({
   githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
-  runId: runIdSchema,
+  runId: external_exports.string().refine((v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v), "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026), or a plan Captain's _plan-<issue>"),
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
   taskId: external_exports.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
@@ -3093,6 +3223,7 @@ async function main({ config, input, deps }) {
   const t0 = now();
   const marks = {};
   const mark = (label) => void (marks[label] = now() - t0);
+  if (CAPTAIN_PLAN_ID.test(taskId)) return captainPlanJob({ config, input, deps, context: input.context });
   if (CAPTAIN_ID.test(taskId)) {
     const journal2 = await readJournal(github, runId);
     const check2 = typeof journal2 === "string" ? { current: false, reason: journal2 } : checkCaptainDispatch(journal2, taskId, attempt);

@@ -19,7 +19,7 @@ import { agentResultSchema, type AgentResult } from "../../src/core/schemas/agen
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner, AgentRunOutcome } from "./agent-runner.js";
 import { buildContext } from "./context.js";
-import { CAPTAIN_ID, captainJob, checkCaptainDispatch, type CaptainReport } from "./captain.js";
+import { CAPTAIN_ID, CAPTAIN_PLAN_ID, captainJob, captainPlanJob, checkCaptainDispatch, type CaptainReport } from "./captain.js";
 import { readAndCheckDispatch, readJournal } from "./dispatch-check.js";
 import { AttemptEvents } from "./events.js";
 import { commitMessage, type Git } from "./git.js";
@@ -124,6 +124,10 @@ export async function main({ config, input, deps }: { config: ForgeConfig; input
   /** Milliseconds since t0 at each step, for the job log and the overhead figures. */
   const marks: Record<string, number> = {};
   const mark = (label: string) => void (marks[label] = now() - t0);
+
+  // A plan Captain (`/forge plan` on an issue, `_captain-plan-<issue>`) writes a new plan folder as a
+  // PR to the default branch. Tested first: CAPTAIN_ID matches its id too.
+  if (CAPTAIN_PLAN_ID.test(taskId)) return captainPlanJob({ config, input, deps, context: input.context });
 
   // A Captain dispatch (`_captain-<crId>`) writes an overlay on its own branch, with its own PR.
   if (CAPTAIN_ID.test(taskId)) {

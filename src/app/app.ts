@@ -429,7 +429,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
       const head = await rt.port.branchHead(base);
       const branch = `forge/_plan-${issue}`;
       await rt.port.createBranch(branch, head!);
-      await rt.port.dispatchWorkflow((await configOf(rt)).workflow, branch, { run_id: `_plan-${issue}`, task_id: `_captain-plan-${issue}`, attempt: "1", context: JSON.stringify({ issue }) });
+      await rt.port.dispatchWorkflow((await configOf(rt)).workflow, branch, { run_id: `_plan-${issue}`, task_id: `_captain-plan-${issue}`, attempt: "1", context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }) });
       return;
     }
     if (!target) return void (await reply("This is not a Forge task PR, run tracker or Change Request: say which run it is about here, or comment on the run's tracker issue."));

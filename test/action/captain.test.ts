@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner, AgentRunRequest } from "../../action/src/agent-runner.js";
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID, captainPlanJob, checkCaptainDispatch, planIdFromTitle } from "../../action/src/captain.js";
+import { actionInputSchema } from "../../action/src/inputs.js";
 import { main, type JobReport } from "../../action/src/main.js";
 import type { Journal } from "../../src/core/journal.js";
 import { loadPlanStages } from "../sim/demo/plan-stages.js";
@@ -200,5 +201,34 @@ describe("plan Captain dispatches (/forge plan)", () => {
     expect(await runPlan(w, planner(seen), { ...ISSUE, issue: 8 })).toMatchObject({ kind: "neutral", reason: "the dispatch context names issue #8, not #7" });
     expect(seen).toEqual([]);
     expect(w.github.pulls).toEqual([]);
+  });
+
+  it("the App's /forge plan dispatch inputs are accepted by the action, and main() runs the plan Captain", async () => {
+    // Exactly what the App's `/forge plan` handler dispatches (src/app/app.ts).
+    const dispatched = { run_id: "_plan-7", task_id: "_captain-plan-7", attempt: "1", context: JSON.stringify(ISSUE) };
+    const parsed = actionInputSchema.safeParse({
+      githubToken: "ghs_x",
+      runId: dispatched.run_id,
+      taskId: dispatched.task_id,
+      attempt: dispatched.attempt,
+      context: dispatched.context,
+      adapter: "",
+      model: "",
+      command: "",
+      anthropicApiKey: "",
+      openaiApiKey: "",
+      gitUserName: "forge[bot]",
+      gitUserEmail: "forge@example.com",
+    });
+    expect(parsed.error?.issues).toBeUndefined();
+    const w = planWorld();
+    const seen: AgentRunRequest[] = [];
+    const report = await main({
+      config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+      input: { runId: parsed.data!.runId, taskId: parsed.data!.taskId, attempt: parsed.data!.attempt, context: parsed.data!.context, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      deps: { github: w.github, git: w.git, agent: planner(seen) },
+    });
+    expect(report).toMatchObject({ kind: "captain", exitCode: 0, plan: ".forge/plans/csv-export" });
+    expect(w.github.pulls[0]).toMatchObject({ head: "forge/_plan-7", base: "main", title: "forge(_captain-plan-7): plan csv-export from #7" });
   });
 });

@@ -823,6 +823,39 @@ describe("issue_comment", () => {
     gh.verify();
   });
 
+  it("/forge plan on an issue: a plan Captain is dispatched on forge/_plan-<issue> with the issue's title and text", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    const said = gh.comment(9);
+    gh.repo();
+    gh.ref("main", PLAN_SHA);
+    const branch = gh.createRef("forge/_plan-9", PLAN_SHA);
+    gh.config("main");
+    const dispatch = gh.dispatch(6100);
+
+    const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
+    await app.receive(
+      delivery("issue_comment", {
+        action: "created",
+        issue: { number: 9, title: "CSV export", body, state: "open", user: user("octocat"), labels: [] },
+        comment: { id: 4242, body: "/forge plan", user: user("octocat"), author_association: "MEMBER" },
+        sender: user("octocat"),
+      }),
+    );
+
+    expect(said.body).toMatchObject({ body: expect.stringContaining("Captain agent will write a plan") });
+    expect(branch.body).toEqual({ ref: "refs/heads/forge/_plan-9", sha: PLAN_SHA });
+    expect(dispatch.body).toEqual({
+      ref: "forge/_plan-9",
+      inputs: { run_id: "_plan-9", task_id: "_captain-plan-9", attempt: "1", context: JSON.stringify({ issue: 9, title: "CSV export", body }) },
+      return_run_details: true,
+    });
+    gh.verify();
+  });
+
   it("a reader is refused politely and nothing changes", async () => {
     const app = await startApp();
     gh.app();
