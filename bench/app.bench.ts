@@ -13,7 +13,8 @@
  *      time of one task through the App, is the makespan of a chain as long as the critical path
  *      divided by its length (the critical path run alone, hand-offs included).
  * Run: `npm run bench:app` (add `--json` for machine-readable output). `--makespan` runs only the
- * third figure; BENCH_MAKESPAN_RUNS (default 3) sets how many times it is repeated.
+ * third figure; BENCH_MAKESPAN_RUNS (default 3) sets how many times it is repeated, BENCH_MAKESPAN_CAP
+ * another max_parallel_agents.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -96,7 +97,9 @@ const MAKESPAN_TASKS = 100;
 const MAKESPAN_EDGES = 300;
 const MAKESPAN_SEED = 7;
 const MAKESPAN_RUNS = Number(process.env.BENCH_MAKESPAN_RUNS ?? 3);
-const CAP = defaultConfig().max_parallel_agents;
+/** max_parallel_agents: its default unless BENCH_MAKESPAN_CAP is set (to see whether the cap is what binds). */
+const CAP = Number(process.env.BENCH_MAKESPAN_CAP ?? defaultConfig().max_parallel_agents);
+const CAP_CONFIG = process.env.BENCH_MAKESPAN_CAP ? `max_parallel_agents: ${CAP}\n` : "";
 
 /** Longest chain of the DAG, in tasks. */
 function criticalPath(dag: Dag): number {
@@ -153,16 +156,21 @@ function instrumentChain(): void {
 }
 
 /** Busy time of the run's chain within [from, to], and the waits to enter it (FIFO: an entry is served once the previous one is done). */
-function chainBusy(calls: typeof chainCalls, from: number, to: number): { busy: number; waits: number[]; services: number[]; entries: Record<string, number> } {
+function chainBusy(calls: typeof chainCalls, from: number, to: number): { busy: number; waits: number[]; services: number[]; depths: number[]; entries: Record<string, number> } {
   const sorted = [...calls].sort((a, b) => a.done - b.done);
   let previous = -Infinity;
   let busy = 0;
   const waits: number[] = [];
   const services: number[] = [];
+  const depths: number[] = [];
   const entries: Record<string, number> = {};
-  for (const c of sorted) {
+  for (const [i, c] of sorted.entries()) {
     const begin = Math.max(c.enqueued, previous);
     previous = c.done;
+    // Entries already waiting when this one is served: what one batch decision could have taken with it.
+    let waiting = 0;
+    for (let k = i + 1; k < sorted.length && sorted[k]!.enqueued <= begin; k++) waiting++;
+    if (c.enqueued >= from && c.done <= to) depths.push(waiting);
     busy += Math.max(0, Math.min(c.done, to) - Math.max(begin, from));
     if (c.enqueued >= from && c.done <= to) {
       waits.push(begin - c.enqueued);
@@ -170,7 +178,7 @@ function chainBusy(calls: typeof chainCalls, from: number, to: number): { busy: 
       entries[c.method] = (entries[c.method] ?? 0) + 1;
     }
   }
-  return { busy, waits, services, entries };
+  return { busy, waits, services, depths, entries };
 }
 
 interface RunTrace {
@@ -201,6 +209,8 @@ interface RunTrace {
   chainEntries: Record<string, number>;
   chainWaitMs: number;
   chainServiceMs: number;
+  /** Mean number of entries already waiting when one entry into the chain is served. */
+  chainQueueDepth: number;
   /** Share of the makespan spent waiting on the journal's compare-and-swap writes (made inside the chain, one at a time). */
   journalWriteShare: number;
   /** Longest time from a dispatch decided to the dispatch reaching GitHub. */
@@ -216,7 +226,7 @@ interface RunTrace {
 async function traceRun(files: Record<string, string>, label: string): Promise<RunTrace> {
   const requests: { route: string; start: number; end: number; status?: number }[] = [];
   chainCalls.length = 0;
-  const h = await startHarness(() => ({ kind: "success" }), { config: "merge_policy: auto\n", onRequest: (r) => requests.push(r) });
+  const h = await startHarness(() => ({ kind: "success" }), { config: `merge_policy: auto\n${CAP_CONFIG}`, onRequest: (r) => requests.push(r) });
   const dispatchedAt = new Map<string, number>();
   h.sim.onWorkflowDispatch((d) => {
     dispatchedAt.set(`${d.inputs.task_id}/${d.inputs.attempt}`, performance.now());
@@ -307,6 +317,7 @@ async function traceRun(files: Record<string, string>, label: string): Promise<R
       chainEntries: chainUse.entries,
       chainWaitMs: median(chainUse.waits),
       chainServiceMs: median(chainUse.services),
+      chainQueueDepth: chainUse.depths.reduce((a, b) => a + b, 0) / Math.max(1, chainUse.depths.length),
       appCallMs: median(requests.filter((r) => r.start >= begin && r.end <= end).map((r) => r.end - r.start)),
       meanRunning: wRunning / span,
       meanInFlight: wInFlight / span,
@@ -385,6 +396,7 @@ async function makespan() {
       busy: { plan: median(runs.map((r) => r.plan.chainBusy)), chain: median(runs.map((r) => r.chain.chainBusy)) },
       waitMs: { plan: median(runs.map((r) => r.plan.chainWaitMs)), chain: median(runs.map((r) => r.chain.chainWaitMs)) },
       serviceMs: { plan: median(runs.map((r) => r.plan.chainServiceMs)), chain: median(runs.map((r) => r.chain.chainServiceMs)) },
+      queueDepth: { plan: median(runs.map((r) => r.plan.chainQueueDepth)), chain: median(runs.map((r) => r.chain.chainQueueDepth)) },
       entries: runs[0]!.plan.chainEntries,
       journalWriteShare: { plan: median(runs.map((r) => r.plan.journalWriteShare)), chain: median(runs.map((r) => r.chain.journalWriteShare)) },
     },
@@ -476,7 +488,7 @@ if (MAKESPAN_RUNS > 0) {
     );
     const rc = m.runChain;
     console.log(
-      `the run's chain (one writer per run) busy ${(rc.busy.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.busy.chain * 100).toFixed(0)} %); median wait to enter it ${fmt(rc.waitMs.plan)} (chain: ${fmt(rc.waitMs.chain)}), median time inside ${fmt(rc.serviceMs.plan)} (chain: ${fmt(rc.serviceMs.chain)}); entries ${JSON.stringify(rc.entries)}; journal writes ${(rc.journalWriteShare.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.journalWriteShare.chain * 100).toFixed(0)} %)`,
+      `the run's chain (one writer per run) busy ${(rc.busy.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.busy.chain * 100).toFixed(0)} %); median wait to enter it ${fmt(rc.waitMs.plan)} (chain: ${fmt(rc.waitMs.chain)}), median time inside ${fmt(rc.serviceMs.plan)} (chain: ${fmt(rc.serviceMs.chain)}); on average ${rc.queueDepth.plan.toFixed(1)} entries already waiting when one is served (chain: ${rc.queueDepth.chain.toFixed(1)}); entries ${JSON.stringify(rc.entries)}; journal writes ${(rc.journalWriteShare.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.journalWriteShare.chain * 100).toFixed(0)} %)`,
     );
     console.log(`longest dispatch decided → reaching GitHub: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`);
     console.log(`per run: ${m.decisions} decisions, ${m.journalWrites} journal writes (${m.casConflicts} lost compare-and-swap), ${m.appCalls} App calls; chain: ${m.chainJournalWrites} journal writes`);
