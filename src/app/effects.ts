@@ -151,7 +151,10 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
     case "PostComment": {
       const issue = await commentTarget(effect.target, ctx);
       if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet" };
-      await port.createComment(issue, effect.body);
+      // A hidden marker names the effect: a replay finds the comment posted before a crash.
+      const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
+      if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
+      await port.createComment(issue, `${effect.body}\n\n${marker}`);
       return done();
     }
 

@@ -357,6 +357,13 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
+  async findComment(issue: number, marker: string): Promise<number | null> {
+    return this.#call("issues.listComments", async () => {
+      const all = await this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#r, issue_number: issue, per_page: 100 });
+      return all.find((c) => (c.body ?? "").includes(marker))?.id ?? null;
+    });
+  }
+
   async createComment(issue: number, body: string): Promise<number> {
     return this.#call("issues.createComment", async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id);
   }

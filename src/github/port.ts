@@ -120,6 +120,8 @@ export interface GitHubPort {
   updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void>;
   getIssue(number: number): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;
   createComment(issue: number, body: string): Promise<number>;
+  /** The id of a comment on `issue` whose body holds `marker`, if one exists. */
+  findComment(issue: number, marker: string): Promise<number | null>;
   updateComment(id: number, body: string): Promise<void>;
   addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "eyes" | "rocket" | "confused"): Promise<void>;
 
