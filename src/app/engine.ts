@@ -31,6 +31,13 @@ export interface EngineOptions {
   onRestored?: (runId: string, loaded: Loaded, actor?: string) => Promise<void>;
 }
 
+/** Inputs waiting for their run's turn, and the callers waiting on them. */
+interface Batch {
+  inputs: LeafInput[];
+  /** In the order their inputs were added: `count` inputs each. */
+  waiters: { count: number; resolve: (r: ApplyResult) => void; reject: (e: unknown) => void }[];
+}
+
 export interface ApplyResult {
   decisions: Decision[];
   /** Rejections of commands, for replying to the person. */
@@ -50,6 +57,8 @@ export class Engine {
   /** The last journal read or written per run, so a webhook usually costs no read. */
   readonly #cache = new Map<string, Loaded>();
   readonly #chains = new Map<string, Promise<unknown>>();
+  /** Per run, the batch of inputs still open to more (its turn has not come yet). */
+  readonly #batches = new Map<string, Batch>();
   /** Effect keys decided in this process (not replayed from a stored outbox). */
   readonly #fresh = new Set<string>();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
@@ -114,15 +123,43 @@ export class Engine {
     });
   }
 
-  /** Apply facts to a run and carry out what follows. */
+  /**
+   * Apply facts to a run and carry out what follows. Facts that arrive while the run is busy wait
+   * in one batch: when its turn comes, the batch is decided at once — one decision, one journal
+   * write, one flush — however many webhooks brought it. Each caller gets the decisions and the
+   * rejections of its own inputs (and those of the flush).
+   */
   async apply(runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
     if (inputs.length === 0) return { decisions: [], rejections: [] };
-    return this.#serial(runId, async () => {
-      const first = await this.#decideAndPersist(runId, inputs);
-      if (!first) return { decisions: [], rejections: [] };
-      const rest = await this.#flush(runId);
-      return { decisions: [first, ...rest.decisions], rejections: [...first.rejections, ...rest.rejections] };
+    const count = inputs.length;
+    const open = this.#batches.get(runId);
+    if (open) {
+      open.inputs.push(...inputs);
+      return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
+    }
+    const batch: Batch = { inputs: [...inputs], waiters: [] };
+    this.#batches.set(runId, batch);
+    const result = new Promise<ApplyResult>((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
+    void this.#serial(runId, async () => {
+      // Closed from here on: what arrives now waits for the next turn.
+      this.#batches.delete(runId);
+      try {
+        const first = await this.#decideAndPersist(runId, batch.inputs);
+        const rest = first ? await this.#flush(runId) : { decisions: [], rejections: [] };
+        const decisions = first ? [first, ...rest.decisions] : [];
+        // The first decision's rejections belong to the input at their position; the flush's to everyone.
+        const own = first?.rejections ?? [];
+        let from = 0;
+        for (const w of batch.waiters) {
+          const to = from + w.count;
+          w.resolve({ decisions, rejections: [...own.filter((r) => r.leaf >= from && r.leaf < to), ...rest.rejections] });
+          from = to;
+        }
+      } catch (e) {
+        for (const w of batch.waiters) w.reject(e);
+      }
     });
+    return result;
   }
 
   /** Carry out a run's pending effects (e.g. on a timer, or after a restart). */

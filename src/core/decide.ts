@@ -24,6 +24,8 @@ export interface Rejection {
   input: LeafInput["kind"];
   taskId?: string;
   reason: string;
+  /** Position of the rejected input in a batch (0 for a single input). */
+  leaf: number;
 }
 
 export interface Decision {
@@ -54,6 +56,8 @@ class Step {
   readonly effects: Effect[] = [];
   readonly transitions: Transition[] = [];
   readonly rejections: Rejection[] = [];
+  /** Position of the input being applied in its batch. */
+  leaf = 0;
   private tasksCopied = false;
   private readonly touched = new Set<number>();
   private readonly timestamp: string;
@@ -142,7 +146,7 @@ class Step {
   }
 
   reject(input: LeafInput["kind"], reason: string, taskId?: string): void {
-    this.rejections.push(taskId === undefined ? { input, reason } : { input, taskId, reason });
+    this.rejections.push(taskId === undefined ? { input, reason, leaf: this.leaf } : { input, taskId, reason, leaf: this.leaf });
   }
 
   /**
@@ -238,7 +242,12 @@ function checkSummary(t: TaskState, status: TaskStatus): string {
  */
 export function decide(journal: Journal, input: Input, now: number, config: ForgeConfig): Decision {
   const step = new Step(journal, now, config);
-  if (input.kind === "batch") for (const leaf of input.inputs) apply(step, leaf);
+  if (input.kind === "batch") {
+    input.inputs.forEach((leaf, k) => {
+      step.leaf = k;
+      apply(step, leaf);
+    });
+  }
   else apply(step, input);
   settle(step);
   return step.finish();
