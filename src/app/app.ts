@@ -360,7 +360,10 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     if (!stillRunning) return;
     const head = await rt.port.branchHead(run.head_branch!);
     const input = head ? await recordInput(rt.port, ref, head) : undefined;
-    await apply(rt, ref.runId, [input ?? { kind: "agent.lost", taskId: ref.taskId, attempt: ref.attempt, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` }]);
+    if (input) return void (await apply(rt, ref.runId, [input]));
+    const runnerLost = await rt.port.runnerLost(run.id);
+    const reason = runnerLost ? `the job's runner went away mid-step (${run.conclusion ?? "no conclusion"})` : `the job ended (${run.conclusion ?? "no conclusion"}) without a result`;
+    await apply(rt, ref.runId, [{ kind: "agent.lost", taskId: ref.taskId, attempt: ref.attempt, reason, ...(runnerLost ? { runnerLost } : {}) }]);
   }
 
   async function onWorkflowJob(context: Context<"workflow_job">): Promise<void> {

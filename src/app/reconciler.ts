@@ -27,6 +27,7 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
         const head = await port.branchHead(t.branch!);
         const finished = head ? await recordInput(port, ref, head) : undefined;
         if (finished) inputs.push(finished);
+        else if (await port.runnerLost(run.id)) inputs.push({ kind: "agent.lost", ...ref, reason: `the job's runner went away mid-step (${run.conclusion ?? "no conclusion"})`, runnerLost: true });
         else inputs.push({ kind: "agent.lost", ...ref, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` });
       }
     }

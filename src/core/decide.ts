@@ -283,6 +283,8 @@ function apply(s: Step, input: LeafInput): void {
       if (isFollowup(s, input.taskId)) return followupFinished(s, input.taskId, false);
       const i = current(s, input);
       if (i === undefined || s.task(i).status !== "RUNNING") return;
+      // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
+      if (input.runnerLost) return stale(s, i, input.kind, input.reason);
       return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
     }
     case "branch.pushed": {

@@ -53,7 +53,14 @@ const inputs = [
       rateLimitedUntil: z.string().optional(),
     })
     .describe("The runner's result of an attempt, read from the task branch."),
-  z.object({ kind: z.literal("agent.lost"), ...attemptRef, reason: z.string() }).describe("The attempt's job ended without a result."),
+  z
+    .object({
+      kind: z.literal("agent.lost"),
+      ...attemptRef,
+      reason: z.string(),
+      runnerLost: z.boolean().optional().describe("The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED."),
+    })
+    .describe("The attempt's job ended without a result."),
   z.object({ kind: z.literal("branch.pushed"), ...attemptRef, headSha: z.string() }).describe("The attempt's branch head moved (push webhook or read-back)."),
   z.object({ kind: z.literal("pr.opened"), ...attemptRef, number: z.number().int() }).describe("The attempt's PR exists."),
   z.object({ kind: z.literal("pr.merged"), ...attemptRef, number: z.number().int().optional(), mergeSha: z.string() }).describe("The attempt's PR was merged."),

@@ -258,6 +258,14 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
+  async runnerLost(runId: number): Promise<boolean> {
+    return this.#call("actions.listJobsForWorkflowRun", async () => {
+      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
+      // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
+      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+    });
+  }
+
   async cancelWorkflowRun(id: number): Promise<void> {
     try {
       await this.#octokit.rest.actions.cancelWorkflowRun({ ...this.#r, run_id: id });

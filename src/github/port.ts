@@ -100,6 +100,8 @@ export interface GitHubPort {
   dispatchWorkflow(workflow: string, ref: string, inputs: Record<string, string>): Promise<{ workflowRunId?: number }>;
   listWorkflowRuns(workflow: string, filter: { branch?: string; createdAfter?: string }): Promise<WorkflowRunInfo[]>;
   cancelWorkflowRun(id: number): Promise<void>;
+  /** True when a job of the workflow run ended with a step still unfinished: its runner went away mid-step. */
+  runnerLost(runId: number): Promise<boolean>;
 
   createCheckRun(fields: CheckRunFields): Promise<number>;
   /** The check run named `name` on `headSha` whose external id is `externalId`, if one exists. */

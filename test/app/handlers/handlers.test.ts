@@ -570,6 +570,27 @@ function workflowRun(action: "completed" | "in_progress", conclusion: string | n
   });
 }
 
+/** The jobs of run 5001: one job whose "Run Forge" step is `step` when the job ended. */
+function jobsOfRun(step: "completed" | "in_progress") {
+  return gh.reply(`GET ${R}/actions/runs/5001/jobs?per_page=100`, 200, {
+    total_count: 1,
+    jobs: [
+      {
+        id: 8001,
+        run_id: 5001,
+        name: "agent",
+        status: "completed",
+        conclusion: "failure",
+        head_sha: WORK,
+        steps: [
+          { name: "Set up job", status: "completed", conclusion: "success", number: 1 },
+          { name: "Run Forge", status: step, conclusion: step === "completed" ? "failure" : null, number: 2 },
+        ],
+      },
+    ],
+  });
+}
+
 describe("workflow_run", () => {
   it("completed without a result: the branch is read, the attempt is lost, and it is retried", async () => {
     const app = await startApp();
@@ -584,6 +605,8 @@ describe("workflow_run", () => {
     // The job may have pushed a result just before it ended: look at the branch before calling it lost.
     gh.ref(branchOf("a", 1), WORK);
     gh.reply(`GET ${R}/git/commits/${WORK}`, 200, { sha: WORK, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    // Every step of the job finished: it ran to its end without a result (FAILED, not a lost runner).
+    jobsOfRun("completed");
     const write = gh.writeJournal(200);
     // Attempt 1's verdict: a failed check run with a Retry button, on the head of its own branch.
     gh.ref(branchOf("a", 1), WORK);
@@ -647,6 +670,38 @@ describe("workflow_run", () => {
     `);
     expect(branch2.body).toEqual({ ref: `refs/heads/${branchOf("a", 2)}`, sha: INTEGRATION_SHA });
     expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
+    gh.verify();
+  });
+
+  it("completed with a step still running (its runner went away): the attempt is STALE, not FAILED, and it is retried", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] });
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    gh.ref(branchOf("a", 1), WORK);
+    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, { sha: WORK, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    const jobs = jobsOfRun("in_progress");
+    const write = gh.writeJournal(200);
+    // The lost attempt's job is cancelled (a no-op on a finished run), its verdict posted, attempt 2 dispatched.
+    gh.reply(`POST ${R}/actions/runs/5001/cancel`, 409, { message: "Cannot cancel a workflow run that is completed.", documentation_url: "https://docs.github.com/rest/actions/workflow-runs#cancel-a-workflow-run", status: "409" });
+    gh.ref(branchOf("a", 1), WORK);
+    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 57, name: "forge · a", head_sha: WORK, status: "completed", conclusion: "timed_out" });
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    const dispatch2 = gh.dispatch(5002);
+    gh.tracker(3);
+
+    await app.receive(workflowRun("completed", "failure"));
+
+    expect(jobs.call).toBeDefined();
+    const after = decodedJournal(write);
+    expect(journalView(after, before).events).toEqual(["task.stale a", "task.retried a", "task.scheduled a", "task.started a"]);
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(check.body).toMatchObject({ conclusion: "timed_out", external_id: `${RUN_ID}/a/1` });
+    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" } });
     gh.verify();
   });
 });
