@@ -280,6 +280,50 @@ describe("Forge App flows", () => {
     expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "task.stale"))).toBe(true);
   });
 
+  it("a refinery merge with a conflict: the conflicted upstream is left to the refinery's agent, whose merge brings both tasks in", T, async () => {
+    // a and b rewrite the same line of src/shared.ts; r refines both.
+    const shared = "src/shared.ts";
+    h = await startHarness(
+      (id): Script => (id === "a" || id === "b" ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success" }),
+      { files: { [shared]: 'export const owner = "nobody";\n' } },
+    );
+    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+    const merged = h.decisions.flatMap((d) => d.d.events).filter((e) => e.type === "task.merged");
+    expect(merged.filter((e) => e.taskId === "a" || e.taskId === "b").map((e) => (e.data as { by: string }).by)).toEqual(["refinery", "refinery"]);
+    // The App merged one upstream branch server-side; the other conflicted and r's dispatch named exactly it.
+    const [a, b, r] = ["a", "b", "r"].map((id) => task(j, id));
+    const inputs = h.runner.inputs.get(`${j.runId}/r/1`)!;
+    const { conflicts } = JSON.parse(inputs.context ?? "{}") as { conflicts?: string[] };
+    expect(conflicts).toHaveLength(1);
+    expect([a!.branch, b!.branch]).toContain(conflicts![0]);
+    const [clean, conflicted] = conflicts![0] === b!.branch ? [a!, b!] : [b!, a!];
+    // r's history: the App's merge of the clean upstream, then the agent's merge commit of the conflicted one.
+    const history = new Map<string, { message: string; parents: string[] }>();
+    for (const queue = [r!.recordSha!]; queue.length; ) {
+      const sha = queue.pop()!;
+      if (history.has(sha)) continue;
+      const { data } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: sha });
+      history.set(sha, { message: data.message, parents: data.parents.map((p) => p.sha) });
+      queue.push(...data.parents.map((p) => p.sha));
+    }
+    const merges = [...history.values()].filter((c) => c.parents.length === 2);
+    const appMerge = merges.find((c) => c.message.startsWith(`forge: merge ${clean.branch} into ${r!.branch}`));
+    expect(appMerge?.parents, "the App's merge of the clean upstream").toContain(clean.recordSha);
+    const agentMerge = merges.find((c) => c.message.startsWith(`Merge ${conflicted.branch} into ${r!.branch}`));
+    expect(agentMerge?.parents ?? [], "r's agent's merge of the conflicted upstream").toContain(conflicted.recordSha);
+    // The integration branch holds both tasks' lines, as the person reads it.
+    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+    expect(content).toContain('export const owner = "a";');
+    expect(content).toContain('export const owner = "b";');
+    expect(content).not.toContain("nobody");
+    // No (task, attempt) was dispatched twice.
+    expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
+    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
+  });
+
   it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
     h = await startHarness(() => ({ kind: "success" }));
     const files = planFiles("broken", { a: ["b"], b: ["a"] });

@@ -11,7 +11,19 @@ import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../sim/workflows.js";
 
 export type Script =
-  | { kind: "success"; files?: Record<string, string>; risks?: string[]; followups?: string[]; confidence?: number; gate?: Promise<void> }
+  | {
+      kind: "success";
+      files?: Record<string, string>;
+      risks?: string[];
+      followups?: string[];
+      confidence?: number;
+      gate?: Promise<void>;
+      /**
+       * A refinery's agent merges the upstream branches the App could not merge (the dispatch
+       * context's `conflicts`) before its own work; `false` leaves them unmerged.
+       */
+      mergeConflicts?: boolean;
+    }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
   | { kind: "lost" }
   | { kind: "rate_limited"; untilMs: number }
@@ -23,18 +35,22 @@ export interface ScriptedRunner {
   handler: DispatchHandler;
   /** Every dispatch seen: `runId/taskId/attempt`. */
   dispatched: string[];
+  /** The inputs of each dispatch, by `runId/taskId/attempt`. */
+  inputs: Map<string, Record<string, string>>;
   /** Wait for every started job to finish. */
   idle(): Promise<void>;
 }
 
 export function scriptedRunner(script: (taskId: string, attempt: number) => Script): ScriptedRunner {
   const dispatched: string[] = [];
+  const inputs = new Map<string, Record<string, string>>();
   const jobs = new Set<Promise<void>>();
   const handler: DispatchHandler = (d) => {
     const runId = d.inputs.run_id ?? "";
     const taskId = d.inputs.task_id ?? "";
     const attempt = Number(d.inputs.attempt ?? 1);
     dispatched.push(`${runId}/${taskId}/${attempt}`);
+    inputs.set(`${runId}/${taskId}/${attempt}`, { ...d.inputs });
     const job = runJob(d, runId, taskId, attempt, script(taskId, attempt)).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
       d.completeJob("agent", "failure");
@@ -46,6 +62,7 @@ export function scriptedRunner(script: (taskId: string, attempt: number) => Scri
   return {
     handler,
     dispatched,
+    inputs,
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
     },
@@ -100,6 +117,9 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   if (script.kind === "success") {
     // A test may hold the agent at work until it has done something else.
     if (script.gate) await script.gate;
+    if (script.mergeConflicts !== false) {
+      for (const upstream of conflictsOf(d.inputs.context)) head = await mergeResolving(gh, owner, repo, branch, head, upstream);
+    }
     const files = script.files ?? { [`src/${taskId}.ts`]: `export const ${taskId.replace(/[^a-z0-9]/gi, "_")} = ${attempt};\n` };
     head = await commitFiles(files, `forge(${taskId}): work of attempt ${attempt}`);
     await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
@@ -160,4 +180,47 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   }
   d.completeJob("agent", exitCode === 0 ? "success" : "failure");
   d.complete();
+}
+
+/** Upstream branches the App could not merge into a refinery's branch, from the dispatch's context. */
+function conflictsOf(context: string | undefined): string[] {
+  if (!context) return [];
+  const parsed = JSON.parse(context) as { conflicts?: unknown };
+  return Array.isArray(parsed.conflicts) ? parsed.conflicts.filter((c): c is string => typeof c === "string") : [];
+}
+
+/**
+ * Merges `upstream` into `branch` (at `head`) as a refinery's agent resolves a conflict: a merge
+ * commit with both heads as parents, whose tree takes each file the upstream changed since the
+ * merge base, and where both sides changed a file, keeps both: this side's lines, then the
+ * upstream's lines this side lacks. Returns the merge commit, which `branch` then points at.
+ */
+async function mergeResolving(gh: Octokit, owner: string, repo: string, branch: string, head: string, upstream: string): Promise<string> {
+  const { data: ref } = await gh.rest.git.getRef({ owner, repo, ref: `heads/${upstream}` });
+  const theirsSha = ref.object.sha;
+  const { data: cmp } = await gh.rest.repos.compareCommits({ owner, repo, base: head, head: theirsSha });
+  const { data: mine } = await gh.rest.repos.compareCommits({ owner, repo, base: cmp.merge_base_commit.sha, head });
+  const ours = new Map((mine.files ?? []).map((f) => [f.filename, f]));
+  const read = async (path: string, at: string): Promise<string> => {
+    const { data } = await gh.rest.repos.getContent({ owner, repo, path, ref: at });
+    if (Array.isArray(data) || data.type !== "file") throw new Error(`${path} is not a file at ${at}`);
+    return Buffer.from(data.content, "base64").toString("utf8");
+  };
+  const entries: { path: string; mode: "100644"; type: "blob"; content?: string; sha?: string | null }[] = [];
+  for (const f of cmp.files ?? []) {
+    const o = ours.get(f.filename);
+    if (f.status === "removed") entries.push({ path: f.filename, mode: "100644", type: "blob", sha: null });
+    else if (!o || o.status === "removed" || o.sha === f.sha) entries.push({ path: f.filename, mode: "100644", type: "blob", sha: f.sha });
+    else {
+      // Both sides changed the file: keep both.
+      const lines = (await read(f.filename, head)).replace(/\n$/, "").split("\n");
+      const extra = (await read(f.filename, theirsSha)).replace(/\n$/, "").split("\n").filter((l) => !lines.includes(l));
+      entries.push({ path: f.filename, mode: "100644", type: "blob", content: [...lines, ...extra].join("\n") + "\n" });
+    }
+  }
+  const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: head });
+  const { data: tree } = await gh.rest.git.createTree({ owner, repo, base_tree: parent.tree.sha, tree: entries });
+  const { data: merge } = await gh.rest.git.createCommit({ owner, repo, message: `Merge ${upstream} into ${branch}\n\nConflicts resolved by keeping both sides.`, tree: tree.sha, parents: [head, theirsSha] });
+  await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: merge.sha });
+  return merge.sha;
 }
