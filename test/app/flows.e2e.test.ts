@@ -48,6 +48,8 @@ async function comments(h: Harness, issue: number): Promise<string[]> {
   return data.map((c) => c.body ?? "");
 }
 
+const branchOfRun = (runId: string, taskId: string, attempt: number) => `forge/${runId}/${taskId}/${attempt}`;
+
 /** A two-task run whose first agent is held at work until `release()`. */
 async function runWithAHeld(): Promise<{ g: Harness; release: () => void; running: Journal; tracker: number; ref: string }> {
   let release!: () => void;
@@ -183,6 +185,35 @@ describe("Forge App flows", () => {
     expect(done.plan.overlays).toEqual([]);
   });
 
+  it("a Change Request in review mode: /forge approve dispatches the Captain, whose overlay is applied and the run completes", T, async () => {
+    const base = { a: [], r1: ["a"] };
+    h = await startHarness(
+      (id, attempt): Script => {
+        if (id === "r1" && attempt === 1) return { kind: "exit", code: 11, error: "the integration needs a b task" };
+        if (id.startsWith("_captain-")) return { kind: "pr", base: "main", title: "Overlay for the CR", files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]) };
+        return { kind: "success" };
+      },
+      { config: "cr_mode: review\n" },
+    );
+    await h.pushFiles(planFiles("mini", base), "Add plan");
+    await h.waitFor((x) => x.pause.changeRequests.length === 1);
+    await h.app.forge.idle();
+    // Held for a person: no Captain yet.
+    expect(h.runner.dispatched.some((d) => d.includes("/_captain-"))).toBe(false);
+    const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
+    await h.sim.control.comment("octocat", FULL, crIssues[0]!.number, "/forge approve");
+    await h.waitFor((x) => x.changeRequests[0]?.status === "approved");
+    await h.app.forge.idle();
+    await h.runner.idle();
+    expect(h.runner.dispatched.filter((d) => d.includes("/_captain-"))).toHaveLength(1);
+    const { data: prs } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, base: "main", state: "open" });
+    await h.sim.control.merge("octocat", FULL, prs.find((p) => p.title === "Overlay for the CR")!.number);
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(done.changeRequests[0]!.status).toBe("applied");
+    expect(done.plan.overlays).toEqual(["overlay-001"]);
+    expect(task(done, "b").status).toBe("MERGED");
+  });
+
   it("an invalid overlay is refused with a comment on the CR issue saying why", T, async () => {
     const base = { a: [], r1: ["a"] };
     h = await startHarness((id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }), { config: "cr_mode: review\n" });
@@ -278,6 +309,20 @@ describe("Forge App flows", () => {
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a").attempt).toBe(2);
     expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "task.stale"))).toBe(true);
+  });
+
+  it("a runner killed mid-job: its job ends with a step unfinished, the attempt goes STALE (not FAILED) and is retried", T, async () => {
+    h = await startHarness((_id, attempt): Script => (attempt === 1 ? { kind: "killed" } : { kind: "success" }), { config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
+    const events = h.decisions.flatMap((d) => d.d.events).filter((e) => e.taskId === "a");
+    expect(events.some((e) => e.type === "task.stale")).toBe(true);
+    expect(events.some((e) => e.type === "task.failed")).toBe(false);
+    expect(h.runner.dispatched.filter((d) => d.endsWith("/a/1"))).toHaveLength(1);
+    // Attempt 1's verdict says the job timed out (its runner went away), with a Retry button.
+    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: branchOfRun(done.runId, "a", 1) });
+    expect(checks.check_runs.find((c) => c.name === "forge · a")).toMatchObject({ conclusion: "timed_out" });
   });
 
   it("a refinery merge with a conflict: the conflicted upstream is left to the refinery's agent, whose merge brings both tasks in", T, async () => {

@@ -26,6 +26,8 @@ export type Script =
     }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
   | { kind: "lost" }
+  /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
+  | { kind: "killed" }
   | { kind: "rate_limited"; untilMs: number }
   | { kind: "never_start" }
   /** A Captain: commit files on its branch and open a PR to `base` (no record commit). */
@@ -76,6 +78,12 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   const gh = new Octokit({ baseUrl: d.apiUrl, auth: d.token("agent") });
   const branch = d.ref.replace(/^refs\/heads\//, "");
   if (script.kind === "lost") {
+    d.completeJob("agent", "failure");
+    d.complete();
+    return;
+  }
+  if (script.kind === "killed") {
+    d.step("agent", 1, "in_progress");
     d.completeJob("agent", "failure");
     d.complete();
     return;
