@@ -2577,7 +2577,8 @@ var taskStateSchema = external_exports.object({
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval).")
+  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  contained: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.")
 }).strict();
 var changeRequestStateSchema = external_exports.object({
   id: external_exports.string().describe("CR id."),

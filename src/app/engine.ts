@@ -11,6 +11,7 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
+import { withContainment } from "./normalize.js";
 import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts } from "./run-store.js";
 
 export interface Logger {
@@ -180,8 +181,10 @@ export class Engine {
         return null;
       }
       const { state } = loaded;
+      // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
+      const checked = await Promise.all(inputs.map((input) => withContainment(this.#port, state.journal, input)));
       const now = this.#now();
-      const d = decide(state.journal, inputs.length === 1 ? inputs[0]! : { kind: "batch", inputs }, now, state.config);
+      const d = decide(state.journal, checked.length === 1 ? checked[0]! : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {

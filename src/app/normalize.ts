@@ -1,8 +1,10 @@
 /**
  * From GitHub's facts to the executor's inputs: which run, task and attempt a branch belongs to,
- * the runner's record commit, and its result. Pure except `readResult`, which reads one file.
+ * the runner's record commit, and its result. Pure except `readResult`, which reads one file, and
+ * `withContainment`, which compares commits.
  */
 import type { LeafInput } from "../core/inputs.js";
+import type { Journal } from "../core/journal.js";
 import { resultPath, TRAILERS } from "../core/layout.js";
 import { agentResultSchema, type AgentResult } from "../core/schemas/agent-result.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
@@ -131,6 +133,30 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
         }
       : {}),
   };
+}
+
+/**
+ * A refinery's successful result, with the MERGE_READY upstream tasks whose head (recordSha, else
+ * pushedSha) its record commit does not contain — one compare per upstream. The refinery's merge
+ * marks its upstreams MERGED: one whose work its head lacks would be lost. Any other input is
+ * returned as it is.
+ */
+export async function withContainment(port: GitHubPort, journal: Journal, input: LeafInput): Promise<LeafInput> {
+  if (input.kind !== "agent.finished" || input.uncontainedUpstreams !== undefined || !input.recordSha) return input;
+  if (input.exitCode !== 0 && input.exitCode !== 12) return input;
+  const k = journal.plan.nodes.findIndex((n) => n.id === input.taskId);
+  const node = journal.plan.nodes[k];
+  const t = journal.tasks[k];
+  if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempt !== input.attempt) return input;
+  const uncontained: string[] = [];
+  for (const dep of node.dependencies) {
+    const d = journal.tasks.find((x) => x.id === dep);
+    const head = d?.status === "MERGE_READY" ? (d.recordSha ?? d.pushedSha) : undefined;
+    if (!head) continue;
+    const status = await port.compareCommits(head, input.recordSha);
+    if (status !== "ahead" && status !== "identical") uncontained.push(dep);
+  }
+  return { ...input, uncontainedUpstreams: uncontained };
 }
 
 /** Plan ids whose folder a push touched, from the commits' added/modified/removed lists. */

@@ -368,6 +368,7 @@ function agentFinished(s: Step, input: Extract<LeafInput, { kind: "agent.finishe
   switch (input.exitCode) {
     case EXIT_CODES.SUCCESS:
     case EXIT_CODES.PARTIAL_SUCCESS:
+      if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
       return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
     case EXIT_CODES.FAILURE:
       return fail(s, i, input.kind, { error: input.error ?? "the agent failed", retryable: true, counted: true, exitCode: 1 });
@@ -398,6 +399,25 @@ function agentFinished(s: Step, input: Extract<LeafInput, { kind: "agent.finishe
     default:
       return fail(s, i, input.kind, { error: input.error ?? `unknown exit code ${input.exitCode}`, retryable: true, counted: true, exitCode: input.exitCode });
   }
+}
+
+/**
+ * A refinery's result is only as good as what its head holds: an upstream whose head the record
+ * commit does not contain (the App compared them) would be marked MERGED by the refinery's merge
+ * and its work lost. Such an attempt fails and is retried; otherwise the checked upstreams are
+ * remembered as the ones its merge carries.
+ */
+function refineryContains(s: Step, i: number, uncontained: readonly string[] | undefined, kind: LeafInput["kind"]): boolean {
+  if (uncontained === undefined) return true; // not checked: the merge marks every MERGE_READY upstream
+  const t = s.task(i);
+  const missing = s.idx.deps[i]!.filter((d) => uncontained.includes(s.task(d).id));
+  if (missing.length > 0) {
+    const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).branch ?? "?"})`).join(", ");
+    fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: 0 });
+    return false;
+  }
+  s.edit(i).contained = s.idx.deps[i]!.filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
+  return true;
 }
 
 /** Model usage exhausted until `until` (seed 004): dispatching pauses; it is nobody's failure. */
@@ -479,9 +499,15 @@ function mergeThroughRefinery(s: Step, refinery: number, mergeSha: string, kind:
   while (stack.length > 0) {
     const i = stack.pop()!;
     const merged: string[] = [];
+    const contained = s.task(i).contained;
     for (const d of s.idx.deps[i]!) {
       const dt = s.task(d);
       if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
+      if (contained && !contained.includes(dt.id)) {
+        // Its head was not seen in the refinery's: marking it MERGED would lose its work.
+        s.reject(kind, `${s.task(i).id} was merged without ${dt.id}'s work; ${dt.id} stays MERGE_READY`, dt.id);
+        continue;
+      }
       s.edit(d).mergeSha = mergeSha;
       s.move(d, "MERGED", kind);
       s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
@@ -560,6 +586,7 @@ function retry(s: Step, i: number, kind: LeafInput["kind"], opts: { counted: boo
     lastHeartbeat: _h,
     dispatchedAt: _d,
     notBefore: _nb,
+    contained: _c,
     ...kept
   } = s.task(i);
   const e: TaskState = { ...kept, retries, ...(notBefore !== undefined && notBefore > s.now ? { notBefore: s.iso(notBefore) } : {}) };

@@ -51,6 +51,12 @@ const inputs = [
         .object({ id: z.string().optional(), title: z.string(), reason: z.string(), affectedTasks: z.array(z.string()).default([]), path: z.string().optional() })
         .optional(),
       rateLimitedUntil: z.string().optional(),
+      uncontainedUpstreams: z
+        .array(z.string())
+        .optional()
+        .describe(
+          "A refinery's attempt: ids of its MERGE_READY upstream tasks whose head (recordSha, else pushedSha) the record commit does not contain, by GitHub's compare (read by the App). Absent when not checked.",
+        ),
     })
     .describe("The runner's result of an attempt, read from the task branch."),
   z

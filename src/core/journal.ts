@@ -56,6 +56,10 @@ export const taskStateSchema = z
     filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
     lastError: z.string().optional().describe("Why the last attempt failed."),
     approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+    contained: z
+      .array(z.string())
+      .optional()
+      .describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."),
   })
   .strict();
 export type TaskState = z.infer<typeof taskStateSchema>;

@@ -170,6 +170,14 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
+  async compareCommits(base: string, head: string): Promise<"ahead" | "behind" | "identical" | "diverged"> {
+    return this.#call("repos.compareCommits", async () => {
+      // One commit per page: only the status is read, not the commit list or the files.
+      const { data } = await this.#octokit.rest.repos.compareCommits({ ...this.#r, base, head, per_page: 1 });
+      return data.status;
+    });
+  }
+
   async commit(sha: string): Promise<{ sha: string; message: string; parents: string[] }> {
     return this.#call("git.getCommit", async () => {
       const { data } = await this.#octokit.rest.git.getCommit({ ...this.#r, commit_sha: sha });

@@ -84,6 +84,11 @@ export interface GitHubPort {
   listBranches(prefix: string): Promise<{ name: string; sha: string }[]>;
   /** Server-side merge of `head` into `base` (`POST /merges`). */
   mergeBranch(base: string, head: string, message: string): Promise<MergeResult>;
+  /**
+   * How `head` relates to `base` (`GET /compare/{base}...{head}`): `ahead` or `identical` means
+   * `head` contains `base`.
+   */
+  compareCommits(base: string, head: string): Promise<"ahead" | "behind" | "identical" | "diverged">;
   /** Commit message and parents of a commit. */
   commit(sha: string): Promise<{ sha: string; message: string; parents: string[] }>;
 

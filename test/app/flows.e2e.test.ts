@@ -369,6 +369,43 @@ describe("Forge App flows", () => {
     expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
   });
 
+  it("a refinery whose head lacks a conflicted upstream fails (its upstream is not marked MERGED) and its retry brings both tasks in", T, async () => {
+    // a and b rewrite the same line; r's first agent leaves the conflicted upstream unmerged, its second merges it.
+    const shared = "src/shared.ts";
+    h = await startHarness(
+      (id, attempt): Script =>
+        id === "a" || id === "b" ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success", mergeConflicts: attempt !== 1 },
+      { files: { [shared]: 'export const owner = "nobody";\n' }, config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n" },
+    );
+    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #2"]);
+    const events = h.decisions.flatMap((d) => d.d.events);
+    // Attempt 1 named the upstream its head lacked; nothing was marked MERGED by it.
+    const conflicts1 = (JSON.parse(h.runner.inputs.get(`${j.runId}/r/1`)!.context ?? "{}") as { conflicts?: string[] }).conflicts ?? [];
+    expect(conflicts1).toHaveLength(1);
+    const lacking = [task(j, "a")!, task(j, "b")!].find((t) => t.branch === conflicts1[0])!;
+    const failed = events.filter((e) => e.type === "task.failed" && e.taskId === "r");
+    expect(failed.map((e) => (e.data as { attemptId: number; error: string; retryable: boolean }))).toEqual([
+      { agentId: expect.any(String), attemptId: 1, exitCode: 0, retryable: true, error: `r's head does not contain ${lacking.id}'s work (branch ${lacking.branch})` },
+    ]);
+    const mergedEvents = events.filter((e) => e.type === "task.merged");
+    expect(mergedEvents.map((e) => `${e.taskId} ${(e.data as { attempt: number; by: string }).by} #${(e.data as { attempt: number }).attempt}`).sort()).toEqual([
+      "a refinery #1",
+      "b refinery #1",
+      "r direct #2",
+    ]);
+    // Attempt 1's verdict is a failure on its PR's head.
+    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: `forge/${j.runId}/r/1` });
+    expect(checks.check_runs.find((c) => c.name === "forge · r")).toMatchObject({ conclusion: "failure" });
+    // The integration branch holds both tasks' lines.
+    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+    expect(content).toContain('export const owner = "a";');
+    expect(content).toContain('export const owner = "b";');
+    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1", "r/2"]);
+  });
+
   it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
     h = await startHarness(() => ({ kind: "success" }));
     const files = planFiles("broken", { a: ["b"], b: ["a"] });

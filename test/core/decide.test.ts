@@ -265,6 +265,47 @@ describe("refineries (DESIGN.md §5)", () => {
     expect(r.effects.some((e) => e.kind === "OpenFinalPullRequest")).toBe(true);
   });
 
+  it("a refinery whose head lacks an upstream's work fails and is retried; the upstream is not marked MERGED", () => {
+    const config = cfg({ retry_backoff: { base_seconds: 0, max_seconds: 0 } });
+    const d = start({ a: [], b: [], r1: ["a", "b"] }, config);
+    let r = feed(d.journal, [success("a"), success("b")], 1000, config);
+    r = feed(r.journal, [{ ...success("r1"), uncontainedUpstreams: ["b"] } as LeafInput], 1000, config);
+    const failed = r.events.find((e) => e.type === "task.failed");
+    expect(failed).toMatchObject({ taskId: "r1", data: { attemptId: 1, retryable: true, error: "r1's head does not contain b's work (branch forge/run-1/b/1)" } });
+    expect(r.events.some((e) => e.type === "task.merge_ready" && e.taskId === "r1")).toBe(false);
+    expect(r.effects.some((e) => e.kind === "MergePullRequest")).toBe(false);
+    expect(r.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGE_READY #1", "b MERGE_READY #1", "r1 RUNNING #2"]);
+    expect(status(r.journal, "r1")).toMatchObject({ retries: 1, lastError: "r1's head does not contain b's work (branch forge/run-1/b/1)" });
+    // The retried attempt merges both upstream branches again; its head contains them both.
+    expect(r.effects.find((e) => e.kind === "PrepareBranch" && e.taskId === "r1")).toMatchObject({ attempt: 2, merge: ["forge/run-1/a/1", "forge/run-1/b/1"] });
+    r = feed(r.journal, [{ ...success("r1", 2), uncontainedUpstreams: [] } as LeafInput], 1000, config);
+    expect(status(r.journal, "r1")).toMatchObject({ status: "MERGE_READY", contained: ["a", "b"] });
+    r = feed(r.journal, [merged("r1", 2)], 1000, config);
+    expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
+    expect(r.journal.status).toBe("completed");
+    expect(journalSchema.safeParse(r.journal).success).toBe(true);
+  });
+
+  it("a refinery's merge marks MERGED only the upstreams its head was seen to contain", () => {
+    const d = start({ a: [], b: [], r1: ["a", "b"] });
+    let r = feed(d.journal, [success("a"), success("b"), success("r1")]);
+    expect(status(r.journal, "r1").status).toBe("MERGE_READY");
+    // As if b had not been checked against r1's head.
+    const j: Journal = { ...r.journal, tasks: r.journal.tasks.map((t) => (t.id === "r1" ? { ...t, contained: ["a"] } : t)) };
+    r = feed(j, [merged("r1")]);
+    expect(r.journal.tasks.map((t) => `${t.id} ${t.status}`)).toEqual(["a MERGED", "b MERGE_READY", "r1 MERGED"]);
+    expect(r.events.find((e) => e.type === "refinery.merged")!.data).toMatchObject({ mergedBranches: ["a"] });
+    expect(r.rejections).toContainEqual(expect.objectContaining({ taskId: "b", reason: "r1 was merged without b's work; b stays MERGE_READY" }));
+    expect(r.journal.status).toBe("running");
+  });
+
+  it("an unchecked refinery result (no containment facts) merges every MERGE_READY upstream, as before", () => {
+    const d = start({ a: [], b: [], r1: ["a", "b"] });
+    const r = feed(d.journal, [success("a"), success("b"), success("r1"), merged("r1")]);
+    expect(status(r.journal, "r1").contained).toBeUndefined();
+    expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
+  });
+
   it("a chain of refineries merges everything upstream when the last one merges", () => {
     const d = start({ a: [], r1: ["a"], r2: ["r1"] });
     let r = feed(d.journal, [success("a"), success("r1"), success("r2")]);
