@@ -2571,7 +2571,8 @@ var taskStateSchema = external_exports.object({
   question: external_exports.string().optional().describe("Exit 3: the agent's question."),
   context: external_exports.object({
     refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+    conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.")
   }).optional().describe("Extra context handed to the next attempt."),
   confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),

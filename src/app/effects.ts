@@ -70,7 +70,10 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
         const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
         if (runs[0]) return done({ workflowRunId: runs[0].id });
       }
-      const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`);
+      // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
+      // (this dispatch is tried again after a failure, or after a restart).
+      const t = task(ctx, effect.taskId);
+      const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
       const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
       const inputs: Record<string, string> = {
         [DISPATCH_INPUTS.runId]: ctx.journal.runId,

@@ -587,9 +587,12 @@ function retry(s: Step, i: number, kind: LeafInput["kind"], opts: { counted: boo
     dispatchedAt: _d,
     notBefore: _nb,
     contained: _c,
+    context: previous,
     ...kept
   } = s.task(i);
-  const e: TaskState = { ...kept, retries, ...(notBefore !== undefined && notBefore > s.now ? { notBefore: s.iso(notBefore) } : {}) };
+  // The attempt's conflicts were its own; a refinement or an answer is for the next attempt.
+  const { conflicts: _conflicts, ...context } = previous ?? {};
+  const e: TaskState = { ...kept, ...(Object.keys(context).length ? { context } : {}), retries, ...(notBefore !== undefined && notBefore > s.now ? { notBefore: s.iso(notBefore) } : {}) };
   s.replaceTask(i, e);
   const next = t.attempt + 1;
   s.emit("task.retried", t.id, {
@@ -845,6 +848,16 @@ function effectDone(s: Step, key: string, result: Record<string, unknown>): void
       if (i !== undefined && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number") s.edit(i).workflowRunId = result.workflowRunId;
       return;
     }
+    case "PrepareBranch": {
+      // The upstream branches left to a refinery's agent: kept with the attempt, so a dispatch that
+      // is tried again (after a failure, or by another process) still names them.
+      const conflicts = Array.isArray(result.conflicts) ? result.conflicts.filter((c): c is string => typeof c === "string") : [];
+      const i = s.find(effect.taskId);
+      if (conflicts.length === 0 || i === undefined) return;
+      const t = s.task(i);
+      if (t.attempt === effect.attempt && t.status === "RUNNING") s.edit(i).context = { ...(t.context ?? {}), conflicts };
+      return;
+    }
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
         const n = result.issueNumber;
@@ -979,7 +992,10 @@ function dispatch(s: Step, i: number): void {
     attempt,
     branch,
     agentType: node.agentType,
-    ...(context && (context.answer !== undefined || context.refinement !== undefined) ? { context } : {}),
+    // What the previous attempt left for this one; a previous attempt's conflicts are not this one's.
+    ...(context && (context.answer !== undefined || context.refinement !== undefined)
+      ? { context: { ...(context.refinement !== undefined ? { refinement: context.refinement } : {}), ...(context.answer !== undefined ? { answer: context.answer } : {}) } }
+      : {}),
   });
 }
 

@@ -48,6 +48,10 @@ export const taskStateSchema = z
       .object({
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+        conflicts: z
+          .array(z.string())
+          .optional()
+          .describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."),
       })
       .optional()
       .describe("Extra context handed to the next attempt."),

@@ -406,6 +406,45 @@ describe("Forge App flows", () => {
     expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1", "r/2"]);
   });
 
+  it("a refinery's dispatch that fails after its branch was prepared is tried again with the conflicts kept in the journal", T, async () => {
+    const shared = "src/shared.ts";
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    h = await startHarness((id): Script => (id === "a" || id === "b" ? { kind: "success", gate, files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success" }), {
+      files: { [shared]: 'export const owner = "nobody";\n' },
+    });
+    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+    await h.waitFor((x) => task(x, "a").status === "RUNNING" && task(x, "b").status === "RUNNING");
+    await h.app.forge.idle();
+    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1"]);
+    // From here every workflow dispatch fails (after the App's own retries): r's will be the first.
+    h.sim.control.faults({ apiErrorRate: 1, apiOperations: ["actions/create-workflow-dispatch"] });
+    release();
+    const running = await h.waitFor((x) => task(x, "r").status === "RUNNING");
+    await h.runner.idle();
+    await h.app.forge.idle();
+    expect(h.sim.control.core.faults.log.some((l) => l.startsWith("api actions/create-workflow-dispatch 5"))).toBe(true);
+    expect(h.runner.dispatched.some((d) => d.endsWith("/r/1"))).toBe(false);
+    // The branch was prepared (its acknowledgement is in the journal), the dispatch is still owed.
+    const state = (await h.app.forge.runtimes.get(FULL)!.engine.state(running.runId))!.state.journal;
+    expect(state.outbox.map((e) => e.key)).toContain("dispatch:r:1");
+    expect(state.outbox.map((e) => e.key)).not.toContain("branch:r:1");
+    expect(task(state, "r").context?.conflicts).toHaveLength(1);
+    // GitHub recovers; the reconciler's tick carries out the owed dispatch, conflicts and all.
+    h.sim.control.faults({ apiErrorRate: 0, apiOperations: [] });
+    await h.app.forge.tick();
+    const { conflicts } = JSON.parse(h.runner.inputs.get(`${running.runId}/r/1`)?.context ?? "{}") as { conflicts?: string[] };
+    expect(conflicts).toEqual(task(state, "r").context?.conflicts);
+    expect([task(state, "a")!.branch, task(state, "b")!.branch]).toContain(conflicts?.[0]);
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+    expect(content).toContain('export const owner = "a";');
+    expect(content).toContain('export const owner = "b";');
+    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
+  });
+
   it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
     h = await startHarness(() => ({ kind: "success" }));
     const files = planFiles("broken", { a: ["b"], b: ["a"] });

@@ -306,6 +306,26 @@ describe("refineries (DESIGN.md §5)", () => {
     expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
   });
 
+  it("the conflicts found while preparing a refinery's branch are kept with its attempt, not handed to the next one", () => {
+    const config = cfg({ retry_backoff: { base_seconds: 0, max_seconds: 0 } });
+    const d = start({ a: [], b: [], r1: ["a", "b"] }, config);
+    let r = feed(d.journal, [success("a"), success("b")], 1000, config);
+    r = feed(r.journal, [{ kind: "effect.done", key: "branch:r1:1", result: { conflicts: ["forge/run-1/b/1"] } }], 1000, config);
+    expect(status(r.journal, "r1").context).toEqual({ conflicts: ["forge/run-1/b/1"] });
+    expect(journalSchema.parse(r.journal).tasks[2]!.context).toEqual({ conflicts: ["forge/run-1/b/1"] });
+    // A clean preparation, or one of another attempt, records nothing.
+    expect(status(feed(d.journal, [success("a"), success("b"), { kind: "effect.done", key: "branch:r1:1", result: { conflicts: [] } }], 1000, config).journal, "r1").context).toBeUndefined();
+    // The attempt fails: waiting for its retry, the task keeps no conflicts of the attempt that failed…
+    const failed = feed(r.journal, [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 1, error: "tests failed" }], 1000, cfg());
+    expect(status(failed.journal, "r1")).toMatchObject({ status: "PENDING", attempt: 1 });
+    expect(status(failed.journal, "r1").context).toBeUndefined();
+    // …and a person's answer is handed on alone.
+    const exhausted = feed(r.journal, [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 3, question: "which side wins?" }], 1000, config);
+    r = feed(exhausted.journal, [{ kind: "command", command: "retry", actor: "octocat", taskId: "r1", message: "b wins" }], 1000, config);
+    expect(status(r.journal, "r1")).toMatchObject({ status: "RUNNING", attempt: 2 });
+    expect(r.effects.find((e) => e.kind === "DispatchAgent" && e.taskId === "r1")).toEqual(expect.objectContaining({ attempt: 2, context: { answer: "b wins" } }));
+  });
+
   it("a chain of refineries merges everything upstream when the last one merges", () => {
     const d = start({ a: [], r1: ["a"], r2: ["r1"] });
     let r = feed(d.journal, [success("a"), success("r1"), success("r2")]);
