@@ -182,7 +182,7 @@ export class Engine {
       }
       const { state } = loaded;
       // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
-      const checked = await Promise.all(inputs.map((input) => withContainment(this.#port, state.journal, input)));
+      const checked = await Promise.all(inputs.map((input) => this.#withContainment(runId, state.journal, input)));
       const now = this.#now();
       const d = decide(state.journal, checked.length === 1 ? checked[0]! : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
@@ -210,6 +210,21 @@ export class Engine {
       }
     }
     throw new Error(`run ${runId}: the journal kept moving; gave up after ${MAX_CAS_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * A refinery's result without its containment facts is never decided: when GitHub cannot answer
+   * the compare, it counts as a sign of life only (the same position in the batch), and the result
+   * is read again from the branch by the job's completion or the reconciler.
+   */
+  async #withContainment(runId: string, journal: Loaded["state"]["journal"], input: LeafInput): Promise<LeafInput> {
+    try {
+      return await withContainment(this.#port, journal, input);
+    } catch (e) {
+      if (input.kind !== "agent.finished") throw e;
+      this.#log.warn({ runId, taskId: input.taskId, attempt: input.attempt, err: (e as Error).message }, "could not compare a refinery's head with its upstreams; its result waits");
+      return { kind: "agent.heartbeat", taskId: input.taskId, attempt: input.attempt };
+    }
   }
 
   /** Carry out the outbox; acknowledgements are decided in rounds until nothing new follows. */
