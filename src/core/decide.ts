@@ -499,15 +499,12 @@ function mergeThroughRefinery(s: Step, refinery: number, mergeSha: string, kind:
   while (stack.length > 0) {
     const i = stack.pop()!;
     const merged: string[] = [];
-    const contained = s.task(i).contained;
+    // The upstreams' containment was checked when the refinery's result came (refineryContains); an
+    // upstream that reached MERGE_READY later is carried by the refinery's merge like the others, never
+    // left behind: a task held MERGE_READY with nothing to merge it would stall the run.
     for (const d of s.idx.deps[i]!) {
       const dt = s.task(d);
       if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
-      if (contained && !contained.includes(dt.id)) {
-        // Its head was not seen in the refinery's: marking it MERGED would lose its work.
-        s.reject(kind, `${s.task(i).id} was merged without ${dt.id}'s work; ${dt.id} stays MERGE_READY`, dt.id);
-        continue;
-      }
       s.edit(d).mergeSha = mergeSha;
       s.move(d, "MERGED", kind);
       s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
