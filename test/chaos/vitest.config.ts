@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/chaos/chaos.test.ts"],
-    testTimeout: 900_000,
+    testTimeout: 420_000,
     hookTimeout: 60_000,
     pool: "forks",
     env: { FORGE_CHAOS: "1" },
