@@ -2326,28 +2326,14 @@ async function captainJob(args) {
   const headSha = await git.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
   await git.push(branch);
   const link = issue !== void 0 ? `#${issue}` : `Change Request ${cr.id}`;
-  const body = [
+  const pr = await upsertCaptainPull({ github, input, branch, base: journal.baseBranch, title, intro: [
     `Overlay for ${link}: **${cr.title}**`,
     "",
     `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
     "",
     `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
-    "",
-    "| File | Change |",
-    "| --- | --- |",
-    ...planChanges.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
-    "",
-    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
-    ...input.jobUrl ? [`[The job](${input.jobUrl})`] : []
-  ].join("\n");
-  let pr = await github.findOpenPull(branch, journal.baseBranch).catch(() => void 0);
-  if (pr) await github.updatePull(pr.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
-  else {
-    pr = await github.createPull({ head: branch, base: journal.baseBranch, title, body, draft: false }).catch((err) => {
-      warnings.push(`could not open the pull request: ${err.message}`);
-      return void 0;
-    });
-  }
+    ""
+  ], changes: planChanges, warnings });
   log.info(`Captain for ${cr.id}: ${overlayFile} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -2453,26 +2439,12 @@ No plan: ${why}.
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
   const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
   await git.push(branch);
-  const prBody = [
+  const pr = await upsertCaptainPull({ github, input, branch, base: base2, title: prTitle, intro: [
     `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
     "",
     `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
-    "",
-    "| File | Change |",
-    "| --- | --- |",
-    ...kept.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
-    "",
-    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
-    ...input.jobUrl ? [`[The job](${input.jobUrl})`] : []
-  ].join("\n");
-  let pr = await github.findOpenPull(branch, base2).catch(() => void 0);
-  if (pr) await github.updatePull(pr.number, { title: prTitle, body: prBody }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
-  else {
-    pr = await github.createPull({ head: branch, base: base2, title: prTitle, body: prBody, draft: false }).catch((err) => {
-      warnings.push(`could not open the pull request: ${err.message}`);
-      return void 0;
-    });
-  }
+    ""
+  ], changes: kept, warnings });
   log.info(`Plan Captain for #${issue}: ${planDir2} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -2487,6 +2459,27 @@ No plan: ${why}.
 Plan \`${planDir2}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url})` : ""}.
 `
   };
+}
+async function upsertCaptainPull(args) {
+  const { github, branch, base: base2, title, warnings } = args;
+  const body = [
+    ...args.intro,
+    "| File | Change |",
+    "| --- | --- |",
+    ...args.changes.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
+    ...args.input.jobUrl ? [`[The job](${args.input.jobUrl})`] : []
+  ].join("\n");
+  const open = await github.findOpenPull(branch, base2).catch(() => void 0);
+  if (open) {
+    await github.updatePull(open.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
+    return open;
+  }
+  return github.createPull({ head: branch, base: base2, title, body, draft: false }).catch((err) => {
+    warnings.push(`could not open the pull request: ${err.message}`);
+    return void 0;
+  });
 }
 
 // src/core/effects.ts

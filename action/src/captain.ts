@@ -188,28 +188,14 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
   const headSha = await git.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== undefined ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
   await git.push(branch);
   const link = issue !== undefined ? `#${issue}` : `Change Request ${cr.id}`;
-  const body = [
+  const pr = await upsertCaptainPull({ github, input, branch, base: journal.baseBranch, title, intro: [
     `Overlay for ${link}: **${cr.title}**`,
     "",
     `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
     "",
     `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
     "",
-    "| File | Change |",
-    "| --- | --- |",
-    ...planChanges.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
-    "",
-    ...(warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : []),
-    ...(input.jobUrl ? [`[The job](${input.jobUrl})`] : []),
-  ].join("\n");
-  let pr = await github.findOpenPull(branch, journal.baseBranch).catch(() => undefined);
-  if (pr) await github.updatePull(pr.number, { title, body }).catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
-  else {
-    pr = await github.createPull({ head: branch, base: journal.baseBranch, title, body, draft: false }).catch((err: unknown) => {
-      warnings.push(`could not open the pull request: ${(err as Error).message}`);
-      return undefined;
-    });
-  }
+  ], changes: planChanges, warnings });
   log.info(`Captain for ${cr.id}: ${overlayFile} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -325,26 +311,12 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
   const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
   await git.push(branch);
-  const prBody = [
+  const pr = await upsertCaptainPull({ github, input, branch, base, title: prTitle, intro: [
     `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
     "",
     `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
     "",
-    "| File | Change |",
-    "| --- | --- |",
-    ...kept.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
-    "",
-    ...(warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : []),
-    ...(input.jobUrl ? [`[The job](${input.jobUrl})`] : []),
-  ].join("\n");
-  let pr = await github.findOpenPull(branch, base).catch(() => undefined);
-  if (pr) await github.updatePull(pr.number, { title: prTitle, body: prBody }).catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
-  else {
-    pr = await github.createPull({ head: branch, base, title: prTitle, body: prBody, draft: false }).catch((err: unknown) => {
-      warnings.push(`could not open the pull request: ${(err as Error).message}`);
-      return undefined;
-    });
-  }
+  ], changes: kept, warnings });
   log.info(`Plan Captain for #${issue}: ${planDir} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -356,4 +328,40 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
     warnings,
     summary: `${summaryHead}${issue}\n\nPlan \`${planDir}\` on \`${branch}\`${pr ? ` — PR [#${pr.number}](${pr.url})` : ""}.\n`,
   };
+}
+
+/**
+ * The Captain's PR, opened or (a re-run) updated in place: its intro (ending with a blank line), the plan files it changes as a
+ * table, warnings, and a link to the job. A PR that cannot be written is a warning, not a failure:
+ * the commit is on the branch already.
+ */
+async function upsertCaptainPull(args: {
+  github: MainDeps["github"];
+  input: MainInput;
+  branch: string;
+  base: string;
+  title: string;
+  intro: string[];
+  changes: { path: string; status: string }[];
+  warnings: string[];
+}): Promise<{ number: number; url: string } | undefined> {
+  const { github, branch, base, title, warnings } = args;
+  const body = [
+    ...args.intro,
+    "| File | Change |",
+    "| --- | --- |",
+    ...args.changes.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...(warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : []),
+    ...(args.input.jobUrl ? [`[The job](${args.input.jobUrl})`] : []),
+  ].join("\n");
+  const open = await github.findOpenPull(branch, base).catch(() => undefined);
+  if (open) {
+    await github.updatePull(open.number, { title, body }).catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
+    return open;
+  }
+  return github.createPull({ head: branch, base, title, body, draft: false }).catch((err: unknown) => {
+    warnings.push(`could not open the pull request: ${(err as Error).message}`);
+    return undefined;
+  });
 }
