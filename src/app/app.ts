@@ -13,7 +13,7 @@ import { OctokitPort, type Octokit } from "../github/octokit-port.js";
 import type { GitHubPort } from "../github/port.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "./commands.js";
 import { Engine, type Logger } from "./engine.js";
-import { branchParser, recordInput, touchedPlans, type AttemptRef } from "./normalize.js";
+import { branchParser, endedJobInput, recordInput, touchedPlans, type AttemptRef } from "./normalize.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import { parseMarker } from "./render.js";
 import { reconcileRun } from "./reconciler.js";
@@ -358,12 +358,7 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     const followup = loaded?.state.journal.followups.find((f) => f.id === ref.taskId);
     const stillRunning = task ? task.status === "RUNNING" && task.attempt === ref.attempt : followup?.status === "running";
     if (!stillRunning) return;
-    const head = await rt.port.branchHead(run.head_branch!);
-    const input = head ? await recordInput(rt.port, ref, head) : undefined;
-    if (input) return void (await apply(rt, ref.runId, [input]));
-    const runnerLost = await rt.port.runnerLost(run.id);
-    const reason = runnerLost ? `the job's runner went away mid-step (${run.conclusion ?? "no conclusion"})` : `the job ended (${run.conclusion ?? "no conclusion"}) without a result`;
-    await apply(rt, ref.runId, [{ kind: "agent.lost", taskId: ref.taskId, attempt: ref.attempt, reason, ...(runnerLost ? { runnerLost } : {}) }]);
+    await apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run.head_branch!, run)]);
   }
 
   async function onWorkflowJob(context: Context<"workflow_job">): Promise<void> {

@@ -91,6 +91,21 @@ export async function recordInput(port: GitHubPort, ref: AttemptRef, headSha: st
 }
 
 /**
+ * What a finished job of the attempt left: its result when the branch head is its record commit;
+ * else the attempt is lost — STALE when a step was still running (the runner went away), FAILED when
+ * the job ran to its end without a result.
+ */
+export async function endedJobInput(port: GitHubPort, ref: AttemptRef, branch: string, run: { id: number; conclusion: string | null }): Promise<LeafInput> {
+  const head = await port.branchHead(branch);
+  const finished = head ? await recordInput(port, ref, head) : undefined;
+  if (finished) return finished;
+  const { taskId, attempt } = ref;
+  const conclusion = run.conclusion ?? "no conclusion";
+  if (await port.runnerLost(run.id)) return { kind: "agent.lost", taskId, attempt, reason: `the job's runner went away mid-step (${conclusion})`, runnerLost: true };
+  return { kind: "agent.lost", taskId, attempt, reason: `the job ended (${conclusion}) without a result` };
+}
+
+/**
  * The executor's input for a runner result. `recordSha` is the record commit (the branch head GitHub
  * reported) and `recordParent` its parent: the work the walkthrough describes. The MERGE_READY gate
  * compares that parent, read from GitHub, with the walkthrough's head_sha.

@@ -6,7 +6,7 @@
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
-import { recordInput, recordOf } from "./normalize.js";
+import { endedJobInput, recordOf } from "./normalize.js";
 
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
   const loaded = await engine.state(runId);
@@ -23,13 +23,7 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       if (!run) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempt };
       if (run.status === "in_progress") inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run.status === "completed") {
-        const head = await port.branchHead(t.branch!);
-        const finished = head ? await recordInput(port, ref, head) : undefined;
-        if (finished) inputs.push(finished);
-        else if (await port.runnerLost(run.id)) inputs.push({ kind: "agent.lost", ...ref, reason: `the job's runner went away mid-step (${run.conclusion ?? "no conclusion"})`, runnerLost: true });
-        else inputs.push({ kind: "agent.lost", ...ref, reason: `the job ended (${run.conclusion ?? "no conclusion"}) without a result` });
-      }
+      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch!, run));
     }
   }
   for (const t of journal.tasks) {
