@@ -320,7 +320,7 @@ export class Engine {
         const loaded = this.#cache.get(runId);
         if (!loaded || !this.#dirty.has(runId)) return;
         try {
-          const saved = await this.store.save(await this.#baseFor(runId, loaded), loaded.state, `forge: ${runId} acknowledgements`);
+          const saved = await this.store.save(loaded, loaded.state, `forge: ${runId} acknowledgements`);
           this.#cache.set(runId, saved);
           this.#dirty.delete(runId);
         } catch (e) {
@@ -341,41 +341,30 @@ export class Engine {
   async #restoreMissing(runId: string, e: unknown): Promise<boolean> {
     if (!(e instanceof StateBranchMissingError)) return false;
     const commitSha = this.#cache.get(runId)?.commitSha;
-    const restored = commitSha ? await this.store.restore(runId, commitSha) : null;
-    if (!restored) {
-      this.#log.error({ runId }, `${e.message} and this process knows no commit to restore it from: restore the branch, or cancel the run`);
-      return false;
-    }
-    this.#log.warn({ runId, commitSha }, "the state branch was deleted: restored at its last journal commit");
-    await this.#onRestored?.(runId, this.#adopt(runId, restored)).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
-    return true;
-  }
-
-  /**
-   * The journal this process holds is ahead of a restored one only by what it keeps in memory
-   * (acknowledgements, ids of GitHub objects) when both come from the same blob: keep it.
-   */
-  #adopt(runId: string, restored: Loaded): Loaded {
-    const cached = this.#cache.get(runId);
-    const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
-    if (loaded === restored) this.#dirty.delete(runId);
-    this.#cache.set(runId, loaded);
-    return loaded;
+    if (commitSha && (await this.#putBack(runId, commitSha))) return true;
+    this.#log.error({ runId }, `${e.message} and this process knows no commit to restore it from: restore the branch, or cancel the run`);
+    return false;
   }
 
   /** A deleted state branch seen in a `push` webhook: put it back at the commit it pointed to. */
   async restore(runId: string, commitSha: string, actor?: string): Promise<Loaded | null> {
-    return this.#serial(runId, async (): Promise<Loaded | null> => {
-      const restored = await this.store.restore(runId, commitSha);
-      if (!restored) return null;
-      this.#log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-      const loaded = this.#adopt(runId, restored);
-      await this.#onRestored?.(runId, loaded, actor).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
-      return loaded;
-    });
+    return this.#serial(runId, () => this.#putBack(runId, commitSha, actor));
   }
 
-  async #baseFor(_runId: string, loaded: Loaded): Promise<Loaded> {
+  /**
+   * Recreate the state branch at `commitSha` and tell the run's people. The journal this process
+   * holds is ahead of the restored one only by what it keeps in memory (acknowledgements, ids of
+   * GitHub objects) when both come from the same blob: then it is kept.
+   */
+  async #putBack(runId: string, commitSha: string, actor?: string): Promise<Loaded | null> {
+    const restored = await this.store.restore(runId, commitSha);
+    if (!restored) return null;
+    this.#log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
+    const cached = this.#cache.get(runId);
+    const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
+    if (loaded === restored) this.#dirty.delete(runId);
+    this.#cache.set(runId, loaded);
+    await this.#onRestored?.(runId, loaded, actor).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
     return loaded;
   }
 
