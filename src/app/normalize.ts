@@ -163,15 +163,18 @@ export async function withContainment(port: GitHubPort, journal: Journal, input:
   const node = journal.plan.nodes[k];
   const t = journal.tasks[k];
   if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempt !== input.attempt) return input;
-  const uncontained: string[] = [];
-  for (const dep of node.dependencies) {
-    const d = journal.tasks.find((x) => x.id === dep);
-    const head = d?.status === "MERGE_READY" ? (d.recordSha ?? d.pushedSha) : undefined;
-    if (!head) continue;
-    const status = await port.compareCommits(head, input.recordSha);
-    if (status !== "ahead" && status !== "identical") uncontained.push(dep);
-  }
-  return { ...input, uncontainedUpstreams: uncontained };
+  const recordSha = input.recordSha;
+  // The compares run at once: this happens inside the run's serial turn.
+  const missing = await Promise.all(
+    node.dependencies.map(async (dep) => {
+      const d = journal.tasks.find((x) => x.id === dep);
+      const head = d?.status === "MERGE_READY" ? (d.recordSha ?? d.pushedSha) : undefined;
+      if (!head) return false;
+      const status = await port.compareCommits(head, recordSha);
+      return status !== "ahead" && status !== "identical";
+    }),
+  );
+  return { ...input, uncontainedUpstreams: node.dependencies.filter((_, i) => missing[i]) };
 }
 
 /** Plan ids whose folder a push touched, from the commits' added/modified/removed lists. */
