@@ -42,6 +42,9 @@ function task(ctx: EffectContext, taskId: string): TaskState | undefined {
   return ctx.journal.tasks.find((t) => t.id === taskId);
 }
 
+/** How soon a merge that lost a race with another merge into the same base is tried again. */
+export const MERGE_RETRY_MS = 300;
+
 /** Minimum seconds between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
 export const TRACKER_DEBOUNCE_MS = 5_000;
 
@@ -102,12 +105,17 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
       const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
       const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
       if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
-      if (res.kind === "not_mergeable") {
-        const pr = await port.getPullRequest(number);
-        if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-        return { kind: "later", reason: res.message };
-      }
-      return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified; it will not be merged unverified` };
+      // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
+      if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+      // Merged already (by this effect before a crash, behind a lost answer, or by a person)? Else it
+      // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
+      const pr = await port.getPullRequest(number);
+      if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
+      if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+      // GitHub said the head is not the verified one: only a head that really moved fails the merge.
+      const verified = sha ? headOf(ctx, t, sha) : undefined;
+      if (pr.state === "open" && verified && pr.headSha === verified) return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
+      return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified` };
     }
 
     case "OpenChangeRequest": {

@@ -189,7 +189,8 @@ export class Engine {
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {
         this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
-        if (d.journal !== state.journal) this.#dirty.add(runId);
+        // Only a journal that changed is worth a write (a tick that found nothing to do is not).
+        if (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
         return d;
       }
       try {

@@ -889,6 +889,18 @@ function effectFailed(s: Step, key: string, error: string): void {
     fail(s, i, "effect.failed", { error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`, retryable: true, counted: true });
   } else if (effect.kind === "SpawnFollowup") {
     followupFinished(s, effect.followupId, false);
+  } else if (effect.kind === "MergePullRequest") {
+    // The task stays MERGE_READY (its only way on is MERGED), so a merge refused for good is never
+    // dropped in silence: the reason goes on the task and on its pull request for a person to act.
+    const i = s.find(effect.taskId);
+    if (i === undefined || s.task(i).attempt !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
+    s.edit(i).lastError = `merge refused: ${error}`;
+    s.effect({
+      key: `merge-refused:${effect.taskId}:${effect.attempt}`,
+      kind: "PostComment",
+      target: { on: "task", taskId: effect.taskId, attempt: effect.attempt },
+      body: `Forge did not merge \`${effect.taskId}\` (attempt ${effect.attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`,
+    });
   }
 }
 

@@ -337,8 +337,12 @@ export class OctokitPort implements GitHubPort {
       });
       return { kind: "merged", sha: data.sha };
     } catch (e) {
-      // 405: not mergeable (required checks, conflicts, draft); 409: `sha` is not the head any more.
-      if (statusOf(e) === 405) return { kind: "not_mergeable", message: wrap("pulls.merge", e).message };
+      // 405: not mergeable (required checks, conflicts, draft) — or "Base branch was modified" when
+      // a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
+      if (statusOf(e) === 405) {
+        const message = wrap("pulls.merge", e).message;
+        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+      }
       if (statusOf(e) === 409) return { kind: "head_moved" };
       throw wrap("pulls.merge", e);
     }

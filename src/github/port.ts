@@ -68,7 +68,16 @@ export interface CheckRunFields {
 }
 
 export type MergeResult = { kind: "merged"; sha: string } | { kind: "noop" } | { kind: "conflict" };
-export type PullMergeResult = { kind: "merged"; sha: string } | { kind: "not_mergeable"; message: string } | { kind: "head_moved" };
+/**
+ * What a merge attempt came to. `base_moved`: another merge moved the base while this one ran
+ * (GitHub's 405 "Base branch was modified") — try again. `head_moved`: the PR's head is not the
+ * `sha` given (409).
+ */
+export type PullMergeResult =
+  | { kind: "merged"; sha: string }
+  | { kind: "not_mergeable"; message: string }
+  | { kind: "base_moved"; message: string }
+  | { kind: "head_moved" };
 
 export interface GitHubPort {
   readonly owner: string;

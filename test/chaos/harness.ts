@@ -60,6 +60,12 @@ export interface ScenarioOptions {
    * of the network between the App and GitHub that the local GitHub cannot inject itself.
    */
   loseAnswer?: (method: string, url: string) => boolean;
+  /**
+   * Answer this App request with an error instead of GitHub (nothing is carried out): for answers
+   * GitHub gives in races the local GitHub makes only by chance, such as a merge's 405 "Base branch
+   * was modified".
+   */
+  refuse?: (method: string, url: string) => { status: number; message: string } | undefined;
 }
 
 export interface ScenarioResult {
@@ -156,6 +162,8 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     // A killed process makes no more calls, and learns nothing of the ones in flight.
     const fetchOf = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       if (killed.value) throw new Error("the App process is dead");
+      const refused = options.refuse?.((init?.method ?? "GET").toUpperCase(), String(input instanceof Request ? input.url : input));
+      if (refused) return new Response(JSON.stringify({ message: refused.message, status: String(refused.status) }), { status: refused.status, headers: { "content-type": "application/json" } });
       const res = await fetch(input, init);
       if (killed.value) throw new Error("the App process is dead");
       const method = (init?.method ?? "GET").toUpperCase();

@@ -74,6 +74,19 @@ describe("starting a run", () => {
 });
 
 describe("state machine through inputs", () => {
+  it("a merge refused for good is not dropped in silence: the task keeps MERGE_READY, the reason and a comment on its PR", () => {
+    const d = start({ a: [], b: ["a"] });
+    const ready = feed(d.journal, [success("a")]);
+    expect(ready.journal.outbox.map((e) => e.key)).toContain("merge:a:1");
+    const r = feed(ready.journal, [{ kind: "effect.failed", key: "merge:a:1", error: "the head of forge/run-1/a/1 moved after it was verified" }]);
+    expect(status(r.journal, "a")).toMatchObject({ status: "MERGE_READY", lastError: "merge refused: the head of forge/run-1/a/1 moved after it was verified" });
+    const comment = r.journal.outbox.find((e) => e.key === "merge-refused:a:1");
+    expect(comment).toMatchObject({ kind: "PostComment", target: { on: "task", taskId: "a", attempt: 1 } });
+    expect((comment as { body: string }).body).toContain("moved after it was verified");
+    // The person merges it: the run goes on.
+    expect(status(feed(r.journal, [merged("a")]).journal, "b").status).toBe("RUNNING");
+  });
+
   it("success: RUNNING → DONE → MERGE_READY → MERGED, then dependents start", () => {
     const d = start({ a: [], b: ["a"] });
     const r = feed(d.journal, [success("a"), merged("a")]);

@@ -160,3 +160,26 @@ describe("concurrent contents writes", () => {
     expect(sim.violations).toEqual([]);
   });
 });
+
+describe("merges racing into one base", () => {
+  it("answers the loser 405 \"Base branch was modified\" as GitHub does — never 409, which means a moved head", async () => {
+    const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
+    const pulls: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const branch = `race/${i}`;
+      await gh.rest.git.createRef({ owner, repo, ref: `refs/heads/${branch}`, sha: main.object.sha });
+      await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: `race/${i}.txt`, message: `race ${i}`, content: b64(`${i}\n`), branch });
+      pulls.push((await gh.rest.pulls.create({ owner, repo, head: branch, base: "main", title: `race ${i}` })).data.number);
+    }
+    const answers = await Promise.all(
+      pulls.map((n) =>
+        gh.rest.pulls.merge({ owner, repo, pull_number: n, request: { retries: 0 } }).then(
+          () => "merged",
+          (e: { status: number; message: string }) => `${e.status} ${e.message}`,
+        ),
+      ),
+    );
+    for (const a of answers) expect(a).toMatch(/^(merged|405 Base branch was modified\. Review and try the merge again\.)/);
+    expect(answers).toContain("merged");
+  });
+});

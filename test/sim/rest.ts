@@ -715,8 +715,8 @@ const pulls: Record<string, Handler> = {
     }
     return ok(await ctx.core.pullPayload(repo, issue));
   },
-  // docs.github.com/rest/pulls/pulls#merge-a-pull-request: 405 when it cannot be merged,
-  // 409 when `sha` is not the head.
+  // docs.github.com/rest/pulls/pulls#merge-a-pull-request: 405 when it cannot be merged (also
+  // "Base branch was modified" when a concurrent merge moved the base), 409 when `sha` is not the head.
   "pulls/merge": async (ctx) => {
     const repo = repoOf(ctx);
     const issue = pullOf(ctx);
@@ -754,7 +754,9 @@ const pulls: Record<string, Handler> = {
         sha = await git.commitTree(repo.gitDir, info.tree, [sha], info.message, info.author, who);
       }
     }
-    if (!(await git.updateRef(repo.gitDir, baseRef, sha, base))) throw new HttpError(409, "Base branch was modified. Review and try the merge again.", ctx.doc);
+    // Another merge moved the base meanwhile: GitHub answers 405 with this message (not 409, which
+    // is only for a `sha` that is not the head), and the merge may simply be tried again.
+    if (!(await git.updateRef(repo.gitDir, baseRef, sha, base))) throw new HttpError(405, "Base branch was modified. Review and try the merge again.", ctx.doc);
     p.mergeCommitSha = sha;
     // The ref change emits push; the PR is then marked merged (closed with merged: true).
     await ctx.core.refsChanged(repo, [{ ref: baseRef, before: base, after: sha }], act(ctx));

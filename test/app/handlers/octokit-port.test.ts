@@ -63,9 +63,12 @@ describe("OctokitPort", () => {
     await expect(port.mergeBranch("forge/r/r1/1", "forge/r/b/1", "conflict")).resolves.toEqual({ kind: "conflict" });
   });
 
-  it("mergePullRequest: 405 is not mergeable (with GitHub's reason), 409 means the head moved", async () => {
+  it("mergePullRequest: 405 is not mergeable (with GitHub's reason) or a moved base, 409 means the head moved", async () => {
     gh.reply(`PUT ${R}/pulls/7/merge`, 405, error("Required status check \"test\" is expected.", 405));
     await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({ kind: "not_mergeable", message: 'pulls.merge: 405 Required status check "test" is expected.' });
+    // A concurrent merge moved the base: GitHub answers 405 with this message; it is tried again.
+    gh.reply(`PUT ${R}/pulls/7/merge`, 405, error("Base branch was modified. Review and try the merge again.", 405));
+    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({ kind: "base_moved", message: "pulls.merge: 405 Base branch was modified. Review and try the merge again." });
     const moved = gh.reply(`PUT ${R}/pulls/7/merge`, 409, error("Head branch was modified. Review and try the merge again.", 409));
     await expect(port.mergePullRequest(7, { sha: SHA, title: "forge(a): A" })).resolves.toEqual({ kind: "head_moved" });
     expect(moved.body).toEqual({ sha: SHA, merge_method: "merge", commit_title: "forge(a): A" });
