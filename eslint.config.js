@@ -15,4 +15,16 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
+  {
+    // One front-matter reader: gray-matter would eval a `---js` block, so only the core's
+    // YAML-only reader may call it.
+    files: ["src/**/*.ts", "action/src/**/*.ts"],
+    ignores: ["src/core/front-matter.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { paths: [{ name: "gray-matter", message: "Read front matter with readFrontMatter() of src/core/front-matter.ts (YAML only, never evaluated)." }] },
+      ],
+    },
+  },
 );

@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-PXLWCZQ4.js";
+} from "./chunk-BKSKHAXR.js";
 import {
   __commonJS,
   __require,

@@ -7,6 +7,7 @@ import {
   agentTypeSchema,
   concludeMerge,
   defaultReportPaths,
+  describeFrontMatterProblem,
   external_exports,
   finishSubBranch,
   loadPlan,
@@ -15,8 +16,8 @@ import {
   parseTaskFile,
   pickEnv,
   quoteUntrusted,
+  readFrontMatter,
   require_dist,
-  require_gray_matter,
   sanitizeUntrusted,
   spawnAgent,
   startSubBranch,
@@ -25,8 +26,9 @@ import {
   traceIdFrom,
   validatePlan,
   writeFileAtomic,
+  writeFrontMatter,
   writeSignal
-} from "./chunk-PXLWCZQ4.js";
+} from "./chunk-BKSKHAXR.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2864,7 +2866,7 @@ async function buildContext(args) {
     if (text === void 0) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
-      const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;
@@ -3115,41 +3117,40 @@ var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, 
 var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
-function splitFrontmatter(text) {
-  const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/.exec(text);
-  return m ? { yaml: m[1], body: m[2] } : void 0;
-}
 function missingSections(body) {
   const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
   return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
 }
 var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
-function readFrontmatter(text) {
-  const split = splitFrontmatter(text);
-  if (!split) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: text };
-  let raw;
-  try {
-    raw = (0, import_yaml.parse)(split.yaml);
-  } catch (err) {
-    const why = err.message.split("\n")[0];
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: split.body };
+var MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
+function walkthroughFrontmatter(text, file) {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
   }
-  if (raw === null || raw === void 0) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: split.body };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: split.body };
-  return { ok: true, data: raw, body: split.body };
+  if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
+  if (fm.problem) {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
+  }
+  const raw = fm.data;
+  if (raw === null || raw === void 0) return { ok: false, ...MISSING, body: fm.body };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
+  return { ok: true, data: raw, body: fm.body };
 }
-function parseAgentWalkthrough(text) {
-  const fm = readFrontmatter(text);
+function parseAgentWalkthrough(text, file = "walkthrough.md") {
+  const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { data: void 0, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const result = agentWalkthroughSchema.safeParse(fm.data);
   const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
   return { data: result.success ? result.data : void 0, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
 }
 var normalizePath = (p) => p.replace(/^\.\//, "");
-function completeWalkthrough(text, facts) {
+function completeWalkthrough(text, facts, file = "walkthrough.md") {
   const warnings = [];
   if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
-  const fm = readFrontmatter(text);
+  const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const claimed = fm.data;
   const data = {};
@@ -3623,7 +3624,6 @@ import { mkdir as mkdir4 } from "node:fs/promises";
 import path7 from "node:path";
 
 // src/agent/stages.ts
-var import_gray_matter = __toESM(require_gray_matter(), 1);
 var import_yaml2 = __toESM(require_dist(), 1);
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -3793,7 +3793,7 @@ Fix the cause and complete the stage.`;
   const walkthroughCheck = async () => {
     const text = await readFile4(reports.walkthrough, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${reports.walkthrough}`;
-    const parsed = parseAgentWalkthrough(text);
+    const parsed = parseAgentWalkthrough(text, reports.walkthrough);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
   };
   const base2 = (stage) => stagePrompt(ctx, stage, reports, STAGE_TEXT[stage], options.workdir);
@@ -3809,16 +3809,16 @@ Fix the cause and complete the stage.`;
         return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: reports.walkthrough } : o;
       }
       case "plan":
-        return retried(
-          stage,
-          type,
-          `${base2(stage)}
+        return retried(stage, type, `${base2(stage)}
 
 ## Subtask folder
 
-${subtaskDir(sessionDir)}`,
-          async () => (await readSubtasks(subtaskDir(sessionDir))).length === 0 ? `no subtask files were written in ${subtaskDir(sessionDir)}` : void 0
-        );
+${subtaskDir(sessionDir)}`, async () => {
+          const subtasks = await readSubtasks(subtaskDir(sessionDir));
+          if (subtasks.length === 0) return `no subtask files were written in ${subtaskDir(sessionDir)}`;
+          const refused = subtasks.flatMap((sub) => sub.problem ? [sub.problem] : []);
+          return refused.length ? `subtask files Forge cannot read: ${refused.join("; ")}` : void 0;
+        });
       case "work":
         return workSubtasks();
       case "merge":
@@ -3844,9 +3844,16 @@ ${ctx.planDir}` : ""}`);
     let done = 0;
     let failed = 0;
     let attempts = 0;
+    const refused = [];
     for (const sub of subtasks) {
       if (sub.status === "done") {
         done++;
+        continue;
+      }
+      if (sub.problem) {
+        progress(`subtask ${sub.id} refused: ${sub.problem}`);
+        refused.push(sub.problem);
+        failed++;
         continue;
       }
       const kind = sub.agentType === "2" ? "2" : "1";
@@ -3886,7 +3893,7 @@ ${ctx.task.trim()}`
     }
     if (subtasks.length === 0) return { exitCode: 1, attempts, sessionDirs: dirs, error: "no subtasks to work" };
     const exitCode2 = failed === 0 ? 0 : done === 0 ? 1 : 12;
-    return { exitCode: exitCode2, attempts, sessionDirs: dirs, artifact: dir, ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed` } : {} };
+    return { exitCode: exitCode2, attempts, sessionDirs: dirs, artifact: dir, ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {} };
   };
   const mergeUpstream = async () => {
     const dirs = [];
@@ -4276,20 +4283,19 @@ ${String(stderr)}` : ""}` });
 function subtaskDir(sessionDir) {
   return path6.join(sessionDir, "subtasks");
 }
+function readSubtaskFile(file, text) {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") return { data: {}, body: text, problem: describeFrontMatterProblem(fm.problem) };
+  if (fm.problem) return { data: {}, body: text };
+  const data = fm.data !== null && typeof fm.data === "object" && !Array.isArray(fm.data) ? fm.data : {};
+  return { data, body: fm.body };
+}
 async function readSubtasks(dir) {
   const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
     const file = path6.join(dir, name);
-    const text = await readFile4(file, "utf8");
-    let data = {};
-    let body = text;
-    try {
-      const parsed = (0, import_gray_matter.default)(text, {});
-      data = parsed.data;
-      body = parsed.content;
-    } catch {
-    }
+    const { data, body, problem } = readSubtaskFile(file, await readFile4(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -4297,22 +4303,15 @@ async function readSubtasks(dir) {
       agentType: String(data.agent_type ?? data.type ?? "1") === "2" ? "2" : "1",
       status: String(data.status ?? "pending"),
       body,
-      file
+      file,
+      ...problem ? { problem } : {}
     });
   }
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const text = await readFile4(file, "utf8");
-  let data = {};
-  let body = text;
-  try {
-    const parsed = (0, import_gray_matter.default)(text, {});
-    data = parsed.data;
-    body = parsed.content;
-  } catch {
-  }
-  await writeFileAtomic(file, import_gray_matter.default.stringify(body, { ...data, status, forge_note: note }));
+  const { data, body } = readSubtaskFile(file, await readFile4(file, "utf8"));
+  await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function writeChangeRequest(file, ctx, cr) {
   const fm = {
@@ -4326,7 +4325,7 @@ async function writeChangeRequest(file, ctx, cr) {
   };
   await writeFileAtomic(
     file,
-    import_gray_matter.default.stringify(`## Description
+    writeFrontMatter(`## Description
 
 ${cr.description}
 

@@ -83,7 +83,7 @@ export async function buildContext(args: {
     if (text === undefined) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
-      const why = parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;

@@ -12,9 +12,9 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import matter from "gray-matter";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { describeFrontMatterProblem, readFrontMatter, writeFrontMatter } from "../core/front-matter.js";
 import { loadPlan } from "../core/plan/load.js";
 import { validatePlan } from "../core/plan/validate.js";
 import { abortMerge, concludeMerge, finishSubBranch, mergeRef, startSubBranch } from "./branches.js";
@@ -321,7 +321,7 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
   const walkthroughCheck = async (): Promise<string | undefined> => {
     const text = await readFile(reports.walkthrough, "utf8").catch(() => undefined);
     if (text === undefined) return `no walkthrough was written at ${reports.walkthrough}`;
-    const parsed = parseAgentWalkthrough(text);
+    const parsed = parseAgentWalkthrough(text, reports.walkthrough);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : undefined;
   };
 
@@ -339,9 +339,12 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
         return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: reports.walkthrough } : o;
       }
       case "plan":
-        return retried(stage, type, `${base(stage)}\n\n## Subtask folder\n\n${subtaskDir(sessionDir)}`, async () =>
-          (await readSubtasks(subtaskDir(sessionDir))).length === 0 ? `no subtask files were written in ${subtaskDir(sessionDir)}` : undefined,
-        );
+        return retried(stage, type, `${base(stage)}\n\n## Subtask folder\n\n${subtaskDir(sessionDir)}`, async () => {
+          const subtasks = await readSubtasks(subtaskDir(sessionDir));
+          if (subtasks.length === 0) return `no subtask files were written in ${subtaskDir(sessionDir)}`;
+          const refused = subtasks.flatMap((sub) => (sub.problem ? [sub.problem] : []));
+          return refused.length ? `subtask files Forge cannot read: ${refused.join("; ")}` : undefined;
+        });
       case "work":
         return workSubtasks();
       case "merge":
@@ -366,9 +369,17 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     let done = 0;
     let failed = 0;
     let attempts = 0;
+    const refused: string[] = [];
     for (const sub of subtasks) {
       if (sub.status === "done") {
         done++;
+        continue;
+      }
+      if (sub.problem) {
+        // Never worked, never rewritten: its front matter is not YAML.
+        progress(`subtask ${sub.id} refused: ${sub.problem}`);
+        refused.push(sub.problem);
+        failed++;
         continue;
       }
       const kind: AgentKind = sub.agentType === "2" ? "2" : "1";
@@ -404,7 +415,7 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
     }
     if (subtasks.length === 0) return { exitCode: 1, attempts, sessionDirs: dirs, error: "no subtasks to work" };
     const exitCode: ForgeExitCode = failed === 0 ? 0 : done === 0 ? 1 : 12;
-    return { exitCode, attempts, sessionDirs: dirs, artifact: dir, ...(failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed` } : {}) };
+    return { exitCode, attempts, sessionDirs: dirs, artifact: dir, ...(failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}) };
   };
 
   // ------------------------------------------------------------ refinery
@@ -795,6 +806,17 @@ export interface Subtask {
   status: string;
   body: string;
   file: string;
+  /** Set when the file's front matter is not YAML (`---js`, …): `file:1: …`. Such a subtask is never worked. */
+  problem?: string;
+}
+
+/** A subtask file's front matter (a mapping) and body; unreadable YAML leaves the whole text as the body. */
+function readSubtaskFile(file: string, text: string): { data: Record<string, unknown>; body: string; problem?: string } {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") return { data: {}, body: text, problem: describeFrontMatterProblem(fm.problem) };
+  if (fm.problem) return { data: {}, body: text };
+  const data = fm.data !== null && typeof fm.data === "object" && !Array.isArray(fm.data) ? (fm.data as Record<string, unknown>) : {};
+  return { data, body: fm.body };
 }
 
 /** Subtask files `NN-<slug>.md` in name order. */
@@ -803,16 +825,8 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
   const out: Subtask[] = [];
   for (const name of names) {
     const file = path.join(dir, name);
-    const text = await readFile(file, "utf8");
-    let data: Record<string, unknown> = {};
-    let body = text;
-    try {
-      const parsed = matter(text, {});
-      data = parsed.data as Record<string, unknown>;
-      body = parsed.content;
-    } catch {
-      /* a subtask without readable frontmatter is still work to do */
-    }
+    // A subtask without readable frontmatter is still work to do; one whose frontmatter is not YAML is not.
+    const { data, body, problem } = readSubtaskFile(file, await readFile(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -821,23 +835,15 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
       status: String(data.status ?? "pending"),
       body,
       file,
+      ...(problem ? { problem } : {}),
     });
   }
   return out;
 }
 
 async function setSubtaskStatus(file: string, status: "done" | "failed", note: string): Promise<void> {
-  const text = await readFile(file, "utf8");
-  let data: Record<string, unknown> = {};
-  let body = text;
-  try {
-    const parsed = matter(text, {});
-    data = parsed.data as Record<string, unknown>;
-    body = parsed.content;
-  } catch {
-    /* keep the text as the body */
-  }
-  await writeFileAtomic(file, matter.stringify(body, { ...data, status, forge_note: note }));
+  const { data, body } = readSubtaskFile(file, await readFile(file, "utf8"));
+  await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 
 interface CrText {
@@ -861,7 +867,7 @@ async function writeChangeRequest(file: string, ctx: TaskContext, cr: CrText): P
   };
   await writeFileAtomic(
     file,
-    matter.stringify(`## Description\n\n${cr.description}\n\n## Impact Assessment\n\n${cr.impact}\n\n## Proposed Resolution\n\n${cr.resolution}\n`, fm),
+    writeFrontMatter(`## Description\n\n${cr.description}\n\n## Impact Assessment\n\n${cr.impact}\n\n## Proposed Resolution\n\n${cr.resolution}\n`, fm),
   );
   return file;
 }

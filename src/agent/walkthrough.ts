@@ -8,7 +8,8 @@
  * the agent's claims about them are overwritten (and a claimed file that did not change is reported).
  * The agent owns its verdict, confidence, tests, risks, follow-ups, the reasons of each file and the body.
  */
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { stringify as stringifyYaml } from "yaml";
+import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
 import { WALKTHROUGH_BODY_SECTIONS, walkthroughFrontmatterSchema, type WalkthroughFrontmatter } from "../core/schemas/walkthrough.js";
 
 /** Fields the runner fills in; the agent may leave them out. */
@@ -20,10 +21,13 @@ export const agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNE
 const KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 const RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"] as const;
 
-/** Splits `---\nYAML\n---\nbody`; undefined when there is no frontmatter block. */
-export function splitFrontmatter(text: string): { yaml: string; body: string } | undefined {
-  const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/.exec(text);
-  return m ? { yaml: m[1]!, body: m[2]! } : undefined;
+/**
+ * Splits `---\nYAML\n---\nbody` with the core's front-matter reader; undefined when there is no
+ * closed YAML block (a `---js` block is not one).
+ */
+export function splitFrontmatter(text: string, file = "walkthrough.md"): { yaml: string; body: string } | undefined {
+  const fm = readFrontMatter(file, text);
+  return fm.present && fm.closed && fm.problem?.kind !== "language" ? { yaml: fm.yaml, body: fm.body } : undefined;
 }
 
 /** The body's sections the walkthrough format requires and the body lacks. */
@@ -35,20 +39,24 @@ const sectionProblems = (body: string) => missingSections(body).map((s) => `body
 
 type Frontmatter = { ok: true; data: Record<string, unknown>; body: string } | { ok: false; error: string; problem: string; body: string };
 
-/** The frontmatter mapping of `text`, or why there is none. */
-function readFrontmatter(text: string): Frontmatter {
-  const split = splitFrontmatter(text);
-  if (!split) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: text };
-  let raw: unknown;
-  try {
-    raw = parseYaml(split.yaml);
-  } catch (err) {
-    const why = (err as Error).message.split("\n")[0];
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: split.body };
+const MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
+
+/** The frontmatter mapping of `text` (the content of `file`), or why there is none. */
+function walkthroughFrontmatter(text: string, file: string): Frontmatter {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
   }
-  if (raw === null || raw === undefined) return { ok: false, error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)", body: split.body };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: split.body };
-  return { ok: true, data: raw as Record<string, unknown>, body: split.body };
+  if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
+  if (fm.problem) {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
+  }
+  const raw = fm.data;
+  if (raw === null || raw === undefined) return { ok: false, ...MISSING, body: fm.body };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
+  return { ok: true, data: raw as Record<string, unknown>, body: fm.body };
 }
 
 export interface ParsedWalkthrough {
@@ -58,9 +66,9 @@ export interface ParsedWalkthrough {
   problems: string[];
 }
 
-/** The agent's walkthrough as the agent must write it (the runner's facts may be missing). */
-export function parseAgentWalkthrough(text: string): ParsedWalkthrough {
-  const fm = readFrontmatter(text);
+/** The agent's walkthrough as the agent must write it (the runner's facts may be missing); `file` names it in problems. */
+export function parseAgentWalkthrough(text: string, file = "walkthrough.md"): ParsedWalkthrough {
+  const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { data: undefined, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const result = agentWalkthroughSchema.safeParse(fm.data);
   const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
@@ -96,10 +104,10 @@ export type CompletedWalkthrough =
 
 const normalizePath = (p: string) => p.replace(/^\.\//, "");
 
-export function completeWalkthrough(text: string | undefined, facts: WalkthroughFacts): CompletedWalkthrough {
+export function completeWalkthrough(text: string | undefined, facts: WalkthroughFacts, file = "walkthrough.md"): CompletedWalkthrough {
   const warnings: string[] = [];
   if (text === undefined || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
-  const fm = readFrontmatter(text);
+  const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const claimed = fm.data;
 

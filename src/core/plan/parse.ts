@@ -4,10 +4,9 @@
  * throws; what cannot be parsed is kept as an error with its line, and `validatePlan` turns it into
  * problems. Schema checks (zod) run here too, so validation itself stays a fast pass over data.
  */
-import matter from "gray-matter";
-import jsyaml from "js-yaml";
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from "yaml";
 import type { z } from "zod";
+import { readFrontMatter } from "../front-matter.js";
 import { dagSchema, type Dag } from "../schemas/dag.js";
 import { overlayFrontmatterSchema, type OverlayFrontmatter } from "../schemas/overlay.js";
 import { taskFrontmatterSchema, type TaskFrontmatter } from "../schemas/task.js";
@@ -46,10 +45,12 @@ export interface FrontmatterFile<T> {
   file: string;
   /** File name without `.md`. */
   name: string;
-  /** False when the file does not start with a `---` block. */
+  /** False when the file does not start with a `---` block (a refused `---js` block counts as one). */
   hasFrontmatter: boolean;
   /** Set when the frontmatter is not valid YAML. */
   yamlError?: ParseError;
+  /** Set when the block is not YAML at all (`---js`, `---coffee`, …): refused, never evaluated. */
+  refused?: ParseError;
   /** The frontmatter as YAML read it (any shape). */
   raw?: unknown;
   /** The frontmatter, when the schema accepted it. */
@@ -181,72 +182,36 @@ export function parseTaskFile(file: string, text: string): TaskFile {
   return { ...parsed, sections: parseSections(parsed.body, parsed.bodyLine) };
 }
 
-/** Splits a Markdown file with gray-matter, reads the frontmatter with `yaml` (for line positions) and checks it against `schema`. */
+/** Reads a Markdown file's frontmatter with the core's front-matter reader (YAML only) and checks it against `schema`. */
 export function parseFrontmatterFile<S extends z.ZodType>(
   file: string,
   text: string,
   schema: S,
 ): FrontmatterFile<z.output<S>> & { body: string; bodyLine: number } {
   const name = baseName(file).replace(/\.md$/, "");
-  let yamlText: string | undefined;
-  let body = text;
-  try {
-    // gray-matter only splits here; the block is read below with the YAML 1.2 core schema, where
-    // timestamps stay strings (gray-matter's default engine would turn them into Dates).
-    const split = matter(text, {
-      engines: {
-        yaml: {
-          parse: (s: string) => {
-            yamlText = s;
-            return {};
-          },
-          stringify: () => "",
-        },
-      },
-    } as Parameters<typeof matter>[1]);
-    body = split.content;
-  } catch {
-    // gray-matter throws only on odd delimiters; the file is then treated as having no frontmatter.
-  }
-  const bodyLine = countLines(text, text.length - body.length);
-  const hasFrontmatter = /^---[ \t]*\r?\n/.test(text);
+  const fm = readFrontMatter(file, text);
   const result: FrontmatterFile<z.output<S>> & { body: string; bodyLine: number } = {
     file,
     name,
-    hasFrontmatter,
+    hasFrontmatter: fm.present,
     issues: [],
-    frontmatter: hasFrontmatter ? (yamlText ?? "") : "",
-    body,
-    bodyLine,
+    frontmatter: fm.yaml,
+    body: fm.body,
+    bodyLine: fm.bodyLine,
   };
-  if (!hasFrontmatter) return result;
-  let raw: unknown;
-  try {
-    // js-yaml reads the data (an order of magnitude faster than `yaml` on small documents); the
-    // core schema is YAML 1.2's, so timestamps stay strings. `yaml` gives positions when needed.
-    raw = jsyaml.load(result.frontmatter, { schema: jsyaml.CORE_SCHEMA, filename: file }) ?? {};
-  } catch (err) {
-    result.yamlError = yamlErrorOf(result.frontmatter, err);
+  if (!fm.present) return result;
+  if (fm.problem) {
+    const at = { message: fm.problem.message, ...(fm.problem.line !== undefined && { line: fm.problem.line }) };
+    if (fm.problem.kind === "language") result.refused = at;
+    else result.yamlError = at;
     return result;
   }
+  const raw = fm.data ?? {};
   result.raw = raw;
   const checked = schema.safeParse(raw);
   if (checked.success) result.data = checked.data;
   else result.issues = toIssues(checked.error);
   return result;
-}
-
-/** A YAML syntax error, worded and located by `yaml` (clearer than js-yaml's), else by js-yaml. */
-function yamlErrorOf(text: string, err: unknown): ParseError {
-  const first = parseDocument(text, { prettyErrors: true }).errors[0];
-  if (first) {
-    const line = first.linePos?.[0].line;
-    const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    return { message, ...(line !== undefined && { line }) };
-  }
-  const mark = (err as { mark?: { line?: number } }).mark;
-  const reason = (err as { reason?: string }).reason ?? (err as Error).message;
-  return { message: reason, ...(typeof mark?.line === "number" && { line: mark.line + 1 }) };
 }
 
 const linesOf = new WeakMap<FrontmatterFile<unknown>, Record<string, number>>();

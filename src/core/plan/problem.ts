@@ -6,7 +6,7 @@ export const PLAN_RULES = {
   "missing-file": "plan.md, dag.json or tasks/ is missing.",
   "unreadable-file": "A file of the plan could not be read.",
   "unexpected-file": "A file in tasks/ that is not a Markdown task file.",
-  "unreadable-yaml": "A frontmatter block is not valid YAML.",
+  "unreadable-yaml": "A frontmatter block is not valid YAML, or is not YAML at all (`---js` and other languages are refused, never run).",
   "unreadable-json": "dag.json is not valid JSON.",
   "invalid-frontmatter": "A task's or overlay's frontmatter does not match its schema.",
   "invalid-dag": "dag.json does not match its schema.",

@@ -84,6 +84,10 @@ function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], idRule: P
     out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
     return false;
   }
+  if (f.refused) {
+    out.push(problem({ file: f.file, line: f.refused.line }, "unreadable-yaml", f.refused.message));
+    return false;
+  }
   if (f.yamlError) {
     out.push(problem({ file: f.file, line: f.yamlError.line }, "unreadable-yaml", `frontmatter is not valid YAML: ${f.yamlError.message}`));
     return false;

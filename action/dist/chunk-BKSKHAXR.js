@@ -7218,7 +7218,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument2(source, options2 = {}) {
+    function parseDocument3(source, options2 = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options2);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options2);
@@ -7244,7 +7244,7 @@ var require_public_api = __commonJS({
       } else if (options2 === void 0 && reviver && typeof reviver === "object") {
         options2 = reviver;
       }
-      const doc = parseDocument2(src, options2);
+      const doc = parseDocument3(src, options2);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -7280,7 +7280,7 @@ var require_public_api = __commonJS({
     }
     exports2.parse = parse4;
     exports2.parseAllDocuments = parseAllDocuments;
-    exports2.parseDocument = parseDocument2;
+    exports2.parseDocument = parseDocument3;
     exports2.stringify = stringify2;
   }
 });
@@ -30777,6 +30777,9 @@ function depIndexOf(g, v, w) {
 }
 
 // src/core/plan/parse.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+
+// src/core/front-matter.ts
 var import_gray_matter = __toESM(require_gray_matter(), 1);
 
 // node_modules/js-yaml/dist/js-yaml.mjs
@@ -33845,8 +33848,89 @@ var {
   safeDump
 } = yaml2;
 
-// src/core/plan/parse.ts
+// src/core/front-matter.ts
 var import_yaml = __toESM(require_dist(), 1);
+function describeFrontMatterProblem(p) {
+  return `${p.file}${p.line !== void 0 ? `:${p.line}` : ""}: ${p.message}`;
+}
+var refuse = () => {
+  throw new Error("Forge reads YAML front matter only");
+};
+var NOT_YAML = ["javascript", "js", "coffee", "coffeescript", "cson", "json", "json5", "toml"];
+function splitOptions(capture) {
+  const engines2 = {};
+  for (const name of NOT_YAML) engines2[name] = { parse: refuse, stringify: refuse };
+  const yaml3 = {
+    parse: (block) => {
+      capture(block);
+      return {};
+    },
+    stringify: refuse
+  };
+  engines2.yaml = yaml3;
+  engines2.yml = yaml3;
+  return { language: "yaml", engines: engines2 };
+}
+function readFrontMatter(file2, text) {
+  const none = { file: file2, present: false, closed: false, yaml: "", data: void 0, body: text, bodyLine: 1 };
+  const src = text.charCodeAt(0) === 65279 ? text.slice(1) : text;
+  if (!src.startsWith("---") || src[3] === "-") return none;
+  const eol = src.indexOf("\n");
+  const opening = (eol === -1 ? src.slice(3) : src.slice(3, eol)).replace(/\r$/, "");
+  const language = opening.trim();
+  if (language !== "") {
+    const shown = language.length > 40 ? `${language.slice(0, 40)}\u2026` : language;
+    return { ...none, present: true, problem: { kind: "language", file: file2, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` } };
+  }
+  if (eol === -1) return none;
+  let block;
+  let body = src;
+  try {
+    body = (0, import_gray_matter.default)(src, splitOptions((b) => block = b)).content;
+  } catch {
+    return none;
+  }
+  const result = {
+    file: file2,
+    present: true,
+    closed: src.indexOf("\n---", 3) !== -1,
+    yaml: block ?? "",
+    data: void 0,
+    body,
+    bodyLine: 1 + countNewlines(text, text.length - body.length)
+  };
+  try {
+    result.data = yaml2.load(result.yaml, { schema: yaml2.CORE_SCHEMA, filename: file2 });
+  } catch (err) {
+    result.problem = { kind: "yaml", file: file2, ...yamlErrorOf(result.yaml, err) };
+  }
+  return result;
+}
+function writeFrontMatter(body, data) {
+  const yaml3 = yaml2.dump(data).trim();
+  const block = yaml3 === "{}" ? "" : `---
+${yaml3}
+---
+`;
+  return `${block}${body.endsWith("\n") ? body : `${body}
+`}`;
+}
+function yamlErrorOf(text, err) {
+  const first = (0, import_yaml.parseDocument)(text, { prettyErrors: true }).errors[0];
+  if (first) {
+    const line = first.linePos?.[0].line;
+    const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    return { message, ...line !== void 0 && { line } };
+  }
+  const mark = err.mark;
+  const reason = err.reason ?? err.message;
+  return { message: reason, ...typeof mark?.line === "number" && { line: mark.line + 1 } };
+}
+function countNewlines(text, to) {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
 
 // src/core/schemas/dag.ts
 var dagNodeSchema = external_exports.object({
@@ -33971,58 +34055,29 @@ function parseTaskFile(file2, text) {
 }
 function parseFrontmatterFile(file2, text, schema2) {
   const name = baseName(file2).replace(/\.md$/, "");
-  let yamlText;
-  let body = text;
-  try {
-    const split = (0, import_gray_matter.default)(text, {
-      engines: {
-        yaml: {
-          parse: (s) => {
-            yamlText = s;
-            return {};
-          },
-          stringify: () => ""
-        }
-      }
-    });
-    body = split.content;
-  } catch {
-  }
-  const bodyLine = countLines(text, text.length - body.length);
-  const hasFrontmatter = /^---[ \t]*\r?\n/.test(text);
+  const fm = readFrontMatter(file2, text);
   const result = {
     file: file2,
     name,
-    hasFrontmatter,
+    hasFrontmatter: fm.present,
     issues: [],
-    frontmatter: hasFrontmatter ? yamlText ?? "" : "",
-    body,
-    bodyLine
+    frontmatter: fm.yaml,
+    body: fm.body,
+    bodyLine: fm.bodyLine
   };
-  if (!hasFrontmatter) return result;
-  let raw;
-  try {
-    raw = yaml2.load(result.frontmatter, { schema: yaml2.CORE_SCHEMA, filename: file2 }) ?? {};
-  } catch (err) {
-    result.yamlError = yamlErrorOf(result.frontmatter, err);
+  if (!fm.present) return result;
+  if (fm.problem) {
+    const at = { message: fm.problem.message, ...fm.problem.line !== void 0 && { line: fm.problem.line } };
+    if (fm.problem.kind === "language") result.refused = at;
+    else result.yamlError = at;
     return result;
   }
+  const raw = fm.data ?? {};
   result.raw = raw;
   const checked = schema2.safeParse(raw);
   if (checked.success) result.data = checked.data;
   else result.issues = toIssues(checked.error);
   return result;
-}
-function yamlErrorOf(text, err) {
-  const first = (0, import_yaml.parseDocument)(text, { prettyErrors: true }).errors[0];
-  if (first) {
-    const line = first.linePos?.[0].line;
-    const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    return { message, ...line !== void 0 && { line } };
-  }
-  const mark = err.mark;
-  const reason = err.reason ?? err.message;
-  return { message: reason, ...typeof mark?.line === "number" && { line: mark.line + 1 } };
 }
 var linesOf = /* @__PURE__ */ new WeakMap();
 function fieldLines(f) {
@@ -34030,8 +34085,8 @@ function fieldLines(f) {
   if (!lines) {
     lines = {};
     if (f.frontmatter) {
-      const lineCounter = new import_yaml.LineCounter();
-      const doc = (0, import_yaml.parseDocument)(f.frontmatter, { lineCounter });
+      const lineCounter = new import_yaml2.LineCounter();
+      const doc = (0, import_yaml2.parseDocument)(f.frontmatter, { lineCounter });
       collectYamlLines(doc.contents, lineCounter, lines);
     }
     linesOf.set(f, lines);
@@ -34051,16 +34106,16 @@ function toIssues(error62) {
 }
 function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
   if (depth > 3) return;
-  if ((0, import_yaml.isMap)(node2)) {
+  if ((0, import_yaml2.isMap)(node2)) {
     for (const pair of node2.items) {
-      const key = (0, import_yaml.isScalar)(pair.key) ? pair.key.value : void 0;
+      const key = (0, import_yaml2.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
       const path7 = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
       if (at !== void 0) lines[fieldPath(path7)] = at;
       collectYamlLines(pair.value, lc, lines, path7, depth + 1);
     }
-  } else if ((0, import_yaml.isSeq)(node2)) {
+  } else if ((0, import_yaml2.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
       const path7 = [...prefix, i];
       const at = lineOf(item, lc);
@@ -34142,7 +34197,7 @@ function scanDagLines(text, dag) {
   let line = 1;
   let last = 0;
   for (const m of text.matchAll(DAG_KEYS)) {
-    line += countNewlines(text, last, m.index);
+    line += countNewlines2(text, last, m.index);
     last = m.index;
     if (m[1] !== void 0) {
       if (dag.keyLines[m[1]] === void 0) dag.keyLines[m[1]] = line;
@@ -34152,9 +34207,9 @@ function scanDagLines(text, dag) {
   }
 }
 function countLines(text, offset) {
-  return 1 + countNewlines(text, 0, Math.min(offset, text.length));
+  return 1 + countNewlines2(text, 0, Math.min(offset, text.length));
 }
-function countNewlines(text, from, to) {
+function countNewlines2(text, from, to) {
   let n = 0;
   for (let i = text.indexOf("\n", from); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) n++;
   return n;
@@ -34191,6 +34246,10 @@ function checkFrontmatter(f, out, idRule) {
   if (f.data !== void 0) return true;
   if (!f.hasFrontmatter) {
     out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
+    return false;
+  }
+  if (f.refused) {
+    out.push(problem({ file: f.file, line: f.refused.line }, "unreadable-yaml", f.refused.message));
     return false;
   }
   if (f.yamlError) {
@@ -34640,7 +34699,7 @@ function sameList(a, b) {
 }
 
 // src/agent/signals.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -34674,7 +34733,7 @@ async function writeSignal(input2) {
     version: 1,
     ...input2.extra
   };
-  await writeFileAtomic(file2, (0, import_yaml2.stringify)(doc));
+  await writeFileAtomic(file2, (0, import_yaml3.stringify)(doc));
   return file2;
 }
 
@@ -36168,7 +36227,9 @@ export {
   taskIdSchema,
   agentTypeSchema,
   taskStatusSchema,
-  require_gray_matter,
+  describeFrontMatterProblem,
+  readFrontMatter,
+  writeFrontMatter,
   parseTaskFile,
   PlanNotFoundError,
   loadPlan,
