@@ -31,6 +31,14 @@ export interface ForgeAppOptions {
   background?: boolean;
   /** Period of the reconciler in a long-lived server; 0 turns the timer off (serverless: use `forge tick`). */
   reconcileEveryMs?: number;
+  /**
+   * This process's name among the App's replicas: the owner of the effects it decides (see Engine).
+   * Give each replica a stable name of its own (a StatefulSet pod name, say) so that a restarted
+   * replica carries on at once; by default a random one, whose effects another process takes over
+   * once their lease (`leaseMs`, default 20 s) runs out.
+   */
+  replicaId?: string;
+  leaseMs?: number;
   /** Every persisted decision, for tests and the demo's live view. */
   onDecision?: (repo: string, runId: string, d: Decision) => void;
   /** Instrumentation: every webhook as it arrives, and every API call with its start and end (performance.now()). */
@@ -153,6 +161,8 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
         port,
         log,
         now,
+        ...(options.replicaId !== undefined ? { replicaId: options.replicaId } : {}),
+        ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         onDecision: (runId, d) => options.onDecision?.(key, runId, d),
         onRestored: async (runId, loaded, actor) => {
           const issue = loaded.state.facts.trackerIssue;

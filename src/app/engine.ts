@@ -12,7 +12,8 @@ import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
 import { withContainment } from "./normalize.js";
-import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts } from "./run-store.js";
+import { randomUUID } from "node:crypto";
+import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts, type StoredRun } from "./run-store.js";
 
 export interface Logger {
   info(obj: Record<string, unknown>, msg: string): void;
@@ -30,6 +31,14 @@ export interface EngineOptions {
   onDecision?: (runId: string, d: Decision) => void;
   /** Called after a deleted state branch was put back (to tell the people following the run). */
   onRestored?: (runId: string, loaded: Loaded, actor?: string) => Promise<void>;
+  /**
+   * This process's name among the App's replicas (default: a random one). A process restarted under
+   * the same name carries out its predecessor's effects at once; under a new name, once their
+   * leases run out. Two live processes must never share a name.
+   */
+  replicaId?: string;
+  /** How long an effect stays its owner's after the owner's last journal write (default 20 s). */
+  leaseMs?: number;
 }
 
 /** Inputs waiting for their run's turn, and the callers waiting on them. */
@@ -47,6 +56,7 @@ export interface ApplyResult {
 
 const MAX_CAS_ATTEMPTS = 6;
 const MAX_ROUNDS = 20;
+export const DEFAULT_LEASE_MS = 20_000;
 
 export class Engine {
   readonly store: RunStore;
@@ -66,6 +76,10 @@ export class Engine {
   readonly #dirty = new Set<string>();
   /** A flush scheduled for deferred effects (the tracker's debounce), per run. */
   readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly replicaId: string;
+  readonly #leaseMs: number;
+  /** Effect leases taken over from other processes and lost compare-and-swap writes (replica figures). */
+  readonly stats = { takenOver: 0, casLost: 0 };
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
@@ -74,6 +88,41 @@ export class Engine {
     this.#now = options.now ?? Date.now;
     this.#onDecision = options.onDecision;
     this.#onRestored = options.onRestored;
+    this.replicaId = options.replicaId ?? randomUUID();
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /**
+   * The leases of `next`'s outbox: effects this decision made (`decided`) are this process's, unless
+   * another live process owns the key; every lease this process holds is extended; leases of
+   * effects that left the outbox go. `claim` takes over the given keys (their leases ran out).
+   */
+  #leased(next: StoredRun, decided: readonly Effect[], claim: readonly string[] = []): StoredRun {
+    const now = this.#now();
+    const until = new Date(now + this.#leaseMs).toISOString();
+    const before = next.leases ?? {};
+    const fresh = new Set([...decided.map((e) => e.key), ...claim]);
+    const leases: StoredRun["leases"] = {};
+    for (const e of next.journal.outbox) {
+      const held = before[e.key];
+      const othersLive = held && held.owner !== this.replicaId && Date.parse(held.until) > now;
+      if (held && othersLive) leases[e.key] = held;
+      else if (fresh.has(e.key) || held?.owner === this.replicaId) leases[e.key] = { owner: this.replicaId, until };
+      else if (held) leases[e.key] = held;
+    }
+    return { ...next, leases };
+  }
+
+  /** May this process carry out the effect now? Its own lease, with at least half of it left. */
+  #owns(state: StoredRun, key: string): boolean {
+    const lease = state.leases?.[key];
+    return !!lease && lease.owner === this.replicaId && Date.parse(lease.until) - this.#now() > this.#leaseMs / 2;
+  }
+
+  /** Nobody may carry it out without taking it over: no lease, or one that ran out. */
+  #free(state: StoredRun, key: string): boolean {
+    const lease = state.leases?.[key];
+    return !lease || Date.parse(lease.until) <= this.#now() || (lease.owner === this.replicaId && !this.#owns(state, key));
   }
 
   /** Serialise work per run inside this process. */
@@ -110,7 +159,7 @@ export class Engine {
       const d = startRun(run, this.#now(), config);
       let loaded: Loaded;
       try {
-        loaded = await this.store.create(newStoredRun(d.journal, config, facts, d.events), fromSha);
+        loaded = await this.store.create(this.#leased(newStoredRun(d.journal, config, facts, d.events), d.effects), fromSha);
       } catch (e) {
         if (e instanceof ConflictError) return { decisions: [], rejections: [] }; // another process started it
         throw e;
@@ -173,14 +222,25 @@ export class Engine {
    * acknowledges effects is kept in memory and persisted with the next one: re-running an
    * acknowledged effect after a crash is harmless, and it saves a write per effect.
    */
-  async #decideAndPersist(runId: string, inputs: LeafInput[]): Promise<Decision | null> {
+  async #decideAndPersist(runId: string, given: LeafInput[], round?: Round): Promise<Decision | null> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const loaded = await this.#load(runId, attempt > 0);
       if (!loaded) {
         this.#log.warn({ runId }, "facts for an unknown run ignored");
         return null;
       }
-      const { state } = loaded;
+      // What a round of effects learned (ids of the objects it made) holds whatever journal it lands
+      // on; its acknowledgements only for the very effects that ran — after a re-read, a pending
+      // effect of the same key may be a newer one (another verdict), which must still run.
+      const state = round ? { ...loaded.state, facts: withFacts(loaded.state.facts, round.facts) } : loaded.state;
+      const inputs = round ? given.filter((i) => !("key" in i) || sameEffect(state.journal.outbox, i.key, round.ran.get(i.key))) : given;
+      if (inputs.length === 0) {
+        if (state !== loaded.state) {
+          this.#cache.set(runId, { ...loaded, state });
+          this.#dirty.add(runId);
+        }
+        return null;
+      }
       // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
       const checked = await Promise.all(inputs.map((input) => this.#withContainment(runId, state.journal, input)));
       const now = this.#now();
@@ -190,11 +250,12 @@ export class Engine {
       if (!mustPersist) {
         this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
         // Only a journal that changed is worth a write (a tick that found nothing to do is not).
-        if (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
+        if (state !== loaded.state || (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal))) this.#dirty.add(runId);
         return d;
       }
       try {
-        const saved = await this.store.save(loaded, next, commitMessage(runId, d));
+        // Leases change only with a write: one held in memory alone would not stop another process.
+        const saved = await this.store.save(loaded, this.#leased(next, d.effects), commitMessage(runId, d));
         this.#cache.set(runId, saved);
         this.#dirty.delete(runId);
         // An effect that replaces a pending one of the same key may have run already (before a
@@ -206,6 +267,7 @@ export class Engine {
       } catch (e) {
         if (await this.#restoreMissing(runId, e)) continue;
         if (!(e instanceof ConflictError)) throw e;
+        this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
         this.#cache.delete(runId);
       }
@@ -234,15 +296,28 @@ export class Engine {
     const rejections: Decision["rejections"] = [];
     const tried = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const loaded = await this.#load(runId);
+      let loaded = await this.#load(runId);
       if (!loaded) break;
       const pending = loaded.state.journal.outbox.filter((e) => !tried.has(e.key));
       if (pending.length === 0) break;
+      // Effects whose lease ran out (their owner died, or this process let it lapse) are taken over
+      // with a compare-and-swap write first: of two processes trying, one wins, the other re-reads.
+      const free = pending.filter((e) => this.#free(loaded!.state, e.key)).map((e) => e.key);
+      if (free.length) {
+        const claimed = await this.#claim(runId, loaded, free);
+        if (!claimed) continue; // lost to another writer: read again and look anew
+        loaded = claimed;
+      }
+      // Another live process's effects are its own to carry out.
+      const mine = pending.filter((e) => this.#owns(loaded!.state, e.key));
+      if (mine.length === 0) break;
       const acks: LeafInput[] = [];
       const conflicts = new Map<string, string[]>();
+      const factsBefore = structuredClone(loaded.state.facts);
+      const ran = new Map<string, string>();
       // Effects of one task run in order (its branch before its dispatch); different tasks in parallel.
       const groups = new Map<string, Effect[]>();
-      for (const effect of pending) {
+      for (const effect of mine) {
         const group = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
         groups.set(group, [...(groups.get(group) ?? []), effect]);
       }
@@ -250,7 +325,8 @@ export class Engine {
         [...groups.values()].map(async (effects) => {
           for (const effect of effects) {
             tried.add(effect.key);
-            const outcome = await this.#run(runId, effect, loaded, conflicts);
+            ran.set(effect.key, JSON.stringify(effect));
+            const outcome = await this.#run(runId, effect, loaded!, conflicts);
             if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
             else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
             else {
@@ -264,12 +340,34 @@ export class Engine {
       );
       if (acks.length) this.#dirty.add(runId);
       if (acks.length === 0) break;
-      const d = await this.#decideAndPersist(runId, acks);
+      const d = await this.#decideAndPersist(runId, acks, { ran, facts: factsLearned(factsBefore, loaded.state.facts) });
       if (!d) break;
       decisions.push(d);
       rejections.push(...d.rejections);
     }
     return { decisions, rejections };
+  }
+
+  /**
+   * Take over effects whose lease ran out: one compare-and-swap write naming this process. Null when
+   * another writer moved the journal first (the cache is dropped, the caller reads again).
+   */
+  async #claim(runId: string, loaded: Loaded, keys: string[]): Promise<Loaded | null> {
+    const theirs = keys.filter((k) => loaded.state.leases?.[k] && loaded.state.leases[k]!.owner !== this.replicaId).length;
+    try {
+      const saved = await this.store.save(loaded, this.#leased(loaded.state, [], keys), `forge: ${runId} ${this.replicaId} carries out ${keys.length} effect(s)`);
+      this.#cache.set(runId, saved);
+      this.#dirty.delete(runId);
+      this.stats.takenOver += theirs;
+      if (theirs) this.#log.info({ runId, replica: this.replicaId, keys }, "took over effects whose lease ran out");
+      return saved;
+    } catch (e) {
+      if (await this.#restoreMissing(runId, e)) return null;
+      if (!(e instanceof ConflictError)) throw e;
+      this.stats.casLost++;
+      this.#cache.delete(runId);
+      return null;
+    }
   }
 
   async #run(runId: string, effect: Effect, loaded: Loaded, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
@@ -321,7 +419,7 @@ export class Engine {
         const loaded = this.#cache.get(runId);
         if (!loaded || !this.#dirty.has(runId)) return;
         try {
-          const saved = await this.store.save(loaded, loaded.state, `forge: ${runId} acknowledgements`);
+          const saved = await this.store.save(loaded, this.#leased(loaded.state, []), `forge: ${runId} acknowledgements`);
           this.#cache.set(runId, saved);
           this.#dirty.delete(runId);
         } catch (e) {
@@ -380,6 +478,35 @@ export class Engine {
     this.#fresh.clear();
     this.#dirty.clear();
   }
+}
+
+/** A round of effects carried out: each effect as it ran (JSON, by key), and the facts it learned. */
+interface Round {
+  ran: Map<string, string>;
+  facts: Partial<RunFacts>;
+}
+
+/** Is the effect pending under `key` the one that ran (`ran`, as JSON)? */
+function sameEffect(outbox: readonly Effect[], key: string, ran: string | undefined): boolean {
+  const pending = outbox.find((e) => e.key === key);
+  return !pending || ran === undefined || JSON.stringify(pending) === ran;
+}
+
+/** What `after` knows that `before` did not: new or changed ids (facts only grow). */
+function factsLearned(before: RunFacts, after: RunFacts): Partial<RunFacts> {
+  const out: Partial<RunFacts> = {};
+  for (const k of ["trackerIssue", "trackerUpdatedAt", "finalPr", "planSha"] as const) if (after[k] !== undefined && after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
+  const checkRuns = Object.fromEntries(Object.entries(after.checkRuns).filter(([k, v]) => before.checkRuns[k] !== v));
+  const crIssues = Object.fromEntries(Object.entries(after.crIssues).filter(([k, v]) => before.crIssues[k] !== v));
+  if (Object.keys(checkRuns).length) out.checkRuns = checkRuns;
+  if (Object.keys(crIssues).length) out.crIssues = crIssues;
+  return out;
+}
+
+/** `facts` with `learned` added (a new object when anything changes). */
+function withFacts(facts: RunFacts, learned: Partial<RunFacts>): RunFacts {
+  if (Object.keys(learned).length === 0) return facts;
+  return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns }, crIssues: { ...facts.crIssues, ...learned.crIssues } };
 }
 
 function commitMessage(runId: string, d: Decision): string {

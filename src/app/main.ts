@@ -3,6 +3,7 @@
  *   APP_ID, PRIVATE_KEY (PEM, or PRIVATE_KEY_PATH), WEBHOOK_SECRET — from the App's registration
  *   GITHUB_API_URL — REST root for GitHub Enterprise Server or the local GitHub (default api.github.com)
  *   PORT (3000), HOST (127.0.0.1; 0.0.0.0 in containers), FORGE_RECONCILE_SECONDS (60), LOG_LEVEL
+ *   FORGE_REPLICA_ID — a stable name unique to this replica, so a restart carries on at once (default: random)
  */
 import { readFileSync } from "node:fs";
 import { startForgeServer } from "./server.js";
@@ -26,6 +27,7 @@ const server = await startForgeServer({
   host: process.env.HOST ?? "127.0.0.1",
   reconcileEveryMs: Number(process.env.FORGE_RECONCILE_SECONDS ?? 60) * 1000,
   logLevel: (process.env.LOG_LEVEL as "info" | undefined) ?? "info",
+  ...(process.env.FORGE_REPLICA_ID ? { replicaId: process.env.FORGE_REPLICA_ID } : {}),
 });
 console.log(`Forge App listening: webhooks at ${server.webhookUrl}`);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.close().then(() => process.exit(0)));

@@ -28,6 +28,19 @@ export const runFactsSchema = z
   .strict();
 export type RunFacts = z.infer<typeof runFactsSchema>;
 
+/**
+ * Who carries out a pending effect. Several App processes (replicas, or a restarted App) share a
+ * run's journal; the compare-and-swap write that put an effect in the outbox made its writer the
+ * owner, every later write by the owner extends the lease, and another process takes the effect
+ * over — with a compare-and-swap write of its own — only once the lease has run out.
+ */
+export const effectLeaseSchema = z
+  .object({
+    owner: z.string().min(1).describe("Replica id of the App process that owns the effect."),
+    until: z.string().describe("ISO time the lease runs out."),
+  })
+  .strict();
+
 export const storedRunSchema = z
   .object({
     version: z.literal(1),
@@ -40,8 +53,13 @@ export const storedRunSchema = z
         tail: z.array(z.record(z.string(), z.unknown())).describe("Events of the open segment, oldest first."),
       })
       .strict(),
+    leases: z
+      .record(z.string(), effectLeaseSchema)
+      .default({})
+      .describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out."),
   })
   .strict();
+export type EffectLease = z.infer<typeof effectLeaseSchema>;
 export type StoredRun = Omit<z.infer<typeof storedRunSchema>, "events"> & { events: { segment: number; tail: ForgeEvent[] } };
 
 export interface Loaded {
@@ -99,10 +117,15 @@ export class RunStore {
   async save(loaded: Loaded, next: StoredRun, message: string): Promise<Loaded> {
     const branch = stateBranch(next.journal.runId);
     let state = next;
-    while (state.events.tail.length >= SEGMENT_SIZE) {
+    // Only events already persisted are sealed: they are the same for every writer, whereas the
+    // events of this decision may lose the compare-and-swap (another writer would then seal its own
+    // events into the same segment file, which is written once).
+    let persisted = loaded.state.events.segment === next.events.segment ? loaded.state.events.tail.length : 0;
+    while (persisted >= SEGMENT_SIZE && state.events.tail.length >= SEGMENT_SIZE) {
       const sealed = state.events.tail.slice(0, SEGMENT_SIZE);
       await this.sealSegment(branch, state.events.segment, sealed);
       state = { ...state, events: { segment: state.events.segment + 1, tail: state.events.tail.slice(SEGMENT_SIZE) } };
+      persisted -= SEGMENT_SIZE;
     }
     try {
       const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
@@ -158,5 +181,5 @@ function serialize(state: StoredRun): string {
 }
 
 export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Partial<RunFacts>, events: ForgeEvent[]): StoredRun {
-  return { version: 1, journal, config, facts: { checkRuns: {}, crIssues: {}, ...facts }, events: { segment: 1, tail: events } };
+  return { version: 1, journal, config, facts: { checkRuns: {}, crIssues: {}, ...facts }, events: { segment: 1, tail: events }, leases: {} };
 }

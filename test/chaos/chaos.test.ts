@@ -2,7 +2,8 @@
  * The chaos scenarios, one seed each: a generated 50-task plan with refineries run by the App on the
  * local GitHub (a) clean, (b) with every webhook delivered twice and 20 % reordered, (c) with 10 % of
  * API calls failing with 5xx and 3 % rate-limited, (d) with 5 % of webhooks dropped, (e) with the
- * App killed three times, (f) with two runners killed mid-job. Each must end with every task MERGED,
+ * App killed three times, (f) with two runners killed mid-job, (g) with two App replicas behind one
+ * webhook URL, one of them killed twice. Each must end with every task MERGED,
  * no (task, attempt) dispatched twice, no invalid transition, and the clean run's merged set.
  *
  * Minutes of work on a 2-core machine, so it has its own config: `npm run test:chaos`.
@@ -23,7 +24,8 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
       const f = r.faults;
       console.log(
         `${SCENARIO_TITLES[scenario]}: ${(r.wallMs / 1000).toFixed(1)} s, ${r.dispatches} dispatches, ${r.retries} retries, ` +
-          `${r.apiCalls.app} App API calls (${r.apiCalls.runner} by runners), faults ${JSON.stringify(f)}`,
+          `${r.apiCalls.app} App API calls (${r.apiCalls.runner} by runners), faults ${JSON.stringify(f)}` +
+          (scenario === "replicas" ? `, replicas ${JSON.stringify(r.replicas)}` : ""),
       );
       expect(problems(r, results.get("clean"))).toEqual([]);
       expect(r.merged).toHaveLength(TASKS);
@@ -35,6 +37,8 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
         dropped: [f.webhooksDropped],
         "app-killed": [f.appKills === 3 ? 1 : 0],
         "runners-killed": [f.runnersKilled === 2 && r.retries >= 2 ? 1 : 0],
+        // Both replicas did work, and one of them was killed twice.
+        replicas: [f.appKills === 2 ? 1 : 0, ...Object.values(r.replicas).map((x) => x.deliveries), ...Object.values(r.replicas).map((x) => x.decisions)],
       };
       for (const n of injected[scenario]) expect(n).toBeGreaterThan(0);
     });

@@ -32,7 +32,7 @@ const OWNER = "acme";
 const REPO = "widgets";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed"] as const;
+export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed", "replicas"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const SCENARIO_TITLES: Record<ScenarioName, string> = {
@@ -42,6 +42,7 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   dropped: "(d) 5 % of webhooks dropped",
   "app-killed": "(e) App killed 3 times",
   "runners-killed": "(f) 2 runners killed mid-job",
+  replicas: "(g) 2 replicas, one killed twice",
 };
 
 export const TASKS = 50;
@@ -95,6 +96,8 @@ export interface ScenarioResult {
   violationDetails: string[];
   /** GitHub objects the App made more than once where one was meant: tracker issues, check runs per attempt, final PRs. */
   duplicateObjects: string[];
+  /** Per replica (by name): deliveries it received, journal writes it won, compare-and-swap writes it lost, effects it took over. */
+  replicas: Record<string, { deliveries: number; decisions: number; casLost: number; takenOver: number }>;
 }
 
 /** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
@@ -127,6 +130,7 @@ const CONFIG = ["max_parallel_agents: 8", "retry_backoff: { base_seconds: 0.2, m
 interface Generation {
   server: ForgeServer;
   killed: { value: boolean };
+  replica: string;
 }
 
 export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
@@ -154,11 +158,19 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const runner: ChaosRunner = chaosRunner({ killAt, onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`) });
   sim.onWorkflowDispatch(runner.handler);
 
-  let port = 0;
+  // (g): two Apps behind the one webhook URL; every other scenario has one. In (e) the App keeps its
+  // name across restarts, as a StatefulSet's pod does, and carries on at once; in (g) a killed replica
+  // comes back under a new name, as a serverless instance does, so the effects it owned are taken
+  // over once their leases run out.
+  const names = scenario === "replicas" ? ["replica-1", "replica-2"] : ["replica-1"];
+  const renamed = scenario === "replicas";
+  const ports = names.map(() => 0);
+  const perReplica: ScenarioResult["replicas"] = Object.fromEntries(names.map((n) => [n, { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 }]));
   let appKills = 0;
   const passthrough = { key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => fn(...args) }) };
-  async function startApp(): Promise<Generation> {
+  async function startApp(index: number): Promise<Generation> {
     const killed = { value: false };
+    const replica = names[index]!;
     // A killed process makes no more calls, and learns nothing of the ones in flight.
     const fetchOf = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       if (killed.value) throw new Error("the App process is dead");
@@ -179,9 +191,13 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       privateKey: keys.privateKeyPem,
       webhookSecret: secret,
       baseUrl: sim.apiUrl,
-      port,
+      port: ports[index]!,
+      replicaId: replica,
       reconcileEveryMs: options.reconcileEveryMs ?? 2_000,
-      onDecision: (_repo, runId, d) => void decisions.push({ runId, d }),
+      onDecision: (_repo, runId, d) => {
+        decisions.push({ runId, d });
+        perReplica[replica]!.decisions++;
+      },
       onRequest: () => {
         appCalls.total++;
       },
@@ -198,25 +214,41 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
         },
       },
     });
-    port = Number(new URL(server.url).port);
-    network.target = server.webhookUrl;
-    return { server, killed };
+    ports[index] = Number(new URL(server.url).port);
+    targets[index] = server.webhookUrl;
+    return { server, killed, replica };
   }
 
-  let gen = await startApp();
-  async function killApp(downMs: number): Promise<void> {
-    const dead = gen;
-    network.target = undefined;
+  // The network's load balancer sends each delivery to the next replica that is up.
+  const targets: (string | undefined)[] = names.map(() => undefined);
+  network.targets = targets;
+  const gens: Generation[] = [];
+  for (let i = 0; i < names.length; i++) gens.push(await startApp(i));
+  /** What a replica's engine counted, kept before the process goes away. */
+  const tally = (g: Generation) => {
+    const rt = g.server.forge.runtimes.get(`${OWNER}/${REPO}`);
+    if (!rt) return;
+    perReplica[g.replica]!.casLost += rt.engine.stats.casLost;
+    perReplica[g.replica]!.takenOver += rt.engine.stats.takenOver;
+  };
+  async function killApp(index: number, downMs: number): Promise<void> {
+    const dead = gens[index]!;
+    targets[index] = undefined;
     dead.killed.value = true;
     appKills++;
-    log(`  ${scenario}: App killed (down ${downMs} ms)`);
+    log(`  ${scenario}: ${dead.replica} killed (down ${downMs} ms)`);
+    tally(dead);
     await dead.server.close();
     await sleep(downMs);
-    gen = await startApp();
-    // On GitHub the new App finds the repository on its first sweep (GET /installation/repositories).
-    // The local GitHub does not implement that endpoint (501), so the harness names the repository
-    // once, as `forge tick` does — the App still learns nothing of the run but from GitHub.
-    void gen.server.forge.tickRepository(OWNER, REPO).catch((e: unknown) => log(`  ${scenario}: first sweep failed: ${(e as Error).message}`));
+    if (renamed) {
+      names[index] = `${dead.replica.replace(/\.\d+$/, "")}.${appKills}`;
+      perReplica[names[index]!] = { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 };
+      perReplica[dead.replica]!.deliveries = network.perTarget[index] ?? 0;
+      network.perTarget[index] = 0;
+    }
+    // The new process finds the installation, its repositories and the run by itself (GET
+    // /app/installations, GET /installation/repositories, the state branches): nobody names them.
+    gens[index] = await startApp(index);
   }
 
   await sim.control.createRepo({
@@ -269,8 +301,11 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   }
   if (scenario === "dropped") sim.control.faults({ webhookDropRate: 0.05 });
 
-  // The App is killed three times at random moments: each time a random share of the tasks has merged, after a random delay.
-  const killPlan = scenario === "app-killed" ? [0, 1, 2].map(() => Math.floor(2 + random() * (TASKS - 10))).sort((a, b) => a - b) : [];
+  // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
+  // time a random share of the tasks has merged, after a random delay.
+  const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
+  const killPlan = Array.from({ length: kills }, () => Math.floor(2 + random() * (TASKS - 10))).sort((a, b) => a - b);
+  const victim = scenario === "replicas" ? Math.floor(random() * names.length) : 0;
   let completed = false;
   let lastLog = Date.now();
   while (journal && Date.now() - started < timeoutMs) {
@@ -281,7 +316,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     if (killPlan.length && journal.merged >= killPlan[0]!) {
       killPlan.shift();
       await sleep(Math.floor(random() * 400));
-      await killApp(200 + Math.floor(random() * 1300));
+      await killApp(victim, 200 + Math.floor(random() * 1300));
     }
     await sleep(250);
     journal = (await readJournal()) ?? journal;
@@ -295,7 +330,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const wallMs = Date.now() - started;
   // Let the last effects (final PR, tracker) and jobs settle before looking.
   await sleep(300);
-  await gen.server.forge.idle();
+  for (const g of gens) await g.server.forge.idle();
   await runner.idle();
   await network.idle();
   await sim.idle();
@@ -318,7 +353,11 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   if (trackers.length > 1) duplicateObjects.push(`${trackers.length} tracker issues`);
   const checks = new Map<string, number>();
   for (const c of sim.core.state.checkRuns.values()) if (c.appId === registered.id && c.externalId) checks.set(c.externalId, (checks.get(c.externalId) ?? 0) + 1);
-  for (const [id, n] of checks) if (n > 1) duplicateObjects.push(`${n} check runs for ${id}`);
+  for (const [id, n] of checks) {
+    if (n < 2) continue;
+    const made = [...sim.core.state.checkRuns.values()].filter((c) => c.appId === registered.id && c.externalId === id);
+    duplicateObjects.push(`${n} check runs for ${id} (${made.map((c) => `#${c.id} on ${c.headSha.slice(0, 7)} started ${c.startedAt}`).join(", ")})`);
+  }
   const finals = sim.core.state.issuesOf(repoId).filter((i) => i.pull && journal && i.pull.headRef === journal.integrationBranch);
   if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
   const result: ScenarioResult = {
@@ -353,8 +392,13 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     violations: sim.violations.length,
     violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
     duplicateObjects,
+    replicas: perReplica,
   };
-  await gen.server.close();
+  names.forEach((n, i) => (perReplica[n]!.deliveries = network.perTarget[i] ?? 0));
+  for (const g of gens) {
+    tally(g);
+    await g.server.close();
+  }
   await network.close();
   await sim.close();
   return result;

@@ -44,6 +44,7 @@ for (const seed of seeds) {
     const row = `| ${SCENARIO_TITLES[scenario]} | ${seed} | ${p.length ? "FAIL" : "ok"} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.dispatches} | ${r.retries} | ${r.apiCalls.app} | ${r.apiCalls.runner} | ${r.journalWrites} | ${injected.join(", ") || "—"} |`;
     rows.push(row);
     console.log(row);
+    if (scenario === "replicas") for (const [name, x] of Object.entries(r.replicas)) console.log(`|   ↳ ${name}: ${x.deliveries} deliveries, ${x.decisions} journal writes won, ${x.casLost} compare-and-swap writes lost and decided again, ${x.takenOver} effects taken over |`);
     for (const line of p) console.log(`|   ↳ ${line} |`);
   }
 }

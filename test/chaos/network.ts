@@ -17,6 +17,14 @@ export interface WebhookNetwork {
   url: string;
   /** Where deliveries go now; undefined = the App is down. */
   target: string | undefined;
+  /**
+   * Several Apps behind the one URL (replicas): a load balancer sends each delivery to the next
+   * replica that is up, round-robin. Set instead of `target`; an entry is undefined while that
+   * replica is down.
+   */
+  targets?: (string | undefined)[];
+  /** Deliveries forwarded to each replica (by index in `targets`). */
+  perTarget: number[];
   /** Deliveries received, held back (reordered), forwarded, and failed because the App was down. */
   stats: { received: number; reordered: number; forwarded: number; refused: number };
   /** Resolves when no held-back delivery is waiting. */
@@ -30,6 +38,7 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
   const net: WebhookNetwork = {
     url: "",
     target: undefined,
+    perTarget: [],
     stats: { received: 0, reordered: 0, forwarded: 0, refused: 0 },
     async idle() {
       while (held.size) await Promise.all([...held]);
@@ -40,6 +49,23 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+
+  let turn = 0;
+  /** The App a delivery goes to now: the one target, or the next replica that is up. */
+  function pick(): string | undefined {
+    if (!net.targets) return net.target;
+    const n = net.targets.length;
+    for (let k = 0; k < n; k++) {
+      const i = (turn + k) % n;
+      const t = net.targets[i];
+      if (t) {
+        turn = i + 1;
+        net.perTarget[i] = (net.perTarget[i] ?? 0) + 1;
+        return t;
+      }
+    }
+    return undefined;
+  }
 
   /** Sends one delivery to the App; resolves with its status, or 0 when the App is down. */
   function forward(target: string | undefined, req: IncomingMessage, body: Buffer): Promise<number> {
@@ -62,7 +88,8 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       net.stats.received++;
-      if (!net.target) {
+      const up = net.targets ? net.targets.some(Boolean) : !!net.target;
+      if (!up) {
         // Nobody listens: the local GitHub sees the connection fail.
         net.stats.refused++;
         req.socket.destroy();
@@ -74,7 +101,7 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
         const wait = Math.round(min + random() * (max - min));
         res.writeHead(202).end();
         const p = new Promise<void>((r) => setTimeout(r, wait))
-          .then(() => forward(net.target, req, body))
+          .then(() => forward(pick(), req, body))
           .then((status) => {
             if (status === 0) net.stats.refused++;
             else net.stats.forwarded++;
@@ -83,7 +110,7 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
         void p.finally(() => held.delete(p));
         return;
       }
-      void forward(net.target, req, body).then((status) => {
+      void forward(pick(), req, body).then((status) => {
         if (status === 0) {
           net.stats.refused++;
           req.socket.destroy();

@@ -342,8 +342,14 @@ export class GitHubMock {
   }
 
   /** The run's journal on its state branch. */
+  /**
+   * The stored journal. Its pending effects are leased to the test App's replica name unless the
+   * run names other leases: the App reading it is the process that wrote it, restarted under the
+   * same name (another process's effects are given leases of their own in the tests about them).
+   */
   journal(state: StoredRun, sha = JOURNAL_SHA): Hit {
-    return this.file("journal.json", STATE_BRANCH, JSON.stringify(state) + "\n", sha);
+    const leases = Object.keys(state.leases ?? {}).length ? state.leases : ownLeases(state);
+    return this.file("journal.json", STATE_BRANCH, JSON.stringify({ ...state, leases }) + "\n", sha);
   }
 
   /** A compare-and-swap write of the journal answered with `status` (200: written, 409: it moved). */
@@ -540,6 +546,14 @@ export interface TestApp {
 }
 
 /** A real Probot with the Forge App loaded; handlers finish before `receive` resolves. */
+/** The replica name of the App the handler tests start. */
+export const TEST_REPLICA = "forge-test";
+
+/** Every pending effect of `state` leased to `owner` until a minute after NOW. */
+export function ownLeases(state: StoredRun, owner = TEST_REPLICA, until = NOW + 60_000): StoredRun["leases"] {
+  return Object.fromEntries(state.journal.outbox.map((e) => [e.key, { owner, until: new Date(until).toISOString() }]));
+}
+
 export async function startApp(options: ForgeAppOptions = {}): Promise<TestApp> {
   const probot = new Probot({
     appId: APP_ID,
@@ -548,7 +562,7 @@ export async function startApp(options: ForgeAppOptions = {}): Promise<TestApp> 
     // Tests disable retries and throttling (the function form replaces Probot's defaults).
     Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({ ...instanceOptions, retry: { enabled: false }, throttle: { enabled: false } })),
   });
-  const forge = createForgeApp({ background: false, now: () => NOW, ...options });
+  const forge = createForgeApp({ background: false, now: () => NOW, replicaId: TEST_REPLICA, ...options });
   await probot.load(forge);
   return {
     probot,

@@ -34,6 +34,9 @@ import {
   RECORD,
   RUN_ID,
   startApp,
+  ownLeases,
+  TEST_REPLICA,
+  NOW,
   STATE_BRANCH,
   storedRun,
   taskOf,
@@ -507,12 +510,13 @@ describe("pull_request", () => {
     gh.verify();
   });
 
-  it("a 409 on the journal write: the journal is read again and decided again, and the other writer's dispatch is not repeated", async () => {
+  it("a 409 on the journal write: the journal is read again and decided again; the other writer's effects are its own to carry out", async () => {
     const app = await startApp();
     const before = storedRun({ a: [], b: ["a"] }, { config: manual, steps: readySteps, facts: checkRunA1 });
-    // Another process handled the same merge first: its journal has a MERGED and b's dispatch still
-    // in the outbox (acknowledgements ride along with the next write).
+    // Another live replica handled the same merge first: its journal has a MERGED and b's dispatch
+    // still in the outbox, leased to it.
     const theirs = storedRun({ a: [], b: ["a"] }, { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true });
+    theirs.leases = ownLeases(theirs, "replica-2");
     expect(theirs.journal.outbox.map((e) => e.key)).toContain("dispatch:b:1");
 
     gh.app();
@@ -522,8 +526,30 @@ describe("pull_request", () => {
     gh.journal(before);
     const lost = gh.writeJournal(409);
     const reread = gh.journal(theirs, "b10b000000000000000000000000000000000009");
-    // Re-deciding the merge on their journal changes nothing: no second write. Their outbox is
-    // carried out as a replay: the branch exists (422), and b's workflow run is found, not dispatched again.
+
+    await app.receive(mergedDelivery());
+
+    // Re-deciding the merge on their journal changes nothing (no second write), and nothing of their
+    // outbox is carried out here: no branch, no dispatch, no lookup, no tracker write.
+    expect(lost.body).toMatchObject({ sha: JOURNAL_SHA });
+    expect(reread.call).toBeDefined();
+    expect(gh.routes().filter((r) => r === `PUT ${R}/contents/journal.json`)).toHaveLength(1);
+    expect(gh.routes().filter((r) => r.endsWith("/dispatches") || r.includes("/runs") || r === `POST ${R}/git/refs` || r.startsWith(`PATCH ${R}/issues`))).toEqual([]);
+    gh.verify();
+  });
+
+  it("effects of a replica whose lease ran out are taken over with a compare-and-swap write, then replayed: found, not done twice", async () => {
+    const app = await startApp();
+    // The replica that decided b's dispatch died before carrying it out; its lease ran out a second ago.
+    const theirs = storedRun({ a: [], b: ["a"] }, { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true });
+    theirs.leases = ownLeases(theirs, "replica-2", NOW - 1_000);
+
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main", "merge_policy: manual\n");
+    gh.journal(theirs);
+    const claim = gh.writeJournal(200);
     gh.ref(INTEGRATION, MERGE);
     gh.reply(`POST ${R}/git/refs`, 422, { message: "Reference already exists", documentation_url: "https://docs.github.com/rest/git/refs#create-a-reference", status: "422" });
     const runs = gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${branchOf("b", 1)}&per_page=100`, 200, {
@@ -534,10 +560,9 @@ describe("pull_request", () => {
 
     await app.receive(mergedDelivery());
 
-    expect(lost.body).toMatchObject({ sha: JOURNAL_SHA });
-    expect(reread.call).toBeDefined();
+    const claimed = decodedJournal(claim);
+    for (const key of theirs.journal.outbox.map((e) => e.key)) expect(claimed.leases[key]).toEqual({ owner: TEST_REPLICA, until: new Date(NOW + 20_000).toISOString() });
     expect(runs.call?.query).toEqual({ branch: branchOf("b", 1), per_page: "100" });
-    expect(gh.routes().filter((r) => r === `PUT ${R}/contents/journal.json`)).toHaveLength(1);
     expect(gh.routes().filter((r) => r.endsWith("/dispatches"))).toEqual([]);
     gh.verify();
   });
