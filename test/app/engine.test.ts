@@ -8,7 +8,9 @@ import type { StoredRun } from "../../src/app/run-store.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
 import { ConflictError } from "../../src/github/port.js";
-import { RUN_ID, storedRun } from "./handlers/fixtures.js";
+import type { Effect } from "../../src/core/effects.js";
+import type { LeafInput } from "../../src/core/inputs.js";
+import { NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
@@ -89,5 +91,92 @@ describe("Engine batching", () => {
     expect(r1.rejections).toEqual([]);
     expect(r2.rejections).toEqual([{ input: "command", reason: "the run is already paused", leaf: 0 }]);
     expect(repo.writes).toHaveLength(1);
+  });
+});
+
+/**
+ * Two App processes share a run: one carries out a round of effects while the other writes the
+ * journal, so the round's acknowledgement loses its compare-and-swap and is decided again on the
+ * other's journal. Found by chaos (g).
+ */
+describe("a round of effects acknowledged on a journal another replica moved", () => {
+  const ME = "replica-1";
+  const ready: LeafInput = {
+    kind: "agent.finished",
+    taskId: "a",
+    attempt: 1,
+    exitCode: 0,
+    pushedSha: WORK,
+    recordSha: RECORD,
+    walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
+  };
+  const verdict = (summary: string): Effect => ({ key: "check:a:1", kind: "UpsertCheckRun", taskId: "a", attempt: 1, status: "MERGE_READY", summary });
+  const merge: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: "forge/mini-c0ffee0/a/1", prNumber: 7 };
+
+  /** The stored run with a's verdict and merge pending, leased to this process; `theirs` is what the other replica writes meanwhile. */
+  function world(theirsVerdict: Effect, comments?: { mine: Effect; theirs: Effect }) {
+    const mine = storedRun({ a: [], b: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
+    mine.journal.outbox = [verdict("a: ready to merge"), merge, ...(comments ? [comments.mine] : [])];
+    mine.leases = ownLeases(mine, ME);
+    // The other replica paused the run meanwhile (its own fact) and holds a's verdict as `theirsVerdict`.
+    const theirs = structuredClone(mine);
+    theirs.journal.pause = { ...theirs.journal.pause, manual: true };
+    theirs.journal.outbox = [theirsVerdict, merge, ...(comments ? [comments.theirs] : [])];
+    let stored = { content: JSON.stringify(mine), blob: 1 };
+    const writes: StoredRun[] = [];
+    const port = new Proxy(
+      {
+        async readFile(path: string) {
+          return path === JOURNAL_FILE ? { content: stored.content, blobSha: `blob-${stored.blob}` } : null;
+        },
+        async writeFile(_b: string, path: string, text: string, _m: string, expected?: string) {
+          if (path !== JOURNAL_FILE) throw new Error(`unexpected write of ${path}`);
+          if (expected !== `blob-${stored.blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
+          stored = { content: text, blob: stored.blob + 1 };
+          writes.push(JSON.parse(text) as StoredRun);
+          return { blobSha: `blob-${stored.blob}`, commitSha: `commit-${stored.blob}` };
+        },
+        async findCheckRun() {
+          return null;
+        },
+        async createCheckRun() {
+          return 55;
+        },
+        async mergePullRequest() {
+          // While the merge runs, the other replica writes the journal.
+          stored = { content: JSON.stringify(theirs), blob: stored.blob + 1 };
+          return { kind: "merged", sha: "3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e" };
+        },
+      },
+      {
+        get(target, name: string) {
+          if (name in target) return target[name as keyof typeof target];
+          if (name === "then") return undefined;
+          return async () => null;
+        },
+      },
+    ) as unknown as GitHubPort;
+    return { engine: new Engine({ port, replicaId: ME, now: () => NOW }), writes };
+  }
+
+  it("the ids its effects learned reach the journal: a check run made is never made again", async () => {
+    const { engine, writes } = world(verdict("a: ready to merge"));
+    await engine.flush(RUN_ID);
+    const first = writes[0]!;
+    expect(first.journal.pause.manual).toBe(true); // written over the other replica's journal
+    expect(first.journal.tasks.find((t) => t.id === "a")!.status).toBe("MERGED");
+    expect(first.facts.checkRuns).toEqual({ "a:1": 55 });
+    // The merge asks for the MERGED verdict: it updates check run 55 rather than making one.
+    expect(first.journal.outbox.find((e) => e.key === "check:a:1")).toMatchObject({ status: "MERGED" });
+  });
+
+  it("an acknowledgement removes only the effect that ran, not a newer one of the same key", async () => {
+    const note = (body: string): Effect => ({ key: "note:a:1", kind: "PostComment", target: { on: "tracker" }, body });
+    const { engine, writes } = world(verdict("a: ready to merge"), { mine: note("first words"), theirs: note("second words") });
+    await engine.flush(RUN_ID);
+    const first = writes[0]!;
+    expect(first.journal.tasks.find((t) => t.id === "a")!.status).toBe("MERGED");
+    // The comment that ran was the first; the other replica's second one is still to be posted.
+    expect(first.journal.outbox.find((e) => e.key === "note:a:1")).toMatchObject({ body: "second words" });
   });
 });
