@@ -122,6 +122,12 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   async function runtimeFor(owner: string, repo: string, installationId: number, log: Logger): Promise<RepoRuntime> {
     const key = `${owner}/${repo}`;
     let rt = runtimes.get(key);
+    // Installed again (a new installation id): the old installation's tokens are gone with it.
+    if (rt && installationId && rt.installationId !== installationId) {
+      rt.engine.stop();
+      runtimes.delete(key);
+      rt = undefined;
+    }
     if (!rt) {
       // The installation Octokit refreshes its token by itself; it carries throttling and retry.
       const octokit = (await probot!.auth(installationId)) as unknown as Octokit;
@@ -486,6 +492,8 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   }
 
   async function tickRuntime(rt: RepoRuntime): Promise<void> {
+    // Runs started by another replica (or while this process was down) are found on every pass.
+    rt.runsLoaded = false;
     for (const [runId, r] of await knownRuns(rt)) {
       if (r.status !== "running") continue;
       const inputs = await reconcileRun(rt.port, rt.engine, runId, now());
@@ -495,26 +503,56 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
   }
 
   /**
-   * A restarted App knows no repository until a webhook names one, and a webhook may never come (the
-   * ones sent while it was down are lost): it asks GitHub where it is installed. Tried on the first
-   * tick, then at most once a minute until it succeeds.
+   * Where the App is installed, asked of GitHub on every reconcile pass (and at start): a restarted
+   * App, a new replica or a serverless instance knows no repository until then, and the webhooks
+   * sent while it was down are lost. Repositories no installation holds any more are forgotten.
    */
-  let discovery: { done: boolean; at: number } = { done: false, at: -Infinity };
   async function discoverRepositories(): Promise<void> {
-    if (discovery.done || Date.now() - discovery.at < 60_000 || !probot) return;
-    discovery = { done: false, at: Date.now() };
+    if (!probot) return;
     const asApp = (await probot.auth()) as unknown as Octokit;
     const installations = await asApp.paginate(asApp.rest.apps.listInstallations, { per_page: 100 });
+    const seen = new Set<string>();
     for (const installation of installations) {
       const octokit = (await probot.auth(installation.id)) as unknown as Octokit;
       const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-      for (const r of repos) await runtimeFor(r.owner.login, r.name, installation.id, probot.log as unknown as Logger);
+      for (const r of repos) {
+        seen.add(`${r.owner.login}/${r.name}`);
+        await runtimeFor(r.owner.login, r.name, installation.id, probot.log as unknown as Logger);
+      }
     }
-    discovery = { done: true, at: Date.now() };
+    for (const key of [...runtimes.keys()]) if (!seen.has(key)) forgetRepository(key);
+  }
+
+  function forgetRepository(key: string): void {
+    runtimes.get(key)?.engine.stop();
+    runtimes.delete(key);
+  }
+
+  /** `installation` and `installation_repositories`: the App's view changes at once, no restart needed. */
+  async function onInstallation(context: Context<"installation"> | Context<"installation_repositories">): Promise<void> {
+    const payload = context.payload as {
+      action: string;
+      installation: { id: number; account?: { login?: string } | null };
+      repositories?: { full_name: string }[];
+      repositories_added?: { full_name: string }[];
+      repositories_removed?: { full_name: string }[];
+    };
+    const id = payload.installation.id;
+    const log = context.log as unknown as Logger;
+    const gone = payload.action === "deleted" || payload.action === "suspend";
+    if (gone) {
+      for (const [key, rt] of [...runtimes]) if (rt.installationId === id) forgetRepository(key);
+      return;
+    }
+    for (const r of payload.repositories_removed ?? []) if (runtimes.get(r.full_name)?.installationId === id) forgetRepository(r.full_name);
+    for (const r of [...(payload.repositories ?? []), ...(payload.repositories_added ?? [])]) {
+      const [owner, repo] = r.full_name.split("/");
+      if (owner && repo) await runtimeFor(owner, repo, id, log);
+    }
   }
 
   async function tick(): Promise<void> {
-    await discoverRepositories().catch((e: unknown) => probot?.log.warn({ err: (e as Error).message }, "could not list the installations' repositories"));
+    await discoverRepositories().catch((e: unknown) => probot?.log.warn({ err: (e as Error).message }, "could not list the installations' repositories; sweeping the repositories known"));
     for (const rt of runtimes.values()) await tickRuntime(rt);
   }
 
@@ -566,7 +604,8 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
     app.on("issues", guard(onIssues));
     app.on("check_suite", guard(onChecksDone));
     app.on("status", guard(onChecksDone));
-    app.on("installation", async (context) => void context.log.info({ installation: context.payload.installation.id, action: context.payload.action }, "installation"));
+    app.on("installation", onInstallation);
+    app.on("installation_repositories", onInstallation);
     if (options.reconcileEveryMs) {
       // One sweep at a time: a sweep slower than the period (a slow or rate-limiting GitHub) is not
       // joined by another one doing the same reads.
@@ -580,6 +619,8 @@ export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
       };
       timer = setInterval(sweep, options.reconcileEveryMs);
       timer.unref();
+      // At start, too: a restarted App has work it learns of only by asking.
+      setImmediate(sweep);
     }
   }) as ForgeApp;
   forgeApp.runtimes = runtimes;

@@ -43,6 +43,9 @@ export interface Harness {
   runner: ScriptedRunner;
   user: Octokit;
   decisions: { runId: string; d: Decision }[];
+  /** The App's id on the local GitHub, and its installation on the repository (changes when reinstalled). */
+  appId: number;
+  installationId: number;
   /** Resolves with the journal once `pred` holds for a decision of `runId` (or any run). */
   waitFor(pred: (j: Journal) => boolean, timeoutMs?: number): Promise<Journal>;
   /** Push the files of `dir` (e.g. an example plan) under `prefix` as one commit on main, as a person. */
@@ -120,7 +123,7 @@ export async function startHarness(
     },
     collaborators: { octocat: "write", reader: "read" },
   });
-  sim.control.install(registered.id, OWNER, [FULL]);
+  const installation = sim.control.install(registered.id, OWNER, [FULL]);
   const runner = scriptedRunner(script);
   sim.onWorkflowDispatch(runner.handler);
   const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
@@ -145,6 +148,8 @@ export async function startHarness(
     runner,
     user,
     decisions,
+    appId: registered.id,
+    installationId: installation.id,
     waitFor(pred, timeoutMs = 60_000) {
       const last = decisions[decisions.length - 1];
       if (last && pred(last.d.journal)) return Promise.resolve(last.d.journal);

@@ -1,0 +1,56 @@
+/**
+ * The App's view of where it is installed follows GitHub: `installation` and
+ * `installation_repositories` change it at once, and a repository installed again works without a
+ * restart (the old installation's tokens are gone with it).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { planFor } from "../chaos/harness.js";
+import { FULL, OWNER, startHarness, type Harness } from "./helpers.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  const done = h;
+  h = undefined;
+  await done?.close();
+}, 60_000);
+
+describe("installations", () => {
+  it("uninstalled and installed again: the next plan runs to completion without restarting the App", { timeout: 120_000 }, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    // The App learns of the repository from the installation event, before any other webhook.
+    await h.sim.idle();
+    expect(h.app.forge.runtimes.get(FULL)?.installationId).toBe(h.installationId);
+
+    h.sim.control.uninstall(h.installationId, "octocat");
+    await h.sim.idle();
+    expect(h.app.forge.runtimes.has(FULL)).toBe(false);
+
+    const again = h.sim.control.install(h.appId, OWNER, [FULL]);
+    await h.sim.idle();
+    expect(h.app.forge.runtimes.get(FULL)?.installationId).toBe(again.id);
+
+    const plan = await planFor(1, 2);
+    await h.pushFiles(plan.files, "Add the plan");
+    const done = await h.waitFor((j) => j.status === "completed", 100_000);
+    expect(done.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED"]);
+    expect(h.sim.violations).toEqual([]);
+  });
+
+  it("a reconcile pass finds the installations and repositories by itself, and forgets an uninstalled one", { timeout: 60_000 }, async () => {
+    h = await startHarness(() => ({ kind: "success" }));
+    await h.sim.idle();
+    // Forget everything, as a restarted process knows nothing.
+    h.app.forge.runtimes.clear();
+    await h.app.forge.tick();
+    expect([...h.app.forge.runtimes.keys()]).toEqual([FULL]);
+    // Uninstalled while the App missed the webhook: the next pass forgets the repository.
+    const webhookUrl = h.app.webhookUrl;
+    h.sim.control.setAppWebhookUrl(h.appId, "http://127.0.0.1:9/down");
+    h.sim.control.uninstall(h.installationId, "octocat");
+    await h.sim.idle();
+    h.sim.control.setAppWebhookUrl(h.appId, webhookUrl);
+    expect(h.app.forge.runtimes.has(FULL)).toBe(true);
+    await h.app.forge.tick();
+    expect(h.app.forge.runtimes.has(FULL)).toBe(false);
+  });
+});
