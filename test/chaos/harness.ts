@@ -279,7 +279,17 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   // Faults start with the push that starts the run — except dropped webhooks, which start once the
   // run exists: a lost push of the plan is a run nobody asked for yet (`/forge run` starts it).
   if (Object.keys(faults).length) sim.control.faults(faults);
-  await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
+  // The person's push meets the faults too: like git, they try again after a 5xx or a rate limit.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
+      break;
+    } catch (e) {
+      const status = (e as { status?: number }).status ?? 0;
+      if (attempt >= 5 || !(status >= 500 || status === 403 || status === 429)) throw e;
+      await sleep(1_000);
+    }
+  }
   const runId = `${plan.planId}-${commit.sha.slice(0, 7)}`;
 
   const readJournal = async (): Promise<Journal | undefined> => {
