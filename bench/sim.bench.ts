@@ -5,9 +5,9 @@
  * Run: `npm run bench:sim` (BENCH_N=40 samples per operation by default; `--json` for JSON).
  */
 import { Octokit } from "@octokit/rest";
-import { createSim } from "../test/sim/server.js";
-import { appKeys, startReceiver } from "../test/sim/support/helpers.js";
-import { gitProcesses } from "../test/sim/git.js";
+import { createSim } from "../src/local-github/server.js";
+import { appKeys, startReceiver } from "../test/local-github/support/helpers.js";
+import { gitProcesses } from "../src/local-github/git.js";
 
 const N = Number(process.env.BENCH_N ?? 40);
 const json = process.argv.includes("--json");

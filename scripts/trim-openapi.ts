@@ -5,9 +5,9 @@
 // Installs the pinned @octokit/openapi and @octokit/openapi-webhooks into a temporary folder
 // (they are ~400 MB installed, so they never become dependencies of Forge), keeps only the
 // operations and webhook events listed below plus every component they reference, and writes
-//   test/sim/spec/api.json       – OpenAPI 3.0 subset (paths + components), with x-forge-source
-//   test/sim/spec/webhooks.json  – OpenAPI 3.1 webhooks subset, with x-forge-source
-//   test/sim/spec/routes.json    – every (method, path) → operationId of the full description, so
+//   src/local-github/spec/api.json       – OpenAPI 3.0 subset (paths + components), with x-forge-source
+//   src/local-github/spec/webhooks.json  – OpenAPI 3.1 webhooks subset, with x-forge-source
+//   src/local-github/spec/routes.json    – every (method, path) → operationId of the full description, so
 //                                  the simulator can answer 501 naming the operation it lacks.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
@@ -204,7 +204,7 @@ function closeComponents(full: Obj, roots: Json): Obj {
 
 function main(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-  const outDir = join(root, "test/sim/spec");
+  const outDir = join(root, "src/local-github/spec");
   const tmp = mkdtempSync(join(tmpdir(), "forge-openapi-"));
   try {
     execFileSync(

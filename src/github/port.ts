@@ -1,7 +1,7 @@
 /**
  * The GitHub port: every GitHub operation Forge's App needs, in Forge's terms. The App depends on
  * this interface only; `octokit-port.ts` implements it over Octokit (real GitHub, GitHub Enterprise
- * Server, or the local GitHub in test/sim). Errors are `GitHubError` with the HTTP status kept.
+ * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
 
 export class GitHubError extends Error {

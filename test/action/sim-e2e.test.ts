@@ -13,8 +13,8 @@ import { startRun } from "../../src/core/decide.js";
 import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
-import { createSim, type Sim } from "../sim/server.js";
-import { createSimExecutor } from "../sim/runner/sim-executor.js";
+import { createSim, type Sim } from "../../src/local-github/server.js";
+import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { SCRIPTED_AGENT, taskFile } from "./world.js";
 
 const OWNER = "acme";

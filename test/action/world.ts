@@ -18,7 +18,7 @@ import { NoCommitsError, type GitHubPort, type PullRef } from "../../action/src/
 export const RUN = "r1";
 export const PLAN = "p1";
 export const INTEGRATION = `forge/${RUN}/_integration`;
-export const SCRIPTED_AGENT = path.resolve("test/sim/agents/bin/forge-scripted-agent.mjs");
+export const SCRIPTED_AGENT = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "Test", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "Test", GIT_COMMITTER_EMAIL: "t@example.invalid", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
 

@@ -8,8 +8,8 @@ import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
 import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";
-import { createSim, type Sim, type SimOptions } from "../sim/server.js";
-import { appKeys } from "../sim/support/helpers.js";
+import { createSim, type Sim, type SimOptions } from "../../src/local-github/server.js";
+import { appKeys } from "../local-github/support/helpers.js";
 import { scriptedRunner, type Script, type ScriptedRunner } from "./scripted-runner.js";
 
 export const OWNER = "acme";

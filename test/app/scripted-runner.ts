@@ -8,7 +8,7 @@ import { Octokit } from "@octokit/rest";
 import { stringify } from "yaml";
 import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
-import type { DispatchedRun, DispatchHandler } from "../sim/workflows.js";
+import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows.js";
 
 export type Script =
   | {

@@ -21,9 +21,9 @@ import { isValidTransition, TRANSITIONS } from "../../src/core/state-machine.js"
 import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
-import type { FaultConfig } from "../sim/faults.js";
-import { createSim, type Sim } from "../sim/server.js";
-import { appKeys } from "../sim/support/helpers.js";
+import type { FaultConfig } from "../../src/local-github/faults.js";
+import { createSim, type Sim } from "../../src/local-github/server.js";
+import { appKeys } from "../local-github/support/helpers.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
 import { startNetwork, type WebhookNetwork } from "./network.js";
 

@@ -7,9 +7,9 @@ import { Probot } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
 import { createForgeApp, type ForgeApp } from "../../src/app/app.js";
 import { octokitWithDefaults, startForgeServer, type ForgeServer } from "../../src/app/server.js";
-import { createSim, type Sim } from "../sim/server.js";
+import { createSim, type Sim } from "../../src/local-github/server.js";
 import { runScenario } from "./harness.js";
-import { appKeys } from "../sim/support/helpers.js";
+import { appKeys } from "../local-github/support/helpers.js";
 
 let sim: Sim | undefined;
 let app: ForgeServer | undefined;

@@ -9,10 +9,10 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
-import { DEFAULT_PLAN } from "../sim/demo/run.js";
-import { DemoPlanError, loadPlanStages } from "../sim/demo/plan-stages.js";
-import { dagSvg } from "../sim/demo/dag-svg.js";
-import { markdownToHtml } from "../sim/demo/report.js";
+import { DEFAULT_PLAN } from "../../src/local-github/demo/run.js";
+import { DemoPlanError, loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { dagSvg } from "../../src/local-github/demo/dag-svg.js";
+import { markdownToHtml } from "../../src/local-github/demo/report.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -1,18 +1,19 @@
 /**
  * `forge demo` — the whole of Forge on this machine: the local GitHub, the Forge App (real HTTP,
  * signed webhooks) and the runner executing the real Forge action, running an example plan to the
- * end with a live view, a summary table and an HTML report (test/sim/demo/). Like `forge sim`, it
- * runs the simulator from a Forge source checkout with tsx; every argument is passed through.
+ * end with a live view, a summary table and an HTML report (src/local-github/demo/). Like `forge sim`,
+ * it runs in a process of its own (src/local-github/entry.ts); every option is passed through.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { localGithubProgram, nodeArgsFor } from "../../local-github/entry.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 
-/** The checkout root: this file is src/cli/commands/demo.ts or dist/cli/commands/demo.js. */
+/** Forge's root (a checkout, or the installed package): this file is src/cli/commands/demo.ts or dist/cli/commands/demo.js. */
 function checkoutRoot(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 }
@@ -29,8 +30,8 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     .option("--json", "print the result as JSON on stdout (the live view goes to stderr)")
     .action(async (opts: { agent?: string; plan?: string; out?: string; runners?: string; timeout?: string; json?: boolean }) => {
       const root = checkoutRoot();
-      const main = path.join(root, "test", "sim", "demo", "main.ts");
-      if (!existsSync(main)) throw new CliError("forge demo runs from Forge's source checkout only (test/sim/demo/main.ts not found)");
+      const main = localGithubProgram("demo/main");
+      if (!existsSync(main)) throw new CliError(`forge demo: ${main} not found (build Forge with npm run build)`);
       const args = [
         ...(opts.agent ? ["--agent", opts.agent] : []),
         ...(opts.plan ? ["--plan", opts.plan] : []),
@@ -39,7 +40,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
         ...(opts.timeout ? ["--timeout", opts.timeout] : []),
         ...(opts.json ? ["--json"] : []),
       ];
-      const child = spawn(process.execPath, ["--import", "tsx", main, ...args], {
+      const child = spawn(process.execPath, [...nodeArgsFor(main), ...args], {
         cwd: root,
         // Relative --plan and --out are relative to where forge was started.
         env: { ...process.env, FORGE_DEMO_CWD: io.cwd, FORGE_DEMO_TTY: process.stdout.isTTY && !opts.json ? "1" : "" },

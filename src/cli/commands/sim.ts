@@ -1,17 +1,17 @@
 /**
- * `forge sim` — starts Forge's local GitHub (test/sim/main.ts) and prints its URLs. The simulator
- * is test code written in TypeScript and is not part of the published build, so the command runs
- * it from a Forge source checkout with tsx; every argument is passed through (`forge sim --help`).
+ * `forge sim` — starts Forge's local GitHub (src/local-github/main.ts) and prints its URLs, in a
+ * process of its own (src/local-github/entry.ts); every argument is passed through (`forge sim --help`).
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import type { Command } from "commander";
+import { localGithubProgram, nodeArgsFor } from "../../local-github/entry.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 
-/** The checkout root: this file is src/cli/commands/sim.ts or dist/cli/commands/sim.js. */
+/** Forge's root (a checkout, or the installed package): this file is src/cli/commands/sim.ts or dist/cli/commands/sim.js. */
 function checkoutRoot(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 }
@@ -25,9 +25,9 @@ export function registerSim(program: Command, { io, setExitCode }: CommandContex
     .argument("[args...]", "passed to the simulator (try --help)")
     .action(async (args: string[]) => {
       const root = checkoutRoot();
-      const main = path.join(root, "test", "sim", "main.ts");
-      if (!existsSync(main)) throw new CliError("the local GitHub ships with Forge's source checkout only (test/sim/main.ts not found)");
-      const child = spawn(process.execPath, ["--import", "tsx", main, ...args], {
+      const main = localGithubProgram("main");
+      if (!existsSync(main)) throw new CliError(`forge sim: ${main} not found (build Forge with npm run build)`);
+      const child = spawn(process.execPath, [...nodeArgsFor(main), ...args], {
         cwd: root,
         env: { ...process.env, FORGE_SIM_CWD: io.cwd },
         stdio: ["inherit", "pipe", "pipe"],

@@ -14,8 +14,8 @@ import { decide, startRun, type Decision } from "../../../src/core/decide.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
 import type { Journal } from "../../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../../src/core/schemas/config.js";
-import { specValidator, SpecValidator } from "../../sim/openapi.js";
-import { appKeys } from "../../sim/support/helpers.js";
+import { specValidator, SpecValidator } from "../../../src/local-github/openapi.js";
+import { appKeys } from "../../local-github/support/helpers.js";
 
 export const API = "https://api.github.com";
 export const OWNER = "acme";
