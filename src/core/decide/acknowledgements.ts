@@ -1,0 +1,73 @@
+/**
+ * Effect acknowledgements: an effect carried out (with what it learned) or failed for good leaves
+ * the outbox. An acknowledgement for an effect no longer there was handled already.
+ */
+import { mergeRefusedComment } from "../render/run-messages.js";
+import * as effects from "./effects.js";
+import { followupFinished, followupMerged, isFollowup } from "./follow-ups.js";
+import { prMerged } from "./merge-gate.js";
+import { fail } from "./retries.js";
+import type { InputOf, Step } from "./step.js";
+
+export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): void {
+  const effect = s.j.outbox.find((e) => e.key === key);
+  if (!effect) return; // acknowledged already
+  s.j.outbox = s.j.outbox.filter((e) => e.key !== key);
+  switch (effect.kind) {
+    case "DispatchAgent": {
+      const i = s.find(effect.taskId);
+      if (i !== undefined && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number") s.edit(i).workflowRunId = result.workflowRunId;
+      return;
+    }
+    case "PrepareBranch": {
+      // The upstream branches left to a refinery's agent: kept with the attempt, so a dispatch that
+      // is tried again (after a failure, or by another process) still names them.
+      const conflicts = Array.isArray(result.conflicts) ? result.conflicts.filter((c): c is string => typeof c === "string") : [];
+      const i = s.find(effect.taskId);
+      if (conflicts.length === 0 || i === undefined) return;
+      const t = s.task(i);
+      if (t.attempt === effect.attempt && t.status === "RUNNING") s.edit(i).context = { ...(t.context ?? {}), conflicts };
+      return;
+    }
+    case "OpenChangeRequest":
+      if (typeof result.issueNumber === "number") {
+        const n = result.issueNumber;
+        s.j.changeRequests = s.j.changeRequests.map((c) => (c.id === effect.crId ? { ...c, issueNumber: n } : c));
+      }
+      return;
+    case "MergePullRequest":
+      if (typeof result.mergeSha === "string") {
+        if (isFollowup(s, effect.taskId)) return followupMerged(s, effect.taskId);
+        return prMerged(s, effect.taskId, effect.attempt, result.mergeSha, "effect.done");
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">): void {
+  const effect = s.j.outbox.find((e) => e.key === key);
+  if (!effect) return;
+  s.j.outbox = s.j.outbox.filter((e) => e.key !== key);
+  s.reject("effect.failed", `${effect.kind} failed: ${error}`, "taskId" in effect ? effect.taskId : undefined);
+  if (effect.kind === "PrepareBranch" || effect.kind === "DispatchAgent") {
+    const i = s.find(effect.taskId);
+    if (i === undefined) return;
+    const t = s.task(i);
+    if (t.attempt !== effect.attempt || t.status !== "RUNNING") return;
+    // Without its branch or its job the attempt cannot run: drop the sibling effect and fail it.
+    s.j.outbox = s.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
+    fail(s, i, "effect.failed", { error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`, retryable: true, counted: true });
+  } else if (effect.kind === "SpawnFollowup") {
+    followupFinished(s, effect.followupId, false);
+  } else if (effect.kind === "MergePullRequest") {
+    // The task stays MERGE_READY (its only way on is MERGED), so a merge refused for good is never
+    // dropped in silence: the reason goes on the task and on its pull request for a person to act.
+    const i = s.find(effect.taskId);
+    if (i === undefined || s.task(i).attempt !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
+    s.edit(i).lastError = `merge refused: ${error}`;
+    const attempt = { id: effect.taskId, attempt: effect.attempt };
+    s.effect(effects.postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
+  }
+}

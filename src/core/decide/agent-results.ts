@@ -1,0 +1,129 @@
+/**
+ * What an attempt's job reports: that it is alive, that it ended without a result, or its result —
+ * an exit code with the facts the runner read back, turned into DONE, FAILED, STALE or a Change
+ * Request.
+ */
+import type { WalkthroughFacts } from "../inputs.js";
+import { DEFAULT_QUESTION, questionComment } from "../render/run-messages.js";
+import { EXIT_CODES } from "../schemas/agent-result.js";
+import { escalate } from "./change-requests.js";
+import * as effects from "./effects.js";
+import { gate } from "./merge-gate.js";
+import { agentId } from "./names.js";
+import { fail, stale } from "./retries.js";
+import { review } from "./review.js";
+import type { InputKind, InputOf, Step } from "./step.js";
+import { usageLimited } from "./tick.js";
+
+/** A sign of life of the attempt; `agent.started` also records when its job started, and which workflow run it is. */
+export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.heartbeat">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  const t = s.task(i);
+  if (t.status !== "RUNNING") return;
+  const e = s.edit(i);
+  const at = s.iso(s.now);
+  if (input.kind === "agent.started") {
+    if (!e.startedAt) e.startedAt = at;
+    if (input.workflowRunId !== undefined) e.workflowRunId = input.workflowRunId;
+  }
+  if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s.now) e.lastHeartbeat = at;
+}
+
+export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
+  const i = s.current(input);
+  if (i === undefined || s.task(i).status !== "RUNNING") return;
+  // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason);
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
+}
+
+export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  const t = s.task(i);
+  if (t.status !== "RUNNING") {
+    // A repeated result, or one that arrived after the attempt was declared STALE: nothing to do.
+    if (t.status === "DONE" || t.status === "MERGE_READY" || t.status === "MERGED") return;
+    s.reject(input.kind, `the attempt is ${t.status}, not RUNNING`, t.id);
+    return;
+  }
+  if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
+  if (input.recordSha) s.edit(i).recordSha = input.recordSha;
+
+  if (input.rateLimitedUntil) {
+    const until = Date.parse(input.rateLimitedUntil);
+    if (!Number.isNaN(until) && until > s.now) {
+      usageLimited(s, until);
+      return fail(s, i, input.kind, { error: `model usage limit until ${s.iso(until)}`, retryable: true, counted: false, notBefore: until });
+    }
+  }
+
+  switch (input.exitCode) {
+    case EXIT_CODES.SUCCESS:
+    case EXIT_CODES.PARTIAL_SUCCESS:
+      if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
+      return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
+    case EXIT_CODES.FAILURE:
+      return fail(s, i, input.kind, { error: input.error ?? "the agent failed", retryable: true, counted: true, exitCode: 1 });
+    case EXIT_CODES.DEPTH_EXCEEDED:
+      return fail(s, i, input.kind, { error: input.error ?? "spawn depth exhausted", retryable: false, hold: "fatal", exitCode: 2 });
+    case EXIT_CODES.HUMAN_INPUT:
+      return askPerson(s, i, input.question ?? input.error ?? DEFAULT_QUESTION, input.kind);
+    case EXIT_CODES.NEEDS_REFINEMENT:
+      fail(s, i, input.kind, { error: input.error ?? "the quality gate failed", retryable: true, counted: true, exitCode: 10, refinement: input.refinement ?? input.error ?? "" });
+      return;
+    case EXIT_CODES.NEEDS_ESCALATION:
+      return escalate(s, i, input);
+    case EXIT_CODES.INTERRUPTED:
+      return fail(s, i, input.kind, { error: input.error ?? "cancelled", retryable: false, hold: "cancelled", exitCode: 20 });
+    case EXIT_CODES.TIMEOUT:
+      return stale(s, i, input.kind, input.error ?? "the agent timed out");
+    default:
+      return fail(s, i, input.kind, { error: input.error ?? `unknown exit code ${input.exitCode}`, retryable: true, counted: true, exitCode: input.exitCode });
+  }
+}
+
+/** The agent asked for a person's input: the task is held until someone answers with `/forge retry`. */
+function askPerson(s: Step, i: number, question: string, kind: InputKind): void {
+  const t = s.task(i);
+  fail(s, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: 3 });
+  s.edit(i).question = question;
+  s.emit("task.waiting", t.id, { attempt: t.attempt, question });
+  s.effect(effects.postComment("question", t, questionComment(t.id, question)));
+}
+
+/**
+ * A refinery's result is only as good as what its head holds: an upstream whose head the record
+ * commit does not contain (the App compared them) would be marked MERGED by the refinery's merge
+ * and its work lost. Such an attempt fails and is retried; otherwise the checked upstreams are
+ * remembered as the ones its merge carries.
+ */
+function refineryContains(s: Step, i: number, uncontained: readonly string[] | undefined, kind: InputKind): boolean {
+  if (uncontained === undefined) return true; // not checked: the merge marks every MERGE_READY upstream
+  const t = s.task(i);
+  const missing = s.idx.deps[i]!.filter((d) => uncontained.includes(s.task(d).id));
+  if (missing.length > 0) {
+    const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).branch ?? "?"})`).join(", ");
+    fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: 0 });
+    return false;
+  }
+  s.edit(i).contained = s.idx.deps[i]!.filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
+  return true;
+}
+
+/** A successful attempt with a walkthrough that changed files → DONE, reviewed, and through the merge gate if its head is in. */
+function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: InputKind): void {
+  if (!w) return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: 0 });
+  if (w.filesChanged.length === 0) return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: 0 });
+  const e = s.edit(i);
+  e.walkthroughSha = w.headSha;
+  e.confidence = w.confidence;
+  e.walkthroughStatus = partial ? "partial" : w.status;
+  e.filesChanged = w.filesChanged;
+  if (!s.move(i, "DONE", kind)) return;
+  const t = s.task(i);
+  s.emit("task.completed", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), status: e.walkthroughStatus, confidence: w.confidence, attempt: t.attempt });
+  review(s, i, w);
+  gate(s, i, kind);
+}

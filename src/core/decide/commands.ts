@@ -1,0 +1,65 @@
+/** `/forge` commands of people with write permission (the App checked it). A refused command says why, in the person's words. */
+import { commandReplies as replies } from "../render/run-messages.js";
+import { approveCr, resolveCr } from "./change-requests.js";
+import * as effects from "./effects.js";
+import { requestMerge } from "./merge-gate.js";
+import { retry } from "./retries.js";
+import type { InputOf, Step } from "./step.js";
+
+type Command = InputOf<"command">;
+
+/** One handler per command; the compiler holds the table to the command names of the input. */
+const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C }) => void } = {
+  pause(s, c) {
+    if (s.j.pause.manual) return s.reject(c.kind, replies.alreadyPaused);
+    s.j.pause = { ...s.j.pause, manual: true };
+    s.emit("run.paused", undefined, { reason: "manual" });
+  },
+  resume(s, c) {
+    if (!s.j.pause.manual) return s.reject(c.kind, s.j.pause.changeRequests.length ? replies.waitsForChangeRequests(s.j.pause.changeRequests) : replies.notPaused);
+    s.j.pause = { ...s.j.pause, manual: false };
+    s.emit("run.resumed", undefined, { reason: "manual" });
+  },
+  cancel(s, c) {
+    s.j.status = "cancelled";
+    s.j.completedAt = s.iso(s.now);
+    s.emit("run.cancelled", undefined, { actor: c.actor });
+    for (const i of [...s.derived.running].sort((a, b) => a - b)) s.effect(effects.cancelAgent(s.task(i)));
+  },
+  retry(s, c) {
+    if (!c.taskId) return s.reject(c.kind, replies.retryWhich);
+    const i = s.find(c.taskId);
+    if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
+    const t = s.task(i);
+    if (t.status !== "FAILED" && t.status !== "STALE") return s.reject(c.kind, replies.notRetryable(c.taskId, t.status), c.taskId);
+    if (t.hold === "escalated") return s.reject(c.kind, replies.waitsForItsChangeRequest(c.taskId), c.taskId);
+    if (t.status === "FAILED" && !t.hold) return s.reject(c.kind, replies.alreadyRetrying(c.taskId), c.taskId);
+    if (c.message) s.edit(i).context = { ...(t.context ?? {}), answer: c.message };
+    retry(s, i, c.kind, { counted: false, manual: true });
+  },
+  approve: approveOrReject,
+  reject: approveOrReject,
+};
+
+/** `approve` or `reject` a Change Request (by its issue), or `approve` a refinery's merge (on its PR). */
+function approveOrReject(s: Step, c: Command & { command: "approve" | "reject" }): void {
+  if (c.crId) {
+    const cr = s.j.changeRequests.find((x) => x.id === c.crId);
+    if (!cr) return s.reject(c.kind, replies.unknownChangeRequest(c.crId));
+    if (cr.status !== "pending") return s.reject(c.kind, replies.changeRequestResolved(c.crId, cr.status));
+    if (c.command === "reject") return resolveCr(s, cr.id, "rejected");
+    return approveCr(s, cr.id);
+  }
+  if (c.taskId && c.command === "approve") {
+    const i = s.find(c.taskId);
+    if (i === undefined || !s.idx.isRefinery[i]) return s.reject(c.kind, replies.notARefinery(c.taskId), c.taskId);
+    s.edit(i).approved = true;
+    return requestMerge(s, i);
+  }
+  return s.reject(c.kind, replies.approveWhat(c.command));
+}
+
+export function command(s: Step, c: Command): void {
+  // The table's handler for `c.command` takes exactly this command; the compiler cannot correlate the two by itself.
+  (commands[c.command] as (s: Step, c: Command) => void)(s, c);
+}

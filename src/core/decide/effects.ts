@@ -1,0 +1,80 @@
+/**
+ * One constructor per effect kind. An effect's key says what it is about, so that deciding it
+ * again replaces the pending one instead of doing the work twice; every key is spelled here and
+ * nowhere else.
+ */
+import type { Effect, EffectKind } from "../effects.js";
+import type { ChangeRequestState, FollowupState, TaskState } from "../journal.js";
+import { checkSummary } from "../render/run-messages.js";
+import type { AgentType, TaskStatus } from "../schemas/common.js";
+
+type Of<K extends EffectKind> = Extract<Effect, { kind: K }>;
+
+/** An attempt an effect is about: a task's (`id` is the task id) or a follow-up's. */
+interface Attempt {
+  id: string;
+  attempt: number;
+}
+
+/** What a comment on a task's pull request is about; one comment per subject and attempt. */
+export type CommentSubject = "question" | "approval" | "merge-refused";
+
+/** Create the attempt's branch from `from`, merging `merge` into it (a refinery's upstream branches). */
+export function prepareBranch(t: Attempt & { branch: string }, from: string, merge: string[]): Of<"PrepareBranch"> {
+  return { key: `branch:${t.id}:${t.attempt}`, kind: "PrepareBranch", taskId: t.id, attempt: t.attempt, branch: t.branch, from, merge };
+}
+
+/** Run the attempt's agent job; `context` is what the previous attempt left for it. */
+export function dispatchAgent(t: Attempt & { branch: string }, agentType: AgentType, context: Of<"DispatchAgent">["context"]): Of<"DispatchAgent"> {
+  return { key: `dispatch:${t.id}:${t.attempt}`, kind: "DispatchAgent", taskId: t.id, attempt: t.attempt, branch: t.branch, agentType, ...(context ? { context } : {}) };
+}
+
+/** Show the attempt's status on its check run (one check run per attempt). */
+export function checkRun(t: Attempt & Pick<TaskState, "hold" | "lastError">, status: TaskStatus): Of<"UpsertCheckRun"> {
+  return { key: `check:${t.id}:${t.attempt}`, kind: "UpsertCheckRun", taskId: t.id, attempt: t.attempt, status, summary: checkSummary(t, status) };
+}
+
+/** Merge the attempt's pull request (a task's, or a follow-up's). */
+export function mergePullRequest(t: Attempt & { branch?: string | undefined; prNumber?: number | undefined }): Of<"MergePullRequest"> {
+  return { key: `merge:${t.id}:${t.attempt}`, kind: "MergePullRequest", taskId: t.id, attempt: t.attempt, branch: t.branch ?? "", ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}) };
+}
+
+/** Open the Change Request's issue. */
+export function openChangeRequest(cr: ChangeRequestState): Of<"OpenChangeRequest"> {
+  return { key: `cr:${cr.id}`, kind: "OpenChangeRequest", crId: cr.id, emittedBy: cr.emittedBy, attempt: cr.attempt, ...(cr.path ? { path: cr.path } : {}) };
+}
+
+/** Run the Captain agent that amends the plan for a Change Request. */
+export function dispatchCaptain(crId: string): Of<"DispatchCaptain"> {
+  return { key: `captain:${crId}`, kind: "DispatchCaptain", crId };
+}
+
+/** Comment on the attempt's pull request. */
+export function postComment(subject: CommentSubject, t: Attempt, body: string): Of<"PostComment"> {
+  return { key: `${subject}:${t.id}:${t.attempt}`, kind: "PostComment", target: { on: "task", taskId: t.id, attempt: t.attempt }, body };
+}
+
+/** Redraw the run tracker issue. */
+export function updateTracker(): Of<"UpdateTracker"> {
+  return { key: "tracker", kind: "UpdateTracker" };
+}
+
+/** Run a follow-up agent. */
+export function spawnFollowup(f: FollowupState): Of<"SpawnFollowup"> {
+  return { key: `followup:${f.id}`, kind: "SpawnFollowup", followupId: f.id, sourceTaskId: f.sourceTaskId, text: f.text, branch: f.branch };
+}
+
+/** Open the run's final pull request (integration branch into the base branch). */
+export function openFinalPullRequest(): Of<"OpenFinalPullRequest"> {
+  return { key: "final-pr", kind: "OpenFinalPullRequest" };
+}
+
+/** Delete branches: one attempt's once it merged, or (without `of`) the whole run's once it completed. */
+export function cleanupBranches(branches: string[], of?: Attempt): Of<"CleanupBranches"> {
+  return { key: of ? `cleanup:${of.id}:${of.attempt}` : "cleanup:run", kind: "CleanupBranches", branches };
+}
+
+/** Cancel the attempt's job. */
+export function cancelAgent(t: Attempt & { workflowRunId?: number | undefined }): Of<"CancelAgent"> {
+  return { key: `cancel:${t.id}:${t.attempt}`, kind: "CancelAgent", taskId: t.id, attempt: t.attempt, ...(t.workflowRunId !== undefined ? { workflowRunId: t.workflowRunId } : {}) };
+}

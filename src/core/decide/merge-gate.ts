@@ -1,0 +1,94 @@
+/**
+ * The merge gate: a DONE attempt becomes MERGE_READY only once the head read back from GitHub is
+ * the one its walkthrough describes; then its pull request is merged (or, under a refinery, waits
+ * to be carried by the refinery's merge).
+ */
+import { approvalComment } from "../render/run-messages.js";
+import * as effects from "./effects.js";
+import { agentId } from "./names.js";
+import type { InputKind, InputOf, Step } from "./step.js";
+
+export function branchPushed(s: Step, input: InputOf<"branch.pushed">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  s.edit(i).pushedSha = input.headSha;
+  s.emit("branch.pushed", input.taskId, { branch: s.task(i).branch ?? "", headSha: input.headSha, attempt: input.attempt });
+  gate(s, i, input.kind);
+}
+
+export function prOpened(s: Step, input: InputOf<"pr.opened">): void {
+  const i = s.current(input);
+  if (i !== undefined) s.edit(i).prNumber = input.number;
+}
+
+/** DONE → MERGE_READY only when the head read back from GitHub equals the walkthrough's head_sha. */
+export function gate(s: Step, i: number, kind: InputKind): void {
+  const t = s.task(i);
+  if (t.status !== "DONE" || !t.walkthroughSha || t.pushedSha !== t.walkthroughSha) return;
+  s.move(i, "MERGE_READY", kind);
+  s.emit("task.merge_ready", t.id, { attempt: t.attempt, headSha: t.walkthroughSha });
+  if (t.mergeSha) {
+    // The PR was merged before the gate was reached (facts arrive out of order).
+    return prMerged(s, t.id, t.attempt, t.mergeSha, kind);
+  }
+  requestMerge(s, i);
+}
+
+/**
+ * Merge a MERGE_READY task's pull request under `merge_policy: auto` — unless a refinery downstream
+ * carries it, or it is a refinery that waits for a person's approval.
+ */
+export function requestMerge(s: Step, i: number): void {
+  const t = s.task(i);
+  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i]) return;
+  if (s.config.merge_policy !== "auto") return;
+  if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
+    s.effect(effects.postComment("approval", t, approvalComment(t.id)));
+    return;
+  }
+  s.effect(effects.mergePullRequest(t));
+}
+
+export function prMerged(s: Step, taskId: string, attempt: number, mergeSha: string, kind: InputKind): void {
+  const i = s.current({ kind, taskId, attempt });
+  if (i === undefined) return;
+  const t = s.task(i);
+  if (t.status === "MERGED") return;
+  if (t.status === "RUNNING" || t.status === "DONE") {
+    // Facts arrive out of order: remember it; the gate completes the merge once the attempt's result is in.
+    s.edit(i).mergeSha = mergeSha;
+    return;
+  }
+  if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
+  s.edit(i).mergeSha = mergeSha;
+  s.move(i, "MERGED", kind);
+  s.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
+  if (s.config.branch_cleanup === "on_merge" && t.branch) s.effect(effects.cleanupBranches([t.branch], t));
+  if (s.idx.isRefinery[i]) mergeThroughRefinery(s, i, mergeSha, kind);
+}
+
+/**
+ * A refinery's PR carries its upstream MERGE_READY tasks into the integration branch — and theirs,
+ * when an upstream refinery was itself waiting for this one (refinery chains).
+ */
+function mergeThroughRefinery(s: Step, refinery: number, mergeSha: string, kind: InputKind): void {
+  const stack = [refinery];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    const merged: string[] = [];
+    // The upstreams' containment was checked when the refinery's result came (refineryContains); an
+    // upstream that reached MERGE_READY later is carried by the refinery's merge like the others, never
+    // left behind: a task held MERGE_READY with nothing to merge it would stall the run.
+    for (const d of s.idx.deps[i]!) {
+      const dt = s.task(d);
+      if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
+      s.edit(d).mergeSha = mergeSha;
+      s.move(d, "MERGED", kind);
+      s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
+      merged.push(dt.id);
+      if (s.idx.isRefinery[d]) stack.push(d);
+    }
+    const t = s.task(i);
+    s.emit("refinery.merged", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
+  }
+}

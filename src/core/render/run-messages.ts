@@ -1,0 +1,75 @@
+/**
+ * What the executor says to people, in one place: the one-line title of a task's check run, the
+ * comments it posts on a task's pull request, the title of a Change Request it raises for an
+ * agent, the note an escalated task's next attempt receives, and the replies to `/forge` commands
+ * it refuses. Pure: facts in, text out.
+ */
+import type { TaskState } from "../journal.js";
+import type { TaskStatus } from "../schemas/common.js";
+
+/** The check run's title for an attempt in `status`. */
+export function checkSummary(t: Pick<TaskState, "attempt" | "hold" | "lastError">, status: TaskStatus): string {
+  switch (status) {
+    case "RUNNING":
+      return `Attempt ${t.attempt} running`;
+    case "DONE":
+      return `Attempt ${t.attempt} done; waiting for its pushed head`;
+    case "MERGE_READY":
+      return `Attempt ${t.attempt} ready to merge`;
+    case "MERGED":
+      return `Merged`;
+    case "FAILED":
+      return t.hold === "exhausted"
+        ? `Failed; retries exhausted`
+        : t.hold === "human"
+          ? `Waiting for an answer: /forge retry <answer>`
+          : `Attempt ${t.attempt} failed${t.lastError ? `: ${t.lastError}` : ""}`;
+    case "STALE":
+      return `Attempt ${t.attempt} went silent`;
+    case "PENDING":
+      return `Waiting to be retried`;
+  }
+}
+
+/** The question of an agent that exited asking for a person's input without saying what it needs. */
+export const DEFAULT_QUESTION = "The agent needs a person's input.";
+
+/** Comment on the task's PR: the agent's question, quoted, and how to answer it. */
+export function questionComment(taskId: string, question: string): string {
+  return `The agent working on \`${taskId}\` needs your input:\n\n> ${question.replaceAll("\n", "\n> ")}\n\nAnswer with \`/forge retry ${taskId} <your answer>\`.`;
+}
+
+/** Comment on a refinery's PR when `refinery_approval` holds its merge for a person. */
+export function approvalComment(taskId: string): string {
+  return `Refinery \`${taskId}\` is ready to merge and needs approval: comment \`/forge approve\` to merge it.`;
+}
+
+/** Comment on the task's PR when GitHub refused its merge for good. */
+export function mergeRefusedComment(taskId: string, attempt: number, error: string): string {
+  return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
+}
+
+/** Title of a Change Request an agent escalated without writing one. */
+export const changeRequestTitle = (taskId: string) => `${taskId} needs the plan amended`;
+
+/** What the escalated task's next attempt is told of its Change Request's fate. */
+export function changeRequestAnswer(crId: string, resolution: "applied" | "rejected", overlayId: string | undefined): string {
+  return resolution === "applied" ? `Change Request ${crId} was applied as ${overlayId}.` : `Change Request ${crId} was rejected; complete the task within the current plan.`;
+}
+
+/** Why a `/forge` command changed nothing, as the person who typed it reads it. */
+export const commandReplies = {
+  runNotRunning: (status: string) => `the run is ${status}`,
+  alreadyPaused: "the run is already paused",
+  waitsForChangeRequests: (crIds: readonly string[]) => `the run waits for ${crIds.join(", ")}`,
+  notPaused: "the run is not paused",
+  retryWhich: "say which task: /forge retry <taskId> [message]",
+  unknownTask: (taskId: string) => `unknown task ${taskId}`,
+  notRetryable: (taskId: string, status: TaskStatus) => `${taskId} is ${status}; only a FAILED or STALE task can be retried`,
+  waitsForItsChangeRequest: (taskId: string) => `${taskId} waits for its Change Request`,
+  alreadyRetrying: (taskId: string) => `${taskId} is already being retried`,
+  unknownChangeRequest: (crId: string) => `unknown Change Request ${crId}`,
+  changeRequestResolved: (crId: string, status: string) => `Change Request ${crId} is already ${status}`,
+  notARefinery: (taskId: string) => `${taskId} is not a refinery of this run`,
+  approveWhat: (command: string) => `say what to ${command}: a Change Request issue or a refinery PR`,
+} as const;
