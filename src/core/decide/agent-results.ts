@@ -65,18 +65,18 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
       if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
       return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
     case EXIT_CODES.FAILURE:
-      return fail(s, i, input.kind, { error: input.error ?? "the agent failed", retryable: true, counted: true, exitCode: 1 });
+      return fail(s, i, input.kind, { error: input.error ?? "the agent failed", retryable: true, counted: true, exitCode: EXIT_CODES.FAILURE });
     case EXIT_CODES.DEPTH_EXCEEDED:
-      return fail(s, i, input.kind, { error: input.error ?? "spawn depth exhausted", retryable: false, hold: "fatal", exitCode: 2 });
+      return fail(s, i, input.kind, { error: input.error ?? "spawn depth exhausted", retryable: false, hold: "fatal", exitCode: EXIT_CODES.DEPTH_EXCEEDED });
     case EXIT_CODES.HUMAN_INPUT:
       return askPerson(s, i, input.question ?? input.error ?? DEFAULT_QUESTION, input.kind);
     case EXIT_CODES.NEEDS_REFINEMENT:
-      fail(s, i, input.kind, { error: input.error ?? "the quality gate failed", retryable: true, counted: true, exitCode: 10, refinement: input.refinement ?? input.error ?? "" });
+      fail(s, i, input.kind, { error: input.error ?? "the quality gate failed", retryable: true, counted: true, exitCode: EXIT_CODES.NEEDS_REFINEMENT, refinement: input.refinement ?? input.error ?? "" });
       return;
     case EXIT_CODES.NEEDS_ESCALATION:
       return escalate(s, i, input);
     case EXIT_CODES.INTERRUPTED:
-      return fail(s, i, input.kind, { error: input.error ?? "cancelled", retryable: false, hold: "cancelled", exitCode: 20 });
+      return fail(s, i, input.kind, { error: input.error ?? "cancelled", retryable: false, hold: "cancelled", exitCode: EXIT_CODES.INTERRUPTED });
     case EXIT_CODES.TIMEOUT:
       return stale(s, i, input.kind, input.error ?? "the agent timed out");
     default:
@@ -87,7 +87,7 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
 /** The agent asked for a person's input: the task is held until someone answers with `/forge retry`. */
 function askPerson(s: Step, i: number, question: string, kind: InputKind): void {
   const t = s.task(i);
-  fail(s, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: 3 });
+  fail(s, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: EXIT_CODES.HUMAN_INPUT });
   s.edit(i).question = question;
   s.emit("task.waiting", t.id, { attempt: t.attempt, question });
   s.effect(effects.postComment("question", t, questionComment(t.id, question)));
@@ -105,7 +105,7 @@ function refineryContains(s: Step, i: number, uncontained: readonly string[] | u
   const missing = s.idx.deps[i]!.filter((d) => uncontained.includes(s.task(d).id));
   if (missing.length > 0) {
     const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).branch ?? "?"})`).join(", ");
-    fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: 0 });
+    fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
     return false;
   }
   s.edit(i).contained = s.idx.deps[i]!.filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
@@ -114,8 +114,8 @@ function refineryContains(s: Step, i: number, uncontained: readonly string[] | u
 
 /** A successful attempt with a walkthrough that changed files → DONE, reviewed, and through the merge gate if its head is in. */
 function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: InputKind): void {
-  if (!w) return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: 0 });
-  if (w.filesChanged.length === 0) return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: 0 });
+  if (!w) return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  if (w.filesChanged.length === 0) return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
   const e = s.edit(i);
   e.walkthroughSha = w.headSha;
   e.confidence = w.confidence;

@@ -8,6 +8,7 @@ import type { PlanNodeInput } from "../inputs.js";
 import type { ChangeRequestState, PlanNode } from "../journal.js";
 import { topologicalOrder } from "../plan-index.js";
 import { changeRequestAnswer, changeRequestTitle } from "../render/run-messages.js";
+import { EXIT_CODES } from "../schemas/agent-result.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-gate.js";
 import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";
@@ -20,7 +21,7 @@ export function escalate(s: Step, i: number, input: InputOf<"agent.finished">): 
   const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
   let crId = cr.id ?? `cr-${t.id}-${t.attempt}`;
   if (s.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempt}`;
-  fail(s, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: 11 });
+  fail(s, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
   const state: ChangeRequestState = {
     id: crId,
     emittedBy: t.id,

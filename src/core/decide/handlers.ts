@@ -1,19 +1,20 @@
 /** The input table: exactly one handler per input kind, which the compiler holds to the kinds of `LeafInput`. */
 import type { LeafInput } from "../inputs.js";
+import { commandReplies } from "../render/run-messages.js";
+import { EXIT_CODES } from "../schemas/agent-result.js";
 import { effectDone, effectFailed } from "./acknowledgements.js";
 import { agentAlive, agentFinished, agentLost } from "./agent-results.js";
 import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
 import { command } from "./commands.js";
 import { followupFinished, followupMerged, followupPrOpened, isFollowup } from "./follow-ups.js";
 import { branchPushed, prMerged, prOpened } from "./merge-gate.js";
-import { commandReplies } from "../render/run-messages.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { tick, usageLimitedInput } from "./tick.js";
 
 type Handlers = { [K in InputKind]: (s: Step, input: InputOf<K>) => void };
 
 /** Exit codes after which a follow-up's work is kept: success and partial success. */
-const followupSucceeded = (exitCode: number) => exitCode === 0 || exitCode === 12;
+const followupSucceeded = (exitCode: number) => exitCode === EXIT_CODES.SUCCESS || exitCode === EXIT_CODES.PARTIAL_SUCCESS;
 
 /**
  * Inputs about a follow-up name its id where a task id would be: they go to the follow-up's
