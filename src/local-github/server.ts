@@ -12,7 +12,7 @@ import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleGraphql } from "./graphql.js";
 import { Model } from "./model.js";
-import type { Violation } from "./openapi.js";
+import type { RouteMatch, Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest.js";
 import type { App, Token, User } from "./state.js";
 import type { EmittedEvent } from "./webhooks.js";
@@ -84,6 +84,190 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
+/** What the REST path shares across requests. */
+interface RestService {
+  core: SimCore;
+  handlers: Record<string, Handler>;
+  /** Requests per token, for the x-ratelimit-* headers. */
+  rateUsed: Map<string, number>;
+  strict: boolean;
+  verbose: boolean;
+}
+
+/** A REST request: routed by GitHub's description (501 for a described operation without a handler), run, validated, answered. */
+async function serveRest(s: RestService, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const { core } = s;
+  const path = url.pathname.slice(API_PREFIX.length) || "/";
+  const method = (req.method ?? "GET").toUpperCase();
+  const requestId = randomUUID().toUpperCase().slice(0, 23);
+  const headers: Record<string, string> = {
+    "x-github-request-id": requestId,
+    "x-github-api-version-selected": "2022-11-28",
+    "x-github-media-type": "github.v3; format=json",
+  };
+  const match = core.validator.match(method, path);
+  if (!match) {
+    const described = core.validator.describe(method, path);
+    if (described) {
+      // Never invent a body for an operation the simulator does not implement.
+      return send(res, 501, Model.error(`Forge's local GitHub does not implement ${described.operationId} (${described.method} ${described.template})`, 501, core.validator.docUrl(described.operationId), { operationId: described.operationId }), headers);
+    }
+    return send(res, 404, Model.error("Not Found", 404), headers);
+  }
+  const op = match.operationId;
+  const doc = core.validator.docUrl(op);
+  // A call that arrives while the simulator shuts down finds no repositories left.
+  if (core.closed) return send(res, 503, Model.error("Service Unavailable", 503), headers);
+  const handler = s.handlers[op];
+  if (!handler) return send(res, 501, Model.error(`Forge's local GitHub does not implement ${op}`, 501, doc, { operationId: op }), headers);
+
+  const raw = await readBody(req);
+  let body: Record<string, unknown> | undefined;
+  if (raw.length) {
+    try {
+      body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+    } catch {
+      return send(res, 400, Model.error("Problems parsing JSON", 400, doc), headers);
+    }
+  }
+
+  const run = await runOperation(core, handler, { req, url, match, body, headers, requestId });
+  let result = run.result;
+  const tokenKey = run.token?.token ?? "anonymous";
+  const used = (s.rateUsed.get(tokenKey) ?? 0) + 1;
+  s.rateUsed.set(tokenKey, used);
+  const limit = run.token?.kind === "workflow" ? 1000 : 5000;
+  Object.assign(headers, {
+    "x-ratelimit-limit": String(limit),
+    "x-ratelimit-remaining": String(Math.max(0, limit - used)),
+    "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
+    "x-ratelimit-used": String(used),
+    "x-ratelimit-resource": "core",
+    ...(result.headers ?? {}),
+  });
+  if (result.raw === undefined && result.status !== 302) {
+    const err = core.validator.validateResponse(op, result.status, result.body);
+    if (err) {
+      core.violation({ kind: "response", id: op, status: result.status, errors: err });
+      if (s.strict) result = { status: 500, body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500) };
+    }
+  }
+  core.served.add(`${op} ${result.status}`);
+  res.on("finish", () => core.bus.flush());
+  if (s.verbose) console.error(`[forge-sim] ${method} ${url.pathname}${url.search} → ${result.status} (${op})`);
+  send(res, result.status, result.raw ?? result.body, { ...headers, ...(result.contentType ? { "content-type": result.contentType } : {}) });
+}
+
+interface OperationRequest {
+  req: IncomingMessage;
+  url: URL;
+  match: RouteMatch;
+  body: Record<string, unknown> | undefined;
+  /** The response's headers so far (pagination adds `link`). */
+  headers: Record<string, string>;
+  requestId: string;
+}
+
+/**
+ * The operation behind GitHub's edge: injected faults, authentication, permissions, request
+ * validation, then its handler. Errors become GitHub's error bodies; the token is known for the
+ * rate-limit headers even when the call failed.
+ */
+async function runOperation(core: SimCore, handler: Handler, r: OperationRequest): Promise<{ result: Result; token: Token | undefined }> {
+  const { req, url, match, body } = r;
+  const op = match.operationId;
+  const doc = core.validator.docUrl(op);
+  let token: Token | undefined;
+  try {
+    throwInjectedFault(core, op, req, r.requestId);
+    const cred = authenticate(core.state, req.headers.authorization);
+    let app: App | undefined;
+    let actor: User | undefined;
+    if (cred.kind === "jwt") {
+      app = cred.app;
+      actor = app.bot;
+    } else if (cred.kind === "token") {
+      token = cred.token;
+      actor = token.actor;
+    }
+    const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
+    if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);
+    // Issue endpoints aimed at a pull request also accept the pull_requests permission.
+    let targetIsPull = false;
+    if (repo && match.params.issue_number) targetIsPull = !!core.state.issue(repo.id, Number(match.params.issue_number))?.pull;
+    if (repo && match.params.comment_id) {
+      const c = core.state.comments.get(Number(match.params.comment_id));
+      targetIsPull = !!(c && core.state.issue(repo.id, c.issueNumber)?.pull);
+    }
+    authorize(core.state, cred, op, repo, doc, targetIsPull);
+    const reqErr = core.validator.validateRequest(op, body, url.searchParams);
+    if (reqErr) {
+      core.violation({ kind: "request", id: op, errors: reqErr });
+      throw new HttpError(422, `Invalid request.\n\n${reqErr}`, doc);
+    }
+    actor ??= core.ensureUser("ghost");
+    const ctx: RestCtx = {
+      core,
+      op,
+      params: match.params,
+      query: url.searchParams,
+      body,
+      repo,
+      token,
+      app,
+      actor,
+      doc,
+      accept: String(req.headers.accept ?? ""),
+      page: pager(core, url, r.headers),
+    };
+    return { result: await handler(ctx), token };
+  } catch (e) {
+    if (e instanceof HttpError) return { result: { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers }, token };
+    const msg = (e as Error).stack ?? String(e);
+    if (!core.closed) core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
+    return { result: { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) }, token };
+  }
+}
+
+/** Injected faults come first: GitHub's edge answers them before looking at the request. */
+function throwInjectedFault(core: SimCore, op: string, req: IncomingMessage, requestId: string): void {
+  let credential = "none";
+  try {
+    const c = authenticate(core.state, req.headers.authorization);
+    credential = c.kind === "token" ? c.token.kind : c.kind;
+  } catch {
+    /* a bad credential is answered below */
+  }
+  const fault = core.faults.api(op, credential);
+  if (!fault) return;
+  if (fault.retryAfter !== undefined) {
+    throw new HttpError(fault.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + requestId + ".", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": String(fault.retryAfter) });
+  }
+  throw new HttpError(fault.status, fault.status === 502 ? "Server Error" : fault.status === 503 ? "Service Unavailable" : "Internal Server Error");
+}
+
+/** `ctx.page()`: `per_page` (≤ 100) and `page` from the query, and the `link` header GitHub sends. */
+function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(items: T[]) => T[] {
+  return <T>(items: T[]): T[] => {
+    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
+    const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
+    const last = Math.max(1, Math.ceil(items.length / perPage));
+    const link = (p: number, rel: string) => {
+      const u = new URL(`${core.baseUrl}${url.pathname}${url.search}`);
+      u.searchParams.set("page", String(p));
+      u.searchParams.set("per_page", String(perPage));
+      return `<${u.toString()}>; rel="${rel}"`;
+    };
+    // docs: "Using pagination in the REST API" — Link with prev/next/last/first.
+    const links: string[] = [];
+    if (page > 1) links.push(link(page - 1, "prev"));
+    if (page < last) links.push(link(page + 1, "next"), link(last, "last"));
+    if (page > 1) links.push(link(1, "first"));
+    if (links.length) headers.link = links.join(", ");
+    return items.slice((page - 1) * perPage, page * perPage);
+  };
+}
+
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
   const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
@@ -91,153 +275,8 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const workflows = new Workflows(core, options.workflowExecutor ?? "none");
   const handlers: Record<string, Handler> = { ...restHandlers, ...workflows.handlers() };
   const control = new Control(core, workflows);
-  const rateUsed = new Map<string, number>();
-
-  async function rest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const path = url.pathname.slice(API_PREFIX.length) || "/";
-    const method = (req.method ?? "GET").toUpperCase();
-    const requestId = randomUUID().toUpperCase().slice(0, 23);
-    const headers: Record<string, string> = {
-      "x-github-request-id": requestId,
-      "x-github-api-version-selected": "2022-11-28",
-      "x-github-media-type": "github.v3; format=json",
-    };
-    const match = core.validator.match(method, path);
-    if (!match) {
-      const described = core.validator.describe(method, path);
-      if (described) {
-        // Never invent a body for an operation the simulator does not implement.
-        return send(res, 501, Model.error(`Forge's local GitHub does not implement ${described.operationId} (${described.method} ${described.template})`, 501, core.validator.docUrl(described.operationId), { operationId: described.operationId }), headers);
-      }
-      return send(res, 404, Model.error("Not Found", 404), headers);
-    }
-    const op = match.operationId;
-    const doc = core.validator.docUrl(op);
-    // A call that arrives while the simulator shuts down finds no repositories left.
-    if (core.closed) return send(res, 503, Model.error("Service Unavailable", 503), headers);
-    const handler = handlers[op];
-    if (!handler) return send(res, 501, Model.error(`Forge's local GitHub does not implement ${op}`, 501, doc, { operationId: op }), headers);
-
-    const raw = await readBody(req);
-    let body: Record<string, unknown> | undefined;
-    if (raw.length) {
-      try {
-        body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
-      } catch {
-        return send(res, 400, Model.error("Problems parsing JSON", 400, doc), headers);
-      }
-    }
-
-    let result: Result;
-    let token: Token | undefined;
-    try {
-      // Injected faults come first: GitHub's edge answers them before looking at the request.
-      let credential = "none";
-      try {
-        const c = authenticate(core.state, req.headers.authorization);
-        credential = c.kind === "token" ? c.token.kind : c.kind;
-      } catch {
-        /* a bad credential is answered below */
-      }
-      const fault = core.faults.api(op, credential);
-      if (fault) {
-        if (fault.retryAfter !== undefined) {
-          throw new HttpError(fault.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + requestId + ".", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": String(fault.retryAfter) });
-        }
-        throw new HttpError(fault.status, fault.status === 502 ? "Server Error" : fault.status === 503 ? "Service Unavailable" : "Internal Server Error");
-      }
-      const cred = authenticate(core.state, req.headers.authorization);
-      let app: App | undefined;
-      let actor: User | undefined;
-      if (cred.kind === "jwt") {
-        app = cred.app;
-        actor = app.bot;
-      } else if (cred.kind === "token") {
-        token = cred.token;
-        actor = token.actor;
-      }
-      const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
-      if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);
-      // Issue endpoints aimed at a pull request also accept the pull_requests permission.
-      let targetIsPull = false;
-      if (repo && match.params.issue_number) targetIsPull = !!core.state.issue(repo.id, Number(match.params.issue_number))?.pull;
-      if (repo && match.params.comment_id) {
-        const c = core.state.comments.get(Number(match.params.comment_id));
-        targetIsPull = !!(c && core.state.issue(repo.id, c.issueNumber)?.pull);
-      }
-      authorize(core.state, cred, op, repo, doc, targetIsPull);
-      const reqErr = core.validator.validateRequest(op, body, url.searchParams);
-      if (reqErr) {
-        core.violation({ kind: "request", id: op, errors: reqErr });
-        throw new HttpError(422, `Invalid request.\n\n${reqErr}`, doc);
-      }
-      actor ??= core.ensureUser("ghost");
-      const ctx: RestCtx = {
-        core,
-        op,
-        params: match.params,
-        query: url.searchParams,
-        body,
-        repo,
-        token,
-        app,
-        actor,
-        doc,
-        accept: String(req.headers.accept ?? ""),
-        page<T>(items: T[]): T[] {
-          const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
-          const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
-          const last = Math.max(1, Math.ceil(items.length / perPage));
-          const link = (p: number, rel: string) => {
-            const u = new URL(`${core.baseUrl}${url.pathname}${url.search}`);
-            u.searchParams.set("page", String(p));
-            u.searchParams.set("per_page", String(perPage));
-            return `<${u.toString()}>; rel="${rel}"`;
-          };
-          // docs: "Using pagination in the REST API" — Link with prev/next/last/first.
-          const links: string[] = [];
-          if (page > 1) links.push(link(page - 1, "prev"));
-          if (page < last) links.push(link(page + 1, "next"), link(last, "last"));
-          if (page > 1) links.push(link(1, "first"));
-          if (links.length) headers.link = links.join(", ");
-          return items.slice((page - 1) * perPage, page * perPage);
-        },
-      };
-      result = await handler(ctx);
-    } catch (e) {
-      if (e instanceof HttpError) {
-        result = { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers };
-      } else {
-        const msg = (e as Error).stack ?? String(e);
-        if (!core.closed) core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
-        result = { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) };
-      }
-    }
-
-    const tokenKey = token?.token ?? "anonymous";
-    const used = (rateUsed.get(tokenKey) ?? 0) + 1;
-    rateUsed.set(tokenKey, used);
-    const limit = token?.kind === "workflow" ? 1000 : 5000;
-    Object.assign(headers, {
-      "x-ratelimit-limit": String(limit),
-      "x-ratelimit-remaining": String(Math.max(0, limit - used)),
-      "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
-      "x-ratelimit-used": String(used),
-      "x-ratelimit-resource": "core",
-      ...(result.headers ?? {}),
-    });
-    if (result.raw === undefined && result.status !== 302) {
-      const err = core.validator.validateResponse(op, result.status, result.body);
-      if (err) {
-        core.violation({ kind: "response", id: op, status: result.status, errors: err });
-        if (strict) result = { status: 500, body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500) };
-      }
-    }
-    core.served.add(`${op} ${result.status}`);
-    res.on("finish", () => core.bus.flush());
-    if (options.verbose) console.error(`[forge-sim] ${method} ${url.pathname}${url.search} → ${result.status} (${op})`);
-    send(res, result.status, result.raw ?? result.body, { ...headers, ...(result.contentType ? { "content-type": result.contentType } : {}) });
-  }
+  const restService: RestService = { core, handlers, rateUsed: new Map<string, number>(), strict, verbose: !!options.verbose };
+  const rest = (req: IncomingMessage, res: ServerResponse, url: URL) => serveRest(restService, req, res, url);
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", core.baseUrl);

@@ -121,172 +121,183 @@ class ConcurrencyGroups {
   }
 }
 
+/** What the functions below share: the options, the pool, the workspace root, the jobs running, the groups. */
+interface ExecutorState {
+  options: SimExecutorOptions;
+  pool: RunnerPool;
+  root: string;
+  active: Set<ActiveJob>;
+  groups: ConcurrencyGroups;
+}
+
+function contextOf({ options }: ExecutorState, d: DispatchedRun, jobName: string | null): RunContext {
+  const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+  return {
+    repository: fullName,
+    ref: d.ref,
+    sha: d.sha,
+    serverUrl: d.serverUrl,
+    apiUrl: d.apiUrl,
+    gitUrl: d.cloneUrl,
+    // Minting a token is left to the moment a job really starts.
+    token: jobName === null ? "" : d.token(jobName),
+    runId: d.run.id,
+    runNumber: d.run.runNumber,
+    runAttempt: d.run.runAttempt,
+    actor: d.actor.login,
+    triggeringActor: d.run.triggeringActor.login,
+    secrets: { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
+    vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
+    workflowPath: d.run.path,
+  };
+}
+
+/** One job of a run: its job-level concurrency group first (wait, or give way to a newer job), then the pool. */
+async function runOne(s: ExecutorState, d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], runSignal: AbortSignal): Promise<void> {
+  const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+  // Job-level concurrency: wait for the group, or give way to a newer job.
+  const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.job;
+  const abort = new AbortController();
+  const onRunAbort = () => abort.abort();
+  if (runSignal.aborted) abort.abort();
+  else runSignal.addEventListener("abort", onRunAbort, { once: true });
+  const slot: Slot = {
+    cancel: (message) => {
+      d.log(jobName, `${message}\n`);
+      abort.abort();
+    },
+  };
+  const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
+  try {
+    if (groupKey && concurrency && !(await s.groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
+      d.completeJob(jobName, "cancelled");
+      return;
+    }
+    await runAdmitted(s, d, jobId, jobName, stepNames, abort.signal);
+  } finally {
+    runSignal.removeEventListener("abort", onRunAbort);
+    if (groupKey) s.groups.leave(groupKey, slot);
+  }
+}
+
+/** A job admitted to run: submitted to the pool, its steps and logs reported to the run as they happen. */
+async function runAdmitted(s: ExecutorState, d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], signal: AbortSignal): Promise<void> {
+  const { options } = s;
+  const dir = mkdtempSync(path.join(s.root, `run-${d.run.id}-${jobId}-`));
+
+  let started = false;
+  const ensureStarted = () => {
+    if (!started) {
+      started = true;
+      d.startJob(jobName, stepNames);
+    }
+  };
+  const job = s.pool.submit({
+    workflowText: d.yaml,
+    jobId,
+    inputs: d.inputs,
+    context: contextOf(s, d, jobName),
+    workspace: path.join(dir, "work"),
+    runnerTemp: path.join(dir, "temp"),
+    signal,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+    ...(options.actions ? { actions: options.actions } : {}),
+    ...(options.localActions ? { localActions: options.localActions } : {}),
+    runnerName: `forge-sim-runner-${d.run.id}-${jobId}`,
+    onStep: (e) => {
+      ensureStarted();
+      if (e.type === "started") {
+        d.step(jobName, e.step.number, "in_progress");
+        d.log(jobName, `##[group]${e.step.name}\n`);
+      } else if (e.type === "log") {
+        d.log(jobName, `${e.line}\n`);
+      } else {
+        if (e.step.startedAt) d.log(jobName, "##[endgroup]\n");
+        d.step(jobName, e.step.number, "completed", e.step.conclusion);
+      }
+    },
+  });
+  const entry: ActiveJob = { runId: d.run.id, jobName, job };
+  s.active.add(entry);
+  void job.started.then(ensureStarted);
+  let conclusion: JobConclusion;
+  try {
+    const result = await job.result;
+    ensureStarted();
+    if (result.error) d.log(jobName, `##[error]${result.error}\n`);
+    conclusion = result.conclusion;
+  } catch (err) {
+    if (!(err instanceof RunnerLostError)) throw err;
+    // GitHub notices a vanished runner only after a while, then fails the job.
+    await new Promise((r) => setTimeout(r, options.lostRunnerDelayMs ?? 0));
+    ensureStarted();
+    d.log(jobName, "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.\n");
+    conclusion = "failure";
+  } finally {
+    s.active.delete(entry);
+    if (!options.keepWorkspaces) rmSync(dir, { recursive: true, force: true });
+  }
+  d.completeJob(jobName, conclusion);
+}
+
+/** A dispatched run: its workflow-level concurrency group, then every job side by side. */
+async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void> {
+  const wf = parseWorkflow(d.yaml);
+  const fullName = `${d.repo.owner.login}/${d.repo.name}`;
+  const jobs = Object.entries(wf.jobs).map(([jobId, job]) => ({
+    jobId,
+    job,
+    jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
+  }));
+
+  // Workflow-level concurrency: the whole run waits for its group, or is replaced while waiting.
+  const abort = new AbortController();
+  const onRunAbort = () => abort.abort();
+  if (d.signal.aborted) abort.abort();
+  else d.signal.addEventListener("abort", onRunAbort, { once: true });
+  const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.workflow;
+  const slot: Slot = {
+    cancel: (message) => {
+      for (const j of jobs) d.log(j.jobName, `${message}\n`);
+      abort.abort();
+    },
+  };
+  const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
+  try {
+    if (groupKey && concurrency && !(await s.groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
+      for (const j of jobs) d.completeJob(j.jobName, "cancelled");
+      d.complete("cancelled");
+      return;
+    }
+    // Jobs without `needs` run side by side, as on GitHub; `needs` is not supported by the sim runner.
+    await Promise.all(
+      jobs.map(({ jobId, job, jobName }) => {
+        if (job.needs !== undefined) {
+          d.startJob(jobName);
+          d.log(jobName, `##[error]jobs.${jobId}.needs is not supported by the Forge sim runner\n`);
+          d.completeJob(jobName, "failure");
+          return Promise.resolve();
+        }
+        return runOne(s, d, jobId, jobName, (job.steps ?? []).map(staticStepName), abort.signal);
+      }),
+    );
+  } finally {
+    d.signal.removeEventListener("abort", onRunAbort);
+    if (groupKey) s.groups.leave(groupKey, slot);
+  }
+  d.complete(abort.signal.aborted ? "cancelled" : undefined);
+}
+
 export function createSimExecutor(options: SimExecutorOptions = {}): SimExecutor {
   const pool = options.pool ?? createRunnerPool({ concurrency: options.concurrency ?? 4 });
   const ownRoot = options.workspaceRoot === undefined;
   const root = options.workspaceRoot ?? mkdtempSync(path.join(tmpdir(), "forge-sim-runner-"));
-  const active = new Set<ActiveJob>();
-  const groups = new ConcurrencyGroups();
-
-  const contextOf = (d: DispatchedRun, jobName: string | null): RunContext => {
-    const fullName = `${d.repo.owner.login}/${d.repo.name}`;
-    return {
-      repository: fullName,
-      ref: d.ref,
-      sha: d.sha,
-      serverUrl: d.serverUrl,
-      apiUrl: d.apiUrl,
-      gitUrl: d.cloneUrl,
-      // Minting a token is left to the moment a job really starts.
-      token: jobName === null ? "" : d.token(jobName),
-      runId: d.run.id,
-      runNumber: d.run.runNumber,
-      runAttempt: d.run.runAttempt,
-      actor: d.actor.login,
-      triggeringActor: d.run.triggeringActor.login,
-      secrets: { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
-      vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
-      workflowPath: d.run.path,
-    };
-  };
-
-  const runOne = async (d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], runSignal: AbortSignal): Promise<void> => {
-    const fullName = `${d.repo.owner.login}/${d.repo.name}`;
-    // Job-level concurrency: wait for the group, or give way to a newer job.
-    const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(d, null) }).concurrency.job;
-    const abort = new AbortController();
-    const onRunAbort = () => abort.abort();
-    if (runSignal.aborted) abort.abort();
-    else runSignal.addEventListener("abort", onRunAbort, { once: true });
-    const slot: Slot = {
-      cancel: (message) => {
-        d.log(jobName, `${message}\n`);
-        abort.abort();
-      },
-    };
-    const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
-    try {
-      if (groupKey && concurrency && !(await groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
-        d.completeJob(jobName, "cancelled");
-        return;
-      }
-      await runAdmitted(d, jobId, jobName, stepNames, abort.signal);
-    } finally {
-      runSignal.removeEventListener("abort", onRunAbort);
-      if (groupKey) groups.leave(groupKey, slot);
-    }
-  };
-
-  const runAdmitted = async (d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], signal: AbortSignal): Promise<void> => {
-    const dir = mkdtempSync(path.join(root, `run-${d.run.id}-${jobId}-`));
-
-    let started = false;
-    const ensureStarted = () => {
-      if (!started) {
-        started = true;
-        d.startJob(jobName, stepNames);
-      }
-    };
-    const job = pool.submit({
-      workflowText: d.yaml,
-      jobId,
-      inputs: d.inputs,
-      context: contextOf(d, jobName),
-      workspace: path.join(dir, "work"),
-      runnerTemp: path.join(dir, "temp"),
-      signal,
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
-      ...(options.actions ? { actions: options.actions } : {}),
-      ...(options.localActions ? { localActions: options.localActions } : {}),
-      runnerName: `forge-sim-runner-${d.run.id}-${jobId}`,
-      onStep: (e) => {
-        ensureStarted();
-        if (e.type === "started") {
-          d.step(jobName, e.step.number, "in_progress");
-          d.log(jobName, `##[group]${e.step.name}\n`);
-        } else if (e.type === "log") {
-          d.log(jobName, `${e.line}\n`);
-        } else {
-          if (e.step.startedAt) d.log(jobName, "##[endgroup]\n");
-          d.step(jobName, e.step.number, "completed", e.step.conclusion);
-        }
-      },
-    });
-    const entry: ActiveJob = { runId: d.run.id, jobName, job };
-    active.add(entry);
-    void job.started.then(ensureStarted);
-    let conclusion: JobConclusion;
-    try {
-      const result = await job.result;
-      ensureStarted();
-      if (result.error) d.log(jobName, `##[error]${result.error}\n`);
-      conclusion = result.conclusion;
-    } catch (err) {
-      if (!(err instanceof RunnerLostError)) throw err;
-      // GitHub notices a vanished runner only after a while, then fails the job.
-      await new Promise((r) => setTimeout(r, options.lostRunnerDelayMs ?? 0));
-      ensureStarted();
-      d.log(jobName, "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.\n");
-      conclusion = "failure";
-    } finally {
-      active.delete(entry);
-      if (!options.keepWorkspaces) rmSync(dir, { recursive: true, force: true });
-    }
-    d.completeJob(jobName, conclusion);
-  };
-
-  const handler: DispatchHandler = async (d) => {
-    const wf = parseWorkflow(d.yaml);
-    const fullName = `${d.repo.owner.login}/${d.repo.name}`;
-    const jobs = Object.entries(wf.jobs).map(([jobId, job]) => ({
-      jobId,
-      job,
-      jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
-    }));
-
-    // Workflow-level concurrency: the whole run waits for its group, or is replaced while waiting.
-    const abort = new AbortController();
-    const onRunAbort = () => abort.abort();
-    if (d.signal.aborted) abort.abort();
-    else d.signal.addEventListener("abort", onRunAbort, { once: true });
-    const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(d, null) }).concurrency.workflow;
-    const slot: Slot = {
-      cancel: (message) => {
-        for (const j of jobs) d.log(j.jobName, `${message}\n`);
-        abort.abort();
-      },
-    };
-    const groupKey = concurrency ? `${fullName}\u0000${concurrency.group}` : null;
-    try {
-      if (groupKey && concurrency && !(await groups.enter(groupKey, concurrency.group, concurrency.cancelInProgress, slot, abort.signal))) {
-        for (const j of jobs) d.completeJob(j.jobName, "cancelled");
-        d.complete("cancelled");
-        return;
-      }
-      // Jobs without `needs` run side by side, as on GitHub; `needs` is not supported by the sim runner.
-      await Promise.all(
-        jobs.map(({ jobId, job, jobName }) => {
-          if (job.needs !== undefined) {
-            d.startJob(jobName);
-            d.log(jobName, `##[error]jobs.${jobId}.needs is not supported by the Forge sim runner\n`);
-            d.completeJob(jobName, "failure");
-            return Promise.resolve();
-          }
-          return runOne(d, jobId, jobName, (job.steps ?? []).map(staticStepName), abort.signal);
-        }),
-      );
-    } finally {
-      d.signal.removeEventListener("abort", onRunAbort);
-      if (groupKey) groups.leave(groupKey, slot);
-    }
-    d.complete(abort.signal.aborted ? "cancelled" : undefined);
-  };
-
+  const state: ExecutorState = { options, pool, root, active: new Set<ActiveJob>(), groups: new ConcurrencyGroups() };
   return {
-    handler,
+    handler: (d) => handleDispatch(state, d),
     pool,
-    active: () => [...active],
+    active: () => [...state.active],
     dispose: () => {
       if (ownRoot && !options.keepWorkspaces) rmSync(root, { recursive: true, force: true });
     },
