@@ -21,7 +21,7 @@ const followupSucceeded = (exitCode: number) => exitCode === EXIT_CODES.SUCCESS 
  * handler, and everything else to the task's.
  */
 const handlers: Handlers = {
-  tick: (s) => tick(s),
+  tick,
   "agent.started": agentAlive,
   "agent.heartbeat": agentAlive,
   "agent.finished": (s, input) => (isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, followupSucceeded(input.exitCode)) : agentFinished(s, input)),
