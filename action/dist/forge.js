@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-BKSKHAXR.js";
+} from "./chunk-KD3ABTZ5.js";
 import {
   __commonJS,
   __require,

@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-BKSKHAXR.js";
+} from "./chunk-KD3ABTZ5.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2174,7 +2174,7 @@ async function supervise(start, options) {
     options.onStop?.(reason, detail2, stopped.at, lastProgressAt);
     controller.abort();
   };
-  const tick = setInterval(() => {
+  const tick2 = setInterval(() => {
     const t = now();
     if (progressed) {
       progressed = false;
@@ -2209,7 +2209,7 @@ async function supervise(start, options) {
     });
     return { outcome, ...stopped ? { stopped } : {}, lastProgressAt, beats };
   } finally {
-    clearInterval(tick);
+    clearInterval(tick2);
     clearTimeout(wall);
     options.cancel?.removeEventListener("abort", onCancel);
   }
@@ -2812,7 +2812,7 @@ var agentResultSchema = external_exports.object({
   turns: external_exports.number().int().min(0).optional().describe("Turns used.")
 }).strict().describe("The runner's report of one attempt.");
 
-// src/core/decide.ts
+// src/core/decide/names.ts
 function branchName(config, runId, taskId, attempt) {
   return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
 }
@@ -4270,9 +4270,9 @@ async function readJson(file) {
     return void 0;
   }
 }
-function runShell(command, cwd, timeoutMs, env, signal) {
+function runShell(command2, cwd, timeoutMs, env, signal) {
   return new Promise((resolve) => {
-    execFile("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
+    execFile("sh", ["-c", command2], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
       const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
       resolve({ code: code2, output: `${String(stdout)}${stderr ? `
 [stderr]
@@ -4527,9 +4527,9 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const config = await loadConfig(jobEnv.workspace);
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
-    const command = input.command ?? config.agent.command;
-    if (adapter === "command" && !command) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
-    const effective = { ...config, agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} } };
+    const command2 = input.command ?? config.agent.command;
+    if (adapter === "command" && !command2) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
+    const effective = { ...config, agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command2 ? { command: command2 } : {} } };
     const [owner, repo] = jobEnv.repository.split("/");
     const git = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
@@ -4545,7 +4545,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const agent = overrides.agent ?? createStagesRunner({
       adapter,
       ...model ? { model } : {},
-      ...command ? { command } : {},
+      ...command2 ? { command: command2 } : {},
       maxTurns: config.agent.max_turns,
       maxDepth: config.agent.max_depth,
       idleTimeoutMs: config.timeouts.idle_minutes * 6e4,

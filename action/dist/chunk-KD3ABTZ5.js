@@ -30662,6 +30662,30 @@ var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (seed 003 \xA74).");
 
+// src/core/plan/problem.ts
+function problem(at, rule, message) {
+  return {
+    file: at.file,
+    ...at.line !== void 0 && { line: at.line },
+    ...at.field !== void 0 && { field: at.field },
+    message,
+    rule
+  };
+}
+function fieldPath(path7) {
+  let out = "";
+  for (const key of path7) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+function sortProblems(problems) {
+  return problems.map((p, i) => ({ p, i })).sort(
+    (a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i
+  ).map(({ p }) => p);
+}
+
 // src/core/schemas/task.ts
 var taskFrontmatterSchema = external_exports.object({
   id: taskIdSchema.describe("The task id; must equal the file name without `.md`."),
@@ -30677,104 +30701,6 @@ var taskFrontmatterSchema = external_exports.object({
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command.")
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
 var TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"];
-
-// src/core/plan/graph.ts
-function findCyclesIndexed(g) {
-  const n = g.ids.length;
-  const { start, targets } = g;
-  const order = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const stack = new Int32Array(n);
-  const callNode = new Int32Array(n);
-  const callEdge = new Int32Array(n);
-  const component = new Int32Array(n).fill(-1);
-  const components = [];
-  let sp = 0;
-  let counter = 0;
-  for (let root = 0; root < n; root++) {
-    if (order[root] !== -1) continue;
-    let csp = 0;
-    order[root] = low[root] = counter++;
-    stack[sp++] = root;
-    onStack[root] = 1;
-    callNode[csp] = root;
-    callEdge[csp++] = start[root];
-    while (csp > 0) {
-      const v = callNode[csp - 1];
-      const e = callEdge[csp - 1];
-      if (e < start[v + 1]) {
-        callEdge[csp - 1] = e + 1;
-        const w = targets[e];
-        if (order[w] === -1) {
-          order[w] = low[w] = counter++;
-          stack[sp++] = w;
-          onStack[w] = 1;
-          callNode[csp] = w;
-          callEdge[csp++] = start[w];
-        } else if (onStack[w]) {
-          if (order[w] < low[v]) low[v] = order[w];
-        }
-        continue;
-      }
-      csp--;
-      if (csp > 0) {
-        const u = callNode[csp - 1];
-        if (low[v] < low[u]) low[u] = low[v];
-      }
-      if (low[v] === order[v]) {
-        const members2 = [];
-        let w;
-        do {
-          w = stack[--sp];
-          onStack[w] = 0;
-          members2.push(w);
-        } while (w !== v);
-        if (members2.length > 1) {
-          for (const m of members2) component[m] = components.length;
-          components.push(members2);
-        }
-      }
-    }
-  }
-  const cycles = [];
-  const parent = new Int32Array(n).fill(-1);
-  for (let c = 0; c < components.length; c++) {
-    const members2 = components[c];
-    let first = members2[0];
-    for (const m of members2) if (m < first) first = m;
-    cycles.push(shortestCycleThrough(g, first, component, c, parent));
-    for (const m of members2) parent[m] = -1;
-  }
-  return cycles.sort((a, b) => a.path[0] - b.path[0]);
-}
-function shortestCycleThrough(g, s, component, c, parent) {
-  const { start, targets } = g;
-  const queue = [s];
-  parent[s] = s;
-  for (let head = 0; head < queue.length; head++) {
-    const v = queue[head];
-    for (let e = start[v]; e < start[v + 1]; e++) {
-      const w = targets[e];
-      if (component[w] !== c) continue;
-      if (w === s) {
-        const back = [];
-        for (let x = v; x !== s; x = parent[x]) back.push(x);
-        const path7 = [s, ...back.reverse(), s];
-        return { path: path7, depIndex: path7.slice(0, -1).map((x, i) => depIndexOf(g, x, path7[i + 1])) };
-      }
-      if (parent[w] === -1) {
-        parent[w] = v;
-        queue.push(w);
-      }
-    }
-  }
-  return { path: [s, s], depIndex: [0] };
-}
-function depIndexOf(g, v, w) {
-  for (let e = g.start[v]; e < g.start[v + 1]; e++) if (g.targets[e] === w) return g.depIndex[e];
-  return 0;
-}
 
 // src/core/plan/parse.ts
 var import_yaml2 = __toESM(require_dist(), 1);
@@ -33966,30 +33892,6 @@ var overlayFrontmatterSchema = external_exports.object({
   added_edges: external_exports.array(overlayEdgeSchema).default([]).describe("New edges. An overlay only adds nodes and edges, never removes or changes them.")
 }).strict().describe("A plan overlay; the body is its rationale.");
 
-// src/core/plan/problem.ts
-function problem(at, rule, message) {
-  return {
-    file: at.file,
-    ...at.line !== void 0 && { line: at.line },
-    ...at.field !== void 0 && { field: at.field },
-    message,
-    rule
-  };
-}
-function fieldPath(path7) {
-  let out = "";
-  for (const key of path7) {
-    if (typeof key === "number") out += `[${key}]`;
-    else out += out === "" ? String(key) : `.${String(key)}`;
-  }
-  return out;
-}
-function sortProblems(problems) {
-  return problems.map((p, i) => ({ p, i })).sort(
-    (a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i
-  ).map(({ p }) => p);
-}
-
 // src/core/plan/parse.ts
 function parsePlan(source) {
   const tasks = [];
@@ -34219,17 +34121,7 @@ function baseName(file2) {
   return i === -1 ? file2 : file2.slice(i + 1);
 }
 
-// src/core/plan/validate.ts
-function validatePlan(plan) {
-  const out = [];
-  checkFiles(plan, out);
-  const tasks = collectTasks(plan, out);
-  const overlays = collectOverlays(plan, out);
-  const { addedBy, overlayDeps, missingFiles } = replayOverlays(tasks, overlays, out);
-  checkStructure(planGraph(tasks, overlayDeps), out, missingFiles);
-  checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
-  return sortProblems(out);
-}
+// src/core/plan/validate-files.ts
 function checkFiles(plan, out) {
   const unreadable = new Set(plan.unreadable.map((u) => u.file));
   for (const u of plan.unreadable) out.push(problem({ file: u.file }, "unreadable-file", u.message));
@@ -34355,6 +34247,238 @@ function checkSections(task, out) {
     else out.push(problem({ file: task.file, line: section.line, field }, "missing-section", `the ${field} section is empty`));
   }
 }
+
+// src/core/plan/validate-dag-json.ts
+function dagEntries(dag) {
+  if (dag.data) {
+    return dag.data.nodes.map((n, pos) => ({ id: n.id, pos, type: n.type, agentType: n.agentType, deps: n.dependencies, depsKnown: true }));
+  }
+  const nodes = dag.raw?.nodes;
+  if (!Array.isArray(nodes)) return [];
+  const entries = [];
+  nodes.forEach((n, pos) => {
+    if (typeof n !== "object" || n === null) return;
+    const raw = n;
+    if (typeof raw.id !== "string") return;
+    const agentType = agentTypeSchema.safeParse(raw.agentType);
+    const deps = Array.isArray(raw.dependencies) ? raw.dependencies.filter((d) => typeof d === "string" && ID_PATTERN.test(d)) : [];
+    entries.push({
+      id: raw.id,
+      pos,
+      type: raw.type === "task" || raw.type === "refinery" ? raw.type : void 0,
+      agentType: agentType.success ? agentType.data : void 0,
+      deps,
+      depsKnown: Array.isArray(raw.dependencies) && !dag.issues.some((i) => i.path[0] === "nodes" && i.path[1] === pos && i.path[2] === "dependencies")
+    });
+  });
+  return entries;
+}
+function dagAt(dag, field, id) {
+  const key = field.replace(/^metadata\./, "");
+  return { file: "dag.json", line: (id !== void 0 ? dag.idLines[id] : void 0) ?? dag.keyLines[key], field };
+}
+function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
+  const dag = plan.dag;
+  if (!dag.present) return;
+  if (dag.jsonError) {
+    out.push(problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`));
+    return;
+  }
+  const nodeIds = dag.raw?.nodes;
+  for (const issue2 of dag.issues) {
+    const field = fieldPath(issue2.path);
+    const node2 = issue2.path[0] === "nodes" && typeof issue2.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue2.path[1]] : void 0;
+    const id = typeof node2?.id === "string" ? node2.id : void 0;
+    const isId = issue2.path.length === 3 && issue2.path[2] === "id" && issue2.code === "invalid_format";
+    const lastKey = [...issue2.path].reverse().find((k) => typeof k === "string");
+    const at = dagAt(dag, field, id);
+    if (at.line === void 0 && typeof lastKey === "string") at.line = dag.keyLines[lastKey];
+    out.push(problem({ ...at, field: field || void 0 }, isId ? "bad-id" : "invalid-dag", issueMessage(issue2, dag.raw)));
+  }
+  const planId = dag.raw?.planId;
+  if (typeof planId === "string" && planId !== plan.planId)
+    out.push(
+      problem(dagAt(dag, "planId"), "plan-id-mismatch", `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`)
+    );
+  const entries = dagEntries(dag);
+  const byId = /* @__PURE__ */ new Map();
+  for (const e of entries) {
+    const first = byId.get(e.id);
+    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
+    else byId.set(e.id, e);
+    if (e.type !== void 0 && e.agentType !== void 0 && e.type === "refinery" !== (e.agentType === "refinery"))
+      out.push(
+        problem(
+          dagAt(dag, `nodes[${e.pos}].type`, e.id),
+          "type-mismatch",
+          `type ${JSON.stringify(e.type)} does not go with agentType ${JSON.stringify(e.agentType)}: type is "refinery" exactly when agentType is`
+        )
+      );
+  }
+  if (dag.data) {
+    let refineries = 0;
+    for (const n of dag.data.nodes) if (n.type === "refinery") refineries++;
+    const { totalTasks, totalRefineries } = dag.data.metadata;
+    const taskCount = dag.data.nodes.length - refineries;
+    if (totalTasks !== taskCount)
+      out.push(problem(dagAt(dag, "metadata.totalTasks"), "metadata-totals", `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`));
+    if (totalRefineries !== refineries)
+      out.push(
+        problem(dagAt(dag, "metadata.totalRefineries"), "metadata-totals", `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`)
+      );
+  }
+  if (!dag.raw || !Array.isArray(dag.raw.nodes)) return;
+  const byOverlay = (id) => addedBy.get(id) !== void 0 || overlayDeps.has(id);
+  for (const t of tasks.values()) {
+    const d = byId.get(t.id);
+    if (!d) {
+      const k = addedBy.get(t.id);
+      out.push(
+        k !== void 0 ? problem(dagAt(dag, "nodes"), "dag-not-base-plus-overlays", `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`) : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`)
+      );
+      continue;
+    }
+    if (t.agentType !== void 0 && d.agentType !== void 0 && t.agentType !== d.agentType)
+      out.push(
+        problem(
+          dagAt(dag, `nodes[${d.pos}].agentType`, d.id),
+          "dag-disagrees",
+          `agentType ${JSON.stringify(d.agentType)} differs from type ${JSON.stringify(t.agentType)} in ${t.task.file}`
+        )
+      );
+    if (!t.depsKnown || !d.depsKnown) continue;
+    const extra = overlayDeps.get(t.id);
+    if (!extra && sameList(t.deps, d.deps)) continue;
+    const expected = new Set(t.deps);
+    if (extra) for (const e of extra) expected.add(e.from);
+    const actual = new Set(d.deps);
+    const lacking = [];
+    const surplus = [];
+    for (const x of expected) if (!actual.has(x)) lacking.push(x);
+    for (const x of actual) if (!expected.has(x)) surplus.push(x);
+    if (lacking.length === 0 && surplus.length === 0) continue;
+    const parts = [];
+    if (lacking.length) parts.push(`lacks ${lacking.join(", ")}`);
+    if (surplus.length) parts.push(`has ${surplus.join(", ")} in excess`);
+    const from = byOverlay(t.id) ? `${t.task.file} plus overlays` : t.task.file;
+    out.push(
+      problem(
+        dagAt(dag, `nodes[${d.pos}].dependencies`, d.id),
+        byOverlay(t.id) ? "dag-not-base-plus-overlays" : "dag-disagrees",
+        `dependencies differ from ${from}: dag.json ${parts.join(" and ")}`
+      )
+    );
+  }
+  for (const d of byId.values()) {
+    if (tasks.has(d.id) || missingFiles.has(d.id)) continue;
+    out.push(problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`));
+  }
+}
+function sameList(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// src/core/plan/graph.ts
+function findCyclesIndexed(g) {
+  const n = g.ids.length;
+  const { start, targets } = g;
+  const order = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const stack = new Int32Array(n);
+  const callNode = new Int32Array(n);
+  const callEdge = new Int32Array(n);
+  const component = new Int32Array(n).fill(-1);
+  const components = [];
+  let sp = 0;
+  let counter = 0;
+  for (let root = 0; root < n; root++) {
+    if (order[root] !== -1) continue;
+    let csp = 0;
+    order[root] = low[root] = counter++;
+    stack[sp++] = root;
+    onStack[root] = 1;
+    callNode[csp] = root;
+    callEdge[csp++] = start[root];
+    while (csp > 0) {
+      const v = callNode[csp - 1];
+      const e = callEdge[csp - 1];
+      if (e < start[v + 1]) {
+        callEdge[csp - 1] = e + 1;
+        const w = targets[e];
+        if (order[w] === -1) {
+          order[w] = low[w] = counter++;
+          stack[sp++] = w;
+          onStack[w] = 1;
+          callNode[csp] = w;
+          callEdge[csp++] = start[w];
+        } else if (onStack[w]) {
+          if (order[w] < low[v]) low[v] = order[w];
+        }
+        continue;
+      }
+      csp--;
+      if (csp > 0) {
+        const u = callNode[csp - 1];
+        if (low[v] < low[u]) low[u] = low[v];
+      }
+      if (low[v] === order[v]) {
+        const members2 = [];
+        let w;
+        do {
+          w = stack[--sp];
+          onStack[w] = 0;
+          members2.push(w);
+        } while (w !== v);
+        if (members2.length > 1) {
+          for (const m of members2) component[m] = components.length;
+          components.push(members2);
+        }
+      }
+    }
+  }
+  const cycles = [];
+  const parent = new Int32Array(n).fill(-1);
+  for (let c = 0; c < components.length; c++) {
+    const members2 = components[c];
+    let first = members2[0];
+    for (const m of members2) if (m < first) first = m;
+    cycles.push(shortestCycleThrough(g, first, component, c, parent));
+    for (const m of members2) parent[m] = -1;
+  }
+  return cycles.sort((a, b) => a.path[0] - b.path[0]);
+}
+function shortestCycleThrough(g, s, component, c, parent) {
+  const { start, targets } = g;
+  const queue = [s];
+  parent[s] = s;
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head];
+    for (let e = start[v]; e < start[v + 1]; e++) {
+      const w = targets[e];
+      if (component[w] !== c) continue;
+      if (w === s) {
+        const back = [];
+        for (let x = v; x !== s; x = parent[x]) back.push(x);
+        const path7 = [s, ...back.reverse(), s];
+        return { path: path7, depIndex: path7.slice(0, -1).map((x, i) => depIndexOf(g, x, path7[i + 1])) };
+      }
+      if (parent[w] === -1) {
+        parent[w] = v;
+        queue.push(w);
+      }
+    }
+  }
+  return { path: [s, s], depIndex: [0] };
+}
+function depIndexOf(g, v, w) {
+  for (let e = g.start[v]; e < g.start[v + 1]; e++) if (g.targets[e] === w) return g.depIndex[e];
+  return 0;
+}
+
+// src/core/plan/validate-overlays.ts
 var OVERLAY_NAME = /^overlay-(\d{3,})$/;
 function collectOverlays(plan, out) {
   for (const file2 of plan.overlayOthers)
@@ -34496,6 +34620,8 @@ function replayOverlays(tasks, overlays, out) {
   });
   return { addedBy, overlayDeps, missingFiles };
 }
+
+// src/core/plan/validate-graph.ts
 function planGraph(tasks, overlayDeps) {
   const entries = [...tasks.values()];
   const ids = new Array(entries.length);
@@ -34567,135 +34693,17 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
     out.push(problem(edges2[at], "cycle", `dependency cycle ${path7} (\u2192 reads "depends on")`));
   }
 }
-function dagEntries(dag) {
-  if (dag.data) {
-    return dag.data.nodes.map((n, pos) => ({ id: n.id, pos, type: n.type, agentType: n.agentType, deps: n.dependencies, depsKnown: true }));
-  }
-  const nodes = dag.raw?.nodes;
-  if (!Array.isArray(nodes)) return [];
-  const entries = [];
-  nodes.forEach((n, pos) => {
-    if (typeof n !== "object" || n === null) return;
-    const raw = n;
-    if (typeof raw.id !== "string") return;
-    const agentType = agentTypeSchema.safeParse(raw.agentType);
-    const deps = Array.isArray(raw.dependencies) ? raw.dependencies.filter((d) => typeof d === "string" && ID_PATTERN.test(d)) : [];
-    entries.push({
-      id: raw.id,
-      pos,
-      type: raw.type === "task" || raw.type === "refinery" ? raw.type : void 0,
-      agentType: agentType.success ? agentType.data : void 0,
-      deps,
-      depsKnown: Array.isArray(raw.dependencies) && !dag.issues.some((i) => i.path[0] === "nodes" && i.path[1] === pos && i.path[2] === "dependencies")
-    });
-  });
-  return entries;
-}
-function dagAt(dag, field, id) {
-  const key = field.replace(/^metadata\./, "");
-  return { file: "dag.json", line: (id !== void 0 ? dag.idLines[id] : void 0) ?? dag.keyLines[key], field };
-}
-function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
-  const dag = plan.dag;
-  if (!dag.present) return;
-  if (dag.jsonError) {
-    out.push(problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`));
-    return;
-  }
-  const nodeIds = dag.raw?.nodes;
-  for (const issue2 of dag.issues) {
-    const field = fieldPath(issue2.path);
-    const node2 = issue2.path[0] === "nodes" && typeof issue2.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue2.path[1]] : void 0;
-    const id = typeof node2?.id === "string" ? node2.id : void 0;
-    const isId = issue2.path.length === 3 && issue2.path[2] === "id" && issue2.code === "invalid_format";
-    const lastKey = [...issue2.path].reverse().find((k) => typeof k === "string");
-    const at = dagAt(dag, field, id);
-    if (at.line === void 0 && typeof lastKey === "string") at.line = dag.keyLines[lastKey];
-    out.push(problem({ ...at, field: field || void 0 }, isId ? "bad-id" : "invalid-dag", issueMessage(issue2, dag.raw)));
-  }
-  const planId = dag.raw?.planId;
-  if (typeof planId === "string" && planId !== plan.planId)
-    out.push(
-      problem(dagAt(dag, "planId"), "plan-id-mismatch", `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`)
-    );
-  const entries = dagEntries(dag);
-  const byId = /* @__PURE__ */ new Map();
-  for (const e of entries) {
-    const first = byId.get(e.id);
-    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
-    else byId.set(e.id, e);
-    if (e.type !== void 0 && e.agentType !== void 0 && e.type === "refinery" !== (e.agentType === "refinery"))
-      out.push(
-        problem(
-          dagAt(dag, `nodes[${e.pos}].type`, e.id),
-          "type-mismatch",
-          `type ${JSON.stringify(e.type)} does not go with agentType ${JSON.stringify(e.agentType)}: type is "refinery" exactly when agentType is`
-        )
-      );
-  }
-  if (dag.data) {
-    let refineries = 0;
-    for (const n of dag.data.nodes) if (n.type === "refinery") refineries++;
-    const { totalTasks, totalRefineries } = dag.data.metadata;
-    const taskCount = dag.data.nodes.length - refineries;
-    if (totalTasks !== taskCount)
-      out.push(problem(dagAt(dag, "metadata.totalTasks"), "metadata-totals", `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`));
-    if (totalRefineries !== refineries)
-      out.push(
-        problem(dagAt(dag, "metadata.totalRefineries"), "metadata-totals", `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`)
-      );
-  }
-  if (!dag.raw || !Array.isArray(dag.raw.nodes)) return;
-  const byOverlay = (id) => addedBy.get(id) !== void 0 || overlayDeps.has(id);
-  for (const t of tasks.values()) {
-    const d = byId.get(t.id);
-    if (!d) {
-      const k = addedBy.get(t.id);
-      out.push(
-        k !== void 0 ? problem(dagAt(dag, "nodes"), "dag-not-base-plus-overlays", `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`) : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`)
-      );
-      continue;
-    }
-    if (t.agentType !== void 0 && d.agentType !== void 0 && t.agentType !== d.agentType)
-      out.push(
-        problem(
-          dagAt(dag, `nodes[${d.pos}].agentType`, d.id),
-          "dag-disagrees",
-          `agentType ${JSON.stringify(d.agentType)} differs from type ${JSON.stringify(t.agentType)} in ${t.task.file}`
-        )
-      );
-    if (!t.depsKnown || !d.depsKnown) continue;
-    const extra = overlayDeps.get(t.id);
-    if (!extra && sameList(t.deps, d.deps)) continue;
-    const expected = new Set(t.deps);
-    if (extra) for (const e of extra) expected.add(e.from);
-    const actual = new Set(d.deps);
-    const lacking = [];
-    const surplus = [];
-    for (const x of expected) if (!actual.has(x)) lacking.push(x);
-    for (const x of actual) if (!expected.has(x)) surplus.push(x);
-    if (lacking.length === 0 && surplus.length === 0) continue;
-    const parts = [];
-    if (lacking.length) parts.push(`lacks ${lacking.join(", ")}`);
-    if (surplus.length) parts.push(`has ${surplus.join(", ")} in excess`);
-    const from = byOverlay(t.id) ? `${t.task.file} plus overlays` : t.task.file;
-    out.push(
-      problem(
-        dagAt(dag, `nodes[${d.pos}].dependencies`, d.id),
-        byOverlay(t.id) ? "dag-not-base-plus-overlays" : "dag-disagrees",
-        `dependencies differ from ${from}: dag.json ${parts.join(" and ")}`
-      )
-    );
-  }
-  for (const d of byId.values()) {
-    if (tasks.has(d.id) || missingFiles.has(d.id)) continue;
-    out.push(problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`));
-  }
-}
-function sameList(a, b) {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+
+// src/core/plan/validate.ts
+function validatePlan(plan) {
+  const out = [];
+  checkFiles(plan, out);
+  const tasks = collectTasks(plan, out);
+  const overlays = collectOverlays(plan, out);
+  const { addedBy, overlayDeps, missingFiles } = replayOverlays(tasks, overlays, out);
+  checkStructure(planGraph(tasks, overlayDeps), out, missingFiles);
+  checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
+  return sortProblems(out);
 }
 
 // src/agent/signals.ts
