@@ -4,7 +4,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
+import { createNodeMiddleware, Probot } from "probot";
+import { octokitWithDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
 
 export interface ForgeServerOptions extends ForgeAppOptions {
@@ -31,23 +32,8 @@ export interface ForgeServer {
 
 export const WEBHOOK_PATH = "/api/github/webhooks";
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/**
- * ProbotOctokit with `defaults` applied over Probot's own. Probot derives its Octokit class once more
- * with its throttling options, and those are merged after the options of an object given to
- * `.defaults()` — so `throttle` given that way was silently replaced. The function form sees what
- * Probot set and overrides it (nested `throttle`, `retry` and `request` are merged key by key).
- */
-export function octokitWithDefaults(defaults: Record<string, unknown>): typeof ProbotOctokit {
-  return ProbotOctokit.defaults((instance: Record<string, unknown>) => {
-    const merged: Record<string, unknown> = { ...instance, ...defaults };
-    for (const key of ["throttle", "retry", "request"]) {
-      if (isRecord(defaults[key]) && isRecord(instance[key])) merged[key] = { ...instance[key], ...defaults[key] };
-    }
-    return merged;
-  }) as typeof ProbotOctokit;
-}
+/** Probot's Octokit class with request options over its own (tests shorten retries). */
+export { octokitWithDefaults };
 
 export async function startForgeServer(options: ForgeServerOptions): Promise<ForgeServer> {
   const probot = new Probot({

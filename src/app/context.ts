@@ -1,0 +1,125 @@
+/**
+ * What the App's handlers share, named in one object: the repositories it serves (their runtimes),
+ * the deliveries it has handled, the webhooks still being handled in the background, and the reads
+ * and writes every handler needs — a repository's config and runs, the attempt a branch belongs
+ * to, and applying inputs to a run.
+ */
+import type { Context, Probot } from "probot";
+import type { LeafInput } from "../core/inputs.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import { forgeConfigSchema } from "../core/schemas/config.js";
+import { Deliveries } from "./deliveries.js";
+import { silentLogger, type ApplyResult, type Logger } from "./engine.js";
+import { branchParser, type AttemptRef } from "./normalize.js";
+import type { ForgeAppOptions } from "./options.js";
+import { readConfig } from "./plan-source.js";
+import { createRuntime, type RepoRuntime } from "./runtime.js";
+
+/** How long a repository's config is used before it is read again. */
+const CONFIG_TTL_MS = 60_000;
+
+/** The logger Probot gives a webhook's handling. */
+export const logOf = (context: Context): Logger => context.log as unknown as Logger;
+
+export class AppContext {
+  /** The repositories the App serves, by `owner/repo`. */
+  readonly runtimes = new Map<string, RepoRuntime>();
+  readonly deliveries = new Deliveries();
+  /** Webhooks being handled in the background. */
+  readonly inFlight = new Set<Promise<void>>();
+  readonly now: () => number;
+  /** The Probot instance that loaded the App: none before it does. */
+  probot: Probot | undefined;
+  /** The App's slug, once GitHub told it. */
+  slug: string | undefined;
+
+  constructor(readonly options: ForgeAppOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The App's own logger (Probot's), for work no webhook started. */
+  get log(): Logger {
+    return this.probot ? (this.probot.log as unknown as Logger) : silentLogger;
+  }
+
+  /** The runtime of a repository, made on first use. */
+  async runtimeFor(owner: string, repo: string, installationId: number, log: Logger): Promise<RepoRuntime> {
+    const key = `${owner}/${repo}`;
+    let rt = this.runtimes.get(key);
+    // Installed again (a new installation id): the old installation's tokens are gone with it.
+    if (rt && installationId && rt.installationId !== installationId) {
+      this.forget(key);
+      rt = undefined;
+    }
+    if (!rt) {
+      rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.now);
+      this.runtimes.set(key, rt);
+    }
+    return rt;
+  }
+
+  /** The runtime of the repository a webhook is about. */
+  rtOf(context: Context): Promise<RepoRuntime> {
+    const payload = context.payload as { repository?: { owner?: { login?: string } | null; name?: string }; installation?: { id: number } };
+    const owner = payload.repository?.owner?.login ?? "";
+    const repo = payload.repository?.name ?? "";
+    return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context));
+  }
+
+  /** Stop serving a repository (no installation holds it any more). */
+  forget(key: string): void {
+    this.runtimes.get(key)?.engine.stop();
+    this.runtimes.delete(key);
+  }
+
+  /** The repository's config on its default branch (read again after a minute), or the defaults. */
+  async configOf(rt: RepoRuntime): Promise<ForgeConfig> {
+    if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
+    const read = await readConfig(rt.port, await rt.port.defaultBranch());
+    const value = read.ok ? read.config : forgeConfigSchema.parse({});
+    rt.config = { value, at: this.now() };
+    return value;
+  }
+
+  /** The repository's runs, read from their journals the first time and after every `runsLoaded = false`. */
+  async knownRuns(rt: RepoRuntime): Promise<RepoRuntime["runs"]> {
+    if (!rt.runsLoaded) {
+      for (const runId of await rt.engine.listRuns()) {
+        if (rt.runs.has(runId)) continue;
+        const loaded = await rt.engine.state(runId);
+        if (loaded) rt.runs.set(runId, { planId: loaded.state.journal.planId, status: loaded.state.journal.status });
+      }
+      rt.runsLoaded = true;
+    }
+    return rt.runs;
+  }
+
+  /** Apply inputs to a run and keep the run index fresh. */
+  async apply(rt: RepoRuntime, runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
+    const result = await rt.engine.apply(runId, inputs);
+    const last = result.decisions[result.decisions.length - 1];
+    if (last) rt.runs.set(runId, { planId: last.journal.planId, status: last.journal.status });
+    // A model usage limit belongs to the installation's key, not to one run: pause its other runs too.
+    const limited = result.decisions.flatMap((d) => d.events).find((e) => e.type === "run.paused" && (e.data as { reason: string }).reason === "usage_limit");
+    const until = limited ? (limited.data as { until?: string }).until : undefined;
+    if (until) {
+      for (const other of this.runtimes.values()) {
+        if (other.installationId !== rt.installationId) continue;
+        for (const [otherRun, r] of other.runs) {
+          if ((other === rt && otherRun === runId) || r.status !== "running") continue;
+          await other.engine.apply(otherRun, [{ kind: "usage.limited", until }]);
+        }
+      }
+    }
+    return result;
+  }
+
+  /** The run, task and attempt a branch belongs to, if it is an attempt's branch. */
+  async attemptOf(rt: RepoRuntime, branch: string): Promise<AttemptRef | undefined> {
+    const ref = branchParser(await this.configOf(rt))(branch);
+    if (ref) return ref;
+    // Follow-ups: forge/<runId>/_followup-<n>/1 whatever the template.
+    const m = /^forge\/([^/]+)\/(_followup-\d+)\/(\d+)$/.exec(branch);
+    return m ? { runId: m[1]!, taskId: m[2]!, attempt: Number(m[3]) } : undefined;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * What every webhook goes through before its handler: instrumentation, the delivery dedupe, the
+ * App's own events left out, and handling in the background (or not, serverless).
+ */
+import type { Context, Probot } from "probot";
+import { appSlug } from "../github/app-client.js";
+import type { AppContext } from "./context.js";
+
+/** Events about the agent jobs the App dispatched: handled even when the App is their sender. */
+const JOB_EVENTS = new Set(["workflow_run", "workflow_job"]);
+
+export function guard<C extends Context>(ctx: AppContext, app: Probot, fn: (ctx: AppContext, context: C) => Promise<void>): (context: C) => Promise<void> {
+  const { options } = ctx;
+  return async (context: C) => {
+    options.onWebhook?.({ name: context.name, action: (context.payload as { action?: string }).action, id: context.id, at: performance.now() });
+    if (ctx.deliveries.seen(context.id)) return;
+    ctx.slug ??= await appSlug(app);
+    // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
+    // jobs it dispatched, though: a workflow_dispatch made with the App's token runs with the App
+    // as its actor, so GitHub names the App as the sender of the run's workflow_run and
+    // workflow_job events, and no answer of the dispatch call tells how the job goes.
+    const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
+    if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
+    // A delivery whose handling failed is forgotten, so that its redelivery (the usual remedy for a
+    // failed delivery, by hand or through the API) is handled rather than taken for a repeat.
+    const handle = () =>
+      fn(ctx, context).catch((e: unknown) => {
+        ctx.deliveries.forget(context.id);
+        throw e;
+      });
+    if (options.background === false) return handle();
+    const work = handle().catch((e: unknown) => context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"));
+    ctx.inFlight.add(work);
+    void work.finally(() => ctx.inFlight.delete(work));
+  };
+}

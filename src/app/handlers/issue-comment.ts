@@ -1,0 +1,78 @@
+/** `issue_comment`: `/forge` commands from people with write access, on a task PR, a tracker or a CR issue. */
+import type { Context } from "probot";
+import type { LeafInput } from "../../core/inputs.js";
+import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
+import { logOf, type AppContext } from "../context.js";
+import { parseMarker } from "../render.js";
+import { startRun } from "../start-run.js";
+
+export async function onIssueComment(ctx: AppContext, context: Context<"issue_comment">): Promise<void> {
+  const { payload } = context;
+  if (payload.action !== "created") return;
+  const parsed = parseCommand(payload.comment.body);
+  if (!parsed) return;
+  // Never obey bots — Forge's own comments included.
+  if (payload.sender.type === "Bot" || payload.comment.user?.type === "Bot") return;
+  const rt = await ctx.rtOf(context);
+  const issue = payload.issue.number;
+  const reply = (body: string) => rt.port.createComment(issue, body);
+  // Acknowledge within seconds, before any slower work.
+  await rt.port.addReaction({ commentId: payload.comment.id }, "eyes");
+  const permission = await rt.port.permission(payload.sender.login);
+  if (!WRITE_PERMISSIONS.has(permission)) {
+    await reply(`@${payload.sender.login} sorry — Forge commands need write access to this repository (you have \`${permission}\`).`);
+    return;
+  }
+  if (parsed.name === "unknown") return void (await reply(`Unknown command \`${parsed.word}\`.\n\n${HELP}`));
+  if (parsed.name === "help") return void (await reply(HELP));
+
+  // Which run (and task or CR) the comment is about: a task PR's branch, or the marker in a tracker or CR issue.
+  let target: { runId: string; taskId?: string; crId?: string } | undefined;
+  if (payload.issue.pull_request) {
+    const pr = await rt.port.getPullRequest(issue);
+    const ref = await ctx.attemptOf(rt, pr.headRef);
+    if (ref) target = { runId: ref.runId, taskId: ref.taskId };
+  } else {
+    target = parseMarker(payload.issue.body ?? "");
+  }
+
+  if (parsed.name === "run") {
+    const planId = parsed.args[0];
+    if (!planId) return void (await reply("Say which plan: `/forge run <planId>`."));
+    const sha = await rt.port.branchHead(await rt.port.defaultBranch());
+    const started = await startRun(ctx, rt, planId, sha!, logOf(context));
+    await reply(started.runId ? `Started run \`${started.runId}\` of plan \`${planId}\`.` : `Plan \`${planId}\` was not started:\n\n${started.problems!.map((p) => `- ${p}`).join("\n")}`);
+    return;
+  }
+  if (parsed.name === "plan") {
+    await rt.port.createComment(issue, "A Captain agent will write a plan from this issue as a pull request.");
+    const base = await rt.port.defaultBranch();
+    const head = await rt.port.branchHead(base);
+    const branch = `forge/_plan-${issue}`;
+    await rt.port.createBranch(branch, head!);
+    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, { run_id: `_plan-${issue}`, task_id: `_captain-plan-${issue}`, attempt: "1", context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }) });
+    return;
+  }
+  if (!target) return void (await reply("This is not a Forge task PR, run tracker or Change Request: say which run it is about here, or comment on the run's tracker issue."));
+  const loaded = await rt.engine.state(target.runId);
+  if (!loaded) return void (await reply(`Run \`${target.runId}\` was not found.`));
+  if (parsed.name === "status") {
+    const j = loaded.state.journal;
+    const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.hold ? ` (${t.hold})` : ""} | ${t.attempt} |`);
+    await reply([`Run \`${j.runId}\`: **${j.status}**, ${j.merged}/${j.tasks.length} merged.`, "", "| Task | Status | Attempt |", "|---|---|---:|", ...lines].join("\n"));
+    return;
+  }
+  const taskId = parsed.name === "retry" ? (parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId) : target.taskId;
+  const message = parsed.name === "retry" ? (taskId === parsed.args[0] ? parsed.rest.slice(taskId!.length).trim() : parsed.rest) : undefined;
+  const input: LeafInput = {
+    kind: "command",
+    command: parsed.name,
+    actor: payload.sender.login,
+    ...(taskId ? { taskId } : {}),
+    ...(target.crId ? { crId: target.crId } : {}),
+    ...(message ? { message } : {}),
+  };
+  const result = await ctx.apply(rt, target.runId, [input]);
+  if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}

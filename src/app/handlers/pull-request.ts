@@ -1,0 +1,25 @@
+/** `pull_request`: a task PR opened or merged moves its attempt on; a plan PR is checked. */
+import type { Context } from "probot";
+import type { AppContext } from "../context.js";
+import { checkPlanPullRequest } from "../plan-check.js";
+
+export async function onPullRequest(ctx: AppContext, context: Context<"pull_request">): Promise<void> {
+  const { payload } = context;
+  const rt = await ctx.rtOf(context);
+  const ref = await ctx.attemptOf(rt, payload.pull_request.head.ref);
+  const pr = payload.pull_request;
+  if (!ref) {
+    // A PR into the default branch that changes a plan or the config is checked before it merges.
+    if (["opened", "reopened", "synchronize"].includes(payload.action) && pr.base.ref === payload.repository.default_branch) {
+      await checkPlanPullRequest(rt.port, rt.engine, await ctx.knownRuns(rt), { number: pr.number, headSha: pr.head.sha });
+    }
+    return;
+  }
+  if (payload.action === "closed") {
+    if (pr.merged && pr.merge_commit_sha) await ctx.apply(rt, ref.runId, [{ kind: "pr.merged", taskId: ref.taskId, attempt: ref.attempt, number: pr.number, mergeSha: pr.merge_commit_sha }]);
+    return;
+  }
+  if (["opened", "reopened", "ready_for_review", "synchronize", "edited"].includes(payload.action)) {
+    await ctx.apply(rt, ref.runId, [{ kind: "pr.opened", taskId: ref.taskId, attempt: ref.attempt, number: pr.number }]);
+  }
+}

@@ -1,0 +1,29 @@
+/** How a Forge App is set up: its clock, its replica name, its reconciler and its instrumentation. */
+import type { Decision } from "../core/decide.js";
+import type { RequestTiming } from "../github/instrument.js";
+
+export interface ForgeAppOptions {
+  now?: () => number;
+  /**
+   * Answer each webhook at once and do the work after (default). GitHub gives a receiver 10 s, and
+   * one webhook can lead to many API calls; what fails later is repaired by the reconciler, since
+   * GitHub never redelivers by itself. Serverless installs set this to false so the work finishes
+   * before the function returns.
+   */
+  background?: boolean;
+  /** Period of the reconciler in a long-lived server; 0 turns the timer off (serverless: use `forge tick`). */
+  reconcileEveryMs?: number;
+  /**
+   * This process's name among the App's replicas: the owner of the effects it decides (see Engine).
+   * Give each replica a stable name of its own (a StatefulSet pod name, say) so that a restarted
+   * replica carries on at once; by default a random one, whose effects another process takes over
+   * once their lease (`leaseMs`, default 20 s) runs out.
+   */
+  replicaId?: string;
+  leaseMs?: number;
+  /** Every persisted decision, for tests and the demo's live view. */
+  onDecision?: (repo: string, runId: string, d: Decision) => void;
+  /** Instrumentation: every webhook as it arrives, and every API call with its start and end (performance.now()). */
+  onWebhook?: (event: { name: string; action?: string; id: string; at: number }) => void;
+  onRequest?: (call: RequestTiming) => void;
+}

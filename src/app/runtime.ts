@@ -1,0 +1,57 @@
+/**
+ * A repository the App serves: its port to GitHub (every call counted), its engine, and what the
+ * App has learned of its runs and config.
+ */
+import { stateBranch } from "../core/layout.js";
+import type { ForgeConfig } from "../core/schemas/config.js";
+import { installationPort, type AppAuth } from "../github/app-client.js";
+import { newCallStats, type CallStats } from "../github/instrument.js";
+import type { GitHubPort } from "../github/port.js";
+import { Engine, type Logger } from "./engine.js";
+import type { ForgeAppOptions } from "./options.js";
+
+export interface RepoRuntime {
+  stats: CallStats;
+  port: GitHubPort;
+  engine: Engine;
+  installationId: number;
+  /** runId → planId and status, learned as runs are seen. */
+  runs: Map<string, { planId: string; status: string }>;
+  config?: { value: ForgeConfig; at: number };
+  runsLoaded: boolean;
+  /** Run starts and plan changes of a repository are handled one at a time. */
+  planChain: Promise<unknown>;
+}
+
+/** The runtime of `owner/repo` as installation `installationId` sees it. */
+export async function createRuntime(
+  app: AppAuth,
+  owner: string,
+  repo: string,
+  installationId: number,
+  log: Logger,
+  options: ForgeAppOptions,
+  now: () => number,
+): Promise<RepoRuntime> {
+  const key = `${owner}/${repo}`;
+  const stats = newCallStats();
+  const port = await installationPort(app, installationId, owner, repo, stats, options.onRequest);
+  const engine = new Engine({
+    port,
+    log,
+    now,
+    ...(options.replicaId !== undefined ? { replicaId: options.replicaId } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    onDecision: (runId, d) => options.onDecision?.(key, runId, d),
+    onRestored: async (runId, loaded, actor) => {
+      const issue = loaded.state.facts.trackerIssue;
+      if (issue === undefined) return;
+      const by = actor ? ` by @${actor}` : "";
+      await port.createComment(
+        issue,
+        `The state branch \`${stateBranch(runId)}\` of this run was deleted${by}. Forge keeps the run's journal there, so it put the branch back at its last commit (\`${loaded.commitSha?.slice(0, 7)}\`) and the run goes on. To stop the run, comment \`/forge cancel\`.`,
+      );
+    },
+  });
+  return { stats, port, engine, installationId, runs: new Map(), runsLoaded: false, planChain: Promise.resolve() };
+}

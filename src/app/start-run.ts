@@ -1,0 +1,38 @@
+/** Starting a run of a plan at a commit of the default branch. */
+import { planDir } from "../core/layout.js";
+import type { AppContext } from "./context.js";
+import type { Logger } from "./engine.js";
+import { readConfig, readPlan } from "./plan-source.js";
+import type { RepoRuntime } from "./runtime.js";
+
+/**
+ * Start a run of `planId` as committed at `sha`: its integration branch, then the engine's start
+ * (state branch, journal, first effects). Refused, with the problems to tell, while another run of
+ * the plan is running or when the config or the plan at that commit does not hold.
+ */
+export async function startRun(ctx: AppContext, rt: RepoRuntime, planId: string, sha: string, log: Logger): Promise<{ runId?: string; problems?: string[] }> {
+  const runs = await ctx.knownRuns(rt);
+  for (const [runId, r] of runs) if (r.planId === planId && r.status === "running") return { problems: [`run ${runId} of plan ${planId} is still running`] };
+  const read = await readConfig(rt.port, sha);
+  if (!read.ok) return { problems: read.problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`) };
+  const config = read.config;
+  const plan = await readPlan(rt.port, planId, sha);
+  if (plan.problems.length) {
+    return { problems: plan.problems.map((p) => `${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`) };
+  }
+  // One run per plan commit: a repeated webhook finds the run already there.
+  const runId = `${planId}-${sha.slice(0, 7)}`;
+  const base = config.base_branch ?? (await rt.port.defaultBranch());
+  const integrationBranch = config.integration_branch_template.replaceAll("{runId}", runId);
+  rt.runs.set(runId, { planId, status: "running" });
+  await rt.port.createBranch(integrationBranch, sha);
+  await rt.engine.start(
+    { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch, baseBranch: base },
+    config,
+    { planSha: sha },
+    sha,
+  );
+  rt.runs.set(runId, { planId, status: "running" });
+  log.info({ runId, planId }, "run started");
+  return { runId };
+}

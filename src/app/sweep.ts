@@ -1,0 +1,68 @@
+/**
+ * The reconciler's sweep: every running run of every repository the App serves is compared with
+ * GitHub and ticked, on a timer in a long-lived server and on demand (`forge tick`).
+ */
+import type { Probot } from "probot";
+import { repositoryInstallationId } from "../github/app-client.js";
+import type { AppContext } from "./context.js";
+import { discoverRepositories } from "./discovery.js";
+import { reconcileRun } from "./reconciler.js";
+import type { RepoRuntime } from "./runtime.js";
+
+export class Sweeper {
+  readonly #ctx: AppContext;
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping = false;
+
+  constructor(ctx: AppContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
+  async tick(): Promise<void> {
+    const ctx = this.#ctx;
+    await discoverRepositories(ctx).catch((e: unknown) => ctx.probot?.log.warn({ err: (e as Error).message }, "could not list the installations' repositories; sweeping the repositories known"));
+    for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
+  }
+
+  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
+  async tickRepository(owner: string, repo: string): Promise<void> {
+    const ctx = this.#ctx;
+    const installationId = await repositoryInstallationId(ctx.probot!, owner, repo);
+    const rt = await ctx.runtimeFor(owner, repo, installationId, ctx.log);
+    rt.runsLoaded = false;
+    await this.#tickRuntime(rt);
+  }
+
+  async #tickRuntime(rt: RepoRuntime): Promise<void> {
+    const ctx = this.#ctx;
+    // Runs started by another replica (or while this process was down) are found on every pass.
+    rt.runsLoaded = false;
+    for (const [runId, r] of await ctx.knownRuns(rt)) {
+      if (r.status !== "running") continue;
+      const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
+      await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+    }
+    await rt.engine.persistDirty();
+  }
+
+  /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
+  start(app: Probot, everyMs: number): void {
+    // One sweep at a time: a sweep slower than the period (a slow or rate-limiting GitHub) is not
+    // joined by another one doing the same reads.
+    const sweep = () => {
+      if (this.#sweeping) return;
+      this.#sweeping = true;
+      void this.tick()
+        .catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed"))
+        .finally(() => (this.#sweeping = false));
+    };
+    this.#timer = setInterval(sweep, everyMs);
+    this.#timer.unref();
+    setImmediate(sweep);
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+}

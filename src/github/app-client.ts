@@ -1,0 +1,81 @@
+/**
+ * The App's own calls to GitHub, as the App (a JWT) and as its installations: where it is
+ * installed, its name, and a repository's port over an installation's Octokit. With
+ * `octokit-port.ts`, the only code of the App that touches Octokit.
+ */
+import { ProbotOctokit, type Probot } from "probot";
+import { instrument, type CallStats, type RequestTiming } from "./instrument.js";
+import { OctokitPort, type Octokit } from "./octokit-port.js";
+import type { GitHubPort } from "./port.js";
+
+/** What the App's calls need of Probot: an Octokit as the App (no id) or as an installation. */
+export type AppAuth = Pick<Probot, "auth">;
+
+export interface InstallationRepositories {
+  installationId: number;
+  repositories: { owner: string; repo: string }[];
+}
+
+const asApp = async (app: AppAuth): Promise<Octokit> => (await app.auth()) as unknown as Octokit;
+const asInstallation = async (app: AppAuth, installationId: number): Promise<Octokit> => (await app.auth(installationId)) as unknown as Octokit;
+
+/** Every installation of the App with the repositories it holds, one installation at a time. */
+export async function* installedRepositories(app: AppAuth): AsyncGenerator<InstallationRepositories> {
+  const octokit = await asApp(app);
+  const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
+  for (const installation of installations) {
+    const own = await asInstallation(app, installation.id);
+    const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
+  }
+}
+
+/** The App's slug (its `<slug>[bot]` login signs what it does), or undefined when GitHub did not say. */
+export function appSlug(app: AppAuth): Promise<string | undefined> {
+  return asApp(app)
+    .then((o) => o.rest.apps.getAuthenticated())
+    .then((r) => r.data?.slug)
+    .catch(() => undefined);
+}
+
+/** The id of the installation that holds a repository. */
+export async function repositoryInstallationId(app: AppAuth, owner: string, repo: string): Promise<number> {
+  const { data } = await (await asApp(app)).rest.apps.getRepoInstallation({ owner, repo });
+  return data.id;
+}
+
+/**
+ * A repository's port over its installation's Octokit, every request counted into `stats` and
+ * timed for `onRequest`. The installation Octokit refreshes its token by itself; it carries
+ * throttling and retry.
+ */
+export async function installationPort(
+  app: AppAuth,
+  installationId: number,
+  owner: string,
+  repo: string,
+  stats: CallStats,
+  onRequest?: (call: RequestTiming) => void,
+): Promise<GitHubPort> {
+  const octokit = await asInstallation(app, installationId);
+  instrument(octokit, stats, onRequest);
+  return new OctokitPort(octokit, owner, repo);
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * ProbotOctokit with `defaults` applied over Probot's own. Probot derives its Octokit class once more
+ * with its throttling options, and those are merged after the options of an object given to
+ * `.defaults()` — so `throttle` given that way was silently replaced. The function form sees what
+ * Probot set and overrides it (nested `throttle`, `retry` and `request` are merged key by key).
+ */
+export function octokitWithDefaults(defaults: Record<string, unknown>): typeof ProbotOctokit {
+  return ProbotOctokit.defaults((instance: Record<string, unknown>) => {
+    const merged: Record<string, unknown> = { ...instance, ...defaults };
+    for (const key of ["throttle", "retry", "request"]) {
+      if (isRecord(defaults[key]) && isRecord(instance[key])) merged[key] = { ...instance[key], ...defaults[key] };
+    }
+    return merged;
+  }) as typeof ProbotOctokit;
+}
