@@ -48,196 +48,210 @@ export const MERGE_RETRY_MS = 300;
 /** Minimum seconds between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
 export const TRACKER_DEBOUNCE_MS = 5_000;
 
+type EffectOf<K extends Effect["kind"]> = Extract<Effect, { kind: K }>;
+
+/** One handler per effect kind: the compiler names a kind without one, and a handler of a kind that is gone. */
+type EffectHandlers = { [K in Effect["kind"]]: (effect: EffectOf<K>, ctx: EffectContext) => Promise<EffectOutcome> };
+
 export async function runEffect(effect: Effect, ctx: EffectContext): Promise<EffectOutcome> {
+  const handler = HANDLERS[effect.kind] as (effect: Effect, ctx: EffectContext) => Promise<EffectOutcome>;
+  return handler(effect, ctx);
+}
+
+/**
+ * Cut from the integration head as it is now (it holds every MERGED dependency); an existing
+ * branch (a repeated effect) is left as it is.
+ */
+async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
-  switch (effect.kind) {
-    case "PrepareBranch": {
-      // Cut from the integration head as it is now (it holds every MERGED dependency); an existing
-      // branch (a repeated effect) is left as it is.
-      const from = await port.branchHead(effect.from);
-      if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
-      await port.createBranch(effect.branch, from);
-      // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.
-      const conflicts: string[] = [];
-      for (const upstream of effect.merge) {
-        const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
-        if (merged.kind === "conflict") conflicts.push(upstream);
-      }
-      if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
-      return done({ conflicts });
-    }
-
-    case "DispatchAgent": {
-      if (ctx.replay) {
-        // A dispatch may have happened before a crash: its run is on the attempt's branch, unique to it.
-        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
-        if (runs[0]) return done({ workflowRunId: runs[0].id });
-      }
-      // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
-      // (this dispatch is tried again after a failure, or after a restart).
-      const t = task(ctx, effect.taskId);
-      const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
-      const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
-      const inputs: Record<string, string> = {
-        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-        [DISPATCH_INPUTS.taskId]: effect.taskId,
-        [DISPATCH_INPUTS.attempt]: String(effect.attempt),
-      };
-      if (Object.keys(context).length) inputs[DISPATCH_INPUTS.context] = JSON.stringify(context);
-      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, inputs);
-      return done(workflowRunId !== undefined ? { workflowRunId } : {});
-    }
-
-    case "UpsertCheckRun":
-      return upsertCheckRun(effect, ctx);
-
-    case "MergePullRequest": {
-      const t = task(ctx, effect.taskId);
-      let number = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
-      if (number === undefined) {
-        const pr = await port.findPullRequest(effect.branch);
-        if (!pr) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
-        if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha });
-        number = pr.number;
-      }
-      // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
-      const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
-      const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
-      const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
-      if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
-      // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
-      if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
-      // Merged already (by this effect before a crash, behind a lost answer, or by a person)? Else it
-      // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
-      const pr = await port.getPullRequest(number);
-      if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-      if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
-      // GitHub said the head is not the verified one: only a head that really moved fails the merge.
-      const verified = sha ? headOf(ctx, t, sha) : undefined;
-      if (pr.state === "open" && verified && pr.headSha === verified) return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
-      return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified` };
-    }
-
-    case "OpenChangeRequest": {
-      // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
-      const known = ctx.facts.crIssues[effect.crId] ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? undefined;
-      if (known !== undefined) {
-        ctx.facts.crIssues[effect.crId] = known;
-        return done({ issueNumber: known });
-      }
-      const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
-      const emitter = task(ctx, effect.emittedBy);
-      const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
-      const number = await port.createIssue({
-        title: `Change Request: ${cr?.title ?? effect.crId}`,
-        body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
-        labels: [LABELS.changeRequest],
-      });
-      ctx.facts.crIssues[effect.crId] = number;
-      return done({ issueNumber: number });
-    }
-
-    case "DispatchCaptain": {
-      const base = ctx.journal.baseBranch;
-      const branch = `forge/${ctx.journal.runId}/_captain-${effect.crId}`;
-      if (ctx.replay) {
-        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch });
-        if (runs[0]) return done({ workflowRunId: runs[0].id });
-      }
-      if (!(await port.branchHead(branch))) {
-        const head = await port.branchHead(base);
-        if (!head) return { kind: "failed", error: `base branch ${base} does not exist` };
-        await port.createBranch(branch, head);
-      }
-      const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
-      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, branch, {
-        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-        [DISPATCH_INPUTS.taskId]: `_captain-${effect.crId}`,
-        [DISPATCH_INPUTS.attempt]: "1",
-        [DISPATCH_INPUTS.context]: JSON.stringify({ changeRequest: effect.crId, planDir: planDir(ctx.journal.planId), reason: cr?.reason ?? "", issue: ctx.facts.crIssues[effect.crId] }),
-      });
-      return done(workflowRunId !== undefined ? { workflowRunId } : {});
-    }
-
-    case "PostComment": {
-      const issue = await commentTarget(effect.target, ctx);
-      if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet" };
-      // A hidden marker names the effect: a replay finds the comment posted before a crash.
-      const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-      if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
-      await port.createComment(issue, `${effect.body}\n\n${marker}`);
-      return done();
-    }
-
-    case "UpdateTracker": {
-      const final = ctx.journal.status !== "running";
-      const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-      if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
-        return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
-      const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
-      const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
-      if (ctx.facts.trackerIssue === undefined && ctx.replay) {
-        // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
-        ctx.facts.trackerIssue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
-      }
-      if (ctx.facts.trackerIssue === undefined) {
-        ctx.facts.trackerIssue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
-      } else {
-        await port.updateIssue(ctx.facts.trackerIssue, { title, body, ...(final ? { state: "closed" as const } : {}) });
-      }
-      ctx.facts.trackerUpdatedAt = new Date(ctx.now).toISOString();
-      return done({ issueNumber: ctx.facts.trackerIssue });
-    }
-
-    case "SpawnFollowup": {
-      if (ctx.replay) {
-        const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
-        if (runs[0]) return done({ workflowRunId: runs[0].id });
-      }
-      if (!(await port.branchHead(effect.branch))) {
-        const from = await port.branchHead(ctx.journal.integrationBranch);
-        if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
-        await port.createBranch(effect.branch, from);
-      }
-      const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, {
-        [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-        [DISPATCH_INPUTS.taskId]: effect.followupId,
-        [DISPATCH_INPUTS.attempt]: "1",
-        [DISPATCH_INPUTS.context]: JSON.stringify({ followup: effect.text, sourceTaskId: effect.sourceTaskId }),
-      });
-      return done(workflowRunId !== undefined ? { workflowRunId } : {});
-    }
-
-    case "OpenFinalPullRequest": {
-      if (ctx.facts.finalPr !== undefined) return done({ prNumber: ctx.facts.finalPr });
-      const existing = await port.findPullRequest(ctx.journal.integrationBranch, "all");
-      const pr =
-        existing ??
-        (await port.createPullRequest({
-          head: ctx.journal.integrationBranch,
-          base: ctx.journal.baseBranch,
-          title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-          body: renderFinalPr(ctx.journal, ctx.facts),
-        }));
-      ctx.facts.finalPr = pr.number;
-      return done({ prNumber: pr.number });
-    }
-
-    case "CleanupBranches":
-      for (const b of effect.branches) await port.deleteBranch(b);
-      return done();
-
-    case "CancelAgent": {
-      const t = task(ctx, effect.taskId);
-      const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : undefined);
-      if (id !== undefined) await port.cancelWorkflowRun(id);
-      else {
-        const branch = t?.attempt === effect.attempt && t.branch ? t.branch : undefined;
-        if (branch) for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch })) if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
-      }
-      return done();
-    }
+  const from = await port.branchHead(effect.from);
+  if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
+  await port.createBranch(effect.branch, from);
+  // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.
+  const conflicts: string[] = [];
+  for (const upstream of effect.merge) {
+    const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
+    if (merged.kind === "conflict") conflicts.push(upstream);
   }
+  if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
+  return done({ conflicts });
+}
+
+async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  if (ctx.replay) {
+    // A dispatch may have happened before a crash: its run is on the attempt's branch, unique to it.
+    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
+    if (runs[0]) return done({ workflowRunId: runs[0].id });
+  }
+  // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
+  // (this dispatch is tried again after a failure, or after a restart).
+  const t = task(ctx, effect.taskId);
+  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
+  const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
+  const inputs: Record<string, string> = {
+    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+    [DISPATCH_INPUTS.taskId]: effect.taskId,
+    [DISPATCH_INPUTS.attempt]: String(effect.attempt),
+  };
+  if (Object.keys(context).length) inputs[DISPATCH_INPUTS.context] = JSON.stringify(context);
+  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, inputs);
+  return done(workflowRunId !== undefined ? { workflowRunId } : {});
+}
+
+async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  let number = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
+  if (number === undefined) {
+    const pr = await port.findPullRequest(effect.branch);
+    if (!pr) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+    if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha });
+    number = pr.number;
+  }
+  // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
+  const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
+  const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+  const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
+  if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
+  // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
+  if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  // Merged already (by this effect before a crash, behind a lost answer, or by a person)? Else it
+  // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
+  const pr = await port.getPullRequest(number);
+  if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
+  if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+  // GitHub said the head is not the verified one: only a head that really moved fails the merge.
+  const verified = sha ? headOf(ctx, t, sha) : undefined;
+  if (pr.state === "open" && verified && pr.headSha === verified) return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
+  return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified` };
+}
+
+async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
+  const known = ctx.facts.crIssues[effect.crId] ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? undefined;
+  if (known !== undefined) {
+    ctx.facts.crIssues[effect.crId] = known;
+    return done({ issueNumber: known });
+  }
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  const emitter = task(ctx, effect.emittedBy);
+  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+  const number = await port.createIssue({
+    title: `Change Request: ${cr?.title ?? effect.crId}`,
+    body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
+    labels: [LABELS.changeRequest],
+  });
+  ctx.facts.crIssues[effect.crId] = number;
+  return done({ issueNumber: number });
+}
+
+async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const base = ctx.journal.baseBranch;
+  const branch = `forge/${ctx.journal.runId}/_captain-${effect.crId}`;
+  if (ctx.replay) {
+    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch });
+    if (runs[0]) return done({ workflowRunId: runs[0].id });
+  }
+  if (!(await port.branchHead(branch))) {
+    const head = await port.branchHead(base);
+    if (!head) return { kind: "failed", error: `base branch ${base} does not exist` };
+    await port.createBranch(branch, head);
+  }
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, branch, {
+    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+    [DISPATCH_INPUTS.taskId]: `_captain-${effect.crId}`,
+    [DISPATCH_INPUTS.attempt]: "1",
+    [DISPATCH_INPUTS.context]: JSON.stringify({ changeRequest: effect.crId, planDir: planDir(ctx.journal.planId), reason: cr?.reason ?? "", issue: ctx.facts.crIssues[effect.crId] }),
+  });
+  return done(workflowRunId !== undefined ? { workflowRunId } : {});
+}
+
+async function postComment(effect: EffectOf<"PostComment">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const issue = await commentTarget(effect.target, ctx);
+  if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet" };
+  // A hidden marker names the effect: a replay finds the comment posted before a crash.
+  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
+  if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
+  await port.createComment(issue, `${effect.body}\n\n${marker}`);
+  return done();
+}
+
+async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const final = ctx.journal.status !== "running";
+  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
+  if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
+    return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+  const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
+  if (ctx.facts.trackerIssue === undefined && ctx.replay) {
+    // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
+    ctx.facts.trackerIssue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
+  }
+  if (ctx.facts.trackerIssue === undefined) {
+    ctx.facts.trackerIssue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
+  } else {
+    await port.updateIssue(ctx.facts.trackerIssue, { title, body, ...(final ? { state: "closed" as const } : {}) });
+  }
+  ctx.facts.trackerUpdatedAt = new Date(ctx.now).toISOString();
+  return done({ issueNumber: ctx.facts.trackerIssue });
+}
+
+async function spawnFollowup(effect: EffectOf<"SpawnFollowup">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  if (ctx.replay) {
+    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
+    if (runs[0]) return done({ workflowRunId: runs[0].id });
+  }
+  if (!(await port.branchHead(effect.branch))) {
+    const from = await port.branchHead(ctx.journal.integrationBranch);
+    if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
+    await port.createBranch(effect.branch, from);
+  }
+  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, {
+    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+    [DISPATCH_INPUTS.taskId]: effect.followupId,
+    [DISPATCH_INPUTS.attempt]: "1",
+    [DISPATCH_INPUTS.context]: JSON.stringify({ followup: effect.text, sourceTaskId: effect.sourceTaskId }),
+  });
+  return done(workflowRunId !== undefined ? { workflowRunId } : {});
+}
+
+async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  if (ctx.facts.finalPr !== undefined) return done({ prNumber: ctx.facts.finalPr });
+  const existing = await ctx.port.findPullRequest(ctx.journal.integrationBranch, "all");
+  const pr =
+    existing ??
+    (await ctx.port.createPullRequest({
+      head: ctx.journal.integrationBranch,
+      base: ctx.journal.baseBranch,
+      title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
+      body: renderFinalPr(ctx.journal, ctx.facts),
+    }));
+  ctx.facts.finalPr = pr.number;
+  return done({ prNumber: pr.number });
+}
+
+async function cleanupBranches(effect: EffectOf<"CleanupBranches">, ctx: EffectContext): Promise<EffectOutcome> {
+  for (const b of effect.branches) await ctx.port.deleteBranch(b);
+  return done();
+}
+
+async function cancelAgent(effect: EffectOf<"CancelAgent">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : undefined);
+  if (id !== undefined) await port.cancelWorkflowRun(id);
+  else {
+    const branch = t?.attempt === effect.attempt && t.branch ? t.branch : undefined;
+    if (branch) for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch })) if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
+  }
+  return done();
 }
 
 /** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */
@@ -267,7 +281,7 @@ const CONCLUSION: Partial<Record<TaskState["status"], CheckConclusion>> = {
  * One check run per attempt, created when the attempt has a verdict, on the head the verdict is
  * about (the PR's head): a check run created earlier would sit on a commit the PR no longer shows.
  */
-async function upsertCheckRun(effect: Extract<Effect, { kind: "UpsertCheckRun" }>, ctx: EffectContext): Promise<EffectOutcome> {
+async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectContext): Promise<EffectOutcome> {
   const conclusion = CONCLUSION[effect.status];
   if (!conclusion) return done();
   const key = `${effect.taskId}:${effect.attempt}`;
@@ -317,5 +331,20 @@ function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extr
   if (ctx.facts.trackerIssue !== undefined) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
   return lines.join("\n");
 }
+
+const HANDLERS: EffectHandlers = {
+  PrepareBranch: prepareBranch,
+  DispatchAgent: dispatchAgent,
+  UpsertCheckRun: upsertCheckRun,
+  MergePullRequest: mergePullRequest,
+  OpenChangeRequest: openChangeRequest,
+  DispatchCaptain: dispatchCaptain,
+  PostComment: postComment,
+  UpdateTracker: updateTracker,
+  SpawnFollowup: spawnFollowup,
+  OpenFinalPullRequest: openFinalPullRequest,
+  CleanupBranches: cleanupBranches,
+  CancelAgent: cancelAgent,
+};
 
 export { trackerMarker };

@@ -11,7 +11,9 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
+import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
+import { factsLearned, sameEffect, withFacts, type Round } from "./rounds.js";
 import { randomUUID } from "node:crypto";
 import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts, type StoredRun } from "./run-store.js";
 
@@ -92,37 +94,14 @@ export class Engine {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
-  /**
-   * The leases of `next`'s outbox: effects this decision made (`decided`) are this process's, unless
-   * another live process owns the key; every lease this process holds is extended; leases of
-   * effects that left the outbox go. `claim` takes over the given keys (their leases ran out).
-   */
+  /** This process as a lease holder, now. */
+  #holder(): LeaseHolder {
+    return { replicaId: this.replicaId, leaseMs: this.#leaseMs, now: this.#now() };
+  }
+
+  /** `next` with its outbox's leases (see `withLeases`): this process's decided or claimed effects are its own. */
   #leased(next: StoredRun, decided: readonly Effect[], claim: readonly string[] = []): StoredRun {
-    const now = this.#now();
-    const until = new Date(now + this.#leaseMs).toISOString();
-    const before = next.leases ?? {};
-    const fresh = new Set([...decided.map((e) => e.key), ...claim]);
-    const leases: StoredRun["leases"] = {};
-    for (const e of next.journal.outbox) {
-      const held = before[e.key];
-      const othersLive = held && held.owner !== this.replicaId && Date.parse(held.until) > now;
-      if (held && othersLive) leases[e.key] = held;
-      else if (fresh.has(e.key) || held?.owner === this.replicaId) leases[e.key] = { owner: this.replicaId, until };
-      else if (held) leases[e.key] = held;
-    }
-    return { ...next, leases };
-  }
-
-  /** May this process carry out the effect now? Its own lease, with at least half of it left. */
-  #owns(state: StoredRun, key: string): boolean {
-    const lease = state.leases?.[key];
-    return !!lease && lease.owner === this.replicaId && Date.parse(lease.until) - this.#now() > this.#leaseMs / 2;
-  }
-
-  /** Nobody may carry it out without taking it over: no lease, or one that ran out. */
-  #free(state: StoredRun, key: string): boolean {
-    const lease = state.leases?.[key];
-    return !lease || Date.parse(lease.until) <= this.#now() || (lease.owner === this.replicaId && !this.#owns(state, key));
+    return withLeases(next, decided, claim, this.#holder());
   }
 
   /** Serialise work per run inside this process. */
@@ -302,14 +281,16 @@ export class Engine {
       if (pending.length === 0) break;
       // Effects whose lease ran out (their owner died, or this process let it lapse) are taken over
       // with a compare-and-swap write first: of two processes trying, one wins, the other re-reads.
-      const free = pending.filter((e) => this.#free(loaded!.state, e.key)).map((e) => e.key);
+      const me = this.#holder();
+      const free = pending.filter((e) => isFree(loaded!.state, e.key, me)).map((e) => e.key);
       if (free.length) {
         const claimed = await this.#claim(runId, loaded, free);
         if (!claimed) continue; // lost to another writer: read again and look anew
         loaded = claimed;
       }
-      // Another live process's effects are its own to carry out.
-      const mine = pending.filter((e) => this.#owns(loaded!.state, e.key));
+      // Another live process's effects are its own to carry out (the time asked again: a claim wrote).
+      const meNow = this.#holder();
+      const mine = pending.filter((e) => owns(loaded!.state, e.key, meNow));
       if (mine.length === 0) break;
       const acks: LeafInput[] = [];
       const conflicts = new Map<string, string[]>();
@@ -478,35 +459,6 @@ export class Engine {
     this.#fresh.clear();
     this.#dirty.clear();
   }
-}
-
-/** A round of effects carried out: each effect as it ran (JSON, by key), and the facts it learned. */
-interface Round {
-  ran: Map<string, string>;
-  facts: Partial<RunFacts>;
-}
-
-/** Is the effect pending under `key` the one that ran (`ran`, as JSON)? */
-function sameEffect(outbox: readonly Effect[], key: string, ran: string | undefined): boolean {
-  const pending = outbox.find((e) => e.key === key);
-  return !pending || ran === undefined || JSON.stringify(pending) === ran;
-}
-
-/** What `after` knows that `before` did not: new or changed ids (facts only grow). */
-function factsLearned(before: RunFacts, after: RunFacts): Partial<RunFacts> {
-  const out: Partial<RunFacts> = {};
-  for (const k of ["trackerIssue", "trackerUpdatedAt", "finalPr", "planSha"] as const) if (after[k] !== undefined && after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
-  const checkRuns = Object.fromEntries(Object.entries(after.checkRuns).filter(([k, v]) => before.checkRuns[k] !== v));
-  const crIssues = Object.fromEntries(Object.entries(after.crIssues).filter(([k, v]) => before.crIssues[k] !== v));
-  if (Object.keys(checkRuns).length) out.checkRuns = checkRuns;
-  if (Object.keys(crIssues).length) out.crIssues = crIssues;
-  return out;
-}
-
-/** `facts` with `learned` added (a new object when anything changes). */
-function withFacts(facts: RunFacts, learned: Partial<RunFacts>): RunFacts {
-  if (Object.keys(learned).length === 0) return facts;
-  return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns }, crIssues: { ...facts.crIssues, ...learned.crIssues } };
 }
 
 function commitMessage(runId: string, d: Decision): string {
