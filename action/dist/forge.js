@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-KD3ABTZ5.js";
+} from "./chunk-QLK6EOCJ.js";
 import {
   __commonJS,
   __require,

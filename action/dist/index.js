@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-KD3ABTZ5.js";
+} from "./chunk-QLK6EOCJ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -306,8 +306,8 @@ var require_utils = __commonJS({
       }
       return output;
     };
-    exports.basename = (path9, { windows } = {}) => {
-      const segs = path9.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path15, { windows } = {}) => {
+      const segs = path15.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -1828,9 +1828,9 @@ var require_picomatch2 = __commonJS({
 });
 
 // action/src/runner.ts
-import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile5 } from "node:fs/promises";
-import path8 from "node:path";
+import { existsSync as existsSync3 } from "node:fs";
+import { readFile as readFile9 } from "node:fs/promises";
+import path14 from "node:path";
 import { fileURLToPath } from "node:url";
 var import_yaml3 = __toESM(require_dist(), 1);
 
@@ -2058,9 +2058,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(ref, path9) {
+    async readFile(ref, path15) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path9, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path15, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -2069,7 +2069,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path9} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path15} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base2) {
@@ -3620,14 +3620,12 @@ function renderSummary(s) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir4 } from "node:fs/promises";
-import path7 from "node:path";
+import { mkdir as mkdir5 } from "node:fs/promises";
+import path13 from "node:path";
 
-// src/agent/stages.ts
+// src/agent/stages/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdir as mkdir3, readFile as readFile4, readdir as readdir3, writeFile as writeFile2 } from "node:fs/promises";
+import { readFile as readFile4 } from "node:fs/promises";
 import path6 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"];
@@ -3638,6 +3636,9 @@ var STAGES_FOR = {
   refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
   captain: ["single", "write", "validate", "walkthrough"]
 };
+function isStageOf(type, stage) {
+  return STAGES_FOR[type].includes(stage);
+}
 var DEFAULT_STAGES = {
   "1": ["implement", "verify", "walkthrough"],
   "2": ["implement", "verify", "walkthrough"],
@@ -3651,7 +3652,7 @@ function defaultStages(type) {
 var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(external_exports.enum(STAGE_NAMES)).min(1).optional()]))).strict().superRefine((cfg, ctx) => {
   for (const type of STAGED_AGENT_TYPES) {
     for (const stage of cfg[type] ?? []) {
-      if (!STAGES_FOR[type].includes(stage)) ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
+      if (!isStageOf(type, stage)) ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
     }
   }
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
@@ -3664,6 +3665,143 @@ async function loadStageConfig(repoDir) {
   if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data;
 }
+
+// src/agent/stages/context.ts
+import { mkdir as mkdir3, readFile as readFile5, writeFile as writeFile2 } from "node:fs/promises";
+import path7 from "node:path";
+async function openStageContext(options) {
+  const sessionDir = path7.resolve(options.sessionDir);
+  await mkdir3(sessionDir, { recursive: true });
+  const parentEnv = options.spawn.env ?? process.env;
+  const traceId2 = traceIdFrom(parentEnv);
+  await writeFile2(path7.join(sessionDir, ".trace"), `${traceId2}
+`, "utf8");
+  return {
+    options,
+    type: options.agentType,
+    task: options.taskContext,
+    workdir: options.workdir,
+    sessionDir,
+    env: { ...parentEnv, [ENV.trace]: traceId2 },
+    traceId: traceId2,
+    reports: defaultReportPaths(sessionDir),
+    startedAt: /* @__PURE__ */ new Date(),
+    tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
+    out: {},
+    prompts: /* @__PURE__ */ new Map()
+  };
+}
+function progress(c, summary2) {
+  try {
+    c.options.onProgress?.({ at: (/* @__PURE__ */ new Date()).toISOString(), kind: "system", summary: summary2, traceId: c.traceId, depth: 0, name: "stages" });
+  } catch {
+  }
+}
+async function systemPrompt(c, kind) {
+  let text = c.prompts.get(kind);
+  if (text === void 0) {
+    text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
+    c.prompts.set(kind, text);
+  }
+  return text;
+}
+async function session(c, stage, kind, prompt, caller) {
+  const { options, task } = c;
+  c.tally.sessions++;
+  const dir = path7.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
+  const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const r = await spawnAgent({
+    ...options.spawn,
+    env: c.env,
+    ...caller ? { caller } : {},
+    // Which task this is, for command agents (the prompt says it too).
+    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
+    agentType: kind,
+    prompt,
+    systemPrompt: await systemPrompt(c, kind),
+    cwd: c.workdir,
+    sessionDir: dir,
+    name: stage,
+    reports: c.reports,
+    ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
+    ...options.signal ? { signal: options.signal } : {},
+    ...options.onProgress ? { onProgress: options.onProgress } : {}
+  });
+  if (r.costUsd !== void 0) {
+    c.tally.costUsd += r.costUsd;
+    c.tally.sawCost = true;
+  }
+  c.tally.turns += r.turns ?? 0;
+  if (r.model) c.out.model = r.model;
+  return r;
+}
+async function retried(c, stage, kind, prompt, check) {
+  const dirs = [];
+  let attempt = 0;
+  let current = prompt;
+  for (; ; ) {
+    attempt++;
+    let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
+    dirs.push(r.sessionDir);
+    if ((r.exitCode === 0 || r.exitCode === 12) && check) {
+      const problem = await check(r);
+      if (problem) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem } };
+    }
+    if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
+      progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
+      current = `${prompt}
+
+## Previous attempt failed
+
+The previous attempt at this stage failed with:
+
+${r.error?.message ?? "exit code 1"}
+
+Fix the cause and complete the stage.`;
+      continue;
+    }
+    return {
+      exitCode: r.exitCode,
+      attempts: attempt,
+      sessionDirs: dirs,
+      result: r,
+      ...r.error ? { error: r.error.message } : {},
+      ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+    };
+  }
+}
+function walkthroughCheck(c) {
+  const file = c.reports.walkthrough;
+  return async () => {
+    const text = await readFile5(file, "utf8").catch(() => void 0);
+    if (text === void 0) return `no walkthrough was written at ${file}`;
+    const parsed = parseAgentWalkthrough(text, file);
+    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
+  };
+}
+function isAbort(r) {
+  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== void 0;
+}
+var SessionLog = class {
+  dirs = [];
+  attempts = 0;
+  add(r) {
+    this.attempts++;
+    this.dirs.push(r.sessionDir);
+    return r;
+  }
+  /** The stage ends with this session's exit code. */
+  endWith(r, error) {
+    return { exitCode: r.exitCode, attempts: this.attempts, sessionDirs: this.dirs, result: r, ...error !== void 0 ? { error } : {} };
+  }
+};
+
+// src/agent/stages/captain.ts
+import { writeFile as writeFile3 } from "node:fs/promises";
+import path8 from "node:path";
+
+// src/agent/stages/prompt.ts
 var STAGE_TEXT = {
   single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough.",
   implement: "Implement the task. Do not write the walkthrough yet; a later stage does.",
@@ -3677,668 +3815,8 @@ var STAGE_TEXT = {
   write: "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
   validate: ""
 };
-async function runStages(options) {
-  const ctx = options.taskContext;
-  const type = options.agentType;
-  const sessionDir = path6.resolve(options.sessionDir);
-  await mkdir3(sessionDir, { recursive: true });
-  const parentEnv = options.spawn.env ?? process.env;
-  const traceId2 = traceIdFrom(parentEnv);
-  const env = { ...parentEnv, [ENV.trace]: traceId2 };
-  await writeFile2(path6.join(sessionDir, ".trace"), `${traceId2}
-`, "utf8");
-  const reports = defaultReportPaths(sessionDir);
-  const started = /* @__PURE__ */ new Date();
-  if (options.stages) {
-    for (const s of options.stages) if (!STAGES_FOR[type].includes(s)) throw new Error(`stage '${s}' is not available to type ${type}`);
-  }
-  let stageNames;
-  let configError;
-  try {
-    stageNames = options.stages ?? (await loadStageConfig(options.workdir))[type] ?? defaultStages(type);
-  } catch (err) {
-    stageNames = [];
-    configError = err.message;
-  }
-  const records = [];
-  const out = {};
-  let costUsd = 0;
-  let turns = 0;
-  let sawCost = false;
-  let partial = false;
-  let final;
-  let skipNext;
-  const prompts = /* @__PURE__ */ new Map();
-  const progress = (summary2) => {
-    try {
-      options.onProgress?.({ at: (/* @__PURE__ */ new Date()).toISOString(), kind: "system", summary: summary2, traceId: traceId2, depth: 0, name: "stages" });
-    } catch {
-    }
-  };
-  const systemPrompt = async (kind) => {
-    let text = prompts.get(kind);
-    if (text === void 0) {
-      text = (await loadSystemPrompt(kind, { repoDir: options.workdir, ...options.promptOptions })).text;
-      prompts.set(kind, text);
-    }
-    return text;
-  };
-  let seq = 0;
-  const session = async (stage, kind, prompt, caller) => {
-    seq++;
-    const dir = path6.join(sessionDir, "stages", `${String(seq).padStart(2, "0")}-${stage}`);
-    const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
-    const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
-    const r = await spawnAgent({
-      ...options.spawn,
-      env,
-      ...caller ? { caller } : {},
-      // Which task this is, for command agents (the prompt says it too).
-      extraEnv: { FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId, FORGE_ATTEMPT: String(ctx.attempt), ...options.spawn.extraEnv },
-      agentType: kind,
-      prompt,
-      systemPrompt: await systemPrompt(kind),
-      cwd: options.workdir,
-      sessionDir: dir,
-      name: stage,
-      reports,
-      ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
-      ...options.signal ? { signal: options.signal } : {},
-      ...options.onProgress ? { onProgress: options.onProgress } : {}
-    });
-    if (r.costUsd !== void 0) {
-      costUsd += r.costUsd;
-      sawCost = true;
-    }
-    turns += r.turns ?? 0;
-    if (r.model) out.model = r.model;
-    return r;
-  };
-  const retried = async (stage, kind, prompt, check) => {
-    const dirs = [];
-    let attempt = 0;
-    let current = prompt;
-    for (; ; ) {
-      attempt++;
-      let r = await session(attempt === 1 ? stage : `${stage}-retry`, kind, current);
-      dirs.push(r.sessionDir);
-      let problem;
-      if ((r.exitCode === 0 || r.exitCode === 12) && check) {
-        problem = await check(r);
-        if (problem) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem } };
-      }
-      if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
-        progress(`stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
-        current = `${prompt}
-
-## Previous attempt failed
-
-The previous attempt at this stage failed with:
-
-${r.error?.message ?? "exit code 1"}
-
-Fix the cause and complete the stage.`;
-        continue;
-      }
-      return {
-        exitCode: r.exitCode,
-        attempts: attempt,
-        sessionDirs: dirs,
-        result: r,
-        ...r.error ? { error: r.error.message } : {},
-        ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
-      };
-    }
-  };
-  const walkthroughCheck = async () => {
-    const text = await readFile4(reports.walkthrough, "utf8").catch(() => void 0);
-    if (text === void 0) return `no walkthrough was written at ${reports.walkthrough}`;
-    const parsed = parseAgentWalkthrough(text, reports.walkthrough);
-    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
-  };
-  const base2 = (stage) => stagePrompt(ctx, stage, reports, STAGE_TEXT[stage], options.workdir);
-  const runStage = async (stage) => {
-    switch (stage) {
-      case "single":
-        return retried(stage, type, base2(stage), type === "captain" ? void 0 : walkthroughCheck);
-      case "implement":
-      case "verify":
-        return retried(stage, type, base2(stage));
-      case "walkthrough": {
-        const o = await retried(stage, type, base2(stage), walkthroughCheck);
-        return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: reports.walkthrough } : o;
-      }
-      case "plan":
-        return retried(stage, type, `${base2(stage)}
-
-## Subtask folder
-
-${subtaskDir(sessionDir)}`, async () => {
-          const subtasks = await readSubtasks(subtaskDir(sessionDir));
-          if (subtasks.length === 0) return `no subtask files were written in ${subtaskDir(sessionDir)}`;
-          const refused = subtasks.flatMap((sub) => sub.problem ? [sub.problem] : []);
-          return refused.length ? `subtask files Forge cannot read: ${refused.join("; ")}` : void 0;
-        });
-      case "work":
-        return workSubtasks();
-      case "merge":
-        return mergeUpstream();
-      case "test":
-        return initialTest();
-      case "fix":
-        return sentinelLoop();
-      case "write":
-        return retried(stage, type, `${base2(stage)}${ctx.planDir ? `
-
-## Plan folder
-
-${ctx.planDir}` : ""}`);
-      case "validate":
-        return validateWithSelfHeal();
-    }
-  };
-  const workSubtasks = async () => {
-    const dir = subtaskDir(sessionDir);
-    const subtasks = await readSubtasks(dir);
-    const dirs = [];
-    let done = 0;
-    let failed = 0;
-    let attempts = 0;
-    const refused = [];
-    for (const sub of subtasks) {
-      if (sub.status === "done") {
-        done++;
-        continue;
-      }
-      if (sub.problem) {
-        progress(`subtask ${sub.id} refused: ${sub.problem}`);
-        refused.push(sub.problem);
-        failed++;
-        continue;
-      }
-      const kind = sub.agentType === "2" ? "2" : "1";
-      let subBranch;
-      if (options.subBranches && ctx.branch) subBranch = await startSubBranch(options.workdir, ctx.branch, `${sub.id}`);
-      const prompt = [
-        `# Subtask ${sub.id}: ${sub.title}`,
-        `Part of task ${ctx.taskId} (run ${ctx.runId}, attempt ${ctx.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
-        `## The subtask
-
-${sub.body.trim()}`,
-        `## The whole task, for context
-
-${ctx.task.trim()}`
-      ].join("\n\n");
-      progress(`subtask ${sub.id} (type ${kind})`);
-      const r = await session(`work-${sub.id}`, kind, prompt, "3");
-      attempts++;
-      dirs.push(r.sessionDir);
-      if (r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil) {
-        if (subBranch && ctx.branch) await finishSubBranch(options.workdir, ctx.branch, subBranch, `forge(${ctx.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
-        return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r, ...r.error ? { error: `subtask ${sub.id}: ${r.error.message}` } : {} };
-      }
-      let ok = r.exitCode === 0 || r.exitCode === 12;
-      let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
-      if (subBranch && ctx.branch) {
-        const merged = await finishSubBranch(options.workdir, ctx.branch, subBranch, `forge(${ctx.taskId}): subtask ${sub.id}`);
-        if (!merged.merged) {
-          await abortMerge(options.workdir);
-          ok = false;
-          note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
-        }
-      }
-      if (ok) done++;
-      else failed++;
-      await setSubtaskStatus(sub.file, ok ? "done" : "failed", note);
-    }
-    if (subtasks.length === 0) return { exitCode: 1, attempts, sessionDirs: dirs, error: "no subtasks to work" };
-    const exitCode2 = failed === 0 ? 0 : done === 0 ? 1 : 12;
-    return { exitCode: exitCode2, attempts, sessionDirs: dirs, artifact: dir, ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {} };
-  };
-  const mergeUpstream = async () => {
-    const dirs = [];
-    let attempts = 0;
-    const log = [];
-    for (const ref of ctx.mergeRefs ?? []) {
-      const m = await mergeRef(options.workdir, ref, `Merge ${ref} into ${ctx.branch ?? "the refinery branch"}`);
-      if (m.merged) {
-        log.push(`${ref}: merged`);
-        continue;
-      }
-      progress(`merging ${ref} conflicted in ${m.conflicts.join(", ")}; a sub-agent resolves it`);
-      const prompt = [
-        `# Resolve merge conflicts`,
-        `Task ${ctx.taskId} (run ${ctx.runId}, attempt ${ctx.attempt}) is merging \`${ref}\` and git stopped on conflicts in:`,
-        m.conflicts.map((f) => `- ${f}`).join("\n"),
-        `Resolve every conflict so that the intent of both sides survives: edit the files until no conflict marker (<<<<<<<, =======, >>>>>>>) is left and the code builds. Do not commit; Forge concludes the merge. End with the exit line.`,
-        `## The refinery's task, for context
-
-${ctx.task.trim()}`
-      ].join("\n\n");
-      const r = await session(`merge-resolve`, "1", prompt, "refinery");
-      attempts++;
-      dirs.push(r.sessionDir);
-      const concluded = r.exitCode === 0 ? await concludeMerge(options.workdir) : { merged: false, conflicts: m.conflicts };
-      if (!concluded.merged) {
-        await abortMerge(options.workdir);
-        if (r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil) {
-          return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r, error: `merging ${ref}: ${r.error?.message ?? "stopped"}` };
-        }
-        const cr = await writeChangeRequest(reports.changeRequest, ctx, {
-          title: `Upstream work conflicts at ${ctx.taskId}`,
-          reason: `Merging ${ref} conflicts in ${concluded.conflicts.join(", ")} and the conflict could not be resolved automatically.`,
-          description: `The refinery ${ctx.taskId} merged its upstream branches in order. ${log.join("; ") || "No branch had been merged yet"}; then ${ref} conflicted in:
-
-${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
-          impact: "The refinery cannot integrate its upstream tasks; every task that depends on it waits.",
-          resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand."
-        });
-        return { exitCode: 11, attempts, sessionDirs: dirs, artifact: cr, error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}` };
-      }
-      log.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
-    }
-    const artifact = path6.join(sessionDir, "merge-log.txt");
-    await writeFile2(artifact, `${log.join("\n")}
-`, "utf8");
-    return { exitCode: 0, attempts, sessionDirs: dirs, artifact };
-  };
-  const sentinelDir = path6.join(sessionDir, "sentinel");
-  const verification = async (cycleDir, specPath) => {
-    await mkdir3(cycleDir, { recursive: true });
-    const file = path6.join(cycleDir, "verification-results.json");
-    if (ctx.testCommand) {
-      const testEnv = { ...pickEnv(env, options.spawn.passEnv ?? []), [ENV.trace]: traceId2, FORGE_RUN_ID: ctx.runId, FORGE_TASK_ID: ctx.taskId };
-      const run2 = await runShell(ctx.testCommand, options.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-      await writeFile2(path6.join(cycleDir, "test-output.log"), run2.output, "utf8");
-      const results2 = {
-        checks: [{ name: "tests", tool: ctx.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
-        overall: run2.code === 0 ? "PASS" : "FAIL",
-        blocking_count: run2.code === 0 ? 0 : 1
-      };
-      await writeFileAtomic(file, `${JSON.stringify(results2, null, 2)}
-`);
-      return { results: results2, file };
-    }
-    const prompt = [
-      `# Verify task ${ctx.taskId}`,
-      `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
-      `## Files
-
-- Test specification: ${specPath ?? "(none: use the task's acceptance criteria)"}
-- Write the results to: ${file}`,
-      `## The task
-
-${ctx.task.trim()}`
-    ].join("\n\n");
-    const r = await session("sentinel-executor", "sentinel-executor", prompt);
-    const results = await readJson(file);
-    return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
-  };
-  const initialTest = async () => {
-    const v = await verification(path6.join(sentinelDir, "initial"));
-    const passed = v.results.overall === "PASS";
-    progress(`initial verification: ${v.results.overall}`);
-    if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
-    return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...passed ? { skipNext: "fix" } : {} };
-  };
-  const sentinelLoop = async () => {
-    const maxCycles = options.maxSentinelCycles ?? 3;
-    const dirs = [];
-    let attempts = 0;
-    const spec = path6.join(sentinelDir, "test-spec.md");
-    const upstream = (ctx.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
-
-${w2.text.trim()}`).join("\n\n");
-    const w = await session(
-      "sentinel-writer",
-      "sentinel-writer",
-      [
-        `# Test specification for ${ctx.taskId}`,
-        `Write the test specification to: ${spec}`,
-        `## The refinery's task
-
-${ctx.task.trim()}`,
-        upstream ? `## Upstream walkthroughs
-
-${upstream}` : ""
-      ].filter(Boolean).join("\n\n")
-    );
-    attempts++;
-    dirs.push(w.sessionDir);
-    if (isAbort(w)) return { exitCode: w.exitCode, attempts, sessionDirs: dirs, result: w, error: w.error?.message ?? "" };
-    const specPath = existsSync(spec) ? spec : void 0;
-    const blocking = [];
-    const remaining = [];
-    let grade = "FAIL";
-    let lastFixList;
-    let cycle = 0;
-    let v = await verification(path6.join(sentinelDir, "cycle-1"), specPath);
-    for (; ; ) {
-      cycle++;
-      const cycleDir = path6.join(sentinelDir, `cycle-${cycle}`);
-      if (v.result) {
-        dirs.push(v.result.sessionDir);
-        attempts++;
-        if (isAbort(v.result)) return { exitCode: v.result.exitCode, attempts, sessionDirs: dirs, result: v.result };
-      }
-      blocking.push(v.results.blocking_count);
-      if (v.results.overall === "PASS") {
-        grade = "PASS";
-        break;
-      }
-      const audit = path6.join(cycleDir, "audit-report.md");
-      const a = await session(
-        "sentinel-auditor",
-        "sentinel-auditor",
-        [`# Audit cycle ${cycle} of ${ctx.taskId}`, `## Files
-
-- Test specification: ${specPath ?? "(none)"}
-- Verification results: ${v.file}
-- Write the audit report to: ${audit}`, `## The task
-
-${ctx.task.trim()}`].join("\n\n")
-      );
-      attempts++;
-      dirs.push(a.sessionDir);
-      if (isAbort(a)) return { exitCode: a.exitCode, attempts, sessionDirs: dirs, result: a };
-      const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile4(audit, "utf8").catch(() => "") ?? "")?.[1];
-      if (auditGrade === "PASS" || auditGrade === "WARN") {
-        grade = auditGrade;
-        break;
-      }
-      const fixList = path6.join(cycleDir, "fix-list.json");
-      const c = await session(
-        "sentinel-consolidator",
-        "sentinel-consolidator",
-        [`# Fix list, cycle ${cycle} of ${ctx.taskId}`, `## Files
-
-- Audit report: ${audit}
-- Verification results: ${v.file}
-- Write the fix list to: ${fixList}`].join("\n\n")
-      );
-      attempts++;
-      dirs.push(c.sessionDir);
-      if (isAbort(c)) return { exitCode: c.exitCode, attempts, sessionDirs: dirs, result: c };
-      lastFixList = existsSync(fixList) ? fixList : void 0;
-      const fixes = lastFixList ? (await readJson(lastFixList))?.fixes : void 0;
-      remaining.push(Array.isArray(fixes) ? fixes.filter((f2) => f2.severity !== "warning").length : v.results.blocking_count);
-      if (remaining.length >= 3 && remaining[remaining.length - 1] >= remaining[remaining.length - 3]) break;
-      const fixPrompt = [
-        stagePrompt(ctx, "fix", reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, options.workdir),
-        `## Sentinel files
-
-- Fix list: ${lastFixList ?? "(none written; use the audit report)"}
-- Audit report: ${audit}
-- Verification results: ${v.file}`
-      ].join("\n\n");
-      const f = await session(`fix-${cycle}`, "refinery", fixPrompt);
-      attempts++;
-      dirs.push(f.sessionDir);
-      if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) {
-        return { exitCode: f.exitCode, attempts, sessionDirs: dirs, result: f, ...f.error ? { error: f.error.message } : {} };
-      }
-      v = await verification(path6.join(sentinelDir, cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), specPath);
-      if (cycle >= maxCycles) {
-        if (v.result) {
-          dirs.push(v.result.sessionDir);
-          attempts++;
-          if (isAbort(v.result)) return { exitCode: v.result.exitCode, attempts, sessionDirs: dirs, result: v.result };
-        }
-        blocking.push(v.results.blocking_count);
-        if (v.results.overall === "PASS") grade = "PASS";
-        break;
-      }
-    }
-    await writeFile2(path6.join(sentinelDir, "grade.txt"), `${grade}
-`, "utf8");
-    await writeFile2(path6.join(sentinelDir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
-`, "utf8");
-    progress(`sentinel: ${grade} after ${cycle} cycle(s)`);
-    if (grade !== "FAIL") return { exitCode: 0, attempts, sessionDirs: dirs, artifact: path6.join(sentinelDir, "summary.json") };
-    const crPrompt = [
-      stagePrompt(
-        ctx,
-        "fix",
-        reports,
-        `The sentinel loop ended after ${cycle} cycle(s) with blocking problems left. Write the change-request file explaining what in the plan must change, then end with FORGE_EXIT=11.`,
-        options.workdir
-      ),
-      `## Sentinel files
-
-- Last fix list: ${lastFixList ?? "(none)"}
-- Last verification results: ${v.file}`
-    ].join("\n\n");
-    const cr = await session("change-request", "refinery", crPrompt);
-    attempts++;
-    dirs.push(cr.sessionDir);
-    if (!existsSync(reports.changeRequest)) {
-      await writeChangeRequest(reports.changeRequest, ctx, {
-        title: `Verification keeps failing at ${ctx.taskId}`,
-        reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
-        description: `Verification of the integrated upstream work still fails. See the last verification results and fix list in the attempt's session folder.`,
-        impact: "The refinery cannot pass; every task that depends on it waits.",
-        resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand."
-      });
-    }
-    return { exitCode: 11, attempts, sessionDirs: dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
-  };
-  const validateWithSelfHeal = async () => {
-    const planDir2 = ctx.planDir ? path6.resolve(options.workdir, ctx.planDir) : void 0;
-    if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
-    const dirs = [];
-    let attempts = 0;
-    for (let heal = 0; ; heal++) {
-      const problems = await loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
-      const report = path6.join(sessionDir, `validate-${heal + 1}.txt`);
-      await writeFile2(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
-`, "utf8");
-      if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, attempts), sessionDirs: dirs, artifact: report };
-      if (heal >= 2) {
-        const doc = [
-          "# Refinement Request",
-          "## Summary",
-          `The plan in ${ctx.planDir} is still invalid after ${heal} correction(s).`,
-          "## Context",
-          `- Stage: validate
-- Artifact: ${ctx.planDir}
-- Attempt: ${heal + 1} of ${heal + 1} (self-heal exhausted)`,
-          "## Issue",
-          "`forge validate` reports problems the captain could not fix.",
-          "## Diagnostics",
-          problems.map((p) => `- ${p}`).join("\n"),
-          "## Suggested Resolution",
-          "Fix the listed problems by hand, or retry with clearer instructions."
-        ].join("\n\n");
-        await writeFile2(reports.refinement, `${doc}
-`, "utf8");
-        out.refinement = doc;
-        return { exitCode: 10, attempts, sessionDirs: dirs, artifact: reports.refinement, error: `${problems.length} validation problem(s) left` };
-      }
-      progress(`plan invalid (${problems.length} problem(s)); the captain corrects it`);
-      const r = await session(
-        `write-fix-${heal + 1}`,
-        "captain",
-        [
-          stagePrompt(ctx, "write", reports, "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.", options.workdir),
-          `## Plan folder
-
-${ctx.planDir}`,
-          `## Problems
-
-${problems.map((p) => `- ${p}`).join("\n")}`
-        ].join("\n\n")
-      );
-      attempts++;
-      dirs.push(r.sessionDir);
-      if (isAbort(r)) return { exitCode: r.exitCode, attempts, sessionDirs: dirs, result: r };
-    }
-  };
-  for (const stage of stageNames) {
-    if (skipNext === stage) {
-      skipNext = void 0;
-      records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
-      continue;
-    }
-    skipNext = void 0;
-    if (options.signal?.aborted) {
-      final = 20;
-      out.error = "cancelled";
-      break;
-    }
-    if (options.deadline !== void 0 && Date.now() >= options.deadline) {
-      final = 21;
-      out.error = `the agent's time budget ran out before stage ${stage}`;
-      break;
-    }
-    progress(`stage ${stage} started`);
-    const t0 = Date.now();
-    const o = await runStage(stage);
-    const rec = {
-      name: stage,
-      status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
-      exit_code: o.exitCode,
-      attempts: o.attempts,
-      duration_ms: Date.now() - t0,
-      session_dirs: o.sessionDirs.map((d) => path6.relative(sessionDir, d) || "."),
-      ...o.artifact ? { artifact: path6.relative(sessionDir, o.artifact) || o.artifact } : {},
-      ...o.error ? { error: o.error } : {}
-    };
-    records.push(rec);
-    progress(`stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
-    if (options.onStageEnd) {
-      try {
-        await options.onStageEnd(stage, rec);
-      } catch (err) {
-        progress(`after stage ${stage}: ${err.message}`);
-      }
-    }
-    if (o.skipNext) skipNext = o.skipNext;
-    if (o.exitCode === 0) continue;
-    if (o.exitCode === 12) {
-      partial = true;
-      continue;
-    }
-    final = o.exitCode;
-    if (o.error) out.error = `${stage}: ${o.error}`;
-    if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-    if (o.exitCode === 3) out.question = await readFile4(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
-    if (o.exitCode === 10) out.refinement ??= await readFile4(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
-    if (o.exitCode === 11 && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
-    break;
-  }
-  if (configError) {
-    final = 1;
-    out.error = configError;
-  }
-  const exitCode = final ?? (partial ? 12 : 0);
-  if ((exitCode === 0 || exitCode === 12) && existsSync(reports.walkthrough)) out.walkthroughPath = reports.walkthrough;
-  if (sawCost) out.costUsd = Math.round(costUsd * 1e6) / 1e6;
-  if (turns > 0) out.turns = turns;
-  const manifest = {
-    orchestrator: `forge-stages-${type}`,
-    version: 1,
-    agent_type: type,
-    run_id: ctx.runId,
-    task_id: ctx.taskId,
-    attempt: ctx.attempt,
-    trace_id: traceId2,
-    started_at: started.toISOString(),
-    finished_at: (/* @__PURE__ */ new Date()).toISOString(),
-    stages: records,
-    summary: {
-      total: stageNames.length,
-      passed: records.filter((r) => r.status === "success").length,
-      failed: records.filter((r) => r.status === "failure").length,
-      skipped: records.filter((r) => r.status === "skipped").length,
-      exit_code: exitCode
-    }
-  };
-  const manifestPath = path6.join(sessionDir, "manifest.json");
-  await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
-`);
-  return { exitCode, manifest, manifestPath, ...out };
-}
-function isAbort(r) {
-  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== void 0;
-}
-async function readJson(file) {
-  const text = await readFile4(file, "utf8").catch(() => void 0);
-  if (text === void 0) return void 0;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return void 0;
-  }
-}
-function runShell(command2, cwd, timeoutMs, env, signal) {
-  return new Promise((resolve) => {
-    execFile("sh", ["-c", command2], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
-      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code: code2, output: `${String(stdout)}${stderr ? `
-[stderr]
-${String(stderr)}` : ""}` });
-    });
-  });
-}
-function subtaskDir(sessionDir) {
-  return path6.join(sessionDir, "subtasks");
-}
-function readSubtaskFile(file, text) {
-  const fm = readFrontMatter(file, text);
-  if (fm.problem?.kind === "language") return { data: {}, body: text, problem: describeFrontMatterProblem(fm.problem) };
-  if (fm.problem) return { data: {}, body: text };
-  const data = fm.data !== null && typeof fm.data === "object" && !Array.isArray(fm.data) ? fm.data : {};
-  return { data, body: fm.body };
-}
-async function readSubtasks(dir) {
-  const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
-  const out = [];
-  for (const name of names) {
-    const file = path6.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile4(file, "utf8"));
-    const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
-    out.push({
-      id,
-      title: String(data.title ?? id),
-      agentType: String(data.agent_type ?? data.type ?? "1") === "2" ? "2" : "1",
-      status: String(data.status ?? "pending"),
-      body,
-      file,
-      ...problem ? { problem } : {}
-    });
-  }
-  return out;
-}
-async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile4(file, "utf8"));
-  await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
-}
-async function writeChangeRequest(file, ctx, cr) {
-  const fm = {
-    title: cr.title,
-    reason: cr.reason,
-    emitted_by: ctx.taskId,
-    affected_tasks: [ctx.taskId],
-    suggested_action: "AMEND",
-    priority: "HIGH",
-    suggested_changes: cr.resolution
-  };
-  await writeFileAtomic(
-    file,
-    writeFrontMatter(`## Description
-
-${cr.description}
-
-## Impact Assessment
-
-${cr.impact}
-
-## Proposed Resolution
-
-${cr.resolution}
-`, fm)
-  );
-  return file;
+function basePrompt(c, stage) {
+  return stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir);
 }
 function stagePrompt(ctx, stage, reports, instruction, workdir) {
   const parts = [
@@ -4391,13 +3869,658 @@ ${quoteUntrusted("answer", ctx.answer)}`);
   return parts.join("\n\n");
 }
 
+// src/agent/stages/common.ts
+var singleStage = (c) => retried(c, "single", c.type, basePrompt(c, "single"), walkthroughCheck(c));
+var implementStage = (c) => retried(c, "implement", c.type, basePrompt(c, "implement"));
+var verifyStage = (c) => retried(c, "verify", c.type, basePrompt(c, "verify"));
+async function walkthroughStage(c) {
+  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
+  return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: c.reports.walkthrough } : o;
+}
+
+// src/agent/stages/captain.ts
+var MAX_CORRECTIONS = 2;
+var singleStage2 = (c) => retried(c, "single", c.type, basePrompt(c, "single"));
+var writeStage = (c) => retried(c, "write", c.type, `${basePrompt(c, "write")}${c.task.planDir ? `
+
+## Plan folder
+
+${c.task.planDir}` : ""}`);
+async function planProblems2(planDir2) {
+  return loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+}
+async function validateWithSelfHeal(c) {
+  const { task } = c;
+  const planDir2 = task.planDir ? path8.resolve(c.workdir, task.planDir) : void 0;
+  if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
+  const log = new SessionLog();
+  for (let heal = 0; ; heal++) {
+    const problems = await planProblems2(planDir2);
+    const report = path8.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    await writeFile3(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+`, "utf8");
+    if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
+    if (heal >= MAX_CORRECTIONS) {
+      await writeValidateRefinement(c, heal, problems);
+      return { exitCode: 10, attempts: log.attempts, sessionDirs: log.dirs, artifact: c.reports.refinement, error: `${problems.length} validation problem(s) left` };
+    }
+    progress(c, `plan invalid (${problems.length} problem(s)); the captain corrects it`);
+    const prompt = [
+      stagePrompt(task, "write", c.reports, "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.", c.workdir),
+      `## Plan folder
+
+${task.planDir}`,
+      `## Problems
+
+${problems.map((p) => `- ${p}`).join("\n")}`
+    ].join("\n\n");
+    const r = log.add(await session(c, `write-fix-${heal + 1}`, "captain", prompt));
+    if (isAbort(r)) return log.endWith(r);
+  }
+}
+async function writeValidateRefinement(c, heal, problems) {
+  const doc = [
+    "# Refinement Request",
+    "## Summary",
+    `The plan in ${c.task.planDir} is still invalid after ${heal} correction(s).`,
+    "## Context",
+    `- Stage: validate
+- Artifact: ${c.task.planDir}
+- Attempt: ${heal + 1} of ${heal + 1} (self-heal exhausted)`,
+    "## Issue",
+    "`forge validate` reports problems the captain could not fix.",
+    "## Diagnostics",
+    problems.map((p) => `- ${p}`).join("\n"),
+    "## Suggested Resolution",
+    "Fix the listed problems by hand, or retry with clearer instructions."
+  ].join("\n\n");
+  await writeFile3(c.reports.refinement, `${doc}
+`, "utf8");
+  c.out.refinement = doc;
+}
+var CAPTAIN_STEPS = {
+  single: singleStage2,
+  write: writeStage,
+  validate: validateWithSelfHeal,
+  walkthrough: walkthroughStage
+};
+
+// src/agent/stages/refinery.ts
+import { writeFile as writeFile5 } from "node:fs/promises";
+import path10 from "node:path";
+
+// src/agent/stages/change-request.ts
+async function writeChangeRequest(file, ctx, cr) {
+  const fm = {
+    title: cr.title,
+    reason: cr.reason,
+    emitted_by: ctx.taskId,
+    affected_tasks: [ctx.taskId],
+    suggested_action: "AMEND",
+    priority: "HIGH",
+    suggested_changes: cr.resolution
+  };
+  await writeFileAtomic(
+    file,
+    writeFrontMatter(`## Description
+
+${cr.description}
+
+## Impact Assessment
+
+${cr.impact}
+
+## Proposed Resolution
+
+${cr.resolution}
+`, fm)
+  );
+  return file;
+}
+
+// src/agent/stages/sentinel.ts
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir as mkdir4, readFile as readFile6, writeFile as writeFile4 } from "node:fs/promises";
+import path9 from "node:path";
+function sentinelDir(c) {
+  return path9.join(c.sessionDir, "sentinel");
+}
+async function initialTest(c) {
+  const v = await verification(c, path9.join(sentinelDir(c), "initial"));
+  const passed = v.results.overall === "PASS";
+  progress(c, `initial verification: ${v.results.overall}`);
+  if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...passed ? { skipNext: "fix" } : {} };
+}
+async function verification(c, cycleDir, specPath) {
+  const { task, options } = c;
+  await mkdir4(cycleDir, { recursive: true });
+  const file = path9.join(cycleDir, "verification-results.json");
+  if (task.testCommand) {
+    const testEnv = { ...pickEnv(c.env, options.spawn.passEnv ?? []), [ENV.trace]: c.traceId, FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId };
+    const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
+    await writeFile4(path9.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    const results2 = {
+      checks: [{ name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
+      overall: run2.code === 0 ? "PASS" : "FAIL",
+      blocking_count: run2.code === 0 ? 0 : 1
+    };
+    await writeFileAtomic(file, `${JSON.stringify(results2, null, 2)}
+`);
+    return { results: results2, file };
+  }
+  const prompt = [
+    `# Verify task ${task.taskId}`,
+    `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
+    `## Files
+
+- Test specification: ${specPath ?? "(none: use the task's acceptance criteria)"}
+- Write the results to: ${file}`,
+    `## The task
+
+${task.task.trim()}`
+  ].join("\n\n");
+  const r = await session(c, "sentinel-executor", "sentinel-executor", prompt);
+  const results = await readJson(file);
+  return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
+}
+async function sentinelLoop(c) {
+  const run2 = { log: new SessionLog(), maxCycles: c.options.maxSentinelCycles ?? 3, blocking: [], remaining: [], grade: "FAIL", cycle: 0 };
+  const w = await writeTestSpec(c, run2);
+  if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
+  run2.v = await verification(c, path9.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  for (; ; ) {
+    const next = await sentinelCycle(c, run2);
+    if (next === "again") continue;
+    if (next === "done") break;
+    return next;
+  }
+  return sentinelVerdict(c, run2);
+}
+async function writeTestSpec(c, run2) {
+  const { task } = c;
+  const spec = path9.join(sentinelDir(c), "test-spec.md");
+  const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
+
+${w2.text.trim()}`).join("\n\n");
+  const prompt = [`# Test specification for ${task.taskId}`, `Write the test specification to: ${spec}`, `## The refinery's task
+
+${task.task.trim()}`, upstream ? `## Upstream walkthroughs
+
+${upstream}` : ""].filter(Boolean).join("\n\n");
+  const w = run2.log.add(await session(c, "sentinel-writer", "sentinel-writer", prompt));
+  if (existsSync(spec)) run2.specPath = spec;
+  return w;
+}
+function countVerification(run2, v) {
+  if (!v.result) return void 0;
+  run2.log.add(v.result);
+  return isAbort(v.result) ? run2.log.endWith(v.result) : void 0;
+}
+async function sentinelCycle(c, run2) {
+  const { task } = c;
+  const v = run2.v;
+  run2.cycle++;
+  const cycle = run2.cycle;
+  const cycleDir = path9.join(sentinelDir(c), `cycle-${cycle}`);
+  const stop = countVerification(run2, v);
+  if (stop) return stop;
+  run2.blocking.push(v.results.blocking_count);
+  if (v.results.overall === "PASS") {
+    run2.grade = "PASS";
+    return "done";
+  }
+  const audit = path9.join(cycleDir, "audit-report.md");
+  const a = run2.log.add(
+    await session(
+      c,
+      "sentinel-auditor",
+      "sentinel-auditor",
+      [`# Audit cycle ${cycle} of ${task.taskId}`, `## Files
+
+- Test specification: ${run2.specPath ?? "(none)"}
+- Verification results: ${v.file}
+- Write the audit report to: ${audit}`, `## The task
+
+${task.task.trim()}`].join("\n\n")
+    )
+  );
+  if (isAbort(a)) return run2.log.endWith(a);
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile6(audit, "utf8").catch(() => "") ?? "")?.[1];
+  if (auditGrade === "PASS" || auditGrade === "WARN") {
+    run2.grade = auditGrade;
+    return "done";
+  }
+  const fixList = path9.join(cycleDir, "fix-list.json");
+  const s = run2.log.add(
+    await session(c, "sentinel-consolidator", "sentinel-consolidator", [`# Fix list, cycle ${cycle} of ${task.taskId}`, `## Files
+
+- Audit report: ${audit}
+- Verification results: ${v.file}
+- Write the fix list to: ${fixList}`].join("\n\n"))
+  );
+  if (isAbort(s)) return run2.log.endWith(s);
+  run2.lastFixList = existsSync(fixList) ? fixList : void 0;
+  const fixes = run2.lastFixList ? (await readJson(run2.lastFixList))?.fixes : void 0;
+  run2.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
+  const r = run2.remaining;
+  if (r.length >= 3 && r[r.length - 1] >= r[r.length - 3]) return "done";
+  return fixAndRetest(c, run2, audit);
+}
+async function fixAndRetest(c, run2, audit) {
+  const { cycle, maxCycles } = run2;
+  const fixPrompt = [
+    stagePrompt(c.task, "fix", c.reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, c.workdir),
+    `## Sentinel files
+
+- Fix list: ${run2.lastFixList ?? "(none written; use the audit report)"}
+- Audit report: ${audit}
+- Verification results: ${run2.v.file}`
+  ].join("\n\n");
+  const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
+  if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) return run2.log.endWith(f, f.error?.message);
+  const v = await verification(c, path9.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  run2.v = v;
+  if (cycle < maxCycles) return "again";
+  const stop = countVerification(run2, v);
+  if (stop) return stop;
+  run2.blocking.push(v.results.blocking_count);
+  if (v.results.overall === "PASS") run2.grade = "PASS";
+  return "done";
+}
+async function sentinelVerdict(c, run2) {
+  const { task, reports } = c;
+  const { log, grade, cycle, blocking } = run2;
+  const dir = sentinelDir(c);
+  await writeFile4(path9.join(dir, "grade.txt"), `${grade}
+`, "utf8");
+  await writeFile4(path9.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+`, "utf8");
+  progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
+  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path9.join(dir, "summary.json") };
+  const crPrompt = [
+    stagePrompt(
+      task,
+      "fix",
+      reports,
+      `The sentinel loop ended after ${cycle} cycle(s) with blocking problems left. Write the change-request file explaining what in the plan must change, then end with FORGE_EXIT=11.`,
+      c.workdir
+    ),
+    `## Sentinel files
+
+- Last fix list: ${run2.lastFixList ?? "(none)"}
+- Last verification results: ${run2.v.file}`
+  ].join("\n\n");
+  log.add(await session(c, "change-request", "refinery", crPrompt));
+  if (!existsSync(reports.changeRequest)) {
+    await writeChangeRequest(reports.changeRequest, task, {
+      title: `Verification keeps failing at ${task.taskId}`,
+      reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
+      description: `Verification of the integrated upstream work still fails. See the last verification results and fix list in the attempt's session folder.`,
+      impact: "The refinery cannot pass; every task that depends on it waits.",
+      resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand."
+    });
+  }
+  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
+}
+async function readJson(file) {
+  const text = await readFile6(file, "utf8").catch(() => void 0);
+  if (text === void 0) return void 0;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return void 0;
+  }
+}
+function runShell(command2, cwd, timeoutMs, env, signal) {
+  return new Promise((resolve) => {
+    execFile("sh", ["-c", command2], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
+      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code: code2, output: `${String(stdout)}${stderr ? `
+[stderr]
+${String(stderr)}` : ""}` });
+    });
+  });
+}
+
+// src/agent/stages/refinery.ts
+async function mergeUpstream(c) {
+  const log = new SessionLog();
+  const merged = [];
+  for (const ref of c.task.mergeRefs ?? []) {
+    const m = await mergeRef(c.workdir, ref, `Merge ${ref} into ${c.task.branch ?? "the refinery branch"}`);
+    if (m.merged) {
+      merged.push(`${ref}: merged`);
+      continue;
+    }
+    const stop = await resolveConflict(c, ref, m.conflicts, merged, log);
+    if (stop) return stop;
+    merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
+  }
+  const artifact = path10.join(c.sessionDir, "merge-log.txt");
+  await writeFile5(artifact, `${merged.join("\n")}
+`, "utf8");
+  return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact };
+}
+async function resolveConflict(c, ref, conflicts, merged, log) {
+  const { task } = c;
+  progress(c, `merging ${ref} conflicted in ${conflicts.join(", ")}; a sub-agent resolves it`);
+  const prompt = [
+    `# Resolve merge conflicts`,
+    `Task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}) is merging \`${ref}\` and git stopped on conflicts in:`,
+    conflicts.map((f) => `- ${f}`).join("\n"),
+    `Resolve every conflict so that the intent of both sides survives: edit the files until no conflict marker (<<<<<<<, =======, >>>>>>>) is left and the code builds. Do not commit; Forge concludes the merge. End with the exit line.`,
+    `## The refinery's task, for context
+
+${task.task.trim()}`
+  ].join("\n\n");
+  const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
+  const concluded = r.exitCode === 0 ? await concludeMerge(c.workdir) : { merged: false, conflicts };
+  if (concluded.merged) return void 0;
+  await abortMerge(c.workdir);
+  if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
+  const cr = await writeChangeRequest(c.reports.changeRequest, task, {
+    title: `Upstream work conflicts at ${task.taskId}`,
+    reason: `Merging ${ref} conflicts in ${concluded.conflicts.join(", ")} and the conflict could not be resolved automatically.`,
+    description: `The refinery ${task.taskId} merged its upstream branches in order. ${merged.join("; ") || "No branch had been merged yet"}; then ${ref} conflicted in:
+
+${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
+    impact: "The refinery cannot integrate its upstream tasks; every task that depends on it waits.",
+    resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand."
+  });
+  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: cr, error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}` };
+}
+var REFINERY_STEPS = {
+  single: singleStage,
+  merge: mergeUpstream,
+  test: initialTest,
+  fix: sentinelLoop,
+  verify: verifyStage,
+  walkthrough: walkthroughStage
+};
+
+// src/agent/stages/sequence.ts
+import { existsSync as existsSync2 } from "node:fs";
+import { readFile as readFile7 } from "node:fs/promises";
+import path11 from "node:path";
+async function runSequence(c, steps, names) {
+  const run2 = { records: [], partial: false };
+  let skipNext;
+  for (const stage of names) {
+    if (skipNext === stage) {
+      skipNext = void 0;
+      run2.records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
+      continue;
+    }
+    skipNext = void 0;
+    const halt = haltBefore(c, stage);
+    if (halt) {
+      run2.final = halt;
+      break;
+    }
+    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run2);
+    if (o.skipNext) skipNext = o.skipNext;
+    if (o.exitCode === 0) continue;
+    if (o.exitCode === 12) {
+      run2.partial = true;
+      continue;
+    }
+    run2.final = o.exitCode;
+    await stoppedBy(c, stage, o);
+    break;
+  }
+  return run2;
+}
+function stepFor(steps, type, stage) {
+  const step = steps[type][stage];
+  if (!step) throw new Error(`stage '${stage}' is not available to type ${type}`);
+  return step;
+}
+function haltBefore(c, stage) {
+  if (c.options.signal?.aborted) {
+    c.out.error = "cancelled";
+    return 20;
+  }
+  if (c.options.deadline !== void 0 && Date.now() >= c.options.deadline) {
+    c.out.error = `the agent's time budget ran out before stage ${stage}`;
+    return 21;
+  }
+  return void 0;
+}
+async function runStage(c, step, stage, run2) {
+  progress(c, `stage ${stage} started`);
+  const t0 = Date.now();
+  const o = await step(c);
+  const rec = {
+    name: stage,
+    status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
+    exit_code: o.exitCode,
+    attempts: o.attempts,
+    duration_ms: Date.now() - t0,
+    session_dirs: o.sessionDirs.map((d) => path11.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path11.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    ...o.error ? { error: o.error } : {}
+  };
+  run2.records.push(rec);
+  progress(c, `stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
+  if (c.options.onStageEnd) {
+    try {
+      await c.options.onStageEnd(stage, rec);
+    } catch (err) {
+      progress(c, `after stage ${stage}: ${err.message}`);
+    }
+  }
+  return o;
+}
+async function stoppedBy(c, stage, o) {
+  const { out, reports } = c;
+  if (o.error) out.error = `${stage}: ${o.error}`;
+  if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
+  if (o.exitCode === 3) out.question = await readFile7(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+  if (o.exitCode === 10) out.refinement ??= await readFile7(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+  if (o.exitCode === 11 && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+}
+async function finishStages(c, names, run2, configError) {
+  const { out, tally, task } = c;
+  let final = run2.final;
+  if (configError) {
+    final = 1;
+    out.error = configError;
+  }
+  const exitCode = final ?? (run2.partial ? 12 : 0);
+  if ((exitCode === 0 || exitCode === 12) && existsSync2(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
+  if (tally.sawCost) out.costUsd = Math.round(tally.costUsd * 1e6) / 1e6;
+  if (tally.turns > 0) out.turns = tally.turns;
+  const { records } = run2;
+  const manifest = {
+    orchestrator: `forge-stages-${c.type}`,
+    version: 1,
+    agent_type: c.type,
+    run_id: task.runId,
+    task_id: task.taskId,
+    attempt: task.attempt,
+    trace_id: c.traceId,
+    started_at: c.startedAt.toISOString(),
+    finished_at: (/* @__PURE__ */ new Date()).toISOString(),
+    stages: records,
+    summary: {
+      total: names.length,
+      passed: records.filter((r) => r.status === "success").length,
+      failed: records.filter((r) => r.status === "failure").length,
+      skipped: records.filter((r) => r.status === "skipped").length,
+      exit_code: exitCode
+    }
+  };
+  const manifestPath = path11.join(c.sessionDir, "manifest.json");
+  await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
+`);
+  return { exitCode, manifest, manifestPath, ...out };
+}
+
+// src/agent/stages/type-1-2.ts
+var TYPE_1_STEPS = {
+  single: singleStage,
+  implement: implementStage,
+  verify: verifyStage,
+  walkthrough: walkthroughStage
+};
+var TYPE_2_STEPS = TYPE_1_STEPS;
+
+// src/agent/stages/subtasks.ts
+import { readFile as readFile8, readdir as readdir3 } from "node:fs/promises";
+import path12 from "node:path";
+function subtaskDir(sessionDir) {
+  return path12.join(sessionDir, "subtasks");
+}
+function readSubtaskFile(file, text) {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") return { data: {}, body: text, problem: describeFrontMatterProblem(fm.problem) };
+  if (fm.problem) return { data: {}, body: text };
+  const data = fm.data !== null && typeof fm.data === "object" && !Array.isArray(fm.data) ? fm.data : {};
+  return { data, body: fm.body };
+}
+async function readSubtasks(dir) {
+  const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const out = [];
+  for (const name of names) {
+    const file = path12.join(dir, name);
+    const { data, body, problem } = readSubtaskFile(file, await readFile8(file, "utf8"));
+    const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
+    out.push({
+      id,
+      title: String(data.title ?? id),
+      agentType: String(data.agent_type ?? data.type ?? "1") === "2" ? "2" : "1",
+      status: String(data.status ?? "pending"),
+      body,
+      file,
+      ...problem ? { problem } : {}
+    });
+  }
+  return out;
+}
+async function setSubtaskStatus(file, status, note) {
+  const { data, body } = readSubtaskFile(file, await readFile8(file, "utf8"));
+  await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
+}
+async function subtaskFilesProblem(dir) {
+  const subtasks = await readSubtasks(dir);
+  if (subtasks.length === 0) return `no subtask files were written in ${dir}`;
+  const refused = subtasks.flatMap((sub) => sub.problem ? [sub.problem] : []);
+  return refused.length ? `subtask files Forge cannot read: ${refused.join("; ")}` : void 0;
+}
+async function workSubtasks(c) {
+  const dir = subtaskDir(c.sessionDir);
+  const subtasks = await readSubtasks(dir);
+  const log = new SessionLog();
+  let done = 0;
+  let failed = 0;
+  const refused = [];
+  for (const sub of subtasks) {
+    if (sub.status === "done") {
+      done++;
+      continue;
+    }
+    if (sub.problem) {
+      progress(c, `subtask ${sub.id} refused: ${sub.problem}`);
+      refused.push(sub.problem);
+      failed++;
+      continue;
+    }
+    const end = await workSubtask(c, sub, log);
+    if ("stop" in end) return end.stop;
+    if (end.ok) done++;
+    else failed++;
+    await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
+  }
+  if (subtasks.length === 0) return { exitCode: 1, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  const exitCode = failed === 0 ? 0 : done === 0 ? 1 : 12;
+  return {
+    exitCode,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: dir,
+    ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}
+  };
+}
+async function workSubtask(c, sub, log) {
+  const { task } = c;
+  const kind = sub.agentType === "2" ? "2" : "1";
+  let subBranch;
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`);
+  const prompt = [
+    `# Subtask ${sub.id}: ${sub.title}`,
+    `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
+    `## The subtask
+
+${sub.body.trim()}`,
+    `## The whole task, for context
+
+${task.task.trim()}`
+  ].join("\n\n");
+  progress(c, `subtask ${sub.id} (type ${kind})`);
+  const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
+  if (isAbort(r)) {
+    if (subBranch && task.branch) await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
+    return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : void 0) };
+  }
+  let ok = r.exitCode === 0 || r.exitCode === 12;
+  let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
+  if (subBranch && task.branch) {
+    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);
+    if (!merged.merged) {
+      await abortMerge(c.workdir);
+      ok = false;
+      note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
+    }
+  }
+  return { ok, note };
+}
+
+// src/agent/stages/type-3.ts
+async function planStage(c) {
+  const dir = subtaskDir(c.sessionDir);
+  return retried(c, "plan", c.type, `${basePrompt(c, "plan")}
+
+## Subtask folder
+
+${dir}`, () => subtaskFilesProblem(dir));
+}
+var TYPE_3_STEPS = {
+  single: singleStage,
+  plan: planStage,
+  work: workSubtasks,
+  implement: implementStage,
+  verify: verifyStage,
+  walkthrough: walkthroughStage
+};
+
+// src/agent/stages.ts
+var STEPS = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_STEPS, refinery: REFINERY_STEPS, captain: CAPTAIN_STEPS };
+async function runStages(options) {
+  const c = await openStageContext(options);
+  const { names, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  const run2 = await runSequence(c, STEPS, names);
+  return finishStages(c, names, run2, configError);
+}
+async function stageSequence(type, workdir, stages) {
+  if (stages) {
+    for (const s of stages) if (!isStageOf(type, s)) throw new Error(`stage '${s}' is not available to type ${type}`);
+  }
+  try {
+    return { names: stages ?? (await loadStageConfig(workdir))[type] ?? defaultStages(type) };
+  } catch (err) {
+    return { names: [], configError: err.message };
+  }
+}
+
 // action/src/stages-runner.ts
 function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path7.join(req.sessionDir, "agent");
-      await mkdir4(agentDir, { recursive: true });
+      const agentDir = path13.join(req.sessionDir, "agent");
+      await mkdir5(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -4435,7 +4558,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path7.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path13.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -4476,8 +4599,8 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file = path8.join(workspace, ".github", "forge.yml");
-  const text = await readFile5(file, "utf8").catch(() => void 0);
+  const file = path14.join(workspace, ".github", "forge.yml");
+  const text = await readFile9(file, "utf8").catch(() => void 0);
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
   try {
@@ -4495,11 +4618,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync2(path8.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path14.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync2(file) && path8.basename(path8.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path14.basename(path14.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;

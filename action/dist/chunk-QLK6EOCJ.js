@@ -34745,135 +34745,6 @@ async function writeSignal(input2) {
   return file2;
 }
 
-// src/agent/branches.ts
-import { execFile } from "node:child_process";
-function git(cwd, args, env) {
-  return new Promise((resolve) => {
-    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
-async function gitOk(cwd, args) {
-  const r = await git(cwd, args);
-  if (r.code !== 0) throw new GitError(args, r);
-  return r.stdout.trim();
-}
-var GitError = class extends Error {
-  constructor(args, result) {
-    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
-    this.args = args;
-    this.result = result;
-    this.name = "GitError";
-  }
-  args;
-  result;
-};
-async function identity(cwd) {
-  const email3 = await git(cwd, ["config", "user.email"]);
-  return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
-}
-function subBranchName(parentBranch, sub) {
-  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
-  return `${parentBranch}-${slug}`;
-}
-async function currentBranch(cwd) {
-  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
-}
-async function startSubBranch(cwd, parentBranch, sub) {
-  const name = subBranchName(parentBranch, sub);
-  const head = await currentBranch(cwd);
-  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
-  await gitOk(cwd, ["checkout", "-q", "-B", name]);
-  return name;
-}
-async function commitAll(cwd, message) {
-  await gitOk(cwd, ["add", "-A"]);
-  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
-  if (staged.code === 0) return null;
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
-  return gitOk(cwd, ["rev-parse", "HEAD"]);
-}
-async function conflictedFiles(cwd) {
-  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
-  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
-}
-async function mergeRef(cwd, ref, message) {
-  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
-  if (r.code !== 0) {
-    const conflicts = await conflictedFiles(cwd);
-    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
-    return { merged: false, conflicts };
-  }
-  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  return { merged: true, head, changed: head !== before };
-}
-async function concludeMerge(cwd) {
-  await gitOk(cwd, ["add", "-A"]);
-  const left = await conflictedFiles(cwd);
-  const markers = await git(cwd, ["diff", "--cached", "--check"]);
-  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
-    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
-  }
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
-  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
-}
-function parseMarkerFiles(check2) {
-  return [...new Set(check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
-}
-async function abortMerge(cwd) {
-  await git(cwd, ["merge", "--abort"]);
-}
-async function finishSubBranch(cwd, parentBranch, subBranch, message) {
-  await commitAll(cwd, message);
-  await gitOk(cwd, ["checkout", "-q", parentBranch]);
-  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
-}
-async function forgeCheckoutOf(cwd, taskBranch) {
-  if (!taskBranch) return void 0;
-  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
-  if (top.code !== 0) return void 0;
-  const repoDir = top.stdout.trim();
-  const branch = await git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
-  const name = branch.stdout.trim();
-  if (branch.code !== 0 || !(name === taskBranch || name.startsWith(`${taskBranch}-`))) return void 0;
-  return { repoDir, branch: name };
-}
-async function branchExists(cwd, name) {
-  return (await git(cwd, ["show-ref", "--verify", "--quiet", `refs/heads/${name}`])).code === 0;
-}
-async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentMessage) {
-  await commitAll(repoDir, parentMessage);
-  const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
-  const first = subBranchName(parentBranch, sub);
-  let branch = first;
-  for (let n = 2; await branchExists(repoDir, branch); n++) branch = `${first}-${n}`;
-  await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
-  return { repoDir, dir: worktreeDir, parentBranch, branch, base };
-}
-async function finishSubWorktree(wt, message, merge3) {
-  await commitAll(wt.dir, message).catch(() => null);
-  const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
-  await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
-  await git(wt.repoDir, ["worktree", "prune"]);
-  const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
-  if (!merge3.merge) return { ...report, merged: false, error: merge3.reason };
-  const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
-  if (current.stdout.trim() !== wt.parentBranch) {
-    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
-  }
-  try {
-    const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
-    if (m.merged) return { ...report, merged: true };
-    await abortMerge(wt.repoDir);
-    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
-  } catch (err) {
-    return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${err.message}` };
-  }
-}
-
 // src/agent/types.ts
 var ADAPTER_NAMES = ["claude", "codex", "command"];
 var AGENT_KINDS = [
@@ -36162,6 +36033,135 @@ function closeStream(s) {
   });
 }
 
+// src/agent/branches.ts
+import { execFile } from "node:child_process";
+function git(cwd, args, env) {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+async function gitOk(cwd, args) {
+  const r = await git(cwd, args);
+  if (r.code !== 0) throw new GitError(args, r);
+  return r.stdout.trim();
+}
+var GitError = class extends Error {
+  constructor(args, result) {
+    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+    this.args = args;
+    this.result = result;
+    this.name = "GitError";
+  }
+  args;
+  result;
+};
+async function identity(cwd) {
+  const email3 = await git(cwd, ["config", "user.email"]);
+  return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
+}
+function subBranchName(parentBranch, sub) {
+  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
+  return `${parentBranch}-${slug}`;
+}
+async function currentBranch(cwd) {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+}
+async function startSubBranch(cwd, parentBranch, sub) {
+  const name = subBranchName(parentBranch, sub);
+  const head = await currentBranch(cwd);
+  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
+  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  return name;
+}
+async function commitAll(cwd, message) {
+  await gitOk(cwd, ["add", "-A"]);
+  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+  if (staged.code === 0) return null;
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
+  return gitOk(cwd, ["rev-parse", "HEAD"]);
+}
+async function conflictedFiles(cwd) {
+  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+}
+async function mergeRef(cwd, ref, message) {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
+  if (r.code !== 0) {
+    const conflicts = await conflictedFiles(cwd);
+    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
+    return { merged: false, conflicts };
+  }
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  return { merged: true, head, changed: head !== before };
+}
+async function concludeMerge(cwd) {
+  await gitOk(cwd, ["add", "-A"]);
+  const left = await conflictedFiles(cwd);
+  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
+    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
+  }
+  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+}
+function parseMarkerFiles(check2) {
+  return [...new Set(check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
+}
+async function abortMerge(cwd) {
+  await git(cwd, ["merge", "--abort"]);
+}
+async function finishSubBranch(cwd, parentBranch, subBranch, message) {
+  await commitAll(cwd, message);
+  await gitOk(cwd, ["checkout", "-q", parentBranch]);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+}
+async function forgeCheckoutOf(cwd, taskBranch) {
+  if (!taskBranch) return void 0;
+  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
+  if (top.code !== 0) return void 0;
+  const repoDir = top.stdout.trim();
+  const branch = await git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  const name = branch.stdout.trim();
+  if (branch.code !== 0 || !(name === taskBranch || name.startsWith(`${taskBranch}-`))) return void 0;
+  return { repoDir, branch: name };
+}
+async function branchExists(cwd, name) {
+  return (await git(cwd, ["show-ref", "--verify", "--quiet", `refs/heads/${name}`])).code === 0;
+}
+async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentMessage) {
+  await commitAll(repoDir, parentMessage);
+  const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
+  const first = subBranchName(parentBranch, sub);
+  let branch = first;
+  for (let n = 2; await branchExists(repoDir, branch); n++) branch = `${first}-${n}`;
+  await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
+  return { repoDir, dir: worktreeDir, parentBranch, branch, base };
+}
+async function finishSubWorktree(wt, message, merge3) {
+  await commitAll(wt.dir, message).catch(() => null);
+  const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
+  await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
+  await git(wt.repoDir, ["worktree", "prune"]);
+  const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
+  if (!merge3.merge) return { ...report, merged: false, error: merge3.reason };
+  const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  if (current.stdout.trim() !== wt.parentBranch) {
+    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
+  }
+  try {
+    const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
+    if (m.merged) return { ...report, merged: true };
+    await abortMerge(wt.repoDir);
+    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
+  } catch (err) {
+    return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${err.message}` };
+  }
+}
+
 // src/core/plan/load.ts
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path6 from "node:path";
@@ -36244,6 +36244,15 @@ export {
   validatePlan,
   writeFileAtomic,
   writeSignal,
+  ENV,
+  traceIdFrom,
+  ADAPTER_NAMES,
+  AGENT_KINDS,
+  isAgentKind,
+  loadSystemPrompt,
+  pickEnv,
+  defaultReportPaths,
+  spawnAgent,
   startSubBranch,
   mergeRef,
   concludeMerge,
@@ -36251,14 +36260,5 @@ export {
   finishSubBranch,
   forgeCheckoutOf,
   startSubWorktree,
-  finishSubWorktree,
-  ENV,
-  traceIdFrom,
-  pickEnv,
-  ADAPTER_NAMES,
-  AGENT_KINDS,
-  isAgentKind,
-  loadSystemPrompt,
-  defaultReportPaths,
-  spawnAgent
+  finishSubWorktree
 };

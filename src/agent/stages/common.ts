@@ -1,0 +1,16 @@
+/** The stages that are one session of the agent's own type, shared by every type that lists them. */
+import { retried, walkthroughCheck, type StageContext, type StageOutcome, type StageStep } from "./context.js";
+import { basePrompt } from "./prompt.js";
+
+/** The whole task in one session, walkthrough included (checked). */
+export const singleStage: StageStep = (c) => retried(c, "single", c.type, basePrompt(c, "single"), walkthroughCheck(c));
+
+export const implementStage: StageStep = (c) => retried(c, "implement", c.type, basePrompt(c, "implement"));
+
+export const verifyStage: StageStep = (c) => retried(c, "verify", c.type, basePrompt(c, "verify"));
+
+/** Reviews the work and writes the walkthrough, which must be there and valid; it is the stage's artifact. */
+export async function walkthroughStage(c: StageContext): Promise<StageOutcome> {
+  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
+  return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: c.reports.walkthrough } : o;
+}

@@ -1,0 +1,71 @@
+/**
+ * Which stages each agent type may run, the sequence it runs by default, and the repository's
+ * override in `.forge/stages.yml`. Plain data: the stage steps themselves live in one module per
+ * agent type beside this one, each typed by `StagesOf<T>` so a stage listed here without a step
+ * is a compile error.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+/** Agent types that run a stage sequence. */
+export type StagedAgentType = "1" | "2" | "3" | "refinery" | "captain";
+export const STAGED_AGENT_TYPES: readonly StagedAgentType[] = ["1", "2", "3", "refinery", "captain"];
+
+export const STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+/** Stages each type may use. `single` is one session doing everything, walkthrough included. */
+export const STAGES_FOR = {
+  "1": ["single", "implement", "verify", "walkthrough"],
+  "2": ["single", "implement", "verify", "walkthrough"],
+  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
+  refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
+  captain: ["single", "write", "validate", "walkthrough"],
+} as const satisfies Record<StagedAgentType, readonly StageName[]>;
+
+/** The stages type `T` may run. */
+export type StagesOf<T extends StagedAgentType> = (typeof STAGES_FOR)[T][number];
+
+export function isStageOf(type: StagedAgentType, stage: StageName): boolean {
+  return (STAGES_FOR[type] as readonly StageName[]).includes(stage);
+}
+
+export const DEFAULT_STAGES: Record<StagedAgentType, readonly StageName[]> = {
+  "1": ["implement", "verify", "walkthrough"],
+  "2": ["implement", "verify", "walkthrough"],
+  "3": ["plan", "work", "walkthrough"],
+  refinery: ["merge", "test", "fix", "walkthrough"],
+  captain: ["write", "validate"],
+};
+
+export function defaultStages(type: StagedAgentType): StageName[] {
+  return [...DEFAULT_STAGES[type]];
+}
+
+/** `.forge/stages.yml` in the repository: `{ "1": [implement, walkthrough], refinery: [...] }`. */
+export const stageConfigSchema = z
+  .object(Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, z.array(z.enum(STAGE_NAMES)).min(1).optional()])) as Record<StagedAgentType, z.ZodOptional<z.ZodArray<z.ZodEnum<{ [K in StageName]: K }>>>>)
+  .strict()
+  .superRefine((cfg, ctx) => {
+    for (const type of STAGED_AGENT_TYPES) {
+      for (const stage of cfg[type] ?? []) {
+        if (!isStageOf(type, stage)) ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
+      }
+    }
+  })
+  .describe("Stage sequences per agent type; missing types keep Forge's defaults.");
+export type StageConfig = z.infer<typeof stageConfigSchema>;
+
+export const STAGE_CONFIG_FILE = ".forge/stages.yml";
+
+/** The repository's stage config, or an empty one; a malformed file is an error with a clear message. */
+export async function loadStageConfig(repoDir: string): Promise<StageConfig> {
+  const file = path.join(repoDir, STAGE_CONFIG_FILE);
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return {};
+  const parsed = stageConfigSchema.safeParse(parseYaml(text) ?? {});
+  if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}

@@ -1,0 +1,195 @@
+/**
+ * The state one stage sequence shares across its stages, as one explicit object, and the session
+ * primitives every stage is built from: `session` (one agent session in its own folder, its cost and
+ * turns added up), `retried` (a session retried once on exit 1) and `progress`.
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { ENV, traceIdFrom } from "../depth.js";
+import { loadSystemPrompt } from "../prompts.js";
+import { defaultReportPaths, spawnAgent } from "../spawn.js";
+import type { AgentKind, ForgeExitCode, ReportPaths, SpawnResult } from "../types.js";
+import { parseAgentWalkthrough } from "../walkthrough.js";
+import type { StageName, StagedAgentType, StagesOf } from "./config.js";
+import type { RunStagesOptions, StagesResultExtras, TaskContext } from "./types.js";
+
+export interface StageContext {
+  readonly options: RunStagesOptions;
+  readonly type: StagedAgentType;
+  /** The task the stages work on (`options.taskContext`). */
+  readonly task: TaskContext;
+  readonly workdir: string;
+  /** Absolute: every session's folder, the manifest and the stage artifacts go below it. */
+  readonly sessionDir: string;
+  /** The parent environment with this attempt's trace id: one trace for every stage and sub-agent. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly traceId: string;
+  readonly reports: ReportPaths;
+  readonly startedAt: Date;
+  /** What the sessions so far added up to. */
+  readonly tally: { sessions: number; costUsd: number; sawCost: boolean; turns: number };
+  /** What the result carries besides the exit code and the manifest, filled in as the stages go. */
+  readonly out: StagesResultExtras;
+  /** System prompts loaded so far, per agent kind. */
+  readonly prompts: Map<AgentKind, string>;
+}
+
+/** What one stage came to. */
+export interface StageOutcome {
+  exitCode: ForgeExitCode;
+  attempts: number;
+  artifact?: string;
+  error?: string;
+  skipped?: boolean;
+  sessionDirs: string[];
+  /** Skip the next stage (the refinery's fix when the tests passed). */
+  skipNext?: StageName;
+  result?: SpawnResult;
+}
+
+export type StageStep = (c: StageContext) => Promise<StageOutcome>;
+
+/** One step per stage a type may run: the compiler names the one missing. */
+export type StageSteps<T extends StagedAgentType> = { readonly [S in StagesOf<T>]: StageStep };
+
+/** Creates the session folder and its `.trace`, and the context the stages share. */
+export async function openStageContext(options: RunStagesOptions): Promise<StageContext> {
+  const sessionDir = path.resolve(options.sessionDir);
+  await mkdir(sessionDir, { recursive: true });
+  const parentEnv = options.spawn.env ?? process.env;
+  const traceId = traceIdFrom(parentEnv);
+  await writeFile(path.join(sessionDir, ".trace"), `${traceId}\n`, "utf8");
+  return {
+    options,
+    type: options.agentType,
+    task: options.taskContext,
+    workdir: options.workdir,
+    sessionDir,
+    env: { ...parentEnv, [ENV.trace]: traceId },
+    traceId,
+    reports: defaultReportPaths(sessionDir),
+    startedAt: new Date(),
+    tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
+    out: {},
+    prompts: new Map(),
+  };
+}
+
+/** A system progress event; observers never break the run. */
+export function progress(c: StageContext, summary: string): void {
+  try {
+    c.options.onProgress?.({ at: new Date().toISOString(), kind: "system", summary, traceId: c.traceId, depth: 0, name: "stages" });
+  } catch {
+    /* observers never break the run */
+  }
+}
+
+async function systemPrompt(c: StageContext, kind: AgentKind): Promise<string> {
+  let text = c.prompts.get(kind);
+  if (text === undefined) {
+    text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
+    c.prompts.set(kind, text);
+  }
+  return text;
+}
+
+/**
+ * One session in `stages/NN-<stage>`, within what is left of the deadline; `caller` makes the
+ * hierarchy check apply (type 3's subtasks, the refinery's helpers).
+ */
+export async function session(c: StageContext, stage: string, kind: AgentKind, prompt: string, caller?: AgentKind): Promise<SpawnResult> {
+  const { options, task } = c;
+  c.tally.sessions++;
+  const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const remaining = options.deadline !== undefined ? options.deadline - Date.now() : undefined;
+  const timeoutMs = remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const r = await spawnAgent({
+    ...options.spawn,
+    env: c.env,
+    ...(caller ? { caller } : {}),
+    // Which task this is, for command agents (the prompt says it too).
+    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
+    agentType: kind,
+    prompt,
+    systemPrompt: await systemPrompt(c, kind),
+    cwd: c.workdir,
+    sessionDir: dir,
+    name: stage,
+    reports: c.reports,
+    ...(timeoutMs !== undefined && Number.isFinite(timeoutMs) ? { timeoutMs } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  if (r.costUsd !== undefined) {
+    c.tally.costUsd += r.costUsd;
+    c.tally.sawCost = true;
+  }
+  c.tally.turns += r.turns ?? 0;
+  if (r.model) c.out.model = r.model;
+  return r;
+}
+
+/** Checks a session that said it succeeded; a problem turns it into exit 1. */
+export type SessionCheck = (r: SpawnResult) => Promise<string | undefined>;
+
+/** A session retried once on exit 1 (not on a rate limit, which already waited what it could). */
+export async function retried(c: StageContext, stage: string, kind: AgentKind, prompt: string, check?: SessionCheck): Promise<StageOutcome> {
+  const dirs: string[] = [];
+  let attempt = 0;
+  let current = prompt;
+  for (;;) {
+    attempt++;
+    let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
+    dirs.push(r.sessionDir);
+    if ((r.exitCode === 0 || r.exitCode === 12) && check) {
+      const problem = await check(r);
+      if (problem) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem } };
+    }
+    if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
+      progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
+      current = `${prompt}\n\n## Previous attempt failed\n\nThe previous attempt at this stage failed with:\n\n${r.error?.message ?? "exit code 1"}\n\nFix the cause and complete the stage.`;
+      continue;
+    }
+    return {
+      exitCode: r.exitCode,
+      attempts: attempt,
+      sessionDirs: dirs,
+      result: r,
+      ...(r.error ? { error: r.error.message } : {}),
+      ...(r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}),
+    };
+  }
+}
+
+/** The walkthrough the stage should have written: missing or invalid is a problem. */
+export function walkthroughCheck(c: StageContext): SessionCheck {
+  const file = c.reports.walkthrough;
+  return async () => {
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    if (text === undefined) return `no walkthrough was written at ${file}`;
+    const parsed = parseAgentWalkthrough(text, file);
+    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : undefined;
+  };
+}
+
+/** A session that ends the stage whatever it was doing: never retried, never worked around. */
+export function isAbort(r: SpawnResult): boolean {
+  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== undefined;
+}
+
+/** The sessions a multi-session stage ran so far: their folders and how many. */
+export class SessionLog {
+  readonly dirs: string[] = [];
+  attempts = 0;
+
+  add(r: SpawnResult): SpawnResult {
+    this.attempts++;
+    this.dirs.push(r.sessionDir);
+    return r;
+  }
+
+  /** The stage ends with this session's exit code. */
+  endWith(r: SpawnResult, error?: string): StageOutcome {
+    return { exitCode: r.exitCode, attempts: this.attempts, sessionDirs: this.dirs, result: r, ...(error !== undefined ? { error } : {}) };
+  }
+}

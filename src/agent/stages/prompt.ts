@@ -1,0 +1,58 @@
+/** The WHAT of a stage: its instruction, where the reports go, and the task's context. */
+import { quoteUntrusted } from "../secrets.js";
+import type { ReportPaths } from "../types.js";
+import type { StageName } from "./config.js";
+import type { StageContext } from "./context.js";
+import type { TaskContext } from "./types.js";
+
+/** The instruction of each stage that is one session; the others build their prompts themselves. */
+const STAGE_TEXT: Record<StageName, string> = {
+  single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough.",
+  implement: "Implement the task. Do not write the walkthrough yet; a later stage does.",
+  verify:
+    "Verify the work in the checkout against every acceptance criterion: run the test command, type checks and linters; fix what fails. Do not write the walkthrough yet.",
+  walkthrough:
+    "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough. Change code only to fix something you find broken.",
+  plan: "Plan the task: write one file per subtask in the subtask folder below (format in your instructions). Do not implement anything yet.",
+  work: "",
+  merge: "",
+  test: "",
+  fix: "",
+  write: "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
+  validate: "",
+};
+
+/** The prompt of `stage` with its standard instruction. */
+export function basePrompt(c: StageContext, stage: StageName): string {
+  return stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir);
+}
+
+/** The WHAT of a stage: the stage's instruction, where the reports go, and the task's context. */
+export function stagePrompt(ctx: TaskContext, stage: string, reports: ReportPaths, instruction: string, workdir?: string): string {
+  const parts: string[] = [
+    `# Task ${ctx.taskId}${ctx.title ? `: ${ctx.title}` : ""}`,
+    `Run \`${ctx.runId}\`, task \`${ctx.taskId}\`, attempt ${ctx.attempt}. Stage: **${stage}**.`,
+    `## This stage\n\n${instruction}`,
+    [
+      "## Report files",
+      "",
+      `- Walkthrough: ${reports.walkthrough}`,
+      `- Question for a person (exit 3): ${reports.question}`,
+      `- Refinement document (exit 10): ${reports.refinement}`,
+      `- Change Request (exit 11): ${reports.changeRequest}`,
+      ...(workdir ? [`- Repository checkout: ${workdir}`] : []),
+    ].join("\n"),
+    `## The task\n\n${ctx.task.trim()}`,
+  ];
+  if (ctx.goal) parts.push(`## Goal\n\n${quoteUntrusted("goal", ctx.goal)}`);
+  if (ctx.testCommand) parts.push(`## Test command\n\n\`${ctx.testCommand}\``);
+  if (ctx.spec) parts.push(`## Spec\n\n${ctx.spec.trim()}`);
+  if (ctx.plan) parts.push(`## The plan\n\n${ctx.plan.trim()}`);
+  if (ctx.dependencyWalkthroughs?.length) {
+    parts.push(`## Walkthroughs of the tasks this one depends on\n\n${ctx.dependencyWalkthroughs.map((w) => `### ${w.taskId}\n\n${w.text.trim()}`).join("\n\n")}`);
+  }
+  if (ctx.agentsMd) parts.push(`## Repository conventions (AGENTS.md)\n\n${ctx.agentsMd.trim()}`);
+  if (ctx.refinement) parts.push(`## What the previous attempt must fix (its refinement document)\n\n${ctx.refinement.trim()}`);
+  if (ctx.answer) parts.push(`## A person's answer to the previous attempt's question\n\n${quoteUntrusted("answer", ctx.answer)}`);
+  return parts.join("\n\n");
+}

@@ -1,0 +1,246 @@
+/**
+ * The refinery's verification and its sentinel loop. The test stage runs the test command (or has a
+ * sentinel executor verify when there is none); when it fails, the fix stage loops: a sentinel
+ * writer writes a test specification once, then each cycle verifies, a sentinel auditor grades the
+ * results (PASS or WARN end the loop), a consolidator writes the fix list and the refinery fixes it.
+ * The loop ends after `maxSentinelCycles` (default 3; the last fix is judged by a final retest), or
+ * earlier when two consecutive cycles leave as many blocking items as before them. Still failing,
+ * the refinery explains it as a Change Request (exit 11).
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { ENV } from "../depth.js";
+import { pickEnv } from "../env.js";
+import { writeFileAtomic } from "../signals.js";
+import type { SpawnResult } from "../types.js";
+import { writeChangeRequest } from "./change-request.js";
+import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
+import { stagePrompt } from "./prompt.js";
+
+export interface VerificationResults {
+  checks: Array<{ name: string; tool: string; passed: boolean; errors: number; output?: string }>;
+  overall: "PASS" | "FAIL";
+  blocking_count: number;
+}
+
+interface Verification {
+  results: VerificationResults;
+  /** `verification-results.json` of the cycle. */
+  file: string;
+  /** The sentinel executor's session, when there is no test command. */
+  result?: SpawnResult;
+}
+
+type Grade = "PASS" | "WARN" | "FAIL";
+
+/** Where the fix stage's cycles go: `test-spec.md`, `cycle-N/`, `final/`, `grade.txt`, `summary.json`. */
+function sentinelDir(c: StageContext): string {
+  return path.join(c.sessionDir, "sentinel");
+}
+
+/** The test stage: a failing test is not this stage's failure; the fix stage takes it from there, and is skipped on a pass. */
+export async function initialTest(c: StageContext): Promise<StageOutcome> {
+  const v = await verification(c, path.join(sentinelDir(c), "initial"));
+  const passed = v.results.overall === "PASS";
+  progress(c, `initial verification: ${v.results.overall}`);
+  if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...(passed ? { skipNext: "fix" as const } : {}) };
+}
+
+/** Runs the test command, or has the sentinel executor verify when there is none. */
+async function verification(c: StageContext, cycleDir: string, specPath?: string): Promise<Verification> {
+  const { task, options } = c;
+  await mkdir(cycleDir, { recursive: true });
+  const file = path.join(cycleDir, "verification-results.json");
+  if (task.testCommand) {
+    // The test command runs the repository's code: it gets the agent's plain environment, no keys or tokens.
+    const testEnv = { ...pickEnv(c.env, options.spawn.passEnv ?? []), [ENV.trace]: c.traceId, FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId };
+    const run = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
+    await writeFile(path.join(cycleDir, "test-output.log"), run.output, "utf8");
+    const results: VerificationResults = {
+      checks: [{ name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) }],
+      overall: run.code === 0 ? "PASS" : "FAIL",
+      blocking_count: run.code === 0 ? 0 : 1,
+    };
+    await writeFileAtomic(file, `${JSON.stringify(results, null, 2)}\n`);
+    return { results, file };
+  }
+  const prompt = [
+    `# Verify task ${task.taskId}`,
+    `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
+    `## Files\n\n- Test specification: ${specPath ?? "(none: use the task's acceptance criteria)"}\n- Write the results to: ${file}`,
+    `## The task\n\n${task.task.trim()}`,
+  ].join("\n\n");
+  const r = await session(c, "sentinel-executor", "sentinel-executor", prompt);
+  const results = await readJson<VerificationResults>(file);
+  return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
+}
+
+/** The loop's state across its cycles. */
+interface SentinelRun {
+  readonly log: SessionLog;
+  readonly maxCycles: number;
+  specPath?: string;
+  /** Blocking items after each verification. */
+  readonly blocking: number[];
+  /** Blocking items of each cycle's fix list (or failed checks when there is none). */
+  readonly remaining: number[];
+  grade: Grade;
+  lastFixList?: string;
+  cycle: number;
+  /** The latest verification. */
+  v?: Verification;
+}
+
+/** The fix stage. */
+export async function sentinelLoop(c: StageContext): Promise<StageOutcome> {
+  const run: SentinelRun = { log: new SessionLog(), maxCycles: c.options.maxSentinelCycles ?? 3, blocking: [], remaining: [], grade: "FAIL", cycle: 0 };
+  const w = await writeTestSpec(c, run);
+  if (isAbort(w)) return run.log.endWith(w, w.error?.message ?? "");
+  run.v = await verification(c, path.join(sentinelDir(c), "cycle-1"), run.specPath);
+  for (;;) {
+    const next = await sentinelCycle(c, run);
+    if (next === "again") continue;
+    if (next === "done") break;
+    return next;
+  }
+  return sentinelVerdict(c, run);
+}
+
+/** The sentinel writer's session: the test specification the cycles verify against. */
+async function writeTestSpec(c: StageContext, run: SentinelRun): Promise<SpawnResult> {
+  const { task } = c;
+  const spec = path.join(sentinelDir(c), "test-spec.md");
+  const upstream = (task.dependencyWalkthroughs ?? []).map((w) => `### ${w.taskId}\n\n${w.text.trim()}`).join("\n\n");
+  const prompt = [`# Test specification for ${task.taskId}`, `Write the test specification to: ${spec}`, `## The refinery's task\n\n${task.task.trim()}`, upstream ? `## Upstream walkthroughs\n\n${upstream}` : ""]
+    .filter(Boolean)
+    .join("\n\n");
+  const w = run.log.add(await session(c, "sentinel-writer", "sentinel-writer", prompt));
+  if (existsSync(spec)) run.specPath = spec;
+  return w;
+}
+
+/** Counts the verification's executor session; returns how the stage ends when it aborted. */
+function countVerification(run: SentinelRun, v: Verification): StageOutcome | undefined {
+  if (!v.result) return undefined;
+  run.log.add(v.result);
+  return isAbort(v.result) ? run.log.endWith(v.result) : undefined;
+}
+
+/** One cycle: judge the latest verification, audit, consolidate, fix, retest. "done" ends the loop with `run.grade`. */
+async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again" | "done" | StageOutcome> {
+  const { task } = c;
+  const v = run.v!;
+  run.cycle++;
+  const cycle = run.cycle;
+  const cycleDir = path.join(sentinelDir(c), `cycle-${cycle}`);
+  const stop = countVerification(run, v);
+  if (stop) return stop;
+  run.blocking.push(v.results.blocking_count);
+  if (v.results.overall === "PASS") {
+    run.grade = "PASS";
+    return "done";
+  }
+  const audit = path.join(cycleDir, "audit-report.md");
+  const a = run.log.add(
+    await session(
+      c,
+      "sentinel-auditor",
+      "sentinel-auditor",
+      [`# Audit cycle ${cycle} of ${task.taskId}`, `## Files\n\n- Test specification: ${run.specPath ?? "(none)"}\n- Verification results: ${v.file}\n- Write the audit report to: ${audit}`, `## The task\n\n${task.task.trim()}`].join("\n\n"),
+    ),
+  );
+  if (isAbort(a)) return run.log.endWith(a);
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec((await readFile(audit, "utf8").catch(() => "")) ?? "")?.[1] as Grade | undefined;
+  if (auditGrade === "PASS" || auditGrade === "WARN") {
+    run.grade = auditGrade;
+    return "done";
+  }
+  const fixList = path.join(cycleDir, "fix-list.json");
+  const s = run.log.add(
+    await session(c, "sentinel-consolidator", "sentinel-consolidator", [`# Fix list, cycle ${cycle} of ${task.taskId}`, `## Files\n\n- Audit report: ${audit}\n- Verification results: ${v.file}\n- Write the fix list to: ${fixList}`].join("\n\n")),
+  );
+  if (isAbort(s)) return run.log.endWith(s);
+  run.lastFixList = existsSync(fixList) ? fixList : undefined;
+  // How much is left: the fix list's blocking items, or the failed checks when there is no list
+  // (a single test command only says pass or fail).
+  const fixes = run.lastFixList ? (await readJson<{ fixes?: Array<{ severity?: string }> }>(run.lastFixList))?.fixes : undefined;
+  run.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
+  // No improvement over two consecutive cycles: more of the same will not help.
+  const r = run.remaining;
+  if (r.length >= 3 && r[r.length - 1]! >= r[r.length - 3]!) return "done";
+  return fixAndRetest(c, run, audit);
+}
+
+/** The refinery fixes the fix list, then the retest; after the last cycle's fix the retest is final: it decides the grade. */
+async function fixAndRetest(c: StageContext, run: SentinelRun, audit: string): Promise<"again" | "done" | StageOutcome> {
+  const { cycle, maxCycles } = run;
+  const fixPrompt = [
+    stagePrompt(c.task, "fix", c.reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, c.workdir),
+    `## Sentinel files\n\n- Fix list: ${run.lastFixList ?? "(none written; use the audit report)"}\n- Audit report: ${audit}\n- Verification results: ${run.v!.file}`,
+  ].join("\n\n");
+  const f = run.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
+  if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) return run.log.endWith(f, f.error?.message);
+  const v = await verification(c, path.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run.specPath);
+  run.v = v;
+  if (cycle < maxCycles) return "again";
+  const stop = countVerification(run, v);
+  if (stop) return stop;
+  run.blocking.push(v.results.blocking_count);
+  if (v.results.overall === "PASS") run.grade = "PASS";
+  return "done";
+}
+
+/** Writes the grade and the summary; a FAIL ends in a Change Request (exit 11), written by Forge if the refinery wrote none. */
+async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<StageOutcome> {
+  const { task, reports } = c;
+  const { log, grade, cycle, blocking } = run;
+  const dir = sentinelDir(c);
+  await writeFile(path.join(dir, "grade.txt"), `${grade}\n`, "utf8");
+  await writeFile(path.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`, "utf8");
+  progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
+  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path.join(dir, "summary.json") };
+
+  const crPrompt = [
+    stagePrompt(
+      task,
+      "fix",
+      reports,
+      `The sentinel loop ended after ${cycle} cycle(s) with blocking problems left. Write the change-request file explaining what in the plan must change, then end with FORGE_EXIT=11.`,
+      c.workdir,
+    ),
+    `## Sentinel files\n\n- Last fix list: ${run.lastFixList ?? "(none)"}\n- Last verification results: ${run.v!.file}`,
+  ].join("\n\n");
+  log.add(await session(c, "change-request", "refinery", crPrompt));
+  if (!existsSync(reports.changeRequest)) {
+    await writeChangeRequest(reports.changeRequest, task, {
+      title: `Verification keeps failing at ${task.taskId}`,
+      reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
+      description: `Verification of the integrated upstream work still fails. See the last verification results and fix list in the attempt's session folder.`,
+      impact: "The refinery cannot pass; every task that depends on it waits.",
+      resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand.",
+    });
+  }
+  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function runShell(command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...(signal ? { signal } : {}) }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, output: `${String(stdout)}${stderr ? `\n[stderr]\n${String(stderr)}` : ""}` });
+    });
+  });
+}

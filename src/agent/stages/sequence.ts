@@ -1,0 +1,148 @@
+/**
+ * Runs a type's stages in order and writes the stage manifest (`<sessionDir>/manifest.json`).
+ *
+ * Exit codes: 0 goes on; 12 goes on, and the sequence ends partial; anything else stops the
+ * sequence with that code — 1 (after the stage's own retry), 2, 3 with the question, 10 with the
+ * refinement document, 11 with the Change Request, 20/21, or a rate limit with its reset time.
+ * Cancellation (20) and the deadline (21) are checked before each stage.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { writeFileAtomic } from "../signals.js";
+import type { ForgeExitCode } from "../types.js";
+import type { StageName, StagedAgentType } from "./config.js";
+import { progress, type StageContext, type StageOutcome, type StageStep, type StageSteps } from "./context.js";
+import type { StageManifest, StageRecord, StagesResult } from "./types.js";
+
+/** Every type's steps. */
+export type StepTables = { readonly [T in StagedAgentType]: StageSteps<T> };
+
+/** How the stages went: their records, and the code that stopped them, if one did. */
+export interface SequenceRun {
+  records: StageRecord[];
+  final?: ForgeExitCode;
+  partial: boolean;
+}
+
+export async function runSequence(c: StageContext, steps: StepTables, names: readonly StageName[]): Promise<SequenceRun> {
+  const run: SequenceRun = { records: [], partial: false };
+  let skipNext: StageName | undefined;
+  for (const stage of names) {
+    if (skipNext === stage) {
+      skipNext = undefined;
+      run.records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
+      continue;
+    }
+    skipNext = undefined;
+    const halt = haltBefore(c, stage);
+    if (halt) {
+      run.final = halt;
+      break;
+    }
+    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run);
+    if (o.skipNext) skipNext = o.skipNext;
+    if (o.exitCode === 0) continue;
+    if (o.exitCode === 12) {
+      run.partial = true;
+      continue;
+    }
+    run.final = o.exitCode;
+    await stoppedBy(c, stage, o);
+    break;
+  }
+  return run;
+}
+
+function stepFor(steps: StepTables, type: StagedAgentType, stage: StageName): StageStep {
+  const step = (steps[type] as Partial<Record<StageName, StageStep>>)[stage];
+  if (!step) throw new Error(`stage '${stage}' is not available to type ${type}`);
+  return step;
+}
+
+/** Cancelled (20) or out of time (21) before `stage` starts. */
+function haltBefore(c: StageContext, stage: StageName): ForgeExitCode | undefined {
+  if (c.options.signal?.aborted) {
+    c.out.error = "cancelled";
+    return 20;
+  }
+  if (c.options.deadline !== undefined && Date.now() >= c.options.deadline) {
+    c.out.error = `the agent's time budget ran out before stage ${stage}`;
+    return 21;
+  }
+  return undefined;
+}
+
+/** Runs one stage, records it, and gives the caller's `onStageEnd` its turn (its errors are progress, never fatal). */
+async function runStage(c: StageContext, step: StageStep, stage: StageName, run: SequenceRun): Promise<StageOutcome> {
+  progress(c, `stage ${stage} started`);
+  const t0 = Date.now();
+  const o = await step(c);
+  const rec: StageRecord = {
+    name: stage,
+    status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
+    exit_code: o.exitCode,
+    attempts: o.attempts,
+    duration_ms: Date.now() - t0,
+    session_dirs: o.sessionDirs.map((d) => path.relative(c.sessionDir, d) || "."),
+    ...(o.artifact ? { artifact: path.relative(c.sessionDir, o.artifact) || o.artifact } : {}),
+    ...(o.error ? { error: o.error } : {}),
+  };
+  run.records.push(rec);
+  progress(c, `stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
+  if (c.options.onStageEnd) {
+    try {
+      await c.options.onStageEnd(stage, rec);
+    } catch (err) {
+      progress(c, `after stage ${stage}: ${(err as Error).message}`);
+    }
+  }
+  return o;
+}
+
+/** What the result says about the stage that stopped the sequence: its error, reset time, question, refinement or Change Request. */
+async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Promise<void> {
+  const { out, reports } = c;
+  if (o.error) out.error = `${stage}: ${o.error}`;
+  if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
+  if (o.exitCode === 3) out.question = (await readFile(reports.question, "utf8").catch(() => undefined)) ?? o.result?.result ?? "The agent needs a person's input.";
+  if (o.exitCode === 10) out.refinement ??= (await readFile(reports.refinement, "utf8").catch(() => undefined)) ?? o.result?.result ?? o.error ?? "";
+  if (o.exitCode === 11 && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+}
+
+/** The result and the manifest; `configError` (a malformed `.forge/stages.yml`) fails the attempt with its message. */
+export async function finishStages(c: StageContext, names: readonly StageName[], run: SequenceRun, configError?: string): Promise<StagesResult> {
+  const { out, tally, task } = c;
+  let final = run.final;
+  if (configError) {
+    final = 1;
+    out.error = configError;
+  }
+  const exitCode: ForgeExitCode = final ?? (run.partial ? 12 : 0);
+  if ((exitCode === 0 || exitCode === 12) && existsSync(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
+  if (tally.sawCost) out.costUsd = Math.round(tally.costUsd * 1e6) / 1e6;
+  if (tally.turns > 0) out.turns = tally.turns;
+  const { records } = run;
+  const manifest: StageManifest = {
+    orchestrator: `forge-stages-${c.type}`,
+    version: 1,
+    agent_type: c.type,
+    run_id: task.runId,
+    task_id: task.taskId,
+    attempt: task.attempt,
+    trace_id: c.traceId,
+    started_at: c.startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    stages: records,
+    summary: {
+      total: names.length,
+      passed: records.filter((r) => r.status === "success").length,
+      failed: records.filter((r) => r.status === "failure").length,
+      skipped: records.filter((r) => r.status === "skipped").length,
+      exit_code: exitCode,
+    },
+  };
+  const manifestPath = path.join(c.sessionDir, "manifest.json");
+  await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return { exitCode, manifest, manifestPath, ...out };
+}

@@ -1,0 +1,142 @@
+/**
+ * Type 3's subtasks: the files its plan stage writes (`NN-<slug>.md`, front matter + body), and the
+ * work stage that gives each one to a type 1 or type 2 session — on its own sub-branch
+ * `<branch>-<sub>` merged back when `subBranches` is set — and marks it done or failed.
+ */
+import { readFile, readdir } from "node:fs/promises";
+import path from "node:path";
+import { describeFrontMatterProblem, readFrontMatter, writeFrontMatter } from "../../core/front-matter.js";
+import { abortMerge, finishSubBranch, startSubBranch } from "../branches.js";
+import { writeFileAtomic } from "../signals.js";
+import type { AgentKind, ForgeExitCode } from "../types.js";
+import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
+
+export function subtaskDir(sessionDir: string): string {
+  return path.join(sessionDir, "subtasks");
+}
+
+export interface Subtask {
+  id: string;
+  title: string;
+  agentType: "1" | "2";
+  status: string;
+  body: string;
+  file: string;
+  /** Set when the file's front matter is not YAML (`---js`, …): `file:1: …`. Such a subtask is never worked. */
+  problem?: string;
+}
+
+/** A subtask file's front matter (a mapping) and body; unreadable YAML leaves the whole text as the body. */
+function readSubtaskFile(file: string, text: string): { data: Record<string, unknown>; body: string; problem?: string } {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") return { data: {}, body: text, problem: describeFrontMatterProblem(fm.problem) };
+  if (fm.problem) return { data: {}, body: text };
+  const data = fm.data !== null && typeof fm.data === "object" && !Array.isArray(fm.data) ? (fm.data as Record<string, unknown>) : {};
+  return { data, body: fm.body };
+}
+
+/** Subtask files `NN-<slug>.md` in name order. */
+export async function readSubtasks(dir: string): Promise<Subtask[]> {
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".md")).sort();
+  const out: Subtask[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    // A subtask without readable frontmatter is still work to do; one whose frontmatter is not YAML is not.
+    const { data, body, problem } = readSubtaskFile(file, await readFile(file, "utf8"));
+    const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
+    out.push({
+      id,
+      title: String(data.title ?? id),
+      agentType: String(data.agent_type ?? data.type ?? "1") === "2" ? "2" : "1",
+      status: String(data.status ?? "pending"),
+      body,
+      file,
+      ...(problem ? { problem } : {}),
+    });
+  }
+  return out;
+}
+
+async function setSubtaskStatus(file: string, status: "done" | "failed", note: string): Promise<void> {
+  const { data, body } = readSubtaskFile(file, await readFile(file, "utf8"));
+  await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
+}
+
+/** The plan stage's check: at least one subtask file, and every one readable. */
+export async function subtaskFilesProblem(dir: string): Promise<string | undefined> {
+  const subtasks = await readSubtasks(dir);
+  if (subtasks.length === 0) return `no subtask files were written in ${dir}`;
+  const refused = subtasks.flatMap((sub) => (sub.problem ? [sub.problem] : []));
+  return refused.length ? `subtask files Forge cannot read: ${refused.join("; ")}` : undefined;
+}
+
+/** How one subtask ended: worked (ok or not), or a session that ends the whole stage. */
+type SubtaskEnd = { ok: boolean; note: string } | { stop: StageOutcome };
+
+/** The work stage: every subtask not done yet, in order; partial (12) when some fail, 1 when all do. */
+export async function workSubtasks(c: StageContext): Promise<StageOutcome> {
+  const dir = subtaskDir(c.sessionDir);
+  const subtasks = await readSubtasks(dir);
+  const log = new SessionLog();
+  let done = 0;
+  let failed = 0;
+  const refused: string[] = [];
+  for (const sub of subtasks) {
+    if (sub.status === "done") {
+      done++;
+      continue;
+    }
+    if (sub.problem) {
+      // Never worked, never rewritten: its front matter is not YAML.
+      progress(c, `subtask ${sub.id} refused: ${sub.problem}`);
+      refused.push(sub.problem);
+      failed++;
+      continue;
+    }
+    const end = await workSubtask(c, sub, log);
+    if ("stop" in end) return end.stop;
+    if (end.ok) done++;
+    else failed++;
+    await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
+  }
+  if (subtasks.length === 0) return { exitCode: 1, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  const exitCode: ForgeExitCode = failed === 0 ? 0 : done === 0 ? 1 : 12;
+  return {
+    exitCode,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: dir,
+    ...(failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}),
+  };
+}
+
+/** One subtask: a session of its type on behalf of type 3, on its sub-branch when there is one. */
+async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Promise<SubtaskEnd> {
+  const { task } = c;
+  const kind: AgentKind = sub.agentType === "2" ? "2" : "1";
+  let subBranch: string | undefined;
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`);
+  const prompt = [
+    `# Subtask ${sub.id}: ${sub.title}`,
+    `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
+    `## The subtask\n\n${sub.body.trim()}`,
+    `## The whole task, for context\n\n${task.task.trim()}`,
+  ].join("\n\n");
+  progress(c, `subtask ${sub.id} (type ${kind})`);
+  const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
+  if (isAbort(r)) {
+    if (subBranch && task.branch) await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
+    return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : undefined) };
+  }
+  let ok = r.exitCode === 0 || r.exitCode === 12;
+  let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
+  if (subBranch && task.branch) {
+    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);
+    if (!merged.merged) {
+      await abortMerge(c.workdir);
+      ok = false;
+      note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
+    }
+  }
+  return { ok, note };
+}

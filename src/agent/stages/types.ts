@@ -1,0 +1,102 @@
+/** The data a stage sequence takes and gives back: task context, options, the stage manifest, the result. */
+import type { LoadPromptOptions } from "../prompts.js";
+import type { ForgeExitCode, ProgressEvent, SpawnOptions } from "../types.js";
+import type { StageName, StagedAgentType } from "./config.js";
+
+export interface TaskContext {
+  runId: string;
+  taskId: string;
+  attempt: number;
+  title?: string;
+  /** The task file (frontmatter + body). */
+  task: string;
+  spec?: string;
+  plan?: string;
+  /** The repository's AGENTS.md or CONTRIBUTING.md. */
+  agentsMd?: string;
+  dependencyWalkthroughs?: Array<{ taskId: string; text: string }>;
+  /** The previous attempt's refinement document (exit 10). */
+  refinement?: string;
+  /** A person's answer to the previous attempt's question; outside text, sanitized here. */
+  answer?: string;
+  testCommand?: string;
+  /** The attempt's branch, checked out in `workdir` (for sub-agent branches). */
+  branch?: string;
+  /** Refinery: upstream refs to merge, already fetched. */
+  mergeRefs?: string[];
+  /** Captain: the plan folder to write and validate, relative to `workdir`. */
+  planDir?: string;
+  /** Captain: the goal (an issue) or the Change Request to answer; outside text, sanitized here. */
+  goal?: string;
+}
+
+export type StageSpawnOptions = Omit<SpawnOptions, "prompt" | "systemPrompt" | "agentType" | "cwd" | "sessionDir" | "name" | "signal" | "onProgress" | "reports">;
+
+export interface RunStagesOptions {
+  agentType: StagedAgentType;
+  taskContext: TaskContext;
+  workdir: string;
+  sessionDir: string;
+  spawn: StageSpawnOptions;
+  /** Override the sequence (else the repository's `.forge/stages.yml`, else the defaults). */
+  stages?: StageName[];
+  /** Type 3: run each subtask on `<branch>-<sub>` and merge it back (needs taskContext.branch). */
+  subBranches?: boolean;
+  /** Epoch ms by which every stage must be done (wall-clock budget of the agent); past it → 21. */
+  deadline?: number;
+  /** Sentinel cycles of the refinery's fix stage (default 3). */
+  maxSentinelCycles?: number;
+  /** Test command time limit (default 20 min). */
+  testTimeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Awaited after each stage ends, before the next starts (no session is running then): the job
+   * pipeline commits and pushes the work so far. Its errors are reported as progress, never fatal.
+   */
+  onStageEnd?: (stage: StageName, record: StageRecord) => Promise<void>;
+  promptOptions?: LoadPromptOptions;
+}
+
+export interface StageRecord {
+  name: string;
+  status: "success" | "failure" | "partial" | "skipped";
+  exit_code: ForgeExitCode;
+  attempts: number;
+  artifact?: string;
+  error?: string;
+  duration_ms: number;
+  session_dirs: string[];
+}
+
+export interface StageManifest {
+  orchestrator: string;
+  version: 1;
+  agent_type: StagedAgentType;
+  run_id: string;
+  task_id: string;
+  attempt: number;
+  trace_id: string;
+  started_at: string;
+  finished_at: string;
+  stages: StageRecord[];
+  summary: { total: number; passed: number; failed: number; skipped: number; exit_code: ForgeExitCode };
+}
+
+export interface StagesResult {
+  exitCode: ForgeExitCode;
+  manifest: StageManifest;
+  manifestPath: string;
+  walkthroughPath?: string;
+  changeRequestPath?: string;
+  question?: string;
+  refinement?: string;
+  rateLimitedUntil?: string;
+  error?: string;
+  model?: string;
+  costUsd?: number;
+  turns?: number;
+}
+
+/** What the sequence adds to a result besides its exit code and manifest. */
+export type StagesResultExtras = Omit<StagesResult, "exitCode" | "manifest" | "manifestPath">;
