@@ -1,7 +1,8 @@
 /**
  * Applying a Change Request's overlay when its PR lands on the default branch: the overlay must
- * pass the `forge validate` rules and only add to the plan the run pinned (DESIGN.md §5). A refused
- * overlay gets a comment on its CR issue saying why; the run stays paused.
+ * pass the `forge validate` rules and be append-only — it may add tasks and edges to the plan the
+ * run pinned, never remove or change one, and the result must still be a DAG. A refused overlay
+ * gets a comment on its CR issue saying why; the run stays paused.
  */
 import type { LeafInput } from "../core/inputs.js";
 import { planDir } from "../core/layout.js";

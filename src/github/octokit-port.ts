@@ -1,5 +1,6 @@
 /**
- * The GitHub port over Octokit — the only module of the App that calls Octokit. Probot's Octokit
+ * The GitHub port over Octokit: with `app-client.ts` (the App's own calls) and `instrument.ts`
+ * (request counts and timings), the only code of the App that touches Octokit. Probot's Octokit
  * already carries the throttling and retry plugins (secondary rate limits answered with 403/429 and
  * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
  */
