@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-QLK6EOCJ.js";
+} from "./chunk-URYKGJTR.js";
 import {
   __commonJS,
   __require,

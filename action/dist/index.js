@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-QLK6EOCJ.js";
+} from "./chunk-URYKGJTR.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

@@ -84,17 +84,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path7) {
-      const ctrl = callVisitor(key, node2, visitor, path7);
+    function visit_(key, node2, visitor, path9) {
+      const ctrl = callVisitor(key, node2, visitor, path9);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path7, ctrl);
-        return visit_(key, ctrl, visitor, path7);
+        replaceNode(key, path9, ctrl);
+        return visit_(key, ctrl, visitor, path9);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path7 = Object.freeze(path7.concat(node2));
+          path9 = Object.freeze(path9.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path7);
+            const ci = visit_(i, node2.items[i], visitor, path9);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -105,13 +105,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path7 = Object.freeze(path7.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path7);
+          path9 = Object.freeze(path9.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path9);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path7);
+          const cv = visit_("value", node2.value, visitor, path9);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -132,17 +132,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path7) {
-      const ctrl = await callVisitor(key, node2, visitor, path7);
+    async function visitAsync_(key, node2, visitor, path9) {
+      const ctrl = await callVisitor(key, node2, visitor, path9);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path7, ctrl);
-        return visitAsync_(key, ctrl, visitor, path7);
+        replaceNode(key, path9, ctrl);
+        return visitAsync_(key, ctrl, visitor, path9);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path7 = Object.freeze(path7.concat(node2));
+          path9 = Object.freeze(path9.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path7);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path9);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -153,13 +153,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path7 = Object.freeze(path7.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path7);
+          path9 = Object.freeze(path9.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path9);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path7);
+          const cv = await visitAsync_("value", node2.value, visitor, path9);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -186,23 +186,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path7) {
+    function callVisitor(key, node2, visitor, path9) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path7);
+        return visitor(key, node2, path9);
       if (identity2.isMap(node2))
-        return visitor.Map?.(key, node2, path7);
+        return visitor.Map?.(key, node2, path9);
       if (identity2.isSeq(node2))
-        return visitor.Seq?.(key, node2, path7);
+        return visitor.Seq?.(key, node2, path9);
       if (identity2.isPair(node2))
-        return visitor.Pair?.(key, node2, path7);
+        return visitor.Pair?.(key, node2, path9);
       if (identity2.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path7);
+        return visitor.Scalar?.(key, node2, path9);
       if (identity2.isAlias(node2))
-        return visitor.Alias?.(key, node2, path7);
+        return visitor.Alias?.(key, node2, path9);
       return void 0;
     }
-    function replaceNode(key, path7, node2) {
-      const parent = path7[path7.length - 1];
+    function replaceNode(key, path9, node2) {
+      const parent = path9[path9.length - 1];
       if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity2.isPair(parent)) {
@@ -814,10 +814,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema2, path7, value) {
+    function collectionFromPath(schema2, path9, value) {
       let v = value;
-      for (let i = path7.length - 1; i >= 0; --i) {
-        const k = path7[i];
+      for (let i = path9.length - 1; i >= 0; --i) {
+        const k = path9[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -836,7 +836,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path7) => path7 == null || typeof path7 === "object" && !!path7[Symbol.iterator]().next().done;
+    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type2, schema2) {
         super(type2);
@@ -866,11 +866,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path7, value) {
-        if (isEmptyPath(path7))
+      addIn(path9, value) {
+        if (isEmptyPath(path9))
           this.add(value);
         else {
-          const [key, ...rest] = path7;
+          const [key, ...rest] = path9;
           const node2 = this.get(key, true);
           if (identity2.isCollection(node2))
             node2.addIn(rest, value);
@@ -884,8 +884,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path7) {
-        const [key, ...rest] = path7;
+      deleteIn(path9) {
+        const [key, ...rest] = path9;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -899,8 +899,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path7, keepScalar) {
-        const [key, ...rest] = path7;
+      getIn(path9, keepScalar) {
+        const [key, ...rest] = path9;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
@@ -918,8 +918,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path7) {
-        const [key, ...rest] = path7;
+      hasIn(path9) {
+        const [key, ...rest] = path9;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -929,8 +929,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path7, value) {
-        const [key, ...rest] = path7;
+      setIn(path9, value) {
+        const [key, ...rest] = path9;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -3445,9 +3445,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path7, value) {
+      addIn(path9, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path7, value);
+          this.contents.addIn(path9, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3522,14 +3522,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path7) {
-        if (Collection.isEmptyPath(path7)) {
+      deleteIn(path9) {
+        if (Collection.isEmptyPath(path9)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path7) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3544,10 +3544,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path7, keepScalar) {
-        if (Collection.isEmptyPath(path7))
+      getIn(path9, keepScalar) {
+        if (Collection.isEmptyPath(path9))
           return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity2.isCollection(this.contents) ? this.contents.getIn(path7, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -3558,10 +3558,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path7) {
-        if (Collection.isEmptyPath(path7))
+      hasIn(path9) {
+        if (Collection.isEmptyPath(path9))
           return this.contents !== void 0;
-        return identity2.isCollection(this.contents) ? this.contents.hasIn(path7) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3578,13 +3578,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path7, value) {
-        if (Collection.isEmptyPath(path7)) {
+      setIn(path9, value) {
+        if (Collection.isEmptyPath(path9)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path7), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path9), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path7, value);
+          this.contents.setIn(path9, value);
         }
       }
       /**
@@ -5545,9 +5545,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path7) => {
+    visit2.itemAtPath = (cst, path9) => {
       let item = cst;
-      for (const [field, index] of path7) {
+      for (const [field, index] of path9) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5556,23 +5556,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path7) => {
-      const parent = visit2.itemAtPath(cst, path7.slice(0, -1));
-      const field = path7[path7.length - 1][0];
+    visit2.parentCollection = (cst, path9) => {
+      const parent = visit2.itemAtPath(cst, path9.slice(0, -1));
+      const field = path9[path9.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path7, item, visitor) {
-      let ctrl = visitor(item, path7);
+    function _visit(path9, item, visitor) {
+      let ctrl = visitor(item, path9);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path7.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path9.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5583,10 +5583,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path7);
+            ctrl = ctrl(item, path9);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path7) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
     }
     exports2.visit = visit2;
   }
@@ -11754,10 +11754,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path7) {
-  if (!path7)
+function getElementAtPath(obj, path9) {
+  if (!path9)
     return obj;
-  return path7.reduce((acc, key) => acc?.[key], obj);
+  return path9.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -12097,11 +12097,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path7, issues) {
+function prefixIssues(path9, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path7);
+    iss.path.unshift(path9);
     return iss;
   });
 }
@@ -12563,16 +12563,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path7 = []) => {
+  const processError = (error63, path9 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
       } else {
-        const fullpath = [...path7, ...issue2.path];
+        const fullpath = [...path9, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -12611,17 +12611,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path7 = []) => {
+  const processError = (error63, path9 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
       } else {
-        const fullpath = [...path7, ...issue2.path];
+        const fullpath = [...path9, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -12660,8 +12660,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path7 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path7) {
+  const path9 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path9) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -14957,7 +14957,7 @@ function handleIntersectionResults(result, left, right) {
   const unrecKeys = /* @__PURE__ */ new Map();
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
-  const collect = (iss, side) => {
+  const collect2 = (iss, side) => {
     let keys;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
@@ -14978,11 +14978,11 @@ function handleIntersectionResults(result, left, right) {
     return true;
   };
   for (const iss of left.issues) {
-    if (!collect(iss, "l"))
+    if (!collect2(iss, "l"))
       result.issues.push(iss);
   }
   for (const iss of right.issues) {
-    if (!collect(iss, "r"))
+    if (!collect2(iss, "r"))
       result.issues.push(iss);
   }
   const bothKeys = [...unrecKeys].filter(([, f]) => f.l && f.r).map(([k]) => k);
@@ -29799,13 +29799,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path7 = ref.slice(1).split("/").filter(Boolean);
-  if (path7.length === 0) {
+  const path9 = ref.slice(1).split("/").filter(Boolean);
+  if (path9.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path7[0] === defsKey) {
-    const key = path7[1] === void 0 ? void 0 : decodeJSONPointerSegment(path7[1]);
+  if (path9[0] === defsKey) {
+    const key = path9[1] === void 0 ? void 0 : decodeJSONPointerSegment(path9[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -30672,9 +30672,9 @@ function problem(at, rule, message) {
     rule
   };
 }
-function fieldPath(path7) {
+function fieldPath(path9) {
   let out = "";
-  for (const key of path7) {
+  for (const key of path9) {
     if (typeof key === "number") out += `[${key}]`;
     else out += out === "" ? String(key) : `.${String(key)}`;
   }
@@ -34012,17 +34012,17 @@ function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
     for (const pair of node2.items) {
       const key = (0, import_yaml2.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
-      const path7 = [...prefix, String(key)];
+      const path9 = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
-      if (at !== void 0) lines[fieldPath(path7)] = at;
-      collectYamlLines(pair.value, lc, lines, path7, depth + 1);
+      if (at !== void 0) lines[fieldPath(path9)] = at;
+      collectYamlLines(pair.value, lc, lines, path9, depth + 1);
     }
   } else if ((0, import_yaml2.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
-      const path7 = [...prefix, i];
+      const path9 = [...prefix, i];
       const at = lineOf(item, lc);
-      if (at !== void 0) lines[fieldPath(path7)] = at;
-      collectYamlLines(item, lc, lines, path7, depth + 1);
+      if (at !== void 0) lines[fieldPath(path9)] = at;
+      collectYamlLines(item, lc, lines, path9, depth + 1);
     });
   }
 }
@@ -34160,17 +34160,17 @@ function issueMessage(issue2, raw) {
   if (issue2.code === "invalid_format" && typeof value === "string") return `${JSON.stringify(value)} ${issue2.message}`;
   return issue2.message;
 }
-function valueAt(raw, path7) {
+function valueAt(raw, path9) {
   let v = raw;
-  for (const key of path7) {
+  for (const key of path9) {
     if (v === null || typeof v !== "object") return void 0;
     v = v[key];
   }
   return v;
 }
-function lineOfPath(lines, path7) {
-  for (let n = path7.length; n > 0; n--) {
-    const line = lines[fieldPath(path7.slice(0, n))];
+function lineOfPath(lines, path9) {
+  for (let n = path9.length; n > 0; n--) {
+    const line = lines[fieldPath(path9.slice(0, n))];
     if (line !== void 0) return line;
   }
   return void 0;
@@ -34462,8 +34462,8 @@ function shortestCycleThrough(g, s, component, c, parent) {
       if (w === s) {
         const back = [];
         for (let x = v; x !== s; x = parent[x]) back.push(x);
-        const path7 = [s, ...back.reverse(), s];
-        return { path: path7, depIndex: path7.slice(0, -1).map((x, i) => depIndexOf(g, x, path7[i + 1])) };
+        const path9 = [s, ...back.reverse(), s];
+        return { path: path9, depIndex: path9.slice(0, -1).map((x, i) => depIndexOf(g, x, path9[i + 1])) };
       }
       if (parent[w] === -1) {
         parent[w] = v;
@@ -34689,8 +34689,8 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
     let at = edges2.findIndex((loc) => loc.file.startsWith("overlays/"));
     if (at === -1) at = 0;
     const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
-    const path7 = nodes.map((v) => ids[v]).join(" \u2192 ");
-    out.push(problem(edges2[at], "cycle", `dependency cycle ${path7} (\u2192 reads "depends on")`));
+    const path9 = nodes.map((v) => ids[v]).join(" \u2192 ");
+    out.push(problem(edges2[at], "cycle", `dependency cycle ${path9} (\u2192 reads "depends on")`));
   }
 }
 
@@ -34816,11 +34816,397 @@ async function loadSystemPrompt(kind, options2 = {}) {
   return { kind, text, source: "builtin", path: file2 };
 }
 
-// src/agent/spawn.ts
+// src/agent/rate-limit.ts
+var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
+var OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
+var RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
+var RESETS_AT = /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
+var MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+var EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
+var TRY_AGAIN_IN = /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
+function detectRateLimit(text, options2 = {}) {
+  const now = options2.now ?? /* @__PURE__ */ new Date();
+  let kind = null;
+  if (USAGE_LIMIT.test(text)) kind = "usage_limit";
+  else if (options2.status === 529 || OVERLOADED.test(text)) kind = "overloaded";
+  else if (options2.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
+  if (!kind) return null;
+  const info = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
+  const resetAt = parseResetTime(text, now) ?? (options2.retryAfter ? retryAfterToDate(options2.retryAfter, now) : void 0);
+  if (resetAt) info.resetAt = resetAt;
+  return info;
+}
+function lineMatching(text, patterns) {
+  const lines = text.split(/\r?\n/);
+  const line = lines.find((l) => patterns.some((p) => p.test(l))) ?? lines[0] ?? "";
+  return line.trim().slice(0, 300);
+}
+function parseResetTime(text, now = /* @__PURE__ */ new Date()) {
+  const epoch = EPOCH_RESET.exec(text);
+  if (epoch) {
+    const n = Number(epoch[1]);
+    return new Date(n > 1e12 ? n : n * 1e3);
+  }
+  const at = RESETS_AT.exec(text);
+  if (at && (at[1] !== void 0 || at[4] !== void 0 || at[5] !== void 0 || at[6] !== void 0)) {
+    let hour = Number(at[3]);
+    const minute = at[4] ? Number(at[4]) : 0;
+    const meridiem = at[5]?.toLowerCase();
+    if (meridiem === "pm" && hour < 12) hour += 12;
+    if (meridiem === "am" && hour === 12) hour = 0;
+    const zone = at[6] && isValidTimeZone(at[6]) ? at[6] : "UTC";
+    if (hour <= 23 && minute <= 59) {
+      if (at[1] === void 0) return nextWallClockTime(hour, minute, zone, now);
+      const month = MONTHS.indexOf(at[1].toLowerCase()) + 1;
+      const day = Number(at[2]);
+      const year = wallClock(now.getTime(), zone).year;
+      const thisYear = zonedTimeToUtc(year, month, day, hour, minute, zone);
+      return thisYear.getTime() > now.getTime() - 864e5 ? thisYear : zonedTimeToUtc(year + 1, month, day, hour, minute, zone);
+    }
+  }
+  const inN = TRY_AGAIN_IN.exec(text);
+  if (inN) {
+    const n = Number(inN[1]);
+    const unit = inN[2].toLowerCase();
+    const ms = unit.startsWith("h") ? n * 36e5 : unit.startsWith("m") ? n * 6e4 : n * 1e3;
+    return new Date(now.getTime() + ms);
+  }
+  return void 0;
+}
+function parseRetryAfter(value, now = /* @__PURE__ */ new Date()) {
+  const v = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(v)) return Math.round(Number(v) * 1e3);
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) return void 0;
+  return Math.max(0, t - now.getTime());
+}
+function retryAfterToDate(value, now) {
+  const ms = parseRetryAfter(value, now);
+  return ms === void 0 ? void 0 : new Date(now.getTime() + ms);
+}
+var formatters = /* @__PURE__ */ new Map();
+function formatterFor(zone) {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric"
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+function isValidTimeZone(zone) {
+  try {
+    formatterFor(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function wallClock(t, zone) {
+  const parts = Object.fromEntries(formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value]));
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    second: Number(parts.second)
+  };
+}
+function zoneOffsetMs(t, zone) {
+  const w = wallClock(t, zone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - Math.floor(t / 1e3) * 1e3;
+}
+function zonedTimeToUtc(year, month, day, hour, minute, zone) {
+  const guess = Date.UTC(year, month - 1, day, hour, minute);
+  const first = guess - zoneOffsetMs(guess, zone);
+  const second = guess - zoneOffsetMs(first, zone);
+  return new Date(second);
+}
+function nextWallClockTime(hour, minute, zone, now) {
+  const z2 = isValidTimeZone(zone) ? zone : "UTC";
+  const today = wallClock(now.getTime(), z2);
+  for (let addDays = 0; addDays < 3; addDays++) {
+    const candidate = zonedTimeToUtc(today.year, today.month, today.day + addDays, hour, minute, z2);
+    if (candidate.getTime() > now.getTime()) return candidate;
+  }
+  return zonedTimeToUtc(today.year, today.month, today.day + 1, hour, minute, z2);
+}
+function backoffDelay(attempt, options2 = {}) {
+  const base = options2.baseMs ?? 5e3;
+  const max = options2.maxMs ?? 3e5;
+  const exp = Math.min(base * 2 ** attempt, max);
+  const jitter = (options2.random ?? Math.random)() * exp * 0.5;
+  return Math.round(Math.min(exp + jitter, max * 1.5));
+}
+function planRateLimitWait(info, options2) {
+  const now = options2.now.getTime();
+  const random = options2.random ?? Math.random;
+  let until;
+  if (info.resetAt) until = Math.max(now, info.resetAt.getTime()) + Math.round(random() * 5e3);
+  else if (info.kind === "usage_limit") until = now + (options2.unknownUsageLimitMs ?? 36e5);
+  else until = now + backoffDelay(options2.attempt, options2);
+  const untilDate = new Date(until);
+  if (options2.attempt >= (options2.maxRetries ?? 5) || until > options2.deadline) return { action: "give_up", until: untilDate };
+  return { action: "wait", ms: until - now, until: untilDate };
+}
+
+// src/agent/spawn/context.ts
 import { createWriteStream, existsSync as existsSync2 } from "node:fs";
-import { chmod, mkdir as mkdir2, stat as stat2, writeFile as writeFile2 } from "node:fs/promises";
-import path5 from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
+import { mkdir as mkdir2 } from "node:fs/promises";
+import path3 from "node:path";
+
+// src/agent/depth.ts
+import { randomBytes as randomBytes2 } from "node:crypto";
+var ENV = {
+  depth: "FORGE_SPAWN_DEPTH",
+  maxDepth: "FORGE_MAX_DEPTH",
+  trace: "FORGE_TRACE_ID",
+  agentType: "FORGE_AGENT_TYPE"
+};
+var DEFAULT_MAX_DEPTH = 3;
+var TRACE = /^[0-9a-f]{16}$/;
+function newTraceId() {
+  return randomBytes2(8).toString("hex");
+}
+function traceIdFrom(env) {
+  const v = env[ENV.trace]?.trim().toLowerCase();
+  return v && TRACE.test(v) ? v : newTraceId();
+}
+function currentDepth(env) {
+  const n = Number.parseInt(env[ENV.depth] ?? "", 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+function effectiveMaxDepth(requested, env) {
+  const wanted = requested ?? DEFAULT_MAX_DEPTH;
+  const inherited = Number.parseInt(env[ENV.maxDepth] ?? "", 10);
+  return Number.isFinite(inherited) && inherited >= 0 ? Math.min(wanted, inherited) : wanted;
+}
+function checkDepth(env, requestedMax) {
+  const depth = currentDepth(env) + 1;
+  const maxDepth = effectiveMaxDepth(requestedMax, env);
+  return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
+}
+
+// src/agent/spawn/context.ts
+function defaultReportPaths(sessionDir) {
+  return {
+    walkthrough: path3.join(sessionDir, "walkthrough.md"),
+    question: path3.join(sessionDir, "question.md"),
+    changeRequest: path3.join(sessionDir, "change-request.md"),
+    refinement: path3.join(sessionDir, "refinement.md")
+  };
+}
+async function openSpawn(options2) {
+  const parentEnv = options2.env ?? process.env;
+  const sessionDir = path3.resolve(options2.sessionDir);
+  await mkdir2(sessionDir, { recursive: true });
+  const eventsPath = path3.join(sessionDir, "events.ndjson");
+  const transcriptPath = path3.join(sessionDir, "transcript.log");
+  const started = /* @__PURE__ */ new Date();
+  const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
+  for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
+  const depthCheck = checkDepth(parentEnv, options2.maxDepth);
+  const events = createWriteStream(eventsPath, { flags: "a" });
+  const transcript = createWriteStream(transcriptPath, { flags: "a" });
+  events.on("error", () => void 0);
+  transcript.on("error", () => void 0);
+  return {
+    options: options2,
+    parentEnv,
+    name: options2.name ?? "spawn",
+    layer: options2.layer ?? "exec",
+    sessionDir,
+    eventsPath,
+    transcriptPath,
+    started,
+    masker,
+    events,
+    transcript,
+    traceId: traceIdFrom(parentEnv),
+    depthCheck,
+    turn: 0,
+    rateLimitRetries: 0
+  };
+}
+function emit(sc, draft) {
+  const event = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    kind: draft.kind,
+    summary: sc.masker.mask(draft.summary),
+    ...draft.tool ? { tool: draft.tool } : {},
+    ...sc.turn > 0 ? { turn: sc.turn } : {},
+    traceId: sc.traceId,
+    depth: sc.depthCheck.depth,
+    name: sc.name
+  };
+  sc.events.write(`${JSON.stringify(event)}
+`);
+  try {
+    sc.options.onProgress?.(event);
+  } catch {
+  }
+}
+async function finish(sc, exitCode, extra = {}, reports = {}) {
+  const { options: options2, started, depthCheck } = sc;
+  const finished = /* @__PURE__ */ new Date();
+  await sc.service?.close().catch(() => void 0);
+  emit(sc, { kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
+  await Promise.all([closeStream(sc.events), closeStream(sc.transcript)]);
+  const status = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
+  const signalFile = await writeSignal({
+    sessionDir: sc.sessionDir,
+    layer: sc.layer,
+    name: sc.name,
+    status,
+    ...reports.walkthrough ? { artifactPath: reports.walkthrough } : existsSync2(sc.transcriptPath) ? { artifactPath: sc.transcriptPath } : {},
+    traceId: sc.traceId,
+    createdAt: started,
+    completedAt: finished,
+    extra: { exit_code: exitCode, depth: depthCheck.depth, ...extra.error ? { error_code: extra.error.code } : {} }
+  }).catch(() => void 0);
+  const result = {
+    adapter: options2.adapter,
+    ...options2.agentType ? { agentType: options2.agentType } : {},
+    sessionDir: sc.sessionDir,
+    eventsPath: sc.eventsPath,
+    transcriptPath: sc.transcriptPath,
+    traceId: sc.traceId,
+    depth: depthCheck.depth,
+    maxDepth: depthCheck.maxDepth,
+    exitCode,
+    status: STATUS_OF_EXIT[exitCode],
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationMs: finished.getTime() - started.getTime(),
+    rateLimitRetries: 0,
+    reports,
+    ...extra,
+    ...signalFile ? { signalPath: signalFile } : {}
+  };
+  if (result.error) result.error = { code: result.error.code, message: sc.masker.mask(result.error.message) };
+  if (result.result !== void 0) result.result = sc.masker.mask(result.result);
+  return result;
+}
+function closeStream(s) {
+  return new Promise((resolve) => {
+    if (s.closed || s.destroyed) return resolve();
+    s.end(() => resolve());
+  });
+}
+
+// src/agent/spawn/collect.ts
+var EXIT_MARKER = /^[ \t>*`]*FORGE_EXIT\s*[=:]\s*(\d+)\b/gm;
+function explicitExitCode(text) {
+  if (!text) return void 0;
+  let found;
+  for (const m of text.matchAll(EXIT_MARKER)) {
+    const n = Number(m[1]);
+    if (isForgeExitCode(n)) found = n;
+  }
+  return found;
+}
+async function collect(sc, p, run) {
+  const { options: options2 } = sc;
+  const { outcome, parsed, common: common2, written } = run;
+  if (outcome.spawnError) {
+    return finish(sc, 1, { ...common2, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } }, written);
+  }
+  if (outcome.stopped === "aborted") return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
+  if (outcome.stopped === "timeout") {
+    return finish(sc, 21, { ...common2, timedOut: "wall", error: { code: "timeout", message: `wall-clock limit of ${Math.round((options2.timeoutMs ?? 0) / 1e3)} s reached` } }, written);
+  }
+  if (outcome.stopped === "idle") {
+    return finish(sc, 21, { ...common2, timedOut: "idle", error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options2.idleTimeoutMs ?? 0) / 1e3)} s` } }, written);
+  }
+  const explicit = explicitExitCode(parsed.result);
+  const exitCode = exitCodeOf(sc, run, explicit);
+  if (exitCode === 1 && explicit === void 0) {
+    const limited = await rateLimited(sc, p, run);
+    if (limited) return limited;
+  }
+  return finish(sc, exitCode, { ...common2, ...exitCode !== 0 ? { error: failureOf(p, run, exitCode, explicit) } : {} }, written);
+}
+function exitCodeOf(sc, run, explicit) {
+  const { parsed, written, outcome } = run;
+  if (explicit !== void 0) return explicit;
+  if (sc.options.adapter === "command") return isForgeExitCode(outcome.code) ? outcome.code : 1;
+  if (!parsed.ok) return 1;
+  if (written.changeRequest) return 11;
+  if (written.question) return 3;
+  if (written.refinement) return 10;
+  return 0;
+}
+async function rateLimited(sc, p, run) {
+  const { options: options2 } = sc;
+  const { parsed, common: common2, written, stderrTail } = run;
+  const failureText = [parsed.errorText, parsed.ok ? "" : parsed.result, stderrTail.join("\n")].filter(Boolean).join("\n");
+  const limit = detectRateLimit(failureText, { status: parsed.apiErrorStatus ?? null });
+  if (!limit) return void 0;
+  const decision = planRateLimitWait(limit, {
+    now: /* @__PURE__ */ new Date(),
+    deadline: p.deadline,
+    attempt: sc.rateLimitRetries,
+    maxRetries: options2.maxRateLimitRetries ?? 5,
+    ...options2.random ? { random: options2.random } : {}
+  });
+  if (decision.action === "wait") {
+    emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
+    await (options2.sleep ?? sleepFor)(decision.ms, options2.signal);
+    if (options2.signal?.aborted) return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
+    sc.rateLimitRetries++;
+    emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
+    return "again";
+  }
+  emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget` });
+  return finish(
+    sc,
+    1,
+    {
+      ...common2,
+      rateLimitRetries: sc.rateLimitRetries,
+      rateLimitedUntil: decision.until.toISOString(),
+      error: { code: "rate_limited", message: `${limit.kind} until ${decision.until.toISOString()}: ${limit.message}` }
+    },
+    written
+  );
+}
+function failureOf(p, run, exitCode, explicit) {
+  const { parsed, stderrTail, outcome } = run;
+  const said = explicit !== void 0 ? `the agent ended with FORGE_EXIT=${explicit}` : void 0;
+  const why = parsed.errorText ?? (parsed.ok ? void 0 : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : void 0);
+  return {
+    code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
+    message: oneLineError([said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`)
+  };
+}
+function oneLineError(text) {
+  const s = text.replace(/\s+/g, " ").trim();
+  return (s.length > 500 ? `${s.slice(0, 499)}\u2026` : s) || "the agent failed";
+}
+var sleepFor = (ms, signal) => new Promise((resolve) => {
+  if (signal?.aborted) return resolve();
+  const t = setTimeout(done, ms);
+  function done() {
+    clearTimeout(t);
+    signal?.removeEventListener("abort", done);
+    resolve();
+  }
+  signal?.addEventListener("abort", done, { once: true });
+});
+
+// src/agent/spawn/prepare.ts
+import { writeFile as writeFile3 } from "node:fs/promises";
+import path7 from "node:path";
 
 // src/agent/env.ts
 var BASE_NAMES = /* @__PURE__ */ new Set([
@@ -35016,7 +35402,7 @@ var StreamJsonParser = class {
 };
 
 // src/agent/adapters/codex.ts
-import path3 from "node:path";
+import path4 from "node:path";
 
 // src/agent/hierarchy.ts
 var SPAWNABLE_BY = {
@@ -35066,19 +35452,19 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
   const kind = forgeEnv.FORGE_AGENT_TYPE;
   if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path3.join(parentEnv.HOME, ".codex") : void 0));
+    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path4.join(parentEnv.HOME, ".codex") : void 0));
   }
   for (const file2 of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
-    if (file2) dirs.push(path3.dirname(path3.resolve(cwd, file2)));
+    if (file2) dirs.push(path4.dirname(path4.resolve(cwd, file2)));
   }
   const inside = (dir, root) => {
-    const rel = path3.relative(root, dir);
-    return rel === "" || !rel.startsWith("..") && !path3.isAbsolute(rel);
+    const rel = path4.relative(root, dir);
+    return rel === "" || !rel.startsWith("..") && !path4.isAbsolute(rel);
   };
   const out = [];
   for (const d of dirs) {
     if (!d) continue;
-    const abs = path3.resolve(cwd, d);
+    const abs = path4.resolve(cwd, d);
     if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
     out.push(abs);
   }
@@ -35242,36 +35628,27 @@ function adapterFor(name) {
   return ADAPTERS[name];
 }
 
-// src/agent/depth.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
-var ENV = {
-  depth: "FORGE_SPAWN_DEPTH",
-  maxDepth: "FORGE_MAX_DEPTH",
-  trace: "FORGE_TRACE_ID",
-  agentType: "FORGE_AGENT_TYPE"
-};
-var DEFAULT_MAX_DEPTH = 3;
-var TRACE = /^[0-9a-f]{16}$/;
-function newTraceId() {
-  return randomBytes2(8).toString("hex");
+// src/agent/forge-shim.ts
+import { existsSync as existsSync3 } from "node:fs";
+import { chmod, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
+import path5 from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+function defaultForgeCli() {
+  const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
+  const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
+  return existsSync3(bin) && existsSync3(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
-function traceIdFrom(env) {
-  const v = env[ENV.trace]?.trim().toLowerCase();
-  return v && TRACE.test(v) ? v : newTraceId();
+function shQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
-function currentDepth(env) {
-  const n = Number.parseInt(env[ENV.depth] ?? "", 10);
-  return Number.isFinite(n) && n >= 0 ? n : 0;
-}
-function effectiveMaxDepth(requested, env) {
-  const wanted = requested ?? DEFAULT_MAX_DEPTH;
-  const inherited = Number.parseInt(env[ENV.maxDepth] ?? "", 10);
-  return Number.isFinite(inherited) && inherited >= 0 ? Math.min(wanted, inherited) : wanted;
-}
-function checkDepth(env, requestedMax) {
-  const depth = currentDepth(env) + 1;
-  const maxDepth = effectiveMaxDepth(requestedMax, env);
-  return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
+async function writeForgeShim(dir, cli) {
+  await mkdir3(dir, { recursive: true });
+  const file2 = path5.join(dir, "forge");
+  await writeFile2(file2, `#!/bin/sh
+exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
+`, "utf8");
+  await chmod(file2, 493);
+  return file2;
 }
 
 // src/agent/hierarchy-service.ts
@@ -35279,7 +35656,7 @@ import { randomBytes as randomBytes3 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path4 from "node:path";
+import path6 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
@@ -35292,12 +35669,12 @@ var HierarchyService = class _HierarchyService {
   #records = /* @__PURE__ */ new Map();
   constructor(dir, server) {
     this.#dir = dir;
-    this.socketPath = path4.join(dir, "s");
+    this.socketPath = path6.join(dir, "s");
     this.#server = server;
   }
   /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
   static async start() {
-    const dir = await mkdtemp(path4.join(tmpdir(), "forge-h-"));
+    const dir = await mkdtemp(path6.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
     const service = new _HierarchyService(dir, server);
     server.on("connection", (socket) => service.#serve(socket));
@@ -35389,6 +35766,147 @@ function askHierarchy(socketPath, req, timeoutMs = 1e4) {
   });
 }
 
+// src/agent/spawn/prepare.ts
+var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
+var ENV_VALUE_LIMIT = 1e5;
+async function prepare(sc) {
+  const { options: options2 } = sc;
+  const admitted = await admit(sc);
+  if ("done" in admitted) return admitted;
+  if (!admitted.ticket) await startService(sc, admitted);
+  if (sc.depthCheck.remaining === 0) emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
+  let cwd = options2.cwd;
+  if (options2.prepareCwd) {
+    try {
+      cwd = await options2.prepareCwd();
+    } catch (err) {
+      return { done: await finish(sc, 1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` } }) };
+    }
+  }
+  const reports = { ...defaultReportPaths(sc.sessionDir), ...options2.reports };
+  const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
+  const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
+  const shimDir = forgeEnv.FORGE_CLI ? path7.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const adapter = adapterFor(options2.adapter);
+  let invocation;
+  try {
+    invocation = adapter.invocation({
+      prompt: options2.prompt,
+      ...options2.systemPrompt ? { systemPrompt: options2.systemPrompt } : {},
+      ...options2.model ? { model: options2.model } : {},
+      cwd,
+      allowedTools,
+      ...options2.maxTurns !== void 0 ? { maxTurns: options2.maxTurns } : {},
+      parentEnv: sc.parentEnv,
+      forgeEnv,
+      passEnv: options2.passEnv ?? [],
+      extraEnv: options2.extraEnv ?? {},
+      ...options2.command ? { command: options2.command } : {},
+      ...options2.args ? { args: options2.args } : {},
+      ...options2.binary ? { binary: options2.binary } : {}
+    });
+  } catch (err) {
+    return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
+  }
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path7.delimiter);
+  const deadline = options2.deadline ?? sc.started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
+  emit(sc, { kind: "start", summary: `${options2.adapter}${options2.agentType ? ` type ${options2.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}` });
+  return { cwd, reports, adapter, invocation, deadline };
+}
+async function admit(sc) {
+  const { options: options2, parentEnv } = sc;
+  const socket = parentEnv[HIERARCHY_ENV.socket];
+  const ticket = parentEnv[HIERARCHY_ENV.ticket];
+  const claimed = parentEnv[ENV.agentType] || void 0;
+  const refuse2 = async (code, message) => ({ done: await finish(sc, 2, { error: { code, message } }) });
+  const child = {};
+  if (socket && ticket) {
+    let answer;
+    try {
+      answer = await askHierarchy(socket, { op: "spawn", ticket, ...options2.agentType ? { agentType: options2.agentType } : {}, ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {}, ...claimed ? { claimedType: claimed } : {} });
+    } catch (err) {
+      return refuse2("spawn_not_allowed", `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running`);
+    }
+    if (!answer.ok) {
+      if (answer.depth !== void 0 && answer.maxDepth !== void 0) sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+      if (answer.caller) sc.traceId = answer.caller.traceId;
+      return refuse2(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
+    }
+    sc.traceId = answer.traceId;
+    sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
+    child.ticket = answer.ticket;
+    child.socket = socket;
+  } else if (claimed && options2.caller === void 0) {
+    return refuse2(
+      "spawn_not_allowed",
+      `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`
+    );
+  } else if (options2.caller !== void 0) {
+    const type2 = options2.agentType;
+    if (!type2 || !mayCallerSpawn(options2.caller, type2)) {
+      return refuse2("spawn_not_allowed", !type2 ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${type2}`);
+    }
+  }
+  if (!sc.depthCheck.ok) return refuse2("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+  return child;
+}
+async function startService(sc, child) {
+  const { options: options2, depthCheck } = sc;
+  try {
+    sc.service = await HierarchyService.start();
+    child.ticket = sc.service.issue({ ...options2.agentType ? { agentType: options2.agentType } : {}, depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId: sc.traceId });
+    child.socket = sc.service.socketPath;
+  } catch (err) {
+    emit(sc, { kind: "system", summary: `no hierarchy service (${err.message}): this agent cannot spawn sub-agents` });
+  }
+}
+async function agentForgeEnv(sc, reports, allowedTools, child) {
+  const { options: options2, sessionDir, depthCheck } = sc;
+  const promptFile = path7.join(sessionDir, "prompt.md");
+  const systemPromptFile = path7.join(sessionDir, "system-prompt.md");
+  await writeFile3(promptFile, sc.masker.mask(options2.prompt), "utf8");
+  if (options2.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options2.systemPrompt), "utf8");
+  const forgeEnv = {
+    FORGE_SESSION_DIR: sessionDir,
+    FORGE_SPAWN_DEPTH: String(depthCheck.depth),
+    FORGE_MAX_DEPTH: String(depthCheck.maxDepth),
+    FORGE_TRACE_ID: sc.traceId,
+    FORGE_PROMPT_FILE: promptFile,
+    FORGE_ALLOWED_TOOLS: allowedTools.join(","),
+    FORGE_WALKTHROUGH_PATH: reports.walkthrough,
+    FORGE_QUESTION_FILE: reports.question,
+    FORGE_CHANGE_REQUEST_FILE: reports.changeRequest,
+    FORGE_REFINEMENT_FILE: reports.refinement,
+    FORGE_SIGNAL_DIR: sessionDir,
+    FORGE_ADAPTER: options2.adapter,
+    FORGE_SPAWN_NAME: sc.name
+  };
+  for (const k of JOB_ENV) {
+    const v = sc.parentEnv[k];
+    if (v) forgeEnv[k] = v;
+  }
+  if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
+  if (options2.binary) forgeEnv.FORGE_AGENT_BINARY = options2.binary;
+  if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
+  if (options2.systemPrompt) {
+    forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
+    if (options2.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options2.systemPrompt;
+  }
+  if (options2.model) forgeEnv.FORGE_MODEL = options2.model;
+  if (options2.agentType) forgeEnv.FORGE_AGENT_TYPE = options2.agentType;
+  if (child.ticket && child.socket) {
+    forgeEnv[HIERARCHY_ENV.socket] = child.socket;
+    forgeEnv[HIERARCHY_ENV.ticket] = child.ticket;
+  }
+  if (options2.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options2.maxTurns);
+  const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path7.join(sessionDir, ".bin"), cli);
+  return forgeEnv;
+}
+
+// src/agent/spawn/run.ts
+import { stat as stat2 } from "node:fs/promises";
+
 // src/agent/process.ts
 import { spawn } from "node:child_process";
 function runProcess(options2) {
@@ -35411,7 +35929,7 @@ function runProcess(options2) {
       resolve({ code: null, signal: null, spawnError: err2, durationMs: Date.now() - t0 });
       return;
     }
-    const finish = (outcome) => {
+    const finish2 = (outcome) => {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
@@ -35478,13 +35996,13 @@ function runProcess(options2) {
     child.stderr.on("data", err.data);
     child.stdin.on("error", () => void 0);
     child.stdin.end(options2.stdin ?? "");
-    child.on("error", (e) => finish({ code: null, signal: null, spawnError: e }));
+    child.on("error", (e) => finish2({ code: null, signal: null, spawnError: e }));
     child.on("exit", (code, signal) => {
       const drain = setTimeout(() => {
         killGroup("SIGKILL");
         out.end();
         err.end();
-        finish({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
+        finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
       }, 2e3);
       drain.unref();
       timers.push(drain);
@@ -35492,531 +36010,59 @@ function runProcess(options2) {
     child.on("close", (code, signal) => {
       out.end();
       err.end();
-      finish({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
+      finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
     });
   });
 }
 
-// src/agent/rate-limit.ts
-var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
-var OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
-var RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
-var RESETS_AT = /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
-var MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-var EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
-var TRY_AGAIN_IN = /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
-function detectRateLimit(text, options2 = {}) {
-  const now = options2.now ?? /* @__PURE__ */ new Date();
-  let kind = null;
-  if (USAGE_LIMIT.test(text)) kind = "usage_limit";
-  else if (options2.status === 529 || OVERLOADED.test(text)) kind = "overloaded";
-  else if (options2.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
-  if (!kind) return null;
-  const info = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
-  const resetAt = parseResetTime(text, now) ?? (options2.retryAfter ? retryAfterToDate(options2.retryAfter, now) : void 0);
-  if (resetAt) info.resetAt = resetAt;
-  return info;
-}
-function lineMatching(text, patterns) {
-  const lines = text.split(/\r?\n/);
-  const line = lines.find((l) => patterns.some((p) => p.test(l))) ?? lines[0] ?? "";
-  return line.trim().slice(0, 300);
-}
-function parseResetTime(text, now = /* @__PURE__ */ new Date()) {
-  const epoch = EPOCH_RESET.exec(text);
-  if (epoch) {
-    const n = Number(epoch[1]);
-    return new Date(n > 1e12 ? n : n * 1e3);
+// src/agent/spawn/run.ts
+async function runAgentOnce(sc, p) {
+  const { options: options2 } = sc;
+  const remaining = options2.timeoutMs !== void 0 ? options2.timeoutMs - (Date.now() - sc.started.getTime()) : void 0;
+  if (remaining !== void 0 && remaining <= 0) {
+    return { done: await finish(sc, 21, { timedOut: "wall", rateLimitRetries: sc.rateLimitRetries, error: { code: "timeout", message: "wall-clock limit reached while waiting" } }) };
   }
-  const at = RESETS_AT.exec(text);
-  if (at && (at[1] !== void 0 || at[4] !== void 0 || at[5] !== void 0 || at[6] !== void 0)) {
-    let hour = Number(at[3]);
-    const minute = at[4] ? Number(at[4]) : 0;
-    const meridiem = at[5]?.toLowerCase();
-    if (meridiem === "pm" && hour < 12) hour += 12;
-    if (meridiem === "am" && hour === 12) hour = 0;
-    const zone = at[6] && isValidTimeZone(at[6]) ? at[6] : "UTC";
-    if (hour <= 23 && minute <= 59) {
-      if (at[1] === void 0) return nextWallClockTime(hour, minute, zone, now);
-      const month = MONTHS.indexOf(at[1].toLowerCase()) + 1;
-      const day = Number(at[2]);
-      const year = wallClock(now.getTime(), zone).year;
-      const thisYear = zonedTimeToUtc(year, month, day, hour, minute, zone);
-      return thisYear.getTime() > now.getTime() - 864e5 ? thisYear : zonedTimeToUtc(year + 1, month, day, hour, minute, zone);
-    }
-  }
-  const inN = TRY_AGAIN_IN.exec(text);
-  if (inN) {
-    const n = Number(inN[1]);
-    const unit = inN[2].toLowerCase();
-    const ms = unit.startsWith("h") ? n * 36e5 : unit.startsWith("m") ? n * 6e4 : n * 1e3;
-    return new Date(now.getTime() + ms);
-  }
-  return void 0;
-}
-function parseRetryAfter(value, now = /* @__PURE__ */ new Date()) {
-  const v = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(v)) return Math.round(Number(v) * 1e3);
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) return void 0;
-  return Math.max(0, t - now.getTime());
-}
-function retryAfterToDate(value, now) {
-  const ms = parseRetryAfter(value, now);
-  return ms === void 0 ? void 0 : new Date(now.getTime() + ms);
-}
-var formatters = /* @__PURE__ */ new Map();
-function formatterFor(zone) {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric"
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
-function isValidTimeZone(zone) {
-  try {
-    formatterFor(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-function wallClock(t, zone) {
-  const parts = Object.fromEntries(formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value]));
-  return {
-    year: Number(parts.year),
-    month: Number(parts.month),
-    day: Number(parts.day),
-    hour: Number(parts.hour),
-    minute: Number(parts.minute),
-    second: Number(parts.second)
-  };
-}
-function zoneOffsetMs(t, zone) {
-  const w = wallClock(t, zone);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return asUtc - Math.floor(t / 1e3) * 1e3;
-}
-function zonedTimeToUtc(year, month, day, hour, minute, zone) {
-  const guess = Date.UTC(year, month - 1, day, hour, minute);
-  const first = guess - zoneOffsetMs(guess, zone);
-  const second = guess - zoneOffsetMs(first, zone);
-  return new Date(second);
-}
-function nextWallClockTime(hour, minute, zone, now) {
-  const z2 = isValidTimeZone(zone) ? zone : "UTC";
-  const today = wallClock(now.getTime(), z2);
-  for (let addDays = 0; addDays < 3; addDays++) {
-    const candidate = zonedTimeToUtc(today.year, today.month, today.day + addDays, hour, minute, z2);
-    if (candidate.getTime() > now.getTime()) return candidate;
-  }
-  return zonedTimeToUtc(today.year, today.month, today.day + 1, hour, minute, z2);
-}
-function backoffDelay(attempt, options2 = {}) {
-  const base = options2.baseMs ?? 5e3;
-  const max = options2.maxMs ?? 3e5;
-  const exp = Math.min(base * 2 ** attempt, max);
-  const jitter = (options2.random ?? Math.random)() * exp * 0.5;
-  return Math.round(Math.min(exp + jitter, max * 1.5));
-}
-function planRateLimitWait(info, options2) {
-  const now = options2.now.getTime();
-  const random = options2.random ?? Math.random;
-  let until;
-  if (info.resetAt) until = Math.max(now, info.resetAt.getTime()) + Math.round(random() * 5e3);
-  else if (info.kind === "usage_limit") until = now + (options2.unknownUsageLimitMs ?? 36e5);
-  else until = now + backoffDelay(options2.attempt, options2);
-  const untilDate = new Date(until);
-  if (options2.attempt >= (options2.maxRetries ?? 5) || until > options2.deadline) return { action: "give_up", until: untilDate };
-  return { action: "wait", ms: until - now, until: untilDate };
-}
-
-// src/agent/spawn.ts
-var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
-var ENV_VALUE_LIMIT = 1e5;
-var EXIT_MARKER = /^[ \t>*`]*FORGE_EXIT\s*[=:]\s*(\d+)\b/gm;
-function explicitExitCode(text) {
-  if (!text) return void 0;
-  let found;
-  for (const m of text.matchAll(EXIT_MARKER)) {
-    const n = Number(m[1]);
-    if (isForgeExitCode(n)) found = n;
-  }
-  return found;
-}
-function defaultReportPaths(sessionDir) {
-  return {
-    walkthrough: path5.join(sessionDir, "walkthrough.md"),
-    question: path5.join(sessionDir, "question.md"),
-    changeRequest: path5.join(sessionDir, "change-request.md"),
-    refinement: path5.join(sessionDir, "refinement.md")
-  };
-}
-var sleepFor = (ms, signal) => new Promise((resolve) => {
-  if (signal?.aborted) return resolve();
-  const t = setTimeout(done, ms);
-  function done() {
-    clearTimeout(t);
-    signal?.removeEventListener("abort", done);
-    resolve();
-  }
-  signal?.addEventListener("abort", done, { once: true });
-});
-function defaultForgeCli() {
-  const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
-  const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync2(bin) && existsSync2(main) ? { command: process.execPath, args: [bin] } : void 0;
-}
-function shQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-async function writeForgeShim(dir, cli) {
-  await mkdir2(dir, { recursive: true });
-  const file2 = path5.join(dir, "forge");
-  await writeFile2(file2, `#!/bin/sh
-exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
-`, "utf8");
-  await chmod(file2, 493);
-  return file2;
-}
-async function spawnAgent(options2) {
-  const parentEnv = options2.env ?? process.env;
-  let traceId = traceIdFrom(parentEnv);
-  const name = options2.name ?? "spawn";
-  const layer = options2.layer ?? "exec";
-  const sessionDir = path5.resolve(options2.sessionDir);
-  await mkdir2(sessionDir, { recursive: true });
-  const eventsPath = path5.join(sessionDir, "events.ndjson");
-  const transcriptPath = path5.join(sessionDir, "transcript.log");
-  const started = /* @__PURE__ */ new Date();
-  const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
-  for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
-  let depthCheck = checkDepth(parentEnv, options2.maxDepth);
-  const events = createWriteStream(eventsPath, { flags: "a" });
-  const transcript = createWriteStream(transcriptPath, { flags: "a" });
-  events.on("error", () => void 0);
-  transcript.on("error", () => void 0);
-  let turn = 0;
-  const emit = (draft) => {
-    const event = {
-      at: (/* @__PURE__ */ new Date()).toISOString(),
-      kind: draft.kind,
-      summary: masker.mask(draft.summary),
-      ...draft.tool ? { tool: draft.tool } : {},
-      ...turn > 0 ? { turn } : {},
-      traceId,
-      depth: depthCheck.depth,
-      name
-    };
-    events.write(`${JSON.stringify(event)}
+  const parser = p.adapter.parser();
+  const stderrTail = [];
+  const runStart = Date.now();
+  const outcome = await runProcess({
+    command: p.invocation.command,
+    args: p.invocation.args,
+    cwd: p.cwd,
+    env: p.invocation.env,
+    ...p.invocation.stdin !== void 0 ? { stdin: p.invocation.stdin } : {},
+    ...remaining !== void 0 ? { timeoutMs: remaining } : {},
+    ...options2.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options2.idleTimeoutMs } : {},
+    busyIdleTimeoutMs: options2.toolIdleTimeoutMs ?? 10 * 6e4,
+    isBusy: () => parser.busy?.() ?? false,
+    ...options2.signal ? { signal: options2.signal } : {},
+    onStdoutLine: (line) => {
+      if (!isPartialChunk(line)) sc.transcript.write(`${sc.masker.mask(line)}
 `);
-    try {
-      options2.onProgress?.(event);
-    } catch {
-    }
-  };
-  const base = {
-    adapter: options2.adapter,
-    ...options2.agentType ? { agentType: options2.agentType } : {},
-    sessionDir,
-    eventsPath,
-    transcriptPath
-  };
-  let service;
-  const finish = async (exitCode, extra = {}, reports2 = {}) => {
-    const finished = /* @__PURE__ */ new Date();
-    await service?.close().catch(() => void 0);
-    emit({ kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
-    await Promise.all([closeStream(events), closeStream(transcript)]);
-    const status = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
-    const signalFile = await writeSignal({
-      sessionDir,
-      layer,
-      name,
-      status,
-      ...reports2.walkthrough ? { artifactPath: reports2.walkthrough } : existsSync2(transcriptPath) ? { artifactPath: transcriptPath } : {},
-      traceId,
-      createdAt: started,
-      completedAt: finished,
-      extra: { exit_code: exitCode, depth: depthCheck.depth, ...extra.error ? { error_code: extra.error.code } : {} }
-    }).catch(() => void 0);
-    const result = {
-      ...base,
-      traceId,
-      depth: depthCheck.depth,
-      maxDepth: depthCheck.maxDepth,
-      exitCode,
-      status: STATUS_OF_EXIT[exitCode],
-      startedAt: started.toISOString(),
-      finishedAt: finished.toISOString(),
-      durationMs: finished.getTime() - started.getTime(),
-      rateLimitRetries: 0,
-      reports: reports2,
-      ...extra,
-      ...signalFile ? { signalPath: signalFile } : {}
-    };
-    if (result.error) result.error = { code: result.error.code, message: masker.mask(result.error.message) };
-    if (result.result !== void 0) result.result = masker.mask(result.result);
-    return result;
-  };
-  const socket = parentEnv[HIERARCHY_ENV.socket];
-  const ticket = parentEnv[HIERARCHY_ENV.ticket];
-  const claimed = parentEnv[ENV.agentType] || void 0;
-  let childTicket;
-  let childSocket;
-  if (socket && ticket) {
-    let answer;
-    try {
-      answer = await askHierarchy(socket, { op: "spawn", ticket, ...options2.agentType ? { agentType: options2.agentType } : {}, ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {}, ...claimed ? { claimedType: claimed } : {} });
-    } catch (err) {
-      return finish(2, { error: { code: "spawn_not_allowed", message: `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running` } });
-    }
-    if (!answer.ok) {
-      if (answer.depth !== void 0 && answer.maxDepth !== void 0) depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
-      if (answer.caller) traceId = answer.caller.traceId;
-      return finish(2, { error: { code: answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", message: answer.message } });
-    }
-    traceId = answer.traceId;
-    depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
-    childTicket = answer.ticket;
-    childSocket = socket;
-  } else if (claimed && options2.caller === void 0) {
-    return finish(2, {
-      error: {
-        code: "spawn_not_allowed",
-        message: `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`
+      for (const d of parser.stdoutLine(line)) {
+        sc.turn = parser.turns();
+        emit(sc, d);
       }
-    });
-  } else if (options2.caller !== void 0) {
-    const child = options2.agentType;
-    if (!child || !mayCallerSpawn(options2.caller, child)) {
-      return finish(2, {
-        error: {
-          code: "spawn_not_allowed",
-          message: !child ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${child}`
-        }
-      });
-    }
-  }
-  if (!depthCheck.ok) {
-    return finish(2, {
-      error: { code: "depth_exceeded", message: `spawn depth ${depthCheck.depth} exceeds the budget of ${depthCheck.maxDepth}` }
-    });
-  }
-  if (!childTicket) {
-    try {
-      service = await HierarchyService.start();
-      childTicket = service.issue({ ...options2.agentType ? { agentType: options2.agentType } : {}, depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId });
-      childSocket = service.socketPath;
-    } catch (err) {
-      emit({ kind: "system", summary: `no hierarchy service (${err.message}): this agent cannot spawn sub-agents` });
-    }
-  }
-  if (depthCheck.remaining === 0) emit({ kind: "system", summary: `depth ${depthCheck.depth} of ${depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
-  let cwd = options2.cwd;
-  if (options2.prepareCwd) {
-    try {
-      cwd = await options2.prepareCwd();
-    } catch (err) {
-      return finish(1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` } });
-    }
-  }
-  const reports = { ...defaultReportPaths(sessionDir), ...options2.reports };
-  const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
-  const promptFile = path5.join(sessionDir, "prompt.md");
-  const systemPromptFile = path5.join(sessionDir, "system-prompt.md");
-  await writeFile2(promptFile, masker.mask(options2.prompt), "utf8");
-  if (options2.systemPrompt) await writeFile2(systemPromptFile, masker.mask(options2.systemPrompt), "utf8");
-  const forgeEnv = {
-    FORGE_SESSION_DIR: sessionDir,
-    FORGE_SPAWN_DEPTH: String(depthCheck.depth),
-    FORGE_MAX_DEPTH: String(depthCheck.maxDepth),
-    FORGE_TRACE_ID: traceId,
-    FORGE_PROMPT_FILE: promptFile,
-    FORGE_ALLOWED_TOOLS: allowedTools.join(","),
-    FORGE_WALKTHROUGH_PATH: reports.walkthrough,
-    FORGE_QUESTION_FILE: reports.question,
-    FORGE_CHANGE_REQUEST_FILE: reports.changeRequest,
-    FORGE_REFINEMENT_FILE: reports.refinement,
-    FORGE_SIGNAL_DIR: sessionDir,
-    FORGE_ADAPTER: options2.adapter,
-    FORGE_SPAWN_NAME: name
-  };
-  for (const k of JOB_ENV) {
-    const v = parentEnv[k];
-    if (v) forgeEnv[k] = v;
-  }
-  if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
-  if (options2.binary) forgeEnv.FORGE_AGENT_BINARY = options2.binary;
-  if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
-  if (options2.systemPrompt) {
-    forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
-    if (options2.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options2.systemPrompt;
-  }
-  if (options2.model) forgeEnv.FORGE_MODEL = options2.model;
-  if (options2.agentType) forgeEnv.FORGE_AGENT_TYPE = options2.agentType;
-  if (childTicket && childSocket) {
-    forgeEnv[HIERARCHY_ENV.socket] = childSocket;
-    forgeEnv[HIERARCHY_ENV.ticket] = childTicket;
-  }
-  if (options2.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options2.maxTurns);
-  let shimDir;
-  const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
-  if (cli) {
-    shimDir = path5.join(sessionDir, ".bin");
-    forgeEnv.FORGE_CLI = await writeForgeShim(shimDir, cli);
-  }
-  const adapter = adapterFor(options2.adapter);
-  let invocation;
-  try {
-    invocation = adapter.invocation({
-      prompt: options2.prompt,
-      ...options2.systemPrompt ? { systemPrompt: options2.systemPrompt } : {},
-      ...options2.model ? { model: options2.model } : {},
-      cwd,
-      allowedTools,
-      ...options2.maxTurns !== void 0 ? { maxTurns: options2.maxTurns } : {},
-      parentEnv,
-      forgeEnv,
-      passEnv: options2.passEnv ?? [],
-      extraEnv: options2.extraEnv ?? {},
-      ...options2.command ? { command: options2.command } : {},
-      ...options2.args ? { args: options2.args } : {},
-      ...options2.binary ? { binary: options2.binary } : {}
-    });
-  } catch (err) {
-    return finish(1, { error: { code: "bad_options", message: err.message } });
-  }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path5.delimiter);
-  const deadline = options2.deadline ?? started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
-  const sleep = options2.sleep ?? sleepFor;
-  let rateLimitRetries = 0;
-  emit({ kind: "start", summary: `${options2.adapter}${options2.agentType ? ` type ${options2.agentType}` : ""} at depth ${depthCheck.depth}/${depthCheck.maxDepth}` });
-  for (; ; ) {
-    const remaining = options2.timeoutMs !== void 0 ? options2.timeoutMs - (Date.now() - started.getTime()) : void 0;
-    if (remaining !== void 0 && remaining <= 0) {
-      return finish(21, { timedOut: "wall", rateLimitRetries, error: { code: "timeout", message: "wall-clock limit reached while waiting" } });
-    }
-    const parser = adapter.parser();
-    const stderrTail = [];
-    const runStart = Date.now();
-    const outcome = await runProcess({
-      command: invocation.command,
-      args: invocation.args,
-      cwd,
-      env: invocation.env,
-      ...invocation.stdin !== void 0 ? { stdin: invocation.stdin } : {},
-      ...remaining !== void 0 ? { timeoutMs: remaining } : {},
-      ...options2.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options2.idleTimeoutMs } : {},
-      busyIdleTimeoutMs: options2.toolIdleTimeoutMs ?? 10 * 6e4,
-      isBusy: () => parser.busy?.() ?? false,
-      ...options2.signal ? { signal: options2.signal } : {},
-      onStdoutLine: (line) => {
-        if (!isPartialChunk(line)) transcript.write(`${masker.mask(line)}
+    },
+    onStderrLine: (line) => {
+      sc.transcript.write(`[stderr] ${sc.masker.mask(line)}
 `);
-        for (const d of parser.stdoutLine(line)) {
-          turn = parser.turns();
-          emit(d);
-        }
-      },
-      onStderrLine: (line) => {
-        transcript.write(`[stderr] ${masker.mask(line)}
-`);
-        stderrTail.push(line);
-        if (stderrTail.length > 50) stderrTail.shift();
-        for (const d of parser.stderrLine(line)) emit(d);
-      }
-    });
-    const parsed = parser.finish(outcome.code);
-    const common2 = {
-      rateLimitRetries,
-      ...parsed.result !== void 0 ? { result: parsed.result } : {},
-      ...parsed.model ?? options2.model ? { model: parsed.model ?? options2.model } : {},
-      ...parsed.turns !== void 0 ? { turns: parsed.turns } : {},
-      ...parsed.costUsd !== void 0 ? { costUsd: parsed.costUsd } : {},
-      ...parsed.sessionId ? { sessionId: parsed.sessionId } : {}
-    };
-    const written = await reportsWritten(reports, runStart - 50);
-    if (outcome.spawnError) {
-      return finish(1, { ...common2, error: { code: "spawn_failed", message: `${invocation.command}: ${outcome.spawnError.message}` } }, written);
+      stderrTail.push(line);
+      if (stderrTail.length > 50) stderrTail.shift();
+      for (const d of parser.stderrLine(line)) emit(sc, d);
     }
-    if (outcome.stopped === "aborted") return finish(20, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
-    if (outcome.stopped === "timeout") {
-      return finish(21, { ...common2, timedOut: "wall", error: { code: "timeout", message: `wall-clock limit of ${Math.round((options2.timeoutMs ?? 0) / 1e3)} s reached` } }, written);
-    }
-    if (outcome.stopped === "idle") {
-      return finish(
-        21,
-        { ...common2, timedOut: "idle", error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options2.idleTimeoutMs ?? 0) / 1e3)} s` } },
-        written
-      );
-    }
-    const explicit = explicitExitCode(parsed.result);
-    let exitCode;
-    if (explicit !== void 0) exitCode = explicit;
-    else if (options2.adapter === "command") exitCode = isForgeExitCode(outcome.code) ? outcome.code : 1;
-    else if (!parsed.ok) exitCode = 1;
-    else if (written.changeRequest) exitCode = 11;
-    else if (written.question) exitCode = 3;
-    else if (written.refinement) exitCode = 10;
-    else exitCode = 0;
-    if (exitCode === 1 && explicit === void 0) {
-      const failureText = [parsed.errorText, parsed.ok ? "" : parsed.result, stderrTail.join("\n")].filter(Boolean).join("\n");
-      const limit = detectRateLimit(failureText, { status: parsed.apiErrorStatus ?? null });
-      if (limit) {
-        const decision = planRateLimitWait(limit, {
-          now: /* @__PURE__ */ new Date(),
-          deadline,
-          attempt: rateLimitRetries,
-          maxRetries: options2.maxRateLimitRetries ?? 5,
-          ...options2.random ? { random: options2.random } : {}
-        });
-        if (decision.action === "wait") {
-          emit({ kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
-          await sleep(decision.ms, options2.signal);
-          if (options2.signal?.aborted) return finish(20, { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
-          rateLimitRetries++;
-          emit({ kind: "retry", summary: `retry ${rateLimitRetries} after ${limit.kind}` });
-          continue;
-        }
-        emit({ kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget` });
-        return finish(
-          1,
-          {
-            ...common2,
-            rateLimitRetries,
-            rateLimitedUntil: decision.until.toISOString(),
-            error: { code: "rate_limited", message: `${limit.kind} until ${decision.until.toISOString()}: ${limit.message}` }
-          },
-          written
-        );
-      }
-    }
-    let error62;
-    if (exitCode !== 0) {
-      const said = explicit !== void 0 ? `the agent ended with FORGE_EXIT=${explicit}` : void 0;
-      const why = parsed.errorText ?? (parsed.ok ? void 0 : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : void 0);
-      error62 = {
-        code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
-        message: oneLineError([said, why].filter(Boolean).join(": ") || `${invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`)
-      };
-    }
-    return finish(exitCode, { ...common2, ...error62 ? { error: error62 } : {} }, written);
-  }
-}
-function oneLineError(text) {
-  const s = text.replace(/\s+/g, " ").trim();
-  return (s.length > 500 ? `${s.slice(0, 499)}\u2026` : s) || "the agent failed";
+  });
+  const parsed = parser.finish(outcome.code);
+  const common2 = {
+    rateLimitRetries: sc.rateLimitRetries,
+    ...parsed.result !== void 0 ? { result: parsed.result } : {},
+    ...parsed.model ?? options2.model ? { model: parsed.model ?? options2.model } : {},
+    ...parsed.turns !== void 0 ? { turns: parsed.turns } : {},
+    ...parsed.costUsd !== void 0 ? { costUsd: parsed.costUsd } : {},
+    ...parsed.sessionId ? { sessionId: parsed.sessionId } : {}
+  };
+  const written = await reportsWritten(p.reports, runStart - 50);
+  return { outcome, parsed, stderrTail, common: common2, written };
 }
 async function reportsWritten(reports, sinceMs) {
   const out = {};
@@ -36026,11 +36072,18 @@ async function reportsWritten(reports, sinceMs) {
   }
   return out;
 }
-function closeStream(s) {
-  return new Promise((resolve) => {
-    if (s.closed || s.destroyed) return resolve();
-    s.end(() => resolve());
-  });
+
+// src/agent/spawn.ts
+async function spawnAgent(options2) {
+  const sc = await openSpawn(options2);
+  const prepared = await prepare(sc);
+  if ("done" in prepared) return prepared.done;
+  for (; ; ) {
+    const run = await runAgentOnce(sc, prepared);
+    if ("done" in run) return run.done;
+    const end = await collect(sc, prepared, run);
+    if (end !== "again") return end;
+  }
 }
 
 // src/agent/branches.ts
@@ -36164,7 +36217,7 @@ async function finishSubWorktree(wt, message, merge3) {
 
 // src/core/plan/load.ts
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import path6 from "node:path";
+import path8 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -36177,7 +36230,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path6.resolve(planDir);
+  const dir = path8.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -36186,7 +36239,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path6.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path8.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -36196,7 +36249,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path6.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path8.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -36206,16 +36259,16 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync(path6.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync(path8.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path6.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path6.sep).join("/")}`, "");
+        if (statSync(path8.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path8.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path6.basename(dir), files, dirs, unreadable };
+  return { planId: path8.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
@@ -36250,8 +36303,8 @@ export {
   AGENT_KINDS,
   isAgentKind,
   loadSystemPrompt,
-  pickEnv,
   defaultReportPaths,
+  pickEnv,
   spawnAgent,
   startSubBranch,
   mergeRef,

@@ -1,0 +1,83 @@
+/**
+ * The agent's process, once: under the wall-clock limit left, the idle limits and cancellation,
+ * its output masked into the transcript and parsed into progress events, and what the adapter's
+ * parser made of it.
+ */
+import { stat } from "node:fs/promises";
+import { isPartialChunk } from "../adapters/claude.js";
+import type { AdapterOutcome, OutputParser } from "../adapters/types.js";
+import { runProcess, type ProcessOutcome } from "../process.js";
+import type { ReportPaths, SpawnResult } from "../types.js";
+import { emit, finish, type SpawnContext } from "./context.js";
+import type { PreparedSpawn } from "./prepare.js";
+
+/** One run of the agent's process, for `collect`. */
+export interface AgentRun {
+  outcome: ProcessOutcome;
+  parsed: AdapterOutcome;
+  /** The last 50 lines of stderr. */
+  stderrTail: string[];
+  /** What every result of this run carries: model, turns, cost, the agent's session id. */
+  common: Partial<SpawnResult>;
+  /** Report files the agent wrote during this run. */
+  written: Partial<ReportPaths>;
+}
+
+/** Runs the agent once; `done` when the wall clock ran out while waiting for a rate limit. */
+export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<AgentRun | { done: SpawnResult }> {
+  const { options } = sc;
+  const remaining = options.timeoutMs !== undefined ? options.timeoutMs - (Date.now() - sc.started.getTime()) : undefined;
+  if (remaining !== undefined && remaining <= 0) {
+    return { done: await finish(sc, 21, { timedOut: "wall", rateLimitRetries: sc.rateLimitRetries, error: { code: "timeout", message: "wall-clock limit reached while waiting" } }) };
+  }
+  const parser: OutputParser = p.adapter.parser();
+  const stderrTail: string[] = [];
+  const runStart = Date.now();
+  const outcome: ProcessOutcome = await runProcess({
+    command: p.invocation.command,
+    args: p.invocation.args,
+    cwd: p.cwd,
+    env: p.invocation.env,
+    ...(p.invocation.stdin !== undefined ? { stdin: p.invocation.stdin } : {}),
+    ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    busyIdleTimeoutMs: options.toolIdleTimeoutMs ?? 10 * 60_000,
+    isBusy: () => parser.busy?.() ?? false,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onStdoutLine: (line) => {
+      if (!isPartialChunk(line)) sc.transcript.write(`${sc.masker.mask(line)}\n`);
+      for (const d of parser.stdoutLine(line)) {
+        sc.turn = parser.turns();
+        emit(sc, d);
+      }
+    },
+    onStderrLine: (line) => {
+      sc.transcript.write(`[stderr] ${sc.masker.mask(line)}\n`);
+      stderrTail.push(line);
+      if (stderrTail.length > 50) stderrTail.shift();
+      for (const d of parser.stderrLine(line)) emit(sc, d);
+    },
+  });
+  const parsed: AdapterOutcome = parser.finish(outcome.code);
+  const common: Partial<SpawnResult> = {
+    rateLimitRetries: sc.rateLimitRetries,
+    ...(parsed.result !== undefined ? { result: parsed.result } : {}),
+    ...((parsed.model ?? options.model) ? { model: parsed.model ?? options.model } : {}),
+    ...(parsed.turns !== undefined ? { turns: parsed.turns } : {}),
+    ...(parsed.costUsd !== undefined ? { costUsd: parsed.costUsd } : {}),
+    ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
+  };
+  // A little slack for file systems whose timestamps are coarser than the clock.
+  const written = await reportsWritten(p.reports, runStart - 50);
+  return { outcome, parsed, stderrTail, common, written };
+}
+
+/** Report files written (or rewritten) since `sinceMs`. */
+async function reportsWritten(reports: ReportPaths, sinceMs: number): Promise<Partial<ReportPaths>> {
+  const out: Partial<ReportPaths> = {};
+  for (const key of Object.keys(reports) as Array<keyof ReportPaths>) {
+    const s = await stat(reports[key]).catch(() => undefined);
+    if (s && s.isFile() && s.mtimeMs >= sinceMs) out[key] = reports[key];
+  }
+  return out;
+}
