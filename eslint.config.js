@@ -1,18 +1,37 @@
-// ESLint flat config: typescript-eslint's recommended type-aware rules over src, test, bench and scripts.
+// ESLint flat config: typescript-eslint's recommended rules (syntactic, not type-aware) over src,
+// test, bench and scripts, and the architecture's arrows: which part may import which.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
 
 const GRAY_MATTER = { name: "gray-matter", message: "Read front matter with readFrontMatter() of src/core/front-matter.ts (YAML only, never evaluated)." };
 
-/** Source that must reach GitHub through a port, never through Octokit itself. */
-const OCTOKIT_FREE = ["src/app/**/*.ts", "src/core/**/*.ts", "src/agent/**/*.ts", "src/cli/**/*.ts", "action/src/**/*.ts"];
 const OCTOKIT_MESSAGE = "Only src/github (and action/src/github.ts) may use Octokit: call GitHub through a GitHubPort, or add the call to src/github/app-client.ts.";
 const OCTOKIT_PATHS = [{ name: "probot", importNames: ["ProbotOctokit"], message: OCTOKIT_MESSAGE }];
 const OCTOKIT_PATTERNS = [
   { group: ["@octokit/*", "octokit"], message: OCTOKIT_MESSAGE },
   { group: ["**/github/octokit-port.js", "**/github/octokit-port"], importNames: ["Octokit"], message: OCTOKIT_MESSAGE },
 ];
+
+/** Imports that would point an arrow the wrong way, per part (see docs/architecture.md). */
+const LAYER = (folders, why) => ({ group: folders.flatMap((f) => [`**/${f}/*`, `**/${f}/**`]), message: why });
+const ARROWS = {
+  // The core is pure: no GitHub, no App, no agent runner, no local GitHub, no CLI.
+  "src/core": [LAYER(["app", "github", "agent", "local-github", "cli"], "The core imports nothing of the App, the GitHub adapter, the agent layer, the local GitHub or the CLI: it is pure."), { group: ["probot"], message: "The core is pure: no Probot." }],
+  // The App works through the core and the GitHub port; it runs no agent.
+  "src/app": [LAYER(["agent", "local-github", "cli"], "The App reaches the agent runner, the local GitHub and the CLI through nothing: they are other processes.")],
+  "src/github": [LAYER(["app", "agent", "local-github", "cli"], "The GitHub adapter knows only the core's types.")],
+  "src/agent": [LAYER(["app", "local-github", "cli"], "The agent runner never reaches into the App, the local GitHub or the CLI.")],
+  // The action reaches the App only through the core (formats, names), never its modules.
+  "action/src": [LAYER(["src/app", "src/local-github"], "The action reaches the App only through the core (its formats and names), and never the local GitHub.")],
+};
+
+/** The restricted imports of one part: the arrows, Octokit (but in the adapters) and gray-matter (but in the one reader). */
+function restrictions(part, { octokit = true, grayMatter = true } = {}) {
+  const paths = [...(grayMatter ? [GRAY_MATTER] : []), ...(octokit ? OCTOKIT_PATHS : [])];
+  const patterns = [...(ARROWS[part] ?? []), ...(octokit ? OCTOKIT_PATTERNS : [])];
+  return { "no-restricted-imports": ["error", { paths, patterns }] };
+}
 
 export default tseslint.config(
   { ignores: ["dist/**", "action/dist/**", "node_modules/**", "coverage/**", "schemas/**"] },
@@ -26,30 +45,17 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
-  {
-    // One front-matter reader: gray-matter would eval a `---js` block, so only the core's
-    // YAML-only reader may call it.
-    files: ["src/**/*.ts", "action/src/**/*.ts"],
-    ignores: ["src/core/front-matter.ts"],
-    rules: {
-      "no-restricted-imports": ["error", { paths: [GRAY_MATTER] }],
-    },
-  },
-  {
-    // (A file matched here takes this rule's options instead of the ones above: gray-matter is repeated.)
-    // Only the GitHub adapters talk to Octokit: src/github for the App, action/src/github.ts for the
-    // Action. Everything else goes through a GitHubPort, so it runs the same against any GitHub.
-    files: OCTOKIT_FREE,
-    ignores: ["action/src/github.ts", "src/core/front-matter.ts"],
-    rules: {
-      "no-restricted-imports": ["error", { paths: [GRAY_MATTER, ...OCTOKIT_PATHS], patterns: OCTOKIT_PATTERNS }],
-    },
-  },
-  {
-    // The core's front-matter reader is the one gray-matter caller; Octokit stays out of it all the same.
-    files: ["src/core/front-matter.ts"],
-    rules: {
-      "no-restricted-imports": ["error", { paths: OCTOKIT_PATHS, patterns: OCTOKIT_PATTERNS }],
-    },
-  },
+  // ESLint gives a file the options of the last block that matches it, so each block below lists
+  // everything its files may not import. gray-matter would eval a `---js` block: only the core's
+  // YAML-only reader calls it. Only the GitHub adapters talk to Octokit (src/github for the App,
+  // action/src/github.ts for the action); everything else goes through a GitHubPort.
+  { files: ["src/local-github/**/*.ts"], rules: restrictions("src/local-github", { octokit: false }) },
+  { files: ["src/cli/**/*.ts"], rules: restrictions("src/cli") },
+  { files: ["src/app/**/*.ts"], rules: restrictions("src/app") },
+  { files: ["src/github/**/*.ts"], rules: restrictions("src/github", { octokit: false }) },
+  { files: ["src/agent/**/*.ts"], rules: restrictions("src/agent") },
+  { files: ["src/core/**/*.ts"], ignores: ["src/core/front-matter.ts"], rules: restrictions("src/core") },
+  { files: ["src/core/front-matter.ts"], rules: restrictions("src/core", { grayMatter: false }) },
+  { files: ["action/src/**/*.ts"], ignores: ["action/src/github.ts"], rules: restrictions("action/src") },
+  { files: ["action/src/github.ts"], rules: restrictions("action/src", { octokit: false }) },
 );

@@ -1,0 +1,50 @@
+/**
+ * The architecture's arrows are lint rules (eslint.config.js): a wrong import fails `npm run lint`,
+ * hence CI. Each case lints a one-line file placed in a part of the tree with ESLint's own API.
+ */
+import { ESLint } from "eslint";
+import { describe, expect, it } from "vitest";
+
+const eslint = new ESLint({ cwd: process.cwd() });
+
+async function errors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${code}\nexport {};\n`, { filePath });
+  return result!.messages.filter((m) => m.ruleId === "no-restricted-imports").map((m) => m.message);
+}
+
+describe("the architecture's arrows", () => {
+  const wrong: [string, string, RegExp][] = [
+    ["src/core/probe.ts", `import { Engine } from "../app/engine.js";`, /The core imports nothing of the App/],
+    ["src/core/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`, /The core imports nothing/],
+    ["src/core/probe.ts", `import { runStages } from "../agent/stages.js";`, /The core imports nothing/],
+    ["src/core/probe.ts", `import { createSim } from "../local-github/server.js";`, /The core imports nothing/],
+    ["src/core/decide/probe.ts", `import type { Probot } from "probot";`, /no Probot/],
+    ["src/app/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
+    ["src/app/probe.ts", `import { runStages } from "../agent/stages.js";`, /The App reaches the agent runner/],
+    ["src/agent/probe.ts", `import { Engine } from "../app/engine.js";`, /never reaches into the App/],
+    ["action/src/probe.ts", `import { Engine } from "../../src/app/engine.js";`, /reaches the App only through the core/],
+    ["action/src/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
+    ["src/github/probe.ts", `import { Engine } from "../app/engine.js";`, /knows only the core/],
+    ["src/agent/probe.ts", `import matter from "gray-matter";`, /readFrontMatter/],
+  ];
+  for (const [file, code, message] of wrong) {
+    it(`refuses in ${file}: ${code}`, async () => {
+      const found = await errors(file, code);
+      expect(found.length, `no error for ${code}`).toBeGreaterThan(0);
+      expect(found.join("\n")).toMatch(message);
+    });
+  }
+
+  const right: [string, string][] = [
+    ["src/app/probe.ts", `import { decide } from "../core/decide.js";`],
+    ["src/app/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`],
+    ["action/src/probe.ts", `import { branchName } from "../../src/core/decide.js";`],
+    ["src/github/probe.ts", `import { Octokit } from "@octokit/rest";`],
+    ["src/core/front-matter.ts", `import matter from "gray-matter";`],
+  ];
+  for (const [file, code] of right) {
+    it(`allows in ${file}: ${code}`, async () => {
+      expect(await errors(file, code)).toEqual([]);
+    });
+  }
+});
