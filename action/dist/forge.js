@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-URYKGJTR.js";
+} from "./chunk-GNXZJQTN.js";
 import {
   __commonJS,
   __require,

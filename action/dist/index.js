@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-URYKGJTR.js";
+} from "./chunk-GNXZJQTN.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -306,8 +306,8 @@ var require_utils = __commonJS({
       }
       return output;
     };
-    exports.basename = (path15, { windows } = {}) => {
-      const segs = path15.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path18, { windows } = {}) => {
+      const segs = path18.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -1829,8 +1829,8 @@ var require_picomatch2 = __commonJS({
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import { readFile as readFile9 } from "node:fs/promises";
-import path14 from "node:path";
+import { readFile as readFile11 } from "node:fs/promises";
+import path17 from "node:path";
 import { fileURLToPath } from "node:url";
 var import_yaml3 = __toESM(require_dist(), 1);
 
@@ -2058,9 +2058,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(ref, path15) {
+    async readFile(ref, path18) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path15, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path18, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -2069,7 +2069,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path15} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path18} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base2) {
@@ -2136,6 +2136,217 @@ var TRAILERS = {
   exit: "Forge-Exit"
 };
 var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
+
+// src/core/effects.ts
+var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
+var effectSchema = external_exports.discriminatedUnion("kind", [
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("PrepareBranch").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("Branch to create."),
+    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
+    merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("DispatchAgent").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("Branch concerned."),
+    agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
+    context: external_exports.object({ refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("UpsertCheckRun").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    status: taskStatusSchema,
+    summary: external_exports.string().describe("One line for the check run's title.")
+  }),
+  external_exports.object({ ...base, kind: external_exports.literal("MergePullRequest").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), branch: external_exports.string().describe("Branch concerned."), prNumber: external_exports.number().int().optional().describe("Pull request number, when known.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."), crId: external_exports.string().describe("Change Request id."), emittedBy: external_exports.string().describe("Task that raised it."), attempt: external_exports.number().int().describe("Attempt number."), path: external_exports.string().optional().describe("Repository path of the CR document, when known.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("PostComment").describe("Effect kind."),
+    target: external_exports.discriminatedUnion("on", [
+      external_exports.object({ on: external_exports.literal("task").describe("What the comment is on."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number.") }),
+      external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
+      external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
+    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
+    body: external_exports.string().describe("Comment body (Markdown).")
+  }),
+  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("SpawnFollowup").describe("Effect kind."), followupId: external_exports.string().describe("Follow-up id."), sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."), text: external_exports.string().describe("The follow-up text."), branch: external_exports.string().describe("Branch concerned.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("CleanupBranches").describe("Effect kind."), branches: external_exports.array(external_exports.string()).describe("Branches to delete.") }),
+  external_exports.object({ ...base, kind: external_exports.literal("CancelAgent").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.") })
+]);
+
+// src/core/journal.ts
+var planNodeSchema = external_exports.object({
+  id: external_exports.string().describe("Task id."),
+  kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
+  agentType: agentTypeSchema.describe("Agent type that runs it."),
+  title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
+  dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
+  paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
+  priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
+}).strict();
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
+var taskStateSchema = external_exports.object({
+  id: external_exports.string().describe("Task id (same as the plan node)."),
+  status: taskStatusSchema,
+  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
+  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
+  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
+  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
+  startedAt: external_exports.string().optional().describe("When its job was seen running."),
+  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
+  branch: external_exports.string().optional().describe("Branch of the current attempt."),
+  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
+  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
+  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
+  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
+  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
+  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
+  hold: holdSchema.optional(),
+  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
+  context: external_exports.object({
+    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+    conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.")
+  }).optional().describe("Extra context handed to the next attempt."),
+  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
+  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  contained: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.")
+}).strict();
+var changeRequestStateSchema = external_exports.object({
+  id: external_exports.string().describe("CR id."),
+  emittedBy: external_exports.string().describe("Task that raised it."),
+  attempt: external_exports.number().int().describe("Attempt of that task."),
+  title: external_exports.string().describe("One-line title, the CR issue's title."),
+  reason: external_exports.string().describe("Why the plan is insufficient."),
+  affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
+  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
+  path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
+  issueNumber: external_exports.number().int().optional().describe("The CR issue."),
+  overlayId: external_exports.string().optional().describe("Overlay that resolved it.")
+}).strict();
+var followupStateSchema = external_exports.object({
+  id: external_exports.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
+  sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
+  sourceAttempt: external_exports.number().int().describe("Attempt of that task."),
+  text: external_exports.string().describe("The follow-up from the walkthrough."),
+  branch: external_exports.string().describe("Branch the follow-up agent works on."),
+  status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
+  prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
+}).strict();
+var journalSchema = external_exports.object({
+  version: external_exports.literal(1).describe("Journal format version."),
+  runId: external_exports.string().describe("The run."),
+  planId: external_exports.string().describe("The plan the run executes."),
+  planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
+  dagHash: external_exports.string().describe("sha256 of the pinned dag.json."),
+  integrationBranch: external_exports.string().describe("The run's integration branch, which task PRs target."),
+  baseBranch: external_exports.string().describe("Branch the integration branch was cut from and the final PR targets."),
+  createdAt: external_exports.string().describe("When the run started (ISO-8601)."),
+  status: external_exports.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
+  completedAt: external_exports.string().optional().describe("When the run completed or was cancelled."),
+  seq: external_exports.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
+  plan: external_exports.object({
+    nodes: external_exports.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
+    overlays: external_exports.array(external_exports.string()).default([]).describe("Ids of the applied overlays, in order.")
+  }).strict().describe("The plan as the run pinned it."),
+  tasks: external_exports.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
+  merged: external_exports.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
+  pause: external_exports.object({
+    manual: external_exports.boolean().describe("Paused by /forge pause."),
+    changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
+    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
+  }).strict().describe("Why dispatching is paused, if it is."),
+  changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
+  followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
+  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
+}).strict();
+
+// action/src/dispatch-check.ts
+var JournalError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "JournalError";
+  }
+};
+var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
+function followupCheck(journal, taskId, attempt) {
+  const f = journal.followups.find((x) => x.id === taskId);
+  if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
+  if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
+  if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
+  const node = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
+  const task = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {} };
+  return { current: true, journal, task, node, followup: f };
+}
+function checkDispatch(journal, taskId, attempt) {
+  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
+  const index = journal.tasks.findIndex((t) => t.id === taskId);
+  const task = journal.tasks[index];
+  const node = journal.plan.nodes[index];
+  if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
+  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
+  if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
+  return { current: true, journal, task, node };
+}
+async function readAndCheckDispatch(github, runId, taskId, attempt) {
+  const journal = await readJournal(github, runId);
+  if (typeof journal === "string") return { current: false, reason: journal };
+  return checkDispatch(journal, taskId, attempt);
+}
+async function readJournal(github, runId) {
+  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
+  if (text === void 0) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
+  }
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
+  const parsed = journalSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
+  }
+  if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
+  return parsed.data;
+}
+
+// action/src/job.ts
+var JobError = class extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = "JobError";
+  }
+};
+var NO_LOG = { info: () => {
+}, warning: () => {
+} };
+function neutralReport(log, heading, reason, tail = " This dispatch is no longer current, so the job changed nothing.") {
+  log.info(`Nothing to do: ${reason}.`);
+  return { kind: "neutral", reason, summary: `### ${heading}
+
+Nothing to do: ${reason}.${tail}
+` };
+}
 
 // action/src/protected-paths.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
@@ -2263,6 +2474,12 @@ async function stageOnly(git, branch, preHead, dir, warnings) {
 }
 async function planProblems(dir) {
   return loadPlan(dir).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+}
+async function captainDispatchJob({ config, input, deps }) {
+  const journal = await readJournal(deps.github, input.runId);
+  const check = typeof journal === "string" ? { current: false, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
+  if (!check.current) return neutralReport(deps.log ?? NO_LOG, `Forge \xB7 ${input.taskId}`, check.reason);
+  return captainJob({ config, input, deps, journal, cr: check.cr, context: input.context });
 }
 async function captainJob(args) {
   const { config, input, deps, journal, cr } = args;
@@ -2484,199 +2701,6 @@ async function upsertCaptainPull(args) {
   });
 }
 
-// src/core/effects.ts
-var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
-var effectSchema = external_exports.discriminatedUnion("kind", [
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PrepareBranch").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch to create."),
-    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
-    merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("DispatchAgent").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch concerned."),
-    agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
-    context: external_exports.object({ refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("UpsertCheckRun").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    status: taskStatusSchema,
-    summary: external_exports.string().describe("One line for the check run's title.")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("MergePullRequest").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), branch: external_exports.string().describe("Branch concerned."), prNumber: external_exports.number().int().optional().describe("Pull request number, when known.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."), crId: external_exports.string().describe("Change Request id."), emittedBy: external_exports.string().describe("Task that raised it."), attempt: external_exports.number().int().describe("Attempt number."), path: external_exports.string().optional().describe("Repository path of the CR document, when known.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PostComment").describe("Effect kind."),
-    target: external_exports.discriminatedUnion("on", [
-      external_exports.object({ on: external_exports.literal("task").describe("What the comment is on."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number.") }),
-      external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
-      external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
-    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
-    body: external_exports.string().describe("Comment body (Markdown).")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("SpawnFollowup").describe("Effect kind."), followupId: external_exports.string().describe("Follow-up id."), sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."), text: external_exports.string().describe("The follow-up text."), branch: external_exports.string().describe("Branch concerned.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CleanupBranches").describe("Effect kind."), branches: external_exports.array(external_exports.string()).describe("Branches to delete.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CancelAgent").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.") })
-]);
-
-// src/core/journal.ts
-var planNodeSchema = external_exports.object({
-  id: external_exports.string().describe("Task id."),
-  kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
-  agentType: agentTypeSchema.describe("Agent type that runs it."),
-  title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
-  dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
-  paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
-  priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
-}).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
-var taskStateSchema = external_exports.object({
-  id: external_exports.string().describe("Task id (same as the plan node)."),
-  status: taskStatusSchema,
-  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
-  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
-  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
-  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
-  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
-  startedAt: external_exports.string().optional().describe("When its job was seen running."),
-  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
-  branch: external_exports.string().optional().describe("Branch of the current attempt."),
-  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
-  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
-  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
-  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
-  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
-  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
-  hold: holdSchema.optional(),
-  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
-  context: external_exports.object({
-    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-    conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.")
-  }).optional().describe("Extra context handed to the next attempt."),
-  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
-  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
-  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
-  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
-  contained: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.")
-}).strict();
-var changeRequestStateSchema = external_exports.object({
-  id: external_exports.string().describe("CR id."),
-  emittedBy: external_exports.string().describe("Task that raised it."),
-  attempt: external_exports.number().int().describe("Attempt of that task."),
-  title: external_exports.string().describe("One-line title, the CR issue's title."),
-  reason: external_exports.string().describe("Why the plan is insufficient."),
-  affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
-  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
-  path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
-  issueNumber: external_exports.number().int().optional().describe("The CR issue."),
-  overlayId: external_exports.string().optional().describe("Overlay that resolved it.")
-}).strict();
-var followupStateSchema = external_exports.object({
-  id: external_exports.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
-  sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
-  sourceAttempt: external_exports.number().int().describe("Attempt of that task."),
-  text: external_exports.string().describe("The follow-up from the walkthrough."),
-  branch: external_exports.string().describe("Branch the follow-up agent works on."),
-  status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
-  prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
-}).strict();
-var journalSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Journal format version."),
-  runId: external_exports.string().describe("The run."),
-  planId: external_exports.string().describe("The plan the run executes."),
-  planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
-  dagHash: external_exports.string().describe("sha256 of the pinned dag.json."),
-  integrationBranch: external_exports.string().describe("The run's integration branch, which task PRs target."),
-  baseBranch: external_exports.string().describe("Branch the integration branch was cut from and the final PR targets."),
-  createdAt: external_exports.string().describe("When the run started (ISO-8601)."),
-  status: external_exports.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
-  completedAt: external_exports.string().optional().describe("When the run completed or was cancelled."),
-  seq: external_exports.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
-  plan: external_exports.object({
-    nodes: external_exports.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
-    overlays: external_exports.array(external_exports.string()).default([]).describe("Ids of the applied overlays, in order.")
-  }).strict().describe("The plan as the run pinned it."),
-  tasks: external_exports.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
-  merged: external_exports.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
-  pause: external_exports.object({
-    manual: external_exports.boolean().describe("Paused by /forge pause."),
-    changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
-    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
-  }).strict().describe("Why dispatching is paused, if it is."),
-  changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
-  followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
-  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
-}).strict();
-
-// action/src/dispatch-check.ts
-var JournalError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "JournalError";
-  }
-};
-var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
-function followupCheck(journal, taskId, attempt) {
-  const f = journal.followups.find((x) => x.id === taskId);
-  if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
-  if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
-  if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
-  const node = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
-  const task = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {} };
-  return { current: true, journal, task, node, followup: f };
-}
-function checkDispatch(journal, taskId, attempt) {
-  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
-  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
-  const index = journal.tasks.findIndex((t) => t.id === taskId);
-  const task = journal.tasks[index];
-  const node = journal.plan.nodes[index];
-  if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
-  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
-  if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
-  return { current: true, journal, task, node };
-}
-async function readAndCheckDispatch(github, runId, taskId, attempt) {
-  const journal = await readJournal(github, runId);
-  if (typeof journal === "string") return { current: false, reason: journal };
-  return checkDispatch(journal, taskId, attempt);
-}
-async function readJournal(github, runId) {
-  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
-  if (text === void 0) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
-  let raw;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
-  }
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
-  const parsed = journalSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
-  }
-  if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
-  return parsed.data;
-}
-
 // action/src/inputs.ts
 var runIdSchema = external_exports.string().min(1, "is empty").regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026)");
 var dispatchContextSchema = external_exports.object({
@@ -2756,9 +2780,147 @@ function describeIssues(error, names = {}) {
   }).join("\n");
 }
 
-// action/src/main.ts
-import { cp, mkdir as mkdir2, readFile as readFile3, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
-import path5 from "node:path";
+// action/src/start-head.ts
+import { readFile } from "node:fs/promises";
+import path3 from "node:path";
+function attemptTrailers(id) {
+  return [
+    ["Run", id.runId],
+    ["Task", id.taskId],
+    ["Attempt", String(id.attempt)]
+  ];
+}
+var FIELD = "";
+var RECORD = "";
+async function firstParentLog(git, tip, id, max) {
+  const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
+  const raw = (await git.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
+  return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
+    const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
+    return { sha, parents: parents ? parents.split(" ") : [], ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt) };
+  });
+}
+async function shallowBoundary(git) {
+  const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
+  if (!file) return /* @__PURE__ */ new Set();
+  const text = await readFile(path3.resolve(git.dir, file), "utf8").catch(() => "");
+  return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
+}
+function walk(log, boundary, tip) {
+  let start = tip;
+  for (const c of log) {
+    if (boundary.has(c.sha)) return void 0;
+    if (c.ours) {
+      if (c.parents.length === 0) return c.sha;
+      start = c.parents[0];
+      continue;
+    }
+    if (c.parents.length > 1) continue;
+    return start;
+  }
+  return start;
+}
+async function attemptStartHead(git, branch, tip, id) {
+  const top = (await firstParentLog(git, tip, id, 1).catch(() => []))[0];
+  if (!top || !top.ours) return tip;
+  for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
+    const boundary = await shallowBoundary(git);
+    const found2 = walk(await firstParentLog(git, tip, id), boundary, tip);
+    if (found2 !== void 0) return found2;
+    if (await git.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
+    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+  }
+  const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
+  return found ?? tip;
+}
+
+// action/src/task/branch.ts
+async function pushHead(a, sha) {
+  const s = a.branchState;
+  if (sha === s.remoteHead) return false;
+  await a.git.push(a.branch, sha);
+  s.remoteHead = sha;
+  s.pushes++;
+  return true;
+}
+async function stageWork(a) {
+  const { git, branch, recordRel, startHead, branchState } = a;
+  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  const keep = await git.out(["rev-list", "--merges", "-1", `${branchState.foldBase}..HEAD`]).catch(() => "") || branchState.foldBase;
+  if (await git.head() !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
+  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git.stagedChanges(startHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
+  for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
+  const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+  return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
+}
+async function pushProgress(a, stage) {
+  const { git, branchState } = a;
+  const { pending } = await stageWork(a);
+  if (pending) branchState.foldBase = await git.commit(commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name], ["Stage", stage]]));
+  await branchState.prOpening;
+  const head = await git.head();
+  if (!await pushHead(a, head)) return;
+  branchState.progressPushes++;
+  a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
+}
+
+// action/src/task/agent.ts
+async function runAgent(a) {
+  const { config, deps, events, now, log, warnings } = a;
+  const { attempt } = a.ids;
+  const tAgent = now();
+  events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
+  let progressNote;
+  const supervised = await supervise(
+    (ctl) => deps.agent.run({
+      agentType: a.node.agentType,
+      taskContext: a.built.taskContext,
+      workdir: a.input.workspace,
+      sessionDir: a.sessionDir,
+      walkthroughPath: a.walkthroughSession,
+      signal: ctl.signal,
+      onProgress: (p) => {
+        progressNote = p.summary;
+        ctl.onProgress(p);
+      },
+      // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
+      onStageEnd: async (stage) => {
+        ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
+        await pushProgress(a, stage).catch((err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`));
+        ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+      }
+    }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
+    {
+      heartbeatMs: config.heartbeat_interval_seconds * 1e3,
+      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
+      idleMs: config.timeouts.idle_minutes * 6e4,
+      wallClockMs: config.timeouts.agent_minutes * 6e4,
+      ...deps.cancel ? { cancel: deps.cancel } : {},
+      now,
+      onBeat: (at) => {
+        events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
+        if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
+        progressNote = void 0;
+      },
+      onStop: (reason, detail2, _at, lastProgressAt) => {
+        log.warning(`Stopping the agent: ${detail2}.`);
+        if (reason !== "cancelled") events.emit("task.stale", { lastHeartbeat: new Date(lastProgressAt).toISOString(), threshold: config.stale_threshold_seconds, attempt });
+      }
+    }
+  );
+  const tAgentEnd = now();
+  const outcome = supervised.outcome;
+  const verdict = { exitCode: outcome.exitCode, errors: [] };
+  if (supervised.stopped) {
+    let reason = supervised.stopped.reason;
+    if (reason === "cancelled" && a.input.jobStartedAt !== void 0 && now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 6e4 * 0.97) reason = "wall_clock";
+    verdict.exitCode = exitCodeOfStop(reason);
+    verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
+  } else if (outcome.error) verdict.errors.push(outcome.error);
+  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+}
 
 // src/core/schemas/walkthrough.ts
 var walkthroughFrontmatterSchema = external_exports.object({
@@ -2817,193 +2979,262 @@ function branchName(config, runId, taskId, attempt) {
   return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
 }
 
-// action/src/context.ts
-import { readFile } from "node:fs/promises";
-import path3 from "node:path";
-var ContextError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ContextError";
-  }
-};
-async function readLocal(file) {
-  try {
-    return await readFile(file, "utf8");
-  } catch {
-    return void 0;
-  }
-}
-async function buildContext(args) {
-  const { github, journal, node } = args;
-  const dir = planDir(journal.planId);
-  const pin = journal.planCommit;
-  let taskText;
-  let fm;
-  if (args.followup) {
-    const f = args.followup;
-    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
-    const text = sanitizeUntrusted(f.text);
-    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" };
-    taskText = [
-      `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
-      "",
-      "## Description",
-      "",
-      `The walkthrough of task \`${f.sourceTaskId}\` (attempt ${f.sourceAttempt}) listed this follow-up; do it, and only it:`,
-      "",
-      '<untrusted-text source="follow-up">',
-      text,
-      "</untrusted-text>",
-      "",
-      "## Context",
-      "",
-      `The source task's work is on this branch or on its own branch; its walkthrough is below.`,
-      ...source !== void 0 ? ["", `## The source task (${dir}/tasks/${f.sourceTaskId}.md)`, "", source.trim()] : [],
-      ""
-    ].join("\n");
-  } else {
-    const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
-    if (text === void 0) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
-    const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
-    if (!parsed.data) {
-      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
-    }
-    taskText = text;
-    fm = parsed.data;
-  }
-  const [plan, spec] = await Promise.all([
-    github.readFile(pin, `${dir}/plan.md`),
-    fm.spec ? github.readFile(pin, path3.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
-  ]);
-  const deps = [];
-  for (const depId of node.dependencies) {
-    const dep = journal.tasks.find((t) => t.id === depId);
-    if (!dep || dep.attempt < 1) continue;
-    const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path3.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(dep.branch, rel) : void 0);
-    if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
-  }
-  const agentsMd = await readLocal(path3.join(args.workdir, "AGENTS.md"));
-  const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
-  const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
-  const taskContext = {
-    runId: journal.runId,
-    taskId: node.id,
-    attempt: args.attempt,
-    title: fm.title,
-    task: taskText,
-    ...spec !== void 0 ? { spec } : {},
-    ...plan !== void 0 ? { plan } : {},
-    ...agentsMd !== void 0 ? { agentsMd } : {},
-    ...deps.length ? { dependencyWalkthroughs: deps } : {},
-    ...refinement ? { refinement } : {},
-    ...answer ? { answer } : {},
-    ...fm.test_command ? { testCommand: fm.test_command } : {},
-    branch: args.branch,
-    baseRef: fm.base_ref ?? journal.integrationBranch
+// action/src/task/context.ts
+function openTaskJob({ config, input, deps }) {
+  const now = deps.now ?? Date.now;
+  return {
+    config,
+    input,
+    deps,
+    git: deps.git,
+    github: deps.github,
+    now,
+    log: deps.log ?? NO_LOG,
+    ids: { runId: input.runId, taskId: input.taskId, attempt: input.attempt },
+    t0: now(),
+    marks: {},
+    warnings: []
   };
-  return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
 }
-function renderContext(c) {
-  const out = [`# Forge task ${c.taskId}: ${c.title}`, "", `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`, ""];
-  out.push("## Task", "", c.task.trim(), "");
-  if (c.spec) out.push("## Spec", "", c.spec.trim(), "");
-  if (c.plan) out.push("## Plan", "", c.plan.trim(), "");
-  if (c.agentsMd) out.push("## AGENTS.md", "", c.agentsMd.trim(), "");
-  for (const d of c.dependencyWalkthroughs ?? []) out.push(`## Walkthrough of dependency ${d.taskId}`, "", '<untrusted-text source="dependency walkthrough">', d.text, "</untrusted-text>", "");
-  if (c.refinement) out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
-  if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
-  return out.join("\n");
+function mark(job, label) {
+  job.marks[label] = job.now() - job.t0;
 }
 
-// action/src/events.ts
-import { appendFileSync } from "node:fs";
-var AttemptEvents = class {
-  constructor(file, runId, taskId, attempt, now = Date.now) {
-    this.file = file;
-    this.runId = runId;
-    this.taskId = taskId;
-    this.attempt = attempt;
-    this.now = now;
+// action/src/task/checkout.ts
+async function checkoutAttempt(job) {
+  const { config, git, github, log } = job;
+  const { runId, taskId, attempt } = job.ids;
+  const expectedBranch = branchName(config, runId, taskId, attempt);
+  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const check = await readAndCheckDispatch(github, runId, taskId, attempt);
+  if (!check.current) {
+    await prefetch;
+    return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, check.reason);
   }
-  file;
-  runId;
-  taskId;
-  attempt;
-  now;
-  #seq = 0;
-  get agentId() {
-    return `${this.runId}/${this.taskId}/${this.attempt}`;
+  const { journal, task, node } = check;
+  const branch = task.branch ?? expectedBranch;
+  mark(job, "journal");
+  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  if (tip instanceof Error) throw tip;
+  if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
+  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
+  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
+    return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`, "");
   }
-  emit(type, data) {
-    this.#seq++;
-    const event = {
-      eventId: `${this.agentId}:${this.#seq}`,
-      seq: this.#seq,
-      timestamp: new Date(this.now()).toISOString(),
-      type,
-      runId: this.runId,
-      taskId: this.taskId,
-      data
-    };
-    appendFileSync(this.file, `${JSON.stringify(event)}
-`);
-  }
-};
+  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const startHead = await attemptStartHead(git, branch, tip, job.ids);
+  if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
+  mark(job, "checkout");
+  return {
+    journal,
+    task,
+    node,
+    ...check.followup ? { followup: check.followup } : {},
+    branch,
+    base: journal.integrationBranch,
+    recordRel: attemptDir(runId, taskId, attempt),
+    tip,
+    startHead
+  };
+}
 
-// action/src/start-head.ts
-import { readFile as readFile2 } from "node:fs/promises";
-import path4 from "node:path";
-function attemptTrailers(id) {
-  return [
-    ["Run", id.runId],
-    ["Task", id.taskId],
-    ["Attempt", String(id.attempt)]
-  ];
+// action/src/task/collect.ts
+import { cp as cp2, readFile as readFile3, rm as rm4, writeFile as writeFile2 } from "node:fs/promises";
+import path5 from "node:path";
+
+// src/agent/walkthrough.ts
+var import_yaml = __toESM(require_dist(), 1);
+var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
+var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
+var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
+var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
+function missingSections(body) {
+  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
+  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
 }
-var FIELD = "";
-var RECORD = "";
-async function firstParentLog(git, tip, id, max) {
-  const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
-  const raw = (await git.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
-  return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
-    const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
-    return { sha, parents: parents ? parents.split(" ") : [], ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt) };
-  });
+var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
+var MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
+function walkthroughFrontmatter(text, file) {
+  const fm = readFrontMatter(file, text);
+  if (fm.problem?.kind === "language") {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
+  }
+  if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
+  if (fm.problem) {
+    const why = describeFrontMatterProblem(fm.problem);
+    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
+  }
+  const raw = fm.data;
+  if (raw === null || raw === void 0) return { ok: false, ...MISSING, body: fm.body };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
+  return { ok: true, data: raw, body: fm.body };
 }
-async function shallowBoundary(git) {
-  const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
-  if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile2(path4.resolve(git.dir, file), "utf8").catch(() => "");
-  return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
+function parseAgentWalkthrough(text, file = "walkthrough.md") {
+  const fm = walkthroughFrontmatter(text, file);
+  if (!fm.ok) return { data: void 0, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const result = agentWalkthroughSchema.safeParse(fm.data);
+  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  return { data: result.success ? result.data : void 0, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
 }
-function walk(log, boundary, tip) {
-  let start = tip;
-  for (const c of log) {
-    if (boundary.has(c.sha)) return void 0;
-    if (c.ours) {
-      if (c.parents.length === 0) return c.sha;
-      start = c.parents[0];
-      continue;
+var normalizePath = (p) => p.replace(/^\.\//, "");
+function completeWalkthrough(text, facts, file = "walkthrough.md") {
+  const warnings = [];
+  if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
+  const fm = walkthroughFrontmatter(text, file);
+  if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
+  const claimed = fm.data;
+  const data = {};
+  for (const [k, v] of Object.entries(claimed)) {
+    if (KNOWN_KEYS.has(k)) data[k] = v;
+    else warnings.push(`unknown walkthrough field '${k}' dropped`);
+  }
+  for (const k of RUNNER_KEYS) {
+    if (k in claimed && claimed[k] !== void 0 && String(claimed[k]) !== String(facts[k]) && k !== "time_spent_minutes") {
+      warnings.push(`${k}: the agent claimed ${JSON.stringify(claimed[k])}, the runner measured ${JSON.stringify(facts[k])}`);
     }
-    if (c.parents.length > 1) continue;
-    return start;
+    data[k] = facts[k];
   }
-  return start;
+  const reasons = /* @__PURE__ */ new Map();
+  if (Array.isArray(claimed.files_changed)) {
+    for (const f of claimed.files_changed) {
+      if (typeof f === "string") reasons.set(normalizePath(f), "");
+      else if (f && typeof f === "object" && typeof f.path === "string") {
+        const reason = f.reason;
+        reasons.set(normalizePath(f.path), typeof reason === "string" ? reason : "");
+      }
+    }
+  } else if (claimed.files_changed !== void 0) {
+    warnings.push("files_changed is not a list; the runner's list is used");
+  }
+  const actual = new Set(facts.files_changed);
+  const notChanged = [...reasons.keys()].filter((p) => !actual.has(p));
+  if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
+  data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
+  for (const k of ["agent", "model", "cost_usd", "turns"]) if (facts[k] !== void 0) data[k] = facts[k];
+  const body = fm.body.replace(/^\s*\n/, "");
+  const bodyProblems = sectionProblems(body);
+  const parsed = walkthroughFrontmatterSchema.safeParse(data);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
+    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
+  }
+  const missing = missingSections(body);
+  if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
+  return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings, problems: bodyProblems };
 }
-async function attemptStartHead(git, branch, tip, id) {
-  const top = (await firstParentLog(git, tip, id, 1).catch(() => []))[0];
-  if (!top || !top.ours) return tip;
-  for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
-    const boundary = await shallowBoundary(git);
-    const found2 = walk(await firstParentLog(git, tip, id), boundary, tip);
-    if (found2 !== void 0) return found2;
-    if (await git.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
-    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+function renderWalkthroughFile(frontmatter, body) {
+  return `---
+${(0, import_yaml.stringify)(frontmatter, { lineWidth: 0 })}---
+
+${body.trimEnd()}
+`;
+}
+
+// action/src/task/files.ts
+import { cp, mkdir as mkdir2, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
+import path4 from "node:path";
+var MAX_RECORD_FILE_BYTES = 1e6;
+async function exists(file) {
+  return stat(file).then(
+    () => true,
+    () => false
+  );
+}
+async function listFiles(dir, prefix = "") {
+  const out = [];
+  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...await listFiles(dir, rel));
+    else if (e.isFile()) out.push(path4.join(dir, rel));
   }
-  const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
-  return found ?? tip;
+  return out;
+}
+async function copyForRecord(from, to) {
+  await rm3(to, { recursive: true, force: true });
+  await mkdir2(to, { recursive: true });
+  for (const file of await listFiles(from)) {
+    const rel = path4.relative(from, file);
+    if (path4.basename(rel).includes(".tmp.")) continue;
+    const dest = path4.join(to, rel);
+    await mkdir2(path4.dirname(dest), { recursive: true });
+    const size = (await stat(file)).size;
+    if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
+    else {
+      const buf = await readFile2(file);
+      const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
+      await writeFile(dest, Buffer.concat([buf.subarray(0, half), Buffer.from(`
+[\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
+`), buf.subarray(size - half)]));
+    }
+  }
+}
+
+// action/src/task/collect.ts
+var SUCCESS_CODES = /* @__PURE__ */ new Set([0, 12]);
+async function collectWork(a, end, verdict) {
+  const { git, branchState } = a;
+  const { attempt } = a.ids;
+  const agentRecordCopy = path5.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy)) await cp2(agentRecordCopy, a.walkthroughSession);
+  const { filesChanged, pending } = await stageWork(a);
+  const refusals = [...branchState.refused.values()];
+  if (refusals.length) {
+    const list = refusals.map((r) => r.path).join(", ");
+    verdict.errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
+    if (!(verdict.exitCode === 20 || verdict.exitCode === 21)) verdict.exitCode = 1;
+  }
+  const stopped = end.supervised.stopped;
+  let workSha;
+  if (pending) {
+    const body = stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${stopped.reason}).` : void 0;
+    workSha = await git.commit(commitMessage(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
+  } else if (filesChanged.length > 0 || await git.head() !== branchState.preAgentHead) {
+    workSha = await git.head();
+  }
+  if (SUCCESS_CODES.has(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
+    verdict.exitCode = 1;
+    verdict.errors.push("the agent reported success but changed no files (an empty diff is never success)");
+  }
+  mark(a, "work_commit");
+  return { filesChanged, refusals, ...workSha ? { workSha } : {}, headForFacts: workSha ?? branchState.preAgentHead };
+}
+async function completeAttemptWalkthrough(a, end, work, verdict) {
+  const { config, deps } = a;
+  const { runId, taskId, attempt } = a.ids;
+  const { outcome } = end;
+  const wtFile = outcome.walkthroughPath ?? a.walkthroughSession;
+  const wtText = await readFile3(wtFile, "utf8").catch(() => void 0);
+  const completed = completeWalkthrough(wtText, {
+    task_id: taskId,
+    run_id: runId,
+    attempt,
+    branch: a.branch,
+    base_ref: a.built.taskContext.baseRef,
+    head_sha: work.headForFacts,
+    time_spent_minutes: Math.round((end.tAgentEnd - end.tAgent) / 6e4 * 10) / 10,
+    files_changed: work.filesChanged,
+    agent: outcome.agent ?? deps.agent.name,
+    ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
+    ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
+    ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
+  });
+  a.warnings.push(...completed.warnings);
+  if (!completed.ok) {
+    if (SUCCESS_CODES.has(verdict.exitCode)) {
+      verdict.exitCode = 1;
+      verdict.errors.push(`walkthrough: ${completed.error}`);
+    } else if (wtText !== void 0) a.warnings.push(`walkthrough ignored: ${completed.error}`);
+  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "partial") {
+    verdict.exitCode = 12;
+  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "failed") {
+    verdict.exitCode = 1;
+    verdict.errors.push("the walkthrough reports status: failed");
+  }
+  if (completed.ok) await writeFile2(a.walkthroughSession, completed.markdown);
+  else await rm4(a.walkthroughSession, { force: true });
+  return completed;
 }
 
 // action/src/render.ts
@@ -3111,341 +3342,110 @@ function renderStatusBody(input) {
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
 }
 
-// src/agent/walkthrough.ts
-var import_yaml = __toESM(require_dist(), 1);
-var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
-var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
-var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
-var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
-function missingSections(body) {
-  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
-  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+// action/src/task/pull.ts
+var SUCCESS_CODES2 = /* @__PURE__ */ new Set([0, 12]);
+function statusBody(a, state, extra = {}) {
+  const { runId, taskId, attempt } = a.ids;
+  return renderStatusBody({
+    state,
+    title: a.prTitle,
+    runId,
+    taskId,
+    attempt,
+    exitCode: extra.exitCode ?? 0,
+    error: extra.error ?? "",
+    branch: a.branch,
+    baseBranch: a.base,
+    ...extra.headSha ? { headSha: extra.headSha } : {},
+    ...a.input.jobUrl ? { jobUrl: a.input.jobUrl } : {},
+    ...extra.notes ? { notes: extra.notes } : {}
+  });
 }
-var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
-var MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
-function walkthroughFrontmatter(text, file) {
-  const fm = readFrontMatter(file, text);
-  if (fm.problem?.kind === "language") {
-    const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
-  }
-  if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
-  if (fm.problem) {
-    const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
-  }
-  const raw = fm.data;
-  if (raw === null || raw === void 0) return { ok: false, ...MISSING, body: fm.body };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
-  return { ok: true, data: raw, body: fm.body };
-}
-function parseAgentWalkthrough(text, file = "walkthrough.md") {
-  const fm = walkthroughFrontmatter(text, file);
-  if (!fm.ok) return { data: void 0, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
-  const result = agentWalkthroughSchema.safeParse(fm.data);
-  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
-  return { data: result.success ? result.data : void 0, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
-}
-var normalizePath = (p) => p.replace(/^\.\//, "");
-function completeWalkthrough(text, facts, file = "walkthrough.md") {
-  const warnings = [];
-  if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
-  const fm = walkthroughFrontmatter(text, file);
-  if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
-  const claimed = fm.data;
-  const data = {};
-  for (const [k, v] of Object.entries(claimed)) {
-    if (KNOWN_KEYS.has(k)) data[k] = v;
-    else warnings.push(`unknown walkthrough field '${k}' dropped`);
-  }
-  for (const k of RUNNER_KEYS) {
-    if (k in claimed && claimed[k] !== void 0 && String(claimed[k]) !== String(facts[k]) && k !== "time_spent_minutes") {
-      warnings.push(`${k}: the agent claimed ${JSON.stringify(claimed[k])}, the runner measured ${JSON.stringify(facts[k])}`);
-    }
-    data[k] = facts[k];
-  }
-  const reasons = /* @__PURE__ */ new Map();
-  if (Array.isArray(claimed.files_changed)) {
-    for (const f of claimed.files_changed) {
-      if (typeof f === "string") reasons.set(normalizePath(f), "");
-      else if (f && typeof f === "object" && typeof f.path === "string") {
-        const reason = f.reason;
-        reasons.set(normalizePath(f.path), typeof reason === "string" ? reason : "");
-      }
-    }
-  } else if (claimed.files_changed !== void 0) {
-    warnings.push("files_changed is not a list; the runner's list is used");
-  }
-  const actual = new Set(facts.files_changed);
-  const notChanged = [...reasons.keys()].filter((p) => !actual.has(p));
-  if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
-  data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
-  for (const k of ["agent", "model", "cost_usd", "turns"]) if (facts[k] !== void 0) data[k] = facts[k];
-  const body = fm.body.replace(/^\s*\n/, "");
-  const bodyProblems = sectionProblems(body);
-  const parsed = walkthroughFrontmatterSchema.safeParse(data);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
-    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
-  }
-  const missing = missingSections(body);
-  if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
-  return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings, problems: bodyProblems };
-}
-function renderWalkthroughFile(frontmatter, body) {
-  return `---
-${(0, import_yaml.stringify)(frontmatter, { lineWidth: 0 })}---
-
-${body.trimEnd()}
-`;
-}
-
-// action/src/main.ts
-var JobError = class extends Error {
-  constructor(message, options) {
-    super(message, options);
-    this.name = "JobError";
-  }
-};
-var SUCCESS_CODES = /* @__PURE__ */ new Set([0, 12]);
-var MAX_RECORD_FILE_BYTES = 1e6;
-async function main({ config, input, deps }) {
-  const now = deps.now ?? Date.now;
-  const log = deps.log ?? { info: () => {
-  }, warning: () => {
-  } };
-  const { git, github } = deps;
-  const { runId, taskId, attempt } = input;
-  const t0 = now();
-  const marks = {};
-  const mark = (label) => void (marks[label] = now() - t0);
-  if (CAPTAIN_PLAN_ID.test(taskId)) return captainPlanJob({ config, input, deps, context: input.context });
-  if (CAPTAIN_ID.test(taskId)) {
-    const journal2 = await readJournal(github, runId);
-    const check2 = typeof journal2 === "string" ? { current: false, reason: journal2 } : checkCaptainDispatch(journal2, taskId, attempt);
-    if (!check2.current) {
-      log.info(`Nothing to do: ${check2.reason}.`);
-      return { kind: "neutral", reason: check2.reason, summary: `### Forge \xB7 ${taskId}
-
-Nothing to do: ${check2.reason}. This dispatch is no longer current, so the job changed nothing.
-` };
-    }
-    return captainJob({ config, input, deps, journal: journal2, cr: check2.cr, context: input.context });
-  }
-  const expectedBranch = branchName(config, runId, taskId, attempt);
-  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
-  const check = await readAndCheckDispatch(github, runId, taskId, attempt);
-  if (!check.current) {
-    await prefetch;
-    log.info(`Nothing to do: ${check.reason}.`);
-    return { kind: "neutral", reason: check.reason, summary: `### Forge \xB7 ${taskId} \xB7 attempt ${attempt}
-
-Nothing to do: ${check.reason}. This dispatch is no longer current, so the job changed nothing.
-` };
-  }
-  const { journal, task, node } = check;
-  const branch = task.branch ?? expectedBranch;
-  const base2 = journal.integrationBranch;
-  const recordRel = attemptDir(runId, taskId, attempt);
-  const warnings = [];
-  mark("journal");
-  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
-  if (tip instanceof Error) throw tip;
-  if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
-  const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
-  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
-    const reason = `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`;
-    log.info(`Nothing to do: ${reason}.`);
-    return { kind: "neutral", reason, summary: `### Forge \xB7 ${taskId} \xB7 attempt ${attempt}
-
-Nothing to do: ${reason}.
-` };
-  }
-  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const ids = { runId, taskId, attempt };
-  const startHead = await attemptStartHead(git, branch, tip, ids);
-  if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
-  mark("checkout");
-  const sessionDir = path5.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
-  await rm3(sessionDir, { recursive: true, force: true });
-  await mkdir2(path5.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path5.join(sessionDir, "events.ndjson"), runId, taskId, attempt, now);
-  const [built, existingPr] = await Promise.all([
-    buildContext({ github, journal, node, attempt, branch, workdir: input.workspace, dispatch: input.context, ...check.followup ? { followup: check.followup } : {} }),
-    github.findOpenPull(branch, base2).catch((err) => err instanceof Error ? err : new Error(String(err)))
-  ]);
-  const conflicts = node.kind === "refinery" ? input.context.conflicts ?? [] : [];
-  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, branch);
-  const title = built.frontmatter.title;
-  const prTitle = `forge(${taskId}): ${title}`;
-  await writeFile(path5.join(sessionDir, "context.md"), built.markdown);
-  await writeFile(path5.join(sessionDir, "task.md"), built.taskContext.task);
-  mark("context");
-  const statusBody = (state, extra = {}) => renderStatusBody({ state, title: prTitle, runId, taskId, attempt, exitCode: extra.exitCode ?? 0, error: extra.error ?? "", branch, baseBranch: base2, ...extra.headSha ? { headSha: extra.headSha } : {}, ...input.jobUrl ? { jobUrl: input.jobUrl } : {}, ...extra.notes ? { notes: extra.notes } : {} });
-  let remoteHead = tip;
-  let pushes = 0;
-  const pushHead = async (sha) => {
-    if (sha === remoteHead) return false;
-    await git.push(branch, sha);
-    remoteHead = sha;
-    pushes++;
-    return true;
-  };
-  let prOpening;
+async function openDraftPr(a, existingPr) {
+  const { git, github, warnings, branchState } = a;
   if (existingPr instanceof Error) {
     warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
-    prOpening = Promise.resolve(void 0);
-  } else if (existingPr) {
-    prOpening = Promise.resolve(existingPr);
-  } else {
-    const startCommit = await git.commit(commitMessage(`forge(${taskId}): start attempt ${attempt}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name]]), { allowEmpty: true });
-    prOpening = (async () => {
-      await pushHead(startCommit);
-      const pr2 = await github.createPull({ head: branch, base: base2, title: prTitle, body: statusBody("running"), draft: true });
-      await github.addLabels(pr2.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
-      return pr2;
-    })().catch((err) => {
-      warnings.push(`could not open the draft pull request: ${err.message}`);
-      return void 0;
-    });
+    branchState.prOpening = Promise.resolve(void 0);
+    return;
   }
-  mark("draft_pr");
-  const preAgentHead = await git.head();
-  let foldBase = preAgentHead;
-  const refused = /* @__PURE__ */ new Map();
-  const stageWork = async () => {
-    await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-    const keep = await git.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "") || foldBase;
-    if (await git.head() !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
-    await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-    const staged = await git.stagedChanges(startHead);
-    if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
-    for (const r of await revertProtectedChanges(git, startHead, staged)) refused.set(r.path, r);
-    const pending2 = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
-    return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending: pending2 };
-  };
-  let progressPushes = 0;
-  const pushProgress = async (stage) => {
-    const { pending: pending2 } = await stageWork();
-    if (pending2) foldBase = await git.commit(commitMessage(`forge(${taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(ids), ["Agent", deps.agent.name], ["Stage", stage]]));
-    await prOpening;
-    const head = await git.head();
-    if (!await pushHead(head)) return;
-    progressPushes++;
-    log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
-  };
-  const tAgent = now();
-  events.emit("task.started", { agentId: events.agentId, type: node.agentType, branch, attempt });
-  const heartbeatMs = config.heartbeat_interval_seconds * 1e3;
-  let progressNote;
-  const walkthroughSession = path5.join(sessionDir, "walkthrough.md");
-  const supervised = await supervise(
-    (ctl) => deps.agent.run({
-      agentType: node.agentType,
-      taskContext: built.taskContext,
-      workdir: input.workspace,
-      sessionDir,
-      walkthroughPath: walkthroughSession,
-      signal: ctl.signal,
-      onProgress: (p) => {
-        progressNote = p.summary;
-        ctl.onProgress(p);
-      },
-      // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-      onStageEnd: async (stage) => {
-        ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-        await pushProgress(stage).catch((err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`));
-        ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
-      }
-    }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
-    {
-      heartbeatMs,
-      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
-      idleMs: config.timeouts.idle_minutes * 6e4,
-      wallClockMs: config.timeouts.agent_minutes * 6e4,
-      ...deps.cancel ? { cancel: deps.cancel } : {},
-      now,
-      onBeat: (at) => {
-        events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
-        if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
-        progressNote = void 0;
-      },
-      onStop: (reason, detail2, _at, lastProgressAt) => {
-        log.warning(`Stopping the agent: ${detail2}.`);
-        if (reason !== "cancelled") events.emit("task.stale", { lastHeartbeat: new Date(lastProgressAt).toISOString(), threshold: config.stale_threshold_seconds, attempt });
-      }
-    }
-  );
-  const tAgentEnd = now();
-  const outcome = supervised.outcome;
-  let exitCode = outcome.exitCode;
-  const errors = [];
-  if (supervised.stopped) {
-    let reason = supervised.stopped.reason;
-    if (reason === "cancelled" && input.jobStartedAt !== void 0 && now() - input.jobStartedAt >= config.timeouts.job_minutes * 6e4 * 0.97) reason = "wall_clock";
-    exitCode = exitCodeOfStop(reason);
-    errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
-  } else if (outcome.error) errors.push(outcome.error);
-  const agentRecordCopy = path5.join(input.workspace, recordRel, "walkthrough.md");
-  if (!await exists(walkthroughSession) && !outcome.walkthroughPath && await exists(agentRecordCopy)) await cp(agentRecordCopy, walkthroughSession);
-  const { filesChanged, pending } = await stageWork();
-  const refusals = [...refused.values()];
-  if (refusals.length) {
-    const list = refusals.map((r) => r.path).join(", ");
-    errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
-    if (!(exitCode === 20 || exitCode === 21)) exitCode = 1;
+  if (existingPr) {
+    branchState.prOpening = Promise.resolve(existingPr);
+    return;
   }
-  let workSha;
-  if (pending) {
-    const body = supervised.stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${supervised.stopped.reason}).` : void 0;
-    workSha = await git.commit(commitMessage(prTitle, body, [...attemptTrailers(ids), ["Agent", deps.agent.name]]));
-  } else if (filesChanged.length > 0 || await git.head() !== preAgentHead) {
-    workSha = await git.head();
-  }
-  const headForFacts = workSha ?? preAgentHead;
-  if (SUCCESS_CODES.has(exitCode) && filesChanged.length === 0 && node.kind !== "refinery") {
-    exitCode = 1;
-    errors.push("the agent reported success but changed no files (an empty diff is never success)");
-  }
-  mark("work_commit");
-  const wtFile = outcome.walkthroughPath ?? walkthroughSession;
-  const wtText = await readFile3(wtFile, "utf8").catch(() => void 0);
-  const agentStartedAt = new Date(tAgent).toISOString();
-  const completed = completeWalkthrough(wtText, {
-    task_id: taskId,
-    run_id: runId,
-    attempt,
-    branch,
-    base_ref: built.taskContext.baseRef,
-    head_sha: headForFacts,
-    time_spent_minutes: Math.round((tAgentEnd - tAgent) / 6e4 * 10) / 10,
-    files_changed: filesChanged,
-    agent: outcome.agent ?? deps.agent.name,
-    ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
-    ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
-    ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
+  const startCommit = await git.commit(commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]), { allowEmpty: true });
+  branchState.prOpening = (async () => {
+    await pushHead(a, startCommit);
+    const pr = await github.createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true });
+    await github.addLabels(pr.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
+    return pr;
+  })().catch((err) => {
+    warnings.push(`could not open the draft pull request: ${err.message}`);
+    return void 0;
   });
-  warnings.push(...completed.warnings);
-  if (!completed.ok) {
-    if (SUCCESS_CODES.has(exitCode)) {
-      exitCode = 1;
-      errors.push(`walkthrough: ${completed.error}`);
-    } else if (wtText !== void 0) warnings.push(`walkthrough ignored: ${completed.error}`);
-  } else if (exitCode === 0 && completed.frontmatter.status === "partial") {
-    exitCode = 12;
-  } else if (exitCode === 0 && completed.frontmatter.status === "failed") {
-    exitCode = 1;
-    errors.push("the walkthrough reports status: failed");
+}
+async function publishPr(a, pr, end) {
+  const { exitCode, error, completed, recordSha, notes } = end;
+  const { runId, taskId, attempt } = a.ids;
+  const wtUrl = `${a.input.serverUrl.replace(/\/$/, "")}/${a.input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
+  const body = completed.ok ? renderPrBody({ title: a.prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: a.base, exitCode, notes }) : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
+  const report = (what) => (err) => void a.warnings.push(`could not ${what}: ${err.message}`);
+  await Promise.all([
+    a.github.updatePull(pr.number, { body }).catch(report("update the pull request")),
+    SUCCESS_CODES2.has(exitCode) && completed.ok ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve()
+  ]);
+}
+
+// action/src/task/record.ts
+import { cp as cp3, readFile as readFile4, writeFile as writeFile3 } from "node:fs/promises";
+import path6 from "node:path";
+async function recordAttempt(a, end, work, completed, verdict) {
+  const { git, sessionDir } = a;
+  const { runId, taskId, attempt } = a.ids;
+  const { exitCode } = verdict;
+  const error = verdict.errors.length ? verdict.errors.join("; ") : void 0;
+  emitEnd(a, exitCode, error, completed);
+  const result = await writeResult(a, end, work, completed, exitCode, error);
+  await writeManifest(a, end, exitCode, error);
+  await writeSignal({
+    sessionDir,
+    layer: "orch",
+    name: `job-${taskId}`,
+    status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
+    artifactPath: path6.join(sessionDir, "result.json"),
+    traceId: traceId(runId, taskId, attempt),
+    createdAt: new Date(end.tAgent),
+    completedAt: new Date(a.now()),
+    extra: { exit_code: exitCode }
+  });
+  await copyForRecord(sessionDir, path6.join(a.input.workspace, a.recordRel));
+  await git.run(["add", "--force", "--", a.recordRel]);
+  const recordSha = await git.commit(
+    commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
+      [TRAILERS.run, runId],
+      [TRAILERS.task, taskId],
+      [TRAILERS.attempt, String(attempt)],
+      [TRAILERS.agent, end.outcome.agent ?? a.deps.agent.name],
+      [TRAILERS.exit, String(exitCode)]
+    ])
+  );
+  mark(a, "record_commit");
+  return { result, ...error ? { error } : {}, recordSha };
+}
+function emitEnd(a, exitCode, error, completed) {
+  const { events } = a;
+  if (exitCode === 0 || exitCode === 12) {
+    events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...completed.ok ? { confidence: completed.frontmatter.confidence } : {}, attempt: a.ids.attempt });
+  } else {
+    events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: a.ids.attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
   }
-  if (completed.ok) await writeFile(walkthroughSession, completed.markdown);
-  else await rm3(walkthroughSession, { force: true });
-  const error = errors.length ? errors.join("; ") : void 0;
-  if (exitCode === 0 || exitCode === 12) events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...completed.ok ? { confidence: completed.frontmatter.confidence } : {}, attempt });
-  else events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
-  const question = outcome.question ?? await readFile3(path5.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile3(path5.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path5.join(sessionDir, "change-request.md");
+}
+async function writeResult(a, end, work, completed, exitCode, error) {
+  const { config, deps, sessionDir, recordRel } = a;
+  const { runId, taskId, attempt } = a.ids;
+  const { outcome } = end;
+  const question = outcome.question ?? await readFile4(path6.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile4(path6.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path6.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse({
     version: 1,
@@ -3453,145 +3453,218 @@ Nothing to do: ${reason}.
     task_id: taskId,
     attempt,
     exit_code: exitCode,
-    branch,
-    ...workSha ? { head_sha: workSha } : {},
+    branch: a.branch,
+    ...work.workSha ? { head_sha: work.workSha } : {},
     ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
     ...error ? { error } : {},
     ...refinement && exitCode === 10 ? { refinement: refinement.trim() } : {},
     ...question && exitCode === 3 ? { question: question.trim() } : {},
     ...hasCr && exitCode === 11 ? { change_request_path: `${recordRel}/change-request.md` } : {},
     ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
-    started_at: agentStartedAt,
-    finished_at: new Date(now()).toISOString(),
+    started_at: new Date(end.tAgent).toISOString(),
+    finished_at: new Date(a.now()).toISOString(),
     agent: outcome.agent ?? deps.agent.name,
     ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
     ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
     ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
   });
-  await writeFile(path5.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile3(path6.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path5.join(sessionDir, "change-request.md")) await cp(crSession, path5.join(sessionDir, "change-request.md"));
-  if (outcome.manifestPath && outcome.manifestPath !== path5.join(sessionDir, "manifest.json") && await exists(outcome.manifestPath)) await cp(outcome.manifestPath, path5.join(sessionDir, "manifest.json"));
-  if (!await exists(path5.join(sessionDir, "manifest.json"))) {
-    const status = exitCode === 0 ? "success" : "failure";
-    await writeFile(
-      path5.join(sessionDir, "manifest.json"),
-      `${JSON.stringify({ orchestrator: `forge-${node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}
+  if (hasCr && crSession !== path6.join(sessionDir, "change-request.md")) await cp3(crSession, path6.join(sessionDir, "change-request.md"));
+  return result;
+}
+async function writeManifest(a, end, exitCode, error) {
+  const manifest = path6.join(a.sessionDir, "manifest.json");
+  const theirs = end.outcome.manifestPath;
+  if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
+  if (await exists(manifest)) return;
+  const status = exitCode === 0 ? "success" : "failure";
+  await writeFile3(
+    manifest,
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}
 `
-    );
-  }
-  await writeSignal({
-    sessionDir,
-    layer: "orch",
-    name: `job-${taskId}`,
-    status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
-    artifactPath: path5.join(sessionDir, "result.json"),
-    traceId: traceId(runId, taskId, attempt),
-    createdAt: new Date(tAgent),
-    completedAt: new Date(now()),
-    extra: { exit_code: exitCode }
-  });
-  const recordAbs = path5.join(input.workspace, recordRel);
-  await copyForRecord(sessionDir, recordAbs);
-  await git.run(["add", "--force", "--", recordRel]);
-  const recordSha = await git.commit(
-    commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
-      [TRAILERS.run, runId],
-      [TRAILERS.task, taskId],
-      [TRAILERS.attempt, String(attempt)],
-      [TRAILERS.agent, outcome.agent ?? deps.agent.name],
-      [TRAILERS.exit, String(exitCode)]
-    ])
   );
-  mark("record_commit");
-  const pr = await prOpening;
-  await pushHead(recordSha);
-  const tPushed = now();
-  mark("push");
-  const notes = [...refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
-  if (pr) {
-    const wtUrl = `${input.serverUrl.replace(/\/$/, "")}/${input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
-    const body = completed.ok ? renderPrBody({ title: prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: base2, exitCode, notes }) : statusBody("ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
-    const report = (what) => (err) => void warnings.push(`could not ${what}: ${err.message}`);
-    await Promise.all([
-      github.updatePull(pr.number, { body }).catch(report("update the pull request")),
-      SUCCESS_CODES.has(exitCode) && completed.ok ? github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve()
-    ]);
-  }
-  const tEnd = now();
-  mark("pr_body");
-  if (deps.uploadArtifact) {
-    try {
-      const files = await listFiles(sessionDir);
-      await deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, sessionDir, files);
-    } catch (err) {
-      warnings.push(`could not upload the session artifact: ${err.message}`);
-    }
-  }
-  const timings = {
-    beforeAgentMs: tAgent - t0,
-    agentMs: tAgentEnd - tAgent,
-    afterAgentMs: tEnd - tAgentEnd,
-    steps: { ...marks, agent_start: tAgent - t0, agent_end: tAgentEnd - t0 },
-    ...supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}
-  };
-  const summary2 = renderSummary({ prTitle, result, exitCode, error, completed, branch, base: base2, recordSha, pr, timings, warnings, refusals, jobUrl: input.jobUrl, serverUrl: input.serverUrl, repository: input.repository });
-  return {
-    kind: "attempt",
-    exitCode,
-    result,
-    branch,
-    headSha: recordSha,
-    ...workSha ? { workSha } : {},
-    resultPath: resultPath(runId, taskId, attempt),
-    ...pr ? { prNumber: pr.number, prUrl: pr.url } : {},
-    refusals,
-    warnings,
-    summary: summary2,
-    timings,
-    progressPushes,
-    pushes
-  };
 }
 function traceId(runId, taskId, attempt) {
   let h = 0xcbf29ce484222325n;
   for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0))) * 0x100000001b3n);
   return h.toString(16).padStart(16, "0");
 }
-async function exists(file) {
-  return stat(file).then(
-    () => true,
-    () => false
-  );
-}
-async function listFiles(dir, prefix = "") {
-  const out = [];
-  for (const e of await readdir2(path5.join(dir, prefix), { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path5.join(dir, rel));
+
+// action/src/task/session.ts
+import { mkdir as mkdir3, rm as rm5, writeFile as writeFile4 } from "node:fs/promises";
+import path8 from "node:path";
+
+// action/src/context.ts
+import { readFile as readFile5 } from "node:fs/promises";
+import path7 from "node:path";
+var ContextError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ContextError";
   }
-  return out;
+};
+async function readLocal(file) {
+  try {
+    return await readFile5(file, "utf8");
+  } catch {
+    return void 0;
+  }
 }
-async function copyForRecord(from, to) {
-  await rm3(to, { recursive: true, force: true });
-  await mkdir2(to, { recursive: true });
-  for (const file of await listFiles(from)) {
-    const rel = path5.relative(from, file);
-    if (path5.basename(rel).includes(".tmp.")) continue;
-    const dest = path5.join(to, rel);
-    await mkdir2(path5.dirname(dest), { recursive: true });
-    const size = (await stat(file)).size;
-    if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
-    else {
-      const buf = await readFile3(file);
-      const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
-      await writeFile(dest, Buffer.concat([buf.subarray(0, half), Buffer.from(`
-[\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
-`), buf.subarray(size - half)]));
+async function buildContext(args) {
+  const { github, journal, node } = args;
+  const dir = planDir(journal.planId);
+  const pin = journal.planCommit;
+  let taskText;
+  let fm;
+  if (args.followup) {
+    const f = args.followup;
+    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
+    const text = sanitizeUntrusted(f.text);
+    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" };
+    taskText = [
+      `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
+      "",
+      "## Description",
+      "",
+      `The walkthrough of task \`${f.sourceTaskId}\` (attempt ${f.sourceAttempt}) listed this follow-up; do it, and only it:`,
+      "",
+      '<untrusted-text source="follow-up">',
+      text,
+      "</untrusted-text>",
+      "",
+      "## Context",
+      "",
+      `The source task's work is on this branch or on its own branch; its walkthrough is below.`,
+      ...source !== void 0 ? ["", `## The source task (${dir}/tasks/${f.sourceTaskId}.md)`, "", source.trim()] : [],
+      ""
+    ].join("\n");
+  } else {
+    const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
+    if (text === void 0) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+    const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
+    if (!parsed.data) {
+      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
+    taskText = text;
+    fm = parsed.data;
   }
+  const [plan, spec] = await Promise.all([
+    github.readFile(pin, `${dir}/plan.md`),
+    fm.spec ? github.readFile(pin, path7.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
+  ]);
+  const deps = [];
+  for (const depId of node.dependencies) {
+    const dep = journal.tasks.find((t) => t.id === depId);
+    if (!dep || dep.attempt < 1) continue;
+    const rel = walkthroughPath(journal.runId, depId, dep.attempt);
+    const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(dep.branch, rel) : void 0);
+    if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
+  }
+  const agentsMd = await readLocal(path7.join(args.workdir, "AGENTS.md"));
+  const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
+  const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
+  const taskContext = {
+    runId: journal.runId,
+    taskId: node.id,
+    attempt: args.attempt,
+    title: fm.title,
+    task: taskText,
+    ...spec !== void 0 ? { spec } : {},
+    ...plan !== void 0 ? { plan } : {},
+    ...agentsMd !== void 0 ? { agentsMd } : {},
+    ...deps.length ? { dependencyWalkthroughs: deps } : {},
+    ...refinement ? { refinement } : {},
+    ...answer ? { answer } : {},
+    ...fm.test_command ? { testCommand: fm.test_command } : {},
+    branch: args.branch,
+    baseRef: fm.base_ref ?? journal.integrationBranch
+  };
+  return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
 }
+function renderContext(c) {
+  const out = [`# Forge task ${c.taskId}: ${c.title}`, "", `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`, ""];
+  out.push("## Task", "", c.task.trim(), "");
+  if (c.spec) out.push("## Spec", "", c.spec.trim(), "");
+  if (c.plan) out.push("## Plan", "", c.plan.trim(), "");
+  if (c.agentsMd) out.push("## AGENTS.md", "", c.agentsMd.trim(), "");
+  for (const d of c.dependencyWalkthroughs ?? []) out.push(`## Walkthrough of dependency ${d.taskId}`, "", '<untrusted-text source="dependency walkthrough">', d.text, "</untrusted-text>", "");
+  if (c.refinement) out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
+  if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
+  return out.join("\n");
+}
+
+// action/src/events.ts
+import { appendFileSync } from "node:fs";
+var AttemptEvents = class {
+  constructor(file, runId, taskId, attempt, now = Date.now) {
+    this.file = file;
+    this.runId = runId;
+    this.taskId = taskId;
+    this.attempt = attempt;
+    this.now = now;
+  }
+  file;
+  runId;
+  taskId;
+  attempt;
+  now;
+  #seq = 0;
+  get agentId() {
+    return `${this.runId}/${this.taskId}/${this.attempt}`;
+  }
+  emit(type, data) {
+    this.#seq++;
+    const event = {
+      eventId: `${this.agentId}:${this.#seq}`,
+      seq: this.#seq,
+      timestamp: new Date(this.now()).toISOString(),
+      type,
+      runId: this.runId,
+      taskId: this.taskId,
+      data
+    };
+    appendFileSync(this.file, `${JSON.stringify(event)}
+`);
+  }
+};
+
+// action/src/task/session.ts
+async function openAttempt(job, co) {
+  const { input, git, github } = job;
+  const { runId, taskId, attempt } = job.ids;
+  const sessionDir = path8.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  await rm5(sessionDir, { recursive: true, force: true });
+  await mkdir3(path8.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path8.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  const [built, existingPr] = await Promise.all([
+    buildContext({ github, journal: co.journal, node: co.node, attempt, branch: co.branch, workdir: input.workspace, dispatch: input.context, ...co.followup ? { followup: co.followup } : {} }),
+    github.findOpenPull(co.branch, co.base).catch((err) => err instanceof Error ? err : new Error(String(err)))
+  ]);
+  const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
+  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
+  await writeFile4(path8.join(sessionDir, "context.md"), built.markdown);
+  await writeFile4(path8.join(sessionDir, "task.md"), built.taskContext.task);
+  mark(job, "context");
+  const a = {
+    ...job,
+    ...co,
+    sessionDir,
+    events,
+    built,
+    prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
+    walkthroughSession: path8.join(sessionDir, "walkthrough.md"),
+    branchState: { remoteHead: co.tip, pushes: 0, progressPushes: 0, preAgentHead: co.tip, foldBase: co.tip, refused: /* @__PURE__ */ new Map(), prOpening: Promise.resolve(void 0) }
+  };
+  await openDraftPr(a, existingPr);
+  mark(job, "draft_pr");
+  a.branchState.preAgentHead = await git.head();
+  a.branchState.foldBase = a.branchState.preAgentHead;
+  return a;
+}
+
+// action/src/task/summary.ts
 function renderSummary(s) {
   const sec = (ms) => `${(ms / 1e3).toFixed(1)} s`;
   const lines = [
@@ -3619,14 +3692,88 @@ function renderSummary(s) {
   return lines.join("\n");
 }
 
+// action/src/task/job.ts
+async function taskJob(args) {
+  const job = openTaskJob(args);
+  const checkedOut = await checkoutAttempt(job);
+  if ("kind" in checkedOut) return checkedOut;
+  const a = await openAttempt(job, checkedOut);
+  const { end, verdict } = await runAgent(a);
+  const work = await collectWork(a, end, verdict);
+  const completed = await completeAttemptWalkthrough(a, end, work, verdict);
+  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
+  const { exitCode } = verdict;
+  const pr = await a.branchState.prOpening;
+  await pushHead(a, recordSha);
+  const tPushed = a.now();
+  mark(a, "push");
+  const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
+  if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
+  const tEnd = a.now();
+  mark(a, "pr_body");
+  await uploadSession(a);
+  const timings = timingsOf(a, end, tPushed, tEnd);
+  const { input } = a;
+  const summary2 = renderSummary({ prTitle: a.prTitle, result, exitCode, error, completed, branch: a.branch, base: a.base, recordSha, pr, timings, warnings: a.warnings, refusals: work.refusals, jobUrl: input.jobUrl, serverUrl: input.serverUrl, repository: input.repository });
+  return {
+    kind: "attempt",
+    exitCode,
+    result,
+    branch: a.branch,
+    headSha: recordSha,
+    ...work.workSha ? { workSha: work.workSha } : {},
+    resultPath: resultPath(a.ids.runId, a.ids.taskId, a.ids.attempt),
+    ...pr ? { prNumber: pr.number, prUrl: pr.url } : {},
+    refusals: work.refusals,
+    warnings: a.warnings,
+    summary: summary2,
+    timings,
+    progressPushes: a.branchState.progressPushes,
+    pushes: a.branchState.pushes
+  };
+}
+async function uploadSession(a) {
+  if (!a.deps.uploadArtifact) return;
+  const { runId, taskId, attempt } = a.ids;
+  try {
+    const files = await listFiles(a.sessionDir);
+    await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
+  } catch (err) {
+    a.warnings.push(`could not upload the session artifact: ${err.message}`);
+  }
+}
+function timingsOf(a, end, tPushed, tEnd) {
+  const { tAgent, tAgentEnd, supervised } = end;
+  return {
+    beforeAgentMs: tAgent - a.t0,
+    agentMs: tAgentEnd - tAgent,
+    afterAgentMs: tEnd - tAgentEnd,
+    steps: { ...a.marks, agent_start: tAgent - a.t0, agent_end: tAgentEnd - a.t0 },
+    ...supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}
+  };
+}
+
+// action/src/main.ts
+var JOB_KINDS = [
+  { name: "plan Captain", claims: (id) => CAPTAIN_PLAN_ID.test(id), run: (args) => captainPlanJob({ ...args, context: args.input.context }) },
+  { name: "Captain", claims: (id) => CAPTAIN_ID.test(id), run: captainDispatchJob },
+  { name: "task", claims: () => true, run: taskJob }
+];
+function jobKindOf(taskId) {
+  return JOB_KINDS.find((k) => k.claims(taskId));
+}
+async function main(args) {
+  return jobKindOf(args.input.taskId).run(args);
+}
+
 // action/src/stages-runner.ts
-import { mkdir as mkdir5 } from "node:fs/promises";
-import path13 from "node:path";
+import { mkdir as mkdir6 } from "node:fs/promises";
+import path16 from "node:path";
 
 // src/agent/stages/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { readFile as readFile4 } from "node:fs/promises";
-import path6 from "node:path";
+import { readFile as readFile6 } from "node:fs/promises";
+import path9 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"];
 var STAGES_FOR = {
@@ -3658,8 +3805,8 @@ var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const file = path6.join(repoDir, STAGE_CONFIG_FILE);
-  const text = await readFile4(file, "utf8").catch(() => void 0);
+  const file = path9.join(repoDir, STAGE_CONFIG_FILE);
+  const text = await readFile6(file, "utf8").catch(() => void 0);
   if (text === void 0) return {};
   const parsed = stageConfigSchema.safeParse((0, import_yaml2.parse)(text) ?? {});
   if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
@@ -3667,14 +3814,14 @@ async function loadStageConfig(repoDir) {
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir3, readFile as readFile5, writeFile as writeFile2 } from "node:fs/promises";
-import path7 from "node:path";
+import { mkdir as mkdir4, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
+import path10 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path7.resolve(options.sessionDir);
-  await mkdir3(sessionDir, { recursive: true });
+  const sessionDir = path10.resolve(options.sessionDir);
+  await mkdir4(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId2 = traceIdFrom(parentEnv);
-  await writeFile2(path7.join(sessionDir, ".trace"), `${traceId2}
+  await writeFile5(path10.join(sessionDir, ".trace"), `${traceId2}
 `, "utf8");
   return {
     options,
@@ -3708,7 +3855,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path7.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path10.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -3774,7 +3921,7 @@ Fix the cause and complete the stage.`;
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile5(file, "utf8").catch(() => void 0);
+    const text = await readFile7(file, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -3798,8 +3945,8 @@ var SessionLog = class {
 };
 
 // src/agent/stages/captain.ts
-import { writeFile as writeFile3 } from "node:fs/promises";
-import path8 from "node:path";
+import { writeFile as writeFile6 } from "node:fs/promises";
+import path11 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -3891,13 +4038,13 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path8.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path11.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path8.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile3(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+    const report = path11.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    await writeFile6(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
@@ -3934,7 +4081,7 @@ async function writeValidateRefinement(c, heal, problems) {
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions."
   ].join("\n\n");
-  await writeFile3(c.reports.refinement, `${doc}
+  await writeFile6(c.reports.refinement, `${doc}
 `, "utf8");
   c.out.refinement = doc;
 }
@@ -3946,8 +4093,8 @@ var CAPTAIN_STEPS = {
 };
 
 // src/agent/stages/refinery.ts
-import { writeFile as writeFile5 } from "node:fs/promises";
-import path10 from "node:path";
+import { writeFile as writeFile8 } from "node:fs/promises";
+import path13 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -3981,13 +4128,13 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir4, readFile as readFile6, writeFile as writeFile4 } from "node:fs/promises";
-import path9 from "node:path";
+import { mkdir as mkdir5, readFile as readFile8, writeFile as writeFile7 } from "node:fs/promises";
+import path12 from "node:path";
 function sentinelDir(c) {
-  return path9.join(c.sessionDir, "sentinel");
+  return path12.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path9.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path12.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
@@ -3995,12 +4142,12 @@ async function initialTest(c) {
 }
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
-  await mkdir4(cycleDir, { recursive: true });
-  const file = path9.join(cycleDir, "verification-results.json");
+  await mkdir5(cycleDir, { recursive: true });
+  const file = path12.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = { ...pickEnv(c.env, options.spawn.passEnv ?? []), [ENV.trace]: c.traceId, FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile4(path9.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile7(path12.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [{ name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
       overall: run2.code === 0 ? "PASS" : "FAIL",
@@ -4029,7 +4176,7 @@ async function sentinelLoop(c) {
   const run2 = { log: new SessionLog(), maxCycles: c.options.maxSentinelCycles ?? 3, blocking: [], remaining: [], grade: "FAIL", cycle: 0 };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path9.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path12.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -4040,7 +4187,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path9.join(sentinelDir(c), "test-spec.md");
+  const spec = path12.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -4063,7 +4210,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path9.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path12.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -4071,7 +4218,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path9.join(cycleDir, "audit-report.md");
+  const audit = path12.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -4087,12 +4234,12 @@ ${task.task.trim()}`].join("\n\n")
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile6(audit, "utf8").catch(() => "") ?? "")?.[1];
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile8(audit, "utf8").catch(() => "") ?? "")?.[1];
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path9.join(cycleDir, "fix-list.json");
+  const fixList = path12.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(c, "sentinel-consolidator", "sentinel-consolidator", [`# Fix list, cycle ${cycle} of ${task.taskId}`, `## Files
 
@@ -4120,7 +4267,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path9.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path12.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -4133,12 +4280,12 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile4(path9.join(dir, "grade.txt"), `${grade}
+  await writeFile7(path12.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile4(path9.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+  await writeFile7(path12.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `, "utf8");
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
-  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path9.join(dir, "summary.json") };
+  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path12.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4165,7 +4312,7 @@ async function sentinelVerdict(c, run2) {
   return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
 }
 async function readJson(file) {
-  const text = await readFile6(file, "utf8").catch(() => void 0);
+  const text = await readFile8(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -4198,8 +4345,8 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path10.join(c.sessionDir, "merge-log.txt");
-  await writeFile5(artifact, `${merged.join("\n")}
+  const artifact = path13.join(c.sessionDir, "merge-log.txt");
+  await writeFile8(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
@@ -4242,8 +4389,8 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile7 } from "node:fs/promises";
-import path11 from "node:path";
+import { readFile as readFile9 } from "node:fs/promises";
+import path14 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -4298,8 +4445,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path11.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path11.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path14.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path14.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -4317,8 +4464,8 @@ async function stoppedBy(c, stage, o) {
   const { out, reports } = c;
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-  if (o.exitCode === 3) out.question = await readFile7(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
-  if (o.exitCode === 10) out.refinement ??= await readFile7(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+  if (o.exitCode === 3) out.question = await readFile9(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+  if (o.exitCode === 10) out.refinement ??= await readFile9(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === 11 && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -4352,7 +4499,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path11.join(c.sessionDir, "manifest.json");
+  const manifestPath = path14.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4368,10 +4515,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile8, readdir as readdir3 } from "node:fs/promises";
-import path12 from "node:path";
+import { readFile as readFile10, readdir as readdir3 } from "node:fs/promises";
+import path15 from "node:path";
 function subtaskDir(sessionDir) {
-  return path12.join(sessionDir, "subtasks");
+  return path15.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -4384,8 +4531,8 @@ async function readSubtasks(dir) {
   const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path12.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile8(file, "utf8"));
+    const file = path15.join(dir, name);
+    const { data, body, problem } = readSubtaskFile(file, await readFile10(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -4400,7 +4547,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile8(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, await readFile10(file, "utf8"));
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -4519,8 +4666,8 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path13.join(req.sessionDir, "agent");
-      await mkdir5(agentDir, { recursive: true });
+      const agentDir = path16.join(req.sessionDir, "agent");
+      await mkdir6(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -4558,7 +4705,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path13.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path16.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -4599,8 +4746,8 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file = path14.join(workspace, ".github", "forge.yml");
-  const text = await readFile9(file, "utf8").catch(() => void 0);
+  const file = path17.join(workspace, ".github", "forge.yml");
+  const text = await readFile11(file, "utf8").catch(() => void 0);
   if (text === void 0) return forgeConfigSchema.parse({});
   let raw;
   try {
@@ -4618,15 +4765,16 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path14.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path17.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path14.basename(path14.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path17.basename(path17.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
+  let failure;
   try {
     const parsedInput = actionInputSchema.safeParse(readInputs());
     if (!parsedInput.success) throw new ConfigError(`The Forge action's inputs are invalid:
@@ -4710,35 +4858,40 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
     }
-    if (report.kind === "neutral") {
-      notice(`Forge: nothing to do \u2014 ${report.reason}.`);
-      setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
-      await writeSummary(report.summary);
-      return;
-    }
-    if (report.kind === "captain") {
-      setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "", neutral: "false" });
-      for (const w of report.warnings) warning(w);
-      await writeSummary(report.summary);
-      if (report.exitCode !== 0 && report.exitCode !== 12) setFailed(`The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`);
-      return;
-    }
-    setOutputs({
-      "exit-code": String(report.exitCode),
-      "head-sha": report.headSha,
-      "result-path": report.resultPath,
-      "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "",
-      neutral: "false"
-    });
-    for (const w of report.warnings) warning(w);
-    info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
-    await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12) {
-      setFailed(`Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`);
-    }
+    failure = await reportOutcome(report, input);
   } catch (err) {
-    setFailed(err instanceof Error ? err.message : String(err));
+    failure = err instanceof Error ? err.message : String(err);
   }
+  if (failure !== void 0) setFailed(failure);
+}
+async function reportOutcome(report, input) {
+  if (report.kind === "neutral") {
+    notice(`Forge: nothing to do \u2014 ${report.reason}.`);
+    setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
+    await writeSummary(report.summary);
+    return void 0;
+  }
+  if (report.kind === "captain") {
+    setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "", neutral: "false" });
+    for (const w of report.warnings) warning(w);
+    await writeSummary(report.summary);
+    if (report.exitCode !== 0 && report.exitCode !== 12) return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
+    return void 0;
+  }
+  setOutputs({
+    "exit-code": String(report.exitCode),
+    "head-sha": report.headSha,
+    "result-path": report.resultPath,
+    "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "",
+    neutral: "false"
+  });
+  for (const w of report.warnings) warning(w);
+  info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
+  await writeSummary(report.summary);
+  if (report.exitCode !== 0 && report.exitCode !== 12) {
+    return `Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`;
+  }
+  return void 0;
 }
 function setOutputs(outputs) {
   for (const [k, v] of Object.entries(outputs)) setOutput(k, v);

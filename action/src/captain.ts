@@ -22,8 +22,9 @@ import { loadPlan } from "../../src/core/plan/load.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunOutcome, TaskContext } from "./agent-runner.js";
+import { readJournal } from "./dispatch-check.js";
 import { commitMessage } from "./git.js";
-import type { MainDeps, MainInput } from "./main.js";
+import { NO_LOG, neutralReport, type JobArgs, type MainDeps, type MainInput, type NeutralReport } from "./job.js";
 import { isProtectedPath } from "./protected-paths.js";
 import { exitCodeOfStop, supervise } from "./supervisor.js";
 
@@ -118,6 +119,14 @@ async function planProblems(dir: string): Promise<string[]> {
   return loadPlan(dir)
     .then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""} — ${x.message}`))
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
+}
+
+/** A Captain dispatch (`_captain-<crId>`): current while its Change Request waits for an overlay, else neutral. */
+export async function captainDispatchJob({ config, input, deps }: JobArgs): Promise<CaptainReport | NeutralReport> {
+  const journal = await readJournal(deps.github, input.runId);
+  const check = typeof journal === "string" ? { current: false as const, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
+  if (!check.current) return neutralReport(deps.log ?? NO_LOG, `Forge · ${input.taskId}`, check.reason);
+  return captainJob({ config, input, deps, journal: journal as Journal, cr: check.cr, context: input.context });
 }
 
 export async function captainJob(args: { config: ForgeConfig; input: MainInput; deps: MainDeps; journal: Journal; cr: ChangeRequestState; context: CaptainContext }): Promise<CaptainReport> {

@@ -1,7 +1,7 @@
 /**
  * The Action's adapter to GitHub Actions: reads and validates inputs, environment and config, wires
  * the real dependencies (git, Octokit, the agent layer, the artifact service), calls `main`, sets
- * the outputs and the job summary, and owns the single `setFailed`.
+ * the outputs and the job summary, and owns the single `setFailed` (at the end of `run`).
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -67,6 +67,7 @@ export function bundledForgeCli(): { command: string; args: string[] } | undefin
 export async function run(overrides: RunOverrides = {}): Promise<void> {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
+  let failure: string | undefined;
   try {
     const parsedInput = actionInputSchema.safeParse(readInputs());
     if (!parsedInput.success) throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
@@ -167,35 +168,42 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       process.removeListener("SIGTERM", onSignal);
     }
 
-    if (report.kind === "neutral") {
-      core.notice(`Forge: nothing to do — ${report.reason}.`);
-      setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
-      await writeSummary(report.summary);
-      return;
-    }
-    if (report.kind === "captain") {
-      setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "", neutral: "false" });
-      for (const w of report.warnings) core.warning(w);
-      await writeSummary(report.summary);
-      if (report.exitCode !== 0 && report.exitCode !== 12) core.setFailed(`The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`);
-      return;
-    }
-    setOutputs({
-      "exit-code": String(report.exitCode),
-      "head-sha": report.headSha,
-      "result-path": report.resultPath,
-      "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "",
-      neutral: "false",
-    });
-    for (const w of report.warnings) core.warning(w);
-    core.info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
-    await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12) {
-      core.setFailed(`Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`);
-    }
+    failure = await reportOutcome(report, input);
   } catch (err) {
-    core.setFailed(err instanceof Error ? err.message : String(err));
+    failure = err instanceof Error ? err.message : String(err);
   }
+  if (failure !== undefined) core.setFailed(failure);
+}
+
+/** Sets the outputs and the job summary of a report; returns why the job failed, if it did. */
+async function reportOutcome(report: JobReport, input: ActionInput): Promise<string | undefined> {
+  if (report.kind === "neutral") {
+    core.notice(`Forge: nothing to do — ${report.reason}.`);
+    setOutputs({ "exit-code": "", "head-sha": "", "result-path": "", "pr-number": "", neutral: "true" });
+    await writeSummary(report.summary);
+    return undefined;
+  }
+  if (report.kind === "captain") {
+    setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "", neutral: "false" });
+    for (const w of report.warnings) core.warning(w);
+    await writeSummary(report.summary);
+    if (report.exitCode !== 0 && report.exitCode !== 12) return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
+    return undefined;
+  }
+  setOutputs({
+    "exit-code": String(report.exitCode),
+    "head-sha": report.headSha,
+    "result-path": report.resultPath,
+    "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "",
+    neutral: "false",
+  });
+  for (const w of report.warnings) core.warning(w);
+  core.info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
+  await writeSummary(report.summary);
+  if (report.exitCode !== 0 && report.exitCode !== 12) {
+    return `Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`;
+  }
+  return undefined;
 }
 
 function setOutputs(outputs: Record<string, string>): void {

@@ -4,9 +4,10 @@
  * walkthrough's `files_changed` are measured against it, never against the last push — a re-run of a
  * job whose runner died after some progress pushes finds its earlier work already on the branch.
  *
- * The attempt's own commits carry `Run:`, `Task:` and `Attempt:` trailers (main.ts). The walk follows
- * first parents from the tip: commits of this attempt and merge commits (a refinery's upstream
- * merges, a type 3's sub-branches) are passed over; the first other commit ends it. The starting
+ * The attempt's own commits carry `Run:`, `Task:` and `Attempt:` trailers (task/pull.ts,
+ * task/branch.ts, task/collect.ts). The walk follows first parents from the tip: commits of this
+ * attempt and merge commits (a refinery's upstream merges, a type 3's sub-branches) are passed
+ * over; the first other commit ends it. The starting
  * head is the first parent of the oldest commit of this attempt found, or the tip when the tip is
  * not one of them (a fresh attempt: nothing is fetched). A checkout is shallow (actions/checkout
  * fetches depth 1), so the history is deepened until the walk ends inside it.

@@ -34706,45 +34706,6 @@ function validatePlan(plan) {
   return sortProblems(out);
 }
 
-// src/agent/signals.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-import { randomBytes } from "node:crypto";
-import { mkdir, rename, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
-var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
-function signalSlug(name) {
-  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
-}
-function signalPath(sessionDir, layer, name, status) {
-  return path.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
-}
-async function writeFileAtomic(file2, content) {
-  await mkdir(path.dirname(file2), { recursive: true });
-  const tmp = path.join(path.dirname(file2), `.${path.basename(file2)}.tmp.${process.pid}.${randomBytes(3).toString("hex")}`);
-  await writeFile(tmp, content, "utf8");
-  await rename(tmp, file2);
-}
-async function writeSignal(input2) {
-  const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
-  let size = 0;
-  if (input2.artifactPath) size = await stat(input2.artifactPath).then((s) => s.size, () => 0);
-  const doc = {
-    path: input2.artifactPath ?? null,
-    size,
-    status: STATUS_WORD[input2.status],
-    created_at: input2.createdAt.toISOString(),
-    completed_at: input2.completedAt.toISOString(),
-    trace_id: input2.traceId,
-    layer: input2.layer,
-    name: input2.name,
-    elapsed_seconds: Math.round((input2.completedAt.getTime() - input2.createdAt.getTime()) / 10) / 100,
-    version: 1,
-    ...input2.extra
-  };
-  await writeFileAtomic(file2, (0, import_yaml3.stringify)(doc));
-  return file2;
-}
-
 // src/agent/types.ts
 var ADAPTER_NAMES = ["claude", "codex", "command"];
 var AGENT_KINDS = [
@@ -34780,7 +34741,7 @@ var STATUS_OF_EXIT = {
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import path2 from "node:path";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 var REPO_PROMPT_DIR = ".forge/prompts";
 function builtinPromptDir(env = process.env) {
@@ -34789,7 +34750,7 @@ function builtinPromptDir(env = process.env) {
     fileURLToPath(new URL("./prompts/", import.meta.url)),
     fileURLToPath(new URL("../../src/agent/prompts/", import.meta.url))
   ].filter((d) => Boolean(d));
-  return candidates.find((d) => existsSync(path2.join(d, "1.md"))) ?? candidates[candidates.length - 1];
+  return candidates.find((d) => existsSync(path.join(d, "1.md"))) ?? candidates[candidates.length - 1];
 }
 var PromptNotFoundError = class extends Error {
   constructor(kind, searched) {
@@ -34804,12 +34765,12 @@ var PromptNotFoundError = class extends Error {
 async function loadSystemPrompt(kind, options2 = {}) {
   const searched = [];
   if (options2.repoDir) {
-    const file3 = path2.join(options2.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
+    const file3 = path.join(options2.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
     searched.push(file3);
     const text2 = await readFile(file3, "utf8").catch(() => void 0);
     if (text2 !== void 0 && text2.trim() !== "") return { kind, text: text2, source: "repository", path: file3 };
   }
-  const file2 = path2.join(options2.builtinDir ?? builtinPromptDir(), `${kind}.md`);
+  const file2 = path.join(options2.builtinDir ?? builtinPromptDir(), `${kind}.md`);
   searched.push(file2);
   const text = await readFile(file2, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
@@ -34966,7 +34927,7 @@ import { mkdir as mkdir2 } from "node:fs/promises";
 import path3 from "node:path";
 
 // src/agent/depth.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
+import { randomBytes } from "node:crypto";
 var ENV = {
   depth: "FORGE_SPAWN_DEPTH",
   maxDepth: "FORGE_MAX_DEPTH",
@@ -34976,7 +34937,7 @@ var ENV = {
 var DEFAULT_MAX_DEPTH = 3;
 var TRACE = /^[0-9a-f]{16}$/;
 function newTraceId() {
-  return randomBytes2(8).toString("hex");
+  return randomBytes(8).toString("hex");
 }
 function traceIdFrom(env) {
   const v = env[ENV.trace]?.trim().toLowerCase();
@@ -34995,6 +34956,45 @@ function checkDepth(env, requestedMax) {
   const depth = currentDepth(env) + 1;
   const maxDepth = effectiveMaxDepth(requestedMax, env);
   return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
+}
+
+// src/agent/signals.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+import { randomBytes as randomBytes2 } from "node:crypto";
+import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import path2 from "node:path";
+var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
+function signalSlug(name) {
+  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
+}
+function signalPath(sessionDir, layer, name, status) {
+  return path2.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
+}
+async function writeFileAtomic(file2, content) {
+  await mkdir(path2.dirname(file2), { recursive: true });
+  const tmp = path2.join(path2.dirname(file2), `.${path2.basename(file2)}.tmp.${process.pid}.${randomBytes2(3).toString("hex")}`);
+  await writeFile(tmp, content, "utf8");
+  await rename(tmp, file2);
+}
+async function writeSignal(input2) {
+  const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
+  let size = 0;
+  if (input2.artifactPath) size = await stat(input2.artifactPath).then((s) => s.size, () => 0);
+  const doc = {
+    path: input2.artifactPath ?? null,
+    size,
+    status: STATUS_WORD[input2.status],
+    created_at: input2.createdAt.toISOString(),
+    completed_at: input2.completedAt.toISOString(),
+    trace_id: input2.traceId,
+    layer: input2.layer,
+    name: input2.name,
+    elapsed_seconds: Math.round((input2.completedAt.getTime() - input2.createdAt.getTime()) / 10) / 100,
+    version: 1,
+    ...input2.extra
+  };
+  await writeFileAtomic(file2, (0, import_yaml3.stringify)(doc));
+  return file2;
 }
 
 // src/agent/spawn/context.ts

@@ -1,0 +1,84 @@
+/**
+ * Step 5 of a task job: the agent, under heartbeats and time limits. Progress notes go to the
+ * attempt's events with each heartbeat; a stage end pushes the work so far. The verdict starts
+ * here: the agent's exit code, or the code of why it was stopped.
+ */
+import type { AgentRunOutcome } from "../agent-runner.js";
+import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
+import { pushProgress } from "./branch.js";
+import type { TaskAttempt } from "./context.js";
+
+/** How the attempt stands: its exit code and the errors behind it, adjusted by the steps after the agent. */
+export interface Verdict {
+  exitCode: number;
+  readonly errors: string[];
+}
+
+export interface AgentEnd {
+  supervised: Supervised;
+  outcome: AgentRunOutcome;
+  /** When the agent started and ended (the job's clock). */
+  tAgent: number;
+  tAgentEnd: number;
+}
+
+export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict: Verdict }> {
+  const { config, deps, events, now, log, warnings } = a;
+  const { attempt } = a.ids;
+  const tAgent = now();
+  events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
+  let progressNote: string | undefined;
+  const supervised = await supervise(
+    (ctl) =>
+      deps.agent
+        .run({
+          agentType: a.node.agentType,
+          taskContext: a.built.taskContext,
+          workdir: a.input.workspace,
+          sessionDir: a.sessionDir,
+          walkthroughPath: a.walkthroughSession,
+          signal: ctl.signal,
+          onProgress: (p) => {
+            progressNote = p.summary;
+            ctl.onProgress(p);
+          },
+          // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
+          onStageEnd: async (stage) => {
+            ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
+            await pushProgress(a, stage).catch((err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`));
+            ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+          },
+        })
+        .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
+    {
+      heartbeatMs: config.heartbeat_interval_seconds * 1000,
+      missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
+      idleMs: config.timeouts.idle_minutes * 60_000,
+      wallClockMs: config.timeouts.agent_minutes * 60_000,
+      ...(deps.cancel ? { cancel: deps.cancel } : {}),
+      now,
+      onBeat: (at) => {
+        events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
+        if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
+        progressNote = undefined;
+      },
+      onStop: (reason, detail, _at, lastProgressAt) => {
+        log.warning(`Stopping the agent: ${detail}.`);
+        if (reason !== "cancelled") events.emit("task.stale", { lastHeartbeat: new Date(lastProgressAt).toISOString(), threshold: config.stale_threshold_seconds, attempt });
+      },
+    },
+  );
+  const tAgentEnd = now();
+  const outcome = supervised.outcome;
+  const verdict: Verdict = { exitCode: outcome.exitCode, errors: [] };
+  if (supervised.stopped) {
+    let reason = supervised.stopped.reason;
+    // GitHub stops a job that reaches timeout-minutes the way it cancels one (SIGINT to the step,
+    // docs.github.com/actions/reference/workflow-cancellation-reference): near the job's limit it
+    // is a timeout (retried), not a person's cancel.
+    if (reason === "cancelled" && a.input.jobStartedAt !== undefined && now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 60_000 * 0.97) reason = "wall_clock";
+    verdict.exitCode = exitCodeOfStop(reason);
+    verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
+  } else if (outcome.error) verdict.errors.push(outcome.error);
+  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+}

@@ -1,0 +1,58 @@
+/**
+ * The task branch while the attempt runs: pushes (one round trip saved when the remote already has
+ * the head), the agent's work staged over the fold base, and the progress push at each stage end.
+ */
+import { commitMessage } from "../git.js";
+import { isProtectedPath, revertProtectedChanges } from "../protected-paths.js";
+import { attemptTrailers } from "../start-head.js";
+import type { TaskAttempt } from "./context.js";
+
+/** Pushes `sha` to the task branch; false when the remote has it already (nothing sent). */
+export async function pushHead(a: TaskAttempt, sha: string): Promise<boolean> {
+  const s = a.branchState;
+  if (sha === s.remoteHead) return false;
+  await a.git.push(a.branch, sha);
+  s.remoteHead = sha;
+  s.pushes++;
+  return true;
+}
+
+/**
+ * Stages the agent's work over the fold base (the pre-agent head, then the last progress commit):
+ * the agent's own commits are folded into the runner's — except merge commits (a refinery's
+ * upstream, a type 3's sub-branches), which are kept so the history says what was merged. The
+ * attempt's record folder is never part of it; protected paths are reverted and remembered. Returns
+ * the files the attempt changed so far (against its starting head, so the progress pushes of this
+ * run and of an earlier run of the same attempt count) and whether anything is staged over HEAD.
+ */
+export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[]; pending: boolean }> {
+  const { git, branch, recordRel, startHead, branchState } = a;
+  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  const keep = (await git.out(["rev-list", "--merges", "-1", `${branchState.foldBase}..HEAD`]).catch(() => "")) || branchState.foldBase;
+  if ((await git.head()) !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
+  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git.stagedChanges(startHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
+  for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
+  const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+  return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
+}
+
+/**
+ * The progress push at each stage end, while no agent runs: the work so far becomes a commit on the
+ * task branch and is pushed, so a runner machine that dies loses one stage at most. A stage that
+ * left only a merge commit (a sub-agent's branch merged back) pushes that; a stage that changed
+ * nothing since the last push pushes nothing. The final work and record commits come on top
+ * (pushes stay fast-forwards).
+ */
+export async function pushProgress(a: TaskAttempt, stage: string): Promise<void> {
+  const { git, branchState } = a;
+  const { pending } = await stageWork(a);
+  if (pending) branchState.foldBase = await git.commit(commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, undefined, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name], ["Stage", stage]]));
+  // The start commit's push (with the PR) lands first.
+  await branchState.prOpening;
+  const head = await git.head();
+  if (!(await pushHead(a, head))) return;
+  branchState.progressPushes++;
+  a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
+}

@@ -1,0 +1,93 @@
+/**
+ * A task job: one attempt of one task, start to end, as data in and data out. Each step is a
+ * function of the job's explicit state (context.ts):
+ *
+ *  1. the dispatch is current (journal: this attempt RUNNING), else neutral — nothing touched
+ *  2. check out the task branch                         (checkout.ts)
+ *  3. build the context (pinned plan, deps, AGENTS.md, sanitized extra)   (session.ts)
+ *  4. open the draft PR early                           (pull.ts)
+ *  5. run the agent under heartbeats and timeouts; progress pushes at stage ends   (agent.ts, branch.ts)
+ *  6. collect the work: protected paths reverted, one work commit `forge(<task>): <title>`   (collect.ts)
+ *  7. complete and validate the walkthrough (runner facts win)   (collect.ts)
+ *  8. the record commit (attempt folder only, Forge-* trailers), push   (record.ts)
+ *  9. walkthrough as PR body, ready for review          (pull.ts)
+ * 10. summary, artifact, outputs                        (summary.ts, here)
+ */
+import { resultPath } from "../../../src/core/layout.js";
+import type { AttemptReport, JobArgs, NeutralReport, Timings } from "../job.js";
+import { runAgent, type AgentEnd } from "./agent.js";
+import { pushHead } from "./branch.js";
+import { checkoutAttempt } from "./checkout.js";
+import { collectWork, completeAttemptWalkthrough } from "./collect.js";
+import { mark, openTaskJob, type TaskAttempt } from "./context.js";
+import { listFiles } from "./files.js";
+import { publishPr } from "./pull.js";
+import { recordAttempt } from "./record.js";
+import { openAttempt } from "./session.js";
+import { renderSummary } from "./summary.js";
+
+export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
+  const job = openTaskJob(args);
+  const checkedOut = await checkoutAttempt(job);
+  if ("kind" in checkedOut) return checkedOut;
+  const a = await openAttempt(job, checkedOut);
+  const { end, verdict } = await runAgent(a);
+  const work = await collectWork(a, end, verdict);
+  const completed = await completeAttemptWalkthrough(a, end, work, verdict);
+  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
+  const { exitCode } = verdict;
+
+  const pr = await a.branchState.prOpening;
+  await pushHead(a, recordSha);
+  const tPushed = a.now();
+  mark(a, "push");
+
+  const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
+  if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
+  const tEnd = a.now();
+  mark(a, "pr_body");
+
+  await uploadSession(a);
+  const timings = timingsOf(a, end, tPushed, tEnd);
+  const { input } = a;
+  const summary = renderSummary({ prTitle: a.prTitle, result, exitCode, error, completed, branch: a.branch, base: a.base, recordSha, pr, timings, warnings: a.warnings, refusals: work.refusals, jobUrl: input.jobUrl, serverUrl: input.serverUrl, repository: input.repository });
+  return {
+    kind: "attempt",
+    exitCode,
+    result,
+    branch: a.branch,
+    headSha: recordSha,
+    ...(work.workSha ? { workSha: work.workSha } : {}),
+    resultPath: resultPath(a.ids.runId, a.ids.taskId, a.ids.attempt),
+    ...(pr ? { prNumber: pr.number, prUrl: pr.url } : {}),
+    refusals: work.refusals,
+    warnings: a.warnings,
+    summary,
+    timings,
+    progressPushes: a.branchState.progressPushes,
+    pushes: a.branchState.pushes,
+  };
+}
+
+/** Step 10: the session folder as a workflow artifact (the same files are in the record folder anyway). */
+async function uploadSession(a: TaskAttempt): Promise<void> {
+  if (!a.deps.uploadArtifact) return;
+  const { runId, taskId, attempt } = a.ids;
+  try {
+    const files = await listFiles(a.sessionDir);
+    await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
+  } catch (err) {
+    a.warnings.push(`could not upload the session artifact: ${(err as Error).message}`);
+  }
+}
+
+function timingsOf(a: TaskAttempt, end: AgentEnd, tPushed: number, tEnd: number): Timings {
+  const { tAgent, tAgentEnd, supervised } = end;
+  return {
+    beforeAgentMs: tAgent - a.t0,
+    agentMs: tAgentEnd - tAgent,
+    afterAgentMs: tEnd - tAgentEnd,
+    steps: { ...a.marks, agent_start: tAgent - a.t0, agent_end: tAgentEnd - a.t0 },
+    ...(supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}),
+  };
+}

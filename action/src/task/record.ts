@@ -1,0 +1,125 @@
+/**
+ * Step 8 of a task job: the record — result, events, signal, stage manifest, transcript, reports —
+ * committed only in the attempt's folder, with the Forge-* trailers the App reads, then pushed
+ * after the start commit (with the PR) has landed: the final push fast-forwards from it.
+ */
+import { cp, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { writeSignal } from "../../../src/agent/signals.js";
+import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
+import { TRAILERS, walkthroughPath } from "../../../src/core/layout.js";
+import { agentResultSchema, type AgentResult } from "../../../src/core/schemas/agent-result.js";
+import { commitMessage } from "../git.js";
+import { exitMeaning } from "../render.js";
+import type { AgentEnd, Verdict } from "./agent.js";
+import type { CollectedWork } from "./collect.js";
+import { mark, type TaskAttempt } from "./context.js";
+import { copyForRecord, exists } from "./files.js";
+
+export interface Recorded {
+  result: AgentResult;
+  /** The verdict's errors, joined. */
+  error?: string;
+  /** The record commit. */
+  recordSha: string;
+}
+
+export async function recordAttempt(a: TaskAttempt, end: AgentEnd, work: CollectedWork, completed: CompletedWalkthrough, verdict: Verdict): Promise<Recorded> {
+  const { git, sessionDir } = a;
+  const { runId, taskId, attempt } = a.ids;
+  const { exitCode } = verdict;
+  const error = verdict.errors.length ? verdict.errors.join("; ") : undefined;
+  emitEnd(a, exitCode, error, completed);
+  const result = await writeResult(a, end, work, completed, exitCode, error);
+  await writeManifest(a, end, exitCode, error);
+  await writeSignal({
+    sessionDir,
+    layer: "orch",
+    name: `job-${taskId}`,
+    status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
+    artifactPath: path.join(sessionDir, "result.json"),
+    traceId: traceId(runId, taskId, attempt),
+    createdAt: new Date(end.tAgent),
+    completedAt: new Date(a.now()),
+    extra: { exit_code: exitCode },
+  });
+  await copyForRecord(sessionDir, path.join(a.input.workspace, a.recordRel));
+  // -f: a repository may ignore .forge/runs; the record is committed regardless.
+  await git.run(["add", "--force", "--", a.recordRel]);
+  const recordSha = await git.commit(
+    commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
+      [TRAILERS.run, runId],
+      [TRAILERS.task, taskId],
+      [TRAILERS.attempt, String(attempt)],
+      [TRAILERS.agent, end.outcome.agent ?? a.deps.agent.name],
+      [TRAILERS.exit, String(exitCode)],
+    ]),
+  );
+  mark(a, "record_commit");
+  return { result, ...(error ? { error } : {}), recordSha };
+}
+
+/** The attempt's last event: completed, or failed (retryable unless the code says a person or the plan must act). */
+function emitEnd(a: TaskAttempt, exitCode: number, error: string | undefined, completed: CompletedWalkthrough): void {
+  const { events } = a;
+  if (exitCode === 0 || exitCode === 12) {
+    events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...(completed.ok ? { confidence: completed.frontmatter.confidence } : {}), attempt: a.ids.attempt });
+  } else {
+    events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: a.ids.attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
+  }
+}
+
+/** `result.json`: what the App reads of the attempt; the question, refinement and Change Request only with their exit codes. */
+async function writeResult(a: TaskAttempt, end: AgentEnd, work: CollectedWork, completed: CompletedWalkthrough, exitCode: number, error: string | undefined): Promise<AgentResult> {
+  const { config, deps, sessionDir, recordRel } = a;
+  const { runId, taskId, attempt } = a.ids;
+  const { outcome } = end;
+  const question = outcome.question ?? (await readFile(path.join(sessionDir, "question.md"), "utf8").catch(() => undefined));
+  const refinement = outcome.refinement ?? (await readFile(path.join(sessionDir, "refinement.md"), "utf8").catch(() => undefined));
+  const crSession = outcome.changeRequestPath ?? path.join(sessionDir, "change-request.md");
+  const hasCr = await exists(crSession);
+  const result: AgentResult = agentResultSchema.parse({
+    version: 1,
+    run_id: runId,
+    task_id: taskId,
+    attempt,
+    exit_code: exitCode,
+    branch: a.branch,
+    ...(work.workSha ? { head_sha: work.workSha } : {}),
+    ...(completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {}),
+    ...(error ? { error } : {}),
+    ...(refinement && exitCode === 10 ? { refinement: refinement.trim() } : {}),
+    ...(question && exitCode === 3 ? { question: question.trim() } : {}),
+    ...(hasCr && exitCode === 11 ? { change_request_path: `${recordRel}/change-request.md` } : {}),
+    ...(outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {}),
+    started_at: new Date(end.tAgent).toISOString(),
+    finished_at: new Date(a.now()).toISOString(),
+    agent: outcome.agent ?? deps.agent.name,
+    ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
+    ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
+    ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+  });
+  await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
+  if (hasCr && crSession !== path.join(sessionDir, "change-request.md")) await cp(crSession, path.join(sessionDir, "change-request.md"));
+  return result;
+}
+
+/** The stage manifest at the top of the record: the agent layer's, else a one-stage one. */
+async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, error: string | undefined): Promise<void> {
+  const manifest = path.join(a.sessionDir, "manifest.json");
+  const theirs = end.outcome.manifestPath;
+  if (theirs && theirs !== manifest && (await exists(theirs))) await cp(theirs, manifest);
+  if (await exists(manifest)) return;
+  const status = exitCode === 0 ? "success" : "failure";
+  await writeFile(
+    manifest,
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}\n`,
+  );
+}
+
+/** The attempt's trace id: a 64-bit FNV-1a hash of `run/task/attempt`, the same in every job of the attempt. */
+function traceId(runId: string, taskId: string, attempt: number): string {
+  let h = 0xcbf29ce484222325n;
+  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0)!)) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0");
+}

@@ -1,0 +1,47 @@
+/**
+ * Step 3 of a task job: the session folder (outside the work tree; copied into the record folder at
+ * the end) and the agent's context, built while looking for the PR of an earlier run of this same
+ * attempt (a re-run); then step 4, the draft PR, and the head the agent starts from.
+ */
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { buildContext } from "../context.js";
+import { AttemptEvents } from "../events.js";
+import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context.js";
+import { openDraftPr } from "./pull.js";
+
+export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
+  const { input, git, github } = job;
+  const { runId, taskId, attempt } = job.ids;
+  const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  await rm(sessionDir, { recursive: true, force: true });
+  await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  const [built, existingPr] = await Promise.all([
+    buildContext({ github, journal: co.journal, node: co.node, attempt, branch: co.branch, workdir: input.workspace, dispatch: input.context, ...(co.followup ? { followup: co.followup } : {}) }),
+    github.findOpenPull(co.branch, co.base).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+  ]);
+  // A refinery merges in its merge stage the upstream branches the App could not merge server-side
+  // (their conflicts are resolved by sub-agents, src/agent/stages/refinery.ts); the clean ones are on the branch already.
+  const conflicts = co.node.kind === "refinery" ? (input.context.conflicts ?? []) : [];
+  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
+  await writeFile(path.join(sessionDir, "context.md"), built.markdown);
+  await writeFile(path.join(sessionDir, "task.md"), built.taskContext.task);
+  mark(job, "context");
+
+  const a: TaskAttempt = {
+    ...job,
+    ...co,
+    sessionDir,
+    events,
+    built,
+    prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
+    walkthroughSession: path.join(sessionDir, "walkthrough.md"),
+    branchState: { remoteHead: co.tip, pushes: 0, progressPushes: 0, preAgentHead: co.tip, foldBase: co.tip, refused: new Map(), prOpening: Promise.resolve(undefined) },
+  };
+  await openDraftPr(a, existingPr);
+  mark(job, "draft_pr");
+  a.branchState.preAgentHead = await git.head();
+  a.branchState.foldBase = a.branchState.preAgentHead;
+  return a;
+}
