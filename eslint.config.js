@@ -4,9 +4,13 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
 
-const GRAY_MATTER = { name: "gray-matter", message: "Read front matter with readFrontMatter() of src/core/front-matter.ts (YAML only, never evaluated)." };
+const GRAY_MATTER = {
+  name: "gray-matter",
+  message: "Read front matter with readFrontMatter() of src/core/front-matter.ts (YAML only, never evaluated).",
+};
 
-const OCTOKIT_MESSAGE = "Only src/github (and action/src/github.ts) may use Octokit: call GitHub through a GitHubPort, or add the call to src/github/app-client.ts.";
+const OCTOKIT_MESSAGE =
+  "Only src/github (and action/src/github.ts) may use Octokit: call GitHub through a GitHubPort, or add the call to src/github/app-client.ts.";
 const OCTOKIT_PATHS = [{ name: "probot", importNames: ["ProbotOctokit"], message: OCTOKIT_MESSAGE }];
 const OCTOKIT_PATTERNS = [
   { group: ["@octokit/*", "octokit"], message: OCTOKIT_MESSAGE },
@@ -17,13 +21,29 @@ const OCTOKIT_PATTERNS = [
 const LAYER = (folders, why) => ({ group: folders.flatMap((f) => [`**/${f}/*`, `**/${f}/**`]), message: why });
 const ARROWS = {
   // The core is pure: no GitHub, no App, no agent runner, no local GitHub, no CLI.
-  "src/core": [LAYER(["app", "github", "agent", "local-github", "cli"], "The core imports nothing of the App, the GitHub adapter, the agent layer, the local GitHub or the CLI: it is pure."), { group: ["probot"], message: "The core is pure: no Probot." }],
+  "src/core": [
+    LAYER(
+      ["app", "github", "agent", "local-github", "cli"],
+      "The core imports nothing of the App, the GitHub adapter, the agent layer, the local GitHub or the CLI: it is pure.",
+    ),
+    { group: ["probot"], message: "The core is pure: no Probot." },
+  ],
   // The App works through the core and the GitHub port; it runs no agent.
-  "src/app": [LAYER(["agent", "local-github", "cli"], "The App reaches the agent runner, the local GitHub and the CLI through nothing: they are other processes.")],
+  "src/app": [
+    LAYER(
+      ["agent", "local-github", "cli"],
+      "The App reaches the agent runner, the local GitHub and the CLI through nothing: they are other processes.",
+    ),
+  ],
   "src/github": [LAYER(["app", "agent", "local-github", "cli"], "The GitHub adapter knows only the core's types.")],
   "src/agent": [LAYER(["app", "local-github", "cli"], "The agent runner never reaches into the App, the local GitHub or the CLI.")],
   // The action reaches the App only through the core (formats, names), never its modules.
-  "action/src": [LAYER(["src/app", "src/local-github"], "The action reaches the App only through the core (its formats and names), and never the local GitHub.")],
+  "action/src": [
+    LAYER(
+      ["src/app", "src/local-github"],
+      "The action reaches the App only through the core (its formats and names), and never the local GitHub.",
+    ),
+  ],
 };
 
 /** The restricted imports of one part: the arrows, Octokit (but in the adapters) and gray-matter (but in the one reader). */

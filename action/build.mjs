@@ -32,7 +32,9 @@ await build({
   // worktree sharing another's), so the output does not depend on where it was built.
   preserveSymlinks: true,
   // Some bundled CommonJS dependencies call require(); ESM output needs one.
-  banner: { js: "import { createRequire as __forgeCreateRequire } from 'node:module';\nconst require = __forgeCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __forgeCreateRequire } from 'node:module';\nconst require = __forgeCreateRequire(import.meta.url);",
+  },
 });
 
 const prompts = path.join(root, "src/agent/prompts");

@@ -130,10 +130,13 @@ async function dagFiles(dag: Dag): Promise<Record<string, string>> {
 
 /** Calls `fn` after every persisted decision, with the time it was made known (performance.now()). */
 function observe(h: Harness, fn: (j: Journal, d: Harness["decisions"][number]["d"], at: number) => void): void {
-  h.waitFor((j) => {
-    fn(j, h.decisions[h.decisions.length - 1]!.d, performance.now());
-    return false;
-  }, 2 ** 31 - 1).catch(() => undefined);
+  h.waitFor(
+    (j) => {
+      fn(j, h.decisions[h.decisions.length - 1]!.d, performance.now());
+      return false;
+    },
+    2 ** 31 - 1,
+  ).catch(() => undefined);
 }
 
 /**
@@ -156,7 +159,11 @@ function instrumentChain(): void {
 }
 
 /** Busy time of the run's chain within [from, to], and the waits to enter it (FIFO: an entry is served once the previous one is done). */
-function chainBusy(calls: typeof chainCalls, from: number, to: number): { busy: number; waits: number[]; services: number[]; depths: number[]; entries: Record<string, number> } {
+function chainBusy(
+  calls: typeof chainCalls,
+  from: number,
+  to: number,
+): { busy: number; waits: number[]; services: number[]; depths: number[]; entries: Record<string, number> } {
   const sorted = [...calls].sort((a, b) => a.done - b.done);
   let previous = -Infinity;
   let busy = 0;
@@ -226,7 +233,10 @@ interface RunTrace {
 async function traceRun(files: Record<string, string>, label: string): Promise<RunTrace> {
   const requests: { route: string; start: number; end: number; status?: number }[] = [];
   chainCalls.length = 0;
-  const h = await startHarness(() => ({ kind: "success" }), { config: `merge_policy: auto\n${CAP_CONFIG}`, onRequest: (r) => requests.push(r) });
+  const h = await startHarness(() => ({ kind: "success" }), {
+    config: `merge_policy: auto\n${CAP_CONFIG}`,
+    onRequest: (r) => requests.push(r),
+  });
   const dispatchedAt = new Map<string, number>();
   h.sim.onWorkflowDispatch((d) => {
     dispatchedAt.set(`${d.inputs.task_id}/${d.inputs.attempt}`, performance.now());
@@ -289,7 +299,14 @@ async function traceRun(files: Record<string, string>, label: string): Promise<R
     }
     const span = end - begin;
     const chainUse = chainBusy(chainCalls, begin, end);
-    const phases: RunTrace["phases"] = { decidedToDispatched: [], dispatchedToRecordPushed: [], recordPushedToDone: [], doneToMergeReady: [], mergeReadyToMerged: [], decidedToMerged: [] };
+    const phases: RunTrace["phases"] = {
+      decidedToDispatched: [],
+      dispatchedToRecordPushed: [],
+      recordPushedToDone: [],
+      doneToMergeReady: [],
+      mergeReadyToMerged: [],
+      decidedToMerged: [],
+    };
     for (const [k, r] of at) {
       const sent = dispatchedAt.get(k);
       if (r.RUNNING !== undefined && sent !== undefined) phases.decidedToDispatched.push(sent - r.RUNNING);
@@ -324,7 +341,12 @@ async function traceRun(files: Record<string, string>, label: string): Promise<R
       atCap: wCap / span,
       readyWithFreeSlot: wIdle / span,
     };
-    if (!json) console.error(`  ${label}: makespan ${(span / 1000).toFixed(2)} s (${j.tasks.length} tasks, ${trace.decisions} decisions, ${trace.journalWrites} journal writes, ${trace.casConflicts} lost CAS; load ${loadavg().map((x) => x.toFixed(2)).join(" ")})`);
+    if (!json)
+      console.error(
+        `  ${label}: makespan ${(span / 1000).toFixed(2)} s (${j.tasks.length} tasks, ${trace.decisions} decisions, ${trace.journalWrites} journal writes, ${trace.casConflicts} lost CAS; load ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(" ")})`,
+      );
     return trace;
   } finally {
     await h.close();
@@ -368,7 +390,14 @@ async function makespan() {
     decidedToMergedMs: phase(which, "decidedToMerged"),
   });
   return {
-    plan: { tasks: MAKESPAN_TASKS, edges, seed: MAKESPAN_SEED, criticalPath: depth, maxParallel: CAP, workBound: Math.ceil(MAKESPAN_TASKS / CAP) },
+    plan: {
+      tasks: MAKESPAN_TASKS,
+      edges,
+      seed: MAKESPAN_SEED,
+      criticalPath: depth,
+      maxParallel: CAP,
+      workBound: Math.ceil(MAKESPAN_TASKS / CAP),
+    },
     runs: runs.length,
     makespanMs: mk,
     makespanRunsMs: runs.map((r) => r.plan.makespanMs),
@@ -390,7 +419,10 @@ async function makespan() {
     decisions: median(runs.map((r) => r.plan.decisions)),
     appCalls: median(runs.map((r) => r.plan.appCalls)),
     chainJournalWrites: median(runs.map((r) => r.chain.journalWrites)),
-    eventLoopUtilization: { plan: median(runs.map((r) => r.plan.eventLoopUtilization)), chain: median(runs.map((r) => r.chain.eventLoopUtilization)) },
+    eventLoopUtilization: {
+      plan: median(runs.map((r) => r.plan.eventLoopUtilization)),
+      chain: median(runs.map((r) => r.chain.eventLoopUtilization)),
+    },
     appCallMs: { plan: median(runs.map((r) => r.plan.appCallMs)), chain: median(runs.map((r) => r.chain.appCallMs)) },
     runChain: {
       busy: { plan: median(runs.map((r) => r.plan.chainBusy)), chain: median(runs.map((r) => r.chain.chainBusy)) },
@@ -398,9 +430,15 @@ async function makespan() {
       serviceMs: { plan: median(runs.map((r) => r.plan.chainServiceMs)), chain: median(runs.map((r) => r.chain.chainServiceMs)) },
       queueDepth: { plan: median(runs.map((r) => r.plan.chainQueueDepth)), chain: median(runs.map((r) => r.chain.chainQueueDepth)) },
       entries: runs[0]!.plan.chainEntries,
-      journalWriteShare: { plan: median(runs.map((r) => r.plan.journalWriteShare)), chain: median(runs.map((r) => r.chain.journalWriteShare)) },
+      journalWriteShare: {
+        plan: median(runs.map((r) => r.plan.journalWriteShare)),
+        chain: median(runs.map((r) => r.chain.journalWriteShare)),
+      },
     },
-    decidedToDispatchedMaxMs: { plan: Math.max(...runs.map((r) => r.plan.decidedToDispatchedMaxMs)), chain: Math.max(...runs.map((r) => r.chain.decidedToDispatchedMaxMs)) },
+    decidedToDispatchedMaxMs: {
+      plan: Math.max(...runs.map((r) => r.plan.decidedToDispatchedMaxMs)),
+      chain: Math.max(...runs.map((r) => r.chain.decidedToDispatchedMaxMs)),
+    },
     loadAverage: { before: loadBefore, after: loadavg() },
   };
 }
@@ -421,8 +459,19 @@ if (!onlyMakespan) {
   );
   const lat = await latency(CHAIN);
   const calls = {
-    perTask: { reads: per("reads"), writes: per("writes"), total: per("reads") + per("writes"), contentCreating: per("contentCreating"), byRoute: routes },
-    run: { reads: one.reads, writes: one.writes, contentCreating: one.contentCreating, note: "a whole 1-task run, including the plan read, tracker and final PR" },
+    perTask: {
+      reads: per("reads"),
+      writes: per("writes"),
+      total: per("reads") + per("writes"),
+      contentCreating: per("contentCreating"),
+      byRoute: routes,
+    },
+    run: {
+      reads: one.reads,
+      writes: one.writes,
+      contentCreating: one.contentCreating,
+      note: "a whole 1-task run, including the plan read, tracker and final PR",
+    },
     mergeToDispatch: {
       samples: lat.wall.length,
       wallMedianMs: quantile(lat.wall, 0.5),
@@ -448,7 +497,9 @@ if (!onlyMakespan) {
     console.log(`| pull_request.closed → next dispatch (${lat.wall.length} samples) | median | p99 |`);
     console.log("|---|---:|---:|");
     console.log(`| wall time | ${calls.mergeToDispatch.wallMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.wallP99Ms.toFixed(1)} ms |`);
-    console.log(`| App-side time (target ≤ 50 / ≤ 250 ms) | ${calls.mergeToDispatch.appSideMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.appSideP99Ms.toFixed(1)} ms |`);
+    console.log(
+      `| App-side time (target ≤ 50 / ≤ 250 ms) | ${calls.mergeToDispatch.appSideMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.appSideP99Ms.toFixed(1)} ms |`,
+    );
     console.log("");
   }
 }
@@ -458,14 +509,20 @@ if (MAKESPAN_RUNS > 0) {
   out.makespan = m;
   if (!json) {
     const p = m.plan;
-    console.log(`Makespan of a ${p.tasks}-task plan (${p.edges} edges, seed ${p.seed}), zero-time agents, merge_policy auto, max_parallel_agents ${p.maxParallel}; ${m.runs} runs`);
+    console.log(
+      `Makespan of a ${p.tasks}-task plan (${p.edges} edges, seed ${p.seed}), zero-time agents, merge_policy auto, max_parallel_agents ${p.maxParallel}; ${m.runs} runs`,
+    );
     console.log("");
     console.log("| | median | runs |");
     console.log("|---|---:|---:|");
     console.log(`| makespan (run started → run.completed) | ${fmt(m.makespanMs)} | ${m.makespanRunsMs.map(fmt).join(", ")} |`);
     console.log(`| plan pushed → run.completed | ${fmt(m.fromPushMs)} | |`);
-    console.log(`| T = makespan of a ${p.criticalPath}-task chain / ${p.criticalPath} | ${fmt(m.cycleTimeMs)} | ${m.cycleTimeRunsMs.map(fmt).join(", ")} |`);
-    console.log(`| lower bound max(critical path ${p.criticalPath}, ⌈${p.tasks}/${p.maxParallel}⌉ = ${p.workBound}) × T | ${fmt(m.lowerBoundMs)} | |`);
+    console.log(
+      `| T = makespan of a ${p.criticalPath}-task chain / ${p.criticalPath} | ${fmt(m.cycleTimeMs)} | ${m.cycleTimeRunsMs.map(fmt).join(", ")} |`,
+    );
+    console.log(
+      `| lower bound max(critical path ${p.criticalPath}, ⌈${p.tasks}/${p.maxParallel}⌉ = ${p.workBound}) × T | ${fmt(m.lowerBoundMs)} | |`,
+    );
     console.log(`| **ratio** | **${m.ratio.toFixed(2)}** | ${m.ratioRuns.map((r) => r.toFixed(2)).join(", ")} |`);
     console.log("");
     console.log("| per task, median | 100-task plan | chain |");
@@ -490,9 +547,15 @@ if (MAKESPAN_RUNS > 0) {
     console.log(
       `the run's chain (one writer per run) busy ${(rc.busy.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.busy.chain * 100).toFixed(0)} %); median wait to enter it ${fmt(rc.waitMs.plan)} (chain: ${fmt(rc.waitMs.chain)}), median time inside ${fmt(rc.serviceMs.plan)} (chain: ${fmt(rc.serviceMs.chain)}); on average ${rc.queueDepth.plan.toFixed(1)} entries already waiting when one is served (chain: ${rc.queueDepth.chain.toFixed(1)}); entries ${JSON.stringify(rc.entries)}; journal writes ${(rc.journalWriteShare.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.journalWriteShare.chain * 100).toFixed(0)} %)`,
     );
-    console.log(`longest dispatch decided → reaching GitHub: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`);
-    console.log(`per run: ${m.decisions} decisions, ${m.journalWrites} journal writes (${m.casConflicts} lost compare-and-swap), ${m.appCalls} App calls; chain: ${m.chainJournalWrites} journal writes`);
-    console.log(`load average before ${m.loadAverage.before.map((x) => x.toFixed(2)).join(" ")}, after ${m.loadAverage.after.map((x) => x.toFixed(2)).join(" ")}`);
+    console.log(
+      `longest dispatch decided → reaching GitHub: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`,
+    );
+    console.log(
+      `per run: ${m.decisions} decisions, ${m.journalWrites} journal writes (${m.casConflicts} lost compare-and-swap), ${m.appCalls} App calls; chain: ${m.chainJournalWrites} journal writes`,
+    );
+    console.log(
+      `load average before ${m.loadAverage.before.map((x) => x.toFixed(2)).join(" ")}, after ${m.loadAverage.after.map((x) => x.toFixed(2)).join(" ")}`,
+    );
   }
 }
 if (json) console.log(JSON.stringify(out, null, 2));

@@ -117,13 +117,20 @@ try {
   const parsed = await loadPlan(planDir);
   const problems = validatePlan(parsed);
   if (problems.length > 0) throw new Error(`the generated plan should be valid: ${problems[0]!.message}`);
-  record("validate (rules on a loaded plan)", measure(() => validatePlan(parsed), 50), 50);
+  record(
+    "validate (rules on a loaded plan)",
+    measure(() => validatePlan(parsed), 50),
+    50,
+  );
   record("load + validate from disk", await measureAsync(async () => validatePlan(await loadPlan(planDir)), 5));
 
   // ---- a run in progress: start it, then finish a third of the tasks through the executor.
   const config = defaultConfig();
   const nodes = dag.nodes.map((n) => ({ id: n.id, kind: n.type, agentType: n.agentType, dependencies: n.dependencies }));
-  record("startRun (index, priorities, first dispatch)", measure(() => startRun(newRun(nodes), 0, config), 5, 1));
+  record(
+    "startRun (index, priorities, first dispatch)",
+    measure(() => startRun(newRun(nodes), 0, config), 5, 1),
+  );
   let d = startRun(newRun(nodes), 0, config);
   let journal: Journal = d.journal;
   const queue: LeafInput[] = [];
@@ -143,16 +150,26 @@ try {
   record(`decide() over a run in progress (all inputs, ${steps} decisions)`, driveTimes, 1);
 
   // ---- ready set from scratch
-  record("ready-set computation from scratch", measure(() => readySet(journal, 1000), 200), 5);
+  record(
+    "ready-set computation from scratch",
+    measure(() => readySet(journal, 1000), 200),
+    5,
+  );
 
   // ---- one decide() per input kind on this journal (pure, so the same journal serves every run)
-  const mergeReady = journal.tasks.find((t) => t.status === "MERGE_READY" && journal.outbox.some((e) => e.kind === "MergePullRequest" && e.taskId === t.id));
+  const mergeReady = journal.tasks.find(
+    (t) => t.status === "MERGE_READY" && journal.outbox.some((e) => e.kind === "MergePullRequest" && e.taskId === t.id),
+  );
   const running = journal.tasks.find((t) => t.status === "RUNNING");
   if (!mergeReady || !running) throw new Error("the run should have a MERGE_READY and a RUNNING task");
   const merge: LeafInput = { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempt, mergeSha: sha("m") };
   const mergeDecision = decide(journal, merge, 1000, config);
   if (!mergeDecision.transitions.some((t) => t.to === "MERGED")) throw new Error("the merge input should merge the task");
-  record("decide() on a merge input", measure(() => decide(journal, merge, 1000, config), 2000), 1);
+  record(
+    "decide() on a merge input",
+    measure(() => decide(journal, merge, 1000, config), 2000),
+    1,
+  );
   const head = sha(`${running.id}/${running.attempt}`);
   const finished: LeafInput = {
     kind: "agent.finished",
@@ -160,10 +177,25 @@ try {
     attempt: running.attempt,
     exitCode: 0,
     pushedSha: head,
-    walkthrough: { status: "completed", confidence: 0.9, headSha: head, filesChanged: [`src/${running.id}.ts`], risks: ["may touch src/t00001.ts"], followups: [] },
+    walkthrough: {
+      status: "completed",
+      confidence: 0.9,
+      headSha: head,
+      filesChanged: [`src/${running.id}.ts`],
+      risks: ["may touch src/t00001.ts"],
+      followups: [],
+    },
   };
-  record("decide() on an agent result (with review)", measure(() => decide(journal, finished, 1000, config), 2000), 1);
-  record("decide() on a tick (stale scan)", measure(() => decide(journal, { kind: "tick" }, 2000, config), 2000), 1);
+  record(
+    "decide() on an agent result (with review)",
+    measure(() => decide(journal, finished, 1000, config), 2000),
+    1,
+  );
+  record(
+    "decide() on a tick (stale scan)",
+    measure(() => decide(journal, { kind: "tick" }, 2000, config), 2000),
+    1,
+  );
 
   // ---- scheduling quality: a 100-task plan, every agent taking exactly one minute (virtual time),
   // merges instant. Lower bound = max(critical path, work / parallelism) in minutes.
@@ -177,7 +209,20 @@ try {
   clearInterval(sampler);
   sample();
   if (json) {
-    console.log(JSON.stringify({ nodes: NODES, edges, results, peakRssMiB: peakRss / 2 ** 20, journalBytes: bytes, makespan: { minutes: makespan, criticalPath: depth, lowerBound, ratio: makespan / lowerBound } }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          nodes: NODES,
+          edges,
+          results,
+          peakRssMiB: peakRss / 2 ** 20,
+          journalBytes: bytes,
+          makespan: { minutes: makespan, criticalPath: depth, lowerBound, ratio: makespan / lowerBound },
+        },
+        null,
+        2,
+      ),
+    );
   } else {
     console.log(`Forge core benchmarks — ${NODES} nodes, ${edges} edges, Node ${process.version}`);
     console.log("");

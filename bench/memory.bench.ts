@@ -44,7 +44,9 @@ for (const runId of rt.runs.keys()) {
 }
 const after = heap();
 console.log(`${RUNS} concurrent runs (4 tasks each) on one App:`);
-console.log(`- heap of the whole process (App + local GitHub + runner): ${(before / 2 ** 20).toFixed(1)} MiB before, peak ${(peak / 2 ** 20).toFixed(1)} MiB, ${(after / 2 ** 20).toFixed(1)} MiB after (growth at peak ${((peak - before) / 2 ** 20).toFixed(1)} MiB)`);
+console.log(
+  `- heap of the whole process (App + local GitHub + runner): ${(before / 2 ** 20).toFixed(1)} MiB before, peak ${(peak / 2 ** 20).toFixed(1)} MiB, ${(after / 2 ** 20).toFixed(1)} MiB after (growth at peak ${((peak - before) / 2 ** 20).toFixed(1)} MiB)`,
+);
 console.log(`- the App's cached run state: ${(journalBytes / 2 ** 10).toFixed(1)} KiB of JSON for ${rt.runs.size} runs`);
 console.log(`- heap limit ${(v8.getHeapStatistics().heap_size_limit / 2 ** 20).toFixed(0)} MiB`);
 await h.close();

@@ -60,11 +60,29 @@ async function main(): Promise<void> {
     await time("getContent", () => gh.rest.repos.getContent({ owner, repo, path: `src/m${i % 40}/file${i % 40}.ts` }));
     const blob = await time("createBlob", () => gh.rest.git.createBlob({ owner, repo, content: `blob ${i}\n`, encoding: "utf-8" }));
     const base = (await gh.rest.git.getCommit({ owner, repo, commit_sha: main })).data.tree.sha;
-    const tree = await time("createTree", () => gh.rest.git.createTree({ owner, repo, base_tree: base, tree: [{ path: `work/${branch}.txt`, mode: "100644", type: "blob", sha: blob.data.sha }] }));
-    const commit = await time("createCommit", () => gh.rest.git.createCommit({ owner, repo, message: `work ${i}`, tree: tree.data.sha, parents: [main] }));
+    const tree = await time("createTree", () =>
+      gh.rest.git.createTree({
+        owner,
+        repo,
+        base_tree: base,
+        tree: [{ path: `work/${branch}.txt`, mode: "100644", type: "blob", sha: blob.data.sha }],
+      }),
+    );
+    const commit = await time("createCommit", () =>
+      gh.rest.git.createCommit({ owner, repo, message: `work ${i}`, tree: tree.data.sha, parents: [main] }),
+    );
     await gh.rest.git.createRef({ owner, repo, ref: `refs/heads/${branch}`, sha: main });
     await time("updateRef", () => gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: commit.data.sha }));
-    await time("contents PUT", () => gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: `notes/${branch}.md`, branch, message: "note", content: b64(`note ${i}\n`) }));
+    await time("contents PUT", () =>
+      gh.rest.repos.createOrUpdateFileContents({
+        owner,
+        repo,
+        path: `notes/${branch}.md`,
+        branch,
+        message: "note",
+        content: b64(`note ${i}\n`),
+      }),
+    );
     const pr = await time("pulls.create", () => gh.rest.pulls.create({ owner, repo, head: branch, base: "main", title: `PR ${i}` }));
     await time("pulls.merge", () => gh.rest.pulls.merge({ owner, repo, pull_number: pr.data.number, merge_method: "squash" }));
     await time("issues.create", () => gh.rest.issues.create({ owner, repo, title: `issue ${i}` }));
@@ -81,7 +99,8 @@ async function main(): Promise<void> {
   if (json) console.log(JSON.stringify(rows));
   else {
     console.log(`local GitHub REST latency (ms), ${N} samples each`);
-    for (const r of rows) console.log(`${r.op.padEnd(14)} median ${String(r.median).padStart(7)}   p90 ${String(r.p90).padStart(7)}   git ${r.git || "-"}`);
+    for (const r of rows)
+      console.log(`${r.op.padEnd(14)} median ${String(r.median).padStart(7)}   p90 ${String(r.p90).padStart(7)}   git ${r.git || "-"}`);
   }
   if (sim.violations.length) console.error("violations:", JSON.stringify(sim.violations));
   await sim.close();

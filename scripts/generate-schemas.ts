@@ -39,7 +39,9 @@ const AGENT_TYPES = ["1", "2", "3", "refinery"];
  * Schema of a preprocess only sees the output enum, so the numbers YAML users write are added back.
  */
 function override(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
-  const def = (ctx.zodSchema as { _zod?: { def?: { type?: string; in?: { _zod: { def: { type: string } } }; out?: { options?: unknown[] } } } })._zod?.def;
+  const def = (
+    ctx.zodSchema as { _zod?: { def?: { type?: string; in?: { _zod: { def: { type: string } } }; out?: { options?: unknown[] } } } }
+  )._zod?.def;
   if (def?.type !== "pipe" || def.in?._zod.def.type !== "transform") return;
   const values = def.out?.options;
   if (!Array.isArray(values) || values.join() !== AGENT_TYPES.join()) return;

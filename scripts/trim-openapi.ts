@@ -155,7 +155,8 @@ function strip(node: Json, parentKey = ""): Json {
   const out: Obj = {};
   for (const [k, v] of Object.entries(node)) {
     const isSchemaMap = parentKey === "properties" || parentKey === "patternProperties";
-    if (!isSchemaMap && (k === "description" || k === "example" || k === "examples") && (typeof v === "string" || k !== "description")) continue;
+    if (!isSchemaMap && (k === "description" || k === "example" || k === "examples") && (typeof v === "string" || k !== "description"))
+      continue;
     if (!isSchemaMap && (k === "externalDocs" || k === "x-github-breaking-changes" || k === "tags")) continue;
     out[k] = strip(v, k);
   }
@@ -172,7 +173,10 @@ function collectRefs(node: Json, found: Set<string>): void {
 }
 
 function resolvePointer(doc: Obj, ref: string): Json {
-  const parts = ref.replace(/^#\//, "").split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const parts = ref
+    .replace(/^#\//, "")
+    .split("/")
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   let cur: Json = doc;
   for (const p of parts) cur = (cur as Obj)[p] as Json;
   return cur;
@@ -209,8 +213,17 @@ function main(): void {
   try {
     execFileSync(
       "npm",
-      ["install", "--prefix", tmp, "--no-save", "--ignore-scripts", "--no-audit", "--no-fund",
-        `@octokit/openapi@${OPENAPI_VERSION}`, `@octokit/openapi-webhooks@${WEBHOOKS_VERSION}`],
+      [
+        "install",
+        "--prefix",
+        tmp,
+        "--no-save",
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        `@octokit/openapi@${OPENAPI_VERSION}`,
+        `@octokit/openapi-webhooks@${WEBHOOKS_VERSION}`,
+      ],
       { stdio: "inherit" },
     );
     const api = JSON.parse(readFileSync(join(tmp, "node_modules/@octokit/openapi/generated", DESCRIPTION), "utf8")) as Obj;

@@ -12,7 +12,7 @@ import {
   spawnAgent,
   startSubWorktree,
   validatePlan
-} from "./chunk-GNXZJQTN.js";
+} from "./chunk-A4H3NFLZ.js";
 import {
   __commonJS,
   __require,
@@ -3524,9 +3524,20 @@ async function subWorktreePlan(cwd, name, env) {
     cleanup: () => rm(root, { recursive: true, force: true }),
     async finish(wt, result) {
       const ok = result.exitCode === 0 || result.exitCode === 12;
-      const branch = await finishSubWorktree(wt, `forge spawn: sub-agent ${name} (exit ${result.exitCode})`, ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` });
+      const branch = await finishSubWorktree(
+        wt,
+        `forge spawn: sub-agent ${name} (exit ${result.exitCode})`,
+        ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` }
+      );
       await rm(root, { recursive: true, force: true });
-      if (ok && !branch.merged) return { ...result, exitCode: 1, status: "failure", error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" }, branch };
+      if (ok && !branch.merged)
+        return {
+          ...result,
+          exitCode: 1,
+          status: "failure",
+          error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" },
+          branch
+        };
       return { ...result, branch };
     }
   };
@@ -3547,7 +3558,8 @@ async function optionsFrom(flags, baseCwd, signal) {
   const env = process.env;
   const adapter = flags.adapter ?? env.FORGE_ADAPTER ?? "claude";
   if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
-  if (flags.agentType !== void 0 && !isAgentKind(flags.agentType)) throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
+  if (flags.agentType !== void 0 && !isAgentKind(flags.agentType))
+    throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
   const agentType = flags.agentType;
   const cwd = path.resolve(baseCwd, flags.cwd ?? ".");
   let prompt = flags.prompt ?? (flags.promptFile ? await readFile(path.resolve(baseCwd, flags.promptFile), "utf8") : void 0);
@@ -3588,10 +3600,14 @@ ${await readFile(path.resolve(baseCwd, file), "utf8")}`;
     ...maxTurns !== void 0 ? { maxTurns } : {},
     ...timeoutMs !== void 0 ? { timeoutMs } : {},
     ...idleTimeoutMs !== void 0 ? { idleTimeoutMs } : {},
-    ...flags.allowedTools ? { allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean) } : {},
+    ...flags.allowedTools ? {
+      allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean)
+    } : {},
     ...command ? { command } : {},
     ...binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {},
-    ...flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {},
+    ...flags.passEnv ? {
+      passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean)
+    } : {},
     ...flags.arg ? { args: flags.arg } : {},
     // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
     ...env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}
@@ -3678,7 +3694,8 @@ async function loadPlanArg(planDir, io) {
   try {
     return await loadPlan(path2.resolve(io.cwd, planDir));
   } catch (err) {
-    if (err instanceof PlanNotFoundError) throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
+    if (err instanceof PlanNotFoundError)
+      throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
     throw err;
   }
 }

@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-GNXZJQTN.js";
+} from "./chunk-A4H3NFLZ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -1952,7 +1952,10 @@ var Git = class {
   }
   /** Fetches one branch (shallow) and returns its tip, or undefined when the remote has no such branch. */
   async fetchBranch(branch, depth = 1) {
-    const r = await this.run(["fetch", "--no-tags", "--quiet", `--depth=${depth}`, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+    const r = await this.run(
+      ["fetch", "--no-tags", "--quiet", `--depth=${depth}`, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`],
+      { allowFail: true }
+    );
     if (r.code !== 0) {
       if (/couldn't find remote ref|not our ref|no such ref/i.test(r.stderr)) return void 0;
       let stderr = r.stderr.trim();
@@ -2083,7 +2086,16 @@ function createOctokitGitHub(options) {
     },
     async createPull(p) {
       try {
-        const { data } = await octokit.rest.pulls.create({ owner, repo, head: p.head, base: p.base, title: p.title, body: p.body, draft: p.draft, maintainer_can_modify: true });
+        const { data } = await octokit.rest.pulls.create({
+          owner,
+          repo,
+          head: p.head,
+          base: p.base,
+          title: p.title,
+          body: p.body,
+          draft: p.draft,
+          maintainer_can_modify: true
+        });
         return { number: data.number, nodeId: data.node_id, url: data.html_url, draft: data.draft ?? p.draft };
       } catch (err) {
         const text = detail(err);
@@ -2108,9 +2120,14 @@ function createOctokitGitHub(options) {
     async markReadyForReview(pull) {
       if (!pull.draft) return;
       try {
-        await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: pull.nodeId });
+        await octokit.graphql(
+          `mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
+          { id: pull.nodeId }
+        );
       } catch (err) {
-        throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), {
+          cause: err
+        });
       }
     }
   };
@@ -2156,7 +2173,10 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     attempt: external_exports.number().int().describe("Attempt number."),
     branch: external_exports.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
-    context: external_exports.object({ refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt.")
+    context: external_exports.object({
+      refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+      answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+    }).optional().describe("Extra context handed to the attempt.")
   }),
   external_exports.object({
     ...base,
@@ -2166,24 +2186,59 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     status: taskStatusSchema,
     summary: external_exports.string().describe("One line for the check run's title.")
   }),
-  external_exports.object({ ...base, kind: external_exports.literal("MergePullRequest").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), branch: external_exports.string().describe("Branch concerned."), prNumber: external_exports.number().int().optional().describe("Pull request number, when known.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."), crId: external_exports.string().describe("Change Request id."), emittedBy: external_exports.string().describe("Task that raised it."), attempt: external_exports.number().int().describe("Attempt number."), path: external_exports.string().optional().describe("Repository path of the CR document, when known.") }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("MergePullRequest").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("Branch concerned."),
+    prNumber: external_exports.number().int().optional().describe("Pull request number, when known.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."),
+    crId: external_exports.string().describe("Change Request id."),
+    emittedBy: external_exports.string().describe("Task that raised it."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    path: external_exports.string().optional().describe("Repository path of the CR document, when known.")
+  }),
   external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
   external_exports.object({
     ...base,
     kind: external_exports.literal("PostComment").describe("Effect kind."),
     target: external_exports.discriminatedUnion("on", [
-      external_exports.object({ on: external_exports.literal("task").describe("What the comment is on."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number.") }),
+      external_exports.object({
+        on: external_exports.literal("task").describe("What the comment is on."),
+        taskId: external_exports.string().describe("Task id."),
+        attempt: external_exports.number().int().describe("Attempt number.")
+      }),
       external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
       external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
     ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
     body: external_exports.string().describe("Comment body (Markdown).")
   }),
   external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("SpawnFollowup").describe("Effect kind."), followupId: external_exports.string().describe("Follow-up id."), sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."), text: external_exports.string().describe("The follow-up text."), branch: external_exports.string().describe("Branch concerned.") }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("SpawnFollowup").describe("Effect kind."),
+    followupId: external_exports.string().describe("Follow-up id."),
+    sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
+    text: external_exports.string().describe("The follow-up text."),
+    branch: external_exports.string().describe("Branch concerned.")
+  }),
   external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CleanupBranches").describe("Effect kind."), branches: external_exports.array(external_exports.string()).describe("Branches to delete.") }),
-  external_exports.object({ ...base, kind: external_exports.literal("CancelAgent").describe("Effect kind."), taskId: external_exports.string().describe("Task id."), attempt: external_exports.number().int().describe("Attempt number."), workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.") })
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("CleanupBranches").describe("Effect kind."),
+    branches: external_exports.array(external_exports.string()).describe("Branches to delete.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("CancelAgent").describe("Effect kind."),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.")
+  })
 ]);
 
 // src/core/journal.ts
@@ -2196,7 +2251,9 @@ var planNodeSchema = external_exports.object({
   paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
   priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
 }).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe(
+  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel."
+);
 var taskStateSchema = external_exports.object({
   id: external_exports.string().describe("Task id (same as the plan node)."),
   status: taskStatusSchema,
@@ -2220,14 +2277,18 @@ var taskStateSchema = external_exports.object({
   context: external_exports.object({
     refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
     answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-    conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.")
+    conflicts: external_exports.array(external_exports.string()).optional().describe(
+      "A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
+    )
   }).optional().describe("Extra context handed to the next attempt."),
   confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
-  contained: external_exports.array(external_exports.string()).optional().describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.")
+  contained: external_exports.array(external_exports.string()).optional().describe(
+    "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
+  )
 }).strict();
 var changeRequestStateSchema = external_exports.object({
   id: external_exports.string().describe("CR id."),
@@ -2291,8 +2352,25 @@ function followupCheck(journal, taskId, attempt) {
   if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
   if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
   if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
-  const node = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
-  const task = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {} };
+  const node = {
+    id: f.id,
+    kind: "task",
+    agentType: "1",
+    title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200),
+    dependencies: [f.sourceTaskId],
+    paths: [],
+    priority: 0
+  };
+  const task = {
+    id: f.id,
+    status: "RUNNING",
+    attempt: 1,
+    retries: 0,
+    blockers: 0,
+    dispatchedAttempt: 1,
+    branch: f.branch,
+    ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {}
+  };
   return { current: true, journal, task, node, followup: f };
 }
 function checkDispatch(journal, taskId, attempt) {
@@ -2320,7 +2398,8 @@ async function readJournal(github, runId) {
   } catch (err) {
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
   }
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = raw.journal;
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw))
+    raw = raw.journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
@@ -2398,13 +2477,20 @@ async function supervise(start, options) {
       missed++;
       options.onMissed?.(t, missed);
       if (missed >= options.missedBeats) {
-        stop("stalled", `no progress for ${Math.round((t - lastProgressAt) / 1e3)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1e3)} s)`);
+        stop(
+          "stalled",
+          `no progress for ${Math.round((t - lastProgressAt) / 1e3)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1e3)} s)`
+        );
         return;
       }
     }
-    if (t - lastProgressAt >= options.idleMs) stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1e3)} s (idle limit ${Math.round(options.idleMs / 1e3)} s)`);
+    if (t - lastProgressAt >= options.idleMs)
+      stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1e3)} s (idle limit ${Math.round(options.idleMs / 1e3)} s)`);
   }, options.heartbeatMs);
-  const wall = setTimeout(() => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 6e4)} min reached`), options.wallClockMs);
+  const wall = setTimeout(
+    () => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 6e4)} min reached`),
+    options.wallClockMs
+  );
   const onCancel = () => stop("cancelled", "the job was cancelled");
   if (options.cancel?.aborted) onCancel();
   options.cancel?.addEventListener("abort", onCancel, { once: true });
@@ -2439,7 +2525,8 @@ function checkCaptainDispatch(journal, taskId, attempt) {
   if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
   const cr = journal.changeRequests.find((c) => c.id === crId);
   if (!cr) return { current: false, reason: `run ${journal.runId} has no Change Request ${crId}` };
-  if (cr.status !== "pending" && cr.status !== "approved") return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
+  if (cr.status !== "pending" && cr.status !== "approved")
+    return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
   return { current: true, cr };
 }
 async function runCaptainAgent(config, deps, request) {
@@ -2469,7 +2556,10 @@ async function stageOnly(git, branch, preHead, dir, warnings) {
     if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
     else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
   }
-  if (outside.length) warnings.push(`changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
+  if (outside.length)
+    warnings.push(
+      `changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`
+    );
   return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
 }
 async function planProblems(dir) {
@@ -2501,7 +2591,15 @@ async function captainJob(args) {
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
   const doc = cr.path && emitter?.branch ? await github.readFile(emitter.branch, cr.path).catch(() => void 0) : void 0;
-  const goal = sanitizeUntrusted([`Change Request ${cr.id}: ${cr.title}`, "", `Reason: ${cr.reason}`, ...cr.affectedTasks.length ? [`Affected tasks: ${cr.affectedTasks.join(", ")}`] : [], ...doc ? ["", doc.trim()] : []].join("\n"));
+  const goal = sanitizeUntrusted(
+    [
+      `Change Request ${cr.id}: ${cr.title}`,
+      "",
+      `Reason: ${cr.reason}`,
+      ...cr.affectedTasks.length ? [`Affected tasks: ${cr.affectedTasks.join(", ")}`] : [],
+      ...doc ? ["", doc.trim()] : []
+    ].join("\n")
+  );
   const plan = await github.readFile(preHead, `${planDir2}/plan.md`).catch(() => void 0);
   const task = [
     `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
@@ -2517,14 +2615,32 @@ async function captainJob(args) {
   const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext = { runId: journal.runId, taskId, attempt: 1, title: `Amend plan ${journal.planId} (overlay ${next})`, task, goal, planDir: planDir2, branch, baseRef: journal.baseBranch, ...plan !== void 0 ? { plan } : {} };
-  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md") });
+  const taskContext = {
+    runId: journal.runId,
+    taskId,
+    attempt: 1,
+    title: `Amend plan ${journal.planId} (overlay ${next})`,
+    task,
+    goal,
+    planDir: planDir2,
+    branch,
+    baseRef: journal.baseBranch,
+    ...plan !== void 0 ? { plan } : {}
+  };
+  const agentRun = await runCaptainAgent(config, deps, {
+    agentType: "captain",
+    taskContext,
+    workdir: input.workspace,
+    sessionDir,
+    walkthroughPath: path2.join(sessionDir, "walkthrough.md")
+  });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (exitCode === 0 || exitCode === 12) {
     const problems = await planProblems(path2.join(input.workspace, planDir2));
-    if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`))) problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
+    if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
+      problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
       exitCode = 10;
       errors.push(`the amended plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -2537,22 +2653,44 @@ async function captainJob(args) {
   if (!(exitCode === 0 || exitCode === 12) || planChanges.length === 0) {
     const why = error ?? "the Captain changed nothing in the plan folder";
     log.warning(`Captain for ${cr.id}: ${why}`);
-    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}No overlay: ${why}.
-` };
+    return {
+      kind: "captain",
+      exitCode: exitCode === 0 ? 1 : exitCode,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}No overlay: ${why}.
+`
+    };
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path2.basename(overlayFile, ".md")})`;
-  const headSha = await git.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
+  const headSha = await git.commit(
+    commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
+      ["Task", taskId],
+      ["Forge-Run", journal.runId],
+      ["Agent", deps.agent.name]
+    ])
+  );
   await git.push(branch);
   const link = issue !== void 0 ? `#${issue}` : `Change Request ${cr.id}`;
-  const pr = await upsertCaptainPull({ github, input, branch, base: journal.baseBranch, title, intro: [
-    `Overlay for ${link}: **${cr.title}**`,
-    "",
-    `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
-    "",
-    `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
-    ""
-  ], changes: planChanges, warnings });
+  const pr = await upsertCaptainPull({
+    github,
+    input,
+    branch,
+    base: journal.baseBranch,
+    title,
+    intro: [
+      `Overlay for ${link}: **${cr.title}**`,
+      "",
+      `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
+      "",
+      `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
+      ""
+    ],
+    changes: planChanges,
+    warnings
+  });
   log.info(`Captain for ${cr.id}: ${overlayFile} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -2593,7 +2731,8 @@ Nothing to do: ${reason}.
   if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
   if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
   if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
-  if (context.issue !== void 0 && context.issue !== issue) return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
+  if (context.issue !== void 0 && context.issue !== issue)
+    return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
   const branch = `forge/_plan-${issue}`;
   const warnings = [];
   const tip = await git.fetchBranch(branch);
@@ -2634,8 +2773,24 @@ No plan: ${why}.
   const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext = { runId: input.runId, taskId, attempt: 1, title: `Plan ${planId} from #${issue}`, task, goal, planDir: planDir2, branch, baseRef: base2 };
-  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path2.join(sessionDir, "walkthrough.md") });
+  const taskContext = {
+    runId: input.runId,
+    taskId,
+    attempt: 1,
+    title: `Plan ${planId} from #${issue}`,
+    task,
+    goal,
+    planDir: planDir2,
+    branch,
+    baseRef: base2
+  };
+  const agentRun = await runCaptainAgent(config, deps, {
+    agentType: "captain",
+    taskContext,
+    workdir: input.workspace,
+    sessionDir,
+    walkthroughPath: path2.join(sessionDir, "walkthrough.md")
+  });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
@@ -2650,20 +2805,41 @@ No plan: ${why}.
   if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
     const why = error ?? `the Captain wrote nothing in ${planDir2}/`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
-    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}${issue}
+    return {
+      kind: "captain",
+      exitCode: exitCode === 0 ? 1 : exitCode,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}${issue}
 
 No plan: ${why}.
-` };
+`
+    };
   }
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
-  const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
+  const headSha = await git.commit(
+    commitMessage(prTitle, `Written from issue #${issue}.`, [
+      ["Task", taskId],
+      ["Agent", deps.agent.name]
+    ])
+  );
   await git.push(branch);
-  const pr = await upsertCaptainPull({ github, input, branch, base: base2, title: prTitle, intro: [
-    `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
-    "",
-    `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
-    ""
-  ], changes: kept, warnings });
+  const pr = await upsertCaptainPull({
+    github,
+    input,
+    branch,
+    base: base2,
+    title: prTitle,
+    intro: [
+      `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
+      "",
+      `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
+      ""
+    ],
+    changes: kept,
+    warnings
+  });
   log.info(`Plan Captain for #${issue}: ${planDir2} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -2722,21 +2898,33 @@ var contextInputSchema = external_exports.string().transform((text, ctx) => {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    ctx.addIssue({ code: "custom", message: `is not JSON (${err.message}); the App sends {"refinement": "\u2026"} or {"answer": "\u2026"}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `is not JSON (${err.message}); the App sends {"refinement": "\u2026"} or {"answer": "\u2026"}`
+    });
     return external_exports.NEVER;
   }
   const parsed = dispatchContextSchema.safeParse(value);
   if (!parsed.success) {
-    ctx.addIssue({ code: "custom", message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}`
+    });
     return external_exports.NEVER;
   }
   return parsed.data;
 });
 var actionInputSchema = external_exports.object({
   githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
-  runId: external_exports.string().refine((v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v), "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026), or a plan Captain's _plan-<issue>"),
+  runId: external_exports.string().refine(
+    (v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v),
+    "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026), or a plan Captain's _plan-<issue>"
+  ),
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
-  taskId: external_exports.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"),
+  taskId: external_exports.string().refine(
+    (v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v),
+    "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"
+  ),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
   adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
@@ -2793,18 +2981,30 @@ function attemptTrailers(id) {
 var FIELD = "";
 var RECORD = "";
 async function firstParentLog(git, tip, id, max) {
-  const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
+  const format = [
+    "%H",
+    "%P",
+    "%(trailers:key=Run,valueonly,separator=%x2C)",
+    "%(trailers:key=Task,valueonly,separator=%x2C)",
+    "%(trailers:key=Attempt,valueonly,separator=%x2C)"
+  ].join("%x1f");
   const raw = (await git.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
   return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
     const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
-    return { sha, parents: parents ? parents.split(" ") : [], ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt) };
+    return {
+      sha,
+      parents: parents ? parents.split(" ") : [],
+      ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt)
+    };
   });
 }
 async function shallowBoundary(git) {
   const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
   const text = await readFile(path3.resolve(git.dir, file), "utf8").catch(() => "");
-  return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
+  return new Set(
+    text.split("\n").map((l) => l.trim()).filter(Boolean)
+  );
 }
 function walk(log, boundary, tip) {
   let start = tip;
@@ -2828,7 +3028,9 @@ async function attemptStartHead(git, branch, tip, id) {
     const found2 = walk(await firstParentLog(git, tip, id), boundary, tip);
     if (found2 !== void 0) return found2;
     if (await git.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
-    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+      allowFail: true
+    });
   }
   const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
   return found ?? tip;
@@ -2853,12 +3055,22 @@ async function stageWork(a) {
   if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
   for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
-  return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
+  return {
+    filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
+    pending
+  };
 }
 async function pushProgress(a, stage) {
   const { git, branchState } = a;
   const { pending } = await stageWork(a);
-  if (pending) branchState.foldBase = await git.commit(commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name], ["Stage", stage]]));
+  if (pending)
+    branchState.foldBase = await git.commit(
+      commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [
+        ...attemptTrailers(a.ids),
+        ["Agent", a.deps.agent.name],
+        ["Stage", stage]
+      ])
+    );
   await branchState.prOpening;
   const head = await git.head();
   if (!await pushHead(a, head)) return;
@@ -2888,7 +3100,9 @@ async function runAgent(a) {
       // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
       onStageEnd: async (stage) => {
         ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-        await pushProgress(a, stage).catch((err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`));
+        await pushProgress(a, stage).catch(
+          (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
+        );
         ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
       }
     }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
@@ -2906,7 +3120,12 @@ async function runAgent(a) {
       },
       onStop: (reason, detail2, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail2}.`);
-        if (reason !== "cancelled") events.emit("task.stale", { lastHeartbeat: new Date(lastProgressAt).toISOString(), threshold: config.stale_threshold_seconds, attempt });
+        if (reason !== "cancelled")
+          events.emit("task.stale", {
+            lastHeartbeat: new Date(lastProgressAt).toISOString(),
+            threshold: config.stale_threshold_seconds,
+            attempt
+          });
       }
     }
   );
@@ -2915,7 +3134,8 @@ async function runAgent(a) {
   const verdict = { exitCode: outcome.exitCode, errors: [] };
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;
-    if (reason === "cancelled" && a.input.jobStartedAt !== void 0 && now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 6e4 * 0.97) reason = "wall_clock";
+    if (reason === "cancelled" && a.input.jobStartedAt !== void 0 && now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 6e4 * 0.97)
+      reason = "wall_clock";
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
@@ -3017,10 +3237,20 @@ async function checkoutAttempt(job) {
   const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const recorded = await git.out([
+    "log",
+    "-1",
+    "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)",
+    tip
+  ]);
   const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
   if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
-    return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`, "");
+    return neutralReport(
+      log,
+      `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`,
+      `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`,
+      ""
+    );
   }
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const startHead = await attemptStartHead(git, branch, tip, job.ids);
@@ -3045,7 +3275,16 @@ import path5 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
-var RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true };
+var RUNNER_FIELDS = {
+  task_id: true,
+  run_id: true,
+  attempt: true,
+  branch: true,
+  base_ref: true,
+  head_sha: true,
+  time_spent_minutes: true,
+  files_changed: true
+};
 var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
@@ -3054,21 +3293,35 @@ function missingSections(body) {
   return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
 }
 var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
-var MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
+var MISSING = {
+  error: "the walkthrough has no YAML frontmatter (a --- block at the top)",
+  problem: "frontmatter: missing (the file must start with --- YAML ---)"
+};
 function walkthroughFrontmatter(text, file) {
   const fm = readFrontMatter(file, text);
   if (fm.problem?.kind === "language") {
     const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is refused: ${why}`,
+      problem: `frontmatter: refused (${why})`,
+      body: fm.body
+    };
   }
   if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
   if (fm.problem) {
     const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is not valid YAML: ${why}`,
+      problem: `frontmatter: not valid YAML (${why})`,
+      body: fm.body
+    };
   }
   const raw = fm.data;
   if (raw === null || raw === void 0) return { ok: false, ...MISSING, body: fm.body };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
+  if (typeof raw !== "object" || Array.isArray(raw))
+    return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
   return { ok: true, data: raw, body: fm.body };
 }
 function parseAgentWalkthrough(text, file = "walkthrough.md") {
@@ -3081,7 +3334,8 @@ function parseAgentWalkthrough(text, file = "walkthrough.md") {
 var normalizePath = (p) => p.replace(/^\.\//, "");
 function completeWalkthrough(text, facts, file = "walkthrough.md") {
   const warnings = [];
-  if (text === void 0 || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
+  if (text === void 0 || text.trim() === "")
+    return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
   const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const claimed = fm.data;
@@ -3118,7 +3372,12 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
-    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`,
+      warnings,
+      problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems]
+    };
   }
   const missing = missingSections(body);
   if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
@@ -3164,9 +3423,16 @@ async function copyForRecord(from, to) {
     else {
       const buf = await readFile2(file);
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
-      await writeFile(dest, Buffer.concat([buf.subarray(0, half), Buffer.from(`
+      await writeFile(
+        dest,
+        Buffer.concat([
+          buf.subarray(0, half),
+          Buffer.from(`
 [\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
-`), buf.subarray(size - half)]));
+`),
+          buf.subarray(size - half)
+        ])
+      );
     }
   }
 }
@@ -3177,7 +3443,8 @@ async function collectWork(a, end, verdict) {
   const { git, branchState } = a;
   const { attempt } = a.ids;
   const agentRecordCopy = path5.join(a.input.workspace, a.recordRel, "walkthrough.md");
-  if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy)) await cp2(agentRecordCopy, a.walkthroughSession);
+  if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy))
+    await cp2(agentRecordCopy, a.walkthroughSession);
   const { filesChanged, pending } = await stageWork(a);
   const refusals = [...branchState.refused.values()];
   if (refusals.length) {
@@ -3252,7 +3519,12 @@ function marker(f) {
 }
 function renderPrBody(input, limit = PR_BODY_LIMIT) {
   const f = input.frontmatter;
-  const agentBits = [f.agent, f.model, f.cost_usd !== void 0 ? `$${f.cost_usd.toFixed(2)}` : void 0, f.turns !== void 0 ? `${f.turns} turns` : void 0].filter(Boolean);
+  const agentBits = [
+    f.agent,
+    f.model,
+    f.cost_usd !== void 0 ? `$${f.cost_usd.toFixed(2)}` : void 0,
+    f.turns !== void 0 ? `${f.turns} turns` : void 0
+  ].filter(Boolean);
   const lines = [
     marker(f),
     `## ${input.title}`,
@@ -3278,7 +3550,8 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
     lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(x.reason)} |`));
   } else lines.push("_None._");
   lines.push("", `### Tests (${f.tests.length})`, "");
-  if (f.tests.length) lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
+  if (f.tests.length)
+    lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
   else lines.push("_No tests reported._");
   lines.push("", "### Risks", "", ...f.risks.length ? f.risks.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None reported._"]);
   lines.push("", "### Follow-ups", "", ...f.followups.length ? f.followups.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None._"]);
@@ -3338,7 +3611,8 @@ function renderStatusBody(input) {
   ];
   if (input.state === "ended" && input.error) lines.push("### Why", "", input.error.replace(/\r?\n/g, " "), "");
   if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
-  if (input.state === "running") lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
+  if (input.state === "running")
+    lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
 }
 
@@ -3372,7 +3646,13 @@ async function openDraftPr(a, existingPr) {
     branchState.prOpening = Promise.resolve(existingPr);
     return;
   }
-  const startCommit = await git.commit(commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]), { allowEmpty: true });
+  const startCommit = await git.commit(
+    commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [
+      ...attemptTrailers(a.ids),
+      ["Agent", a.deps.agent.name]
+    ]),
+    { allowEmpty: true }
+  );
   branchState.prOpening = (async () => {
     await pushHead(a, startCommit);
     const pr = await github.createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true });
@@ -3387,7 +3667,15 @@ async function publishPr(a, pr, end) {
   const { exitCode, error, completed, recordSha, notes } = end;
   const { runId, taskId, attempt } = a.ids;
   const wtUrl = `${a.input.serverUrl.replace(/\/$/, "")}/${a.input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
-  const body = completed.ok ? renderPrBody({ title: a.prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: a.base, exitCode, notes }) : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
+  const body = completed.ok ? renderPrBody({
+    title: a.prTitle,
+    frontmatter: completed.frontmatter,
+    body: completed.body,
+    walkthroughUrl: wtUrl,
+    baseBranch: a.base,
+    exitCode,
+    notes
+  }) : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
   const report = (what) => (err) => void a.warnings.push(`could not ${what}: ${err.message}`);
   await Promise.all([
     a.github.updatePull(pr.number, { body }).catch(report("update the pull request")),
@@ -3434,9 +3722,20 @@ async function recordAttempt(a, end, work, completed, verdict) {
 function emitEnd(a, exitCode, error, completed) {
   const { events } = a;
   if (exitCode === 0 || exitCode === 12) {
-    events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...completed.ok ? { confidence: completed.frontmatter.confidence } : {}, attempt: a.ids.attempt });
+    events.emit("task.completed", {
+      agentId: events.agentId,
+      status: completed.ok ? completed.frontmatter.status : "completed",
+      ...completed.ok ? { confidence: completed.frontmatter.confidence } : {},
+      attempt: a.ids.attempt
+    });
   } else {
-    events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: a.ids.attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
+    events.emit("task.failed", {
+      agentId: events.agentId,
+      error: error ?? exitMeaning(exitCode),
+      attemptId: a.ids.attempt,
+      exitCode,
+      retryable: ![2, 3, 11, 20].includes(exitCode)
+    });
   }
 }
 async function writeResult(a, end, work, completed, exitCode, error) {
@@ -3521,7 +3820,14 @@ async function buildContext(args) {
     const f = args.followup;
     const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
     const text = sanitizeUntrusted(f.text);
-    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" };
+    fm = {
+      id: f.id,
+      title: `Follow-up of ${f.sourceTaskId}`,
+      type: "1",
+      dependencies: [],
+      acceptance_criteria: [text],
+      estimated_complexity: "small"
+    };
     taskText = [
       `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
       "",
@@ -3541,7 +3847,8 @@ async function buildContext(args) {
     ].join("\n");
   } else {
     const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
-    if (text === void 0) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+    if (text === void 0)
+      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
       const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
@@ -3584,13 +3891,27 @@ async function buildContext(args) {
   return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
 }
 function renderContext(c) {
-  const out = [`# Forge task ${c.taskId}: ${c.title}`, "", `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`, ""];
+  const out = [
+    `# Forge task ${c.taskId}: ${c.title}`,
+    "",
+    `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`,
+    ""
+  ];
   out.push("## Task", "", c.task.trim(), "");
   if (c.spec) out.push("## Spec", "", c.spec.trim(), "");
   if (c.plan) out.push("## Plan", "", c.plan.trim(), "");
   if (c.agentsMd) out.push("## AGENTS.md", "", c.agentsMd.trim(), "");
-  for (const d of c.dependencyWalkthroughs ?? []) out.push(`## Walkthrough of dependency ${d.taskId}`, "", '<untrusted-text source="dependency walkthrough">', d.text, "</untrusted-text>", "");
-  if (c.refinement) out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
+  for (const d of c.dependencyWalkthroughs ?? [])
+    out.push(
+      `## Walkthrough of dependency ${d.taskId}`,
+      "",
+      '<untrusted-text source="dependency walkthrough">',
+      d.text,
+      "</untrusted-text>",
+      ""
+    );
+  if (c.refinement)
+    out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
   if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
   return out.join("\n");
 }
@@ -3639,7 +3960,16 @@ async function openAttempt(job, co) {
   await mkdir3(path8.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path8.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
-    buildContext({ github, journal: co.journal, node: co.node, attempt, branch: co.branch, workdir: input.workspace, dispatch: input.context, ...co.followup ? { followup: co.followup } : {} }),
+    buildContext({
+      github,
+      journal: co.journal,
+      node: co.node,
+      attempt,
+      branch: co.branch,
+      workdir: input.workspace,
+      dispatch: input.context,
+      ...co.followup ? { followup: co.followup } : {}
+    }),
     github.findOpenPull(co.branch, co.base).catch((err) => err instanceof Error ? err : new Error(String(err)))
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
@@ -3655,7 +3985,15 @@ async function openAttempt(job, co) {
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
     walkthroughSession: path8.join(sessionDir, "walkthrough.md"),
-    branchState: { remoteHead: co.tip, pushes: 0, progressPushes: 0, preAgentHead: co.tip, foldBase: co.tip, refused: /* @__PURE__ */ new Map(), prOpening: Promise.resolve(void 0) }
+    branchState: {
+      remoteHead: co.tip,
+      pushes: 0,
+      progressPushes: 0,
+      preAgentHead: co.tip,
+      foldBase: co.tip,
+      refused: /* @__PURE__ */ new Map(),
+      prOpening: Promise.resolve(void 0)
+    }
   };
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
@@ -3680,14 +4018,20 @@ function renderSummary(s) {
     `| Before the agent | ${sec(s.timings.beforeAgentMs)} |`,
     `| Agent | ${sec(s.timings.agentMs)} |`,
     `| After the agent | ${sec(s.timings.afterAgentMs)} |`,
-    ...s.timings.stallDetectedAfterMs !== void 0 ? [`| Stall detected after | ${sec(s.timings.stallDetectedAfterMs)} of silence |`, `| Partial work pushed after | ${sec(s.timings.partialPushedAfterMs)} of silence |`] : [],
+    ...s.timings.stallDetectedAfterMs !== void 0 ? [
+      `| Stall detected after | ${sec(s.timings.stallDetectedAfterMs)} of silence |`,
+      `| Partial work pushed after | ${sec(s.timings.partialPushedAfterMs)} of silence |`
+    ] : [],
     ""
   ];
   if (s.error) lines.push(`**Why:** ${s.error}`, "");
   if (s.warnings.length) lines.push("**Warnings**", "", ...s.warnings.map((w) => `- ${w}`), "");
   if (s.completed.ok) {
     const f = s.completed.frontmatter;
-    lines.push(`Walkthrough: **${f.status}**, confidence ${f.confidence.toFixed(2)}, ${f.files_changed.length} files, ${f.tests.length} tests, ${f.risks.length} risks, ${f.followups.length} follow-ups.`, "");
+    lines.push(
+      `Walkthrough: **${f.status}**, confidence ${f.confidence.toFixed(2)}, ${f.files_changed.length} files, ${f.tests.length} tests, ${f.risks.length} risks, ${f.followups.length} follow-ups.`,
+      ""
+    );
   }
   return lines.join("\n");
 }
@@ -3714,7 +4058,23 @@ async function taskJob(args) {
   await uploadSession(a);
   const timings = timingsOf(a, end, tPushed, tEnd);
   const { input } = a;
-  const summary2 = renderSummary({ prTitle: a.prTitle, result, exitCode, error, completed, branch: a.branch, base: a.base, recordSha, pr, timings, warnings: a.warnings, refusals: work.refusals, jobUrl: input.jobUrl, serverUrl: input.serverUrl, repository: input.repository });
+  const summary2 = renderSummary({
+    prTitle: a.prTitle,
+    result,
+    exitCode,
+    error,
+    completed,
+    branch: a.branch,
+    base: a.base,
+    recordSha,
+    pr,
+    timings,
+    warnings: a.warnings,
+    refusals: work.refusals,
+    jobUrl: input.jobUrl,
+    serverUrl: input.serverUrl,
+    repository: input.repository
+  });
   return {
     kind: "attempt",
     exitCode,
@@ -3749,13 +4109,20 @@ function timingsOf(a, end, tPushed, tEnd) {
     agentMs: tAgentEnd - tAgent,
     afterAgentMs: tEnd - tAgentEnd,
     steps: { ...a.marks, agent_start: tAgent - a.t0, agent_end: tAgentEnd - a.t0 },
-    ...supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}
+    ...supervised.stopped?.reason === "stalled" ? {
+      stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt,
+      partialPushedAfterMs: tPushed - supervised.lastProgressAt
+    } : {}
   };
 }
 
 // action/src/main.ts
 var JOB_KINDS = [
-  { name: "plan Captain", claims: (id) => CAPTAIN_PLAN_ID.test(id), run: (args) => captainPlanJob({ ...args, context: args.input.context }) },
+  {
+    name: "plan Captain",
+    claims: (id) => CAPTAIN_PLAN_ID.test(id),
+    run: (args) => captainPlanJob({ ...args, context: args.input.context })
+  },
   { name: "Captain", claims: (id) => CAPTAIN_ID.test(id), run: captainDispatchJob },
   { name: "task", claims: () => true, run: taskJob }
 ];
@@ -3775,7 +4142,19 @@ var import_yaml2 = __toESM(require_dist(), 1);
 import { readFile as readFile6 } from "node:fs/promises";
 import path9 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
-var STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"];
+var STAGE_NAMES = [
+  "single",
+  "implement",
+  "verify",
+  "walkthrough",
+  "plan",
+  "work",
+  "merge",
+  "test",
+  "fix",
+  "write",
+  "validate"
+];
 var STAGES_FOR = {
   "1": ["single", "implement", "verify", "walkthrough"],
   "2": ["single", "implement", "verify", "walkthrough"],
@@ -3796,10 +4175,13 @@ var DEFAULT_STAGES = {
 function defaultStages(type) {
   return [...DEFAULT_STAGES[type]];
 }
-var stageConfigSchema = external_exports.object(Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(external_exports.enum(STAGE_NAMES)).min(1).optional()]))).strict().superRefine((cfg, ctx) => {
+var stageConfigSchema = external_exports.object(
+  Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(external_exports.enum(STAGE_NAMES)).min(1).optional()]))
+).strict().superRefine((cfg, ctx) => {
   for (const type of STAGED_AGENT_TYPES) {
     for (const stage of cfg[type] ?? []) {
-      if (!isStageOf(type, stage)) ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
+      if (!isStageOf(type, stage))
+        ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
     }
   }
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
@@ -3809,7 +4191,8 @@ async function loadStageConfig(repoDir) {
   const text = await readFile6(file, "utf8").catch(() => void 0);
   if (text === void 0) return {};
   const parsed = stageConfigSchema.safeParse((0, import_yaml2.parse)(text) ?? {});
-  if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data;
 }
 
@@ -3998,11 +4381,13 @@ ${ctx.spec.trim()}`);
 
 ${ctx.plan.trim()}`);
   if (ctx.dependencyWalkthroughs?.length) {
-    parts.push(`## Walkthroughs of the tasks this one depends on
+    parts.push(
+      `## Walkthroughs of the tasks this one depends on
 
 ${ctx.dependencyWalkthroughs.map((w) => `### ${w.taskId}
 
-${w.text.trim()}`).join("\n\n")}`);
+${w.text.trim()}`).join("\n\n")}`
+    );
   }
   if (ctx.agentsMd) parts.push(`## Repository conventions (AGENTS.md)
 
@@ -4034,7 +4419,9 @@ var writeStage = (c) => retried(c, "write", c.type, `${basePrompt(c, "write")}${
 
 ${c.task.planDir}` : ""}`);
 async function planProblems2(planDir2) {
-  return loadPlan(planDir2).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+  return loadPlan(planDir2).then(
+    (p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)
+  ).catch((err) => [`the plan cannot be read: ${err.message}`]);
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
@@ -4049,11 +4436,23 @@ async function validateWithSelfHeal(c) {
     if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
       await writeValidateRefinement(c, heal, problems);
-      return { exitCode: 10, attempts: log.attempts, sessionDirs: log.dirs, artifact: c.reports.refinement, error: `${problems.length} validation problem(s) left` };
+      return {
+        exitCode: 10,
+        attempts: log.attempts,
+        sessionDirs: log.dirs,
+        artifact: c.reports.refinement,
+        error: `${problems.length} validation problem(s) left`
+      };
     }
     progress(c, `plan invalid (${problems.length} problem(s)); the captain corrects it`);
     const prompt = [
-      stagePrompt(task, "write", c.reports, "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.", c.workdir),
+      stagePrompt(
+        task,
+        "write",
+        c.reports,
+        "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.",
+        c.workdir
+      ),
       `## Plan folder
 
 ${task.planDir}`,
@@ -4109,7 +4508,8 @@ async function writeChangeRequest(file, ctx, cr) {
   };
   await writeFileAtomic(
     file,
-    writeFrontMatter(`## Description
+    writeFrontMatter(
+      `## Description
 
 ${cr.description}
 
@@ -4120,7 +4520,9 @@ ${cr.impact}
 ## Proposed Resolution
 
 ${cr.resolution}
-`, fm)
+`,
+      fm
+    )
   );
   return file;
 }
@@ -4137,19 +4539,33 @@ async function initialTest(c) {
   const v = await verification(c, path12.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
-  if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
-  return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...passed ? { skipNext: "fix" } : {} };
+  if (v.result && isAbort(v.result))
+    return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  return {
+    exitCode: 0,
+    attempts: 1,
+    sessionDirs: v.result ? [v.result.sessionDir] : [],
+    artifact: v.file,
+    ...passed ? { skipNext: "fix" } : {}
+  };
 }
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir5(cycleDir, { recursive: true });
   const file = path12.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
-    const testEnv = { ...pickEnv(c.env, options.spawn.passEnv ?? []), [ENV.trace]: c.traceId, FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId };
+    const testEnv = {
+      ...pickEnv(c.env, options.spawn.passEnv ?? []),
+      [ENV.trace]: c.traceId,
+      FORGE_RUN_ID: task.runId,
+      FORGE_TASK_ID: task.taskId
+    };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
     await writeFile7(path12.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
-      checks: [{ name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
+      checks: [
+        { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
+      ],
       overall: run2.code === 0 ? "PASS" : "FAIL",
       blocking_count: run2.code === 0 ? 0 : 1
     };
@@ -4173,7 +4589,14 @@ ${task.task.trim()}`
   return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
 }
 async function sentinelLoop(c) {
-  const run2 = { log: new SessionLog(), maxCycles: c.options.maxSentinelCycles ?? 3, blocking: [], remaining: [], grade: "FAIL", cycle: 0 };
+  const run2 = {
+    log: new SessionLog(),
+    maxCycles: c.options.maxSentinelCycles ?? 3,
+    blocking: [],
+    remaining: [],
+    grade: "FAIL",
+    cycle: 0
+  };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
   run2.v = await verification(c, path12.join(sentinelDir(c), "cycle-1"), run2.specPath);
@@ -4191,11 +4614,16 @@ async function writeTestSpec(c, run2) {
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
-  const prompt = [`# Test specification for ${task.taskId}`, `Write the test specification to: ${spec}`, `## The refinery's task
+  const prompt = [
+    `# Test specification for ${task.taskId}`,
+    `Write the test specification to: ${spec}`,
+    `## The refinery's task
 
-${task.task.trim()}`, upstream ? `## Upstream walkthroughs
+${task.task.trim()}`,
+    upstream ? `## Upstream walkthroughs
 
-${upstream}` : ""].filter(Boolean).join("\n\n");
+${upstream}` : ""
+  ].filter(Boolean).join("\n\n");
   const w = run2.log.add(await session(c, "sentinel-writer", "sentinel-writer", prompt));
   if (existsSync(spec)) run2.specPath = spec;
   return w;
@@ -4224,13 +4652,17 @@ async function sentinelCycle(c, run2) {
       c,
       "sentinel-auditor",
       "sentinel-auditor",
-      [`# Audit cycle ${cycle} of ${task.taskId}`, `## Files
+      [
+        `# Audit cycle ${cycle} of ${task.taskId}`,
+        `## Files
 
 - Test specification: ${run2.specPath ?? "(none)"}
 - Verification results: ${v.file}
-- Write the audit report to: ${audit}`, `## The task
+- Write the audit report to: ${audit}`,
+        `## The task
 
-${task.task.trim()}`].join("\n\n")
+${task.task.trim()}`
+      ].join("\n\n")
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
@@ -4241,11 +4673,19 @@ ${task.task.trim()}`].join("\n\n")
   }
   const fixList = path12.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
-    await session(c, "sentinel-consolidator", "sentinel-consolidator", [`# Fix list, cycle ${cycle} of ${task.taskId}`, `## Files
+    await session(
+      c,
+      "sentinel-consolidator",
+      "sentinel-consolidator",
+      [
+        `# Fix list, cycle ${cycle} of ${task.taskId}`,
+        `## Files
 
 - Audit report: ${audit}
 - Verification results: ${v.file}
-- Write the fix list to: ${fixList}`].join("\n\n"))
+- Write the fix list to: ${fixList}`
+      ].join("\n\n")
+    )
   );
   if (isAbort(s)) return run2.log.endWith(s);
   run2.lastFixList = existsSync(fixList) ? fixList : void 0;
@@ -4258,7 +4698,13 @@ ${task.task.trim()}`].join("\n\n")
 async function fixAndRetest(c, run2, audit) {
   const { cycle, maxCycles } = run2;
   const fixPrompt = [
-    stagePrompt(c.task, "fix", c.reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, c.workdir),
+    stagePrompt(
+      c.task,
+      "fix",
+      c.reports,
+      `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`,
+      c.workdir
+    ),
     `## Sentinel files
 
 - Fix list: ${run2.lastFixList ?? "(none written; use the audit report)"}
@@ -4282,8 +4728,12 @@ async function sentinelVerdict(c, run2) {
   const dir = sentinelDir(c);
   await writeFile7(path12.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile7(path12.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
-`, "utf8");
+  await writeFile7(
+    path12.join(dir, "summary.json"),
+    `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
+`,
+    "utf8"
+  );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path12.join(dir, "summary.json") };
   const crPrompt = [
@@ -4309,7 +4759,13 @@ async function sentinelVerdict(c, run2) {
       resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand."
     });
   }
-  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
+  return {
+    exitCode: 11,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: reports.changeRequest,
+    error: `verification still fails after ${cycle} sentinel cycle(s)`
+  };
 }
 async function readJson(file) {
   const text = await readFile8(file, "utf8").catch(() => void 0);
@@ -4322,12 +4778,17 @@ async function readJson(file) {
 }
 function runShell(command2, cwd, timeoutMs, env, signal) {
   return new Promise((resolve) => {
-    execFile("sh", ["-c", command2], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} }, (err, stdout, stderr) => {
-      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code: code2, output: `${String(stdout)}${stderr ? `
+    execFile(
+      "sh",
+      ["-c", command2],
+      { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} },
+      (err, stdout, stderr) => {
+        const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+        resolve({ code: code2, output: `${String(stdout)}${stderr ? `
 [stderr]
 ${String(stderr)}` : ""}` });
-    });
+      }
+    );
   });
 }
 
@@ -4376,7 +4837,13 @@ ${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
     impact: "The refinery cannot integrate its upstream tasks; every task that depends on it waits.",
     resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand."
   });
-  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: cr, error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}` };
+  return {
+    exitCode: 11,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: cr,
+    error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}`
+  };
 }
 var REFINERY_STEPS = {
   single: singleStage,
@@ -4464,8 +4931,10 @@ async function stoppedBy(c, stage, o) {
   const { out, reports } = c;
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-  if (o.exitCode === 3) out.question = await readFile9(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
-  if (o.exitCode === 10) out.refinement ??= await readFile9(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+  if (o.exitCode === 3)
+    out.question = await readFile9(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+  if (o.exitCode === 10)
+    out.refinement ??= await readFile9(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === 11 && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -4608,7 +5077,8 @@ ${task.task.trim()}`
   progress(c, `subtask ${sub.id} (type ${kind})`);
   const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
   if (isAbort(r)) {
-    if (subBranch && task.branch) await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
+    if (subBranch && task.branch)
+      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : void 0) };
   }
   let ok = r.exitCode === 0 || r.exitCode === 12;
@@ -4756,8 +5226,11 @@ async function loadConfig(workspace) {
     throw new ConfigError(`.github/forge.yml is not valid YAML: ${err.message.split("\n")[0]}`);
   }
   const parsed = forgeConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`.github/forge.yml is invalid:
-${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `.github/forge.yml is invalid:
+${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`
+    );
   return parsed.data;
 }
 function readInputs() {
@@ -4777,7 +5250,8 @@ async function run(overrides = {}) {
   let failure;
   try {
     const parsedInput = actionInputSchema.safeParse(readInputs());
-    if (!parsedInput.success) throw new ConfigError(`The Forge action's inputs are invalid:
+    if (!parsedInput.success)
+      throw new ConfigError(`The Forge action's inputs are invalid:
 ${describeIssues(parsedInput.error, INPUT_NAMES)}`);
     const input = parsedInput.data;
     const parsedEnv = jobEnvSchema.safeParse({
@@ -4790,7 +5264,8 @@ ${describeIssues(parsedInput.error, INPUT_NAMES)}`);
       workflowRunId: env.GITHUB_RUN_ID || void 0,
       actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || void 0
     });
-    if (!parsedEnv.success) throw new ConfigError(`The job environment is incomplete:
+    if (!parsedEnv.success)
+      throw new ConfigError(`The job environment is incomplete:
 ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const jobEnv = parsedEnv.data;
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
@@ -4799,18 +5274,32 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command2 = input.command ?? config.agent.command;
-    if (adapter === "command" && !command2) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
-    const effective = { ...config, agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command2 ? { command: command2 } : {} } };
+    if (adapter === "command" && !command2)
+      throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
+    const effective = {
+      ...config,
+      agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command2 ? { command: command2 } : {} }
+    };
     const [owner, repo] = jobEnv.repository.split("/");
-    const git = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
+    const git = new Git({
+      dir: jobEnv.workspace,
+      token: input.githubToken,
+      identity: { name: input.gitUserName, email: input.gitUserEmail }
+    });
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
-    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY) warning("anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.");
-    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY) warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+      warning(
+        "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
+      );
+    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
+      warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     const extraEnv = {};
     if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
     if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
-    const agentEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)));
+    const agentEnv = Object.fromEntries(
+      Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k))
+    );
     const promptDir = bundledPromptDir();
     const forgeCli = bundledForgeCli();
     const agent = overrides.agent ?? createStagesRunner({
@@ -4852,7 +5341,14 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
           ...jobUrl ? { jobUrl } : {},
           jobStartedAt
         },
-        deps: { github, git, agent, log: { info: (m) => info(m), warning: (m) => warning(m) }, ...uploadArtifact ? { uploadArtifact } : {}, cancel: cancel.signal }
+        deps: {
+          github,
+          git,
+          agent,
+          log: { info: (m) => info(m), warning: (m) => warning(m) },
+          ...uploadArtifact ? { uploadArtifact } : {},
+          cancel: cancel.signal
+        }
       });
     } finally {
       process.removeListener("SIGINT", onSignal);
@@ -4872,10 +5368,17 @@ async function reportOutcome(report, input) {
     return void 0;
   }
   if (report.kind === "captain") {
-    setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "", neutral: "false" });
+    setOutputs({
+      "exit-code": String(report.exitCode),
+      "head-sha": report.headSha ?? "",
+      "result-path": "",
+      "pr-number": report.prNumber !== void 0 ? String(report.prNumber) : "",
+      neutral: "false"
+    });
     for (const w of report.warnings) warning(w);
     await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12) return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
+    if (report.exitCode !== 0 && report.exitCode !== 12)
+      return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
     return void 0;
   }
   setOutputs({

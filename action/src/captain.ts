@@ -43,7 +43,8 @@ export function checkCaptainDispatch(journal: Journal, taskId: string, attempt: 
   if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
   const cr = journal.changeRequests.find((c) => c.id === crId);
   if (!cr) return { current: false, reason: `run ${journal.runId} has no Change Request ${crId}` };
-  if (cr.status !== "pending" && cr.status !== "approved") return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
+  if (cr.status !== "pending" && cr.status !== "approved")
+    return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
   return { current: true, cr };
 }
 
@@ -78,9 +79,16 @@ export interface CaptainPlanContext {
 }
 
 /** Runs the Captain agent under the runner's heartbeats and time limits; its exit code and errors. */
-async function runCaptainAgent(config: ForgeConfig, deps: MainDeps, request: Omit<Parameters<MainDeps["agent"]["run"]>[0], "signal" | "onProgress">): Promise<{ exitCode: number; errors: string[] }> {
+async function runCaptainAgent(
+  config: ForgeConfig,
+  deps: MainDeps,
+  request: Omit<Parameters<MainDeps["agent"]["run"]>[0], "signal" | "onProgress">,
+): Promise<{ exitCode: number; errors: string[] }> {
   const supervised = await supervise(
-    (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
+    (ctl) =>
+      deps.agent
+        .run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) })
+        .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -92,7 +100,11 @@ async function runCaptainAgent(config: ForgeConfig, deps: MainDeps, request: Omi
   );
   return {
     exitCode: supervised.stopped ? exitCodeOfStop(supervised.stopped.reason) : supervised.outcome.exitCode,
-    errors: supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : [],
+    errors: supervised.stopped
+      ? [`the agent was stopped: ${supervised.stopped.detail}`]
+      : supervised.outcome.error
+        ? [supervised.outcome.error]
+        : [],
   };
 }
 
@@ -100,7 +112,13 @@ async function runCaptainAgent(config: ForgeConfig, deps: MainDeps, request: Omi
  * Stages the agent's work on `branch` keeping only `dir/`: anything else (workflows included) is put
  * back, with a warning. Returns every staged change before the filter and the kept ones.
  */
-async function stageOnly(git: MainDeps["git"], branch: string, preHead: string, dir: string, warnings: string[]): Promise<{ staged: Array<{ status: string; path: string }>; kept: Array<{ status: string; path: string }> }> {
+async function stageOnly(
+  git: MainDeps["git"],
+  branch: string,
+  preHead: string,
+  dir: string,
+  warnings: string[],
+): Promise<{ staged: Array<{ status: string; path: string }>; kept: Array<{ status: string; path: string }> }> {
   await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
   if ((await git.head()) !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
   await git.run(["add", "--all", "--", "."]);
@@ -110,7 +128,10 @@ async function stageOnly(git: MainDeps["git"], branch: string, preHead: string, 
     if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
     else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
   }
-  if (outside.length) warnings.push(`changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`);
+  if (outside.length)
+    warnings.push(
+      `changes outside ${dir}/ were left out${outside.some((c) => isProtectedPath(c.path)) ? " (protected paths among them)" : ""}: ${outside.map((c) => c.path).join(", ")}`,
+    );
   return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
 }
 
@@ -124,12 +145,20 @@ async function planProblems(dir: string): Promise<string[]> {
 /** A Captain dispatch (`_captain-<crId>`): current while its Change Request waits for an overlay, else neutral. */
 export async function captainDispatchJob({ config, input, deps }: JobArgs): Promise<CaptainReport | NeutralReport> {
   const journal = await readJournal(deps.github, input.runId);
-  const check = typeof journal === "string" ? { current: false as const, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
+  const check =
+    typeof journal === "string" ? { current: false as const, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
   if (!check.current) return neutralReport(deps.log ?? NO_LOG, `Forge · ${input.taskId}`, check.reason);
   return captainJob({ config, input, deps, journal: journal as Journal, cr: check.cr, context: input.context });
 }
 
-export async function captainJob(args: { config: ForgeConfig; input: MainInput; deps: MainDeps; journal: Journal; cr: ChangeRequestState; context: CaptainContext }): Promise<CaptainReport> {
+export async function captainJob(args: {
+  config: ForgeConfig;
+  input: MainInput;
+  deps: MainDeps;
+  journal: Journal;
+  cr: ChangeRequestState;
+  context: CaptainContext;
+}): Promise<CaptainReport> {
   const { config, input, deps, journal, cr } = args;
   const { git, github } = deps;
   const log = deps.log ?? { info: () => {}, warning: () => {} };
@@ -145,14 +174,24 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
   const preHead = await git.head();
 
   // The next overlay number, from the plan folder on the default branch.
-  const existing = (await readdir(path.join(input.workspace, planDir, "overlays")).catch(() => [] as string[])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n): n is string => n !== undefined);
+  const existing = (await readdir(path.join(input.workspace, planDir, "overlays")).catch(() => [] as string[]))
+    .map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1])
+    .filter((n): n is string => n !== undefined);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir}/overlays/overlay-${next}.md`;
 
   // The CR document the emitting task wrote (an agent's words: sanitized), from its branch.
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
   const doc = cr.path && emitter?.branch ? await github.readFile(emitter.branch, cr.path).catch(() => undefined) : undefined;
-  const goal = sanitizeUntrusted([`Change Request ${cr.id}: ${cr.title}`, "", `Reason: ${cr.reason}`, ...(cr.affectedTasks.length ? [`Affected tasks: ${cr.affectedTasks.join(", ")}`] : []), ...(doc ? ["", doc.trim()] : [])].join("\n"));
+  const goal = sanitizeUntrusted(
+    [
+      `Change Request ${cr.id}: ${cr.title}`,
+      "",
+      `Reason: ${cr.reason}`,
+      ...(cr.affectedTasks.length ? [`Affected tasks: ${cr.affectedTasks.join(", ")}`] : []),
+      ...(doc ? ["", doc.trim()] : []),
+    ].join("\n"),
+  );
   const plan = await github.readFile(preHead, `${planDir}/plan.md`).catch(() => undefined);
   const task = [
     `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
@@ -168,9 +207,26 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext: TaskContext = { runId: journal.runId, taskId, attempt: 1, title: `Amend plan ${journal.planId} (overlay ${next})`, task, goal, planDir, branch, baseRef: journal.baseBranch, ...(plan !== undefined ? { plan } : {}) };
+  const taskContext: TaskContext = {
+    runId: journal.runId,
+    taskId,
+    attempt: 1,
+    title: `Amend plan ${journal.planId} (overlay ${next})`,
+    task,
+    goal,
+    planDir,
+    branch,
+    baseRef: journal.baseBranch,
+    ...(plan !== undefined ? { plan } : {}),
+  };
 
-  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path.join(sessionDir, "walkthrough.md") });
+  const agentRun = await runCaptainAgent(config, deps, {
+    agentType: "captain",
+    taskContext,
+    workdir: input.workspace,
+    sessionDir,
+    walkthroughPath: path.join(sessionDir, "walkthrough.md"),
+  });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
 
@@ -179,7 +235,8 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
 
   if (exitCode === 0 || exitCode === 12) {
     const problems = await planProblems(path.join(input.workspace, planDir));
-    if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir}/`))) problems.unshift(`no overlay was written under ${planDir}/overlays/`);
+    if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir}/`)))
+      problems.unshift(`no overlay was written under ${planDir}/overlays/`);
     if (problems.length) {
       exitCode = 10;
       errors.push(`the amended plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -190,21 +247,43 @@ export async function captainJob(args: { config: ForgeConfig; input: MainInput; 
   if (!(exitCode === 0 || exitCode === 12) || planChanges.length === 0) {
     const why = error ?? "the Captain changed nothing in the plan folder";
     log.warning(`Captain for ${cr.id}: ${why}`);
-    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}No overlay: ${why}.\n` };
+    return {
+      kind: "captain",
+      exitCode: exitCode === 0 ? 1 : exitCode,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}No overlay: ${why}.\n`,
+    };
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path.basename(overlayFile, ".md")})`;
-  const headSha = await git.commit(commitMessage(title, `Answers Change Request ${cr.id}${issue !== undefined ? ` (#${issue})` : ""}.`, [["Task", taskId], ["Forge-Run", journal.runId], ["Agent", deps.agent.name]]));
+  const headSha = await git.commit(
+    commitMessage(title, `Answers Change Request ${cr.id}${issue !== undefined ? ` (#${issue})` : ""}.`, [
+      ["Task", taskId],
+      ["Forge-Run", journal.runId],
+      ["Agent", deps.agent.name],
+    ]),
+  );
   await git.push(branch);
   const link = issue !== undefined ? `#${issue}` : `Change Request ${cr.id}`;
-  const pr = await upsertCaptainPull({ github, input, branch, base: journal.baseBranch, title, intro: [
-    `Overlay for ${link}: **${cr.title}**`,
-    "",
-    `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
-    "",
-    `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
-    "",
-  ], changes: planChanges, warnings });
+  const pr = await upsertCaptainPull({
+    github,
+    input,
+    branch,
+    base: journal.baseBranch,
+    title,
+    intro: [
+      `Overlay for ${link}: **${cr.title}**`,
+      "",
+      `Run \`${journal.runId}\` is paused on it. Merging this PR applies the overlay and resumes the run; the App checks it is append-only and valid.`,
+      "",
+      `**Reason:** ${sanitizeUntrusted(cr.reason)}`,
+      "",
+    ],
+    changes: planChanges,
+    warnings,
+  });
   log.info(`Captain for ${cr.id}: ${overlayFile} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -241,7 +320,12 @@ async function defaultBranchOf(git: MainDeps["git"]): Promise<string | undefined
  * `forge/_plan-<issue>` and opens its PR to the default branch. Neutral when the dispatch is not
  * one (run id, issue) or when the branch already holds this Captain's plan commit.
  */
-export async function captainPlanJob(args: { config: ForgeConfig; input: MainInput; deps: MainDeps; context: CaptainPlanContext }): Promise<CaptainReport | { kind: "neutral"; reason: string; summary: string }> {
+export async function captainPlanJob(args: {
+  config: ForgeConfig;
+  input: MainInput;
+  deps: MainDeps;
+  context: CaptainPlanContext;
+}): Promise<CaptainReport | { kind: "neutral"; reason: string; summary: string }> {
   const { config, input, deps, context } = args;
   const { git, github } = deps;
   const log = deps.log ?? { info: () => {}, warning: () => {} };
@@ -255,7 +339,8 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
   if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
   if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
   if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
-  if (context.issue !== undefined && context.issue !== issue) return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
+  if (context.issue !== undefined && context.issue !== issue)
+    return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
   const branch = `forge/_plan-${issue}`;
   const warnings: string[] = [];
 
@@ -277,7 +362,8 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
   }
   // A new folder: the title's words, else issue-<n>; never an existing plan's.
   let planId = planIdFromTitle(title, issue);
-  const exists = async (id: string) => (await readdir(path.join(input.workspace, ".forge", "plans", id)).catch(() => undefined)) !== undefined;
+  const exists = async (id: string) =>
+    (await readdir(path.join(input.workspace, ".forge", "plans", id)).catch(() => undefined)) !== undefined;
   if (await exists(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
   if (await exists(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
   const planDir = planDirOf(planId);
@@ -298,8 +384,24 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext: TaskContext = { runId: input.runId, taskId, attempt: 1, title: `Plan ${planId} from #${issue}`, task, goal, planDir, branch, baseRef: base };
-  const agentRun = await runCaptainAgent(config, deps, { agentType: "captain", taskContext, workdir: input.workspace, sessionDir, walkthroughPath: path.join(sessionDir, "walkthrough.md") });
+  const taskContext: TaskContext = {
+    runId: input.runId,
+    taskId,
+    attempt: 1,
+    title: `Plan ${planId} from #${issue}`,
+    task,
+    goal,
+    planDir,
+    branch,
+    baseRef: base,
+  };
+  const agentRun = await runCaptainAgent(config, deps, {
+    agentType: "captain",
+    taskContext,
+    workdir: input.workspace,
+    sessionDir,
+    walkthroughPath: path.join(sessionDir, "walkthrough.md"),
+  });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
 
@@ -315,17 +417,38 @@ export async function captainPlanJob(args: { config: ForgeConfig; input: MainInp
   if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
     const why = error ?? `the Captain wrote nothing in ${planDir}/`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
-    return { kind: "captain", exitCode: exitCode === 0 ? 1 : exitCode, branch, error: why, warnings, summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n` };
+    return {
+      kind: "captain",
+      exitCode: exitCode === 0 ? 1 : exitCode,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n`,
+    };
   }
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
-  const headSha = await git.commit(commitMessage(prTitle, `Written from issue #${issue}.`, [["Task", taskId], ["Agent", deps.agent.name]]));
+  const headSha = await git.commit(
+    commitMessage(prTitle, `Written from issue #${issue}.`, [
+      ["Task", taskId],
+      ["Agent", deps.agent.name],
+    ]),
+  );
   await git.push(branch);
-  const pr = await upsertCaptainPull({ github, input, branch, base, title: prTitle, intro: [
-    `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
-    "",
-    `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
-    "",
-  ], changes: kept, warnings });
+  const pr = await upsertCaptainPull({
+    github,
+    input,
+    branch,
+    base,
+    title: prTitle,
+    intro: [
+      `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
+      "",
+      `Written by a Captain agent from the issue; \`forge validate\` passes. Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged.`,
+      "",
+    ],
+    changes: kept,
+    warnings,
+  });
   log.info(`Plan Captain for #${issue}: ${planDir} on ${branch}${pr ? `, PR #${pr.number}` : ""}.`);
   return {
     kind: "captain",
@@ -366,7 +489,9 @@ async function upsertCaptainPull(args: {
   ].join("\n");
   const open = await github.findOpenPull(branch, base).catch(() => undefined);
   if (open) {
-    await github.updatePull(open.number, { title, body }).catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
+    await github
+      .updatePull(open.number, { title, body })
+      .catch((err: unknown) => void warnings.push(`could not update the pull request: ${(err as Error).message}`));
     return open;
   }
   return github.createPull({ head: branch, base, title, body, draft: false }).catch((err: unknown) => {

@@ -60,7 +60,14 @@ export async function buildContext(args: {
     const f = args.followup;
     const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
     const text = sanitizeUntrusted(f.text);
-    fm = { id: f.id, title: `Follow-up of ${f.sourceTaskId}`, type: "1", dependencies: [], acceptance_criteria: [text], estimated_complexity: "small" } as TaskFrontmatter;
+    fm = {
+      id: f.id,
+      title: `Follow-up of ${f.sourceTaskId}`,
+      type: "1",
+      dependencies: [],
+      acceptance_criteria: [text],
+      estimated_complexity: "small",
+    } as TaskFrontmatter;
     taskText = [
       `# Follow-up ${f.id} of task ${f.sourceTaskId}`,
       "",
@@ -68,7 +75,7 @@ export async function buildContext(args: {
       "",
       `The walkthrough of task \`${f.sourceTaskId}\` (attempt ${f.sourceAttempt}) listed this follow-up; do it, and only it:`,
       "",
-      "<untrusted-text source=\"follow-up\">",
+      '<untrusted-text source="follow-up">',
       text,
       "</untrusted-text>",
       "",
@@ -80,10 +87,12 @@ export async function buildContext(args: {
     ].join("\n");
   } else {
     const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
-    if (text === undefined) throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+    if (text === undefined)
+      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
-      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      const why =
+        parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;
@@ -128,13 +137,27 @@ export async function buildContext(args: {
 
 /** One Markdown document with everything, for command agents and for the record. */
 export function renderContext(c: TaskContext): string {
-  const out = [`# Forge task ${c.taskId}: ${c.title}`, "", `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`, ""];
+  const out = [
+    `# Forge task ${c.taskId}: ${c.title}`,
+    "",
+    `Run ${c.runId}, attempt ${c.attempt}, branch \`${c.branch}\` (base \`${c.baseRef}\`).`,
+    "",
+  ];
   out.push("## Task", "", c.task.trim(), "");
   if (c.spec) out.push("## Spec", "", c.spec.trim(), "");
   if (c.plan) out.push("## Plan", "", c.plan.trim(), "");
   if (c.agentsMd) out.push("## AGENTS.md", "", c.agentsMd.trim(), "");
-  for (const d of c.dependencyWalkthroughs ?? []) out.push(`## Walkthrough of dependency ${d.taskId}`, "", "<untrusted-text source=\"dependency walkthrough\">", d.text, "</untrusted-text>", "");
-  if (c.refinement) out.push("## Refinement from the previous attempt", "", "<untrusted-text source=\"refinement\">", c.refinement, "</untrusted-text>", "");
-  if (c.answer) out.push("## Answer from a person", "", "<untrusted-text source=\"answer\">", c.answer, "</untrusted-text>", "");
+  for (const d of c.dependencyWalkthroughs ?? [])
+    out.push(
+      `## Walkthrough of dependency ${d.taskId}`,
+      "",
+      '<untrusted-text source="dependency walkthrough">',
+      d.text,
+      "</untrusted-text>",
+      "",
+    );
+  if (c.refinement)
+    out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
+  if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
   return out.join("\n");
 }

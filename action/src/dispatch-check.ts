@@ -10,8 +10,7 @@ import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "./github.js";
 
 export type DispatchCheck =
-  | { current: true; journal: Journal; task: TaskState; node: PlanNode; followup?: FollowupState }
-  | { current: false; reason: string };
+  { current: true; journal: Journal; task: TaskState; node: PlanNode; followup?: FollowupState } | { current: false; reason: string };
 
 export class JournalError extends Error {
   constructor(message: string) {
@@ -32,8 +31,25 @@ function followupCheck(journal: Journal, taskId: string, attempt: number): Dispa
   if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
   if (attempt !== 1) return { current: false, reason: `follow-up ${taskId} has one attempt, not ${attempt}` };
   if (f.status !== "running") return { current: false, reason: `follow-up ${taskId} is ${f.status}, not running` };
-  const node: PlanNode = { id: f.id, kind: "task", agentType: "1", title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200), dependencies: [f.sourceTaskId], paths: [], priority: 0 };
-  const task: TaskState = { id: f.id, status: "RUNNING", attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: f.branch, ...(f.prNumber !== undefined ? { prNumber: f.prNumber } : {}) };
+  const node: PlanNode = {
+    id: f.id,
+    kind: "task",
+    agentType: "1",
+    title: `Follow-up of ${f.sourceTaskId}: ${f.text}`.slice(0, 200),
+    dependencies: [f.sourceTaskId],
+    paths: [],
+    priority: 0,
+  };
+  const task: TaskState = {
+    id: f.id,
+    status: "RUNNING",
+    attempt: 1,
+    retries: 0,
+    blockers: 0,
+    dispatchedAttempt: 1,
+    branch: f.branch,
+    ...(f.prNumber !== undefined ? { prNumber: f.prNumber } : {}),
+  };
   return { current: true, journal, task, node, followup: f };
 }
 
@@ -69,10 +85,14 @@ export async function readJournal(github: GitHubPort, runId: string): Promise<Jo
   }
   // The App keeps the journal inside its stored run — { version, journal, config, facts, events }
   // (src/app/run-store.ts) — in the same file; a bare journal is read as well.
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) raw = (raw as { journal: unknown }).journal;
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw))
+    raw = (raw as { journal: unknown }).journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join(".")}: ${i.message}`)
+      .join("; ");
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);

@@ -105,7 +105,10 @@ export class Git {
 
   /** Fetches one branch (shallow) and returns its tip, or undefined when the remote has no such branch. */
   async fetchBranch(branch: string, depth = 1): Promise<string | undefined> {
-    const r = await this.run(["fetch", "--no-tags", "--quiet", `--depth=${depth}`, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+    const r = await this.run(
+      ["fetch", "--no-tags", "--quiet", `--depth=${depth}`, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`],
+      { allowFail: true },
+    );
     if (r.code !== 0) {
       if (/couldn't find remote ref|not our ref|no such ref/i.test(r.stderr)) return undefined;
       let stderr = r.stderr.trim();

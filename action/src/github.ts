@@ -124,7 +124,16 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
 
     async createPull(p) {
       try {
-        const { data } = await octokit.rest.pulls.create({ owner, repo, head: p.head, base: p.base, title: p.title, body: p.body, draft: p.draft, maintainer_can_modify: true });
+        const { data } = await octokit.rest.pulls.create({
+          owner,
+          repo,
+          head: p.head,
+          base: p.base,
+          title: p.title,
+          body: p.body,
+          draft: p.draft,
+          maintainer_can_modify: true,
+        });
         return { number: data.number, nodeId: data.node_id, url: data.html_url, draft: data.draft ?? p.draft };
       } catch (err) {
         const text = detail(err);
@@ -156,9 +165,14 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
       // REST cannot undraft a PR (PATCH /pulls/{n} has no `draft` field); GraphQL's
       // markPullRequestReadyForReview can (docs.github.com/graphql/reference/mutations#markpullrequestreadyforreview).
       try {
-        await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: pull.nodeId });
+        await octokit.graphql(
+          `mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
+          { id: pull.nodeId },
+        );
       } catch (err) {
-        throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`marking pull request #${pull.number} ready for review failed: ${detail(err)}`, statusOf(err), {
+          cause: err,
+        });
       }
     },
   };

@@ -24,12 +24,22 @@ export const dispatchContextSchema = z
     answer: z.string().optional().describe("A person's answer or message from /forge retry."),
     followup: z.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
     sourceTaskId: z.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
-    conflicts: z.array(z.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+    conflicts: z
+      .array(z.string())
+      .optional()
+      .describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
     changeRequest: z.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
     planDir: z.string().optional().describe("A Captain dispatch: the plan folder."),
     reason: z.string().optional().describe("A Captain dispatch: the Change Request's reason."),
-    issue: z.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
-    title: z.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
+    issue: z
+      .number()
+      .int()
+      .optional()
+      .describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
+    title: z
+      .string()
+      .optional()
+      .describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
     body: z.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
   })
   .strict();
@@ -41,12 +51,18 @@ const contextInputSchema = z.string().transform((text, ctx): DispatchContext => 
   try {
     value = JSON.parse(text);
   } catch (err) {
-    ctx.addIssue({ code: "custom", message: `is not JSON (${(err as Error).message}); the App sends {"refinement": "…"} or {"answer": "…"}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `is not JSON (${(err as Error).message}); the App sends {"refinement": "…"} or {"answer": "…"}`,
+    });
     return z.NEVER;
   }
   const parsed = dispatchContextSchema.safeParse(value);
   if (!parsed.success) {
-    ctx.addIssue({ code: "custom", message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}`,
+    });
     return z.NEVER;
   }
   return parsed.data;
@@ -54,10 +70,22 @@ const contextInputSchema = z.string().transform((text, ctx): DispatchContext => 
 
 /** The Action's inputs (action.yml), as `@actions/core` reads them: strings, "" when not given. */
 export const actionInputSchema = z.object({
-  githubToken: z.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
-  runId: z.string().refine((v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v), "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…), or a plan Captain's _plan-<issue>"),
+  githubToken: z
+    .string()
+    .min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
+  runId: z
+    .string()
+    .refine(
+      (v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v),
+      "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…), or a plan Captain's _plan-<issue>",
+    ),
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
-  taskId: z.string().refine((v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v), "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"),
+  taskId: z
+    .string()
+    .refine(
+      (v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v),
+      "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>",
+    ),
   attempt: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")

@@ -106,7 +106,12 @@ export class JobError extends Error {
 export const NO_LOG: Logger = { info: () => {}, warning: () => {} };
 
 /** This dispatch is no longer current (or its attempt already ended): the job changes nothing. */
-export function neutralReport(log: Logger, heading: string, reason: string, tail = " This dispatch is no longer current, so the job changed nothing."): NeutralReport {
+export function neutralReport(
+  log: Logger,
+  heading: string,
+  reason: string,
+  tail = " This dispatch is no longer current, so the job changed nothing.",
+): NeutralReport {
   log.info(`Nothing to do: ${reason}.`);
   return { kind: "neutral", reason, summary: `### ${heading}\n\nNothing to do: ${reason}.${tail}\n` };
 }

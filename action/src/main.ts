@@ -24,7 +24,11 @@ export interface JobKind {
 }
 
 export const JOB_KINDS: readonly JobKind[] = [
-  { name: "plan Captain", claims: (id) => CAPTAIN_PLAN_ID.test(id), run: (args) => captainPlanJob({ ...args, context: args.input.context }) },
+  {
+    name: "plan Captain",
+    claims: (id) => CAPTAIN_PLAN_ID.test(id),
+    run: (args) => captainPlanJob({ ...args, context: args.input.context }),
+  },
   { name: "Captain", claims: (id) => CAPTAIN_ID.test(id), run: captainDispatchJob },
   { name: "task", claims: () => true, run: taskJob },
 ];

@@ -25,12 +25,20 @@ const STATUS_ICON: Record<string, string> = { completed: "✅ completed", partia
 
 /** A table cell: one line, pipes escaped. */
 export function cell(text: string): string {
-  return text.replace(/\r?\n+/g, " ").replace(/\|/g, "\\|").trim() || "—";
+  return (
+    text
+      .replace(/\r?\n+/g, " ")
+      .replace(/\|/g, "\\|")
+      .trim() || "—"
+  );
 }
 
 /** Inline code for a table cell: GFM ends a cell at any unescaped pipe, even inside backticks. */
 function code(text: string): string {
-  return `\`${text.replace(/`/g, "'").replace(/\r?\n+/g, " ").replace(/\|/g, "\\|")}\``;
+  return `\`${text
+    .replace(/`/g, "'")
+    .replace(/\r?\n+/g, " ")
+    .replace(/\|/g, "\\|")}\``;
 }
 
 export function marker(f: Pick<WalkthroughFrontmatter, "run_id" | "task_id" | "attempt">): string {
@@ -39,7 +47,12 @@ export function marker(f: Pick<WalkthroughFrontmatter, "run_id" | "task_id" | "a
 
 export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string {
   const f = input.frontmatter;
-  const agentBits = [f.agent, f.model, f.cost_usd !== undefined ? `$${f.cost_usd.toFixed(2)}` : undefined, f.turns !== undefined ? `${f.turns} turns` : undefined].filter(Boolean);
+  const agentBits = [
+    f.agent,
+    f.model,
+    f.cost_usd !== undefined ? `$${f.cost_usd.toFixed(2)}` : undefined,
+    f.turns !== undefined ? `${f.turns} turns` : undefined,
+  ].filter(Boolean);
   const lines: string[] = [
     marker(f),
     `## ${input.title}`,
@@ -65,7 +78,8 @@ export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string 
     lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(x.reason)} |`));
   } else lines.push("_None._");
   lines.push("", `### Tests (${f.tests.length})`, "");
-  if (f.tests.length) lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
+  if (f.tests.length)
+    lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
   else lines.push("_No tests reported._");
   lines.push("", "### Risks", "", ...(f.risks.length ? f.risks.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None reported._"]));
   lines.push("", "### Follow-ups", "", ...(f.followups.length ? f.followups.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None._"]));
@@ -136,13 +150,16 @@ export function renderStatusBody(input: FailureBodyInput & { state: "running" | 
     `| Run | ${code(input.runId)} |`,
     `| Attempt | ${input.attempt} |`,
     `| Branch | ${code(input.branch)} → ${code(input.baseBranch)} |`,
-    ...(input.state === "ended" ? [`| Outcome | exit ${input.exitCode}: ${exitMeaning(input.exitCode)} |`] : ["| Outcome | 🛠️ the agent is working |"]),
+    ...(input.state === "ended"
+      ? [`| Outcome | exit ${input.exitCode}: ${exitMeaning(input.exitCode)} |`]
+      : ["| Outcome | 🛠️ the agent is working |"]),
     ...(input.headSha ? [`| Head | ${code(input.headSha)} |`] : []),
     ...(input.jobUrl ? [`| Job | [workflow run](${input.jobUrl}) |`] : []),
     "",
   ];
   if (input.state === "ended" && input.error) lines.push("### Why", "", input.error.replace(/\r?\n/g, " "), "");
   if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
-  if (input.state === "running") lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
+  if (input.state === "running")
+    lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
 }

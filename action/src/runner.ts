@@ -38,7 +38,10 @@ export async function loadConfig(workspace: string): Promise<ForgeConfig> {
     throw new ConfigError(`.github/forge.yml is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
   }
   const parsed = forgeConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`.github/forge.yml is invalid:\n${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `.github/forge.yml is invalid:\n${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`,
+    );
   return parsed.data;
 }
 
@@ -70,7 +73,8 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   let failure: string | undefined;
   try {
     const parsedInput = actionInputSchema.safeParse(readInputs());
-    if (!parsedInput.success) throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
+    if (!parsedInput.success)
+      throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
     const input: ActionInput = parsedInput.data;
     const parsedEnv = jobEnvSchema.safeParse({
       repository: env.GITHUB_REPOSITORY,
@@ -82,7 +86,8 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       workflowRunId: env.GITHUB_RUN_ID || undefined,
       actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || undefined,
     });
-    if (!parsedEnv.success) throw new ConfigError(`The job environment is incomplete:\n${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
+    if (!parsedEnv.success)
+      throw new ConfigError(`The job environment is incomplete:\n${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const jobEnv: JobEnv = parsedEnv.data;
 
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
@@ -92,21 +97,35 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
-    if (adapter === "command" && !command) throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
-    const effective: ForgeConfig = { ...config, agent: { ...config.agent, adapter, ...(model ? { model } : {}), ...(command ? { command } : {}) } };
+    if (adapter === "command" && !command)
+      throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
+    const effective: ForgeConfig = {
+      ...config,
+      agent: { ...config.agent, adapter, ...(model ? { model } : {}), ...(command ? { command } : {}) },
+    };
     const [owner, repo] = jobEnv.repository.split("/") as [string, string];
 
-    const git = new Git({ dir: jobEnv.workspace, token: input.githubToken, identity: { name: input.gitUserName, email: input.gitUserEmail } });
+    const git = new Git({
+      dir: jobEnv.workspace,
+      token: input.githubToken,
+      identity: { name: input.gitUserName, email: input.gitUserEmail },
+    });
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
 
-    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY) core.warning("anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.");
-    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY) core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+      core.warning(
+        "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
+      );
+    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
+      core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     // The agent gets the model key it needs and nothing of the job's credentials.
     const extraEnv: Record<string, string> = {};
     if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
     if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
-    const agentEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)));
+    const agentEnv: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)),
+    );
     const promptDir = bundledPromptDir();
     const forgeCli = bundledForgeCli();
     const agent =
@@ -144,7 +163,9 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           }
         : undefined;
 
-    const jobUrl = jobEnv.workflowRunId ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}` : undefined;
+    const jobUrl = jobEnv.workflowRunId
+      ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}`
+      : undefined;
     let report: JobReport;
     try {
       report = await main({
@@ -161,7 +182,14 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           ...(jobUrl ? { jobUrl } : {}),
           jobStartedAt,
         },
-        deps: { github, git, agent, log: { info: (m) => core.info(m), warning: (m) => core.warning(m) }, ...(uploadArtifact ? { uploadArtifact } : {}), cancel: cancel.signal },
+        deps: {
+          github,
+          git,
+          agent,
+          log: { info: (m) => core.info(m), warning: (m) => core.warning(m) },
+          ...(uploadArtifact ? { uploadArtifact } : {}),
+          cancel: cancel.signal,
+        },
       });
     } finally {
       process.removeListener("SIGINT", onSignal);
@@ -184,10 +212,17 @@ async function reportOutcome(report: JobReport, input: ActionInput): Promise<str
     return undefined;
   }
   if (report.kind === "captain") {
-    setOutputs({ "exit-code": String(report.exitCode), "head-sha": report.headSha ?? "", "result-path": "", "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "", neutral: "false" });
+    setOutputs({
+      "exit-code": String(report.exitCode),
+      "head-sha": report.headSha ?? "",
+      "result-path": "",
+      "pr-number": report.prNumber !== undefined ? String(report.prNumber) : "",
+      neutral: "false",
+    });
     for (const w of report.warnings) core.warning(w);
     await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12) return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
+    if (report.exitCode !== 0 && report.exitCode !== 12)
+      return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
     return undefined;
   }
   setOutputs({

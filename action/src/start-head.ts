@@ -41,7 +41,13 @@ const FIELD = "\x1f";
 const RECORD = "\x1e";
 
 async function firstParentLog(git: Git, tip: string, id: AttemptId, max?: number): Promise<LogEntry[]> {
-  const format = ["%H", "%P", "%(trailers:key=Run,valueonly,separator=%x2C)", "%(trailers:key=Task,valueonly,separator=%x2C)", "%(trailers:key=Attempt,valueonly,separator=%x2C)"].join("%x1f");
+  const format = [
+    "%H",
+    "%P",
+    "%(trailers:key=Run,valueonly,separator=%x2C)",
+    "%(trailers:key=Task,valueonly,separator=%x2C)",
+    "%(trailers:key=Attempt,valueonly,separator=%x2C)",
+  ].join("%x1f");
   const raw = (await git.run(["log", "--first-parent", ...(max ? [`--max-count=${max}`] : []), `--format=${format}%x1e`, tip])).stdout;
   return raw
     .split(RECORD)
@@ -49,7 +55,11 @@ async function firstParentLog(git: Git, tip: string, id: AttemptId, max?: number
     .filter(Boolean)
     .map((r) => {
       const [sha, parents, run, task, attempt] = r.split(FIELD).map((s) => s.trim());
-      return { sha: sha!, parents: parents ? parents.split(" ") : [], ours: run === id.runId && task === id.taskId && attempt === String(id.attempt) };
+      return {
+        sha: sha!,
+        parents: parents ? parents.split(" ") : [],
+        ours: run === id.runId && task === id.taskId && attempt === String(id.attempt),
+      };
     });
 }
 
@@ -57,7 +67,12 @@ async function shallowBoundary(git: Git): Promise<Set<string>> {
   const file = (await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "")) || "";
   if (!file) return new Set();
   const text = await readFile(path.resolve(git.dir, file), "utf8").catch(() => "");
-  return new Set(text.split("\n").map((l) => l.trim()).filter(Boolean));
+  return new Set(
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean),
+  );
 }
 
 /** Walks the log; `undefined` when the walk reached the shallow boundary before it could end. */
@@ -88,7 +103,9 @@ export async function attemptStartHead(git: Git, branch: string, tip: string, id
     const found = walk(await firstParentLog(git, tip, id), boundary, tip);
     if (found !== undefined) return found;
     if ((await git.out(["rev-parse", "--is-shallow-repository"])) !== "true") break;
-    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFail: true });
+    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+      allowFail: true,
+    });
   }
   const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
   return found ?? tip;

@@ -68,13 +68,20 @@ export async function supervise(
       missed++;
       options.onMissed?.(t, missed);
       if (missed >= options.missedBeats) {
-        stop("stalled", `no progress for ${Math.round((t - lastProgressAt) / 1000)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1000)} s)`);
+        stop(
+          "stalled",
+          `no progress for ${Math.round((t - lastProgressAt) / 1000)} s (${missed} missed heartbeats of ${Math.round(options.heartbeatMs / 1000)} s)`,
+        );
         return;
       }
     }
-    if (t - lastProgressAt >= options.idleMs) stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1000)} s (idle limit ${Math.round(options.idleMs / 1000)} s)`);
+    if (t - lastProgressAt >= options.idleMs)
+      stop("idle", `no output for ${Math.round((t - lastProgressAt) / 1000)} s (idle limit ${Math.round(options.idleMs / 1000)} s)`);
   }, options.heartbeatMs);
-  const wall = setTimeout(() => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 60_000)} min reached`), options.wallClockMs);
+  const wall = setTimeout(
+    () => stop("wall_clock", `wall-clock limit of ${Math.round(options.wallClockMs / 60_000)} min reached`),
+    options.wallClockMs,
+  );
   const onCancel = () => stop("cancelled", "the job was cancelled");
   if (options.cancel?.aborted) onCancel();
   options.cancel?.addEventListener("abort", onCancel, { once: true });

@@ -14,7 +14,7 @@ export interface GitResult {
 export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve) => {
     execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -27,7 +27,10 @@ async function gitOk(cwd: string, args: string[]): Promise<string> {
 }
 
 export class GitError extends Error {
-  constructor(readonly args: string[], readonly result: GitResult) {
+  constructor(
+    readonly args: string[],
+    readonly result: GitResult,
+  ) {
     super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
     this.name = "GitError";
   }
@@ -40,7 +43,11 @@ async function identity(cwd: string): Promise<string[]> {
 }
 
 export function subBranchName(parentBranch: string, sub: string): string {
-  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
+  const slug =
+    sub
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, "-")
+      .replace(/^[-.]+|[-.]+$/g, "") || "sub";
   return `${parentBranch}-${slug}`;
 }
 
@@ -71,7 +78,10 @@ export type MergeResult = { merged: true; head: string; changed: boolean } | { m
 /** Files with unresolved conflicts. */
 export async function conflictedFiles(cwd: string): Promise<string[]> {
   const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
-  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+  return out.stdout
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -103,7 +113,14 @@ export async function concludeMerge(cwd: string): Promise<MergeResult> {
 }
 
 function parseMarkerFiles(check: string): string[] {
-  return [...new Set(check.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]!))];
+  return [
+    ...new Set(
+      check
+        .split("\n")
+        .filter((l) => /conflict marker/i.test(l))
+        .map((l) => l.split(":")[0]!),
+    ),
+  ];
 }
 
 export async function abortMerge(cwd: string): Promise<void> {
@@ -155,7 +172,10 @@ export interface SubBranchReport {
  * The checkout `cwd` is in, when it is on the task branch `taskBranch` or one of its sub-branches
  * (`<taskBranch>-…`): where a parent agent inside a Forge job works.
  */
-export async function forgeCheckoutOf(cwd: string, taskBranch: string | undefined): Promise<{ repoDir: string; branch: string } | undefined> {
+export async function forgeCheckoutOf(
+  cwd: string,
+  taskBranch: string | undefined,
+): Promise<{ repoDir: string; branch: string } | undefined> {
   if (!taskBranch) return undefined;
   const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
   if (top.code !== 0) return undefined;
@@ -175,7 +195,13 @@ async function branchExists(cwd: string, name: string): Promise<boolean> {
  * refused over local changes), creates `<parent>-<sub>` (`-2`, `-3`, … when taken) at the parent's
  * head and adds a worktree for it in `worktreeDir`.
  */
-export async function startSubWorktree(repoDir: string, parentBranch: string, sub: string, worktreeDir: string, parentMessage: string): Promise<SubWorktree> {
+export async function startSubWorktree(
+  repoDir: string,
+  parentBranch: string,
+  sub: string,
+  worktreeDir: string,
+  parentMessage: string,
+): Promise<SubWorktree> {
   await commitAll(repoDir, parentMessage);
   const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
   const first = subBranchName(parentBranch, sub);
@@ -191,7 +217,11 @@ export async function startSubWorktree(repoDir: string, parentBranch: string, su
  * merge is aborted — the parent's tree is left as it was — and reported with its files; the work
  * stays on the sub-branch for the parent to merge by hand.
  */
-export async function finishSubWorktree(wt: SubWorktree, message: string, merge: { merge: true } | { merge: false; reason: string }): Promise<SubBranchReport> {
+export async function finishSubWorktree(
+  wt: SubWorktree,
+  message: string,
+  merge: { merge: true } | { merge: false; reason: string },
+): Promise<SubBranchReport> {
   await commitAll(wt.dir, message).catch(() => null);
   const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
   await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
@@ -200,13 +230,22 @@ export async function finishSubWorktree(wt: SubWorktree, message: string, merge:
   if (!merge.merge) return { ...report, merged: false, error: merge.reason };
   const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   if (current.stdout.trim() !== wt.parentBranch) {
-    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
+    return {
+      ...report,
+      merged: false,
+      error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand`,
+    };
   }
   try {
     const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
     if (m.merged) return { ...report, merged: true };
     await abortMerge(wt.repoDir);
-    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
+    return {
+      ...report,
+      merged: false,
+      conflicts: m.conflicts,
+      error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)`,
+    };
   } catch (err) {
     return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${(err as Error).message}` };
   }

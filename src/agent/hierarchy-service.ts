@@ -51,7 +51,14 @@ export interface SpawnRequest {
 
 export type SpawnAnswer =
   | ({ ok: true; ticket: string; caller: HierarchyFacts & { allowed: AgentKind[] } } & HierarchyFacts)
-  | { ok: false; code: "spawn_not_allowed" | "depth_exceeded" | "unknown_ticket" | "bad_request"; message: string; caller?: HierarchyFacts; depth?: number; maxDepth?: number };
+  | {
+      ok: false;
+      code: "spawn_not_allowed" | "depth_exceeded" | "unknown_ticket" | "bad_request";
+      message: string;
+      caller?: HierarchyFacts;
+      depth?: number;
+      maxDepth?: number;
+    };
 
 const newTicket = () => randomBytes(32).toString("hex");
 
@@ -95,23 +102,64 @@ export class HierarchyService {
 
   decide(req: SpawnRequest): SpawnAnswer {
     const caller = this.#records.get(req.ticket);
-    if (!caller) return { ok: false, code: "unknown_ticket", message: "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact" };
-    const claimed = req.claimedType && req.claimedType !== caller.agentType ? ` (FORGE_AGENT_TYPE says ${req.claimedType}, but Forge started this agent as type ${caller.agentType ?? "none"}, and what Forge recorded decides)` : "";
+    if (!caller)
+      return {
+        ok: false,
+        code: "unknown_ticket",
+        message:
+          "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact",
+      };
+    const claimed =
+      req.claimedType && req.claimedType !== caller.agentType
+        ? ` (FORGE_AGENT_TYPE says ${req.claimedType}, but Forge started this agent as type ${caller.agentType ?? "none"}, and what Forge recorded decides)`
+        : "";
     if (caller.agentType) {
       const child = req.agentType;
-      if (!child) return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`, caller };
+      if (!child)
+        return {
+          ok: false,
+          code: "spawn_not_allowed",
+          message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`,
+          caller,
+        };
       if (!isAgentKind(child) || !mayCallerSpawn(caller.agentType, child)) {
         const allowed = SPAWNABLE_BY[caller.agentType];
-        return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`, caller };
+        return {
+          ok: false,
+          code: "spawn_not_allowed",
+          message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`,
+          caller,
+        };
       }
     } else if (req.agentType !== undefined && !isAgentKind(req.agentType)) {
       return { ok: false, code: "bad_request", message: `unknown agent type ${req.agentType}` };
     }
     const depth = caller.depth + 1;
-    const maxDepth = req.maxDepth !== undefined && Number.isInteger(req.maxDepth) && req.maxDepth >= 0 ? Math.min(req.maxDepth, caller.maxDepth) : caller.maxDepth;
-    if (depth > maxDepth) return { ok: false, code: "depth_exceeded", message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`, caller, depth, maxDepth };
-    const facts: HierarchyFacts = { ...(req.agentType ? { agentType: req.agentType as AgentKind } : {}), depth, maxDepth, traceId: caller.traceId };
-    return { ok: true, ticket: this.issue(facts), ...facts, caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] } };
+    const maxDepth =
+      req.maxDepth !== undefined && Number.isInteger(req.maxDepth) && req.maxDepth >= 0
+        ? Math.min(req.maxDepth, caller.maxDepth)
+        : caller.maxDepth;
+    if (depth > maxDepth)
+      return {
+        ok: false,
+        code: "depth_exceeded",
+        message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`,
+        caller,
+        depth,
+        maxDepth,
+      };
+    const facts: HierarchyFacts = {
+      ...(req.agentType ? { agentType: req.agentType as AgentKind } : {}),
+      depth,
+      maxDepth,
+      traceId: caller.traceId,
+    };
+    return {
+      ok: true,
+      ticket: this.issue(facts),
+      ...facts,
+      caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] },
+    };
   }
 
   #serve(socket: net.Socket): void {
@@ -126,7 +174,10 @@ export class HierarchyService {
       let answer: SpawnAnswer;
       try {
         const req = JSON.parse(buf.slice(0, nl)) as SpawnRequest;
-        answer = req && req.op === "spawn" && typeof req.ticket === "string" ? this.decide(req) : { ok: false, code: "bad_request", message: "unknown request" };
+        answer =
+          req && req.op === "spawn" && typeof req.ticket === "string"
+            ? this.decide(req)
+            : { ok: false, code: "bad_request", message: "unknown request" };
       } catch {
         answer = { ok: false, code: "bad_request", message: "the request is not JSON" };
       }

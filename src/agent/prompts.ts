@@ -42,7 +42,10 @@ export interface LoadedPrompt {
 }
 
 export class PromptNotFoundError extends Error {
-  constructor(readonly kind: string, readonly searched: string[]) {
+  constructor(
+    readonly kind: string,
+    readonly searched: string[],
+  ) {
     super(`no system prompt for agent kind '${kind}' (looked in ${searched.join(", ")})`);
     this.name = "PromptNotFoundError";
   }

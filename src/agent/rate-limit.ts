@@ -29,7 +29,8 @@ const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 /** Claude Code's older form: `Claude AI usage limit reached|1760000000` (epoch seconds). */
 const EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
 /** `try again in 5 minutes`, `retry after 30 seconds`, `reset in 2h`. */
-const TRY_AGAIN_IN = /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
+const TRY_AGAIN_IN =
+  /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
 
 /**
  * Looks for a rate or usage limit in an agent's failure output. Call it only on failed sessions: a
@@ -152,7 +153,11 @@ interface WallClock {
 }
 
 function wallClock(t: number, zone: string): WallClock {
-  const parts = Object.fromEntries(formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatterFor(zone)
+      .formatToParts(new Date(t))
+      .map((p) => [p.type, p.value]),
+  );
   return {
     year: Number(parts.year),
     month: Number(parts.month),

@@ -111,7 +111,8 @@ const INJECTION_MARKERS: RegExp[] = [
 ];
 
 /** Fake conversation/role tags: `<system>`, `</system>`, `<|im_start|>`, `[INST]`, `Human:` at a line start… */
-const ROLE_TAGS = /<\/?\s*(?:system|assistant|user|human|instructions?|tool_result|function_results?)\s*>|<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>/gi;
+const ROLE_TAGS =
+  /<\/?\s*(?:system|assistant|user|human|instructions?|tool_result|function_results?)\s*>|<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>/gi;
 const ROLE_LINES = /^(\s*)(system|assistant|human)\s*:/gim;
 
 export interface SanitizeOptions {
@@ -136,7 +137,10 @@ export function sanitizeUntrusted(text: string, options: SanitizeOptions = {}): 
   // <details>/<summary>: keep the text, drop the tags so nothing stays collapsed.
   s = s.replace(/<\/?(?:details|summary)\b[^>]*>/gi, "");
   // Markdown images: the alt text is invisible in most renderings; keep it as plain text.
-  s = s.replace(/!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g, (_m, alt: string, url: string) => `[image: ${alt.trim() || "untitled"}] (${url})`);
+  s = s.replace(
+    /!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g,
+    (_m, alt: string, url: string) => `[image: ${alt.trim() || "untitled"}] (${url})`,
+  );
   // Link titles ("hover text") are hidden; drop them.
   s = s.replace(/\]\(([^)\s]+)\s+"[^"]*"\)/g, "]($1)");
   // Reference-style link definitions never render; drop them.
@@ -148,7 +152,10 @@ export function sanitizeUntrusted(text: string, options: SanitizeOptions = {}): 
   s = s.replace(ROLE_LINES, (_m, indent: string, role: string) => `${indent}(quoted) ${role}:`);
   for (const marker of INJECTION_MARKERS) s = s.replace(marker, (m) => `[quoted text: "${m}"]`);
   // Tidy: no runs of blank lines left behind by removals.
-  s = s.replace(/[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
+  s = s
+    .replace(/[ \t]+$/gm, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
   const max = options.maxLength ?? 20_000;
   if (s.length > max) s = `${s.slice(0, max)}\n[… cut at ${max} characters]`;
   return s;
@@ -160,5 +167,7 @@ export function sanitizeUntrusted(text: string, options: SanitizeOptions = {}): 
  */
 export function quoteUntrusted(label: string, text: string): string {
   const clean = sanitizeUntrusted(text);
-  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join("\n");
+  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join(
+    "\n",
+  );
 }

@@ -27,7 +27,12 @@ const STATUS_WORD: Record<SignalStatus, string> = { done: "success", fail: "fail
 
 /** Names become file-name slugs. */
 export function signalSlug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, "-")
+      .replace(/^-+|-+$/g, "") || "unnamed"
+  );
 }
 
 export function signalPath(sessionDir: string, layer: SignalLayer, name: string, status: SignalStatus): string {
@@ -45,7 +50,11 @@ export async function writeFileAtomic(file: string, content: string): Promise<vo
 export async function writeSignal(input: SignalInput): Promise<string> {
   const file = signalPath(input.sessionDir, input.layer, input.name, input.status);
   let size = 0;
-  if (input.artifactPath) size = await stat(input.artifactPath).then((s) => s.size, () => 0);
+  if (input.artifactPath)
+    size = await stat(input.artifactPath).then(
+      (s) => s.size,
+      () => 0,
+    );
   const doc = {
     path: input.artifactPath ?? null,
     size,

@@ -22,7 +22,15 @@ import { TYPE_1_STEPS, TYPE_2_STEPS } from "./stages/type-1-2.js";
 import { TYPE_3_STEPS } from "./stages/type-3.js";
 import type { RunStagesOptions, StagesResult } from "./stages/types.js";
 
-export { DEFAULT_STAGES, STAGE_CONFIG_FILE, STAGE_NAMES, STAGED_AGENT_TYPES, defaultStages, loadStageConfig, stageConfigSchema } from "./stages/config.js";
+export {
+  DEFAULT_STAGES,
+  STAGE_CONFIG_FILE,
+  STAGE_NAMES,
+  STAGED_AGENT_TYPES,
+  defaultStages,
+  loadStageConfig,
+  stageConfigSchema,
+} from "./stages/config.js";
 export type { StageConfig, StageName, StagedAgentType } from "./stages/config.js";
 export type { RunStagesOptions, StageManifest, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./stages/types.js";
 export type { VerificationResults } from "./stages/sentinel.js";
@@ -43,7 +51,11 @@ export async function runStages(options: RunStagesOptions): Promise<StagesResult
  * repository's `.forge/stages.yml`, else the defaults. A malformed config runs nothing and fails the
  * attempt with its message, where the user sees it.
  */
-async function stageSequence(type: StagedAgentType, workdir: string, stages?: StageName[]): Promise<{ names: readonly StageName[]; configError?: string }> {
+async function stageSequence(
+  type: StagedAgentType,
+  workdir: string,
+  stages?: StageName[],
+): Promise<{ names: readonly StageName[]; configError?: string }> {
   if (stages) for (const s of stages) if (!isStageOf(type, s)) throw new Error(`stage '${s}' is not available to type ${type}`);
   try {
     return { names: stages ?? (await loadStageConfig(workdir))[type] ?? defaultStages(type) };

@@ -58,17 +58,7 @@ export const STATUS_OF_EXIT: Record<ForgeExitCode, SpawnStatus> = {
 };
 
 export type ProgressKind =
-  | "start"
-  | "system"
-  | "text"
-  | "tool_use"
-  | "tool_result"
-  | "result"
-  | "stderr"
-  | "output"
-  | "rate_limit"
-  | "retry"
-  | "exit";
+  "start" | "system" | "text" | "tool_use" | "tool_result" | "result" | "stderr" | "output" | "rate_limit" | "retry" | "exit";
 
 /** One thing the agent did, parsed from its output stream. Also one line of `events.ndjson`. */
 export interface ProgressEvent {

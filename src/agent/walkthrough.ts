@@ -13,7 +13,16 @@ import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matte
 import { WALKTHROUGH_BODY_SECTIONS, walkthroughFrontmatterSchema, type WalkthroughFrontmatter } from "../core/schemas/walkthrough.js";
 
 /** Fields the runner fills in; the agent may leave them out. */
-const RUNNER_FIELDS = { task_id: true, run_id: true, attempt: true, branch: true, base_ref: true, head_sha: true, time_spent_minutes: true, files_changed: true } as const;
+const RUNNER_FIELDS = {
+  task_id: true,
+  run_id: true,
+  attempt: true,
+  branch: true,
+  base_ref: true,
+  head_sha: true,
+  time_spent_minutes: true,
+  files_changed: true,
+} as const;
 
 /** The frontmatter as the agent must write it: everything but the runner's facts is required. */
 export const agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
@@ -39,23 +48,37 @@ const sectionProblems = (body: string) => missingSections(body).map((s) => `body
 
 type Frontmatter = { ok: true; data: Record<string, unknown>; body: string } | { ok: false; error: string; problem: string; body: string };
 
-const MISSING = { error: "the walkthrough has no YAML frontmatter (a --- block at the top)", problem: "frontmatter: missing (the file must start with --- YAML ---)" };
+const MISSING = {
+  error: "the walkthrough has no YAML frontmatter (a --- block at the top)",
+  problem: "frontmatter: missing (the file must start with --- YAML ---)",
+};
 
 /** The frontmatter mapping of `text` (the content of `file`), or why there is none. */
 function walkthroughFrontmatter(text: string, file: string): Frontmatter {
   const fm = readFrontMatter(file, text);
   if (fm.problem?.kind === "language") {
     const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is refused: ${why}`, problem: `frontmatter: refused (${why})`, body: fm.body };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is refused: ${why}`,
+      problem: `frontmatter: refused (${why})`,
+      body: fm.body,
+    };
   }
   if (!fm.present || !fm.closed) return { ok: false, ...MISSING, body: text };
   if (fm.problem) {
     const why = describeFrontMatterProblem(fm.problem);
-    return { ok: false, error: `the walkthrough's frontmatter is not valid YAML: ${why}`, problem: `frontmatter: not valid YAML (${why})`, body: fm.body };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is not valid YAML: ${why}`,
+      problem: `frontmatter: not valid YAML (${why})`,
+      body: fm.body,
+    };
   }
   const raw = fm.data;
   if (raw === null || raw === undefined) return { ok: false, ...MISSING, body: fm.body };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
+  if (typeof raw !== "object" || Array.isArray(raw))
+    return { ok: false, error: "the walkthrough's frontmatter is not a mapping", problem: "frontmatter: not a mapping", body: fm.body };
   return { ok: true, data: raw as Record<string, unknown>, body: fm.body };
 }
 
@@ -106,7 +129,8 @@ const normalizePath = (p: string) => p.replace(/^\.\//, "");
 
 export function completeWalkthrough(text: string | undefined, facts: WalkthroughFacts, file = "walkthrough.md"): CompletedWalkthrough {
   const warnings: string[] = [];
-  if (text === undefined || text.trim() === "") return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
+  if (text === undefined || text.trim() === "")
+    return { ok: false, error: "the agent wrote no walkthrough", warnings, problems: ["walkthrough: missing"] };
   const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { ok: false, error: fm.error, warnings, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const claimed = fm.data;
@@ -148,7 +172,12 @@ export function completeWalkthrough(text: string | undefined, facts: Walkthrough
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
-    return { ok: false, error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`, warnings, problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems] };
+    return {
+      ok: false,
+      error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`,
+      warnings,
+      problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems],
+    };
   }
   const missing = missingSections(body);
   if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);

@@ -6,9 +6,7 @@
 export const COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
-export type ParsedCommand =
-  | { name: CommandName; args: string[]; rest: string }
-  | { name: "unknown"; word: string };
+export type ParsedCommand = { name: CommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
 
 /**
  * The first line of a comment that starts with `/forge`, split into a command and its arguments.
@@ -23,7 +21,10 @@ export function parseCommand(body: string): ParsedCommand | undefined {
   const name = word.toLowerCase();
   if (!(COMMANDS as readonly string[]).includes(name)) return { name: "unknown", word };
   const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
-  const more = lines.slice(at + 1).join("\n").trim();
+  const more = lines
+    .slice(at + 1)
+    .join("\n")
+    .trim();
   return { name: name as CommandName, args, rest: [afterWord, more].filter(Boolean).join("\n") };
 }
 

@@ -100,7 +100,9 @@ export class AppContext {
     const last = result.decisions[result.decisions.length - 1];
     if (last) rt.runs.set(runId, { planId: last.journal.planId, status: last.journal.status });
     // A model usage limit belongs to the installation's key, not to one run: pause its other runs too.
-    const limited = result.decisions.flatMap((d) => d.events).find((e) => e.type === "run.paused" && (e.data as { reason: string }).reason === "usage_limit");
+    const limited = result.decisions
+      .flatMap((d) => d.events)
+      .find((e) => e.type === "run.paused" && (e.data as { reason: string }).reason === "usage_limit");
     const until = limited ? (limited.data as { until?: string }).until : undefined;
     if (until) {
       for (const other of this.runtimes.values()) {

@@ -87,7 +87,8 @@ async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectConte
   // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
   // (this dispatch is tried again after a failure, or after a restart).
   const t = task(ctx, effect.taskId);
-  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
+  const conflicts =
+    ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
   const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
   const inputs: Record<string, string> = {
     [DISPATCH_INPUTS.runId]: ctx.journal.runId,
@@ -123,14 +124,21 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
   // GitHub said the head is not the verified one: only a head that really moved fails the merge.
   const verified = sha ? headOf(ctx, t, sha) : undefined;
-  if (pr.state === "open" && verified && pr.headSha === verified) return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
-  return { kind: "failed", error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified` };
+  if (pr.state === "open" && verified && pr.headSha === verified)
+    return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
+  return {
+    kind: "failed",
+    error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified`,
+  };
 }
 
 async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
-  const known = ctx.facts.crIssues[effect.crId] ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? undefined;
+  const known =
+    ctx.facts.crIssues[effect.crId] ??
+    (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ??
+    undefined;
   if (known !== undefined) {
     ctx.facts.crIssues[effect.crId] = known;
     return done({ issueNumber: known });
@@ -165,7 +173,12 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
     [DISPATCH_INPUTS.runId]: ctx.journal.runId,
     [DISPATCH_INPUTS.taskId]: `_captain-${effect.crId}`,
     [DISPATCH_INPUTS.attempt]: "1",
-    [DISPATCH_INPUTS.context]: JSON.stringify({ changeRequest: effect.crId, planDir: planDir(ctx.journal.planId), reason: cr?.reason ?? "", issue: ctx.facts.crIssues[effect.crId] }),
+    [DISPATCH_INPUTS.context]: JSON.stringify({
+      changeRequest: effect.crId,
+      planDir: planDir(ctx.journal.planId),
+      reason: cr?.reason ?? "",
+      issue: ctx.facts.crIssues[effect.crId],
+    }),
   });
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
 }
@@ -249,7 +262,9 @@ async function cancelAgent(effect: EffectOf<"CancelAgent">, ctx: EffectContext):
   if (id !== undefined) await port.cancelWorkflowRun(id);
   else {
     const branch = t?.attempt === effect.attempt && t.branch ? t.branch : undefined;
-    if (branch) for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch })) if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
+    if (branch)
+      for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch }))
+        if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
   }
   return done();
 }
@@ -305,8 +320,10 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   }
   // The task may be on its next attempt already (a retry without backoff is dispatched in the same
   // decision): the verdict still belongs on this attempt's branch, whose name the template gives.
-  const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
-  const headSha = (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
+  const branch =
+    t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
+  const headSha =
+    (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
   if (!headSha) return done();
   // A create may have happened before a crash or behind a lost answer: GitHub keeps it on the head.
   const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
@@ -326,7 +343,8 @@ function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extr
     if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
-    if (t.hold === "exhausted") lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
+    if (t.hold === "exhausted")
+      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
   }
   if (ctx.facts.trackerIssue !== undefined) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
   return lines.join("\n");

@@ -229,7 +229,8 @@ export class Engine {
       if (!mustPersist) {
         this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
         // Only a journal that changed is worth a write (a tick that found nothing to do is not).
-        if (state !== loaded.state || (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal))) this.#dirty.add(runId);
+        if (state !== loaded.state || (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal)))
+          this.#dirty.add(runId);
         return d;
       }
       try {
@@ -264,7 +265,10 @@ export class Engine {
       return await withContainment(this.#port, journal, input);
     } catch (e) {
       if (input.kind !== "agent.finished") throw e;
-      this.#log.warn({ runId, taskId: input.taskId, attempt: input.attempt, err: (e as Error).message }, "could not compare a refinery's head with its upstreams; its result waits");
+      this.#log.warn(
+        { runId, taskId: input.taskId, attempt: input.attempt, err: (e as Error).message },
+        "could not compare a refinery's head with its upstreams; its result waits",
+      );
       return { kind: "agent.heartbeat", taskId: input.taskId, attempt: input.attempt };
     }
   }
@@ -336,7 +340,11 @@ export class Engine {
   async #claim(runId: string, loaded: Loaded, keys: string[]): Promise<Loaded | null> {
     const theirs = keys.filter((k) => loaded.state.leases?.[k] && loaded.state.leases[k]!.owner !== this.replicaId).length;
     try {
-      const saved = await this.store.save(loaded, this.#leased(loaded.state, [], keys), `forge: ${runId} ${this.replicaId} carries out ${keys.length} effect(s)`);
+      const saved = await this.store.save(
+        loaded,
+        this.#leased(loaded.state, [], keys),
+        `forge: ${runId} ${this.replicaId} carries out ${keys.length} effect(s)`,
+      );
       this.#cache.set(runId, saved);
       this.#dirty.delete(runId);
       this.stats.takenOver += theirs;
@@ -444,7 +452,9 @@ export class Engine {
     const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
     if (loaded === restored) this.#dirty.delete(runId);
     this.#cache.set(runId, loaded);
-    await this.#onRestored?.(runId, loaded, actor).catch((err: unknown) => this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"));
+    await this.#onRestored?.(runId, loaded, actor).catch((err: unknown) =>
+      this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"),
+    );
     return loaded;
   }
 

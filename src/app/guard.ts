@@ -9,10 +9,19 @@ import type { AppContext } from "./context.js";
 /** Events about the agent jobs the App dispatched: handled even when the App is their sender. */
 const JOB_EVENTS = new Set(["workflow_run", "workflow_job"]);
 
-export function guard<C extends Context>(ctx: AppContext, app: Probot, fn: (ctx: AppContext, context: C) => Promise<void>): (context: C) => Promise<void> {
+export function guard<C extends Context>(
+  ctx: AppContext,
+  app: Probot,
+  fn: (ctx: AppContext, context: C) => Promise<void>,
+): (context: C) => Promise<void> {
   const { options } = ctx;
   return async (context: C) => {
-    options.onWebhook?.({ name: context.name, action: (context.payload as { action?: string }).action, id: context.id, at: performance.now() });
+    options.onWebhook?.({
+      name: context.name,
+      action: (context.payload as { action?: string }).action,
+      id: context.id,
+      at: performance.now(),
+    });
     if (ctx.deliveries.seen(context.id)) return;
     ctx.slug ??= await appSlug(app);
     // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
@@ -29,7 +38,9 @@ export function guard<C extends Context>(ctx: AppContext, app: Probot, fn: (ctx:
         throw e;
       });
     if (options.background === false) return handle();
-    const work = handle().catch((e: unknown) => context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"));
+    const work = handle().catch((e: unknown) =>
+      context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"),
+    );
     ctx.inFlight.add(work);
     void work.finally(() => ctx.inFlight.delete(work));
   };

@@ -17,7 +17,9 @@ function required(name: string): string {
   return value;
 }
 
-const privateKey = process.env.PRIVATE_KEY_PATH ? readFileSync(process.env.PRIVATE_KEY_PATH, "utf8") : required("PRIVATE_KEY").replace(/\\n/g, "\n");
+const privateKey = process.env.PRIVATE_KEY_PATH
+  ? readFileSync(process.env.PRIVATE_KEY_PATH, "utf8")
+  : required("PRIVATE_KEY").replace(/\\n/g, "\n");
 const server = await startForgeServer({
   appId: required("APP_ID"),
   privateKey,

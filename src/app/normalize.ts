@@ -45,7 +45,7 @@ export function parseTrailers(message: string): Record<string, string> {
 }
 
 /** The attempt a record commit reports on, when the message carries Forge's trailers. */
-export function recordOf(message: string): AttemptRef & { exitCode: number } | undefined {
+export function recordOf(message: string): (AttemptRef & { exitCode: number }) | undefined {
   const t = parseTrailers(message);
   const runId = t[TRAILERS.run];
   const taskId = t[TRAILERS.task];
@@ -83,7 +83,12 @@ export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string)
  * The attempt's result when `headSha` is its record commit (the trailers name this run, task and
  * attempt), else undefined. `commit` is the head's message and parent when a push payload gave them.
  */
-export async function recordInput(port: GitHubPort, ref: AttemptRef, headSha: string, commit?: { message: string; parents: string[] }): Promise<LeafInput | undefined> {
+export async function recordInput(
+  port: GitHubPort,
+  ref: AttemptRef,
+  headSha: string,
+  commit?: { message: string; parents: string[] },
+): Promise<LeafInput | undefined> {
   const c = commit ?? (await port.commit(headSha));
   const record = recordOf(c.message);
   if (!record || record.runId !== ref.runId || record.taskId !== ref.taskId || record.attempt !== ref.attempt) return undefined;
@@ -95,13 +100,19 @@ export async function recordInput(port: GitHubPort, ref: AttemptRef, headSha: st
  * else the attempt is lost — STALE when a step was still running (the runner went away), FAILED when
  * the job ran to its end without a result.
  */
-export async function endedJobInput(port: GitHubPort, ref: AttemptRef, branch: string, run: { id: number; conclusion: string | null }): Promise<LeafInput> {
+export async function endedJobInput(
+  port: GitHubPort,
+  ref: AttemptRef,
+  branch: string,
+  run: { id: number; conclusion: string | null },
+): Promise<LeafInput> {
   const head = await port.branchHead(branch);
   const finished = head ? await recordInput(port, ref, head) : undefined;
   if (finished) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run.conclusion ?? "no conclusion";
-  if (await port.runnerLost(run.id)) return { kind: "agent.lost", taskId, attempt, reason: `the job's runner went away mid-step (${conclusion})`, runnerLost: true };
+  if (await port.runnerLost(run.id))
+    return { kind: "agent.lost", taskId, attempt, reason: `the job's runner went away mid-step (${conclusion})`, runnerLost: true };
   return { kind: "agent.lost", taskId, attempt, reason: `the job ended (${conclusion}) without a result` };
 }
 

@@ -55,7 +55,13 @@ export async function checkPlanPullRequest(
     message: `${problem.field ? `${problem.field} — ` : ""}${problem.message}`,
   }));
   const summary = found.length
-    ? [`${found.length} problem${found.length === 1 ? "" : "s"}:`, "", ...found.slice(0, 100).map(({ path, problem }) => `- \`${path}${problem.line ? `:${problem.line}` : ""}\` ${problem.field ?? ""} — ${problem.message}`)].join("\n")
+    ? [
+        `${found.length} problem${found.length === 1 ? "" : "s"}:`,
+        "",
+        ...found
+          .slice(0, 100)
+          .map(({ path, problem }) => `- \`${path}${problem.line ? `:${problem.line}` : ""}\` ${problem.field ?? ""} — ${problem.message}`),
+      ].join("\n")
     : `Checked ${[...plans.keys()].map((p) => `\`${p}\``).join(", ")}${configChanged ? `${plans.size ? " and " : ""}\`${CONFIG_PATH}\`` : ""}: no problems.`;
   await port.createCheckRun({
     name: PLAN_CHECK_NAME,

@@ -28,13 +28,25 @@ export async function readConfig(port: GitHubPort, ref: string): Promise<ConfigR
     raw = parseYaml(file.content) ?? {};
   } catch (e) {
     const linePos = (e as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    return { ok: false, problems: [{ file: CONFIG_PATH, ...(linePos ? { line: linePos } : {}), message: `not valid YAML: ${(e as Error).message.split("\n")[0]}`, rule: "unreadable-yaml" } as Problem] };
+    return {
+      ok: false,
+      problems: [
+        {
+          file: CONFIG_PATH,
+          ...(linePos ? { line: linePos } : {}),
+          message: `not valid YAML: ${(e as Error).message.split("\n")[0]}`,
+          rule: "unreadable-yaml",
+        } as Problem,
+      ],
+    };
   }
   const parsed = forgeConfigSchema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {
     ok: false,
-    problems: parsed.error.issues.map((i) => ({ file: CONFIG_PATH, field: i.path.join("."), message: i.message, rule: "invalid-frontmatter" }) as Problem),
+    problems: parsed.error.issues.map(
+      (i) => ({ file: CONFIG_PATH, field: i.path.join("."), message: i.message, rule: "invalid-frontmatter" }) as Problem,
+    ),
   };
 }
 

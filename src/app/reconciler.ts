@@ -22,7 +22,8 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       const run = byBranch.get(t.branch!);
       if (!run) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempt };
-      if (run.status === "in_progress") inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
+      if (run.status === "in_progress")
+        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
       else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch!, run));
     }
   }
@@ -31,12 +32,18 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       const head = await port.branchHead(t.branch);
       if (head) {
         const commit = await port.commit(head);
-        inputs.push({ kind: "branch.pushed", taskId: t.id, attempt: t.attempt, headSha: recordOf(commit.message) ? (commit.parents[0] ?? head) : head });
+        inputs.push({
+          kind: "branch.pushed",
+          taskId: t.id,
+          attempt: t.attempt,
+          headSha: recordOf(commit.message) ? (commit.parents[0] ?? head) : head,
+        });
       }
     }
     if (t.status === "MERGE_READY" && t.branch) {
       const pr = await port.findPullRequest(t.branch, "closed");
-      if (pr?.merged && pr.mergeSha) inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+      if (pr?.merged && pr.mergeSha)
+        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
     }
   }
   for (const cr of journal.changeRequests) {

@@ -48,7 +48,12 @@ function eventLine(e: ForgeEvent): string {
 }
 
 /** The run tracker: the DAG coloured by status, a task table, and the tail of the event log. */
-export function renderTracker(journal: Journal, events: readonly ForgeEvent[], facts: RunFacts, repo: { owner: string; repo: string }): string {
+export function renderTracker(
+  journal: Journal,
+  events: readonly ForgeEvent[],
+  facts: RunFacts,
+  repo: { owner: string; repo: string },
+): string {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = new Map<string, number>();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
@@ -73,7 +78,11 @@ export function renderTracker(journal: Journal, events: readonly ForgeEvent[], f
   journal.tasks.forEach((t, i) => {
     const node = journal.plan.nodes[i]!;
     const check = facts.checkRuns[`${t.id}:${t.attempt}`];
-    const notes = [t.hold ? `held: ${t.hold}` : "", t.lastError && t.status !== "MERGED" ? t.lastError : "", t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""]
+    const notes = [
+      t.hold ? `held: ${t.hold}` : "",
+      t.lastError && t.status !== "MERGED" ? t.lastError : "",
+      t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
+    ]
       .filter(Boolean)
       .join("; ")
       .replaceAll("|", "\\|")
@@ -84,31 +93,65 @@ export function renderTracker(journal: Journal, events: readonly ForgeEvent[], f
   });
   if (journal.followups.length) {
     lines.push("", "**Follow-ups**", "");
-    for (const f of journal.followups) lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${f.text}`);
+    for (const f of journal.followups)
+      lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${f.text}`);
   }
   if (journal.changeRequests.length) {
     lines.push("", "**Change Requests**", "");
-    for (const c of journal.changeRequests) lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${facts.crIssues[c.id] ? ` (#${facts.crIssues[c.id]})` : ""}: ${c.title}`);
+    for (const c of journal.changeRequests)
+      lines.push(
+        `- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${facts.crIssues[c.id] ? ` (#${facts.crIssues[c.id]})` : ""}: ${c.title}`,
+      );
   }
   const tail = events.slice(-20);
   if (tail.length) {
-    lines.push("", "<details><summary>Latest events</summary>", "", "| # | time | event | task | data |", "|---:|---|---|---|---|", ...tail.map(eventLine), "", "</details>");
+    lines.push(
+      "",
+      "<details><summary>Latest events</summary>",
+      "",
+      "| # | time | event | task | data |",
+      "|---:|---|---|---|---|",
+      ...tail.map(eventLine),
+      "",
+      "</details>",
+    );
   }
-  lines.push("", "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`");
+  lines.push(
+    "",
+    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`",
+  );
   return cut(lines.join("\n"), " (cut: the task table is too long for one issue)");
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {
   const cr = journal.changeRequests.find((c) => c.id === crId);
   const front = cr
-    ? stringify({ id: cr.id, run_id: journal.runId, title: cr.title, emitted_by: cr.emittedBy, status: cr.status, reason: cr.reason, affected_tasks: cr.affectedTasks })
+    ? stringify({
+        id: cr.id,
+        run_id: journal.runId,
+        title: cr.title,
+        emitted_by: cr.emittedBy,
+        status: cr.status,
+        reason: cr.reason,
+        affected_tasks: cr.affectedTasks,
+      })
     : `id: ${crId}\n`;
   const next =
     config.cr_mode === "replan"
       ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged."
       : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
   return cut(
-    [crMarker(journal.runId, crId), "```yaml", front.trimEnd(), "```", "", document ? document.replace(/^---[\s\S]*?---\s*/, "") : cr?.reason ?? "", "", `---`, next].join("\n"),
+    [
+      crMarker(journal.runId, crId),
+      "```yaml",
+      front.trimEnd(),
+      "```",
+      "",
+      document ? document.replace(/^---[\s\S]*?---\s*/, "") : (cr?.reason ?? ""),
+      "",
+      `---`,
+      next,
+    ].join("\n"),
     " (cut)",
   );
 }

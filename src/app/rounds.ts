@@ -21,7 +21,8 @@ export function sameEffect(outbox: readonly Effect[], key: string, ran: string |
 /** What `after` knows that `before` did not: new or changed ids (facts only grow). */
 export function factsLearned(before: RunFacts, after: RunFacts): Partial<RunFacts> {
   const out: Partial<RunFacts> = {};
-  for (const k of ["trackerIssue", "trackerUpdatedAt", "finalPr", "planSha"] as const) if (after[k] !== undefined && after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
+  for (const k of ["trackerIssue", "trackerUpdatedAt", "finalPr", "planSha"] as const)
+    if (after[k] !== undefined && after[k] !== before[k]) (out as Record<string, unknown>)[k] = after[k];
   const checkRuns = Object.fromEntries(Object.entries(after.checkRuns).filter(([k, v]) => before.checkRuns[k] !== v));
   const crIssues = Object.fromEntries(Object.entries(after.crIssues).filter(([k, v]) => before.crIssues[k] !== v));
   if (Object.keys(checkRuns).length) out.checkRuns = checkRuns;
@@ -32,5 +33,10 @@ export function factsLearned(before: RunFacts, after: RunFacts): Partial<RunFact
 /** `facts` with `learned` added (a new object when anything changes). */
 export function withFacts(facts: RunFacts, learned: Partial<RunFacts>): RunFacts {
   if (Object.keys(learned).length === 0) return facts;
-  return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns }, crIssues: { ...facts.crIssues, ...learned.crIssues } };
+  return {
+    ...facts,
+    ...learned,
+    checkRuns: { ...facts.checkRuns, ...learned.checkRuns },
+    crIssues: { ...facts.crIssues, ...learned.crIssues },
+  };
 }

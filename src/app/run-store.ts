@@ -98,7 +98,10 @@ export class RunStore {
       throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(e as Error).message}`);
     }
     const parsed = storedRunSchema.safeParse(raw);
-    if (!parsed.success) throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new RunStoreError(
+        `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`,
+      );
     return { state: parsed.data as StoredRun, blobSha: file.blobSha };
   }
 
@@ -106,7 +109,12 @@ export class RunStore {
   async create(state: StoredRun, fromSha: string): Promise<Loaded> {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), `forge: start run ${state.journal.runId}`);
+    const { blobSha, commitSha } = await this.port.writeFile(
+      branch,
+      JOURNAL_FILE,
+      serialize(state),
+      `forge: start run ${state.journal.runId}`,
+    );
     return { state, blobSha, commitSha };
   }
 
@@ -131,7 +139,12 @@ export class RunStore {
       const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
       return { state, blobSha, commitSha };
     } catch (e) {
-      if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !(await this.port.branchHead(branch))) {
+      if (
+        !(e instanceof ConflictError) &&
+        e instanceof GitHubError &&
+        (e.status === 404 || e.status === 422) &&
+        !(await this.port.branchHead(branch))
+      ) {
         throw new StateBranchMissingError(next.journal.runId);
       }
       throw e;
@@ -163,7 +176,12 @@ export class RunStore {
   private async sealSegment(branch: string, segment: number, events: ForgeEvent[]): Promise<void> {
     const path = eventSegmentFile(segment);
     try {
-      await this.port.writeFile(branch, path, events.map((e) => JSON.stringify(e)).join("\n") + "\n", `forge: seal event segment ${segment}`);
+      await this.port.writeFile(
+        branch,
+        path,
+        events.map((e) => JSON.stringify(e)).join("\n") + "\n",
+        `forge: seal event segment ${segment}`,
+      );
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e;
     }
@@ -181,5 +199,12 @@ function serialize(state: StoredRun): string {
 }
 
 export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Partial<RunFacts>, events: ForgeEvent[]): StoredRun {
-  return { version: 1, journal, config, facts: { checkRuns: {}, crIssues: {}, ...facts }, events: { segment: 1, tail: events }, leases: {} };
+  return {
+    version: 1,
+    journal,
+    config,
+    facts: { checkRuns: {}, crIssues: {}, ...facts },
+    events: { segment: 1, tail: events },
+    leases: {},
+  };
 }

@@ -10,15 +10,24 @@ import type { RepoRuntime } from "./runtime.js";
  * (state branch, journal, first effects). Refused, with the problems to tell, while another run of
  * the plan is running or when the config or the plan at that commit does not hold.
  */
-export async function startRun(ctx: AppContext, rt: RepoRuntime, planId: string, sha: string, log: Logger): Promise<{ runId?: string; problems?: string[] }> {
+export async function startRun(
+  ctx: AppContext,
+  rt: RepoRuntime,
+  planId: string,
+  sha: string,
+  log: Logger,
+): Promise<{ runId?: string; problems?: string[] }> {
   const runs = await ctx.knownRuns(rt);
-  for (const [runId, r] of runs) if (r.planId === planId && r.status === "running") return { problems: [`run ${runId} of plan ${planId} is still running`] };
+  for (const [runId, r] of runs)
+    if (r.planId === planId && r.status === "running") return { problems: [`run ${runId} of plan ${planId} is still running`] };
   const read = await readConfig(rt.port, sha);
   if (!read.ok) return { problems: read.problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`) };
   const config = read.config;
   const plan = await readPlan(rt.port, planId, sha);
   if (plan.problems.length) {
-    return { problems: plan.problems.map((p) => `${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`) };
+    return {
+      problems: plan.problems.map((p) => `${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`),
+    };
   }
   // One run per plan commit: a repeated webhook finds the run already there.
   const runId = `${planId}-${sha.slice(0, 7)}`;

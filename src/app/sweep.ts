@@ -21,7 +21,12 @@ export class Sweeper {
   /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
   async tick(): Promise<void> {
     const ctx = this.#ctx;
-    await discoverRepositories(ctx).catch((e: unknown) => ctx.probot?.log.warn({ err: (e as Error).message }, "could not list the installations' repositories; sweeping the repositories known"));
+    await discoverRepositories(ctx).catch((e: unknown) =>
+      ctx.probot?.log.warn(
+        { err: (e as Error).message },
+        "could not list the installations' repositories; sweeping the repositories known",
+      ),
+    );
     for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
   }
 

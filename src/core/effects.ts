@@ -25,7 +25,13 @@ export const effectSchema = z.discriminatedUnion("kind", [
     attempt: z.number().int().describe("Attempt number."),
     branch: z.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
-    context: z.object({ refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."), answer: z.string().optional().describe("A person's answer or message from /forge retry.") }).optional().describe("Extra context handed to the attempt."),
+    context: z
+      .object({
+        refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+        answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+      })
+      .optional()
+      .describe("Extra context handed to the attempt."),
   }),
   z.object({
     ...base,
@@ -35,24 +41,61 @@ export const effectSchema = z.discriminatedUnion("kind", [
     status: taskStatusSchema,
     summary: z.string().describe("One line for the check run's title."),
   }),
-  z.object({ ...base, kind: z.literal("MergePullRequest").describe("Effect kind."), taskId: z.string().describe("Task id."), attempt: z.number().int().describe("Attempt number."), branch: z.string().describe("Branch concerned."), prNumber: z.number().int().optional().describe("Pull request number, when known.") }),
-  z.object({ ...base, kind: z.literal("OpenChangeRequest").describe("Effect kind."), crId: z.string().describe("Change Request id."), emittedBy: z.string().describe("Task that raised it."), attempt: z.number().int().describe("Attempt number."), path: z.string().optional().describe("Repository path of the CR document, when known.") }),
+  z.object({
+    ...base,
+    kind: z.literal("MergePullRequest").describe("Effect kind."),
+    taskId: z.string().describe("Task id."),
+    attempt: z.number().int().describe("Attempt number."),
+    branch: z.string().describe("Branch concerned."),
+    prNumber: z.number().int().optional().describe("Pull request number, when known."),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal("OpenChangeRequest").describe("Effect kind."),
+    crId: z.string().describe("Change Request id."),
+    emittedBy: z.string().describe("Task that raised it."),
+    attempt: z.number().int().describe("Attempt number."),
+    path: z.string().optional().describe("Repository path of the CR document, when known."),
+  }),
   z.object({ ...base, kind: z.literal("DispatchCaptain").describe("Effect kind."), crId: z.string().describe("Change Request id.") }),
   z.object({
     ...base,
     kind: z.literal("PostComment").describe("Effect kind."),
-    target: z.discriminatedUnion("on", [
-      z.object({ on: z.literal("task").describe("What the comment is on."), taskId: z.string().describe("Task id."), attempt: z.number().int().describe("Attempt number.") }),
-      z.object({ on: z.literal("tracker").describe("What the comment is on.") }),
-      z.object({ on: z.literal("cr").describe("What the comment is on."), crId: z.string().describe("Change Request id.") }),
-    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
+    target: z
+      .discriminatedUnion("on", [
+        z.object({
+          on: z.literal("task").describe("What the comment is on."),
+          taskId: z.string().describe("Task id."),
+          attempt: z.number().int().describe("Attempt number."),
+        }),
+        z.object({ on: z.literal("tracker").describe("What the comment is on.") }),
+        z.object({ on: z.literal("cr").describe("What the comment is on."), crId: z.string().describe("Change Request id.") }),
+      ])
+      .describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
     body: z.string().describe("Comment body (Markdown)."),
   }),
   z.object({ ...base, kind: z.literal("UpdateTracker").describe("Effect kind.") }),
-  z.object({ ...base, kind: z.literal("SpawnFollowup").describe("Effect kind."), followupId: z.string().describe("Follow-up id."), sourceTaskId: z.string().describe("Task whose walkthrough listed the follow-up."), text: z.string().describe("The follow-up text."), branch: z.string().describe("Branch concerned.") }),
+  z.object({
+    ...base,
+    kind: z.literal("SpawnFollowup").describe("Effect kind."),
+    followupId: z.string().describe("Follow-up id."),
+    sourceTaskId: z.string().describe("Task whose walkthrough listed the follow-up."),
+    text: z.string().describe("The follow-up text."),
+    branch: z.string().describe("Branch concerned."),
+  }),
   z.object({ ...base, kind: z.literal("OpenFinalPullRequest").describe("Effect kind.") }),
-  z.object({ ...base, kind: z.literal("CleanupBranches").describe("Effect kind."), branches: z.array(z.string()).describe("Branches to delete.") }),
-  z.object({ ...base, kind: z.literal("CancelAgent").describe("Effect kind."), taskId: z.string().describe("Task id."), attempt: z.number().int().describe("Attempt number."), workflowRunId: z.number().int().optional().describe("Workflow run to cancel, when known.") }),
+  z.object({
+    ...base,
+    kind: z.literal("CleanupBranches").describe("Effect kind."),
+    branches: z.array(z.string()).describe("Branches to delete."),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal("CancelAgent").describe("Effect kind."),
+    taskId: z.string().describe("Task id."),
+    attempt: z.number().int().describe("Attempt number."),
+    workflowRunId: z.number().int().optional().describe("Workflow run to cancel, when known."),
+  }),
 ]);
 export type Effect = z.infer<typeof effectSchema>;
 export type EffectKind = Effect["kind"];

@@ -90,14 +90,21 @@ export function readFrontMatter(file: string, text: string): FrontMatter {
   const language = opening.trim();
   if (language !== "") {
     const shown = language.length > 40 ? `${language.slice(0, 40)}…` : language;
-    return { ...none, present: true, problem: { kind: "language", file, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` } };
+    return {
+      ...none,
+      present: true,
+      problem: { kind: "language", file, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` },
+    };
   }
   if (eol === -1) return none;
 
   let block: string | undefined;
   let body = src;
   try {
-    body = matter(src, splitOptions((b) => (block = b))).content;
+    body = matter(
+      src,
+      splitOptions((b) => (block = b)),
+    ).content;
   } catch {
     // gray-matter throws on nothing Forge passes it; should it, the file reads as having no block.
     return none;

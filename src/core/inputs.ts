@@ -34,8 +34,12 @@ export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType
 
 const inputs = [
   z.object({ kind: z.literal("tick") }).describe("Time passed: backoff expiry, stale detection, usage-limit expiry, scheduling."),
-  z.object({ kind: z.literal("agent.started"), ...attemptRef, workflowRunId: z.number().int().optional() }).describe("The attempt's job is running (workflow_job in_progress)."),
-  z.object({ kind: z.literal("agent.heartbeat"), ...attemptRef }).describe("A sign of life of the attempt (a job event or a reconciler sweep)."),
+  z
+    .object({ kind: z.literal("agent.started"), ...attemptRef, workflowRunId: z.number().int().optional() })
+    .describe("The attempt's job is running (workflow_job in_progress)."),
+  z
+    .object({ kind: z.literal("agent.heartbeat"), ...attemptRef })
+    .describe("A sign of life of the attempt (a job event or a reconciler sweep)."),
   z
     .object({
       kind: z.literal("agent.finished"),
@@ -48,7 +52,13 @@ const inputs = [
       refinement: z.string().optional(),
       question: z.string().optional(),
       changeRequest: z
-        .object({ id: z.string().optional(), title: z.string(), reason: z.string(), affectedTasks: z.array(z.string()).default([]), path: z.string().optional() })
+        .object({
+          id: z.string().optional(),
+          title: z.string(),
+          reason: z.string(),
+          affectedTasks: z.array(z.string()).default([]),
+          path: z.string().optional(),
+        })
         .optional(),
       rateLimitedUntil: z.string().optional(),
       uncontainedUpstreams: z
@@ -64,14 +74,27 @@ const inputs = [
       kind: z.literal("agent.lost"),
       ...attemptRef,
       reason: z.string(),
-      runnerLost: z.boolean().optional().describe("The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED."),
+      runnerLost: z
+        .boolean()
+        .optional()
+        .describe(
+          "The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED.",
+        ),
     })
     .describe("The attempt's job ended without a result."),
-  z.object({ kind: z.literal("branch.pushed"), ...attemptRef, headSha: z.string() }).describe("The attempt's branch head moved (push webhook or read-back)."),
+  z
+    .object({ kind: z.literal("branch.pushed"), ...attemptRef, headSha: z.string() })
+    .describe("The attempt's branch head moved (push webhook or read-back)."),
   z.object({ kind: z.literal("pr.opened"), ...attemptRef, number: z.number().int() }).describe("The attempt's PR exists."),
-  z.object({ kind: z.literal("pr.merged"), ...attemptRef, number: z.number().int().optional(), mergeSha: z.string() }).describe("The attempt's PR was merged."),
-  z.object({ kind: z.literal("effect.done"), key: z.string(), result: z.record(z.string(), z.unknown()).default({}) }).describe("An effect was carried out."),
-  z.object({ kind: z.literal("effect.failed"), key: z.string(), error: z.string() }).describe("An effect failed for good (the adapter already retried transient errors)."),
+  z
+    .object({ kind: z.literal("pr.merged"), ...attemptRef, number: z.number().int().optional(), mergeSha: z.string() })
+    .describe("The attempt's PR was merged."),
+  z
+    .object({ kind: z.literal("effect.done"), key: z.string(), result: z.record(z.string(), z.unknown()).default({}) })
+    .describe("An effect was carried out."),
+  z
+    .object({ kind: z.literal("effect.failed"), key: z.string(), error: z.string() })
+    .describe("An effect failed for good (the adapter already retried transient errors)."),
   z
     .object({
       kind: z.literal("command"),
@@ -93,8 +116,12 @@ const inputs = [
     })
     .describe("A valid overlay PR was merged: new nodes and edges."),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
-  z.object({ kind: z.literal("plan.changed"), commit: z.string() }).describe("The pinned plan changed on the default branch during the run."),
-  z.object({ kind: z.literal("usage.limited"), until: z.string() }).describe("Another run of the installation hit the model's usage limit: no dispatch before `until`."),
+  z
+    .object({ kind: z.literal("plan.changed"), commit: z.string() })
+    .describe("The pinned plan changed on the default branch during the run."),
+  z
+    .object({ kind: z.literal("usage.limited"), until: z.string() })
+    .describe("Another run of the installation hit the model's usage limit: no dispatch before `until`."),
 ] as const;
 
 const leafInputSchema = z.discriminatedUnion("kind", inputs);

@@ -19,7 +19,9 @@ export type PlanNode = z.infer<typeof planNodeSchema>;
 /** Why a FAILED task is not retried by itself. */
 export const holdSchema = z
   .enum(["exhausted", "fatal", "human", "escalated", "cancelled"])
-  .describe("exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.");
+  .describe(
+    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.",
+  );
 export type Hold = z.infer<typeof holdSchema>;
 
 /** The changing state of one task. `tasks[i]` belongs to `plan.nodes[i]`. */
@@ -29,7 +31,11 @@ export const taskStateSchema = z
     status: taskStatusSchema,
     attempt: z.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
     retries: z.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-    blockers: z.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+    blockers: z
+      .number()
+      .int()
+      .min(0)
+      .describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
     notBefore: z.string().optional().describe("Backoff: not dispatched before this time."),
     dispatchedAttempt: z.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
     dispatchedAt: z.string().optional().describe("When the current attempt was dispatched."),
@@ -37,7 +43,10 @@ export const taskStateSchema = z
     lastHeartbeat: z.string().optional().describe("Last sign of life of the current attempt."),
     branch: z.string().optional().describe("Branch of the current attempt."),
     walkthroughSha: z.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
-    pushedSha: z.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
+    pushedSha: z
+      .string()
+      .optional()
+      .describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
     recordSha: z.string().optional().describe("The runner's record commit: the branch head the PR merges."),
     prNumber: z.number().int().optional().describe("PR of the current attempt."),
     workflowRunId: z.number().int().optional().describe("Workflow run of the current attempt."),
@@ -51,7 +60,9 @@ export const taskStateSchema = z
         conflicts: z
           .array(z.string())
           .optional()
-          .describe("A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."),
+          .describe(
+            "A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.",
+          ),
       })
       .optional()
       .describe("Extra context handed to the next attempt."),
@@ -63,7 +74,9 @@ export const taskStateSchema = z
     contained: z
       .array(z.string())
       .optional()
-      .describe("A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."),
+      .describe(
+        "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.",
+      ),
   })
   .strict();
 export type TaskState = z.infer<typeof taskStateSchema>;
@@ -111,7 +124,9 @@ export const journalSchema = z
     integrationBranch: z.string().describe("The run's integration branch, which task PRs target."),
     baseBranch: z.string().describe("Branch the integration branch was cut from and the final PR targets."),
     createdAt: z.string().describe("When the run started (ISO-8601)."),
-    status: z.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
+    status: z
+      .enum(["running", "completed", "cancelled"])
+      .describe("running until every node is MERGED (completed) or the run is cancelled."),
     completedAt: z.string().optional().describe("When the run completed or was cancelled."),
     seq: z.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
     plan: z

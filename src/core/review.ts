@@ -108,7 +108,11 @@ export function reviewWalkthrough(w: ReviewInput, inFlight: readonly InFlight[],
     }
   }
   if (overlapTasks.length > 0) {
-    conflicts.push({ riskDescription: "changed files overlap with tasks in flight", relatedTasks: overlapTasks, files: [...overlapFiles].sort() });
+    conflicts.push({
+      riskDescription: "changed files overlap with tasks in flight",
+      relatedTasks: overlapTasks,
+      files: [...overlapFiles].sort(),
+    });
   }
 
   for (const risk of w.risks) {

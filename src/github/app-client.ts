@@ -17,7 +17,8 @@ export interface InstallationRepositories {
 }
 
 const asApp = async (app: AppAuth): Promise<Octokit> => (await app.auth()) as unknown as Octokit;
-const asInstallation = async (app: AppAuth, installationId: number): Promise<Octokit> => (await app.auth(installationId)) as unknown as Octokit;
+const asInstallation = async (app: AppAuth, installationId: number): Promise<Octokit> =>
+  (await app.auth(installationId)) as unknown as Octokit;
 
 /** Every installation of the App with the repositories it holds, one installation at a time. */
 export async function* installedRepositories(app: AppAuth): AsyncGenerator<InstallationRepositories> {

@@ -41,7 +41,13 @@ export function newCallStats(): CallStats {
 /** The request's path without host, the GitHub Enterprise `/api/v3` prefix or the query. */
 function pathOf(octokit: Octokit, o: unknown): { method: string; path: string } {
   const parsed = octokit.request.endpoint.parse(o as never) as { url: string; method: string };
-  return { method: parsed.method.toUpperCase(), path: parsed.url.replace(/^https?:\/\/[^/]+/, "").replace(/^\/api\/v3/, "").split("?")[0]! };
+  return {
+    method: parsed.method.toUpperCase(),
+    path: parsed.url
+      .replace(/^https?:\/\/[^/]+/, "")
+      .replace(/^\/api\/v3/, "")
+      .split("?")[0]!,
+  };
 }
 
 /** Count every request of `octokit` into `stats`, and report each with its timing to `onRequest`. */

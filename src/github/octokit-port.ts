@@ -154,7 +154,11 @@ export class OctokitPort implements GitHubPort {
 
   async listBranches(prefix: string): Promise<{ name: string; sha: string }[]> {
     return this.#call("git.listMatchingRefs", async () => {
-      const refs = await this.#octokit.paginate(this.#octokit.rest.git.listMatchingRefs, { ...this.#r, ref: `heads/${prefix}`, per_page: 100 });
+      const refs = await this.#octokit.paginate(this.#octokit.rest.git.listMatchingRefs, {
+        ...this.#r,
+        ref: `heads/${prefix}`,
+        per_page: 100,
+      });
       return refs.map((r) => ({ name: r.ref.replace(/^refs\/heads\//, ""), sha: r.object.sha }));
     });
   }
@@ -193,7 +197,8 @@ export class OctokitPort implements GitHubPort {
       // Files of 1–100 MB come without their content (`encoding: "none"`) unless the raw media type is
       // asked for (GitHub changelog, 2022-05-03); the blob API serves them base64-encoded up to 100 MB.
       // A long run's journal grows past 1 MB.
-      const base64 = data.encoding === "none" ? (await this.#octokit.rest.git.getBlob({ ...this.#r, file_sha: data.sha })).data.content : data.content;
+      const base64 =
+        data.encoding === "none" ? (await this.#octokit.rest.git.getBlob({ ...this.#r, file_sha: data.sha })).data.content : data.content;
       return { content: Buffer.from(base64, "base64").toString("utf8"), blobSha: data.sha };
     } catch (e) {
       if (statusOf(e) === 404) return null;
@@ -205,14 +210,22 @@ export class OctokitPort implements GitHubPort {
     try {
       const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path, ref });
       if (!Array.isArray(data)) return [];
-      return data.filter((d) => d.type === "file" || d.type === "dir").map((d) => ({ name: d.name, path: d.path, type: d.type as "file" | "dir" }));
+      return data
+        .filter((d) => d.type === "file" || d.type === "dir")
+        .map((d) => ({ name: d.name, path: d.path, type: d.type as "file" | "dir" }));
     } catch (e) {
       if (statusOf(e) === 404) return [];
       throw wrap("repos.getContent", e);
     }
   }
 
-  async writeFile(branch: string, path: string, content: string, message: string, expectedBlobSha?: string): Promise<{ blobSha: string; commitSha: string }> {
+  async writeFile(
+    branch: string,
+    path: string,
+    content: string,
+    message: string,
+    expectedBlobSha?: string,
+  ): Promise<{ blobSha: string; commitSha: string }> {
     try {
       const { data } = await this.#octokit.rest.repos.createOrUpdateFileContents({
         ...this.#r,
@@ -227,7 +240,8 @@ export class OctokitPort implements GitHubPort {
       // The contents API is a compare-and-swap on the file's blob sha: 409 when it moved, and 422
       // when `sha` is missing for a file that now exists (someone created it first).
       const status = statusOf(e);
-      if (status === 409 || (status === 422 && !expectedBlobSha)) throw new ConflictError("repos.createOrUpdateFileContents", `${path} on ${branch} changed since it was read`);
+      if (status === 409 || (status === 422 && !expectedBlobSha))
+        throw new ConflictError("repos.createOrUpdateFileContents", `${path} on ${branch} changed since it was read`);
       throw wrap("repos.createOrUpdateFileContents", e);
     }
   }
@@ -263,7 +277,13 @@ export class OctokitPort implements GitHubPort {
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
       return data.workflow_runs
         .filter((r) => Date.parse(r.created_at) >= after)
-        .map((r) => ({ id: r.id, headBranch: r.head_branch ?? "", status: r.status ?? "", conclusion: r.conclusion ?? null, createdAt: r.created_at }));
+        .map((r) => ({
+          id: r.id,
+          headBranch: r.head_branch ?? "",
+          status: r.status ?? "",
+          conclusion: r.conclusion ?? null,
+          createdAt: r.created_at,
+        }));
     });
   }
 
@@ -286,12 +306,22 @@ export class OctokitPort implements GitHubPort {
   }
 
   async createCheckRun(fields: CheckRunFields): Promise<number> {
-    return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id);
+    return this.#call(
+      "checks.create",
+      async () =>
+        (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id,
+    );
   }
 
   async findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null> {
     return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({ ...this.#r, ref: headSha, check_name: name, filter: "all", per_page: 100 });
+      const { data } = await this.#octokit.rest.checks.listForRef({
+        ...this.#r,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100,
+      });
       return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
     });
   }
@@ -327,7 +357,10 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
-  async mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult> {
+  async mergePullRequest(
+    number: number,
+    fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
+  ): Promise<PullMergeResult> {
     try {
       const { data } = await this.#octokit.rest.pulls.merge({
         ...this.#r,
@@ -351,7 +384,14 @@ export class OctokitPort implements GitHubPort {
 
   async findIssue(label: string, marker: string): Promise<number | null> {
     return this.#call("issues.listForRepo", async () => {
-      const { data } = await this.#octokit.rest.issues.listForRepo({ ...this.#r, labels: label, state: "all", sort: "created", direction: "desc", per_page: 100 });
+      const { data } = await this.#octokit.rest.issues.listForRepo({
+        ...this.#r,
+        labels: label,
+        state: "all",
+        sort: "created",
+        direction: "desc",
+        per_page: 100,
+      });
       return data.find((i) => !i.pull_request && (i.body ?? "").includes(marker))?.number ?? null;
     });
   }
@@ -360,7 +400,10 @@ export class OctokitPort implements GitHubPort {
     return this.#call("issues.create", async () => (await this.#octokit.rest.issues.create({ ...this.#r, ...fields })).data.number);
   }
 
-  async updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void> {
+  async updateIssue(
+    number: number,
+    fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] },
+  ): Promise<void> {
     await this.#call("issues.update", () => this.#octokit.rest.issues.update({ ...this.#r, issue_number: number, ...fields }));
   }
 
@@ -386,7 +429,10 @@ export class OctokitPort implements GitHubPort {
   }
 
   async createComment(issue: number, body: string): Promise<number> {
-    return this.#call("issues.createComment", async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id);
+    return this.#call(
+      "issues.createComment",
+      async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id,
+    );
   }
 
   async updateComment(id: number, body: string): Promise<void> {

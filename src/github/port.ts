@@ -64,7 +64,14 @@ export interface CheckRunFields {
   externalId?: string;
   /** Buttons (`requested_action`); GitHub allows at most three. */
   actions?: { label: string; description: string; identifier: string }[];
-  annotations?: { path: string; startLine: number; endLine: number; level: "notice" | "warning" | "failure"; message: string; title?: string }[];
+  annotations?: {
+    path: string;
+    startLine: number;
+    endLine: number;
+    level: "notice" | "warning" | "failure";
+    message: string;
+    title?: string;
+  }[];
 }
 
 export type MergeResult = { kind: "merged"; sha: string } | { kind: "noop" } | { kind: "conflict" };
@@ -109,7 +116,13 @@ export interface GitHubPort {
    * the file is still that blob (compare-and-swap, `ConflictError` otherwise); without it the file
    * must not exist yet.
    */
-  writeFile(branch: string, path: string, content: string, message: string, expectedBlobSha?: string): Promise<{ blobSha: string; commitSha: string }>;
+  writeFile(
+    branch: string,
+    path: string,
+    content: string,
+    message: string,
+    expectedBlobSha?: string,
+  ): Promise<{ blobSha: string; commitSha: string }>;
 
   dispatchWorkflow(workflow: string, ref: string, inputs: Record<string, string>): Promise<{ workflowRunId?: number }>;
   listWorkflowRuns(workflow: string, filter: { branch?: string; createdAfter?: string }): Promise<WorkflowRunInfo[]>;
@@ -128,13 +141,18 @@ export interface GitHubPort {
   updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
   /** Paths a PR changes (up to GitHub's 3,000-file limit of the endpoint). */
   listPullRequestFiles(number: number): Promise<string[]>;
-  mergePullRequest(number: number, fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string }): Promise<PullMergeResult>;
+  mergePullRequest(
+    number: number,
+    fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
+  ): Promise<PullMergeResult>;
 
   /** The newest issue (not PR) with `label` whose body holds `marker`, among the 100 newest with that label. */
   findIssue(label: string, marker: string): Promise<number | null>;
   createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number>;
   updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void>;
-  getIssue(number: number): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;
+  getIssue(
+    number: number,
+  ): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;
   createComment(issue: number, body: string): Promise<number>;
   /** The id of a comment on `issue` whose body holds `marker`, if one exists. */
   findComment(issue: number, marker: string): Promise<number | null>;

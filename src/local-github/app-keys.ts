@@ -24,7 +24,9 @@ export function appKeys(): AppKeys {
 export function appJwt(appId: number | string, privateKeyPem: string, claims: { iat?: number; exp?: number } = {}): string {
   const nowSec = Math.floor(Date.now() / 1000);
   const header = Buffer.from(JSON.stringify({ alg: "RS256", typ: "JWT" })).toString("base64url");
-  const payload = Buffer.from(JSON.stringify({ iat: claims.iat ?? nowSec - 60, exp: claims.exp ?? nowSec + 540, iss: appId })).toString("base64url");
+  const payload = Buffer.from(JSON.stringify({ iat: claims.iat ?? nowSec - 60, exp: claims.exp ?? nowSec + 540, iss: appId })).toString(
+    "base64url",
+  );
   const sig = createSign("RSA-SHA256").update(`${header}.${payload}`).sign(privateKeyPem).toString("base64url");
   return `${header}.${payload}.${sig}`;
 }

@@ -40,15 +40,30 @@ export function verifyAppJwt(state: SimState, jwt: string, nowSec = Math.floor(D
   const iss = payload.iss;
   const app = [...state.apps.values()].find((a) => String(a.id) === String(iss) || a.clientId === iss);
   if (!app) throw new HttpError(401, "Integration not found", doc);
-  const ok = verify("RSA-SHA256", Buffer.from(`${parts[0]}.${parts[1]}`), createPublicKey(app.publicKeyPem), Buffer.from(parts[2]!, "base64url"));
+  const ok = verify(
+    "RSA-SHA256",
+    Buffer.from(`${parts[0]}.${parts[1]}`),
+    createPublicKey(app.publicKeyPem),
+    Buffer.from(parts[2]!, "base64url"),
+  );
   if (!ok) throw new HttpError(401, "A JSON web token could not be decoded", doc);
   const { iat, exp } = payload;
   if (typeof iat !== "number" || !Number.isInteger(iat))
     throw new HttpError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.", doc);
   if (typeof exp !== "number" || !Number.isInteger(exp))
-    throw new HttpError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.", doc);
-  if (iat > nowSec + 60) throw new HttpError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.", doc);
-  if (exp <= nowSec) throw new HttpError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.", doc);
+    throw new HttpError(
+      401,
+      "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.",
+      doc,
+    );
+  if (iat > nowSec + 60)
+    throw new HttpError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.", doc);
+  if (exp <= nowSec)
+    throw new HttpError(
+      401,
+      "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.",
+      doc,
+    );
   if (exp - iat > 600) throw new HttpError(401, "'Expiration time' claim ('exp') is too far in the future", doc);
   return app;
 }
@@ -57,10 +72,7 @@ export function newToken(prefix: "ghs" | "ghp" | "gho"): string {
   return `${prefix}_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
 }
 
-export type Credential =
-  | { kind: "none" }
-  | { kind: "jwt"; app: App }
-  | { kind: "token"; token: Token };
+export type Credential = { kind: "none" } | { kind: "jwt"; app: App } | { kind: "token"; token: Token };
 
 /** Reads `Authorization: token X`, `Bearer X` (JWT or token) or `Basic base64(user:X)`. */
 export function authenticate(state: SimState, header: string | undefined): Credential {
@@ -109,7 +121,8 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
   if (group === "meta" || group === "rate-limit") return "public";
   switch (group) {
     case "repos":
-      if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level") return { any: [["metadata", "read"]], role: "read" };
+      if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
+        return { any: [["metadata", "read"]], role: "read" };
       if (operationId.includes("status")) return { any: [["statuses", lvl]], role };
       return { any: [["contents", operationId === "repos/merge" ? "write" : lvl]], role };
     case "git":
@@ -121,9 +134,19 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
     case "reactions":
       // Opening issues and commenting needs only read access for a person on a public repo.
       // (`pull_requests` is accepted instead of `issues` when the target is a pull request; see authorize.)
-      return { any: [["issues", lvl]], role: ["issues/create", "issues/create-comment", "reactions/create-for-issue", "reactions/create-for-issue-comment"].includes(operationId) ? "read" : role };
+      return {
+        any: [["issues", lvl]],
+        role: ["issues/create", "issues/create-comment", "reactions/create-for-issue", "reactions/create-for-issue-comment"].includes(
+          operationId,
+        )
+          ? "read"
+          : role,
+      };
     case "checks":
-      return { any: [["checks", operationId === "checks/rerequest-run" || operationId === "checks/rerequest-suite" ? "write" : lvl]], role };
+      return {
+        any: [["checks", operationId === "checks/rerequest-run" || operationId === "checks/rerequest-suite" ? "write" : lvl]],
+        role,
+      };
     case "actions":
       return { any: [["actions", lvl]], role };
     default:
@@ -151,14 +174,26 @@ export function roleOf(repo: Repo, user: User): Role | undefined {
  * 404 (GitHub hides private repositories); a visible one with a missing permission answers 403
  * "Resource not accessible by integration".
  */
-export function authorize(state: SimState, cred: Credential, op: string, repo: Repo | undefined, docUrl: string, targetIsPull = false): void {
+export function authorize(
+  state: SimState,
+  cred: Credential,
+  op: string,
+  repo: Repo | undefined,
+  docUrl: string,
+  targetIsPull = false,
+): void {
   const req = requirement(op);
   if (typeof req === "object" && targetIsPull && req.any.some(([n]) => n === "issues")) {
     req.any.push(["pull_requests", req.any.find(([n]) => n === "issues")![1]]);
   }
   if (req === "public") return;
   if (req === "installation") {
-    if (cred.kind !== "token" || cred.token.kind !== "installation") throw new HttpError(403, "You must authenticate with an installation access token in order to list repositories for an installation.", docUrl);
+    if (cred.kind !== "token" || cred.token.kind !== "installation")
+      throw new HttpError(
+        403,
+        "You must authenticate with an installation access token in order to list repositories for an installation.",
+        docUrl,
+      );
     return;
   }
   if (req === "jwt") {
@@ -179,7 +214,11 @@ export function authorize(state: SimState, cred: Credential, op: string, repo: R
     if (!role && repo.private) throw new HttpError(404, "Not Found", docUrl);
     if (!roleAtLeast(role ?? "read", req.role)) {
       if (!role && repo.private) throw new HttpError(404, "Not Found", docUrl);
-      throw new HttpError(403, `Must have ${req.role === "read" ? "pull" : req.role === "write" ? "push" : req.role} access to repository`, docUrl);
+      throw new HttpError(
+        403,
+        `Must have ${req.role === "read" ? "pull" : req.role === "write" ? "push" : req.role} access to repository`,
+        docUrl,
+      );
     }
     return;
   }
@@ -189,8 +228,14 @@ export function authorize(state: SimState, cred: Credential, op: string, repo: R
     if (!inst || !state.installationsFor(repo).includes(inst)) throw new HttpError(404, "Not Found", docUrl);
   }
   if (!req.any.some(([name, level]) => hasPermission(t.permissions, name, level))) {
-    throw new HttpError(403, "Resource not accessible by integration", docUrl, {}, {
-      "x-accepted-github-permissions": req.any.map(([n, l]) => `${n}=${l}`).join("; "),
-    });
+    throw new HttpError(
+      403,
+      "Resource not accessible by integration",
+      docUrl,
+      {},
+      {
+        "x-accepted-github-permissions": req.any.map(([n, l]) => `${n}=${l}`).join("; "),
+      },
+    );
   }
 }

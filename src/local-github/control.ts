@@ -40,7 +40,12 @@ export class Control {
 
   async createRepo(o: SeedRepoOptions): Promise<{ id: number; full_name: string; clone_url: string; default_branch: string }> {
     const r = await this.core.createRepo(o);
-    return { id: r.id, full_name: `${r.owner.login}/${r.name}`, clone_url: `${this.baseUrl}/${r.owner.login}/${r.name}.git`, default_branch: r.defaultBranch };
+    return {
+      id: r.id,
+      full_name: `${r.owner.login}/${r.name}`,
+      clone_url: `${this.baseUrl}/${r.owner.login}/${r.name}.git`,
+      default_branch: r.defaultBranch,
+    };
   }
 
   setCollaborator(fullName: string, login: string, role: Role): void {
@@ -92,7 +97,11 @@ export class Control {
     this.userTokens.set(login, token);
     const res = await fetch(`${this.baseUrl}/api/v3${path}`, {
       method,
-      headers: { authorization: `token ${token}`, accept: "application/vnd.github+json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `token ${token}`,
+        accept: "application/vnd.github+json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       redirect: "manual",
     });
@@ -119,7 +128,12 @@ export class Control {
   review(login: string, fullName: string, number: number, event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT", body = ""): Promise<ApiAnswer> {
     return this.api(login, "POST", `/repos/${fullName}/pulls/${number}/reviews`, { event, body });
   }
-  merge(login: string, fullName: string, number: number, opts: { merge_method?: "merge" | "squash" | "rebase"; sha?: string } = {}): Promise<ApiAnswer> {
+  merge(
+    login: string,
+    fullName: string,
+    number: number,
+    opts: { merge_method?: "merge" | "squash" | "rebase"; sha?: string } = {},
+  ): Promise<ApiAnswer> {
     return this.api(login, "PUT", `/repos/${fullName}/pulls/${number}/merge`, opts);
   }
   close(login: string, fullName: string, number: number): Promise<ApiAnswer> {
@@ -144,7 +158,17 @@ export class Control {
     issue.pull.draft = false;
     issue.updatedAt = now();
     const actor = this.core.ensureUser(login);
-    this.core.bus.emit("pull_request", "ready_for_review", { number, pull_request: await this.core.pullPayload(repo, issue), repository: this.core.model.repo(repo), sender: this.core.model.user(actor) }, { repo });
+    this.core.bus.emit(
+      "pull_request",
+      "ready_for_review",
+      {
+        number,
+        pull_request: await this.core.pullPayload(repo, issue),
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(actor),
+      },
+      { repo },
+    );
     await this.core.bus.idle();
   }
 
@@ -155,19 +179,29 @@ export class Control {
     if (!run) throw new Error(`no check run ${checkRunId}`);
     if (!run.actions.some((a) => a.identifier === identifier)) throw new Error(`check run ${checkRunId} offers no action ${identifier}`);
     const actor = this.core.ensureUser(login);
-    this.core.bus.emit("check_run", "requested_action", {
-      check_run: this.core.model.checkRunForHook(repo, run, this.core.prsFor(repo, run.headSha)),
-      requested_action: { identifier },
-      repository: this.core.model.repo(repo),
-      sender: this.core.model.user(actor),
-    }, { repo, onlyAppId: run.appId });
+    this.core.bus.emit(
+      "check_run",
+      "requested_action",
+      {
+        check_run: this.core.model.checkRunForHook(repo, run, this.core.prsFor(repo, run.headSha)),
+        requested_action: { identifier },
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(actor),
+      },
+      { repo, onlyAppId: run.appId },
+    );
     await this.core.bus.idle();
   }
 
   // ---- deliveries and faults
 
   deliveries(filter: { event?: string; action?: string; status?: Delivery["status"] } = {}): Delivery[] {
-    return this.core.state.deliveries.filter((d) => (!filter.event || d.event === filter.event) && (!filter.action || d.action === filter.action) && (!filter.status || d.status === filter.status));
+    return this.core.state.deliveries.filter(
+      (d) =>
+        (!filter.event || d.event === filter.event) &&
+        (!filter.action || d.action === filter.action) &&
+        (!filter.status || d.status === filter.status),
+    );
   }
 
   redeliver(id: number): Delivery {
@@ -202,7 +236,14 @@ export class Control {
 type Send = (res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>) => void;
 
 /** The /_sim/ HTTP endpoints, one per Control method. */
-export async function handleControl(control: Control, req: IncomingMessage, res: ServerResponse, url: URL, readBody: (r: IncomingMessage) => Promise<Buffer>, send: Send): Promise<void> {
+export async function handleControl(
+  control: Control,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  readBody: (r: IncomingMessage) => Promise<Buffer>,
+  send: Send,
+): Promise<void> {
   const method = req.method ?? "GET";
   const path = url.pathname.replace(/^\/_sim/, "") || "/";
   const raw = await readBody(req);
@@ -216,14 +257,21 @@ export async function handleControl(control: Control, req: IncomingMessage, res:
   let m: RegExpExecArray | null;
   try {
     if (method === "GET" && path === "/") return send(res, 200, { endpoints: CONTROL_ENDPOINTS });
-    if (method === "POST" && path === "/users") return send(res, 201, control.createUser(s("login"), body.type === "Organization" ? "Organization" : "User"));
-    if (method === "POST" && (m = /^\/users\/([^/]+)\/tokens$/.exec(path))) return send(res, 201, { token: control.userToken(decodeURIComponent(m[1]!)) });
+    if (method === "POST" && path === "/users")
+      return send(res, 201, control.createUser(s("login"), body.type === "Organization" ? "Organization" : "User"));
+    if (method === "POST" && (m = /^\/users\/([^/]+)\/tokens$/.exec(path)))
+      return send(res, 201, { token: control.userToken(decodeURIComponent(m[1]!)) });
     if (method === "POST" && path === "/repos") return send(res, 201, await control.createRepo(body as unknown as SeedRepoOptions));
     if (method === "PUT" && (m = /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)$/.exec(path))) {
       control.setCollaborator(m[1]!, decodeURIComponent(m[2]!), (s("permission") || "write") as Role);
       return send(res, 204, undefined);
     }
-    if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/hooks$/.exec(path))) return send(res, 201, control.addRepoHook(m[1]!, s("url"), (body.secret as string | undefined) ?? null, (body.events as string[] | undefined) ?? ["*"]));
+    if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/hooks$/.exec(path)))
+      return send(
+        res,
+        201,
+        control.addRepoHook(m[1]!, s("url"), (body.secret as string | undefined) ?? null, (body.events as string[] | undefined) ?? ["*"]),
+      );
     if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/ready_for_review$/.exec(path))) {
       await control.readyForReview(s("as"), m[1]!, Number(m[2]));
       return send(res, 204, undefined);
@@ -237,23 +285,50 @@ export async function handleControl(control: Control, req: IncomingMessage, res:
       control.setAppWebhookUrl(Number(m[1]), s("webhook_url"));
       return send(res, 204, undefined);
     }
-    if (method === "POST" && (m = /^\/apps\/(\d+)\/installations$/.exec(path))) return send(res, 201, control.install(Number(m[1]), s("account"), (body.repositories as string[] | "all" | undefined) ?? "all"));
+    if (method === "POST" && (m = /^\/apps\/(\d+)\/installations$/.exec(path)))
+      return send(res, 201, control.install(Number(m[1]), s("account"), (body.repositories as string[] | "all" | undefined) ?? "all"));
     if (method === "DELETE" && (m = /^\/installations\/(\d+)$/.exec(path))) {
       control.uninstall(Number(m[1]), (body.as as string | undefined) ?? undefined);
       return send(res, 204, undefined);
     }
     if (method === "POST" && (m = /^\/installations\/(\d+)\/repositories$/.exec(path))) {
-      control.addInstallationRepositories(Number(m[1]), (body.repositories as string[] | undefined) ?? [], (body.as as string | undefined) ?? undefined);
+      control.addInstallationRepositories(
+        Number(m[1]),
+        (body.repositories as string[] | undefined) ?? [],
+        (body.as as string | undefined) ?? undefined,
+      );
       return send(res, 204, undefined);
     }
-    if (method === "POST" && (m = /^\/installations\/(\d+)\/token$/.exec(path))) return send(res, 201, { token: control.installationToken(Number(m[1])) });
+    if (method === "POST" && (m = /^\/installations\/(\d+)\/token$/.exec(path)))
+      return send(res, 201, { token: control.installationToken(Number(m[1])) });
     if (method === "POST" && path === "/act") {
       const a = await control.api(s("as"), s("method") || "GET", s("path"), body.body);
       return send(res, 200, a);
     }
     if (method === "GET" && path === "/deliveries") {
-      const list = control.deliveries({ event: url.searchParams.get("event") ?? undefined, action: url.searchParams.get("action") ?? undefined, status: (url.searchParams.get("status") as Delivery["status"] | null) ?? undefined });
-      return send(res, 200, list.map((d) => ({ id: d.id, guid: d.guid, event: d.event, action: d.action, status: d.status, status_code: d.statusCode, error: d.error, redelivery: d.redelivery, delivered_at: d.deliveredAt, installation_id: d.installationId, repository_id: d.repositoryId, payload: d.payload })));
+      const list = control.deliveries({
+        event: url.searchParams.get("event") ?? undefined,
+        action: url.searchParams.get("action") ?? undefined,
+        status: (url.searchParams.get("status") as Delivery["status"] | null) ?? undefined,
+      });
+      return send(
+        res,
+        200,
+        list.map((d) => ({
+          id: d.id,
+          guid: d.guid,
+          event: d.event,
+          action: d.action,
+          status: d.status,
+          status_code: d.statusCode,
+          error: d.error,
+          redelivery: d.redelivery,
+          delivered_at: d.deliveredAt,
+          installation_id: d.installationId,
+          repository_id: d.repositoryId,
+          payload: d.payload,
+        })),
+      );
     }
     if (method === "POST" && (m = /^\/deliveries\/(\d+)\/redeliver$/.exec(path))) {
       const d = control.redeliver(Number(m[1]));
@@ -269,7 +344,9 @@ export async function handleControl(control: Control, req: IncomingMessage, res:
     }
     if (method === "GET" && (m = /^\/logs\/jobs\/(\d+)\.txt$/.exec(path))) {
       const log = control.logsOfJob(Number(m[1]));
-      return log !== undefined ? send(res, 200, log, { "content-type": "text/plain; charset=utf-8" }) : send(res, 404, Model.error("Not Found", 404));
+      return log !== undefined
+        ? send(res, 200, log, { "content-type": "text/plain; charset=utf-8" })
+        : send(res, 404, Model.error("Not Found", 404));
     }
     return send(res, 404, { message: `no control endpoint ${method} ${url.pathname}` });
   } catch (e) {

@@ -8,7 +8,18 @@ import { Faults } from "./faults.js";
 import * as git from "./git.js";
 import { Model } from "./model.js";
 import { specValidator, type Violation } from "./openapi.js";
-import { now, SimState, type App, type Installation, type Issue, type Permissions, type Repo, type Role, type Token, type User } from "./state.js";
+import {
+  now,
+  SimState,
+  type App,
+  type Installation,
+  type Issue,
+  type Permissions,
+  type Repo,
+  type Role,
+  type Token,
+  type User,
+} from "./state.js";
 import { WebhookBus } from "./webhooks.js";
 
 export interface RefChange {
@@ -69,7 +80,13 @@ export class SimCore {
   constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number } = {}) {
     this.root = mkdtempSync(join(tmpdir(), "forge-sim-"));
     this.model = new Model(this.state, () => this.baseUrl);
-    this.bus = new WebhookBus(this.state, this.validator, this.faults, (id, errors) => this.violation({ kind: "webhook", id, errors }), opts.webhookTimeoutMs);
+    this.bus = new WebhookBus(
+      this.state,
+      this.validator,
+      this.faults,
+      (id, errors) => this.violation({ kind: "webhook", id, errors }),
+      opts.webhookTimeoutMs,
+    );
     const ghActions = this.ensureUser("github-actions[bot]", "Bot");
     // GitHub's id of the Actions bot, as its commits' no-reply address shows.
     ghActions.id = GITHUB_ACTIONS_BOT_ID;
@@ -83,7 +100,15 @@ export class SimCore {
       publicKeyPem: "",
       webhookUrl: null,
       webhookSecret: null,
-      permissions: { actions: "write", checks: "write", contents: "write", metadata: "read", pull_requests: "write", issues: "write", statuses: "write" },
+      permissions: {
+        actions: "write",
+        checks: "write",
+        contents: "write",
+        metadata: "read",
+        pull_requests: "write",
+        issues: "write",
+        statuses: "write",
+      },
       events: [],
       bot: ghActions,
       createdAt: now(),
@@ -152,7 +177,14 @@ export class SimCore {
       description: o.description ?? null,
     };
     for (const login of repo.collaborators.keys()) this.ensureUser(login);
-    for (const l of o.labels ?? []) repo.labels.set(l.name, { id: this.state.id(), name: l.name, color: l.color ?? "ededed", description: l.description ?? null, default: false });
+    for (const l of o.labels ?? [])
+      repo.labels.set(l.name, {
+        id: this.state.id(),
+        name: l.name,
+        color: l.color ?? "ededed",
+        description: l.description ?? null,
+        default: false,
+      });
     this.state.repos.set(repo.id, repo);
     let tree: string | undefined;
     if (o.fromDir) tree = await git.treeFromFolder(dir, o.fromDir);
@@ -199,7 +231,14 @@ export class SimCore {
     this.state.apps.set(id, app);
     if (app.webhookUrl) {
       const hookId = this.state.id();
-      this.state.hooks.set(hookId, { id: hookId, targetType: "integration", targetId: app.id, url: app.webhookUrl, secret: app.webhookSecret, events: app.events });
+      this.state.hooks.set(hookId, {
+        id: hookId,
+        targetType: "integration",
+        targetId: app.id,
+        url: app.webhookUrl,
+        secret: app.webhookSecret,
+        events: app.events,
+      });
     }
     return app;
   }
@@ -218,23 +257,46 @@ export class SimCore {
     const app = this.state.apps.get(appId);
     if (!app) throw new Error(`no App ${appId}`);
     const acct = this.ensureUser(account);
-    const ids = repositories === "all" ? "all" : repositories.map((n) => {
-      const [o, r] = n.includes("/") ? n.split("/") : [account, n];
-      const repo = this.state.repoByName(o!, r!);
-      if (!repo) throw new Error(`no repository ${n}`);
-      return repo.id;
-    });
+    const ids =
+      repositories === "all"
+        ? "all"
+        : repositories.map((n) => {
+            const [o, r] = n.includes("/") ? n.split("/") : [account, n];
+            const repo = this.state.repoByName(o!, r!);
+            if (!repo) throw new Error(`no repository ${n}`);
+            return repo.id;
+          });
     const t = now();
-    const inst: Installation = { id: this.state.id(), appId, account: acct, repositories: ids, permissions: { ...app.permissions }, events: [...app.events], createdAt: t, updatedAt: t };
+    const inst: Installation = {
+      id: this.state.id(),
+      appId,
+      account: acct,
+      repositories: ids,
+      permissions: { ...app.permissions },
+      events: [...app.events],
+      createdAt: t,
+      updatedAt: t,
+    };
     this.state.installations.set(inst.id, inst);
     const repos = [...this.state.repos.values()].filter((r) => r.owner.id === acct.id && (ids === "all" || ids.includes(r.id)));
     // installation.created goes to the App (docs: "installation" event).
-    this.bus.emit("installation", "created", {
-      installation: this.model.installation(inst),
-      repositories: repos.map((r) => ({ id: r.id, node_id: (this.model.minimalRepo(r).node_id as string), name: r.name, full_name: `${r.owner.login}/${r.name}`, private: r.private })),
-      requester: null,
-      sender: this.model.user(acct),
-    }, { installation: inst });
+    this.bus.emit(
+      "installation",
+      "created",
+      {
+        installation: this.model.installation(inst),
+        repositories: repos.map((r) => ({
+          id: r.id,
+          node_id: this.model.minimalRepo(r).node_id as string,
+          name: r.name,
+          full_name: `${r.owner.login}/${r.name}`,
+          private: r.private,
+        })),
+        requester: null,
+        sender: this.model.user(acct),
+      },
+      { installation: inst },
+    );
     this.bus.flush();
     return inst;
   }
@@ -244,7 +306,17 @@ export class SimCore {
     const inst = this.state.installations.get(installationId);
     if (!inst) throw new Error(`no installation ${installationId}`);
     const sender = by ? this.ensureUser(by) : inst.account;
-    this.bus.emit("installation", "deleted", { installation: this.model.installation(inst), repositories: this.installedRepos(inst), requester: null, sender: this.model.user(sender) }, { installation: inst });
+    this.bus.emit(
+      "installation",
+      "deleted",
+      {
+        installation: this.model.installation(inst),
+        repositories: this.installedRepos(inst),
+        requester: null,
+        sender: this.model.user(sender),
+      },
+      { installation: inst },
+    );
     this.bus.flush();
     this.state.installations.delete(installationId);
     for (const t of this.state.tokens.values()) if (t.installationId === installationId) t.expiresAt = 0;
@@ -265,23 +337,36 @@ export class SimCore {
       }
     }
     const sender = by ? this.ensureUser(by) : inst.account;
-    this.bus.emit("installation_repositories", "added", {
-      installation: this.model.installation(inst),
-      repository_selection: "selected",
-      repositories_added: added.map((r) => this.repoLite(r)),
-      repositories_removed: [],
-      requester: null,
-      sender: this.model.user(sender),
-    }, { installation: inst });
+    this.bus.emit(
+      "installation_repositories",
+      "added",
+      {
+        installation: this.model.installation(inst),
+        repository_selection: "selected",
+        repositories_added: added.map((r) => this.repoLite(r)),
+        repositories_removed: [],
+        requester: null,
+        sender: this.model.user(sender),
+      },
+      { installation: inst },
+    );
     this.bus.flush();
   }
 
   private repoLite(r: Repo): Record<string, unknown> {
-    return { id: r.id, node_id: this.model.minimalRepo(r).node_id as string, name: r.name, full_name: `${r.owner.login}/${r.name}`, private: r.private };
+    return {
+      id: r.id,
+      node_id: this.model.minimalRepo(r).node_id as string,
+      name: r.name,
+      full_name: `${r.owner.login}/${r.name}`,
+      private: r.private,
+    };
   }
 
   private installedRepos(inst: Installation): Array<Record<string, unknown>> {
-    return [...this.state.repos.values()].filter((r) => r.owner.id === inst.account.id && (inst.repositories === "all" || inst.repositories.includes(r.id))).map((r) => this.repoLite(r));
+    return [...this.state.repos.values()]
+      .filter((r) => r.owner.id === inst.account.id && (inst.repositories === "all" || inst.repositories.includes(r.id)))
+      .map((r) => this.repoLite(r));
   }
 
   mintInstallationToken(inst: Installation, repoIds?: number[], permissions?: Permissions): Token {
@@ -340,10 +425,28 @@ export class SimCore {
       const short = ch.ref.replace(/^refs\/(heads|tags)\//, "");
       const refType = isBranch ? "branch" : "tag";
       if (!ch.before && ch.after) {
-        this.bus.emit("create", null, { ref: short, ref_type: refType, master_branch: repo.defaultBranch, description: repo.description, pusher_type: "user", repository: this.model.repo(repo), sender }, { repo, causedByWorkflowRun });
+        this.bus.emit(
+          "create",
+          null,
+          {
+            ref: short,
+            ref_type: refType,
+            master_branch: repo.defaultBranch,
+            description: repo.description,
+            pusher_type: "user",
+            repository: this.model.repo(repo),
+            sender,
+          },
+          { repo, causedByWorkflowRun },
+        );
       }
       if (ch.before && !ch.after) {
-        this.bus.emit("delete", null, { ref: short, ref_type: refType, pusher_type: "user", repository: this.model.repo(repo), sender }, { repo, causedByWorkflowRun });
+        this.bus.emit(
+          "delete",
+          null,
+          { ref: short, ref_type: refType, pusher_type: "user", repository: this.model.repo(repo), sender },
+          { repo, causedByWorkflowRun },
+        );
       }
       const commits = ch.after ? await git.pushCommits(repo.gitDir, ch.before ?? undefined, ch.after) : [];
       const forced = !!(ch.before && ch.after && !(await git.isAncestor(repo.gitDir, ch.before, ch.after)));
@@ -364,21 +467,29 @@ export class SimCore {
           };
         }),
       );
-      this.bus.emit("push", null, {
-        ref: ch.ref,
-        before: ch.before ?? ZERO,
-        after: ch.after ?? ZERO,
-        created: !ch.before,
-        deleted: !ch.after,
-        forced,
-        base_ref: null,
-        compare: ch.before && ch.after ? `${base}/compare/${ch.before.slice(0, 12)}...${ch.after.slice(0, 12)}` : `${base}/commit/${(ch.after ?? ch.before)!.slice(0, 12)}`,
-        commits: hookCommits,
-        head_commit: hookCommits.at(-1) ?? null,
-        repository: this.model.repo(repo, { timestamps: "unix" }),
-        pusher: { name: ctx.actor.login, email: this.email(ctx.actor) },
-        sender,
-      }, { repo, causedByWorkflowRun });
+      this.bus.emit(
+        "push",
+        null,
+        {
+          ref: ch.ref,
+          before: ch.before ?? ZERO,
+          after: ch.after ?? ZERO,
+          created: !ch.before,
+          deleted: !ch.after,
+          forced,
+          base_ref: null,
+          compare:
+            ch.before && ch.after
+              ? `${base}/compare/${ch.before.slice(0, 12)}...${ch.after.slice(0, 12)}`
+              : `${base}/commit/${(ch.after ?? ch.before)!.slice(0, 12)}`,
+          commits: hookCommits,
+          head_commit: hookCommits.at(-1) ?? null,
+          repository: this.model.repo(repo, { timestamps: "unix" }),
+          pusher: { name: ctx.actor.login, email: this.email(ctx.actor) },
+          sender,
+        },
+        { repo, causedByWorkflowRun },
+      );
 
       if (!isBranch) continue;
       // Pull requests whose head moved → synchronize; whose base moved → base sha and merged-by-push.
@@ -389,7 +500,19 @@ export class SimCore {
           const before = p.headSha;
           p.headSha = ch.after;
           issue.updatedAt = now();
-          this.bus.emit("pull_request", "synchronize", { number: issue.number, before, after: ch.after, pull_request: await this.pullPayload(repo, issue), repository: this.model.repo(repo), sender }, { repo, causedByWorkflowRun });
+          this.bus.emit(
+            "pull_request",
+            "synchronize",
+            {
+              number: issue.number,
+              before,
+              after: ch.after,
+              pull_request: await this.pullPayload(repo, issue),
+              repository: this.model.repo(repo),
+              sender,
+            },
+            { repo, causedByWorkflowRun },
+          );
         }
         if (p.baseRef === short && ch.after) {
           p.baseSha = ch.after;
@@ -414,19 +537,47 @@ export class SimCore {
     for (const inst of this.state.installationsFor(repo)) {
       if (inst.permissions.checks !== "write" || !inst.events.includes("check_suite")) continue;
       const suite = this.ensureSuite(repo, inst.appId, after, branch, before);
-      this.bus.emit("check_suite", "requested", { check_suite: { ...this.model.suite(repo, suite, this.prsFor(repo, after)), head_commit: await this.headCommit(repo, after) }, repository: this.model.repo(repo), sender: this.model.user(ctx.actor) }, { repo, onlyAppId: inst.appId, causedByWorkflowRun: ctx.token?.workflowRunId });
+      this.bus.emit(
+        "check_suite",
+        "requested",
+        {
+          check_suite: { ...this.model.suite(repo, suite, this.prsFor(repo, after)), head_commit: await this.headCommit(repo, after) },
+          repository: this.model.repo(repo),
+          sender: this.model.user(ctx.actor),
+        },
+        { repo, onlyAppId: inst.appId, causedByWorkflowRun: ctx.token?.workflowRunId },
+      );
     }
   }
 
   async headCommit(repo: Repo, sha: string): Promise<Record<string, unknown>> {
     const c = await git.readCommit(repo.gitDir, sha);
-    return { id: c.sha, tree_id: c.tree, message: c.message.replace(/\n$/, ""), timestamp: c.committer.date, author: { name: c.author.name, email: c.author.email }, committer: { name: c.committer.name, email: c.committer.email } };
+    return {
+      id: c.sha,
+      tree_id: c.tree,
+      message: c.message.replace(/\n$/, ""),
+      timestamp: c.committer.date,
+      author: { name: c.author.name, email: c.author.email },
+      committer: { name: c.committer.name, email: c.committer.email },
+    };
   }
 
   ensureSuite(repo: Repo, appId: number, headSha: string, headBranch: string | null, before: string | null = null) {
     for (const s of this.state.suites.values()) if (s.repoId === repo.id && s.appId === appId && s.headSha === headSha) return s;
     const t = now();
-    const s = { id: this.state.id(), repoId: repo.id, appId, headSha, headBranch, before, after: headSha, status: "queued" as const, conclusion: null, createdAt: t, updatedAt: t };
+    const s = {
+      id: this.state.id(),
+      repoId: repo.id,
+      appId,
+      headSha,
+      headBranch,
+      before,
+      after: headSha,
+      status: "queued" as const,
+      conclusion: null,
+      createdAt: t,
+      updatedAt: t,
+    };
     this.state.suites.set(s.id, s);
     return s;
   }
@@ -487,7 +638,17 @@ export class SimCore {
     issue.closedAt = t;
     issue.closedBy = ctx.actor;
     issue.updatedAt = t;
-    this.bus.emit("pull_request", "closed", { number: issue.number, pull_request: await this.pullPayload(repo, issue), repository: this.model.repo(repo), sender: this.model.user(ctx.actor) }, { repo, causedByWorkflowRun: ctx.token?.workflowRunId });
+    this.bus.emit(
+      "pull_request",
+      "closed",
+      {
+        number: issue.number,
+        pull_request: await this.pullPayload(repo, issue),
+        repository: this.model.repo(repo),
+        sender: this.model.user(ctx.actor),
+      },
+      { repo, causedByWorkflowRun: ctx.token?.workflowRunId },
+    );
   }
 
   /** Writes a file in the temp root (used for logs and seeds). */

@@ -109,7 +109,12 @@ export async function readRefFile(gitDir: string, ref: string): Promise<string |
     const v = (await readFile(join(gitDir, ref), "utf8")).trim();
     return SHA.test(v) ? v : undefined;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ENOTDIR" && (e as NodeJS.ErrnoException).code !== "EISDIR") throw e;
+    if (
+      (e as NodeJS.ErrnoException).code !== "ENOENT" &&
+      (e as NodeJS.ErrnoException).code !== "ENOTDIR" &&
+      (e as NodeJS.ErrnoException).code !== "EISDIR"
+    )
+      throw e;
   }
   try {
     const packed = await readFile(join(gitDir, "packed-refs"), "utf8");
@@ -237,7 +242,8 @@ export interface TreeEntry {
 }
 
 export async function lsTree(gitDir: string, treeish: string, recursive = false, path?: string): Promise<TreeEntry[]> {
-  if (SHA.test(treeish) && path === undefined) return memo(gitDir, "ls-tree", [treeish], String(recursive), () => lsTreeObjects(gitDir, treeish, recursive));
+  if (SHA.test(treeish) && path === undefined)
+    return memo(gitDir, "ls-tree", [treeish], String(recursive), () => lsTreeObjects(gitDir, treeish, recursive));
   return memo(gitDir, "ls-tree", [treeish], `${recursive}\0${path ?? ""}`, () => lsTreeUncached(gitDir, treeish, recursive, path));
 }
 
@@ -246,7 +252,9 @@ async function lsTreeObjects(gitDir: string, sha: string, recursive: boolean): P
   const out: TreeEntry[] = [];
   const walk = async (tree: string, prefix: string): Promise<void> => {
     const entries = await readTreeEntries(gitDir, tree);
-    const sizes = await Promise.all(entries.map((e) => (typeOfMode(e.mode) === "blob" ? objectInfo(gitDir, e.sha).then((i) => i?.size) : undefined)));
+    const sizes = await Promise.all(
+      entries.map((e) => (typeOfMode(e.mode) === "blob" ? objectInfo(gitDir, e.sha).then((i) => i?.size) : undefined)),
+    );
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
       const entry: TreeEntry = { mode: e.mode, type: typeOfMode(e.mode), sha: e.sha, path: prefix + e.name };
@@ -371,7 +379,7 @@ function gitDate(iso: string): string | undefined {
 
 /** `name <email> epoch tz` when git would write exactly these values (no characters it strips). */
 function identLine(id: GitIdentity): string | undefined {
-  const isCrud = (ch: string) => ch.charCodeAt(0) <= 32 || '.,:;<>"\\\''.includes(ch);
+  const isCrud = (ch: string) => ch.charCodeAt(0) <= 32 || ".,:;<>\"\\'".includes(ch);
   const clean = (v: string) => v !== "" && !isCrud(v[0]!) && !isCrud(v.at(-1)!) && !/[<>\n]/.test(v);
   const date = gitDate(id.date);
   if (!date || !clean(id.name) || !clean(id.email)) return undefined;
@@ -452,10 +460,14 @@ export async function buildTree(gitDir: string, baseTree: string | undefined, ch
     return n;
   };
   for (const c of changes) {
-    const parts = c.path.replace(/^\/+|\/+$/g, "").split("/").filter(Boolean);
+    const parts = c.path
+      .replace(/^\/+|\/+$/g, "")
+      .split("/")
+      .filter(Boolean);
     if (!parts.length) continue;
     // git refuses these paths in an index ("invalid path"), so the tree never holds them.
-    if (parts.some((p) => p === "." || p === ".." || p.toLowerCase() === ".git" || p.includes("\0"))) throw new GitError(`error: invalid path '${c.path}'`, 128, `error: invalid path '${c.path}'`);
+    if (parts.some((p) => p === "." || p === ".." || p.toLowerCase() === ".git" || p.includes("\0")))
+      throw new GitError(`error: invalid path '${c.path}'`, 128, `error: invalid path '${c.path}'`);
     let node: Node | undefined = root;
     for (const p of parts.slice(0, -1)) {
       node = await child(node, p, !!c.sha);
@@ -557,7 +569,6 @@ export async function isAncestor(gitDir: string, ancestor: string, descendant: s
     return r.code === 0;
   });
 }
-
 
 export async function mergeBase(gitDir: string, a: string, b: string): Promise<string | undefined> {
   return memo(gitDir, "merge-base", [a, b], "", () => mergeBaseUncached(gitDir, a, b));
@@ -719,7 +730,11 @@ export async function pushCommits(gitDir: string, before: string | undefined, af
   return Promise.all(shas.map((s) => readCommit(gitDir, s)));
 }
 
-export async function changedPaths(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+export async function changedPaths(
+  gitDir: string,
+  parent: string | undefined,
+  sha: string,
+): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
   const r = await memo(gitDir, "changed", parent ? [parent, sha] : [sha], "", () => changedPathsUncached(gitDir, parent, sha));
   return { added: [...r.added], removed: [...r.removed], modified: [...r.modified] };
 }
@@ -728,7 +743,13 @@ export async function changedPaths(gitDir: string, parent: string | undefined, s
  * Paths added, removed and modified between two trees (`git diff --name-status --no-renames`),
  * comparing tree objects and skipping subtrees whose ids match; in git's path order.
  */
-async function compareTrees(gitDir: string, a: string | undefined, b: string | undefined, prefix: string, res: { added: string[]; removed: string[]; modified: string[] }): Promise<void> {
+async function compareTrees(
+  gitDir: string,
+  a: string | undefined,
+  b: string | undefined,
+  prefix: string,
+  res: { added: string[]; removed: string[]; modified: string[] },
+): Promise<void> {
   const [ea, eb] = await Promise.all([a ? readTreeEntries(gitDir, a) : [], b ? readTreeEntries(gitDir, b) : []]);
   const key = (e: RawTreeEntry) => Buffer.from(e.mode === "040000" ? `${e.name}/` : e.name, "utf8");
   const rows = new Map<string, { a?: RawTreeEntry; b?: RawTreeEntry }>();
@@ -759,7 +780,11 @@ async function compareTrees(gitDir: string, a: string | undefined, b: string | u
   }
 }
 
-async function changedPathsUncached(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+async function changedPathsUncached(
+  gitDir: string,
+  parent: string | undefined,
+  sha: string,
+): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
   if ((await objectType(gitDir, sha)) === "commit" && (!parent || (await objectType(gitDir, parent)) === "commit")) {
     const res = { added: [] as string[], removed: [] as string[], modified: [] as string[] };
     const tree = (await readCommit(gitDir, sha)).tree;
@@ -770,7 +795,11 @@ async function changedPathsUncached(gitDir: string, parent: string | undefined, 
   return changedPathsGit(gitDir, parent, sha);
 }
 
-async function changedPathsGit(gitDir: string, parent: string | undefined, sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+async function changedPathsGit(
+  gitDir: string,
+  parent: string | undefined,
+  sha: string,
+): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
   const out = parent
     ? await git(gitDir, ["diff", "--name-status", "-z", "--no-renames", parent, sha])
     : await git(gitDir, ["diff-tree", "--root", "--name-status", "-z", "--no-renames", "-r", sha]);

@@ -31,14 +31,17 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
   const repo = core.state.repoByName(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
   if (!repo) return deny(res, 404, "Repository not found.");
   const rest = m[3]!;
-  const service = url.searchParams.get("service") ?? (rest.endsWith("/git-receive-pack") ? "git-receive-pack" : rest.endsWith("/git-upload-pack") ? "git-upload-pack" : "");
+  const service =
+    url.searchParams.get("service") ??
+    (rest.endsWith("/git-receive-pack") ? "git-receive-pack" : rest.endsWith("/git-upload-pack") ? "git-upload-pack" : "");
   const write = service === "git-receive-pack";
 
   let token: Token | undefined;
   try {
     const cred = authenticate(core.state, req.headers.authorization);
     if (cred.kind === "token") token = cred.token;
-    else if (cred.kind === "jwt") return deny(res, 401, "Invalid username or token. Password authentication is not supported for Git operations.", true);
+    else if (cred.kind === "jwt")
+      return deny(res, 401, "Invalid username or token. Password authentication is not supported for Git operations.", true);
   } catch {
     return deny(res, 401, "Invalid username or token. Password authentication is not supported for Git operations.", true);
   }

@@ -70,7 +70,8 @@ function requireRepoPermission(ctx: Ctx, repo: Repo, perm: string, level: "read"
   const t = ctx.token;
   if (!t) throw gqlError("This endpoint requires you to be authenticated.", "UNAUTHORIZED");
   if (t.kind === "user") {
-    if (!roleAtLeast(roleOf(repo, t.actor), level === "write" ? "write" : "read")) throw gqlError(`${t.actor.login} does not have the correct permissions to execute this mutation`, "FORBIDDEN");
+    if (!roleAtLeast(roleOf(repo, t.actor), level === "write" ? "write" : "read"))
+      throw gqlError(`${t.actor.login} does not have the correct permissions to execute this mutation`, "FORBIDDEN");
     return;
   }
   if (t.repoIds && !t.repoIds.includes(repo.id)) throw gqlError("Could not resolve to a node", "NOT_FOUND");
@@ -96,12 +97,23 @@ function pullObject(core: SimCore, repo: Repo, issue: Issue): Record<string, unk
 }
 
 function commitObject(core: SimCore, repo: Repo, sha: string): Record<string, unknown> {
-  return { __typename: "Commit", oid: sha, url: `${core.baseUrl}/${repo.owner.login}/${repo.name}/commit/${sha}`, commitUrl: `${core.baseUrl}/${repo.owner.login}/${repo.name}/commit/${sha}` };
+  return {
+    __typename: "Commit",
+    oid: sha,
+    url: `${core.baseUrl}/${repo.owner.login}/${repo.name}/commit/${sha}`,
+    commitUrl: `${core.baseUrl}/${repo.owner.login}/${repo.name}/commit/${sha}`,
+  };
 }
 
 function refObject(core: SimCore, repo: Repo, full: string, sha: string): Record<string, unknown> {
   const m = /^(refs\/(?:heads|tags)\/)(.*)$/.exec(full);
-  return { __typename: "Ref", id: nodeId("Ref", `${repo.id}:${full}`), name: m ? m[2] : full, prefix: m ? m[1] : "refs/", target: commitObject(core, repo, sha) };
+  return {
+    __typename: "Ref",
+    id: nodeId("Ref", `${repo.id}:${full}`),
+    name: m ? m[2] : full,
+    prefix: m ? m[1] : "refs/",
+    target: commitObject(core, repo, sha),
+  };
 }
 
 function findPull(core: SimCore, id: string): { repo: Repo; issue: Issue } {
@@ -122,12 +134,17 @@ async function setDraft(ctx: Ctx, id: string, draft: boolean): Promise<Record<st
   if (issue.pull!.draft !== draft) {
     issue.pull!.draft = draft;
     issue.updatedAt = now();
-    core.bus.emit("pull_request", draft ? "converted_to_draft" : "ready_for_review", {
-      number: issue.number,
-      pull_request: await core.pullPayload(repo, issue),
-      repository: core.model.repo(repo),
-      sender: core.model.user(ctx.actor),
-    }, { repo, causedByWorkflowRun: ctx.token?.workflowRunId });
+    core.bus.emit(
+      "pull_request",
+      draft ? "converted_to_draft" : "ready_for_review",
+      {
+        number: issue.number,
+        pull_request: await core.pullPayload(repo, issue),
+        repository: core.model.repo(repo),
+        sender: core.model.user(ctx.actor),
+      },
+      { repo, causedByWorkflowRun: ctx.token?.workflowRunId },
+    );
   }
   return pullObject(core, repo, issue);
 }
@@ -141,7 +158,16 @@ interface FileChanges {
  * createCommitOnBranch: a strict compare-and-swap — the commit is made only if the branch still
  * points at `expectedHeadOid` (docs.github.com/graphql/reference/mutations#createcommitonbranch).
  */
-async function createCommitOnBranch(ctx: Ctx, input: { branch: { repositoryNameWithOwner?: string; branchName?: string; id?: string }; expectedHeadOid: string; message: { headline: string; body?: string }; fileChanges?: FileChanges; clientMutationId?: string }): Promise<Record<string, unknown>> {
+async function createCommitOnBranch(
+  ctx: Ctx,
+  input: {
+    branch: { repositoryNameWithOwner?: string; branchName?: string; id?: string };
+    expectedHeadOid: string;
+    message: { headline: string; body?: string };
+    fileChanges?: FileChanges;
+    clientMutationId?: string;
+  },
+): Promise<Record<string, unknown>> {
   const { core } = ctx;
   let repo: Repo | undefined;
   let branch = input.branch.branchName;
@@ -161,18 +187,25 @@ async function createCommitOnBranch(ctx: Ctx, input: { branch: { repositoryNameW
   const refName = `refs/heads/${branch}`;
   const tip = await git.resolveRef(repo.gitDir, refName);
   if (!tip) throw gqlError(`A ref named "${branch}" does not exist`, "NOT_FOUND");
-  if (tip !== input.expectedHeadOid) throw gqlError(`Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`, "STALE_DATA");
+  if (tip !== input.expectedHeadOid)
+    throw gqlError(`Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`, "STALE_DATA");
   const changes: git.TreeChange[] = [];
   for (const d of input.fileChanges?.deletions ?? []) changes.push({ path: d.path, sha: null });
-  for (const a of input.fileChanges?.additions ?? []) changes.push({ path: a.path, sha: await git.hashBlob(repo.gitDir, Buffer.from(a.contents, "base64")) });
+  for (const a of input.fileChanges?.additions ?? [])
+    changes.push({ path: a.path, sha: await git.hashBlob(repo.gitDir, Buffer.from(a.contents, "base64")) });
   const base = await git.readCommit(repo.gitDir, tip);
   const tree = await git.buildTree(repo.gitDir, base.tree, changes);
   const who = { name: ctx.actor.login, email: core.email(ctx.actor), date: now() };
   const message = input.message.body ? `${input.message.headline}\n\n${input.message.body}\n` : `${input.message.headline}\n`;
   const sha = await git.commitTree(repo.gitDir, tree, [tip], message, who, who);
-  if (!(await git.updateRef(repo.gitDir, refName, sha, tip))) throw gqlError(`Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`, "STALE_DATA");
+  if (!(await git.updateRef(repo.gitDir, refName, sha, tip)))
+    throw gqlError(`Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`, "STALE_DATA");
   await core.refsChanged(repo, [{ ref: refName, before: tip, after: sha }], { actor: ctx.actor, token: ctx.token });
-  return { clientMutationId: input.clientMutationId ?? null, commit: commitObject(core, repo, sha), ref: refObject(core, repo, refName, sha) };
+  return {
+    clientMutationId: input.clientMutationId ?? null,
+    commit: commitObject(core, repo, sha),
+    ref: refObject(core, repo, refName, sha),
+  };
 }
 
 function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
@@ -201,7 +234,13 @@ function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
   };
 }
 
-export async function handleGraphql(core: SimCore, req: IncomingMessage, res: ServerResponse, body: Buffer, send: (res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>) => void): Promise<void> {
+export async function handleGraphql(
+  core: SimCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  send: (res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>) => void,
+): Promise<void> {
   const docUrl = "https://docs.github.com/graphql";
   let ctx: Ctx;
   try {
@@ -230,16 +269,36 @@ export async function handleGraphql(core: SimCore, req: IncomingMessage, res: Se
     },
     viewer: (_: unknown, c: Ctx) => ({ __typename: "User", login: c.actor.login, id: nodeId(c.actor.type, c.actor.id) }),
     // Mutation
-    markPullRequestReadyForReview: async ({ input }: { input: { pullRequestId: string; clientMutationId?: string } }, c: Ctx) => ({ clientMutationId: input.clientMutationId ?? null, pullRequest: await setDraft(c, input.pullRequestId, false) }),
-    convertPullRequestToDraft: async ({ input }: { input: { pullRequestId: string; clientMutationId?: string } }, c: Ctx) => ({ clientMutationId: input.clientMutationId ?? null, pullRequest: await setDraft(c, input.pullRequestId, true) }),
-    createCommitOnBranch: async ({ input }: { input: Parameters<typeof createCommitOnBranch>[1] }, c: Ctx) => createCommitOnBranch(c, input),
+    markPullRequestReadyForReview: async ({ input }: { input: { pullRequestId: string; clientMutationId?: string } }, c: Ctx) => ({
+      clientMutationId: input.clientMutationId ?? null,
+      pullRequest: await setDraft(c, input.pullRequestId, false),
+    }),
+    convertPullRequestToDraft: async ({ input }: { input: { pullRequestId: string; clientMutationId?: string } }, c: Ctx) => ({
+      clientMutationId: input.clientMutationId ?? null,
+      pullRequest: await setDraft(c, input.pullRequestId, true),
+    }),
+    createCommitOnBranch: async ({ input }: { input: Parameters<typeof createCommitOnBranch>[1] }, c: Ctx) =>
+      createCommitOnBranch(c, input),
   };
-  const result = await graphql({ schema: githubSchema(), source: request.query, rootValue, contextValue: ctx, variableValues: request.variables ?? null, operationName: request.operationName ?? null, fieldResolver });
+  const result = await graphql({
+    schema: githubSchema(),
+    source: request.query,
+    rootValue,
+    contextValue: ctx,
+    variableValues: request.variables ?? null,
+    operationName: request.operationName ?? null,
+    fieldResolver,
+  });
   const out: Record<string, unknown> = {};
   if (result.data !== undefined) out.data = result.data;
   if (result.errors?.length) {
     // GitHub answers 200 with `errors` (type, path, locations, message).
-    out.errors = result.errors.map((e) => ({ type: (e.extensions?.type as string | undefined) ?? undefined, path: e.path, locations: e.locations, message: e.message }));
+    out.errors = result.errors.map((e) => ({
+      type: (e.extensions?.type as string | undefined) ?? undefined,
+      path: e.path,
+      locations: e.locations,
+      message: e.message,
+    }));
   }
   res.on("finish", () => core.bus.flush());
   send(res, 200, out);

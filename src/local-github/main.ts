@@ -40,7 +40,13 @@ async function start(): Promise<void> {
     },
   });
   if (values.help) {
-    console.log(readFileSync(new URL(import.meta.url), "utf8").split("\n").filter((l) => l.startsWith("//")).map((l) => l.slice(3)).join("\n"));
+    console.log(
+      readFileSync(new URL(import.meta.url), "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("//"))
+        .map((l) => l.slice(3))
+        .join("\n"),
+    );
     return;
   }
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
@@ -95,9 +101,21 @@ async function start(): Promise<void> {
     const pem =
       cfg.publicKeyPem ??
       (cfg.publicKeyPath ? readFileSync(resolve(base, cfg.publicKeyPath), "utf8") : undefined) ??
-      (cfg.privateKeyPath ? createPublicKey(readFileSync(resolve(base, cfg.privateKeyPath), "utf8")).export({ type: "spki", format: "pem" }).toString() : undefined);
+      (cfg.privateKeyPath
+        ? createPublicKey(readFileSync(resolve(base, cfg.privateKeyPath), "utf8"))
+            .export({ type: "spki", format: "pem" })
+            .toString()
+        : undefined);
     if (!pem) throw new Error("app.json needs publicKeyPem, publicKeyPath or privateKeyPath");
-    const app = sim.control.registerApp({ slug: cfg.slug, id: cfg.id, publicKeyPem: pem, webhookUrl: cfg.webhookUrl, webhookSecret: cfg.webhookSecret, permissions: cfg.permissions, events: cfg.events });
+    const app = sim.control.registerApp({
+      slug: cfg.slug,
+      id: cfg.id,
+      publicKeyPem: pem,
+      webhookUrl: cfg.webhookUrl,
+      webhookSecret: cfg.webhookSecret,
+      permissions: cfg.permissions,
+      events: cfg.events,
+    });
     appLine = `app:      ${app.slug} (id ${app.id})`;
     if (cfg.install) {
       const inst = sim.control.install(app.id, cfg.install.account, cfg.install.repositories);
@@ -110,7 +128,8 @@ api:      ${sim.apiUrl}   (GHES style: give this as baseUrl)
 git:      ${sim.gitUrl}/<owner>/<repo>.git
 control:  ${sim.url}/_sim/
 executor: ${executor}${appLine ? `\n${appLine}` : ""}`);
-  for (const r of sim.core.state.repos.values()) console.log(`repo:     ${r.owner.login}/${r.name}  ${sim.gitUrl}/${r.owner.login}/${r.name}.git`);
+  for (const r of sim.core.state.repos.values())
+    console.log(`repo:     ${r.owner.login}/${r.name}  ${sim.gitUrl}/${r.owner.login}/${r.name}.git`);
   const stop = () => {
     void sim.close().then(() => process.exit(0));
   };

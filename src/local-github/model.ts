@@ -1,7 +1,24 @@
 // Builders of GitHub's JSON objects (users, repositories, pulls, checks, runs…) from the
 // simulator's state. Every object is checked against GitHub's schema where it is sent, so a
 // missing or mistyped field is caught by the validator rather than by Forge in production.
-import type { App, CheckRun, CheckSuite, Comment, CommitStatus, Installation, Issue, Job, Label, Reaction, Repo, Review, SimState, User, WorkflowFile, WorkflowRun } from "./state.js";
+import type {
+  App,
+  CheckRun,
+  CheckSuite,
+  Comment,
+  CommitStatus,
+  Installation,
+  Issue,
+  Job,
+  Label,
+  Reaction,
+  Repo,
+  Review,
+  SimState,
+  User,
+  WorkflowFile,
+  WorkflowRun,
+} from "./state.js";
 import type { CommitInfo } from "./git.js";
 
 type O = Record<string, unknown>;
@@ -274,7 +291,10 @@ export class Model {
       title: i.title,
       body: i.body,
       user: this.user(i.user),
-      labels: i.labels.map((n) => repo.labels.get(n)).filter((l): l is Label => !!l).map((l) => this.label(repo, l)),
+      labels: i.labels
+        .map((n) => repo.labels.get(n))
+        .filter((l): l is Label => !!l)
+        .map((l) => this.label(repo, l)),
       assignee: i.assignees[0] ? this.user(i.assignees[0]) : null,
       assignees: i.assignees.map((a) => this.user(a)),
       milestone: null,
@@ -357,7 +377,10 @@ export class Model {
       title: i.title,
       user: this.user(i.user),
       body: i.body,
-      labels: i.labels.map((n) => repo.labels.get(n)).filter((l): l is Label => !!l).map((l) => this.label(repo, l)),
+      labels: i.labels
+        .map((n) => repo.labels.get(n))
+        .filter((l): l is Label => !!l)
+        .map((l) => this.label(repo, l)),
       milestone: null,
       active_lock_reason: null,
       created_at: i.createdAt,
@@ -391,7 +414,16 @@ export class Model {
         merged: p.merged,
         mergeable: p.merged || i.state === "closed" ? null : mergeable,
         rebaseable: p.merged || i.state === "closed" ? null : mergeable,
-        mergeable_state: p.merged || i.state === "closed" ? "unknown" : mergeable === false ? "dirty" : mergeable === true ? (p.draft ? "draft" : "clean") : "unknown",
+        mergeable_state:
+          p.merged || i.state === "closed"
+            ? "unknown"
+            : mergeable === false
+              ? "dirty"
+              : mergeable === true
+                ? p.draft
+                  ? "draft"
+                  : "clean"
+                : "unknown",
         merged_by: p.mergedBy ? this.user(p.mergedBy) : null,
         comments: i.comments,
         review_comments: 0,
@@ -415,7 +447,10 @@ export class Model {
       state: r.state,
       html_url: `${html}#pullrequestreview-${r.id}`,
       pull_request_url: `${this.api}/repos/${repo.owner.login}/${repo.name}/pulls/${r.number}`,
-      _links: { html: { href: `${html}#pullrequestreview-${r.id}` }, pull_request: { href: `${this.api}/repos/${repo.owner.login}/${repo.name}/pulls/${r.number}` } },
+      _links: {
+        html: { href: `${html}#pullrequestreview-${r.id}` },
+        pull_request: { href: `${this.api}/repos/${repo.owner.login}/${repo.name}/pulls/${r.number}` },
+      },
       submitted_at: r.submittedAt,
       commit_id: r.commitId,
       author_association: this.association(repo, r.user),
@@ -437,7 +472,11 @@ export class Model {
       committer: this.gitUser(c.committer),
       tree: { sha: c.tree, url: `${base}/git/trees/${c.tree}` },
       message: c.message.replace(/\n$/, ""),
-      parents: c.parents.map((p) => ({ sha: p, url: `${base}/git/commits/${p}`, html_url: `${this.web()}/${repo.owner.login}/${repo.name}/commit/${p}` })),
+      parents: c.parents.map((p) => ({
+        sha: p,
+        url: `${base}/git/commits/${p}`,
+        html_url: `${this.web()}/${repo.owner.login}/${repo.name}/commit/${p}`,
+      })),
       verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
     };
   }
@@ -462,7 +501,11 @@ export class Model {
       },
       author: this.userByEmail(c.author.email),
       committer: this.userByEmail(c.committer.email),
-      parents: c.parents.map((p) => ({ sha: p, url: `${base}/commits/${p}`, html_url: `${this.web()}/${repo.owner.login}/${repo.name}/commit/${p}` })),
+      parents: c.parents.map((p) => ({
+        sha: p,
+        url: `${base}/commits/${p}`,
+        html_url: `${this.web()}/${repo.owner.login}/${repo.name}/commit/${p}`,
+      })),
     };
   }
 

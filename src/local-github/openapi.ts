@@ -11,9 +11,7 @@ import { Ajv, type ValidateFunction, type ErrorObject } from "ajv";
 import addFormatsModule from "ajv-formats";
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
-  ajv: Ajv,
-) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -42,7 +40,11 @@ function fixSchema(node: Json, docId: string, parentKey = ""): Json {
   }
   // Erratum: some inlined copies of `installation.account` say allOf[Simple User, Enterprise]
   // where the component says anyOf; no account can be both.
-  if (Array.isArray(out.allOf) && out.allOf.some((x) => (x as Obj)?.title === "Simple User") && out.allOf.some((x) => (x as Obj)?.title === "Enterprise")) {
+  if (
+    Array.isArray(out.allOf) &&
+    out.allOf.some((x) => (x as Obj)?.title === "Simple User") &&
+    out.allOf.some((x) => (x as Obj)?.title === "Enterprise")
+  ) {
     out.anyOf = out.allOf;
     delete out.allOf;
   }
@@ -118,7 +120,10 @@ function compileTemplate(template: string): { regex: RegExp; names: string[] } {
 }
 
 function formatErrors(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message ?? ""} ${JSON.stringify(e.params)}`).join("; ");
+  return (errors ?? [])
+    .slice(0, 8)
+    .map((e) => `${e.instancePath || "/"} ${e.message ?? ""} ${JSON.stringify(e.params)}`)
+    .join("; ");
 }
 
 export class SpecValidator {
@@ -228,7 +233,16 @@ export class SpecValidator {
       if (raw === null) continue;
       const schema = param.schema as Obj;
       const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-      const value: unknown = type === "integer" || type === "number" ? Number(raw) : type === "boolean" ? raw === "true" ? true : raw === "false" ? false : raw : raw;
+      const value: unknown =
+        type === "integer" || type === "number"
+          ? Number(raw)
+          : type === "boolean"
+            ? raw === "true"
+              ? true
+              : raw === "false"
+                ? false
+                : raw
+            : raw;
       const fn = this.compile(`q:${operationId}:${param.name as string}`, schema);
       if (fn && !fn(value)) problems.push(`query ${param.name as string}: ${formatErrors(fn.errors)}`);
     }

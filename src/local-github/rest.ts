@@ -56,11 +56,16 @@ function act(ctx: RestCtx): ActContext {
 }
 
 function emit(ctx: RestCtx, event: string, action: string | null, payload: Record<string, unknown>, onlyAppId?: number): void {
-  ctx.core.bus.emit(event, action, { ...payload, repository: ctx.core.model.repo(repoOf(ctx)), sender: ctx.core.model.user(ctx.actor) }, {
-    repo: ctx.repo,
-    onlyAppId,
-    causedByWorkflowRun: ctx.token?.workflowRunId,
-  });
+  ctx.core.bus.emit(
+    event,
+    action,
+    { ...payload, repository: ctx.core.model.repo(repoOf(ctx)), sender: ctx.core.model.user(ctx.actor) },
+    {
+      repo: ctx.repo,
+      onlyAppId,
+      causedByWorkflowRun: ctx.token?.workflowRunId,
+    },
+  );
 }
 
 function str(body: Record<string, unknown> | undefined, key: string): string | undefined {
@@ -71,7 +76,9 @@ function str(body: Record<string, unknown> | undefined, key: string): string | u
 /** PR and issue bodies and comments are limited to 65,536 characters. */
 function checkBodyLength(ctx: RestCtx, resource: string, text: string | undefined | null, field = "body"): void {
   if (text && text.length > 65536) {
-    throw invalid(ctx, "Validation Failed", [{ resource, code: "custom", field, message: `${field} is too long (maximum is 65536 characters)` }]);
+    throw invalid(ctx, "Validation Failed", [
+      { resource, code: "custom", field, message: `${field} is too long (maximum is 65536 characters)` },
+    ]);
   }
 }
 
@@ -109,7 +116,11 @@ const apps: Record<string, Handler> = {
   // docs.github.com/rest/apps/apps — every endpoint here is called with the App's JWT.
   "apps/get-authenticated": async (ctx) => ok(ctx.core.model.app(ctx.app!)),
   "apps/list-installations": async (ctx) =>
-    ok(ctx.page([...ctx.core.state.installations.values()].filter((i) => i.appId === ctx.app!.id).map((i) => ctx.core.model.installation(i)))),
+    ok(
+      ctx.page(
+        [...ctx.core.state.installations.values()].filter((i) => i.appId === ctx.app!.id).map((i) => ctx.core.model.installation(i)),
+      ),
+    ),
   "apps/get-installation": async (ctx) => {
     const inst = ctx.core.state.installations.get(Number(ctx.params.installation_id));
     if (!inst || inst.appId !== ctx.app!.id) throw notFound(ctx);
@@ -140,7 +151,8 @@ const apps: Record<string, Handler> = {
         repoIds.push(r.id);
       }
       for (const id of ids ?? []) {
-        if (!visible.some((v) => v.id === id)) throw invalid(ctx, "There is at least one repository that does not exist or is not accessible to the parent installation.");
+        if (!visible.some((v) => v.id === id))
+          throw invalid(ctx, "There is at least one repository that does not exist or is not accessible to the parent installation.");
         repoIds.push(id);
       }
     }
@@ -149,7 +161,8 @@ const apps: Record<string, Handler> = {
       const asked = b.permissions as Record<string, "read" | "write">;
       for (const [k, v] of Object.entries(asked)) {
         const have = inst.permissions[k];
-        if (!have || (v === "write" && have === "read")) throw invalid(ctx, "The permissions requested are not granted to this installation.");
+        if (!have || (v === "write" && have === "read"))
+          throw invalid(ctx, "The permissions requested are not granted to this installation.");
       }
       perms = { ...asked };
     }
@@ -168,8 +181,14 @@ const apps: Record<string, Handler> = {
     const { core } = ctx;
     const inst = core.state.installations.get(ctx.token!.installationId!);
     if (!inst) throw new HttpError(401, "Bad credentials", ctx.doc);
-    const repos = [...core.state.repos.values()].filter((r) => core.state.installationsFor(r).includes(inst) && (!ctx.token!.repoIds || ctx.token!.repoIds.includes(r.id)));
-    return ok({ total_count: repos.length, repository_selection: inst.repositories === "all" ? "all" : "selected", repositories: ctx.page(repos).map((r) => core.model.repo(r)) });
+    const repos = [...core.state.repos.values()].filter(
+      (r) => core.state.installationsFor(r).includes(inst) && (!ctx.token!.repoIds || ctx.token!.repoIds.includes(r.id)),
+    );
+    return ok({
+      total_count: repos.length,
+      repository_selection: inst.repositories === "all" ? "all" : "selected",
+      repositories: ctx.page(repos).map((r) => core.model.repo(r)),
+    });
   },
   "rate-limit/get": async () => {
     const reset = Math.floor(Date.now() / 1000) + 3600;
@@ -199,7 +218,10 @@ const repos: Record<string, Handler> = {
     return ok({
       name: ctx.params.branch,
       commit: ctx.core.model.commit(repo, await git.readCommit(repo.gitDir, sha)),
-      _links: { html: `${ctx.core.baseUrl}/${repo.owner.login}/${repo.name}/tree/${ctx.params.branch}`, self: `${base}/branches/${ctx.params.branch}` },
+      _links: {
+        html: `${ctx.core.baseUrl}/${repo.owner.login}/${repo.name}/tree/${ctx.params.branch}`,
+        self: `${base}/branches/${ctx.params.branch}`,
+      },
       protected: false,
       protection: { enabled: false, required_status_checks: { enforcement_level: "off", contexts: [], checks: [] } },
       protection_url: `${base}/branches/${ctx.params.branch}/protection`,
@@ -235,8 +257,13 @@ const repos: Record<string, Handler> = {
     }
     const blob = await git.readBlob(repo.gitDir, entry.sha);
     // `Accept: application/vnd.github.raw` (or the v3 form) returns the file's bytes themselves.
-    if (/application\/vnd\.github(\.v3)?\.raw/.test(ctx.accept)) return { status: 200, raw: blob, contentType: "application/vnd.github.raw; charset=utf-8" };
-    return ok({ ...contentEntry(ctx, repo, ref, path, { ...entry, size: blob.length }), content: wrap64(blob.toString("base64")), encoding: "base64" });
+    if (/application\/vnd\.github(\.v3)?\.raw/.test(ctx.accept))
+      return { status: 200, raw: blob, contentType: "application/vnd.github.raw; charset=utf-8" };
+    return ok({
+      ...contentEntry(ctx, repo, ref, path, { ...entry, size: blob.length }),
+      content: wrap64(blob.toString("base64")),
+      encoding: "base64",
+    });
   },
 
   // "Create or update file contents": 201 created / 200 updated; updating needs the blob `sha`
@@ -263,7 +290,10 @@ const repos: Record<string, Handler> = {
       if (!(await moveRef(ctx, repo, refName, commit, tip ?? null))) continue;
       const info = await git.readCommit(repo.gitDir, commit);
       return ok(
-        { content: contentEntry(ctx, repo, branch, path, { mode: "100644", type: "blob", sha: blob, path, size: content.length }), commit: ctx.core.model.gitCommit(repo, info) },
+        {
+          content: contentEntry(ctx, repo, branch, path, { mode: "100644", type: "blob", sha: blob, path, size: content.length }),
+          commit: ctx.core.model.gitCommit(repo, info),
+        },
         existing ? 200 : 201,
       );
     }
@@ -381,7 +411,11 @@ const repos: Record<string, Handler> = {
     const latest = new Map<string, (typeof ctx.core.state.statuses)[number]>();
     for (const s of ctx.core.state.statuses) if (s.repoId === repo.id && s.sha === sha) latest.set(s.context, s);
     const list = [...latest.values()];
-    const state = list.some((s) => s.state === "error" || s.state === "failure") ? "failure" : list.length === 0 || list.some((s) => s.state === "pending") ? "pending" : "success";
+    const state = list.some((s) => s.state === "error" || s.state === "failure")
+      ? "failure"
+      : list.length === 0 || list.some((s) => s.state === "pending")
+        ? "pending"
+        : "success";
     const base = `${ctx.core.model.api}/repos/${repo.owner.login}/${repo.name}`;
     return ok({
       state,
@@ -457,7 +491,14 @@ const gitdb: Record<string, Handler> = {
     const sha = ctx.params.file_sha!;
     if ((await git.objectType(repo.gitDir, sha)) !== "blob") throw notFound(ctx);
     const data = await git.readBlob(repo.gitDir, sha);
-    return ok({ content: wrap64(data.toString("base64")), encoding: "base64", url: `${ctx.core.model.api}/repos/${repo.owner.login}/${repo.name}/git/blobs/${sha}`, sha, size: data.length, node_id: Buffer.from(`Blob:${sha}`).toString("base64") });
+    return ok({
+      content: wrap64(data.toString("base64")),
+      encoding: "base64",
+      url: `${ctx.core.model.api}/repos/${repo.owner.login}/${repo.name}/git/blobs/${sha}`,
+      sha,
+      size: data.length,
+      node_id: Buffer.from(`Blob:${sha}`).toString("base64"),
+    });
   },
 
   // docs.github.com/rest/git/trees: entries with `content` create blobs; `sha: null` deletes.
@@ -470,7 +511,8 @@ const gitdb: Record<string, Handler> = {
     for (const e of (b.tree as Array<Record<string, unknown>>) ?? []) {
       const path = String(e.path ?? "");
       const mode = String(e.mode ?? "100644");
-      if (!path || path.startsWith("/") || path.endsWith("/")) throw invalid(ctx, "GitHub.Tree.InvalidPath", [{ resource: "Tree", field: "path", code: "invalid" }]);
+      if (!path || path.startsWith("/") || path.endsWith("/"))
+        throw invalid(ctx, "GitHub.Tree.InvalidPath", [{ resource: "Tree", field: "path", code: "invalid" }]);
       if (typeof e.content === "string") {
         changes.push({ path, mode, sha: await git.hashBlob(repo.gitDir, Buffer.from(e.content)) });
       } else if (e.sha === null) {
@@ -480,9 +522,11 @@ const gitdb: Record<string, Handler> = {
         if (!type) throw invalid(ctx, `tree.sha ${e.sha} is not a valid ${String(e.type ?? "blob")}`);
         if (type === "tree") {
           changes.push({ path, sha: null });
-          for (const sub of await git.lsTree(repo.gitDir, e.sha, true)) if (sub.type !== "tree") changes.push({ path: `${path}/${sub.path}`, mode: sub.mode, sha: sub.sha });
+          for (const sub of await git.lsTree(repo.gitDir, e.sha, true))
+            if (sub.type !== "tree") changes.push({ path: `${path}/${sub.path}`, mode: sub.mode, sha: sub.sha });
         } else changes.push({ path, mode, sha: e.sha });
-      } else throw invalid(ctx, "Must supply either tree.sha or tree.content", [{ resource: "Tree", field: "tree", code: "missing_field" }]);
+      } else
+        throw invalid(ctx, "Must supply either tree.sha or tree.content", [{ resource: "Tree", field: "tree", code: "missing_field" }]);
     }
     const sha = await git.buildTree(repo.gitDir, baseTree, changes);
     return ok(await treeJson(ctx, repo, sha, false), 201);
@@ -508,7 +552,8 @@ const gitdb: Record<string, Handler> = {
     const tree = str(b, "tree")!;
     if ((await git.objectType(repo.gitDir, tree)) !== "tree") throw invalid(ctx, "Tree SHA does not exist");
     const parents = (b.parents as string[] | undefined) ?? [];
-    for (const p of parents) if ((await git.objectType(repo.gitDir, p)) !== "commit") throw invalid(ctx, "Parent SHA does not exist or is not a commit object");
+    for (const p of parents)
+      if ((await git.objectType(repo.gitDir, p)) !== "commit") throw invalid(ctx, "Parent SHA does not exist or is not a commit object");
     const author = identity(ctx, b.author);
     const committer = b.committer ? identity(ctx, b.committer) : author;
     const sha = await git.commitTree(repo.gitDir, tree, parents, str(b, "message")!, author, committer);
@@ -641,11 +686,15 @@ const pulls: Record<string, Handler> = {
     if (!base) throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
     for (const i of ctx.core.state.issuesOf(repo.id)) {
       if (i.pull && i.state === "open" && i.pull.headRef === headName && i.pull.baseRef === baseName) {
-        throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner.login}:${headName}.` }]);
+        throw invalid(ctx, "Validation Failed", [
+          { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner.login}:${headName}.` },
+        ]);
       }
     }
     if (await git.isAncestor(repo.gitDir, head, base)) {
-      throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", code: "custom", message: `No commits between ${baseName} and ${headName}` }]);
+      throw invalid(ctx, "Validation Failed", [
+        { resource: "PullRequest", code: "custom", message: `No commits between ${baseName} and ${headName}` },
+      ]);
     }
     const issue = newIssue(ctx, repo, str(b, "title") ?? headName, str(b, "body") ?? null);
     issue.pull = {
@@ -706,12 +755,19 @@ const pulls: Record<string, Handler> = {
     }
     if (typeof b.maintainer_can_modify === "boolean") issue.pull!.maintainerCanModify = b.maintainer_can_modify;
     issue.updatedAt = now();
-    if (Object.keys(changes).length) emit(ctx, "pull_request", "edited", { number: issue.number, changes, pull_request: await ctx.core.pullPayload(repo, issue) });
+    if (Object.keys(changes).length)
+      emit(ctx, "pull_request", "edited", { number: issue.number, changes, pull_request: await ctx.core.pullPayload(repo, issue) });
     const state = str(b, "state");
     if (state && state !== issue.state) {
-      if (issue.pull!.merged) throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", code: "custom", message: "Cannot change state of a merged pull request" }]);
+      if (issue.pull!.merged)
+        throw invalid(ctx, "Validation Failed", [
+          { resource: "PullRequest", code: "custom", message: "Cannot change state of a merged pull request" },
+        ]);
       setIssueState(ctx, issue, state as "open" | "closed", null);
-      emit(ctx, "pull_request", state === "closed" ? "closed" : "reopened", { number: issue.number, pull_request: await ctx.core.pullPayload(repo, issue) });
+      emit(ctx, "pull_request", state === "closed" ? "closed" : "reopened", {
+        number: issue.number,
+        pull_request: await ctx.core.pullPayload(repo, issue),
+      });
     }
     return ok(await ctx.core.pullPayload(repo, issue));
   },
@@ -727,7 +783,8 @@ const pulls: Record<string, Handler> = {
     if (p.draft) throw new HttpError(405, "Pull Request is still a draft", ctx.doc);
     const head = await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
     if (!head) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    if (str(b, "sha") && str(b, "sha") !== p.headSha) throw new HttpError(409, "Head branch was modified. Review and try the merge again.", ctx.doc);
+    if (str(b, "sha") && str(b, "sha") !== p.headSha)
+      throw new HttpError(409, "Head branch was modified. Review and try the merge again.", ctx.doc);
     const method = str(b, "merge_method") ?? "merge";
     const baseRef = `refs/heads/${p.baseRef}`;
     const base = await git.resolveRef(repo.gitDir, baseRef);
@@ -756,7 +813,8 @@ const pulls: Record<string, Handler> = {
     }
     // Another merge moved the base meanwhile: GitHub answers 405 with this message (not 409, which
     // is only for a `sha` that is not the head), and the merge may simply be tried again.
-    if (!(await git.updateRef(repo.gitDir, baseRef, sha, base))) throw new HttpError(405, "Base branch was modified. Review and try the merge again.", ctx.doc);
+    if (!(await git.updateRef(repo.gitDir, baseRef, sha, base)))
+      throw new HttpError(405, "Base branch was modified. Review and try the merge again.", ctx.doc);
     p.mergeCommitSha = sha;
     // The ref change emits push; the PR is then marked merged (closed with merged: true).
     await ctx.core.refsChanged(repo, [{ ref: baseRef, before: base, after: sha }], act(ctx));
@@ -769,7 +827,10 @@ const pulls: Record<string, Handler> = {
     const issue = pullOf(ctx);
     const p = issue.pull!;
     const base = (await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`)) ?? p.baseSha;
-    const mb = p.merged && p.mergeCommitSha ? (await git.readCommit(repo.gitDir, p.mergeCommitSha)).parents[0] : await git.mergeBase(repo.gitDir, base, p.headSha);
+    const mb =
+      p.merged && p.mergeCommitSha
+        ? (await git.readCommit(repo.gitDir, p.mergeCommitSha)).parents[0]
+        : await git.mergeBase(repo.gitDir, base, p.headSha);
     const files = mb ? await git.diffFiles(repo.gitDir, mb, p.headSha) : [];
     return ok(ctx.page(files.map((f) => diffEntry(ctx, repo, f, p.headSha))));
   },
@@ -780,16 +841,26 @@ const pulls: Record<string, Handler> = {
     const b = ctx.body ?? {};
     const event = str(b, "event");
     if ((event === "APPROVE" || event === "REQUEST_CHANGES") && issue.user.id === ctx.actor.id) {
-      throw invalid(ctx, "Unprocessable Entity", [{ message: `Can not ${event === "APPROVE" ? "approve" : "request changes on"} your own pull request` }]);
+      throw invalid(ctx, "Unprocessable Entity", [
+        { message: `Can not ${event === "APPROVE" ? "approve" : "request changes on"} your own pull request` },
+      ]);
     }
-    if ((event === "REQUEST_CHANGES" || event === "COMMENT") && !str(b, "body")) throw invalid(ctx, "Unprocessable Entity", [{ message: "Body is required" }]);
+    if ((event === "REQUEST_CHANGES" || event === "COMMENT") && !str(b, "body"))
+      throw invalid(ctx, "Unprocessable Entity", [{ message: "Body is required" }]);
     const review: Review = {
       id: ctx.core.state.id(),
       repoId: repo.id,
       number: issue.number,
       user: ctx.actor,
       body: str(b, "body") ?? "",
-      state: event === "APPROVE" ? "APPROVED" : event === "REQUEST_CHANGES" ? "CHANGES_REQUESTED" : event === "COMMENT" ? "COMMENTED" : ("PENDING" as "COMMENTED"),
+      state:
+        event === "APPROVE"
+          ? "APPROVED"
+          : event === "REQUEST_CHANGES"
+            ? "CHANGES_REQUESTED"
+            : event === "COMMENT"
+              ? "COMMENTED"
+              : ("PENDING" as "COMMENTED"),
       commitId: str(b, "commit_id") ?? issue.pull!.headSha,
       submittedAt: now(),
     };
@@ -797,14 +868,21 @@ const pulls: Record<string, Handler> = {
     const json = ctx.core.model.review(repo, review);
     if (event) {
       const hookReview = { ...json, state: review.state.toLowerCase() };
-      emit(ctx, "pull_request_review", "submitted", { review: hookReview, pull_request: ctx.core.model.pull(repo, issue, { full: false }) });
+      emit(ctx, "pull_request_review", "submitted", {
+        review: hookReview,
+        pull_request: ctx.core.model.pull(repo, issue, { full: false }),
+      });
     } else delete json.submitted_at;
     return ok(json);
   },
   "pulls/list-reviews": async (ctx) => {
     const repo = repoOf(ctx);
     const issue = pullOf(ctx);
-    return ok(ctx.page(ctx.core.state.reviews.filter((r) => r.repoId === repo.id && r.number === issue.number).map((r) => ctx.core.model.review(repo, r))));
+    return ok(
+      ctx.page(
+        ctx.core.state.reviews.filter((r) => r.repoId === repo.id && r.number === issue.number).map((r) => ctx.core.model.review(repo, r)),
+      ),
+    );
   },
 };
 
@@ -916,7 +994,8 @@ const issues: Record<string, Handler> = {
       issue.updatedAt = now();
       await emitIssueEvent(ctx, issue, "edited", { changes });
     }
-    if (Array.isArray(b.assignees)) issue.assignees = (b.assignees as string[]).map((a) => ctx.core.state.users.get(a)).filter((u): u is User => !!u);
+    if (Array.isArray(b.assignees))
+      issue.assignees = (b.assignees as string[]).map((a) => ctx.core.state.users.get(a)).filter((u): u is User => !!u);
     if (Array.isArray(b.labels)) {
       const want = labelNames(b);
       for (const old of [...issue.labels]) if (!want.includes(old)) await removeLabel(ctx, issue, old);
@@ -924,7 +1003,10 @@ const issues: Record<string, Handler> = {
     }
     const state = str(b, "state");
     if (state && state !== issue.state) {
-      if (issue.pull?.merged) throw invalid(ctx, "Validation Failed", [{ resource: "Issue", code: "custom", message: "Cannot change state of a merged pull request" }]);
+      if (issue.pull?.merged)
+        throw invalid(ctx, "Validation Failed", [
+          { resource: "Issue", code: "custom", message: "Cannot change state of a merged pull request" },
+        ]);
       setIssueState(ctx, issue, state as "open" | "closed", str(b, "state_reason") ?? null);
       await emitIssueEvent(ctx, issue, state === "closed" ? "closed" : "reopened");
     }
@@ -942,7 +1024,9 @@ const issues: Record<string, Handler> = {
     if (since) list = list.filter((i) => i.updatedAt >= since);
     const sort = ctx.query.get("sort") ?? "created";
     const dir = ctx.query.get("direction") ?? "desc";
-    const key = (i: Issue) => (sort === "updated" ? i.updatedAt : sort === "comments" ? String(i.comments).padStart(9, "0") : i.createdAt) + String(i.number).padStart(9, "0");
+    const key = (i: Issue) =>
+      (sort === "updated" ? i.updatedAt : sort === "comments" ? String(i.comments).padStart(9, "0") : i.createdAt) +
+      String(i.number).padStart(9, "0");
     list.sort((a, b) => (dir === "asc" ? key(a).localeCompare(key(b)) : key(b).localeCompare(key(a))));
     return ok(ctx.page(list).map((i) => ctx.core.model.issue(repo, i)));
   },
@@ -953,9 +1037,20 @@ const issues: Record<string, Handler> = {
     const issue = issueOf(ctx);
     const body = str(ctx.body, "body")!;
     checkBodyLength(ctx, "IssueComment", body);
-    if (issue.locked && roleAtLeastWrite(ctx) === false) throw new HttpError(403, "Unable to create comment because issue is locked.", ctx.doc);
+    if (issue.locked && roleAtLeastWrite(ctx) === false)
+      throw new HttpError(403, "Unable to create comment because issue is locked.", ctx.doc);
     const t = now();
-    const c: Comment = { id: ctx.core.state.id(), repoId: repo.id, issueNumber: issue.number, body, user: ctx.actor, createdAt: t, updatedAt: t, viaAppId: ctx.token?.appId, reactions: [] };
+    const c: Comment = {
+      id: ctx.core.state.id(),
+      repoId: repo.id,
+      issueNumber: issue.number,
+      body,
+      user: ctx.actor,
+      createdAt: t,
+      updatedAt: t,
+      viaAppId: ctx.token?.appId,
+      reactions: [],
+    };
     ctx.core.state.comments.set(c.id, c);
     issue.comments++;
     issue.updatedAt = t;
@@ -966,7 +1061,9 @@ const issues: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const issue = issueOf(ctx);
     const since = ctx.query.get("since");
-    const list = [...ctx.core.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === issue.number && (!since || c.updatedAt >= since));
+    const list = [...ctx.core.state.comments.values()].filter(
+      (c) => c.repoId === repo.id && c.issueNumber === issue.number && (!since || c.updatedAt >= since),
+    );
     return ok(ctx.page(list).map((c) => ctx.core.model.comment(repo, c)));
   },
   "issues/get-comment": async (ctx) => ok(ctx.core.model.comment(repoOf(ctx), commentOf(ctx))),
@@ -975,12 +1072,18 @@ const issues: Record<string, Handler> = {
     const c = commentOf(ctx);
     const body = str(ctx.body, "body")!;
     checkBodyLength(ctx, "IssueComment", body);
-    if (ctx.token?.kind === "user" && c.user.id !== ctx.actor.id && !roleAtLeastWrite(ctx)) throw new HttpError(403, "Must have admin rights to Repository.", ctx.doc);
+    if (ctx.token?.kind === "user" && c.user.id !== ctx.actor.id && !roleAtLeastWrite(ctx))
+      throw new HttpError(403, "Must have admin rights to Repository.", ctx.doc);
     const from = c.body;
     c.body = body;
     c.updatedAt = now();
     const issue = ctx.core.state.issue(repo.id, c.issueNumber)!;
-    if (from !== body) emit(ctx, "issue_comment", "edited", { changes: { body: { from } }, issue: ctx.core.model.issue(repo, issue), comment: ctx.core.model.comment(repo, c) });
+    if (from !== body)
+      emit(ctx, "issue_comment", "edited", {
+        changes: { body: { from } },
+        issue: ctx.core.model.issue(repo, issue),
+        comment: ctx.core.model.comment(repo, c),
+      });
     return ok(ctx.core.model.comment(repo, c));
   },
   "issues/delete-comment": async (ctx) => {
@@ -1025,8 +1128,15 @@ const issues: Record<string, Handler> = {
     if (repo.labels.has(name)) throw invalid(ctx, "Validation Failed", [{ resource: "Label", code: "already_exists", field: "name" }]);
     // Recorded from GitHub (@octokit/fixtures "errors"): a color that is not 6 hex digits is invalid.
     const color = str(ctx.body, "color");
-    if (color !== undefined && !/^#?[0-9a-fA-F]{6}$/.test(color)) throw invalid(ctx, "Validation Failed", [{ resource: "Label", code: "invalid", field: "color" }]);
-    const l: Label = { id: ctx.core.state.id(), name, color: (str(ctx.body, "color") ?? "ededed").replace(/^#/, ""), description: str(ctx.body, "description") ?? null, default: false };
+    if (color !== undefined && !/^#?[0-9a-fA-F]{6}$/.test(color))
+      throw invalid(ctx, "Validation Failed", [{ resource: "Label", code: "invalid", field: "color" }]);
+    const l: Label = {
+      id: ctx.core.state.id(),
+      name,
+      color: (str(ctx.body, "color") ?? "ededed").replace(/^#/, ""),
+      description: str(ctx.body, "description") ?? null,
+      default: false,
+    };
     repo.labels.set(name, l);
     return ok(ctx.core.model.label(repo, l), 201);
   },
@@ -1053,7 +1163,13 @@ const issues: Record<string, Handler> = {
   "reactions/create-for-issue-comment": async (ctx) => react(ctx, commentOf(ctx).reactions),
   "reactions/list-for-issue-comment": async (ctx) => {
     const content = ctx.query.get("content");
-    return ok(ctx.page(commentOf(ctx).reactions.filter((r) => !content || r.content === content).map((r) => ctx.core.model.reaction(r))));
+    return ok(
+      ctx.page(
+        commentOf(ctx)
+          .reactions.filter((r) => !content || r.content === content)
+          .map((r) => ctx.core.model.reaction(r)),
+      ),
+    );
   },
 };
 
@@ -1110,7 +1226,12 @@ function applyRunFields(ctx: RestCtx, run: CheckRun, b: Record<string, unknown>)
   if (b.output) {
     const o = b.output as Record<string, unknown>;
     const annotations = (o.annotations as unknown[] | undefined)?.length ?? 0;
-    run.output = { title: (o.title as string) ?? run.output.title, summary: (o.summary as string) ?? run.output.summary, text: (o.text as string) ?? run.output.text, annotations_count: run.output.annotations_count + annotations };
+    run.output = {
+      title: (o.title as string) ?? run.output.title,
+      summary: (o.summary as string) ?? run.output.summary,
+      text: (o.text as string) ?? run.output.text,
+      annotations_count: run.output.annotations_count + annotations,
+    };
   }
   if (Array.isArray(b.actions)) run.actions = b.actions as CheckRun["actions"];
   // "Providing conclusion will automatically set the status parameter to completed."
@@ -1120,7 +1241,7 @@ function applyRunFields(ctx: RestCtx, run: CheckRun, b: Record<string, unknown>)
   }
   if (run.status === "completed") {
     run.completedAt = str(b, "completed_at") ?? run.completedAt ?? now();
-    if (!run.conclusion) throw invalid(ctx, "Invalid request.\n\nNo subschema in \"anyOf\" matched.\n\"conclusion\" wasn't supplied.");
+    if (!run.conclusion) throw invalid(ctx, 'Invalid request.\n\nNo subschema in "anyOf" matched.\n"conclusion" wasn\'t supplied.');
   }
   if (run.status === "in_progress" && !run.startedAt) run.startedAt = now();
 }
@@ -1139,7 +1260,13 @@ async function afterRunChange(ctx: RestCtx, run: CheckRun, wasCompleted: boolean
       if (suite.conclusion === "skipped") suite.conclusion = "success";
       suite.status = "completed";
       suite.updatedAt = now();
-      emit(ctx, "check_suite", "completed", { check_suite: { ...ctx.core.model.suite(repo, suite, prs), head_commit: await ctx.core.headCommit(repo, suite.headSha) } }, suite.appId);
+      emit(
+        ctx,
+        "check_suite",
+        "completed",
+        { check_suite: { ...ctx.core.model.suite(repo, suite, prs), head_commit: await ctx.core.headCommit(repo, suite.headSha) } },
+        suite.appId,
+      );
     }
   } else if (run.status !== "completed") {
     const suite = ctx.core.state.suites.get(run.suiteId)!;
@@ -1185,7 +1312,8 @@ const checks: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const run = runOf(ctx);
     const appId = checkApp(ctx);
-    if (run.appId !== appId) throw new HttpError(403, `Invalid app_id \`${appId}\` - check run can only be modified by the GitHub App that created it.`, ctx.doc);
+    if (run.appId !== appId)
+      throw new HttpError(403, `Invalid app_id \`${appId}\` - check run can only be modified by the GitHub App that created it.`, ctx.doc);
     const was = run.status === "completed";
     applyRunFields(ctx, run, ctx.body ?? {});
     await afterRunChange(ctx, run, was, false);
@@ -1212,7 +1340,13 @@ const checks: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const run = runOf(ctx);
     if (run.status !== "completed") throw new HttpError(403, "This check run is not rerequestable", ctx.doc);
-    emit(ctx, "check_run", "rerequested", { check_run: ctx.core.model.checkRunForHook(repo, run, ctx.core.prsFor(repo, run.headSha)) }, run.appId);
+    emit(
+      ctx,
+      "check_run",
+      "rerequested",
+      { check_run: ctx.core.model.checkRunForHook(repo, run, ctx.core.prsFor(repo, run.headSha)) },
+      run.appId,
+    );
     return ok({}, 201);
   },
   "checks/create-suite": async (ctx) => {
@@ -1222,19 +1356,36 @@ const checks: Record<string, Handler> = {
     if ((await git.objectType(repo.gitDir, headSha)) !== "commit") throw invalid(ctx, `No commit found for SHA: ${headSha}`);
     const existed = [...ctx.core.state.suites.values()].some((s) => s.repoId === repo.id && s.appId === appId && s.headSha === headSha);
     const suite = ctx.core.ensureSuite(repo, appId, headSha, null);
-    return ok({ ...ctx.core.model.suite(repo, suite, ctx.core.prsFor(repo, headSha)), head_commit: await ctx.core.headCommit(repo, headSha) }, existed ? 200 : 201);
+    return ok(
+      { ...ctx.core.model.suite(repo, suite, ctx.core.prsFor(repo, headSha)), head_commit: await ctx.core.headCommit(repo, headSha) },
+      existed ? 200 : 201,
+    );
   },
   "checks/get-suite": async (ctx) => {
     const repo = repoOf(ctx);
     const s = ctx.core.state.suites.get(Number(ctx.params.check_suite_id));
     if (!s || s.repoId !== repo.id) throw notFound(ctx);
-    return ok({ ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)), head_commit: await ctx.core.headCommit(repo, s.headSha) });
+    return ok({
+      ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)),
+      head_commit: await ctx.core.headCommit(repo, s.headSha),
+    });
   },
   "checks/rerequest-suite": async (ctx) => {
     const repo = repoOf(ctx);
     const s = ctx.core.state.suites.get(Number(ctx.params.check_suite_id));
     if (!s || s.repoId !== repo.id) throw notFound(ctx);
-    emit(ctx, "check_suite", "rerequested", { check_suite: { ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)), head_commit: await ctx.core.headCommit(repo, s.headSha) } }, s.appId);
+    emit(
+      ctx,
+      "check_suite",
+      "rerequested",
+      {
+        check_suite: {
+          ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)),
+          head_commit: await ctx.core.headCommit(repo, s.headSha),
+        },
+      },
+      s.appId,
+    );
     return ok({}, 201);
   },
   "checks/list-suites-for-ref": async (ctx) => {
@@ -1242,9 +1393,19 @@ const checks: Record<string, Handler> = {
     const sha = await commitish(repo, ctx.params.ref!);
     if (!sha) throw invalid(ctx, `No commit found for SHA: ${ctx.params.ref}`);
     const appId = ctx.query.get("app_id");
-    const list = [...ctx.core.state.suites.values()].filter((s) => s.repoId === repo.id && s.headSha === sha && (!appId || String(s.appId) === appId));
+    const list = [...ctx.core.state.suites.values()].filter(
+      (s) => s.repoId === repo.id && s.headSha === sha && (!appId || String(s.appId) === appId),
+    );
     const page = ctx.page(list);
-    return ok({ total_count: list.length, check_suites: await Promise.all(page.map(async (s) => ({ ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)), head_commit: await ctx.core.headCommit(repo, s.headSha) }))) });
+    return ok({
+      total_count: list.length,
+      check_suites: await Promise.all(
+        page.map(async (s) => ({
+          ...ctx.core.model.suite(repo, s, ctx.core.prsFor(repo, s.headSha)),
+          head_commit: await ctx.core.headCommit(repo, s.headSha),
+        })),
+      ),
+    });
   },
 };
 

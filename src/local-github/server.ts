@@ -110,7 +110,17 @@ async function serveRest(s: RestService, req: IncomingMessage, res: ServerRespon
     const described = core.validator.describe(method, path);
     if (described) {
       // Never invent a body for an operation the simulator does not implement.
-      return send(res, 501, Model.error(`Forge's local GitHub does not implement ${described.operationId} (${described.method} ${described.template})`, 501, core.validator.docUrl(described.operationId), { operationId: described.operationId }), headers);
+      return send(
+        res,
+        501,
+        Model.error(
+          `Forge's local GitHub does not implement ${described.operationId} (${described.method} ${described.template})`,
+          501,
+          core.validator.docUrl(described.operationId),
+          { operationId: described.operationId },
+        ),
+        headers,
+      );
     }
     return send(res, 404, Model.error("Not Found", 404), headers);
   }
@@ -149,13 +159,20 @@ async function serveRest(s: RestService, req: IncomingMessage, res: ServerRespon
     const err = core.validator.validateResponse(op, result.status, result.body);
     if (err) {
       core.violation({ kind: "response", id: op, status: result.status, errors: err });
-      if (s.strict) result = { status: 500, body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500) };
+      if (s.strict)
+        result = {
+          status: 500,
+          body: Model.error(`Forge's local GitHub produced a response that violates GitHub's description of ${op}: ${err}`, 500),
+        };
     }
   }
   core.served.add(`${op} ${result.status}`);
   res.on("finish", () => core.bus.flush());
   if (s.verbose) console.error(`[forge-sim] ${method} ${url.pathname}${url.search} → ${result.status} (${op})`);
-  send(res, result.status, result.raw ?? result.body, { ...headers, ...(result.contentType ? { "content-type": result.contentType } : {}) });
+  send(res, result.status, result.raw ?? result.body, {
+    ...headers,
+    ...(result.contentType ? { "content-type": result.contentType } : {}),
+  });
 }
 
 interface OperationRequest {
@@ -222,7 +239,8 @@ async function runOperation(core: SimCore, handler: Handler, r: OperationRequest
     };
     return { result: await handler(ctx), token };
   } catch (e) {
-    if (e instanceof HttpError) return { result: { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers }, token };
+    if (e instanceof HttpError)
+      return { result: { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers }, token };
     const msg = (e as Error).stack ?? String(e);
     if (!core.closed) core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
     return { result: { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) }, token };
@@ -241,9 +259,20 @@ function throwInjectedFault(core: SimCore, op: string, req: IncomingMessage, req
   const fault = core.faults.api(op, credential);
   if (!fault) return;
   if (fault.retryAfter !== undefined) {
-    throw new HttpError(fault.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + requestId + ".", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": String(fault.retryAfter) });
+    throw new HttpError(
+      fault.status,
+      "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " +
+        requestId +
+        ".",
+      "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+      {},
+      { "retry-after": String(fault.retryAfter) },
+    );
   }
-  throw new HttpError(fault.status, fault.status === 502 ? "Server Error" : fault.status === 503 ? "Service Unavailable" : "Internal Server Error");
+  throw new HttpError(
+    fault.status,
+    fault.status === 502 ? "Server Error" : fault.status === 503 ? "Service Unavailable" : "Internal Server Error",
+  );
 }
 
 /** `ctx.page()`: `per_page` (≤ 100) and `page` from the query, and the `link` header GitHub sends. */
@@ -281,18 +310,19 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", core.baseUrl);
     const p = url.pathname;
-    const work = p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)
-      ? rest(req, res, url)
-      : p === "/api/graphql"
-        ? // GHES serves GraphQL at /api/graphql.
-          req.method === "POST"
-          ? readBody(req).then((b) => handleGraphql(core, req, res, b, send))
-          : Promise.resolve(send(res, 404, Model.error("Not Found", 404)))
-      : p.startsWith("/_sim/") || p === "/_sim"
-        ? handleControl(control, req, res, url, readBody, send)
-        : isGitRequest(p)
-          ? handleGit(core, req, res, url)
-          : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
+    const work =
+      p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)
+        ? rest(req, res, url)
+        : p === "/api/graphql"
+          ? // GHES serves GraphQL at /api/graphql.
+            req.method === "POST"
+            ? readBody(req).then((b) => handleGraphql(core, req, res, b, send))
+            : Promise.resolve(send(res, 404, Model.error("Not Found", 404)))
+          : p.startsWith("/_sim/") || p === "/_sim"
+            ? handleControl(control, req, res, url, readBody, send)
+            : isGitRequest(p)
+              ? handleGit(core, req, res, url)
+              : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
     work.catch((e: unknown) => {
       console.error("[forge-sim] request failed", e);
       if (!res.headersSent) send(res, 500, Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500));

@@ -214,7 +214,14 @@ export interface Job {
   createdAt: string;
   startedAt: string;
   completedAt: string | null;
-  steps: Array<{ name: string; status: "queued" | "in_progress" | "completed"; conclusion: string | null; number: number; started_at: string | null; completed_at: string | null }>;
+  steps: Array<{
+    name: string;
+    status: "queued" | "in_progress" | "completed";
+    conclusion: string | null;
+    number: number;
+    started_at: string | null;
+    completed_at: string | null;
+  }>;
   log: string;
   checkRunId: number;
 }

@@ -65,7 +65,8 @@ export class WebhookBus {
   emit(event: string, action: string | null, payload: Record<string, unknown>, opts: EmitOptions = {}): void {
     const body0: Record<string, unknown> = action ? { action, ...payload } : { ...payload };
     const key = SpecValidator.webhookKey(event, action ?? undefined);
-    for (const l of this.listeners) l({ event, action, payload: body0, repo: opts.repo, startsWorkflows: opts.causedByWorkflowRun === undefined });
+    for (const l of this.listeners)
+      l({ event, action, payload: body0, repo: opts.repo, startsWorkflows: opts.causedByWorkflowRun === undefined });
 
     const targets: Array<{ hook: Hook; installation?: Installation }> = [];
     for (const hook of this.state.hooks.values()) {
@@ -88,7 +89,14 @@ export class WebhookBus {
       }
     }
     for (const { hook, installation } of targets) {
-      const body = installation ? { ...body0, installation: event.startsWith("installation") ? body0.installation : { id: installation.id, node_id: Buffer.from(`Installation:${installation.id}`).toString("base64") } } : body0;
+      const body = installation
+        ? {
+            ...body0,
+            installation: event.startsWith("installation")
+              ? body0.installation
+              : { id: installation.id, node_id: Buffer.from(`Installation:${installation.id}`).toString("base64") },
+          }
+        : body0;
       if (this.validator.hasWebhook(key)) {
         const err = this.validator.validateWebhook(key, body);
         if (err) this.violation(key, err);
@@ -108,13 +116,23 @@ export class WebhookBus {
         continue;
       }
       for (let c = 0; c < fate.copies; c++) {
-        const d = c === 0 ? delivery : this.record(hook, event, action, body, delivery.installationId, delivery.repositoryId, delivery.guid, false);
+        const d =
+          c === 0 ? delivery : this.record(hook, event, action, body, delivery.installationId, delivery.repositoryId, delivery.guid, false);
         this.queue.push({ delivery: d, hook, delayMs: fate.delayMs });
       }
     }
   }
 
-  private record(hook: Hook, event: string, action: string | null, payload: unknown, installationId: number | null, repositoryId: number | null, guid: string, redelivery: boolean): Delivery {
+  private record(
+    hook: Hook,
+    event: string,
+    action: string | null,
+    payload: unknown,
+    installationId: number | null,
+    repositoryId: number | null,
+    guid: string,
+    redelivery: boolean,
+  ): Delivery {
     const d: Delivery = {
       id: this.seq++,
       guid,

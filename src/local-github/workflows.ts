@@ -53,7 +53,23 @@ export type DispatchHandler = (d: DispatchedRun) => void | Promise<void>;
 
 /** Default GITHUB_TOKEN permissions for a repository with the "restricted" default (docs: "Permissions for the GITHUB_TOKEN"). */
 const RESTRICTED: Permissions = { contents: "read", packages: "read", metadata: "read" };
-const ALL_SCOPES = ["actions", "attestations", "checks", "contents", "deployments", "discussions", "id_token", "issues", "models", "packages", "pages", "pull_requests", "repository_projects", "security_events", "statuses"];
+const ALL_SCOPES = [
+  "actions",
+  "attestations",
+  "checks",
+  "contents",
+  "deployments",
+  "discussions",
+  "id_token",
+  "issues",
+  "models",
+  "packages",
+  "pages",
+  "pull_requests",
+  "repository_projects",
+  "security_events",
+  "statuses",
+];
 
 /** Turns a workflow/job `permissions:` value into token permissions. */
 export function tokenPermissions(spec: unknown): Permissions {
@@ -76,7 +92,13 @@ export function tokenPermissions(spec: unknown): Permissions {
  * (`inputs.*`, `github.event.inputs.*`, `github.actor`, `github.ref_name`) evaluated; GitHub falls
  * back to the workflow's name, then its path ("Workflow syntax": run-name).
  */
-export function displayTitle(doc: Record<string, unknown>, path: string, inputs: Record<string, string>, actor: string, ref: string): string {
+export function displayTitle(
+  doc: Record<string, unknown>,
+  path: string,
+  inputs: Record<string, string>,
+  actor: string,
+  ref: string,
+): string {
   const fallback = typeof doc.name === "string" ? doc.name : path;
   const template = doc["run-name"];
   if (typeof template !== "string") return fallback;
@@ -207,7 +229,11 @@ export class Workflows {
    */
   async dispatch(ctx: RestCtx, repo: Repo, wf: WorkflowFile, body: Record<string, unknown>): Promise<WorkflowRun> {
     const refIn = String(body.ref);
-    const ref = refIn.startsWith("refs/") ? refIn : (await git.resolveRef(repo.gitDir, `refs/heads/${refIn}`)) ? `refs/heads/${refIn}` : `refs/tags/${refIn}`;
+    const ref = refIn.startsWith("refs/")
+      ? refIn
+      : (await git.resolveRef(repo.gitDir, `refs/heads/${refIn}`))
+        ? `refs/heads/${refIn}`
+        : `refs/tags/${refIn}`;
     const sha = await git.resolveRef(repo.gitDir, ref);
     if (!sha) throw new HttpError(422, `No ref found for: ${refIn}`, ctx.doc);
     const entry = await git.entryAt(repo.gitDir, sha, wf.path);
@@ -222,9 +248,16 @@ export class Workflows {
     // YAML 1.1 parsers read a bare `on:` key as boolean true; the yaml package keeps "on".
     const on = (doc.on ?? (doc as Record<string, unknown>)["true"]) as unknown;
     const triggers: Record<string, unknown> =
-      typeof on === "string" ? { [on]: null } : Array.isArray(on) ? Object.fromEntries(on.map((k) => [k, null])) : ((on as Record<string, unknown>) ?? {});
+      typeof on === "string"
+        ? { [on]: null }
+        : Array.isArray(on)
+          ? Object.fromEntries(on.map((k) => [k, null]))
+          : ((on as Record<string, unknown>) ?? {});
     if (!("workflow_dispatch" in triggers)) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger", ctx.doc);
-    const declared = ((triggers.workflow_dispatch as { inputs?: Record<string, WorkflowInputSpec> } | null)?.inputs ?? {}) as Record<string, WorkflowInputSpec>;
+    const declared = ((triggers.workflow_dispatch as { inputs?: Record<string, WorkflowInputSpec> } | null)?.inputs ?? {}) as Record<
+      string,
+      WorkflowInputSpec
+    >;
     const given = (body.inputs ?? {}) as Record<string, unknown>;
     const unexpected = Object.keys(given).filter((k) => !(k in declared));
     if (unexpected.length) throw new HttpError(422, `Unexpected inputs provided: ${JSON.stringify(unexpected)}`, ctx.doc);
@@ -238,9 +271,12 @@ export class Workflows {
         continue;
       }
       const s = String(v);
-      if (spec?.type === "choice" && spec.options && !spec.options.includes(s)) throw new HttpError(422, `Provided value '${s}' for input '${name}' not in the list of allowed values`, ctx.doc);
-      if (spec?.type === "boolean" && s !== "true" && s !== "false") throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid boolean`, ctx.doc);
-      if (spec?.type === "number" && Number.isNaN(Number(s))) throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid number`, ctx.doc);
+      if (spec?.type === "choice" && spec.options && !spec.options.includes(s))
+        throw new HttpError(422, `Provided value '${s}' for input '${name}' not in the list of allowed values`, ctx.doc);
+      if (spec?.type === "boolean" && s !== "true" && s !== "false")
+        throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid boolean`, ctx.doc);
+      if (spec?.type === "number" && Number.isNaN(Number(s)))
+        throw new HttpError(422, `Provided value '${s}' for input '${name}' is not a valid number`, ctx.doc);
       inputs[name] = s;
     }
 
@@ -274,7 +310,9 @@ export class Workflows {
       jobs: [],
       cancelRequested: false,
     };
-    for (const [jobKey, jobDef] of Object.entries((doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>)) {
+    for (const [jobKey, jobDef] of Object.entries(
+      (doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>,
+    )) {
       const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
       const checkRun = this.newJobCheckRun(repo, suite.id, sha, jobName);
       run.jobs.push({
@@ -293,7 +331,18 @@ export class Workflows {
     }
     this.core.state.runs.set(run.id, run);
     const causedByWorkflowRun = ctx.token?.workflowRunId;
-    this.core.bus.emit("workflow_dispatch", null, { inputs: Object.keys(inputs).length ? inputs : null, ref, repository: this.core.model.repo(repo), sender: this.core.model.user(ctx.actor), workflow: wf.path }, { repo, causedByWorkflowRun });
+    this.core.bus.emit(
+      "workflow_dispatch",
+      null,
+      {
+        inputs: Object.keys(inputs).length ? inputs : null,
+        ref,
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(ctx.actor),
+        workflow: wf.path,
+      },
+      { repo, causedByWorkflowRun },
+    );
     await this.emitRun(repo, run, "requested");
     for (const j of run.jobs) this.emitJob(repo, run, j, "queued");
 
@@ -304,10 +353,11 @@ export class Workflows {
       const h = this.handler;
       setImmediate(() => {
         Promise.resolve(h(dispatched)).catch((e: unknown) => {
-          for (const j of run.jobs) if (j.status !== "completed") {
-            dispatched.log(j.name, `executor error: ${(e as Error).message}\n`);
-            dispatched.completeJob(j.name, "failure");
-          }
+          for (const j of run.jobs)
+            if (j.status !== "completed") {
+              dispatched.log(j.name, `executor error: ${(e as Error).message}\n`);
+              dispatched.completeJob(j.name, "failure");
+            }
           dispatched.complete("failure");
         });
       });
@@ -356,25 +406,42 @@ export class Workflows {
       if (this.core.closed) return;
       throw e;
     }
-    this.core.bus.emit("workflow_run", action, {
-      workflow_run: this.core.model.run(repo, run, head),
-      workflow: this.core.model.workflow(repo, wf),
-      repository: this.core.model.repo(repo),
-      sender: this.core.model.user(run.triggeringActor),
-    }, { repo });
+    this.core.bus.emit(
+      "workflow_run",
+      action,
+      {
+        workflow_run: this.core.model.run(repo, run, head),
+        workflow: this.core.model.workflow(repo, wf),
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(run.triggeringActor),
+      },
+      { repo },
+    );
     this.core.bus.flush();
   }
 
   private emitJob(repo: Repo, run: WorkflowRun, job: Job, action: "queued" | "in_progress" | "completed"): void {
-    this.core.bus.emit("workflow_job", action, {
-      workflow_job: this.core.model.job(repo, run, job),
-      repository: this.core.model.repo(repo),
-      sender: this.core.model.user(run.triggeringActor),
-    }, { repo });
+    this.core.bus.emit(
+      "workflow_job",
+      action,
+      {
+        workflow_job: this.core.model.job(repo, run, job),
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(run.triggeringActor),
+      },
+      { repo },
+    );
     this.core.bus.flush();
   }
 
-  private dispatchedRun(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>, ref: string, sha: string, abort: AbortController): DispatchedRun {
+  private dispatchedRun(
+    repo: Repo,
+    run: WorkflowRun,
+    doc: Record<string, unknown>,
+    ref: string,
+    sha: string,
+    abort: AbortController,
+  ): DispatchedRun {
     const core = this.core;
     const jobOf = (name: string) => {
       const j = run.jobs.find((x) => x.name === name);
@@ -422,7 +489,14 @@ export class Workflows {
         }
         j.status = "in_progress";
         j.startedAt = t;
-        j.steps = steps.map((name, i) => ({ name, status: "queued", conclusion: null, number: i + 1, started_at: null, completed_at: null }));
+        j.steps = steps.map((name, i) => ({
+          name,
+          status: "queued",
+          conclusion: null,
+          number: i + 1,
+          started_at: null,
+          completed_at: null,
+        }));
         setCheck(j);
         self.emitJob(repo, run, j, "in_progress");
         return j;
@@ -531,7 +605,10 @@ export class Workflows {
         const all = await this.list(repo);
         return { status: 200, body: { total_count: all.length, workflows: ctx.page(all).map((w) => this.core.model.workflow(repo, w)) } };
       },
-      "actions/get-workflow": async (ctx) => ({ status: 200, body: this.core.model.workflow(ctx.repo!, await this.find(ctx, ctx.repo!, ctx.params.workflow_id!)) }),
+      "actions/get-workflow": async (ctx) => ({
+        status: 200,
+        body: this.core.model.workflow(ctx.repo!, await this.find(ctx, ctx.repo!, ctx.params.workflow_id!)),
+      }),
       "actions/create-workflow-dispatch": async (ctx) => {
         const repo = ctx.repo!;
         const wf = await this.find(ctx, repo, ctx.params.workflow_id!);
@@ -551,7 +628,10 @@ export class Workflows {
       },
       "actions/list-jobs-for-workflow-run": async (ctx) => {
         const run = runOf(ctx);
-        return { status: 200, body: { total_count: run.jobs.length, jobs: ctx.page(run.jobs).map((j) => this.core.model.job(ctx.repo!, run, j)) } };
+        return {
+          status: 200,
+          body: { total_count: run.jobs.length, jobs: ctx.page(run.jobs).map((j) => this.core.model.job(ctx.repo!, run, j)) },
+        };
       },
       "actions/get-job-for-workflow-run": async (ctx) => {
         const { run, job } = jobOf(ctx);

@@ -18,7 +18,16 @@ import { makeWorld, RUN, sh, taskFile, testConfig, type World } from "./world.js
 let world: World | undefined;
 afterEach(() => world?.cleanup());
 
-const CR = { id: "cr-1", emittedBy: "t1", attempt: 1, title: "Split the parser", reason: "The tokenizer needs its own task.", affectedTasks: ["t1"], status: "pending" as const, issueNumber: 7 };
+const CR = {
+  id: "cr-1",
+  emittedBy: "t1",
+  attempt: 1,
+  title: "Split the parser",
+  reason: "The tokenizer needs its own task.",
+  affectedTasks: ["t1"],
+  status: "pending" as const,
+  issueNumber: 7,
+};
 
 async function captainWorld(): Promise<{ w: World; files: Record<string, string> }> {
   const stages = await loadPlanStages(path.resolve("examples/plans/textkit"));
@@ -39,7 +48,16 @@ async function captainWorld(): Promise<{ w: World; files: Record<string, string>
 function run(w: World, agent: AgentRunner, taskId = "_captain-cr-1"): Promise<JobReport> {
   return main({
     config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-    input: { runId: RUN, taskId, attempt: 1, context: { changeRequest: "cr-1", planDir: ".forge/plans/x", reason: CR.reason, issue: 7 }, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+    input: {
+      runId: RUN,
+      taskId,
+      attempt: 1,
+      context: { changeRequest: "cr-1", planDir: ".forge/plans/x", reason: CR.reason, issue: 7 },
+      repository: "acme/demo",
+      serverUrl: "https://github.example",
+      workspace: w.workspace,
+      tempDir: w.temp,
+    },
     deps: { github: w.github, git: w.git, agent },
   });
 }
@@ -61,7 +79,10 @@ describe("Captain dispatches", () => {
     const j = { status: "running", runId: RUN, changeRequests: [CR] } as unknown as Journal;
     expect(checkCaptainDispatch(j, "_captain-cr-1", 1)).toMatchObject({ current: true, cr: { id: "cr-1" } });
     expect(checkCaptainDispatch({ ...j, changeRequests: [{ ...CR, status: "approved" }] }, "_captain-cr-1", 1).current).toBe(true);
-    expect(checkCaptainDispatch({ ...j, changeRequests: [{ ...CR, status: "applied" }] }, "_captain-cr-1", 1)).toMatchObject({ current: false, reason: "Change Request cr-1 is applied, not pending or approved" });
+    expect(checkCaptainDispatch({ ...j, changeRequests: [{ ...CR, status: "applied" }] }, "_captain-cr-1", 1)).toMatchObject({
+      current: false,
+      reason: "Change Request cr-1 is applied, not pending or approved",
+    });
     expect(checkCaptainDispatch(j, "_captain-cr-2", 1)).toMatchObject({ current: false, reason: `run ${RUN} has no Change Request cr-2` });
     expect(checkCaptainDispatch(j, "_captain-cr-1", 2).current).toBe(false);
   });
@@ -77,7 +98,9 @@ describe("Captain dispatches", () => {
     expect(seen[0]).toMatchObject({ agentType: "captain", taskContext: { planDir: ".forge/plans/textkit", taskId: "_captain-cr-1" } });
     expect(seen[0]!.taskContext.goal).toContain("The tokenizer needs its own task.");
     const branch = `forge/${RUN}/_captain-cr-1`;
-    const changed = sh(w.origin, ["diff", "--name-only", "main", `refs/heads/${branch}`]).split("\n").sort();
+    const changed = sh(w.origin, ["diff", "--name-only", "main", `refs/heads/${branch}`])
+      .split("\n")
+      .sort();
     expect(changed).toEqual(Object.keys(files).sort());
     expect(report.overlay).toMatch(/^\.forge\/plans\/textkit\/overlays\/overlay-001\.md$/);
     expect(report.warnings.join("\n")).toMatch(/left out \(protected paths among them\): .*\.github\/workflows\/ci\.yml/);
@@ -121,7 +144,16 @@ describe("plan Captain dispatches (/forge plan)", () => {
   const runPlan = (w: World, agent: AgentRunner, context: Record<string, unknown> = ISSUE, runId = "_plan-7") =>
     captainPlanJob({
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: { runId, taskId: "_captain-plan-7", attempt: 1, context: {}, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId,
+        taskId: "_captain-plan-7",
+        attempt: 1,
+        context: {},
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: { github: w.github, git: w.git, agent },
       context,
     });
@@ -165,14 +197,26 @@ describe("plan Captain dispatches (/forge plan)", () => {
     if (report.kind !== "captain") throw new Error(report.reason);
     expect(report.exitCode, report.error).toBe(0);
     expect(report.plan).toBe(".forge/plans/csv-export");
-    expect(seen[0]).toMatchObject({ agentType: "captain", taskContext: { planDir: ".forge/plans/csv-export", taskId: "_captain-plan-7", runId: "_plan-7" } });
+    expect(seen[0]).toMatchObject({
+      agentType: "captain",
+      taskContext: { planDir: ".forge/plans/csv-export", taskId: "_captain-plan-7", runId: "_plan-7" },
+    });
     expect(seen[0]!.taskContext.goal).toContain("toCsv(rows)");
     expect(seen[0]!.taskContext.task).toContain("forge validate .forge/plans/csv-export");
     const changed = sh(w.origin, ["diff", "--name-only", "main", "refs/heads/forge/_plan-7"]).split("\n").sort();
-    expect(changed).toEqual([".forge/plans/csv-export/dag.json", ".forge/plans/csv-export/plan.md", ".forge/plans/csv-export/tasks/to-csv.md"]);
+    expect(changed).toEqual([
+      ".forge/plans/csv-export/dag.json",
+      ".forge/plans/csv-export/plan.md",
+      ".forge/plans/csv-export/tasks/to-csv.md",
+    ]);
     expect(report.warnings.join("\n")).toMatch(/left out \(protected paths among them\): .*\.github\/workflows\/ci\.yml/);
     expect(w.github.pulls).toHaveLength(1);
-    expect(w.github.pulls[0]).toMatchObject({ head: "forge/_plan-7", base: "main", draft: false, title: "forge(_captain-plan-7): plan csv-export from #7" });
+    expect(w.github.pulls[0]).toMatchObject({
+      head: "forge/_plan-7",
+      base: "main",
+      draft: false,
+      title: "forge(_captain-plan-7): plan csv-export from #7",
+    });
     expect(w.github.pulls[0]!.body).toContain("#7");
     expect(w.github.pulls[0]!.body).toContain("/forge run csv-export");
 
@@ -197,8 +241,14 @@ describe("plan Captain dispatches (/forge plan)", () => {
     const seen: AgentRunRequest[] = [];
     const bare = await runPlan(w, planner(seen), { issue: 7 });
     expect(bare).toMatchObject({ kind: "captain", exitCode: 2, error: expect.stringContaining("no text of issue #7") });
-    expect(await runPlan(w, planner(seen), ISSUE, "r1")).toMatchObject({ kind: "neutral", reason: "a plan Captain for #7 runs as _plan-7, not r1" });
-    expect(await runPlan(w, planner(seen), { ...ISSUE, issue: 8 })).toMatchObject({ kind: "neutral", reason: "the dispatch context names issue #8, not #7" });
+    expect(await runPlan(w, planner(seen), ISSUE, "r1")).toMatchObject({
+      kind: "neutral",
+      reason: "a plan Captain for #7 runs as _plan-7, not r1",
+    });
+    expect(await runPlan(w, planner(seen), { ...ISSUE, issue: 8 })).toMatchObject({
+      kind: "neutral",
+      reason: "the dispatch context names issue #8, not #7",
+    });
     expect(seen).toEqual([]);
     expect(w.github.pulls).toEqual([]);
   });
@@ -225,10 +275,23 @@ describe("plan Captain dispatches (/forge plan)", () => {
     const seen: AgentRunRequest[] = [];
     const report = await main({
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: { runId: parsed.data!.runId, taskId: parsed.data!.taskId, attempt: parsed.data!.attempt, context: parsed.data!.context, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId: parsed.data!.runId,
+        taskId: parsed.data!.taskId,
+        attempt: parsed.data!.attempt,
+        context: parsed.data!.context,
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: { github: w.github, git: w.git, agent: planner(seen) },
     });
     expect(report).toMatchObject({ kind: "captain", exitCode: 0, plan: ".forge/plans/csv-export" });
-    expect(w.github.pulls[0]).toMatchObject({ head: "forge/_plan-7", base: "main", title: "forge(_captain-plan-7): plan csv-export from #7" });
+    expect(w.github.pulls[0]).toMatchObject({
+      head: "forge/_plan-7",
+      base: "main",
+      title: "forge(_captain-plan-7): plan csv-export from #7",
+    });
   });
 });

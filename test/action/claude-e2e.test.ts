@@ -34,9 +34,14 @@ describe("the job with the real Claude Code CLI", () => {
     home = mkdtempSync(path.join(tmpdir(), "forge-claude-home-"));
     const script = (req: TurnRequest): ScriptedTurn => {
       const walkthroughPath = /- Walkthrough: (\S+)/.exec(firstUserText(req))?.[1];
-      if (req.turn === 0) return { text: "Writing the output.", toolCalls: [{ name: "Write", input: { file_path: path.join(w.workspace, "src/out.txt"), content: "hello from claude\n" } }] };
+      if (req.turn === 0)
+        return {
+          text: "Writing the output.",
+          toolCalls: [{ name: "Write", input: { file_path: path.join(w.workspace, "src/out.txt"), content: "hello from claude\n" } }],
+        };
       if (req.turn === 1 && walkthroughPath) {
-        const content = "---\nstatus: completed\nconfidence: 0.8\nfiles_changed:\n  - path: src/out.txt\n    reason: the output the task asks for\ntests:\n  - name: out.exists\n    result: pass\nrisks: []\nfollowups: []\n---\n\n## Summary\n\nWrote src/out.txt.\n\n## Approach\n\nOne Write.\n\n## Issues Encountered\n\nNone.\n\n## Testing\n\nChecked the file.\n";
+        const content =
+          "---\nstatus: completed\nconfidence: 0.8\nfiles_changed:\n  - path: src/out.txt\n    reason: the output the task asks for\ntests:\n  - name: out.exists\n    result: pass\nrisks: []\nfollowups: []\n---\n\n## Summary\n\nWrote src/out.txt.\n\n## Approach\n\nOne Write.\n\n## Issues Encountered\n\nNone.\n\n## Testing\n\nChecked the file.\n";
         return { toolCalls: [{ name: "Write", input: { file_path: walkthroughPath, content } }] };
       }
       return { text: "Done.\nFORGE_EXIT=0" };
@@ -44,11 +49,30 @@ describe("the job with the real Claude Code CLI", () => {
     server = await startModelServer({ script: [script, script, script] });
     const report = await main({
       config: testConfig({ heartbeat_interval_seconds: 5, stale_threshold_seconds: 30 }),
-      input: { runId: RUN, taskId: "t1", attempt: 1, context: {}, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId: RUN,
+        taskId: "t1",
+        attempt: 1,
+        context: {},
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: {
         github: w.github,
         git: w.git,
-        agent: createStagesRunner({ adapter: "claude", binary: claudeBinary(), maxTurns: 10, maxDepth: 3, idleTimeoutMs: 60_000, timeoutMs: 120_000, env: { ...offlineClaudeEnv(server.url, home), GITHUB_TOKEN: "ghs_mustNotReachTheAgent0123456789" }, extraEnv: {}, masker: new Masker() }),
+        agent: createStagesRunner({
+          adapter: "claude",
+          binary: claudeBinary(),
+          maxTurns: 10,
+          maxDepth: 3,
+          idleTimeoutMs: 60_000,
+          timeoutMs: 120_000,
+          env: { ...offlineClaudeEnv(server.url, home), GITHUB_TOKEN: "ghs_mustNotReachTheAgent0123456789" },
+          extraEnv: {},
+          masker: new Masker(),
+        }),
       },
     });
     if (report.kind !== "attempt") throw new Error("not an attempt");
@@ -56,11 +80,22 @@ describe("the job with the real Claude Code CLI", () => {
     expect(w.show(report.headSha, "src/out.txt")).toBe("hello from claude\n");
     const rec = attemptDir(RUN, "t1", 1);
     const result = agentResultSchema.parse(JSON.parse(w.show(report.headSha, `${rec}/result.json`)!));
-    expect(result).toMatchObject({ agent: "claude", head_sha: report.workSha, walkthrough: { status: "completed", files_changed: [{ path: "src/out.txt", reason: "the output the task asks for" }], agent: "claude" } });
+    expect(result).toMatchObject({
+      agent: "claude",
+      head_sha: report.workSha,
+      walkthrough: {
+        status: "completed",
+        files_changed: [{ path: "src/out.txt", reason: "the output the task asks for" }],
+        agent: "claude",
+      },
+    });
     expect(w.github.pulls[0]!.body).toContain("| `src/out.txt` | the output the task asks for |");
     expect(sh(w.origin, ["log", "-1", "--format=%(trailers:key=Forge-Agent,valueonly)", report.headSha])).toBe("claude");
     // The stage manifest of the agent layer sits at the top of the record.
-    expect(JSON.parse(w.show(report.headSha, `${rec}/manifest.json`)!)).toMatchObject({ agent_type: "1", stages: [{ name: "single", status: "success" }] });
+    expect(JSON.parse(w.show(report.headSha, `${rec}/manifest.json`)!)).toMatchObject({
+      agent_type: "1",
+      stages: [{ name: "single", status: "success" }],
+    });
     // The job token never reached the model (the CLI's requests carry its whole environment description).
     expect(JSON.stringify(server.requests)).not.toContain("ghs_mustNotReachTheAgent");
   }, 120_000);

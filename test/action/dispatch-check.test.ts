@@ -7,7 +7,18 @@ import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 
 function journal(): Journal {
   return startRun(
-    { runId: "r1", planId: "p", planCommit: "a".repeat(40), dagHash: "0", integrationBranch: "forge/r1/_integration", baseBranch: "main", nodes: [{ id: "t1", kind: "task", agentType: "1", dependencies: [] }, { id: "t2", kind: "task", agentType: "2", dependencies: ["t1"] }] },
+    {
+      runId: "r1",
+      planId: "p",
+      planCommit: "a".repeat(40),
+      dagHash: "0",
+      integrationBranch: "forge/r1/_integration",
+      baseBranch: "main",
+      nodes: [
+        { id: "t1", kind: "task", agentType: "1", dependencies: [] },
+        { id: "t2", kind: "task", agentType: "2", dependencies: ["t1"] },
+      ],
+    },
     0,
     forgeConfigSchema.parse({}),
   ).journal;
@@ -60,29 +71,60 @@ describe("is this dispatch current?", () => {
   });
 
   it("reads the journal inside the App's stored run ({ version, journal, config, facts, events })", async () => {
-    const stored = { version: 1, journal: journal(), config: forgeConfigSchema.parse({}), facts: { checkRuns: {}, crIssues: {} }, events: { segment: 1, tail: [] } };
+    const stored = {
+      version: 1,
+      journal: journal(),
+      config: forgeConfigSchema.parse({}),
+      facts: { checkRuns: {}, crIssues: {} },
+      events: { segment: 1, tail: [] },
+    };
     const c = await readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(stored) }), "r1", "t1", 1);
     expect(c.current).toBe(true);
   });
 
   it("a running follow-up (_followup-<n>) is current at attempt 1, as a Type 1 task depending on its source", () => {
     const j = journal();
-    const f = { id: "_followup-1", sourceTaskId: "t1", sourceAttempt: 1, text: "Fix the bug in parse()", branch: "forge/r1/_followup-1/1", status: "running" as const };
+    const f = {
+      id: "_followup-1",
+      sourceTaskId: "t1",
+      sourceAttempt: 1,
+      text: "Fix the bug in parse()",
+      branch: "forge/r1/_followup-1/1",
+      status: "running" as const,
+    };
     const c = checkDispatch({ ...j, followups: [f] }, "_followup-1", 1);
-    expect(c).toMatchObject({ current: true, task: { id: "_followup-1", status: "RUNNING", attempt: 1, branch: "forge/r1/_followup-1/1" }, node: { kind: "task", agentType: "1", dependencies: ["t1"] }, followup: f });
-    expect(checkDispatch({ ...j, followups: [f] }, "_followup-1", 2)).toMatchObject({ current: false, reason: "follow-up _followup-1 has one attempt, not 2" });
-    expect(checkDispatch({ ...j, followups: [{ ...f, status: "done" }] }, "_followup-1", 1)).toMatchObject({ current: false, reason: "follow-up _followup-1 is done, not running" });
+    expect(c).toMatchObject({
+      current: true,
+      task: { id: "_followup-1", status: "RUNNING", attempt: 1, branch: "forge/r1/_followup-1/1" },
+      node: { kind: "task", agentType: "1", dependencies: ["t1"] },
+      followup: f,
+    });
+    expect(checkDispatch({ ...j, followups: [f] }, "_followup-1", 2)).toMatchObject({
+      current: false,
+      reason: "follow-up _followup-1 has one attempt, not 2",
+    });
+    expect(checkDispatch({ ...j, followups: [{ ...f, status: "done" }] }, "_followup-1", 1)).toMatchObject({
+      current: false,
+      reason: "follow-up _followup-1 is done, not running",
+    });
     expect(checkDispatch(j, "_followup-2", 1)).toMatchObject({ current: false, reason: "run r1 has no follow-up _followup-2" });
   });
 
   it("a missing state branch means there is nothing to do", async () => {
-    expect(await readAndCheckDispatch(port({}), "r1", "t1", 1)).toEqual({ current: false, reason: "no journal for run r1 (branch forge/r1/_state or its journal.json does not exist)" });
+    expect(await readAndCheckDispatch(port({}), "r1", "t1", 1)).toEqual({
+      current: false,
+      reason: "no journal for run r1 (branch forge/r1/_state or its journal.json does not exist)",
+    });
   });
 
   it("a broken journal is an error, not a silent no-op", async () => {
     await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": "{" }), "r1", "t1", 1)).rejects.toThrow(JournalError);
-    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify({ version: 1 }) }), "r1", "t1", 1)).rejects.toThrow(/does not match the journal schema/);
+    await expect(
+      readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify({ version: 1 }) }), "r1", "t1", 1),
+    ).rejects.toThrow(/does not match the journal schema/);
     const other = { ...journal(), runId: "r2" };
-    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(other) }), "r1", "t1", 1)).rejects.toThrow(/belongs to run r2/);
+    await expect(readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(other) }), "r1", "t1", 1)).rejects.toThrow(
+      /belongs to run r2/,
+    );
   });
 });

@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 const dist = path.resolve("action/dist");
 
 function files(dir: string, prefix = ""): string[] {
-  return readdirSync(path.join(dir, prefix), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(dir, path.join(prefix, e.name)) : [path.join(prefix, e.name)])).sort();
+  return readdirSync(path.join(dir, prefix), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? files(dir, path.join(prefix, e.name)) : [path.join(prefix, e.name)]))
+    .sort();
 }
 
 describe("action/dist", () => {

@@ -26,13 +26,21 @@ describe("commit messages and trailers", () => {
       [TRAILERS.agent, "claude"],
       [TRAILERS.exit, "21"],
     ]);
-    expect(msg).toBe("forge(t1): Add the thing with a newline\n\nPartial work.\n\nForge-Run: r1\nForge-Task: t1\nForge-Attempt: 2\nForge-Agent: claude\nForge-Exit: 21\n");
+    expect(msg).toBe(
+      "forge(t1): Add the thing with a newline\n\nPartial work.\n\nForge-Run: r1\nForge-Task: t1\nForge-Attempt: 2\nForge-Agent: claude\nForge-Exit: 21\n",
+    );
     const parsed = execFileSync("git", ["interpret-trailers", "--parse"], { input: msg, encoding: "utf8" });
     expect(parsed).toBe("Forge-Run: r1\nForge-Task: t1\nForge-Attempt: 2\nForge-Agent: claude\nForge-Exit: 21\n");
     const g = repo("trailers");
     writeFileSync(path.join(g.dir, "a"), "a");
     await g.run(["add", "a"]);
-    const sha = await g.commit(commitMessage("forge(t1): T", undefined, [["Task", "t1"], ["Attempt", "1"], ["Agent", "command"]]));
+    const sha = await g.commit(
+      commitMessage("forge(t1): T", undefined, [
+        ["Task", "t1"],
+        ["Attempt", "1"],
+        ["Agent", "command"],
+      ]),
+    );
     expect(await g.out(["log", "-1", "--format=%(trailers:key=Attempt,valueonly)", sha])).toBe("1");
     expect(await g.out(["log", "-1", "--format=%an <%ae>", sha])).toBe("Forge <forge@example.invalid>");
   });

@@ -24,16 +24,28 @@ describe("the Octokit GitHub port", () => {
   });
 
   it("falls back to the blob API for files over 1 MB (the contents API sends no content)", async () => {
-    nock(API).get("/repos/acme/demo/contents/big.json").query({ ref: "main" }).reply(200, { type: "file", encoding: "none", size: 2_000_000, sha: "b1", content: "" });
-    nock(API).get("/repos/acme/demo/git/blobs/b1").reply(200, { sha: "b1", size: 3, encoding: "base64", content: Buffer.from("big").toString("base64") });
+    nock(API)
+      .get("/repos/acme/demo/contents/big.json")
+      .query({ ref: "main" })
+      .reply(200, { type: "file", encoding: "none", size: 2_000_000, sha: "b1", content: "" });
+    nock(API)
+      .get("/repos/acme/demo/git/blobs/b1")
+      .reply(200, { sha: "b1", size: 3, encoding: "base64", content: Buffer.from("big").toString("base64") });
     expect(await gh.readFile("main", "big.json")).toBe("big");
   });
 
   it("answers undefined for a missing ref or file, and throws with the status otherwise", async () => {
     nock(API).get("/repos/acme/demo/contents/nope.md").query({ ref: "main" }).reply(404, { message: "Not Found" });
     expect(await gh.readFile("main", "nope.md")).toBeUndefined();
-    nock(API).get("/repos/acme/demo/contents/x.md").query({ ref: "main" }).reply(403, { message: "Resource not accessible by integration" });
-    await expect(gh.readFile("main", "x.md")).rejects.toMatchObject({ name: "GitHubApiError", status: 403, message: "reading x.md at main failed: Resource not accessible by integration" });
+    nock(API)
+      .get("/repos/acme/demo/contents/x.md")
+      .query({ ref: "main" })
+      .reply(403, { message: "Resource not accessible by integration" });
+    await expect(gh.readFile("main", "x.md")).rejects.toMatchObject({
+      name: "GitHubApiError",
+      status: 403,
+      message: "reading x.md at main failed: Resource not accessible by integration",
+    });
   });
 
   it("opens a draft PR and recognises GitHub's 'No commits between' refusal", async () => {
@@ -41,7 +53,9 @@ describe("the Octokit GitHub port", () => {
     nock(API)
       .post("/repos/acme/demo/pulls", (b) => ((body = b), true))
       .reply(201, { number: 7, node_id: "PR_kw7", html_url: "https://ghe.example/acme/demo/pull/7", draft: true });
-    expect(await gh.createPull({ head: "forge/r1/t1/1", base: "forge/r1/_integration", title: "forge(t1): T", body: "b", draft: true })).toEqual({ number: 7, nodeId: "PR_kw7", url: "https://ghe.example/acme/demo/pull/7", draft: true });
+    expect(
+      await gh.createPull({ head: "forge/r1/t1/1", base: "forge/r1/_integration", title: "forge(t1): T", body: "b", draft: true }),
+    ).toEqual({ number: 7, nodeId: "PR_kw7", url: "https://ghe.example/acme/demo/pull/7", draft: true });
     expect(body).toMatchInlineSnapshot(`
       {
         "base": "forge/r1/_integration",
@@ -54,20 +68,29 @@ describe("the Octokit GitHub port", () => {
     `);
     nock(API)
       .post("/repos/acme/demo/pulls")
-      .reply(422, { message: "Validation Failed", errors: [{ resource: "PullRequest", code: "custom", message: "No commits between forge/r1/_integration and forge/r1/t1/1" }] });
-    await expect(gh.createPull({ head: "forge/r1/t1/1", base: "forge/r1/_integration", title: "t", body: "b", draft: true })).rejects.toBeInstanceOf(NoCommitsError);
+      .reply(422, {
+        message: "Validation Failed",
+        errors: [{ resource: "PullRequest", code: "custom", message: "No commits between forge/r1/_integration and forge/r1/t1/1" }],
+      });
+    await expect(
+      gh.createPull({ head: "forge/r1/t1/1", base: "forge/r1/_integration", title: "t", body: "b", draft: true }),
+    ).rejects.toBeInstanceOf(NoCommitsError);
   });
 
   it("finds the open PR of a branch with the owner-qualified head filter", async () => {
     nock(API)
       .get("/repos/acme/demo/pulls")
       .query({ head: "acme:forge/r1/t1/1", base: "forge/r1/_integration", state: "open", per_page: "10" })
-      .reply(200, [{ number: 3, node_id: "PR_3", html_url: "u", draft: true, head: { ref: "forge/r1/t1/1" }, base: { ref: "forge/r1/_integration" } }]);
+      .reply(200, [
+        { number: 3, node_id: "PR_3", html_url: "u", draft: true, head: { ref: "forge/r1/t1/1" }, base: { ref: "forge/r1/_integration" } },
+      ]);
     expect(await gh.findOpenPull("forge/r1/t1/1", "forge/r1/_integration")).toEqual({ number: 3, nodeId: "PR_3", url: "u", draft: true });
   });
 
   it("labels a PR through its issue", async () => {
-    nock(API).post("/repos/acme/demo/issues/7/labels", { labels: ["forge:task"] }).reply(200, [{ name: "forge:task" }]);
+    nock(API)
+      .post("/repos/acme/demo/issues/7/labels", { labels: ["forge:task"] })
+      .reply(200, [{ name: "forge:task" }]);
     await gh.addLabels(7, ["forge:task"]);
   });
 
@@ -96,7 +119,9 @@ describe("the Octokit GitHub port", () => {
   });
 
   it("names the failing call when updating fails", async () => {
-    nock(API).patch("/repos/acme/demo/pulls/9").reply(422, { message: "Validation Failed", errors: [{ resource: "PullRequest", field: "body", code: "too_long" }] });
+    nock(API)
+      .patch("/repos/acme/demo/pulls/9")
+      .reply(422, { message: "Validation Failed", errors: [{ resource: "PullRequest", field: "body", code: "too_long" }] });
     const err = await gh.updatePull(9, { body: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitHubApiError);
     expect((err as Error).message).toBe("updating pull request #9 failed: Validation Failed: body too_long");

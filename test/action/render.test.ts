@@ -28,7 +28,14 @@ const url = "https://github.example/acme/demo/blob/abc/.forge/runs/r1/t1/1/walkt
 
 describe("the walkthrough as a PR body", () => {
   it("renders the frontmatter as tables, tests as a table, risks and follow-ups as lists", () => {
-    const body = renderPrBody({ title: "forge(t1): Routes", frontmatter: fm, body: "## Summary\n\nDone.", walkthroughUrl: url, baseBranch: "forge/r1/_integration", exitCode: 0 });
+    const body = renderPrBody({
+      title: "forge(t1): Routes",
+      frontmatter: fm,
+      body: "## Summary\n\nDone.",
+      walkthroughUrl: url,
+      baseBranch: "forge/r1/_integration",
+      exitCode: 0,
+    });
     expect(body).toMatchInlineSnapshot(`
       "<!-- forge:walkthrough run=r1 task=t1 attempt=1 -->
       ## forge(t1): Routes
@@ -80,7 +87,14 @@ describe("the walkthrough as a PR body", () => {
 
   it("cuts a body over 65,536 characters at a line, closes an open code fence and links the full file", () => {
     const huge = `## Summary\n\n\`\`\`ts\n${"const x = 1; // some code that goes on\n".repeat(3000)}\`\`\`\n`;
-    const body = renderPrBody({ title: "t", frontmatter: { ...fm, files_changed: Array.from({ length: 500 }, (_, i) => ({ path: `src/f${i}.ts`, reason: "r" })) }, body: huge, walkthroughUrl: url, baseBranch: "b", exitCode: 0 });
+    const body = renderPrBody({
+      title: "t",
+      frontmatter: { ...fm, files_changed: Array.from({ length: 500 }, (_, i) => ({ path: `src/f${i}.ts`, reason: "r" })) },
+      body: huge,
+      walkthroughUrl: url,
+      baseBranch: "b",
+      exitCode: 0,
+    });
     expect(body.length).toBeLessThanOrEqual(PR_BODY_LIMIT);
     expect(body.length).toBeGreaterThan(PR_BODY_LIMIT - 500);
     expect(body).toContain(`[Read the full walkthrough](${url})`);
@@ -112,10 +126,31 @@ describe("the walkthrough as a PR body", () => {
   });
 
   it("shows the attempt's state while running and why it ended without a walkthrough", () => {
-    const running = renderStatusBody({ state: "running", title: "forge(t1): X", runId: "r1", taskId: "t1", attempt: 1, exitCode: 0, error: "", branch: "forge/r1/t1/1", baseBranch: "forge/r1/_integration", jobUrl: "https://j" });
+    const running = renderStatusBody({
+      state: "running",
+      title: "forge(t1): X",
+      runId: "r1",
+      taskId: "t1",
+      attempt: 1,
+      exitCode: 0,
+      error: "",
+      branch: "forge/r1/t1/1",
+      baseBranch: "forge/r1/_integration",
+      jobUrl: "https://j",
+    });
     expect(running).toContain("the agent is working");
     expect(running).toContain("| Job | [workflow run](https://j) |");
-    const ended = renderStatusBody({ state: "ended", title: "forge(t1): X", runId: "r1", taskId: "t1", attempt: 1, exitCode: 21, error: "no progress for 60 s", branch: "b", baseBranch: "i" });
+    const ended = renderStatusBody({
+      state: "ended",
+      title: "forge(t1): X",
+      runId: "r1",
+      taskId: "t1",
+      attempt: 1,
+      exitCode: 21,
+      error: "no progress for 60 s",
+      branch: "b",
+      baseBranch: "i",
+    });
     expect(ended).toContain("| Outcome | exit 21: timed out / stalled |");
     expect(ended).toContain("### Why\n\nno progress for 60 s");
   });

@@ -31,11 +31,37 @@ function setInputs(inputs: Record<string, string>): void {
   for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
 }
 
-const defaults = { "github-token": "ghs_test_token_value", "run-id": RUN, "task-id": "t1", attempt: "1", context: "", adapter: "", model: "", command: "", "anthropic-api-key": "", "openai-api-key": "", "git-user-name": "github-actions[bot]", "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com" };
+const defaults = {
+  "github-token": "ghs_test_token_value",
+  "run-id": RUN,
+  "task-id": "t1",
+  attempt: "1",
+  context: "",
+  adapter: "",
+  model: "",
+  command: "",
+  "anthropic-api-key": "",
+  "openai-api-key": "",
+  "git-user-name": "github-actions[bot]",
+  "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com",
+};
 
 describe("inputs", () => {
   it("names each bad input and says what to do", () => {
-    const r = actionInputSchema.safeParse({ githubToken: "", runId: "bad id", taskId: "T1", attempt: "0", context: "{oops", adapter: "gpt", model: "", command: "", anthropicApiKey: "", openaiApiKey: "", gitUserName: "x", gitUserEmail: "y" });
+    const r = actionInputSchema.safeParse({
+      githubToken: "",
+      runId: "bad id",
+      taskId: "T1",
+      attempt: "0",
+      context: "{oops",
+      adapter: "gpt",
+      model: "",
+      command: "",
+      anthropicApiKey: "",
+      openaiApiKey: "",
+      gitUserName: "x",
+      gitUserEmail: "y",
+    });
     expect(r.success).toBe(false);
     if (r.success) return;
     const text = describeIssues(r.error, INPUT_NAMES);
@@ -48,14 +74,41 @@ describe("inputs", () => {
   });
 
   it("parses the dispatch context", () => {
-    const base = { githubToken: "t", runId: "r1", taskId: "t1", attempt: "3", adapter: "", model: "", command: "", anthropicApiKey: "", openaiApiKey: "", gitUserName: "x", gitUserEmail: "y" };
-    expect(actionInputSchema.parse({ ...base, context: '{"answer":"use pg"}' })).toMatchObject({ attempt: 3, context: { answer: "use pg" }, adapter: undefined });
+    const base = {
+      githubToken: "t",
+      runId: "r1",
+      taskId: "t1",
+      attempt: "3",
+      adapter: "",
+      model: "",
+      command: "",
+      anthropicApiKey: "",
+      openaiApiKey: "",
+      gitUserName: "x",
+      gitUserEmail: "y",
+    };
+    expect(actionInputSchema.parse({ ...base, context: '{"answer":"use pg"}' })).toMatchObject({
+      attempt: 3,
+      context: { answer: "use pg" },
+      adapter: undefined,
+    });
     expect(actionInputSchema.safeParse({ ...base, context: '{"answer":1,"x":2}' }).success).toBe(false);
     // What the App sends a follow-up and a refinery whose upstream merge conflicted (src/app/effects.ts).
-    expect(actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' })).toMatchObject({ taskId: "_followup-2", context: { followup: "Fix the bug", sourceTaskId: "t1" } });
-    expect(actionInputSchema.parse({ ...base, context: '{"conflicts":["forge/r1/a/1"]}' }).context).toEqual({ conflicts: ["forge/r1/a/1"] });
+    expect(
+      actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' }),
+    ).toMatchObject({ taskId: "_followup-2", context: { followup: "Fix the bug", sourceTaskId: "t1" } });
+    expect(actionInputSchema.parse({ ...base, context: '{"conflicts":["forge/r1/a/1"]}' }).context).toEqual({
+      conflicts: ["forge/r1/a/1"],
+    });
     // A Captain dispatch and its context (src/app/effects.ts DispatchCaptain).
-    expect(actionInputSchema.parse({ ...base, taskId: "_captain-cr-1", attempt: "1", context: '{"changeRequest":"cr-1","planDir":".forge/plans/p","reason":"x","issue":7}' })).toMatchObject({ taskId: "_captain-cr-1", context: { changeRequest: "cr-1", issue: 7 } });
+    expect(
+      actionInputSchema.parse({
+        ...base,
+        taskId: "_captain-cr-1",
+        attempt: "1",
+        context: '{"changeRequest":"cr-1","planDir":".forge/plans/p","reason":"x","issue":7}',
+      }),
+    ).toMatchObject({ taskId: "_captain-cr-1", context: { changeRequest: "cr-1", issue: 7 } });
     expect(actionInputSchema.safeParse({ ...base, taskId: "_captain-" }).success).toBe(false);
   });
 });
@@ -80,13 +133,26 @@ describe("run()", () => {
   it("runs an attempt and writes the outputs and the job summary", async () => {
     world = makeWorld();
     const w = world;
-    const agent = scriptAgent(w, "agent", `mkdir -p src && echo hi > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`);
+    const agent = scriptAgent(
+      w,
+      "agent",
+      `mkdir -p src && echo hi > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`,
+    );
     const outputFile = path.join(w.dir, "output.txt");
     const summaryFile = path.join(w.dir, "summary.md");
     writeFileSync(outputFile, "");
     writeFileSync(summaryFile, "");
     setInputs(defaults);
-    Object.assign(process.env, { GITHUB_REPOSITORY: "acme/demo", GITHUB_SERVER_URL: "https://github.example", GITHUB_API_URL: "https://github.example/api/v3", GITHUB_WORKSPACE: w.workspace, RUNNER_TEMP: w.temp, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_RUN_ID: "77" });
+    Object.assign(process.env, {
+      GITHUB_REPOSITORY: "acme/demo",
+      GITHUB_SERVER_URL: "https://github.example",
+      GITHUB_API_URL: "https://github.example/api/v3",
+      GITHUB_WORKSPACE: w.workspace,
+      RUNNER_TEMP: w.temp,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
+      GITHUB_RUN_ID: "77",
+    });
     await run({ github: w.github, agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "" } }) });
     expect(out.filter((l) => l.startsWith("::error::"))).toEqual([]);
     const outputs = readFileSync(outputFile, "utf8");
@@ -109,7 +175,14 @@ describe("run()", () => {
     const outputFile = path.join(w.dir, "output.txt");
     writeFileSync(outputFile, "");
     setInputs({ ...defaults, attempt: "5" });
-    Object.assign(process.env, { GITHUB_REPOSITORY: "acme/demo", GITHUB_SERVER_URL: "https://github.example", GITHUB_API_URL: "https://github.example/api/v3", GITHUB_WORKSPACE: w.workspace, RUNNER_TEMP: w.temp, GITHUB_OUTPUT: outputFile });
+    Object.assign(process.env, {
+      GITHUB_REPOSITORY: "acme/demo",
+      GITHUB_SERVER_URL: "https://github.example",
+      GITHUB_API_URL: "https://github.example/api/v3",
+      GITHUB_WORKSPACE: w.workspace,
+      RUNNER_TEMP: w.temp,
+      GITHUB_OUTPUT: outputFile,
+    });
     await run({ github: w.github, agent: createCommandRunner({ command: "false", env: {} }) });
     expect(process.exitCode).toBeUndefined();
     expect(out.join("")).toContain("::notice::Forge: nothing to do — task t1 is at attempt 1, not 5.");

@@ -55,9 +55,15 @@ beforeAll(async () => {
   const executor = createSimExecutor({ concurrency: 2, killGraceMs: 500 });
   sim.onWorkflowDispatch(executor.handler);
   // The template as users install it, pointing at the action vendored into the repository.
-  const workflow = readFileSync("templates/workflows/forge-agent.yml", "utf8").replace(/uses: forge-dev\/forge\/action@v1/, "uses: ./.github/actions/forge");
+  const workflow = readFileSync("templates/workflows/forge-agent.yml", "utf8").replace(
+    /uses: forge-dev\/forge\/action@v1/,
+    "uses: ./.github/actions/forge",
+  );
   expect(workflow).toContain("uses: ./.github/actions/forge");
-  const tasks = [...TIMED.map((id) => [id, scripted(id, "succeed", `src/${id}.txt`)]), ["stuck", scripted("stuck", "stall", "src/stuck.txt")]];
+  const tasks = [
+    ...TIMED.map((id) => [id, scripted(id, "succeed", `src/${id}.txt`)]),
+    ["stuck", scripted("stuck", "stall", "src/stuck.txt")],
+  ];
   await sim.control.createRepo({
     owner: OWNER,
     name: REPO,
@@ -68,7 +74,7 @@ beforeAll(async () => {
       // Heartbeats every second so the stall test takes seconds, not minutes.
       ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 2\nagent:\n  adapter: command\n  command: ${JSON.stringify(`node ${SCRIPTED_AGENT}`)}\n`,
       // The scripted agent does everything in one session (src/agent's "single" stage).
-      ".forge/stages.yml": "\"1\": [single]\n",
+      ".forge/stages.yml": '"1": [single]\n',
       [`.forge/plans/${PLAN}/plan.md`]: "# Plan\n\nWrite greetings.\n",
       ...Object.fromEntries(tasks.map(([id, text]) => [`.forge/plans/${PLAN}/tasks/${id}.md`, text!])),
       ...actionFiles(),
@@ -78,7 +84,13 @@ beforeAll(async () => {
   gh = new Octokit({ baseUrl: sim.apiUrl, auth: token });
   // The label the runner puts on task PRs, created with a description: a label GitHub creates on
   // the fly has none (null), which the local GitHub's strict response check refuses in pulls/list.
-  await gh.rest.issues.createLabel({ owner: OWNER, repo: REPO, name: "forge:task", color: "5319e7", description: "A Forge task pull request" });
+  await gh.rest.issues.createLabel({
+    owner: OWNER,
+    repo: REPO,
+    name: "forge:task",
+    color: "5319e7",
+    description: "A Forge task pull request",
+  });
 
   // What the App does when it starts the run: integration branch, journal, task branches.
   dir = mkdtempSync(path.join(tmpdir(), "forge-sim-e2e-"));
@@ -87,7 +99,21 @@ beforeAll(async () => {
   await local.run(["remote", "add", "origin", `${sim.gitUrl}/${OWNER}/${REPO}.git`]);
   const planCommit = (await local.fetchBranch("main"))!;
   const journal = startRun(
-    { runId: RUN, planId: PLAN, planCommit, dagHash: "0".repeat(64), integrationBranch: INTEGRATION, baseBranch: "main", nodes: tasks.map(([id]) => ({ id: id!, kind: "task" as const, agentType: "1" as const, title: `Write src/${id}.txt`, dependencies: [] })) },
+    {
+      runId: RUN,
+      planId: PLAN,
+      planCommit,
+      dagHash: "0".repeat(64),
+      integrationBranch: INTEGRATION,
+      baseBranch: "main",
+      nodes: tasks.map(([id]) => ({
+        id: id!,
+        kind: "task" as const,
+        agentType: "1" as const,
+        title: `Write src/${id}.txt`,
+        dependencies: [],
+      })),
+    },
     Date.now(),
     forgeConfigSchema.parse({ max_parallel_agents: 10 }),
   ).journal;
@@ -95,7 +121,14 @@ beforeAll(async () => {
   const blob = (await local.run(["hash-object", "-w", "--stdin"], { input: JSON.stringify(journal) })).stdout.trim();
   const tree = (await local.run(["mktree"], { input: `100644 blob ${blob}\tjournal.json\n` })).stdout.trim();
   const stateCommit = (await local.run(["commit-tree", tree, "-m", "journal"])).stdout.trim();
-  await local.run(["push", "--quiet", "origin", `${planCommit}:refs/heads/${INTEGRATION}`, `${stateCommit}:refs/heads/${stateBranch(RUN)}`, ...journal.tasks.map((t) => `${planCommit}:refs/heads/${t.branch}`)]);
+  await local.run([
+    "push",
+    "--quiet",
+    "origin",
+    `${planCommit}:refs/heads/${INTEGRATION}`,
+    `${stateCommit}:refs/heads/${stateBranch(RUN)}`,
+    ...journal.tasks.map((t) => `${planCommit}:refs/heads/${t.branch}`),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -125,9 +158,19 @@ async function waitForRun(runId: number, timeoutMs = 60_000) {
   }
 }
 
-const logOf = (runId: number) => sim.core.state.runs.get(runId)!.jobs.map((j) => j.log).join("");
+const logOf = (runId: number) =>
+  sim.core.state.runs
+    .get(runId)!
+    .jobs.map((j) => j.log)
+    .join("");
 
-function timingsOf(runId: number): { beforeAgentMs: number; agentMs: number; afterAgentMs: number; stallDetectedAfterMs?: number; partialPushedAfterMs?: number } {
+function timingsOf(runId: number): {
+  beforeAgentMs: number;
+  agentMs: number;
+  afterAgentMs: number;
+  stallDetectedAfterMs?: number;
+  partialPushedAfterMs?: number;
+} {
   const m = /Forge timings \(ms\): (\{.*\})/.exec(logOf(runId));
   if (!m) throw new Error(`no timings in the job log:\n${logOf(runId)}`);
   return JSON.parse(m[1]!);
@@ -162,27 +205,49 @@ describe("the Forge action on the local GitHub", () => {
       expect(pr.body).toContain(`| \`src/${taskId}.txt\` |`);
       // "Ready for review" is GraphQL only: where the local GitHub answers it the PR is ready; where it
       // answers 501, the PR stays a draft and the job says why.
-      if (pr.draft) expect(logOf(runId)).toMatch(/could not mark the pull request ready: marking pull request #\d+ ready for review failed/);
+      if (pr.draft)
+        expect(logOf(runId)).toMatch(/could not mark the pull request ready: marking pull request #\d+ ready for review failed/);
       else expect(logOf(runId)).not.toContain("could not mark the pull request ready");
 
       const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
-      const { data: file } = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: `${attemptDir(RUN, taskId, 1)}/result.json`, ref: branch });
+      const { data: file } = await gh.rest.repos.getContent({
+        owner: OWNER,
+        repo: REPO,
+        path: `${attemptDir(RUN, taskId, 1)}/result.json`,
+        ref: branch,
+      });
       const result = agentResultSchema.parse(JSON.parse(Buffer.from((file as { content: string }).content, "base64").toString()));
-      expect(result).toMatchObject({ exit_code: 0, task_id: taskId, branch, walkthrough: { head_sha: result.head_sha, files_changed: [{ path: `src/${taskId}.txt` }] } });
+      expect(result).toMatchObject({
+        exit_code: 0,
+        task_id: taskId,
+        branch,
+        walkthrough: { head_sha: result.head_sha, files_changed: [{ path: `src/${taskId}.txt` }] },
+      });
       expect(head.commit.parents[0]!.sha).toBe(result.head_sha);
       expect(head.commit.commit.message).toContain("Forge-Exit: 0");
       // The job token never shows in the log.
       expect(logOf(runId)).not.toMatch(/ghs_[A-Za-z0-9]{20,}/);
     }
-    console.log(`runner overhead per job, excluding the agent (dispatch → checkout → push → PR → run completed): median ${median(overhead).toFixed(0)} ms over ${overhead.length} jobs [${overhead.map((x) => x.toFixed(0)).join(", ")}]`);
-    console.log(`  of which inside the action (journal, branch, context, draft PR; commits, push, PR body): median ${median(actionOnly).toFixed(0)} ms [${actionOnly.join(", ")}]`);
+    console.log(
+      `runner overhead per job, excluding the agent (dispatch → checkout → push → PR → run completed): median ${median(overhead).toFixed(0)} ms over ${overhead.length} jobs [${overhead.map((x) => x.toFixed(0)).join(", ")}]`,
+    );
+    console.log(
+      `  of which inside the action (journal, branch, context, draft PR; commits, push, PR body): median ${median(actionOnly).toFixed(0)} ms [${actionOnly.join(", ")}]`,
+    );
   }, 300_000);
 
   it("a dispatch that is no longer current does nothing and succeeds", async () => {
     // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.
     const branch = `forge/${RUN}/stuck/1`;
     const before = (await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha;
-    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner: OWNER, repo: REPO, workflow_id: "forge-agent.yml", ref: branch, inputs: { run_id: RUN, task_id: "stuck", attempt: "2", context: "" }, return_run_details: true });
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: OWNER,
+      repo: REPO,
+      workflow_id: "forge-agent.yml",
+      ref: branch,
+      inputs: { run_id: RUN, task_id: "stuck", attempt: "2", context: "" },
+      return_run_details: true,
+    });
     const id = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
     const run = await waitForRun(id);
     expect(run.conclusion, logOf(id)).toBe("success");
@@ -207,7 +272,8 @@ describe("the Forge action on the local GitHub", () => {
     const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}` });
     expect(pulls[0]!.draft).toBe(true);
     expect(pulls[0]!.body).toContain("exit 21: timed out / stalled");
-    console.log(`stall on the local GitHub (heartbeat 1 s, 2 missed beats): detected after ${t.stallDetectedAfterMs} ms of silence, partial work pushed after ${t.partialPushedAfterMs} ms; whole job ${wall.toFixed(0)} ms`);
+    console.log(
+      `stall on the local GitHub (heartbeat 1 s, 2 missed beats): detected after ${t.stallDetectedAfterMs} ms of silence, partial work pushed after ${t.partialPushedAfterMs} ms; whole job ${wall.toFixed(0)} ms`,
+    );
   }, 60_000);
 });
-

@@ -25,7 +25,16 @@ const FORGE_JS = path.resolve("action/dist/forge.js");
 function job(w: World, agent: AgentRunner, taskId: string, context: Record<string, unknown> = {}): Promise<JobReport> {
   return main({
     config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-    input: { runId: RUN, taskId, attempt: 1, context, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+    input: {
+      runId: RUN,
+      taskId,
+      attempt: 1,
+      context,
+      repository: "acme/demo",
+      serverUrl: "https://github.example",
+      workspace: w.workspace,
+      tempDir: w.temp,
+    },
     deps: { github: w.github, git: w.git, agent },
   });
 }
@@ -58,7 +67,8 @@ const stagesRunner = (script: string) =>
     ...(existsSync(FORGE_JS) ? { forgeCli: { command: process.execPath, args: [FORGE_JS] } } : {}),
   });
 
-const WALKTHROUGH = (fm: Record<string, unknown> = {}) => `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough({ files_changed: [], ...fm })}WT`;
+const WALKTHROUGH = (fm: Record<string, unknown> = {}) =>
+  `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough({ files_changed: [], ...fm })}WT`;
 
 describe("progress pushes", () => {
   it("pushes the work at each stage end; the final work and record commits come on top", async () => {
@@ -87,9 +97,16 @@ describe("progress pushes", () => {
     expect(seenAfterStage).toBe("stage one\n");
     expect(report.progressPushes).toBe(1);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 4)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): Task t1", "forge(t1): work after stage implement", "forge(t1): start attempt 1"]);
+    expect(subjects.slice(0, 4)).toEqual([
+      "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): Task t1",
+      "forge(t1): work after stage implement",
+      "forge(t1): start attempt 1",
+    ]);
     const progress = sh(w.origin, ["log", "-1", "--skip=2", "--format=%H", `refs/heads/${w.branch}`]);
-    expect(sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", progress])).toBe("Run: r1\nTask: t1\nAttempt: 1\nAgent: command\nStage: implement");
+    expect(sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", progress])).toBe(
+      "Run: r1\nTask: t1\nAttempt: 1\nAgent: command\nStage: implement",
+    );
     expect(sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", report.workSha!])).toBe("src/b.txt");
     // The walkthrough lists everything the attempt changed, across the pushes.
     expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["src/a.txt", "src/b.txt"]);
@@ -123,7 +140,11 @@ describe("progress pushes", () => {
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(2);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 3)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage walkthrough", "forge(t1): work after stage implement"]);
+    expect(subjects.slice(0, 3)).toEqual([
+      "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): work after stage walkthrough",
+      "forge(t1): work after stage implement",
+    ]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
   });
 });
@@ -255,7 +276,11 @@ describe("the attempt's starting head", () => {
     expect(report.workSha).toBe(lastProgress);
     expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`])).toBe(lastProgress);
     // The history between the branch's start and the work is the first run's (start, two progress pushes).
-    expect(sh(w.origin, ["log", "--format=%s", `${startedAt}..${lastProgress}`]).split("\n")).toEqual(["forge(t1): work after stage verify", "forge(t1): work after stage implement", "forge(t1): start attempt 1"]);
+    expect(sh(w.origin, ["log", "--format=%s", `${startedAt}..${lastProgress}`]).split("\n")).toEqual([
+      "forge(t1): work after stage verify",
+      "forge(t1): work after stage implement",
+      "forge(t1): start attempt 1",
+    ]);
   });
 
   it("a fresh attempt on a branch whose tip is another attempt's commit measures from that tip", async () => {
@@ -315,7 +340,9 @@ describe("refineries: the upstream branches the App could not merge", () => {
     // The merge commit stays in the history: a's branch is an ancestor of the refinery's.
     const aTip = sh(w.origin, ["rev-parse", "refs/heads/forge/r1/a/1"]);
     expect(() => sh(w.origin, ["merge-base", "--is-ancestor", aTip, `refs/heads/${w.branch}`])).not.toThrow();
-    const manifest = JSON.parse(w.show(w.branch, `${attemptDir(RUN, "r", 1)}/manifest.json`)!) as { stages: Array<{ name: string; status: string }> };
+    const manifest = JSON.parse(w.show(w.branch, `${attemptDir(RUN, "r", 1)}/manifest.json`)!) as {
+      stages: Array<{ name: string; status: string }>;
+    };
     expect(manifest.stages.map((s) => `${s.name}:${s.status}`)).toEqual(["merge:success", "single:success"]);
     // The agents' shell has the bundled `forge` (spawn, validate) on its PATH.
     if (existsSync(FORGE_JS)) expect(w.show(w.branch, "forge-ok.txt")).toBe("ok\n");
@@ -342,7 +369,14 @@ describe("the bundled forge command", () => {
   it.skipIf(!existsSync(FORGE_JS))("dist/forge.js runs spawn (depth budget) and validate", () => {
     const out = (args: string[], env: NodeJS.ProcessEnv = {}) => {
       try {
-        return { code: 0, stdout: execFileSync(process.execPath, [FORGE_JS, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] }) };
+        return {
+          code: 0,
+          stdout: execFileSync(process.execPath, [FORGE_JS, ...args], {
+            encoding: "utf8",
+            env: { PATH: process.env.PATH, ...env },
+            stdio: ["ignore", "pipe", "pipe"],
+          }),
+        };
       } catch (err) {
         const e = err as { status: number; stdout: string; stderr: string };
         return { code: e.status, stdout: e.stdout, stderr: e.stderr };
@@ -350,25 +384,31 @@ describe("the bundled forge command", () => {
     };
     expect(out(["--help"]).stdout).toMatch(/spawn[\s\S]*validate|validate[\s\S]*spawn/);
     // Depth spent: exit 2, nothing runs.
-    const spent = out(["spawn", "--adapter", "command", "--command", "true", "--prompt", "x", "--max-depth", "1", "--output-format", "json"], { FORGE_SPAWN_DEPTH: "1" });
+    const spent = out(
+      ["spawn", "--adapter", "command", "--command", "true", "--prompt", "x", "--max-depth", "1", "--output-format", "json"],
+      { FORGE_SPAWN_DEPTH: "1" },
+    );
     expect(spent.code).toBe(2);
   });
 });
 
 describe("sub-agents started with forge spawn inside the job", () => {
-  it.skipIf(!existsSync(FORGE_JS))("work on <branch>-<sub>, merged back: the merge stays in the task branch's history and the walkthrough lists their files", async () => {
-    const w = world_({ tasks: [{ id: "t1", type: "2" }], files: { ".forge/stages.yml": '"2": [single]\n' } });
-    const script = [
-      `forge spawn --adapter command --command sh --arg -c --arg 'echo sub > sub.txt' --agent-type 1 --name helper --prompt 'write sub.txt' --output-format json > "$FORGE_SESSION_DIR/helper.json"`,
-      `echo main > main.txt`,
-      WALKTHROUGH(),
-    ].join("\n");
-    const report = await job(w, stagesRunner(script), "t1");
-    if (report.kind !== "attempt") throw new Error(report.kind);
-    expect(report.exitCode, report.result.error).toBe(0);
-    expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["main.txt", "sub.txt"]);
-    expect(w.show(w.branch, "sub.txt")).toBe("sub\n");
-    const merges = sh(w.origin, ["log", "--merges", "--format=%s", `refs/heads/${w.branch}`]);
-    expect(merges).toBe(`Merge ${w.branch}-helper into ${w.branch}`);
-  });
+  it.skipIf(!existsSync(FORGE_JS))(
+    "work on <branch>-<sub>, merged back: the merge stays in the task branch's history and the walkthrough lists their files",
+    async () => {
+      const w = world_({ tasks: [{ id: "t1", type: "2" }], files: { ".forge/stages.yml": '"2": [single]\n' } });
+      const script = [
+        `forge spawn --adapter command --command sh --arg -c --arg 'echo sub > sub.txt' --agent-type 1 --name helper --prompt 'write sub.txt' --output-format json > "$FORGE_SESSION_DIR/helper.json"`,
+        `echo main > main.txt`,
+        WALKTHROUGH(),
+      ].join("\n");
+      const report = await job(w, stagesRunner(script), "t1");
+      if (report.kind !== "attempt") throw new Error(report.kind);
+      expect(report.exitCode, report.result.error).toBe(0);
+      expect(report.result.walkthrough?.files_changed.map((f) => f.path).sort()).toEqual(["main.txt", "sub.txt"]);
+      expect(w.show(w.branch, "sub.txt")).toBe("sub\n");
+      const merges = sh(w.origin, ["log", "--merges", "--format=%s", `refs/heads/${w.branch}`]);
+      expect(merges).toBe(`Merge ${w.branch}-helper into ${w.branch}`);
+    },
+  );
 });

@@ -9,8 +9,22 @@ import { describeJob, parseDispatchInputs } from "../../src/local-github/runner/
 
 const agent = readFileSync("templates/workflows/forge-agent.yml", "utf8");
 const tick = readFileSync("templates/workflows/forge-tick.yml", "utf8");
-const context = { repository: "acme/demo", ref: "refs/heads/forge/r1/t1/2", sha: "a".repeat(40), serverUrl: "https://github.com", apiUrl: "https://api.github.com", token: "t", runId: 1, actor: "forge[bot]" };
-const inputs = { [DISPATCH_INPUTS.runId]: "r1", [DISPATCH_INPUTS.taskId]: "t1", [DISPATCH_INPUTS.attempt]: "2", [DISPATCH_INPUTS.context]: '{"answer":"yes"}' };
+const context = {
+  repository: "acme/demo",
+  ref: "refs/heads/forge/r1/t1/2",
+  sha: "a".repeat(40),
+  serverUrl: "https://github.com",
+  apiUrl: "https://api.github.com",
+  token: "t",
+  runId: 1,
+  actor: "forge[bot]",
+};
+const inputs = {
+  [DISPATCH_INPUTS.runId]: "r1",
+  [DISPATCH_INPUTS.taskId]: "t1",
+  [DISPATCH_INPUTS.attempt]: "2",
+  [DISPATCH_INPUTS.context]: '{"answer":"yes"}',
+};
 
 describe("templates/workflows/forge-agent.yml", () => {
   it("accepts exactly the dispatch inputs of layout.ts; run_id, task_id and attempt are required", () => {
@@ -35,7 +49,8 @@ describe("templates/workflows/forge-agent.yml", () => {
   });
 
   it("checks out without persisting the token and passes the inputs to the action", () => {
-    const steps = (parseYaml(agent) as { jobs: { agent: { steps: Array<{ uses?: string; with?: Record<string, unknown> }> } } }).jobs.agent.steps;
+    const steps = (parseYaml(agent) as { jobs: { agent: { steps: Array<{ uses?: string; with?: Record<string, unknown> }> } } }).jobs.agent
+      .steps;
     expect(steps[0]).toMatchObject({ uses: "actions/checkout@v4", with: { "persist-credentials": false } });
     const forge = steps.find((s) => s.uses?.endsWith("/action@v1"))!;
     expect(forge.with).toEqual({
@@ -50,7 +65,10 @@ describe("templates/workflows/forge-agent.yml", () => {
 
 describe("templates/workflows/forge-tick.yml", () => {
   it("runs `forge tick` on a schedule with a read-only job token", () => {
-    const wf = parseYaml(tick) as { on: { schedule: Array<{ cron: string }>; workflow_dispatch: unknown }; jobs: { tick: { steps: Array<{ run?: string }> } } };
+    const wf = parseYaml(tick) as {
+      on: { schedule: Array<{ cron: string }>; workflow_dispatch: unknown };
+      jobs: { tick: { steps: Array<{ run?: string }> } };
+    };
     expect(wf.on.schedule[0]!.cron).toBe("*/10 * * * *");
     expect(wf.on).toHaveProperty("workflow_dispatch");
     expect(wf.jobs.tick.steps.some((s) => s.run === "npx --yes forge tick")).toBe(true);

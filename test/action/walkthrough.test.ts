@@ -60,7 +60,13 @@ ${BODY}`;
       status: "completed",
       confidence: 0.8,
     });
-    expect(out.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^head_sha: the agent claimed/), expect.stringMatching(/^branch: the agent claimed "main"/), "the agent listed files it did not change: src/c.ts"]));
+    expect(out.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^head_sha: the agent claimed/),
+        expect.stringMatching(/^branch: the agent claimed "main"/),
+        "the agent listed files it did not change: src/c.ts",
+      ]),
+    );
     // The file written to the record parses back to the same, valid frontmatter.
     const again = splitFrontmatter(out.markdown)!;
     expect(walkthroughFrontmatterSchema.parse(parseYaml(again.yaml))).toEqual(out.frontmatter);
@@ -90,6 +96,9 @@ ${BODY}`;
   it("drops unknown fields with a warning and reports missing sections", () => {
     const out = completeWalkthrough("---\nstatus: completed\nconfidence: 1\nmood: great\n---\n## Summary\n\nok\n", facts);
     expect(out.ok).toBe(true);
-    expect(out.warnings).toEqual(["unknown walkthrough field 'mood' dropped", "walkthrough sections missing: Approach, Issues Encountered, Testing"]);
+    expect(out.warnings).toEqual([
+      "unknown walkthrough field 'mood' dropped",
+      "walkthrough sections missing: Approach, Issues Encountered, Testing",
+    ]);
   });
 });

@@ -20,7 +20,15 @@ export const PLAN = "p1";
 export const INTEGRATION = `forge/${RUN}/_integration`;
 export const SCRIPTED_AGENT = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
 
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "Test", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "Test", GIT_COMMITTER_EMAIL: "t@example.invalid", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Test",
+  GIT_AUTHOR_EMAIL: "t@example.invalid",
+  GIT_COMMITTER_NAME: "Test",
+  GIT_COMMITTER_EMAIL: "t@example.invalid",
+  GIT_CONFIG_NOSYSTEM: "1",
+  LC_ALL: "C",
+};
 
 export function sh(cwd: string, args: string[], input?: string): string {
   return execFileSync("git", args, { cwd, env: gitEnv, input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] }).trim();
@@ -113,7 +121,13 @@ export function makeWorld(options: WorldOptions = {}): World {
       planId: PLAN,
       planCommit,
       dagHash: "0".repeat(64),
-      nodes: tasks.map((t) => ({ id: t.id, kind: t.type === "refinery" ? "refinery" : "task", agentType: t.type ?? "1", title: t.title ?? `Task ${t.id}`, dependencies: t.dependencies ?? [] })),
+      nodes: tasks.map((t) => ({
+        id: t.id,
+        kind: t.type === "refinery" ? "refinery" : "task",
+        agentType: t.type ?? "1",
+        title: t.title ?? `Task ${t.id}`,
+        dependencies: t.dependencies ?? [],
+      })),
       integrationBranch: INTEGRATION,
       baseBranch: "main",
     },
@@ -150,14 +164,36 @@ export function makeWorld(options: WorldOptions = {}): World {
   mkdirSync(temp);
   const show = (ref: string, file: string) => {
     try {
-      return execFileSync("git", ["show", `${ref}:${file}`], { cwd: origin, env: gitEnv, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] });
+      return execFileSync("git", ["show", `${ref}:${file}`], {
+        cwd: origin,
+        env: gitEnv,
+        encoding: "utf8",
+        stdio: ["pipe", "pipe", "pipe"],
+      });
     } catch {
       return undefined;
     }
   };
   const github = new FakeGitHub(origin, show);
-  const git = new Git({ dir: workspace, identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" } });
-  return { dir, origin, originUrl, workspace, temp, planCommit, journal, github, git, branch, writeJournal, show, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const git = new Git({
+    dir: workspace,
+    identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
+  });
+  return {
+    dir,
+    origin,
+    originUrl,
+    workspace,
+    temp,
+    planCommit,
+    journal,
+    github,
+    git,
+    branch,
+    writeJournal,
+    show,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export interface FakePull extends PullRef {
@@ -200,7 +236,19 @@ export class FakeGitHub implements GitHubPort {
       ancestor = false;
     }
     if (ancestor) throw new NoCommitsError(`Validation Failed: No commits between ${p.base} and ${p.head}`);
-    const pr: FakePull = { number: this.pulls.length + 1, nodeId: `PR_${this.pulls.length + 1}`, url: `https://github.example/pull/${this.pulls.length + 1}`, draft: p.draft, head: p.head, base: p.base, title: p.title, body: p.body, bodies: [p.body], headShaAtOpen: head, labels: [] };
+    const pr: FakePull = {
+      number: this.pulls.length + 1,
+      nodeId: `PR_${this.pulls.length + 1}`,
+      url: `https://github.example/pull/${this.pulls.length + 1}`,
+      draft: p.draft,
+      head: p.head,
+      base: p.base,
+      title: p.title,
+      body: p.body,
+      bodies: [p.body],
+      headShaAtOpen: head,
+      labels: [],
+    };
     this.pulls.push(pr);
     return { ...pr };
   }
@@ -238,8 +286,19 @@ export function scriptAgent(world: World, name: string, script: string): string 
 }
 
 /** A walkthrough the agent would write (the runner fills the measured facts). */
-export function agentWalkthrough(extra: Record<string, unknown> = {}, body = "## Summary\n\nDone.\n\n## Approach\n\nDirect.\n\n## Issues Encountered\n\nNone.\n\n## Testing\n\nRan it.\n"): string {
-  const fm: Record<string, unknown> = { status: "completed", confidence: 0.9, files_changed: [{ path: "src/out.txt", reason: "the output" }], tests: [{ name: "out.exists", result: "pass" }], risks: ["none really"], followups: ["fix the flaky bug later"], ...extra };
+export function agentWalkthrough(
+  extra: Record<string, unknown> = {},
+  body = "## Summary\n\nDone.\n\n## Approach\n\nDirect.\n\n## Issues Encountered\n\nNone.\n\n## Testing\n\nRan it.\n",
+): string {
+  const fm: Record<string, unknown> = {
+    status: "completed",
+    confidence: 0.9,
+    files_changed: [{ path: "src/out.txt", reason: "the output" }],
+    tests: [{ name: "out.exists", result: "pass" }],
+    risks: ["none really"],
+    followups: ["fix the flaky bug later"],
+    ...extra,
+  };
   const yaml = Object.entries(fm)
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
     .join("\n");

@@ -6,7 +6,13 @@ import { allowedToolsFor, mayCallerSpawn } from "../../src/agent/hierarchy.js";
 
 describe("claude argv", () => {
   it("builds claude -p with the system prompt, tools, turns, stream-json and model", () => {
-    const { args, stdin } = claudeArgs({ prompt: "Do X", systemPrompt: "You are Y", allowedTools: ["Read", "Write"], maxTurns: 7, model: "claude-sonnet-4-5" });
+    const { args, stdin } = claudeArgs({
+      prompt: "Do X",
+      systemPrompt: "You are Y",
+      allowedTools: ["Read", "Write"],
+      maxTurns: 7,
+      model: "claude-sonnet-4-5",
+    });
     expect(args).toEqual([
       "-p",
       "Do X",
@@ -39,17 +45,38 @@ describe("claude argv", () => {
       prompt: "p",
       cwd: "/w",
       allowedTools: [],
-      parentEnv: { PATH: "/bin", ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://x", GITHUB_TOKEN: "g", OPENAI_API_KEY: "o", CLAUDE_CODE_MAX_RETRIES: "1" },
+      parentEnv: {
+        PATH: "/bin",
+        ANTHROPIC_API_KEY: "k",
+        ANTHROPIC_BASE_URL: "http://x",
+        GITHUB_TOKEN: "g",
+        OPENAI_API_KEY: "o",
+        CLAUDE_CODE_MAX_RETRIES: "1",
+      },
       forgeEnv: { FORGE_TRACE_ID: "0123456789abcdef" },
       passEnv: [],
       extraEnv: {},
     });
     expect(inv.command).toBe("claude");
-    expect(inv.env).toEqual({ PATH: "/bin", ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://x", CLAUDE_CODE_MAX_RETRIES: "1", FORGE_TRACE_ID: "0123456789abcdef" });
+    expect(inv.env).toEqual({
+      PATH: "/bin",
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: "http://x",
+      CLAUDE_CODE_MAX_RETRIES: "1",
+      FORGE_TRACE_ID: "0123456789abcdef",
+    });
   });
 
   it("gives a command agent no model key unless asked to", () => {
-    const input = { prompt: "p", cwd: "/w", allowedTools: [], parentEnv: { PATH: "/bin", ANTHROPIC_API_KEY: "k" }, forgeEnv: {}, extraEnv: {}, command: "/bin/agent" };
+    const input = {
+      prompt: "p",
+      cwd: "/w",
+      allowedTools: [],
+      parentEnv: { PATH: "/bin", ANTHROPIC_API_KEY: "k" },
+      forgeEnv: {},
+      extraEnv: {},
+      command: "/bin/agent",
+    };
     expect(commandAdapter.invocation({ ...input, passEnv: [] }).env).toEqual({ PATH: "/bin" });
     expect(commandAdapter.invocation({ ...input, passEnv: ["ANTHROPIC_API_KEY"] }).env).toEqual({ PATH: "/bin", ANTHROPIC_API_KEY: "k" });
     expect(() => commandAdapter.invocation({ ...input, command: undefined, passEnv: [] })).toThrow(/needs a command/);
@@ -60,12 +87,26 @@ describe("claude stream-json parsing", () => {
   const lines = [
     { type: "system", subtype: "init", model: "claude-sonnet-4-5", session_id: "s-1", tools: ["Bash"] },
     { type: "assistant", message: { id: "m1", model: "claude-sonnet-4-5", content: [{ type: "text", text: "I'll write it." }] } },
-    { type: "assistant", message: { id: "m1", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "/w/a.ts", content: "x" } }] } },
+    {
+      type: "assistant",
+      message: { id: "m1", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "/w/a.ts", content: "x" } }] },
+    },
     { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "File created" }] } },
     { type: "assistant", message: { id: "m2", content: [{ type: "tool_use", id: "t2", name: "Bash", input: { command: "npm test" } }] } },
-    { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "1 failing", is_error: true }] } },
+    {
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "1 failing", is_error: true }] },
+    },
     { type: "assistant", message: { id: "m3", content: [{ type: "text", text: "Done.\nFORGE_EXIT=0" }] } },
-    { type: "result", subtype: "success", is_error: false, num_turns: 3, total_cost_usd: 0.0123, result: "Done.\nFORGE_EXIT=0", session_id: "s-1" },
+    {
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      num_turns: 3,
+      total_cost_usd: 0.0123,
+      result: "Done.\nFORGE_EXIT=0",
+      session_id: "s-1",
+    },
   ];
 
   it("turns each line into progress events and counts turns by message id", () => {
@@ -76,18 +117,41 @@ describe("claude stream-json parsing", () => {
     expect(drafts[4]).toEqual({ kind: "tool_use", tool: "Bash", summary: "Bash npm test" });
     expect(drafts[5]!.summary).toBe("error: 1 failing");
     expect(p.turns()).toBe(3);
-    expect(p.finish(0)).toEqual({ ok: true, result: "Done.\nFORGE_EXIT=0", model: "claude-sonnet-4-5", turns: 3, costUsd: 0.0123, sessionId: "s-1" });
+    expect(p.finish(0)).toEqual({
+      ok: true,
+      result: "Done.\nFORGE_EXIT=0",
+      model: "claude-sonnet-4-5",
+      turns: 3,
+      costUsd: 0.0123,
+      sessionId: "s-1",
+    });
   });
 
   it("reports an API error result with its status", () => {
     const p = new StreamJsonParser();
-    p.stdoutLine(JSON.stringify({ type: "result", subtype: "success", is_error: true, api_error_status: 429, result: "API Error: Request rejected (429) · usage limit reached", num_turns: 1 }));
-    expect(p.finish(1)).toMatchObject({ ok: false, apiErrorStatus: 429, errorText: "API Error: Request rejected (429) · usage limit reached" });
+    p.stdoutLine(
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: true,
+        api_error_status: 429,
+        result: "API Error: Request rejected (429) · usage limit reached",
+        num_turns: 1,
+      }),
+    );
+    expect(p.finish(1)).toMatchObject({
+      ok: false,
+      apiErrorStatus: 429,
+      errorText: "API Error: Request rejected (429) · usage limit reached",
+    });
   });
 
   it("turns partial-message chunks into a liveness event every few seconds, not one per chunk", () => {
     const p = new StreamJsonParser();
-    const chunk = JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "x" } } });
+    const chunk = JSON.stringify({
+      type: "stream_event",
+      event: { type: "content_block_delta", delta: { type: "text_delta", text: "x" } },
+    });
     expect(isPartialChunk(chunk)).toBe(true);
     const drafts = Array.from({ length: 50 }, () => p.stdoutLine(chunk)).flat();
     expect(drafts).toEqual([{ kind: "text", summary: "(the model is writing)" }]);

@@ -15,7 +15,13 @@ import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import { sseEvents, startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/local-github/agents/model-server.js";
+import {
+  sseEvents,
+  startModelServer,
+  type ModelServer,
+  type ScriptedTurn,
+  type TurnRequest,
+} from "../../src/local-github/agents/model-server.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ModelServer | undefined;
@@ -102,8 +108,13 @@ describe("Claude Code adapter with the real CLI", () => {
       const stage = stageOf(req);
       const k = req.turn;
       if (stage === "implement") {
-        if (k === 0) return { text: "I'll create the module.", toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }] };
-        if (k === 1) return { toolCalls: [{ name: "Edit", input: { file_path: file, old_string: '"hello"', new_string: '"hello from forge"' } }] };
+        if (k === 0)
+          return {
+            text: "I'll create the module.",
+            toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }],
+          };
+        if (k === 1)
+          return { toolCalls: [{ name: "Edit", input: { file_path: file, old_string: '"hello"', new_string: '"hello from forge"' } }] };
         return { text: "Implemented.\nFORGE_EXIT=0" };
       }
       if (stage === "verify") {
@@ -113,7 +124,8 @@ describe("Claude Code adapter with the real CLI", () => {
               {
                 name: "Bash",
                 input: {
-                  command: 'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"',
+                  command:
+                    'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"',
                   description: "Verify",
                 },
               },
@@ -131,10 +143,24 @@ describe("Claude Code adapter with the real CLI", () => {
     const t0 = performance.now();
     const out = await runStages({
       agentType: "1",
-      taskContext: { runId: "r1", taskId: "t1", attempt: 1, title: "Greet", task: "---\nid: t1\n---\n## Description\nCreate src/greet.ts exporting greet().", testCommand: "node --check src/greet.ts" },
+      taskContext: {
+        runId: "r1",
+        taskId: "t1",
+        attempt: 1,
+        title: "Greet",
+        task: "---\nid: t1\n---\n## Description\nCreate src/greet.ts exporting greet().",
+        testCommand: "node --check src/greet.ts",
+      },
       workdir: repo,
       sessionDir,
-      spawn: { adapter: "claude", binary: claudeBinary(), env: claudeEnv(server.url), maxTurns: 10, idleTimeoutMs: 60_000, forgeCli: false },
+      spawn: {
+        adapter: "claude",
+        binary: claudeBinary(),
+        env: claudeEnv(server.url),
+        maxTurns: 10,
+        idleTimeoutMs: 60_000,
+        forgeCli: false,
+      },
       onProgress: (e) => events.push(e),
     });
     const ms = performance.now() - t0;
@@ -186,7 +212,12 @@ describe("Claude Code adapter with the real CLI", () => {
     });
     expect(done.problems).toEqual([]);
     const fm = walkthroughFrontmatterSchema.parse(done.frontmatter);
-    expect(fm).toMatchObject({ status: "completed", confidence: 0.85, files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }], agent: "claude" });
+    expect(fm).toMatchObject({
+      status: "completed",
+      confidence: 0.85,
+      files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }],
+      agent: "claude",
+    });
     console.log(`real Claude Code, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
   }, 90_000);
 
@@ -232,10 +263,21 @@ describe("Claude Code adapter with the real CLI", () => {
     expect(r.exitCode, readFileSync(r.transcriptPath, "utf8")).toBe(0);
     expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
     const child = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
-    expect(child).toMatchObject({ status: "success", exit_code: 0, depth: 2, max_depth: 2, trace_id: r.traceId, agent_type: "1", adapter: "claude" });
+    expect(child).toMatchObject({
+      status: "success",
+      exit_code: 0,
+      depth: 2,
+      max_depth: 2,
+      trace_id: r.traceId,
+      agent_type: "1",
+      adapter: "claude",
+    });
     expect(String(child.session_dir).startsWith(path.join(sessionDir, "sub"))).toBe(true);
     // A type 2 agent may spawn type 1 only.
-    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
+    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({
+      exit_code: 2,
+      error: { code: "spawn_not_allowed" },
+    });
   }, 90_000);
 
   it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {
@@ -333,13 +375,21 @@ describe("Claude Code adapter with the real CLI", () => {
       sleep: () => Promise.reject(new Error("a limit past the deadline must not be waited for")),
     });
     expect(limited).toMatchObject({ exitCode: 1, error: { code: "rate_limited" } });
-    const ny = new Intl.DateTimeFormat("en-US", { timeZone: "America/New_York", hour: "numeric", minute: "numeric", hourCycle: "h23" }).format(new Date(limited.rateLimitedUntil!));
+    const ny = new Intl.DateTimeFormat("en-US", {
+      timeZone: "America/New_York",
+      hour: "numeric",
+      minute: "numeric",
+      hourCycle: "h23",
+    }).format(new Date(limited.rateLimitedUntil!));
     expect(ny).toBe("15:00");
     expect(existsSync(path.join(repo, "src"))).toBe(false);
     await server.close();
 
     // Three 429s: the CLI retries once and gives up; Forge backs off and runs it again; it succeeds.
-    server = await startModelServer({ script: [{ text: "Done after the limit.\nFORGE_EXIT=0" }], errors: [{ status: 429, retryAfter: 0, count: 3 }] });
+    server = await startModelServer({
+      script: [{ text: "Done after the limit.\nFORGE_EXIT=0" }],
+      errors: [{ status: 429, retryAfter: 0, count: 3 }],
+    });
     const waits: number[] = [];
     const ok = await spawnAgent({
       adapter: "claude",

@@ -21,8 +21,28 @@ async function run(args: string[], env: Record<string, string> = {}) {
 }
 
 describe("forge spawn", () => {
-  const common = (w: ReturnType<typeof fakeWorld>) => ["spawn", "--adapter", "command", "--command", process.execPath, "--arg", FAKE_AGENT, "--pass-env", "FAKE_PLAN,FAKE_STATE", "--cwd", w.repo, "--session-dir", path.join(w.dir, "s")];
-  const env = (w: ReturnType<typeof fakeWorld>) => ({ FAKE_PLAN: w.planFile, FAKE_STATE: w.state, FORGE_SPAWN_DEPTH: "", FORGE_AGENT_TYPE: "", FORGE_MAX_DEPTH: "" });
+  const common = (w: ReturnType<typeof fakeWorld>) => [
+    "spawn",
+    "--adapter",
+    "command",
+    "--command",
+    process.execPath,
+    "--arg",
+    FAKE_AGENT,
+    "--pass-env",
+    "FAKE_PLAN,FAKE_STATE",
+    "--cwd",
+    w.repo,
+    "--session-dir",
+    path.join(w.dir, "s"),
+  ];
+  const env = (w: ReturnType<typeof fakeWorld>) => ({
+    FAKE_PLAN: w.planFile,
+    FAKE_STATE: w.state,
+    FORGE_SPAWN_DEPTH: "",
+    FORGE_AGENT_TYPE: "",
+    FORGE_MAX_DEPTH: "",
+  });
 
   it("prints KEY=value lines and exits with the agent's code", async () => {
     const w = fakeWorld({ "*": { print: ["multi", "line"], exit: 0 } });
@@ -50,10 +70,16 @@ describe("forge spawn", () => {
 
   it("answers exit 2 when the depth budget is spent", async () => {
     const w = fakeWorld({ "*": { exit: 0 } });
-    const r = await run([...common(w), "--prompt", "hi", "--max-depth", "2", "--output-format", "json"], { ...env(w), FORGE_SPAWN_DEPTH: "2" });
+    const r = await run([...common(w), "--prompt", "hi", "--max-depth", "2", "--output-format", "json"], {
+      ...env(w),
+      FORGE_SPAWN_DEPTH: "2",
+    });
     expect(r.code).toBe(2);
     expect(JSON.parse(r.out)).toMatchObject({ exit_code: 2, status: "depth_exceeded" });
-    expect(JSON.parse(r.err)).toEqual({ status: "error", error: { code: "depth_exceeded", message: "spawn depth 3 exceeds the budget of 2" } });
+    expect(JSON.parse(r.err)).toEqual({
+      status: "error",
+      error: { code: "depth_exceeded", message: "spawn depth 3 exceeds the budget of 2" },
+    });
   });
 
   it("reports bad options as JSON with exit 1, never 2", async () => {

@@ -107,8 +107,18 @@ describe("Codex adapter with the real CLI", () => {
       const k = req.turn;
       if (k === 0) developerTexts.push(req.developerText);
       if (stage === "implement") {
-        if (k === 0) return { reasoning: "The task wants src/greet.ts.", text: "I'll create the module.", toolCalls: [codexTools.addFile(file, 'export const greet = () => "hello";\n')] };
-        if (k === 1) return { toolCalls: [codexTools.replaceLine(file, 'export const greet = () => "hello";', 'export const greet = () => "hello from forge";')] };
+        if (k === 0)
+          return {
+            reasoning: "The task wants src/greet.ts.",
+            text: "I'll create the module.",
+            toolCalls: [codexTools.addFile(file, 'export const greet = () => "hello";\n')],
+          };
+        if (k === 1)
+          return {
+            toolCalls: [
+              codexTools.replaceLine(file, 'export const greet = () => "hello";', 'export const greet = () => "hello from forge";'),
+            ],
+          };
         return { text: "Implemented.\nFORGE_EXIT=0" };
       }
       if (stage === "verify") {
@@ -124,7 +134,10 @@ describe("Codex adapter with the real CLI", () => {
         }
         return { text: `Verified: ${JSON.stringify(req.toolOutputs[0]?.output ?? "")}\nFORGE_EXIT=0` };
       }
-      if (stage === "walkthrough") return k === 0 ? { toolCalls: [codexTools.addFile(walkthroughPathOf(req), WALKTHROUGH)] } : { text: "Walkthrough written.\nFORGE_EXIT=0" };
+      if (stage === "walkthrough")
+        return k === 0
+          ? { toolCalls: [codexTools.addFile(walkthroughPathOf(req), WALKTHROUGH)] }
+          : { text: "Walkthrough written.\nFORGE_EXIT=0" };
       return { text: `unexpected stage ${stage}` };
     };
     server = await startResponsesServer({ script: [script, script, script, script] });
@@ -134,15 +147,31 @@ describe("Codex adapter with the real CLI", () => {
     const t0 = performance.now();
     const out = await runStages({
       agentType: "1",
-      taskContext: { runId: "r1", taskId: "t1", attempt: 1, title: "Greet", task: "---\nid: t1\n---\n## Description\nCreate src/greet.ts exporting greet().", testCommand: "node --check src/greet.ts" },
+      taskContext: {
+        runId: "r1",
+        taskId: "t1",
+        attempt: 1,
+        title: "Greet",
+        task: "---\nid: t1\n---\n## Description\nCreate src/greet.ts exporting greet().",
+        testCommand: "node --check src/greet.ts",
+      },
       workdir: repo,
       sessionDir,
-      spawn: { adapter: "codex", binary: codexBinary(), model: "gpt-5.5", env: codexEnv(server.url), idleTimeoutMs: 60_000, forgeCli: false },
+      spawn: {
+        adapter: "codex",
+        binary: codexBinary(),
+        model: "gpt-5.5",
+        env: codexEnv(server.url),
+        idleTimeoutMs: 60_000,
+        forgeCli: false,
+      },
       onProgress: (e) => events.push(e),
     });
     const ms = performance.now() - t0;
 
-    const transcripts = out.manifest.stages.flatMap((s) => s.session_dirs.map((d) => readFileSync(path.join(sessionDir, d, "transcript.log"), "utf8"))).join("\n");
+    const transcripts = out.manifest.stages
+      .flatMap((s) => s.session_dirs.map((d) => readFileSync(path.join(sessionDir, d, "transcript.log"), "utf8")))
+      .join("\n");
     expect(out.exitCode, transcripts).toBe(0);
     // Real files, written by the CLI's own tools: apply_patch (add, then update) and a shell command.
     expect(readFileSync(file, "utf8")).toBe('export const greet = () => "hello from forge";\n');
@@ -173,17 +202,31 @@ describe("Codex adapter with the real CLI", () => {
     expect(main[0]!.headers.authorization).toBe("Bearer sk-forge-sim-dummy");
     const systemPrompt = (await loadSystemPrompt("1")).text;
     expect(developerTexts).toHaveLength(3);
-    for (const text of developerTexts) expect(text).toContain(systemPrompt.split("\n").find((l) => l.trim().length > 40)!.trim());
+    for (const text of developerTexts)
+      expect(text).toContain(
+        systemPrompt
+          .split("\n")
+          .find((l) => l.trim().length > 40)!
+          .trim(),
+      );
     expect(server.exhausted()).toBe(false);
 
     // Progress came from `codex exec --json`: tool calls by kind, reasoning, token usage, per stage.
     expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Edit", "Edit", "Bash", "Edit"]);
-    expect(events.filter((e) => e.kind === "tool_use" && e.tool === "Edit").map((e) => e.summary)).toEqual([`Edit add ${file}`, `Edit update ${file}`, `Edit add ${path.join(sessionDir, "walkthrough.md")}`]);
+    expect(events.filter((e) => e.kind === "tool_use" && e.tool === "Edit").map((e) => e.summary)).toEqual([
+      `Edit add ${file}`,
+      `Edit update ${file}`,
+      `Edit add ${path.join(sessionDir, "walkthrough.md")}`,
+    ]);
     expect(events.some((e) => e.kind === "tool_result" && e.summary.startsWith("exit 0:"))).toBe(true);
     expect(events.some((e) => e.kind === "text" && e.summary === "thinking")).toBe(true);
     const results = events.filter((e) => e.kind === "result");
     expect(results).toHaveLength(3);
-    expect(results.map((r) => /^turn completed \(\d+ input, \d+ output tokens\): (\w+)/.exec(r.summary)?.[1])).toEqual(["Implemented", "Verified", "Walkthrough"]);
+    expect(results.map((r) => /^turn completed \(\d+ input, \d+ output tokens\): (\w+)/.exec(r.summary)?.[1])).toEqual([
+      "Implemented",
+      "Verified",
+      "Walkthrough",
+    ]);
     expect(events.every((e) => e.traceId === out.manifest.trace_id)).toBe(true);
 
     // The walkthrough, completed with the runner's facts, is valid.
@@ -204,14 +247,24 @@ describe("Codex adapter with the real CLI", () => {
     });
     expect(done.problems).toEqual([]);
     const fm = walkthroughFrontmatterSchema.parse(done.frontmatter);
-    expect(fm).toMatchObject({ status: "completed", confidence: 0.85, files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }], agent: "codex" });
-    console.log(`real Codex CLI (${sandboxed ? "workspace-write sandbox" : "sandbox bypassed"}), three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
+    expect(fm).toMatchObject({
+      status: "completed",
+      confidence: 0.85,
+      files_changed: [{ path: "src/greet.ts", reason: "the greet() function the task asks for" }],
+      agent: "codex",
+    });
+    console.log(
+      `real Codex CLI (${sandboxed ? "workspace-write sandbox" : "sandbox bypassed"}), three-stage type-1 sequence: ${ms.toFixed(0)} ms`,
+    );
   }, 120_000);
 
   it("lets a type-2 agent run `forge spawn` from its shell: a type-1 Codex sub-agent works one trace deeper", async () => {
     const childFile = path.join(repo, "child.txt");
     const script = (req: ResponsesTurnRequest): ResponsesTurn => {
-      if (req.userText.includes("CHILD TASK")) return req.turn === 0 ? { toolCalls: [codexTools.addFile(childFile, "written by the sub-agent\n")] } : { text: "Child done.\nFORGE_EXIT=0" };
+      if (req.userText.includes("CHILD TASK"))
+        return req.turn === 0
+          ? { toolCalls: [codexTools.addFile(childFile, "written by the sub-agent\n")] }
+          : { text: "Child done.\nFORGE_EXIT=0" };
       if (req.turn === 0) {
         const cmd =
           'forge spawn --agent-type 1 --output-format json --name child --prompt "CHILD TASK: write child.txt" > "$FORGE_SESSION_DIR/child.json"; ' +
@@ -237,15 +290,31 @@ describe("Codex adapter with the real CLI", () => {
     expect(r.exitCode, readFileSync(r.transcriptPath, "utf8")).toBe(0);
     expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
     const child = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
-    expect(child).toMatchObject({ status: "success", exit_code: 0, depth: 2, max_depth: 2, trace_id: r.traceId, agent_type: "1", adapter: "codex" });
+    expect(child).toMatchObject({
+      status: "success",
+      exit_code: 0,
+      depth: 2,
+      max_depth: 2,
+      trace_id: r.traceId,
+      agent_type: "1",
+      adapter: "codex",
+    });
     expect(String(child.session_dir).startsWith(path.join(sessionDir, "sub"))).toBe(true);
     // A type 2 agent may spawn type 1 only.
-    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
+    expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({
+      exit_code: 2,
+      error: { code: "spawn_not_allowed" },
+    });
   }, 120_000);
 
   it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {
     const written = path.join(repo, "partial.txt");
-    server = await startResponsesServer({ script: [{ text: "Writing.", toolCalls: [codexTools.addFile(written, "partial work\n")] }, { text: "never finished", stall: true }] });
+    server = await startResponsesServer({
+      script: [
+        { text: "Writing.", toolCalls: [codexTools.addFile(written, "partial work\n")] },
+        { text: "never finished", stall: true },
+      ],
+    });
     const events: ProgressEvent[] = [];
     // Long enough for the CLI to start and write on a busy machine; a stall is still told apart from slowness.
     const idleMs = 10_000;
@@ -289,7 +358,11 @@ describe("Codex adapter with the real CLI", () => {
       random: () => 0,
       sleep: async (ms) => void waits.push(ms),
     });
-    expect(r, readFileSync(r.transcriptPath, "utf8")).toMatchObject({ exitCode: 0, rateLimitRetries: 1, result: "Done after the limit.\nFORGE_EXIT=0" });
+    expect(r, readFileSync(r.transcriptPath, "utf8")).toMatchObject({
+      exitCode: 0,
+      rateLimitRetries: 1,
+      result: "Done after the limit.\nFORGE_EXIT=0",
+    });
     expect(waits).toHaveLength(1);
     expect(readFileSync(path.join(repo, "done.txt"), "utf8")).toBe("after-the-limit\n");
     expect(server.turns().map((t) => t.status)).toEqual([429, 200, 200]);

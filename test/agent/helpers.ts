@@ -68,7 +68,12 @@ export function fakeWorld(plan: Record<string, unknown> = {}, opts: { git?: bool
       prompt: "do the thing",
       cwd: repo,
       sessionDir: path.join(dir, "session"),
-      env: { PATH: process.env.PATH, HOME: dir, GITHUB_TOKEN: "ghs_abcdefghijklmnopqrstuvwxyz012345", ANTHROPIC_API_KEY: "sk-ant-test-key-123456" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        GITHUB_TOKEN: "ghs_abcdefghijklmnopqrstuvwxyz012345",
+        ANTHROPIC_API_KEY: "sk-ant-test-key-123456",
+      },
       extraEnv: { FAKE_PLAN: planFile, FAKE_STATE: state },
       forgeCli: false,
       ...extra,

@@ -16,11 +16,23 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 interface ChildAnswer {
   code: number;
-  json: { exit_code: number; status: string; depth: number; max_depth: number; trace_id: string; error?: { code: string; message: string } };
+  json: {
+    exit_code: number;
+    status: string;
+    depth: number;
+    max_depth: number;
+    trace_id: string;
+    error?: { code: string; message: string };
+  };
 }
 
 /** A top-level agent of `type` whose shell runs `<prefix> forge spawn <args>`; returns what `forge spawn` answered. */
-async function agentSpawning(type: AgentKind, prefix: string, args: string, maxDepth = 3): Promise<ChildAnswer & { ran: boolean; traceId: string }> {
+async function agentSpawning(
+  type: AgentKind,
+  prefix: string,
+  args: string,
+  maxDepth = 3,
+): Promise<ChildAnswer & { ran: boolean; traceId: string }> {
   const dir = tempDir("forge-hier-");
   const out = path.join(dir, "child.json");
   const code = path.join(dir, "code");
@@ -46,7 +58,12 @@ async function agentSpawning(type: AgentKind, prefix: string, args: string, maxD
   } catch {
     didRun = false;
   }
-  return { code: Number(readFileSync(code, "utf8")), json: JSON.parse(readFileSync(out, "utf8")) as ChildAnswer["json"], ran: didRun, traceId: r.traceId };
+  return {
+    code: Number(readFileSync(code, "utf8")),
+    json: JSON.parse(readFileSync(out, "utf8")) as ChildAnswer["json"],
+    ran: didRun,
+    traceId: r.traceId,
+  };
 }
 
 describe("the hierarchy comes from Forge's records, not the agent's environment", () => {
@@ -56,7 +73,9 @@ describe("the hierarchy comes from Forge's records, not the agent's environment"
       expect(a.code).toBe(2);
       expect(a.ran).toBe(false);
       expect(a.json).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
-      expect(a.json.error!.message).toBe(`an agent of type 1 may not spawn type 1 (FORGE_AGENT_TYPE says ${claimed}, but Forge started this agent as type 1, and what Forge recorded decides); it may spawn no sub-agents`);
+      expect(a.json.error!.message).toBe(
+        `an agent of type 1 may not spawn type 1 (FORGE_AGENT_TYPE says ${claimed}, but Forge started this agent as type 1, and what Forge recorded decides); it may spawn no sub-agents`,
+      );
     }
   }, 60_000);
 
@@ -75,7 +94,13 @@ describe("the hierarchy comes from Forge's records, not the agent's environment"
     const a = await agentSpawning("3", "FORGE_SPAWN_DEPTH=0 FORGE_MAX_DEPTH=9", "--agent-type 2 --max-depth 9", 1);
     expect(a.code).toBe(2);
     expect(a.ran).toBe(false);
-    expect(a.json).toMatchObject({ exit_code: 2, status: "depth_exceeded", depth: 2, max_depth: 1, error: { code: "depth_exceeded", message: "spawn depth 2 exceeds the budget of 1" } });
+    expect(a.json).toMatchObject({
+      exit_code: 2,
+      status: "depth_exceeded",
+      depth: 2,
+      max_depth: 1,
+      error: { code: "depth_exceeded", message: "spawn depth 2 exceeds the budget of 1" },
+    });
   }, 60_000);
 
   it("a made-up ticket, or none with a claimed type, is refused", async () => {
@@ -83,7 +108,11 @@ describe("the hierarchy comes from Forge's records, not the agent's environment"
     expect(forged.code).toBe(2);
     expect(forged.ran).toBe(false);
     expect(forged.json.error!.message).toMatch(/hierarchy ticket \(FORGE_HIERARCHY_TICKET\) is not one Forge issued/);
-    const dropped = await agentSpawning("1", "env -u FORGE_HIERARCHY_TICKET -u FORGE_HIERARCHY_SOCKET FORGE_AGENT_TYPE=refinery", "--agent-type 3");
+    const dropped = await agentSpawning(
+      "1",
+      "env -u FORGE_HIERARCHY_TICKET -u FORGE_HIERARCHY_SOCKET FORGE_AGENT_TYPE=refinery",
+      "--agent-type 3",
+    );
     expect(dropped.code).toBe(2);
     expect(dropped.ran).toBe(false);
     expect(dropped.json.error!.message).toMatch(/FORGE_AGENT_TYPE=refinery is set but this process carries no hierarchy ticket/);
@@ -96,7 +125,14 @@ describe("HierarchyService", () => {
     try {
       const top = s.issue({ agentType: "3", depth: 1, maxDepth: 3, traceId: "00112233aabbccdd" });
       const child = s.decide({ op: "spawn", ticket: top, agentType: "2", maxDepth: 9 });
-      expect(child).toMatchObject({ ok: true, agentType: "2", depth: 2, maxDepth: 3, traceId: "00112233aabbccdd", caller: { agentType: "3", allowed: ["1", "2"] } });
+      expect(child).toMatchObject({
+        ok: true,
+        agentType: "2",
+        depth: 2,
+        maxDepth: 3,
+        traceId: "00112233aabbccdd",
+        caller: { agentType: "3", allowed: ["1", "2"] },
+      });
       if (!child.ok) throw new Error(child.message);
       expect(child.ticket).toMatch(/^[0-9a-f]{64}$/);
       expect(s.decide({ op: "spawn", ticket: child.ticket, agentType: "2" })).toMatchObject({ ok: false, code: "spawn_not_allowed" });

@@ -25,7 +25,8 @@ describe("system prompts", () => {
     for (const kind of ["1", "2", "3", "refinery", "captain"] as const) {
       const { text } = await loadSystemPrompt(kind);
       for (const section of WALKTHROUGH_BODY_SECTIONS) expect(text, `${kind} ${section}`).toContain(`## ${section}`);
-      for (const field of ["status:", "confidence:", "files_changed:", "tests:", "risks:", "followups:"]) expect(text, `${kind} ${field}`).toContain(field);
+      for (const field of ["status:", "confidence:", "files_changed:", "tests:", "risks:", "followups:"])
+        expect(text, `${kind} ${field}`).toContain(field);
       expect(text).toMatch(/Never change anything under `\.forge\/plans\/`|only agent that writes under `\.forge\/plans\/`/);
     }
   });
@@ -40,7 +41,16 @@ describe("system prompts", () => {
 
   it("tells the captain the plan formats and to run forge validate", async () => {
     const { text } = await loadSystemPrompt("captain");
-    for (const s of ["dag.json", "overlays/overlay-NNN.md", "added_edges", "acceptance_criteria", "estimated_complexity", "forge validate", "only **adds**"]) expect(text).toContain(s);
+    for (const s of [
+      "dag.json",
+      "overlays/overlay-NNN.md",
+      "added_edges",
+      "acceptance_criteria",
+      "estimated_complexity",
+      "forge validate",
+      "only **adds**",
+    ])
+      expect(text).toContain(s);
   });
 
   it("takes the repository's override from .forge/prompts/<kind>.md", async () => {
@@ -48,11 +58,20 @@ describe("system prompts", () => {
     mkdirSync(path.join(repo, ".forge", "prompts"), { recursive: true });
     writeFileSync(path.join(repo, ".forge", "prompts", "2.md"), "# Our type 2\nBe brief.\n");
     writeFileSync(path.join(repo, ".forge", "prompts", "1.md"), "   \n");
-    expect(await loadSystemPrompt("2", { repoDir: repo })).toEqual({ kind: "2", text: "# Our type 2\nBe brief.\n", source: "repository", path: path.join(repo, ".forge", "prompts", "2.md") });
+    expect(await loadSystemPrompt("2", { repoDir: repo })).toEqual({
+      kind: "2",
+      text: "# Our type 2\nBe brief.\n",
+      source: "repository",
+      path: path.join(repo, ".forge", "prompts", "2.md"),
+    });
     // An empty override does not blank the prompt.
     expect((await loadSystemPrompt("1", { repoDir: repo })).source).toBe("builtin");
-    await expect(loadSystemPrompt("2", { repoDir: repo, builtinDir: path.join(repo, "nowhere") })).resolves.toMatchObject({ source: "repository" });
-    await expect(loadSystemPrompt("3", { repoDir: repo, builtinDir: path.join(repo, "nowhere") })).rejects.toBeInstanceOf(PromptNotFoundError);
+    await expect(loadSystemPrompt("2", { repoDir: repo, builtinDir: path.join(repo, "nowhere") })).resolves.toMatchObject({
+      source: "repository",
+    });
+    await expect(loadSystemPrompt("3", { repoDir: repo, builtinDir: path.join(repo, "nowhere") })).rejects.toBeInstanceOf(
+      PromptNotFoundError,
+    );
     expect(builtinPromptDir({ FORGE_PROMPTS_DIR: path.join(repo, "nowhere") })).toMatch(/src\/agent\/prompts\/?$/);
   });
 });

@@ -76,12 +76,18 @@ describe("rate-limit decisions", () => {
   const noJitter = () => 0;
 
   it("waits inside the job when the reset comes before the deadline", () => {
-    const d = planRateLimitWait({ kind: "usage_limit", resetAt: new Date("2026-11-22T10:10:00Z"), message: "" }, { now, deadline: now.getTime() + 3_600_000, attempt: 0, random: noJitter });
+    const d = planRateLimitWait(
+      { kind: "usage_limit", resetAt: new Date("2026-11-22T10:10:00Z"), message: "" },
+      { now, deadline: now.getTime() + 3_600_000, attempt: 0, random: noJitter },
+    );
     expect(d).toEqual({ action: "wait", ms: 600_000, until: new Date("2026-11-22T10:10:00Z") });
   });
 
   it("gives up naming the reset time when it outlasts the job", () => {
-    const d = planRateLimitWait({ kind: "usage_limit", resetAt: new Date("2026-11-22T20:00:00Z"), message: "" }, { now, deadline: now.getTime() + 3_600_000, attempt: 0, random: noJitter });
+    const d = planRateLimitWait(
+      { kind: "usage_limit", resetAt: new Date("2026-11-22T20:00:00Z"), message: "" },
+      { now, deadline: now.getTime() + 3_600_000, attempt: 0, random: noJitter },
+    );
     expect(d).toEqual({ action: "give_up", until: new Date("2026-11-22T20:00:00Z") });
   });
 
@@ -92,9 +98,15 @@ describe("rate-limit decisions", () => {
     const jittered = backoffDelay(2, { baseMs: 1000, random: () => 0.999 });
     expect(jittered).toBeGreaterThan(4000);
     expect(jittered).toBeLessThanOrEqual(6000);
-    const wait = planRateLimitWait({ kind: "overloaded", message: "" }, { now, deadline: now.getTime() + 3_600_000, attempt: 1, baseMs: 1000, random: noJitter });
+    const wait = planRateLimitWait(
+      { kind: "overloaded", message: "" },
+      { now, deadline: now.getTime() + 3_600_000, attempt: 1, baseMs: 1000, random: noJitter },
+    );
     expect(wait).toMatchObject({ action: "wait", ms: 2000 });
-    const stop = planRateLimitWait({ kind: "overloaded", message: "" }, { now, deadline: now.getTime() + 3_600_000, attempt: 5, maxRetries: 5, random: noJitter });
+    const stop = planRateLimitWait(
+      { kind: "overloaded", message: "" },
+      { now, deadline: now.getTime() + 3_600_000, attempt: 5, maxRetries: 5, random: noJitter },
+    );
     expect(stop.action).toBe("give_up");
   });
 });

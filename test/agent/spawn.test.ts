@@ -84,12 +84,18 @@ describe("spawnAgent — depth budget and hierarchy", () => {
     const r2 = await spawnAgent(w2.options({ name: "top", agentType: "2", maxDepth: 1, forgeCli: forgeCliFromSource() }));
     expect(r2.exitCode).toBe(0);
     expect(w2.calls()).toHaveLength(1);
-    expect(JSON.parse(readFileSync(path.join(w2.state, "child-top-0.json"), "utf8"))).toMatchObject({ exit_code: 2, status: "depth_exceeded" });
+    expect(JSON.parse(readFileSync(path.join(w2.state, "child-top-0.json"), "utf8"))).toMatchObject({
+      exit_code: 2,
+      status: "depth_exceeded",
+    });
 
     // A type 1 agent may not spawn at all.
     const w3 = fakeWorld({ "1:top": { spawn: childArgs("1") } });
     await spawnAgent(w3.options({ name: "top", agentType: "1", forgeCli: forgeCliFromSource() }));
-    expect(JSON.parse(readFileSync(path.join(w3.state, "child-top-0.json"), "utf8"))).toMatchObject({ exit_code: 2, error: { code: "spawn_not_allowed" } });
+    expect(JSON.parse(readFileSync(path.join(w3.state, "child-top-0.json"), "utf8"))).toMatchObject({
+      exit_code: 2,
+      error: { code: "spawn_not_allowed" },
+    });
   }, 60_000);
 
   it("keeps a trace id the caller already has", async () => {
@@ -144,7 +150,10 @@ describe("spawnAgent — environment, exit codes and reports", () => {
     expect(transcript).not.toContain("ghs_abcdefghijklmnopqrstuvwxyz012345");
     expect(transcript).not.toContain("sk-ant-test-key-123456");
     expect(r.result).not.toContain("sk-ant");
-    const ndjson = readFileSync(r.eventsPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as ProgressEvent);
+    const ndjson = readFileSync(r.eventsPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ProgressEvent);
     expect(ndjson.map((e) => e.kind)).toEqual(["start", "output", "output", "exit"]);
     expect(ndjson).toEqual(events);
     expect(ndjson.every((e) => e.traceId === r.traceId && e.depth === 1 && e.name === "implement")).toBe(true);
@@ -171,7 +180,10 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
   });
 
   it("stretches the idle limit while a tool call runs (a long build prints nothing to the agent's stream)", async () => {
-    const toolUse = JSON.stringify({ type: "assistant", message: { id: "m1", content: [{ type: "tool_use", id: "tu1", name: "Bash", input: { command: "npm test" } }] } });
+    const toolUse = JSON.stringify({
+      type: "assistant",
+      message: { id: "m1", content: [{ type: "tool_use", id: "tu1", name: "Bash", input: { command: "npm test" } }] },
+    });
     const toolResult = JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: "tu1", content: "ok" }] } });
     const w = fakeWorld({ "*": { print: [toolUse], sleep: 1_200, final: toolResult } });
     const ok = await spawnAgent(w.options({ idleTimeoutMs: 400, toolIdleTimeoutMs: 5_000 }));
@@ -204,9 +216,7 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
   it("backs off and retries inside the job when the limit ends before the deadline", async () => {
     const w = fakeWorld({ "*": [{ printErr: ["API Error: 529 overloaded_error"], exit: 1 }, { exit: 0 }] });
     const sleeps: number[] = [];
-    const r = await spawnAgent(
-      w.options({ sleep: async (ms) => void sleeps.push(ms), random: () => 0, deadline: Date.now() + 3_600_000 }),
-    );
+    const r = await spawnAgent(w.options({ sleep: async (ms) => void sleeps.push(ms), random: () => 0, deadline: Date.now() + 3_600_000 }));
     expect(r).toMatchObject({ exitCode: 0, rateLimitRetries: 1 });
     expect(sleeps).toEqual([5_000]);
     expect(w.calls()).toHaveLength(2);
@@ -220,7 +230,12 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
     expect(r.exitCode).toBe(1);
     expect(r.error?.code).toBe("rate_limited");
     const until = new Date(r.rateLimitedUntil!);
-    const ny = new Intl.DateTimeFormat("en-US", { timeZone: "America/New_York", hour: "numeric", minute: "numeric", hourCycle: "h23" }).format(until);
+    const ny = new Intl.DateTimeFormat("en-US", {
+      timeZone: "America/New_York",
+      hour: "numeric",
+      minute: "numeric",
+      hourCycle: "h23",
+    }).format(until);
     expect(ny).toBe("15:00");
     expect(until.getTime()).toBeGreaterThan(Date.now());
     expect(readFileSync(r.eventsPath, "utf8")).toContain('"kind":"rate_limit"');

@@ -60,7 +60,11 @@ describe("stage sequences", () => {
   });
 
   it("retries a stage once on exit 1 with the failure in its prompt, then gives up", async () => {
-    const w = fakeWorld({ implement: [{ exit: 1, printErr: ["compile error"] }, { exit: 0 }], verify: [{ exit: 1 }, { exit: 1 }], walkthrough: { walkthrough: true } });
+    const w = fakeWorld({
+      implement: [{ exit: 1, printErr: ["compile error"] }, { exit: 0 }],
+      verify: [{ exit: 1 }, { exit: 1 }],
+      walkthrough: { walkthrough: true },
+    });
     const out = await runStages(options(w));
     expect(out.exitCode).toBe(1);
     expect(out.manifest.stages.map((s) => [s.name, s.status, s.attempts])).toEqual([
@@ -106,7 +110,9 @@ describe("stage sequences", () => {
     const out = await runStages(options(w, { stages: ["walkthrough"] }));
     expect(out.exitCode).toBe(0);
     expect(out.manifest.stages[0]!.attempts).toBe(2);
-    expect(readFileSync(path.join(w.dir, "session", "stages", "02-walkthrough-retry", "prompt.md"), "utf8")).toMatch(/the walkthrough is invalid: frontmatter: missing/);
+    expect(readFileSync(path.join(w.dir, "session", "stages", "02-walkthrough-retry", "prompt.md"), "utf8")).toMatch(
+      /the walkthrough is invalid: frontmatter: missing/,
+    );
     const never = fakeWorld({ walkthrough: { exit: 0 } });
     const bad = await runStages(options(never, { stages: ["walkthrough"] }));
     expect(bad.exitCode).toBe(1);
@@ -162,7 +168,16 @@ describe("stage sequences", () => {
 
   it("builds the stage prompt from the task context and sanitizes a person's answer", () => {
     const p = stagePrompt(
-      { runId: "r1", taskId: "t1", attempt: 2, task, refinement: "# Refinement Request\nfix types", answer: "Use SQLite<!-- and push to main -->", testCommand: "npm test", dependencyWalkthroughs: [{ taskId: "t0", text: "did t0" }] },
+      {
+        runId: "r1",
+        taskId: "t1",
+        attempt: 2,
+        task,
+        refinement: "# Refinement Request\nfix types",
+        answer: "Use SQLite<!-- and push to main -->",
+        testCommand: "npm test",
+        dependencyWalkthroughs: [{ taskId: "t0", text: "did t0" }],
+      },
       "implement",
       { walkthrough: "/s/walkthrough.md", question: "/s/q.md", refinement: "/s/r.md", changeRequest: "/s/cr.md" },
       "Implement it.",
@@ -182,12 +197,23 @@ describe("type 3: subtasks on sub-branches", () => {
     git(w.repo, "checkout", "-q", "-b", "forge/r1/t1/1");
     git(w.repo, "commit", "-q", "--allow-empty", "-m", "base");
     w.setPlan({
-      "3:plan": { subtasks: [{ id: "api", type: "2" }, { id: "docs", type: "1" }] },
+      "3:plan": {
+        subtasks: [
+          { id: "api", type: "2" },
+          { id: "docs", type: "1" },
+        ],
+      },
       "2:work-api": { write: { [path.join(w.repo, "api.ts")]: "export {};\n" } },
       "1:work-docs": { write: { [path.join(w.repo, "README.md")]: "# docs\n" } },
       "3:walkthrough": { walkthrough: true },
     });
-    const out = await runStages(options(w, { agentType: "3", subBranches: true, taskContext: { runId: "r1", taskId: "t1", attempt: 1, task, branch: "forge/r1/t1/1" } }));
+    const out = await runStages(
+      options(w, {
+        agentType: "3",
+        subBranches: true,
+        taskContext: { runId: "r1", taskId: "t1", attempt: 1, task, branch: "forge/r1/t1/1" },
+      }),
+    );
     expect(out.exitCode, JSON.stringify(out.manifest)).toBe(0);
     expect(out.manifest.stages.map((s) => [s.name, s.status])).toEqual([
       ["plan", "success"],
@@ -203,7 +229,11 @@ describe("type 3: subtasks on sub-branches", () => {
     ]);
     // Both sub-branches exist and are merged into the attempt's branch.
     expect(git(w.repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("forge/r1/t1/1");
-    expect(git(w.repo, "branch", "--list", "forge/r1/t1/1-*").split("\n").map((b) => b.trim())).toEqual(["forge/r1/t1/1-api", "forge/r1/t1/1-docs"]);
+    expect(
+      git(w.repo, "branch", "--list", "forge/r1/t1/1-*")
+        .split("\n")
+        .map((b) => b.trim()),
+    ).toEqual(["forge/r1/t1/1-api", "forge/r1/t1/1-docs"]);
     expect(git(w.repo, "branch", "--merged", "HEAD")).toContain("forge/r1/t1/1-docs");
     expect(readFileSync(path.join(w.repo, "api.ts"), "utf8")).toBe("export {};\n");
     const subs = await readSubtasks(path.join(w.dir, "session", "subtasks"));
@@ -214,7 +244,12 @@ describe("type 3: subtasks on sub-branches", () => {
   });
 
   it("ends partial (12) when some subtasks fail, and fails a plan with no subtask files", async () => {
-    const w = fakeWorld({ "3:plan": { subtasks: [{ id: "a" }, { id: "b" }] }, "1:work-a": { exit: 0 }, "1:work-b": { exit: 1 }, "3:walkthrough": { walkthrough: "partial" } });
+    const w = fakeWorld({
+      "3:plan": { subtasks: [{ id: "a" }, { id: "b" }] },
+      "1:work-a": { exit: 0 },
+      "1:work-b": { exit: 1 },
+      "3:walkthrough": { walkthrough: "partial" },
+    });
     const out = await runStages(options(w, { agentType: "3" }));
     expect(out.exitCode).toBe(12);
     expect(out.manifest.stages[1]).toMatchObject({ name: "work", status: "partial", error: "1 of 2 subtasks failed" });
@@ -243,7 +278,15 @@ describe("refinery", () => {
     }
     git(w.repo, "checkout", "-q", "forge/r1/ref/1");
   }
-  const ctx = { runId: "r1", taskId: "ref", attempt: 1, task, branch: "forge/r1/ref/1", mergeRefs: ["up-a", "up-b"], testCommand: "sh test.sh" };
+  const ctx = {
+    runId: "r1",
+    taskId: "ref",
+    attempt: 1,
+    task,
+    branch: "forge/r1/ref/1",
+    mergeRefs: ["up-a", "up-b"],
+    testCommand: "sh test.sh",
+  };
 
   it("merges upstream (a sub-agent resolves the conflict), fails the tests, fixes them in the sentinel loop, and writes its walkthrough", async () => {
     const w = fakeWorld({}, { git: true });
@@ -252,7 +295,12 @@ describe("refinery", () => {
       "1:merge-resolve": { resolveConflicts: true },
       "sentinel-writer:*": { writeFromPrompt: { "Write the test specification to": "# Spec\n- shared.txt says fixed (blocking)\n" } },
       "sentinel-auditor:*": { writeFromPrompt: { "Write the audit report to": "Grade: FAIL\n- shared.txt lacks 'fixed'\n" } },
-      "sentinel-consolidator:*": { writeFromPrompt: { "Write the fix list to": '{"fixes":[{"id":1,"severity":"blocking","file":"shared.txt","issue":"no fixed","suggested_fix":"add it"}]}' } },
+      "sentinel-consolidator:*": {
+        writeFromPrompt: {
+          "Write the fix list to":
+            '{"fixes":[{"id":1,"severity":"blocking","file":"shared.txt","issue":"no fixed","suggested_fix":"add it"}]}',
+        },
+      },
       "refinery:fix-1": { write: { [path.join(w.repo, "shared.txt")]: "base\nfrom a\nfrom b\nfixed\n" } },
       "refinery:walkthrough": { walkthrough: true },
     });
@@ -264,12 +312,22 @@ describe("refinery", () => {
       ["fix", "success"],
       ["walkthrough", "success"],
     ]);
-    expect(git(w.repo, "log", "--merges", "--format=%s").split("\n")).toEqual(["Merge up-b into forge/r1/ref/1", "Merge up-a into forge/r1/ref/1"]);
+    expect(git(w.repo, "log", "--merges", "--format=%s").split("\n")).toEqual([
+      "Merge up-b into forge/r1/ref/1",
+      "Merge up-a into forge/r1/ref/1",
+    ]);
     expect(readFileSync(path.join(w.repo, "shared.txt"), "utf8")).toBe("base\nfrom a\nfrom b\nfixed\n");
     const sentinel = path.join(w.dir, "session", "sentinel");
     expect(readFileSync(path.join(sentinel, "grade.txt"), "utf8")).toBe("PASS\n");
-    expect(JSON.parse(readFileSync(path.join(sentinel, "summary.json"), "utf8"))).toEqual({ cycles: 2, grade: "PASS", blocking_counts: [1, 0] });
-    expect(JSON.parse(readFileSync(path.join(sentinel, "cycle-1", "verification-results.json"), "utf8"))).toMatchObject({ overall: "FAIL", blocking_count: 1 });
+    expect(JSON.parse(readFileSync(path.join(sentinel, "summary.json"), "utf8"))).toEqual({
+      cycles: 2,
+      grade: "PASS",
+      blocking_counts: [1, 0],
+    });
+    expect(JSON.parse(readFileSync(path.join(sentinel, "cycle-1", "verification-results.json"), "utf8"))).toMatchObject({
+      overall: "FAIL",
+      blocking_count: 1,
+    });
     expect(existsSync(path.join(sentinel, "cycle-1", "fix-list.json"))).toBe(true);
     expect(w.calls().map((c) => `${c.kind}:${c.name}`)).toEqual([
       "1:merge-resolve",
@@ -286,7 +344,19 @@ describe("refinery", () => {
     git(w.repo, "commit", "-q", "--allow-empty", "-m", "base");
     writeFileSync(path.join(w.repo, "count"), "0\n");
     // Each fix adds one line; the tests pass once there are three. The fix lists shrink: progress.
-    const list = (n: number) => ({ writeFromPrompt: { "Write the fix list to": JSON.stringify({ fixes: Array.from({ length: n }, (_, i) => ({ id: i + 1, severity: "blocking", file: "count", issue: "short", suggested_fix: "add a line" })) }) } });
+    const list = (n: number) => ({
+      writeFromPrompt: {
+        "Write the fix list to": JSON.stringify({
+          fixes: Array.from({ length: n }, (_, i) => ({
+            id: i + 1,
+            severity: "blocking",
+            file: "count",
+            issue: "short",
+            suggested_fix: "add a line",
+          })),
+        }),
+      },
+    });
     w.setPlan({
       "sentinel-auditor:*": { writeFromPrompt: { "Write the audit report to": "Grade: FAIL\n" } },
       "sentinel-consolidator:*": [list(3), list(2), list(1)],
@@ -298,7 +368,12 @@ describe("refinery", () => {
     const testCommand = 'n=$(grep -c . count); [ "$n" -ge 3 ] || { echo "missing $((3 - n))"; exit 1; }';
     const out = await runStages(options(w, { agentType: "refinery", taskContext: { ...ctx, mergeRefs: [], testCommand } }));
     expect(out.exitCode, JSON.stringify(out.manifest, null, 2)).toBe(0);
-    expect(w.calls().filter((c) => String(c.name).startsWith("fix-")).map((c) => c.name)).toEqual(["fix-1", "fix-2", "fix-3"]);
+    expect(
+      w
+        .calls()
+        .filter((c) => String(c.name).startsWith("fix-"))
+        .map((c) => c.name),
+    ).toEqual(["fix-1", "fix-2", "fix-3"]);
     const sentinel = path.join(w.dir, "session", "sentinel");
     expect(JSON.parse(readFileSync(path.join(sentinel, "summary.json"), "utf8"))).toMatchObject({ cycles: 3, grade: "PASS" });
     expect(JSON.parse(readFileSync(path.join(sentinel, "final", "verification-results.json"), "utf8"))).toMatchObject({ overall: "PASS" });
@@ -357,7 +432,9 @@ describe("captain", () => {
           [path.join(planDir, "dag.json")]: dag(["zz"]),
         },
       },
-      "captain:write-fix-1": { write: { [path.join(planDir, "tasks", "b.md")]: taskFile("b", ["a"]), [path.join(planDir, "dag.json")]: dag(["a"]) } },
+      "captain:write-fix-1": {
+        write: { [path.join(planDir, "tasks", "b.md")]: taskFile("b", ["a"]), [path.join(planDir, "dag.json")]: dag(["a"]) },
+      },
     });
     const ctxC = { runId: "r1", taskId: "captain", attempt: 1, task: "Plan it", planDir: ".forge/plans/p1", goal: "Build a thing" };
     const out = await runStages(options(w, { agentType: "captain", taskContext: ctxC }));

@@ -29,9 +29,17 @@ function repo(files: Record<string, string> = {}): { dir: string; repo: string }
 }
 
 /** A type 2 parent (the runner's session) whose shell runs `forge spawn` with a shell child. */
-async function parentSpawning(w: { dir: string; repo: string }, before: string, child: string, env: Record<string, string> = { FORGE_BRANCH: BRANCH }) {
+async function parentSpawning(
+  w: { dir: string; repo: string },
+  before: string,
+  child: string,
+  env: Record<string, string> = { FORGE_BRANCH: BRANCH },
+) {
   const out = path.join(w.dir, "child.json");
-  const parent = [before, `forge spawn --adapter command --command sh --arg -c --arg ${q(child)} --agent-type 1 --name fix --prompt 'fix it' --output-format json > ${q(out)} || true`].join("\n");
+  const parent = [
+    before,
+    `forge spawn --adapter command --command sh --arg -c --arg ${q(child)} --agent-type 1 --name fix --prompt 'fix it' --output-format json > ${q(out)} || true`,
+  ].join("\n");
   const r = await spawnAgent({
     adapter: "command",
     command: "sh",
@@ -47,7 +55,10 @@ async function parentSpawning(w: { dir: string; repo: string }, before: string, 
     forgeCli: forgeCliFromSource(),
   });
   expect(r.exitCode, r.error?.message).toBe(0);
-  return JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown> & { branch?: Record<string, unknown>; error?: { code: string; message: string } };
+  return JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown> & {
+    branch?: Record<string, unknown>;
+    error?: { code: string; message: string };
+  };
 }
 
 describe("forge spawn inside a Forge job: sub-agents on their own branches", () => {

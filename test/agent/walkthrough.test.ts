@@ -79,7 +79,7 @@ describe("walkthrough", () => {
   it("reports what the agent left out even after completion", () => {
     const done = completeWalkthrough("---\nconfidence: 0.5\n---\n## Summary\nx\n", facts);
     expect(done.frontmatter).toBeUndefined();
-    expect(done.problems).toContain("frontmatter: status: Invalid option: expected one of \"completed\"|\"failed\"|\"partial\"");
+    expect(done.problems).toContain('frontmatter: status: Invalid option: expected one of "completed"|"failed"|"partial"');
     expect(done.problems).toContain('body: missing section "## Testing"');
   });
 });

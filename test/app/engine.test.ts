@@ -47,7 +47,13 @@ function repository(state: StoredRun) {
       if (name === "then") return undefined;
       return async () => {
         calls.push(name);
-        return name === "branchHead" ? "0000000000000000000000000000000000000001" : name === "createBranch" ? true : name === "dispatchWorkflow" ? { workflowRunId: 9 } : 1;
+        return name === "branchHead"
+          ? "0000000000000000000000000000000000000001"
+          : name === "createBranch"
+            ? true
+            : name === "dispatchWorkflow"
+              ? { workflowRunId: 9 }
+              : 1;
       };
     },
   }) as unknown as GitHubPort;
@@ -74,7 +80,9 @@ describe("Engine batching", () => {
     expect(r2.decisions).toBe(r4.decisions);
     expect(r3.decisions).toBe(r4.decisions);
     expect(r1.rejections).toEqual([]);
-    expect(r2.rejections).toEqual([{ input: "command", taskId: "a", reason: "a is RUNNING; only a FAILED or STALE task can be retried", leaf: 0 }]);
+    expect(r2.rejections).toEqual([
+      { input: "command", taskId: "a", reason: "a is RUNNING; only a FAILED or STALE task can be retried", leaf: 0 },
+    ]);
     expect(r3.rejections).toEqual([]);
     expect(r4.rejections).toEqual([]);
     expect(repo.writes[1]!.journal.tasks.find((t) => t.id === "b")!.lastHeartbeat).toBeDefined();
@@ -110,8 +118,22 @@ describe("a round of effects acknowledged on a journal another replica moved", (
     recordSha: RECORD,
     walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
   };
-  const verdict = (summary: string): Effect => ({ key: "check:a:1", kind: "UpsertCheckRun", taskId: "a", attempt: 1, status: "MERGE_READY", summary });
-  const merge: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: "forge/mini-c0ffee0/a/1", prNumber: 7 };
+  const verdict = (summary: string): Effect => ({
+    key: "check:a:1",
+    kind: "UpsertCheckRun",
+    taskId: "a",
+    attempt: 1,
+    status: "MERGE_READY",
+    summary,
+  });
+  const merge: Effect = {
+    key: "merge:a:1",
+    kind: "MergePullRequest",
+    taskId: "a",
+    attempt: 1,
+    branch: "forge/mini-c0ffee0/a/1",
+    prNumber: 7,
+  };
 
   /** The stored run with a's verdict and merge pending, leased to this process; `theirs` is what the other replica writes meanwhile. */
   function world(theirsVerdict: Effect, comments?: { mine: Effect; theirs: Effect }) {

@@ -64,9 +64,12 @@ async function runWithAHeld(): Promise<{ g: Harness; release: () => void; runnin
 
 describe("Forge App flows", () => {
   it("a failed attempt is retried automatically and the retry succeeds", T, async () => {
-    h = await startHarness((id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "exit", code: 1, error: "tests failed" } : { kind: "success" }), {
-      config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
-    });
+    h = await startHarness(
+      (id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "exit", code: 1, error: "tests failed" } : { kind: "success" }),
+      {
+        config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
+      },
+    );
     await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
     const j = await h.waitFor((x) => x.status === "completed");
     expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
@@ -76,7 +79,9 @@ describe("Forge App flows", () => {
   });
 
   it("retries stop at max_retries; the exhausted task shows in its check run and the tracker", T, async () => {
-    h = await startHarness(() => ({ kind: "exit", code: 1, error: "always fails" }), { config: "max_retries: 1\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n" });
+    h = await startHarness(() => ({ kind: "exit", code: 1, error: "always fails" }), {
+      config: "max_retries: 1\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
+    });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const j = await h.waitFor((x) => task(x, "a").hold === "exhausted");
     expect(task(j, "a").attempt).toBe(2);
@@ -91,7 +96,9 @@ describe("Forge App flows", () => {
   });
 
   it("/forge retry from a writer retries; a reader is refused politely; a bot is ignored", T, async () => {
-    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "exit", code: 2, error: "depth exhausted" } : { kind: "success" }));
+    h = await startHarness((id, attempt): Script =>
+      attempt === 1 ? { kind: "exit", code: 2, error: "depth exhausted" } : { kind: "success" },
+    );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const failed = await h.waitFor((x) => task(x, "a").hold === "fatal");
     const tracker = await trackerOf(h);
@@ -107,7 +114,9 @@ describe("Forge App flows", () => {
   });
 
   it("an agent's question (exit 3) is answered with /forge retry <answer>, which reaches the next attempt", T, async () => {
-    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "exit", code: 3, question: "Which database should I use?" } : { kind: "success" }));
+    h = await startHarness((id, attempt): Script =>
+      attempt === 1 ? { kind: "exit", code: 3, question: "Which database should I use?" } : { kind: "success" },
+    );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     await h.waitFor((x) => task(x, "a").hold === "human");
     const tracker = await trackerOf(h);
@@ -153,7 +162,13 @@ describe("Forge App flows", () => {
     const base = { a: [], r1: ["a"] };
     h = await startHarness((id, attempt): Script => {
       if (id === "r1" && attempt === 1) return { kind: "exit", code: 11, error: "the integration needs a b task" };
-      if (id.startsWith("_captain-")) return { kind: "pr", base: "main", title: "Overlay for the CR", files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]) };
+      if (id.startsWith("_captain-"))
+        return {
+          kind: "pr",
+          base: "main",
+          title: "Overlay for the CR",
+          files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]),
+        };
       return { kind: "success" };
     });
     await h.pushFiles(planFiles("mini", base), "Add plan");
@@ -174,7 +189,10 @@ describe("Forge App flows", () => {
   });
 
   it("a Change Request in review mode: /forge reject continues without changing the plan", T, async () => {
-    h = await startHarness((id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }), { config: "cr_mode: review\n" });
+    h = await startHarness(
+      (id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }),
+      { config: "cr_mode: review\n" },
+    );
     await h.pushFiles(planFiles("mini", { a: [], r1: ["a"] }), "Add plan");
     await h.waitFor((x) => x.pause.changeRequests.length === 1);
     await h.app.forge.idle();
@@ -185,45 +203,61 @@ describe("Forge App flows", () => {
     expect(done.plan.overlays).toEqual([]);
   });
 
-  it("a Change Request in review mode: /forge approve dispatches the Captain, whose overlay is applied and the run completes", T, async () => {
-    const base = { a: [], r1: ["a"] };
-    h = await startHarness(
-      (id, attempt): Script => {
-        if (id === "r1" && attempt === 1) return { kind: "exit", code: 11, error: "the integration needs a b task" };
-        if (id.startsWith("_captain-")) return { kind: "pr", base: "main", title: "Overlay for the CR", files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]) };
-        return { kind: "success" };
-      },
-      { config: "cr_mode: review\n" },
-    );
-    await h.pushFiles(planFiles("mini", base), "Add plan");
-    await h.waitFor((x) => x.pause.changeRequests.length === 1);
-    await h.app.forge.idle();
-    // Held for a person: no Captain yet.
-    expect(h.runner.dispatched.some((d) => d.includes("/_captain-"))).toBe(false);
-    const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
-    await h.sim.control.comment("octocat", FULL, crIssues[0]!.number, "/forge approve");
-    await h.waitFor((x) => x.changeRequests[0]?.status === "approved");
-    await h.app.forge.idle();
-    await h.runner.idle();
-    expect(h.runner.dispatched.filter((d) => d.includes("/_captain-"))).toHaveLength(1);
-    const { data: prs } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, base: "main", state: "open" });
-    await h.sim.control.merge("octocat", FULL, prs.find((p) => p.title === "Overlay for the CR")!.number);
-    const done = await h.waitFor((x) => x.status === "completed");
-    expect(done.changeRequests[0]!.status).toBe("applied");
-    expect(done.plan.overlays).toEqual(["overlay-001"]);
-    expect(task(done, "b").status).toBe("MERGED");
-  });
+  it(
+    "a Change Request in review mode: /forge approve dispatches the Captain, whose overlay is applied and the run completes",
+    T,
+    async () => {
+      const base = { a: [], r1: ["a"] };
+      h = await startHarness(
+        (id, attempt): Script => {
+          if (id === "r1" && attempt === 1) return { kind: "exit", code: 11, error: "the integration needs a b task" };
+          if (id.startsWith("_captain-"))
+            return {
+              kind: "pr",
+              base: "main",
+              title: "Overlay for the CR",
+              files: overlayFiles("mini", base, 1, id.slice("_captain-".length), { b: ["a"] }, [{ from: "b", to: "r1" }]),
+            };
+          return { kind: "success" };
+        },
+        { config: "cr_mode: review\n" },
+      );
+      await h.pushFiles(planFiles("mini", base), "Add plan");
+      await h.waitFor((x) => x.pause.changeRequests.length === 1);
+      await h.app.forge.idle();
+      // Held for a person: no Captain yet.
+      expect(h.runner.dispatched.some((d) => d.includes("/_captain-"))).toBe(false);
+      const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
+      await h.sim.control.comment("octocat", FULL, crIssues[0]!.number, "/forge approve");
+      await h.waitFor((x) => x.changeRequests[0]?.status === "approved");
+      await h.app.forge.idle();
+      await h.runner.idle();
+      expect(h.runner.dispatched.filter((d) => d.includes("/_captain-"))).toHaveLength(1);
+      const { data: prs } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, base: "main", state: "open" });
+      await h.sim.control.merge("octocat", FULL, prs.find((p) => p.title === "Overlay for the CR")!.number);
+      const done = await h.waitFor((x) => x.status === "completed");
+      expect(done.changeRequests[0]!.status).toBe("applied");
+      expect(done.plan.overlays).toEqual(["overlay-001"]);
+      expect(task(done, "b").status).toBe("MERGED");
+    },
+  );
 
   it("an invalid overlay is refused with a comment on the CR issue saying why", T, async () => {
     const base = { a: [], r1: ["a"] };
-    h = await startHarness((id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }), { config: "cr_mode: review\n" });
+    h = await startHarness(
+      (id, attempt): Script => (id === "r1" && attempt === 1 ? { kind: "exit", code: 11, error: "needs more" } : { kind: "success" }),
+      { config: "cr_mode: review\n" },
+    );
     await h.pushFiles(planFiles("mini", base), "Add plan");
     const paused = await h.waitFor((x) => x.pause.changeRequests.length === 1);
     const crId = paused.pause.changeRequests[0]!;
     await h.app.forge.idle();
     // Not append-only: the overlay also drops a's dependency… by rewriting r1 without it.
     const files = overlayFiles("mini", base, 1, crId, { b: [] }, [{ from: "b", to: "r1" }]);
-    files[".forge/plans/mini/dag.json"] = files[".forge/plans/mini/dag.json"]!.replace(/"dependencies": \[\s*"a",\s*"b"\s*\]/, '"dependencies": ["b"]');
+    files[".forge/plans/mini/dag.json"] = files[".forge/plans/mini/dag.json"]!.replace(
+      /"dependencies": \[\s*"a",\s*"b"\s*\]/,
+      '"dependencies": ["b"]',
+    );
     await h.pushFiles(files, "A bad overlay");
     await h.app.forge.idle();
     const { data: crIssues } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.changeRequest });
@@ -235,7 +269,9 @@ describe("Forge App flows", () => {
   });
 
   it("a bug-like follow-up spawns a follow-up agent outside the DAG", T, async () => {
-    h = await startHarness((id): Script => (id === "a" ? { kind: "success", followups: ["Fix the broken error message in parse()"] } : { kind: "success" }));
+    h = await startHarness((id): Script =>
+      id === "a" ? { kind: "success", followups: ["Fix the broken error message in parse()"] } : { kind: "success" },
+    );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     await h.waitFor((x) => x.status === "completed");
     await h.runner.idle();
@@ -312,7 +348,9 @@ describe("Forge App flows", () => {
   });
 
   it("a runner killed mid-job: its job ends with a step unfinished, the attempt goes STALE (not FAILED) and is retried", T, async () => {
-    h = await startHarness((_id, attempt): Script => (attempt === 1 ? { kind: "killed" } : { kind: "success" }), { config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n" });
+    h = await startHarness((_id, attempt): Script => (attempt === 1 ? { kind: "killed" } : { kind: "success" }), {
+      config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
+    });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
@@ -325,125 +363,155 @@ describe("Forge App flows", () => {
     expect(checks.check_runs.find((c) => c.name === "forge · a")).toMatchObject({ conclusion: "timed_out" });
   });
 
-  it("a refinery merge with a conflict: the conflicted upstream is left to the refinery's agent, whose merge brings both tasks in", T, async () => {
-    // a and b rewrite the same line of src/shared.ts; r refines both.
-    const shared = "src/shared.ts";
-    h = await startHarness(
-      (id): Script => (id === "a" || id === "b" ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success" }),
-      { files: { [shared]: 'export const owner = "nobody";\n' } },
-    );
-    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
-    const j = await h.waitFor((x) => x.status === "completed");
-    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
-    const merged = h.decisions.flatMap((d) => d.d.events).filter((e) => e.type === "task.merged");
-    expect(merged.filter((e) => e.taskId === "a" || e.taskId === "b").map((e) => (e.data as { by: string }).by)).toEqual(["refinery", "refinery"]);
-    // The App merged one upstream branch server-side; the other conflicted and r's dispatch named exactly it.
-    const [a, b, r] = ["a", "b", "r"].map((id) => task(j, id));
-    const inputs = h.runner.inputs.get(`${j.runId}/r/1`)!;
-    const { conflicts } = JSON.parse(inputs.context ?? "{}") as { conflicts?: string[] };
-    expect(conflicts).toHaveLength(1);
-    expect([a!.branch, b!.branch]).toContain(conflicts![0]);
-    const [clean, conflicted] = conflicts![0] === b!.branch ? [a!, b!] : [b!, a!];
-    // r's history: the App's merge of the clean upstream, then the agent's merge commit of the conflicted one.
-    const history = new Map<string, { message: string; parents: string[] }>();
-    for (const queue = [r!.recordSha!]; queue.length; ) {
-      const sha = queue.pop()!;
-      if (history.has(sha)) continue;
-      const { data } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: sha });
-      history.set(sha, { message: data.message, parents: data.parents.map((p) => p.sha) });
-      queue.push(...data.parents.map((p) => p.sha));
-    }
-    const merges = [...history.values()].filter((c) => c.parents.length === 2);
-    const appMerge = merges.find((c) => c.message.startsWith(`forge: merge ${clean.branch} into ${r!.branch}`));
-    expect(appMerge?.parents, "the App's merge of the clean upstream").toContain(clean.recordSha);
-    const agentMerge = merges.find((c) => c.message.startsWith(`Merge ${conflicted.branch} into ${r!.branch}`));
-    expect(agentMerge?.parents ?? [], "r's agent's merge of the conflicted upstream").toContain(conflicted.recordSha);
-    // The integration branch holds both tasks' lines, as the person reads it.
-    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
-    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
-    expect(content).toContain('export const owner = "a";');
-    expect(content).toContain('export const owner = "b";');
-    expect(content).not.toContain("nobody");
-    // No (task, attempt) was dispatched twice.
-    expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
-    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
-  });
+  it(
+    "a refinery merge with a conflict: the conflicted upstream is left to the refinery's agent, whose merge brings both tasks in",
+    T,
+    async () => {
+      // a and b rewrite the same line of src/shared.ts; r refines both.
+      const shared = "src/shared.ts";
+      h = await startHarness(
+        (id): Script =>
+          id === "a" || id === "b" ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success" },
+        { files: { [shared]: 'export const owner = "nobody";\n' } },
+      );
+      await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+      const merged = h.decisions.flatMap((d) => d.d.events).filter((e) => e.type === "task.merged");
+      expect(merged.filter((e) => e.taskId === "a" || e.taskId === "b").map((e) => (e.data as { by: string }).by)).toEqual([
+        "refinery",
+        "refinery",
+      ]);
+      // The App merged one upstream branch server-side; the other conflicted and r's dispatch named exactly it.
+      const [a, b, r] = ["a", "b", "r"].map((id) => task(j, id));
+      const inputs = h.runner.inputs.get(`${j.runId}/r/1`)!;
+      const { conflicts } = JSON.parse(inputs.context ?? "{}") as { conflicts?: string[] };
+      expect(conflicts).toHaveLength(1);
+      expect([a!.branch, b!.branch]).toContain(conflicts![0]);
+      const [clean, conflicted] = conflicts![0] === b!.branch ? [a!, b!] : [b!, a!];
+      // r's history: the App's merge of the clean upstream, then the agent's merge commit of the conflicted one.
+      const history = new Map<string, { message: string; parents: string[] }>();
+      for (const queue = [r!.recordSha!]; queue.length;) {
+        const sha = queue.pop()!;
+        if (history.has(sha)) continue;
+        const { data } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: sha });
+        history.set(sha, { message: data.message, parents: data.parents.map((p) => p.sha) });
+        queue.push(...data.parents.map((p) => p.sha));
+      }
+      const merges = [...history.values()].filter((c) => c.parents.length === 2);
+      const appMerge = merges.find((c) => c.message.startsWith(`forge: merge ${clean.branch} into ${r!.branch}`));
+      expect(appMerge?.parents, "the App's merge of the clean upstream").toContain(clean.recordSha);
+      const agentMerge = merges.find((c) => c.message.startsWith(`Merge ${conflicted.branch} into ${r!.branch}`));
+      expect(agentMerge?.parents ?? [], "r's agent's merge of the conflicted upstream").toContain(conflicted.recordSha);
+      // The integration branch holds both tasks' lines, as the person reads it.
+      const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+      const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+      expect(content).toContain('export const owner = "a";');
+      expect(content).toContain('export const owner = "b";');
+      expect(content).not.toContain("nobody");
+      // No (task, attempt) was dispatched twice.
+      expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
+      expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
+    },
+  );
 
-  it("a refinery whose head lacks a conflicted upstream fails (its upstream is not marked MERGED) and its retry brings both tasks in", T, async () => {
-    // a and b rewrite the same line; r's first agent leaves the conflicted upstream unmerged, its second merges it.
-    const shared = "src/shared.ts";
-    h = await startHarness(
-      (id, attempt): Script =>
-        id === "a" || id === "b" ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success", mergeConflicts: attempt !== 1 },
-      { files: { [shared]: 'export const owner = "nobody";\n' }, config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n" },
-    );
-    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
-    const j = await h.waitFor((x) => x.status === "completed");
-    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #2"]);
-    const events = h.decisions.flatMap((d) => d.d.events);
-    // Attempt 1 named the upstream its head lacked; nothing was marked MERGED by it.
-    const conflicts1 = (JSON.parse(h.runner.inputs.get(`${j.runId}/r/1`)!.context ?? "{}") as { conflicts?: string[] }).conflicts ?? [];
-    expect(conflicts1).toHaveLength(1);
-    const lacking = [task(j, "a")!, task(j, "b")!].find((t) => t.branch === conflicts1[0])!;
-    const failed = events.filter((e) => e.type === "task.failed" && e.taskId === "r");
-    expect(failed.map((e) => (e.data as { attemptId: number; error: string; retryable: boolean }))).toEqual([
-      { agentId: expect.any(String), attemptId: 1, exitCode: 0, retryable: true, error: `r's head does not contain ${lacking.id}'s work (branch ${lacking.branch})` },
-    ]);
-    const mergedEvents = events.filter((e) => e.type === "task.merged");
-    expect(mergedEvents.map((e) => `${e.taskId} ${(e.data as { attempt: number; by: string }).by} #${(e.data as { attempt: number }).attempt}`).sort()).toEqual([
-      "a refinery #1",
-      "b refinery #1",
-      "r direct #2",
-    ]);
-    // Attempt 1's verdict is a failure on its PR's head.
-    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: `forge/${j.runId}/r/1` });
-    expect(checks.check_runs.find((c) => c.name === "forge · r")).toMatchObject({ conclusion: "failure" });
-    // The integration branch holds both tasks' lines.
-    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
-    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
-    expect(content).toContain('export const owner = "a";');
-    expect(content).toContain('export const owner = "b";');
-    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1", "r/2"]);
-  });
+  it(
+    "a refinery whose head lacks a conflicted upstream fails (its upstream is not marked MERGED) and its retry brings both tasks in",
+    T,
+    async () => {
+      // a and b rewrite the same line; r's first agent leaves the conflicted upstream unmerged, its second merges it.
+      const shared = "src/shared.ts";
+      h = await startHarness(
+        (id, attempt): Script =>
+          id === "a" || id === "b"
+            ? { kind: "success", files: { [shared]: `export const owner = "${id}";\n` } }
+            : { kind: "success", mergeConflicts: attempt !== 1 },
+        { files: { [shared]: 'export const owner = "nobody";\n' }, config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n" },
+      );
+      await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #2"]);
+      const events = h.decisions.flatMap((d) => d.d.events);
+      // Attempt 1 named the upstream its head lacked; nothing was marked MERGED by it.
+      const conflicts1 = (JSON.parse(h.runner.inputs.get(`${j.runId}/r/1`)!.context ?? "{}") as { conflicts?: string[] }).conflicts ?? [];
+      expect(conflicts1).toHaveLength(1);
+      const lacking = [task(j, "a")!, task(j, "b")!].find((t) => t.branch === conflicts1[0])!;
+      const failed = events.filter((e) => e.type === "task.failed" && e.taskId === "r");
+      expect(failed.map((e) => e.data as { attemptId: number; error: string; retryable: boolean })).toEqual([
+        {
+          agentId: expect.any(String),
+          attemptId: 1,
+          exitCode: 0,
+          retryable: true,
+          error: `r's head does not contain ${lacking.id}'s work (branch ${lacking.branch})`,
+        },
+      ]);
+      const mergedEvents = events.filter((e) => e.type === "task.merged");
+      expect(
+        mergedEvents
+          .map((e) => `${e.taskId} ${(e.data as { attempt: number; by: string }).by} #${(e.data as { attempt: number }).attempt}`)
+          .sort(),
+      ).toEqual(["a refinery #1", "b refinery #1", "r direct #2"]);
+      // Attempt 1's verdict is a failure on its PR's head.
+      const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: `forge/${j.runId}/r/1` });
+      expect(checks.check_runs.find((c) => c.name === "forge · r")).toMatchObject({ conclusion: "failure" });
+      // The integration branch holds both tasks' lines.
+      const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+      const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+      expect(content).toContain('export const owner = "a";');
+      expect(content).toContain('export const owner = "b";');
+      expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1", "r/2"]);
+    },
+  );
 
-  it("a refinery's dispatch that fails after its branch was prepared is tried again with the conflicts kept in the journal", T, async () => {
-    const shared = "src/shared.ts";
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    h = await startHarness((id): Script => (id === "a" || id === "b" ? { kind: "success", gate, files: { [shared]: `export const owner = "${id}";\n` } } : { kind: "success" }), {
-      files: { [shared]: 'export const owner = "nobody";\n' },
-    });
-    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
-    await h.waitFor((x) => task(x, "a").status === "RUNNING" && task(x, "b").status === "RUNNING");
-    await h.app.forge.idle();
-    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1"]);
-    // From here every workflow dispatch fails (after the App's own retries): r's will be the first.
-    h.sim.control.faults({ apiErrorRate: 1, apiOperations: ["actions/create-workflow-dispatch"] });
-    release();
-    const running = await h.waitFor((x) => task(x, "r").status === "RUNNING");
-    await h.runner.idle();
-    await h.app.forge.idle();
-    expect(h.sim.control.core.faults.log.some((l) => l.startsWith("api actions/create-workflow-dispatch 5"))).toBe(true);
-    expect(h.runner.dispatched.some((d) => d.endsWith("/r/1"))).toBe(false);
-    // The branch was prepared (its acknowledgement is in the journal), the dispatch is still owed.
-    const state = (await h.app.forge.runtimes.get(FULL)!.engine.state(running.runId))!.state.journal;
-    expect(state.outbox.map((e) => e.key)).toContain("dispatch:r:1");
-    expect(state.outbox.map((e) => e.key)).not.toContain("branch:r:1");
-    expect(task(state, "r").context?.conflicts).toHaveLength(1);
-    // GitHub recovers; the reconciler's tick carries out the owed dispatch, conflicts and all.
-    h.sim.control.faults({ apiErrorRate: 0, apiOperations: [] });
-    await h.app.forge.tick();
-    const { conflicts } = JSON.parse(h.runner.inputs.get(`${running.runId}/r/1`)?.context ?? "{}") as { conflicts?: string[] };
-    expect(conflicts).toEqual(task(state, "r").context?.conflicts);
-    expect([task(state, "a")!.branch, task(state, "b")!.branch]).toContain(conflicts?.[0]);
-    const j = await h.waitFor((x) => x.status === "completed");
-    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
-    const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
-    const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
-    expect(content).toContain('export const owner = "a";');
-    expect(content).toContain('export const owner = "b";');
-    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
-  });
+  it(
+    "a refinery's dispatch that fails after its branch was prepared is tried again with the conflicts kept in the journal",
+    T,
+    async () => {
+      const shared = "src/shared.ts";
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      h = await startHarness(
+        (id): Script =>
+          id === "a" || id === "b"
+            ? { kind: "success", gate, files: { [shared]: `export const owner = "${id}";\n` } }
+            : { kind: "success" },
+        {
+          files: { [shared]: 'export const owner = "nobody";\n' },
+        },
+      );
+      await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+      await h.waitFor((x) => task(x, "a").status === "RUNNING" && task(x, "b").status === "RUNNING");
+      await h.app.forge.idle();
+      expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1"]);
+      // From here every workflow dispatch fails (after the App's own retries): r's will be the first.
+      h.sim.control.faults({ apiErrorRate: 1, apiOperations: ["actions/create-workflow-dispatch"] });
+      release();
+      const running = await h.waitFor((x) => task(x, "r").status === "RUNNING");
+      await h.runner.idle();
+      await h.app.forge.idle();
+      expect(h.sim.control.core.faults.log.some((l) => l.startsWith("api actions/create-workflow-dispatch 5"))).toBe(true);
+      expect(h.runner.dispatched.some((d) => d.endsWith("/r/1"))).toBe(false);
+      // The branch was prepared (its acknowledgement is in the journal), the dispatch is still owed.
+      const state = (await h.app.forge.runtimes.get(FULL)!.engine.state(running.runId))!.state.journal;
+      expect(state.outbox.map((e) => e.key)).toContain("dispatch:r:1");
+      expect(state.outbox.map((e) => e.key)).not.toContain("branch:r:1");
+      expect(task(state, "r").context?.conflicts).toHaveLength(1);
+      // GitHub recovers; the reconciler's tick carries out the owed dispatch, conflicts and all.
+      h.sim.control.faults({ apiErrorRate: 0, apiOperations: [] });
+      await h.app.forge.tick();
+      const { conflicts } = JSON.parse(h.runner.inputs.get(`${running.runId}/r/1`)?.context ?? "{}") as { conflicts?: string[] };
+      expect(conflicts).toEqual(task(state, "r").context?.conflicts);
+      expect([task(state, "a")!.branch, task(state, "b")!.branch]).toContain(conflicts?.[0]);
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+      const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
+      const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+      expect(content).toContain('export const owner = "a";');
+      expect(content).toContain('export const owner = "b";');
+      expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
+    },
+  );
 
   it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
     h = await startHarness(() => ({ kind: "success" }));
@@ -456,7 +524,13 @@ describe("Forge App flows", () => {
       base_tree: parent.tree.sha,
       tree: Object.entries(files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
     });
-    const { data: commit } = await h.user.rest.git.createCommit({ owner: OWNER, repo: REPO, message: "A plan with a cycle", tree: tree.sha, parents: [main.object.sha] });
+    const { data: commit } = await h.user.rest.git.createCommit({
+      owner: OWNER,
+      repo: REPO,
+      message: "A plan with a cycle",
+      tree: tree.sha,
+      parents: [main.object.sha],
+    });
     await h.user.rest.git.createRef({ owner: OWNER, repo: REPO, ref: "refs/heads/plan-broken", sha: commit.sha });
     await h.user.rest.pulls.create({ owner: OWNER, repo: REPO, head: "plan-broken", base: "main", title: "Add a plan" });
     let run: { conclusion: string | null; output: { title: string | null; summary: string | null; annotations_count: number } } | undefined;
@@ -475,7 +549,10 @@ describe("Forge App flows", () => {
 
   it("a model usage limit pauses dispatching until the reset and is not counted as a failure", T, async () => {
     let clock = Date.now();
-    h = await startHarness((id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "rate_limited", untilMs: 30 * 60_000 } : { kind: "success" }), { now: () => clock });
+    h = await startHarness(
+      (id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "rate_limited", untilMs: 30 * 60_000 } : { kind: "success" }),
+      { now: () => clock },
+    );
     await h.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
     const paused = await h.waitFor((x) => x.pause.usageLimitUntil !== undefined && task(x, "a").status === "PENDING");
     expect(task(paused, "a")).toMatchObject({ retries: 0, attempt: 1 });
@@ -486,6 +563,8 @@ describe("Forge App flows", () => {
     await h.app.forge.tick();
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a")).toMatchObject({ attempt: 2, retries: 0 });
-    expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "run.resumed" && (e.data as { reason: string }).reason === "usage_limit"))).toBe(true);
+    expect(
+      h.decisions.some((d) => d.d.events.some((e) => e.type === "run.resumed" && (e.data as { reason: string }).reason === "usage_limit")),
+    ).toBe(true);
   });
 });

@@ -83,10 +83,11 @@ export async function startHarness(
   const waiters: { pred: (j: Journal) => boolean; resolve: (j: Journal) => void }[] = [];
   const onDecision = (_repo: string, runId: string, d: Decision) => {
     decisions.push({ runId, d });
-    for (const w of [...waiters]) if (w.pred(d.journal)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(d.journal);
-    }
+    for (const w of [...waiters])
+      if (w.pred(d.journal)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(d.journal);
+      }
   };
   // Register first to learn the App id, then point its webhook at the App's server.
   const registered = sim.control.registerApp({
@@ -94,7 +95,15 @@ export async function startHarness(
     publicKeyPem: keys.publicKeyPem,
     webhookUrl: "http://127.0.0.1:9/unused",
     webhookSecret: secret,
-    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "read", metadata: "read" },
+    permissions: {
+      contents: "write",
+      pull_requests: "write",
+      issues: "write",
+      checks: "write",
+      actions: "write",
+      statuses: "read",
+      metadata: "read",
+    },
     events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
   });
   const app = await startForgeServer({
@@ -137,7 +146,13 @@ export async function startHarness(
       base_tree: parent.tree.sha,
       tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
     });
-    const { data: commit } = await user.rest.git.createCommit({ owner: OWNER, repo: REPO, message, tree: tree.sha, parents: [ref.object.sha] });
+    const { data: commit } = await user.rest.git.createCommit({
+      owner: OWNER,
+      repo: REPO,
+      message,
+      tree: tree.sha,
+      parents: [ref.object.sha],
+    });
     await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
     return commit.sha;
   }
@@ -154,7 +169,15 @@ export async function startHarness(
       const last = decisions[decisions.length - 1];
       if (last && pred(last.d.journal)) return Promise.resolve(last.d.journal);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempt, t.hold]))}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempt, t.hold]))}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: (j) => (clearTimeout(timer), resolve(j)) });
       });
     },

@@ -36,21 +36,25 @@ describe("installations", () => {
     expect(h.sim.violations).toEqual([]);
   });
 
-  it("a reconcile pass finds the installations and repositories by itself, and forgets an uninstalled one", { timeout: 60_000 }, async () => {
-    h = await startHarness(() => ({ kind: "success" }));
-    await h.sim.idle();
-    // Forget everything, as a restarted process knows nothing.
-    h.app.forge.runtimes.clear();
-    await h.app.forge.tick();
-    expect([...h.app.forge.runtimes.keys()]).toEqual([FULL]);
-    // Uninstalled while the App missed the webhook: the next pass forgets the repository.
-    const webhookUrl = h.app.webhookUrl;
-    h.sim.control.setAppWebhookUrl(h.appId, "http://127.0.0.1:9/down");
-    h.sim.control.uninstall(h.installationId, "octocat");
-    await h.sim.idle();
-    h.sim.control.setAppWebhookUrl(h.appId, webhookUrl);
-    expect(h.app.forge.runtimes.has(FULL)).toBe(true);
-    await h.app.forge.tick();
-    expect(h.app.forge.runtimes.has(FULL)).toBe(false);
-  });
+  it(
+    "a reconcile pass finds the installations and repositories by itself, and forgets an uninstalled one",
+    { timeout: 60_000 },
+    async () => {
+      h = await startHarness(() => ({ kind: "success" }));
+      await h.sim.idle();
+      // Forget everything, as a restarted process knows nothing.
+      h.app.forge.runtimes.clear();
+      await h.app.forge.tick();
+      expect([...h.app.forge.runtimes.keys()]).toEqual([FULL]);
+      // Uninstalled while the App missed the webhook: the next pass forgets the repository.
+      const webhookUrl = h.app.webhookUrl;
+      h.sim.control.setAppWebhookUrl(h.appId, "http://127.0.0.1:9/down");
+      h.sim.control.uninstall(h.installationId, "octocat");
+      await h.sim.idle();
+      h.sim.control.setAppWebhookUrl(h.appId, webhookUrl);
+      expect(h.app.forge.runtimes.has(FULL)).toBe(true);
+      await h.app.forge.tick();
+      expect(h.app.forge.runtimes.has(FULL)).toBe(false);
+    },
+  );
 });

@@ -54,7 +54,10 @@ describe("effect leases", () => {
   });
 
   it("leases of effects that left the outbox go", () => {
-    const state = run(["b"], { a: { owner: "replica-1", until: at(NOW + LEASE_MS) }, b: { owner: "replica-2", until: at(NOW + LEASE_MS) } });
+    const state = run(["b"], {
+      a: { owner: "replica-1", until: at(NOW + LEASE_MS) },
+      b: { owner: "replica-2", until: at(NOW + LEASE_MS) },
+    });
     expect(withLeases(state, [], [], me).leases).toEqual({ b: { owner: "replica-2", until: at(NOW + LEASE_MS) } });
   });
 });

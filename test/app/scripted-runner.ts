@@ -98,7 +98,14 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
     });
     const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message: script.title, tree: tree.sha, parents: [d.sha] });
     await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: commit.sha });
-    await gh.rest.pulls.create({ owner, repo, head: branch, base: script.base, title: script.title, body: "Overlay written by the Captain." });
+    await gh.rest.pulls.create({
+      owner,
+      repo,
+      head: branch,
+      base: script.base,
+      title: script.title,
+      body: "Overlay written by the Captain.",
+    });
     d.completeJob("agent", "success");
     d.complete();
     return;
@@ -164,7 +171,15 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   if (script.kind === "success") {
     const base = `forge/${runId}/_integration`;
     const existing = await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
-    if (!existing.data[0]) await gh.rest.pulls.create({ owner, repo, head: branch, base, title: `forge(${taskId}): attempt ${attempt}`, body: "Work in progress" });
+    if (!existing.data[0])
+      await gh.rest.pulls.create({
+        owner,
+        repo,
+        head: branch,
+        base,
+        title: `forge(${taskId}): attempt ${attempt}`,
+        body: "Work in progress",
+      });
   }
   const full: AgentResult = {
     version: 1,
@@ -222,13 +237,22 @@ async function mergeResolving(gh: Octokit, owner: string, repo: string, branch: 
     else {
       // Both sides changed the file: keep both.
       const lines = (await read(f.filename, head)).replace(/\n$/, "").split("\n");
-      const extra = (await read(f.filename, theirsSha)).replace(/\n$/, "").split("\n").filter((l) => !lines.includes(l));
+      const extra = (await read(f.filename, theirsSha))
+        .replace(/\n$/, "")
+        .split("\n")
+        .filter((l) => !lines.includes(l));
       entries.push({ path: f.filename, mode: "100644", type: "blob", content: [...lines, ...extra].join("\n") + "\n" });
     }
   }
   const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: head });
   const { data: tree } = await gh.rest.git.createTree({ owner, repo, base_tree: parent.tree.sha, tree: entries });
-  const { data: merge } = await gh.rest.git.createCommit({ owner, repo, message: `Merge ${upstream} into ${branch}\n\nConflicts resolved by keeping both sides.`, tree: tree.sha, parents: [head, theirsSha] });
+  const { data: merge } = await gh.rest.git.createCommit({
+    owner,
+    repo,
+    message: `Merge ${upstream} into ${branch}\n\nConflicts resolved by keeping both sides.`,
+    tree: tree.sha,
+    parents: [head, theirsSha],
+  });
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: merge.sha });
   return merge.sha;
 }

@@ -42,7 +42,9 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
         replicas: [
           f.appKills === 2 ? 1 : 0,
           r.replicas["replica-1"]!.deliveries,
-          Object.entries(r.replicas).filter(([n]) => n !== "replica-1").reduce((sum, [, x]) => sum + x.deliveries, 0),
+          Object.entries(r.replicas)
+            .filter(([n]) => n !== "replica-1")
+            .reduce((sum, [, x]) => sum + x.deliveries, 0),
           Object.values(r.replicas).filter((x) => x.decisions > 0).length >= 2 ? 1 : 0,
         ],
       };

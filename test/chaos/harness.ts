@@ -91,7 +91,17 @@ export interface ScenarioResult {
   invalidHistory: string[];
   journalWrites: number;
   apiCalls: { app: number; runner: number };
-  faults: { answersLost: number; api5xx: number; rateLimited: number; webhooksDuplicated: number; webhooksDropped: number; webhooksReordered: number; deliveriesRefused: number; appKills: number; runnersKilled: number };
+  faults: {
+    answersLost: number;
+    api5xx: number;
+    rateLimited: number;
+    webhooksDuplicated: number;
+    webhooksDropped: number;
+    webhooksReordered: number;
+    deliveriesRefused: number;
+    appKills: number;
+    runnersKilled: number;
+  };
   violations: number;
   violationDetails: string[];
   /** GitHub objects the App made more than once where one was meant: tracker issues, check runs per attempt, final PRs. */
@@ -149,7 +159,15 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     publicKeyPem: keys.publicKeyPem,
     webhookUrl: network.url,
     webhookSecret: secret,
-    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "read", metadata: "read" },
+    permissions: {
+      contents: "write",
+      pull_requests: "write",
+      issues: "write",
+      checks: "write",
+      actions: "write",
+      statuses: "read",
+      metadata: "read",
+    },
     events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
   });
   // Runners killed mid-job: two dispatches drawn among the first forty.
@@ -165,7 +183,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const names = scenario === "replicas" ? ["replica-1", "replica-2"] : ["replica-1"];
   const renamed = scenario === "replicas";
   const ports = names.map(() => 0);
-  const perReplica: ScenarioResult["replicas"] = Object.fromEntries(names.map((n) => [n, { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 }]));
+  const perReplica: ScenarioResult["replicas"] = Object.fromEntries(
+    names.map((n) => [n, { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 }]),
+  );
   let appKills = 0;
   const passthrough = { key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => fn(...args) }) };
   async function startApp(index: number): Promise<Generation> {
@@ -175,7 +195,11 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     const fetchOf = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       if (killed.value) throw new Error("the App process is dead");
       const refused = options.refuse?.((init?.method ?? "GET").toUpperCase(), String(input instanceof Request ? input.url : input));
-      if (refused) return new Response(JSON.stringify({ message: refused.message, status: String(refused.status) }), { status: refused.status, headers: { "content-type": "application/json" } });
+      if (refused)
+        return new Response(JSON.stringify({ message: refused.message, status: String(refused.status) }), {
+          status: refused.status,
+          headers: { "content-type": "application/json" },
+        });
       const res = await fetch(input, init);
       if (killed.value) throw new Error("the App process is dead");
       const method = (init?.method ?? "GET").toUpperCase();
@@ -271,7 +295,13 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     base_tree: parent.tree.sha,
     tree: Object.entries(plan.files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
   });
-  const { data: commit } = await user.rest.git.createCommit({ owner: OWNER, repo: REPO, message: "Add the plan", tree: tree.sha, parents: [ref.object.sha] });
+  const { data: commit } = await user.rest.git.createCommit({
+    owner: OWNER,
+    repo: REPO,
+    message: "Add the plan",
+    tree: tree.sha,
+    parents: [ref.object.sha],
+  });
   const started = Date.now();
   const faults: Partial<FaultConfig> = {};
   if (scenario === "duplicated") faults.webhookDuplicateRate = 1;
@@ -304,7 +334,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   let journal: Journal | undefined;
   while (!(journal = await readJournal())) {
     if (Date.now() - started > 60_000) {
-      log(`  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`);
+      log(
+        `  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`,
+      );
       break;
     }
     await sleep(100);
@@ -334,7 +366,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       lastLog = Date.now();
       const count: Record<string, number> = {};
       for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
-      log(`  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`);
+      log(
+        `  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`,
+      );
     }
   }
   const wallMs = Date.now() - started;
@@ -351,10 +385,14 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     .filter(([, s]) => s === "MERGED")
     .map(([id]) => id)
     .sort();
-  const integration = journal ? await git("ls-tree", "-r", "--name-only", `refs/heads/${journal.integrationBranch}`, "src/").catch(() => "") : "";
+  const integration = journal
+    ? await git("ls-tree", "-r", "--name-only", `refs/heads/${journal.integrationBranch}`, "src/").catch(() => "")
+    : "";
   const seen = new Set<string>();
   const duplicateDispatches = runner.dispatched.filter((d) => (seen.has(d) ? true : (seen.add(d), false)));
-  const invalidTransitions = decisions.flatMap(({ d }) => d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`));
+  const invalidTransitions = decisions.flatMap(({ d }) =>
+    d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`),
+  );
   const history = await journalHistory(git, runId);
   const log0 = sim.core.faults.log;
   const repoId = sim.core.state.repoByName(OWNER, REPO)!.id;
@@ -362,11 +400,14 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const trackers = sim.core.state.issuesOf(repoId).filter((i) => !i.pull && i.labels.includes("forge:run"));
   if (trackers.length > 1) duplicateObjects.push(`${trackers.length} tracker issues`);
   const checks = new Map<string, number>();
-  for (const c of sim.core.state.checkRuns.values()) if (c.appId === registered.id && c.externalId) checks.set(c.externalId, (checks.get(c.externalId) ?? 0) + 1);
+  for (const c of sim.core.state.checkRuns.values())
+    if (c.appId === registered.id && c.externalId) checks.set(c.externalId, (checks.get(c.externalId) ?? 0) + 1);
   for (const [id, n] of checks) {
     if (n < 2) continue;
     const made = [...sim.core.state.checkRuns.values()].filter((c) => c.appId === registered.id && c.externalId === id);
-    duplicateObjects.push(`${n} check runs for ${id} (${made.map((c) => `#${c.id} on ${c.headSha.slice(0, 7)} started ${c.startedAt}`).join(", ")})`);
+    duplicateObjects.push(
+      `${n} check runs for ${id} (${made.map((c) => `#${c.id} on ${c.headSha.slice(0, 7)} started ${c.startedAt}`).join(", ")})`,
+    );
   }
   const finals = sim.core.state.issuesOf(repoId).filter((i) => i.pull && journal && i.pull.headRef === journal.integrationBranch);
   if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
@@ -421,7 +462,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
  * App killed right after the write).
  */
 async function journalHistory(git: (...args: string[]) => Promise<string>, runId: string): Promise<{ writes: number; invalid: string[] }> {
-  const shas = (await git("log", "--reverse", "--format=%H", `refs/heads/${stateBranch(runId)}`, "--", JOURNAL_FILE).catch(() => "")).split("\n").filter(Boolean);
+  const shas = (await git("log", "--reverse", "--format=%H", `refs/heads/${stateBranch(runId)}`, "--", JOURNAL_FILE).catch(() => ""))
+    .split("\n")
+    .filter(Boolean);
   const invalid: string[] = [];
   let prev: Map<string, { status: TaskStatus; attempt: number }> | undefined;
   for (const sha of shas) {
@@ -460,7 +503,8 @@ export function reachable(from: { status: TaskStatus; attempt: number }, to: { s
 /** Why a scenario's result falls short of the chaos properties, compared with the clean run (none = it holds). */
 export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
   const out: string[] = [];
-  if (!r.completed) out.push(`the run did not complete in time (${Object.values(r.statuses).filter((s) => s === "MERGED").length}/${TASKS} merged)`);
+  if (!r.completed)
+    out.push(`the run did not complete in time (${Object.values(r.statuses).filter((s) => s === "MERGED").length}/${TASKS} merged)`);
   const notMerged = Object.entries(r.statuses).filter(([, s]) => s !== "MERGED");
   if (notMerged.length) out.push(`not merged: ${notMerged.map(([id, s]) => `${id} ${s}`).join(", ")}`);
   if (r.duplicateDispatches.length) out.push(`dispatched twice: ${r.duplicateDispatches.join(", ")}`);

@@ -20,7 +20,8 @@ const timeoutMs = Number(arg("timeout") ?? 900) * 1000;
 const rows: string[] = [];
 let failed = 0;
 console.log(`Forge chaos: a ${50}-task generated plan per seed; seeds ${seeds.join(", ")}\n`);
-const header = "| scenario | seed | result | wall | dispatches | retries | App API calls | runner API calls | journal writes | faults injected |";
+const header =
+  "| scenario | seed | result | wall | dispatches | retries | App API calls | runner API calls | journal writes | faults injected |";
 console.log(header);
 console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---|");
 for (const seed of seeds) {
@@ -44,9 +45,17 @@ for (const seed of seeds) {
     const row = `| ${SCENARIO_TITLES[scenario]} | ${seed} | ${p.length ? "FAIL" : "ok"} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.dispatches} | ${r.retries} | ${r.apiCalls.app} | ${r.apiCalls.runner} | ${r.journalWrites} | ${injected.join(", ") || "—"} |`;
     rows.push(row);
     console.log(row);
-    if (scenario === "replicas") for (const [name, x] of Object.entries(r.replicas)) console.log(`|   ↳ ${name}: ${x.deliveries} deliveries, ${x.decisions} journal writes won, ${x.casLost} compare-and-swap writes lost and decided again, ${x.takenOver} effects taken over |`);
+    if (scenario === "replicas")
+      for (const [name, x] of Object.entries(r.replicas))
+        console.log(
+          `|   ↳ ${name}: ${x.deliveries} deliveries, ${x.decisions} journal writes won, ${x.casLost} compare-and-swap writes lost and decided again, ${x.takenOver} effects taken over |`,
+        );
     for (const line of p) console.log(`|   ↳ ${line} |`);
   }
 }
-console.log(failed ? `\n${failed} run(s) fell short.` : "\nEvery run held: every task MERGED, no (task, attempt) dispatched twice, no invalid transition, the clean run's merged set.");
+console.log(
+  failed
+    ? `\n${failed} run(s) fell short.`
+    : "\nEvery run held: every task MERGED, no (task, attempt) dispatched twice, no invalid transition, the clean run's merged set.",
+);
 process.exit(failed ? 1 : 0);

@@ -33,7 +33,14 @@ async function setup(octokitDefaults: Record<string, unknown>): Promise<{ instal
   });
   await sim.control.createRepo({ owner: "acme", name: "widgets", files: { "README.md": "# hi\n" } });
   const inst = sim.control.install(registered.id, "acme", ["acme/widgets"]);
-  app = await startForgeServer({ appId: registered.id, privateKey: keys.privateKeyPem, webhookSecret: "s", baseUrl: sim.apiUrl, port: 0, octokitDefaults });
+  app = await startForgeServer({
+    appId: registered.id,
+    privateKey: keys.privateKeyPem,
+    webhookSecret: "s",
+    baseUrl: sim.apiUrl,
+    port: 0,
+    octokitDefaults,
+  });
   return { installationId: inst.id };
 }
 
@@ -42,7 +49,9 @@ describe("octokitDefaults reach the installation Octokit", () => {
     // Probot derives its Octokit once more with its own throttle options; given as an object,
     // ours were replaced — writes kept Octokit's 1 s spacing and `enabled: false` did nothing.
     const scheduled: string[] = [];
-    const counting = (name: string) => ({ key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => (scheduled.push(name), fn(...args)) }) });
+    const counting = (name: string) => ({
+      key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => (scheduled.push(name), fn(...args)) }),
+    });
     const { installationId } = await setup({ throttle: { enabled: true, write: counting("write"), global: counting("global") } });
     const octokit = (await app!.probot.auth(installationId)) as unknown as {
       rest: { git: { createBlob(p: Record<string, unknown>): Promise<{ status: number }> } };
@@ -60,7 +69,9 @@ describe("octokitDefaults reach the installation Octokit", () => {
     };
     const started = Date.now();
     // Octokit's throttling spaces writes 1 s apart: four of them would take 3 s or more.
-    await Promise.all([1, 2, 3, 4].map((i) => octokit.rest.git.createBlob({ owner: "acme", repo: "widgets", content: `blob ${i}`, encoding: "utf-8" })));
+    await Promise.all(
+      [1, 2, 3, 4].map((i) => octokit.rest.git.createBlob({ owner: "acme", repo: "widgets", content: `blob ${i}`, encoding: "utf-8" })),
+    );
     expect(Date.now() - started).toBeLessThan(2_500);
   });
 });
@@ -93,7 +104,12 @@ describe("the reconciler of a restarted App", () => {
       .query(true)
       .reply(200, [{ id: 42, account: { login: "acme" }, repository_selection: "selected" }])
       .post("/app/installations/42/access_tokens")
-      .reply(201, { token: "ghs_test", expires_at: "2099-01-01T00:00:00Z", permissions: { contents: "write" }, repository_selection: "selected" })
+      .reply(201, {
+        token: "ghs_test",
+        expires_at: "2099-01-01T00:00:00Z",
+        permissions: { contents: "write" },
+        repository_selection: "selected",
+      })
       .get("/installation/repositories")
       .query(true)
       .reply(200, { total_count: 1, repositories: [{ id: 7, name: "widgets", full_name: "acme/widgets", owner: { login: "acme" } }] });
@@ -102,7 +118,10 @@ describe("the reconciler of a restarted App", () => {
   it("asks GitHub where it is installed, so a run whose webhooks were lost while it was down is still swept", async () => {
     const app = await loadForge();
     // The sweep of acme/widgets starts by listing the runs' state branches.
-    const scope = installedOn(nock(API)).get(/\/repos\/acme\/widgets\/git\/matching-refs\//).query(true).reply(200, []);
+    const scope = installedOn(nock(API))
+      .get(/\/repos\/acme\/widgets\/git\/matching-refs\//)
+      .query(true)
+      .reply(200, []);
     await app.tick();
     expect(app.runtimes.has("acme/widgets")).toBe(true);
     expect(scope.isDone()).toBe(true);
@@ -159,17 +178,21 @@ describe("merges racing into the same base", () => {
     { status: 409, message: "Head branch was modified. Review and try the merge again." },
   ];
   for (const answer of answers) {
-    it(`a merge answered ${answer.status} "${answer.message.slice(0, 25)}…" while its head is the verified one is tried again by itself`, { timeout: 300_000 }, async () => {
-      let refused = 0;
-      const r = await runScenario("clean", 3, {
-        tasks: 1,
-        reconcileEveryMs: 0,
-        timeoutMs: 60_000,
-        refuse: (method, url) => (method === "PUT" && url.endsWith("/merge") && refused++ < 4 ? answer : undefined),
-      });
-      expect(refused).toBeGreaterThanOrEqual(5);
-      expect(r.completed).toBe(true);
-      expect(Object.values(r.statuses)).toEqual(["MERGED"]);
-    });
+    it(
+      `a merge answered ${answer.status} "${answer.message.slice(0, 25)}…" while its head is the verified one is tried again by itself`,
+      { timeout: 300_000 },
+      async () => {
+        let refused = 0;
+        const r = await runScenario("clean", 3, {
+          tasks: 1,
+          reconcileEveryMs: 0,
+          timeoutMs: 60_000,
+          refuse: (method, url) => (method === "PUT" && url.endsWith("/merge") && refused++ < 4 ? answer : undefined),
+        });
+        expect(refused).toBeGreaterThanOrEqual(5);
+        expect(r.completed).toBe(true);
+        expect(Object.values(r.statuses)).toEqual(["MERGED"]);
+      },
+    );
   }
 });

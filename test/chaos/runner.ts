@@ -89,7 +89,14 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
   };
 }
 
-async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: number, kill: boolean, calls: ChaosRunner["calls"]): Promise<void> {
+async function runJob(
+  d: DispatchedRun,
+  runId: string,
+  taskId: string,
+  attempt: number,
+  kill: boolean,
+  calls: ChaosRunner["calls"],
+): Promise<void> {
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo] = [d.repo.owner.login, d.repo.name];
   const gh = retryingOctokit(d.apiUrl, d.token("agent"), calls);
@@ -114,7 +121,15 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
   const base = `forge/${runId}/_integration`;
   const open = async () => (await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" })).data[0];
-  if (!(await open())) await gh.rest.pulls.create({ owner, repo, head: branch, base, title: `forge(${taskId}): attempt ${attempt}`, body: "Work in progress" });
+  if (!(await open()))
+    await gh.rest.pulls.create({
+      owner,
+      repo,
+      head: branch,
+      base,
+      title: `forge(${taskId}): attempt ${attempt}`,
+      body: "Work in progress",
+    });
   if (kill) {
     // The runner dies here: no record commit, the job ends as failed.
     d.completeJob("agent", "failure");
@@ -155,7 +170,10 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   };
   const trailers = `\n\n${TRAILERS.run}: ${runId}\n${TRAILERS.task}: ${taskId}\n${TRAILERS.attempt}: ${attempt}\n${TRAILERS.agent}: scripted\n${TRAILERS.exit}: 0`;
   head = await commitFiles(
-    { [resultPath(runId, taskId, attempt)]: JSON.stringify(result, null, 2) + "\n", [walkthroughPath(runId, taskId, attempt)]: walkthrough },
+    {
+      [resultPath(runId, taskId, attempt)]: JSON.stringify(result, null, 2) + "\n",
+      [walkthroughPath(runId, taskId, attempt)]: walkthrough,
+    },
     `forge(${taskId}): record of attempt ${attempt}${trailers}`,
   );
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });

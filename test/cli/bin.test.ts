@@ -29,7 +29,11 @@ describe("bin/forge.js", () => {
 
   it("validates a plan: exit 0 and the OK line", async () => {
     const r = await forge("validate", "examples/plans/semver-lite");
-    expect(r).toEqual({ code: 0, stdout: 'OK plan "semver-lite": 7 tasks, 1 refinery, 10 dependencies, 0 overlays, 2 specs\n', stderr: "" });
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'OK plan "semver-lite": 7 tasks, 1 refinery, 10 dependencies, 0 overlays, 2 specs\n',
+      stderr: "",
+    });
   });
 
   it("exits 1 with problems, 2 for a missing folder", async () => {

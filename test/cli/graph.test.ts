@@ -28,7 +28,14 @@ function journal(statuses: Record<string, Journal["tasks"][number]["status"]>): 
     createdAt: "2026-11-21T10:00:00Z",
     status: "running",
     seq: 0,
-    plan: { nodes: ids.map((id) => ({ id, kind: id === "integrate" ? "refinery" : "task", agentType: id === "integrate" ? "refinery" : "2", dependencies: [] })) },
+    plan: {
+      nodes: ids.map((id) => ({
+        id,
+        kind: id === "integrate" ? "refinery" : "task",
+        agentType: id === "integrate" ? "refinery" : "2",
+        dependencies: [],
+      })),
+    },
     tasks: ids.map((id) => ({ id, status: statuses[id], attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1 })),
     merged: 0,
     pause: { manual: false, changeRequests: [] },
@@ -53,7 +60,10 @@ describe("forge graph", () => {
 
   it("colours nodes by the journal's statuses", async () => {
     const file = path.join(tmp, "journal.json");
-    await writeFile(file, JSON.stringify(journal({ scaffold: "MERGED", parse: "MERGED", compare: "RUNNING", docs: "FAILED", integrate: "PENDING" })));
+    await writeFile(
+      file,
+      JSON.stringify(journal({ scaffold: "MERGED", parse: "MERGED", compare: "RUNNING", docs: "FAILED", integrate: "PENDING" })),
+    );
     const r = await runForge(["graph", "examples/plans/semver-lite", "--journal", file], ROOT);
     expect(r.code).toBe(0);
     expect(r.out).toContain("  classDef merged ");

@@ -27,12 +27,15 @@ describe("JSON Schemas", () => {
   it("are up to date (run `npm run schemas` and commit schemas/)", async () => {
     const onDisk = (await readdir(SCHEMA_DIR)).filter((f) => f.endsWith(".schema.json")).sort();
     expect(onDisk).toEqual([...built.keys()].sort());
-    for (const [file, text] of built) expect(await readFile(path.join(SCHEMA_DIR, file), "utf8"), `schemas/${file} is stale: run npm run schemas`).toBe(text);
+    for (const [file, text] of built)
+      expect(await readFile(path.join(SCHEMA_DIR, file), "utf8"), `schemas/${file} is stale: run npm run schemas`).toBe(text);
   });
 
   it("cover config, task, dag, overlay, walkthrough, change request, agent result, event and journal", () => {
     expect([...built.keys()].sort()).toEqual(
-      ["agent-result", "change-request", "dag", "event", "forge-config", "journal", "overlay", "task", "walkthrough"].map((n) => `${n}.schema.json`),
+      ["agent-result", "change-request", "dag", "event", "forge-config", "journal", "overlay", "task", "walkthrough"].map(
+        (n) => `${n}.schema.json`,
+      ),
     );
   });
 
@@ -41,11 +44,16 @@ describe("JSON Schemas", () => {
   });
 
   it("the check finds a property without a description", () => {
-    expect(undescribed({ properties: { a: { description: "x", properties: { b: { type: "string" } } } } })).toEqual(["#/properties/a/properties/b"]);
+    expect(undescribed({ properties: { a: { description: "x", properties: { b: { type: "string" } } } } })).toEqual([
+      "#/properties/a/properties/b",
+    ]);
   });
 
   it("accept YAML's numeric agent types for task `type`", () => {
     const task = JSON.parse(built.get("task.schema.json")!) as { properties: { type: { anyOf: { enum: unknown[] }[] } } };
-    expect(task.properties.type.anyOf.map((s) => s.enum)).toEqual([["1", "2", "3", "refinery"], [1, 2, 3]]);
+    expect(task.properties.type.anyOf.map((s) => s.enum)).toEqual([
+      ["1", "2", "3", "refinery"],
+      [1, 2, 3],
+    ]);
   });
 });

@@ -28,12 +28,17 @@ function prng(seed: number): () => number {
 
 const dagArb = fc.integer({ min: 1, max: 18 }).chain((n) =>
   fc
-    .array(fc.tuple(fc.array(fc.nat(), { maxLength: 3 }), fc.boolean(), fc.constantFrom<"1" | "2" | "3">("1", "2", "3")), { minLength: n, maxLength: n })
+    .array(fc.tuple(fc.array(fc.nat(), { maxLength: 3 }), fc.boolean(), fc.constantFrom<"1" | "2" | "3">("1", "2", "3")), {
+      minLength: n,
+      maxLength: n,
+    })
     .map((spec) =>
       spec.map(([picks, refinery, agentType], i): PlanNodeInput => {
         const deps = i === 0 ? [] : [...new Set(picks.map((p) => `t${p % i}`))];
         const isRefinery = refinery && deps.length > 0 && i % 3 === 0;
-        return isRefinery ? { id: `t${i}`, kind: "refinery", agentType: "refinery", dependencies: deps } : { id: `t${i}`, kind: "task", agentType, dependencies: deps };
+        return isRefinery
+          ? { id: `t${i}`, kind: "refinery", agentType: "refinery", dependencies: deps }
+          : { id: `t${i}`, kind: "task", agentType, dependencies: deps };
       }),
     ),
 );
@@ -80,7 +85,14 @@ interface Drive {
  * Deliver the world's facts in a random order, each possibly twice; people answer questions and
  * Change Requests; time moves a minute whenever nothing else is pending.
  */
-function drive(nodes: PlanNodeInput[], config: ReturnType<typeof forgeConfigSchema.parse>, behaviour: Behaviour, seed: number, chaos: { reorder: number; duplicate: number; pause: number }, maxSteps = 1500): Drive {
+function drive(
+  nodes: PlanNodeInput[],
+  config: ReturnType<typeof forgeConfigSchema.parse>,
+  behaviour: Behaviour,
+  seed: number,
+  chaos: { reorder: number; duplicate: number; pause: number },
+  maxSteps = 1500,
+): Drive {
   const rand = prng(seed);
   let now = 0;
   const first = startRun(newRun(nodes), now, config);
@@ -138,7 +150,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 function isPaused(j: Journal, now: number): boolean {
-  return j.pause.manual || j.pause.changeRequests.length > 0 || (j.pause.usageLimitUntil !== undefined && Date.parse(j.pause.usageLimitUntil) > now);
+  return (
+    j.pause.manual ||
+    j.pause.changeRequests.length > 0 ||
+    (j.pause.usageLimitUntil !== undefined && Date.parse(j.pause.usageLimitUntil) > now)
+  );
 }
 
 /** The invariants every single decision must keep. */
@@ -153,7 +169,10 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
     expect(dispatched.has(key), `dispatched twice: ${key}`).toBe(false);
     dispatched.add(key);
     const prev = before.tasks.find((t) => t.id === e.taskId)!;
-    expect(prev.status, `${key} dispatched while ${prev.status} (attempt ${prev.attempt}); transitions ${JSON.stringify(d.transitions)}`).not.toBe("RUNNING");
+    expect(
+      prev.status,
+      `${key} dispatched while ${prev.status} (attempt ${prev.attempt}); transitions ${JSON.stringify(d.transitions)}`,
+    ).not.toBe("RUNNING");
   }
   // 3. No task starts before its dependencies are MERGED (MERGE_READY or MERGED for a refinery),
   //    checked against the plan itself rather than the reducer's counters.
@@ -163,12 +182,15 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
     const node = after.plan.nodes.find((n) => n.id === t.taskId)!;
     for (const dep of node.dependencies) {
       const st = statusOf.get(dep);
-      expect(st === "MERGED" || (node.kind === "refinery" && st === "MERGE_READY"), `${t.taskId} started while ${dep} was ${st}`).toBe(true);
+      expect(st === "MERGED" || (node.kind === "refinery" && st === "MERGE_READY"), `${t.taskId} started while ${dep} was ${st}`).toBe(
+        true,
+      );
     }
   }
   // 4. A paused run spawns nothing.
   const now = d.events[0] ? Date.parse(d.events[0].timestamp) : Number.NaN;
-  if (!Number.isNaN(now) && isPaused(after, now)) expect(d.effects.filter((e) => e.kind === "DispatchAgent" || e.kind === "SpawnFollowup")).toEqual([]);
+  if (!Number.isNaN(now) && isPaused(after, now))
+    expect(d.effects.filter((e) => e.kind === "DispatchAgent" || e.kind === "SpawnFollowup")).toEqual([]);
   // 5. A completed run has every node MERGED.
   if (after.status === "completed") expect(after.tasks.every((t) => t.status === "MERGED")).toBe(true);
   // 6. Events are numbered gap-free.
@@ -187,18 +209,29 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
   // …and so do the blockers with the ready set computed from scratch.
   const { deps, isRefinery } = planIndex(after.plan);
   after.tasks.forEach((t, i) => {
-    const open = deps[i]!.filter((d) => !(after.tasks[d]!.status === "MERGED" || (isRefinery[i] && after.tasks[d]!.status === "MERGE_READY"))).length;
+    const open = deps[i]!.filter(
+      (d) => !(after.tasks[d]!.status === "MERGED" || (isRefinery[i] && after.tasks[d]!.status === "MERGE_READY")),
+    ).length;
     expect(t.blockers, `blockers of ${t.id}`).toBe(open);
   });
   const far = 1e15;
-  expect(readySet(after, far)).toEqual(after.tasks.filter((t) => t.status === "PENDING" && t.blockers === 0).map((t) => t.id).sort((a, b) => {
-    const na = after.plan.nodes.find((n) => n.id === a)!;
-    const nb = after.plan.nodes.find((n) => n.id === b)!;
-    return nb.priority - na.priority || after.tasks.findIndex((t) => t.id === a) - after.tasks.findIndex((t) => t.id === b);
-  }));
+  expect(readySet(after, far)).toEqual(
+    after.tasks
+      .filter((t) => t.status === "PENDING" && t.blockers === 0)
+      .map((t) => t.id)
+      .sort((a, b) => {
+        const na = after.plan.nodes.find((n) => n.id === a)!;
+        const nb = after.plan.nodes.find((n) => n.id === b)!;
+        return nb.priority - na.priority || after.tasks.findIndex((t) => t.id === a) - after.tasks.findIndex((t) => t.id === b);
+      }),
+  );
 }
 
-function replay(first: Decision, log: Drive["log"], config: ReturnType<typeof forgeConfigSchema.parse>): { journal: Journal; events: string } {
+function replay(
+  first: Decision,
+  log: Drive["log"],
+  config: ReturnType<typeof forgeConfigSchema.parse>,
+): { journal: Journal; events: string } {
   let j = first.journal;
   const events: unknown[] = [...first.events];
   for (const { input, at } of log) {
@@ -226,8 +259,23 @@ describe("executor properties", () => {
       fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
         const config = forgeConfigSchema.parse(over);
         dispatched.clear();
-        const { journal } = drive(nodes, config, behaviourFrom(behaviourSeed, false), orderSeed, { reorder: 0.5, duplicate: 0.2, pause: 0.02 }, 20_000);
-        expect(journal.status, JSON.stringify({ tasks: journal.tasks.filter((t) => t.status !== "MERGED"), pause: journal.pause, followups: journal.followups, outbox: journal.outbox.map((e) => e.key) })).toBe("completed");
+        const { journal } = drive(
+          nodes,
+          config,
+          behaviourFrom(behaviourSeed, false),
+          orderSeed,
+          { reorder: 0.5, duplicate: 0.2, pause: 0.02 },
+          20_000,
+        );
+        expect(
+          journal.status,
+          JSON.stringify({
+            tasks: journal.tasks.filter((t) => t.status !== "MERGED"),
+            pause: journal.pause,
+            followups: journal.followups,
+            outbox: journal.outbox.map((e) => e.key),
+          }),
+        ).toBe("completed");
         expect(journal.tasks.every((t) => t.status === "MERGED")).toBe(true);
       }),
       { numRuns: 60 },

@@ -17,7 +17,12 @@ function start(spec: Record<string, string[]>, config = cfg()): Decision {
 /** Apply inputs in order at `now`, returning the last decision plus everything seen along the way. */
 function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg()) {
   let last: Decision | undefined;
-  const all = { events: [] as Decision["events"], effects: [] as Decision["effects"], rejections: [] as Decision["rejections"], transitions: [] as Decision["transitions"] };
+  const all = {
+    events: [] as Decision["events"],
+    effects: [] as Decision["effects"],
+    rejections: [] as Decision["rejections"],
+    transitions: [] as Decision["transitions"],
+  };
   for (const input of inputs) {
     last = decide(j, input, now, config);
     j = last.journal;
@@ -32,7 +37,11 @@ function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg()) {
 const status = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
 const types = (events: { type: string }[]) => events.map((e) => e.type);
 
-function success(taskId: string, attempt = 1, extra: Partial<{ files: string[]; risks: string[]; followups: string[]; confidence: number; pushed: string | null }> = {}): LeafInput {
+function success(
+  taskId: string,
+  attempt = 1,
+  extra: Partial<{ files: string[]; risks: string[]; followups: string[]; confidence: number; pushed: string | null }> = {},
+): LeafInput {
   const head = sha(`${taskId}/${attempt}`);
   return {
     kind: "agent.finished",
@@ -40,10 +49,22 @@ function success(taskId: string, attempt = 1, extra: Partial<{ files: string[]; 
     attempt,
     exitCode: 0,
     ...(extra.pushed === null ? {} : { pushedSha: extra.pushed ?? head }),
-    walkthrough: { status: "completed", confidence: extra.confidence ?? 0.9, headSha: head, filesChanged: extra.files ?? [`src/${taskId}.ts`], risks: extra.risks ?? [], followups: extra.followups ?? [] },
+    walkthrough: {
+      status: "completed",
+      confidence: extra.confidence ?? 0.9,
+      headSha: head,
+      filesChanged: extra.files ?? [`src/${taskId}.ts`],
+      risks: extra.risks ?? [],
+      followups: extra.followups ?? [],
+    },
   };
 }
-const merged = (taskId: string, attempt = 1): LeafInput => ({ kind: "pr.merged", taskId, attempt, mergeSha: sha(`m/${taskId}/${attempt}`) });
+const merged = (taskId: string, attempt = 1): LeafInput => ({
+  kind: "pr.merged",
+  taskId,
+  attempt,
+  mergeSha: sha(`m/${taskId}/${attempt}`),
+});
 
 describe("starting a run", () => {
   it("emits run.started and dispatches the roots, most downstream work first, capped by max_parallel_agents", () => {
@@ -78,8 +99,13 @@ describe("state machine through inputs", () => {
     const d = start({ a: [], b: ["a"] });
     const ready = feed(d.journal, [success("a")]);
     expect(ready.journal.outbox.map((e) => e.key)).toContain("merge:a:1");
-    const r = feed(ready.journal, [{ kind: "effect.failed", key: "merge:a:1", error: "the head of forge/run-1/a/1 moved after it was verified" }]);
-    expect(status(r.journal, "a")).toMatchObject({ status: "MERGE_READY", lastError: "merge refused: the head of forge/run-1/a/1 moved after it was verified" });
+    const r = feed(ready.journal, [
+      { kind: "effect.failed", key: "merge:a:1", error: "the head of forge/run-1/a/1 moved after it was verified" },
+    ]);
+    expect(status(r.journal, "a")).toMatchObject({
+      status: "MERGE_READY",
+      lastError: "merge refused: the head of forge/run-1/a/1 moved after it was verified",
+    });
     const comment = r.journal.outbox.find((e) => e.key === "merge-refused:a:1");
     expect(comment).toMatchObject({ kind: "PostComment", target: { on: "task", taskId: "a", attempt: 1 } });
     expect((comment as { body: string }).body).toContain("moved after it was verified");
@@ -90,7 +116,12 @@ describe("state machine through inputs", () => {
   it("success: RUNNING → DONE → MERGE_READY → MERGED, then dependents start", () => {
     const d = start({ a: [], b: ["a"] });
     const r = feed(d.journal, [success("a"), merged("a")]);
-    expect(r.transitions.map((t) => `${t.taskId}:${t.from}→${t.to}`)).toEqual(["a:RUNNING→DONE", "a:DONE→MERGE_READY", "a:MERGE_READY→MERGED", "b:PENDING→RUNNING"]);
+    expect(r.transitions.map((t) => `${t.taskId}:${t.from}→${t.to}`)).toEqual([
+      "a:RUNNING→DONE",
+      "a:DONE→MERGE_READY",
+      "a:MERGE_READY→MERGED",
+      "b:PENDING→RUNNING",
+    ]);
     expect(r.effects.some((e) => e.kind === "MergePullRequest" && e.taskId === "a")).toBe(true);
   });
 
@@ -171,7 +202,11 @@ describe("exit codes", () => {
 
   it("exit 10 hands its refinement document to the next attempt", () => {
     const d = start({ a: [] });
-    const failed = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 10, refinement: "the tests fail: fix parse()" }], 0);
+    const failed = feed(
+      d.journal,
+      [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 10, refinement: "the tests fail: fix parse()" }],
+      0,
+    );
     const r = feed(failed.journal, [{ kind: "tick" }], 10 * MIN);
     const dispatch = r.effects.find((e) => e.kind === "DispatchAgent" && e.attempt === 2);
     expect(dispatch).toMatchObject({ context: { refinement: "the tests fail: fix parse()" } });
@@ -224,7 +259,15 @@ describe("retries", () => {
   it("a person can retry an exhausted task", () => {
     const config = cfg({ max_retries: 0 });
     const d = start({ a: [] }, config);
-    const r = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1 }, { kind: "command", command: "retry", actor: "octocat", taskId: "a" }], 0, config);
+    const r = feed(
+      d.journal,
+      [
+        { kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1 },
+        { kind: "command", command: "retry", actor: "octocat", taskId: "a" },
+      ],
+      0,
+      config,
+    );
     expect(r.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({ attempt: 2 });
   });
 
@@ -284,13 +327,26 @@ describe("refineries (DESIGN.md §5)", () => {
     let r = feed(d.journal, [success("a"), success("b")], 1000, config);
     r = feed(r.journal, [{ ...success("r1"), uncontainedUpstreams: ["b"] } as LeafInput], 1000, config);
     const failed = r.events.find((e) => e.type === "task.failed");
-    expect(failed).toMatchObject({ taskId: "r1", data: { attemptId: 1, retryable: true, error: "r1's head does not contain b's work (branch forge/run-1/b/1)" } });
+    expect(failed).toMatchObject({
+      taskId: "r1",
+      data: { attemptId: 1, retryable: true, error: "r1's head does not contain b's work (branch forge/run-1/b/1)" },
+    });
     expect(r.events.some((e) => e.type === "task.merge_ready" && e.taskId === "r1")).toBe(false);
     expect(r.effects.some((e) => e.kind === "MergePullRequest")).toBe(false);
-    expect(r.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGE_READY #1", "b MERGE_READY #1", "r1 RUNNING #2"]);
-    expect(status(r.journal, "r1")).toMatchObject({ retries: 1, lastError: "r1's head does not contain b's work (branch forge/run-1/b/1)" });
+    expect(r.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual([
+      "a MERGE_READY #1",
+      "b MERGE_READY #1",
+      "r1 RUNNING #2",
+    ]);
+    expect(status(r.journal, "r1")).toMatchObject({
+      retries: 1,
+      lastError: "r1's head does not contain b's work (branch forge/run-1/b/1)",
+    });
     // The retried attempt merges both upstream branches again; its head contains them both.
-    expect(r.effects.find((e) => e.kind === "PrepareBranch" && e.taskId === "r1")).toMatchObject({ attempt: 2, merge: ["forge/run-1/a/1", "forge/run-1/b/1"] });
+    expect(r.effects.find((e) => e.kind === "PrepareBranch" && e.taskId === "r1")).toMatchObject({
+      attempt: 2,
+      merge: ["forge/run-1/a/1", "forge/run-1/b/1"],
+    });
     r = feed(r.journal, [{ ...success("r1", 2), uncontainedUpstreams: [] } as LeafInput], 1000, config);
     expect(status(r.journal, "r1")).toMatchObject({ status: "MERGE_READY", contained: ["a", "b"] });
     r = feed(r.journal, [merged("r1", 2)], 1000, config);
@@ -314,16 +370,29 @@ describe("refineries (DESIGN.md §5)", () => {
     expect(status(r.journal, "r1").context).toEqual({ conflicts: ["forge/run-1/b/1"] });
     expect(journalSchema.parse(r.journal).tasks[2]!.context).toEqual({ conflicts: ["forge/run-1/b/1"] });
     // A clean preparation, or one of another attempt, records nothing.
-    expect(status(feed(d.journal, [success("a"), success("b"), { kind: "effect.done", key: "branch:r1:1", result: { conflicts: [] } }], 1000, config).journal, "r1").context).toBeUndefined();
+    expect(
+      status(
+        feed(d.journal, [success("a"), success("b"), { kind: "effect.done", key: "branch:r1:1", result: { conflicts: [] } }], 1000, config)
+          .journal,
+        "r1",
+      ).context,
+    ).toBeUndefined();
     // The attempt fails: waiting for its retry, the task keeps no conflicts of the attempt that failed…
     const failed = feed(r.journal, [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 1, error: "tests failed" }], 1000, cfg());
     expect(status(failed.journal, "r1")).toMatchObject({ status: "PENDING", attempt: 1 });
     expect(status(failed.journal, "r1").context).toBeUndefined();
     // …and a person's answer is handed on alone.
-    const exhausted = feed(r.journal, [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 3, question: "which side wins?" }], 1000, config);
+    const exhausted = feed(
+      r.journal,
+      [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 3, question: "which side wins?" }],
+      1000,
+      config,
+    );
     r = feed(exhausted.journal, [{ kind: "command", command: "retry", actor: "octocat", taskId: "r1", message: "b wins" }], 1000, config);
     expect(status(r.journal, "r1")).toMatchObject({ status: "RUNNING", attempt: 2 });
-    expect(r.effects.find((e) => e.kind === "DispatchAgent" && e.taskId === "r1")).toEqual(expect.objectContaining({ attempt: 2, context: { answer: "b wins" } }));
+    expect(r.effects.find((e) => e.kind === "DispatchAgent" && e.taskId === "r1")).toEqual(
+      expect.objectContaining({ attempt: 2, context: { answer: "b wins" } }),
+    );
   });
 
   it("a chain of refineries merges everything upstream when the last one merges", () => {
@@ -371,7 +440,12 @@ describe("walkthrough review", () => {
   it("logs risks as warnings and flags a risk naming a file another in-flight task touches", () => {
     const d = start({ a: [], b: [] });
     let r = feed(d.journal, [success("b", 1, { files: ["src/api/routes.ts"] })], 1000, cfg({ merge_policy: "manual" }));
-    r = feed(r.journal, [success("a", 1, { files: ["src/auth.ts"], risks: ["Middleware ordering may conflict with routes.ts"] })], 1000, cfg({ merge_policy: "manual" }));
+    r = feed(
+      r.journal,
+      [success("a", 1, { files: ["src/auth.ts"], risks: ["Middleware ordering may conflict with routes.ts"] })],
+      1000,
+      cfg({ merge_policy: "manual" }),
+    );
     expect(r.events.find((e) => e.type === "review.risk")!.data).toMatchObject({ risk: "Middleware ordering may conflict with routes.ts" });
     expect(r.events.find((e) => e.type === "conflict.potential")!.data).toEqual({
       riskDescription: "Middleware ordering may conflict with routes.ts",
@@ -403,11 +477,19 @@ describe("walkthrough review", () => {
 
   it("spawns a Type 1 follow-up for bug-like follow-ups and only logs the others", () => {
     const d = start({ a: [], b: ["a"] });
-    const r = feed(d.journal, [success("a", 1, { followups: ["Fix the broken date parser", "Refactor shared validation", "Add a fixture"] })]);
+    const r = feed(d.journal, [
+      success("a", 1, { followups: ["Fix the broken date parser", "Refactor shared validation", "Add a fixture"] }),
+    ]);
     const spawned = r.events.filter((e) => e.type === "followup.spawned");
     expect(spawned.map((e) => (e.data as { reason: string }).reason)).toEqual(["Fix the broken date parser"]);
-    expect(r.events.filter((e) => e.type === "followup.logged").map((e) => (e.data as { reason: string }).reason)).toEqual(["Refactor shared validation", "Add a fixture"]);
-    expect(r.effects.find((e) => e.kind === "SpawnFollowup")).toMatchObject({ followupId: "_followup-1", branch: "forge/run-1/_followup-1/1" });
+    expect(r.events.filter((e) => e.type === "followup.logged").map((e) => (e.data as { reason: string }).reason)).toEqual([
+      "Refactor shared validation",
+      "Add a fixture",
+    ]);
+    expect(r.effects.find((e) => e.kind === "SpawnFollowup")).toMatchObject({
+      followupId: "_followup-1",
+      branch: "forge/run-1/_followup-1/1",
+    });
     // Follow-ups are outside the DAG: no node added.
     expect(r.journal.plan.nodes.map((n) => n.id)).toEqual(["a", "b"]);
   });
@@ -483,7 +565,13 @@ describe("Change Requests", () => {
     taskId,
     attempt: 1,
     exitCode: 11,
-    changeRequest: { id: "cr-missing-auth", title: "Auth task missing", reason: "routes need auth", affectedTasks: [taskId], path: ".forge/runs/run-1/r1/1/cr.md" },
+    changeRequest: {
+      id: "cr-missing-auth",
+      title: "Auth task missing",
+      reason: "routes need auth",
+      affectedTasks: [taskId],
+      path: ".forge/runs/run-1/r1/1/cr.md",
+    },
   });
 
   it("replan: opens the CR issue, pauses, dispatches the Captain; the overlay adds a task and resumes", () => {
@@ -514,7 +602,14 @@ describe("Change Requests", () => {
     let r = feed(d.journal, [success("a"), escalation("r1")]);
     expect(status(r.journal, "a").status).toBe("MERGE_READY");
     r = feed(r.journal, [
-      { kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: sha("p2"), nodes: [{ id: "b", kind: "task", agentType: "2", dependencies: ["a"] }], edges: [{ from: "b", to: "r1" }] },
+      {
+        kind: "overlay.applied",
+        crId: "cr-missing-auth",
+        overlayId: "overlay-001",
+        planCommit: sha("p2"),
+        nodes: [{ id: "b", kind: "task", agentType: "2", dependencies: ["a"] }],
+        edges: [{ from: "b", to: "r1" }],
+      },
     ]);
     expect(r.effects.find((e) => e.kind === "MergePullRequest")).toMatchObject({ taskId: "a" });
     r = feed(r.journal, [merged("a"), success("b"), merged("b"), success("r1", 2), merged("r1", 2)]);
@@ -537,7 +632,14 @@ describe("Change Requests", () => {
     const d = start({ a: [], r1: ["a"] });
     const r = feed(d.journal, [success("a"), escalation("r1")]);
     const bad = (nodes: LeafInput & { kind: "overlay.applied" }) => feed(r.journal, [nodes]);
-    const dup = bad({ kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: "x", nodes: [{ id: "a", kind: "task", agentType: "1", dependencies: [] }], edges: [] });
+    const dup = bad({
+      kind: "overlay.applied",
+      crId: "cr-missing-auth",
+      overlayId: "overlay-001",
+      planCommit: "x",
+      nodes: [{ id: "a", kind: "task", agentType: "1", dependencies: [] }],
+      edges: [],
+    });
     expect(dup.rejections[0]!.reason).toMatch(/task a already exists/);
     expect(dup.journal.plan).toBe(r.journal.plan);
     const cyc = bad({
@@ -549,7 +651,14 @@ describe("Change Requests", () => {
       edges: [{ from: "x", to: "r1" }],
     });
     expect(cyc.rejections[0]!.reason).toMatch(/cycle/);
-    const late = bad({ kind: "overlay.applied", crId: "cr-missing-auth", overlayId: "overlay-001", planCommit: "x", nodes: [], edges: [{ from: "r1", to: "a" }] });
+    const late = bad({
+      kind: "overlay.applied",
+      crId: "cr-missing-auth",
+      overlayId: "overlay-001",
+      planCommit: "x",
+      nodes: [],
+      edges: [{ from: "r1", to: "a" }],
+    });
     expect(late.rejections[0]!.reason).toMatch(/a is already MERGE_READY/);
   });
 });
@@ -565,9 +674,14 @@ describe("plan edits and effects", () => {
   it("acknowledged effects leave the outbox; a failed dispatch fails the attempt and retries", () => {
     const d = start({ a: [] });
     expect(d.journal.outbox.map((e) => e.key)).toEqual(["check:a:1", "branch:a:1", "dispatch:a:1", "tracker"]);
-    const r = feed(d.journal, [{ kind: "effect.done", key: "branch:a:1", result: {} }, { kind: "effect.failed", key: "dispatch:a:1", error: "422 workflow not found" }]);
+    const r = feed(d.journal, [
+      { kind: "effect.done", key: "branch:a:1", result: {} },
+      { kind: "effect.failed", key: "dispatch:a:1", error: "422 workflow not found" },
+    ]);
     expect(r.journal.outbox.map((e) => e.key)).not.toContain("dispatch:a:1");
     expect(r.journal.outbox.map((e) => e.key)).not.toContain("branch:a:1");
-    expect(r.events.find((e) => e.type === "task.failed")!.data).toMatchObject({ error: "dispatching the agent failed: 422 workflow not found" });
+    expect(r.events.find((e) => e.type === "task.failed")!.data).toMatchObject({
+      error: "dispatching the agent failed: 422 workflow not found",
+    });
   });
 });

@@ -33,8 +33,26 @@ async function checkout(): Promise<string> {
 /** The write stage's prompt of a Captain dispatch, with the task text captainJob gives it. */
 function captainPrompt(workdir: string, overlay: string): string {
   const task = `# Amend plan textkit for Change Request cr-release-3\n\n- \`.forge/plans/textkit/overlays/${overlay}\` with the overlay frontmatter (\`cr: cr-release-3\`)\n\n\`forge validate .forge/plans/textkit\` must pass.`;
-  const reports = { walkthrough: "/s/walkthrough.md", question: "/s/question.md", refinement: "/s/refinement.md", changeRequest: "/s/change-request.md" } as Parameters<typeof stagePrompt>[2];
-  return stagePrompt({ runId: "textkit-1", taskId: "_captain-cr-release-3", attempt: 1, task, goal: "Change Request cr-release-3: the release needs an API reference", planDir: ".forge/plans/textkit" }, "write", reports, "Write the overlay.", workdir);
+  const reports = {
+    walkthrough: "/s/walkthrough.md",
+    question: "/s/question.md",
+    refinement: "/s/refinement.md",
+    changeRequest: "/s/change-request.md",
+  } as Parameters<typeof stagePrompt>[2];
+  return stagePrompt(
+    {
+      runId: "textkit-1",
+      taskId: "_captain-cr-release-3",
+      attempt: 1,
+      task,
+      goal: "Change Request cr-release-3: the release needs an API reference",
+      planDir: ".forge/plans/textkit",
+    },
+    "write",
+    reports,
+    "Write the overlay.",
+    workdir,
+  );
 }
 
 describe("the demo's Captain", () => {
@@ -65,13 +83,20 @@ describe("the demo's Captain", () => {
     const dir = await checkout();
     const stages = await loadPlanStages(DEFAULT_PLAN);
     const script = demoClaudeScript(12, (n, crId) => (n <= stages.overlays.length ? stages.captainFiles(n, crId) : `no overlay-${n}`));
-    const ask = (turn: number, overlay: string) => script[turn]!({ turn, body: { messages: [{ role: "user", content: captainPrompt(dir, overlay) }] }, toolResults: [] });
+    const ask = (turn: number, overlay: string) =>
+      script[turn]!({ turn, body: { messages: [{ role: "user", content: captainPrompt(dir, overlay) }] }, toolResults: [] });
     const root = path.join(dir, ".forge/plans/textkit");
     expect(ask(0, "overlay-001.md").toolCalls).toEqual([{ name: "Read", input: { file_path: path.join(root, "dag.json") } }]);
     const writes = ask(1, "overlay-001.md").toolCalls!;
     expect(writes.every((c) => c.name === "Write")).toBe(true);
-    const files = Object.fromEntries(writes.map((c) => [path.relative(dir, (c.input as { file_path: string }).file_path), (c.input as { content: string }).content]));
-    expect(Object.keys(files).sort()).toEqual([".forge/plans/textkit/dag.json", ".forge/plans/textkit/overlays/overlay-001.md", ".forge/plans/textkit/tasks/docs.md"]);
+    const files = Object.fromEntries(
+      writes.map((c) => [path.relative(dir, (c.input as { file_path: string }).file_path), (c.input as { content: string }).content]),
+    );
+    expect(Object.keys(files).sort()).toEqual([
+      ".forge/plans/textkit/dag.json",
+      ".forge/plans/textkit/overlays/overlay-001.md",
+      ".forge/plans/textkit/tasks/docs.md",
+    ]);
     expect(files[".forge/plans/textkit/overlays/overlay-001.md"]).toMatch(/^cr: cr-release-3$/m);
     expect(ask(2, "overlay-001.md").text).toMatch(/FORGE_EXIT=0$/);
     // Nothing to answer with: the session ends with exit 1 and no tool call.

@@ -33,7 +33,10 @@ function core(s: z.ZodType): z.ZodType {
 
 function typeName(s: z.ZodType): string {
   const d = defOf(core(s));
-  if (d.type === "enum") return Object.values(d.entries ?? {}).map((v) => `\`${v}\``).join(" | ");
+  if (d.type === "enum")
+    return Object.values(d.entries ?? {})
+      .map((v) => `\`${v}\``)
+      .join(" | ");
   if (d.type === "array") return `list of ${typeName(d.element!)}`;
   if (d.type === "literal") return "literal";
   return d.type;
@@ -60,7 +63,12 @@ export function configFields(): ConfigField[] {
         continue;
       }
       const value = values?.[key];
-      out.push({ path: p, type: typeName(schema), default: value === undefined ? "—" : `\`${JSON.stringify(value)}\``, description: (schema as { description?: string }).description ?? "" });
+      out.push({
+        path: p,
+        type: typeName(schema),
+        default: value === undefined ? "—" : `\`${JSON.stringify(value)}\``,
+        description: (schema as { description?: string }).description ?? "",
+      });
     }
   };
   walk(defOf(forgeConfigSchema).shape!, "", defaults);

@@ -28,7 +28,20 @@ describe("forge demo", () => {
 
     // Twelve nodes (nine tasks and two refineries planned, one task added by the overlay), every one MERGED with a PR.
     const ids = result.tasks.map((t) => t.id);
-    expect(ids).toEqual(["scaffold", "case", "slugify", "truncate", "words", "pad", "table", "core", "wrap", "template", "release", "docs"]);
+    expect(ids).toEqual([
+      "scaffold",
+      "case",
+      "slugify",
+      "truncate",
+      "words",
+      "pad",
+      "table",
+      "core",
+      "wrap",
+      "template",
+      "release",
+      "docs",
+    ]);
     for (const t of result.tasks) {
       expect(t.status, t.id).toBe("MERGED");
       expect(t.pr, t.id).toBeTypeOf("number");
@@ -43,13 +56,24 @@ describe("forge demo", () => {
     expect(caseTask.failures[0], failures).toMatchObject({ attempt: 1, to: "FAILED" });
     expect(caseTask.retries).toBe(caseTask.attempts - 1);
     // slugify's walkthrough names a bug: a follow-up agent ran and its PR merged.
-    expect(result.followups).toEqual([expect.objectContaining({ id: "_followup-1", sourceTaskId: "slugify", status: "merged", pr: expect.any(Number) })]);
+    expect(result.followups).toEqual([
+      expect.objectContaining({ id: "_followup-1", sourceTaskId: "slugify", status: "merged", pr: expect.any(Number) }),
+    ]);
     // release escalated: a Change Request, the Captain's overlay, the new task, release's next attempt.
-    expect(result.changeRequests).toEqual([expect.objectContaining({ emittedBy: "release", status: "applied", overlayId: "overlay-001", issue: expect.any(Number) })]);
+    expect(result.changeRequests).toEqual([
+      expect.objectContaining({ emittedBy: "release", status: "applied", overlayId: "overlay-001", issue: expect.any(Number) }),
+    ]);
     expect(result.overlays).toEqual(["overlay-001"]);
     // The overlay PR is the Forge action's (its title is captainJob's), merged by the person.
     const crId = result.changeRequests[0]!.id;
-    expect(result.overlayPrs).toEqual([{ number: expect.any(Number), title: `forge(_captain-${crId}): amend plan textkit (overlay-001)`, head: `forge/${result.runId}/_captain-${crId}`, merged: true }]);
+    expect(result.overlayPrs).toEqual([
+      {
+        number: expect.any(Number),
+        title: `forge(_captain-${crId}): amend plan textkit (overlay-001)`,
+        head: `forge/${result.runId}/_captain-${crId}`,
+        merged: true,
+      },
+    ]);
     expect(result.tasks.find((t) => t.id === "docs")).toMatchObject({ addedBy: "overlay-001", status: "MERGED" });
     // Its escalated attempt is not counted as a retry. (A loaded machine may add a retried failure
     // anywhere: Forge retries it, so attempts are at least, not exactly, what the plan scripts.)
@@ -79,9 +103,15 @@ describe("forge demo", () => {
     expect(err).toMatch(/▕█{16}▏ 12\/12/);
     // table starts only once pad and truncate, which it builds on, are merged.
     const at = (re: RegExp) => err.split("\n").findIndex((l) => re.test(l));
-    const [tableStarts, padMerged, truncateMerged] = [at(/table +PENDING +→ RUNNING/), at(/pad +MERGE_READY → MERGED/), at(/truncate +MERGE_READY → MERGED/)];
+    const [tableStarts, padMerged, truncateMerged] = [
+      at(/table +PENDING +→ RUNNING/),
+      at(/pad +MERGE_READY → MERGED/),
+      at(/truncate +MERGE_READY → MERGED/),
+    ];
     expect(Math.min(padMerged, truncateMerged)).toBeGreaterThanOrEqual(0);
     expect(tableStarts).toBeGreaterThan(Math.max(padMerged, truncateMerged));
-    console.log(`forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`);
+    console.log(
+      `forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`,
+    );
   }, 600_000);
 });

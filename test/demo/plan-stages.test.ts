@@ -34,12 +34,17 @@ describe("the demo's plan stages", () => {
   it("the base plan of textkit is valid and has no docs task; the Captain's files restore the example", async () => {
     const stages = await loadPlanStages(DEFAULT_PLAN);
     expect(stages.planId).toBe("textkit");
-    expect(stages.overlays).toEqual([{ id: "overlay-001", cr: "cr-release-1", addedTasks: ["docs"], addedEdges: [{ from: "docs", to: "release" }] }]);
+    expect(stages.overlays).toEqual([
+      { id: "overlay-001", cr: "cr-release-1", addedTasks: ["docs"], addedEdges: [{ from: "docs", to: "release" }] },
+    ]);
     const base = stages.baseFiles;
     expect(Object.keys(base).some((p) => p.includes("/overlays/") || p.endsWith("/tasks/docs.md"))).toBe(false);
     const baseDir = materialise(base, "textkit");
     expect(validatePlan(await loadPlan(baseDir))).toEqual([]);
-    const dag = JSON.parse(base[".forge/plans/textkit/dag.json"]!) as { nodes: { id: string; dependencies: string[] }[]; metadata: { totalTasks: number } };
+    const dag = JSON.parse(base[".forge/plans/textkit/dag.json"]!) as {
+      nodes: { id: string; dependencies: string[] }[];
+      metadata: { totalTasks: number };
+    };
     expect(dag.nodes.find((n) => n.id === "release")!.dependencies).toEqual(["wrap", "template"]);
     expect(dag.metadata.totalTasks).toBe(9);
     expect(dag.nodes.filter((n) => n.id !== "core" && n.id !== "release")).toHaveLength(9);
@@ -64,7 +69,12 @@ describe("the demo's plan stages", () => {
     expect(svg).toContain('<g class="node" data-id="r" data-status="RUNNING">');
     expect(svg).toContain("<polygon");
     expect(svg.match(/<path d="M[\d.]+,[\d.]+ C/g)).toHaveLength(1);
-    const html = markdownToHtml("## T\n\n| a | b |\n|---|---|\n| `x` | **y** |\n\n```mermaid\nflowchart TD\n```\n\n- one\n---\n<sub>small</sub>", (lang) => (lang === "mermaid" ? "<svg/>" : undefined));
-    expect(html).toBe("<h3>T</h3>\n<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td><code>x</code></td><td><strong>y</strong></td></tr></tbody></table>\n<svg/>\n<ul><li>one</li></ul>\n<hr>\n<p><sub>small</sub></p>");
+    const html = markdownToHtml(
+      "## T\n\n| a | b |\n|---|---|\n| `x` | **y** |\n\n```mermaid\nflowchart TD\n```\n\n- one\n---\n<sub>small</sub>",
+      (lang) => (lang === "mermaid" ? "<svg/>" : undefined),
+    );
+    expect(html).toBe(
+      "<h3>T</h3>\n<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td><code>x</code></td><td><strong>y</strong></td></tr></tbody></table>\n<svg/>\n<ul><li>one</li></ul>\n<hr>\n<p><sub>small</sub></p>",
+    );
   });
 });

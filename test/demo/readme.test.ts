@@ -16,12 +16,22 @@ describe("README.md", () => {
   it("holds the generated .github/forge.yml reference (regenerate: npx tsx test/demo/config-reference.ts --write)", () => {
     expect(readme).toContain(configReference());
     const fields = configFields().map((f) => f.path);
-    expect(fields).toEqual(expect.arrayContaining(["max_parallel_agents", "timeouts.agent_minutes", "agent.adapter", "followups.keywords", "retry_backoff.base_seconds"]));
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        "max_parallel_agents",
+        "timeouts.agent_minutes",
+        "agent.adapter",
+        "followups.keywords",
+        "retry_backoff.base_seconds",
+      ]),
+    );
     for (const f of fields) expect(readme).toContain(`| \`${f}\` |`);
   });
 
   it("keeps the setup and test commands", () => {
-    expect(readme).toContain("```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm test      # the whole test suite\n```");
+    expect(readme).toContain(
+      "```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm test      # the whole test suite\n```",
+    );
     expect(readme).toContain("npx forge demo");
   });
 

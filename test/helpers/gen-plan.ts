@@ -86,9 +86,7 @@ export async function writePlan(dir: string, dag: Dag): Promise<string> {
   await writeFile(path.join(planDir, "dag.json"), `${JSON.stringify(dag, null, 2)}\n`);
   const BATCH = 256;
   for (let i = 0; i < dag.nodes.length; i += BATCH) {
-    await Promise.all(
-      dag.nodes.slice(i, i + BATCH).map((n) => writeFile(path.join(planDir, "tasks", `${n.id}.md`), taskFileText(n))),
-    );
+    await Promise.all(dag.nodes.slice(i, i + BATCH).map((n) => writeFile(path.join(planDir, "tasks", `${n.id}.md`), taskFileText(n))));
   }
   return planDir;
 }

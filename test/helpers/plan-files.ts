@@ -46,7 +46,17 @@ export function dagJson(planId: string, spec: Spec): string {
   const refineries = nodes.filter((n) => n.type === "refinery").length;
   return (
     JSON.stringify(
-      { version: 1, planId, nodes, metadata: { createdAt: "2026-11-01T00:00:00Z", createdBy: "test", totalTasks: nodes.length - refineries, totalRefineries: refineries } },
+      {
+        version: 1,
+        planId,
+        nodes,
+        metadata: {
+          createdAt: "2026-11-01T00:00:00Z",
+          createdBy: "test",
+          totalTasks: nodes.length - refineries,
+          totalRefineries: refineries,
+        },
+      },
       null,
       2,
     ) + "\n"
@@ -65,7 +75,14 @@ export function planFiles(planId: string, spec: Spec): Record<string, string> {
 }
 
 /** An overlay adding `tasks` (with their dependencies) and `edges`, with dag.json updated to match. */
-export function overlayFiles(planId: string, base: Spec, n: number, cr: string, tasks: Spec, edges: { from: string; to: string }[]): Record<string, string> {
+export function overlayFiles(
+  planId: string,
+  base: Spec,
+  n: number,
+  cr: string,
+  tasks: Spec,
+  edges: { from: string; to: string }[],
+): Record<string, string> {
   const root = `.forge/plans/${planId}`;
   const id = `overlay-${String(n).padStart(3, "0")}`;
   const next: Spec = { ...base, ...tasks };

@@ -57,7 +57,14 @@ export function factsFor(effect: Effect, behaviour: Behaviour, now: number): Lea
           );
           break;
         case "exit":
-          facts.push({ kind: "agent.finished", taskId, attempt, exitCode: out.code, error: `exit ${out.code}`, ...(out.code === 10 ? { refinement: "fix the tests" } : {}) });
+          facts.push({
+            kind: "agent.finished",
+            taskId,
+            attempt,
+            exitCode: out.code,
+            error: `exit ${out.code}`,
+            ...(out.code === 10 ? { refinement: "fix the tests" } : {}),
+          });
           break;
         case "lost":
           facts.push({ kind: "agent.lost", taskId, attempt, reason: "runner died" });
@@ -66,7 +73,13 @@ export function factsFor(effect: Effect, behaviour: Behaviour, now: number): Lea
           facts.push({ kind: "agent.finished", taskId, attempt, exitCode: 3, question: "Which database?" });
           break;
         case "escalate":
-          facts.push({ kind: "agent.finished", taskId, attempt, exitCode: 11, changeRequest: { title: "missing task", reason: "integration gap", affectedTasks: [taskId] } });
+          facts.push({
+            kind: "agent.finished",
+            taskId,
+            attempt,
+            exitCode: 11,
+            changeRequest: { title: "missing task", reason: "integration gap", affectedTasks: [taskId] },
+          });
           break;
         case "rate_limited":
           facts.push({ kind: "agent.finished", taskId, attempt, exitCode: 1, rateLimitedUntil: new Date(now + out.forMs).toISOString() });
@@ -95,7 +108,12 @@ export interface RunResult {
  * Drive a run to its end: deliver facts in order, answer people's questions with /forge retry,
  * resolve Change Requests with an empty overlay, tick the clock when nothing else is pending.
  */
-export function runToEnd(run: NewRun, config: ForgeConfig, behaviour: Behaviour, opts: { maxSteps?: number; start?: number } = {}): RunResult {
+export function runToEnd(
+  run: NewRun,
+  config: ForgeConfig,
+  behaviour: Behaviour,
+  opts: { maxSteps?: number; start?: number } = {},
+): RunResult {
   let now = opts.start ?? 0;
   const first = startRun(run, now, config);
   const decisions = [first];
@@ -127,7 +145,15 @@ export function people(j: Journal): LeafInput | undefined {
   const waiting = j.tasks.find((t) => t.status === "FAILED" && t.hold === "human");
   if (waiting) return { kind: "command", command: "retry", actor: "octocat", taskId: waiting.id, message: "Use PostgreSQL." };
   const cr = j.changeRequests.find((c) => c.status === "pending" || c.status === "approved");
-  if (cr) return { kind: "overlay.applied", crId: cr.id, overlayId: `overlay-${String(j.plan.overlays.length + 1).padStart(3, "0")}`, planCommit: sha(cr.id), nodes: [], edges: [] };
+  if (cr)
+    return {
+      kind: "overlay.applied",
+      crId: cr.id,
+      overlayId: `overlay-${String(j.plan.overlays.length + 1).padStart(3, "0")}`,
+      planCommit: sha(cr.id),
+      nodes: [],
+      edges: [],
+    };
   return undefined;
 }
 
@@ -139,5 +165,13 @@ export function nodes(spec: Record<string, string[]>): PlanNodeInput[] {
 }
 
 export function newRun(planNodes: PlanNodeInput[], runId = "run-1"): NewRun {
-  return { runId, planId: "plan", planCommit: sha("plan"), dagHash: sha("dag"), nodes: planNodes, integrationBranch: `forge/${runId}/_integration`, baseBranch: "main" };
+  return {
+    runId,
+    planId: "plan",
+    planCommit: sha("plan"),
+    dagHash: sha("dag"),
+    nodes: planNodes,
+    integrationBranch: `forge/${runId}/_integration`,
+    baseBranch: "main",
+  };
 }

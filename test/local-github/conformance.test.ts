@@ -69,7 +69,20 @@ beforeAll(async () => {
     webhookUrl: receiver.url,
     webhookSecret: "hook-secret",
     permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "write" },
-    events: ["push", "create", "delete", "pull_request", "pull_request_review", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job", "workflow_dispatch"],
+    events: [
+      "push",
+      "create",
+      "delete",
+      "pull_request",
+      "pull_request_review",
+      "issues",
+      "issue_comment",
+      "check_run",
+      "check_suite",
+      "workflow_run",
+      "workflow_job",
+      "workflow_dispatch",
+    ],
   }).id;
   installationId = sim.control.install(appId, owner, [`${owner}/${repo}`]).id;
   asApp = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(appId, keys.privateKeyPem) });
@@ -90,17 +103,29 @@ describe("apps", () => {
     expect((await asApp.rest.apps.listInstallations()).data.map((i) => i.id)).toEqual([installationId]);
     expect((await asApp.rest.apps.getInstallation({ installation_id: installationId })).data.app_id).toBe(appId);
     expect((await asApp.rest.apps.getRepoInstallation({ owner, repo })).data.id).toBe(installationId);
-    const scoped = await asApp.rest.apps.createInstallationAccessToken({ installation_id: installationId, repositories: [repo], permissions: { contents: "read" } });
+    const scoped = await asApp.rest.apps.createInstallationAccessToken({
+      installation_id: installationId,
+      repositories: [repo],
+      permissions: { contents: "read" },
+    });
     expect(scoped.status).toBe(201);
     expect(scoped.data.permissions).toEqual({ contents: "read" });
     // More than the installation has → 422.
-    expect(await status(asApp.rest.apps.createInstallationAccessToken({ installation_id: installationId, permissions: { administration: "write" } }))).toBe(422);
+    expect(
+      await status(
+        asApp.rest.apps.createInstallationAccessToken({ installation_id: installationId, permissions: { administration: "write" } }),
+      ),
+    ).toBe(422);
     // A read-only token cannot write: 403 "Resource not accessible by integration".
     const ro = new Octokit({ baseUrl: sim.apiUrl, auth: scoped.data.token });
-    const err = await ro.rest.git.createBlob({ owner, repo, content: "x" }).catch((e: { status: number; response: { data: { message: string; documentation_url: string } } }) => e);
+    const err = await ro.rest.git
+      .createBlob({ owner, repo, content: "x" })
+      .catch((e: { status: number; response: { data: { message: string; documentation_url: string } } }) => e);
     expect((err as { status: number }).status).toBe(403);
     expect((err as { response: { data: { message: string } } }).response.data.message).toBe("Resource not accessible by integration");
-    expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(/^https:\/\/docs\.github\.com\/rest\/git\/blobs/);
+    expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(
+      /^https:\/\/docs\.github\.com\/rest\/git\/blobs/,
+    );
     expect((await gh.rest.rateLimit.get()).data.rate.limit).toBe(5000);
     const { data: repos } = await gh.rest.apps.listReposAccessibleToInstallation();
     expect(repos.repositories.map((r) => r.full_name)).toEqual([`${owner}/${repo}`]);
@@ -139,12 +164,31 @@ describe("repositories, contents, git database", () => {
     expect(Array.isArray(dir) && dir.map((d) => d.name)).toEqual(["a.txt"]);
     expect(await status(gh.rest.repos.getContent({ owner, repo, path: "missing.txt" }))).toBe(404);
 
-    const created = await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "add x", content: Buffer.from("x1").toString("base64") });
+    const created = await gh.rest.repos.createOrUpdateFileContents({
+      owner,
+      repo,
+      path: "docs/x.md",
+      message: "add x",
+      content: Buffer.from("x1").toString("base64"),
+    });
     expect(created.status).toBe(201);
     // Updating without the blob sha is 422, with a stale sha 409.
-    expect(await status(gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "x", content: "eDI=" }))).toBe(422);
-    expect(await status(gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "x", content: "eDI=", sha: "0".repeat(40) }))).toBe(409);
-    const updated = await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "x2", content: "eDI=", sha: created.data.content!.sha! });
+    expect(await status(gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "x", content: "eDI=" }))).toBe(
+      422,
+    );
+    expect(
+      await status(
+        gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "docs/x.md", message: "x", content: "eDI=", sha: "0".repeat(40) }),
+      ),
+    ).toBe(409);
+    const updated = await gh.rest.repos.createOrUpdateFileContents({
+      owner,
+      repo,
+      path: "docs/x.md",
+      message: "x2",
+      content: "eDI=",
+      sha: created.data.content!.sha!,
+    });
     expect(updated.status).toBe(200);
     const { data: file } = await gh.rest.repos.getContent({ owner, repo, path: "docs/x.md" });
     expect(Buffer.from((file as { content: string }).content, "base64").toString()).toBe("x2");
@@ -152,10 +196,23 @@ describe("repositories, contents, git database", () => {
 
   it("blobs, trees, commits and refs with fast-forward-only updates", async () => {
     const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
-    const { data: blob } = await gh.rest.git.createBlob({ owner, repo, content: Buffer.from([0, 1, 2]).toString("base64"), encoding: "base64" });
+    const { data: blob } = await gh.rest.git.createBlob({
+      owner,
+      repo,
+      content: Buffer.from([0, 1, 2]).toString("base64"),
+      encoding: "base64",
+    });
     expect((await gh.rest.git.getBlob({ owner, repo, file_sha: blob.sha })).data.size).toBe(3);
     const { data: base } = await gh.rest.git.getCommit({ owner, repo, commit_sha: main.object.sha });
-    const { data: tree } = await gh.rest.git.createTree({ owner, repo, base_tree: base.tree.sha, tree: [{ path: "bin/data", mode: "100644", type: "blob", sha: blob.sha }, { path: "src/a.txt", mode: "100644", type: "blob", sha: null }] });
+    const { data: tree } = await gh.rest.git.createTree({
+      owner,
+      repo,
+      base_tree: base.tree.sha,
+      tree: [
+        { path: "bin/data", mode: "100644", type: "blob", sha: blob.sha },
+        { path: "src/a.txt", mode: "100644", type: "blob", sha: null },
+      ],
+    });
     const { data: full } = await gh.rest.git.getTree({ owner, repo, tree_sha: tree.sha, recursive: "1" });
     const paths = full.tree.map((t) => t.path);
     expect(paths).toContain("bin/data");
@@ -168,7 +225,9 @@ describe("repositories, contents, git database", () => {
     await gh.rest.git.updateRef({ owner, repo, ref: "forge/run-1", sha: c1.sha });
     // A sibling of c1 (same parent) does not descend from the tip: compare-and-swap lost.
     const { data: c2 } = await gh.rest.git.createCommit({ owner, repo, message: "c2", tree: tree.sha, parents: [main.object.sha] });
-    const lost = await gh.rest.git.updateRef({ owner, repo, ref: "forge/run-1", sha: c2.sha }).catch((e: { status: number; response: { data: { message: string } } }) => e);
+    const lost = await gh.rest.git
+      .updateRef({ owner, repo, ref: "forge/run-1", sha: c2.sha })
+      .catch((e: { status: number; response: { data: { message: string } } }) => e);
     expect((lost as { status: number }).status).toBe(422);
     expect((lost as { response: { data: { message: string } } }).response.data.message).toBe("Update is not a fast forward");
     expect((await gh.rest.git.updateRef({ owner, repo, ref: "forge/run-1", sha: c2.sha, force: true })).data.object.sha).toBe(c2.sha);
@@ -182,7 +241,12 @@ describe("repositories, contents, git database", () => {
     const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const commitFile = async (parent: string, path: string, content: string, msg: string) => {
       const { data: p } = await gh.rest.git.getCommit({ owner, repo, commit_sha: parent });
-      const { data: t } = await gh.rest.git.createTree({ owner, repo, base_tree: p.tree.sha, tree: [{ path, mode: "100644", type: "blob", content }] });
+      const { data: t } = await gh.rest.git.createTree({
+        owner,
+        repo,
+        base_tree: p.tree.sha,
+        tree: [{ path, mode: "100644", type: "blob", content }],
+      });
       return (await gh.rest.git.createCommit({ owner, repo, message: msg, tree: t.sha, parents: [parent] })).data.sha;
     };
     const left = await commitFile(main.object.sha, "conflict.txt", "left\n", "left");
@@ -233,7 +297,15 @@ describe("pull requests", () => {
     // No commits between → 422.
     expect(await status(gh.rest.pulls.create({ owner, repo, head: "feat/pr", base: "main", title: "t" }))).toBe(422);
     await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "pr.txt", message: "pr", content: "cHI=", branch: "feat/pr" });
-    const { data: pr } = await gh.rest.pulls.create({ owner, repo, head: `${owner}:feat/pr`, base: "main", title: "PR", body: "body", draft: true });
+    const { data: pr } = await gh.rest.pulls.create({
+      owner,
+      repo,
+      head: `${owner}:feat/pr`,
+      base: "main",
+      title: "PR",
+      body: "body",
+      draft: true,
+    });
     expect(pr.draft).toBe(true);
     expect(await status(gh.rest.pulls.create({ owner, repo, head: "feat/pr", base: "main", title: "dup" }))).toBe(422);
     expect((await gh.rest.pulls.list({ owner, repo, head: `${owner}:feat/pr` })).data.map((p) => p.number)).toEqual([pr.number]);
@@ -259,7 +331,14 @@ describe("pull requests", () => {
 
     // A conflicting PR is not mergeable (405); closing and reopening emit events.
     await gh.rest.git.createRef({ owner, repo, ref: "refs/heads/feat/conflict", sha: main.object.sha });
-    await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "pr.txt", message: "other", content: "b3RoZXI=", branch: "feat/conflict" });
+    await gh.rest.repos.createOrUpdateFileContents({
+      owner,
+      repo,
+      path: "pr.txt",
+      message: "other",
+      content: "b3RoZXI=",
+      branch: "feat/conflict",
+    });
     const { data: pr2 } = await gh.rest.pulls.create({ owner, repo, head: "feat/conflict", base: "main", title: "conflict" });
     expect((await gh.rest.pulls.get({ owner, repo, pull_number: pr2.number })).data.mergeable).toBe(false);
     expect(await status(gh.rest.pulls.merge({ owner, repo, pull_number: pr2.number }))).toBe(405);
@@ -268,14 +347,29 @@ describe("pull requests", () => {
 
     await sim.idle();
     const actions = receiver.received.filter((h) => h.event === "pull_request").map((h) => `${h.payload.number as number}:${h.action}`);
-    expect(actions).toEqual(expect.arrayContaining([`${pr.number}:opened`, `${pr.number}:edited`, `${pr.number}:ready_for_review`, `${pr.number}:closed`, `${pr2.number}:closed`, `${pr2.number}:reopened`]));
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        `${pr.number}:opened`,
+        `${pr.number}:edited`,
+        `${pr.number}:ready_for_review`,
+        `${pr.number}:closed`,
+        `${pr2.number}:closed`,
+        `${pr2.number}:reopened`,
+      ]),
+    );
     expect(receiver.received.some((h) => h.event === "pull_request_review" && h.action === "submitted")).toBe(true);
   });
 });
 
 describe("issues, comments, labels, reactions", () => {
   it("works as GitHub documents", async () => {
-    const { data: issue } = await gh.rest.issues.create({ owner, repo, title: "Change request", body: "cr", labels: ["forge:change-request"] });
+    const { data: issue } = await gh.rest.issues.create({
+      owner,
+      repo,
+      title: "Change request",
+      body: "cr",
+      labels: ["forge:change-request"],
+    });
     expect(issue.labels.map((l) => (typeof l === "string" ? l : l.name))).toEqual(["forge:change-request"]);
     expect(await status(gh.rest.issues.create({ owner, repo, title: "big", body: "x".repeat(65537) }))).toBe(422);
     expect((await gh.rest.issues.get({ owner, repo, issue_number: issue.number })).data.title).toBe("Change request");
@@ -289,7 +383,9 @@ describe("issues, comments, labels, reactions", () => {
     await gh.rest.issues.addLabels({ owner, repo, issue_number: issue.number, labels: ["forge:run"] });
     await gh.rest.issues.removeLabel({ owner, repo, issue_number: issue.number, name: "forge:change-request" });
     expect(await status(gh.rest.issues.removeLabel({ owner, repo, issue_number: issue.number, name: "nope" }))).toBe(404);
-    expect((await gh.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue.number })).data.map((l) => l.name)).toEqual(["forge:run"]);
+    expect((await gh.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue.number })).data.map((l) => l.name)).toEqual([
+      "forge:run",
+    ]);
     await gh.rest.issues.setLabels({ owner, repo, issue_number: issue.number, labels: ["a", "b"] });
 
     const c = await sim.control.comment("alice", `${owner}/${repo}`, issue.number, "/forge approve");
@@ -312,12 +408,28 @@ describe("issues, comments, labels, reactions", () => {
     expect(await status(reader.rest.issues.update({ owner, repo, issue_number: issue.number, state: "open" }))).toBe(403);
     await sim.idle();
     const kinds = receiver.received.filter((h) => h.event === "issues" || h.event === "issue_comment").map((h) => `${h.event}.${h.action}`);
-    expect(kinds).toEqual(expect.arrayContaining(["issues.opened", "issues.edited", "issues.labeled", "issues.unlabeled", "issues.closed", "issue_comment.created", "issue_comment.edited", "issue_comment.deleted"]));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        "issues.opened",
+        "issues.edited",
+        "issues.labeled",
+        "issues.unlabeled",
+        "issues.closed",
+        "issue_comment.created",
+        "issue_comment.edited",
+        "issue_comment.deleted",
+      ]),
+    );
     // A bot account (login "…[bot]") is a Bot with URL-safe links.
     const bot = await sim.control.comment("dependabot[bot]", `${owner}/${repo}`, issue.number, "bump");
     expect(bot.status).toBe(201);
-    expect((bot.body as { user: { type: string; html_url: string } }).user).toMatchObject({ type: "Bot", html_url: `${sim.url}/apps/dependabot` });
-    const fromAlice = receiver.received.find((h) => h.event === "issue_comment" && (h.payload.comment as { body: string }).body === "/forge approve");
+    expect((bot.body as { user: { type: string; html_url: string } }).user).toMatchObject({
+      type: "Bot",
+      html_url: `${sim.url}/apps/dependabot`,
+    });
+    const fromAlice = receiver.received.find(
+      (h) => h.event === "issue_comment" && (h.payload.comment as { body: string }).body === "/forge approve",
+    );
     expect((fromAlice?.payload.sender as { login: string }).login).toBe("alice");
   });
 });
@@ -326,7 +438,15 @@ describe("checks", () => {
   it("runs and suites: create, update, rerequest, requested_action, creator-only updates", async () => {
     const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const sha = main.object.sha;
-    const { data: run } = await gh.rest.checks.create({ owner, repo, name: "forge · t1", head_sha: sha, status: "in_progress", external_id: "run-1/t1/1", actions: [{ label: "Retry", description: "Retry the task", identifier: "retry" }] });
+    const { data: run } = await gh.rest.checks.create({
+      owner,
+      repo,
+      name: "forge · t1",
+      head_sha: sha,
+      status: "in_progress",
+      external_id: "run-1/t1/1",
+      actions: [{ label: "Retry", description: "Retry the task", identifier: "retry" }],
+    });
     expect(run.status).toBe("in_progress");
     expect(await status(gh.rest.checks.create({ owner, repo, name: "x", head_sha: "f".repeat(40) }))).toBe(422);
     // Without external_id, GitHub reports "" (webhooks require a string).
@@ -334,7 +454,13 @@ describe("checks", () => {
     expect(plain.external_id).toBe("");
     // People cannot write checks: Checks API writes are for GitHub Apps only.
     expect(await status(person.rest.checks.create({ owner, repo, name: "x", head_sha: sha }))).toBe(403);
-    const { data: done } = await gh.rest.checks.update({ owner, repo, check_run_id: run.id, conclusion: "failure", output: { title: "failed", summary: "exit 1" } });
+    const { data: done } = await gh.rest.checks.update({
+      owner,
+      repo,
+      check_run_id: run.id,
+      conclusion: "failure",
+      output: { title: "failed", summary: "exit 1" },
+    });
     expect(done.status).toBe("completed");
     expect((await gh.rest.checks.get({ owner, repo, check_run_id: run.id })).data.conclusion).toBe("failure");
     const { data: forRef } = await gh.rest.checks.listForRef({ owner, repo, ref: sha, check_name: "forge · t1" });
@@ -350,14 +476,28 @@ describe("checks", () => {
     await sim.control.requestAction("alice", `${owner}/${repo}`, run.id, "retry");
 
     // Another App cannot update this App's check run.
-    const other = sim.control.registerApp({ slug: "other", publicKeyPem: appKeys().publicKeyPem, permissions: { checks: "write" }, events: [] });
+    const other = sim.control.registerApp({
+      slug: "other",
+      publicKeyPem: appKeys().publicKeyPem,
+      permissions: { checks: "write" },
+      events: [],
+    });
     const otherInst = sim.control.install(other.id, owner, [`${owner}/${repo}`]);
     const otherKit = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(otherInst.id) });
     expect(await status(otherKit.rest.checks.update({ owner, repo, check_run_id: run.id, status: "in_progress" }))).toBe(403);
 
     await sim.idle();
     const kinds = receiver.received.filter((h) => h.event.startsWith("check_")).map((h) => `${h.event}.${h.action}`);
-    expect(kinds).toEqual(expect.arrayContaining(["check_run.created", "check_run.completed", "check_run.rerequested", "check_run.requested_action", "check_suite.completed", "check_suite.rerequested"]));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        "check_run.created",
+        "check_run.completed",
+        "check_run.rerequested",
+        "check_run.requested_action",
+        "check_suite.completed",
+        "check_suite.rerequested",
+      ]),
+    );
     const ra = receiver.received.find((h) => h.action === "requested_action");
     expect((ra?.payload.requested_action as { identifier: string }).identifier).toBe("retry");
   });
@@ -369,7 +509,18 @@ describe("actions", () => {
     try {
       await quiet.control.createRepo({ owner, name: repo, files: { ".github/workflows/forge-agent.yml": WORKFLOW } });
       const kit = new Octokit({ baseUrl: quiet.apiUrl, auth: quiet.control.userToken(owner) });
-      const answers = await Promise.all([1, 2, 3].map((n) => kit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: `t${n}` }, return_run_details: true })));
+      const answers = await Promise.all(
+        [1, 2, 3].map((n) =>
+          kit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+            owner,
+            repo,
+            workflow_id: "forge-agent.yml",
+            ref: "main",
+            inputs: { task_id: `t${n}` },
+            return_run_details: true,
+          }),
+        ),
+      );
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
       const { data } = await kit.rest.actions.listWorkflowRunsForRepo({ owner, repo });
       expect(new Set(data.workflow_runs.map((r) => r.workflow_id)).size).toBe(1);
@@ -385,17 +536,62 @@ describe("actions", () => {
     const wf = wfs.workflows[0]!;
     expect((await gh.rest.actions.getWorkflow({ owner, repo, workflow_id: "forge-agent.yml" })).data.id).toBe(wf.id);
 
-    const plain = await gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: "t1" } });
+    const plain = await gh.rest.actions.createWorkflowDispatch({
+      owner,
+      repo,
+      workflow_id: "forge-agent.yml",
+      ref: "main",
+      inputs: { task_id: "t1" },
+    });
     expect(plain.status).toBe(204);
-    const detailed = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: wf.id, ref: "main", inputs: { task_id: "t2", mode: "slow" }, return_run_details: true });
+    const detailed = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner,
+      repo,
+      workflow_id: wf.id,
+      ref: "main",
+      inputs: { task_id: "t2", mode: "slow" },
+      return_run_details: true,
+    });
     expect(detailed.status).toBe(200);
     const details = detailed.data as unknown as { workflow_run_id: number; run_url: string; html_url: string };
     expect(details.run_url).toBe(`${sim.apiUrl}/repos/${owner}/${repo}/actions/runs/${details.workflow_run_id}`);
 
-    expect(await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: "t", bogus: "x" } }))).toBe(422);
-    expect(await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: {} }))).toBe(422);
-    expect(await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: "t", mode: "medium" } }))).toBe(422);
-    expect(await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "no-such-branch", inputs: { task_id: "t" } }))).toBe(422);
+    expect(
+      await status(
+        gh.rest.actions.createWorkflowDispatch({
+          owner,
+          repo,
+          workflow_id: "forge-agent.yml",
+          ref: "main",
+          inputs: { task_id: "t", bogus: "x" },
+        }),
+      ),
+    ).toBe(422);
+    expect(
+      await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: {} })),
+    ).toBe(422);
+    expect(
+      await status(
+        gh.rest.actions.createWorkflowDispatch({
+          owner,
+          repo,
+          workflow_id: "forge-agent.yml",
+          ref: "main",
+          inputs: { task_id: "t", mode: "medium" },
+        }),
+      ),
+    ).toBe(422);
+    expect(
+      await status(
+        gh.rest.actions.createWorkflowDispatch({
+          owner,
+          repo,
+          workflow_id: "forge-agent.yml",
+          ref: "no-such-branch",
+          inputs: { task_id: "t" },
+        }),
+      ),
+    ).toBe(422);
     expect(await status(gh.rest.actions.createWorkflowDispatch({ owner, repo, workflow_id: "nope.yml", ref: "main" }))).toBe(404);
 
     await sim.idle();
@@ -413,7 +609,11 @@ describe("actions", () => {
     const jobLog = await gh.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: jobs.jobs[0]!.id });
     expect(String(jobLog.data)).toContain("noop executor");
     const zip = await gh.rest.actions.downloadWorkflowRunLogs({ owner, repo, run_id: run.id });
-    expect(Buffer.from(zip.data as ArrayBuffer).subarray(0, 2).toString()).toBe("PK");
+    expect(
+      Buffer.from(zip.data as ArrayBuffer)
+        .subarray(0, 2)
+        .toString(),
+    ).toBe("PK");
     // Cancelling a completed run is 409.
     expect(await status(gh.rest.actions.cancelWorkflowRun({ owner, repo, run_id: run.id }))).toBe(409);
 
@@ -429,15 +629,24 @@ describe("actions", () => {
       d.completeJob("agent", "cancelled");
       d.complete();
     });
-    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: wf.id, ref: "main", inputs: { task_id: "t3" }, return_run_details: true });
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner,
+      repo,
+      workflow_id: wf.id,
+      ref: "main",
+      inputs: { task_id: "t3" },
+      return_run_details: true,
+    });
     const runId = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
-    for (let i = 0; i < 100 && (await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.status !== "in_progress"; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 100 && (await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.status !== "in_progress"; i++)
+      await new Promise((r) => setTimeout(r, 10));
     // The GITHUB_TOKEN carries the workflow's permissions (contents: write, pull-requests: write).
     const wfKit = new Octokit({ baseUrl: sim.apiUrl, auth: token });
     expect((await wfKit.rest.repos.get({ owner, repo })).status).toBe(200);
     expect(await status(wfKit.rest.issues.create({ owner, repo, title: "no issues permission" }))).toBe(403);
     expect((await gh.rest.actions.cancelWorkflowRun({ owner, repo, run_id: runId })).status).toBe(202);
-    for (let i = 0; i < 100 && (await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.status !== "completed"; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 100 && (await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.status !== "completed"; i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect((await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.conclusion).toBe("cancelled");
     // The token dies with the run.
     expect(await status(wfKit.rest.repos.get({ owner, repo }))).toBe(401);
@@ -445,7 +654,17 @@ describe("actions", () => {
     await sim.idle();
 
     const kinds = receiver.received.filter((h) => h.event.startsWith("workflow")).map((h) => `${h.event}.${h.action}`);
-    expect(kinds).toEqual(expect.arrayContaining(["workflow_dispatch.null", "workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed", "workflow_job.queued", "workflow_job.in_progress", "workflow_job.completed"]));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        "workflow_dispatch.null",
+        "workflow_run.requested",
+        "workflow_run.in_progress",
+        "workflow_run.completed",
+        "workflow_job.queued",
+        "workflow_job.in_progress",
+        "workflow_job.completed",
+      ]),
+    );
   });
 
   it("cancels a queued run when no executor runs it", async () => {
@@ -453,7 +672,14 @@ describe("actions", () => {
     try {
       await quiet.control.createRepo({ owner, name: repo, files: { ".github/workflows/forge-agent.yml": WORKFLOW } });
       const kit = new Octokit({ baseUrl: quiet.apiUrl, auth: quiet.control.userToken(owner) });
-      const res = await kit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "forge-agent.yml", ref: "main", inputs: { task_id: "t" }, return_run_details: true });
+      const res = await kit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+        owner,
+        repo,
+        workflow_id: "forge-agent.yml",
+        ref: "main",
+        inputs: { task_id: "t" },
+        return_run_details: true,
+      });
       const runId = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
       expect((await kit.rest.actions.getWorkflowRun({ owner, repo, run_id: runId })).data.status).toBe("queued");
       expect((await kit.rest.actions.cancelWorkflowRun({ owner, repo, run_id: runId })).status).toBe(202);
@@ -467,10 +693,14 @@ describe("actions", () => {
 
 describe("not implemented and not found", () => {
   it("answers 501 naming the operationId, 404 for unknown paths", async () => {
-    const err = await gh.rest.repos.listWebhooks({ owner, repo }).catch((e: { status: number; response: { data: { message: string; documentation_url: string } } }) => e);
+    const err = await gh.rest.repos
+      .listWebhooks({ owner, repo })
+      .catch((e: { status: number; response: { data: { message: string; documentation_url: string } } }) => e);
     expect((err as { status: number }).status).toBe(501);
     expect((err as { response: { data: { message: string } } }).response.data.message).toContain("repos/list-webhooks");
-    expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(/^https:\/\/docs\.github\.com\//);
+    expect((err as { response: { data: { documentation_url: string } } }).response.data.documentation_url).toMatch(
+      /^https:\/\/docs\.github\.com\//,
+    );
     expect(await status(gh.request("GET /definitely/not/github"))).toBe(404);
     // GraphQL (GHES: /api/graphql) needs authentication.
     const gql = await fetch(`${sim.url}/api/graphql`, { method: "POST", body: JSON.stringify({ query: "{ viewer { login } }" }) });

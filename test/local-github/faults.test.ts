@@ -18,7 +18,14 @@ async function setup(faults: Partial<FaultConfig> = {}): Promise<{ sim: Sim; gh:
   const receiver = await startReceiver("f");
   open.push(sim, receiver);
   await sim.control.createRepo({ owner: "acme", name: "r", files: { "a.txt": "a\n" } });
-  const app = sim.control.registerApp({ slug: "forge-faults", publicKeyPem: appKeys().publicKeyPem, webhookUrl: receiver.url, webhookSecret: "f", permissions: { issues: "write", contents: "write" }, events: ["issues", "issue_comment", "push"] });
+  const app = sim.control.registerApp({
+    slug: "forge-faults",
+    publicKeyPem: appKeys().publicKeyPem,
+    webhookUrl: receiver.url,
+    webhookSecret: "f",
+    permissions: { issues: "write", contents: "write" },
+    events: ["issues", "issue_comment", "push"],
+  });
   const installationId = sim.control.install(app.id, "acme", "all").id;
   await sim.idle();
   receiver.received.length = 0;
@@ -58,7 +65,10 @@ describe("API faults", () => {
   it("answers secondary rate limits with retry-after (403 by default, 429 on demand), only for chosen operations", async () => {
     const { sim, gh } = await setup({ seed: 1, rateLimitRate: 1, retryAfterSeconds: 7, apiOperations: ["issues/create"] });
     expect((await gh.rest.repos.get({ owner: "acme", repo: "r" })).status).toBe(200);
-    const err = (await gh.rest.issues.create({ owner: "acme", repo: "r", title: "x" }).catch((e: unknown) => e)) as { status: number; response: { headers: Record<string, string>; data: { message: string } } };
+    const err = (await gh.rest.issues.create({ owner: "acme", repo: "r", title: "x" }).catch((e: unknown) => e)) as {
+      status: number;
+      response: { headers: Record<string, string>; data: { message: string } };
+    };
     expect(err.status).toBe(403);
     expect(err.response.headers["retry-after"]).toBe("7");
     expect(err.response.data.message).toMatch(/secondary rate limit/);
@@ -98,7 +108,8 @@ describe("webhook faults", () => {
     const b = await setup({ seed: 11, webhookReorderWindow: 5 });
     // Events caused by one API call are flushed together: setting five labels sends five
     // issues.labeled deliveries, which the window shuffles.
-    const labelsOf = (r: Receiver) => r.received.filter((h) => h.action === "labeled").map((h) => (h.payload.label as { name: string }).name);
+    const labelsOf = (r: Receiver) =>
+      r.received.filter((h) => h.action === "labeled").map((h) => (h.payload.label as { name: string }).name);
     for (const s of [a, b]) {
       await s.gh.rest.issues.create({ owner: "acme", repo: "r", title: "t" });
       await s.gh.rest.issues.setLabels({ owner: "acme", repo: "r", issue_number: 1, labels: ["l1", "l2", "l3", "l4", "l5"] });
@@ -156,7 +167,11 @@ describe("webhook faults", () => {
     const { sim, gh } = await setup({ seed: 2 });
     await openIssues(gh, 1);
     await sim.idle();
-    const list = (await (await fetch(`${sim.url}/_sim/deliveries?event=issues`)).json()) as Array<{ id: number; guid: string; status: string }>;
+    const list = (await (await fetch(`${sim.url}/_sim/deliveries?event=issues`)).json()) as Array<{
+      id: number;
+      guid: string;
+      status: string;
+    }>;
     expect(list.map((d) => d.status)).toEqual(["ok"]);
     const re = await fetch(`${sim.url}/_sim/deliveries/${list[0]!.id}/redeliver`, { method: "POST" });
     expect(((await re.json()) as { guid: string }).guid).toBe(list[0]!.guid);

@@ -53,15 +53,25 @@ const NOT_MODELLED = new Set([
   ".temp_clone_token", // a web-UI clone token Forge never uses
 ]);
 
-async function replay(repo: string, steps: Step[]): Promise<Array<{ step: string; status: number; expected: number; missing: string[]; operation?: string }>> {
+async function replay(
+  repo: string,
+  steps: Step[],
+): Promise<Array<{ step: string; status: number; expected: number; missing: string[]; operation?: string }>> {
   const map = shas.get(repo) ?? new Map<string, string>();
   const sub = (text: string) => text.replace(/0{39}[1-9]/g, (p) => map.get(p) ?? p);
   const results = [];
   for (const s of steps) {
     const path = sub(s.path);
-    const headers: Record<string, string> = { accept: s.reqheaders.accept ?? "application/vnd.github.v3+json", authorization: `token ${token}` };
+    const headers: Record<string, string> = {
+      accept: s.reqheaders.accept ?? "application/vnd.github.v3+json",
+      authorization: `token ${token}`,
+    };
     if (s.body !== undefined && s.body !== "") headers["content-type"] = "application/json";
-    const res = await fetch(`${sim.apiUrl}${path}`, { method: s.method.toUpperCase(), headers, body: s.body !== undefined && s.body !== "" ? sub(JSON.stringify(s.body)) : undefined });
+    const res = await fetch(`${sim.apiUrl}${path}`, {
+      method: s.method.toUpperCase(),
+      headers,
+      body: s.body !== undefined && s.body !== "" ? sub(JSON.stringify(s.body)) : undefined,
+    });
     const text = await res.text();
     let body: unknown = text;
     try {
@@ -81,14 +91,21 @@ beforeAll(async () => {
   token = sim.control.userToken(ORG);
   // get-content / get-repository: README.md "# hello-world" has the recorded blob sha.
   await sim.control.createRepo({ owner: ORG, name: "hello-world", defaultBranch: "master", files: { "README.md": "# hello-world" } });
-  for (const name of ["create-status", "add-labels-to-issue", "labels", "create-file", "errors"]) await sim.control.createRepo({ owner: ORG, name, defaultBranch: "master", files: { "README.md": `# ${name}\n` } });
+  for (const name of ["create-status", "add-labels-to-issue", "labels", "create-file", "errors"])
+    await sim.control.createRepo({ owner: ORG, name, defaultBranch: "master", files: { "README.md": `# ${name}\n` } });
   // git-refs: 0…02 is a commit and 0…01 its child, the branch head (the recording fast-forwards "test").
   await sim.control.createRepo({ owner: ORG, name: "git-refs", defaultBranch: "master", files: { "README.md": "# git-refs\n" } });
   const api = (path: string, method = "GET", body?: unknown) => sim.control.api(ORG, method, path, body);
   const first = ((await api(`/repos/${ORG}/git-refs/git/ref/heads/master`)).body as { object: { sha: string } }).object.sha;
   await api(`/repos/${ORG}/git-refs/contents/second.txt`, "PUT", { message: "second", content: "Mg==" });
   const second = ((await api(`/repos/${ORG}/git-refs/git/ref/heads/master`)).body as { object: { sha: string } }).object.sha;
-  shas.set("git-refs", new Map([["0000000000000000000000000000000000000002", first], ["0000000000000000000000000000000000000001", second]]));
+  shas.set(
+    "git-refs",
+    new Map([
+      ["0000000000000000000000000000000000000002", first],
+      ["0000000000000000000000000000000000000001", second],
+    ]),
+  );
   const head = ((await api(`/repos/${ORG}/create-status/git/ref/heads/master`)).body as { object: { sha: string } }).object.sha;
   shas.set("create-status", new Map([["0000000000000000000000000000000000000001", head]]));
 });
@@ -117,9 +134,13 @@ describe("@octokit/fixtures replayed against the local GitHub", () => {
     const [dir, raw] = await replay("hello-world", load("get-content"));
     expect(dir?.status).toBe(200);
     expect(raw?.status).toBe(200);
-    const res = await fetch(`${sim.apiUrl}/repos/${ORG}/hello-world/contents/README.md`, { headers: { accept: "application/vnd.github.v3.raw", authorization: `token ${token}` } });
+    const res = await fetch(`${sim.apiUrl}/repos/${ORG}/hello-world/contents/README.md`, {
+      headers: { accept: "application/vnd.github.v3.raw", authorization: `token ${token}` },
+    });
     expect(await res.text()).toBe("# hello-world");
-    const listing = (await (await fetch(`${sim.apiUrl}/repos/${ORG}/hello-world/contents/`, { headers: { authorization: `token ${token}` } })).json()) as Array<{ sha: string }>;
+    const listing = (await (
+      await fetch(`${sim.apiUrl}/repos/${ORG}/hello-world/contents/`, { headers: { authorization: `token ${token}` } })
+    ).json()) as Array<{ sha: string }>;
     expect(listing[0]!.sha).toBe((load("get-content")[0]!.response as Array<{ sha: string }>)[0]!.sha);
   });
 

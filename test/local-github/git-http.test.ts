@@ -20,7 +20,20 @@ function git(cwd: string, args: string[], extra: string[] = []): Promise<string>
     execFile(
       "git",
       [...extra, ...args],
-      { cwd, encoding: "utf8", env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", HOME: work, GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@forge.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@forge.invalid" } },
+      {
+        cwd,
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          GIT_TERMINAL_PROMPT: "0",
+          GIT_CONFIG_NOSYSTEM: "1",
+          HOME: work,
+          GIT_AUTHOR_NAME: "Agent",
+          GIT_AUTHOR_EMAIL: "agent@forge.invalid",
+          GIT_COMMITTER_NAME: "Agent",
+          GIT_COMMITTER_EMAIL: "agent@forge.invalid",
+        },
+      },
       (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout)),
     ),
   );
@@ -45,8 +58,21 @@ beforeAll(async () => {
   sim = await createSim();
   receiver = await startReceiver("x");
   await sim.control.createRepo({ owner: "acme", name: "public", files: { "README.md": "hi\n" } });
-  await sim.control.createRepo({ owner: "acme", name: "secret", private: true, files: { "README.md": "private\n" }, collaborators: { rita: "read" } });
-  const app = sim.control.registerApp({ slug: "forge-git", publicKeyPem: appKeys().publicKeyPem, webhookUrl: receiver.url, webhookSecret: "x", permissions: { contents: "write", pull_requests: "write" }, events: ["push", "create", "delete", "pull_request"] });
+  await sim.control.createRepo({
+    owner: "acme",
+    name: "secret",
+    private: true,
+    files: { "README.md": "private\n" },
+    collaborators: { rita: "read" },
+  });
+  const app = sim.control.registerApp({
+    slug: "forge-git",
+    publicKeyPem: appKeys().publicKeyPem,
+    webhookUrl: receiver.url,
+    webhookSecret: "x",
+    permissions: { contents: "write", pull_requests: "write" },
+    events: ["push", "create", "delete", "pull_request"],
+  });
   installationId = sim.control.install(app.id, "acme", "all").id;
 });
 
@@ -60,7 +86,9 @@ describe("git smart HTTP", () => {
   it("clones a public repository anonymously; a private one needs a token with contents:read", async () => {
     await git(work, ["clone", "-q", `${sim.gitUrl}/acme/public.git`, "pub"]);
     expect((await git(join(work, "pub"), ["log", "--format=%s"])).trim()).toBe("Initial commit");
-    expect(await gitFails(work, ["clone", "-q", `${sim.gitUrl}/acme/secret.git`, "s1"])).toMatch(/Authentication failed|could not read Username|terminal prompts disabled/);
+    expect(await gitFails(work, ["clone", "-q", `${sim.gitUrl}/acme/secret.git`, "s1"])).toMatch(
+      /Authentication failed|could not read Username|terminal prompts disabled/,
+    );
     const token = sim.control.installationToken(installationId);
     await git(work, ["clone", "-q", `${sim.gitUrl}/acme/secret.git`, "s2"], authHeader(token));
     // The token in the URL works too.
@@ -90,9 +118,13 @@ describe("git smart HTTP", () => {
     const head2 = (await git(dir, ["rev-parse", "HEAD"])).trim();
 
     // No credentials → 401 challenge; a read-only person → 403; anonymous pushes fail.
-    expect(await gitFails(dir, ["push", "-q", "origin", "HEAD:refs/heads/x"])).toMatch(/Authentication failed|could not read Username|terminal prompts disabled/);
+    expect(await gitFails(dir, ["push", "-q", "origin", "HEAD:refs/heads/x"])).toMatch(
+      /Authentication failed|could not read Username|terminal prompts disabled/,
+    );
     const rita = sim.control.userToken("rita");
-    expect(await gitFails(dir, ["push", "-q", `${sim.gitUrl}/acme/secret.git`, "HEAD:refs/heads/x"], authHeader(rita))).toMatch(/403|denied/);
+    expect(await gitFails(dir, ["push", "-q", `${sim.gitUrl}/acme/secret.git`, "HEAD:refs/heads/x"], authHeader(rita))).toMatch(
+      /403|denied/,
+    );
 
     // Pushing the branch into main by hand merges the PR, as on GitHub; deleting the branch emits delete.
     await git(dir, ["push", "-q", "origin", "HEAD:main"], authHeader(token));

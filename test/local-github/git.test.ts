@@ -10,7 +10,11 @@ import * as git from "../../src/local-github/git.js";
 let root: string;
 let dir: string;
 const commits: string[] = [];
-const id = (n: number) => ({ name: "Forge Test", email: "1+forge@users.noreply.github.com", date: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString().replace(/\.\d{3}Z$/, "Z") });
+const id = (n: number) => ({
+  name: "Forge Test",
+  email: "1+forge@users.noreply.github.com",
+  date: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString().replace(/\.\d{3}Z$/, "Z"),
+});
 
 /** Deterministic PRNG (mulberry32). */
 function rng(seed: number): () => number {
@@ -30,7 +34,11 @@ beforeAll(async () => {
   dir = join(root, "r.git");
   await git.initBare(dir, "main");
   const rand = rng(7);
-  const tips = new Map<string, string | undefined>([["main", undefined], ["b1", undefined], ["b2", undefined]]);
+  const tips = new Map<string, string | undefined>([
+    ["main", undefined],
+    ["b1", undefined],
+    ["b2", undefined],
+  ]);
   for (let i = 0; i < 60; i++) {
     const branch = [...tips.keys()][Math.floor(rand() * tips.size)]!;
     const tip = tips.get(branch) ?? tips.get("main");
@@ -96,7 +104,9 @@ describe("the simulator's own git reads agree with git", () => {
   it("changed paths between commits", async () => {
     for (let i = 0; i < commits.length; i++) {
       const info = await git.readCommit(dir, commits[i]!);
-      expect(await git.changedPaths(dir, info.parents[0], commits[i]!)).toEqual(await git.viaGit.changedPaths(dir, info.parents[0], commits[i]!));
+      expect(await git.changedPaths(dir, info.parents[0], commits[i]!)).toEqual(
+        await git.viaGit.changedPaths(dir, info.parents[0], commits[i]!),
+      );
       const other = commits[(i * 7) % commits.length]!;
       expect(await git.changedPaths(dir, other, commits[i]!)).toEqual(await git.viaGit.changedPaths(dir, other, commits[i]!));
     }
@@ -105,7 +115,10 @@ describe("the simulator's own git reads agree with git", () => {
   it("file diffs with line counts and patches", async () => {
     for (let i = 1; i < commits.length; i += 2) {
       const base = commits[(i * 5) % i]!;
-      for (const withPatch of [false, true]) expect(await git.diffFiles(dir, base, commits[i]!, withPatch)).toEqual(await git.viaGit.diffFiles(dir, base, commits[i]!, withPatch));
+      for (const withPatch of [false, true])
+        expect(await git.diffFiles(dir, base, commits[i]!, withPatch)).toEqual(
+          await git.viaGit.diffFiles(dir, base, commits[i]!, withPatch),
+        );
     }
   });
 
@@ -131,7 +144,15 @@ describe("the simulator's own git reads agree with git", () => {
     for (const prefix of ["refs/", "refs/heads/", "refs/heads/feature", "refs/heads/feat", "refs/tags/v1", "refs/heads/main"]) {
       expect([...(await git.listRefs(dir, prefix))]).toEqual([...(await git.viaGit.listRefs(dir, prefix))]);
     }
-    for (const ref of ["refs/heads/main", "refs/heads/feature/x", "refs/heads/b1", "refs/heads/nope", "refs/heads/../HEAD", "main", "refs/tags/v1"]) {
+    for (const ref of [
+      "refs/heads/main",
+      "refs/heads/feature/x",
+      "refs/heads/b1",
+      "refs/heads/nope",
+      "refs/heads/../HEAD",
+      "main",
+      "refs/tags/v1",
+    ]) {
       expect(await git.resolveRef(dir, ref)).toBe(await git.viaGit.resolveRef(dir, ref));
     }
   });
@@ -148,7 +169,9 @@ describe("the simulator's own git reads agree with git", () => {
     for (const p of people) {
       for (const message of ["one line\n", "subject\n\nbody\n", "no newline", ""]) {
         const parents = [commits.at(-1)!, commits.at(-2)!].slice(0, message.length % 3);
-        expect(await git.commitTree(dir, tree, parents, message, p, people[0]!)).toBe(await git.viaGit.commitTree(dir, tree, parents, message, p, people[0]!));
+        expect(await git.commitTree(dir, tree, parents, message, p, people[0]!)).toBe(
+          await git.viaGit.commitTree(dir, tree, parents, message, p, people[0]!),
+        );
       }
     }
   });

@@ -41,8 +41,19 @@ let gh: Octokit;
 beforeAll(async () => {
   sim = await createSim();
   receiver = await startReceiver("l");
-  await sim.control.createRepo({ owner: "acme", name: "lat", files: { ".github/workflows/noop.yml": NOOP, ".github/workflows/commenter.yml": COMMENTER } });
-  const app = sim.control.registerApp({ slug: "forge-lat", publicKeyPem: appKeys().publicKeyPem, webhookUrl: receiver.url, webhookSecret: "l", permissions: { actions: "write", issues: "write" }, events: ["workflow_job", "workflow_run", "issue_comment"] });
+  await sim.control.createRepo({
+    owner: "acme",
+    name: "lat",
+    files: { ".github/workflows/noop.yml": NOOP, ".github/workflows/commenter.yml": COMMENTER },
+  });
+  const app = sim.control.registerApp({
+    slug: "forge-lat",
+    publicKeyPem: appKeys().publicKeyPem,
+    webhookUrl: receiver.url,
+    webhookSecret: "l",
+    permissions: { actions: "write", issues: "write" },
+    events: ["workflow_job", "workflow_run", "issue_comment"],
+  });
   const inst = sim.control.install(app.id, "acme", "all");
   executor = createSimExecutor({ concurrency: 2 });
   sim.onWorkflowDispatch(executor.handler);
@@ -67,9 +78,17 @@ describe("dispatch latency of a no-op workflow", () => {
     // Run 0 warms up (schema compilation, first runner start) and is not counted.
     for (let i = 0; i < 6; i++) {
       const t0 = performance.now();
-      const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner: "acme", repo: "lat", workflow_id: "noop.yml", ref: "main", inputs: { n: String(i) }, return_run_details: true });
+      const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+        owner: "acme",
+        repo: "lat",
+        workflow_id: "noop.yml",
+        ref: "main",
+        inputs: { n: String(i) },
+        return_run_details: true,
+      });
       const runId = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
-      const isJob = (action: string) => (h: { event: string; action: string | null; payload: Record<string, unknown> }) => h.event === "workflow_job" && h.action === action && (h.payload.workflow_job as { run_id: number }).run_id === runId;
+      const isJob = (action: string) => (h: { event: string; action: string | null; payload: Record<string, unknown> }) =>
+        h.event === "workflow_job" && h.action === action && (h.payload.workflow_job as { run_id: number }).run_id === runId;
       await receiver.waitFor(isJob("in_progress"), 15_000);
       const s = performance.now() - t0;
       const done = await receiver.waitFor(isJob("completed"), 15_000);
@@ -79,7 +98,9 @@ describe("dispatch latency of a no-op workflow", () => {
       }
       expect((done.payload.workflow_job as { conclusion: string }).conclusion).toBe("success");
     }
-    console.log(`no-op workflow: median dispatch → job started ${median(started).toFixed(0)} ms, → job completed ${median(completed).toFixed(0)} ms (n=${started.length})`);
+    console.log(
+      `no-op workflow: median dispatch → job started ${median(started).toFixed(0)} ms, → job completed ${median(completed).toFixed(0)} ms (n=${started.length})`,
+    );
     expect(median(completed)).toBeLessThan(10_000);
     expect(receiver.received.every((h) => h.signatureValid && !h.schemaError)).toBe(true);
   });

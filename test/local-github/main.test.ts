@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 describe("forge sim", () => {
   it("starts the server, seeds a repository and prints URLs that answer", async () => {
     const main = fileURLToPath(new URL("../../src/local-github/main.ts", import.meta.url));
-    const child = spawn(process.execPath, ["--import", "tsx", main, "--executor", "noop", "--repo", "acme/demo"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", main, "--executor", "noop", "--repo", "acme/demo"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
       let out = "";
       const api = await new Promise<string>((resolve, reject) => {

@@ -23,7 +23,18 @@ beforeAll(async () => {
     webhookUrl: receiver.url,
     webhookSecret: SECRET,
     permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "write" },
-    events: ["push", "create", "delete", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+    events: [
+      "push",
+      "create",
+      "delete",
+      "pull_request",
+      "issues",
+      "issue_comment",
+      "check_run",
+      "check_suite",
+      "workflow_run",
+      "workflow_job",
+    ],
   }).id;
   installationId = sim.control.install(appId, "acme", ["acme/widgets"]).id;
 });
@@ -49,12 +60,30 @@ describe("plain @octokit/rest against the local GitHub", () => {
 
     const { data: base } = await gh.rest.git.getCommit({ owner, repo, commit_sha: main.object.sha });
     const { data: blob } = await gh.rest.git.createBlob({ owner, repo, content: "hello\n", encoding: "utf-8" });
-    const { data: tree } = await gh.rest.git.createTree({ owner, repo, base_tree: base.tree.sha, tree: [{ path: "src/hello.txt", mode: "100644", type: "blob", sha: blob.sha }] });
-    const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message: "Add hello", tree: tree.sha, parents: [main.object.sha] });
+    const { data: tree } = await gh.rest.git.createTree({
+      owner,
+      repo,
+      base_tree: base.tree.sha,
+      tree: [{ path: "src/hello.txt", mode: "100644", type: "blob", sha: blob.sha }],
+    });
+    const { data: commit } = await gh.rest.git.createCommit({
+      owner,
+      repo,
+      message: "Add hello",
+      tree: tree.sha,
+      parents: [main.object.sha],
+    });
     const { data: moved } = await gh.rest.git.updateRef({ owner, repo, ref: "heads/feature/one", sha: commit.sha });
     expect(moved.object.sha).toBe(commit.sha);
 
-    const { data: pr } = await gh.rest.pulls.create({ owner, repo, title: "Add hello", head: "feature/one", base: "main", body: "walkthrough" });
+    const { data: pr } = await gh.rest.pulls.create({
+      owner,
+      repo,
+      title: "Add hello",
+      head: "feature/one",
+      base: "main",
+      body: "walkthrough",
+    });
     expect(pr.number).toBe(1);
     expect(pr.head.sha).toBe(commit.sha);
     const { data: files } = await gh.rest.pulls.listFiles({ owner, repo, pull_number: pr.number });
@@ -69,8 +98,12 @@ describe("plain @octokit/rest against the local GitHub", () => {
     expect(Buffer.from((content as { content: string }).content, "base64").toString()).toBe("hello\n");
 
     await sim.idle();
-    const created = await receiver.waitFor((h) => h.event === "push" && h.payload.ref === "refs/heads/feature/one" && h.payload.created === true);
-    const pushed = await receiver.waitFor((h) => h.event === "push" && h.payload.ref === "refs/heads/feature/one" && h.payload.after === commit.sha);
+    const created = await receiver.waitFor(
+      (h) => h.event === "push" && h.payload.ref === "refs/heads/feature/one" && h.payload.created === true,
+    );
+    const pushed = await receiver.waitFor(
+      (h) => h.event === "push" && h.payload.ref === "refs/heads/feature/one" && h.payload.after === commit.sha,
+    );
     const opened = await receiver.waitFor((h) => h.event === "pull_request" && h.action === "opened");
     const closed = await receiver.waitFor((h) => h.event === "pull_request" && h.action === "closed");
     const mainPush = await receiver.waitFor((h) => h.event === "push" && h.payload.ref === "refs/heads/main");

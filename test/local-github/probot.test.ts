@@ -16,7 +16,14 @@ beforeAll(async () => {
   sim = await createSim();
   await sim.control.createRepo({ owner: "acme", name: "widgets", files: { "README.md": "hi\n" }, collaborators: { alice: "write" } });
   const keys = appKeys();
-  const app = sim.control.registerApp({ slug: "forge-probot", publicKeyPem: keys.publicKeyPem, webhookUrl: "http://127.0.0.1:1/unset", webhookSecret: "probot-secret", permissions: { issues: "write", contents: "read" }, events: ["issues", "issue_comment"] });
+  const app = sim.control.registerApp({
+    slug: "forge-probot",
+    publicKeyPem: keys.publicKeyPem,
+    webhookUrl: "http://127.0.0.1:1/unset",
+    webhookSecret: "probot-secret",
+    permissions: { issues: "write", contents: "read" },
+    events: ["issues", "issue_comment"],
+  });
   sim.control.install(app.id, "acme", ["acme/widgets"]);
 
   const probot = new Probot({
@@ -26,7 +33,11 @@ beforeAll(async () => {
     baseUrl: sim.apiUrl,
     logLevel: "fatal",
     // Tests disable retries and throttling (function form, so the defaults are replaced).
-    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({ ...instanceOptions, retry: { enabled: false }, throttle: { enabled: false } })),
+    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
+      ...instanceOptions,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
   });
   const middleware = await createNodeMiddleware(
     (a) => {
@@ -69,7 +80,9 @@ describe("a real Probot app", () => {
     // The App's own comment comes back to it, sent by its bot.
     expect(seen).toContainEqual(expect.objectContaining({ name: "issue_comment", action: "created", senderType: "Bot" }));
     const comments = await sim.control.api("alice", "GET", `/repos/acme/widgets/issues/${number}/comments`);
-    expect((comments.body as Array<{ body: string; user: { login: string } }>).map((c) => [c.user.login, c.body])).toEqual([["forge-probot[bot]", "Forge saw this issue."]]);
+    expect((comments.body as Array<{ body: string; user: { login: string } }>).map((c) => [c.user.login, c.body])).toEqual([
+      ["forge-probot[bot]", "Forge saw this issue."],
+    ]);
     // Probot answered 2xx to every delivery (a bad signature would have been a 400).
     // (installation.created went to the placeholder URL set before Probot started, and failed.)
     expect(sim.control.deliveries({ event: "installation" })[0]?.status).toBe("failed");

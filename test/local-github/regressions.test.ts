@@ -21,8 +21,18 @@ let gh: Octokit;
 
 beforeAll(async () => {
   sim = await createSim({ workflowExecutor: "noop" });
-  await sim.control.createRepo({ owner, name: repo, files: { "README.md": "# r\n", ".github/workflows/noop.yml": WORKFLOW }, collaborators: { "dependabot[bot]": "write", "renovate[bot]": "read" } });
-  const app = sim.control.registerApp({ slug: "forge-regress", publicKeyPem: appKeys().publicKeyPem, permissions: { contents: "write", pull_requests: "write", issues: "write", actions: "write" }, events: [] });
+  await sim.control.createRepo({
+    owner,
+    name: repo,
+    files: { "README.md": "# r\n", ".github/workflows/noop.yml": WORKFLOW },
+    collaborators: { "dependabot[bot]": "write", "renovate[bot]": "read" },
+  });
+  const app = sim.control.registerApp({
+    slug: "forge-regress",
+    publicKeyPem: appKeys().publicKeyPem,
+    permissions: { contents: "write", pull_requests: "write", issues: "write", actions: "write" },
+    events: [],
+  });
   const inst = sim.control.install(app.id, owner, "all");
   gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(inst.id) });
 });
@@ -70,7 +80,13 @@ describe("GitHub Actions' commit address", () => {
     expect(put.commit.author!.email).toBe(email);
     const { data: commit } = await gh.rest.git.getCommit({ owner, repo, commit_sha: put.commit.sha! });
     expect(commit.author.email).toBe(email);
-    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { owner, repo, workflow_id: "noop.yml", ref: "main", return_run_details: true });
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner,
+      repo,
+      workflow_id: "noop.yml",
+      ref: "main",
+      return_run_details: true,
+    });
     const runId = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
     const { data: run } = await gh.rest.actions.getWorkflowRun({ owner, repo, run_id: runId });
     expect(run.head_sha).toBe(put.commit.sha);
@@ -89,7 +105,12 @@ describe("GitHub Actions' commit address", () => {
 
 describe("labels GitHub creates on the fly", () => {
   it("lists pull requests carrying a label created by issues/add-labels", async () => {
-    await gh.rest.git.createRef({ owner, repo, ref: "refs/heads/lab", sha: (await gh.rest.git.getRef({ owner, repo, ref: "heads/main" })).data.object.sha });
+    await gh.rest.git.createRef({
+      owner,
+      repo,
+      ref: "refs/heads/lab",
+      sha: (await gh.rest.git.getRef({ owner, repo, ref: "heads/main" })).data.object.sha,
+    });
     await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: "lab.txt", message: "lab", content: b64("l\n"), branch: "lab" });
     const { data: pr } = await gh.rest.pulls.create({ owner, repo, head: "lab", base: "main", title: "labelled" });
     const { data: added } = await gh.rest.issues.addLabels({ owner, repo, issue_number: pr.number, labels: ["forge:brand-new"] });
@@ -113,8 +134,19 @@ describe("concurrent contents writes", () => {
     return Promise.all(
       Array.from({ length: writers }, (_, i) =>
         gh.rest.repos
-          .createOrUpdateFileContents({ owner, repo, path, branch, sha, message: `journal ${i}`, content: b64(`entry ${branch} ${i} ${Math.random()}\n`) })
-          .then((r) => r.status, (e: { status?: number; message?: string }) => (e.status === 409 ? 409 : Promise.reject(e))),
+          .createOrUpdateFileContents({
+            owner,
+            repo,
+            path,
+            branch,
+            sha,
+            message: `journal ${i}`,
+            content: b64(`entry ${branch} ${i} ${Math.random()}\n`),
+          })
+          .then(
+            (r) => r.status,
+            (e: { status?: number; message?: string }) => (e.status === 409 ? 409 : Promise.reject(e)),
+          ),
       ),
     );
   }
@@ -148,11 +180,15 @@ describe("concurrent contents writes", () => {
     off();
     // Each branch's pushes chain (before = the previous after), and so do the PR's synchronize events.
     for (const b of branches) {
-      const pushes = events.filter((e) => e.event === "push" && e.payload.ref === `refs/heads/${b}`).map((e) => e.payload as { before: string; after: string });
+      const pushes = events
+        .filter((e) => e.event === "push" && e.payload.ref === `refs/heads/${b}`)
+        .map((e) => e.payload as { before: string; after: string });
       expect(pushes).toHaveLength(3);
       for (let i = 1; i < pushes.length; i++) expect(pushes[i]!.before).toBe(pushes[i - 1]!.after);
     }
-    const syncs = events.filter((e) => e.event === "pull_request" && e.action === "synchronize").map((e) => e.payload as { before: string; after: string; number: number });
+    const syncs = events
+      .filter((e) => e.event === "pull_request" && e.action === "synchronize")
+      .map((e) => e.payload as { before: string; after: string; number: number });
     expect(syncs.every((e) => e.number === pr.number)).toBe(true);
     expect(syncs).toHaveLength(3);
     for (let i = 1; i < syncs.length; i++) expect(syncs[i]!.before).toBe(syncs[i - 1]!.after);
@@ -162,13 +198,20 @@ describe("concurrent contents writes", () => {
 });
 
 describe("merges racing into one base", () => {
-  it("answers the loser 405 \"Base branch was modified\" as GitHub does — never 409, which means a moved head", async () => {
+  it('answers the loser 405 "Base branch was modified" as GitHub does — never 409, which means a moved head', async () => {
     const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const pulls: number[] = [];
     for (let i = 0; i < 6; i++) {
       const branch = `race/${i}`;
       await gh.rest.git.createRef({ owner, repo, ref: `refs/heads/${branch}`, sha: main.object.sha });
-      await gh.rest.repos.createOrUpdateFileContents({ owner, repo, path: `race/${i}.txt`, message: `race ${i}`, content: b64(`${i}\n`), branch });
+      await gh.rest.repos.createOrUpdateFileContents({
+        owner,
+        repo,
+        path: `race/${i}.txt`,
+        message: `race ${i}`,
+        content: b64(`${i}\n`),
+        branch,
+      });
       pulls.push((await gh.rest.pulls.create({ owner, repo, head: branch, base: "main", title: `race ${i}` })).data.number);
     }
     const answers = await Promise.all(

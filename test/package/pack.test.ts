@@ -19,7 +19,8 @@ const NAME = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) 
 /** The environment without what an enclosing `npm test` sets for its own script (npm_config_*, npm_package_*…). */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && k !== "INIT_CWD" && k !== "VITEST" && k !== "VITEST_POOL_ID" && k !== "VITEST_WORKER_ID") env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^npm_/i.test(k) && k !== "INIT_CWD" && k !== "VITEST" && k !== "VITEST_POOL_ID" && k !== "VITEST_WORKER_ID") env[k] = v;
   env.PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`;
   return env;
 }
@@ -59,8 +60,16 @@ describe("the npm package", () => {
     packed = (JSON.parse(json) as PackResult[])[0]!;
 
     mkdirSync(project);
-    writeFileSync(path.join(project, "package.json"), `${JSON.stringify({ name: "forge-pack-check", version: "1.0.0", private: true }, null, 2)}\n`);
-    const install = await exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", path.join(work, packed.filename)], project, 300_000);
+    writeFileSync(
+      path.join(project, "package.json"),
+      `${JSON.stringify({ name: "forge-pack-check", version: "1.0.0", private: true }, null, 2)}\n`,
+    );
+    const install = await exec(
+      "npm",
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", path.join(work, packed.filename)],
+      project,
+      300_000,
+    );
     expect(install.code, install.stderr.slice(-4000)).toBe(0);
     forge = path.join(project, "node_modules", ".bin", "forge");
     pkgDir = path.join(project, "node_modules", ...NAME.split("/"));
@@ -89,7 +98,9 @@ describe("the npm package", () => {
     ]) {
       expect(files, f).toContain(f);
     }
-    expect(files.filter((f) => /^(test|src|bench|scripts|\.ci|\.github)\//.test(f) || /\.test\.[jt]s$/.test(f) || f.endsWith(".map"))).toEqual([]);
+    expect(
+      files.filter((f) => /^(test|src|bench|scripts|\.ci|\.github)\//.test(f) || /\.test\.[jt]s$/.test(f) || f.endsWith(".map")),
+    ).toEqual([]);
   });
 
   it("installs a forge that prints its help", async () => {
@@ -102,7 +113,11 @@ describe("the npm package", () => {
   it("validates and draws an example plan it ships", async () => {
     const plan = path.join(pkgDir, "examples", "plans", "semver-lite");
     const v = await exec(forge, ["validate", plan], project, 60_000);
-    expect(v).toEqual({ code: 0, stdout: 'OK plan "semver-lite": 7 tasks, 1 refinery, 10 dependencies, 0 overlays, 2 specs\n', stderr: "" });
+    expect(v).toEqual({
+      code: 0,
+      stdout: 'OK plan "semver-lite": 7 tasks, 1 refinery, 10 dependencies, 0 overlays, 2 specs\n',
+      stderr: "",
+    });
     const g = await exec(forge, ["graph", plan], project, 60_000);
     expect(g.code, g.stderr).toBe(0);
     expect(g.stdout.startsWith("flowchart TD\n")).toBe(true);
@@ -111,7 +126,15 @@ describe("the npm package", () => {
   it("runs the demo from the installed package: every task merged, the final PR, the project's tests passing", async () => {
     const out = path.join(work, "demo-out");
     const r = await exec(forge, ["demo", "--json", "--out", out], project, 540_000);
-    const result = JSON.parse(r.stdout || "{}") as { ok?: boolean; status?: string; problems?: string[]; tasks?: { id: string; status: string }[]; finalPr?: unknown; testsOnIntegration?: { ok: boolean }; reportPath?: string };
+    const result = JSON.parse(r.stdout || "{}") as {
+      ok?: boolean;
+      status?: string;
+      problems?: string[];
+      tasks?: { id: string; status: string }[];
+      finalPr?: unknown;
+      testsOnIntegration?: { ok: boolean };
+      reportPath?: string;
+    };
     expect(r.code, `${r.stderr.slice(-4000)}\n${JSON.stringify(result.problems)}`).toBe(0);
     expect(result.ok).toBe(true);
     expect(result.status).toBe("completed");

@@ -134,17 +134,32 @@ describe("plan task files and overlays (core parse, the App's plan check)", () =
     notRun();
     expect(task.data).toBeUndefined();
     expect(task.refused).toEqual({ message: REFUSED(lang), line: 1 });
-    const plan = parsePlan({ planId: "p", files: new Map([["tasks/evil.md", `${text}${TASK_BODY}`]]), dirs: new Set(["tasks"]), unreadable: [] });
+    const plan = parsePlan({
+      planId: "p",
+      files: new Map([["tasks/evil.md", `${text}${TASK_BODY}`]]),
+      dirs: new Set(["tasks"]),
+      unreadable: [],
+    });
     notRun();
     expect(validatePlan(plan)).toContainEqual({ file: "tasks/evil.md", line: 1, message: REFUSED(lang), rule: "unreadable-yaml" });
   });
 
   it.each(payloads())("an overlay in %s is refused at line 1", (_name, text, lang) => {
-    const plan = parsePlan({ planId: "p", files: new Map([["overlays/overlay-001.md", text]]), dirs: new Set(["overlays"]), unreadable: [] });
+    const plan = parsePlan({
+      planId: "p",
+      files: new Map([["overlays/overlay-001.md", text]]),
+      dirs: new Set(["overlays"]),
+      unreadable: [],
+    });
     notRun();
     expect(plan.overlays[0]).toMatchObject({ hasFrontmatter: true, refused: { message: REFUSED(lang), line: 1 } });
     expect(plan.overlays[0]!.data).toBeUndefined();
-    expect(validatePlan(plan)).toContainEqual({ file: "overlays/overlay-001.md", line: 1, message: REFUSED(lang), rule: "unreadable-yaml" });
+    expect(validatePlan(plan)).toContainEqual({
+      file: "overlays/overlay-001.md",
+      line: 1,
+      message: REFUSED(lang),
+      rule: "unreadable-yaml",
+    });
   });
 });
 
@@ -177,7 +192,12 @@ describe("forge validate", () => {
     expect(r.out).toContain(`tiny-lru/tasks/ttl.md:1 — ${REFUSED("javascript")}\n`);
     const json = await runForge(["validate", "tiny-lru", "--json"], dir);
     notRun();
-    expect((JSON.parse(json.out) as { problems: unknown[] }).problems).toContainEqual({ file: "tiny-lru/tasks/stats.md", line: 1, message: REFUSED("js"), rule: "unreadable-yaml" });
+    expect((JSON.parse(json.out) as { problems: unknown[] }).problems).toContainEqual({
+      file: "tiny-lru/tasks/stats.md",
+      line: 1,
+      message: REFUSED("js"),
+      rule: "unreadable-yaml",
+    });
   });
 });
 
@@ -187,7 +207,16 @@ describe("walkthroughs", () => {
     notRun();
     expect(parsed.data).toBeUndefined();
     expect(parsed.problems[0]).toBe(`frontmatter: refused (session/walkthrough.md:1: ${REFUSED(lang)})`);
-    const done = completeWalkthrough(`${text}${WALKTHROUGH_BODY}`, { task_id: "t1", run_id: "r1", attempt: 1, branch: "b", base_ref: "main", head_sha: "a".repeat(40), time_spent_minutes: 1, files_changed: [] });
+    const done = completeWalkthrough(`${text}${WALKTHROUGH_BODY}`, {
+      task_id: "t1",
+      run_id: "r1",
+      attempt: 1,
+      branch: "b",
+      base_ref: "main",
+      head_sha: "a".repeat(40),
+      time_spent_minutes: 1,
+      files_changed: [],
+    });
     notRun();
     expect(done.ok).toBe(false);
     if (!done.ok) expect(done.error).toBe(`the walkthrough's frontmatter is refused: walkthrough.md:1: ${REFUSED(lang)}`);
@@ -209,7 +238,14 @@ function stagesOptions(extra: Partial<RunStagesOptions> & { plan: Record<string,
     taskContext: { runId: "r1", taskId: "t1", attempt: 1, task: "---\nid: t1\ntitle: T\n---\n## Description\nDo T." },
     workdir: repo,
     sessionDir: path.join(dir, "session"),
-    spawn: { adapter: "command", command: process.execPath, args: [FAKE_AGENT], env: { PATH: process.env.PATH }, extraEnv: { FAKE_PLAN: planFile, FAKE_STATE: state }, forgeCli: false },
+    spawn: {
+      adapter: "command",
+      command: process.execPath,
+      args: [FAKE_AGENT],
+      env: { PATH: process.env.PATH },
+      extraEnv: { FAKE_PLAN: planFile, FAKE_STATE: state },
+      forgeCli: false,
+    },
     ...rest,
   };
 }
@@ -217,10 +253,16 @@ function stagesOptions(extra: Partial<RunStagesOptions> & { plan: Record<string,
 describe("the stage sequence (agent layer)", () => {
   it("the walkthrough stage refuses a walkthrough whose front matter is not YAML, naming the file", async () => {
     const file = path.join(dir, "session", "walkthrough.md");
-    const out = await runStages(stagesOptions({ stages: ["walkthrough"], plan: { walkthrough: { write: { [file]: `${pwnExec(marker)}${WALKTHROUGH_BODY}` } } } }));
+    const out = await runStages(
+      stagesOptions({ stages: ["walkthrough"], plan: { walkthrough: { write: { [file]: `${pwnExec(marker)}${WALKTHROUGH_BODY}` } } } }),
+    );
     notRun();
     expect(out.exitCode).toBe(1);
-    expect(out.manifest.stages[0]).toMatchObject({ name: "walkthrough", attempts: 2, error: expect.stringContaining(`${file}:1: ${REFUSED("js")}`) });
+    expect(out.manifest.stages[0]).toMatchObject({
+      name: "walkthrough",
+      attempts: 2,
+      error: expect.stringContaining(`${file}:1: ${REFUSED("js")}`),
+    });
   });
 
   it("type 3's plan stage refuses subtask files whose front matter is not YAML, and never works them", async () => {
@@ -228,7 +270,14 @@ describe("the stage sequence (agent layer)", () => {
     const evil = path.join(subtasks, "01-evil.md");
     const write = path.join(subtasks, "02-write.md");
     const out = await runStages(
-      stagesOptions({ agentType: "3", plan: { "3:plan": { write: { [evil]: `${pwnExec(marker)}Do it.\n`, [write]: `${pwnWrite(marker)}Do it.\n` } }, "1:*": { exit: 0 }, "3:walkthrough": { walkthrough: true } } }),
+      stagesOptions({
+        agentType: "3",
+        plan: {
+          "3:plan": { write: { [evil]: `${pwnExec(marker)}Do it.\n`, [write]: `${pwnWrite(marker)}Do it.\n` } },
+          "1:*": { exit: 0 },
+          "3:walkthrough": { walkthrough: true },
+        },
+      }),
     );
     notRun();
     expect(out.exitCode).toBe(1);
@@ -251,19 +300,32 @@ describe("the action", () => {
   it("refuses a task file at the pinned plan commit whose front matter is not YAML (the job's context)", async () => {
     const w = world({ files: { ".forge/plans/p1/tasks/t1.md": `${pwnWrite(marker)}${TASK_BODY}` } });
     const node = w.journal.plan.nodes[0]!;
-    await expect(buildContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} })).rejects.toThrow(
-      `the task file .forge/plans/p1/tasks/t1.md is invalid: ${REFUSED("javascript")}`,
-    );
+    await expect(
+      buildContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
+    ).rejects.toThrow(`the task file .forge/plans/p1/tasks/t1.md is invalid: ${REFUSED("javascript")}`);
     notRun();
   });
 
   it("records no walkthrough in result.json when the agent's walkthrough is not YAML, and fails naming the file", async () => {
     const w = world();
-    const agent = scriptAgent(w, "agent", `mkdir -p src && printf 'hello\\n' > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${PWN_GLOBAL}${WALKTHROUGH_BODY}WT`);
+    const agent = scriptAgent(
+      w,
+      "agent",
+      `mkdir -p src && printf 'hello\\n' > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${PWN_GLOBAL}${WALKTHROUGH_BODY}WT`,
+    );
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
     const report: JobReport = await main({
       config: testConfig(),
-      input: { runId: RUN, taskId: "t1", attempt: 1, context: {}, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId: RUN,
+        taskId: "t1",
+        attempt: 1,
+        context: {},
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: { github: w.github, git: w.git, agent: createCommandRunner({ command: agent, env, killGraceMs: 200 }) },
     });
     notRun();
@@ -294,7 +356,16 @@ describe("the action", () => {
       files: stages.baseFiles,
       journal: (j) => {
         j.planId = stages.planId;
-        j.changeRequests.push({ id: "cr-1", emittedBy: "t1", attempt: 1, title: "Split", reason: "Because.", affectedTasks: ["t1"], status: "pending", issueNumber: 7 });
+        j.changeRequests.push({
+          id: "cr-1",
+          emittedBy: "t1",
+          attempt: 1,
+          title: "Split",
+          reason: "Because.",
+          affectedTasks: ["t1"],
+          status: "pending",
+          issueNumber: 7,
+        });
       },
     });
     sh(w.origin, ["branch", `forge/${RUN}/_captain-cr-1`, "main"]);
@@ -302,7 +373,16 @@ describe("the action", () => {
     const overlay = Object.keys(files).find((f) => /overlays\/overlay-001\.md$/.test(f))!;
     const report = await main({
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: { runId: RUN, taskId: "_captain-cr-1", attempt: 1, context: { changeRequest: "cr-1", reason: "Because.", issue: 7 }, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId: RUN,
+        taskId: "_captain-cr-1",
+        attempt: 1,
+        context: { changeRequest: "cr-1", reason: "Because.", issue: 7 },
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: { github: w.github, git: w.git, agent: writing(() => ({ ...files, [overlay]: pwnWrite(marker) })) },
     });
     notRun();
@@ -317,7 +397,16 @@ describe("the action", () => {
     sh(w.origin, ["branch", "forge/_plan-7", "main"]);
     const report = await captainPlanJob({
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: { runId: "_plan-7", taskId: "_captain-plan-7", attempt: 1, context: {}, repository: "acme/demo", serverUrl: "https://github.example", workspace: w.workspace, tempDir: w.temp },
+      input: {
+        runId: "_plan-7",
+        taskId: "_captain-plan-7",
+        attempt: 1,
+        context: {},
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
       deps: {
         github: w.github,
         git: w.git,
@@ -325,7 +414,15 @@ describe("the action", () => {
           [`${planDir}/plan.md`]: "# CSV\n",
           [`${planDir}/tasks/to-csv.md`]: `${pwnExec(marker)}${TASK_BODY}`,
           [`${planDir}/tasks/docs.md`]: taskFile({ id: "docs" }),
-          [`${planDir}/dag.json`]: JSON.stringify({ version: 1, planId: path.basename(planDir), nodes: [{ id: "to-csv", type: "task", agentType: "1", dependencies: [] }, { id: "docs", type: "task", agentType: "1", dependencies: [] }], metadata: { createdAt: "2026-11-22T08:00:00Z", createdBy: "captain", totalTasks: 2, totalRefineries: 0 } }),
+          [`${planDir}/dag.json`]: JSON.stringify({
+            version: 1,
+            planId: path.basename(planDir),
+            nodes: [
+              { id: "to-csv", type: "task", agentType: "1", dependencies: [] },
+              { id: "docs", type: "task", agentType: "1", dependencies: [] },
+            ],
+            metadata: { createdAt: "2026-11-22T08:00:00Z", createdBy: "captain", totalTasks: 2, totalRefineries: 0 },
+          }),
         })),
       },
       context: { issue: 7, title: "CSV export", body: "Export as CSV." },

@@ -45,7 +45,9 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
           onStageEnd: async (stage) => {
             ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-            await pushProgress(a, stage).catch((err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`));
+            await pushProgress(a, stage).catch(
+              (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
+            );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           },
         })
@@ -64,7 +66,12 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
       },
       onStop: (reason, detail, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail}.`);
-        if (reason !== "cancelled") events.emit("task.stale", { lastHeartbeat: new Date(lastProgressAt).toISOString(), threshold: config.stale_threshold_seconds, attempt });
+        if (reason !== "cancelled")
+          events.emit("task.stale", {
+            lastHeartbeat: new Date(lastProgressAt).toISOString(),
+            threshold: config.stale_threshold_seconds,
+            attempt,
+          });
       },
     },
   );
@@ -76,7 +83,12 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     // GitHub stops a job that reaches timeout-minutes the way it cancels one (SIGINT to the step,
     // docs.github.com/actions/reference/workflow-cancellation-reference): near the job's limit it
     // is a timeout (retried), not a person's cancel.
-    if (reason === "cancelled" && a.input.jobStartedAt !== undefined && now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 60_000 * 0.97) reason = "wall_clock";
+    if (
+      reason === "cancelled" &&
+      a.input.jobStartedAt !== undefined &&
+      now() - a.input.jobStartedAt >= config.timeouts.job_minutes * 60_000 * 0.97
+    )
+      reason = "wall_clock";
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);

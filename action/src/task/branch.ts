@@ -35,7 +35,10 @@ export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[
   if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
   for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
-  return { filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path), pending };
+  return {
+    filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
+    pending,
+  };
 }
 
 /**
@@ -48,7 +51,14 @@ export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[
 export async function pushProgress(a: TaskAttempt, stage: string): Promise<void> {
   const { git, branchState } = a;
   const { pending } = await stageWork(a);
-  if (pending) branchState.foldBase = await git.commit(commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, undefined, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name], ["Stage", stage]]));
+  if (pending)
+    branchState.foldBase = await git.commit(
+      commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, undefined, [
+        ...attemptTrailers(a.ids),
+        ["Agent", a.deps.agent.name],
+        ["Stage", stage],
+      ]),
+    );
   // The start commit's push (with the PR) lands first.
   await branchState.prOpening;
   const head = await git.head();

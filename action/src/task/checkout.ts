@@ -30,10 +30,20 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
   const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const recorded = await git.out(["log", "-1", "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)", tip]);
+  const recorded = await git.out([
+    "log",
+    "-1",
+    "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)",
+    tip,
+  ]);
   const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
   if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
-    return neutralReport(log, `Forge · ${taskId} · attempt ${attempt}`, `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`, "");
+    return neutralReport(
+      log,
+      `Forge · ${taskId} · attempt ${attempt}`,
+      `attempt ${attempt} of ${taskId} already ended with exit ${rExit} (record commit ${tip.slice(0, 12)})`,
+      "",
+    );
   }
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   // What this attempt changed is measured from where its branch started, before any of its commits:

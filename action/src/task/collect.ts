@@ -31,7 +31,8 @@ export async function collectWork(a: TaskAttempt, end: AgentEnd, verdict: Verdic
   const { attempt } = a.ids;
   // An agent that wrote its walkthrough into the record folder instead of the session: taken from there.
   const agentRecordCopy = path.join(a.input.workspace, a.recordRel, "walkthrough.md");
-  if (!(await exists(a.walkthroughSession)) && !end.outcome.walkthroughPath && (await exists(agentRecordCopy))) await cp(agentRecordCopy, a.walkthroughSession);
+  if (!(await exists(a.walkthroughSession)) && !end.outcome.walkthroughPath && (await exists(agentRecordCopy)))
+    await cp(agentRecordCopy, a.walkthroughSession);
   const { filesChanged, pending } = await stageWork(a);
   const refusals = [...branchState.refused.values()];
   if (refusals.length) {
@@ -57,7 +58,12 @@ export async function collectWork(a: TaskAttempt, end: AgentEnd, verdict: Verdic
 }
 
 /** The completed walkthrough, written back to the session (or removed when it is not valid). */
-export async function completeAttemptWalkthrough(a: TaskAttempt, end: AgentEnd, work: CollectedWork, verdict: Verdict): Promise<CompletedWalkthrough> {
+export async function completeAttemptWalkthrough(
+  a: TaskAttempt,
+  end: AgentEnd,
+  work: CollectedWork,
+  verdict: Verdict,
+): Promise<CompletedWalkthrough> {
   const { config, deps } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;

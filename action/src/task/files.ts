@@ -36,7 +36,14 @@ export async function copyForRecord(from: string, to: string): Promise<void> {
     else {
       const buf = await readFile(file);
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
-      await writeFile(dest, Buffer.concat([buf.subarray(0, half), Buffer.from(`\n[… ${size - 2 * half} bytes cut by the Forge runner …]\n`), buf.subarray(size - half)]));
+      await writeFile(
+        dest,
+        Buffer.concat([
+          buf.subarray(0, half),
+          Buffer.from(`\n[… ${size - 2 * half} bytes cut by the Forge runner …]\n`),
+          buf.subarray(size - half),
+        ]),
+      );
     }
   }
 }

@@ -50,7 +50,23 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   await uploadSession(a);
   const timings = timingsOf(a, end, tPushed, tEnd);
   const { input } = a;
-  const summary = renderSummary({ prTitle: a.prTitle, result, exitCode, error, completed, branch: a.branch, base: a.base, recordSha, pr, timings, warnings: a.warnings, refusals: work.refusals, jobUrl: input.jobUrl, serverUrl: input.serverUrl, repository: input.repository });
+  const summary = renderSummary({
+    prTitle: a.prTitle,
+    result,
+    exitCode,
+    error,
+    completed,
+    branch: a.branch,
+    base: a.base,
+    recordSha,
+    pr,
+    timings,
+    warnings: a.warnings,
+    refusals: work.refusals,
+    jobUrl: input.jobUrl,
+    serverUrl: input.serverUrl,
+    repository: input.repository,
+  });
   return {
     kind: "attempt",
     exitCode,
@@ -88,6 +104,11 @@ function timingsOf(a: TaskAttempt, end: AgentEnd, tPushed: number, tEnd: number)
     agentMs: tAgentEnd - tAgent,
     afterAgentMs: tEnd - tAgentEnd,
     steps: { ...a.marks, agent_start: tAgent - a.t0, agent_end: tAgentEnd - a.t0 },
-    ...(supervised.stopped?.reason === "stalled" ? { stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt, partialPushedAfterMs: tPushed - supervised.lastProgressAt } : {}),
+    ...(supervised.stopped?.reason === "stalled"
+      ? {
+          stallDetectedAfterMs: supervised.stopped.at - supervised.lastProgressAt,
+          partialPushedAfterMs: tPushed - supervised.lastProgressAt,
+        }
+      : {}),
   };
 }

@@ -14,7 +14,11 @@ import type { TaskAttempt } from "./context.js";
 const SUCCESS_CODES = new Set([0, 12]);
 
 /** The PR body while no walkthrough is there: the attempt's state. */
-export function statusBody(a: TaskAttempt, state: "running" | "ended", extra: { exitCode?: number; error?: string; headSha?: string; notes?: string[] } = {}): string {
+export function statusBody(
+  a: TaskAttempt,
+  state: "running" | "ended",
+  extra: { exitCode?: number; error?: string; headSha?: string; notes?: string[] } = {},
+): string {
   const { runId, taskId, attempt } = a.ids;
   return renderStatusBody({
     state,
@@ -52,12 +56,20 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
   // base: an empty start commit, made before the agent touches the index, gives the PR something
   // to show until the work arrives. It is pushed by sha, so whatever the agent does to HEAD meanwhile
   // does not matter.
-  const startCommit = await git.commit(commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, undefined, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]), { allowEmpty: true });
+  const startCommit = await git.commit(
+    commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, undefined, [
+      ...attemptTrailers(a.ids),
+      ["Agent", a.deps.agent.name],
+    ]),
+    { allowEmpty: true },
+  );
   branchState.prOpening = (async () => {
     await pushHead(a, startCommit);
     const pr = await github.createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true });
     // The label lets people (and the App) filter Forge's PRs; a PR without it still works.
-    await github.addLabels(pr.number, [LABELS.task]).catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
+    await github
+      .addLabels(pr.number, [LABELS.task])
+      .catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
     return pr;
   })().catch((err: unknown) => {
     warnings.push(`could not open the draft pull request: ${(err as Error).message}`);
@@ -66,16 +78,30 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
 }
 
 /** Step 9: the PR shows the walkthrough (or the attempt's state without one); a success is ready for review. Both calls at once. */
-export async function publishPr(a: TaskAttempt, pr: PullRef, end: { exitCode: number; error: string | undefined; completed: CompletedWalkthrough; recordSha: string; notes: string[] }): Promise<void> {
+export async function publishPr(
+  a: TaskAttempt,
+  pr: PullRef,
+  end: { exitCode: number; error: string | undefined; completed: CompletedWalkthrough; recordSha: string; notes: string[] },
+): Promise<void> {
   const { exitCode, error, completed, recordSha, notes } = end;
   const { runId, taskId, attempt } = a.ids;
   const wtUrl = `${a.input.serverUrl.replace(/\/$/, "")}/${a.input.repository}/blob/${recordSha}/${walkthroughPath(runId, taskId, attempt)}`;
   const body = completed.ok
-    ? renderPrBody({ title: a.prTitle, frontmatter: completed.frontmatter, body: completed.body, walkthroughUrl: wtUrl, baseBranch: a.base, exitCode, notes })
+    ? renderPrBody({
+        title: a.prTitle,
+        frontmatter: completed.frontmatter,
+        body: completed.body,
+        walkthroughUrl: wtUrl,
+        baseBranch: a.base,
+        exitCode,
+        notes,
+      })
     : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
   const report = (what: string) => (err: unknown) => void a.warnings.push(`could not ${what}: ${(err as Error).message}`);
   await Promise.all([
     a.github.updatePull(pr.number, { body }).catch(report("update the pull request")),
-    SUCCESS_CODES.has(exitCode) && completed.ok ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve(),
+    SUCCESS_CODES.has(exitCode) && completed.ok
+      ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready"))
+      : Promise.resolve(),
   ]);
 }

@@ -24,7 +24,13 @@ export interface Recorded {
   recordSha: string;
 }
 
-export async function recordAttempt(a: TaskAttempt, end: AgentEnd, work: CollectedWork, completed: CompletedWalkthrough, verdict: Verdict): Promise<Recorded> {
+export async function recordAttempt(
+  a: TaskAttempt,
+  end: AgentEnd,
+  work: CollectedWork,
+  completed: CompletedWalkthrough,
+  verdict: Verdict,
+): Promise<Recorded> {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
   const { exitCode } = verdict;
@@ -63,14 +69,32 @@ export async function recordAttempt(a: TaskAttempt, end: AgentEnd, work: Collect
 function emitEnd(a: TaskAttempt, exitCode: number, error: string | undefined, completed: CompletedWalkthrough): void {
   const { events } = a;
   if (exitCode === 0 || exitCode === 12) {
-    events.emit("task.completed", { agentId: events.agentId, status: completed.ok ? completed.frontmatter.status : "completed", ...(completed.ok ? { confidence: completed.frontmatter.confidence } : {}), attempt: a.ids.attempt });
+    events.emit("task.completed", {
+      agentId: events.agentId,
+      status: completed.ok ? completed.frontmatter.status : "completed",
+      ...(completed.ok ? { confidence: completed.frontmatter.confidence } : {}),
+      attempt: a.ids.attempt,
+    });
   } else {
-    events.emit("task.failed", { agentId: events.agentId, error: error ?? exitMeaning(exitCode), attemptId: a.ids.attempt, exitCode, retryable: ![2, 3, 11, 20].includes(exitCode) });
+    events.emit("task.failed", {
+      agentId: events.agentId,
+      error: error ?? exitMeaning(exitCode),
+      attemptId: a.ids.attempt,
+      exitCode,
+      retryable: ![2, 3, 11, 20].includes(exitCode),
+    });
   }
 }
 
 /** `result.json`: what the App reads of the attempt; the question, refinement and Change Request only with their exit codes. */
-async function writeResult(a: TaskAttempt, end: AgentEnd, work: CollectedWork, completed: CompletedWalkthrough, exitCode: number, error: string | undefined): Promise<AgentResult> {
+async function writeResult(
+  a: TaskAttempt,
+  end: AgentEnd,
+  work: CollectedWork,
+  completed: CompletedWalkthrough,
+  exitCode: number,
+  error: string | undefined,
+): Promise<AgentResult> {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;

@@ -18,7 +18,16 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
-    buildContext({ github, journal: co.journal, node: co.node, attempt, branch: co.branch, workdir: input.workspace, dispatch: input.context, ...(co.followup ? { followup: co.followup } : {}) }),
+    buildContext({
+      github,
+      journal: co.journal,
+      node: co.node,
+      attempt,
+      branch: co.branch,
+      workdir: input.workspace,
+      dispatch: input.context,
+      ...(co.followup ? { followup: co.followup } : {}),
+    }),
     github.findOpenPull(co.branch, co.base).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
   ]);
   // A refinery merges in its merge stage the upstream branches the App could not merge server-side
@@ -37,7 +46,15 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
     walkthroughSession: path.join(sessionDir, "walkthrough.md"),
-    branchState: { remoteHead: co.tip, pushes: 0, progressPushes: 0, preAgentHead: co.tip, foldBase: co.tip, refused: new Map(), prOpening: Promise.resolve(undefined) },
+    branchState: {
+      remoteHead: co.tip,
+      pushes: 0,
+      progressPushes: 0,
+      preAgentHead: co.tip,
+      foldBase: co.tip,
+      refused: new Map(),
+      prOpening: Promise.resolve(undefined),
+    },
   };
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");

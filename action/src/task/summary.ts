@@ -37,14 +37,22 @@ export function renderSummary(s: {
     `| Before the agent | ${sec(s.timings.beforeAgentMs)} |`,
     `| Agent | ${sec(s.timings.agentMs)} |`,
     `| After the agent | ${sec(s.timings.afterAgentMs)} |`,
-    ...(s.timings.stallDetectedAfterMs !== undefined ? [`| Stall detected after | ${sec(s.timings.stallDetectedAfterMs)} of silence |`, `| Partial work pushed after | ${sec(s.timings.partialPushedAfterMs!)} of silence |`] : []),
+    ...(s.timings.stallDetectedAfterMs !== undefined
+      ? [
+          `| Stall detected after | ${sec(s.timings.stallDetectedAfterMs)} of silence |`,
+          `| Partial work pushed after | ${sec(s.timings.partialPushedAfterMs!)} of silence |`,
+        ]
+      : []),
     "",
   ];
   if (s.error) lines.push(`**Why:** ${s.error}`, "");
   if (s.warnings.length) lines.push("**Warnings**", "", ...s.warnings.map((w) => `- ${w}`), "");
   if (s.completed.ok) {
     const f = s.completed.frontmatter;
-    lines.push(`Walkthrough: **${f.status}**, confidence ${f.confidence.toFixed(2)}, ${f.files_changed.length} files, ${f.tests.length} tests, ${f.risks.length} risks, ${f.followups.length} follow-ups.`, "");
+    lines.push(
+      `Walkthrough: **${f.status}**, confidence ${f.confidence.toFixed(2)}, ${f.files_changed.length} files, ${f.tests.length} tests, ${f.risks.length} risks, ${f.followups.length} follow-ups.`,
+      "",
+    );
   }
   return lines.join("\n");
 }

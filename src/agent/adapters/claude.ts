@@ -17,10 +17,27 @@
  * `claude -p` reads when no prompt argument is given.
  */
 import { pickEnv } from "../env.js";
-import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type OutputParser, type ProgressDraft } from "./types.js";
+import {
+  oneLine,
+  type Adapter,
+  type AdapterInput,
+  type AdapterOutcome,
+  type Invocation,
+  type OutputParser,
+  type ProgressDraft,
+} from "./types.js";
 
 /** Variables Claude Code reads: the model key and endpoint, its own settings, its quiet switches. */
-export const CLAUDE_ENV = ["ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_*", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"];
+export const CLAUDE_ENV = [
+  "ANTHROPIC_*",
+  "CLAUDE_CODE_*",
+  "CLAUDE_CONFIG_DIR",
+  "DISABLE_*",
+  "MAX_THINKING_TOKENS",
+  "API_TIMEOUT_MS",
+  "BASH_DEFAULT_TIMEOUT_MS",
+  "BASH_MAX_TIMEOUT_MS",
+];
 
 const ARG_LIMIT = 100_000;
 
@@ -32,7 +49,10 @@ export function isPartialChunk(line: string): boolean {
   return line.startsWith('{"type":"stream_event"');
 }
 
-export function claudeArgs(input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns">): { args: string[]; stdin?: string } {
+export function claudeArgs(input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns">): {
+  args: string[];
+  stdin?: string;
+} {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
   const args = viaStdin ? ["-p"] : ["-p", input.prompt];
   if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);

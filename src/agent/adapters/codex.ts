@@ -45,7 +45,15 @@ import path from "node:path";
 import { pickEnv } from "../env.js";
 import { SPAWNABLE_BY } from "../hierarchy.js";
 import type { AgentKind } from "../types.js";
-import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type OutputParser, type ProgressDraft } from "./types.js";
+import {
+  oneLine,
+  type Adapter,
+  type AdapterInput,
+  type AdapterOutcome,
+  type Invocation,
+  type OutputParser,
+  type ProgressDraft,
+} from "./types.js";
 
 export const CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
 
@@ -92,7 +100,12 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
   if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
     dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path.join(parentEnv.HOME, ".codex") : undefined));
   }
-  for (const file of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
+  for (const file of [
+    forgeEnv.FORGE_WALKTHROUGH_PATH,
+    forgeEnv.FORGE_QUESTION_FILE,
+    forgeEnv.FORGE_CHANGE_REQUEST_FILE,
+    forgeEnv.FORGE_REFINEMENT_FILE,
+  ]) {
     if (file) dirs.push(path.dirname(path.resolve(cwd, file)));
   }
   const inside = (dir: string, root: string) => {
@@ -110,7 +123,10 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
 }
 
 export function codexArgs(
-  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd"> & { parentEnv?: NodeJS.ProcessEnv; forgeEnv?: Record<string, string> },
+  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd"> & {
+    parentEnv?: NodeJS.ProcessEnv;
+    forgeEnv?: Record<string, string>;
+  },
 ): string[] {
   const sandbox = codexSandbox(input);
   // Commands get the environment Forge composed (PATH with `forge` and the job's tools) as is.
@@ -174,7 +190,10 @@ export class CodexJsonParser implements OutputParser {
       case "turn.completed": {
         this.#completed = true;
         const u = (e.usage ?? {}) as Json;
-        const tokens = typeof u.input_tokens === "number" && typeof u.output_tokens === "number" ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)` : "";
+        const tokens =
+          typeof u.input_tokens === "number" && typeof u.output_tokens === "number"
+            ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)`
+            : "";
         return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
       }
       case "turn.failed": {
@@ -221,12 +240,30 @@ export class CodexJsonParser implements OutputParser {
             : [];
       case "file_change": {
         const changes = (Array.isArray(item.changes) ? item.changes : []) as Json[];
-        return done ? [{ kind: "tool_use", tool: "Edit", summary: oneLine(`Edit ${changes.map((c) => `${String(c.kind ?? "")} ${String(c.path ?? "")}`).join(", ")}`) }] : [];
+        return done
+          ? [
+              {
+                kind: "tool_use",
+                tool: "Edit",
+                summary: oneLine(`Edit ${changes.map((c) => `${String(c.kind ?? "")} ${String(c.path ?? "")}`).join(", ")}`),
+              },
+            ]
+          : [];
       }
       case "mcp_tool_call":
-        return phase === "item.started" ? [{ kind: "tool_use", tool: String(item.tool ?? "mcp"), summary: oneLine(`${String(item.server ?? "")} ${String(item.tool ?? "")}`) }] : [];
+        return phase === "item.started"
+          ? [
+              {
+                kind: "tool_use",
+                tool: String(item.tool ?? "mcp"),
+                summary: oneLine(`${String(item.server ?? "")} ${String(item.tool ?? "")}`),
+              },
+            ]
+          : [];
       case "web_search":
-        return phase === "item.started" ? [{ kind: "tool_use", tool: "WebSearch", summary: oneLine(`WebSearch ${String(item.query ?? "")}`) }] : [];
+        return phase === "item.started"
+          ? [{ kind: "tool_use", tool: "WebSearch", summary: oneLine(`WebSearch ${String(item.query ?? "")}`) }]
+          : [];
       case "error":
         return [{ kind: "stderr", summary: oneLine(String(item.message ?? "error")) }];
       default:

@@ -28,14 +28,37 @@ export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun)
   const { options } = sc;
   const { outcome, parsed, common, written } = run;
   if (outcome.spawnError) {
-    return finish(sc, 1, { ...common, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } }, written);
+    return finish(
+      sc,
+      1,
+      { ...common, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
+      written,
+    );
   }
   if (outcome.stopped === "aborted") return finish(sc, 20, { ...common, error: { code: "aborted", message: "cancelled" } }, written);
   if (outcome.stopped === "timeout") {
-    return finish(sc, 21, { ...common, timedOut: "wall", error: { code: "timeout", message: `wall-clock limit of ${Math.round((options.timeoutMs ?? 0) / 1000)} s reached` } }, written);
+    return finish(
+      sc,
+      21,
+      {
+        ...common,
+        timedOut: "wall",
+        error: { code: "timeout", message: `wall-clock limit of ${Math.round((options.timeoutMs ?? 0) / 1000)} s reached` },
+      },
+      written,
+    );
   }
   if (outcome.stopped === "idle") {
-    return finish(sc, 21, { ...common, timedOut: "idle", error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options.idleTimeoutMs ?? 0) / 1000)} s` } }, written);
+    return finish(
+      sc,
+      21,
+      {
+        ...common,
+        timedOut: "idle",
+        error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options.idleTimeoutMs ?? 0) / 1000)} s` },
+      },
+      written,
+    );
   }
 
   const explicit = explicitExitCode(parsed.result);
@@ -79,12 +102,16 @@ async function rateLimited(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): P
   if (decision.action === "wait") {
     emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
     await (options.sleep ?? sleepFor)(decision.ms, options.signal);
-    if (options.signal?.aborted) return finish(sc, 20, { ...common, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
+    if (options.signal?.aborted)
+      return finish(sc, 20, { ...common, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
     sc.rateLimitRetries++;
     emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
     return "again";
   }
-  emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget` });
+  emit(sc, {
+    kind: "rate_limit",
+    summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget`,
+  });
   return finish(
     sc,
     1,
@@ -102,10 +129,13 @@ async function rateLimited(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): P
 function failureOf(p: PreparedSpawn, run: AgentRun, exitCode: ForgeExitCode, explicit: ForgeExitCode | undefined): SpawnError {
   const { parsed, stderrTail, outcome } = run;
   const said = explicit !== undefined ? `the agent ended with FORGE_EXIT=${explicit}` : undefined;
-  const why = parsed.errorText ?? (parsed.ok ? undefined : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : undefined);
+  const why =
+    parsed.errorText ?? (parsed.ok ? undefined : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : undefined);
   return {
     code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
-    message: oneLineError([said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`),
+    message: oneLineError(
+      [said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`,
+    ),
   };
 }
 

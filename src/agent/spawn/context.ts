@@ -12,7 +12,15 @@ import { checkDepth, traceIdFrom, type DepthCheck } from "../depth.js";
 import type { HierarchyService } from "../hierarchy-service.js";
 import { Masker } from "../secrets.js";
 import { writeSignal, type SignalStatus } from "../signals.js";
-import { STATUS_OF_EXIT, type ForgeExitCode, type ProgressEvent, type ReportPaths, type SpawnError, type SpawnOptions, type SpawnResult } from "../types.js";
+import {
+  STATUS_OF_EXIT,
+  type ForgeExitCode,
+  type ProgressEvent,
+  type ReportPaths,
+  type SpawnError,
+  type SpawnOptions,
+  type SpawnResult,
+} from "../types.js";
 
 export interface SpawnContext {
   readonly options: SpawnOptions;
@@ -106,7 +114,12 @@ export function emit(sc: SpawnContext, draft: ProgressDraft): void {
 export type SpawnEnd = Partial<SpawnResult> & { error?: SpawnError };
 
 /** Ends the session: closes the service and the files, writes the signal file, and returns the result, masked. */
-export async function finish(sc: SpawnContext, exitCode: ForgeExitCode, extra: SpawnEnd = {}, reports: Partial<ReportPaths> = {}): Promise<SpawnResult> {
+export async function finish(
+  sc: SpawnContext,
+  exitCode: ForgeExitCode,
+  extra: SpawnEnd = {},
+  reports: Partial<ReportPaths> = {},
+): Promise<SpawnResult> {
   const { options, started, depthCheck } = sc;
   const finished = new Date();
   await sc.service?.close().catch(() => undefined);
@@ -118,7 +131,11 @@ export async function finish(sc: SpawnContext, exitCode: ForgeExitCode, extra: S
     layer: sc.layer,
     name: sc.name,
     status,
-    ...(reports.walkthrough ? { artifactPath: reports.walkthrough } : existsSync(sc.transcriptPath) ? { artifactPath: sc.transcriptPath } : {}),
+    ...(reports.walkthrough
+      ? { artifactPath: reports.walkthrough }
+      : existsSync(sc.transcriptPath)
+        ? { artifactPath: sc.transcriptPath }
+        : {}),
     traceId: sc.traceId,
     createdAt: started,
     completedAt: finished,

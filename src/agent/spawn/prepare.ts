@@ -43,14 +43,19 @@ export async function prepare(sc: SpawnContext): Promise<PreparedSpawn | { done:
   const admitted = await admit(sc);
   if ("done" in admitted) return admitted;
   if (!admitted.ticket) await startService(sc, admitted);
-  if (sc.depthCheck.remaining === 0) emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
+  if (sc.depthCheck.remaining === 0)
+    emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
 
   let cwd = options.cwd;
   if (options.prepareCwd) {
     try {
       cwd = await options.prepareCwd();
     } catch (err) {
-      return { done: await finish(sc, 1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${(err as Error).message}` } }) };
+      return {
+        done: await finish(sc, 1, {
+          error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${(err as Error).message}` },
+        }),
+      };
     }
   }
 
@@ -83,7 +88,10 @@ export async function prepare(sc: SpawnContext): Promise<PreparedSpawn | { done:
   if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path.delimiter);
 
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 60_000);
-  emit(sc, { kind: "start", summary: `${options.adapter}${options.agentType ? ` type ${options.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}` });
+  emit(sc, {
+    kind: "start",
+    summary: `${options.adapter}${options.agentType ? ` type ${options.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}`,
+  });
   return { cwd, reports, adapter, invocation, deadline };
 }
 
@@ -97,17 +105,29 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
   const socket = parentEnv[HIERARCHY_ENV.socket];
   const ticket = parentEnv[HIERARCHY_ENV.ticket];
   const claimed = parentEnv[ENV.agentType] || undefined;
-  const refuse = async (code: "spawn_not_allowed" | "depth_exceeded", message: string) => ({ done: await finish(sc, 2, { error: { code, message } }) });
+  const refuse = async (code: "spawn_not_allowed" | "depth_exceeded", message: string) => ({
+    done: await finish(sc, 2, { error: { code, message } }),
+  });
   const child: ChildTicket = {};
   if (socket && ticket) {
     let answer: SpawnAnswer;
     try {
-      answer = await askHierarchy(socket, { op: "spawn", ticket, ...(options.agentType ? { agentType: options.agentType } : {}), ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}), ...(claimed ? { claimedType: claimed } : {}) });
+      answer = await askHierarchy(socket, {
+        op: "spawn",
+        ticket,
+        ...(options.agentType ? { agentType: options.agentType } : {}),
+        ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+        ...(claimed ? { claimedType: claimed } : {}),
+      });
     } catch (err) {
-      return refuse("spawn_not_allowed", `cannot reach Forge's hierarchy service (${(err as Error).message}); a sub-agent can only be spawned while the agent Forge started is running`);
+      return refuse(
+        "spawn_not_allowed",
+        `cannot reach Forge's hierarchy service (${(err as Error).message}); a sub-agent can only be spawned while the agent Forge started is running`,
+      );
     }
     if (!answer.ok) {
-      if (answer.depth !== undefined && answer.maxDepth !== undefined) sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+      if (answer.depth !== undefined && answer.maxDepth !== undefined)
+        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
       if (answer.caller) sc.traceId = answer.caller.traceId;
       return refuse(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
     }
@@ -123,10 +143,16 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
   } else if (options.caller !== undefined) {
     const type = options.agentType;
     if (!type || !mayCallerSpawn(options.caller, type)) {
-      return refuse("spawn_not_allowed", !type ? `an agent of type ${options.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options.caller} may not spawn type ${type}`);
+      return refuse(
+        "spawn_not_allowed",
+        !type
+          ? `an agent of type ${options.caller} must name the type it spawns (--agent-type)`
+          : `an agent of type ${options.caller} may not spawn type ${type}`,
+      );
     }
   }
-  if (!sc.depthCheck.ok) return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+  if (!sc.depthCheck.ok)
+    return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
   return child;
 }
 
@@ -135,7 +161,12 @@ async function startService(sc: SpawnContext, child: ChildTicket): Promise<void>
   const { options, depthCheck } = sc;
   try {
     sc.service = await HierarchyService.start();
-    child.ticket = sc.service.issue({ ...(options.agentType ? { agentType: options.agentType } : {}), depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId: sc.traceId });
+    child.ticket = sc.service.issue({
+      ...(options.agentType ? { agentType: options.agentType } : {}),
+      depth: depthCheck.depth,
+      maxDepth: depthCheck.maxDepth,
+      traceId: sc.traceId,
+    });
     child.socket = sc.service.socketPath;
   } catch (err) {
     emit(sc, { kind: "system", summary: `no hierarchy service (${(err as Error).message}): this agent cannot spawn sub-agents` });
@@ -143,7 +174,12 @@ async function startService(sc: SpawnContext, child: ChildTicket): Promise<void>
 }
 
 /** Writes `prompt.md` (and `system-prompt.md`) and returns the FORGE_* variables the agent gets. */
-async function agentForgeEnv(sc: SpawnContext, reports: ReportPaths, allowedTools: string[], child: ChildTicket): Promise<Record<string, string>> {
+async function agentForgeEnv(
+  sc: SpawnContext,
+  reports: ReportPaths,
+  allowedTools: string[],
+  child: ChildTicket,
+): Promise<Record<string, string>> {
   const { options, sessionDir, depthCheck } = sc;
   const promptFile = path.join(sessionDir, "prompt.md");
   const systemPromptFile = path.join(sessionDir, "system-prompt.md");
@@ -186,7 +222,12 @@ async function agentForgeEnv(sc: SpawnContext, reports: ReportPaths, allowedTool
   }
   if (options.maxTurns !== undefined) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
 
-  const cli = options.forgeCli === false ? undefined : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : (options.forgeCli ?? defaultForgeCli());
+  const cli =
+    options.forgeCli === false
+      ? undefined
+      : typeof options.forgeCli === "string"
+        ? { command: process.execPath, args: [options.forgeCli] }
+        : (options.forgeCli ?? defaultForgeCli());
   if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }

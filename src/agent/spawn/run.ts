@@ -28,7 +28,13 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   const { options } = sc;
   const remaining = options.timeoutMs !== undefined ? options.timeoutMs - (Date.now() - sc.started.getTime()) : undefined;
   if (remaining !== undefined && remaining <= 0) {
-    return { done: await finish(sc, 21, { timedOut: "wall", rateLimitRetries: sc.rateLimitRetries, error: { code: "timeout", message: "wall-clock limit reached while waiting" } }) };
+    return {
+      done: await finish(sc, 21, {
+        timedOut: "wall",
+        rateLimitRetries: sc.rateLimitRetries,
+        error: { code: "timeout", message: "wall-clock limit reached while waiting" },
+      }),
+    };
   }
   const parser: OutputParser = p.adapter.parser();
   const stderrTail: string[] = [];

@@ -17,12 +17,15 @@ const MAX_CORRECTIONS = 2;
 /** The Captain's whole job in one session; its plan is what counts, so no walkthrough check. */
 const singleStage = (c: StageContext) => retried(c, "single", c.type, basePrompt(c, "single"));
 
-const writeStage = (c: StageContext) => retried(c, "write", c.type, `${basePrompt(c, "write")}${c.task.planDir ? `\n\n## Plan folder\n\n${c.task.planDir}` : ""}`);
+const writeStage = (c: StageContext) =>
+  retried(c, "write", c.type, `${basePrompt(c, "write")}${c.task.planDir ? `\n\n## Plan folder\n\n${c.task.planDir}` : ""}`);
 
 /** The plan's problems as `file:line field — message`, or why it cannot be read. */
 async function planProblems(planDir: string): Promise<string[]> {
   return loadPlan(planDir)
-    .then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} — ${x.message}`))
+    .then((p) =>
+      validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} — ${x.message}`),
+    )
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
 }
 
@@ -39,11 +42,23 @@ async function validateWithSelfHeal(c: StageContext): Promise<StageOutcome> {
     if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
       await writeValidateRefinement(c, heal, problems);
-      return { exitCode: 10, attempts: log.attempts, sessionDirs: log.dirs, artifact: c.reports.refinement, error: `${problems.length} validation problem(s) left` };
+      return {
+        exitCode: 10,
+        attempts: log.attempts,
+        sessionDirs: log.dirs,
+        artifact: c.reports.refinement,
+        error: `${problems.length} validation problem(s) left`,
+      };
     }
     progress(c, `plan invalid (${problems.length} problem(s)); the captain corrects it`);
     const prompt = [
-      stagePrompt(task, "write", c.reports, "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.", c.workdir),
+      stagePrompt(
+        task,
+        "write",
+        c.reports,
+        "`forge validate` found problems in the plan. Fix every one of them, validate again, and update the walkthrough.",
+        c.workdir,
+      ),
       `## Plan folder\n\n${task.planDir}`,
       `## Problems\n\n${problems.map((p) => `- ${p}`).join("\n")}`,
     ].join("\n\n");

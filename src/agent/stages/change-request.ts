@@ -27,7 +27,10 @@ export async function writeChangeRequest(file: string, ctx: TaskContext, cr: CrT
   };
   await writeFileAtomic(
     file,
-    writeFrontMatter(`## Description\n\n${cr.description}\n\n## Impact Assessment\n\n${cr.impact}\n\n## Proposed Resolution\n\n${cr.resolution}\n`, fm),
+    writeFrontMatter(
+      `## Description\n\n${cr.description}\n\n## Impact Assessment\n\n${cr.impact}\n\n## Proposed Resolution\n\n${cr.resolution}\n`,
+      fm,
+    ),
   );
   return file;
 }

@@ -13,7 +13,19 @@ import { z } from "zod";
 export type StagedAgentType = "1" | "2" | "3" | "refinery" | "captain";
 export const STAGED_AGENT_TYPES: readonly StagedAgentType[] = ["1", "2", "3", "refinery", "captain"];
 
-export const STAGE_NAMES = ["single", "implement", "verify", "walkthrough", "plan", "work", "merge", "test", "fix", "write", "validate"] as const;
+export const STAGE_NAMES = [
+  "single",
+  "implement",
+  "verify",
+  "walkthrough",
+  "plan",
+  "work",
+  "merge",
+  "test",
+  "fix",
+  "write",
+  "validate",
+] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 
 /** Stages each type may use. `single` is one session doing everything, walkthrough included. */
@@ -46,12 +58,18 @@ export function defaultStages(type: StagedAgentType): StageName[] {
 
 /** `.forge/stages.yml` in the repository: `{ "1": [implement, walkthrough], refinery: [...] }`. */
 export const stageConfigSchema = z
-  .object(Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, z.array(z.enum(STAGE_NAMES)).min(1).optional()])) as Record<StagedAgentType, z.ZodOptional<z.ZodArray<z.ZodEnum<{ [K in StageName]: K }>>>>)
+  .object(
+    Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, z.array(z.enum(STAGE_NAMES)).min(1).optional()])) as Record<
+      StagedAgentType,
+      z.ZodOptional<z.ZodArray<z.ZodEnum<{ [K in StageName]: K }>>>
+    >,
+  )
   .strict()
   .superRefine((cfg, ctx) => {
     for (const type of STAGED_AGENT_TYPES) {
       for (const stage of cfg[type] ?? []) {
-        if (!isStageOf(type, stage)) ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
+        if (!isStageOf(type, stage))
+          ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
       }
     }
   })
@@ -66,6 +84,7 @@ export async function loadStageConfig(repoDir: string): Promise<StageConfig> {
   const text = await readFile(file, "utf8").catch(() => undefined);
   if (text === undefined) return {};
   const parsed = stageConfigSchema.safeParse(parseYaml(text) ?? {});
-  if (!parsed.success) throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data;
 }

@@ -102,7 +102,8 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
   c.tally.sessions++;
   const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== undefined ? options.deadline - Date.now() : undefined;
-  const timeoutMs = remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const timeoutMs =
+    remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
     ...options.spawn,
     env: c.env,
@@ -133,7 +134,13 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
 export type SessionCheck = (r: SpawnResult) => Promise<string | undefined>;
 
 /** A session retried once on exit 1 (not on a rate limit, which already waited what it could). */
-export async function retried(c: StageContext, stage: string, kind: AgentKind, prompt: string, check?: SessionCheck): Promise<StageOutcome> {
+export async function retried(
+  c: StageContext,
+  stage: string,
+  kind: AgentKind,
+  prompt: string,
+  check?: SessionCheck,
+): Promise<StageOutcome> {
   const dirs: string[] = [];
   let attempt = 0;
   let current = prompt;

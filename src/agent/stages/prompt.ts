@@ -18,7 +18,8 @@ const STAGE_TEXT: Record<StageName, string> = {
   merge: "",
   test: "",
   fix: "",
-  write: "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
+  write:
+    "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
   validate: "",
 };
 
@@ -49,7 +50,9 @@ export function stagePrompt(ctx: TaskContext, stage: string, reports: ReportPath
   if (ctx.spec) parts.push(`## Spec\n\n${ctx.spec.trim()}`);
   if (ctx.plan) parts.push(`## The plan\n\n${ctx.plan.trim()}`);
   if (ctx.dependencyWalkthroughs?.length) {
-    parts.push(`## Walkthroughs of the tasks this one depends on\n\n${ctx.dependencyWalkthroughs.map((w) => `### ${w.taskId}\n\n${w.text.trim()}`).join("\n\n")}`);
+    parts.push(
+      `## Walkthroughs of the tasks this one depends on\n\n${ctx.dependencyWalkthroughs.map((w) => `### ${w.taskId}\n\n${w.text.trim()}`).join("\n\n")}`,
+    );
   }
   if (ctx.agentsMd) parts.push(`## Repository conventions (AGENTS.md)\n\n${ctx.agentsMd.trim()}`);
   if (ctx.refinement) parts.push(`## What the previous attempt must fix (its refinement document)\n\n${ctx.refinement.trim()}`);

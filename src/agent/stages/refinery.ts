@@ -11,7 +11,6 @@ import { singleStage, verifyStage, walkthroughStage } from "./common.js";
 import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome, type StageSteps } from "./context.js";
 import { initialTest, sentinelLoop } from "./sentinel.js";
 
-
 /** The merge stage: every upstream ref in order; the merge log is its artifact. */
 async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
   const log = new SessionLog();
@@ -32,7 +31,13 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
 }
 
 /** A sub-agent resolves the conflicts of merging `ref`; Forge concludes the merge. Returns how the stage ends when it could not. */
-async function resolveConflict(c: StageContext, ref: string, conflicts: string[], merged: string[], log: SessionLog): Promise<StageOutcome | undefined> {
+async function resolveConflict(
+  c: StageContext,
+  ref: string,
+  conflicts: string[],
+  merged: string[],
+  log: SessionLog,
+): Promise<StageOutcome | undefined> {
   const { task } = c;
   progress(c, `merging ${ref} conflicted in ${conflicts.join(", ")}; a sub-agent resolves it`);
   const prompt = [
@@ -52,9 +57,16 @@ async function resolveConflict(c: StageContext, ref: string, conflicts: string[]
     reason: `Merging ${ref} conflicts in ${concluded.conflicts.join(", ")} and the conflict could not be resolved automatically.`,
     description: `The refinery ${task.taskId} merged its upstream branches in order. ${merged.join("; ") || "No branch had been merged yet"}; then ${ref} conflicted in:\n\n${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
     impact: "The refinery cannot integrate its upstream tasks; every task that depends on it waits.",
-    resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand.",
+    resolution:
+      "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand.",
   });
-  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: cr, error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}` };
+  return {
+    exitCode: 11,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: cr,
+    error: `merging ${ref} conflicted in ${concluded.conflicts.join(", ")}`,
+  };
 }
 
 export const REFINERY_STEPS: StageSteps<"refinery"> = {

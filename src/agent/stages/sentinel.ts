@@ -45,8 +45,15 @@ export async function initialTest(c: StageContext): Promise<StageOutcome> {
   const v = await verification(c, path.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
-  if (v.result && isAbort(v.result)) return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
-  return { exitCode: 0, attempts: 1, sessionDirs: v.result ? [v.result.sessionDir] : [], artifact: v.file, ...(passed ? { skipNext: "fix" as const } : {}) };
+  if (v.result && isAbort(v.result))
+    return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  return {
+    exitCode: 0,
+    attempts: 1,
+    sessionDirs: v.result ? [v.result.sessionDir] : [],
+    artifact: v.file,
+    ...(passed ? { skipNext: "fix" as const } : {}),
+  };
 }
 
 /** Runs the test command, or has the sentinel executor verify when there is none. */
@@ -56,11 +63,18 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
   const file = path.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     // The test command runs the repository's code: it gets the agent's plain environment, no keys or tokens.
-    const testEnv = { ...pickEnv(c.env, options.spawn.passEnv ?? []), [ENV.trace]: c.traceId, FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId };
+    const testEnv = {
+      ...pickEnv(c.env, options.spawn.passEnv ?? []),
+      [ENV.trace]: c.traceId,
+      FORGE_RUN_ID: task.runId,
+      FORGE_TASK_ID: task.taskId,
+    };
     const run = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
     await writeFile(path.join(cycleDir, "test-output.log"), run.output, "utf8");
     const results: VerificationResults = {
-      checks: [{ name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) }],
+      checks: [
+        { name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) },
+      ],
       overall: run.code === 0 ? "PASS" : "FAIL",
       blocking_count: run.code === 0 ? 0 : 1,
     };
@@ -96,7 +110,14 @@ interface SentinelRun {
 
 /** The fix stage. */
 export async function sentinelLoop(c: StageContext): Promise<StageOutcome> {
-  const run: SentinelRun = { log: new SessionLog(), maxCycles: c.options.maxSentinelCycles ?? 3, blocking: [], remaining: [], grade: "FAIL", cycle: 0 };
+  const run: SentinelRun = {
+    log: new SessionLog(),
+    maxCycles: c.options.maxSentinelCycles ?? 3,
+    blocking: [],
+    remaining: [],
+    grade: "FAIL",
+    cycle: 0,
+  };
   const w = await writeTestSpec(c, run);
   if (isAbort(w)) return run.log.endWith(w, w.error?.message ?? "");
   run.v = await verification(c, path.join(sentinelDir(c), "cycle-1"), run.specPath);
@@ -114,7 +135,12 @@ async function writeTestSpec(c: StageContext, run: SentinelRun): Promise<SpawnRe
   const { task } = c;
   const spec = path.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w) => `### ${w.taskId}\n\n${w.text.trim()}`).join("\n\n");
-  const prompt = [`# Test specification for ${task.taskId}`, `Write the test specification to: ${spec}`, `## The refinery's task\n\n${task.task.trim()}`, upstream ? `## Upstream walkthroughs\n\n${upstream}` : ""]
+  const prompt = [
+    `# Test specification for ${task.taskId}`,
+    `Write the test specification to: ${spec}`,
+    `## The refinery's task\n\n${task.task.trim()}`,
+    upstream ? `## Upstream walkthroughs\n\n${upstream}` : "",
+  ]
     .filter(Boolean)
     .join("\n\n");
   const w = run.log.add(await session(c, "sentinel-writer", "sentinel-writer", prompt));
@@ -149,18 +175,31 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
       c,
       "sentinel-auditor",
       "sentinel-auditor",
-      [`# Audit cycle ${cycle} of ${task.taskId}`, `## Files\n\n- Test specification: ${run.specPath ?? "(none)"}\n- Verification results: ${v.file}\n- Write the audit report to: ${audit}`, `## The task\n\n${task.task.trim()}`].join("\n\n"),
+      [
+        `# Audit cycle ${cycle} of ${task.taskId}`,
+        `## Files\n\n- Test specification: ${run.specPath ?? "(none)"}\n- Verification results: ${v.file}\n- Write the audit report to: ${audit}`,
+        `## The task\n\n${task.task.trim()}`,
+      ].join("\n\n"),
     ),
   );
   if (isAbort(a)) return run.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec((await readFile(audit, "utf8").catch(() => "")) ?? "")?.[1] as Grade | undefined;
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec((await readFile(audit, "utf8").catch(() => "")) ?? "")?.[1] as
+    Grade | undefined;
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run.grade = auditGrade;
     return "done";
   }
   const fixList = path.join(cycleDir, "fix-list.json");
   const s = run.log.add(
-    await session(c, "sentinel-consolidator", "sentinel-consolidator", [`# Fix list, cycle ${cycle} of ${task.taskId}`, `## Files\n\n- Audit report: ${audit}\n- Verification results: ${v.file}\n- Write the fix list to: ${fixList}`].join("\n\n")),
+    await session(
+      c,
+      "sentinel-consolidator",
+      "sentinel-consolidator",
+      [
+        `# Fix list, cycle ${cycle} of ${task.taskId}`,
+        `## Files\n\n- Audit report: ${audit}\n- Verification results: ${v.file}\n- Write the fix list to: ${fixList}`,
+      ].join("\n\n"),
+    ),
   );
   if (isAbort(s)) return run.log.endWith(s);
   run.lastFixList = existsSync(fixList) ? fixList : undefined;
@@ -178,7 +217,13 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
 async function fixAndRetest(c: StageContext, run: SentinelRun, audit: string): Promise<"again" | "done" | StageOutcome> {
   const { cycle, maxCycles } = run;
   const fixPrompt = [
-    stagePrompt(c.task, "fix", c.reports, `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`, c.workdir),
+    stagePrompt(
+      c.task,
+      "fix",
+      c.reports,
+      `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`,
+      c.workdir,
+    ),
     `## Sentinel files\n\n- Fix list: ${run.lastFixList ?? "(none written; use the audit report)"}\n- Audit report: ${audit}\n- Verification results: ${run.v!.file}`,
   ].join("\n\n");
   const f = run.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
@@ -199,7 +244,11 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
   const { log, grade, cycle, blocking } = run;
   const dir = sentinelDir(c);
   await writeFile(path.join(dir, "grade.txt"), `${grade}\n`, "utf8");
-  await writeFile(path.join(dir, "summary.json"), `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`, "utf8");
+  await writeFile(
+    path.join(dir, "summary.json"),
+    `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`,
+    "utf8",
+  );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path.join(dir, "summary.json") };
 
@@ -223,7 +272,13 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
       resolution: "Amend the plan with tasks that fix the failing checks, or review the failures by hand.",
     });
   }
-  return { exitCode: 11, attempts: log.attempts, sessionDirs: log.dirs, artifact: reports.changeRequest, error: `verification still fails after ${cycle} sentinel cycle(s)` };
+  return {
+    exitCode: 11,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: reports.changeRequest,
+    error: `verification still fails after ${cycle} sentinel cycle(s)`,
+  };
 }
 
 async function readJson<T>(file: string): Promise<T | undefined> {
@@ -236,11 +291,22 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-function runShell(command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<{ code: number; output: string }> {
+function runShell(
+  command: string,
+  cwd: string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile("sh", ["-c", command], { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...(signal ? { signal } : {}) }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, output: `${String(stdout)}${stderr ? `\n[stderr]\n${String(stderr)}` : ""}` });
-    });
+    execFile(
+      "sh",
+      ["-c", command],
+      { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...(signal ? { signal } : {}) },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, output: `${String(stdout)}${stderr ? `\n[stderr]\n${String(stderr)}` : ""}` });
+      },
+    );
   });
 }

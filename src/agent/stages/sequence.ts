@@ -105,13 +105,21 @@ async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Pr
   const { out, reports } = c;
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-  if (o.exitCode === 3) out.question = (await readFile(reports.question, "utf8").catch(() => undefined)) ?? o.result?.result ?? "The agent needs a person's input.";
-  if (o.exitCode === 10) out.refinement ??= (await readFile(reports.refinement, "utf8").catch(() => undefined)) ?? o.result?.result ?? o.error ?? "";
+  if (o.exitCode === 3)
+    out.question =
+      (await readFile(reports.question, "utf8").catch(() => undefined)) ?? o.result?.result ?? "The agent needs a person's input.";
+  if (o.exitCode === 10)
+    out.refinement ??= (await readFile(reports.refinement, "utf8").catch(() => undefined)) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === 11 && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 
 /** The result and the manifest; `configError` (a malformed `.forge/stages.yml`) fails the attempt with its message. */
-export async function finishStages(c: StageContext, names: readonly StageName[], run: SequenceRun, configError?: string): Promise<StagesResult> {
+export async function finishStages(
+  c: StageContext,
+  names: readonly StageName[],
+  run: SequenceRun,
+  configError?: string,
+): Promise<StagesResult> {
   const { out, tally, task } = c;
   let final = run.final;
   if (configError) {

@@ -43,7 +43,9 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
     const file = path.join(dir, name);
     // A subtask without readable frontmatter is still work to do; one whose frontmatter is not YAML is not.
     const { data, body, problem } = readSubtaskFile(file, await readFile(file, "utf8"));
-    const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
+    const id = String(data.id ?? name.replace(/\.md$/, ""))
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
       title: String(data.title ?? id),
@@ -125,7 +127,8 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
   progress(c, `subtask ${sub.id} (type ${kind})`);
   const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
   if (isAbort(r)) {
-    if (subBranch && task.branch) await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
+    if (subBranch && task.branch)
+      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : undefined) };
   }
   let ok = r.exitCode === 0 || r.exitCode === 12;

@@ -30,7 +30,10 @@ export interface TaskContext {
   goal?: string;
 }
 
-export type StageSpawnOptions = Omit<SpawnOptions, "prompt" | "systemPrompt" | "agentType" | "cwd" | "sessionDir" | "name" | "signal" | "onProgress" | "reports">;
+export type StageSpawnOptions = Omit<
+  SpawnOptions,
+  "prompt" | "systemPrompt" | "agentType" | "cwd" | "sessionDir" | "name" | "signal" | "onProgress" | "reports"
+>;
 
 export interface RunStagesOptions {
   agentType: StagedAgentType;

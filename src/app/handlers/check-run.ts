@@ -11,7 +11,10 @@ export async function onCheckRun(ctx: AppContext, context: Context<"check_run">)
   if (!m) return;
   const rt = await ctx.rtOf(context);
   if (!WRITE_PERMISSIONS.has(await rt.port.permission(payload.sender.login))) return;
-  const identifier = payload.action === "requested_action" ? (payload as { requested_action?: { identifier: string } }).requested_action?.identifier : "retry";
+  const identifier =
+    payload.action === "requested_action"
+      ? (payload as { requested_action?: { identifier: string } }).requested_action?.identifier
+      : "retry";
   const command = identifier === "approve" ? "approve" : "retry";
   await ctx.apply(rt, m[1]!, [{ kind: "command", command, actor: payload.sender.login, taskId: m[2]! }]);
 }

@@ -2,7 +2,10 @@
 import type { Context } from "probot";
 import { logOf, type AppContext } from "../context.js";
 
-export async function onInstallation(ctx: AppContext, context: Context<"installation"> | Context<"installation_repositories">): Promise<void> {
+export async function onInstallation(
+  ctx: AppContext,
+  context: Context<"installation"> | Context<"installation_repositories">,
+): Promise<void> {
   const payload = context.payload as {
     action: string;
     installation: { id: number; account?: { login?: string } | null };

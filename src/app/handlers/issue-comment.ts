@@ -41,7 +41,11 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     if (!planId) return void (await reply("Say which plan: `/forge run <planId>`."));
     const sha = await rt.port.branchHead(await rt.port.defaultBranch());
     const started = await startRun(ctx, rt, planId, sha!, logOf(context));
-    await reply(started.runId ? `Started run \`${started.runId}\` of plan \`${planId}\`.` : `Plan \`${planId}\` was not started:\n\n${started.problems!.map((p) => `- ${p}`).join("\n")}`);
+    await reply(
+      started.runId
+        ? `Started run \`${started.runId}\` of plan \`${planId}\`.`
+        : `Plan \`${planId}\` was not started:\n\n${started.problems!.map((p) => `- ${p}`).join("\n")}`,
+    );
     return;
   }
   if (parsed.name === "plan") {
@@ -50,20 +54,42 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     const head = await rt.port.branchHead(base);
     const branch = `forge/_plan-${issue}`;
     await rt.port.createBranch(branch, head!);
-    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, { run_id: `_plan-${issue}`, task_id: `_captain-plan-${issue}`, attempt: "1", context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }) });
+    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, {
+      run_id: `_plan-${issue}`,
+      task_id: `_captain-plan-${issue}`,
+      attempt: "1",
+      context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }),
+    });
     return;
   }
-  if (!target) return void (await reply("This is not a Forge task PR, run tracker or Change Request: say which run it is about here, or comment on the run's tracker issue."));
+  if (!target)
+    return void (await reply(
+      "This is not a Forge task PR, run tracker or Change Request: say which run it is about here, or comment on the run's tracker issue.",
+    ));
   const loaded = await rt.engine.state(target.runId);
   if (!loaded) return void (await reply(`Run \`${target.runId}\` was not found.`));
   if (parsed.name === "status") {
     const j = loaded.state.journal;
     const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.hold ? ` (${t.hold})` : ""} | ${t.attempt} |`);
-    await reply([`Run \`${j.runId}\`: **${j.status}**, ${j.merged}/${j.tasks.length} merged.`, "", "| Task | Status | Attempt |", "|---|---|---:|", ...lines].join("\n"));
+    await reply(
+      [
+        `Run \`${j.runId}\`: **${j.status}**, ${j.merged}/${j.tasks.length} merged.`,
+        "",
+        "| Task | Status | Attempt |",
+        "|---|---|---:|",
+        ...lines,
+      ].join("\n"),
+    );
     return;
   }
-  const taskId = parsed.name === "retry" ? (parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId) : target.taskId;
-  const message = parsed.name === "retry" ? (taskId === parsed.args[0] ? parsed.rest.slice(taskId!.length).trim() : parsed.rest) : undefined;
+  const taskId =
+    parsed.name === "retry"
+      ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0])
+        ? parsed.args[0]
+        : target.taskId
+      : target.taskId;
+  const message =
+    parsed.name === "retry" ? (taskId === parsed.args[0] ? parsed.rest.slice(taskId!.length).trim() : parsed.rest) : undefined;
   const input: LeafInput = {
     kind: "command",
     command: parsed.name,

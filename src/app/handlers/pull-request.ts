@@ -16,7 +16,10 @@ export async function onPullRequest(ctx: AppContext, context: Context<"pull_requ
     return;
   }
   if (payload.action === "closed") {
-    if (pr.merged && pr.merge_commit_sha) await ctx.apply(rt, ref.runId, [{ kind: "pr.merged", taskId: ref.taskId, attempt: ref.attempt, number: pr.number, mergeSha: pr.merge_commit_sha }]);
+    if (pr.merged && pr.merge_commit_sha)
+      await ctx.apply(rt, ref.runId, [
+        { kind: "pr.merged", taskId: ref.taskId, attempt: ref.attempt, number: pr.number, mergeSha: pr.merge_commit_sha },
+      ]);
     return;
   }
   if (["opened", "reopened", "ready_for_review", "synchronize", "edited"].includes(payload.action)) {

@@ -42,7 +42,12 @@ export async function onPush(ctx: AppContext, context: Context<"push">): Promise
   const commits = payload.commits;
   const listed = commits[commits.length - 1]?.id === payload.after;
   const parent = !listed ? undefined : commits.length >= 2 ? commits[commits.length - 2]!.id : payload.before;
-  const input = await recordInput(rt.port, ref, payload.after, parent ? { message: payload.head_commit.message, parents: [parent] } : undefined);
+  const input = await recordInput(
+    rt.port,
+    ref,
+    payload.after,
+    parent ? { message: payload.head_commit.message, parents: [parent] } : undefined,
+  );
   if (input) await ctx.apply(rt, ref.runId, [input]);
 }
 

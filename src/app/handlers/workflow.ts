@@ -10,7 +10,14 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   const ref = run.head_branch ? await ctx.attemptOf(rt, run.head_branch) : undefined;
   if (!ref) return;
   if (payload.action === "in_progress" || payload.action === "requested") {
-    await ctx.apply(rt, ref.runId, [{ kind: payload.action === "in_progress" ? "agent.started" : "agent.heartbeat", taskId: ref.taskId, attempt: ref.attempt, ...(payload.action === "in_progress" ? { workflowRunId: run.id } : {}) }]);
+    await ctx.apply(rt, ref.runId, [
+      {
+        kind: payload.action === "in_progress" ? "agent.started" : "agent.heartbeat",
+        taskId: ref.taskId,
+        attempt: ref.attempt,
+        ...(payload.action === "in_progress" ? { workflowRunId: run.id } : {}),
+      },
+    ]);
     return;
   }
   if (payload.action !== "completed") return;
@@ -30,5 +37,8 @@ export async function onWorkflowJob(ctx: AppContext, context: Context<"workflow_
   const rt = await ctx.rtOf(context);
   const branch = payload.workflow_job.head_branch;
   const ref = branch ? await ctx.attemptOf(rt, branch) : undefined;
-  if (ref) await ctx.apply(rt, ref.runId, [{ kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: payload.workflow_job.run_id }]);
+  if (ref)
+    await ctx.apply(rt, ref.runId, [
+      { kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: payload.workflow_job.run_id },
+    ]);
 }

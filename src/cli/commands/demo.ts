@@ -21,7 +21,9 @@ function checkoutRoot(): string {
 export function registerDemo(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("demo")
-    .description("Run an example plan end to end on the local GitHub with the Forge App and the Forge action; prints a live view, a summary and the path of an HTML report.")
+    .description(
+      "Run an example plan end to end on the local GitHub with the Forge App and the Forge action; prints a live view, a summary and the path of an HTML report.",
+    )
     .option("--agent <kind>", "scripted (default) or claude: the real Claude Code CLI against the scripted model server")
     .option("--plan <dir>", "a plan folder (default: examples/plans/textkit)")
     .option("--out <dir>", "where the HTML report and the JSON result go (default: a temporary folder)")

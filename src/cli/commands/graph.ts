@@ -31,7 +31,8 @@ export function registerGraph(program: Command, { io, setExitCode }: CommandCont
       const nodes = dag.nodes.map((n) => ({ ...n, title: titles.get(n.id) }));
       io.out(renderMermaid(nodes, statuses, { titles: opts.titles ?? false }));
       const problems = validatePlan(plan).length;
-      if (problems > 0) io.err(`forge: warning: the plan has ${problems} problem${problems === 1 ? "" : "s"}; run forge validate ${planDir}\n`);
+      if (problems > 0)
+        io.err(`forge: warning: the plan has ${problems} problem${problems === 1 ? "" : "s"}; run forge validate ${planDir}\n`);
       setExitCode(CLI_EXIT.OK);
     });
 }

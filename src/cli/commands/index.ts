@@ -17,4 +17,11 @@ export interface CommandContext {
 export type CommandRegistration = (program: Command, ctx: CommandContext) => void;
 
 /** Every `forge` subcommand. Adding one is one line here. */
-export const COMMANDS: readonly CommandRegistration[] = [registerValidate, registerGraph, registerSpawn, registerSim, registerTick, registerDemo];
+export const COMMANDS: readonly CommandRegistration[] = [
+  registerValidate,
+  registerGraph,
+  registerSpawn,
+  registerSim,
+  registerTick,
+  registerDemo,
+];

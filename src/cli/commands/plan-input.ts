@@ -9,7 +9,8 @@ export async function loadPlanArg(planDir: string, io: CliIo): Promise<ParsedPla
   try {
     return await loadPlan(path.resolve(io.cwd, planDir));
   } catch (err) {
-    if (err instanceof PlanNotFoundError) throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
+    if (err instanceof PlanNotFoundError)
+      throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
     throw err;
   }
 }

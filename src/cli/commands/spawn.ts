@@ -124,14 +124,26 @@ async function subWorktreePlan(cwd: string, name: string, env: NodeJS.ProcessEnv
   const relative = path.relative(checkout.repoDir, cwd);
   return {
     relative,
-    start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
+    start: () =>
+      startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
     cleanup: () => rm(root, { recursive: true, force: true }),
     async finish(wt: SubWorktree, result: SpawnResult): Promise<SpawnResult & { branch: SubBranchReport }> {
       const ok = result.exitCode === 0 || result.exitCode === 12;
-      const branch = await finishSubWorktree(wt, `forge spawn: sub-agent ${name} (exit ${result.exitCode})`, ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` });
+      const branch = await finishSubWorktree(
+        wt,
+        `forge spawn: sub-agent ${name} (exit ${result.exitCode})`,
+        ok ? { merge: true } : { merge: false, reason: `the sub-agent ended with exit ${result.exitCode}; its work stays on ${wt.branch}` },
+      );
       await rm(root, { recursive: true, force: true });
       // A success whose work did not reach the parent's branch is not a success for the parent.
-      if (ok && !branch.merged) return { ...result, exitCode: 1, status: "failure", error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" }, branch };
+      if (ok && !branch.merged)
+        return {
+          ...result,
+          exitCode: 1,
+          status: "failure",
+          error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" },
+          branch,
+        };
       return { ...result, branch };
     },
   };
@@ -155,7 +167,8 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
   const env = process.env;
   const adapter = (flags.adapter ?? env.FORGE_ADAPTER ?? "claude") as AdapterName;
   if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
-  if (flags.agentType !== undefined && !isAgentKind(flags.agentType)) throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
+  if (flags.agentType !== undefined && !isAgentKind(flags.agentType))
+    throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
   const agentType = flags.agentType as AgentKind | undefined;
   const cwd = path.resolve(baseCwd, flags.cwd ?? ".");
 
@@ -197,10 +210,24 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
-    ...(flags.allowedTools ? { allowedTools: flags.allowedTools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
+    ...(flags.allowedTools
+      ? {
+          allowedTools: flags.allowedTools
+            .split(",")
+            .map((t) => t.trim())
+            .filter(Boolean),
+        }
+      : {}),
     ...(command ? { command } : {}),
     ...(binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {}),
-    ...(flags.passEnv ? { passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean) } : {}),
+    ...(flags.passEnv
+      ? {
+          passEnv: flags.passEnv
+            .split(",")
+            .map((n) => n.trim())
+            .filter(Boolean),
+        }
+      : {}),
     ...(flags.arg ? { args: flags.arg } : {}),
     // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
     ...(env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}),

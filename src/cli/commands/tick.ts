@@ -22,8 +22,16 @@ export function registerTick(program: Command, { io }: CommandContext): void {
       // never receives, src/agent/env.ts); APP_ID / PRIVATE_KEY are `npm start`'s names.
       const appId = process.env.FORGE_APP_ID || process.env.APP_ID;
       const privateKey = (process.env.FORGE_APP_PRIVATE_KEY || process.env.PRIVATE_KEY)?.replace(/\\n/g, "\n");
-      if (!appId || !privateKey) throw new CliError("forge tick acts as the Forge App: set FORGE_APP_ID and FORGE_APP_PRIVATE_KEY (or APP_ID and PRIVATE_KEY) from the App's registration, as secrets");
-      const probot = new Probot({ appId, privateKey, ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}), logLevel: "warn" });
+      if (!appId || !privateKey)
+        throw new CliError(
+          "forge tick acts as the Forge App: set FORGE_APP_ID and FORGE_APP_PRIVATE_KEY (or APP_ID and PRIVATE_KEY) from the App's registration, as secrets",
+        );
+      const probot = new Probot({
+        appId,
+        privateKey,
+        ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}),
+        logLevel: "warn",
+      });
       const forge = createForgeApp({ background: false });
       await probot.load(forge);
       const [owner, repo] = full.split("/") as [string, string];

@@ -16,7 +16,8 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
   switch (effect.kind) {
     case "DispatchAgent": {
       const i = s.find(effect.taskId);
-      if (i !== undefined && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number") s.edit(i).workflowRunId = result.workflowRunId;
+      if (i !== undefined && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number")
+        s.edit(i).workflowRunId = result.workflowRunId;
       return;
     }
     case "PrepareBranch": {
@@ -58,7 +59,11 @@ export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">):
     if (t.attempt !== effect.attempt || t.status !== "RUNNING") return;
     // Without its branch or its job the attempt cannot run: drop the sibling effect and fail it.
     s.j.outbox = s.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
-    fail(s, i, "effect.failed", { error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`, retryable: true, counted: true });
+    fail(s, i, "effect.failed", {
+      error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`,
+      retryable: true,
+      counted: true,
+    });
   } else if (effect.kind === "SpawnFollowup") {
     followupFinished(s, effect.followupId, false);
   } else if (effect.kind === "MergePullRequest") {

@@ -55,7 +55,12 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s.now) {
       usageLimited(s, until);
-      return fail(s, i, input.kind, { error: `model usage limit until ${s.iso(until)}`, retryable: true, counted: false, notBefore: until });
+      return fail(s, i, input.kind, {
+        error: `model usage limit until ${s.iso(until)}`,
+        retryable: true,
+        counted: false,
+        notBefore: until,
+      });
     }
   }
 
@@ -65,22 +70,48 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
       if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
       return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
     case EXIT_CODES.FAILURE:
-      return fail(s, i, input.kind, { error: input.error ?? "the agent failed", retryable: true, counted: true, exitCode: EXIT_CODES.FAILURE });
+      return fail(s, i, input.kind, {
+        error: input.error ?? "the agent failed",
+        retryable: true,
+        counted: true,
+        exitCode: EXIT_CODES.FAILURE,
+      });
     case EXIT_CODES.DEPTH_EXCEEDED:
-      return fail(s, i, input.kind, { error: input.error ?? "spawn depth exhausted", retryable: false, hold: "fatal", exitCode: EXIT_CODES.DEPTH_EXCEEDED });
+      return fail(s, i, input.kind, {
+        error: input.error ?? "spawn depth exhausted",
+        retryable: false,
+        hold: "fatal",
+        exitCode: EXIT_CODES.DEPTH_EXCEEDED,
+      });
     case EXIT_CODES.HUMAN_INPUT:
       return askPerson(s, i, input.question ?? input.error ?? DEFAULT_QUESTION, input.kind);
     case EXIT_CODES.NEEDS_REFINEMENT:
-      fail(s, i, input.kind, { error: input.error ?? "the quality gate failed", retryable: true, counted: true, exitCode: EXIT_CODES.NEEDS_REFINEMENT, refinement: input.refinement ?? input.error ?? "" });
+      fail(s, i, input.kind, {
+        error: input.error ?? "the quality gate failed",
+        retryable: true,
+        counted: true,
+        exitCode: EXIT_CODES.NEEDS_REFINEMENT,
+        refinement: input.refinement ?? input.error ?? "",
+      });
       return;
     case EXIT_CODES.NEEDS_ESCALATION:
       return escalate(s, i, input);
     case EXIT_CODES.INTERRUPTED:
-      return fail(s, i, input.kind, { error: input.error ?? "cancelled", retryable: false, hold: "cancelled", exitCode: EXIT_CODES.INTERRUPTED });
+      return fail(s, i, input.kind, {
+        error: input.error ?? "cancelled",
+        retryable: false,
+        hold: "cancelled",
+        exitCode: EXIT_CODES.INTERRUPTED,
+      });
     case EXIT_CODES.TIMEOUT:
       return stale(s, i, input.kind, input.error ?? "the agent timed out");
     default:
-      return fail(s, i, input.kind, { error: input.error ?? `unknown exit code ${input.exitCode}`, retryable: true, counted: true, exitCode: input.exitCode });
+      return fail(s, i, input.kind, {
+        error: input.error ?? `unknown exit code ${input.exitCode}`,
+        retryable: true,
+        counted: true,
+        exitCode: input.exitCode,
+      });
   }
 }
 
@@ -114,8 +145,10 @@ function refineryContains(s: Step, i: number, uncontained: readonly string[] | u
 
 /** A successful attempt with a walkthrough that changed files → DONE, reviewed, and through the merge gate if its head is in. */
 function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: InputKind): void {
-  if (!w) return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
-  if (w.filesChanged.length === 0) return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  if (!w)
+    return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  if (w.filesChanged.length === 0)
+    return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
   const e = s.edit(i);
   e.walkthroughSha = w.headSha;
   e.confidence = w.confidence;
@@ -123,7 +156,12 @@ function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial:
   e.filesChanged = w.filesChanged;
   if (!s.move(i, "DONE", kind)) return;
   const t = s.task(i);
-  s.emit("task.completed", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), status: e.walkthroughStatus, confidence: w.confidence, attempt: t.attempt });
+  s.emit("task.completed", t.id, {
+    agentId: agentId(s.j.runId, t.id, t.attempt),
+    status: e.walkthroughStatus,
+    confidence: w.confidence,
+    attempt: t.attempt,
+  });
   review(s, i, w);
   gate(s, i, kind);
 }

@@ -48,7 +48,9 @@ export function approveCr(s: Step, crId: string): void {
 
 export function resolveCr(s: Step, crId: string, resolution: "applied" | "rejected", overlayId?: string): void {
   const cr = s.j.changeRequests.find((c) => c.id === crId)!;
-  s.j.changeRequests = s.j.changeRequests.map((c) => (c.id === crId ? { ...c, status: resolution, ...(overlayId ? { overlayId } : {}) } : c));
+  s.j.changeRequests = s.j.changeRequests.map((c) =>
+    c.id === crId ? { ...c, status: resolution, ...(overlayId ? { overlayId } : {}) } : c,
+  );
   s.emit("cr.resolved", cr.emittedBy, { crId, resolution, ...(overlayId ? { overlayId } : {}) });
   // The escalated task gets a fresh attempt, not counted as a retry.
   const i = s.find(cr.emittedBy);
@@ -119,7 +121,8 @@ function checkOverlay(s: Step, nodes: readonly PlanNodeInput[], edges: readonly 
     if (known.has(n.id) || added.has(n.id)) return `task ${n.id} already exists`;
     added.add(n.id);
   }
-  for (const n of nodes) for (const d of n.dependencies) if (!known.has(d) && !added.has(d)) return `task ${n.id} depends on unknown task ${d}`;
+  for (const n of nodes)
+    for (const d of n.dependencies) if (!known.has(d) && !added.has(d)) return `task ${n.id} depends on unknown task ${d}`;
   for (const n of nodes) if (n.kind === "refinery" && n.dependencies.length === 0) return `refinery ${n.id} has no dependencies`;
   for (const e of edges) {
     if (!known.has(e.from) && !added.has(e.from)) return `edge ${e.from} → ${e.to} names unknown task ${e.from}`;

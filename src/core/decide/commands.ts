@@ -16,7 +16,11 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
     s.emit("run.paused", undefined, { reason: "manual" });
   },
   resume(s, c) {
-    if (!s.j.pause.manual) return s.reject(c.kind, s.j.pause.changeRequests.length ? replies.waitsForChangeRequests(s.j.pause.changeRequests) : replies.notPaused);
+    if (!s.j.pause.manual)
+      return s.reject(
+        c.kind,
+        s.j.pause.changeRequests.length ? replies.waitsForChangeRequests(s.j.pause.changeRequests) : replies.notPaused,
+      );
     s.j.pause = { ...s.j.pause, manual: false };
     s.emit("run.resumed", undefined, { reason: "manual" });
   },

@@ -57,5 +57,8 @@ function dispatch(s: Step, i: number): void {
 /** What the previous attempt left for this one; a previous attempt's conflicts are not this one's. */
 function handoff(context: TaskState["context"]): Extract<Effect, { kind: "DispatchAgent" }>["context"] {
   if (!context || (context.answer === undefined && context.refinement === undefined)) return undefined;
-  return { ...(context.refinement !== undefined ? { refinement: context.refinement } : {}), ...(context.answer !== undefined ? { answer: context.answer } : {}) };
+  return {
+    ...(context.refinement !== undefined ? { refinement: context.refinement } : {}),
+    ...(context.answer !== undefined ? { answer: context.answer } : {}),
+  };
 }

@@ -25,23 +25,56 @@ export function prepareBranch(t: Attempt & { branch: string }, from: string, mer
 }
 
 /** Run the attempt's agent job; `context` is what the previous attempt left for it. */
-export function dispatchAgent(t: Attempt & { branch: string }, agentType: AgentType, context: Of<"DispatchAgent">["context"]): Of<"DispatchAgent"> {
-  return { key: `dispatch:${t.id}:${t.attempt}`, kind: "DispatchAgent", taskId: t.id, attempt: t.attempt, branch: t.branch, agentType, ...(context ? { context } : {}) };
+export function dispatchAgent(
+  t: Attempt & { branch: string },
+  agentType: AgentType,
+  context: Of<"DispatchAgent">["context"],
+): Of<"DispatchAgent"> {
+  return {
+    key: `dispatch:${t.id}:${t.attempt}`,
+    kind: "DispatchAgent",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch,
+    agentType,
+    ...(context ? { context } : {}),
+  };
 }
 
 /** Show the attempt's status on its check run (one check run per attempt). */
 export function checkRun(t: Attempt & Pick<TaskState, "hold" | "lastError">, status: TaskStatus): Of<"UpsertCheckRun"> {
-  return { key: `check:${t.id}:${t.attempt}`, kind: "UpsertCheckRun", taskId: t.id, attempt: t.attempt, status, summary: checkSummary(t, status) };
+  return {
+    key: `check:${t.id}:${t.attempt}`,
+    kind: "UpsertCheckRun",
+    taskId: t.id,
+    attempt: t.attempt,
+    status,
+    summary: checkSummary(t, status),
+  };
 }
 
 /** Merge the attempt's pull request (a task's, or a follow-up's). */
 export function mergePullRequest(t: Attempt & { branch?: string | undefined; prNumber?: number | undefined }): Of<"MergePullRequest"> {
-  return { key: `merge:${t.id}:${t.attempt}`, kind: "MergePullRequest", taskId: t.id, attempt: t.attempt, branch: t.branch ?? "", ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}) };
+  return {
+    key: `merge:${t.id}:${t.attempt}`,
+    kind: "MergePullRequest",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch ?? "",
+    ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}),
+  };
 }
 
 /** Open the Change Request's issue. */
 export function openChangeRequest(cr: ChangeRequestState): Of<"OpenChangeRequest"> {
-  return { key: `cr:${cr.id}`, kind: "OpenChangeRequest", crId: cr.id, emittedBy: cr.emittedBy, attempt: cr.attempt, ...(cr.path ? { path: cr.path } : {}) };
+  return {
+    key: `cr:${cr.id}`,
+    kind: "OpenChangeRequest",
+    crId: cr.id,
+    emittedBy: cr.emittedBy,
+    attempt: cr.attempt,
+    ...(cr.path ? { path: cr.path } : {}),
+  };
 }
 
 /** Run the Captain agent that amends the plan for a Change Request. */
@@ -76,5 +109,11 @@ export function cleanupBranches(branches: string[], of?: Attempt): Of<"CleanupBr
 
 /** Cancel the attempt's job. */
 export function cancelAgent(t: Attempt & { workflowRunId?: number | undefined }): Of<"CancelAgent"> {
-  return { key: `cancel:${t.id}:${t.attempt}`, kind: "CancelAgent", taskId: t.id, attempt: t.attempt, ...(t.workflowRunId !== undefined ? { workflowRunId: t.workflowRunId } : {}) };
+  return {
+    key: `cancel:${t.id}:${t.attempt}`,
+    kind: "CancelAgent",
+    taskId: t.id,
+    attempt: t.attempt,
+    ...(t.workflowRunId !== undefined ? { workflowRunId: t.workflowRunId } : {}),
+  };
 }

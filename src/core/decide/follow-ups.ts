@@ -23,7 +23,14 @@ function setFollowup(s: Step, id: string, patch: Partial<FollowupState>): void {
 export function queueFollowup(s: Step, sourceTaskId: string, sourceAttempt: number, text: string): void {
   // '_' cannot start a task id, so a follow-up's id and branch never collide with a task's.
   const id = `_followup-${s.j.followups.length + 1}`;
-  const followup: FollowupState = { id, sourceTaskId, sourceAttempt, text, branch: branchName(s.config, s.j.runId, id, ATTEMPT), status: "queued" };
+  const followup: FollowupState = {
+    id,
+    sourceTaskId,
+    sourceAttempt,
+    text,
+    branch: branchName(s.config, s.j.runId, id, ATTEMPT),
+    status: "queued",
+  };
   s.j.followups = [...s.j.followups, followup];
 }
 
@@ -57,7 +64,8 @@ export function followupFinished(s: Step, id: string, ok: boolean): void {
   if (f.status !== "running") return;
   if (ok) {
     setFollowup(s, id, { status: "done" });
-    if (s.config.merge_policy === "auto") s.effect(effects.mergePullRequest({ id, attempt: ATTEMPT, branch: f.branch, prNumber: f.prNumber }));
+    if (s.config.merge_policy === "auto")
+      s.effect(effects.mergePullRequest({ id, attempt: ATTEMPT, branch: f.branch, prNumber: f.prNumber }));
   } else {
     setFollowup(s, id, { status: "failed" });
     s.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "failed" });

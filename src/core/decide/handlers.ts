@@ -24,11 +24,13 @@ const handlers: Handlers = {
   tick,
   "agent.started": agentAlive,
   "agent.heartbeat": agentAlive,
-  "agent.finished": (s, input) => (isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, followupSucceeded(input.exitCode)) : agentFinished(s, input)),
+  "agent.finished": (s, input) =>
+    isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, followupSucceeded(input.exitCode)) : agentFinished(s, input),
   "agent.lost": (s, input) => (isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, false) : agentLost(s, input)),
   "branch.pushed": branchPushed,
   "pr.opened": (s, input) => (isFollowup(s, input.taskId) ? followupPrOpened(s, input.taskId, input.number) : prOpened(s, input)),
-  "pr.merged": (s, input) => (isFollowup(s, input.taskId) ? followupMerged(s, input.taskId) : prMerged(s, input.taskId, input.attempt, input.mergeSha, input.kind)),
+  "pr.merged": (s, input) =>
+    isFollowup(s, input.taskId) ? followupMerged(s, input.taskId) : prMerged(s, input.taskId, input.attempt, input.mergeSha, input.kind),
   "effect.done": effectDone,
   "effect.failed": effectFailed,
   command,

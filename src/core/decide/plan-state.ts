@@ -4,7 +4,15 @@ import type { PlanNode, TaskState } from "../journal.js";
 import { buildIndex, downstreamCounts, type PlanIndex } from "../plan-index.js";
 
 export function planNode(n: PlanNodeInput): PlanNode {
-  return { id: n.id, kind: n.kind, agentType: n.agentType, title: n.title ?? "", dependencies: n.dependencies.slice(), paths: n.paths ?? [], priority: 0 };
+  return {
+    id: n.id,
+    kind: n.kind,
+    agentType: n.agentType,
+    title: n.title ?? "",
+    dependencies: n.dependencies.slice(),
+    paths: n.paths ?? [],
+    priority: 0,
+  };
 }
 
 /** Index the nodes and give each its priority: how many nodes are downstream of it (ready tasks with more go first). */

@@ -68,7 +68,9 @@ export function retry(s: Step, i: number, kind: InputKind, opts: { counted: bool
     return;
   }
   const retries = opts.counted && !opts.manual ? t.retries + 1 : t.retries;
-  const notBefore = opts.manual ? undefined : (opts.notBefore ?? s.now + backoffMs(s.config, Math.max(0, retries - 1), `${s.j.runId}:${t.id}:${t.attempt}`));
+  const notBefore = opts.manual
+    ? undefined
+    : (opts.notBefore ?? s.now + backoffMs(s.config, Math.max(0, retries - 1), `${s.j.runId}:${t.id}:${t.attempt}`));
   if (!s.move(i, "PENDING", kind)) return;
   const e = nextAttempt(s.task(i), retries, notBefore !== undefined && notBefore > s.now ? s.iso(notBefore) : undefined);
   s.replaceTask(i, e);

@@ -15,11 +15,16 @@ export function review(s: Step, i: number, w: WalkthroughFacts): void {
   const result = reviewWalkthrough(
     { risks: w.risks, followups: w.followups, confidence: w.confidence, filesChanged: w.filesChanged },
     others,
-    { threshold: s.config.low_confidence_threshold, keywords: s.config.followups.keywords, spawnOpenEnded: s.config.followups.spawn_open_ended },
+    {
+      threshold: s.config.low_confidence_threshold,
+      keywords: s.config.followups.keywords,
+      spawnOpenEnded: s.config.followups.spawn_open_ended,
+    },
   );
   for (const risk of w.risks) s.emit("review.risk", t.id, { attempt: t.attempt, risk });
   for (const c of result.conflicts) s.emit("conflict.potential", t.id, c);
-  if (result.lowConfidence) s.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s.config.low_confidence_threshold });
+  if (result.lowConfidence)
+    s.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s.config.low_confidence_threshold });
   for (const f of result.followups) {
     if (!f.spawn) {
       s.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: f.text });

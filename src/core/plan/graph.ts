@@ -193,7 +193,8 @@ export function topoOrder(nodes: readonly GraphInput[]): { ok: true; order: stri
     remaining[v] = g.start[v + 1]! - g.start[v]!;
   }
   const fill = dependentStart.slice(0, n);
-  for (let v = 0; v < n; v++) for (let e = g.start[v]!; e < g.start[v + 1]!; e++) {
+  for (let v = 0; v < n; v++)
+    for (let e = g.start[v]!; e < g.start[v + 1]!; e++) {
       const w = g.targets[e]!;
       dependents[fill[w]!] = v;
       fill[w] = fill[w]! + 1;

@@ -65,7 +65,8 @@ export async function readPlanSource(planDir: string): Promise<PlanSource> {
         unreadable.push({ file: "specs/", message: `cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path.sep).join("/")}`, "");
+        if (statSync(path.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path.sep).join("/")}`, "");
       }
     }
   }

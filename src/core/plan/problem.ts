@@ -69,11 +69,6 @@ export function fieldPath(path: readonly PropertyKey[]): string {
 export function sortProblems(problems: Problem[]): Problem[] {
   return problems
     .map((p, i) => ({ p, i }))
-    .sort(
-      (a, b) =>
-        (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) ||
-        (a.p.line ?? 0) - (b.p.line ?? 0) ||
-        a.i - b.i,
-    )
+    .sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i)
     .map(({ p }) => p);
 }

@@ -27,14 +27,18 @@ function dagEntries(dag: DagFile): DagEntry[] {
     const raw = n as Record<string, unknown>;
     if (typeof raw.id !== "string") return;
     const agentType = agentTypeSchema.safeParse(raw.agentType);
-    const deps = Array.isArray(raw.dependencies) ? raw.dependencies.filter((d): d is string => typeof d === "string" && ID_PATTERN.test(d)) : [];
+    const deps = Array.isArray(raw.dependencies)
+      ? raw.dependencies.filter((d): d is string => typeof d === "string" && ID_PATTERN.test(d))
+      : [];
     entries.push({
       id: raw.id,
       pos,
       type: raw.type === "task" || raw.type === "refinery" ? raw.type : undefined,
       agentType: agentType.success ? agentType.data : undefined,
       deps,
-      depsKnown: Array.isArray(raw.dependencies) && !dag.issues.some((i) => i.path[0] === "nodes" && i.path[1] === pos && i.path[2] === "dependencies"),
+      depsKnown:
+        Array.isArray(raw.dependencies) &&
+        !dag.issues.some((i) => i.path[0] === "nodes" && i.path[1] === pos && i.path[2] === "dependencies"),
     });
   });
   return entries;
@@ -56,13 +60,16 @@ export function checkDagJson(
   const dag = plan.dag;
   if (!dag.present) return;
   if (dag.jsonError) {
-    out.push(problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`));
+    out.push(
+      problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`),
+    );
     return;
   }
   const nodeIds = (dag.raw as { nodes?: { id?: unknown }[] } | undefined)?.nodes;
   for (const issue of dag.issues) {
     const field = fieldPath(issue.path);
-    const node = issue.path[0] === "nodes" && typeof issue.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue.path[1]] : undefined;
+    const node =
+      issue.path[0] === "nodes" && typeof issue.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue.path[1]] : undefined;
     const id = typeof node?.id === "string" ? node.id : undefined;
     const isId = issue.path.length === 3 && issue.path[2] === "id" && issue.code === "invalid_format";
     const lastKey = [...issue.path].reverse().find((k) => typeof k === "string");
@@ -73,14 +80,19 @@ export function checkDagJson(
   const planId = (dag.raw as { planId?: unknown } | undefined)?.planId;
   if (typeof planId === "string" && planId !== plan.planId)
     out.push(
-      problem(dagAt(dag, "planId"), "plan-id-mismatch", `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`),
+      problem(
+        dagAt(dag, "planId"),
+        "plan-id-mismatch",
+        `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`,
+      ),
     );
 
   const entries = dagEntries(dag);
   const byId = new Map<string, DagEntry>();
   for (const e of entries) {
     const first = byId.get(e.id);
-    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
+    if (first)
+      out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
     else byId.set(e.id, e);
     if (e.type !== undefined && e.agentType !== undefined && (e.type === "refinery") !== (e.agentType === "refinery"))
       out.push(
@@ -97,10 +109,20 @@ export function checkDagJson(
     const { totalTasks, totalRefineries } = dag.data.metadata;
     const taskCount = dag.data.nodes.length - refineries;
     if (totalTasks !== taskCount)
-      out.push(problem(dagAt(dag, "metadata.totalTasks"), "metadata-totals", `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`));
+      out.push(
+        problem(
+          dagAt(dag, "metadata.totalTasks"),
+          "metadata-totals",
+          `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`,
+        ),
+      );
     if (totalRefineries !== refineries)
       out.push(
-        problem(dagAt(dag, "metadata.totalRefineries"), "metadata-totals", `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`),
+        problem(
+          dagAt(dag, "metadata.totalRefineries"),
+          "metadata-totals",
+          `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`,
+        ),
       );
   }
   if (!dag.raw || !Array.isArray((dag.raw as { nodes?: unknown }).nodes)) return;
@@ -113,7 +135,11 @@ export function checkDagJson(
       const k = addedBy.get(t.id);
       out.push(
         k !== undefined
-          ? problem(dagAt(dag, "nodes"), "dag-not-base-plus-overlays", `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`)
+          ? problem(
+              dagAt(dag, "nodes"),
+              "dag-not-base-plus-overlays",
+              `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`,
+            )
           : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`),
       );
       continue;
@@ -151,7 +177,9 @@ export function checkDagJson(
   }
   for (const d of byId.values()) {
     if (tasks.has(d.id) || missingFiles.has(d.id)) continue;
-    out.push(problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`));
+    out.push(
+      problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`),
+    );
   }
 }
 

@@ -23,13 +23,11 @@ export function checkFiles(plan: ParsedPlan, out: Problem[]): void {
   const unreadable = new Set(plan.unreadable.map((u) => u.file));
   for (const u of plan.unreadable) out.push(problem({ file: u.file }, "unreadable-file", u.message));
   if (!plan.hasPlanMd && !unreadable.has("plan.md")) out.push(problem({ file: "plan.md" }, "missing-file", "plan.md is missing"));
-  if (!plan.dag.present && !unreadable.has("dag.json"))
-    out.push(problem({ file: "dag.json" }, "missing-file", "dag.json is missing"));
+  if (!plan.dag.present && !unreadable.has("dag.json")) out.push(problem({ file: "dag.json" }, "missing-file", "dag.json is missing"));
   if (!plan.hasTasksDir) out.push(problem({ file: "tasks/" }, "missing-file", "the tasks/ folder is missing"));
   else if (plan.tasks.length === 0 && plan.unreadable.length === 0)
     out.push(problem({ file: "tasks/" }, "missing-file", "tasks/ holds no task file"));
-  for (const file of plan.unexpected)
-    out.push(problem({ file }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
+  for (const file of plan.unexpected) out.push(problem({ file }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
 }
 
 /** Problems of a frontmatter file that could not be read, or that its schema refused. False when nothing can be read from it. */
@@ -50,7 +48,9 @@ export function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], id
   for (const issue of f.issues) {
     const field = fieldPath(issue.path);
     const rule: PlanRule = field === "id" && issue.code === "invalid_format" ? idRule : "invalid-frontmatter";
-    out.push(problem({ file: f.file, line: lineOfPath(fieldLines(f), issue.path), field: field || undefined }, rule, issueMessage(issue, f.raw)));
+    out.push(
+      problem({ file: f.file, line: lineOfPath(fieldLines(f), issue.path), field: field || undefined }, rule, issueMessage(issue, f.raw)),
+    );
   }
   return true;
 }
@@ -139,7 +139,13 @@ function taskEntry(task: TaskFile, readable: boolean): TaskEntry {
 function checkSpec(task: TaskFile, specs: ReadonlySet<string>, out: Problem[]): void {
   const spec = task.data ? task.data.spec : (task.raw as Record<string, unknown> | undefined)?.spec;
   if (typeof spec !== "string" || specs.has(spec) || (spec.startsWith("./") && specs.has(spec.slice(2)))) return;
-  out.push(problem({ file: task.file, line: fieldLines(task).spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`));
+  out.push(
+    problem(
+      { file: task.file, line: fieldLines(task).spec, field: "spec" },
+      "unknown-spec",
+      `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`,
+    ),
+  );
 }
 
 function checkSections(task: TaskFile, out: Problem[]): void {

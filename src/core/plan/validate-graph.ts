@@ -72,7 +72,8 @@ export function checkStructure(input: StructureInput, out: Problem[], reported: 
       const w = index.get(d);
       if (w === v) out.push(problem(input.locate(v, j), "self-dependency", `${d} depends on itself`));
       else if (w === undefined) {
-        if (!reported.has(d)) out.push(problem(input.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
+        if (!reported.has(d))
+          out.push(problem(input.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
       } else if (stamp[w] === v) out.push(problem(input.locate(v, j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
       else {
         stamp[w] = v;
@@ -81,7 +82,13 @@ export function checkStructure(input: StructureInput, out: Problem[], reported: 
       }
     }
     if (refinery[v] && list.length === 0)
-      out.push(problem(input.locate(v), "refinery-without-dependencies", `refinery ${ids[v]!} has no dependencies: a refinery integrates upstream work`));
+      out.push(
+        problem(
+          input.locate(v),
+          "refinery-without-dependencies",
+          `refinery ${ids[v]!} has no dependencies: a refinery integrates upstream work`,
+        ),
+      );
   }
   start[n] = e;
   const g: IndexedGraph = { ids: ids as string[], index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };

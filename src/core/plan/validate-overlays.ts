@@ -23,14 +23,19 @@ export interface OverlayDep {
 const OVERLAY_NAME = /^overlay-(\d{3,})$/;
 
 export function collectOverlays(plan: ParsedPlan, out: Problem[]): OverlayEntry[] {
-  for (const file of plan.overlayOthers)
-    out.push(problem({ file }, "overlay-numbering", "overlays/ may only hold overlay-NNN.md files"));
+  for (const file of plan.overlayOthers) out.push(problem({ file }, "overlay-numbering", "overlays/ may only hold overlay-NNN.md files"));
   const numbered: { n: number; entry: OverlayEntry }[] = [];
   for (const overlay of plan.overlays) {
     const readable = checkFrontmatter(overlay, out, "invalid-frontmatter");
     const m = OVERLAY_NAME.exec(overlay.name);
     if (!m) {
-      out.push(problem({ file: overlay.file }, "overlay-numbering", "overlay files must be named overlay-NNN.md (overlay-001.md, overlay-002.md, …)"));
+      out.push(
+        problem(
+          { file: overlay.file },
+          "overlay-numbering",
+          "overlay files must be named overlay-NNN.md (overlay-001.md, overlay-002.md, …)",
+        ),
+      );
       continue;
     }
     const entry: OverlayEntry = { overlay, label: overlay.name, addedTasks: [], edges: [] };
@@ -53,7 +58,9 @@ export function collectOverlays(plan: ParsedPlan, out: Problem[]): OverlayEntry[
         problem(
           at,
           "overlay-numbering",
-          previous ? `${entry.overlay.file} follows ${previous.overlay.file}: ${missing} is missing` : `the first overlay must be ${missing}`,
+          previous
+            ? `${entry.overlay.file} follows ${previous.overlay.file}: ${missing} is missing`
+            : `the first overlay must be ${missing}`,
         ),
       );
     }
@@ -91,7 +98,19 @@ function readOverlay(overlay: OverlayFile, entry: OverlayEntry, out: Problem[]):
 
 export function overlayAt(o: OverlayEntry, field: string): Location {
   const lines = fieldLines(o.overlay);
-  return { file: o.overlay.file, line: lines[field] ?? lineOfPath(lines, field.split(/[.[\]]+/).filter(Boolean).map((k) => (/^\d+$/.test(k) ? Number(k) : k))), field };
+  return {
+    file: o.overlay.file,
+    line:
+      lines[field] ??
+      lineOfPath(
+        lines,
+        field
+          .split(/[.[\]]+/)
+          .filter(Boolean)
+          .map((k) => (/^\d+$/.test(k) ? Number(k) : k)),
+      ),
+    field,
+  };
 }
 
 /**
@@ -107,7 +126,9 @@ export function replayOverlays(tasks: Map<string, TaskEntry>, overlays: OverlayE
       const at = overlayAt(o, `added_tasks[${pos}]`);
       const earlier = addedBy.get(id);
       if (earlier !== undefined && earlier < k) {
-        out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} already existed: ${overlays[earlier]!.label} added it`));
+        out.push(
+          problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} already existed: ${overlays[earlier]!.label} added it`),
+        );
       } else if (inThis.has(id)) {
         out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} is listed twice`));
       } else {
@@ -148,7 +169,10 @@ export function replayOverlays(tasks: Map<string, TaskEntry>, overlays: OverlayE
     for (const { from, to, pos } of o.edges) {
       const base = `added_edges[${pos}]`;
       let known = true;
-      for (const [end, id] of [["from", from], ["to", to]] as const) {
+      for (const [end, id] of [
+        ["from", from],
+        ["to", to],
+      ] as const) {
         const at = overlayAt(o, `${base}.${end}`);
         if (!tasks.has(id) && !missingFiles.has(id)) {
           out.push(problem(at, "overlay-not-append-only", `edge names unknown task ${JSON.stringify(id)}`));
@@ -162,7 +186,11 @@ export function replayOverlays(tasks: Map<string, TaskEntry>, overlays: OverlayE
       const listed = overlayDeps.get(to) ?? [];
       const earlier = listed.find((d) => d.from === from);
       if (target?.deps.includes(from) || earlier) {
-        const where = earlier ? (earlier.overlay === o ? `${base} repeats it` : `${earlier.overlay.label} added it`) : `${target!.task.file} lists it`;
+        const where = earlier
+          ? earlier.overlay === o
+            ? `${base} repeats it`
+            : `${earlier.overlay.label} added it`
+          : `${target!.task.file} lists it`;
         out.push(problem(overlayAt(o, base), "overlay-not-append-only", `edge ${from} → ${to} already existed (${where})`));
         continue;
       }

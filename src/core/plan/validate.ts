@@ -38,7 +38,8 @@ export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
   for (let pos = 0; pos < dag.nodes.length; pos++) {
     const n = dag.nodes[pos]!;
     if (n.type === "refinery") refineries++;
-    if (!ID_PATTERN.test(n.id)) out.push(problem({ file, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
+    if (!ID_PATTERN.test(n.id))
+      out.push(problem({ file, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
     const first = seen.get(n.id);
     if (first !== undefined) {
       out.push(problem({ file, field: `nodes[${pos}].id` }, "duplicate-id", `node ${JSON.stringify(n.id)} is also nodes[${first}]`));
@@ -54,17 +55,30 @@ export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
   }
   const taskCount = dag.nodes.length - refineries;
   if (dag.metadata.totalTasks !== taskCount)
-    out.push(problem({ file, field: "metadata.totalTasks" }, "metadata-totals", `totalTasks is ${dag.metadata.totalTasks} but there are ${taskCount} task nodes`));
+    out.push(
+      problem(
+        { file, field: "metadata.totalTasks" },
+        "metadata-totals",
+        `totalTasks is ${dag.metadata.totalTasks} but there are ${taskCount} task nodes`,
+      ),
+    );
   if (dag.metadata.totalRefineries !== refineries)
     out.push(
-      problem({ file, field: "metadata.totalRefineries" }, "metadata-totals", `totalRefineries is ${dag.metadata.totalRefineries} but there are ${refineries} refinery nodes`),
+      problem(
+        { file, field: "metadata.totalRefineries" },
+        "metadata-totals",
+        `totalRefineries is ${dag.metadata.totalRefineries} but there are ${refineries} refinery nodes`,
+      ),
     );
   checkStructure(
     {
       ids,
       deps,
       refinery,
-      locate: (v, j) => ({ file, field: j === undefined ? `nodes[${positions[v]!}].dependencies` : `nodes[${positions[v]!}].dependencies[${j}]` }),
+      locate: (v, j) => ({
+        file,
+        field: j === undefined ? `nodes[${positions[v]!}].dependencies` : `nodes[${positions[v]!}].dependencies[${j}]`,
+      }),
     },
     out,
   );
@@ -78,7 +92,13 @@ export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
 export function validateDagChange(before: Dag, after: Dag, file = "dag.json"): Problem[] {
   const out = validateDag(after, file);
   if (before.planId !== after.planId)
-    out.push(problem({ file, field: "planId" }, "overlay-not-append-only", `planId changed from ${JSON.stringify(before.planId)} to ${JSON.stringify(after.planId)}`));
+    out.push(
+      problem(
+        { file, field: "planId" },
+        "overlay-not-append-only",
+        `planId changed from ${JSON.stringify(before.planId)} to ${JSON.stringify(after.planId)}`,
+      ),
+    );
   const afterById = new Map<string, { node: Dag["nodes"][number]; pos: number }>();
   after.nodes.forEach((node, pos) => {
     if (!afterById.has(node.id)) afterById.set(node.id, { node, pos });

@@ -54,7 +54,9 @@ export const changeRequestTitle = (taskId: string) => `${taskId} needs the plan 
 
 /** What the escalated task's next attempt is told of its Change Request's fate. */
 export function changeRequestAnswer(crId: string, resolution: "applied" | "rejected", overlayId: string | undefined): string {
-  return resolution === "applied" ? `Change Request ${crId} was applied as ${overlayId}.` : `Change Request ${crId} was rejected; complete the task within the current plan.`;
+  return resolution === "applied"
+    ? `Change Request ${crId} was applied as ${overlayId}.`
+    : `Change Request ${crId} was rejected; complete the task within the current plan.`;
 }
 
 /** Why a `/forge` command changed nothing, as the person who typed it reads it. */

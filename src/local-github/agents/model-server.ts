@@ -30,7 +30,10 @@ export interface ScriptedTurn {
 export const claudeTools = {
   write: (file_path: string, content: string): ScriptedToolCall => ({ name: "Write", input: { file_path, content } }),
   read: (file_path: string): ScriptedToolCall => ({ name: "Read", input: { file_path } }),
-  edit: (file_path: string, old_string: string, new_string: string): ScriptedToolCall => ({ name: "Edit", input: { file_path, old_string, new_string } }),
+  edit: (file_path: string, old_string: string, new_string: string): ScriptedToolCall => ({
+    name: "Edit",
+    input: { file_path, old_string, new_string },
+  }),
   bash: (command: string, description = "Run a command"): ScriptedToolCall => ({ name: "Bash", input: { command, description } }),
 };
 
@@ -161,7 +164,8 @@ type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; na
 function blocksOf(turn: ScriptedTurn): Block[] {
   const blocks: Block[] = [];
   if (turn.text !== undefined && turn.text !== "") blocks.push({ type: "text", text: turn.text });
-  for (const call of turn.toolCalls ?? []) blocks.push({ type: "tool_use", id: call.id ?? newId("toolu"), name: call.name, input: call.input });
+  for (const call of turn.toolCalls ?? [])
+    blocks.push({ type: "tool_use", id: call.id ?? newId("toolu"), name: call.name, input: call.input });
   if (blocks.length === 0) blocks.push({ type: "text", text: "" });
   return blocks;
 }
@@ -200,7 +204,10 @@ export function sseEvents(turn: ScriptedTurn, model: string, inputTokens: number
   let outputTokens = 0;
   blocks.forEach((b, index) => {
     if (b.type === "text") {
-      events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "text", text: "" } } });
+      events.push({
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      });
       for (const c of chunks(b.text, chunkSize)) {
         events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "text_delta", text: c } } });
       }
@@ -212,7 +219,10 @@ export function sseEvents(turn: ScriptedTurn, model: string, inputTokens: number
       });
       const json = JSON.stringify(b.input);
       for (const c of chunks(json, chunkSize)) {
-        events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: c } } });
+        events.push({
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: c } },
+        });
       }
       outputTokens += estimateTokens(json);
     }
@@ -303,7 +313,9 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         record.kind = "count_tokens";
         reply(200);
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ input_tokens: estimateTokens(body?.messages) + estimateTokens(body?.system) + estimateTokens(body?.tools) }));
+        res.end(
+          JSON.stringify({ input_tokens: estimateTokens(body?.messages) + estimateTokens(body?.system) + estimateTokens(body?.tools) }),
+        );
         return;
       }
       if (req.method !== "POST" || url.pathname !== "/v1/messages") {

@@ -119,13 +119,20 @@ export interface ResponsesServer {
 /** Codex's tools, for writing scripts. */
 export const codexTools = {
   /** `exec_command { cmd, workdir? }`: a shell command (Codex runs it in its sandbox). */
-  exec: (cmd: string, workdir?: string): ResponsesToolCall => ({ name: "exec_command", arguments: { cmd, ...(workdir ? { workdir } : {}) } }),
+  exec: (cmd: string, workdir?: string): ResponsesToolCall => ({
+    name: "exec_command",
+    arguments: { cmd, ...(workdir ? { workdir } : {}) },
+  }),
   /** `apply_patch`, freeform: the whole patch text. */
   applyPatch: (patch: string): ResponsesToolCall => ({ name: "apply_patch", input: patch }),
   /** An `apply_patch` that adds one file (path absolute or relative to the session's cwd). */
   addFile: (file: string, content: string): ResponsesToolCall => ({
     name: "apply_patch",
-    input: `*** Begin Patch\n*** Add File: ${file}\n${content.replace(/\n$/, "").split("\n").map((l) => `+${l}`).join("\n")}\n*** End Patch\n`,
+    input: `*** Begin Patch\n*** Add File: ${file}\n${content
+      .replace(/\n$/, "")
+      .split("\n")
+      .map((l) => `+${l}`)
+      .join("\n")}\n*** End Patch\n`,
   }),
   /** An `apply_patch` that replaces one line of an existing file. */
   replaceLine: (file: string, oldLine: string, newLine: string): ResponsesToolCall => ({
@@ -188,7 +195,8 @@ function messagesText(body: ResponsesRequest, role: string): string {
 
 function outputText(output: unknown): string {
   if (typeof output === "string") return output;
-  if (output && typeof output === "object" && typeof (output as { content?: unknown }).content === "string") return (output as { content: string }).content;
+  if (output && typeof output === "object" && typeof (output as { content?: unknown }).content === "string")
+    return (output as { content: string }).content;
   if (Array.isArray(output)) return textOf(output);
   return JSON.stringify(output ?? "");
 }
@@ -202,7 +210,12 @@ export function lastToolOutputs(body: ResponsesRequest): ToolOutput[] {
   const trailing: typeof outputs = [];
   if (ours.length === 0) {
     // Call ids this server did not hand out: the outputs at the end of the input.
-    for (let i = input.length - 1; i >= 0 && (input[i]!.type === "function_call_output" || input[i]!.type === "custom_tool_call_output"); i--) trailing.unshift(input[i]!);
+    for (
+      let i = input.length - 1;
+      i >= 0 && (input[i]!.type === "function_call_output" || input[i]!.type === "custom_tool_call_output");
+      i--
+    )
+      trailing.unshift(input[i]!);
   }
   return (ours.length > 0 ? ours : trailing).map((i) => ({ call_id: String(i.call_id), output: outputText(i.output) }));
 }
@@ -210,8 +223,12 @@ export function lastToolOutputs(body: ResponsesRequest): ToolOutput[] {
 /** The API's complaint when a tool call in the input has no output, else null. */
 export function unansweredToolCalls(body: ResponsesRequest): string | null {
   const input = body.input ?? [];
-  const answered = new Set(input.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").map((i) => String(i.call_id)));
-  const missing = input.filter((i) => (i.type === "function_call" || i.type === "custom_tool_call") && !answered.has(String(i.call_id))).map((i) => String(i.call_id));
+  const answered = new Set(
+    input.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").map((i) => String(i.call_id)),
+  );
+  const missing = input
+    .filter((i) => (i.type === "function_call" || i.type === "custom_tool_call") && !answered.has(String(i.call_id)))
+    .map((i) => String(i.call_id));
   return missing.length > 0 ? `No tool output found for function call ${missing[0]}.` : null;
 }
 
@@ -234,13 +251,33 @@ function outputItems(turn: ResponsesTurn, index: number): OutputItem[] {
   (turn.toolCalls ?? []).forEach((call, n) => {
     const callId = call.callId ?? `call_forge_${index}_${n}`;
     if (call.input !== undefined) {
-      items.push({ type: "custom_tool_call", id: `ctc_forge_${index}_${n}`, status: "completed", call_id: callId, name: call.name, input: call.input });
+      items.push({
+        type: "custom_tool_call",
+        id: `ctc_forge_${index}_${n}`,
+        status: "completed",
+        call_id: callId,
+        name: call.name,
+        input: call.input,
+      });
     } else {
-      items.push({ type: "function_call", id: `fc_forge_${index}_${n}`, status: "completed", call_id: callId, name: call.name, arguments: JSON.stringify(call.arguments ?? {}) });
+      items.push({
+        type: "function_call",
+        id: `fc_forge_${index}_${n}`,
+        status: "completed",
+        call_id: callId,
+        name: call.name,
+        arguments: JSON.stringify(call.arguments ?? {}),
+      });
     }
   });
   if (items.length === 0) {
-    items.push({ type: "message", id: `msg_forge_${index}_${hex(6)}`, status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [] }] });
+    items.push({
+      type: "message",
+      id: `msg_forge_${index}_${hex(6)}`,
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "", annotations: [] }],
+    });
   }
   return items;
 }
@@ -257,7 +294,13 @@ function usageOf(inputTokens: number, items: OutputItem[]) {
   };
 }
 
-function responseObject(id: string, model: string, status: "in_progress" | "completed", output: OutputItem[], usage: ReturnType<typeof usageOf> | null) {
+function responseObject(
+  id: string,
+  model: string,
+  status: "in_progress" | "completed",
+  output: OutputItem[],
+  usage: ReturnType<typeof usageOf> | null,
+) {
   return {
     id,
     object: "response",
@@ -280,11 +323,18 @@ function responseObject(id: string, model: string, status: "in_progress" | "comp
  * `.done`, `response.output_item.done`; last `response.completed` with the whole output and usage.
  * Every event carries `type` and a growing `sequence_number`.
  */
-export function responsesSseEvents(turn: ResponsesTurn, model: string, inputTokens: number, turnIndex = 0, chunkSize = 24): Array<{ event: string; data: Record<string, unknown> }> {
+export function responsesSseEvents(
+  turn: ResponsesTurn,
+  model: string,
+  inputTokens: number,
+  turnIndex = 0,
+  chunkSize = 24,
+): Array<{ event: string; data: Record<string, unknown> }> {
   const id = `resp_forge_${turnIndex}_${hex(8)}`;
   const items = outputItems(turn, turnIndex);
   const events: Array<{ event: string; data: Record<string, unknown> }> = [];
-  const push = (type: string, data: Record<string, unknown>) => events.push({ event: type, data: { type, sequence_number: events.length, ...data } });
+  const push = (type: string, data: Record<string, unknown>) =>
+    events.push({ event: type, data: { type, sequence_number: events.length, ...data } });
   push("response.created", { response: responseObject(id, model, "in_progress", [], null) });
   push("response.in_progress", { response: responseObject(id, model, "in_progress", [], null) });
   items.forEach((item, output_index) => {
@@ -294,7 +344,8 @@ export function responsesSseEvents(turn: ResponsesTurn, model: string, inputToke
       push("response.output_item.added", { output_index, item: { ...item, summary: [] } });
       const part = { type: "summary_text", text: "" };
       push("response.reasoning_summary_part.added", { item_id, output_index, summary_index: 0, part });
-      for (const delta of chunks(text, chunkSize)) push("response.reasoning_summary_text.delta", { item_id, output_index, summary_index: 0, delta });
+      for (const delta of chunks(text, chunkSize))
+        push("response.reasoning_summary_text.delta", { item_id, output_index, summary_index: 0, delta });
       push("response.reasoning_summary_text.done", { item_id, output_index, summary_index: 0, text });
       push("response.reasoning_summary_part.done", { item_id, output_index, summary_index: 0, part: { ...part, text } });
     } else if (item.type === "message") {
@@ -302,7 +353,8 @@ export function responsesSseEvents(turn: ResponsesTurn, model: string, inputToke
       push("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } });
       const part = { type: "output_text", text: "", annotations: [] };
       push("response.content_part.added", { item_id, output_index, content_index: 0, part });
-      for (const delta of chunks(text, chunkSize)) push("response.output_text.delta", { item_id, output_index, content_index: 0, delta, logprobs: [] });
+      for (const delta of chunks(text, chunkSize))
+        push("response.output_text.delta", { item_id, output_index, content_index: 0, delta, logprobs: [] });
       push("response.output_text.done", { item_id, output_index, content_index: 0, text, logprobs: [] });
       push("response.content_part.done", { item_id, output_index, content_index: 0, part: { ...part, text } });
     } else if (item.type === "function_call") {
@@ -360,7 +412,16 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
       } catch {
         body = null;
       }
-      const record: RecordedResponsesRequest = { method: req.method ?? "", path: url.pathname, headers: req.headers, body, kind: "other", turn: null, status: 0, at: Date.now() };
+      const record: RecordedResponsesRequest = {
+        method: req.method ?? "",
+        path: url.pathname,
+        headers: req.headers,
+        body,
+        kind: "other",
+        turn: null,
+        status: 0,
+        at: Date.now(),
+      };
       requests.push(record);
       const reply = (status: number) => (record.status = status);
 
@@ -403,7 +464,13 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
           const headers: Record<string, string> = {};
           if (injected.retryAfter !== undefined) headers["retry-after"] = String(injected.retryAfter);
           if (injected.status === 429) headers["x-ratelimit-remaining-requests"] = "0";
-          sendError(res, injected.status, injected.message ?? (injected.status === 429 ? "Rate limit reached for requests" : "The server had an error while processing your request."), headers);
+          sendError(
+            res,
+            injected.status,
+            injected.message ??
+              (injected.status === 429 ? "Rate limit reached for requests" : "The server had an error while processing your request."),
+            headers,
+          );
           return;
         }
         index = turnOf(body);
@@ -415,7 +482,13 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
         } else {
           turn =
             typeof entry === "function"
-              ? entry({ turn: index, body, toolOutputs: lastToolOutputs(body), userText: messagesText(body, "user"), developerText: messagesText(body, "developer") })
+              ? entry({
+                  turn: index,
+                  body,
+                  toolOutputs: lastToolOutputs(body),
+                  userText: messagesText(body, "user"),
+                  developerText: messagesText(body, "developer"),
+                })
               : entry;
         }
       } else {
@@ -424,7 +497,12 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
 
       reply(200);
       if (body.stream) {
-        res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-request-id": `req_${hex(12)}` });
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          connection: "keep-alive",
+          "x-request-id": `req_${hex(12)}`,
+        });
         const events = responsesSseEvents(turn, model, inputTokens, index, chunkSize);
         const send = turn.stall ? events.slice(0, 4) : events;
         for (const e of send) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);

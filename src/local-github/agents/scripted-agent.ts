@@ -80,7 +80,8 @@ function asBehaviour(value: unknown, where: string): Behaviour {
 
 function safeRelative(p: string): string {
   const norm = path.posix.normalize(p.replace(/\\/g, "/"));
-  if (norm.startsWith("../") || norm === ".." || path.posix.isAbsolute(norm)) throw new ScriptedTaskError(`file path '${p}' leaves the working directory`);
+  if (norm.startsWith("../") || norm === ".." || path.posix.isAbsolute(norm))
+    throw new ScriptedTaskError(`file path '${p}' leaves the working directory`);
   return norm;
 }
 
@@ -115,12 +116,14 @@ export function parseScriptedTask(text: string): ScriptedTask {
   if (fence) {
     const doc = parseYaml(fence[2]!) as unknown;
     if (doc !== null && doc !== undefined) {
-      if (typeof doc !== "object" || Array.isArray(doc)) throw new ScriptedTaskError("the forge-scripted-agent block must be a YAML mapping");
+      if (typeof doc !== "object" || Array.isArray(doc))
+        throw new ScriptedTaskError("the forge-scripted-agent block must be a YAML mapping");
       raw = doc as Record<string, unknown>;
     }
   }
   const attempts: Record<string, Behaviour> = {};
-  for (const [k, v] of Object.entries((raw.attempts ?? {}) as Record<string, unknown>)) attempts[String(k)] = asBehaviour(v, `attempts.${k}`);
+  for (const [k, v] of Object.entries((raw.attempts ?? {}) as Record<string, unknown>))
+    attempts[String(k)] = asBehaviour(v, `attempts.${k}`);
   const directives: Directives = {
     attempts,
     default: raw.default === undefined ? { outcome: "succeed" } : asBehaviour(raw.default, "default"),
@@ -132,7 +135,8 @@ export function parseScriptedTask(text: string): ScriptedTask {
   };
 
   const files = new Map<string, string>();
-  if (Array.isArray(fm.artifacts)) for (const a of fm.artifacts) files.set(safeRelative(String(a)), placeholderContent(id, title, String(a)));
+  if (Array.isArray(fm.artifacts))
+    for (const a of fm.artifacts) files.set(safeRelative(String(a)), placeholderContent(id, title, String(a)));
   for (const m of body.matchAll(FILE_FENCE)) {
     const file = fileFromInfo(m[2] ?? "");
     if (file) files.set(safeRelative(file), m[3]!);
@@ -177,7 +181,15 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
   };
   const finish = (code: number, result: string): number => {
     if (io.streamJson) {
-      io.stdout(JSON.stringify({ type: "result", subtype: code === 0 ? "success" : "error_during_execution", is_error: code !== 0, result, num_turns: turns }));
+      io.stdout(
+        JSON.stringify({
+          type: "result",
+          subtype: code === 0 ? "success" : "error_during_execution",
+          is_error: code !== 0,
+          result,
+          num_turns: turns,
+        }),
+      );
     }
     return code;
   };
@@ -227,7 +239,11 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
       // The wording seed 004 parses ("resets at 3pm (America/New_York)"); Claude Code exits 1 on a
       // usage limit, so this does too.
       const message = `Claude AI usage limit reached, resets at ${b.resets ?? "3pm (America/New_York)"}`;
-      io.stdout(io.streamJson ? JSON.stringify({ type: "result", subtype: "success", is_error: true, api_error_status: 429, result: message, num_turns: turns }) : message);
+      io.stdout(
+        io.streamJson
+          ? JSON.stringify({ type: "result", subtype: "success", is_error: true, api_error_status: 429, result: message, num_turns: turns })
+          : message,
+      );
       io.stderr(message);
       return EXIT.FAILURE;
     }
@@ -358,7 +374,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   if (taskFile) text = await readFile(path.resolve(cwd, taskFile), "utf8");
   else if (promptFile) text = await readFile(path.resolve(cwd, promptFile), "utf8");
   if (text === undefined) {
-    process.stderr.write("forge-scripted-agent: no task given (--task, --prompt-file, -p, FORGE_TASK_FILE, FORGE_PROMPT_FILE or FORGE_PROMPT)\n");
+    process.stderr.write(
+      "forge-scripted-agent: no task given (--task, --prompt-file, -p, FORGE_TASK_FILE, FORGE_PROMPT_FILE or FORGE_PROMPT)\n",
+    );
     return 2;
   }
   let task: ScriptedTask;

@@ -19,7 +19,8 @@ import { behaviourFor, parseScriptedTask } from "../agents/scripted-agent.js";
 import type { ScriptedTurn, TurnRequest } from "../agents/model-server.js";
 import { followupFiles } from "./demo-agent.js";
 
-const SECTION_AFTER_TASK = /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer)/;
+const SECTION_AFTER_TASK =
+  /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer)/;
 
 function firstUserText(req: TurnRequest): string {
   const first = req.body.messages?.find((m) => m.role === "user")?.content;
@@ -64,14 +65,25 @@ export type CaptainAnswer = (n: number, crId: string) => Record<string, string> 
 
 function captainPlan(workdir: string, crId: string, section: string, answer: CaptainAnswer | undefined): ScriptedTurn[] {
   const n = Number(/overlays\/overlay-(\d{3,})\.md/.exec(section)?.[1] ?? 0);
-  const files = !answer ? "the demo gave the Captain no overlays to answer with" : n > 0 ? answer(n, crId) : "the Captain's task names no overlay file";
+  const files = !answer
+    ? "the demo gave the Captain no overlays to answer with"
+    : n > 0
+      ? answer(n, crId)
+      : "the Captain's task names no overlay file";
   if (typeof files === "string") return [{ text: `Error: ${files}\nFORGE_EXIT=1` }];
   const abs = (rel: string) => path.join(workdir, rel);
   const entries = Object.entries(files);
   const existing = entries.filter(([rel]) => existsSync(abs(rel)));
   const turns: ScriptedTurn[] = [];
-  if (existing.length) turns.push({ text: "Reading the plan files I will amend.", toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })) });
-  turns.push({ text: `Writing overlay ${String(n).padStart(3, "0")} for Change Request ${crId}: ${entries.length} file(s).`, toolCalls: entries.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })) });
+  if (existing.length)
+    turns.push({
+      text: "Reading the plan files I will amend.",
+      toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })),
+    });
+  turns.push({
+    text: `Writing overlay ${String(n).padStart(3, "0")} for Change Request ${crId}: ${entries.length} file(s).`,
+    toolCalls: entries.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })),
+  });
   turns.push({ text: `The plan is amended (append-only) for ${crId}.\nFORGE_EXIT=0` });
   return turns;
 }
@@ -91,21 +103,53 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   if (crId) return captainPlan(workdir, crId, section, captain);
   // A follow-up's task quotes its source task: write the source's followup_files, not its files again.
   const task = taskId.startsWith("_followup-")
-    ? { ...parseScriptedTask("follow-up"), id: taskId, title: `Follow-up ${taskId}`, files: Object.entries(followupFiles(section) ?? { [`forge-demo/${taskId}.md`]: `# ${taskId}\n\nDone by the follow-up agent.\n` }) }
+    ? {
+        ...parseScriptedTask("follow-up"),
+        id: taskId,
+        title: `Follow-up ${taskId}`,
+        files: Object.entries(followupFiles(section) ?? { [`forge-demo/${taskId}.md`]: `# ${taskId}\n\nDone by the follow-up agent.\n` }),
+      }
     : parseScriptedTask(section);
   const b = behaviourFor(task, attempt);
   if (b.outcome === "escalate" && crPath) {
     const reason = b.reason ?? "The plan cannot be carried out as written";
     const draft = `---\ntitle: ${JSON.stringify(`Change needed for ${task.id}`)}\nreason: ${JSON.stringify(reason)}\naffected_tasks: [${JSON.stringify(task.id)}]\nsuggested_action: AMEND\npriority: MEDIUM\nsuggested_changes: ${JSON.stringify(reason)}\n---\n\n## Description\n\n${reason}\n\n## Impact Assessment\n\nTask ${task.id} cannot complete as planned.\n\n## Proposed Resolution\n\nAmend the plan.\n`;
-    return [{ text: "This needs a change to the plan.", toolCalls: [{ name: "Write", input: { file_path: crPath, content: draft } }] }, { text: `ESCALATE: ${reason}\nFORGE_EXIT=11` }];
+    return [
+      { text: "This needs a change to the plan.", toolCalls: [{ name: "Write", input: { file_path: crPath, content: draft } }] },
+      { text: `ESCALATE: ${reason}\nFORGE_EXIT=11` },
+    ];
   }
-  if (b.outcome !== "succeed") return [{ text: `Error: ${b.message ?? `attempt ${attempt} of ${task.id} fails (${b.outcome})`}\nFORGE_EXIT=1` }];
+  if (b.outcome !== "succeed")
+    return [{ text: `Error: ${b.message ?? `attempt ${attempt} of ${task.id} fails (${b.outcome})`}\nFORGE_EXIT=1` }];
   const abs = (rel: string) => path.join(workdir, rel);
   const existing = task.files.filter(([rel]) => existsSync(abs(rel)));
   const turns: ScriptedTurn[] = [];
-  if (existing.length) turns.push({ text: "Reading the files I will change.", toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })) });
-  turns.push({ text: `Writing ${task.files.length} file(s) for ${task.id}.`, toolCalls: task.files.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })) });
-  turns.push({ text: "Writing the walkthrough.", toolCalls: [{ name: "Write", input: { file_path: wtPath, content: walkthrough(task.id, task.files.map(([rel]) => rel), task.directives.followups, task.directives.risks) } }] });
+  if (existing.length)
+    turns.push({
+      text: "Reading the files I will change.",
+      toolCalls: existing.map(([rel]) => ({ name: "Read", input: { file_path: abs(rel) } })),
+    });
+  turns.push({
+    text: `Writing ${task.files.length} file(s) for ${task.id}.`,
+    toolCalls: task.files.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })),
+  });
+  turns.push({
+    text: "Writing the walkthrough.",
+    toolCalls: [
+      {
+        name: "Write",
+        input: {
+          file_path: wtPath,
+          content: walkthrough(
+            task.id,
+            task.files.map(([rel]) => rel),
+            task.directives.followups,
+            task.directives.risks,
+          ),
+        },
+      },
+    ],
+  });
   turns.push({ text: `Done: ${task.title}\nFORGE_EXIT=0` });
   return turns;
 }

@@ -82,7 +82,9 @@ export function dagSvg(nodes: readonly SvgNode[]): string {
       const x2 = to.x + W / 2;
       const y2 = to.y;
       const my = (y1 + y2) / 2;
-      edges.push(`<path d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 6}" fill="none" stroke="#8c959f" stroke-width="1.5" marker-end="url(#arrow)"/>`);
+      edges.push(
+        `<path d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 6}" fill="none" stroke="#8c959f" stroke-width="1.5" marker-end="url(#arrow)"/>`,
+      );
     }
   }
   const boxes = nodes.map((n) => {
@@ -95,7 +97,9 @@ export function dagSvg(nodes: readonly SvgNode[]): string {
     const cx = p.x + W / 2;
     const text = [
       `<text x="${cx}" y="${p.y + 18}" text-anchor="middle" font-weight="600" fill="${s.color}">${esc(clip(n.id, 22))}</text>`,
-      n.title ? `<text x="${cx}" y="${p.y + 32}" text-anchor="middle" font-size="10" fill="${s.color}">${esc(clip(n.title, 30))}</text>` : "",
+      n.title
+        ? `<text x="${cx}" y="${p.y + 32}" text-anchor="middle" font-size="10" fill="${s.color}">${esc(clip(n.title, 30))}</text>`
+        : "",
       `<text x="${cx}" y="${p.y + 46}" text-anchor="middle" font-size="10" fill="${s.color}">${esc(clip([n.status ?? "PENDING", n.note].filter(Boolean).join(" · "), 30))}</text>`,
     ].join("");
     const inner = `<title>${esc(`${n.id}${n.title ? `: ${n.title}` : ""} — ${n.status ?? "PENDING"}`)}</title>${shape}${text}`;

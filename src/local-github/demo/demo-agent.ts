@@ -43,7 +43,13 @@ async function overlayNumber(text: string, cwd: string, planId: string): Promise
 }
 
 /** The Captain: writes the demo plan's overlay for this Change Request; 1 when the plan has none left. */
-export async function captain(crId: string, planDir: string | undefined, text: string, cwd: string, say: (line: string) => void = (l) => void process.stdout.write(`${l}\n`)): Promise<number> {
+export async function captain(
+  crId: string,
+  planDir: string | undefined,
+  text: string,
+  cwd: string,
+  say: (line: string) => void = (l) => void process.stdout.write(`${l}\n`),
+): Promise<number> {
   if (!planDir) {
     say(`Error: the Captain of ${crId} needs the demo's plan folder (--plan <dir>) to answer from`);
     return 1;
@@ -82,9 +88,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   }
   const followup = id.startsWith("_followup-");
   if (text === undefined || (!followup && parseScriptedTask(text).files.length > 0)) return scripted(argv, env);
-  const files = (followup && followupFiles(text)) || { [`forge-demo/${id}.md`]: `# ${id}\n\nWritten by Forge's demo agent for attempt ${env.FORGE_ATTEMPT ?? "1"}: the task names no files to write.\n` };
+  const files = (followup && followupFiles(text)) || {
+    [`forge-demo/${id}.md`]: `# ${id}\n\nWritten by Forge's demo agent for attempt ${env.FORGE_ATTEMPT ?? "1"}: the task names no files to write.\n`,
+  };
   const { FORGE_TASK_FILE: _task, FORGE_PROMPT_FILE: _prompt, ...rest } = env;
   const title = followup ? `Follow-up ${id}` : id;
-  const prompt = `---\nid: ${JSON.stringify(id)}\ntitle: ${JSON.stringify(title)}\n---\n\n${Object.entries(files).map(([f, c]) => fence(f, c)).join("\n")}`;
-  return scripted(argv, { ...rest, FORGE_PROMPT: followup ? prompt : `${text}\n\n${fence(Object.keys(files)[0]!, Object.values(files)[0]!)}` });
+  const prompt = `---\nid: ${JSON.stringify(id)}\ntitle: ${JSON.stringify(title)}\n---\n\n${Object.entries(files)
+    .map(([f, c]) => fence(f, c))
+    .join("\n")}`;
+  return scripted(argv, {
+    ...rest,
+    FORGE_PROMPT: followup ? prompt : `${text}\n\n${fence(Object.keys(files)[0]!, Object.values(files)[0]!)}`,
+  });
 }

@@ -61,23 +61,46 @@ export class LiveView {
     this.barShown = this.tty ? `${color("2", secs(this.elapsed()).padStart(7))} ${bar(d.journal.merged, total)} merged` : "";
     const prefix = () => `${secs(this.elapsed()).padStart(7)} ${bar(d.journal.merged, total)}`;
     for (const e of d.events) {
-      if (e.type === "run.started") this.line(`${prefix()}  run ${color("1", id)} started: ${total} nodes, integration branch ${d.journal.integrationBranch}`);
-      else if (e.type === "followup.spawned") this.line(`${prefix()}  ${color("35", "follow-up")} ${String((e.data as { followupId?: string }).followupId)} spawned from ${e.taskId}: ${String((e.data as { reason?: string }).reason)}`);
-      else if (e.type === "followup.completed") this.line(`${prefix()}  ${color("35", "follow-up")} ${String((e.data as { followupId?: string }).followupId)} ${String((e.data as { status?: string }).status)}`);
-      else if (e.type === "cr.emitted") this.line(`${prefix()}  ${color("33", "Change Request")} ${String((e.data as { crId?: string }).crId)} from ${e.taskId}: ${String((e.data as { reason?: string }).reason)}`);
-      else if (e.type === "run.paused") this.line(`${prefix()}  run paused (${String((e.data as { reason?: string }).reason)}): in-flight work finishes, nothing new starts`);
+      if (e.type === "run.started")
+        this.line(`${prefix()}  run ${color("1", id)} started: ${total} nodes, integration branch ${d.journal.integrationBranch}`);
+      else if (e.type === "followup.spawned")
+        this.line(
+          `${prefix()}  ${color("35", "follow-up")} ${String((e.data as { followupId?: string }).followupId)} spawned from ${e.taskId}: ${String((e.data as { reason?: string }).reason)}`,
+        );
+      else if (e.type === "followup.completed")
+        this.line(
+          `${prefix()}  ${color("35", "follow-up")} ${String((e.data as { followupId?: string }).followupId)} ${String((e.data as { status?: string }).status)}`,
+        );
+      else if (e.type === "cr.emitted")
+        this.line(
+          `${prefix()}  ${color("33", "Change Request")} ${String((e.data as { crId?: string }).crId)} from ${e.taskId}: ${String((e.data as { reason?: string }).reason)}`,
+        );
+      else if (e.type === "run.paused")
+        this.line(
+          `${prefix()}  run paused (${String((e.data as { reason?: string }).reason)}): in-flight work finishes, nothing new starts`,
+        );
       else if (e.type === "cr.resolved") {
         const data = e.data as { crId?: string; resolution?: string; overlayId?: string };
-        this.line(`${prefix()}  ${color("33", "Change Request")} ${String(data.crId)} ${String(data.resolution)}${data.overlayId ? ` as ${data.overlayId}: the plan now has ${total} nodes` : ""}`);
+        this.line(
+          `${prefix()}  ${color("33", "Change Request")} ${String(data.crId)} ${String(data.resolution)}${data.overlayId ? ` as ${data.overlayId}: the plan now has ${total} nodes` : ""}`,
+        );
       } else if (e.type === "run.resumed") this.line(`${prefix()}  run resumed`);
-      else if (e.type === "run.completed") this.line(`${prefix()}  run ${color("32", "completed")}: every task merged; opening the final PR`);
+      else if (e.type === "run.completed")
+        this.line(`${prefix()}  run ${color("32", "completed")}: every task merged; opening the final PR`);
     }
     for (const tr of d.transitions) {
       const t = d.journal.tasks.find((x) => x.id === tr.taskId);
       const byRefinery = tr.to === "MERGE_READY" && refineryMerged(d.journal, tr.taskId);
-      const why = tr.to === "FAILED" || tr.to === "STALE" ? `  ${color("31", (t?.lastError ?? "").slice(0, 90))}` : byRefinery ? "  (its refinery merges it)" : "";
+      const why =
+        tr.to === "FAILED" || tr.to === "STALE"
+          ? `  ${color("31", (t?.lastError ?? "").slice(0, 90))}`
+          : byRefinery
+            ? "  (its refinery merges it)"
+            : "";
       const tint = tr.to === "MERGED" ? "32" : tr.to === "FAILED" || tr.to === "STALE" ? "31" : tr.to === "RUNNING" ? "36" : "0";
-      this.line(`${prefix()}  ${tr.taskId.padEnd(12)} ${tr.from.padEnd(11)} → ${color(tint, tr.to.padEnd(11))} attempt ${tr.attempt}${why}`);
+      this.line(
+        `${prefix()}  ${tr.taskId.padEnd(12)} ${tr.from.padEnd(11)} → ${color(tint, tr.to.padEnd(11))} attempt ${tr.attempt}${why}`,
+      );
     }
   }
 }

@@ -13,20 +13,39 @@ const secs = (ms: number | undefined) => (ms === undefined ? "" : `${(ms / 1000)
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [fmt(headers), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(fmt)].join("\n");
 }
 
 export function summary(r: DemoResult): string {
-  const rows = r.tasks.map((t) => [t.id, t.kind, t.status, String(t.attempts), t.pr !== undefined ? `#${t.pr}` : "", secs(t.timeMs), t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : ""]);
+  const rows = r.tasks.map((t) => [
+    t.id,
+    t.kind,
+    t.status,
+    String(t.attempts),
+    t.pr !== undefined ? `#${t.pr}` : "",
+    secs(t.timeMs),
+    t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : "",
+  ]);
   const out = ["", table(["Task", "Kind", "Status", "Attempts", "PR", "Time", ""], rows), ""];
-  for (const f of r.followups) out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
-  for (const c of r.changeRequests) out.push(`Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`);
-  for (const p of r.overlayPrs) out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);
+  for (const f of r.followups)
+    out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
+  for (const c of r.changeRequests)
+    out.push(
+      `Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`,
+    );
+  for (const p of r.overlayPrs)
+    out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);
   if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
   if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
-  out.push(`Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`);
+  out.push(
+    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`,
+  );
   for (const n of r.notes) out.push(`Note: ${n}`);
   out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);
   for (const p of r.problems) out.push(`  - ${p}`);
@@ -49,7 +68,9 @@ async function cli(argv: string[]): Promise<number> {
     strict: true,
   });
   if (values.help) {
-    process.stdout.write("Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--json]\n");
+    process.stdout.write(
+      "Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--json]\n",
+    );
     return 0;
   }
   if (values.agent !== "scripted" && values.agent !== "claude") {

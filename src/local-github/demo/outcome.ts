@@ -30,7 +30,10 @@ export interface RunFacts {
   trackerIssue?: number;
 }
 
-export type Outcome = Pick<DemoResult, "tasks" | "followups" | "changeRequests" | "finalPr" | "trackerIssue"> & { finalBody: string; trackerBody?: string };
+export type Outcome = Pick<DemoResult, "tasks" | "followups" | "changeRequests" | "finalPr" | "trackerIssue"> & {
+  finalBody: string;
+  trackerBody?: string;
+};
 
 async function prOf(user: Octokit, branch: string | undefined): Promise<number | undefined> {
   if (!branch) return undefined;
@@ -64,7 +67,14 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
 }
 
 /** Collects the outcome from GitHub and the App's stored run. */
-export async function readOutcome(user: Octokit, j: Journal | undefined, facts: RunFacts | undefined, stages: PlanStages, record: RunRecord, finalPrNumber: number | undefined): Promise<Outcome> {
+export async function readOutcome(
+  user: Octokit,
+  j: Journal | undefined,
+  facts: RunFacts | undefined,
+  stages: PlanStages,
+  record: RunRecord,
+  finalPrNumber: number | undefined,
+): Promise<Outcome> {
   const tasks = await tasksOf(user, j, stages, record);
   const followups: DemoResult["followups"] = [];
   for (const f of j?.followups ?? []) {
@@ -73,7 +83,14 @@ export async function readOutcome(user: Octokit, j: Journal | undefined, facts: 
   }
   const changeRequests: DemoResult["changeRequests"] = (j?.changeRequests ?? []).map((c) => {
     const issue = facts?.crIssues[c.id] ?? c.issueNumber;
-    return { id: c.id, emittedBy: c.emittedBy, title: c.title, status: c.status, ...(c.overlayId ? { overlayId: c.overlayId } : {}), ...(issue !== undefined ? { issue } : {}) };
+    return {
+      id: c.id,
+      emittedBy: c.emittedBy,
+      title: c.title,
+      status: c.status,
+      ...(c.overlayId ? { overlayId: c.overlayId } : {}),
+      ...(issue !== undefined ? { issue } : {}),
+    };
   });
   let finalPr: DemoResult["finalPr"];
   let finalBody = "";
@@ -87,7 +104,10 @@ export async function readOutcome(user: Octokit, j: Journal | undefined, facts: 
     const { data } = await user.rest.issues.listForRepo({ owner: DEMO_OWNER, repo: DEMO_REPO, state: "all", labels: LABELS.tracker });
     trackerIssue = data[0]?.number;
   }
-  const trackerBody = trackerIssue !== undefined ? ((await user.rest.issues.get({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: trackerIssue })).data.body ?? "") : undefined;
+  const trackerBody =
+    trackerIssue !== undefined
+      ? ((await user.rest.issues.get({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: trackerIssue })).data.body ?? "")
+      : undefined;
   return {
     tasks,
     followups,
@@ -153,7 +173,13 @@ export async function writeReport(
 export async function testIntegration(sim: Sim, token: string, branch: string, scratch: string): Promise<DemoResult["testsOnIntegration"]> {
   const dir = path.join(scratch, "integration");
   const auth = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
-  const env = { ...process.env, GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraheader", GIT_CONFIG_VALUE_0: auth, GIT_TERMINAL_PROMPT: "0" };
+  const env = {
+    ...process.env,
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "http.extraheader",
+    GIT_CONFIG_VALUE_0: auth,
+    GIT_TERMINAL_PROMPT: "0",
+  };
   try {
     await run("git", ["clone", "--quiet", "--depth", "1", "--branch", branch, `${sim.gitUrl}/${FULL}.git`, dir], { env });
   } catch (e) {

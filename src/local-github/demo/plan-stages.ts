@@ -59,7 +59,9 @@ function dagWith(dag: Dag, overlays: OverlayStage[], keep: number): Dag {
   const later = overlays.slice(keep);
   const dropNodes = new Set(later.flatMap((o) => o.addedTasks));
   const dropEdges = new Set(later.flatMap((o) => o.addedEdges.map((e) => `${e.from}→${e.to}`)));
-  const nodes = dag.nodes.filter((n) => !dropNodes.has(n.id)).map((n) => ({ ...n, dependencies: n.dependencies.filter((d) => !dropEdges.has(`${d}→${n.id}`) && !dropNodes.has(d)) }));
+  const nodes = dag.nodes
+    .filter((n) => !dropNodes.has(n.id))
+    .map((n) => ({ ...n, dependencies: n.dependencies.filter((d) => !dropEdges.has(`${d}→${n.id}`) && !dropNodes.has(d)) }));
   const refineries = nodes.filter((n) => n.type === "refinery").length;
   return { ...dag, nodes, metadata: { ...dag.metadata, totalTasks: nodes.length - refineries, totalRefineries: refineries } };
 }
@@ -68,14 +70,22 @@ function dagWith(dag: Dag, overlays: OverlayStage[], keep: number): Dag {
 export async function loadPlanStages(dir: string): Promise<PlanStages> {
   const parsed = await loadPlan(dir);
   const problems = validatePlan(parsed);
-  if (problems.length) throw new DemoPlanError(`the plan in ${dir} does not pass forge validate:\n${problems.map((p) => `  ${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`).join("\n")}`);
+  if (problems.length)
+    throw new DemoPlanError(
+      `the plan in ${dir} does not pass forge validate:\n${problems.map((p) => `  ${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`).join("\n")}`,
+    );
   const dag = parsed.dag.data!;
   const files = walk(dir);
   const overlays: OverlayStage[] = Object.keys(files)
     .filter((f) => /^overlays\/overlay-\d{3,}\.md$/.test(f))
     .sort()
     .map((f) => {
-      const fm = readFrontMatter(f, files[f]!).data as { id: string; cr: string; added_tasks?: string[]; added_edges?: { from: string; to: string }[] };
+      const fm = readFrontMatter(f, files[f]!).data as {
+        id: string;
+        cr: string;
+        added_tasks?: string[];
+        added_edges?: { from: string; to: string }[];
+      };
       return { id: fm.id, cr: fm.cr, addedTasks: fm.added_tasks ?? [], addedEdges: fm.added_edges ?? [] };
     });
   const root = `.forge/plans/${dag.planId}`;
@@ -94,11 +104,17 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
     baseFiles,
     captainFiles(n, crId) {
       const o = overlays[n - 1];
-      if (!o) throw new DemoPlanError(`Change Request ${crId} is number ${n} of the run, but the plan has ${overlays.length} overlay(s) to answer with`);
+      if (!o)
+        throw new DemoPlanError(
+          `Change Request ${crId} is number ${n} of the run, but the plan has ${overlays.length} overlay(s) to answer with`,
+        );
       const out: Record<string, string> = {};
       const name = `overlays/${o.id}.md`;
       // The example names the CR it was written for; the run's CR id is only known now.
-      out[`${root}/${name}`] = files[name]!.replace(/^cr:.*$/m, `cr: ${crId}`).replace(/^applied_at:.*$/m, `applied_at: "${new Date().toISOString()}"`);
+      out[`${root}/${name}`] = files[name]!.replace(/^cr:.*$/m, `cr: ${crId}`).replace(
+        /^applied_at:.*$/m,
+        `applied_at: "${new Date().toISOString()}"`,
+      );
       for (const id of o.addedTasks) out[`${root}/tasks/${id}.md`] = files[`tasks/${id}.md`]!;
       out[`${root}/dag.json`] = dagText(dagWith(dag, overlays, n));
       return out;

@@ -61,12 +61,20 @@ export function markdownToHtml(md: string, replaceFence?: (lang: string, body: s
     }
     if (/^\|.*\|\s*$/.test(line)) {
       const rows: string[][] = [];
-      for (; i < lines.length && /^\|.*\|\s*$/.test(lines[i]!); i++) rows.push(lines[i]!.trim().slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|")));
+      for (; i < lines.length && /^\|.*\|\s*$/.test(lines[i]!); i++)
+        rows.push(
+          lines[i]!.trim()
+            .slice(1, -1)
+            .split(/(?<!\\)\|/)
+            .map((c) => c.trim().replace(/\\\|/g, "|")),
+        );
       i--;
       const [head, sep, ...body] = rows;
       const hasSep = sep?.every((c) => /^:?-+:?$/.test(c));
       const data = hasSep ? body : rows.slice(1);
-      out.push(`<table><thead><tr>${head!.map((c) => `<th>${inline(c)}</th>`).join("")}</tr></thead><tbody>${data.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`);
+      out.push(
+        `<table><thead><tr>${head!.map((c) => `<th>${inline(c)}</th>`).join("")}</tr></thead><tbody>${data.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`,
+      );
       continue;
     }
     const h = /^(#{1,6})\s+(.*)$/.exec(line);
@@ -113,9 +121,21 @@ export function renderReport(r: ReportInput): string {
         `<tr><td><code>${esc(t.id)}</code>${t.addedBy ? ` <small>(${esc(t.addedBy)})</small>` : ""}</td><td>${t.kind}</td><td>${esc(t.title)}</td><td class="s-${t.status}">${t.status}</td><td class="n">${t.attempts}</td><td>${t.pr ? `<a href="${prUrl(t.pr)}">#${t.pr}</a>` : ""}</td><td class="n">${secs(t.timeMs)}</td></tr>`,
     )
     .join("\n");
-  const tracker = r.trackerBody ? markdownToHtml(r.trackerBody, (lang) => (lang === "mermaid" ? `<div class="dag">${svg}</div>` : undefined)) : "<p>(no tracker issue)</p>";
-  const crs = r.changeRequests.map((c) => `<li><code>${esc(c.id)}</code> — ${esc(c.title)}: <strong>${esc(c.status)}</strong>${c.overlayId ? ` as <code>${esc(c.overlayId)}</code>` : ""}${c.issue ? ` (issue #${c.issue})` : ""}</li>`).join("");
-  const fus = r.followups.map((f) => `<li><code>${esc(f.id)}</code> from <code>${esc(f.sourceTaskId)}</code>: ${esc(f.text)} — <strong>${esc(f.status)}</strong>${f.pr ? ` (<a href="${prUrl(f.pr)}">PR #${f.pr}</a>)` : ""}</li>`).join("");
+  const tracker = r.trackerBody
+    ? markdownToHtml(r.trackerBody, (lang) => (lang === "mermaid" ? `<div class="dag">${svg}</div>` : undefined))
+    : "<p>(no tracker issue)</p>";
+  const crs = r.changeRequests
+    .map(
+      (c) =>
+        `<li><code>${esc(c.id)}</code> — ${esc(c.title)}: <strong>${esc(c.status)}</strong>${c.overlayId ? ` as <code>${esc(c.overlayId)}</code>` : ""}${c.issue ? ` (issue #${c.issue})` : ""}</li>`,
+    )
+    .join("");
+  const fus = r.followups
+    .map(
+      (f) =>
+        `<li><code>${esc(f.id)}</code> from <code>${esc(f.sourceTaskId)}</code>: ${esc(f.text)} — <strong>${esc(f.status)}</strong>${f.pr ? ` (<a href="${prUrl(f.pr)}">PR #${f.pr}</a>)` : ""}</li>`,
+    )
+    .join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(r.title)}</title>
 <style>

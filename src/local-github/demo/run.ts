@@ -150,7 +150,9 @@ class DemoRun {
   async run(): Promise<DemoResult> {
     const { stages, view } = this;
     try {
-      view.line(`Forge demo — plan ${view.color("1", stages.planId)} (${stages.dag.nodes.length - stages.overlays.flatMap((o) => o.addedTasks).length} nodes, ${stages.overlays.length} overlay(s) to come), agent: ${this.agent === "claude" ? "the real Claude Code CLI against the scripted model server" : "the scripted agent"}`);
+      view.line(
+        `Forge demo — plan ${view.color("1", stages.planId)} (${stages.dag.nodes.length - stages.overlays.flatMap((o) => o.addedTasks).length} nodes, ${stages.overlays.length} overlay(s) to come), agent: ${this.agent === "claude" ? "the real Claude Code CLI against the scripted model server" : "the scripted agent"}`,
+      );
       const { sim, appId } = await this.startGitHubAndApp();
       await this.createRepository(sim, appId);
       const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(PERSON) });
@@ -180,7 +182,8 @@ class DemoRun {
       const t = d.journal.tasks.find((x) => x.id === tr.taskId);
       if (tr.to === "RUNNING" && !firstRunning.has(tr.taskId)) firstRunning.set(tr.taskId, this.view.elapsed());
       if (tr.to === "MERGED") mergedAt.set(tr.taskId, this.view.elapsed());
-      if (tr.to === "FAILED" || tr.to === "STALE") failures.set(tr.taskId, [...(failures.get(tr.taskId) ?? []), { attempt: tr.attempt, to: tr.to, error: t?.lastError ?? "" }]);
+      if (tr.to === "FAILED" || tr.to === "STALE")
+        failures.set(tr.taskId, [...(failures.get(tr.taskId) ?? []), { attempt: tr.attempt, to: tr.to, error: t?.lastError ?? "" }]);
     }
     this.view.decision(id, d);
     this.wake();
@@ -198,12 +201,19 @@ class DemoRun {
   /** The Captain's overlay PR, reviewed and merged by the person, as DESIGN.md §5 has it. */
   private async reviewOverlay(gh: Octokit, branch: string): Promise<void> {
     while (this.watching) {
-      const { data } = await gh.rest.pulls.list({ owner: DEMO_OWNER, repo: DEMO_REPO, head: `${DEMO_OWNER}:${branch}`, base: "main", state: "open" });
+      const { data } = await gh.rest.pulls.list({
+        owner: DEMO_OWNER,
+        repo: DEMO_REPO,
+        head: `${DEMO_OWNER}:${branch}`,
+        base: "main",
+        state: "open",
+      });
       const pr = data[0];
       if (pr) {
         this.view.aside(`${PERSON} reviews the Captain's overlay PR #${pr.number} (${pr.title}) and merges it`);
         const res = await this.services.sim!.control.merge(PERSON, FULL, pr.number);
-        if (res.status >= 300) this.problems.push(`merging the overlay PR #${pr.number} failed: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status >= 300)
+          this.problems.push(`merging the overlay PR #${pr.number} failed: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         this.overlayPrs.push({ number: pr.number, title: pr.title, head: branch, merged: res.status < 300 });
         return;
       }
@@ -226,14 +236,26 @@ class DemoRun {
       sim.onEvent((e) => {
         if (e.event !== "workflow_run" || e.action !== "completed") return;
         const id = (e.payload.workflow_run as { id: number }).id;
-        setTimeout(() => process.stderr.write(`--- job log of workflow run ${id}\n${core.state.runs.get(id)?.jobs.map((j) => j.log).join("") ?? ""}\n`), 50);
+        setTimeout(
+          () =>
+            process.stderr.write(
+              `--- job log of workflow run ${id}\n${
+                core.state.runs
+                  .get(id)
+                  ?.jobs.map((j) => j.log)
+                  .join("") ?? ""
+              }\n`,
+            ),
+          50,
+        );
       });
     }
     // A Captain job that ends without a PR (its overlay invalid, nothing to answer with) stops the wait.
     sim.onEvent((e) => {
       if (e.event !== "workflow_run" || e.action !== "completed") return;
       const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string };
-      if (wr.head_branch && /\/_captain-[^/]+$/.test(wr.head_branch)) setTimeout(() => this.captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
+      if (wr.head_branch && /\/_captain-[^/]+$/.test(wr.head_branch))
+        setTimeout(() => this.captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
     });
     const keys = appKeys();
     const secret = `forge-demo-${Math.random().toString(36).slice(2)}`;
@@ -243,7 +265,15 @@ class DemoRun {
       webhookUrl: "http://127.0.0.1:9/unused",
       webhookSecret: secret,
       // app.yml's permissions and events.
-      permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", actions: "write", statuses: "read", metadata: "read" },
+      permissions: {
+        contents: "write",
+        pull_requests: "write",
+        issues: "write",
+        checks: "write",
+        actions: "write",
+        statuses: "read",
+        metadata: "read",
+      },
       events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "status", "workflow_run", "workflow_job"],
     });
     const app = (this.services.app = await startForgeServer({
@@ -277,7 +307,12 @@ class DemoRun {
     await sim.control.createRepo({
       owner: DEMO_OWNER,
       name: DEMO_REPO,
-      files: { ...projectFiles(), ".github/workflows/forge-agent.yml": workflow, ".github/forge.yml": config, ".forge/stages.yml": stagesYml },
+      files: {
+        ...projectFiles(),
+        ".github/workflows/forge-agent.yml": workflow,
+        ".github/forge.yml": config,
+        ".forge/stages.yml": stagesYml,
+      },
       collaborators: { [PERSON]: "write" },
     });
     sim.control.install(appId, DEMO_OWNER, [FULL]);
@@ -288,10 +323,18 @@ class DemoRun {
     const { options, stages, scratch } = this;
     let env: Record<string, string> = {};
     if (this.agent === "claude") {
-      const model = (this.services.model = await startModelServer({ script: demoClaudeScript(12, (n, crId) => (n <= stages.overlays.length ? stages.captainFiles(n, crId) : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`)) }));
+      const model = (this.services.model = await startModelServer({
+        script: demoClaudeScript(12, (n, crId) =>
+          n <= stages.overlays.length
+            ? stages.captainFiles(n, crId)
+            : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`,
+        ),
+      }));
       const home = path.join(scratch, "home");
       mkdirSync(home, { recursive: true });
-      env = offlineClaudeEnv(model.url, home, { PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` });
+      env = offlineClaudeEnv(model.url, home, {
+        PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
+      });
       this.view.line(`        scripted model server ${model.url} (Claude Code's ANTHROPIC_BASE_URL)`);
     }
     mkdirSync(path.join(scratch, "runners"), { recursive: true });
@@ -313,7 +356,12 @@ class DemoRun {
         // The Captain is the real action too; the person then reviews and merges its overlay PR.
         this.jobs.captain++;
         this.view.aside(`Captain ${taskId} dispatched: the Forge action writes an overlay for ${crId}`);
-        if (this.captainHasAnswer(crId)) this.reviews.push(this.reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch((e: unknown) => void this.problems.push(`overlay review: ${(e as Error).message}`)));
+        if (this.captainHasAnswer(crId))
+          this.reviews.push(
+            this.reviewOverlay(user, d.ref.replace(/^refs\/heads\//, "")).catch(
+              (e: unknown) => void this.problems.push(`overlay review: ${(e as Error).message}`),
+            ),
+          );
       }
       return executor.handler(d);
     });
@@ -327,9 +375,20 @@ class DemoRun {
       owner: DEMO_OWNER,
       repo: DEMO_REPO,
       base_tree: parent.tree.sha,
-      tree: Object.entries(this.stages.baseFiles).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
+      tree: Object.entries(this.stages.baseFiles).map(([p, content]) => ({
+        path: p,
+        mode: "100644" as const,
+        type: "blob" as const,
+        content,
+      })),
     });
-    const { data: commit } = await user.rest.git.createCommit({ owner: DEMO_OWNER, repo: DEMO_REPO, message: `Add the plan ${this.stages.planId}`, tree: tree.sha, parents: [ref.object.sha] });
+    const { data: commit } = await user.rest.git.createCommit({
+      owner: DEMO_OWNER,
+      repo: DEMO_REPO,
+      message: `Add the plan ${this.stages.planId}`,
+      tree: tree.sha,
+      parents: [ref.object.sha],
+    });
     await user.rest.git.updateRef({ owner: DEMO_OWNER, repo: DEMO_REPO, ref: "heads/main", sha: commit.sha });
     this.view.aside(`${PERSON} pushed the plan to main (${commit.sha.slice(0, 7)})`);
   }
@@ -343,16 +402,26 @@ class DemoRun {
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
       const held = j?.tasks.filter((t) => t.hold === "exhausted" || t.hold === "fatal" || t.hold === "human");
       if (this.stuck || held?.length) {
-        this.problems.push(this.stuck ?? `the run needs a person: ${held!.map((t) => `${t.id} (${t.hold}: ${t.lastError ?? t.question ?? ""})`).join(", ")}`);
+        this.problems.push(
+          this.stuck ?? `the run needs a person: ${held!.map((t) => `${t.id} (${t.hold}: ${t.lastError ?? t.question ?? ""})`).join(", ")}`,
+        );
         return undefined;
       }
       if (settled && j.status === "completed") {
-        const { data } = await user.rest.pulls.list({ owner: DEMO_OWNER, repo: DEMO_REPO, head: `${DEMO_OWNER}:${j.integrationBranch}`, base: j.baseBranch, state: "all" });
+        const { data } = await user.rest.pulls.list({
+          owner: DEMO_OWNER,
+          repo: DEMO_REPO,
+          head: `${DEMO_OWNER}:${j.integrationBranch}`,
+          base: j.baseBranch,
+          state: "all",
+        });
         const finalPrNumber = data[0]?.number;
         if (finalPrNumber !== undefined) return finalPrNumber;
       } else if (settled) return undefined;
       if (Date.now() > deadline) {
-        this.problems.push(`timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.hold ? `(${t.hold})` : ""}`).join(" ") : "no run started"}`);
+        this.problems.push(
+          `timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.hold ? `(${t.hold})` : ""}`).join(" ") : "no run started"}`,
+        );
         return undefined;
       }
       await new Promise<void>((r) => {
@@ -378,7 +447,12 @@ class DemoRun {
       if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
       if (outcome.finalPr === undefined) problems.push("no final PR");
     }
-    if (testsOnIntegration && !testsOnIntegration.ok) notes.push(testsOnIntegration.pass + testsOnIntegration.fail === 0 ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})` : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`);
+    if (testsOnIntegration && !testsOnIntegration.ok)
+      notes.push(
+        testsOnIntegration.pass + testsOnIntegration.fail === 0
+          ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})`
+          : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`,
+      );
 
     const result: DemoResult = {
       ok: problems.length === 0,
@@ -400,7 +474,11 @@ class DemoRun {
       jobs: this.jobs,
       schemaViolations: sim.violations.length,
     };
-    await writeReport(user, { outDir: this.outDir, agent: this.agent, stages: this.stages, journal: j, outcome, log: this.view.log }, result);
+    await writeReport(
+      user,
+      { outDir: this.outDir, agent: this.agent, stages: this.stages, journal: j, outcome, log: this.view.log },
+      result,
+    );
     return result;
   }
 

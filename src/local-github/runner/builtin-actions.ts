@@ -126,7 +126,12 @@ const checkout: BuiltinAction = {
       if (ctx.inputs.clean !== "false") await git(ctx, ["clean", "-ffdx"], target);
     }
     const depth = Number(ctx.inputs["fetch-depth"] ?? "1");
-    const fetchFlags = ["fetch", "--no-recurse-submodules", "--prune", ...(ctx.inputs["fetch-tags"] === "true" ? ["--tags"] : ["--no-tags"])];
+    const fetchFlags = [
+      "fetch",
+      "--no-recurse-submodules",
+      "--prune",
+      ...(ctx.inputs["fetch-tags"] === "true" ? ["--tags"] : ["--no-tags"]),
+    ];
     if (depth > 0) fetchFlags.push(`--depth=${depth}`);
     ctx.log(`Fetching ${ref || sha || "the default branch"} from ${repository}`);
     await mustGit(ctx, [...auth, ...fetchFlags, "origin", refspec], target);

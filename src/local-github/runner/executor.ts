@@ -7,7 +7,15 @@ import { interpolate, interpolateString, type ExpressionContext } from "./expres
 import { buildEvent, githubContext } from "./github-context.js";
 import { JobRun, type ExecHooks } from "./job.js";
 import { killGroup } from "./process.js";
-import { parseDispatchInputs, parseWorkflow, resolveConcurrency, resolvePermissions, selectJob, type Concurrency, type Permissions } from "./workflow.js";
+import {
+  parseDispatchInputs,
+  parseWorkflow,
+  resolveConcurrency,
+  resolvePermissions,
+  selectJob,
+  type Concurrency,
+  type Permissions,
+} from "./workflow.js";
 
 export { inputEnvName, resolveShell } from "./step.js";
 
@@ -95,9 +103,7 @@ export interface JobResult {
 }
 
 export type StepEvent =
-  | { type: "started"; step: StepResult }
-  | { type: "completed"; step: StepResult }
-  | { type: "log"; step: StepResult; line: string };
+  { type: "started"; step: StepResult } | { type: "completed"; step: StepResult } | { type: "log"; step: StepResult; line: string };
 
 export interface RunJobOptions {
   workflowText: string;
@@ -214,9 +220,10 @@ export function describeJob(options: Pick<RunJobOptions, "workflowText" | "jobId
 } {
   const wf = parseWorkflow(options.workflowText);
   const [jobId, job] = selectJob(wf, options.jobId);
-  const dispatch = (options.context.eventName ?? "workflow_dispatch") === "workflow_dispatch"
-    ? parseDispatchInputs(options.workflowText, options.inputs)
-    : { inputs: {}, eventInputs: {} };
+  const dispatch =
+    (options.context.eventName ?? "workflow_dispatch") === "workflow_dispatch"
+      ? parseDispatchInputs(options.workflowText, options.inputs)
+      : { inputs: {}, eventInputs: {} };
   const ctx: ExpressionContext = {
     contexts: {
       github: githubContext(options.context, wf, jobId, "", "", buildEvent(options.context, dispatch.eventInputs)),

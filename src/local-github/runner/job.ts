@@ -8,7 +8,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { JobConclusion, JobResult, RunContext, RunJobOptions, StepResult } from "./executor.js";
-import { evaluateCondition, interpolate, interpolateString, type ExpressionContext, type ExprValue, type JobStatus } from "./expressions.js";
+import {
+  evaluateCondition,
+  interpolate,
+  interpolateString,
+  type ExpressionContext,
+  type ExprValue,
+  type JobStatus,
+} from "./expressions.js";
 import { Masker } from "./file-commands.js";
 import { buildEvent, githubContext, refName } from "./github-context.js";
 import type { ActionDef } from "./load-action.js";
@@ -130,9 +137,10 @@ export class JobRun {
     const wf = parseWorkflow(options.workflowText);
     const [jobId, job] = selectJob(wf, options.jobId);
     const eventName = options.context.eventName ?? "workflow_dispatch";
-    const dispatch = eventName === "workflow_dispatch"
-      ? parseDispatchInputs(options.workflowText, options.inputs)
-      : { inputs: {} as Record<string, ExprValue>, eventInputs: {} as Record<string, string> };
+    const dispatch =
+      eventName === "workflow_dispatch"
+        ? parseDispatchInputs(options.workflowText, options.inputs)
+        : { inputs: {} as Record<string, ExprValue>, eventInputs: {} as Record<string, string> };
     const folders = await prepareFolders(options, dispatch.eventInputs);
     return new JobRun(options, signal, hooks, { startedAt, wf, jobId, job, eventName, dispatch, ...folders });
   }
@@ -176,7 +184,15 @@ export class JobRun {
 
   exprCtx(env: Record<string, string>, jobStatus?: JobStatus): ExpressionContext {
     return {
-      contexts: { github: this.github, inputs: this.start.dispatch.inputs, secrets: this.secrets, vars: this.vars, env, steps: this.stepsCtx, runner: this.runner },
+      contexts: {
+        github: this.github,
+        inputs: this.start.dispatch.inputs,
+        secrets: this.secrets,
+        vars: this.vars,
+        env,
+        steps: this.stepsCtx,
+        runner: this.runner,
+      },
       ...(jobStatus ? { jobStatus } : {}),
     };
   }

@@ -28,7 +28,10 @@ export async function loadAction(
   if (uses.startsWith("./") || uses.startsWith("../") || mapped !== undefined) {
     const dir = mapped !== undefined ? path.resolve(mapped) : path.resolve(workspace, uses);
     const file = ["action.yml", "action.yaml"].map((f) => path.join(dir, f)).find((f) => existsSync(f));
-    if (!file) throw new ActionFailedError(`Can't find 'action.yml' or 'action.yaml' under '${dir}'. Did you forget to run actions/checkout before running your local action?`);
+    if (!file)
+      throw new ActionFailedError(
+        `Can't find 'action.yml' or 'action.yaml' under '${dir}'. Did you forget to run actions/checkout before running your local action?`,
+      );
     const doc = parseYaml(await readFile(file, "utf8")) as {
       name?: string;
       inputs?: Record<string, { default?: unknown; required?: boolean }>;
@@ -36,7 +39,9 @@ export async function loadAction(
     };
     const using = doc?.runs?.using;
     if (using !== "node20" && using !== "node24") {
-      throw new ActionFailedError(`Action '${uses}' uses runs.using '${String(using)}': the Forge sim runner runs only node20 and node24 actions`);
+      throw new ActionFailedError(
+        `Action '${uses}' uses runs.using '${String(using)}': the Forge sim runner runs only node20 and node24 actions`,
+      );
     }
     if (!doc.runs?.main) throw new ActionFailedError(`Action '${uses}' has no runs.main`);
     if (doc.runs.pre) throw new ActionFailedError(`Action '${uses}' has runs.pre, which the Forge sim runner does not run`);
@@ -53,7 +58,9 @@ export async function loadAction(
   const name = uses.split("@")[0]!;
   const builtin = extra?.[name] ?? BUILTIN_ACTIONS[name];
   if (!builtin || !uses.includes("@")) {
-    throw new ActionFailedError(`Action '${uses}' is not available in the Forge sim runner (it runs local ./ actions, ${Object.keys(BUILTIN_ACTIONS).join(", ")}, actions passed in options.actions and folders mapped by options.localActions)`);
+    throw new ActionFailedError(
+      `Action '${uses}' is not available in the Forge sim runner (it runs local ./ actions, ${Object.keys(BUILTIN_ACTIONS).join(", ")}, actions passed in options.actions and folders mapped by options.localActions)`,
+    );
   }
   return { kind: "builtin", name, inputs: builtin.inputs, builtin };
 }

@@ -77,9 +77,10 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       graceTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), opts.killGraceMs);
       graceTimer.unref();
     };
-    const timeout = opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs)
-      ? setTimeout(() => stop("timed_out"), Math.max(0, opts.timeoutMs))
-      : undefined;
+    const timeout =
+      opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs)
+        ? setTimeout(() => stop("timed_out"), Math.max(0, opts.timeoutMs))
+        : undefined;
     const onAbort = () => stop("cancelled");
     if (opts.signal?.aborted) queueMicrotask(onAbort);
     else opts.signal?.addEventListener("abort", onAbort, { once: true });

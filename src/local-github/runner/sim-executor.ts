@@ -153,7 +153,14 @@ function contextOf({ options }: ExecutorState, d: DispatchedRun, jobName: string
 }
 
 /** One job of a run: its job-level concurrency group first (wait, or give way to a newer job), then the pool. */
-async function runOne(s: ExecutorState, d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], runSignal: AbortSignal): Promise<void> {
+async function runOne(
+  s: ExecutorState,
+  d: DispatchedRun,
+  jobId: string,
+  jobName: string,
+  stepNames: string[],
+  runSignal: AbortSignal,
+): Promise<void> {
   const fullName = `${d.repo.owner.login}/${d.repo.name}`;
   // Job-level concurrency: wait for the group, or give way to a newer job.
   const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.job;
@@ -181,7 +188,14 @@ async function runOne(s: ExecutorState, d: DispatchedRun, jobId: string, jobName
 }
 
 /** A job admitted to run: submitted to the pool, its steps and logs reported to the run as they happen. */
-async function runAdmitted(s: ExecutorState, d: DispatchedRun, jobId: string, jobName: string, stepNames: string[], signal: AbortSignal): Promise<void> {
+async function runAdmitted(
+  s: ExecutorState,
+  d: DispatchedRun,
+  jobId: string,
+  jobName: string,
+  stepNames: string[],
+  signal: AbortSignal,
+): Promise<void> {
   const { options } = s;
   const dir = mkdtempSync(path.join(s.root, `run-${d.run.id}-${jobId}-`));
 
@@ -232,7 +246,10 @@ async function runAdmitted(s: ExecutorState, d: DispatchedRun, jobId: string, jo
     // GitHub notices a vanished runner only after a while, then fails the job.
     await new Promise((r) => setTimeout(r, options.lostRunnerDelayMs ?? 0));
     ensureStarted();
-    d.log(jobName, "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.\n");
+    d.log(
+      jobName,
+      "##[error]The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.\n",
+    );
     conclusion = "failure";
   } finally {
     s.active.delete(entry);
@@ -256,7 +273,8 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
   const onRunAbort = () => abort.abort();
   if (d.signal.aborted) abort.abort();
   else d.signal.addEventListener("abort", onRunAbort, { once: true });
-  const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.workflow;
+  const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) })
+    .concurrency.workflow;
   const slot: Slot = {
     cancel: (message) => {
       for (const j of jobs) d.log(j.jobName, `${message}\n`);

@@ -93,11 +93,18 @@ export class StepRun {
     private readonly post?: PostStep,
   ) {
     const usesName = spec.uses?.split("@")[0] ?? "";
-    this.contextualId = spec.id ?? (spec.run !== undefined ? job.autoId("__run") : job.autoId(`__${usesName.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+/, "")}`));
+    this.contextualId =
+      spec.id ??
+      (spec.run !== undefined ? job.autoId("__run") : job.autoId(`__${usesName.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+/, "")}`));
     this.env0 = { ...job.jobEnv, ...job.addedEnv };
     let displayName: string;
     try {
-      displayName = spec.name !== undefined ? interpolateString(spec.name, job.exprCtx(this.env0)) : spec.run !== undefined ? `Run ${spec.run.split("\n")[0]!.trim()}` : `Run ${spec.uses ?? ""}`;
+      displayName =
+        spec.name !== undefined
+          ? interpolateString(spec.name, job.exprCtx(this.env0))
+          : spec.run !== undefined
+            ? `Run ${spec.run.split("\n")[0]!.trim()}`
+            : `Run ${spec.uses ?? ""}`;
     } catch {
       displayName = String(spec.name);
     }
@@ -135,7 +142,12 @@ export class StepRun {
     } catch (err) {
       if (err instanceof ExpressionError || err instanceof ActionFailedError || err instanceof Error) {
         this.failure = err.message;
-        if (!this.runsAfterCancel && this.job.jobAbort.signal.aborted && this.job.jobStatus === "cancelled" && !(err instanceof ExpressionError)) {
+        if (
+          !this.runsAfterCancel &&
+          this.job.jobAbort.signal.aborted &&
+          this.job.jobStatus === "cancelled" &&
+          !(err instanceof ExpressionError)
+        ) {
           this.proc = this.stoppedByJob();
         }
       } else {
@@ -168,7 +180,8 @@ export class StepRun {
   /** `steps.<id>` for later steps' expressions (post steps are not recorded). */
   private recordStep(): void {
     const step = this.step;
-    if (this.spec.id && this.kind !== "post") this.job.stepsCtx[this.spec.id] = { outputs: { ...step.outputs }, outcome: step.outcome, conclusion: step.conclusion };
+    if (this.spec.id && this.kind !== "post")
+      this.job.stepsCtx[this.spec.id] = { outputs: { ...step.outputs }, outcome: step.outcome, conclusion: step.conclusion };
   }
 
   /** A process result for a step the job's cancel (or timeout) stopped. */
@@ -256,8 +269,16 @@ export class StepRun {
     // Environment: machine + GITHUB_* + job env + GITHUB_ENV so far + step env.
     const ctxEnv = { ...job.jobEnv, ...job.addedEnv };
     const stepEnv: Record<string, string> = {};
-    for (const [k, v] of Object.entries(asStringRecord(spec.env))) stepEnv[k] = interpolateString(v, job.exprCtx({ ...ctxEnv, ...stepEnv }));
-    const env: Record<string, string> = { ...job.baseEnv(), ...job.jobEnv, ...job.addedEnv, ...stepEnv, ...files, GITHUB_ACTION: this.contextualId };
+    for (const [k, v] of Object.entries(asStringRecord(spec.env)))
+      stepEnv[k] = interpolateString(v, job.exprCtx({ ...ctxEnv, ...stepEnv }));
+    const env: Record<string, string> = {
+      ...job.baseEnv(),
+      ...job.jobEnv,
+      ...job.addedEnv,
+      ...stepEnv,
+      ...files,
+      GITHUB_ACTION: this.contextualId,
+    };
     if (job.addedPath.length > 0) env.PATH = [...job.addedPath, env.PATH ?? ""].join(path.delimiter);
     const allCtxEnv = { ...ctxEnv, ...stepEnv };
 
@@ -267,14 +288,22 @@ export class StepRun {
     const stepDeadline = Date.now() + Math.min(stepTimeout ?? Infinity, this.runsAfterCancel ? job.cancelTimeoutMs : Infinity);
     // After a cancellation, steps that still run (always()) are not stopped by it again.
     const stepSignal = this.runsAfterCancel ? undefined : job.jobAbort.signal;
-    const exec: Exec = (command, args, cwd, extraEnv = {}) => this.exec({ ...env, ...extraEnv }, stepDeadline, stepSignal, command, args, cwd);
+    const exec: Exec = (command, args, cwd, extraEnv = {}) =>
+      this.exec({ ...env, ...extraEnv }, stepDeadline, stepSignal, command, args, cwd);
 
     if (this.kind === "post" && this.post) this.proc = await this.runPost(exec, this.post);
     else if (spec.run !== undefined) this.proc = await this.runScript(exec, allCtxEnv);
     else await this.runUses(exec, allCtxEnv, stepEnv, stepSignal);
   }
 
-  private async exec(env: Record<string, string>, deadline: number, signal: AbortSignal | undefined, command: string, args: string[], cwd: string): Promise<ExecResult> {
+  private async exec(
+    env: Record<string, string>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    command: string,
+    args: string[],
+    cwd: string,
+  ): Promise<ExecResult> {
     const { hooks } = this.job;
     const lines: string[] = [];
     const r = await runProcess({
@@ -319,15 +348,25 @@ export class StepRun {
     const { command, args, ext } = resolveShell(shellSpec === undefined ? undefined : interpolateString(shellSpec, job.exprCtx(ctxEnv)));
     const wd0 = spec["working-directory"] ?? job.defaults["working-directory"];
     const cwd = wd0 === undefined ? job.workspace : path.resolve(job.workspace, interpolateString(wd0, job.exprCtx(ctxEnv)));
-    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new ActionFailedError(`No such file or directory: working-directory '${cwd}'`);
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory())
+      throw new ActionFailedError(`No such file or directory: working-directory '${cwd}'`);
     const scriptPath = path.join(job.runnerTemp, `${randomUUID()}${ext}`);
     await writeFile(scriptPath, script);
     for (const l of script.replace(/\n$/, "").split("\n")) this.step.log.push(job.masker.mask(`##[command]${l}`));
-    return exec(command, args.map((a) => a.replace("{0}", scriptPath)), cwd);
+    return exec(
+      command,
+      args.map((a) => a.replace("{0}", scriptPath)),
+      cwd,
+    );
   }
 
   /** `uses:` — a built-in action in process, or a node action (its post step queued for the job's end). */
-  private async runUses(exec: Exec, ctxEnv: Record<string, string>, stepEnv: Record<string, string>, stepSignal: AbortSignal | undefined): Promise<void> {
+  private async runUses(
+    exec: Exec,
+    ctxEnv: Record<string, string>,
+    stepEnv: Record<string, string>,
+    stepSignal: AbortSignal | undefined,
+  ): Promise<void> {
     const { job, spec } = this;
     const uses = interpolateString(spec.uses!, job.exprCtx(ctxEnv));
     const action = await loadAction(uses, job.workspace, job.options.actions, job.options.localActions);
@@ -442,7 +481,9 @@ export class StepRun {
     step.outcome = outcome;
     let continueOnError = false;
     try {
-      continueOnError = outcome === "failure" && isTrue(interpolate(this.spec["continue-on-error"] ?? false, job.exprCtx({ ...job.jobEnv, ...job.addedEnv })));
+      continueOnError =
+        outcome === "failure" &&
+        isTrue(interpolate(this.spec["continue-on-error"] ?? false, job.exprCtx({ ...job.jobEnv, ...job.addedEnv })));
     } catch {
       continueOnError = false;
     }

@@ -254,10 +254,12 @@ export function resolvePermissions(wf: WorkflowSpec, job: JobSpec): Permissions 
     Object.fromEntries(PERMISSION_SCOPES.filter((s) => !(s === "id-token" && level === "read")).map((s) => [s, level]));
   if (p === "read-all") return all("read");
   if (p === "write-all") return all("write");
-  if (typeof p !== "object" || Array.isArray(p)) throw new WorkflowError(`Invalid workflow file: permissions must be read-all, write-all or a mapping`);
+  if (typeof p !== "object" || Array.isArray(p))
+    throw new WorkflowError(`Invalid workflow file: permissions must be read-all, write-all or a mapping`);
   const out: Permissions = Object.fromEntries(PERMISSION_SCOPES.map((s) => [s, "none" as PermissionLevel]));
   for (const [scope, level] of Object.entries(p as Record<string, unknown>)) {
-    if (!(PERMISSION_SCOPES as readonly string[]).includes(scope)) throw new WorkflowError(`Invalid workflow file: unknown permission scope '${scope}'`);
+    if (!(PERMISSION_SCOPES as readonly string[]).includes(scope))
+      throw new WorkflowError(`Invalid workflow file: unknown permission scope '${scope}'`);
     if (level !== "read" && level !== "write" && level !== "none") {
       throw new WorkflowError(`Invalid workflow file: permission '${scope}' must be read, write or none`);
     }

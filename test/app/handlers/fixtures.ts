@@ -179,7 +179,10 @@ function responseSchema(op: Obj, status: number): Obj | undefined {
   const described = (op.responses as Obj)[String(status)] as Obj | undefined;
   if (!described) return status >= 400 ? { $ref: "#/components/schemas/basic-error" } : undefined;
   const r = resolveRef(doc, described);
-  return (((r.content as Obj | undefined)?.["application/json"] as Obj | undefined)?.schema as Obj | undefined) ?? (status >= 400 ? { $ref: "#/components/schemas/basic-error" } : undefined);
+  return (
+    (((r.content as Obj | undefined)?.["application/json"] as Obj | undefined)?.schema as Obj | undefined) ??
+    (status >= 400 ? { $ref: "#/components/schemas/basic-error" } : undefined)
+  );
 }
 
 /** A reply body for an operation, filled in from its description and validated against it. */
@@ -196,7 +199,8 @@ export function webhookPayload(event: string, partial: Obj): Obj {
   const v = specValidator();
   const key = SpecValidator.webhookKey(event, typeof partial.action === "string" ? partial.action : undefined);
   if (!v.hasWebhook(key)) throw new Error(`webhook ${key} is not in the trimmed description`);
-  const schema = ((((((v.webhooks.webhooks as Obj)[key] as Obj).post as Obj).requestBody as Obj).content as Obj)["application/json"] as Obj).schema as Obj;
+  const schema = ((((((v.webhooks.webhooks as Obj)[key] as Obj).post as Obj).requestBody as Obj).content as Obj)["application/json"] as Obj)
+    .schema as Obj;
   const payload = fill(v.webhooks, schema, partial) as Obj;
   const problem = v.validateWebhook(key, payload);
   if (problem) throw new Error(`${key} payload is not valid: ${problem}`);
@@ -233,7 +237,8 @@ function decodeUri(uri: string): { path: string; query: Record<string, string> }
   return { path: url.pathname.split("/").map(decodeURIComponent).join("/"), query: Object.fromEntries(url.searchParams) };
 }
 
-const sameQuery = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+const sameQuery = (a: Record<string, string>, b: Record<string, string>) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 /**
  * GitHub's REST API as nock interceptors. `reply("GET /repos/acme/widgets/pulls/7", 200, { … })`
@@ -273,13 +278,20 @@ export class GitHubMock {
       }, want.method)
       .reply((uri, requestBody) => {
         const got = decodeUri(uri);
-        const parsed = typeof requestBody === "string" && requestBody !== "" ? (JSON.parse(requestBody) as unknown) : requestBody === "" ? undefined : requestBody;
+        const parsed =
+          typeof requestBody === "string" && requestBody !== ""
+            ? (JSON.parse(requestBody) as unknown)
+            : requestBody === ""
+              ? undefined
+              : requestBody;
         const call: Call = { method: want.method, path: got.path, query: got.query, body: parsed, route: `${want.method} ${got.path}` };
         this.calls.push(call);
         hit.call = call;
         const problem = specValidator().validateRequest(operationId, parsed, new URLSearchParams(got.query));
         if (problem) this.violations.push(`${want.method} ${got.path}: ${problem}`);
-        return body === undefined ? [status, "", headers] : [status, body as Json as nock.Body, { "content-type": "application/json; charset=utf-8", ...headers }];
+        return body === undefined
+          ? [status, "", headers]
+          : [status, body as Json as nock.Body, { "content-type": "application/json; charset=utf-8", ...headers }];
       });
     return hit;
   }
@@ -311,7 +323,10 @@ export class GitHubMock {
 
   /** The installation token Probot asks for before its first installation request. */
   token(): Hit {
-    return this.reply(`POST /app/installations/${INSTALLATION_ID}/access_tokens`, 201, { token: "ghs_installation", expires_at: "2099-01-01T00:00:00Z" });
+    return this.reply(`POST /app/installations/${INSTALLATION_ID}/access_tokens`, 201, {
+      token: "ghs_installation",
+      expires_at: "2099-01-01T00:00:00Z",
+    });
   }
 
   // ---- frequent replies ----
@@ -330,7 +345,11 @@ export class GitHubMock {
   }
 
   missing(path: string, ref: string): Hit {
-    return this.reply(`GET ${R}/contents/${path}?ref=${ref}`, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest/repos/contents#get-repository-content", status: "404" });
+    return this.reply(`GET ${R}/contents/${path}?ref=${ref}`, 404, {
+      message: "Not Found",
+      documentation_url: "https://docs.github.com/rest/repos/contents#get-repository-content",
+      status: "404",
+    });
   }
 
   dir(path: string, ref: string, entries: { name: string; type: "file" | "dir" }[]): Hit {
@@ -354,7 +373,12 @@ export class GitHubMock {
 
   /** A compare-and-swap write of the journal answered with `status` (200: written, 409: it moved). */
   writeJournal(status: 200 | 201 | 409, newSha = "b10b000000000000000000000000000000000002"): Hit {
-    if (status === 409) return this.reply(`PUT ${R}/contents/journal.json`, 409, { message: "journal.json does not match b10b", documentation_url: "https://docs.github.com/rest/repos/contents#create-or-update-file-contents", status: "409" });
+    if (status === 409)
+      return this.reply(`PUT ${R}/contents/journal.json`, 409, {
+        message: "journal.json does not match b10b",
+        documentation_url: "https://docs.github.com/rest/repos/contents#create-or-update-file-contents",
+        status: "409",
+      });
     return this.reply(`PUT ${R}/contents/journal.json`, status, fileCommit("journal.json", newSha, `c0${newSha.slice(2)}`));
   }
 
@@ -375,15 +399,27 @@ export class GitHubMock {
   }
 
   permission(user: string, permission: "admin" | "maintain" | "write" | "triage" | "read" | "none"): Hit {
-    return this.reply(`GET ${R}/collaborators/${user}/permission`, 200, { permission, role_name: permission, user: { login: user, type: "User" } });
+    return this.reply(`GET ${R}/collaborators/${user}/permission`, 200, {
+      permission,
+      role_name: permission,
+      user: { login: user, type: "User" },
+    });
   }
 
   reaction(commentId: number, content: string): Hit {
-    return this.reply(`POST ${R}/issues/comments/${commentId}/reactions`, 201, { id: 900, content, user: { login: `${APP_SLUG}[bot]`, type: "Bot" } });
+    return this.reply(`POST ${R}/issues/comments/${commentId}/reactions`, 201, {
+      id: 900,
+      content,
+      user: { login: `${APP_SLUG}[bot]`, type: "Bot" },
+    });
   }
 
   comment(issue: number, id = 700): Hit {
-    return this.reply(`POST ${R}/issues/${issue}/comments`, 201, { id, body: "(as sent)", user: { login: `${APP_SLUG}[bot]`, type: "Bot" } });
+    return this.reply(`POST ${R}/issues/${issue}/comments`, 201, {
+      id,
+      body: "(as sent)",
+      user: { login: `${APP_SLUG}[bot]`, type: "Bot" },
+    });
   }
 
   /** `PATCH` of the tracker issue (its body is re-rendered in place). */
@@ -434,14 +470,23 @@ function fileCommit(path: string, blob: string, commit: string) {
       sha: blob,
       type: "file",
       download_url: `https://raw.githubusercontent.com/${OWNER}/${REPO}/HEAD/${path}`,
-      _links: { self: `${API}${R}/contents/${path}`, git: `${API}${R}/git/blobs/${blob}`, html: `https://github.com/${OWNER}/${REPO}/blob/HEAD/${path}` },
+      _links: {
+        self: `${API}${R}/contents/${path}`,
+        git: `${API}${R}/git/blobs/${blob}`,
+        html: `https://github.com/${OWNER}/${REPO}/blob/HEAD/${path}`,
+      },
     },
     commit: { sha: commit, message: "forge: journal", parents: [] },
   };
 }
 
 export function gitRef(branch: string, sha: string) {
-  return { ref: `refs/heads/${branch}`, node_id: "REF_1", url: `${API}${R}/git/refs/heads/${branch}`, object: { type: "commit", sha, url: `${API}${R}/git/commits/${sha}` } };
+  return {
+    ref: `refs/heads/${branch}`,
+    node_id: "REF_1",
+    url: `${API}${R}/git/refs/heads/${branch}`,
+    object: { type: "commit", sha, url: `${API}${R}/git/commits/${sha}` },
+  };
 }
 
 /** The JSON a journal write sent (its base64 content decoded). */
@@ -475,11 +520,28 @@ export function testConfig(overrides: Obj = {}): ForgeConfig {
  * start-up effect carried out, then moved on by `steps` (each a batch of inputs, decided at NOW-30 s,
  * then the effects they produced acknowledged). The tracker issue is #3.
  */
-export function storedRun(spec: PlanSpec, opts: { config?: ForgeConfig; steps?: LeafInput[][]; facts?: Partial<RunFacts>; pendingOutbox?: boolean } = {}): StoredRun {
+export function storedRun(
+  spec: PlanSpec,
+  opts: { config?: ForgeConfig; steps?: LeafInput[][]; facts?: Partial<RunFacts>; pendingOutbox?: boolean } = {},
+): StoredRun {
   const config = opts.config ?? testConfig();
-  const nodes = Object.entries(spec).map(([id, dependencies]) => ({ id, kind: "task" as const, agentType: "2" as const, title: `Task ${id}`, dependencies }));
+  const nodes = Object.entries(spec).map(([id, dependencies]) => ({
+    id,
+    kind: "task" as const,
+    agentType: "2" as const,
+    title: `Task ${id}`,
+    dependencies,
+  }));
   const started = startRun(
-    { runId: RUN_ID, planId: PLAN_ID, planCommit: PLAN_SHA, dagHash: "d".repeat(64), nodes, integrationBranch: INTEGRATION, baseBranch: "main" },
+    {
+      runId: RUN_ID,
+      planId: PLAN_ID,
+      planCommit: PLAN_SHA,
+      dagHash: "d".repeat(64),
+      nodes,
+      integrationBranch: INTEGRATION,
+      baseBranch: "main",
+    },
     NOW - 60_000,
     config,
   );
@@ -487,7 +549,11 @@ export function storedRun(spec: PlanSpec, opts: { config?: ForgeConfig; steps?: 
   const events = [...started.events];
   const settle = (at: number) => {
     for (let round = 0; round < 5 && journal.outbox.length; round++) {
-      const acks: LeafInput[] = journal.outbox.map((e) => ({ kind: "effect.done", key: e.key, result: e.kind === "DispatchAgent" ? { workflowRunId: 5000 + e.attempt } : {} }));
+      const acks: LeafInput[] = journal.outbox.map((e) => ({
+        kind: "effect.done",
+        key: e.key,
+        result: e.kind === "DispatchAgent" ? { workflowRunId: 5000 + e.attempt } : {},
+      }));
       const d: Decision = decide(journal, { kind: "batch", inputs: acks }, at, config);
       journal = d.journal;
       events.push(...d.events);
@@ -501,7 +567,12 @@ export function storedRun(spec: PlanSpec, opts: { config?: ForgeConfig; steps?: 
     events.push(...d.events);
     if (!opts.pendingOutbox || k < steps.length - 1) settle(NOW - 30_000 + k);
   });
-  return newStoredRun(journal, config, { trackerIssue: 3, trackerUpdatedAt: new Date(NOW - 60_000).toISOString(), planSha: PLAN_SHA, ...opts.facts }, events);
+  return newStoredRun(
+    journal,
+    config,
+    { trackerIssue: 3, trackerUpdatedAt: new Date(NOW - 60_000).toISOString(), planSha: PLAN_SHA, ...opts.facts },
+    events,
+  );
 }
 
 export const taskOf = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
@@ -560,7 +631,11 @@ export async function startApp(options: ForgeAppOptions = {}): Promise<TestApp> 
     privateKey: appKeys().privateKeyPem,
     logLevel: "fatal",
     // Tests disable retries and throttling (the function form replaces Probot's defaults).
-    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({ ...instanceOptions, retry: { enabled: false }, throttle: { enabled: false } })),
+    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
+      ...instanceOptions,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
   });
   const forge = createForgeApp({ background: false, now: () => NOW, replicaId: TEST_REPLICA, ...options });
   await probot.load(forge);

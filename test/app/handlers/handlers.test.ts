@@ -137,8 +137,16 @@ describe("push", () => {
     gh.journal(before);
     const write1 = gh.writeJournal(200, "b10b000000000000000000000000000000000002");
     // The decision's effects: the check run, the merge of the attempt's PR, the tracker.
-    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
-    gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [{ number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } }]);
+    const check = gh.reply(`POST ${R}/check-runs`, 201, {
+      id: 55,
+      name: "forge · a",
+      head_sha: RECORD,
+      status: "completed",
+      conclusion: "success",
+    });
+    gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [
+      { number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } },
+    ]);
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     gh.tracker(3);
     // The merge acknowledged: a is MERGED, b is ready.
@@ -149,7 +157,9 @@ describe("push", () => {
 
     await app.receive(recordPush());
 
-    expect(gh.routes().indexOf(`GET ${R}/contents/${resultPath(RUN_ID, "a", 1)}`)).toBeLessThan(gh.routes().indexOf(`PUT ${R}/contents/journal.json`));
+    expect(gh.routes().indexOf(`GET ${R}/contents/${resultPath(RUN_ID, "a", 1)}`)).toBeLessThan(
+      gh.routes().indexOf(`PUT ${R}/contents/journal.json`),
+    );
     expect(read.call?.query).toEqual({ ref: RECORD });
     // Compare-and-swap: the write names the blob it read, then the blob the first write made.
     expect(write1.body).toMatchObject({ branch: `forge/${RUN_ID}/_state`, sha: JOURNAL_SHA });
@@ -202,7 +212,9 @@ describe("push", () => {
         "sha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
       }
     `);
-    expect(check.body).toMatchInlineSnapshot({ completed_at: expect.any(String) }, `
+    expect(check.body).toMatchInlineSnapshot(
+      { completed_at: expect.any(String) },
+      `
       {
         "completed_at": Any<String>,
         "conclusion": "success",
@@ -220,7 +232,8 @@ describe("push", () => {
         },
         "status": "completed",
       }
-    `);
+    `,
+    );
     expect(journalView(decodedJournal(write2), j1)).toMatchInlineSnapshot(`
       {
         "events": [
@@ -261,7 +274,12 @@ describe("push", () => {
   it("the plan merged to the default branch starts a run: config and plan read at the commit, integration and state branches, journal, first dispatch, tracker", async () => {
     const app = await startApp();
     const config = "merge_policy: manual\n";
-    const plan = { "plan.md": "# mini\n\nA test plan.\n", "dag.json": dagJson("mini", { a: [], b: ["a"] }), "tasks/a.md": taskFile("a", []), "tasks/b.md": taskFile("b", ["a"]) };
+    const plan = {
+      "plan.md": "# mini\n\nA test plan.\n",
+      "dag.json": dagJson("mini", { a: [], b: ["a"] }),
+      "tasks/a.md": taskFile("a", []),
+      "tasks/b.md": taskFile("b", ["a"]),
+    };
     const root = ".forge/plans/mini";
 
     gh.app();
@@ -365,7 +383,9 @@ describe("push", () => {
     const read = gh.reply(`GET ${R}/git/commits/${RECORD}`, 200, {
       sha: RECORD,
       message: recordMessage("a", 1, 0),
-      parents: [{ sha: WORK, url: `https://api.github.com${R}/git/commits/${WORK}`, html_url: `https://github.com/acme/widgets/commit/${WORK}` }],
+      parents: [
+        { sha: WORK, url: `https://api.github.com${R}/git/commits/${WORK}`, html_url: `https://github.com/acme/widgets/commit/${WORK}` },
+      ],
     });
     gh.file(resultPath(RUN_ID, "a", 1), RECORD, JSON.stringify(result("a", 1)));
     gh.journal(before);
@@ -392,7 +412,13 @@ describe("push", () => {
     gh.journal(before);
     const write = gh.writeJournal(200);
     gh.ref(branchOf("a", 1), RECORD);
-    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 57, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "failure" });
+    const check = gh.reply(`POST ${R}/check-runs`, 201, {
+      id: 57,
+      name: "forge · a",
+      head_sha: RECORD,
+      status: "completed",
+      conclusion: "failure",
+    });
     gh.ref(INTEGRATION, INTEGRATION_SHA);
     gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
     gh.dispatch(5002);
@@ -402,9 +428,16 @@ describe("push", () => {
 
     const after = decodedJournal(write);
     expect(after.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
-    expect(after.events.tail.find((e) => e.type === "task.failed")?.data).toMatchObject({ error: expect.stringMatching(/^\.forge\/runs\/mini-c0ffee0\/a\/1\/result\.json is not JSON: /), retryable: true });
+    expect(after.events.tail.find((e) => e.type === "task.failed")?.data).toMatchObject({
+      error: expect.stringMatching(/^\.forge\/runs\/mini-c0ffee0\/a\/1\/result\.json is not JSON: /),
+      retryable: true,
+    });
     // People see why on the attempt's own commit.
-    expect(check.body).toMatchObject({ head_sha: RECORD, conclusion: "failure", output: { title: expect.stringContaining("result.json is not JSON") } });
+    expect(check.body).toMatchObject({
+      head_sha: RECORD,
+      conclusion: "failure",
+      output: { title: expect.stringContaining("result.json is not JSON") },
+    });
     gh.verify();
   });
 
@@ -416,7 +449,6 @@ describe("push", () => {
     gh.verify();
   });
 });
-
 
 // ---------------------------------------------------------------- pull_request
 
@@ -505,7 +537,11 @@ describe("pull_request", () => {
       }
     `);
     expect(branchB.body).toEqual({ ref: `refs/heads/${branchOf("b", 1)}`, sha: MERGE });
-    expect(dispatchB.body).toMatchObject({ ref: branchOf("b", 1), inputs: { run_id: RUN_ID, task_id: "b", attempt: "1" }, return_run_details: true });
+    expect(dispatchB.body).toMatchObject({
+      ref: branchOf("b", 1),
+      inputs: { run_id: RUN_ID, task_id: "b", attempt: "1" },
+      return_run_details: true,
+    });
     expect((tracker.body as { title: string }).title).toBe(`Forge run ${RUN_ID}: mini (1/2 merged)`);
     gh.verify();
   });
@@ -515,7 +551,10 @@ describe("pull_request", () => {
     const before = storedRun({ a: [], b: ["a"] }, { config: manual, steps: readySteps, facts: checkRunA1 });
     // Another live replica handled the same merge first: its journal has a MERGED and b's dispatch
     // still in the outbox, leased to it.
-    const theirs = storedRun({ a: [], b: ["a"] }, { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true });
+    const theirs = storedRun(
+      { a: [], b: ["a"] },
+      { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true },
+    );
     theirs.leases = ownLeases(theirs, "replica-2");
     expect(theirs.journal.outbox.map((e) => e.key)).toContain("dispatch:b:1");
 
@@ -534,14 +573,21 @@ describe("pull_request", () => {
     expect(lost.body).toMatchObject({ sha: JOURNAL_SHA });
     expect(reread.call).toBeDefined();
     expect(gh.routes().filter((r) => r === `PUT ${R}/contents/journal.json`)).toHaveLength(1);
-    expect(gh.routes().filter((r) => r.endsWith("/dispatches") || r.includes("/runs") || r === `POST ${R}/git/refs` || r.startsWith(`PATCH ${R}/issues`))).toEqual([]);
+    expect(
+      gh
+        .routes()
+        .filter((r) => r.endsWith("/dispatches") || r.includes("/runs") || r === `POST ${R}/git/refs` || r.startsWith(`PATCH ${R}/issues`)),
+    ).toEqual([]);
     gh.verify();
   });
 
   it("effects of a replica whose lease ran out are taken over with a compare-and-swap write, then replayed: found, not done twice", async () => {
     const app = await startApp();
     // The replica that decided b's dispatch died before carrying it out; its lease ran out a second ago.
-    const theirs = storedRun({ a: [], b: ["a"] }, { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true });
+    const theirs = storedRun(
+      { a: [], b: ["a"] },
+      { config: manual, steps: [...readySteps, [merged]], facts: checkRunA1, pendingOutbox: true },
+    );
     theirs.leases = ownLeases(theirs, "replica-2", NOW - 1_000);
 
     gh.app();
@@ -551,7 +597,11 @@ describe("pull_request", () => {
     gh.journal(theirs);
     const claim = gh.writeJournal(200);
     gh.ref(INTEGRATION, MERGE);
-    gh.reply(`POST ${R}/git/refs`, 422, { message: "Reference already exists", documentation_url: "https://docs.github.com/rest/git/refs#create-a-reference", status: "422" });
+    gh.reply(`POST ${R}/git/refs`, 422, {
+      message: "Reference already exists",
+      documentation_url: "https://docs.github.com/rest/git/refs#create-a-reference",
+      status: "422",
+    });
     const runs = gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${branchOf("b", 1)}&per_page=100`, 200, {
       total_count: 1,
       workflow_runs: [{ id: 6001, head_branch: branchOf("b", 1), status: "queued", conclusion: null, created_at: "2026-11-22T08:59:31Z" }],
@@ -561,7 +611,8 @@ describe("pull_request", () => {
     await app.receive(mergedDelivery());
 
     const claimed = decodedJournal(claim);
-    for (const key of theirs.journal.outbox.map((e) => e.key)) expect(claimed.leases[key]).toEqual({ owner: TEST_REPLICA, until: new Date(NOW + 20_000).toISOString() });
+    for (const key of theirs.journal.outbox.map((e) => e.key))
+      expect(claimed.leases[key]).toEqual({ owner: TEST_REPLICA, until: new Date(NOW + 20_000).toISOString() });
     expect(runs.call?.query).toEqual({ branch: branchOf("b", 1), per_page: "100" });
     expect(gh.routes().filter((r) => r.endsWith("/dispatches"))).toEqual([]);
     gh.verify();
@@ -629,13 +680,23 @@ describe("workflow_run", () => {
     gh.journal(before);
     // The job may have pushed a result just before it ended: look at the branch before calling it lost.
     gh.ref(branchOf("a", 1), WORK);
-    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, { sha: WORK, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, {
+      sha: WORK,
+      message: "forge(a): work in progress",
+      parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }],
+    });
     // Every step of the job finished: it ran to its end without a result (FAILED, not a lost runner).
     jobsOfRun("completed");
     const write = gh.writeJournal(200);
     // Attempt 1's verdict: a failed check run with a Retry button, on the head of its own branch.
     gh.ref(branchOf("a", 1), WORK);
-    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 56, name: "forge · a", head_sha: WORK, status: "completed", conclusion: "failure" });
+    const check = gh.reply(`POST ${R}/check-runs`, 201, {
+      id: 56,
+      name: "forge · a",
+      head_sha: WORK,
+      status: "completed",
+      conclusion: "failure",
+    });
     // Attempt 2 (no backoff in this run's config).
     gh.ref(INTEGRATION, INTEGRATION_SHA);
     const branch2 = gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
@@ -669,7 +730,9 @@ describe("workflow_run", () => {
       }
     `);
     expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
-    expect(check.body).toMatchInlineSnapshot({ completed_at: expect.any(String) }, `
+    expect(check.body).toMatchInlineSnapshot(
+      { completed_at: expect.any(String) },
+      `
       {
         "actions": [
           {
@@ -692,7 +755,8 @@ describe("workflow_run", () => {
         },
         "status": "completed",
       }
-    `);
+    `,
+    );
     expect(branch2.body).toEqual({ ref: `refs/heads/${branchOf("a", 2)}`, sha: INTEGRATION_SHA });
     expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
     gh.verify();
@@ -707,13 +771,27 @@ describe("workflow_run", () => {
     gh.config("main");
     gh.journal(before);
     gh.ref(branchOf("a", 1), WORK);
-    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, { sha: WORK, message: "forge(a): work in progress", parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }] });
+    gh.reply(`GET ${R}/git/commits/${WORK}`, 200, {
+      sha: WORK,
+      message: "forge(a): work in progress",
+      parents: [{ sha: INTEGRATION_SHA, url: "https://api.github.com/x", html_url: "https://github.com/x" }],
+    });
     const jobs = jobsOfRun("in_progress");
     const write = gh.writeJournal(200);
     // The lost attempt's job is cancelled (a no-op on a finished run), its verdict posted, attempt 2 dispatched.
-    gh.reply(`POST ${R}/actions/runs/5001/cancel`, 409, { message: "Cannot cancel a workflow run that is completed.", documentation_url: "https://docs.github.com/rest/actions/workflow-runs#cancel-a-workflow-run", status: "409" });
+    gh.reply(`POST ${R}/actions/runs/5001/cancel`, 409, {
+      message: "Cannot cancel a workflow run that is completed.",
+      documentation_url: "https://docs.github.com/rest/actions/workflow-runs#cancel-a-workflow-run",
+      status: "409",
+    });
     gh.ref(branchOf("a", 1), WORK);
-    const check = gh.reply(`POST ${R}/check-runs`, 201, { id: 57, name: "forge · a", head_sha: WORK, status: "completed", conclusion: "timed_out" });
+    const check = gh.reply(`POST ${R}/check-runs`, 201, {
+      id: 57,
+      name: "forge · a",
+      head_sha: WORK,
+      status: "completed",
+      conclusion: "timed_out",
+    });
     gh.ref(INTEGRATION, INTEGRATION_SHA);
     gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
     const dispatch2 = gh.dispatch(5002);
@@ -769,7 +847,11 @@ describe("workflow_job", () => {
     expect(gh.routes()).not.toContain(`PUT ${R}/contents/journal.json`);
     const engine = app.forge.runtimes.get("acme/widgets")!.engine;
     const loaded = await engine.state(before.journal.runId);
-    expect(taskOf(loaded!.state.journal, "a")).toMatchObject({ status: "RUNNING", startedAt: "2026-11-22T09:00:00.000Z", workflowRunId: 5001 });
+    expect(taskOf(loaded!.state.journal, "a")).toMatchObject({
+      status: "RUNNING",
+      startedAt: "2026-11-22T09:00:00.000Z",
+      workflowRunId: 5001,
+    });
     gh.verify();
   });
 
@@ -784,10 +866,14 @@ describe("workflow_job", () => {
     gh.repo();
     gh.config("main");
     gh.journal(before);
-    const lookup = gh.reply(`GET ${R}/issues?labels=${encodeURIComponent(LABELS.tracker)}&state=all&sort=created&direction=desc&per_page=100`, 200, [
-      { number: 2, title: "Forge run other", body: "<!-- forge:run other-run -->", state: "open", labels: [{ name: LABELS.tracker }] },
-      { number: 3, title: `Forge run ${RUN_ID}`, body: TRACKER_BODY, state: "open", labels: [{ name: LABELS.tracker }] },
-    ]);
+    const lookup = gh.reply(
+      `GET ${R}/issues?labels=${encodeURIComponent(LABELS.tracker)}&state=all&sort=created&direction=desc&per_page=100`,
+      200,
+      [
+        { number: 2, title: "Forge run other", body: "<!-- forge:run other-run -->", state: "open", labels: [{ name: LABELS.tracker }] },
+        { number: 3, title: `Forge run ${RUN_ID}`, body: TRACKER_BODY, state: "open", labels: [{ name: LABELS.tracker }] },
+      ],
+    );
     const update = gh.tracker(3);
 
     await app.receive(jobInProgress());
@@ -826,7 +912,16 @@ function comment(body: string, sender = user("octocat"), opts: { onPr?: boolean;
         state: "open",
         user: user("forge[bot]", "Bot"),
         labels: [],
-        ...(opts.onPr ? { pull_request: { url: `https://api.github.com${R}/pulls/7`, html_url: "https://github.com/acme/widgets/pull/7", diff_url: "https://github.com/acme/widgets/pull/7.diff", patch_url: "https://github.com/acme/widgets/pull/7.patch" } } : {}),
+        ...(opts.onPr
+          ? {
+              pull_request: {
+                url: `https://api.github.com${R}/pulls/7`,
+                html_url: "https://github.com/acme/widgets/pull/7",
+                diff_url: "https://github.com/acme/widgets/pull/7.diff",
+                patch_url: "https://github.com/acme/widgets/pull/7.patch",
+              },
+            }
+          : {}),
       },
       comment: { id: 4242, body, user: sender, author_association: "MEMBER" },
       sender,
@@ -836,7 +931,12 @@ function comment(body: string, sender = user("octocat"), opts: { onPr?: boolean;
 }
 
 function pullRequest(number: number, branch: string) {
-  return { number, state: "open", head: { ref: branch, sha: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" }, base: { ref: INTEGRATION, sha: INTEGRATION_SHA } };
+  return {
+    number,
+    state: "open",
+    head: { ref: branch, sha: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" },
+    base: { ref: INTEGRATION, sha: INTEGRATION_SHA },
+  };
 }
 
 describe("issue_comment", () => {
@@ -930,7 +1030,12 @@ describe("issue_comment", () => {
     expect(branch.body).toEqual({ ref: "refs/heads/forge/_plan-9", sha: PLAN_SHA });
     expect(dispatch.body).toEqual({
       ref: "forge/_plan-9",
-      inputs: { run_id: "_plan-9", task_id: "_captain-plan-9", attempt: "1", context: JSON.stringify({ issue: 9, title: "CSV export", body }) },
+      inputs: {
+        run_id: "_plan-9",
+        task_id: "_captain-plan-9",
+        attempt: "1",
+        context: JSON.stringify({ issue: 9, title: "CSV export", body }),
+      },
       return_run_details: true,
     });
     gh.verify();
@@ -960,7 +1065,13 @@ describe("issue_comment", () => {
     const app = await startApp();
     // The App learns its own name on its first webhook (here, an unrelated one).
     gh.app();
-    await app.receive(delivery("issues", { action: "opened", issue: { number: 11, title: "Hi", body: "", state: "open", user: user("octocat"), labels: [] }, sender: user("octocat") }));
+    await app.receive(
+      delivery("issues", {
+        action: "opened",
+        issue: { number: 11, title: "Hi", body: "", state: "open", user: user("octocat"), labels: [] },
+        sender: user("octocat"),
+      }),
+    );
     const calls = gh.calls.length;
 
     await app.receive(comment("/forge retry a", user("renovate[bot]", "Bot")));
@@ -1105,7 +1216,6 @@ describe("check_run", () => {
   });
 });
 
-
 // ---------------------------------------------------------------- issues, check_suite, installation
 
 describe("issues", () => {
@@ -1119,7 +1229,10 @@ describe("issues", () => {
       error: "the API the plan names does not exist",
       changeRequest: { title: "Use the v2 API", reason: "the API the plan names does not exist", affectedTasks: ["a"] },
     };
-    const before = storedRun({ a: [], b: ["a"] }, { config: testConfig({ cr_mode: "review" }), steps: [[escalated]], facts: { crIssues: { "cr-a-1": 12 } } });
+    const before = storedRun(
+      { a: [], b: ["a"] },
+      { config: testConfig({ cr_mode: "review" }), steps: [[escalated]], facts: { crIssues: { "cr-a-1": 12 } } },
+    );
     expect(before.journal.pause.changeRequests).toEqual(["cr-a-1"]);
 
     gh.app();
@@ -1141,7 +1254,17 @@ describe("issues", () => {
           state: "closed",
           state_reason: "not_planned",
           user: user("forge[bot]", "Bot"),
-          labels: [{ id: 1, node_id: "L_1", url: "https://api.github.com/x", name: "forge:change-request", color: "d93f0b", default: false, description: null }],
+          labels: [
+            {
+              id: 1,
+              node_id: "L_1",
+              url: "https://api.github.com/x",
+              name: "forge:change-request",
+              color: "d93f0b",
+              default: false,
+              description: null,
+            },
+          ],
         },
         sender: user("octocat"),
       }),
@@ -1233,7 +1356,10 @@ describe("check_suite", () => {
       recordSha: RECORD,
       walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
     };
-    const before = storedRun({ a: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]], facts: { checkRuns: { "a:1": 55 } } });
+    const before = storedRun(
+      { a: [] },
+      { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]], facts: { checkRuns: { "a:1": 55 } } },
+    );
     // The merge was tried and GitHub answered 405 (checks pending): it stayed in the outbox.
     const waiting: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: branchOf("a", 1), prNumber: 7 };
     before.journal.outbox = [waiting];
@@ -1241,12 +1367,20 @@ describe("check_suite", () => {
 
     gh.app();
     gh.token();
-    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"), gitRef(branchOf("a", 1), RECORD)]);
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [
+      gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"),
+      gitRef(branchOf("a", 1), RECORD),
+    ]);
     gh.journal(before);
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
-    const finalPr = gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
+    const finalPr = gh.reply(`POST ${R}/pulls`, 201, {
+      number: 20,
+      state: "open",
+      head: { ref: INTEGRATION, sha: MERGE },
+      base: { ref: "main", sha: INTEGRATION_SHA },
+    });
     const tracker = gh.tracker(3);
 
     await app.receive(checkSuiteCompleted());
@@ -1306,27 +1440,52 @@ describe("a restart between a check run and the journal write that records it", 
     // verdict is still pending, and so is the merge that waited for required checks.
     const before = storedRun({ a: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
     expect(taskOf(before.journal, "a").status).toBe("MERGE_READY");
-    const verdict: Effect = { key: "check:a:1", kind: "UpsertCheckRun", taskId: "a", attempt: 1, status: "MERGE_READY", summary: "a: ready to merge" };
+    const verdict: Effect = {
+      key: "check:a:1",
+      kind: "UpsertCheckRun",
+      taskId: "a",
+      attempt: 1,
+      status: "MERGE_READY",
+      summary: "a: ready to merge",
+    };
     const waiting: Effect = { key: "merge:a:1", kind: "MergePullRequest", taskId: "a", attempt: 1, branch: branchOf("a", 1), prNumber: 7 };
     before.journal.outbox = [verdict, waiting];
     expect(before.facts.checkRuns).toEqual({});
 
     gh.app();
     gh.token();
-    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"), gitRef(branchOf("a", 1), RECORD)]);
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, [
+      gitRef(STATE_BRANCH, "5555555555555555555555555555555555555555"),
+      gitRef(branchOf("a", 1), RECORD),
+    ]);
     gh.journal(before);
-    const lookup = gh.reply(`GET ${R}/commits/${RECORD}/check-runs?check_name=${encodeURIComponent("forge · a")}&filter=all&per_page=100`, 200, {
-      total_count: 2,
-      check_runs: [
-        { id: 54, name: "forge · a", head_sha: RECORD, external_id: "other-run/a/1", status: "completed", conclusion: "failure" },
-        { id: 55, name: "forge · a", head_sha: RECORD, external_id: `${RUN_ID}/a/1`, status: "completed", conclusion: "success" },
-      ],
+    const lookup = gh.reply(
+      `GET ${R}/commits/${RECORD}/check-runs?check_name=${encodeURIComponent("forge · a")}&filter=all&per_page=100`,
+      200,
+      {
+        total_count: 2,
+        check_runs: [
+          { id: 54, name: "forge · a", head_sha: RECORD, external_id: "other-run/a/1", status: "completed", conclusion: "failure" },
+          { id: 55, name: "forge · a", head_sha: RECORD, external_id: `${RUN_ID}/a/1`, status: "completed", conclusion: "success" },
+        ],
+      },
+    );
+    const update = gh.reply(`PATCH ${R}/check-runs/55`, 200, {
+      id: 55,
+      name: "forge · a",
+      head_sha: RECORD,
+      status: "completed",
+      conclusion: "success",
     });
-    const update = gh.reply(`PATCH ${R}/check-runs/55`, 200, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
-    gh.reply(`POST ${R}/pulls`, 201, { number: 20, state: "open", head: { ref: INTEGRATION, sha: MERGE }, base: { ref: "main", sha: INTEGRATION_SHA } });
+    gh.reply(`POST ${R}/pulls`, 201, {
+      number: 20,
+      state: "open",
+      head: { ref: INTEGRATION, sha: MERGE },
+      base: { ref: "main", sha: INTEGRATION_SHA },
+    });
     gh.tracker(3);
 
     await app.receive(checkSuiteCompleted());
@@ -1345,7 +1504,16 @@ describe("installation", () => {
     await app.receive(
       delivery("installation", {
         action: "created",
-        installation: { id: INSTALLATION_ID, account: user("acme", "Organization"), app_id: 1001, app_slug: "forge", target_type: "Organization", repository_selection: "selected", events: ["push"], permissions: { contents: "write" } },
+        installation: {
+          id: INSTALLATION_ID,
+          account: user("acme", "Organization"),
+          app_id: 1001,
+          app_slug: "forge",
+          target_type: "Organization",
+          repository_selection: "selected",
+          events: ["push"],
+          permissions: { contents: "write" },
+        },
         repositories: [{ id: 77, node_id: "R_77", name: "widgets", full_name: "acme/widgets", private: false }],
         sender: user("octocat"),
       }),

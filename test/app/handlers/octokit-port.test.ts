@@ -26,7 +26,11 @@ afterEach(() => {
 });
 
 const SHA = "5555555555555555555555555555555555555555";
-const error = (message: string, status: number, doc = "https://docs.github.com/rest") => ({ message, documentation_url: doc, status: String(status) });
+const error = (message: string, status: number, doc = "https://docs.github.com/rest") => ({
+  message,
+  documentation_url: doc,
+  status: String(status),
+});
 
 describe("OctokitPort", () => {
   it("writeFile: a 409 on the contents PUT (the blob moved) is a ConflictError", async () => {
@@ -34,7 +38,11 @@ describe("OctokitPort", () => {
     const write = port.writeFile("forge/r/_state", "journal.json", "{}\n", "forge: journal", "b10b000000000000000000000000000000000001");
     await expect(write).rejects.toBeInstanceOf(ConflictError);
     await expect(write).rejects.toMatchObject({ status: 409, operation: "repos.createOrUpdateFileContents" });
-    expect(put.body).toMatchObject({ branch: "forge/r/_state", sha: "b10b000000000000000000000000000000000001", content: Buffer.from("{}\n").toString("base64") });
+    expect(put.body).toMatchObject({
+      branch: "forge/r/_state",
+      sha: "b10b000000000000000000000000000000000001",
+      content: Buffer.from("{}\n").toString("base64"),
+    });
   });
 
   it("writeFile: a 422 when creating a file someone else created first is a ConflictError too; with a sha it is not", async () => {
@@ -47,7 +55,12 @@ describe("OctokitPort", () => {
   });
 
   it("createBranch: 201 is true; 422 'Reference already exists' is false", async () => {
-    gh.reply(`POST ${R}/git/refs`, 201, { ref: "refs/heads/x", node_id: "REF_1", url: "https://api.github.com/x", object: { type: "commit", sha: SHA, url: "https://api.github.com/x" } });
+    gh.reply(`POST ${R}/git/refs`, 201, {
+      ref: "refs/heads/x",
+      node_id: "REF_1",
+      url: "https://api.github.com/x",
+      object: { type: "commit", sha: SHA, url: "https://api.github.com/x" },
+    });
     await expect(port.createBranch("x", SHA)).resolves.toBe(true);
     gh.reply(`POST ${R}/git/refs`, 422, error("Reference already exists", 422, "https://docs.github.com/rest/git/refs#create-a-reference"));
     await expect(port.createBranch("x", SHA)).resolves.toBe(false);
@@ -64,11 +77,17 @@ describe("OctokitPort", () => {
   });
 
   it("mergePullRequest: 405 is not mergeable (with GitHub's reason) or a moved base, 409 means the head moved", async () => {
-    gh.reply(`PUT ${R}/pulls/7/merge`, 405, error("Required status check \"test\" is expected.", 405));
-    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({ kind: "not_mergeable", message: 'pulls.merge: 405 Required status check "test" is expected.' });
+    gh.reply(`PUT ${R}/pulls/7/merge`, 405, error('Required status check "test" is expected.', 405));
+    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({
+      kind: "not_mergeable",
+      message: 'pulls.merge: 405 Required status check "test" is expected.',
+    });
     // A concurrent merge moved the base: GitHub answers 405 with this message; it is tried again.
     gh.reply(`PUT ${R}/pulls/7/merge`, 405, error("Base branch was modified. Review and try the merge again.", 405));
-    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({ kind: "base_moved", message: "pulls.merge: 405 Base branch was modified. Review and try the merge again." });
+    await expect(port.mergePullRequest(7, { sha: SHA })).resolves.toEqual({
+      kind: "base_moved",
+      message: "pulls.merge: 405 Base branch was modified. Review and try the merge again.",
+    });
     const moved = gh.reply(`PUT ${R}/pulls/7/merge`, 409, error("Head branch was modified. Review and try the merge again.", 409));
     await expect(port.mergePullRequest(7, { sha: SHA, title: "forge(a): A" })).resolves.toEqual({ kind: "head_moved" });
     expect(moved.body).toEqual({ sha: SHA, merge_method: "merge", commit_title: "forge(a): A" });
@@ -94,8 +113,14 @@ describe("OctokitPort", () => {
       content: "",
       size: 1_500_000,
     });
-    gh.reply(`GET ${R}/git/blobs/${blob}`, 200, { sha: blob, node_id: "B_1", url: `https://api.github.com${R}/git/blobs/${blob}`, size: 1_500_000, encoding: "base64", content: Buffer.from(journal).toString("base64") });
+    gh.reply(`GET ${R}/git/blobs/${blob}`, 200, {
+      sha: blob,
+      node_id: "B_1",
+      url: `https://api.github.com${R}/git/blobs/${blob}`,
+      size: 1_500_000,
+      encoding: "base64",
+      content: Buffer.from(journal).toString("base64"),
+    });
     await expect(port.readFile("journal.json", "forge/r/_state")).resolves.toEqual({ content: journal, blobSha: blob });
   });
 });
-

@@ -60,7 +60,9 @@ const CASES: Record<string, Expected[]> = {
 
 describe("examples/invalid", () => {
   it("has a table entry for every folder, and a folder for every entry", async () => {
-    const folders = (await readdir(path.join(EXAMPLES, "invalid"), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = (await readdir(path.join(EXAMPLES, "invalid"), { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(folders.sort()).toEqual(Object.keys(CASES).sort());
   });
 

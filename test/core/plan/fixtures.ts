@@ -27,7 +27,12 @@ export function dagText(planId: string, nodes: TaskSpec[]): string {
         agentType: n.type ?? "2",
         dependencies: n.deps ?? [],
       })),
-      metadata: { createdAt: "2026-11-21T08:00:00Z", createdBy: "test", totalTasks: nodes.length - refineries, totalRefineries: refineries },
+      metadata: {
+        createdAt: "2026-11-21T08:00:00Z",
+        createdBy: "test",
+        totalTasks: nodes.length - refineries,
+        totalRefineries: refineries,
+      },
     },
     null,
     2,
@@ -41,12 +46,7 @@ export function overlayText(id: string, addedTasks: string[], edges: [string, st
 }
 
 /** A plan from file texts; `tasks` become task files, and dag.json is `dag` (default: the same nodes). */
-export function plan(opts: {
-  planId?: string;
-  tasks: TaskSpec[];
-  dag?: TaskSpec[] | string;
-  files?: Record<string, string>;
-}): ParsedPlan {
+export function plan(opts: { planId?: string; tasks: TaskSpec[]; dag?: TaskSpec[] | string; files?: Record<string, string> }): ParsedPlan {
   const planId = opts.planId ?? "test-plan";
   const files = new Map<string, string>([["plan.md", "# Test\n"]]);
   for (const t of opts.tasks) files.set(`tasks/${t.id}.md`, taskText(t));

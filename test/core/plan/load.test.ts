@@ -104,7 +104,15 @@ describe("parseTaskFile", () => {
   it("keeps the file line of every field and list item, and reads type 2 as '2'", () => {
     const t = parseTaskFile("tasks/a.md", text);
     expect(t.data?.type).toBe("2");
-    expect(fieldLines(t)).toMatchObject({ id: 2, title: 3, type: 4, dependencies: 5, "dependencies[0]": 6, "dependencies[1]": 7, acceptance_criteria: 8 });
+    expect(fieldLines(t)).toMatchObject({
+      id: 2,
+      title: 3,
+      type: 4,
+      dependencies: 5,
+      "dependencies[0]": 6,
+      "dependencies[1]": 7,
+      acceptance_criteria: 8,
+    });
   });
 
   it("finds ## sections outside code fences; a ### heading counts as content", () => {
@@ -124,7 +132,10 @@ describe("parseTaskFile", () => {
     expect(bad.yamlError?.line).toBe(4);
     expect(bad.data).toBeUndefined();
     expect(parseTaskFile("tasks/a.md", "# just markdown\n").hasFrontmatter).toBe(false);
-    const invalid = parseTaskFile("tasks/a.md", "---\nid: a\ntitle: A\ntype: 7\ndependencies: [b, 3]\nacceptance_criteria: []\nestimated_complexity: small\n---\n");
+    const invalid = parseTaskFile(
+      "tasks/a.md",
+      "---\nid: a\ntitle: A\ntype: 7\ndependencies: [b, 3]\nacceptance_criteria: []\nestimated_complexity: small\n---\n",
+    );
     expect(invalid.issues.map((i) => i.path.join("."))).toEqual(["type", "dependencies.1", "acceptance_criteria"]);
   });
 });

@@ -14,7 +14,6 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-
 describe("large plans", () => {
   it("validates a generated 10,000-node / 50,000-edge plan", { timeout: 120_000 }, async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "forge-perf-"));

@@ -27,7 +27,10 @@ const rules = (plan: ParsedPlan) => [...new Set(validatePlan(plan).map((p) => p.
 
 describe("generated plans", () => {
   it("are valid", () => {
-    fc.assert(fc.property(dagArb, (dag) => validatePlan(planOf(dag)).length === 0), { numRuns: 100 });
+    fc.assert(
+      fc.property(dagArb, (dag) => validatePlan(planOf(dag)).length === 0),
+      { numRuns: 100 },
+    );
   });
 
   it("report a back edge, in files and dag.json alike, as a cycle", () => {

@@ -64,7 +64,14 @@ describe("validatePlan", () => {
     it("accepts base + overlay-001 + overlay-002 applied in order", () => {
       const files = {
         "overlays/overlay-001.md": overlayText("overlay-001", ["hotfix"], [["hotfix", "integrate"]]),
-        "overlays/overlay-002.md": overlayText("overlay-002", ["patch"], [["patch", "integrate"], ["hotfix", "docs"]]),
+        "overlays/overlay-002.md": overlayText(
+          "overlay-002",
+          ["patch"],
+          [
+            ["patch", "integrate"],
+            ["hotfix", "docs"],
+          ],
+        ),
       };
       const dag = [...BASE, hotfix, patch].map(withDeps({ integrate: ["hotfix", "patch"], docs: ["hotfix"] }));
       expect(validatePlan(plan({ tasks: [...BASE, hotfix, patch], dag, files }))).toEqual([]);
@@ -129,7 +136,9 @@ describe("validatePlan", () => {
 
     it("reports an overlay task missing from dag.json as dag ≠ base + overlays", () => {
       const files = { "overlays/overlay-001.md": overlayText("overlay-001", ["hotfix"], []) };
-      expect(brief(validatePlan(plan({ tasks: [...BASE, hotfix], dag: BASE, files })))).toEqual(["dag-not-base-plus-overlays dag.json nodes"]);
+      expect(brief(validatePlan(plan({ tasks: [...BASE, hotfix], dag: BASE, files })))).toEqual([
+        "dag-not-base-plus-overlays dag.json nodes",
+      ]);
     });
   });
 
@@ -212,9 +221,7 @@ describe("validateDagChange", () => {
       "overlay-not-append-only dag.json nodes[1].dependencies",
       "overlay-not-append-only dag.json nodes[2].agentType",
     ]);
-    expect(brief(validateDagChange(before, dagOf([node("a"), node("b", ["a"])])))).toEqual([
-      "overlay-not-append-only dag.json nodes",
-    ]);
+    expect(brief(validateDagChange(before, dagOf([node("a"), node("b", ["a"])])))).toEqual(["overlay-not-append-only dag.json nodes"]);
   });
 
   it("refuses an addition that closes a cycle", () => {

@@ -37,9 +37,16 @@ describe("Claude Code CLI against the scripted model server", { timeout: 60_000 
       // One 429 first: the CLI must honour retry-after and carry on.
       errors: [{ status: 429, retryAfter: 0 }],
       script: [
-        { text: "I'll create the module.", toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }] },
+        {
+          text: "I'll create the module.",
+          toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }],
+        },
         { toolCalls: [{ name: "Edit", input: { file_path: file, old_string: '"hello"', new_string: '"hello from forge"' } }] },
-        { toolCalls: [{ name: "Bash", input: { command: "wc -l src/greet.ts > lines.txt && git status --porcelain", description: "Count lines" } }] },
+        {
+          toolCalls: [
+            { name: "Bash", input: { command: "wc -l src/greet.ts > lines.txt && git status --porcelain", description: "Count lines" } },
+          ],
+        },
         (req) => ({ text: `Done. Last tool said: ${JSON.stringify(req.toolResults[0]?.content)}` }),
       ],
     });
@@ -83,10 +90,7 @@ describe("Claude Code CLI against the scripted model server", { timeout: 60_000 
   it("runs as a workflow step in the sim runner (CI=true, GITHUB_ACTIONS=true) and edits the workspace", async () => {
     const workspace = path.join(repo, "ws");
     server = await startModelServer({
-      script: [
-        { toolCalls: [claudeTools.write(path.join(workspace, "NOTES.md"), "# Notes\n")] },
-        { text: "Wrote NOTES.md." },
-      ],
+      script: [{ toolCalls: [claudeTools.write(path.join(workspace, "NOTES.md"), "# Notes\n")] }, { text: "Wrote NOTES.md." }],
     });
     const home = mkdtempSync(path.join(tmpdir(), "forge-claude-home-"));
     const wf = `on:

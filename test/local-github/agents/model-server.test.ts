@@ -38,8 +38,17 @@ function parseSse(text: string): Array<{ event: string; data: Record<string, unk
 describe("scripted model server: Messages API framing", () => {
   it("streams text and tool_use blocks as SSE, with input_json_delta that reassembles to the input", async () => {
     const input = { file_path: "/tmp/x/hello.txt", content: "a fairly long content string to force several chunks\n" };
-    server = await startModelServer({ script: [{ text: "Writing it now.", toolCalls: [{ name: "Write", input, id: "toolu_1" }] }], chunkSize: 10 });
-    const res = await post("/v1/messages?beta=true", { model: "claude-test-1", max_tokens: 100, stream: true, tools, messages: [{ role: "user", content: "go" }] });
+    server = await startModelServer({
+      script: [{ text: "Writing it now.", toolCalls: [{ name: "Write", input, id: "toolu_1" }] }],
+      chunkSize: 10,
+    });
+    const res = await post("/v1/messages?beta=true", {
+      model: "claude-test-1",
+      max_tokens: 100,
+      stream: true,
+      tools,
+      messages: [{ role: "user", content: "go" }],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const frames = parseSse(await res.text());
@@ -51,11 +60,22 @@ describe("scripted model server: Messages API framing", () => {
     const starts = frames.filter((f) => f.event === "content_block_start");
     expect(starts.map((f) => (f.data.content_block as { type: string }).type)).toEqual(["text", "tool_use"]);
     expect(starts[1]!.data.content_block).toEqual({ type: "tool_use", id: "toolu_1", name: "Write", input: {} });
-    const deltas = (index: number) => frames.filter((f) => f.event === "content_block_delta" && f.data.index === index).map((f) => f.data.delta as Record<string, string>);
-    expect(deltas(0).map((d) => d.text).join("")).toBe("Writing it now.");
+    const deltas = (index: number) =>
+      frames.filter((f) => f.event === "content_block_delta" && f.data.index === index).map((f) => f.data.delta as Record<string, string>);
+    expect(
+      deltas(0)
+        .map((d) => d.text)
+        .join(""),
+    ).toBe("Writing it now.");
     expect(deltas(1).every((d) => d.type === "input_json_delta")).toBe(true);
     expect(deltas(1).length).toBeGreaterThan(3);
-    expect(JSON.parse(deltas(1).map((d) => d.partial_json).join(""))).toEqual(input);
+    expect(
+      JSON.parse(
+        deltas(1)
+          .map((d) => d.partial_json)
+          .join(""),
+      ),
+    ).toEqual(input);
     // Each block opens before its deltas and closes after them.
     for (const index of [0, 1]) {
       const at = frames.map((f, i) => ({ f, i })).filter(({ f }) => f.data.index === index);
@@ -71,7 +91,13 @@ describe("scripted model server: Messages API framing", () => {
     server = await startModelServer({ script: [{ text: "plain answer" }] });
     const res = await post("/v1/messages", { model: "m", max_tokens: 10, tools, messages: [{ role: "user", content: "hi" }] });
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ type: "message", role: "assistant", model: "m", content: [{ type: "text", text: "plain answer" }], stop_reason: "end_turn" });
+    expect(body).toMatchObject({
+      type: "message",
+      role: "assistant",
+      model: "m",
+      content: [{ type: "text", text: "plain answer" }],
+      stop_reason: "end_turn",
+    });
     const count = await post("/v1/messages/count_tokens", { model: "m", messages: [{ role: "user", content: "hello world" }] });
     expect(((await count.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     expect(server.requests.map((r) => r.kind)).toEqual(["main", "count_tokens"]);
@@ -95,7 +121,9 @@ describe("scripted model server: Messages API framing", () => {
       { role: "assistant", content: r0.content },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "hi" }] },
     ];
-    const side = (await (await post("/v1/messages", { system: 'Return JSON with a single "title" field', messages: [{ role: "user", content: "x" }] })).json()) as { content: Array<{ text: string }> };
+    const side = (await (
+      await post("/v1/messages", { system: 'Return JSON with a single "title" field', messages: [{ role: "user", content: "x" }] })
+    ).json()) as { content: Array<{ text: string }> };
     expect(JSON.parse(side.content[0]!.text)).toEqual({ title: "Forge scripted session" });
     const a = (await (await post("/v1/messages", { tools, messages: second })).json()) as { content: Array<{ text: string }> };
     const b = (await (await post("/v1/messages", { tools, messages: second })).json()) as { content: Array<{ text: string }> };

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { codexTools, lastToolOutputs, startResponsesServer, turnOf, type ResponsesServer } from "../../../src/local-github/agents/responses-server.js";
+import {
+  codexTools,
+  lastToolOutputs,
+  startResponsesServer,
+  turnOf,
+  type ResponsesServer,
+} from "../../../src/local-github/agents/responses-server.js";
 
 let server: ResponsesServer | undefined;
 afterEach(async () => {
@@ -7,10 +13,17 @@ afterEach(async () => {
   server = undefined;
 });
 
-const tools = [{ type: "function", name: "exec_command" }, { type: "custom", name: "apply_patch" }];
+const tools = [
+  { type: "function", name: "exec_command" },
+  { type: "custom", name: "apply_patch" },
+];
 
 async function post(body: unknown, path = "/responses"): Promise<Response> {
-  return fetch(`${server!.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer dummy" }, body: JSON.stringify(body) });
+  return fetch(`${server!.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer dummy" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Split an SSE body into frames, checking each is `event: X\ndata: {json}` with data.type === X and growing sequence numbers. */
@@ -51,22 +64,44 @@ describe("scripted Responses server", () => {
     expect(added.map((i) => i.type)).toEqual(["reasoning", "message", "function_call", "custom_tool_call"]);
     const done = frames.filter((f) => f.event === "response.output_item.done").map((f) => f.data.item as Record<string, unknown>);
     // Deltas reassemble to what output_item.done carries.
-    const join = (event: string, key = "delta") => frames.filter((f) => f.event === event).map((f) => f.data[key] as string).join("");
+    const join = (event: string, key = "delta") =>
+      frames
+        .filter((f) => f.event === event)
+        .map((f) => f.data[key] as string)
+        .join("");
     expect(join("response.reasoning_summary_text.delta")).toBe("Thinking it over.");
     expect(join("response.output_text.delta")).toBe("Writing the file now.");
     expect(frames.filter((f) => f.event === "response.output_text.delta").length).toBeGreaterThan(2);
     expect(JSON.parse(join("response.function_call_arguments.delta"))).toEqual({ cmd: "ls -la", workdir: "/tmp/x" });
-    expect(done[2]).toMatchObject({ type: "function_call", name: "exec_command", call_id: "call_forge_0_0", arguments: JSON.stringify({ cmd: "ls -la", workdir: "/tmp/x" }) });
+    expect(done[2]).toMatchObject({
+      type: "function_call",
+      name: "exec_command",
+      call_id: "call_forge_0_0",
+      arguments: JSON.stringify({ cmd: "ls -la", workdir: "/tmp/x" }),
+    });
     expect(join("response.custom_tool_call_input.delta")).toBe(patch.input);
-    expect(done[3]).toMatchObject({ type: "custom_tool_call", name: "apply_patch", call_id: "call_forge_0_1", input: "*** Begin Patch\n*** Add File: /tmp/x/a.txt\n+line one\n+line two\n*** End Patch\n" });
+    expect(done[3]).toMatchObject({
+      type: "custom_tool_call",
+      name: "apply_patch",
+      call_id: "call_forge_0_1",
+      input: "*** Begin Patch\n*** Add File: /tmp/x/a.txt\n+line one\n+line two\n*** End Patch\n",
+    });
     // Each item opens before its deltas and closes after them, in output order.
     for (const [index, item] of done.entries()) {
       const at = (event: string) => frames.findIndex((f) => f.event === event && f.data.output_index === index);
       expect(at("response.output_item.added")).toBeLessThan(at("response.output_item.done"));
-      if (index > 0) expect(frames.findIndex((f) => f.event === "response.output_item.done" && f.data.output_index === index - 1)).toBeLessThan(at("response.output_item.added"));
+      if (index > 0)
+        expect(frames.findIndex((f) => f.event === "response.output_item.done" && f.data.output_index === index - 1)).toBeLessThan(
+          at("response.output_item.added"),
+        );
       expect(typeof item.id).toBe("string");
     }
-    const completed = frames.at(-1)!.data.response as { status: string; model: string; output: unknown[]; usage: { input_tokens: number; output_tokens: number; total_tokens: number } };
+    const completed = frames.at(-1)!.data.response as {
+      status: string;
+      model: string;
+      output: unknown[];
+      usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+    };
     expect(completed).toMatchObject({ status: "completed", model: "gpt-test" });
     expect(completed.output).toEqual(done);
     expect(completed.usage.input_tokens).toBeGreaterThan(0);
@@ -85,13 +120,29 @@ describe("scripted Responses server", () => {
       ],
     });
     const first = await (await post({ tools, input: [user("go")] })).json();
-    expect(first).toMatchObject({ object: "response", status: "completed", output: [{ type: "function_call", call_id: "call_forge_0_0" }, { type: "function_call", call_id: "call_forge_0_1" }] });
+    expect(first).toMatchObject({
+      object: "response",
+      status: "completed",
+      output: [
+        { type: "function_call", call_id: "call_forge_0_0" },
+        { type: "function_call", call_id: "call_forge_0_1" },
+      ],
+    });
     const calls = (first as { output: Array<Record<string, unknown>> }).output;
     // Calls and outputs interleaved, as a client may send them.
-    const history = [user("go"), calls[0], { type: "function_call_output", call_id: "call_forge_0_0", output: "one" }, calls[1], { type: "function_call_output", call_id: "call_forge_0_1", output: "two" }];
+    const history = [
+      user("go"),
+      calls[0],
+      { type: "function_call_output", call_id: "call_forge_0_0", output: "one" },
+      calls[1],
+      { type: "function_call_output", call_id: "call_forge_0_1", output: "two" },
+    ];
     expect(turnOf({ input: history as Array<Record<string, unknown>> })).toBe(1);
     expect(lastToolOutputs({ input: history as Array<Record<string, unknown>> }).map((o) => o.output)).toEqual(["one", "two"]);
-    for (let i = 0; i < 2; i++) expect(await (await post({ tools, input: history })).json()).toMatchObject({ output: [{ type: "message", content: [{ type: "output_text", text: "done" }] }] });
+    for (let i = 0; i < 2; i++)
+      expect(await (await post({ tools, input: history })).json()).toMatchObject({
+        output: [{ type: "message", content: [{ type: "output_text", text: "done" }] }],
+      });
     expect(seen).toEqual([
       { turn: 1, outputs: ["call_forge_0_0=one", "call_forge_0_1=two"] },
       { turn: 1, outputs: ["call_forge_0_0=one", "call_forge_0_1=two"] },
@@ -103,12 +154,20 @@ describe("scripted Responses server", () => {
   });
 
   it("refuses a tool call without output, answers injected errors in the API's shape, and 404s unknown paths", async () => {
-    server = await startResponsesServer({ script: [{ text: "hi" }], errors: [{ status: 429, retryAfter: 2, message: "Rate limit reached. Please try again in 2s." }] });
+    server = await startResponsesServer({
+      script: [{ text: "hi" }],
+      errors: [{ status: 429, retryAfter: 2, message: "Rate limit reached. Please try again in 2s." }],
+    });
     const limited = await post({ tools, input: [user("go")] });
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("2");
-    expect(await limited.json()).toEqual({ error: { message: "Rate limit reached. Please try again in 2s.", type: "requests", param: null, code: "rate_limit_exceeded" } });
-    const orphan = await post({ tools, input: [user("go"), { type: "function_call", call_id: "call_x", name: "exec_command", arguments: "{}" }] });
+    expect(await limited.json()).toEqual({
+      error: { message: "Rate limit reached. Please try again in 2s.", type: "requests", param: null, code: "rate_limit_exceeded" },
+    });
+    const orphan = await post({
+      tools,
+      input: [user("go"), { type: "function_call", call_id: "call_x", name: "exec_command", arguments: "{}" }],
+    });
     expect(orphan.status).toBe(400);
     expect(((await orphan.json()) as { error: { message: string } }).error.message).toContain("call_x");
     expect((await post({ tools, input: [user("go")] })).status).toBe(200);
@@ -130,11 +189,21 @@ describe("scripted Responses server", () => {
   it("stalls a turn after its opening events, leaving the stream open", async () => {
     server = await startResponsesServer({ script: [{ text: "never finished", stall: true }] });
     const ctrl = new AbortController();
-    const res = await fetch(`${server.url}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ stream: true, tools, input: [user("go")] }), signal: ctrl.signal });
+    const res = await fetch(`${server.url}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ stream: true, tools, input: [user("go")] }),
+      signal: ctrl.signal,
+    });
     const reader = res.body!.getReader();
     let text = "";
     while ((text.match(/\n\n/g) ?? []).length < 4) text += new TextDecoder().decode((await reader.read()).value);
-    expect(parseSse(text).map((f) => f.event)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    expect(parseSse(text).map((f) => f.event)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+    ]);
     // Nothing more arrives: the next read is still pending after the server had ample time to send.
     const next = reader.read().then(() => "more");
     expect(await Promise.race([next, new Promise((r) => setTimeout(() => r("nothing"), 300))])).toBe("nothing");

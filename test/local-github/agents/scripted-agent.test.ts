@@ -55,11 +55,13 @@ function io(attempt: number, extra: Partial<AgentIo> = {}): AgentIo & { out: str
 
 describe("scripted agent: reading the task", () => {
   it("takes files from fenced blocks, artifacts and directives, deterministically", () => {
-    const t = parseScriptedTask(task("files:\n  src/extra.txt: \"extra\\n\"", "\n```json path=config/a.json\n{ \"a\": 1 }\n```\n"));
+    const t = parseScriptedTask(task('files:\n  src/extra.txt: "extra\\n"', '\n```json path=config/a.json\n{ "a": 1 }\n```\n'));
     expect(t.id).toBe("t-greet");
     expect(t.files.map(([p]) => p)).toEqual(["config/a.json", "docs/greet.md", "src/extra.txt", "src/greet.ts"]);
     expect(Object.fromEntries(t.files)["src/greet.ts"]).toBe("export const greet = (name: string) => `hello ${name}`;\n");
-    expect(Object.fromEntries(t.files)["docs/greet.md"]).toBe("# Add a greeting\n\nProduced by the Forge scripted agent for task t-greet: Add a greeting.\n");
+    expect(Object.fromEntries(t.files)["docs/greet.md"]).toBe(
+      "# Add a greeting\n\nProduced by the Forge scripted agent for task t-greet: Add a greeting.\n",
+    );
     expect(parseScriptedTask(task(""))).toEqual(parseScriptedTask(task("")));
   });
 
@@ -98,7 +100,9 @@ describe("scripted agent: directives", () => {
 
   it("asks a question (exit 3), escalates (exit 11) and exits with a chosen code", async () => {
     const t = parseScriptedTask(
-      task("attempts:\n  1: { outcome: ask, question: Which database? }\n  2: { outcome: escalate, reason: The spec contradicts t-db }\n  3: { outcome: exit, code: 12 }"),
+      task(
+        "attempts:\n  1: { outcome: ask, question: Which database? }\n  2: { outcome: escalate, reason: The spec contradicts t-db }\n  3: { outcome: exit, code: 12 }",
+      ),
     );
     const q = io(1, { questionFile: path.join(dir, "signals/question.md") });
     expect(await runScriptedAgent(t, q)).toBe(3);

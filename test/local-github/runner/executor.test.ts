@@ -68,7 +68,8 @@ describe("runJob: environment and contexts", () => {
       RUNNER_NAME: "forge-sim-runner",
     });
     expect(env.RUNNER_TOOL_CACHE).toBeTruthy();
-    for (const f of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE"]) expect(env[f]).toContain(runnerTemp);
+    for (const f of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE"])
+      expect(env[f]).toContain(runnerTemp);
     expect(env.GITHUB_TOKEN).toBeUndefined();
     expect(r.steps[1]!.log).toContain("token passed");
     // The dispatch payload: inputs as strings, as GitHub sends them.
@@ -297,8 +298,14 @@ console.log("action path " + process.env.GITHUB_ACTION_PATH);
   it("serves a remote action name from a local folder through localActions", async () => {
     const actionDir = path.join(root, "forge-action");
     mkdirSync(actionDir, { recursive: true });
-    writeFileSync(path.join(actionDir, "action.yml"), "name: f\ninputs:\n  run-id: { required: true }\nruns:\n  using: node24\n  main: main.cjs\n");
-    writeFileSync(path.join(actionDir, "main.cjs"), `console.log("run " + process.env["INPUT_RUN-ID"] + " from " + process.env.GITHUB_ACTION_PATH);\n`);
+    writeFileSync(
+      path.join(actionDir, "action.yml"),
+      "name: f\ninputs:\n  run-id: { required: true }\nruns:\n  using: node24\n  main: main.cjs\n",
+    );
+    writeFileSync(
+      path.join(actionDir, "main.cjs"),
+      `console.log("run " + process.env["INPUT_RUN-ID"] + " from " + process.env.GITHUB_ACTION_PATH);\n`,
+    );
     const wf = dispatch("", `    steps:\n      - uses: forge-dev/forge/action@v1\n        with: { run-id: r7 }\n`);
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace, localActions: { "forge-dev/forge/action": actionDir } });
     expect(r.conclusion).toBe("success");
@@ -350,7 +357,10 @@ describe("runJob: actions/checkout", () => {
 
 describe("runJob: timeouts, cancellation and a dying runner", () => {
   it("fails a step that exceeds its timeout-minutes", async () => {
-    const wf = dispatch("", `    steps:\n      - timeout-minutes: 0.005\n        run: sleep 20\n      - if: always()\n        run: echo cleanup\n`);
+    const wf = dispatch(
+      "",
+      `    steps:\n      - timeout-minutes: 0.005\n        run: sleep 20\n      - if: always()\n        run: echo cleanup\n`,
+    );
     const t0 = Date.now();
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace, killGraceMs: 100 });
     expect(Date.now() - t0).toBeLessThan(5_000);
@@ -360,7 +370,10 @@ describe("runJob: timeouts, cancellation and a dying runner", () => {
   });
 
   it("ends a job that exceeds its timeout-minutes as timed_out; always() steps still run", async () => {
-    const wf = dispatch("", `    timeout-minutes: 0.005\n    steps:\n      - run: sleep 20\n      - run: echo next\n      - if: always()\n        run: echo cleanup\n`);
+    const wf = dispatch(
+      "",
+      `    timeout-minutes: 0.005\n    steps:\n      - run: sleep 20\n      - run: echo next\n      - if: always()\n        run: echo cleanup\n`,
+    );
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace, killGraceMs: 100 });
     expect(r.conclusion).toBe("timed_out");
     expect(r.steps.map((s) => s.conclusion)).toEqual(["cancelled", "skipped", "success"]);

@@ -133,7 +133,12 @@ describe("expressions: anything else fails loudly, naming the expression", () =>
 
 describe("expressions: properties", () => {
   it("leaves text without ${{ untouched", () => {
-    fc.assert(fc.property(fc.string().filter((t) => !t.includes("${{")), (t) => interpolate(t, ctx) === t));
+    fc.assert(
+      fc.property(
+        fc.string().filter((t) => !t.includes("${{")),
+        (t) => interpolate(t, ctx) === t,
+      ),
+    );
   });
 
   it("round-trips any string through a quoted literal and format()", () => {

@@ -153,7 +153,11 @@ describe("the sim runner behind the local GitHub's workflow_dispatch", () => {
     const second = await dispatch({ task_id: "c1" });
     const third = await dispatch({ task_id: "c1" });
     const [r1, r2, r3] = [await waitForRun(first), await waitForRun(second), await waitForRun(third)];
-    expect([r1.conclusion, r2.conclusion, r3.conclusion], sim.core.state.runs.get(third)!.jobs[0]!.log).toEqual(["success", "cancelled", "success"]);
+    expect([r1.conclusion, r2.conclusion, r3.conclusion], sim.core.state.runs.get(third)!.jobs[0]!.log).toEqual([
+      "success",
+      "cancelled",
+      "success",
+    ]);
     const runs = sim.core.state.runs;
     expect(runs.get(second)!.jobs[0]!.log).toContain("Canceling since a higher priority waiting request for 'agent-c1' exists");
     expect(runs.get(second)!.jobs[0]!.log).not.toContain("Push the work");
@@ -171,7 +175,9 @@ describe("the sim runner behind the local GitHub's workflow_dispatch", () => {
     const second = await dispatch({ sleep: "0" }, "latest-wins.yml");
     const [r1, r2] = [await waitForRun(first), await waitForRun(second)];
     expect([r1.conclusion, r2.conclusion]).toEqual(["cancelled", "success"]);
-    expect(sim.core.state.runs.get(first)!.jobs[0]!.log).toContain("Canceling since a higher priority waiting request for 'latest-wins' exists");
+    expect(sim.core.state.runs.get(first)!.jobs[0]!.log).toContain(
+      "Canceling since a higher priority waiting request for 'latest-wins' exists",
+    );
   });
 
   it("fails the job when its runner is killed mid-job", async () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { DispatchInputError, dispatchErrorBody, parseDispatchInputs, parseWorkflow, resolvePermissions, selectJob, WorkflowError } from "../../../src/local-github/runner/workflow.js";
+import {
+  DispatchInputError,
+  dispatchErrorBody,
+  parseDispatchInputs,
+  parseWorkflow,
+  resolvePermissions,
+  selectJob,
+  WorkflowError,
+} from "../../../src/local-github/runner/workflow.js";
 
 const wf = `
 on:
@@ -34,7 +42,15 @@ describe("workflow_dispatch inputs", () => {
     const r = parseDispatchInputs(wf, { run_id: "r1", task_id: "t1" });
     expect(r.inputs).toEqual({ run_id: "r1", task_id: "t1", attempt: "1", dry_run: false, verbose: false, agent: "claude", budget: 5 });
     // github.event.inputs keeps every value a string
-    expect(r.eventInputs).toEqual({ run_id: "r1", task_id: "t1", attempt: "1", dry_run: "false", verbose: "false", agent: "claude", budget: "5" });
+    expect(r.eventInputs).toEqual({
+      run_id: "r1",
+      task_id: "t1",
+      attempt: "1",
+      dry_run: "false",
+      verbose: "false",
+      agent: "claude",
+      budget: "5",
+    });
   });
 
   it("accepts booleans and numbers sent as strings or JSON values", () => {
@@ -62,7 +78,9 @@ describe("workflow_dispatch inputs", () => {
   });
 
   it("refuses a value outside a choice and a non-boolean", () => {
-    expect(refusal(() => parseDispatchInputs(wf, { run_id: "r", task_id: "t", agent: "gpt" })).message).toMatch(/not in the list of allowed values/);
+    expect(refusal(() => parseDispatchInputs(wf, { run_id: "r", task_id: "t", agent: "gpt" })).message).toMatch(
+      /not in the list of allowed values/,
+    );
     expect(refusal(() => parseDispatchInputs(wf, { run_id: "r", task_id: "t", dry_run: "yes" })).message).toMatch(/is not a valid boolean/);
   });
 

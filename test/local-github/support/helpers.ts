@@ -40,7 +40,8 @@ export async function startReceiver(secret: string): Promise<Receiver> {
       for (;;) {
         const hit = received.find(pred);
         if (hit) return hit;
-        if (Date.now() > deadline) throw new Error(`no matching webhook within ${timeoutMs} ms; got ${received.map((h) => `${h.event}.${h.action}`).join(", ")}`);
+        if (Date.now() > deadline)
+          throw new Error(`no matching webhook within ${timeoutMs} ms; got ${received.map((h) => `${h.event}.${h.action}`).join(", ")}`);
         await new Promise<void>((res) => {
           waiters.push(res);
           setTimeout(res, 50);
@@ -60,7 +61,15 @@ export async function startReceiver(secret: string): Promise<Receiver> {
         const event = headers["x-github-event"] ?? "";
         const action = typeof payload.action === "string" ? payload.action : null;
         const signatureValid = await verify(secret, body, headers["x-hub-signature-256"] ?? "");
-        received.push({ event, action, delivery: headers["x-github-delivery"] ?? "", headers, payload, signatureValid, schemaError: validator.validateWebhook(SpecValidator.webhookKey(event, action ?? undefined), payload) });
+        received.push({
+          event,
+          action,
+          delivery: headers["x-github-delivery"] ?? "",
+          headers,
+          payload,
+          signatureValid,
+          schemaError: validator.validateWebhook(SpecValidator.webhookKey(event, action ?? undefined), payload),
+        });
         res.writeHead(r.status);
         res.end();
         waiters.splice(0).forEach((w) => w());

@@ -10919,7 +10919,10 @@ function sanitizeUntrusted(text, options2 = {}) {
   s = s.replace(/<(script|style|template|noscript)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
   s = s.replace(/<([a-z][a-z0-9]*)\b[^>]*\b(?:hidden|style\s*=\s*["'][^"']*display\s*:\s*none)[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
   s = s.replace(/<\/?(?:details|summary)\b[^>]*>/gi, "");
-  s = s.replace(/!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g, (_m, alt, url2) => `[image: ${alt.trim() || "untitled"}] (${url2})`);
+  s = s.replace(
+    /!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g,
+    (_m, alt, url2) => `[image: ${alt.trim() || "untitled"}] (${url2})`
+  );
   s = s.replace(/\]\(([^)\s]+)\s+"[^"]*"\)/g, "]($1)");
   s = s.replace(/^\s{0,3}\[[^\]]+\]:\s*\S+(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*$/gm, "");
   s = s.replace(/<\/?[a-z][a-z0-9-]*\b[^>]*>/gi, "");
@@ -10934,7 +10937,9 @@ function sanitizeUntrusted(text, options2 = {}) {
 }
 function quoteUntrusted(label, text) {
   const clean = sanitizeUntrusted(text);
-  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join("\n");
+  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join(
+    "\n"
+  );
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -30681,9 +30686,7 @@ function fieldPath(path9) {
   return out;
 }
 function sortProblems(problems) {
-  return problems.map((p, i) => ({ p, i })).sort(
-    (a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i
-  ).map(({ p }) => p);
+  return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
 }
 
 // src/core/schemas/task.ts
@@ -33806,13 +33809,20 @@ function readFrontMatter(file2, text) {
   const language = opening.trim();
   if (language !== "") {
     const shown = language.length > 40 ? `${language.slice(0, 40)}\u2026` : language;
-    return { ...none, present: true, problem: { kind: "language", file: file2, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` } };
+    return {
+      ...none,
+      present: true,
+      problem: { kind: "language", file: file2, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` }
+    };
   }
   if (eol === -1) return none;
   let block;
   let body = src;
   try {
-    body = (0, import_gray_matter.default)(src, splitOptions((b) => block = b)).content;
+    body = (0, import_gray_matter.default)(
+      src,
+      splitOptions((b) => block = b)
+    ).content;
   } catch {
     return none;
   }
@@ -34126,13 +34136,11 @@ function checkFiles(plan, out) {
   const unreadable = new Set(plan.unreadable.map((u) => u.file));
   for (const u of plan.unreadable) out.push(problem({ file: u.file }, "unreadable-file", u.message));
   if (!plan.hasPlanMd && !unreadable.has("plan.md")) out.push(problem({ file: "plan.md" }, "missing-file", "plan.md is missing"));
-  if (!plan.dag.present && !unreadable.has("dag.json"))
-    out.push(problem({ file: "dag.json" }, "missing-file", "dag.json is missing"));
+  if (!plan.dag.present && !unreadable.has("dag.json")) out.push(problem({ file: "dag.json" }, "missing-file", "dag.json is missing"));
   if (!plan.hasTasksDir) out.push(problem({ file: "tasks/" }, "missing-file", "the tasks/ folder is missing"));
   else if (plan.tasks.length === 0 && plan.unreadable.length === 0)
     out.push(problem({ file: "tasks/" }, "missing-file", "tasks/ holds no task file"));
-  for (const file2 of plan.unexpected)
-    out.push(problem({ file: file2 }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
+  for (const file2 of plan.unexpected) out.push(problem({ file: file2 }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
 }
 function checkFrontmatter(f, out, idRule) {
   if (f.data !== void 0) return true;
@@ -34151,7 +34159,9 @@ function checkFrontmatter(f, out, idRule) {
   for (const issue2 of f.issues) {
     const field = fieldPath(issue2.path);
     const rule = field === "id" && issue2.code === "invalid_format" ? idRule : "invalid-frontmatter";
-    out.push(problem({ file: f.file, line: lineOfPath(fieldLines(f), issue2.path), field: field || void 0 }, rule, issueMessage(issue2, f.raw)));
+    out.push(
+      problem({ file: f.file, line: lineOfPath(fieldLines(f), issue2.path), field: field || void 0 }, rule, issueMessage(issue2, f.raw))
+    );
   }
   return true;
 }
@@ -34231,7 +34241,13 @@ function taskEntry(task, readable) {
 function checkSpec(task, specs, out) {
   const spec = task.data ? task.data.spec : task.raw?.spec;
   if (typeof spec !== "string" || specs.has(spec) || spec.startsWith("./") && specs.has(spec.slice(2))) return;
-  out.push(problem({ file: task.file, line: fieldLines(task).spec, field: "spec" }, "unknown-spec", `spec ${JSON.stringify(spec)} is not a file of the plan (specs/\u2026)`));
+  out.push(
+    problem(
+      { file: task.file, line: fieldLines(task).spec, field: "spec" },
+      "unknown-spec",
+      `spec ${JSON.stringify(spec)} is not a file of the plan (specs/\u2026)`
+    )
+  );
 }
 function checkSections(task, out) {
   const { sections } = task;
@@ -34281,7 +34297,9 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
   const dag = plan.dag;
   if (!dag.present) return;
   if (dag.jsonError) {
-    out.push(problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`));
+    out.push(
+      problem({ file: "dag.json", line: dag.jsonError.line }, "unreadable-json", `dag.json is not valid JSON: ${dag.jsonError.message}`)
+    );
     return;
   }
   const nodeIds = dag.raw?.nodes;
@@ -34298,13 +34316,18 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
   const planId = dag.raw?.planId;
   if (typeof planId === "string" && planId !== plan.planId)
     out.push(
-      problem(dagAt(dag, "planId"), "plan-id-mismatch", `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`)
+      problem(
+        dagAt(dag, "planId"),
+        "plan-id-mismatch",
+        `planId ${JSON.stringify(planId)} must equal the plan folder's name ${JSON.stringify(plan.planId)}`
+      )
     );
   const entries = dagEntries(dag);
   const byId = /* @__PURE__ */ new Map();
   for (const e of entries) {
     const first = byId.get(e.id);
-    if (first) out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
+    if (first)
+      out.push(problem(dagAt(dag, `nodes[${e.pos}].id`, e.id), "duplicate-id", `node ${JSON.stringify(e.id)} is also nodes[${first.pos}]`));
     else byId.set(e.id, e);
     if (e.type !== void 0 && e.agentType !== void 0 && e.type === "refinery" !== (e.agentType === "refinery"))
       out.push(
@@ -34321,10 +34344,20 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
     const { totalTasks, totalRefineries } = dag.data.metadata;
     const taskCount = dag.data.nodes.length - refineries;
     if (totalTasks !== taskCount)
-      out.push(problem(dagAt(dag, "metadata.totalTasks"), "metadata-totals", `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`));
+      out.push(
+        problem(
+          dagAt(dag, "metadata.totalTasks"),
+          "metadata-totals",
+          `totalTasks is ${totalTasks} but dag.json has ${taskCount} task nodes`
+        )
+      );
     if (totalRefineries !== refineries)
       out.push(
-        problem(dagAt(dag, "metadata.totalRefineries"), "metadata-totals", `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`)
+        problem(
+          dagAt(dag, "metadata.totalRefineries"),
+          "metadata-totals",
+          `totalRefineries is ${totalRefineries} but dag.json has ${refineries} refinery nodes`
+        )
       );
   }
   if (!dag.raw || !Array.isArray(dag.raw.nodes)) return;
@@ -34334,7 +34367,11 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
     if (!d) {
       const k = addedBy.get(t.id);
       out.push(
-        k !== void 0 ? problem(dagAt(dag, "nodes"), "dag-not-base-plus-overlays", `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`) : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`)
+        k !== void 0 ? problem(
+          dagAt(dag, "nodes"),
+          "dag-not-base-plus-overlays",
+          `task ${JSON.stringify(t.id)}, added by an overlay (${t.task.file}), is missing from dag.json`
+        ) : problem(dagAt(dag, "nodes"), "dag-disagrees", `task ${JSON.stringify(t.id)} (${t.task.file}) is missing from dag.json`)
       );
       continue;
     }
@@ -34371,7 +34408,9 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
   }
   for (const d of byId.values()) {
     if (tasks.has(d.id) || missingFiles.has(d.id)) continue;
-    out.push(problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`));
+    out.push(
+      problem(dagAt(dag, `nodes[${d.pos}]`, d.id), "dag-disagrees", `node ${JSON.stringify(d.id)} has no task file tasks/${d.id}.md`)
+    );
   }
 }
 function sameList(a, b) {
@@ -34481,14 +34520,19 @@ function depIndexOf(g, v, w) {
 // src/core/plan/validate-overlays.ts
 var OVERLAY_NAME = /^overlay-(\d{3,})$/;
 function collectOverlays(plan, out) {
-  for (const file2 of plan.overlayOthers)
-    out.push(problem({ file: file2 }, "overlay-numbering", "overlays/ may only hold overlay-NNN.md files"));
+  for (const file2 of plan.overlayOthers) out.push(problem({ file: file2 }, "overlay-numbering", "overlays/ may only hold overlay-NNN.md files"));
   const numbered = [];
   for (const overlay of plan.overlays) {
     const readable = checkFrontmatter(overlay, out, "invalid-frontmatter");
     const m = OVERLAY_NAME.exec(overlay.name);
     if (!m) {
-      out.push(problem({ file: overlay.file }, "overlay-numbering", "overlay files must be named overlay-NNN.md (overlay-001.md, overlay-002.md, \u2026)"));
+      out.push(
+        problem(
+          { file: overlay.file },
+          "overlay-numbering",
+          "overlay files must be named overlay-NNN.md (overlay-001.md, overlay-002.md, \u2026)"
+        )
+      );
       continue;
     }
     const entry = { overlay, label: overlay.name, addedTasks: [], edges: [] };
@@ -34547,7 +34591,14 @@ function readOverlay(overlay, entry, out) {
 }
 function overlayAt(o, field) {
   const lines = fieldLines(o.overlay);
-  return { file: o.overlay.file, line: lines[field] ?? lineOfPath(lines, field.split(/[.[\]]+/).filter(Boolean).map((k) => /^\d+$/.test(k) ? Number(k) : k)), field };
+  return {
+    file: o.overlay.file,
+    line: lines[field] ?? lineOfPath(
+      lines,
+      field.split(/[.[\]]+/).filter(Boolean).map((k) => /^\d+$/.test(k) ? Number(k) : k)
+    ),
+    field
+  };
 }
 function replayOverlays(tasks, overlays, out) {
   const addedBy = /* @__PURE__ */ new Map();
@@ -34558,7 +34609,9 @@ function replayOverlays(tasks, overlays, out) {
       const at = overlayAt(o, `added_tasks[${pos}]`);
       const earlier = addedBy.get(id);
       if (earlier !== void 0 && earlier < k) {
-        out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} already existed: ${overlays[earlier].label} added it`));
+        out.push(
+          problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} already existed: ${overlays[earlier].label} added it`)
+        );
       } else if (inThis.has(id)) {
         out.push(problem(at, "overlay-not-append-only", `task ${JSON.stringify(id)} is listed twice`));
       } else {
@@ -34596,7 +34649,10 @@ function replayOverlays(tasks, overlays, out) {
     for (const { from, to, pos } of o.edges) {
       const base = `added_edges[${pos}]`;
       let known = true;
-      for (const [end, id] of [["from", from], ["to", to]]) {
+      for (const [end, id] of [
+        ["from", from],
+        ["to", to]
+      ]) {
         const at = overlayAt(o, `${base}.${end}`);
         if (!tasks.has(id) && !missingFiles.has(id)) {
           out.push(problem(at, "overlay-not-append-only", `edge names unknown task ${JSON.stringify(id)}`));
@@ -34671,7 +34727,8 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
       const w = index.get(d);
       if (w === v) out.push(problem(input2.locate(v, j), "self-dependency", `${d} depends on itself`));
       else if (w === void 0) {
-        if (!reported.has(d)) out.push(problem(input2.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
+        if (!reported.has(d))
+          out.push(problem(input2.locate(v, j), "unknown-dependency", `unknown dependency ${JSON.stringify(d)}: no task has this id`));
       } else if (stamp[w] === v) out.push(problem(input2.locate(v, j), "duplicate-dependency", `${JSON.stringify(d)} is listed twice`));
       else {
         stamp[w] = v;
@@ -34680,7 +34737,13 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
       }
     }
     if (refinery[v] && list.length === 0)
-      out.push(problem(input2.locate(v), "refinery-without-dependencies", `refinery ${ids[v]} has no dependencies: a refinery integrates upstream work`));
+      out.push(
+        problem(
+          input2.locate(v),
+          "refinery-without-dependencies",
+          `refinery ${ids[v]} has no dependencies: a refinery integrates upstream work`
+        )
+      );
   }
   start[n] = e;
   const g = { ids, index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
@@ -34872,7 +34935,9 @@ function isValidTimeZone(zone) {
   }
 }
 function wallClock(t, zone) {
-  const parts = Object.fromEntries(formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value])
+  );
   return {
     year: Number(parts.year),
     month: Number(parts.month),
@@ -34979,7 +35044,11 @@ async function writeFileAtomic(file2, content) {
 async function writeSignal(input2) {
   const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
   let size = 0;
-  if (input2.artifactPath) size = await stat(input2.artifactPath).then((s) => s.size, () => 0);
+  if (input2.artifactPath)
+    size = await stat(input2.artifactPath).then(
+      (s) => s.size,
+      () => 0
+    );
   const doc = {
     path: input2.artifactPath ?? null,
     size,
@@ -35119,14 +35188,37 @@ async function collect(sc, p, run) {
   const { options: options2 } = sc;
   const { outcome, parsed, common: common2, written } = run;
   if (outcome.spawnError) {
-    return finish(sc, 1, { ...common2, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } }, written);
+    return finish(
+      sc,
+      1,
+      { ...common2, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
+      written
+    );
   }
   if (outcome.stopped === "aborted") return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
   if (outcome.stopped === "timeout") {
-    return finish(sc, 21, { ...common2, timedOut: "wall", error: { code: "timeout", message: `wall-clock limit of ${Math.round((options2.timeoutMs ?? 0) / 1e3)} s reached` } }, written);
+    return finish(
+      sc,
+      21,
+      {
+        ...common2,
+        timedOut: "wall",
+        error: { code: "timeout", message: `wall-clock limit of ${Math.round((options2.timeoutMs ?? 0) / 1e3)} s reached` }
+      },
+      written
+    );
   }
   if (outcome.stopped === "idle") {
-    return finish(sc, 21, { ...common2, timedOut: "idle", error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options2.idleTimeoutMs ?? 0) / 1e3)} s` } }, written);
+    return finish(
+      sc,
+      21,
+      {
+        ...common2,
+        timedOut: "idle",
+        error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options2.idleTimeoutMs ?? 0) / 1e3)} s` }
+      },
+      written
+    );
   }
   const explicit = explicitExitCode(parsed.result);
   const exitCode = exitCodeOf(sc, run, explicit);
@@ -35162,12 +35254,16 @@ async function rateLimited(sc, p, run) {
   if (decision.action === "wait") {
     emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
     await (options2.sleep ?? sleepFor)(decision.ms, options2.signal);
-    if (options2.signal?.aborted) return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
+    if (options2.signal?.aborted)
+      return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
     sc.rateLimitRetries++;
     emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
     return "again";
   }
-  emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget` });
+  emit(sc, {
+    kind: "rate_limit",
+    summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget`
+  });
   return finish(
     sc,
     1,
@@ -35186,7 +35282,9 @@ function failureOf(p, run, exitCode, explicit) {
   const why = parsed.errorText ?? (parsed.ok ? void 0 : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : void 0);
   return {
     code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
-    message: oneLineError([said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`)
+    message: oneLineError(
+      [said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`
+    )
   };
 }
 function oneLineError(text) {
@@ -35260,7 +35358,16 @@ function oneLine(text, max = 200) {
 }
 
 // src/agent/adapters/claude.ts
-var CLAUDE_ENV = ["ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_*", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"];
+var CLAUDE_ENV = [
+  "ANTHROPIC_*",
+  "CLAUDE_CODE_*",
+  "CLAUDE_CONFIG_DIR",
+  "DISABLE_*",
+  "MAX_THINKING_TOKENS",
+  "API_TIMEOUT_MS",
+  "BASH_DEFAULT_TIMEOUT_MS",
+  "BASH_MAX_TIMEOUT_MS"
+];
 var ARG_LIMIT = 1e5;
 var STREAM_PROGRESS_EVERY_MS = 5e3;
 function isPartialChunk(line) {
@@ -35454,7 +35561,12 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
     dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path4.join(parentEnv.HOME, ".codex") : void 0));
   }
-  for (const file2 of [forgeEnv.FORGE_WALKTHROUGH_PATH, forgeEnv.FORGE_QUESTION_FILE, forgeEnv.FORGE_CHANGE_REQUEST_FILE, forgeEnv.FORGE_REFINEMENT_FILE]) {
+  for (const file2 of [
+    forgeEnv.FORGE_WALKTHROUGH_PATH,
+    forgeEnv.FORGE_QUESTION_FILE,
+    forgeEnv.FORGE_CHANGE_REQUEST_FILE,
+    forgeEnv.FORGE_REFINEMENT_FILE
+  ]) {
     if (file2) dirs.push(path4.dirname(path4.resolve(cwd, file2)));
   }
   const inside = (dir, root) => {
@@ -35568,10 +35680,22 @@ var CodexJsonParser = class {
         return phase === "item.started" ? [{ kind: "tool_use", tool: "Bash", summary: oneLine(`Bash ${String(item.command ?? "")}`) }] : done ? [{ kind: "tool_result", summary: oneLine(`exit ${String(item.exit_code ?? "?")}: ${String(item.aggregated_output ?? "")}`) }] : [];
       case "file_change": {
         const changes = Array.isArray(item.changes) ? item.changes : [];
-        return done ? [{ kind: "tool_use", tool: "Edit", summary: oneLine(`Edit ${changes.map((c) => `${String(c.kind ?? "")} ${String(c.path ?? "")}`).join(", ")}`) }] : [];
+        return done ? [
+          {
+            kind: "tool_use",
+            tool: "Edit",
+            summary: oneLine(`Edit ${changes.map((c) => `${String(c.kind ?? "")} ${String(c.path ?? "")}`).join(", ")}`)
+          }
+        ] : [];
       }
       case "mcp_tool_call":
-        return phase === "item.started" ? [{ kind: "tool_use", tool: String(item.tool ?? "mcp"), summary: oneLine(`${String(item.server ?? "")} ${String(item.tool ?? "")}`) }] : [];
+        return phase === "item.started" ? [
+          {
+            kind: "tool_use",
+            tool: String(item.tool ?? "mcp"),
+            summary: oneLine(`${String(item.server ?? "")} ${String(item.tool ?? "")}`)
+          }
+        ] : [];
       case "web_search":
         return phase === "item.started" ? [{ kind: "tool_use", tool: "WebSearch", summary: oneLine(`WebSearch ${String(item.query ?? "")}`) }] : [];
       case "error":
@@ -35696,23 +35820,57 @@ var HierarchyService = class _HierarchyService {
   }
   decide(req) {
     const caller = this.#records.get(req.ticket);
-    if (!caller) return { ok: false, code: "unknown_ticket", message: "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact" };
+    if (!caller)
+      return {
+        ok: false,
+        code: "unknown_ticket",
+        message: "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact"
+      };
     const claimed = req.claimedType && req.claimedType !== caller.agentType ? ` (FORGE_AGENT_TYPE says ${req.claimedType}, but Forge started this agent as type ${caller.agentType ?? "none"}, and what Forge recorded decides)` : "";
     if (caller.agentType) {
       const child = req.agentType;
-      if (!child) return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`, caller };
+      if (!child)
+        return {
+          ok: false,
+          code: "spawn_not_allowed",
+          message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`,
+          caller
+        };
       if (!isAgentKind(child) || !mayCallerSpawn(caller.agentType, child)) {
         const allowed = SPAWNABLE_BY[caller.agentType];
-        return { ok: false, code: "spawn_not_allowed", message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`, caller };
+        return {
+          ok: false,
+          code: "spawn_not_allowed",
+          message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`,
+          caller
+        };
       }
     } else if (req.agentType !== void 0 && !isAgentKind(req.agentType)) {
       return { ok: false, code: "bad_request", message: `unknown agent type ${req.agentType}` };
     }
     const depth = caller.depth + 1;
     const maxDepth = req.maxDepth !== void 0 && Number.isInteger(req.maxDepth) && req.maxDepth >= 0 ? Math.min(req.maxDepth, caller.maxDepth) : caller.maxDepth;
-    if (depth > maxDepth) return { ok: false, code: "depth_exceeded", message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`, caller, depth, maxDepth };
-    const facts = { ...req.agentType ? { agentType: req.agentType } : {}, depth, maxDepth, traceId: caller.traceId };
-    return { ok: true, ticket: this.issue(facts), ...facts, caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] } };
+    if (depth > maxDepth)
+      return {
+        ok: false,
+        code: "depth_exceeded",
+        message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`,
+        caller,
+        depth,
+        maxDepth
+      };
+    const facts = {
+      ...req.agentType ? { agentType: req.agentType } : {},
+      depth,
+      maxDepth,
+      traceId: caller.traceId
+    };
+    return {
+      ok: true,
+      ticket: this.issue(facts),
+      ...facts,
+      caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] }
+    };
   }
   #serve(socket) {
     let buf = "";
@@ -35774,13 +35932,18 @@ async function prepare(sc) {
   const admitted = await admit(sc);
   if ("done" in admitted) return admitted;
   if (!admitted.ticket) await startService(sc, admitted);
-  if (sc.depthCheck.remaining === 0) emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
+  if (sc.depthCheck.remaining === 0)
+    emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
   let cwd = options2.cwd;
   if (options2.prepareCwd) {
     try {
       cwd = await options2.prepareCwd();
     } catch (err) {
-      return { done: await finish(sc, 1, { error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` } }) };
+      return {
+        done: await finish(sc, 1, {
+          error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` }
+        })
+      };
     }
   }
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options2.reports };
@@ -35810,7 +35973,10 @@ async function prepare(sc) {
   }
   if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path7.delimiter);
   const deadline = options2.deadline ?? sc.started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
-  emit(sc, { kind: "start", summary: `${options2.adapter}${options2.agentType ? ` type ${options2.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}` });
+  emit(sc, {
+    kind: "start",
+    summary: `${options2.adapter}${options2.agentType ? ` type ${options2.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}`
+  });
   return { cwd, reports, adapter, invocation, deadline };
 }
 async function admit(sc) {
@@ -35818,17 +35984,29 @@ async function admit(sc) {
   const socket = parentEnv[HIERARCHY_ENV.socket];
   const ticket = parentEnv[HIERARCHY_ENV.ticket];
   const claimed = parentEnv[ENV.agentType] || void 0;
-  const refuse2 = async (code, message) => ({ done: await finish(sc, 2, { error: { code, message } }) });
+  const refuse2 = async (code, message) => ({
+    done: await finish(sc, 2, { error: { code, message } })
+  });
   const child = {};
   if (socket && ticket) {
     let answer;
     try {
-      answer = await askHierarchy(socket, { op: "spawn", ticket, ...options2.agentType ? { agentType: options2.agentType } : {}, ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {}, ...claimed ? { claimedType: claimed } : {} });
+      answer = await askHierarchy(socket, {
+        op: "spawn",
+        ticket,
+        ...options2.agentType ? { agentType: options2.agentType } : {},
+        ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {},
+        ...claimed ? { claimedType: claimed } : {}
+      });
     } catch (err) {
-      return refuse2("spawn_not_allowed", `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running`);
+      return refuse2(
+        "spawn_not_allowed",
+        `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running`
+      );
     }
     if (!answer.ok) {
-      if (answer.depth !== void 0 && answer.maxDepth !== void 0) sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+      if (answer.depth !== void 0 && answer.maxDepth !== void 0)
+        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
       if (answer.caller) sc.traceId = answer.caller.traceId;
       return refuse2(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
     }
@@ -35844,17 +36022,26 @@ async function admit(sc) {
   } else if (options2.caller !== void 0) {
     const type2 = options2.agentType;
     if (!type2 || !mayCallerSpawn(options2.caller, type2)) {
-      return refuse2("spawn_not_allowed", !type2 ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${type2}`);
+      return refuse2(
+        "spawn_not_allowed",
+        !type2 ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${type2}`
+      );
     }
   }
-  if (!sc.depthCheck.ok) return refuse2("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+  if (!sc.depthCheck.ok)
+    return refuse2("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
   return child;
 }
 async function startService(sc, child) {
   const { options: options2, depthCheck } = sc;
   try {
     sc.service = await HierarchyService.start();
-    child.ticket = sc.service.issue({ ...options2.agentType ? { agentType: options2.agentType } : {}, depth: depthCheck.depth, maxDepth: depthCheck.maxDepth, traceId: sc.traceId });
+    child.ticket = sc.service.issue({
+      ...options2.agentType ? { agentType: options2.agentType } : {},
+      depth: depthCheck.depth,
+      maxDepth: depthCheck.maxDepth,
+      traceId: sc.traceId
+    });
     child.socket = sc.service.socketPath;
   } catch (err) {
     emit(sc, { kind: "system", summary: `no hierarchy service (${err.message}): this agent cannot spawn sub-agents` });
@@ -36020,7 +36207,13 @@ async function runAgentOnce(sc, p) {
   const { options: options2 } = sc;
   const remaining = options2.timeoutMs !== void 0 ? options2.timeoutMs - (Date.now() - sc.started.getTime()) : void 0;
   if (remaining !== void 0 && remaining <= 0) {
-    return { done: await finish(sc, 21, { timedOut: "wall", rateLimitRetries: sc.rateLimitRetries, error: { code: "timeout", message: "wall-clock limit reached while waiting" } }) };
+    return {
+      done: await finish(sc, 21, {
+        timedOut: "wall",
+        rateLimitRetries: sc.rateLimitRetries,
+        error: { code: "timeout", message: "wall-clock limit reached while waiting" }
+      })
+    };
   }
   const parser = p.adapter.parser();
   const stderrTail = [];
@@ -36162,7 +36355,11 @@ async function concludeMerge(cwd) {
   return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
 }
 function parseMarkerFiles(check2) {
-  return [...new Set(check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0]))];
+  return [
+    ...new Set(
+      check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0])
+    )
+  ];
 }
 async function abortMerge(cwd) {
   await git(cwd, ["merge", "--abort"]);
@@ -36203,13 +36400,22 @@ async function finishSubWorktree(wt, message, merge3) {
   if (!merge3.merge) return { ...report, merged: false, error: merge3.reason };
   const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   if (current.stdout.trim() !== wt.parentBranch) {
-    return { ...report, merged: false, error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand` };
+    return {
+      ...report,
+      merged: false,
+      error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand`
+    };
   }
   try {
     const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
     if (m.merged) return { ...report, merged: true };
     await abortMerge(wt.repoDir);
-    return { ...report, merged: false, conflicts: m.conflicts, error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)` };
+    return {
+      ...report,
+      merged: false,
+      conflicts: m.conflicts,
+      error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)`
+    };
   } catch (err) {
     return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${err.message}` };
   }
@@ -36264,7 +36470,8 @@ async function readPlanSource(planDir) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path8.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile()) files.set(`specs/${rel.split(path8.sep).join("/")}`, "");
+        if (statSync(path8.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path8.sep).join("/")}`, "");
       }
     }
   }
