@@ -98,6 +98,31 @@ afterAll(async () => {
 });
 
 describe("apps", () => {
+  it("lists installations and an installation's repositories page by page (Link headers), as a restarted App reads them", async () => {
+    const k = appKeys();
+    const other = sim.control.registerApp({
+      slug: "forge-pages",
+      publicKeyPem: k.publicKeyPem,
+      permissions: { contents: "read", metadata: "read" },
+      events: [],
+    });
+    for (const name of ["pages-1", "pages-2", "pages-3"])
+      await sim.control.createRepo({ owner: "pager", name, files: { "README.md": "# p\n" } });
+    const inst = sim.control.install(other.id, "pager", "all");
+    const app = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(other.id, k.privateKeyPem) });
+    const first = await app.rest.apps.listInstallations({ per_page: 1 });
+    expect(first.data.map((i) => i.id)).toEqual([inst.id]);
+    const token = (await app.rest.apps.createInstallationAccessToken({ installation_id: inst.id })).data.token;
+    const asInst = new Octokit({ baseUrl: sim.apiUrl, auth: token });
+    const page1 = await asInst.rest.apps.listReposAccessibleToInstallation({ per_page: 2 });
+    expect(page1.data.total_count).toBe(3);
+    expect(page1.data.repositories).toHaveLength(2);
+    expect(page1.headers.link).toMatch(/rel="next"/);
+    const all = await asInst.paginate(asInst.rest.apps.listReposAccessibleToInstallation, { per_page: 2 });
+    expect(all.map((r) => r.full_name).sort()).toEqual(["pager/pages-1", "pager/pages-2", "pager/pages-3"]);
+    expect(sim.violations).toEqual([]);
+  });
+
   it("authenticated app, installations, repository installation, token", async () => {
     expect((await asApp.rest.apps.getAuthenticated()).data?.slug).toBe("forge-conf");
     expect((await asApp.rest.apps.listInstallations()).data.map((i) => i.id)).toEqual([installationId]);
