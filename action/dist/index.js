@@ -28,7 +28,7 @@ import {
   writeFileAtomic,
   writeFrontMatter,
   writeSignal
-} from "./chunk-A4H3NFLZ.js";
+} from "./chunk-2NJKMBHQ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -1838,26 +1838,26 @@ var import_yaml3 = __toESM(require_dist(), 1);
 var forgeConfigSchema = external_exports.object({
   version: external_exports.literal(1).default(1).describe("Config format version. Only 1 exists."),
   autostart: external_exports.boolean().default(true).describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
-  max_parallel_agents: external_exports.number().int().min(1).max(256).default(5).describe("Maximum number of agents running at once in one run (seed 004: MAX_PARALLEL_AGENTS = 5)."),
-  heartbeat_interval_seconds: external_exports.number().positive().default(30).describe("How often the runner checks the agent's progress (its output stream), in seconds (seed 003 \xA79)."),
-  stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (seed 003 \xA79)."),
-  max_retries: external_exports.number().int().min(0).max(20).default(3).describe("Automatic retries per task after its first attempt; past this the task is exhausted (seed 003 \xA710)."),
-  low_confidence_threshold: external_exports.number().min(0).max(1).default(0.6).describe("A walkthrough whose confidence is below this raises a review.low_confidence event (seed 003 \xA75)."),
+  max_parallel_agents: external_exports.number().int().min(1).max(256).default(5).describe("Maximum number of agents running at once in one run (see docs/executor.md#scheduling)."),
+  heartbeat_interval_seconds: external_exports.number().positive().default(30).describe("How often the runner checks the agent's progress (its output stream), in seconds (see docs/runner.md#heartbeats)."),
+  stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
+  max_retries: external_exports.number().int().min(0).max(20).default(3).describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
+  low_confidence_threshold: external_exports.number().min(0).max(1).default(0.6).describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
   merge_policy: external_exports.enum(["auto", "manual"]).default("auto").describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
   cr_mode: external_exports.enum(["replan", "review"]).default("replan").describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
   refinery_approval: external_exports.boolean().default(false).describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
-  branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default("forge/{runId}/{taskId}/{attempt}").describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (DESIGN.md \xA75)."),
+  branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default("forge/{runId}/{taskId}/{attempt}").describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
   integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default("forge/{runId}/_integration").describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
   base_branch: external_exports.string().optional().describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
   followups: external_exports.object({
     keywords: external_exports.array(external_exports.string().min(1)).default(["bug", "fix", "broken", "regression"]).describe("A follow-up containing one of these words (case-insensitive, whole word) spawns a Type 1 agent outside the DAG."),
     spawn_open_ended: external_exports.boolean().default(false).describe("Also spawn agents for follow-ups without a keyword (refactor, investigate, \u2026). Otherwise they are only logged."),
     max_per_run: external_exports.number().int().min(0).default(10).describe("Upper bound on follow-up agents spawned in one run.")
-  }).prefault({}).describe("Follow-up agents spawned from walkthrough review (seed 003 \xA75)."),
+  }).prefault({}).describe("Follow-up agents spawned from walkthrough review (see docs/executor.md#follow-ups)."),
   retry_backoff: external_exports.object({
     base_seconds: external_exports.number().min(0).default(2).describe("Base delay of the exponential backoff before a retry."),
     max_seconds: external_exports.number().min(0).default(60).describe("Upper bound on the backoff delay.")
-  }).prefault({}).describe("delay = min(base \xB7 2^retry + jitter(0, base), max) (seed 003 \xA710). Jitter is derived from the task and attempt, so decisions are reproducible."),
+  }).prefault({}).describe("delay = min(base \xB7 2^retry + jitter(0, base), max). Jitter is derived from the task and attempt, so decisions are reproducible (see docs/executor.md#retries)."),
   timeouts: external_exports.object({
     agent_minutes: external_exports.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
     idle_minutes: external_exports.number().positive().default(10).describe("The runner stops an agent that produced no output for this long; partial work is kept."),
@@ -1870,7 +1870,7 @@ var forgeConfigSchema = external_exports.object({
     model: external_exports.string().optional().describe("Model id or tier passed to the agent CLI."),
     command: external_exports.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
     max_turns: external_exports.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
-    max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget (seed 001 \xA76).")
+    max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget).")
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
   branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
@@ -3170,7 +3170,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
 var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
 
 // src/core/schemas/agent-result.ts
-var exitCodeSchema = external_exports.union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => external_exports.literal(n))).describe("Exit code of seed 001 \xA75: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout.");
+var exitCodeSchema = external_exports.union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
 var agentResultSchema = external_exports.object({
   version: external_exports.literal(1).describe("Result format version."),
   run_id: external_exports.string().min(1).describe("The run id."),
@@ -5159,7 +5159,7 @@ function createStagesRunner(options) {
           ...c.planDir !== void 0 ? { planDir: c.planDir } : {},
           ...c.goal !== void 0 ? { goal: c.goal } : {}
         },
-        // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (DESIGN.md §5).
+        // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
         workdir: req.workdir,
         sessionDir: agentDir,

@@ -60,9 +60,9 @@ export interface AgentRunRequest {
 }
 
 export interface AgentRunOutcome {
-  /** Seed 001 §5 exit code. */
+  /** Exit code (see docs/runner.md#exit-codes). */
   exitCode: number;
-  /** Stage manifest (seed 001 §3), if the runner wrote one. */
+  /** Stage manifest (see docs/formats.md#stage-manifest), if the runner wrote one. */
   manifestPath?: string;
   walkthroughPath?: string;
   changeRequestPath?: string;

@@ -1,5 +1,5 @@
 /**
- * The attempt's own event log (`events.ndjson` in the record folder): the seed 003 §11 envelope,
+ * The attempt's own event log (`events.ndjson` in the record folder, see docs/formats.md#attempt-events): the run events' envelope,
  * numbered within the attempt. The App is the only writer of the run log; it summarises these on
  * ingest, so heartbeats never cost a journal write.
  */

@@ -1,5 +1,5 @@
 /**
- * Plan immutability (DESIGN.md §5): an agent may not change the pinned plan (`.forge/plans/**`) or
+ * Plan immutability (see docs/runner.md#protected-paths): an agent may not change the pinned plan (`.forge/plans/**`) or
  * the repository's workflows (`.github/workflows/**`, which a job token could otherwise use to run
  * code with more rights). The runner reverts such changes before committing and fails the attempt,
  * naming the paths.

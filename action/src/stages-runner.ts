@@ -1,5 +1,5 @@
 /**
- * The production AgentRunner: the agent layer of `src/agent` (seed 001 layers 0–2) behind the
+ * The production AgentRunner: the agent layer of `src/agent` (layers 0–2, see docs/runner.md#layers) behind the
  * pipeline's interface. `runStages` runs the agent type's stage sequence (implement → verify →
  * walkthrough for types 1 and 2; `.forge/stages.yml` of the repository may change it) through the
  * configured adapter — Claude Code, Codex or any command — and handles depth, trace ids, rate-limit
@@ -67,7 +67,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),
           ...(c.goal !== undefined ? { goal: c.goal } : {}),
         },
-        // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (DESIGN.md §5).
+        // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
         workdir: req.workdir,
         sessionDir: agentDir,

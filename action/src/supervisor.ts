@@ -1,5 +1,5 @@
 /**
- * Liveness of the agent inside the job (DESIGN.md §5, seed 003 §9): its progress — any output — is
+ * Liveness of the agent inside the job (see docs/runner.md#heartbeats): its progress — any output — is
  * checked every `heartbeatMs`; a check that finds none is a missed beat, and `missedBeats` in a row
  * (2: 60 s at the defaults) means the agent is stalled. While a tool call is in flight (the last
  * event was a `tool_use`: a test suite, a build) silence is expected and beats are not counted as
@@ -105,7 +105,7 @@ export async function supervise(
   }
 }
 
-/** The attempt's exit code when the pipeline stopped the agent (seed 001 §5). */
+/** The attempt's exit code when the pipeline stopped the agent (see docs/runner.md#exit-codes). */
 export function exitCodeOfStop(reason: StopReason): number {
   return reason === "cancelled" ? 20 : 21;
 }

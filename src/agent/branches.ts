@@ -1,5 +1,5 @@
 /**
- * Sub-agent branches (DESIGN.md §5): a sub-agent of the attempt on `<branch>` works on
+ * Sub-agent branches (see docs/runner.md#sub-agent-branches): a sub-agent of the attempt on `<branch>` works on
  * `<branch>-<sub>` — `<branch>/<sub>` cannot exist in git beside `<branch>` — cut from the parent's
  * head and merged back into it. The job pipeline decides when to use them and whether to push them.
  */

@@ -1,4 +1,4 @@
-/** Depth budget (seed 001 §6) and trace ids (seed 001 §5, P3), read from and written to the environment. */
+/** Depth budget (docs/runner.md#depth-budget) and trace ids (docs/runner.md#trace-ids), read from and written to the environment. */
 import { randomBytes } from "node:crypto";
 
 export const ENV = {

@@ -1,5 +1,5 @@
 /**
- * Who may spawn whom, and which tools each kind of agent gets (DESIGN.md §6).
+ * Who may spawn whom, and which tools each kind of agent gets (see docs/runner.md#hierarchy).
  *
  * Sub-agents are spawned only through `forge spawn` (run from the agent's Bash tool), which checks
  * the caller's type — as the hierarchy service recorded it (hierarchy-service.ts), not as the

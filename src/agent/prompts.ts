@@ -1,5 +1,5 @@
 /**
- * Layer 1 (seed 001 §4): one system prompt per kind of agent. Each says WHO the agent is and HOW it
+ * Layer 1 (see docs/runner.md#system-prompts): one system prompt per kind of agent. Each says WHO the agent is and HOW it
  * works — tools, the exit-code protocol, the report files, what it must never touch — and never WHAT
  * to do: that is the prompt, built by the stage runner from the task.
  *

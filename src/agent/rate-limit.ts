@@ -1,5 +1,5 @@
 /**
- * Model rate limits and usage limits (seed 004): recognise them in an agent's output, work out when
+ * Model rate limits and usage limits (see docs/runner.md#rate-limits): recognise them in an agent's output, work out when
  * they end, and decide between waiting inside the job (exponential backoff with jitter) and giving up
  * with the reset time, which the App treats as not-a-failure (`rate_limited_until`).
  */

@@ -1,5 +1,5 @@
 /**
- * Signal files of seed 001 §5: `<sessionDir>/.signals/<layer>-<name>.<status>`, a small YAML
+ * Signal files (see docs/formats.md#signal-files): `<sessionDir>/.signals/<layer>-<name>.<status>`, a small YAML
  * document written atomically (temp file + rename) so a reader never sees half of one.
  */
 import { randomBytes } from "node:crypto";
@@ -19,7 +19,7 @@ export interface SignalInput {
   traceId: string;
   createdAt: Date;
   completedAt: Date;
-  /** Extra fields beyond the seed's (exit code, error code). */
+  /** Extra fields beyond the standard ones of docs/formats.md#signal-files (exit code, error code). */
   extra?: Record<string, unknown>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Types shared by the agent layer (seed 001 layers 0–2): what a spawn takes and returns, and the
+ * Types shared by the agent layer (layers 0–2, see docs/runner.md#layers): what a spawn takes and returns, and the
  * progress events the runner's heartbeat watches.
  */
 import type { Masker } from "./secrets.js";
@@ -26,7 +26,7 @@ export function isAgentKind(value: unknown): value is AgentKind {
   return typeof value === "string" && (AGENT_KINDS as readonly string[]).includes(value);
 }
 
-/** Exit codes of seed 001 §5. */
+/** Exit codes of an agent session (see docs/runner.md#exit-codes). */
 export type ForgeExitCode = 0 | 1 | 2 | 3 | 10 | 11 | 12 | 20 | 21;
 export const FORGE_EXIT_CODES: readonly ForgeExitCode[] = [0, 1, 2, 3, 10, 11, 12, 20, 21];
 
@@ -85,7 +85,7 @@ export interface ReportPaths {
 
 export interface SpawnOptions {
   adapter: AdapterName;
-  /** WHAT to do (seed 001 §4). */
+  /** WHAT to do; the system prompt says WHO and HOW (see docs/runner.md#system-prompts). */
   prompt: string;
   /** WHO/HOW: the system prompt text. */
   systemPrompt?: string;
@@ -103,12 +103,12 @@ export interface SpawnOptions {
   sessionDir: string;
   /** Signal and event name (a stage name). Default "spawn". */
   name?: string;
-  /** Signal layer (seed 001 §5). Default "exec". */
+  /** Signal layer (see docs/formats.md#signal-files). Default "exec". */
   layer?: "exec" | "orch" | "coord" | "sentinel" | "monitor";
   /** Default: allowedToolsFor(agentType, adapter). */
   allowedTools?: string[];
   maxTurns?: number;
-  /** Spawn depth budget (seed 001 §6). Default 3. */
+  /** Spawn depth budget (see docs/runner.md#depth-budget). Default 3. */
   maxDepth?: number;
   /** Wall clock; → exit 21, timedOut "wall". */
   timeoutMs?: number;

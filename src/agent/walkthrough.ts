@@ -1,5 +1,5 @@
 /**
- * The agent's walkthrough (DESIGN.md §2): what the agent must have written (`parseAgentWalkthrough`,
+ * The agent's walkthrough (see docs/formats.md#walkthrough): what the agent must have written (`parseAgentWalkthrough`,
  * the stage gate of runStages), and how the runner completes it with what it measured
  * (`completeWalkthrough`, the job pipeline's step 7) — one reader and one completion for both.
  *

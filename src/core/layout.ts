@@ -17,7 +17,7 @@ export const resultPath = (runId: string, taskId: string, attempt: number) => `$
 /** Plans live here on the default branch. */
 export const planDir = (planId: string) => `.forge/plans/${planId}`;
 
-/** Paths an agent may never change (DESIGN.md §5: plan immutability; workflows are the user's). */
+/** Paths an agent may never change: the plan is immutable, workflows are the user's (see docs/runner.md#protected-paths). */
 export const PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"] as const;
 
 /**

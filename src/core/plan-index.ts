@@ -10,7 +10,7 @@ export interface PlanIndex {
   readonly deps: readonly (readonly number[])[];
   readonly dependents: readonly (readonly number[])[];
   readonly isRefinery: readonly boolean[];
-  /** True when every dependent is a refinery (and there is at least one): its refinery merges it (DESIGN.md §5). */
+  /** True when every dependent is a refinery (and there is at least one): its refinery merges it (see docs/executor.md#refineries). */
   readonly mergedByRefinery: readonly boolean[];
 }
 

@@ -11,8 +11,8 @@ export function unitHash(text: string): number {
 }
 
 /**
- * Seed 003 §10: delay = min(base · 2^retry + jitter(0, base), max). The jitter is a hash of the
- * run, task and attempt, so the same inputs always give the same journal.
+ * delay = min(base · 2^retry + jitter(0, base), max). The jitter is a hash of the
+ * run, task and attempt, so the same inputs always give the same journal. See docs/executor.md#retries.
  */
 export function backoffMs(config: Pick<ForgeConfig, "retry_backoff">, retry: number, salt: string): number {
   const base = config.retry_backoff.base_seconds * 1000;

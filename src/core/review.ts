@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 
-/** What the executor reads of a walkthrough when reviewing it (seed 003 §5). */
+/** What the executor reads of a walkthrough when reviewing it (see docs/executor.md#review). */
 export interface ReviewInput {
   risks: readonly string[];
   followups: readonly string[];

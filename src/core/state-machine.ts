@@ -1,6 +1,6 @@
 import type { TaskStatus } from "./schemas/common.js";
 
-/** The valid transitions of seed 003 §4, and nothing else. */
+/** The valid transitions of docs/executor.md#transitions, and nothing else. */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   PENDING: ["RUNNING"],
   RUNNING: ["DONE", "FAILED", "STALE"],

@@ -174,7 +174,7 @@ describe("Claude Code adapter with the real CLI", () => {
     const [trace, depth, type, token] = readFileSync(path.join(verifyDir, "env-check.txt"), "utf8").trim().split(" ");
     expect(trace).toBe(out.manifest.trace_id);
     expect([depth, type, token]).toEqual(["1", "1", "no-github-token"]);
-    // The manifest (seed 001 §3).
+    // The stage manifest (see docs/formats.md#stage-manifest).
     expect(out.manifest.stages.map((s) => [s.name, s.status, s.exit_code, s.attempts])).toEqual([
       ["implement", "success", 0, 1],
       ["verify", "success", 0, 1],

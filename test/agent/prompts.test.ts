@@ -16,12 +16,12 @@ describe("system prompts", () => {
       for (const code of [0, 1, 3, 10, 11, 12]) expect(p.text, `${kind} exit ${code}`).toContain(`FORGE_EXIT=${code}`);
       expect(p.text, kind).toContain(".github/workflows/");
       expect(p.text, kind).toContain("<untrusted-text>");
-      // WHO/HOW only (seed 001 §4): no run, task or file of a particular job.
+      // WHO/HOW only (see docs/runner.md#system-prompts): no run, task or file of a particular job.
       expect(p.text, kind).not.toMatch(/\/tmp\/|\/home\/runner|forge\/r\d/);
     }
   });
 
-  it("asks the task agents for the walkthrough in DESIGN.md's format", async () => {
+  it("asks the task agents for the walkthrough in the format of docs/formats.md#walkthrough", async () => {
     for (const kind of ["1", "2", "3", "refinery", "captain"] as const) {
       const { text } = await loadSystemPrompt(kind);
       for (const section of WALKTHROUGH_BODY_SECTIONS) expect(text, `${kind} ${section}`).toContain(`## ${section}`);

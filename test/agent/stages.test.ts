@@ -34,7 +34,7 @@ function options(w: FakeWorld, extra: Partial<RunStagesOptions> = {}): RunStages
 const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
 
 describe("stage sequences", () => {
-  it("runs implement → verify → walkthrough and writes the seed's manifest", async () => {
+  it("runs implement → verify → walkthrough and writes the stage manifest", async () => {
     const w = fakeWorld({ implement: { exit: 0 }, verify: { exit: 0 }, walkthrough: { walkthrough: true } });
     const out = await runStages(options(w));
     expect(out.exitCode).toBe(0);

@@ -1,5 +1,5 @@
 // `forge spawn` from inside an agent of a Forge job: the sub-agent works in its own git worktree on
-// `<branch>-<sub>` and is merged back into the parent's branch (DESIGN.md §6). Real git, a real
+// `<branch>-<sub>` and is merged back into the parent's branch (see docs/runner.md#sub-agent-branches). Real git, a real
 // `forge` CLI on the parent agent's PATH.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

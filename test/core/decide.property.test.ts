@@ -1,6 +1,6 @@
 /**
  * Property tests of the executor over random DAGs and random input sequences, duplicated and
- * reordered: the invariants of seed 003 hold whatever order GitHub delivers facts in.
+ * reordered: the executor's invariants (docs/executor.md#overview) hold whatever order GitHub delivers facts in.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

@@ -305,7 +305,7 @@ describe("liveness", () => {
   });
 });
 
-describe("refineries (DESIGN.md §5)", () => {
+describe("refineries (docs/executor.md#refineries)", () => {
   it("a task whose dependents are all refineries stays MERGE_READY; the refinery starts and merges it", () => {
     const d = start({ a: [], b: [], r1: ["a", "b"] });
     let r = feed(d.journal, [success("a"), success("b")]);

@@ -3,7 +3,7 @@ import { checkTransition, isValidTransition } from "../../src/core/state-machine
 import type { TaskStatus } from "../../src/core/schemas/common.js";
 
 const ALL: TaskStatus[] = ["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"];
-// Seed 003 §4, written out independently of the implementation's table.
+// docs/executor.md#transitions, written out independently of the implementation's table.
 const VALID = new Set([
   "PENDING>RUNNING",
   "RUNNING>DONE",

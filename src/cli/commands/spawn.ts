@@ -1,9 +1,9 @@
 /**
- * `forge spawn` — Layer 0 of seed 001 on the command line. Agents allowed to have sub-agents run it
+ * `forge spawn` — Layer 0 of the agent layer (docs/runner.md#layers) on the command line. Agents allowed to have sub-agents run it
  * from their shell; people run it to try an agent by hand.
  *
  * stdout: `KEY=value` lines (text) or one JSON object (json). stderr: `{"status":"error","error":{…}}`
- * when the spawn did not succeed. Exit code: the seed's (0, 1, 2, 3, 10, 11, 12, 20, 21); a bad
+ * when the spawn did not succeed. Exit code: one of docs/runner.md#exit-codes (0, 1, 2, 3, 10, 11, 12, 20, 21); a bad
  * option is 1 with `error.code` `bad_options` (never 2, which means "depth exceeded").
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
@@ -46,7 +46,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function registerSpawn(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("spawn")
-    .description("Run one agent session (seed 001 layer 0): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.")
+    .description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.")
     .option("--prompt <text>", "what to do")
     .option("--prompt-file <file>", "read the prompt from a file")
     .option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)")
@@ -113,8 +113,7 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
 /**
  * A sub-agent of an agent inside a Forge job (`FORGE_BRANCH` set, the checkout on the task branch or
  * one of its sub-branches) works in its own worktree on `<branch>-<name>` and is merged back into
- * the parent's branch when it ends (DESIGN.md §6: "on sub-branches merged back into the parent's
- * branch"). Outside a job — a person trying an agent — it works in `cwd` as asked.
+ * the parent's branch when it ends (see docs/runner.md#sub-agent-branches). Outside a job — a person trying an agent — it works in `cwd` as asked.
  */
 async function subWorktreePlan(cwd: string, name: string, env: NodeJS.ProcessEnv) {
   const checkout = await forgeCheckoutOf(cwd, env.FORGE_BRANCH || undefined);

@@ -1,5 +1,5 @@
 /**
- * What `forge validate` reports. Every rule of DESIGN.md §2 has an id here, so tools (and tests) can
+ * What `forge validate` reports. Every rule of docs/formats.md#validation-rules has an id here, so tools (and tests) can
  * tell problems apart without parsing messages.
  */
 export const PLAN_RULES = {

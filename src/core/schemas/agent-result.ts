@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
-/** Exit codes of seed 001 §5, as the runner reports them. */
+/** Exit codes of an attempt, as the runner reports them (see docs/runner.md#exit-codes). */
 export const EXIT_CODES = {
   SUCCESS: 0,
   FAILURE: 1,
@@ -16,7 +16,7 @@ export const EXIT_CODES = {
 
 export const exitCodeSchema = z
   .union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => z.literal(n)) as [z.ZodLiteral<0>, ...z.ZodLiteral<number>[]])
-  .describe("Exit code of seed 001 §5: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout.");
+  .describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
 
 /**
  * What the runner reports at the end of a job (`result.json` beside the walkthrough on the task

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** A Change Request (DESIGN.md §2), posted as an issue labelled `forge:change-request`. */
+/** A Change Request (see docs/formats.md#change-request), posted as an issue labelled `forge:change-request`. */
 export const changeRequestFrontmatterSchema = z
   .object({
     id: z.string().regex(/^cr-[a-z0-9][a-z0-9._-]*$/, "must look like cr-<slug>").describe("CR id, unique within the run."),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Task, refinery and follow-up ids: lower-case, start with a letter or digit (DESIGN.md §2). */
+/** Task, refinery and follow-up ids: lower-case, start with a letter or digit (see docs/formats.md#ids). */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
 export const taskIdSchema = z
@@ -17,14 +17,14 @@ export const gitShaSchema = z
   .regex(/^[0-9a-f]{40}$/, "must be a 40-character hexadecimal git commit sha")
   .describe("A full 40-character git commit sha.");
 
-/** Agent types of seed 003 §6. YAML reads `type: 1` as a number, so numbers are accepted and turned into strings. */
+/** Agent types (see docs/runner.md#agent-kinds). YAML reads `type: 1` as a number, so numbers are accepted and turned into strings. */
 export const agentTypeSchema = z
   .preprocess((v) => (typeof v === "number" ? String(v) : v), z.enum(["1", "2", "3", "refinery"]))
   .describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 export type AgentType = z.infer<typeof agentTypeSchema>;
 
-/** Task statuses, exactly seed 003 §4. */
+/** Task statuses (see docs/executor.md#task-states). */
 export const taskStatusSchema = z
   .enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"])
-  .describe("Task status of the executor state machine (seed 003 §4).");
+  .describe("Task status of the executor state machine (see docs/executor.md#task-states).");
 export type TaskStatus = z.infer<typeof taskStatusSchema>;

@@ -17,30 +17,30 @@ export const forgeConfigSchema = z
       .min(1)
       .max(256)
       .default(5)
-      .describe("Maximum number of agents running at once in one run (seed 004: MAX_PARALLEL_AGENTS = 5)."),
+      .describe("Maximum number of agents running at once in one run (see docs/executor.md#scheduling)."),
     heartbeat_interval_seconds: z
       .number()
       .positive()
       .default(30)
-      .describe("How often the runner checks the agent's progress (its output stream), in seconds (seed 003 §9)."),
+      .describe("How often the runner checks the agent's progress (its output stream), in seconds (see docs/runner.md#heartbeats)."),
     stale_threshold_seconds: z
       .number()
       .positive()
       .default(60)
-      .describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (seed 003 §9)."),
+      .describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
     max_retries: z
       .number()
       .int()
       .min(0)
       .max(20)
       .default(3)
-      .describe("Automatic retries per task after its first attempt; past this the task is exhausted (seed 003 §10)."),
+      .describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
     low_confidence_threshold: z
       .number()
       .min(0)
       .max(1)
       .default(0.6)
-      .describe("A walkthrough whose confidence is below this raises a review.low_confidence event (seed 003 §5)."),
+      .describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
     merge_policy: z
       .enum(["auto", "manual"])
       .default("auto")
@@ -59,7 +59,7 @@ export const forgeConfigSchema = z
       .regex(/\{taskId\}/, "must contain {taskId}")
       .regex(/\{attempt\}/, "must contain {attempt}")
       .default("forge/{runId}/{taskId}/{attempt}")
-      .describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (DESIGN.md §5)."),
+      .describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
     integration_branch_template: z
       .string()
       .regex(/\{runId\}/, "must contain {runId}")
@@ -87,14 +87,14 @@ export const forgeConfigSchema = z
           .describe("Upper bound on follow-up agents spawned in one run."),
       })
       .prefault({})
-      .describe("Follow-up agents spawned from walkthrough review (seed 003 §5)."),
+      .describe("Follow-up agents spawned from walkthrough review (see docs/executor.md#follow-ups)."),
     retry_backoff: z
       .object({
         base_seconds: z.number().min(0).default(2).describe("Base delay of the exponential backoff before a retry."),
         max_seconds: z.number().min(0).default(60).describe("Upper bound on the backoff delay."),
       })
       .prefault({})
-      .describe("delay = min(base · 2^retry + jitter(0, base), max) (seed 003 §10). Jitter is derived from the task and attempt, so decisions are reproducible."),
+      .describe("delay = min(base · 2^retry + jitter(0, base), max). Jitter is derived from the task and attempt, so decisions are reproducible (see docs/executor.md#retries)."),
     timeouts: z
       .object({
         agent_minutes: z.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
@@ -119,7 +119,7 @@ export const forgeConfigSchema = z
         model: z.string().optional().describe("Model id or tier passed to the agent CLI."),
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
-        max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget (seed 001 §6)."),
+        max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
       })
       .prefault({})
       .describe("How the runner invokes agents."),

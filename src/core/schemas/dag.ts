@@ -12,7 +12,7 @@ export const dagNodeSchema = z
   .strict();
 export type DagNode = z.infer<typeof dagNodeSchema>;
 
-/** `.forge/plans/<planId>/dag.json`: the DAG with every overlay already applied (seed 003 §7). */
+/** `.forge/plans/<planId>/dag.json`: the DAG with every overlay already applied (see docs/formats.md#dag-json). */
 export const dagSchema = z
   .object({
     version: z.literal(1).describe("dag.json format version."),

@@ -5,8 +5,8 @@ const s = z.string();
 const n = z.number();
 
 /**
- * Data of every event type: the catalog of seed 003 §11 plus the events Forge needs beyond it
- * (marked "Forge"). Keys are the `type` of the envelope.
+ * Data of every event type: the catalog of docs/formats.md#events plus the events Forge needs beyond
+ * the original design (marked "Forge"). Keys are the `type` of the envelope.
  */
 export const eventDataSchemas = {
   "run.started": z.object({ planId: s.describe("Plan id."), dagHash: s.describe("sha256 of the DAG the run pinned."), planCommit: s.describe("Commit the plan was read from."), taskCount: n.describe("Number of DAG nodes.") }),
@@ -43,7 +43,7 @@ export const eventDataSchemas = {
 export type EventType = keyof typeof eventDataSchemas;
 export const EVENT_TYPES = Object.keys(eventDataSchemas) as EventType[];
 
-/** The common envelope of seed 003 §11. */
+/** The common envelope of every event (see docs/formats.md#events). */
 export const eventEnvelopeSchema = z
   .object({
     eventId: s.describe("Unique id: <runId>:<seq>."),
@@ -63,7 +63,7 @@ export const forgeEventSchema = z.discriminatedUnion(
     z.ZodObject,
     ...z.ZodObject[],
   ],
-).describe("An event of the run log (.forge/runs/<runId>/events.ndjson).");
+).describe("An event of the run log, on the state branch forge/<runId>/_state: the open segment in journal.json (events.tail), sealed segments in events/NNNNNN.ndjson, one event per line (see docs/formats.md#event-segments).");
 
 export type EventData<T extends EventType> = z.infer<(typeof eventDataSchemas)[T]>;
 export type ForgeEvent = {

@@ -9,7 +9,7 @@ export const overlayEdgeSchema = z
   .strict();
 export type OverlayEdge = z.infer<typeof overlayEdgeSchema>;
 
-/** Frontmatter of `.forge/plans/<planId>/overlays/overlay-NNN.md`: an append-only amendment (DESIGN.md §2). */
+/** Frontmatter of `.forge/plans/<planId>/overlays/overlay-NNN.md`: an append-only amendment (see docs/formats.md#overlays). */
 export const overlayFrontmatterSchema = z
   .object({
     id: z

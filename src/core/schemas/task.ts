@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { agentTypeSchema, taskIdSchema } from "./common.js";
 
-/** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (DESIGN.md §2). */
+/** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (see docs/formats.md#task-front-matter). */
 export const taskFrontmatterSchema = z
   .object({
     id: taskIdSchema.describe("The task id; must equal the file name without `.md`."),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Frontmatter of `walkthrough.md`, written by the agent and completed by the runner (DESIGN.md §2). */
+/** Frontmatter of `walkthrough.md`, written by the agent and completed by the runner (see docs/formats.md#walkthrough). */
 export const walkthroughFrontmatterSchema = z
   .object({
     task_id: z.string().min(1).describe("The task (or follow-up) id."),

@@ -236,7 +236,7 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
       return finish(EXIT.ESCALATION, reason);
     }
     case "rate_limit": {
-      // The wording seed 004 parses ("resets at 3pm (America/New_York)"); Claude Code exits 1 on a
+      // The usage-limit wording Forge parses, see docs/runner.md#rate-limits ("resets at 3pm (America/New_York)"); Claude Code exits 1 on a
       // usage limit, so this does too.
       const message = `Claude AI usage limit reached, resets at ${b.resets ?? "3pm (America/New_York)"}`;
       io.stdout(

@@ -10,7 +10,7 @@ function bar(done: number, total: number, width = 16): string {
 
 export const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
-/** A task whose dependents are all refineries waits MERGE_READY for them to merge it (DESIGN.md §5). */
+/** A task whose dependents are all refineries waits MERGE_READY for them to merge it (see docs/executor.md#refineries). */
 function refineryMerged(j: Journal, taskId: string): boolean {
   const dependents = j.plan.nodes.filter((n) => n.dependencies.includes(taskId));
   return dependents.length > 0 && dependents.every((n) => n.kind === "refinery");

@@ -198,7 +198,7 @@ class DemoRun {
     return false;
   }
 
-  /** The Captain's overlay PR, reviewed and merged by the person, as DESIGN.md §5 has it. */
+  /** The Captain's overlay PR, reviewed and merged by the person (see docs/executor.md#change-requests). */
   private async reviewOverlay(gh: Octokit, branch: string): Promise<void> {
     while (this.watching) {
       const { data } = await gh.rest.pulls.list({

@@ -30665,7 +30665,7 @@ var taskIdSchema = external_exports.string().regex(ID_PATTERN, "must match [a-z0
 var isoTimestampSchema = external_exports.iso.datetime({ offset: true }).describe("An ISO-8601 timestamp, e.g. 2026-02-09T14:32:01.442Z.");
 var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character hexadecimal git commit sha").describe("A full 40-character git commit sha.");
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
-var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (seed 003 \xA74).");
+var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (see docs/executor.md#task-states).");
 
 // src/core/plan/problem.ts
 function problem(at, rule, message) {
