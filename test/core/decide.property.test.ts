@@ -14,9 +14,6 @@ import { planIndex } from "../../src/core/plan-index.js";
 import { computeDerived, derivedOf } from "../../src/core/derived.js";
 import { factsFor, newRun, people, type Behaviour, type Outcome } from "../helpers/world.js";
 
-/** A fixed amount of work (the runs below), 4–5 s on an idle machine: a busy CI machine gets room, not a different test. */
-const PROPERTY_TIMEOUT_MS = 120_000;
-
 /** mulberry32: a tiny seeded PRNG for delivery choices inside one property run. */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -246,75 +243,60 @@ function replay(
 }
 
 describe("executor properties", () => {
-  it(
-    "keeps every invariant under duplicated and reordered inputs, with pauses and fatal exits",
-    { timeout: PROPERTY_TIMEOUT_MS },
-    () => {
-      fc.assert(
-        fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
-          const config = forgeConfigSchema.parse(over);
-          dispatched.clear();
-          drive(nodes, config, behaviourFrom(behaviourSeed, true), orderSeed, { reorder: 0.5, duplicate: 0.2, pause: 0.05 });
-        }),
-        { numRuns: 60 },
-      );
-    },
-    120_000,
-  );
+  it("keeps every invariant under duplicated and reordered inputs, with pauses and fatal exits", () => {
+    fc.assert(
+      fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
+        const config = forgeConfigSchema.parse(over);
+        dispatched.clear();
+        drive(nodes, config, behaviourFrom(behaviourSeed, true), orderSeed, { reorder: 0.5, duplicate: 0.2, pause: 0.05 });
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
 
-  it(
-    "completes every run whose agents eventually succeed — whatever the delivery order — with every node MERGED",
-    { timeout: PROPERTY_TIMEOUT_MS },
-    () => {
-      fc.assert(
-        fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
-          const config = forgeConfigSchema.parse(over);
-          dispatched.clear();
-          const { journal } = drive(
-            nodes,
-            config,
-            behaviourFrom(behaviourSeed, false),
-            orderSeed,
-            { reorder: 0.5, duplicate: 0.2, pause: 0.02 },
-            20_000,
-          );
-          expect(
-            journal.status,
-            JSON.stringify({
-              tasks: journal.tasks.filter((t) => t.status !== "MERGED"),
-              pause: journal.pause,
-              followups: journal.followups,
-              outbox: journal.outbox.map((e) => e.key),
-            }),
-          ).toBe("completed");
-          expect(journal.tasks.every((t) => t.status === "MERGED")).toBe(true);
-        }),
-        { numRuns: 60 },
-      );
-    },
-    120_000,
-  );
+  it("completes every run whose agents eventually succeed — whatever the delivery order — with every node MERGED", () => {
+    fc.assert(
+      fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
+        const config = forgeConfigSchema.parse(over);
+        dispatched.clear();
+        const { journal } = drive(
+          nodes,
+          config,
+          behaviourFrom(behaviourSeed, false),
+          orderSeed,
+          { reorder: 0.5, duplicate: 0.2, pause: 0.02 },
+          20_000,
+        );
+        expect(
+          journal.status,
+          JSON.stringify({
+            tasks: journal.tasks.filter((t) => t.status !== "MERGED"),
+            pause: journal.pause,
+            followups: journal.followups,
+            outbox: journal.outbox.map((e) => e.key),
+          }),
+        ).toBe("completed");
+        expect(journal.tasks.every((t) => t.status === "MERGED")).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
 
-  it(
-    "the same input sequence always yields the same journal and events",
-    { timeout: PROPERTY_TIMEOUT_MS },
-    () => {
-      fc.assert(
-        fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
-          const config = forgeConfigSchema.parse(over);
-          dispatched.clear();
-          const run = drive(nodes, config, behaviourFrom(behaviourSeed, true), orderSeed, { reorder: 0.5, duplicate: 0.2, pause: 0.05 });
-          const again = replay(run.first, run.log, config);
-          const events = JSON.stringify([...run.decisions.flatMap((d) => d.events)]);
-          expect(again.journal).toEqual(run.journal);
-          expect(again.events).toBe(events);
-          // And from a journal that went through JSON (as persisted on GitHub).
-          const persisted = replay(JSON.parse(JSON.stringify(run.first)) as Decision, run.log, config);
-          expect(persisted.journal).toEqual(run.journal);
-        }),
-        { numRuns: 30 },
-      );
-    },
-    120_000,
-  );
+  it("the same input sequence always yields the same journal and events", () => {
+    fc.assert(
+      fc.property(dagArb, configArb, fc.integer(), fc.integer(), (nodes, over, behaviourSeed, orderSeed) => {
+        const config = forgeConfigSchema.parse(over);
+        dispatched.clear();
+        const run = drive(nodes, config, behaviourFrom(behaviourSeed, true), orderSeed, { reorder: 0.5, duplicate: 0.2, pause: 0.05 });
+        const again = replay(run.first, run.log, config);
+        const events = JSON.stringify([...run.decisions.flatMap((d) => d.events)]);
+        expect(again.journal).toEqual(run.journal);
+        expect(again.events).toBe(events);
+        // And from a journal that went through JSON (as persisted on GitHub).
+        const persisted = replay(JSON.parse(JSON.stringify(run.first)) as Decision, run.log, config);
+        expect(persisted.journal).toEqual(run.journal);
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
 });
