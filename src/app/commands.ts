@@ -8,13 +8,40 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export type ParsedCommand = { name: CommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
 
+/** GitHub keeps a comment to 65,536 characters; nothing longer is read. */
+const MAX_BODY = 65_536;
+
 /**
- * The first line of a comment that starts with `/forge`, split into a command and its arguments.
- * `rest` keeps the text after the command as written (a retry message may span several lines).
+ * The line of a comment's Markdown that is a command: the first that starts with `/forge` outside
+ * code and quotes. A fenced block (``` or ~~~), an indented code block (four spaces or a tab) and a
+ * quote (`>`) show a command, they do not give one — a pasted log or a quoted comment is not obeyed.
+ */
+function commandLine(lines: string[]): number {
+  let fence: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = undefined;
+      continue;
+    }
+    if (marker) {
+      fence = marker;
+      continue;
+    }
+    if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
+  }
+  return -1;
+}
+
+/**
+ * The first line of a comment that starts with `/forge` (outside code and quotes), split into a
+ * command and its arguments. `rest` keeps the text after the command as written (a retry message
+ * may span several lines).
  */
 export function parseCommand(body: string): ParsedCommand | undefined {
-  const lines = body.replace(/\r\n/g, "\n").split("\n");
-  const at = lines.findIndex((l) => /^\s*\/forge(\s|$)/.test(l));
+  const lines = body.slice(0, MAX_BODY).replace(/\r\n/g, "\n").split("\n");
+  const at = commandLine(lines);
   if (at < 0) return undefined;
   const first = lines[at]!.trim().slice("/forge".length).trim();
   const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
