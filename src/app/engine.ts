@@ -229,8 +229,8 @@ export class Engine {
       if (!mustPersist) {
         this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
         // Only a journal that changed is worth a write (a tick that found nothing to do is not).
-        if (state !== loaded.state || (d.journal !== state.journal && JSON.stringify(d.journal) !== JSON.stringify(state.journal)))
-          this.#dirty.add(runId);
+        // `decide` always returns a copy, so the comparison is by content.
+        if (state !== loaded.state || JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
         return d;
       }
       try {

@@ -26,9 +26,9 @@ export function withLeases(next: StoredRun, decided: readonly Effect[], claim: r
   const leases: StoredRun["leases"] = {};
   for (const e of next.journal.outbox) {
     const held = before[e.key];
-    const othersLive = held && held.owner !== me.replicaId && Date.parse(held.until) > me.now;
-    if (held && othersLive) leases[e.key] = held;
-    else if (fresh.has(e.key) || held?.owner === me.replicaId) leases[e.key] = { owner: me.replicaId, until };
+    const othersLive = !!held && held.owner !== me.replicaId && Date.parse(held.until) > me.now;
+    const mine = !othersLive && (fresh.has(e.key) || held?.owner === me.replicaId);
+    if (mine) leases[e.key] = { owner: me.replicaId, until };
     else if (held) leases[e.key] = held;
   }
   return { ...next, leases };
