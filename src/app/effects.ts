@@ -10,21 +10,28 @@ import type { Journal, TaskState } from "../core/journal.js";
 import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { CheckConclusion, GitHubPort } from "../github/port.js";
+import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
-export type EffectOutcome =
+/**
+ * What carrying out an effect came to. An effect never writes the run's state: what it learned
+ * (ids of the GitHub objects it made or found) travels in `learned`, which the engine applies.
+ */
+export type EffectOutcome = (
   | { kind: "done"; result: Record<string, unknown> }
   | { kind: "failed"; error: string }
   /** Not now: tried again at the next flush, or after `retryInMs` at the latest. */
-  | { kind: "later"; reason: string; retryInMs?: number };
+  | { kind: "later"; reason: string; retryInMs?: number }
+) & { learned?: FactsPatch };
 
 export interface EffectContext {
   port: GitHubPort;
   journal: Journal;
   config: ForgeConfig;
-  facts: RunFacts;
+  /** Read-only: what an effect learns goes in its outcome's `learned`. */
+  facts: DeepReadonly<RunFacts>;
   /** The open segment of the event log, for the tracker's tail. */
   events: readonly ForgeEvent[];
   /** The effect was loaded from the stored outbox rather than decided in this process: it may have run already. */
@@ -36,7 +43,13 @@ export interface EffectContext {
   htmlUrl?: string;
 }
 
-const done = (result: Record<string, unknown> = {}): EffectOutcome => ({ kind: "done", result });
+type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? Readonly<T[K]> : T[K] };
+
+const done = (result: Record<string, unknown> = {}, learned?: FactsPatch): EffectOutcome => ({
+  kind: "done",
+  result,
+  ...(learned ? { learned } : {}),
+});
 
 function task(ctx: EffectContext, taskId: string): TaskState | undefined {
   return ctx.journal.tasks.find((t) => t.id === taskId);
@@ -135,15 +148,12 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
 async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
   const known =
-    ctx.facts.crIssues[effect.crId] ??
+    cr?.issueNumber ??
     (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ??
     undefined;
-  if (known !== undefined) {
-    ctx.facts.crIssues[effect.crId] = known;
-    return done({ issueNumber: known });
-  }
-  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  if (known !== undefined) return done({ issueNumber: known });
   const emitter = task(ctx, effect.emittedBy);
   const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
   const number = await port.createIssue({
@@ -151,7 +161,6 @@ async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: Eff
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
     labels: [LABELS.changeRequest],
   });
-  ctx.facts.crIssues[effect.crId] = number;
   return done({ issueNumber: number });
 }
 
@@ -177,7 +186,7 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
       changeRequest: effect.crId,
       planDir: planDir(ctx.journal.planId),
       reason: cr?.reason ?? "",
-      issue: ctx.facts.crIssues[effect.crId],
+      issue: cr?.issueNumber,
     }),
   });
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
@@ -186,7 +195,7 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
 async function postComment(effect: EffectOf<"PostComment">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const issue = await commentTarget(effect.target, ctx);
-  if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet" };
+  if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2_000 };
   // A hidden marker names the effect: a replay finds the comment posted before a crash.
   const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
   if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
@@ -202,17 +211,12 @@ async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectCont
     return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
-  if (ctx.facts.trackerIssue === undefined && ctx.replay) {
-    // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
-    ctx.facts.trackerIssue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
-  }
-  if (ctx.facts.trackerIssue === undefined) {
-    ctx.facts.trackerIssue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
-  } else {
-    await port.updateIssue(ctx.facts.trackerIssue, { title, body, ...(final ? { state: "closed" as const } : {}) });
-  }
-  ctx.facts.trackerUpdatedAt = new Date(ctx.now).toISOString();
-  return done({ issueNumber: ctx.facts.trackerIssue });
+  let issue = ctx.facts.trackerIssue;
+  // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
+  if (issue === undefined && ctx.replay) issue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
+  if (issue === undefined) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
+  else await port.updateIssue(issue, { title, body, ...(final ? { state: "closed" as const } : {}) });
+  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
 }
 
 async function spawnFollowup(effect: EffectOf<"SpawnFollowup">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -246,8 +250,7 @@ async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, c
       title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
       body: renderFinalPr(ctx.journal, ctx.facts),
     }));
-  ctx.facts.finalPr = pr.number;
-  return done({ prNumber: pr.number });
+  return done({ prNumber: pr.number }, { finalPr: pr.number });
 }
 
 async function cleanupBranches(effect: EffectOf<"CleanupBranches">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -276,7 +279,7 @@ function headOf(_ctx: EffectContext, t: TaskState | undefined, pushed: string): 
 
 async function commentTarget(target: Extract<Effect, { kind: "PostComment" }>["target"], ctx: EffectContext): Promise<number | undefined> {
   if (target.on === "tracker") return ctx.facts.trackerIssue;
-  if (target.on === "cr") return ctx.facts.crIssues[target.crId];
+  if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
   const t = task(ctx, target.taskId);
   if (t?.attempt === target.attempt && t.prNumber !== undefined) return t.prNumber;
   const branch = t?.attempt === target.attempt ? t.branch : undefined;
@@ -328,13 +331,11 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   // A create may have happened before a crash or behind a lost answer: GitHub keeps it on the head.
   const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
   if (found !== null) {
-    ctx.facts.checkRuns[key] = found;
     if (effect.status !== "MERGED") await ctx.port.updateCheckRun(found, fields);
-    return done({ checkRunId: found });
+    return done({ checkRunId: found }, { checkRuns: { [key]: found } });
   }
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
-  ctx.facts.checkRuns[key] = id;
-  return done({ checkRunId: id });
+  return done({ checkRunId: id }, { checkRuns: { [key]: id } });
 }
 
 function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extract<Effect, { kind: "UpsertCheckRun" }>): string {

@@ -13,7 +13,7 @@ import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
-import { factsLearned, sameEffect, withFacts, type Round } from "./rounds.js";
+import { mergePatches, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";
 import { randomUUID } from "node:crypto";
 import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts, type StoredRun } from "./run-store.js";
 
@@ -298,7 +298,9 @@ export class Engine {
       if (mine.length === 0) break;
       const acks: LeafInput[] = [];
       const conflicts = new Map<string, string[]>();
-      const factsBefore = structuredClone(loaded.state.facts);
+      // What this round's effects learn, applied here (effects never write the state): a later effect
+      // of the round sees what an earlier one learned.
+      let learned: FactsPatch = {};
       const ran = new Map<string, string>();
       // Effects of one task run in order (its branch before its dispatch); different tasks in parallel.
       const groups = new Map<string, Effect[]>();
@@ -311,7 +313,8 @@ export class Engine {
           for (const effect of effects) {
             tried.add(effect.key);
             ran.set(effect.key, JSON.stringify(effect));
-            const outcome = await this.#run(runId, effect, loaded!, conflicts);
+            const outcome = await this.#run(runId, effect, loaded!, withFacts(loaded!.state.facts, learned), conflicts);
+            if (outcome.learned) learned = mergePatches(learned, outcome.learned);
             if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
             else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
             else {
@@ -324,8 +327,12 @@ export class Engine {
         }),
       );
       if (acks.length) this.#dirty.add(runId);
-      if (acks.length === 0) break;
-      const d = await this.#decideAndPersist(runId, acks, { ran, facts: factsLearned(factsBefore, loaded.state.facts) });
+      if (acks.length === 0) {
+        // Nothing to acknowledge, but what was learned is kept (in memory, persisted with the next write).
+        if (Object.keys(learned).length) await this.#decideAndPersist(runId, [], { ran, facts: learned });
+        break;
+      }
+      const d = await this.#decideAndPersist(runId, acks, { ran, facts: learned });
       if (!d) break;
       decisions.push(d);
       rejections.push(...d.rejections);
@@ -359,14 +366,14 @@ export class Engine {
     }
   }
 
-  async #run(runId: string, effect: Effect, loaded: Loaded, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
+  async #run(runId: string, effect: Effect, loaded: Loaded, facts: RunFacts, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
     const { state } = loaded;
     try {
       const outcome = await runEffect(effect, {
         port: this.#port,
         journal: state.journal,
         config: state.config,
-        facts: state.facts,
+        facts,
         events: state.events.tail,
         replay: !this.#fresh.has(`${runId}:${effect.key}`),
         now: this.#now(),

@@ -21,7 +21,7 @@ export async function overlayInput(
 ): Promise<{ input?: LeafInput; problem?: string }> {
   const loaded = await engine.state(runId);
   if (!loaded) return { problem: `run ${runId} not found` };
-  const { journal, facts } = loaded.state;
+  const { journal } = loaded.state;
   const overlayId = file.replace(/^overlays\//, "").replace(/\.md$/, "");
   if (journal.plan.overlays.includes(overlayId)) return {};
   const plan = await readPlan(port, planId, sha);
@@ -41,7 +41,7 @@ export async function overlayInput(
     if (changes.length) problem = `the overlay is not append-only:\n${changes.map((p) => `- ${p.message}`).join("\n")}`;
   }
   if (problem) {
-    const issue = cr ? facts.crIssues[cr.id] : undefined;
+    const issue = cr?.issueNumber;
     if (issue !== undefined) await port.createComment(issue, `Forge refused \`${overlayId}\`: ${problem}`);
     return { problem };
   }

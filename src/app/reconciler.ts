@@ -11,7 +11,7 @@ import { endedJobInput, recordOf } from "./normalize.js";
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
   const loaded = await engine.state(runId);
   if (!loaded || loaded.state.journal.status !== "running") return [];
-  const { journal, config, facts } = loaded.state;
+  const { journal, config } = loaded.state;
   const inputs: LeafInput[] = [];
   const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
   if (running.length) {
@@ -47,7 +47,7 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
     }
   }
   for (const cr of journal.changeRequests) {
-    const issue = facts.crIssues[cr.id];
+    const issue = cr.issueNumber;
     if ((cr.status === "pending" || cr.status === "approved") && issue !== undefined) {
       const i = await port.getIssue(issue);
       if (i.state === "closed") inputs.push({ kind: "cr.closed", crId: cr.id });

@@ -99,9 +99,7 @@ export function renderTracker(
   if (journal.changeRequests.length) {
     lines.push("", "**Change Requests**", "");
     for (const c of journal.changeRequests)
-      lines.push(
-        `- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${facts.crIssues[c.id] ? ` (#${facts.crIssues[c.id]})` : ""}: ${c.title}`,
-      );
+      lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${c.title}`);
   }
   const tail = events.slice(-20);
   if (tail.length) {

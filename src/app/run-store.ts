@@ -21,7 +21,6 @@ export const runFactsSchema = z
     trackerIssue: z.number().int().optional().describe("The run tracker issue."),
     trackerUpdatedAt: z.string().optional().describe("When the tracker body was last written."),
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
-    crIssues: z.record(z.string(), z.number().int()).default({}).describe("Issue number per Change Request id."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
     planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),
   })
@@ -85,6 +84,24 @@ export class RunStoreError extends Error {
   }
 }
 
+/**
+ * Journals written before a Change Request's issue number lived only in the journal kept a copy in
+ * `facts.crIssues`: it is folded into the journal's Change Requests (where one is missing) and dropped.
+ */
+function migrate(raw: unknown): unknown {
+  const stored = raw as {
+    facts?: { crIssues?: Record<string, number> };
+    journal?: { changeRequests?: { id: string; issueNumber?: number }[] };
+  };
+  const old = stored?.facts?.crIssues;
+  if (!old || typeof old !== "object") return raw;
+  const { crIssues: _dropped, ...facts } = stored.facts!;
+  const changeRequests = stored.journal?.changeRequests?.map((c) =>
+    c.issueNumber === undefined && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c,
+  );
+  return { ...stored, facts, ...(changeRequests ? { journal: { ...stored.journal, changeRequests } } : {}) };
+}
+
 export class RunStore {
   constructor(private readonly port: GitHubPort) {}
 
@@ -97,7 +114,7 @@ export class RunStore {
     } catch (e) {
       throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(e as Error).message}`);
     }
-    const parsed = storedRunSchema.safeParse(raw);
+    const parsed = storedRunSchema.safeParse(migrate(raw));
     if (!parsed.success)
       throw new RunStoreError(
         `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`,
@@ -203,7 +220,7 @@ export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Parti
     version: 1,
     journal,
     config,
-    facts: { checkRuns: {}, crIssues: {}, ...facts },
+    facts: { checkRuns: {}, ...facts },
     events: { segment: 1, tail: events },
     leases: {},
   };

@@ -26,7 +26,6 @@ export interface RunRecord {
 
 /** The App's stored facts the outcome reads (its issue numbers). */
 export interface RunFacts {
-  crIssues: Record<string, number>;
   trackerIssue?: number;
 }
 
@@ -82,7 +81,7 @@ export async function readOutcome(
     followups.push({ id: f.id, sourceTaskId: f.sourceTaskId, text: f.text, status: f.status, ...(pr !== undefined ? { pr } : {}) });
   }
   const changeRequests: DemoResult["changeRequests"] = (j?.changeRequests ?? []).map((c) => {
-    const issue = facts?.crIssues[c.id] ?? c.issueNumber;
+    const issue = c.issueNumber;
     return {
       id: c.id,
       emittedBy: c.emittedBy,

@@ -522,7 +522,14 @@ export function testConfig(overrides: Obj = {}): ForgeConfig {
  */
 export function storedRun(
   spec: PlanSpec,
-  opts: { config?: ForgeConfig; steps?: LeafInput[][]; facts?: Partial<RunFacts>; pendingOutbox?: boolean } = {},
+  opts: {
+    config?: ForgeConfig;
+    steps?: LeafInput[][];
+    facts?: Partial<RunFacts>;
+    pendingOutbox?: boolean;
+    /** The issue number each Change Request's opening is acknowledged with. */
+    crIssues?: Record<string, number>;
+  } = {},
 ): StoredRun {
   const config = opts.config ?? testConfig();
   const nodes = Object.entries(spec).map(([id, dependencies]) => ({
@@ -552,7 +559,12 @@ export function storedRun(
       const acks: LeafInput[] = journal.outbox.map((e) => ({
         kind: "effect.done",
         key: e.key,
-        result: e.kind === "DispatchAgent" ? { workflowRunId: 5000 + e.attempt } : {},
+        result:
+          e.kind === "DispatchAgent"
+            ? { workflowRunId: 5000 + e.attempt }
+            : e.kind === "OpenChangeRequest" && opts.crIssues?.[e.crId] !== undefined
+              ? { issueNumber: opts.crIssues[e.crId] }
+              : {},
       }));
       const d: Decision = decide(journal, { kind: "batch", inputs: acks }, at, config);
       journal = d.journal;

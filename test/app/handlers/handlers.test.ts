@@ -1231,7 +1231,7 @@ describe("issues", () => {
     };
     const before = storedRun(
       { a: [], b: ["a"] },
-      { config: testConfig({ cr_mode: "review" }), steps: [[escalated]], facts: { crIssues: { "cr-a-1": 12 } } },
+      { config: testConfig({ cr_mode: "review" }), steps: [[escalated]], crIssues: { "cr-a-1": 12 } },
     );
     expect(before.journal.pause.changeRequests).toEqual(["cr-a-1"]);
 
