@@ -182,7 +182,7 @@ export async function captainJob(args: {
 
   // The CR document the emitting task wrote (an agent's words: sanitized), from its branch.
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
-  const doc = cr.path && emitter?.branch ? await github.readFile(emitter.branch, cr.path).catch(() => undefined) : undefined;
+  const doc = cr.path && emitter?.branch ? await github.readFile(cr.path, emitter.branch).catch(() => undefined) : undefined;
   const goal = sanitizeUntrusted(
     [
       `Change Request ${cr.id}: ${cr.title}`,
@@ -192,7 +192,7 @@ export async function captainJob(args: {
       ...(doc ? ["", doc.trim()] : []),
     ].join("\n"),
   );
-  const plan = await github.readFile(preHead, `${planDir}/plan.md`).catch(() => undefined);
+  const plan = await github.readFile(`${planDir}/plan.md`, preHead).catch(() => undefined);
   const task = [
     `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
     "",

@@ -13,7 +13,7 @@ import { planDir, walkthroughPath } from "../../src/core/layout.js";
 import { parseTaskFile } from "../../src/core/plan/parse.js";
 import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
 import type { TaskContext } from "./agent-runner.js";
-import type { GitHubPort } from "./github.js";
+import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
 
 export class ContextError extends Error {
@@ -39,7 +39,7 @@ async function readLocal(file: string): Promise<string | undefined> {
 }
 
 export async function buildContext(args: {
-  github: GitHubPort;
+  github: JobGitHub;
   journal: Journal;
   node: PlanNode;
   attempt: number;
@@ -58,7 +58,7 @@ export async function buildContext(args: {
     // A follow-up has no task file: its task is the follow-up from the source task's walkthrough
     // (an agent's words, so sanitized), with the source task's file as context.
     const f = args.followup;
-    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
+    const source = await github.readFile(`${dir}/tasks/${f.sourceTaskId}.md`, pin);
     const text = sanitizeUntrusted(f.text);
     fm = {
       id: f.id,
@@ -86,7 +86,7 @@ export async function buildContext(args: {
       "",
     ].join("\n");
   } else {
-    const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
+    const text = await github.readFile(`${dir}/tasks/${node.id}.md`, pin);
     if (text === undefined)
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
@@ -99,8 +99,8 @@ export async function buildContext(args: {
     fm = parsed.data;
   }
   const [plan, spec] = await Promise.all([
-    github.readFile(pin, `${dir}/plan.md`),
-    fm.spec ? github.readFile(pin, path.posix.join(dir, fm.spec)) : Promise.resolve(undefined),
+    github.readFile(`${dir}/plan.md`, pin),
+    fm.spec ? github.readFile(path.posix.join(dir, fm.spec), pin) : Promise.resolve(undefined),
   ]);
 
   const deps: Array<{ taskId: string; text: string }> = [];
@@ -109,7 +109,7 @@ export async function buildContext(args: {
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
     // Merged dependencies are in the checkout; a refinery's MERGE_READY ones are on their branches.
-    const text = (await readLocal(path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(dep.branch, rel) : undefined);
+    const text = (await readLocal(path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(rel, dep.branch) : undefined);
     if (text !== undefined) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
   const agentsMd = await readLocal(path.join(args.workdir, "AGENTS.md"));

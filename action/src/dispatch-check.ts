@@ -7,7 +7,7 @@
  */
 import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
-import type { GitHubPort } from "./github.js";
+import type { JobGitHub } from "./github.js";
 
 export type DispatchCheck =
   { current: true; journal: Journal; task: TaskState; node: PlanNode; followup?: FollowupState } | { current: false; reason: string };
@@ -67,15 +67,15 @@ export function checkDispatch(journal: Journal, taskId: string, attempt: number)
 }
 
 /** Reads `journal.json` from the run's state branch with the job token, then checks it. */
-export async function readAndCheckDispatch(github: GitHubPort, runId: string, taskId: string, attempt: number): Promise<DispatchCheck> {
+export async function readAndCheckDispatch(github: JobGitHub, runId: string, taskId: string, attempt: number): Promise<DispatchCheck> {
   const journal = await readJournal(github, runId);
   if (typeof journal === "string") return { current: false, reason: journal };
   return checkDispatch(journal, taskId, attempt);
 }
 
 /** The run's journal, or why there is none (a string); a broken journal is a JournalError. */
-export async function readJournal(github: GitHubPort, runId: string): Promise<Journal | string> {
-  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
+export async function readJournal(github: JobGitHub, runId: string): Promise<Journal | string> {
+  const text = await github.readFile(JOURNAL_FILE, stateBranch(runId));
   if (text === undefined) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
   let raw: unknown;
   try {

@@ -1,6 +1,8 @@
 /**
  * The job's small window on GitHub's API — a port, so `main` is tested against a fake, nock, or
  * the local GitHub (test/sim) without knowing which. `createOctokitGitHub` is the only Octokit user.
+ * `JobGitHub` is not the App's `GitHubPort` (src/github/port.ts); where they overlap they take
+ * arguments in the same order (`readFile(path, ref)`).
  */
 import { Octokit } from "@octokit/rest";
 import { retry } from "@octokit/plugin-retry";
@@ -13,9 +15,9 @@ export interface PullRef {
   draft: boolean;
 }
 
-export interface GitHubPort {
+export interface JobGitHub {
   /** A file's text at a ref, or undefined when the ref or the file does not exist. */
-  readFile(ref: string, path: string): Promise<string | undefined>;
+  readFile(path: string, ref: string): Promise<string | undefined>;
   /** The open PR from `head` into `base`, if any. */
   findOpenPull(head: string, base: string): Promise<PullRef | undefined>;
   /** Opens a PR; rejects with NoCommitsError when the head has nothing over the base. */
@@ -78,7 +80,7 @@ export interface OctokitGitHubOptions {
 
 const RetryingOctokit = Octokit.plugin(retry);
 
-export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
+export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
   const octokit = new RetryingOctokit({
     auth: options.token,
     baseUrl: options.baseUrl.replace(/\/$/, ""),
@@ -94,7 +96,7 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): GitHubPort {
   const { owner, repo } = options;
 
   return {
-    async readFile(ref, path) {
+    async readFile(path, ref) {
       try {
         const { data } = await octokit.rest.repos.getContent({ owner, repo, path, ref });
         if (Array.isArray(data) || data.type !== "file") return undefined;

@@ -7,7 +7,7 @@ import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import type { CaptainReport } from "./captain.js";
 import type { Git } from "./git.js";
-import type { GitHubPort } from "./github.js";
+import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
 import type { Refusal } from "./protected-paths.js";
 
@@ -35,7 +35,7 @@ export interface Logger {
 }
 
 export interface MainDeps {
-  github: GitHubPort;
+  github: JobGitHub;
   /** Git over the workspace, authenticated with the job token. */
   git: Git;
   agent: AgentRunner;

@@ -13,7 +13,7 @@ import { Masker } from "../../src/agent/secrets.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { Git } from "./git.js";
-import { createOctokitGitHub, type GitHubPort } from "./github.js";
+import { createOctokitGitHub, type JobGitHub } from "./github.js";
 import { actionInputSchema, describeIssues, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
 import { main, type JobReport } from "./main.js";
 import { exitMeaning } from "./render.js";
@@ -47,7 +47,7 @@ export async function loadConfig(workspace: string): Promise<ForgeConfig> {
 
 export interface RunOverrides {
   env?: NodeJS.ProcessEnv;
-  github?: GitHubPort;
+  github?: JobGitHub;
   agent?: AgentRunner;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkDispatch, JournalError, readAndCheckDispatch } from "../../action/src/dispatch-check.js";
-import type { GitHubPort } from "../../action/src/github.js";
+import type { JobGitHub } from "../../action/src/github.js";
 import { startRun } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
@@ -24,11 +24,11 @@ function journal(): Journal {
   ).journal;
 }
 
-function port(files: Record<string, string>): GitHubPort & { reads: string[] } {
+function port(files: Record<string, string>): JobGitHub & { reads: string[] } {
   const reads: string[] = [];
   return {
     reads,
-    readFile: async (ref, path) => {
+    readFile: async (path, ref) => {
       reads.push(`${ref}:${path}`);
       return files[`${ref}:${path}`];
     },

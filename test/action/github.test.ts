@@ -20,7 +20,7 @@ describe("the Octokit GitHub port", () => {
       .get("/repos/acme/demo/contents/journal.json")
       .query({ ref: "forge/r1/_state" })
       .reply(200, { type: "file", encoding: "base64", size: 5, sha: "s1", content: Buffer.from('{"a":1}').toString("base64") });
-    expect(await gh.readFile("forge/r1/_state", "journal.json")).toBe('{"a":1}');
+    expect(await gh.readFile("journal.json", "forge/r1/_state")).toBe('{"a":1}');
   });
 
   it("falls back to the blob API for files over 1 MB (the contents API sends no content)", async () => {
@@ -31,17 +31,17 @@ describe("the Octokit GitHub port", () => {
     nock(API)
       .get("/repos/acme/demo/git/blobs/b1")
       .reply(200, { sha: "b1", size: 3, encoding: "base64", content: Buffer.from("big").toString("base64") });
-    expect(await gh.readFile("main", "big.json")).toBe("big");
+    expect(await gh.readFile("big.json", "main")).toBe("big");
   });
 
   it("answers undefined for a missing ref or file, and throws with the status otherwise", async () => {
     nock(API).get("/repos/acme/demo/contents/nope.md").query({ ref: "main" }).reply(404, { message: "Not Found" });
-    expect(await gh.readFile("main", "nope.md")).toBeUndefined();
+    expect(await gh.readFile("nope.md", "main")).toBeUndefined();
     nock(API)
       .get("/repos/acme/demo/contents/x.md")
       .query({ ref: "main" })
       .reply(403, { message: "Resource not accessible by integration" });
-    await expect(gh.readFile("main", "x.md")).rejects.toMatchObject({
+    await expect(gh.readFile("x.md", "main")).rejects.toMatchObject({
       name: "GitHubApiError",
       status: 403,
       message: "reading x.md at main failed: Resource not accessible by integration",

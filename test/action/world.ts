@@ -2,7 +2,7 @@
  * A throwaway "GitHub" for the job pipeline: a real bare repository (file://) holding a plan, an
  * integration branch, the run's state branch with its journal and the task branch; a workspace
  * cloned from it the way actions/checkout does (shallow, no credentials); and an in-memory
- * GitHubPort whose file reads come from the bare repository and whose pull requests are recorded.
+ * JobGitHub whose file reads come from the bare repository and whose pull requests are recorded.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +13,7 @@ import type { Journal } from "../../src/core/journal.js";
 import { stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import { Git } from "../../action/src/git.js";
-import { NoCommitsError, type GitHubPort, type PullRef } from "../../action/src/github.js";
+import { NoCommitsError, type JobGitHub, type PullRef } from "../../action/src/github.js";
 
 export const RUN = "r1";
 export const PLAN = "p1";
@@ -207,7 +207,7 @@ export interface FakePull extends PullRef {
   labels: string[];
 }
 
-export class FakeGitHub implements GitHubPort {
+export class FakeGitHub implements JobGitHub {
   pulls: FakePull[] = [];
   calls: string[] = [];
   /** Make the next N readiness calls fail (GraphQL missing, as on the local GitHub). */
@@ -217,7 +217,7 @@ export class FakeGitHub implements GitHubPort {
     private readonly showFile: (ref: string, file: string) => string | undefined,
   ) {}
 
-  async readFile(ref: string, file: string) {
+  async readFile(file: string, ref: string) {
     this.calls.push(`readFile ${ref} ${file}`);
     return this.showFile(ref, file);
   }

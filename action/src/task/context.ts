@@ -9,7 +9,7 @@ import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
 import type { Git } from "../git.js";
-import type { GitHubPort, PullRef } from "../github.js";
+import type { JobGitHub, PullRef } from "../github.js";
 import { NO_LOG, type JobArgs, type Logger, type MainDeps, type MainInput } from "../job.js";
 import type { Refusal } from "../protected-paths.js";
 import type { AttemptId } from "../start-head.js";
@@ -19,7 +19,7 @@ export interface TaskJob {
   readonly input: MainInput;
   readonly deps: MainDeps;
   readonly git: Git;
-  readonly github: GitHubPort;
+  readonly github: JobGitHub;
   readonly now: () => number;
   readonly log: Logger;
   readonly ids: AttemptId;
