@@ -32,6 +32,44 @@ export function branchParser(config: Pick<ForgeConfig, "branch_template">): (bra
   };
 }
 
+/** The agent workflow's path in the repository: the config names a file under `.github/workflows/`. */
+export function agentWorkflowPath(config: Pick<ForgeConfig, "workflow">): string {
+  return config.workflow.startsWith(".github/") ? config.workflow : `.github/workflows/${config.workflow}`;
+}
+
+/** What GitHub says of a workflow run, as far as telling Forge's jobs from others goes. */
+export interface JobRunFacts {
+  id: number;
+  /** `workflow_run.path`: the workflow file, e.g. `.github/workflows/ci.yml`. */
+  path: string;
+  /** `workflow_run.event`: `workflow_dispatch`, `push`, `pull_request`, … */
+  event: string;
+  /** `workflow_run.head_repository.id`: a fork's for a pull request from a fork. */
+  headRepositoryId: number | null | undefined;
+}
+
+/**
+ * Why a workflow run on an attempt's branch is not that attempt's job, or undefined when it is.
+ * The repository's own CI runs on every branch it matches — task branches included — and a fork can
+ * name a branch like a task's, so a branch name proves nothing: the run must be of the agent
+ * workflow, started by `workflow_dispatch` (as the App dispatches it), with its head in this
+ * repository, and, once the attempt has a recorded run id, be that run
+ * (docs/architecture.md#trust-boundaries).
+ */
+export function notTheAttemptsJob(
+  run: JobRunFacts,
+  expected: { repositoryId: number; workflowPath: string; recordedRunId?: number | undefined },
+): string | undefined {
+  // GitHub may add the ref to the path of some runs (`….yml@refs/heads/main`): the file is the same.
+  const path = run.path.replace(/@.*$/, "");
+  if (path !== expected.workflowPath) return `it runs ${run.path}, not the agent workflow ${expected.workflowPath}`;
+  if (run.event !== "workflow_dispatch") return `it was started by ${run.event}, not by a dispatch`;
+  if (run.headRepositoryId !== expected.repositoryId) return "its head commit is not from this repository";
+  if (expected.recordedRunId !== undefined && run.id !== expected.recordedRunId)
+    return `the attempt's job is workflow run ${expected.recordedRunId}`;
+  return undefined;
+}
+
 /** `Key: value` trailers of a commit message (the last paragraph). */
 export function parseTrailers(message: string): Record<string, string> {
   const paragraphs = message.trimEnd().split(/\n\s*\n/);

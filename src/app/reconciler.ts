@@ -6,7 +6,7 @@
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
-import { endedJobInput, recordOf } from "./normalize.js";
+import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, recordOf } from "./normalize.js";
 
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
   const loaded = await engine.state(runId);
@@ -15,11 +15,18 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
   const inputs: LeafInput[] = [];
   const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
   if (running.length) {
-    // One call for every job of the run.
+    // One call for every job of the run. Only the agent workflow's dispatched runs in this repository
+    // are jobs of attempts, and an attempt whose run is recorded is that run
+    // (docs/architecture.md#trust-boundaries).
     const runs = await port.listWorkflowRuns(config.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
-    const byBranch = new Map(runs.map((r) => [r.headBranch, r]));
+    const repositoryId = await port.repositoryId();
+    const workflowPath = agentWorkflowPath(config);
     for (const t of running) {
-      const run = byBranch.get(t.branch!);
+      // Newest first, as GitHub lists them.
+      const run = runs.find(
+        (r) =>
+          r.headBranch === t.branch && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === undefined,
+      );
       if (!run) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempt };
       if (run.status === "in_progress")

@@ -42,8 +42,8 @@ function pull(data: {
   merged?: boolean | null;
   merged_at?: string | null;
   merge_commit_sha?: string | null;
-  head: { ref: string; sha: string };
-  base: { ref: string };
+  head: { ref: string; sha: string; repo?: { id: number } | null };
+  base: { ref: string; repo?: { id: number } | null };
   draft?: boolean;
 }): PullRequestInfo {
   const merged = data.merged ?? data.merged_at != null;
@@ -56,6 +56,30 @@ function pull(data: {
     headSha: data.head.sha,
     baseRef: data.base.ref,
     draft: data.draft ?? false,
+    // GitHub gives a null head repository when the fork was deleted: not this repository either.
+    fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
+  };
+}
+
+function runInfo(r: {
+  id: number;
+  head_branch: string | null;
+  status: string | null;
+  conclusion: string | null;
+  created_at: string;
+  event: string;
+  path: string;
+  head_repository?: { id: number } | null;
+}): WorkflowRunInfo {
+  return {
+    id: r.id,
+    headBranch: r.head_branch ?? "",
+    status: r.status ?? "",
+    conclusion: r.conclusion ?? null,
+    createdAt: r.created_at,
+    event: r.event,
+    path: r.path,
+    headRepositoryId: r.head_repository?.id ?? null,
   };
 }
 
@@ -95,7 +119,7 @@ function checkBody(f: Partial<CheckRunFields>) {
 
 export class OctokitPort implements GitHubPort {
   readonly #octokit: Octokit;
-  #defaultBranch: string | undefined;
+  #repositoryInfo: { defaultBranch: string; id: number } | undefined;
 
   constructor(
     octokit: Octokit,
@@ -117,9 +141,20 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
+  async #repository(): Promise<{ defaultBranch: string; id: number }> {
+    this.#repositoryInfo ??= await this.#call("repos.get", async () => {
+      const { data } = await this.#octokit.rest.repos.get(this.#r);
+      return { defaultBranch: data.default_branch, id: data.id };
+    });
+    return this.#repositoryInfo;
+  }
+
   async defaultBranch(): Promise<string> {
-    this.#defaultBranch ??= await this.#call("repos.get", async () => (await this.#octokit.rest.repos.get(this.#r)).data.default_branch);
-    return this.#defaultBranch;
+    return (await this.#repository()).defaultBranch;
+  }
+
+  async repositoryId(): Promise<number> {
+    return (await this.#repository()).id;
   }
 
   async branchHead(branch: string): Promise<string | null> {
@@ -206,13 +241,13 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir" }[]> {
+  async listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir"; size: number }[]> {
     try {
       const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path, ref });
       if (!Array.isArray(data)) return [];
       return data
         .filter((d) => d.type === "file" || d.type === "dir")
-        .map((d) => ({ name: d.name, path: d.path, type: d.type as "file" | "dir" }));
+        .map((d) => ({ name: d.name, path: d.path, type: d.type as "file" | "dir", size: d.size }));
     } catch (e) {
       if (statusOf(e) === 404) return [];
       throw wrap("repos.getContent", e);
@@ -275,16 +310,18 @@ export class OctokitPort implements GitHubPort {
       // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
       // plain date-time, so a range would not validate against it.
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs
-        .filter((r) => Date.parse(r.created_at) >= after)
-        .map((r) => ({
-          id: r.id,
-          headBranch: r.head_branch ?? "",
-          status: r.status ?? "",
-          conclusion: r.conclusion ?? null,
-          createdAt: r.created_at,
-        }));
+      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
     });
+  }
+
+  async getWorkflowRun(id: number): Promise<WorkflowRunInfo | null> {
+    try {
+      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
+      return runInfo(data);
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("actions.getWorkflowRun", e);
+    }
   }
 
   async runnerLost(runId: number): Promise<boolean> {

@@ -39,6 +39,8 @@ export interface PullRequestInfo {
   headSha: string;
   baseRef: string;
   draft: boolean;
+  /** The head branch is in another repository (a fork): whatever its name, it is no task's branch. */
+  fromFork: boolean;
 }
 
 export interface WorkflowRunInfo {
@@ -47,6 +49,12 @@ export interface WorkflowRunInfo {
   status: string;
   conclusion: string | null;
   createdAt: string;
+  /** What started it: `workflow_dispatch`, `push`, `pull_request`, … */
+  event: string;
+  /** The workflow file it runs, e.g. `.github/workflows/forge-agent.yml`. */
+  path: string;
+  /** The repository its head commit comes from (a fork's for a pull request from a fork); null when GitHub gives none. */
+  headRepositoryId: number | null;
 }
 
 export type CheckStatus = "queued" | "in_progress" | "completed";
@@ -91,6 +99,8 @@ export interface GitHubPort {
   readonly repo: string;
 
   defaultBranch(): Promise<string>;
+  /** The repository's id (what webhook payloads and workflow runs name it by). */
+  repositoryId(): Promise<number>;
   /** Head commit of a branch, or null when there is no such branch. */
   branchHead(branch: string): Promise<string | null>;
   /** Create a branch at `sha`; false when it already exists. */
@@ -110,7 +120,7 @@ export interface GitHubPort {
 
   readFile(path: string, ref: string): Promise<FileAt | null>;
   /** A directory's entries at `ref`; empty when it does not exist. */
-  listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir" }[]>;
+  listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir"; size: number }[]>;
   /**
    * Write one file as one commit on `branch`. With `expectedBlobSha` the write only succeeds when
    * the file is still that blob (compare-and-swap, `ConflictError` otherwise); without it the file
@@ -126,6 +136,8 @@ export interface GitHubPort {
 
   dispatchWorkflow(workflow: string, ref: string, inputs: Record<string, string>): Promise<{ workflowRunId?: number }>;
   listWorkflowRuns(workflow: string, filter: { branch?: string; createdAfter?: string }): Promise<WorkflowRunInfo[]>;
+  /** One workflow run (`GET /actions/runs/{id}`); null when it does not exist in this repository. */
+  getWorkflowRun(id: number): Promise<WorkflowRunInfo | null>;
   cancelWorkflowRun(id: number): Promise<void>;
   /** True when a job of the workflow run ended with a step still unfinished: its runner went away mid-step. */
   runnerLost(runId: number): Promise<boolean>;

@@ -30,7 +30,8 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   let target: { runId: string; taskId?: string; crId?: string } | undefined;
   if (payload.issue.pull_request) {
     const pr = await rt.port.getPullRequest(issue);
-    const ref = await ctx.attemptOf(rt, pr.headRef);
+    // A fork's PR is no task's, whatever its branch is called.
+    const ref = pr.fromFork ? undefined : await ctx.attemptOf(rt, pr.headRef);
     if (ref) target = { runId: ref.runId, taskId: ref.taskId };
   } else {
     target = parseMarker(payload.issue.body ?? "");

@@ -1,4 +1,8 @@
-/** `pull_request`: a task PR opened or merged moves its attempt on; a plan PR is checked. */
+/**
+ * `pull_request`: a task PR opened or merged moves its attempt on; a plan PR is checked. A PR is a
+ * task's only when its head is the attempt's branch in this repository: a fork may name a branch
+ * like a task's, and its PR is never one (docs/architecture.md#trust-boundaries).
+ */
 import type { Context } from "probot";
 import type { AppContext } from "../context.js";
 import { checkPlanPullRequest } from "../plan-check.js";
@@ -6,8 +10,9 @@ import { checkPlanPullRequest } from "../plan-check.js";
 export async function onPullRequest(ctx: AppContext, context: Context<"pull_request">): Promise<void> {
   const { payload } = context;
   const rt = await ctx.rtOf(context);
-  const ref = await ctx.attemptOf(rt, payload.pull_request.head.ref);
   const pr = payload.pull_request;
+  const fromThisRepository = pr.head.repo?.id === payload.repository.id;
+  const ref = fromThisRepository ? await ctx.attemptOf(rt, pr.head.ref) : undefined;
   if (!ref) {
     // A PR into the default branch that changes a plan or the config is checked before it merges.
     if (["opened", "reopened", "synchronize"].includes(payload.action) && pr.base.ref === payload.repository.default_branch) {

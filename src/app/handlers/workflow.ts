@@ -1,7 +1,41 @@
-/** `workflow_run` and `workflow_job`: an agent job the App dispatched started, lives on, or ended. */
+/**
+ * `workflow_run` and `workflow_job`: an agent job the App dispatched started, lives on, or ended.
+ * Only Forge's own jobs are facts about Forge's jobs: the repository's CI runs on task branches too,
+ * and a fork may name a branch like a task's (docs/architecture.md#trust-boundaries).
+ */
 import type { Context } from "probot";
-import type { AppContext } from "../context.js";
-import { endedJobInput } from "../normalize.js";
+import type { Journal } from "../../core/journal.js";
+import { logOf, type AppContext } from "../context.js";
+import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, type AttemptRef, type JobRunFacts } from "../normalize.js";
+import type { RepoRuntime } from "../runtime.js";
+
+/** The workflow run recorded for the attempt (the dispatch's answer, or the first own job seen), if any. */
+function recordedRunId(journal: Journal | undefined, ref: AttemptRef): number | undefined {
+  const t = journal?.tasks.find((x) => x.id === ref.taskId);
+  return t && t.attempt === ref.attempt ? t.workflowRunId : undefined;
+}
+
+/** Whether `run` is the attempt's job; a run that is not is logged and left alone. */
+async function isTheAttemptsJob(
+  ctx: AppContext,
+  rt: RepoRuntime,
+  context: Context<"workflow_run" | "workflow_job">,
+  ref: AttemptRef,
+  run: JobRunFacts,
+  journal: Journal | undefined,
+): Promise<boolean> {
+  const why = notTheAttemptsJob(run, {
+    repositoryId: context.payload.repository.id,
+    workflowPath: agentWorkflowPath(await ctx.configOf(rt)),
+    recordedRunId: recordedRunId(journal, ref),
+  });
+  if (why)
+    logOf(context).info(
+      { event: context.name, workflowRunId: run.id, path: run.path, runEvent: run.event, attempt: ref, reason: why },
+      "a workflow run on a task branch that is not the attempt's job: ignored",
+    );
+  return why === undefined;
+}
 
 export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_run">): Promise<void> {
   const { payload } = context;
@@ -9,6 +43,15 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   const rt = await ctx.rtOf(context);
   const ref = run.head_branch ? await ctx.attemptOf(rt, run.head_branch) : undefined;
   if (!ref) return;
+  const loaded = await rt.engine.state(ref.runId);
+  const journal = loaded?.state.journal;
+  const facts: JobRunFacts = {
+    id: run.id,
+    path: run.path,
+    event: run.event,
+    headRepositoryId: (run.head_repository as { id?: number } | null | undefined)?.id,
+  };
+  if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) return;
   if (payload.action === "in_progress" || payload.action === "requested") {
     await ctx.apply(rt, ref.runId, [
       {
@@ -23,9 +66,8 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   if (payload.action !== "completed") return;
   // The job ended. Its result normally arrived first (as a push), but order is not guaranteed:
   // when the attempt is still RUNNING, look at the branch for a record commit before calling it lost.
-  const loaded = await rt.engine.state(ref.runId);
-  const task = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
-  const followup = loaded?.state.journal.followups.find((f) => f.id === ref.taskId);
+  const task = journal?.tasks.find((x) => x.id === ref.taskId);
+  const followup = journal?.followups.find((f) => f.id === ref.taskId);
   const stillRunning = task ? task.status === "RUNNING" && task.attempt === ref.attempt : followup?.status === "running";
   if (!stillRunning) return;
   await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run.head_branch!, run)]);
@@ -35,10 +77,19 @@ export async function onWorkflowJob(ctx: AppContext, context: Context<"workflow_
   const { payload } = context;
   if (payload.action !== "in_progress") return;
   const rt = await ctx.rtOf(context);
-  const branch = payload.workflow_job.head_branch;
-  const ref = branch ? await ctx.attemptOf(rt, branch) : undefined;
-  if (ref)
-    await ctx.apply(rt, ref.runId, [
-      { kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: payload.workflow_job.run_id },
-    ]);
+  const job = payload.workflow_job;
+  const ref = job.head_branch ? await ctx.attemptOf(rt, job.head_branch) : undefined;
+  if (!ref) return;
+  const journal = (await rt.engine.state(ref.runId))?.state.journal;
+  // A job event names its run but not the run's workflow file or event: once the attempt's run is
+  // known the run id settles it; before, the run is read from GitHub.
+  const recorded = recordedRunId(journal, ref);
+  if (recorded !== undefined && recorded !== job.run_id) return;
+  if (recorded === undefined) {
+    const run = await rt.port.getWorkflowRun(job.run_id);
+    if (!run) return;
+    const facts: JobRunFacts = { id: run.id, path: run.path, event: run.event, headRepositoryId: run.headRepositoryId };
+    if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) return;
+  }
+  await ctx.apply(rt, ref.runId, [{ kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: job.run_id }]);
 }

@@ -102,6 +102,48 @@ describe("OctokitPort", () => {
     await expect(port.cancelWorkflowRun(5002)).rejects.toMatchObject({ name: "GitHubError", status: 404 });
   });
 
+  it("getWorkflowRun: what tells Forge's jobs from others (workflow file, event, head repository); 404 is null", async () => {
+    gh.reply(`GET ${R}/actions/runs/5001`, 200, {
+      id: 5001,
+      path: ".github/workflows/ci.yml",
+      event: "push",
+      head_branch: "forge/r/a/1",
+      status: "completed",
+      conclusion: "failure",
+      created_at: "2026-11-22T09:00:00Z",
+      head_repository: { id: 77 },
+    });
+    await expect(port.getWorkflowRun(5001)).resolves.toEqual({
+      id: 5001,
+      headBranch: "forge/r/a/1",
+      status: "completed",
+      conclusion: "failure",
+      createdAt: "2026-11-22T09:00:00Z",
+      event: "push",
+      path: ".github/workflows/ci.yml",
+      headRepositoryId: 77,
+    });
+    gh.reply(`GET ${R}/actions/runs/5002`, 404, error("Not Found", 404));
+    await expect(port.getWorkflowRun(5002)).resolves.toBeNull();
+  });
+
+  it("getPullRequest: a PR whose head repository is not the base's is from a fork", async () => {
+    gh.reply(`GET ${R}/pulls/8`, 200, {
+      number: 8,
+      state: "open",
+      head: { ref: "forge/r/a/1", sha: SHA, repo: { id: 99 } },
+      base: { ref: "main", sha: SHA, repo: { id: 77 } },
+    });
+    await expect(port.getPullRequest(8)).resolves.toMatchObject({ number: 8, headRef: "forge/r/a/1", fromFork: true });
+    gh.reply(`GET ${R}/pulls/9`, 200, {
+      number: 9,
+      state: "open",
+      head: { ref: "forge/r/a/1", sha: SHA, repo: { id: 77 } },
+      base: { ref: "main", sha: SHA, repo: { id: 77 } },
+    });
+    await expect(port.getPullRequest(9)).resolves.toMatchObject({ number: 9, fromFork: false });
+  });
+
   it("readFile: a file over 1 MB comes without its content (encoding none), so it is read from its blob", async () => {
     // Since May 2022 the contents API answers files of 1–100 MB with `content: ""` and `encoding: "none"`
     // unless asked for the raw media type; a long run's journal grows past 1 MB.
