@@ -12,9 +12,9 @@ import { AppContext } from "./context.js";
 import { registerHandlers } from "./handlers/index.js";
 import type { RepoRuntime } from "./runtime.js";
 import { Sweeper } from "./sweep.js";
-import type { ForgeAppOptions } from "./options.js";
+import type { SealedAppOptions } from "./options.js";
 
-export type { ForgeAppOptions } from "./options.js";
+export type { ForgeAppOptions, SealedAppOptions } from "./options.js";
 export type { RepoRuntime } from "./runtime.js";
 export { newCallStats, type CallStats } from "../github/instrument.js";
 
@@ -29,7 +29,7 @@ export interface ForgeApp {
   stop(): void;
 }
 
-export function createForgeApp(options: ForgeAppOptions = {}): ForgeApp {
+export function createForgeApp(options: SealedAppOptions): ForgeApp {
   const ctx = new AppContext(options);
   const sweeper = new Sweeper(ctx);
   const forgeApp = ((app: Probot) => {

@@ -11,7 +11,7 @@ import { forgeConfigSchema } from "../core/schemas/config.js";
 import { Deliveries } from "./deliveries.js";
 import { silentLogger, type ApplyResult, type Logger } from "./engine.js";
 import { branchParser, type AttemptRef } from "./normalize.js";
-import type { ForgeAppOptions } from "./options.js";
+import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
 import { createRuntime, type RepoRuntime } from "./runtime.js";
 
@@ -33,7 +33,7 @@ export class AppContext {
   /** The App's slug, once GitHub told it. */
   slug: string | undefined;
 
-  constructor(readonly options: ForgeAppOptions) {
+  constructor(readonly options: SealedAppOptions) {
     this.now = options.now ?? Date.now;
   }
 

@@ -116,13 +116,18 @@ async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectConte
 async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
-  let number = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
-  if (number === undefined) {
-    const pr = await port.findPullRequest(effect.branch);
-    if (!pr) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
-    if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha });
-    number = pr.number;
-  }
+  const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
+  // Read just before merging: only the task's own pull request is merged — its head the attempt's
+  // branch in this repository, its base the run's integration branch — whatever number was recorded.
+  const current = known !== undefined ? await port.getPullRequest(known) : await port.findPullRequest(effect.branch);
+  if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+  if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
+  if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
+    return {
+      kind: "failed",
+      error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`,
+    };
+  const number = current.number;
   // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
   const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;

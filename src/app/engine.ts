@@ -15,7 +15,16 @@ import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
 import { mergePatches, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";
 import { randomUUID } from "node:crypto";
-import { newStoredRun, RunStore, StateBranchMissingError, type Loaded, type RunFacts, type StoredRun } from "./run-store.js";
+import type { JournalKey } from "./journal-seal.js";
+import {
+  JournalRefusedError,
+  newStoredRun,
+  RunStore,
+  StateBranchMissingError,
+  type Loaded,
+  type RunFacts,
+  type StoredRun,
+} from "./run-store.js";
 
 export interface Logger {
   info(obj: Record<string, unknown>, msg: string): void;
@@ -27,6 +36,10 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
 export interface EngineOptions {
   port: GitHubPort;
+  /** The key that seals the journals this App writes (src/app/journal-seal.ts). */
+  journalKey: JournalKey;
+  /** Called once per refused journal (one the App did not write, or asking for what it never would). */
+  onRefused?: (runId: string, error: JournalRefusedError) => Promise<void>;
   log?: Logger;
   now?: () => number;
   /** Called after every decision that was persisted (tests and the demo's live view). */
@@ -67,6 +80,9 @@ export class Engine {
   readonly #now: () => number;
   readonly #onDecision: EngineOptions["onDecision"];
   readonly #onRestored: EngineOptions["onRestored"];
+  readonly #onRefused: EngineOptions["onRefused"];
+  /** Refused journals already told (by blob). */
+  readonly #refusedTold = new Set<string>();
   /** The last journal read or written per run, so a webhook usually costs no read. */
   readonly #cache = new Map<string, Loaded>();
   readonly #chains = new Map<string, Promise<unknown>>();
@@ -85,7 +101,8 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
-    this.store = new RunStore(options.port);
+    this.store = new RunStore(options.port, options.journalKey);
+    this.#onRefused = options.onRefused;
     this.#log = options.log ?? silentLogger;
     this.#now = options.now ?? Date.now;
     this.#onDecision = options.onDecision;
@@ -120,7 +137,22 @@ export class Engine {
       const cached = this.#cache.get(runId);
       if (cached) return cached;
     }
-    const loaded = await this.store.load(runId);
+    let loaded: Loaded | null;
+    try {
+      loaded = await this.store.load(runId);
+    } catch (e) {
+      if (!(e instanceof JournalRefusedError)) throw e;
+      // Frozen: nothing of a journal the App did not write is carried out, and nothing is decided on it.
+      this.#cache.delete(runId);
+      if (!this.#refusedTold.has(e.blobSha)) {
+        this.#refusedTold.add(e.blobSha);
+        this.#log.error({ runId, reason: e.reason }, "journal refused: the run is frozen");
+        await this.#onRefused?.(runId, e).catch((err: unknown) =>
+          this.#log.warn({ runId, err: (err as Error).message }, "could not tell the run's tracker"),
+        );
+      }
+      return null;
+    }
     if (loaded) this.#cache.set(runId, loaded);
     return loaded;
   }

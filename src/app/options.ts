@@ -1,6 +1,7 @@
 /** How a Forge App is set up: its clock, its replica name, its reconciler and its instrumentation. */
 import type { Decision } from "../core/decide.js";
 import type { RequestTiming } from "../github/instrument.js";
+import type { JournalKey } from "./journal-seal.js";
 
 export interface ForgeAppOptions {
   now?: () => number;
@@ -26,4 +27,12 @@ export interface ForgeAppOptions {
   /** Instrumentation: every webhook as it arrives, and every API call with its start and end (performance.now()). */
   onWebhook?: (event: { name: string; action?: string; id: string; at: number }) => void;
   onRequest?: (call: RequestTiming) => void;
+  /**
+   * The key that seals the App's journals: `journalKeyFrom(privateKey)` (what `startForgeServer` and
+   * `forge tick` use, so every replica agrees), or `journalKeyFromSecret(FORGE_JOURNAL_KEY)`.
+   */
+  journalKey?: JournalKey;
 }
+
+/** The options of a running App: its journal key is known. */
+export type SealedAppOptions = ForgeAppOptions & { journalKey: JournalKey };

@@ -168,3 +168,19 @@ export function renderFinalPr(journal: Journal, facts: RunFacts): string {
   if (journal.followups.length) lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${f.text}`));
   return cut(lines.join("\n"), " (cut)");
 }
+
+/** What the tracker says when the run's journal was refused (src/app/journal-seal.ts, src/core/outbox-check.ts). */
+export function journalRefusedComment(runId: string, reason: string, lastGood: string | null): string {
+  const branch = `forge/${runId}/_state`;
+  return [
+    `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
+    "",
+    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
+    "",
+    lastGood
+      ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:\n\n\`\`\`sh\ngit push --force origin ${lastGood}:refs/heads/${branch}\n\`\`\`\n\nForge picks the run up at its next pass.`
+      : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
+    "",
+    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.',
+  ].join("\n");
+}

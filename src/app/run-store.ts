@@ -10,7 +10,9 @@ import { journalSchema, type Journal } from "../core/journal.js";
 import { eventSegmentFile, JOURNAL_FILE, stateBranch } from "../core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
+import { outboxProblems } from "../core/outbox-check.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
+import { sealJournal, unsealJournal, type JournalKey } from "./journal-seal.js";
 
 /** Events per sealed segment. */
 export const SEGMENT_SIZE = 200;
@@ -102,24 +104,58 @@ function migrate(raw: unknown): unknown {
   return { ...stored, facts, ...(changeRequests ? { journal: { ...stored.journal, changeRequests } } : {}) };
 }
 
+/**
+ * A journal the App did not write, or one asking for what the App would never do: the run is frozen
+ * (nothing of its outbox runs) until a person puts the state branch back at a journal the App wrote.
+ */
+export class JournalRefusedError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly reason: string,
+    /** The refused journal's blob, so the refusal is told once per forged journal. */
+    readonly blobSha: string,
+  ) {
+    super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
+    this.name = "JournalRefusedError";
+  }
+}
+
 export class RunStore {
-  constructor(private readonly port: GitHubPort) {}
+  constructor(
+    private readonly port: GitHubPort,
+    private readonly key: JournalKey,
+  ) {}
 
   async load(runId: string): Promise<Loaded | null> {
     const file = await this.port.readFile(JOURNAL_FILE, stateBranch(runId));
     if (!file) return null;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(file.content);
-    } catch (e) {
-      throw new RunStoreError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${(e as Error).message}`);
-    }
+    const unsealed = unsealJournal(this.key, file.content);
+    if (!unsealed.ok) throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
+    const raw = unsealed.value;
     const parsed = storedRunSchema.safeParse(migrate(raw));
     if (!parsed.success)
       throw new RunStoreError(
         `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`,
       );
+    const problems = outboxProblems(parsed.data.journal, parsed.data.config);
+    if (parsed.data.journal.runId !== runId) problems.unshift(`it is the journal of run ${parsed.data.journal.runId}`);
+    if (problems.length)
+      throw new JournalRefusedError(runId, `it asks for what Forge would never do: ${problems.slice(0, 5).join("; ")}`, file.blobSha);
     return { state: parsed.data as StoredRun, blobSha: file.blobSha };
+  }
+
+  /**
+   * The newest commit of the run's state branch holding a journal the App wrote (its seal verifies),
+   * looking back at most `limit` commits: where a person resets the branch to recover a refused journal.
+   */
+  async lastSealed(runId: string, limit = 30): Promise<string | null> {
+    let sha = await this.port.branchHead(stateBranch(runId));
+    for (let i = 0; sha && i < limit; i++) {
+      const file = await this.port.readFile(JOURNAL_FILE, sha);
+      if (file && unsealJournal(this.key, file.content).ok) return sha;
+      sha = (await this.port.commit(sha)).parents[0] ?? null;
+    }
+    return null;
   }
 
   /** Create the state branch at `fromSha` and write the first journal. `ConflictError` when the run exists. */
@@ -129,7 +165,7 @@ export class RunStore {
     const { blobSha, commitSha } = await this.port.writeFile(
       branch,
       JOURNAL_FILE,
-      serialize(state),
+      this.serialize(state),
       `forge: start run ${state.journal.runId}`,
     );
     return { state, blobSha, commitSha };
@@ -153,7 +189,7 @@ export class RunStore {
       persisted -= SEGMENT_SIZE;
     }
     try {
-      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, serialize(state), message, loaded.blobSha);
+      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, this.serialize(state), message, loaded.blobSha);
       return { state, blobSha, commitSha };
     } catch (e) {
       if (
@@ -176,17 +212,19 @@ export class RunStore {
   async restore(runId: string, commitSha: string): Promise<Loaded | null> {
     const file = await this.port.readFile(JOURNAL_FILE, commitSha);
     if (!file) return null;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(file.content);
-    } catch {
-      return null;
-    }
-    const parsed = storedRunSchema.safeParse(raw);
+    // Only a journal the App wrote is put back.
+    const unsealed = unsealJournal(this.key, file.content);
+    if (!unsealed.ok) return null;
+    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
     if (!parsed.success || parsed.data.journal.runId !== runId) return null;
     if (parsed.data.journal.status === "completed" || parsed.data.journal.status === "cancelled") return null;
     if (!(await this.port.createBranch(stateBranch(runId), commitSha))) return null;
     return { state: parsed.data as StoredRun, blobSha: file.blobSha, commitSha };
+  }
+
+  /** `journal.json`'s text: the stored run, sealed with the App's key. */
+  private serialize(state: StoredRun): string {
+    return sealJournal(this.key, state);
   }
 
   /** A sealed segment never changes, so a second writer finding it already there is fine. */
@@ -209,10 +247,6 @@ export class RunStore {
     const branches = await this.port.listBranches("forge/");
     return branches.map((b) => /^forge\/([^/]+)\/_state$/.exec(b.name)?.[1]).filter((id): id is string => !!id);
   }
-}
-
-function serialize(state: StoredRun): string {
-  return JSON.stringify(state) + "\n";
 }
 
 export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Partial<RunFacts>, events: ForgeEvent[]): StoredRun {

@@ -2,13 +2,14 @@
  * A repository the App serves: its port to GitHub (every call counted), its engine, and what the
  * App has learned of its runs and config.
  */
-import { stateBranch } from "../core/layout.js";
+import { LABELS, stateBranch } from "../core/layout.js";
+import { journalRefusedComment, trackerMarker } from "./render.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { installationPort, type AppAuth } from "../github/app-client.js";
 import { newCallStats, type CallStats } from "../github/instrument.js";
 import type { GitHubPort } from "../github/port.js";
 import { Engine, type Logger } from "./engine.js";
-import type { ForgeAppOptions } from "./options.js";
+import type { SealedAppOptions } from "./options.js";
 
 export interface RepoRuntime {
   stats: CallStats;
@@ -30,7 +31,7 @@ export async function createRuntime(
   repo: string,
   installationId: number,
   log: Logger,
-  options: ForgeAppOptions,
+  options: SealedAppOptions,
   now: () => number,
 ): Promise<RepoRuntime> {
   const key = `${owner}/${repo}`;
@@ -42,7 +43,14 @@ export async function createRuntime(
     now,
     ...(options.replicaId !== undefined ? { replicaId: options.replicaId } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    journalKey: options.journalKey,
     onDecision: (runId, d) => options.onDecision?.(key, runId, d),
+    onRefused: async (runId, error) => {
+      const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));
+      if (issue === null) return;
+      const good = await engine.store.lastSealed(runId);
+      await port.createComment(issue, journalRefusedComment(runId, error.reason, good));
+    },
     onRestored: async (runId, loaded, actor) => {
       const issue = loaded.state.facts.trackerIssue;
       if (issue === undefined) return;

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot } from "probot";
 import { octokitWithDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
+import { journalKeyFrom } from "./journal-seal.js";
 
 export interface ForgeServerOptions extends ForgeAppOptions {
   appId: number | string;
@@ -44,7 +45,7 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
     logLevel: options.logLevel ?? "warn",
     ...(options.octokitDefaults ? { Octokit: octokitWithDefaults(options.octokitDefaults) } : {}),
   });
-  const forge = createForgeApp(options);
+  const forge = createForgeApp({ ...options, journalKey: options.journalKey ?? journalKeyFrom(options.privateKey) });
   // createNodeMiddleware is async in Probot 14: it loads the app before answering.
   const middleware = await createNodeMiddleware(forge, { probot, webhooksPath: WEBHOOK_PATH });
   const server: Server = createServer((req, res) => {

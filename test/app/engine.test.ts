@@ -10,11 +10,12 @@ import type { GitHubPort } from "../../src/github/port.js";
 import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput } from "../../src/core/inputs.js";
-import { NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
+import { sealJournal } from "../../src/app/journal-seal.js";
+import { JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
-  let content = JSON.stringify(state);
+  let content = sealJournal(JOURNAL_KEY, state);
   let blob = 1;
   const writes: StoredRun[] = [];
   let release!: () => void;
@@ -63,7 +64,7 @@ function repository(state: StoredRun) {
 describe("Engine batching", () => {
   it("facts that arrive while the run is busy are decided in one batch with one journal write, each caller getting its own rejections", async () => {
     const repo = repository(storedRun({ a: [], b: [] }));
-    const engine = new Engine({ port: repo.port });
+    const engine = new Engine({ port: repo.port, journalKey: JOURNAL_KEY });
 
     // The first fact takes the run's turn and holds it in its journal write.
     const first = engine.apply(RUN_ID, [{ kind: "command", command: "pause", actor: "octocat" }]);
@@ -90,7 +91,7 @@ describe("Engine batching", () => {
 
   it("a fact that arrives once the batch has been taken waits for the next turn", async () => {
     const repo = repository(storedRun({ a: [] }));
-    const engine = new Engine({ port: repo.port });
+    const engine = new Engine({ port: repo.port, journalKey: JOURNAL_KEY });
     const first = engine.apply(RUN_ID, [{ kind: "command", command: "pause", actor: "octocat" }]);
     await repo.writing;
     const again = engine.apply(RUN_ID, [{ kind: "command", command: "pause", actor: "octocat" }]);
@@ -144,7 +145,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
     const theirs = structuredClone(mine);
     theirs.journal.pause = { ...theirs.journal.pause, manual: true };
     theirs.journal.outbox = [theirsVerdict, merge, ...(comments ? [comments.theirs] : [])];
-    let stored = { content: JSON.stringify(mine), blob: 1 };
+    let stored = { content: sealJournal(JOURNAL_KEY, mine), blob: 1 };
     const writes: StoredRun[] = [];
     const port = new Proxy(
       {
@@ -166,7 +167,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         },
         async mergePullRequest() {
           // While the merge runs, the other replica writes the journal.
-          stored = { content: JSON.stringify(theirs), blob: stored.blob + 1 };
+          stored = { content: sealJournal(JOURNAL_KEY, theirs), blob: stored.blob + 1 };
           return { kind: "merged", sha: "3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e" };
         },
       },
@@ -178,7 +179,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         },
       },
     ) as unknown as GitHubPort;
-    return { engine: new Engine({ port, replicaId: ME, now: () => NOW }), writes };
+    return { engine: new Engine({ port, replicaId: ME, now: () => NOW, journalKey: JOURNAL_KEY }), writes };
   }
 
   it("the ids its effects learned reach the journal: a check run made is never made again", async () => {

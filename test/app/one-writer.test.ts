@@ -9,7 +9,8 @@ import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store
 import type { Effect } from "../../src/core/effects.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
-import { NOW, RECORD, RUN_ID, storedRun, testConfig, WORK } from "./handlers/fixtures.js";
+import { sealJournal } from "../../src/app/journal-seal.js";
+import { JOURNAL_KEY, NOW, RECORD, RUN_ID, storedRun, testConfig, WORK } from "./handlers/fixtures.js";
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === "object") {
@@ -85,7 +86,7 @@ describe("effects return what they learned; they never write the run's facts", (
   it("the engine applies the patch: the tracker's number is in the next journal write", async () => {
     const start = { ...state, facts: { checkRuns: {} } as RunFacts };
     start.journal = { ...start.journal, outbox: [{ key: "tracker", kind: "UpdateTracker" }] };
-    let content = JSON.stringify(start);
+    let content = sealJournal(JOURNAL_KEY, start);
     let blob = 1;
     const writes: StoredRun[] = [];
     const base = plainPort();
@@ -104,7 +105,7 @@ describe("effects return what they learned; they never write the run's facts", (
         return Reflect.get(target, name) as unknown;
       },
     });
-    const engine = new Engine({ port, now: () => NOW, replicaId: "r1" });
+    const engine = new Engine({ port, now: () => NOW, replicaId: "r1", journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
     await engine.persistDirty();
     const last = writes.at(-1)!;
@@ -128,9 +129,9 @@ describe("a Change Request's issue number lives in the journal only", () => {
     expect(state.journal.changeRequests[0]!.issueNumber).toBeUndefined();
     const old = { ...state, facts: { ...state.facts, crIssues: { [crId]: 12 } } };
     const port = {
-      readFile: async () => ({ content: JSON.stringify(old), blobSha: "b1" }),
+      readFile: async () => ({ content: sealJournal(JOURNAL_KEY, old), blobSha: "b1" }),
     } as unknown as GitHubPort;
-    const loaded = await new RunStore(port).load(RUN_ID);
+    const loaded = await new RunStore(port, JOURNAL_KEY).load(RUN_ID);
     expect(loaded!.state.journal.changeRequests[0]!.issueNumber).toBe(12);
     expect(loaded!.state.facts).not.toHaveProperty("crIssues");
   });

@@ -10,6 +10,7 @@ import { octokitWithDefaults, startForgeServer, type ForgeServer } from "../../s
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { runScenario } from "./harness.js";
 import { appKeys } from "../local-github/support/helpers.js";
+import { journalKeyFrom } from "../../src/app/journal-seal.js";
 
 let sim: Sim | undefined;
 let app: ForgeServer | undefined;
@@ -85,7 +86,7 @@ describe("the reconciler of a restarted App", () => {
     nock.cleanAll();
   });
 
-  async function loadForge(options: Parameters<typeof createForgeApp>[0] = {}): Promise<ForgeApp> {
+  async function loadForge(options: Partial<Parameters<typeof createForgeApp>[0]> = {}): Promise<ForgeApp> {
     const probot = new Probot({
       appId: 1001,
       privateKey: appKeys().privateKeyPem,
@@ -93,7 +94,7 @@ describe("the reconciler of a restarted App", () => {
       logLevel: "fatal",
       Octokit: octokitWithDefaults({ retry: { enabled: false }, throttle: { enabled: false } }),
     });
-    forge = createForgeApp(options);
+    forge = createForgeApp({ journalKey: journalKeyFrom(appKeys().privateKeyPem), ...options });
     await probot.load(forge);
     return forge;
   }

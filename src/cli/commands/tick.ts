@@ -7,6 +7,7 @@
 import type { Command } from "commander";
 import { Probot } from "probot";
 import { createForgeApp } from "../../app/app.js";
+import { journalKeyFrom, journalKeyFromSecret } from "../../app/journal-seal.js";
 import { CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 
@@ -32,10 +33,16 @@ export function registerTick(program: Command, { io }: CommandContext): void {
         ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}),
         logLevel: "warn",
       });
-      const forge = createForgeApp({ background: false });
+      const forge = createForgeApp({ background: false, journalKey: journalKeyOf(privateKey) });
       await probot.load(forge);
       const [owner, repo] = full.split("/") as [string, string];
       await forge.tickRepository(owner, repo);
       io.out(`forge tick: reconciled ${full}\n`);
     });
+}
+
+/** The journal key: FORGE_JOURNAL_KEY when the App's servers use one, else derived from the private key (as they do by default). */
+function journalKeyOf(privateKey: string) {
+  const secret = process.env.FORGE_JOURNAL_KEY;
+  return secret ? journalKeyFromSecret(secret) : journalKeyFrom(privateKey);
 }

@@ -9,6 +9,7 @@ import nock from "nock";
 import { Probot, ProbotOctokit } from "probot";
 import { expect } from "vitest";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "../../../src/app/app.js";
+import { journalKeyFrom, sealJournal } from "../../../src/app/journal-seal.js";
 import { newStoredRun, type RunFacts, type StoredRun } from "../../../src/app/run-store.js";
 import { decide, startRun, type Decision } from "../../../src/core/decide.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
@@ -368,7 +369,7 @@ export class GitHubMock {
    */
   journal(state: StoredRun, sha = JOURNAL_SHA): Hit {
     const leases = Object.keys(state.leases ?? {}).length ? state.leases : ownLeases(state);
-    return this.file("journal.json", STATE_BRANCH, JSON.stringify({ ...state, leases }) + "\n", sha);
+    return this.file("journal.json", STATE_BRANCH, sealJournal(JOURNAL_KEY, { ...state, leases }), sha);
   }
 
   /** A compare-and-swap write of the journal answered with `status` (200: written, 409: it moved). */
@@ -429,6 +430,9 @@ export class GitHubMock {
 }
 
 export const JOURNAL_SHA = "b10b000000000000000000000000000000000001";
+
+/** The test App's journal key: derived from its private key, as a real App's is. */
+export const JOURNAL_KEY = journalKeyFrom(appKeys().privateKeyPem);
 
 /** A blob sha for a file's text (any 40 hex digits are fine here; this one is stable per text). */
 export function blobSha(content: string): string {
@@ -492,7 +496,8 @@ export function gitRef(branch: string, sha: string) {
 /** The JSON a journal write sent (its base64 content decoded). */
 export function decodedJournal(hit: Hit): StoredRun {
   const body = hit.body as { content: string };
-  return JSON.parse(Buffer.from(body.content, "base64").toString("utf8")) as StoredRun;
+  const { seal: _seal, ...state } = JSON.parse(Buffer.from(body.content, "base64").toString("utf8")) as StoredRun & { seal?: string };
+  return state;
 }
 
 /** A short view of a journal for snapshots: statuses, the outbox and the events of the write. */
@@ -649,7 +654,7 @@ export async function startApp(options: ForgeAppOptions = {}): Promise<TestApp> 
       throttle: { enabled: false },
     })),
   });
-  const forge = createForgeApp({ background: false, now: () => NOW, replicaId: TEST_REPLICA, ...options });
+  const forge = createForgeApp({ background: false, now: () => NOW, replicaId: TEST_REPLICA, journalKey: JOURNAL_KEY, ...options });
   await probot.load(forge);
   return {
     probot,

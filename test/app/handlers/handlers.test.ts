@@ -1374,6 +1374,8 @@ describe("check_suite", () => {
       gitRef(branchOf("a", 1), RECORD),
     ]);
     gh.journal(before);
+    // Read just before merging: the PR is still the task's own (head the attempt's branch, base the integration branch).
+    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
@@ -1479,6 +1481,7 @@ describe("a restart between a check run and the journal write that records it", 
       status: "completed",
       conclusion: "success",
     });
+    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
