@@ -7,6 +7,7 @@
 import type { LeafInput } from "../core/inputs.js";
 import { planDir } from "../core/layout.js";
 import { validateDagChange } from "../core/plan/validate.js";
+import { formatProblem } from "../core/problems.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
 import { pinnedDag, planNodes, readPlan } from "./plan-source.js";
@@ -34,7 +35,7 @@ export async function overlayInput(
   else if (plan.problems.length) {
     problem = `the plan does not pass \`forge validate\`:\n${plan.problems
       .slice(0, 20)
-      .map((p) => `- \`${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""}\` ${p.field ?? ""} — ${p.message}`)
+      .map((p) => `- ${formatProblem({ ...p, file: `${planDir(planId)}/${p.file}` }, { markdown: true })}`)
       .join("\n")}`;
   } else {
     const changes = validateDagChange(pinnedDag(journal), plan.parsed.dag.data!);

@@ -7,13 +7,15 @@
  * bounds fails the check unread. Nothing read is executed: front matter is YAML only
  * (src/core/front-matter.ts), dag.json is JSON.
  */
+import { CONFIG_PATH } from "../core/config.js";
 import { planDir } from "../core/layout.js";
 import type { Problem } from "../core/plan/problem.js";
+import { formatProblem } from "../core/problems.js";
 import { validateDagChange } from "../core/plan/validate.js";
 import type { CheckRunFields, GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
 import { touchedPlans } from "./normalize.js";
-import { CONFIG_PATH, pinnedDag, readConfig, readPlan } from "./plan-source.js";
+import { pinnedDag, readConfig, readPlan } from "./plan-source.js";
 
 export const PLAN_CHECK_NAME = "forge · plan";
 
@@ -123,9 +125,7 @@ export async function checkPlanPullRequest(
     ? [
         `${found.length} problem${found.length === 1 ? "" : "s"}:`,
         "",
-        ...found
-          .slice(0, 100)
-          .map(({ path, problem }) => `- \`${path}${problem.line ? `:${problem.line}` : ""}\` ${problem.field ?? ""} — ${problem.message}`),
+        ...found.slice(0, 100).map(({ path, problem }) => `- ${formatProblem({ ...problem, file: path }, { markdown: true })}`),
       ].join("\n")
     : `Checked ${[...plans.keys()].map((p) => `\`${p}\``).join(", ")}${configChanged ? `${plans.size ? " and " : ""}\`${CONFIG_PATH}\`` : ""}: no problems.`;
   await port.createCheckRun({

@@ -4,7 +4,7 @@
  * plan by the same rules.
  */
 import { createHash } from "node:crypto";
-import { parse as parseYaml } from "yaml";
+import { CONFIG_PATH, parseConfigText, type ConfigRead } from "../core/config.js";
 import type { PlanNodeInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
 import type { Dag } from "../core/schemas/dag.js";
@@ -12,42 +12,12 @@ import { planDir } from "../core/layout.js";
 import { parsePlan, type ParsedPlan, type PlanSource } from "../core/plan/parse.js";
 import type { Problem } from "../core/plan/problem.js";
 import { validatePlan } from "../core/plan/validate.js";
-import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import type { GitHubPort } from "../github/port.js";
-
-export const CONFIG_PATH = ".github/forge.yml";
-
-export type ConfigRead = { ok: true; config: ForgeConfig } | { ok: false; problems: Problem[] };
 
 /** `.github/forge.yml` at `ref`, with every default applied; a missing file is the defaults. */
 export async function readConfig(port: GitHubPort, ref: string): Promise<ConfigRead> {
   const file = await port.readFile(CONFIG_PATH, ref);
-  if (!file) return { ok: true, config: forgeConfigSchema.parse({}) };
-  let raw: unknown;
-  try {
-    raw = parseYaml(file.content) ?? {};
-  } catch (e) {
-    const linePos = (e as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    return {
-      ok: false,
-      problems: [
-        {
-          file: CONFIG_PATH,
-          ...(linePos ? { line: linePos } : {}),
-          message: `not valid YAML: ${(e as Error).message.split("\n")[0]}`,
-          rule: "unreadable-yaml",
-        } as Problem,
-      ],
-    };
-  }
-  const parsed = forgeConfigSchema.safeParse(raw);
-  if (parsed.success) return { ok: true, config: parsed.data };
-  return {
-    ok: false,
-    problems: parsed.error.issues.map(
-      (i) => ({ file: CONFIG_PATH, field: i.path.join("."), message: i.message, rule: "invalid-frontmatter" }) as Problem,
-    ),
-  };
+  return parseConfigText(file?.content);
 }
 
 /** Every file of `.forge/plans/<planId>/` validation needs, read at `ref`. */

@@ -10,7 +10,7 @@ import { readFrontMatter } from "../front-matter.js";
 import { dagSchema, type Dag } from "../schemas/dag.js";
 import { overlayFrontmatterSchema, type OverlayFrontmatter } from "../schemas/overlay.js";
 import { taskFrontmatterSchema, type TaskFrontmatter } from "../schemas/task.js";
-import { fieldPath } from "./problem.js";
+import { fieldPath, toIssues, type SchemaIssue } from "../problems.js";
 
 /** The texts of a plan folder, keyed by path relative to the folder (`tasks/a.md`, `dag.json`). */
 export interface PlanSource {
@@ -25,13 +25,6 @@ export interface PlanSource {
   dirs: ReadonlySet<string>;
   /** Files that exist but could not be read. */
   unreadable: { file: string; message: string }[];
-}
-
-/** A schema complaint, kept as data: `path` is zod's path. */
-export interface SchemaIssue {
-  path: PropertyKey[];
-  code: string;
-  message: string;
 }
 
 export interface ParseError {
@@ -232,19 +225,6 @@ export function fieldLines(f: FrontmatterFile<unknown>): Record<string, number> 
     linesOf.set(f, lines);
   }
   return lines;
-}
-
-/** zod issues as data; an unknown key becomes one issue at that key's path. */
-export function toIssues(error: z.ZodError): SchemaIssue[] {
-  const out: SchemaIssue[] = [];
-  for (const issue of error.issues) {
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) out.push({ path: [...issue.path, key], code: issue.code, message: "unknown field" });
-    } else {
-      out.push({ path: [...issue.path], code: issue.code, message: issue.message });
-    }
-  }
-  return out;
 }
 
 function collectYamlLines(node: unknown, lc: LineCounter, lines: Record<string, number>, prefix: PropertyKey[] = [], depth = 0): void {

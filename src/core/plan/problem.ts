@@ -1,3 +1,5 @@
+import type { FileProblem } from "../problems.js";
+
 /**
  * What `forge validate` reports. Every rule of docs/formats.md#validation-rules has an id here, so tools (and tests) can
  * tell problems apart without parsing messages.
@@ -31,14 +33,11 @@ export const PLAN_RULES = {
 
 export type PlanRule = keyof typeof PLAN_RULES;
 
-/** One thing wrong with a plan. `file` is relative to the plan folder, with `/` separators. */
-export interface Problem {
-  file: string;
-  /** 1-based line in `file`, when known. */
-  line?: number;
-  /** The field concerned, as a path: `dependencies[2]`, `nodes[4].agentType`, `## Context`. */
-  field?: string;
-  message: string;
+/**
+ * One thing wrong with a plan, and the rule it breaks. `file` is relative to the plan folder, with `/`
+ * separators. `.github/forge.yml`'s problems have the same shape (docs/formats.md#validation-rules).
+ */
+export interface Problem extends FileProblem {
   rule: PlanRule;
 }
 
@@ -53,16 +52,6 @@ export function problem(at: Location, rule: PlanRule, message: string): Problem 
     message,
     rule,
   };
-}
-
-/** `dependencies[2].from` from a zod or YAML path. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else out += out === "" ? String(key) : `.${String(key)}`;
-  }
-  return out;
 }
 
 /** Problems in a stable order: by file, then line, then field. */

@@ -1,7 +1,8 @@
 /** dag.json: readable, valid by its schema, and equal to the DAG the task files and overlays describe. */
+import { fieldPath } from "../problems.js";
 import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.js";
 import type { DagFile, ParsedPlan } from "./parse.js";
-import { fieldPath, problem, type Location, type Problem } from "./problem.js";
+import { problem, type Location, type Problem } from "./problem.js";
 import { issueMessage, type TaskEntry } from "./validate-files.js";
 import type { OverlayDep } from "./validate-overlays.js";
 

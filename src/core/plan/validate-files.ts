@@ -4,8 +4,9 @@
  */
 import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.js";
 import { TASK_BODY_SECTIONS } from "../schemas/task.js";
-import { fieldLines, type FrontmatterFile, type ParsedPlan, type SchemaIssue, type Section, type TaskFile } from "./parse.js";
-import { fieldPath, problem, type PlanRule, type Problem } from "./problem.js";
+import { fieldPath, type SchemaIssue } from "../problems.js";
+import { fieldLines, type FrontmatterFile, type ParsedPlan, type Section, type TaskFile } from "./parse.js";
+import { problem, type PlanRule, type Problem } from "./problem.js";
 
 /** A task file as the graph sees it: fields read leniently, so one bad field does not hide the rest. */
 export interface TaskEntry {
