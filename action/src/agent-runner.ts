@@ -9,6 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
+import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 
 /** What the pipeline gathered for the agent (texts from outside the plan already sanitized). */
@@ -164,21 +165,21 @@ export function createCommandRunner(options: CommandRunnerOptions): AgentRunner 
         lines(child.stderr, "stderr");
         child.on("error", (err) => {
           transcript.write(`${JSON.stringify({ t: Date.now() - startedAt, stream: "runner", line: `failed to start: ${err.message}` })}\n`);
-          resolve(1);
+          resolve(EXIT_CODES.FAILURE);
         });
         child.on("close", (code, sig) => {
           req.signal.removeEventListener("abort", stop);
           // The group may hold children that outlived the leader.
           killGroup(child.pid, "SIGKILL");
-          resolve(code ?? (sig ? 20 : 1));
+          resolve(code ?? (sig ? EXIT_CODES.INTERRUPTED : EXIT_CODES.FAILURE));
         });
       });
       await new Promise<void>((r) => transcript.end(r));
-      const known = [0, 1, 2, 3, 10, 11, 12, 20, 21];
+      const known = isExitCode(exitCode);
       return {
-        exitCode: known.includes(exitCode) ? exitCode : 1,
+        exitCode: known ? exitCode : EXIT_CODES.FAILURE,
         agent: "command",
-        ...(known.includes(exitCode) ? {} : { error: `the agent command exited with ${exitCode}` }),
+        ...(known ? {} : { error: `the agent command exited with ${exitCode}` }),
       };
     },
   };

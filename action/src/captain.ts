@@ -16,6 +16,7 @@
 import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { sanitizeUntrusted } from "../../src/agent/secrets.js";
+import { EXIT_CODES, succeeded } from "../../src/core/exit-codes.js";
 import type { ChangeRequestState, Journal } from "../../src/core/journal.js";
 import { planDir as planDirOf } from "../../src/core/layout.js";
 import { loadPlan } from "../../src/core/plan/load.js";
@@ -23,7 +24,7 @@ import { validatePlan } from "../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunOutcome, TaskContext } from "./agent-runner.js";
 import { readJournal } from "./dispatch-check.js";
-import { commitMessage } from "./git.js";
+import { messageWithTrailers } from "./git.js";
 import { NO_LOG, neutralReport, type JobArgs, type MainDeps, type MainInput, type NeutralReport } from "./job.js";
 import { isProtectedPath } from "./protected-paths.js";
 import { exitCodeOfStop, supervise } from "./supervisor.js";
@@ -88,7 +89,10 @@ async function runCaptainAgent(
     (ctl) =>
       deps.agent
         .run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) })
-        .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
+        .catch((err: unknown): AgentRunOutcome => ({
+          exitCode: EXIT_CODES.FAILURE,
+          error: `the agent runner failed: ${(err as Error).message}`,
+        })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -233,23 +237,23 @@ export async function captainJob(args: {
   // Only the plan folder: anything else the Captain changed is put back (workflows included).
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir, warnings);
 
-  if (exitCode === 0 || exitCode === 12) {
+  if (succeeded(exitCode)) {
     const problems = await planProblems(path.join(input.workspace, planDir));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir}/`)))
       problems.unshift(`no overlay was written under ${planDir}/overlays/`);
     if (problems.length) {
-      exitCode = 10;
+      exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the amended plan is not valid: ${problems.slice(0, 10).join("; ")}`);
     }
   }
   const error = errors.length ? errors.join("; ") : undefined;
   const summaryHead = `### Forge · Captain for ${cr.id}\n\n`;
-  if (!(exitCode === 0 || exitCode === 12) || planChanges.length === 0) {
+  if (!succeeded(exitCode) || planChanges.length === 0) {
     const why = error ?? "the Captain changed nothing in the plan folder";
     log.warning(`Captain for ${cr.id}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === 0 ? 1 : exitCode,
+      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -259,7 +263,7 @@ export async function captainJob(args: {
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path.basename(overlayFile, ".md")})`;
   const headSha = await git.commit(
-    commitMessage(title, `Answers Change Request ${cr.id}${issue !== undefined ? ` (#${issue})` : ""}.`, [
+    messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== undefined ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
       ["Forge-Run", journal.runId],
       ["Agent", deps.agent.name],
@@ -358,7 +362,15 @@ export async function captainPlanJob(args: {
   if (!title && !body) {
     const why = `the dispatch carries no text of issue #${issue} (context title and body): there is nothing to plan from`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
-    return { kind: "captain", exitCode: 2, branch, error: why, warnings, summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n` };
+    // 2, not 1: nothing to plan from is not worth another try (docs/runner.md#exit-codes lists it under 2).
+    return {
+      kind: "captain",
+      exitCode: EXIT_CODES.DEPTH_EXCEEDED,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}${issue}\n\nNo plan: ${why}.\n`,
+    };
   }
   // A new folder: the title's words, else issue-<n>; never an existing plan's.
   let planId = planIdFromTitle(title, issue);
@@ -406,20 +418,20 @@ export async function captainPlanJob(args: {
   const errors = agentRun.errors;
 
   const { kept } = await stageOnly(git, branch, preHead, planDir, warnings);
-  if ((exitCode === 0 || exitCode === 12) && kept.length) {
+  if (succeeded(exitCode) && kept.length) {
     const problems = await planProblems(path.join(input.workspace, planDir));
     if (problems.length) {
-      exitCode = 10;
+      exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
     }
   }
   const error = errors.length ? errors.join("; ") : undefined;
-  if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
+  if (!succeeded(exitCode) || kept.length === 0) {
     const why = error ?? `the Captain wrote nothing in ${planDir}/`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === 0 ? 1 : exitCode,
+      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -428,7 +440,7 @@ export async function captainPlanJob(args: {
   }
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
   const headSha = await git.commit(
-    commitMessage(prTitle, `Written from issue #${issue}.`, [
+    messageWithTrailers(prTitle, `Written from issue #${issue}.`, [
       ["Task", taskId],
       ["Agent", deps.agent.name],
     ]),

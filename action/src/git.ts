@@ -8,18 +8,7 @@
  * running beside us, and a persisted config would hand the token to the agent, which must never see it.
  */
 import { spawn } from "node:child_process";
-
-export class GitError extends Error {
-  constructor(
-    message: string,
-    readonly args: string[],
-    readonly code: number | null,
-    readonly stderr: string,
-  ) {
-    super(message);
-    this.name = "GitError";
-  }
-}
+import { GitError } from "../../src/core/git-error.js";
 
 export interface GitResult {
   stdout: string;
@@ -160,7 +149,7 @@ export class Git {
 }
 
 /** A commit message with a trailer block (git interpret-trailers reads the last paragraph). */
-export function commitMessage(subject: string, body: string | undefined, trailers: Array<[string, string]>): string {
+export function messageWithTrailers(subject: string, body: string | undefined, trailers: Array<[string, string]>): string {
   const parts = [subject.replace(/\s*\n\s*/g, " ").trim()];
   if (body && body.trim()) parts.push(body.trim());
   parts.push(trailers.map(([k, v]) => `${k}: ${v.replace(/\s*\n\s*/g, " ")}`).join("\n"));

@@ -29,7 +29,8 @@ export interface MainInput {
   jobStartedAt?: number;
 }
 
-export interface Logger {
+/** Where a job logs: the workflow log's lines and warnings (the App's `Logger` is another, structured one). */
+export interface JobLogger {
   info(message: string): void;
   warning(message: string): void;
 }
@@ -40,7 +41,7 @@ export interface MainDeps {
   git: Git;
   agent: AgentRunner;
   now?: () => number;
-  log?: Logger;
+  log?: JobLogger;
   /** Uploads the session folder as a workflow artifact; absent when the artifact service is not available. */
   uploadArtifact?: (name: string, rootDir: string, files: string[]) => Promise<void>;
   /** Aborted when the job is cancelled (SIGINT/SIGTERM from the runner). */
@@ -103,11 +104,11 @@ export class JobError extends Error {
   }
 }
 
-export const NO_LOG: Logger = { info: () => {}, warning: () => {} };
+export const NO_LOG: JobLogger = { info: () => {}, warning: () => {} };
 
 /** This dispatch is no longer current (or its attempt already ended): the job changes nothing. */
 export function neutralReport(
-  log: Logger,
+  log: JobLogger,
   heading: string,
   reason: string,
   tail = " This dispatch is no longer current, so the job changed nothing.",

@@ -14,7 +14,7 @@ import { CAPTAIN_ID, CAPTAIN_PLAN_ID, captainDispatchJob, captainPlanJob } from 
 import type { JobArgs, JobReport } from "./job.js";
 import { taskJob } from "./task/job.js";
 
-export type { AttemptReport, JobArgs, JobReport, Logger, MainDeps, MainInput, NeutralReport, Timings } from "./job.js";
+export type { AttemptReport, JobArgs, JobReport, JobLogger, MainDeps, MainInput, NeutralReport, Timings } from "./job.js";
 export { JobError } from "./job.js";
 
 export interface JobKind {

@@ -4,6 +4,7 @@
  * 65,536 characters (GITHUB-FACTS.md), so a long one is cut at a line boundary, an open code fence is
  * closed, and a link to the full file on the branch ends it.
  */
+import { exitMeaning } from "../../src/core/exit-codes.js";
 import type { WalkthroughFrontmatter } from "../../src/core/schemas/walkthrough.js";
 
 export const PR_BODY_LIMIT = 65_536;
@@ -120,22 +121,6 @@ export interface FailureBodyInput {
   headSha?: string;
   jobUrl?: string;
   notes?: string[];
-}
-
-const EXIT_MEANING: Record<number, string> = {
-  0: "success",
-  1: "failed",
-  2: "failed (depth budget spent; not retried)",
-  3: "waiting for a person",
-  10: "needs refinement",
-  11: "escalated (Change Request)",
-  12: "partial success",
-  20: "cancelled",
-  21: "timed out / stalled",
-};
-
-export function exitMeaning(code: number): string {
-  return EXIT_MEANING[code] ?? `exit ${code}`;
 }
 
 /** The PR body while the agent works, and when an attempt ends without a valid walkthrough. */

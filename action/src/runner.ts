@@ -10,13 +10,13 @@ import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
 import { parse as parseYaml } from "yaml";
 import { Masker } from "../../src/agent/secrets.js";
+import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { Git } from "./git.js";
 import { createOctokitGitHub, type JobGitHub } from "./github.js";
 import { actionInputSchema, describeIssues, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
 import { main, type JobReport } from "./main.js";
-import { exitMeaning } from "./render.js";
 import { createStagesRunner } from "./stages-runner.js";
 
 export class ConfigError extends Error {
@@ -221,7 +221,7 @@ async function reportOutcome(report: JobReport, input: ActionInput): Promise<str
     });
     for (const w of report.warnings) core.warning(w);
     await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12)
+    if (!succeeded(report.exitCode))
       return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
     return undefined;
   }
@@ -235,7 +235,7 @@ async function reportOutcome(report: JobReport, input: ActionInput): Promise<str
   for (const w of report.warnings) core.warning(w);
   core.info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
   await writeSummary(report.summary);
-  if (report.exitCode !== 0 && report.exitCode !== 12) {
+  if (!succeeded(report.exitCode)) {
     return `Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`;
   }
   return undefined;

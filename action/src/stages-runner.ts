@@ -10,6 +10,7 @@ import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
 import { runStages } from "../../src/agent/stages.js";
 import type { AdapterName } from "../../src/agent/types.js";
+import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunner } from "./agent-runner.js";
 
 export interface StagesRunnerOptions {
@@ -106,7 +107,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.question ? { question: r.question } : {}),
         ...(r.refinement ? { refinement: r.refinement } : {}),
         ...(r.rateLimitedUntil ? { rateLimitedUntil: r.rateLimitedUntil } : {}),
-        ...(r.error && r.exitCode !== 0 ? { error: r.error } : {}),
+        ...(r.error && r.exitCode !== EXIT_CODES.SUCCESS ? { error: r.error } : {}),
         agent: options.adapter,
         ...(r.model ? { model: r.model } : {}),
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),

@@ -7,6 +7,7 @@
  * one past its wall clock is stopped through its AbortSignal; the pipeline then commits and pushes
  * whatever it left (exit 21). A cancel of the job (SIGINT from the runner) stops it the same way (exit 20).
  */
+import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunOutcome, Progress } from "./agent-runner.js";
 
 export type StopReason = "stalled" | "idle" | "wall_clock" | "cancelled";
@@ -107,5 +108,5 @@ export async function supervise(
 
 /** The attempt's exit code when the pipeline stopped the agent (see docs/runner.md#exit-codes). */
 export function exitCodeOfStop(reason: StopReason): number {
-  return reason === "cancelled" ? 20 : 21;
+  return reason === "cancelled" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }

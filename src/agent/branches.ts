@@ -4,6 +4,7 @@
  * head and merged back into it. The job pipeline decides when to use them and whether to push them.
  */
 import { execFile } from "node:child_process";
+import { GitError } from "../core/git-error.js";
 
 export interface GitResult {
   code: number;
@@ -22,18 +23,14 @@ export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promi
 
 async function gitOk(cwd: string, args: string[]): Promise<string> {
   const r = await git(cwd, args);
-  if (r.code !== 0) throw new GitError(args, r);
+  if (r.code !== 0) throw gitFailed(args, r);
   return r.stdout.trim();
 }
 
-export class GitError extends Error {
-  constructor(
-    readonly args: string[],
-    readonly result: GitResult,
-  ) {
-    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
-    this.name = "GitError";
-  }
+/** A failed git command as a `GitError`: its last three lines of output (stderr, else stdout) in the message. */
+function gitFailed(args: string[], result: GitResult): GitError {
+  const tail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
+  return new GitError(`git ${args.join(" ")} failed (${result.code}): ${tail}`, args, result.code, result.stderr);
 }
 
 /** `-c user.name/-c user.email` when the repository has no identity, so Forge's commits never fail on it. */
@@ -73,7 +70,8 @@ export async function commitAll(cwd: string, message: string): Promise<string | 
   return gitOk(cwd, ["rev-parse", "HEAD"]);
 }
 
-export type MergeResult = { merged: true; head: string; changed: boolean } | { merged: false; conflicts: string[] };
+/** How a merge in a local checkout went (a server-side merge is the GitHub port's `MergeResult`). */
+export type LocalMergeResult = { merged: true; head: string; changed: boolean } | { merged: false; conflicts: string[] };
 
 /** Files with unresolved conflicts. */
 export async function conflictedFiles(cwd: string): Promise<string[]> {
@@ -88,12 +86,12 @@ export async function conflictedFiles(cwd: string): Promise<string[]> {
  * Merges `ref` into the checked-out branch (`--no-ff`). On a conflict the merge is left in progress
  * so a sub-agent can resolve it; call `concludeMerge` or `abortMerge` afterwards.
  */
-export async function mergeRef(cwd: string, ref: string, message?: string): Promise<MergeResult> {
+export async function mergeRef(cwd: string, ref: string, message?: string): Promise<LocalMergeResult> {
   const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
   const r = await git(cwd, [...(await identity(cwd)), "merge", "--no-ff", "--no-edit", ...(message ? ["-m", message] : []), ref]);
   if (r.code !== 0) {
     const conflicts = await conflictedFiles(cwd);
-    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
+    if (conflicts.length === 0) throw gitFailed(["merge", ref], r);
     return { merged: false, conflicts };
   }
   const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
@@ -101,7 +99,7 @@ export async function mergeRef(cwd: string, ref: string, message?: string): Prom
 }
 
 /** Finishes a merge whose conflicts were resolved in the work tree; fails when markers remain. */
-export async function concludeMerge(cwd: string): Promise<MergeResult> {
+export async function concludeMerge(cwd: string): Promise<LocalMergeResult> {
   await gitOk(cwd, ["add", "-A"]);
   const left = await conflictedFiles(cwd);
   const markers = await git(cwd, ["diff", "--cached", "--check"]);
@@ -131,7 +129,7 @@ export async function abortMerge(cwd: string): Promise<void> {
  * Commits what the sub-agent left on `subBranch`, checks the parent out again and merges the
  * sub-branch into it.
  */
-export async function finishSubBranch(cwd: string, parentBranch: string, subBranch: string, message: string): Promise<MergeResult> {
+export async function finishSubBranch(cwd: string, parentBranch: string, subBranch: string, message: string): Promise<LocalMergeResult> {
   await commitAll(cwd, message);
   await gitOk(cwd, ["checkout", "-q", parentBranch]);
   return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);

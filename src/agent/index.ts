@@ -48,9 +48,8 @@ export {
   commitAll,
   conflictedFiles,
   currentBranch,
-  GitError,
 } from "./branches.js";
-export type { MergeResult } from "./branches.js";
+export type { LocalMergeResult } from "./branches.js";
 export {
   parseAgentWalkthrough,
   completeWalkthrough,

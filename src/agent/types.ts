@@ -2,6 +2,7 @@
  * Types shared by the agent layer (layers 0–2, see docs/runner.md#layers): what a spawn takes and returns, and the
  * progress events the runner's heartbeat watches.
  */
+import type { ExitCode, ExitStatus } from "../core/exit-codes.js";
 import type { Masker } from "./secrets.js";
 
 /** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
@@ -25,37 +26,6 @@ export type AgentKind = (typeof AGENT_KINDS)[number];
 export function isAgentKind(value: unknown): value is AgentKind {
   return typeof value === "string" && (AGENT_KINDS as readonly string[]).includes(value);
 }
-
-/** Exit codes of an agent session (see docs/runner.md#exit-codes). */
-export type ForgeExitCode = 0 | 1 | 2 | 3 | 10 | 11 | 12 | 20 | 21;
-export const FORGE_EXIT_CODES: readonly ForgeExitCode[] = [0, 1, 2, 3, 10, 11, 12, 20, 21];
-
-export function isForgeExitCode(n: unknown): n is ForgeExitCode {
-  return typeof n === "number" && (FORGE_EXIT_CODES as readonly number[]).includes(n);
-}
-
-export type SpawnStatus =
-  | "success"
-  | "failure"
-  | "depth_exceeded"
-  | "human_input"
-  | "needs_refinement"
-  | "needs_escalation"
-  | "partial"
-  | "interrupted"
-  | "timeout";
-
-export const STATUS_OF_EXIT: Record<ForgeExitCode, SpawnStatus> = {
-  0: "success",
-  1: "failure",
-  2: "depth_exceeded",
-  3: "human_input",
-  10: "needs_refinement",
-  11: "needs_escalation",
-  12: "partial",
-  20: "interrupted",
-  21: "timeout",
-};
 
 export type ProgressKind =
   "start" | "system" | "text" | "tool_use" | "tool_result" | "result" | "stderr" | "output" | "rate_limit" | "retry" | "exit";
@@ -164,8 +134,9 @@ export interface SpawnError {
 }
 
 export interface SpawnResult {
-  exitCode: ForgeExitCode;
-  status: SpawnStatus;
+  /** See docs/runner.md#exit-codes (src/core/exit-codes.ts). */
+  exitCode: ExitCode;
+  status: ExitStatus;
   error?: SpawnError;
   timedOut?: "wall" | "idle";
   /** ISO time the model's usage limit resets, when it outlasts the deadline (exit code 1, not a failure for the App). */

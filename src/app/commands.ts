@@ -3,10 +3,11 @@
  * the collaborator-permission API (write, maintain or admin), and bots are never obeyed.
  */
 
-export const COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"] as const;
-export type CommandName = (typeof COMMANDS)[number];
+/** The `/forge` commands (the `forge` command line's subcommands are `COMMANDS` of src/cli/commands/index.ts). */
+export const SLASH_COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"] as const;
+export type SlashCommandName = (typeof SLASH_COMMANDS)[number];
 
-export type ParsedCommand = { name: CommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
+export type ParsedCommand = { name: SlashCommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
 
 /** GitHub keeps a comment to 65,536 characters; nothing longer is read. */
 const MAX_BODY = 65_536;
@@ -46,13 +47,13 @@ export function parseCommand(body: string): ParsedCommand | undefined {
   const first = lines[at]!.trim().slice("/forge".length).trim();
   const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
   const name = word.toLowerCase();
-  if (!(COMMANDS as readonly string[]).includes(name)) return { name: "unknown", word };
+  if (!(SLASH_COMMANDS as readonly string[]).includes(name)) return { name: "unknown", word };
   const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
   const more = lines
     .slice(at + 1)
     .join("\n")
     .trim();
-  return { name: name as CommandName, args, rest: [afterWord, more].filter(Boolean).join("\n") };
+  return { name: name as SlashCommandName, args, rest: [afterWord, more].filter(Boolean).join("\n") };
 }
 
 export const WRITE_PERMISSIONS = new Set(["admin", "maintain", "write"]);

@@ -3,6 +3,7 @@
  * the runner's record commit, and its result. Pure except `readResult`, which reads one file, and
  * `withContainment`, which compares commits.
  */
+import { EXIT_CODES, succeeded } from "../core/exit-codes.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
 import { resultPath, TRAILERS } from "../core/layout.js";
@@ -160,7 +161,8 @@ export async function endedJobInput(
  * compares that parent, read from GitHub, with the walkthrough's head_sha.
  */
 export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: string, recordParent: string | undefined): LeafInput {
-  if (!read.ok) return { kind: "agent.finished", taskId: ref.taskId, attempt: ref.attempt, exitCode: 1, error: read.error, recordSha };
+  if (!read.ok)
+    return { kind: "agent.finished", taskId: ref.taskId, attempt: ref.attempt, exitCode: EXIT_CODES.FAILURE, error: read.error, recordSha };
   const r = read.result;
   const w = r.walkthrough;
   return {
@@ -186,7 +188,7 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
     ...(r.refinement ? { refinement: r.refinement } : {}),
     ...(r.question ? { question: r.question } : {}),
     ...(r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {}),
-    ...(r.exit_code === 11
+    ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION
       ? {
           changeRequest: {
             title: r.error ?? `${ref.taskId} needs the plan amended`,
@@ -207,7 +209,7 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
  */
 export async function withContainment(port: GitHubPort, journal: Journal, input: LeafInput): Promise<LeafInput> {
   if (input.kind !== "agent.finished" || input.uncontainedUpstreams !== undefined || !input.recordSha) return input;
-  if (input.exitCode !== 0 && input.exitCode !== 12) return input;
+  if (!succeeded(input.exitCode)) return input;
   const k = journal.plan.nodes.findIndex((n) => n.id === input.taskId);
   const node = journal.plan.nodes[k];
   const t = journal.tasks[k];

@@ -10,7 +10,7 @@ import type { RepoRuntime } from "./runtime.js";
  * (state branch, journal, first effects). Refused, with the problems to tell, while another run of
  * the plan is running or when the config or the plan at that commit does not hold.
  */
-export async function startRun(
+export async function startPlanRun(
   ctx: AppContext,
   rt: RepoRuntime,
   planId: string,

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, type Dirent } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GitError } from "../core/git-error.js";
 import { objectInfo, parseTree, readObject, serializeTree, typeOfMode, writeObject, type RawTreeEntry } from "./objects.js";
 
 export { closeReaders } from "./objects.js";
@@ -16,16 +17,6 @@ export interface GitIdentity {
   email: string;
   /** ISO-8601 date */
   date: string;
-}
-
-export class GitError extends Error {
-  constructor(
-    message: string,
-    readonly code: number | null,
-    readonly stderr: string,
-  ) {
-    super(message);
-  }
 }
 
 const baseEnv = {
@@ -74,7 +65,7 @@ export function runGit(
     child.on("close", (code) => {
       const stdout = Buffer.concat(out);
       const stderr = Buffer.concat(err).toString("utf8");
-      if (code !== 0 && !opts.allowFail) reject(new GitError(`git ${args.join(" ")} failed: ${stderr.trim()}`, code, stderr));
+      if (code !== 0 && !opts.allowFail) reject(new GitError(`git ${args.join(" ")} failed: ${stderr.trim()}`, args, code, stderr));
       else resolve({ stdout, stderr, code: code ?? -1 });
     });
     child.stdin.on("error", () => undefined);
@@ -219,10 +210,11 @@ export async function hashBlob(gitDir: string, content: Buffer): Promise<string>
 /** Reads an object of the given type (peeling commits to trees when a tree is asked for). */
 async function readTyped(gitDir: string, name: string, type: "blob" | "tree" | "commit"): Promise<Buffer> {
   const o = await readObject(gitDir, name);
-  if (!o) throw new GitError(`git cat-file ${type} ${name} failed: fatal: Not a valid object name ${name}`, 128, "");
+  if (!o)
+    throw new GitError(`git cat-file ${type} ${name} failed: fatal: Not a valid object name ${name}`, ["cat-file", type, name], 128, "");
   if (o.type === type) return o.body;
   if (type === "tree" && o.type === "commit") return readTyped(gitDir, parseCommit(name, o.body.toString("utf8")).tree, "tree");
-  throw new GitError(`git cat-file ${type} ${name} failed: fatal: ${name} is a ${o.type}`, 128, "");
+  throw new GitError(`git cat-file ${type} ${name} failed: fatal: ${name} is a ${o.type}`, ["cat-file", type, name], 128, "");
 }
 
 export async function readBlob(gitDir: string, sha: string): Promise<Buffer> {
@@ -467,7 +459,7 @@ export async function buildTree(gitDir: string, baseTree: string | undefined, ch
     if (!parts.length) continue;
     // git refuses these paths in an index ("invalid path"), so the tree never holds them.
     if (parts.some((p) => p === "." || p === ".." || p.toLowerCase() === ".git" || p.includes("\0")))
-      throw new GitError(`error: invalid path '${c.path}'`, 128, `error: invalid path '${c.path}'`);
+      throw new GitError(`error: invalid path '${c.path}'`, ["update-index", "--index-info"], 128, `error: invalid path '${c.path}'`);
     let node: Node | undefined = root;
     for (const p of parts.slice(0, -1)) {
       node = await child(node, p, !!c.sha);
@@ -606,10 +598,11 @@ export async function mergeTrees(gitDir: string, ours: string, theirs: string): 
 }
 
 async function mergeTreesUncached(gitDir: string, ours: string, theirs: string): Promise<string | undefined> {
-  const r = await runGit(gitDir, ["merge-tree", "--write-tree", "--no-messages", ours, theirs], { allowFail: true });
+  const args = ["merge-tree", "--write-tree", "--no-messages", ours, theirs];
+  const r = await runGit(gitDir, args, { allowFail: true });
   if (r.code === 0) return r.stdout.toString().split("\n")[0]!.trim();
   if (r.code === 1) return undefined;
-  throw new GitError(`git merge-tree failed: ${r.stderr}`, r.code, r.stderr);
+  throw new GitError(`git merge-tree failed: ${r.stderr}`, args, r.code, r.stderr);
 }
 
 /** Commits reachable from `head` and not from `base`, oldest first. */

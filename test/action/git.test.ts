@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { basicAuthHeader, commitMessage, Git } from "../../action/src/git.js";
+import { basicAuthHeader, messageWithTrailers, Git } from "../../action/src/git.js";
 import { isProtectedPath, revertProtectedChanges } from "../../action/src/protected-paths.js";
 import { TRAILERS } from "../../src/core/layout.js";
 
@@ -19,7 +19,7 @@ function repo(name: string): Git {
 
 describe("commit messages and trailers", () => {
   it("puts the trailers in the last paragraph, where git interpret-trailers finds them", async () => {
-    const msg = commitMessage("forge(t1): Add the thing\nwith a newline", "Partial work.", [
+    const msg = messageWithTrailers("forge(t1): Add the thing\nwith a newline", "Partial work.", [
       [TRAILERS.run, "r1"],
       [TRAILERS.task, "t1"],
       [TRAILERS.attempt, "2"],
@@ -35,7 +35,7 @@ describe("commit messages and trailers", () => {
     writeFileSync(path.join(g.dir, "a"), "a");
     await g.run(["add", "a"]);
     const sha = await g.commit(
-      commitMessage("forge(t1): T", undefined, [
+      messageWithTrailers("forge(t1): T", undefined, [
         ["Task", "t1"],
         ["Attempt", "1"],
         ["Agent", "command"],

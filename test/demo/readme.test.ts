@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { COMMANDS as SLASH_COMMANDS } from "../../src/app/commands.js";
+import { SLASH_COMMANDS } from "../../src/app/commands.js";
 import { COMMANDS as CLI_COMMANDS } from "../../src/cli/commands/index.js";
 import { Command } from "commander";
 import { configFields, configReference } from "./config-reference.js";

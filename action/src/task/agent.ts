@@ -3,6 +3,7 @@
  * attempt's events with each heartbeat; a stage end pushes the work so far. The verdict starts
  * here: the agent's exit code, or the code of why it was stopped.
  */
+import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome } from "../agent-runner.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { pushProgress } from "./branch.js";
@@ -51,7 +52,10 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           },
         })
-        .catch((err: unknown): AgentRunOutcome => ({ exitCode: 1, error: `the agent runner failed: ${(err as Error).message}` })),
+        .catch((err: unknown): AgentRunOutcome => ({
+          exitCode: EXIT_CODES.FAILURE,
+          error: `the agent runner failed: ${(err as Error).message}`,
+        })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),

@@ -2,7 +2,7 @@
  * The task branch while the attempt runs: pushes (one round trip saved when the remote already has
  * the head), the agent's work staged over the fold base, and the progress push at each stage end.
  */
-import { commitMessage } from "../git.js";
+import { messageWithTrailers } from "../git.js";
 import { isProtectedPath, revertProtectedChanges } from "../protected-paths.js";
 import { attemptTrailers } from "../start-head.js";
 import type { TaskAttempt } from "./context.js";
@@ -53,7 +53,7 @@ export async function pushProgress(a: TaskAttempt, stage: string): Promise<void>
   const { pending } = await stageWork(a);
   if (pending)
     branchState.foldBase = await git.commit(
-      commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, undefined, [
+      messageWithTrailers(`forge(${a.ids.taskId}): work after stage ${stage}`, undefined, [
         ...attemptTrailers(a.ids),
         ["Agent", a.deps.agent.name],
         ["Stage", stage],

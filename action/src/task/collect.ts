@@ -7,15 +7,14 @@
 import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { completeWalkthrough, type CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
-import { commitMessage } from "../git.js";
+import { EXIT_CODES, interruptedOrTimedOut, succeeded } from "../../../src/core/exit-codes.js";
+import { messageWithTrailers } from "../git.js";
 import type { Refusal } from "../protected-paths.js";
 import { attemptTrailers } from "../start-head.js";
 import type { AgentEnd, Verdict } from "./agent.js";
 import { stageWork } from "./branch.js";
 import { mark, type TaskAttempt } from "./context.js";
 import { exists } from "./files.js";
-
-const SUCCESS_CODES = new Set([0, 12]);
 
 export interface CollectedWork {
   filesChanged: string[];
@@ -38,19 +37,19 @@ export async function collectWork(a: TaskAttempt, end: AgentEnd, verdict: Verdic
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     verdict.errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
-    if (!(verdict.exitCode === 20 || verdict.exitCode === 21)) verdict.exitCode = 1;
+    if (!interruptedOrTimedOut(verdict.exitCode)) verdict.exitCode = EXIT_CODES.FAILURE;
   }
   const stopped = end.supervised.stopped;
   let workSha: string | undefined;
   if (pending) {
     const body = stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${stopped.reason}).` : undefined;
-    workSha = await git.commit(commitMessage(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
+    workSha = await git.commit(messageWithTrailers(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
   } else if (filesChanged.length > 0 || (await git.head()) !== branchState.preAgentHead) {
     // Everything was in a progress push already, or in the merges kept.
     workSha = await git.head();
   }
-  if (SUCCESS_CODES.has(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
-    verdict.exitCode = 1;
+  if (succeeded(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
+    verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the agent reported success but changed no files (an empty diff is never success)");
   }
   mark(a, "work_commit");
@@ -85,14 +84,14 @@ export async function completeAttemptWalkthrough(
   });
   a.warnings.push(...completed.warnings);
   if (!completed.ok) {
-    if (SUCCESS_CODES.has(verdict.exitCode)) {
-      verdict.exitCode = 1;
+    if (succeeded(verdict.exitCode)) {
+      verdict.exitCode = EXIT_CODES.FAILURE;
       verdict.errors.push(`walkthrough: ${completed.error}`);
     } else if (wtText !== undefined) a.warnings.push(`walkthrough ignored: ${completed.error}`);
-  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "partial") {
-    verdict.exitCode = 12;
-  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "failed") {
-    verdict.exitCode = 1;
+  } else if (verdict.exitCode === EXIT_CODES.SUCCESS && completed.frontmatter.status === "partial") {
+    verdict.exitCode = EXIT_CODES.PARTIAL_SUCCESS;
+  } else if (verdict.exitCode === EXIT_CODES.SUCCESS && completed.frontmatter.status === "failed") {
+    verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the walkthrough reports status: failed");
   }
   if (completed.ok) await writeFile(a.walkthroughSession, completed.markdown);

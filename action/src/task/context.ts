@@ -10,7 +10,7 @@ import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
 import type { Git } from "../git.js";
 import type { JobGitHub, PullRef } from "../github.js";
-import { NO_LOG, type JobArgs, type Logger, type MainDeps, type MainInput } from "../job.js";
+import { NO_LOG, type JobArgs, type JobLogger, type MainDeps, type MainInput } from "../job.js";
 import type { Refusal } from "../protected-paths.js";
 import type { AttemptId } from "../start-head.js";
 
@@ -21,7 +21,7 @@ export interface TaskJob {
   readonly git: Git;
   readonly github: JobGitHub;
   readonly now: () => number;
-  readonly log: Logger;
+  readonly log: JobLogger;
   readonly ids: AttemptId;
   /** When the job started (the clock of `now`). */
   readonly t0: number;

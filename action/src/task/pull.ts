@@ -2,16 +2,15 @@
  * The task's pull request: opened early as a draft (step 4) so people can follow along while the
  * agent works, and at the end showing the walkthrough — ready for review on a success (step 9).
  */
+import { exitMeaning, succeeded } from "../../../src/core/exit-codes.js";
 import { LABELS, walkthroughPath } from "../../../src/core/layout.js";
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
-import { commitMessage } from "../git.js";
+import { messageWithTrailers } from "../git.js";
 import type { PullRef } from "../github.js";
-import { renderPrBody, renderStatusBody, exitMeaning } from "../render.js";
+import { renderPrBody, renderStatusBody } from "../render.js";
 import { attemptTrailers } from "../start-head.js";
 import { pushHead } from "./branch.js";
 import type { TaskAttempt } from "./context.js";
-
-const SUCCESS_CODES = new Set([0, 12]);
 
 /** The PR body while no walkthrough is there: the attempt's state. */
 export function statusBody(
@@ -57,7 +56,7 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
   // to show until the work arrives. It is pushed by sha, so whatever the agent does to HEAD meanwhile
   // does not matter.
   const startCommit = await git.commit(
-    commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, undefined, [
+    messageWithTrailers(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, undefined, [
       ...attemptTrailers(a.ids),
       ["Agent", a.deps.agent.name],
     ]),
@@ -100,8 +99,6 @@ export async function publishPr(
   const report = (what: string) => (err: unknown) => void a.warnings.push(`could not ${what}: ${(err as Error).message}`);
   await Promise.all([
     a.github.updatePull(pr.number, { body }).catch(report("update the pull request")),
-    SUCCESS_CODES.has(exitCode) && completed.ok
-      ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready"))
-      : Promise.resolve(),
+    succeeded(exitCode) && completed.ok ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve(),
   ]);
 }

@@ -7,10 +7,10 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeSignal } from "../../../src/agent/signals.js";
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
+import { EXIT_CODES, exitMeaning, retryable, signalStatusOf, succeeded } from "../../../src/core/exit-codes.js";
 import { TRAILERS, walkthroughPath } from "../../../src/core/layout.js";
 import { agentResultSchema, type AgentResult } from "../../../src/core/schemas/agent-result.js";
-import { commitMessage } from "../git.js";
-import { exitMeaning } from "../render.js";
+import { messageWithTrailers } from "../git.js";
 import type { AgentEnd, Verdict } from "./agent.js";
 import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
@@ -42,7 +42,7 @@ export async function recordAttempt(
     sessionDir,
     layer: "orch",
     name: `job-${taskId}`,
-    status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
+    status: signalStatusOf(exitCode),
     artifactPath: path.join(sessionDir, "result.json"),
     traceId: traceId(runId, taskId, attempt),
     createdAt: new Date(end.tAgent),
@@ -53,7 +53,7 @@ export async function recordAttempt(
   // -f: a repository may ignore .forge/runs; the record is committed regardless.
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
-    commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
+    messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
       [TRAILERS.run, runId],
       [TRAILERS.task, taskId],
       [TRAILERS.attempt, String(attempt)],
@@ -68,7 +68,7 @@ export async function recordAttempt(
 /** The attempt's last event: completed, or failed (retryable unless the code says a person or the plan must act). */
 function emitEnd(a: TaskAttempt, exitCode: number, error: string | undefined, completed: CompletedWalkthrough): void {
   const { events } = a;
-  if (exitCode === 0 || exitCode === 12) {
+  if (succeeded(exitCode)) {
     events.emit("task.completed", {
       agentId: events.agentId,
       status: completed.ok ? completed.frontmatter.status : "completed",
@@ -81,7 +81,7 @@ function emitEnd(a: TaskAttempt, exitCode: number, error: string | undefined, co
       error: error ?? exitMeaning(exitCode),
       attemptId: a.ids.attempt,
       exitCode,
-      retryable: ![2, 3, 11, 20].includes(exitCode),
+      retryable: retryable(exitCode),
     });
   }
 }
@@ -112,9 +112,9 @@ async function writeResult(
     ...(work.workSha ? { head_sha: work.workSha } : {}),
     ...(completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {}),
     ...(error ? { error } : {}),
-    ...(refinement && exitCode === 10 ? { refinement: refinement.trim() } : {}),
-    ...(question && exitCode === 3 ? { question: question.trim() } : {}),
-    ...(hasCr && exitCode === 11 ? { change_request_path: `${recordRel}/change-request.md` } : {}),
+    ...(refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {}),
+    ...(question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {}),
+    ...(hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {}),
     ...(outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {}),
     started_at: new Date(end.tAgent).toISOString(),
     finished_at: new Date(a.now()).toISOString(),
@@ -134,10 +134,12 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && (await exists(theirs))) await cp(theirs, manifest);
   if (await exists(manifest)) return;
-  const status = exitCode === 0 ? "success" : "failure";
+  // One stage that passed or not: a partial success (12) counts as failed here, unlike the stage runner's "partial".
+  const passed = exitCode === EXIT_CODES.SUCCESS;
+  const status = passed ? "success" : "failure";
   await writeFile(
     manifest,
-    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}\n`,
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary: { total: 1, passed: passed ? 1 : 0, failed: passed ? 0 : 1, exit_code: exitCode } }, null, 2)}\n`,
   );
 }
 

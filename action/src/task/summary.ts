@@ -1,10 +1,10 @@
 /** The job summary of a task attempt: outcome, branch, commits, PR, timings, warnings, the walkthrough's figures. */
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
+import { EXIT_CODES, exitMeaning } from "../../../src/core/exit-codes.js";
 import type { AgentResult } from "../../../src/core/schemas/agent-result.js";
 import type { PullRef } from "../github.js";
 import type { Timings } from "../job.js";
 import type { Refusal } from "../protected-paths.js";
-import { exitMeaning } from "../render.js";
 
 export function renderSummary(s: {
   prTitle: string;
@@ -25,7 +25,7 @@ export function renderSummary(s: {
 }): string {
   const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const lines = [
-    `### ${s.exitCode === 0 ? "✅" : s.exitCode === 12 ? "🟡" : "❌"} ${s.prTitle}`,
+    `### ${s.exitCode === EXIT_CODES.SUCCESS ? "✅" : s.exitCode === EXIT_CODES.PARTIAL_SUCCESS ? "🟡" : "❌"} ${s.prTitle}`,
     "",
     "| | |",
     "| --- | --- |",

@@ -4,7 +4,8 @@
  * inside the session while the deadline allows — then the run is tried again.
  */
 import { detectRateLimit, planRateLimitWait } from "../rate-limit.js";
-import { STATUS_OF_EXIT, isForgeExitCode, type ForgeExitCode, type SpawnError, type SpawnResult } from "../types.js";
+import { EXIT_CODES, EXIT_STATUS, isExitCode, type ExitCode } from "../../core/exit-codes.js";
+import type { SpawnError, SpawnResult } from "../types.js";
 import { emit, finish, type SpawnContext } from "./context.js";
 import type { PreparedSpawn } from "./prepare.js";
 import type { AgentRun } from "./run.js";
@@ -13,12 +14,12 @@ import type { AgentRun } from "./run.js";
 const EXIT_MARKER = /^[ \t>*`]*FORGE_EXIT\s*[=:]\s*(\d+)\b/gm;
 
 /** The last valid exit code the text states, if any. */
-export function explicitExitCode(text: string | undefined): ForgeExitCode | undefined {
+export function explicitExitCode(text: string | undefined): ExitCode | undefined {
   if (!text) return undefined;
-  let found: ForgeExitCode | undefined;
+  let found: ExitCode | undefined;
   for (const m of text.matchAll(EXIT_MARKER)) {
     const n = Number(m[1]);
-    if (isForgeExitCode(n)) found = n;
+    if (isExitCode(n)) found = n;
   }
   return found;
 }
@@ -30,16 +31,17 @@ export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun)
   if (outcome.spawnError) {
     return finish(
       sc,
-      1,
+      EXIT_CODES.FAILURE,
       { ...common, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
       written,
     );
   }
-  if (outcome.stopped === "aborted") return finish(sc, 20, { ...common, error: { code: "aborted", message: "cancelled" } }, written);
+  if (outcome.stopped === "aborted")
+    return finish(sc, EXIT_CODES.INTERRUPTED, { ...common, error: { code: "aborted", message: "cancelled" } }, written);
   if (outcome.stopped === "timeout") {
     return finish(
       sc,
-      21,
+      EXIT_CODES.TIMEOUT,
       {
         ...common,
         timedOut: "wall",
@@ -51,7 +53,7 @@ export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun)
   if (outcome.stopped === "idle") {
     return finish(
       sc,
-      21,
+      EXIT_CODES.TIMEOUT,
       {
         ...common,
         timedOut: "idle",
@@ -63,23 +65,28 @@ export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun)
 
   const explicit = explicitExitCode(parsed.result);
   const exitCode = exitCodeOf(sc, run, explicit);
-  if (exitCode === 1 && explicit === undefined) {
+  if (exitCode === EXIT_CODES.FAILURE && explicit === undefined) {
     const limited = await rateLimited(sc, p, run);
     if (limited) return limited;
   }
-  return finish(sc, exitCode, { ...common, ...(exitCode !== 0 ? { error: failureOf(p, run, exitCode, explicit) } : {}) }, written);
+  return finish(
+    sc,
+    exitCode,
+    { ...common, ...(exitCode !== EXIT_CODES.SUCCESS ? { error: failureOf(p, run, exitCode, explicit) } : {}) },
+    written,
+  );
 }
 
 /** The exit code the agent stated; else the command's own; else what its report files imply. */
-function exitCodeOf(sc: SpawnContext, run: AgentRun, explicit: ForgeExitCode | undefined): ForgeExitCode {
+function exitCodeOf(sc: SpawnContext, run: AgentRun, explicit: ExitCode | undefined): ExitCode {
   const { parsed, written, outcome } = run;
   if (explicit !== undefined) return explicit;
-  if (sc.options.adapter === "command") return isForgeExitCode(outcome.code) ? outcome.code : 1;
-  if (!parsed.ok) return 1;
-  if (written.changeRequest) return 11;
-  if (written.question) return 3;
-  if (written.refinement) return 10;
-  return 0;
+  if (sc.options.adapter === "command") return isExitCode(outcome.code) ? outcome.code : EXIT_CODES.FAILURE;
+  if (!parsed.ok) return EXIT_CODES.FAILURE;
+  if (written.changeRequest) return EXIT_CODES.NEEDS_ESCALATION;
+  if (written.question) return EXIT_CODES.HUMAN_INPUT;
+  if (written.refinement) return EXIT_CODES.NEEDS_REFINEMENT;
+  return EXIT_CODES.SUCCESS;
 }
 
 /**
@@ -103,7 +110,12 @@ async function rateLimited(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): P
     emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
     await (options.sleep ?? sleepFor)(decision.ms, options.signal);
     if (options.signal?.aborted)
-      return finish(sc, 20, { ...common, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
+      return finish(
+        sc,
+        EXIT_CODES.INTERRUPTED,
+        { ...common, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } },
+        written,
+      );
     sc.rateLimitRetries++;
     emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
     return "again";
@@ -114,7 +126,7 @@ async function rateLimited(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): P
   });
   return finish(
     sc,
-    1,
+    EXIT_CODES.FAILURE,
     {
       ...common,
       rateLimitRetries: sc.rateLimitRetries,
@@ -126,13 +138,13 @@ async function rateLimited(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): P
 }
 
 /** The error of a session that did not succeed: what the agent said, and why as far as its output tells. */
-function failureOf(p: PreparedSpawn, run: AgentRun, exitCode: ForgeExitCode, explicit: ForgeExitCode | undefined): SpawnError {
+function failureOf(p: PreparedSpawn, run: AgentRun, exitCode: ExitCode, explicit: ExitCode | undefined): SpawnError {
   const { parsed, stderrTail, outcome } = run;
   const said = explicit !== undefined ? `the agent ended with FORGE_EXIT=${explicit}` : undefined;
   const why =
     parsed.errorText ?? (parsed.ok ? undefined : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : undefined);
   return {
-    code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
+    code: exitCode === EXIT_CODES.FAILURE ? "agent_failed" : EXIT_STATUS[exitCode],
     message: oneLineError(
       [said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`,
     ),

@@ -11,16 +11,9 @@ import type { ProgressDraft } from "../adapters/types.js";
 import { checkDepth, traceIdFrom, type DepthCheck } from "../depth.js";
 import type { HierarchyService } from "../hierarchy-service.js";
 import { Masker } from "../secrets.js";
-import { writeSignal, type SignalStatus } from "../signals.js";
-import {
-  STATUS_OF_EXIT,
-  type ForgeExitCode,
-  type ProgressEvent,
-  type ReportPaths,
-  type SpawnError,
-  type SpawnOptions,
-  type SpawnResult,
-} from "../types.js";
+import { writeSignal } from "../signals.js";
+import { EXIT_STATUS, signalStatusOf, type ExitCode } from "../../core/exit-codes.js";
+import { type ProgressEvent, type ReportPaths, type SpawnError, type SpawnOptions, type SpawnResult } from "../types.js";
 
 export interface SpawnContext {
   readonly options: SpawnOptions;
@@ -116,7 +109,7 @@ export type SpawnEnd = Partial<SpawnResult> & { error?: SpawnError };
 /** Ends the session: closes the service and the files, writes the signal file, and returns the result, masked. */
 export async function finish(
   sc: SpawnContext,
-  exitCode: ForgeExitCode,
+  exitCode: ExitCode,
   extra: SpawnEnd = {},
   reports: Partial<ReportPaths> = {},
 ): Promise<SpawnResult> {
@@ -125,12 +118,11 @@ export async function finish(
   await sc.service?.close().catch(() => undefined);
   emit(sc, { kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
   await Promise.all([closeStream(sc.events), closeStream(sc.transcript)]);
-  const status: SignalStatus = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
   const signalFile = await writeSignal({
     sessionDir: sc.sessionDir,
     layer: sc.layer,
     name: sc.name,
-    status,
+    status: signalStatusOf(exitCode),
     ...(reports.walkthrough
       ? { artifactPath: reports.walkthrough }
       : existsSync(sc.transcriptPath)
@@ -151,7 +143,7 @@ export async function finish(
     depth: depthCheck.depth,
     maxDepth: depthCheck.maxDepth,
     exitCode,
-    status: STATUS_OF_EXIT[exitCode],
+    status: EXIT_STATUS[exitCode],
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),

@@ -5,6 +5,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { EXIT_CODES } from "../../core/exit-codes.js";
 import { loadPlan } from "../../core/plan/load.js";
 import { validatePlan } from "../../core/plan/validate.js";
 import { walkthroughStage } from "./common.js";
@@ -33,17 +34,19 @@ async function planProblems(planDir: string): Promise<string[]> {
 async function validateWithSelfHeal(c: StageContext): Promise<StageOutcome> {
   const { task } = c;
   const planDir = task.planDir ? path.resolve(c.workdir, task.planDir) : undefined;
-  if (!planDir) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
+  if (!planDir)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems(planDir);
     const report = path.join(c.sessionDir, `validate-${heal + 1}.txt`);
     await writeFile(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}\n`, "utf8");
-    if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
+    if (problems.length === 0)
+      return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
       await writeValidateRefinement(c, heal, problems);
       return {
-        exitCode: 10,
+        exitCode: EXIT_CODES.NEEDS_REFINEMENT,
         attempts: log.attempts,
         sessionDirs: log.dirs,
         artifact: c.reports.refinement,

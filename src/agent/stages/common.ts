@@ -1,4 +1,5 @@
 /** The stages that are one session of the agent's own type, shared by every type that lists them. */
+import { succeeded } from "../../core/exit-codes.js";
 import { retried, walkthroughCheck, type StageContext, type StageOutcome, type StageStep } from "./context.js";
 import { basePrompt } from "./prompt.js";
 
@@ -12,5 +13,5 @@ export const verifyStage: StageStep = (c) => retried(c, "verify", c.type, basePr
 /** Reviews the work and writes the walkthrough, which must be there and valid; it is the stage's artifact. */
 export async function walkthroughStage(c: StageContext): Promise<StageOutcome> {
   const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
-  return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: c.reports.walkthrough } : o;
+  return succeeded(o.exitCode) ? { ...o, artifact: c.reports.walkthrough } : o;
 }

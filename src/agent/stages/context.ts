@@ -8,7 +8,8 @@ import path from "node:path";
 import { ENV, traceIdFrom } from "../depth.js";
 import { loadSystemPrompt } from "../prompts.js";
 import { defaultReportPaths, spawnAgent } from "../spawn.js";
-import type { AgentKind, ForgeExitCode, ReportPaths, SpawnResult } from "../types.js";
+import { abortsTheStage, EXIT_CODES, succeeded, type ExitCode } from "../../core/exit-codes.js";
+import type { AgentKind, ReportPaths, SpawnResult } from "../types.js";
 import { parseAgentWalkthrough } from "../walkthrough.js";
 import type { StageName, StagedAgentType, StagesOf } from "./config.js";
 import type { RunStagesOptions, StagesResultExtras, TaskContext } from "./types.js";
@@ -36,7 +37,7 @@ export interface StageContext {
 
 /** What one stage came to. */
 export interface StageOutcome {
-  exitCode: ForgeExitCode;
+  exitCode: ExitCode;
   attempts: number;
   artifact?: string;
   error?: string;
@@ -148,11 +149,11 @@ export async function retried(
     attempt++;
     let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
     dirs.push(r.sessionDir);
-    if ((r.exitCode === 0 || r.exitCode === 12) && check) {
+    if (succeeded(r.exitCode) && check) {
       const problem = await check(r);
-      if (problem) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem } };
+      if (problem) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } };
     }
-    if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
+    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
       progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
       current = `${prompt}\n\n## Previous attempt failed\n\nThe previous attempt at this stage failed with:\n\n${r.error?.message ?? "exit code 1"}\n\nFix the cause and complete the stage.`;
       continue;
@@ -181,7 +182,7 @@ export function walkthroughCheck(c: StageContext): SessionCheck {
 
 /** A session that ends the stage whatever it was doing: never retried, never worked around. */
 export function isAbort(r: SpawnResult): boolean {
-  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== undefined;
+  return abortsTheStage(r.exitCode) || r.rateLimitedUntil !== undefined;
 }
 
 /** The sessions a multi-session stage ran so far: their folders and how many. */

@@ -5,6 +5,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { EXIT_CODES } from "../../core/exit-codes.js";
 import { abortMerge, concludeMerge, mergeRef } from "../branches.js";
 import { writeChangeRequest } from "./change-request.js";
 import { singleStage, verifyStage, walkthroughStage } from "./common.js";
@@ -27,7 +28,7 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
   }
   const artifact = path.join(c.sessionDir, "merge-log.txt");
   await writeFile(artifact, `${merged.join("\n")}\n`, "utf8");
-  return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact };
+  return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
 
 /** A sub-agent resolves the conflicts of merging `ref`; Forge concludes the merge. Returns how the stage ends when it could not. */
@@ -48,7 +49,8 @@ async function resolveConflict(
     `## The refinery's task, for context\n\n${task.task.trim()}`,
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
-  const concluded = r.exitCode === 0 ? await concludeMerge(c.workdir) : { merged: false as const, conflicts };
+  // Only a full success concludes the merge: a resolver that ended partial (12) is treated as one that failed.
+  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir) : { merged: false as const, conflicts };
   if (concluded.merged) return undefined;
   await abortMerge(c.workdir);
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
@@ -61,7 +63,7 @@ async function resolveConflict(
       "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand.",
   });
   return {
-    exitCode: 11,
+    exitCode: EXIT_CODES.NEEDS_ESCALATION,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: cr,

@@ -11,6 +11,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { EXIT_CODES, needsOthers } from "../../core/exit-codes.js";
 import { ENV } from "../depth.js";
 import { pickEnv } from "../env.js";
 import { writeFileAtomic } from "../signals.js";
@@ -48,7 +49,7 @@ export async function initialTest(c: StageContext): Promise<StageOutcome> {
   if (v.result && isAbort(v.result))
     return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
   return {
-    exitCode: 0,
+    exitCode: EXIT_CODES.SUCCESS,
     attempts: 1,
     sessionDirs: v.result ? [v.result.sessionDir] : [],
     artifact: v.file,
@@ -227,7 +228,7 @@ async function fixAndRetest(c: StageContext, run: SentinelRun, audit: string): P
     `## Sentinel files\n\n- Fix list: ${run.lastFixList ?? "(none written; use the audit report)"}\n- Audit report: ${audit}\n- Verification results: ${run.v!.file}`,
   ].join("\n\n");
   const f = run.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
-  if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) return run.log.endWith(f, f.error?.message);
+  if (isAbort(f) || needsOthers(f.exitCode)) return run.log.endWith(f, f.error?.message);
   const v = await verification(c, path.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run.specPath);
   run.v = v;
   if (cycle < maxCycles) return "again";
@@ -250,7 +251,8 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
     "utf8",
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
-  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path.join(dir, "summary.json") };
+  if (grade !== "FAIL")
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path.join(dir, "summary.json") };
 
   const crPrompt = [
     stagePrompt(
@@ -273,7 +275,7 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
     });
   }
   return {
-    exitCode: 11,
+    exitCode: EXIT_CODES.NEEDS_ESCALATION,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: reports.changeRequest,

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic } from "../signals.js";
-import type { ForgeExitCode } from "../types.js";
+import { EXIT_CODES, stageStatusOf, succeeded, type ExitCode } from "../../core/exit-codes.js";
 import type { StageName, StagedAgentType } from "./config.js";
 import { progress, type StageContext, type StageOutcome, type StageStep, type StageSteps } from "./context.js";
 import type { StageManifest, StageRecord, StagesResult } from "./types.js";
@@ -21,7 +21,7 @@ export type StepTables = { readonly [T in StagedAgentType]: StageSteps<T> };
 /** How the stages went: their records, and the code that stopped them, if one did. */
 export interface SequenceRun {
   records: StageRecord[];
-  final?: ForgeExitCode;
+  final?: ExitCode;
   partial: boolean;
 }
 
@@ -31,7 +31,7 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
   for (const stage of names) {
     if (skipNext === stage) {
       skipNext = undefined;
-      run.records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
+      run.records.push({ name: stage, status: "skipped", exit_code: EXIT_CODES.SUCCESS, attempts: 0, duration_ms: 0, session_dirs: [] });
       continue;
     }
     skipNext = undefined;
@@ -42,8 +42,8 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
     }
     const o = await runStage(c, stepFor(steps, c.type, stage), stage, run);
     if (o.skipNext) skipNext = o.skipNext;
-    if (o.exitCode === 0) continue;
-    if (o.exitCode === 12) {
+    if (o.exitCode === EXIT_CODES.SUCCESS) continue;
+    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
       run.partial = true;
       continue;
     }
@@ -61,14 +61,14 @@ function stepFor(steps: StepTables, type: StagedAgentType, stage: StageName): St
 }
 
 /** Cancelled (20) or out of time (21) before `stage` starts. */
-function haltBefore(c: StageContext, stage: StageName): ForgeExitCode | undefined {
+function haltBefore(c: StageContext, stage: StageName): ExitCode | undefined {
   if (c.options.signal?.aborted) {
     c.out.error = "cancelled";
-    return 20;
+    return EXIT_CODES.INTERRUPTED;
   }
   if (c.options.deadline !== undefined && Date.now() >= c.options.deadline) {
     c.out.error = `the agent's time budget ran out before stage ${stage}`;
-    return 21;
+    return EXIT_CODES.TIMEOUT;
   }
   return undefined;
 }
@@ -80,7 +80,7 @@ async function runStage(c: StageContext, step: StageStep, stage: StageName, run:
   const o = await step(c);
   const rec: StageRecord = {
     name: stage,
-    status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
+    status: stageStatusOf(o.exitCode),
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
@@ -105,12 +105,12 @@ async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Pr
   const { out, reports } = c;
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-  if (o.exitCode === 3)
+  if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
     out.question =
       (await readFile(reports.question, "utf8").catch(() => undefined)) ?? o.result?.result ?? "The agent needs a person's input.";
-  if (o.exitCode === 10)
+  if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
     out.refinement ??= (await readFile(reports.refinement, "utf8").catch(() => undefined)) ?? o.result?.result ?? o.error ?? "";
-  if (o.exitCode === 11 && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+  if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 
 /** The result and the manifest; `configError` (a malformed `.forge/stages.yml`) fails the attempt with its message. */
@@ -123,11 +123,11 @@ export async function finishStages(
   const { out, tally, task } = c;
   let final = run.final;
   if (configError) {
-    final = 1;
+    final = EXIT_CODES.FAILURE;
     out.error = configError;
   }
-  const exitCode: ForgeExitCode = final ?? (run.partial ? 12 : 0);
-  if ((exitCode === 0 || exitCode === 12) && existsSync(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
+  const exitCode: ExitCode = final ?? (run.partial ? EXIT_CODES.PARTIAL_SUCCESS : EXIT_CODES.SUCCESS);
+  if (succeeded(exitCode) && existsSync(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
   if (tally.sawCost) out.costUsd = Math.round(tally.costUsd * 1e6) / 1e6;
   if (tally.turns > 0) out.turns = tally.turns;
   const { records } = run;

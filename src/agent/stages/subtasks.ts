@@ -8,7 +8,8 @@ import path from "node:path";
 import { describeFrontMatterProblem, readFrontMatter, writeFrontMatter } from "../../core/front-matter.js";
 import { abortMerge, finishSubBranch, startSubBranch } from "../branches.js";
 import { writeFileAtomic } from "../signals.js";
-import type { AgentKind, ForgeExitCode } from "../types.js";
+import { EXIT_CODES, succeeded, type ExitCode } from "../../core/exit-codes.js";
+import type { AgentKind } from "../types.js";
 import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
 
 export function subtaskDir(sessionDir: string): string {
@@ -101,8 +102,9 @@ export async function workSubtasks(c: StageContext): Promise<StageOutcome> {
     else failed++;
     await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
   }
-  if (subtasks.length === 0) return { exitCode: 1, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
-  const exitCode: ForgeExitCode = failed === 0 ? 0 : done === 0 ? 1 : 12;
+  if (subtasks.length === 0)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  const exitCode: ExitCode = failed === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
   return {
     exitCode,
     attempts: log.attempts,
@@ -131,7 +133,7 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
       await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : undefined) };
   }
-  let ok = r.exitCode === 0 || r.exitCode === 12;
+  let ok = succeeded(r.exitCode);
   let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
   if (subBranch && task.branch) {
     const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);

@@ -1,6 +1,7 @@
 /** The data a stage sequence takes and gives back: task context, options, the stage manifest, the result. */
 import type { LoadPromptOptions } from "../prompts.js";
-import type { ForgeExitCode, ProgressEvent, SpawnOptions } from "../types.js";
+import type { ExitCode } from "../../core/exit-codes.js";
+import type { ProgressEvent, SpawnOptions } from "../types.js";
 import type { StageName, StagedAgentType } from "./config.js";
 
 export interface TaskContext {
@@ -64,7 +65,7 @@ export interface RunStagesOptions {
 export interface StageRecord {
   name: string;
   status: "success" | "failure" | "partial" | "skipped";
-  exit_code: ForgeExitCode;
+  exit_code: ExitCode;
   attempts: number;
   artifact?: string;
   error?: string;
@@ -83,11 +84,11 @@ export interface StageManifest {
   started_at: string;
   finished_at: string;
   stages: StageRecord[];
-  summary: { total: number; passed: number; failed: number; skipped: number; exit_code: ForgeExitCode };
+  summary: { total: number; passed: number; failed: number; skipped: number; exit_code: ExitCode };
 }
 
 export interface StagesResult {
-  exitCode: ForgeExitCode;
+  exitCode: ExitCode;
   manifest: StageManifest;
   manifestPath: string;
   walkthroughPath?: string;

@@ -4,7 +4,7 @@ import type { LeafInput } from "../../core/inputs.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { parseMarker } from "../render.js";
-import { startRun } from "../start-run.js";
+import { startPlanRun } from "../start-run.js";
 
 export async function onIssueComment(ctx: AppContext, context: Context<"issue_comment">): Promise<void> {
   const { payload } = context;
@@ -41,7 +41,7 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     const planId = parsed.args[0];
     if (!planId) return void (await reply("Say which plan: `/forge run <planId>`."));
     const sha = await rt.port.branchHead(await rt.port.defaultBranch());
-    const started = await startRun(ctx, rt, planId, sha!, logOf(context));
+    const started = await startPlanRun(ctx, rt, planId, sha!, logOf(context));
     await reply(
       started.runId
         ? `Started run \`${started.runId}\` of plan \`${planId}\`.`

@@ -8,7 +8,7 @@ import { logOf, type AppContext } from "../context.js";
 import { recordInput, touchedPlans } from "../normalize.js";
 import { overlayInput } from "../overlays.js";
 import type { RepoRuntime } from "../runtime.js";
-import { startRun } from "../start-run.js";
+import { startPlanRun } from "../start-run.js";
 
 export async function onPush(ctx: AppContext, context: Context<"push">): Promise<void> {
   const { payload } = context;
@@ -62,7 +62,7 @@ async function onDefaultBranchPush(ctx: AppContext, rt: RepoRuntime, context: Co
     const active = [...runs].filter(([, r]) => r.planId === planId && r.status === "running").map(([id]) => id);
     if (active.length === 0) {
       if (!config.autostart || !files.has("dag.json")) continue;
-      const started = await startRun(ctx, rt, planId, payload.after, logOf(context));
+      const started = await startPlanRun(ctx, rt, planId, payload.after, logOf(context));
       if (started.problems) context.log.warn({ planId, problems: started.problems }, "plan not started");
       continue;
     }

@@ -11,6 +11,7 @@ import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
+import { EXIT_CODES, succeeded } from "../../core/exit-codes.js";
 import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchReport, type SubWorktree } from "../../agent/branches.js";
 import { loadSystemPrompt } from "../../agent/prompts.js";
 import { spawnAgent } from "../../agent/spawn.js";
@@ -74,7 +75,7 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
       const json = flags.outputFormat === "json";
       const fail = (code: string, message: string) => {
         io.err(`${JSON.stringify({ status: "error", error: { code, message } })}\n`);
-        setExitCode(1);
+        setExitCode(EXIT_CODES.FAILURE);
       };
       try {
         if (cmd.args.length > 0) throw new BadOptions(`unknown option or argument: ${cmd.args.join(" ")}`);
@@ -127,7 +128,7 @@ async function subWorktreePlan(cwd: string, name: string, env: NodeJS.ProcessEnv
       startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
     cleanup: () => rm(root, { recursive: true, force: true }),
     async finish(wt: SubWorktree, result: SpawnResult): Promise<SpawnResult & { branch: SubBranchReport }> {
-      const ok = result.exitCode === 0 || result.exitCode === 12;
+      const ok = succeeded(result.exitCode);
       const branch = await finishSubWorktree(
         wt,
         `forge spawn: sub-agent ${name} (exit ${result.exitCode})`,
@@ -138,7 +139,7 @@ async function subWorktreePlan(cwd: string, name: string, env: NodeJS.ProcessEnv
       if (ok && !branch.merged)
         return {
           ...result,
-          exitCode: 1,
+          exitCode: EXIT_CODES.FAILURE,
           status: "failure",
           error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" },
           branch,

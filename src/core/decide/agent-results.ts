@@ -5,7 +5,7 @@
  */
 import type { WalkthroughFacts } from "../inputs.js";
 import { DEFAULT_QUESTION, questionComment } from "../render/run-messages.js";
-import { EXIT_CODES } from "../schemas/agent-result.js";
+import { EXIT_CODES } from "../exit-codes.js";
 import { escalate } from "./change-requests.js";
 import * as effects from "./effects.js";
 import { gate } from "./merge-gate.js";

@@ -8,7 +8,7 @@ import type { PlanNodeInput } from "../inputs.js";
 import type { ChangeRequestState, PlanNode } from "../journal.js";
 import { topologicalOrder } from "../plan-index.js";
 import { changeRequestAnswer, changeRequestTitle } from "../render/run-messages.js";
-import { EXIT_CODES } from "../schemas/agent-result.js";
+import { EXIT_CODES } from "../exit-codes.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-gate.js";
 import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";

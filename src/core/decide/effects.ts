@@ -5,7 +5,7 @@
  */
 import type { Effect, EffectKind } from "../effects.js";
 import type { ChangeRequestState, FollowupState, TaskState } from "../journal.js";
-import { checkSummary } from "../render/run-messages.js";
+import { checkRunTitle } from "../render/run-messages.js";
 import type { AgentType, TaskStatus } from "../schemas/common.js";
 
 type Of<K extends EffectKind> = Extract<Effect, { kind: K }>;
@@ -49,7 +49,7 @@ export function checkRun(t: Attempt & Pick<TaskState, "hold" | "lastError">, sta
     taskId: t.id,
     attempt: t.attempt,
     status,
-    summary: checkSummary(t, status),
+    summary: checkRunTitle(t, status),
   };
 }
 

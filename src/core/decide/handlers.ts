@@ -1,7 +1,7 @@
 /** The input table: exactly one handler per input kind, which the compiler holds to the kinds of `LeafInput`. */
 import type { LeafInput } from "../inputs.js";
 import { commandReplies } from "../render/run-messages.js";
-import { EXIT_CODES } from "../schemas/agent-result.js";
+import { succeeded } from "../exit-codes.js";
 import { effectDone, effectFailed } from "./acknowledgements.js";
 import { agentAlive, agentFinished, agentLost } from "./agent-results.js";
 import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
@@ -13,9 +13,6 @@ import { tick, usageLimitedInput } from "./tick.js";
 
 type Handlers = { [K in InputKind]: (s: Step, input: InputOf<K>) => void };
 
-/** Exit codes after which a follow-up's work is kept: success and partial success. */
-const followupSucceeded = (exitCode: number) => exitCode === EXIT_CODES.SUCCESS || exitCode === EXIT_CODES.PARTIAL_SUCCESS;
-
 /**
  * Inputs about a follow-up name its id where a task id would be: they go to the follow-up's
  * handler, and everything else to the task's.
@@ -25,7 +22,7 @@ const handlers: Handlers = {
   "agent.started": agentAlive,
   "agent.heartbeat": agentAlive,
   "agent.finished": (s, input) =>
-    isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, followupSucceeded(input.exitCode)) : agentFinished(s, input),
+    isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, succeeded(input.exitCode)) : agentFinished(s, input),
   "agent.lost": (s, input) => (isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, false) : agentLost(s, input)),
   "branch.pushed": branchPushed,
   "pr.opened": (s, input) => (isFollowup(s, input.taskId) ? followupPrOpened(s, input.taskId, input.number) : prOpened(s, input)),

@@ -8,7 +8,7 @@ import type { TaskState } from "../journal.js";
 import type { TaskStatus } from "../schemas/common.js";
 
 /** The check run's title for an attempt in `status`. */
-export function checkSummary(t: Pick<TaskState, "attempt" | "hold" | "lastError">, status: TaskStatus): string {
+export function checkRunTitle(t: Pick<TaskState, "attempt" | "hold" | "lastError">, status: TaskStatus): string {
   switch (status) {
     case "RUNNING":
       return `Attempt ${t.attempt} running`;

@@ -1,21 +1,10 @@
 import { z } from "zod";
+import { ALL_EXIT_CODES } from "../exit-codes.js";
 import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
-/** Exit codes of an attempt, as the runner reports them (see docs/runner.md#exit-codes). */
-export const EXIT_CODES = {
-  SUCCESS: 0,
-  FAILURE: 1,
-  DEPTH_EXCEEDED: 2,
-  HUMAN_INPUT: 3,
-  NEEDS_REFINEMENT: 10,
-  NEEDS_ESCALATION: 11,
-  PARTIAL_SUCCESS: 12,
-  INTERRUPTED: 20,
-  TIMEOUT: 21,
-} as const;
-
+/** An exit code of `ALL_EXIT_CODES` (src/core/exit-codes.ts). */
 export const exitCodeSchema = z
-  .union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => z.literal(n)) as [z.ZodLiteral<0>, ...z.ZodLiteral<number>[]])
+  .union(ALL_EXIT_CODES.map((n) => z.literal(n)) as [z.ZodLiteral<0>, ...z.ZodLiteral<number>[]])
   .describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
 
 /**

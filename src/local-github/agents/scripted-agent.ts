@@ -3,6 +3,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { EXIT_CODES } from "../../core/exit-codes.js";
 import { describeFrontMatterProblem, readFrontMatter } from "../../core/front-matter.js";
 
 export type Outcome = "succeed" | "fail" | "ask" | "stall" | "escalate" | "rate_limit" | "exit";
@@ -48,7 +49,11 @@ export interface ScriptedTask {
   directives: Directives;
 }
 
-const EXIT = { SUCCESS: 0, FAILURE: 1, HUMAN_INPUT: 3, ESCALATION: 11 } as const;
+/**
+ * The command line's own usage error. A Forge job running this agent through the command adapter
+ * reads 2 as depth exceeded (docs/runner.md#exit-codes), as it would any command's 2.
+ */
+const USAGE_ERROR = 2;
 
 export class ScriptedTaskError extends Error {
   constructor(message: string) {
@@ -184,8 +189,8 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
       io.stdout(
         JSON.stringify({
           type: "result",
-          subtype: code === 0 ? "success" : "error_during_execution",
-          is_error: code !== 0,
+          subtype: code === EXIT_CODES.SUCCESS ? "success" : "error_during_execution",
+          is_error: code !== EXIT_CODES.SUCCESS,
           result,
           num_turns: turns,
         }),
@@ -216,24 +221,24 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
     case "succeed": {
       if (io.walkthroughFile) await writeWalkthrough(io.walkthroughFile, task, io.attempt, written, io.runId);
       say(`Done: ${task.title}`);
-      return finish(EXIT.SUCCESS, `Completed ${task.id}`);
+      return finish(EXIT_CODES.SUCCESS, `Completed ${task.id}`);
     }
     case "fail": {
       const message = b.message ?? "scripted failure";
       io.stderr(`Error: ${message}`);
-      return finish(EXIT.FAILURE, message);
+      return finish(EXIT_CODES.FAILURE, message);
     }
     case "ask": {
       const question = b.question ?? `What should ${task.id} do?`;
       if (io.questionFile) await writeReport(io.questionFile, `${question}\n`);
       say(`QUESTION: ${question}`);
-      return finish(EXIT.HUMAN_INPUT, question);
+      return finish(EXIT_CODES.HUMAN_INPUT, question);
     }
     case "escalate": {
       const reason = b.reason ?? "The plan cannot be carried out as written";
       if (io.changeRequestFile) await writeReport(io.changeRequestFile, changeRequestDraft(task, reason));
       say(`ESCALATE: ${reason}`);
-      return finish(EXIT.ESCALATION, reason);
+      return finish(EXIT_CODES.NEEDS_ESCALATION, reason);
     }
     case "rate_limit": {
       // The usage-limit wording Forge parses, see docs/runner.md#rate-limits ("resets at 3pm (America/New_York)"); Claude Code exits 1 on a
@@ -245,13 +250,13 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
           : message,
       );
       io.stderr(message);
-      return EXIT.FAILURE;
+      return EXIT_CODES.FAILURE;
     }
     case "stall": {
       say("Thinking…");
       if (b.stall_ms !== undefined) {
         await sleep(b.stall_ms);
-        return finish(EXIT.SUCCESS, "woke up");
+        return finish(EXIT_CODES.SUCCESS, "woke up");
       }
       return (io.stallForever ?? (() => new Promise<never>(() => {})))();
     }
@@ -365,7 +370,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     args = parseArgs(argv);
   } catch (err) {
     process.stderr.write(`forge-scripted-agent: ${(err as Error).message}\n`);
-    return 2;
+    return USAGE_ERROR;
   }
   const cwd = path.resolve(args.cwd ?? process.cwd());
   const taskFile = args.taskFile ?? env.FORGE_TASK_FILE;
@@ -377,14 +382,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(
       "forge-scripted-agent: no task given (--task, --prompt-file, -p, FORGE_TASK_FILE, FORGE_PROMPT_FILE or FORGE_PROMPT)\n",
     );
-    return 2;
+    return USAGE_ERROR;
   }
   let task: ScriptedTask;
   try {
     task = parseScriptedTask(text);
   } catch (err) {
     process.stderr.write(`forge-scripted-agent: ${(err as Error).message}\n`);
-    return 2;
+    return USAGE_ERROR;
   }
   const attempt = args.attempt ?? Number(env.FORGE_ATTEMPT ?? "1");
   const signalDir = env.FORGE_SIGNAL_DIR;
