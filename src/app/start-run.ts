@@ -1,5 +1,6 @@
 /** Starting a run of a plan at a commit of the default branch. */
 import { planDir } from "../core/layout.js";
+import { formatProblem } from "../core/problems.js";
 import type { AppContext } from "./context.js";
 import type { Logger } from "./engine.js";
 import { readConfig, readPlan } from "./plan-source.js";
@@ -21,12 +22,12 @@ export async function startPlanRun(
   for (const [runId, r] of runs)
     if (r.planId === planId && r.status === "running") return { problems: [`run ${runId} of plan ${planId} is still running`] };
   const read = await readConfig(rt.port, sha);
-  if (!read.ok) return { problems: read.problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`) };
+  if (!read.ok) return { problems: read.problems.map((p) => formatProblem(p)) };
   const config = read.config;
   const plan = await readPlan(rt.port, planId, sha);
   if (plan.problems.length) {
     return {
-      problems: plan.problems.map((p) => `${planDir(planId)}/${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`),
+      problems: plan.problems.map((p) => formatProblem({ ...p, file: `${planDir(planId)}/${p.file}` })),
     };
   }
   // One run per plan commit: a repeated webhook finds the run already there.
