@@ -11,6 +11,9 @@ import { sanitizeUntrusted } from "../../src/agent/secrets.js";
 import type { FollowupState, Journal, PlanNode } from "../../src/core/journal.js";
 import { planDir, walkthroughPath } from "../../src/core/layout.js";
 import { parseTaskFile } from "../../src/core/plan/parse.js";
+import type { Problem } from "../../src/core/plan/problem.js";
+import { checkFrontmatter } from "../../src/core/plan/validate-files.js";
+import { formatProblem } from "../../src/core/problems.js";
 import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
 import type { TaskContext } from "./agent-runner.js";
 import type { JobGitHub } from "./github.js";
@@ -91,8 +94,12 @@ export async function buildContext(args: {
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
+      const problems: Problem[] = [];
+      checkFrontmatter(parsed, problems, "bad-id");
       const why =
-        parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+        parsed.refused?.message ??
+        parsed.yamlError?.message ??
+        problems.map((p) => formatProblem({ ...p, file: `${dir}/${p.file}` })).join("; ");
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;

@@ -7,6 +7,7 @@
  */
 import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
+import { formatProblem, zodProblems } from "../../src/core/problems.js";
 import type { JobGitHub } from "./github.js";
 
 export type DispatchCheck =
@@ -89,9 +90,9 @@ export async function readJournal(github: JobGitHub, runId: string): Promise<Jou
     raw = (raw as { journal: unknown }).journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues
+    const issues = zodProblems(parsed.error, JOURNAL_FILE)
       .slice(0, 5)
-      .map((i) => `${i.path.join(".")}: ${i.message}`)
+      .map((p) => formatProblem(p))
       .join("; ");
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
   }

@@ -3,6 +3,7 @@
  * fails with a message that says what to change, before anything is touched.
  */
 import { z } from "zod";
+import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
 import { CAPTAIN_ID } from "./captain.js";
 import { FOLLOWUP_ID } from "./dispatch-check.js";
@@ -59,10 +60,8 @@ const contextInputSchema = z.string().transform((text, ctx): DispatchContext => 
   }
   const parsed = dispatchContextSchema.safeParse(value);
   if (!parsed.success) {
-    ctx.addIssue({
-      code: "custom",
-      message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}`,
-    });
+    // Each complaint at its field inside the input (`context` → `context.answer`), as describeIssues names it.
+    for (const issue of toIssues(parsed.error)) ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
     return z.NEVER;
   }
   return parsed.data;
@@ -119,25 +118,43 @@ export const INPUT_NAMES: Record<keyof z.input<typeof actionInputSchema>, string
 
 /** What the job learns from the runner's environment (docs.github.com/actions/reference/variables-reference). */
 export const jobEnvSchema = z.object({
-  repository: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "GITHUB_REPOSITORY must be owner/name; is this running inside GitHub Actions?"),
-  serverUrl: z.url("GITHUB_SERVER_URL must be a URL"),
-  apiUrl: z.url("GITHUB_API_URL must be a URL"),
-  graphqlUrl: z.url("GITHUB_GRAPHQL_URL must be a URL").optional(),
-  workspace: z.string().min(1, "GITHUB_WORKSPACE is not set"),
-  runnerTemp: z.string().min(1, "RUNNER_TEMP is not set"),
+  repository: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "must be owner/name; is this running inside GitHub Actions?"),
+  serverUrl: z.url("must be a URL"),
+  apiUrl: z.url("must be a URL"),
+  graphqlUrl: z.url("must be a URL").optional(),
+  workspace: z.string().min(1, "is not set"),
+  runnerTemp: z.string().min(1, "is not set"),
   /** The workflow run (not the Forge run): for links back to the job. */
   workflowRunId: z.string().optional(),
   actionsRuntimeToken: z.string().optional(),
 });
 export type JobEnv = z.infer<typeof jobEnvSchema>;
 
-/** Turns zod issues into one line per field, named as the user wrote it. */
-export function describeIssues(error: z.ZodError, names: Record<string, string> = {}): string {
-  return error.issues
-    .map((i) => {
-      const key = String(i.path[0] ?? "");
-      const name = names[key] ?? key;
-      return `- input '${name}' ${i.message}`;
+/** The environment variables of jobEnvSchema, by schema key. */
+export const ENV_NAMES: Record<keyof JobEnv, string> = {
+  repository: "GITHUB_REPOSITORY",
+  serverUrl: "GITHUB_SERVER_URL",
+  apiUrl: "GITHUB_API_URL",
+  graphqlUrl: "GITHUB_GRAPHQL_URL",
+  workspace: "GITHUB_WORKSPACE",
+  runnerTemp: "RUNNER_TEMP",
+  workflowRunId: "GITHUB_RUN_ID",
+  actionsRuntimeToken: "ACTIONS_RUNTIME_TOKEN",
+};
+
+/**
+ * zod issues as problems, one `- ` line each: the input (or variable) at fault named as the user wrote
+ * it (`names`, shown by `label`), the field inside it, if any, and the message.
+ */
+export function describeIssues(
+  error: z.ZodError,
+  names: Record<string, string> = {},
+  label: (name: string) => string = (name) => `input '${name}'`,
+): string {
+  return toIssues(error)
+    .map(({ path: [key = "", ...inside], message }) => {
+      const field = fieldPath(inside);
+      return `- ${formatProblem({ file: label(names[String(key)] ?? String(key)), ...(field !== "" && { field }), message })}`;
     })
     .join("\n");
 }

@@ -8,14 +8,15 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
-import { parse as parseYaml } from "yaml";
 import { Masker } from "../../src/agent/secrets.js";
+import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
-import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
+import { formatProblem } from "../../src/core/problems.js";
+import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { Git } from "./git.js";
 import { createOctokitGitHub, type JobGitHub } from "./github.js";
-import { actionInputSchema, describeIssues, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
+import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
 import { main, type JobReport } from "./main.js";
 import { createStagesRunner } from "./stages-runner.js";
 
@@ -28,21 +29,10 @@ export class ConfigError extends Error {
 
 /** `.github/forge.yml` of the checkout; absent means every default. */
 export async function loadConfig(workspace: string): Promise<ForgeConfig> {
-  const file = path.join(workspace, ".github", "forge.yml");
-  const text = await readFile(file, "utf8").catch(() => undefined);
-  if (text === undefined) return forgeConfigSchema.parse({});
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new ConfigError(`.github/forge.yml is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  const parsed = forgeConfigSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new ConfigError(
-      `.github/forge.yml is invalid:\n${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`,
-    );
-  return parsed.data;
+  const text = await readFile(path.join(workspace, CONFIG_PATH), "utf8").catch(() => undefined);
+  const read = parseConfigText(text);
+  if (!read.ok) throw new ConfigError(`${CONFIG_PATH} is invalid:\n${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
+  return read.config;
 }
 
 export interface RunOverrides {
@@ -87,7 +77,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || undefined,
     });
     if (!parsedEnv.success)
-      throw new ConfigError(`The job environment is incomplete:\n${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
+      throw new ConfigError(`The job environment is incomplete:\n${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     const jobEnv: JobEnv = parsedEnv.data;
 
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);

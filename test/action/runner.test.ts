@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { actionInputSchema, describeIssues, INPUT_NAMES } from "../../action/src/inputs.js";
+import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema } from "../../action/src/inputs.js";
 import { loadConfig, run } from "../../action/src/runner.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, type World } from "./world.js";
 
@@ -65,12 +65,12 @@ describe("inputs", () => {
     expect(r.success).toBe(false);
     if (r.success) return;
     const text = describeIssues(r.error, INPUT_NAMES);
-    expect(text).toContain("- input 'github-token' is empty: pass `${{ github.token }}`");
-    expect(text).toContain("- input 'run-id' must be letters, digits");
-    expect(text).toContain("- input 'task-id' must match [a-z0-9]");
-    expect(text).toContain("- input 'attempt' must be a whole number from 1");
-    expect(text).toContain("- input 'context' is not JSON");
-    expect(text).toContain("- input 'adapter' ");
+    expect(text).toContain("- input 'github-token' — is empty: pass `${{ github.token }}`");
+    expect(text).toContain("- input 'run-id' — must be letters, digits");
+    expect(text).toContain("- input 'task-id' — must match [a-z0-9]");
+    expect(text).toContain("- input 'attempt' — must be a whole number from 1");
+    expect(text).toContain("- input 'context' — is not JSON");
+    expect(text).toContain("- input 'adapter' — ");
   });
 
   it("parses the dispatch context", () => {
@@ -92,7 +92,12 @@ describe("inputs", () => {
       context: { answer: "use pg" },
       adapter: undefined,
     });
-    expect(actionInputSchema.safeParse({ ...base, context: '{"answer":1,"x":2}' }).success).toBe(false);
+    const badContext = actionInputSchema.safeParse({ ...base, context: '{"answer":1,"x":2}' });
+    expect(badContext.success).toBe(false);
+    if (!badContext.success) {
+      expect(describeIssues(badContext.error, INPUT_NAMES)).toContain("- input 'context' answer — ");
+      expect(describeIssues(badContext.error, INPUT_NAMES)).toContain("- input 'context' x — unknown field");
+    }
     // What the App sends a follow-up and a refinery whose upstream merge conflicted (src/app/effects.ts).
     expect(
       actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' }),
@@ -113,6 +118,18 @@ describe("inputs", () => {
   });
 });
 
+describe("the job environment", () => {
+  it("names each variable that is missing or wrong", () => {
+    const r = jobEnvSchema.safeParse({ repository: "no-slash", serverUrl: "https://github.com", apiUrl: "x", runnerTemp: "/tmp" });
+    expect(r.success).toBe(false);
+    if (r.success) return;
+    const text = describeIssues(r.error, ENV_NAMES, (name) => name);
+    expect(text).toContain("- GITHUB_REPOSITORY — must be owner/name");
+    expect(text).toContain("- GITHUB_API_URL — must be a URL");
+    expect(text).toContain("- GITHUB_WORKSPACE — ");
+  });
+});
+
 describe("run()", () => {
   it("fails once, with every problem listed, when inputs are invalid", async () => {
     setInputs({ ...defaults, attempt: "first", "task-id": "" });
@@ -120,14 +137,16 @@ describe("run()", () => {
     const errors = out.filter((l) => l.startsWith("::error::"));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain("The Forge action's inputs are invalid:%0A- input 'task-id'");
-    expect(errors[0]).toContain("input 'attempt' must be a whole number from 1");
+    expect(errors[0]).toContain("input 'attempt' — must be a whole number from 1");
     expect(process.exitCode).toBe(1);
   });
 
   it("rejects an invalid .github/forge.yml with the field that is wrong", async () => {
     world = makeWorld();
     writeFileSync(path.join(world.workspace, ".github/forge.yml"), "heartbeat_interval_seconds: -1\n");
-    await expect(loadConfig(world.workspace)).rejects.toThrow(/\.github\/forge\.yml is invalid:\n- heartbeat_interval_seconds: /);
+    await expect(loadConfig(world.workspace)).rejects.toThrow(
+      /\.github\/forge\.yml is invalid:\n- \.github\/forge\.yml heartbeat_interval_seconds — /,
+    );
   });
 
   it("runs an attempt and writes the outputs and the job summary", async () => {
