@@ -160,7 +160,7 @@ describe("stage sequences", () => {
     writeFileSync(path.join(w.repo, ".forge", "stages.yml"), '"2": [merge]\n');
     await expect(loadStageConfig(w.repo)).rejects.toThrow(/stage 'merge' is not available to type 2/);
     const broken = await runStages(options(w));
-    expect(broken).toMatchObject({ exitCode: 1, error: expect.stringMatching(/^\.forge\/stages\.yml: 2: stage 'merge'/) });
+    expect(broken).toMatchObject({ exitCode: 1, error: expect.stringMatching(/^\.forge\/stages\.yml 2 — stage 'merge'/) });
     expect(broken.manifest.stages).toEqual([]);
     await expect(runStages(options(w, { stages: ["fix"] }))).rejects.toThrow(/not available to type 2/);
     expect(defaultStages("refinery")).toEqual(["merge", "test", "fix", "walkthrough"]);

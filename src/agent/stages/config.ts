@@ -6,8 +6,9 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { parseYamlConfig } from "../../core/config.js";
+import { formatProblem } from "../../core/problems.js";
 
 /** Agent types that run a stage sequence. */
 export type StagedAgentType = "1" | "2" | "3" | "refinery" | "captain";
@@ -78,13 +79,10 @@ export type StageConfig = z.infer<typeof stageConfigSchema>;
 
 export const STAGE_CONFIG_FILE = ".forge/stages.yml";
 
-/** The repository's stage config, or an empty one; a malformed file is an error with a clear message. */
+/** The repository's stage config, or an empty one; a malformed file is an error naming the line or the field. */
 export async function loadStageConfig(repoDir: string): Promise<StageConfig> {
-  const file = path.join(repoDir, STAGE_CONFIG_FILE);
-  const text = await readFile(file, "utf8").catch(() => undefined);
-  if (text === undefined) return {};
-  const parsed = stageConfigSchema.safeParse(parseYaml(text) ?? {});
-  if (!parsed.success)
-    throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-  return parsed.data;
+  const text = await readFile(path.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => undefined);
+  const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
+  if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
+  return read.config;
 }
