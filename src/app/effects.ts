@@ -9,6 +9,7 @@ import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
 import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
+import { protectedChanges } from "../core/protected-paths.js";
 import type { CheckConclusion, GitHubPort } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
@@ -130,6 +131,12 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   const number = current.number;
   // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
   const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
+  // What the PR changes, as GitHub lists it: protected paths wait for a person's approval of this head.
+  const head = sha ? headOf(ctx, t, sha) : current.headSha;
+  if (t?.approvedHead !== head) {
+    const held = protectedChanges(await port.listPullRequestFiles(number), ctx.config);
+    if (held.length) return done({ held, prNumber: number });
+  }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
@@ -277,6 +284,11 @@ async function cancelAgent(effect: EffectOf<"CancelAgent">, ctx: EffectContext):
   return done();
 }
 
+/** A MERGE_READY attempt whose PR changes protected paths and whose head no person approved yet. */
+function isHeld(t: TaskState): boolean {
+  return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
+}
+
 /** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */
 function headOf(_ctx: EffectContext, t: TaskState | undefined, pushed: string): string {
   return t?.recordSha ?? pushed;
@@ -305,7 +317,9 @@ const CONCLUSION: Partial<Record<TaskState["status"], CheckConclusion>> = {
  * about (the PR's head): a check run created earlier would sit on a commit the PR no longer shows.
  */
 async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectContext): Promise<EffectOutcome> {
-  const conclusion = CONCLUSION[effect.status];
+  const t0 = task(ctx, effect.taskId);
+  const held = effect.status === "MERGE_READY" && t0?.attempt === effect.attempt && isHeld(t0);
+  const conclusion = held ? "action_required" : CONCLUSION[effect.status];
   if (!conclusion) return done();
   const key = `${effect.taskId}:${effect.attempt}`;
   const t = task(ctx, effect.taskId);
@@ -313,7 +327,7 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   const fields = {
     status: "completed" as const,
     conclusion,
-    title: effect.summary,
+    title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : effect.summary,
     summary: checkSummary(ctx, t, effect),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
     ...(effect.status === "FAILED" || effect.status === "STALE"
@@ -349,6 +363,12 @@ function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extr
     if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (effect.status === "MERGE_READY" && isHeld(t))
+      lines.push(
+        "",
+        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
+        ...t.protectedPaths!.slice(0, 50).map((p) => `- \`${p}\``),
+      );
     if (t.hold === "exhausted")
       lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
   }

@@ -80,6 +80,9 @@ export function renderTracker(
     const check = facts.checkRuns[`${t.id}:${t.attempt}`];
     const notes = [
       t.hold ? `held: ${t.hold}` : "",
+      t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha)
+        ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`
+        : "",
       t.lastError && t.status !== "MERGED" ? t.lastError : "",
       t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
     ]

@@ -71,6 +71,11 @@ export const taskStateSchema = z
     filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
     lastError: z.string().optional().describe("Why the last attempt failed."),
     approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+    protectedPaths: z
+      .array(z.string())
+      .optional()
+      .describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
+    approvedHead: z.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
     contained: z
       .array(z.string())
       .optional()

@@ -11,7 +11,7 @@ import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
-import { JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
+import { INTEGRATION, JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
@@ -164,6 +164,21 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         },
         async createCheckRun() {
           return 55;
+        },
+        async getPullRequest(number: number) {
+          return {
+            number,
+            state: "open",
+            merged: false,
+            headRef: "forge/mini-c0ffee0/a/1",
+            headSha: RECORD,
+            baseRef: INTEGRATION,
+            draft: false,
+            fromFork: false,
+          };
+        },
+        async listPullRequestFiles() {
+          return ["src/a.ts"];
         },
         async mergePullRequest() {
           // While the merge runs, the other replica writes the journal.

@@ -31,6 +31,9 @@ function world(pr: Partial<PullRequestInfo>) {
         ...pr,
       } as PullRequestInfo;
     },
+    async listPullRequestFiles() {
+      return ["src/a.ts"];
+    },
     async mergePullRequest(number: number) {
       merged.push(number);
       return { kind: "merged", sha: "3e".repeat(20) };

@@ -5,7 +5,7 @@
 import { mergeRefusedComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
 import { followupFinished, followupMerged, isFollowup } from "./follow-ups.js";
-import { prMerged } from "./merge-gate.js";
+import { mergeHeld, prMerged } from "./merge-gate.js";
 import { fail } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
 
@@ -37,6 +37,10 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
       }
       return;
     case "MergePullRequest":
+      if (Array.isArray(result.held)) {
+        const paths = result.held.filter((p): p is string => typeof p === "string");
+        return mergeHeld(s, effect.taskId, effect.attempt, paths);
+      }
       if (typeof result.mergeSha === "string") {
         if (isFollowup(s, effect.taskId)) return followupMerged(s, effect.taskId);
         return prMerged(s, effect.taskId, effect.attempt, result.mergeSha, "effect.done");

@@ -2,7 +2,7 @@
 import { commandReplies as replies } from "../render/run-messages.js";
 import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
-import { requestMerge } from "./merge-gate.js";
+import { approveHeld, requestMerge } from "./merge-gate.js";
 import { retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
 
@@ -56,6 +56,12 @@ function approveOrReject(s: Step, c: Command & { command: "approve" | "reject" }
   }
   if (c.taskId && c.command === "approve") {
     const i = s.find(c.taskId);
+    const t = i === undefined ? undefined : s.task(i);
+    // A merge held for protected paths: the head the person saw is approved.
+    if (i !== undefined && t?.status === "MERGE_READY" && t.protectedPaths?.length) {
+      if (s.idx.isRefinery[i]) s.edit(i).approved = true;
+      return approveHeld(s, i);
+    }
     if (i === undefined || !s.idx.isRefinery[i]) return s.reject(c.kind, replies.notARefinery(c.taskId), c.taskId);
     s.edit(i).approved = true;
     return requestMerge(s, i);

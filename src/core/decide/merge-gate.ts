@@ -3,7 +3,7 @@
  * the one its walkthrough describes; then its pull request is merged (or, under a refinery, waits
  * to be carried by the refinery's merge).
  */
-import { approvalComment } from "../render/run-messages.js";
+import { approvalComment, protectedPathsComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
@@ -47,6 +47,28 @@ export function requestMerge(s: Step, i: number): void {
     return;
   }
   s.effect(effects.mergePullRequest(t));
+}
+
+/**
+ * The App found protected paths among what the attempt's PR changes (read from GitHub just before
+ * merging): the task stays MERGE_READY, its check run and PR say which files, and it merges once a
+ * person with write access comments `/forge approve` (`approvedHead`), or merges the PR by hand.
+ */
+export function mergeHeld(s: Step, taskId: string, attempt: number, paths: string[]): void {
+  const i = s.current({ kind: "effect.done", taskId, attempt });
+  if (i === undefined || s.task(i).status !== "MERGE_READY") return;
+  const t = s.task(i);
+  s.edit(i).protectedPaths = paths;
+  s.emit("task.held", t.id, { attempt: t.attempt, paths });
+  s.effect(effects.checkRun(s.task(i), "MERGE_READY"));
+  s.effect(effects.postComment("protected", t, protectedPathsComment(t.id, paths)));
+}
+
+/** A person approved a held merge: the head they saw merges. */
+export function approveHeld(s: Step, i: number): void {
+  const t = s.task(i);
+  s.edit(i).approvedHead = t.recordSha ?? t.pushedSha;
+  requestMerge(s, i);
 }
 
 export function prMerged(s: Step, taskId: string, attempt: number, mergeSha: string, kind: InputKind): void {

@@ -44,6 +44,19 @@ export function approvalComment(taskId: string): string {
   return `Refinery \`${taskId}\` is ready to merge and needs approval: comment \`/forge approve\` to merge it.`;
 }
 
+/** Comment on the task's PR when it changes protected paths: its merge waits for a person. */
+export function protectedPathsComment(taskId: string, paths: readonly string[]): string {
+  const shown = paths.slice(0, 50).map((p) => `- \`${p.replace(/`/g, "'")}\``);
+  if (paths.length > 50) shown.push(`- … and ${paths.length - 50} more`);
+  return [
+    `Forge did not merge \`${taskId}\`: this pull request changes protected paths (the plans, \`.github/\`, or the config's \`protected_paths\`):`,
+    "",
+    ...shown,
+    "",
+    "A person with write access reviews them and comments `/forge approve` to merge this head, or pushes a fix and retries.",
+  ].join("\n");
+}
+
 /** Comment on the task's PR when GitHub refused its merge for good. */
 export function mergeRefusedComment(taskId: string, attempt: number, error: string): string {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -72,6 +85,6 @@ export const commandReplies = {
   alreadyRetrying: (taskId: string) => `${taskId} is already being retried`,
   unknownChangeRequest: (crId: string) => `unknown Change Request ${crId}`,
   changeRequestResolved: (crId: string, status: string) => `Change Request ${crId} is already ${status}`,
-  notARefinery: (taskId: string) => `${taskId} is not a refinery of this run`,
+  notARefinery: (taskId: string) => `${taskId} is not a refinery of this run, and its merge is not waiting for approval`,
   approveWhat: (command: string) => `say what to ${command}: a Change Request issue or a refinery PR`,
 } as const;

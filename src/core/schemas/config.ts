@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_BRANCH_TEMPLATE, DEFAULT_INTEGRATION_BRANCH_TEMPLATE } from "../layout.js";
 
 /**
  * `.github/forge.yml` — every field has a default, so an empty file (or none) is a valid config.
@@ -53,17 +54,21 @@ export const forgeConfigSchema = z
       .boolean()
       .default(false)
       .describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
+    protected_paths: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
     branch_template: z
       .string()
       .regex(/\{runId\}/, "must contain {runId}")
       .regex(/\{taskId\}/, "must contain {taskId}")
       .regex(/\{attempt\}/, "must contain {attempt}")
-      .default("forge/{runId}/{taskId}/{attempt}")
+      .default(DEFAULT_BRANCH_TEMPLATE)
       .describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
     integration_branch_template: z
       .string()
       .regex(/\{runId\}/, "must contain {runId}")
-      .default("forge/{runId}/_integration")
+      .default(DEFAULT_INTEGRATION_BRANCH_TEMPLATE)
       .describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
     base_branch: z
       .string()

@@ -24,6 +24,7 @@ export const eventDataSchemas = {
   "task.heartbeat": z.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), timestamp: s.describe("When the agent was seen alive.") }),
   "task.waiting": z.object({ attempt: n.describe("Attempt number."), question: s.describe("What the agent asks (Forge: exit 3).") }),
   "task.merge_ready": z.object({ attempt: n.describe("Attempt number."), headSha: s.describe("Pushed head, equal to the walkthrough's (Forge).") }),
+  "task.held": z.object({ attempt: n.describe("Attempt number."), paths: z.array(s).describe("Protected paths its PR changes (Forge).") }),
   "task.merged": z.object({ attempt: n.describe("Attempt number."), mergeSha: s.optional().describe("Merge commit (Forge)."), by: z.enum(["direct", "refinery"]).describe("How it was merged.") }),
   "task.progress": z.object({ attempt: n.describe("Attempt number."), message: s.describe("What the agent is doing (Forge).") }),
   "branch.pushed": z.object({ branch: s.describe("Branch concerned."), headSha: s.describe("Head commit of the branch."), attempt: n.describe("Attempt the branch belongs to (Forge).") }),

@@ -148,6 +148,8 @@ describe("push", () => {
     gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [
       { number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } },
     ]);
+    // What the PR changes, as GitHub lists it: nothing protected.
+    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     gh.tracker(3);
     // The merge acknowledged: a is MERGED, b is ready.
@@ -1376,6 +1378,8 @@ describe("check_suite", () => {
     gh.journal(before);
     // Read just before merging: the PR is still the task's own (head the attempt's branch, base the integration branch).
     gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
+    // What the PR changes, as GitHub lists it: nothing protected.
+    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
@@ -1482,6 +1486,8 @@ describe("a restart between a check run and the journal write that records it", 
       conclusion: "success",
     });
     gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
+    // What the PR changes, as GitHub lists it: nothing protected.
+    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);

@@ -1,0 +1,89 @@
+/**
+ * Attack: an agent's job holds a token that can push anything to its branch. Its push changed a
+ * plan file and `.github/forge.yml`, and the App merged it. Now the App reads what the PR changes
+ * from GitHub just before merging and holds a PR that touches a protected path — `.forge/plans/**`,
+ * `.github/**`, or the config's `protected_paths` — until a person with write access comments
+ * `/forge approve` on it; the check run and the PR name the files. A reader's approval does nothing.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { Journal } from "../../src/core/journal.js";
+import { planFiles } from "../helpers/plan-files.js";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "../app/helpers.js";
+import type { Script } from "../app/scripted-runner.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  const done = h;
+  h = undefined;
+  await done?.close();
+}, 60_000);
+
+const task = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
+
+async function commentsOf(g: Harness, issue: number): Promise<string[]> {
+  await g.app.forge.idle();
+  const { data } = await g.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: issue });
+  return data.map((c) => c.body ?? "");
+}
+
+describe("the App checks what it merges", () => {
+  it(
+    "a task PR that changes the plan, .github/forge.yml and a configured path is held until a writer approves it",
+    { timeout: 120_000 },
+    async () => {
+      h = await startHarness(
+        (id): Script =>
+          id === "a"
+            ? {
+                kind: "success",
+                files: {
+                  "src/a.ts": "export const a = 1;\n",
+                  ".github/forge.yml": "merge_policy: auto\nprotected_paths: []\n",
+                  ".forge/plans/mini/tasks/b.md": "tampered\n",
+                  "secrets/keys.txt": "mine\n",
+                },
+              }
+            : { kind: "success" },
+        { config: 'protected_paths: ["secrets/**"]\n' },
+      );
+      const g = h;
+      await g.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+      const held = await g.waitFor((x) => (task(x, "a").protectedPaths?.length ?? 0) > 0);
+      const a = task(held, "a");
+      expect(a.status).toBe("MERGE_READY");
+      expect(a.protectedPaths).toEqual([".forge/plans/mini/tasks/b.md", ".github/forge.yml", "secrets/keys.txt"]);
+      await g.app.forge.idle();
+
+      // Not merged: b never started, and the PR is open.
+      expect(task(held, "b").status).toBe("PENDING");
+      const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.prNumber! });
+      expect(pr.merged).toBe(false);
+      // The check run asks for action and names the files; so does the PR.
+      const { data: checks } = await g.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: a.recordSha! });
+      const check = checks.check_runs.find((c) => c.name === "forge · a")!;
+      expect(check.conclusion).toBe("action_required");
+      expect(check.output.summary).toContain("`.github/forge.yml`");
+      const said = (await commentsOf(g, a.prNumber!)).join("\n");
+      expect(said).toContain("changes protected paths");
+      expect(said).toContain("- `secrets/keys.txt`");
+
+      // A reader's approval changes nothing.
+      await g.sim.control.comment("reader", FULL, a.prNumber!, "/forge approve");
+      await g.app.forge.idle();
+      expect((await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.prNumber! })).data.merged).toBe(false);
+
+      // A writer's approval merges the head they saw, and the run goes on.
+      await g.sim.control.comment("octocat", FULL, a.prNumber!, "/forge approve");
+      const done = await g.waitFor((x) => x.status === "completed");
+      expect(task(done, "a")).toMatchObject({ status: "MERGED", approvedHead: a.recordSha });
+      expect(task(done, "b").status).toBe("MERGED");
+    },
+  );
+
+  it("a PR that changes nothing protected merges without asking", { timeout: 120_000 }, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }));
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(task(done, "a").protectedPaths).toBeUndefined();
+  });
+});
