@@ -129,7 +129,11 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
       return { any: [["contents", lvl]], role };
     case "pulls":
       if (operationId === "pulls/merge") return { any: [["contents", "write"]], role: "write" };
-      return { any: [["pull_requests", lvl]], role: operationId === "pulls/create-review" ? "read" : role };
+      // "Anyone with read permissions to a repository can create a pull request" (GitHub Docs, "Creating a pull request").
+      return {
+        any: [["pull_requests", lvl]],
+        role: operationId === "pulls/create-review" || operationId === "pulls/create" ? "read" : role,
+      };
     case "issues":
     case "reactions":
       // Opening issues and commenting needs only read access for a person on a public repo.

@@ -48,6 +48,17 @@ export class Control {
     };
   }
 
+  /** A fork of `fullName` owned by `owner` (GitHub's "Fork" button): its branches can head pull requests into the original. */
+  async fork(fullName: string, owner: string): Promise<{ id: number; full_name: string; clone_url: string; default_branch: string }> {
+    const r = await this.core.fork(this.repo(fullName), owner);
+    return {
+      id: r.id,
+      full_name: `${r.owner.login}/${r.name}`,
+      clone_url: `${this.baseUrl}/${r.owner.login}/${r.name}.git`,
+      default_branch: r.defaultBranch,
+    };
+  }
+
   setCollaborator(fullName: string, login: string, role: Role): void {
     this.core.ensureUser(login);
     this.repo(fullName).collaborators.set(login, role);
@@ -262,6 +273,8 @@ export async function handleControl(
     if (method === "POST" && (m = /^\/users\/([^/]+)\/tokens$/.exec(path)))
       return send(res, 201, { token: control.userToken(decodeURIComponent(m[1]!)) });
     if (method === "POST" && path === "/repos") return send(res, 201, await control.createRepo(body as unknown as SeedRepoOptions));
+    if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/forks$/.exec(path)))
+      return send(res, 201, await control.fork(m[1]!, s("owner")));
     if (method === "PUT" && (m = /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)$/.exec(path))) {
       control.setCollaborator(m[1]!, decodeURIComponent(m[2]!), (s("permission") || "write") as Role);
       return send(res, 204, undefined);
@@ -359,6 +372,7 @@ export const CONTROL_ENDPOINTS = [
   "POST   /_sim/users {login, type?}               create a user or organization",
   "POST   /_sim/users/{login}/tokens               personal access token for a user",
   "POST   /_sim/repos {owner, name, defaultBranch?, private?, files?|fromDir?, collaborators?, labels?}",
+  "POST   /_sim/repos/{o}/{r}/forks {owner}            a fork owned by owner",
   "PUT    /_sim/repos/{o}/{r}/collaborators/{login} {permission}",
   "POST   /_sim/repos/{o}/{r}/hooks {url, secret?, events?}   repository webhook",
   "POST   /_sim/repos/{o}/{r}/pulls/{n}/ready_for_review {as}",

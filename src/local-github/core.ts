@@ -202,6 +202,55 @@ export class SimCore {
   }
 
   /**
+   * A fork of `source` owned by `owner` (same name): its own bare repository holding the source's
+   * default branch (what GitHub's fork button copies unless told otherwise). Pull requests from its
+   * branches into `source` are "from a fork".
+   */
+  async fork(source: Repo, owner: string): Promise<Repo> {
+    if (this.state.repoByName(owner, source.name)) throw new Error(`repository ${owner}/${source.name} exists`);
+    const user = this.ensureUser(owner);
+    const dir = this.gitDir(user.login, source.name);
+    mkdirSync(dirname(dir), { recursive: true });
+    await git.initBare(dir, source.defaultBranch);
+    const head = `refs/heads/${source.defaultBranch}`;
+    if (await git.resolveRef(source.gitDir, head)) await git.runGit(dir, ["fetch", "--quiet", source.gitDir, `+${head}:${head}`]);
+    const t = now();
+    const repo: Repo = {
+      id: this.state.id(),
+      owner: user,
+      name: source.name,
+      private: source.private,
+      defaultBranch: source.defaultBranch,
+      gitDir: dir,
+      collaborators: new Map(),
+      labels: new Map(),
+      nextNumber: 1,
+      createdAt: t,
+      updatedAt: t,
+      pushedAt: t,
+      description: source.description,
+      forkOf: source.id,
+    };
+    this.state.repos.set(repo.id, repo);
+    return repo;
+  }
+
+  /**
+   * A pull request's head commit as the base repository sees it. GitHub keeps every PR's head at
+   * `refs/pull/<n>/head` of the base repository; the simulator needs it only for PRs from forks,
+   * whose commits it fetches there so every read of the base repository finds them.
+   */
+  async fetchPullHead(base: Repo, issue: Issue): Promise<string | undefined> {
+    const p = issue.pull!;
+    const head = p.headRepoId !== undefined ? this.state.repos.get(p.headRepoId) : undefined;
+    if (!head) return git.resolveRef(base.gitDir, `refs/heads/${p.headRef}`);
+    const sha = await git.resolveRef(head.gitDir, `refs/heads/${p.headRef}`);
+    if (!sha) return undefined;
+    await git.runGit(base.gitDir, ["fetch", "--quiet", head.gitDir, `+refs/heads/${p.headRef}:refs/pull/${issue.number}/head`]);
+    return sha;
+  }
+
+  /**
    * GitHub's no-reply address is `<id>+<login>@users.noreply.github.com`, bots' logins brackets
    * included (`41898282+github-actions[bot]@users.noreply.github.com`); the validator's `email`
    * format accepts that "[bot]" (openapi.ts).
@@ -496,7 +545,7 @@ export class SimCore {
       for (const issue of this.state.issuesOf(repo.id)) {
         const p = issue.pull;
         if (!p || issue.state !== "open") continue;
-        if (p.headRef === short && ch.after && p.headSha !== ch.after) {
+        if (p.headRepoId === undefined && p.headRef === short && ch.after && p.headSha !== ch.after) {
           const before = p.headSha;
           p.headSha = ch.after;
           issue.updatedAt = now();
@@ -523,6 +572,31 @@ export class SimCore {
         }
       }
       if (ch.after) await this.requestCheckSuites(repo, short, ch.before, ch.after, ctx);
+      // A push to a fork's branch moves the head of the PRs it has open in other repositories.
+      for (const issue of this.state.issues.values()) {
+        const p = issue.pull;
+        if (!p || issue.state !== "open" || p.headRepoId !== repo.id || p.headRef !== short || !ch.after || p.headSha === ch.after)
+          continue;
+        const base = this.state.repos.get(issue.repoId);
+        if (!base) continue;
+        const before = p.headSha;
+        await this.fetchPullHead(base, issue);
+        p.headSha = ch.after;
+        issue.updatedAt = now();
+        this.bus.emit(
+          "pull_request",
+          "synchronize",
+          {
+            number: issue.number,
+            before,
+            after: ch.after,
+            pull_request: await this.pullPayload(base, issue),
+            repository: this.model.repo(base),
+            sender,
+          },
+          { repo: base, causedByWorkflowRun },
+        );
+      }
     }
   }
 
@@ -582,11 +656,32 @@ export class SimCore {
     return s;
   }
 
+  /** A check suite of its own (GitHub gives every workflow run one). */
+  newSuite(repo: Repo, appId: number, headSha: string, headBranch: string | null) {
+    const t = now();
+    const s = {
+      id: this.state.id(),
+      repoId: repo.id,
+      appId,
+      headSha,
+      headBranch,
+      before: null,
+      after: headSha,
+      status: "queued" as const,
+      conclusion: null,
+      createdAt: t,
+      updatedAt: t,
+    };
+    this.state.suites.set(s.id, s);
+    return s;
+  }
+
   /** pull-request-minimal entries for open PRs whose head is `sha`. */
   prsFor(repo: Repo, sha: string): Array<Record<string, unknown>> {
     const out: Array<Record<string, unknown>> = [];
     for (const i of this.state.issuesOf(repo.id)) {
-      if (!i.pull || i.state !== "open" || i.pull.headSha !== sha) continue;
+      // GitHub lists only pull requests whose head is in this repository here.
+      if (!i.pull || i.state !== "open" || i.pull.headSha !== sha || i.pull.headRepoId !== undefined) continue;
       const r = { id: repo.id, url: `${this.model.api}/repos/${repo.owner.login}/${repo.name}`, name: repo.name };
       out.push({
         id: i.id,
@@ -603,7 +698,7 @@ export class SimCore {
   async mergeable(repo: Repo, issue: Issue): Promise<boolean | null> {
     const p = issue.pull!;
     const base = await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`);
-    const head = await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
+    const head = p.headRepoId !== undefined ? p.headSha : await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
     if (!base || !head) return false;
     return (await git.mergeTrees(repo.gitDir, base, head)) !== undefined;
   }

@@ -121,7 +121,7 @@ export class Model {
       private: r.private,
       owner: this.user(r.owner),
       description: r.description,
-      fork: false,
+      fork: r.forkOf !== undefined,
       ...this.repoUrls(r),
     };
   }
@@ -392,7 +392,7 @@ export class Model {
       assignees: i.assignees.map((a) => this.user(a)),
       requested_reviewers: [],
       requested_teams: [],
-      head: this.prRef(repo, p.headRef, p.headSha),
+      head: this.prRef(p.headRepoId !== undefined ? (this.state.repos.get(p.headRepoId) ?? repo) : repo, p.headRef, p.headSha),
       base: this.prRef(repo, p.baseRef, p.baseSha),
       _links: {
         self: { href: u },
@@ -680,7 +680,7 @@ export class Model {
           }
         : null,
       repository: this.minimalRepo(repo),
-      head_repository: this.minimalRepo(repo),
+      head_repository: this.minimalRepo(this.state.repos.get(r.headRepoId) ?? repo),
       referenced_workflows: [],
     };
   }

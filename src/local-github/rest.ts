@@ -677,20 +677,31 @@ const pulls: Record<string, Handler> = {
   "pulls/create": async (ctx) => {
     const repo = repoOf(ctx);
     const b = ctx.body!;
-    const headName = str(b, "head")!.replace(/^[^:]+:/, "");
+    const headSpec = str(b, "head")!;
+    const headName = headSpec.replace(/^[^:]+:/, "");
+    const headOwner = headSpec.includes(":") ? headSpec.slice(0, headSpec.indexOf(":")) : repo.owner.login;
     const baseName = str(b, "base")!;
     checkBodyLength(ctx, "PullRequest", str(b, "body"));
-    const head = await git.resolveRef(repo.gitDir, `refs/heads/${headName}`);
+    // `head` as `owner:branch` names a branch of a fork of this repository (same network).
+    const headRepo =
+      headOwner.toLowerCase() === repo.owner.login.toLowerCase()
+        ? repo
+        : [...ctx.core.state.repos.values()].find((r) => r.forkOf === repo.id && r.owner.login.toLowerCase() === headOwner.toLowerCase());
+    const head = headRepo ? await git.resolveRef(headRepo.gitDir, `refs/heads/${headName}`) : undefined;
     const base = await git.resolveRef(repo.gitDir, `refs/heads/${baseName}`);
-    if (!head) throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
+    if (!head || !headRepo) throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
     if (!base) throw invalid(ctx, "Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
+    const headRepoId = headRepo === repo ? undefined : headRepo.id;
     for (const i of ctx.core.state.issuesOf(repo.id)) {
-      if (i.pull && i.state === "open" && i.pull.headRef === headName && i.pull.baseRef === baseName) {
+      if (i.pull && i.state === "open" && i.pull.headRepoId === headRepoId && i.pull.headRef === headName && i.pull.baseRef === baseName) {
         throw invalid(ctx, "Validation Failed", [
-          { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner.login}:${headName}.` },
+          { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${headRepo.owner.login}:${headName}.` },
         ]);
       }
     }
+    if (headRepo !== repo)
+      // The fork's commits, fetched to the base repository's refs/pull/<n>/head below, are needed first here.
+      await git.runGit(repo.gitDir, ["fetch", "--quiet", headRepo.gitDir, `+refs/heads/${headName}:refs/forge-sim/incoming`]);
     if (await git.isAncestor(repo.gitDir, head, base)) {
       throw invalid(ctx, "Validation Failed", [
         { resource: "PullRequest", code: "custom", message: `No commits between ${baseName} and ${headName}` },
@@ -698,6 +709,7 @@ const pulls: Record<string, Handler> = {
     }
     const issue = newIssue(ctx, repo, str(b, "title") ?? headName, str(b, "body") ?? null);
     issue.pull = {
+      ...(headRepoId !== undefined ? { headRepoId } : {}),
       headRef: headName,
       headSha: head,
       baseRef: baseName,
@@ -709,6 +721,10 @@ const pulls: Record<string, Handler> = {
       mergeCommitSha: null,
       maintainerCanModify: b.maintainer_can_modify !== false,
     };
+    if (headRepoId !== undefined) {
+      await ctx.core.fetchPullHead(repo, issue);
+      await git.deleteRef(repo.gitDir, "refs/forge-sim/incoming");
+    }
     const payload = await ctx.core.pullPayload(repo, issue);
     emit(ctx, "pull_request", "opened", { number: issue.number, pull_request: payload });
     return ok(payload, 201);
@@ -721,7 +737,9 @@ const pulls: Record<string, Handler> = {
     let list = ctx.core.state.issuesOf(repo.id).filter((i) => i.pull && (state === "all" || i.state === state));
     if (head) {
       const [owner, branch] = head.includes(":") ? head.split(":") : [repo.owner.login, head];
-      list = list.filter((i) => owner === repo.owner.login && i.pull!.headRef === branch);
+      const headOwner = (i: Issue) =>
+        i.pull!.headRepoId !== undefined ? ctx.core.state.repos.get(i.pull!.headRepoId)?.owner.login : repo.owner.login;
+      list = list.filter((i) => owner === headOwner(i) && i.pull!.headRef === branch);
     }
     if (base) list = list.filter((i) => i.pull!.baseRef === base);
     const sort = ctx.query.get("sort") ?? "created";
@@ -781,7 +799,7 @@ const pulls: Record<string, Handler> = {
     if (p.merged) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     if (issue.state !== "open") throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     if (p.draft) throw new HttpError(405, "Pull Request is still a draft", ctx.doc);
-    const head = await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
+    const head = p.headRepoId !== undefined ? p.headSha : await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
     if (!head) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     if (str(b, "sha") && str(b, "sha") !== p.headSha)
       throw new HttpError(409, "Head branch was modified. Review and try the merge again.", ctx.doc);

@@ -349,9 +349,18 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     operations: Object.keys(handlers).sort(),
     onWorkflowDispatch: (h) => workflows.onDispatch(h),
     onEvent: (fn) => core.bus.onEvent(fn),
-    idle: () => core.bus.idle(),
+    // Every webhook delivered, and every event that starts workflows turned into its runs (whose
+    // webhooks are then delivered too).
+    async idle() {
+      do {
+        await core.bus.idle();
+        await workflows.idle();
+      } while (workflows.busy());
+      await core.bus.idle();
+    },
     async close() {
       await core.bus.idle().catch(() => undefined);
+      await workflows.idle();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       core.close();

@@ -35,6 +35,8 @@ export interface Repo {
   updatedAt: string;
   pushedAt: string;
   description: string | null;
+  /** the repository this one was forked from */
+  forkOf?: number;
 }
 
 export interface App {
@@ -82,6 +84,8 @@ export interface Token {
 }
 
 export interface PullData {
+  /** set when the head branch is in a fork (`headRef` names a branch of that repository) */
+  headRepoId?: number;
   headRef: string;
   headSha: string;
   baseRef: string;
@@ -239,6 +243,13 @@ export interface WorkflowRun {
   conclusion: string | null;
   headBranch: string;
   headSha: string;
+  /** the repository the head commit comes from: a fork's for a pull request from a fork */
+  headRepoId: number;
+  /** GITHUB_REF and GITHUB_SHA of its jobs (for pull_request the test merge commit, refs/pull/N/merge) */
+  ref: string;
+  sha: string;
+  /** the triggering event's webhook payload (GITHUB_EVENT_PATH); none for workflow_dispatch, which the runner builds */
+  eventPayload?: Record<string, unknown>;
   actor: User;
   triggeringActor: User;
   inputs: Record<string, string>;

@@ -1,10 +1,12 @@
-// GitHub Actions as the local GitHub exposes it: workflow files, `workflow_dispatch`, runs, jobs,
-// logs, cancel, the GITHUB_TOKEN, and the workflow_run / workflow_job webhooks.
+// GitHub Actions as the local GitHub exposes it: workflow files, `workflow_dispatch`, runs started by
+// `push` and `pull_request` (the repository's own CI), jobs, logs, cancel, the GITHUB_TOKEN, and the
+// workflow_run / workflow_job webhooks.
 //
 // The simulator does not execute steps itself: a *job executor* registers with
-// `sim.onWorkflowDispatch(handler)` and drives the run through the `DispatchedRun` it receives
-// (start/complete jobs, append logs, mint the token). Without one, runs stay queued, unless the
-// simulator was created with `workflowExecutor: "noop"`, which completes every job successfully.
+// `sim.onWorkflowDispatch(handler)` and drives every run — dispatched or triggered — through the
+// `DispatchedRun` it receives (start/complete jobs, append logs, mint the token). Without one, runs
+// stay queued, unless the simulator was created with `workflowExecutor: "noop"`, which completes
+// every job successfully.
 import { crc32 } from "node:zlib";
 import { parse as parseYaml } from "yaml";
 import { HttpError, newToken } from "./auth.js";
@@ -12,6 +14,7 @@ import { ACTIONS_APP_ID, type SimCore } from "./core.js";
 import * as git from "./git.js";
 import type { Handler, RestCtx, Result } from "./rest.js";
 import { now, type Job, type Level, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "./state.js";
+import type { EmittedEvent } from "./webhooks.js";
 
 export interface WorkflowInputSpec {
   description?: string;
@@ -24,12 +27,19 @@ export interface WorkflowInputSpec {
 export interface DispatchedRun {
   run: WorkflowRun;
   repo: Repo;
-  /** the workflow file's text at the dispatched ref */
+  /** the workflow file's text at the run's commit */
   yaml: string;
   /** parsed YAML */
   workflow: Record<string, unknown>;
+  /** `workflow_dispatch` inputs (none for other events) */
   inputs: Record<string, string>;
-  /** fully qualified ref (refs/heads/x) and the commit it pointed at */
+  /** what started the run: `workflow_dispatch`, `push` or `pull_request` (= `run.event`) */
+  event: string;
+  /** the triggering event's webhook payload for GITHUB_EVENT_PATH; undefined for workflow_dispatch */
+  eventPayload: Record<string, unknown> | undefined;
+  /** a pull request from a fork: its token is read-only and secrets are not passed (GitHub's rule) */
+  fromFork: boolean;
+  /** GITHUB_REF and GITHUB_SHA: the dispatched ref (refs/heads/x) or pushed ref and its commit; for pull_request refs/pull/N/merge and its test merge commit */
   ref: string;
   sha: string;
   serverUrl: string;
@@ -114,6 +124,104 @@ export function displayTitle(
   return ok ? out : fallback;
 }
 
+/** What a new run is: its event, the ref and commit its jobs see, its head, its actor. */
+interface RunSpec {
+  event: "workflow_dispatch" | "push" | "pull_request";
+  /** GITHUB_REF, GITHUB_SHA */
+  ref: string;
+  sha: string;
+  /** `head_branch`, `head_sha`, `head_repository` of the run */
+  headBranch: string;
+  headSha: string;
+  headRepoId: number;
+  actor: User;
+  inputs: Record<string, string>;
+  displayTitle: string;
+  eventPayload?: Record<string, unknown>;
+}
+
+/** A workflow's `on:` as a map of event → its filters (null when it has none). */
+export function triggersOf(doc: Record<string, unknown>): Record<string, unknown> {
+  // YAML 1.1 parsers read a bare `on:` key as boolean true; the yaml package keeps "on".
+  const on = (doc.on ?? doc["true"]) as unknown;
+  if (typeof on === "string") return { [on]: null };
+  if (Array.isArray(on)) return Object.fromEntries(on.map((k) => [String(k), null]));
+  return on && typeof on === "object" ? (on as Record<string, unknown>) : {};
+}
+
+/**
+ * One filter pattern as a regular expression, per GitHub's "Filter pattern cheat sheet": `*` any
+ * characters but `/`, `**` any characters, `?` zero or one of the preceding character, `+` one or
+ * more of it, `[…]` a character class; everything else is literal.
+ */
+function patternRegExp(pattern: string): RegExp {
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "*") {
+      if (pattern[i + 1] === "*") {
+        out += ".*";
+        i++;
+      } else out += "[^/]*";
+    } else if (c === "?" || c === "+") out += c;
+    else if (c === "[") {
+      const close = pattern.indexOf("]", i + 1);
+      if (close < 0) out += "\\[";
+      else {
+        out += pattern.slice(i, close + 1);
+        i = close;
+      }
+    } else out += c.replace(/[.^${}()|\\/]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`);
+}
+
+/**
+ * Whether `name` passes a `branches`/`tags` list: patterns apply in order, a `!pattern` excluding
+ * what earlier ones matched ("Using filters": "the order that you define patterns matters").
+ */
+export function filterMatches(patterns: unknown, name: string): boolean {
+  const list = Array.isArray(patterns) ? patterns.map(String) : typeof patterns === "string" ? [patterns] : [];
+  let matched = false;
+  for (const p of list) {
+    if (p.startsWith("!")) {
+      if (patternRegExp(p.slice(1)).test(name)) matched = false;
+    } else if (patternRegExp(p).test(name)) matched = true;
+  }
+  return matched;
+}
+
+/**
+ * Whether a ref passes an event's `branches`/`branches-ignore` (and, for push, `tags`/`tags-ignore`)
+ * filters. GitHub: with only branch filters a tag push runs nothing, and the reverse.
+ */
+export function refPasses(filters: unknown, kind: "branch" | "tag", name: string): boolean {
+  if (!filters || typeof filters !== "object") return true;
+  const f = filters as Record<string, unknown>;
+  const [only, ignore, otherOnly, otherIgnore] =
+    kind === "branch" ? ["branches", "branches-ignore", "tags", "tags-ignore"] : ["tags", "tags-ignore", "branches", "branches-ignore"];
+  const own = f[only] !== undefined || f[ignore] !== undefined;
+  if (!own) return f[otherOnly] === undefined && f[otherIgnore] === undefined;
+  if (f[only] !== undefined) return filterMatches(f[only], name);
+  return !filterMatches(f[ignore], name);
+}
+
+/** A pull_request workflow's activity types: opened, synchronize and reopened unless it names others. */
+export function pullRequestTypes(filters: unknown): string[] {
+  const types = filters && typeof filters === "object" ? (filters as { types?: unknown }).types : undefined;
+  if (Array.isArray(types)) return types.map(String);
+  if (typeof types === "string") return [types];
+  return ["opened", "synchronize", "reopened"];
+}
+
+/** A workflow file as read at a commit. */
+interface WorkflowAt {
+  path: string;
+  yaml: string;
+  doc: Record<string, unknown>;
+  triggers: Record<string, unknown>;
+}
+
 function zip(files: Array<{ name: string; data: Buffer }>): Buffer {
   // A minimal "stored" (uncompressed) zip archive, enough for log downloads.
   const locals: Buffer[] = [];
@@ -155,14 +263,177 @@ function zip(files: Array<{ name: string; data: Buffer }>): Buffer {
 export class Workflows {
   private handler: DispatchHandler | undefined;
   private aborts = new Map<number, AbortController>();
+  /** Events being turned into runs, per repository, one after another in the order they happened. */
+  private triggers = new Map<number, Promise<void>>();
+  private pending = new Set<Promise<void>>();
+  /** Workflow files by the sha of their `.github/workflows` tree. */
+  private parsed = new Map<string, WorkflowAt[]>();
 
   constructor(
     private readonly core: SimCore,
     private readonly executor: "none" | "noop" = "none",
-  ) {}
+  ) {
+    core.bus.onEvent((e) => this.onEvent(e));
+  }
 
   onDispatch(h: DispatchHandler | undefined): void {
     this.handler = h;
+  }
+
+  /** Resolves once every event so far has started the runs it starts. */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Whether events are still being turned into runs. */
+  busy(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /**
+   * Events that start workflows, as GitHub's "Events that trigger workflows" describes them: a
+   * `push` runs the pushed commit's workflows that have `on: push` (branch and tag filters
+   * applied); a pull request opened, synchronized or reopened (or another activity type a workflow
+   * names) runs the `on: pull_request` workflows of its test merge commit (base filters applied).
+   * Events caused by a workflow's GITHUB_TOKEN start nothing, and a fork runs no workflows of its
+   * own (Actions is off in forks until their owner turns it on).
+   */
+  private onEvent(e: EmittedEvent): void {
+    const repo = e.repo;
+    if (!repo || !e.startsWorkflows || repo.forkOf !== undefined || this.core.closed) return;
+    if (e.event !== "push" && !(e.event === "pull_request" && e.action && e.action !== "closed")) return;
+    // The triggering event's payload, as the job reads it at GITHUB_EVENT_PATH.
+    const payload = e.payload;
+    const prev = this.triggers.get(repo.id) ?? Promise.resolve();
+    const work = prev
+      .then(() => (e.event === "push" ? this.onPush(repo, payload) : this.onPullRequest(repo, e.action!, payload)))
+      .catch((err: unknown) => {
+        if (!this.core.closed)
+          this.core.violation({
+            kind: "response",
+            id: `workflows/${e.event}`,
+            status: 500,
+            errors: `simulator error: ${(err as Error).message}`,
+          });
+      });
+    this.triggers.set(repo.id, work);
+    this.pending.add(work);
+    void work.finally(() => {
+      this.pending.delete(work);
+      if (this.triggers.get(repo.id) === work) this.triggers.delete(repo.id);
+    });
+  }
+
+  private actorOf(payload: Record<string, unknown>): User | undefined {
+    const login = (payload.sender as { login?: string } | undefined)?.login;
+    return login ? this.core.state.users.get(login) : undefined;
+  }
+
+  private async onPush(repo: Repo, payload: Record<string, unknown>): Promise<void> {
+    const ref = String(payload.ref);
+    const after = String(payload.after);
+    const actor = this.actorOf(payload);
+    if (payload.deleted === true || !actor) return;
+    const kind = ref.startsWith("refs/heads/") ? "branch" : ref.startsWith("refs/tags/") ? "tag" : undefined;
+    if (!kind) return;
+    const name = ref.replace(/^refs\/(heads|tags)\//, "");
+    const head = (payload.head_commit as { message?: string } | null)?.message ?? "";
+    for (const wf of await this.workflowsAt(repo, after)) {
+      if (!("push" in wf.triggers) || !refPasses(wf.triggers.push, kind, name)) continue;
+      await this.startTriggered(repo, wf, {
+        event: "push",
+        ref,
+        sha: after,
+        headBranch: name,
+        headSha: after,
+        headRepoId: repo.id,
+        actor,
+        inputs: {},
+        // GitHub titles a push run with its head commit's message (unless run-name says otherwise).
+        displayTitle: head.split("\n")[0] || wf.path,
+        eventPayload: payload,
+      });
+    }
+  }
+
+  private async onPullRequest(repo: Repo, action: string, payload: Record<string, unknown>): Promise<void> {
+    const issue = this.core.state.issue(repo.id, Number(payload.number));
+    const p = issue?.pull;
+    const actor = this.actorOf(payload);
+    if (!issue || !p || !actor) return;
+    const wants = (list: WorkflowAt[]) =>
+      list.some((w) => "pull_request" in w.triggers && pullRequestTypes(w.triggers.pull_request).includes(action));
+    const base = await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`);
+    if (!base) return;
+    // Nothing to do unless some workflow, in the base or in the head, asks for this activity.
+    if (!wants(await this.workflowsAt(repo, base)) && !wants(await this.workflowsAt(repo, p.headSha))) return;
+    // GITHUB_REF is refs/pull/<n>/merge and GITHUB_SHA its test merge commit; "workflows will not
+    // run on pull_request activity if the pull request has a merge conflict".
+    const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
+    if (!tree) return;
+    const who = { name: "GitHub", email: "noreply@github.com", date: now() };
+    const merge = await git.commitTree(repo.gitDir, tree, [base, p.headSha], `Merge ${p.headSha} into ${base}\n`, who, who);
+    const ref = `refs/pull/${issue.number}/merge`;
+    await git.updateRef(repo.gitDir, ref, merge, "");
+    for (const wf of await this.workflowsAt(repo, merge)) {
+      if (!("pull_request" in wf.triggers) || !pullRequestTypes(wf.triggers.pull_request).includes(action)) continue;
+      if (!refPasses(wf.triggers.pull_request, "branch", p.baseRef)) continue;
+      await this.startTriggered(repo, wf, {
+        event: "pull_request",
+        ref,
+        sha: merge,
+        headBranch: p.headRef,
+        headSha: p.headSha,
+        headRepoId: p.headRepoId ?? repo.id,
+        actor,
+        inputs: {},
+        displayTitle: issue.title,
+        eventPayload: payload,
+      });
+    }
+  }
+
+  private async startTriggered(repo: Repo, at: WorkflowAt, spec: RunSpec): Promise<void> {
+    if (this.core.closed) return;
+    const wf = this.register(repo, at.path, at.doc);
+    const title =
+      typeof at.doc["run-name"] === "string" ? displayTitle(at.doc, at.path, {}, spec.actor.login, spec.ref) : spec.displayTitle;
+    const run = this.newRun(repo, wf, at.doc, at.yaml, { ...spec, displayTitle: title });
+    await this.start(repo, run, at.doc);
+  }
+
+  /** The workflow files of a commit (`.github/workflows/*.yml`), parsed; files that are not YAML are left out. */
+  private async workflowsAt(repo: Repo, sha: string): Promise<WorkflowAt[]> {
+    const dir = await git.entryAt(repo.gitDir, sha, ".github/workflows").catch(() => undefined);
+    if (!dir || dir.type !== "tree") return [];
+    const cached = this.parsed.get(dir.sha);
+    if (cached) return cached;
+    const out: WorkflowAt[] = [];
+    for (const e of await git.lsTree(repo.gitDir, dir.sha)) {
+      if (e.type !== "blob" || !/\.ya?ml$/.test(e.path)) continue;
+      const yaml = (await git.readBlob(repo.gitDir, e.sha)).toString("utf8");
+      let doc: Record<string, unknown>;
+      try {
+        doc = (parseYaml(yaml) ?? {}) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (typeof doc !== "object" || Array.isArray(doc)) continue;
+      out.push({ path: `.github/workflows/${e.path}`, yaml, doc, triggers: triggersOf(doc) });
+    }
+    this.parsed.set(dir.sha, out);
+    return out;
+  }
+
+  /** The workflow registered for a path (GitHub lists a workflow once a run of it exists, wherever its file is). */
+  private register(repo: Repo, path: string, doc: Record<string, unknown> | null): WorkflowFile {
+    const key = `${repo.id}:${path}`;
+    let wf = this.core.state.workflows.get(key);
+    if (!wf) {
+      wf = { id: this.core.state.id(), repoId: repo.id, path, name: typeof doc?.name === "string" ? doc.name : path, createdAt: now() };
+      this.core.state.workflows.set(key, wf);
+    }
+    return wf;
   }
 
   /** Workflow files on the default branch, registered with stable ids. */
@@ -175,19 +446,16 @@ export class Workflows {
     for (const e of await git.lsTree(repo.gitDir, dir.sha)) {
       if (!/\.ya?ml$/.test(e.path)) continue;
       const path = `.github/workflows/${e.path}`;
-      const key = `${repo.id}:${path}`;
-      let wf = this.core.state.workflows.get(key);
+      let wf = this.core.state.workflows.get(`${repo.id}:${path}`);
       if (!wf) {
-        let name = path;
+        let doc: Record<string, unknown> | null = null;
         try {
-          const doc = parseYaml((await git.readBlob(repo.gitDir, e.sha)).toString("utf8")) as { name?: string } | null;
-          if (doc?.name) name = doc.name;
+          doc = parseYaml((await git.readBlob(repo.gitDir, e.sha)).toString("utf8")) as Record<string, unknown> | null;
         } catch {
           /* an invalid workflow keeps its path as name, as GitHub shows it */
         }
-        // Another call may have registered it while this one read the file: keep the first id.
-        wf = this.core.state.workflows.get(key) ?? { id: this.core.state.id(), repoId: repo.id, path, name, createdAt: now() };
-        this.core.state.workflows.set(key, wf);
+        // Another call may have registered it while this one read the file: register keeps the first id.
+        wf = this.register(repo, path, doc);
       }
       out.push(wf);
     }
@@ -245,14 +513,7 @@ export class Workflows {
     } catch (e) {
       throw new HttpError(422, `Invalid workflow file: ${(e as Error).message}`, ctx.doc);
     }
-    // YAML 1.1 parsers read a bare `on:` key as boolean true; the yaml package keeps "on".
-    const on = (doc.on ?? (doc as Record<string, unknown>)["true"]) as unknown;
-    const triggers: Record<string, unknown> =
-      typeof on === "string"
-        ? { [on]: null }
-        : Array.isArray(on)
-          ? Object.fromEntries(on.map((k) => [k, null]))
-          : ((on as Record<string, unknown>) ?? {});
+    const triggers = triggersOf(doc);
     if (!("workflow_dispatch" in triggers)) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger", ctx.doc);
     const declared = ((triggers.workflow_dispatch as { inputs?: Record<string, WorkflowInputSpec> } | null)?.inputs ?? {}) as Record<
       string,
@@ -280,11 +541,40 @@ export class Workflows {
       inputs[name] = s;
     }
 
+    const run = this.newRun(repo, wf, doc, yaml, {
+      event: "workflow_dispatch",
+      ref,
+      sha,
+      headBranch: ref.replace(/^refs\/(heads|tags)\//, ""),
+      headSha: sha,
+      headRepoId: repo.id,
+      actor: ctx.actor,
+      inputs,
+      displayTitle: displayTitle(doc, wf.path, inputs, ctx.actor.login, ref),
+    });
+    const causedByWorkflowRun = ctx.token?.workflowRunId;
+    this.core.bus.emit(
+      "workflow_dispatch",
+      null,
+      {
+        inputs: Object.keys(inputs).length ? inputs : null,
+        ref,
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(ctx.actor),
+        workflow: wf.path,
+      },
+      { repo, causedByWorkflowRun },
+    );
+    await this.start(repo, run, doc);
+    return run;
+  }
+
+  /** A queued run of `wf` with one queued job (and its check run) per job of the workflow, in a check suite of its own. */
+  private newRun(repo: Repo, wf: WorkflowFile, doc: Record<string, unknown>, yaml: string, spec: RunSpec): WorkflowRun {
     const t = now();
     const runNumber = (this.core.state.runCounters.get(wf.id) ?? 0) + 1;
     this.core.state.runCounters.set(wf.id, runNumber);
-    const suite = this.core.ensureSuite(repo, ACTIONS_APP_ID, sha, ref.replace(/^refs\/(heads|tags)\//, ""));
-    const runName = displayTitle(doc, wf.path, inputs, ctx.actor.login, ref);
+    const suite = this.core.newSuite(repo, ACTIONS_APP_ID, spec.headSha, spec.headBranch);
     const run: WorkflowRun = {
       id: this.core.state.id(),
       repoId: repo.id,
@@ -293,16 +583,20 @@ export class Workflows {
       path: wf.path,
       runNumber,
       runAttempt: 1,
-      event: "workflow_dispatch",
+      event: spec.event,
       status: "queued",
       conclusion: null,
-      headBranch: ref.replace(/^refs\/(heads|tags)\//, ""),
-      headSha: sha,
-      actor: ctx.actor,
-      triggeringActor: ctx.actor,
-      inputs,
+      headBranch: spec.headBranch,
+      headSha: spec.headSha,
+      headRepoId: spec.headRepoId,
+      ref: spec.ref,
+      sha: spec.sha,
+      ...(spec.eventPayload ? { eventPayload: spec.eventPayload } : {}),
+      actor: spec.actor,
+      triggeringActor: spec.actor,
+      inputs: spec.inputs,
       yaml,
-      displayTitle: runName,
+      displayTitle: spec.displayTitle,
       createdAt: t,
       updatedAt: t,
       runStartedAt: t,
@@ -314,7 +608,7 @@ export class Workflows {
       (doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>,
     )) {
       const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
-      const checkRun = this.newJobCheckRun(repo, suite.id, sha, jobName);
+      const checkRun = this.newJobCheckRun(repo, suite.id, spec.headSha, jobName);
       run.jobs.push({
         id: checkRun,
         runId: run.id,
@@ -330,25 +624,17 @@ export class Workflows {
       });
     }
     this.core.state.runs.set(run.id, run);
-    const causedByWorkflowRun = ctx.token?.workflowRunId;
-    this.core.bus.emit(
-      "workflow_dispatch",
-      null,
-      {
-        inputs: Object.keys(inputs).length ? inputs : null,
-        ref,
-        repository: this.core.model.repo(repo),
-        sender: this.core.model.user(ctx.actor),
-        workflow: wf.path,
-      },
-      { repo, causedByWorkflowRun },
-    );
+    return run;
+  }
+
+  /** The run's requested/queued webhooks, then its execution: the registered executor, the noop one, or none (queued). */
+  private async start(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>): Promise<void> {
     await this.emitRun(repo, run, "requested");
     for (const j of run.jobs) this.emitJob(repo, run, j, "queued");
 
     const abort = new AbortController();
     this.aborts.set(run.id, abort);
-    const dispatched = this.dispatchedRun(repo, run, doc, ref, sha, abort);
+    const dispatched = this.dispatchedRun(repo, run, doc, abort);
     if (this.handler) {
       const h = this.handler;
       setImmediate(() => {
@@ -372,7 +658,6 @@ export class Workflows {
         dispatched.complete();
       });
     }
-    return run;
   }
 
   private newJobCheckRun(repo: Repo, suiteId: number, sha: string, name: string): number {
@@ -434,14 +719,7 @@ export class Workflows {
     this.core.bus.flush();
   }
 
-  private dispatchedRun(
-    repo: Repo,
-    run: WorkflowRun,
-    doc: Record<string, unknown>,
-    ref: string,
-    sha: string,
-    abort: AbortController,
-  ): DispatchedRun {
+  private dispatchedRun(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>, abort: AbortController): DispatchedRun {
     const core = this.core;
     const jobOf = (name: string) => {
       const j = run.jobs.find((x) => x.name === name);
@@ -466,8 +744,11 @@ export class Workflows {
       yaml: run.yaml,
       workflow: doc,
       inputs: { ...run.inputs },
-      ref,
-      sha,
+      event: run.event,
+      eventPayload: run.eventPayload,
+      fromFork: run.headRepoId !== repo.id,
+      ref: run.ref,
+      sha: run.sha,
       serverUrl: core.baseUrl,
       apiUrl: core.model.api,
       cloneUrl: `${core.baseUrl}/${repo.owner.login}/${repo.name}.git`,
@@ -476,7 +757,10 @@ export class Workflows {
       token(jobName?: string) {
         const key = Object.keys(jobsDoc).find((k) => k === jobName || jobsDoc[k]?.name === jobName);
         const jobPerms = key ? jobsDoc[key]?.permissions : undefined;
-        return self.mintToken(run, repo, tokenPermissions(jobPerms ?? doc.permissions));
+        const perms = tokenPermissions(jobPerms ?? doc.permissions);
+        // "The GITHUB_TOKEN has read-only permissions in pull requests from forked repositories."
+        if (run.headRepoId !== repo.id) for (const k of Object.keys(perms)) perms[k] = "read";
+        return self.mintToken(run, repo, perms);
       },
       startJob(jobName, steps = []) {
         const j = jobOf(jobName);

@@ -43,17 +43,21 @@ export function githubContext(
 ): Record<string, ExprValue> {
   const { name: ref_name, type: ref_type } = refName(context.ref);
   const workflowName = wf.name ?? context.workflowPath ?? "workflow";
+  // github.head_ref / base_ref: the pull request's branches, for pull_request events only.
+  const pull = (context.eventName ?? "").startsWith("pull_request")
+    ? (event.pull_request as { head?: { ref?: string }; base?: { ref?: string } } | undefined)
+    : undefined;
   return {
     action: "",
     action_path: "",
     actor: context.actor,
     api_url: context.apiUrl,
-    base_ref: "",
+    base_ref: pull?.base?.ref ?? "",
     event: event as ExprValue,
     event_name: context.eventName ?? "workflow_dispatch",
     event_path: eventPath,
     graphql_url: context.graphqlUrl ?? defaultGraphqlUrl(context.apiUrl),
-    head_ref: "",
+    head_ref: pull?.head?.ref ?? "",
     job: jobId,
     ref: context.ref,
     ref_name,

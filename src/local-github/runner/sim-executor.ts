@@ -1,5 +1,5 @@
-// The glue between the local GitHub's dispatch path (`sim.onWorkflowDispatch`) and the job
-// executor: every job of a dispatched run goes through a runner pool, with a token minted for
+// The glue between the local GitHub's runs (`sim.onWorkflowDispatch`: dispatched, and started by
+// push or pull_request) and the job executor: every job of a run goes through a runner pool, with a token minted for
 // that job, its steps and logs reported back to the run, and cancellation wired to the run's signal.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -146,7 +146,11 @@ function contextOf({ options }: ExecutorState, d: DispatchedRun, jobName: string
     runAttempt: d.run.runAttempt,
     actor: d.actor.login,
     triggeringActor: d.run.triggeringActor.login,
-    secrets: { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
+    eventName: d.event,
+    ...(d.eventPayload ? { event: d.eventPayload } : {}),
+    // "With the exception of GITHUB_TOKEN, secrets are not passed to the runner when a workflow is
+    // triggered from a forked repository."
+    secrets: d.fromFork ? {} : { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
     vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
     workflowPath: d.run.path,
   };
