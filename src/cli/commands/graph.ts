@@ -3,11 +3,12 @@ import path from "node:path";
 import type { Command } from "commander";
 import { journalSchema } from "../../core/journal.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { formatProblem, zodProblems } from "../../core/problems.js";
 import { renderMermaid } from "../../core/render/mermaid.js";
 import type { TaskStatus } from "../../core/schemas/common.js";
 import { CLI_EXIT, CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
-import { displayFile, formatProblem, loadPlanArg } from "./plan-input.js";
+import { displayFile, loadPlanArg } from "./plan-input.js";
 
 export function registerGraph(program: Command, { io, setExitCode }: CommandContext): void {
   program
@@ -21,7 +22,7 @@ export function registerGraph(program: Command, { io, setExitCode }: CommandCont
       const dag = plan.dag.data;
       if (!dag) {
         const blocking = validatePlan(plan).filter((p) => p.file === "dag.json");
-        for (const p of blocking) io.err(`${formatProblem(p, displayFile(planDir, p.file, io))}\n`);
+        for (const p of blocking) io.err(`${formatProblem({ ...p, file: displayFile(planDir, p.file, io) })}\n`);
         if (blocking.length === 0) io.err(`forge: ${displayFile(planDir, "dag.json", io)} cannot be read\n`);
         setExitCode(CLI_EXIT.PROBLEMS);
         return;
@@ -52,9 +53,8 @@ async function readStatuses(file: string, io: CliIo): Promise<Map<string, TaskSt
   }
   const parsed = journalSchema.safeParse(json);
   if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first && first.path.length ? ` at ${first.path.join(".")}` : "";
-    throw new CliError(`journal ${file} is not a Forge journal${where}: ${first?.message ?? "invalid"}`, CLI_EXIT.PROBLEMS);
+    const first = zodProblems(parsed.error, file)[0];
+    throw new CliError(`journal ${file} is not a Forge journal: ${first ? formatProblem(first) : "invalid"}`, CLI_EXIT.PROBLEMS);
   }
   return new Map(parsed.data.tasks.map((t) => [t.id, t.status]));
 }

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { loadPlan, PlanNotFoundError } from "../../core/plan/load.js";
 import type { ParsedPlan } from "../../core/plan/parse.js";
-import type { Problem } from "../../core/plan/problem.js";
 import { CliError, type CliIo } from "../io.js";
 
 /** Loads a plan folder named on the command line; a missing folder is a CliError (exit 2). */
@@ -20,10 +19,4 @@ export function displayFile(planDir: string, file: string, io: CliIo): string {
   const rel = path.relative(io.cwd, path.resolve(io.cwd, planDir, file)) || ".";
   const shown = rel.split(path.sep).join("/");
   return file.endsWith("/") && !shown.endsWith("/") ? `${shown}/` : shown;
-}
-
-/** `file[:line] field — message` */
-export function formatProblem(p: Problem, file: string): string {
-  const where = p.line !== undefined ? `${file}:${p.line}` : file;
-  return p.field !== undefined ? `${where} ${p.field} — ${p.message}` : `${where} — ${p.message}`;
 }

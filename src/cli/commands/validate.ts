@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import type { ParsedPlan } from "../../core/plan/parse.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { formatProblem } from "../../core/problems.js";
 import { CLI_EXIT } from "../io.js";
 import type { CommandContext } from "./index.js";
-import { displayFile, formatProblem, loadPlanArg } from "./plan-input.js";
+import { displayFile, loadPlanArg } from "./plan-input.js";
 
 export function registerValidate(program: Command, { io, setExitCode }: CommandContext): void {
   program
@@ -20,7 +21,7 @@ export function registerValidate(program: Command, { io, setExitCode }: CommandC
       } else if (valid) {
         io.out(`OK ${summary(plan)}\n`);
       } else {
-        for (const p of problems) io.out(`${formatProblem(p, p.file)}\n`);
+        for (const p of problems) io.out(`${formatProblem(p)}\n`);
         io.out(`${problems.length} problem${problems.length === 1 ? "" : "s"} in plan ${JSON.stringify(plan.planId)}\n`);
       }
       setExitCode(valid ? CLI_EXIT.OK : CLI_EXIT.PROBLEMS);
