@@ -8,6 +8,7 @@ import path from "node:path";
 import { EXIT_CODES } from "../../core/exit-codes.js";
 import { loadPlan } from "../../core/plan/load.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { formatProblem } from "../../core/problems.js";
 import { walkthroughStage } from "./common.js";
 import { isAbort, progress, retried, session, SessionLog, type StageContext, type StageOutcome, type StageSteps } from "./context.js";
 import { basePrompt, stagePrompt } from "./prompt.js";
@@ -24,9 +25,7 @@ const writeStage = (c: StageContext) =>
 /** The plan's problems as `file:line field — message`, or why it cannot be read. */
 async function planProblems(planDir: string): Promise<string[]> {
   return loadPlan(planDir)
-    .then((p) =>
-      validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} — ${x.message}`),
-    )
+    .then((p) => validatePlan(p).map((x) => formatProblem(x)))
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
 }
 
