@@ -18,7 +18,14 @@ import path from "node:path";
 import { sanitizeUntrusted } from "../../src/agent/secrets.js";
 import { EXIT_CODES, succeeded } from "../../src/core/exit-codes.js";
 import type { ChangeRequestState, Journal } from "../../src/core/journal.js";
-import { planDir as planDirOf } from "../../src/core/layout.js";
+import {
+  captainBranch,
+  parseCaptainId,
+  parsePlanCaptainId,
+  planCaptainBranch,
+  planDir as planDirOf,
+  planRunId,
+} from "../../src/core/layout.js";
 import { loadPlan } from "../../src/core/plan/load.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
@@ -29,16 +36,11 @@ import { NO_LOG, neutralReport, type JobArgs, type MainDeps, type MainInput, typ
 import { isProtectedPath } from "./protected-paths.js";
 import { exitCodeOfStop, supervise } from "./supervisor.js";
 
-/** `_captain-<crId>`: the '_' keeps it apart from task ids. */
-export const CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
-/** `_captain-plan-<issue>`: a plan from an issue (`/forge plan`); its run id is `_plan-<issue>`. Test it before CAPTAIN_ID, which it also matches. */
-export const CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
-
 export type CaptainCheck = { current: true; cr: ChangeRequestState } | { current: false; reason: string };
 
 /** Pure: the Captain's dispatch is current while its CR waits for an overlay. */
 export function checkCaptainDispatch(journal: Journal, taskId: string, attempt: number): CaptainCheck {
-  const crId = CAPTAIN_ID.exec(taskId)?.[1];
+  const crId = parseCaptainId(taskId);
   if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
   if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
@@ -87,12 +89,10 @@ async function runCaptainAgent(
 ): Promise<{ exitCode: number; errors: string[] }> {
   const supervised = await supervise(
     (ctl) =>
-      deps.agent
-        .run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) })
-        .catch((err: unknown): AgentRunOutcome => ({
-          exitCode: EXIT_CODES.FAILURE,
-          error: `the agent runner failed: ${(err as Error).message}`,
-        })),
+      deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err: unknown): AgentRunOutcome => ({
+        exitCode: EXIT_CODES.FAILURE,
+        error: `the agent runner failed: ${(err as Error).message}`,
+      })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -168,7 +168,7 @@ export async function captainJob(args: {
   const log = deps.log ?? { info: () => {}, warning: () => {} };
   const warnings: string[] = [];
   const taskId = input.taskId;
-  const branch = `forge/${journal.runId}/${taskId}`;
+  const branch = captainBranch(journal.runId, cr.id);
   const planDir = planDirOf(journal.planId);
   const issue = args.context.issue ?? cr.issueNumber;
 
@@ -335,17 +335,17 @@ export async function captainPlanJob(args: {
   const log = deps.log ?? { info: () => {}, warning: () => {} };
   const taskId = input.taskId;
   const summaryHead = `### Forge · plan Captain for #`;
-  const issue = Number(CAPTAIN_PLAN_ID.exec(taskId)?.[1] ?? NaN);
+  const issue = parsePlanCaptainId(taskId) ?? NaN;
   const neutral = (reason: string) => {
     log.info(`Nothing to do: ${reason}.`);
     return { kind: "neutral" as const, reason, summary: `### Forge · ${taskId}\n\nNothing to do: ${reason}.\n` };
   };
   if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
-  if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
+  if (input.runId !== planRunId(issue)) return neutral(`a plan Captain for #${issue} runs as ${planRunId(issue)}, not ${input.runId}`);
   if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
   if (context.issue !== undefined && context.issue !== issue)
     return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
-  const branch = `forge/_plan-${issue}`;
+  const branch = planCaptainBranch(issue);
   const warnings: string[] = [];
 
   const tip = await git.fetchBranch(branch);

@@ -6,7 +6,7 @@
  * may do anything. Everything else exits neutral, touching nothing.
  */
 import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
-import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
+import { isFollowupId, JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import { formatProblem, zodProblems } from "../../src/core/problems.js";
 import type { JobGitHub } from "./github.js";
 
@@ -19,9 +19,6 @@ export class JournalError extends Error {
     this.name = "JournalError";
   }
 }
-
-/** Follow-up agents the App spawns outside the DAG: `_followup-<n>`, one attempt, on `forge/<runId>/_followup-<n>/1`. */
-export const FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
 
 /**
  * A follow-up as the job sees a task: a Type 1 node depending on its source task (whose walkthrough
@@ -57,7 +54,8 @@ function followupCheck(journal: Journal, taskId: string, attempt: number): Dispa
 /** Pure: decides from a journal whether (taskId, attempt) is the attempt the App is waiting for. */
 export function checkDispatch(journal: Journal, taskId: string, attempt: number): DispatchCheck {
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
-  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
+  // Follow-up agents the App spawns outside the DAG: `_followup-<n>`, one attempt, on `forge/<runId>/_followup-<n>/1`.
+  if (isFollowupId(taskId)) return followupCheck(journal, taskId, attempt);
   const index = journal.tasks.findIndex((t) => t.id === taskId);
   const task = journal.tasks[index];
   const node = journal.plan.nodes[index];

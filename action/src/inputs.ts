@@ -5,14 +5,13 @@
 import { z } from "zod";
 import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
-import { CAPTAIN_ID } from "./captain.js";
-import { FOLLOWUP_ID } from "./dispatch-check.js";
+import { CAPTAIN_ID, FOLLOWUP_ID, PLAN_RUN_ID, RUN_ID_PATTERN } from "../../src/core/layout.js";
 
 /** Forge run ids name branches (`forge/<runId>/…`), so they must be safe in a ref name. */
 export const runIdSchema = z
   .string()
   .min(1, "is empty")
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…)");
+  .regex(RUN_ID_PATTERN, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…)");
 
 /**
  * The dispatch `context` input: JSON `{ refinement?, answer? }` as the App sends it (layout.ts,
@@ -75,7 +74,7 @@ export const actionInputSchema = z.object({
   runId: z
     .string()
     .refine(
-      (v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v),
+      (v) => runIdSchema.safeParse(v).success || PLAN_RUN_ID.test(v),
       "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/…), or a plan Captain's _plan-<issue>",
     ),
   // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).

@@ -10,7 +10,8 @@
  * - task: any other id — one attempt of a plan task or a follow-up (task/job.ts).
  * There is no tick job: the scheduled tick runs `forge tick`, not this Action.
  */
-import { CAPTAIN_ID, CAPTAIN_PLAN_ID, captainDispatchJob, captainPlanJob } from "./captain.js";
+import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
+import { captainDispatchJob, captainPlanJob } from "./captain.js";
 import type { JobArgs, JobReport } from "./job.js";
 import { taskJob } from "./task/job.js";
 

@@ -10,7 +10,7 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { forgeConfigSchema } from "../core/schemas/config.js";
 import { Deliveries } from "./deliveries.js";
 import { silentLogger, type ApplyResult, type Logger } from "./engine.js";
-import { branchParser, type AttemptRef } from "./normalize.js";
+import { branchParser, parseFollowupBranch, type AttemptRef } from "../core/layout.js";
 import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
 import { createRuntime, type RepoRuntime } from "./runtime.js";
@@ -121,7 +121,6 @@ export class AppContext {
     const ref = branchParser(await this.configOf(rt))(branch);
     if (ref) return ref;
     // Follow-ups: forge/<runId>/_followup-<n>/1 whatever the template.
-    const m = /^forge\/([^/]+)\/(_followup-\d+)\/(\d+)$/.exec(branch);
-    return m ? { runId: m[1]!, taskId: m[2]!, attempt: Number(m[3]) } : undefined;
+    return parseFollowupBranch(branch);
   }
 }

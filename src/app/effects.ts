@@ -7,7 +7,7 @@
 import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
-import { checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
+import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
 import type { CheckConclusion, GitHubPort } from "../github/port.js";
@@ -179,7 +179,7 @@ async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: Eff
 async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const base = ctx.journal.baseBranch;
-  const branch = `forge/${ctx.journal.runId}/_captain-${effect.crId}`;
+  const branch = captainBranch(ctx.journal.runId, effect.crId);
   if (ctx.replay) {
     const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch });
     if (runs[0]) return done({ workflowRunId: runs[0].id });
@@ -192,7 +192,7 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
   const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
   const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, branch, {
     [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-    [DISPATCH_INPUTS.taskId]: `_captain-${effect.crId}`,
+    [DISPATCH_INPUTS.taskId]: captainId(effect.crId),
     [DISPATCH_INPUTS.attempt]: "1",
     [DISPATCH_INPUTS.context]: JSON.stringify({
       changeRequest: effect.crId,

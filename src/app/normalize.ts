@@ -6,32 +6,12 @@
 import { EXIT_CODES, succeeded } from "../core/exit-codes.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
-import { resultPath, TRAILERS } from "../core/layout.js";
+import { parsePlanPath, resultPath, TRAILERS, type AttemptRef } from "../core/layout.js";
 import { agentResultSchema, type AgentResult } from "../core/schemas/agent-result.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { GitHubPort } from "../github/port.js";
 
-export interface AttemptRef {
-  runId: string;
-  taskId: string;
-  attempt: number;
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
-/** A matcher for task branches made from the branch template (`forge/{runId}/{taskId}/{attempt}`). */
-export function branchParser(config: Pick<ForgeConfig, "branch_template">): (branch: string) => AttemptRef | undefined {
-  const pattern = escape(config.branch_template)
-    .replace(escape("{runId}"), "(?<runId>[^/]+)")
-    .replace(escape("{taskId}"), "(?<taskId>[^/]+)")
-    .replace(escape("{attempt}"), "(?<attempt>\\d+)");
-  const re = new RegExp(`^${pattern}$`);
-  return (branch) => {
-    const m = re.exec(branch);
-    if (!m?.groups) return undefined;
-    return { runId: m.groups.runId!, taskId: m.groups.taskId!, attempt: Number(m.groups.attempt) };
-  };
-}
+export type { AttemptRef };
 
 /** The agent workflow's path in the repository: the config names a file under `.github/workflows/`. */
 export function agentWorkflowPath(config: Pick<ForgeConfig, "workflow">): string {
@@ -233,11 +213,11 @@ export function touchedPlans(commits: readonly { added?: string[]; modified?: st
   const plans = new Map<string, Set<string>>();
   for (const c of commits) {
     for (const path of [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]) {
-      const m = /^\.forge\/plans\/([^/]+)\/(.+)$/.exec(path);
-      if (!m) continue;
-      const files = plans.get(m[1]!) ?? new Set<string>();
-      files.add(m[2]!);
-      plans.set(m[1]!, files);
+      const p = parsePlanPath(path);
+      if (!p) continue;
+      const files = plans.get(p.planId) ?? new Set<string>();
+      files.add(p.file);
+      plans.set(p.planId, files);
     }
   }
   return plans;

@@ -4,6 +4,7 @@
  */
 import { stringify } from "yaml";
 import type { Journal } from "../core/journal.js";
+import { stateBranch } from "../core/layout.js";
 import { renderMermaid } from "../core/render/mermaid.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
@@ -174,7 +175,7 @@ export function renderFinalPr(journal: Journal, facts: RunFacts): string {
 
 /** What the tracker says when the run's journal was refused (src/app/journal-seal.ts, src/core/outbox-check.ts). */
 export function journalRefusedComment(runId: string, reason: string, lastGood: string | null): string {
-  const branch = `forge/${runId}/_state`;
+  const branch = stateBranch(runId);
   return [
     `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
     "",

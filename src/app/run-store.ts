@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { journalSchema, type Journal } from "../core/journal.js";
-import { eventSegmentFile, JOURNAL_FILE, stateBranch } from "../core/layout.js";
+import { BRANCH_PREFIX, eventSegmentFile, JOURNAL_FILE, parseStateBranch, stateBranch } from "../core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
@@ -244,8 +244,8 @@ export class RunStore {
 
   /** Ids of runs with a state branch. */
   async listRuns(): Promise<string[]> {
-    const branches = await this.port.listBranches("forge/");
-    return branches.map((b) => /^forge\/([^/]+)\/_state$/.exec(b.name)?.[1]).filter((id): id is string => !!id);
+    const branches = await this.port.listBranches(BRANCH_PREFIX);
+    return branches.map((b) => parseStateBranch(b.name)).filter((id): id is string => !!id);
   }
 }
 

@@ -1,5 +1,5 @@
 /** Starting a run of a plan at a commit of the default branch. */
-import { planDir } from "../core/layout.js";
+import { integrationBranch, planDir, runIdFor } from "../core/layout.js";
 import { formatProblem } from "../core/problems.js";
 import type { AppContext } from "./context.js";
 import type { Logger } from "./engine.js";
@@ -31,13 +31,13 @@ export async function startPlanRun(
     };
   }
   // One run per plan commit: a repeated webhook finds the run already there.
-  const runId = `${planId}-${sha.slice(0, 7)}`;
+  const runId = runIdFor(planId, sha);
   const base = config.base_branch ?? (await rt.port.defaultBranch());
-  const integrationBranch = config.integration_branch_template.replaceAll("{runId}", runId);
+  const integration = integrationBranch(config, runId);
   rt.runs.set(runId, { planId, status: "running" });
-  await rt.port.createBranch(integrationBranch, sha);
+  await rt.port.createBranch(integration, sha);
   await rt.engine.start(
-    { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch, baseBranch: base },
+    { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch: integration, baseBranch: base },
     config,
     { planSha: sha },
     sha,

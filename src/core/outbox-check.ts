@@ -8,7 +8,7 @@
  */
 import type { Journal } from "./journal.js";
 import type { ForgeConfig } from "./schemas/config.js";
-import { branchName } from "./decide/names.js";
+import { branchName, integrationBranch, runBranchPrefix } from "./layout.js";
 
 /** A workflow file name under `.github/workflows/` (no folder, no `..`). */
 const WORKFLOW_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
@@ -21,17 +21,13 @@ export function ownBranches(journal: Journal, config: Pick<ForgeConfig, "branch_
   return own;
 }
 
-/** The run's integration branch as its template names it. */
-export const integrationBranchOf = (config: Pick<ForgeConfig, "integration_branch_template">, runId: string) =>
-  config.integration_branch_template.replaceAll("{runId}", runId);
-
 /** Why the journal's pending effects are not ones the App would produce: empty when they all are. */
 export function outboxProblems(journal: Journal, config: ForgeConfig): string[] {
   const problems: string[] = [];
-  const integration = integrationBranchOf(config, journal.runId);
+  const integration = integrationBranch(config, journal.runId);
   if (journal.integrationBranch !== integration)
     problems.push(`the integration branch is ${journal.integrationBranch}, not ${integration} as the run's template names it`);
-  if (journal.baseBranch === journal.integrationBranch || journal.baseBranch.startsWith(`forge/${journal.runId}/`))
+  if (journal.baseBranch === journal.integrationBranch || journal.baseBranch.startsWith(runBranchPrefix(journal.runId)))
     problems.push(`the base branch ${journal.baseBranch} is one of the run's own branches`);
   if (!WORKFLOW_FILE.test(config.workflow)) problems.push(`the workflow ${JSON.stringify(config.workflow)} is not a workflow file name`);
   const own = ownBranches(journal, config);

@@ -4,7 +4,7 @@
  * as the App prepared it, is checked out — unless it already ends with this attempt's record
  * commit (a person re-ran a finished job): an attempt ends once.
  */
-import { branchName } from "../../../src/core/decide.js";
+import { branchName } from "../../../src/core/layout.js";
 import { attemptDir } from "../../../src/core/layout.js";
 import { readAndCheckDispatch } from "../dispatch-check.js";
 import { JobError, neutralReport, type NeutralReport } from "../job.js";

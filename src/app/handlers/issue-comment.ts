@@ -1,6 +1,7 @@
 /** `issue_comment`: `/forge` commands from people with write access, on a task PR, a tracker or a CR issue. */
 import type { Context } from "probot";
 import type { LeafInput } from "../../core/inputs.js";
+import { planCaptainBranch, planCaptainId, planRunId } from "../../core/layout.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { parseMarker } from "../render.js";
@@ -53,11 +54,11 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     await rt.port.createComment(issue, "A Captain agent will write a plan from this issue as a pull request.");
     const base = await rt.port.defaultBranch();
     const head = await rt.port.branchHead(base);
-    const branch = `forge/_plan-${issue}`;
+    const branch = planCaptainBranch(issue);
     await rt.port.createBranch(branch, head!);
     await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, {
-      run_id: `_plan-${issue}`,
-      task_id: `_captain-plan-${issue}`,
+      run_id: planRunId(issue),
+      task_id: planCaptainId(issue),
       attempt: "1",
       context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }),
     });

@@ -4,6 +4,7 @@
  */
 import type { Context } from "probot";
 import type { LeafInput } from "../../core/inputs.js";
+import { isReservedBranch, parseStateBranch } from "../../core/layout.js";
 import { logOf, type AppContext } from "../context.js";
 import { recordInput, touchedPlans } from "../normalize.js";
 import { overlayInput } from "../overlays.js";
@@ -17,15 +18,15 @@ export async function onPush(ctx: AppContext, context: Context<"push">): Promise
   if (payload.deleted) {
     // A run's state branch deleted by hand (Forge never deletes one): GitHub keeps its commits, so
     // a run that is not over is put back where it was. `/forge cancel` is how a run is stopped.
-    const state = /^forge\/([^/]+)\/_state$/.exec(branch);
-    if (state && /^[0-9a-f]{40}$/.test(payload.before) && !/^0+$/.test(payload.before)) {
+    const runId = parseStateBranch(branch);
+    if (runId && /^[0-9a-f]{40}$/.test(payload.before) && !/^0+$/.test(payload.before)) {
       const rt = await ctx.rtOf(context);
-      await rt.engine.restore(state[1]!, payload.before, payload.sender?.login);
+      await rt.engine.restore(runId, payload.before, payload.sender?.login);
     }
     return;
   }
   // The journal's own writes come back as pushes: nothing to learn from them.
-  if (/^forge\/[^/]+\/_state$/.test(branch) || /^forge\/[^/]+\/_integration$/.test(branch)) return;
+  if (isReservedBranch(branch)) return;
   const rt = await ctx.rtOf(context);
   if (branch === payload.repository.default_branch) {
     // Serialised per repository: a second push must see the run the first one started.

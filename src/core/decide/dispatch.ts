@@ -6,7 +6,8 @@ import type { Effect } from "../effects.js";
 import type { TaskState } from "../journal.js";
 import * as effects from "./effects.js";
 import { runningFollowups, spawnFollowups } from "./follow-ups.js";
-import { agentId, branchName } from "./names.js";
+import { branchName } from "../layout.js";
+import { agentId } from "./names.js";
 import type { Step } from "./step.js";
 
 export function schedule(s: Step): void {

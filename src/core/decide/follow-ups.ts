@@ -4,7 +4,7 @@
  */
 import type { FollowupState } from "../journal.js";
 import * as effects from "./effects.js";
-import { branchName } from "./names.js";
+import { branchName, followupId } from "../layout.js";
 import type { Step } from "./step.js";
 
 /** A follow-up has exactly one attempt. */
@@ -22,7 +22,7 @@ function setFollowup(s: Step, id: string, patch: Partial<FollowupState>): void {
 /** Queue a follow-up listed by the walkthrough of task `sourceTaskId`'s attempt; it runs when there is capacity. */
 export function queueFollowup(s: Step, sourceTaskId: string, sourceAttempt: number, text: string): void {
   // '_' cannot start a task id, so a follow-up's id and branch never collide with a task's.
-  const id = `_followup-${s.j.followups.length + 1}`;
+  const id = followupId(s.j.followups.length + 1);
   const followup: FollowupState = {
     id,
     sourceTaskId,

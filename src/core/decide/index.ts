@@ -10,7 +10,8 @@ import { apply } from "./handlers.js";
 import { Step, type Decision } from "./step.js";
 import { settle } from "./tick.js";
 
-export { agentId, branchName } from "./names.js";
+export { agentId } from "./names.js";
+export { branchName } from "../layout.js";
 export { startRun, type NewRun } from "./start-run.js";
 export type { Decision, Rejection, Transition } from "./step.js";
 

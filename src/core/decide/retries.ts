@@ -3,7 +3,8 @@ import type { Hold, TaskState } from "../journal.js";
 import { backoffMs } from "../retry.js";
 import { checkTransition } from "../state-machine.js";
 import * as effects from "./effects.js";
-import { agentId, branchName } from "./names.js";
+import { branchName } from "../layout.js";
+import { agentId } from "./names.js";
 import type { InputKind, Step } from "./step.js";
 
 /** How an attempt failed, and whether it is retried by itself. */

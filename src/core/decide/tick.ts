@@ -5,7 +5,7 @@
  */
 import * as effects from "./effects.js";
 import { schedule } from "./dispatch.js";
-import { branchName } from "./names.js";
+import { branchName } from "../layout.js";
 import { stale } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
 

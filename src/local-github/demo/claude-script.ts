@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { isFollowupId, parseCaptainId } from "../../core/layout.js";
 import { behaviourFor, parseScriptedTask } from "../agents/scripted-agent.js";
 import type { ScriptedTurn, TurnRequest } from "../agents/model-server.js";
 import { followupFiles } from "./demo-agent.js";
@@ -99,10 +100,10 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const end = SECTION_AFTER_TASK.exec(rest);
   const section = end ? rest.slice(0, end.index) : rest;
   const taskId = /`, task `([^`]+)`, attempt/.exec(text)?.[1] ?? "task";
-  const crId = /^_captain-(.+)$/.exec(taskId)?.[1];
+  const crId = parseCaptainId(taskId);
   if (crId) return captainPlan(workdir, crId, section, captain);
   // A follow-up's task quotes its source task: write the source's followup_files, not its files again.
-  const task = taskId.startsWith("_followup-")
+  const task = isFollowupId(taskId)
     ? {
         ...parseScriptedTask("follow-up"),
         id: taskId,

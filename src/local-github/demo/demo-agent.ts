@@ -15,11 +15,9 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { isFollowupId, parseCaptainId } from "../../core/layout.js";
 import { main as scripted, parseScriptedTask } from "../agents/scripted-agent.js";
 import { loadPlanStages } from "./plan-stages.js";
-
-/** `_captain-<crId>`: a Captain answering a Change Request (action/src/captain.ts). */
-const CAPTAIN = /^_captain-(.+)$/;
 
 /** The `followup_files:` of the first `forge-scripted-agent` block in a text. */
 export function followupFiles(text: string | undefined): Record<string, string> | undefined {
@@ -81,12 +79,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const from = env.FORGE_TASK_FILE ?? env.FORGE_PROMPT_FILE;
   const text = from ? await readFile(from, "utf8").catch(() => env.FORGE_PROMPT) : env.FORGE_PROMPT;
   const id = env.FORGE_TASK_ID ?? "task";
-  const cr = CAPTAIN.exec(id)?.[1];
+  // `_captain-<crId>`: a Captain answering a Change Request (action/src/captain.ts).
+  const cr = parseCaptainId(id);
   if (cr) {
     const prompt = env.FORGE_PROMPT_FILE ? await readFile(env.FORGE_PROMPT_FILE, "utf8").catch(() => env.FORGE_PROMPT) : env.FORGE_PROMPT;
     return captain(cr, planDir && path.resolve(planDir), prompt ?? text ?? "", process.cwd());
   }
-  const followup = id.startsWith("_followup-");
+  const followup = isFollowupId(id);
   if (text === undefined || (!followup && parseScriptedTask(text).files.length > 0)) return scripted(argv, env);
   const files = (followup && followupFiles(text)) || {
     [`forge-demo/${id}.md`]: `# ${id}\n\nWritten by Forge's demo agent for attempt ${env.FORGE_ATTEMPT ?? "1"}: the task names no files to write.\n`,

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { readFrontMatter } from "../../core/front-matter.js";
+import { planDir } from "../../core/layout.js";
 import { loadPlan } from "../../core/plan/index.js";
 import { validatePlan } from "../../core/plan/validate.js";
 import type { Dag } from "../../core/schemas/dag.js";
@@ -88,7 +89,7 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
       };
       return { id: fm.id, cr: fm.cr, addedTasks: fm.added_tasks ?? [], addedEdges: fm.added_edges ?? [] };
     });
-  const root = `.forge/plans/${dag.planId}`;
+  const root = planDir(dag.planId);
   const added = new Set(overlays.flatMap((o) => o.addedTasks));
   const baseFiles: Record<string, string> = {};
   for (const [rel, text] of Object.entries(files)) {

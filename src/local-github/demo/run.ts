@@ -21,6 +21,7 @@ import { Octokit } from "@octokit/rest";
 import { startForgeServer, type ForgeServer } from "../../app/server.js";
 import type { Decision } from "../../core/decide.js";
 import type { Journal } from "../../core/journal.js";
+import { parseCaptainBranch, parseCaptainId } from "../../core/layout.js";
 import { startModelServer, type ModelServer } from "../agents/model-server.js";
 import { offlineClaudeEnv } from "../agents/claude-code.js";
 import { appKeys } from "../app-keys.js";
@@ -254,7 +255,7 @@ class DemoRun {
     sim.onEvent((e) => {
       if (e.event !== "workflow_run" || e.action !== "completed") return;
       const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string };
-      if (wr.head_branch && /\/_captain-[^/]+$/.test(wr.head_branch))
+      if (wr.head_branch && parseCaptainBranch(wr.head_branch))
         setTimeout(() => this.captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
     });
     const keys = appKeys();
@@ -351,7 +352,7 @@ class DemoRun {
     sim.onWorkflowDispatch((d) => {
       const taskId = d.inputs.task_id ?? "";
       this.jobs.action++;
-      const crId = /^_captain-(.+)$/.exec(taskId)?.[1];
+      const crId = parseCaptainId(taskId);
       if (crId) {
         // The Captain is the real action too; the person then reviews and merges its overlay PR.
         this.jobs.captain++;
