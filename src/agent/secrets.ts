@@ -17,7 +17,8 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
   /\bsk-ant-[A-Za-z0-9_-]{8,}\b/g, // Anthropic keys
   /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/g, // OpenAI keys
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  // A key runs to its END line, never past the next BEGIN: one scan per key, whatever the text.
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?!-----BEGIN )[\s\S])*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
 
 export const MASK = "***";
@@ -113,51 +114,125 @@ const INJECTION_MARKERS: RegExp[] = [
 /** Fake conversation/role tags: `<system>`, `</system>`, `<|im_start|>`, `[INST]`, `Human:` at a line start… */
 const ROLE_TAGS =
   /<\/?\s*(?:system|assistant|user|human|instructions?|tool_result|function_results?)\s*>|<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>/gi;
-const ROLE_LINES = /^(\s*)(system|assistant|human)\s*:/gim;
+const ROLE_LINES = /^([ \t]*)(system|assistant|human)[ \t]*:/gim;
+
+/*
+ * Every pattern below runs in time linear in the text, whatever the text (an issue body, an agent's
+ * walkthrough): no pattern can scan the same stretch of text again from each of many starting points.
+ * A scan stops at the character that would begin the next match (`<` ends an attribute name or an
+ * unquoted value, `[` an image's alt text, `(` a link's address), attributes are separated by
+ * required whitespace, an element's closing tag is looked up in an index rather than searched for
+ * from every opening tag, and a run of spaces is taken whole from its first character.
+ */
+
+/** A tag's attributes: name, or name=value with the value quoted or not. A name or an unquoted value never holds `<`. */
+const ATTRS = String.raw`(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>` + "`" + String.raw`]+))?)*`;
+/** An opening (or self-closing) tag: name in group 1, attributes in group 2. */
+const OPEN_TAG = new RegExp(String.raw`<([a-z][a-z0-9-]*)(${ATTRS})\s*/?>`, "gi");
+/** A closing tag: name in group 1. */
+const CLOSE_TAG = /<\/([a-z][a-z0-9-]*)\s*>/gi;
+/** Any tag, opening or closing. */
+const ANY_TAG = new RegExp(String.raw`</?[a-z][a-z0-9-]*${ATTRS}\s*/?>`, "gi");
+const DETAILS_TAG = new RegExp(String.raw`</?(?:details|summary)${ATTRS}\s*/?>`, "gi");
+/** Elements whose content is never displayed. */
+const UNDISPLAYED = new Set(["script", "style", "template", "noscript"]);
+const HIDDEN_ATTR = /\bhidden|style\s*=\s*["'][^"']*display\s*:\s*none/i;
+
+/**
+ * Removes every element `drop` names, from its opening tag to the first closing tag of the same name
+ * after it (an element without one is left alone). Closing tags are indexed once, by name and
+ * position, so no opening tag searches the rest of the text for its own.
+ */
+function removeElements(s: string, drop: (name: string, attrs: string) => boolean): string {
+  const closes = new Map<string, { at: number; end: number }[]>();
+  for (const m of s.matchAll(CLOSE_TAG)) {
+    const name = m[1]!.toLowerCase();
+    let list = closes.get(name);
+    if (!list) closes.set(name, (list = []));
+    list.push({ at: m.index, end: m.index + m[0].length });
+  }
+  const closeAfter = (name: string, from: number) => {
+    const list = closes.get(name);
+    if (!list) return undefined;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.at < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo];
+  };
+  const open = new RegExp(OPEN_TAG.source, OPEN_TAG.flags);
+  let out = "";
+  let kept = 0;
+  for (let m = open.exec(s); m; m = open.exec(s)) {
+    const name = m[1]!.toLowerCase();
+    const close = drop(name, m[2]!) ? closeAfter(name, m.index + m[0].length) : undefined;
+    if (!close) {
+      // As a regular expression would: the next try starts one character on (a tag may sit in a quoted value).
+      open.lastIndex = m.index + 1;
+      continue;
+    }
+    out += s.slice(kept, m.index);
+    kept = close.end;
+    open.lastIndex = close.end;
+  }
+  return kept === 0 ? s : out + s.slice(kept);
+}
 
 export interface SanitizeOptions {
   /** Cut the text to this many characters (default 20,000). */
   maxLength?: number;
 }
 
+/** How much more than `maxLength` is read: removals shrink the text, so some of it is kept to fill the cut. */
+const READ_FACTOR = 4;
+
 /**
  * Cleans text from outside the plan before it reaches a prompt, keeping it readable:
  * HTML comments and hidden elements removed, invisible/bidi Unicode removed, markdown that hides
  * text (image alt text, link titles, reference definitions, collapsed `<details>`) made visible or
- * dropped, and prompt-injection markers defused.
+ * dropped, and prompt-injection markers defused. Only the first `READ_FACTOR × maxLength`
+ * characters are read, and every pattern is linear in what is read.
  */
 export function sanitizeUntrusted(text: string, options: SanitizeOptions = {}): string {
-  let s = text.normalize("NFKC");
+  const max = options.maxLength ?? 20_000;
+  const read = Math.max(max * READ_FACTOR, 1_000);
+  // NFKC may lengthen text (one character becomes up to 18): cut before and after it.
+  let s = text.length > read ? text.slice(0, read) : text;
+  s = s.normalize("NFKC");
+  if (s.length > read) s = s.slice(0, read);
+  const cutEarly = text.length > read;
   s = s.replace(INVISIBLE, "").replace(CONTROL, "");
   // HTML comments (also unterminated ones, which hide the rest of the text in rendered Markdown).
   s = s.replace(/<!--[\s\S]*?(?:-->|$)/g, "");
   // Elements whose content is not displayed, and hidden attributes.
-  s = s.replace(/<(script|style|template|noscript)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
-  s = s.replace(/<([a-z][a-z0-9]*)\b[^>]*\b(?:hidden|style\s*=\s*["'][^"']*display\s*:\s*none)[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
+  s = removeElements(s, (name) => UNDISPLAYED.has(name));
+  s = removeElements(s, (_name, attrs) => HIDDEN_ATTR.test(attrs));
   // <details>/<summary>: keep the text, drop the tags so nothing stays collapsed.
-  s = s.replace(/<\/?(?:details|summary)\b[^>]*>/gi, "");
+  s = s.replace(DETAILS_TAG, "");
   // Markdown images: the alt text is invisible in most renderings; keep it as plain text.
   s = s.replace(
-    /!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g,
+    /!\[([^[\]]*)\]\(([^()\s]*)(?:\s+"[^"]*")?\)/g,
     (_m, alt: string, url: string) => `[image: ${alt.trim() || "untitled"}] (${url})`,
   );
   // Link titles ("hover text") are hidden; drop them.
-  s = s.replace(/\]\(([^)\s]+)\s+"[^"]*"\)/g, "]($1)");
-  // Reference-style link definitions never render; drop them.
-  s = s.replace(/^\s{0,3}\[[^\]]+\]:\s*\S+(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*$/gm, "");
+  s = s.replace(/\]\(([^()\s]+)\s+"[^"]*"\)/g, "]($1)");
+  // Reference-style link definitions never render; drop them (the address may be on the next line).
+  s = s.replace(/^[ \t]{0,3}\[[^[\]\n]+\]:[ \t]*(?:\n[ \t]*)?\S+(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm, "");
   // Remaining HTML tags: keep their text.
-  s = s.replace(/<\/?[a-z][a-z0-9-]*\b[^>]*>/gi, "");
+  s = s.replace(ANY_TAG, "");
   // Prompt-injection markers.
   s = s.replace(ROLE_TAGS, (m) => `[removed tag ${m.replace(/[<>|]/g, "")}]`);
   s = s.replace(ROLE_LINES, (_m, indent: string, role: string) => `${indent}(quoted) ${role}:`);
   for (const marker of INJECTION_MARKERS) s = s.replace(marker, (m) => `[quoted text: "${m}"]`);
-  // Tidy: no runs of blank lines left behind by removals.
+  // Tidy: no runs of blank lines left behind by removals (a run of spaces is matched from its first).
   s = s
-    .replace(/[ \t]+$/gm, "")
+    .replace(/(?<![ \t])[ \t]+$/gm, "")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
-  const max = options.maxLength ?? 20_000;
-  if (s.length > max) s = `${s.slice(0, max)}\n[… cut at ${max} characters]`;
+  if (s.length > max || cutEarly) s = `${s.slice(0, max)}\n[… cut at ${max} characters]`;
   return s;
 }
 

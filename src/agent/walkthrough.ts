@@ -41,8 +41,26 @@ export function splitFrontmatter(text: string, file = "walkthrough.md"): { yaml:
 
 /** The body's sections the walkthrough format requires and the body lacks. */
 function missingSections(body: string): string[] {
-  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.trim().toLowerCase()));
+  const present = new Set<string>();
+  for (const line of body.split("\n")) {
+    const title = headingText(line);
+    if (title) present.add(title.toLowerCase());
+  }
   return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+}
+
+/**
+ * The text of an ATX heading line (`## Summary ##` → `Summary`), or undefined. Read line by line and
+ * trimmed by hand, so an agent's body costs time linear in its length whatever it holds.
+ */
+function headingText(line: string): string | undefined {
+  const m = /^#{1,6}\s+([\s\S]*)$/.exec(line);
+  if (!m) return undefined;
+  let text = m[1]!.trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  text = text.slice(0, end).trim();
+  return text || undefined;
 }
 const sectionProblems = (body: string) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
 

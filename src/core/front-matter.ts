@@ -5,13 +5,11 @@
  *
  * YAML only, and nothing is ever evaluated. gray-matter picks the engine from the opening line —
  * `---js`, `---javascript` and `---coffee` would `eval` the block — so an opening line with anything
- * after `---` but whitespace is refused here, before gray-matter sees the text, and reported at
- * line 1 of the file. gray-matter itself only splits: it runs with `language: "yaml"`, every other
- * engine it knows replaced by one that throws, and the YAML engine only hands the block back; the
- * block is read with js-yaml's core schema (YAML 1.2: no code, no custom tags; timestamps stay strings).
- * An options object is always passed, so gray-matter's cache (keyed by text alone) is never used.
+ * after `---` but whitespace is refused here and reported at line 1 of the file. The block is split
+ * off by gray-matter's rules but not by gray-matter (`split` below: its own split is quadratic on
+ * some blocks), and read with js-yaml's core schema (YAML 1.2: no code, no custom tags; timestamps
+ * stay strings).
  */
-import matter from "gray-matter";
 import jsyaml from "js-yaml";
 import { parseDocument } from "yaml";
 
@@ -50,31 +48,6 @@ export function describeFrontMatterProblem(p: FrontMatterProblem): string {
   return `${p.file}${p.line !== undefined ? `:${p.line}` : ""}: ${p.message}`;
 }
 
-const refuse = (): never => {
-  throw new Error("Forge reads YAML front matter only");
-};
-
-/** Engines gray-matter has or documents besides YAML: each throws, whatever the opening line says. */
-const NOT_YAML = ["javascript", "js", "coffee", "coffeescript", "cson", "json", "json5", "toml"] as const;
-
-type MatterOptions = Parameters<typeof matter>[1];
-
-/** gray-matter's options for one split: YAML forced, the YAML engine only captures the block. */
-function splitOptions(capture: (block: string) => void): MatterOptions {
-  const engines: Record<string, { parse: (input: string) => object; stringify: () => string }> = {};
-  for (const name of NOT_YAML) engines[name] = { parse: refuse, stringify: refuse };
-  const yaml = {
-    parse: (block: string) => {
-      capture(block);
-      return {};
-    },
-    stringify: refuse,
-  };
-  engines.yaml = yaml;
-  engines.yml = yaml;
-  return { language: "yaml", engines } as MatterOptions;
-}
-
 /**
  * Splits `text` (the content of `file`) into its front-matter block and body and reads the block
  * as YAML. Never throws and never evaluates anything: a block opened by `---<language>` comes back
@@ -98,22 +71,12 @@ export function readFrontMatter(file: string, text: string): FrontMatter {
   }
   if (eol === -1) return none;
 
-  let block: string | undefined;
-  let body = src;
-  try {
-    body = matter(
-      src,
-      splitOptions((b) => (block = b)),
-    ).content;
-  } catch {
-    // gray-matter throws on nothing Forge passes it; should it, the file reads as having no block.
-    return none;
-  }
+  const { block, body } = split(src);
   const result: FrontMatter = {
     file,
     present: true,
     closed: src.indexOf("\n---", 3) !== -1,
-    yaml: block ?? "",
+    yaml: block,
     data: undefined,
     body,
     bodyLine: 1 + countNewlines(text, text.length - body.length),
@@ -129,6 +92,24 @@ export function readFrontMatter(file: string, text: string): FrontMatter {
 }
 
 /**
+ * gray-matter's split of a text that opens with `---` and a blank rest of the line: the block runs
+ * from there to the first line starting with `---` (or to the end), the body from the line after it.
+ * A block of only blank and `#` comment lines is empty. Done here, in one pass over the text, because
+ * gray-matter's own test for an empty block (`/^\s*#[^\n]+/gm` over the block) takes time quadratic
+ * in a block of blank lines — and walkthroughs are an agent's text.
+ */
+function split(src: string): { block: string; body: string } {
+  const rest = src.slice(3);
+  const close = rest.indexOf("\n---");
+  const block = close === -1 ? rest : rest.slice(0, close);
+  let body = close === -1 ? "" : rest.slice(close + 4);
+  if (body[0] === "\r") body = body.slice(1);
+  if (body[0] === "\n") body = body.slice(1);
+  const empty = block.split("\n").every((line) => line.trim() === "" || /^\s*#[^\n]/.test(line));
+  return { block: empty ? "" : block, body };
+}
+
+/**
  * `body` with `data` as its YAML front-matter block (gray-matter's layout: no block for no data, a
  * newline at the end). The body is never read: text that looks like a block stays text.
  */
@@ -138,17 +119,32 @@ export function writeFrontMatter(body: string, data: Record<string, unknown>): s
   return `${block}${body.endsWith("\n") ? body : `${body}\n`}`;
 }
 
+/** Above this many characters, `yaml` words the error from the lines up to js-yaml's only: it takes about 4 ms per KB of a broken block. */
+const YAML_WORDING_MAX = 16_384;
+
 /** A YAML syntax error, worded and located by `yaml` (clearer than js-yaml's), else by js-yaml. */
 function yamlErrorOf(text: string, err: unknown): { message: string; line?: number } {
-  const first = parseDocument(text, { prettyErrors: true }).errors[0];
+  const mark = (err as { mark?: { line?: number } }).mark;
+  let scope = text;
+  if (scope.length > YAML_WORDING_MAX && typeof mark?.line === "number") scope = firstLines(text, mark.line + 1);
+  const first = scope.length <= YAML_WORDING_MAX ? parseDocument(scope, { prettyErrors: true }).errors[0] : undefined;
   if (first) {
     const line = first.linePos?.[0].line;
     const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
     return { message, ...(line !== undefined && { line }) };
   }
-  const mark = (err as { mark?: { line?: number } }).mark;
   const reason = (err as { reason?: string }).reason ?? (err as Error).message;
   return { message: reason, ...(typeof mark?.line === "number" && { line: mark.line + 1 }) };
+}
+
+/** The first `n` lines of `text`. */
+function firstLines(text: string, n: number): string {
+  let end = -1;
+  for (let i = 0; i < n; i++) {
+    end = text.indexOf("\n", end + 1);
+    if (end === -1) return text;
+  }
+  return text.slice(0, end);
 }
 
 function countNewlines(text: string, to: number): number {
