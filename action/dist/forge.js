@@ -3,16 +3,19 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   ADAPTER_NAMES,
   AGENT_KINDS,
+  EXIT_CODES,
   PlanNotFoundError,
   finishSubWorktree,
   forgeCheckoutOf,
+  formatProblem,
   isAgentKind,
   loadPlan,
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree,
+  succeeded,
   validatePlan
-} from "./chunk-2NJKMBHQ.js";
+} from "./chunk-5QCTNC2I.js";
 import {
   __commonJS,
   __require,
@@ -3476,7 +3479,7 @@ function registerSpawn(program2, { io, setExitCode }) {
     const fail = (code, message) => {
       io.err(`${JSON.stringify({ status: "error", error: { code, message } })}
 `);
-      setExitCode(1);
+      setExitCode(EXIT_CODES.FAILURE);
     };
     try {
       if (cmd.args.length > 0) throw new BadOptions(`unknown option or argument: ${cmd.args.join(" ")}`);
@@ -3523,7 +3526,7 @@ async function subWorktreePlan(cwd, name, env) {
     start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
     cleanup: () => rm(root, { recursive: true, force: true }),
     async finish(wt, result) {
-      const ok = result.exitCode === 0 || result.exitCode === 12;
+      const ok = succeeded(result.exitCode);
       const branch = await finishSubWorktree(
         wt,
         `forge spawn: sub-agent ${name} (exit ${result.exitCode})`,
@@ -3533,7 +3536,7 @@ async function subWorktreePlan(cwd, name, env) {
       if (ok && !branch.merged)
         return {
           ...result,
-          exitCode: 1,
+          exitCode: EXIT_CODES.FAILURE,
           status: "failure",
           error: { code: branch.conflicts?.length ? "merge_conflict" : "merge_failed", message: branch.error ?? "not merged" },
           branch
@@ -3704,10 +3707,6 @@ function displayFile(planDir, file, io) {
   const shown = rel.split(path2.sep).join("/");
   return file.endsWith("/") && !shown.endsWith("/") ? `${shown}/` : shown;
 }
-function formatProblem(p, file) {
-  const where = p.line !== void 0 ? `${file}:${p.line}` : file;
-  return p.field !== void 0 ? `${where} ${p.field} \u2014 ${p.message}` : `${where} \u2014 ${p.message}`;
-}
 
 // src/cli/commands/validate.ts
 function registerValidate(program2, { io, setExitCode }) {
@@ -3722,7 +3721,7 @@ function registerValidate(program2, { io, setExitCode }) {
       io.out(`OK ${summary(plan)}
 `);
     } else {
-      for (const p of problems) io.out(`${formatProblem(p, p.file)}
+      for (const p of problems) io.out(`${formatProblem(p)}
 `);
       io.out(`${problems.length} problem${problems.length === 1 ? "" : "s"} in plan ${JSON.stringify(plan.planId)}
 `);

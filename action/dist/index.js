@@ -1,34 +1,52 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  ALL_EXIT_CODES,
   ENV,
+  EXIT_CODES,
+  GitError,
+  ID_PATTERN,
   Masker,
   abortMerge,
+  abortsTheStage,
   agentTypeSchema,
+  checkFrontmatter,
   concludeMerge,
   defaultReportPaths,
   describeFrontMatterProblem,
+  exitMeaning,
   external_exports,
+  fieldPath,
   finishSubBranch,
+  formatProblem,
+  interruptedOrTimedOut,
   loadPlan,
   loadSystemPrompt,
   mergeRef,
+  needsOthers,
   parseTaskFile,
   pickEnv,
+  problem,
   quoteUntrusted,
   readFrontMatter,
   require_dist,
+  retryable,
   sanitizeUntrusted,
+  signalStatusOf,
   spawnAgent,
+  stageStatusOf,
   startSubBranch,
+  succeeded,
   taskIdSchema,
   taskStatusSchema,
+  toIssues,
   traceIdFrom,
   validatePlan,
   writeFileAtomic,
   writeFrontMatter,
-  writeSignal
-} from "./chunk-2NJKMBHQ.js";
+  writeSignal,
+  zodProblems
+} from "./chunk-5QCTNC2I.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -1832,7 +1850,62 @@ import { existsSync as existsSync3 } from "node:fs";
 import { readFile as readFile11 } from "node:fs/promises";
 import path17 from "node:path";
 import { fileURLToPath } from "node:url";
-var import_yaml3 = __toESM(require_dist(), 1);
+
+// src/core/config.ts
+var import_yaml = __toESM(require_dist(), 1);
+
+// src/core/layout.ts
+var RESERVED_PREFIX = "_";
+var RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+var BRANCH_PREFIX = "forge/";
+var runBranchPrefix = (runId) => `${BRANCH_PREFIX}${runId}/`;
+var stateBranch = (runId) => `${runBranchPrefix(runId)}_state`;
+var DEFAULT_INTEGRATION_BRANCH_TEMPLATE = "forge/{runId}/_integration";
+var DEFAULT_BRANCH_TEMPLATE = "forge/{runId}/{taskId}/{attempt}";
+function branchName(config, runId, taskId, attempt) {
+  return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
+}
+var escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function branchParser(config) {
+  const pattern = escape(config.branch_template).replace(escape("{runId}"), "(?<runId>[^/]+)").replace(escape("{taskId}"), "(?<taskId>[^/]+)").replace(escape("{attempt}"), "(?<attempt>\\d+)");
+  const re = new RegExp(`^${pattern}$`);
+  return (branch) => {
+    const m = re.exec(branch);
+    if (!m?.groups) return void 0;
+    const { runId, taskId } = m.groups;
+    if (!RUN_ID_PATTERN.test(runId) || !(ID_PATTERN.test(taskId) || FOLLOWUP_ID.test(taskId))) return void 0;
+    return { runId, taskId, attempt: Number(m.groups.attempt) };
+  };
+}
+var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
+var isFollowupId = (id) => FOLLOWUP_ID.test(id);
+var parseDefaultBranch = branchParser({ branch_template: DEFAULT_BRANCH_TEMPLATE });
+var captainId = (crId) => `${RESERVED_PREFIX}captain-${crId}`;
+var CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
+var parseCaptainId = (taskId) => CAPTAIN_ID.exec(taskId)?.[1];
+var captainBranch = (runId, crId) => `${runBranchPrefix(runId)}${captainId(crId)}`;
+var planRunId = (issue) => `${RESERVED_PREFIX}plan-${issue}`;
+var PLAN_RUN_ID = /^_plan-([1-9][0-9]*)$/;
+var CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
+function parsePlanCaptainId(taskId) {
+  const issue = CAPTAIN_PLAN_ID.exec(taskId)?.[1];
+  return issue === void 0 ? void 0 : Number(issue);
+}
+var planCaptainBranch = (issue) => `${BRANCH_PREFIX}${planRunId(issue)}`;
+var JOURNAL_FILE = "journal.json";
+var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
+var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
+var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var planDir = (planId) => `.forge/plans/${planId}`;
+var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
+var TRAILERS = {
+  run: "Forge-Run",
+  task: "Forge-Task",
+  attempt: "Forge-Attempt",
+  agent: "Forge-Agent",
+  exit: "Forge-Exit"
+};
+var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
@@ -1846,8 +1919,9 @@ var forgeConfigSchema = external_exports.object({
   merge_policy: external_exports.enum(["auto", "manual"]).default("auto").describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
   cr_mode: external_exports.enum(["replan", "review"]).default("replan").describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
   refinery_approval: external_exports.boolean().default(false).describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
-  branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default("forge/{runId}/{taskId}/{attempt}").describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
-  integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default("forge/{runId}/_integration").describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
+  protected_paths: external_exports.array(external_exports.string().min(1)).default([]).describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
+  branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default(DEFAULT_BRANCH_TEMPLATE).describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
+  integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default(DEFAULT_INTEGRATION_BRANCH_TEMPLATE).describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
   base_branch: external_exports.string().optional().describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
   followups: external_exports.object({
     keywords: external_exports.array(external_exports.string().min(1)).default(["bug", "fix", "broken", "regression"]).describe("A follow-up containing one of these words (case-insensitive, whole word) spawns a Type 1 agent outside the DAG."),
@@ -1877,20 +1951,31 @@ var forgeConfigSchema = external_exports.object({
   workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/.")
 }).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
 
+// src/core/config.ts
+var CONFIG_PATH = ".github/forge.yml";
+function parseYamlConfig(file, text, schema) {
+  let raw = {};
+  if (text !== void 0) {
+    try {
+      raw = (0, import_yaml.parse)(text) ?? {};
+    } catch (e) {
+      const line = e.linePos?.[0]?.line;
+      return {
+        ok: false,
+        problems: [problem({ file, line }, "unreadable-yaml", `not valid YAML: ${e.message.split("\n")[0]}`)]
+      };
+    }
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { ok: true, config: parsed.data };
+  return { ok: false, problems: zodProblems(parsed.error, file).map((p) => problem(p, "invalid-frontmatter", p.message)) };
+}
+function parseConfigText(text) {
+  return parseYamlConfig(CONFIG_PATH, text, forgeConfigSchema);
+}
+
 // action/src/git.ts
 import { spawn } from "node:child_process";
-var GitError = class extends Error {
-  constructor(message, args, code2, stderr) {
-    super(message);
-    this.args = args;
-    this.code = code2;
-    this.stderr = stderr;
-    this.name = "GitError";
-  }
-  args;
-  code;
-  stderr;
-};
 function basicAuthHeader(token) {
   return `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`, "utf8").toString("base64")}`;
 }
@@ -2000,7 +2085,7 @@ var Git = class {
     await this.run(["push", "--quiet", "--no-verify", "origin", `${commit}:refs/heads/${branch}`]);
   }
 };
-function commitMessage(subject, body, trailers) {
+function messageWithTrailers(subject, body, trailers) {
   const parts = [subject.replace(/\s*\n\s*/g, " ").trim()];
   if (body && body.trim()) parts.push(body.trim());
   parts.push(trailers.map(([k, v]) => `${k}: ${v.replace(/\s*\n\s*/g, " ")}`).join("\n"));
@@ -2061,7 +2146,7 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(ref, path18) {
+    async readFile(path18, ref) {
       try {
         const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path18, ref });
         if (Array.isArray(data) || data.type !== "file") return void 0;
@@ -2133,26 +2218,106 @@ function createOctokitGitHub(options) {
   };
 }
 
+// action/src/inputs.ts
+var runIdSchema = external_exports.string().min(1, "is empty").regex(RUN_ID_PATTERN, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026)");
+var dispatchContextSchema = external_exports.object({
+  refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+  followup: external_exports.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
+  sourceTaskId: external_exports.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
+  conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+  changeRequest: external_exports.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
+  planDir: external_exports.string().optional().describe("A Captain dispatch: the plan folder."),
+  reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
+  issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
+  title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
+  body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters.")
+}).strict();
+var contextInputSchema = external_exports.string().transform((text, ctx) => {
+  if (text.trim() === "") return {};
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    ctx.addIssue({
+      code: "custom",
+      message: `is not JSON (${err.message}); the App sends {"refinement": "\u2026"} or {"answer": "\u2026"}`
+    });
+    return external_exports.NEVER;
+  }
+  const parsed = dispatchContextSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const issue of toIssues(parsed.error)) ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+    return external_exports.NEVER;
+  }
+  return parsed.data;
+});
+var actionInputSchema = external_exports.object({
+  githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
+  runId: external_exports.string().refine(
+    (v) => runIdSchema.safeParse(v).success || PLAN_RUN_ID.test(v),
+    "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026), or a plan Captain's _plan-<issue>"
+  ),
+  // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
+  taskId: external_exports.string().refine(
+    (v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v),
+    "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"
+  ),
+  attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
+  context: contextInputSchema,
+  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
+  model: external_exports.string().transform((v) => v || void 0),
+  command: external_exports.string().transform((v) => v || void 0),
+  anthropicApiKey: external_exports.string().transform((v) => v || void 0),
+  openaiApiKey: external_exports.string().transform((v) => v || void 0),
+  gitUserName: external_exports.string().min(1, "is empty"),
+  gitUserEmail: external_exports.string().min(1, "is empty")
+});
+var INPUT_NAMES = {
+  githubToken: "github-token",
+  runId: "run-id",
+  taskId: "task-id",
+  attempt: "attempt",
+  context: "context",
+  adapter: "adapter",
+  model: "model",
+  command: "command",
+  anthropicApiKey: "anthropic-api-key",
+  openaiApiKey: "openai-api-key",
+  gitUserName: "git-user-name",
+  gitUserEmail: "git-user-email"
+};
+var jobEnvSchema = external_exports.object({
+  repository: external_exports.string().regex(/^[^/\s]+\/[^/\s]+$/, "must be owner/name; is this running inside GitHub Actions?"),
+  serverUrl: external_exports.url("must be a URL"),
+  apiUrl: external_exports.url("must be a URL"),
+  graphqlUrl: external_exports.url("must be a URL").optional(),
+  workspace: external_exports.string().min(1, "is not set"),
+  runnerTemp: external_exports.string().min(1, "is not set"),
+  /** The workflow run (not the Forge run): for links back to the job. */
+  workflowRunId: external_exports.string().optional(),
+  actionsRuntimeToken: external_exports.string().optional()
+});
+var ENV_NAMES = {
+  repository: "GITHUB_REPOSITORY",
+  serverUrl: "GITHUB_SERVER_URL",
+  apiUrl: "GITHUB_API_URL",
+  graphqlUrl: "GITHUB_GRAPHQL_URL",
+  workspace: "GITHUB_WORKSPACE",
+  runnerTemp: "RUNNER_TEMP",
+  workflowRunId: "GITHUB_RUN_ID",
+  actionsRuntimeToken: "ACTIONS_RUNTIME_TOKEN"
+};
+function describeIssues(error, names = {}, label = (name) => `input '${name}'`) {
+  return toIssues(error).map(({ path: [key = "", ...inside], message }) => {
+    const field = fieldPath(inside);
+    return `- ${formatProblem({ file: label(names[String(key)] ?? String(key)), ...field !== "" && { field }, message })}`;
+  }).join("\n");
+}
+
 // action/src/captain.ts
 import { mkdir, readdir, rm as rm2 } from "node:fs/promises";
 import path2 from "node:path";
-
-// src/core/layout.ts
-var stateBranch = (runId) => `forge/${runId}/_state`;
-var JOURNAL_FILE = "journal.json";
-var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
-var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
-var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
-var planDir = (planId) => `.forge/plans/${planId}`;
-var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
-var TRAILERS = {
-  run: "Forge-Run",
-  task: "Forge-Task",
-  attempt: "Forge-Attempt",
-  agent: "Forge-Agent",
-  exit: "Forge-Exit"
-};
-var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // src/core/effects.ts
 var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
@@ -2286,6 +2451,8 @@ var taskStateSchema = external_exports.object({
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
+  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
   contained: external_exports.array(external_exports.string()).optional().describe(
     "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
   )
@@ -2346,7 +2513,6 @@ var JournalError = class extends Error {
     this.name = "JournalError";
   }
 };
-var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
 function followupCheck(journal, taskId, attempt) {
   const f = journal.followups.find((x) => x.id === taskId);
   if (!f) return { current: false, reason: `run ${journal.runId} has no follow-up ${taskId}` };
@@ -2375,7 +2541,7 @@ function followupCheck(journal, taskId, attempt) {
 }
 function checkDispatch(journal, taskId, attempt) {
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
-  if (FOLLOWUP_ID.test(taskId)) return followupCheck(journal, taskId, attempt);
+  if (isFollowupId(taskId)) return followupCheck(journal, taskId, attempt);
   const index = journal.tasks.findIndex((t) => t.id === taskId);
   const task = journal.tasks[index];
   const node = journal.plan.nodes[index];
@@ -2390,7 +2556,7 @@ async function readAndCheckDispatch(github, runId, taskId, attempt) {
   return checkDispatch(journal, taskId, attempt);
 }
 async function readJournal(github, runId) {
-  const text = await github.readFile(stateBranch(runId), JOURNAL_FILE);
+  const text = await github.readFile(JOURNAL_FILE, stateBranch(runId));
   if (text === void 0) return `no journal for run ${runId} (branch ${stateBranch(runId)} or its ${JOURNAL_FILE} does not exist)`;
   let raw;
   try {
@@ -2402,7 +2568,7 @@ async function readJournal(github, runId) {
     raw = raw.journal;
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    const issues = zodProblems(parsed.error, JOURNAL_FILE).slice(0, 5).map((p) => formatProblem(p)).join("; ");
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} does not match the journal schema: ${issues}`);
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
@@ -2464,7 +2630,7 @@ async function supervise(start, options) {
     options.onStop?.(reason, detail2, stopped.at, lastProgressAt);
     controller.abort();
   };
-  const tick2 = setInterval(() => {
+  const tick = setInterval(() => {
     const t = now();
     if (progressed) {
       progressed = false;
@@ -2506,20 +2672,18 @@ async function supervise(start, options) {
     });
     return { outcome, ...stopped ? { stopped } : {}, lastProgressAt, beats };
   } finally {
-    clearInterval(tick2);
+    clearInterval(tick);
     clearTimeout(wall);
     options.cancel?.removeEventListener("abort", onCancel);
   }
 }
 function exitCodeOfStop(reason) {
-  return reason === "cancelled" ? 20 : 21;
+  return reason === "cancelled" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }
 
 // action/src/captain.ts
-var CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
-var CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
 function checkCaptainDispatch(journal, taskId, attempt) {
-  const crId = CAPTAIN_ID.exec(taskId)?.[1];
+  const crId = parseCaptainId(taskId);
   if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
   if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
@@ -2531,7 +2695,10 @@ function checkCaptainDispatch(journal, taskId, attempt) {
 }
 async function runCaptainAgent(config, deps, request) {
   const supervised = await supervise(
-    (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
+    (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({
+      exitCode: EXIT_CODES.FAILURE,
+      error: `the agent runner failed: ${err.message}`
+    })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1e3,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -2579,7 +2746,7 @@ async function captainJob(args) {
   } };
   const warnings = [];
   const taskId = input.taskId;
-  const branch = `forge/${journal.runId}/${taskId}`;
+  const branch = captainBranch(journal.runId, cr.id);
   const planDir2 = planDir(journal.planId);
   const issue = args.context.issue ?? cr.issueNumber;
   const tip = await git.fetchBranch(branch);
@@ -2590,7 +2757,7 @@ async function captainJob(args) {
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
-  const doc = cr.path && emitter?.branch ? await github.readFile(emitter.branch, cr.path).catch(() => void 0) : void 0;
+  const doc = cr.path && emitter?.branch ? await github.readFile(cr.path, emitter.branch).catch(() => void 0) : void 0;
   const goal = sanitizeUntrusted(
     [
       `Change Request ${cr.id}: ${cr.title}`,
@@ -2600,7 +2767,7 @@ async function captainJob(args) {
       ...doc ? ["", doc.trim()] : []
     ].join("\n")
   );
-  const plan = await github.readFile(preHead, `${planDir2}/plan.md`).catch(() => void 0);
+  const plan = await github.readFile(`${planDir2}/plan.md`, preHead).catch(() => void 0);
   const task = [
     `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
     "",
@@ -2637,12 +2804,12 @@ async function captainJob(args) {
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
-  if (exitCode === 0 || exitCode === 12) {
+  if (succeeded(exitCode)) {
     const problems = await planProblems(path2.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
       problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
-      exitCode = 10;
+      exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the amended plan is not valid: ${problems.slice(0, 10).join("; ")}`);
     }
   }
@@ -2650,12 +2817,12 @@ async function captainJob(args) {
   const summaryHead = `### Forge \xB7 Captain for ${cr.id}
 
 `;
-  if (!(exitCode === 0 || exitCode === 12) || planChanges.length === 0) {
+  if (!succeeded(exitCode) || planChanges.length === 0) {
     const why = error ?? "the Captain changed nothing in the plan folder";
     log.warning(`Captain for ${cr.id}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === 0 ? 1 : exitCode,
+      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -2666,7 +2833,7 @@ async function captainJob(args) {
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path2.basename(overlayFile, ".md")})`;
   const headSha = await git.commit(
-    commitMessage(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
+    messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
       ["Forge-Run", journal.runId],
       ["Agent", deps.agent.name]
@@ -2720,7 +2887,7 @@ async function captainPlanJob(args) {
   } };
   const taskId = input.taskId;
   const summaryHead = `### Forge \xB7 plan Captain for #`;
-  const issue = Number(CAPTAIN_PLAN_ID.exec(taskId)?.[1] ?? NaN);
+  const issue = parsePlanCaptainId(taskId) ?? NaN;
   const neutral = (reason) => {
     log.info(`Nothing to do: ${reason}.`);
     return { kind: "neutral", reason, summary: `### Forge \xB7 ${taskId}
@@ -2729,11 +2896,11 @@ Nothing to do: ${reason}.
 ` };
   };
   if (!Number.isInteger(issue)) return neutral(`${taskId} is not a plan Captain's dispatch`);
-  if (input.runId !== `_plan-${issue}`) return neutral(`a plan Captain for #${issue} runs as _plan-${issue}, not ${input.runId}`);
+  if (input.runId !== planRunId(issue)) return neutral(`a plan Captain for #${issue} runs as ${planRunId(issue)}, not ${input.runId}`);
   if (input.attempt !== 1) return neutral(`the plan Captain of #${issue} has one attempt, not ${input.attempt}`);
   if (context.issue !== void 0 && context.issue !== issue)
     return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
-  const branch = `forge/_plan-${issue}`;
+  const branch = planCaptainBranch(issue);
   const warnings = [];
   const tip = await git.fetchBranch(branch);
   if (!tip) throw new Error(`the plan Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
@@ -2747,10 +2914,17 @@ Nothing to do: ${reason}.
   if (!title && !body) {
     const why = `the dispatch carries no text of issue #${issue} (context title and body): there is nothing to plan from`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
-    return { kind: "captain", exitCode: 2, branch, error: why, warnings, summary: `${summaryHead}${issue}
+    return {
+      kind: "captain",
+      exitCode: EXIT_CODES.DEPTH_EXCEEDED,
+      branch,
+      error: why,
+      warnings,
+      summary: `${summaryHead}${issue}
 
 No plan: ${why}.
-` };
+`
+    };
   }
   let planId = planIdFromTitle(title, issue);
   const exists2 = async (id) => await readdir(path2.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
@@ -2794,20 +2968,20 @@ No plan: ${why}.
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
-  if ((exitCode === 0 || exitCode === 12) && kept.length) {
+  if (succeeded(exitCode) && kept.length) {
     const problems = await planProblems(path2.join(input.workspace, planDir2));
     if (problems.length) {
-      exitCode = 10;
+      exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
     }
   }
   const error = errors.length ? errors.join("; ") : void 0;
-  if (!(exitCode === 0 || exitCode === 12) || kept.length === 0) {
+  if (!succeeded(exitCode) || kept.length === 0) {
     const why = error ?? `the Captain wrote nothing in ${planDir2}/`;
     log.warning(`Plan Captain for #${issue}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === 0 ? 1 : exitCode,
+      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -2819,7 +2993,7 @@ No plan: ${why}.
   }
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
   const headSha = await git.commit(
-    commitMessage(prTitle, `Written from issue #${issue}.`, [
+    messageWithTrailers(prTitle, `Written from issue #${issue}.`, [
       ["Task", taskId],
       ["Agent", deps.agent.name]
     ])
@@ -2875,97 +3049,6 @@ async function upsertCaptainPull(args) {
     warnings.push(`could not open the pull request: ${err.message}`);
     return void 0;
   });
-}
-
-// action/src/inputs.ts
-var runIdSchema = external_exports.string().min(1, "is empty").regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026)");
-var dispatchContextSchema = external_exports.object({
-  refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-  followup: external_exports.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
-  sourceTaskId: external_exports.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
-  conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
-  changeRequest: external_exports.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
-  planDir: external_exports.string().optional().describe("A Captain dispatch: the plan folder."),
-  reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
-  issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
-  title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
-  body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters.")
-}).strict();
-var contextInputSchema = external_exports.string().transform((text, ctx) => {
-  if (text.trim() === "") return {};
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    ctx.addIssue({
-      code: "custom",
-      message: `is not JSON (${err.message}); the App sends {"refinement": "\u2026"} or {"answer": "\u2026"}`
-    });
-    return external_exports.NEVER;
-  }
-  const parsed = dispatchContextSchema.safeParse(value);
-  if (!parsed.success) {
-    ctx.addIssue({
-      code: "custom",
-      message: `must be an object with optional string fields "refinement" and "answer": ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"} ${i.message}`).join("; ")}`
-    });
-    return external_exports.NEVER;
-  }
-  return parsed.data;
-});
-var actionInputSchema = external_exports.object({
-  githubToken: external_exports.string().min(1, "is empty: pass `${{ github.token }}` (the default) or a token with contents and pull-requests write access"),
-  runId: external_exports.string().refine(
-    (v) => runIdSchema.safeParse(v).success || /^_plan-[1-9][0-9]*$/.test(v),
-    "must be letters, digits, '.', '_' or '-' (it names the branch forge/<runId>/\u2026), or a plan Captain's _plan-<issue>"
-  ),
-  // A plan task, or a follow-up the App spawned outside the DAG (`_followup-<n>`: the '_' keeps it apart from task ids).
-  taskId: external_exports.string().refine(
-    (v) => taskIdSchema.safeParse(v).success || FOLLOWUP_ID.test(v) || CAPTAIN_ID.test(v),
-    "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-'), or be a follow-up's _followup-<n> or a Captain's _captain-<crId>"
-  ),
-  attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
-  context: contextInputSchema,
-  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
-  model: external_exports.string().transform((v) => v || void 0),
-  command: external_exports.string().transform((v) => v || void 0),
-  anthropicApiKey: external_exports.string().transform((v) => v || void 0),
-  openaiApiKey: external_exports.string().transform((v) => v || void 0),
-  gitUserName: external_exports.string().min(1, "is empty"),
-  gitUserEmail: external_exports.string().min(1, "is empty")
-});
-var INPUT_NAMES = {
-  githubToken: "github-token",
-  runId: "run-id",
-  taskId: "task-id",
-  attempt: "attempt",
-  context: "context",
-  adapter: "adapter",
-  model: "model",
-  command: "command",
-  anthropicApiKey: "anthropic-api-key",
-  openaiApiKey: "openai-api-key",
-  gitUserName: "git-user-name",
-  gitUserEmail: "git-user-email"
-};
-var jobEnvSchema = external_exports.object({
-  repository: external_exports.string().regex(/^[^/\s]+\/[^/\s]+$/, "GITHUB_REPOSITORY must be owner/name; is this running inside GitHub Actions?"),
-  serverUrl: external_exports.url("GITHUB_SERVER_URL must be a URL"),
-  apiUrl: external_exports.url("GITHUB_API_URL must be a URL"),
-  graphqlUrl: external_exports.url("GITHUB_GRAPHQL_URL must be a URL").optional(),
-  workspace: external_exports.string().min(1, "GITHUB_WORKSPACE is not set"),
-  runnerTemp: external_exports.string().min(1, "RUNNER_TEMP is not set"),
-  /** The workflow run (not the Forge run): for links back to the job. */
-  workflowRunId: external_exports.string().optional(),
-  actionsRuntimeToken: external_exports.string().optional()
-});
-function describeIssues(error, names = {}) {
-  return error.issues.map((i) => {
-    const key = String(i.path[0] ?? "");
-    const name = names[key] ?? key;
-    return `- input '${name}' ${i.message}`;
-  }).join("\n");
 }
 
 // action/src/start-head.ts
@@ -3065,7 +3148,7 @@ async function pushProgress(a, stage) {
   const { pending } = await stageWork(a);
   if (pending)
     branchState.foldBase = await git.commit(
-      commitMessage(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [
+      messageWithTrailers(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [
         ...attemptTrailers(a.ids),
         ["Agent", a.deps.agent.name],
         ["Stage", stage]
@@ -3105,7 +3188,10 @@ async function runAgent(a) {
         );
         ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
       }
-    }).catch((err) => ({ exitCode: 1, error: `the agent runner failed: ${err.message}` })),
+    }).catch((err) => ({
+      exitCode: EXIT_CODES.FAILURE,
+      error: `the agent runner failed: ${err.message}`
+    })),
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1e3,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -3140,63 +3226,6 @@ async function runAgent(a) {
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
   return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
-}
-
-// src/core/schemas/walkthrough.ts
-var walkthroughFrontmatterSchema = external_exports.object({
-  task_id: external_exports.string().min(1).describe("The task (or follow-up) id."),
-  run_id: external_exports.string().min(1).describe("The run id."),
-  attempt: external_exports.number().int().min(1).describe("Attempt number, from 1."),
-  branch: external_exports.string().min(1).describe("Task branch; filled in by the runner."),
-  base_ref: external_exports.string().min(1).describe("Ref the branch was cut from; filled in by the runner."),
-  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character commit sha").describe("Commit the walkthrough describes; filled in by the runner."),
-  status: external_exports.enum(["completed", "failed", "partial"]).describe("The agent's verdict on its own work."),
-  confidence: external_exports.number().min(0).max(1).describe("The agent's self-assessed confidence, 0\u20131."),
-  time_spent_minutes: external_exports.number().min(0).describe("Wall-clock minutes; measured by the runner."),
-  files_changed: external_exports.array(external_exports.object({ path: external_exports.string().min(1).describe("Repository-relative path."), reason: external_exports.string().describe("Why it changed.") }).strict()).describe("Files changed on the branch; the list is measured by the runner, the reasons come from the agent."),
-  tests: external_exports.array(
-    external_exports.object({
-      name: external_exports.string().min(1).describe("Test name."),
-      result: external_exports.enum(["pass", "fail", "skip", "error"]).describe("Outcome.")
-    }).strict()
-  ).default([]).describe("Tests the agent ran and their results."),
-  risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
-  followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
-  model: external_exports.string().optional().describe("Model used, where known."),
-  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars, where known."),
-  turns: external_exports.number().int().min(0).optional().describe("Agent turns used, where known.")
-}).strict().describe("A task walkthrough: what the agent did, for reviewers and for the executor's review.");
-var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
-
-// src/core/schemas/agent-result.ts
-var exitCodeSchema = external_exports.union([0, 1, 2, 3, 10, 11, 12, 20, 21].map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
-var agentResultSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Result format version."),
-  run_id: external_exports.string().min(1).describe("The run id."),
-  task_id: external_exports.string().min(1).describe("The task or follow-up id."),
-  attempt: external_exports.number().int().min(1).describe("Attempt number."),
-  exit_code: exitCodeSchema,
-  branch: external_exports.string().min(1).describe("Branch the runner pushed."),
-  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/).optional().describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
-  walkthrough_path: external_exports.string().optional().describe("Repository path of the walkthrough, when one was written."),
-  walkthrough: walkthroughFrontmatterSchema.optional().describe("The validated walkthrough frontmatter, so the App reads one file per result."),
-  error: external_exports.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
-  refinement: external_exports.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
-  question: external_exports.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
-  change_request_path: external_exports.string().optional().describe("Repository path of the Change Request document (exit 11)."),
-  rate_limited_until: external_exports.string().optional().describe("The model's usage limit resets at this time (ISO-8601); the attempt is not counted as a failure."),
-  started_at: external_exports.string().describe("When the agent started (ISO-8601)."),
-  finished_at: external_exports.string().describe("When the job finished (ISO-8601)."),
-  agent: external_exports.string().optional().describe("Adapter used."),
-  model: external_exports.string().optional().describe("Model used."),
-  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars."),
-  turns: external_exports.number().int().min(0).optional().describe("Turns used.")
-}).strict().describe("The runner's report of one attempt.");
-
-// src/core/decide/names.ts
-function branchName(config, runId, taskId, attempt) {
-  return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
 }
 
 // action/src/task/context.ts
@@ -3274,7 +3303,36 @@ import { cp as cp2, readFile as readFile3, rm as rm4, writeFile as writeFile2 } 
 import path5 from "node:path";
 
 // src/agent/walkthrough.ts
-var import_yaml = __toESM(require_dist(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
+
+// src/core/schemas/walkthrough.ts
+var walkthroughFrontmatterSchema = external_exports.object({
+  task_id: external_exports.string().min(1).describe("The task (or follow-up) id."),
+  run_id: external_exports.string().min(1).describe("The run id."),
+  attempt: external_exports.number().int().min(1).describe("Attempt number, from 1."),
+  branch: external_exports.string().min(1).describe("Task branch; filled in by the runner."),
+  base_ref: external_exports.string().min(1).describe("Ref the branch was cut from; filled in by the runner."),
+  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character commit sha").describe("Commit the walkthrough describes; filled in by the runner."),
+  status: external_exports.enum(["completed", "failed", "partial"]).describe("The agent's verdict on its own work."),
+  confidence: external_exports.number().min(0).max(1).describe("The agent's self-assessed confidence, 0\u20131."),
+  time_spent_minutes: external_exports.number().min(0).describe("Wall-clock minutes; measured by the runner."),
+  files_changed: external_exports.array(external_exports.object({ path: external_exports.string().min(1).describe("Repository-relative path."), reason: external_exports.string().describe("Why it changed.") }).strict()).describe("Files changed on the branch; the list is measured by the runner, the reasons come from the agent."),
+  tests: external_exports.array(
+    external_exports.object({
+      name: external_exports.string().min(1).describe("Test name."),
+      result: external_exports.enum(["pass", "fail", "skip", "error"]).describe("Outcome.")
+    }).strict()
+  ).default([]).describe("Tests the agent ran and their results."),
+  risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
+  followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
+  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
+  model: external_exports.string().optional().describe("Model used, where known."),
+  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars, where known."),
+  turns: external_exports.number().int().min(0).optional().describe("Agent turns used, where known.")
+}).strict().describe("A task walkthrough: what the agent did, for reviewers and for the executor's review.");
+var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
+
+// src/agent/walkthrough.ts
 var RUNNER_FIELDS = {
   task_id: true,
   run_id: true,
@@ -3289,8 +3347,21 @@ var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS)
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
 function missingSections(body) {
-  const present = new Set([...body.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1].trim().toLowerCase()));
+  const present = /* @__PURE__ */ new Set();
+  for (const line of body.split("\n")) {
+    const title = headingText(line);
+    if (title) present.add(title.toLowerCase());
+  }
   return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
+}
+function headingText(line) {
+  const m = /^#{1,6}\s+([\s\S]*)$/.exec(line);
+  if (!m) return void 0;
+  let text = m[1].trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  text = text.slice(0, end).trim();
+  return text || void 0;
 }
 var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
 var MISSING = {
@@ -3385,7 +3456,7 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
 }
 function renderWalkthroughFile(frontmatter, body) {
   return `---
-${(0, import_yaml.stringify)(frontmatter, { lineWidth: 0 })}---
+${(0, import_yaml2.stringify)(frontmatter, { lineWidth: 0 })}---
 
 ${body.trimEnd()}
 `;
@@ -3438,7 +3509,6 @@ async function copyForRecord(from, to) {
 }
 
 // action/src/task/collect.ts
-var SUCCESS_CODES = /* @__PURE__ */ new Set([0, 12]);
 async function collectWork(a, end, verdict) {
   const { git, branchState } = a;
   const { attempt } = a.ids;
@@ -3450,18 +3520,18 @@ async function collectWork(a, end, verdict) {
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
     verdict.errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
-    if (!(verdict.exitCode === 20 || verdict.exitCode === 21)) verdict.exitCode = 1;
+    if (!interruptedOrTimedOut(verdict.exitCode)) verdict.exitCode = EXIT_CODES.FAILURE;
   }
   const stopped = end.supervised.stopped;
   let workSha;
   if (pending) {
     const body = stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${stopped.reason}).` : void 0;
-    workSha = await git.commit(commitMessage(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
+    workSha = await git.commit(messageWithTrailers(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
   } else if (filesChanged.length > 0 || await git.head() !== branchState.preAgentHead) {
     workSha = await git.head();
   }
-  if (SUCCESS_CODES.has(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
-    verdict.exitCode = 1;
+  if (succeeded(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
+    verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the agent reported success but changed no files (an empty diff is never success)");
   }
   mark(a, "work_commit");
@@ -3489,14 +3559,14 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
   });
   a.warnings.push(...completed.warnings);
   if (!completed.ok) {
-    if (SUCCESS_CODES.has(verdict.exitCode)) {
-      verdict.exitCode = 1;
+    if (succeeded(verdict.exitCode)) {
+      verdict.exitCode = EXIT_CODES.FAILURE;
       verdict.errors.push(`walkthrough: ${completed.error}`);
     } else if (wtText !== void 0) a.warnings.push(`walkthrough ignored: ${completed.error}`);
-  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "partial") {
-    verdict.exitCode = 12;
-  } else if (verdict.exitCode === 0 && completed.frontmatter.status === "failed") {
-    verdict.exitCode = 1;
+  } else if (verdict.exitCode === EXIT_CODES.SUCCESS && completed.frontmatter.status === "partial") {
+    verdict.exitCode = EXIT_CODES.PARTIAL_SUCCESS;
+  } else if (verdict.exitCode === EXIT_CODES.SUCCESS && completed.frontmatter.status === "failed") {
+    verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the walkthrough reports status: failed");
   }
   if (completed.ok) await writeFile2(a.walkthroughSession, completed.markdown);
@@ -3579,20 +3649,6 @@ function cutToLimit(text, footer, url, limit = PR_BODY_LIMIT) {
   if (fences % 2 === 1) cut += fenceClose;
   return cut + note + footer;
 }
-var EXIT_MEANING = {
-  0: "success",
-  1: "failed",
-  2: "failed (depth budget spent; not retried)",
-  3: "waiting for a person",
-  10: "needs refinement",
-  11: "escalated (Change Request)",
-  12: "partial success",
-  20: "cancelled",
-  21: "timed out / stalled"
-};
-function exitMeaning(code2) {
-  return EXIT_MEANING[code2] ?? `exit ${code2}`;
-}
 function renderStatusBody(input) {
   const lines = [
     marker({ run_id: input.runId, task_id: input.taskId, attempt: input.attempt }),
@@ -3617,7 +3673,6 @@ function renderStatusBody(input) {
 }
 
 // action/src/task/pull.ts
-var SUCCESS_CODES2 = /* @__PURE__ */ new Set([0, 12]);
 function statusBody(a, state, extra = {}) {
   const { runId, taskId, attempt } = a.ids;
   return renderStatusBody({
@@ -3647,7 +3702,7 @@ async function openDraftPr(a, existingPr) {
     return;
   }
   const startCommit = await git.commit(
-    commitMessage(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [
+    messageWithTrailers(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [
       ...attemptTrailers(a.ids),
       ["Agent", a.deps.agent.name]
     ]),
@@ -3679,13 +3734,40 @@ async function publishPr(a, pr, end) {
   const report = (what) => (err) => void a.warnings.push(`could not ${what}: ${err.message}`);
   await Promise.all([
     a.github.updatePull(pr.number, { body }).catch(report("update the pull request")),
-    SUCCESS_CODES2.has(exitCode) && completed.ok ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve()
+    succeeded(exitCode) && completed.ok ? a.github.markReadyForReview(pr).catch(report("mark the pull request ready")) : Promise.resolve()
   ]);
 }
 
 // action/src/task/record.ts
 import { cp as cp3, readFile as readFile4, writeFile as writeFile3 } from "node:fs/promises";
 import path6 from "node:path";
+
+// src/core/schemas/agent-result.ts
+var exitCodeSchema = external_exports.union(ALL_EXIT_CODES.map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
+var agentResultSchema = external_exports.object({
+  version: external_exports.literal(1).describe("Result format version."),
+  run_id: external_exports.string().min(1).describe("The run id."),
+  task_id: external_exports.string().min(1).describe("The task or follow-up id."),
+  attempt: external_exports.number().int().min(1).describe("Attempt number."),
+  exit_code: exitCodeSchema,
+  branch: external_exports.string().min(1).describe("Branch the runner pushed."),
+  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/).optional().describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
+  walkthrough_path: external_exports.string().optional().describe("Repository path of the walkthrough, when one was written."),
+  walkthrough: walkthroughFrontmatterSchema.optional().describe("The validated walkthrough frontmatter, so the App reads one file per result."),
+  error: external_exports.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
+  refinement: external_exports.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
+  question: external_exports.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
+  change_request_path: external_exports.string().optional().describe("Repository path of the Change Request document (exit 11)."),
+  rate_limited_until: external_exports.string().optional().describe("The model's usage limit resets at this time (ISO-8601); the attempt is not counted as a failure."),
+  started_at: external_exports.string().describe("When the agent started (ISO-8601)."),
+  finished_at: external_exports.string().describe("When the job finished (ISO-8601)."),
+  agent: external_exports.string().optional().describe("Adapter used."),
+  model: external_exports.string().optional().describe("Model used."),
+  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars."),
+  turns: external_exports.number().int().min(0).optional().describe("Turns used.")
+}).strict().describe("The runner's report of one attempt.");
+
+// action/src/task/record.ts
 async function recordAttempt(a, end, work, completed, verdict) {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -3698,7 +3780,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     sessionDir,
     layer: "orch",
     name: `job-${taskId}`,
-    status: exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail",
+    status: signalStatusOf(exitCode),
     artifactPath: path6.join(sessionDir, "result.json"),
     traceId: traceId(runId, taskId, attempt),
     createdAt: new Date(end.tAgent),
@@ -3708,7 +3790,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
   await copyForRecord(sessionDir, path6.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
-    commitMessage(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
+    messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
       [TRAILERS.run, runId],
       [TRAILERS.task, taskId],
       [TRAILERS.attempt, String(attempt)],
@@ -3721,7 +3803,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
 }
 function emitEnd(a, exitCode, error, completed) {
   const { events } = a;
-  if (exitCode === 0 || exitCode === 12) {
+  if (succeeded(exitCode)) {
     events.emit("task.completed", {
       agentId: events.agentId,
       status: completed.ok ? completed.frontmatter.status : "completed",
@@ -3734,7 +3816,7 @@ function emitEnd(a, exitCode, error, completed) {
       error: error ?? exitMeaning(exitCode),
       attemptId: a.ids.attempt,
       exitCode,
-      retryable: ![2, 3, 11, 20].includes(exitCode)
+      retryable: retryable(exitCode)
     });
   }
 }
@@ -3756,9 +3838,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
     ...work.workSha ? { head_sha: work.workSha } : {},
     ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
     ...error ? { error } : {},
-    ...refinement && exitCode === 10 ? { refinement: refinement.trim() } : {},
-    ...question && exitCode === 3 ? { question: question.trim() } : {},
-    ...hasCr && exitCode === 11 ? { change_request_path: `${recordRel}/change-request.md` } : {},
+    ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
+    ...question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {},
+    ...hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {},
     ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
     started_at: new Date(end.tAgent).toISOString(),
     finished_at: new Date(a.now()).toISOString(),
@@ -3777,10 +3859,11 @@ async function writeManifest(a, end, exitCode, error) {
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
-  const status = exitCode === 0 ? "success" : "failure";
+  const passed = exitCode === EXIT_CODES.SUCCESS;
+  const status = passed ? "success" : "failure";
   await writeFile3(
     manifest,
-    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: exitCode === 0 ? 1 : 0, failed: exitCode === 0 ? 0 : 1, exit_code: exitCode } }, null, 2)}
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: passed ? 1 : 0, failed: passed ? 0 : 1, exit_code: exitCode } }, null, 2)}
 `
   );
 }
@@ -3818,7 +3901,7 @@ async function buildContext(args) {
   let fm;
   if (args.followup) {
     const f = args.followup;
-    const source = await github.readFile(pin, `${dir}/tasks/${f.sourceTaskId}.md`);
+    const source = await github.readFile(`${dir}/tasks/${f.sourceTaskId}.md`, pin);
     const text = sanitizeUntrusted(f.text);
     fm = {
       id: f.id,
@@ -3846,27 +3929,29 @@ async function buildContext(args) {
       ""
     ].join("\n");
   } else {
-    const text = await github.readFile(pin, `${dir}/tasks/${node.id}.md`);
+    const text = await github.readFile(`${dir}/tasks/${node.id}.md`, pin);
     if (text === void 0)
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
-      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? parsed.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      const problems = [];
+      checkFrontmatter(parsed, problems, "bad-id");
+      const why = parsed.refused?.message ?? parsed.yamlError?.message ?? problems.map((p) => formatProblem({ ...p, file: `${dir}/${p.file}` })).join("; ");
       throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;
     fm = parsed.data;
   }
   const [plan, spec] = await Promise.all([
-    github.readFile(pin, `${dir}/plan.md`),
-    fm.spec ? github.readFile(pin, path7.posix.join(dir, fm.spec)) : Promise.resolve(void 0)
+    github.readFile(`${dir}/plan.md`, pin),
+    fm.spec ? github.readFile(path7.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(dep.branch, rel) : void 0);
+    const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
   const agentsMd = await readLocal(path7.join(args.workdir, "AGENTS.md"));
@@ -4006,7 +4091,7 @@ async function openAttempt(job, co) {
 function renderSummary(s) {
   const sec = (ms) => `${(ms / 1e3).toFixed(1)} s`;
   const lines = [
-    `### ${s.exitCode === 0 ? "\u2705" : s.exitCode === 12 ? "\u{1F7E1}" : "\u274C"} ${s.prTitle}`,
+    `### ${s.exitCode === EXIT_CODES.SUCCESS ? "\u2705" : s.exitCode === EXIT_CODES.PARTIAL_SUCCESS ? "\u{1F7E1}" : "\u274C"} ${s.prTitle}`,
     "",
     "| | |",
     "| --- | --- |",
@@ -4138,7 +4223,6 @@ import { mkdir as mkdir6 } from "node:fs/promises";
 import path16 from "node:path";
 
 // src/agent/stages/config.ts
-var import_yaml2 = __toESM(require_dist(), 1);
 import { readFile as readFile6 } from "node:fs/promises";
 import path9 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
@@ -4187,13 +4271,10 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const file = path9.join(repoDir, STAGE_CONFIG_FILE);
-  const text = await readFile6(file, "utf8").catch(() => void 0);
-  if (text === void 0) return {};
-  const parsed = stageConfigSchema.safeParse((0, import_yaml2.parse)(text) ?? {});
-  if (!parsed.success)
-    throw new Error(`${STAGE_CONFIG_FILE}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-  return parsed.data;
+  const text = await readFile6(path9.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
+  if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
+  return read.config;
 }
 
 // src/agent/stages/context.ts
@@ -4274,11 +4355,11 @@ async function retried(c, stage, kind, prompt, check) {
     attempt++;
     let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
     dirs.push(r.sessionDir);
-    if ((r.exitCode === 0 || r.exitCode === 12) && check) {
-      const problem = await check(r);
-      if (problem) r = { ...r, exitCode: 1, status: "failure", error: { code: "stage_check_failed", message: problem } };
+    if (succeeded(r.exitCode) && check) {
+      const problem2 = await check(r);
+      if (problem2) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem2 } };
     }
-    if (r.exitCode === 1 && !r.rateLimitedUntil && attempt === 1) {
+    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
       progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
       current = `${prompt}
 
@@ -4311,7 +4392,7 @@ function walkthroughCheck(c) {
   };
 }
 function isAbort(r) {
-  return r.exitCode === 2 || r.exitCode === 20 || r.exitCode === 21 || r.rateLimitedUntil !== void 0;
+  return abortsTheStage(r.exitCode) || r.rateLimitedUntil !== void 0;
 }
 var SessionLog = class {
   dirs = [];
@@ -4407,7 +4488,7 @@ var implementStage = (c) => retried(c, "implement", c.type, basePrompt(c, "imple
 var verifyStage = (c) => retried(c, "verify", c.type, basePrompt(c, "verify"));
 async function walkthroughStage(c) {
   const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
-  return o.exitCode === 0 || o.exitCode === 12 ? { ...o, artifact: c.reports.walkthrough } : o;
+  return succeeded(o.exitCode) ? { ...o, artifact: c.reports.walkthrough } : o;
 }
 
 // src/agent/stages/captain.ts
@@ -4419,25 +4500,25 @@ var writeStage = (c) => retried(c, "write", c.type, `${basePrompt(c, "write")}${
 
 ${c.task.planDir}` : ""}`);
 async function planProblems2(planDir2) {
-  return loadPlan(planDir2).then(
-    (p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""}${x.field ? ` ${x.field}` : ""} \u2014 ${x.message}`)
-  ).catch((err) => [`the plan cannot be read: ${err.message}`]);
+  return loadPlan(planDir2).then((p) => validatePlan(p).map((x) => formatProblem(x))).catch((err) => [`the plan cannot be read: ${err.message}`]);
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
   const planDir2 = task.planDir ? path11.resolve(c.workdir, task.planDir) : void 0;
-  if (!planDir2) return { exitCode: 1, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
+  if (!planDir2)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
     const report = path11.join(c.sessionDir, `validate-${heal + 1}.txt`);
     await writeFile6(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
-    if (problems.length === 0) return { exitCode: 0, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
+    if (problems.length === 0)
+      return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
       await writeValidateRefinement(c, heal, problems);
       return {
-        exitCode: 10,
+        exitCode: EXIT_CODES.NEEDS_REFINEMENT,
         attempts: log.attempts,
         sessionDirs: log.dirs,
         artifact: c.reports.refinement,
@@ -4542,7 +4623,7 @@ async function initialTest(c) {
   if (v.result && isAbort(v.result))
     return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
   return {
-    exitCode: 0,
+    exitCode: EXIT_CODES.SUCCESS,
     attempts: 1,
     sessionDirs: v.result ? [v.result.sessionDir] : [],
     artifact: v.file,
@@ -4712,7 +4793,7 @@ async function fixAndRetest(c, run2, audit) {
 - Verification results: ${run2.v.file}`
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
-  if (isAbort(f) || f.exitCode === 3 || f.exitCode === 10 || f.exitCode === 11) return run2.log.endWith(f, f.error?.message);
+  if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
   const v = await verification(c, path12.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
@@ -4735,7 +4816,8 @@ async function sentinelVerdict(c, run2) {
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
-  if (grade !== "FAIL") return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact: path12.join(dir, "summary.json") };
+  if (grade !== "FAIL")
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path12.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4760,7 +4842,7 @@ async function sentinelVerdict(c, run2) {
     });
   }
   return {
-    exitCode: 11,
+    exitCode: EXIT_CODES.NEEDS_ESCALATION,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: reports.changeRequest,
@@ -4776,11 +4858,11 @@ async function readJson(file) {
     return void 0;
   }
 }
-function runShell(command2, cwd, timeoutMs, env, signal) {
+function runShell(command, cwd, timeoutMs, env, signal) {
   return new Promise((resolve) => {
     execFile(
       "sh",
-      ["-c", command2],
+      ["-c", command],
       { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} },
       (err, stdout, stderr) => {
         const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
@@ -4809,7 +4891,7 @@ async function mergeUpstream(c) {
   const artifact = path13.join(c.sessionDir, "merge-log.txt");
   await writeFile8(artifact, `${merged.join("\n")}
 `, "utf8");
-  return { exitCode: 0, attempts: log.attempts, sessionDirs: log.dirs, artifact };
+  return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
 async function resolveConflict(c, ref, conflicts, merged, log) {
   const { task } = c;
@@ -4824,7 +4906,7 @@ async function resolveConflict(c, ref, conflicts, merged, log) {
 ${task.task.trim()}`
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
-  const concluded = r.exitCode === 0 ? await concludeMerge(c.workdir) : { merged: false, conflicts };
+  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir) : { merged: false, conflicts };
   if (concluded.merged) return void 0;
   await abortMerge(c.workdir);
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
@@ -4838,7 +4920,7 @@ ${concluded.conflicts.map((f) => `- ${f}`).join("\n")}`,
     resolution: "Amend the plan so that the conflicting tasks agree on the shared files (an interface task first, or one task owning the files), or resolve the conflict by hand."
   });
   return {
-    exitCode: 11,
+    exitCode: EXIT_CODES.NEEDS_ESCALATION,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: cr,
@@ -4864,7 +4946,7 @@ async function runSequence(c, steps, names) {
   for (const stage of names) {
     if (skipNext === stage) {
       skipNext = void 0;
-      run2.records.push({ name: stage, status: "skipped", exit_code: 0, attempts: 0, duration_ms: 0, session_dirs: [] });
+      run2.records.push({ name: stage, status: "skipped", exit_code: EXIT_CODES.SUCCESS, attempts: 0, duration_ms: 0, session_dirs: [] });
       continue;
     }
     skipNext = void 0;
@@ -4875,8 +4957,8 @@ async function runSequence(c, steps, names) {
     }
     const o = await runStage(c, stepFor(steps, c.type, stage), stage, run2);
     if (o.skipNext) skipNext = o.skipNext;
-    if (o.exitCode === 0) continue;
-    if (o.exitCode === 12) {
+    if (o.exitCode === EXIT_CODES.SUCCESS) continue;
+    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
       run2.partial = true;
       continue;
     }
@@ -4894,11 +4976,11 @@ function stepFor(steps, type, stage) {
 function haltBefore(c, stage) {
   if (c.options.signal?.aborted) {
     c.out.error = "cancelled";
-    return 20;
+    return EXIT_CODES.INTERRUPTED;
   }
   if (c.options.deadline !== void 0 && Date.now() >= c.options.deadline) {
     c.out.error = `the agent's time budget ran out before stage ${stage}`;
-    return 21;
+    return EXIT_CODES.TIMEOUT;
   }
   return void 0;
 }
@@ -4908,7 +4990,7 @@ async function runStage(c, step, stage, run2) {
   const o = await step(c);
   const rec = {
     name: stage,
-    status: o.exitCode === 0 ? "success" : o.exitCode === 12 ? "partial" : "failure",
+    status: stageStatusOf(o.exitCode),
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
@@ -4931,21 +5013,21 @@ async function stoppedBy(c, stage, o) {
   const { out, reports } = c;
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
-  if (o.exitCode === 3)
+  if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
     out.question = await readFile9(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
-  if (o.exitCode === 10)
+  if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
     out.refinement ??= await readFile9(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
-  if (o.exitCode === 11 && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+  if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
   const { out, tally, task } = c;
   let final = run2.final;
   if (configError) {
-    final = 1;
+    final = EXIT_CODES.FAILURE;
     out.error = configError;
   }
-  const exitCode = final ?? (run2.partial ? 12 : 0);
-  if ((exitCode === 0 || exitCode === 12) && existsSync2(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
+  const exitCode = final ?? (run2.partial ? EXIT_CODES.PARTIAL_SUCCESS : EXIT_CODES.SUCCESS);
+  if (succeeded(exitCode) && existsSync2(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
   if (tally.sawCost) out.costUsd = Math.round(tally.costUsd * 1e6) / 1e6;
   if (tally.turns > 0) out.turns = tally.turns;
   const { records } = run2;
@@ -5001,7 +5083,7 @@ async function readSubtasks(dir) {
   const out = [];
   for (const name of names) {
     const file = path15.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile10(file, "utf8"));
+    const { data, body, problem: problem2 } = readSubtaskFile(file, await readFile10(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -5010,7 +5092,7 @@ async function readSubtasks(dir) {
       status: String(data.status ?? "pending"),
       body,
       file,
-      ...problem ? { problem } : {}
+      ...problem2 ? { problem: problem2 } : {}
     });
   }
   return out;
@@ -5049,8 +5131,9 @@ async function workSubtasks(c) {
     else failed++;
     await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
   }
-  if (subtasks.length === 0) return { exitCode: 1, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
-  const exitCode = failed === 0 ? 0 : done === 0 ? 1 : 12;
+  if (subtasks.length === 0)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  const exitCode = failed === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
   return {
     exitCode,
     attempts: log.attempts,
@@ -5081,7 +5164,7 @@ ${task.task.trim()}`
       await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => void 0);
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : void 0) };
   }
-  let ok = r.exitCode === 0 || r.exitCode === 12;
+  let ok = succeeded(r.exitCode);
   let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
   if (subBranch && task.branch) {
     const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);
@@ -5198,7 +5281,7 @@ function createStagesRunner(options) {
         ...r.question ? { question: r.question } : {},
         ...r.refinement ? { refinement: r.refinement } : {},
         ...r.rateLimitedUntil ? { rateLimitedUntil: r.rateLimitedUntil } : {},
-        ...r.error && r.exitCode !== 0 ? { error: r.error } : {},
+        ...r.error && r.exitCode !== EXIT_CODES.SUCCESS ? { error: r.error } : {},
         agent: options.adapter,
         ...r.model ? { model: r.model } : {},
         ...r.costUsd !== void 0 ? { costUsd: r.costUsd } : {},
@@ -5216,22 +5299,11 @@ var ConfigError = class extends Error {
   }
 };
 async function loadConfig(workspace) {
-  const file = path17.join(workspace, ".github", "forge.yml");
-  const text = await readFile11(file, "utf8").catch(() => void 0);
-  if (text === void 0) return forgeConfigSchema.parse({});
-  let raw;
-  try {
-    raw = (0, import_yaml3.parse)(text) ?? {};
-  } catch (err) {
-    throw new ConfigError(`.github/forge.yml is not valid YAML: ${err.message.split("\n")[0]}`);
-  }
-  const parsed = forgeConfigSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new ConfigError(
-      `.github/forge.yml is invalid:
-${parsed.error.issues.map((i) => `- ${i.path.join(".")}: ${i.message}`).join("\n")}`
-    );
-  return parsed.data;
+  const text = await readFile11(path17.join(workspace, CONFIG_PATH), "utf8").catch(() => void 0);
+  const read = parseConfigText(text);
+  if (!read.ok) throw new ConfigError(`${CONFIG_PATH} is invalid:
+${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
+  return read.config;
 }
 function readInputs() {
   return Object.fromEntries(Object.entries(INPUT_NAMES).map(([key, name]) => [key, getInput(name)]));
@@ -5266,19 +5338,19 @@ ${describeIssues(parsedInput.error, INPUT_NAMES)}`);
     });
     if (!parsedEnv.success)
       throw new ConfigError(`The job environment is incomplete:
-${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
+${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     const jobEnv = parsedEnv.data;
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) setSecret(v);
     const config = await loadConfig(jobEnv.workspace);
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
-    const command2 = input.command ?? config.agent.command;
-    if (adapter === "command" && !command2)
+    const command = input.command ?? config.agent.command;
+    if (adapter === "command" && !command)
       throw new ConfigError("adapter 'command' needs a command: set the action input 'command' or agent.command in .github/forge.yml");
     const effective = {
       ...config,
-      agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command2 ? { command: command2 } : {} }
+      agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} }
     };
     const [owner, repo] = jobEnv.repository.split("/");
     const git = new Git({
@@ -5305,7 +5377,7 @@ ${parsedEnv.error.issues.map((i) => `- ${i.message}`).join("\n")}`);
     const agent = overrides.agent ?? createStagesRunner({
       adapter,
       ...model ? { model } : {},
-      ...command2 ? { command: command2 } : {},
+      ...command ? { command } : {},
       maxTurns: config.agent.max_turns,
       maxDepth: config.agent.max_depth,
       idleTimeoutMs: config.timeouts.idle_minutes * 6e4,
@@ -5377,7 +5449,7 @@ async function reportOutcome(report, input) {
     });
     for (const w of report.warnings) warning(w);
     await writeSummary(report.summary);
-    if (report.exitCode !== 0 && report.exitCode !== 12)
+    if (!succeeded(report.exitCode))
       return `The Captain of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.error ? `: ${report.error}` : ""}`;
     return void 0;
   }
@@ -5391,7 +5463,7 @@ async function reportOutcome(report, input) {
   for (const w of report.warnings) warning(w);
   info(`Forge timings (ms): ${JSON.stringify(report.timings)}`);
   await writeSummary(report.summary);
-  if (report.exitCode !== 0 && report.exitCode !== 12) {
+  if (!succeeded(report.exitCode)) {
     return `Attempt ${input.attempt} of ${input.taskId} ended with exit ${report.exitCode} (${exitMeaning(report.exitCode)})${report.result.error ? `: ${report.result.error}` : ""}`;
   }
   return void 0;

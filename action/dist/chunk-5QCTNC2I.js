@@ -9,7 +9,7 @@ import {
 
 // node_modules/yaml/dist/nodes/identity.js
 var require_identity = __commonJS({
-  "node_modules/yaml/dist/nodes/identity.js"(exports2) {
+  "node_modules/yaml/dist/nodes/identity.js"(exports) {
     "use strict";
     var ALIAS = /* @__PURE__ */ Symbol.for("yaml.alias");
     var DOC = /* @__PURE__ */ Symbol.for("yaml.document");
@@ -45,28 +45,28 @@ var require_identity = __commonJS({
       return false;
     }
     var hasAnchor = (node2) => (isScalar2(node2) || isCollection(node2)) && !!node2.anchor;
-    exports2.ALIAS = ALIAS;
-    exports2.DOC = DOC;
-    exports2.MAP = MAP;
-    exports2.NODE_TYPE = NODE_TYPE;
-    exports2.PAIR = PAIR;
-    exports2.SCALAR = SCALAR;
-    exports2.SEQ = SEQ;
-    exports2.hasAnchor = hasAnchor;
-    exports2.isAlias = isAlias;
-    exports2.isCollection = isCollection;
-    exports2.isDocument = isDocument;
-    exports2.isMap = isMap2;
-    exports2.isNode = isNode;
-    exports2.isPair = isPair;
-    exports2.isScalar = isScalar2;
-    exports2.isSeq = isSeq2;
+    exports.ALIAS = ALIAS;
+    exports.DOC = DOC;
+    exports.MAP = MAP;
+    exports.NODE_TYPE = NODE_TYPE;
+    exports.PAIR = PAIR;
+    exports.SCALAR = SCALAR;
+    exports.SEQ = SEQ;
+    exports.hasAnchor = hasAnchor;
+    exports.isAlias = isAlias;
+    exports.isCollection = isCollection;
+    exports.isDocument = isDocument;
+    exports.isMap = isMap2;
+    exports.isNode = isNode;
+    exports.isPair = isPair;
+    exports.isScalar = isScalar2;
+    exports.isSeq = isSeq2;
   }
 });
 
 // node_modules/yaml/dist/visit.js
 var require_visit = __commonJS({
-  "node_modules/yaml/dist/visit.js"(exports2) {
+  "node_modules/yaml/dist/visit.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
@@ -217,14 +217,14 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports2.visit = visit2;
-    exports2.visitAsync = visitAsync;
+    exports.visit = visit2;
+    exports.visitAsync = visitAsync;
   }
 });
 
 // node_modules/yaml/dist/doc/directives.js
 var require_directives = __commonJS({
-  "node_modules/yaml/dist/doc/directives.js"(exports2) {
+  "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var visit2 = require_visit();
@@ -238,10 +238,10 @@ var require_directives = __commonJS({
     };
     var escapeTagName = (tn) => tn.replace(/[!,[\]{}]/g, (ch) => escapeChars[ch]);
     var Directives = class _Directives {
-      constructor(yaml3, tags) {
+      constructor(yaml2, tags) {
         this.docStart = null;
         this.docEnd = false;
-        this.yaml = Object.assign({}, _Directives.defaultYaml, yaml3);
+        this.yaml = Object.assign({}, _Directives.defaultYaml, yaml2);
         this.tags = Object.assign({}, _Directives.defaultTags, tags);
       }
       clone() {
@@ -389,13 +389,13 @@ var require_directives = __commonJS({
     };
     Directives.defaultYaml = { explicit: false, version: "1.2" };
     Directives.defaultTags = { "!!": "tag:yaml.org,2002:" };
-    exports2.Directives = Directives;
+    exports.Directives = Directives;
   }
 });
 
 // node_modules/yaml/dist/doc/anchors.js
 var require_anchors = __commonJS({
-  "node_modules/yaml/dist/doc/anchors.js"(exports2) {
+  "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var visit2 = require_visit();
@@ -456,16 +456,16 @@ var require_anchors = __commonJS({
         sourceObjects
       };
     }
-    exports2.anchorIsValid = anchorIsValid;
-    exports2.anchorNames = anchorNames;
-    exports2.createNodeAnchors = createNodeAnchors;
-    exports2.findNewAnchor = findNewAnchor;
+    exports.anchorIsValid = anchorIsValid;
+    exports.anchorNames = anchorNames;
+    exports.createNodeAnchors = createNodeAnchors;
+    exports.findNewAnchor = findNewAnchor;
   }
 });
 
 // node_modules/yaml/dist/doc/applyReviver.js
 var require_applyReviver = __commonJS({
-  "node_modules/yaml/dist/doc/applyReviver.js"(exports2) {
+  "node_modules/yaml/dist/doc/applyReviver.js"(exports) {
     "use strict";
     function applyReviver(reviver, obj, key, val) {
       if (val && typeof val === "object") {
@@ -509,13 +509,13 @@ var require_applyReviver = __commonJS({
       }
       return reviver.call(obj, key, val);
     }
-    exports2.applyReviver = applyReviver;
+    exports.applyReviver = applyReviver;
   }
 });
 
 // node_modules/yaml/dist/nodes/toJS.js
 var require_toJS = __commonJS({
-  "node_modules/yaml/dist/nodes/toJS.js"(exports2) {
+  "node_modules/yaml/dist/nodes/toJS.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     function toJS(value, arg, ctx) {
@@ -539,13 +539,13 @@ var require_toJS = __commonJS({
         return Number(value);
       return value;
     }
-    exports2.toJS = toJS;
+    exports.toJS = toJS;
   }
 });
 
 // node_modules/yaml/dist/nodes/Node.js
 var require_Node = __commonJS({
-  "node_modules/yaml/dist/nodes/Node.js"(exports2) {
+  "node_modules/yaml/dist/nodes/Node.js"(exports) {
     "use strict";
     var applyReviver = require_applyReviver();
     var identity2 = require_identity();
@@ -580,13 +580,13 @@ var require_Node = __commonJS({
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
     };
-    exports2.NodeBase = NodeBase;
+    exports.NodeBase = NodeBase;
   }
 });
 
 // node_modules/yaml/dist/nodes/Alias.js
 var require_Alias = __commonJS({
-  "node_modules/yaml/dist/nodes/Alias.js"(exports2) {
+  "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
     var visit2 = require_visit();
@@ -698,13 +698,13 @@ var require_Alias = __commonJS({
       }
       return 1;
     }
-    exports2.Alias = Alias;
+    exports.Alias = Alias;
   }
 });
 
 // node_modules/yaml/dist/nodes/Scalar.js
 var require_Scalar = __commonJS({
-  "node_modules/yaml/dist/nodes/Scalar.js"(exports2) {
+  "node_modules/yaml/dist/nodes/Scalar.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Node = require_Node();
@@ -727,14 +727,14 @@ var require_Scalar = __commonJS({
     Scalar.PLAIN = "PLAIN";
     Scalar.QUOTE_DOUBLE = "QUOTE_DOUBLE";
     Scalar.QUOTE_SINGLE = "QUOTE_SINGLE";
-    exports2.Scalar = Scalar;
-    exports2.isScalarValue = isScalarValue;
+    exports.Scalar = Scalar;
+    exports.isScalarValue = isScalarValue;
   }
 });
 
 // node_modules/yaml/dist/doc/createNode.js
 var require_createNode = __commonJS({
-  "node_modules/yaml/dist/doc/createNode.js"(exports2) {
+  "node_modules/yaml/dist/doc/createNode.js"(exports) {
     "use strict";
     var Alias = require_Alias();
     var identity2 = require_identity();
@@ -803,13 +803,13 @@ var require_createNode = __commonJS({
         ref.node = node2;
       return node2;
     }
-    exports2.createNode = createNode;
+    exports.createNode = createNode;
   }
 });
 
 // node_modules/yaml/dist/nodes/Collection.js
 var require_Collection = __commonJS({
-  "node_modules/yaml/dist/nodes/Collection.js"(exports2) {
+  "node_modules/yaml/dist/nodes/Collection.js"(exports) {
     "use strict";
     var createNode = require_createNode();
     var identity2 = require_identity();
@@ -944,32 +944,32 @@ var require_Collection = __commonJS({
         }
       }
     };
-    exports2.Collection = Collection;
-    exports2.collectionFromPath = collectionFromPath;
-    exports2.isEmptyPath = isEmptyPath;
+    exports.Collection = Collection;
+    exports.collectionFromPath = collectionFromPath;
+    exports.isEmptyPath = isEmptyPath;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyComment.js
 var require_stringifyComment = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyComment.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyComment.js"(exports) {
     "use strict";
-    var stringifyComment = (str3) => str3.replace(/^(?!$)(?: $)?/gm, "#");
+    var stringifyComment = (str2) => str2.replace(/^(?!$)(?: $)?/gm, "#");
     function indentComment(comment, indent) {
       if (/^\n+$/.test(comment))
         return comment.substring(1);
       return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
     }
-    var lineComment = (str3, indent, comment) => str3.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str3.endsWith(" ") ? "" : " ") + comment;
-    exports2.indentComment = indentComment;
-    exports2.lineComment = lineComment;
-    exports2.stringifyComment = stringifyComment;
+    var lineComment = (str2, indent, comment) => str2.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str2.endsWith(" ") ? "" : " ") + comment;
+    exports.indentComment = indentComment;
+    exports.lineComment = lineComment;
+    exports.stringifyComment = stringifyComment;
   }
 });
 
 // node_modules/yaml/dist/stringify/foldFlowLines.js
 var require_foldFlowLines = __commonJS({
-  "node_modules/yaml/dist/stringify/foldFlowLines.js"(exports2) {
+  "node_modules/yaml/dist/stringify/foldFlowLines.js"(exports) {
     "use strict";
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
@@ -991,7 +991,7 @@ var require_foldFlowLines = __commonJS({
         else
           end = lineWidth - indentAtStart;
       }
-      let split = void 0;
+      let split2 = void 0;
       let prev = void 0;
       let overflow = false;
       let i = -1;
@@ -1024,18 +1024,18 @@ var require_foldFlowLines = __commonJS({
           if (mode === FOLD_BLOCK)
             i = consumeMoreIndentedLines(text, i, indent.length);
           end = i + indent.length + endStep;
-          split = void 0;
+          split2 = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
             const next = text[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
-              split = i;
+              split2 = i;
           }
           if (i >= end) {
-            if (split) {
-              folds.push(split);
-              end = split + endStep;
-              split = void 0;
+            if (split2) {
+              folds.push(split2);
+              end = split2 + endStep;
+              split2 = void 0;
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
@@ -1048,7 +1048,7 @@ var require_foldFlowLines = __commonJS({
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
-              split = void 0;
+              split2 = void 0;
             } else {
               overflow = true;
             }
@@ -1096,16 +1096,16 @@ ${indent}${text.slice(fold + 1, end2)}`;
       }
       return end;
     }
-    exports2.FOLD_BLOCK = FOLD_BLOCK;
-    exports2.FOLD_FLOW = FOLD_FLOW;
-    exports2.FOLD_QUOTED = FOLD_QUOTED;
-    exports2.foldFlowLines = foldFlowLines;
+    exports.FOLD_BLOCK = FOLD_BLOCK;
+    exports.FOLD_FLOW = FOLD_FLOW;
+    exports.FOLD_QUOTED = FOLD_QUOTED;
+    exports.foldFlowLines = foldFlowLines;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyString.js
 var require_stringifyString = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyString.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyString.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var foldFlowLines = require_foldFlowLines();
@@ -1114,16 +1114,16 @@ var require_stringifyString = __commonJS({
       lineWidth: ctx.options.lineWidth,
       minContentWidth: ctx.options.minContentWidth
     });
-    var containsDocumentMarker = (str3) => /^(%|---|\.\.\.)/m.test(str3);
-    function lineLengthOverLimit(str3, lineWidth, indentLength) {
+    var containsDocumentMarker = (str2) => /^(%|---|\.\.\.)/m.test(str2);
+    function lineLengthOverLimit(str2, lineWidth, indentLength) {
       if (!lineWidth || lineWidth < 0)
         return false;
       const limit = lineWidth - indentLength;
-      const strLen = str3.length;
+      const strLen = str2.length;
       if (strLen <= limit)
         return false;
       for (let i = 0, start = 0; i < strLen; ++i) {
-        if (str3[i] === "\n") {
+        if (str2[i] === "\n") {
           if (i - start > limit)
             return true;
           start = i + 1;
@@ -1140,11 +1140,11 @@ var require_stringifyString = __commonJS({
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
-      let str3 = "";
+      let str2 = "";
       let start = 0;
       for (let i = 0, ch = json3[i]; ch; ch = json3[++i]) {
         if (ch === " " && json3[i + 1] === "\\" && json3[i + 2] === "n") {
-          str3 += json3.slice(start, i) + "\\ ";
+          str2 += json3.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
@@ -1153,38 +1153,38 @@ var require_stringifyString = __commonJS({
           switch (json3[i + 1]) {
             case "u":
               {
-                str3 += json3.slice(start, i);
+                str2 += json3.slice(start, i);
                 const code = json3.substr(i + 2, 4);
                 switch (code) {
                   case "0000":
-                    str3 += "\\0";
+                    str2 += "\\0";
                     break;
                   case "0007":
-                    str3 += "\\a";
+                    str2 += "\\a";
                     break;
                   case "000b":
-                    str3 += "\\v";
+                    str2 += "\\v";
                     break;
                   case "001b":
-                    str3 += "\\e";
+                    str2 += "\\e";
                     break;
                   case "0085":
-                    str3 += "\\N";
+                    str2 += "\\N";
                     break;
                   case "00a0":
-                    str3 += "\\_";
+                    str2 += "\\_";
                     break;
                   case "2028":
-                    str3 += "\\L";
+                    str2 += "\\L";
                     break;
                   case "2029":
-                    str3 += "\\P";
+                    str2 += "\\P";
                     break;
                   default:
                     if (code.substr(0, 2) === "00")
-                      str3 += "\\x" + code.substr(2);
+                      str2 += "\\x" + code.substr(2);
                     else
-                      str3 += json3.substr(i, 6);
+                      str2 += json3.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
@@ -1194,14 +1194,14 @@ var require_stringifyString = __commonJS({
               if (implicitKey || json3[i + 2] === '"' || json3.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str3 += json3.slice(start, i) + "\n\n";
+                str2 += json3.slice(start, i) + "\n\n";
                 while (json3[i + 2] === "\\" && json3[i + 3] === "n" && json3[i + 4] !== '"') {
-                  str3 += "\n";
+                  str2 += "\n";
                   i += 2;
                 }
-                str3 += indent;
+                str2 += indent;
                 if (json3[i + 2] === " ")
-                  str3 += "\\";
+                  str2 += "\\";
                 i += 1;
                 start = i + 1;
               }
@@ -1210,8 +1210,8 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str3 = start ? str3 + json3.slice(start) : json3;
-      return implicitKey ? str3 : foldFlowLines.foldFlowLines(str3, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
+      str2 = start ? str2 + json3.slice(start) : json3;
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
       if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value))
@@ -1339,15 +1339,15 @@ ${indent}${start}${value}${end}`;
           return quotedString(value, ctx);
         }
       }
-      const str3 = value.replace(/\n+/g, `$&
+      const str2 = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str3);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str2);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
       }
-      return implicitKey ? str3 : foldFlowLines.foldFlowLines(str3, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
       const { implicitKey, inFlow } = ctx;
@@ -1382,19 +1382,19 @@ ${indent}`);
       }
       return res;
     }
-    exports2.stringifyString = stringifyString;
+    exports.stringifyString = stringifyString;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringify.js
 var require_stringify = __commonJS({
-  "node_modules/yaml/dist/stringify/stringify.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringify.js"(exports) {
     "use strict";
     var anchors = require_anchors();
     var identity2 = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
-    function createStringifyContext(doc, options2) {
+    function createStringifyContext(doc, options) {
       const opt = Object.assign({
         blockQuote: true,
         commentString: stringifyComment.stringifyComment,
@@ -1414,7 +1414,7 @@ var require_stringify = __commonJS({
         trailingComma: false,
         trueStr: "true",
         verifyAliasOrder: true
-      }, doc.schema.toStringOptions, options2);
+      }, doc.schema.toStringOptions, options);
       let inFlow;
       switch (opt.collectionStyle) {
         case "block":
@@ -1499,20 +1499,20 @@ var require_stringify = __commonJS({
       const props = stringifyProps(node2, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str3 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity2.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity2.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
       if (!props)
-        return str3;
-      return identity2.isScalar(node2) || str3[0] === "{" || str3[0] === "[" ? `${props} ${str3}` : `${props}
-${ctx.indent}${str3}`;
+        return str2;
+      return identity2.isScalar(node2) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
+${ctx.indent}${str2}`;
     }
-    exports2.createStringifyContext = createStringifyContext;
-    exports2.stringify = stringify2;
+    exports.createStringifyContext = createStringifyContext;
+    exports.stringify = stringify2;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyPair.js
 var require_stringifyPair = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyPair.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyPair.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Scalar = require_Scalar();
@@ -1538,8 +1538,8 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str3 = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
-      if (!explicitKey && !ctx.inFlow && str3.length > 1024) {
+      let str2 = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
         explicitKey = true;
@@ -1548,27 +1548,27 @@ var require_stringifyPair = __commonJS({
         if (allNullValues || value == null) {
           if (keyCommentDone && onComment)
             onComment();
-          return str3 === "" ? "?" : explicitKey ? `? ${str3}` : str3;
+          return str2 === "" ? "?" : explicitKey ? `? ${str2}` : str2;
         }
       } else if (allNullValues && !simpleKeys || value == null && explicitKey) {
-        str3 = `? ${str3}`;
+        str2 = `? ${str2}`;
         if (keyComment && !keyCommentDone) {
-          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
         } else if (chompKeep && onChompKeep)
           onChompKeep();
-        return str3;
+        return str2;
       }
       if (keyCommentDone)
         keyComment = null;
       if (explicitKey) {
         if (keyComment)
-          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
-        str3 = `? ${str3}
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+        str2 = `? ${str2}
 ${indent}:`;
       } else {
-        str3 = `${str3}:`;
+        str2 = `${str2}:`;
         if (keyComment)
-          str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
       if (identity2.isNode(value)) {
@@ -1584,7 +1584,7 @@ ${indent}:`;
       }
       ctx.implicitKey = false;
       if (!explicitKey && !keyComment && identity2.isScalar(value))
-        ctx.indentAtStart = str3.length + 1;
+        ctx.indentAtStart = str2.length + 1;
       chompKeep = false;
       if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity2.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
@@ -1628,24 +1628,24 @@ ${ctx.indent}`;
       } else if (valueStr === "" || valueStr[0] === "\n") {
         ws = "";
       }
-      str3 += ws + valueStr;
+      str2 += ws + valueStr;
       if (ctx.inFlow) {
         if (valueCommentDone && onComment)
           onComment();
       } else if (valueComment && !valueCommentDone) {
-        str3 += stringifyComment.lineComment(str3, ctx.indent, commentString(valueComment));
+        str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(valueComment));
       } else if (chompKeep && onChompKeep) {
         onChompKeep();
       }
-      return str3;
+      return str2;
     }
-    exports2.stringifyPair = stringifyPair;
+    exports.stringifyPair = stringifyPair;
   }
 });
 
 // node_modules/yaml/dist/log.js
 var require_log = __commonJS({
-  "node_modules/yaml/dist/log.js"(exports2) {
+  "node_modules/yaml/dist/log.js"(exports) {
     "use strict";
     var node_process = __require("process");
     function debug(logLevel, ...messages) {
@@ -1660,14 +1660,14 @@ var require_log = __commonJS({
           console.warn(warning);
       }
     }
-    exports2.debug = debug;
-    exports2.warn = warn;
+    exports.debug = debug;
+    exports.warn = warn;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/merge.js
 var require_merge = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Scalar = require_Scalar();
@@ -1719,15 +1719,15 @@ var require_merge = __commonJS({
     function resolveAliasValue(ctx, value) {
       return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
-    exports2.addMergeToJSMap = addMergeToJSMap;
-    exports2.isMergeKey = isMergeKey;
-    exports2.merge = merge3;
+    exports.addMergeToJSMap = addMergeToJSMap;
+    exports.isMergeKey = isMergeKey;
+    exports.merge = merge3;
   }
 });
 
 // node_modules/yaml/dist/nodes/addPairToJSMap.js
 var require_addPairToJSMap = __commonJS({
-  "node_modules/yaml/dist/nodes/addPairToJSMap.js"(exports2) {
+  "node_modules/yaml/dist/nodes/addPairToJSMap.js"(exports) {
     "use strict";
     var log = require_log();
     var merge3 = require_merge();
@@ -1785,13 +1785,13 @@ var require_addPairToJSMap = __commonJS({
       }
       return JSON.stringify(jsKey);
     }
-    exports2.addPairToJSMap = addPairToJSMap;
+    exports.addPairToJSMap = addPairToJSMap;
   }
 });
 
 // node_modules/yaml/dist/nodes/Pair.js
 var require_Pair = __commonJS({
-  "node_modules/yaml/dist/nodes/Pair.js"(exports2) {
+  "node_modules/yaml/dist/nodes/Pair.js"(exports) {
     "use strict";
     var createNode = require_createNode();
     var stringifyPair = require_stringifyPair();
@@ -1824,22 +1824,22 @@ var require_Pair = __commonJS({
         return ctx?.doc ? stringifyPair.stringifyPair(this, ctx, onComment, onChompKeep) : JSON.stringify(this);
       }
     };
-    exports2.Pair = Pair;
-    exports2.createPair = createPair;
+    exports.Pair = Pair;
+    exports.createPair = createPair;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyCollection.js
 var require_stringifyCollection = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
-    function stringifyCollection(collection, ctx, options2) {
+    function stringifyCollection(collection, ctx, options) {
       const flow = ctx.inFlow ?? collection.flow;
       const stringify3 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify3(collection, ctx, options2);
+      return stringify3(collection, ctx, options);
     }
     function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -1864,31 +1864,31 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str4 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
-          str4 += stringifyComment.lineComment(str4, itemIndent, commentString(comment2));
+          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines.push(blockItemPrefix + str4);
+        lines.push(blockItemPrefix + str3);
       }
-      let str3;
+      let str2;
       if (lines.length === 0) {
-        str3 = flowChars.start + flowChars.end;
+        str2 = flowChars.start + flowChars.end;
       } else {
-        str3 = lines[0];
+        str2 = lines[0];
         for (let i = 1; i < lines.length; ++i) {
           const line = lines[i];
-          str3 += line ? `
+          str2 += line ? `
 ${indent}${line}` : "\n";
         }
       }
       if (comment) {
-        str3 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
+        str2 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
         if (onComment)
           onComment();
       } else if (chompKeep && onChompKeep)
         onChompKeep();
-      return str3;
+      return str2;
     }
     function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
@@ -1931,21 +1931,21 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str3 = stringify2.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines.length > linesAtValue || str3.includes("\n"));
+        let str2 = stringify2.stringify(item, itemCtx, () => comment = null);
+        reqNewline || (reqNewline = lines.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
-          str3 += ",";
+          str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str3.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
-            str3 += ",";
+            str2 += ",";
           }
         }
         if (comment)
-          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment));
-        lines.push(str3);
+          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment));
+        lines.push(str2);
         linesAtValue = lines.length;
       }
       const { start, end } = flowChars;
@@ -1957,11 +1957,11 @@ ${indent}${line}` : "\n";
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str3 = start;
+          let str2 = start;
           for (const line of lines)
-            str3 += line ? `
+            str2 += line ? `
 ${indentStep}${indent}${line}` : "\n";
-          return `${str3}
+          return `${str2}
 ${indent}${end}`;
         } else {
           return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
@@ -1976,13 +1976,13 @@ ${indent}${end}`;
         lines.push(ic.trimStart());
       }
     }
-    exports2.stringifyCollection = stringifyCollection;
+    exports.stringifyCollection = stringifyCollection;
   }
 });
 
 // node_modules/yaml/dist/nodes/YAMLMap.js
 var require_YAMLMap = __commonJS({
-  "node_modules/yaml/dist/nodes/YAMLMap.js"(exports2) {
+  "node_modules/yaml/dist/nodes/YAMLMap.js"(exports) {
     "use strict";
     var stringifyCollection = require_stringifyCollection();
     var addPairToJSMap = require_addPairToJSMap();
@@ -2119,14 +2119,14 @@ var require_YAMLMap = __commonJS({
         });
       }
     };
-    exports2.YAMLMap = YAMLMap;
-    exports2.findPair = findPair;
+    exports.YAMLMap = YAMLMap;
+    exports.findPair = findPair;
   }
 });
 
 // node_modules/yaml/dist/schema/common/map.js
 var require_map = __commonJS({
-  "node_modules/yaml/dist/schema/common/map.js"(exports2) {
+  "node_modules/yaml/dist/schema/common/map.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var YAMLMap = require_YAMLMap();
@@ -2142,13 +2142,13 @@ var require_map = __commonJS({
       },
       createNode: (schema2, obj, ctx) => YAMLMap.YAMLMap.from(schema2, obj, ctx)
     };
-    exports2.map = map3;
+    exports.map = map3;
   }
 });
 
 // node_modules/yaml/dist/nodes/YAMLSeq.js
 var require_YAMLSeq = __commonJS({
-  "node_modules/yaml/dist/nodes/YAMLSeq.js"(exports2) {
+  "node_modules/yaml/dist/nodes/YAMLSeq.js"(exports) {
     "use strict";
     var createNode = require_createNode();
     var stringifyCollection = require_stringifyCollection();
@@ -2258,13 +2258,13 @@ var require_YAMLSeq = __commonJS({
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
     }
-    exports2.YAMLSeq = YAMLSeq;
+    exports.YAMLSeq = YAMLSeq;
   }
 });
 
 // node_modules/yaml/dist/schema/common/seq.js
 var require_seq = __commonJS({
-  "node_modules/yaml/dist/schema/common/seq.js"(exports2) {
+  "node_modules/yaml/dist/schema/common/seq.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var YAMLSeq = require_YAMLSeq();
@@ -2280,32 +2280,32 @@ var require_seq = __commonJS({
       },
       createNode: (schema2, obj, ctx) => YAMLSeq.YAMLSeq.from(schema2, obj, ctx)
     };
-    exports2.seq = seq2;
+    exports.seq = seq2;
   }
 });
 
 // node_modules/yaml/dist/schema/common/string.js
 var require_string = __commonJS({
-  "node_modules/yaml/dist/schema/common/string.js"(exports2) {
+  "node_modules/yaml/dist/schema/common/string.js"(exports) {
     "use strict";
     var stringifyString = require_stringifyString();
     var string4 = {
       identify: (value) => typeof value === "string",
       default: true,
       tag: "tag:yaml.org,2002:str",
-      resolve: (str3) => str3,
+      resolve: (str2) => str2,
       stringify(item, ctx, onComment, onChompKeep) {
         ctx = Object.assign({ actualString: true }, ctx);
         return stringifyString.stringifyString(item, ctx, onComment, onChompKeep);
       }
     };
-    exports2.string = string4;
+    exports.string = string4;
   }
 });
 
 // node_modules/yaml/dist/schema/common/null.js
 var require_null = __commonJS({
-  "node_modules/yaml/dist/schema/common/null.js"(exports2) {
+  "node_modules/yaml/dist/schema/common/null.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var nullTag = {
@@ -2317,13 +2317,13 @@ var require_null = __commonJS({
       resolve: () => new Scalar.Scalar(null),
       stringify: ({ source }, ctx) => typeof source === "string" && nullTag.test.test(source) ? source : ctx.options.nullStr
     };
-    exports2.nullTag = nullTag;
+    exports.nullTag = nullTag;
   }
 });
 
 // node_modules/yaml/dist/schema/core/bool.js
 var require_bool = __commonJS({
-  "node_modules/yaml/dist/schema/core/bool.js"(exports2) {
+  "node_modules/yaml/dist/schema/core/bool.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var boolTag = {
@@ -2331,7 +2331,7 @@ var require_bool = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str3) => new Scalar.Scalar(str3[0] === "t" || str3[0] === "T"),
+      resolve: (str2) => new Scalar.Scalar(str2[0] === "t" || str2[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -2341,13 +2341,13 @@ var require_bool = __commonJS({
         return value ? ctx.options.trueStr : ctx.options.falseStr;
       }
     };
-    exports2.boolTag = boolTag;
+    exports.boolTag = boolTag;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyNumber.js
 var require_stringifyNumber = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyNumber.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyNumber.js"(exports) {
     "use strict";
     function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
@@ -2368,13 +2368,13 @@ var require_stringifyNumber = __commonJS({
       }
       return n;
     }
-    exports2.stringifyNumber = stringifyNumber;
+    exports.stringifyNumber = stringifyNumber;
   }
 });
 
 // node_modules/yaml/dist/schema/core/float.js
 var require_float = __commonJS({
-  "node_modules/yaml/dist/schema/core/float.js"(exports2) {
+  "node_modules/yaml/dist/schema/core/float.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
@@ -2383,7 +2383,7 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str3) => str3.slice(-3).toLowerCase() === "nan" ? NaN : str3[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2392,7 +2392,7 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-      resolve: (str3) => parseFloat(str3),
+      resolve: (str2) => parseFloat(str2),
       stringify(node2) {
         const num = Number(node2.value);
         return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node2);
@@ -2403,28 +2403,28 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-      resolve(str3) {
-        const node2 = new Scalar.Scalar(parseFloat(str3));
-        const dot = str3.indexOf(".");
-        if (dot !== -1 && str3[str3.length - 1] === "0")
-          node2.minFractionDigits = str3.length - dot - 1;
+      resolve(str2) {
+        const node2 = new Scalar.Scalar(parseFloat(str2));
+        const dot = str2.indexOf(".");
+        if (dot !== -1 && str2[str2.length - 1] === "0")
+          node2.minFractionDigits = str2.length - dot - 1;
         return node2;
       },
       stringify: stringifyNumber.stringifyNumber
     };
-    exports2.float = float2;
-    exports2.floatExp = floatExp;
-    exports2.floatNaN = floatNaN;
+    exports.float = float2;
+    exports.floatExp = floatExp;
+    exports.floatNaN = floatNaN;
   }
 });
 
 // node_modules/yaml/dist/schema/core/int.js
 var require_int = __commonJS({
-  "node_modules/yaml/dist/schema/core/int.js"(exports2) {
+  "node_modules/yaml/dist/schema/core/int.js"(exports) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    var intResolve = (str3, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str3) : parseInt(str3.substring(offset), radix);
+    var intResolve = (str2, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2.substring(offset), radix);
     function intStringify(node2, radix, prefix) {
       const { value } = node2;
       if (intIdentify(value) && value >= 0)
@@ -2437,7 +2437,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^0o[0-7]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 2, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 8, opt),
       stringify: (node2) => intStringify(node2, 8, "0o")
     };
     var int3 = {
@@ -2445,7 +2445,7 @@ var require_int = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2454,18 +2454,18 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^0x[0-9a-fA-F]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node2) => intStringify(node2, 16, "0x")
     };
-    exports2.int = int3;
-    exports2.intHex = intHex;
-    exports2.intOct = intOct;
+    exports.int = int3;
+    exports.intHex = intHex;
+    exports.intOct = intOct;
   }
 });
 
 // node_modules/yaml/dist/schema/core/schema.js
 var require_schema = __commonJS({
-  "node_modules/yaml/dist/schema/core/schema.js"(exports2) {
+  "node_modules/yaml/dist/schema/core/schema.js"(exports) {
     "use strict";
     var map3 = require_map();
     var _null5 = require_null();
@@ -2487,13 +2487,13 @@ var require_schema = __commonJS({
       float2.floatExp,
       float2.float
     ];
-    exports2.schema = schema2;
+    exports.schema = schema2;
   }
 });
 
 // node_modules/yaml/dist/schema/json/schema.js
 var require_schema2 = __commonJS({
-  "node_modules/yaml/dist/schema/json/schema.js"(exports2) {
+  "node_modules/yaml/dist/schema/json/schema.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var map3 = require_map();
@@ -2507,7 +2507,7 @@ var require_schema2 = __commonJS({
         identify: (value) => typeof value === "string",
         default: true,
         tag: "tag:yaml.org,2002:str",
-        resolve: (str3) => str3,
+        resolve: (str2) => str2,
         stringify: stringifyJSON
       },
       {
@@ -2524,7 +2524,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:bool",
         test: /^true$|^false$/,
-        resolve: (str3) => str3 === "true",
+        resolve: (str2) => str2 === "true",
         stringify: stringifyJSON
       },
       {
@@ -2532,7 +2532,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:int",
         test: /^-?(?:0|[1-9][0-9]*)$/,
-        resolve: (str3, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str3) : parseInt(str3, 10),
+        resolve: (str2, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2, 10),
         stringify: ({ value }) => intIdentify(value) ? value.toString() : JSON.stringify(value)
       },
       {
@@ -2540,7 +2540,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:float",
         test: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$/,
-        resolve: (str3) => parseFloat(str3),
+        resolve: (str2) => parseFloat(str2),
         stringify: stringifyJSON
       }
     ];
@@ -2548,19 +2548,19 @@ var require_schema2 = __commonJS({
       default: true,
       tag: "",
       test: /^/,
-      resolve(str3, onError) {
-        onError(`Unresolved plain scalar ${JSON.stringify(str3)}`);
-        return str3;
+      resolve(str2, onError) {
+        onError(`Unresolved plain scalar ${JSON.stringify(str2)}`);
+        return str2;
       }
     };
     var schema2 = [map3.map, seq2.seq].concat(jsonScalars, jsonError);
-    exports2.schema = schema2;
+    exports.schema = schema2;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/binary.js
 var require_binary = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/binary.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/binary.js"(exports) {
     "use strict";
     var node_buffer = __require("buffer");
     var Scalar = require_Scalar();
@@ -2582,10 +2582,10 @@ var require_binary = __commonJS({
         if (typeof node_buffer.Buffer === "function") {
           return node_buffer.Buffer.from(src, "base64");
         } else if (typeof atob === "function") {
-          const str3 = atob(src.replace(/[\n\r]/g, ""));
-          const buffer = new Uint8Array(str3.length);
-          for (let i = 0; i < str3.length; ++i)
-            buffer[i] = str3.charCodeAt(i);
+          const str2 = atob(src.replace(/[\n\r]/g, ""));
+          const buffer = new Uint8Array(str2.length);
+          for (let i = 0; i < str2.length; ++i)
+            buffer[i] = str2.charCodeAt(i);
           return buffer;
         } else {
           onError("This environment does not support reading binary tags; either Buffer or atob is required");
@@ -2596,37 +2596,37 @@ var require_binary = __commonJS({
         if (!value)
           return "";
         const buf = value;
-        let str3;
+        let str2;
         if (typeof node_buffer.Buffer === "function") {
-          str3 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
+          str2 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
         } else if (typeof btoa === "function") {
           let s = "";
           for (let i = 0; i < buf.length; ++i)
             s += String.fromCharCode(buf[i]);
-          str3 = btoa(s);
+          str2 = btoa(s);
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
         type2 ?? (type2 = Scalar.Scalar.BLOCK_LITERAL);
         if (type2 !== Scalar.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
-          const n = Math.ceil(str3.length / lineWidth);
+          const n = Math.ceil(str2.length / lineWidth);
           const lines = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines[i] = str3.substr(o, lineWidth);
+            lines[i] = str2.substr(o, lineWidth);
           }
-          str3 = lines.join(type2 === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str2 = lines.join(type2 === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
-        return stringifyString.stringifyString({ comment, type: type2, value: str3 }, ctx, onComment, onChompKeep);
+        return stringifyString.stringifyString({ comment, type: type2, value: str2 }, ctx, onComment, onChompKeep);
       }
     };
-    exports2.binary = binary2;
+    exports.binary = binary2;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/pairs.js
 var require_pairs = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Pair = require_Pair();
@@ -2696,15 +2696,15 @@ ${cn.comment}` : item.comment;
       resolve: resolvePairs,
       createNode: createPairs
     };
-    exports2.createPairs = createPairs;
-    exports2.pairs = pairs2;
-    exports2.resolvePairs = resolvePairs;
+    exports.createPairs = createPairs;
+    exports.pairs = pairs2;
+    exports.resolvePairs = resolvePairs;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/omap.js
 var require_omap = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var toJS = require_toJS();
@@ -2775,14 +2775,14 @@ var require_omap = __commonJS({
       },
       createNode: (schema2, iterable, ctx) => YAMLOMap.from(schema2, iterable, ctx)
     };
-    exports2.YAMLOMap = YAMLOMap;
-    exports2.omap = omap2;
+    exports.YAMLOMap = YAMLOMap;
+    exports.omap = omap2;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/bool.js
 var require_bool2 = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/bool.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/bool.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     function boolStringify({ value, source }, ctx) {
@@ -2807,14 +2807,14 @@ var require_bool2 = __commonJS({
       resolve: () => new Scalar.Scalar(false),
       stringify: boolStringify
     };
-    exports2.falseTag = falseTag;
-    exports2.trueTag = trueTag;
+    exports.falseTag = falseTag;
+    exports.trueTag = trueTag;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/float.js
 var require_float2 = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/float.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/float.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
@@ -2823,7 +2823,7 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str3) => str3.slice(-3).toLowerCase() === "nan" ? NaN : str3[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2832,7 +2832,7 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-      resolve: (str3) => parseFloat(str3.replace(/_/g, "")),
+      resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node2) {
         const num = Number(node2.value);
         return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node2);
@@ -2843,11 +2843,11 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-      resolve(str3) {
-        const node2 = new Scalar.Scalar(parseFloat(str3.replace(/_/g, "")));
-        const dot = str3.indexOf(".");
+      resolve(str2) {
+        const node2 = new Scalar.Scalar(parseFloat(str2.replace(/_/g, "")));
+        const dot = str2.indexOf(".");
         if (dot !== -1) {
-          const f = str3.substring(dot + 1).replace(/_/g, "");
+          const f = str2.substring(dot + 1).replace(/_/g, "");
           if (f[f.length - 1] === "0")
             node2.minFractionDigits = f.length;
         }
@@ -2855,46 +2855,46 @@ var require_float2 = __commonJS({
       },
       stringify: stringifyNumber.stringifyNumber
     };
-    exports2.float = float2;
-    exports2.floatExp = floatExp;
-    exports2.floatNaN = floatNaN;
+    exports.float = float2;
+    exports.floatExp = floatExp;
+    exports.floatNaN = floatNaN;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/int.js
 var require_int2 = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/int.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/int.js"(exports) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    function intResolve(str3, offset, radix, { intAsBigInt }) {
-      const sign = str3[0];
+    function intResolve(str2, offset, radix, { intAsBigInt }) {
+      const sign = str2[0];
       if (sign === "-" || sign === "+")
         offset += 1;
-      str3 = str3.substring(offset).replace(/_/g, "");
+      str2 = str2.substring(offset).replace(/_/g, "");
       if (intAsBigInt) {
         switch (radix) {
           case 2:
-            str3 = `0b${str3}`;
+            str2 = `0b${str2}`;
             break;
           case 8:
-            str3 = `0o${str3}`;
+            str2 = `0o${str2}`;
             break;
           case 16:
-            str3 = `0x${str3}`;
+            str2 = `0x${str2}`;
             break;
         }
-        const n2 = BigInt(str3);
+        const n2 = BigInt(str2);
         return sign === "-" ? BigInt(-1) * n2 : n2;
       }
-      const n = parseInt(str3, radix);
+      const n = parseInt(str2, radix);
       return sign === "-" ? -1 * n : n;
     }
     function intStringify(node2, radix, prefix) {
       const { value } = node2;
       if (intIdentify(value)) {
-        const str3 = value.toString(radix);
-        return value < 0 ? "-" + prefix + str3.substr(1) : prefix + str3;
+        const str2 = value.toString(radix);
+        return value < 0 ? "-" + prefix + str2.substr(1) : prefix + str2;
       }
       return stringifyNumber.stringifyNumber(node2);
     }
@@ -2904,7 +2904,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "BIN",
       test: /^[-+]?0b[0-1_]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 2, 2, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 2, opt),
       stringify: (node2) => intStringify(node2, 2, "0b")
     };
     var intOct = {
@@ -2913,7 +2913,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^[-+]?0[0-7_]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 1, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 1, 8, opt),
       stringify: (node2) => intStringify(node2, 8, "0")
     };
     var int3 = {
@@ -2921,7 +2921,7 @@ var require_int2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9][0-9_]*$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2930,19 +2930,19 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^[-+]?0x[0-9a-fA-F_]+$/,
-      resolve: (str3, _onError, opt) => intResolve(str3, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node2) => intStringify(node2, 16, "0x")
     };
-    exports2.int = int3;
-    exports2.intBin = intBin;
-    exports2.intHex = intHex;
-    exports2.intOct = intOct;
+    exports.int = int3;
+    exports.intBin = intBin;
+    exports.intHex = intHex;
+    exports.intOct = intOct;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/set.js
 var require_set = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Pair = require_Pair();
@@ -3024,19 +3024,19 @@ var require_set = __commonJS({
         return map3;
       }
     };
-    exports2.YAMLSet = YAMLSet;
-    exports2.set = set3;
+    exports.YAMLSet = YAMLSet;
+    exports.set = set3;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/timestamp.js
 var require_timestamp = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
-    function parseSexagesimal(str3, asBigInt) {
-      const sign = str3[0];
-      const parts = sign === "-" || sign === "+" ? str3.substring(1) : str3;
+    function parseSexagesimal(str2, asBigInt) {
+      const sign = str2[0];
+      const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
       const num = (n) => asBigInt ? BigInt(n) : Number(n);
       const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num(60) + num(p), num(0));
       return sign === "-" ? num(-1) * res : res;
@@ -3073,7 +3073,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$/,
-      resolve: (str3, _onError, { intAsBigInt }) => parseSexagesimal(str3, intAsBigInt),
+      resolve: (str2, _onError, { intAsBigInt }) => parseSexagesimal(str2, intAsBigInt),
       stringify: stringifySexagesimal
     };
     var floatTime = {
@@ -3082,7 +3082,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
-      resolve: (str3) => parseSexagesimal(str3, false),
+      resolve: (str2) => parseSexagesimal(str2, false),
       stringify: stringifySexagesimal
     };
     var timestamp2 = {
@@ -3093,8 +3093,8 @@ var require_timestamp = __commonJS({
       // may be omitted altogether, resulting in a date format. In such a case, the time part is
       // assumed to be 00:00:00Z (start of day, UTC).
       test: RegExp("^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:t|T|[ \\t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\\.[0-9]+)?)(?:[ \\t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$"),
-      resolve(str3) {
-        const match = str3.match(timestamp2.test);
+      resolve(str2) {
+        const match = str2.match(timestamp2.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
         const [, year, month, day, hour, minute, second] = match.map(Number);
@@ -3111,15 +3111,15 @@ var require_timestamp = __commonJS({
       },
       stringify: ({ value }) => value?.toISOString().replace(/(T00:00:00)?\.000Z$/, "") ?? ""
     };
-    exports2.floatTime = floatTime;
-    exports2.intTime = intTime;
-    exports2.timestamp = timestamp2;
+    exports.floatTime = floatTime;
+    exports.intTime = intTime;
+    exports.timestamp = timestamp2;
   }
 });
 
 // node_modules/yaml/dist/schema/yaml-1.1/schema.js
 var require_schema3 = __commonJS({
-  "node_modules/yaml/dist/schema/yaml-1.1/schema.js"(exports2) {
+  "node_modules/yaml/dist/schema/yaml-1.1/schema.js"(exports) {
     "use strict";
     var map3 = require_map();
     var _null5 = require_null();
@@ -3157,13 +3157,13 @@ var require_schema3 = __commonJS({
       timestamp2.floatTime,
       timestamp2.timestamp
     ];
-    exports2.schema = schema2;
+    exports.schema = schema2;
   }
 });
 
 // node_modules/yaml/dist/schema/tags.js
 var require_tags = __commonJS({
-  "node_modules/yaml/dist/schema/tags.js"(exports2) {
+  "node_modules/yaml/dist/schema/tags.js"(exports) {
     "use strict";
     var map3 = require_map();
     var _null5 = require_null();
@@ -3250,14 +3250,14 @@ var require_tags = __commonJS({
         return tags2;
       }, []);
     }
-    exports2.coreKnownTags = coreKnownTags;
-    exports2.getTags = getTags;
+    exports.coreKnownTags = coreKnownTags;
+    exports.getTags = getTags;
   }
 });
 
 // node_modules/yaml/dist/schema/Schema.js
 var require_Schema = __commonJS({
-  "node_modules/yaml/dist/schema/Schema.js"(exports2) {
+  "node_modules/yaml/dist/schema/Schema.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var map3 = require_map();
@@ -3283,21 +3283,21 @@ var require_Schema = __commonJS({
         return copy;
       }
     };
-    exports2.Schema = Schema2;
+    exports.Schema = Schema2;
   }
 });
 
 // node_modules/yaml/dist/stringify/stringifyDocument.js
 var require_stringifyDocument = __commonJS({
-  "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports2) {
+  "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
-    function stringifyDocument(doc, options2) {
+    function stringifyDocument(doc, options) {
       const lines = [];
-      let hasDirectives = options2.directives === true;
-      if (options2.directives !== false && doc.directives) {
+      let hasDirectives = options.directives === true;
+      if (options.directives !== false && doc.directives) {
         const dir = doc.directives.toString(doc);
         if (dir) {
           lines.push(dir);
@@ -3307,7 +3307,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify2.createStringifyContext(doc, options2);
+      const ctx = stringify2.createStringifyContext(doc, options);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -3363,13 +3363,13 @@ var require_stringifyDocument = __commonJS({
       }
       return lines.join("\n") + "\n";
     }
-    exports2.stringifyDocument = stringifyDocument;
+    exports.stringifyDocument = stringifyDocument;
   }
 });
 
 // node_modules/yaml/dist/doc/Document.js
 var require_Document = __commonJS({
-  "node_modules/yaml/dist/doc/Document.js"(exports2) {
+  "node_modules/yaml/dist/doc/Document.js"(exports) {
     "use strict";
     var Alias = require_Alias();
     var Collection = require_Collection();
@@ -3383,7 +3383,7 @@ var require_Document = __commonJS({
     var createNode = require_createNode();
     var directives = require_directives();
     var Document = class _Document {
-      constructor(value, replacer, options2) {
+      constructor(value, replacer, options) {
         this.commentBefore = null;
         this.comment = null;
         this.errors = [];
@@ -3392,8 +3392,8 @@ var require_Document = __commonJS({
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
-        } else if (options2 === void 0 && replacer) {
-          options2 = replacer;
+        } else if (options === void 0 && replacer) {
+          options = replacer;
           replacer = void 0;
         }
         const opt = Object.assign({
@@ -3405,17 +3405,17 @@ var require_Document = __commonJS({
           stringKeys: false,
           uniqueKeys: true,
           version: "1.2"
-        }, options2);
+        }, options);
         this.options = opt;
         let { version: version2 } = opt;
-        if (options2?._directives) {
-          this.directives = options2._directives.atDocument();
+        if (options?._directives) {
+          this.directives = options._directives.atDocument();
           if (this.directives.yaml.explicit)
             version2 = this.directives.yaml.version;
         } else
           this.directives = new directives.Directives({ version: version2 });
-        this.setSchema(version2, options2);
-        this.contents = value === void 0 ? null : this.createNode(value, _replacer, options2);
+        this.setSchema(version2, options);
+        this.contents = value === void 0 ? null : this.createNode(value, _replacer, options);
       }
       /**
        * Create a deep copy of this Document and its contents.
@@ -3466,7 +3466,7 @@ var require_Document = __commonJS({
         }
         return new Alias.Alias(node2.anchor);
       }
-      createNode(value, replacer, options2) {
+      createNode(value, replacer, options) {
         let _replacer = void 0;
         if (typeof replacer === "function") {
           value = replacer.call({ "": value }, "", value);
@@ -3477,11 +3477,11 @@ var require_Document = __commonJS({
           if (asStr.length > 0)
             replacer = replacer.concat(asStr);
           _replacer = replacer;
-        } else if (options2 === void 0 && replacer) {
-          options2 = replacer;
+        } else if (options === void 0 && replacer) {
+          options = replacer;
           replacer = void 0;
         }
-        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag } = options2 ?? {};
+        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag } = options ?? {};
         const { onAnchor, setAnchors, sourceObjects } = anchors.createNodeAnchors(
           this,
           // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
@@ -3506,9 +3506,9 @@ var require_Document = __commonJS({
        * Convert a key and a value into a `Pair` using the current schema,
        * recursively wrapping all values as `Scalar` or `Collection` nodes.
        */
-      createPair(key, value, options2 = {}) {
-        const k = this.createNode(key, null, options2);
-        const v = this.createNode(value, null, options2);
+      createPair(key, value, options = {}) {
+        const k = this.createNode(key, null, options);
+        const v = this.createNode(value, null, options);
         return new Pair.Pair(k, v);
       }
       /**
@@ -3594,7 +3594,7 @@ var require_Document = __commonJS({
        *
        * Overrides all previously set schema options.
        */
-      setSchema(version2, options2 = {}) {
+      setSchema(version2, options = {}) {
         if (typeof version2 === "number")
           version2 = String(version2);
         let opt;
@@ -3624,10 +3624,10 @@ var require_Document = __commonJS({
             throw new Error(`Expected '1.1', '1.2' or null as first argument, but found: ${sv}`);
           }
         }
-        if (options2.schema instanceof Object)
-          this.schema = options2.schema;
+        if (options.schema instanceof Object)
+          this.schema = options.schema;
         else if (opt)
-          this.schema = new Schema2.Schema(Object.assign(opt, options2));
+          this.schema = new Schema2.Schema(Object.assign(opt, options));
         else
           throw new Error(`With a null YAML version, the { schema: Schema } option is required`);
       }
@@ -3657,14 +3657,14 @@ var require_Document = __commonJS({
         return this.toJS({ json: true, jsonArg, mapAsMap: false, onAnchor });
       }
       /** A YAML representation of the document. */
-      toString(options2 = {}) {
+      toString(options = {}) {
         if (this.errors.length > 0)
           throw new Error("Document with errors cannot be stringified");
-        if ("indent" in options2 && (!Number.isInteger(options2.indent) || Number(options2.indent) <= 0)) {
-          const s = JSON.stringify(options2.indent);
+        if ("indent" in options && (!Number.isInteger(options.indent) || Number(options.indent) <= 0)) {
+          const s = JSON.stringify(options.indent);
           throw new Error(`"indent" option must be a positive integer, not ${s}`);
         }
-        return stringifyDocument.stringifyDocument(this, options2);
+        return stringifyDocument.stringifyDocument(this, options);
       }
     };
     function assertCollection(contents) {
@@ -3672,13 +3672,13 @@ var require_Document = __commonJS({
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
-    exports2.Document = Document;
+    exports.Document = Document;
   }
 });
 
 // node_modules/yaml/dist/errors.js
 var require_errors = __commonJS({
-  "node_modules/yaml/dist/errors.js"(exports2) {
+  "node_modules/yaml/dist/errors.js"(exports) {
     "use strict";
     var YAMLError = class extends Error {
       constructor(name, pos, code, message) {
@@ -3734,16 +3734,16 @@ ${pointer}
 `;
       }
     };
-    exports2.YAMLError = YAMLError;
-    exports2.YAMLParseError = YAMLParseError;
-    exports2.YAMLWarning = YAMLWarning;
-    exports2.prettifyError = prettifyError2;
+    exports.YAMLError = YAMLError;
+    exports.YAMLParseError = YAMLParseError;
+    exports.YAMLWarning = YAMLWarning;
+    exports.prettifyError = prettifyError2;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-props.js
 var require_resolve_props = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-props.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-props.js"(exports) {
     "use strict";
     function resolveProps(tokens, { flow, indicator, next, offset, onError, parentIndent, startOnNewline }) {
       let spaceBefore = false;
@@ -3871,13 +3871,13 @@ var require_resolve_props = __commonJS({
         start: start ?? end
       };
     }
-    exports2.resolveProps = resolveProps;
+    exports.resolveProps = resolveProps;
   }
 });
 
 // node_modules/yaml/dist/compose/util-contains-newline.js
 var require_util_contains_newline = __commonJS({
-  "node_modules/yaml/dist/compose/util-contains-newline.js"(exports2) {
+  "node_modules/yaml/dist/compose/util-contains-newline.js"(exports) {
     "use strict";
     function containsNewline(key) {
       if (!key)
@@ -3913,13 +3913,13 @@ var require_util_contains_newline = __commonJS({
           return true;
       }
     }
-    exports2.containsNewline = containsNewline;
+    exports.containsNewline = containsNewline;
   }
 });
 
 // node_modules/yaml/dist/compose/util-flow-indent-check.js
 var require_util_flow_indent_check = __commonJS({
-  "node_modules/yaml/dist/compose/util-flow-indent-check.js"(exports2) {
+  "node_modules/yaml/dist/compose/util-flow-indent-check.js"(exports) {
     "use strict";
     var utilContainsNewline = require_util_contains_newline();
     function flowIndentCheck(indent, fc, onError) {
@@ -3931,13 +3931,13 @@ var require_util_flow_indent_check = __commonJS({
         }
       }
     }
-    exports2.flowIndentCheck = flowIndentCheck;
+    exports.flowIndentCheck = flowIndentCheck;
   }
 });
 
 // node_modules/yaml/dist/compose/util-map-includes.js
 var require_util_map_includes = __commonJS({
-  "node_modules/yaml/dist/compose/util-map-includes.js"(exports2) {
+  "node_modules/yaml/dist/compose/util-map-includes.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     function mapIncludes(ctx, items, search) {
@@ -3947,13 +3947,13 @@ var require_util_map_includes = __commonJS({
       const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity2.isScalar(a) && identity2.isScalar(b) && a.value === b.value;
       return items.some((pair) => isEqual(pair.key, search));
     }
-    exports2.mapIncludes = mapIncludes;
+    exports.mapIncludes = mapIncludes;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-block-map.js
 var require_resolve_block_map = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-block-map.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-block-map.js"(exports) {
     "use strict";
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
@@ -4055,13 +4055,13 @@ var require_resolve_block_map = __commonJS({
       map3.range = [bm.offset, offset, commentEnd ?? offset];
       return map3;
     }
-    exports2.resolveBlockMap = resolveBlockMap;
+    exports.resolveBlockMap = resolveBlockMap;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-block-seq.js
 var require_resolve_block_seq = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-block-seq.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-block-seq.js"(exports) {
     "use strict";
     var YAMLSeq = require_YAMLSeq();
     var resolveProps = require_resolve_props();
@@ -4106,13 +4106,13 @@ var require_resolve_block_seq = __commonJS({
       seq2.range = [bs.offset, offset, commentEnd ?? offset];
       return seq2;
     }
-    exports2.resolveBlockSeq = resolveBlockSeq;
+    exports.resolveBlockSeq = resolveBlockSeq;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-end.js
 var require_resolve_end = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-end.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-end.js"(exports) {
     "use strict";
     function resolveEnd(end, offset, reqSpace, onError) {
       let comment = "";
@@ -4149,13 +4149,13 @@ var require_resolve_end = __commonJS({
       }
       return { comment, offset };
     }
-    exports2.resolveEnd = resolveEnd;
+    exports.resolveEnd = resolveEnd;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-flow-collection.js
 var require_resolve_flow_collection = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Pair = require_Pair();
@@ -4343,13 +4343,13 @@ var require_resolve_flow_collection = __commonJS({
       }
       return coll;
     }
-    exports2.resolveFlowCollection = resolveFlowCollection;
+    exports.resolveFlowCollection = resolveFlowCollection;
   }
 });
 
 // node_modules/yaml/dist/compose/compose-collection.js
 var require_compose_collection = __commonJS({
-  "node_modules/yaml/dist/compose/compose-collection.js"(exports2) {
+  "node_modules/yaml/dist/compose/compose-collection.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Scalar = require_Scalar();
@@ -4408,13 +4408,13 @@ var require_compose_collection = __commonJS({
         node2.format = tag.format;
       return node2;
     }
-    exports2.composeCollection = composeCollection;
+    exports.composeCollection = composeCollection;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-block-scalar.js
 var require_resolve_block_scalar = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-block-scalar.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-block-scalar.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     function resolveBlockScalar(ctx, scalar, onError) {
@@ -4582,22 +4582,22 @@ var require_resolve_block_scalar = __commonJS({
       return { mode, indent, chomp, comment, length };
     }
     function splitLines(source) {
-      const split = source.split(/\n( *)/);
-      const first = split[0];
+      const split2 = source.split(/\n( *)/);
+      const first = split2[0];
       const m = first.match(/^( *)/);
       const line0 = m?.[1] ? [m[1], first.slice(m[1].length)] : ["", first];
       const lines = [line0];
-      for (let i = 1; i < split.length; i += 2)
-        lines.push([split[i], split[i + 1]]);
+      for (let i = 1; i < split2.length; i += 2)
+        lines.push([split2[i], split2[i + 1]]);
       return lines;
     }
-    exports2.resolveBlockScalar = resolveBlockScalar;
+    exports.resolveBlockScalar = resolveBlockScalar;
   }
 });
 
 // node_modules/yaml/dist/compose/resolve-flow-scalar.js
 var require_resolve_flow_scalar = __commonJS({
-  "node_modules/yaml/dist/compose/resolve-flow-scalar.js"(exports2) {
+  "node_modules/yaml/dist/compose/resolve-flow-scalar.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
     var resolveEnd = require_resolve_end();
@@ -4812,13 +4812,13 @@ var require_resolve_flow_scalar = __commonJS({
         return raw;
       }
     }
-    exports2.resolveFlowScalar = resolveFlowScalar;
+    exports.resolveFlowScalar = resolveFlowScalar;
   }
 });
 
 // node_modules/yaml/dist/compose/compose-scalar.js
 var require_compose_scalar = __commonJS({
-  "node_modules/yaml/dist/compose/compose-scalar.js"(exports2) {
+  "node_modules/yaml/dist/compose/compose-scalar.js"(exports) {
     "use strict";
     var identity2 = require_identity();
     var Scalar = require_Scalar();
@@ -4893,13 +4893,13 @@ var require_compose_scalar = __commonJS({
       }
       return tag;
     }
-    exports2.composeScalar = composeScalar;
+    exports.composeScalar = composeScalar;
   }
 });
 
 // node_modules/yaml/dist/compose/util-empty-scalar-position.js
 var require_util_empty_scalar_position = __commonJS({
-  "node_modules/yaml/dist/compose/util-empty-scalar-position.js"(exports2) {
+  "node_modules/yaml/dist/compose/util-empty-scalar-position.js"(exports) {
     "use strict";
     function emptyScalarPosition(offset, before, pos) {
       if (before) {
@@ -4923,13 +4923,13 @@ var require_util_empty_scalar_position = __commonJS({
       }
       return offset;
     }
-    exports2.emptyScalarPosition = emptyScalarPosition;
+    exports.emptyScalarPosition = emptyScalarPosition;
   }
 });
 
 // node_modules/yaml/dist/compose/compose-node.js
 var require_compose_node = __commonJS({
-  "node_modules/yaml/dist/compose/compose-node.js"(exports2) {
+  "node_modules/yaml/dist/compose/compose-node.js"(exports) {
     "use strict";
     var Alias = require_Alias();
     var identity2 = require_identity();
@@ -5015,34 +5015,34 @@ var require_compose_node = __commonJS({
       }
       return node2;
     }
-    function composeAlias({ options: options2 }, { offset, source, end }, onError) {
+    function composeAlias({ options }, { offset, source, end }, onError) {
       const alias = new Alias.Alias(source.substring(1));
       if (alias.source === "")
         onError(offset, "BAD_ALIAS", "Alias cannot be an empty string");
       if (alias.source.endsWith(":"))
         onError(offset + source.length - 1, "BAD_ALIAS", "Alias ending in : is ambiguous", true);
       const valueEnd = offset + source.length;
-      const re = resolveEnd.resolveEnd(end, valueEnd, options2.strict, onError);
+      const re = resolveEnd.resolveEnd(end, valueEnd, options.strict, onError);
       alias.range = [offset, valueEnd, re.offset];
       if (re.comment)
         alias.comment = re.comment;
       return alias;
     }
-    exports2.composeEmptyNode = composeEmptyNode;
-    exports2.composeNode = composeNode;
+    exports.composeEmptyNode = composeEmptyNode;
+    exports.composeNode = composeNode;
   }
 });
 
 // node_modules/yaml/dist/compose/compose-doc.js
 var require_compose_doc = __commonJS({
-  "node_modules/yaml/dist/compose/compose-doc.js"(exports2) {
+  "node_modules/yaml/dist/compose/compose-doc.js"(exports) {
     "use strict";
     var Document = require_Document();
     var composeNode = require_compose_node();
     var resolveEnd = require_resolve_end();
     var resolveProps = require_resolve_props();
-    function composeDoc(options2, directives, { offset, start, value, end }, onError) {
-      const opts = Object.assign({ _directives: directives }, options2);
+    function composeDoc(options, directives, { offset, start, value, end }, onError) {
+      const opts = Object.assign({ _directives: directives }, options);
       const doc = new Document.Document(void 0, opts);
       const ctx = {
         atKey: false,
@@ -5072,13 +5072,13 @@ var require_compose_doc = __commonJS({
       doc.range = [offset, contentEnd, re.offset];
       return doc;
     }
-    exports2.composeDoc = composeDoc;
+    exports.composeDoc = composeDoc;
   }
 });
 
 // node_modules/yaml/dist/compose/composer.js
 var require_composer = __commonJS({
-  "node_modules/yaml/dist/compose/composer.js"(exports2) {
+  "node_modules/yaml/dist/compose/composer.js"(exports) {
     "use strict";
     var node_process = __require("process");
     var directives = require_directives();
@@ -5121,7 +5121,7 @@ var require_composer = __commonJS({
       return { comment, afterEmptyLine };
     }
     var Composer = class {
-      constructor(options2 = {}) {
+      constructor(options = {}) {
         this.doc = null;
         this.atDirectives = false;
         this.prelude = [];
@@ -5134,8 +5134,8 @@ var require_composer = __commonJS({
           else
             this.errors.push(new errors.YAMLParseError(pos, code, message));
         };
-        this.directives = new directives.Directives({ version: options2.version || "1.2" });
-        this.options = options2;
+        this.directives = new directives.Directives({ version: options.version || "1.2" });
+        this.options = options;
       }
       decorate(doc, afterDoc) {
         const { comment, afterEmptyLine } = parsePrelude(this.prelude);
@@ -5280,13 +5280,13 @@ ${end.comment}` : end.comment;
         }
       }
     };
-    exports2.Composer = Composer;
+    exports.Composer = Composer;
   }
 });
 
 // node_modules/yaml/dist/parse/cst-scalar.js
 var require_cst_scalar = __commonJS({
-  "node_modules/yaml/dist/parse/cst-scalar.js"(exports2) {
+  "node_modules/yaml/dist/parse/cst-scalar.js"(exports) {
     "use strict";
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
@@ -5463,15 +5463,15 @@ var require_cst_scalar = __commonJS({
         }
       }
     }
-    exports2.createScalarToken = createScalarToken;
-    exports2.resolveAsScalar = resolveAsScalar;
-    exports2.setScalarValue = setScalarValue;
+    exports.createScalarToken = createScalarToken;
+    exports.resolveAsScalar = resolveAsScalar;
+    exports.setScalarValue = setScalarValue;
   }
 });
 
 // node_modules/yaml/dist/parse/cst-stringify.js
 var require_cst_stringify = __commonJS({
-  "node_modules/yaml/dist/parse/cst-stringify.js"(exports2) {
+  "node_modules/yaml/dist/parse/cst-stringify.js"(exports) {
     "use strict";
     var stringify2 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
     function stringifyToken(token) {
@@ -5526,13 +5526,13 @@ var require_cst_stringify = __commonJS({
         res += stringifyToken(value);
       return res;
     }
-    exports2.stringify = stringify2;
+    exports.stringify = stringify2;
   }
 });
 
 // node_modules/yaml/dist/parse/cst-visit.js
 var require_cst_visit = __commonJS({
-  "node_modules/yaml/dist/parse/cst-visit.js"(exports2) {
+  "node_modules/yaml/dist/parse/cst-visit.js"(exports) {
     "use strict";
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
@@ -5588,13 +5588,13 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
     }
-    exports2.visit = visit2;
+    exports.visit = visit2;
   }
 });
 
 // node_modules/yaml/dist/parse/cst.js
 var require_cst = __commonJS({
-  "node_modules/yaml/dist/parse/cst.js"(exports2) {
+  "node_modules/yaml/dist/parse/cst.js"(exports) {
     "use strict";
     var cstScalar = require_cst_scalar();
     var cstStringify = require_cst_stringify();
@@ -5678,25 +5678,25 @@ var require_cst = __commonJS({
       }
       return null;
     }
-    exports2.createScalarToken = cstScalar.createScalarToken;
-    exports2.resolveAsScalar = cstScalar.resolveAsScalar;
-    exports2.setScalarValue = cstScalar.setScalarValue;
-    exports2.stringify = cstStringify.stringify;
-    exports2.visit = cstVisit.visit;
-    exports2.BOM = BOM;
-    exports2.DOCUMENT = DOCUMENT;
-    exports2.FLOW_END = FLOW_END;
-    exports2.SCALAR = SCALAR;
-    exports2.isCollection = isCollection;
-    exports2.isScalar = isScalar2;
-    exports2.prettyToken = prettyToken;
-    exports2.tokenType = tokenType;
+    exports.createScalarToken = cstScalar.createScalarToken;
+    exports.resolveAsScalar = cstScalar.resolveAsScalar;
+    exports.setScalarValue = cstScalar.setScalarValue;
+    exports.stringify = cstStringify.stringify;
+    exports.visit = cstVisit.visit;
+    exports.BOM = BOM;
+    exports.DOCUMENT = DOCUMENT;
+    exports.FLOW_END = FLOW_END;
+    exports.SCALAR = SCALAR;
+    exports.isCollection = isCollection;
+    exports.isScalar = isScalar2;
+    exports.prettyToken = prettyToken;
+    exports.tokenType = tokenType;
   }
 });
 
 // node_modules/yaml/dist/parse/lexer.js
 var require_lexer = __commonJS({
-  "node_modules/yaml/dist/parse/lexer.js"(exports2) {
+  "node_modules/yaml/dist/parse/lexer.js"(exports) {
     "use strict";
     var cst = require_cst();
     function isEmpty(ch) {
@@ -6279,13 +6279,13 @@ var require_lexer = __commonJS({
         return yield* this.pushToIndex(i, false);
       }
     };
-    exports2.Lexer = Lexer;
+    exports.Lexer = Lexer;
   }
 });
 
 // node_modules/yaml/dist/parse/line-counter.js
 var require_line_counter = __commonJS({
-  "node_modules/yaml/dist/parse/line-counter.js"(exports2) {
+  "node_modules/yaml/dist/parse/line-counter.js"(exports) {
     "use strict";
     var LineCounter2 = class {
       constructor() {
@@ -6310,13 +6310,13 @@ var require_line_counter = __commonJS({
         };
       }
     };
-    exports2.LineCounter = LineCounter2;
+    exports.LineCounter = LineCounter2;
   }
 });
 
 // node_modules/yaml/dist/parse/parser.js
 var require_parser = __commonJS({
-  "node_modules/yaml/dist/parse/parser.js"(exports2) {
+  "node_modules/yaml/dist/parse/parser.js"(exports) {
     "use strict";
     var node_process = __require("process");
     var cst = require_cst();
@@ -7184,13 +7184,13 @@ var require_parser = __commonJS({
         }
       }
     };
-    exports2.Parser = Parser;
+    exports.Parser = Parser;
   }
 });
 
 // node_modules/yaml/dist/public-api.js
 var require_public_api = __commonJS({
-  "node_modules/yaml/dist/public-api.js"(exports2) {
+  "node_modules/yaml/dist/public-api.js"(exports) {
     "use strict";
     var composer = require_composer();
     var Document = require_Document();
@@ -7199,15 +7199,15 @@ var require_public_api = __commonJS({
     var identity2 = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
-    function parseOptions(options2) {
-      const prettyErrors = options2.prettyErrors !== false;
-      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
+    function parseOptions(options) {
+      const prettyErrors = options.prettyErrors !== false;
+      const lineCounter$1 = options.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
-    function parseAllDocuments(source, options2 = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options2);
+    function parseAllDocuments(source, options = {}) {
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
-      const composer$1 = new composer.Composer(options2);
+      const composer$1 = new composer.Composer(options);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
       if (prettyErrors && lineCounter2)
         for (const doc of docs) {
@@ -7218,10 +7218,10 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options2 = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options2);
+    function parseDocument3(source, options = {}) {
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
-      const composer$1 = new composer.Composer(options2);
+      const composer$1 = new composer.Composer(options);
       let doc = null;
       for (const _doc of composer$1.compose(parser$1.parse(source), true, source.length)) {
         if (!doc)
@@ -7237,14 +7237,14 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse4(src, reviver, options2) {
+    function parse3(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
-      } else if (options2 === void 0 && reviver && typeof reviver === "object") {
-        options2 = reviver;
+      } else if (options === void 0 && reviver && typeof reviver === "object") {
+        options = reviver;
       }
-      const doc = parseDocument3(src, options2);
+      const doc = parseDocument3(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -7254,40 +7254,40 @@ var require_public_api = __commonJS({
         else
           doc.errors = [];
       }
-      return doc.toJS(Object.assign({ reviver: _reviver }, options2));
+      return doc.toJS(Object.assign({ reviver: _reviver }, options));
     }
-    function stringify2(value, replacer, options2) {
+    function stringify2(value, replacer, options) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
-      } else if (options2 === void 0 && replacer) {
-        options2 = replacer;
+      } else if (options === void 0 && replacer) {
+        options = replacer;
       }
-      if (typeof options2 === "string")
-        options2 = options2.length;
-      if (typeof options2 === "number") {
-        const indent = Math.round(options2);
-        options2 = indent < 1 ? void 0 : indent > 8 ? { indent: 8 } : { indent };
+      if (typeof options === "string")
+        options = options.length;
+      if (typeof options === "number") {
+        const indent = Math.round(options);
+        options = indent < 1 ? void 0 : indent > 8 ? { indent: 8 } : { indent };
       }
       if (value === void 0) {
-        const { keepUndefined } = options2 ?? replacer ?? {};
+        const { keepUndefined } = options ?? replacer ?? {};
         if (!keepUndefined)
           return void 0;
       }
       if (identity2.isDocument(value) && !_replacer)
-        return value.toString(options2);
-      return new Document.Document(value, _replacer, options2).toString(options2);
+        return value.toString(options);
+      return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports2.parse = parse4;
-    exports2.parseAllDocuments = parseAllDocuments;
-    exports2.parseDocument = parseDocument3;
-    exports2.stringify = stringify2;
+    exports.parse = parse3;
+    exports.parseAllDocuments = parseAllDocuments;
+    exports.parseDocument = parseDocument3;
+    exports.stringify = stringify2;
   }
 });
 
 // node_modules/yaml/dist/index.js
 var require_dist = __commonJS({
-  "node_modules/yaml/dist/index.js"(exports2) {
+  "node_modules/yaml/dist/index.js"(exports) {
     "use strict";
     var composer = require_composer();
     var Document = require_Document();
@@ -7305,3531 +7305,35 @@ var require_dist = __commonJS({
     var parser = require_parser();
     var publicApi = require_public_api();
     var visit2 = require_visit();
-    exports2.Composer = composer.Composer;
-    exports2.Document = Document.Document;
-    exports2.Schema = Schema2.Schema;
-    exports2.YAMLError = errors.YAMLError;
-    exports2.YAMLParseError = errors.YAMLParseError;
-    exports2.YAMLWarning = errors.YAMLWarning;
-    exports2.Alias = Alias.Alias;
-    exports2.isAlias = identity2.isAlias;
-    exports2.isCollection = identity2.isCollection;
-    exports2.isDocument = identity2.isDocument;
-    exports2.isMap = identity2.isMap;
-    exports2.isNode = identity2.isNode;
-    exports2.isPair = identity2.isPair;
-    exports2.isScalar = identity2.isScalar;
-    exports2.isSeq = identity2.isSeq;
-    exports2.Pair = Pair.Pair;
-    exports2.Scalar = Scalar.Scalar;
-    exports2.YAMLMap = YAMLMap.YAMLMap;
-    exports2.YAMLSeq = YAMLSeq.YAMLSeq;
-    exports2.CST = cst;
-    exports2.Lexer = lexer.Lexer;
-    exports2.LineCounter = lineCounter.LineCounter;
-    exports2.Parser = parser.Parser;
-    exports2.parse = publicApi.parse;
-    exports2.parseAllDocuments = publicApi.parseAllDocuments;
-    exports2.parseDocument = publicApi.parseDocument;
-    exports2.stringify = publicApi.stringify;
-    exports2.visit = visit2.visit;
-    exports2.visitAsync = visit2.visitAsync;
-  }
-});
-
-// node_modules/kind-of/index.js
-var require_kind_of = __commonJS({
-  "node_modules/kind-of/index.js"(exports2, module2) {
-    var toString = Object.prototype.toString;
-    module2.exports = function kindOf(val) {
-      if (val === void 0) return "undefined";
-      if (val === null) return "null";
-      var type2 = typeof val;
-      if (type2 === "boolean") return "boolean";
-      if (type2 === "string") return "string";
-      if (type2 === "number") return "number";
-      if (type2 === "symbol") return "symbol";
-      if (type2 === "function") {
-        return isGeneratorFn(val) ? "generatorfunction" : "function";
-      }
-      if (isArray(val)) return "array";
-      if (isBuffer(val)) return "buffer";
-      if (isArguments(val)) return "arguments";
-      if (isDate(val)) return "date";
-      if (isError(val)) return "error";
-      if (isRegexp(val)) return "regexp";
-      switch (ctorName(val)) {
-        case "Symbol":
-          return "symbol";
-        case "Promise":
-          return "promise";
-        // Set, Map, WeakSet, WeakMap
-        case "WeakMap":
-          return "weakmap";
-        case "WeakSet":
-          return "weakset";
-        case "Map":
-          return "map";
-        case "Set":
-          return "set";
-        // 8-bit typed arrays
-        case "Int8Array":
-          return "int8array";
-        case "Uint8Array":
-          return "uint8array";
-        case "Uint8ClampedArray":
-          return "uint8clampedarray";
-        // 16-bit typed arrays
-        case "Int16Array":
-          return "int16array";
-        case "Uint16Array":
-          return "uint16array";
-        // 32-bit typed arrays
-        case "Int32Array":
-          return "int32array";
-        case "Uint32Array":
-          return "uint32array";
-        case "Float32Array":
-          return "float32array";
-        case "Float64Array":
-          return "float64array";
-      }
-      if (isGeneratorObj(val)) {
-        return "generator";
-      }
-      type2 = toString.call(val);
-      switch (type2) {
-        case "[object Object]":
-          return "object";
-        // iterators
-        case "[object Map Iterator]":
-          return "mapiterator";
-        case "[object Set Iterator]":
-          return "setiterator";
-        case "[object String Iterator]":
-          return "stringiterator";
-        case "[object Array Iterator]":
-          return "arrayiterator";
-      }
-      return type2.slice(8, -1).toLowerCase().replace(/\s/g, "");
-    };
-    function ctorName(val) {
-      return typeof val.constructor === "function" ? val.constructor.name : null;
-    }
-    function isArray(val) {
-      if (Array.isArray) return Array.isArray(val);
-      return val instanceof Array;
-    }
-    function isError(val) {
-      return val instanceof Error || typeof val.message === "string" && val.constructor && typeof val.constructor.stackTraceLimit === "number";
-    }
-    function isDate(val) {
-      if (val instanceof Date) return true;
-      return typeof val.toDateString === "function" && typeof val.getDate === "function" && typeof val.setDate === "function";
-    }
-    function isRegexp(val) {
-      if (val instanceof RegExp) return true;
-      return typeof val.flags === "string" && typeof val.ignoreCase === "boolean" && typeof val.multiline === "boolean" && typeof val.global === "boolean";
-    }
-    function isGeneratorFn(name, val) {
-      return ctorName(name) === "GeneratorFunction";
-    }
-    function isGeneratorObj(val) {
-      return typeof val.throw === "function" && typeof val.return === "function" && typeof val.next === "function";
-    }
-    function isArguments(val) {
-      try {
-        if (typeof val.length === "number" && typeof val.callee === "function") {
-          return true;
-        }
-      } catch (err) {
-        if (err.message.indexOf("callee") !== -1) {
-          return true;
-        }
-      }
-      return false;
-    }
-    function isBuffer(val) {
-      if (val.constructor && typeof val.constructor.isBuffer === "function") {
-        return val.constructor.isBuffer(val);
-      }
-      return false;
-    }
-  }
-});
-
-// node_modules/is-extendable/index.js
-var require_is_extendable = __commonJS({
-  "node_modules/is-extendable/index.js"(exports2, module2) {
-    "use strict";
-    module2.exports = function isExtendable(val) {
-      return typeof val !== "undefined" && val !== null && (typeof val === "object" || typeof val === "function");
-    };
-  }
-});
-
-// node_modules/extend-shallow/index.js
-var require_extend_shallow = __commonJS({
-  "node_modules/extend-shallow/index.js"(exports2, module2) {
-    "use strict";
-    var isObject2 = require_is_extendable();
-    module2.exports = function extend2(o) {
-      if (!isObject2(o)) {
-        o = {};
-      }
-      var len = arguments.length;
-      for (var i = 1; i < len; i++) {
-        var obj = arguments[i];
-        if (isObject2(obj)) {
-          assign(o, obj);
-        }
-      }
-      return o;
-    };
-    function assign(a, b) {
-      for (var key in b) {
-        if (hasOwn(b, key)) {
-          a[key] = b[key];
-        }
-      }
-    }
-    function hasOwn(obj, key) {
-      return Object.prototype.hasOwnProperty.call(obj, key);
-    }
-  }
-});
-
-// node_modules/section-matter/index.js
-var require_section_matter = __commonJS({
-  "node_modules/section-matter/index.js"(exports2, module2) {
-    "use strict";
-    var typeOf = require_kind_of();
-    var extend2 = require_extend_shallow();
-    module2.exports = function(input2, options2) {
-      if (typeof options2 === "function") {
-        options2 = { parse: options2 };
-      }
-      var file2 = toObject(input2);
-      var defaults = { section_delimiter: "---", parse: identity2 };
-      var opts = extend2({}, defaults, options2);
-      var delim = opts.section_delimiter;
-      var lines = file2.content.split(/\r?\n/);
-      var sections = null;
-      var section = createSection();
-      var content = [];
-      var stack = [];
-      function initSections(val) {
-        file2.content = val;
-        sections = [];
-        content = [];
-      }
-      function closeSection(val) {
-        if (stack.length) {
-          section.key = getKey(stack[0], delim);
-          section.content = val;
-          opts.parse(section, sections);
-          sections.push(section);
-          section = createSection();
-          content = [];
-          stack = [];
-        }
-      }
-      for (var i = 0; i < lines.length; i++) {
-        var line = lines[i];
-        var len = stack.length;
-        var ln = line.trim();
-        if (isDelimiter(ln, delim)) {
-          if (ln.length === 3 && i !== 0) {
-            if (len === 0 || len === 2) {
-              content.push(line);
-              continue;
-            }
-            stack.push(ln);
-            section.data = content.join("\n");
-            content = [];
-            continue;
-          }
-          if (sections === null) {
-            initSections(content.join("\n"));
-          }
-          if (len === 2) {
-            closeSection(content.join("\n"));
-          }
-          stack.push(ln);
-          continue;
-        }
-        content.push(line);
-      }
-      if (sections === null) {
-        initSections(content.join("\n"));
-      } else {
-        closeSection(content.join("\n"));
-      }
-      file2.sections = sections;
-      return file2;
-    };
-    function isDelimiter(line, delim) {
-      if (line.slice(0, delim.length) !== delim) {
-        return false;
-      }
-      if (line.charAt(delim.length + 1) === delim.slice(-1)) {
-        return false;
-      }
-      return true;
-    }
-    function toObject(input2) {
-      if (typeOf(input2) !== "object") {
-        input2 = { content: input2 };
-      }
-      if (typeof input2.content !== "string" && !isBuffer(input2.content)) {
-        throw new TypeError("expected a buffer or string");
-      }
-      input2.content = input2.content.toString();
-      input2.sections = [];
-      return input2;
-    }
-    function getKey(val, delim) {
-      return val ? val.slice(delim.length).trim() : "";
-    }
-    function createSection() {
-      return { key: "", data: "", content: "" };
-    }
-    function identity2(val) {
-      return val;
-    }
-    function isBuffer(val) {
-      if (val && val.constructor && typeof val.constructor.isBuffer === "function") {
-        return val.constructor.isBuffer(val);
-      }
-      return false;
-    }
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/common.js
-var require_common = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/common.js"(exports2, module2) {
-    "use strict";
-    function isNothing(subject) {
-      return typeof subject === "undefined" || subject === null;
-    }
-    function isObject2(subject) {
-      return typeof subject === "object" && subject !== null;
-    }
-    function toArray(sequence) {
-      if (Array.isArray(sequence)) return sequence;
-      else if (isNothing(sequence)) return [];
-      return [sequence];
-    }
-    function extend2(target, source) {
-      var index, length, key, sourceKeys;
-      if (source) {
-        sourceKeys = Object.keys(source);
-        for (index = 0, length = sourceKeys.length; index < length; index += 1) {
-          key = sourceKeys[index];
-          target[key] = source[key];
-        }
-      }
-      return target;
-    }
-    function repeat(string4, count) {
-      var result = "", cycle;
-      for (cycle = 0; cycle < count; cycle += 1) {
-        result += string4;
-      }
-      return result;
-    }
-    function isNegativeZero(number4) {
-      return number4 === 0 && Number.NEGATIVE_INFINITY === 1 / number4;
-    }
-    module2.exports.isNothing = isNothing;
-    module2.exports.isObject = isObject2;
-    module2.exports.toArray = toArray;
-    module2.exports.repeat = repeat;
-    module2.exports.isNegativeZero = isNegativeZero;
-    module2.exports.extend = extend2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/exception.js
-var require_exception = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/exception.js"(exports2, module2) {
-    "use strict";
-    function YAMLException2(reason, mark) {
-      Error.call(this);
-      this.name = "YAMLException";
-      this.reason = reason;
-      this.mark = mark;
-      this.message = (this.reason || "(unknown reason)") + (this.mark ? " " + this.mark.toString() : "");
-      if (Error.captureStackTrace) {
-        Error.captureStackTrace(this, this.constructor);
-      } else {
-        this.stack = new Error().stack || "";
-      }
-    }
-    YAMLException2.prototype = Object.create(Error.prototype);
-    YAMLException2.prototype.constructor = YAMLException2;
-    YAMLException2.prototype.toString = function toString(compact) {
-      var result = this.name + ": ";
-      result += this.reason || "(unknown reason)";
-      if (!compact && this.mark) {
-        result += " " + this.mark.toString();
-      }
-      return result;
-    };
-    module2.exports = YAMLException2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/mark.js
-var require_mark = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/mark.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    function Mark(name, buffer, position, line, column) {
-      this.name = name;
-      this.buffer = buffer;
-      this.position = position;
-      this.line = line;
-      this.column = column;
-    }
-    Mark.prototype.getSnippet = function getSnippet(indent, maxLength) {
-      var head, start, tail, end, snippet2;
-      if (!this.buffer) return null;
-      indent = indent || 4;
-      maxLength = maxLength || 75;
-      head = "";
-      start = this.position;
-      while (start > 0 && "\0\r\n\x85\u2028\u2029".indexOf(this.buffer.charAt(start - 1)) === -1) {
-        start -= 1;
-        if (this.position - start > maxLength / 2 - 1) {
-          head = " ... ";
-          start += 5;
-          break;
-        }
-      }
-      tail = "";
-      end = this.position;
-      while (end < this.buffer.length && "\0\r\n\x85\u2028\u2029".indexOf(this.buffer.charAt(end)) === -1) {
-        end += 1;
-        if (end - this.position > maxLength / 2 - 1) {
-          tail = " ... ";
-          end -= 5;
-          break;
-        }
-      }
-      snippet2 = this.buffer.slice(start, end);
-      return common2.repeat(" ", indent) + head + snippet2 + tail + "\n" + common2.repeat(" ", indent + this.position - start + head.length) + "^";
-    };
-    Mark.prototype.toString = function toString(compact) {
-      var snippet2, where = "";
-      if (this.name) {
-        where += 'in "' + this.name + '" ';
-      }
-      where += "at line " + (this.line + 1) + ", column " + (this.column + 1);
-      if (!compact) {
-        snippet2 = this.getSnippet();
-        if (snippet2) {
-          where += ":\n" + snippet2;
-        }
-      }
-      return where;
-    };
-    module2.exports = Mark;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type.js
-var require_type = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type.js"(exports2, module2) {
-    "use strict";
-    var YAMLException2 = require_exception();
-    var TYPE_CONSTRUCTOR_OPTIONS = [
-      "kind",
-      "resolve",
-      "construct",
-      "instanceOf",
-      "predicate",
-      "represent",
-      "defaultStyle",
-      "styleAliases"
-    ];
-    var YAML_NODE_KINDS = [
-      "scalar",
-      "sequence",
-      "mapping"
-    ];
-    function compileStyleAliases(map3) {
-      var result = {};
-      if (map3 !== null) {
-        Object.keys(map3).forEach(function(style) {
-          map3[style].forEach(function(alias) {
-            result[String(alias)] = style;
-          });
-        });
-      }
-      return result;
-    }
-    function Type2(tag, options2) {
-      options2 = options2 || {};
-      Object.keys(options2).forEach(function(name) {
-        if (TYPE_CONSTRUCTOR_OPTIONS.indexOf(name) === -1) {
-          throw new YAMLException2('Unknown option "' + name + '" is met in definition of "' + tag + '" YAML type.');
-        }
-      });
-      this.tag = tag;
-      this.kind = options2["kind"] || null;
-      this.resolve = options2["resolve"] || function() {
-        return true;
-      };
-      this.construct = options2["construct"] || function(data) {
-        return data;
-      };
-      this.instanceOf = options2["instanceOf"] || null;
-      this.predicate = options2["predicate"] || null;
-      this.represent = options2["represent"] || null;
-      this.defaultStyle = options2["defaultStyle"] || null;
-      this.styleAliases = compileStyleAliases(options2["styleAliases"] || null);
-      if (YAML_NODE_KINDS.indexOf(this.kind) === -1) {
-        throw new YAMLException2('Unknown kind "' + this.kind + '" is specified for "' + tag + '" YAML type.');
-      }
-    }
-    module2.exports = Type2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema.js
-var require_schema4 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    var YAMLException2 = require_exception();
-    var Type2 = require_type();
-    function compileList(schema2, name, result) {
-      var exclude = [];
-      schema2.include.forEach(function(includedSchema) {
-        result = compileList(includedSchema, name, result);
-      });
-      schema2[name].forEach(function(currentType) {
-        result.forEach(function(previousType, previousIndex) {
-          if (previousType.tag === currentType.tag && previousType.kind === currentType.kind) {
-            exclude.push(previousIndex);
-          }
-        });
-        result.push(currentType);
-      });
-      return result.filter(function(type2, index) {
-        return exclude.indexOf(index) === -1;
-      });
-    }
-    function compileMap() {
-      var result = {
-        scalar: {},
-        sequence: {},
-        mapping: {},
-        fallback: {}
-      }, index, length;
-      function collectType(type2) {
-        result[type2.kind][type2.tag] = result["fallback"][type2.tag] = type2;
-      }
-      for (index = 0, length = arguments.length; index < length; index += 1) {
-        arguments[index].forEach(collectType);
-      }
-      return result;
-    }
-    function Schema2(definition) {
-      this.include = definition.include || [];
-      this.implicit = definition.implicit || [];
-      this.explicit = definition.explicit || [];
-      this.implicit.forEach(function(type2) {
-        if (type2.loadKind && type2.loadKind !== "scalar") {
-          throw new YAMLException2("There is a non-scalar type in the implicit list of a schema. Implicit resolving of such types is not supported.");
-        }
-      });
-      this.compiledImplicit = compileList(this, "implicit", []);
-      this.compiledExplicit = compileList(this, "explicit", []);
-      this.compiledTypeMap = compileMap(this.compiledImplicit, this.compiledExplicit);
-    }
-    Schema2.DEFAULT = null;
-    Schema2.create = function createSchema() {
-      var schemas, types2;
-      switch (arguments.length) {
-        case 1:
-          schemas = Schema2.DEFAULT;
-          types2 = arguments[0];
-          break;
-        case 2:
-          schemas = arguments[0];
-          types2 = arguments[1];
-          break;
-        default:
-          throw new YAMLException2("Wrong number of arguments for Schema.create function");
-      }
-      schemas = common2.toArray(schemas);
-      types2 = common2.toArray(types2);
-      if (!schemas.every(function(schema2) {
-        return schema2 instanceof Schema2;
-      })) {
-        throw new YAMLException2("Specified list of super schemas (or a single Schema object) contains a non-Schema object.");
-      }
-      if (!types2.every(function(type2) {
-        return type2 instanceof Type2;
-      })) {
-        throw new YAMLException2("Specified list of YAML types (or a single Type object) contains a non-Type object.");
-      }
-      return new Schema2({
-        include: schemas,
-        explicit: types2
-      });
-    };
-    module2.exports = Schema2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/str.js
-var require_str = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/str.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    module2.exports = new Type2("tag:yaml.org,2002:str", {
-      kind: "scalar",
-      construct: function(data) {
-        return data !== null ? data : "";
-      }
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/seq.js
-var require_seq2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/seq.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    module2.exports = new Type2("tag:yaml.org,2002:seq", {
-      kind: "sequence",
-      construct: function(data) {
-        return data !== null ? data : [];
-      }
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/map.js
-var require_map2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/map.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    module2.exports = new Type2("tag:yaml.org,2002:map", {
-      kind: "mapping",
-      construct: function(data) {
-        return data !== null ? data : {};
-      }
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/failsafe.js
-var require_failsafe = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/failsafe.js"(exports2, module2) {
-    "use strict";
-    var Schema2 = require_schema4();
-    module2.exports = new Schema2({
-      explicit: [
-        require_str(),
-        require_seq2(),
-        require_map2()
-      ]
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/null.js
-var require_null2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/null.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    function resolveYamlNull(data) {
-      if (data === null) return true;
-      var max = data.length;
-      return max === 1 && data === "~" || max === 4 && (data === "null" || data === "Null" || data === "NULL");
-    }
-    function constructYamlNull() {
-      return null;
-    }
-    function isNull(object2) {
-      return object2 === null;
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:null", {
-      kind: "scalar",
-      resolve: resolveYamlNull,
-      construct: constructYamlNull,
-      predicate: isNull,
-      represent: {
-        canonical: function() {
-          return "~";
-        },
-        lowercase: function() {
-          return "null";
-        },
-        uppercase: function() {
-          return "NULL";
-        },
-        camelcase: function() {
-          return "Null";
-        }
-      },
-      defaultStyle: "lowercase"
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/bool.js
-var require_bool3 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/bool.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    function resolveYamlBoolean(data) {
-      if (data === null) return false;
-      var max = data.length;
-      return max === 4 && (data === "true" || data === "True" || data === "TRUE") || max === 5 && (data === "false" || data === "False" || data === "FALSE");
-    }
-    function constructYamlBoolean(data) {
-      return data === "true" || data === "True" || data === "TRUE";
-    }
-    function isBoolean(object2) {
-      return Object.prototype.toString.call(object2) === "[object Boolean]";
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:bool", {
-      kind: "scalar",
-      resolve: resolveYamlBoolean,
-      construct: constructYamlBoolean,
-      predicate: isBoolean,
-      represent: {
-        lowercase: function(object2) {
-          return object2 ? "true" : "false";
-        },
-        uppercase: function(object2) {
-          return object2 ? "TRUE" : "FALSE";
-        },
-        camelcase: function(object2) {
-          return object2 ? "True" : "False";
-        }
-      },
-      defaultStyle: "lowercase"
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/int.js
-var require_int3 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/int.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    var Type2 = require_type();
-    function isHexCode(c) {
-      return 48 <= c && c <= 57 || 65 <= c && c <= 70 || 97 <= c && c <= 102;
-    }
-    function isOctCode(c) {
-      return 48 <= c && c <= 55;
-    }
-    function isDecCode(c) {
-      return 48 <= c && c <= 57;
-    }
-    function resolveYamlInteger(data) {
-      if (data === null) return false;
-      var max = data.length, index = 0, hasDigits = false, ch;
-      if (!max) return false;
-      ch = data[index];
-      if (ch === "-" || ch === "+") {
-        ch = data[++index];
-      }
-      if (ch === "0") {
-        if (index + 1 === max) return true;
-        ch = data[++index];
-        if (ch === "b") {
-          index++;
-          for (; index < max; index++) {
-            ch = data[index];
-            if (ch === "_") continue;
-            if (ch !== "0" && ch !== "1") return false;
-            hasDigits = true;
-          }
-          return hasDigits && ch !== "_";
-        }
-        if (ch === "x") {
-          index++;
-          for (; index < max; index++) {
-            ch = data[index];
-            if (ch === "_") continue;
-            if (!isHexCode(data.charCodeAt(index))) return false;
-            hasDigits = true;
-          }
-          return hasDigits && ch !== "_";
-        }
-        for (; index < max; index++) {
-          ch = data[index];
-          if (ch === "_") continue;
-          if (!isOctCode(data.charCodeAt(index))) return false;
-          hasDigits = true;
-        }
-        return hasDigits && ch !== "_";
-      }
-      if (ch === "_") return false;
-      for (; index < max; index++) {
-        ch = data[index];
-        if (ch === "_") continue;
-        if (ch === ":") break;
-        if (!isDecCode(data.charCodeAt(index))) {
-          return false;
-        }
-        hasDigits = true;
-      }
-      if (!hasDigits || ch === "_") return false;
-      if (ch !== ":") return true;
-      return /^(:[0-5]?[0-9])+$/.test(data.slice(index));
-    }
-    function constructYamlInteger(data) {
-      var value = data, sign = 1, ch, base, digits = [];
-      if (value.indexOf("_") !== -1) {
-        value = value.replace(/_/g, "");
-      }
-      ch = value[0];
-      if (ch === "-" || ch === "+") {
-        if (ch === "-") sign = -1;
-        value = value.slice(1);
-        ch = value[0];
-      }
-      if (value === "0") return 0;
-      if (ch === "0") {
-        if (value[1] === "b") return sign * parseInt(value.slice(2), 2);
-        if (value[1] === "x") return sign * parseInt(value, 16);
-        return sign * parseInt(value, 8);
-      }
-      if (value.indexOf(":") !== -1) {
-        value.split(":").forEach(function(v) {
-          digits.unshift(parseInt(v, 10));
-        });
-        value = 0;
-        base = 1;
-        digits.forEach(function(d) {
-          value += d * base;
-          base *= 60;
-        });
-        return sign * value;
-      }
-      return sign * parseInt(value, 10);
-    }
-    function isInteger(object2) {
-      return Object.prototype.toString.call(object2) === "[object Number]" && (object2 % 1 === 0 && !common2.isNegativeZero(object2));
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:int", {
-      kind: "scalar",
-      resolve: resolveYamlInteger,
-      construct: constructYamlInteger,
-      predicate: isInteger,
-      represent: {
-        binary: function(obj) {
-          return obj >= 0 ? "0b" + obj.toString(2) : "-0b" + obj.toString(2).slice(1);
-        },
-        octal: function(obj) {
-          return obj >= 0 ? "0" + obj.toString(8) : "-0" + obj.toString(8).slice(1);
-        },
-        decimal: function(obj) {
-          return obj.toString(10);
-        },
-        /* eslint-disable max-len */
-        hexadecimal: function(obj) {
-          return obj >= 0 ? "0x" + obj.toString(16).toUpperCase() : "-0x" + obj.toString(16).toUpperCase().slice(1);
-        }
-      },
-      defaultStyle: "decimal",
-      styleAliases: {
-        binary: [2, "bin"],
-        octal: [8, "oct"],
-        decimal: [10, "dec"],
-        hexadecimal: [16, "hex"]
-      }
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/float.js
-var require_float3 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/float.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    var Type2 = require_type();
-    var YAML_FLOAT_PATTERN = new RegExp(
-      // 2.5e4, 2.5 and integers
-      "^(?:[-+]?(?:0|[1-9][0-9_]*)(?:\\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
-    );
-    function resolveYamlFloat(data) {
-      if (data === null) return false;
-      if (!YAML_FLOAT_PATTERN.test(data) || // Quick hack to not allow integers end with `_`
-      // Probably should update regexp & check speed
-      data[data.length - 1] === "_") {
-        return false;
-      }
-      return true;
-    }
-    function constructYamlFloat(data) {
-      var value, sign, base, digits;
-      value = data.replace(/_/g, "").toLowerCase();
-      sign = value[0] === "-" ? -1 : 1;
-      digits = [];
-      if ("+-".indexOf(value[0]) >= 0) {
-        value = value.slice(1);
-      }
-      if (value === ".inf") {
-        return sign === 1 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-      } else if (value === ".nan") {
-        return NaN;
-      } else if (value.indexOf(":") >= 0) {
-        value.split(":").forEach(function(v) {
-          digits.unshift(parseFloat(v, 10));
-        });
-        value = 0;
-        base = 1;
-        digits.forEach(function(d) {
-          value += d * base;
-          base *= 60;
-        });
-        return sign * value;
-      }
-      return sign * parseFloat(value, 10);
-    }
-    var SCIENTIFIC_WITHOUT_DOT = /^[-+]?[0-9]+e/;
-    function representYamlFloat(object2, style) {
-      var res;
-      if (isNaN(object2)) {
-        switch (style) {
-          case "lowercase":
-            return ".nan";
-          case "uppercase":
-            return ".NAN";
-          case "camelcase":
-            return ".NaN";
-        }
-      } else if (Number.POSITIVE_INFINITY === object2) {
-        switch (style) {
-          case "lowercase":
-            return ".inf";
-          case "uppercase":
-            return ".INF";
-          case "camelcase":
-            return ".Inf";
-        }
-      } else if (Number.NEGATIVE_INFINITY === object2) {
-        switch (style) {
-          case "lowercase":
-            return "-.inf";
-          case "uppercase":
-            return "-.INF";
-          case "camelcase":
-            return "-.Inf";
-        }
-      } else if (common2.isNegativeZero(object2)) {
-        return "-0.0";
-      }
-      res = object2.toString(10);
-      return SCIENTIFIC_WITHOUT_DOT.test(res) ? res.replace("e", ".e") : res;
-    }
-    function isFloat(object2) {
-      return Object.prototype.toString.call(object2) === "[object Number]" && (object2 % 1 !== 0 || common2.isNegativeZero(object2));
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:float", {
-      kind: "scalar",
-      resolve: resolveYamlFloat,
-      construct: constructYamlFloat,
-      predicate: isFloat,
-      represent: representYamlFloat,
-      defaultStyle: "lowercase"
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/json.js
-var require_json = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/json.js"(exports2, module2) {
-    "use strict";
-    var Schema2 = require_schema4();
-    module2.exports = new Schema2({
-      include: [
-        require_failsafe()
-      ],
-      implicit: [
-        require_null2(),
-        require_bool3(),
-        require_int3(),
-        require_float3()
-      ]
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/core.js
-var require_core = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/core.js"(exports2, module2) {
-    "use strict";
-    var Schema2 = require_schema4();
-    module2.exports = new Schema2({
-      include: [
-        require_json()
-      ]
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/timestamp.js
-var require_timestamp2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/timestamp.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    var YAML_DATE_REGEXP = new RegExp(
-      "^([0-9][0-9][0-9][0-9])-([0-9][0-9])-([0-9][0-9])$"
-    );
-    var YAML_TIMESTAMP_REGEXP = new RegExp(
-      "^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:[Tt]|[ \\t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\\.([0-9]*))?(?:[ \\t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?$"
-    );
-    function resolveYamlTimestamp(data) {
-      if (data === null) return false;
-      if (YAML_DATE_REGEXP.exec(data) !== null) return true;
-      if (YAML_TIMESTAMP_REGEXP.exec(data) !== null) return true;
-      return false;
-    }
-    function constructYamlTimestamp(data) {
-      var match, year, month, day, hour, minute, second, fraction = 0, delta = null, tz_hour, tz_minute, date5;
-      match = YAML_DATE_REGEXP.exec(data);
-      if (match === null) match = YAML_TIMESTAMP_REGEXP.exec(data);
-      if (match === null) throw new Error("Date resolve error");
-      year = +match[1];
-      month = +match[2] - 1;
-      day = +match[3];
-      if (!match[4]) {
-        return new Date(Date.UTC(year, month, day));
-      }
-      hour = +match[4];
-      minute = +match[5];
-      second = +match[6];
-      if (match[7]) {
-        fraction = match[7].slice(0, 3);
-        while (fraction.length < 3) {
-          fraction += "0";
-        }
-        fraction = +fraction;
-      }
-      if (match[9]) {
-        tz_hour = +match[10];
-        tz_minute = +(match[11] || 0);
-        delta = (tz_hour * 60 + tz_minute) * 6e4;
-        if (match[9] === "-") delta = -delta;
-      }
-      date5 = new Date(Date.UTC(year, month, day, hour, minute, second, fraction));
-      if (delta) date5.setTime(date5.getTime() - delta);
-      return date5;
-    }
-    function representYamlTimestamp(object2) {
-      return object2.toISOString();
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:timestamp", {
-      kind: "scalar",
-      resolve: resolveYamlTimestamp,
-      construct: constructYamlTimestamp,
-      instanceOf: Date,
-      represent: representYamlTimestamp
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/merge.js
-var require_merge2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/merge.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    function resolveYamlMerge(data) {
-      return data === "<<" || data === null;
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:merge", {
-      kind: "scalar",
-      resolve: resolveYamlMerge
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/binary.js
-var require_binary2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/binary.js"(exports2, module2) {
-    "use strict";
-    var NodeBuffer;
-    try {
-      _require = __require;
-      NodeBuffer = _require("buffer").Buffer;
-    } catch (__) {
-    }
-    var _require;
-    var Type2 = require_type();
-    var BASE64_MAP = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r";
-    function resolveYamlBinary(data) {
-      if (data === null) return false;
-      var code, idx, bitlen = 0, max = data.length, map3 = BASE64_MAP;
-      for (idx = 0; idx < max; idx++) {
-        code = map3.indexOf(data.charAt(idx));
-        if (code > 64) continue;
-        if (code < 0) return false;
-        bitlen += 6;
-      }
-      return bitlen % 8 === 0;
-    }
-    function constructYamlBinary(data) {
-      var idx, tailbits, input2 = data.replace(/[\r\n=]/g, ""), max = input2.length, map3 = BASE64_MAP, bits = 0, result = [];
-      for (idx = 0; idx < max; idx++) {
-        if (idx % 4 === 0 && idx) {
-          result.push(bits >> 16 & 255);
-          result.push(bits >> 8 & 255);
-          result.push(bits & 255);
-        }
-        bits = bits << 6 | map3.indexOf(input2.charAt(idx));
-      }
-      tailbits = max % 4 * 6;
-      if (tailbits === 0) {
-        result.push(bits >> 16 & 255);
-        result.push(bits >> 8 & 255);
-        result.push(bits & 255);
-      } else if (tailbits === 18) {
-        result.push(bits >> 10 & 255);
-        result.push(bits >> 2 & 255);
-      } else if (tailbits === 12) {
-        result.push(bits >> 4 & 255);
-      }
-      if (NodeBuffer) {
-        return NodeBuffer.from ? NodeBuffer.from(result) : new NodeBuffer(result);
-      }
-      return result;
-    }
-    function representYamlBinary(object2) {
-      var result = "", bits = 0, idx, tail, max = object2.length, map3 = BASE64_MAP;
-      for (idx = 0; idx < max; idx++) {
-        if (idx % 3 === 0 && idx) {
-          result += map3[bits >> 18 & 63];
-          result += map3[bits >> 12 & 63];
-          result += map3[bits >> 6 & 63];
-          result += map3[bits & 63];
-        }
-        bits = (bits << 8) + object2[idx];
-      }
-      tail = max % 3;
-      if (tail === 0) {
-        result += map3[bits >> 18 & 63];
-        result += map3[bits >> 12 & 63];
-        result += map3[bits >> 6 & 63];
-        result += map3[bits & 63];
-      } else if (tail === 2) {
-        result += map3[bits >> 10 & 63];
-        result += map3[bits >> 4 & 63];
-        result += map3[bits << 2 & 63];
-        result += map3[64];
-      } else if (tail === 1) {
-        result += map3[bits >> 2 & 63];
-        result += map3[bits << 4 & 63];
-        result += map3[64];
-        result += map3[64];
-      }
-      return result;
-    }
-    function isBinary(object2) {
-      return NodeBuffer && NodeBuffer.isBuffer(object2);
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:binary", {
-      kind: "scalar",
-      resolve: resolveYamlBinary,
-      construct: constructYamlBinary,
-      predicate: isBinary,
-      represent: representYamlBinary
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/omap.js
-var require_omap2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/omap.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    var _hasOwnProperty = Object.prototype.hasOwnProperty;
-    var _toString = Object.prototype.toString;
-    function resolveYamlOmap(data) {
-      if (data === null) return true;
-      var objectKeys = {}, index, length, pair, pairKey, pairHasKey, object2 = data;
-      for (index = 0, length = object2.length; index < length; index += 1) {
-        pair = object2[index];
-        pairHasKey = false;
-        if (_toString.call(pair) !== "[object Object]") return false;
-        for (pairKey in pair) {
-          if (_hasOwnProperty.call(pair, pairKey)) {
-            if (!pairHasKey) pairHasKey = true;
-            else return false;
-          }
-        }
-        if (!pairHasKey) return false;
-        if (_hasOwnProperty.call(objectKeys, pairKey)) return false;
-        Object.defineProperty(objectKeys, pairKey, { value: true });
-      }
-      return true;
-    }
-    function constructYamlOmap(data) {
-      return data !== null ? data : [];
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:omap", {
-      kind: "sequence",
-      resolve: resolveYamlOmap,
-      construct: constructYamlOmap
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/pairs.js
-var require_pairs2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/pairs.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    var _toString = Object.prototype.toString;
-    function resolveYamlPairs(data) {
-      if (data === null) return true;
-      var index, length, pair, keys, result, object2 = data;
-      result = new Array(object2.length);
-      for (index = 0, length = object2.length; index < length; index += 1) {
-        pair = object2[index];
-        if (_toString.call(pair) !== "[object Object]") return false;
-        keys = Object.keys(pair);
-        if (keys.length !== 1) return false;
-        result[index] = [keys[0], pair[keys[0]]];
-      }
-      return true;
-    }
-    function constructYamlPairs(data) {
-      if (data === null) return [];
-      var index, length, pair, keys, result, object2 = data;
-      result = new Array(object2.length);
-      for (index = 0, length = object2.length; index < length; index += 1) {
-        pair = object2[index];
-        keys = Object.keys(pair);
-        result[index] = [keys[0], pair[keys[0]]];
-      }
-      return result;
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:pairs", {
-      kind: "sequence",
-      resolve: resolveYamlPairs,
-      construct: constructYamlPairs
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/set.js
-var require_set2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/set.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    var _hasOwnProperty = Object.prototype.hasOwnProperty;
-    function resolveYamlSet(data) {
-      if (data === null) return true;
-      var key, object2 = data;
-      for (key in object2) {
-        if (_hasOwnProperty.call(object2, key)) {
-          if (object2[key] !== null) return false;
-        }
-      }
-      return true;
-    }
-    function constructYamlSet(data) {
-      return data !== null ? data : {};
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:set", {
-      kind: "mapping",
-      resolve: resolveYamlSet,
-      construct: constructYamlSet
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/default_safe.js
-var require_default_safe = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/default_safe.js"(exports2, module2) {
-    "use strict";
-    var Schema2 = require_schema4();
-    module2.exports = new Schema2({
-      include: [
-        require_core()
-      ],
-      implicit: [
-        require_timestamp2(),
-        require_merge2()
-      ],
-      explicit: [
-        require_binary2(),
-        require_omap2(),
-        require_pairs2(),
-        require_set2()
-      ]
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/undefined.js
-var require_undefined = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/undefined.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    function resolveJavascriptUndefined() {
-      return true;
-    }
-    function constructJavascriptUndefined() {
-      return void 0;
-    }
-    function representJavascriptUndefined() {
-      return "";
-    }
-    function isUndefined(object2) {
-      return typeof object2 === "undefined";
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:js/undefined", {
-      kind: "scalar",
-      resolve: resolveJavascriptUndefined,
-      construct: constructJavascriptUndefined,
-      predicate: isUndefined,
-      represent: representJavascriptUndefined
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/regexp.js
-var require_regexp = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/regexp.js"(exports2, module2) {
-    "use strict";
-    var Type2 = require_type();
-    function resolveJavascriptRegExp(data) {
-      if (data === null) return false;
-      if (data.length === 0) return false;
-      var regexp = data, tail = /\/([gim]*)$/.exec(data), modifiers = "";
-      if (regexp[0] === "/") {
-        if (tail) modifiers = tail[1];
-        if (modifiers.length > 3) return false;
-        if (regexp[regexp.length - modifiers.length - 1] !== "/") return false;
-      }
-      return true;
-    }
-    function constructJavascriptRegExp(data) {
-      var regexp = data, tail = /\/([gim]*)$/.exec(data), modifiers = "";
-      if (regexp[0] === "/") {
-        if (tail) modifiers = tail[1];
-        regexp = regexp.slice(1, regexp.length - modifiers.length - 1);
-      }
-      return new RegExp(regexp, modifiers);
-    }
-    function representJavascriptRegExp(object2) {
-      var result = "/" + object2.source + "/";
-      if (object2.global) result += "g";
-      if (object2.multiline) result += "m";
-      if (object2.ignoreCase) result += "i";
-      return result;
-    }
-    function isRegExp(object2) {
-      return Object.prototype.toString.call(object2) === "[object RegExp]";
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:js/regexp", {
-      kind: "scalar",
-      resolve: resolveJavascriptRegExp,
-      construct: constructJavascriptRegExp,
-      predicate: isRegExp,
-      represent: representJavascriptRegExp
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/function.js
-var require_function = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/type/js/function.js"(exports2, module2) {
-    "use strict";
-    var esprima;
-    try {
-      _require = __require;
-      esprima = _require("esprima");
-    } catch (_) {
-      if (typeof window !== "undefined") esprima = window.esprima;
-    }
-    var _require;
-    var Type2 = require_type();
-    function resolveJavascriptFunction(data) {
-      if (data === null) return false;
-      try {
-        var source = "(" + data + ")", ast = esprima.parse(source, { range: true });
-        if (ast.type !== "Program" || ast.body.length !== 1 || ast.body[0].type !== "ExpressionStatement" || ast.body[0].expression.type !== "ArrowFunctionExpression" && ast.body[0].expression.type !== "FunctionExpression") {
-          return false;
-        }
-        return true;
-      } catch (err) {
-        return false;
-      }
-    }
-    function constructJavascriptFunction(data) {
-      var source = "(" + data + ")", ast = esprima.parse(source, { range: true }), params = [], body;
-      if (ast.type !== "Program" || ast.body.length !== 1 || ast.body[0].type !== "ExpressionStatement" || ast.body[0].expression.type !== "ArrowFunctionExpression" && ast.body[0].expression.type !== "FunctionExpression") {
-        throw new Error("Failed to resolve function");
-      }
-      ast.body[0].expression.params.forEach(function(param) {
-        params.push(param.name);
-      });
-      body = ast.body[0].expression.body.range;
-      if (ast.body[0].expression.body.type === "BlockStatement") {
-        return new Function(params, source.slice(body[0] + 1, body[1] - 1));
-      }
-      return new Function(params, "return " + source.slice(body[0], body[1]));
-    }
-    function representJavascriptFunction(object2) {
-      return object2.toString();
-    }
-    function isFunction(object2) {
-      return Object.prototype.toString.call(object2) === "[object Function]";
-    }
-    module2.exports = new Type2("tag:yaml.org,2002:js/function", {
-      kind: "scalar",
-      resolve: resolveJavascriptFunction,
-      construct: constructJavascriptFunction,
-      predicate: isFunction,
-      represent: representJavascriptFunction
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/default_full.js
-var require_default_full = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/schema/default_full.js"(exports2, module2) {
-    "use strict";
-    var Schema2 = require_schema4();
-    module2.exports = Schema2.DEFAULT = new Schema2({
-      include: [
-        require_default_safe()
-      ],
-      explicit: [
-        require_undefined(),
-        require_regexp(),
-        require_function()
-      ]
-    });
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/loader.js
-var require_loader = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/loader.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    var YAMLException2 = require_exception();
-    var Mark = require_mark();
-    var DEFAULT_SAFE_SCHEMA = require_default_safe();
-    var DEFAULT_FULL_SCHEMA = require_default_full();
-    var _hasOwnProperty = Object.prototype.hasOwnProperty;
-    var CONTEXT_FLOW_IN = 1;
-    var CONTEXT_FLOW_OUT = 2;
-    var CONTEXT_BLOCK_IN = 3;
-    var CONTEXT_BLOCK_OUT = 4;
-    var CHOMPING_CLIP = 1;
-    var CHOMPING_STRIP = 2;
-    var CHOMPING_KEEP = 3;
-    var PATTERN_NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
-    var PATTERN_NON_ASCII_LINE_BREAKS = /[\x85\u2028\u2029]/;
-    var PATTERN_FLOW_INDICATORS = /[,\[\]\{\}]/;
-    var PATTERN_TAG_HANDLE = /^(?:!|!!|![a-z\-]+!)$/i;
-    var PATTERN_TAG_URI = /^(?:!|[^,\[\]\{\}])(?:%[0-9a-f]{2}|[0-9a-z\-#;\/\?:@&=\+\$,_\.!~\*'\(\)\[\]])*$/i;
-    function _class(obj) {
-      return Object.prototype.toString.call(obj);
-    }
-    function is_EOL(c) {
-      return c === 10 || c === 13;
-    }
-    function is_WHITE_SPACE(c) {
-      return c === 9 || c === 32;
-    }
-    function is_WS_OR_EOL(c) {
-      return c === 9 || c === 32 || c === 10 || c === 13;
-    }
-    function is_FLOW_INDICATOR(c) {
-      return c === 44 || c === 91 || c === 93 || c === 123 || c === 125;
-    }
-    function fromHexCode(c) {
-      var lc;
-      if (48 <= c && c <= 57) {
-        return c - 48;
-      }
-      lc = c | 32;
-      if (97 <= lc && lc <= 102) {
-        return lc - 97 + 10;
-      }
-      return -1;
-    }
-    function escapedHexLen(c) {
-      if (c === 120) {
-        return 2;
-      }
-      if (c === 117) {
-        return 4;
-      }
-      if (c === 85) {
-        return 8;
-      }
-      return 0;
-    }
-    function fromDecimalCode(c) {
-      if (48 <= c && c <= 57) {
-        return c - 48;
-      }
-      return -1;
-    }
-    function simpleEscapeSequence(c) {
-      return c === 48 ? "\0" : c === 97 ? "\x07" : c === 98 ? "\b" : c === 116 ? "	" : c === 9 ? "	" : c === 110 ? "\n" : c === 118 ? "\v" : c === 102 ? "\f" : c === 114 ? "\r" : c === 101 ? "\x1B" : c === 32 ? " " : c === 34 ? '"' : c === 47 ? "/" : c === 92 ? "\\" : c === 78 ? "\x85" : c === 95 ? "\xA0" : c === 76 ? "\u2028" : c === 80 ? "\u2029" : "";
-    }
-    function charFromCodepoint(c) {
-      if (c <= 65535) {
-        return String.fromCharCode(c);
-      }
-      return String.fromCharCode(
-        (c - 65536 >> 10) + 55296,
-        (c - 65536 & 1023) + 56320
-      );
-    }
-    function setProperty(object2, key, value) {
-      if (key === "__proto__") {
-        Object.defineProperty(object2, key, {
-          configurable: true,
-          enumerable: true,
-          writable: true,
-          value
-        });
-      } else {
-        object2[key] = value;
-      }
-    }
-    var simpleEscapeCheck = new Array(256);
-    var simpleEscapeMap = new Array(256);
-    for (i = 0; i < 256; i++) {
-      simpleEscapeCheck[i] = simpleEscapeSequence(i) ? 1 : 0;
-      simpleEscapeMap[i] = simpleEscapeSequence(i);
-    }
-    var i;
-    function State(input2, options2) {
-      this.input = input2;
-      this.filename = options2["filename"] || null;
-      this.schema = options2["schema"] || DEFAULT_FULL_SCHEMA;
-      this.onWarning = options2["onWarning"] || null;
-      this.legacy = options2["legacy"] || false;
-      this.json = options2["json"] || false;
-      this.listener = options2["listener"] || null;
-      this.maxTotalMergeKeys = typeof options2["maxTotalMergeKeys"] === "number" ? options2["maxTotalMergeKeys"] : 1e4;
-      this.implicitTypes = this.schema.compiledImplicit;
-      this.typeMap = this.schema.compiledTypeMap;
-      this.length = input2.length;
-      this.position = 0;
-      this.line = 0;
-      this.lineStart = 0;
-      this.lineIndent = 0;
-      this.totalMergeKeys = 0;
-      this.documents = [];
-    }
-    function generateError(state, message) {
-      return new YAMLException2(
-        message,
-        new Mark(state.filename, state.input, state.position, state.line, state.position - state.lineStart)
-      );
-    }
-    function throwError(state, message) {
-      throw generateError(state, message);
-    }
-    function throwWarning(state, message) {
-      if (state.onWarning) {
-        state.onWarning.call(null, generateError(state, message));
-      }
-    }
-    var directiveHandlers = {
-      YAML: function handleYamlDirective(state, name, args) {
-        var match, major, minor;
-        if (state.version !== null) {
-          throwError(state, "duplication of %YAML directive");
-        }
-        if (args.length !== 1) {
-          throwError(state, "YAML directive accepts exactly one argument");
-        }
-        match = /^([0-9]+)\.([0-9]+)$/.exec(args[0]);
-        if (match === null) {
-          throwError(state, "ill-formed argument of the YAML directive");
-        }
-        major = parseInt(match[1], 10);
-        minor = parseInt(match[2], 10);
-        if (major !== 1) {
-          throwError(state, "unacceptable YAML version of the document");
-        }
-        state.version = args[0];
-        state.checkLineBreaks = minor < 2;
-        if (minor !== 1 && minor !== 2) {
-          throwWarning(state, "unsupported YAML version of the document");
-        }
-      },
-      TAG: function handleTagDirective(state, name, args) {
-        var handle, prefix;
-        if (args.length !== 2) {
-          throwError(state, "TAG directive accepts exactly two arguments");
-        }
-        handle = args[0];
-        prefix = args[1];
-        if (!PATTERN_TAG_HANDLE.test(handle)) {
-          throwError(state, "ill-formed tag handle (first argument) of the TAG directive");
-        }
-        if (_hasOwnProperty.call(state.tagMap, handle)) {
-          throwError(state, 'there is a previously declared suffix for "' + handle + '" tag handle');
-        }
-        if (!PATTERN_TAG_URI.test(prefix)) {
-          throwError(state, "ill-formed tag prefix (second argument) of the TAG directive");
-        }
-        state.tagMap[handle] = prefix;
-      }
-    };
-    function captureSegment(state, start, end, checkJson) {
-      var _position, _length2, _character, _result;
-      if (start < end) {
-        _result = state.input.slice(start, end);
-        if (checkJson) {
-          for (_position = 0, _length2 = _result.length; _position < _length2; _position += 1) {
-            _character = _result.charCodeAt(_position);
-            if (!(_character === 9 || 32 <= _character && _character <= 1114111)) {
-              throwError(state, "expected valid JSON character");
-            }
-          }
-        } else if (PATTERN_NON_PRINTABLE.test(_result)) {
-          throwError(state, "the stream contains non-printable characters");
-        }
-        state.result += _result;
-      }
-    }
-    function chargeMergeWork(state) {
-      state.totalMergeKeys += 1;
-      if (state.maxTotalMergeKeys !== -1 && state.totalMergeKeys > state.maxTotalMergeKeys) {
-        throwError(state, "merge keys exceeded maxTotalMergeKeys (" + state.maxTotalMergeKeys + ")");
-      }
-    }
-    function mergeMappings(state, destination, source, overridableKeys) {
-      var sourceKeys, key, index, quantity;
-      if (!common2.isObject(source)) {
-        throwError(state, "cannot merge mappings; the provided source object is unacceptable");
-      }
-      chargeMergeWork(state);
-      sourceKeys = Object.keys(source);
-      for (index = 0, quantity = sourceKeys.length; index < quantity; index += 1) {
-        key = sourceKeys[index];
-        chargeMergeWork(state);
-        if (!_hasOwnProperty.call(destination, key)) {
-          setProperty(destination, key, source[key]);
-          overridableKeys[key] = true;
-        }
-      }
-    }
-    function storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode, startLine, startPos) {
-      var index, quantity;
-      if (Array.isArray(keyNode)) {
-        keyNode = Array.prototype.slice.call(keyNode);
-        for (index = 0, quantity = keyNode.length; index < quantity; index += 1) {
-          if (Array.isArray(keyNode[index])) {
-            throwError(state, "nested arrays are not supported inside keys");
-          }
-          if (typeof keyNode === "object" && _class(keyNode[index]) === "[object Object]") {
-            keyNode[index] = "[object Object]";
-          }
-        }
-      }
-      if (typeof keyNode === "object" && _class(keyNode) === "[object Object]") {
-        keyNode = "[object Object]";
-      }
-      keyNode = String(keyNode);
-      if (_result === null) {
-        _result = {};
-      }
-      if (keyTag === "tag:yaml.org,2002:merge") {
-        if (Array.isArray(valueNode)) {
-          if (valueNode.length > 100) {
-            throwError(state, "abnormal merge sequence size");
-          }
-          for (index = 0, quantity = valueNode.length; index < quantity; index += 1) {
-            mergeMappings(state, _result, valueNode[index], overridableKeys);
-          }
-        } else {
-          mergeMappings(state, _result, valueNode, overridableKeys);
-        }
-      } else {
-        if (!state.json && !_hasOwnProperty.call(overridableKeys, keyNode) && _hasOwnProperty.call(_result, keyNode)) {
-          state.line = startLine || state.line;
-          state.position = startPos || state.position;
-          throwError(state, "duplicated mapping key");
-        }
-        setProperty(_result, keyNode, valueNode);
-        delete overridableKeys[keyNode];
-      }
-      return _result;
-    }
-    function readLineBreak(state) {
-      var ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch === 10) {
-        state.position++;
-      } else if (ch === 13) {
-        state.position++;
-        if (state.input.charCodeAt(state.position) === 10) {
-          state.position++;
-        }
-      } else {
-        throwError(state, "a line break is expected");
-      }
-      state.line += 1;
-      state.lineStart = state.position;
-    }
-    function skipSeparationSpace(state, allowComments, checkIndent) {
-      var lineBreaks = 0, ch = state.input.charCodeAt(state.position);
-      while (ch !== 0) {
-        while (is_WHITE_SPACE(ch)) {
-          ch = state.input.charCodeAt(++state.position);
-        }
-        if (allowComments && ch === 35) {
-          do {
-            ch = state.input.charCodeAt(++state.position);
-          } while (ch !== 10 && ch !== 13 && ch !== 0);
-        }
-        if (is_EOL(ch)) {
-          readLineBreak(state);
-          ch = state.input.charCodeAt(state.position);
-          lineBreaks++;
-          state.lineIndent = 0;
-          while (ch === 32) {
-            state.lineIndent++;
-            ch = state.input.charCodeAt(++state.position);
-          }
-        } else {
-          break;
-        }
-      }
-      if (checkIndent !== -1 && lineBreaks !== 0 && state.lineIndent < checkIndent) {
-        throwWarning(state, "deficient indentation");
-      }
-      return lineBreaks;
-    }
-    function testDocumentSeparator(state) {
-      var _position = state.position, ch;
-      ch = state.input.charCodeAt(_position);
-      if ((ch === 45 || ch === 46) && ch === state.input.charCodeAt(_position + 1) && ch === state.input.charCodeAt(_position + 2)) {
-        _position += 3;
-        ch = state.input.charCodeAt(_position);
-        if (ch === 0 || is_WS_OR_EOL(ch)) {
-          return true;
-        }
-      }
-      return false;
-    }
-    function writeFoldedLines(state, count) {
-      if (count === 1) {
-        state.result += " ";
-      } else if (count > 1) {
-        state.result += common2.repeat("\n", count - 1);
-      }
-    }
-    function readPlainScalar(state, nodeIndent, withinFlowCollection) {
-      var preceding, following, captureStart, captureEnd, hasPendingContent, _line, _lineStart, _lineIndent, _kind = state.kind, _result = state.result, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (is_WS_OR_EOL(ch) || is_FLOW_INDICATOR(ch) || ch === 35 || ch === 38 || ch === 42 || ch === 33 || ch === 124 || ch === 62 || ch === 39 || ch === 34 || ch === 37 || ch === 64 || ch === 96) {
-        return false;
-      }
-      if (ch === 63 || ch === 45) {
-        following = state.input.charCodeAt(state.position + 1);
-        if (is_WS_OR_EOL(following) || withinFlowCollection && is_FLOW_INDICATOR(following)) {
-          return false;
-        }
-      }
-      state.kind = "scalar";
-      state.result = "";
-      captureStart = captureEnd = state.position;
-      hasPendingContent = false;
-      while (ch !== 0) {
-        if (ch === 58) {
-          following = state.input.charCodeAt(state.position + 1);
-          if (is_WS_OR_EOL(following) || withinFlowCollection && is_FLOW_INDICATOR(following)) {
-            break;
-          }
-        } else if (ch === 35) {
-          preceding = state.input.charCodeAt(state.position - 1);
-          if (is_WS_OR_EOL(preceding)) {
-            break;
-          }
-        } else if (state.position === state.lineStart && testDocumentSeparator(state) || withinFlowCollection && is_FLOW_INDICATOR(ch)) {
-          break;
-        } else if (is_EOL(ch)) {
-          _line = state.line;
-          _lineStart = state.lineStart;
-          _lineIndent = state.lineIndent;
-          skipSeparationSpace(state, false, -1);
-          if (state.lineIndent >= nodeIndent) {
-            hasPendingContent = true;
-            ch = state.input.charCodeAt(state.position);
-            continue;
-          } else {
-            state.position = captureEnd;
-            state.line = _line;
-            state.lineStart = _lineStart;
-            state.lineIndent = _lineIndent;
-            break;
-          }
-        }
-        if (hasPendingContent) {
-          captureSegment(state, captureStart, captureEnd, false);
-          writeFoldedLines(state, state.line - _line);
-          captureStart = captureEnd = state.position;
-          hasPendingContent = false;
-        }
-        if (!is_WHITE_SPACE(ch)) {
-          captureEnd = state.position + 1;
-        }
-        ch = state.input.charCodeAt(++state.position);
-      }
-      captureSegment(state, captureStart, captureEnd, false);
-      if (state.result) {
-        return true;
-      }
-      state.kind = _kind;
-      state.result = _result;
-      return false;
-    }
-    function readSingleQuotedScalar(state, nodeIndent) {
-      var ch, captureStart, captureEnd;
-      ch = state.input.charCodeAt(state.position);
-      if (ch !== 39) {
-        return false;
-      }
-      state.kind = "scalar";
-      state.result = "";
-      state.position++;
-      captureStart = captureEnd = state.position;
-      while ((ch = state.input.charCodeAt(state.position)) !== 0) {
-        if (ch === 39) {
-          captureSegment(state, captureStart, state.position, true);
-          ch = state.input.charCodeAt(++state.position);
-          if (ch === 39) {
-            captureStart = state.position;
-            state.position++;
-            captureEnd = state.position;
-          } else {
-            return true;
-          }
-        } else if (is_EOL(ch)) {
-          captureSegment(state, captureStart, captureEnd, true);
-          writeFoldedLines(state, skipSeparationSpace(state, false, nodeIndent));
-          captureStart = captureEnd = state.position;
-        } else if (state.position === state.lineStart && testDocumentSeparator(state)) {
-          throwError(state, "unexpected end of the document within a single quoted scalar");
-        } else {
-          state.position++;
-          captureEnd = state.position;
-        }
-      }
-      throwError(state, "unexpected end of the stream within a single quoted scalar");
-    }
-    function readDoubleQuotedScalar(state, nodeIndent) {
-      var captureStart, captureEnd, hexLength, hexResult, tmp, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch !== 34) {
-        return false;
-      }
-      state.kind = "scalar";
-      state.result = "";
-      state.position++;
-      captureStart = captureEnd = state.position;
-      while ((ch = state.input.charCodeAt(state.position)) !== 0) {
-        if (ch === 34) {
-          captureSegment(state, captureStart, state.position, true);
-          state.position++;
-          return true;
-        } else if (ch === 92) {
-          captureSegment(state, captureStart, state.position, true);
-          ch = state.input.charCodeAt(++state.position);
-          if (is_EOL(ch)) {
-            skipSeparationSpace(state, false, nodeIndent);
-          } else if (ch < 256 && simpleEscapeCheck[ch]) {
-            state.result += simpleEscapeMap[ch];
-            state.position++;
-          } else if ((tmp = escapedHexLen(ch)) > 0) {
-            hexLength = tmp;
-            hexResult = 0;
-            for (; hexLength > 0; hexLength--) {
-              ch = state.input.charCodeAt(++state.position);
-              if ((tmp = fromHexCode(ch)) >= 0) {
-                hexResult = (hexResult << 4) + tmp;
-              } else {
-                throwError(state, "expected hexadecimal character");
-              }
-            }
-            state.result += charFromCodepoint(hexResult);
-            state.position++;
-          } else {
-            throwError(state, "unknown escape sequence");
-          }
-          captureStart = captureEnd = state.position;
-        } else if (is_EOL(ch)) {
-          captureSegment(state, captureStart, captureEnd, true);
-          writeFoldedLines(state, skipSeparationSpace(state, false, nodeIndent));
-          captureStart = captureEnd = state.position;
-        } else if (state.position === state.lineStart && testDocumentSeparator(state)) {
-          throwError(state, "unexpected end of the document within a double quoted scalar");
-        } else {
-          state.position++;
-          captureEnd = state.position;
-        }
-      }
-      throwError(state, "unexpected end of the stream within a double quoted scalar");
-    }
-    function readFlowCollection(state, nodeIndent) {
-      var readNext = true, _line, _tag = state.tag, _result, _anchor = state.anchor, following, terminator, isPair, isExplicitPair, isMapping, overridableKeys = {}, keyNode, keyTag, valueNode, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch === 91) {
-        terminator = 93;
-        isMapping = false;
-        _result = [];
-      } else if (ch === 123) {
-        terminator = 125;
-        isMapping = true;
-        _result = {};
-      } else {
-        return false;
-      }
-      if (state.anchor !== null) {
-        state.anchorMap[state.anchor] = _result;
-      }
-      ch = state.input.charCodeAt(++state.position);
-      while (ch !== 0) {
-        skipSeparationSpace(state, true, nodeIndent);
-        ch = state.input.charCodeAt(state.position);
-        if (ch === terminator) {
-          state.position++;
-          state.tag = _tag;
-          state.anchor = _anchor;
-          state.kind = isMapping ? "mapping" : "sequence";
-          state.result = _result;
-          return true;
-        } else if (!readNext) {
-          throwError(state, "missed comma between flow collection entries");
-        }
-        keyTag = keyNode = valueNode = null;
-        isPair = isExplicitPair = false;
-        if (ch === 63) {
-          following = state.input.charCodeAt(state.position + 1);
-          if (is_WS_OR_EOL(following)) {
-            isPair = isExplicitPair = true;
-            state.position++;
-            skipSeparationSpace(state, true, nodeIndent);
-          }
-        }
-        _line = state.line;
-        composeNode(state, nodeIndent, CONTEXT_FLOW_IN, false, true);
-        keyTag = state.tag;
-        keyNode = state.result;
-        skipSeparationSpace(state, true, nodeIndent);
-        ch = state.input.charCodeAt(state.position);
-        if ((isExplicitPair || state.line === _line) && ch === 58) {
-          isPair = true;
-          ch = state.input.charCodeAt(++state.position);
-          skipSeparationSpace(state, true, nodeIndent);
-          composeNode(state, nodeIndent, CONTEXT_FLOW_IN, false, true);
-          valueNode = state.result;
-        }
-        if (isMapping) {
-          storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode);
-        } else if (isPair) {
-          _result.push(storeMappingPair(state, null, overridableKeys, keyTag, keyNode, valueNode));
-        } else {
-          _result.push(keyNode);
-        }
-        skipSeparationSpace(state, true, nodeIndent);
-        ch = state.input.charCodeAt(state.position);
-        if (ch === 44) {
-          readNext = true;
-          ch = state.input.charCodeAt(++state.position);
-        } else {
-          readNext = false;
-        }
-      }
-      throwError(state, "unexpected end of the stream within a flow collection");
-    }
-    function readBlockScalar(state, nodeIndent) {
-      var captureStart, folding, chomping = CHOMPING_CLIP, didReadContent = false, detectedIndent = false, textIndent = nodeIndent, emptyLines = 0, atMoreIndented = false, tmp, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch === 124) {
-        folding = false;
-      } else if (ch === 62) {
-        folding = true;
-      } else {
-        return false;
-      }
-      state.kind = "scalar";
-      state.result = "";
-      while (ch !== 0) {
-        ch = state.input.charCodeAt(++state.position);
-        if (ch === 43 || ch === 45) {
-          if (CHOMPING_CLIP === chomping) {
-            chomping = ch === 43 ? CHOMPING_KEEP : CHOMPING_STRIP;
-          } else {
-            throwError(state, "repeat of a chomping mode identifier");
-          }
-        } else if ((tmp = fromDecimalCode(ch)) >= 0) {
-          if (tmp === 0) {
-            throwError(state, "bad explicit indentation width of a block scalar; it cannot be less than one");
-          } else if (!detectedIndent) {
-            textIndent = nodeIndent + tmp - 1;
-            detectedIndent = true;
-          } else {
-            throwError(state, "repeat of an indentation width identifier");
-          }
-        } else {
-          break;
-        }
-      }
-      if (is_WHITE_SPACE(ch)) {
-        do {
-          ch = state.input.charCodeAt(++state.position);
-        } while (is_WHITE_SPACE(ch));
-        if (ch === 35) {
-          do {
-            ch = state.input.charCodeAt(++state.position);
-          } while (!is_EOL(ch) && ch !== 0);
-        }
-      }
-      while (ch !== 0) {
-        readLineBreak(state);
-        state.lineIndent = 0;
-        ch = state.input.charCodeAt(state.position);
-        while ((!detectedIndent || state.lineIndent < textIndent) && ch === 32) {
-          state.lineIndent++;
-          ch = state.input.charCodeAt(++state.position);
-        }
-        if (!detectedIndent && state.lineIndent > textIndent) {
-          textIndent = state.lineIndent;
-        }
-        if (is_EOL(ch)) {
-          emptyLines++;
-          continue;
-        }
-        if (state.lineIndent < textIndent) {
-          if (chomping === CHOMPING_KEEP) {
-            state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
-          } else if (chomping === CHOMPING_CLIP) {
-            if (didReadContent) {
-              state.result += "\n";
-            }
-          }
-          break;
-        }
-        if (folding) {
-          if (is_WHITE_SPACE(ch)) {
-            atMoreIndented = true;
-            state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
-          } else if (atMoreIndented) {
-            atMoreIndented = false;
-            state.result += common2.repeat("\n", emptyLines + 1);
-          } else if (emptyLines === 0) {
-            if (didReadContent) {
-              state.result += " ";
-            }
-          } else {
-            state.result += common2.repeat("\n", emptyLines);
-          }
-        } else {
-          state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
-        }
-        didReadContent = true;
-        detectedIndent = true;
-        emptyLines = 0;
-        captureStart = state.position;
-        while (!is_EOL(ch) && ch !== 0) {
-          ch = state.input.charCodeAt(++state.position);
-        }
-        captureSegment(state, captureStart, state.position, false);
-      }
-      return true;
-    }
-    function readBlockSequence(state, nodeIndent) {
-      var _line, _tag = state.tag, _anchor = state.anchor, _result = [], following, detected = false, ch;
-      if (state.anchor !== null) {
-        state.anchorMap[state.anchor] = _result;
-      }
-      ch = state.input.charCodeAt(state.position);
-      while (ch !== 0) {
-        if (ch !== 45) {
-          break;
-        }
-        following = state.input.charCodeAt(state.position + 1);
-        if (!is_WS_OR_EOL(following)) {
-          break;
-        }
-        detected = true;
-        state.position++;
-        if (skipSeparationSpace(state, true, -1)) {
-          if (state.lineIndent <= nodeIndent) {
-            _result.push(null);
-            ch = state.input.charCodeAt(state.position);
-            continue;
-          }
-        }
-        _line = state.line;
-        composeNode(state, nodeIndent, CONTEXT_BLOCK_IN, false, true);
-        _result.push(state.result);
-        skipSeparationSpace(state, true, -1);
-        ch = state.input.charCodeAt(state.position);
-        if ((state.line === _line || state.lineIndent > nodeIndent) && ch !== 0) {
-          throwError(state, "bad indentation of a sequence entry");
-        } else if (state.lineIndent < nodeIndent) {
-          break;
-        }
-      }
-      if (detected) {
-        state.tag = _tag;
-        state.anchor = _anchor;
-        state.kind = "sequence";
-        state.result = _result;
-        return true;
-      }
-      return false;
-    }
-    function readBlockMapping(state, nodeIndent, flowIndent) {
-      var following, allowCompact, _line, _pos, _tag = state.tag, _anchor = state.anchor, _result = {}, overridableKeys = {}, keyTag = null, keyNode = null, valueNode = null, atExplicitKey = false, detected = false, ch;
-      if (state.anchor !== null) {
-        state.anchorMap[state.anchor] = _result;
-      }
-      ch = state.input.charCodeAt(state.position);
-      while (ch !== 0) {
-        following = state.input.charCodeAt(state.position + 1);
-        _line = state.line;
-        _pos = state.position;
-        if ((ch === 63 || ch === 58) && is_WS_OR_EOL(following)) {
-          if (ch === 63) {
-            if (atExplicitKey) {
-              storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null);
-              keyTag = keyNode = valueNode = null;
-            }
-            detected = true;
-            atExplicitKey = true;
-            allowCompact = true;
-          } else if (atExplicitKey) {
-            atExplicitKey = false;
-            allowCompact = true;
-          } else {
-            throwError(state, "incomplete explicit mapping pair; a key node is missed; or followed by a non-tabulated empty line");
-          }
-          state.position += 1;
-          ch = following;
-        } else if (composeNode(state, flowIndent, CONTEXT_FLOW_OUT, false, true)) {
-          if (state.line === _line) {
-            ch = state.input.charCodeAt(state.position);
-            while (is_WHITE_SPACE(ch)) {
-              ch = state.input.charCodeAt(++state.position);
-            }
-            if (ch === 58) {
-              ch = state.input.charCodeAt(++state.position);
-              if (!is_WS_OR_EOL(ch)) {
-                throwError(state, "a whitespace character is expected after the key-value separator within a block mapping");
-              }
-              if (atExplicitKey) {
-                storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null);
-                keyTag = keyNode = valueNode = null;
-              }
-              detected = true;
-              atExplicitKey = false;
-              allowCompact = false;
-              keyTag = state.tag;
-              keyNode = state.result;
-            } else if (detected) {
-              throwError(state, "can not read an implicit mapping pair; a colon is missed");
-            } else {
-              state.tag = _tag;
-              state.anchor = _anchor;
-              return true;
-            }
-          } else if (detected) {
-            throwError(state, "can not read a block mapping entry; a multiline key may not be an implicit key");
-          } else {
-            state.tag = _tag;
-            state.anchor = _anchor;
-            return true;
-          }
-        } else {
-          break;
-        }
-        if (state.line === _line || state.lineIndent > nodeIndent) {
-          if (composeNode(state, nodeIndent, CONTEXT_BLOCK_OUT, true, allowCompact)) {
-            if (atExplicitKey) {
-              keyNode = state.result;
-            } else {
-              valueNode = state.result;
-            }
-          }
-          if (!atExplicitKey) {
-            storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode, _line, _pos);
-            keyTag = keyNode = valueNode = null;
-          }
-          skipSeparationSpace(state, true, -1);
-          ch = state.input.charCodeAt(state.position);
-        }
-        if (state.lineIndent > nodeIndent && ch !== 0) {
-          throwError(state, "bad indentation of a mapping entry");
-        } else if (state.lineIndent < nodeIndent) {
-          break;
-        }
-      }
-      if (atExplicitKey) {
-        storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null);
-      }
-      if (detected) {
-        state.tag = _tag;
-        state.anchor = _anchor;
-        state.kind = "mapping";
-        state.result = _result;
-      }
-      return detected;
-    }
-    function readTagProperty(state) {
-      var _position, isVerbatim = false, isNamed = false, tagHandle, tagName, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch !== 33) return false;
-      if (state.tag !== null) {
-        throwError(state, "duplication of a tag property");
-      }
-      ch = state.input.charCodeAt(++state.position);
-      if (ch === 60) {
-        isVerbatim = true;
-        ch = state.input.charCodeAt(++state.position);
-      } else if (ch === 33) {
-        isNamed = true;
-        tagHandle = "!!";
-        ch = state.input.charCodeAt(++state.position);
-      } else {
-        tagHandle = "!";
-      }
-      _position = state.position;
-      if (isVerbatim) {
-        do {
-          ch = state.input.charCodeAt(++state.position);
-        } while (ch !== 0 && ch !== 62);
-        if (state.position < state.length) {
-          tagName = state.input.slice(_position, state.position);
-          ch = state.input.charCodeAt(++state.position);
-        } else {
-          throwError(state, "unexpected end of the stream within a verbatim tag");
-        }
-      } else {
-        while (ch !== 0 && !is_WS_OR_EOL(ch)) {
-          if (ch === 33) {
-            if (!isNamed) {
-              tagHandle = state.input.slice(_position - 1, state.position + 1);
-              if (!PATTERN_TAG_HANDLE.test(tagHandle)) {
-                throwError(state, "named tag handle cannot contain such characters");
-              }
-              isNamed = true;
-              _position = state.position + 1;
-            } else {
-              throwError(state, "tag suffix cannot contain exclamation marks");
-            }
-          }
-          ch = state.input.charCodeAt(++state.position);
-        }
-        tagName = state.input.slice(_position, state.position);
-        if (PATTERN_FLOW_INDICATORS.test(tagName)) {
-          throwError(state, "tag suffix cannot contain flow indicator characters");
-        }
-      }
-      if (tagName && !PATTERN_TAG_URI.test(tagName)) {
-        throwError(state, "tag name cannot contain such characters: " + tagName);
-      }
-      if (isVerbatim) {
-        state.tag = tagName;
-      } else if (_hasOwnProperty.call(state.tagMap, tagHandle)) {
-        state.tag = state.tagMap[tagHandle] + tagName;
-      } else if (tagHandle === "!") {
-        state.tag = "!" + tagName;
-      } else if (tagHandle === "!!") {
-        state.tag = "tag:yaml.org,2002:" + tagName;
-      } else {
-        throwError(state, 'undeclared tag handle "' + tagHandle + '"');
-      }
-      return true;
-    }
-    function readAnchorProperty(state) {
-      var _position, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch !== 38) return false;
-      if (state.anchor !== null) {
-        throwError(state, "duplication of an anchor property");
-      }
-      ch = state.input.charCodeAt(++state.position);
-      _position = state.position;
-      while (ch !== 0 && !is_WS_OR_EOL(ch) && !is_FLOW_INDICATOR(ch)) {
-        ch = state.input.charCodeAt(++state.position);
-      }
-      if (state.position === _position) {
-        throwError(state, "name of an anchor node must contain at least one character");
-      }
-      state.anchor = state.input.slice(_position, state.position);
-      return true;
-    }
-    function readAlias(state) {
-      var _position, alias, ch;
-      ch = state.input.charCodeAt(state.position);
-      if (ch !== 42) return false;
-      ch = state.input.charCodeAt(++state.position);
-      _position = state.position;
-      while (ch !== 0 && !is_WS_OR_EOL(ch) && !is_FLOW_INDICATOR(ch)) {
-        ch = state.input.charCodeAt(++state.position);
-      }
-      if (state.position === _position) {
-        throwError(state, "name of an alias node must contain at least one character");
-      }
-      alias = state.input.slice(_position, state.position);
-      if (!_hasOwnProperty.call(state.anchorMap, alias)) {
-        throwError(state, 'unidentified alias "' + alias + '"');
-      }
-      state.result = state.anchorMap[alias];
-      skipSeparationSpace(state, true, -1);
-      return true;
-    }
-    function composeNode(state, parentIndent, nodeContext, allowToSeek, allowCompact) {
-      var allowBlockStyles, allowBlockScalars, allowBlockCollections, indentStatus = 1, atNewLine = false, hasContent = false, typeIndex, typeQuantity, type2, flowIndent, blockIndent;
-      if (state.listener !== null) {
-        state.listener("open", state);
-      }
-      state.tag = null;
-      state.anchor = null;
-      state.kind = null;
-      state.result = null;
-      allowBlockStyles = allowBlockScalars = allowBlockCollections = CONTEXT_BLOCK_OUT === nodeContext || CONTEXT_BLOCK_IN === nodeContext;
-      if (allowToSeek) {
-        if (skipSeparationSpace(state, true, -1)) {
-          atNewLine = true;
-          if (state.lineIndent > parentIndent) {
-            indentStatus = 1;
-          } else if (state.lineIndent === parentIndent) {
-            indentStatus = 0;
-          } else if (state.lineIndent < parentIndent) {
-            indentStatus = -1;
-          }
-        }
-      }
-      if (indentStatus === 1) {
-        while (readTagProperty(state) || readAnchorProperty(state)) {
-          if (skipSeparationSpace(state, true, -1)) {
-            atNewLine = true;
-            allowBlockCollections = allowBlockStyles;
-            if (state.lineIndent > parentIndent) {
-              indentStatus = 1;
-            } else if (state.lineIndent === parentIndent) {
-              indentStatus = 0;
-            } else if (state.lineIndent < parentIndent) {
-              indentStatus = -1;
-            }
-          } else {
-            allowBlockCollections = false;
-          }
-        }
-      }
-      if (allowBlockCollections) {
-        allowBlockCollections = atNewLine || allowCompact;
-      }
-      if (indentStatus === 1 || CONTEXT_BLOCK_OUT === nodeContext) {
-        if (CONTEXT_FLOW_IN === nodeContext || CONTEXT_FLOW_OUT === nodeContext) {
-          flowIndent = parentIndent;
-        } else {
-          flowIndent = parentIndent + 1;
-        }
-        blockIndent = state.position - state.lineStart;
-        if (indentStatus === 1) {
-          if (allowBlockCollections && (readBlockSequence(state, blockIndent) || readBlockMapping(state, blockIndent, flowIndent)) || readFlowCollection(state, flowIndent)) {
-            hasContent = true;
-          } else {
-            if (allowBlockScalars && readBlockScalar(state, flowIndent) || readSingleQuotedScalar(state, flowIndent) || readDoubleQuotedScalar(state, flowIndent)) {
-              hasContent = true;
-            } else if (readAlias(state)) {
-              hasContent = true;
-              if (state.tag !== null || state.anchor !== null) {
-                throwError(state, "alias node should not have any properties");
-              }
-            } else if (readPlainScalar(state, flowIndent, CONTEXT_FLOW_IN === nodeContext)) {
-              hasContent = true;
-              if (state.tag === null) {
-                state.tag = "?";
-              }
-            }
-            if (state.anchor !== null) {
-              state.anchorMap[state.anchor] = state.result;
-            }
-          }
-        } else if (indentStatus === 0) {
-          hasContent = allowBlockCollections && readBlockSequence(state, blockIndent);
-        }
-      }
-      if (state.tag !== null && state.tag !== "!") {
-        if (state.tag === "?") {
-          if (state.result !== null && state.kind !== "scalar") {
-            throwError(state, 'unacceptable node kind for !<?> tag; it should be "scalar", not "' + state.kind + '"');
-          }
-          for (typeIndex = 0, typeQuantity = state.implicitTypes.length; typeIndex < typeQuantity; typeIndex += 1) {
-            type2 = state.implicitTypes[typeIndex];
-            if (type2.resolve(state.result)) {
-              state.result = type2.construct(state.result);
-              state.tag = type2.tag;
-              if (state.anchor !== null) {
-                state.anchorMap[state.anchor] = state.result;
-              }
-              break;
-            }
-          }
-        } else if (_hasOwnProperty.call(state.typeMap[state.kind || "fallback"], state.tag)) {
-          type2 = state.typeMap[state.kind || "fallback"][state.tag];
-          if (state.result !== null && type2.kind !== state.kind) {
-            throwError(state, "unacceptable node kind for !<" + state.tag + '> tag; it should be "' + type2.kind + '", not "' + state.kind + '"');
-          }
-          if (!type2.resolve(state.result)) {
-            throwError(state, "cannot resolve a node with !<" + state.tag + "> explicit tag");
-          } else {
-            state.result = type2.construct(state.result);
-            if (state.anchor !== null) {
-              state.anchorMap[state.anchor] = state.result;
-            }
-          }
-        } else {
-          throwError(state, "unknown tag !<" + state.tag + ">");
-        }
-      }
-      if (state.listener !== null) {
-        state.listener("close", state);
-      }
-      return state.tag !== null || state.anchor !== null || hasContent;
-    }
-    function readDocument(state) {
-      var documentStart = state.position, _position, directiveName, directiveArgs, hasDirectives = false, ch;
-      state.version = null;
-      state.checkLineBreaks = state.legacy;
-      state.tagMap = {};
-      state.anchorMap = {};
-      while ((ch = state.input.charCodeAt(state.position)) !== 0) {
-        skipSeparationSpace(state, true, -1);
-        ch = state.input.charCodeAt(state.position);
-        if (state.lineIndent > 0 || ch !== 37) {
-          break;
-        }
-        hasDirectives = true;
-        ch = state.input.charCodeAt(++state.position);
-        _position = state.position;
-        while (ch !== 0 && !is_WS_OR_EOL(ch)) {
-          ch = state.input.charCodeAt(++state.position);
-        }
-        directiveName = state.input.slice(_position, state.position);
-        directiveArgs = [];
-        if (directiveName.length < 1) {
-          throwError(state, "directive name must not be less than one character in length");
-        }
-        while (ch !== 0) {
-          while (is_WHITE_SPACE(ch)) {
-            ch = state.input.charCodeAt(++state.position);
-          }
-          if (ch === 35) {
-            do {
-              ch = state.input.charCodeAt(++state.position);
-            } while (ch !== 0 && !is_EOL(ch));
-            break;
-          }
-          if (is_EOL(ch)) break;
-          _position = state.position;
-          while (ch !== 0 && !is_WS_OR_EOL(ch)) {
-            ch = state.input.charCodeAt(++state.position);
-          }
-          directiveArgs.push(state.input.slice(_position, state.position));
-        }
-        if (ch !== 0) readLineBreak(state);
-        if (_hasOwnProperty.call(directiveHandlers, directiveName)) {
-          directiveHandlers[directiveName](state, directiveName, directiveArgs);
-        } else {
-          throwWarning(state, 'unknown document directive "' + directiveName + '"');
-        }
-      }
-      skipSeparationSpace(state, true, -1);
-      if (state.lineIndent === 0 && state.input.charCodeAt(state.position) === 45 && state.input.charCodeAt(state.position + 1) === 45 && state.input.charCodeAt(state.position + 2) === 45) {
-        state.position += 3;
-        skipSeparationSpace(state, true, -1);
-      } else if (hasDirectives) {
-        throwError(state, "directives end mark is expected");
-      }
-      composeNode(state, state.lineIndent - 1, CONTEXT_BLOCK_OUT, false, true);
-      skipSeparationSpace(state, true, -1);
-      if (state.checkLineBreaks && PATTERN_NON_ASCII_LINE_BREAKS.test(state.input.slice(documentStart, state.position))) {
-        throwWarning(state, "non-ASCII line breaks are interpreted as content");
-      }
-      state.documents.push(state.result);
-      if (state.position === state.lineStart && testDocumentSeparator(state)) {
-        if (state.input.charCodeAt(state.position) === 46) {
-          state.position += 3;
-          skipSeparationSpace(state, true, -1);
-        }
-        return;
-      }
-      if (state.position < state.length - 1) {
-        throwError(state, "end of the stream or a document separator is expected");
-      } else {
-        return;
-      }
-    }
-    function loadDocuments(input2, options2) {
-      input2 = String(input2);
-      options2 = options2 || {};
-      if (input2.length !== 0) {
-        if (input2.charCodeAt(input2.length - 1) !== 10 && input2.charCodeAt(input2.length - 1) !== 13) {
-          input2 += "\n";
-        }
-        if (input2.charCodeAt(0) === 65279) {
-          input2 = input2.slice(1);
-        }
-      }
-      var state = new State(input2, options2);
-      var nullpos = input2.indexOf("\0");
-      if (nullpos !== -1) {
-        state.position = nullpos;
-        throwError(state, "null byte is not allowed in input");
-      }
-      state.input += "\0";
-      while (state.input.charCodeAt(state.position) === 32) {
-        state.lineIndent += 1;
-        state.position += 1;
-      }
-      while (state.position < state.length - 1) {
-        readDocument(state);
-      }
-      return state.documents;
-    }
-    function loadAll2(input2, iterator, options2) {
-      if (iterator !== null && typeof iterator === "object" && typeof options2 === "undefined") {
-        options2 = iterator;
-        iterator = null;
-      }
-      var documents = loadDocuments(input2, options2);
-      if (typeof iterator !== "function") {
-        return documents;
-      }
-      for (var index = 0, length = documents.length; index < length; index += 1) {
-        iterator(documents[index]);
-      }
-    }
-    function load2(input2, options2) {
-      var documents = loadDocuments(input2, options2);
-      if (documents.length === 0) {
-        return void 0;
-      } else if (documents.length === 1) {
-        return documents[0];
-      }
-      throw new YAMLException2("expected a single document in the stream, but found more");
-    }
-    function safeLoadAll2(input2, iterator, options2) {
-      if (typeof iterator === "object" && iterator !== null && typeof options2 === "undefined") {
-        options2 = iterator;
-        iterator = null;
-      }
-      return loadAll2(input2, iterator, common2.extend({ schema: DEFAULT_SAFE_SCHEMA }, options2));
-    }
-    function safeLoad2(input2, options2) {
-      return load2(input2, common2.extend({ schema: DEFAULT_SAFE_SCHEMA }, options2));
-    }
-    module2.exports.loadAll = loadAll2;
-    module2.exports.load = load2;
-    module2.exports.safeLoadAll = safeLoadAll2;
-    module2.exports.safeLoad = safeLoad2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/dumper.js
-var require_dumper = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml/dumper.js"(exports2, module2) {
-    "use strict";
-    var common2 = require_common();
-    var YAMLException2 = require_exception();
-    var DEFAULT_FULL_SCHEMA = require_default_full();
-    var DEFAULT_SAFE_SCHEMA = require_default_safe();
-    var _toString = Object.prototype.toString;
-    var _hasOwnProperty = Object.prototype.hasOwnProperty;
-    var CHAR_TAB = 9;
-    var CHAR_LINE_FEED = 10;
-    var CHAR_CARRIAGE_RETURN = 13;
-    var CHAR_SPACE = 32;
-    var CHAR_EXCLAMATION = 33;
-    var CHAR_DOUBLE_QUOTE = 34;
-    var CHAR_SHARP = 35;
-    var CHAR_PERCENT = 37;
-    var CHAR_AMPERSAND = 38;
-    var CHAR_SINGLE_QUOTE = 39;
-    var CHAR_ASTERISK = 42;
-    var CHAR_COMMA = 44;
-    var CHAR_MINUS = 45;
-    var CHAR_COLON = 58;
-    var CHAR_EQUALS = 61;
-    var CHAR_GREATER_THAN = 62;
-    var CHAR_QUESTION = 63;
-    var CHAR_COMMERCIAL_AT = 64;
-    var CHAR_LEFT_SQUARE_BRACKET = 91;
-    var CHAR_RIGHT_SQUARE_BRACKET = 93;
-    var CHAR_GRAVE_ACCENT = 96;
-    var CHAR_LEFT_CURLY_BRACKET = 123;
-    var CHAR_VERTICAL_LINE = 124;
-    var CHAR_RIGHT_CURLY_BRACKET = 125;
-    var ESCAPE_SEQUENCES = {};
-    ESCAPE_SEQUENCES[0] = "\\0";
-    ESCAPE_SEQUENCES[7] = "\\a";
-    ESCAPE_SEQUENCES[8] = "\\b";
-    ESCAPE_SEQUENCES[9] = "\\t";
-    ESCAPE_SEQUENCES[10] = "\\n";
-    ESCAPE_SEQUENCES[11] = "\\v";
-    ESCAPE_SEQUENCES[12] = "\\f";
-    ESCAPE_SEQUENCES[13] = "\\r";
-    ESCAPE_SEQUENCES[27] = "\\e";
-    ESCAPE_SEQUENCES[34] = '\\"';
-    ESCAPE_SEQUENCES[92] = "\\\\";
-    ESCAPE_SEQUENCES[133] = "\\N";
-    ESCAPE_SEQUENCES[160] = "\\_";
-    ESCAPE_SEQUENCES[8232] = "\\L";
-    ESCAPE_SEQUENCES[8233] = "\\P";
-    var DEPRECATED_BOOLEANS_SYNTAX = [
-      "y",
-      "Y",
-      "yes",
-      "Yes",
-      "YES",
-      "on",
-      "On",
-      "ON",
-      "n",
-      "N",
-      "no",
-      "No",
-      "NO",
-      "off",
-      "Off",
-      "OFF"
-    ];
-    function compileStyleMap(schema2, map3) {
-      var result, keys, index, length, tag, style, type2;
-      if (map3 === null) return {};
-      result = {};
-      keys = Object.keys(map3);
-      for (index = 0, length = keys.length; index < length; index += 1) {
-        tag = keys[index];
-        style = String(map3[tag]);
-        if (tag.slice(0, 2) === "!!") {
-          tag = "tag:yaml.org,2002:" + tag.slice(2);
-        }
-        type2 = schema2.compiledTypeMap["fallback"][tag];
-        if (type2 && _hasOwnProperty.call(type2.styleAliases, style)) {
-          style = type2.styleAliases[style];
-        }
-        result[tag] = style;
-      }
-      return result;
-    }
-    function encodeHex(character) {
-      var string4, handle, length;
-      string4 = character.toString(16).toUpperCase();
-      if (character <= 255) {
-        handle = "x";
-        length = 2;
-      } else if (character <= 65535) {
-        handle = "u";
-        length = 4;
-      } else if (character <= 4294967295) {
-        handle = "U";
-        length = 8;
-      } else {
-        throw new YAMLException2("code point within a string may not be greater than 0xFFFFFFFF");
-      }
-      return "\\" + handle + common2.repeat("0", length - string4.length) + string4;
-    }
-    function State(options2) {
-      this.schema = options2["schema"] || DEFAULT_FULL_SCHEMA;
-      this.indent = Math.max(1, options2["indent"] || 2);
-      this.noArrayIndent = options2["noArrayIndent"] || false;
-      this.skipInvalid = options2["skipInvalid"] || false;
-      this.flowLevel = common2.isNothing(options2["flowLevel"]) ? -1 : options2["flowLevel"];
-      this.styleMap = compileStyleMap(this.schema, options2["styles"] || null);
-      this.sortKeys = options2["sortKeys"] || false;
-      this.lineWidth = options2["lineWidth"] || 80;
-      this.noRefs = options2["noRefs"] || false;
-      this.noCompatMode = options2["noCompatMode"] || false;
-      this.condenseFlow = options2["condenseFlow"] || false;
-      this.implicitTypes = this.schema.compiledImplicit;
-      this.explicitTypes = this.schema.compiledExplicit;
-      this.tag = null;
-      this.result = "";
-      this.duplicates = [];
-      this.usedDuplicates = null;
-    }
-    function indentString(string4, spaces) {
-      var ind = common2.repeat(" ", spaces), position = 0, next = -1, result = "", line, length = string4.length;
-      while (position < length) {
-        next = string4.indexOf("\n", position);
-        if (next === -1) {
-          line = string4.slice(position);
-          position = length;
-        } else {
-          line = string4.slice(position, next + 1);
-          position = next + 1;
-        }
-        if (line.length && line !== "\n") result += ind;
-        result += line;
-      }
-      return result;
-    }
-    function generateNextLine(state, level) {
-      return "\n" + common2.repeat(" ", state.indent * level);
-    }
-    function testImplicitResolving(state, str3) {
-      var index, length, type2;
-      for (index = 0, length = state.implicitTypes.length; index < length; index += 1) {
-        type2 = state.implicitTypes[index];
-        if (type2.resolve(str3)) {
-          return true;
-        }
-      }
-      return false;
-    }
-    function isWhitespace(c) {
-      return c === CHAR_SPACE || c === CHAR_TAB;
-    }
-    function isPrintable(c) {
-      return 32 <= c && c <= 126 || 161 <= c && c <= 55295 && c !== 8232 && c !== 8233 || 57344 <= c && c <= 65533 && c !== 65279 || 65536 <= c && c <= 1114111;
-    }
-    function isNsChar(c) {
-      return isPrintable(c) && !isWhitespace(c) && c !== 65279 && c !== CHAR_CARRIAGE_RETURN && c !== CHAR_LINE_FEED;
-    }
-    function isPlainSafe(c, prev) {
-      return isPrintable(c) && c !== 65279 && c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET && c !== CHAR_COLON && (c !== CHAR_SHARP || prev && isNsChar(prev));
-    }
-    function isPlainSafeFirst(c) {
-      return isPrintable(c) && c !== 65279 && !isWhitespace(c) && c !== CHAR_MINUS && c !== CHAR_QUESTION && c !== CHAR_COLON && c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET && c !== CHAR_SHARP && c !== CHAR_AMPERSAND && c !== CHAR_ASTERISK && c !== CHAR_EXCLAMATION && c !== CHAR_VERTICAL_LINE && c !== CHAR_EQUALS && c !== CHAR_GREATER_THAN && c !== CHAR_SINGLE_QUOTE && c !== CHAR_DOUBLE_QUOTE && c !== CHAR_PERCENT && c !== CHAR_COMMERCIAL_AT && c !== CHAR_GRAVE_ACCENT;
-    }
-    function needIndentIndicator(string4) {
-      var leadingSpaceRe = /^\n* /;
-      return leadingSpaceRe.test(string4);
-    }
-    var STYLE_PLAIN = 1;
-    var STYLE_SINGLE = 2;
-    var STYLE_LITERAL = 3;
-    var STYLE_FOLDED = 4;
-    var STYLE_DOUBLE = 5;
-    function chooseScalarStyle(string4, singleLineOnly, indentPerLevel, lineWidth, testAmbiguousType) {
-      var i;
-      var char, prev_char;
-      var hasLineBreak = false;
-      var hasFoldableLine = false;
-      var shouldTrackWidth = lineWidth !== -1;
-      var previousLineBreak = -1;
-      var plain = isPlainSafeFirst(string4.charCodeAt(0)) && !isWhitespace(string4.charCodeAt(string4.length - 1));
-      if (singleLineOnly) {
-        for (i = 0; i < string4.length; i++) {
-          char = string4.charCodeAt(i);
-          if (!isPrintable(char)) {
-            return STYLE_DOUBLE;
-          }
-          prev_char = i > 0 ? string4.charCodeAt(i - 1) : null;
-          plain = plain && isPlainSafe(char, prev_char);
-        }
-      } else {
-        for (i = 0; i < string4.length; i++) {
-          char = string4.charCodeAt(i);
-          if (char === CHAR_LINE_FEED) {
-            hasLineBreak = true;
-            if (shouldTrackWidth) {
-              hasFoldableLine = hasFoldableLine || // Foldable line = too long, and not more-indented.
-              i - previousLineBreak - 1 > lineWidth && string4[previousLineBreak + 1] !== " ";
-              previousLineBreak = i;
-            }
-          } else if (!isPrintable(char)) {
-            return STYLE_DOUBLE;
-          }
-          prev_char = i > 0 ? string4.charCodeAt(i - 1) : null;
-          plain = plain && isPlainSafe(char, prev_char);
-        }
-        hasFoldableLine = hasFoldableLine || shouldTrackWidth && (i - previousLineBreak - 1 > lineWidth && string4[previousLineBreak + 1] !== " ");
-      }
-      if (!hasLineBreak && !hasFoldableLine) {
-        return plain && !testAmbiguousType(string4) ? STYLE_PLAIN : STYLE_SINGLE;
-      }
-      if (indentPerLevel > 9 && needIndentIndicator(string4)) {
-        return STYLE_DOUBLE;
-      }
-      return hasFoldableLine ? STYLE_FOLDED : STYLE_LITERAL;
-    }
-    function writeScalar(state, string4, level, iskey) {
-      state.dump = (function() {
-        if (string4.length === 0) {
-          return "''";
-        }
-        if (!state.noCompatMode && DEPRECATED_BOOLEANS_SYNTAX.indexOf(string4) !== -1) {
-          return "'" + string4 + "'";
-        }
-        var indent = state.indent * Math.max(1, level);
-        var lineWidth = state.lineWidth === -1 ? -1 : Math.max(Math.min(state.lineWidth, 40), state.lineWidth - indent);
-        var singleLineOnly = iskey || state.flowLevel > -1 && level >= state.flowLevel;
-        function testAmbiguity(string5) {
-          return testImplicitResolving(state, string5);
-        }
-        switch (chooseScalarStyle(string4, singleLineOnly, state.indent, lineWidth, testAmbiguity)) {
-          case STYLE_PLAIN:
-            return string4;
-          case STYLE_SINGLE:
-            return "'" + string4.replace(/'/g, "''") + "'";
-          case STYLE_LITERAL:
-            return "|" + blockHeader(string4, state.indent) + dropEndingNewline(indentString(string4, indent));
-          case STYLE_FOLDED:
-            return ">" + blockHeader(string4, state.indent) + dropEndingNewline(indentString(foldString(string4, lineWidth), indent));
-          case STYLE_DOUBLE:
-            return '"' + escapeString(string4, lineWidth) + '"';
-          default:
-            throw new YAMLException2("impossible error: invalid scalar style");
-        }
-      })();
-    }
-    function blockHeader(string4, indentPerLevel) {
-      var indentIndicator = needIndentIndicator(string4) ? String(indentPerLevel) : "";
-      var clip = string4[string4.length - 1] === "\n";
-      var keep = clip && (string4[string4.length - 2] === "\n" || string4 === "\n");
-      var chomp = keep ? "+" : clip ? "" : "-";
-      return indentIndicator + chomp + "\n";
-    }
-    function dropEndingNewline(string4) {
-      return string4[string4.length - 1] === "\n" ? string4.slice(0, -1) : string4;
-    }
-    function foldString(string4, width) {
-      var lineRe = /(\n+)([^\n]*)/g;
-      var result = (function() {
-        var nextLF = string4.indexOf("\n");
-        nextLF = nextLF !== -1 ? nextLF : string4.length;
-        lineRe.lastIndex = nextLF;
-        return foldLine(string4.slice(0, nextLF), width);
-      })();
-      var prevMoreIndented = string4[0] === "\n" || string4[0] === " ";
-      var moreIndented;
-      var match;
-      while (match = lineRe.exec(string4)) {
-        var prefix = match[1], line = match[2];
-        moreIndented = line[0] === " ";
-        result += prefix + (!prevMoreIndented && !moreIndented && line !== "" ? "\n" : "") + foldLine(line, width);
-        prevMoreIndented = moreIndented;
-      }
-      return result;
-    }
-    function foldLine(line, width) {
-      if (line === "" || line[0] === " ") return line;
-      var breakRe = / [^ ]/g;
-      var match;
-      var start = 0, end, curr = 0, next = 0;
-      var result = "";
-      while (match = breakRe.exec(line)) {
-        next = match.index;
-        if (next - start > width) {
-          end = curr > start ? curr : next;
-          result += "\n" + line.slice(start, end);
-          start = end + 1;
-        }
-        curr = next;
-      }
-      result += "\n";
-      if (line.length - start > width && curr > start) {
-        result += line.slice(start, curr) + "\n" + line.slice(curr + 1);
-      } else {
-        result += line.slice(start);
-      }
-      return result.slice(1);
-    }
-    function escapeString(string4) {
-      var result = "";
-      var char, nextChar;
-      var escapeSeq;
-      for (var i = 0; i < string4.length; i++) {
-        char = string4.charCodeAt(i);
-        if (char >= 55296 && char <= 56319) {
-          nextChar = string4.charCodeAt(i + 1);
-          if (nextChar >= 56320 && nextChar <= 57343) {
-            result += encodeHex((char - 55296) * 1024 + nextChar - 56320 + 65536);
-            i++;
-            continue;
-          }
-        }
-        escapeSeq = ESCAPE_SEQUENCES[char];
-        result += !escapeSeq && isPrintable(char) ? string4[i] : escapeSeq || encodeHex(char);
-      }
-      return result;
-    }
-    function writeFlowSequence(state, level, object2) {
-      var _result = "", _tag = state.tag, index, length;
-      for (index = 0, length = object2.length; index < length; index += 1) {
-        if (writeNode(state, level, object2[index], false, false)) {
-          if (index !== 0) _result += "," + (!state.condenseFlow ? " " : "");
-          _result += state.dump;
-        }
-      }
-      state.tag = _tag;
-      state.dump = "[" + _result + "]";
-    }
-    function writeBlockSequence(state, level, object2, compact) {
-      var _result = "", _tag = state.tag, index, length;
-      for (index = 0, length = object2.length; index < length; index += 1) {
-        if (writeNode(state, level + 1, object2[index], true, true)) {
-          if (!compact || index !== 0) {
-            _result += generateNextLine(state, level);
-          }
-          if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
-            _result += "-";
-          } else {
-            _result += "- ";
-          }
-          _result += state.dump;
-        }
-      }
-      state.tag = _tag;
-      state.dump = _result || "[]";
-    }
-    function writeFlowMapping(state, level, object2) {
-      var _result = "", _tag = state.tag, objectKeyList = Object.keys(object2), index, length, objectKey, objectValue, pairBuffer;
-      for (index = 0, length = objectKeyList.length; index < length; index += 1) {
-        pairBuffer = "";
-        if (index !== 0) pairBuffer += ", ";
-        if (state.condenseFlow) pairBuffer += '"';
-        objectKey = objectKeyList[index];
-        objectValue = object2[objectKey];
-        if (!writeNode(state, level, objectKey, false, false)) {
-          continue;
-        }
-        if (state.dump.length > 1024) pairBuffer += "? ";
-        pairBuffer += state.dump + (state.condenseFlow ? '"' : "") + ":" + (state.condenseFlow ? "" : " ");
-        if (!writeNode(state, level, objectValue, false, false)) {
-          continue;
-        }
-        pairBuffer += state.dump;
-        _result += pairBuffer;
-      }
-      state.tag = _tag;
-      state.dump = "{" + _result + "}";
-    }
-    function writeBlockMapping(state, level, object2, compact) {
-      var _result = "", _tag = state.tag, objectKeyList = Object.keys(object2), index, length, objectKey, objectValue, explicitPair, pairBuffer;
-      if (state.sortKeys === true) {
-        objectKeyList.sort();
-      } else if (typeof state.sortKeys === "function") {
-        objectKeyList.sort(state.sortKeys);
-      } else if (state.sortKeys) {
-        throw new YAMLException2("sortKeys must be a boolean or a function");
-      }
-      for (index = 0, length = objectKeyList.length; index < length; index += 1) {
-        pairBuffer = "";
-        if (!compact || index !== 0) {
-          pairBuffer += generateNextLine(state, level);
-        }
-        objectKey = objectKeyList[index];
-        objectValue = object2[objectKey];
-        if (!writeNode(state, level + 1, objectKey, true, true, true)) {
-          continue;
-        }
-        explicitPair = state.tag !== null && state.tag !== "?" || state.dump && state.dump.length > 1024;
-        if (explicitPair) {
-          if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
-            pairBuffer += "?";
-          } else {
-            pairBuffer += "? ";
-          }
-        }
-        pairBuffer += state.dump;
-        if (explicitPair) {
-          pairBuffer += generateNextLine(state, level);
-        }
-        if (!writeNode(state, level + 1, objectValue, true, explicitPair)) {
-          continue;
-        }
-        if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
-          pairBuffer += ":";
-        } else {
-          pairBuffer += ": ";
-        }
-        pairBuffer += state.dump;
-        _result += pairBuffer;
-      }
-      state.tag = _tag;
-      state.dump = _result || "{}";
-    }
-    function detectType(state, object2, explicit) {
-      var _result, typeList, index, length, type2, style;
-      typeList = explicit ? state.explicitTypes : state.implicitTypes;
-      for (index = 0, length = typeList.length; index < length; index += 1) {
-        type2 = typeList[index];
-        if ((type2.instanceOf || type2.predicate) && (!type2.instanceOf || typeof object2 === "object" && object2 instanceof type2.instanceOf) && (!type2.predicate || type2.predicate(object2))) {
-          state.tag = explicit ? type2.tag : "?";
-          if (type2.represent) {
-            style = state.styleMap[type2.tag] || type2.defaultStyle;
-            if (_toString.call(type2.represent) === "[object Function]") {
-              _result = type2.represent(object2, style);
-            } else if (_hasOwnProperty.call(type2.represent, style)) {
-              _result = type2.represent[style](object2, style);
-            } else {
-              throw new YAMLException2("!<" + type2.tag + '> tag resolver accepts not "' + style + '" style');
-            }
-            state.dump = _result;
-          }
-          return true;
-        }
-      }
-      return false;
-    }
-    function writeNode(state, level, object2, block, compact, iskey) {
-      state.tag = null;
-      state.dump = object2;
-      if (!detectType(state, object2, false)) {
-        detectType(state, object2, true);
-      }
-      var type2 = _toString.call(state.dump);
-      if (block) {
-        block = state.flowLevel < 0 || state.flowLevel > level;
-      }
-      var objectOrArray = type2 === "[object Object]" || type2 === "[object Array]", duplicateIndex, duplicate;
-      if (objectOrArray) {
-        duplicateIndex = state.duplicates.indexOf(object2);
-        duplicate = duplicateIndex !== -1;
-      }
-      if (state.tag !== null && state.tag !== "?" || duplicate || state.indent !== 2 && level > 0) {
-        compact = false;
-      }
-      if (duplicate && state.usedDuplicates[duplicateIndex]) {
-        state.dump = "*ref_" + duplicateIndex;
-      } else {
-        if (objectOrArray && duplicate && !state.usedDuplicates[duplicateIndex]) {
-          state.usedDuplicates[duplicateIndex] = true;
-        }
-        if (type2 === "[object Object]") {
-          if (block && Object.keys(state.dump).length !== 0) {
-            writeBlockMapping(state, level, state.dump, compact);
-            if (duplicate) {
-              state.dump = "&ref_" + duplicateIndex + state.dump;
-            }
-          } else {
-            writeFlowMapping(state, level, state.dump);
-            if (duplicate) {
-              state.dump = "&ref_" + duplicateIndex + " " + state.dump;
-            }
-          }
-        } else if (type2 === "[object Array]") {
-          var arrayLevel = state.noArrayIndent && level > 0 ? level - 1 : level;
-          if (block && state.dump.length !== 0) {
-            writeBlockSequence(state, arrayLevel, state.dump, compact);
-            if (duplicate) {
-              state.dump = "&ref_" + duplicateIndex + state.dump;
-            }
-          } else {
-            writeFlowSequence(state, arrayLevel, state.dump);
-            if (duplicate) {
-              state.dump = "&ref_" + duplicateIndex + " " + state.dump;
-            }
-          }
-        } else if (type2 === "[object String]") {
-          if (state.tag !== "?") {
-            writeScalar(state, state.dump, level, iskey);
-          }
-        } else {
-          if (state.skipInvalid) return false;
-          throw new YAMLException2("unacceptable kind of an object to dump " + type2);
-        }
-        if (state.tag !== null && state.tag !== "?") {
-          state.dump = "!<" + state.tag + "> " + state.dump;
-        }
-      }
-      return true;
-    }
-    function getDuplicateReferences(object2, state) {
-      var objects = [], duplicatesIndexes = [], index, length;
-      inspectNode(object2, objects, duplicatesIndexes);
-      for (index = 0, length = duplicatesIndexes.length; index < length; index += 1) {
-        state.duplicates.push(objects[duplicatesIndexes[index]]);
-      }
-      state.usedDuplicates = new Array(length);
-    }
-    function inspectNode(object2, objects, duplicatesIndexes) {
-      var objectKeyList, index, length;
-      if (object2 !== null && typeof object2 === "object") {
-        index = objects.indexOf(object2);
-        if (index !== -1) {
-          if (duplicatesIndexes.indexOf(index) === -1) {
-            duplicatesIndexes.push(index);
-          }
-        } else {
-          objects.push(object2);
-          if (Array.isArray(object2)) {
-            for (index = 0, length = object2.length; index < length; index += 1) {
-              inspectNode(object2[index], objects, duplicatesIndexes);
-            }
-          } else {
-            objectKeyList = Object.keys(object2);
-            for (index = 0, length = objectKeyList.length; index < length; index += 1) {
-              inspectNode(object2[objectKeyList[index]], objects, duplicatesIndexes);
-            }
-          }
-        }
-      }
-    }
-    function dump2(input2, options2) {
-      options2 = options2 || {};
-      var state = new State(options2);
-      if (!state.noRefs) getDuplicateReferences(input2, state);
-      if (writeNode(state, 0, input2, true, true)) return state.dump + "\n";
-      return "";
-    }
-    function safeDump2(input2, options2) {
-      return dump2(input2, common2.extend({ schema: DEFAULT_SAFE_SCHEMA }, options2));
-    }
-    module2.exports.dump = dump2;
-    module2.exports.safeDump = safeDump2;
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml.js
-var require_js_yaml = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/lib/js-yaml.js"(exports2, module2) {
-    "use strict";
-    var loader2 = require_loader();
-    var dumper2 = require_dumper();
-    function deprecated(name) {
-      return function() {
-        throw new Error("Function " + name + " is deprecated and cannot be used.");
-      };
-    }
-    module2.exports.Type = require_type();
-    module2.exports.Schema = require_schema4();
-    module2.exports.FAILSAFE_SCHEMA = require_failsafe();
-    module2.exports.JSON_SCHEMA = require_json();
-    module2.exports.CORE_SCHEMA = require_core();
-    module2.exports.DEFAULT_SAFE_SCHEMA = require_default_safe();
-    module2.exports.DEFAULT_FULL_SCHEMA = require_default_full();
-    module2.exports.load = loader2.load;
-    module2.exports.loadAll = loader2.loadAll;
-    module2.exports.safeLoad = loader2.safeLoad;
-    module2.exports.safeLoadAll = loader2.safeLoadAll;
-    module2.exports.dump = dumper2.dump;
-    module2.exports.safeDump = dumper2.safeDump;
-    module2.exports.YAMLException = require_exception();
-    module2.exports.MINIMAL_SCHEMA = require_failsafe();
-    module2.exports.SAFE_SCHEMA = require_default_safe();
-    module2.exports.DEFAULT_SCHEMA = require_default_full();
-    module2.exports.scan = deprecated("scan");
-    module2.exports.parse = deprecated("parse");
-    module2.exports.compose = deprecated("compose");
-    module2.exports.addConstructor = deprecated("addConstructor");
-  }
-});
-
-// node_modules/gray-matter/node_modules/js-yaml/index.js
-var require_js_yaml2 = __commonJS({
-  "node_modules/gray-matter/node_modules/js-yaml/index.js"(exports2, module2) {
-    "use strict";
-    var yaml3 = require_js_yaml();
-    module2.exports = yaml3;
-  }
-});
-
-// node_modules/gray-matter/lib/engines.js
-var require_engines = __commonJS({
-  "node_modules/gray-matter/lib/engines.js"(exports, module) {
-    "use strict";
-    var yaml = require_js_yaml2();
-    var engines = exports = module.exports;
-    engines.yaml = {
-      parse: yaml.safeLoad.bind(yaml),
-      stringify: yaml.safeDump.bind(yaml)
-    };
-    engines.json = {
-      parse: JSON.parse.bind(JSON),
-      stringify: function(obj, options2) {
-        const opts = Object.assign({ replacer: null, space: 2 }, options2);
-        return JSON.stringify(obj, opts.replacer, opts.space);
-      }
-    };
-    engines.javascript = {
-      parse: function parse(str, options, wrap) {
-        try {
-          if (wrap !== false) {
-            str = "(function() {\nreturn " + str.trim() + ";\n}());";
-          }
-          return eval(str) || {};
-        } catch (err) {
-          if (wrap !== false && /(unexpected|identifier)/i.test(err.message)) {
-            return parse(str, options, false);
-          }
-          throw new SyntaxError(err);
-        }
-      },
-      stringify: function() {
-        throw new Error("stringifying JavaScript is not supported");
-      }
-    };
-  }
-});
-
-// node_modules/strip-bom-string/index.js
-var require_strip_bom_string = __commonJS({
-  "node_modules/strip-bom-string/index.js"(exports2, module2) {
-    "use strict";
-    module2.exports = function(str3) {
-      if (typeof str3 === "string" && str3.charAt(0) === "\uFEFF") {
-        return str3.slice(1);
-      }
-      return str3;
-    };
-  }
-});
-
-// node_modules/gray-matter/lib/utils.js
-var require_utils = __commonJS({
-  "node_modules/gray-matter/lib/utils.js"(exports2) {
-    "use strict";
-    var stripBom = require_strip_bom_string();
-    var typeOf = require_kind_of();
-    exports2.define = function(obj, key, val) {
-      Reflect.defineProperty(obj, key, {
-        enumerable: false,
-        configurable: true,
-        writable: true,
-        value: val
-      });
-    };
-    exports2.isBuffer = function(val) {
-      return typeOf(val) === "buffer";
-    };
-    exports2.isObject = function(val) {
-      return typeOf(val) === "object";
-    };
-    exports2.toBuffer = function(input2) {
-      return typeof input2 === "string" ? Buffer.from(input2) : input2;
-    };
-    exports2.toString = function(input2) {
-      if (exports2.isBuffer(input2)) return stripBom(String(input2));
-      if (typeof input2 !== "string") {
-        throw new TypeError("expected input to be a string or buffer");
-      }
-      return stripBom(input2);
-    };
-    exports2.arrayify = function(val) {
-      return val ? Array.isArray(val) ? val : [val] : [];
-    };
-    exports2.startsWith = function(str3, substr, len) {
-      if (typeof len !== "number") len = substr.length;
-      return str3.slice(0, len) === substr;
-    };
-  }
-});
-
-// node_modules/gray-matter/lib/defaults.js
-var require_defaults = __commonJS({
-  "node_modules/gray-matter/lib/defaults.js"(exports2, module2) {
-    "use strict";
-    var engines2 = require_engines();
-    var utils = require_utils();
-    module2.exports = function(options2) {
-      const opts = Object.assign({}, options2);
-      opts.delimiters = utils.arrayify(opts.delims || opts.delimiters || "---");
-      if (opts.delimiters.length === 1) {
-        opts.delimiters.push(opts.delimiters[0]);
-      }
-      opts.language = (opts.language || opts.lang || "yaml").toLowerCase();
-      opts.engines = Object.assign({}, engines2, opts.parsers, opts.engines);
-      return opts;
-    };
-  }
-});
-
-// node_modules/gray-matter/lib/engine.js
-var require_engine = __commonJS({
-  "node_modules/gray-matter/lib/engine.js"(exports2, module2) {
-    "use strict";
-    module2.exports = function(name, options2) {
-      let engine = options2.engines[name] || options2.engines[aliase(name)];
-      if (typeof engine === "undefined") {
-        throw new Error('gray-matter engine "' + name + '" is not registered');
-      }
-      if (typeof engine === "function") {
-        engine = { parse: engine };
-      }
-      return engine;
-    };
-    function aliase(name) {
-      switch (name.toLowerCase()) {
-        case "js":
-        case "javascript":
-          return "javascript";
-        case "coffee":
-        case "coffeescript":
-        case "cson":
-          return "coffee";
-        case "yaml":
-        case "yml":
-          return "yaml";
-        default: {
-          return name;
-        }
-      }
-    }
-  }
-});
-
-// node_modules/gray-matter/lib/stringify.js
-var require_stringify2 = __commonJS({
-  "node_modules/gray-matter/lib/stringify.js"(exports2, module2) {
-    "use strict";
-    var typeOf = require_kind_of();
-    var getEngine = require_engine();
-    var defaults = require_defaults();
-    module2.exports = function(file2, data, options2) {
-      if (data == null && options2 == null) {
-        switch (typeOf(file2)) {
-          case "object":
-            data = file2.data;
-            options2 = {};
-            break;
-          case "string":
-            return file2;
-          default: {
-            throw new TypeError("expected file to be a string or object");
-          }
-        }
-      }
-      const str3 = file2.content;
-      const opts = defaults(options2);
-      if (data == null) {
-        if (!opts.data) return file2;
-        data = opts.data;
-      }
-      const language = file2.language || opts.language;
-      const engine = getEngine(language, opts);
-      if (typeof engine.stringify !== "function") {
-        throw new TypeError('expected "' + language + '.stringify" to be a function');
-      }
-      data = Object.assign({}, file2.data, data);
-      const open2 = opts.delimiters[0];
-      const close = opts.delimiters[1];
-      const matter2 = engine.stringify(data, options2).trim();
-      let buf = "";
-      if (matter2 !== "{}") {
-        buf = newline(open2) + newline(matter2) + newline(close);
-      }
-      if (typeof file2.excerpt === "string" && file2.excerpt !== "") {
-        if (str3.indexOf(file2.excerpt.trim()) === -1) {
-          buf += newline(file2.excerpt) + newline(close);
-        }
-      }
-      return buf + newline(str3);
-    };
-    function newline(str3) {
-      return str3.slice(-1) !== "\n" ? str3 + "\n" : str3;
-    }
-  }
-});
-
-// node_modules/gray-matter/lib/excerpt.js
-var require_excerpt = __commonJS({
-  "node_modules/gray-matter/lib/excerpt.js"(exports2, module2) {
-    "use strict";
-    var defaults = require_defaults();
-    module2.exports = function(file2, options2) {
-      const opts = defaults(options2);
-      if (file2.data == null) {
-        file2.data = {};
-      }
-      if (typeof opts.excerpt === "function") {
-        return opts.excerpt(file2, opts);
-      }
-      const sep = file2.data.excerpt_separator || opts.excerpt_separator;
-      if (sep == null && (opts.excerpt === false || opts.excerpt == null)) {
-        return file2;
-      }
-      const delimiter = typeof opts.excerpt === "string" ? opts.excerpt : sep || opts.delimiters[0];
-      const idx = file2.content.indexOf(delimiter);
-      if (idx !== -1) {
-        file2.excerpt = file2.content.slice(0, idx);
-      }
-      return file2;
-    };
-  }
-});
-
-// node_modules/gray-matter/lib/to-file.js
-var require_to_file = __commonJS({
-  "node_modules/gray-matter/lib/to-file.js"(exports2, module2) {
-    "use strict";
-    var typeOf = require_kind_of();
-    var stringify2 = require_stringify2();
-    var utils = require_utils();
-    module2.exports = function(file2) {
-      if (typeOf(file2) !== "object") {
-        file2 = { content: file2 };
-      }
-      if (typeOf(file2.data) !== "object") {
-        file2.data = {};
-      }
-      if (file2.contents && file2.content == null) {
-        file2.content = file2.contents;
-      }
-      utils.define(file2, "orig", utils.toBuffer(file2.content));
-      utils.define(file2, "language", file2.language || "");
-      utils.define(file2, "matter", file2.matter || "");
-      utils.define(file2, "stringify", function(data, options2) {
-        if (options2 && options2.language) {
-          file2.language = options2.language;
-        }
-        return stringify2(file2, data, options2);
-      });
-      file2.content = utils.toString(file2.content);
-      file2.isEmpty = false;
-      file2.excerpt = "";
-      return file2;
-    };
-  }
-});
-
-// node_modules/gray-matter/lib/parse.js
-var require_parse = __commonJS({
-  "node_modules/gray-matter/lib/parse.js"(exports2, module2) {
-    "use strict";
-    var getEngine = require_engine();
-    var defaults = require_defaults();
-    module2.exports = function(language, str3, options2) {
-      const opts = defaults(options2);
-      const engine = getEngine(language, opts);
-      if (typeof engine.parse !== "function") {
-        throw new TypeError('expected "' + language + '.parse" to be a function');
-      }
-      return engine.parse(str3, opts);
-    };
-  }
-});
-
-// node_modules/gray-matter/index.js
-var require_gray_matter = __commonJS({
-  "node_modules/gray-matter/index.js"(exports2, module2) {
-    "use strict";
-    var fs = __require("fs");
-    var sections = require_section_matter();
-    var defaults = require_defaults();
-    var stringify2 = require_stringify2();
-    var excerpt = require_excerpt();
-    var engines2 = require_engines();
-    var toFile = require_to_file();
-    var parse4 = require_parse();
-    var utils = require_utils();
-    function matter2(input2, options2) {
-      if (input2 === "") {
-        return { data: {}, content: input2, excerpt: "", orig: input2 };
-      }
-      let file2 = toFile(input2);
-      const cached2 = matter2.cache[file2.content];
-      if (!options2) {
-        if (cached2) {
-          file2 = Object.assign({}, cached2);
-          file2.orig = cached2.orig;
-          return file2;
-        }
-        matter2.cache[file2.content] = file2;
-      }
-      return parseMatter(file2, options2);
-    }
-    function parseMatter(file2, options2) {
-      const opts = defaults(options2);
-      const open2 = opts.delimiters[0];
-      const close = "\n" + opts.delimiters[1];
-      let str3 = file2.content;
-      if (opts.language) {
-        file2.language = opts.language;
-      }
-      const openLen = open2.length;
-      if (!utils.startsWith(str3, open2, openLen)) {
-        excerpt(file2, opts);
-        return file2;
-      }
-      if (str3.charAt(openLen) === open2.slice(-1)) {
-        return file2;
-      }
-      str3 = str3.slice(openLen);
-      const len = str3.length;
-      const language = matter2.language(str3, opts);
-      if (language.name) {
-        file2.language = language.name;
-        str3 = str3.slice(language.raw.length);
-      }
-      let closeIndex = str3.indexOf(close);
-      if (closeIndex === -1) {
-        closeIndex = len;
-      }
-      file2.matter = str3.slice(0, closeIndex);
-      const block = file2.matter.replace(/^\s*#[^\n]+/gm, "").trim();
-      if (block === "") {
-        file2.isEmpty = true;
-        file2.empty = file2.content;
-        file2.data = {};
-      } else {
-        file2.data = parse4(file2.language, file2.matter, opts);
-      }
-      if (closeIndex === len) {
-        file2.content = "";
-      } else {
-        file2.content = str3.slice(closeIndex + close.length);
-        if (file2.content[0] === "\r") {
-          file2.content = file2.content.slice(1);
-        }
-        if (file2.content[0] === "\n") {
-          file2.content = file2.content.slice(1);
-        }
-      }
-      excerpt(file2, opts);
-      if (opts.sections === true || typeof opts.section === "function") {
-        sections(file2, opts.section);
-      }
-      return file2;
-    }
-    matter2.engines = engines2;
-    matter2.stringify = function(file2, data, options2) {
-      if (typeof file2 === "string") file2 = matter2(file2, options2);
-      return stringify2(file2, data, options2);
-    };
-    matter2.read = function(filepath, options2) {
-      const str3 = fs.readFileSync(filepath, "utf8");
-      const file2 = matter2(str3, options2);
-      file2.path = filepath;
-      return file2;
-    };
-    matter2.test = function(str3, options2) {
-      return utils.startsWith(str3, defaults(options2).delimiters[0]);
-    };
-    matter2.language = function(str3, options2) {
-      const opts = defaults(options2);
-      const open2 = opts.delimiters[0];
-      if (matter2.test(str3)) {
-        str3 = str3.slice(open2.length);
-      }
-      const language = str3.slice(0, str3.search(/\r?\n/));
-      return {
-        raw: language,
-        name: language ? language.trim() : ""
-      };
-    };
-    matter2.cache = {};
-    matter2.clearCache = function() {
-      matter2.cache = {};
-    };
-    module2.exports = matter2;
+    exports.Composer = composer.Composer;
+    exports.Document = Document.Document;
+    exports.Schema = Schema2.Schema;
+    exports.YAMLError = errors.YAMLError;
+    exports.YAMLParseError = errors.YAMLParseError;
+    exports.YAMLWarning = errors.YAMLWarning;
+    exports.Alias = Alias.Alias;
+    exports.isAlias = identity2.isAlias;
+    exports.isCollection = identity2.isCollection;
+    exports.isDocument = identity2.isDocument;
+    exports.isMap = identity2.isMap;
+    exports.isNode = identity2.isNode;
+    exports.isPair = identity2.isPair;
+    exports.isScalar = identity2.isScalar;
+    exports.isSeq = identity2.isSeq;
+    exports.Pair = Pair.Pair;
+    exports.Scalar = Scalar.Scalar;
+    exports.YAMLMap = YAMLMap.YAMLMap;
+    exports.YAMLSeq = YAMLSeq.YAMLSeq;
+    exports.CST = cst;
+    exports.Lexer = lexer.Lexer;
+    exports.LineCounter = lineCounter.LineCounter;
+    exports.Parser = parser.Parser;
+    exports.parse = publicApi.parse;
+    exports.parseAllDocuments = publicApi.parseAllDocuments;
+    exports.parseDocument = publicApi.parseDocument;
+    exports.stringify = publicApi.stringify;
+    exports.visit = visit2.visit;
+    exports.visitAsync = visit2.visitAsync;
   }
 });
 
@@ -10843,7 +7347,8 @@ var TOKEN_SHAPES = [
   // Anthropic keys
   /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/g,
   // OpenAI keys
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g
+  // A key runs to its END line, never past the next BEGIN: one scan per key, whatever the text.
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?!-----BEGIN )[\s\S])*?-----END [A-Z ]*PRIVATE KEY-----/g
 ];
 var MASK = "***";
 var Masker = class {
@@ -10911,27 +7416,75 @@ var INJECTION_MARKERS = [
   /\b(?:developer|jailbreak|DAN)\s+mode\b/gi
 ];
 var ROLE_TAGS = /<\/?\s*(?:system|assistant|user|human|instructions?|tool_result|function_results?)\s*>|<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>/gi;
-var ROLE_LINES = /^(\s*)(system|assistant|human)\s*:/gim;
-function sanitizeUntrusted(text, options2 = {}) {
-  let s = text.normalize("NFKC");
+var ROLE_LINES = /^([ \t]*)(system|assistant|human)[ \t]*:/gim;
+var ATTRS = String.raw`(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>` + "`" + String.raw`]+))?)*`;
+var OPEN_TAG = new RegExp(String.raw`<([a-z][a-z0-9-]*)(${ATTRS})\s*/?>`, "gi");
+var CLOSE_TAG = /<\/([a-z][a-z0-9-]*)\s*>/gi;
+var ANY_TAG = new RegExp(String.raw`</?[a-z][a-z0-9-]*${ATTRS}\s*/?>`, "gi");
+var DETAILS_TAG = new RegExp(String.raw`</?(?:details|summary)${ATTRS}\s*/?>`, "gi");
+var UNDISPLAYED = /* @__PURE__ */ new Set(["script", "style", "template", "noscript"]);
+var HIDDEN_ATTR = /\bhidden|style\s*=\s*["'][^"']*display\s*:\s*none/i;
+function removeElements(s, drop) {
+  const closes = /* @__PURE__ */ new Map();
+  for (const m of s.matchAll(CLOSE_TAG)) {
+    const name = m[1].toLowerCase();
+    let list = closes.get(name);
+    if (!list) closes.set(name, list = []);
+    list.push({ at: m.index, end: m.index + m[0].length });
+  }
+  const closeAfter = (name, from) => {
+    const list = closes.get(name);
+    if (!list) return void 0;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = lo + hi >> 1;
+      if (list[mid].at < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo];
+  };
+  const open2 = new RegExp(OPEN_TAG.source, OPEN_TAG.flags);
+  let out = "";
+  let kept = 0;
+  for (let m = open2.exec(s); m; m = open2.exec(s)) {
+    const name = m[1].toLowerCase();
+    const close = drop(name, m[2]) ? closeAfter(name, m.index + m[0].length) : void 0;
+    if (!close) {
+      open2.lastIndex = m.index + 1;
+      continue;
+    }
+    out += s.slice(kept, m.index);
+    kept = close.end;
+    open2.lastIndex = close.end;
+  }
+  return kept === 0 ? s : out + s.slice(kept);
+}
+var READ_FACTOR = 4;
+function sanitizeUntrusted(text, options = {}) {
+  const max = options.maxLength ?? 2e4;
+  const read = Math.max(max * READ_FACTOR, 1e3);
+  let s = text.length > read ? text.slice(0, read) : text;
+  s = s.normalize("NFKC");
+  if (s.length > read) s = s.slice(0, read);
+  const cutEarly = text.length > read;
   s = s.replace(INVISIBLE, "").replace(CONTROL, "");
   s = s.replace(/<!--[\s\S]*?(?:-->|$)/g, "");
-  s = s.replace(/<(script|style|template|noscript)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
-  s = s.replace(/<([a-z][a-z0-9]*)\b[^>]*\b(?:hidden|style\s*=\s*["'][^"']*display\s*:\s*none)[^>]*>[\s\S]*?<\/\1\s*>/gi, "");
-  s = s.replace(/<\/?(?:details|summary)\b[^>]*>/gi, "");
+  s = removeElements(s, (name) => UNDISPLAYED.has(name));
+  s = removeElements(s, (_name, attrs) => HIDDEN_ATTR.test(attrs));
+  s = s.replace(DETAILS_TAG, "");
   s = s.replace(
-    /!\[([^\]]*)\]\(([^)\s]*)(?:\s+"[^"]*")?\)/g,
+    /!\[([^[\]]*)\]\(([^()\s]*)(?:\s+"[^"]*")?\)/g,
     (_m, alt, url2) => `[image: ${alt.trim() || "untitled"}] (${url2})`
   );
-  s = s.replace(/\]\(([^)\s]+)\s+"[^"]*"\)/g, "]($1)");
-  s = s.replace(/^\s{0,3}\[[^\]]+\]:\s*\S+(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*$/gm, "");
-  s = s.replace(/<\/?[a-z][a-z0-9-]*\b[^>]*>/gi, "");
+  s = s.replace(/\]\(([^()\s]+)\s+"[^"]*"\)/g, "]($1)");
+  s = s.replace(/^[ \t]{0,3}\[[^[\]\n]+\]:[ \t]*(?:\n[ \t]*)?\S+(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm, "");
+  s = s.replace(ANY_TAG, "");
   s = s.replace(ROLE_TAGS, (m) => `[removed tag ${m.replace(/[<>|]/g, "")}]`);
   s = s.replace(ROLE_LINES, (_m, indent, role) => `${indent}(quoted) ${role}:`);
   for (const marker of INJECTION_MARKERS) s = s.replace(marker, (m) => `[quoted text: "${m}"]`);
-  s = s.replace(/[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
-  const max = options2.maxLength ?? 2e4;
-  if (s.length > max) s = `${s.slice(0, max)}
+  s = s.replace(/(?<![ \t])[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
+  if (s.length > max || cutEarly) s = `${s.slice(0, max)}
 [\u2026 cut at ${max} characters]`;
   return s;
 }
@@ -10940,6 +7493,116 @@ function quoteUntrusted(label, text) {
   return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join(
     "\n"
   );
+}
+
+// src/core/problems.ts
+function fieldPath(path9) {
+  let out = "";
+  for (const key of path9) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+function toIssues(error62) {
+  const out = [];
+  for (const issue2 of error62.issues) {
+    if (issue2.code === "unrecognized_keys") {
+      for (const key of issue2.keys) out.push({ path: [...issue2.path, key], code: issue2.code, message: "unknown field" });
+    } else {
+      out.push({ path: [...issue2.path], code: issue2.code, message: issue2.message });
+    }
+  }
+  return out;
+}
+function zodProblems(error62, file2) {
+  const issues = "issues" in error62 ? toIssues(error62) : error62;
+  return issues.map((i) => {
+    const field = fieldPath(i.path);
+    return { file: file2, ...field !== "" && { field }, message: i.message };
+  });
+}
+function formatProblem(p, options = {}) {
+  const at = p.line !== void 0 ? `${p.file}:${p.line}` : p.file;
+  const where = options.markdown ? `\`${at}\`` : at;
+  return p.field !== void 0 ? `${where} ${p.field} \u2014 ${p.message}` : `${where} \u2014 ${p.message}`;
+}
+
+// src/core/exit-codes.ts
+var EXIT_CODES = {
+  SUCCESS: 0,
+  FAILURE: 1,
+  DEPTH_EXCEEDED: 2,
+  HUMAN_INPUT: 3,
+  NEEDS_REFINEMENT: 10,
+  NEEDS_ESCALATION: 11,
+  PARTIAL_SUCCESS: 12,
+  INTERRUPTED: 20,
+  TIMEOUT: 21
+};
+var ALL_EXIT_CODES = Object.values(EXIT_CODES);
+function isExitCode(n) {
+  return typeof n === "number" && ALL_EXIT_CODES.includes(n);
+}
+var EXIT_STATUS = {
+  0: "success",
+  1: "failure",
+  2: "depth_exceeded",
+  3: "human_input",
+  10: "needs_refinement",
+  11: "needs_escalation",
+  12: "partial",
+  20: "interrupted",
+  21: "timeout"
+};
+var MEANING = {
+  0: "success",
+  1: "failed",
+  2: "failed (depth budget spent; not retried)",
+  3: "waiting for a person",
+  10: "needs refinement",
+  11: "escalated (Change Request)",
+  12: "partial success",
+  20: "cancelled",
+  21: "timed out / stalled"
+};
+function exitMeaning(code) {
+  return isExitCode(code) ? MEANING[code] : `exit ${code}`;
+}
+function succeeded(code) {
+  return code === EXIT_CODES.SUCCESS || code === EXIT_CODES.PARTIAL_SUCCESS;
+}
+function interruptedOrTimedOut(code) {
+  return code === EXIT_CODES.INTERRUPTED || code === EXIT_CODES.TIMEOUT;
+}
+function abortsTheStage(code) {
+  return code === EXIT_CODES.DEPTH_EXCEEDED || interruptedOrTimedOut(code);
+}
+function needsOthers(code) {
+  return code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_REFINEMENT || code === EXIT_CODES.NEEDS_ESCALATION;
+}
+function retryable(code) {
+  return !(code === EXIT_CODES.DEPTH_EXCEEDED || code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_ESCALATION || code === EXIT_CODES.INTERRUPTED);
+}
+function signalStatusOf(code) {
+  return succeeded(code) ? "done" : code === EXIT_CODES.NEEDS_REFINEMENT ? "refine" : "fail";
+}
+function stageStatusOf(code) {
+  return code === EXIT_CODES.SUCCESS ? "success" : code === EXIT_CODES.PARTIAL_SUCCESS ? "partial" : "failure";
+}
+
+// src/core/plan/problem.ts
+function problem(at, rule, message) {
+  return {
+    file: at.file,
+    ...at.line !== void 0 && { line: at.line },
+    ...at.field !== void 0 && { field: at.field },
+    message,
+    rule
+  };
+}
+function sortProblems(problems) {
+  return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -11140,7 +7803,7 @@ __export(external_exports, {
   optional: () => optional,
   output: () => output,
   overwrite: () => _overwrite,
-  parse: () => parse3,
+  parse: () => parse2,
   parseAsync: () => parseAsync2,
   partialRecord: () => partialRecord,
   pipe: () => pipe,
@@ -11492,7 +8155,7 @@ __export(core_exports2, {
   memoizer: () => memoizer,
   mergeValues: () => mergeValues,
   meta: () => meta,
-  parse: () => parse2,
+  parse: () => parse,
   parseAsync: () => parseAsync,
   parseURLObject: () => parseURLObject,
   prettifyError: () => prettifyError,
@@ -11722,7 +8385,7 @@ function putProp(target, key, value) {
   else
     target[key] = value;
 }
-function mirrorShape(target, source, keys, wrap2) {
+function mirrorShape(target, source, keys, wrap) {
   const raw = sourceShape(source);
   for (const key of keys) {
     const desc = Object.getOwnPropertyDescriptor(raw, key);
@@ -11731,10 +8394,10 @@ function mirrorShape(target, source, keys, wrap2) {
     if (desc.get) {
       deferProp(target, key, () => {
         const value = source._zod.def.shape[key];
-        return wrap2 ? wrap2(value, key) : value;
+        return wrap ? wrap(value, key) : value;
       });
     } else
-      putProp(target, key, wrap2 ? wrap2(desc.value, key) : desc.value);
+      putProp(target, key, wrap ? wrap(desc.value, key) : desc.value);
   }
 }
 function mirrorProps(target, source) {
@@ -11777,14 +8440,14 @@ function promiseAllObject(promisesObj) {
 }
 function randomString(length = 10) {
   const chars = "abcdefghijklmnopqrstuvwxyz";
-  let str3 = "";
+  let str2 = "";
   for (let i = 0; i < length; i++) {
-    str3 += chars[Math.floor(Math.random() * chars.length)];
+    str2 += chars[Math.floor(Math.random() * chars.length)];
   }
-  return str3;
+  return str2;
 }
-function esc(str3) {
-  return JSON.stringify(str3);
+function esc(str2) {
+  return JSON.stringify(str2);
 }
 function slugify(input2) {
   return input2.toLowerCase().trim().replace(/[^\w\s-]/g, "").replace(/[\s_-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -11898,8 +8561,8 @@ var primitiveTypes = /* @__PURE__ */ new Set([
   "symbol",
   "undefined"
 ]);
-function escapeRegex(str3) {
-  return str3.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function escapeRegex(str2) {
+  return str2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 function clone(inst, def, params) {
   const cl = new inst._zod.constr(def ?? inst._zod.def);
@@ -12165,13 +8828,13 @@ function getSizableOrigin(input2) {
   return "unknown";
 }
 var highSurrogate = /[\uD800-\uDBFF]/;
-function codePointLength(str3) {
-  const units = str3.length;
-  if (!highSurrogate.test(str3))
+function codePointLength(str2) {
+  const units = str2.length;
+  if (!highSurrogate.test(str2))
     return units;
   let count = units;
   for (let i = 0; i < units - 1; i++) {
-    if ((str3.charCodeAt(i) & 64512) === 55296 && (str3.charCodeAt(i + 1) & 64512) === 56320) {
+    if ((str2.charCodeAt(i) & 64512) === 55296 && (str2.charCodeAt(i + 1) & 64512) === 56320) {
       count--;
       i++;
     }
@@ -12712,7 +9375,7 @@ var _parse = (_Err) => {
   };
   return fn;
 };
-var parse2 = /* @__PURE__ */ _parse($ZodRealError);
+var parse = /* @__PURE__ */ _parse($ZodRealError);
 var _parseAsync = (_Err) => {
   const fn = async (schema2, value, _ctx, params) => {
     const ctx = _ctx ? { ..._ctx, async: true } : { async: true };
@@ -12800,18 +9463,18 @@ var validateAsync = async (schema2, value, _ctx) => {
   return result.issues.length === 0;
 };
 var _encode = (_Err) => {
-  const parse4 = _parse(_Err);
+  const parse3 = _parse(_Err);
   const fn = (schema2, value, _ctx, _params) => {
     const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-    return parse4(schema2, value, ctx, finalizeParams(fn, _params));
+    return parse3(schema2, value, ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var encode = /* @__PURE__ */ _encode($ZodRealError);
 var _decode = (_Err) => {
-  const parse4 = _parse(_Err);
+  const parse3 = _parse(_Err);
   const fn = (schema2, value, _ctx, _params) => {
-    return parse4(schema2, value, _ctx, finalizeParams(fn, _params));
+    return parse3(schema2, value, _ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
@@ -14306,7 +10969,7 @@ function capSize(inst, size) {
   if (!caps.length)
     return;
   const cap = Math.min(...caps.map((c) => c[0]));
-  const parse4 = inst._zod.parse;
+  const parse3 = inst._zod.parse;
   inst._zod.parse = (payload, ctx) => {
     const n = size(payload.value);
     if (n > cap && !ctx?.skipChecks && ctx?.direction !== "backward") {
@@ -14320,7 +10983,7 @@ function capSize(inst, size) {
         }
       }
     }
-    return parse4(payload, ctx);
+    return parse3(payload, ctx);
   };
 }
 var arraySize = (input2) => Array.isArray(input2) ? input2.length : -1;
@@ -15865,10 +12528,10 @@ var $ZodFunction = /* @__PURE__ */ $constructor("$ZodFunction", (inst, def) => {
       throw new Error("implement() must be called with a function");
     }
     return Object.defineProperty(function(...args) {
-      const parsedArgs = inst._def.input ? parse2(inst._def.input, args) : args;
+      const parsedArgs = inst._def.input ? parse(inst._def.input, args) : args;
       const result = Reflect.apply(func, this, parsedArgs);
       if (inst._def.output) {
-        return parse2(inst._def.output, result);
+        return parse(inst._def.output, result);
       }
       return result;
     }, "_zod", { value: inst._zod, enumerable: false });
@@ -23907,14 +20570,14 @@ function compileValidator(schema2, parser) {
     return parser;
   }
 }
-function compile(schema2, options2) {
+function compile(schema2, options) {
   try {
     const parser = compileFn(schema2);
     const clone2 = withParser(schema2, parser);
     clone2._zod.bag.validator = compileValidator(schema2, parser);
     return clone2;
   } catch (err) {
-    if (options2?.strict)
+    if (options?.strict)
       throw err;
     return schema2;
   }
@@ -23974,7 +20637,7 @@ function installCompiledUserMethods(target, source, parser) {
     };
   }
 }
-function compileFn(schema2, options2) {
+function compileFn(schema2, options) {
   let recursive2 = true;
   try {
     recursive2 = isRecursiveSchema(schema2);
@@ -23990,12 +20653,12 @@ function compileFn(schema2, options2) {
     definite: true
   };
   const doc = new Doc(["input"]);
-  const outputAccessor = generateCheck(doc, ctx, schema2, "input", !options2?.assertOnly);
+  const outputAccessor = generateCheck(doc, ctx, schema2, "input", !options?.assertOnly);
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
   const code = doc.content.join("\n");
-  const fullCode = options2?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
+  const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
 ${code}` : code : "";
   const F = Function;
   const factoryCode = `return (input) => {
@@ -24008,7 +20671,7 @@ ${code}
   } catch (err) {
     throw new ZodCompileUnsupportedError(`this schema (generated code failed to evaluate: ${err.message})`);
   }
-  if (options2?.debug) {
+  if (options?.debug) {
     fn.code = fullCode;
   }
   fn.definite = ctx.definite;
@@ -25115,31 +21778,31 @@ function getTupleOptStart2(items, key) {
 }
 function generateUnionCheck(doc, ctx, schema2, accessor) {
   const def = schema2._zod.def;
-  const options2 = def.options;
+  const options = def.options;
   if (def.discriminator) {
     return generateDiscriminatedUnionCheck(doc, ctx, def, accessor);
   }
   if (def.inclusive === false) {
     throw new ZodCompileUnsupportedError("exclusive unions (z.xor)");
   }
-  if (options2.length === 0) {
+  if (options.length === 0) {
     doc.write("return INVALID;");
     return accessor;
   }
-  if (options2.length === 1) {
-    return generateCheck(doc, ctx, options2[0], accessor);
+  if (options.length === 1) {
+    return generateCheck(doc, ctx, options[0], accessor);
   }
-  const allLiterals = options2.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
+  const allLiterals = options.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
   if (allLiterals) {
-    const values = new Set(options2.flatMap((opt) => opt._zod.def.values));
+    const values = new Set(options.flatMap((opt) => opt._zod.def.values));
     const valuesConst = addConstant(ctx, values);
     doc.write(`if (!${valuesConst}.has(${accessor})) return INVALID;`);
     return accessor;
   }
   const outputVar = newVar(ctx);
   doc.write(`let ${outputVar};`);
-  for (let i = 0; i < options2.length; i++) {
-    const opt = options2[i];
+  for (let i = 0; i < options.length; i++) {
+    const opt = options[i];
     if (i === 0) {
       doc.write(`${outputVar} = (() => {`);
     } else {
@@ -26210,26 +22873,26 @@ function _array(Class2, element, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _union(Class2, options2, params) {
+function _union(Class2, options, params) {
   return new Class2({
     type: "union",
-    options: options2,
+    options,
     ...normalizeParams(params)
   });
 }
-function _xor(Class2, options2, params) {
+function _xor(Class2, options, params) {
   return new Class2({
     type: "union",
-    options: options2,
+    options,
     inclusive: false,
     ...normalizeParams(params)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class2, discriminator, options2, params) {
+function _discriminatedUnion(Class2, discriminator, options, params) {
   return new Class2({
     type: "union",
-    options: options2,
+    options,
     discriminator,
     ...normalizeParams(params)
   });
@@ -26751,11 +23414,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
     ctx.sharedDefsExtractedFor = ctx.external;
 }
 function compactTypeUnion(schema2) {
-  const options2 = schema2.anyOf;
-  if (!Array.isArray(options2) || options2.length === 0 || schema2.type !== void 0)
+  const options = schema2.anyOf;
+  if (!Array.isArray(options) || options.length === 0 || schema2.type !== void 0)
     return;
   const types2 = [];
-  for (const option of options2) {
+  for (const option of options) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
@@ -27459,14 +24122,14 @@ var objectProcessor = (schema2, ctx, _json, params) => {
 var unionProcessor = (schema2, ctx, json3, params) => {
   const def = schema2._zod.def;
   const isExclusive = def.inclusive === false;
-  const options2 = def.options.map((x, i) => processSchema(x, ctx, {
+  const options = def.options.map((x, i) => processSchema(x, ctx, {
     ...params,
     path: [...params.path, isExclusive ? "oneOf" : "anyOf", i]
   }));
   if (isExclusive) {
-    json3.oneOf = options2;
+    json3.oneOf = options;
   } else {
-    json3.anyOf = options2;
+    json3.anyOf = options;
   }
 };
 var intersectionProcessor = (schema2, ctx, json3, params) => {
@@ -28175,7 +24838,7 @@ var ZodRealError = /* @__PURE__ */ $constructor("ZodError", initializer2, void 0
 });
 
 // node_modules/zod/v4/classic/parse.js
-var parse3 = /* @__PURE__ */ _parse(ZodRealError);
+var parse2 = /* @__PURE__ */ _parse(ZodRealError);
 var parseAsync2 = /* @__PURE__ */ _parseAsync(ZodRealError);
 var safeParse2 = /* @__PURE__ */ _safeParse(ZodRealError);
 var safeParseAsync2 = /* @__PURE__ */ _safeParseAsync(ZodRealError);
@@ -28312,7 +24975,7 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     util_exports.own(this, "~standard", value);
   },
   parse: function _parse2(data, params) {
-    return parse3(this, data, params, { callee: _parse2 });
+    return parse2(this, data, params, { callee: _parse2 });
   },
   parseAsync: async function _parseAsync2(data, params) {
     return await parseAsync2(this, data, params, { callee: _parseAsync2 });
@@ -29080,10 +25743,10 @@ var ZodUnion = /* @__PURE__ */ $constructor("ZodUnion", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json3, params) => unionProcessor(inst, ctx, json3, params);
   inst.options = def.options;
 });
-function union(options2, params) {
+function union(options, params) {
   return new ZodUnion({
     type: "union",
-    options: options2,
+    options,
     ...util_exports.normalizeParams(params)
   });
 }
@@ -29093,10 +25756,10 @@ var ZodXor = /* @__PURE__ */ $constructor("ZodXor", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json3, params) => unionProcessor(inst, ctx, json3, params);
   inst.options = def.options;
 });
-function xor(options2, params) {
+function xor(options, params) {
   return new ZodXor({
     type: "union",
-    options: options2,
+    options,
     inclusive: false,
     ...util_exports.normalizeParams(params)
   });
@@ -29105,10 +25768,10 @@ var ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("ZodDiscriminatedUnion"
   ZodUnion.init(inst, def);
   $ZodDiscriminatedUnion.init(inst, def);
 });
-function discriminatedUnion(discriminator, options2, params) {
+function discriminatedUnion(discriminator, options, params) {
   return new ZodDiscriminatedUnion({
     type: "union",
-    options: options2,
+    options,
     discriminator,
     ...util_exports.normalizeParams(params)
   });
@@ -30340,13 +27003,13 @@ function convertSchema(schema2, ctx) {
   let baseSchema = convertBaseSchema(schema2, ctx);
   const hasExplicitType = schema2.type || schema2.enum !== void 0 || schema2.const !== void 0;
   if (schema2.anyOf && Array.isArray(schema2.anyOf)) {
-    const options2 = schema2.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options2);
+    const options = schema2.anyOf.map((s) => convertSchema(s, ctx));
+    const anyOfUnion = z.union(options);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema2.oneOf && Array.isArray(schema2.oneOf)) {
-    const options2 = schema2.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options2);
+    const options = schema2.oneOf.map((s) => convertSchema(s, ctx));
+    const oneOfUnion = z.xor(options);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema2.allOf && Array.isArray(schema2.allOf)) {
@@ -30667,27 +27330,19 @@ var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (see docs/executor.md#task-states).");
 
-// src/core/plan/problem.ts
-function problem(at, rule, message) {
-  return {
-    file: at.file,
-    ...at.line !== void 0 && { line: at.line },
-    ...at.field !== void 0 && { field: at.field },
-    message,
-    rule
-  };
-}
-function fieldPath(path9) {
-  let out = "";
-  for (const key of path9) {
-    if (typeof key === "number") out += `[${key}]`;
-    else out += out === "" ? String(key) : `.${String(key)}`;
+// src/core/git-error.ts
+var GitError = class extends Error {
+  constructor(message, args, code, stderr) {
+    super(message);
+    this.args = args;
+    this.code = code;
+    this.stderr = stderr;
+    this.name = "GitError";
   }
-  return out;
-}
-function sortProblems(problems) {
-  return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
-}
+  args;
+  code;
+  stderr;
+};
 
 // src/core/schemas/task.ts
 var taskFrontmatterSchema = external_exports.object({
@@ -30707,9 +27362,6 @@ var TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"];
 
 // src/core/plan/parse.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-
-// src/core/front-matter.ts
-var import_gray_matter = __toESM(require_gray_matter(), 1);
 
 // node_modules/js-yaml/dist/js-yaml.mjs
 function getDefaultExportFromCjs(x) {
@@ -30826,13 +27478,13 @@ function requireSnippet() {
   function padStart(string4, max) {
     return common2.repeat(" ", max - string4.length) + string4;
   }
-  function makeSnippet(mark, options2) {
-    options2 = Object.create(options2 || null);
+  function makeSnippet(mark, options) {
+    options = Object.create(options || null);
     if (!mark.buffer) return null;
-    if (!options2.maxLength) options2.maxLength = 79;
-    if (typeof options2.indent !== "number") options2.indent = 1;
-    if (typeof options2.linesBefore !== "number") options2.linesBefore = 3;
-    if (typeof options2.linesAfter !== "number") options2.linesAfter = 2;
+    if (!options.maxLength) options.maxLength = 79;
+    if (typeof options.indent !== "number") options.indent = 1;
+    if (typeof options.linesBefore !== "number") options.linesBefore = 3;
+    if (typeof options.linesAfter !== "number") options.linesAfter = 2;
     const re = /\r?\n|\r|\0/g;
     const lineStarts = [0];
     const lineEnds = [];
@@ -30847,9 +27499,9 @@ function requireSnippet() {
     }
     if (foundLineNo < 0) foundLineNo = lineStarts.length - 1;
     let result = "";
-    const lineNoLength = Math.min(mark.line + options2.linesAfter, lineEnds.length).toString().length;
-    const maxLineLength = options2.maxLength - (options2.indent + lineNoLength + 3);
-    for (let i = 1; i <= options2.linesBefore; i++) {
+    const lineNoLength = Math.min(mark.line + options.linesAfter, lineEnds.length).toString().length;
+    const maxLineLength = options.maxLength - (options.indent + lineNoLength + 3);
+    for (let i = 1; i <= options.linesBefore; i++) {
       if (foundLineNo - i < 0) break;
       const line2 = getLine(
         mark.buffer,
@@ -30858,12 +27510,12 @@ function requireSnippet() {
         mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo - i]),
         maxLineLength
       );
-      result = common2.repeat(" ", options2.indent) + padStart((mark.line - i + 1).toString(), lineNoLength) + " | " + line2.str + "\n" + result;
+      result = common2.repeat(" ", options.indent) + padStart((mark.line - i + 1).toString(), lineNoLength) + " | " + line2.str + "\n" + result;
     }
     const line = getLine(mark.buffer, lineStarts[foundLineNo], lineEnds[foundLineNo], mark.position, maxLineLength);
-    result += common2.repeat(" ", options2.indent) + padStart((mark.line + 1).toString(), lineNoLength) + " | " + line.str + "\n";
-    result += common2.repeat("-", options2.indent + lineNoLength + 3 + line.pos) + "^\n";
-    for (let i = 1; i <= options2.linesAfter; i++) {
+    result += common2.repeat(" ", options.indent) + padStart((mark.line + 1).toString(), lineNoLength) + " | " + line.str + "\n";
+    result += common2.repeat("-", options.indent + lineNoLength + 3 + line.pos) + "^\n";
+    for (let i = 1; i <= options.linesAfter; i++) {
       if (foundLineNo + i >= lineEnds.length) break;
       const line2 = getLine(
         mark.buffer,
@@ -30872,7 +27524,7 @@ function requireSnippet() {
         mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo + i]),
         maxLineLength
       );
-      result += common2.repeat(" ", options2.indent) + padStart((mark.line + i + 1).toString(), lineNoLength) + " | " + line2.str + "\n";
+      result += common2.repeat(" ", options.indent) + padStart((mark.line + i + 1).toString(), lineNoLength) + " | " + line2.str + "\n";
     }
     return result.replace(/\n$/, "");
   }
@@ -30913,29 +27565,29 @@ function requireType() {
     }
     return result;
   }
-  function Type2(tag, options2) {
-    options2 = options2 || {};
-    Object.keys(options2).forEach(function(name) {
+  function Type2(tag, options) {
+    options = options || {};
+    Object.keys(options).forEach(function(name) {
       if (TYPE_CONSTRUCTOR_OPTIONS.indexOf(name) === -1) {
         throw new YAMLException2('Unknown option "' + name + '" is met in definition of "' + tag + '" YAML type.');
       }
     });
-    this.options = options2;
+    this.options = options;
     this.tag = tag;
-    this.kind = options2["kind"] || null;
-    this.resolve = options2["resolve"] || function() {
+    this.kind = options["kind"] || null;
+    this.resolve = options["resolve"] || function() {
       return true;
     };
-    this.construct = options2["construct"] || function(data) {
+    this.construct = options["construct"] || function(data) {
       return data;
     };
-    this.instanceOf = options2["instanceOf"] || null;
-    this.predicate = options2["predicate"] || null;
-    this.represent = options2["represent"] || null;
-    this.representName = options2["representName"] || null;
-    this.defaultStyle = options2["defaultStyle"] || null;
-    this.multi = options2["multi"] || false;
-    this.styleAliases = compileStyleAliases(options2["styleAliases"] || null);
+    this.instanceOf = options["instanceOf"] || null;
+    this.predicate = options["predicate"] || null;
+    this.represent = options["represent"] || null;
+    this.representName = options["representName"] || null;
+    this.defaultStyle = options["defaultStyle"] || null;
+    this.multi = options["multi"] || false;
+    this.styleAliases = compileStyleAliases(options["styleAliases"] || null);
     if (YAML_NODE_KINDS.indexOf(this.kind) === -1) {
       throw new YAMLException2('Unknown kind "' + this.kind + '" is specified for "' + tag + '" YAML type.');
     }
@@ -31032,19 +27684,19 @@ function requireSchema() {
   schema = Schema2;
   return schema;
 }
-var str2;
+var str;
 var hasRequiredStr;
 function requireStr() {
-  if (hasRequiredStr) return str2;
+  if (hasRequiredStr) return str;
   hasRequiredStr = 1;
   const Type2 = requireType();
-  str2 = new Type2("tag:yaml.org,2002:str", {
+  str = new Type2("tag:yaml.org,2002:str", {
     kind: "scalar",
     construct: function(data) {
       return data !== null ? data : "";
     }
   });
-  return str2;
+  return str;
 }
 var seq;
 var hasRequiredSeq;
@@ -31091,7 +27743,7 @@ function requireFailsafe() {
 }
 var _null4;
 var hasRequired_null;
-function require_null3() {
+function require_null2() {
   if (hasRequired_null) return _null4;
   hasRequired_null = 1;
   const Type2 = requireType();
@@ -31377,7 +28029,7 @@ function requireJson() {
   hasRequiredJson = 1;
   json2 = requireFailsafe().extend({
     implicit: [
-      require_null3(),
+      require_null2(),
       requireBool(),
       requireInt(),
       requireFloat()
@@ -31818,16 +28470,16 @@ function requireLoader() {
     simpleEscapeCheck[i] = simpleEscapeSequence(i) ? 1 : 0;
     simpleEscapeMap[i] = simpleEscapeSequence(i);
   }
-  function State(input2, options2) {
+  function State(input2, options) {
     this.input = input2;
-    this.filename = options2["filename"] || null;
-    this.schema = options2["schema"] || DEFAULT_SCHEMA2;
-    this.onWarning = options2["onWarning"] || null;
-    this.legacy = options2["legacy"] || false;
-    this.json = options2["json"] || false;
-    this.listener = options2["listener"] || null;
-    this.maxDepth = typeof options2["maxDepth"] === "number" ? options2["maxDepth"] : 100;
-    this.maxTotalMergeKeys = typeof options2["maxTotalMergeKeys"] === "number" ? options2["maxTotalMergeKeys"] : 1e4;
+    this.filename = options["filename"] || null;
+    this.schema = options["schema"] || DEFAULT_SCHEMA2;
+    this.onWarning = options["onWarning"] || null;
+    this.legacy = options["legacy"] || false;
+    this.json = options["json"] || false;
+    this.listener = options["listener"] || null;
+    this.maxDepth = typeof options["maxDepth"] === "number" ? options["maxDepth"] : 100;
+    this.maxTotalMergeKeys = typeof options["maxTotalMergeKeys"] === "number" ? options["maxTotalMergeKeys"] : 1e4;
     this.implicitTypes = this.schema.compiledImplicit;
     this.typeMap = this.schema.compiledTypeMap;
     this.length = input2.length;
@@ -33011,9 +29663,9 @@ function requireLoader() {
       throwError(state, "end of the stream or a document separator is expected");
     }
   }
-  function loadDocuments(input2, options2) {
+  function loadDocuments(input2, options) {
     input2 = String(input2);
-    options2 = options2 || {};
+    options = options || {};
     if (input2.length !== 0) {
       if (input2.charCodeAt(input2.length - 1) !== 10 && input2.charCodeAt(input2.length - 1) !== 13) {
         input2 += "\n";
@@ -33022,7 +29674,7 @@ function requireLoader() {
         input2 = input2.slice(1);
       }
     }
-    const state = new State(input2, options2);
+    const state = new State(input2, options);
     const nullpos = input2.indexOf("\0");
     if (nullpos !== -1) {
       state.position = nullpos;
@@ -33038,12 +29690,12 @@ function requireLoader() {
     }
     return state.documents;
   }
-  function loadAll2(input2, iterator, options2) {
-    if (iterator !== null && typeof iterator === "object" && typeof options2 === "undefined") {
-      options2 = iterator;
+  function loadAll2(input2, iterator, options) {
+    if (iterator !== null && typeof iterator === "object" && typeof options === "undefined") {
+      options = iterator;
       iterator = null;
     }
-    const documents = loadDocuments(input2, options2);
+    const documents = loadDocuments(input2, options);
     if (typeof iterator !== "function") {
       return documents;
     }
@@ -33051,8 +29703,8 @@ function requireLoader() {
       iterator(documents[index]);
     }
   }
-  function load2(input2, options2) {
-    const documents = loadDocuments(input2, options2);
+  function load2(input2, options) {
+    const documents = loadDocuments(input2, options);
     if (documents.length === 0) {
       return void 0;
     } else if (documents.length === 1) {
@@ -33172,21 +29824,21 @@ function requireDumper() {
   }
   const QUOTING_TYPE_SINGLE = 1;
   const QUOTING_TYPE_DOUBLE = 2;
-  function State(options2) {
-    this.schema = options2["schema"] || DEFAULT_SCHEMA2;
-    this.indent = Math.max(1, options2["indent"] || 2);
-    this.noArrayIndent = options2["noArrayIndent"] || false;
-    this.skipInvalid = options2["skipInvalid"] || false;
-    this.flowLevel = common2.isNothing(options2["flowLevel"]) ? -1 : options2["flowLevel"];
-    this.styleMap = compileStyleMap(this.schema, options2["styles"] || null);
-    this.sortKeys = options2["sortKeys"] || false;
-    this.lineWidth = options2["lineWidth"] || 80;
-    this.noRefs = options2["noRefs"] || false;
-    this.noCompatMode = options2["noCompatMode"] || false;
-    this.condenseFlow = options2["condenseFlow"] || false;
-    this.quotingType = options2["quotingType"] === '"' ? QUOTING_TYPE_DOUBLE : QUOTING_TYPE_SINGLE;
-    this.forceQuotes = options2["forceQuotes"] || false;
-    this.replacer = typeof options2["replacer"] === "function" ? options2["replacer"] : null;
+  function State(options) {
+    this.schema = options["schema"] || DEFAULT_SCHEMA2;
+    this.indent = Math.max(1, options["indent"] || 2);
+    this.noArrayIndent = options["noArrayIndent"] || false;
+    this.skipInvalid = options["skipInvalid"] || false;
+    this.flowLevel = common2.isNothing(options["flowLevel"]) ? -1 : options["flowLevel"];
+    this.styleMap = compileStyleMap(this.schema, options["styles"] || null);
+    this.sortKeys = options["sortKeys"] || false;
+    this.lineWidth = options["lineWidth"] || 80;
+    this.noRefs = options["noRefs"] || false;
+    this.noCompatMode = options["noCompatMode"] || false;
+    this.condenseFlow = options["condenseFlow"] || false;
+    this.quotingType = options["quotingType"] === '"' ? QUOTING_TYPE_DOUBLE : QUOTING_TYPE_SINGLE;
+    this.forceQuotes = options["forceQuotes"] || false;
+    this.replacer = typeof options["replacer"] === "function" ? options["replacer"] : null;
     this.implicitTypes = this.schema.compiledImplicit;
     this.explicitTypes = this.schema.compiledExplicit;
     this.tag = null;
@@ -33217,10 +29869,10 @@ function requireDumper() {
   function generateNextLine(state, level) {
     return "\n" + common2.repeat(" ", state.indent * level);
   }
-  function testImplicitResolving(state, str22) {
+  function testImplicitResolving(state, str2) {
     for (let index = 0, length = state.implicitTypes.length; index < length; index += 1) {
       const type2 = state.implicitTypes[index];
-      if (type2.resolve(str22)) {
+      if (type2.resolve(str2)) {
         return true;
       }
     }
@@ -33703,9 +30355,9 @@ function requireDumper() {
       }
     }
   }
-  function dump2(input2, options2) {
-    options2 = options2 || {};
-    const state = new State(options2);
+  function dump2(input2, options) {
+    options = options || {};
+    const state = new State(options);
     if (!state.noRefs) getDuplicateReferences(input2, state);
     let value = input2;
     if (state.replacer) {
@@ -33742,7 +30394,7 @@ function requireJsYaml() {
     binary: requireBinary(),
     float: requireFloat(),
     map: requireMap(),
-    null: require_null3(),
+    null: require_null2(),
     pairs: requirePairs(),
     set: requireSet(),
     timestamp: requireTimestamp(),
@@ -33759,7 +30411,7 @@ function requireJsYaml() {
   return jsYaml;
 }
 var jsYamlExports = requireJsYaml();
-var yaml2 = /* @__PURE__ */ getDefaultExportFromCjs(jsYamlExports);
+var yaml = /* @__PURE__ */ getDefaultExportFromCjs(jsYamlExports);
 var {
   Type,
   Schema,
@@ -33775,30 +30427,12 @@ var {
   safeLoad,
   safeLoadAll,
   safeDump
-} = yaml2;
+} = yaml;
 
 // src/core/front-matter.ts
 var import_yaml = __toESM(require_dist(), 1);
 function describeFrontMatterProblem(p) {
   return `${p.file}${p.line !== void 0 ? `:${p.line}` : ""}: ${p.message}`;
-}
-var refuse = () => {
-  throw new Error("Forge reads YAML front matter only");
-};
-var NOT_YAML = ["javascript", "js", "coffee", "coffeescript", "cson", "json", "json5", "toml"];
-function splitOptions(capture) {
-  const engines2 = {};
-  for (const name of NOT_YAML) engines2[name] = { parse: refuse, stringify: refuse };
-  const yaml3 = {
-    parse: (block) => {
-      capture(block);
-      return {};
-    },
-    stringify: refuse
-  };
-  engines2.yaml = yaml3;
-  engines2.yml = yaml3;
-  return { language: "yaml", engines: engines2 };
 }
 function readFrontMatter(file2, text) {
   const none = { file: file2, present: false, closed: false, yaml: "", data: void 0, body: text, bodyLine: 1 };
@@ -33816,51 +30450,63 @@ function readFrontMatter(file2, text) {
     };
   }
   if (eol === -1) return none;
-  let block;
-  let body = src;
-  try {
-    body = (0, import_gray_matter.default)(
-      src,
-      splitOptions((b) => block = b)
-    ).content;
-  } catch {
-    return none;
-  }
+  const { block, body } = split(src);
   const result = {
     file: file2,
     present: true,
     closed: src.indexOf("\n---", 3) !== -1,
-    yaml: block ?? "",
+    yaml: block,
     data: void 0,
     body,
     bodyLine: 1 + countNewlines(text, text.length - body.length)
   };
   try {
-    result.data = yaml2.load(result.yaml, { schema: yaml2.CORE_SCHEMA, filename: file2 });
+    result.data = yaml.load(result.yaml, { schema: yaml.CORE_SCHEMA, filename: file2 });
   } catch (err) {
     result.problem = { kind: "yaml", file: file2, ...yamlErrorOf(result.yaml, err) };
   }
   return result;
 }
+function split(src) {
+  const rest = src.slice(3);
+  const close = rest.indexOf("\n---");
+  const block = close === -1 ? rest : rest.slice(0, close);
+  let body = close === -1 ? "" : rest.slice(close + 4);
+  if (body[0] === "\r") body = body.slice(1);
+  if (body[0] === "\n") body = body.slice(1);
+  const empty = block.split("\n").every((line) => line.trim() === "" || /^\s*#[^\n]/.test(line));
+  return { block: empty ? "" : block, body };
+}
 function writeFrontMatter(body, data) {
-  const yaml3 = yaml2.dump(data).trim();
-  const block = yaml3 === "{}" ? "" : `---
-${yaml3}
+  const yaml2 = yaml.dump(data).trim();
+  const block = yaml2 === "{}" ? "" : `---
+${yaml2}
 ---
 `;
   return `${block}${body.endsWith("\n") ? body : `${body}
 `}`;
 }
+var YAML_WORDING_MAX = 16384;
 function yamlErrorOf(text, err) {
-  const first = (0, import_yaml.parseDocument)(text, { prettyErrors: true }).errors[0];
+  const mark = err.mark;
+  let scope = text;
+  if (scope.length > YAML_WORDING_MAX && typeof mark?.line === "number") scope = firstLines(text, mark.line + 1);
+  const first = scope.length <= YAML_WORDING_MAX ? (0, import_yaml.parseDocument)(scope, { prettyErrors: true }).errors[0] : void 0;
   if (first) {
     const line = first.linePos?.[0].line;
     const message = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
     return { message, ...line !== void 0 && { line } };
   }
-  const mark = err.mark;
   const reason = err.reason ?? err.message;
   return { message: reason, ...typeof mark?.line === "number" && { line: mark.line + 1 } };
+}
+function firstLines(text, n) {
+  let end = -1;
+  for (let i = 0; i < n; i++) {
+    end = text.indexOf("\n", end + 1);
+    if (end === -1) return text;
+  }
+  return text.slice(0, end);
 }
 function countNewlines(text, to) {
   let n = 0;
@@ -34004,17 +30650,6 @@ function fieldLines(f) {
     linesOf.set(f, lines);
   }
   return lines;
-}
-function toIssues(error62) {
-  const out = [];
-  for (const issue2 of error62.issues) {
-    if (issue2.code === "unrecognized_keys") {
-      for (const key of issue2.keys) out.push({ path: [...issue2.path, key], code: issue2.code, message: "unknown field" });
-    } else {
-      out.push({ path: [...issue2.path], code: issue2.code, message: issue2.message });
-    }
-  }
-  return out;
 }
 function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
   if (depth > 3) return;
@@ -34785,21 +31420,6 @@ var AGENT_KINDS = [
 function isAgentKind(value) {
   return typeof value === "string" && AGENT_KINDS.includes(value);
 }
-var FORGE_EXIT_CODES = [0, 1, 2, 3, 10, 11, 12, 20, 21];
-function isForgeExitCode(n) {
-  return typeof n === "number" && FORGE_EXIT_CODES.includes(n);
-}
-var STATUS_OF_EXIT = {
-  0: "success",
-  1: "failure",
-  2: "depth_exceeded",
-  3: "human_input",
-  10: "needs_refinement",
-  11: "needs_escalation",
-  12: "partial",
-  20: "interrupted",
-  21: "timeout"
-};
 
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
@@ -34825,15 +31445,15 @@ var PromptNotFoundError = class extends Error {
   kind;
   searched;
 };
-async function loadSystemPrompt(kind, options2 = {}) {
+async function loadSystemPrompt(kind, options = {}) {
   const searched = [];
-  if (options2.repoDir) {
-    const file3 = path.join(options2.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
+  if (options.repoDir) {
+    const file3 = path.join(options.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
     searched.push(file3);
     const text2 = await readFile(file3, "utf8").catch(() => void 0);
     if (text2 !== void 0 && text2.trim() !== "") return { kind, text: text2, source: "repository", path: file3 };
   }
-  const file2 = path.join(options2.builtinDir ?? builtinPromptDir(), `${kind}.md`);
+  const file2 = path.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);
   searched.push(file2);
   const text = await readFile(file2, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
@@ -34848,15 +31468,15 @@ var RESETS_AT = /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug
 var MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 var EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
 var TRY_AGAIN_IN = /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
-function detectRateLimit(text, options2 = {}) {
-  const now = options2.now ?? /* @__PURE__ */ new Date();
+function detectRateLimit(text, options = {}) {
+  const now = options.now ?? /* @__PURE__ */ new Date();
   let kind = null;
   if (USAGE_LIMIT.test(text)) kind = "usage_limit";
-  else if (options2.status === 529 || OVERLOADED.test(text)) kind = "overloaded";
-  else if (options2.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
+  else if (options.status === 529 || OVERLOADED.test(text)) kind = "overloaded";
+  else if (options.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
   if (!kind) return null;
   const info = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
-  const resetAt = parseResetTime(text, now) ?? (options2.retryAfter ? retryAfterToDate(options2.retryAfter, now) : void 0);
+  const resetAt = parseResetTime(text, now) ?? (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : void 0);
   if (resetAt) info.resetAt = resetAt;
   return info;
 }
@@ -34967,22 +31587,22 @@ function nextWallClockTime(hour, minute, zone, now) {
   }
   return zonedTimeToUtc(today.year, today.month, today.day + 1, hour, minute, z2);
 }
-function backoffDelay(attempt, options2 = {}) {
-  const base = options2.baseMs ?? 5e3;
-  const max = options2.maxMs ?? 3e5;
+function backoffDelay(attempt, options = {}) {
+  const base = options.baseMs ?? 5e3;
+  const max = options.maxMs ?? 3e5;
   const exp = Math.min(base * 2 ** attempt, max);
-  const jitter = (options2.random ?? Math.random)() * exp * 0.5;
+  const jitter = (options.random ?? Math.random)() * exp * 0.5;
   return Math.round(Math.min(exp + jitter, max * 1.5));
 }
-function planRateLimitWait(info, options2) {
-  const now = options2.now.getTime();
-  const random = options2.random ?? Math.random;
+function planRateLimitWait(info, options) {
+  const now = options.now.getTime();
+  const random = options.random ?? Math.random;
   let until;
   if (info.resetAt) until = Math.max(now, info.resetAt.getTime()) + Math.round(random() * 5e3);
-  else if (info.kind === "usage_limit") until = now + (options2.unknownUsageLimitMs ?? 36e5);
-  else until = now + backoffDelay(options2.attempt, options2);
+  else if (info.kind === "usage_limit") until = now + (options.unknownUsageLimitMs ?? 36e5);
+  else until = now + backoffDelay(options.attempt, options);
   const untilDate = new Date(until);
-  if (options2.attempt >= (options2.maxRetries ?? 5) || until > options2.deadline) return { action: "give_up", until: untilDate };
+  if (options.attempt >= (options.maxRetries ?? 5) || until > options.deadline) return { action: "give_up", until: untilDate };
   return { action: "wait", ms: until - now, until: untilDate };
 }
 
@@ -35075,25 +31695,25 @@ function defaultReportPaths(sessionDir) {
     refinement: path3.join(sessionDir, "refinement.md")
   };
 }
-async function openSpawn(options2) {
-  const parentEnv = options2.env ?? process.env;
-  const sessionDir = path3.resolve(options2.sessionDir);
+async function openSpawn(options) {
+  const parentEnv = options.env ?? process.env;
+  const sessionDir = path3.resolve(options.sessionDir);
   await mkdir2(sessionDir, { recursive: true });
   const eventsPath = path3.join(sessionDir, "events.ndjson");
   const transcriptPath = path3.join(sessionDir, "transcript.log");
   const started = /* @__PURE__ */ new Date();
-  const masker = options2.masker ?? new Masker().addFromEnv(parentEnv);
-  for (const [k, v] of Object.entries(options2.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
-  const depthCheck = checkDepth(parentEnv, options2.maxDepth);
+  const masker = options.masker ?? new Masker().addFromEnv(parentEnv);
+  for (const [k, v] of Object.entries(options.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
+  const depthCheck = checkDepth(parentEnv, options.maxDepth);
   const events = createWriteStream(eventsPath, { flags: "a" });
   const transcript = createWriteStream(transcriptPath, { flags: "a" });
   events.on("error", () => void 0);
   transcript.on("error", () => void 0);
   return {
-    options: options2,
+    options,
     parentEnv,
-    name: options2.name ?? "spawn",
-    layer: options2.layer ?? "exec",
+    name: options.name ?? "spawn",
+    layer: options.layer ?? "exec",
     sessionDir,
     eventsPath,
     transcriptPath,
@@ -35126,17 +31746,16 @@ function emit(sc, draft) {
   }
 }
 async function finish(sc, exitCode, extra = {}, reports = {}) {
-  const { options: options2, started, depthCheck } = sc;
+  const { options, started, depthCheck } = sc;
   const finished = /* @__PURE__ */ new Date();
   await sc.service?.close().catch(() => void 0);
   emit(sc, { kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
   await Promise.all([closeStream(sc.events), closeStream(sc.transcript)]);
-  const status = exitCode === 0 || exitCode === 12 ? "done" : exitCode === 10 ? "refine" : "fail";
   const signalFile = await writeSignal({
     sessionDir: sc.sessionDir,
     layer: sc.layer,
     name: sc.name,
-    status,
+    status: signalStatusOf(exitCode),
     ...reports.walkthrough ? { artifactPath: reports.walkthrough } : existsSync2(sc.transcriptPath) ? { artifactPath: sc.transcriptPath } : {},
     traceId: sc.traceId,
     createdAt: started,
@@ -35144,8 +31763,8 @@ async function finish(sc, exitCode, extra = {}, reports = {}) {
     extra: { exit_code: exitCode, depth: depthCheck.depth, ...extra.error ? { error_code: extra.error.code } : {} }
   }).catch(() => void 0);
   const result = {
-    adapter: options2.adapter,
-    ...options2.agentType ? { agentType: options2.agentType } : {},
+    adapter: options.adapter,
+    ...options.agentType ? { agentType: options.agentType } : {},
     sessionDir: sc.sessionDir,
     eventsPath: sc.eventsPath,
     transcriptPath: sc.transcriptPath,
@@ -35153,7 +31772,7 @@ async function finish(sc, exitCode, extra = {}, reports = {}) {
     depth: depthCheck.depth,
     maxDepth: depthCheck.maxDepth,
     exitCode,
-    status: STATUS_OF_EXIT[exitCode],
+    status: EXIT_STATUS[exitCode],
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
@@ -35180,30 +31799,31 @@ function explicitExitCode(text) {
   let found;
   for (const m of text.matchAll(EXIT_MARKER)) {
     const n = Number(m[1]);
-    if (isForgeExitCode(n)) found = n;
+    if (isExitCode(n)) found = n;
   }
   return found;
 }
 async function collect(sc, p, run) {
-  const { options: options2 } = sc;
+  const { options } = sc;
   const { outcome, parsed, common: common2, written } = run;
   if (outcome.spawnError) {
     return finish(
       sc,
-      1,
+      EXIT_CODES.FAILURE,
       { ...common2, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
       written
     );
   }
-  if (outcome.stopped === "aborted") return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
+  if (outcome.stopped === "aborted")
+    return finish(sc, EXIT_CODES.INTERRUPTED, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
   if (outcome.stopped === "timeout") {
     return finish(
       sc,
-      21,
+      EXIT_CODES.TIMEOUT,
       {
         ...common2,
         timedOut: "wall",
-        error: { code: "timeout", message: `wall-clock limit of ${Math.round((options2.timeoutMs ?? 0) / 1e3)} s reached` }
+        error: { code: "timeout", message: `wall-clock limit of ${Math.round((options.timeoutMs ?? 0) / 1e3)} s reached` }
       },
       written
     );
@@ -35211,35 +31831,40 @@ async function collect(sc, p, run) {
   if (outcome.stopped === "idle") {
     return finish(
       sc,
-      21,
+      EXIT_CODES.TIMEOUT,
       {
         ...common2,
         timedOut: "idle",
-        error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options2.idleTimeoutMs ?? 0) / 1e3)} s` }
+        error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options.idleTimeoutMs ?? 0) / 1e3)} s` }
       },
       written
     );
   }
   const explicit = explicitExitCode(parsed.result);
   const exitCode = exitCodeOf(sc, run, explicit);
-  if (exitCode === 1 && explicit === void 0) {
+  if (exitCode === EXIT_CODES.FAILURE && explicit === void 0) {
     const limited = await rateLimited(sc, p, run);
     if (limited) return limited;
   }
-  return finish(sc, exitCode, { ...common2, ...exitCode !== 0 ? { error: failureOf(p, run, exitCode, explicit) } : {} }, written);
+  return finish(
+    sc,
+    exitCode,
+    { ...common2, ...exitCode !== EXIT_CODES.SUCCESS ? { error: failureOf(p, run, exitCode, explicit) } : {} },
+    written
+  );
 }
 function exitCodeOf(sc, run, explicit) {
   const { parsed, written, outcome } = run;
   if (explicit !== void 0) return explicit;
-  if (sc.options.adapter === "command") return isForgeExitCode(outcome.code) ? outcome.code : 1;
-  if (!parsed.ok) return 1;
-  if (written.changeRequest) return 11;
-  if (written.question) return 3;
-  if (written.refinement) return 10;
-  return 0;
+  if (sc.options.adapter === "command") return isExitCode(outcome.code) ? outcome.code : EXIT_CODES.FAILURE;
+  if (!parsed.ok) return EXIT_CODES.FAILURE;
+  if (written.changeRequest) return EXIT_CODES.NEEDS_ESCALATION;
+  if (written.question) return EXIT_CODES.HUMAN_INPUT;
+  if (written.refinement) return EXIT_CODES.NEEDS_REFINEMENT;
+  return EXIT_CODES.SUCCESS;
 }
 async function rateLimited(sc, p, run) {
-  const { options: options2 } = sc;
+  const { options } = sc;
   const { parsed, common: common2, written, stderrTail } = run;
   const failureText = [parsed.errorText, parsed.ok ? "" : parsed.result, stderrTail.join("\n")].filter(Boolean).join("\n");
   const limit = detectRateLimit(failureText, { status: parsed.apiErrorStatus ?? null });
@@ -35248,14 +31873,19 @@ async function rateLimited(sc, p, run) {
     now: /* @__PURE__ */ new Date(),
     deadline: p.deadline,
     attempt: sc.rateLimitRetries,
-    maxRetries: options2.maxRateLimitRetries ?? 5,
-    ...options2.random ? { random: options2.random } : {}
+    maxRetries: options.maxRateLimitRetries ?? 5,
+    ...options.random ? { random: options.random } : {}
   });
   if (decision.action === "wait") {
     emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
-    await (options2.sleep ?? sleepFor)(decision.ms, options2.signal);
-    if (options2.signal?.aborted)
-      return finish(sc, 20, { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } }, written);
+    await (options.sleep ?? sleepFor)(decision.ms, options.signal);
+    if (options.signal?.aborted)
+      return finish(
+        sc,
+        EXIT_CODES.INTERRUPTED,
+        { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } },
+        written
+      );
     sc.rateLimitRetries++;
     emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
     return "again";
@@ -35266,7 +31896,7 @@ async function rateLimited(sc, p, run) {
   });
   return finish(
     sc,
-    1,
+    EXIT_CODES.FAILURE,
     {
       ...common2,
       rateLimitRetries: sc.rateLimitRetries,
@@ -35281,7 +31911,7 @@ function failureOf(p, run, exitCode, explicit) {
   const said = explicit !== void 0 ? `the agent ended with FORGE_EXIT=${explicit}` : void 0;
   const why = parsed.errorText ?? (parsed.ok ? void 0 : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : void 0);
   return {
-    code: exitCode === 1 ? "agent_failed" : STATUS_OF_EXIT[exitCode],
+    code: exitCode === EXIT_CODES.FAILURE ? "agent_failed" : EXIT_STATUS[exitCode],
     message: oneLineError(
       [said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`
     )
@@ -35928,16 +32558,16 @@ function askHierarchy(socketPath, req, timeoutMs = 1e4) {
 var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
 var ENV_VALUE_LIMIT = 1e5;
 async function prepare(sc) {
-  const { options: options2 } = sc;
+  const { options } = sc;
   const admitted = await admit(sc);
   if ("done" in admitted) return admitted;
   if (!admitted.ticket) await startService(sc, admitted);
   if (sc.depthCheck.remaining === 0)
     emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
-  let cwd = options2.cwd;
-  if (options2.prepareCwd) {
+  let cwd = options.cwd;
+  if (options.prepareCwd) {
     try {
-      cwd = await options2.prepareCwd();
+      cwd = await options.prepareCwd();
     } catch (err) {
       return {
         done: await finish(sc, 1, {
@@ -35946,45 +32576,45 @@ async function prepare(sc) {
       };
     }
   }
-  const reports = { ...defaultReportPaths(sc.sessionDir), ...options2.reports };
-  const allowedTools = (options2.allowedTools ?? allowedToolsFor(options2.agentType, options2.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
+  const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
+  const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
   const shimDir = forgeEnv.FORGE_CLI ? path7.dirname(forgeEnv.FORGE_CLI) : void 0;
-  const adapter = adapterFor(options2.adapter);
+  const adapter = adapterFor(options.adapter);
   let invocation;
   try {
     invocation = adapter.invocation({
-      prompt: options2.prompt,
-      ...options2.systemPrompt ? { systemPrompt: options2.systemPrompt } : {},
-      ...options2.model ? { model: options2.model } : {},
+      prompt: options.prompt,
+      ...options.systemPrompt ? { systemPrompt: options.systemPrompt } : {},
+      ...options.model ? { model: options.model } : {},
       cwd,
       allowedTools,
-      ...options2.maxTurns !== void 0 ? { maxTurns: options2.maxTurns } : {},
+      ...options.maxTurns !== void 0 ? { maxTurns: options.maxTurns } : {},
       parentEnv: sc.parentEnv,
       forgeEnv,
-      passEnv: options2.passEnv ?? [],
-      extraEnv: options2.extraEnv ?? {},
-      ...options2.command ? { command: options2.command } : {},
-      ...options2.args ? { args: options2.args } : {},
-      ...options2.binary ? { binary: options2.binary } : {}
+      passEnv: options.passEnv ?? [],
+      extraEnv: options.extraEnv ?? {},
+      ...options.command ? { command: options.command } : {},
+      ...options.args ? { args: options.args } : {},
+      ...options.binary ? { binary: options.binary } : {}
     });
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
   if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path7.delimiter);
-  const deadline = options2.deadline ?? sc.started.getTime() + (options2.timeoutMs ?? 30 * 6e4);
+  const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
-    summary: `${options2.adapter}${options2.agentType ? ` type ${options2.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}`
+    summary: `${options.adapter}${options.agentType ? ` type ${options.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}`
   });
   return { cwd, reports, adapter, invocation, deadline };
 }
 async function admit(sc) {
-  const { options: options2, parentEnv } = sc;
+  const { options, parentEnv } = sc;
   const socket = parentEnv[HIERARCHY_ENV.socket];
   const ticket = parentEnv[HIERARCHY_ENV.ticket];
   const claimed = parentEnv[ENV.agentType] || void 0;
-  const refuse2 = async (code, message) => ({
+  const refuse = async (code, message) => ({
     done: await finish(sc, 2, { error: { code, message } })
   });
   const child = {};
@@ -35994,12 +32624,12 @@ async function admit(sc) {
       answer = await askHierarchy(socket, {
         op: "spawn",
         ticket,
-        ...options2.agentType ? { agentType: options2.agentType } : {},
-        ...options2.maxDepth !== void 0 ? { maxDepth: options2.maxDepth } : {},
+        ...options.agentType ? { agentType: options.agentType } : {},
+        ...options.maxDepth !== void 0 ? { maxDepth: options.maxDepth } : {},
         ...claimed ? { claimedType: claimed } : {}
       });
     } catch (err) {
-      return refuse2(
+      return refuse(
         "spawn_not_allowed",
         `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running`
       );
@@ -36008,36 +32638,36 @@ async function admit(sc) {
       if (answer.depth !== void 0 && answer.maxDepth !== void 0)
         sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
       if (answer.caller) sc.traceId = answer.caller.traceId;
-      return refuse2(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
+      return refuse(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
     }
     sc.traceId = answer.traceId;
     sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
     child.ticket = answer.ticket;
     child.socket = socket;
-  } else if (claimed && options2.caller === void 0) {
-    return refuse2(
+  } else if (claimed && options.caller === void 0) {
+    return refuse(
       "spawn_not_allowed",
       `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`
     );
-  } else if (options2.caller !== void 0) {
-    const type2 = options2.agentType;
-    if (!type2 || !mayCallerSpawn(options2.caller, type2)) {
-      return refuse2(
+  } else if (options.caller !== void 0) {
+    const type2 = options.agentType;
+    if (!type2 || !mayCallerSpawn(options.caller, type2)) {
+      return refuse(
         "spawn_not_allowed",
-        !type2 ? `an agent of type ${options2.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options2.caller} may not spawn type ${type2}`
+        !type2 ? `an agent of type ${options.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options.caller} may not spawn type ${type2}`
       );
     }
   }
   if (!sc.depthCheck.ok)
-    return refuse2("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+    return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
   return child;
 }
 async function startService(sc, child) {
-  const { options: options2, depthCheck } = sc;
+  const { options, depthCheck } = sc;
   try {
     sc.service = await HierarchyService.start();
     child.ticket = sc.service.issue({
-      ...options2.agentType ? { agentType: options2.agentType } : {},
+      ...options.agentType ? { agentType: options.agentType } : {},
       depth: depthCheck.depth,
       maxDepth: depthCheck.maxDepth,
       traceId: sc.traceId
@@ -36048,11 +32678,11 @@ async function startService(sc, child) {
   }
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
-  const { options: options2, sessionDir, depthCheck } = sc;
+  const { options, sessionDir, depthCheck } = sc;
   const promptFile = path7.join(sessionDir, "prompt.md");
   const systemPromptFile = path7.join(sessionDir, "system-prompt.md");
-  await writeFile3(promptFile, sc.masker.mask(options2.prompt), "utf8");
-  if (options2.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options2.systemPrompt), "utf8");
+  await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
+  if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
     FORGE_SESSION_DIR: sessionDir,
     FORGE_SPAWN_DEPTH: String(depthCheck.depth),
@@ -36065,28 +32695,28 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
     FORGE_CHANGE_REQUEST_FILE: reports.changeRequest,
     FORGE_REFINEMENT_FILE: reports.refinement,
     FORGE_SIGNAL_DIR: sessionDir,
-    FORGE_ADAPTER: options2.adapter,
+    FORGE_ADAPTER: options.adapter,
     FORGE_SPAWN_NAME: sc.name
   };
   for (const k of JOB_ENV) {
     const v = sc.parentEnv[k];
     if (v) forgeEnv[k] = v;
   }
-  if (options2.adapter === "command" && options2.command) forgeEnv.FORGE_COMMAND = options2.command;
-  if (options2.binary) forgeEnv.FORGE_AGENT_BINARY = options2.binary;
-  if (options2.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options2.prompt;
-  if (options2.systemPrompt) {
+  if (options.adapter === "command" && options.command) forgeEnv.FORGE_COMMAND = options.command;
+  if (options.binary) forgeEnv.FORGE_AGENT_BINARY = options.binary;
+  if (options.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options.prompt;
+  if (options.systemPrompt) {
     forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
-    if (options2.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options2.systemPrompt;
+    if (options.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options.systemPrompt;
   }
-  if (options2.model) forgeEnv.FORGE_MODEL = options2.model;
-  if (options2.agentType) forgeEnv.FORGE_AGENT_TYPE = options2.agentType;
+  if (options.model) forgeEnv.FORGE_MODEL = options.model;
+  if (options.agentType) forgeEnv.FORGE_AGENT_TYPE = options.agentType;
   if (child.ticket && child.socket) {
     forgeEnv[HIERARCHY_ENV.socket] = child.socket;
     forgeEnv[HIERARCHY_ENV.ticket] = child.ticket;
   }
-  if (options2.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options2.maxTurns);
-  const cli = options2.forgeCli === false ? void 0 : typeof options2.forgeCli === "string" ? { command: process.execPath, args: [options2.forgeCli] } : options2.forgeCli ?? defaultForgeCli();
+  if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
+  const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
   if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path7.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
@@ -36096,7 +32726,7 @@ import { stat as stat2 } from "node:fs/promises";
 
 // src/agent/process.ts
 import { spawn } from "node:child_process";
-function runProcess(options2) {
+function runProcess(options) {
   const t0 = Date.now();
   return new Promise((resolve) => {
     let settled = false;
@@ -36106,9 +32736,9 @@ function runProcess(options2) {
     const timers = [];
     let child;
     try {
-      child = spawn(options2.command, options2.args, {
-        cwd: options2.cwd,
-        env: options2.env,
+      child = spawn(options.command, options.args, {
+        cwd: options.cwd,
+        env: options.env,
         stdio: ["pipe", "pipe", "pipe"],
         detached: process.platform !== "win32"
       });
@@ -36121,7 +32751,7 @@ function runProcess(options2) {
       settled = true;
       for (const t of timers) clearTimeout(t);
       clearInterval(idleCheck);
-      options2.signal?.removeEventListener("abort", onAbort);
+      options.signal?.removeEventListener("abort", onAbort);
       resolve({ ...outcome, durationMs: Date.now() - t0 });
     };
     const killGroup = (sig) => {
@@ -36141,19 +32771,19 @@ function runProcess(options2) {
       stopped = why;
       if (why === "idle") silentMs = Date.now() - lastOutput;
       killGroup("SIGTERM");
-      const hard = setTimeout(() => killGroup("SIGKILL"), options2.killGraceMs ?? 2e3);
+      const hard = setTimeout(() => killGroup("SIGKILL"), options.killGraceMs ?? 2e3);
       hard.unref();
       timers.push(hard);
     };
     const onAbort = () => stop("aborted");
-    if (options2.signal?.aborted) queueMicrotask(onAbort);
-    else options2.signal?.addEventListener("abort", onAbort, { once: true });
-    if (options2.timeoutMs !== void 0 && options2.timeoutMs > 0) timers.push(setTimeout(() => stop("timeout"), options2.timeoutMs));
-    const idle = options2.idleTimeoutMs;
+    if (options.signal?.aborted) queueMicrotask(onAbort);
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.timeoutMs !== void 0 && options.timeoutMs > 0) timers.push(setTimeout(() => stop("timeout"), options.timeoutMs));
+    const idle = options.idleTimeoutMs;
     const idleCheck = setInterval(
       () => {
         if (idle === void 0 || idle <= 0) return;
-        const limit = options2.isBusy?.() ? Math.max(idle, options2.busyIdleTimeoutMs ?? idle) : idle;
+        const limit = options.isBusy?.() ? Math.max(idle, options.busyIdleTimeoutMs ?? idle) : idle;
         if (Date.now() - lastOutput >= limit) stop("idle");
       },
       idle !== void 0 && idle > 0 ? Math.max(20, Math.min(1e3, Math.floor(idle / 10))) : 6e4
@@ -36177,12 +32807,12 @@ function runProcess(options2) {
         }
       };
     };
-    const out = lineReader(options2.onStdoutLine);
-    const err = lineReader(options2.onStderrLine);
+    const out = lineReader(options.onStdoutLine);
+    const err = lineReader(options.onStderrLine);
     child.stdout.on("data", out.data);
     child.stderr.on("data", err.data);
     child.stdin.on("error", () => void 0);
-    child.stdin.end(options2.stdin ?? "");
+    child.stdin.end(options.stdin ?? "");
     child.on("error", (e) => finish2({ code: null, signal: null, spawnError: e }));
     child.on("exit", (code, signal) => {
       const drain = setTimeout(() => {
@@ -36204,8 +32834,8 @@ function runProcess(options2) {
 
 // src/agent/spawn/run.ts
 async function runAgentOnce(sc, p) {
-  const { options: options2 } = sc;
-  const remaining = options2.timeoutMs !== void 0 ? options2.timeoutMs - (Date.now() - sc.started.getTime()) : void 0;
+  const { options } = sc;
+  const remaining = options.timeoutMs !== void 0 ? options.timeoutMs - (Date.now() - sc.started.getTime()) : void 0;
   if (remaining !== void 0 && remaining <= 0) {
     return {
       done: await finish(sc, 21, {
@@ -36225,10 +32855,10 @@ async function runAgentOnce(sc, p) {
     env: p.invocation.env,
     ...p.invocation.stdin !== void 0 ? { stdin: p.invocation.stdin } : {},
     ...remaining !== void 0 ? { timeoutMs: remaining } : {},
-    ...options2.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options2.idleTimeoutMs } : {},
-    busyIdleTimeoutMs: options2.toolIdleTimeoutMs ?? 10 * 6e4,
+    ...options.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options.idleTimeoutMs } : {},
+    busyIdleTimeoutMs: options.toolIdleTimeoutMs ?? 10 * 6e4,
     isBusy: () => parser.busy?.() ?? false,
-    ...options2.signal ? { signal: options2.signal } : {},
+    ...options.signal ? { signal: options.signal } : {},
     onStdoutLine: (line) => {
       if (!isPartialChunk(line)) sc.transcript.write(`${sc.masker.mask(line)}
 `);
@@ -36249,7 +32879,7 @@ async function runAgentOnce(sc, p) {
   const common2 = {
     rateLimitRetries: sc.rateLimitRetries,
     ...parsed.result !== void 0 ? { result: parsed.result } : {},
-    ...parsed.model ?? options2.model ? { model: parsed.model ?? options2.model } : {},
+    ...parsed.model ?? options.model ? { model: parsed.model ?? options.model } : {},
     ...parsed.turns !== void 0 ? { turns: parsed.turns } : {},
     ...parsed.costUsd !== void 0 ? { costUsd: parsed.costUsd } : {},
     ...parsed.sessionId ? { sessionId: parsed.sessionId } : {}
@@ -36267,8 +32897,8 @@ async function reportsWritten(reports, sinceMs) {
 }
 
 // src/agent/spawn.ts
-async function spawnAgent(options2) {
-  const sc = await openSpawn(options2);
+async function spawnAgent(options) {
+  const sc = await openSpawn(options);
   const prepared = await prepare(sc);
   if ("done" in prepared) return prepared.done;
   for (; ; ) {
@@ -36291,19 +32921,13 @@ function git(cwd, args, env) {
 }
 async function gitOk(cwd, args) {
   const r = await git(cwd, args);
-  if (r.code !== 0) throw new GitError(args, r);
+  if (r.code !== 0) throw gitFailed(args, r);
   return r.stdout.trim();
 }
-var GitError = class extends Error {
-  constructor(args, result) {
-    super(`git ${args.join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ")}`);
-    this.args = args;
-    this.result = result;
-    this.name = "GitError";
-  }
-  args;
-  result;
-};
+function gitFailed(args, result) {
+  const tail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
+  return new GitError(`git ${args.join(" ")} failed (${result.code}): ${tail}`, args, result.code, result.stderr);
+}
 async function identity(cwd) {
   const email3 = await git(cwd, ["config", "user.email"]);
   return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
@@ -36338,7 +32962,7 @@ async function mergeRef(cwd, ref, message) {
   const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
   if (r.code !== 0) {
     const conflicts = await conflictedFiles(cwd);
-    if (conflicts.length === 0) throw new GitError(["merge", ref], r);
+    if (conflicts.length === 0) throw gitFailed(["merge", ref], r);
     return { merged: false, conflicts };
   }
   const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
@@ -36487,20 +33111,38 @@ function listDir(dir, rel, unreadable) {
 }
 
 export {
-  require_dist,
   Masker,
   sanitizeUntrusted,
   quoteUntrusted,
+  require_dist,
+  problem,
+  fieldPath,
+  toIssues,
+  zodProblems,
+  formatProblem,
   external_exports,
+  ID_PATTERN,
   taskIdSchema,
   agentTypeSchema,
   taskStatusSchema,
+  EXIT_CODES,
+  ALL_EXIT_CODES,
+  exitMeaning,
+  succeeded,
+  interruptedOrTimedOut,
+  abortsTheStage,
+  needsOthers,
+  retryable,
+  signalStatusOf,
+  stageStatusOf,
+  GitError,
   describeFrontMatterProblem,
   readFrontMatter,
   writeFrontMatter,
   parseTaskFile,
   PlanNotFoundError,
   loadPlan,
+  checkFrontmatter,
   validatePlan,
   writeFileAtomic,
   writeSignal,
