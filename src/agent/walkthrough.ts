@@ -10,6 +10,7 @@
  */
 import { stringify as stringifyYaml } from "yaml";
 import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
+import { formatProblem, zodProblems } from "../core/problems.js";
 import { WALKTHROUGH_BODY_SECTIONS, walkthroughFrontmatterSchema, type WalkthroughFrontmatter } from "../core/schemas/walkthrough.js";
 
 /** Fields the runner fills in; the agent may leave them out. */
@@ -112,7 +113,7 @@ export function parseAgentWalkthrough(text: string, file = "walkthrough.md"): Pa
   const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { data: undefined, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const result = agentWalkthroughSchema.safeParse(fm.data);
-  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  const problems = result.success ? [] : zodProblems(result.error, file).map((p) => `frontmatter: ${formatProblem(p)}`);
   return { data: result.success ? result.data : undefined, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
 }
 
@@ -189,7 +190,7 @@ export function completeWalkthrough(text: string | undefined, facts: Walkthrough
   const bodyProblems = sectionProblems(body);
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
+    const issues = zodProblems(parsed.error, file).map((p) => formatProblem(p));
     return {
       ok: false,
       error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`,

@@ -252,7 +252,9 @@ describe("main: the job, step by step", () => {
     const report = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH({ confidence: 7, tests: [{ name: "x", result: "maybe" }] })}`);
     if (report.kind !== "attempt") throw new Error("not an attempt");
     expect(report.exitCode).toBe(1);
-    expect(report.result.error).toMatch(/walkthrough: the walkthrough's frontmatter is invalid: confidence: .*tests\.0\.result/);
+    expect(report.result.error).toMatch(
+      /walkthrough: the walkthrough's frontmatter is invalid: walkthrough\.md confidence — .*tests\[0\]\.result/,
+    );
   });
 
   it("never counts an empty diff as success", async () => {

@@ -85,8 +85,8 @@ ${BODY}`;
     ["no frontmatter here", "the walkthrough has no YAML frontmatter (a --- block at the top)"],
     ["---\nstatus: [unclosed\n---\n", "the walkthrough's frontmatter is not valid YAML"],
     ["---\n- a list\n---\n", "the walkthrough's frontmatter is not a mapping"],
-    ["---\nstatus: done\nconfidence: 2\n---\n", "the walkthrough's frontmatter is invalid: status: Invalid option"],
-    ["---\nconfidence: 0.5\n---\n", "the walkthrough's frontmatter is invalid: status:"],
+    ["---\nstatus: done\nconfidence: 2\n---\n", "the walkthrough's frontmatter is invalid: walkthrough.md status — Invalid option"],
+    ["---\nconfidence: 0.5\n---\n", "the walkthrough's frontmatter is invalid: walkthrough.md status — "],
   ])("fails with the reason: %j", (text, reason) => {
     const out = completeWalkthrough(text, facts);
     expect(out.ok).toBe(false);

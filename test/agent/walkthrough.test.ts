@@ -58,7 +58,10 @@ describe("walkthrough", () => {
       'body: missing section "## Testing"',
     ]);
     const bad = parseAgentWalkthrough(agentText.replace("confidence: 0.7", "confidence: 7").replace("## Testing\nT\n", ""));
-    expect(bad.problems).toEqual(["frontmatter: confidence: Too big: expected number to be <=1", 'body: missing section "## Testing"']);
+    expect(bad.problems).toEqual([
+      "frontmatter: walkthrough.md confidence — Too big: expected number to be <=1",
+      'body: missing section "## Testing"',
+    ]);
   });
 
   it("completes it with the runner's measured facts, which win, and the result is valid", () => {
@@ -79,7 +82,7 @@ describe("walkthrough", () => {
   it("reports what the agent left out even after completion", () => {
     const done = completeWalkthrough("---\nconfidence: 0.5\n---\n## Summary\nx\n", facts);
     expect(done.frontmatter).toBeUndefined();
-    expect(done.problems).toContain('frontmatter: status: Invalid option: expected one of "completed"|"failed"|"partial"');
+    expect(done.problems).toContain('frontmatter: walkthrough.md status — Invalid option: expected one of "completed"|"failed"|"partial"');
     expect(done.problems).toContain('body: missing section "## Testing"');
   });
 });
