@@ -7,6 +7,7 @@ import { EXIT_CODES, succeeded } from "../core/exit-codes.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
 import { parsePlanPath, resultPath, TRAILERS, type AttemptRef } from "../core/layout.js";
+import { formatProblem, zodProblems } from "../core/problems.js";
 import { agentResultSchema, type AgentResult } from "../core/schemas/agent-result.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { GitHubPort } from "../github/port.js";
@@ -89,8 +90,7 @@ export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string)
   }
   const parsed = agentResultSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return { ok: false, error: `${path} ${issue.path.join(".") || "(root)"} — ${issue.message}` };
+    return { ok: false, error: formatProblem(zodProblems(parsed.error, path)[0]!) };
   }
   const r = parsed.data;
   if (r.run_id !== ref.runId || r.task_id !== ref.taskId || r.attempt !== ref.attempt)

@@ -11,6 +11,7 @@ import { BRANCH_PREFIX, eventSegmentFile, JOURNAL_FILE, parseStateBranch, stateB
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
+import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
 import { sealJournal, unsealJournal, type JournalKey } from "./journal-seal.js";
 
@@ -135,7 +136,7 @@ export class RunStore {
     const parsed = storedRunSchema.safeParse(migrate(raw));
     if (!parsed.success)
       throw new RunStoreError(
-        `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`,
+        `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(parsed.error, JOURNAL_FILE)[0]!)}`,
       );
     const problems = outboxProblems(parsed.data.journal, parsed.data.config);
     if (parsed.data.journal.runId !== runId) problems.unshift(`it is the journal of run ${parsed.data.journal.runId}`);

@@ -10,6 +10,7 @@ import { readFrontMatter } from "../../core/front-matter.js";
 import { planDir } from "../../core/layout.js";
 import { loadPlan } from "../../core/plan/index.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { formatProblem } from "../../core/problems.js";
 import type { Dag } from "../../core/schemas/dag.js";
 
 export interface OverlayStage {
@@ -72,9 +73,7 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
   const parsed = await loadPlan(dir);
   const problems = validatePlan(parsed);
   if (problems.length)
-    throw new DemoPlanError(
-      `the plan in ${dir} does not pass forge validate:\n${problems.map((p) => `  ${p.file}${p.line ? `:${p.line}` : ""} ${p.field ?? ""} — ${p.message}`).join("\n")}`,
-    );
+    throw new DemoPlanError(`the plan in ${dir} does not pass forge validate:\n${problems.map((p) => `  ${formatProblem(p)}`).join("\n")}`);
   const dag = parsed.dag.data!;
   const files = walk(dir);
   const overlays: OverlayStage[] = Object.keys(files)
