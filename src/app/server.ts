@@ -1,12 +1,14 @@
 /**
  * The App as a long-lived Node HTTP server: Probot's webhook middleware (signature checked with the
- * webhook secret) at `/api/github/webhooks`, plus the reconciler on a timer.
+ * webhook secret) at `/api/github/webhooks`, behind a bound on the body's size (`webhook-body.ts`),
+ * plus the reconciler on a timer.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot } from "probot";
 import { octokitWithDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
+import { takeWebhookBody } from "./webhook-body.js";
 import { journalKeyFrom } from "./journal-seal.js";
 
 export interface ForgeServerOptions extends ForgeAppOptions {
@@ -54,10 +56,14 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
       res.end("ok\n");
       return;
     }
-    void middleware(req, res, () => {
+    const next = () => {
       res.writeHead(404);
       res.end();
-    });
+    };
+    // A webhook's body is bounded (and read) before Probot's middleware sees it — on every path
+    // Probot might take for the webhook path (it ignores trailing slashes, for one).
+    if (req.method === "POST") void takeWebhookBody(req, res).then((ok) => ok && middleware(req, res, next));
+    else void middleware(req, res, next);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
