@@ -3399,7 +3399,7 @@ function parseAgentWalkthrough(text, file = "walkthrough.md") {
   const fm = walkthroughFrontmatter(text, file);
   if (!fm.ok) return { data: void 0, body: fm.body, problems: [fm.problem, ...sectionProblems(fm.body)] };
   const result = agentWalkthroughSchema.safeParse(fm.data);
-  const problems = result.success ? [] : result.error.issues.map((i) => `frontmatter: ${i.path.join(".") || "(root)"}: ${i.message}`);
+  const problems = result.success ? [] : zodProblems(result.error, file).map((p) => `frontmatter: ${formatProblem(p)}`);
   return { data: result.success ? result.data : void 0, body: fm.body, problems: [...problems, ...sectionProblems(fm.body)] };
 }
 var normalizePath = (p) => p.replace(/^\.\//, "");
@@ -3442,7 +3442,7 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
   const bodyProblems = sectionProblems(body);
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(frontmatter)"}: ${i.message}`);
+    const issues = zodProblems(parsed.error, file).map((p) => formatProblem(p));
     return {
       ok: false,
       error: `the walkthrough's frontmatter is invalid: ${issues.join("; ")}`,
