@@ -253,7 +253,8 @@ export async function captainJob(args: {
     log.warning(`Captain for ${cr.id}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
+      // A Captain that "succeeded" (0, or partly: 12) without producing anything failed.
+      exitCode: succeeded(exitCode) ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -431,7 +432,8 @@ export async function captainPlanJob(args: {
     log.warning(`Plan Captain for #${issue}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
+      // A Captain that "succeeded" (0, or partly: 12) without producing anything failed.
+      exitCode: succeeded(exitCode) ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,

@@ -63,7 +63,7 @@ function run(w: World, agent: AgentRunner, taskId = "_captain-cr-1"): Promise<Jo
   });
 }
 
-const writing = (files: Record<string, string>, seen: AgentRunRequest[] = []): AgentRunner => ({
+const writing = (files: Record<string, string>, seen: AgentRunRequest[] = [], exitCode = 0): AgentRunner => ({
   name: "command",
   async run(req) {
     seen.push(req);
@@ -71,7 +71,7 @@ const writing = (files: Record<string, string>, seen: AgentRunRequest[] = []): A
       mkdirSync(path.dirname(path.join(req.workdir, rel)), { recursive: true });
       writeFileSync(path.join(req.workdir, rel), text);
     }
-    return { exitCode: 0 };
+    return { exitCode };
   },
 });
 
@@ -119,6 +119,17 @@ describe("Captain dispatches", () => {
     expect(report.exitCode).toBe(10);
     expect(report.error).toMatch(/not valid/);
     expect(w.github.pulls).toEqual([]);
+  });
+
+  it("a Captain that ends in success or partial success without writing an overlay is sent back (exit 10), and opens no PR", async () => {
+    for (const code of [0, 12]) {
+      const { w } = await captainWorld();
+      const report = await run(w, writing({}, [], code));
+      if (report.kind !== "captain") throw new Error(report.kind);
+      expect(report.exitCode, `agent exit ${code}`).toBe(10);
+      expect(report.error).toMatch(/no overlay was written/);
+      expect(w.github.pulls).toEqual([]);
+    }
   });
 
   it("a CR already applied: neutral, nothing touched", async () => {

@@ -407,6 +407,13 @@ describe("main: the job, step by step", () => {
     expect(report.exitCode).toBe(12);
     expect(report.result.walkthrough?.status).toBe("partial");
     expect(w.github.pulls[0]!.draft).toBe(false);
+    // The one-stage manifest counts it as the stage runner does: partial, neither passed nor failed.
+    const manifest = JSON.parse(w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/manifest.json`)) as {
+      stages: { status: string }[];
+      summary: { passed: number; failed: number };
+    };
+    expect(manifest.stages[0]!.status).toBe("partial");
+    expect(manifest.summary).toMatchObject({ passed: 0, failed: 0 });
   });
 
   it("keeps the result when the PR cannot be marked ready (a warning, the PR stays a draft)", async () => {

@@ -7,7 +7,7 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeSignal } from "../../../src/agent/signals.js";
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
-import { EXIT_CODES, exitMeaning, retryable, signalStatusOf, succeeded } from "../../../src/core/exit-codes.js";
+import { EXIT_CODES, exitMeaning, retryable, signalStatusOf, stageStatusOf, succeeded } from "../../../src/core/exit-codes.js";
 import { TRAILERS, walkthroughPath } from "../../../src/core/layout.js";
 import { agentResultSchema, type AgentResult } from "../../../src/core/schemas/agent-result.js";
 import { messageWithTrailers } from "../git.js";
@@ -134,12 +134,12 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && (await exists(theirs))) await cp(theirs, manifest);
   if (await exists(manifest)) return;
-  // One stage that passed or not: a partial success (12) counts as failed here, unlike the stage runner's "partial".
-  const passed = exitCode === EXIT_CODES.SUCCESS;
-  const status = passed ? "success" : "failure";
+  // One stage, counted as the stage runner counts its stages: a partial success (12) is neither passed nor failed.
+  const status = stageStatusOf(exitCode);
+  const summary = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
   await writeFile(
     manifest,
-    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary: { total: 1, passed: passed ? 1 : 0, failed: passed ? 0 : 1, exit_code: exitCode } }, null, 2)}\n`,
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary }, null, 2)}\n`,
   );
 }
 
