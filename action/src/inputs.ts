@@ -41,6 +41,13 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
     body: z.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+    file: z
+      .object({ path: z.string().min(1), sha: z.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") })
+      .strict()
+      .optional()
+      .describe(
+        "Fields too long for the input (src/core/dispatch-inputs.ts): a JSON file on the run's state branch holding them, and its blob sha; the job reads it there (dispatch-context.ts).",
+      ),
   })
   .strict();
 export type DispatchContext = z.infer<typeof dispatchContextSchema>;

@@ -12,6 +12,7 @@
  */
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { captainDispatchJob, captainPlanJob } from "./captain.js";
+import { resolveDispatchContext } from "./dispatch-context.js";
 import type { JobArgs, JobReport } from "./job.js";
 import { taskJob } from "./task/job.js";
 
@@ -39,5 +40,8 @@ export function jobKindOf(taskId: string): JobKind {
 }
 
 export async function main(args: JobArgs): Promise<JobReport> {
-  return jobKindOf(args.input.taskId).run(args);
+  // Long context fields travel in a file on the run's state branch: every job kind gets them back.
+  const context = await resolveDispatchContext(args.input.context, args.input.runId, args.deps.github);
+  const input = context === args.input.context ? args.input : { ...args.input, context };
+  return jobKindOf(input.taskId).run({ ...args, input });
 }

@@ -7,10 +7,11 @@
 import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
-import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir } from "../core/layout.js";
+import { dispatchContextPath, splitDispatchContext } from "../core/dispatch-inputs.js";
+import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
-import type { CheckConclusion, GitHubPort } from "../github/port.js";
+import { ConflictError, type CheckConclusion, type GitHubPort } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
@@ -104,14 +105,51 @@ async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectConte
   const conflicts =
     ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
   const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
-  const inputs: Record<string, string> = {
-    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-    [DISPATCH_INPUTS.taskId]: effect.taskId,
-    [DISPATCH_INPUTS.attempt]: String(effect.attempt),
-  };
-  if (Object.keys(context).length) inputs[DISPATCH_INPUTS.context] = JSON.stringify(context);
-  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, inputs);
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context);
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
+}
+
+/**
+ * Dispatches the agent workflow for an attempt with GitHub's limits on inputs kept: a context too
+ * long for the `context` input (a refinement document, a retry message) has its largest fields
+ * written to a file on the run's state branch, and the input names the file and its blob sha
+ * (src/core/dispatch-inputs.ts). Without that, GitHub's 422 would refuse this attempt's every dispatch.
+ */
+async function dispatchJob(
+  ctx: EffectContext,
+  branch: string,
+  taskId: string,
+  attempt: number,
+  context: Record<string, unknown>,
+): Promise<{ workflowRunId?: number }> {
+  const base: Record<string, string> = {
+    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+    [DISPATCH_INPUTS.taskId]: taskId,
+    [DISPATCH_INPUTS.attempt]: String(attempt),
+  };
+  const inputs = { ...base };
+  if (Object.keys(context).length) {
+    const path = dispatchContextPath(taskId, attempt);
+    const { inline, spilled } = splitDispatchContext(base, context, path);
+    const file = spilled ? { path, sha: await writeContextFile(ctx, path, JSON.stringify(spilled)) } : undefined;
+    inputs[DISPATCH_INPUTS.context] = JSON.stringify(file ? { ...inline, file } : inline);
+  }
+  return ctx.port.dispatchWorkflow(ctx.config.workflow, branch, inputs);
+}
+
+/** Writes an attempt's context file on the run's state branch (once: a dispatch tried again finds it). Returns its blob sha. */
+async function writeContextFile(ctx: EffectContext, path: string, text: string): Promise<string> {
+  const branch = stateBranch(ctx.journal.runId);
+  const message = `forge: the dispatch context of ${path}`;
+  try {
+    return (await ctx.port.writeFile(branch, path, text, message)).blobSha;
+  } catch (e) {
+    if (!(e instanceof ConflictError)) throw e;
+    const existing = await ctx.port.readFile(path, branch);
+    if (existing?.content === text) return existing.blobSha;
+    if (existing) return (await ctx.port.writeFile(branch, path, text, message, existing.blobSha)).blobSha;
+    throw e;
+  }
 }
 
 async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -190,16 +228,11 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
     await port.createBranch(branch, head);
   }
   const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
-  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, branch, {
-    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-    [DISPATCH_INPUTS.taskId]: captainId(effect.crId),
-    [DISPATCH_INPUTS.attempt]: "1",
-    [DISPATCH_INPUTS.context]: JSON.stringify({
-      changeRequest: effect.crId,
-      planDir: planDir(ctx.journal.planId),
-      reason: cr?.reason ?? "",
-      issue: cr?.issueNumber,
-    }),
+  const { workflowRunId } = await dispatchJob(ctx, branch, captainId(effect.crId), 1, {
+    changeRequest: effect.crId,
+    planDir: planDir(ctx.journal.planId),
+    reason: cr?.reason ?? "",
+    ...(cr?.issueNumber !== undefined ? { issue: cr.issueNumber } : {}),
   });
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
 }
@@ -242,11 +275,9 @@ async function spawnFollowup(effect: EffectOf<"SpawnFollowup">, ctx: EffectConte
     if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
     await port.createBranch(effect.branch, from);
   }
-  const { workflowRunId } = await port.dispatchWorkflow(ctx.config.workflow, effect.branch, {
-    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-    [DISPATCH_INPUTS.taskId]: effect.followupId,
-    [DISPATCH_INPUTS.attempt]: "1",
-    [DISPATCH_INPUTS.context]: JSON.stringify({ followup: effect.text, sourceTaskId: effect.sourceTaskId }),
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.followupId, 1, {
+    followup: effect.text,
+    sourceTaskId: effect.sourceTaskId,
   });
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
 }

@@ -9,6 +9,7 @@
 // every job successfully.
 import { crc32 } from "node:zlib";
 import { parse as parseYaml } from "yaml";
+import { DISPATCH_LIMITS } from "../core/dispatch-inputs.js";
 import { HttpError, newToken } from "./auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "./core.js";
 import * as git from "./git.js";
@@ -520,6 +521,10 @@ export class Workflows {
       WorkflowInputSpec
     >;
     const given = (body.inputs ?? {}) as Record<string, unknown>;
+    // GitHub's limit on the inputs of one dispatch: 65,535 characters in all (their number, 25, is
+    // in the request's schema) — docs.github.com/actions/reference/workflows-and-actions/events-that-trigger-workflows#workflow_dispatch.
+    if (JSON.stringify(given).length > DISPATCH_LIMITS.characters)
+      throw new HttpError(422, `inputs are too large: the maximum payload for inputs is ${DISPATCH_LIMITS.characters} characters`, ctx.doc);
     const unexpected = Object.keys(given).filter((k) => !(k in declared));
     if (unexpected.length) throw new HttpError(422, `Unexpected inputs provided: ${JSON.stringify(unexpected)}`, ctx.doc);
     const inputs: Record<string, string> = {};

@@ -8,8 +8,16 @@ import { request } from "node:http";
 import path from "node:path";
 import { sign } from "@octokit/webhooks-methods";
 import { afterEach, describe, expect, it } from "vitest";
+import { resolveDispatchContext } from "../../action/src/dispatch-context.js";
+import type { JobGitHub } from "../../action/src/github.js";
+import { dispatchContextSchema } from "../../action/src/inputs.js";
 import { WEBHOOK_BODY_LIMIT } from "../../src/app/webhook-body.js";
-import { startHarness, type Harness } from "../app/helpers.js";
+import { DISPATCH_LIMITS, splitDispatchContext } from "../../src/core/dispatch-inputs.js";
+import type { Journal } from "../../src/core/journal.js";
+import { stateBranch } from "../../src/core/layout.js";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "../app/helpers.js";
+import type { Script } from "../app/scripted-runner.js";
+import { planFiles } from "../helpers/plan-files.js";
 import { ADVERSARIAL, MB, type Reader } from "./fixtures/adversarial.js";
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
@@ -160,6 +168,144 @@ describe("a webhook's body is bounded before it is buffered", () => {
       });
       expect(res.status).toBe(200);
       expect(h.sim.violations).toEqual([]);
+    },
+  );
+});
+
+// ---------------------------------------------------------------- dispatch inputs
+
+const task = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
+const NO_BACKOFF = "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n";
+
+/** A long text JSON lengthens: quotes, backslashes and control characters are escaped. */
+const longText = (n: number) => `Fix the parser.\n${'Quote "this", C:\\path, bell \u0007. '.repeat(Math.ceil(n / 36))}`.slice(0, n);
+
+/** The job's view of the repository (what the action's port reads), over the user's token on the local GitHub. */
+function jobGitHub(g: Harness): JobGitHub {
+  return {
+    async readFile(path: string, ref: string) {
+      try {
+        const { data } = await g.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path, ref });
+        return Buffer.from((data as { content: string }).content, "base64").toString("utf8");
+      } catch {
+        return undefined;
+      }
+    },
+  } as unknown as JobGitHub;
+}
+
+/** The inputs of an attempt's dispatch, checked against GitHub's limits, and its context as the job resolves it. */
+async function dispatchedContext(g: Harness, runId: string, taskId: string, attempt: number) {
+  const inputs = g.runner.inputs.get(`${runId}/${taskId}/${attempt}`);
+  expect(inputs, `no dispatch of ${taskId} attempt ${attempt}`).toBeDefined();
+  expect(JSON.stringify(inputs).length).toBeLessThanOrEqual(DISPATCH_LIMITS.characters);
+  expect(Object.keys(inputs!).length).toBeLessThanOrEqual(DISPATCH_LIMITS.inputs);
+  const context = dispatchContextSchema.parse(JSON.parse(inputs!.context!));
+  return { context, resolved: await resolveDispatchContext(context, runId, jobGitHub(g)) };
+}
+
+describe("dispatch inputs stay within GitHub's limits", () => {
+  it("moves only what does not fit: a short context stays inline, a long one's largest fields go to the file", () => {
+    const base = { run_id: "r1", task_id: "a", attempt: "2" };
+    const short = { refinement: "Add a test.", conflicts: ["forge/r1/b/1"] };
+    expect(splitDispatchContext(base, short, "dispatch/a/2.json")).toEqual({ inline: short });
+    const long = { refinement: longText(70_000), answer: "Yes.", conflicts: ["forge/r1/b/1"] };
+    expect(splitDispatchContext(base, long, "dispatch/a/2.json")).toEqual({
+      inline: { answer: "Yes.", conflicts: ["forge/r1/b/1"] },
+      spilled: { refinement: long.refinement },
+    });
+  });
+
+  it("the local GitHub refuses a dispatch over 25 inputs or 65,535 characters of inputs, as GitHub does", { timeout: 60_000 }, async () => {
+    h = await startHarness(() => ({ kind: "never_start" }));
+    const dispatch = (inputs: Record<string, string>) =>
+      h!.user.rest.actions.createWorkflowDispatch({ owner: OWNER, repo: REPO, workflow_id: "forge-agent.yml", ref: "main", inputs }).then(
+        () => 204,
+        (e: { status: number; message: string }) => ({ status: e.status, message: e.message }),
+      );
+    const many = Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`input_${i}`, "x"]));
+    expect(await dispatch(many)).toMatchObject({
+      status: 422,
+      message: expect.stringMatching(/inputs must NOT have more than 25 properties/),
+    });
+    const long = { run_id: "r", task_id: "a", attempt: "1", context: "x".repeat(DISPATCH_LIMITS.characters) };
+    expect(await dispatch(long)).toMatchObject({ status: 422, message: expect.stringMatching(/inputs are too large/) });
+    expect(await dispatch({ run_id: "r", task_id: "a", attempt: "1", context: "x".repeat(60_000) })).toBe(204);
+    expect(h.runner.dispatched).toEqual(["r/a/1"]);
+  });
+
+  it(
+    "a refinement longer than the limit reaches the next attempt by reference: a file on the state branch",
+    { timeout: 120_000 },
+    async () => {
+      const refinement = longText(100_000);
+      h = await startHarness(
+        (id, attempt): Script =>
+          attempt === 1 ? { kind: "exit", code: 10, error: "the quality gate failed", refinement } : { kind: "success" },
+        { config: NO_BACKOFF },
+      );
+      await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+      // Every later dispatch of the task goes through: the run completes.
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(task(j, "a").attempt).toBe(2);
+      const { context, resolved } = await dispatchedContext(h, j.runId, "a", 2);
+      expect(context.refinement).toBeUndefined();
+      expect(context.file).toEqual({ path: "dispatch/a/2.json", sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(resolved.refinement).toBe(refinement);
+      expect(resolved.file).toBeUndefined();
+      // The file is the run's, on its state branch.
+      const { data } = await h.user.rest.repos.getContent({
+        owner: OWNER,
+        repo: REPO,
+        path: context.file!.path,
+        ref: stateBranch(j.runId),
+      });
+      expect((data as { sha: string }).sha).toBe(context.file!.sha);
+      expect(h.sim.violations).toEqual([]);
+    },
+  );
+
+  it("a /forge retry message that JSON makes longer than the limit reaches the next attempt whole", { timeout: 120_000 }, async () => {
+    h = await startHarness(
+      (id, attempt): Script => (attempt === 1 ? { kind: "exit", code: 3, question: "Which database?" } : { kind: "success" }),
+      { config: NO_BACKOFF },
+    );
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const asked = await h.waitFor((x) => task(x, "a").hold === "human");
+    const { data: trackers } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: "forge:run", state: "all" });
+    // Within GitHub's 65,536 characters of a comment, but over the dispatch limit once escaped.
+    const answer = `Use PostgreSQL 16.\n${"\u0007".repeat(60_000)}`;
+    expect(JSON.stringify(answer).length).toBeGreaterThan(DISPATCH_LIMITS.characters);
+    await h.sim.control.comment("octocat", FULL, trackers[0]!.number, `/forge retry a ${answer}`);
+    const j = await h.waitFor((x) => x.status === "completed");
+    const { resolved } = await dispatchedContext(h, asked.runId, "a", 2);
+    expect(resolved.answer).toBe(answer);
+    expect(task(j, "a").attempt).toBe(2);
+  });
+
+  it(
+    "/forge plan cuts an issue's text to fit the dispatch, saying so (a plan Captain has no state branch)",
+    { timeout: 60_000 },
+    async () => {
+      h = await startHarness(() => ({ kind: "never_start" }));
+      // 20,000 control characters: JSON spells each as six.
+      const { data: issue } = await h.user.rest.issues.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "Plan this",
+        body: "\u0007".repeat(20_000),
+      });
+      await h.sim.control.comment("octocat", FULL, issue.number, "/forge plan");
+      for (let i = 0; i < 100 && !h.runner.dispatched.length; i++) {
+        await h.app.forge.idle();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(h.runner.dispatched).toEqual([`_plan-${issue.number}/_captain-plan-${issue.number}/1`]);
+      const inputs = h.runner.inputs.get(h.runner.dispatched[0]!)!;
+      expect(JSON.stringify(inputs).length).toBeLessThanOrEqual(DISPATCH_LIMITS.characters);
+      const context = dispatchContextSchema.parse(JSON.parse(inputs.context!));
+      expect(context.body).toMatch(/\[… cut at \d+ of 20000 characters to fit GitHub's limit on dispatch inputs\]$/);
+      expect(context).toMatchObject({ issue: issue.number, title: "Plan this" });
     },
   );
 });

@@ -1,5 +1,6 @@
 /** `issue_comment`: `/forge` commands from people with write access, on a task PR, a tracker or a CR issue. */
 import type { Context } from "probot";
+import { cutDispatchContext } from "../../core/dispatch-inputs.js";
 import type { LeafInput } from "../../core/inputs.js";
 import { planCaptainBranch, planCaptainId, planRunId } from "../../core/layout.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
@@ -56,12 +57,14 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     const head = await rt.port.branchHead(base);
     const branch = planCaptainBranch(issue);
     await rt.port.createBranch(branch, head!);
-    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, {
-      run_id: planRunId(issue),
-      task_id: planCaptainId(issue),
-      attempt: "1",
-      context: JSON.stringify({ issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) }),
-    });
+    const inputs = { run_id: planRunId(issue), task_id: planCaptainId(issue), attempt: "1" };
+    // No run, so no state branch to hold a long text: the body is cut to fit GitHub's limit on inputs.
+    const context = cutDispatchContext(
+      inputs,
+      { issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) },
+      "body",
+    );
+    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, { ...inputs, context: JSON.stringify(context) });
     return;
   }
   if (!target)
