@@ -12,6 +12,7 @@
  */
 import jsyaml from "js-yaml";
 import { parseDocument } from "yaml";
+import { formatProblem } from "./problems.js";
 
 /** Why a front-matter block was refused (`language`) or could not be read (`yaml`). */
 export interface FrontMatterProblem {
@@ -45,7 +46,7 @@ export interface FrontMatter {
 
 /** `file:line: message`, the way a person is told about it. */
 export function describeFrontMatterProblem(p: FrontMatterProblem): string {
-  return `${p.file}${p.line !== undefined ? `:${p.line}` : ""}: ${p.message}`;
+  return formatProblem({ file: p.file, ...(p.line !== undefined ? { line: p.line } : {}), message: p.message });
 }
 
 /**

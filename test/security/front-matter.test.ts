@@ -206,7 +206,7 @@ describe("walkthroughs", () => {
     const parsed = parseAgentWalkthrough(`${text}${WALKTHROUGH_BODY}`, "session/walkthrough.md");
     notRun();
     expect(parsed.data).toBeUndefined();
-    expect(parsed.problems[0]).toBe(`frontmatter: refused (session/walkthrough.md:1: ${REFUSED(lang)})`);
+    expect(parsed.problems[0]).toBe(`frontmatter: refused (session/walkthrough.md:1 — ${REFUSED(lang)})`);
     const done = completeWalkthrough(`${text}${WALKTHROUGH_BODY}`, {
       task_id: "t1",
       run_id: "r1",
@@ -219,7 +219,7 @@ describe("walkthroughs", () => {
     });
     notRun();
     expect(done.ok).toBe(false);
-    if (!done.ok) expect(done.error).toBe(`the walkthrough's frontmatter is refused: walkthrough.md:1: ${REFUSED(lang)}`);
+    if (!done.ok) expect(done.error).toBe(`the walkthrough's frontmatter is refused: walkthrough.md:1 — ${REFUSED(lang)}`);
     expect(splitFrontmatter(`${text}${WALKTHROUGH_BODY}`)).toBeUndefined();
     notRun();
   });
@@ -261,7 +261,7 @@ describe("the stage sequence (agent layer)", () => {
     expect(out.manifest.stages[0]).toMatchObject({
       name: "walkthrough",
       attempts: 2,
-      error: expect.stringContaining(`${file}:1: ${REFUSED("js")}`),
+      error: expect.stringContaining(`${file}:1 — ${REFUSED("js")}`),
     });
   });
 
@@ -282,11 +282,11 @@ describe("the stage sequence (agent layer)", () => {
     notRun();
     expect(out.exitCode).toBe(1);
     expect(out.manifest.stages.map((s) => s.name)).toEqual(["plan"]);
-    expect(out.manifest.stages[0]!.error).toContain(`${evil}:1: ${REFUSED("js")}`);
-    expect(out.manifest.stages[0]!.error).toContain(`${write}:1: ${REFUSED("javascript")}`);
+    expect(out.manifest.stages[0]!.error).toContain(`${evil}:1 — ${REFUSED("js")}`);
+    expect(out.manifest.stages[0]!.error).toContain(`${write}:1 — ${REFUSED("javascript")}`);
     const subs = await readSubtasks(subtasks);
     notRun();
-    expect(subs.map((s) => s.problem)).toEqual([`${evil}:1: ${REFUSED("js")}`, `${write}:1: ${REFUSED("javascript")}`]);
+    expect(subs.map((s) => s.problem)).toEqual([`${evil}:1 — ${REFUSED("js")}`, `${write}:1 — ${REFUSED("javascript")}`]);
   });
 });
 
@@ -331,7 +331,7 @@ describe("the action", () => {
     notRun();
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode).not.toBe(0);
-    expect(report.result.error).toContain(`walkthrough: the walkthrough's frontmatter is refused: walkthrough.md:1: ${REFUSED("js")}`);
+    expect(report.result.error).toContain(`walkthrough: the walkthrough's frontmatter is refused: walkthrough.md:1 — ${REFUSED("js")}`);
     expect(report.result.walkthrough).toBeUndefined();
     expect(report.result.walkthrough_path).toBeUndefined();
     const recorded = w.show(report.headSha!, `${attemptDir(RUN, "t1", 1)}/result.json`);
