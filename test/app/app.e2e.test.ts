@@ -9,9 +9,25 @@ afterEach(async () => {
   await done?.close();
 }, 60_000);
 
+/**
+ * The repository's own CI, as most repositories have one: on every push (but the run's journal
+ * writes) and pull request, task branches included. Its runs are not the agents' jobs.
+ */
+const CI = `name: CI
+on:
+  push:
+    branches-ignore: ["forge/*/_state"]
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: test -n "$GITHUB_SHA"
+`;
+
 describe("the Forge App on the local GitHub", () => {
   it("runs a plan merged to the default branch to completion: every task MERGED, tracker and final PR", { timeout: 150_000 }, async () => {
-    h = await startHarness(() => ({ kind: "success" }));
+    h = await startHarness(() => ({ kind: "success" }), { files: { ".github/workflows/ci.yml": CI } });
     await h.pushDir("examples/plans/semver-lite", ".forge/plans/semver-lite", "Add the semver-lite plan");
     const done = await h.waitFor((j) => j.status === "completed", 140_000);
     expect(done.tasks.every((t) => t.status === "MERGED")).toBe(true);
@@ -25,6 +41,13 @@ describe("the Forge App on the local GitHub", () => {
     // One dispatch per task: nothing dispatched twice.
     expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
     expect(h.runner.dispatched).toHaveLength(done.tasks.length);
+    // The CI ran on every task branch beside the agent's job.
+    for (const t of done.tasks) {
+      const { data: runs } = await h.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, branch: t.branch! });
+      expect(runs.workflow_runs.map((r) => r.path)).toEqual(
+        expect.arrayContaining([".github/workflows/ci.yml", ".github/workflows/forge-agent.yml"]),
+      );
+    }
     expect(h.sim.violations).toEqual([]);
     const stats = h.app.forge.runtimes.get(FULL)!.stats;
     console.log(JSON.stringify({ tasks: done.tasks.length, stats }, null, 1));

@@ -1,6 +1,7 @@
 /**
  * Harness of the App's integration tests: the local GitHub, the Forge App as a real Probot server
- * receiving signed webhooks over HTTP, a repository with the agent workflow, and a scripted runner.
+ * receiving signed webhooks over HTTP, a repository with the agent workflow, a scripted runner for
+ * the agent's jobs and the sim runner for every other workflow (the repository's CI).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -8,6 +9,7 @@ import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
 import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";
+import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim, type SimOptions } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
 import { scriptedRunner, type Script, type ScriptedRunner } from "./scripted-runner.js";
@@ -133,7 +135,9 @@ export async function startHarness(
     collaborators: { octocat: "write", reader: "read" },
   });
   const installation = sim.control.install(registered.id, OWNER, [FULL]);
-  const runner = scriptedRunner(script);
+  // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
+  const others = createSimExecutor({ concurrency: 2 });
+  const runner = scriptedRunner(script, others.handler);
   sim.onWorkflowDispatch(runner.handler);
   const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
 
@@ -191,6 +195,7 @@ export async function startHarness(
       await runner.idle();
       await app.close();
       await sim.close();
+      others.dispose();
     },
   };
 }

@@ -37,21 +37,33 @@ export interface ScriptedRunner {
   handler: DispatchHandler;
   /** Every dispatch seen: `runId/taskId/attempt`. */
   dispatched: string[];
+  /** The workflow run of each dispatch, by `runId/taskId/attempt`. */
+  runIds: Map<string, number>;
   /** The inputs of each dispatch, by `runId/taskId/attempt`. */
   inputs: Map<string, Record<string, string>>;
   /** Wait for every started job to finish. */
   idle(): Promise<void>;
 }
 
-export function scriptedRunner(script: (taskId: string, attempt: number) => Script): ScriptedRunner {
+/** A dispatch of the agent workflow: the runs the scripted runner stands in for. */
+export const isAgentDispatch = (d: DispatchedRun) => d.event === "workflow_dispatch" && d.run.path === ".github/workflows/forge-agent.yml";
+
+/**
+ * The runner of agent jobs; every other run (the repository's CI, another workflow) goes to
+ * `others` — the real sim executor in the harness — or, without it, stays queued.
+ */
+export function scriptedRunner(script: (taskId: string, attempt: number) => Script, others?: DispatchHandler): ScriptedRunner {
   const dispatched: string[] = [];
+  const runIds = new Map<string, number>();
   const inputs = new Map<string, Record<string, string>>();
   const jobs = new Set<Promise<void>>();
   const handler: DispatchHandler = (d) => {
+    if (!isAgentDispatch(d)) return others?.(d);
     const runId = d.inputs.run_id ?? "";
     const taskId = d.inputs.task_id ?? "";
     const attempt = Number(d.inputs.attempt ?? 1);
     dispatched.push(`${runId}/${taskId}/${attempt}`);
+    runIds.set(`${runId}/${taskId}/${attempt}`, d.run.id);
     inputs.set(`${runId}/${taskId}/${attempt}`, { ...d.inputs });
     const job = runJob(d, runId, taskId, attempt, script(taskId, attempt)).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
@@ -64,6 +76,7 @@ export function scriptedRunner(script: (taskId: string, attempt: number) => Scri
   return {
     handler,
     dispatched,
+    runIds,
     inputs,
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
