@@ -202,7 +202,7 @@ describe("a pull request from a fork is never a task's", () => {
       j = await journalNow(g, runId);
       expectUntouched(g, j, ["a"]);
       expect(task(j, "a").prNumber).toBeUndefined();
-    expect(task(j, "a").mergeSha).toBeUndefined();
+      expect(task(j, "a").mergeSha).toBeUndefined();
 
       release();
       await finishes(g, runId, ["a"]);
