@@ -3,7 +3,8 @@
  * local GitHub (a) clean, (b) with every webhook delivered twice and 20 % reordered, (c) with 10 % of
  * API calls failing with 5xx and 3 % rate-limited, (d) with 5 % of webhooks dropped, (e) with the
  * App killed three times, (f) with two runners killed mid-job, (g) with two App replicas behind one
- * webhook URL, one of them killed twice. Each must end with every task MERGED,
+ * webhook URL, one of them killed twice, (h) with the repository's CI running, passing and failing, on
+ * every task branch. Each must end with every task MERGED,
  * no (task, attempt) dispatched twice, no invalid transition, and the clean run's merged set.
  *
  * Minutes of work on a 2-core machine, so it has its own config: `npm run test:chaos`.
@@ -37,6 +38,8 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
         dropped: [f.webhooksDropped],
         "app-killed": [f.appKills === 3 ? 1 : 0],
         "runners-killed": [f.runnersKilled === 2 && r.retries >= 2 ? 1 : 0],
+        // The CI ran on task branches, passing and failing, and no attempt was failed or retried for it.
+        ci: [r.ci.passed, r.ci.failed, r.ci.taskBranches, r.retries === 0 ? 1 : 0],
         // One replica was killed twice; deliveries reached both replicas, and at least two processes
         // won journal writes (a replica that lived a moment may have won none).
         replicas: [

@@ -22,6 +22,7 @@ import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
 import type { FaultConfig } from "../../src/local-github/faults.js";
+import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
@@ -32,7 +33,7 @@ const OWNER = "acme";
 const REPO = "widgets";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed", "replicas"] as const;
+export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed", "replicas", "ci"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const SCENARIO_TITLES: Record<ScenarioName, string> = {
@@ -43,7 +44,28 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   "app-killed": "(e) App killed 3 times",
   "runners-killed": "(f) 2 runners killed mid-job",
   replicas: "(g) 2 replicas, one killed twice",
+  ci: "(h) the repository's CI on every push and PR, passing and failing",
 };
+
+/**
+ * (h)'s CI, as a repository has one: on every push (but the journal's writes) and pull request, task
+ * branches included; it passes or fails by the commit (about half of each), in the sim runner.
+ */
+const CI_WORKFLOW = `name: CI
+on:
+  push:
+    branches-ignore: ["forge/*/_state"]
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          case "$GITHUB_SHA" in
+            [0-7]*) echo "tests pass" ;;
+            *) echo "tests fail"; exit 1 ;;
+          esac
+`;
 
 export const TASKS = 50;
 export const EDGES = 75;
@@ -102,6 +124,8 @@ export interface ScenarioResult {
     appKills: number;
     runnersKilled: number;
   };
+  /** Runs of the repository's CI (scenario h): passed, failed, and how many task branches they ran on. */
+  ci: { passed: number; failed: number; taskBranches: number };
   violations: number;
   violationDetails: string[];
   /** GitHub objects the App made more than once where one was meant: tracker issues, check runs per attempt, final PRs. */
@@ -173,7 +197,13 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   // Runners killed mid-job: two dispatches drawn among the first forty.
   const killAt = new Set<number>();
   if (scenario === "runners-killed") while (killAt.size < 2) killAt.add(3 + Math.floor(random() * 37));
-  const runner: ChaosRunner = chaosRunner({ killAt, onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`) });
+  // (h): the repository's CI runs its steps in the sim runner.
+  const ciExecutor = scenario === "ci" ? createSimExecutor({ concurrency: 4 }) : undefined;
+  const runner: ChaosRunner = chaosRunner({
+    killAt,
+    onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`),
+    ...(ciExecutor ? { others: ciExecutor.handler } : {}),
+  });
   sim.onWorkflowDispatch(runner.handler);
 
   // (g): two Apps behind the one webhook URL; every other scenario has one. In (e) the App keeps its
@@ -278,7 +308,12 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   await sim.control.createRepo({
     owner: OWNER,
     name: REPO,
-    files: { "README.md": "# widgets\n", ".github/workflows/forge-agent.yml": AGENT_WORKFLOW, ".github/forge.yml": CONFIG },
+    files: {
+      "README.md": "# widgets\n",
+      ".github/workflows/forge-agent.yml": AGENT_WORKFLOW,
+      ".github/forge.yml": CONFIG,
+      ...(scenario === "ci" ? { ".github/workflows/ci.yml": CI_WORKFLOW } : {}),
+    },
     collaborators: { octocat: "write" },
   });
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
@@ -376,6 +411,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   await sleep(300);
   for (const g of gens) await g.server.forge.idle();
   await runner.idle();
+  // (h): the CI's last runs (on the final PR, the integration branch) end too.
+  const ciBusy = () => [...sim.core.state.runs.values()].some((r) => r.path === ".github/workflows/ci.yml" && r.status !== "completed");
+  for (let i = 0; ciExecutor && i < 300 && ciBusy(); i++) await sleep(100);
   await network.idle();
   await sim.idle();
   journal = (await readJournal()) ?? journal;
@@ -411,6 +449,10 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   }
   const finals = sim.core.state.issuesOf(repoId).filter((i) => i.pull && journal && i.pull.headRef === journal.integrationBranch);
   if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
+  const ciRuns = [...sim.core.state.runs.values()].filter((r) => r.repoId === repoId && r.path === ".github/workflows/ci.yml");
+  const taskBranches = new Set(
+    (journal?.tasks ?? []).flatMap((t) => Array.from({ length: t.attempt }, (_, k) => `forge/${runId}/${t.id}/${k + 1}`)),
+  );
   const result: ScenarioResult = {
     scenario,
     seed,
@@ -440,6 +482,11 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       appKills,
       runnersKilled: runner.killed.length,
     },
+    ci: {
+      passed: ciRuns.filter((r) => r.conclusion === "success").length,
+      failed: ciRuns.filter((r) => r.conclusion === "failure").length,
+      taskBranches: new Set(ciRuns.map((r) => r.headBranch).filter((b) => taskBranches.has(b))).size,
+    },
     violations: sim.violations.length,
     violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
     duplicateObjects,
@@ -452,6 +499,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   }
   await network.close();
   await sim.close();
+  ciExecutor?.dispose();
   return result;
 }
 
@@ -516,5 +564,8 @@ export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
   }
   if (r.duplicateObjects.length) out.push(`made twice: ${r.duplicateObjects.join(", ")}`);
   if (r.violations) out.push(`${r.violations} schema violations on the local GitHub: ${r.violationDetails.join(" | ")}`);
+  // (h) injects no fault: a retried attempt there is one the CI's runs were taken for.
+  if (r.scenario === "ci" && r.retries)
+    out.push(`${r.retries} attempts retried although no job failed: CI runs were taken for agents' jobs`);
   return out;
 }

@@ -41,6 +41,7 @@ for (const seed of seeds) {
       f.webhooksDropped && `${f.webhooksDropped} dropped`,
       f.appKills && `${f.appKills} App kills (${f.deliveriesRefused} deliveries failed)`,
       f.runnersKilled && `${f.runnersKilled} runners killed`,
+      r.ci.passed + r.ci.failed && `CI ran ${r.ci.passed} passing and ${r.ci.failed} failing runs, on ${r.ci.taskBranches} task branches`,
     ].filter(Boolean);
     const row = `| ${SCENARIO_TITLES[scenario]} | ${seed} | ${p.length ? "FAIL" : "ok"} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.dispatches} | ${r.retries} | ${r.apiCalls.app} | ${r.apiCalls.runner} | ${r.journalWrites} | ${injected.join(", ") || "—"} |`;
     rows.push(row);

@@ -13,8 +13,11 @@ import { stringify } from "yaml";
 import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows.js";
+import { isAgentDispatch } from "../app/scripted-runner.js";
 
 export interface ChaosRunnerOptions {
+  /** Every run that is not a dispatch of the agent workflow (the repository's CI): left queued without it. */
+  others?: DispatchHandler;
   /** Kill the job of these dispatches (0-based index in dispatch order) after its work commit and PR. */
   killAt?: ReadonlySet<number>;
   /** A job that failed on its own (not killed): the chaos harness reports it. */
@@ -62,6 +65,7 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
   const calls = { total: 0, retried: 0 };
   const jobs = new Set<Promise<void>>();
   const handler: DispatchHandler = (d) => {
+    if (!isAgentDispatch(d)) return options.others?.(d);
     const runId = d.inputs.run_id ?? "";
     const taskId = d.inputs.task_id ?? "";
     const attempt = Number(d.inputs.attempt ?? 1);
