@@ -44,7 +44,7 @@ export function summary(r: DemoResult): string {
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
   if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
   out.push(
-    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`,
+    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}); the project's CI ran ${r.jobs.ci} times beside them.`,
   );
   for (const n of r.notes) out.push(`Note: ${n}`);
   out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);

@@ -6,6 +6,27 @@
 export const DEMO_OWNER = "acme";
 export const DEMO_REPO = "textkit";
 
+/**
+ * The project's own CI, as most repositories have one: its tests on every push and pull request —
+ * Forge's task branches included (not the run's journal writes). Its runs are not the agents' jobs,
+ * and the App tells them apart.
+ */
+export const CI_WORKFLOW = `name: CI
+on:
+  push:
+    branches-ignore: ["forge/*/_state"]
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 20
+      - run: npm test
+`;
+
 export function projectFiles(): Record<string, string> {
   return {
     "README.md":
@@ -16,5 +37,6 @@ export function projectFiles(): Record<string, string> {
     "AGENTS.md":
       "# Conventions\n\n- ESM JavaScript under `src/`, one module per feature, `// @ts-check` and JSDoc types.\n- Tests under `test/<module>.test.js` with `node:test` and `node:assert/strict`; run `npm test`.\n- No dependencies.\n",
     ".gitignore": "node_modules/\n",
+    ".github/workflows/ci.yml": CI_WORKFLOW,
   };
 }

@@ -89,7 +89,8 @@ export interface DemoResult {
   testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
   notes: string[];
   /** Jobs of the real Forge action, and how many of them were Captains. */
-  jobs: { action: number; captain: number };
+  /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
+  jobs: { action: number; captain: number; ci: number };
   reportPath?: string;
   jsonPath?: string;
   /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */
@@ -119,7 +120,7 @@ class DemoRun {
   private readonly problems: string[] = [];
   private readonly notes: string[] = [];
   /** Jobs of the real Forge action, and how many of them were Captains. */
-  private readonly jobs = { action: 0, captain: 0 };
+  private readonly jobs = { action: 0, captain: 0, ci: 0 };
   private readonly outDir: string;
   private readonly scratch: string;
   private readonly services: Services = {};
@@ -350,6 +351,11 @@ class DemoRun {
       env,
     }));
     sim.onWorkflowDispatch((d) => {
+      // The project's CI (push, pull_request) runs in the same runners; only dispatches are Forge's jobs.
+      if (d.event !== "workflow_dispatch") {
+        this.jobs.ci++;
+        return executor.handler(d);
+      }
       const taskId = d.inputs.task_id ?? "";
       this.jobs.action++;
       const crId = parseCaptainId(taskId);
