@@ -298,6 +298,18 @@ describe("liveness", () => {
     expect(decide(j, { kind: "tick" }, 20 * MIN, config).transitions[0]).toMatchObject({ to: "STALE" });
   });
 
+  it("an attempt's job, once known, is never re-pointed: another run's start is refused and is no sign of life", () => {
+    const config = cfg();
+    const d = start({ a: [] }, config);
+    let j = decide(d.journal, { kind: "agent.started", taskId: "a", attempt: 1, workflowRunId: 11 }, 1 * MIN, config).journal;
+    expect(j.tasks[0]!.workflowRunId).toBe(11);
+    const other = decide(j, { kind: "agent.started", taskId: "a", attempt: 1, workflowRunId: 99 }, 9 * MIN, config);
+    expect(other.rejections[0]?.reason).toMatch(/workflow run 99 is not the job of a \(run 11\)/);
+    j = other.journal;
+    expect(j.tasks[0]!.workflowRunId).toBe(11);
+    expect(j.tasks[0]!.lastHeartbeat).toBe(new Date(1 * MIN).toISOString());
+  });
+
   it("a job that ended without a result fails and is retried", () => {
     const d = start({ a: [] });
     const r = feed(d.journal, [{ kind: "agent.lost", taskId: "a", attempt: 1, reason: "job completed without a result" }]);

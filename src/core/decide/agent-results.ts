@@ -21,6 +21,14 @@ export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.hear
   if (i === undefined) return;
   const t = s.task(i);
   if (t.status !== "RUNNING") return;
+  // An attempt's job, once known, is never re-pointed: another run's start is no sign of this one's life.
+  if (
+    input.kind === "agent.started" &&
+    input.workflowRunId !== undefined &&
+    t.workflowRunId !== undefined &&
+    input.workflowRunId !== t.workflowRunId
+  )
+    return s.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${t.workflowRunId})`, t.id);
   const e = s.edit(i);
   const at = s.iso(s.now);
   if (input.kind === "agent.started") {
