@@ -14,6 +14,7 @@ import { protectedChanges } from "../core/protected-paths.js";
 import { ConflictError, type CheckConclusion, type GitHubPort } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
+import { asData } from "../core/render/as-data.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
@@ -207,7 +208,7 @@ async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: Eff
   const emitter = task(ctx, effect.emittedBy);
   const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
   const number = await port.createIssue({
-    title: `Change Request: ${cr?.title ?? effect.crId}`,
+    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
     labels: [LABELS.changeRequest],
   });
@@ -244,7 +245,8 @@ async function postComment(effect: EffectOf<"PostComment">, ctx: EffectContext):
   // A hidden marker names the effect: a replay finds the comment posted before a crash.
   const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
   if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
-  await port.createComment(issue, `${effect.body}\n\n${marker}`);
+  // The body may quote an agent (its question, an error): shown as data, no marker or @mention of its own.
+  await port.createComment(issue, `${asData(effect.body)}\n\n${marker}`);
   return done();
 }
 
@@ -358,8 +360,8 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   const fields = {
     status: "completed" as const,
     conclusion,
-    title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : effect.summary,
-    summary: checkSummary(ctx, t, effect),
+    title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
+    summary: asData(checkSummary(ctx, t, effect)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
     ...(effect.status === "FAILED" || effect.status === "STALE"
       ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] }

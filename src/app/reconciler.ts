@@ -5,6 +5,7 @@
  */
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
+import { crCloseCounts } from "./cr-close.js";
 import type { Engine } from "./engine.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, recordOf } from "./normalize.js";
 
@@ -57,7 +58,9 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
     const issue = cr.issueNumber;
     if ((cr.status === "pending" || cr.status === "approved") && issue !== undefined) {
       const i = await port.getIssue(issue);
-      if (i.state === "closed") inputs.push({ kind: "cr.closed", crId: cr.id });
+      // Closed by someone who may reject it; a close by anyone else is undone (cr-close.ts).
+      if (i.state === "closed" && (await crCloseCounts(port, issue, runId, cr.id, i.closedBy)))
+        inputs.push({ kind: "cr.closed", crId: cr.id });
     }
   }
   inputs.push({ kind: "tick" });

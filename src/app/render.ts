@@ -9,6 +9,8 @@ import { renderMermaid } from "../core/render/mermaid.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
+import { readFrontMatter } from "../core/front-matter.js";
+import { asData, fenceFor } from "../core/render/as-data.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -17,11 +19,23 @@ export const BODY_LIMIT = 65_536;
 export const trackerMarker = (runId: string) => `<!-- forge:run ${runId} -->`;
 export const crMarker = (runId: string, crId: string) => `<!-- forge:cr ${runId} ${crId} -->`;
 
+/**
+ * The run (and CR) a body's marker names. Only the first line counts — the App writes its marker
+ * there, and text it renders below (an agent's follow-up, a CR's reason) cannot put one there — and
+ * only in a body the App wrote: the caller checks the author (`isAppAuthor`).
+ */
 export function parseMarker(body: string): { runId: string; crId?: string } | undefined {
-  const cr = /<!-- forge:cr (\S+) (\S+) -->/.exec(body);
+  const eol = body.indexOf("\n");
+  const first = (eol === -1 ? body : body.slice(0, eol)).replace(/\r$/, "");
+  const cr = /^<!-- forge:cr (\S+) (\S+) -->$/.exec(first);
   if (cr) return { runId: cr[1]!, crId: cr[2]! };
-  const run = /<!-- forge:run (\S+) -->/.exec(body);
+  const run = /^<!-- forge:run (\S+) -->$/.exec(first);
   return run ? { runId: run[1]! } : undefined;
+}
+
+/** Whether an issue or comment was written by the App itself: its bot user, `<slug>[bot]`. */
+export function isAppAuthor(user: { login?: string; type?: string } | null | undefined, slug: string | undefined): boolean {
+  return !!slug && user?.type === "Bot" && user.login === `${slug}[bot]`;
 }
 
 const STATUS_ICON: Record<string, string> = {
@@ -40,12 +54,21 @@ function cut(body: string, note: string): string {
   return body.slice(0, BODY_LIMIT - tail.length) + tail;
 }
 
+/** Agent text on one line of a list: as data, its line breaks folded. */
+function oneLine(text: string): string {
+  return asData(text)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(" ");
+}
+
 function eventLine(e: ForgeEvent): string {
   const data = Object.entries(e.data as Record<string, unknown>)
     .filter(([, v]) => v !== undefined && (typeof v !== "object" || (Array.isArray(v) && v.length)))
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`)
     .join(" ");
-  return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${data.replaceAll("|", "\\|").slice(0, 160)} |`;
+  return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
 }
 
 /** The run tracker: the DAG coloured by status, a task table, and the tail of the event log. */
@@ -88,22 +111,21 @@ export function renderTracker(
       t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
     ]
       .filter(Boolean)
-      .join("; ")
-      .replaceAll("|", "\\|")
-      .slice(0, 120);
+      .join("; ");
+    const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
     lines.push(
-      `| \`${t.id}\`${node.title ? ` ${node.title.replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${notes} |`,
+      `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`,
     );
   });
   if (journal.followups.length) {
     lines.push("", "**Follow-ups**", "");
     for (const f of journal.followups)
-      lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${f.text}`);
+      lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`);
   }
   if (journal.changeRequests.length) {
     lines.push("", "**Change Requests**", "");
     for (const c of journal.changeRequests)
-      lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${c.title}`);
+      lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`);
   }
   const tail = events.slice(-20);
   if (tail.length) {
@@ -127,17 +149,19 @@ export function renderTracker(
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {
   const cr = journal.changeRequests.find((c) => c.id === crId);
+  // The agent's title, reason and document are shown as data: no Forge marker, no @mention, no way out of the fence.
   const front = cr
     ? stringify({
         id: cr.id,
         run_id: journal.runId,
-        title: cr.title,
+        title: asData(cr.title),
         emitted_by: cr.emittedBy,
         status: cr.status,
-        reason: cr.reason,
+        reason: asData(cr.reason),
         affected_tasks: cr.affectedTasks,
       })
     : `id: ${crId}\n`;
+  const fence = fenceFor(front);
   const next =
     config.cr_mode === "replan"
       ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged."
@@ -145,11 +169,11 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
   return cut(
     [
       crMarker(journal.runId, crId),
-      "```yaml",
+      `${fence}yaml`,
       front.trimEnd(),
-      "```",
+      fence,
       "",
-      document ? document.replace(/^---[\s\S]*?---\s*/, "") : (cr?.reason ?? ""),
+      asData(document !== undefined ? readFrontMatter("change-request.md", document).body.trim() : (cr?.reason ?? "")),
       "",
       `---`,
       next,
@@ -169,7 +193,8 @@ export function renderFinalPr(journal: Journal, facts: RunFacts): string {
     "|---|---:|---|",
     ...journal.tasks.map((t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`),
   ];
-  if (journal.followups.length) lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${f.text}`));
+  if (journal.followups.length)
+    lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
   return cut(lines.join("\n"), " (cut)");
 }
 

@@ -31,11 +31,20 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   }
 }
 
+/** Slugs learned, by App: an App's slug never changes. */
+const slugs = new WeakMap<AppAuth, string>();
+
 /** The App's slug (its `<slug>[bot]` login signs what it does), or undefined when GitHub did not say. */
 export function appSlug(app: AppAuth): Promise<string | undefined> {
+  const known = slugs.get(app);
+  if (known !== undefined) return Promise.resolve(known);
   return asApp(app)
     .then((o) => o.rest.apps.getAuthenticated())
-    .then((r) => r.data?.slug)
+    .then((r) => {
+      const slug = r.data?.slug;
+      if (slug) slugs.set(app, slug);
+      return slug;
+    })
     .catch(() => undefined);
 }
 
@@ -60,7 +69,10 @@ export async function installationPort(
 ): Promise<GitHubPort> {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
-  return new OctokitPort(octokit, owner, repo);
+  return new OctokitPort(octokit, owner, repo, async () => {
+    const slug = await appSlug(app);
+    return slug ? `${slug}[bot]` : undefined;
+  });
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -125,8 +125,16 @@ export class OctokitPort implements GitHubPort {
     octokit: Octokit,
     readonly owner: string,
     readonly repo: string,
+    /** The App's own login (`<slug>[bot]`), asked for when first needed: a marker counts only in what it wrote. */
+    private readonly self?: () => Promise<string | undefined>,
   ) {
     this.#octokit = octokit;
+  }
+
+  /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
+  async #author(): Promise<(user: { login?: string } | null | undefined) => boolean> {
+    const self = await this.self?.();
+    return (user) => self === undefined || user?.login === self;
   }
 
   get #r() {
@@ -420,6 +428,7 @@ export class OctokitPort implements GitHubPort {
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {
+    const mine = await this.#author();
     return this.#call("issues.listForRepo", async () => {
       const { data } = await this.#octokit.rest.issues.listForRepo({
         ...this.#r,
@@ -429,7 +438,7 @@ export class OctokitPort implements GitHubPort {
         direction: "desc",
         per_page: 100,
       });
-      return data.find((i) => !i.pull_request && (i.body ?? "").includes(marker))?.number ?? null;
+      return data.find((i) => !i.pull_request && mine(i.user) && (i.body ?? "").includes(marker))?.number ?? null;
     });
   }
 
@@ -454,14 +463,16 @@ export class OctokitPort implements GitHubPort {
         state: data.state === "open" ? ("open" as const) : ("closed" as const),
         labels: data.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))),
         isPullRequest: !!data.pull_request,
+        ...(data.closed_by?.login ? { closedBy: data.closed_by.login } : {}),
       };
     });
   }
 
   async findComment(issue: number, marker: string): Promise<number | null> {
+    const mine = await this.#author();
     return this.#call("issues.listComments", async () => {
       const all = await this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#r, issue_number: issue, per_page: 100 });
-      return all.find((c) => (c.body ?? "").includes(marker))?.id ?? null;
+      return all.find((c) => mine(c.user) && (c.body ?? "").includes(marker))?.id ?? null;
     });
   }
 
@@ -476,7 +487,10 @@ export class OctokitPort implements GitHubPort {
     await this.#call("issues.updateComment", () => this.#octokit.rest.issues.updateComment({ ...this.#r, comment_id: id, body }));
   }
 
-  async addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "eyes" | "rocket" | "confused"): Promise<void> {
+  async addReaction(
+    target: { commentId: number } | { issue: number },
+    content: "+1" | "-1" | "eyes" | "rocket" | "confused",
+  ): Promise<void> {
     await this.#call("reactions.create", () =>
       "commentId" in target
         ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content })

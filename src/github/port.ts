@@ -158,18 +158,25 @@ export interface GitHubPort {
     fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
   ): Promise<PullMergeResult>;
 
-  /** The newest issue (not PR) with `label` whose body holds `marker`, among the 100 newest with that label. */
+  /** The newest issue (not PR) with `label` whose body holds `marker`, among the 100 newest with that label (the App's own, when it knows its login). */
   findIssue(label: string, marker: string): Promise<number | null>;
   createIssue(fields: { title: string; body: string; labels?: string[] }): Promise<number>;
   updateIssue(number: number, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[] }): Promise<void>;
-  getIssue(
-    number: number,
-  ): Promise<{ number: number; title: string; body: string; state: "open" | "closed"; labels: string[]; isPullRequest: boolean }>;
+  getIssue(number: number): Promise<{
+    number: number;
+    title: string;
+    body: string;
+    state: "open" | "closed";
+    labels: string[];
+    isPullRequest: boolean;
+    /** Who closed it, when it is closed and GitHub says. */
+    closedBy?: string;
+  }>;
   createComment(issue: number, body: string): Promise<number>;
-  /** The id of a comment on `issue` whose body holds `marker`, if one exists. */
+  /** The id of a comment on `issue` whose body holds `marker`, if one exists (the App's own, when it knows its login). */
   findComment(issue: number, marker: string): Promise<number | null>;
   updateComment(id: number, body: string): Promise<void>;
-  addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "eyes" | "rocket" | "confused"): Promise<void>;
+  addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "-1" | "eyes" | "rocket" | "confused"): Promise<void>;
 
   /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
   permission(user: string): Promise<string>;

@@ -144,7 +144,10 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
           operationId,
         )
           ? "read"
-          : role,
+          : // Triage closes, reopens and labels any issue (editing another's title or body is checked in rest.ts).
+            operationId === "issues/update"
+            ? "triage"
+            : role,
       };
     case "checks":
       return {

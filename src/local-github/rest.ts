@@ -998,6 +998,9 @@ const issues: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const issue = issueOf(ctx);
     const b = ctx.body ?? {};
+    // A person with triage access may close, reopen and label it; another's title or body takes write access.
+    if (("title" in b || "body" in b) && ctx.token?.kind === "user" && issue.user.id !== ctx.actor.id && !roleAtLeastWrite(ctx))
+      throw new HttpError(403, "Must have push access to repository", ctx.doc);
     checkBodyLength(ctx, "Issue", str(b, "body"));
     const changes: Record<string, unknown> = {};
     if (typeof b.title === "string" && b.title !== issue.title) {

@@ -95,15 +95,22 @@ describe("Forge App flows", () => {
     expect(body).toContain("held: exhausted");
   });
 
-  it("/forge retry from a writer retries; a reader is refused politely; a bot is ignored", T, async () => {
+  it("/forge retry from a writer retries; a reader gets a 👎 and no comment; a bot is ignored", T, async () => {
     h = await startHarness((id, attempt): Script =>
       attempt === 1 ? { kind: "exit", code: 2, error: "depth exhausted" } : { kind: "success" },
     );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const failed = await h.waitFor((x) => task(x, "a").hold === "fatal");
     const tracker = await trackerOf(h);
-    await h.sim.control.comment("reader", FULL, tracker, "/forge retry a");
-    expect((await commentsUntil(h, tracker, /need write access/)).join("\n")).toMatch(/need write access/);
+    const refused = (await h.sim.control.comment("reader", FULL, tracker, "/forge retry a")).body as { id: number };
+    let reactions: string[] = [];
+    for (let i = 0; i < 100 && !reactions.length; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const { data } = await h.user.rest.reactions.listForIssueComment({ owner: OWNER, repo: REPO, comment_id: refused.id });
+      reactions = data.map((r) => r.content);
+    }
+    expect(reactions).toEqual(["-1"]);
+    expect((await comments(h, tracker)).join("\n")).not.toMatch(/write access/);
     await h.sim.control.comment("dependabot[bot]", FULL, tracker, "/forge retry a").catch(() => undefined);
     await h.app.forge.idle();
     expect(h.runner.dispatched).toHaveLength(1);

@@ -5,7 +5,7 @@ import type { LeafInput } from "../../core/inputs.js";
 import { planCaptainBranch, planCaptainId, planRunId } from "../../core/layout.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
-import { parseMarker } from "../render.js";
+import { isAppAuthor, parseMarker } from "../render.js";
 import { startPlanRun } from "../start-run.js";
 
 export async function onIssueComment(ctx: AppContext, context: Context<"issue_comment">): Promise<void> {
@@ -18,13 +18,12 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   const rt = await ctx.rtOf(context);
   const issue = payload.issue.number;
   const reply = (body: string) => rt.port.createComment(issue, body);
+  // Someone without write access gets a 👎 on the comment and nothing more: a reply per comment
+  // would let anyone spend the installation's budget for creating content (GitHub's secondary limits).
+  const permission = await rt.port.permission(payload.sender.login);
+  if (!WRITE_PERMISSIONS.has(permission)) return void (await rt.port.addReaction({ commentId: payload.comment.id }, "-1"));
   // Acknowledge within seconds, before any slower work.
   await rt.port.addReaction({ commentId: payload.comment.id }, "eyes");
-  const permission = await rt.port.permission(payload.sender.login);
-  if (!WRITE_PERMISSIONS.has(permission)) {
-    await reply(`@${payload.sender.login} sorry — Forge commands need write access to this repository (you have \`${permission}\`).`);
-    return;
-  }
   if (parsed.name === "unknown") return void (await reply(`Unknown command \`${parsed.word}\`.\n\n${HELP}`));
   if (parsed.name === "help") return void (await reply(HELP));
 
@@ -35,7 +34,8 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     // A fork's PR is no task's, whatever its branch is called.
     const ref = pr.fromFork ? undefined : await ctx.attemptOf(rt, pr.headRef);
     if (ref) target = { runId: ref.runId, taskId: ref.taskId };
-  } else {
+  } else if (isAppAuthor(payload.issue.user, ctx.slug)) {
+    // Only a tracker or CR issue the App opened names a run: a marker in anyone else's issue is text.
     target = parseMarker(payload.issue.body ?? "");
   }
 

@@ -1,15 +1,19 @@
-/** `issues`: a Change Request issue closed by a person withdraws the CR. */
+/** `issues`: a Change Request issue closed by a person with write access withdraws the CR (`cr-close.ts`). */
 import type { Context } from "probot";
 import { LABELS } from "../../core/layout.js";
 import type { AppContext } from "../context.js";
-import { parseMarker } from "../render.js";
+import { crCloseCounts } from "../cr-close.js";
+import { isAppAuthor, parseMarker } from "../render.js";
 
 export async function onIssues(ctx: AppContext, context: Context<"issues">): Promise<void> {
   const { payload } = context;
   if (payload.action !== "closed") return;
   if (!payload.issue.labels?.some((l) => (typeof l === "string" ? l : l.name) === LABELS.changeRequest)) return;
+  // Only a CR issue the App opened names a CR: a marker in anyone else's issue is text.
+  if (!isAppAuthor(payload.issue.user, ctx.slug)) return;
   const marker = parseMarker(payload.issue.body ?? "");
   if (!marker?.crId) return;
   const rt = await ctx.rtOf(context);
+  if (!(await crCloseCounts(rt.port, payload.issue.number, marker.runId, marker.crId, payload.sender.login))) return;
   await ctx.apply(rt, marker.runId, [{ kind: "cr.closed", crId: marker.crId }]);
 }

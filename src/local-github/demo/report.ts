@@ -38,13 +38,28 @@ export interface ReportInput {
   log: string[];
 }
 
+/**
+ * Whether a link's address may be followed from the report: http(s), or relative (no scheme before
+ * the path, query or fragment). Control characters, which browsers drop from a scheme, refuse it.
+ */
+export function safeHref(url: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  if (/[\u0000-\u001F\u007F]/.test(url)) return false;
+  const colon = url.indexOf(":");
+  if (colon === -1) return true;
+  const path = url.search(/[/?#]/);
+  if (path !== -1 && path < colon) return true;
+  return /^https?$/i.test(url.slice(0, colon));
+}
+
 /** Enough Markdown for Forge's own bodies: headings, tables, lists, fences, inline code, bold, links. */
 export function markdownToHtml(md: string, replaceFence?: (lang: string, body: string) => string | undefined): string {
   const inline = (s: string) =>
     esc(s)
       .replace(/`([^`]+)`/g, "<code>$1</code>")
       .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>')
+      // Only http(s) and relative links are links: `[x](javascript:…)` stays text.
+      .replace(/\[([^[\]]+)\]\(([^()\s]+)\)/g, (m, text: string, url: string) => (safeHref(url) ? `<a href="${url}">${text}</a>` : m))
       .replace(/(^|[\s(])_([^_]+)_(?=$|[\s).,])/g, "$1<em>$2</em>")
       // The few tags Forge's bodies use, as GitHub renders them.
       .replace(/&lt;(\/?)(sub|sup|br|b|i|em|strong|details|summary)&gt;/g, "<$1$2>");

@@ -923,8 +923,31 @@ describe("workflow_job", () => {
       `GET ${R}/issues?labels=${encodeURIComponent(LABELS.tracker)}&state=all&sort=created&direction=desc&per_page=100`,
       200,
       [
-        { number: 2, title: "Forge run other", body: "<!-- forge:run other-run -->", state: "open", labels: [{ name: LABELS.tracker }] },
-        { number: 3, title: `Forge run ${RUN_ID}`, body: TRACKER_BODY, state: "open", labels: [{ name: LABELS.tracker }] },
+        {
+          number: 2,
+          title: "Forge run other",
+          body: "<!-- forge:run other-run -->",
+          state: "open",
+          labels: [{ name: LABELS.tracker }],
+          user: user("forge[bot]", "Bot"),
+        },
+        // Someone else's issue with the run's marker (a copy of the tracker's text) is not the tracker.
+        {
+          number: 4,
+          title: `Forge run ${RUN_ID}`,
+          body: TRACKER_BODY,
+          state: "open",
+          labels: [{ name: LABELS.tracker }],
+          user: user("octocat"),
+        },
+        {
+          number: 3,
+          title: `Forge run ${RUN_ID}`,
+          body: TRACKER_BODY,
+          state: "open",
+          labels: [{ name: LABELS.tracker }],
+          user: user("forge[bot]", "Bot"),
+        },
       ],
     );
     const update = gh.tracker(3);
@@ -993,15 +1016,15 @@ function pullRequest(number: number, branch: string) {
 }
 
 describe("issue_comment", () => {
-  it("/forge retry <task> <message> from a writer on the task PR: eyes first, then a new attempt carrying the message, then +1", async () => {
+  it("/forge retry <task> <message> from a writer on the task PR: the permission, eyes, then a new attempt carrying the message, then +1", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] }, { config: oneRetry, steps: exhausted });
     expect(taskOf(before.journal, "a")).toMatchObject({ status: "FAILED", attempt: 2, hold: "exhausted" });
 
     gh.app();
     gh.token();
-    const eyes = gh.reaction(4242, "eyes");
     gh.permission("octocat", "write");
+    const eyes = gh.reaction(4242, "eyes");
     gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 2)));
     gh.repo();
     gh.config("main");
@@ -1015,8 +1038,8 @@ describe("issue_comment", () => {
 
     await app.receive(comment("/forge retry a use the v2 client\nand keep the old one", user("octocat"), { onPr: true }));
 
-    // Acknowledged before anything else the App asks.
-    expect(gh.routes().slice(2, 4)).toEqual([`POST ${R}/issues/comments/4242/reactions`, `GET ${R}/collaborators/octocat/permission`]);
+    // Acknowledged as soon as the App knows who asks, before anything else.
+    expect(gh.routes().slice(2, 4)).toEqual([`GET ${R}/collaborators/octocat/permission`, `POST ${R}/issues/comments/4242/reactions`]);
     expect(eyes.body).toEqual({ content: "eyes" });
     expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
     expect(journalView(decodedJournal(write), before)).toMatchInlineSnapshot(`
@@ -1094,22 +1117,20 @@ describe("issue_comment", () => {
     gh.verify();
   });
 
-  it("a reader is refused politely and nothing changes", async () => {
+  it("a reader gets a 👎 on the comment, no reply, and nothing changes", async () => {
     const app = await startApp();
     gh.app();
     gh.token();
-    gh.reaction(4242, "eyes");
     gh.permission("visitor", "read");
-    const reply = gh.comment(3);
+    const refused = gh.reaction(4242, "-1");
 
     await app.receive(comment("/forge retry a", user("visitor")));
 
-    expect(reply.body).toMatchInlineSnapshot(`
-      {
-        "body": "@visitor sorry — Forge commands need write access to this repository (you have \`read\`).",
-      }
-    `);
-    // No journal was read or written.
+    expect(refused.body).toEqual({ content: "-1" });
+    // No comment, and no journal read or written.
+    expect(gh.routes().filter((r) => r.startsWith("POST") && !r.endsWith("/access_tokens"))).toEqual([
+      `POST ${R}/issues/comments/4242/reactions`,
+    ]);
     expect(gh.routes().some((r) => r.includes("/contents/"))).toBe(false);
     gh.verify();
   });
@@ -1156,13 +1177,14 @@ describe("issue_comment", () => {
     gh.app();
     gh.token();
     // GitHub is having a bad minute: the acknowledgement fails, and so does the delivery (no background work here).
+    gh.permission("octocat", "write");
     gh.reply(`POST ${R}/issues/comments/4242/reactions`, 502, { message: "Server Error" });
     const help = comment("/forge help", user("octocat"), { id: "3f1c9a52-0000-4000-8000-000000000002" });
     await expect(app.receive(help)).rejects.toThrow(/reactions.create: 502/);
 
     // Someone redelivers it from the App's settings: the same X-GitHub-Delivery, and this time it works.
-    gh.reaction(4242, "eyes");
     gh.permission("octocat", "write");
+    gh.reaction(4242, "eyes");
     const reply = gh.comment(3);
     await app.receive(help);
 
@@ -1290,6 +1312,8 @@ describe("issues", () => {
 
     gh.app();
     gh.token();
+    // Closing rejects the CR: only a person with write access may.
+    gh.permission("octocat", "write");
     gh.journal(before);
     const write = gh.writeJournal(200);
     gh.ref(INTEGRATION, INTEGRATION_SHA);
