@@ -15,7 +15,7 @@ import {
   startSubWorktree,
   succeeded,
   validatePlan
-} from "./chunk-5QCTNC2I.js";
+} from "./chunk-E4ICM26N.js";
 import {
   __commonJS,
   __require,

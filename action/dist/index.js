@@ -46,7 +46,7 @@ import {
   writeFrontMatter,
   writeSignal,
   zodProblems
-} from "./chunk-5QCTNC2I.js";
+} from "./chunk-E4ICM26N.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2231,7 +2231,10 @@ var dispatchContextSchema = external_exports.object({
   reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
   issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
   title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
-  body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters.")
+  body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+  file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
+    "Fields too long for the input (src/core/dispatch-inputs.ts): a JSON file on the run's state branch holding them, and its blob sha; the job reads it there (dispatch-context.ts)."
+  )
 }).strict();
 var contextInputSchema = external_exports.string().transform((text, ctx) => {
   if (text.trim() === "") return {};
@@ -2822,7 +2825,8 @@ async function captainJob(args) {
     log.warning(`Captain for ${cr.id}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
+      // A Captain that "succeeded" (0, or partly: 12) without producing anything failed.
+      exitCode: succeeded(exitCode) ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -2981,7 +2985,8 @@ No plan: ${why}.
     log.warning(`Plan Captain for #${issue}: ${why}`);
     return {
       kind: "captain",
-      exitCode: exitCode === EXIT_CODES.SUCCESS ? EXIT_CODES.FAILURE : exitCode,
+      // A Captain that "succeeded" (0, or partly: 12) without producing anything failed.
+      exitCode: succeeded(exitCode) ? EXIT_CODES.FAILURE : exitCode,
       branch,
       error: why,
       warnings,
@@ -3049,6 +3054,32 @@ async function upsertCaptainPull(args) {
     warnings.push(`could not open the pull request: ${err.message}`);
     return void 0;
   });
+}
+
+// action/src/dispatch-context.ts
+import { createHash } from "node:crypto";
+function gitBlobSha(text) {
+  const bytes = Buffer.from(text, "utf8");
+  return createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
+async function resolveDispatchContext(context, runId, github) {
+  const { file, ...inline } = context;
+  if (!file) return context;
+  const branch = stateBranch(runId);
+  const where = `${branch}:${file.path}`;
+  const text = await github.readFile(file.path, branch);
+  if (text === void 0) throw new JobError(`the dispatch context names ${where}, which does not exist`);
+  const sha = gitBlobSha(text);
+  if (sha !== file.sha) throw new JobError(`${where} is not the dispatch context the App wrote (blob ${sha}, expected ${file.sha})`);
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new JobError(`${where} is not JSON: ${err.message}`);
+  }
+  const parsed = dispatchContextSchema.omit({ file: true }).safeParse(value);
+  if (!parsed.success) throw new JobError(`${where} is not a dispatch context: ${parsed.error.issues[0]?.message}`);
+  return { ...inline, ...parsed.data };
 }
 
 // action/src/start-head.ts
@@ -3859,11 +3890,11 @@ async function writeManifest(a, end, exitCode, error) {
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
-  const passed = exitCode === EXIT_CODES.SUCCESS;
-  const status = passed ? "success" : "failure";
+  const status = stageStatusOf(exitCode);
+  const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
   await writeFile3(
     manifest,
-    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: { total: 1, passed: passed ? 1 : 0, failed: passed ? 0 : 1, exit_code: exitCode } }, null, 2)}
+    `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
   );
 }
@@ -4215,7 +4246,9 @@ function jobKindOf(taskId) {
   return JOB_KINDS.find((k) => k.claims(taskId));
 }
 async function main(args) {
-  return jobKindOf(args.input.taskId).run(args);
+  const context = await resolveDispatchContext(args.input.context, args.input.runId, args.deps.github);
+  const input = context === args.input.context ? args.input : { ...args.input, context };
+  return jobKindOf(input.taskId).run({ ...args, input });
 }
 
 // action/src/stages-runner.ts

@@ -30432,7 +30432,7 @@ var {
 // src/core/front-matter.ts
 var import_yaml = __toESM(require_dist(), 1);
 function describeFrontMatterProblem(p) {
-  return `${p.file}${p.line !== void 0 ? `:${p.line}` : ""}: ${p.message}`;
+  return formatProblem({ file: p.file, ...p.line !== void 0 ? { line: p.line } : {}, message: p.message });
 }
 function readFrontMatter(file2, text) {
   const none = { file: file2, present: false, closed: false, yaml: "", data: void 0, body: text, bodyLine: 1 };
