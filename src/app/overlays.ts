@@ -11,6 +11,7 @@ import { formatProblem } from "../core/problems.js";
 import type { GitHubPort } from "../github/port.js";
 import type { Engine } from "./engine.js";
 import { pinnedDag, planNodes, readPlan } from "./plan-source.js";
+import { asData } from "../core/render/as-data.js";
 
 export async function overlayInput(
   port: GitHubPort,
@@ -43,7 +44,8 @@ export async function overlayInput(
   }
   if (problem) {
     const issue = cr?.issueNumber;
-    if (issue !== undefined) await port.createComment(issue, `Forge refused \`${overlayId}\`: ${problem}`);
+    // The problems quote the overlay, which a Captain agent wrote: shown as data.
+    if (issue !== undefined) await port.createComment(issue, `Forge refused \`${overlayId}\`: ${asData(problem)}`);
     return { problem };
   }
   const added = new Set(overlay!.added_tasks);
