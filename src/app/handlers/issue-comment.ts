@@ -1,8 +1,7 @@
 /** `issue_comment`: `/forge` commands from people with write access, on a task PR, a tracker or a CR issue. */
 import type { Context } from "probot";
-import { cutDispatchContext } from "../../core/dispatch-inputs.js";
+import { planCaptainDispatch } from "../../core/decide/plan-captain.js";
 import type { LeafInput } from "../../core/inputs.js";
-import { planCaptainBranch, planCaptainId, planRunId } from "../../core/layout.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { isAppAuthor, parseMarker } from "../render.js";
@@ -52,19 +51,15 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     return;
   }
   if (parsed.name === "plan") {
-    await rt.port.createComment(issue, "A Captain agent will write a plan from this issue as a pull request.");
-    const base = await rt.port.defaultBranch();
-    const head = await rt.port.branchHead(base);
-    const branch = planCaptainBranch(issue);
+    const { branch, inputs } = planCaptainDispatch({ issue, title: payload.issue.title, body: payload.issue.body ?? "" });
+    const workflow = (await ctx.configOf(rt)).workflow;
+    // The same command again (or its redelivery) while the Captain works starts no second one.
+    if ((await rt.port.listWorkflowRuns(workflow, { branch })).some((r) => r.status !== "completed"))
+      return void (await reply(`A Captain is already writing a plan from this issue on \`${branch}\`.`));
+    await reply("A Captain agent will write a plan from this issue as a pull request.");
+    const head = await rt.port.branchHead(await rt.port.defaultBranch());
     await rt.port.createBranch(branch, head!);
-    const inputs = { run_id: planRunId(issue), task_id: planCaptainId(issue), attempt: "1" };
-    // No run, so no state branch to hold a long text: the body is cut to fit GitHub's limit on inputs.
-    const context = cutDispatchContext(
-      inputs,
-      { issue, title: payload.issue.title, body: (payload.issue.body ?? "").slice(0, 20_000) },
-      "body",
-    );
-    await rt.port.dispatchWorkflow((await ctx.configOf(rt)).workflow, branch, { ...inputs, context: JSON.stringify(context) });
+    await rt.port.dispatchWorkflow(workflow, branch, inputs);
     return;
   }
   if (!target)

@@ -1085,11 +1085,16 @@ describe("issue_comment", () => {
     gh.token();
     gh.reaction(4242, "eyes");
     gh.permission("octocat", "write");
-    const said = gh.comment(9);
     gh.repo();
+    gh.config("main");
+    // No Captain at work on the branch yet.
+    gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${encodeURIComponent("forge/_plan-9")}&per_page=100`, 200, {
+      total_count: 0,
+      workflow_runs: [],
+    });
+    const said = gh.comment(9);
     gh.ref("main", PLAN_SHA);
     const branch = gh.createRef("forge/_plan-9", PLAN_SHA);
-    gh.config("main");
     const dispatch = gh.dispatch(6100);
 
     const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
@@ -1114,6 +1119,34 @@ describe("issue_comment", () => {
       },
       return_run_details: true,
     });
+    gh.verify();
+  });
+
+  it("/forge plan again while the issue's Captain works: it says so, and no second Captain is dispatched", async () => {
+    const app = await startApp();
+    gh.app();
+    gh.token();
+    gh.reaction(4242, "eyes");
+    gh.permission("octocat", "write");
+    gh.repo();
+    gh.config("main");
+    gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${encodeURIComponent("forge/_plan-9")}&per_page=100`, 200, {
+      total_count: 1,
+      workflow_runs: [{ id: 6100, head_branch: "forge/_plan-9", status: "in_progress", conclusion: null, event: "workflow_dispatch" }],
+    });
+    const said = gh.comment(9);
+
+    await app.receive(
+      delivery("issue_comment", {
+        action: "created",
+        issue: { number: 9, title: "CSV export", body: "x", state: "open", user: user("octocat"), labels: [] },
+        comment: { id: 4242, body: "/forge plan", user: user("octocat"), author_association: "MEMBER" },
+        sender: user("octocat"),
+      }),
+    );
+
+    expect(said.body).toMatchObject({ body: expect.stringContaining("already writing a plan") });
+    expect(gh.routes().some((r) => r.includes("/dispatches") || r.includes("/git/refs"))).toBe(false);
     gh.verify();
   });
 
