@@ -11,7 +11,7 @@ import { dispatchContextPath, splitDispatchContext } from "../core/dispatch-inpu
 import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
-import { ConflictError, type CheckConclusion, type GitHubPort } from "../github/port.js";
+import { ConflictError, type CheckConclusion, type GitHubPort, type WorkflowRunInfo } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
@@ -94,11 +94,10 @@ async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectConte
 }
 
 async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectContext): Promise<EffectOutcome> {
-  const { port } = ctx;
   if (ctx.replay) {
     // A dispatch may have happened before a crash: its run is on the attempt's branch, unique to it.
-    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
-    if (runs[0]) return done({ workflowRunId: runs[0].id });
+    const run = await dispatchedBefore(ctx, effect.branch);
+    if (run) return done({ workflowRunId: run.id });
   }
   // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
   // (this dispatch is tried again after a failure, or after a restart).
@@ -220,8 +219,8 @@ async function dispatchCaptain(effect: EffectOf<"DispatchCaptain">, ctx: EffectC
   const base = ctx.journal.baseBranch;
   const branch = captainBranch(ctx.journal.runId, effect.crId);
   if (ctx.replay) {
-    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch });
-    if (runs[0]) return done({ workflowRunId: runs[0].id });
+    const run = await dispatchedBefore(ctx, branch);
+    if (run) return done({ workflowRunId: run.id });
   }
   if (!(await port.branchHead(branch))) {
     const head = await port.branchHead(base);
@@ -269,8 +268,8 @@ async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectCont
 async function spawnFollowup(effect: EffectOf<"SpawnFollowup">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   if (ctx.replay) {
-    const runs = await port.listWorkflowRuns(ctx.config.workflow, { branch: effect.branch });
-    if (runs[0]) return done({ workflowRunId: runs[0].id });
+    const run = await dispatchedBefore(ctx, effect.branch);
+    if (run) return done({ workflowRunId: run.id });
   }
   if (!(await port.branchHead(effect.branch))) {
     const from = await port.branchHead(ctx.journal.integrationBranch);
@@ -310,9 +309,7 @@ async function cancelAgent(effect: EffectOf<"CancelAgent">, ctx: EffectContext):
   if (id !== undefined) await port.cancelWorkflowRun(id);
   else {
     const branch = t?.attempt === effect.attempt && t.branch ? t.branch : undefined;
-    if (branch)
-      for (const run of await port.listWorkflowRuns(ctx.config.workflow, { branch }))
-        if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
+    if (branch) for (const run of await ownRuns(ctx, branch)) if (run.status !== "completed") await port.cancelWorkflowRun(run.id);
   }
   return done();
 }
@@ -320,6 +317,23 @@ async function cancelAgent(effect: EffectOf<"CancelAgent">, ctx: EffectContext):
 /** A MERGE_READY attempt whose PR changes protected paths and whose head no person approved yet. */
 function isHeld(t: TaskState): boolean {
   return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
+}
+
+/**
+ * Runs of the agent workflow on `branch` that Forge dispatched: started by `workflow_dispatch`,
+ * with their head in this repository — never the repository's own CI, nor a fork's run.
+ */
+async function ownRuns(ctx: EffectContext, branch: string): Promise<WorkflowRunInfo[]> {
+  const runs = await ctx.port.listWorkflowRuns(ctx.config.workflow, { branch });
+  if (runs.length === 0) return runs;
+  const repositoryId = await ctx.port.repositoryId();
+  return runs.filter((r) => r.event === "workflow_dispatch" && r.headRepositoryId === repositoryId);
+}
+
+/** A dispatch on `branch` made before a crash (or behind a lost answer): the newest of Forge's runs there. */
+async function dispatchedBefore(ctx: EffectContext, branch: string): Promise<WorkflowRunInfo | undefined> {
+  const runs = await ownRuns(ctx, branch);
+  return runs.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
 }
 
 /** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */

@@ -408,7 +408,7 @@ describe("main: the job, step by step", () => {
     expect(report.result.walkthrough?.status).toBe("partial");
     expect(w.github.pulls[0]!.draft).toBe(false);
     // The one-stage manifest counts it as the stage runner does: partial, neither passed nor failed.
-    const manifest = JSON.parse(w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/manifest.json`)) as {
+    const manifest = JSON.parse(w.show(report.headSha!, `${attemptDir(RUN, "t1", 1)}/manifest.json`)!) as {
       stages: { status: string }[];
       summary: { passed: number; failed: number };
     };

@@ -607,7 +607,27 @@ describe("pull_request", () => {
     });
     const runs = gh.reply(`GET ${R}/actions/workflows/forge-agent.yml/runs?branch=${branchOf("b", 1)}&per_page=100`, 200, {
       total_count: 1,
-      workflow_runs: [{ id: 6001, head_branch: branchOf("b", 1), status: "queued", conclusion: null, created_at: "2026-11-22T08:59:31Z" }],
+      workflow_runs: [
+        // The repository's own CI on the branch is not the dispatch; Forge's run is.
+        {
+          id: 6000,
+          head_branch: branchOf("b", 1),
+          status: "completed",
+          conclusion: "success",
+          created_at: "2026-11-22T08:59:35Z",
+          event: "push",
+          head_repository: repository(),
+        },
+        {
+          id: 6001,
+          head_branch: branchOf("b", 1),
+          status: "queued",
+          conclusion: null,
+          created_at: "2026-11-22T08:59:31Z",
+          event: "workflow_dispatch",
+          head_repository: repository(),
+        },
+      ],
     });
     gh.tracker(3);
 
@@ -618,6 +638,9 @@ describe("pull_request", () => {
       expect(claimed.leases[key]).toEqual({ owner: TEST_REPLICA, until: new Date(NOW + 20_000).toISOString() });
     expect(runs.call?.query).toEqual({ branch: branchOf("b", 1), per_page: "100" });
     expect(gh.routes().filter((r) => r.endsWith("/dispatches"))).toEqual([]);
+    // The replay found Forge's own run, not the CI run that is newer on the same branch.
+    const held = await [...app.forge.runtimes.values()][0]!.engine.state(RUN_ID);
+    expect(taskOf(held!.state.journal, "b").workflowRunId).toBe(6001);
     gh.verify();
   });
 });
