@@ -5,6 +5,7 @@
  * closed, and a link to the full file on the branch ends it.
  */
 import { exitMeaning } from "../../src/core/exit-codes.js";
+import { asData } from "../../src/core/render/as-data.js";
 import type { WalkthroughFrontmatter } from "../../src/core/schemas/walkthrough.js";
 
 export const PR_BODY_LIMIT = 65_536;
@@ -76,15 +77,21 @@ export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string 
   }
   lines.push(`### Files changed (${f.files_changed.length})`, "");
   if (f.files_changed.length) {
-    lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(x.reason)} |`));
+    lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(asData(x.reason))} |`));
   } else lines.push("_None._");
   lines.push("", `### Tests (${f.tests.length})`, "");
   if (f.tests.length)
-    lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
+    lines.push(
+      "| Test | Result |",
+      "| --- | --- |",
+      ...f.tests.map((t) => `| ${cell(asData(t.name))} | ${RESULT_ICON[t.result] ?? t.result} |`),
+    );
   else lines.push("_No tests reported._");
-  lines.push("", "### Risks", "", ...(f.risks.length ? f.risks.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None reported._"]));
-  lines.push("", "### Follow-ups", "", ...(f.followups.length ? f.followups.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None._"]));
-  lines.push("", "---", "", input.body.trim(), "");
+  // Everything below comes from the agent: rendered as data (no Forge markers, no live @mentions).
+  const item = (r: string) => `- ${asData(r).replace(/\r?\n/g, " ")}`;
+  lines.push("", "### Risks", "", ...(f.risks.length ? f.risks.map(item) : ["_None reported._"]));
+  lines.push("", "### Follow-ups", "", ...(f.followups.length ? f.followups.map(item) : ["_None._"]));
+  lines.push("", "---", "", asData(input.body.trim()), "");
   const footer = `\n---\n<sub>Walkthrough file: [${input.walkthroughUrl.split("/").slice(-5).join("/")}](${input.walkthroughUrl})</sub>\n`;
   return cutToLimit(lines.join("\n"), footer, input.walkthroughUrl, limit);
 }
@@ -142,7 +149,7 @@ export function renderStatusBody(input: FailureBodyInput & { state: "running" | 
     ...(input.jobUrl ? [`| Job | [workflow run](${input.jobUrl}) |`] : []),
     "",
   ];
-  if (input.state === "ended" && input.error) lines.push("### Why", "", input.error.replace(/\r?\n/g, " "), "");
+  if (input.state === "ended" && input.error) lines.push("### Why", "", asData(input.error).replace(/\r?\n/g, " "), "");
   if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
   if (input.state === "running")
     lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
