@@ -1847,7 +1847,6 @@ var require_picomatch2 = __commonJS({
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import { readFile as readFile11 } from "node:fs/promises";
 import path17 from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -2148,7 +2147,7 @@ function createOctokitGitHub(options) {
   return {
     async readFile(path18, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path18, ref });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path18, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -3605,6 +3604,21 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
   return completed;
 }
 
+// src/core/render/as-data.ts
+var FORGE_MARKER = /<!--\s*forge[\s\S]*?(?:-->|$)/gi;
+var FORGE_OPENER = /<!--(?=\s*forge)/gi;
+var MENTION = /(?<!\w)@(?=[A-Za-z0-9])/g;
+var MENTION_BREAK = "\u200B";
+function stripForgeMarkers(text) {
+  return text.replace(FORGE_MARKER, "").replace(FORGE_OPENER, "&lt;!--");
+}
+function neutralizeMentions(text) {
+  return text.replace(MENTION, `@${MENTION_BREAK}`);
+}
+function asData(text) {
+  return neutralizeMentions(stripForgeMarkers(text));
+}
+
 // action/src/render.ts
 var PR_BODY_LIMIT = 65536;
 var RESULT_ICON = { pass: "\u2705 pass", fail: "\u274C fail", skip: "\u23ED\uFE0F skip", error: "\u{1F4A5} error" };
@@ -3648,15 +3662,20 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
   }
   lines.push(`### Files changed (${f.files_changed.length})`, "");
   if (f.files_changed.length) {
-    lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(x.reason)} |`));
+    lines.push("| File | Why |", "| --- | --- |", ...f.files_changed.map((x) => `| ${code(x.path)} | ${cell(asData(x.reason))} |`));
   } else lines.push("_None._");
   lines.push("", `### Tests (${f.tests.length})`, "");
   if (f.tests.length)
-    lines.push("| Test | Result |", "| --- | --- |", ...f.tests.map((t) => `| ${cell(t.name)} | ${RESULT_ICON[t.result] ?? t.result} |`));
+    lines.push(
+      "| Test | Result |",
+      "| --- | --- |",
+      ...f.tests.map((t) => `| ${cell(asData(t.name))} | ${RESULT_ICON[t.result] ?? t.result} |`)
+    );
   else lines.push("_No tests reported._");
-  lines.push("", "### Risks", "", ...f.risks.length ? f.risks.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None reported._"]);
-  lines.push("", "### Follow-ups", "", ...f.followups.length ? f.followups.map((r) => `- ${r.replace(/\r?\n/g, " ")}`) : ["_None._"]);
-  lines.push("", "---", "", input.body.trim(), "");
+  const item = (r) => `- ${asData(r).replace(/\r?\n/g, " ")}`;
+  lines.push("", "### Risks", "", ...f.risks.length ? f.risks.map(item) : ["_None reported._"]);
+  lines.push("", "### Follow-ups", "", ...f.followups.length ? f.followups.map(item) : ["_None._"]);
+  lines.push("", "---", "", asData(input.body.trim()), "");
   const footer = `
 ---
 <sub>Walkthrough file: [${input.walkthroughUrl.split("/").slice(-5).join("/")}](${input.walkthroughUrl})</sub>
@@ -3696,7 +3715,7 @@ function renderStatusBody(input) {
     ...input.jobUrl ? [`| Job | [workflow run](${input.jobUrl}) |`] : [],
     ""
   ];
-  if (input.state === "ended" && input.error) lines.push("### Why", "", input.error.replace(/\r?\n/g, " "), "");
+  if (input.state === "ended" && input.error) lines.push("### Why", "", asData(input.error).replace(/\r?\n/g, " "), "");
   if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
   if (input.state === "running")
     lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
@@ -5331,12 +5350,35 @@ var ConfigError = class extends Error {
     this.name = "ConfigError";
   }
 };
-async function loadConfig(workspace) {
-  const text = await readFile11(path17.join(workspace, CONFIG_PATH), "utf8").catch(() => void 0);
+function parsedConfig(text, where) {
   const read = parseConfigText(text);
-  if (!read.ok) throw new ConfigError(`${CONFIG_PATH} is invalid:
+  if (!read.ok) throw new ConfigError(`${where} is invalid:
 ${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
   return read.config;
+}
+async function loadPinnedConfig(github, runId) {
+  if (PLAN_RUN_ID.test(runId)) return parsedConfig(await github.readFile(CONFIG_PATH, ""), `${CONFIG_PATH} of the default branch`);
+  const text = await github.readFile(JOURNAL_FILE, stateBranch(runId));
+  let stored = {};
+  try {
+    stored = text === void 0 ? {} : JSON.parse(text);
+  } catch {
+  }
+  if (stored && typeof stored === "object" && stored.config !== void 0) {
+    const pinned = forgeConfigSchema.safeParse(stored.config);
+    if (!pinned.success)
+      throw new ConfigError(
+        `the config pinned in ${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(pinned.error, "config")[0])}`
+      );
+    return pinned.data;
+  }
+  const planCommit = stored?.journal?.planCommit ?? stored?.planCommit;
+  if (typeof planCommit === "string" && /^[0-9a-f]{40}$/.test(planCommit))
+    return parsedConfig(
+      await github.readFile(CONFIG_PATH, planCommit),
+      `${CONFIG_PATH} at the run's plan commit ${planCommit.slice(0, 7)}`
+    );
+  return forgeConfigSchema.parse({});
 }
 function readInputs() {
   return Object.fromEntries(Object.entries(INPUT_NAMES).map(([key, name]) => [key, getInput(name)]));
@@ -5375,7 +5417,9 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     const jobEnv = parsedEnv.data;
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) setSecret(v);
-    const config = await loadConfig(jobEnv.workspace);
+    const [owner, repo] = jobEnv.repository.split("/");
+    const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
+    const config = await loadPinnedConfig(github, input.runId);
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
@@ -5385,14 +5429,12 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       ...config,
       agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} }
     };
-    const [owner, repo] = jobEnv.repository.split("/");
     const git = new Git({
       dir: jobEnv.workspace,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail }
     });
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
-    const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
       warning(
         "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."

@@ -16,7 +16,7 @@ export interface PullRef {
 }
 
 export interface JobGitHub {
-  /** A file's text at a ref, or undefined when the ref or the file does not exist. */
+  /** A file's text at a ref (the default branch when `ref` is ""), or undefined when the ref or the file does not exist. */
   readFile(path: string, ref: string): Promise<string | undefined>;
   /** The open PR from `head` into `base`, if any. */
   findOpenPull(head: string, base: string): Promise<PullRef | undefined>;
@@ -98,7 +98,8 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
   return {
     async readFile(path, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path, ref });
+        // No ref: the default branch.
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path, ...(ref ? { ref } : {}) });
         if (Array.isArray(data) || data.type !== "file") return undefined;
         // Files over 1 MB come back with encoding "none" and no content
         // (docs.github.com/rest/repos/contents#get-repository-content); the blob API serves up to 100 MB.

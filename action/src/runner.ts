@@ -11,8 +11,9 @@ import * as core from "@actions/core";
 import { Masker } from "../../src/agent/secrets.js";
 import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
-import { formatProblem } from "../../src/core/problems.js";
-import type { ForgeConfig } from "../../src/core/schemas/config.js";
+import { JOURNAL_FILE, PLAN_RUN_ID, stateBranch } from "../../src/core/layout.js";
+import { formatProblem, zodProblems } from "../../src/core/problems.js";
+import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { Git } from "./git.js";
 import { createOctokitGitHub, type JobGitHub } from "./github.js";
@@ -29,10 +30,45 @@ export class ConfigError extends Error {
 
 /** `.github/forge.yml` of the checkout; absent means every default. */
 export async function loadConfig(workspace: string): Promise<ForgeConfig> {
-  const text = await readFile(path.join(workspace, CONFIG_PATH), "utf8").catch(() => undefined);
+  return parsedConfig(await readFile(path.join(workspace, CONFIG_PATH), "utf8").catch(() => undefined), CONFIG_PATH);
+}
+
+function parsedConfig(text: string | undefined, where: string): ForgeConfig {
   const read = parseConfigText(text);
-  if (!read.ok) throw new ConfigError(`${CONFIG_PATH} is invalid:\n${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
+  if (!read.ok) throw new ConfigError(`${where} is invalid:\n${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
   return read.config;
+}
+
+/**
+ * The config the run pinned, never the checkout's: any job's token can push `.github/forge.yml` to a
+ * task branch before this job checks it out (docs/runner.md#pinned-config). A run's is the stored
+ * run's `config` in its journal file (what the App pinned at the start), else the file at the run's
+ * plan commit; a plan Captain, which has no run, reads the default branch's.
+ */
+export async function loadPinnedConfig(github: JobGitHub, runId: string): Promise<ForgeConfig> {
+  if (PLAN_RUN_ID.test(runId)) return parsedConfig(await github.readFile(CONFIG_PATH, ""), `${CONFIG_PATH} of the default branch`);
+  const text = await github.readFile(JOURNAL_FILE, stateBranch(runId));
+  let stored: { config?: unknown; journal?: { planCommit?: unknown }; planCommit?: unknown } = {};
+  try {
+    stored = text === undefined ? {} : (JSON.parse(text) as typeof stored);
+  } catch {
+    // The dispatch check names a broken journal; the config falls back to the defaults meanwhile.
+  }
+  if (stored && typeof stored === "object" && stored.config !== undefined) {
+    const pinned = forgeConfigSchema.safeParse(stored.config);
+    if (!pinned.success)
+      throw new ConfigError(
+        `the config pinned in ${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(pinned.error, "config")[0]!)}`,
+      );
+    return pinned.data;
+  }
+  const planCommit = stored?.journal?.planCommit ?? stored?.planCommit;
+  if (typeof planCommit === "string" && /^[0-9a-f]{40}$/.test(planCommit))
+    return parsedConfig(
+      await github.readFile(CONFIG_PATH, planCommit),
+      `${CONFIG_PATH} at the run's plan commit ${planCommit.slice(0, 7)}`,
+    );
+  return forgeConfigSchema.parse({});
 }
 
 export interface RunOverrides {
@@ -83,7 +119,9 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) core.setSecret(v);
 
-    const config = await loadConfig(jobEnv.workspace);
+    const [owner, repo] = jobEnv.repository.split("/") as [string, string];
+    const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
+    const config = await loadPinnedConfig(github, input.runId);
     const adapter = input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
@@ -93,7 +131,6 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       ...config,
       agent: { ...config.agent, adapter, ...(model ? { model } : {}), ...(command ? { command } : {}) },
     };
-    const [owner, repo] = jobEnv.repository.split("/") as [string, string];
 
     const git = new Git({
       dir: jobEnv.workspace,
@@ -101,7 +138,6 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       identity: { name: input.gitUserName, email: input.gitUserEmail },
     });
     await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
-    const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
 
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
       core.warning(
