@@ -1860,6 +1860,9 @@ var BRANCH_PREFIX = "forge/";
 var runBranchPrefix = (runId) => `${BRANCH_PREFIX}${runId}/`;
 var stateBranch = (runId) => `${runBranchPrefix(runId)}_state`;
 var DEFAULT_INTEGRATION_BRANCH_TEMPLATE = "forge/{runId}/_integration";
+function integrationBranch(config, runId) {
+  return config.integration_branch_template.replaceAll("{runId}", runId);
+}
 var DEFAULT_BRANCH_TEMPLATE = "forge/{runId}/{taskId}/{attempt}";
 function branchName(config, runId, taskId, attempt) {
   return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
@@ -3291,9 +3294,15 @@ async function checkoutAttempt(job) {
     return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, check.reason);
   }
   const { journal, task, node } = check;
-  const branch = task.branch ?? expectedBranch;
+  const branch = expectedBranch;
+  const base2 = integrationBranch(config, runId);
+  const named = check.followup?.branch ?? task.branch;
+  if (named !== void 0 && named !== branch)
+    throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
+  if (journal.integrationBranch !== base2)
+    throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base2}`);
   mark(job, "journal");
-  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  const tip = await prefetch;
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   const recorded = await git.out([
@@ -3321,7 +3330,7 @@ async function checkoutAttempt(job) {
     node,
     ...check.followup ? { followup: check.followup } : {},
     branch,
-    base: journal.integrationBranch,
+    base: base2,
     recordRel: attemptDir(runId, taskId, attempt),
     tip,
     startHead

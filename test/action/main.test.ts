@@ -1,5 +1,6 @@
 // The job pipeline end to end against a real bare repository and a recording GitHub port, with
 // command agents written as shell scripts.
+import type { Journal } from "../../src/core/journal.js";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -67,6 +68,19 @@ const WRITE_WORK = `mkdir -p src && printf 'hello\\n' > src/out.txt`;
 const WRITE_WALKTHROUGH = (fm: Record<string, unknown> = {}) => `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough(fm)}WT`;
 
 describe("main: the job, step by step", () => {
+  it("takes its branch and PR base from the run's templates: a journal naming other ones is refused, and nothing is pushed", async () => {
+    for (const edit of [
+      (j: Journal) => void (j.tasks.find((t) => t.id === "t1")!.branch = "main"),
+      (j: Journal) => void (j.integrationBranch = "main"),
+    ]) {
+      const w = world_({ journal: edit });
+      const mainBefore = sh(w.origin, ["rev-parse", "refs/heads/main"]);
+      await expect(runJob(w, WRITE_WORK)).rejects.toThrow(/but the run's template names/);
+      expect(sh(w.origin, ["rev-parse", "refs/heads/main"])).toBe(mainBefore);
+      expect(w.github.pulls).toEqual([]);
+    }
+  });
+
   it("runs a successful attempt: draft PR early, one work commit, a record commit, walkthrough as the PR body", async () => {
     const w = world_();
     const report = await runJob(

@@ -4,8 +4,7 @@
  * as the App prepared it, is checked out — unless it already ends with this attempt's record
  * commit (a person re-ran a finished job): an attempt ends once.
  */
-import { branchName } from "../../../src/core/layout.js";
-import { attemptDir } from "../../../src/core/layout.js";
+import { attemptDir, branchName, integrationBranch } from "../../../src/core/layout.js";
 import { readAndCheckDispatch } from "../dispatch-check.js";
 import { JobError, neutralReport, type NeutralReport } from "../job.js";
 import { attemptStartHead } from "../start-head.js";
@@ -24,10 +23,18 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
     return neutralReport(log, `Forge · ${taskId} · attempt ${attempt}`, check.reason);
   }
   const { journal, task, node } = check;
-  const branch = task.branch ?? expectedBranch;
+  // The branch and the PR's base come from the run's templates, never from the journal: anything
+  // with the job's token can write the journal, and the job cannot verify its seal.
+  const branch = expectedBranch;
+  const base = integrationBranch(config, runId);
+  const named = check.followup?.branch ?? task.branch;
+  if (named !== undefined && named !== branch)
+    throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
+  if (journal.integrationBranch !== base)
+    throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
   mark(job, "journal");
 
-  const tip = branch === expectedBranch ? await prefetch : await git.fetchBranch(branch);
+  const tip = await prefetch;
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   const recorded = await git.out([
@@ -57,7 +64,7 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
     node,
     ...(check.followup ? { followup: check.followup } : {}),
     branch,
-    base: journal.integrationBranch,
+    base,
     recordRel: attemptDir(runId, taskId, attempt),
     tip,
     startHead,
