@@ -2735,7 +2735,7 @@ async function stageOnly(git, branch, preHead, dir, warnings) {
   return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
 }
 async function planProblems(dir) {
-  return loadPlan(dir).then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== void 0 ? `:${x.line}` : ""} \u2014 ${x.message}`)).catch((err) => [`the plan cannot be read: ${err.message}`]);
+  return loadPlan(dir).then((p) => validatePlan(p).map((x) => formatProblem(x))).catch((err) => [`the plan cannot be read: ${err.message}`]);
 }
 async function captainDispatchJob({ config, input, deps }) {
   const journal = await readJournal(deps.github, input.runId);

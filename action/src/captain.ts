@@ -30,6 +30,7 @@ import { loadPlan } from "../../src/core/plan/load.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunOutcome, TaskContext } from "./agent-runner.js";
+import { formatProblem } from "../../src/core/problems.js";
 import { readJournal } from "./dispatch-check.js";
 import { messageWithTrailers } from "./git.js";
 import { NO_LOG, neutralReport, type JobArgs, type MainDeps, type MainInput, type NeutralReport } from "./job.js";
@@ -142,7 +143,7 @@ async function stageOnly(
 /** `forge validate`'s problems with the plan folder, one line each. */
 async function planProblems(dir: string): Promise<string[]> {
   return loadPlan(dir)
-    .then((p) => validatePlan(p).map((x) => `${x.file}${x.line !== undefined ? `:${x.line}` : ""} — ${x.message}`))
+    .then((p) => validatePlan(p).map((x) => formatProblem(x)))
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
 }
 
