@@ -75,7 +75,10 @@ export const taskStateSchema = z
       .array(z.string())
       .optional()
       .describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
-    approvedHead: z.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+    approvedHead: z
+      .string()
+      .optional()
+      .describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
     contained: z
       .array(z.string())
       .optional()

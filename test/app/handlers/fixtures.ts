@@ -333,7 +333,13 @@ export class GitHubMock {
   // ---- frequent replies ----
 
   repo(): Hit {
-    return this.reply(`GET ${R}`, 200, { id: 77, name: REPO, full_name: `${OWNER}/${REPO}`, default_branch: "main", owner: { login: OWNER } });
+    return this.reply(`GET ${R}`, 200, {
+      id: 77,
+      name: REPO,
+      full_name: `${OWNER}/${REPO}`,
+      default_branch: "main",
+      owner: { login: OWNER },
+    });
   }
 
   /** `.github/forge.yml` at `ref`: absent (the defaults) unless `content` is given. */
