@@ -93,6 +93,13 @@ export function renderTracker(
       (facts.finalPr !== undefined ? ` · **Final PR:** #${facts.finalPr}` : ""),
     "",
   ];
+  if (facts.stateBranchWarning)
+    lines.push(
+      "> [!WARNING]",
+      `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
+      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
+      "",
+    );
   if (journal.tasks.length <= 300) {
     lines.push("```mermaid", renderMermaid(journal.plan.nodes, statuses, { titles: false }), "```", "");
   } else {

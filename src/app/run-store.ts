@@ -26,6 +26,10 @@ export const runFactsSchema = z
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
     planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),
+    stateBranchWarning: z
+      .string()
+      .optional()
+      .describe("Set at run start when no ruleset keeps others from updating or deleting the state branch: what is missing."),
   })
   .strict();
 export type RunFacts = z.infer<typeof runFactsSchema>;

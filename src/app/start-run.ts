@@ -1,10 +1,50 @@
 /** Starting a run of a plan at a commit of the default branch. */
-import { integrationBranch, planDir, runIdFor } from "../core/layout.js";
+import { integrationBranch, planDir, runIdFor, stateBranch } from "../core/layout.js";
 import { formatProblem } from "../core/problems.js";
 import type { AppContext } from "./context.js";
 import type { Logger } from "./engine.js";
+import type { GitHubPort } from "../github/port.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import type { RepoRuntime } from "./runtime.js";
+
+/** The rules that keep the state branch the App's alone (README.md, "Protect the state branches"). */
+export const STATE_BRANCH_RULES = ["update", "deletion"] as const;
+
+/**
+ * The ruleset README.md tells installers to add (`POST /repos/{owner}/{repo}/rulesets`): updates,
+ * deletions and force pushes of every run's state branch restricted to the Forge App — and to
+ * repository admins, who reset a branch Forge refused.
+ */
+export function stateBranchRuleset(appId: number) {
+  return {
+    name: "Forge state branches",
+    target: "branch" as const,
+    enforcement: "active" as const,
+    conditions: { ref_name: { include: ["refs/heads/forge/*/_state"], exclude: [] as string[] } },
+    rules: [{ type: "update" as const }, { type: "deletion" as const }, { type: "non_fast_forward" as const }],
+    bypass_actors: [
+      { actor_id: appId, actor_type: "Integration" as const, bypass_mode: "always" as const },
+      { actor_id: 5, actor_type: "RepositoryRole" as const, bypass_mode: "always" as const },
+    ],
+  };
+}
+
+/**
+ * What is missing for the run's state branch to be protected by a ruleset, or undefined when the
+ * rules that keep others from updating or deleting it apply to it.
+ */
+export async function stateBranchWarning(port: GitHubPort, runId: string): Promise<string | undefined> {
+  const branch = stateBranch(runId);
+  let types: string[];
+  try {
+    types = await port.branchRules(branch);
+  } catch (e) {
+    return `Forge could not read the rules that apply to \`${branch}\` (${e instanceof Error ? e.message.slice(0, 200) : "unknown error"})`;
+  }
+  const missing = STATE_BRANCH_RULES.filter((t) => !types.includes(t));
+  if (missing.length === 0) return undefined;
+  return `no ruleset restricts ${missing.map((t) => (t === "update" ? "updates" : "deletions")).join(" or ")} of \`${branch}\``;
+}
 
 /**
  * Start a run of `planId` as committed at `sha`: its integration branch, then the engine's start
@@ -36,10 +76,12 @@ export async function startPlanRun(
   const integration = integrationBranch(config, runId);
   rt.runs.set(runId, { planId, status: "running" });
   await rt.port.createBranch(integration, sha);
+  const warning = await stateBranchWarning(rt.port, runId);
+  if (warning) log.warn({ runId, warning }, "state branch not protected");
   await rt.engine.start(
     { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch: integration, baseBranch: base },
     config,
-    { planSha: sha },
+    { planSha: sha, ...(warning ? { stateBranchWarning: warning } : {}) },
     sha,
   );
   rt.runs.set(runId, { planId, status: "running" });

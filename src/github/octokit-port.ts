@@ -498,6 +498,15 @@ export class OctokitPort implements GitHubPort {
     );
   }
 
+  async branchRules(branch: string): Promise<string[]> {
+    try {
+      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
+      return rules.map((r) => r.type);
+    } catch (e) {
+      throw wrap("repos.getBranchRules", e);
+    }
+  }
+
   async permission(user: string): Promise<string> {
     try {
       const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.#r, username: user });

@@ -180,4 +180,6 @@ export interface GitHubPort {
 
   /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
   permission(user: string): Promise<string>;
+  /** The types of the active ruleset rules that apply to a branch (which need not exist yet). */
+  branchRules(branch: string): Promise<string[]>;
 }

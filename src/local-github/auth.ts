@@ -124,6 +124,9 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
       if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
         return { any: [["metadata", "read"]], role: "read" };
       if (operationId.includes("status")) return { any: [["statuses", lvl]], role };
+      // Rulesets: anyone who can read the repository reads them; creating one is administration.
+      if (operationId === "repos/create-repo-ruleset") return { any: [["administration", "write"]], role: "admin" };
+      if (operationId.includes("rule")) return { any: [["metadata", "read"]], role: "read" };
       return { any: [["contents", operationId === "repos/merge" ? "write" : lvl]], role };
     case "git":
       return { any: [["contents", lvl]], role };

@@ -5,12 +5,14 @@
 // does). Fetching a public repository needs no credentials; pushing needs `contents: write` for
 // App/workflow tokens or a write role for people. After a receive-pack the refs are compared with
 // their state before the push, and the resulting push/create/delete/pull_request events are sent.
+// The repository's rulesets are enforced by a pre-receive hook (src/local-github/rulesets.ts).
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./core.js";
 import { listRefs } from "./git.js";
+import { pushRulesEnv } from "./rulesets.js";
 import type { Repo, Token } from "./state.js";
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/;
@@ -66,6 +68,8 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     CONTENT_TYPE: req.headers["content-type"] ?? "",
     REMOTE_USER: token?.actor.login ?? "",
     REMOTE_ADDR: req.socket.remoteAddress ?? "127.0.0.1",
+    // Rulesets that apply to this pusher run as a pre-receive hook (refused pushes change nothing).
+    ...(write && token ? pushRulesEnv(core.root, repo, { actor: token.actor, token }) : {}),
   };
   if (req.headers["content-length"]) env.CONTENT_LENGTH = req.headers["content-length"];
   if (req.headers["content-encoding"]) env.HTTP_CONTENT_ENCODING = req.headers["content-encoding"];

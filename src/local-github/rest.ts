@@ -7,6 +7,7 @@ import { ZERO } from "./core.js";
 import * as git from "./git.js";
 import type { App, CheckRun, Comment, Issue, Label, Reaction, Repo, Review, Token, User } from "./state.js";
 import { now } from "./state.js";
+import { enforceRules, rulesetHandlers } from "./rulesets.js";
 
 export interface RestCtx {
   core: SimCore;
@@ -104,6 +105,8 @@ function identity(ctx: RestCtx, given: unknown): git.GitIdentity {
 
 /** Moves a ref with compare-and-swap and emits the events; returns false if it lost the race. */
 async function moveRef(ctx: RestCtx, repo: Repo, ref: string, sha: string, old: string | null): Promise<boolean> {
+  // Every write through here moves a ref forward (or creates it).
+  await enforceRules(repo, { ref, before: old, after: sha }, act(ctx), ctx.doc);
   const okMove = await git.updateRef(repo.gitDir, ref, sha, old ?? undefined);
   if (!okMove) return false;
   await ctx.core.refsChanged(repo, [{ ref, before: old, after: sha }], act(ctx));
@@ -605,6 +608,8 @@ const gitdb: Record<string, Handler> = {
       if (!cur) throw invalid(ctx, "Reference does not exist");
       if (cur === sha) return ok(ctx.core.model.ref(repo, ref, sha));
       if (!force && !(await git.isAncestor(repo.gitDir, cur, sha))) throw invalid(ctx, "Update is not a fast forward");
+      const fastForward = (): Promise<boolean> => git.isAncestor(repo.gitDir, cur, sha);
+      await enforceRules(repo, { ref, before: cur, after: sha, fastForward }, act(ctx), ctx.doc);
       if (await moveRef(ctx, repo, ref, sha, cur)) return ok(ctx.core.model.ref(repo, ref, sha));
     }
     throw invalid(ctx, "Update is not a fast forward");
@@ -614,6 +619,7 @@ const gitdb: Record<string, Handler> = {
     const ref = `refs/${ctx.params.ref}`;
     const cur = (await git.listRefs(repo.gitDir, ref)).get(ref);
     if (!cur) throw invalid(ctx, "Reference does not exist");
+    await enforceRules(repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
     if (!(await git.deleteRef(repo.gitDir, ref, cur))) throw invalid(ctx, "Reference cannot be deleted");
     await ctx.core.refsChanged(repo, [{ ref, before: cur, after: null }], act(ctx));
     return { status: 204 };
@@ -807,6 +813,7 @@ const pulls: Record<string, Handler> = {
     const baseRef = `refs/heads/${p.baseRef}`;
     const base = await git.resolveRef(repo.gitDir, baseRef);
     if (!base) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
+    await enforceRules(repo, { ref: baseRef, before: base, after: p.headSha }, act(ctx), ctx.doc, 405);
     const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
     if (!tree) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     const who = identity(ctx, undefined);
@@ -1449,5 +1456,5 @@ function listRuns(ctx: RestCtx, repo: Repo, pred: (r: CheckRun) => boolean): Res
   return ok({ total_count: list.length, check_runs: page.map((r) => ctx.core.model.checkRun(repo, r, ctx.core.prsFor(repo, r.headSha))) });
 }
 
-export const handlers: Record<string, Handler> = { ...apps, ...repos, ...gitdb, ...pulls, ...issues, ...checks };
+export const handlers: Record<string, Handler> = { ...apps, ...repos, ...gitdb, ...pulls, ...issues, ...checks, ...rulesetHandlers };
 export { ZERO };

@@ -1,6 +1,8 @@
 // In-memory state of the local GitHub. Repository *content* lives in bare repositories on disk;
 // everything GitHub keeps beside git (issues, pulls, checks, runs, installations…) lives here.
 
+import type { Ruleset } from "./rulesets.js";
+
 export type Role = "admin" | "maintain" | "write" | "triage" | "read";
 export type Level = "read" | "write" | "admin";
 export type Permissions = Record<string, Level>;
@@ -37,6 +39,8 @@ export interface Repo {
   description: string | null;
   /** the repository this one was forked from */
   forkOf?: number;
+  /** the repository's rulesets (src/local-github/rulesets.ts) */
+  rulesets?: Ruleset[];
 }
 
 export interface App {

@@ -734,6 +734,74 @@ describe("not implemented and not found", () => {
   });
 });
 
+describe("rulesets", () => {
+  it("an admin's ruleset is listed, read and applied to branches by pattern; writes it forbids are refused to everyone but its bypass actors", async () => {
+    const admin = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(owner) });
+    const body = {
+      owner,
+      repo,
+      name: "guarded",
+      target: "branch" as const,
+      enforcement: "active" as const,
+      conditions: { ref_name: { include: ["refs/heads/guarded/*"], exclude: ["refs/heads/guarded/open"] } },
+      rules: [
+        { type: "creation" as const },
+        { type: "update" as const },
+        { type: "deletion" as const },
+        { type: "non_fast_forward" as const },
+      ],
+      bypass_actors: [{ actor_id: appId, actor_type: "Integration" as const, bypass_mode: "always" as const }],
+    };
+    // Creating a ruleset is an administrator's (or the Administration permission's) business.
+    expect(await status(person.rest.repos.createRepoRuleset({ ...body, name: "mine" }))).toBe(403);
+    const { data: set } = await admin.rest.repos.createRepoRuleset(body);
+    expect(await status(admin.rest.repos.createRepoRuleset(body))).toBe(422); // names are unique
+    expect((await person.rest.repos.getRepoRulesets({ owner, repo })).data.map((r) => r.name)).toEqual(["guarded"]);
+    expect((await person.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: set.id })).data.rules?.length).toBe(4);
+    const rules = async (branch: string) => (await gh.rest.repos.getBranchRules({ owner, repo, branch })).data.map((r) => r.type);
+    expect(await rules("guarded/a")).toEqual(["creation", "update", "deletion", "non_fast_forward"]);
+    expect(await rules("guarded/open")).toEqual([]);
+    expect(await rules("guarded/a/b")).toEqual([]); // `*` stops at a slash
+    expect(await rules("main")).toEqual([]);
+
+    const { data: main } = await gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
+    const sha = main.object.sha;
+    // The App is on the bypass list: it creates and moves a guarded branch.
+    await gh.rest.git.createRef({ owner, repo, ref: "refs/heads/guarded/a", sha });
+    const refused = async (p: Promise<unknown>): Promise<string> => {
+      try {
+        await p;
+      } catch (e) {
+        const err = e as { status: number; response?: { data?: { message?: string } } };
+        expect(err.status).toBe(422);
+        return err.response?.data?.message ?? "";
+      }
+      throw new Error("the write went through");
+    };
+    expect(await refused(person.rest.git.createRef({ owner, repo, ref: "refs/heads/guarded/b", sha }))).toContain(
+      "Cannot create ref due to creations being restricted.",
+    );
+    expect(await refused(person.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/a" }))).toContain(
+      "Cannot delete this protected ref.",
+    );
+    expect(
+      await refused(
+        person.rest.repos.createOrUpdateFileContents({ owner, repo, path: "g.txt", branch: "guarded/a", message: "g", content: "Zw==" }),
+      ),
+    ).toContain("Cannot update this protected ref.");
+    await person.rest.git.createRef({ owner, repo, ref: "refs/heads/ahead-g", sha });
+    await person.rest.repos.createOrUpdateFileContents({ owner, repo, path: "g.txt", branch: "ahead-g", message: "g", content: "Zw==" });
+    expect(await refused(person.rest.repos.merge({ owner, repo, base: "guarded/a", head: "ahead-g" }))).toContain(
+      "Repository rule violations found",
+    );
+    // An excluded branch is free.
+    await person.rest.git.createRef({ owner, repo, ref: "refs/heads/guarded/open", sha });
+    await gh.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/a" });
+    await person.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/open" });
+    await person.rest.git.deleteRef({ owner, repo, ref: "heads/ahead-g" });
+  });
+});
+
 describe("coverage", () => {
   it("every implemented operation answered a success at least once, with no schema violation", async () => {
     await sim.idle();

@@ -19,6 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Octokit } from "@octokit/rest";
 import { startForgeServer, type ForgeServer } from "../../app/server.js";
+import { stateBranchRuleset } from "../../app/start-run.js";
 import type { Decision } from "../../core/decide.js";
 import type { Journal } from "../../core/journal.js";
 import { parseCaptainBranch, parseCaptainId } from "../../core/layout.js";
@@ -318,6 +319,9 @@ class DemoRun {
       collaborators: { [PERSON]: "write" },
     });
     sim.control.install(appId, DEMO_OWNER, [FULL]);
+    // The installer's ruleset (README, "Protect the state branches"): only the App writes forge/*/_state.
+    const ruleset = await sim.control.api(DEMO_OWNER, "POST", `/repos/${FULL}/rulesets`, stateBranchRuleset(appId));
+    if (ruleset.status !== 201) throw new Error(`the demo repository's ruleset was refused: ${JSON.stringify(ruleset.body)}`);
   }
 
   /** The runners executing every dispatched job with the real Forge action (and the scripted model server for Claude Code). */

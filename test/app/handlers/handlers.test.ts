@@ -303,6 +303,11 @@ describe("push", () => {
     ]);
     for (const [name, content] of Object.entries(plan)) gh.file(`${root}/${name}`, PLAN_SHA, content);
     const integration = gh.createRef(INTEGRATION, PLAN_SHA);
+    // The state branch is protected by a ruleset (README, "Protect the state branches"): no warning.
+    const rules = gh.reply(`GET ${R}/rules/branches/forge/${RUN_ID}/_state?per_page=100`, 200, [
+      { type: "update", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
+      { type: "deletion", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
+    ]);
     gh.missing("journal.json", `forge/${RUN_ID}/_state`);
     const state = gh.createRef(`forge/${RUN_ID}/_state`, PLAN_SHA);
     const journal = gh.writeJournal(201);
@@ -335,6 +340,8 @@ describe("push", () => {
     const stored = decodedJournal(journal);
     expect(stored.config.merge_policy).toBe("manual");
     expect(stored.facts.planSha).toBe(PLAN_SHA);
+    expect(rules.call).toBeDefined();
+    expect(stored.facts.stateBranchWarning).toBeUndefined();
     expect(journalView(stored)).toMatchInlineSnapshot(`
       {
         "events": [

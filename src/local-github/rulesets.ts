@@ -1,0 +1,290 @@
+// Repository rulesets (docs.github.com/rest/repos/rules): stored per repository, listed and read
+// through the REST API, and enforced on every write of a ref — a push over Git (by a pre-receive
+// hook, as GitHub does, answering "GH013: Repository rule violations found"), the refs API, the
+// contents API, branch merges and pull request merges. Rules enforced: creation, update, deletion
+// and non_fast_forward; other rule types are stored and listed but not enforced.
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import picomatch from "picomatch";
+import { HttpError, roleAtLeast, roleOf } from "./auth.js";
+import type { ActContext } from "./core.js";
+import { nodeId } from "./model.js";
+import type { Handler, RestCtx } from "./rest.js";
+import type { Repo, Role } from "./state.js";
+import { now } from "./state.js";
+
+export type RuleType = "creation" | "update" | "deletion" | "non_fast_forward" | (string & {});
+
+export interface BypassActor {
+  actorId: number | null;
+  actorType: string;
+  bypassMode: string;
+}
+
+export interface Ruleset {
+  id: number;
+  name: string;
+  target: "branch" | "tag" | "push";
+  enforcement: "disabled" | "active" | "evaluate";
+  bypassActors: BypassActor[];
+  include: string[];
+  exclude: string[];
+  rules: Array<{ type: RuleType; parameters?: Record<string, unknown> }>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** GitHub's ids of the repository roles a bypass list can name. */
+const ROLE_IDS: Record<number, Role> = { 1: "read", 2: "maintain", 3: "triage", 4: "write", 5: "admin" };
+
+/** The ref a ruleset pattern names: `~DEFAULT_BRANCH`, `~ALL`, or an fnmatch pattern of full ref names. */
+function patternMatches(repo: Repo, target: Ruleset["target"], pattern: string, ref: string): boolean {
+  const prefix = target === "tag" ? "refs/tags/" : "refs/heads/";
+  if (!ref.startsWith(prefix)) return false;
+  if (pattern === "~ALL") return true;
+  if (pattern === "~DEFAULT_BRANCH") return ref === `refs/heads/${repo.defaultBranch}`;
+  const full = pattern.startsWith("refs/") ? pattern : `${prefix}${pattern}`;
+  return picomatch.isMatch(ref, full, { dot: true });
+}
+
+/** Active rulesets whose conditions name `ref`. */
+export function rulesetsFor(repo: Repo, ref: string): Ruleset[] {
+  return (repo.rulesets ?? []).filter(
+    (r) =>
+      r.enforcement === "active" &&
+      r.target !== "push" &&
+      r.include.some((p) => patternMatches(repo, r.target, p, ref)) &&
+      !r.exclude.some((p) => patternMatches(repo, r.target, p, ref)),
+  );
+}
+
+/** Whether the actor (a person, an App's installation token, a workflow's token) is on the bypass list. */
+export function canBypass(repo: Repo, ruleset: Ruleset, who: ActContext): boolean {
+  const person = !who.token || who.token.kind === "user";
+  for (const b of ruleset.bypassActors) {
+    if (b.bypassMode === "pull_request") continue; // bypass through pull requests only: not for direct writes
+    if (b.actorType === "Integration" && who.token?.kind === "installation" && b.actorId === who.token.appId) return true;
+    if (b.actorType === "User" && person && b.actorId === who.actor.id) return true;
+    if (b.actorType === "RepositoryRole" && person && b.actorId !== null) {
+      const need = ROLE_IDS[b.actorId];
+      if (need && roleAtLeast(roleOf(repo, who.actor), need)) return true;
+    }
+    if (b.actorType === "OrganizationAdmin" && person && roleOf(repo, who.actor) === "admin") return true;
+  }
+  return false;
+}
+
+export interface RefWrite {
+  ref: string;
+  before: string | null;
+  after: string | null;
+  /** whether `after` contains `before` (asked only when a non_fast_forward rule applies) */
+  fastForward?: () => Promise<boolean>;
+}
+
+/** What GitHub says of each rule a ref write breaks (the texts of its GH013 messages). */
+const MESSAGES: Record<string, string> = {
+  creation: "Cannot create ref due to creations being restricted.",
+  update: "Cannot update this protected ref.",
+  deletion: "Cannot delete this protected ref.",
+  non_fast_forward: "Cannot force-push to this branch",
+};
+
+/** The rules a write breaks, as GitHub words them; empty when it may go ahead. */
+export async function violations(repo: Repo, write: RefWrite, who: ActContext): Promise<string[]> {
+  const out: string[] = [];
+  for (const set of rulesetsFor(repo, write.ref)) {
+    if (canBypass(repo, set, who)) continue;
+    for (const rule of set.rules) {
+      const broken =
+        rule.type === "creation"
+          ? write.before === null
+          : rule.type === "deletion"
+            ? write.after === null
+            : rule.type === "update"
+              ? write.before !== null && write.after !== null
+              : rule.type === "non_fast_forward"
+                ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
+                : false;
+      if (broken && !out.includes(MESSAGES[rule.type]!)) out.push(MESSAGES[rule.type]!);
+    }
+  }
+  return out;
+}
+
+/**
+ * Refuse a write through the REST API that a ruleset forbids: 422 "Repository rule violations
+ * found" with the rules named (405 for a pull request merge, as GitHub answers it).
+ */
+export async function enforceRules(repo: Repo, write: RefWrite, who: ActContext, doc: string, status = 422): Promise<void> {
+  const broken = await violations(repo, write, who);
+  if (broken.length) throw new HttpError(status, `Repository rule violations found\n\n${broken.join("\n")}\n`, doc);
+}
+
+// ---------------------------------------------------------------- pushes over Git
+
+/**
+ * The pre-receive hook a push runs when rules apply to its author: it reads the rules from
+ * FORGE_RULES (regular expressions of full ref names, the pusher's bypasses already taken out) and
+ * refuses the whole push, with GitHub's GH013 message, when one ref update breaks one.
+ */
+const HOOK_SOURCE = `"use strict";
+const { execFileSync } = require("node:child_process");
+const rules = JSON.parse(process.env.FORGE_RULES || "[]");
+const zero = /^0+$/;
+const messages = ${JSON.stringify(MESSAGES)};
+const broken = new Map();
+for (const line of require("node:fs").readFileSync(0, "utf8").split("\\n")) {
+  const [before, after, ref] = line.trim().split(" ");
+  if (!ref) continue;
+  for (const r of rules) {
+    if (!r.include.some((s) => new RegExp(s).test(ref)) || r.exclude.some((s) => new RegExp(s).test(ref))) continue;
+    const created = zero.test(before), deleted = zero.test(after);
+    for (const t of r.types) {
+      let bad = false;
+      if (t === "creation") bad = created;
+      else if (t === "deletion") bad = deleted;
+      else if (t === "update") bad = !created && !deleted;
+      else if (t === "non_fast_forward" && !created && !deleted) {
+        try { execFileSync("git", ["merge-base", "--is-ancestor", before, after], { stdio: "ignore" }); } catch { bad = true; }
+      }
+      if (bad) broken.set(ref, [...new Set([...(broken.get(ref) || []), messages[t]])]);
+    }
+  }
+}
+for (const [ref, list] of broken) {
+  process.stderr.write("error: GH013: Repository rule violations found for " + ref + ".\\n");
+  for (const m of list) process.stderr.write("- " + m + "\\n");
+}
+process.exit(broken.size ? 1 : 0);
+`;
+
+/** Regular expression (source) of a pattern, for the hook. */
+function patternRegex(repo: Repo, target: Ruleset["target"], pattern: string): string {
+  const prefix = target === "tag" ? "refs/tags/" : "refs/heads/";
+  const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  if (pattern === "~ALL") return `^${esc(prefix)}`;
+  if (pattern === "~DEFAULT_BRANCH") return `^${esc(`refs/heads/${repo.defaultBranch}`)}$`;
+  const full = pattern.startsWith("refs/") ? pattern : `${prefix}${pattern}`;
+  return picomatch.makeRe(full, { dot: true }).source;
+}
+
+/**
+ * Environment for `git http-backend` so that receive-pack runs the rules hook; empty when no rule
+ * applies to this pusher (every ruleset bypassed, or none).
+ */
+export function pushRulesEnv(root: string, repo: Repo, who: ActContext): Record<string, string> {
+  const rules = (repo.rulesets ?? [])
+    .filter((r) => r.enforcement === "active" && r.target !== "push" && !canBypass(repo, r, who))
+    .map((r) => ({
+      include: r.include.map((p) => patternRegex(repo, r.target, p)),
+      exclude: r.exclude.map((p) => patternRegex(repo, r.target, p)),
+      types: r.rules.map((x) => x.type).filter((t) => t in MESSAGES),
+    }))
+    .filter((r) => r.types.length > 0);
+  if (rules.length === 0) return {};
+  const dir = join(root, "hooks");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "rules.cjs"), HOOK_SOURCE);
+  const hook = join(dir, "pre-receive");
+  writeFileSync(hook, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(dir, "rules.cjs"))}\n`);
+  chmodSync(hook, 0o755);
+  return {
+    FORGE_RULES: JSON.stringify(rules),
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "core.hooksPath",
+    GIT_CONFIG_VALUE_0: dir,
+  };
+}
+
+// ---------------------------------------------------------------- REST
+
+function rulesetJson(ctx: RestCtx, repo: Repo, r: Ruleset): Record<string, unknown> {
+  const full = `${repo.owner.login}/${repo.name}`;
+  return {
+    id: r.id,
+    name: r.name,
+    target: r.target,
+    source_type: "Repository",
+    source: full,
+    enforcement: r.enforcement,
+    bypass_actors: r.bypassActors.map((b) => ({ actor_id: b.actorId, actor_type: b.actorType, bypass_mode: b.bypassMode })),
+    current_user_can_bypass: canBypass(repo, r, { actor: ctx.actor, token: ctx.token }) ? "always" : "never",
+    node_id: nodeId("RepositoryRuleset", r.id),
+    _links: {
+      self: { href: `${ctx.core.model.api}/repos/${full}/rulesets/${r.id}` },
+      html: { href: `${ctx.core.baseUrl}/${full}/rules/${r.id}` },
+    },
+    conditions: { ref_name: { include: r.include, exclude: r.exclude } },
+    rules: r.rules,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
+function repoOf(ctx: RestCtx): Repo {
+  if (!ctx.repo) throw new HttpError(404, "Not Found", ctx.doc);
+  return ctx.repo;
+}
+
+export const rulesetHandlers: Record<string, Handler> = {
+  // docs.github.com/rest/repos/rules#create-a-repository-ruleset (the request body is checked
+  // against GitHub's description before it reaches here).
+  "repos/create-repo-ruleset": async (ctx) => {
+    const repo = repoOf(ctx);
+    const b = ctx.body ?? {};
+    const name = String(b.name);
+    const sets = (repo.rulesets ??= []);
+    if (sets.some((r) => r.name === name))
+      throw new HttpError(422, "Validation Failed", ctx.doc, {
+        errors: [{ resource: "Ruleset", code: "custom", field: "name", message: "Name must be unique" }],
+      });
+    const cond = (b.conditions as { ref_name?: { include?: string[]; exclude?: string[] } } | undefined)?.ref_name;
+    const t = now();
+    const set: Ruleset = {
+      id: ctx.core.state.id(),
+      name,
+      target: (b.target as Ruleset["target"] | undefined) ?? "branch",
+      enforcement: b.enforcement as Ruleset["enforcement"],
+      bypassActors: ((b.bypass_actors as Array<Record<string, unknown>> | undefined) ?? []).map((a) => ({
+        actorId: typeof a.actor_id === "number" ? a.actor_id : null,
+        actorType: String(a.actor_type),
+        bypassMode: typeof a.bypass_mode === "string" ? a.bypass_mode : "always",
+      })),
+      include: cond?.include ?? [],
+      exclude: cond?.exclude ?? [],
+      rules: ((b.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => ({
+        type: String(r.type),
+        ...(r.parameters ? { parameters: r.parameters as Record<string, unknown> } : {}),
+      })),
+      createdAt: t,
+      updatedAt: t,
+    };
+    sets.push(set);
+    return { status: 201, body: rulesetJson(ctx, repo, set) };
+  },
+  "repos/get-repo-rulesets": async (ctx) => {
+    const repo = repoOf(ctx);
+    return { status: 200, body: ctx.page((repo.rulesets ?? []).map((r) => rulesetJson(ctx, repo, r))) };
+  },
+  "repos/get-repo-ruleset": async (ctx) => {
+    const repo = repoOf(ctx);
+    const set = (repo.rulesets ?? []).find((r) => String(r.id) === ctx.params.ruleset_id);
+    if (!set) throw new HttpError(404, "Not Found", ctx.doc);
+    return { status: 200, body: rulesetJson(ctx, repo, set) };
+  },
+  // "Returns all active rules that apply to the specified branch" — the branch need not exist.
+  "repos/get-branch-rules": async (ctx) => {
+    const repo = repoOf(ctx);
+    const ref = `refs/heads/${ctx.params.branch}`;
+    const rules = rulesetsFor(repo, ref).flatMap((set) =>
+      set.rules.map((r) => ({
+        ...r,
+        ruleset_source_type: "Repository",
+        ruleset_source: `${repo.owner.login}/${repo.name}`,
+        ruleset_id: set.id,
+      })),
+    );
+    return { status: 200, body: ctx.page(rules) };
+  },
+};
