@@ -119,7 +119,11 @@ export async function buildContext(args: {
     const text = (await readLocal(path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(rel, dep.branch) : undefined);
     if (text !== undefined) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMd = await readLocal(path.join(args.workdir, "AGENTS.md"));
+  // Read before any agent of this job runs: the checkout's copy is the integration base's (agents'
+  // changes to instruction files are refused and reverted at every stage end), and it is still
+  // repository text, so it is sanitized like every other text from outside.
+  const agentsMdRaw = await readLocal(path.join(args.workdir, "AGENTS.md"));
+  const agentsMd = agentsMdRaw !== undefined ? sanitizeUntrusted(agentsMdRaw) : undefined;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : undefined;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : undefined;
 

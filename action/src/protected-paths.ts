@@ -1,8 +1,10 @@
 /**
- * Plan immutability (see docs/runner.md#protected-paths): an agent may not change the pinned plan (`.forge/plans/**`) or
- * the repository's workflows (`.github/workflows/**`, which a job token could otherwise use to run
- * code with more rights). The runner reverts such changes before committing and fails the attempt,
- * naming the paths.
+ * Protected paths (see docs/runner.md#protected-paths): an agent may not change the pinned plan
+ * (`.forge/plans/**`), `.github/` (workflows a job token could use to run code with more rights, and
+ * Forge's config), or the files agents read as instructions (`AGENTS.md`, `CLAUDE.md`, `.claude/`,
+ * `.codex/`, `.gitattributes`, … — `INSTRUCTION_PATHS`). The runner reverts such changes at every
+ * stage end and before committing — so a later stage's session never reads them — and fails the
+ * attempt, naming the paths.
  */
 import { rm } from "node:fs/promises";
 import path from "node:path";

@@ -148,8 +148,30 @@ export function parsePlanPath(path: string): { planId: string; file: string } | 
   return m ? { planId: m[1]!, file: m[2]! } : undefined;
 }
 
-/** Paths an agent may never change: the plan is immutable, workflows are the user's (see docs/runner.md#protected-paths). */
-export const PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"] as const;
+/**
+ * Files agents read as instructions: a change by one agent would steer every later one — the next
+ * stage's session in the same job (Claude Code and Codex load them from the working tree by
+ * themselves), and every later task once merged. They change only through a person.
+ */
+export const INSTRUCTION_PATHS = [
+  "**/AGENTS.md",
+  "**/CLAUDE.md",
+  "**/CLAUDE.local.md",
+  ".claude/**",
+  ".codex/**",
+  ".mcp.json",
+  ".forge/prompts/**",
+  ".forge/stages.yml",
+  ".gitmodules",
+  "**/.gitattributes",
+] as const;
+
+/**
+ * Paths an agent may never change (see docs/runner.md#protected-paths): the plan is immutable,
+ * `.github/` is the user's (workflows run with the job's rights; `forge.yml` is Forge's config), and
+ * the instruction files steer other agents.
+ */
+export const PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS] as const;
 
 /**
  * Trailers of the runner's record commit — the last commit of an attempt, a child of the agent's

@@ -5,9 +5,11 @@
  * its token; the App reads what a PR changes from GitHub just before merging it.
  */
 import picomatch from "picomatch";
+import { INSTRUCTION_PATHS } from "./layout.js";
 import type { ForgeConfig } from "./schemas/config.js";
 
-export const MERGE_PROTECTED_PATHS = [".forge/plans/**", ".github/**"] as const;
+/** The runner refuses agents' changes to these too; the App holds a push that carries them anyway (a job's token can push anything). */
+export const MERGE_PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS] as const;
 
 /** GitHub lists at most this many files of a pull request: a PR at the limit may change more. */
 export const PR_FILES_LIMIT = 3_000;

@@ -36,7 +36,7 @@ export async function collectWork(a: TaskAttempt, end: AgentEnd, verdict: Verdic
   const refusals = [...branchState.refused.values()];
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
-    verdict.errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
+    verdict.errors.unshift(`refused changes to protected paths (plans, .github/, agent instruction files): ${list}`);
     if (!interruptedOrTimedOut(verdict.exitCode)) verdict.exitCode = EXIT_CODES.FAILURE;
   }
   const stopped = end.supervised.stopped;
