@@ -2,6 +2,7 @@
  * What every job kind takes and gives back: the job's input (the dispatch and where it runs), its
  * dependencies (GitHub, git, the agent, the clock, the log), and its report for the runner.
  */
+import type { Masker } from "../../src/agent/secrets.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
@@ -46,6 +47,11 @@ export interface MainDeps {
   uploadArtifact?: (name: string, rootDir: string, files: string[]) => Promise<void>;
   /** Aborted when the job is cancelled (SIGINT/SIGTERM from the runner). */
   cancel?: AbortSignal;
+  /**
+   * The job's secrets (its token, the model keys): everything the job publishes is masked with it
+   * (publish.ts). Without one, token shapes are still masked.
+   */
+  masker?: Masker;
 }
 
 /** A job's arguments: the effective config, the input, the dependencies. */

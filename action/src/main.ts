@@ -14,6 +14,7 @@ import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { captainDispatchJob, captainPlanJob } from "./captain.js";
 import { resolveDispatchContext } from "./dispatch-context.js";
 import type { JobArgs, JobReport } from "./job.js";
+import { maskedGitHub, maskerOf, maskReport } from "./publish.js";
 import { taskJob } from "./task/job.js";
 
 export type { AttemptReport, JobArgs, JobReport, JobLogger, MainDeps, MainInput, NeutralReport, Timings } from "./job.js";
@@ -43,5 +44,9 @@ export async function main(args: JobArgs): Promise<JobReport> {
   // Long context fields travel in a file on the run's state branch: every job kind gets them back.
   const context = await resolveDispatchContext(args.input.context, args.input.runId, args.deps.github);
   const input = context === args.input.context ? args.input : { ...args.input, context };
-  return jobKindOf(input.taskId).run({ ...args, input });
+  // Everything the job publishes is masked: what it writes through GitHub's API here, the record
+  // folder and result.json in the task job (task/record.ts), the report the runner publishes below.
+  const masker = maskerOf(args.deps);
+  const deps = { ...args.deps, masker, github: maskedGitHub(args.deps.github, masker) };
+  return maskReport(await jobKindOf(input.taskId).run({ ...args, input, deps }), masker);
 }

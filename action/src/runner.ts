@@ -215,6 +215,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           log: { info: (m) => core.info(m), warning: (m) => core.warning(m) },
           ...(uploadArtifact ? { uploadArtifact } : {}),
           cancel: cancel.signal,
+          masker,
         },
       });
     } finally {

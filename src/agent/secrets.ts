@@ -1,8 +1,9 @@
 /**
  * Secrets and untrusted text.
  *
- * - `Masker` replaces every known secret value in text before it reaches a log, an events file or a
- *   transcript, and registers the values with `@actions/core` `setSecret` inside GitHub Actions so the
+ * - `Masker` replaces every known secret value, and every token shape (GitHub, Anthropic, OpenAI
+ *   keys, private keys, basic auth of a token), in text before it reaches a log, an events file, a
+ *   transcript or anything a job publishes (action/src/publish.ts), and registers the values with `@actions/core` `setSecret` inside GitHub Actions so the
  *   runner's own log masks them too.
  * - `sanitizeUntrusted` cleans text that comes from outside the reviewed plan (issue or PR text, a
  *   person's answer) before it becomes part of a prompt.
@@ -17,6 +18,9 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
   /\bsk-ant-[A-Za-z0-9_-]{8,}\b/g, // Anthropic keys
   /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/g, // OpenAI keys
+  // Basic auth of a token nobody registered: base64 of `x-access-token:` (15 bytes, so it always
+  // encodes to these 20 characters) and of the token after it.
+  /eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]{8,}={0,2}/g,
   // A key runs to its END line, never past the next BEGIN: one scan per key, whatever the text.
   /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?!-----BEGIN )[\s\S])*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
@@ -67,6 +71,15 @@ export class Masker {
     }
     for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
     return out;
+  }
+
+  /** `mask` over every string in a JSON-like value (objects and arrays copied, other values kept). */
+  maskDeep<T>(value: T): T {
+    if (typeof value === "string") return this.mask(value) as T;
+    if (Array.isArray(value)) return value.map((v: unknown) => this.maskDeep(v)) as T;
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [this.mask(k), this.maskDeep(v)])) as T;
+    return value;
   }
 
   /**

@@ -11,6 +11,7 @@ import { EXIT_CODES, exitMeaning, retryable, signalStatusOf, stageStatusOf, succ
 import { TRAILERS, walkthroughPath } from "../../../src/core/layout.js";
 import { agentResultSchema, type AgentResult } from "../../../src/core/schemas/agent-result.js";
 import { messageWithTrailers } from "../git.js";
+import { maskerOf, maskFolder } from "../publish.js";
 import type { AgentEnd, Verdict } from "./agent.js";
 import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
@@ -34,7 +35,8 @@ export async function recordAttempt(
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
   const { exitCode } = verdict;
-  const error = verdict.errors.length ? verdict.errors.join("; ") : undefined;
+  const masker = maskerOf(a.deps);
+  const error = verdict.errors.length ? masker.mask(verdict.errors.join("; ")) : undefined;
   emitEnd(a, exitCode, error, completed);
   const result = await writeResult(a, end, work, completed, exitCode, error);
   await writeManifest(a, end, exitCode, error);
@@ -49,6 +51,8 @@ export async function recordAttempt(
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode },
   });
+  // The session is published twice: as the record folder and as the workflow artifact. Masked once, here.
+  await maskFolder(sessionDir, masker);
   await copyForRecord(sessionDir, path.join(a.input.workspace, a.recordRel));
   // -f: a repository may ignore .forge/runs; the record is committed regardless.
   await git.run(["add", "--force", "--", a.recordRel]);
@@ -102,27 +106,30 @@ async function writeResult(
   const refinement = outcome.refinement ?? (await readFile(path.join(sessionDir, "refinement.md"), "utf8").catch(() => undefined));
   const crSession = outcome.changeRequestPath ?? path.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
-  const result: AgentResult = agentResultSchema.parse({
-    version: 1,
-    run_id: runId,
-    task_id: taskId,
-    attempt,
-    exit_code: exitCode,
-    branch: a.branch,
-    ...(work.workSha ? { head_sha: work.workSha } : {}),
-    ...(completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {}),
-    ...(error ? { error } : {}),
-    ...(refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {}),
-    ...(question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {}),
-    ...(hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {}),
-    ...(outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {}),
-    started_at: new Date(end.tAgent).toISOString(),
-    finished_at: new Date(a.now()).toISOString(),
-    agent: outcome.agent ?? deps.agent.name,
-    ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
-    ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
-    ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
-  });
+  // Its strings are published: the App posts the question, carries the refinement to the next dispatch, shows the error.
+  const result: AgentResult = agentResultSchema.parse(
+    maskerOf(a.deps).maskDeep({
+      version: 1,
+      run_id: runId,
+      task_id: taskId,
+      attempt,
+      exit_code: exitCode,
+      branch: a.branch,
+      ...(work.workSha ? { head_sha: work.workSha } : {}),
+      ...(completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {}),
+      ...(error ? { error } : {}),
+      ...(refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {}),
+      ...(question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {}),
+      ...(hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {}),
+      ...(outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {}),
+      started_at: new Date(end.tAgent).toISOString(),
+      finished_at: new Date(a.now()).toISOString(),
+      agent: outcome.agent ?? deps.agent.name,
+      ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
+      ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
+      ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+    }),
+  );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
   if (hasCr && crSession !== path.join(sessionDir, "change-request.md")) await cp(crSession, path.join(sessionDir, "change-request.md"));
   return result;
