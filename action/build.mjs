@@ -1,5 +1,7 @@
-// Bundles the Action (action/src/entry.ts) into action/dist/index.js, and the agents' `forge`
-// command (action/src/forge-entry.ts: spawn, validate) into action/dist/forge.js, with esbuild: one ESM file
+// Bundles the Action (action/src/entry.ts) into action/dist/index.js, the agents' `forge`
+// command (action/src/forge-entry.ts: spawn, validate) into action/dist/forge.js, and the tick mode's
+// reconciler (src/app/tick-entry.ts, the App's own code; index.js loads it only in tick mode) into
+// action/dist/tick.js, with esbuild: one ESM file
 // for Node 20+, chunks for what is loaded lazily (the artifact client), and the agent layer's
 // built-in prompts copied beside it. `node action/build.mjs --outdir <dir>` builds elsewhere (the
 // stale-dist test compares the two).
@@ -15,7 +17,11 @@ const outdir = i > 0 ? path.resolve(process.argv[i + 1]) : path.join(here, "dist
 
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { index: path.join(here, "src/entry.ts"), forge: path.join(here, "src/forge-entry.ts") },
+  entryPoints: {
+    index: path.join(here, "src/entry.ts"),
+    forge: path.join(here, "src/forge-entry.ts"),
+    tick: path.join(root, "src/app/tick-entry.ts"),
+  },
   outdir,
   bundle: true,
   splitting: true,

@@ -3,19 +3,21 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   ADAPTER_NAMES,
   AGENT_KINDS,
-  EXIT_CODES,
   PlanNotFoundError,
   finishSubWorktree,
   forgeCheckoutOf,
-  formatProblem,
   isAgentKind,
   loadPlan,
   loadSystemPrompt,
   spawnAgent,
-  startSubWorktree,
+  startSubWorktree
+} from "./chunk-XFQY6WU3.js";
+import {
+  EXIT_CODES,
+  formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-E4ICM26N.js";
+} from "./chunk-C5D37Q5D.js";
 import {
   __commonJS,
   __require,

@@ -1,59 +1,92 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
-  ALL_EXIT_CODES,
   ENV,
-  EXIT_CODES,
   GitError,
-  ID_PATTERN,
   Masker,
   abortMerge,
-  abortsTheStage,
-  agentTypeSchema,
-  checkFrontmatter,
   concludeMerge,
   defaultReportPaths,
+  finishSubBranch,
+  loadPlan,
+  loadSystemPrompt,
+  mergeRef,
+  pickEnv,
+  quoteUntrusted,
+  sanitizeUntrusted,
+  spawnAgent,
+  startSubBranch,
+  traceIdFrom,
+  writeFileAtomic,
+  writeSignal
+} from "./chunk-XFQY6WU3.js";
+import {
+  CAPTAIN_ID,
+  CAPTAIN_PLAN_ID,
+  CONFIG_PATH,
+  FOLLOWUP_ID,
+  JOURNAL_FILE,
+  LABELS,
+  PLAN_RUN_ID,
+  PROTECTED_PATHS,
+  RUN_ID_PATTERN,
+  TRAILERS,
+  WALKTHROUGH_BODY_SECTIONS,
+  agentResultSchema,
+  asData,
+  attemptDir,
+  branchName,
+  captainBranch,
+  forgeConfigSchema,
+  integrationBranch,
+  isFollowupId,
+  journalSchema,
+  parseCaptainId,
+  parseConfigText,
+  parsePlanCaptainId,
+  parseYamlConfig,
+  planCaptainBranch,
+  planDir,
+  planRunId,
+  require_picomatch,
+  resultPath,
+  stateBranch,
+  walkthroughFrontmatterSchema,
+  walkthroughPath
+} from "./chunk-TCUO6CHV.js";
+import {
+  EXIT_CODES,
+  abortsTheStage,
+  checkFrontmatter,
   describeFrontMatterProblem,
   exitMeaning,
   external_exports,
   fieldPath,
-  finishSubBranch,
   formatProblem,
   interruptedOrTimedOut,
-  loadPlan,
-  loadSystemPrompt,
-  mergeRef,
   needsOthers,
   parseTaskFile,
-  pickEnv,
-  problem,
-  quoteUntrusted,
   readFrontMatter,
   require_dist,
   retryable,
-  sanitizeUntrusted,
   signalStatusOf,
-  spawnAgent,
   stageStatusOf,
-  startSubBranch,
   succeeded,
   taskIdSchema,
-  taskStatusSchema,
   toIssues,
-  traceIdFrom,
   validatePlan,
-  writeFileAtomic,
   writeFrontMatter,
-  writeSignal,
   zodProblems
-} from "./chunk-E4ICM26N.js";
+} from "./chunk-C5D37Q5D.js";
+import {
+  requestLog
+} from "./chunk-4AB3CGFW.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
   paginateRest,
-  requestLog,
   retry
-} from "./chunk-QLZA35EM.js";
+} from "./chunk-QAXPJL55.js";
 import {
   getInput,
   info,
@@ -65,1916 +98,13 @@ import {
   warning
 } from "./chunk-ILD5NOJL.js";
 import {
-  __commonJS,
   __toESM
 } from "./chunk-GKD5JMX4.js";
-
-// node_modules/picomatch/lib/constants.js
-var require_constants = __commonJS({
-  "node_modules/picomatch/lib/constants.js"(exports, module) {
-    "use strict";
-    var WIN_SLASH = "\\\\/";
-    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
-    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
-    var DOT_LITERAL = "\\.";
-    var PLUS_LITERAL = "\\+";
-    var QMARK_LITERAL = "\\?";
-    var SLASH_LITERAL = "\\/";
-    var ONE_CHAR = "(?=.)";
-    var QMARK = "[^/]";
-    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
-    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
-    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
-    var NO_DOT = `(?!${DOT_LITERAL})`;
-    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
-    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
-    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
-    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
-    var STAR = `${QMARK}*?`;
-    var SEP = "/";
-    var POSIX_CHARS = {
-      DOT_LITERAL,
-      PLUS_LITERAL,
-      QMARK_LITERAL,
-      SLASH_LITERAL,
-      ONE_CHAR,
-      QMARK,
-      END_ANCHOR,
-      DOTS_SLASH,
-      NO_DOT,
-      NO_DOTS,
-      NO_DOT_SLASH,
-      NO_DOTS_SLASH,
-      QMARK_NO_DOT,
-      STAR,
-      START_ANCHOR,
-      SEP
-    };
-    var WINDOWS_CHARS = {
-      ...POSIX_CHARS,
-      SLASH_LITERAL: `[${WIN_SLASH}]`,
-      QMARK: WIN_NO_SLASH,
-      STAR: `${WIN_NO_SLASH}*?`,
-      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
-      NO_DOT: `(?!${DOT_LITERAL})`,
-      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
-      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
-      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
-      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
-      SEP: "\\"
-    };
-    var POSIX_REGEX_SOURCE = {
-      __proto__: null,
-      alnum: "a-zA-Z0-9",
-      alpha: "a-zA-Z",
-      ascii: "\\x00-\\x7F",
-      blank: " \\t",
-      cntrl: "\\x00-\\x1F\\x7F",
-      digit: "0-9",
-      graph: "\\x21-\\x7E",
-      lower: "a-z",
-      print: "\\x20-\\x7E ",
-      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
-      space: " \\t\\r\\n\\v\\f",
-      upper: "A-Z",
-      word: "A-Za-z0-9_",
-      xdigit: "A-Fa-f0-9"
-    };
-    module.exports = {
-      DEFAULT_MAX_EXTGLOB_RECURSION,
-      MAX_LENGTH: 1024 * 64,
-      POSIX_REGEX_SOURCE,
-      // regular expressions
-      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
-      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
-      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
-      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
-      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
-      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
-      // Replace globs with equivalent patterns to reduce parsing time.
-      REPLACEMENTS: {
-        __proto__: null,
-        "***": "*",
-        "**/**": "**",
-        "**/**/**": "**"
-      },
-      // Digits
-      CHAR_0: 48,
-      /* 0 */
-      CHAR_9: 57,
-      /* 9 */
-      // Alphabet chars.
-      CHAR_UPPERCASE_A: 65,
-      /* A */
-      CHAR_LOWERCASE_A: 97,
-      /* a */
-      CHAR_UPPERCASE_Z: 90,
-      /* Z */
-      CHAR_LOWERCASE_Z: 122,
-      /* z */
-      CHAR_LEFT_PARENTHESES: 40,
-      /* ( */
-      CHAR_RIGHT_PARENTHESES: 41,
-      /* ) */
-      CHAR_ASTERISK: 42,
-      /* * */
-      // Non-alphabetic chars.
-      CHAR_AMPERSAND: 38,
-      /* & */
-      CHAR_AT: 64,
-      /* @ */
-      CHAR_BACKWARD_SLASH: 92,
-      /* \ */
-      CHAR_CARRIAGE_RETURN: 13,
-      /* \r */
-      CHAR_CIRCUMFLEX_ACCENT: 94,
-      /* ^ */
-      CHAR_COLON: 58,
-      /* : */
-      CHAR_COMMA: 44,
-      /* , */
-      CHAR_DOT: 46,
-      /* . */
-      CHAR_DOUBLE_QUOTE: 34,
-      /* " */
-      CHAR_EQUAL: 61,
-      /* = */
-      CHAR_EXCLAMATION_MARK: 33,
-      /* ! */
-      CHAR_FORM_FEED: 12,
-      /* \f */
-      CHAR_FORWARD_SLASH: 47,
-      /* / */
-      CHAR_GRAVE_ACCENT: 96,
-      /* ` */
-      CHAR_HASH: 35,
-      /* # */
-      CHAR_HYPHEN_MINUS: 45,
-      /* - */
-      CHAR_LEFT_ANGLE_BRACKET: 60,
-      /* < */
-      CHAR_LEFT_CURLY_BRACE: 123,
-      /* { */
-      CHAR_LEFT_SQUARE_BRACKET: 91,
-      /* [ */
-      CHAR_LINE_FEED: 10,
-      /* \n */
-      CHAR_NO_BREAK_SPACE: 160,
-      /* \u00A0 */
-      CHAR_PERCENT: 37,
-      /* % */
-      CHAR_PLUS: 43,
-      /* + */
-      CHAR_QUESTION_MARK: 63,
-      /* ? */
-      CHAR_RIGHT_ANGLE_BRACKET: 62,
-      /* > */
-      CHAR_RIGHT_CURLY_BRACE: 125,
-      /* } */
-      CHAR_RIGHT_SQUARE_BRACKET: 93,
-      /* ] */
-      CHAR_SEMICOLON: 59,
-      /* ; */
-      CHAR_SINGLE_QUOTE: 39,
-      /* ' */
-      CHAR_SPACE: 32,
-      /*   */
-      CHAR_TAB: 9,
-      /* \t */
-      CHAR_UNDERSCORE: 95,
-      /* _ */
-      CHAR_VERTICAL_LINE: 124,
-      /* | */
-      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
-      /* \uFEFF */
-      /**
-       * Create EXTGLOB_CHARS
-       */
-      extglobChars(chars) {
-        return {
-          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
-          "?": { type: "qmark", open: "(?:", close: ")?" },
-          "+": { type: "plus", open: "(?:", close: ")+" },
-          "*": { type: "star", open: "(?:", close: ")*" },
-          "@": { type: "at", open: "(?:", close: ")" }
-        };
-      },
-      /**
-       * Create GLOB_CHARS
-       */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
-      }
-    };
-  }
-});
-
-// node_modules/picomatch/lib/utils.js
-var require_utils = __commonJS({
-  "node_modules/picomatch/lib/utils.js"(exports) {
-    "use strict";
-    var {
-      REGEX_BACKSLASH,
-      REGEX_REMOVE_BACKSLASH,
-      REGEX_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_GLOBAL
-    } = require_constants();
-    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
-    exports.isWindows = () => {
-      if (typeof navigator !== "undefined" && navigator.platform) {
-        const platform = navigator.platform.toLowerCase();
-        return platform === "win32" || platform === "windows";
-      }
-      if (typeof process !== "undefined" && process.platform) {
-        return process.platform === "win32";
-      }
-      return false;
-    };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
-        return match === "\\" ? "" : match;
-      });
-    };
-    exports.escapeLast = (input, char, lastIdx) => {
-      const idx = input.lastIndexOf(char, lastIdx);
-      if (idx === -1) return input;
-      if (input[idx - 1] === "\\") return exports.escapeLast(input, char, idx - 1);
-      return `${input.slice(0, idx)}\\${input.slice(idx)}`;
-    };
-    exports.removePrefix = (input, state = {}) => {
-      let output = input;
-      if (output.startsWith("./")) {
-        output = output.slice(2);
-        state.prefix = "./";
-      }
-      return output;
-    };
-    exports.wrapOutput = (input, state = {}, options = {}) => {
-      const prepend = options.contains ? "" : "^";
-      const append = options.contains ? "" : "$";
-      let output = `${prepend}(?:${input})${append}`;
-      if (state.negated === true) {
-        output = `(?:^(?!${output}).*$)`;
-      }
-      return output;
-    };
-    exports.basename = (path18, { windows } = {}) => {
-      const segs = path18.split(windows ? /[\\/]/ : "/");
-      const last = segs[segs.length - 1];
-      if (last === "") {
-        return segs[segs.length - 2];
-      }
-      return last;
-    };
-  }
-});
-
-// node_modules/picomatch/lib/scan.js
-var require_scan = __commonJS({
-  "node_modules/picomatch/lib/scan.js"(exports, module) {
-    "use strict";
-    var utils = require_utils();
-    var {
-      CHAR_ASTERISK,
-      /* * */
-      CHAR_AT,
-      /* @ */
-      CHAR_BACKWARD_SLASH,
-      /* \ */
-      CHAR_COMMA,
-      /* , */
-      CHAR_DOT,
-      /* . */
-      CHAR_EXCLAMATION_MARK,
-      /* ! */
-      CHAR_FORWARD_SLASH,
-      /* / */
-      CHAR_LEFT_CURLY_BRACE,
-      /* { */
-      CHAR_LEFT_PARENTHESES,
-      /* ( */
-      CHAR_LEFT_SQUARE_BRACKET,
-      /* [ */
-      CHAR_PLUS,
-      /* + */
-      CHAR_QUESTION_MARK,
-      /* ? */
-      CHAR_RIGHT_CURLY_BRACE,
-      /* } */
-      CHAR_RIGHT_PARENTHESES,
-      /* ) */
-      CHAR_RIGHT_SQUARE_BRACKET
-      /* ] */
-    } = require_constants();
-    var isPathSeparator = (code2) => {
-      return code2 === CHAR_FORWARD_SLASH || code2 === CHAR_BACKWARD_SLASH;
-    };
-    var depth = (token) => {
-      if (token.isPrefix !== true) {
-        token.depth = token.isGlobstar ? Infinity : 1;
-      }
-    };
-    var scan = (input, options) => {
-      const opts = options || {};
-      const length = input.length - 1;
-      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
-      const slashes = [];
-      const tokens = [];
-      const parts = [];
-      let str = input;
-      let index = -1;
-      let start = 0;
-      let lastIndex = 0;
-      let isBrace = false;
-      let isBracket = false;
-      let isGlob = false;
-      let isExtglob = false;
-      let isGlobstar = false;
-      let braceEscaped = false;
-      let backslashes = false;
-      let negated = false;
-      let negatedExtglob = false;
-      let finished = false;
-      let braces = 0;
-      let prev;
-      let code2;
-      let token = { value: "", depth: 0, isGlob: false };
-      const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
-      const advance = () => {
-        prev = code2;
-        return str.charCodeAt(++index);
-      };
-      while (index < length) {
-        code2 = advance();
-        let next;
-        if (code2 === CHAR_BACKWARD_SLASH) {
-          backslashes = token.backslashes = true;
-          code2 = advance();
-          if (code2 === CHAR_LEFT_CURLY_BRACE) {
-            braceEscaped = true;
-          }
-          continue;
-        }
-        if (braceEscaped === true || code2 === CHAR_LEFT_CURLY_BRACE) {
-          braces++;
-          while (eos() !== true && (code2 = advance())) {
-            if (code2 === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (code2 === CHAR_LEFT_CURLY_BRACE) {
-              braces++;
-              continue;
-            }
-            if (braceEscaped !== true && code2 === CHAR_DOT && (code2 = advance()) === CHAR_DOT) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (braceEscaped !== true && code2 === CHAR_COMMA) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (code2 === CHAR_RIGHT_CURLY_BRACE) {
-              braces--;
-              if (braces === 0) {
-                braceEscaped = false;
-                isBrace = token.isBrace = true;
-                finished = true;
-                break;
-              }
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_FORWARD_SLASH) {
-          slashes.push(index);
-          tokens.push(token);
-          token = { value: "", depth: 0, isGlob: false };
-          if (finished === true) continue;
-          if (prev === CHAR_DOT && index === start + 1) {
-            start += 2;
-            continue;
-          }
-          lastIndex = index + 1;
-          continue;
-        }
-        if (opts.noext !== true) {
-          const isExtglobChar = code2 === CHAR_PLUS || code2 === CHAR_AT || code2 === CHAR_ASTERISK || code2 === CHAR_QUESTION_MARK || code2 === CHAR_EXCLAMATION_MARK;
-          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
-            isGlob = token.isGlob = true;
-            isExtglob = token.isExtglob = true;
-            finished = true;
-            if (code2 === CHAR_EXCLAMATION_MARK && index === start) {
-              negatedExtglob = true;
-            }
-            if (scanToEnd === true) {
-              let parens = 0;
-              while (eos() !== true && (code2 = advance())) {
-                if (code2 === CHAR_BACKWARD_SLASH) {
-                  backslashes = token.backslashes = true;
-                  advance();
-                  continue;
-                }
-                if (code2 === CHAR_LEFT_PARENTHESES) {
-                  parens++;
-                  continue;
-                }
-                if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                  finished = true;
-                  break;
-                }
-              }
-              continue;
-            }
-            break;
-          }
-        }
-        if (code2 === CHAR_ASTERISK) {
-          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
-          isGlob = token.isGlob = true;
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_QUESTION_MARK) {
-          isGlob = token.isGlob = true;
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_LEFT_SQUARE_BRACKET) {
-          while (eos() !== true && (next = advance())) {
-            if (next === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
-              isBracket = token.isBracket = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              break;
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (opts.nonegate !== true && code2 === CHAR_EXCLAMATION_MARK && index === start) {
-          negated = token.negated = true;
-          start++;
-          continue;
-        }
-        if (opts.noparen !== true && code2 === CHAR_LEFT_PARENTHESES) {
-          isGlob = token.isGlob = true;
-          if (scanToEnd === true) {
-            let parens = 1;
-            while (eos() !== true && (code2 = advance())) {
-              if (code2 === CHAR_BACKWARD_SLASH) {
-                backslashes = token.backslashes = true;
-                advance();
-                continue;
-              }
-              if (code2 === CHAR_LEFT_PARENTHESES) {
-                parens++;
-                continue;
-              }
-              if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                finished = true;
-                break;
-              }
-            }
-            continue;
-          }
-          break;
-        }
-        if (isGlob === true) {
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-      }
-      if (opts.noext === true) {
-        isExtglob = false;
-        isGlob = false;
-      }
-      let base2 = str;
-      let prefix = "";
-      let glob = "";
-      if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
-        lastIndex -= start;
-      }
-      if (base2 && isGlob === true && lastIndex > 0) {
-        base2 = str.slice(0, lastIndex);
-        glob = str.slice(lastIndex);
-      } else if (isGlob === true) {
-        base2 = "";
-        glob = str;
-      } else {
-        base2 = str;
-      }
-      if (base2 && base2 !== "" && base2 !== "/" && base2 !== str) {
-        if (isPathSeparator(base2.charCodeAt(base2.length - 1))) {
-          base2 = base2.slice(0, -1);
-        }
-      }
-      if (opts.unescape === true) {
-        if (glob) glob = utils.removeBackslashes(glob);
-        if (base2 && backslashes === true) {
-          base2 = utils.removeBackslashes(base2);
-        }
-      }
-      const state = {
-        prefix,
-        input,
-        start,
-        base: base2,
-        glob,
-        isBrace,
-        isBracket,
-        isGlob,
-        isExtglob,
-        isGlobstar,
-        negated,
-        negatedExtglob
-      };
-      if (opts.tokens === true) {
-        state.maxDepth = 0;
-        if (!isPathSeparator(code2)) {
-          tokens.push(token);
-        }
-        state.tokens = tokens;
-      }
-      if (opts.parts === true || opts.tokens === true) {
-        let prevIndex;
-        for (let idx = 0; idx < slashes.length; idx++) {
-          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
-          const i = slashes[idx];
-          const value2 = input.slice(n2, i);
-          if (opts.tokens) {
-            if (idx === 0 && start !== 0) {
-              tokens[idx].isPrefix = true;
-              tokens[idx].value = prefix;
-            } else {
-              tokens[idx].value = value2;
-            }
-            depth(tokens[idx]);
-            state.maxDepth += tokens[idx].depth;
-          }
-          if (i >= start) {
-            parts.push(value2);
-            prevIndex = i;
-          }
-        }
-        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
-        const value = input.slice(n);
-        parts.push(value);
-        if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
-          tokens[tokens.length - 1].value = value;
-          depth(tokens[tokens.length - 1]);
-          state.maxDepth += tokens[tokens.length - 1].depth;
-        }
-        state.slashes = slashes;
-        state.parts = parts;
-      }
-      return state;
-    };
-    module.exports = scan;
-  }
-});
-
-// node_modules/picomatch/lib/parse.js
-var require_parse = __commonJS({
-  "node_modules/picomatch/lib/parse.js"(exports, module) {
-    "use strict";
-    var constants = require_constants();
-    var utils = require_utils();
-    var {
-      MAX_LENGTH,
-      POSIX_REGEX_SOURCE,
-      REGEX_NON_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_BACKREF,
-      REPLACEMENTS
-    } = constants;
-    var expandRange = (args, options) => {
-      if (typeof options.expandRange === "function") {
-        return options.expandRange(...args, options);
-      }
-      args.sort();
-      const value = `[${args.join("-")}]`;
-      try {
-        new RegExp(value);
-      } catch (ex) {
-        return args.map((v) => utils.escapeRegex(v)).join("..");
-      }
-      return value;
-    };
-    var syntaxError = (type, char) => {
-      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
-    };
-    var splitTopLevel = (input) => {
-      const parts = [];
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let value = "";
-      let escaped = false;
-      for (const ch of input) {
-        if (escaped === true) {
-          value += ch;
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          value += ch;
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          value += ch;
-          continue;
-        }
-        if (quote === 0) {
-          if (ch === "[") {
-            bracket++;
-          } else if (ch === "]" && bracket > 0) {
-            bracket--;
-          } else if (bracket === 0) {
-            if (ch === "(") {
-              paren++;
-            } else if (ch === ")" && paren > 0) {
-              paren--;
-            } else if (ch === "|" && paren === 0) {
-              parts.push(value);
-              value = "";
-              continue;
-            }
-          }
-        }
-        value += ch;
-      }
-      parts.push(value);
-      return parts;
-    };
-    var isPlainBranch = (branch) => {
-      let escaped = false;
-      for (const ch of branch) {
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (/[?*+@!()[\]{}]/.test(ch)) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var normalizeSimpleBranch = (branch) => {
-      let value = branch.trim();
-      let changed = true;
-      while (changed === true) {
-        changed = false;
-        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
-          value = value.slice(2, -1);
-          changed = true;
-        }
-      }
-      if (!isPlainBranch(value)) {
-        return;
-      }
-      return value.replace(/\\(.)/g, "$1");
-    };
-    var hasRepeatedCharPrefixOverlap = (branches) => {
-      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
-      for (let i = 0; i < values.length; i++) {
-        for (let j = i + 1; j < values.length; j++) {
-          const a = values[i];
-          const b = values[j];
-          const char = a[0];
-          if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
-            continue;
-          }
-          if (a === b || a.startsWith(b) || b.startsWith(a)) {
-            return true;
-          }
-        }
-      }
-      return false;
-    };
-    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
-      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
-        return;
-      }
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let escaped = false;
-      for (let i = 1; i < pattern.length; i++) {
-        const ch = pattern[i];
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          continue;
-        }
-        if (quote === 1) {
-          continue;
-        }
-        if (ch === "[") {
-          bracket++;
-          continue;
-        }
-        if (ch === "]" && bracket > 0) {
-          bracket--;
-          continue;
-        }
-        if (bracket > 0) {
-          continue;
-        }
-        if (ch === "(") {
-          paren++;
-          continue;
-        }
-        if (ch === ")") {
-          paren--;
-          if (paren === 0) {
-            if (requireEnd === true && i !== pattern.length - 1) {
-              return;
-            }
-            return {
-              type: pattern[0],
-              body: pattern.slice(2, i),
-              end: i
-            };
-          }
-        }
-      }
-    };
-    var buildCharClassStar = (chars) => {
-      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
-      return `${source}*`;
-    };
-    var getStarExtglobSequenceChars = (pattern) => {
-      let index = 0;
-      const chars = [];
-      while (index < pattern.length) {
-        const match = parseRepeatedExtglob(pattern.slice(index), false);
-        if (!match || match.type !== "*") {
-          return;
-        }
-        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
-        if (branches.length !== 1) {
-          return;
-        }
-        const branch = normalizeSimpleBranch(branches[0]);
-        if (!branch || branch.length !== 1) {
-          return;
-        }
-        chars.push(branch);
-        index += match.end + 1;
-      }
-      if (chars.length < 1) {
-        return;
-      }
-      return chars;
-    };
-    var repeatedExtglobRecursion = (pattern) => {
-      let depth = 0;
-      let value = pattern.trim();
-      let match = parseRepeatedExtglob(value);
-      while (match) {
-        depth++;
-        value = match.body.trim();
-        match = parseRepeatedExtglob(value);
-      }
-      return depth;
-    };
-    var analyzeRepeatedExtglob = (body, options) => {
-      if (options.maxExtglobRecursion === false) {
-        return { risky: false };
-      }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
-      const branches = splitTopLevel(body).map((branch) => branch.trim());
-      if (branches.length > 1) {
-        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
-          return { risky: true };
-        }
-      }
-      const safeChars = [];
-      let sawStarSequence = false;
-      let combinable = true;
-      for (const branch of branches) {
-        const chars = getStarExtglobSequenceChars(branch);
-        if (chars) {
-          sawStarSequence = true;
-          safeChars.push(...chars);
-          continue;
-        }
-        const literal = normalizeSimpleBranch(branch);
-        if (literal && literal.length === 1) {
-          safeChars.push(literal);
-          continue;
-        }
-        combinable = false;
-        if (repeatedExtglobRecursion(branch) > max) {
-          return { risky: true };
-        }
-      }
-      if (sawStarSequence) {
-        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
-      }
-      return { risky: false };
-    };
-    var parse = (input, options) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected a string");
-      }
-      input = REPLACEMENTS[input] || input;
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      let len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      const bos = { type: "bos", value: "", output: opts.prepend || "" };
-      const tokens = [bos];
-      const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
-      const {
-        DOT_LITERAL,
-        PLUS_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOT_SLASH,
-        NO_DOTS_SLASH,
-        QMARK,
-        QMARK_NO_DOT,
-        STAR,
-        START_ANCHOR
-      } = PLATFORM_CHARS;
-      const globstar = (opts2) => {
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const nodot = opts.dot ? "" : NO_DOT;
-      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
-      let star = opts.bash === true ? globstar(opts) : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      if (typeof opts.noext === "boolean") {
-        opts.noextglob = opts.noext;
-      }
-      const state = {
-        input,
-        index: -1,
-        start: 0,
-        dot: opts.dot === true,
-        consumed: "",
-        output: "",
-        prefix: "",
-        backtrack: false,
-        negated: false,
-        brackets: 0,
-        braces: 0,
-        parens: 0,
-        quotes: 0,
-        globstar: false,
-        tokens
-      };
-      input = utils.removePrefix(input, state);
-      len = input.length;
-      const extglobs = [];
-      const braces = [];
-      const stack = [];
-      let prev = bos;
-      let value;
-      const eos = () => state.index === len - 1;
-      const peek = state.peek = (n = 1) => input[state.index + n];
-      const advance = state.advance = () => input[++state.index] || "";
-      const remaining = () => input.slice(state.index + 1);
-      const consume = (value2 = "", num = 0) => {
-        state.consumed += value2;
-        state.index += num;
-      };
-      const append = (token) => {
-        state.output += token.output != null ? token.output : token.value;
-        consume(token.value);
-      };
-      const negate = () => {
-        let count = 1;
-        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
-          advance();
-          state.start++;
-          count++;
-        }
-        if (count % 2 === 0) {
-          return false;
-        }
-        state.negated = true;
-        state.start++;
-        return true;
-      };
-      const increment = (type) => {
-        state[type]++;
-        stack.push(type);
-      };
-      const decrement = (type) => {
-        state[type]--;
-        stack.pop();
-      };
-      const push = (tok) => {
-        if (prev.type === "globstar") {
-          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
-          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
-          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
-            state.output = state.output.slice(0, -prev.output.length);
-            prev.type = "star";
-            prev.value = "*";
-            prev.output = star;
-            state.output += prev.output;
-          }
-        }
-        if (extglobs.length && tok.type !== "paren") {
-          extglobs[extglobs.length - 1].inner += tok.value;
-        }
-        if (tok.value || tok.output) append(tok);
-        if (prev && prev.type === "text" && tok.type === "text") {
-          prev.output = (prev.output || prev.value) + tok.value;
-          prev.value += tok.value;
-          return;
-        }
-        tok.prev = prev;
-        tokens.push(tok);
-        prev = tok;
-      };
-      const extglobOpen = (type, value2) => {
-        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
-        token.prev = prev;
-        token.parens = state.parens;
-        token.output = state.output;
-        token.startIndex = state.index;
-        token.tokensIndex = tokens.length;
-        const output = (opts.capture ? "(" : "") + token.open;
-        increment("parens");
-        push({ type, value: value2, output: state.output ? "" : ONE_CHAR });
-        push({ type: "paren", extglob: true, value: advance(), output });
-        extglobs.push(token);
-      };
-      const extglobClose = (token) => {
-        const literal = input.slice(token.startIndex, state.index + 1);
-        const body = input.slice(token.startIndex + 2, state.index);
-        const analysis = analyzeRepeatedExtglob(body, opts);
-        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
-          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open = tokens[token.tokensIndex];
-          open.type = "text";
-          open.value = literal;
-          open.output = safeOutput || utils.escapeRegex(literal);
-          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
-            tokens[i].value = "";
-            tokens[i].output = "";
-            delete tokens[i].suffix;
-          }
-          state.output = token.output + open.output;
-          state.backtrack = true;
-          push({ type: "paren", extglob: true, value, output: "" });
-          decrement("parens");
-          return;
-        }
-        let output = token.close + (opts.capture ? ")" : "");
-        let rest;
-        if (token.type === "negate") {
-          let extglobStar = star;
-          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
-            extglobStar = globstar(opts);
-          }
-          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
-            output = token.close = `)$))${extglobStar}`;
-          }
-          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse(rest, { ...options, fastpaths: false }).output;
-            output = token.close = `)${expression})${extglobStar})`;
-          }
-          if (token.prev.type === "bos") {
-            state.negatedExtglob = true;
-          }
-        }
-        push({ type: "paren", extglob: true, value, output });
-        decrement("parens");
-      };
-      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
-        let backslashes = false;
-        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first, rest, index) => {
-          if (first === "\\") {
-            backslashes = true;
-            return m;
-          }
-          if (first === "?") {
-            if (esc) {
-              return esc + first + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            if (index === 0) {
-              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            return QMARK.repeat(chars.length);
-          }
-          if (first === ".") {
-            return DOT_LITERAL.repeat(chars.length);
-          }
-          if (first === "*") {
-            if (esc) {
-              return esc + first + (rest ? star : "");
-            }
-            return star;
-          }
-          return esc ? m : `\\${m}`;
-        });
-        if (backslashes === true) {
-          if (opts.unescape === true) {
-            output = output.replace(/\\/g, "");
-          } else {
-            output = output.replace(/\\+/g, (m) => {
-              return m.length % 2 === 0 ? "\\\\" : m ? "\\" : "";
-            });
-          }
-        }
-        if (output === input && opts.contains === true) {
-          state.output = input;
-          return state;
-        }
-        state.output = utils.wrapOutput(output, state, options);
-        return state;
-      }
-      while (!eos()) {
-        value = advance();
-        if (value === "\0") {
-          continue;
-        }
-        if (value === "\\") {
-          const next = peek();
-          if (next === "/" && opts.bash !== true) {
-            continue;
-          }
-          if (next === "." || next === ";") {
-            continue;
-          }
-          if (!next) {
-            value += "\\";
-            push({ type: "text", value });
-            continue;
-          }
-          const match = /^\\+/.exec(remaining());
-          let slashes = 0;
-          if (match && match[0].length > 2) {
-            slashes = match[0].length;
-            state.index += slashes;
-            if (slashes % 2 !== 0) {
-              value += "\\";
-            }
-          }
-          if (opts.unescape === true) {
-            value = advance();
-          } else {
-            value += advance();
-          }
-          if (state.brackets === 0) {
-            push({ type: "text", value });
-            continue;
-          }
-        }
-        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
-          if (opts.posix !== false && value === ":") {
-            const inner = prev.value.slice(1);
-            if (inner.includes("[")) {
-              prev.posix = true;
-              if (inner.includes(":")) {
-                const idx = prev.value.lastIndexOf("[");
-                const pre = prev.value.slice(0, idx);
-                const rest2 = prev.value.slice(idx + 2);
-                const posix = POSIX_REGEX_SOURCE[rest2];
-                if (posix) {
-                  prev.value = pre + posix;
-                  state.backtrack = true;
-                  advance();
-                  if (!bos.output && tokens.indexOf(prev) === 1) {
-                    bos.output = ONE_CHAR;
-                  }
-                  continue;
-                }
-              }
-            }
-          }
-          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
-            value = `\\${value}`;
-          }
-          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
-            value = `\\${value}`;
-          }
-          if (opts.posix === true && value === "!" && prev.value === "[") {
-            value = "^";
-          }
-          prev.value += value;
-          append({ value });
-          continue;
-        }
-        if (state.quotes === 1 && value !== '"') {
-          value = utils.escapeRegex(value);
-          prev.value += value;
-          append({ value });
-          continue;
-        }
-        if (value === '"') {
-          state.quotes = state.quotes === 1 ? 0 : 1;
-          if (opts.keepQuotes === true) {
-            push({ type: "text", value });
-          }
-          continue;
-        }
-        if (value === "(") {
-          increment("parens");
-          push({ type: "paren", value });
-          continue;
-        }
-        if (value === ")") {
-          if (state.parens === 0 && opts.strictBrackets === true) {
-            throw new SyntaxError(syntaxError("opening", "("));
-          }
-          const extglob = extglobs[extglobs.length - 1];
-          if (extglob && state.parens === extglob.parens + 1) {
-            extglobClose(extglobs.pop());
-            continue;
-          }
-          push({ type: "paren", value, output: state.parens ? ")" : "\\)" });
-          decrement("parens");
-          continue;
-        }
-        if (value === "[") {
-          if (opts.nobracket === true || !remaining().includes("]")) {
-            if (opts.nobracket !== true && opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("closing", "]"));
-            }
-            value = `\\${value}`;
-          } else {
-            increment("brackets");
-          }
-          push({ type: "bracket", value });
-          continue;
-        }
-        if (value === "]") {
-          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
-            push({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          if (state.brackets === 0) {
-            if (opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("opening", "["));
-            }
-            push({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          decrement("brackets");
-          const prevValue = prev.value.slice(1);
-          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
-            value = `/${value}`;
-          }
-          prev.value += value;
-          append({ value });
-          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
-            continue;
-          }
-          const escaped = utils.escapeRegex(prev.value);
-          state.output = state.output.slice(0, -prev.value.length);
-          if (opts.literalBrackets === true) {
-            state.output += escaped;
-            prev.value = escaped;
-            continue;
-          }
-          prev.value = `(${capture}${escaped}|${prev.value})`;
-          state.output += prev.value;
-          continue;
-        }
-        if (value === "{" && opts.nobrace !== true) {
-          increment("braces");
-          const open = {
-            type: "brace",
-            value,
-            output: "(",
-            outputIndex: state.output.length,
-            tokensIndex: state.tokens.length
-          };
-          braces.push(open);
-          push(open);
-          continue;
-        }
-        if (value === "}") {
-          const brace = braces[braces.length - 1];
-          if (opts.nobrace === true || !brace) {
-            push({ type: "text", value, output: value });
-            continue;
-          }
-          let output = ")";
-          if (brace.dots === true) {
-            const arr = tokens.slice();
-            const range = [];
-            for (let i = arr.length - 1; i >= 0; i--) {
-              tokens.pop();
-              if (arr[i].type === "brace") {
-                break;
-              }
-              if (arr[i].type !== "dots") {
-                range.unshift(arr[i].value);
-              }
-            }
-            output = expandRange(range, opts);
-            state.backtrack = true;
-          }
-          if (brace.comma !== true && brace.dots !== true) {
-            const out = state.output.slice(0, brace.outputIndex);
-            const toks = state.tokens.slice(brace.tokensIndex);
-            brace.value = brace.output = "\\{";
-            value = output = "\\}";
-            state.output = out;
-            for (const t of toks) {
-              state.output += t.output || t.value;
-            }
-          }
-          push({ type: "brace", value, output });
-          decrement("braces");
-          braces.pop();
-          continue;
-        }
-        if (value === "|") {
-          if (extglobs.length > 0) {
-            extglobs[extglobs.length - 1].conditions++;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (value === ",") {
-          let output = value;
-          const brace = braces[braces.length - 1];
-          if (brace && stack[stack.length - 1] === "braces") {
-            brace.comma = true;
-            output = "|";
-          }
-          push({ type: "comma", value, output });
-          continue;
-        }
-        if (value === "/") {
-          if (prev.type === "dot" && state.index === state.start + 1) {
-            state.start = state.index + 1;
-            state.consumed = "";
-            state.output = "";
-            tokens.pop();
-            prev = bos;
-            continue;
-          }
-          push({ type: "slash", value, output: SLASH_LITERAL });
-          continue;
-        }
-        if (value === ".") {
-          if (state.braces > 0 && prev.type === "dot") {
-            if (prev.value === ".") prev.output = DOT_LITERAL;
-            const brace = braces[braces.length - 1];
-            prev.type = "dots";
-            prev.output += value;
-            prev.value += value;
-            brace.dots = true;
-            continue;
-          }
-          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
-            push({ type: "text", value, output: DOT_LITERAL });
-            continue;
-          }
-          push({ type: "dot", value, output: DOT_LITERAL });
-          continue;
-        }
-        if (value === "?") {
-          const isGroup = prev && prev.value === "(";
-          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("qmark", value);
-            continue;
-          }
-          if (prev && prev.type === "paren") {
-            const next = peek();
-            let output = value;
-            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
-              output = `\\${value}`;
-            }
-            push({ type: "text", value, output });
-            continue;
-          }
-          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
-            push({ type: "qmark", value, output: QMARK_NO_DOT });
-            continue;
-          }
-          push({ type: "qmark", value, output: QMARK });
-          continue;
-        }
-        if (value === "!") {
-          if (opts.noextglob !== true && peek() === "(") {
-            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
-              extglobOpen("negate", value);
-              continue;
-            }
-          }
-          if (opts.nonegate !== true && state.index === 0) {
-            negate();
-            continue;
-          }
-        }
-        if (value === "+") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("plus", value);
-            continue;
-          }
-          if (prev && prev.value === "(" || opts.regex === false) {
-            push({ type: "plus", value, output: PLUS_LITERAL });
-            continue;
-          }
-          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
-            push({ type: "plus", value });
-            continue;
-          }
-          push({ type: "plus", value: PLUS_LITERAL });
-          continue;
-        }
-        if (value === "@") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            push({ type: "at", extglob: true, value, output: "" });
-            continue;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (value !== "*") {
-          if (value === "$" || value === "^") {
-            value = `\\${value}`;
-          }
-          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
-          if (match) {
-            value += match[0];
-            state.index += match[0].length;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (prev && (prev.type === "globstar" || prev.star === true)) {
-          prev.type = "star";
-          prev.star = true;
-          prev.value += value;
-          prev.output = star;
-          state.backtrack = true;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        let rest = remaining();
-        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
-          extglobOpen("star", value);
-          continue;
-        }
-        if (prev.type === "star") {
-          if (opts.noglobstar === true) {
-            consume(value);
-            continue;
-          }
-          const prior = prev.prev;
-          const before = prior.prev;
-          const isStart = prior.type === "slash" || prior.type === "bos";
-          const afterStar = before && (before.type === "star" || before.type === "globstar");
-          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
-            push({ type: "star", value, output: "" });
-            continue;
-          }
-          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
-          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
-          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
-            push({ type: "star", value, output: "" });
-            continue;
-          }
-          while (rest.slice(0, 3) === "/**") {
-            const after = input[state.index + 4];
-            if (after && after !== "/") {
-              break;
-            }
-            rest = rest.slice(3);
-            consume("/**", 3);
-          }
-          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
-          if (prior.type === "bos" && eos()) {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = globstar(opts);
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
-            prev.value += value;
-            state.globstar = true;
-            state.output += prior.output + prev.output;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
-            const end = rest[1] !== void 0 ? "|$" : "";
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
-            prev.value += value;
-            state.output += prior.output + prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          if (prior.type === "bos" && rest[0] === "/") {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          state.output = state.output.slice(0, -prev.output.length);
-          prev.type = "globstar";
-          prev.output = globstar(opts);
-          prev.value += value;
-          state.output += prev.output;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        const token = { type: "star", value, output: star };
-        if (opts.bash === true) {
-          token.output = ".*?";
-          if (prev.type === "bos" || prev.type === "slash") {
-            token.output = nodot + token.output;
-          }
-          push(token);
-          continue;
-        }
-        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
-          token.output = value;
-          push(token);
-          continue;
-        }
-        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
-          if (prev.type === "dot") {
-            state.output += NO_DOT_SLASH;
-            prev.output += NO_DOT_SLASH;
-          } else if (opts.dot === true) {
-            state.output += NO_DOTS_SLASH;
-            prev.output += NO_DOTS_SLASH;
-          } else {
-            state.output += nodot;
-            prev.output += nodot;
-          }
-          if (peek() !== "*") {
-            state.output += ONE_CHAR;
-            prev.output += ONE_CHAR;
-          }
-        }
-        push(token);
-      }
-      while (state.brackets > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
-        state.output = utils.escapeLast(state.output, "[");
-        decrement("brackets");
-      }
-      while (state.parens > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
-        state.output = utils.escapeLast(state.output, "(");
-        decrement("parens");
-      }
-      while (state.braces > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
-        state.output = utils.escapeLast(state.output, "{");
-        decrement("braces");
-      }
-      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
-        push({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
-      }
-      if (state.backtrack === true) {
-        state.output = "";
-        for (const token of state.tokens) {
-          state.output += token.output != null ? token.output : token.value;
-          if (token.suffix) {
-            state.output += token.suffix;
-          }
-        }
-      }
-      return state;
-    };
-    parse.fastpaths = (input, options) => {
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      const len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      input = REPLACEMENTS[input] || input;
-      const {
-        DOT_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOTS,
-        NO_DOTS_SLASH,
-        STAR,
-        START_ANCHOR
-      } = constants.globChars(opts.windows);
-      const nodot = opts.dot ? NO_DOTS : NO_DOT;
-      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
-      const capture = opts.capture ? "" : "?:";
-      const state = { negated: false, prefix: "" };
-      let star = opts.bash === true ? ".*?" : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      const globstar = (opts2) => {
-        if (opts2.noglobstar === true) return star;
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const create = (str) => {
-        switch (str) {
-          case "*":
-            return `${nodot}${ONE_CHAR}${star}`;
-          case ".*":
-            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*.*":
-            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*/*":
-            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
-          case "**":
-            return nodot + globstar(opts);
-          case "**/*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
-          case "**/*.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "**/.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
-          default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
-            if (!match) return;
-            const source2 = create(match[1]);
-            if (!source2) return;
-            return source2 + DOT_LITERAL + match[2];
-          }
-        }
-      };
-      const output = utils.removePrefix(input, state);
-      let source = create(output);
-      if (source && opts.strictSlashes !== true) {
-        source += `${SLASH_LITERAL}?`;
-      }
-      return source;
-    };
-    module.exports = parse;
-  }
-});
-
-// node_modules/picomatch/lib/picomatch.js
-var require_picomatch = __commonJS({
-  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
-    "use strict";
-    var scan = require_scan();
-    var parse = require_parse();
-    var utils = require_utils();
-    var constants = require_constants();
-    var isObject = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch2 = (glob, options, returnState = false) => {
-      if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch2(input, options, returnState));
-        const arrayMatcher = (str) => {
-          for (const isMatch of fns) {
-            const state2 = isMatch(str);
-            if (state2) return state2;
-          }
-          return false;
-        };
-        return arrayMatcher;
-      }
-      const isState = isObject(glob) && glob.tokens && glob.input;
-      if (glob === "" || typeof glob !== "string" && !isState) {
-        throw new TypeError("Expected pattern to be a non-empty string");
-      }
-      const opts = options || {};
-      const posix = opts.windows;
-      const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
-      const state = regex.state;
-      delete regex.state;
-      let isIgnored = () => false;
-      if (opts.ignore) {
-        const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
-      }
-      const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix });
-        const result = { glob, state, regex, posix, input, output, match, isMatch };
-        if (typeof opts.onResult === "function") {
-          opts.onResult(result);
-        }
-        if (isMatch === false) {
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (isIgnored(input)) {
-          if (typeof opts.onIgnore === "function") {
-            opts.onIgnore(result);
-          }
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (typeof opts.onMatch === "function") {
-          opts.onMatch(result);
-        }
-        return returnObject ? result : true;
-      };
-      if (returnState) {
-        matcher.state = state;
-      }
-      return matcher;
-    };
-    picomatch2.test = (input, regex, options, { glob, posix } = {}) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected input to be a string");
-      }
-      if (input === "") {
-        return { isMatch: false, output: "" };
-      }
-      const opts = options || {};
-      const format = opts.format || (posix ? utils.toPosixSlashes : null);
-      let match = input === glob;
-      let output = match && format ? format(input) : input;
-      if (match === false) {
-        output = format ? format(input) : input;
-        match = output === glob;
-      }
-      if (match === false || opts.capture === true) {
-        if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix);
-        } else {
-          match = regex.exec(output);
-        }
-      }
-      return { isMatch: Boolean(match), match, output };
-    };
-    picomatch2.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix }));
-    };
-    picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
-    picomatch2.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p) => picomatch2.parse(p, options));
-      return parse(pattern, { ...options, fastpaths: false });
-    };
-    picomatch2.scan = (input, options) => scan(input, options);
-    picomatch2.compileRe = (state, options, returnOutput = false, returnState = false) => {
-      if (returnOutput === true) {
-        return state.output;
-      }
-      const opts = options || {};
-      const prepend = opts.contains ? "" : "^";
-      const append = opts.contains ? "" : "$";
-      let source = `${prepend}(?:${state.output})${append}`;
-      if (state && state.negated === true) {
-        source = `^(?!${source}).*$`;
-      }
-      const regex = picomatch2.toRegex(source, options);
-      if (returnState === true) {
-        regex.state = state;
-      }
-      return regex;
-    };
-    picomatch2.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
-      if (!input || typeof input !== "string") {
-        throw new TypeError("Expected a non-empty string");
-      }
-      let parsed = { negated: false, fastpaths: true };
-      if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse.fastpaths(input, options);
-      }
-      if (!parsed.output) {
-        parsed = parse(input, options);
-      }
-      return picomatch2.compileRe(parsed, options, returnOutput, returnState);
-    };
-    picomatch2.toRegex = (source, options) => {
-      try {
-        const opts = options || {};
-        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
-      } catch (err) {
-        if (options && options.debug === true) throw err;
-        return /$^/;
-      }
-    };
-    picomatch2.constants = constants;
-    module.exports = picomatch2;
-  }
-});
-
-// node_modules/picomatch/index.js
-var require_picomatch2 = __commonJS({
-  "node_modules/picomatch/index.js"(exports, module) {
-    "use strict";
-    var pico = require_picomatch();
-    var utils = require_utils();
-    function picomatch2(glob, options, returnState = false) {
-      if (options && (options.windows === null || options.windows === void 0)) {
-        options = { ...options, windows: utils.isWindows() };
-      }
-      return pico(glob, options, returnState);
-    }
-    Object.assign(picomatch2, pico);
-    module.exports = picomatch2;
-  }
-});
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
 import path17 from "node:path";
 import { fileURLToPath } from "node:url";
-
-// src/core/config.ts
-var import_yaml = __toESM(require_dist(), 1);
-
-// src/core/layout.ts
-var RESERVED_PREFIX = "_";
-var RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-var BRANCH_PREFIX = "forge/";
-var runBranchPrefix = (runId) => `${BRANCH_PREFIX}${runId}/`;
-var stateBranch = (runId) => `${runBranchPrefix(runId)}_state`;
-var DEFAULT_INTEGRATION_BRANCH_TEMPLATE = "forge/{runId}/_integration";
-function integrationBranch(config, runId) {
-  return config.integration_branch_template.replaceAll("{runId}", runId);
-}
-var DEFAULT_BRANCH_TEMPLATE = "forge/{runId}/{taskId}/{attempt}";
-function branchName(config, runId, taskId, attempt) {
-  return config.branch_template.replaceAll("{runId}", runId).replaceAll("{taskId}", taskId).replaceAll("{attempt}", String(attempt));
-}
-var escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-function branchParser(config) {
-  const pattern = escape(config.branch_template).replace(escape("{runId}"), "(?<runId>[^/]+)").replace(escape("{taskId}"), "(?<taskId>[^/]+)").replace(escape("{attempt}"), "(?<attempt>\\d+)");
-  const re = new RegExp(`^${pattern}$`);
-  return (branch) => {
-    const m = re.exec(branch);
-    if (!m?.groups) return void 0;
-    const { runId, taskId } = m.groups;
-    if (!RUN_ID_PATTERN.test(runId) || !(ID_PATTERN.test(taskId) || FOLLOWUP_ID.test(taskId))) return void 0;
-    return { runId, taskId, attempt: Number(m.groups.attempt) };
-  };
-}
-var FOLLOWUP_ID = /^_followup-[1-9][0-9]*$/;
-var isFollowupId = (id) => FOLLOWUP_ID.test(id);
-var parseDefaultBranch = branchParser({ branch_template: DEFAULT_BRANCH_TEMPLATE });
-var captainId = (crId) => `${RESERVED_PREFIX}captain-${crId}`;
-var CAPTAIN_ID = /^_captain-([A-Za-z0-9][A-Za-z0-9._-]*)$/;
-var parseCaptainId = (taskId) => CAPTAIN_ID.exec(taskId)?.[1];
-var captainBranch = (runId, crId) => `${runBranchPrefix(runId)}${captainId(crId)}`;
-var planRunId = (issue) => `${RESERVED_PREFIX}plan-${issue}`;
-var PLAN_RUN_ID = /^_plan-([1-9][0-9]*)$/;
-var CAPTAIN_PLAN_ID = /^_captain-plan-([1-9][0-9]*)$/;
-function parsePlanCaptainId(taskId) {
-  const issue = CAPTAIN_PLAN_ID.exec(taskId)?.[1];
-  return issue === void 0 ? void 0 : Number(issue);
-}
-var planCaptainBranch = (issue) => `${BRANCH_PREFIX}${planRunId(issue)}`;
-var JOURNAL_FILE = "journal.json";
-var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
-var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
-var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
-var planDir = (planId) => `.forge/plans/${planId}`;
-var PROTECTED_PATHS = [".forge/plans/**", ".github/workflows/**"];
-var TRAILERS = {
-  run: "Forge-Run",
-  task: "Forge-Task",
-  attempt: "Forge-Attempt",
-  agent: "Forge-Agent",
-  exit: "Forge-Exit"
-};
-var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
-
-// src/core/schemas/config.ts
-var forgeConfigSchema = external_exports.object({
-  version: external_exports.literal(1).default(1).describe("Config format version. Only 1 exists."),
-  autostart: external_exports.boolean().default(true).describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
-  max_parallel_agents: external_exports.number().int().min(1).max(256).default(5).describe("Maximum number of agents running at once in one run (see docs/executor.md#scheduling)."),
-  heartbeat_interval_seconds: external_exports.number().positive().default(30).describe("How often the runner checks the agent's progress (its output stream), in seconds (see docs/runner.md#heartbeats)."),
-  stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
-  max_retries: external_exports.number().int().min(0).max(20).default(3).describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
-  low_confidence_threshold: external_exports.number().min(0).max(1).default(0.6).describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
-  merge_policy: external_exports.enum(["auto", "manual"]).default("auto").describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
-  cr_mode: external_exports.enum(["replan", "review"]).default("replan").describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
-  refinery_approval: external_exports.boolean().default(false).describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
-  protected_paths: external_exports.array(external_exports.string().min(1)).default([]).describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
-  branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default(DEFAULT_BRANCH_TEMPLATE).describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
-  integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default(DEFAULT_INTEGRATION_BRANCH_TEMPLATE).describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
-  base_branch: external_exports.string().optional().describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
-  followups: external_exports.object({
-    keywords: external_exports.array(external_exports.string().min(1)).default(["bug", "fix", "broken", "regression"]).describe("A follow-up containing one of these words (case-insensitive, whole word) spawns a Type 1 agent outside the DAG."),
-    spawn_open_ended: external_exports.boolean().default(false).describe("Also spawn agents for follow-ups without a keyword (refactor, investigate, \u2026). Otherwise they are only logged."),
-    max_per_run: external_exports.number().int().min(0).default(10).describe("Upper bound on follow-up agents spawned in one run.")
-  }).prefault({}).describe("Follow-up agents spawned from walkthrough review (see docs/executor.md#follow-ups)."),
-  retry_backoff: external_exports.object({
-    base_seconds: external_exports.number().min(0).default(2).describe("Base delay of the exponential backoff before a retry."),
-    max_seconds: external_exports.number().min(0).default(60).describe("Upper bound on the backoff delay.")
-  }).prefault({}).describe("delay = min(base \xB7 2^retry + jitter(0, base), max). Jitter is derived from the task and attempt, so decisions are reproducible (see docs/executor.md#retries)."),
-  timeouts: external_exports.object({
-    agent_minutes: external_exports.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
-    idle_minutes: external_exports.number().positive().default(10).describe("The runner stops an agent that produced no output for this long; partial work is kept."),
-    job_minutes: external_exports.number().positive().default(90).describe("timeout-minutes of the agent workflow job."),
-    dispatch_start_minutes: external_exports.number().positive().default(15).describe("A dispatched attempt whose job has not started after this long is STALE (a lost dispatch)."),
-    liveness_minutes: external_exports.number().positive().default(10).describe("A started attempt with no sign of life (job events, reconciler sweeps) for this long is STALE.")
-  }).prefault({}).describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
-  agent: external_exports.object({
-    adapter: external_exports.enum(["claude", "codex", "command"]).default("claude").describe("Which agent CLI runs tasks."),
-    model: external_exports.string().optional().describe("Model id or tier passed to the agent CLI."),
-    command: external_exports.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
-    max_turns: external_exports.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
-    max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget).")
-  }).prefault({}).describe("How the runner invokes agents."),
-  test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
-  branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
-  workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/.")
-}).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
-
-// src/core/config.ts
-var CONFIG_PATH = ".github/forge.yml";
-function parseYamlConfig(file, text, schema) {
-  let raw = {};
-  if (text !== void 0) {
-    try {
-      raw = (0, import_yaml.parse)(text) ?? {};
-    } catch (e) {
-      const line = e.linePos?.[0]?.line;
-      return {
-        ok: false,
-        problems: [problem({ file, line }, "unreadable-yaml", `not valid YAML: ${e.message.split("\n")[0]}`)]
-      };
-    }
-  }
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return { ok: true, config: parsed.data };
-  return { ok: false, problems: zodProblems(parsed.error, file).map((p) => problem(p, "invalid-frontmatter", p.message)) };
-}
-function parseConfigText(text) {
-  return parseYamlConfig(CONFIG_PATH, text, forgeConfigSchema);
-}
 
 // action/src/git.ts
 import { spawn } from "node:child_process";
@@ -2063,8 +193,8 @@ var Git = class {
     return branches.map((b) => `refs/remotes/origin/${b}`);
   }
   /** Paths changed between a commit and the index (staged), as `git diff --name-status`. */
-  async stagedChanges(base2) {
-    const raw = (await this.run(["diff", "--cached", "--name-status", "--no-renames", "-z", base2])).stdout;
+  async stagedChanges(base) {
+    const raw = (await this.run(["diff", "--cached", "--name-status", "--no-renames", "-z", base])).stdout;
     const parts = raw.split("\0").filter((p) => p !== "");
     const out = [];
     for (let i = 0; i + 1 < parts.length; i += 2) out.push({ status: parts[i], path: parts[i + 1] });
@@ -2162,10 +292,10 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading ${path18} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async findOpenPull(head, base2) {
+    async findOpenPull(head, base) {
       try {
-        const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, base: base2, state: "open", per_page: 10 });
-        const pr = data.find((p) => p.head.ref === head && p.base.ref === base2);
+        const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, base, state: "open", per_page: 10 });
+        const pr = data.find((p) => p.head.ref === head && p.base.ref === base);
         return pr ? { number: pr.number, nodeId: pr.node_id, url: pr.html_url, draft: pr.draft ?? false } : void 0;
       } catch (err) {
         throw new GitHubApiError(`listing pull requests for ${head} failed: ${detail(err)}`, statusOf(err), { cause: err });
@@ -2324,193 +454,6 @@ function describeIssues(error, names = {}, label = (name) => `input '${name}'`) 
 import { mkdir, readdir, rm as rm2 } from "node:fs/promises";
 import path2 from "node:path";
 
-// src/core/effects.ts
-var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
-var effectSchema = external_exports.discriminatedUnion("kind", [
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PrepareBranch").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch to create."),
-    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
-    merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("DispatchAgent").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch concerned."),
-    agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
-    context: external_exports.object({
-      refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-      answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
-    }).optional().describe("Extra context handed to the attempt.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("UpsertCheckRun").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    status: taskStatusSchema,
-    summary: external_exports.string().describe("One line for the check run's title.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("MergePullRequest").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    branch: external_exports.string().describe("Branch concerned."),
-    prNumber: external_exports.number().int().optional().describe("Pull request number, when known.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."),
-    crId: external_exports.string().describe("Change Request id."),
-    emittedBy: external_exports.string().describe("Task that raised it."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    path: external_exports.string().optional().describe("Repository path of the CR document, when known.")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("DispatchCaptain").describe("Effect kind."), crId: external_exports.string().describe("Change Request id.") }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("PostComment").describe("Effect kind."),
-    target: external_exports.discriminatedUnion("on", [
-      external_exports.object({
-        on: external_exports.literal("task").describe("What the comment is on."),
-        taskId: external_exports.string().describe("Task id."),
-        attempt: external_exports.number().int().describe("Attempt number.")
-      }),
-      external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
-      external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
-    ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
-    body: external_exports.string().describe("Comment body (Markdown).")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("SpawnFollowup").describe("Effect kind."),
-    followupId: external_exports.string().describe("Follow-up id."),
-    sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
-    text: external_exports.string().describe("The follow-up text."),
-    branch: external_exports.string().describe("Branch concerned.")
-  }),
-  external_exports.object({ ...base, kind: external_exports.literal("OpenFinalPullRequest").describe("Effect kind.") }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("CleanupBranches").describe("Effect kind."),
-    branches: external_exports.array(external_exports.string()).describe("Branches to delete.")
-  }),
-  external_exports.object({
-    ...base,
-    kind: external_exports.literal("CancelAgent").describe("Effect kind."),
-    taskId: external_exports.string().describe("Task id."),
-    attempt: external_exports.number().int().describe("Attempt number."),
-    workflowRunId: external_exports.number().int().optional().describe("Workflow run to cancel, when known.")
-  })
-]);
-
-// src/core/journal.ts
-var planNodeSchema = external_exports.object({
-  id: external_exports.string().describe("Task id."),
-  kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
-  agentType: agentTypeSchema.describe("Agent type that runs it."),
-  title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
-  dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
-  paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
-  priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
-}).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe(
-  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel."
-);
-var taskStateSchema = external_exports.object({
-  id: external_exports.string().describe("Task id (same as the plan node)."),
-  status: taskStatusSchema,
-  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
-  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
-  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
-  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
-  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
-  startedAt: external_exports.string().optional().describe("When its job was seen running."),
-  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
-  branch: external_exports.string().optional().describe("Branch of the current attempt."),
-  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
-  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
-  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
-  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
-  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
-  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
-  hold: holdSchema.optional(),
-  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
-  context: external_exports.object({
-    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-    conflicts: external_exports.array(external_exports.string()).optional().describe(
-      "A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
-    )
-  }).optional().describe("Extra context handed to the next attempt."),
-  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
-  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
-  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
-  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
-  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
-  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
-  contained: external_exports.array(external_exports.string()).optional().describe(
-    "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
-  )
-}).strict();
-var changeRequestStateSchema = external_exports.object({
-  id: external_exports.string().describe("CR id."),
-  emittedBy: external_exports.string().describe("Task that raised it."),
-  attempt: external_exports.number().int().describe("Attempt of that task."),
-  title: external_exports.string().describe("One-line title, the CR issue's title."),
-  reason: external_exports.string().describe("Why the plan is insufficient."),
-  affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
-  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
-  path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
-  issueNumber: external_exports.number().int().optional().describe("The CR issue."),
-  overlayId: external_exports.string().optional().describe("Overlay that resolved it.")
-}).strict();
-var followupStateSchema = external_exports.object({
-  id: external_exports.string().describe("_followup-<n>: the leading '_' keeps it apart from task ids."),
-  sourceTaskId: external_exports.string().describe("Task whose walkthrough listed the follow-up."),
-  sourceAttempt: external_exports.number().int().describe("Attempt of that task."),
-  text: external_exports.string().describe("The follow-up from the walkthrough."),
-  branch: external_exports.string().describe("Branch the follow-up agent works on."),
-  status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
-  prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
-}).strict();
-var journalSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Journal format version."),
-  runId: external_exports.string().describe("The run."),
-  planId: external_exports.string().describe("The plan the run executes."),
-  planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
-  dagHash: external_exports.string().describe("sha256 of the pinned dag.json."),
-  integrationBranch: external_exports.string().describe("The run's integration branch, which task PRs target."),
-  baseBranch: external_exports.string().describe("Branch the integration branch was cut from and the final PR targets."),
-  createdAt: external_exports.string().describe("When the run started (ISO-8601)."),
-  status: external_exports.enum(["running", "completed", "cancelled"]).describe("running until every node is MERGED (completed) or the run is cancelled."),
-  completedAt: external_exports.string().optional().describe("When the run completed or was cancelled."),
-  seq: external_exports.number().int().min(0).describe("seq of the last event emitted; the next is seq + 1."),
-  plan: external_exports.object({
-    nodes: external_exports.array(planNodeSchema).describe("The DAG's nodes, overlays applied."),
-    overlays: external_exports.array(external_exports.string()).default([]).describe("Ids of the applied overlays, in order.")
-  }).strict().describe("The plan as the run pinned it."),
-  tasks: external_exports.array(taskStateSchema).describe("State of each node; tasks[i] belongs to plan.nodes[i]."),
-  merged: external_exports.number().int().min(0).describe("Number of MERGED nodes; the run completes when it equals the node count."),
-  pause: external_exports.object({
-    manual: external_exports.boolean().describe("Paused by /forge pause."),
-    changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
-    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
-  }).strict().describe("Why dispatching is paused, if it is."),
-  changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
-  followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
-  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
-}).strict();
-
 // action/src/dispatch-check.ts
 var JournalError = class extends Error {
   constructor(message) {
@@ -2599,21 +542,21 @@ Nothing to do: ${reason}.${tail}
 }
 
 // action/src/protected-paths.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
+var import_picomatch = __toESM(require_picomatch(), 1);
 import { rm } from "node:fs/promises";
 import path from "node:path";
 var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot: true });
 function isProtectedPath(file) {
   return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
 }
-async function revertProtectedChanges(git, base2, staged) {
-  const changes = (staged ?? await git.stagedChanges(base2)).filter((c) => isProtectedPath(c.path));
+async function revertProtectedChanges(git, base, staged) {
+  const changes = (staged ?? await git.stagedChanges(base)).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
       await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
       await rm(path.join(git.dir, c.path), { force: true });
     } else {
-      await git.run(["restore", `--source=${base2}`, "--staged", "--worktree", "--", c.path]);
+      await git.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
     }
   }
   return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
@@ -2914,7 +857,7 @@ Nothing to do: ${reason}.
   if (done === taskId) return neutral(`${branch} already holds the plan of #${issue} (commit ${tip.slice(0, 12)})`);
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const preHead = await git.head();
-  const base2 = await defaultBranchOf(git) ?? "main";
+  const base = await defaultBranchOf(git) ?? "main";
   const title = context.title?.trim();
   const body = context.body?.trim();
   if (!title && !body) {
@@ -2962,7 +905,7 @@ No plan: ${why}.
     goal,
     planDir: planDir2,
     branch,
-    baseRef: base2
+    baseRef: base
   };
   const agentRun = await runCaptainAgent(config, deps, {
     agentType: "captain",
@@ -3010,7 +953,7 @@ No plan: ${why}.
     github,
     input,
     branch,
-    base: base2,
+    base,
     title: prTitle,
     intro: [
       `Plan \`${planId}\` for #${issue}${title ? `: **${sanitizeUntrusted(title)}**` : ""}`,
@@ -3037,7 +980,7 @@ Plan \`${planDir2}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url
   };
 }
 async function upsertCaptainPull(args) {
-  const { github, branch, base: base2, title, warnings } = args;
+  const { github, branch, base, title, warnings } = args;
   const body = [
     ...args.intro,
     "| File | Change |",
@@ -3047,12 +990,12 @@ async function upsertCaptainPull(args) {
     ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
     ...args.input.jobUrl ? [`[The job](${args.input.jobUrl})`] : []
   ].join("\n");
-  const open = await github.findOpenPull(branch, base2).catch(() => void 0);
+  const open = await github.findOpenPull(branch, base).catch(() => void 0);
   if (open) {
     await github.updatePull(open.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
     return open;
   }
-  return github.createPull({ head: branch, base: base2, title, body, draft: false }).catch((err) => {
+  return github.createPull({ head: branch, base, title, body, draft: false }).catch((err) => {
     warnings.push(`could not open the pull request: ${err.message}`);
     return void 0;
   });
@@ -3084,9 +1027,91 @@ async function resolveDispatchContext(context, runId, github) {
   return { ...inline, ...parsed.data };
 }
 
-// action/src/start-head.ts
-import { readFile } from "node:fs/promises";
+// action/src/publish.ts
+import { readFile as readFile2, writeFile as writeFile2 } from "node:fs/promises";
+
+// action/src/task/files.ts
+import { cp, mkdir as mkdir2, readFile, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
 import path3 from "node:path";
+var MAX_RECORD_FILE_BYTES = 1e6;
+async function exists(file) {
+  return stat(file).then(
+    () => true,
+    () => false
+  );
+}
+async function listFiles(dir, prefix = "") {
+  const out = [];
+  for (const e of await readdir2(path3.join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...await listFiles(dir, rel));
+    else if (e.isFile()) out.push(path3.join(dir, rel));
+  }
+  return out;
+}
+async function copyForRecord(from, to) {
+  await rm3(to, { recursive: true, force: true });
+  await mkdir2(to, { recursive: true });
+  for (const file of await listFiles(from)) {
+    const rel = path3.relative(from, file);
+    if (path3.basename(rel).includes(".tmp.")) continue;
+    const dest = path3.join(to, rel);
+    await mkdir2(path3.dirname(dest), { recursive: true });
+    const size = (await stat(file)).size;
+    if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
+    else {
+      const buf = await readFile(file);
+      const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
+      await writeFile(
+        dest,
+        Buffer.concat([
+          buf.subarray(0, half),
+          Buffer.from(`
+[\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
+`),
+          buf.subarray(size - half)
+        ])
+      );
+    }
+  }
+}
+
+// action/src/publish.ts
+var SHAPES_ONLY = new Masker();
+function maskerOf(deps) {
+  return deps.masker ?? SHAPES_ONLY;
+}
+function maskedGitHub(github, masker) {
+  const m = (s) => s === void 0 ? s : masker.mask(s);
+  return {
+    readFile: (path18, ref) => github.readFile(path18, ref),
+    findOpenPull: (head, base) => github.findOpenPull(head, base),
+    createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
+    updatePull: (number, p) => github.updatePull(number, {
+      ...p.title !== void 0 ? { title: m(p.title) } : {},
+      ...p.body !== void 0 ? { body: m(p.body) } : {}
+    }),
+    addLabels: (number, labels) => github.addLabels(number, labels),
+    markReadyForReview: (pull) => github.markReadyForReview(pull)
+  };
+}
+function maskReport(report, masker) {
+  return masker.maskDeep(report);
+}
+async function maskFolder(dir, masker) {
+  for (const file of await listFiles(dir)) {
+    const buf = await readFile2(file);
+    const utf8 = buf.toString("utf8");
+    const encoding = Buffer.byteLength(utf8, "utf8") === buf.length && !utf8.includes("\uFFFD") ? "utf8" : "latin1";
+    const text = encoding === "utf8" ? utf8 : buf.toString("latin1");
+    const masked = masker.mask(text);
+    if (masked !== text) await writeFile2(file, Buffer.from(masked, encoding));
+  }
+}
+
+// action/src/start-head.ts
+import { readFile as readFile3 } from "node:fs/promises";
+import path4 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -3117,7 +1142,7 @@ async function firstParentLog(git, tip, id, max) {
 async function shallowBoundary(git) {
   const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile(path3.resolve(git.dir, file), "utf8").catch(() => "");
+  const text = await readFile3(path4.resolve(git.dir, file), "utf8").catch(() => "");
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -3295,12 +1320,12 @@ async function checkoutAttempt(job) {
   }
   const { journal, task, node } = check;
   const branch = expectedBranch;
-  const base2 = integrationBranch(config, runId);
+  const base = integrationBranch(config, runId);
   const named = check.followup?.branch ?? task.branch;
   if (named !== void 0 && named !== branch)
     throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
-  if (journal.integrationBranch !== base2)
-    throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base2}`);
+  if (journal.integrationBranch !== base)
+    throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
   mark(job, "journal");
   const tip = await prefetch;
   if (tip instanceof Error) throw tip;
@@ -3330,7 +1355,7 @@ async function checkoutAttempt(job) {
     node,
     ...check.followup ? { followup: check.followup } : {},
     branch,
-    base: base2,
+    base,
     recordRel: attemptDir(runId, taskId, attempt),
     tip,
     startHead
@@ -3338,40 +1363,11 @@ async function checkoutAttempt(job) {
 }
 
 // action/src/task/collect.ts
-import { cp as cp2, readFile as readFile3, rm as rm4, writeFile as writeFile2 } from "node:fs/promises";
+import { cp as cp2, readFile as readFile4, rm as rm4, writeFile as writeFile3 } from "node:fs/promises";
 import path5 from "node:path";
 
 // src/agent/walkthrough.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-
-// src/core/schemas/walkthrough.ts
-var walkthroughFrontmatterSchema = external_exports.object({
-  task_id: external_exports.string().min(1).describe("The task (or follow-up) id."),
-  run_id: external_exports.string().min(1).describe("The run id."),
-  attempt: external_exports.number().int().min(1).describe("Attempt number, from 1."),
-  branch: external_exports.string().min(1).describe("Task branch; filled in by the runner."),
-  base_ref: external_exports.string().min(1).describe("Ref the branch was cut from; filled in by the runner."),
-  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character commit sha").describe("Commit the walkthrough describes; filled in by the runner."),
-  status: external_exports.enum(["completed", "failed", "partial"]).describe("The agent's verdict on its own work."),
-  confidence: external_exports.number().min(0).max(1).describe("The agent's self-assessed confidence, 0\u20131."),
-  time_spent_minutes: external_exports.number().min(0).describe("Wall-clock minutes; measured by the runner."),
-  files_changed: external_exports.array(external_exports.object({ path: external_exports.string().min(1).describe("Repository-relative path."), reason: external_exports.string().describe("Why it changed.") }).strict()).describe("Files changed on the branch; the list is measured by the runner, the reasons come from the agent."),
-  tests: external_exports.array(
-    external_exports.object({
-      name: external_exports.string().min(1).describe("Test name."),
-      result: external_exports.enum(["pass", "fail", "skip", "error"]).describe("Outcome.")
-    }).strict()
-  ).default([]).describe("Tests the agent ran and their results."),
-  risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
-  followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
-  model: external_exports.string().optional().describe("Model used, where known."),
-  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars, where known."),
-  turns: external_exports.number().int().min(0).optional().describe("Agent turns used, where known.")
-}).strict().describe("A task walkthrough: what the agent did, for reviewers and for the executor's review.");
-var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
-
-// src/agent/walkthrough.ts
+var import_yaml = __toESM(require_dist(), 1);
 var RUNNER_FIELDS = {
   task_id: true,
   run_id: true,
@@ -3495,56 +1491,10 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
 }
 function renderWalkthroughFile(frontmatter, body) {
   return `---
-${(0, import_yaml2.stringify)(frontmatter, { lineWidth: 0 })}---
+${(0, import_yaml.stringify)(frontmatter, { lineWidth: 0 })}---
 
 ${body.trimEnd()}
 `;
-}
-
-// action/src/task/files.ts
-import { cp, mkdir as mkdir2, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
-import path4 from "node:path";
-var MAX_RECORD_FILE_BYTES = 1e6;
-async function exists(file) {
-  return stat(file).then(
-    () => true,
-    () => false
-  );
-}
-async function listFiles(dir, prefix = "") {
-  const out = [];
-  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path4.join(dir, rel));
-  }
-  return out;
-}
-async function copyForRecord(from, to) {
-  await rm3(to, { recursive: true, force: true });
-  await mkdir2(to, { recursive: true });
-  for (const file of await listFiles(from)) {
-    const rel = path4.relative(from, file);
-    if (path4.basename(rel).includes(".tmp.")) continue;
-    const dest = path4.join(to, rel);
-    await mkdir2(path4.dirname(dest), { recursive: true });
-    const size = (await stat(file)).size;
-    if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
-    else {
-      const buf = await readFile2(file);
-      const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
-      await writeFile(
-        dest,
-        Buffer.concat([
-          buf.subarray(0, half),
-          Buffer.from(`
-[\u2026 ${size - 2 * half} bytes cut by the Forge runner \u2026]
-`),
-          buf.subarray(size - half)
-        ])
-      );
-    }
-  }
 }
 
 // action/src/task/collect.ts
@@ -3558,7 +1508,7 @@ async function collectWork(a, end, verdict) {
   const refusals = [...branchState.refused.values()];
   if (refusals.length) {
     const list = refusals.map((r) => r.path).join(", ");
-    verdict.errors.unshift(`refused changes to protected paths (.forge/plans/**, .github/workflows/**): ${list}`);
+    verdict.errors.unshift(`refused changes to protected paths (plans, .github/, agent instruction files): ${list}`);
     if (!interruptedOrTimedOut(verdict.exitCode)) verdict.exitCode = EXIT_CODES.FAILURE;
   }
   const stopped = end.supervised.stopped;
@@ -3581,7 +1531,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const wtFile = outcome.walkthroughPath ?? a.walkthroughSession;
-  const wtText = await readFile3(wtFile, "utf8").catch(() => void 0);
+  const wtText = await readFile4(wtFile, "utf8").catch(() => void 0);
   const completed = completeWalkthrough(wtText, {
     task_id: taskId,
     run_id: runId,
@@ -3608,24 +1558,9 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the walkthrough reports status: failed");
   }
-  if (completed.ok) await writeFile2(a.walkthroughSession, completed.markdown);
+  if (completed.ok) await writeFile3(a.walkthroughSession, completed.markdown);
   else await rm4(a.walkthroughSession, { force: true });
   return completed;
-}
-
-// src/core/render/as-data.ts
-var FORGE_MARKER = /<!--\s*forge[\s\S]*?(?:-->|$)/gi;
-var FORGE_OPENER = /<!--(?=\s*forge)/gi;
-var MENTION = /(?<!\w)@(?=[A-Za-z0-9])/g;
-var MENTION_BREAK = "\u200B";
-function stripForgeMarkers(text) {
-  return text.replace(FORGE_MARKER, "").replace(FORGE_OPENER, "&lt;!--");
-}
-function neutralizeMentions(text) {
-  return text.replace(MENTION, `@${MENTION_BREAK}`);
-}
-function asData(text) {
-  return neutralizeMentions(stripForgeMarkers(text));
 }
 
 // action/src/render.ts
@@ -3798,40 +1733,14 @@ async function publishPr(a, pr, end) {
 }
 
 // action/src/task/record.ts
-import { cp as cp3, readFile as readFile4, writeFile as writeFile3 } from "node:fs/promises";
+import { cp as cp3, readFile as readFile5, writeFile as writeFile4 } from "node:fs/promises";
 import path6 from "node:path";
-
-// src/core/schemas/agent-result.ts
-var exitCodeSchema = external_exports.union(ALL_EXIT_CODES.map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
-var agentResultSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Result format version."),
-  run_id: external_exports.string().min(1).describe("The run id."),
-  task_id: external_exports.string().min(1).describe("The task or follow-up id."),
-  attempt: external_exports.number().int().min(1).describe("Attempt number."),
-  exit_code: exitCodeSchema,
-  branch: external_exports.string().min(1).describe("Branch the runner pushed."),
-  head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/).optional().describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
-  walkthrough_path: external_exports.string().optional().describe("Repository path of the walkthrough, when one was written."),
-  walkthrough: walkthroughFrontmatterSchema.optional().describe("The validated walkthrough frontmatter, so the App reads one file per result."),
-  error: external_exports.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
-  refinement: external_exports.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
-  question: external_exports.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
-  change_request_path: external_exports.string().optional().describe("Repository path of the Change Request document (exit 11)."),
-  rate_limited_until: external_exports.string().optional().describe("The model's usage limit resets at this time (ISO-8601); the attempt is not counted as a failure."),
-  started_at: external_exports.string().describe("When the agent started (ISO-8601)."),
-  finished_at: external_exports.string().describe("When the job finished (ISO-8601)."),
-  agent: external_exports.string().optional().describe("Adapter used."),
-  model: external_exports.string().optional().describe("Model used."),
-  cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars."),
-  turns: external_exports.number().int().min(0).optional().describe("Turns used.")
-}).strict().describe("The runner's report of one attempt.");
-
-// action/src/task/record.ts
 async function recordAttempt(a, end, work, completed, verdict) {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
   const { exitCode } = verdict;
-  const error = verdict.errors.length ? verdict.errors.join("; ") : void 0;
+  const masker = maskerOf(a.deps);
+  const error = verdict.errors.length ? masker.mask(verdict.errors.join("; ")) : void 0;
   emitEnd(a, exitCode, error, completed);
   const result = await writeResult(a, end, work, completed, exitCode, error);
   await writeManifest(a, end, exitCode, error);
@@ -3846,6 +1755,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode }
   });
+  await maskFolder(sessionDir, masker);
   await copyForRecord(sessionDir, path6.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
@@ -3883,32 +1793,34 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile4(path6.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile4(path6.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const question = outcome.question ?? await readFile5(path6.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile5(path6.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
   const crSession = outcome.changeRequestPath ?? path6.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
-  const result = agentResultSchema.parse({
-    version: 1,
-    run_id: runId,
-    task_id: taskId,
-    attempt,
-    exit_code: exitCode,
-    branch: a.branch,
-    ...work.workSha ? { head_sha: work.workSha } : {},
-    ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
-    ...error ? { error } : {},
-    ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
-    ...question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {},
-    ...hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {},
-    ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
-    started_at: new Date(end.tAgent).toISOString(),
-    finished_at: new Date(a.now()).toISOString(),
-    agent: outcome.agent ?? deps.agent.name,
-    ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
-    ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
-    ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
-  });
-  await writeFile3(path6.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  const result = agentResultSchema.parse(
+    maskerOf(a.deps).maskDeep({
+      version: 1,
+      run_id: runId,
+      task_id: taskId,
+      attempt,
+      exit_code: exitCode,
+      branch: a.branch,
+      ...work.workSha ? { head_sha: work.workSha } : {},
+      ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
+      ...error ? { error } : {},
+      ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
+      ...question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {},
+      ...hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {},
+      ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
+      started_at: new Date(end.tAgent).toISOString(),
+      finished_at: new Date(a.now()).toISOString(),
+      agent: outcome.agent ?? deps.agent.name,
+      ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
+      ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
+      ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
+    })
+  );
+  await writeFile4(path6.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
   if (hasCr && crSession !== path6.join(sessionDir, "change-request.md")) await cp3(crSession, path6.join(sessionDir, "change-request.md"));
   return result;
@@ -3920,7 +1832,7 @@ async function writeManifest(a, end, exitCode, error) {
   if (await exists(manifest)) return;
   const status = stageStatusOf(exitCode);
   const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
-  await writeFile3(
+  await writeFile4(
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
@@ -3933,11 +1845,11 @@ function traceId(runId, taskId, attempt) {
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir3, rm as rm5, writeFile as writeFile4 } from "node:fs/promises";
+import { mkdir as mkdir3, rm as rm5, writeFile as writeFile5 } from "node:fs/promises";
 import path8 from "node:path";
 
 // action/src/context.ts
-import { readFile as readFile5 } from "node:fs/promises";
+import { readFile as readFile6 } from "node:fs/promises";
 import path7 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
@@ -3947,7 +1859,7 @@ var ContextError = class extends Error {
 };
 async function readLocal(file) {
   try {
-    return await readFile5(file, "utf8");
+    return await readFile6(file, "utf8");
   } catch {
     return void 0;
   }
@@ -4013,7 +1925,8 @@ async function buildContext(args) {
     const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMd = await readLocal(path7.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(path7.join(args.workdir, "AGENTS.md"));
+  const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
   const taskContext = {
@@ -4118,8 +2031,8 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile4(path8.join(sessionDir, "context.md"), built.markdown);
-  await writeFile4(path8.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile5(path8.join(sessionDir, "context.md"), built.markdown);
+  await writeFile5(path8.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -4276,7 +2189,9 @@ function jobKindOf(taskId) {
 async function main(args) {
   const context = await resolveDispatchContext(args.input.context, args.input.runId, args.deps.github);
   const input = context === args.input.context ? args.input : { ...args.input, context };
-  return jobKindOf(input.taskId).run({ ...args, input });
+  const masker = maskerOf(args.deps);
+  const deps = { ...args.deps, masker, github: maskedGitHub(args.deps.github, masker) };
+  return maskReport(await jobKindOf(input.taskId).run({ ...args, input, deps }), masker);
 }
 
 // action/src/stages-runner.ts
@@ -4284,7 +2199,7 @@ import { mkdir as mkdir6 } from "node:fs/promises";
 import path16 from "node:path";
 
 // src/agent/stages/config.ts
-import { readFile as readFile6 } from "node:fs/promises";
+import { readFile as readFile7 } from "node:fs/promises";
 import path9 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
@@ -4332,21 +2247,21 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile6(path9.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile7(path9.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir4, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
+import { mkdir as mkdir4, readFile as readFile8, writeFile as writeFile6 } from "node:fs/promises";
 import path10 from "node:path";
 async function openStageContext(options) {
   const sessionDir = path10.resolve(options.sessionDir);
   await mkdir4(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId2 = traceIdFrom(parentEnv);
-  await writeFile5(path10.join(sessionDir, ".trace"), `${traceId2}
+  await writeFile6(path10.join(sessionDir, ".trace"), `${traceId2}
 `, "utf8");
   return {
     options,
@@ -4417,8 +2332,8 @@ async function retried(c, stage, kind, prompt, check) {
     let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
     dirs.push(r.sessionDir);
     if (succeeded(r.exitCode) && check) {
-      const problem2 = await check(r);
-      if (problem2) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem2 } };
+      const problem = await check(r);
+      if (problem) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } };
     }
     if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
       progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
@@ -4446,7 +2361,7 @@ Fix the cause and complete the stage.`;
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile7(file, "utf8").catch(() => void 0);
+    const text = await readFile8(file, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -4470,7 +2385,7 @@ var SessionLog = class {
 };
 
 // src/agent/stages/captain.ts
-import { writeFile as writeFile6 } from "node:fs/promises";
+import { writeFile as writeFile7 } from "node:fs/promises";
 import path11 from "node:path";
 
 // src/agent/stages/prompt.ts
@@ -4572,7 +2487,7 @@ async function validateWithSelfHeal(c) {
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
     const report = path11.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile6(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+    await writeFile7(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
@@ -4622,7 +2537,7 @@ async function writeValidateRefinement(c, heal, problems) {
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions."
   ].join("\n\n");
-  await writeFile6(c.reports.refinement, `${doc}
+  await writeFile7(c.reports.refinement, `${doc}
 `, "utf8");
   c.out.refinement = doc;
 }
@@ -4634,7 +2549,7 @@ var CAPTAIN_STEPS = {
 };
 
 // src/agent/stages/refinery.ts
-import { writeFile as writeFile8 } from "node:fs/promises";
+import { writeFile as writeFile9 } from "node:fs/promises";
 import path13 from "node:path";
 
 // src/agent/stages/change-request.ts
@@ -4672,7 +2587,7 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir5, readFile as readFile8, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir5, readFile as readFile9, writeFile as writeFile8 } from "node:fs/promises";
 import path12 from "node:path";
 function sentinelDir(c) {
   return path12.join(c.sessionDir, "sentinel");
@@ -4703,7 +2618,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile7(path12.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile8(path12.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -4808,7 +2723,7 @@ ${task.task.trim()}`
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile8(audit, "utf8").catch(() => "") ?? "")?.[1];
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile9(audit, "utf8").catch(() => "") ?? "")?.[1];
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run2.grade = auditGrade;
     return "done";
@@ -4868,9 +2783,9 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile7(path12.join(dir, "grade.txt"), `${grade}
+  await writeFile8(path12.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile7(
+  await writeFile8(
     path12.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
@@ -4911,7 +2826,7 @@ async function sentinelVerdict(c, run2) {
   };
 }
 async function readJson(file) {
-  const text = await readFile8(file, "utf8").catch(() => void 0);
+  const text = await readFile9(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -4950,7 +2865,7 @@ async function mergeUpstream(c) {
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
   const artifact = path13.join(c.sessionDir, "merge-log.txt");
-  await writeFile8(artifact, `${merged.join("\n")}
+  await writeFile9(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
@@ -4999,7 +2914,7 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile9 } from "node:fs/promises";
+import { readFile as readFile10 } from "node:fs/promises";
 import path14 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
@@ -5075,9 +2990,9 @@ async function stoppedBy(c, stage, o) {
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
   if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
-    out.question = await readFile9(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    out.question = await readFile10(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
-    out.refinement ??= await readFile9(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    out.refinement ??= await readFile10(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -5127,7 +3042,7 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile10, readdir as readdir3 } from "node:fs/promises";
+import { readFile as readFile11, readdir as readdir3 } from "node:fs/promises";
 import path15 from "node:path";
 function subtaskDir(sessionDir) {
   return path15.join(sessionDir, "subtasks");
@@ -5144,7 +3059,7 @@ async function readSubtasks(dir) {
   const out = [];
   for (const name of names) {
     const file = path15.join(dir, name);
-    const { data, body, problem: problem2 } = readSubtaskFile(file, await readFile10(file, "utf8"));
+    const { data, body, problem } = readSubtaskFile(file, await readFile11(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -5153,13 +3068,13 @@ async function readSubtasks(dir) {
       status: String(data.status ?? "pending"),
       body,
       file,
-      ...problem2 ? { problem: problem2 } : {}
+      ...problem ? { problem } : {}
     });
   }
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile10(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, await readFile11(file, "utf8"));
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -5477,7 +3392,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     const uploadArtifact = env.ACTIONS_RUNTIME_TOKEN && env.ACTIONS_RESULTS_URL ? async (name, rootDir, files) => {
-      const { DefaultArtifactClient } = await import("./artifact-EBJTCZ2J.js");
+      const { DefaultArtifactClient } = await import("./artifact-O4HXMSR3.js");
       await new DefaultArtifactClient().uploadArtifact(name, files, rootDir, { retentionDays: 30 });
     } : void 0;
     const jobUrl = jobEnv.workflowRunId ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}` : void 0;
@@ -5503,7 +3418,8 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
           agent,
           log: { info: (m) => info(m), warning: (m) => warning(m) },
           ...uploadArtifact ? { uploadArtifact } : {},
-          cancel: cancel.signal
+          cancel: cancel.signal,
+          masker
         }
       });
     } finally {
@@ -5567,4 +3483,14 @@ async function ensureRepository(git, remoteUrl) {
 }
 
 // action/src/entry.ts
-await run();
+var mode = getInput("mode") || "task";
+if (mode === "tick") {
+  const tick = await import(new URL("./tick.js", import.meta.url).href);
+  await tick.runTick();
+} else if (mode === "task") {
+  await run();
+} else {
+  setFailed(
+    `The Forge action's input 'mode' is '${mode}': use 'task' (the default, one dispatched attempt) or 'tick' (the reconciler)`
+  );
+}

@@ -8,7 +8,8 @@
  *   the default branch (captain.ts). Tried before the Captain, whose pattern matches its id too.
  * - Captain `_captain-<crId>`: an overlay answering a Change Request, on its own branch with its own PR (captain.ts).
  * - task: any other id — one attempt of a plan task or a follow-up (task/job.ts).
- * There is no tick job: the scheduled tick runs `forge tick`, not this Action.
+ * The scheduled tick is not a job kind: it is the action's other mode (`mode: tick`, entry.ts), which
+ * loads the App's reconciler (dist/tick.js) and never reaches `main`.
  */
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { captainDispatchJob, captainPlanJob } from "./captain.js";

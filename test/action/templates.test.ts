@@ -51,7 +51,10 @@ describe("templates/workflows/forge-agent.yml", () => {
   it("checks out without persisting the token and passes the inputs to the action", () => {
     const steps = (parseYaml(agent) as { jobs: { agent: { steps: Array<{ uses?: string; with?: Record<string, unknown> }> } } }).jobs.agent
       .steps;
-    expect(steps[0]).toMatchObject({ uses: "actions/checkout@v4", with: { "persist-credentials": false } });
+    expect(steps[0]).toMatchObject({
+      uses: expect.stringMatching(/^actions\/checkout@[0-9a-f]{40}$/),
+      with: { "persist-credentials": false },
+    });
     const forge = steps.find((s) => s.uses?.endsWith("/action@v1"))!;
     expect(forge.with).toEqual({
       "run-id": "${{ inputs.run_id }}",
@@ -64,14 +67,25 @@ describe("templates/workflows/forge-agent.yml", () => {
 });
 
 describe("templates/workflows/forge-tick.yml", () => {
-  it("runs `forge tick` on a schedule with a read-only job token", () => {
+  it("runs Forge's action in tick mode on a schedule with a read-only job token, and nothing else", () => {
     const wf = parseYaml(tick) as {
       on: { schedule: Array<{ cron: string }>; workflow_dispatch: unknown };
-      jobs: { tick: { steps: Array<{ run?: string }> } };
+      jobs: { tick: { steps: Array<{ uses?: string; run?: string; with?: Record<string, unknown> }> } };
     };
     expect(wf.on.schedule[0]!.cron).toBe("*/10 * * * *");
     expect(wf.on).toHaveProperty("workflow_dispatch");
-    expect(wf.jobs.tick.steps.some((s) => s.run === "npx --yes forge tick")).toBe(true);
+    // One step: no checkout, no setup-node, no install, no npx — nothing fetched by a bare name.
+    expect(wf.jobs.tick.steps).toEqual([
+      {
+        name: "Reconcile active Forge runs",
+        uses: "forge-dev/forge/action@v1",
+        with: {
+          mode: "tick",
+          "app-id": "${{ secrets.FORGE_APP_ID }}",
+          "app-private-key": "${{ secrets.FORGE_APP_PRIVATE_KEY }}",
+        },
+      },
+    ]);
     const job = describeJob({ workflowText: tick, context: { ...context, eventName: "schedule", event: {} } });
     const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
     expect(Object.fromEntries(granted)).toEqual({ contents: "read" });

@@ -1,12 +1,14 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  requestLog
+} from "./chunk-4AB3CGFW.js";
+import {
   Octokit,
   paginateRest,
-  requestLog,
   restEndpointMethods,
   retry
-} from "./chunk-QLZA35EM.js";
+} from "./chunk-QAXPJL55.js";
 import {
   BearerCredentialHandler,
   HttpClient,

@@ -68,13 +68,13 @@ var require_identity = __commonJS({
 var require_visit = __commonJS({
   "node_modules/yaml/dist/visit.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
     function visit2(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity2.isDocument(node2)) {
+      if (identity.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -84,17 +84,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path9) {
-      const ctrl = callVisitor(key, node2, visitor, path9);
-      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visit_(key, ctrl, visitor, path9);
+    function visit_(key, node2, visitor, path) {
+      const ctrl = callVisitor(key, node2, visitor, path);
+      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
+        replaceNode(key, path, ctrl);
+        return visit_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity2.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+        if (identity.isCollection(node2)) {
+          path = Object.freeze(path.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path9);
+            const ci = visit_(i, node2.items[i], visitor, path);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -104,14 +104,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity2.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path9);
+        } else if (identity.isPair(node2)) {
+          path = Object.freeze(path.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path9);
+          const cv = visit_("value", node2.value, visitor, path);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -122,7 +122,7 @@ var require_visit = __commonJS({
     }
     async function visitAsync(node2, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity2.isDocument(node2)) {
+      if (identity.isDocument(node2)) {
         const cd = await visitAsync_(null, node2.contents, visitor_, Object.freeze([node2]));
         if (cd === REMOVE)
           node2.contents = null;
@@ -132,17 +132,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path9) {
-      const ctrl = await callVisitor(key, node2, visitor, path9);
-      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visitAsync_(key, ctrl, visitor, path9);
+    async function visitAsync_(key, node2, visitor, path) {
+      const ctrl = await callVisitor(key, node2, visitor, path);
+      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
+        replaceNode(key, path, ctrl);
+        return visitAsync_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity2.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+        if (identity.isCollection(node2)) {
+          path = Object.freeze(path.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path9);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -152,14 +152,14 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity2.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path9);
+        } else if (identity.isPair(node2)) {
+          path = Object.freeze(path.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path9);
+          const cv = await visitAsync_("value", node2.value, visitor, path);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -186,34 +186,34 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path9) {
+    function callVisitor(key, node2, visitor, path) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path9);
-      if (identity2.isMap(node2))
-        return visitor.Map?.(key, node2, path9);
-      if (identity2.isSeq(node2))
-        return visitor.Seq?.(key, node2, path9);
-      if (identity2.isPair(node2))
-        return visitor.Pair?.(key, node2, path9);
-      if (identity2.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path9);
-      if (identity2.isAlias(node2))
-        return visitor.Alias?.(key, node2, path9);
+        return visitor(key, node2, path);
+      if (identity.isMap(node2))
+        return visitor.Map?.(key, node2, path);
+      if (identity.isSeq(node2))
+        return visitor.Seq?.(key, node2, path);
+      if (identity.isPair(node2))
+        return visitor.Pair?.(key, node2, path);
+      if (identity.isScalar(node2))
+        return visitor.Scalar?.(key, node2, path);
+      if (identity.isAlias(node2))
+        return visitor.Alias?.(key, node2, path);
       return void 0;
     }
-    function replaceNode(key, path9, node2) {
-      const parent = path9[path9.length - 1];
-      if (identity2.isCollection(parent)) {
+    function replaceNode(key, path, node2) {
+      const parent = path[path.length - 1];
+      if (identity.isCollection(parent)) {
         parent.items[key] = node2;
-      } else if (identity2.isPair(parent)) {
+      } else if (identity.isPair(parent)) {
         if (key === "key")
           parent.key = node2;
         else
           parent.value = node2;
-      } else if (identity2.isDocument(parent)) {
+      } else if (identity.isDocument(parent)) {
         parent.contents = node2;
       } else {
-        const pt = identity2.isAlias(parent) ? "alias" : "scalar";
+        const pt = identity.isAlias(parent) ? "alias" : "scalar";
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
@@ -226,7 +226,7 @@ var require_visit = __commonJS({
 var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var visit2 = require_visit();
     var escapeChars = {
       "!": "%21",
@@ -369,10 +369,10 @@ var require_directives = __commonJS({
         const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
-        if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
+        if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
           visit2.visit(doc.contents, (_key, node2) => {
-            if (identity2.isNode(node2) && node2.tag)
+            if (identity.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
           tagNames = Object.keys(tags);
@@ -397,7 +397,7 @@ var require_directives = __commonJS({
 var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var visit2 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
@@ -444,7 +444,7 @@ var require_anchors = __commonJS({
         setAnchors: () => {
           for (const source of aliasObjects) {
             const ref = sourceObjects.get(source);
-            if (typeof ref === "object" && ref.anchor && (identity2.isScalar(ref.node) || identity2.isCollection(ref.node))) {
+            if (typeof ref === "object" && ref.anchor && (identity.isScalar(ref.node) || identity.isCollection(ref.node))) {
               ref.node.anchor = ref.anchor;
             } else {
               const error62 = new Error("Failed to resolve repeated object (this should not happen)");
@@ -517,12 +517,12 @@ var require_applyReviver = __commonJS({
 var require_toJS = __commonJS({
   "node_modules/yaml/dist/nodes/toJS.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     function toJS(value, arg, ctx) {
       if (Array.isArray(value))
         return value.map((v, i) => toJS(v, String(i), ctx));
       if (value && typeof value.toJSON === "function") {
-        if (!ctx || !identity2.hasAnchor(value))
+        if (!ctx || !identity.hasAnchor(value))
           return value.toJSON(arg, ctx);
         const data = { aliasCount: 0, count: 1, res: void 0 };
         ctx.anchors.set(value, data);
@@ -548,11 +548,11 @@ var require_Node = __commonJS({
   "node_modules/yaml/dist/nodes/Node.js"(exports) {
     "use strict";
     var applyReviver = require_applyReviver();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var toJS = require_toJS();
     var NodeBase = class {
       constructor(type2) {
-        Object.defineProperty(this, identity2.NODE_TYPE, { value: type2 });
+        Object.defineProperty(this, identity.NODE_TYPE, { value: type2 });
       }
       /** Create a copy of this node.  */
       clone() {
@@ -563,7 +563,7 @@ var require_Node = __commonJS({
       }
       /** A plain JavaScript representation of this node. */
       toJS(doc, { mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
-        if (!identity2.isDocument(doc))
+        if (!identity.isDocument(doc))
           throw new TypeError("A document argument is required");
         const ctx = {
           anchors: /* @__PURE__ */ new Map(),
@@ -590,12 +590,12 @@ var require_Alias = __commonJS({
     "use strict";
     var anchors = require_anchors();
     var visit2 = require_visit();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var Alias = class extends Node.NodeBase {
       constructor(source) {
-        super(identity2.ALIAS);
+        super(identity.ALIAS);
         this.source = source;
         Object.defineProperty(this, "tag", {
           set() {
@@ -617,7 +617,7 @@ var require_Alias = __commonJS({
           nodes = [];
           visit2.visit(doc, {
             Node: (_key, node2) => {
-              if (identity2.isAlias(node2) || identity2.hasAnchor(node2))
+              if (identity.isAlias(node2) || identity.hasAnchor(node2))
                 nodes.push(node2);
             }
           });
@@ -679,11 +679,11 @@ var require_Alias = __commonJS({
       }
     };
     function getAliasCount(doc, node2, anchors2) {
-      if (identity2.isAlias(node2)) {
+      if (identity.isAlias(node2)) {
         const source = node2.resolve(doc);
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
-      } else if (identity2.isCollection(node2)) {
+      } else if (identity.isCollection(node2)) {
         let count = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
@@ -691,7 +691,7 @@ var require_Alias = __commonJS({
             count = c;
         }
         return count;
-      } else if (identity2.isPair(node2)) {
+      } else if (identity.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
         return Math.max(kc, vc);
@@ -706,13 +706,13 @@ var require_Alias = __commonJS({
 var require_Scalar = __commonJS({
   "node_modules/yaml/dist/nodes/Scalar.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var isScalarValue = (value) => !value || typeof value !== "function" && typeof value !== "object";
     var Scalar = class extends Node.NodeBase {
       constructor(value) {
-        super(identity2.SCALAR);
+        super(identity.SCALAR);
         this.value = value;
       }
       toJSON(arg, ctx) {
@@ -737,7 +737,7 @@ var require_createNode = __commonJS({
   "node_modules/yaml/dist/doc/createNode.js"(exports) {
     "use strict";
     var Alias = require_Alias();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
@@ -751,12 +751,12 @@ var require_createNode = __commonJS({
       return tags.find((t) => t.identify?.(value) && !t.format);
     }
     function createNode(value, tagName, ctx) {
-      if (identity2.isDocument(value))
+      if (identity.isDocument(value))
         value = value.contents;
-      if (identity2.isNode(value))
+      if (identity.isNode(value))
         return value;
-      if (identity2.isPair(value)) {
-        const map3 = ctx.schema[identity2.MAP].createNode?.(ctx.schema, null, ctx);
+      if (identity.isPair(value)) {
+        const map3 = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
         map3.items.push(value);
         return map3;
       }
@@ -788,7 +788,7 @@ var require_createNode = __commonJS({
             ref.node = node3;
           return node3;
         }
-        tagObj = value instanceof Map ? schema2[identity2.MAP] : Symbol.iterator in Object(value) ? schema2[identity2.SEQ] : schema2[identity2.MAP];
+        tagObj = value instanceof Map ? schema2[identity.MAP] : Symbol.iterator in Object(value) ? schema2[identity.SEQ] : schema2[identity.MAP];
       }
       if (onTagObj) {
         onTagObj(tagObj);
@@ -812,12 +812,12 @@ var require_Collection = __commonJS({
   "node_modules/yaml/dist/nodes/Collection.js"(exports) {
     "use strict";
     var createNode = require_createNode();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema2, path9, value) {
+    function collectionFromPath(schema2, path, value) {
       let v = value;
-      for (let i = path9.length - 1; i >= 0; --i) {
-        const k = path9[i];
+      for (let i = path.length - 1; i >= 0; --i) {
+        const k = path[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -836,7 +836,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
+    var isEmptyPath = (path) => path == null || typeof path === "object" && !!path[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type2, schema2) {
         super(type2);
@@ -856,7 +856,7 @@ var require_Collection = __commonJS({
         const copy = Object.create(Object.getPrototypeOf(this), Object.getOwnPropertyDescriptors(this));
         if (schema2)
           copy.schema = schema2;
-        copy.items = copy.items.map((it) => identity2.isNode(it) || identity2.isPair(it) ? it.clone(schema2) : it);
+        copy.items = copy.items.map((it) => identity.isNode(it) || identity.isPair(it) ? it.clone(schema2) : it);
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -866,13 +866,13 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path9, value) {
-        if (isEmptyPath(path9))
+      addIn(path, value) {
+        if (isEmptyPath(path))
           this.add(value);
         else {
-          const [key, ...rest] = path9;
+          const [key, ...rest] = path;
           const node2 = this.get(key, true);
-          if (identity2.isCollection(node2))
+          if (identity.isCollection(node2))
             node2.addIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -884,12 +884,12 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        const [key, ...rest] = path9;
+      deleteIn(path) {
+        const [key, ...rest] = path;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
-        if (identity2.isCollection(node2))
+        if (identity.isCollection(node2))
           return node2.deleteIn(rest);
         else
           throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -899,43 +899,43 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        const [key, ...rest] = path9;
+      getIn(path, keepScalar) {
+        const [key, ...rest] = path;
         const node2 = this.get(key, true);
         if (rest.length === 0)
-          return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
+          return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
         else
-          return identity2.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
+          return identity.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
       }
       hasAllNullValues(allowScalar) {
         return this.items.every((node2) => {
-          if (!identity2.isPair(node2))
+          if (!identity.isPair(node2))
             return false;
           const n = node2.value;
-          return n == null || allowScalar && identity2.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
+          return n == null || allowScalar && identity.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
         });
       }
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path9) {
-        const [key, ...rest] = path9;
+      hasIn(path) {
+        const [key, ...rest] = path;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
-        return identity2.isCollection(node2) ? node2.hasIn(rest) : false;
+        return identity.isCollection(node2) ? node2.hasIn(rest) : false;
       }
       /**
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        const [key, ...rest] = path9;
+      setIn(path, value) {
+        const [key, ...rest] = path;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
           const node2 = this.get(key, true);
-          if (identity2.isCollection(node2))
+          if (identity.isCollection(node2))
             node2.setIn(rest, value);
           else if (node2 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -1391,7 +1391,7 @@ var require_stringify = __commonJS({
   "node_modules/yaml/dist/stringify/stringify.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
     function createStringifyContext(doc, options) {
@@ -1444,7 +1444,7 @@ var require_stringify = __commonJS({
       }
       let tagObj = void 0;
       let obj;
-      if (identity2.isScalar(item)) {
+      if (identity.isScalar(item)) {
         obj = item.value;
         let match = tags.filter((t) => t.identify?.(obj));
         if (match.length > 1) {
@@ -1467,7 +1467,7 @@ var require_stringify = __commonJS({
       if (!doc.directives)
         return "";
       const props = [];
-      const anchor2 = (identity2.isScalar(node2) || identity2.isCollection(node2)) && node2.anchor;
+      const anchor2 = (identity.isScalar(node2) || identity.isCollection(node2)) && node2.anchor;
       if (anchor2 && anchors.anchorIsValid(anchor2)) {
         anchors$1.add(anchor2);
         props.push(`&${anchor2}`);
@@ -1477,10 +1477,10 @@ var require_stringify = __commonJS({
         props.push(doc.directives.tagString(tag));
       return props.join(" ");
     }
-    function stringify2(item, ctx, onComment, onChompKeep) {
-      if (identity2.isPair(item))
+    function stringify(item, ctx, onComment, onChompKeep) {
+      if (identity.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
-      if (identity2.isAlias(item)) {
+      if (identity.isAlias(item)) {
         if (ctx.doc.directives)
           return item.toString(ctx);
         if (ctx.resolvedAliases?.has(item)) {
@@ -1494,19 +1494,19 @@ var require_stringify = __commonJS({
         }
       }
       let tagObj = void 0;
-      const node2 = identity2.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
+      const node2 = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
       tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node2));
       const props = stringifyProps(node2, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity2.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
       if (!props)
         return str2;
-      return identity2.isScalar(node2) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
+      return identity.isScalar(node2) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
 ${ctx.indent}${str2}`;
     }
     exports.createStringifyContext = createStringifyContext;
-    exports.stringify = stringify2;
+    exports.stringify = stringify;
   }
 });
 
@@ -1514,23 +1514,23 @@ ${ctx.indent}${str2}`;
 var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
-    var stringify2 = require_stringify();
+    var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
-      let keyComment = identity2.isNode(key) && key.comment || null;
+      let keyComment = identity.isNode(key) && key.comment || null;
       if (simpleKeys) {
         if (keyComment) {
           throw new Error("With simple keys, key nodes cannot have comments");
         }
-        if (identity2.isCollection(key) || !identity2.isNode(key) && typeof key === "object") {
+        if (identity.isCollection(key) || !identity.isNode(key) && typeof key === "object") {
           const msg = "With simple keys, collection cannot be used as a key value";
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity2.isCollection(key) || (identity2.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
+      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -1538,7 +1538,7 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str2 = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
       if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
@@ -1571,7 +1571,7 @@ ${indent}:`;
           str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
-      if (identity2.isNode(value)) {
+      if (identity.isNode(value)) {
         vsb = !!value.spaceBefore;
         vcb = value.commentBefore;
         valueComment = value.comment;
@@ -1583,14 +1583,14 @@ ${indent}:`;
           value = doc.createNode(value);
       }
       ctx.implicitKey = false;
-      if (!explicitKey && !keyComment && identity2.isScalar(value))
+      if (!explicitKey && !keyComment && identity.isScalar(value))
         ctx.indentAtStart = str2.length + 1;
       chompKeep = false;
-      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity2.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
+      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
-      const valueStr = stringify2.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
+      const valueStr = stringify.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
       let ws = " ";
       if (keyComment || vsb || vcb) {
         ws = vsb ? "\n" : "";
@@ -1606,7 +1606,7 @@ ${stringifyComment.indentComment(cs, ctx.indent)}`;
           ws += `
 ${ctx.indent}`;
         }
-      } else if (!explicitKey && identity2.isCollection(value)) {
+      } else if (!explicitKey && identity.isCollection(value)) {
         const vs0 = valueStr[0];
         const nl0 = valueStr.indexOf("\n");
         const hasNewline = nl0 !== -1;
@@ -1669,7 +1669,7 @@ var require_log = __commonJS({
 var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
     var MERGE_KEY = "<<";
     var merge3 = {
@@ -1682,10 +1682,10 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
+    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
     function addMergeToJSMap(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (identity2.isSeq(source))
+      if (identity.isSeq(source))
         for (const it of source.items)
           mergeValue(ctx, map3, it);
       else if (Array.isArray(source))
@@ -1696,7 +1696,7 @@ var require_merge = __commonJS({
     }
     function mergeValue(ctx, map3, value) {
       const source = resolveAliasValue(ctx, value);
-      if (!identity2.isMap(source))
+      if (!identity.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
       for (const [key, value2] of srcMap) {
@@ -1717,7 +1717,7 @@ var require_merge = __commonJS({
       return map3;
     }
     function resolveAliasValue(ctx, value) {
-      return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
+      return ctx && identity.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
     exports.addMergeToJSMap = addMergeToJSMap;
     exports.isMergeKey = isMergeKey;
@@ -1731,11 +1731,11 @@ var require_addPairToJSMap = __commonJS({
     "use strict";
     var log = require_log();
     var merge3 = require_merge();
-    var stringify2 = require_stringify();
-    var identity2 = require_identity();
+    var stringify = require_stringify();
+    var identity = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map3, { key, value }) {
-      if (identity2.isNode(key) && key.addToJSMap)
+      if (identity.isNode(key) && key.addToJSMap)
         key.addToJSMap(ctx, map3, value);
       else if (merge3.isMergeKey(ctx, key))
         merge3.addMergeToJSMap(ctx, map3, value);
@@ -1766,8 +1766,8 @@ var require_addPairToJSMap = __commonJS({
         return "";
       if (typeof jsKey !== "object")
         return String(jsKey);
-      if (identity2.isNode(key) && ctx?.doc) {
-        const strCtx = stringify2.createStringifyContext(ctx.doc, {});
+      if (identity.isNode(key) && ctx?.doc) {
+        const strCtx = stringify.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node2 of ctx.anchors.keys())
           strCtx.anchors.add(node2.anchor);
@@ -1796,7 +1796,7 @@ var require_Pair = __commonJS({
     var createNode = require_createNode();
     var stringifyPair = require_stringifyPair();
     var addPairToJSMap = require_addPairToJSMap();
-    var identity2 = require_identity();
+    var identity = require_identity();
     function createPair(key, value, ctx) {
       const k = createNode.createNode(key, void 0, ctx);
       const v = createNode.createNode(value, void 0, ctx);
@@ -1804,15 +1804,15 @@ var require_Pair = __commonJS({
     }
     var Pair = class _Pair {
       constructor(key, value = null) {
-        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.PAIR });
+        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.PAIR });
         this.key = key;
         this.value = value;
       }
       clone(schema2) {
         let { key, value } = this;
-        if (identity2.isNode(key))
+        if (identity.isNode(key))
           key = key.clone(schema2);
-        if (identity2.isNode(value))
+        if (identity.isNode(value))
           value = value.clone(schema2);
         return new _Pair(key, value);
       }
@@ -1833,13 +1833,13 @@ var require_Pair = __commonJS({
 var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
-    var stringify2 = require_stringify();
+    var identity = require_identity();
+    var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options) {
       const flow = ctx.inFlow ?? collection.flow;
-      const stringify3 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify3(collection, ctx, options);
+      const stringify2 = flow ? stringifyFlowCollection : stringifyBlockCollection;
+      return stringify2(collection, ctx, options);
     }
     function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -1849,14 +1849,14 @@ var require_stringifyCollection = __commonJS({
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
-        if (identity2.isNode(item)) {
+        if (identity.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
-        } else if (identity2.isPair(item)) {
-          const ik = identity2.isNode(item.key) ? item.key : null;
+        } else if (identity.isPair(item)) {
+          const ik = identity.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
               lines.push("");
@@ -1864,7 +1864,7 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str3 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
           str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
@@ -1904,14 +1904,14 @@ ${indent}${line}` : "\n";
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
-        if (identity2.isNode(item)) {
+        if (identity.isNode(item)) {
           if (item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
-        } else if (identity2.isPair(item)) {
-          const ik = identity2.isNode(item.key) ? item.key : null;
+        } else if (identity.isPair(item)) {
+          const ik = identity.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
               lines.push("");
@@ -1919,7 +1919,7 @@ ${indent}${line}` : "\n";
             if (ik.comment)
               reqNewline = true;
           }
-          const iv = identity2.isNode(item.value) ? item.value : null;
+          const iv = identity.isNode(item.value) ? item.value : null;
           if (iv) {
             if (iv.comment)
               comment = iv.comment;
@@ -1931,7 +1931,7 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str2 = stringify2.stringify(item, itemCtx, () => comment = null);
+        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
         reqNewline || (reqNewline = lines.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
           str2 += ",";
@@ -1987,16 +1987,16 @@ var require_YAMLMap = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var addPairToJSMap = require_addPairToJSMap();
     var Collection = require_Collection();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     function findPair(items, key) {
-      const k = identity2.isScalar(key) ? key.value : key;
+      const k = identity.isScalar(key) ? key.value : key;
       for (const it of items) {
-        if (identity2.isPair(it)) {
+        if (identity.isPair(it)) {
           if (it.key === key || it.key === k)
             return it;
-          if (identity2.isScalar(it.key) && it.key.value === k)
+          if (identity.isScalar(it.key) && it.key.value === k)
             return it;
         }
       }
@@ -2007,7 +2007,7 @@ var require_YAMLMap = __commonJS({
         return "tag:yaml.org,2002:map";
       }
       constructor(schema2) {
-        super(identity2.MAP, schema2);
+        super(identity.MAP, schema2);
         this.items = [];
       }
       /**
@@ -2045,7 +2045,7 @@ var require_YAMLMap = __commonJS({
        */
       add(pair, overwrite) {
         let _pair;
-        if (identity2.isPair(pair))
+        if (identity.isPair(pair))
           _pair = pair;
         else if (!pair || typeof pair !== "object" || !("key" in pair)) {
           _pair = new Pair.Pair(pair, pair?.value);
@@ -2056,7 +2056,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity2.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -2080,7 +2080,7 @@ var require_YAMLMap = __commonJS({
       get(key, keepScalar) {
         const it = findPair(this.items, key);
         const node2 = it?.value;
-        return (!keepScalar && identity2.isScalar(node2) ? node2.value : node2) ?? void 0;
+        return (!keepScalar && identity.isScalar(node2) ? node2.value : node2) ?? void 0;
       }
       has(key) {
         return !!findPair(this.items, key);
@@ -2105,7 +2105,7 @@ var require_YAMLMap = __commonJS({
         if (!ctx)
           return JSON.stringify(this);
         for (const item of this.items) {
-          if (!identity2.isPair(item))
+          if (!identity.isPair(item))
             throw new Error(`Map items must all be pairs; found ${JSON.stringify(item)} instead`);
         }
         if (!ctx.allNullValues && this.hasAllNullValues(false))
@@ -2128,7 +2128,7 @@ var require_YAMLMap = __commonJS({
 var require_map = __commonJS({
   "node_modules/yaml/dist/schema/common/map.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var YAMLMap = require_YAMLMap();
     var map3 = {
       collection: "map",
@@ -2136,7 +2136,7 @@ var require_map = __commonJS({
       nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
       resolve(map4, onError) {
-        if (!identity2.isMap(map4))
+        if (!identity.isMap(map4))
           onError("Expected a mapping for this tag");
         return map4;
       },
@@ -2153,7 +2153,7 @@ var require_YAMLSeq = __commonJS({
     var createNode = require_createNode();
     var stringifyCollection = require_stringifyCollection();
     var Collection = require_Collection();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection.Collection {
@@ -2161,7 +2161,7 @@ var require_YAMLSeq = __commonJS({
         return "tag:yaml.org,2002:seq";
       }
       constructor(schema2) {
-        super(identity2.SEQ, schema2);
+        super(identity.SEQ, schema2);
         this.items = [];
       }
       add(value) {
@@ -2187,7 +2187,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           return void 0;
         const it = this.items[idx];
-        return !keepScalar && identity2.isScalar(it) ? it.value : it;
+        return !keepScalar && identity.isScalar(it) ? it.value : it;
       }
       /**
        * Checks if the collection includes a value with the key `key`.
@@ -2211,7 +2211,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key}.`);
         const prev = this.items[idx];
-        if (identity2.isScalar(prev) && Scalar.isScalarValue(value))
+        if (identity.isScalar(prev) && Scalar.isScalarValue(value))
           prev.value = value;
         else
           this.items[idx] = value;
@@ -2253,7 +2253,7 @@ var require_YAMLSeq = __commonJS({
       }
     };
     function asItemIndex(key) {
-      let idx = identity2.isScalar(key) ? key.value : key;
+      let idx = identity.isScalar(key) ? key.value : key;
       if (idx && typeof idx === "string")
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
@@ -2266,7 +2266,7 @@ var require_YAMLSeq = __commonJS({
 var require_seq = __commonJS({
   "node_modules/yaml/dist/schema/common/seq.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var YAMLSeq = require_YAMLSeq();
     var seq2 = {
       collection: "seq",
@@ -2274,7 +2274,7 @@ var require_seq = __commonJS({
       nodeClass: YAMLSeq.YAMLSeq,
       tag: "tag:yaml.org,2002:seq",
       resolve(seq3, onError) {
-        if (!identity2.isSeq(seq3))
+        if (!identity.isSeq(seq3))
           onError("Expected a sequence for this tag");
         return seq3;
       },
@@ -2628,17 +2628,17 @@ var require_binary = __commonJS({
 var require_pairs = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq2, onError) {
-      if (identity2.isSeq(seq2)) {
+      if (identity.isSeq(seq2)) {
         for (let i = 0; i < seq2.items.length; ++i) {
           let item = seq2.items[i];
-          if (identity2.isPair(item))
+          if (identity.isPair(item))
             continue;
-          else if (identity2.isMap(item)) {
+          else if (identity.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
             const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
@@ -2652,7 +2652,7 @@ ${cn.comment}` : item.comment;
             }
             item = pair;
           }
-          seq2.items[i] = identity2.isPair(item) ? item : new Pair.Pair(item);
+          seq2.items[i] = identity.isPair(item) ? item : new Pair.Pair(item);
         }
       } else
         onError("Expected a sequence for this tag");
@@ -2706,7 +2706,7 @@ ${cn.comment}` : item.comment;
 var require_omap = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var toJS = require_toJS();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -2733,7 +2733,7 @@ var require_omap = __commonJS({
           ctx.onCreate(map3);
         for (const pair of this.items) {
           let key, value;
-          if (identity2.isPair(pair)) {
+          if (identity.isPair(pair)) {
             key = toJS.toJS(pair.key, "", ctx);
             value = toJS.toJS(pair.value, key, ctx);
           } else {
@@ -2763,7 +2763,7 @@ var require_omap = __commonJS({
         const pairs$1 = pairs2.resolvePairs(seq2, onError);
         const seenKeys = [];
         for (const { key } of pairs$1.items) {
-          if (identity2.isScalar(key)) {
+          if (identity.isScalar(key)) {
             if (seenKeys.includes(key.value)) {
               onError(`Ordered maps must not include duplicate keys: ${key.value}`);
             } else {
@@ -2944,7 +2944,7 @@ var require_int2 = __commonJS({
 var require_set = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSet = class _YAMLSet extends YAMLMap.YAMLMap {
@@ -2954,7 +2954,7 @@ var require_set = __commonJS({
       }
       add(key) {
         let pair;
-        if (identity2.isPair(key))
+        if (identity.isPair(key))
           pair = key;
         else if (key && typeof key === "object" && "key" in key && "value" in key && key.value === null)
           pair = new Pair.Pair(key.key, null);
@@ -2970,7 +2970,7 @@ var require_set = __commonJS({
        */
       get(key, keepPair) {
         const pair = YAMLMap.findPair(this.items, key);
-        return !keepPair && identity2.isPair(pair) ? identity2.isScalar(pair.key) ? pair.key.value : pair.key : pair;
+        return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
       set(key, value) {
         if (typeof value !== "boolean")
@@ -3014,7 +3014,7 @@ var require_set = __commonJS({
       tag: "tag:yaml.org,2002:set",
       createNode: (schema2, iterable, ctx) => YAMLSet.from(schema2, iterable, ctx),
       resolve(map3, onError) {
-        if (identity2.isMap(map3)) {
+        if (identity.isMap(map3)) {
           if (map3.hasAllNullValues(true))
             return Object.assign(new YAMLSet(), map3);
           else
@@ -3259,7 +3259,7 @@ var require_tags = __commonJS({
 var require_Schema = __commonJS({
   "node_modules/yaml/dist/schema/Schema.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var map3 = require_map();
     var seq2 = require_seq();
     var string4 = require_string();
@@ -3272,9 +3272,9 @@ var require_Schema = __commonJS({
         this.knownTags = resolveKnownTags ? tags.coreKnownTags : {};
         this.tags = tags.getTags(customTags, this.name, merge3);
         this.toStringOptions = toStringDefaults ?? null;
-        Object.defineProperty(this, identity2.MAP, { value: map3.map });
-        Object.defineProperty(this, identity2.SCALAR, { value: string4.string });
-        Object.defineProperty(this, identity2.SEQ, { value: seq2.seq });
+        Object.defineProperty(this, identity.MAP, { value: map3.map });
+        Object.defineProperty(this, identity.SCALAR, { value: string4.string });
+        Object.defineProperty(this, identity.SEQ, { value: seq2.seq });
         this.sortMapEntries = typeof sortMapEntries === "function" ? sortMapEntries : sortMapEntries === true ? sortMapEntriesByKey : null;
       }
       clone() {
@@ -3291,8 +3291,8 @@ var require_Schema = __commonJS({
 var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
-    var stringify2 = require_stringify();
+    var identity = require_identity();
+    var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options) {
       const lines = [];
@@ -3307,7 +3307,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify2.createStringifyContext(doc, options);
+      const ctx = stringify.createStringifyContext(doc, options);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -3318,7 +3318,7 @@ var require_stringifyDocument = __commonJS({
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
-        if (identity2.isNode(doc.contents)) {
+        if (identity.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
             lines.push("");
           if (doc.contents.commentBefore) {
@@ -3329,7 +3329,7 @@ var require_stringifyDocument = __commonJS({
           contentComment = doc.contents.comment;
         }
         const onChompKeep = contentComment ? void 0 : () => chompKeep = true;
-        let body = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
+        let body = stringify.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body += stringifyComment.lineComment(body, "", commentString(contentComment));
         if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
@@ -3337,7 +3337,7 @@ var require_stringifyDocument = __commonJS({
         } else
           lines.push(body);
       } else {
-        lines.push(stringify2.stringify(doc.contents, ctx));
+        lines.push(stringify.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
@@ -3373,7 +3373,7 @@ var require_Document = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var Collection = require_Collection();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var toJS = require_toJS();
     var Schema2 = require_Schema();
@@ -3388,7 +3388,7 @@ var require_Document = __commonJS({
         this.comment = null;
         this.errors = [];
         this.warnings = [];
-        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.DOC });
+        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.DOC });
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
@@ -3424,7 +3424,7 @@ var require_Document = __commonJS({
        */
       clone() {
         const copy = Object.create(_Document.prototype, {
-          [identity2.NODE_TYPE]: { value: identity2.DOC }
+          [identity.NODE_TYPE]: { value: identity.DOC }
         });
         copy.commentBefore = this.commentBefore;
         copy.comment = this.comment;
@@ -3434,7 +3434,7 @@ var require_Document = __commonJS({
         if (this.directives)
           copy.directives = this.directives.clone();
         copy.schema = this.schema.clone();
-        copy.contents = identity2.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
+        copy.contents = identity.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -3445,9 +3445,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path9, value) {
+      addIn(path, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path9, value);
+          this.contents.addIn(path, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -3497,7 +3497,7 @@ var require_Document = __commonJS({
           sourceObjects
         };
         const node2 = createNode.createNode(value, tag, ctx);
-        if (flow && identity2.isCollection(node2))
+        if (flow && identity.isCollection(node2))
           node2.flow = true;
         setAnchors();
         return node2;
@@ -3522,14 +3522,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        if (Collection.isEmptyPath(path9)) {
+      deleteIn(path) {
+        if (Collection.isEmptyPath(path)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -3537,31 +3537,31 @@ var require_Document = __commonJS({
        * `true` (collections are always returned intact).
        */
       get(key, keepScalar) {
-        return identity2.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
       }
       /**
        * Returns item at `path`, or `undefined` if not found. By default unwraps
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        if (Collection.isEmptyPath(path9))
-          return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity2.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
+      getIn(path, keepScalar) {
+        if (Collection.isEmptyPath(path))
+          return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
        */
       has(key) {
-        return identity2.isCollection(this.contents) ? this.contents.has(key) : false;
+        return identity.isCollection(this.contents) ? this.contents.has(key) : false;
       }
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path9) {
-        if (Collection.isEmptyPath(path9))
+      hasIn(path) {
+        if (Collection.isEmptyPath(path))
           return this.contents !== void 0;
-        return identity2.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -3578,13 +3578,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        if (Collection.isEmptyPath(path9)) {
+      setIn(path, value) {
+        if (Collection.isEmptyPath(path)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path9), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path9, value);
+          this.contents.setIn(path, value);
         }
       }
       /**
@@ -3668,7 +3668,7 @@ var require_Document = __commonJS({
       }
     };
     function assertCollection(contents) {
-      if (identity2.isCollection(contents))
+      if (identity.isCollection(contents))
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
@@ -3939,12 +3939,12 @@ var require_util_flow_indent_check = __commonJS({
 var require_util_map_includes = __commonJS({
   "node_modules/yaml/dist/compose/util-map-includes.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     function mapIncludes(ctx, items, search) {
       const { uniqueKeys } = ctx.options;
       if (uniqueKeys === false)
         return false;
-      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity2.isScalar(a) && identity2.isScalar(b) && a.value === b.value;
+      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
       return items.some((pair) => isEqual(pair.key, search));
     }
     exports.mapIncludes = mapIncludes;
@@ -4157,7 +4157,7 @@ var require_resolve_end = __commonJS({
 var require_resolve_flow_collection = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4236,7 +4236,7 @@ var require_resolve_flow_collection = __commonJS({
             }
             if (prevItemComment) {
               let prev = coll.items[coll.items.length - 1];
-              if (identity2.isPair(prev))
+              if (identity.isPair(prev))
                 prev = prev.value ?? prev.key;
               if (prev.comment)
                 prev.comment += "\n" + prevItemComment;
@@ -4351,7 +4351,7 @@ var require_resolve_flow_collection = __commonJS({
 var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -4401,7 +4401,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node2 = identity2.isNode(res) ? res : new Scalar.Scalar(res);
+      const node2 = identity.isNode(res) ? res : new Scalar.Scalar(res);
       node2.range = coll.range;
       node2.tag = tagName;
       if (tag?.format)
@@ -4820,7 +4820,7 @@ var require_resolve_flow_scalar = __commonJS({
 var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports) {
     "use strict";
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Scalar = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
@@ -4829,17 +4829,17 @@ var require_compose_scalar = __commonJS({
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
       let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
-        tag = ctx.schema[identity2.SCALAR];
+        tag = ctx.schema[identity.SCALAR];
       } else if (tagName)
         tag = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
       else if (token.type === "scalar")
         tag = findScalarTagByTest(ctx, value, token, onError);
       else
-        tag = ctx.schema[identity2.SCALAR];
+        tag = ctx.schema[identity.SCALAR];
       let scalar;
       try {
         const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar = identity2.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
       } catch (error62) {
         const msg = error62 instanceof Error ? error62.message : String(error62);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
@@ -4859,7 +4859,7 @@ var require_compose_scalar = __commonJS({
     }
     function findScalarTagByName(schema2, value, tagName, tagToken, onError) {
       if (tagName === "!")
-        return schema2[identity2.SCALAR];
+        return schema2[identity.SCALAR];
       const matchWithTest = [];
       for (const tag of schema2.tags) {
         if (!tag.collection && tag.tag === tagName) {
@@ -4878,12 +4878,12 @@ var require_compose_scalar = __commonJS({
         return kt;
       }
       onError(tagToken, "TAG_RESOLVE_FAILED", `Unresolved tag: ${tagName}`, tagName !== "tag:yaml.org,2002:str");
-      return schema2[identity2.SCALAR];
+      return schema2[identity.SCALAR];
     }
     function findScalarTagByTest({ atKey, directives, schema: schema2 }, value, token, onError) {
-      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity2.SCALAR];
+      const tag = schema2.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema2[identity.SCALAR];
       if (schema2.compat) {
-        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity2.SCALAR];
+        const compat = schema2.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema2[identity.SCALAR];
         if (tag.tag !== compat.tag) {
           const ts = directives.tagString(tag.tag);
           const cs = directives.tagString(compat.tag);
@@ -4932,7 +4932,7 @@ var require_compose_node = __commonJS({
   "node_modules/yaml/dist/compose/compose-node.js"(exports) {
     "use strict";
     var Alias = require_Alias();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var composeCollection = require_compose_collection();
     var composeScalar = require_compose_scalar();
     var resolveEnd = require_resolve_end();
@@ -4978,7 +4978,7 @@ var require_compose_node = __commonJS({
       node2 ?? (node2 = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
       if (anchor2 && node2.anchor === "")
         onError(anchor2, "BAD_ALIAS", "Anchor cannot be an empty string");
-      if (atKey && ctx.options.stringKeys && (!identity2.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
+      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
         onError(tag ?? token, "NON_STRING_KEY", msg);
       }
@@ -5084,7 +5084,7 @@ var require_composer = __commonJS({
     var directives = require_directives();
     var Document = require_Document();
     var errors = require_errors();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var composeDoc = require_compose_doc();
     var resolveEnd = require_resolve_end();
     function getErrorPos(src) {
@@ -5146,9 +5146,9 @@ var require_composer = __commonJS({
 ${comment}` : comment;
           } else if (afterEmptyLine || doc.directives.docStart || !dc) {
             doc.commentBefore = comment;
-          } else if (identity2.isCollection(dc) && !dc.flow && dc.items.length > 0) {
+          } else if (identity.isCollection(dc) && !dc.flow && dc.items.length > 0) {
             let it = dc.items[0];
-            if (identity2.isPair(it))
+            if (identity.isPair(it))
               it = it.key;
             const cb = it.commentBefore;
             it.commentBefore = cb ? `${comment}
@@ -5473,7 +5473,7 @@ var require_cst_scalar = __commonJS({
 var require_cst_stringify = __commonJS({
   "node_modules/yaml/dist/parse/cst-stringify.js"(exports) {
     "use strict";
-    var stringify2 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
+    var stringify = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
     function stringifyToken(token) {
       switch (token.type) {
         case "block-scalar": {
@@ -5526,7 +5526,7 @@ var require_cst_stringify = __commonJS({
         res += stringifyToken(value);
       return res;
     }
-    exports.stringify = stringify2;
+    exports.stringify = stringify;
   }
 });
 
@@ -5545,9 +5545,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path9) => {
+    visit2.itemAtPath = (cst, path) => {
       let item = cst;
-      for (const [field, index] of path9) {
+      for (const [field, index] of path) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -5556,23 +5556,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path9) => {
-      const parent = visit2.itemAtPath(cst, path9.slice(0, -1));
-      const field = path9[path9.length - 1][0];
+    visit2.parentCollection = (cst, path) => {
+      const parent = visit2.itemAtPath(cst, path.slice(0, -1));
+      const field = path[path.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path9, item, visitor) {
-      let ctrl = visitor(item, path9);
+    function _visit(path, item, visitor) {
+      let ctrl = visitor(item, path);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path9.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -5583,10 +5583,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path9);
+            ctrl = ctrl(item, path);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
     }
     exports.visit = visit2;
   }
@@ -7196,7 +7196,7 @@ var require_public_api = __commonJS({
     var Document = require_Document();
     var errors = require_errors();
     var log = require_log();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
     function parseOptions(options) {
@@ -7256,7 +7256,7 @@ var require_public_api = __commonJS({
       }
       return doc.toJS(Object.assign({ reviver: _reviver }, options));
     }
-    function stringify2(value, replacer, options) {
+    function stringify(value, replacer, options) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
@@ -7274,14 +7274,14 @@ var require_public_api = __commonJS({
         if (!keepUndefined)
           return void 0;
       }
-      if (identity2.isDocument(value) && !_replacer)
+      if (identity.isDocument(value) && !_replacer)
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
     exports.parse = parse3;
     exports.parseAllDocuments = parseAllDocuments;
     exports.parseDocument = parseDocument3;
-    exports.stringify = stringify2;
+    exports.stringify = stringify;
   }
 });
 
@@ -7294,7 +7294,7 @@ var require_dist = __commonJS({
     var Schema2 = require_Schema();
     var errors = require_errors();
     var Alias = require_Alias();
-    var identity2 = require_identity();
+    var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
@@ -7312,14 +7312,14 @@ var require_dist = __commonJS({
     exports.YAMLParseError = errors.YAMLParseError;
     exports.YAMLWarning = errors.YAMLWarning;
     exports.Alias = Alias.Alias;
-    exports.isAlias = identity2.isAlias;
-    exports.isCollection = identity2.isCollection;
-    exports.isDocument = identity2.isDocument;
-    exports.isMap = identity2.isMap;
-    exports.isNode = identity2.isNode;
-    exports.isPair = identity2.isPair;
-    exports.isScalar = identity2.isScalar;
-    exports.isSeq = identity2.isSeq;
+    exports.isAlias = identity.isAlias;
+    exports.isCollection = identity.isCollection;
+    exports.isDocument = identity.isDocument;
+    exports.isMap = identity.isMap;
+    exports.isNode = identity.isNode;
+    exports.isPair = identity.isPair;
+    exports.isScalar = identity.isScalar;
+    exports.isSeq = identity.isSeq;
     exports.Pair = Pair.Pair;
     exports.Scalar = Scalar.Scalar;
     exports.YAMLMap = YAMLMap.YAMLMap;
@@ -7337,168 +7337,10 @@ var require_dist = __commonJS({
   }
 });
 
-// src/agent/secrets.ts
-var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
-var TOKEN_SHAPES = [
-  /\bgh[opsur]_[A-Za-z0-9]{20,}\b/g,
-  // GitHub tokens: ghp_, gho_, ghs_ (installation/job), ghu_, ghr_
-  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
-  /\bsk-ant-[A-Za-z0-9_-]{8,}\b/g,
-  // Anthropic keys
-  /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/g,
-  // OpenAI keys
-  // A key runs to its END line, never past the next BEGIN: one scan per key, whatever the text.
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?!-----BEGIN )[\s\S])*?-----END [A-Z ]*PRIVATE KEY-----/g
-];
-var MASK = "***";
-var Masker = class {
-  #values = /* @__PURE__ */ new Set();
-  #pattern = null;
-  /** Registers a secret value. Values shorter than 4 characters are ignored (masking them would destroy logs). */
-  add(value) {
-    if (!value || value.length < 4) return this;
-    for (const v of [value, ...value.split(/\r?\n/).filter((l) => l.length >= 4)]) this.#values.add(v);
-    this.#values.add(Buffer.from(value, "utf8").toString("base64"));
-    this.#values.add(Buffer.from(`x-access-token:${value}`, "utf8").toString("base64"));
-    this.#pattern = null;
-    return this;
-  }
-  /** Registers the value of every variable whose name says it is a secret (`*TOKEN*`, `*KEY*`, …). */
-  addFromEnv(env) {
-    for (const [name, value] of Object.entries(env)) if (isSecretName(name) && value) this.add(value);
-    return this;
-  }
-  get size() {
-    return this.#values.size;
-  }
-  values() {
-    return [...this.#values];
-  }
-  mask(text) {
-    if (!text) return text;
-    let out = text;
-    if (this.#values.size > 0) {
-      this.#pattern ??= new RegExp(
-        [...this.#values].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"),
-        "g"
-      );
-      out = out.replace(this.#pattern, MASK);
-    }
-    for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
-    return out;
-  }
-  /**
-   * Inside GitHub Actions, tells the runner to mask the values in its log too (`::add-mask::`).
-   * `@actions/core` is imported only there; it is ESM-only since version 3.
-   */
-  async registerWithActions(env = process.env) {
-    if (env.GITHUB_ACTIONS !== "true") return false;
-    const core2 = await import("./core-7LEJWMBE.js");
-    for (const v of this.#values) core2.setSecret(v);
-    return true;
-  }
-};
-function isSecretName(name) {
-  return SECRET_NAME.test(name);
-}
-function escapeRegExp(s) {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-var INVISIBLE = (
-  // eslint-disable-next-line no-misleading-character-class -- removing these characters one by one is the point
-  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFFB]|\uDB40[\uDC00-\uDFFF]/g
-);
-var CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
-var INJECTION_MARKERS = [
-  /\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|messages?|rules?|context)\b/gi,
-  /\byou\s+are\s+now\s+(?:a|an|the|in)\b/gi,
-  /\bnew\s+(?:system\s+)?instructions?\s*:/gi,
-  /\b(?:developer|jailbreak|DAN)\s+mode\b/gi
-];
-var ROLE_TAGS = /<\/?\s*(?:system|assistant|user|human|instructions?|tool_result|function_results?)\s*>|<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>/gi;
-var ROLE_LINES = /^([ \t]*)(system|assistant|human)[ \t]*:/gim;
-var ATTRS = String.raw`(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>` + "`" + String.raw`]+))?)*`;
-var OPEN_TAG = new RegExp(String.raw`<([a-z][a-z0-9-]*)(${ATTRS})\s*/?>`, "gi");
-var CLOSE_TAG = /<\/([a-z][a-z0-9-]*)\s*>/gi;
-var ANY_TAG = new RegExp(String.raw`</?[a-z][a-z0-9-]*${ATTRS}\s*/?>`, "gi");
-var DETAILS_TAG = new RegExp(String.raw`</?(?:details|summary)${ATTRS}\s*/?>`, "gi");
-var UNDISPLAYED = /* @__PURE__ */ new Set(["script", "style", "template", "noscript"]);
-var HIDDEN_ATTR = /\bhidden|style\s*=\s*["'][^"']*display\s*:\s*none/i;
-function removeElements(s, drop) {
-  const closes = /* @__PURE__ */ new Map();
-  for (const m of s.matchAll(CLOSE_TAG)) {
-    const name = m[1].toLowerCase();
-    let list = closes.get(name);
-    if (!list) closes.set(name, list = []);
-    list.push({ at: m.index, end: m.index + m[0].length });
-  }
-  const closeAfter = (name, from) => {
-    const list = closes.get(name);
-    if (!list) return void 0;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = lo + hi >> 1;
-      if (list[mid].at < from) lo = mid + 1;
-      else hi = mid;
-    }
-    return list[lo];
-  };
-  const open2 = new RegExp(OPEN_TAG.source, OPEN_TAG.flags);
-  let out = "";
-  let kept = 0;
-  for (let m = open2.exec(s); m; m = open2.exec(s)) {
-    const name = m[1].toLowerCase();
-    const close = drop(name, m[2]) ? closeAfter(name, m.index + m[0].length) : void 0;
-    if (!close) {
-      open2.lastIndex = m.index + 1;
-      continue;
-    }
-    out += s.slice(kept, m.index);
-    kept = close.end;
-    open2.lastIndex = close.end;
-  }
-  return kept === 0 ? s : out + s.slice(kept);
-}
-var READ_FACTOR = 4;
-function sanitizeUntrusted(text, options = {}) {
-  const max = options.maxLength ?? 2e4;
-  const read = Math.max(max * READ_FACTOR, 1e3);
-  let s = text.length > read ? text.slice(0, read) : text;
-  s = s.normalize("NFKC");
-  if (s.length > read) s = s.slice(0, read);
-  const cutEarly = text.length > read;
-  s = s.replace(INVISIBLE, "").replace(CONTROL, "");
-  s = s.replace(/<!--[\s\S]*?(?:-->|$)/g, "");
-  s = removeElements(s, (name) => UNDISPLAYED.has(name));
-  s = removeElements(s, (_name, attrs) => HIDDEN_ATTR.test(attrs));
-  s = s.replace(DETAILS_TAG, "");
-  s = s.replace(
-    /!\[([^[\]]*)\]\(([^()\s]*)(?:\s+"[^"]*")?\)/g,
-    (_m, alt, url2) => `[image: ${alt.trim() || "untitled"}] (${url2})`
-  );
-  s = s.replace(/\]\(([^()\s]+)\s+"[^"]*"\)/g, "]($1)");
-  s = s.replace(/^[ \t]{0,3}\[[^[\]\n]+\]:[ \t]*(?:\n[ \t]*)?\S+(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm, "");
-  s = s.replace(ANY_TAG, "");
-  s = s.replace(ROLE_TAGS, (m) => `[removed tag ${m.replace(/[<>|]/g, "")}]`);
-  s = s.replace(ROLE_LINES, (_m, indent, role) => `${indent}(quoted) ${role}:`);
-  for (const marker of INJECTION_MARKERS) s = s.replace(marker, (m) => `[quoted text: "${m}"]`);
-  s = s.replace(/(?<![ \t])[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
-  if (s.length > max || cutEarly) s = `${s.slice(0, max)}
-[\u2026 cut at ${max} characters]`;
-  return s;
-}
-function quoteUntrusted(label, text) {
-  const clean = sanitizeUntrusted(text);
-  return [`<untrusted-text source="${label.replace(/["<>]/g, "")}">`, clean.replaceAll("</untrusted-text>", ""), `</untrusted-text>`].join(
-    "\n"
-  );
-}
-
 // src/core/problems.ts
-function fieldPath(path9) {
+function fieldPath(path) {
   let out = "";
-  for (const key of path9) {
+  for (const key of path) {
     if (typeof key === "number") out += `[${key}]`;
     else out += out === "" ? String(key) : `.${String(key)}`;
   }
@@ -8422,10 +8264,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path9) {
-  if (!path9)
+function getElementAtPath(obj, path) {
+  if (!path)
     return obj;
-  return path9.reduce((acc, key) => acc?.[key], obj);
+  return path.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -8765,11 +8607,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path9, issues) {
+function prefixIssues(path, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path9);
+    iss.path.unshift(path);
     return iss;
   });
 }
@@ -9231,16 +9073,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path9 = []) => {
+  const processError = (error63, path = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path, ...issue2.path]);
       } else {
-        const fullpath = [...path9, ...issue2.path];
+        const fullpath = [...path, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -9279,17 +9121,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path9 = []) => {
+  const processError = (error63, path = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path9, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path9, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path, ...issue2.path]);
       } else {
-        const fullpath = [...path9, ...issue2.path];
+        const fullpath = [...path, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -9328,8 +9170,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path9 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path9) {
+  const path = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -11625,7 +11467,7 @@ function handleIntersectionResults(result, left, right) {
   const unrecKeys = /* @__PURE__ */ new Map();
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
-  const collect2 = (iss, side) => {
+  const collect = (iss, side) => {
     let keys;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
@@ -11646,11 +11488,11 @@ function handleIntersectionResults(result, left, right) {
     return true;
   };
   for (const iss of left.issues) {
-    if (!collect2(iss, "l"))
+    if (!collect(iss, "l"))
       result.issues.push(iss);
   }
   for (const iss of right.issues) {
-    if (!collect2(iss, "r"))
+    if (!collect(iss, "r"))
       result.issues.push(iss);
   }
   const bothKeys = [...unrecKeys].filter(([, f]) => f.l && f.r).map(([k]) => k);
@@ -26467,13 +26309,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path9 = ref.slice(1).split("/").filter(Boolean);
-  if (path9.length === 0) {
+  const path = ref.slice(1).split("/").filter(Boolean);
+  if (path.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path9[0] === defsKey) {
-    const key = path9[1] === void 0 ? void 0 : decodeJSONPointerSegment(path9[1]);
+  if (path[0] === defsKey) {
+    const key = path[1] === void 0 ? void 0 : decodeJSONPointerSegment(path[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -27329,20 +27171,6 @@ var isoTimestampSchema = external_exports.iso.datetime({ offset: true }).describ
 var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character hexadecimal git commit sha").describe("A full 40-character git commit sha.");
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
 var taskStatusSchema = external_exports.enum(["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"]).describe("Task status of the executor state machine (see docs/executor.md#task-states).");
-
-// src/core/git-error.ts
-var GitError = class extends Error {
-  constructor(message, args, code, stderr) {
-    super(message);
-    this.args = args;
-    this.code = code;
-    this.stderr = stderr;
-    this.name = "GitError";
-  }
-  args;
-  code;
-  stderr;
-};
 
 // src/core/schemas/task.ts
 var taskFrontmatterSchema = external_exports.object({
@@ -30657,17 +30485,17 @@ function collectYamlLines(node2, lc, lines, prefix = [], depth = 0) {
     for (const pair of node2.items) {
       const key = (0, import_yaml2.isScalar)(pair.key) ? pair.key.value : void 0;
       if (typeof key !== "string" && typeof key !== "number") continue;
-      const path9 = [...prefix, String(key)];
+      const path = [...prefix, String(key)];
       const at = lineOf(pair.key, lc);
-      if (at !== void 0) lines[fieldPath(path9)] = at;
-      collectYamlLines(pair.value, lc, lines, path9, depth + 1);
+      if (at !== void 0) lines[fieldPath(path)] = at;
+      collectYamlLines(pair.value, lc, lines, path, depth + 1);
     }
   } else if ((0, import_yaml2.isSeq)(node2)) {
     node2.items.forEach((item, i) => {
-      const path9 = [...prefix, i];
+      const path = [...prefix, i];
       const at = lineOf(item, lc);
-      if (at !== void 0) lines[fieldPath(path9)] = at;
-      collectYamlLines(item, lc, lines, path9, depth + 1);
+      if (at !== void 0) lines[fieldPath(path)] = at;
+      collectYamlLines(item, lc, lines, path, depth + 1);
     });
   }
 }
@@ -30805,17 +30633,17 @@ function issueMessage(issue2, raw) {
   if (issue2.code === "invalid_format" && typeof value === "string") return `${JSON.stringify(value)} ${issue2.message}`;
   return issue2.message;
 }
-function valueAt(raw, path9) {
+function valueAt(raw, path) {
   let v = raw;
-  for (const key of path9) {
+  for (const key of path) {
     if (v === null || typeof v !== "object") return void 0;
     v = v[key];
   }
   return v;
 }
-function lineOfPath(lines, path9) {
-  for (let n = path9.length; n > 0; n--) {
-    const line = lines[fieldPath(path9.slice(0, n))];
+function lineOfPath(lines, path) {
+  for (let n = path.length; n > 0; n--) {
+    const line = lines[fieldPath(path.slice(0, n))];
     if (line !== void 0) return line;
   }
   return void 0;
@@ -31136,8 +30964,8 @@ function shortestCycleThrough(g, s, component, c, parent) {
       if (w === s) {
         const back = [];
         for (let x = v; x !== s; x = parent[x]) back.push(x);
-        const path9 = [s, ...back.reverse(), s];
-        return { path: path9, depIndex: path9.slice(0, -1).map((x, i) => depIndexOf(g, x, path9[i + 1])) };
+        const path = [s, ...back.reverse(), s];
+        return { path, depIndex: path.slice(0, -1).map((x, i) => depIndexOf(g, x, path[i + 1])) };
       }
       if (parent[w] === -1) {
         parent[w] = v;
@@ -31387,8 +31215,8 @@ function checkStructure(input2, out, reported = /* @__PURE__ */ new Set()) {
     let at = edges2.findIndex((loc) => loc.file.startsWith("overlays/"));
     if (at === -1) at = 0;
     const nodes = [...cycle.path.slice(at, -1), ...cycle.path.slice(0, at + 1)];
-    const path9 = nodes.map((v) => ids[v]).join(" \u2192 ");
-    out.push(problem(edges2[at], "cycle", `dependency cycle ${path9} (\u2192 reads "depends on")`));
+    const path = nodes.map((v) => ids[v]).join(" \u2192 ");
+    out.push(problem(edges2[at], "cycle", `dependency cycle ${path} (\u2192 reads "depends on")`));
   }
 }
 
@@ -31403,1717 +31231,107 @@ function validatePlan(plan) {
   checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out);
   return sortProblems(out);
 }
-
-// src/agent/types.ts
-var ADAPTER_NAMES = ["claude", "codex", "command"];
-var AGENT_KINDS = [
-  "1",
-  "2",
-  "3",
-  "refinery",
-  "captain",
-  "sentinel-writer",
-  "sentinel-executor",
-  "sentinel-auditor",
-  "sentinel-consolidator"
-];
-function isAgentKind(value) {
-  return typeof value === "string" && AGENT_KINDS.includes(value);
-}
-
-// src/agent/prompts.ts
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-var REPO_PROMPT_DIR = ".forge/prompts";
-function builtinPromptDir(env = process.env) {
-  const candidates = [
-    env.FORGE_PROMPTS_DIR,
-    fileURLToPath(new URL("./prompts/", import.meta.url)),
-    fileURLToPath(new URL("../../src/agent/prompts/", import.meta.url))
-  ].filter((d) => Boolean(d));
-  return candidates.find((d) => existsSync(path.join(d, "1.md"))) ?? candidates[candidates.length - 1];
-}
-var PromptNotFoundError = class extends Error {
-  constructor(kind, searched) {
-    super(`no system prompt for agent kind '${kind}' (looked in ${searched.join(", ")})`);
-    this.kind = kind;
-    this.searched = searched;
-    this.name = "PromptNotFoundError";
-  }
-  kind;
-  searched;
-};
-async function loadSystemPrompt(kind, options = {}) {
-  const searched = [];
-  if (options.repoDir) {
-    const file3 = path.join(options.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
-    searched.push(file3);
-    const text2 = await readFile(file3, "utf8").catch(() => void 0);
-    if (text2 !== void 0 && text2.trim() !== "") return { kind, text: text2, source: "repository", path: file3 };
-  }
-  const file2 = path.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);
-  searched.push(file2);
-  const text = await readFile(file2, "utf8").catch(() => void 0);
-  if (text === void 0) throw new PromptNotFoundError(kind, searched);
-  return { kind, text, source: "builtin", path: file2 };
-}
-
-// src/agent/rate-limit.ts
-var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
-var OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
-var RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
-var RESETS_AT = /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
-var MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-var EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
-var TRY_AGAIN_IN = /\b(?:try again|retry|resets?)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/i;
-function detectRateLimit(text, options = {}) {
-  const now = options.now ?? /* @__PURE__ */ new Date();
-  let kind = null;
-  if (USAGE_LIMIT.test(text)) kind = "usage_limit";
-  else if (options.status === 529 || OVERLOADED.test(text)) kind = "overloaded";
-  else if (options.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
-  if (!kind) return null;
-  const info = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
-  const resetAt = parseResetTime(text, now) ?? (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : void 0);
-  if (resetAt) info.resetAt = resetAt;
-  return info;
-}
-function lineMatching(text, patterns) {
-  const lines = text.split(/\r?\n/);
-  const line = lines.find((l) => patterns.some((p) => p.test(l))) ?? lines[0] ?? "";
-  return line.trim().slice(0, 300);
-}
-function parseResetTime(text, now = /* @__PURE__ */ new Date()) {
-  const epoch = EPOCH_RESET.exec(text);
-  if (epoch) {
-    const n = Number(epoch[1]);
-    return new Date(n > 1e12 ? n : n * 1e3);
-  }
-  const at = RESETS_AT.exec(text);
-  if (at && (at[1] !== void 0 || at[4] !== void 0 || at[5] !== void 0 || at[6] !== void 0)) {
-    let hour = Number(at[3]);
-    const minute = at[4] ? Number(at[4]) : 0;
-    const meridiem = at[5]?.toLowerCase();
-    if (meridiem === "pm" && hour < 12) hour += 12;
-    if (meridiem === "am" && hour === 12) hour = 0;
-    const zone = at[6] && isValidTimeZone(at[6]) ? at[6] : "UTC";
-    if (hour <= 23 && minute <= 59) {
-      if (at[1] === void 0) return nextWallClockTime(hour, minute, zone, now);
-      const month = MONTHS.indexOf(at[1].toLowerCase()) + 1;
-      const day = Number(at[2]);
-      const year = wallClock(now.getTime(), zone).year;
-      const thisYear = zonedTimeToUtc(year, month, day, hour, minute, zone);
-      return thisYear.getTime() > now.getTime() - 864e5 ? thisYear : zonedTimeToUtc(year + 1, month, day, hour, minute, zone);
-    }
-  }
-  const inN = TRY_AGAIN_IN.exec(text);
-  if (inN) {
-    const n = Number(inN[1]);
-    const unit = inN[2].toLowerCase();
-    const ms = unit.startsWith("h") ? n * 36e5 : unit.startsWith("m") ? n * 6e4 : n * 1e3;
-    return new Date(now.getTime() + ms);
-  }
-  return void 0;
-}
-function parseRetryAfter(value, now = /* @__PURE__ */ new Date()) {
-  const v = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(v)) return Math.round(Number(v) * 1e3);
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) return void 0;
-  return Math.max(0, t - now.getTime());
-}
-function retryAfterToDate(value, now) {
-  const ms = parseRetryAfter(value, now);
-  return ms === void 0 ? void 0 : new Date(now.getTime() + ms);
-}
-var formatters = /* @__PURE__ */ new Map();
-function formatterFor(zone) {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric"
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
-function isValidTimeZone(zone) {
-  try {
-    formatterFor(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-function wallClock(t, zone) {
-  const parts = Object.fromEntries(
-    formatterFor(zone).formatToParts(new Date(t)).map((p) => [p.type, p.value])
-  );
-  return {
-    year: Number(parts.year),
-    month: Number(parts.month),
-    day: Number(parts.day),
-    hour: Number(parts.hour),
-    minute: Number(parts.minute),
-    second: Number(parts.second)
-  };
-}
-function zoneOffsetMs(t, zone) {
-  const w = wallClock(t, zone);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return asUtc - Math.floor(t / 1e3) * 1e3;
-}
-function zonedTimeToUtc(year, month, day, hour, minute, zone) {
-  const guess = Date.UTC(year, month - 1, day, hour, minute);
-  const first = guess - zoneOffsetMs(guess, zone);
-  const second = guess - zoneOffsetMs(first, zone);
-  return new Date(second);
-}
-function nextWallClockTime(hour, minute, zone, now) {
-  const z2 = isValidTimeZone(zone) ? zone : "UTC";
-  const today = wallClock(now.getTime(), z2);
-  for (let addDays = 0; addDays < 3; addDays++) {
-    const candidate = zonedTimeToUtc(today.year, today.month, today.day + addDays, hour, minute, z2);
-    if (candidate.getTime() > now.getTime()) return candidate;
-  }
-  return zonedTimeToUtc(today.year, today.month, today.day + 1, hour, minute, z2);
-}
-function backoffDelay(attempt, options = {}) {
-  const base = options.baseMs ?? 5e3;
-  const max = options.maxMs ?? 3e5;
-  const exp = Math.min(base * 2 ** attempt, max);
-  const jitter = (options.random ?? Math.random)() * exp * 0.5;
-  return Math.round(Math.min(exp + jitter, max * 1.5));
-}
-function planRateLimitWait(info, options) {
-  const now = options.now.getTime();
-  const random = options.random ?? Math.random;
-  let until;
-  if (info.resetAt) until = Math.max(now, info.resetAt.getTime()) + Math.round(random() * 5e3);
-  else if (info.kind === "usage_limit") until = now + (options.unknownUsageLimitMs ?? 36e5);
-  else until = now + backoffDelay(options.attempt, options);
-  const untilDate = new Date(until);
-  if (options.attempt >= (options.maxRetries ?? 5) || until > options.deadline) return { action: "give_up", until: untilDate };
-  return { action: "wait", ms: until - now, until: untilDate };
-}
-
-// src/agent/spawn/context.ts
-import { createWriteStream, existsSync as existsSync2 } from "node:fs";
-import { mkdir as mkdir2 } from "node:fs/promises";
-import path3 from "node:path";
-
-// src/agent/depth.ts
-import { randomBytes } from "node:crypto";
-var ENV = {
-  depth: "FORGE_SPAWN_DEPTH",
-  maxDepth: "FORGE_MAX_DEPTH",
-  trace: "FORGE_TRACE_ID",
-  agentType: "FORGE_AGENT_TYPE"
-};
-var DEFAULT_MAX_DEPTH = 3;
-var TRACE = /^[0-9a-f]{16}$/;
-function newTraceId() {
-  return randomBytes(8).toString("hex");
-}
-function traceIdFrom(env) {
-  const v = env[ENV.trace]?.trim().toLowerCase();
-  return v && TRACE.test(v) ? v : newTraceId();
-}
-function currentDepth(env) {
-  const n = Number.parseInt(env[ENV.depth] ?? "", 10);
-  return Number.isFinite(n) && n >= 0 ? n : 0;
-}
-function effectiveMaxDepth(requested, env) {
-  const wanted = requested ?? DEFAULT_MAX_DEPTH;
-  const inherited = Number.parseInt(env[ENV.maxDepth] ?? "", 10);
-  return Number.isFinite(inherited) && inherited >= 0 ? Math.min(wanted, inherited) : wanted;
-}
-function checkDepth(env, requestedMax) {
-  const depth = currentDepth(env) + 1;
-  const maxDepth = effectiveMaxDepth(requestedMax, env);
-  return { depth, maxDepth, ok: depth <= maxDepth, remaining: Math.max(0, maxDepth - depth) };
-}
-
-// src/agent/signals.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir, rename, stat, writeFile } from "node:fs/promises";
-import path2 from "node:path";
-var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
-function signalSlug(name) {
-  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
-}
-function signalPath(sessionDir, layer, name, status) {
-  return path2.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
-}
-async function writeFileAtomic(file2, content) {
-  await mkdir(path2.dirname(file2), { recursive: true });
-  const tmp = path2.join(path2.dirname(file2), `.${path2.basename(file2)}.tmp.${process.pid}.${randomBytes2(3).toString("hex")}`);
-  await writeFile(tmp, content, "utf8");
-  await rename(tmp, file2);
-}
-async function writeSignal(input2) {
-  const file2 = signalPath(input2.sessionDir, input2.layer, input2.name, input2.status);
-  let size = 0;
-  if (input2.artifactPath)
-    size = await stat(input2.artifactPath).then(
-      (s) => s.size,
-      () => 0
-    );
-  const doc = {
-    path: input2.artifactPath ?? null,
-    size,
-    status: STATUS_WORD[input2.status],
-    created_at: input2.createdAt.toISOString(),
-    completed_at: input2.completedAt.toISOString(),
-    trace_id: input2.traceId,
-    layer: input2.layer,
-    name: input2.name,
-    elapsed_seconds: Math.round((input2.completedAt.getTime() - input2.createdAt.getTime()) / 10) / 100,
-    version: 1,
-    ...input2.extra
-  };
-  await writeFileAtomic(file2, (0, import_yaml3.stringify)(doc));
-  return file2;
-}
-
-// src/agent/spawn/context.ts
-function defaultReportPaths(sessionDir) {
-  return {
-    walkthrough: path3.join(sessionDir, "walkthrough.md"),
-    question: path3.join(sessionDir, "question.md"),
-    changeRequest: path3.join(sessionDir, "change-request.md"),
-    refinement: path3.join(sessionDir, "refinement.md")
-  };
-}
-async function openSpawn(options) {
-  const parentEnv = options.env ?? process.env;
-  const sessionDir = path3.resolve(options.sessionDir);
-  await mkdir2(sessionDir, { recursive: true });
-  const eventsPath = path3.join(sessionDir, "events.ndjson");
-  const transcriptPath = path3.join(sessionDir, "transcript.log");
-  const started = /* @__PURE__ */ new Date();
-  const masker = options.masker ?? new Masker().addFromEnv(parentEnv);
-  for (const [k, v] of Object.entries(options.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
-  const depthCheck = checkDepth(parentEnv, options.maxDepth);
-  const events = createWriteStream(eventsPath, { flags: "a" });
-  const transcript = createWriteStream(transcriptPath, { flags: "a" });
-  events.on("error", () => void 0);
-  transcript.on("error", () => void 0);
-  return {
-    options,
-    parentEnv,
-    name: options.name ?? "spawn",
-    layer: options.layer ?? "exec",
-    sessionDir,
-    eventsPath,
-    transcriptPath,
-    started,
-    masker,
-    events,
-    transcript,
-    traceId: traceIdFrom(parentEnv),
-    depthCheck,
-    turn: 0,
-    rateLimitRetries: 0
-  };
-}
-function emit(sc, draft) {
-  const event = {
-    at: (/* @__PURE__ */ new Date()).toISOString(),
-    kind: draft.kind,
-    summary: sc.masker.mask(draft.summary),
-    ...draft.tool ? { tool: draft.tool } : {},
-    ...sc.turn > 0 ? { turn: sc.turn } : {},
-    traceId: sc.traceId,
-    depth: sc.depthCheck.depth,
-    name: sc.name
-  };
-  sc.events.write(`${JSON.stringify(event)}
-`);
-  try {
-    sc.options.onProgress?.(event);
-  } catch {
-  }
-}
-async function finish(sc, exitCode, extra = {}, reports = {}) {
-  const { options, started, depthCheck } = sc;
-  const finished = /* @__PURE__ */ new Date();
-  await sc.service?.close().catch(() => void 0);
-  emit(sc, { kind: "exit", summary: `exit ${exitCode}${extra.error ? ` (${extra.error.code}: ${extra.error.message})` : ""}` });
-  await Promise.all([closeStream(sc.events), closeStream(sc.transcript)]);
-  const signalFile = await writeSignal({
-    sessionDir: sc.sessionDir,
-    layer: sc.layer,
-    name: sc.name,
-    status: signalStatusOf(exitCode),
-    ...reports.walkthrough ? { artifactPath: reports.walkthrough } : existsSync2(sc.transcriptPath) ? { artifactPath: sc.transcriptPath } : {},
-    traceId: sc.traceId,
-    createdAt: started,
-    completedAt: finished,
-    extra: { exit_code: exitCode, depth: depthCheck.depth, ...extra.error ? { error_code: extra.error.code } : {} }
-  }).catch(() => void 0);
-  const result = {
-    adapter: options.adapter,
-    ...options.agentType ? { agentType: options.agentType } : {},
-    sessionDir: sc.sessionDir,
-    eventsPath: sc.eventsPath,
-    transcriptPath: sc.transcriptPath,
-    traceId: sc.traceId,
-    depth: depthCheck.depth,
-    maxDepth: depthCheck.maxDepth,
-    exitCode,
-    status: EXIT_STATUS[exitCode],
-    startedAt: started.toISOString(),
-    finishedAt: finished.toISOString(),
-    durationMs: finished.getTime() - started.getTime(),
-    rateLimitRetries: 0,
-    reports,
-    ...extra,
-    ...signalFile ? { signalPath: signalFile } : {}
-  };
-  if (result.error) result.error = { code: result.error.code, message: sc.masker.mask(result.error.message) };
-  if (result.result !== void 0) result.result = sc.masker.mask(result.result);
-  return result;
-}
-function closeStream(s) {
-  return new Promise((resolve) => {
-    if (s.closed || s.destroyed) return resolve();
-    s.end(() => resolve());
-  });
-}
-
-// src/agent/spawn/collect.ts
-var EXIT_MARKER = /^[ \t>*`]*FORGE_EXIT\s*[=:]\s*(\d+)\b/gm;
-function explicitExitCode(text) {
-  if (!text) return void 0;
-  let found;
-  for (const m of text.matchAll(EXIT_MARKER)) {
-    const n = Number(m[1]);
-    if (isExitCode(n)) found = n;
-  }
-  return found;
-}
-async function collect(sc, p, run) {
-  const { options } = sc;
-  const { outcome, parsed, common: common2, written } = run;
-  if (outcome.spawnError) {
-    return finish(
-      sc,
-      EXIT_CODES.FAILURE,
-      { ...common2, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
-      written
-    );
-  }
-  if (outcome.stopped === "aborted")
-    return finish(sc, EXIT_CODES.INTERRUPTED, { ...common2, error: { code: "aborted", message: "cancelled" } }, written);
-  if (outcome.stopped === "timeout") {
-    return finish(
-      sc,
-      EXIT_CODES.TIMEOUT,
-      {
-        ...common2,
-        timedOut: "wall",
-        error: { code: "timeout", message: `wall-clock limit of ${Math.round((options.timeoutMs ?? 0) / 1e3)} s reached` }
-      },
-      written
-    );
-  }
-  if (outcome.stopped === "idle") {
-    return finish(
-      sc,
-      EXIT_CODES.TIMEOUT,
-      {
-        ...common2,
-        timedOut: "idle",
-        error: { code: "idle_timeout", message: `no output for ${Math.round((outcome.silentMs ?? options.idleTimeoutMs ?? 0) / 1e3)} s` }
-      },
-      written
-    );
-  }
-  const explicit = explicitExitCode(parsed.result);
-  const exitCode = exitCodeOf(sc, run, explicit);
-  if (exitCode === EXIT_CODES.FAILURE && explicit === void 0) {
-    const limited = await rateLimited(sc, p, run);
-    if (limited) return limited;
-  }
-  return finish(
-    sc,
-    exitCode,
-    { ...common2, ...exitCode !== EXIT_CODES.SUCCESS ? { error: failureOf(p, run, exitCode, explicit) } : {} },
-    written
-  );
-}
-function exitCodeOf(sc, run, explicit) {
-  const { parsed, written, outcome } = run;
-  if (explicit !== void 0) return explicit;
-  if (sc.options.adapter === "command") return isExitCode(outcome.code) ? outcome.code : EXIT_CODES.FAILURE;
-  if (!parsed.ok) return EXIT_CODES.FAILURE;
-  if (written.changeRequest) return EXIT_CODES.NEEDS_ESCALATION;
-  if (written.question) return EXIT_CODES.HUMAN_INPUT;
-  if (written.refinement) return EXIT_CODES.NEEDS_REFINEMENT;
-  return EXIT_CODES.SUCCESS;
-}
-async function rateLimited(sc, p, run) {
-  const { options } = sc;
-  const { parsed, common: common2, written, stderrTail } = run;
-  const failureText = [parsed.errorText, parsed.ok ? "" : parsed.result, stderrTail.join("\n")].filter(Boolean).join("\n");
-  const limit = detectRateLimit(failureText, { status: parsed.apiErrorStatus ?? null });
-  if (!limit) return void 0;
-  const decision = planRateLimitWait(limit, {
-    now: /* @__PURE__ */ new Date(),
-    deadline: p.deadline,
-    attempt: sc.rateLimitRetries,
-    maxRetries: options.maxRateLimitRetries ?? 5,
-    ...options.random ? { random: options.random } : {}
-  });
-  if (decision.action === "wait") {
-    emit(sc, { kind: "rate_limit", summary: `${limit.kind}: ${limit.message}; retrying at ${decision.until.toISOString()}` });
-    await (options.sleep ?? sleepFor)(decision.ms, options.signal);
-    if (options.signal?.aborted)
-      return finish(
-        sc,
-        EXIT_CODES.INTERRUPTED,
-        { ...common2, error: { code: "aborted", message: "cancelled while waiting for a rate limit" } },
-        written
-      );
-    sc.rateLimitRetries++;
-    emit(sc, { kind: "retry", summary: `retry ${sc.rateLimitRetries} after ${limit.kind}` });
-    return "again";
-  }
-  emit(sc, {
-    kind: "rate_limit",
-    summary: `${limit.kind}: ${limit.message}; limited until ${decision.until.toISOString()}, past this job's budget`
-  });
-  return finish(
-    sc,
-    EXIT_CODES.FAILURE,
-    {
-      ...common2,
-      rateLimitRetries: sc.rateLimitRetries,
-      rateLimitedUntil: decision.until.toISOString(),
-      error: { code: "rate_limited", message: `${limit.kind} until ${decision.until.toISOString()}: ${limit.message}` }
-    },
-    written
-  );
-}
-function failureOf(p, run, exitCode, explicit) {
-  const { parsed, stderrTail, outcome } = run;
-  const said = explicit !== void 0 ? `the agent ended with FORGE_EXIT=${explicit}` : void 0;
-  const why = parsed.errorText ?? (parsed.ok ? void 0 : parsed.result) ?? (stderrTail.length > 0 ? stderrTail.slice(-3).join(" | ") : void 0);
-  return {
-    code: exitCode === EXIT_CODES.FAILURE ? "agent_failed" : EXIT_STATUS[exitCode],
-    message: oneLineError(
-      [said, why].filter(Boolean).join(": ") || `${p.invocation.command} exited with ${String(outcome.code ?? outcome.signal)}`
-    )
-  };
-}
-function oneLineError(text) {
-  const s = text.replace(/\s+/g, " ").trim();
-  return (s.length > 500 ? `${s.slice(0, 499)}\u2026` : s) || "the agent failed";
-}
-var sleepFor = (ms, signal) => new Promise((resolve) => {
-  if (signal?.aborted) return resolve();
-  const t = setTimeout(done, ms);
-  function done() {
-    clearTimeout(t);
-    signal?.removeEventListener("abort", done);
-    resolve();
-  }
-  signal?.addEventListener("abort", done, { once: true });
-});
-
-// src/agent/spawn/prepare.ts
-import { writeFile as writeFile3 } from "node:fs/promises";
-import path7 from "node:path";
-
-// src/agent/env.ts
-var BASE_NAMES = /* @__PURE__ */ new Set([
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LANGUAGE",
-  "TZ",
-  "TERM",
-  "TMPDIR",
-  "TEMP",
-  "TMP",
-  "CI",
-  "NODE_EXTRA_CA_CERTS",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "GIT_AUTHOR_NAME",
-  "GIT_AUTHOR_EMAIL",
-  "GIT_COMMITTER_NAME",
-  "GIT_COMMITTER_EMAIL"
-]);
-var BASE_PREFIXES = ["LC_", "XDG_"];
-var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
-function isForbiddenEnvName(name) {
-  return FORBIDDEN.test(name);
-}
-function pickEnv(parent, patterns = []) {
-  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
-  const prefixes = [...BASE_PREFIXES, ...patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1))];
-  const out = {};
-  for (const [name, value] of Object.entries(parent)) {
-    if (value === void 0 || isForbiddenEnvName(name)) continue;
-    if (BASE_NAMES.has(name) || exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
-  }
-  return out;
-}
-
-// src/agent/adapters/types.ts
-function oneLine(text, max = 200) {
-  const s = text.replace(/\s+/g, " ").trim();
-  return s.length > max ? `${s.slice(0, max - 1)}\u2026` : s;
-}
-
-// src/agent/adapters/claude.ts
-var CLAUDE_ENV = [
-  "ANTHROPIC_*",
-  "CLAUDE_CODE_*",
-  "CLAUDE_CONFIG_DIR",
-  "DISABLE_*",
-  "MAX_THINKING_TOKENS",
-  "API_TIMEOUT_MS",
-  "BASH_DEFAULT_TIMEOUT_MS",
-  "BASH_MAX_TIMEOUT_MS"
-];
-var ARG_LIMIT = 1e5;
-var STREAM_PROGRESS_EVERY_MS = 5e3;
-function isPartialChunk(line) {
-  return line.startsWith('{"type":"stream_event"');
-}
-function claudeArgs(input2) {
-  const viaStdin = Buffer.byteLength(input2.prompt, "utf8") > ARG_LIMIT;
-  const args = viaStdin ? ["-p"] : ["-p", input2.prompt];
-  if (input2.systemPrompt) args.push("--append-system-prompt", input2.systemPrompt);
-  if (input2.allowedTools.length > 0) args.push("--allowedTools", input2.allowedTools.join(","));
-  if (input2.maxTurns !== void 0) args.push("--max-turns", String(input2.maxTurns));
-  args.push("--output-format", "stream-json", "--verbose", "--include-partial-messages");
-  if (input2.model) args.push("--model", input2.model);
-  return viaStdin ? { args, stdin: input2.prompt } : { args };
-}
-var claudeAdapter = {
-  name: "claude",
-  invocation(input2) {
-    const { args, stdin } = claudeArgs(input2);
-    return {
-      command: input2.binary ?? "claude",
-      args,
-      env: { ...pickEnv(input2.parentEnv, [...CLAUDE_ENV, ...input2.passEnv]), ...input2.forgeEnv, ...input2.extraEnv },
-      ...stdin !== void 0 ? { stdin } : {}
-    };
-  },
-  parser: () => new StreamJsonParser()
-};
-function toolSummary(name, input2) {
-  const i = input2 ?? {};
-  const target = i.file_path ?? i.path ?? i.command ?? i.pattern ?? i.url ?? i.description ?? i.prompt;
-  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
-var StreamJsonParser = class {
-  #messageIds = /* @__PURE__ */ new Set();
-  #openTools = /* @__PURE__ */ new Set();
-  #assistantLines = 0;
-  #result;
-  #model;
-  #sessionId;
-  #lastText;
-  #lastStreamDraft = 0;
-  /** Lines that were not stream-json (a command agent's plain output). */
-  plainLines = [];
-  stdoutLine(line) {
-    const trimmed = line.trim();
-    if (!trimmed) return [];
-    let e;
-    try {
-      const parsed = trimmed.startsWith("{") ? JSON.parse(trimmed) : void 0;
-      if (!parsed || typeof parsed !== "object") throw new Error("not an object");
-      e = parsed;
-    } catch {
-      this.plainLines.push(line);
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
-    return this.event(e);
-  }
-  stderrLine(line) {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-  event(e) {
-    switch (e.type) {
-      case "system": {
-        if (typeof e.model === "string") this.#model = e.model;
-        if (typeof e.session_id === "string") this.#sessionId = e.session_id;
-        const subtype = typeof e.subtype === "string" ? e.subtype : "system";
-        return [{ kind: "system", summary: oneLine(subtype === "init" ? `session started (model ${this.#model ?? "?"})` : subtype) }];
-      }
-      case "assistant": {
-        const message = e.message ?? {};
-        if (typeof message.id === "string") this.#messageIds.add(message.id);
-        else this.#assistantLines++;
-        if (typeof message.model === "string") this.#model ??= message.model;
-        const drafts = [];
-        for (const block of Array.isArray(message.content) ? message.content : []) {
-          if (block.type === "text" && typeof block.text === "string") {
-            this.#lastText = block.text;
-            drafts.push({ kind: "text", summary: oneLine(block.text) });
-          } else if (block.type === "tool_use" && typeof block.name === "string") {
-            if (typeof block.id === "string") this.#openTools.add(block.id);
-            drafts.push({ kind: "tool_use", tool: block.name, summary: toolSummary(block.name, block.input) });
-          } else if (block.type === "thinking") {
-            drafts.push({ kind: "text", summary: "thinking" });
-          }
-        }
-        return drafts;
-      }
-      case "user": {
-        const message = e.message ?? {};
-        const drafts = [];
-        for (const block of Array.isArray(message.content) ? message.content : []) {
-          if (block.type !== "tool_result") continue;
-          if (typeof block.tool_use_id === "string") this.#openTools.delete(block.tool_use_id);
-          const content = typeof block.content === "string" ? block.content : JSON.stringify(block.content ?? "");
-          drafts.push({ kind: "tool_result", summary: oneLine(`${block.is_error === true ? "error: " : ""}${content}`) });
-        }
-        return drafts;
-      }
-      case "stream_event": {
-        const now = Date.now();
-        if (now - this.#lastStreamDraft < STREAM_PROGRESS_EVERY_MS) return [];
-        this.#lastStreamDraft = now;
-        return [{ kind: "text", summary: "(the model is writing)" }];
-      }
-      case "result": {
-        this.#result = e;
-        if (typeof e.session_id === "string") this.#sessionId = e.session_id;
-        const text = typeof e.result === "string" ? e.result : String(e.subtype ?? "");
-        return [{ kind: "result", summary: oneLine(`${e.is_error === true ? "error: " : ""}${text}`) }];
-      }
-      default:
-        return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];
-    }
-  }
-  turns() {
-    return this.#messageIds.size + this.#assistantLines;
-  }
-  busy() {
-    return this.#openTools.size > 0;
-  }
-  finish(exitCode) {
-    const r = this.#result;
-    const outcome = { ok: exitCode === 0 && (r === void 0 ? true : r.is_error !== true) };
-    const result = typeof r?.result === "string" ? r.result : this.#lastText;
-    if (result !== void 0) outcome.result = result;
-    if (this.#model) outcome.model = this.#model;
-    const turns = typeof r?.num_turns === "number" ? r.num_turns : this.turns();
-    if (r || turns > 0) outcome.turns = turns;
-    if (typeof r?.total_cost_usd === "number") outcome.costUsd = r.total_cost_usd;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (typeof r?.api_error_status === "number") outcome.apiErrorStatus = r.api_error_status;
-    if (r?.is_error === true) {
-      const errors = Array.isArray(r.errors) ? r.errors.map(String).join("; ") : "";
-      outcome.errorText = [typeof r.result === "string" ? r.result : String(r.subtype ?? "error"), errors].filter(Boolean).join("; ");
-    }
-    return outcome;
-  }
-};
-
-// src/agent/adapters/codex.ts
-import path4 from "node:path";
-
-// src/agent/hierarchy.ts
-var SPAWNABLE_BY = {
-  "1": [],
-  "2": ["1"],
-  "3": ["1", "2"],
-  refinery: ["1", "2", "3"],
-  captain: [],
-  "sentinel-writer": [],
-  "sentinel-executor": [],
-  "sentinel-auditor": [],
-  "sentinel-consolidator": []
-};
-function mayCallerSpawn(caller, child) {
-  return SPAWNABLE_BY[caller].includes(child);
-}
-var EDIT = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "TodoWrite"];
-var REVIEW = ["Read", "Write", "Glob", "Grep", "LS", "Bash"];
-var ALLOWED_TOOLS = {
-  "1": EDIT,
-  "2": EDIT,
-  "3": EDIT,
-  refinery: EDIT,
-  captain: EDIT,
-  "sentinel-writer": REVIEW,
-  "sentinel-executor": REVIEW,
-  "sentinel-auditor": REVIEW,
-  "sentinel-consolidator": REVIEW
-};
-var FORBIDDEN_TOOLS = /* @__PURE__ */ new Set(["Task", "Agent"]);
-function allowedToolsFor(kind, _adapter = "claude") {
-  return [...kind ? ALLOWED_TOOLS[kind] : EDIT];
-}
-
-// src/agent/adapters/codex.ts
-var CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
-var WRITE_TOOLS = /* @__PURE__ */ new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
-var SANDBOXES = ["read-only", "workspace-write", "danger-full-access", "bypass"];
-function codexSandbox(input2) {
-  const asked = input2.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
-  if (asked && SANDBOXES.includes(asked)) return asked;
-  if (input2.parentEnv?.CODEX_THREAD_ID) return "danger-full-access";
-  if (input2.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
-  return input2.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
-}
-function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
-  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
-  const kind = forgeEnv.FORGE_AGENT_TYPE;
-  if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path4.join(parentEnv.HOME, ".codex") : void 0));
-  }
-  for (const file2 of [
-    forgeEnv.FORGE_WALKTHROUGH_PATH,
-    forgeEnv.FORGE_QUESTION_FILE,
-    forgeEnv.FORGE_CHANGE_REQUEST_FILE,
-    forgeEnv.FORGE_REFINEMENT_FILE
-  ]) {
-    if (file2) dirs.push(path4.dirname(path4.resolve(cwd, file2)));
-  }
-  const inside = (dir, root) => {
-    const rel = path4.relative(root, dir);
-    return rel === "" || !rel.startsWith("..") && !path4.isAbsolute(rel);
-  };
+function validateDag(dag, file2 = "dag.json") {
   const out = [];
-  for (const d of dirs) {
-    if (!d) continue;
-    const abs = path4.resolve(cwd, d);
-    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
-    out.push(abs);
-  }
-  return out;
-}
-function codexArgs(input2) {
-  const sandbox = codexSandbox(input2);
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input2.cwd, "-c", "allow_login_shell=false"];
-  if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
-  else {
-    args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
-    if (sandbox === "workspace-write") {
-      args.push("-c", "sandbox_workspace_write.network_access=true");
-      for (const dir of codexWritableDirs(input2.cwd, input2.forgeEnv, input2.parentEnv)) args.push("--add-dir", dir);
+  const seen = /* @__PURE__ */ new Map();
+  const positions = [];
+  const ids = [];
+  const deps = [];
+  const refinery = [];
+  let refineries = 0;
+  for (let pos = 0; pos < dag.nodes.length; pos++) {
+    const n = dag.nodes[pos];
+    if (n.type === "refinery") refineries++;
+    if (!ID_PATTERN.test(n.id))
+      out.push(problem({ file: file2, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
+    const first = seen.get(n.id);
+    if (first !== void 0) {
+      out.push(problem({ file: file2, field: `nodes[${pos}].id` }, "duplicate-id", `node ${JSON.stringify(n.id)} is also nodes[${first}]`));
+      continue;
     }
+    seen.set(n.id, pos);
+    if (n.type === "refinery" !== (n.agentType === "refinery"))
+      out.push(problem({ file: file2, field: `nodes[${pos}].type` }, "type-mismatch", `type ${n.type} does not go with agentType ${n.agentType}`));
+    positions.push(pos);
+    ids.push(n.id);
+    deps.push(n.dependencies);
+    refinery.push(n.type === "refinery");
   }
-  if (input2.model) args.push("--model", input2.model);
-  if (input2.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input2.systemPrompt)}`);
-  args.push("-");
-  return args;
-}
-var codexAdapter = {
-  name: "codex",
-  invocation(input2) {
-    return {
-      command: input2.binary ?? "codex",
-      args: codexArgs(input2),
-      env: { ...pickEnv(input2.parentEnv, [...CODEX_ENV, ...input2.passEnv]), ...input2.forgeEnv, ...input2.extraEnv },
-      stdin: input2.prompt
-    };
-  },
-  parser: () => new CodexJsonParser()
-};
-var CodexJsonParser = class {
-  #turns = 0;
-  #lastMessage;
-  #threadId;
-  #errors = [];
-  #turnFailed = false;
-  #completed = false;
-  #running = /* @__PURE__ */ new Set();
-  stdoutLine(line) {
-    const t = line.trim();
-    if (!t) return [];
-    let e;
-    try {
-      e = JSON.parse(t);
-      if (!e || typeof e !== "object") throw new Error("not an object");
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
-    switch (e.type) {
-      case "thread.started":
-        if (typeof e.thread_id === "string") this.#threadId = e.thread_id;
-        return [{ kind: "system", summary: "thread started" }];
-      case "turn.started":
-        this.#turns++;
-        return [{ kind: "system", summary: `turn ${this.#turns}` }];
-      case "turn.completed": {
-        this.#completed = true;
-        const u = e.usage ?? {};
-        const tokens = typeof u.input_tokens === "number" && typeof u.output_tokens === "number" ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)` : "";
-        return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
-      }
-      case "turn.failed": {
-        const msg = String((e.error ?? {}).message ?? "turn failed");
-        this.#turnFailed = true;
-        this.#errors.push(msg);
-        return [{ kind: "result", summary: oneLine(`error: ${msg}`) }];
-      }
-      case "error": {
-        const msg = String(e.message ?? "error");
-        this.#errors.push(msg);
-        return [{ kind: "stderr", summary: oneLine(msg) }];
-      }
-      case "item.started":
-      case "item.updated":
-      case "item.completed":
-        return this.#item(String(e.type), e.item ?? {});
-      default:
-        return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];
-    }
-  }
-  #item(phase, item) {
-    const done = phase === "item.completed";
-    const id = typeof item.id === "string" ? item.id : void 0;
-    if (id && (item.type === "command_execution" || item.type === "mcp_tool_call")) {
-      if (phase === "item.started") this.#running.add(id);
-      if (done) this.#running.delete(id);
-    }
-    switch (item.type) {
-      case "agent_message":
-        if (typeof item.text === "string" && done) {
-          this.#lastMessage = item.text;
-          return [{ kind: "text", summary: oneLine(item.text) }];
-        }
-        return [];
-      case "reasoning":
-        return done ? [{ kind: "text", summary: "thinking" }] : [];
-      case "command_execution":
-        return phase === "item.started" ? [{ kind: "tool_use", tool: "Bash", summary: oneLine(`Bash ${String(item.command ?? "")}`) }] : done ? [{ kind: "tool_result", summary: oneLine(`exit ${String(item.exit_code ?? "?")}: ${String(item.aggregated_output ?? "")}`) }] : [];
-      case "file_change": {
-        const changes = Array.isArray(item.changes) ? item.changes : [];
-        return done ? [
-          {
-            kind: "tool_use",
-            tool: "Edit",
-            summary: oneLine(`Edit ${changes.map((c) => `${String(c.kind ?? "")} ${String(c.path ?? "")}`).join(", ")}`)
-          }
-        ] : [];
-      }
-      case "mcp_tool_call":
-        return phase === "item.started" ? [
-          {
-            kind: "tool_use",
-            tool: String(item.tool ?? "mcp"),
-            summary: oneLine(`${String(item.server ?? "")} ${String(item.tool ?? "")}`)
-          }
-        ] : [];
-      case "web_search":
-        return phase === "item.started" ? [{ kind: "tool_use", tool: "WebSearch", summary: oneLine(`WebSearch ${String(item.query ?? "")}`) }] : [];
-      case "error":
-        return [{ kind: "stderr", summary: oneLine(String(item.message ?? "error")) }];
-      default:
-        return done ? [{ kind: "system", summary: oneLine(String(item.type ?? "item")) }] : [];
-    }
-  }
-  stderrLine(line) {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-  turns() {
-    return this.#turns;
-  }
-  busy() {
-    return this.#running.size > 0;
-  }
-  finish(exitCode) {
-    const outcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
-    if (this.#lastMessage !== void 0) outcome.result = this.#lastMessage;
-    if (this.#threadId) outcome.sessionId = this.#threadId;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !this.#completed) outcome.errorText = "codex ended without turn.completed";
-    return outcome;
-  }
-};
-
-// src/agent/adapters/command.ts
-var commandAdapter = {
-  name: "command",
-  invocation(input2) {
-    if (!input2.command) throw new Error("adapter 'command' needs a command to run");
-    return {
-      command: input2.command,
-      args: input2.args ?? [],
-      env: { ...pickEnv(input2.parentEnv, input2.passEnv), ...input2.forgeEnv, ...input2.extraEnv },
-      stdin: input2.prompt
-    };
-  },
-  parser: () => new CommandOutputParser()
-};
-var CommandOutputParser = class extends StreamJsonParser {
-  finish(exitCode) {
-    const outcome = super.finish(exitCode);
-    outcome.ok = exitCode === 0;
-    if (outcome.result === void 0 && this.plainLines.length > 0) outcome.result = this.plainLines.slice(-20).join("\n");
-    return outcome;
-  }
-};
-
-// src/agent/adapters/index.ts
-var ADAPTERS = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
-function adapterFor(name) {
-  return ADAPTERS[name];
-}
-
-// src/agent/forge-shim.ts
-import { existsSync as existsSync3 } from "node:fs";
-import { chmod, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path5 from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-function defaultForgeCli() {
-  const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
-  const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync3(bin) && existsSync3(main) ? { command: process.execPath, args: [bin] } : void 0;
-}
-function shQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-async function writeForgeShim(dir, cli) {
-  await mkdir3(dir, { recursive: true });
-  const file2 = path5.join(dir, "forge");
-  await writeFile2(file2, `#!/bin/sh
-exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
-`, "utf8");
-  await chmod(file2, 493);
-  return file2;
-}
-
-// src/agent/hierarchy-service.ts
-import { randomBytes as randomBytes3 } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
-import { tmpdir } from "node:os";
-import path6 from "node:path";
-var HIERARCHY_ENV = {
-  socket: "FORGE_HIERARCHY_SOCKET",
-  ticket: "FORGE_HIERARCHY_TICKET"
-};
-var newTicket = () => randomBytes3(32).toString("hex");
-var HierarchyService = class _HierarchyService {
-  socketPath;
-  #dir;
-  #server;
-  #records = /* @__PURE__ */ new Map();
-  constructor(dir, server) {
-    this.#dir = dir;
-    this.socketPath = path6.join(dir, "s");
-    this.#server = server;
-  }
-  /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
-  static async start() {
-    const dir = await mkdtemp(path6.join(tmpdir(), "forge-h-"));
-    const server = net.createServer();
-    const service = new _HierarchyService(dir, server);
-    server.on("connection", (socket) => service.#serve(socket));
-    await new Promise((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(service.socketPath, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    server.unref();
-    return service;
-  }
-  /** Registers a session and returns its ticket. */
-  issue(facts) {
-    const ticket = newTicket();
-    this.#records.set(ticket, { ...facts });
-    return ticket;
-  }
-  decide(req) {
-    const caller = this.#records.get(req.ticket);
-    if (!caller)
-      return {
-        ok: false,
-        code: "unknown_ticket",
-        message: "this agent's hierarchy ticket (FORGE_HIERARCHY_TICKET) is not one Forge issued; sub-agents can only be spawned from the agent Forge started, with its variables intact"
-      };
-    const claimed = req.claimedType && req.claimedType !== caller.agentType ? ` (FORGE_AGENT_TYPE says ${req.claimedType}, but Forge started this agent as type ${caller.agentType ?? "none"}, and what Forge recorded decides)` : "";
-    if (caller.agentType) {
-      const child = req.agentType;
-      if (!child)
-        return {
-          ok: false,
-          code: "spawn_not_allowed",
-          message: `an agent of type ${caller.agentType} must name the type it spawns (--agent-type)${claimed}`,
-          caller
-        };
-      if (!isAgentKind(child) || !mayCallerSpawn(caller.agentType, child)) {
-        const allowed = SPAWNABLE_BY[caller.agentType];
-        return {
-          ok: false,
-          code: "spawn_not_allowed",
-          message: `an agent of type ${caller.agentType} may not spawn type ${child}${claimed}; it may spawn ${allowed.length ? allowed.join(", ") : "no sub-agents"}`,
-          caller
-        };
-      }
-    } else if (req.agentType !== void 0 && !isAgentKind(req.agentType)) {
-      return { ok: false, code: "bad_request", message: `unknown agent type ${req.agentType}` };
-    }
-    const depth = caller.depth + 1;
-    const maxDepth = req.maxDepth !== void 0 && Number.isInteger(req.maxDepth) && req.maxDepth >= 0 ? Math.min(req.maxDepth, caller.maxDepth) : caller.maxDepth;
-    if (depth > maxDepth)
-      return {
-        ok: false,
-        code: "depth_exceeded",
-        message: `spawn depth ${depth} exceeds the budget of ${maxDepth}`,
-        caller,
-        depth,
-        maxDepth
-      };
-    const facts = {
-      ...req.agentType ? { agentType: req.agentType } : {},
-      depth,
-      maxDepth,
-      traceId: caller.traceId
-    };
-    return {
-      ok: true,
-      ticket: this.issue(facts),
-      ...facts,
-      caller: { ...caller, allowed: caller.agentType ? [...SPAWNABLE_BY[caller.agentType]] : [] }
-    };
-  }
-  #serve(socket) {
-    let buf = "";
-    socket.setEncoding("utf8");
-    socket.on("error", () => void 0);
-    socket.on("data", (chunk) => {
-      buf += chunk;
-      if (buf.length > 64 * 1024) return void socket.destroy();
-      const nl = buf.indexOf("\n");
-      if (nl < 0) return;
-      let answer;
-      try {
-        const req = JSON.parse(buf.slice(0, nl));
-        answer = req && req.op === "spawn" && typeof req.ticket === "string" ? this.decide(req) : { ok: false, code: "bad_request", message: "unknown request" };
-      } catch {
-        answer = { ok: false, code: "bad_request", message: "the request is not JSON" };
-      }
-      socket.end(`${JSON.stringify(answer)}
-`);
-    });
-  }
-  async close() {
-    await new Promise((resolve) => this.#server.close(() => resolve()));
-    await rm(this.#dir, { recursive: true, force: true });
-  }
-};
-function askHierarchy(socketPath, req, timeoutMs = 1e4) {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    let buf = "";
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no answer from ${socketPath} within ${timeoutMs / 1e3} s`));
-    }, timeoutMs);
-    socket.setEncoding("utf8");
-    socket.on("connect", () => socket.write(`${JSON.stringify(req)}
-`));
-    socket.on("data", (chunk) => buf += chunk);
-    socket.on("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on("end", () => {
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(buf.trim()));
-      } catch {
-        reject(new Error("the hierarchy service answered something that is not JSON"));
-      }
-    });
-  });
-}
-
-// src/agent/spawn/prepare.ts
-var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
-var ENV_VALUE_LIMIT = 1e5;
-async function prepare(sc) {
-  const { options } = sc;
-  const admitted = await admit(sc);
-  if ("done" in admitted) return admitted;
-  if (!admitted.ticket) await startService(sc, admitted);
-  if (sc.depthCheck.remaining === 0)
-    emit(sc, { kind: "system", summary: `depth ${sc.depthCheck.depth} of ${sc.depthCheck.maxDepth}: this agent cannot spawn sub-agents` });
-  let cwd = options.cwd;
-  if (options.prepareCwd) {
-    try {
-      cwd = await options.prepareCwd();
-    } catch (err) {
-      return {
-        done: await finish(sc, 1, {
-          error: { code: "spawn_failed", message: `could not prepare the agent's working directory: ${err.message}` }
-        })
-      };
-    }
-  }
-  const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
-  const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
-  const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path7.dirname(forgeEnv.FORGE_CLI) : void 0;
-  const adapter = adapterFor(options.adapter);
-  let invocation;
-  try {
-    invocation = adapter.invocation({
-      prompt: options.prompt,
-      ...options.systemPrompt ? { systemPrompt: options.systemPrompt } : {},
-      ...options.model ? { model: options.model } : {},
-      cwd,
-      allowedTools,
-      ...options.maxTurns !== void 0 ? { maxTurns: options.maxTurns } : {},
-      parentEnv: sc.parentEnv,
-      forgeEnv,
-      passEnv: options.passEnv ?? [],
-      extraEnv: options.extraEnv ?? {},
-      ...options.command ? { command: options.command } : {},
-      ...options.args ? { args: options.args } : {},
-      ...options.binary ? { binary: options.binary } : {}
-    });
-  } catch (err) {
-    return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
-  }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path7.delimiter);
-  const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
-  emit(sc, {
-    kind: "start",
-    summary: `${options.adapter}${options.agentType ? ` type ${options.agentType}` : ""} at depth ${sc.depthCheck.depth}/${sc.depthCheck.maxDepth}`
-  });
-  return { cwd, reports, adapter, invocation, deadline };
-}
-async function admit(sc) {
-  const { options, parentEnv } = sc;
-  const socket = parentEnv[HIERARCHY_ENV.socket];
-  const ticket = parentEnv[HIERARCHY_ENV.ticket];
-  const claimed = parentEnv[ENV.agentType] || void 0;
-  const refuse = async (code, message) => ({
-    done: await finish(sc, 2, { error: { code, message } })
-  });
-  const child = {};
-  if (socket && ticket) {
-    let answer;
-    try {
-      answer = await askHierarchy(socket, {
-        op: "spawn",
-        ticket,
-        ...options.agentType ? { agentType: options.agentType } : {},
-        ...options.maxDepth !== void 0 ? { maxDepth: options.maxDepth } : {},
-        ...claimed ? { claimedType: claimed } : {}
-      });
-    } catch (err) {
-      return refuse(
-        "spawn_not_allowed",
-        `cannot reach Forge's hierarchy service (${err.message}); a sub-agent can only be spawned while the agent Forge started is running`
-      );
-    }
-    if (!answer.ok) {
-      if (answer.depth !== void 0 && answer.maxDepth !== void 0)
-        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
-      if (answer.caller) sc.traceId = answer.caller.traceId;
-      return refuse(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
-    }
-    sc.traceId = answer.traceId;
-    sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
-    child.ticket = answer.ticket;
-    child.socket = socket;
-  } else if (claimed && options.caller === void 0) {
-    return refuse(
-      "spawn_not_allowed",
-      `FORGE_AGENT_TYPE=${claimed} is set but this process carries no hierarchy ticket from Forge (${HIERARCHY_ENV.ticket}, ${HIERARCHY_ENV.socket}); an agent's type is what Forge recorded when it started it, not an environment variable`
+  const taskCount = dag.nodes.length - refineries;
+  if (dag.metadata.totalTasks !== taskCount)
+    out.push(
+      problem(
+        { file: file2, field: "metadata.totalTasks" },
+        "metadata-totals",
+        `totalTasks is ${dag.metadata.totalTasks} but there are ${taskCount} task nodes`
+      )
     );
-  } else if (options.caller !== void 0) {
-    const type2 = options.agentType;
-    if (!type2 || !mayCallerSpawn(options.caller, type2)) {
-      return refuse(
-        "spawn_not_allowed",
-        !type2 ? `an agent of type ${options.caller} must name the type it spawns (--agent-type)` : `an agent of type ${options.caller} may not spawn type ${type2}`
-      );
-    }
-  }
-  if (!sc.depthCheck.ok)
-    return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
-  return child;
-}
-async function startService(sc, child) {
-  const { options, depthCheck } = sc;
-  try {
-    sc.service = await HierarchyService.start();
-    child.ticket = sc.service.issue({
-      ...options.agentType ? { agentType: options.agentType } : {},
-      depth: depthCheck.depth,
-      maxDepth: depthCheck.maxDepth,
-      traceId: sc.traceId
-    });
-    child.socket = sc.service.socketPath;
-  } catch (err) {
-    emit(sc, { kind: "system", summary: `no hierarchy service (${err.message}): this agent cannot spawn sub-agents` });
-  }
-}
-async function agentForgeEnv(sc, reports, allowedTools, child) {
-  const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path7.join(sessionDir, "prompt.md");
-  const systemPromptFile = path7.join(sessionDir, "system-prompt.md");
-  await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
-  if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
-  const forgeEnv = {
-    FORGE_SESSION_DIR: sessionDir,
-    FORGE_SPAWN_DEPTH: String(depthCheck.depth),
-    FORGE_MAX_DEPTH: String(depthCheck.maxDepth),
-    FORGE_TRACE_ID: sc.traceId,
-    FORGE_PROMPT_FILE: promptFile,
-    FORGE_ALLOWED_TOOLS: allowedTools.join(","),
-    FORGE_WALKTHROUGH_PATH: reports.walkthrough,
-    FORGE_QUESTION_FILE: reports.question,
-    FORGE_CHANGE_REQUEST_FILE: reports.changeRequest,
-    FORGE_REFINEMENT_FILE: reports.refinement,
-    FORGE_SIGNAL_DIR: sessionDir,
-    FORGE_ADAPTER: options.adapter,
-    FORGE_SPAWN_NAME: sc.name
-  };
-  for (const k of JOB_ENV) {
-    const v = sc.parentEnv[k];
-    if (v) forgeEnv[k] = v;
-  }
-  if (options.adapter === "command" && options.command) forgeEnv.FORGE_COMMAND = options.command;
-  if (options.binary) forgeEnv.FORGE_AGENT_BINARY = options.binary;
-  if (options.prompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_PROMPT = options.prompt;
-  if (options.systemPrompt) {
-    forgeEnv.FORGE_SYSTEM_PROMPT_FILE = systemPromptFile;
-    if (options.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options.systemPrompt;
-  }
-  if (options.model) forgeEnv.FORGE_MODEL = options.model;
-  if (options.agentType) forgeEnv.FORGE_AGENT_TYPE = options.agentType;
-  if (child.ticket && child.socket) {
-    forgeEnv[HIERARCHY_ENV.socket] = child.socket;
-    forgeEnv[HIERARCHY_ENV.ticket] = child.ticket;
-  }
-  if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
-  const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path7.join(sessionDir, ".bin"), cli);
-  return forgeEnv;
-}
-
-// src/agent/spawn/run.ts
-import { stat as stat2 } from "node:fs/promises";
-
-// src/agent/process.ts
-import { spawn } from "node:child_process";
-function runProcess(options) {
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    let settled = false;
-    let stopped;
-    let lastOutput = Date.now();
-    let silentMs;
-    const timers = [];
-    let child;
-    try {
-      child = spawn(options.command, options.args, {
-        cwd: options.cwd,
-        env: options.env,
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: process.platform !== "win32"
-      });
-    } catch (err2) {
-      resolve({ code: null, signal: null, spawnError: err2, durationMs: Date.now() - t0 });
-      return;
-    }
-    const finish2 = (outcome) => {
-      if (settled) return;
-      settled = true;
-      for (const t of timers) clearTimeout(t);
-      clearInterval(idleCheck);
-      options.signal?.removeEventListener("abort", onAbort);
-      resolve({ ...outcome, durationMs: Date.now() - t0 });
-    };
-    const killGroup = (sig) => {
-      if (child.pid === void 0) return;
-      try {
-        if (process.platform !== "win32") process.kill(-child.pid, sig);
-        else child.kill(sig);
-      } catch {
-        try {
-          child.kill(sig);
-        } catch {
-        }
-      }
-    };
-    const stop = (why) => {
-      if (stopped || settled) return;
-      stopped = why;
-      if (why === "idle") silentMs = Date.now() - lastOutput;
-      killGroup("SIGTERM");
-      const hard = setTimeout(() => killGroup("SIGKILL"), options.killGraceMs ?? 2e3);
-      hard.unref();
-      timers.push(hard);
-    };
-    const onAbort = () => stop("aborted");
-    if (options.signal?.aborted) queueMicrotask(onAbort);
-    else options.signal?.addEventListener("abort", onAbort, { once: true });
-    if (options.timeoutMs !== void 0 && options.timeoutMs > 0) timers.push(setTimeout(() => stop("timeout"), options.timeoutMs));
-    const idle = options.idleTimeoutMs;
-    const idleCheck = setInterval(
-      () => {
-        if (idle === void 0 || idle <= 0) return;
-        const limit = options.isBusy?.() ? Math.max(idle, options.busyIdleTimeoutMs ?? idle) : idle;
-        if (Date.now() - lastOutput >= limit) stop("idle");
-      },
-      idle !== void 0 && idle > 0 ? Math.max(20, Math.min(1e3, Math.floor(idle / 10))) : 6e4
+  if (dag.metadata.totalRefineries !== refineries)
+    out.push(
+      problem(
+        { file: file2, field: "metadata.totalRefineries" },
+        "metadata-totals",
+        `totalRefineries is ${dag.metadata.totalRefineries} but there are ${refineries} refinery nodes`
+      )
     );
-    const lineReader = (onLine) => {
-      let buf = "";
-      return {
-        data(chunk) {
-          lastOutput = Date.now();
-          buf += chunk.toString("utf8");
-          let nl;
-          while ((nl = buf.indexOf("\n")) >= 0) {
-            const line = buf.slice(0, nl).replace(/\r$/, "");
-            buf = buf.slice(nl + 1);
-            onLine?.(line);
-          }
-        },
-        end() {
-          if (buf.length > 0) onLine?.(buf);
-          buf = "";
-        }
-      };
-    };
-    const out = lineReader(options.onStdoutLine);
-    const err = lineReader(options.onStderrLine);
-    child.stdout.on("data", out.data);
-    child.stderr.on("data", err.data);
-    child.stdin.on("error", () => void 0);
-    child.stdin.end(options.stdin ?? "");
-    child.on("error", (e) => finish2({ code: null, signal: null, spawnError: e }));
-    child.on("exit", (code, signal) => {
-      const drain = setTimeout(() => {
-        killGroup("SIGKILL");
-        out.end();
-        err.end();
-        finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
-      }, 2e3);
-      drain.unref();
-      timers.push(drain);
-    });
-    child.on("close", (code, signal) => {
-      out.end();
-      err.end();
-      finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
-    });
-  });
-}
-
-// src/agent/spawn/run.ts
-async function runAgentOnce(sc, p) {
-  const { options } = sc;
-  const remaining = options.timeoutMs !== void 0 ? options.timeoutMs - (Date.now() - sc.started.getTime()) : void 0;
-  if (remaining !== void 0 && remaining <= 0) {
-    return {
-      done: await finish(sc, 21, {
-        timedOut: "wall",
-        rateLimitRetries: sc.rateLimitRetries,
-        error: { code: "timeout", message: "wall-clock limit reached while waiting" }
+  checkStructure(
+    {
+      ids,
+      deps,
+      refinery,
+      locate: (v, j) => ({
+        file: file2,
+        field: j === void 0 ? `nodes[${positions[v]}].dependencies` : `nodes[${positions[v]}].dependencies[${j}]`
       })
-    };
-  }
-  const parser = p.adapter.parser();
-  const stderrTail = [];
-  const runStart = Date.now();
-  const outcome = await runProcess({
-    command: p.invocation.command,
-    args: p.invocation.args,
-    cwd: p.cwd,
-    env: p.invocation.env,
-    ...p.invocation.stdin !== void 0 ? { stdin: p.invocation.stdin } : {},
-    ...remaining !== void 0 ? { timeoutMs: remaining } : {},
-    ...options.idleTimeoutMs !== void 0 ? { idleTimeoutMs: options.idleTimeoutMs } : {},
-    busyIdleTimeoutMs: options.toolIdleTimeoutMs ?? 10 * 6e4,
-    isBusy: () => parser.busy?.() ?? false,
-    ...options.signal ? { signal: options.signal } : {},
-    onStdoutLine: (line) => {
-      if (!isPartialChunk(line)) sc.transcript.write(`${sc.masker.mask(line)}
-`);
-      for (const d of parser.stdoutLine(line)) {
-        sc.turn = parser.turns();
-        emit(sc, d);
-      }
     },
-    onStderrLine: (line) => {
-      sc.transcript.write(`[stderr] ${sc.masker.mask(line)}
-`);
-      stderrTail.push(line);
-      if (stderrTail.length > 50) stderrTail.shift();
-      for (const d of parser.stderrLine(line)) emit(sc, d);
-    }
+    out
+  );
+  return sortProblems(out);
+}
+function validateDagChange(before, after, file2 = "dag.json") {
+  const out = validateDag(after, file2);
+  if (before.planId !== after.planId)
+    out.push(
+      problem(
+        { file: file2, field: "planId" },
+        "overlay-not-append-only",
+        `planId changed from ${JSON.stringify(before.planId)} to ${JSON.stringify(after.planId)}`
+      )
+    );
+  const afterById = /* @__PURE__ */ new Map();
+  after.nodes.forEach((node2, pos) => {
+    if (!afterById.has(node2.id)) afterById.set(node2.id, { node: node2, pos });
   });
-  const parsed = parser.finish(outcome.code);
-  const common2 = {
-    rateLimitRetries: sc.rateLimitRetries,
-    ...parsed.result !== void 0 ? { result: parsed.result } : {},
-    ...parsed.model ?? options.model ? { model: parsed.model ?? options.model } : {},
-    ...parsed.turns !== void 0 ? { turns: parsed.turns } : {},
-    ...parsed.costUsd !== void 0 ? { costUsd: parsed.costUsd } : {},
-    ...parsed.sessionId ? { sessionId: parsed.sessionId } : {}
-  };
-  const written = await reportsWritten(p.reports, runStart - 50);
-  return { outcome, parsed, stderrTail, common: common2, written };
-}
-async function reportsWritten(reports, sinceMs) {
-  const out = {};
-  for (const key of Object.keys(reports)) {
-    const s = await stat2(reports[key]).catch(() => void 0);
-    if (s && s.isFile() && s.mtimeMs >= sinceMs) out[key] = reports[key];
-  }
-  return out;
-}
-
-// src/agent/spawn.ts
-async function spawnAgent(options) {
-  const sc = await openSpawn(options);
-  const prepared = await prepare(sc);
-  if ("done" in prepared) return prepared.done;
-  for (; ; ) {
-    const run = await runAgentOnce(sc, prepared);
-    if ("done" in run) return run.done;
-    const end = await collect(sc, prepared, run);
-    if (end !== "again") return end;
-  }
-}
-
-// src/agent/branches.ts
-import { execFile } from "node:child_process";
-function git(cwd, args, env) {
-  return new Promise((resolve) => {
-    execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
-async function gitOk(cwd, args) {
-  const r = await git(cwd, args);
-  if (r.code !== 0) throw gitFailed(args, r);
-  return r.stdout.trim();
-}
-function gitFailed(args, result) {
-  const tail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
-  return new GitError(`git ${args.join(" ")} failed (${result.code}): ${tail}`, args, result.code, result.stderr);
-}
-async function identity(cwd) {
-  const email3 = await git(cwd, ["config", "user.email"]);
-  return email3.code === 0 && email3.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
-}
-function subBranchName(parentBranch, sub) {
-  const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
-  return `${parentBranch}-${slug}`;
-}
-async function currentBranch(cwd) {
-  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
-}
-async function startSubBranch(cwd, parentBranch, sub) {
-  const name = subBranchName(parentBranch, sub);
-  const head = await currentBranch(cwd);
-  if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
-  await gitOk(cwd, ["checkout", "-q", "-B", name]);
-  return name;
-}
-async function commitAll(cwd, message) {
-  await gitOk(cwd, ["add", "-A"]);
-  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
-  if (staged.code === 0) return null;
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
-  return gitOk(cwd, ["rev-parse", "HEAD"]);
-}
-async function conflictedFiles(cwd) {
-  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
-  return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
-}
-async function mergeRef(cwd, ref, message) {
-  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
-  if (r.code !== 0) {
-    const conflicts = await conflictedFiles(cwd);
-    if (conflicts.length === 0) throw gitFailed(["merge", ref], r);
-    return { merged: false, conflicts };
-  }
-  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  return { merged: true, head, changed: head !== before };
-}
-async function concludeMerge(cwd) {
-  await gitOk(cwd, ["add", "-A"]);
-  const left = await conflictedFiles(cwd);
-  const markers = await git(cwd, ["diff", "--cached", "--check"]);
-  if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
-    return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
-  }
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
-  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
-}
-function parseMarkerFiles(check2) {
-  return [
-    ...new Set(
-      check2.split("\n").filter((l) => /conflict marker/i.test(l)).map((l) => l.split(":")[0])
-    )
-  ];
-}
-async function abortMerge(cwd) {
-  await git(cwd, ["merge", "--abort"]);
-}
-async function finishSubBranch(cwd, parentBranch, subBranch, message) {
-  await commitAll(cwd, message);
-  await gitOk(cwd, ["checkout", "-q", parentBranch]);
-  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
-}
-async function forgeCheckoutOf(cwd, taskBranch) {
-  if (!taskBranch) return void 0;
-  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
-  if (top.code !== 0) return void 0;
-  const repoDir = top.stdout.trim();
-  const branch = await git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
-  const name = branch.stdout.trim();
-  if (branch.code !== 0 || !(name === taskBranch || name.startsWith(`${taskBranch}-`))) return void 0;
-  return { repoDir, branch: name };
-}
-async function branchExists(cwd, name) {
-  return (await git(cwd, ["show-ref", "--verify", "--quiet", `refs/heads/${name}`])).code === 0;
-}
-async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentMessage) {
-  await commitAll(repoDir, parentMessage);
-  const base = await gitOk(repoDir, ["rev-parse", "HEAD"]);
-  const first = subBranchName(parentBranch, sub);
-  let branch = first;
-  for (let n = 2; await branchExists(repoDir, branch); n++) branch = `${first}-${n}`;
-  await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
-  return { repoDir, dir: worktreeDir, parentBranch, branch, base };
-}
-async function finishSubWorktree(wt, message, merge3) {
-  await commitAll(wt.dir, message).catch(() => null);
-  const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
-  await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
-  await git(wt.repoDir, ["worktree", "prune"]);
-  const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
-  if (!merge3.merge) return { ...report, merged: false, error: merge3.reason };
-  const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
-  if (current.stdout.trim() !== wt.parentBranch) {
-    return {
-      ...report,
-      merged: false,
-      error: `the parent's checkout is no longer on ${wt.parentBranch} (found ${current.stdout.trim() || "a detached HEAD"}); merge ${wt.branch} by hand`
-    };
-  }
-  try {
-    const m = await mergeRef(wt.repoDir, wt.branch, `Merge ${wt.branch} into ${wt.parentBranch}`);
-    if (m.merged) return { ...report, merged: true };
-    await abortMerge(wt.repoDir);
-    return {
-      ...report,
-      merged: false,
-      conflicts: m.conflicts,
-      error: `merging ${wt.branch} into ${wt.parentBranch} conflicted in ${m.conflicts.join(", ")}; the merge was aborted and the work stays on ${wt.branch} (git merge ${wt.branch} to resolve it)`
-    };
-  } catch (err) {
-    return { ...report, merged: false, error: `could not merge ${wt.branch} into ${wt.parentBranch}: ${err.message}` };
-  }
-}
-
-// src/core/plan/load.ts
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import path8 from "node:path";
-var PlanNotFoundError = class extends Error {
-  constructor(planDir, message) {
-    super(message);
-    this.planDir = planDir;
-    this.name = "PlanNotFoundError";
-  }
-  planDir;
-};
-async function loadPlan(planDir) {
-  return parsePlan(await readPlanSource(planDir));
-}
-async function readPlanSource(planDir) {
-  const dir = path8.resolve(planDir);
-  const info = statSync(dir, { throwIfNoEntry: false });
-  if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
-  if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
-  const files = /* @__PURE__ */ new Map();
-  const dirs = /* @__PURE__ */ new Set();
-  const unreadable = [];
-  const read = (rel) => {
-    try {
-      files.set(rel, readFileSync(path8.join(dir, rel), "utf8"));
-    } catch (err) {
-      const e = err;
-      unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
+  for (const old of before.nodes) {
+    const now = afterById.get(old.id);
+    if (!now) {
+      out.push(problem({ file: file2, field: "nodes" }, "overlay-not-append-only", `node ${JSON.stringify(old.id)} was removed`));
+      continue;
     }
-  };
-  for (const top of listDir(dir, "", unreadable)) {
-    if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
-    else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
-      dirs.add(top.name);
-      for (const entry of listDir(path8.join(dir, top.name), top.name, unreadable)) {
-        const rel = `${top.name}/${entry.name}`;
-        if (entry.isDirectory()) dirs.add(rel);
-        else if (entry.name.endsWith(".md")) read(rel);
-        else files.set(rel, "");
-      }
-    } else if (top.isDirectory() && top.name === "specs") {
-      dirs.add("specs");
-      let entries = [];
-      try {
-        entries = readdirSync(path8.join(dir, "specs"), { recursive: true, encoding: "utf8" });
-      } catch (err) {
-        unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
-      }
-      for (const rel of entries.sort()) {
-        if (statSync(path8.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path8.sep).join("/")}`, "");
-      }
-    }
+    const { node: node2, pos } = now;
+    if (node2.type !== old.type || node2.agentType !== old.agentType)
+      out.push(
+        problem(
+          { file: file2, field: `nodes[${pos}].agentType` },
+          "overlay-not-append-only",
+          `node ${JSON.stringify(old.id)} changed from ${old.type}/${old.agentType} to ${node2.type}/${node2.agentType}`
+        )
+      );
+    const deps = new Set(node2.dependencies);
+    const removed = old.dependencies.filter((d) => !deps.has(d));
+    if (removed.length)
+      out.push(
+        problem(
+          { file: file2, field: `nodes[${pos}].dependencies` },
+          "overlay-not-append-only",
+          `node ${JSON.stringify(old.id)} lost dependencies ${removed.join(", ")}`
+        )
+      );
   }
-  return { planId: path8.basename(dir), files, dirs, unreadable };
-}
-function listDir(dir, rel, unreadable) {
-  try {
-    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  } catch (err) {
-    unreadable.push({ file: rel ? `${rel}/` : ".", message: `cannot be listed: ${err.code ?? String(err)}` });
-    return [];
-  }
+  return sortProblems(out);
 }
 
 export {
-  Masker,
-  sanitizeUntrusted,
-  quoteUntrusted,
   require_dist,
   problem,
   fieldPath,
@@ -33127,6 +31345,8 @@ export {
   taskStatusSchema,
   EXIT_CODES,
   ALL_EXIT_CODES,
+  isExitCode,
+  EXIT_STATUS,
   exitMeaning,
   succeeded,
   interruptedOrTimedOut,
@@ -33135,32 +31355,12 @@ export {
   retryable,
   signalStatusOf,
   stageStatusOf,
-  GitError,
   describeFrontMatterProblem,
   readFrontMatter,
   writeFrontMatter,
+  parsePlan,
   parseTaskFile,
-  PlanNotFoundError,
-  loadPlan,
   checkFrontmatter,
   validatePlan,
-  writeFileAtomic,
-  writeSignal,
-  ENV,
-  traceIdFrom,
-  ADAPTER_NAMES,
-  AGENT_KINDS,
-  isAgentKind,
-  loadSystemPrompt,
-  defaultReportPaths,
-  pickEnv,
-  spawnAgent,
-  startSubBranch,
-  mergeRef,
-  concludeMerge,
-  abortMerge,
-  finishSubBranch,
-  forgeCheckoutOf,
-  startSubWorktree,
-  finishSubWorktree
+  validateDagChange
 };
