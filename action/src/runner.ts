@@ -132,12 +132,17 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       agent: { ...config.agent, adapter, ...(model ? { model } : {}), ...(command ? { command } : {}) },
     };
 
+    // Fetches and pushes go to the repository GitHub says this job runs for, never to `origin`
+    // (the agent can re-point it), from a repository of the runner's own outside the work tree.
+    const remote = `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`;
     const git = new Git({
       dir: jobEnv.workspace,
+      remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
+      netDir: path.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
     });
-    await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
+    await ensureRepository(git, remote);
 
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
       core.warning(

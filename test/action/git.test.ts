@@ -14,7 +14,7 @@ function repo(name: string): Git {
   const d = path.join(dir, name);
   mkdirSync(d);
   execFileSync("git", ["init", "--quiet", d]);
-  return new Git({ dir: d, identity: { name: "Forge", email: "forge@example.invalid" } });
+  return new Git({ dir: d, remote: path.join(dir, "none.git"), identity: { name: "Forge", email: "forge@example.invalid" } });
 }
 
 describe("commit messages and trailers", () => {
@@ -45,15 +45,18 @@ describe("commit messages and trailers", () => {
     expect(await g.out(["log", "-1", "--format=%an <%ae>", sha])).toBe("Forge <forge@example.invalid>");
   });
 
-  it("authenticates like actions/checkout, through the environment and never in the repository's config", async () => {
+  it("hands the token only to network commands, through a credential helper, never in a repository's config or a local command's environment", async () => {
     expect(basicAuthHeader("ghs_abc")).toBe(`AUTHORIZATION: basic ${Buffer.from("x-access-token:ghs_abc").toString("base64")}`);
-    const g = new Git({ dir: repo("auth").dir, token: "ghs_secret123", identity: { name: "F", email: "f@x" } });
-    expect(await g.out(["config", "--get", "http.extraheader"])).toBe(basicAuthHeader("ghs_secret123"));
-    expect(await g.out(["config", "--local", "--list"])).not.toContain("extraheader");
-    // A failing fetch does not leak the token into the error.
-    await g.run(["remote", "add", "origin", "http://127.0.0.1:9/none.git"]);
+    const d = repo("auth").dir;
+    const g = new Git({ dir: d, remote: "http://127.0.0.1:9/none.git", token: "ghs_secret123", identity: { name: "F", email: "f@x" } });
+    // A local command sees neither the token nor the credential helper.
+    expect(await g.out(["config", "--get-all", "credential.helper"]).catch(() => "")).toBe("");
+    expect(await g.out(["var", "-l"])).not.toContain("ghs_secret123");
+    // A failing fetch does not leak the token into the error; nothing lands in the work repository's config.
     const err = await g.fetchBranch("main").catch((e: Error) => e);
+    expect(String(err)).toContain("127.0.0.1:9");
     expect(String(err)).not.toContain("ghs_secret123");
+    expect(await g.out(["config", "--local", "--list"])).not.toMatch(/extraheader|credential|ghs_/);
   });
 });
 

@@ -1,6 +1,6 @@
 // The runner: inputs validated with actionable messages, outputs and summary written through
 // @actions/core's files, one setFailed.
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
@@ -162,9 +162,14 @@ describe("run()", () => {
     writeFileSync(outputFile, "");
     writeFileSync(summaryFile, "");
     setInputs(defaults);
+    // The runner fetches and pushes to GITHUB_SERVER_URL/GITHUB_REPOSITORY.git, never to `origin`:
+    // the "server" here is a folder holding acme/demo.git (the world's origin).
+    const server = path.join(w.dir, "server");
+    mkdirSync(path.join(server, "acme"), { recursive: true });
+    symlinkSync(w.origin, path.join(server, "acme", "demo.git"));
     Object.assign(process.env, {
       GITHUB_REPOSITORY: "acme/demo",
-      GITHUB_SERVER_URL: "https://github.example",
+      GITHUB_SERVER_URL: `file://${server}`,
       GITHUB_API_URL: "https://github.example/api/v3",
       GITHUB_WORKSPACE: w.workspace,
       RUNNER_TEMP: w.temp,
@@ -185,7 +190,7 @@ describe("run()", () => {
     const summary = readFileSync(summaryFile, "utf8");
     expect(summary).toContain("forge(t1): Task t1");
     expect(summary).toContain("exit 0: success");
-    expect(w.github.pulls[0]!.bodies[0]).toContain("https://github.example/acme/demo/actions/runs/77");
+    expect(w.github.pulls[0]!.bodies[0]).toContain(`file://${server}/acme/demo/actions/runs/77`);
   });
 
   it("ends neutral, and not failed, when the dispatch is not current", async () => {

@@ -94,7 +94,12 @@ beforeAll(async () => {
 
   // What the App does when it starts the run: integration branch, journal, task branches.
   dir = mkdtempSync(path.join(tmpdir(), "forge-sim-e2e-"));
-  local = new Git({ dir, token, identity: { name: "Forge App", email: "app@forge.invalid" } });
+  local = new Git({
+    dir,
+    remote: `${sim.gitUrl}/${OWNER}/${REPO}.git`,
+    token,
+    identity: { name: "Forge App", email: "app@forge.invalid" },
+  });
   await local.run(["init", "--quiet"]);
   await local.run(["remote", "add", "origin", `${sim.gitUrl}/${OWNER}/${REPO}.git`]);
   const planCommit = (await local.fetchBranch("main"))!;

@@ -177,6 +177,7 @@ export function makeWorld(options: WorldOptions = {}): World {
   const github = new FakeGitHub(origin, show);
   const git = new Git({
     dir: workspace,
+    remote: originUrl,
     identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
   });
   return {
