@@ -103,47 +103,79 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path17 from "node:path";
+import path18 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // action/src/git.ts
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 function basicAuthHeader(token) {
   return `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`, "utf8").toString("base64")}`;
 }
+var KEEP_ENV = /^(PATH|HOME|USER|LANG|TZ|TMPDIR|TEMP|TMP|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|SYSTEMROOT)$/;
+var HARDENED = [
+  ["core.hooksPath", "/dev/null"],
+  ["core.fsmonitor", "false"],
+  ["core.untrackedCache", "false"],
+  ["core.askPass", ""],
+  ["commit.gpgSign", "false"],
+  ["tag.gpgSign", "false"],
+  ["protocol.ext.allow", "never"],
+  ["protocol.file.allow", "always"]
+];
+var CREDENTIAL_HELPER = '!f() { test "$1" = get || exit 0; p=; h=; while IFS= read -r l && [ -n "$l" ]; do case "$l" in protocol=*) p=${l#protocol=};; host=*) h=${l#host=};; esac; done; [ "$p://$h" = "$FORGE_GIT_ORIGIN" ] || exit 0; echo username=x-access-token; echo "password=$FORGE_GIT_TOKEN"; }; f';
+var NETWORK = /* @__PURE__ */ new Set(["fetch", "push", "ls-remote"]);
 var Git = class {
   dir;
+  remote;
   #token;
   #identity;
+  #netDir;
+  #netReady;
   constructor(options) {
     this.dir = options.dir;
+    this.remote = options.remote;
     this.#token = options.token;
     this.#identity = options.identity;
+    this.#netDir = options.netDir ?? path.join(mkdtempSync(path.join(tmpdir(), "forge-git-")), "net.git");
   }
   /** Values that must never appear in logs: the token and its header. */
   secrets() {
     return this.#token ? [this.#token, basicAuthHeader(this.#token).slice("AUTHORIZATION: basic ".length)] : [];
   }
-  #env() {
-    const env = {
-      ...process.env,
+  #env(network) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => KEEP_ENV.test(k)));
+    Object.assign(env, {
       GIT_TERMINAL_PROMPT: "0",
+      GIT_ASKPASS: "true",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
       LC_ALL: "C",
       GIT_AUTHOR_NAME: this.#identity.name,
       GIT_AUTHOR_EMAIL: this.#identity.email,
       GIT_COMMITTER_NAME: this.#identity.name,
       GIT_COMMITTER_EMAIL: this.#identity.email
-    };
-    if (this.#token) {
-      env.GIT_CONFIG_COUNT = "1";
-      env.GIT_CONFIG_KEY_0 = "http.extraheader";
-      env.GIT_CONFIG_VALUE_0 = basicAuthHeader(this.#token);
+    });
+    const config = [...HARDENED];
+    if (network && this.#token) {
+      config.push(["credential.helper", ""], ["credential.helper", CREDENTIAL_HELPER]);
+      const u = new URL(this.remote);
+      env.FORGE_GIT_ORIGIN = `${u.protocol.replace(/:$/, "")}://${u.host}`;
+      env.FORGE_GIT_TOKEN = this.#token;
     }
+    env.GIT_CONFIG_COUNT = String(config.length);
+    config.forEach(([k, v], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = k;
+      env[`GIT_CONFIG_VALUE_${i}`] = v;
+    });
     return env;
   }
-  run(args, opts = {}) {
+  #spawn(args, opts) {
     return new Promise((resolve, reject) => {
-      const child = spawn("git", args, { cwd: this.dir, env: this.#env(), stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn("git", args, { cwd: opts.cwd, env: this.#env(opts.network), stdio: ["pipe", "pipe", "pipe"] });
       const out = [];
       const err = [];
       child.stdout.on("data", (d) => out.push(d));
@@ -160,6 +192,65 @@ var Git = class {
       child.stdin.on("error", () => void 0);
       child.stdin.end(opts.input ?? "");
     });
+  }
+  /**
+   * Runs git. Local commands run in the work tree; `fetch`, `push` and `ls-remote` run in the
+   * runner's private repository against `remote` (the name `origin` in their arguments stands for it).
+   */
+  run(args, opts = {}) {
+    if (NETWORK.has(args[0])) return this.#network(args, opts);
+    return this.#spawn(args, { ...opts, cwd: this.dir, network: false });
+  }
+  /** The work repository's git dir (absolute). */
+  async #workGitDir() {
+    return (await this.#spawn(["rev-parse", "--absolute-git-dir"], { cwd: this.dir, network: false })).stdout.trim();
+  }
+  /**
+   * The private repository (created once), sharing objects with the work repository both ways —
+   * checked on every use: the work tree may have been checked out again since.
+   */
+  async #net() {
+    const work = await this.#workGitDir();
+    const net = this.#netDir;
+    this.#netReady ??= (async () => {
+      await mkdir(path.dirname(net), { recursive: true });
+      await this.#spawn(["init", "--quiet", "--bare", net], { cwd: path.dirname(net), network: false });
+      return net;
+    })();
+    await this.#netReady;
+    await writeFile(path.join(net, "objects/info/alternates"), `${path.join(work, "objects")}
+`);
+    await ensureLine(path.join(work, "objects/info/alternates"), path.join(net, "objects"));
+    return net;
+  }
+  async #network(args, opts) {
+    const net = await this.#net();
+    const work = await this.#workGitDir();
+    const [command, ...rest] = args;
+    const mapped = rest.map((a) => a === "origin" ? this.remote : a);
+    if (command === "push") {
+      for (let i = 0; i < mapped.length; i++) {
+        const m = /^(\+?)([^:]+):(refs\/.+)$/.exec(mapped[i]);
+        if (m)
+          mapped[i] = `${m[1]}${(await this.#spawn(["rev-parse", "--verify", `${m[2]}^{commit}`], { cwd: this.dir, network: false })).stdout.trim()}:${m[3]}`;
+      }
+    }
+    const workShallow = path.join(work, "shallow");
+    const netShallow = path.join(net, "shallow");
+    const shallow = await readFile(workShallow, "utf8").catch(() => "");
+    await writeFile(netShallow, shallow);
+    const r = await this.#spawn([command, ...mapped], { ...opts, cwd: net, network: true });
+    if (command === "fetch") {
+      const after = await readFile(netShallow, "utf8").catch(() => "");
+      if (after !== shallow) await writeFile(workShallow, after);
+      for (const spec of mapped) {
+        const m = /^\+?[^:]+:(refs\/.+)$/.exec(spec);
+        if (!m) continue;
+        const sha = await this.#spawn(["rev-parse", "--verify", "--quiet", m[1]], { cwd: net, network: false, allowFail: true });
+        if (sha.code === 0) await this.#spawn(["update-ref", m[1], sha.stdout.trim()], { cwd: this.dir, network: false });
+      }
+    }
+    return r;
   }
   async out(args) {
     return (await this.run(args)).stdout.trim();
@@ -217,6 +308,13 @@ var Git = class {
     await this.run(["push", "--quiet", "--no-verify", "origin", `${commit}:refs/heads/${branch}`]);
   }
 };
+async function ensureLine(file, line) {
+  const text = await readFile(file, "utf8").catch(() => "");
+  if (text.split("\n").includes(line)) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  await appendFile(file, `${text && !text.endsWith("\n") ? "\n" : ""}${line}
+`);
+}
 function messageWithTrailers(subject, body, trailers) {
   const parts = [subject.replace(/\s*\n\s*/g, " ").trim()];
   if (body && body.trim()) parts.push(body.trim());
@@ -278,9 +376,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(path18, ref) {
+    async readFile(path19, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path18, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path19, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -289,7 +387,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path18} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path19} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -451,8 +549,8 @@ function describeIssues(error, names = {}, label = (name) => `input '${name}'`) 
 }
 
 // action/src/captain.ts
-import { mkdir, readdir, rm as rm2 } from "node:fs/promises";
-import path2 from "node:path";
+import { mkdir as mkdir2, readdir, rm as rm2 } from "node:fs/promises";
+import path3 from "node:path";
 
 // action/src/dispatch-check.ts
 var JournalError = class extends Error {
@@ -544,7 +642,7 @@ Nothing to do: ${reason}.${tail}
 // action/src/protected-paths.ts
 var import_picomatch = __toESM(require_picomatch(), 1);
 import { rm } from "node:fs/promises";
-import path from "node:path";
+import path2 from "node:path";
 var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot: true });
 function isProtectedPath(file) {
   return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
@@ -554,7 +652,7 @@ async function revertProtectedChanges(git, base, staged) {
   for (const c of changes) {
     if (c.status.startsWith("A")) {
       await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm(path.join(git.dir, c.path), { force: true });
+      await rm(path2.join(git.dir, c.path), { force: true });
     } else {
       await git.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
     }
@@ -701,7 +799,7 @@ async function captainJob(args) {
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const preHead = await git.head();
-  const existing = (await readdir(path2.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
+  const existing = (await readdir(path3.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
@@ -727,9 +825,9 @@ async function captainJob(args) {
     "",
     `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
   ].join("\n");
-  const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
+  const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
-  await mkdir(sessionDir, { recursive: true });
+  await mkdir2(sessionDir, { recursive: true });
   const taskContext = {
     runId: journal.runId,
     taskId,
@@ -747,13 +845,13 @@ async function captainJob(args) {
     taskContext,
     workdir: input.workspace,
     sessionDir,
-    walkthroughPath: path2.join(sessionDir, "walkthrough.md")
+    walkthroughPath: path3.join(sessionDir, "walkthrough.md")
   });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode)) {
-    const problems = await planProblems(path2.join(input.workspace, planDir2));
+    const problems = await planProblems(path3.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
       problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
@@ -780,7 +878,7 @@ async function captainJob(args) {
     };
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
-  const title = `forge(${taskId}): amend plan ${journal.planId} (${path2.basename(overlayFile, ".md")})`;
+  const title = `forge(${taskId}): amend plan ${journal.planId} (${path3.basename(overlayFile, ".md")})`;
   const headSha = await git.commit(
     messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
@@ -876,7 +974,7 @@ No plan: ${why}.
     };
   }
   let planId = planIdFromTitle(title, issue);
-  const exists2 = async (id) => await readdir(path2.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
+  const exists2 = async (id) => await readdir(path3.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
   if (await exists2(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
   if (await exists2(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
   const planDir2 = planDir(planId);
@@ -893,9 +991,9 @@ No plan: ${why}.
     "",
     `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
   ].join("\n");
-  const sessionDir = path2.join(input.tempDir, `forge-session-${taskId}-1`);
+  const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
-  await mkdir(sessionDir, { recursive: true });
+  await mkdir2(sessionDir, { recursive: true });
   const taskContext = {
     runId: input.runId,
     taskId,
@@ -912,13 +1010,13 @@ No plan: ${why}.
     taskContext,
     workdir: input.workspace,
     sessionDir,
-    walkthroughPath: path2.join(sessionDir, "walkthrough.md")
+    walkthroughPath: path3.join(sessionDir, "walkthrough.md")
   });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode) && kept.length) {
-    const problems = await planProblems(path2.join(input.workspace, planDir2));
+    const problems = await planProblems(path3.join(input.workspace, planDir2));
     if (problems.length) {
       exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -1028,11 +1126,11 @@ async function resolveDispatchContext(context, runId, github) {
 }
 
 // action/src/publish.ts
-import { readFile as readFile2, writeFile as writeFile2 } from "node:fs/promises";
+import { readFile as readFile3, writeFile as writeFile3 } from "node:fs/promises";
 
 // action/src/task/files.ts
-import { cp, mkdir as mkdir2, readFile, readdir as readdir2, rm as rm3, stat, writeFile } from "node:fs/promises";
-import path3 from "node:path";
+import { cp, mkdir as mkdir3, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile as writeFile2 } from "node:fs/promises";
+import path4 from "node:path";
 var MAX_RECORD_FILE_BYTES = 1e6;
 async function exists(file) {
   return stat(file).then(
@@ -1042,27 +1140,27 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir2(path3.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path3.join(dir, rel));
+    else if (e.isFile()) out.push(path4.join(dir, rel));
   }
   return out;
 }
 async function copyForRecord(from, to) {
   await rm3(to, { recursive: true, force: true });
-  await mkdir2(to, { recursive: true });
+  await mkdir3(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path3.relative(from, file);
-    if (path3.basename(rel).includes(".tmp.")) continue;
-    const dest = path3.join(to, rel);
-    await mkdir2(path3.dirname(dest), { recursive: true });
+    const rel = path4.relative(from, file);
+    if (path4.basename(rel).includes(".tmp.")) continue;
+    const dest = path4.join(to, rel);
+    await mkdir3(path4.dirname(dest), { recursive: true });
     const size = (await stat(file)).size;
     if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
     else {
-      const buf = await readFile(file);
+      const buf = await readFile2(file);
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
-      await writeFile(
+      await writeFile2(
         dest,
         Buffer.concat([
           buf.subarray(0, half),
@@ -1084,7 +1182,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path18, ref) => github.readFile(path18, ref),
+    readFile: (path19, ref) => github.readFile(path19, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -1100,18 +1198,18 @@ function maskReport(report, masker) {
 }
 async function maskFolder(dir, masker) {
   for (const file of await listFiles(dir)) {
-    const buf = await readFile2(file);
+    const buf = await readFile3(file);
     const utf8 = buf.toString("utf8");
     const encoding = Buffer.byteLength(utf8, "utf8") === buf.length && !utf8.includes("\uFFFD") ? "utf8" : "latin1";
     const text = encoding === "utf8" ? utf8 : buf.toString("latin1");
     const masked = masker.mask(text);
-    if (masked !== text) await writeFile2(file, Buffer.from(masked, encoding));
+    if (masked !== text) await writeFile3(file, Buffer.from(masked, encoding));
   }
 }
 
 // action/src/start-head.ts
-import { readFile as readFile3 } from "node:fs/promises";
-import path4 from "node:path";
+import { readFile as readFile4 } from "node:fs/promises";
+import path5 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -1142,7 +1240,7 @@ async function firstParentLog(git, tip, id, max) {
 async function shallowBoundary(git) {
   const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile3(path4.resolve(git.dir, file), "utf8").catch(() => "");
+  const text = await readFile4(path5.resolve(git.dir, file), "utf8").catch(() => "");
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -1363,8 +1461,8 @@ async function checkoutAttempt(job) {
 }
 
 // action/src/task/collect.ts
-import { cp as cp2, readFile as readFile4, rm as rm4, writeFile as writeFile3 } from "node:fs/promises";
-import path5 from "node:path";
+import { cp as cp2, readFile as readFile5, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
+import path6 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -1501,7 +1599,7 @@ ${body.trimEnd()}
 async function collectWork(a, end, verdict) {
   const { git, branchState } = a;
   const { attempt } = a.ids;
-  const agentRecordCopy = path5.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  const agentRecordCopy = path6.join(a.input.workspace, a.recordRel, "walkthrough.md");
   if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy))
     await cp2(agentRecordCopy, a.walkthroughSession);
   const { filesChanged, pending } = await stageWork(a);
@@ -1531,7 +1629,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const wtFile = outcome.walkthroughPath ?? a.walkthroughSession;
-  const wtText = await readFile4(wtFile, "utf8").catch(() => void 0);
+  const wtText = await readFile5(wtFile, "utf8").catch(() => void 0);
   const completed = completeWalkthrough(wtText, {
     task_id: taskId,
     run_id: runId,
@@ -1558,7 +1656,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the walkthrough reports status: failed");
   }
-  if (completed.ok) await writeFile3(a.walkthroughSession, completed.markdown);
+  if (completed.ok) await writeFile4(a.walkthroughSession, completed.markdown);
   else await rm4(a.walkthroughSession, { force: true });
   return completed;
 }
@@ -1733,8 +1831,8 @@ async function publishPr(a, pr, end) {
 }
 
 // action/src/task/record.ts
-import { cp as cp3, readFile as readFile5, writeFile as writeFile4 } from "node:fs/promises";
-import path6 from "node:path";
+import { cp as cp3, readFile as readFile6, writeFile as writeFile5 } from "node:fs/promises";
+import path7 from "node:path";
 async function recordAttempt(a, end, work, completed, verdict) {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -1749,14 +1847,14 @@ async function recordAttempt(a, end, work, completed, verdict) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path6.join(sessionDir, "result.json"),
+    artifactPath: path7.join(sessionDir, "result.json"),
     traceId: traceId(runId, taskId, attempt),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode }
   });
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path6.join(a.input.workspace, a.recordRel));
+  await copyForRecord(sessionDir, path7.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
@@ -1793,9 +1891,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile5(path6.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile5(path6.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path6.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile6(path7.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile6(path7.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path7.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -1820,19 +1918,19 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
     })
   );
-  await writeFile4(path6.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile5(path7.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path6.join(sessionDir, "change-request.md")) await cp3(crSession, path6.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path7.join(sessionDir, "change-request.md")) await cp3(crSession, path7.join(sessionDir, "change-request.md"));
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path6.join(a.sessionDir, "manifest.json");
+  const manifest = path7.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
   const status = stageStatusOf(exitCode);
   const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
-  await writeFile4(
+  await writeFile5(
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
@@ -1845,12 +1943,12 @@ function traceId(runId, taskId, attempt) {
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir3, rm as rm5, writeFile as writeFile5 } from "node:fs/promises";
-import path8 from "node:path";
+import { mkdir as mkdir4, rm as rm5, writeFile as writeFile6 } from "node:fs/promises";
+import path9 from "node:path";
 
 // action/src/context.ts
-import { readFile as readFile6 } from "node:fs/promises";
-import path7 from "node:path";
+import { readFile as readFile7 } from "node:fs/promises";
+import path8 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -1859,7 +1957,7 @@ var ContextError = class extends Error {
 };
 async function readLocal(file) {
   try {
-    return await readFile6(file, "utf8");
+    return await readFile7(file, "utf8");
   } catch {
     return void 0;
   }
@@ -1915,17 +2013,17 @@ async function buildContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(`${dir}/plan.md`, pin),
-    fm.spec ? github.readFile(path7.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(path8.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
+    const text = await readLocal(path8.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMdRaw = await readLocal(path7.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(path8.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
@@ -2012,10 +2110,10 @@ var AttemptEvents = class {
 async function openAttempt(job, co) {
   const { input, git, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path8.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path9.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm5(sessionDir, { recursive: true, force: true });
-  await mkdir3(path8.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path8.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir4(path9.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path9.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
       github,
@@ -2031,8 +2129,8 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile5(path8.join(sessionDir, "context.md"), built.markdown);
-  await writeFile5(path8.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile6(path9.join(sessionDir, "context.md"), built.markdown);
+  await writeFile6(path9.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -2041,7 +2139,7 @@ async function openAttempt(job, co) {
     events,
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path8.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path9.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -2195,12 +2293,12 @@ async function main(args) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir6 } from "node:fs/promises";
-import path16 from "node:path";
+import { mkdir as mkdir7 } from "node:fs/promises";
+import path17 from "node:path";
 
 // src/agent/stages/config.ts
-import { readFile as readFile7 } from "node:fs/promises";
-import path9 from "node:path";
+import { readFile as readFile8 } from "node:fs/promises";
+import path10 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -2247,21 +2345,21 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile7(path9.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile8(path10.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir4, readFile as readFile8, writeFile as writeFile6 } from "node:fs/promises";
-import path10 from "node:path";
+import { mkdir as mkdir5, readFile as readFile9, writeFile as writeFile7 } from "node:fs/promises";
+import path11 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path10.resolve(options.sessionDir);
-  await mkdir4(sessionDir, { recursive: true });
+  const sessionDir = path11.resolve(options.sessionDir);
+  await mkdir5(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId2 = traceIdFrom(parentEnv);
-  await writeFile6(path10.join(sessionDir, ".trace"), `${traceId2}
+  await writeFile7(path11.join(sessionDir, ".trace"), `${traceId2}
 `, "utf8");
   return {
     options,
@@ -2295,7 +2393,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path10.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path11.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -2361,7 +2459,7 @@ Fix the cause and complete the stage.`;
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile8(file, "utf8").catch(() => void 0);
+    const text = await readFile9(file, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -2385,8 +2483,8 @@ var SessionLog = class {
 };
 
 // src/agent/stages/captain.ts
-import { writeFile as writeFile7 } from "node:fs/promises";
-import path11 from "node:path";
+import { writeFile as writeFile8 } from "node:fs/promises";
+import path12 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -2480,14 +2578,14 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path11.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path12.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path11.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile7(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+    const report = path12.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    await writeFile8(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
@@ -2537,7 +2635,7 @@ async function writeValidateRefinement(c, heal, problems) {
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions."
   ].join("\n\n");
-  await writeFile7(c.reports.refinement, `${doc}
+  await writeFile8(c.reports.refinement, `${doc}
 `, "utf8");
   c.out.refinement = doc;
 }
@@ -2549,8 +2647,8 @@ var CAPTAIN_STEPS = {
 };
 
 // src/agent/stages/refinery.ts
-import { writeFile as writeFile9 } from "node:fs/promises";
-import path13 from "node:path";
+import { writeFile as writeFile10 } from "node:fs/promises";
+import path14 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -2587,13 +2685,13 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir5, readFile as readFile9, writeFile as writeFile8 } from "node:fs/promises";
-import path12 from "node:path";
+import { mkdir as mkdir6, readFile as readFile10, writeFile as writeFile9 } from "node:fs/promises";
+import path13 from "node:path";
 function sentinelDir(c) {
-  return path12.join(c.sessionDir, "sentinel");
+  return path13.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path12.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path13.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -2608,8 +2706,8 @@ async function initialTest(c) {
 }
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
-  await mkdir5(cycleDir, { recursive: true });
-  const file = path12.join(cycleDir, "verification-results.json");
+  await mkdir6(cycleDir, { recursive: true });
+  const file = path13.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -2618,7 +2716,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile8(path12.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile9(path13.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -2656,7 +2754,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path12.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path13.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -2667,7 +2765,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path12.join(sentinelDir(c), "test-spec.md");
+  const spec = path13.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -2695,7 +2793,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path12.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path13.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -2703,7 +2801,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path12.join(cycleDir, "audit-report.md");
+  const audit = path13.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -2723,12 +2821,12 @@ ${task.task.trim()}`
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile9(audit, "utf8").catch(() => "") ?? "")?.[1];
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile10(audit, "utf8").catch(() => "") ?? "")?.[1];
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path12.join(cycleDir, "fix-list.json");
+  const fixList = path13.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -2770,7 +2868,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path12.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path13.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -2783,17 +2881,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile8(path12.join(dir, "grade.txt"), `${grade}
+  await writeFile9(path13.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile8(
-    path12.join(dir, "summary.json"),
+  await writeFile9(
+    path13.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path12.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path13.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -2826,7 +2924,7 @@ async function sentinelVerdict(c, run2) {
   };
 }
 async function readJson(file) {
-  const text = await readFile9(file, "utf8").catch(() => void 0);
+  const text = await readFile10(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -2864,8 +2962,8 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path13.join(c.sessionDir, "merge-log.txt");
-  await writeFile9(artifact, `${merged.join("\n")}
+  const artifact = path14.join(c.sessionDir, "merge-log.txt");
+  await writeFile10(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
@@ -2914,8 +3012,8 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile10 } from "node:fs/promises";
-import path14 from "node:path";
+import { readFile as readFile11 } from "node:fs/promises";
+import path15 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -2970,8 +3068,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path14.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path14.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path15.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path15.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -2990,9 +3088,9 @@ async function stoppedBy(c, stage, o) {
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
   if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
-    out.question = await readFile10(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    out.question = await readFile11(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
-    out.refinement ??= await readFile10(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    out.refinement ??= await readFile11(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -3026,7 +3124,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path14.join(c.sessionDir, "manifest.json");
+  const manifestPath = path15.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -3042,10 +3140,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile11, readdir as readdir3 } from "node:fs/promises";
-import path15 from "node:path";
+import { readFile as readFile12, readdir as readdir3 } from "node:fs/promises";
+import path16 from "node:path";
 function subtaskDir(sessionDir) {
-  return path15.join(sessionDir, "subtasks");
+  return path16.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -3058,8 +3156,8 @@ async function readSubtasks(dir) {
   const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path15.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile11(file, "utf8"));
+    const file = path16.join(dir, name);
+    const { data, body, problem } = readSubtaskFile(file, await readFile12(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -3074,7 +3172,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile11(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, await readFile12(file, "utf8"));
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -3195,8 +3293,8 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path16.join(req.sessionDir, "agent");
-      await mkdir6(agentDir, { recursive: true });
+      const agentDir = path17.join(req.sessionDir, "agent");
+      await mkdir7(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -3234,7 +3332,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path16.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path17.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -3309,11 +3407,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path17.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path18.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path17.basename(path17.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path18.basename(path18.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -3353,12 +3451,15 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       ...config,
       agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} }
     };
+    const remote = `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`;
     const git = new Git({
       dir: jobEnv.workspace,
+      remote,
       token: input.githubToken,
-      identity: { name: input.gitUserName, email: input.gitUserEmail }
+      identity: { name: input.gitUserName, email: input.gitUserEmail },
+      netDir: path18.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
-    await ensureRepository(git, `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`);
+    await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
       warning(
         "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
