@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
 import { Masker } from "../../src/agent/secrets.js";
+import { agentAccess } from "./agent-access.js";
 import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
 import { JOURNAL_FILE, PLAN_RUN_ID, stateBranch } from "../../src/core/layout.js";
@@ -150,13 +151,17 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       );
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
-    // The agent gets the model key it needs and nothing of the job's credentials.
-    const extraEnv: Record<string, string> = {};
-    if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
-    if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
-    const agentEnv: NodeJS.ProcessEnv = Object.fromEntries(
-      Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k)),
-    );
+    // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
+    // its own OS user when it can have one.
+    const access = await agentAccess({
+      adapter,
+      isolation: config.agent.isolation,
+      env,
+      ...(input.anthropicApiKey ? { anthropicApiKey: input.anthropicApiKey } : {}),
+      ...(input.openaiApiKey ? { openaiApiKey: input.openaiApiKey } : {}),
+      warn: (m) => core.warning(m),
+    });
+    if (access.runAs) core.info(`The agent runs as the OS user ${access.runAs.user} (uid ${access.runAs.uid}).`);
     const promptDir = bundledPromptDir();
     const forgeCli = bundledForgeCli();
     const agent =
@@ -169,8 +174,9 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         maxDepth: config.agent.max_depth,
         idleTimeoutMs: config.timeouts.idle_minutes * 60_000,
         timeoutMs: config.timeouts.agent_minutes * 60_000,
-        env: agentEnv,
-        extraEnv,
+        env: access.env,
+        extraEnv: access.extraEnv,
+        ...(access.runAs ? { runAs: access.runAs } : {}),
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
         ...(forgeCli ? { forgeCli } : {}),
@@ -226,6 +232,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     } finally {
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
+      await access.close();
     }
 
     failure = await reportOutcome(report, input);

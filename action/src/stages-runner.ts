@@ -5,6 +5,7 @@
  * configured adapter — Claude Code, Codex or any command — and handles depth, trace ids, rate-limit
  * backoff, report files, masking and the environment the agent sees.
  */
+import type { AgentUser } from "../../src/agent/isolation.js";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
@@ -38,6 +39,8 @@ export interface StagesRunnerOptions {
    * hierarchy): the bundle's `forge.js` beside `index.js`. Absent: the agent layer's default.
    */
   forgeCli?: { command: string; args: string[] };
+  /** Run each agent session as this OS user (src/agent/isolation.ts). */
+  runAs?: AgentUser;
 }
 
 export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
@@ -91,6 +94,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           masker: options.masker,
           ...(options.binary ? { binary: options.binary } : {}),
           ...(options.forgeCli ? { forgeCli: options.forgeCli } : {}),
+          ...(options.runAs ? { runAs: options.runAs } : {}),
           ...(options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}),
         },
         deadline: Date.now() + options.timeoutMs,

@@ -22,6 +22,8 @@ export interface RunProcessOptions {
   onStderrLine?: (line: string) => void;
   /** Grace between SIGTERM and SIGKILL (default 2 s). */
   killGraceMs?: number;
+  /** Signals the child's process group when this process may not (it runs as another user). */
+  signalGroup?: (pgid: number, signal: NodeJS.Signals) => void;
 }
 
 export interface ProcessOutcome {
@@ -71,6 +73,10 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
 
     const killGroup = (sig: NodeJS.Signals) => {
       if (child.pid === undefined) return;
+      if (options.signalGroup) {
+        options.signalGroup(child.pid, sig);
+        return;
+      }
       try {
         if (process.platform !== "win32") process.kill(-child.pid, sig);
         else child.kill(sig);

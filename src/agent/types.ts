@@ -2,6 +2,7 @@
  * Types shared by the agent layer (layers 0–2, see docs/runner.md#layers): what a spawn takes and returns, and the
  * progress events the runner's heartbeat watches.
  */
+import type { AgentUser } from "./isolation.js";
 import type { ExitCode, ExitStatus } from "../core/exit-codes.js";
 import type { Masker } from "./secrets.js";
 
@@ -126,6 +127,12 @@ export interface SpawnOptions {
    * worktree this way). Not called for a refused spawn.
    */
   prepareCwd?: () => Promise<string>;
+  /**
+   * Run the agent as this OS user (src/agent/isolation.ts): the working directory, the session folder
+   * and the hierarchy's socket folder are handed over to it for the session. Sessions already running
+   * as that user (a sub-agent's `forge spawn`) run as they are.
+   */
+  runAs?: AgentUser;
 }
 
 export interface SpawnError {

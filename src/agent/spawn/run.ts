@@ -3,7 +3,11 @@
  * its output masked into the transcript and parsed into progress events, and what the adapter's
  * parser made of it.
  */
+import { mkdirSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import path from "node:path";
+import { HIERARCHY_ENV } from "../hierarchy-service.js";
+import { asAgentUser, handOver, signalAgentGroup, takeBack, type AgentUser } from "../isolation.js";
 import { isPartialChunk } from "../adapters/claude.js";
 import type { AdapterOutcome, OutputParser } from "../adapters/types.js";
 import { runProcess, type ProcessOutcome } from "../process.js";
@@ -39,11 +43,14 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   const parser: OutputParser = p.adapter.parser();
   const stderrTail: string[] = [];
   const runStart = Date.now();
+  const isolated = asIsolated(sc, p);
+  if (isolated) await handOver(isolated.user, isolated.dirs);
   const outcome: ProcessOutcome = await runProcess({
-    command: p.invocation.command,
-    args: p.invocation.args,
+    command: isolated?.command ?? p.invocation.command,
+    args: isolated?.args ?? p.invocation.args,
     cwd: p.cwd,
-    env: p.invocation.env,
+    env: isolated?.env ?? p.invocation.env,
+    ...(isolated ? { signalGroup: (pgid: number, sig: NodeJS.Signals) => void signalAgentGroup(isolated.user, pgid, sig) } : {}),
     ...(p.invocation.stdin !== undefined ? { stdin: p.invocation.stdin } : {}),
     ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
@@ -64,6 +71,7 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
       for (const d of parser.stderrLine(line)) emit(sc, d);
     },
   });
+  if (isolated) await takeBack(isolated.user, isolated.dirs);
   const parsed: AdapterOutcome = parser.finish(outcome.code);
   const common: Partial<SpawnResult> = {
     rateLimitRetries: sc.rateLimitRetries,
@@ -76,6 +84,40 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   // A little slack for file systems whose timestamps are coarser than the clock.
   const written = await reportsWritten(p.reports, runStart - 50);
   return { outcome, parsed, stderrTail, common, written };
+}
+
+/**
+ * How this session runs as the agent's own user, when it should (`options.runAs`, and this process
+ * is not that user already): the command line, and the directories handed over for the session —
+ * the working directory, the session folder (reports, its own HOME and TMPDIR) and the hierarchy's
+ * socket folder.
+ */
+function asIsolated(
+  sc: SpawnContext,
+  p: PreparedSpawn,
+): { user: AgentUser; command: string; args: string[]; env: NodeJS.ProcessEnv; dirs: string[] } | undefined {
+  const user = sc.options.runAs;
+  if (!user || process.getuid?.() === user.uid) return undefined;
+  const home = path.join(sc.sessionDir, "home");
+  const tmp = path.join(sc.sessionDir, "tmp");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    ...p.invocation.env,
+    HOME: p.invocation.env.HOME && p.invocation.env.HOME !== process.env.HOME ? p.invocation.env.HOME : home,
+    TMPDIR: tmp,
+    USER: user.user,
+    LOGNAME: user.user,
+  };
+  const socket = env[HIERARCHY_ENV.socket];
+  const dirs = [
+    p.cwd,
+    sc.sessionDir,
+    ...Object.values(p.reports).map((f) => path.dirname(f)),
+    ...(socket ? [path.dirname(socket)] : []),
+    ...(env.HOME !== home ? [env.HOME!] : []),
+  ];
+  return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
 }
 
 /** Report files written (or rewritten) since `sinceMs`. */

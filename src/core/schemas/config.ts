@@ -125,6 +125,12 @@ export const forgeConfigSchema = z
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
         max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
+        isolation: z
+          .enum(["auto", "user", "none"])
+          .default("auto")
+          .describe(
+            "Run agents as their own OS user `forge-agent`, so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation).",
+          ),
       })
       .prefault({})
       .describe("How the runner invokes agents."),

@@ -1,0 +1,65 @@
+/**
+ * What the agent gets to reach the model, and as whom it runs (docs/runner.md#isolation): the
+ * model API through the runner's proxy (a local URL and a session token in the agent's environment,
+ * never the key), and the agent's own OS user when `agent.isolation` allows.
+ */
+import type { AdapterName } from "../../src/agent/types.js";
+import { prepareAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
+import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
+
+/** Model keys a runner environment may hold: they never reach the agent. */
+const MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)$/;
+
+export interface AgentAccess {
+  /** The environment the agent layer picks from: no job credentials, no model keys. */
+  env: NodeJS.ProcessEnv;
+  /** Given to the agent as is: the proxy's URL and session token for its adapter. */
+  extraEnv: Record<string, string>;
+  runAs?: AgentUser;
+  proxy?: ModelProxy;
+  close(): Promise<void>;
+}
+
+export async function agentAccess(o: {
+  adapter: AdapterName;
+  isolation: IsolationMode;
+  env: NodeJS.ProcessEnv;
+  anthropicApiKey?: string;
+  openaiApiKey?: string;
+  warn: (message: string) => void;
+}): Promise<AgentAccess> {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(o.env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k) && !MODEL_KEYS.test(k)),
+  );
+  const extraEnv: Record<string, string> = {};
+  let proxy: ModelProxy | undefined;
+  if (o.adapter === "claude") {
+    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key });
+      Object.assign(extraEnv, { ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_API_KEY: proxy.token });
+    }
+  } else if (o.adapter === "codex") {
+    const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key });
+      Object.assign(extraEnv, { OPENAI_BASE_URL: proxy.url, OPENAI_API_KEY: proxy.token });
+    }
+  }
+  let runAs: AgentUser | undefined;
+  try {
+    runAs = await prepareAgentUser(o.isolation, o.warn);
+  } catch (err) {
+    await proxy?.close();
+    throw err;
+  }
+  return {
+    env,
+    extraEnv,
+    ...(runAs ? { runAs } : {}),
+    ...(proxy ? { proxy } : {}),
+    close: async () => {
+      await proxy?.close();
+    },
+  };
+}

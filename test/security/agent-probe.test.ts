@@ -1,0 +1,161 @@
+/**
+ * Attack: a prompt-injected agent runs Bash inside the job and looks for the job's credentials.
+ * Before, it ran as the runner's user and read the job token and the model key from the action's
+ * own process (`/proc/<pid>/environ`: `INPUT_GITHUB-TOKEN`, `INPUT_ANTHROPIC-API-KEY`), and could
+ * use the runner's `sudo`.
+ *
+ * The probe below is a `command` agent run through the real action (`run()`, the agent layer's
+ * stages, the runner's git) on a task branch. It reads every process's environment and command
+ * line, tries `sudo -n`, reads the runner's temp folder and the event payload, dumps its own
+ * environment and git configuration, and commits what it found. With the agent as its own OS user
+ * (`agent.isolation`, default `auto`: this machine runs the tests as root) it finds neither
+ * secret; the same probe with `isolation: none` finds the token — the probe is able to see.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { run } from "../../action/src/runner.js";
+import { makeWorld, RUN, sh, type World } from "../action/world.js";
+
+const JOB_TOKEN = "ghs_probeJobToken7Xq2Lm9Wd4Rt6Yp1";
+const MODEL_KEY = "sk-ant-probeModelKey3Vb8Nc5Zx2Kj7";
+
+const saved = { ...process.env };
+const summaryDir = mkdtempSync(path.join(tmpdir(), "forge-probe-"));
+const summaryFile = path.join(summaryDir, "summary.md");
+afterAll(() => rmSync(summaryDir, { recursive: true, force: true }));
+let world: World | undefined;
+beforeEach(() => {
+  vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.env = { ...saved };
+  process.exitCode = undefined;
+  world?.cleanup();
+  world = undefined;
+});
+
+/** The probe: every route to a credential it can try from a shell, written to probe-report.txt. */
+function probeScript(runnerTemp: string): string {
+  return `#!/bin/sh
+R="$PWD/probe-report.txt"
+{
+  echo "whoami: uid=$(id -u) gid=$(id -g) groups=$(id -G)"
+  echo "--- environ of every process"
+  for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$f" 2>/dev/null; done
+  echo "--- cmdline of every process"
+  for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < "$f" 2>/dev/null; echo; done
+  echo "--- sudo"
+  if sudo -n true 2>/dev/null; then echo "SUDO-WORKS"; sudo -n sh -c 'cat /proc/[0-9]*/environ' 2>/dev/null | tr '\\0' '\\n'; fi
+  echo "--- runner temp"
+  find '${runnerTemp}' -type f 2>/dev/null | while read -r f; do cat "$f" 2>/dev/null; done
+  echo "--- event payload"
+  cat "\${GITHUB_EVENT_PATH:-/nonexistent}" 2>/dev/null
+  echo "--- own environment"
+  env
+  echo "--- git config"
+  git config --list --show-origin 2>&1
+  echo "--- end"
+} > "$R" 2>&1
+mkdir -p src && echo probed > src/probed.txt
+cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'
+---
+task: t1
+status: success
+summary: probed
+confidence: 0.9
+tests: []
+---
+## Summary
+
+Probed.
+WT
+`;
+}
+
+async function probe(files: Record<string, string> = {}): Promise<string> {
+  world?.cleanup();
+  const w = (world = makeWorld({ files }));
+  mkdirSync(path.join(w.dir, "acme"));
+  symlinkSync(w.origin, path.join(w.dir, "acme", "demo.git"));
+  const script = path.join(w.dir, "probe.sh");
+  writeFileSync(script, probeScript(w.temp), { mode: 0o755 });
+  const outputFile = path.join(w.dir, "output.txt");
+  writeFileSync(summaryFile, "");
+  writeFileSync(outputFile, "");
+  const inputs: Record<string, string> = {
+    "github-token": JOB_TOKEN,
+    "anthropic-api-key": MODEL_KEY,
+    "run-id": RUN,
+    "task-id": "t1",
+    attempt: "1",
+    adapter: "command",
+    command: script,
+    "git-user-name": "github-actions[bot]",
+    "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com",
+  };
+  for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
+  // The event payload the runner writes for the job (GitHub's GITHUB_EVENT_PATH).
+  const event = path.join(w.temp, "event.json");
+  writeFileSync(event, JSON.stringify({ inputs: { run_id: RUN, task_id: "t1", attempt: "1" } }));
+  Object.assign(process.env, {
+    GITHUB_REPOSITORY: "acme/demo",
+    GITHUB_SERVER_URL: pathToFileURL(w.dir).href,
+    GITHUB_API_URL: "https://github.example/api/v3",
+    GITHUB_WORKSPACE: w.workspace,
+    GITHUB_EVENT_PATH: event,
+    RUNNER_TEMP: w.temp,
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_STEP_SUMMARY: summaryFile,
+    GITHUB_RUN_ID: "78",
+  });
+  await run({ github: w.github });
+  const head = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`]);
+  const report = w.show(head, "probe-report.txt");
+  expect(report, `the probe's report was not pushed; summary:\n${readFileSync(summaryFile, "utf8")}`).toBeDefined();
+  return report!;
+}
+
+describe("the agent reaches no credential of the job", () => {
+  it(
+    "as its own OS user: no process environment, sudo, temp file, payload or git config hands it the job token or the model key",
+    { timeout: 120_000 },
+    async () => {
+      const report = await probe();
+      // The probe ran and saw things (its own environment, other processes' command lines).
+      expect(report).toContain("--- end");
+      expect(report).toContain("FORGE_TASK_ID=t1");
+      expect(report).toMatch(/whoami: uid=(\d+)/);
+      const uid = Number(/whoami: uid=(\d+)/.exec(report)![1]);
+      expect(uid).not.toBe(process.getuid!());
+      expect(report).not.toContain("SUDO-WORKS");
+      expect(report.includes(JOB_TOKEN), "the job token was found").toBe(false);
+      expect(report.includes(MODEL_KEY), "the model key was found").toBe(false);
+      expect(report).not.toContain("INPUT_GITHUB-TOKEN=");
+    },
+  );
+
+  // On GitHub the runner starts the action with INPUT_GITHUB-TOKEN in its environment, so it is in
+  // /proc/<pid>/environ; a test can only set process.env, which /proc does not show. The control
+  // therefore looks for what is in this test process's own initial environment: the probe reads it
+  // as the runner's user, and cannot as its own.
+  it(
+    "the same probe as the runner's user (isolation: none) reads the runner's process environment: the probe can see",
+    { timeout: 120_000 },
+    async () => {
+      const marker = readFileSync("/proc/self/environ", "utf8")
+        .split("\0")
+        .find((e) => e.startsWith("VITEST"));
+      expect(marker, "no VITEST variable in this process's initial environment").toBeDefined();
+      const report = await probe({ ".github/forge.yml": "agent:\n  isolation: none\n" });
+      expect(report).toContain("--- end");
+      expect(Number(/whoami: uid=(\d+)/.exec(report)![1])).toBe(process.getuid!());
+      expect(report.split("--- cmdline")[0]).toContain(marker);
+      const isolated = await probe();
+      expect(isolated.split("--- cmdline")[0]).not.toContain(marker);
+    },
+  );
+});
