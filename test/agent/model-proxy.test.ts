@@ -50,7 +50,8 @@ describe("the model proxy", () => {
     const up = await upstream();
     const proxy = await startModelProxy({ upstream: up.url, key: KEY });
     closers.push(() => proxy.close());
-    for (const headers of [{}, { "x-api-key": "guess" }, { "x-api-key": KEY }, { authorization: "Bearer nope" }]) {
+    const attempts: Array<Record<string, string>> = [{}, { "x-api-key": "guess" }, { "x-api-key": KEY }, { authorization: "Bearer nope" }];
+    for (const headers of attempts) {
       const r = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers, body: "{}" });
       expect(r.status).toBe(401);
     }
