@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-XFQY6WU3.js";
+} from "./chunk-K7O47PMV.js";
 import {
   EXIT_CODES,
   formatProblem,

@@ -12,6 +12,7 @@ import {
   loadSystemPrompt,
   mergeRef,
   pickEnv,
+  prepareAgentUser,
   quoteUntrusted,
   sanitizeUntrusted,
   spawnAgent,
@@ -19,7 +20,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-XFQY6WU3.js";
+} from "./chunk-K7O47PMV.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -53,7 +54,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-TCUO6CHV.js";
+} from "./chunk-3KC6FLUO.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -105,6 +106,118 @@ import {
 import { existsSync as existsSync3 } from "node:fs";
 import path18 from "node:path";
 import { fileURLToPath } from "node:url";
+
+// src/agent/model-proxy.ts
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+function presented(headers) {
+  const x = headers["x-api-key"];
+  if (typeof x === "string" && x) return { token: x, style: "x-api-key" };
+  const auth = headers.authorization;
+  const m = typeof auth === "string" ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
+  return m ? { token: m[1], style: "bearer" } : void 0;
+}
+function same(a, b) {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+async function startModelProxy(options) {
+  const token = `forge-session-${randomBytes(24).toString("hex")}`;
+  const upstream = new URL(options.upstream);
+  const base = upstream.pathname.replace(/\/$/, "");
+  let count = 0;
+  const server = createServer((req, res) => {
+    const who = presented(req.headers);
+    if (!who || !same(who.token, token)) {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ type: "error", error: { type: "authentication_error", message: "invalid session token" } }));
+      req.resume();
+      return;
+    }
+    count++;
+    const headers = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === void 0 || ["host", "x-api-key", "authorization", "connection"].includes(k)) continue;
+      headers[k] = v;
+    }
+    if (who.style === "x-api-key") headers["x-api-key"] = options.key;
+    else headers.authorization = `Bearer ${options.key}`;
+    const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+    const out = send(
+      {
+        protocol: upstream.protocol,
+        hostname: upstream.hostname,
+        port: upstream.port || void 0,
+        method: req.method,
+        path: `${base}${req.url ?? "/"}`,
+        headers
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      }
+    );
+    out.on("error", (err) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({ type: "error", error: { type: "api_error", message: `the model API could not be reached: ${err.message}` } })
+      );
+    });
+    req.pipe(out);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    forwarded: () => count,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    })
+  };
+}
+
+// action/src/agent-access.ts
+var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)$/;
+async function agentAccess(o) {
+  const env = Object.fromEntries(
+    Object.entries(o.env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k) && !MODEL_KEYS.test(k))
+  );
+  const extraEnv = {};
+  let proxy;
+  if (o.adapter === "claude") {
+    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key });
+      Object.assign(extraEnv, { ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_API_KEY: proxy.token });
+    }
+  } else if (o.adapter === "codex") {
+    const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key });
+      Object.assign(extraEnv, { OPENAI_BASE_URL: proxy.url, OPENAI_API_KEY: proxy.token });
+    }
+  }
+  let runAs;
+  try {
+    runAs = await prepareAgentUser(o.isolation, o.warn);
+  } catch (err) {
+    await proxy?.close();
+    throw err;
+  }
+  return {
+    env,
+    extraEnv,
+    ...runAs ? { runAs } : {},
+    ...proxy ? { proxy } : {},
+    close: async () => {
+      await proxy?.close();
+    }
+  };
+}
 
 // action/src/git.ts
 import { spawn } from "node:child_process";
@@ -3339,6 +3452,7 @@ function createStagesRunner(options) {
           masker: options.masker,
           ...options.binary ? { binary: options.binary } : {},
           ...options.forgeCli ? { forgeCli: options.forgeCli } : {},
+          ...options.runAs ? { runAs: options.runAs } : {},
           ...options.adapter === "command" ? { command: "sh", args: ["-c", options.command ?? ""] } : {}
         },
         deadline: Date.now() + options.timeoutMs,
@@ -3466,12 +3580,15 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       );
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
-    const extraEnv = {};
-    if (adapter === "claude" && input.anthropicApiKey) extraEnv.ANTHROPIC_API_KEY = input.anthropicApiKey;
-    if (adapter === "codex" && input.openaiApiKey) extraEnv.OPENAI_API_KEY = input.openaiApiKey;
-    const agentEnv = Object.fromEntries(
-      Object.entries(env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k))
-    );
+    const access = await agentAccess({
+      adapter,
+      isolation: config.agent.isolation,
+      env,
+      ...input.anthropicApiKey ? { anthropicApiKey: input.anthropicApiKey } : {},
+      ...input.openaiApiKey ? { openaiApiKey: input.openaiApiKey } : {},
+      warn: (m) => warning(m)
+    });
+    if (access.runAs) info(`The agent runs as the OS user ${access.runAs.user} (uid ${access.runAs.uid}).`);
     const promptDir = bundledPromptDir();
     const forgeCli = bundledForgeCli();
     const agent = overrides.agent ?? createStagesRunner({
@@ -3482,8 +3599,9 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       maxDepth: config.agent.max_depth,
       idleTimeoutMs: config.timeouts.idle_minutes * 6e4,
       timeoutMs: config.timeouts.agent_minutes * 6e4,
-      env: agentEnv,
-      extraEnv,
+      env: access.env,
+      extraEnv: access.extraEnv,
+      ...access.runAs ? { runAs: access.runAs } : {},
       masker,
       ...promptDir ? { builtinPromptDir: promptDir } : {},
       ...forgeCli ? { forgeCli } : {}
@@ -3526,6 +3644,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     } finally {
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
+      await access.close();
     }
     failure = await reportOutcome(report, input);
   } catch (err) {

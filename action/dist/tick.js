@@ -35,7 +35,7 @@ import {
   runBranchPrefix,
   runIdFor,
   stateBranch
-} from "./chunk-TCUO6CHV.js";
+} from "./chunk-3KC6FLUO.js";
 import {
   EXIT_CODES,
   external_exports,
