@@ -302,8 +302,9 @@ class DemoRun {
     const scriptedAgent = fileURLToPath(new URL("bin/forge-demo-agent.mjs", import.meta.url));
     const agentConfig =
       this.agent === "claude"
-        ? "agent:\n  adapter: claude\n  max_turns: 12\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
+        ? "agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
+        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
+    // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
     const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
