@@ -72,7 +72,8 @@ beforeAll(async () => {
       "AGENTS.md": "Keep files short.\n",
       ".github/workflows/forge-agent.yml": workflow,
       // Heartbeats every second so the stall test takes seconds, not minutes.
-      ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 2\nagent:\n  adapter: command\n  command: ${JSON.stringify(`node ${SCRIPTED_AGENT}`)}\n`,
+      // FORGE_E2E_ISOLATION=none measures the jobs without the agent's own OS user (default auto).
+      ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 2\nagent:\n  adapter: command\n  isolation: ${process.env.FORGE_E2E_ISOLATION ?? "auto"}\n  command: ${JSON.stringify(`node ${SCRIPTED_AGENT}`)}\n`,
       // The scripted agent does everything in one session (src/agent's "single" stage).
       ".forge/stages.yml": '"1": [single]\n',
       [`.forge/plans/${PLAN}/plan.md`]: "# Plan\n\nWrite greetings.\n",
