@@ -11,6 +11,7 @@
  * (`agent.isolation`, default `auto`: this machine runs the tests as root) it finds neither
  * secret; the same probe with `isolation: none` finds the token — the probe is able to see.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -18,6 +19,9 @@ import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { run } from "../../action/src/runner.js";
 import { makeWorld, RUN, sh, type World } from "../action/world.js";
+
+/** Whether this machine lets the runner act as another user (root, or passwordless sudo). */
+const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"]).status === 0;
 
 const JOB_TOKEN = "ghs_probeJobToken7Xq2Lm9Wd4Rt6Yp1";
 const MODEL_KEY = "sk-ant-probeModelKey3Vb8Nc5Zx2Kj7";
@@ -120,7 +124,7 @@ async function probe(files: Record<string, string> = {}): Promise<string> {
 }
 
 describe("the agent reaches no credential of the job", () => {
-  it(
+  it.runIf(PRIVILEGED)(
     "as its own OS user: no process environment, sudo, temp file, payload or git config hands it the job token or the model key",
     { timeout: 120_000 },
     async () => {
@@ -154,8 +158,20 @@ describe("the agent reaches no credential of the job", () => {
       expect(report).toContain("--- end");
       expect(Number(/whoami: uid=(\d+)/.exec(report)![1])).toBe(process.getuid!());
       expect(report.split("--- cmdline")[0]).toContain(marker);
+      if (!PRIVILEGED) return;
       const isolated = await probe();
       expect(isolated.split("--- cmdline")[0]).not.toContain(marker);
     },
   );
+
+  // Where the runner can be neither root nor use sudo, `isolation: user` refuses to run the agent at all.
+  it.runIf(!PRIVILEGED)("without root or passwordless sudo, isolation: user fails the job and says why", { timeout: 120_000 }, async () => {
+    await expect(probe({ ".github/forge.yml": "agent:\n  isolation: user\n" })).rejects.toThrow();
+    expect(process.exitCode).toBe(1);
+    const printed = vi
+      .mocked(process.stdout.write)
+      .mock.calls.map((c) => String(c[0]))
+      .join("");
+    expect(printed).toContain("agent.isolation is 'user', but the agent cannot run as its own user here");
+  });
 });
