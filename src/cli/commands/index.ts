@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { CliIo } from "../io.js";
 import { registerDemo } from "./demo.js";
 import { registerGraph } from "./graph.js";
+import { registerInit } from "./init.js";
 import { registerSim } from "./sim.js";
 import { registerSpawn } from "./spawn.js";
 import { registerTick } from "./tick.js";
@@ -24,4 +25,5 @@ export const COMMANDS: readonly CommandRegistration[] = [
   registerSim,
   registerTick,
   registerDemo,
+  registerInit,
 ];
