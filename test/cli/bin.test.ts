@@ -42,7 +42,7 @@ describe("bin/forge.js", () => {
     expect(bad.stdout).toContain("examples/invalid/self-dependency/tasks/feature.md:7 dependencies[1] — feature depends on itself");
     const missing = await forge("validate", "nowhere");
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe("forge: plan folder nowhere not found (expected a folder like .forge/plans/<planId>/)\n");
+    expect(missing.stderr).toBe("forge validate: nowhere: no such plan folder\n");
   });
 
   it("draws the graph", async () => {

@@ -78,7 +78,7 @@ describe("forge graph", () => {
     await writeFile(notJson, "{ nope");
     const r1 = await runForge(["graph", "examples/plans/semver-lite", "--journal", notJson], ROOT);
     expect(r1.code).toBe(1);
-    expect(r1.err).toMatch(/^forge: journal .* is not valid JSON/);
+    expect(r1.err).toMatch(/^forge graph: journal .* is not valid JSON/);
     const notJournal = path.join(tmp, "other.json");
     await writeFile(notJournal, JSON.stringify({ version: 1 }));
     const r2 = await runForge(["graph", "examples/plans/semver-lite", "--journal", notJournal], ROOT);

@@ -64,7 +64,7 @@ describe("forge validate", () => {
     expect(missing).toEqual({
       code: 2,
       out: "",
-      err: "forge: plan folder no/such/plan not found (expected a folder like .forge/plans/<planId>/)\n",
+      err: "forge validate: no/such/plan: no such plan folder\n",
     });
     const usage = await runForge(["validate"], ROOT);
     expect(usage.code).toBe(2);

@@ -2,20 +2,24 @@
  * `forge demo` — the whole of Forge on this machine: the local GitHub, the Forge App (real HTTP,
  * signed webhooks) and the runner executing the real Forge action, running an example plan to the
  * end with a live view, a summary table and an HTML report (src/local-github/demo/). Like `forge sim`,
- * it runs in a process of its own (src/local-github/entry.ts); every option is passed through.
+ * it runs in a process of its own (src/local-github/entry.ts); every option is checked here, before
+ * anything starts, then passed through.
  */
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { localGithubProgram, nodeArgsFor } from "../../local-github/entry.js";
-import { CLI_EXIT, CliError } from "../io.js";
+import { loadPlan } from "../../core/plan/load.js";
+import { validatePlan } from "../../core/plan/validate.js";
+import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
+import { runLocalGithubProgram } from "../child.js";
+import { CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 
-/** Forge's root (a checkout, or the installed package): this file is src/cli/commands/demo.ts or dist/cli/commands/demo.js. */
-function checkoutRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+interface DemoFlags {
+  agent?: string;
+  plan?: string;
+  out?: string;
+  runners?: string;
+  timeout?: string;
+  json?: boolean;
 }
 
 export function registerDemo(program: Command, { io, setExitCode }: CommandContext): void {
@@ -30,10 +34,8 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     .option("--runners <n>", "runners available at once (default 4)")
     .option("--timeout <seconds>", "give up after this long")
     .option("--json", "print the result as JSON on stdout (the live view goes to stderr)")
-    .action(async (opts: { agent?: string; plan?: string; out?: string; runners?: string; timeout?: string; json?: boolean }) => {
-      const root = checkoutRoot();
-      const main = localGithubProgram("demo/main");
-      if (!existsSync(main)) throw new CliError(`forge demo: ${main} not found (build Forge with npm run build)`);
+    .action(async (opts: DemoFlags) => {
+      await checkFlags(opts, io.cwd);
       const args = [
         ...(opts.agent ? ["--agent", opts.agent] : []),
         ...(opts.plan ? ["--plan", opts.plan] : []),
@@ -42,20 +44,30 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
         ...(opts.timeout ? ["--timeout", opts.timeout] : []),
         ...(opts.json ? ["--json"] : []),
       ];
-      const child = spawn(process.execPath, [...nodeArgsFor(main), ...args], {
-        cwd: root,
+      const code = await runLocalGithubProgram({
+        program: "demo/main",
+        args,
         // Relative --plan and --out are relative to where forge was started.
         env: { ...process.env, FORGE_DEMO_CWD: io.cwd, FORGE_DEMO_TTY: process.stdout.isTTY && !opts.json ? "1" : "" },
-        stdio: ["ignore", "pipe", "pipe"],
+        stdin: "ignore",
+        io,
       });
-      child.stdout.on("data", (d: Buffer) => io.out(d.toString("utf8")));
-      child.stderr.on("data", (d: Buffer) => io.err(d.toString("utf8")));
-      const forward = (sig: NodeJS.Signals) => child.kill(sig);
-      process.on("SIGINT", forward);
-      process.on("SIGTERM", forward);
-      const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? CLI_EXIT.INTERNAL)));
-      process.off("SIGINT", forward);
-      process.off("SIGTERM", forward);
       setExitCode(code);
     });
+}
+
+/** Every option of `forge demo`, checked before the local GitHub starts. */
+async function checkFlags(opts: DemoFlags, cwd: string): Promise<void> {
+  if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude"]);
+  if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
+  if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
+  if (opts.out !== undefined) writableDir("--out", opts.out, cwd);
+  if (opts.plan !== undefined) {
+    const dir = existingDir("--plan", opts.plan, cwd, "folder");
+    const problems = validatePlan(await loadPlan(dir)).length;
+    if (problems > 0)
+      throw new CliError(
+        `--plan ${opts.plan}: the plan has ${problems} problem${problems === 1 ? "" : "s"} (run forge validate ${opts.plan})`,
+      );
+  }
 }

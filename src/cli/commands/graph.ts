@@ -6,6 +6,7 @@ import { validatePlan } from "../../core/plan/validate.js";
 import { formatProblem, zodProblems } from "../../core/problems.js";
 import { renderMermaid } from "../../core/render/mermaid.js";
 import type { TaskStatus } from "../../core/schemas/common.js";
+import { existingFile } from "../args.js";
 import { CLI_EXIT, CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { displayFile, loadPlanArg } from "./plan-input.js";
@@ -18,6 +19,7 @@ export function registerGraph(program: Command, { io, setExitCode }: CommandCont
     .option("--journal <file>", "a run journal (JSON); nodes are coloured by their status")
     .option("--titles", "show task titles under their ids")
     .action(async (planDir: string, opts: { journal?: string; titles?: boolean }) => {
+      if (opts.journal !== undefined) existingFile("--journal", opts.journal, io.cwd);
       const plan = await loadPlanArg(planDir, io);
       const dag = plan.dag.data;
       if (!dag) {
@@ -43,7 +45,7 @@ async function readStatuses(file: string, io: CliIo): Promise<Map<string, TaskSt
   try {
     text = await readFile(path.resolve(io.cwd, file), "utf8");
   } catch {
-    throw new CliError(`journal ${file} cannot be read`);
+    throw new CliError(`--journal ${file}: cannot be read`);
   }
   let json: unknown;
   try {

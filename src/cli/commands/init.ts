@@ -4,13 +4,14 @@
  * plan under `.forge/plans/hello/`. It overwrites nothing without `--force`: every file is checked
  * before any is written.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { commentedConfig } from "../../core/config-template.js";
 import { CONFIG_PATH } from "../../core/config.js";
+import { existingDir } from "../args.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { HELLO_PLAN_ID, helloPlanFiles } from "./init-plan.js";
@@ -38,8 +39,7 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
     .option("--dir <path>", "the repository's folder (default: the current folder)")
     .option("--force", "overwrite files that already exist")
     .action(async (opts: { dir?: string; force?: boolean }) => {
-      const root = path.resolve(io.cwd, opts.dir ?? ".");
-      if (!existsSync(root) || !statSync(root).isDirectory()) throw new CliError(`folder ${opts.dir ?? root} not found`);
+      const root = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
       if (!existsSync(path.join(root, ".git")))
         throw new CliError(
           `${opts.dir ?? "the current folder"} is not a git repository (no .git); run forge init at its root or pass --dir`,

@@ -1,15 +1,17 @@
 import path from "node:path";
 import { loadPlan, PlanNotFoundError } from "../../core/plan/load.js";
 import type { ParsedPlan } from "../../core/plan/parse.js";
+import { existingDir } from "../args.js";
 import { CliError, type CliIo } from "../io.js";
 
-/** Loads a plan folder named on the command line; a missing folder is a CliError (exit 2). */
+/** Loads a plan folder named on the command line; a missing folder, or a file, is a CliError (exit 2). */
 export async function loadPlanArg(planDir: string, io: CliIo): Promise<ParsedPlan> {
+  existingDir(undefined, planDir, io.cwd, "plan folder");
   try {
     return await loadPlan(path.resolve(io.cwd, planDir));
   } catch (err) {
     if (err instanceof PlanNotFoundError)
-      throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
+      throw new CliError(`${planDir}: no such plan folder (expected a folder like .forge/plans/<planId>/)`);
     throw err;
   }
 }

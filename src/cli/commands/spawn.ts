@@ -16,6 +16,8 @@ import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchRep
 import { loadSystemPrompt } from "../../agent/prompts.js";
 import { spawnAgent } from "../../agent/spawn.js";
 import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
+import { existingDir, existingFile, writableDir } from "../args.js";
+import { CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 
 interface SpawnFlags {
@@ -43,6 +45,12 @@ interface SpawnFlags {
 class BadOptions extends Error {}
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A bad option of `forge spawn`: one JSON line on stderr and exit 1 (never 2, which means "depth exceeded"). */
+export function spawnBadOptions(io: CliIo, message: string): number {
+  io.err(`${JSON.stringify({ status: "error", error: { code: "bad_options", message } })}\n`);
+  return EXIT_CODES.FAILURE;
+}
 
 export function registerSpawn(program: Command, { io, setExitCode }: CommandContext): void {
   program
@@ -105,7 +113,7 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
           process.removeListener("SIGTERM", onSignal);
         }
       } catch (err) {
-        if (err instanceof BadOptions) fail("bad_options", err.message);
+        if (err instanceof BadOptions || err instanceof CliError) setExitCode(spawnBadOptions(io, err.message));
         else fail("internal", err instanceof Error ? err.message : String(err));
       }
     });
@@ -170,15 +178,24 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
   if (flags.agentType !== undefined && !isAgentKind(flags.agentType))
     throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
   const agentType = flags.agentType as AgentKind | undefined;
-  const cwd = path.resolve(baseCwd, flags.cwd ?? ".");
+  const cwd = flags.cwd === undefined ? path.resolve(baseCwd) : existingDir("--cwd", flags.cwd, baseCwd);
+  // Every file and number is checked before anything is read, created or started.
+  const promptFile = flags.promptFile === undefined ? undefined : existingFile("--prompt-file", flags.promptFile, baseCwd);
+  const extraContext = (flags.extraContext ?? []).map((file) => existingFile("--extra-context", file, baseCwd));
+  const systemPromptFile = flags.systemPrompt ? existingFile("--system-prompt", flags.systemPrompt, baseCwd) : undefined;
+  if (flags.sessionDir !== undefined) writableDir("--session-dir", flags.sessionDir, baseCwd);
+  const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || undefined), "--max-depth");
+  const maxTurns = positiveInt(flags.maxTurns ?? (env.FORGE_MAX_TURNS || undefined), "--max-turns");
+  const timeoutMs = seconds(flags.timeout, "--timeout");
+  const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
 
-  let prompt = flags.prompt ?? (flags.promptFile ? await readFile(path.resolve(baseCwd, flags.promptFile), "utf8") : undefined);
+  let prompt = flags.prompt ?? (promptFile ? await readFile(promptFile, "utf8") : undefined);
   if (prompt === undefined || prompt.trim() === "") throw new BadOptions("--prompt or --prompt-file is required");
-  for (const file of flags.extraContext ?? []) {
-    prompt += `\n\n## Additional context (${path.basename(file)})\n\n${await readFile(path.resolve(baseCwd, file), "utf8")}`;
+  for (const file of extraContext) {
+    prompt += `\n\n## Additional context (${path.basename(file)})\n\n${await readFile(file, "utf8")}`;
   }
   let systemPrompt: string | undefined;
-  if (flags.systemPrompt) systemPrompt = await readFile(path.resolve(baseCwd, flags.systemPrompt), "utf8");
+  if (systemPromptFile) systemPrompt = await readFile(systemPromptFile, "utf8");
   else if (agentType) systemPrompt = (await loadSystemPrompt(agentType, { repoDir: cwd })).text;
 
   const command = flags.command ?? (adapter === "command" ? env.FORGE_COMMAND : undefined);
@@ -190,11 +207,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
   const sessionDir = flags.sessionDir
     ? path.resolve(baseCwd, flags.sessionDir)
     : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
-  const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || undefined), "--max-depth");
-  const maxTurns = positiveInt(flags.maxTurns ?? (env.FORGE_MAX_TURNS || undefined), "--max-turns");
   const binary = env.FORGE_AGENT_BINARY || undefined;
-  const timeoutMs = seconds(flags.timeout, "--timeout");
-  const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
   const model = flags.model ?? (env.FORGE_MODEL || undefined);
   return {
     adapter,

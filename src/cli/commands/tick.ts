@@ -5,9 +5,6 @@
  * GITHUB_API_URL for GitHub Enterprise Server or the local GitHub.
  */
 import type { Command } from "commander";
-import { Probot } from "probot";
-import { createForgeApp } from "../../app/app.js";
-import { journalKeyFrom, journalKeyFromSecret } from "../../app/journal-seal.js";
 import { CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 
@@ -18,31 +15,38 @@ export function registerTick(program: Command, { io }: CommandContext): void {
     .option("--repo <owner/name>", "repository (default: $GITHUB_REPOSITORY)")
     .action(async (opts: { repo?: string }) => {
       const full = opts.repo ?? process.env.GITHUB_REPOSITORY;
-      if (!full || !/^[^/]+\/[^/]+$/.test(full)) throw new CliError("say which repository: --repo owner/name (or set GITHUB_REPOSITORY)");
+      if (!full) throw new CliError("say which repository: --repo owner/name (or set GITHUB_REPOSITORY)");
+      if (!/^[^/\s]+\/[^/\s]+$/.test(full))
+        throw new CliError(
+          `${opts.repo !== undefined ? "--repo" : "GITHUB_REPOSITORY"} ${JSON.stringify(full)}: expected a repository as owner/name`,
+        );
       // templates/workflows/forge-tick.yml passes FORGE_APP_ID / FORGE_APP_PRIVATE_KEY (names the agent
       // never receives, src/agent/env.ts); APP_ID / PRIVATE_KEY are `npm start`'s names.
       const appId = process.env.FORGE_APP_ID || process.env.APP_ID;
       const privateKey = (process.env.FORGE_APP_PRIVATE_KEY || process.env.PRIVATE_KEY)?.replace(/\\n/g, "\n");
       if (!appId || !privateKey)
         throw new CliError(
-          "forge tick acts as the Forge App: set FORGE_APP_ID and FORGE_APP_PRIVATE_KEY (or APP_ID and PRIVATE_KEY) from the App's registration, as secrets",
+          "acts as the Forge App: set FORGE_APP_ID and FORGE_APP_PRIVATE_KEY (or APP_ID and PRIVATE_KEY) from the App's registration, as secrets",
         );
+      // Loaded here, once the arguments are known good: the App is most of the CLI's start-up time.
+      const [{ Probot }, { createForgeApp }, { journalKeyFrom, journalKeyFromSecret }] = await Promise.all([
+        import("probot"),
+        import("../../app/app.js"),
+        import("../../app/journal-seal.js"),
+      ]);
+      const secret = process.env.FORGE_JOURNAL_KEY;
+      // The journal key: FORGE_JOURNAL_KEY when the App's servers use one, else derived from the private key (as they do by default).
+      const journalKey = secret ? journalKeyFromSecret(secret) : journalKeyFrom(privateKey);
       const probot = new Probot({
         appId,
         privateKey,
         ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}),
         logLevel: "warn",
       });
-      const forge = createForgeApp({ background: false, journalKey: journalKeyOf(privateKey) });
+      const forge = createForgeApp({ background: false, journalKey });
       await probot.load(forge);
       const [owner, repo] = full.split("/") as [string, string];
       await forge.tickRepository(owner, repo);
       io.out(`forge tick: reconciled ${full}\n`);
     });
-}
-
-/** The journal key: FORGE_JOURNAL_KEY when the App's servers use one, else derived from the private key (as they do by default). */
-function journalKeyOf(privateKey: string) {
-  const secret = process.env.FORGE_JOURNAL_KEY;
-  return secret ? journalKeyFromSecret(secret) : journalKeyFrom(privateKey);
 }
