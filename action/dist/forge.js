@@ -1187,7 +1187,7 @@ var require_command = __commonJS({
   "node_modules/commander/lib/command.js"(exports) {
     var EventEmitter = __require("node:events").EventEmitter;
     var childProcess = __require("node:child_process");
-    var path3 = __require("node:path");
+    var path4 = __require("node:path");
     var fs = __require("node:fs");
     var process2 = __require("node:process");
     var { Argument: Argument2, humanReadableArgName } = require_argument();
@@ -2200,9 +2200,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
         let launchWithNode = false;
         const sourceExt = [".js", ".ts", ".tsx", ".mjs", ".cjs"];
         function findFile(baseDir, baseName) {
-          const localBin = path3.resolve(baseDir, baseName);
+          const localBin = path4.resolve(baseDir, baseName);
           if (fs.existsSync(localBin)) return localBin;
-          if (sourceExt.includes(path3.extname(baseName))) return void 0;
+          if (sourceExt.includes(path4.extname(baseName))) return void 0;
           const foundExt = sourceExt.find(
             (ext) => fs.existsSync(`${localBin}${ext}`)
           );
@@ -2220,17 +2220,17 @@ Expecting one of '${allowedValues.join("', '")}'`);
           } catch {
             resolvedScriptPath = this._scriptPath;
           }
-          executableDir = path3.resolve(
-            path3.dirname(resolvedScriptPath),
+          executableDir = path4.resolve(
+            path4.dirname(resolvedScriptPath),
             executableDir
           );
         }
         if (executableDir) {
           let localFile = findFile(executableDir, executableFile);
           if (!localFile && !subcommand._executableFile && this._scriptPath) {
-            const legacyName = path3.basename(
+            const legacyName = path4.basename(
               this._scriptPath,
-              path3.extname(this._scriptPath)
+              path4.extname(this._scriptPath)
             );
             if (legacyName !== this._name) {
               localFile = findFile(
@@ -2241,7 +2241,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
           }
           executableFile = localFile || executableFile;
         }
-        launchWithNode = sourceExt.includes(path3.extname(executableFile));
+        launchWithNode = sourceExt.includes(path4.extname(executableFile));
         let proc;
         if (process2.platform !== "win32") {
           if (launchWithNode) {
@@ -3156,7 +3156,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @return {Command}
        */
       nameFromFilename(filename) {
-        this._name = path3.basename(filename, path3.extname(filename));
+        this._name = path4.basename(filename, path4.extname(filename));
         return this;
       }
       /**
@@ -3170,9 +3170,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {string} [path]
        * @return {(string|null|Command)}
        */
-      executableDir(path4) {
-        if (path4 === void 0) return this._executableDir;
-        this._executableDir = path4;
+      executableDir(path5) {
+        if (path5 === void 0) return this._executableDir;
+        this._executableDir = path5;
         return this;
       }
       /**
@@ -3471,10 +3471,72 @@ var {
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import path2 from "node:path";
+
+// src/cli/args.ts
+import { statSync } from "node:fs";
 import path from "node:path";
+
+// src/cli/io.ts
+function processIo() {
+  return {
+    out: (text) => void process.stdout.write(text),
+    err: (text) => void process.stderr.write(text),
+    cwd: process.cwd()
+  };
+}
+var CLI_EXIT = {
+  OK: 0,
+  /** The input was read and is wrong (a plan with problems). */
+  PROBLEMS: 1,
+  /** The command could not run: bad usage, a missing folder or file. */
+  USAGE: 2,
+  /** A bug in Forge. */
+  INTERNAL: 70
+};
+var CliError = class extends Error {
+  constructor(message, exitCode = CLI_EXIT.USAGE) {
+    super(message);
+    this.exitCode = exitCode;
+    this.name = "CliError";
+  }
+  exitCode;
+};
+
+// src/cli/args.ts
+function shown(name, value) {
+  return name ? `${name} ${value}` : value;
+}
+function existingDir(name, value, cwd, what = "folder") {
+  const full = path.resolve(cwd, value);
+  const info = statSync(full, { throwIfNoEntry: false });
+  if (!info) throw new CliError(`${shown(name, value)}: no such ${what}`);
+  if (!info.isDirectory()) throw new CliError(`${shown(name, value)}: is a file, not a ${what}`);
+  return full;
+}
+function existingFile(name, value, cwd) {
+  const full = path.resolve(cwd, value);
+  const info = statSync(full, { throwIfNoEntry: false });
+  if (!info) throw new CliError(`${shown(name, value)}: no such file`);
+  if (info.isDirectory()) throw new CliError(`${shown(name, value)}: is a folder, not a file`);
+  return full;
+}
+function writableDir(name, value, cwd) {
+  const full = path.resolve(cwd, value);
+  const info = statSync(full, { throwIfNoEntry: false });
+  if (info && !info.isDirectory()) throw new CliError(`${shown(name, value)}: is a file, not a folder`);
+  return full;
+}
+
+// src/cli/commands/spawn.ts
 var BadOptions = class extends Error {
 };
 var collect = (value, previous = []) => [...previous, value];
+function spawnBadOptions(io, message) {
+  io.err(`${JSON.stringify({ status: "error", error: { code: "bad_options", message } })}
+`);
+  return EXIT_CODES.FAILURE;
+}
 function registerSpawn(program2, { io, setExitCode }) {
   program2.command("spawn").description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.").option("--prompt <text>", "what to do").option("--prompt-file <file>", "read the prompt from a file").option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)").option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect).option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`).option("--adapter <name>", "claude | codex | command (default: $FORGE_ADAPTER or claude)").option("--command <exe>", "adapter command: the executable").option("--arg <value>", "adapter command: an argument (repeatable)", collect).option("--model <model>", "model id or alias (default: $FORGE_MODEL)").option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)").option("--output-format <format>", "text | json", "text").option("--cwd <dir>", "working directory of the agent").option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)").option("--session-dir <dir>", "where events, transcript and signals go").option("--name <name>", "name of this spawn in signals and events", "spawn").option("--max-turns <n>", "turn limit passed to the agent CLI").option("--timeout <seconds>", "wall-clock limit").option("--idle-timeout <seconds>", "kill the agent after this long without output").option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own").allowUnknownOption(true).allowExcessArguments(true).action(async (flags, cmd) => {
     const json = flags.outputFormat === "json";
@@ -3497,7 +3559,7 @@ function registerSpawn(program2, { io, setExitCode }) {
         if (sub) {
           options.prepareCwd = async () => {
             worktree = await sub.start();
-            return path.join(worktree.dir, sub.relative);
+            return path2.join(worktree.dir, sub.relative);
           };
         }
         let result = await spawnAgent(options);
@@ -3513,7 +3575,7 @@ function registerSpawn(program2, { io, setExitCode }) {
         process.removeListener("SIGTERM", onSignal);
       }
     } catch (err) {
-      if (err instanceof BadOptions) fail("bad_options", err.message);
+      if (err instanceof BadOptions || err instanceof CliError) setExitCode(spawnBadOptions(io, err.message));
       else fail("internal", err instanceof Error ? err.message : String(err));
     }
   });
@@ -3521,11 +3583,11 @@ function registerSpawn(program2, { io, setExitCode }) {
 async function subWorktreePlan(cwd, name, env) {
   const checkout = await forgeCheckoutOf(cwd, env.FORGE_BRANCH || void 0);
   if (!checkout) return void 0;
-  const root = mkdtempSync(path.join(tmpdir(), "forge-sub-"));
-  const relative = path.relative(checkout.repoDir, cwd);
+  const root = mkdtempSync(path2.join(tmpdir(), "forge-sub-"));
+  const relative = path2.relative(checkout.repoDir, cwd);
   return {
     relative,
-    start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
+    start: () => startSubWorktree(checkout.repoDir, checkout.branch, name, path2.join(root, "wt"), `forge spawn: work before sub-agent ${name}`),
     cleanup: () => rm(root, { recursive: true, force: true }),
     async finish(wt, result) {
       const ok = succeeded(result.exitCode);
@@ -3566,30 +3628,34 @@ async function optionsFrom(flags, baseCwd, signal) {
   if (flags.agentType !== void 0 && !isAgentKind(flags.agentType))
     throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
   const agentType = flags.agentType;
-  const cwd = path.resolve(baseCwd, flags.cwd ?? ".");
-  let prompt = flags.prompt ?? (flags.promptFile ? await readFile(path.resolve(baseCwd, flags.promptFile), "utf8") : void 0);
+  const cwd = flags.cwd === void 0 ? path2.resolve(baseCwd) : existingDir("--cwd", flags.cwd, baseCwd);
+  const promptFile = flags.promptFile === void 0 ? void 0 : existingFile("--prompt-file", flags.promptFile, baseCwd);
+  const extraContext = (flags.extraContext ?? []).map((file) => existingFile("--extra-context", file, baseCwd));
+  const systemPromptFile = flags.systemPrompt ? existingFile("--system-prompt", flags.systemPrompt, baseCwd) : void 0;
+  if (flags.sessionDir !== void 0) writableDir("--session-dir", flags.sessionDir, baseCwd);
+  const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || void 0), "--max-depth");
+  const maxTurns = positiveInt(flags.maxTurns ?? (env.FORGE_MAX_TURNS || void 0), "--max-turns");
+  const timeoutMs = seconds(flags.timeout, "--timeout");
+  const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
+  let prompt = flags.prompt ?? (promptFile ? await readFile(promptFile, "utf8") : void 0);
   if (prompt === void 0 || prompt.trim() === "") throw new BadOptions("--prompt or --prompt-file is required");
-  for (const file of flags.extraContext ?? []) {
+  for (const file of extraContext) {
     prompt += `
 
-## Additional context (${path.basename(file)})
+## Additional context (${path2.basename(file)})
 
-${await readFile(path.resolve(baseCwd, file), "utf8")}`;
+${await readFile(file, "utf8")}`;
   }
   let systemPrompt;
-  if (flags.systemPrompt) systemPrompt = await readFile(path.resolve(baseCwd, flags.systemPrompt), "utf8");
+  if (systemPromptFile) systemPrompt = await readFile(systemPromptFile, "utf8");
   else if (agentType) systemPrompt = (await loadSystemPrompt(agentType, { repoDir: cwd })).text;
   const command = flags.command ?? (adapter === "command" ? env.FORGE_COMMAND : void 0);
   if (adapter === "command" && !command) throw new BadOptions("--adapter command needs --command <exe>");
   const name = flags.name ?? "spawn";
-  const parentSubDir = env.FORGE_SESSION_DIR ? path.join(env.FORGE_SESSION_DIR, "sub") : tmpdir();
+  const parentSubDir = env.FORGE_SESSION_DIR ? path2.join(env.FORGE_SESSION_DIR, "sub") : tmpdir();
   if (!flags.sessionDir) mkdirSync(parentSubDir, { recursive: true });
-  const sessionDir = flags.sessionDir ? path.resolve(baseCwd, flags.sessionDir) : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
-  const maxDepth = positiveInt(flags.maxDepth ?? (env.FORGE_MAX_DEPTH || void 0), "--max-depth");
-  const maxTurns = positiveInt(flags.maxTurns ?? (env.FORGE_MAX_TURNS || void 0), "--max-turns");
+  const sessionDir = flags.sessionDir ? path2.resolve(baseCwd, flags.sessionDir) : mkdtempSync(path2.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
   const binary = env.FORGE_AGENT_BINARY || void 0;
-  const timeoutMs = seconds(flags.timeout, "--timeout");
-  const idleTimeoutMs = seconds(flags.idleTimeout, "--idle-timeout");
   const model = flags.model ?? (env.FORGE_MODEL || void 0);
   return {
     adapter,
@@ -3667,47 +3733,22 @@ function toKeyValue(r) {
   }).join("");
 }
 
-// src/cli/io.ts
-function processIo() {
-  return {
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
-    cwd: process.cwd()
-  };
-}
-var CLI_EXIT = {
-  OK: 0,
-  /** The input was read and is wrong (a plan with problems). */
-  PROBLEMS: 1,
-  /** The command could not run: bad usage, a missing folder or file. */
-  USAGE: 2,
-  /** A bug in Forge. */
-  INTERNAL: 70
-};
-var CliError = class extends Error {
-  constructor(message, exitCode = CLI_EXIT.USAGE) {
-    super(message);
-    this.exitCode = exitCode;
-    this.name = "CliError";
-  }
-  exitCode;
-};
-
 // src/cli/commands/plan-input.ts
-import path2 from "node:path";
+import path3 from "node:path";
 async function loadPlanArg(planDir, io) {
+  existingDir(void 0, planDir, io.cwd, "plan folder");
   try {
-    return await loadPlan(path2.resolve(io.cwd, planDir));
+    return await loadPlan(path3.resolve(io.cwd, planDir));
   } catch (err) {
     if (err instanceof PlanNotFoundError)
-      throw new CliError(`plan folder ${planDir} not found (expected a folder like .forge/plans/<planId>/)`);
+      throw new CliError(`${planDir}: no such plan folder (expected a folder like .forge/plans/<planId>/)`);
     throw err;
   }
 }
 function displayFile(planDir, file, io) {
-  const rel = path2.relative(io.cwd, path2.resolve(io.cwd, planDir, file)) || ".";
-  const shown = rel.split(path2.sep).join("/");
-  return file.endsWith("/") && !shown.endsWith("/") ? `${shown}/` : shown;
+  const rel = path3.relative(io.cwd, path3.resolve(io.cwd, planDir, file)) || ".";
+  const shown2 = rel.split(path3.sep).join("/");
+  return file.endsWith("/") && !shown2.endsWith("/") ? `${shown2}/` : shown2;
 }
 
 // src/cli/commands/validate.ts
