@@ -15,7 +15,11 @@ import { chmod, stat } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 
-const exec = promisify(execFile);
+const execP = promisify(execFile);
+/** System tools (`useradd`, `setpriv`) live in sbin folders a non-login PATH may lack. */
+const SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(":");
+const exec = (cmd: string, args: string[], o: { encoding: "utf8" } = { encoding: "utf8" }) =>
+  execP(cmd, args, { ...o, env: { ...process.env, PATH: SYSTEM_PATH } });
 
 export const AGENT_USER = "forge-agent";
 
@@ -36,7 +40,7 @@ export class IsolationError extends Error {}
 /** Runs a privileged command (as root directly, else through `sudo -n`). */
 async function privileged(via: "root" | "sudo", command: string, args: string[]): Promise<string> {
   const [cmd, argv] = via === "root" ? [command, args] : ["sudo", ["-n", "--", command, ...args]];
-  return (await exec(cmd, argv, { encoding: "utf8" })).stdout;
+  return (await exec(cmd, argv)).stdout;
 }
 
 async function canSudo(): Promise<boolean> {
@@ -63,20 +67,28 @@ export async function prepareAgentUser(mode: IsolationMode, warn: (message: stri
     warn(`${why}. Set agent.isolation: none in .github/forge.yml to silence this warning.`);
     return undefined;
   }
-  const id = async (flag: string) => Number((await exec("id", [flag, AGENT_USER], { encoding: "utf8" })).stdout.trim());
-  let agentUid: number;
   try {
-    agentUid = await id("-u");
-  } catch {
-    await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
-      async (err: unknown) => {
-        // Two jobs on one machine may create it at once.
-        if (!(await id("-u").catch(() => undefined))) throw err;
-      },
-    );
-    agentUid = await id("-u");
+    const id = async (flag: string) => Number((await exec("id", [flag, AGENT_USER])).stdout.trim());
+    let agentUid: number;
+    try {
+      agentUid = await id("-u");
+    } catch {
+      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
+        async (err: unknown) => {
+          // Two jobs on one machine may create it at once.
+          if (!(await id("-u").catch(() => undefined))) throw err;
+        },
+      );
+      agentUid = await id("-u");
+    }
+    await exec("setpriv", ["--version"]);
+    return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
+  } catch (err) {
+    const why = `the agent's own user could not be prepared (${err instanceof Error ? err.message.split("\n")[0] : String(err)}): useradd and setpriv (Debian's passwd and util-linux) are needed`;
+    if (mode === "user") throw new IsolationError(`agent.isolation is 'user', but ${why}.`);
+    warn(`${why}; the agent runs as the runner's user.`);
+    return undefined;
   }
-  return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
 }
 
 /**
