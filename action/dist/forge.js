@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-K7O47PMV.js";
+} from "./chunk-CIXD4YVX.js";
 import {
   EXIT_CODES,
   formatProblem,

@@ -20,7 +20,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-K7O47PMV.js";
+} from "./chunk-CIXD4YVX.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,

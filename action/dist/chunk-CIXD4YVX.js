@@ -186,13 +186,15 @@ import { execFile } from "node:child_process";
 import { chmod, stat } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-var exec = promisify(execFile);
+var execP = promisify(execFile);
+var SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(":");
+var exec = (cmd, args, o = { encoding: "utf8" }) => execP(cmd, args, { ...o, env: { ...process.env, PATH: SYSTEM_PATH } });
 var AGENT_USER = "forge-agent";
 var IsolationError = class extends Error {
 };
 async function privileged(via, command, args) {
   const [cmd, argv] = via === "root" ? [command, args] : ["sudo", ["-n", "--", command, ...args]];
-  return (await exec(cmd, argv, { encoding: "utf8" })).stdout;
+  return (await exec(cmd, argv)).stdout;
 }
 async function canSudo() {
   try {
@@ -212,19 +214,27 @@ async function prepareAgentUser(mode, warn) {
     warn(`${why}. Set agent.isolation: none in .github/forge.yml to silence this warning.`);
     return void 0;
   }
-  const id = async (flag) => Number((await exec("id", [flag, AGENT_USER], { encoding: "utf8" })).stdout.trim());
-  let agentUid;
   try {
-    agentUid = await id("-u");
-  } catch {
-    await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
-      async (err) => {
-        if (!await id("-u").catch(() => void 0)) throw err;
-      }
-    );
-    agentUid = await id("-u");
+    const id = async (flag) => Number((await exec("id", [flag, AGENT_USER])).stdout.trim());
+    let agentUid;
+    try {
+      agentUid = await id("-u");
+    } catch {
+      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
+        async (err) => {
+          if (!await id("-u").catch(() => void 0)) throw err;
+        }
+      );
+      agentUid = await id("-u");
+    }
+    await exec("setpriv", ["--version"]);
+    return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
+  } catch (err) {
+    const why = `the agent's own user could not be prepared (${err instanceof Error ? err.message.split("\n")[0] : String(err)}): useradd and setpriv (Debian's passwd and util-linux) are needed`;
+    if (mode === "user") throw new IsolationError(`agent.isolation is 'user', but ${why}.`);
+    warn(`${why}; the agent runs as the runner's user.`);
+    return void 0;
   }
-  return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
 }
 function asAgentUser(u, command, args, env) {
   const setpriv = ["--reuid", String(u.uid), "--regid", String(u.gid), "--clear-groups", "--no-new-privs", "--", command, ...args];
