@@ -23,6 +23,7 @@ const DESCRIPTION = "api.github.com.json";
 export const OPERATIONS = [
   "rate-limit/get",
   "apps/get-authenticated",
+  "apps/create-from-manifest",
   "apps/list-installations",
   "apps/get-installation",
   "apps/create-installation-access-token",

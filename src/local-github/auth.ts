@@ -117,6 +117,8 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
   // GET /installation/repositories is called with an installation token ("installation");
   // every other App endpoint Forge uses is authenticated as the App itself (JWT).
   if (operationId === "apps/list-repos-accessible-to-installation") return "installation";
+  // The manifest conversion is authenticated by its one-time code alone.
+  if (operationId === "apps/create-from-manifest") return "public";
   if (group === "apps") return "jwt";
   if (group === "meta" || group === "rate-limit") return "public";
   switch (group) {

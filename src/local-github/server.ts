@@ -10,6 +10,7 @@ import { Control, handleControl } from "./control.js";
 import { SimCore } from "./core.js";
 import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
+import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
 import { Model } from "./model.js";
 import type { RouteMatch, Violation } from "./openapi.js";
@@ -302,7 +303,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
   if (options.faults) core.faults.set(options.faults);
   const workflows = new Workflows(core, options.workflowExecutor ?? "none");
-  const handlers: Record<string, Handler> = { ...restHandlers, ...workflows.handlers() };
+  const handlers: Record<string, Handler> = { ...restHandlers, ...manifestHandlers, ...workflows.handlers() };
   const control = new Control(core, workflows);
   const restService: RestService = { core, handlers, rateUsed: new Map<string, number>(), strict, verbose: !!options.verbose };
   const rest = (req: IncomingMessage, res: ServerResponse, url: URL) => serveRest(restService, req, res, url);
@@ -322,7 +323,9 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
             ? handleControl(control, req, res, url, readBody, send)
             : isGitRequest(p)
               ? handleGit(core, req, res, url)
-              : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
+              : isManifestWebRequest(p)
+                ? handleManifestWeb(core, req, res, url, readBody)
+                : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
     work.catch((e: unknown) => {
       console.error("[forge-sim] request failed", e);
       if (!res.headersSent) send(res, 500, Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500));

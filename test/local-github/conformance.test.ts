@@ -802,6 +802,54 @@ describe("rulesets", () => {
   });
 });
 
+describe("apps from a manifest", () => {
+  it("the setup page's form → GitHub's create page → redirect with code and state → conversion gives id, key and secret, once", async () => {
+    const manifest = {
+      name: "Forge Setup Test",
+      url: "https://forge.example",
+      redirect_url: "http://127.0.0.1:9/setup/done",
+      hook_attributes: { url: receiver.url },
+      public: false,
+      default_permissions: { contents: "write", issues: "write", metadata: "read" },
+      default_events: ["push", "issues"],
+    };
+    const form = new URLSearchParams({ manifest: JSON.stringify(manifest) });
+    const shown = await fetch(`${sim.url}/settings/apps/new?state=s-123`, { method: "POST", body: form });
+    expect(shown.status).toBe(200);
+    const html = await shown.text();
+    expect(html).toContain('id="create"');
+    expect(html).toContain('value="Forge Setup Test"');
+    // The person names the App and creates it: back to the redirect URL with the code and the state.
+    const confirm = new URLSearchParams({ manifest: JSON.stringify(manifest), state: "s-123", name: "Forge Setup Test", login: owner });
+    const created = await fetch(`${sim.url}/settings/apps/new/confirm`, { method: "POST", body: confirm, redirect: "manual" });
+    expect(created.status).toBe(302);
+    const back = new URL(created.headers.get("location")!);
+    expect(`${back.origin}${back.pathname}`).toBe("http://127.0.0.1:9/setup/done");
+    expect(back.searchParams.get("state")).toBe("s-123");
+    const code = back.searchParams.get("code")!;
+    expect(code).toMatch(/^[0-9a-f]{40}$/);
+
+    // The conversion needs no authentication; its answer is validated against GitHub's description.
+    const anon = new Octokit({ baseUrl: sim.apiUrl });
+    const { data: app } = await anon.rest.apps.createFromManifest({ code });
+    expect(app.slug).toBe("forge-setup-test");
+    expect((app.owner as { login?: string } | null)?.login).toBe(owner);
+    expect(app.permissions).toMatchObject({ contents: "write", issues: "write" });
+    expect(app.events).toEqual(["push", "issues"]);
+    expect(app.webhook_secret).toMatch(/^[0-9a-f]{40}$/);
+    expect(app.pem).toContain("BEGIN RSA PRIVATE KEY");
+    // The key it handed out signs the App's JWT.
+    const asNew = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(app.id, app.pem) });
+    expect((await asNew.rest.apps.getAuthenticated()).data!.slug).toBe("forge-setup-test");
+    // A code works once.
+    expect(await status(anon.rest.apps.createFromManifest({ code }))).toBe(404);
+    // A form without a manifest, or with one that is not JSON, is refused on the page.
+    expect((await fetch(`${sim.url}/settings/apps/new`, { method: "POST", body: new URLSearchParams({ manifest: "{" }) })).status).toBe(
+      422,
+    );
+  });
+});
+
 describe("coverage", () => {
   it("every implemented operation answered a success at least once, with no schema violation", async () => {
     await sim.idle();
