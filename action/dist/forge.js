@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-CIXD4YVX.js";
+} from "./chunk-NMF2IKLR.js";
 import {
   EXIT_CODES,
   formatProblem,

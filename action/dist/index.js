@@ -8,6 +8,7 @@ import {
   concludeMerge,
   defaultReportPaths,
   finishSubBranch,
+  isForbiddenEnvName,
   loadPlan,
   loadSystemPrompt,
   mergeRef,
@@ -20,7 +21,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-CIXD4YVX.js";
+} from "./chunk-NMF2IKLR.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -184,7 +185,7 @@ async function startModelProxy(options) {
 var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)$/;
 async function agentAccess(o) {
   const env = Object.fromEntries(
-    Object.entries(o.env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k) && !MODEL_KEYS.test(k))
+    Object.entries(o.env).filter(([k]) => !isForbiddenEnvName(k) && !/^ACTIONS_/.test(k) && !MODEL_KEYS.test(k))
   );
   const extraEnv = {};
   let proxy;

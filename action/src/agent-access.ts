@@ -4,6 +4,7 @@
  * never the key), and the agent's own OS user when `agent.isolation` allows.
  */
 import type { AdapterName } from "../../src/agent/types.js";
+import { isForbiddenEnvName } from "../../src/agent/env.js";
 import { prepareAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
 
@@ -29,7 +30,7 @@ export async function agentAccess(o: {
   warn: (message: string) => void;
 }): Promise<AgentAccess> {
   const env: NodeJS.ProcessEnv = Object.fromEntries(
-    Object.entries(o.env).filter(([k]) => !/^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$)/.test(k) && !MODEL_KEYS.test(k)),
+    Object.entries(o.env).filter(([k]) => !isForbiddenEnvName(k) && !/^ACTIONS_/.test(k) && !MODEL_KEYS.test(k)),
   );
   const extraEnv: Record<string, string> = {};
   let proxy: ModelProxy | undefined;

@@ -104,9 +104,16 @@ function identity(ctx: RestCtx, given: unknown): git.GitIdentity {
 }
 
 /** Moves a ref with compare-and-swap and emits the events; returns false if it lost the race. */
-async function moveRef(ctx: RestCtx, repo: Repo, ref: string, sha: string, old: string | null): Promise<boolean> {
-  // Every write through here moves a ref forward (or creates it).
-  await enforceRules(repo, { ref, before: old, after: sha }, act(ctx), ctx.doc);
+async function moveRef(
+  ctx: RestCtx,
+  repo: Repo,
+  ref: string,
+  sha: string,
+  old: string | null,
+  fastForward?: () => Promise<boolean>,
+): Promise<boolean> {
+  // The repository's rulesets first (a forced update says whether it fast-forwards).
+  await enforceRules(repo, { ref, before: old, after: sha, ...(fastForward ? { fastForward } : {}) }, act(ctx), ctx.doc);
   const okMove = await git.updateRef(repo.gitDir, ref, sha, old ?? undefined);
   if (!okMove) return false;
   await ctx.core.refsChanged(repo, [{ ref, before: old, after: sha }], act(ctx));
@@ -609,8 +616,7 @@ const gitdb: Record<string, Handler> = {
       if (cur === sha) return ok(ctx.core.model.ref(repo, ref, sha));
       if (!force && !(await git.isAncestor(repo.gitDir, cur, sha))) throw invalid(ctx, "Update is not a fast forward");
       const fastForward = (): Promise<boolean> => git.isAncestor(repo.gitDir, cur, sha);
-      await enforceRules(repo, { ref, before: cur, after: sha, fastForward }, act(ctx), ctx.doc);
-      if (await moveRef(ctx, repo, ref, sha, cur)) return ok(ctx.core.model.ref(repo, ref, sha));
+      if (await moveRef(ctx, repo, ref, sha, cur, fastForward)) return ok(ctx.core.model.ref(repo, ref, sha));
     }
     throw invalid(ctx, "Update is not a fast forward");
   },

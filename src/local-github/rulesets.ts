@@ -37,14 +37,9 @@ export interface Ruleset {
 /** GitHub's ids of the repository roles a bypass list can name. */
 const ROLE_IDS: Record<number, Role> = { 1: "read", 2: "maintain", 3: "triage", 4: "write", 5: "admin" };
 
-/** The ref a ruleset pattern names: `~DEFAULT_BRANCH`, `~ALL`, or an fnmatch pattern of full ref names. */
+/** Whether a ruleset pattern names `ref` — the same regular expression the push hook applies. */
 function patternMatches(repo: Repo, target: Ruleset["target"], pattern: string, ref: string): boolean {
-  const prefix = target === "tag" ? "refs/tags/" : "refs/heads/";
-  if (!ref.startsWith(prefix)) return false;
-  if (pattern === "~ALL") return true;
-  if (pattern === "~DEFAULT_BRANCH") return ref === `refs/heads/${repo.defaultBranch}`;
-  const full = pattern.startsWith("refs/") ? pattern : `${prefix}${pattern}`;
-  return picomatch.isMatch(ref, full, { dot: true });
+  return new RegExp(patternRegex(repo, target, pattern)).test(ref);
 }
 
 /** Active rulesets whose conditions name `ref`. */
@@ -159,10 +154,13 @@ for (const [ref, list] of broken) {
 process.exit(broken.size ? 1 : 0);
 `;
 
-/** Regular expression (source) of a pattern, for the hook. */
+/**
+ * Regular expression (source) of a ruleset pattern: `~ALL`, `~DEFAULT_BRANCH`, or an fnmatch pattern
+ * of full ref names (a bare name is taken under the target's prefix).
+ */
 function patternRegex(repo: Repo, target: Ruleset["target"], pattern: string): string {
   const prefix = target === "tag" ? "refs/tags/" : "refs/heads/";
-  const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  const esc = (t: string): string => t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
   if (pattern === "~ALL") return `^${esc(prefix)}`;
   if (pattern === "~DEFAULT_BRANCH") return `^${esc(`refs/heads/${repo.defaultBranch}`)}$`;
   const full = pattern.startsWith("refs/") ? pattern : `${prefix}${pattern}`;

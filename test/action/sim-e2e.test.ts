@@ -3,7 +3,7 @@
 // task branch out over HTTP and runs action/dist (node24 → the current Node) with a job token
 // scoped by the template's `permissions`; the scripted agent does the work; a PR appears with the
 // rendered walkthrough. Also measures the runner's overhead per job and the stall figures.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
@@ -15,7 +15,7 @@ import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
-import { SCRIPTED_AGENT, taskFile } from "./world.js";
+import { SCRIPTED_AGENT, taskFile, vendoredActionFiles } from "./world.js";
 
 const OWNER = "acme";
 const REPO = "demo";
@@ -36,19 +36,6 @@ const scripted = (id: string, fate: string, file: string) =>
     title: `Write ${file}`,
     body: `## Description\n\nWrite ${file}.\n\n## Context\n\nA demo.\n\n## Instructions\n\nWrite it.\n\n\`\`\`txt file=${file}\nhello from ${id}\n\`\`\`\n\n\`\`\`forge-scripted-agent\nattempts:\n  1: ${fate}\nprogress: ["reading the task", "writing ${file}"]\n\`\`\`\n`,
   });
-
-function actionFiles(): Record<string, string> {
-  const out: Record<string, string> = { ".github/actions/forge/action.yml": readFileSync("action/action.yml", "utf8") };
-  const walk = (rel: string) => {
-    for (const e of readdirSync(path.join("action/dist", rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(r);
-      else out[`.github/actions/forge/dist/${r}`] = readFileSync(path.join("action/dist", r), "utf8");
-    }
-  };
-  walk("");
-  return out;
-}
 
 beforeAll(async () => {
   sim = await createSim();
@@ -78,7 +65,7 @@ beforeAll(async () => {
       ".forge/stages.yml": '"1": [single]\n',
       [`.forge/plans/${PLAN}/plan.md`]: "# Plan\n\nWrite greetings.\n",
       ...Object.fromEntries(tasks.map(([id, text]) => [`.forge/plans/${PLAN}/tasks/${id}.md`, text!])),
-      ...actionFiles(),
+      ...vendoredActionFiles(),
     },
   });
   const token = sim.control.userToken(OWNER);

@@ -5,7 +5,7 @@
  * JobGitHub whose file reads come from the bare repository and whose pull requests are recorded.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startRun } from "../../src/core/decide.js";
@@ -304,4 +304,18 @@ export function agentWalkthrough(
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
     .join("\n");
   return `---\n${yaml}\n---\n\n${body}`;
+}
+
+/** The built action (action.yml and action/dist) as files vendored into a repository at `.github/actions/forge`. */
+export function vendoredActionFiles(): Record<string, string> {
+  const out: Record<string, string> = { ".github/actions/forge/action.yml": readFileSync("action/action.yml", "utf8") };
+  const walk = (rel: string) => {
+    for (const e of readdirSync(path.join("action/dist", rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else out[`.github/actions/forge/dist/${r}`] = readFileSync(path.join("action/dist", r), "utf8");
+    }
+  };
+  walk("");
+  return out;
 }

@@ -7,7 +7,7 @@
  * and the event payload, and commits what it found; it finds neither.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
@@ -18,7 +18,7 @@ import { stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
-import { taskFile } from "../action/world.js";
+import { taskFile, vendoredActionFiles } from "../action/world.js";
 
 const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"]).status === 0;
 const OWNER = "acme";
@@ -63,19 +63,6 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function actionFiles(): Record<string, string> {
-  const out: Record<string, string> = { ".github/actions/forge/action.yml": readFileSync("action/action.yml", "utf8") };
-  const walk = (rel: string) => {
-    for (const e of readdirSync(path.join("action/dist", rel), { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(r);
-      else out[`.github/actions/forge/dist/${r}`] = readFileSync(path.join("action/dist", r), "utf8");
-    }
-  };
-  walk("");
-  return out;
-}
-
 /** Runs the probe as a task job of the agent workflow; its report and the job's log. */
 async function probeJob(isolation: "auto" | "none"): Promise<{ report: string; log: string }> {
   const s = await createSim();
@@ -98,7 +85,7 @@ async function probeJob(isolation: "auto" | "none"): Promise<{ report: string; l
       ".forge/stages.yml": '"1": [single]\n',
       ".forge/plans/p/plan.md": "# Plan\n\nProbe.\n",
       ".forge/plans/p/tasks/probe.md": taskFile({ id: "probe", title: "Probe", body: "## Description\n\nProbe.\n" }),
-      ...actionFiles(),
+      ...vendoredActionFiles(),
     },
   });
   const token = s.control.userToken(OWNER);

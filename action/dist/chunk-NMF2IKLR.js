@@ -181,6 +181,51 @@ function quoteUntrusted(label, text) {
   );
 }
 
+// src/agent/env.ts
+var BASE_NAMES = /* @__PURE__ */ new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TERM",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "CI",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL"
+]);
+var BASE_PREFIXES = ["LC_", "XDG_"];
+var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
+function isForbiddenEnvName(name) {
+  return FORBIDDEN.test(name);
+}
+function pickEnv(parent, patterns = []) {
+  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
+  const prefixes = [...BASE_PREFIXES, ...patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1))];
+  const out = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value === void 0 || isForbiddenEnvName(name)) continue;
+    if (BASE_NAMES.has(name) || exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
+  }
+  return out;
+}
+
 // src/agent/isolation.ts
 import { execFile } from "node:child_process";
 import { chmod, stat } from "node:fs/promises";
@@ -808,51 +853,6 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
 import path8 from "node:path";
-
-// src/agent/env.ts
-var BASE_NAMES = /* @__PURE__ */ new Set([
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LANGUAGE",
-  "TZ",
-  "TERM",
-  "TMPDIR",
-  "TEMP",
-  "TMP",
-  "CI",
-  "NODE_EXTRA_CA_CERTS",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "GIT_AUTHOR_NAME",
-  "GIT_AUTHOR_EMAIL",
-  "GIT_COMMITTER_NAME",
-  "GIT_COMMITTER_EMAIL"
-]);
-var BASE_PREFIXES = ["LC_", "XDG_"];
-var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
-function isForbiddenEnvName(name) {
-  return FORBIDDEN.test(name);
-}
-function pickEnv(parent, patterns = []) {
-  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
-  const prefixes = [...BASE_PREFIXES, ...patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1))];
-  const out = {};
-  for (const [name, value] of Object.entries(parent)) {
-    if (value === void 0 || isForbiddenEnvName(name)) continue;
-    if (BASE_NAMES.has(name) || exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
-  }
-  return out;
-}
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -2021,6 +2021,8 @@ export {
   Masker,
   sanitizeUntrusted,
   quoteUntrusted,
+  isForbiddenEnvName,
+  pickEnv,
   prepareAgentUser,
   GitError,
   PlanNotFoundError,
@@ -2034,7 +2036,6 @@ export {
   isAgentKind,
   loadSystemPrompt,
   defaultReportPaths,
-  pickEnv,
   spawnAgent,
   startSubBranch,
   mergeRef,
