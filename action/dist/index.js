@@ -1924,6 +1924,19 @@ async function openDraftPr(a, existingPr) {
     return void 0;
   });
 }
+async function openPrAfterPush(a) {
+  const { github, warnings } = a;
+  try {
+    const found = await github.findOpenPull(a.branch, a.base);
+    if (found) return found;
+    const pr = await github.createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true }).catch(async (err) => await github.findOpenPull(a.branch, a.base) ?? Promise.reject(err));
+    await github.addLabels(pr.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
+    return pr;
+  } catch (err) {
+    warnings.push(`could not open the pull request: ${err.message}`);
+    return void 0;
+  }
+}
 async function publishPr(a, pr, end) {
   const { exitCode, error, completed, recordSha, notes } = end;
   const { runId, taskId, attempt } = a.ids;
@@ -2316,8 +2329,9 @@ async function taskJob(args) {
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
-  const pr = await a.branchState.prOpening;
+  const early = await a.branchState.prOpening;
   await pushHead(a, recordSha);
+  const pr = early ?? await openPrAfterPush(a);
   const tPushed = a.now();
   mark(a, "push");
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];

@@ -34,7 +34,8 @@ import {
   resultPath,
   runBranchPrefix,
   runIdFor,
-  stateBranch
+  stateBranch,
+  walkthroughPath
 } from "./chunk-3KC6FLUO.js";
 import {
   EXIT_CODES,
@@ -16889,7 +16890,7 @@ async function mergePullRequest2(effect, ctx) {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
   const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : void 0);
-  const current = known !== void 0 ? await port.getPullRequest(known) : await port.findPullRequest(effect.branch);
+  const current = known !== void 0 ? await port.getPullRequest(known) : await port.findPullRequest(effect.branch) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -16918,6 +16919,27 @@ async function mergePullRequest2(effect, ctx) {
     kind: "failed",
     error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} \u2192 ${pr.headSha.slice(0, 7)}); it will not be merged unverified`
   };
+}
+async function openMissingPull(effect, ctx, t) {
+  const { port, journal } = ctx;
+  const head = await port.branchHead(effect.branch);
+  if (!head) return null;
+  const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
+  const record = t.recordSha ?? head;
+  const body = [
+    `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
+    "",
+    `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`
+  ].join("\n");
+  try {
+    const pr = await port.createPullRequest({ head: effect.branch, base: journal.integrationBranch, title: `forge(${t.id}): ${title}`, body });
+    await port.updateIssue(pr.number, { labels: [LABELS.task] }).catch(() => void 0);
+    return pr;
+  } catch (e) {
+    const found = await port.findPullRequest(effect.branch);
+    if (found) return found;
+    throw e;
+  }
 }
 async function openChangeRequest2(effect, ctx) {
   const { port } = ctx;

@@ -8,10 +8,10 @@ import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
 import { dispatchContextPath, splitDispatchContext } from "../core/dispatch-inputs.js";
-import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch } from "../core/layout.js";
+import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch, walkthroughPath } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
-import { ConflictError, type CheckConclusion, type GitHubPort, type WorkflowRunInfo } from "../github/port.js";
+import { ConflictError, type CheckConclusion, type GitHubPort, type PullRequestInfo, type WorkflowRunInfo } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
 import type { RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
@@ -158,7 +158,10 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
   // Read just before merging: only the task's own pull request is merged — its head the attempt's
   // branch in this repository, its base the run's integration branch — whatever number was recorded.
-  const current = known !== undefined ? await port.getPullRequest(known) : await port.findPullRequest(effect.branch);
+  const current =
+    known !== undefined
+      ? await port.getPullRequest(known)
+      : ((await port.findPullRequest(effect.branch)) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null));
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -193,6 +196,39 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
     kind: "failed",
     error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified`,
   };
+}
+
+/**
+ * A verified attempt whose runner could not open its pull request (a lost push or call, the job
+ * killed between its last push and the PR): the App opens it, pointing at the attempt's walkthrough,
+ * so the work is reviewed and merged as any other. A PR the runner opens meanwhile is found instead.
+ */
+async function openMissingPull(effect: EffectOf<"MergePullRequest">, ctx: EffectContext, t: TaskState): Promise<PullRequestInfo | null> {
+  const { port, journal } = ctx;
+  const head = await port.branchHead(effect.branch);
+  if (!head) return null;
+  const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
+  const record = t.recordSha ?? head;
+  const body = [
+    `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
+    "",
+    `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`,
+  ].join("\n");
+  try {
+    const pr = await port.createPullRequest({
+      head: effect.branch,
+      base: journal.integrationBranch,
+      title: `forge(${t.id}): ${title}`,
+      body,
+    });
+    await port.updateIssue(pr.number, { labels: [LABELS.task] }).catch(() => undefined);
+    return pr;
+  } catch (e) {
+    // GitHub answers 422 for a second PR of the same head and base: the runner opened it meanwhile.
+    const found = await port.findPullRequest(effect.branch);
+    if (found) return found;
+    throw e;
+  }
 }
 
 async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {

@@ -3,7 +3,7 @@
 // hook, as GitHub does, answering "GH013: Repository rule violations found"), the refs API, the
 // contents API, branch merges and pull request merges. Rules enforced: creation, update, deletion
 // and non_fast_forward; other rule types are stored and listed but not enforced.
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import picomatch from "picomatch";
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
@@ -168,6 +168,27 @@ function patternRegex(repo: Repo, target: Ruleset["target"], pattern: string): s
 }
 
 /**
+ * The hook's files under `<root>/hooks`, written once per server and each by an atomic rename: a
+ * push running the hook while another push starts must never read a half-written file (a hook that
+ * fails to parse declines the push with no rule broken).
+ */
+function installHook(root: string): string {
+  const dir = join(root, "hooks");
+  const hook = join(dir, "pre-receive");
+  if (existsSync(hook)) return dir;
+  mkdirSync(dir, { recursive: true });
+  const place = (name: string, text: string, mode: number): void => {
+    const temp = join(dir, `.${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+    writeFileSync(temp, text, { mode });
+    chmodSync(temp, mode);
+    renameSync(temp, join(dir, name));
+  };
+  place("rules.cjs", HOOK_SOURCE, 0o644);
+  place("pre-receive", `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(dir, "rules.cjs"))}\n`, 0o755);
+  return dir;
+}
+
+/**
  * Environment for `git http-backend` so that receive-pack runs the rules hook; empty when no rule
  * applies to this pusher (every ruleset bypassed, or none).
  */
@@ -181,12 +202,7 @@ export function pushRulesEnv(root: string, repo: Repo, who: ActContext): Record<
     }))
     .filter((r) => r.types.length > 0);
   if (rules.length === 0) return {};
-  const dir = join(root, "hooks");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "rules.cjs"), HOOK_SOURCE);
-  const hook = join(dir, "pre-receive");
-  writeFileSync(hook, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(dir, "rules.cjs"))}\n`);
-  chmodSync(hook, 0o755);
+  const dir = installHook(root);
   return {
     FORGE_RULES: JSON.stringify(rules),
     GIT_CONFIG_COUNT: "1",

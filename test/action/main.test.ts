@@ -449,6 +449,20 @@ describe("main: the job, step by step", () => {
     expect(manifest.summary).toMatchObject({ passed: 0, failed: 0 });
   });
 
+  it("opens the PR after the final push when the early draft could not be opened, and publishes the walkthrough on it", async () => {
+    const w = world_();
+    w.github.failCreates = 1;
+    const report = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`);
+    if (report.kind !== "attempt") throw new Error("not an attempt");
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.warnings.join("\n")).toMatch(/could not open the draft pull request: Server Error/);
+    expect(w.github.calls.filter((c) => c.startsWith("createPull"))).toHaveLength(2);
+    expect(report.prNumber).toBe(1);
+    const pr = w.github.pulls[0]!;
+    expect(pr.draft).toBe(false);
+    expect(pr.body).toContain("Walkthrough");
+  });
+
   it("keeps the result when the PR cannot be marked ready (a warning, the PR stays a draft)", async () => {
     const w = world_();
     w.github.failReady = true;

@@ -213,6 +213,8 @@ export class FakeGitHub implements JobGitHub {
   calls: string[] = [];
   /** Make the next N readiness calls fail (GraphQL missing, as on the local GitHub). */
   failReady = false;
+  /** createPull calls that fail before one succeeds (a push or a call lost while the agent works). */
+  failCreates = 0;
   constructor(
     private readonly origin: string,
     private readonly showFile: (ref: string, file: string) => string | undefined,
@@ -228,6 +230,10 @@ export class FakeGitHub implements JobGitHub {
   }
   async createPull(p: { head: string; base: string; title: string; body: string; draft: boolean }) {
     this.calls.push(`createPull ${p.head}`);
+    if (this.failCreates > 0) {
+      this.failCreates--;
+      throw new Error("Server Error");
+    }
     const head = sh(this.origin, ["rev-parse", `refs/heads/${p.head}`]);
     const base = sh(this.origin, ["rev-parse", `refs/heads/${p.base}`]);
     let ancestor = true;

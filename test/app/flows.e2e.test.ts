@@ -78,6 +78,24 @@ describe("Forge App flows", () => {
     expect(checks.check_runs.some((c) => c.name === "forge · a" && c.conclusion === "success")).toBe(true);
   });
 
+  it("a task whose runner could not open its PR is merged through a PR the App opens, naming the walkthrough", T, async () => {
+    h = await startHarness((id): Script => ({ kind: "success", ...(id === "a" ? { noPr: true } : {}) }));
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a").status).toBe("MERGED");
+    const { data: pulls } = await h.user.rest.pulls.list({
+      owner: OWNER,
+      repo: REPO,
+      state: "all",
+      head: `${OWNER}:${task(j, "a").branch}`,
+    });
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]!.merged_at).toBeTruthy();
+    expect(pulls[0]!.user?.login).toMatch(/\[bot\]$/);
+    expect(pulls[0]!.body).toContain(`.forge/runs/${j.runId}/a/1/walkthrough.md`);
+    expect(pulls[0]!.labels.map((l) => l.name)).toContain(LABELS.task);
+  });
+
   it("retries stop at max_retries; the exhausted task shows in its check run and the tracker", T, async () => {
     h = await startHarness(() => ({ kind: "exit", code: 1, error: "always fails" }), {
       config: "max_retries: 1\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n",

@@ -23,6 +23,8 @@ export type Script =
        * context's `conflicts`) before its own work; `false` leaves them unmerged.
        */
       mergeConflicts?: boolean;
+      /** The runner could not open the task's PR (its pushes and calls lost): the App must. */
+      noPr?: boolean;
     }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
   | { kind: "lost" }
@@ -181,7 +183,7 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
     result.rate_limited_until = new Date(Date.now() + script.untilMs).toISOString();
   }
   // The draft PR, opened as the Action does (it needs a commit to compare, so only with work).
-  if (script.kind === "success") {
+  if (script.kind === "success" && !script.noPr) {
     const base = `forge/${runId}/_integration`;
     const existing = await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
     if (!existing.data[0])

@@ -151,3 +151,35 @@ describe("git smart HTTP", () => {
     expect(sim.violations).toEqual([]);
   });
 });
+
+describe("git smart HTTP under a ruleset", () => {
+  it("many pushes at once each run the rules hook whole: none is declined unless it breaks a rule", { timeout: 120_000 }, async () => {
+    await sim.control.createRepo({ owner: "acme", name: "ruled", files: { "README.md": "rules\n" } });
+    const set = await sim.control.api("acme", "POST", "/repos/acme/ruled/rulesets", {
+      name: "state",
+      target: "branch",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["refs/heads/forge/*/_state"], exclude: [] } },
+      rules: [{ type: "creation" }, { type: "update" }, { type: "deletion" }, { type: "non_fast_forward" }],
+    });
+    expect(set.status).toBe(201);
+    const token = sim.control.installationToken(installationId);
+    const dir = join(work, "ruled");
+    await git(work, ["clone", "-q", `${sim.gitUrl}/acme/ruled.git`, "ruled"], authHeader(token));
+    const shas: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await git(dir, ["commit", "-q", "--allow-empty", "-m", `c${i}`]);
+      shas.push((await git(dir, ["rev-parse", "HEAD"])).trim());
+    }
+    // Three rounds of eight pushes at once, allowed by the rules; then one that breaks them.
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.allSettled(
+        shas.map((sha, i) => git(dir, ["push", "-q", "origin", `${sha}:refs/heads/forge/r/t${i}/${round}`], authHeader(token))),
+      );
+      const declined = results.flatMap((r) => (r.status === "rejected" ? [String((r.reason as { stderr: string }).stderr)] : []));
+      expect(declined).toEqual([]);
+    }
+    const refused = await gitFails(dir, ["push", "-q", "origin", `${shas[0]}:refs/heads/forge/r/_state`], authHeader(token));
+    expect(refused).toMatch(/GH013/);
+  });
+});

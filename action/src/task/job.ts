@@ -21,7 +21,7 @@ import { checkoutAttempt } from "./checkout.js";
 import { collectWork, completeAttemptWalkthrough } from "./collect.js";
 import { mark, openTaskJob, type TaskAttempt } from "./context.js";
 import { listFiles } from "./files.js";
-import { publishPr } from "./pull.js";
+import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { openAttempt } from "./session.js";
 import { renderSummary } from "./summary.js";
@@ -37,8 +37,9 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
 
-  const pr = await a.branchState.prOpening;
+  const early = await a.branchState.prOpening;
   await pushHead(a, recordSha);
+  const pr = early ?? (await openPrAfterPush(a));
   const tPushed = a.now();
   mark(a, "push");
 

@@ -76,6 +76,30 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
   });
 }
 
+/**
+ * The PR when the early draft could not be opened (a push or a call that failed while the agent
+ * worked): opened now over the pushed work, or found — the App opens a task's missing PR itself
+ * when it comes to merge it. Without it the attempt's work would wait for a PR no one opens.
+ */
+export async function openPrAfterPush(a: TaskAttempt): Promise<PullRef | undefined> {
+  const { github, warnings } = a;
+  try {
+    const found = await github.findOpenPull(a.branch, a.base);
+    if (found) return found;
+    const pr = await github
+      .createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true })
+      // Opened by the App meanwhile: GitHub answers 422 for a second PR of the same head and base.
+      .catch(async (err: unknown) => (await github.findOpenPull(a.branch, a.base)) ?? Promise.reject(err));
+    await github
+      .addLabels(pr.number, [LABELS.task])
+      .catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
+    return pr;
+  } catch (err) {
+    warnings.push(`could not open the pull request: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
 /** Step 9: the PR shows the walkthrough (or the attempt's state without one); a success is ready for review. Both calls at once. */
 export async function publishPr(
   a: TaskAttempt,
