@@ -1,38 +1,21 @@
 /**
- * `npm start`: the Forge App as a Node server, configured from the environment.
- *   APP_ID, PRIVATE_KEY (PEM, or PRIVATE_KEY_PATH), WEBHOOK_SECRET — from the App's registration
- *   GITHUB_API_URL — REST root for GitHub Enterprise Server or the local GitHub (default api.github.com)
- *   PORT (3000), HOST (127.0.0.1; 0.0.0.0 in containers), FORGE_RECONCILE_SECONDS (60), LOG_LEVEL
- *   FORGE_REPLICA_ID — a stable name unique to this replica, so a restart carries on at once (default: random)
- *   FORGE_JOURNAL_KEY — the secret that seals the run journals (default: derived from the private key)
+ * `npm start`: the Forge App as a Node server, configured from the environment and `.env`
+ * (launch.ts lists the variables). Without App credentials it serves the setup page first.
  */
-import { readFileSync } from "node:fs";
-import { journalKeyFromSecret } from "./journal-seal.js";
-import { startForgeServer } from "./server.js";
+import { launchApp, LaunchError } from "./launch.js";
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`forge: the environment variable ${name} is required (see README.md, "Install on GitHub").`);
-    process.exit(2);
-  }
-  return value;
+try {
+  const server = await launchApp({
+    env: process.env,
+    cwd: process.cwd(),
+    log: (line) => console.log(line),
+    onSetup: (url) => console.log(`Forge is not registered on GitHub yet. Open this link to set it up:\n\n  ${url}\n`),
+  });
+  console.log(`Forge App listening: webhooks at ${server.webhookUrl}`);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.close().then(() => process.exit(0)));
+} catch (e) {
+  const inUse = (e as NodeJS.ErrnoException).code === "EADDRINUSE";
+  if (!(e instanceof LaunchError) && !inUse) throw e;
+  console.error(inUse ? `forge: port ${process.env.PORT ?? 3000} is in use (PORT)` : (e as Error).message);
+  process.exit(2);
 }
-
-const privateKey = process.env.PRIVATE_KEY_PATH
-  ? readFileSync(process.env.PRIVATE_KEY_PATH, "utf8")
-  : required("PRIVATE_KEY").replace(/\\n/g, "\n");
-const server = await startForgeServer({
-  appId: required("APP_ID"),
-  privateKey,
-  webhookSecret: required("WEBHOOK_SECRET"),
-  ...(process.env.GITHUB_API_URL ? { baseUrl: process.env.GITHUB_API_URL } : {}),
-  port: Number(process.env.PORT ?? 3000),
-  host: process.env.HOST ?? "127.0.0.1",
-  reconcileEveryMs: Number(process.env.FORGE_RECONCILE_SECONDS ?? 60) * 1000,
-  logLevel: (process.env.LOG_LEVEL as "info" | undefined) ?? "info",
-  ...(process.env.FORGE_REPLICA_ID ? { replicaId: process.env.FORGE_REPLICA_ID } : {}),
-  ...(process.env.FORGE_JOURNAL_KEY ? { journalKey: journalKeyFromSecret(process.env.FORGE_JOURNAL_KEY) } : {}),
-});
-console.log(`Forge App listening: webhooks at ${server.webhookUrl}`);
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.close().then(() => process.exit(0)));

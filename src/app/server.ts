@@ -35,6 +35,13 @@ export interface ForgeServer {
 
 export const WEBHOOK_PATH = "/api/github/webhooks";
 
+const INSTALLED_PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Forge is installed</title></head><body>' +
+  '<h1 id="installed">Forge is installed</h1><p>Next, in a clone of the repository:</p><ol>' +
+  "<li><code>npx @forge-dev/forge init</code> — the agent workflow, <code>.github/forge.yml</code> and an example plan</li>" +
+  "<li>add the model key as an Actions secret, commit and push</li>" +
+  "<li><code>npx @forge-dev/forge doctor</code> — checks the installation, then merge a plan to start a run</li></ol></body></html>";
+
 /** Probot's Octokit class with request options over its own (tests shorten retries). */
 export { octokitWithDefaults };
 
@@ -54,6 +61,12 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end("ok\n");
+      return;
+    }
+    // Where GitHub sends a person who installed the App (the manifest's setup_url): what comes next.
+    if (req.method === "GET" && req.url?.split("?")[0] === "/setup/installed") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(INSTALLED_PAGE);
       return;
     }
     const next = () => {

@@ -52,6 +52,8 @@ export interface RegisterAppOptions {
   webhookSecret?: string | null;
   permissions: Permissions;
   events: string[];
+  /** Where GitHub sends the person after they install the App (the manifest's `setup_url`). */
+  setupUrl?: string | null;
 }
 
 export interface ActContext {
@@ -274,6 +276,7 @@ export class SimCore {
       webhookSecret: o.webhookSecret ?? null,
       permissions: { metadata: "read", ...o.permissions },
       events: o.events,
+      setupUrl: o.setupUrl ?? null,
       bot,
       createdAt: now(),
     };

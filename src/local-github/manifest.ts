@@ -14,6 +14,7 @@ interface Manifest {
   name?: string;
   url: string;
   redirect_url?: string;
+  setup_url?: string;
   hook_attributes?: { url?: string; active?: boolean };
   public?: boolean;
   default_permissions?: Record<string, "read" | "write" | "admin">;
@@ -38,9 +39,11 @@ const escape = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const WEB_PATH = /^(?:\/organizations\/([^/]+))?\/settings\/apps\/new(\/confirm)?$/;
+const INSTALL_PATH = /^\/apps\/([^/]+)\/installations\/new$/;
+const INSTALLED_PATH = /^\/settings\/installations\/(\d+)$/;
 
 export function isManifestWebRequest(path: string): boolean {
-  return WEB_PATH.test(path);
+  return WEB_PATH.test(path) || INSTALL_PATH.test(path) || INSTALLED_PATH.test(path);
 }
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
@@ -73,6 +76,7 @@ export async function handleManifestWeb(
   url: URL,
   readBody: (req: IncomingMessage) => Promise<Buffer>,
 ): Promise<void> {
+  if (!WEB_PATH.test(url.pathname)) return handleInstallWeb(core, req, res, url, readBody);
   const m = WEB_PATH.exec(url.pathname)!;
   if (req.method !== "POST") return page(res, 405, "Method not allowed", "<p>Post the manifest form here.</p>");
   const form = new URLSearchParams((await readBody(req)).toString("utf8"));
@@ -105,6 +109,76 @@ export async function handleManifestWeb(
   res.end();
 }
 
+/**
+ * Installing an App (docs.github.com/apps/using-github-apps/installing-a-github-app-from-a-third-party):
+ * `/apps/{slug}/installations/new` asks where (an account that owns repositories), then which
+ * repositories (all, or those ticked); "Install" installs it — `installation.created` reaches the
+ * App — and sends the person to the App's setup URL with `installation_id` and `setup_action=install`,
+ * else to the installation's settings page.
+ */
+async function handleInstallWeb(
+  core: SimCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  readBody: (req: IncomingMessage) => Promise<Buffer>,
+): Promise<void> {
+  const done = INSTALLED_PATH.exec(url.pathname);
+  if (done) {
+    const inst = core.state.installations.get(Number(done[1]));
+    if (!inst) return page(res, 404, "Not found", "<p>No such installation.</p>");
+    const app = core.state.apps.get(inst.appId)!;
+    return page(res, 200, "Installed", `<h1 id="installed">${escape(app.name)} is installed on ${escape(inst.account.login)}</h1>`);
+  }
+  const slug = decodeURIComponent(INSTALL_PATH.exec(url.pathname)![1]!);
+  const app = [...core.state.apps.values()].find((a) => a.slug === slug);
+  if (!app) return page(res, 404, "Not found", "<p>No such App.</p>");
+  const repos = [...core.state.repos.values()];
+  if (req.method === "POST") {
+    const form = new URLSearchParams((await readBody(req)).toString("utf8"));
+    const account = form.get("target") ?? "";
+    const owned = repos.filter((r) => r.owner.login === account);
+    if (!owned.length) return page(res, 422, "Install", `<p id="error">${escape(account)} owns no repository</p>`);
+    const selected = form.getAll("repository").filter((n) => owned.some((r) => r.name === n));
+    if (form.get("repository_selection") === "selected" && !selected.length)
+      return page(res, 422, "Install", '<p id="error">select at least one repository</p>');
+    const inst = core.install(app.id, account, form.get("repository_selection") === "selected" ? selected : "all");
+    const next = app.setupUrl ? new URL(app.setupUrl) : new URL(`/settings/installations/${inst.id}`, url);
+    if (app.setupUrl) {
+      next.searchParams.set("installation_id", String(inst.id));
+      next.searchParams.set("setup_action", "install");
+    }
+    res.writeHead(302, { location: next.href });
+    res.end();
+    return;
+  }
+  if (req.method !== "GET") return page(res, 405, "Method not allowed", "<p>Use GET or POST.</p>");
+  const target = url.searchParams.get("target");
+  const title = `Install ${app.name}`;
+  if (!target) {
+    const accounts = [...new Set(repos.map((r) => r.owner.login))].sort();
+    const links = accounts.map((a) => `<li><a class="account" href="?target=${encodeURIComponent(a)}">${escape(a)}</a></li>`).join("");
+    return page(res, 200, title, `<h1>${escape(title)}</h1><p>Where do you want to install ${escape(app.name)}?</p><ul>${links}</ul>`);
+  }
+  const owned = repos.filter((r) => r.owner.login === target);
+  const boxes = owned
+    .map((r) => `<label><input type="checkbox" name="repository" value="${escape(r.name)}"> ${escape(r.name)}</label>`)
+    .join("<br>");
+  const permissions = Object.entries(app.permissions)
+    .map(([k, v]) => `<li>${escape(k)}: ${escape(String(v))}</li>`)
+    .join("");
+  return page(
+    res,
+    200,
+    title,
+    `<h1>${escape(title)} on ${escape(target)}</h1><ul id="permissions">${permissions}</ul>` +
+      `<form method="post"><input type="hidden" name="target" value="${escape(target)}">` +
+      `<label><input type="radio" name="repository_selection" value="all" id="all" checked> All repositories</label>` +
+      `<label><input type="radio" name="repository_selection" value="selected" id="selected"> Only select repositories</label><br>${boxes}` +
+      `<button type="submit" id="install">Install</button></form>`,
+  );
+}
+
 export const manifestHandlers: Record<string, Handler> = {
   // docs.github.com/rest/apps/apps#create-a-github-app-from-a-manifest: 201 with the App and its
   // credentials; a code works once, for an hour.
@@ -133,6 +207,7 @@ export const manifestHandlers: Record<string, Handler> = {
       webhookSecret,
       permissions: manifest.default_permissions ?? {},
       events: manifest.default_events ?? [],
+      setupUrl: manifest.setup_url ?? null,
     });
     return {
       status: 201,

@@ -1,7 +1,10 @@
 // In-memory state of the local GitHub. Repository *content* lives in bare repositories on disk;
 // everything GitHub keeps beside git (issues, pulls, checks, runs, installations…) lives here.
 
+import type { ActionsPermissions } from "./actions-permissions.js";
+import type { BranchProtection } from "./branch-protection.js";
 import type { Ruleset } from "./rulesets.js";
+import type { RepoSecrets } from "./secrets.js";
 
 export type Role = "admin" | "maintain" | "write" | "triage" | "read";
 export type Level = "read" | "write" | "admin";
@@ -41,6 +44,12 @@ export interface Repo {
   forkOf?: number;
   /** the repository's rulesets (src/local-github/rulesets.ts) */
   rulesets?: Ruleset[];
+  /** its Actions permissions; none = GitHub's default, enabled with all actions allowed (src/local-github/actions-permissions.ts) */
+  actionsPermissions?: ActionsPermissions;
+  /** its Actions secrets and the key they are sealed with (src/local-github/secrets.ts) */
+  secrets?: RepoSecrets;
+  /** branch protection by branch name (src/local-github/branch-protection.ts) */
+  protection?: Map<string, BranchProtection>;
 }
 
 export interface App {
@@ -54,6 +63,8 @@ export interface App {
   webhookSecret: string | null;
   permissions: Permissions;
   events: string[];
+  /** Where a person goes after installing the App (`?installation_id=…&setup_action=install`). */
+  setupUrl?: string | null;
   bot: User;
   createdAt: string;
 }

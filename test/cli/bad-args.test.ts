@@ -96,6 +96,14 @@ const CASES: Record<string, [string[], string][]> = {
     [["init", "--dir"], "--dir"],
     [["init", "--bogus"], "--bogus"],
   ],
+  app: [
+    [["app", "--port", "70000"], "--port"],
+    [["app", "--port", "x"], "--port"],
+    [["app", "--dir", "no/such/dir"], "--dir no/such/dir"],
+    [["app", "--dir", "README.md"], "--dir README.md"],
+    [["app", "--bogus"], "--bogus"],
+    [["app", "extra"], "too many arguments"],
+  ],
 };
 
 /** `forge spawn` keeps its own contract (docs/runner.md#exit-codes): exit 2 means "depth exceeded", so a bad option is exit 1 with one JSON line. */
@@ -187,5 +195,5 @@ describe("bad arguments", () => {
     for (const { args, mention, spawn, r } of results)
       if (spawn) expectSpawnBadOptions(args, mention, r);
       else expectUsageError(args, mention, r);
-  }, 60_000);
+  }, 180_000);
 });

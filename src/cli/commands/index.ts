@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
+import { registerApp } from "./app.js";
 import { registerDemo } from "./demo.js";
+import { registerDoctor } from "./doctor.js";
 import { registerGraph } from "./graph.js";
 import { registerInit } from "./init.js";
 import { registerSim } from "./sim.js";
@@ -26,4 +28,6 @@ export const COMMANDS: readonly CommandRegistration[] = [
   registerTick,
   registerDemo,
   registerInit,
+  registerApp,
+  registerDoctor,
 ];

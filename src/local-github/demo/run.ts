@@ -256,7 +256,9 @@ class DemoRun {
     // A Captain job that ends without a PR (its overlay invalid, nothing to answer with) stops the wait.
     sim.onEvent((e) => {
       if (e.event !== "workflow_run" || e.action !== "completed") return;
-      const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string };
+      const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string; event?: string; path?: string };
+      // Only the Captain's own job: the repository's CI runs on the Captain's branch too.
+      if (wr.event !== "workflow_dispatch" || !wr.path?.endsWith("/forge-agent.yml")) return;
       if (wr.head_branch && parseCaptainBranch(wr.head_branch))
         setTimeout(() => this.captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
     });

@@ -1,0 +1,121 @@
+/**
+ * Starting the Forge App from its environment (`npm start`, `forge app`): the variables of the
+ * process over those of `.env` in the working folder. With no App credentials at all it first
+ * serves the setup page (setup.ts), which registers the App and writes `.env`, then starts on the
+ * same port. Variables:
+ *   APP_ID, PRIVATE_KEY (PEM, or PRIVATE_KEY_PATH), WEBHOOK_SECRET — from the App's registration
+ *   GITHUB_API_URL — REST root for GitHub Enterprise Server or the local GitHub (default api.github.com)
+ *   GITHUB_URL — GitHub's web root, for the setup page (default: from GITHUB_API_URL)
+ *   PUBLIC_URL — where GitHub reaches this server, for the setup page (default http://HOST:PORT)
+ *   GITHUB_ORG — register the App for this organization
+ *   PORT (3000), HOST (127.0.0.1; 0.0.0.0 in containers), FORGE_RECONCILE_SECONDS (60), LOG_LEVEL
+ *   FORGE_REPLICA_ID — a stable name unique to this replica, so a restart carries on at once (default: random)
+ *   FORGE_JOURNAL_KEY — the secret that seals the run journals (default: derived from the private key)
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseEnv } from "node:util";
+import { journalKeyFromSecret } from "./journal-seal.js";
+import { startForgeServer, type ForgeServer } from "./server.js";
+import { startSetup, type AppCredentials } from "./setup.js";
+
+/** app.yml of the package: this file is src/app/launch.ts, or dist/app/launch.js once built. */
+export const APP_MANIFEST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "app.yml");
+
+/** A configuration the person must fix: one line, no stack. */
+export class LaunchError extends Error {}
+
+export interface LaunchOptions {
+  env: NodeJS.ProcessEnv;
+  /** Where `.env` is read and written. */
+  cwd: string;
+  log(line: string): void;
+  /** Called with the one-time setup link when the App has no credentials yet. */
+  onSetup?(url: string): void;
+}
+
+const CREDENTIAL_NAMES = ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET"] as const;
+
+/** The environment: the process's variables over `.env`'s. */
+export function appEnvironment(env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
+  const file = path.join(cwd, ".env");
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
+  return { ...fromFile, ...env };
+}
+
+/** GitHub's web root for a REST root: api.github.com → github.com; `<host>/api/v3` → `<host>`. */
+export function webUrlOf(apiUrl: string): string {
+  if (/^https:\/\/api\.github\.com\/?$/.test(apiUrl)) return "https://github.com";
+  return apiUrl.replace(/\/api\/v3\/?$/, "");
+}
+
+function credentialsOf(env: NodeJS.ProcessEnv): AppCredentials | undefined {
+  if (!CREDENTIAL_NAMES.some((n) => env[n])) return undefined;
+  const need = (name: string): string => {
+    const v = env[name];
+    if (!v)
+      throw new LaunchError(
+        `forge: the environment variable ${name} is required (in the environment or .env; see README.md, "Install on GitHub")`,
+      );
+    return v;
+  };
+  const privateKey = env.PRIVATE_KEY_PATH ? readKey(env.PRIVATE_KEY_PATH) : need("PRIVATE_KEY").replace(/\\n/g, "\n");
+  return { appId: need("APP_ID"), privateKey, webhookSecret: need("WEBHOOK_SECRET") };
+}
+
+function readKey(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (e) {
+    throw new LaunchError(`forge: PRIVATE_KEY_PATH ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+function numberOf(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new LaunchError(`forge: ${name} must be a whole number, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
+  let env = appEnvironment(o.env, o.cwd);
+  const apiUrl = env.GITHUB_API_URL || "https://api.github.com";
+  const host = env.HOST || "127.0.0.1";
+  let port = numberOf(env, "PORT", 3000);
+  const reconcileSeconds = numberOf(env, "FORGE_RECONCILE_SECONDS", 60);
+  let credentials = credentialsOf(env);
+  if (!credentials) {
+    if (env.NODE_ENV === "production")
+      throw new LaunchError("forge: APP_ID, PRIVATE_KEY and WEBHOOK_SECRET are required in production (register the App first: README.md)");
+    const setup = await startSetup({
+      port,
+      host,
+      webUrl: env.GITHUB_URL || webUrlOf(apiUrl),
+      apiUrl,
+      ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+      ...(env.GITHUB_ORG ? { org: env.GITHUB_ORG } : {}),
+      manifestPath: APP_MANIFEST,
+      envPath: path.join(o.cwd, ".env"),
+      log: o.log,
+    });
+    o.onSetup?.(setup.url);
+    credentials = await setup.registered;
+    port = setup.port;
+    env = appEnvironment(o.env, o.cwd);
+  }
+  return startForgeServer({
+    appId: credentials.appId,
+    privateKey: credentials.privateKey,
+    webhookSecret: credentials.webhookSecret,
+    ...(env.GITHUB_API_URL ? { baseUrl: env.GITHUB_API_URL } : {}),
+    port,
+    host,
+    reconcileEveryMs: reconcileSeconds * 1000,
+    logLevel: (env.LOG_LEVEL as "info" | undefined) ?? "info",
+    ...(env.FORGE_REPLICA_ID ? { replicaId: env.FORGE_REPLICA_ID } : {}),
+    ...(env.FORGE_JOURNAL_KEY ? { journalKey: journalKeyFromSecret(env.FORGE_JOURNAL_KEY) } : {}),
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * `forge doctor`: is this repository ready for Forge? Reads (never writes) the App's installation,
+ * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name and
+ * the branch rules, and prints each check — pass, fail with its fix, or skipped with what it needs.
+ * Credentials: the App's (APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, from the environment or the
+ * `.env` of --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the admin-only reads.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+import { APP_MANIFEST, appEnvironment } from "../../app/launch.js";
+import { runChecks, type CheckResult } from "../doctor/checks.js";
+import { gatherFacts } from "../doctor/gather.js";
+import { existingDir } from "../args.js";
+import { CLI_EXIT, CliError } from "../io.js";
+import type { CommandContext } from "./index.js";
+import { AGENT_WORKFLOW_TEMPLATE } from "./init.js";
+
+const MARK: Record<CheckResult["verdict"], string> = { pass: "✓", fail: "✗", skip: "–" };
+
+/** owner/name of the `origin` remote of the repository at `dir`, if it has one on a GitHub-like host. */
+function originRepo(dir: string): string | undefined {
+  try {
+    const url = execFileSync("git", ["-C", dir, "remote", "get-url", "origin"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return /[:/]([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(url)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+export function registerDoctor(program: Command, { io, setExitCode }: CommandContext): void {
+  program
+    .command("doctor")
+    .description("Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets.")
+    .option("--repo <owner/name>", "the repository (default: the origin remote of --dir)")
+    .option("--dir <path>", "a clone of the repository, and where the App's .env is (default: the current folder)")
+    .option("--api-url <url>", "GitHub's REST root (default: GITHUB_API_URL, else https://api.github.com)")
+    .option("--token <token>", "a repository admin's token for the admin-only checks (default: GITHUB_TOKEN or GH_TOKEN)")
+    .option("--json", "print the checks as JSON")
+    .action(async (opts: { repo?: string; dir?: string; apiUrl?: string; token?: string; json?: boolean }) => {
+      const dir = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
+      const full = opts.repo ?? originRepo(dir);
+      if (!full) throw new CliError("--repo owner/name is required (the folder has no origin remote to take it from)");
+      const m = /^([\w.-]+)\/([\w.-]+)$/.exec(full);
+      if (!m) throw new CliError(`--repo ${JSON.stringify(full)} is not owner/name`);
+      const env = appEnvironment(process.env, dir);
+      const apiUrl = opts.apiUrl ?? env.GITHUB_API_URL ?? "https://api.github.com";
+      try {
+        new URL(apiUrl);
+      } catch {
+        throw new CliError(`--api-url ${JSON.stringify(apiUrl)} is not a URL`);
+      }
+      const privateKey = env.PRIVATE_KEY_PATH ? readKey(env.PRIVATE_KEY_PATH) : env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+      const token = opts.token ?? env.GITHUB_TOKEN ?? env.GH_TOKEN;
+      const facts = await gatherFacts({
+        owner: m[1]!,
+        repo: m[2]!,
+        apiUrl: apiUrl.replace(/\/$/, ""),
+        ...(env.APP_ID && privateKey ? { app: { appId: env.APP_ID, privateKey } } : {}),
+        ...(token ? { token } : {}),
+        manifestPath: APP_MANIFEST,
+        templatePath: AGENT_WORKFLOW_TEMPLATE,
+      });
+      const results = runChecks(facts);
+      const failed = results.filter((r) => r.verdict === "fail").length;
+      if (opts.json) io.out(`${JSON.stringify({ repo: facts.repo, ok: failed === 0, checks: results }, null, 2)}\n`);
+      else {
+        io.out(`forge doctor: ${facts.repo}\n`);
+        for (const r of results) {
+          io.out(`${MARK[r.verdict]} ${r.title}\n    ${r.detail}\n`);
+          if (r.verdict !== "pass" && r.fix) io.out(`    fix: ${r.fix}\n`);
+        }
+        const skipped = results.filter((r) => r.verdict === "skip").length;
+        io.out(
+          failed
+            ? `${failed} check(s) failed.\n`
+            : `All ${results.length - skipped} checks passed${skipped ? ` (${skipped} not checked: see above)` : ""}.\n`,
+        );
+      }
+      setExitCode(failed ? CLI_EXIT.PROBLEMS : CLI_EXIT.OK);
+    });
+}
+
+function readKey(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (e) {
+    throw new CliError(`PRIVATE_KEY_PATH ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}

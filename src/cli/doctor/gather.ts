@@ -1,0 +1,164 @@
+/**
+ * What `forge doctor` reads from GitHub: as the App (its installation on the repository, and that
+ * installation's token for what the App may read) and, when given, as a person (a token of a
+ * repository admin: the Actions policy, secret names and branch protection need one). Nothing is
+ * written. Each read that fails says why, and its check is skipped rather than guessed.
+ */
+import { readFile } from "node:fs/promises";
+import { Octokit } from "@octokit/rest";
+import { Probot } from "probot";
+import YAML from "yaml";
+import type { AppManifest, DoctorFacts, Read } from "./checks.js";
+import { WORKFLOW_FILE, workflowShape } from "./checks.js";
+
+export interface DoctorInput {
+  owner: string;
+  repo: string;
+  apiUrl: string;
+  app?: { appId: string; privateKey: string };
+  token?: string;
+  manifestPath: string;
+  templatePath: string;
+}
+
+const status = (e: unknown): number | undefined => (e as { status?: number }).status;
+const why = (e: unknown): string => {
+  const s = status(e);
+  const msg = (e as Error).message?.split("\n")[0]?.slice(0, 160) ?? String(e);
+  return s ? `GitHub answered ${s} (${msg})` : msg;
+};
+
+async function read<T>(f: () => Promise<T>): Promise<Read<T>> {
+  try {
+    return { ok: true, value: await f() };
+  } catch (e) {
+    return { ok: false, reason: why(e) };
+  }
+}
+
+/** The first reader that answers; the reasons of all when none does. */
+async function firstOf<T>(readers: (() => Promise<T>)[], none: string): Promise<Read<T>> {
+  if (!readers.length) return { ok: false, reason: none };
+  const reasons: string[] = [];
+  for (const r of readers) {
+    const got = await read(r);
+    if (got.ok) return got;
+    reasons.push(got.reason);
+  }
+  return { ok: false, reason: reasons.join("; ") };
+}
+
+export async function gatherFacts(input: DoctorInput): Promise<DoctorFacts> {
+  const { owner, repo, apiUrl } = input;
+  const r = { owner, repo };
+  const manifest = YAML.parse(await readFile(input.manifestPath, "utf8")) as AppManifest;
+  const template = await readFile(input.templatePath, "utf8");
+  const person = input.token ? new Octokit({ auth: input.token, baseUrl: apiUrl, request: { retries: 0 } }) : undefined;
+
+  // As the App: its installation on the repository, then that installation's token.
+  let installed: Octokit | undefined;
+  let installation: DoctorFacts["installation"] = { ok: false, reason: "no App credentials (APP_ID and PRIVATE_KEY)" };
+  if (input.app) {
+    const probot = new Probot({ appId: input.app.appId, privateKey: input.app.privateKey, baseUrl: apiUrl, logLevel: "fatal" });
+    installation = await read(async () => {
+      const asApp = (await probot.auth()) as unknown as Octokit;
+      const slug = (await asApp.rest.apps.getAuthenticated()).data?.slug ?? "the App";
+      let inst;
+      try {
+        inst = (await asApp.rest.apps.getRepoInstallation(r)).data;
+      } catch (e) {
+        if (status(e) === 404) return null;
+        throw e;
+      }
+      installed = (await probot.auth(inst.id)) as unknown as Octokit;
+      return {
+        permissions: inst.permissions as Record<string, string>,
+        events: inst.events,
+        appSlug: slug,
+        ...(inst.html_url ? { settingsUrl: inst.html_url } : {}),
+      };
+    });
+  }
+  const readers = [installed, person].filter((o): o is Octokit => !!o);
+  const anyone = "no token: give the App's credentials or --token";
+
+  const repoInfo = await firstOf(
+    readers.map((o) => async () => (await o.rest.repos.get(r)).data),
+    anyone,
+  );
+  const defaultBranch = repoInfo.ok ? repoInfo.value.default_branch : "main";
+  const workflow: DoctorFacts["workflow"] = await firstOf(
+    readers.map((o) => async () => {
+      try {
+        const { data } = await o.rest.repos.getContent({ ...r, path: WORKFLOW_FILE, ref: defaultBranch });
+        if (Array.isArray(data) || data.type !== "file" || typeof data.content !== "string") return null;
+        return Buffer.from(data.content, "base64").toString("utf8");
+      } catch (e) {
+        if (status(e) === 404) return null;
+        throw e;
+      }
+    }),
+    anyone,
+  );
+  const rulesOf = (o: Octokit, branch: string) =>
+    o.paginate(o.rest.repos.getBranchRules, { ...r, branch, per_page: 100 }).then((rules) => rules.map((x) => x.type));
+  const rules = await firstOf(
+    readers.map((o) => async () => ({
+      state: await rulesOf(o, "forge/doctor/_state"),
+      task: await rulesOf(o, "forge/doctor/task/1"),
+      integration: await rulesOf(o, "forge/doctor/_integration"),
+    })),
+    anyone,
+  );
+
+  // As a person (an admin): the Actions policy, secret names, branch protection.
+  const admin = "needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN)";
+  const adminReaders = person ? [person] : [];
+  const actions = await firstOf(
+    adminReaders.map((o) => async () => {
+      const { data } = await o.rest.actions.getGithubActionsPermissionsRepository(r);
+      if (data.allowed_actions !== "selected") return { enabled: data.enabled, allowedActions: data.allowed_actions ?? "all" };
+      const sel = (await o.rest.actions.getAllowedActionsRepository(r)).data;
+      return {
+        enabled: data.enabled,
+        allowedActions: "selected",
+        patterns: sel.patterns_allowed ?? [],
+        githubOwnedAllowed: sel.github_owned_allowed ?? false,
+      };
+    }),
+    admin,
+  );
+  const names = workflowShape(workflow.ok && workflow.value ? workflow.value : template).secrets;
+  const secrets = await firstOf(
+    adminReaders.map((o) => async () => {
+      const found: Record<string, boolean> = {};
+      for (const name of names) {
+        try {
+          await o.rest.actions.getRepoSecret({ ...r, secret_name: name });
+          found[name] = true;
+        } catch (e) {
+          if (status(e) !== 404) throw e;
+          found[name] = false;
+        }
+      }
+      return found;
+    }),
+    admin,
+  );
+  const protection = await firstOf(
+    adminReaders.map((o) => async () => {
+      try {
+        const { data } = await o.rest.repos.getBranchProtection({ ...r, branch: defaultBranch });
+        return {
+          requiredApprovals: data.required_pull_request_reviews?.required_approving_review_count ?? 0,
+          requiredChecks: data.required_status_checks?.contexts ?? [],
+        };
+      } catch (e) {
+        if (status(e) === 404) return null;
+        throw e;
+      }
+    }),
+    admin,
+  );
+  return { repo: `${owner}/${repo}`, defaultBranch, manifest, installation, workflow, template, actions, rules, secrets, protection };
+}
