@@ -43,6 +43,9 @@ export const OPERATIONS = [
   "repos/get-repo-rulesets",
   "repos/get-repo-ruleset",
   "repos/get-branch-rules",
+  "repos/get-branch-protection",
+  "repos/update-branch-protection",
+  "repos/delete-branch-protection",
   "repos/get-combined-status-for-ref",
   "repos/list-commit-statuses-for-ref",
   "git/create-blob",
@@ -104,6 +107,15 @@ export const OPERATIONS = [
   "actions/get-job-for-workflow-run",
   "actions/download-workflow-run-logs",
   "actions/download-job-logs-for-workflow-run",
+  "actions/get-github-actions-permissions-repository",
+  "actions/set-github-actions-permissions-repository",
+  "actions/get-allowed-actions-repository",
+  "actions/set-allowed-actions-repository",
+  "actions/list-repo-secrets",
+  "actions/get-repo-secret",
+  "actions/get-repo-public-key",
+  "actions/create-or-update-repo-secret",
+  "actions/delete-repo-secret",
 ];
 
 /** Webhook event/action pairs the simulator emits (keys of the description's `webhooks`). */

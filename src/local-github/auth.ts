@@ -109,6 +109,17 @@ export interface Requirement {
  * reference (docs.github.com/rest/authentication/permissions-required-for-github-apps).
  * Issue endpoints used on pull requests accept either `issues` or `pull_requests`.
  */
+/** Operations under the repository's Administration permission. */
+const ADMINISTRATION = new Set([
+  "actions/get-github-actions-permissions-repository",
+  "actions/set-github-actions-permissions-repository",
+  "actions/get-allowed-actions-repository",
+  "actions/set-allowed-actions-repository",
+  "repos/get-branch-protection",
+  "repos/update-branch-protection",
+  "repos/delete-branch-protection",
+]);
+
 export function requirement(operationId: string): Requirement | "jwt" | "installation" | "public" {
   const [group, name] = operationId.split("/") as [string, string];
   const write = /^(create|update|delete|merge|add|set|remove|cancel|rerequest)/.test(name);
@@ -121,6 +132,14 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
   if (operationId === "apps/create-from-manifest") return "public";
   if (group === "apps") return "jwt";
   if (group === "meta" || group === "rate-limit") return "public";
+  // Administration ("Repository permissions for Administration"): Actions permissions and branch
+  // protection, read and write; a person needs the admin role ("Protecting a branch requires admin
+  // or owner permissions to the repository").
+  if (ADMINISTRATION.has(operationId)) return { any: [["administration", lvl]], role: "admin" };
+  // Secrets ("Repository permissions for Secrets"): a person needs admin, except for the public
+  // key — "Anyone with read access to the repository can use this endpoint."
+  if (operationId === "actions/get-repo-public-key") return { any: [["secrets", "read"]], role: "read" };
+  if (/^actions\/.*-repo-secrets?$/.test(operationId)) return { any: [["secrets", lvl]], role: "admin" };
   switch (group) {
     case "repos":
       if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
@@ -216,7 +235,8 @@ export function authorize(
   }
   if (cred.kind === "jwt") throw new HttpError(403, "Resource not accessible by integration", docUrl);
   if (cred.kind === "none") {
-    if (repo && !repo.private && req.any.some(([, l]) => l === "read")) return;
+    // Anyone may read a public repository — not what only its administrators see.
+    if (repo && !repo.private && req.role !== "admin" && req.any.some(([, l]) => l === "read")) return;
     throw new HttpError(401, "Requires authentication", docUrl);
   }
   const t = cred.token;
@@ -228,7 +248,9 @@ export function authorize(
       if (!role && repo.private) throw new HttpError(404, "Not Found", docUrl);
       throw new HttpError(
         403,
-        `Must have ${req.role === "read" ? "pull" : req.role === "write" ? "push" : req.role} access to repository`,
+        req.role === "admin"
+          ? "Must have admin rights to Repository."
+          : `Must have ${req.role === "read" ? "pull" : req.role === "write" ? "push" : req.role} access to repository`,
         docUrl,
       );
     }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./core.js";
 import type { FaultConfig } from "./faults.js";
 import { Model } from "./model.js";
+import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
 import { now } from "./state.js";
 import type { Workflows } from "./workflows.js";
@@ -83,6 +84,14 @@ export class Control {
 
   addInstallationRepositories(installationId: number, fullNames: string[], by?: string): void {
     this.core.addInstallationRepos(installationId, fullNames, by);
+  }
+
+  /**
+   * An Actions secret of the repository, by name and plain value (what the REST API stores once it
+   * has opened the sealed box): listed by `GET …/actions/secrets`, passed to its workflow runs.
+   */
+  setSecret(fullName: string, name: string, value: string): void {
+    storeSecret(this.repo(fullName), name, value);
   }
 
   addRepoHook(fullName: string, url: string, secret: string | null, events: string[] = ["*"]): { id: number } {
@@ -279,6 +288,10 @@ export async function handleControl(
       control.setCollaborator(m[1]!, decodeURIComponent(m[2]!), (s("permission") || "write") as Role);
       return send(res, 204, undefined);
     }
+    if (method === "PUT" && (m = /^\/repos\/([^/]+\/[^/]+)\/actions\/secrets\/([^/]+)$/.exec(path))) {
+      control.setSecret(m[1]!, decodeURIComponent(m[2]!), s("value"));
+      return send(res, 204, undefined);
+    }
     if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/hooks$/.exec(path)))
       return send(
         res,
@@ -374,6 +387,7 @@ export const CONTROL_ENDPOINTS = [
   "POST   /_sim/repos {owner, name, defaultBranch?, private?, files?|fromDir?, collaborators?, labels?}",
   "POST   /_sim/repos/{o}/{r}/forks {owner}            a fork owned by owner",
   "PUT    /_sim/repos/{o}/{r}/collaborators/{login} {permission}",
+  "PUT    /_sim/repos/{o}/{r}/actions/secrets/{name} {value}   Actions secret (plain value)",
   "POST   /_sim/repos/{o}/{r}/hooks {url, secret?, events?}   repository webhook",
   "POST   /_sim/repos/{o}/{r}/pulls/{n}/ready_for_review {as}",
   "POST   /_sim/repos/{o}/{r}/check-runs/{id}/requested_action {as, identifier}",

@@ -7,7 +7,10 @@ import { ZERO } from "./core.js";
 import * as git from "./git.js";
 import type { App, CheckRun, Comment, Issue, Label, Reaction, Repo, Review, Token, User } from "./state.js";
 import { now } from "./state.js";
+import { actionsPermissionsHandlers } from "./actions-permissions.js";
+import { branchProtectionHandlers, branchProtectionSummary, enforceProtection, enforceProtectionOnMerge } from "./branch-protection.js";
 import { enforceRules, rulesetHandlers } from "./rulesets.js";
+import { secretHandlers } from "./secrets.js";
 
 export interface RestCtx {
   core: SimCore;
@@ -112,8 +115,10 @@ async function moveRef(
   old: string | null,
   fastForward?: () => Promise<boolean>,
 ): Promise<boolean> {
-  // The repository's rulesets first (a forced update says whether it fast-forwards).
-  await enforceRules(repo, { ref, before: old, after: sha, ...(fastForward ? { fastForward } : {}) }, act(ctx), ctx.doc);
+  // The repository's rulesets and branch protection first (a forced update says whether it fast-forwards).
+  const write = { ref, before: old, after: sha, ...(fastForward ? { fastForward } : {}) };
+  await enforceRules(repo, write, act(ctx), ctx.doc);
+  await enforceProtection(repo, write, act(ctx), ctx.doc);
   const okMove = await git.updateRef(repo.gitDir, ref, sha, old ?? undefined);
   if (!okMove) return false;
   await ctx.core.refsChanged(repo, [{ ref, before: old, after: sha }], act(ctx));
@@ -216,7 +221,11 @@ const repos: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const refs = await git.listRefs(repo.gitDir, "refs/heads/");
     const base = `${ctx.core.model.api}/repos/${repo.owner.login}/${repo.name}`;
-    const list = [...refs].map(([ref, sha]) => ({ name: ref.slice(11), commit: { sha, url: `${base}/commits/${sha}` }, protected: false }));
+    const list = [...refs].map(([ref, sha]) => ({
+      name: ref.slice(11),
+      commit: { sha, url: `${base}/commits/${sha}` },
+      protected: branchProtectionSummary(repo, ref.slice(11)).protected,
+    }));
     return ok(ctx.page(list));
   },
 
@@ -232,8 +241,7 @@ const repos: Record<string, Handler> = {
         html: `${ctx.core.baseUrl}/${repo.owner.login}/${repo.name}/tree/${ctx.params.branch}`,
         self: `${base}/branches/${ctx.params.branch}`,
       },
-      protected: false,
-      protection: { enabled: false, required_status_checks: { enforcement_level: "off", contexts: [], checks: [] } },
+      ...branchProtectionSummary(repo, ctx.params.branch!),
       protection_url: `${base}/branches/${ctx.params.branch}/protection`,
     });
   },
@@ -626,6 +634,7 @@ const gitdb: Record<string, Handler> = {
     const cur = (await git.listRefs(repo.gitDir, ref)).get(ref);
     if (!cur) throw invalid(ctx, "Reference does not exist");
     await enforceRules(repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
+    await enforceProtection(repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
     if (!(await git.deleteRef(repo.gitDir, ref, cur))) throw invalid(ctx, "Reference cannot be deleted");
     await ctx.core.refsChanged(repo, [{ ref, before: cur, after: null }], act(ctx));
     return { status: 204 };
@@ -820,6 +829,8 @@ const pulls: Record<string, Handler> = {
     const base = await git.resolveRef(repo.gitDir, baseRef);
     if (!base) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     await enforceRules(repo, { ref: baseRef, before: base, after: p.headSha }, act(ctx), ctx.doc, 405);
+    // Branch protection: approving reviews and required status checks (405).
+    enforceProtectionOnMerge(ctx.core, repo, issue, act(ctx), ctx.doc);
     const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
     if (!tree) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     const who = identity(ctx, undefined);
@@ -1462,5 +1473,16 @@ function listRuns(ctx: RestCtx, repo: Repo, pred: (r: CheckRun) => boolean): Res
   return ok({ total_count: list.length, check_runs: page.map((r) => ctx.core.model.checkRun(repo, r, ctx.core.prsFor(repo, r.headSha))) });
 }
 
-export const handlers: Record<string, Handler> = { ...apps, ...repos, ...gitdb, ...pulls, ...issues, ...checks, ...rulesetHandlers };
+export const handlers: Record<string, Handler> = {
+  ...apps,
+  ...repos,
+  ...gitdb,
+  ...pulls,
+  ...issues,
+  ...checks,
+  ...rulesetHandlers,
+  ...branchProtectionHandlers,
+  ...actionsPermissionsHandlers,
+  ...secretHandlers,
+};
 export { ZERO };

@@ -2,11 +2,13 @@
 // through the REST API, and enforced on every write of a ref — a push over Git (by a pre-receive
 // hook, as GitHub does, answering "GH013: Repository rule violations found"), the refs API, the
 // contents API, branch merges and pull request merges. Rules enforced: creation, update, deletion
-// and non_fast_forward; other rule types are stored and listed but not enforced.
+// and non_fast_forward; other rule types are stored and listed but not enforced. The same hook
+// enforces branch protection on pushes (branch-protection.ts), with GitHub's GH006 text.
 import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import picomatch from "picomatch";
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
+import { protectionRules } from "./branch-protection.js";
 import type { ActContext } from "./core.js";
 import { nodeId } from "./model.js";
 import type { Handler, RestCtx } from "./rest.js";
@@ -121,7 +123,8 @@ export async function enforceRules(repo: Repo, write: RefWrite, who: ActContext,
 /**
  * The pre-receive hook a push runs when rules apply to its author: it reads the rules from
  * FORGE_RULES (regular expressions of full ref names, the pusher's bypasses already taken out) and
- * refuses the whole push, with GitHub's GH013 message, when one ref update breaks one.
+ * refuses the whole push when one ref update breaks one — with GitHub's GH013 message for a
+ * ruleset, GH006 for a branch protection (a rule with `code: "GH006"` and its own `messages`).
  */
 const HOOK_SOURCE = `"use strict";
 const { execFileSync } = require("node:child_process");
@@ -143,16 +146,28 @@ for (const line of require("node:fs").readFileSync(0, "utf8").split("\\n")) {
       else if (t === "non_fast_forward" && !created && !deleted) {
         try { execFileSync("git", ["merge-base", "--is-ancestor", before, after], { stdio: "ignore" }); } catch { bad = true; }
       }
-      if (bad) broken.set(ref, [...new Set([...(broken.get(ref) || []), messages[t]])]);
+      const key = (r.code || "GH013") + " " + ref;
+      if (bad) broken.set(key, [...new Set([...(broken.get(key) || []), (r.messages || messages)[t]])]);
     }
   }
 }
-for (const [ref, list] of broken) {
-  process.stderr.write("error: GH013: Repository rule violations found for " + ref + ".\\n");
-  for (const m of list) process.stderr.write("- " + m + "\\n");
+for (const [key, list] of broken) {
+  const [code, ref] = key.split(" ");
+  if (code === "GH006") {
+    process.stderr.write("error: GH006: Protected branch update failed for " + ref + ".\\n");
+    for (const m of list) process.stderr.write("error: " + m + "\\n");
+  } else {
+    process.stderr.write("error: GH013: Repository rule violations found for " + ref + ".\\n");
+    for (const m of list) process.stderr.write("- " + m + "\\n");
+  }
 }
 process.exit(broken.size ? 1 : 0);
 `;
+
+/** A literal text as a regular expression's source. */
+function escapeRegex(t: string): string {
+  return t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
 
 /**
  * Regular expression (source) of a ruleset pattern: `~ALL`, `~DEFAULT_BRANCH`, or an fnmatch pattern
@@ -160,9 +175,8 @@ process.exit(broken.size ? 1 : 0);
  */
 function patternRegex(repo: Repo, target: Ruleset["target"], pattern: string): string {
   const prefix = target === "tag" ? "refs/tags/" : "refs/heads/";
-  const esc = (t: string): string => t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  if (pattern === "~ALL") return `^${esc(prefix)}`;
-  if (pattern === "~DEFAULT_BRANCH") return `^${esc(`refs/heads/${repo.defaultBranch}`)}$`;
+  if (pattern === "~ALL") return `^${escapeRegex(prefix)}`;
+  if (pattern === "~DEFAULT_BRANCH") return `^${escapeRegex(`refs/heads/${repo.defaultBranch}`)}$`;
   const full = pattern.startsWith("refs/") ? pattern : `${prefix}${pattern}`;
   return picomatch.makeRe(full, { dot: true }).source;
 }
@@ -188,12 +202,21 @@ function installHook(root: string): string {
   return dir;
 }
 
+/** A rule of the push hook: ref patterns, the rule types it refuses, and GH006's texts for a branch protection. */
+interface HookRule {
+  include: string[];
+  exclude: string[];
+  types: string[];
+  code?: "GH006";
+  messages?: Record<string, string>;
+}
+
 /**
  * Environment for `git http-backend` so that receive-pack runs the rules hook; empty when no rule
- * applies to this pusher (every ruleset bypassed, or none).
+ * applies to this pusher (every ruleset bypassed and no branch protection binding, or none).
  */
 export function pushRulesEnv(root: string, repo: Repo, who: ActContext): Record<string, string> {
-  const rules = (repo.rulesets ?? [])
+  const rules: HookRule[] = (repo.rulesets ?? [])
     .filter((r) => r.enforcement === "active" && r.target !== "push" && !canBypass(repo, r, who))
     .map((r) => ({
       include: r.include.map((p) => patternRegex(repo, r.target, p)),
@@ -201,6 +224,12 @@ export function pushRulesEnv(root: string, repo: Repo, who: ActContext): Record<
       types: r.rules.map((x) => x.type).filter((t) => t in MESSAGES),
     }))
     .filter((r) => r.types.length > 0);
+  // Branch protection: one rule per protected branch and protection this pusher is held to.
+  for (const branch of repo.protection?.keys() ?? []) {
+    const ref = `refs/heads/${branch}`;
+    for (const { type, message } of protectionRules(repo, ref, who))
+      rules.push({ include: [`^${escapeRegex(ref)}$`], exclude: [], types: [type], code: "GH006", messages: { [type]: message } });
+  }
   if (rules.length === 0) return {};
   const dir = installHook(root);
   return {

@@ -10,10 +10,12 @@
 import { crc32 } from "node:zlib";
 import { parse as parseYaml } from "yaml";
 import { DISPATCH_LIMITS } from "../core/dispatch-inputs.js";
+import { ACTIONS_DISABLED, actionsEnabled, disallowedActionsError } from "./actions-permissions.js";
 import { HttpError, newToken } from "./auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "./core.js";
 import * as git from "./git.js";
 import type { Handler, RestCtx, Result } from "./rest.js";
+import { secretValues } from "./secrets.js";
 import { now, type Job, type Level, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "./state.js";
 import type { EmittedEvent } from "./webhooks.js";
 
@@ -40,6 +42,8 @@ export interface DispatchedRun {
   eventPayload: Record<string, unknown> | undefined;
   /** a pull request from a fork: its token is read-only and secrets are not passed (GitHub's rule) */
   fromFork: boolean;
+  /** the repository's Actions secrets (`secrets.*`) as stored through the REST API or the control API; none for a fork's pull request */
+  secrets: Record<string, string>;
   /** GITHUB_REF and GITHUB_SHA: the dispatched ref (refs/heads/x) or pushed ref and its commit; for pull_request refs/pull/N/merge and its test merge commit */
   ref: string;
   sha: string;
@@ -302,6 +306,8 @@ export class Workflows {
   private onEvent(e: EmittedEvent): void {
     const repo = e.repo;
     if (!repo || !e.startsWorkflows || repo.forkOf !== undefined || this.core.closed) return;
+    // A repository whose Actions permissions say disabled runs nothing.
+    if (!actionsEnabled(repo)) return;
     if (e.event !== "push" && !(e.event === "pull_request" && e.action && e.action !== "closed")) return;
     // The triggering event's payload, as the job reads it at GITHUB_EVENT_PATH.
     const payload = e.payload;
@@ -497,6 +503,8 @@ export class Workflows {
    * declared by the workflow's `on.workflow_dispatch.inputs`; unknown or missing required → 422.
    */
   async dispatch(ctx: RestCtx, repo: Repo, wf: WorkflowFile, body: Record<string, unknown>): Promise<WorkflowRun> {
+    // What GitHub answers a dispatch while Actions is disabled for the repository.
+    if (!actionsEnabled(repo)) throw new HttpError(422, ACTIONS_DISABLED, ctx.doc);
     const refIn = String(body.ref);
     const ref = refIn.startsWith("refs/")
       ? refIn
@@ -640,6 +648,21 @@ export class Workflows {
     const abort = new AbortController();
     this.aborts.set(run.id, abort);
     const dispatched = this.dispatchedRun(repo, run, doc, abort);
+    // An action the repository's Actions permissions do not allow: GitHub rejects the workflow
+    // before any job runs (a startup failure). Its jobs fail at their start with GitHub's message,
+    // and no executor sees the run.
+    const refused = disallowedActionsError(repo, doc);
+    if (refused) {
+      setImmediate(() => {
+        for (const j of run.jobs) {
+          dispatched.startJob(j.name);
+          dispatched.log(j.name, `##[error]${refused}\n`);
+          dispatched.completeJob(j.name, "failure");
+        }
+        dispatched.complete("startup_failure");
+      });
+      return;
+    }
     if (this.handler) {
       const h = this.handler;
       setImmediate(() => {
@@ -752,6 +775,9 @@ export class Workflows {
       event: run.event,
       eventPayload: run.eventPayload,
       fromFork: run.headRepoId !== repo.id,
+      // "With the exception of GITHUB_TOKEN, secrets are not passed to the runner when a workflow is
+      // triggered from a forked repository."
+      secrets: run.headRepoId !== repo.id ? {} : secretValues(repo),
       ref: run.ref,
       sha: run.sha,
       serverUrl: core.baseUrl,

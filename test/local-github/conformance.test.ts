@@ -2,7 +2,12 @@
 // request and response are validated against GitHub's description by the simulator (strict mode
 // turns a violating response into a 500, failing the call), and the documented error statuses
 // are checked. The last test proves every implemented operation was exercised with a success.
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
+import sodium from "libsodium-wrappers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appJwt, appKeys, startReceiver, type Receiver } from "./support/helpers.js";
@@ -799,6 +804,450 @@ describe("rulesets", () => {
     await gh.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/a" });
     await person.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/open" });
     await person.rest.git.deleteRef({ owner, repo, ref: "heads/ahead-g" });
+  });
+});
+
+// ---------------------------------------------------------------- Actions permissions, secrets, branch protection
+
+/** A git command against the simulator, asynchronous (the server answering it runs in this process). */
+function gitIn(cwd: string, args: string[], token?: string): Promise<string> {
+  const auth = token ? ["-c", `http.extraheader=AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`] : [];
+  return new Promise((resolve, reject) =>
+    execFile(
+      "git",
+      [...auth, ...args],
+      {
+        cwd,
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          GIT_TERMINAL_PROMPT: "0",
+          GIT_CONFIG_NOSYSTEM: "1",
+          HOME: cwd,
+          GIT_AUTHOR_NAME: "Agent",
+          GIT_AUTHOR_EMAIL: "agent@forge.invalid",
+          GIT_COMMITTER_NAME: "Agent",
+          GIT_COMMITTER_EMAIL: "agent@forge.invalid",
+        },
+      },
+      (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout)),
+    ),
+  );
+}
+
+/** The stderr of a git command that must fail. */
+async function gitRefused(cwd: string, args: string[], token: string): Promise<string> {
+  try {
+    await gitIn(cwd, args, token);
+  } catch (e) {
+    return String((e as { stderr: string }).stderr);
+  }
+  throw new Error(`git ${args.join(" ")} succeeded`);
+}
+
+/** The message of a failing Octokit call, checking its status. */
+async function refusedWith(p: Promise<unknown>, expected: number): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as { status: number; response?: { data?: { message?: string } } };
+    expect(err.status).toBe(expected);
+    return err.response?.data?.message ?? "";
+  }
+  throw new Error("the call went through");
+}
+
+/** An App with the Administration and Secrets permissions, installed on the owner's repositories (Forge's doctor reads these). */
+let doctors = 0;
+async function doctorApp(permissions: Record<string, "read" | "write">): Promise<Octokit> {
+  const k = appKeys();
+  const id = sim.control.registerApp({
+    slug: `forge-doctor-${++doctors}`,
+    publicKeyPem: k.publicKeyPem,
+    permissions,
+    events: [],
+  }).id;
+  const inst = sim.control.install(id, owner, "all");
+  return new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(inst.id) });
+}
+
+/** Polls a run until it completes (a refused run completes right after the dispatch answered). */
+async function completedRun(kit: Octokit, name: string, runId: number): Promise<{ conclusion: string | null }> {
+  for (let i = 0; i < 200; i++) {
+    const { data } = await kit.rest.actions.getWorkflowRun({ owner, repo: name, run_id: runId });
+    if (data.status === "completed") return data;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`run ${runId} did not complete`);
+}
+
+describe("actions permissions", () => {
+  const CI = `name: CI
+on: [push, workflow_dispatch]
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: other/tool@v1
+      - uses: acme/own-action@v2
+      - uses: ./local-action
+      - run: echo built
+`;
+
+  it("GET/PUT by administrators (a person with admin, an App with administration); disabled Actions runs nothing and refuses dispatches", async () => {
+    await sim.control.createRepo({
+      owner,
+      name: "ci-off",
+      files: { ".github/workflows/ci.yml": CI },
+      collaborators: { alice: "write", rita: "read" },
+    });
+    const admin = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(owner) });
+    const p = { owner, repo: "ci-off" };
+    expect((await admin.rest.actions.getGithubActionsPermissionsRepository(p)).data).toMatchObject({
+      enabled: true,
+      allowed_actions: "all",
+    });
+    // Writers, readers and an App without the Administration permission may not read them.
+    expect(await refusedWith(person.rest.actions.getGithubActionsPermissionsRepository(p), 403)).toBe(
+      "Must have admin rights to Repository.",
+    );
+    expect(await status(reader.rest.actions.getGithubActionsPermissionsRepository(p))).toBe(403);
+    expect(await refusedWith(gh.rest.actions.getGithubActionsPermissionsRepository({ owner, repo }), 403)).toBe(
+      "Resource not accessible by integration",
+    );
+    const doctorRead = await doctorApp({ administration: "read" });
+    expect((await doctorRead.rest.actions.getGithubActionsPermissionsRepository(p)).data.enabled).toBe(true);
+    expect(await status(doctorRead.rest.actions.setGithubActionsPermissionsRepository({ ...p, enabled: false }))).toBe(403);
+    const doctor = await doctorApp({ administration: "write" });
+    expect((await doctor.rest.actions.setGithubActionsPermissionsRepository({ ...p, enabled: false })).status).toBe(204);
+    expect((await admin.rest.actions.getGithubActionsPermissionsRepository(p)).data).toEqual({ enabled: false });
+
+    // A push (a real one, over Git) starts nothing; a dispatch is refused as GitHub refuses it.
+    const work = mkdtempSync(join(tmpdir(), "forge-conf-ci-off-"));
+    try {
+      const token = sim.control.userToken("alice");
+      await gitIn(work, ["clone", "-q", `${sim.gitUrl}/${owner}/ci-off.git`, "w"], token);
+      const dir = join(work, "w");
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "nothing runs"]);
+      await gitIn(dir, ["push", "-q", "origin", "HEAD:main"], token);
+      await sim.idle();
+      expect((await admin.rest.actions.listWorkflowRunsForRepo(p)).data.total_count).toBe(0);
+      expect(await refusedWith(admin.rest.actions.createWorkflowDispatch({ ...p, workflow_id: "ci.yml", ref: "main" }), 422)).toBe(
+        "Actions has been disabled for this repository.",
+      );
+      // Enabled again, the next push runs its workflow.
+      await admin.rest.actions.setGithubActionsPermissionsRepository({ ...p, enabled: true, allowed_actions: "all" });
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "this one runs"]);
+      await gitIn(dir, ["push", "-q", "origin", "HEAD:main"], token);
+      await sim.idle();
+      const runs = (await admin.rest.actions.listWorkflowRunsForRepo(p)).data.workflow_runs;
+      expect(runs.map((r) => [r.event, r.display_title])).toEqual([["push", "this one runs"]]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("local_only and selected: a run using an action the policy does not allow fails at the start of its job, naming the action", async () => {
+    await sim.control.createRepo({ owner, name: "ci-policy", files: { ".github/workflows/ci.yml": CI } });
+    const admin = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(owner) });
+    const p = { owner, repo: "ci-policy" };
+    const dispatchAndWait = async (): Promise<{ conclusion: string | null; log: string }> => {
+      const res = await admin.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+        ...p,
+        workflow_id: "ci.yml",
+        ref: "main",
+        return_run_details: true,
+      });
+      const runId = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
+      const run = await completedRun(admin, "ci-policy", runId);
+      const { data: jobs } = await admin.rest.actions.listJobsForWorkflowRun({ ...p, run_id: runId });
+      return { conclusion: run.conclusion, log: jobs.jobs.map((j) => sim.control.logsOfJob(j.id) ?? "").join("") };
+    };
+
+    await admin.rest.actions.setGithubActionsPermissionsRepository({ ...p, enabled: true, allowed_actions: "local_only" });
+    expect((await admin.rest.actions.getGithubActionsPermissionsRepository(p)).data).toMatchObject({ allowed_actions: "local_only" });
+    // The selected-actions lists are for the "selected" policy only.
+    expect(await status(admin.rest.actions.getAllowedActionsRepository(p))).toBe(409);
+    const local = await dispatchAndWait();
+    expect(local.conclusion).toBe("startup_failure");
+    expect(local.log).toContain(
+      "##[error]The actions actions/checkout@v4, other/tool@v1 are not allowed in acme/ci-policy because all actions must be from a repository owned by acme.",
+    );
+    expect(local.log).not.toContain("noop executor");
+
+    await admin.rest.actions.setGithubActionsPermissionsRepository({ ...p, enabled: true, allowed_actions: "selected" });
+    const perms = (await admin.rest.actions.getGithubActionsPermissionsRepository(p)).data;
+    expect(perms.selected_actions_url).toBe(`${sim.apiUrl}/repos/${owner}/ci-policy/actions/permissions/selected-actions`);
+    await admin.rest.actions.setAllowedActionsRepository({
+      ...p,
+      github_owned_allowed: true,
+      verified_allowed: false,
+      patterns_allowed: [],
+    });
+    expect((await admin.rest.actions.getAllowedActionsRepository(p)).data).toEqual({
+      github_owned_allowed: true,
+      verified_allowed: false,
+      patterns_allowed: [],
+    });
+    const selected = await dispatchAndWait();
+    expect(selected.conclusion).toBe("startup_failure");
+    expect(selected.log).toContain(
+      "The action other/tool@v1 is not allowed in acme/ci-policy because all actions must be from a repository owned by acme or created by GitHub.",
+    );
+    expect(await status(person.rest.actions.setAllowedActionsRepository({ ...p, patterns_allowed: ["other/*"] }))).toBe(403);
+    await admin.rest.actions.setAllowedActionsRepository({ ...p, github_owned_allowed: true, patterns_allowed: ["other/tool@*"] });
+    const allowed = await dispatchAndWait();
+    expect(allowed.conclusion).toBe("success");
+    expect(allowed.log).toContain("noop executor");
+    expect(sim.violations.filter((v) => v.kind !== "request")).toEqual([]);
+  });
+});
+
+describe("actions secrets", () => {
+  it("sealed with the repository's public key, stored by name, listed without values; admins and the Secrets permission only", async () => {
+    await sim.control.createRepo({
+      owner,
+      name: "vault",
+      files: { "README.md": "# vault\n" },
+      collaborators: { alice: "write", rita: "read" },
+    });
+    const p = { owner, repo: "vault" };
+    const admin = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(owner) });
+    const doctor = await doctorApp({ secrets: "write" });
+    // "Anyone with read access to the repository can use this endpoint."
+    const { data: key } = await reader.rest.actions.getRepoPublicKey(p);
+    expect(key.key_id).toMatch(/^\d+$/);
+    expect(Buffer.from(key.key, "base64")).toHaveLength(32);
+    await sodium.ready;
+    const seal = (value: string) =>
+      sodium.to_base64(
+        sodium.crypto_box_seal(sodium.from_string(value), sodium.from_base64(key.key, sodium.base64_variants.ORIGINAL)),
+        sodium.base64_variants.ORIGINAL,
+      );
+
+    const put = await doctor.rest.actions.createOrUpdateRepoSecret({
+      ...p,
+      secret_name: "model_key",
+      encrypted_value: seal("sk-1"),
+      key_id: key.key_id,
+    });
+    expect(put.status).toBe(201);
+    const again = await admin.rest.actions.createOrUpdateRepoSecret({
+      ...p,
+      secret_name: "MODEL_KEY",
+      encrypted_value: seal("sk-2"),
+      key_id: key.key_id,
+    });
+    expect(again.status).toBe(204);
+    // A value not sealed with the current key is refused.
+    expect(
+      await refusedWith(
+        admin.rest.actions.createOrUpdateRepoSecret({ ...p, secret_name: "OTHER", encrypted_value: seal("x"), key_id: "1" }),
+        422,
+      ),
+    ).toBe("Bad request - validation failed due to an improperly encrypted secret");
+    expect(
+      await status(
+        admin.rest.actions.createOrUpdateRepoSecret({
+          ...p,
+          secret_name: "OTHER",
+          encrypted_value: Buffer.from("plain").toString("base64"),
+          key_id: key.key_id,
+        }),
+      ),
+    ).toBe(422);
+    expect(
+      await status(
+        admin.rest.actions.createOrUpdateRepoSecret({ ...p, secret_name: "GITHUB_X", encrypted_value: seal("x"), key_id: key.key_id }),
+      ),
+    ).toBe(422);
+    sim.control.setSecret(`${owner}/vault`, "Seeded", "by-the-test");
+
+    const { data: list } = await doctor.rest.actions.listRepoSecrets(p);
+    expect(list.total_count).toBe(2);
+    expect(list.secrets.map((s) => s.name)).toEqual(["MODEL_KEY", "SEEDED"]);
+    const { data: one } = await admin.rest.actions.getRepoSecret({ ...p, secret_name: "model_key" });
+    expect(Object.keys(one).sort()).toEqual(["created_at", "name", "updated_at"]);
+    expect(JSON.stringify(list)).not.toContain("sk-2");
+    // The value really is stored (what runs get as secrets.*).
+    expect(sim.core.state.repoByName(owner, "vault")!.secrets!.byName.get("MODEL_KEY")!.value).toBe("sk-2");
+
+    // A writer is not an administrator; an App needs the Secrets permission (read to list, write to set).
+    expect(await refusedWith(person.rest.actions.listRepoSecrets(p), 403)).toBe("Must have admin rights to Repository.");
+    expect(await refusedWith(gh.rest.actions.listRepoSecrets({ owner, repo }), 403)).toBe("Resource not accessible by integration");
+    const readOnly = await doctorApp({ secrets: "read" });
+    expect((await readOnly.rest.actions.getRepoSecret({ ...p, secret_name: "SEEDED" })).status).toBe(200);
+    expect(await status(readOnly.rest.actions.deleteRepoSecret({ ...p, secret_name: "SEEDED" }))).toBe(403);
+
+    expect((await doctor.rest.actions.deleteRepoSecret({ ...p, secret_name: "seeded" })).status).toBe(204);
+    expect(await status(admin.rest.actions.getRepoSecret({ ...p, secret_name: "SEEDED" }))).toBe(404);
+    expect(await status(admin.rest.actions.deleteRepoSecret({ ...p, secret_name: "SEEDED" }))).toBe(404);
+  });
+
+  it("stored secrets reach the repository's workflow runs", async () => {
+    const own = await createSim();
+    try {
+      await own.control.createRepo({
+        owner,
+        name: "vault",
+        files: { ".github/workflows/ci.yml": "on: workflow_dispatch\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo\n" },
+      });
+      const seen: Array<Record<string, string>> = [];
+      own.onWorkflowDispatch((d) => {
+        seen.push(d.secrets);
+        d.complete("success");
+      });
+      const kit = new Octokit({ baseUrl: own.apiUrl, auth: own.control.userToken(owner) });
+      const { data: key } = await kit.rest.actions.getRepoPublicKey({ owner, repo: "vault" });
+      await sodium.ready;
+      const sealed = sodium.to_base64(
+        sodium.crypto_box_seal(sodium.from_string("from-rest"), sodium.from_base64(key.key, sodium.base64_variants.ORIGINAL)),
+        sodium.base64_variants.ORIGINAL,
+      );
+      await kit.rest.actions.createOrUpdateRepoSecret({
+        owner,
+        repo: "vault",
+        secret_name: "API_TOKEN",
+        encrypted_value: sealed,
+        key_id: key.key_id,
+      });
+      own.control.setSecret(`${owner}/vault`, "SEEDED", "from-control");
+      await kit.rest.actions.createWorkflowDispatch({ owner, repo: "vault", workflow_id: "ci.yml", ref: "main" });
+      for (let i = 0; i < 100 && !seen.length; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(seen).toEqual([{ API_TOKEN: "from-rest", SEEDED: "from-control" }]);
+      expect(own.violations).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("branch protection", () => {
+  it("admins protect a branch; direct pushes and ref updates are refused, a PR merges once approved and its checks passed", async () => {
+    await sim.control.createRepo({
+      owner,
+      name: "guarded",
+      files: { "README.md": "# guarded\n" },
+      collaborators: { alice: "write", bob: "write", rita: "read" },
+    });
+    const p = { owner, repo: "guarded", branch: "main" };
+    const admin = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(owner) });
+    const bob = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("bob") });
+    expect(await refusedWith(admin.rest.repos.getBranchProtection(p), 404)).toBe("Branch not protected");
+    expect(await status(admin.rest.repos.getBranchProtection({ ...p, branch: "nope" }))).toBe(404);
+    const body = {
+      ...p,
+      required_status_checks: { strict: false, contexts: ["ci"] },
+      enforce_admins: true,
+      required_pull_request_reviews: { required_approving_review_count: 1, dismiss_stale_reviews: true },
+      restrictions: null,
+    };
+    // Administrators only: a writer, a reader, an App without Administration (write to protect).
+    expect(await refusedWith(person.rest.repos.updateBranchProtection(body), 403)).toBe("Must have admin rights to Repository.");
+    expect(await status(reader.rest.repos.getBranchProtection(p))).toBe(403);
+    expect(await refusedWith(gh.rest.repos.getBranchProtection({ owner, repo, branch: "main" }), 403)).toBe(
+      "Resource not accessible by integration",
+    );
+    expect(await status((await doctorApp({ administration: "read" })).rest.repos.updateBranchProtection(body))).toBe(403);
+    // Restrictions are for organization repositories.
+    expect(
+      await refusedWith(admin.rest.repos.updateBranchProtection({ ...body, restrictions: { users: ["alice"], teams: [] } }), 422),
+    ).toBe("Only organization repositories can have users and team restrictions");
+
+    const { data: set } = await admin.rest.repos.updateBranchProtection(body);
+    expect(set.required_pull_request_reviews?.required_approving_review_count).toBe(1);
+    expect(set.enforce_admins?.enabled).toBe(true);
+    const { data: got } = await (await doctorApp({ administration: "read" })).rest.repos.getBranchProtection(p);
+    expect(got.required_status_checks?.contexts).toEqual(["ci"]);
+    expect(got.required_status_checks?.checks).toEqual([{ context: "ci", app_id: null }]);
+    expect(got.allow_force_pushes?.enabled).toBe(false);
+    expect(got.allow_deletions?.enabled).toBe(false);
+    expect((await person.rest.repos.getBranch(p)).data.protected).toBe(true);
+    expect((await person.rest.repos.listBranches({ owner, repo: "guarded" })).data.map((b) => [b.name, b.protected])).toEqual([
+      ["main", true],
+    ]);
+
+    const work = mkdtempSync(join(tmpdir(), "forge-conf-guarded-"));
+    try {
+      const aliceToken = sim.control.userToken("alice");
+      await gitIn(work, ["clone", "-q", `${sim.gitUrl}/${owner}/guarded.git`, "w"], aliceToken);
+      const dir = join(work, "w");
+      const mainBefore = (await gitIn(dir, ["rev-parse", "HEAD"])).trim();
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "straight to main"]);
+      const refused = await gitRefused(dir, ["push", "-q", "origin", "HEAD:main"], aliceToken);
+      expect(refused).toContain("GH006: Protected branch update failed for refs/heads/main.");
+      expect(refused).toContain("Changes must be made through a pull request.");
+      expect((await admin.rest.repos.getBranch(p)).data.commit.sha).toBe(mainBefore);
+      // Through the refs API: 422; an administrator is held to it too under enforce_admins.
+      await gitIn(dir, ["push", "-q", "origin", "HEAD:feature"], aliceToken);
+      const feature = (await gitIn(dir, ["rev-parse", "HEAD"])).trim();
+      expect(await refusedWith(person.rest.git.updateRef({ owner, repo: "guarded", ref: "heads/main", sha: feature }), 422)).toContain(
+        "Changes must be made through a pull request.",
+      );
+      expect(await status(admin.rest.git.updateRef({ owner, repo: "guarded", ref: "heads/main", sha: feature }))).toBe(422);
+      expect(await status(admin.rest.git.deleteRef({ owner, repo: "guarded", ref: "heads/main" }))).toBe(422);
+
+      // The pull request: approvals from writers, then the required check.
+      const { data: pr } = await person.rest.pulls.create({ owner, repo: "guarded", head: "feature", base: "main", title: "Feature" });
+      const merge = () => person.rest.pulls.merge({ owner, repo: "guarded", pull_number: pr.number });
+      expect(await refusedWith(merge(), 405)).toBe("At least 1 approving review is required by reviewers with write access.");
+      await reader.rest.pulls.createReview({ owner, repo: "guarded", pull_number: pr.number, event: "APPROVE" });
+      expect(await refusedWith(merge(), 405)).toBe("At least 1 approving review is required by reviewers with write access.");
+      await bob.rest.pulls.createReview({ owner, repo: "guarded", pull_number: pr.number, event: "APPROVE" });
+      expect(await refusedWith(merge(), 405)).toBe('Required status check "ci" is expected.');
+      const checker = await doctorApp({ checks: "write" });
+      await checker.rest.checks.create({
+        owner,
+        repo: "guarded",
+        name: "ci",
+        head_sha: feature,
+        status: "completed",
+        conclusion: "failure",
+      });
+      expect(await refusedWith(merge(), 405)).toBe('Required status check "ci" is failing.');
+      await checker.rest.checks.create({
+        owner,
+        repo: "guarded",
+        name: "ci",
+        head_sha: feature,
+        status: "completed",
+        conclusion: "success",
+      });
+      expect((await merge()).data.merged).toBe(true);
+
+      // Without enforce_admins, administrators are exempt; force pushes and deletions stay refused to the others.
+      await admin.rest.repos.updateBranchProtection({ ...body, enforce_admins: false });
+      await gitIn(dir, ["fetch", "-q", "origin"], aliceToken);
+      await gitIn(dir, ["reset", "-q", "--hard", "origin/main"]);
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "admin fix"]);
+      await gitIn(dir, ["push", "-q", "origin", "HEAD:main"], sim.control.userToken(owner));
+      await admin.rest.repos.updateBranchProtection({
+        ...p,
+        branch: "feature",
+        required_status_checks: null,
+        enforce_admins: null,
+        required_pull_request_reviews: null,
+        restrictions: null,
+      });
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "fast-forward is fine"]);
+      await gitIn(dir, ["push", "-q", "origin", "HEAD:feature", "--force"], aliceToken);
+      await gitIn(dir, ["reset", "-q", "--hard", "HEAD~2"]);
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "rewritten"]);
+      const forced = await gitRefused(dir, ["push", "-q", "--force", "origin", "HEAD:feature"], aliceToken);
+      expect(forced).toContain("GH006: Protected branch update failed for refs/heads/feature.");
+      expect(forced).toContain("Cannot force-push to this protected branch");
+      expect(await gitRefused(dir, ["push", "-q", "origin", "--delete", "feature"], aliceToken)).toContain(
+        "Cannot delete this protected branch",
+      );
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+
+    expect((await admin.rest.repos.deleteBranchProtection(p)).status).toBe(204);
+    expect(await status(admin.rest.repos.getBranchProtection(p))).toBe(404);
+    expect((await admin.rest.repos.getBranch(p)).data.protected).toBe(false);
+    expect(sim.violations.filter((v) => v.kind !== "request")).toEqual([]);
   });
 });
 

@@ -150,7 +150,8 @@ function contextOf({ options }: ExecutorState, d: DispatchedRun, jobName: string
     ...(d.eventPayload ? { event: d.eventPayload } : {}),
     // "With the exception of GITHUB_TOKEN, secrets are not passed to the runner when a workflow is
     // triggered from a forked repository."
-    secrets: d.fromFork ? {} : { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}) },
+    // The executor's own secrets, then the repository's stored ones (the REST API's and the control API's).
+    secrets: d.fromFork ? {} : { ...(options.secrets?.["*"] ?? {}), ...(options.secrets?.[fullName] ?? {}), ...d.secrets },
     vars: { ...(options.vars?.["*"] ?? {}), ...(options.vars?.[fullName] ?? {}) },
     workflowPath: d.run.path,
   };
