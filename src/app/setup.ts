@@ -22,8 +22,8 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseEnv } from "node:util";
-import { ProbotOctokit } from "probot";
 import YAML from "yaml";
+import { convertManifestCode } from "../github/app-client.js";
 import { WEBHOOK_PATH } from "./server.js";
 
 export interface AppCredentials {
@@ -155,8 +155,7 @@ export async function startSetup(o: SetupOptions): Promise<SetupServer> {
       const state = url.searchParams.get("state") ?? "";
       if (!states.delete(state) || !/^[\w-]{1,128}$/.test(code))
         return page(res, 400, "Forge setup", '<p id="error">This registration was not started from this setup page.</p>');
-      const octokit = new ProbotOctokit({ baseUrl: o.apiUrl });
-      const { data } = await octokit.request("POST /app-manifests/{code}/conversions", { code });
+      const data = await convertManifestCode(o.apiUrl, code);
       const credentials: AppCredentials = { appId: String(data.id), privateKey: data.pem, webhookSecret: data.webhook_secret ?? "" };
       updateEnvFile(o.envPath, {
         APP_ID: credentials.appId,

@@ -92,3 +92,24 @@ export function octokitWithDefaults(defaults: Record<string, unknown>): typeof P
     return merged;
   }) as typeof ProbotOctokit;
 }
+
+/** What GitHub answers for a manifest's code: the new App and its credentials. */
+export interface ManifestConversion {
+  id: number;
+  slug?: string;
+  html_url: string;
+  pem: string;
+  webhook_secret: string | null;
+  client_id: string;
+  client_secret: string;
+}
+
+/**
+ * Exchanges the code GitHub gave after registering an App from a manifest (no authentication; once,
+ * within an hour): docs.github.com/rest/apps/apps#create-a-github-app-from-a-manifest.
+ */
+export async function convertManifestCode(apiUrl: string, code: string): Promise<ManifestConversion> {
+  const octokit = new ProbotOctokit({ baseUrl: apiUrl });
+  const { data } = await octokit.rest.apps.createFromManifest({ code });
+  return data as unknown as ManifestConversion;
+}

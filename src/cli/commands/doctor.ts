@@ -10,8 +10,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { APP_MANIFEST, appEnvironment } from "../../app/launch.js";
-import { runChecks, type CheckResult } from "../doctor/checks.js";
-import { gatherFacts } from "../doctor/gather.js";
+import YAML from "yaml";
+import { readReadiness } from "../../github/readiness.js";
+import { runChecks, WORKFLOW_FILE, workflowShape, type AppManifest, type CheckResult } from "../doctor/checks.js";
 import { existingDir } from "../args.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
@@ -56,15 +57,24 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       }
       const privateKey = env.PRIVATE_KEY_PATH ? readKey(env.PRIVATE_KEY_PATH) : env.PRIVATE_KEY?.replace(/\\n/g, "\n");
       const token = opts.token ?? env.GITHUB_TOKEN ?? env.GH_TOKEN;
-      const facts = await gatherFacts({
+      const template = readFileSync(AGENT_WORKFLOW_TEMPLATE, "utf8");
+      const manifest = YAML.parse(readFileSync(APP_MANIFEST, "utf8")) as AppManifest;
+      const read = await readReadiness({
         owner: m[1]!,
         repo: m[2]!,
         apiUrl: apiUrl.replace(/\/$/, ""),
         ...(env.APP_ID && privateKey ? { app: { appId: env.APP_ID, privateKey } } : {}),
         ...(token ? { token } : {}),
-        manifestPath: APP_MANIFEST,
-        templatePath: AGENT_WORKFLOW_TEMPLATE,
+        workflowPath: WORKFLOW_FILE,
+        secretNames: (workflow) => {
+          try {
+            return workflowShape(workflow ?? template).secrets;
+          } catch {
+            return workflowShape(template).secrets;
+          }
+        },
       });
+      const facts = { ...read, manifest, template };
       const results = runChecks(facts);
       const failed = results.filter((r) => r.verdict === "fail").length;
       if (opts.json) io.out(`${JSON.stringify({ repo: facts.repo, ok: failed === 0, checks: results }, null, 2)}\n`);

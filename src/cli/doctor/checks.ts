@@ -3,6 +3,7 @@
  * pass, fail (with the fix) or skip (what could not be read, and how to let it be).
  */
 import YAML from "yaml";
+import type { Readiness } from "../../github/readiness.js";
 
 export type Verdict = "pass" | "fail" | "skip";
 
@@ -14,31 +15,15 @@ export interface CheckResult {
   fix?: string;
 }
 
-/** Something read, or why it could not be. */
-export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
-
 export interface AppManifest {
   default_permissions: Record<string, string>;
   default_events: string[];
 }
 
-export interface DoctorFacts {
-  repo: string;
-  defaultBranch: string;
+/** What was read from GitHub, with app.yml and the template `forge init` writes. */
+export interface DoctorFacts extends Readiness {
   manifest: AppManifest;
-  /** The installation on the repository (needs the App's credentials); null: not installed. */
-  installation: Read<{ permissions: Record<string, string>; events: string[]; appSlug: string; settingsUrl?: string } | null>;
-  /** The agent workflow's text on the default branch; null: absent. */
-  workflow: Read<string | null>;
-  /** The template `forge init` writes. */
   template: string;
-  actions: Read<{ enabled: boolean; allowedActions: string; patterns?: string[]; githubOwnedAllowed?: boolean }>;
-  /** Rule types that apply to a run's state branch, a task branch and an integration branch. */
-  rules: Read<{ state: string[]; task: string[]; integration: string[] }>;
-  /** Which of the secrets the workflow names exist (names only). */
-  secrets: Read<Record<string, boolean>>;
-  /** The default branch's protection; null: none. */
-  protection: Read<{ requiredApprovals: number; requiredChecks: string[] } | null>;
 }
 
 const LEVEL: Record<string, number> = { none: 0, read: 1, write: 2, admin: 3 };
@@ -110,6 +95,16 @@ export function workflowShape(text: string): WorkflowShape {
   return { inputs, uses, secrets };
 }
 
+/** The shape of the repository's workflow when it has a readable one, else the template's. */
+function shapeOf(f: DoctorFacts): WorkflowShape {
+  try {
+    if (f.workflow.ok && f.workflow.value) return workflowShape(f.workflow.value);
+  } catch {
+    // Not YAML: checkWorkflow says so; the other checks go by the template.
+  }
+  return workflowShape(f.template);
+}
+
 export function checkWorkflow(f: DoctorFacts): CheckResult {
   const title = `the agent workflow (${WORKFLOW_FILE}) is on ${f.defaultBranch} and matches the template`;
   const fix = "run `forge init --force` (or copy the workflow from Forge's templates), commit and push it to the default branch";
@@ -172,7 +167,7 @@ export function checkActions(f: DoctorFacts): CheckResult {
       detail: "Actions is disabled for the repository",
       fix: "Settings → Actions → General: allow actions",
     };
-  const uses = workflowShape(f.workflow.ok && f.workflow.value ? f.workflow.value : f.template).uses;
+  const uses = shapeOf(f).uses;
   const refused = uses.filter((u) => !allowed(a, u, f.repo));
   if (refused.length)
     return { id: "actions", title, verdict: "fail", detail: `not allowed (${a.allowedActions}): ${refused.join(", ")}`, fix };
@@ -199,7 +194,7 @@ export function checkStateRuleset(f: DoctorFacts): CheckResult {
 
 export function checkSecret(f: DoctorFacts): CheckResult {
   const title = "the model key secret the workflow names exists";
-  const names = workflowShape(f.workflow.ok && f.workflow.value ? f.workflow.value : f.template).secrets;
+  const names = shapeOf(f).secrets;
   const secrets = f.secrets;
   if (!secrets.ok) return skipped("secret", title, secrets.reason, "pass --token with a token of a repository admin");
   const absent = names.filter((n) => !secrets.value[n]);

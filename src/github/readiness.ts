@@ -1,24 +1,41 @@
 /**
- * What `forge doctor` reads from GitHub: as the App (its installation on the repository, and that
+ * What `forge doctor` reads from GitHub about a repository's readiness for Forge: as the App (its installation on the repository, and that
  * installation's token for what the App may read) and, when given, as a person (a token of a
  * repository admin: the Actions policy, secret names and branch protection need one). Nothing is
  * written. Each read that fails says why, and its check is skipped rather than guessed.
  */
-import { readFile } from "node:fs/promises";
 import { Octokit } from "@octokit/rest";
 import { Probot } from "probot";
-import YAML from "yaml";
-import type { AppManifest, DoctorFacts, Read } from "./checks.js";
-import { WORKFLOW_FILE, workflowShape } from "./checks.js";
 
-export interface DoctorInput {
+/** Something read, or why it could not be. */
+export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+export interface ReadinessInput {
   owner: string;
   repo: string;
   apiUrl: string;
   app?: { appId: string; privateKey: string };
   token?: string;
-  manifestPath: string;
-  templatePath: string;
+  /** The agent workflow's path. */
+  workflowPath: string;
+  /** Secrets whose existence is checked (names only). */
+  secretNames(workflow: string | null): string[];
+}
+
+export interface Readiness {
+  repo: string;
+  defaultBranch: string;
+  /** The installation on the repository (needs the App's credentials); null: not installed. */
+  installation: Read<{ permissions: Record<string, string>; events: string[]; appSlug: string; settingsUrl?: string } | null>;
+  /** The agent workflow's text on the default branch; null: absent. */
+  workflow: Read<string | null>;
+  actions: Read<{ enabled: boolean; allowedActions: string; patterns?: string[]; githubOwnedAllowed?: boolean }>;
+  /** Rule types that apply to a run's state branch, a task branch and an integration branch. */
+  rules: Read<{ state: string[]; task: string[]; integration: string[] }>;
+  /** Which of the secrets the workflow names exist (names only). */
+  secrets: Read<Record<string, boolean>>;
+  /** The default branch's protection; null: none. */
+  protection: Read<{ requiredApprovals: number; requiredChecks: string[] } | null>;
 }
 
 const status = (e: unknown): number | undefined => (e as { status?: number }).status;
@@ -48,16 +65,14 @@ async function firstOf<T>(readers: (() => Promise<T>)[], none: string): Promise<
   return { ok: false, reason: reasons.join("; ") };
 }
 
-export async function gatherFacts(input: DoctorInput): Promise<DoctorFacts> {
+export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const { owner, repo, apiUrl } = input;
   const r = { owner, repo };
-  const manifest = YAML.parse(await readFile(input.manifestPath, "utf8")) as AppManifest;
-  const template = await readFile(input.templatePath, "utf8");
   const person = input.token ? new Octokit({ auth: input.token, baseUrl: apiUrl, request: { retries: 0 } }) : undefined;
 
   // As the App: its installation on the repository, then that installation's token.
   let installed: Octokit | undefined;
-  let installation: DoctorFacts["installation"] = { ok: false, reason: "no App credentials (APP_ID and PRIVATE_KEY)" };
+  let installation: Readiness["installation"] = { ok: false, reason: "no App credentials (APP_ID and PRIVATE_KEY)" };
   if (input.app) {
     const probot = new Probot({ appId: input.app.appId, privateKey: input.app.privateKey, baseUrl: apiUrl, logLevel: "fatal" });
     installation = await read(async () => {
@@ -87,10 +102,10 @@ export async function gatherFacts(input: DoctorInput): Promise<DoctorFacts> {
     anyone,
   );
   const defaultBranch = repoInfo.ok ? repoInfo.value.default_branch : "main";
-  const workflow: DoctorFacts["workflow"] = await firstOf(
+  const workflow: Readiness["workflow"] = await firstOf(
     readers.map((o) => async () => {
       try {
-        const { data } = await o.rest.repos.getContent({ ...r, path: WORKFLOW_FILE, ref: defaultBranch });
+        const { data } = await o.rest.repos.getContent({ ...r, path: input.workflowPath, ref: defaultBranch });
         if (Array.isArray(data) || data.type !== "file" || typeof data.content !== "string") return null;
         return Buffer.from(data.content, "base64").toString("utf8");
       } catch (e) {
@@ -128,7 +143,7 @@ export async function gatherFacts(input: DoctorInput): Promise<DoctorFacts> {
     }),
     admin,
   );
-  const names = workflowShape(workflow.ok && workflow.value ? workflow.value : template).secrets;
+  const names = input.secretNames(workflow.ok ? workflow.value : null);
   const secrets = await firstOf(
     adminReaders.map((o) => async () => {
       const found: Record<string, boolean> = {};
@@ -160,5 +175,5 @@ export async function gatherFacts(input: DoctorInput): Promise<DoctorFacts> {
     }),
     admin,
   );
-  return { repo: `${owner}/${repo}`, defaultBranch, manifest, installation, workflow, template, actions, rules, secrets, protection };
+  return { repo: `${owner}/${repo}`, defaultBranch, installation, workflow, actions, rules, secrets, protection };
 }
