@@ -38,6 +38,9 @@ export interface Readiness {
   protection: Read<{ requiredApprovals: number; requiredChecks: string[] } | null>;
 }
 
+/** A 404 is an answer here (no secret, no protection): nothing is logged, each failure is reported by its check. */
+const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 const status = (e: unknown): number | undefined => (e as { status?: number }).status;
 const why = (e: unknown): string => {
   const s = status(e);
@@ -68,7 +71,7 @@ async function firstOf<T>(readers: (() => Promise<T>)[], none: string): Promise<
 export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const { owner, repo, apiUrl } = input;
   const r = { owner, repo };
-  const person = input.token ? new Octokit({ auth: input.token, baseUrl: apiUrl, request: { retries: 0 } }) : undefined;
+  const person = input.token ? new Octokit({ auth: input.token, baseUrl: apiUrl, log: QUIET }) : undefined;
 
   // As the App: its installation on the repository, then that installation's token.
   let installed: Octokit | undefined;

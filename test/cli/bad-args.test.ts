@@ -104,6 +104,13 @@ const CASES: Record<string, [string[], string][]> = {
     [["app", "--bogus"], "--bogus"],
     [["app", "extra"], "too many arguments"],
   ],
+  doctor: [
+    [["doctor", "--repo", "no-slash"], "--repo"],
+    [["doctor", "--dir", "no/such/dir"], "--dir no/such/dir"],
+    [["doctor", "--repo", "a/b", "--api-url", "not a url"], "--api-url"],
+    [["doctor", "--repo"], "--repo"],
+    [["doctor", "--bogus"], "--bogus"],
+  ],
 };
 
 /** `forge spawn` keeps its own contract (docs/runner.md#exit-codes): exit 2 means "depth exceeded", so a bad option is exit 1 with one JSON line. */
