@@ -61,10 +61,11 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
       io.out(
         [
           "Next:",
-          "  1. Commit and push these files.",
-          '  2. Install the Forge App on the repository (README.md, "Install it on GitHub").',
-          "  3. Add the model key as the repository secret ANTHROPIC_API_KEY (Settings → Secrets and variables → Actions).",
-          `Then merging the plan to the default branch starts the run (autostart), or comment \`/forge run ${HELLO_PLAN_ID}\` on an issue.`,
+          "  1. Choose the agent in .github/forge.yml, then commit and push .github/ to the default branch.",
+          "  2. Add the model key as the repository secret ANTHROPIC_API_KEY (Settings → Secrets and variables → Actions)",
+          '     and the ruleset that keeps forge/*/_state the App\'s (README.md, "Protect the state branches").',
+          "  3. Run `forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
+          `Then merging the plan (${HELLO_PLAN_DIR}) to the default branch starts the run, or comment \`/forge run ${HELLO_PLAN_ID}\` on an issue.`,
           "",
         ].join("\n"),
       );
