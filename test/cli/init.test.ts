@@ -43,7 +43,8 @@ describe("forge init", () => {
     for (const f of ALL_FILES) expect(r.out).toContain(`  ${f}\n`);
     expect(r.out.split("\n").filter((l) => /^\s*\d+\. /.test(l))).toHaveLength(3);
     expect(r.out).toContain("ANTHROPIC_API_KEY");
-    expect(r.out).toContain("Install it on GitHub");
+    expect(r.out).toContain("Protect the state branches");
+    expect(r.out).toContain("forge doctor");
     expect(r.out).toContain("/forge run hello");
 
     expect(readFileSync(path.join(repo, AGENT_WORKFLOW_PATH), "utf8")).toBe(
