@@ -107,7 +107,7 @@ describe("the npm package", () => {
     const r = await exec(forge, ["--help"], project, 60_000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("Usage: forge");
-    for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo"]) expect(r.stdout).toContain(`  ${c} `);
+    for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor"]) expect(r.stdout).toContain(`  ${c} `);
   });
 
   it("validates and draws an example plan it ships", async () => {
