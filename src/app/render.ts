@@ -4,8 +4,9 @@
  */
 import { stringify } from "yaml";
 import type { Journal } from "../core/journal.js";
-import { stateBranch } from "../core/layout.js";
-import { renderMermaid } from "../core/render/mermaid.js";
+import { fitsMermaid, mermaidEdgeCount, renderMermaid, renderWaveSummary, summarizeByWave } from "../core/render/mermaid.js";
+import type { TaskStatus } from "../core/schemas/common.js";
+import { planDir, stateBranch } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
@@ -100,58 +101,137 @@ export function renderTracker(
       '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
       "",
     );
-  if (journal.tasks.length <= 300) {
-    lines.push("```mermaid", renderMermaid(journal.plan.nodes, statuses, { titles: false }), "```", "");
-  } else {
-    lines.push(`_The DAG has ${journal.tasks.length} nodes: too many to draw here; see \`forge graph\`._`, "");
-  }
-  lines.push("| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|");
-  journal.tasks.forEach((t, i) => {
-    const node = journal.plan.nodes[i]!;
-    const check = facts.checkRuns[`${t.id}:${t.attempt}`];
-    const notes = [
-      t.hold ? `held: ${t.hold}` : "",
-      t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha)
-        ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`
-        : "",
-      t.lastError && t.status !== "MERGED" ? t.lastError : "",
-      t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
-    ]
-      .filter(Boolean)
-      .join("; ");
-    const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-    lines.push(
-      `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`,
-    );
-  });
+  lines.push(...trackerChart(journal, statuses), "");
+  const head = lines.join("\n");
+  const tail: string[] = [];
   if (journal.followups.length) {
-    lines.push("", "**Follow-ups**", "");
-    for (const f of journal.followups)
-      lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`);
+    tail.push("", "**Follow-ups**", "");
+    const shown = journal.followups.map(
+      (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` — ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`,
+    );
+    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- …and ${n} more follow-up${n === 1 ? "" : "s"}`));
   }
   if (journal.changeRequests.length) {
-    lines.push("", "**Change Requests**", "");
-    for (const c of journal.changeRequests)
-      lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`);
+    tail.push("", "**Change Requests**", "");
+    const shown = journal.changeRequests.map(
+      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`,
+    );
+    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- …and ${n} more Change Request${n === 1 ? "" : "s"}`));
   }
-  const tail = events.slice(-20);
-  if (tail.length) {
-    lines.push(
+  const latest = events.slice(-20);
+  if (latest.length) {
+    tail.push(
       "",
       "<details><summary>Latest events</summary>",
       "",
       "| # | time | event | task | data |",
       "|---:|---|---|---|---|",
-      ...tail.map(eventLine),
+      ...latest.map(eventLine),
       "",
       "</details>",
     );
   }
-  lines.push(
+  tail.push(
     "",
     "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`",
   );
-  return cut(lines.join("\n"), " (cut: the task table is too long for one issue)");
+  const tailText = tail.join("\n");
+  const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
+  return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+
+/** Room kept free below GitHub's limit, against miscounting (GitHub counts characters, JavaScript UTF-16 units). */
+const BODY_MARGIN = 1_024;
+/** The most characters the follow-up list, and the Change Request list, take of the tracker. */
+const LIST_BUDGET = 8_000;
+
+/** `lines` while they fit in `budget` characters (joined by line breaks), then a line saying how many more there are. */
+function fitLines(lines: readonly string[], budget: number, more: (n: number) => string): string[] {
+  let used = 0;
+  for (let i = 0; i < lines.length; i++) {
+    used += lines[i]!.length + 1;
+    if (used > budget) return [...lines.slice(0, i), more(lines.length - i)];
+  }
+  return [...lines];
+}
+
+/**
+ * The tracker's chart: the DAG node by node while Mermaid can draw it (GitHub uses Mermaid's
+ * default limits, past which it shows an error instead of the chart), else summarised by wave.
+ */
+function trackerChart(journal: Journal, statuses: ReadonlyMap<string, TaskStatus>): string[] {
+  const nodes = journal.plan.nodes;
+  const edges = mermaidEdgeCount(nodes);
+  if (fitsMermaid("", edges)) {
+    const full = renderMermaid(nodes, statuses, { titles: false });
+    if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
+  }
+  const groups = summarizeByWave(nodes, statuses);
+  return [
+    "```mermaid",
+    renderWaveSummary(groups),
+    "```",
+    "",
+    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: ` +
+      `it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). ` +
+      `The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`,
+  ];
+}
+
+/** Which tasks a table too long for the tracker shows first: those that need a look, merged ones last. */
+const TABLE_FIRST: readonly TaskStatus[] = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
+
+/**
+ * The task table, in at most `budget` characters: every task in plan order when it fits, else the
+ * tasks by `TABLE_FIRST` (plan order within a status) as far as they fit, and a count of the rest.
+ */
+function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, budget: number): string {
+  const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
+  const rows = journal.tasks.map((t, i) => taskRow(journal, facts, repo, i));
+  const all = [...header, ...rows].join("\n");
+  if (all.length <= budget) return all;
+  const rank = new Map(TABLE_FIRST.map((s, k) => [s, k]));
+  const order = journal.tasks
+    .map((_, i) => i)
+    .sort((a, b) => rank.get(journal.tasks[a]!.status)! - rank.get(journal.tasks[b]!.status)! || a - b);
+  // Room for the note below the table (a few hundred characters at most).
+  let used = header.join("\n").length + 400;
+  const shown: number[] = [];
+  for (const i of order) {
+    used += rows[i]!.length + 1;
+    if (used > budget) break;
+    shown.push(i);
+  }
+  const left = new Map<TaskStatus, number>();
+  for (const i of order.slice(shown.length)) left.set(journal.tasks[i]!.status, (left.get(journal.tasks[i]!.status) ?? 0) + 1);
+  const rest = TABLE_FIRST.filter((s) => left.get(s))
+    .map((s) => `${left.get(s)!.toLocaleString("en-US")} ${s}`)
+    .join(", ");
+  const total = journal.tasks.length.toLocaleString("en-US");
+  return [
+    `_${shown.length.toLocaleString("en-US")} of ${total} tasks shown — failed, stale and running first, merged last; not shown: ${rest}._`,
+    "",
+    ...header,
+    ...shown.map((i) => rows[i]!),
+  ].join("\n");
+}
+
+function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, i: number): string {
+  const t = journal.tasks[i]!;
+  const node = journal.plan.nodes[i]!;
+  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const notes = [
+    t.hold ? `held: ${t.hold}` : "",
+    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha)
+      ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`
+      : "",
+    t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+  const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {

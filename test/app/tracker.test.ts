@@ -1,0 +1,270 @@
+/**
+ * The run tracker for plans of every size: the DAG node by node while Mermaid can draw it, a
+ * summary by wave past Mermaid's limits, and an issue body under GitHub's limit at 10,000 tasks.
+ */
+import { describe, expect, it } from "vitest";
+import { BODY_LIMIT, renderTracker } from "../../src/app/render.js";
+import type { RunFacts } from "../../src/app/run-store.js";
+import { startRun } from "../../src/core/decide.js";
+import type { PlanNodeInput } from "../../src/core/inputs.js";
+import type { Journal } from "../../src/core/journal.js";
+import {
+  MERMAID_LIMITS,
+  mermaidEdgeCount,
+  renderMermaid,
+  renderWaveSummary,
+  summarizeByWave,
+  waves,
+} from "../../src/core/render/mermaid.js";
+import type { TaskStatus } from "../../src/core/schemas/common.js";
+import { defaultConfig } from "../../src/core/schemas/config.js";
+import { generateDag, prng } from "../helpers/gen-plan.js";
+import { newRun, nodes } from "../helpers/world.js";
+
+const REPO = { owner: "octo", repo: "app" };
+const STATUSES: readonly TaskStatus[] = ["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"];
+
+function journalOf(planNodes: PlanNodeInput[]): Journal {
+  return startRun(newRun(planNodes), 0, defaultConfig()).journal;
+}
+
+/** A generated plan of `n` tasks and `3n` (or `5n`) edges, with titles as real plans have. */
+function bigPlan(n: number, edges = 3 * n): PlanNodeInput[] {
+  return generateDag(n, edges, 7).nodes.map((x) => ({
+    id: x.id,
+    kind: x.type,
+    agentType: x.agentType,
+    title: `Implement the ${x.id} module and its tests`,
+    dependencies: x.dependencies,
+  }));
+}
+
+/** `journal` with each task's status drawn at random (seeded), and the worst case for row length: an attempt, a PR, an error, a check run. */
+function withStatuses(journal: Journal, seed: number, pick?: (i: number) => TaskStatus): { journal: Journal; facts: RunFacts } {
+  const rand = prng(seed);
+  const checkRuns: Record<string, number> = {};
+  const tasks = journal.tasks.map((t, i) => {
+    const status = pick ? pick(i) : STATUSES[Math.floor(rand() * STATUSES.length)]!;
+    checkRuns[`${t.id}:1`] = 30_000_000_000 + i;
+    return {
+      ...t,
+      status,
+      attempt: 1,
+      prNumber: 10_000 + i,
+      lastError: status === "FAILED" ? `the agent exited with code 1 after ${i} minutes: `.padEnd(200, "x") : undefined,
+    };
+  });
+  return {
+    journal: { ...journal, tasks, merged: tasks.filter((t) => t.status === "MERGED").length },
+    facts: { checkRuns },
+  };
+}
+
+function chartOf(body: string): string {
+  const m = /```mermaid\n([\s\S]*?)```/.exec(body);
+  expect(m).not.toBeNull();
+  return m![1]!;
+}
+
+const edgesOf = (chart: string) => chart.split("\n").filter((l) => l.includes("-->")).length;
+
+/** Sums of the counts in a summary chart's labels, per status word, and of its task counts. */
+function labelCounts(chart: string): { tasks: number; counts: Record<string, number> } {
+  let tasks = 0;
+  const counts: Record<string, number> = {};
+  for (const m of chart.matchAll(/\["waves? [\d–]+: (\d+) tasks?(?:<br\/>([^"]*))?"\]/g)) {
+    tasks += Number(m[1]);
+    for (const part of (m[2] ?? "").split(", ").filter(Boolean)) {
+      const [, n, word] = /^(\d+) (.+)$/.exec(part)!;
+      counts[word!] = (counts[word!] ?? 0) + Number(n);
+    }
+  }
+  return { tasks, counts };
+}
+
+describe("the tracker's chart", () => {
+  it("draws a small plan node by node, as before", () => {
+    const { journal, facts } = withStatuses(
+      journalOf(nodes({ a: [], b: ["a"], c: ["a"], r1: ["b", "c"] })),
+      1,
+      (i) => (["MERGED", "RUNNING", "PENDING", "PENDING"] as const)[i]!,
+    );
+    const body = renderTracker(journal, [], facts, REPO);
+    const expected = [
+      "flowchart TD",
+      '  n0["a"]',
+      '  n1["b"]',
+      '  n2["c"]',
+      '  n3{{"r1"}}',
+      "  n0 --> n1",
+      "  n0 --> n2",
+      "  n1 --> n3",
+      "  n2 --> n3",
+      "  classDef pending fill:#eaeef2,stroke:#8c959f,color:#24292f",
+      "  class n2,n3 pending",
+      "  classDef running fill:#ddf4ff,stroke:#0969da,color:#0a3069",
+      "  class n1 running",
+      "  classDef merged fill:#1f883d,stroke:#116329,color:#ffffff",
+      "  class n0 merged",
+      "",
+      "",
+    ].join("\n");
+    expect(chartOf(body)).toBe(expected);
+    expect(body).toContain(
+      "```mermaid\n" + renderMermaid(journal.plan.nodes, new Map(journal.tasks.map((t) => [t.id, t.status]))) + "\n```\n\n| Task |",
+    );
+    expect(body).not.toContain("summarised by wave");
+    // Every task has its row.
+    for (const t of journal.tasks) expect(body).toContain(`| \`${t.id}\``);
+  });
+
+  it("draws a 100-task plan of 300 edges node by node: it is within Mermaid's limits", () => {
+    const journal = journalOf(bigPlan(100));
+    const body = renderTracker(journal, [], { checkRuns: {} }, REPO);
+    expect(edgesOf(chartOf(body))).toBe(mermaidEdgeCount(journal.plan.nodes));
+    expect(body).not.toContain("summarised by wave");
+  });
+
+  for (const n of [300, 1_000]) {
+    it(`summarises a ${n.toLocaleString("en-US")}-task plan by wave, under Mermaid's limits and GitHub's body limit`, () => {
+      const { journal, facts } = withStatuses(journalOf(bigPlan(n)), n);
+      // The full chart would be past Mermaid's edge limit.
+      expect(mermaidEdgeCount(journal.plan.nodes)).toBeGreaterThan(MERMAID_LIMITS.maxEdges);
+      const body = renderTracker(journal, [], facts, REPO);
+      const chart = chartOf(body);
+      expect(edgesOf(chart)).toBeLessThanOrEqual(MERMAID_LIMITS.maxEdges);
+      expect(chart.length).toBeLessThanOrEqual(MERMAID_LIMITS.maxTextSize);
+      expect(body.length).toBeLessThan(BODY_LIMIT);
+      expect(body).toContain(`summarised by wave`);
+      expect(body).toContain("`forge graph .forge/plans/plan`");
+      // The labels count every task once, by its status.
+      const { tasks, counts } = labelCounts(chart);
+      expect(tasks).toBe(n);
+      const expected: Record<string, number> = {};
+      for (const t of journal.tasks) {
+        const word = t.status.toLowerCase().replace("_", " ");
+        expected[word] = (expected[word] ?? 0) + 1;
+      }
+      expect(counts).toEqual(expected);
+      // The commands and the end of the body survive.
+      expect(body.trimEnd().endsWith("`/forge help`")).toBe(true);
+    });
+  }
+
+  it("keeps a 10,000-task tracker (50,000 edges) under GitHub's limit, failed and running tasks first, with a count of the rest", () => {
+    const { journal, facts } = withStatuses(journalOf(bigPlan(10_000, 50_000)), 3, (i) =>
+      i % 1000 === 5 ? "FAILED" : i % 500 === 7 ? "RUNNING" : i < 6_000 ? "MERGED" : "PENDING",
+    );
+    const body = renderTracker(journal, [], facts, REPO);
+    const chart = chartOf(body);
+    expect(body.length).toBeLessThan(BODY_LIMIT);
+    expect(edgesOf(chart)).toBeLessThanOrEqual(MERMAID_LIMITS.maxEdges);
+    expect(chart.length).toBeLessThanOrEqual(MERMAID_LIMITS.maxTextSize);
+    const rows = body.split("\n").filter((l) => /^\| `t\d+`/.test(l));
+    // The 10 failed and 20 running tasks come first, then pending ones; merged ones do not fit.
+    expect(rows.slice(0, 10).every((r) => r.includes("FAILED"))).toBe(true);
+    expect(rows.slice(10, 30).every((r) => r.includes("RUNNING"))).toBe(true);
+    expect(rows.slice(30).every((r) => r.includes("PENDING"))).toBe(true);
+    const pending = journal.tasks.filter((t) => t.status === "PENDING").length;
+    const merged = journal.tasks.filter((t) => t.status === "MERGED").length;
+    expect(body).toContain(
+      `_${rows.length} of 10,000 tasks shown — failed, stale and running first, merged last; not shown: ${(pending - (rows.length - 30)).toLocaleString("en-US")} PENDING, ${merged.toLocaleString("en-US")} MERGED._`,
+    );
+    expect(body.trimEnd().endsWith("`/forge help`")).toBe(true);
+  });
+
+  it("keeps a 10,000-task tracker at the start of the run under GitHub's limit", () => {
+    const journal = journalOf(bigPlan(10_000, 50_000));
+    const body = renderTracker(journal, [], { checkRuns: {} }, REPO);
+    expect(body.length).toBeLessThan(BODY_LIMIT);
+    expect(labelCounts(chartOf(body)).tasks).toBe(10_000);
+    expect(body).toMatch(/_\d+ of 10,000 tasks shown/);
+  });
+
+  it("bounds a long list of follow-ups", () => {
+    const journal = journalOf(nodes({ a: [] }));
+    const followups = Array.from({ length: 500 }, (_, i) => ({
+      id: `_followup-${i + 1}`,
+      sourceTaskId: "a",
+      sourceAttempt: 1,
+      text: "Add the missing tests for the parser's error paths. ".repeat(4),
+      branch: `forge/run-1/_followup-${i + 1}/1`,
+      status: "queued" as const,
+    }));
+    const body = renderTracker({ ...journal, followups }, [], { checkRuns: {} }, REPO);
+    expect(body.length).toBeLessThan(BODY_LIMIT);
+    expect(body).toMatch(/- …and \d+ more follow-ups/);
+    expect(body.trimEnd().endsWith("`/forge help`")).toBe(true);
+  });
+});
+
+describe("the summary by wave", () => {
+  it("puts a node in the wave after its deepest dependency, whatever the nodes' order", () => {
+    // An overlay appends `x`, on which the earlier `c` now depends.
+    const plan = nodes({ a: [], b: ["a"], c: ["a", "x"], x: ["b"] });
+    expect(waves(plan)).toEqual([1, 2, 4, 3]);
+  });
+
+  it("counts each wave's tasks by status and colours it by its worst status", () => {
+    const plan = nodes({ a: [], b: [], c: ["a"], d: ["a"], e: ["b"], f: ["c", "d"] });
+    const statuses = new Map<string, TaskStatus>([
+      ["a", "MERGED"],
+      ["b", "MERGED"],
+      ["c", "MERGED"],
+      ["d", "RUNNING"],
+      ["e", "PENDING"],
+      ["f", "PENDING"],
+    ]);
+    const groups = summarizeByWave(plan, statuses);
+    expect(groups).toEqual([
+      { from: 1, to: 1, tasks: 2, counts: { MERGED: 2 }, worst: "MERGED" },
+      { from: 2, to: 2, tasks: 3, counts: { MERGED: 1, RUNNING: 1, PENDING: 1 }, worst: "PENDING" },
+      { from: 3, to: 3, tasks: 1, counts: { PENDING: 1 }, worst: "PENDING" },
+    ]);
+    expect(renderWaveSummary(groups)).toBe(
+      [
+        "flowchart TD",
+        '  w0["wave 1: 2 tasks<br/>2 merged"]',
+        '  w1["wave 2: 3 tasks<br/>1 merged, 1 running, 1 pending"]',
+        '  w2["wave 3: 1 task<br/>1 pending"]',
+        "  w0 --> w1",
+        "  w1 --> w2",
+        "  classDef pending fill:#eaeef2,stroke:#8c959f,color:#24292f",
+        "  class w1,w2 pending",
+        "  classDef merged fill:#1f883d,stroke:#116329,color:#ffffff",
+        "  class w0 merged",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a failed or stale task makes its wave's colour, before pending ones", () => {
+    const plan = nodes({ a: [], b: [], c: [] });
+    const groups = summarizeByWave(
+      plan,
+      new Map<string, TaskStatus>([
+        ["a", "PENDING"],
+        ["b", "STALE"],
+        ["c", "FAILED"],
+      ]),
+    );
+    expect(groups[0]!.worst).toBe("FAILED");
+    expect(summarizeByWave(plan, new Map<string, TaskStatus>([["b", "STALE"]]))[0]!.worst).toBe("STALE");
+  });
+
+  it("draws a long chain in bands of consecutive waves", () => {
+    const chain: PlanNodeInput[] = Array.from({ length: 100 }, (_, i) => ({
+      id: `c${i}`,
+      kind: "task",
+      agentType: "2",
+      dependencies: i ? [`c${i - 1}`] : [],
+    }));
+    const groups = summarizeByWave(chain, new Map(chain.map((n) => [n.id, "PENDING" as const])));
+    expect(groups).toHaveLength(34);
+    expect(groups.reduce((n, g) => n + g.tasks, 0)).toBe(100);
+    const chart = renderWaveSummary(groups);
+    expect(chart).toContain('w0["waves 1–3: 3 tasks<br/>3 pending"]');
+    expect(chart).toContain('w33["wave 100: 1 task<br/>1 pending"]');
+    expect(edgesOf(chart)).toBe(33);
+  });
+});
