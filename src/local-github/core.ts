@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { newToken } from "./auth.js";
 import { Faults } from "./faults.js";
+import { Latency } from "./latency/profile.js";
 import * as git from "./git.js";
 import { Model } from "./model.js";
 import { specValidator, type Violation } from "./openapi.js";
@@ -71,6 +72,8 @@ export class SimCore {
   readonly state = new SimState();
   readonly validator = specValidator();
   readonly faults = new Faults();
+  /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
+  readonly latency = new Latency();
   readonly violations: Violation[] = [];
   /** `${operationId} ${status}` of every REST answer, for conformance coverage */
   readonly served = new Set<string>();
@@ -88,6 +91,7 @@ export class SimCore {
       this.faults,
       (id, errors) => this.violation({ kind: "webhook", id, errors }),
       opts.webhookTimeoutMs,
+      this.latency,
     );
     const ghActions = this.ensureUser("github-actions[bot]", "Bot");
     // GitHub's id of the Actions bot, as its commits' no-reply address shows.

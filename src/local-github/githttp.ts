@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./core.js";
 import { listRefs } from "./git.js";
+import { gitLatencyClass } from "./latency/profile.js";
 import { pushRulesEnv } from "./rulesets.js";
 import type { Repo, Token } from "./state.js";
 
@@ -56,6 +57,8 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     return deny(res, 403, `Permission to ${repo.owner.login}/${repo.name}.git denied to ${token.actor.login}.`);
   }
 
+  // GitHub's time for a fetch (at its ref advertisement) or a push (before the refs change).
+  await core.latency.wait(gitLatencyClass(req.method ?? "GET", rest, service));
   const before = write ? await listRefs(repo.gitDir) : undefined;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),

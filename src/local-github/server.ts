@@ -12,6 +12,7 @@ import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
+import { restLatencyClass, type LatencyProfileName, type LatencySettings } from "./latency/profile.js";
 import { Model } from "./model.js";
 import type { RouteMatch, Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest.js";
@@ -32,6 +33,11 @@ export interface SimOptions {
   workflowExecutor?: "none" | "noop";
   webhookTimeoutMs?: number;
   faults?: Partial<FaultConfig>;
+  /**
+   * GitHub's latency: "none" (default) answers at once; "github" delays REST, GraphQL, git, webhook
+   * deliveries and job starts as GitHub does (./latency/README.md), seeded for reproducible runs.
+   */
+  latency?: LatencyProfileName | LatencySettings;
   /** log each request to stderr */
   verbose?: boolean;
 }
@@ -107,6 +113,8 @@ async function serveRest(s: RestService, req: IncomingMessage, res: ServerRespon
     "x-github-media-type": "github.v3; format=json",
   };
   const match = core.validator.match(method, path);
+  // GitHub's response time (latency profile): the operation takes effect at the end of it.
+  await core.latency.wait(restLatencyClass(method, match?.operationId));
   if (!match) {
     const described = core.validator.describe(method, path);
     if (described) {
@@ -302,6 +310,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
   const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
   if (options.faults) core.faults.set(options.faults);
+  if (options.latency) core.latency.set(options.latency);
   const workflows = new Workflows(core, options.workflowExecutor ?? "none");
   const handlers: Record<string, Handler> = { ...restHandlers, ...manifestHandlers, ...workflows.handlers() };
   const control = new Control(core, workflows);
@@ -317,7 +326,10 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
         : p === "/api/graphql"
           ? // GHES serves GraphQL at /api/graphql.
             req.method === "POST"
-            ? readBody(req).then((b) => handleGraphql(core, req, res, b, send))
+            ? readBody(req).then(async (b) => {
+                await core.latency.wait("graphql");
+                return handleGraphql(core, req, res, b, send);
+              })
             : Promise.resolve(send(res, 404, Model.error("Not Found", 404)))
           : p.startsWith("/_sim/") || p === "/_sim"
             ? handleControl(control, req, res, url, readBody, send)
@@ -364,6 +376,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
     async close() {
       await core.bus.idle().catch(() => undefined);
       await workflows.idle();
+      workflows.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       core.close();

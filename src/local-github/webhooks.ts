@@ -12,6 +12,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { sign } from "@octokit/webhooks-methods";
 import type { Faults } from "./faults.js";
+import { Latency } from "./latency/profile.js";
 import { SpecValidator } from "./openapi.js";
 import type { Delivery, Hook, Installation, Repo, SimState } from "./state.js";
 import { now } from "./state.js";
@@ -39,6 +40,8 @@ interface Pending {
   delivery: Delivery;
   hook: Hook;
   delayMs: number;
+  /** Date.now() before which the delivery does not go out (the latency profile's event → delivery delay) */
+  dueAt: number;
 }
 
 export class WebhookBus {
@@ -54,6 +57,7 @@ export class WebhookBus {
     private readonly faults: Faults,
     private readonly violation: (id: string, errors: string) => void,
     private readonly timeoutMs = 10_000,
+    private readonly latency = new Latency(),
   ) {}
 
   /** Observe every event the simulator emits (the workflow runner subscribes here). */
@@ -118,7 +122,7 @@ export class WebhookBus {
       for (let c = 0; c < fate.copies; c++) {
         const d =
           c === 0 ? delivery : this.record(hook, event, action, body, delivery.installationId, delivery.repositoryId, delivery.guid, false);
-        this.queue.push({ delivery: d, hook, delayMs: fate.delayMs });
+        this.queue.push({ delivery: d, hook, delayMs: fate.delayMs, dueAt: Date.now() + this.latency.sample("webhook") });
       }
     }
   }
@@ -193,6 +197,10 @@ export class WebhookBus {
     const prev = this.chains.get(p.hook.id) ?? Promise.resolve();
     const next = prev.then(async () => {
       if (p.delayMs > 0) await new Promise((r) => setTimeout(r, p.delayMs));
+      // The latency profile's delay counts from the event, so deliveries queued behind others wait
+      // only for what is left of theirs.
+      const due = p.dueAt - Date.now();
+      if (due > 0) await new Promise((r) => setTimeout(r, due));
       await this.send(p.delivery, p.hook);
     });
     const tracked = next.finally(() => this.inflight.delete(tracked));
@@ -246,7 +254,7 @@ export class WebhookBus {
     const hook = this.state.hooks.get(old.hookId);
     if (!hook) throw new Error(`hook ${old.hookId} is gone`);
     const d = this.record(hook, old.event, old.action, old.payload, old.installationId, old.repositoryId, old.guid, true);
-    this.schedule({ delivery: d, hook, delayMs: 0 });
+    this.schedule({ delivery: d, hook, delayMs: 0, dueAt: Date.now() + this.latency.sample("webhook") });
     return d;
   }
 

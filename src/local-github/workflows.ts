@@ -271,6 +271,8 @@ export class Workflows {
   /** Events being turned into runs, per repository, one after another in the order they happened. */
   private triggers = new Map<number, Promise<void>>();
   private pending = new Set<Promise<void>>();
+  /** Runs waiting out the runner queue time of the latency profile. */
+  private queued = new Set<NodeJS.Timeout>();
   /** Workflow files by the sha of their `.github/workflows` tree. */
   private parsed = new Map<string, WorkflowAt[]>();
 
@@ -665,7 +667,7 @@ export class Workflows {
     }
     if (this.handler) {
       const h = this.handler;
-      setImmediate(() => {
+      this.afterRunnerQueue(run, dispatched, () => {
         Promise.resolve(h(dispatched)).catch((e: unknown) => {
           for (const j of run.jobs)
             if (j.status !== "completed") {
@@ -676,7 +678,7 @@ export class Workflows {
         });
       });
     } else if (this.executor === "noop") {
-      setImmediate(() => {
+      this.afterRunnerQueue(run, dispatched, () => {
         for (const j of run.jobs) {
           if (run.cancelRequested) break;
           dispatched.startJob(j.name);
@@ -686,6 +688,32 @@ export class Workflows {
         dispatched.complete();
       });
     }
+  }
+
+  /**
+   * Starts the run's jobs once a runner would have picked them up: at once without a latency
+   * profile, after the profile's runner queue time with one. A run cancelled while it waited ends
+   * cancelled without reaching a runner, as on GitHub.
+   */
+  private afterRunnerQueue(run: WorkflowRun, dispatched: DispatchedRun, start: () => void): void {
+    const queuedMs = this.core.latency.sample("runnerQueue");
+    if (queuedMs <= 0) {
+      setImmediate(start);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.queued.delete(timer);
+      if (!run.cancelRequested) return start();
+      for (const j of run.jobs) dispatched.completeJob(j.name, "cancelled");
+      dispatched.complete("cancelled");
+    }, queuedMs);
+    this.queued.add(timer);
+  }
+
+  /** Jobs waiting for a runner (latency profile) never start once the local GitHub is closing. */
+  stop(): void {
+    for (const t of this.queued) clearTimeout(t);
+    this.queued.clear();
   }
 
   private newJobCheckRun(repo: Repo, suiteId: number, sha: string, name: string): number {

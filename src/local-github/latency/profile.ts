@@ -1,0 +1,160 @@
+// Latency profiles of the local GitHub: how long GitHub takes to answer each kind of call, to
+// deliver a webhook, and to start a dispatched job. Off ("none") unless chosen. Each class of
+// operation has a log-normal distribution given by its median and p95, sampled from its own seeded
+// PRNG stream, so the same seed gives the same delays in the same order per class. The figures of
+// the "github" profile and where they come from are in ./README.md.
+//
+// A delay never blocks the event loop: `wait()` is a timer. Where each delay applies:
+//   REST          before the operation runs (its effects and webhooks happen at the end of the delay)
+//   GraphQL       the same, per document
+//   git (HTTP)    a fetch: at its ref advertisement (GET info/refs?service=git-upload-pack), once per
+//                 fetch; a push: before git-receive-pack runs (the request that changes the refs)
+//   webhooks      event → delivery, counted from the event; deliveries to one hook stay in order
+//   runner queue  dispatch (or push/pull_request run) → the executor starts the job
+import { prng } from "../faults.js";
+
+export const LATENCY_CLASSES = [
+  "restRead",
+  "restWrite",
+  "merge",
+  "workflowDispatch",
+  "graphql",
+  "gitFetch",
+  "gitPush",
+  "webhook",
+  "runnerQueue",
+] as const;
+export type LatencyClass = (typeof LATENCY_CLASSES)[number];
+
+/** A log-normal distribution by its median and 95th percentile (ms); samples above `maxMs` (default 4 × p95) are cut to it. */
+export interface LatencyDistribution {
+  medianMs: number;
+  p95Ms: number;
+  maxMs?: number;
+}
+
+export type LatencyProfile = Record<LatencyClass, LatencyDistribution>;
+
+export const LATENCY_PROFILE_NAMES = ["none", "github"] as const;
+export type LatencyProfileName = (typeof LATENCY_PROFILE_NAMES)[number];
+
+/** GitHub.com as a GitHub App and its runners see it, in steady state (no incident): see ./README.md for the sources. */
+export const GITHUB_PROFILE: LatencyProfile = {
+  restRead: { medianMs: 200, p95Ms: 1_000 },
+  restWrite: { medianMs: 600, p95Ms: 1_500 },
+  merge: { medianMs: 1_000, p95Ms: 3_000 },
+  workflowDispatch: { medianMs: 500, p95Ms: 1_500 },
+  graphql: { medianMs: 400, p95Ms: 1_500 },
+  gitFetch: { medianMs: 700, p95Ms: 2_500 },
+  gitPush: { medianMs: 1_000, p95Ms: 3_000 },
+  webhook: { medianMs: 2_000, p95Ms: 10_000 },
+  runnerQueue: { medianMs: 6_000, p95Ms: 45_000 },
+};
+
+export interface LatencySettings {
+  /** "none" (the default), "github", or a profile of one's own */
+  profile?: LatencyProfileName | LatencyProfile;
+  /** seed of the PRNG streams (default 1) */
+  seed?: number;
+  /** dispatch → job start, set apart from the profile: a distribution, or 0 for none */
+  runnerQueue?: LatencyDistribution | 0;
+}
+
+/** Whether `value` names a latency profile. */
+export function isLatencyProfileName(value: string): value is LatencyProfileName {
+  return (LATENCY_PROFILE_NAMES as readonly string[]).includes(value);
+}
+
+const Z95 = 1.6448536269514722;
+
+/** One log-normal sample from two uniforms in [0, 1) (Box–Muller). */
+export function logNormalSample(d: LatencyDistribution, u1: number, u2: number): number {
+  if (d.medianMs <= 0) return 0;
+  const sigma = d.p95Ms > d.medianMs ? Math.log(d.p95Ms / d.medianMs) / Z95 : 0;
+  const z = Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(2 * Math.PI * u2);
+  const x = d.medianMs * Math.exp(sigma * z);
+  return Math.min(x, d.maxMs ?? 4 * Math.max(d.p95Ms, d.medianMs));
+}
+
+/** The class of a REST call: merges and dispatches apart, then reads (GET, HEAD) and writes. */
+export function restLatencyClass(method: string, operationId: string | undefined): LatencyClass {
+  if (operationId === "pulls/merge" || operationId === "repos/merge") return "merge";
+  if (operationId === "actions/create-workflow-dispatch") return "workflowDispatch";
+  const m = method.toUpperCase();
+  return m === "GET" || m === "HEAD" ? "restRead" : "restWrite";
+}
+
+/** The class of a git smart-HTTP request, or undefined for the requests that carry no delay of their own. */
+export function gitLatencyClass(method: string, pathRest: string, service: string): LatencyClass | undefined {
+  const m = method.toUpperCase();
+  if (m === "GET" && pathRest.endsWith("/info/refs") && service === "git-upload-pack") return "gitFetch";
+  if (m === "POST" && pathRest.endsWith("/git-receive-pack")) return "gitPush";
+  return undefined;
+}
+
+/** The latency of one local GitHub: off until `set()` chooses a profile. */
+export class Latency {
+  profile: LatencyProfile | undefined;
+  seed = 1;
+  private streams = new Map<LatencyClass, () => number>();
+  /** samples drawn per class (count and sum, ms), for reports and tests */
+  readonly drawn: Record<LatencyClass, { count: number; totalMs: number }> = emptyTally();
+
+  constructor(settings?: LatencySettings | LatencyProfileName) {
+    if (settings !== undefined) this.set(settings);
+  }
+
+  set(settings: LatencySettings | LatencyProfileName): void {
+    const s: LatencySettings = typeof settings === "string" ? { profile: settings } : settings;
+    if (typeof s.profile === "string" && !isLatencyProfileName(s.profile))
+      throw new Error(`unknown latency profile ${JSON.stringify(s.profile)}: expected ${LATENCY_PROFILE_NAMES.join(" or ")}`);
+    const base = s.profile === undefined || s.profile === "none" ? undefined : s.profile === "github" ? GITHUB_PROFILE : s.profile;
+    let profile = base ? { ...base } : undefined;
+    if (s.runnerQueue !== undefined) {
+      const rq = s.runnerQueue === 0 ? { medianMs: 0, p95Ms: 0 } : s.runnerQueue;
+      profile = { ...(profile ?? noneProfile()), runnerQueue: rq };
+    }
+    this.profile = profile;
+    this.seed = s.seed ?? 1;
+    this.streams.clear();
+    Object.assign(this.drawn, emptyTally());
+  }
+
+  get enabled(): boolean {
+    return this.profile !== undefined;
+  }
+
+  /** A delay (ms) for one operation of `cls`: 0 when latency is off. */
+  sample(cls: LatencyClass): number {
+    const d = this.profile?.[cls];
+    if (!d || d.medianMs <= 0) return 0;
+    let r = this.streams.get(cls);
+    if (!r) {
+      // One stream per class, so that what one class draws does not shift another's delays.
+      r = prng((this.seed ^ Math.imul(LATENCY_CLASSES.indexOf(cls) + 1, 0x9e3779b9)) >>> 0);
+      this.streams.set(cls, r);
+    }
+    const ms = Math.round(logNormalSample(d, r(), r()));
+    this.drawn[cls].count++;
+    this.drawn[cls].totalMs += ms;
+    return ms;
+  }
+
+  /** Waits (a timer) for one operation of `cls`; resolves at once when latency is off. */
+  async wait(cls: LatencyClass | undefined): Promise<void> {
+    if (!cls) return;
+    const ms = this.sample(cls);
+    if (ms > 0) await new Promise<void>((resolve) => setTimeout(resolve, ms));
+  }
+}
+
+function noneProfile(): LatencyProfile {
+  return Object.fromEntries(LATENCY_CLASSES.map((c) => [c, { medianMs: 0, p95Ms: 0 }])) as LatencyProfile;
+}
+
+function emptyTally(): Record<LatencyClass, { count: number; totalMs: number }> {
+  return Object.fromEntries(LATENCY_CLASSES.map((c) => [c, { count: 0, totalMs: 0 }])) as Record<
+    LatencyClass,
+    { count: number; totalMs: number }
+  >;
+}

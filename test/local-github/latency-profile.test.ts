@@ -1,0 +1,163 @@
+// The local GitHub's latency profiles (src/local-github/latency/): sampled delays follow the
+// configured medians and p95s and are the same for the same seed; under the "github" profile a
+// REST call, a webhook delivery and a job's start are delayed, and without a profile they are not.
+import { Octokit } from "@octokit/rest";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  GITHUB_PROFILE,
+  LATENCY_CLASSES,
+  Latency,
+  type LatencyClass,
+  type LatencySettings,
+} from "../../src/local-github/latency/profile.js";
+import { createSim, type Sim } from "../../src/local-github/server.js";
+import { appKeys, startReceiver, type Receiver } from "./support/helpers.js";
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(q * (s.length - 1))]!;
+}
+
+describe("latency profile: sampling", () => {
+  it("draws each class around its configured median and p95", () => {
+    const latency = new Latency({ profile: "github", seed: 1 });
+    for (const cls of LATENCY_CLASSES) {
+      const xs = Array.from({ length: 20_000 }, () => latency.sample(cls));
+      const { medianMs, p95Ms } = GITHUB_PROFILE[cls];
+      expect(quantile(xs, 0.5) / medianMs, `${cls} median`).toBeGreaterThan(0.95);
+      expect(quantile(xs, 0.5) / medianMs, `${cls} median`).toBeLessThan(1.05);
+      expect(quantile(xs, 0.95) / p95Ms, `${cls} p95`).toBeGreaterThan(0.93);
+      expect(quantile(xs, 0.95) / p95Ms, `${cls} p95`).toBeLessThan(1.07);
+      expect(Math.max(...xs), `${cls} cut at 4 × p95`).toBeLessThanOrEqual(4 * p95Ms);
+      expect(Math.min(...xs), cls).toBeGreaterThan(0);
+    }
+  });
+
+  it("gives the same delays for the same seed, per class whatever the other classes drew", () => {
+    const a = new Latency({ profile: "github", seed: 7 });
+    const b = new Latency({ profile: "github", seed: 7 });
+    const c = new Latency({ profile: "github", seed: 8 });
+    const draw = (l: Latency, cls: LatencyClass) => Array.from({ length: 50 }, () => l.sample(cls));
+    // b draws webhooks first: a's and b's REST reads are still the same.
+    const bHooks = draw(b, "webhook");
+    expect(draw(a, "restRead")).toEqual(draw(b, "restRead"));
+    expect(draw(a, "webhook")).toEqual(bHooks);
+    expect(draw(c, "restRead")).not.toEqual(draw(new Latency({ profile: "github", seed: 7 }), "restRead"));
+    // Setting the profile again starts the streams over.
+    a.set({ profile: "github", seed: 7 });
+    expect(draw(a, "merge")).toEqual(draw(new Latency({ profile: "github", seed: 7 }), "merge"));
+  });
+
+  it("is off by default and with none; the runner queue can be set apart", () => {
+    for (const l of [new Latency(), new Latency("none"), new Latency({ profile: "none", seed: 3 })]) {
+      expect(l.enabled).toBe(false);
+      for (const cls of LATENCY_CLASSES) expect(l.sample(cls)).toBe(0);
+    }
+    const queueOnly = new Latency({ runnerQueue: { medianMs: 250, p95Ms: 250 } });
+    expect(queueOnly.sample("runnerQueue")).toBe(250);
+    expect(queueOnly.sample("restRead")).toBe(0);
+    const noQueue = new Latency({ profile: "github", runnerQueue: 0 });
+    expect(noQueue.sample("runnerQueue")).toBe(0);
+    expect(noQueue.sample("restRead")).toBeGreaterThan(0);
+    expect(() => new Latency({ profile: "fast" as never })).toThrow(/none or github/);
+  });
+});
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((o) => o.close()));
+});
+
+const NOOP = `name: noop
+on: workflow_dispatch
+jobs:
+  noop:
+    runs-on: ubuntu-latest
+    steps:
+      - run: "true"
+`;
+
+async function setup(): Promise<{ sim: Sim; gh: Octokit; receiver: Receiver }> {
+  const sim = await createSim({ workflowExecutor: "noop" });
+  const receiver = await startReceiver("l");
+  open.push(sim, receiver);
+  await sim.control.createRepo({ owner: "acme", name: "r", files: { ".github/workflows/noop.yml": NOOP } });
+  const app = sim.control.registerApp({
+    slug: "forge-latency",
+    publicKeyPem: appKeys().publicKeyPem,
+    webhookUrl: receiver.url,
+    webhookSecret: "l",
+    permissions: { issues: "write", actions: "write" },
+    events: ["issues", "workflow_job"],
+  });
+  const installationId = sim.control.install(app.id, "acme", "all").id;
+  const gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(installationId), request: { retries: 0 } });
+  // A first issue compiles the schemas of the calls and webhooks measured below.
+  await gh.rest.issues.create({ owner: "acme", repo: "r", title: "warm-up" });
+  await sim.idle();
+  receiver.received.length = 0;
+  return { sim, gh, receiver };
+}
+
+/** Opens an issue: how long the call took, and how long after its answer the `issues.opened` webhook arrived. */
+async function openIssue(gh: Octokit, receiver: Receiver): Promise<{ callMs: number; deliveryMs: number }> {
+  const t0 = performance.now();
+  const { data } = await gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow" });
+  const t1 = performance.now();
+  await receiver.waitFor(
+    (h) => h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === data.number,
+    60_000,
+  );
+  return { callMs: t1 - t0, deliveryMs: performance.now() - t1 };
+}
+
+/**
+ * A seed of the "github" profile whose first REST write and first webhook delay are both long
+ * enough to tell from the local GitHub's own time, and the delays it gives (computed, not guessed).
+ */
+function seedWithVisibleDelays(): { seed: number; restWriteMs: number; webhookMs: number } {
+  for (let seed = 1; ; seed++) {
+    const l = new Latency({ profile: "github", seed });
+    const restWriteMs = l.sample("restWrite");
+    const webhookMs = l.sample("webhook");
+    if (restWriteMs >= 700 && webhookMs >= 1_500 && webhookMs <= 4_000) return { seed, restWriteMs, webhookMs };
+  }
+}
+
+describe("latency profile: the local GitHub", () => {
+  it("delays a REST call and its webhook delivery under the github profile, and not without it", async () => {
+    const { seed, restWriteMs, webhookMs } = seedWithVisibleDelays();
+
+    const plain = await setup();
+    const fast = await openIssue(plain.gh, plain.receiver);
+    expect(fast.callMs).toBeLessThan(restWriteMs);
+    expect(fast.deliveryMs).toBeLessThan(webhookMs);
+    expect(plain.sim.core.latency.drawn.restWrite.count).toBe(0);
+
+    const slow = await setup();
+    // Set once the setup is done, so the issue's call and delivery are the streams' first draws.
+    slow.sim.core.latency.set({ profile: "github", seed });
+    const delayed = await openIssue(slow.gh, slow.receiver);
+    expect(delayed.callMs).toBeGreaterThanOrEqual(restWriteMs - 5);
+    // The delay counts from the event, which happened just before the call was answered.
+    expect(delayed.deliveryMs).toBeGreaterThanOrEqual(webhookMs - 50);
+    expect(slow.sim.core.latency.drawn.restWrite).toEqual({ count: 1, totalMs: restWriteMs });
+    expect(slow.sim.core.latency.drawn.webhook).toEqual({ count: 1, totalMs: webhookMs });
+    expect(slow.sim.violations).toEqual([]);
+  }, 60_000);
+
+  it("holds a dispatched job until the runner queue time has passed", async () => {
+    const settings: LatencySettings = { runnerQueue: { medianMs: 800, p95Ms: 800 } };
+    for (const queued of [false, true]) {
+      const { sim, gh, receiver } = await setup();
+      if (queued) sim.core.latency.set(settings);
+      const t0 = performance.now();
+      await gh.rest.actions.createWorkflowDispatch({ owner: "acme", repo: "r", workflow_id: "noop.yml", ref: "main" });
+      await receiver.waitFor((h) => h.event === "workflow_job" && h.action === "in_progress", 30_000);
+      const startedMs = performance.now() - t0;
+      if (queued) expect(startedMs).toBeGreaterThanOrEqual(795);
+      else expect(startedMs).toBeLessThan(800);
+      await sim.idle();
+    }
+  }, 60_000);
+});
