@@ -14,7 +14,10 @@
  *      divided by its length (the critical path run alone, hand-offs included).
  * Run: `npm run bench:app` (add `--json` for machine-readable output). `--makespan` runs only the
  * third figure; BENCH_MAKESPAN_RUNS (default 3) sets how many times it is repeated, BENCH_MAKESPAN_CAP
- * another max_parallel_agents.
+ * another max_parallel_agents. `--latency github` runs everything at GitHub's speed (the local
+ * GitHub's latency profile, src/local-github/latency/README.md: response times, webhook delays,
+ * runner queue time; seeded per run); `--latency none`, the default, answers at once. `--help`
+ * prints this.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -28,6 +31,36 @@ import type { Journal } from "../src/core/journal.js";
 import { TRAILERS } from "../src/core/layout.js";
 import type { Dag } from "../src/core/schemas/dag.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
+import { isLatencyProfileName, LATENCY_PROFILE_NAMES, type LatencyProfileName } from "../src/local-github/latency/profile.js";
+
+if (process.argv.includes("--help")) {
+  const header = (await readFile(new URL(import.meta.url), "utf8")).split("*/")[0]!;
+  console.log(
+    header
+      .split("\n")
+      .map((l) => l.replace(/^\/?\s*\*+ ?/, ""))
+      .join("\n")
+      .trim(),
+  );
+  process.exit(0);
+}
+
+/** `--latency <profile>`: the local GitHub's latency profile (default none). */
+function latencyArg(): LatencyProfileName {
+  const i = process.argv.indexOf("--latency");
+  if (i < 0) return "none";
+  const value = process.argv[i + 1];
+  if (value === undefined || !isLatencyProfileName(value)) {
+    console.error(
+      `bench:app: --latency ${value === undefined ? "needs a value" : JSON.stringify(value)}: expected ${LATENCY_PROFILE_NAMES.join(" or ")}`,
+    );
+    process.exit(2);
+  }
+  return value;
+}
+const LATENCY = latencyArg();
+/** The local GitHub's options for a harness: the latency profile, seeded by `seed` (a run's own). */
+const simOptions = (seed = 1) => ({ latency: { profile: LATENCY, seed } });
 
 const json = process.argv.includes("--json");
 const N = Number(process.env.BENCH_TASKS ?? 8);
@@ -36,7 +69,7 @@ const CHAIN = Number(process.env.BENCH_CHAIN ?? 21);
 const chain = (n: number): Spec => Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i + 1}`, i ? [`t${i}`] : []]));
 
 async function callsFor(n: number): Promise<CallStats> {
-  const h = await startHarness(() => ({ kind: "success" }), { config: "branch_cleanup: never\n" });
+  const h = await startHarness(() => ({ kind: "success" }), { config: "branch_cleanup: never\n", sim: simOptions() });
   try {
     await h.pushFiles(planFiles("bench", chain(n)), "Add the plan");
     await h.waitFor((j) => j.status === "completed", 600_000);
@@ -57,6 +90,7 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[] }
   const requests: { route: string; start: number; end: number }[] = [];
   const h = await startHarness(() => ({ kind: "success" }), {
     config: "merge_policy: manual\n",
+    sim: simOptions(),
     onWebhook: (w) => webhooks.push(w),
     onRequest: (r) => requests.push(r),
   });
@@ -230,11 +264,12 @@ interface RunTrace {
   readyWithFreeSlot: number;
 }
 
-async function traceRun(files: Record<string, string>, label: string): Promise<RunTrace> {
+async function traceRun(files: Record<string, string>, label: string, seed: number): Promise<RunTrace> {
   const requests: { route: string; start: number; end: number; status?: number }[] = [];
   chainCalls.length = 0;
   const h = await startHarness(() => ({ kind: "success" }), {
     config: `merge_policy: auto\n${CAP_CONFIG}`,
+    sim: simOptions(seed),
     onRequest: (r) => requests.push(r),
   });
   const dispatchedAt = new Map<string, number>();
@@ -371,8 +406,8 @@ async function makespan() {
   const runs: { plan: RunTrace; chain: RunTrace; T: number; lowerBound: number; ratio: number }[] = [];
   for (let k = 0; k < MAKESPAN_RUNS; k++) {
     // The chain and the plan in turn, so that a change of load touches both.
-    const c = await traceRun(chainFiles, `run ${k + 1}, ${depth}-task chain`);
-    const p = await traceRun(files, `run ${k + 1}, ${MAKESPAN_TASKS}-task plan`);
+    const c = await traceRun(chainFiles, `run ${k + 1}, ${depth}-task chain`, k + 1);
+    const p = await traceRun(files, `run ${k + 1}, ${MAKESPAN_TASKS}-task plan`, k + 1);
     const T = c.makespanMs / depth;
     const lowerBound = Math.max(depth, Math.ceil(MAKESPAN_TASKS / CAP)) * T;
     runs.push({ plan: p, chain: c, T, lowerBound, ratio: p.makespanMs / lowerBound });
@@ -445,7 +480,7 @@ async function makespan() {
 
 const onlyMakespan = process.argv.includes("--makespan");
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
-const out: Record<string, unknown> = { loadAverageAtStart: loadavg() };
+const out: Record<string, unknown> = { latency: LATENCY, loadAverageAtStart: loadavg() };
 
 if (!onlyMakespan) {
   const one = await callsFor(1);
@@ -482,7 +517,7 @@ if (!onlyMakespan) {
   };
   Object.assign(out, calls);
   if (!json) {
-    console.log(`Forge App on the local GitHub — ${N}-task and 1-task chains; ${CHAIN}-task chain merged by a person`);
+    console.log(`Forge App on the local GitHub (latency ${LATENCY}) — ${N}-task and 1-task chains; ${CHAIN}-task chain merged by a person`);
     console.log("");
     console.log("| per task (happy path) | calls |");
     console.log("|---|---:|");
@@ -510,7 +545,7 @@ if (MAKESPAN_RUNS > 0) {
   if (!json) {
     const p = m.plan;
     console.log(
-      `Makespan of a ${p.tasks}-task plan (${p.edges} edges, seed ${p.seed}), zero-time agents, merge_policy auto, max_parallel_agents ${p.maxParallel}; ${m.runs} runs`,
+      `Makespan of a ${p.tasks}-task plan (${p.edges} edges, seed ${p.seed}), zero-time agents, merge_policy auto, max_parallel_agents ${p.maxParallel}; ${m.runs} runs; local GitHub latency ${LATENCY}`,
     );
     console.log("");
     console.log("| | median | runs |");

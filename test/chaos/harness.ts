@@ -22,6 +22,7 @@ import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
 import type { FaultConfig } from "../../src/local-github/faults.js";
+import type { LatencyProfileName } from "../../src/local-github/latency/profile.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
@@ -78,6 +79,8 @@ export interface ScenarioOptions {
   log?: (line: string) => void;
   /** Tasks in the plan (default 50; at least two refineries from 20 up). */
   tasks?: number;
+  /** The local GitHub's latency profile (default "none"), seeded by the scenario's seed. */
+  latency?: LatencyProfileName;
   /**
    * Lose the answer of this App request after GitHub carried it out (the App sees a 502): a fault
    * of the network between the App and GitHub that the local GitHub cannot inject itself.
@@ -172,7 +175,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
   const plan = await planFor(seed, options.tasks);
   const lostAnswers = { count: 0 };
-  const sim: Sim = await createSim({ faults: { seed } });
+  const sim: Sim = await createSim({ faults: { seed }, latency: { profile: options.latency ?? "none", seed } });
   const keys = appKeys();
   const secret = "forge-chaos-secret";
   const decisions: { runId: string; d: Decision }[] = [];

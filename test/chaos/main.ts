@@ -1,9 +1,11 @@
 /**
  * `npm run chaos`: every chaos scenario over several seeds, one table.
  *   npm run chaos -- --seeds 1,2,3 --scenarios clean,app-killed
+ *   npm run chaos -- --latency github     # at GitHub's speed (src/local-github/latency/README.md); default none
  * Exit 1 when any run falls short (every task MERGED, no (task, attempt) dispatched twice, no
  * invalid transition, the clean run's merged set).
  */
+import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../../src/local-github/latency/profile.js";
 import { problems, runScenario, SCENARIO_TITLES, SCENARIOS, type ScenarioName, type ScenarioResult } from "./harness.js";
 
 function arg(name: string): string | undefined {
@@ -14,12 +16,19 @@ function arg(name: string): string | undefined {
 const seeds = (arg("seeds") ?? "1,2,3").split(",").map(Number);
 const scenarios = (arg("scenarios")?.split(",") ?? [...SCENARIOS]) as ScenarioName[];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; one of ${SCENARIOS.join(", ")}`);
+const latency = process.argv.includes("--latency") ? arg("latency") : "none";
+if (latency === undefined || !isLatencyProfileName(latency)) {
+  console.error(
+    `chaos: --latency ${latency === undefined ? "needs a value" : JSON.stringify(latency)}: expected ${LATENCY_PROFILE_NAMES.join(" or ")}`,
+  );
+  process.exit(2);
+}
 const verbose = process.argv.includes("--verbose");
 const timeoutMs = Number(arg("timeout") ?? 900) * 1000;
 
 const rows: string[] = [];
 let failed = 0;
-console.log(`Forge chaos: a ${50}-task generated plan per seed; seeds ${seeds.join(", ")}\n`);
+console.log(`Forge chaos: a ${50}-task generated plan per seed; seeds ${seeds.join(", ")}; local GitHub latency ${latency}\n`);
 const header =
   "| scenario | seed | result | wall | dispatches | retries | App API calls | runner API calls | journal writes | faults injected |";
 console.log(header);
@@ -28,7 +37,7 @@ for (const seed of seeds) {
   let clean: ScenarioResult | undefined;
   const order = scenarios.includes("clean") ? ["clean" as const, ...scenarios.filter((s) => s !== "clean")] : scenarios;
   for (const scenario of order) {
-    const r = await runScenario(scenario, seed, { timeoutMs, log: verbose ? (l) => console.error(l) : undefined });
+    const r = await runScenario(scenario, seed, { timeoutMs, latency, log: verbose ? (l) => console.error(l) : undefined });
     if (scenario === "clean") clean = r;
     const p = problems(r, clean);
     if (p.length) failed++;

@@ -85,6 +85,8 @@ const CASES: Record<string, [string[], string][]> = {
     [["demo", "--runners", "1.5"], "--runners"],
     [["demo", "--timeout", "-3"], "--timeout"],
     [["demo", "--agent", "robot"], "--agent"],
+    [["demo", "--latency", "fast"], "--latency"],
+    [["demo", "--latency"], "--latency"],
     [["demo", "--out", "README.md"], "--out README.md"],
     [["demo", "--bogus"], "--bogus"],
     [["demo", "--plan"], "--plan"],

@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import { loadPlan } from "../../core/plan/load.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
 import { CliError } from "../io.js";
@@ -19,6 +20,7 @@ interface DemoFlags {
   out?: string;
   runners?: string;
   timeout?: string;
+  latency?: string;
   json?: boolean;
 }
 
@@ -33,6 +35,10 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     .option("--out <dir>", "where the HTML report and the JSON result go (default: a temporary folder)")
     .option("--runners <n>", "runners available at once (default 4)")
     .option("--timeout <seconds>", "give up after this long")
+    .option(
+      "--latency <profile>",
+      "none (default): the local GitHub answers at once; github: at GitHub's speed — response times, webhook delays, runner queue time",
+    )
     .option("--json", "print the result as JSON on stdout (the live view goes to stderr)")
     .action(async (opts: DemoFlags) => {
       await checkFlags(opts, io.cwd);
@@ -42,6 +48,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
         ...(opts.out ? ["--out", opts.out] : []),
         ...(opts.runners ? ["--runners", opts.runners] : []),
         ...(opts.timeout ? ["--timeout", opts.timeout] : []),
+        ...(opts.latency ? ["--latency", opts.latency] : []),
         ...(opts.json ? ["--json"] : []),
       ];
       const code = await runLocalGithubProgram({
@@ -61,6 +68,7 @@ async function checkFlags(opts: DemoFlags, cwd: string): Promise<void> {
   if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude"]);
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
   if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
+  if (opts.latency !== undefined) oneOf("--latency", opts.latency, LATENCY_PROFILE_NAMES);
   if (opts.out !== undefined) writableDir("--out", opts.out, cwd);
   if (opts.plan !== undefined) {
     const dir = existingDir("--plan", opts.plan, cwd, "folder");

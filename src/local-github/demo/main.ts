@@ -3,9 +3,11 @@
  * demo with its live view, prints the summary table, and exits 0 only when every task is MERGED
  * and the final PR exists.
  *   --agent scripted|claude   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
+ *   --latency none|github     the local GitHub at once (default) or at GitHub's speed (../latency/README.md)
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../latency/profile.js";
 import { DemoPlanError } from "./plan-stages.js";
 import { runDemo, type DemoAgent, type DemoResult } from "./run.js";
 
@@ -62,6 +64,7 @@ async function cli(argv: string[]): Promise<number> {
       out: { type: "string" },
       runners: { type: "string" },
       timeout: { type: "string" },
+      latency: { type: "string", default: "none" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -69,12 +72,16 @@ async function cli(argv: string[]): Promise<number> {
   });
   if (values.help) {
     process.stdout.write(
-      "Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--json]\n",
+      "Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
     );
     return 0;
   }
   if (values.agent !== "scripted" && values.agent !== "claude") {
     process.stderr.write(`forge demo: --agent must be scripted or claude, not ${values.agent}\n`);
+    return 2;
+  }
+  if (!isLatencyProfileName(values.latency)) {
+    process.stderr.write(`forge demo: --latency must be ${LATENCY_PROFILE_NAMES.join(" or ")}, not ${values.latency}\n`);
     return 2;
   }
   const cwd = process.env.FORGE_DEMO_CWD ?? process.cwd();
@@ -86,6 +93,7 @@ async function cli(argv: string[]): Promise<number> {
       ...(values.out ? { outDir: path.resolve(cwd, values.out) } : {}),
       ...(values.runners ? { runners: Number(values.runners) } : {}),
       ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
+      latency: values.latency,
       // With --json the live view goes to stderr and stdout carries one JSON document.
       write: (t) => void (json ? process.stderr : process.stdout).write(t),
       tty: !json && (process.stdout.isTTY === true || process.env.FORGE_DEMO_TTY === "1"),

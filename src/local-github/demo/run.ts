@@ -26,6 +26,7 @@ import { parseCaptainBranch, parseCaptainId } from "../../core/layout.js";
 import { startModelServer, type ModelServer } from "../agents/model-server.js";
 import { offlineClaudeEnv } from "../agents/claude-code.js";
 import { appKeys } from "../app-keys.js";
+import type { LatencyProfileName } from "../latency/profile.js";
 import { createSimExecutor, type SimExecutor } from "../runner/sim-executor.js";
 import { createSim, type Sim } from "../server.js";
 import { demoClaudeScript } from "./claude-script.js";
@@ -49,6 +50,11 @@ export interface DemoOptions {
   outDir?: string;
   /** Runners available at once (default 4). */
   runners?: number;
+  /**
+   * The local GitHub's latency profile: "none" (default) answers at once, "github" at GitHub's speed
+   * (../latency/README.md); the default timeout is then three times as long.
+   */
+  latency?: LatencyProfileName;
   timeoutMs?: number;
   /** Receives each line of the live view (with its newline). */
   write?: (text: string) => void;
@@ -232,7 +238,8 @@ class DemoRun {
 
   /** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
   private async startGitHubAndApp(): Promise<{ sim: Sim; appId: number }> {
-    const sim = (this.services.sim = await createSim({ strict: false }));
+    const latency = this.options.latency ?? "none";
+    const sim = (this.services.sim = await createSim({ strict: false, latency: { profile: latency, seed: 1 } }));
     if (process.env.FORGE_DEMO_DEBUG) {
       // Every job's log on stderr (FORGE_DEMO_DEBUG=1).
       const core = sim.core;
@@ -294,7 +301,9 @@ class DemoRun {
       octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 50 }, throttle: { enabled: false } },
     }));
     sim.control.setAppWebhookUrl(registered.id, app.webhookUrl);
-    this.view.line(`        local GitHub ${sim.url} (REST ${sim.apiUrl}) · Forge App ${app.webhookUrl} (signed webhooks)`);
+    this.view.line(
+      `        local GitHub ${sim.url} (REST ${sim.apiUrl}${latency === "none" ? "" : `, latency ${latency}`}) · Forge App ${app.webhookUrl} (signed webhooks)`,
+    );
     return { sim, appId: registered.id };
   }
 
@@ -410,7 +419,8 @@ class DemoRun {
   /** Until the run is over, its follow-ups settled and (for a completed run) its final PR open; the final PR's number. */
   private async waitForTheEnd(user: Octokit): Promise<number | undefined> {
     const { options } = this;
-    const deadline = Date.now() + (options.timeoutMs ?? (this.agent === "claude" ? 20 : 6) * 60_000);
+    const slower = options.latency === "github" ? 3 : 1;
+    const deadline = Date.now() + (options.timeoutMs ?? (this.agent === "claude" ? 20 : 6) * 60_000 * slower);
     for (;;) {
       const j = this.journal;
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
