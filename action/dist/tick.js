@@ -16648,6 +16648,84 @@ function renderMermaid(nodes, statuses, options2 = {}) {
 function escapeLabel(text) {
   return text.replace(/#/g, "#35;").replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;");
 }
+var MERMAID_LIMITS = { maxEdges: 500, maxTextSize: 5e4 };
+var LIMIT_SHARE = 0.8;
+function mermaidEdgeCount(nodes) {
+  const ids = new Set(nodes.map((n) => n.id));
+  let edges = 0;
+  for (const n of nodes) for (const d of n.dependencies) if (d !== n.id && ids.has(d)) edges++;
+  return edges;
+}
+function fitsMermaid(text, edges) {
+  return edges <= MERMAID_LIMITS.maxEdges * LIMIT_SHARE && text.length <= MERMAID_LIMITS.maxTextSize * LIMIT_SHARE;
+}
+function waves(nodes) {
+  const index = /* @__PURE__ */ new Map();
+  nodes.forEach((n, i) => {
+    if (!index.has(n.id)) index.set(n.id, i);
+  });
+  const waiting = nodes.map(() => 0);
+  const dependents = nodes.map(() => []);
+  nodes.forEach((n, i) => {
+    for (const d of n.dependencies) {
+      const from = index.get(d);
+      if (from === void 0 || from === i) continue;
+      waiting[i]++;
+      dependents[from].push(i);
+    }
+  });
+  const wave = nodes.map(() => 1);
+  const ready = nodes.flatMap((_, i) => waiting[i] === 0 ? [i] : []);
+  for (let k = 0; k < ready.length; k++) {
+    const from = ready[k];
+    for (const to of dependents[from]) {
+      wave[to] = Math.max(wave[to], wave[from] + 1);
+      if (--waiting[to] === 0) ready.push(to);
+    }
+  }
+  if (ready.length < nodes.length) {
+    const last = Math.max(0, ...ready.map((i) => wave[i]));
+    nodes.forEach((_, i) => {
+      if (waiting[i] > 0) wave[i] = last + 1;
+    });
+  }
+  return wave;
+}
+var SUMMARY_MAX_GROUPS = 40;
+var COUNT_ORDER = ["MERGED", "MERGE_READY", "DONE", "RUNNING", "STALE", "FAILED", "PENDING"];
+var WORST_FIRST = ["FAILED", "STALE", "PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED"];
+function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS) {
+  const wave = waves(nodes);
+  const deepest = Math.max(0, ...wave);
+  const band = Math.max(1, Math.ceil(deepest / maxGroups));
+  const groups2 = [];
+  for (let w = 1; w <= deepest; w += band) groups2.push({ from: w, to: Math.min(deepest, w + band - 1), tasks: 0, counts: {} });
+  nodes.forEach((n, i) => {
+    const g = groups2[Math.floor((wave[i] - 1) / band)];
+    g.tasks++;
+    const s = statuses.get(n.id);
+    if (s !== void 0) g.counts[s] = (g.counts[s] ?? 0) + 1;
+  });
+  for (const g of groups2) g.worst = WORST_FIRST.find((s) => g.counts[s]);
+  return groups2;
+}
+function renderWaveSummary(groups2) {
+  const lines = ["flowchart TD"];
+  groups2.forEach((g, i) => {
+    const waves2 = g.from === g.to ? `wave ${g.from}` : `waves ${g.from}\u2013${g.to}`;
+    const counts = COUNT_ORDER.filter((s) => g.counts[s]).map((s) => `${g.counts[s]} ${s.toLowerCase().replace("_", " ")}`).join(", ");
+    lines.push(`  w${i}["${waves2}: ${g.tasks} task${g.tasks === 1 ? "" : "s"}${counts ? `<br/>${counts}` : ""}"]`);
+  });
+  for (let i = 1; i < groups2.length; i++) lines.push(`  w${i - 1} --> w${i}`);
+  for (const status of Object.keys(STATUS_STYLES)) {
+    const members = groups2.flatMap((g, i) => g.worst === status ? [`w${i}`] : []);
+    if (!members.length) continue;
+    const cls = status.toLowerCase();
+    lines.push(`  classDef ${cls} ${STATUS_STYLES[status]}`);
+    lines.push(`  class ${members.join(",")} ${cls}`);
+  }
+  return lines.join("\n") + "\n";
+}
 
 // src/app/render.ts
 var BODY_LIMIT = 65536;
@@ -16707,54 +16785,108 @@ function renderTracker(journal, events, facts, repo) {
       '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
       ""
     );
-  if (journal.tasks.length <= 300) {
-    lines.push("```mermaid", renderMermaid(journal.plan.nodes, statuses, { titles: false }), "```", "");
-  } else {
-    lines.push(`_The DAG has ${journal.tasks.length} nodes: too many to draw here; see \`forge graph\`._`, "");
-  }
-  lines.push("| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|");
-  journal.tasks.forEach((t, i) => {
-    const node = journal.plan.nodes[i];
-    const check = facts.checkRuns[`${t.id}:${t.attempt}`];
-    const notes = [
-      t.hold ? `held: ${t.hold}` : "",
-      t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
-      t.lastError && t.status !== "MERGED" ? t.lastError : "",
-      t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
-    ].filter(Boolean).join("; ");
-    const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-    lines.push(
-      `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`
-    );
-  });
+  lines.push(...trackerChart(journal, statuses), "");
+  const head = lines.join("\n");
+  const tail = [];
   if (journal.followups.length) {
-    lines.push("", "**Follow-ups**", "");
-    for (const f of journal.followups)
-      lines.push(`- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`);
+    tail.push("", "**Follow-ups**", "");
+    const shown = journal.followups.map(
+      (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`
+    );
+    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- \u2026and ${n} more follow-up${n === 1 ? "" : "s"}`));
   }
   if (journal.changeRequests.length) {
-    lines.push("", "**Change Requests**", "");
-    for (const c of journal.changeRequests)
-      lines.push(`- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`);
+    tail.push("", "**Change Requests**", "");
+    const shown = journal.changeRequests.map(
+      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
+    );
+    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- \u2026and ${n} more Change Request${n === 1 ? "" : "s"}`));
   }
-  const tail = events.slice(-20);
-  if (tail.length) {
-    lines.push(
+  const latest = events.slice(-20);
+  if (latest.length) {
+    tail.push(
       "",
       "<details><summary>Latest events</summary>",
       "",
       "| # | time | event | task | data |",
       "|---:|---|---|---|---|",
-      ...tail.map(eventLine),
+      ...latest.map(eventLine),
       "",
       "</details>"
     );
   }
-  lines.push(
+  tail.push(
     "",
     "Commands: `/forge status` \xB7 `/forge pause` \xB7 `/forge resume` \xB7 `/forge cancel` \xB7 `/forge retry <task> [message]` \xB7 `/forge help`"
   );
-  return cut(lines.join("\n"), " (cut: the task table is too long for one issue)");
+  const tailText = tail.join("\n");
+  const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
+  return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+var BODY_MARGIN = 1024;
+var LIST_BUDGET = 8e3;
+function fitLines(lines, budget, more) {
+  let used = 0;
+  for (let i = 0; i < lines.length; i++) {
+    used += lines[i].length + 1;
+    if (used > budget) return [...lines.slice(0, i), more(lines.length - i)];
+  }
+  return [...lines];
+}
+function trackerChart(journal, statuses) {
+  const nodes = journal.plan.nodes;
+  const edges = mermaidEdgeCount(nodes);
+  if (fitsMermaid("", edges)) {
+    const full = renderMermaid(nodes, statuses, { titles: false });
+    if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
+  }
+  const groups2 = summarizeByWave(nodes, statuses);
+  return [
+    "```mermaid",
+    renderWaveSummary(groups2),
+    "```",
+    "",
+    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`
+  ];
+}
+var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
+function taskTable(journal, facts, repo, budget) {
+  const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
+  const rows = journal.tasks.map((t, i) => taskRow(journal, facts, repo, i));
+  const all = [...header, ...rows].join("\n");
+  if (all.length <= budget) return all;
+  const rank = new Map(TABLE_FIRST.map((s, k) => [s, k]));
+  const order = journal.tasks.map((_, i) => i).sort((a, b) => rank.get(journal.tasks[a].status) - rank.get(journal.tasks[b].status) || a - b);
+  let used = header.join("\n").length + 400;
+  const shown = [];
+  for (const i of order) {
+    used += rows[i].length + 1;
+    if (used > budget) break;
+    shown.push(i);
+  }
+  const left = /* @__PURE__ */ new Map();
+  for (const i of order.slice(shown.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
+  const rest = TABLE_FIRST.filter((s) => left.get(s)).map((s) => `${left.get(s).toLocaleString("en-US")} ${s}`).join(", ");
+  const total = journal.tasks.length.toLocaleString("en-US");
+  return [
+    `_${shown.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
+    "",
+    ...header,
+    ...shown.map((i) => rows[i])
+  ].join("\n");
+}
+function taskRow(journal, facts, repo, i) {
+  const t = journal.tasks[i];
+  const node = journal.plan.nodes[i];
+  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const notes = [
+    t.hold ? `held: ${t.hold}` : "",
+    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
+    t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
+  ].filter(Boolean).join("; ");
+  const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
 }
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
@@ -16932,7 +17064,12 @@ async function openMissingPull(effect, ctx, t) {
     `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`
   ].join("\n");
   try {
-    const pr = await port.createPullRequest({ head: effect.branch, base: journal.integrationBranch, title: `forge(${t.id}): ${title}`, body });
+    const pr = await port.createPullRequest({
+      head: effect.branch,
+      base: journal.integrationBranch,
+      title: `forge(${t.id}): ${title}`,
+      body
+    });
     await port.updateIssue(pr.number, { labels: [LABELS.task] }).catch(() => void 0);
     return pr;
   } catch (e) {
@@ -17318,6 +17455,9 @@ function withFacts(facts, learned) {
   if (Object.keys(learned).length === 0) return facts;
   return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns } };
 }
+function mergeRounds(a, b) {
+  return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
+}
 
 // src/app/engine.ts
 import { randomUUID } from "node:crypto";
@@ -17600,7 +17740,6 @@ var silentLogger = { info() {
 }, error() {
 } };
 var MAX_CAS_ATTEMPTS = 6;
-var MAX_ROUNDS = 20;
 var DEFAULT_LEASE_MS = 2e4;
 var Engine = class {
   store;
@@ -17621,6 +17760,19 @@ var Engine = class {
   #fresh = /* @__PURE__ */ new Set();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
   #dirty = /* @__PURE__ */ new Set();
+  /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
+  #running = /* @__PURE__ */ new Map();
+  /**
+   * Keys of effects deferred (GitHub not ready) since the run's last outside fact, per run: the
+   * outcomes of other effects do not start them again — a webhook, a timer, the reconciler or an
+   * explicit flush does.
+   */
+  #deferred = /* @__PURE__ */ new Map();
+  /** The last piece of effect work per run and task, so that one task's effects keep their order. */
+  #lanes = /* @__PURE__ */ new Map();
+  #stopped = false;
+  /** Turns and effect work under way, for `idle`. */
+  #work = /* @__PURE__ */ new Set();
   /** A flush scheduled for deferred effects (the tracker's debounce), per run. */
   #timers = /* @__PURE__ */ new Map();
   replicaId;
@@ -17650,10 +17802,10 @@ var Engine = class {
   #serial(runId, work) {
     const previous = this.#chains.get(runId) ?? Promise.resolve();
     const next = previous.then(work, work);
-    this.#chains.set(
-      runId,
-      next.catch(() => void 0)
-    );
+    const settled = next.catch(() => void 0);
+    this.#chains.set(runId, settled);
+    this.#work.add(settled);
+    void settled.finally(() => this.#work.delete(settled));
     return next;
   }
   async #load(runId, fresh = false) {
@@ -17700,49 +17852,69 @@ var Engine = class {
       for (const e of d.effects) this.#fresh.add(`${run2.runId}:${e.key}`);
       this.#onDecision?.(run2.runId, d);
       this.#log.info({ runId: run2.runId, tasks: run2.nodes.length }, "run started");
-      const rest = await this.#flush(run2.runId);
-      return { decisions: [d, ...rest.decisions], rejections: rest.rejections };
+      await this.#launch(run2.runId, true);
+      return { decisions: [d], rejections: [] };
     });
   }
   /**
-   * Apply facts to a run and carry out what follows. Facts that arrive while the run is busy wait
-   * in one batch: when its turn comes, the batch is decided at once — one decision, one journal
-   * write, one flush — however many webhooks brought it. Each caller gets the decisions and the
-   * rejections of its own inputs (and those of the flush).
+   * Apply facts to a run. Facts that arrive while the run is busy wait in one batch: when its turn
+   * comes, the batch is decided at once — one decision, one journal write — however many webhooks
+   * brought it; then the effects it asks for are started, outside the turn. Each caller gets the
+   * decision and the rejections of its own inputs.
    */
-  async apply(runId, inputs) {
-    if (inputs.length === 0) return { decisions: [], rejections: [] };
+  apply(runId, inputs) {
+    return this.#enqueue(runId, inputs);
+  }
+  #enqueue(runId, inputs, round) {
+    if (inputs.length === 0 && !round) return Promise.resolve({ decisions: [], rejections: [] });
     const count = inputs.length;
     const open = this.#batches.get(runId);
     if (open) {
       open.inputs.push(...inputs);
+      if (round) open.round = open.round ? mergeRounds(open.round, round) : round;
       return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
     }
-    const batch = { inputs: [...inputs], waiters: [] };
+    const batch = { inputs: [...inputs], ...round ? { round } : {}, waiters: [] };
     this.#batches.set(runId, batch);
     const result = new Promise((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
     void this.#serial(runId, async () => {
       this.#batches.delete(runId);
       try {
-        const first = await this.#decideAndPersist(runId, batch.inputs);
-        const rest = first ? await this.#flush(runId) : { decisions: [], rejections: [] };
-        const decisions = first ? [first, ...rest.decisions] : [];
+        const first = batch.inputs.length || batch.round ? await this.#decideAndPersist(runId, batch.inputs, batch.round) : null;
+        const decisions = first ? [first] : [];
         const own = first?.rejections ?? [];
         let from = 0;
         for (const w of batch.waiters) {
           const to = from + w.count;
-          w.resolve({ decisions, rejections: [...own.filter((r) => r.leaf >= from && r.leaf < to), ...rest.rejections] });
+          w.resolve({ decisions, rejections: own.filter((r) => r.leaf >= from && r.leaf < to) });
           from = to;
         }
       } catch (e) {
         for (const w of batch.waiters) w.reject(e);
+      } finally {
+        const running = this.#running.get(runId);
+        if (batch.round && running) for (const key of batch.round.ran.keys()) running.delete(key);
       }
+      const outside = batch.inputs.some((i) => i.kind !== "effect.done" && i.kind !== "effect.failed");
+      if (batch.inputs.length)
+        await this.#launch(runId, outside).catch(
+          (e) => this.#log.warn({ runId, err: e.message }, "could not start the run's effects")
+        );
     });
     return result;
   }
-  /** Carry out a run's pending effects (e.g. on a timer, or after a restart). */
+  /** Start a run's pending effects (e.g. on a timer, or after a restart). */
   async flush(runId) {
-    return this.#serial(runId, () => this.#flush(runId));
+    await this.#serial(runId, () => this.#launch(runId, true));
+    return { decisions: [], rejections: [] };
+  }
+  /** Whether effects are being carried out (or their outcomes wait for their turn). */
+  get busy() {
+    return this.#work.size > 0;
+  }
+  /** Resolves once no effect is being carried out and no outcome waits for its turn. */
+  async idle() {
+    while (this.#work.size) await Promise.all([...this.#work]);
   }
   /**
    * decide → persist, retrying on a lost compare-and-swap with a fresh read. A decision that only
@@ -17810,63 +17982,85 @@ var Engine = class {
       return { kind: "agent.heartbeat", taskId: input.taskId, attempt: input.attempt };
     }
   }
-  /** Carry out the outbox; acknowledgements are decided in rounds until nothing new follows. */
-  async #flush(runId) {
-    const decisions = [];
-    const rejections = [];
-    const tried = /* @__PURE__ */ new Set();
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      let loaded = await this.#load(runId);
-      if (!loaded) break;
-      const pending = loaded.state.journal.outbox.filter((e) => !tried.has(e.key));
-      if (pending.length === 0) break;
-      const me = this.#holder();
-      const free = pending.filter((e) => isFree(loaded.state, e.key, me)).map((e) => e.key);
-      if (free.length) {
-        const claimed = await this.#claim(runId, loaded, free);
-        if (!claimed) continue;
-        loaded = claimed;
-      }
-      const meNow = this.#holder();
-      const mine = pending.filter((e) => owns(loaded.state, e.key, meNow));
-      if (mine.length === 0) break;
-      const acks = [];
-      const conflicts = /* @__PURE__ */ new Map();
-      let learned = {};
-      const ran = /* @__PURE__ */ new Map();
-      const groups2 = /* @__PURE__ */ new Map();
-      for (const effect of mine) {
-        const group = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
-        groups2.set(group, [...groups2.get(group) ?? [], effect]);
-      }
-      await Promise.all(
-        [...groups2.values()].map(async (effects) => {
-          for (const effect of effects) {
-            tried.add(effect.key);
-            ran.set(effect.key, JSON.stringify(effect));
-            const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
-            if (outcome.learned) learned = mergePatches(learned, outcome.learned);
-            if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
-            else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-            else {
-              this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
-              if (outcome.retryInMs !== void 0) this.#flushLater(runId, outcome.retryInMs);
-            }
-            if (outcome.kind !== "done" && effect.kind === "PrepareBranch") break;
-          }
-        })
-      );
-      if (acks.length) this.#dirty.add(runId);
-      if (acks.length === 0) {
-        if (Object.keys(learned).length) await this.#decideAndPersist(runId, [], { ran, facts: learned });
-        break;
-      }
-      const d = await this.#decideAndPersist(runId, acks, { ran, facts: learned });
-      if (!d) break;
-      decisions.push(d);
-      rejections.push(...d.rejections);
+  /**
+   * Start the outbox's effects that are this process's and not under way (inside the run's turn):
+   * effects whose lease ran out are claimed first with a compare-and-swap write. Each task's effects
+   * run in order, after those of the task started before; their outcomes come back through
+   * `#enqueue`, as inputs of a later turn.
+   */
+  async #launch(runId, retryDeferred) {
+    if (this.#stopped) return;
+    let loaded = await this.#load(runId);
+    if (!loaded) return;
+    const running = this.#running.get(runId) ?? /* @__PURE__ */ new Set();
+    this.#running.set(runId, running);
+    const deferred = this.#deferred.get(runId) ?? /* @__PURE__ */ new Map();
+    this.#deferred.set(runId, deferred);
+    if (retryDeferred) deferred.clear();
+    const pending = loaded.state.journal.outbox.filter((e) => !running.has(e.key) && deferred.get(e.key) !== JSON.stringify(e));
+    if (pending.length === 0) return;
+    const free = pending.filter((e) => isFree(loaded.state, e.key, this.#holder())).map((e) => e.key);
+    if (free.length) {
+      loaded = await this.#claim(runId, loaded, free);
+      if (!loaded) return this.#flushLater(runId, 200);
     }
-    return { decisions, rejections };
+    const me = this.#holder();
+    const mine = pending.filter((e) => owns(loaded.state, e.key, me));
+    const lanes = /* @__PURE__ */ new Map();
+    for (const effect of mine) {
+      const lane = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
+      lanes.set(lane, [...lanes.get(lane) ?? [], effect]);
+      running.add(effect.key);
+    }
+    const conflicts = /* @__PURE__ */ new Map();
+    const carried = [...lanes].map(([lane, effects]) => {
+      const laneKey = `${runId}\0${lane}`;
+      const done2 = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
+      const settled = done2.catch(() => void 0);
+      this.#lanes.set(laneKey, settled);
+      void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
+      return done2;
+    });
+    if (carried.length === 0) return;
+    const work = Promise.all(carried).then((outs) => {
+      const acks = outs.flatMap((o) => o.acks);
+      const round = outs.map((o) => o.round).reduce(mergeRounds);
+      return acks.length || Object.keys(round.facts).length ? this.#enqueue(runId, acks, round) : void 0;
+    }).catch((e) => this.#log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#work.delete(work));
+    this.#work.add(work);
+  }
+  /**
+   * One task's effects, in order. Each outcome is an acknowledgement for a later turn, or — deferred
+   * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
+   * it again.
+   */
+  async #carryOut(runId, effects, loaded, conflicts) {
+    const running = this.#running.get(runId);
+    const acks = [];
+    let learned = {};
+    const ran = /* @__PURE__ */ new Map();
+    let stopped = false;
+    const deferred = this.#deferred.get(runId);
+    for (const effect of effects) {
+      if (stopped) {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        continue;
+      }
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
+      else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
+      else {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+        if (outcome.retryInMs !== void 0) this.#flushLater(runId, outcome.retryInMs);
+      }
+      if (outcome.kind !== "later") ran.set(effect.key, JSON.stringify(effect));
+      if (outcome.kind !== "done" && effect.kind === "PrepareBranch") stopped = true;
+    }
+    return { acks, round: { ran, facts: learned } };
   }
   /**
    * Take over effects whose lease ran out: one compare-and-swap write naming this process. Null when
@@ -17924,8 +18118,9 @@ var Engine = class {
     timer.unref();
     this.#timers.set(runId, timer);
   }
-  /** Stop scheduled flushes (shutdown). */
+  /** Stop scheduled flushes and starting effects (shutdown); effects under way finish (`idle`). */
   stop() {
+    this.#stopped = true;
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
   }
@@ -18641,6 +18836,14 @@ var AppContext = class {
     }
     return rt.runs;
   }
+  /** Resolves once every repository's effects are carried out and their outcomes taken (which may start more). */
+  async settle() {
+    for (; ; ) {
+      const busy = [...this.runtimes.values()].map((rt) => rt.engine).filter((e) => e.busy);
+      if (busy.length === 0) return;
+      await Promise.all(busy.map((e) => e.idle()));
+    }
+  }
   /** Apply inputs to a run and keep the run index fresh. */
   async apply(rt, runId, inputs) {
     const result = await rt.engine.apply(runId, inputs);
@@ -18686,7 +18889,7 @@ function guard(ctx, app, fn) {
       ctx.deliveries.forget(context.id);
       throw e;
     });
-    if (options2.background === false) return handle();
+    if (options2.background === false) return handle().then(() => ctx.settle());
     const work = handle().catch(
       (e) => context.log.error({ err: e.stack, event: context.name, deliveryId: context.id }, "webhook handling failed")
     );
@@ -19356,6 +19559,7 @@ var Sweeper = class {
       const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
       await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
     }
+    await rt.engine.idle();
     await rt.engine.persistDirty();
   }
   /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
@@ -19391,7 +19595,10 @@ function createForgeApp(options2) {
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
   };
   forgeApp.idle = async () => {
-    while (ctx.inFlight.size) await Promise.all([...ctx.inFlight]);
+    while (ctx.inFlight.size || [...ctx.runtimes.values()].some((rt) => rt.engine.busy)) {
+      await Promise.all([...ctx.inFlight]);
+      await ctx.settle();
+    }
   };
   return forgeApp;
 }

@@ -45,7 +45,11 @@ export function createForgeApp(options: SealedAppOptions): ForgeApp {
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
   };
   forgeApp.idle = async () => {
-    while (ctx.inFlight.size) await Promise.all([...ctx.inFlight]);
+    // Webhooks being handled, and the effects they started (whose outcomes may start more).
+    while (ctx.inFlight.size || [...ctx.runtimes.values()].some((rt) => rt.engine.busy)) {
+      await Promise.all([...ctx.inFlight]);
+      await ctx.settle();
+    }
   };
   return forgeApp;
 }

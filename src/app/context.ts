@@ -94,6 +94,15 @@ export class AppContext {
     return rt.runs;
   }
 
+  /** Resolves once every repository's effects are carried out and their outcomes taken (which may start more). */
+  async settle(): Promise<void> {
+    for (;;) {
+      const busy = [...this.runtimes.values()].map((rt) => rt.engine).filter((e) => e.busy);
+      if (busy.length === 0) return;
+      await Promise.all(busy.map((e) => e.idle()));
+    }
+  }
+
   /** Apply inputs to a run and keep the run index fresh. */
   async apply(rt: RepoRuntime, runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
     const result = await rt.engine.apply(runId, inputs);

@@ -3,6 +3,15 @@
  * (compare-and-swap) → carry out the outbox → acknowledge. One writer per run inside this process
  * (a promise chain per run); across processes the compare-and-swap decides, and the loser re-reads
  * and re-decides with the same facts.
+ *
+ * The run's turn on its chain only decides and persists. The outbox's effects are carried out
+ * outside it — effects of one task in order, different tasks at once — and their outcomes re-enter
+ * as inputs, batched with whatever else arrived meanwhile. The outbox keeps its guarantees with
+ * effects overlapping: an effect is started only after the write that holds it (it is never lost),
+ * never twice at once in this process (its key stays taken until the turn that takes its outcome
+ * ends), and an outcome counts only for the very effect that ran (`sameEffect`: a newer effect of
+ * the same key still runs). One that was started but whose outcome never landed is started again as
+ * a replay, which looks at GitHub before acting.
  */
 import { decide, startRun, type Decision, type NewRun } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
@@ -13,7 +22,7 @@ import { ConflictError, type GitHubPort } from "../github/port.js";
 import { runEffect, type EffectOutcome } from "./effects.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
-import { mergePatches, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";
+import { mergePatches, mergeRounds, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";
 import { randomUUID } from "node:crypto";
 import type { JournalKey } from "./journal-seal.js";
 import {
@@ -59,6 +68,8 @@ export interface EngineOptions {
 /** Inputs waiting for their run's turn, and the callers waiting on them. */
 interface Batch {
   inputs: LeafInput[];
+  /** The effects whose outcomes are among the inputs, and what they learned. */
+  round?: Round;
   /** In the order their inputs were added: `count` inputs each. */
   waiters: { count: number; resolve: (r: ApplyResult) => void; reject: (e: unknown) => void }[];
 }
@@ -70,7 +81,6 @@ export interface ApplyResult {
 }
 
 const MAX_CAS_ATTEMPTS = 6;
-const MAX_ROUNDS = 20;
 export const DEFAULT_LEASE_MS = 20_000;
 
 export class Engine {
@@ -92,6 +102,19 @@ export class Engine {
   readonly #fresh = new Set<string>();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
   readonly #dirty = new Set<string>();
+  /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
+  readonly #running = new Map<string, Set<string>>();
+  /**
+   * Keys of effects deferred (GitHub not ready) since the run's last outside fact, per run: the
+   * outcomes of other effects do not start them again — a webhook, a timer, the reconciler or an
+   * explicit flush does.
+   */
+  readonly #deferred = new Map<string, Map<string, string>>();
+  /** The last piece of effect work per run and task, so that one task's effects keep their order. */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+  #stopped = false;
+  /** Turns and effect work under way, for `idle`. */
+  readonly #work = new Set<Promise<unknown>>();
   /** A flush scheduled for deferred effects (the tracker's debounce), per run. */
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly replicaId: string;
@@ -125,10 +148,11 @@ export class Engine {
   #serial<T>(runId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#chains.get(runId) ?? Promise.resolve();
     const next = previous.then(work, work);
-    this.#chains.set(
-      runId,
-      next.catch(() => undefined),
-    );
+    const settled = next.catch(() => undefined);
+    this.#chains.set(runId, settled);
+    // A turn is work under way too: it may start effects after its callers have their answer.
+    this.#work.add(settled);
+    void settled.finally(() => this.#work.delete(settled));
     return next;
   }
 
@@ -179,53 +203,79 @@ export class Engine {
       for (const e of d.effects) this.#fresh.add(`${run.runId}:${e.key}`);
       this.#onDecision?.(run.runId, d);
       this.#log.info({ runId: run.runId, tasks: run.nodes.length }, "run started");
-      const rest = await this.#flush(run.runId);
-      return { decisions: [d, ...rest.decisions], rejections: rest.rejections };
+      await this.#launch(run.runId, true);
+      return { decisions: [d], rejections: [] };
     });
   }
 
   /**
-   * Apply facts to a run and carry out what follows. Facts that arrive while the run is busy wait
-   * in one batch: when its turn comes, the batch is decided at once — one decision, one journal
-   * write, one flush — however many webhooks brought it. Each caller gets the decisions and the
-   * rejections of its own inputs (and those of the flush).
+   * Apply facts to a run. Facts that arrive while the run is busy wait in one batch: when its turn
+   * comes, the batch is decided at once — one decision, one journal write — however many webhooks
+   * brought it; then the effects it asks for are started, outside the turn. Each caller gets the
+   * decision and the rejections of its own inputs.
    */
-  async apply(runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
-    if (inputs.length === 0) return { decisions: [], rejections: [] };
+  apply(runId: string, inputs: LeafInput[]): Promise<ApplyResult> {
+    return this.#enqueue(runId, inputs);
+  }
+
+  #enqueue(runId: string, inputs: LeafInput[], round?: Round): Promise<ApplyResult> {
+    if (inputs.length === 0 && !round) return Promise.resolve({ decisions: [], rejections: [] });
     const count = inputs.length;
     const open = this.#batches.get(runId);
     if (open) {
       open.inputs.push(...inputs);
+      if (round) open.round = open.round ? mergeRounds(open.round, round) : round;
       return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
     }
-    const batch: Batch = { inputs: [...inputs], waiters: [] };
+    const batch: Batch = { inputs: [...inputs], ...(round ? { round } : {}), waiters: [] };
     this.#batches.set(runId, batch);
     const result = new Promise<ApplyResult>((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
     void this.#serial(runId, async () => {
       // Closed from here on: what arrives now waits for the next turn.
       this.#batches.delete(runId);
       try {
-        const first = await this.#decideAndPersist(runId, batch.inputs);
-        const rest = first ? await this.#flush(runId) : { decisions: [], rejections: [] };
-        const decisions = first ? [first, ...rest.decisions] : [];
-        // The first decision's rejections belong to the input at their position; the flush's to everyone.
+        const first = batch.inputs.length || batch.round ? await this.#decideAndPersist(runId, batch.inputs, batch.round) : null;
+        const decisions = first ? [first] : [];
+        // The decision's rejections belong to the input at their position.
         const own = first?.rejections ?? [];
         let from = 0;
         for (const w of batch.waiters) {
           const to = from + w.count;
-          w.resolve({ decisions, rejections: [...own.filter((r) => r.leaf >= from && r.leaf < to), ...rest.rejections] });
+          w.resolve({ decisions, rejections: own.filter((r) => r.leaf >= from && r.leaf < to) });
           from = to;
         }
       } catch (e) {
         for (const w of batch.waiters) w.reject(e);
+      } finally {
+        // The outcomes are taken (or lost with a failed write: then their effects start again, as replays).
+        const running = this.#running.get(runId);
+        if (batch.round && running) for (const key of batch.round.ran.keys()) running.delete(key);
       }
+      // A turn that only landed what deferred effects learned starts nothing: they wait for the next.
+      // One with a fact from outside (a webhook, the reconciler) tries the deferred effects again.
+      const outside = batch.inputs.some((i) => i.kind !== "effect.done" && i.kind !== "effect.failed");
+      if (batch.inputs.length)
+        await this.#launch(runId, outside).catch((e: unknown) =>
+          this.#log.warn({ runId, err: (e as Error).message }, "could not start the run's effects"),
+        );
     });
     return result;
   }
 
-  /** Carry out a run's pending effects (e.g. on a timer, or after a restart). */
+  /** Start a run's pending effects (e.g. on a timer, or after a restart). */
   async flush(runId: string): Promise<ApplyResult> {
-    return this.#serial(runId, () => this.#flush(runId));
+    await this.#serial(runId, () => this.#launch(runId, true));
+    return { decisions: [], rejections: [] };
+  }
+
+  /** Whether effects are being carried out (or their outcomes wait for their turn). */
+  get busy(): boolean {
+    return this.#work.size > 0;
+  }
+
+  /** Resolves once no effect is being carried out and no outcome waits for its turn. */
+  async idle(): Promise<void> {
+    while (this.#work.size) await Promise.all([...this.#work]);
   }
 
   /**
@@ -305,71 +355,107 @@ export class Engine {
     }
   }
 
-  /** Carry out the outbox; acknowledgements are decided in rounds until nothing new follows. */
-  async #flush(runId: string): Promise<ApplyResult> {
-    const decisions: Decision[] = [];
-    const rejections: Decision["rejections"] = [];
-    const tried = new Set<string>();
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      let loaded = await this.#load(runId);
-      if (!loaded) break;
-      const pending = loaded.state.journal.outbox.filter((e) => !tried.has(e.key));
-      if (pending.length === 0) break;
-      // Effects whose lease ran out (their owner died, or this process let it lapse) are taken over
-      // with a compare-and-swap write first: of two processes trying, one wins, the other re-reads.
-      const me = this.#holder();
-      const free = pending.filter((e) => isFree(loaded!.state, e.key, me)).map((e) => e.key);
-      if (free.length) {
-        const claimed = await this.#claim(runId, loaded, free);
-        if (!claimed) continue; // lost to another writer: read again and look anew
-        loaded = claimed;
-      }
-      // Another live process's effects are its own to carry out (the time asked again: a claim wrote).
-      const meNow = this.#holder();
-      const mine = pending.filter((e) => owns(loaded!.state, e.key, meNow));
-      if (mine.length === 0) break;
-      const acks: LeafInput[] = [];
-      const conflicts = new Map<string, string[]>();
-      // What this round's effects learn, applied here (effects never write the state): a later effect
-      // of the round sees what an earlier one learned.
-      let learned: FactsPatch = {};
-      const ran = new Map<string, string>();
-      // Effects of one task run in order (its branch before its dispatch); different tasks in parallel.
-      const groups = new Map<string, Effect[]>();
-      for (const effect of mine) {
-        const group = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
-        groups.set(group, [...(groups.get(group) ?? []), effect]);
-      }
-      await Promise.all(
-        [...groups.values()].map(async (effects) => {
-          for (const effect of effects) {
-            tried.add(effect.key);
-            ran.set(effect.key, JSON.stringify(effect));
-            const outcome = await this.#run(runId, effect, loaded!, withFacts(loaded!.state.facts, learned), conflicts);
-            if (outcome.learned) learned = mergePatches(learned, outcome.learned);
-            if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
-            else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-            else {
-              this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
-              if (outcome.retryInMs !== undefined) this.#flushLater(runId, outcome.retryInMs);
-            }
-            // Without its branch the dispatch cannot go: leave it for the executor's failure handling.
-            if (outcome.kind !== "done" && effect.kind === "PrepareBranch") break;
-          }
-        }),
-      );
-      if (acks.length) this.#dirty.add(runId);
-      if (acks.length === 0) {
-        // Nothing to acknowledge, but what was learned is kept (in memory, persisted with the next write).
-        if (Object.keys(learned).length) await this.#decideAndPersist(runId, [], { ran, facts: learned });
-        break;
-      }
-      const d = await this.#decideAndPersist(runId, acks, { ran, facts: learned });
-      if (!d) break;
-      decisions.push(d);
-      rejections.push(...d.rejections);
+  /**
+   * Start the outbox's effects that are this process's and not under way (inside the run's turn):
+   * effects whose lease ran out are claimed first with a compare-and-swap write. Each task's effects
+   * run in order, after those of the task started before; their outcomes come back through
+   * `#enqueue`, as inputs of a later turn.
+   */
+  async #launch(runId: string, retryDeferred: boolean): Promise<void> {
+    if (this.#stopped) return;
+    let loaded = await this.#load(runId);
+    if (!loaded) return;
+    const running = this.#running.get(runId) ?? new Set<string>();
+    this.#running.set(runId, running);
+    const deferred = this.#deferred.get(runId) ?? new Map<string, string>();
+    this.#deferred.set(runId, deferred);
+    if (retryDeferred) deferred.clear();
+    // A deferred effect that a later decision replaced (same key, new content) is a new one: it starts.
+    const pending = loaded.state.journal.outbox.filter((e) => !running.has(e.key) && deferred.get(e.key) !== JSON.stringify(e));
+    if (pending.length === 0) return;
+    // Effects whose lease ran out (their owner died, or this process let it lapse) are taken over
+    // with a compare-and-swap write first: of two processes trying, one wins, the other re-reads.
+    const free = pending.filter((e) => isFree(loaded!.state, e.key, this.#holder())).map((e) => e.key);
+    if (free.length) {
+      loaded = await this.#claim(runId, loaded, free);
+      // Lost to another writer: the next turn (its webhook, a timer, the reconciler) looks anew.
+      if (!loaded) return this.#flushLater(runId, 200);
     }
-    return { decisions, rejections };
+    // Another live process's effects are its own to carry out (the time asked again: a claim wrote).
+    const me = this.#holder();
+    const mine = pending.filter((e) => owns(loaded!.state, e.key, me));
+    const lanes = new Map<string, Effect[]>();
+    for (const effect of mine) {
+      const lane = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
+      lanes.set(lane, [...(lanes.get(lane) ?? []), effect]);
+      running.add(effect.key);
+    }
+    const conflicts = new Map<string, string[]>();
+    // Each task's effects after those of the task started before; the outcomes of one start come
+    // back together, as one turn (one decision, at most one journal write), as soon as all are known.
+    const carried = [...lanes].map(([lane, effects]) => {
+      const laneKey = `${runId}\u0000${lane}`;
+      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded!, conflicts));
+      const settled = done.catch(() => undefined);
+      this.#lanes.set(laneKey, settled);
+      void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
+      return done;
+    });
+    if (carried.length === 0) return;
+    const work: Promise<unknown> = Promise.all(carried)
+      .then((outs) => {
+        const acks = outs.flatMap((o) => o.acks);
+        const round = outs.map((o) => o.round).reduce(mergeRounds);
+        return acks.length || Object.keys(round.facts).length ? this.#enqueue(runId, acks, round) : undefined;
+      })
+      // The turn that takes the outcomes frees their keys even when its write fails: then the next
+      // turn starts the effects again, as replays.
+      .catch((e: unknown) => this.#log.warn({ runId, err: (e as Error).message }, "effects failed; they stay in the outbox"))
+      .finally(() => this.#work.delete(work));
+    this.#work.add(work);
+  }
+
+  /**
+   * One task's effects, in order. Each outcome is an acknowledgement for a later turn, or — deferred
+   * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
+   * it again.
+   */
+  async #carryOut(
+    runId: string,
+    effects: Effect[],
+    loaded: Loaded,
+    conflicts: Map<string, string[]>,
+  ): Promise<{ acks: LeafInput[]; round: Round }> {
+    const running = this.#running.get(runId)!;
+    const acks: LeafInput[] = [];
+    // What these effects learn, applied here (effects never write the state): a later effect of the
+    // task sees what an earlier one learned.
+    let learned: FactsPatch = {};
+    const ran = new Map<string, string>();
+    let stopped = false;
+    const deferred = this.#deferred.get(runId)!;
+    for (const effect of effects) {
+      if (stopped) {
+        // Behind a branch that is not there yet: deferred with it.
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        continue;
+      }
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
+      else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
+      else {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+        if (outcome.retryInMs !== undefined) this.#flushLater(runId, outcome.retryInMs);
+      }
+      if (outcome.kind !== "later") ran.set(effect.key, JSON.stringify(effect));
+      // Without its branch the dispatch cannot go: leave it for the executor's failure handling.
+      if (outcome.kind !== "done" && effect.kind === "PrepareBranch") stopped = true;
+    }
+    return { acks, round: { ran, facts: learned } };
   }
 
   /**
@@ -434,8 +520,9 @@ export class Engine {
     this.#timers.set(runId, timer);
   }
 
-  /** Stop scheduled flushes (shutdown). */
+  /** Stop scheduled flushes and starting effects (shutdown); effects under way finish (`idle`). */
   stop(): void {
+    this.#stopped = true;
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
   }

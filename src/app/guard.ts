@@ -37,7 +37,8 @@ export function guard<C extends Context>(
         ctx.deliveries.forget(context.id);
         throw e;
       });
-    if (options.background === false) return handle();
+    // Serverless: the effects the webhook started are carried out before the function returns.
+    if (options.background === false) return handle().then(() => ctx.settle());
     const work = handle().catch((e: unknown) =>
       context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"),
     );

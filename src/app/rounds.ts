@@ -34,3 +34,8 @@ export function withFacts(facts: RunFacts, learned: FactsPatch): RunFacts {
   if (Object.keys(learned).length === 0) return facts;
   return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns } };
 }
+
+/** Two rounds' outcomes taken in one turn. */
+export function mergeRounds(a: Round, b: Round): Round {
+  return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
+}

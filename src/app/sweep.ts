@@ -48,6 +48,8 @@ export class Sweeper {
       const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
       await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
     }
+    // The effects the pass started, and their outcomes, before what they learned is written.
+    await rt.engine.idle();
     await rt.engine.persistDirty();
   }
 

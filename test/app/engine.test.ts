@@ -2,7 +2,7 @@
  * The engine's batching: facts that arrive while a run is busy are decided together — one
  * decision, one journal write — and each caller hears only its own inputs' rejections.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Engine } from "../../src/app/engine.js";
 import type { StoredRun } from "../../src/app/run-store.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
@@ -200,6 +200,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
   it("the ids its effects learned reach the journal: a check run made is never made again", async () => {
     const { engine, writes } = world(verdict("a: ready to merge"));
     await engine.flush(RUN_ID);
+    await engine.idle(); // the effects run outside the turn; their outcomes come back as inputs
     const first = writes[0]!;
     expect(first.journal.pause.manual).toBe(true); // written over the other replica's journal
     expect(first.journal.tasks.find((t) => t.id === "a")!.status).toBe("MERGED");
@@ -212,9 +213,94 @@ describe("a round of effects acknowledged on a journal another replica moved", (
     const note = (body: string): Effect => ({ key: "note:a:1", kind: "PostComment", target: { on: "tracker" }, body });
     const { engine, writes } = world(verdict("a: ready to merge"), { mine: note("first words"), theirs: note("second words") });
     await engine.flush(RUN_ID);
+    await engine.idle();
     const first = writes[0]!;
     expect(first.journal.tasks.find((t) => t.id === "a")!.status).toBe("MERGED");
     // The comment that ran was the first; the other replica's second one is still to be posted.
     expect(first.journal.outbox.find((e) => e.key === "note:a:1")).toMatchObject({ body: "second words" });
+  });
+});
+
+/**
+ * The run's turn only decides and persists: the outbox's effects are carried out outside it, and
+ * their outcomes come back as inputs. A slow GitHub call never holds a webhook's decision, and an
+ * effect under way is never started a second time.
+ */
+describe("effects outside the run's turn", () => {
+  /** A run whose two dispatches are pending and leased here; every dispatch waits for `release()`. */
+  function slowDispatches() {
+    const state = storedRun({ a: [], b: [] });
+    // Both attempts' dispatches decided and written, not yet carried out.
+    state.journal.outbox = (["a", "b"] as const).map((id): Effect => ({
+      key: `dispatch:${id}:1`,
+      kind: "DispatchAgent",
+      taskId: id,
+      attempt: 1,
+      branch: `forge/${RUN_ID}/${id}/1`,
+      agentType: "2",
+    }));
+    for (const t of state.journal.tasks) delete t.workflowRunId;
+    state.leases = ownLeases(state, "replica-1");
+    let content = sealJournal(JOURNAL_KEY, state);
+    let blob = 1;
+    const writes: StoredRun[] = [];
+    const dispatched: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const port = new Proxy(
+      {
+        async readFile(path: string) {
+          return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
+        },
+        async writeFile(_b: string, _p: string, text: string, _m: string, expected?: string) {
+          if (expected !== `blob-${blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
+          content = text;
+          blob++;
+          writes.push(JSON.parse(text) as StoredRun);
+          return { blobSha: `blob-${blob}`, commitSha: `commit-${blob}` };
+        },
+        async dispatchWorkflow(_w: string, ref: string) {
+          const id = 100 + dispatched.push(ref);
+          await gate;
+          return { workflowRunId: id };
+        },
+        async branchHead() {
+          return "0000000000000000000000000000000000000001";
+        },
+      },
+      {
+        get(target, name: string) {
+          if (name in target) return target[name as keyof typeof target];
+          if (name === "then") return undefined;
+          return async () => (name === "createBranch" ? true : name === "listWorkflowRuns" ? [] : 1);
+        },
+      },
+    ) as unknown as GitHubPort;
+    const engine = new Engine({ port, replicaId: "replica-1", now: () => NOW, journalKey: JOURNAL_KEY });
+    return { engine, writes, dispatched, release };
+  }
+
+  it("a webhook's decision is written while the dispatches still wait on GitHub; their outcomes land afterwards", async () => {
+    const { engine, writes, dispatched, release } = slowDispatches();
+    await engine.flush(RUN_ID);
+    // Both dispatches are at GitHub, waiting; the run's turn is free.
+    await vi.waitFor(() => expect(dispatched).toHaveLength(2));
+    expect(engine.busy).toBe(true);
+    const paused = await engine.apply(RUN_ID, [{ kind: "command", command: "pause", actor: "octocat" }]);
+    expect(paused.decisions[0]!.journal.pause.manual).toBe(true);
+    expect(writes.at(-1)!.journal.pause.manual).toBe(true);
+    // A second flush while they wait starts neither again.
+    await engine.flush(RUN_ID);
+    expect(dispatched).toHaveLength(2);
+    release();
+    await engine.idle();
+    expect(engine.busy).toBe(false);
+    expect(dispatched).toHaveLength(2);
+    // Acknowledged (in memory until the next write, as acknowledgements are), each once, with its run id.
+    const held = (await engine.state(RUN_ID))!.state.journal;
+    expect(held.outbox.map((e) => e.key)).not.toContain("dispatch:a:1");
+    expect(held.outbox.map((e) => e.key)).not.toContain("dispatch:b:1");
+    expect(held.tasks.map((t) => t.workflowRunId).sort()).toEqual([101, 102]);
+    expect(held.pause.manual).toBe(true);
   });
 });

@@ -107,6 +107,7 @@ describe("effects return what they learned; they never write the run's facts", (
     });
     const engine = new Engine({ port, now: () => NOW, replicaId: "r1", journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
+    await engine.idle();
     await engine.persistDirty();
     const last = writes.at(-1)!;
     expect(last.facts.trackerIssue).toBe(41);
