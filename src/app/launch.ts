@@ -60,15 +60,16 @@ function credentialsOf(env: NodeJS.ProcessEnv): AppCredentials | undefined {
       );
     return v;
   };
-  const privateKey = env.PRIVATE_KEY_PATH ? readKey(env.PRIVATE_KEY_PATH) : need("PRIVATE_KEY").replace(/\\n/g, "\n");
-  return { appId: need("APP_ID"), privateKey, webhookSecret: need("WEBHOOK_SECRET") };
+  return { appId: need("APP_ID"), privateKey: appPrivateKey(env) ?? need("PRIVATE_KEY"), webhookSecret: need("WEBHOOK_SECRET") };
 }
 
-function readKey(file: string): string {
+/** The App's private key: the file PRIVATE_KEY_PATH names, else PRIVATE_KEY (`\n` escapes accepted); undefined without either. */
+export function appPrivateKey(env: NodeJS.ProcessEnv): string | undefined {
+  if (!env.PRIVATE_KEY_PATH) return env.PRIVATE_KEY?.replace(/\\n/g, "\n") || undefined;
   try {
-    return readFileSync(file, "utf8");
+    return readFileSync(env.PRIVATE_KEY_PATH, "utf8");
   } catch (e) {
-    throw new LaunchError(`forge: PRIVATE_KEY_PATH ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new LaunchError(`forge: PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
 }
 

@@ -23,6 +23,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { parseEnv } from "node:util";
 import YAML from "yaml";
+import { escapeHtml as escape } from "../core/render/html.js";
 import { convertManifestCode } from "../github/app-client.js";
 import { WEBHOOK_PATH } from "./server.js";
 
@@ -62,9 +63,6 @@ export interface SetupServer {
 
 const SETUP_DONE = "/setup/done";
 export const SETUP_INSTALLED = "/setup/installed";
-
-const escape = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
   res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });

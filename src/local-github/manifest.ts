@@ -6,6 +6,7 @@
 //    (no authentication) for its id, private key (`pem`), webhook secret and client credentials.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { escapeHtml as escape } from "../core/render/html.js";
 import { HttpError } from "./auth.js";
 import type { SimCore } from "./core.js";
 import type { Handler } from "./rest.js";
@@ -34,9 +35,6 @@ const codesOf = (core: SimCore): Map<string, Pending> => {
   if (!m) pending.set(core, (m = new Map()));
   return m;
 };
-
-const escape = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const WEB_PATH = /^(?:\/organizations\/([^/]+))?\/settings\/apps\/new(\/confirm)?$/;
 const INSTALL_PATH = /^\/apps\/([^/]+)\/installations\/new$/;

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { APP_MANIFEST, appEnvironment } from "../../app/launch.js";
+import { APP_MANIFEST, appEnvironment, appPrivateKey, LaunchError } from "../../app/launch.js";
 import YAML from "yaml";
 import { readReadiness } from "../../github/readiness.js";
 import { runChecks, WORKFLOW_FILE, workflowShape, type AppManifest, type CheckResult } from "../doctor/checks.js";
@@ -55,7 +55,13 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       } catch {
         throw new CliError(`--api-url ${JSON.stringify(apiUrl)} is not a URL`);
       }
-      const privateKey = env.PRIVATE_KEY_PATH ? readKey(env.PRIVATE_KEY_PATH) : env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+      let privateKey: string | undefined;
+      try {
+        privateKey = appPrivateKey(env);
+      } catch (e) {
+        if (!(e instanceof LaunchError)) throw e;
+        throw new CliError(e.message.replace(/^forge: /, ""));
+      }
       const token = opts.token ?? env.GITHUB_TOKEN ?? env.GH_TOKEN;
       const template = readFileSync(AGENT_WORKFLOW_TEMPLATE, "utf8");
       const manifest = YAML.parse(readFileSync(APP_MANIFEST, "utf8")) as AppManifest;
@@ -93,12 +99,4 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       }
       setExitCode(failed ? CLI_EXIT.PROBLEMS : CLI_EXIT.OK);
     });
-}
-
-function readKey(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    throw new CliError(`PRIVATE_KEY_PATH ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
 }

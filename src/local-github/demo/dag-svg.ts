@@ -3,6 +3,7 @@
  * layers by longest path from a root, ordered by the mean position of their dependencies, edges as
  * curves from a dependency to its dependent, colours of the tracker's Mermaid chart by status.
  */
+import { escapeHtml } from "../../core/render/html.js";
 import { STATUS_STYLES } from "../../core/render/mermaid.js";
 import type { TaskStatus } from "../../core/schemas/common.js";
 
@@ -23,7 +24,8 @@ const GAP_X = 28;
 const GAP_Y = 56;
 const PAD = 16;
 
-export const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+/** Text as HTML/SVG. */
+export const esc = escapeHtml;
 
 function style(status: TaskStatus | undefined): { fill: string; stroke: string; color: string } {
   const raw = STATUS_STYLES[status ?? "PENDING"];
