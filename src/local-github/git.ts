@@ -2,12 +2,13 @@
 //
 // Every REST operation that touches repository content is answered from a real bare repository,
 // so what Forge reads over the API and what a runner clones over HTTP are the same objects.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, type Dirent } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GitError } from "../core/git-error.js";
+import { spawnGit } from "./spawner.js";
 import { objectInfo, parseTree, readObject, serializeTree, typeOfMode, writeObject, type RawTreeEntry } from "./objects.js";
 
 export { closeReaders } from "./objects.js";
@@ -49,29 +50,15 @@ function memo<T>(gitDir: string, op: string, ids: string[], extra: string, fn: (
 /** git processes spawned so far, by subcommand (for benchmarks) */
 export const gitProcesses = new Map<string, number>();
 
-export function runGit(
+export async function runGit(
   gitDir: string,
   args: string[],
   opts: { input?: string | Buffer; env?: Record<string, string>; allowFail?: boolean; encoding?: "buffer" } = {},
 ): Promise<{ stdout: Buffer; stderr: string; code: number }> {
   gitProcesses.set(args[0]!, (gitProcesses.get(args[0]!) ?? 0) + 1);
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", args, { env: { ...baseEnv, GIT_DIR: gitDir, ...opts.env } });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (d: Buffer) => out.push(d));
-    child.stderr.on("data", (d: Buffer) => err.push(d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const stdout = Buffer.concat(out);
-      const stderr = Buffer.concat(err).toString("utf8");
-      if (code !== 0 && !opts.allowFail) reject(new GitError(`git ${args.join(" ")} failed: ${stderr.trim()}`, args, code, stderr));
-      else resolve({ stdout, stderr, code: code ?? -1 });
-    });
-    child.stdin.on("error", () => undefined);
-    if (opts.input !== undefined) child.stdin.end(opts.input);
-    else child.stdin.end();
-  });
+  const r = await spawnGit(baseEnv, args, { GIT_DIR: gitDir, ...opts.env }, opts.input);
+  if (r.code !== 0 && !opts.allowFail) throw new GitError(`git ${args.join(" ")} failed: ${r.stderr.trim()}`, args, r.code, r.stderr);
+  return r;
 }
 
 async function git(gitDir: string, args: string[], input?: string | Buffer, env?: Record<string, string>): Promise<string> {
