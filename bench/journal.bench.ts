@@ -18,6 +18,7 @@ import { withLeases } from "../src/app/leases.js";
 import { newStoredRun, RunStore, SEGMENT_SIZE, type Loaded, type StoredRun } from "../src/app/run-store.js";
 import { decide, startRun, type Decision } from "../src/core/decide.js";
 import type { LeafInput } from "../src/core/inputs.js";
+import { isSplit } from "../src/core/journal-parts.js";
 import { JOURNAL_FILE } from "../src/core/layout.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import type { GitHubPort } from "../src/github/port.js";
@@ -35,8 +36,16 @@ const LEASE_MS = 20_000;
 /** Journal writes per task on the happy path, as the App batches facts (BENCHMARKS.md, `npm run bench:app`). */
 const WRITES_PER_TASK = 2;
 
+interface Sizes {
+  journal: number[];
+  segments: number[];
+  parts: number[];
+  /** For each part written, how many journal writes came before it. */
+  partsAt: number[];
+}
+
 /** A repository that keeps nothing but the size of each file written. */
-function sizingPort(sizes: { journal: number[]; segments: number[] }): GitHubPort {
+function sizingPort(sizes: Sizes): GitHubPort {
   let n = 0;
   const port = {
     owner: "octo",
@@ -48,7 +57,8 @@ function sizingPort(sizes: { journal: number[]; segments: number[] }): GitHubPor
       return sha("head");
     },
     async writeFile(_branch: string, path: string, content: string) {
-      (path === JOURNAL_FILE ? sizes.journal : sizes.segments).push(Buffer.byteLength(content));
+      (path === JOURNAL_FILE ? sizes.journal : path.startsWith("parts/") ? sizes.parts : sizes.segments).push(Buffer.byteLength(content));
+      if (path.startsWith("parts/")) sizes.partsAt.push(sizes.journal.length);
       n++;
       return { blobSha: sha(`blob${n}`), commitSha: sha(`commit${n}`) };
     },
@@ -102,6 +112,12 @@ interface Row {
   largest: number;
   segmentFiles: number;
   segmentBytes: number;
+  /** Bytes of the parts written with the first journal. */
+  startParts: number;
+  partFiles: number;
+  partBytes: number;
+  /** Every byte written (journal, parts, segments) per journal write. */
+  amortized: number;
   partsAtStart: Record<string, number>;
   partsWhenDone: Record<string, number>;
   seconds: number;
@@ -122,7 +138,7 @@ async function measure(tasks: number): Promise<Row> {
     dependencies: n.dependencies,
     paths: [`src/${n.id}.ts`],
   }));
-  const sizes = { journal: [] as number[], segments: [] as number[] };
+  const sizes: Sizes = { journal: [], segments: [], parts: [], partsAt: [] };
   const store = new RunStore(sizingPort(sizes), KEY);
   let now = Date.parse("2026-01-01T00:00:00Z");
   const leased = (next: StoredRun, d: Decision) => withLeases(next, d.effects, [], { replicaId: REPLICA, leaseMs: LEASE_MS, now });
@@ -143,10 +159,12 @@ async function measure(tasks: number): Promise<Row> {
   const facts = { planSha: sha("plan"), trackerIssue: 4242 };
   let loaded = await store.create(leased(newStoredRun(first.journal, config, facts, first.events), first), sha("main"));
   const start = sizes.journal[0]!;
+  const startParts = sizes.parts.reduce((a, b) => a + b, 0);
   const partsAtStart = parts(loaded.state);
 
-  // One in `stride` writes is serialized (10,000 tasks: some 500 of about 200,000 writes).
-  const stride = Math.max(1, Math.ceil(tasks / 25));
+  // A journal kept whole: one in `stride` writes is serialized (the others cost the same). A split
+  // one: every write, since what a write carries depends on the writes before it.
+  const stride = isSplit(tasks) ? 1 : Math.max(1, Math.ceil(tasks / 25));
   let writes = 1;
   let checkRunId = 30_000_000_000;
   const queue: LeafInput[] = [];
@@ -188,6 +206,12 @@ async function measure(tasks: number): Promise<Row> {
     largest: Math.max(...sizes.journal),
     segmentFiles: sizes.segments.length,
     segmentBytes: sizes.segments.length ? median(sizes.segments) : 0,
+    startParts,
+    partFiles: sizes.parts.length,
+    partBytes: sizes.parts.reduce((a, b) => a + b, 0),
+    amortized:
+      (sizes.journal.reduce((a, b) => a + b, 0) + sizes.parts.reduce((a, b) => a + b, 0) + sizes.segments.reduce((a, b) => a + b, 0)) /
+      sizes.journal.length,
     partsAtStart,
     partsWhenDone: parts(loaded.state),
     seconds: (performance.now() - t0) / 1000,

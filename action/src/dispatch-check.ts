@@ -5,6 +5,7 @@
  * compare-and-swap — is the authority: only a task whose current attempt is this one and RUNNING
  * may do anything. Everything else exits neutral, touching nothing.
  */
+import { joinRun, journalSplitSchema, JournalPartsError, partPath } from "../../src/core/journal-parts.js";
 import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
 import { isFollowupId, JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import { formatProblem, zodProblems } from "../../src/core/problems.js";
@@ -84,8 +85,10 @@ export async function readJournal(github: JobGitHub, runId: string): Promise<Jou
   }
   // The App keeps the journal inside its stored run — { version, journal, config, facts, events }
   // (src/app/run-store.ts) — in the same file; a bare journal is read as well.
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw))
-    raw = (raw as { journal: unknown }).journal;
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) {
+    const stored = raw as { journal: unknown; split?: unknown };
+    raw = stored.split === undefined ? stored.journal : await joinedJournal(github, runId, stored.journal, stored.split);
+  }
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = zodProblems(parsed.error, JOURNAL_FILE)
@@ -96,4 +99,28 @@ export async function readJournal(github: JobGitHub, runId: string): Promise<Jou
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
   return parsed.data;
+}
+
+/**
+ * A big run's journal keeps most nodes in parts beside `journal.json` (docs/formats.md#journal-parts):
+ * the live nodes it carries are laid over the parts, each checked against the hash the journal names.
+ */
+async function joinedJournal(github: JobGitHub, runId: string, journal: unknown, split: unknown): Promise<unknown> {
+  const where = `${stateBranch(runId)}:${JOURNAL_FILE}`;
+  const s = journalSplitSchema.safeParse(split);
+  const j = journalSchema.safeParse(journal);
+  if (!s.success) throw new JournalError(`${where} has an invalid split: ${s.error.issues[0]?.message ?? "invalid"}`);
+  if (!j.success)
+    throw new JournalError(`${where} does not match the journal schema: ${formatProblem(zodProblems(j.error, JOURNAL_FILE)[0]!)}`);
+  try {
+    const { whole } = await joinRun(
+      { nodes: j.data.plan.nodes, tasks: j.data.tasks, checkRuns: {} },
+      s.data,
+      async (hash) => (await github.readFile(partPath(hash), stateBranch(runId))) ?? null,
+    );
+    return { ...j.data, plan: { ...j.data.plan, nodes: whole.nodes }, tasks: whole.tasks };
+  } catch (e) {
+    if (e instanceof JournalPartsError) throw new JournalError(`${where}: ${e.message}`);
+    throw e;
+  }
 }

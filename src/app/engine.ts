@@ -33,6 +33,7 @@ import {
   type Loaded,
   type RunFacts,
   type StoredRun,
+  type RunStoreOptions,
 } from "./run-store.js";
 
 export interface Logger {
@@ -63,6 +64,8 @@ export interface EngineOptions {
   replicaId?: string;
   /** How long an effect stays its owner's after the owner's last journal write (default 20 s). */
   leaseMs?: number;
+  /** How a big run's journal is kept in parts (RunStore). */
+  journalParts?: RunStoreOptions;
 }
 
 /** Inputs waiting for their run's turn, and the callers waiting on them. */
@@ -124,7 +127,7 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
-    this.store = new RunStore(options.port, options.journalKey);
+    this.store = new RunStore(options.port, options.journalKey, options.journalParts);
     this.#onRefused = options.onRefused;
     this.#log = options.log ?? silentLogger;
     this.#now = options.now ?? Date.now;
@@ -309,7 +312,7 @@ export class Engine {
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {
-        this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
+        this.#cache.set(runId, { ...loaded, state: next });
         // Only a journal that changed is worth a write (a tick that found nothing to do is not).
         // `decide` always returns a copy, so the comparison is by content.
         if (state !== loaded.state || JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);

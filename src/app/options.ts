@@ -2,6 +2,8 @@
 import type { Decision } from "../core/decide.js";
 import type { RequestTiming } from "../github/instrument.js";
 import type { JournalKey } from "./journal-seal.js";
+import type { RunStoreOptions } from "./run-store.js";
+import type { PaceLimits } from "../github/pacing.js";
 
 export interface ForgeAppOptions {
   now?: () => number;
@@ -32,6 +34,14 @@ export interface ForgeAppOptions {
    * `forge tick` use, so every replica agrees), or `journalKeyFromSecret(FORGE_JOURNAL_KEY)`.
    */
   journalKey?: JournalKey;
+  /**
+   * Forge's own bound on each installation's requests — at most 100 at once, 80 content-creating a
+   * minute, 500 an hour (GitHub's secondary limits; src/github/pacing.ts) — or false for none (a
+   * local GitHub that imposes no such limits, in benchmarks of the App's own speed).
+   */
+  pace?: PaceLimits | false;
+  /** When a run's journal is kept in parts, how big they are (docs/formats.md#journal-parts); tests make small plans split. */
+  journalParts?: RunStoreOptions;
 }
 
 /** The options of a running App: its journal key is known. */

@@ -14,6 +14,17 @@ import { outboxProblems } from "../core/outbox-check.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
 import { sealJournal, unsealJournal, type JournalKey } from "./journal-seal.js";
+import {
+  isSplit,
+  joinRun,
+  journalSplitSchema,
+  JournalPartsError,
+  partPath,
+  splitRun,
+  SPLIT_AT,
+  type JournalPart,
+  type PartsBase,
+} from "../core/journal-parts.js";
 
 /** Events per sealed segment. */
 export const SEGMENT_SIZE = 200;
@@ -63,10 +74,12 @@ export const storedRunSchema = z
       .record(z.string(), effectLeaseSchema)
       .default({})
       .describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out."),
+    split: journalSplitSchema.optional(),
   })
   .strict();
 export type EffectLease = z.infer<typeof effectLeaseSchema>;
-export type StoredRun = Omit<z.infer<typeof storedRunSchema>, "events"> & { events: { segment: number; tail: ForgeEvent[] } };
+/** A stored run as the App holds it: whole (a split journal is joined when read, split when written). */
+export type StoredRun = Omit<z.infer<typeof storedRunSchema>, "events" | "split"> & { events: { segment: number; tail: ForgeEvent[] } };
 
 export interface Loaded {
   state: StoredRun;
@@ -74,6 +87,15 @@ export interface Loaded {
   blobSha: string;
   /** The state branch's commit that holds this journal, when this process wrote it (a deleted branch is restored there). */
   commitSha?: string;
+  /** A split journal's parts as stored (docs/formats.md#journal-parts); undefined while it travels whole. */
+  parts?: PartsBase;
+}
+
+export interface RunStoreOptions {
+  /** Nodes past which a run's journal is kept in parts (default `SPLIT_AT`). */
+  splitAt?: number;
+  partSize?: number;
+  liveMax?: number;
 }
 
 /** The run's state branch is gone (deleted by hand): nothing can be written until it is restored. */
@@ -126,27 +148,69 @@ export class JournalRefusedError extends Error {
 }
 
 export class RunStore {
+  /** Parts already read or written: content-addressed, so never stale. */
+  readonly #parts = new Map<string, JournalPart>();
+
   constructor(
     private readonly port: GitHubPort,
     private readonly key: JournalKey,
+    private readonly options: RunStoreOptions = {},
   ) {}
 
   async load(runId: string): Promise<Loaded | null> {
-    const file = await this.port.readFile(JOURNAL_FILE, stateBranch(runId));
+    return this.#read(runId, stateBranch(runId), true);
+  }
+
+  /**
+   * The stored run of `journal.json` at `ref`, its parts joined: refused (`JournalRefusedError`) when
+   * the App did not write it, a part does not match its hash, or it asks for what the App would never do.
+   */
+  async #read(runId: string, ref: string, strict: boolean): Promise<Loaded | null> {
+    const file = await this.port.readFile(JOURNAL_FILE, ref);
     if (!file) return null;
     const unsealed = unsealJournal(this.key, file.content);
-    if (!unsealed.ok) throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
-    const raw = unsealed.value;
-    const parsed = storedRunSchema.safeParse(migrate(raw));
-    if (!parsed.success)
+    if (!unsealed.ok) {
+      if (!strict) return null;
+      throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
+    }
+    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
+    if (!parsed.success) {
+      if (!strict) return null;
       throw new RunStoreError(
         `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(parsed.error, JOURNAL_FILE)[0]!)}`,
       );
-    const problems = outboxProblems(parsed.data.journal, parsed.data.config);
-    if (parsed.data.journal.runId !== runId) problems.unshift(`it is the journal of run ${parsed.data.journal.runId}`);
-    if (problems.length)
+    }
+    const { split, ...stored } = parsed.data;
+    let state = stored as StoredRun;
+    let parts: PartsBase | undefined;
+    if (split) {
+      try {
+        const joined = await joinRun(
+          { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+          split,
+          async (hash) => (await this.port.readFile(partPath(hash), ref))?.content ?? null,
+          this.#parts,
+        );
+        const { nodes, tasks, checkRuns } = joined.whole;
+        state = {
+          ...state,
+          journal: { ...state.journal, plan: { ...state.journal.plan, nodes }, tasks },
+          facts: { ...state.facts, checkRuns },
+        };
+        parts = joined.base;
+      } catch (e) {
+        if (!(e instanceof JournalPartsError)) throw e;
+        if (!strict) return null;
+        throw new JournalRefusedError(runId, e.message, file.blobSha);
+      }
+    }
+    const problems = outboxProblems(state.journal, state.config);
+    if (state.journal.runId !== runId) problems.unshift(`it is the journal of run ${state.journal.runId}`);
+    if (problems.length) {
+      if (!strict) return null;
       throw new JournalRefusedError(runId, `it asks for what Forge would never do: ${problems.slice(0, 5).join("; ")}`, file.blobSha);
-    return { state: parsed.data as StoredRun, blobSha: file.blobSha };
+    }
+    return { state, blobSha: file.blobSha, ...(parts ? { parts } : {}) };
   }
 
   /**
@@ -167,13 +231,9 @@ export class RunStore {
   async create(state: StoredRun, fromSha: string): Promise<Loaded> {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { blobSha, commitSha } = await this.port.writeFile(
-      branch,
-      JOURNAL_FILE,
-      this.serialize(state),
-      `forge: start run ${state.journal.runId}`,
-    );
-    return { state, blobSha, commitSha };
+    const { text, parts } = await this.#written(branch, state, undefined);
+    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
+    return { state, blobSha, commitSha, ...(parts ? { parts } : {}) };
   }
 
   /**
@@ -194,8 +254,9 @@ export class RunStore {
       persisted -= SEGMENT_SIZE;
     }
     try {
-      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, this.serialize(state), message, loaded.blobSha);
-      return { state, blobSha, commitSha };
+      const { text, parts } = await this.#written(branch, state, loaded.parts);
+      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
+      return { state, blobSha, commitSha, ...(parts ? { parts } : {}) };
     } catch (e) {
       if (
         !(e instanceof ConflictError) &&
@@ -215,20 +276,45 @@ export class RunStore {
    * Returns the journal restored, or null when there was nothing to restore.
    */
   async restore(runId: string, commitSha: string): Promise<Loaded | null> {
-    const file = await this.port.readFile(JOURNAL_FILE, commitSha);
-    if (!file) return null;
     // Only a journal the App wrote is put back.
-    const unsealed = unsealJournal(this.key, file.content);
-    if (!unsealed.ok) return null;
-    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
-    if (!parsed.success || parsed.data.journal.runId !== runId) return null;
-    if (parsed.data.journal.status === "completed" || parsed.data.journal.status === "cancelled") return null;
+    const read = await this.#read(runId, commitSha, false);
+    if (!read) return null;
+    if (read.state.journal.status === "completed" || read.state.journal.status === "cancelled") return null;
     if (!(await this.port.createBranch(stateBranch(runId), commitSha))) return null;
-    return { state: parsed.data as StoredRun, blobSha: file.blobSha, commitSha };
+    return { ...read, commitSha };
+  }
+
+  /**
+   * `journal.json`'s text for `state` — sealed with the App's key — after writing the parts it needs
+   * when the run is big enough to be split (each a new file, named by its hash; one already there is
+   * the same content).
+   */
+  async #written(branch: string, state: StoredRun, base: PartsBase | undefined): Promise<{ text: string; parts?: PartsBase }> {
+    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
+    const s = splitRun(
+      { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+      base,
+      this.options,
+    );
+    // One at a time: concurrent writes to one branch through the contents API can refuse each other.
+    for (const part of s.write) {
+      try {
+        await this.port.writeFile(branch, part.path, part.content, `forge: journal part ${part.path.slice(6, 18)}`);
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+    const onDisk = {
+      ...state,
+      journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s.live.nodes }, tasks: s.live.tasks },
+      facts: { ...state.facts, checkRuns: s.live.checkRuns },
+      split: s.split,
+    };
+    return { text: this.serialize(onDisk), parts: s.base };
   }
 
   /** `journal.json`'s text: the stored run, sealed with the App's key. */
-  private serialize(state: StoredRun): string {
+  private serialize(state: object): string {
     return sealJournal(this.key, state);
   }
 

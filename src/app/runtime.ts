@@ -36,7 +36,7 @@ export async function createRuntime(
 ): Promise<RepoRuntime> {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
-  const port = await installationPort(app, installationId, owner, repo, stats, options.onRequest);
+  const port = await installationPort(app, installationId, owner, repo, stats, options.onRequest, options.pace);
   const engine = new Engine({
     port,
     log,
@@ -44,6 +44,7 @@ export async function createRuntime(
     ...(options.replicaId !== undefined ? { replicaId: options.replicaId } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     journalKey: options.journalKey,
+    ...(options.journalParts ? { journalParts: options.journalParts } : {}),
     onDecision: (runId, d) => options.onDecision?.(key, runId, d),
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));

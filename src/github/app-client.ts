@@ -4,7 +4,8 @@
  * `octokit-port.ts`, the only code of the App that touches Octokit.
  */
 import { ProbotOctokit, type Probot } from "probot";
-import { instrument, type CallStats, type RequestTiming } from "./instrument.js";
+import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
+import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
 import type { GitHubPort } from "./port.js";
 
@@ -29,6 +30,15 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
   }
+}
+
+/** One pace per installation of an App, shared by the ports of its repositories. */
+const pacers = new WeakMap<AppAuth, Map<number, Pacer>>();
+
+/** The pace of an installation's requests (src/github/pacing.ts). */
+export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE): Pacer {
+  const own = pacers.get(app) ?? pacers.set(app, new Map()).get(app)!;
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId)!;
 }
 
 /** Slugs learned, by App: an App's slug never changes. */
@@ -66,9 +76,17 @@ export async function installationPort(
   repo: string,
   stats: CallStats,
   onRequest?: (call: RequestTiming) => void,
+  pace: PaceLimits | false = GITHUB_PACE,
 ): Promise<GitHubPort> {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
+  if (pace) {
+    const pacer = pacerOf(app, installationId, pace);
+    octokit.hook.wrap("request", (request, o) => {
+      const { method, path } = pathOf(octokit, o);
+      return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));
+    });
+  }
   return new OctokitPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : undefined;

@@ -34,12 +34,15 @@ const CONTENT_CREATING = [
   /reactions$/,
 ];
 
+/** Whether GitHub counts `route` (`METHOD /path`) against its content-creation limit. */
+export const isContentCreating = (route: string) => CONTENT_CREATING.some((re) => re.test(route));
+
 export function newCallStats(): CallStats {
   return { reads: 0, writes: 0, contentCreating: 0, byRoute: {} };
 }
 
 /** The request's path without host, the GitHub Enterprise `/api/v3` prefix or the query. */
-function pathOf(octokit: Octokit, o: unknown): { method: string; path: string } {
+export function pathOf(octokit: Octokit, o: unknown): { method: string; path: string } {
   const parsed = octokit.request.endpoint.parse(o as never) as { url: string; method: string };
   return {
     method: parsed.method.toUpperCase(),
@@ -75,7 +78,7 @@ export function instrument(octokit: Octokit, stats: CallStats, onRequest?: (call
     const route = `${method} ${path}`;
     if (method === "GET") stats.reads++;
     else stats.writes++;
-    if (CONTENT_CREATING.some((re) => re.test(route))) stats.contentCreating++;
+    if (isContentCreating(route)) stats.contentCreating++;
     const template = `${method} ${typeof o.url === "string" && o.url.includes("{") ? o.url : path}`;
     stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
   });

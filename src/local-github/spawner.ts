@@ -70,7 +70,8 @@ function start(env: NodeJS.ProcessEnv): ChildProcess {
     pending.delete(a.id);
     hold(child);
     if ("error" in a) p.reject(new Error(`git ${a.error}`));
-    else p.resolve({ stdout: Buffer.from(a.stdout.buffer, a.stdout.byteOffset, a.stdout.byteLength), stderr: a.stderr, code: a.code ?? -1 });
+    else
+      p.resolve({ stdout: Buffer.from(a.stdout.buffer, a.stdout.byteOffset, a.stdout.byteLength), stderr: a.stderr, code: a.code ?? -1 });
   });
   const gone = (why: string) => {
     if (helper === child) helper = undefined;
@@ -88,7 +89,12 @@ function start(env: NodeJS.ProcessEnv): ChildProcess {
  * Run `git args` through the helper, `env` added to the helper's environment (`baseEnv`, given when
  * the helper starts). Resolves with the exit code whatever it is; rejects only when git could not run.
  */
-export function spawnGit(baseEnv: NodeJS.ProcessEnv, args: string[], env: Record<string, string>, input?: string | Buffer): Promise<GitRun> {
+export function spawnGit(
+  baseEnv: NodeJS.ProcessEnv,
+  args: string[],
+  env: Record<string, string>,
+  input?: string | Buffer,
+): Promise<GitRun> {
   const child = helper ?? (helper = start(baseEnv));
   const request: Request = { id: nextId++, args, env, ...(input !== undefined ? { input } : {}) };
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@ import type { JobGitHub } from "../../action/src/github.js";
 import { startRun } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+import { splitRun } from "../../src/core/journal-parts.js";
 
 function journal(): Journal {
   return startRun(
@@ -80,6 +81,35 @@ describe("is this dispatch current?", () => {
     };
     const c = await readAndCheckDispatch(port({ "forge/r1/_state:journal.json": JSON.stringify(stored) }), "r1", "t1", 1);
     expect(c.current).toBe(true);
+  });
+
+  it("joins a big run's journal from its parts (a dependency's state lives in a part), and refuses a part that does not match its hash", async () => {
+    const j = journal();
+    const s = splitRun({ nodes: j.plan.nodes, tasks: j.tasks, checkRuns: {} }, undefined, { partSize: 1 });
+    // journal.json carries only the RUNNING task; t2 is in its part.
+    expect(s.live.tasks.map((t) => t.id)).toEqual(["t1"]);
+    const stored = {
+      version: 1,
+      journal: { ...j, plan: { ...j.plan, nodes: s.live.nodes }, tasks: s.live.tasks },
+      config: forgeConfigSchema.parse({}),
+      facts: { checkRuns: {} },
+      events: { segment: 1, tail: [] },
+      split: s.split,
+    };
+    const files: Record<string, string> = { "forge/r1/_state:journal.json": JSON.stringify(stored) };
+    for (const p of s.write) files[`forge/r1/_state:${p.path}`] = p.content;
+    const c = await readAndCheckDispatch(port(files), "r1", "t1", 1);
+    expect(c.current).toBe(true);
+    if (c.current)
+      expect(c.journal.tasks.map((t) => [t.id, t.status])).toEqual([
+        ["t1", "RUNNING"],
+        ["t2", "PENDING"],
+      ]);
+    expect(await readAndCheckDispatch(port(files), "r1", "t2", 1)).toEqual({ current: false, reason: "task t2 is at attempt 0, not 1" });
+
+    const second = `forge/r1/_state:${s.write[1]!.path}`;
+    files[second] = files[second]!.replace('"PENDING"', '"RUNNING"');
+    await expect(readAndCheckDispatch(port(files), "r1", "t1", 1)).rejects.toThrow(/does not match its hash/);
   });
 
   it("a running follow-up (_followup-<n>) is current at attempt 1, as a Type 1 task depending on its source", () => {

@@ -48,6 +48,8 @@ export interface Harness {
   /** The App's id on the local GitHub, and its installation on the repository (changes when reinstalled). */
   appId: number;
   installationId: number;
+  /** The App's private key (its journal key derives from it). */
+  privateKey: string;
   /** Resolves with the journal once `pred` holds for a decision of `runId` (or any run). */
   waitFor(pred: (j: Journal) => boolean, timeoutMs?: number): Promise<Journal>;
   /** Push the files of `dir` (e.g. an example plan) under `prefix` as one commit on main, as a person. */
@@ -76,6 +78,8 @@ export async function startHarness(
     reconcileEveryMs?: number;
     onWebhook?: ForgeServerOptions["onWebhook"];
     onRequest?: ForgeServerOptions["onRequest"];
+    journalParts?: ForgeServerOptions["journalParts"];
+    pace?: ForgeServerOptions["pace"];
   } = {},
 ): Promise<Harness> {
   const sim = await createSim(opts.sim ?? {});
@@ -119,6 +123,8 @@ export async function startHarness(
     reconcileEveryMs: opts.reconcileEveryMs ?? 0,
     ...(opts.onWebhook ? { onWebhook: opts.onWebhook } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+    ...(opts.journalParts ? { journalParts: opts.journalParts } : {}),
+    ...(opts.pace !== undefined ? { pace: opts.pace } : {}),
     // Fail fast in tests: Octokit's retry waits are long for a local server.
     octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 10 }, throttle: { enabled: false } },
   });
@@ -169,6 +175,7 @@ export async function startHarness(
     decisions,
     appId: registered.id,
     installationId: installation.id,
+    privateKey: keys.privateKeyPem,
     waitFor(pred, timeoutMs = 60_000) {
       const last = decisions[decisions.length - 1];
       if (last && pred(last.d.journal)) return Promise.resolve(last.d.journal);

@@ -1,0 +1,248 @@
+/**
+ * A big run's journal in parts, so that a write costs what changed, not the plan.
+ *
+ * Up to `SPLIT_AT` nodes the whole stored run travels in `journal.json`. Past it, each node's plan
+ * entry, task state and check-run ids live in **parts**: files of `PART_SIZE` consecutive nodes on
+ * the state branch, named by the sha256 of their content (`parts/<sha256>.json`), written once and
+ * never changed. `journal.json` then carries only the **live** nodes — those whose state differs from
+ * their part, and every RUNNING one (a job reads its own task there) — and `split`: the node count,
+ * the part size and the parts' hashes in order. When more than `LIVE_MAX` nodes differ from their
+ * parts, the writer folds: it writes a new part for each part holding a changed node (the others are
+ * kept by hash) and the live set shrinks to the RUNNING nodes.
+ *
+ * A reader takes the parts named by the journal (the hash of each is checked against its name, so a
+ * part pushed by someone else is refused), lays the live nodes over them, and has the whole run.
+ * Parts are content-addressed, so a process keeps those it has read and reads only new ones.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { planNodeSchema, taskStateSchema, type PlanNode, type TaskState } from "./journal.js";
+
+/** Nodes past which the journal is split. */
+export const SPLIT_AT = 200;
+/** Consecutive nodes per part (a done part of 500 tasks is about 360 kB). */
+export const PART_SIZE = 500;
+/** Changed nodes `journal.json` carries before the writer folds them into new parts. */
+export const LIVE_MAX = 100;
+
+export const partPath = (sha256: string) => `parts/${sha256}.json`;
+const SHA256 = /^[0-9a-f]{64}$/;
+
+export const journalSplitSchema = z
+  .object({
+    nodes: z.number().int().min(0).describe("Number of plan nodes in the run."),
+    partSize: z.number().int().min(1).describe("Consecutive nodes per part."),
+    parts: z.array(z.string().regex(SHA256)).describe("sha256 of each part's file `parts/<sha256>.json`, in node order."),
+    live: z
+      .array(z.number().int().min(0))
+      .describe(
+        "Index of each node `journal.json` carries (journal.plan.nodes[k] and journal.tasks[k] are node live[k]); they override their parts.",
+      ),
+  })
+  .strict()
+  .describe("Present when the run's nodes are kept in parts (docs/formats.md#journal-parts).");
+export type JournalSplit = z.infer<typeof journalSplitSchema>;
+
+export const journalPartSchema = z
+  .object({
+    nodes: z.array(planNodeSchema),
+    tasks: z.array(taskStateSchema),
+    checkRuns: z.record(z.string(), z.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks."),
+  })
+  .strict();
+export type JournalPart = z.infer<typeof journalPartSchema>;
+
+/** The parts as stored: their hashes and what they hold (the objects last written or read). */
+export interface PartsBase {
+  parts: string[];
+  nodes: PlanNode[];
+  tasks: TaskState[];
+  /** Check run ids the parts hold. */
+  checkRuns: Record<string, number>;
+  /** Node index by id. */
+  index: Map<string, number>;
+}
+
+/** The pieces of a stored run the split concerns. */
+export interface Whole {
+  nodes: PlanNode[];
+  tasks: TaskState[];
+  checkRuns: Record<string, number>;
+}
+
+export interface Split {
+  /** What `journal.json` carries. */
+  live: Whole;
+  split: JournalSplit;
+  /** Parts to write before `journal.json` (new content only). */
+  write: { path: string; content: string }[];
+  base: PartsBase;
+}
+
+/** The node a check run key `<taskId>:<attempt>` belongs to; undefined for a follow-up's. */
+const keyTask = (key: string, index: Map<string, number>) => index.get(key.slice(0, key.lastIndexOf(":")));
+
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/** Whether the journal of `nodes` plan nodes is kept in parts. */
+export const isSplit = (nodes: number, splitAt = SPLIT_AT) => nodes > splitAt;
+
+export const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+function indexOf(nodes: readonly PlanNode[], base: PartsBase | undefined): Map<string, number> {
+  if (base && base.index.size === nodes.length) return base.index;
+  return new Map(nodes.map((n, i) => [n.id, i]));
+}
+
+/** The indexes whose node, task or check runs differ from what their parts hold. */
+function changedSince(whole: Whole, base: PartsBase | undefined, index: Map<string, number>): Set<number> {
+  const changed = new Set<number>();
+  for (let i = 0; i < whole.nodes.length; i++) {
+    const node = whole.nodes[i]!;
+    const task = whole.tasks[i]!;
+    if (!base || i >= base.nodes.length) changed.add(i);
+    else if (base.nodes[i] === node && base.tasks[i] === task) continue;
+    else if (!same(base.nodes[i], node) || !same(base.tasks[i], task)) changed.add(i);
+    else {
+      // Equal content in newer objects: compare by reference next time.
+      base.nodes[i] = node;
+      base.tasks[i] = task;
+    }
+  }
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== undefined && base?.checkRuns[key] !== id) changed.add(i);
+  }
+  return changed;
+}
+
+function partOf(whole: Whole, index: Map<string, number>, from: number, to: number): string {
+  const checkRuns: Record<string, number> = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== undefined && i >= from && i < to) checkRuns[key] = id;
+  }
+  return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
+}
+
+/**
+ * Split `whole` against the parts already stored (`base`, none for a new run): the live nodes,
+ * the parts to write, and the new base. Folds when more than `liveMax` nodes differ from their parts.
+ */
+export function splitRun(whole: Whole, base: PartsBase | undefined, options: { partSize?: number; liveMax?: number } = {}): Split {
+  const partSize = options.partSize ?? PART_SIZE;
+  const liveMax = options.liveMax ?? LIVE_MAX;
+  const index = indexOf(whole.nodes, base);
+  const changed = changedSince(whole, base, index);
+  const partCount = Math.ceil(whole.nodes.length / partSize);
+  const fold = !base || changed.size > liveMax || base.nodes.length !== whole.nodes.length || base.parts.length !== partCount;
+  const write: Split["write"] = [];
+  let next: PartsBase;
+  let live: number[];
+  if (fold) {
+    const dirty = new Set([...changed].map((i) => Math.floor(i / partSize)));
+    const parts: string[] = [];
+    for (let p = 0; p < partCount; p++) {
+      if (base && !dirty.has(p) && base.parts[p]) {
+        parts.push(base.parts[p]!);
+        continue;
+      }
+      const content = partOf(whole, index, p * partSize, Math.min(whole.nodes.length, (p + 1) * partSize));
+      const hash = sha256(content);
+      parts.push(hash);
+      write.push({ path: partPath(hash), content });
+    }
+    next = { parts, nodes: whole.nodes.slice(), tasks: whole.tasks.slice(), checkRuns: { ...whole.checkRuns }, index };
+    live = [];
+  } else {
+    next = base!;
+    live = [...changed];
+  }
+  for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
+  live = [...new Set(live)].sort((a, b) => a - b);
+  const liveSet = new Set(live);
+  const checkRuns: Record<string, number> = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i === undefined || liveSet.has(i)) checkRuns[key] = id;
+  }
+  return {
+    live: { nodes: live.map((i) => whole.nodes[i]!), tasks: live.map((i) => whole.tasks[i]!), checkRuns },
+    split: { nodes: whole.nodes.length, partSize, parts: next.parts, live },
+    write,
+    base: next,
+  };
+}
+
+export class JournalPartsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JournalPartsError";
+  }
+}
+
+/**
+ * The whole run from the live nodes of `journal.json` and its parts. `readPart(sha256)` gives a
+ * part's file text (null when missing); each is checked against its hash and schema.
+ */
+export async function joinRun(
+  live: Whole,
+  split: JournalSplit,
+  readPart: (hash: string) => Promise<string | null>,
+  cache?: Map<string, JournalPart>,
+): Promise<{ whole: Whole; base: PartsBase }> {
+  if (split.live.length !== live.nodes.length || split.live.length !== live.tasks.length)
+    throw new JournalPartsError(
+      `split.live names ${split.live.length} nodes but the journal carries ${live.nodes.length} nodes and ${live.tasks.length} tasks`,
+    );
+  const parts = await Promise.all(
+    split.parts.map(async (hash) => {
+      const hit = cache?.get(hash);
+      if (hit) return hit;
+      const text = await readPart(hash);
+      if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
+      if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        throw new JournalPartsError(`${partPath(hash)} is not JSON: ${(e as Error).message}`);
+      }
+      const parsed = journalPartSchema.safeParse(raw);
+      if (!parsed.success)
+        throw new JournalPartsError(`${partPath(hash)} is not a journal part: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      if (cache) {
+        if (cache.size > 2_000) cache.clear();
+        cache.set(hash, parsed.data);
+      }
+      return parsed.data;
+    }),
+  );
+  const nodes: PlanNode[] = [];
+  const tasks: TaskState[] = [];
+  const checkRuns: Record<string, number> = {};
+  for (const [p, part] of parts.entries()) {
+    const expected = Math.min(split.partSize, split.nodes - p * split.partSize);
+    if (part.nodes.length !== expected || part.tasks.length !== expected)
+      throw new JournalPartsError(`${partPath(split.parts[p]!)} holds ${part.nodes.length} nodes where ${expected} were expected`);
+    nodes.push(...part.nodes);
+    tasks.push(...part.tasks);
+    Object.assign(checkRuns, part.checkRuns);
+  }
+  if (nodes.length !== split.nodes) throw new JournalPartsError(`the parts hold ${nodes.length} nodes, the journal names ${split.nodes}`);
+  const base: PartsBase = {
+    parts: [...split.parts],
+    nodes: nodes.slice(),
+    tasks: tasks.slice(),
+    checkRuns: { ...checkRuns },
+    index: new Map(),
+  };
+  base.index = new Map(nodes.map((n, i) => [n.id, i]));
+  for (const [k, i] of split.live.entries()) {
+    if (i >= nodes.length) throw new JournalPartsError(`split.live names node ${i} of ${nodes.length}`);
+    nodes[i] = live.nodes[k]!;
+    tasks[i] = live.tasks[k]!;
+  }
+  for (const [key, id] of Object.entries(live.checkRuns)) checkRuns[key] = id;
+  return { whole: { nodes, tasks, checkRuns }, base };
+}

@@ -1,0 +1,93 @@
+/**
+ * Forge's own pace per installation, under GitHub's secondary rate limits (docs.github.com, "Rate
+ * limits for the REST API"): no more than 100 requests at once, and no more than 80 content-creating
+ * requests a minute and 500 an hour. A request past a bound waits for its turn rather than being
+ * refused by GitHub and retried; the App's effects run outside its decisions, so a wait holds back
+ * only the calls behind it. Requests are started in the order they asked.
+ */
+export interface PaceLimits {
+  /** Requests in flight at once (default 100). */
+  concurrent: number;
+  /** Content-creating requests started in any 60 s (default 80). */
+  perMinute: number;
+  /** Content-creating requests started in any hour (default 500). */
+  perHour: number;
+}
+
+export const GITHUB_PACE: PaceLimits = { concurrent: 100, perMinute: 80, perHour: 500 };
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+export class Pacer {
+  #inFlight = 0;
+  readonly #waiting: { creating: boolean; go: () => void }[] = [];
+  /** Start times of the content-creating requests of the last hour, oldest first. */
+  readonly #created: number[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  /** Figures for benchmarks: the longest wait and how many requests waited. */
+  readonly stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+
+  constructor(
+    readonly limits: PaceLimits = GITHUB_PACE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
+  async run<T>(creating: boolean, request: () => Promise<T>): Promise<T> {
+    const asked = this.now();
+    if (this.#waiting.length || !this.#free(creating)) {
+      await new Promise<void>((go) => {
+        this.#waiting.push({ creating, go });
+        this.#pump();
+      });
+      this.stats.waited++;
+      this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, this.now() - asked);
+    } else this.#start(creating);
+    try {
+      return await request();
+    } finally {
+      this.#inFlight--;
+      this.#pump();
+    }
+  }
+
+  /** When a content-creating request may start (now or later), by the minute and hour windows. */
+  #creatableAt(): number {
+    const now = this.now();
+    while (this.#created.length && this.#created[0]! <= now - HOUR) this.#created.shift();
+    let at = now;
+    const n = this.#created.length;
+    if (n >= this.limits.perHour) at = Math.max(at, this.#created[n - this.limits.perHour]! + HOUR);
+    if (n >= this.limits.perMinute) at = Math.max(at, this.#created[n - this.limits.perMinute]! + MINUTE);
+    return at;
+  }
+
+  #free(creating: boolean): boolean {
+    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+  }
+
+  #start(creating: boolean): void {
+    this.#inFlight++;
+    this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.#inFlight);
+    if (creating) this.#created.push(this.now());
+  }
+
+  /** Start the waiting requests in order while the bounds allow; wake up when the window opens. */
+  #pump(): void {
+    while (this.#waiting.length && this.#free(this.#waiting[0]!.creating)) {
+      const next = this.#waiting.shift()!;
+      this.#start(next.creating);
+      next.go();
+    }
+    const head = this.#waiting[0];
+    if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#pump();
+      },
+      Math.max(1, this.#creatableAt() - this.now()),
+    );
+  }
+}
