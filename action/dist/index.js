@@ -28,6 +28,7 @@ import {
   CONFIG_PATH,
   FOLLOWUP_ID,
   JOURNAL_FILE,
+  JournalPartsError,
   LABELS,
   PLAN_RUN_ID,
   PROTECTED_PATHS,
@@ -42,11 +43,14 @@ import {
   forgeConfigSchema,
   integrationBranch,
   isFollowupId,
+  joinRun,
   journalSchema,
+  journalSplitSchema,
   parseCaptainId,
   parseConfigText,
   parsePlanCaptainId,
   parseYamlConfig,
+  partPath,
   planCaptainBranch,
   planDir,
   planRunId,
@@ -55,7 +59,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-3KC6FLUO.js";
+} from "./chunk-54UELAXP.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -724,8 +728,10 @@ async function readJournal(github, runId) {
   } catch (err) {
     throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} is not JSON: ${err.message}`);
   }
-  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw))
-    raw = raw.journal;
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) {
+    const stored = raw;
+    raw = stored.split === void 0 ? stored.journal : await joinedJournal(github, runId, stored.journal, stored.split);
+  }
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = zodProblems(parsed.error, JOURNAL_FILE).slice(0, 5).map((p) => formatProblem(p)).join("; ");
@@ -733,6 +739,25 @@ async function readJournal(github, runId) {
   }
   if (parsed.data.runId !== runId) throw new JournalError(`${stateBranch(runId)}:${JOURNAL_FILE} belongs to run ${parsed.data.runId}`);
   return parsed.data;
+}
+async function joinedJournal(github, runId, journal, split) {
+  const where = `${stateBranch(runId)}:${JOURNAL_FILE}`;
+  const s = journalSplitSchema.safeParse(split);
+  const j = journalSchema.safeParse(journal);
+  if (!s.success) throw new JournalError(`${where} has an invalid split: ${s.error.issues[0]?.message ?? "invalid"}`);
+  if (!j.success)
+    throw new JournalError(`${where} does not match the journal schema: ${formatProblem(zodProblems(j.error, JOURNAL_FILE)[0])}`);
+  try {
+    const { whole } = await joinRun(
+      { nodes: j.data.plan.nodes, tasks: j.data.tasks, checkRuns: {} },
+      s.data,
+      async (hash) => await github.readFile(partPath(hash), stateBranch(runId)) ?? null
+    );
+    return { ...j.data, plan: { ...j.data.plan, nodes: whole.nodes }, tasks: whole.tasks };
+  } catch (e) {
+    if (e instanceof JournalPartsError) throw new JournalError(`${where}: ${e.message}`);
+    throw e;
+  }
 }
 
 // action/src/job.ts

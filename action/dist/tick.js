@@ -6,7 +6,9 @@ import {
   DISPATCH_INPUTS,
   INSTRUCTION_PATHS,
   JOURNAL_FILE,
+  JournalPartsError,
   LABELS,
+  SPLIT_AT,
   TRAILERS,
   agentResultSchema,
   asData,
@@ -21,11 +23,15 @@ import {
   forgeConfigSchema,
   integrationBranch,
   isReservedBranch,
+  isSplit,
+  joinRun,
   journalSchema,
+  journalSplitSchema,
   parseConfigText,
   parseFollowupBranch,
   parsePlanPath,
   parseStateBranch,
+  partPath,
   planCaptainBranch,
   planCaptainId,
   planDir,
@@ -34,9 +40,10 @@ import {
   resultPath,
   runBranchPrefix,
   runIdFor,
+  splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-3KC6FLUO.js";
+} from "./chunk-54UELAXP.js";
 import {
   EXIT_CODES,
   external_exports,
@@ -17572,7 +17579,8 @@ var storedRunSchema = external_exports.object({
     segment: external_exports.number().int().min(1).describe("Number of the open segment."),
     tail: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).describe("Events of the open segment, oldest first.")
   }).strict(),
-  leases: external_exports.record(external_exports.string(), effectLeaseSchema).default({}).describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out.")
+  leases: external_exports.record(external_exports.string(), effectLeaseSchema).default({}).describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out."),
+  split: journalSplitSchema.optional()
 }).strict();
 var StateBranchMissingError = class extends Error {
   constructor(runId) {
@@ -17611,28 +17619,69 @@ var JournalRefusedError = class extends Error {
   blobSha;
 };
 var RunStore = class {
-  constructor(port, key) {
+  constructor(port, key, options2 = {}) {
     this.port = port;
     this.key = key;
+    this.options = options2;
   }
   port;
   key;
+  options;
+  /** Parts already read or written: content-addressed, so never stale. */
+  #parts = /* @__PURE__ */ new Map();
   async load(runId) {
-    const file = await this.port.readFile(JOURNAL_FILE, stateBranch(runId));
+    return this.#read(runId, stateBranch(runId), true);
+  }
+  /**
+   * The stored run of `journal.json` at `ref`, its parts joined: refused (`JournalRefusedError`) when
+   * the App did not write it, a part does not match its hash, or it asks for what the App would never do.
+   */
+  async #read(runId, ref, strict) {
+    const file = await this.port.readFile(JOURNAL_FILE, ref);
     if (!file) return null;
     const unsealed = unsealJournal(this.key, file.content);
-    if (!unsealed.ok) throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
-    const raw = unsealed.value;
-    const parsed = storedRunSchema.safeParse(migrate(raw));
-    if (!parsed.success)
+    if (!unsealed.ok) {
+      if (!strict) return null;
+      throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
+    }
+    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
+    if (!parsed.success) {
+      if (!strict) return null;
       throw new RunStoreError(
         `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(parsed.error, JOURNAL_FILE)[0])}`
       );
-    const problems = outboxProblems(parsed.data.journal, parsed.data.config);
-    if (parsed.data.journal.runId !== runId) problems.unshift(`it is the journal of run ${parsed.data.journal.runId}`);
-    if (problems.length)
+    }
+    const { split, ...stored } = parsed.data;
+    let state = stored;
+    let parts;
+    if (split) {
+      try {
+        const joined = await joinRun(
+          { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+          split,
+          async (hash) => (await this.port.readFile(partPath(hash), ref))?.content ?? null,
+          this.#parts
+        );
+        const { nodes, tasks, checkRuns } = joined.whole;
+        state = {
+          ...state,
+          journal: { ...state.journal, plan: { ...state.journal.plan, nodes }, tasks },
+          facts: { ...state.facts, checkRuns }
+        };
+        parts = joined.base;
+      } catch (e) {
+        if (!(e instanceof JournalPartsError)) throw e;
+        if (!strict) return null;
+        throw new JournalRefusedError(runId, e.message, file.blobSha);
+      }
+    }
+    const problems = outboxProblems(state.journal, state.config);
+    if (state.journal.runId !== runId) problems.unshift(`it is the journal of run ${state.journal.runId}`);
+    if (problems.length) {
+      if (!strict) return null;
       throw new JournalRefusedError(runId, `it asks for what Forge would never do: ${problems.slice(0, 5).join("; ")}`, file.blobSha);
-    return { state: parsed.data, blobSha: file.blobSha };
+    }
+    return { state, blobSha: file.blobSha, ...parts ? { parts } : {} };
   }
   /**
    * The newest commit of the run's state branch holding a journal the App wrote (its seal verifies),
@@ -17651,13 +17700,9 @@ var RunStore = class {
   async create(state, fromSha) {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { blobSha, commitSha } = await this.port.writeFile(
-      branch,
-      JOURNAL_FILE,
-      this.serialize(state),
-      `forge: start run ${state.journal.runId}`
-    );
-    return { state, blobSha, commitSha };
+    const { text, parts } = await this.#written(branch, state, void 0);
+    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
+    return { state, blobSha, commitSha, ...parts ? { parts } : {} };
   }
   /**
    * Persist `next` over `loaded` — compare-and-swap: `ConflictError` when another writer moved the
@@ -17674,8 +17719,9 @@ var RunStore = class {
       persisted -= SEGMENT_SIZE;
     }
     try {
-      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, this.serialize(state), message, loaded.blobSha);
-      return { state, blobSha, commitSha };
+      const { text, parts } = await this.#written(branch, state, loaded.parts);
+      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
+      return { state, blobSha, commitSha, ...parts ? { parts } : {} };
     } catch (e) {
       if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !await this.port.branchHead(branch)) {
         throw new StateBranchMissingError(next.journal.runId);
@@ -17689,15 +17735,38 @@ var RunStore = class {
    * Returns the journal restored, or null when there was nothing to restore.
    */
   async restore(runId, commitSha) {
-    const file = await this.port.readFile(JOURNAL_FILE, commitSha);
-    if (!file) return null;
-    const unsealed = unsealJournal(this.key, file.content);
-    if (!unsealed.ok) return null;
-    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
-    if (!parsed.success || parsed.data.journal.runId !== runId) return null;
-    if (parsed.data.journal.status === "completed" || parsed.data.journal.status === "cancelled") return null;
+    const read = await this.#read(runId, commitSha, false);
+    if (!read) return null;
+    if (read.state.journal.status === "completed" || read.state.journal.status === "cancelled") return null;
     if (!await this.port.createBranch(stateBranch(runId), commitSha)) return null;
-    return { state: parsed.data, blobSha: file.blobSha, commitSha };
+    return { ...read, commitSha };
+  }
+  /**
+   * `journal.json`'s text for `state` — sealed with the App's key — after writing the parts it needs
+   * when the run is big enough to be split (each a new file, named by its hash; one already there is
+   * the same content).
+   */
+  async #written(branch, state, base) {
+    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
+    const s = splitRun(
+      { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+      base,
+      this.options
+    );
+    for (const part of s.write) {
+      try {
+        await this.port.writeFile(branch, part.path, part.content, `forge: journal part ${part.path.slice(6, 18)}`);
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+    const onDisk = {
+      ...state,
+      journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s.live.nodes }, tasks: s.live.tasks },
+      facts: { ...state.facts, checkRuns: s.live.checkRuns },
+      split: s.split
+    };
+    return { text: this.serialize(onDisk), parts: s.base };
   }
   /** `journal.json`'s text: the stored run, sealed with the App's key. */
   serialize(state) {
@@ -17781,7 +17850,7 @@ var Engine = class {
   stats = { takenOver: 0, casLost: 0 };
   constructor(options2) {
     this.#port = options2.port;
-    this.store = new RunStore(options2.port, options2.journalKey);
+    this.store = new RunStore(options2.port, options2.journalKey, options2.journalParts);
     this.#onRefused = options2.onRefused;
     this.#log = options2.log ?? silentLogger;
     this.#now = options2.now ?? Date.now;
@@ -17943,7 +18012,7 @@ var Engine = class {
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {
-        this.#cache.set(runId, { state: next, blobSha: loaded.blobSha, commitSha: loaded.commitSha });
+        this.#cache.set(runId, { ...loaded, state: next });
         if (state !== loaded.state || JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
         return d;
       }
@@ -18269,6 +18338,7 @@ var CONTENT_CREATING = [
   /^POST \/repos\/[^/]+\/[^/]+\/check-runs$/,
   /reactions$/
 ];
+var isContentCreating = (route) => CONTENT_CREATING.some((re) => re.test(route));
 function newCallStats() {
   return { reads: 0, writes: 0, contentCreating: 0, byRoute: {} };
 }
@@ -18303,11 +18373,84 @@ function instrument(octokit, stats, onRequest) {
     const route = `${method} ${path2}`;
     if (method === "GET") stats.reads++;
     else stats.writes++;
-    if (CONTENT_CREATING.some((re) => re.test(route))) stats.contentCreating++;
+    if (isContentCreating(route)) stats.contentCreating++;
     const template = `${method} ${typeof o.url === "string" && o.url.includes("{") ? o.url : path2}`;
     stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
   });
 }
+
+// src/github/pacing.ts
+var GITHUB_PACE = { concurrent: 100, perMinute: 80, perHour: 500 };
+var MINUTE = 6e4;
+var HOUR = 36e5;
+var Pacer = class {
+  constructor(limits = GITHUB_PACE, now = Date.now) {
+    this.limits = limits;
+    this.now = now;
+  }
+  limits;
+  now;
+  #inFlight = 0;
+  #waiting = [];
+  /** Start times of the content-creating requests of the last hour, oldest first. */
+  #created = [];
+  #timer;
+  /** Figures for benchmarks: the longest wait and how many requests waited. */
+  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+  /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
+  async run(creating, request2) {
+    const asked = this.now();
+    if (this.#waiting.length || !this.#free(creating)) {
+      await new Promise((go) => {
+        this.#waiting.push({ creating, go });
+        this.#pump();
+      });
+      this.stats.waited++;
+      this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, this.now() - asked);
+    } else this.#start(creating);
+    try {
+      return await request2();
+    } finally {
+      this.#inFlight--;
+      this.#pump();
+    }
+  }
+  /** When a content-creating request may start (now or later), by the minute and hour windows. */
+  #creatableAt() {
+    const now = this.now();
+    while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
+    let at = now;
+    const n = this.#created.length;
+    if (n >= this.limits.perHour) at = Math.max(at, this.#created[n - this.limits.perHour] + HOUR);
+    if (n >= this.limits.perMinute) at = Math.max(at, this.#created[n - this.limits.perMinute] + MINUTE);
+    return at;
+  }
+  #free(creating) {
+    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+  }
+  #start(creating) {
+    this.#inFlight++;
+    this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.#inFlight);
+    if (creating) this.#created.push(this.now());
+  }
+  /** Start the waiting requests in order while the bounds allow; wake up when the window opens. */
+  #pump() {
+    while (this.#waiting.length && this.#free(this.#waiting[0].creating)) {
+      const next = this.#waiting.shift();
+      this.#start(next.creating);
+      next.go();
+    }
+    const head = this.#waiting[0];
+    if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = void 0;
+        this.#pump();
+      },
+      Math.max(1, this.#creatableAt() - this.now())
+    );
+  }
+};
 
 // src/github/octokit-port.ts
 function statusOf(e) {
@@ -18712,6 +18855,11 @@ async function* installedRepositories(app) {
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
   }
 }
+var pacers = /* @__PURE__ */ new WeakMap();
+function pacerOf(app, installationId, limits = GITHUB_PACE) {
+  const own = pacers.get(app) ?? pacers.set(app, /* @__PURE__ */ new Map()).get(app);
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId);
+}
 var slugs = /* @__PURE__ */ new WeakMap();
 function appSlug(app) {
   const known = slugs.get(app);
@@ -18726,9 +18874,16 @@ async function repositoryInstallationId(app, owner, repo) {
   const { data } = await (await asApp(app)).rest.apps.getRepoInstallation({ owner, repo });
   return data.id;
 }
-async function installationPort(app, installationId, owner, repo, stats, onRequest) {
+async function installationPort(app, installationId, owner, repo, stats, onRequest, pace = GITHUB_PACE) {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
+  if (pace) {
+    const pacer = pacerOf(app, installationId, pace);
+    octokit.hook.wrap("request", (request2, o) => {
+      const { method, path: path2 } = pathOf(octokit, o);
+      return pacer.run(isContentCreating(`${method} ${path2}`), async () => request2(o));
+    });
+  }
   return new OctokitPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : void 0;
@@ -18739,7 +18894,7 @@ async function installationPort(app, installationId, owner, repo, stats, onReque
 async function createRuntime(app, owner, repo, installationId, log, options2, now) {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
-  const port = await installationPort(app, installationId, owner, repo, stats, options2.onRequest);
+  const port = await installationPort(app, installationId, owner, repo, stats, options2.onRequest, options2.pace);
   const engine = new Engine({
     port,
     log,
@@ -18747,6 +18902,7 @@ async function createRuntime(app, owner, repo, installationId, log, options2, no
     ...options2.replicaId !== void 0 ? { replicaId: options2.replicaId } : {},
     ...options2.leaseMs !== void 0 ? { leaseMs: options2.leaseMs } : {},
     journalKey: options2.journalKey,
+    ...options2.journalParts ? { journalParts: options2.journalParts } : {},
     onDecision: (runId, d) => options2.onDecision?.(key, runId, d),
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));

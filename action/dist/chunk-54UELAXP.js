@@ -2146,6 +2146,168 @@ var journalSchema = external_exports.object({
   outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
 }).strict();
 
+// src/core/journal-parts.ts
+import { createHash } from "node:crypto";
+var SPLIT_AT = 200;
+var PART_SIZE = 500;
+var LIVE_MAX = 100;
+var partPath = (sha2562) => `parts/${sha2562}.json`;
+var SHA256 = /^[0-9a-f]{64}$/;
+var journalSplitSchema = external_exports.object({
+  nodes: external_exports.number().int().min(0).describe("Number of plan nodes in the run."),
+  partSize: external_exports.number().int().min(1).describe("Consecutive nodes per part."),
+  parts: external_exports.array(external_exports.string().regex(SHA256)).describe("sha256 of each part's file `parts/<sha256>.json`, in node order."),
+  live: external_exports.array(external_exports.number().int().min(0)).describe(
+    "Index of each node `journal.json` carries (journal.plan.nodes[k] and journal.tasks[k] are node live[k]); they override their parts."
+  )
+}).strict().describe("Present when the run's nodes are kept in parts (docs/formats.md#journal-parts).");
+var journalPartSchema = external_exports.object({
+  nodes: external_exports.array(planNodeSchema),
+  tasks: external_exports.array(taskStateSchema),
+  checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks.")
+}).strict();
+var keyTask = (key, index) => index.get(key.slice(0, key.lastIndexOf(":")));
+var same = (a, b) => a === b || JSON.stringify(a) === JSON.stringify(b);
+var isSplit = (nodes, splitAt = SPLIT_AT) => nodes > splitAt;
+var sha256 = (text) => createHash("sha256").update(text, "utf8").digest("hex");
+function indexOf(nodes, base2) {
+  if (base2 && base2.index.size === nodes.length) return base2.index;
+  return new Map(nodes.map((n, i) => [n.id, i]));
+}
+function changedSince(whole, base2, index) {
+  const changed = /* @__PURE__ */ new Set();
+  for (let i = 0; i < whole.nodes.length; i++) {
+    const node = whole.nodes[i];
+    const task = whole.tasks[i];
+    if (!base2 || i >= base2.nodes.length) changed.add(i);
+    else if (base2.nodes[i] === node && base2.tasks[i] === task) continue;
+    else if (!same(base2.nodes[i], node) || !same(base2.tasks[i], task)) changed.add(i);
+    else {
+      base2.nodes[i] = node;
+      base2.tasks[i] = task;
+    }
+  }
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== void 0 && base2?.checkRuns[key] !== id) changed.add(i);
+  }
+  return changed;
+}
+function partOf(whole, index, from, to) {
+  const checkRuns = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== void 0 && i >= from && i < to) checkRuns[key] = id;
+  }
+  return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
+}
+function splitRun(whole, base2, options = {}) {
+  const partSize = options.partSize ?? PART_SIZE;
+  const liveMax = options.liveMax ?? LIVE_MAX;
+  const index = indexOf(whole.nodes, base2);
+  const changed = changedSince(whole, base2, index);
+  const partCount = Math.ceil(whole.nodes.length / partSize);
+  const fold = !base2 || changed.size > liveMax || base2.nodes.length !== whole.nodes.length || base2.parts.length !== partCount;
+  const write = [];
+  let next;
+  let live;
+  if (fold) {
+    const dirty = new Set([...changed].map((i) => Math.floor(i / partSize)));
+    const parts = [];
+    for (let p = 0; p < partCount; p++) {
+      if (base2 && !dirty.has(p) && base2.parts[p]) {
+        parts.push(base2.parts[p]);
+        continue;
+      }
+      const content = partOf(whole, index, p * partSize, Math.min(whole.nodes.length, (p + 1) * partSize));
+      const hash = sha256(content);
+      parts.push(hash);
+      write.push({ path: partPath(hash), content });
+    }
+    next = { parts, nodes: whole.nodes.slice(), tasks: whole.tasks.slice(), checkRuns: { ...whole.checkRuns }, index };
+    live = [];
+  } else {
+    next = base2;
+    live = [...changed];
+  }
+  for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
+  live = [...new Set(live)].sort((a, b) => a - b);
+  const liveSet = new Set(live);
+  const checkRuns = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i === void 0 || liveSet.has(i)) checkRuns[key] = id;
+  }
+  return {
+    live: { nodes: live.map((i) => whole.nodes[i]), tasks: live.map((i) => whole.tasks[i]), checkRuns },
+    split: { nodes: whole.nodes.length, partSize, parts: next.parts, live },
+    write,
+    base: next
+  };
+}
+var JournalPartsError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "JournalPartsError";
+  }
+};
+async function joinRun(live, split, readPart, cache) {
+  if (split.live.length !== live.nodes.length || split.live.length !== live.tasks.length)
+    throw new JournalPartsError(
+      `split.live names ${split.live.length} nodes but the journal carries ${live.nodes.length} nodes and ${live.tasks.length} tasks`
+    );
+  const parts = await Promise.all(
+    split.parts.map(async (hash) => {
+      const hit = cache?.get(hash);
+      if (hit) return hit;
+      const text = await readPart(hash);
+      if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
+      if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
+      let raw;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
+      }
+      const parsed = journalPartSchema.safeParse(raw);
+      if (!parsed.success)
+        throw new JournalPartsError(`${partPath(hash)} is not a journal part: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      if (cache) {
+        if (cache.size > 2e3) cache.clear();
+        cache.set(hash, parsed.data);
+      }
+      return parsed.data;
+    })
+  );
+  const nodes = [];
+  const tasks = [];
+  const checkRuns = {};
+  for (const [p, part] of parts.entries()) {
+    const expected = Math.min(split.partSize, split.nodes - p * split.partSize);
+    if (part.nodes.length !== expected || part.tasks.length !== expected)
+      throw new JournalPartsError(`${partPath(split.parts[p])} holds ${part.nodes.length} nodes where ${expected} were expected`);
+    nodes.push(...part.nodes);
+    tasks.push(...part.tasks);
+    Object.assign(checkRuns, part.checkRuns);
+  }
+  if (nodes.length !== split.nodes) throw new JournalPartsError(`the parts hold ${nodes.length} nodes, the journal names ${split.nodes}`);
+  const base2 = {
+    parts: [...split.parts],
+    nodes: nodes.slice(),
+    tasks: tasks.slice(),
+    checkRuns: { ...checkRuns },
+    index: /* @__PURE__ */ new Map()
+  };
+  base2.index = new Map(nodes.map((n, i) => [n.id, i]));
+  for (const [k, i] of split.live.entries()) {
+    if (i >= nodes.length) throw new JournalPartsError(`split.live names node ${i} of ${nodes.length}`);
+    nodes[i] = live.nodes[k];
+    tasks[i] = live.tasks[k];
+  }
+  for (const [key, id] of Object.entries(live.checkRuns)) checkRuns[key] = id;
+  return { whole: { nodes, tasks, checkRuns }, base: base2 };
+}
+
 // src/core/render/as-data.ts
 var FORGE_MARKER = /<!--\s*forge[\s\S]*?(?:-->|$)/gi;
 var FORGE_OPENER = /<!--(?=\s*forge)/gi;
@@ -2265,6 +2427,13 @@ export {
   parseYamlConfig,
   parseConfigText,
   journalSchema,
+  SPLIT_AT,
+  partPath,
+  journalSplitSchema,
+  isSplit,
+  splitRun,
+  JournalPartsError,
+  joinRun,
   require_picomatch2 as require_picomatch,
   walkthroughFrontmatterSchema,
   WALKTHROUGH_BODY_SECTIONS,
