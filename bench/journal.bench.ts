@@ -244,6 +244,17 @@ if (json) {
         `${r.largest.toLocaleString("en-US")} (${kb(r.largest)}${past(r.largest)}) | ${r.writes.toLocaleString("en-US")} | ${r.sampled} | ${kb(Math.ceil(r.typical / 3) * 4)} |`,
     );
   console.log("");
+  console.log(
+    "A run past 200 tasks keeps its nodes in parts and layers beside journal.json (docs/formats.md#journal-parts): what they add, over the run —",
+  );
+  console.log("");
+  console.log("| tasks | parts written with the first journal | part and layer files written | their bytes | every byte written, per journal write |");
+  console.log("|---:|---:|---:|---:|---:|");
+  for (const r of rows)
+    console.log(
+      `| ${r.tasks.toLocaleString("en-US")} | ${kb(r.startParts)} | ${r.partFiles.toLocaleString("en-US")} (${((100 * r.partFiles) / r.writes).toFixed(1)} % of the journal writes) | ${kb(r.partBytes)} | ${kb(r.amortized)} |`,
+    );
+  console.log("");
   const over = rows.flatMap((r) =>
     (
       [

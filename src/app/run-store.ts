@@ -22,6 +22,7 @@ import {
   partPath,
   splitRun,
   SPLIT_AT,
+  type JournalLayer,
   type JournalPart,
   type PartsBase,
 } from "../core/journal-parts.js";
@@ -149,7 +150,7 @@ export class JournalRefusedError extends Error {
 
 export class RunStore {
   /** Parts already read or written: content-addressed, so never stale. */
-  readonly #parts = new Map<string, JournalPart>();
+  readonly #parts = new Map<string, JournalPart | JournalLayer>();
 
   constructor(
     private readonly port: GitHubPort,

@@ -24,6 +24,8 @@ export const SPLIT_AT = 200;
 export const PART_SIZE = 500;
 /** Changed nodes `journal.json` carries before the writer folds them into new parts. */
 export const LIVE_MAX = 100;
+/** Layers kept before the writer compacts them into new parts. */
+export const LAYERS_MAX = 16;
 
 export const partPath = (sha256: string) => `parts/${sha256}.json`;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -33,6 +35,10 @@ export const journalSplitSchema = z
     nodes: z.number().int().min(0).describe("Number of plan nodes in the run."),
     partSize: z.number().int().min(1).describe("Consecutive nodes per part."),
     parts: z.array(z.string().regex(SHA256)).describe("sha256 of each part's file `parts/<sha256>.json`, in node order."),
+    layers: z
+      .array(z.string().regex(SHA256))
+      .default([])
+      .describe("sha256 of each layer's file `parts/<sha256>.json`, oldest first: laid over the parts in this order."),
     live: z
       .array(z.number().int().min(0))
       .describe(
@@ -52,9 +58,22 @@ export const journalPartSchema = z
   .strict();
 export type JournalPart = z.infer<typeof journalPartSchema>;
 
+export const journalLayerSchema = z
+  .object({
+    layer: z.array(z.number().int().min(0)).describe("Index of each node the layer holds."),
+    nodes: z.array(planNodeSchema),
+    tasks: z.array(taskStateSchema),
+    checkRuns: z.record(z.string(), z.number().int()).describe("Check run id per `<taskId>:<attempt>` of this layer's tasks."),
+  })
+  .strict();
+export type JournalLayer = z.infer<typeof journalLayerSchema>;
+
 /** The parts as stored: their hashes and what they hold (the objects last written or read). */
 export interface PartsBase {
   parts: string[];
+  layers: string[];
+  /** Indexes the layers hold (their parts are rewritten when the layers are compacted). */
+  layered: Set<number>;
   nodes: PlanNode[];
   tasks: TaskState[];
   /** Check run ids the parts hold. */
@@ -125,22 +144,63 @@ function partOf(whole: Whole, index: Map<string, number>, from: number, to: numb
   return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
 
+function layerOf(whole: Whole, index: Map<string, number>, layer: number[]): string {
+  const held = new Set(layer);
+  const checkRuns: Record<string, number> = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== undefined && held.has(i)) checkRuns[key] = id;
+  }
+  return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
+}
+
 /**
  * Split `whole` against the parts already stored (`base`, none for a new run): the live nodes,
  * the parts to write, and the new base. Folds when more than `liveMax` nodes differ from their parts.
  */
-export function splitRun(whole: Whole, base: PartsBase | undefined, options: { partSize?: number; liveMax?: number } = {}): Split {
+export function splitRun(
+  whole: Whole,
+  base: PartsBase | undefined,
+  options: { partSize?: number; liveMax?: number; layersMax?: number } = {},
+): Split {
   const partSize = options.partSize ?? PART_SIZE;
   const liveMax = options.liveMax ?? LIVE_MAX;
+  const layersMax = options.layersMax ?? LAYERS_MAX;
   const index = indexOf(whole.nodes, base);
   const changed = changedSince(whole, base, index);
   const partCount = Math.ceil(whole.nodes.length / partSize);
-  const fold = !base || changed.size > liveMax || base.nodes.length !== whole.nodes.length || base.parts.length !== partCount;
+  const compact =
+    !base ||
+    base.nodes.length !== whole.nodes.length ||
+    base.parts.length !== partCount ||
+    (changed.size > liveMax && base.layers.length >= layersMax);
   const write: Split["write"] = [];
   let next: PartsBase;
   let live: number[];
-  if (fold) {
-    const dirty = new Set([...changed].map((i) => Math.floor(i / partSize)));
+  if (!compact && changed.size > liveMax) {
+    // Fold: one layer of the changed nodes.
+    const layer = [...changed].sort((a, b) => a - b);
+    const content = layerOf(whole, index, layer);
+    const hash = sha256(content);
+    write.push({ path: partPath(hash), content });
+    // A new base, not an edit of the old: a write that loses its compare-and-swap keeps the old one.
+    next = {
+      parts: base.parts,
+      layers: [...base.layers, hash],
+      layered: new Set([...base.layered, ...layer]),
+      nodes: base.nodes.slice(),
+      tasks: base.tasks.slice(),
+      checkRuns: { ...base.checkRuns },
+      index,
+    };
+    for (const i of layer) {
+      next.nodes[i] = whole.nodes[i]!;
+      next.tasks[i] = whole.tasks[i]!;
+    }
+    for (const [key, id] of Object.entries(whole.checkRuns)) if (keyTask(key, index) !== undefined) next.checkRuns[key] = id;
+    live = [];
+  } else if (compact) {
+    const dirty = new Set([...changed, ...(base?.layered ?? [])].map((i) => Math.floor(i / partSize)));
     const parts: string[] = [];
     for (let p = 0; p < partCount; p++) {
       if (base && !dirty.has(p) && base.parts[p]) {
@@ -152,7 +212,15 @@ export function splitRun(whole: Whole, base: PartsBase | undefined, options: { p
       parts.push(hash);
       write.push({ path: partPath(hash), content });
     }
-    next = { parts, nodes: whole.nodes.slice(), tasks: whole.tasks.slice(), checkRuns: { ...whole.checkRuns }, index };
+    next = {
+      parts,
+      layers: [],
+      layered: new Set(),
+      nodes: whole.nodes.slice(),
+      tasks: whole.tasks.slice(),
+      checkRuns: { ...whole.checkRuns },
+      index,
+    };
     live = [];
   } else {
     next = base!;
@@ -168,7 +236,7 @@ export function splitRun(whole: Whole, base: PartsBase | undefined, options: { p
   }
   return {
     live: { nodes: live.map((i) => whole.nodes[i]!), tasks: live.map((i) => whole.tasks[i]!), checkRuns },
-    split: { nodes: whole.nodes.length, partSize, parts: next.parts, live },
+    split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
     write,
     base: next,
   };
@@ -189,35 +257,41 @@ export async function joinRun(
   live: Whole,
   split: JournalSplit,
   readPart: (hash: string) => Promise<string | null>,
-  cache?: Map<string, JournalPart>,
+  cache?: Map<string, JournalPart | JournalLayer>,
 ): Promise<{ whole: Whole; base: PartsBase }> {
   if (split.live.length !== live.nodes.length || split.live.length !== live.tasks.length)
     throw new JournalPartsError(
       `split.live names ${split.live.length} nodes but the journal carries ${live.nodes.length} nodes and ${live.tasks.length} tasks`,
     );
-  const parts = await Promise.all(
-    split.parts.map(async (hash) => {
-      const hit = cache?.get(hash);
-      if (hit) return hit;
-      const text = await readPart(hash);
-      if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
-      if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch (e) {
-        throw new JournalPartsError(`${partPath(hash)} is not JSON: ${(e as Error).message}`);
-      }
-      const parsed = journalPartSchema.safeParse(raw);
-      if (!parsed.success)
-        throw new JournalPartsError(`${partPath(hash)} is not a journal part: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-      if (cache) {
-        if (cache.size > 2_000) cache.clear();
-        cache.set(hash, parsed.data);
-      }
-      return parsed.data;
-    }),
-  );
+  async function read<S extends typeof journalPartSchema | typeof journalLayerSchema>(
+    hash: string,
+    schema: S,
+    what: string,
+  ): Promise<z.infer<S>> {
+    const hit = cache?.get(hash);
+    if (hit && schema.safeParse(hit).success) return hit as z.infer<S>;
+    const text = await readPart(hash);
+    if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
+    if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new JournalPartsError(`${partPath(hash)} is not JSON: ${(e as Error).message}`);
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success)
+      throw new JournalPartsError(`${partPath(hash)} is not a journal ${what}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    if (cache) {
+      if (cache.size > 2_000) cache.clear();
+      cache.set(hash, parsed.data);
+    }
+    return parsed.data as z.infer<S>;
+  }
+  const [parts, layers] = await Promise.all([
+    Promise.all(split.parts.map((hash) => read(hash, journalPartSchema, "part"))),
+    Promise.all(split.layers.map((hash) => read(hash, journalLayerSchema, "layer"))),
+  ]);
   const nodes: PlanNode[] = [];
   const tasks: TaskState[] = [];
   const checkRuns: Record<string, number> = {};
@@ -230,14 +304,27 @@ export async function joinRun(
     Object.assign(checkRuns, part.checkRuns);
   }
   if (nodes.length !== split.nodes) throw new JournalPartsError(`the parts hold ${nodes.length} nodes, the journal names ${split.nodes}`);
+  const layered = new Set<number>();
+  for (const [l, layer] of layers.entries()) {
+    if (layer.nodes.length !== layer.layer.length || layer.tasks.length !== layer.layer.length)
+      throw new JournalPartsError(`${partPath(split.layers[l]!)} names ${layer.layer.length} nodes but holds ${layer.nodes.length}`);
+    for (const [k, i] of layer.layer.entries()) {
+      if (i >= nodes.length) throw new JournalPartsError(`${partPath(split.layers[l]!)} names node ${i} of ${nodes.length}`);
+      nodes[i] = layer.nodes[k]!;
+      tasks[i] = layer.tasks[k]!;
+      layered.add(i);
+    }
+    Object.assign(checkRuns, layer.checkRuns);
+  }
   const base: PartsBase = {
     parts: [...split.parts],
+    layers: [...split.layers],
+    layered,
     nodes: nodes.slice(),
     tasks: tasks.slice(),
     checkRuns: { ...checkRuns },
-    index: new Map(),
+    index: new Map(nodes.map((n, i) => [n.id, i])),
   };
-  base.index = new Map(nodes.map((n, i) => [n.id, i]));
   for (const [k, i] of split.live.entries()) {
     if (i >= nodes.length) throw new JournalPartsError(`split.live names node ${i} of ${nodes.length}`);
     nodes[i] = live.nodes[k]!;

@@ -48,7 +48,7 @@ describe("a big run's journal in parts", () => {
     expect(joined.whole).toEqual(w);
   });
 
-  it("a write carries what changed: a few changes travel live, many fold into new parts of only the changed ranges", async () => {
+  it("a write carries what changed: a few changes travel live, more fold into one layer, layers compact into new parts of the ranges they touched", async () => {
     const w = whole(1_500);
     const first = splitRun(w, undefined, { partSize: 500, liveMax: 20 });
     const files = new Map<string, string>();
@@ -63,16 +63,36 @@ describe("a big run's journal in parts", () => {
     expect(small.split.live).toEqual(expect.arrayContaining([600, 601, 602]));
     expect((await joinRun(small.live, small.split, stored(files))).whole.tasks).toEqual(tasks);
 
-    // Thirty more in the same part: past liveMax, the writer folds — a new second part, the others kept.
+    // Thirty more: past liveMax, the writer folds them into one layer of just the changed nodes.
     for (let i = 610; i < 640; i++) tasks[i] = merged(tasks[i]!);
-    const fold = splitRun({ ...w, tasks }, small.base, { partSize: 500, liveMax: 20 });
+    const fold = splitRun({ ...w, tasks }, small.base, { partSize: 500, liveMax: 20, layersMax: 2 });
     expect(fold.write).toHaveLength(1);
-    expect(fold.split.parts[0]).toBe(first.split.parts[0]);
-    expect(fold.split.parts[1]).not.toBe(first.split.parts[1]);
-    expect(fold.split.parts[2]).toBe(first.split.parts[2]);
+    expect(fold.split.parts).toEqual(first.split.parts);
+    expect(fold.split.layers).toHaveLength(1);
+    const layer = JSON.parse(fold.write[0]!.content) as { layer: number[] };
+    expect(layer.layer).toHaveLength(33);
+    expect(fold.write[0]!.content.length).toBeLessThan(first.write[1]!.content.length / 5);
     expect(fold.live.tasks.every((t) => t.status === "RUNNING")).toBe(true);
     write(files, fold.write);
     expect((await joinRun(fold.live, fold.split, stored(files))).whole.tasks).toEqual(tasks);
+
+    // Another fold (tasks of the third part), then a third: past layersMax, the writer compacts the
+    // layers into new parts of the ranges they touched — the first part is kept by hash.
+    for (let i = 1_100; i < 1_130; i++) tasks[i] = merged(tasks[i]!);
+    const fold2 = splitRun({ ...w, tasks }, fold.base, { partSize: 500, liveMax: 20, layersMax: 2 });
+    expect(fold2.split.layers).toHaveLength(2);
+    write(files, fold2.write);
+    for (let i = 1_200; i < 1_230; i++) tasks[i] = merged(tasks[i]!);
+    const compact = splitRun({ ...w, tasks }, fold2.base, { partSize: 500, liveMax: 20, layersMax: 2 });
+    expect(compact.split.layers).toEqual([]);
+    expect(compact.write).toHaveLength(2);
+    expect(compact.split.parts[0]).toBe(first.split.parts[0]);
+    expect(compact.split.parts[1]).not.toBe(first.split.parts[1]);
+    expect(compact.split.parts[2]).not.toBe(first.split.parts[2]);
+    write(files, compact.write);
+    expect((await joinRun(compact.live, compact.split, stored(files))).whole.tasks).toEqual(tasks);
+    // A reader that has never seen the run gets the same from the files alone.
+    expect((await joinRun(fold2.live, fold2.split, stored(files))).whole.tasks.slice(0, 1_130)).toEqual(tasks.slice(0, 1_130));
   });
 
   it("the bytes of journal.json's nodes do not grow with the plan", () => {
