@@ -19,11 +19,10 @@
  * runner queue time; seeded per run); `--latency none`, the default, answers at once. `--help`
  * prints this.
  */
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import path from "node:path";
+import { readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "../test/app/helpers.js";
-import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
+import { dagFiles, generateDag } from "../test/helpers/gen-plan.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
 import { Engine } from "../src/app/engine.js";
@@ -91,7 +90,7 @@ function quantile(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1) + 0.5))]!;
 }
 
-async function latency(n: number): Promise<{ wall: number[]; appSide: number[] }> {
+async function latency(n: number): Promise<{ wall: number[]; appSide: number[]; calls: number[]; path: string[] }> {
   const webhooks: { name: string; action?: string; at: number }[] = [];
   const requests: { route: string; start: number; end: number }[] = [];
   const h = await startHarness(() => ({ kind: "success" }), {
@@ -103,6 +102,9 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[] }
   });
   const wall: number[] = [];
   const appSide: number[] = [];
+  /** Per sample, the App's calls between the webhook and the dispatch; the routes of the last one. */
+  const calls: number[] = [];
+  let path: string[] = [];
   try {
     await h.pushFiles(planFiles("bench", chain(n)), "Add the plan");
     for (let i = 1; i < n; i++) {
@@ -125,11 +127,14 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[] }
         .reduce((sum, r) => sum + (r.end - r.start), 0);
       wall.push(dispatch.start - closed.at);
       appSide.push(dispatch.start - closed.at - waited);
+      const between = requests.slice(reqMark).filter((r) => r.start >= closed.at && r.start < dispatch.start);
+      calls.push(between.length);
+      path = between.map((r) => r.route.replace(/[0-9a-f]{40}/g, "{sha}").replace(/\/\d+(?=\/|$)/g, "/{n}"));
     }
   } finally {
     await h.close();
   }
-  return { wall, appSide };
+  return { wall, appSide, calls, path };
 }
 
 // ---- 3. scheduling quality: makespan of a 100-task plan with zero-time agents, against its lower bound
@@ -151,24 +156,6 @@ function criticalPath(dag: Dag): number {
 }
 
 /** The plan folder of `dag` as repository files under `.forge/plans/<planId>/`. */
-async function dagFiles(dag: Dag): Promise<Record<string, string>> {
-  const dir = await mkdtemp(path.join(tmpdir(), "forge-bench-plan-"));
-  try {
-    const planDir = await writePlan(dir, dag);
-    const files: Record<string, string> = {};
-    const walk = async (d: string): Promise<void> => {
-      for (const name of await readdir(d)) {
-        const full = path.join(d, name);
-        if ((await stat(full)).isDirectory()) await walk(full);
-        else files[`.forge/plans/${dag.planId}/${path.relative(planDir, full).split(path.sep).join("/")}`] = await readFile(full, "utf8");
-      }
-    };
-    await walk(planDir);
-    return files;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** Calls `fn` after every persisted decision, with the time it was made known (performance.now()). */
 function observe(h: Harness, fn: (j: Journal, d: Harness["decisions"][number]["d"], at: number) => void): void {
@@ -519,7 +506,10 @@ if (!onlyMakespan) {
     mergeToDispatch: {
       samples: lat.wall.length,
       wallMedianMs: quantile(lat.wall, 0.5),
+      wallP95Ms: quantile(lat.wall, 0.95),
       wallP99Ms: quantile(lat.wall, 0.99),
+      callsMedian: quantile(lat.calls, 0.5),
+      callsOfTheLastSample: lat.path,
       appSideMedianMs: quantile(lat.appSide, 0.5),
       appSideP99Ms: quantile(lat.appSide, 0.99),
     },
@@ -536,6 +526,16 @@ if (!onlyMakespan) {
     console.log(`| content-creating (target ≤ 4) | ${calls.perTask.contentCreating.toFixed(2)} |`);
     console.log("");
     for (const [r, v] of Object.entries(routes)) console.log(`- ${r}: ${v.toFixed(2)}`);
+    console.log("");
+    const m = calls.mergeToDispatch;
+    console.log(`Merge webhook (pull_request.closed) → the next task's dispatch request, ${m.samples} samples:`);
+    console.log("");
+    console.log("| | median | p95 | p99 |");
+    console.log("|---|---:|---:|---:|");
+    console.log(`| wall time | ${fmt(m.wallMedianMs)} | ${fmt(m.wallP95Ms)} | ${fmt(m.wallP99Ms)} |`);
+    console.log(`| App-side (wall minus waiting on GitHub) | ${fmt(m.appSideMedianMs)} | | ${fmt(m.appSideP99Ms)} |`);
+    console.log("");
+    console.log(`the App's calls in between (median ${m.callsMedian}; the last sample's, in order): ${m.callsOfTheLastSample.join(" → ")}`);
     console.log(`- a whole 1-task run: ${one.reads} reads, ${one.writes} writes, ${one.contentCreating} content-creating`);
     console.log("");
     console.log(`| pull_request.closed → next dispatch (${lat.wall.length} samples) | median | p99 |`);

@@ -11,6 +11,9 @@
  *   PORT (3000), HOST (127.0.0.1; 0.0.0.0 in containers), FORGE_RECONCILE_SECONDS (60), LOG_LEVEL
  *   FORGE_REPLICA_ID — a stable name unique to this replica, so a restart carries on at once (default: random)
  *   FORGE_JOURNAL_KEY — the secret that seals the run journals (default: derived from the private key)
+ *   FORGE_PACE — github (default: Forge's own pace under GitHub's secondary rate limits), octokit
+ *     (Octokit's throttling instead: one write a second for the whole process), none (no pacing: a
+ *     GitHub Enterprise Server without secondary limits, or the local GitHub)
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -87,6 +90,7 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
   const host = env.HOST || "127.0.0.1";
   let port = numberOf(env, "PORT", 3000);
   const reconcileSeconds = numberOf(env, "FORGE_RECONCILE_SECONDS", 60);
+  const pacing = paceOf(env);
   let credentials = credentialsOf(env);
   if (!credentials) {
     if (env.NODE_ENV === "production")
@@ -118,5 +122,15 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
     logLevel: (env.LOG_LEVEL as "info" | undefined) ?? "info",
     ...(env.FORGE_REPLICA_ID ? { replicaId: env.FORGE_REPLICA_ID } : {}),
     ...(env.FORGE_JOURNAL_KEY ? { journalKey: journalKeyFromSecret(env.FORGE_JOURNAL_KEY) } : {}),
+    ...pacing,
   });
+}
+
+/** FORGE_PACE: whose pacing keeps the App's requests under GitHub's secondary rate limits. */
+function paceOf(env: NodeJS.ProcessEnv): { pace?: false; octokitDefaults?: Record<string, unknown> } {
+  const value = env.FORGE_PACE || "github";
+  if (value === "github") return {};
+  if (value === "octokit") return { pace: false };
+  if (value === "none") return { pace: false, octokitDefaults: { throttle: { enabled: false } } };
+  throw new LaunchError(`forge: FORGE_PACE ${JSON.stringify(value)}: expected github, octokit or none`);
 }

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot } from "probot";
-import { octokitWithDefaults } from "../github/app-client.js";
+import { octokitWithDefaults, pacedOctokitDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
 import { takeWebhookBody } from "./webhook-body.js";
 import { journalKeyFrom } from "./journal-seal.js";
@@ -45,6 +45,14 @@ const INSTALLED_PAGE =
 /** Probot's Octokit class with request options over its own (tests shorten retries). */
 export { octokitWithDefaults };
 
+/** Octokit's options: paced by Forge per installation unless `pace` is false, then the caller's. */
+function octokitDefaultsOf(options: ForgeServerOptions): Record<string, unknown> {
+  const paced = options.pace === false ? {} : pacedOctokitDefaults();
+  const given = options.octokitDefaults ?? {};
+  const throttle = { ...(paced.throttle as object | undefined), ...(given.throttle as object | undefined) };
+  return { ...paced, ...given, ...(Object.keys(throttle).length ? { throttle } : {}) };
+}
+
 export async function startForgeServer(options: ForgeServerOptions): Promise<ForgeServer> {
   const probot = new Probot({
     appId: options.appId,
@@ -52,7 +60,7 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
     secret: options.webhookSecret,
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     logLevel: options.logLevel ?? "warn",
-    ...(options.octokitDefaults ? { Octokit: octokitWithDefaults(options.octokitDefaults) } : {}),
+    Octokit: octokitWithDefaults(octokitDefaultsOf(options)),
   });
   const forge = createForgeApp({ ...options, journalKey: options.journalKey ?? journalKeyFrom(options.privateKey) });
   // createNodeMiddleware is async in Probot 14: it loads the app before answering.

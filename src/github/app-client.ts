@@ -3,6 +3,7 @@
  * installed, its name, and a repository's port over an installation's Octokit. With
  * `octokit-port.ts`, the only code of the App that touches Octokit.
  */
+import Bottleneck from "bottleneck";
 import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
@@ -39,6 +40,18 @@ const pacers = new WeakMap<AppAuth, Map<number, Pacer>>();
 export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE): Pacer {
   const own = pacers.get(app) ?? pacers.set(app, new Map()).get(app)!;
   return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId)!;
+}
+
+/**
+ * Octokit options for an App that paces its own requests per installation (`Pacer`). Octokit's
+ * throttling otherwise holds every Octokit of the process — all installations together — to 10
+ * requests at once and one write a second (three seconds between those that notify): the App's
+ * effects would queue behind each other whatever GitHub allows. Its groups are replaced by unbounded
+ * ones; its retry after a rate-limit answer stays.
+ */
+export function pacedOctokitDefaults(): Record<string, unknown> {
+  const free = () => new Bottleneck.Group({});
+  return { throttle: { global: free(), write: free(), notifications: free() } };
 }
 
 /** Slugs learned, by App: an App's slug never changes. */

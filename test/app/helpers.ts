@@ -68,6 +68,115 @@ function walk(dir: string, base = dir): Record<string, string> {
   return out;
 }
 
+/** The Forge App registered on the local GitHub with the permissions and events of app.yml. */
+function register(sim: Sim, publicKeyPem: string, webhookSecret: string) {
+  return sim.control.registerApp({
+    slug: "forge",
+    publicKeyPem: publicKeyPem,
+    webhookUrl: "http://127.0.0.1:9/unused",
+    webhookSecret,
+    permissions: {
+      contents: "write",
+      pull_requests: "write",
+      issues: "write",
+      checks: "write",
+      actions: "write",
+      statuses: "read",
+      metadata: "read",
+    },
+    events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+  });
+}
+
+/** The repository with the agent workflow, the App installed on it, and runners for its workflows. */
+async function prepare(
+  sim: Sim,
+  appId: number,
+  webhookUrl: string,
+  script: (taskId: string, attempt: number) => Script,
+  opts: { config?: string; files?: Record<string, string> },
+) {
+  sim.control.setAppWebhookUrl(appId, webhookUrl);
+  await sim.control.createRepo({
+    owner: OWNER,
+    name: REPO,
+    files: {
+      "README.md": "# widgets\n",
+      ".github/workflows/forge-agent.yml": AGENT_WORKFLOW,
+      ...(opts.config ? { ".github/forge.yml": opts.config } : {}),
+      ...(opts.files ?? {}),
+    },
+    collaborators: { octocat: "write", reader: "read" },
+  });
+  const installation = sim.control.install(appId, OWNER, [FULL]);
+  // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
+  const others = createSimExecutor({ concurrency: 2 });
+  const runner = scriptedRunner(script, others.handler);
+  sim.onWorkflowDispatch(runner.handler);
+  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
+
+  async function pushFiles(files: Record<string, string>, message: string): Promise<string> {
+    const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
+    const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
+    const { data: tree } = await user.rest.git.createTree({
+      owner: OWNER,
+      repo: REPO,
+      base_tree: parent.tree.sha,
+      tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
+    });
+    const { data: commit } = await user.rest.git.createCommit({
+      owner: OWNER,
+      repo: REPO,
+      message,
+      tree: tree.sha,
+      parents: [ref.object.sha],
+    });
+    await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
+    return commit.sha;
+  }
+
+  return { installation, others, runner, user, pushFiles };
+}
+
+/**
+ * The same world with the Forge App in a process of its own, started by `start` (given what
+ * `npm start` reads from its environment): for figures of the App's own CPU, which a shared process
+ * would mix with the local GitHub's and the runner's.
+ */
+export async function startRemoteHarness(
+  script: (taskId: string, attempt: number) => Script,
+  opts: { config?: string; sim?: SimOptions; files?: Record<string, string> },
+  start: (credentials: {
+    appId: number;
+    privateKey: string;
+    webhookSecret: string;
+    apiUrl: string;
+  }) => Promise<{ webhookUrl: string; close(): Promise<void> }>,
+): Promise<Omit<Harness, "app" | "decisions" | "waitFor" | "pushDir"> & { webhookUrl: string }> {
+  const sim = await createSim(opts.sim ?? {});
+  const keys = appKeys();
+  const secret = "forge-webhook-secret";
+  const registered = register(sim, keys.publicKeyPem, secret);
+  const app = await start({ appId: registered.id, privateKey: keys.privateKeyPem, webhookSecret: secret, apiUrl: sim.apiUrl });
+  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts);
+  return {
+    sim,
+    runner,
+    user,
+    appId: registered.id,
+    installationId: installation.id,
+    privateKey: keys.privateKeyPem,
+    webhookUrl: app.webhookUrl,
+    pushFiles,
+    async close() {
+      await runner.idle();
+      await app.close();
+      await sim.close();
+      others.dispose();
+    },
+  };
+}
+
 export async function startHarness(
   script: (taskId: string, attempt: number) => Script,
   opts: {
@@ -96,22 +205,7 @@ export async function startHarness(
       }
   };
   // Register first to learn the App id, then point its webhook at the App's server.
-  const registered = sim.control.registerApp({
-    slug: "forge",
-    publicKeyPem: keys.publicKeyPem,
-    webhookUrl: "http://127.0.0.1:9/unused",
-    webhookSecret: secret,
-    permissions: {
-      contents: "write",
-      pull_requests: "write",
-      issues: "write",
-      checks: "write",
-      actions: "write",
-      statuses: "read",
-      metadata: "read",
-    },
-    events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
-  });
+  const registered = register(sim, keys.publicKeyPem, secret);
   const app = await startForgeServer({
     appId: registered.id,
     privateKey: keys.privateKeyPem,
@@ -128,44 +222,7 @@ export async function startHarness(
     // Fail fast in tests: Octokit's retry waits are long for a local server.
     octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 10 }, throttle: { enabled: false } },
   });
-  sim.control.setAppWebhookUrl(registered.id, app.webhookUrl);
-  await sim.control.createRepo({
-    owner: OWNER,
-    name: REPO,
-    files: {
-      "README.md": "# widgets\n",
-      ".github/workflows/forge-agent.yml": AGENT_WORKFLOW,
-      ...(opts.config ? { ".github/forge.yml": opts.config } : {}),
-      ...(opts.files ?? {}),
-    },
-    collaborators: { octocat: "write", reader: "read" },
-  });
-  const installation = sim.control.install(registered.id, OWNER, [FULL]);
-  // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
-  const others = createSimExecutor({ concurrency: 2 });
-  const runner = scriptedRunner(script, others.handler);
-  sim.onWorkflowDispatch(runner.handler);
-  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
-
-  async function pushFiles(files: Record<string, string>, message: string): Promise<string> {
-    const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
-    const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
-    const { data: tree } = await user.rest.git.createTree({
-      owner: OWNER,
-      repo: REPO,
-      base_tree: parent.tree.sha,
-      tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
-    });
-    const { data: commit } = await user.rest.git.createCommit({
-      owner: OWNER,
-      repo: REPO,
-      message,
-      tree: tree.sha,
-      parents: [ref.object.sha],
-    });
-    await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
-    return commit.sha;
-  }
+  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts);
 
   return {
     sim,

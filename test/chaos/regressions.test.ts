@@ -21,7 +21,7 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function setup(octokitDefaults: Record<string, unknown>): Promise<{ installationId: number }> {
+async function setup(octokitDefaults: Record<string, unknown>, pace?: false): Promise<{ installationId: number }> {
   sim = await createSim();
   const keys = appKeys();
   const registered = sim.control.registerApp({
@@ -41,6 +41,7 @@ async function setup(octokitDefaults: Record<string, unknown>): Promise<{ instal
     baseUrl: sim.apiUrl,
     port: 0,
     octokitDefaults,
+    ...(pace === false ? { pace } : {}),
   });
   return { installationId: inst.id };
 }
@@ -74,6 +75,30 @@ describe("octokitDefaults reach the installation Octokit", () => {
       [1, 2, 3, 4].map((i) => octokit.rest.git.createBlob({ owner: "acme", repo: "widgets", content: `blob ${i}`, encoding: "utf-8" })),
     );
     expect(Date.now() - started).toBeLessThan(2_500);
+  });
+});
+
+describe("Forge paces its own requests per installation", () => {
+  /** Four writes at once, as the App's effects start them: how long until all are answered. */
+  async function fourWrites(installationId: number): Promise<number> {
+    const octokit = (await app!.probot.auth(installationId)) as unknown as {
+      rest: { git: { createBlob(p: Record<string, unknown>): Promise<unknown> } };
+    };
+    const started = Date.now();
+    await Promise.all(
+      [1, 2, 3, 4].map((i) => octokit.rest.git.createBlob({ owner: "acme", repo: "widgets", content: `blob ${i}`, encoding: "utf-8" })),
+    );
+    return Date.now() - started;
+  }
+
+  it("so Octokit's process-wide spacing of writes (one a second, all installations together) is off by default", async () => {
+    const { installationId } = await setup({});
+    expect(await fourWrites(installationId)).toBeLessThan(2_500);
+  });
+
+  it("with the pace off (pace: false), Octokit's own throttling is back: writes 1 s apart", async () => {
+    const { installationId } = await setup({}, false);
+    expect(await fourWrites(installationId)).toBeGreaterThanOrEqual(2_900);
   });
 });
 

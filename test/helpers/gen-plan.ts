@@ -2,7 +2,8 @@
  * Random valid plans for tests and benchmarks: `generateDag` makes an acyclic dag.json with
  * refineries, `writePlan` writes the whole plan folder (plan.md, specs/, tasks/, dag.json).
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Dag, DagNode } from "../../src/core/schemas/dag.js";
 
@@ -89,4 +90,24 @@ export async function writePlan(dir: string, dag: Dag): Promise<string> {
     await Promise.all(dag.nodes.slice(i, i + BATCH).map((n) => writeFile(path.join(planDir, "tasks", `${n.id}.md`), taskFileText(n))));
   }
   return planDir;
+}
+
+/** A plan folder's files for `dag`, as pushed under `.forge/plans/<planId>/`. */
+export async function dagFiles(dag: Dag): Promise<Record<string, string>> {
+  const dir = await mkdtemp(path.join(tmpdir(), "forge-bench-plan-"));
+  try {
+    const planDir = await writePlan(dir, dag);
+    const files: Record<string, string> = {};
+    const walk = async (d: string): Promise<void> => {
+      for (const name of await readdir(d)) {
+        const full = path.join(d, name);
+        if ((await stat(full)).isDirectory()) await walk(full);
+        else files[`.forge/plans/${dag.planId}/${path.relative(planDir, full).split(path.sep).join("/")}`] = await readFile(full, "utf8");
+      }
+    };
+    await walk(planDir);
+    return files;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
