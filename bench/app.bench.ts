@@ -121,10 +121,18 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[]; 
       const closed = webhooks.slice(mark).find((w) => w.name === "pull_request" && w.action === "closed");
       const dispatch = requests.slice(reqMark).find((r) => r.route.endsWith("/dispatches"));
       if (!closed || !dispatch) throw new Error(`step ${i}: no webhook or no dispatch seen`);
-      const waited = requests
+      // Time with at least one call to GitHub open (calls made at once count once).
+      const open = requests
         .slice(reqMark)
         .filter((r) => r.start >= closed.at && r.start < dispatch.start)
-        .reduce((sum, r) => sum + (r.end - r.start), 0);
+        .map((r) => [r.start, Math.min(r.end, dispatch.start)] as const)
+        .sort((a, b) => a[0] - b[0]);
+      let waited = 0;
+      let until = -Infinity;
+      for (const [start, end] of open) {
+        if (end > until) waited += end - Math.max(start, until);
+        until = Math.max(until, end);
+      }
       wall.push(dispatch.start - closed.at);
       appSide.push(dispatch.start - closed.at - waited);
       const between = requests.slice(reqMark).filter((r) => r.start >= closed.at && r.start < dispatch.start);
@@ -533,17 +541,13 @@ if (!onlyMakespan) {
     console.log("| | median | p95 | p99 |");
     console.log("|---|---:|---:|---:|");
     console.log(`| wall time | ${fmt(m.wallMedianMs)} | ${fmt(m.wallP95Ms)} | ${fmt(m.wallP99Ms)} |`);
-    console.log(`| App-side (wall minus waiting on GitHub) | ${fmt(m.appSideMedianMs)} | | ${fmt(m.appSideP99Ms)} |`);
+    console.log(
+      `| App-side (wall minus time with a call to GitHub open; target ≤ 50 / ≤ 250 ms) | ${fmt(m.appSideMedianMs)} | | ${fmt(m.appSideP99Ms)} |`,
+    );
     console.log("");
     console.log(`the App's calls in between (median ${m.callsMedian}; the last sample's, in order): ${m.callsOfTheLastSample.join(" → ")}`);
     console.log(`- a whole 1-task run: ${one.reads} reads, ${one.writes} writes, ${one.contentCreating} content-creating`);
     console.log("");
-    console.log(`| pull_request.closed → next dispatch (${lat.wall.length} samples) | median | p99 |`);
-    console.log("|---|---:|---:|");
-    console.log(`| wall time | ${calls.mergeToDispatch.wallMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.wallP99Ms.toFixed(1)} ms |`);
-    console.log(
-      `| App-side time (target ≤ 50 / ≤ 250 ms) | ${calls.mergeToDispatch.appSideMedianMs.toFixed(1)} ms | ${calls.mergeToDispatch.appSideP99Ms.toFixed(1)} ms |`,
-    );
     console.log("");
   }
 }
