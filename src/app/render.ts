@@ -269,6 +269,22 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
   );
 }
 
+/** Rows of the final PR's task table past which it lists only the tasks that took more than one attempt. */
+export const FINAL_TABLE_ROWS = 500;
+
+function finalTaskTable(journal: Journal): string[] {
+  const row = (t: Journal["tasks"][number]) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
+  // A big plan: every task's PR is on the tracker and in the journal; here, the ones worth a look.
+  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const shown = retried.slice(0, FINAL_TABLE_ROWS);
+  return [
+    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown.length ? ` (the ${shown.length} with the most attempts below)` : ""}.`,
+    ...(shown.length ? ["", ...header, ...shown.map(row)] : []),
+  ];
+}
+
 export function renderFinalPr(journal: Journal, facts: RunFacts): string {
   const lines = [
     trackerMarker(journal.runId),
@@ -276,9 +292,7 @@ export function renderFinalPr(journal: Journal, facts: RunFacts): string {
     "",
     facts.trackerIssue !== undefined ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
-    "| Task | Attempts | PR |",
-    "|---|---:|---|",
-    ...journal.tasks.map((t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`),
+    ...finalTaskTable(journal),
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));

@@ -3,7 +3,7 @@
  * summary by wave past Mermaid's limits, and an issue body under GitHub's limit at 10,000 tasks.
  */
 import { describe, expect, it } from "vitest";
-import { BODY_LIMIT, renderTracker } from "../../src/app/render.js";
+import { BODY_LIMIT, FINAL_TABLE_ROWS, renderFinalPr, renderTracker } from "../../src/app/render.js";
 import type { RunFacts } from "../../src/app/run-store.js";
 import { startRun } from "../../src/core/decide.js";
 import type { PlanNodeInput } from "../../src/core/inputs.js";
@@ -266,5 +266,27 @@ describe("the summary by wave", () => {
     expect(chart).toContain('w0["waves 1–3: 3 tasks<br/>3 pending"]');
     expect(chart).toContain('w33["wave 100: 1 task<br/>1 pending"]');
     expect(edgesOf(chart)).toBe(33);
+  });
+});
+
+describe("the final PR of a big plan", () => {
+  it("lists every task of a small plan, and of a 10,000-task plan only those that took more than one attempt, under GitHub's limit", () => {
+    const small = withStatuses(journalOf(bigPlan(50)), 1, () => "MERGED");
+    const smallBody = renderFinalPr(small.journal, small.facts);
+    expect(smallBody.split("\n").filter((l) => /^\| `t\d+`/.test(l))).toHaveLength(50);
+
+    const big = withStatuses(journalOf(bigPlan(10_000, 30_000)), 2, () => "MERGED");
+    const tasks = big.journal.tasks.map((t, i) => ({ ...t, attempt: i % 7 === 0 ? 2 + (i % 3) : 1, prNumber: 100 + i }));
+    const body = renderFinalPr({ ...big.journal, tasks }, big.facts);
+    expect(body.length).toBeLessThan(BODY_LIMIT);
+    const retried = tasks.filter((t) => t.attempt > 1);
+    expect(body).toContain(
+      `${10_000 - retried.length} of 10000 tasks merged at their first attempt; ${retried.length} took more (the ${FINAL_TABLE_ROWS} with the most attempts below).`,
+    );
+    const rows = body.split("\n").filter((l) => /^\| `t\d+`/.test(l));
+    expect(rows).toHaveLength(FINAL_TABLE_ROWS);
+    expect(rows.every((r) => / \| [234] \| #\d+ \|$/.test(r))).toBe(true);
+    expect(rows[0]).toMatch(/\| 4 \|/);
+    expect(body).not.toContain("(cut)");
   });
 });
