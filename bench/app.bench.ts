@@ -316,7 +316,8 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
     const pushed = performance.now();
     const elu0 = performance.eventLoopUtilization();
     await h.pushFiles(files, "Add the plan");
-    const j = await h.waitFor((x) => x.status === "completed", 1_800_000);
+    // 30 minutes for 100 tasks or fewer; a bigger plan gets 20 s a task.
+    const j = await h.waitFor((x) => x.status === "completed", Math.max(1_800_000, 20_000 * MAKESPAN_TASKS));
     const end = completed ?? performance.now();
     const elu = performance.eventLoopUtilization(elu0).utilization;
     const begin = started!;
