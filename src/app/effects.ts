@@ -96,16 +96,22 @@ async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectConte
 async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectContext): Promise<EffectOutcome> {
   if (ctx.replay) {
     // A dispatch may have happened before a crash: its run is on the attempt's branch, unique to it.
+    // A revision's branch also holds the earlier jobs of its attempt: only a run newer than the
+    // previous revision's is this one's (GitHub's run ids increase).
     const run = await dispatchedBefore(ctx, effect.branch);
-    if (run) return done({ workflowRunId: run.id });
+    if (run && (effect.afterRunId === undefined || run.id > effect.afterRunId)) return done({ workflowRunId: run.id });
   }
   // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
   // (this dispatch is tried again after a failure, or after a restart).
   const t = task(ctx, effect.taskId);
   const conflicts =
     ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
-  const context = { ...(effect.context ?? {}), ...(conflicts?.length ? { conflicts } : {}) };
-  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context);
+  const context = {
+    ...(effect.context ?? {}),
+    ...(conflicts?.length ? { conflicts } : {}),
+    ...(effect.iteration !== undefined ? { iteration: effect.iteration } : {}),
+  };
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);
   return done(workflowRunId !== undefined ? { workflowRunId } : {});
 }
 
@@ -121,6 +127,7 @@ async function dispatchJob(
   taskId: string,
   attempt: number,
   context: Record<string, unknown>,
+  iteration?: number,
 ): Promise<{ workflowRunId?: number }> {
   const base: Record<string, string> = {
     [DISPATCH_INPUTS.runId]: ctx.journal.runId,
@@ -129,7 +136,7 @@ async function dispatchJob(
   };
   const inputs = { ...base };
   if (Object.keys(context).length) {
-    const path = dispatchContextPath(taskId, attempt);
+    const path = dispatchContextPath(taskId, attempt, iteration);
     const { inline, spilled } = splitDispatchContext(base, context, path);
     const file = spilled ? { path, sha: await writeContextFile(ctx, path, JSON.stringify(spilled)) } : undefined;
     inputs[DISPATCH_INPUTS.context] = JSON.stringify(file ? { ...inline, file } : inline);

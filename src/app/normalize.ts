@@ -65,14 +65,17 @@ export function parseTrailers(message: string): Record<string, string> {
 }
 
 /** The attempt a record commit reports on, when the message carries Forge's trailers. */
-export function recordOf(message: string): (AttemptRef & { exitCode: number }) | undefined {
+export function recordOf(message: string): (AttemptRef & { exitCode: number; iteration: number }) | undefined {
   const t = parseTrailers(message);
   const runId = t[TRAILERS.run];
   const taskId = t[TRAILERS.task];
   const attempt = Number(t[TRAILERS.attempt]);
   const exitCode = Number(t[TRAILERS.exit]);
+  // A record without the trailer is of the attempt's first run.
+  const iteration = t[TRAILERS.iteration] === undefined ? 0 : Number(t[TRAILERS.iteration]);
   if (!runId || !taskId || !Number.isInteger(attempt) || attempt < 1 || !Number.isInteger(exitCode)) return undefined;
-  return { runId, taskId, attempt, exitCode };
+  if (!Number.isInteger(iteration) || iteration < 0) return undefined;
+  return { runId, taskId, attempt, exitCode, iteration };
 }
 
 export type ResultRead = { ok: true; result: AgentResult } | { ok: false; error: string };
@@ -111,7 +114,8 @@ export async function recordInput(
   const c = commit ?? (await port.commit(headSha));
   const record = recordOf(c.message);
   if (!record || record.runId !== ref.runId || record.taskId !== ref.taskId || record.attempt !== ref.attempt) return undefined;
-  return finishedInput(ref, await readResult(port, ref, headSha), headSha, c.parents[0]);
+  const input = finishedInput(ref, await readResult(port, ref, headSha), headSha, c.parents[0]);
+  return input.kind === "agent.finished" ? { ...input, iteration: record.iteration } : input;
 }
 
 /**
@@ -124,15 +128,24 @@ export async function endedJobInput(
   ref: AttemptRef,
   branch: string,
   run: { id: number; conclusion: string | null },
+  iteration = 0,
 ): Promise<LeafInput> {
   const head = await port.branchHead(branch);
   const finished = head ? await recordInput(port, ref, head) : undefined;
-  if (finished) return finished;
+  // An earlier revision's record at the head is no result of this job (docs/executor.md#iterations).
+  if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run.conclusion ?? "no conclusion";
   if (await port.runnerLost(run.id))
-    return { kind: "agent.lost", taskId, attempt, reason: `the job's runner went away mid-step (${conclusion})`, runnerLost: true };
-  return { kind: "agent.lost", taskId, attempt, reason: `the job ended (${conclusion}) without a result` };
+    return {
+      kind: "agent.lost",
+      taskId,
+      attempt,
+      workflowRunId: run.id,
+      reason: `the job's runner went away mid-step (${conclusion})`,
+      runnerLost: true,
+    };
+  return { kind: "agent.lost", taskId, attempt, workflowRunId: run.id, reason: `the job ended (${conclusion}) without a result` };
 }
 
 /**

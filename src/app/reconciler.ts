@@ -26,13 +26,16 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       // Newest first, as GitHub lists them.
       const run = runs.find(
         (r) =>
-          r.headBranch === t.branch && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === undefined,
+          r.headBranch === t.branch &&
+          // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
+          r.id > (t.priorRunId ?? 0) &&
+          notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === undefined,
       );
       if (!run) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempt };
       if (run.status === "in_progress")
         inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch!, run));
+      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch!, run, t.iteration));
     }
   }
   for (const t of journal.tasks) {

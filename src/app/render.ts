@@ -221,6 +221,8 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
   const node = journal.plan.nodes[i]!;
   const check = facts.checkRuns[`${t.id}:${t.attempt}`];
   const notes = [
+    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
+    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
     t.hold ? `held: ${t.hold}` : "",
     t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha)
       ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`

@@ -16,7 +16,8 @@ export function dispatchInputsLength(inputs: Record<string, string>): number {
 }
 
 /** The file on the run's state branch that holds an attempt's long context. */
-export const dispatchContextPath = (taskId: string, attempt: number) => `dispatch/${taskId}/${attempt}.json`;
+export const dispatchContextPath = (taskId: string, attempt: number, iteration?: number) =>
+  iteration ? `dispatch/${taskId}/${attempt}-${iteration}.json` : `dispatch/${taskId}/${attempt}.json`;
 
 /** What the `context` input says of the file its long fields moved to. */
 export interface DispatchContextFile {

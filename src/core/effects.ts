@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
+import { feedbackSchema } from "./feedback.js";
 
 /**
  * Effects: idempotent commands the adapter carries out after persisting the journal. `key` is
@@ -25,10 +26,14 @@ export const effectSchema = z.discriminatedUnion("kind", [
     attempt: z.number().int().describe("Attempt number."),
     branch: z.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
+    iteration: z.number().int().min(1).optional().describe("A revision of the attempt on its PR (absent: the attempt's first run)."),
+    afterRunId: z.number().int().optional().describe("A revision: the previous job's workflow run; a replay looks only for newer runs."),
     context: z
       .object({
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+        feedback: z.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
+        prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
       })
       .optional()
       .describe("Extra context handed to the attempt."),

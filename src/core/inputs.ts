@@ -7,6 +7,10 @@ import { agentTypeSchema, type AgentType } from "./schemas/common.js";
  * out of order, so each is checked against the journal before it changes anything.
  */
 const attemptRef = { taskId: z.string(), attempt: z.number().int().min(1) };
+/** A job's facts name the revision of the attempt they are about (absent: 0, the attempt's first run). */
+const iteration = {
+  iteration: z.number().int().min(0).optional().describe("Revision of the attempt the job ran (docs/executor.md#iterations)."),
+};
 
 export const walkthroughFactsSchema = z
   .object({
@@ -35,7 +39,7 @@ export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType
 const inputs = [
   z.object({ kind: z.literal("tick") }).describe("Time passed: backoff expiry, stale detection, usage-limit expiry, scheduling."),
   z
-    .object({ kind: z.literal("agent.started"), ...attemptRef, workflowRunId: z.number().int().optional() })
+    .object({ kind: z.literal("agent.started"), ...attemptRef, ...iteration, workflowRunId: z.number().int().optional() })
     .describe("The attempt's job is running (workflow_job in_progress)."),
   z
     .object({ kind: z.literal("agent.heartbeat"), ...attemptRef })
@@ -44,6 +48,7 @@ const inputs = [
     .object({
       kind: z.literal("agent.finished"),
       ...attemptRef,
+      ...iteration,
       exitCode: z.number().int(),
       walkthrough: walkthroughFactsSchema.optional().describe("Present when a valid walkthrough was committed."),
       pushedSha: z.string().optional().describe("Head of the work read back from GitHub by the adapter."),
@@ -73,6 +78,8 @@ const inputs = [
     .object({
       kind: z.literal("agent.lost"),
       ...attemptRef,
+      ...iteration,
+      workflowRunId: z.number().int().optional().describe("The job that ended, when known."),
       reason: z.string(),
       runnerLost: z
         .boolean()
@@ -98,7 +105,7 @@ const inputs = [
   z
     .object({
       kind: z.literal("command"),
-      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject"]),
+      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "fix"]),
       actor: z.string(),
       taskId: z.string().optional(),
       crId: z.string().optional(),
@@ -115,6 +122,25 @@ const inputs = [
       edges: z.array(z.object({ from: z.string(), to: z.string() })),
     })
     .describe("A valid overlay PR was merged: new nodes and edges."),
+  z
+    .object({
+      kind: z.literal("review.submitted"),
+      ...attemptRef,
+      reviewId: z.number().int(),
+      actor: z.string(),
+      state: z.enum(["approved", "changes_requested"]),
+      headSha: z.string().describe("The commit the review was given on (`review.commit_id`)."),
+      body: z.string().optional().describe("The review's body, bounded by the App."),
+    })
+    .describe("A review of the attempt's PR by a person whose write access the App checked on GitHub."),
+  z
+    .object({
+      kind: z.literal("checks.failed"),
+      ...attemptRef,
+      headSha: z.string().describe("The PR head the checks ran on."),
+      checks: z.array(z.string()).describe("Names of the failing required checks (the repository's own, not Forge's)."),
+    })
+    .describe("Required checks of the attempt's PR head failed."),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
   z
     .object({ kind: z.literal("plan.changed"), commit: z.string() })

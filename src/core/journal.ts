@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
 import { effectSchema } from "./effects.js";
+import { feedbackSchema } from "./feedback.js";
+
+export { feedbackSchema, type Feedback } from "./feedback.js";
 
 /** A node of the plan as the run pinned it. Static for the run, except that overlays append nodes and edges. */
 export const planNodeSchema = z
@@ -79,6 +82,38 @@ export const taskStateSchema = z
       .string()
       .optional()
       .describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+    iteration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Revision of the current attempt on its PR (absent: 0, the attempt's first run). Each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations).",
+      ),
+    reviewIterations: z.number().int().min(0).optional().describe("Revisions of the current attempt started by reviews or `/forge fix`."),
+    ciFixes: z.number().int().min(0).optional().describe("Revisions of the current attempt started by failing required checks."),
+    feedback: z
+      .array(feedbackSchema)
+      .optional()
+      .describe("Feedback on the current attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
+    answered: z
+      .array(z.number().int())
+      .optional()
+      .describe("Reviews of the current attempt a revision already took: a redelivered review starts nothing again."),
+    answeredHeads: z.array(z.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+    priorRunId: z
+      .number()
+      .int()
+      .optional()
+      .describe("The workflow run of the attempt's previous revision: a job at or before it is never the current revision's."),
+    reviewApprovedHead: z
+      .string()
+      .optional()
+      .describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
+    waiting: z
+      .string()
+      .optional()
+      .describe("Why a MERGE_READY task waits for a person rather than revising (a bound on revisions was reached)."),
     contained: z
       .array(z.string())
       .optional()

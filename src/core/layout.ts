@@ -184,6 +184,8 @@ export const TRAILERS = {
   attempt: "Forge-Attempt",
   agent: "Forge-Agent",
   exit: "Forge-Exit",
+  /** A revision of the attempt on its PR (docs/executor.md#iterations); absent on the attempt's first run. */
+  iteration: "Forge-Iteration",
 } as const;
 
 /** Inputs of the agent workflow (`workflow_dispatch`), as the App sends them. */

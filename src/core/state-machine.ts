@@ -5,7 +5,7 @@ export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = 
   PENDING: ["RUNNING"],
   RUNNING: ["DONE", "FAILED", "STALE"],
   DONE: ["MERGE_READY"],
-  MERGE_READY: ["MERGED"],
+  MERGE_READY: ["MERGED", "RUNNING"],
   MERGED: [],
   FAILED: ["PENDING"],
   STALE: ["PENDING"],

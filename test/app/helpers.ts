@@ -84,7 +84,7 @@ function register(sim: Sim, publicKeyPem: string, webhookSecret: string) {
       statuses: "read",
       metadata: "read",
     },
-    events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+    events: ["push", "pull_request", "pull_request_review", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
   });
 }
 
@@ -93,8 +93,8 @@ async function prepare(
   sim: Sim,
   appId: number,
   webhookUrl: string,
-  script: (taskId: string, attempt: number) => Script,
-  opts: { config?: string; files?: Record<string, string> },
+  script: (taskId: string, attempt: number, iteration: number) => Script,
+  opts: { config?: string; files?: Record<string, string>; runnerAs?: string },
 ) {
   sim.control.setAppWebhookUrl(appId, webhookUrl);
   await sim.control.createRepo({
@@ -106,12 +106,12 @@ async function prepare(
       ...(opts.config ? { ".github/forge.yml": opts.config } : {}),
       ...(opts.files ?? {}),
     },
-    collaborators: { octocat: "write", reader: "read" },
+    collaborators: { octocat: "write", reader: "read", hubot: "write" },
   });
   const installation = sim.control.install(appId, OWNER, [FULL]);
   // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
   const others = createSimExecutor({ concurrency: 2 });
-  const runner = scriptedRunner(script, others.handler);
+  const runner = scriptedRunner(script, others.handler, opts.runnerAs ? () => sim.control.userToken(opts.runnerAs!) : undefined);
   sim.onWorkflowDispatch(runner.handler);
   const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
 
@@ -144,7 +144,7 @@ async function prepare(
  * would mix with the local GitHub's and the runner's.
  */
 export async function startRemoteHarness(
-  script: (taskId: string, attempt: number) => Script,
+  script: (taskId: string, attempt: number, iteration: number) => Script,
   opts: { config?: string; sim?: SimOptions; files?: Record<string, string> },
   start: (credentials: {
     appId: number;
@@ -178,7 +178,7 @@ export async function startRemoteHarness(
 }
 
 export async function startHarness(
-  script: (taskId: string, attempt: number) => Script,
+  script: (taskId: string, attempt: number, iteration: number) => Script,
   opts: {
     config?: string;
     sim?: SimOptions;
@@ -189,6 +189,8 @@ export async function startHarness(
     onRequest?: ForgeServerOptions["onRequest"];
     journalParts?: ForgeServerOptions["journalParts"];
     pace?: ForgeServerOptions["pace"];
+    /** The scripted runner writes as this person (whose pushes start the repository's CI), not with the job's token. */
+    runnerAs?: string;
   } = {},
 ): Promise<Harness> {
   const sim = await createSim(opts.sim ?? {});

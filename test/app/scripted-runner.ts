@@ -54,7 +54,10 @@ export const isAgentDispatch = (d: DispatchedRun) => d.event === "workflow_dispa
  * The runner of agent jobs; every other run (the repository's CI, another workflow) goes to
  * `others` — the real sim executor in the harness — or, without it, stays queued.
  */
-export function scriptedRunner(script: (taskId: string, attempt: number) => Script, others?: DispatchHandler): ScriptedRunner {
+export function scriptedRunner(
+  script: (taskId: string, attempt: number, iteration: number) => Script,
+  others?: DispatchHandler,
+): ScriptedRunner {
   const dispatched: string[] = [];
   const runIds = new Map<string, number>();
   const inputs = new Map<string, Record<string, string>>();
@@ -64,10 +67,13 @@ export function scriptedRunner(script: (taskId: string, attempt: number) => Scri
     const runId = d.inputs.run_id ?? "";
     const taskId = d.inputs.task_id ?? "";
     const attempt = Number(d.inputs.attempt ?? 1);
-    dispatched.push(`${runId}/${taskId}/${attempt}`);
-    runIds.set(`${runId}/${taskId}/${attempt}`, d.run.id);
-    inputs.set(`${runId}/${taskId}/${attempt}`, { ...d.inputs });
-    const job = runJob(d, runId, taskId, attempt, script(taskId, attempt)).catch((e: unknown) => {
+    const iteration = iterationOf(d.inputs.context);
+    // A revision of an attempt is `runId/taskId/attempt+iteration`.
+    const key = `${runId}/${taskId}/${attempt}${iteration ? `+${iteration}` : ""}`;
+    dispatched.push(key);
+    runIds.set(key, d.run.id);
+    inputs.set(key, { ...d.inputs });
+    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration)).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
       d.completeJob("agent", "failure");
       d.complete();
@@ -86,7 +92,7 @@ export function scriptedRunner(script: (taskId: string, attempt: number) => Scri
   };
 }
 
-async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: number, script: Script): Promise<void> {
+async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: number, iteration: number, script: Script): Promise<void> {
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo] = [d.repo.owner.login, d.repo.name];
@@ -139,7 +145,8 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
     return commit.sha;
   };
   const trailers = (exit: number) =>
-    `\n\n${TRAILERS.run}: ${runId}\n${TRAILERS.task}: ${taskId}\n${TRAILERS.attempt}: ${attempt}\n${TRAILERS.agent}: scripted\n${TRAILERS.exit}: ${exit}`;
+    `\n\n${TRAILERS.run}: ${runId}\n${TRAILERS.task}: ${taskId}\n${TRAILERS.attempt}: ${attempt}\n${TRAILERS.agent}: scripted\n${TRAILERS.exit}: ${exit}` +
+    (iteration ? `\n${TRAILERS.iteration}: ${iteration}` : "");
 
   let exitCode = 0;
   const result: Partial<AgentResult> = {};
@@ -150,8 +157,12 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
     if (script.mergeConflicts !== false) {
       for (const upstream of conflictsOf(d.inputs.context)) head = await mergeResolving(gh, owner, repo, branch, head, upstream);
     }
-    const files = script.files ?? { [`src/${taskId}.ts`]: `export const ${taskId.replace(/[^a-z0-9]/gi, "_")} = ${attempt};\n` };
-    head = await commitFiles(files, `forge(${taskId}): work of attempt ${attempt}`);
+    const name = taskId.replace(/[^a-z0-9]/gi, "_");
+    const files = script.files ?? {
+      [`src/${taskId}.ts`]: `export const ${name} = ${attempt};\n${iteration ? `export const ${name}_revision = ${iteration};\n` : ""}`,
+    };
+    const feedback = feedbackOf(d.inputs.context);
+    head = await commitFiles(files, `forge(${taskId}): work of attempt ${attempt}${iteration ? `, revision ${iteration}` : ""}`);
     await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
     const fm = {
       task_id: taskId,
@@ -173,6 +184,8 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
     result.head_sha = head;
     result.walkthrough_path = walkthroughPath(runId, taskId, attempt);
     walkthrough = `---\n${stringify(fm)}---\n\n## Summary\n\nScripted.\n\n## Approach\n\nScripted.\n\n## Issues Encountered\n\nNone.\n\n## Testing\n\nScripted.\n`;
+    if (iteration)
+      walkthrough += `\n## Revision ${iteration}\n\n**Asked:** ${feedback.map((f) => f.message ?? f.source).join("; ")}\n\n**Changed:** src/${taskId}.ts\n`;
   } else if (script.kind === "exit") {
     exitCode = script.code;
     if (script.error) result.error = script.error;
@@ -218,6 +231,28 @@ async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: 
   }
   d.completeJob("agent", exitCode === 0 ? "success" : "failure");
   d.complete();
+}
+
+/** The revision a dispatch asks for (0: the attempt's first run), from its context. */
+function iterationOf(context: string | undefined): number {
+  const parsed = contextOf(context);
+  return typeof parsed.iteration === "number" ? parsed.iteration : 0;
+}
+
+/** The feedback a revision answers, from its context. */
+function feedbackOf(context: string | undefined): { source: string; message?: string; reviewId?: number }[] {
+  const parsed = contextOf(context);
+  return Array.isArray(parsed.feedback) ? (parsed.feedback as { source: string; message?: string; reviewId?: number }[]) : [];
+}
+
+/** A dispatch's context input as JSON; a test may send anything (then it is no context). */
+function contextOf(context: string | undefined): Record<string, unknown> {
+  try {
+    const parsed: unknown = context ? JSON.parse(context) : {};
+    return parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Upstream branches the App could not merge into a refinery's branch, from the dispatch's context. */

@@ -8,12 +8,14 @@ import { onInstallation } from "./installation.js";
 import { onIssueComment } from "./issue-comment.js";
 import { onIssues } from "./issues.js";
 import { onPullRequest } from "./pull-request.js";
+import { onPullRequestReview } from "./pull-request-review.js";
 import { onPush } from "./push.js";
 import { onWorkflowJob, onWorkflowRun } from "./workflow.js";
 
 export function registerHandlers(app: Probot, ctx: AppContext): void {
   app.on("push", guard(ctx, app, onPush));
   app.on("pull_request", guard(ctx, app, onPullRequest));
+  app.on("pull_request_review", guard(ctx, app, onPullRequestReview));
   app.on("workflow_run", guard(ctx, app, onWorkflowRun));
   app.on("workflow_job", guard(ctx, app, onWorkflowJob));
   app.on("check_run", guard(ctx, app, onCheckRun));

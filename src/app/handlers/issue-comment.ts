@@ -1,5 +1,6 @@
 /** `issue_comment`: `/forge` commands from people with write access, on a task PR, a tracker or a CR issue. */
 import type { Context } from "probot";
+import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import { planCaptainDispatch } from "../../core/decide/plan-captain.js";
 import type { LeafInput } from "../../core/inputs.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
@@ -89,7 +90,13 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
         : target.taskId
       : target.taskId;
   const message =
-    parsed.name === "retry" ? (taskId === parsed.args[0] ? parsed.rest.slice(taskId!.length).trim() : parsed.rest) : undefined;
+    parsed.name === "retry"
+      ? taskId === parsed.args[0]
+        ? parsed.rest.slice(taskId!.length).trim()
+        : parsed.rest
+      : parsed.name === "fix"
+        ? bounded(parsed.rest, FEEDBACK_LIMITS.message)
+        : undefined;
   const input: LeafInput = {
     kind: "command",
     command: parsed.name,

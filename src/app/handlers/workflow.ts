@@ -70,7 +70,7 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   const followup = journal?.followups.find((f) => f.id === ref.taskId);
   const stillRunning = task ? task.status === "RUNNING" && task.attempt === ref.attempt : followup?.status === "running";
   if (!stillRunning) return;
-  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run.head_branch!, run)]);
+  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run.head_branch!, run, task?.iteration)]);
 }
 
 export async function onWorkflowJob(ctx: AppContext, context: Context<"workflow_job">): Promise<void> {

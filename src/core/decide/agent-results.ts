@@ -15,9 +15,33 @@ import { review } from "./review.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { usageLimited } from "./tick.js";
 
+/**
+ * The task index when a job's fact is about the attempt's current revision: a result naming another
+ * iteration, or a job at or before the previous revision's workflow run, is an earlier job's.
+ */
+function currentRevision(
+  s: Step,
+  input: InputOf<"agent.started" | "agent.heartbeat" | "agent.finished" | "agent.lost">,
+): number | undefined {
+  const i = s.current(input);
+  if (i === undefined) return undefined;
+  const t = s.task(i);
+  const iteration = t.iteration ?? 0;
+  if ("iteration" in input && input.iteration !== undefined && input.iteration !== iteration) {
+    s.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
+    return undefined;
+  }
+  const runId = "workflowRunId" in input ? input.workflowRunId : undefined;
+  if (runId !== undefined && t.priorRunId !== undefined && runId <= t.priorRunId) {
+    s.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
+    return undefined;
+  }
+  return i;
+}
+
 /** A sign of life of the attempt; `agent.started` also records when its job started, and which workflow run it is. */
 export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.heartbeat">): void {
-  const i = s.current(input);
+  const i = currentRevision(s, input);
   if (i === undefined) return;
   const t = s.task(i);
   if (t.status !== "RUNNING") return;
@@ -39,7 +63,7 @@ export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.hear
 }
 
 export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
-  const i = s.current(input);
+  const i = currentRevision(s, input);
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
   if (input.runnerLost) return stale(s, i, input.kind, input.reason);
@@ -47,7 +71,7 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
-  const i = s.current(input);
+  const i = currentRevision(s, input);
   if (i === undefined) return;
   const t = s.task(i);
   if (t.status !== "RUNNING") {

@@ -33,7 +33,21 @@ export function schedule(s: Step): void {
 function dispatch(s: Step, i: number): void {
   const t = s.task(i);
   const attempt = t.dispatchedAttempt + 1;
-  const { notBefore: _nb, context, ...kept } = t;
+  // A new attempt starts with no revision and no feedback: those belong to the previous attempt's PR.
+  const {
+    notBefore: _nb,
+    context,
+    iteration: _it,
+    reviewIterations: _ri,
+    ciFixes: _cf,
+    feedback: _fb,
+    answered: _an,
+    answeredHeads: _ah,
+    priorRunId: _pr,
+    reviewApprovedHead: _rh,
+    waiting: _wa,
+    ...kept
+  } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);
   s.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s.iso(s.now) });
   const node = s.node(i);

@@ -17,7 +17,7 @@ interface Attempt {
 }
 
 /** What a comment on a task's pull request is about; one comment per subject and attempt. */
-export type CommentSubject = "question" | "approval" | "merge-refused" | "protected";
+export type CommentSubject = "question" | "approval" | "merge-refused" | "protected" | "revision-limit";
 
 /** Create the attempt's branch from `from`, merging `merge` into it (a refinery's upstream branches). */
 export function prepareBranch(t: Attempt & { branch: string }, from: string, merge: string[]): Of<"PrepareBranch"> {
@@ -38,6 +38,29 @@ export function dispatchAgent(
     branch: t.branch,
     agentType,
     ...(context ? { context } : {}),
+  };
+}
+
+/**
+ * Run a revision of the attempt on its branch and PR: its own key, so a (task, attempt, iteration)
+ * is dispatched once; `afterRunId` (the previous job) lets a replay tell the revision's run from the earlier ones.
+ */
+export function dispatchRevision(
+  t: Attempt & { branch: string; iteration: number },
+  agentType: AgentType,
+  context: NonNullable<Of<"DispatchAgent">["context"]>,
+  afterRunId: number | undefined,
+): Of<"DispatchAgent"> {
+  return {
+    key: `dispatch:${t.id}:${t.attempt}:${t.iteration}`,
+    kind: "DispatchAgent",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch,
+    agentType,
+    iteration: t.iteration,
+    ...(afterRunId !== undefined ? { afterRunId } : {}),
+    context,
   };
 }
 

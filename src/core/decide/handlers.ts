@@ -7,6 +7,7 @@ import { agentAlive, agentFinished, agentLost } from "./agent-results.js";
 import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
 import { command } from "./commands.js";
 import { followupFinished, followupMerged, followupPrOpened, isFollowup } from "./follow-ups.js";
+import { checksFailed, reviewSubmitted } from "./iterations.js";
 import { branchPushed, prMerged, prOpened } from "./merge-gate.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { tick, usageLimitedInput } from "./tick.js";
@@ -35,6 +36,8 @@ const handlers: Handlers = {
   "cr.closed": crClosed,
   "plan.changed": planChanged,
   "usage.limited": usageLimitedInput,
+  "review.submitted": reviewSubmitted,
+  "checks.failed": checksFailed,
 };
 
 /** What a run that is no longer running still takes in: the ends of work already under way. */

@@ -5,6 +5,7 @@
  */
 import { approvalComment, protectedPathsComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
+import { prHead, revise } from "./iterations.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 
@@ -31,6 +32,8 @@ export function gate(s: Step, i: number, kind: InputKind): void {
     // The PR was merged before the gate was reached (facts arrive out of order).
     return prMerged(s, t.id, t.attempt, t.mergeSha, kind);
   }
+  // Feedback that came while the attempt (or its revision) ran: the next revision takes it, not a merge.
+  if (revise(s, i, kind)) return;
   requestMerge(s, i);
 }
 
@@ -40,8 +43,10 @@ export function gate(s: Step, i: number, kind: InputKind): void {
  */
 export function requestMerge(s: Step, i: number): void {
   const t = s.task(i);
-  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i]) return;
-  if (s.config.merge_policy !== "auto") return;
+  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || t.waiting) return;
+  if (s.config.merge_policy === "manual") return;
+  // merge_policy review: only the head a person with write access approved in a review merges.
+  if (s.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
   if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
     s.effect(effects.postComment("approval", t, approvalComment(t.id)));
     return;

@@ -157,6 +157,13 @@ export class Step {
     else this.effects.push(e);
   }
 
+  /** Take a pending effect out of the outbox (its reason is gone), whether decided now or before. */
+  dropEffect(key: string): void {
+    if (this.j.outbox.some((o) => o.key === key)) this.j.outbox = this.j.outbox.filter((o) => o.key !== key);
+    const mine = this.effects.findIndex((o) => o.key === key);
+    if (mine >= 0) this.effects.splice(mine, 1);
+  }
+
   reject(input: InputKind, reason: string, taskId?: string): void {
     this.rejections.push(taskId === undefined ? { input, reason, leaf: this.leaf } : { input, taskId, reason, leaf: this.leaf });
   }
@@ -177,12 +184,21 @@ export class Step {
     this.edit(i).status = to;
     this.reindex(i);
     this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
-    this.onStatusChange(i, to);
+    this.onStatusChange(i, from, to);
     return true;
   }
 
-  private onStatusChange(i: number, to: TaskStatus): void {
+  private onStatusChange(i: number, from: TaskStatus, to: TaskStatus): void {
     const t = this.task(i);
+    // A revision (MERGE_READY → RUNNING) takes back what MERGE_READY gave its refineries; it starts
+    // only while they are PENDING (src/core/decide/iterations.ts), so none has been dispatched on it.
+    if (from === "MERGE_READY" && to === "RUNNING") {
+      for (const d of this.idx.dependents[i]!) {
+        if (!this.idx.isRefinery[d]) continue;
+        this.edit(d).blockers += 1;
+        this.reindex(d);
+      }
+    }
     // Readiness is kept incrementally: a refinery's dependency counts once MERGE_READY, a task's once MERGED.
     if (to === "MERGE_READY" || to === "MERGED") {
       for (const d of this.idx.dependents[i]!) {

@@ -57,6 +57,11 @@ export function protectedPathsComment(taskId: string, paths: readonly string[]):
   ].join("\n");
 }
 
+/** Comment on the task's PR when a bound on its revisions is reached: it waits for a person. */
+export function revisionLimitComment(taskId: string, reason: string): string {
+  return `Forge will not revise \`${taskId}\` again by itself: ${reason}. A person with write access may approve it, merge it by hand, push a fix, or \`/forge retry\` it once it fails.`;
+}
+
 /** Comment on the task's PR when GitHub refused its merge for good. */
 export function mergeRefusedComment(taskId: string, attempt: number, error: string): string {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -86,5 +91,8 @@ export const commandReplies = {
   unknownChangeRequest: (crId: string) => `unknown Change Request ${crId}`,
   changeRequestResolved: (crId: string, status: string) => `Change Request ${crId} is already ${status}`,
   notARefinery: (taskId: string) => `${taskId} is not a refinery of this run, and its merge is not waiting for approval`,
+  fixWhere: "comment /forge fix [message] on the task's pull request",
+  notRevisable: (taskId: string, status: TaskStatus) =>
+    `${taskId} is ${status}; only a task whose PR waits for review or is being revised takes /forge fix`,
   approveWhat: (command: string) => `say what to ${command}: a Change Request issue or a refinery PR`,
 } as const;

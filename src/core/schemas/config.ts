@@ -43,9 +43,37 @@ export const forgeConfigSchema = z
       .default(0.6)
       .describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
     merge_policy: z
-      .enum(["auto", "manual"])
+      .enum(["auto", "manual", "review"])
       .default("auto")
-      .describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
+      .describe(
+        "auto: the App merges a task PR once its required checks pass. manual: a person merges it. review: the App merges it once its required checks pass and a person with write access has approved its current head in a review.",
+      ),
+    review: z
+      .object({
+        max_iterations: z
+          .number()
+          .int()
+          .min(0)
+          .max(20)
+          .default(3)
+          .describe(
+            "Revisions of one task PR that reviews asking for changes (or `/forge fix`) may start; past this the task waits for a person and the tracker says why.",
+          ),
+      })
+      .prefault({})
+      .describe("The PR feedback loop: a review asking for changes starts a revision on the same PR (see docs/executor.md#iterations)."),
+    ci_fix: z
+      .object({
+        max_attempts: z
+          .number()
+          .int()
+          .min(0)
+          .max(10)
+          .default(2)
+          .describe("Fix revisions started when the repository's own required checks fail on a task PR; past this the task waits for a person."),
+      })
+      .prefault({})
+      .describe("Red CI on a task PR starts a fix revision with the failing checks as context (see docs/executor.md#iterations)."),
     cr_mode: z
       .enum(["replan", "review"])
       .default("replan")

@@ -1,0 +1,54 @@
+/**
+ * `pull_request_review` submitted on a task PR: an approval (merge_policy review) or a request for
+ * changes (a revision, docs/executor.md#iterations). A review is a reason to act only when its author
+ * has write access, asked of GitHub (`GET /repos/{o}/{r}/collaborators/{u}/permission`) — never the
+ * payload's `author_association`, which a reader's review can carry as well. Anyone else's review,
+ * and a bot's, is ignored and costs nothing more than that call. The body is bounded before it
+ * reaches the journal; it stays data (docs/architecture.md#trust-boundaries).
+ */
+import type { Context } from "probot";
+import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
+import { WRITE_PERMISSIONS } from "../commands.js";
+import { logOf, type AppContext } from "../context.js";
+
+export async function onPullRequestReview(ctx: AppContext, context: Context<"pull_request_review">): Promise<void> {
+  const { payload } = context;
+  if (payload.action !== "submitted") return;
+  const review = payload.review;
+  const state = review.state.toLowerCase();
+  if (state !== "approved" && state !== "changes_requested") return;
+  const reviewer = review.user;
+  if (!reviewer || reviewer.type === "Bot" || payload.sender.type === "Bot") return;
+  const pr = payload.pull_request;
+  // A fork's PR is no task's, whatever its branch is called.
+  if (pr.head.repo?.id !== payload.repository.id) return;
+  const rt = await ctx.rtOf(context);
+  const ref = await ctx.attemptOf(rt, pr.head.ref);
+  if (!ref) return;
+  const permission = await rt.port.permission(reviewer.login);
+  if (!WRITE_PERMISSIONS.has(permission)) {
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, reviewer: reviewer.login, permission },
+      "a review by someone without write access: ignored",
+    );
+    return;
+  }
+  const body = review.body ? bounded(review.body, FEEDBACK_LIMITS.message) : undefined;
+  const result = await ctx.apply(rt, ref.runId, [
+    {
+      kind: "review.submitted",
+      taskId: ref.taskId,
+      attempt: ref.attempt,
+      reviewId: review.id,
+      actor: reviewer.login,
+      state,
+      headSha: review.commit_id,
+      ...(body ? { body } : {}),
+    },
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "review changed nothing",
+    );
+}

@@ -1,0 +1,171 @@
+/**
+ * The PR feedback loop (docs/executor.md#iterations): reviews of a task's PR, `/forge fix` and red
+ * CI start revisions of the same attempt on the same branch and PR. A revision is
+ * MERGE_READY → RUNNING with the attempt's `iteration` one higher; its result passes the same gate
+ * as the attempt's first run, so nothing merges unverified. Feedback that arrives while a revision
+ * runs waits in `feedback` and the next revision takes all of it at once.
+ */
+import { bounded, FEEDBACK_LIMITS, type Feedback } from "../feedback.js";
+import type { TaskState } from "../journal.js";
+import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
+import * as effects from "./effects.js";
+import { requestMerge } from "./merge-gate.js";
+import type { InputKind, InputOf, Step } from "./step.js";
+
+/** The head a person reviews: the runner's record commit (the PR's head), else the pushed work. */
+export const prHead = (t: TaskState): string | undefined => t.recordSha ?? t.pushedSha;
+
+/** Statuses in which a task's PR is open for feedback: being revised, verified, or waiting to merge. */
+const OPEN_FOR_FEEDBACK = new Set(["RUNNING", "DONE", "MERGE_READY"]);
+
+export function reviewSubmitted(s: Step, input: InputOf<"review.submitted">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  const t = s.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
+  // A review answered by a revision already (a redelivered webhook) starts nothing again.
+  if (t.answered?.includes(input.reviewId) || t.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  s.emit("review.submitted", t.id, {
+    attempt: t.attempt,
+    reviewId: input.reviewId,
+    actor: input.actor,
+    state: input.state,
+    headSha: input.headSha,
+  });
+  if (input.state === "approved") return approved(s, i, input);
+  addFeedback(s, i, {
+    source: "review",
+    actor: input.actor,
+    reviewId: input.reviewId,
+    headSha: input.headSha,
+    ...(input.body ? { message: bounded(input.body, FEEDBACK_LIMITS.message) } : {}),
+  });
+}
+
+/** An approving review counts for the head it was given on, and only while that is the PR's head. */
+function approved(s: Step, i: number, input: InputOf<"review.submitted">): void {
+  const t = s.task(i);
+  if (t.status === "RUNNING" || input.headSha !== prHead(t))
+    return s.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
+  const e = s.edit(i);
+  e.reviewApprovedHead = input.headSha;
+  if (t.waiting) e.waiting = undefined;
+  requestMerge(s, i);
+}
+
+/** `/forge fix [message]` on the task's PR, by a person with write access. */
+export function fixCommand(s: Step, c: InputOf<"command">): void {
+  if (!c.taskId) return s.reject(c.kind, replies.fixWhere);
+  const i = s.find(c.taskId);
+  if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
+  const t = s.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(c.kind, replies.notRevisable(c.taskId, t.status), c.taskId);
+  const head = prHead(t);
+  addFeedback(s, i, {
+    source: "command",
+    actor: c.actor,
+    ...(c.message ? { message: bounded(c.message, FEEDBACK_LIMITS.message) } : {}),
+    ...(head ? { headSha: head } : {}),
+  });
+}
+
+/** Failing required checks of the PR's current head (the repository's own CI, not Forge's). */
+export function checksFailed(s: Step, input: InputOf<"checks.failed">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  const t = s.task(i);
+  // Only the head that passed the gate: checks of an older head, or of a revision's pushes, say nothing of it.
+  if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
+  if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
+  addFeedback(s, i, { source: "ci", headSha: input.headSha, checks: input.checks.slice(0, FEEDBACK_LIMITS.checks) });
+}
+
+function addFeedback(s: Step, i: number, f: Feedback): void {
+  const t = s.task(i);
+  const queued = t.status !== "MERGE_READY";
+  s.edit(i).feedback = [...(t.feedback ?? []), f].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...(f.actor ? { actor: f.actor } : {}), queued });
+  if (!queued) revise(s, i, "review.submitted");
+}
+
+/**
+ * Start the next revision of a MERGE_READY task when feedback waits for one, within the bounds;
+ * true when the task is revising or waits for a person (so its merge is not requested now).
+ */
+export function revise(s: Step, i: number, kind: InputKind): boolean {
+  const t = s.task(i);
+  const feedback = t.feedback ?? [];
+  if (t.status !== "MERGE_READY" || feedback.length === 0) return false;
+  const ciOnly = feedback.every((f) => f.source === "ci");
+  const used = ciOnly ? (t.ciFixes ?? 0) : (t.reviewIterations ?? 0);
+  const limit = ciOnly ? s.config.ci_fix.max_attempts : s.config.review.max_iterations;
+  const blocked = refineryUnderWay(s, i);
+  if (used >= limit || blocked) {
+    const reason = blocked
+      ? `its refinery ${blocked} already carries this branch`
+      : ciOnly
+        ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}`
+        : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
+    s.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    // A person decides now: a merge requested before the feedback came does not run behind it.
+    s.dropEffect(effects.mergePullRequest(t).key);
+    s.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
+    s.effect(effects.postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
+    return true;
+  }
+  startRevision(s, i, kind, feedback, ciOnly);
+  return true;
+}
+
+/** MERGE_READY → RUNNING on the same branch and PR, with every waiting feedback at once. */
+function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[], ciOnly: boolean): void {
+  const t = s.task(i);
+  const iteration = (t.iteration ?? 0) + 1;
+  // Nothing of the previous head's verdicts carries over: the revision's head passes the gate afresh.
+  const {
+    walkthroughSha: _w,
+    pushedSha: _p,
+    mergeSha: _m,
+    protectedPaths: _pp,
+    approvedHead: _ah,
+    reviewApprovedHead: _rh,
+    workflowRunId,
+    startedAt: _sa,
+    lastHeartbeat: _lh,
+    waiting: _wa,
+    ...kept
+  } = t;
+  const reviewIds = feedback.flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []));
+  const heads = feedback.flatMap((f) => (f.source === "ci" && f.headSha ? [f.headSha] : []));
+  s.replaceTask(i, {
+    ...kept,
+    iteration,
+    feedback: [],
+    dispatchedAt: s.iso(s.now),
+    ...(workflowRunId !== undefined ? { priorRunId: workflowRunId } : {}),
+    ...(ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 }),
+    ...(reviewIds.length ? { answered: [...(t.answered ?? []), ...reviewIds].slice(-50) } : {}),
+    ...(heads.length ? { answeredHeads: [...(t.answeredHeads ?? []), ...heads].slice(-20) } : {}),
+  });
+  // The verified head's merge must not run under the revision: its effect leaves the outbox.
+  s.dropEffect(effects.mergePullRequest(t).key);
+  if (!s.move(i, "RUNNING", kind)) return;
+  s.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
+  const next = s.task(i);
+  s.effect(
+    effects.dispatchRevision(
+      { id: t.id, attempt: t.attempt, branch: next.branch ?? "", iteration },
+      s.node(i).agentType,
+      { feedback, ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}) },
+      workflowRunId,
+    ),
+  );
+}
+
+/** A refinery downstream that has started carries this task's branch as it was: the task may not move under it. */
+function refineryUnderWay(s: Step, i: number): string | undefined {
+  for (const d of s.idx.dependents[i]!) {
+    if (s.idx.isRefinery[d] && s.task(d).status !== "PENDING") return s.task(d).id;
+  }
+  return undefined;
+}

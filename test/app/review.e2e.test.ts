@@ -1,0 +1,167 @@
+/**
+ * The PR feedback loop on the local GitHub, over real HTTP with signed webhooks: merge_policy
+ * review, reviews asking for changes and /forge fix revising the same PR, reviews by people without
+ * write access, reviews arriving while a revision runs, and the bound on revisions.
+ */
+import { Octokit } from "@octokit/rest";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Journal } from "../../src/core/journal.js";
+import { LABELS } from "../../src/core/layout.js";
+import { planFiles } from "../helpers/plan-files.js";
+import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
+import type { Script } from "./scripted-runner.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  const done = h;
+  h = undefined;
+  await done?.close();
+}, 60_000);
+
+const T = { timeout: 120_000 };
+const task = (j: Journal, id: string) => j.tasks.find((t) => t.id === id)!;
+
+/** An Octokit acting as `login` on the local GitHub. */
+const as = (g: Harness, login: string) => new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.userToken(login) });
+
+/** The open PR of a task's branch. */
+async function prOf(g: Harness, branch: string): Promise<{ number: number; head: string; body: string }> {
+  const { data } = await g.user.rest.pulls.list({ owner: OWNER, repo: REPO, state: "all", head: `${OWNER}:${branch}` });
+  const pr = data[0]!;
+  return { number: pr.number, head: pr.head.sha, body: pr.body ?? "" };
+}
+
+async function review(g: Harness, login: string, pr: number, event: "APPROVE" | "REQUEST_CHANGES", body?: string, commit?: string) {
+  return as(g, login).rest.pulls.createReview({
+    owner: OWNER,
+    repo: REPO,
+    pull_number: pr,
+    event,
+    ...(body ? { body } : {}),
+    ...(commit ? { commit_id: commit } : {}),
+  });
+}
+
+/** Let every webhook land and the App finish, then give the App's background work a moment. */
+async function settle(g: Harness): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await g.app.forge.idle();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("merge_policy: review", () => {
+  it("a task PR merges only after a writer approves its head; a reader's approval changes nothing", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
+    await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
+    const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+    const pr = await prOf(h, task(ready, "a").branch!);
+    await settle(h);
+    expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
+    // A reader may review; GitHub accepts it, Forge does not act on it.
+    await review(h, "reader", pr.number, "APPROVE");
+    await settle(h);
+    const after = h.decisions.at(-1)!.d.journal;
+    expect(task(after, "a").status).toBe("MERGE_READY");
+    expect(task(after, "a").reviewApprovedHead).toBeUndefined();
+    expect(after.outbox.map((e) => e.key)).not.toContain("merge:a:1");
+    await review(h, "octocat", pr.number, "APPROVE");
+    await h.waitFor((x) => task(x, "a").status === "MERGED");
+    const b = await h.waitFor((x) => task(x, "b").status === "MERGE_READY");
+    await review(h, "octocat", (await prOf(h, task(b, "b").branch!)).number, "APPROVE");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a").reviewApprovedHead).toBe(pr.head);
+  });
+});
+
+describe("revisions", () => {
+  it("changes requested by a writer revise the same PR and branch; the agent's push answers; approval merges", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+    const branch = task(ready, "a").branch!;
+    const before = await prOf(h, branch);
+    await review(h, "octocat", before.number, "REQUEST_CHANGES", "Please also export the revision.");
+    const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
+    expect(task(revised, "a")).toMatchObject({ attempt: 1, branch, reviewIterations: 1 });
+    expect(h.runner.dispatched).toEqual([`${revised.runId}/a/1`, `${revised.runId}/a/1+1`]);
+    const context = JSON.parse(h.runner.inputs.get(`${revised.runId}/a/1+1`)!.context!) as Record<string, unknown>;
+    expect(context).toMatchObject({
+      iteration: 1,
+      prNumber: before.number,
+      feedback: [{ source: "review", actor: "octocat", message: "Please also export the revision." }],
+    });
+    const after = await prOf(h, branch);
+    expect(after.number).toBe(before.number);
+    expect(after.head).not.toBe(before.head);
+    expect(after.body).toContain("## Revision 1");
+    // The approval of the old head merges nothing; the new head's does.
+    await review(h, "octocat", after.number, "APPROVE", undefined, before.head);
+    await settle(h);
+    expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
+    await review(h, "octocat", after.number, "APPROVE");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: 1, iteration: 1 });
+  });
+
+  it("a reader's request for changes is ignored; /forge fix by a writer revises", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+    const pr = await prOf(h, task(ready, "a").branch!);
+    await review(h, "reader", pr.number, "REQUEST_CHANGES", "Delete everything.");
+    await settle(h);
+    expect(h.runner.dispatched).toHaveLength(1);
+    await h.sim.control.comment("octocat", FULL, pr.number, "/forge fix rename the constant");
+    const revised = await h.waitFor((x) => task(x, "a").iteration === 1 && task(x, "a").status === "MERGE_READY");
+    const context = JSON.parse(h.runner.inputs.get(`${revised.runId}/a/1+1`)!.context!) as { feedback: unknown[] };
+    expect(context.feedback).toEqual([expect.objectContaining({ source: "command", actor: "octocat", message: "rename the constant" })]);
+  });
+
+  it(
+    "reviews arriving while a revision runs are folded into the next one; past review.max_iterations the task waits and says why",
+    T,
+    async () => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      h = await startHarness((_id, _attempt, iteration): Script => ({ kind: "success", ...(iteration === 1 ? { gate: held } : {}) }), {
+        config: "merge_policy: review\nreview: { max_iterations: 2 }\n",
+      });
+      await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+      const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+      const pr = await prOf(h, task(ready, "a").branch!);
+      await review(h, "octocat", pr.number, "REQUEST_CHANGES", "first");
+      await h.waitFor((x) => task(x, "a").iteration === 1 && task(x, "a").status === "RUNNING");
+      await review(h, "octocat", pr.number, "REQUEST_CHANGES", "second");
+      await h.sim.control.comment("octocat", FULL, pr.number, "/forge fix third");
+      await h.waitFor((x) => (task(x, "a").feedback ?? []).length === 2);
+      release();
+      const second = await h.waitFor((x) => task(x, "a").iteration === 2 && task(x, "a").status === "MERGE_READY");
+      const context = JSON.parse(h.runner.inputs.get(`${second.runId}/a/1+2`)!.context!) as { feedback: { message: string }[] };
+      expect(context.feedback.map((f) => f.message)).toEqual(["second", "third"]);
+      expect(h.runner.dispatched).toHaveLength(3);
+      await review(h, "octocat", pr.number, "REQUEST_CHANGES", "fourth");
+      const waiting = await h.waitFor((x) => task(x, "a").waiting !== undefined);
+      expect(task(waiting, "a").waiting).toMatch(/2 revisions made \(review.max_iterations: 2\)/);
+      expect(h.runner.dispatched).toHaveLength(3);
+      // The PR says why, and the tracker shows it.
+      let comments: string[] = [];
+      for (let i = 0; i < 50 && !comments.some((c) => c.includes("will not revise")); i++) {
+        await settle(h);
+        comments = (await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr.number })).data.map(
+          (c) => c.body ?? "",
+        );
+      }
+      expect(comments.join("\n")).toMatch(/will not revise `a` again by itself: 2 revisions made/);
+      const { data: trackers } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, state: "all", labels: LABELS.tracker });
+      let tracker = "";
+      for (let i = 0; i < 60 && !tracker.includes("waiting for a person"); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        tracker = (await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: trackers[0]!.number })).data.body ?? "";
+      }
+      expect(tracker).toContain("waiting for a person: 2 revisions made (review.max_iterations: 2)");
+      await review(h, "octocat", pr.number, "APPROVE");
+      await h.waitFor((x) => x.status === "completed");
+    },
+  );
+});
