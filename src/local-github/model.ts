@@ -390,7 +390,10 @@ export class Model {
       merge_commit_sha: p.mergeCommitSha,
       assignee: i.assignees[0] ? this.user(i.assignees[0]) : null,
       assignees: i.assignees.map((a) => this.user(a)),
-      requested_reviewers: [],
+      requested_reviewers: (p.requestedReviewers ?? []).flatMap((login) => {
+        const u = this.state.users.get(login);
+        return u ? [this.user(u)] : [];
+      }),
       requested_teams: [],
       head: this.prRef(p.headRepoId !== undefined ? (this.state.repos.get(p.headRepoId) ?? repo) : repo, p.headRef, p.headSha),
       base: this.prRef(repo, p.baseRef, p.baseSha),

@@ -5,11 +5,12 @@ import { HttpError } from "./auth.js";
 import type { ActContext, SimCore } from "./core.js";
 import { ZERO } from "./core.js";
 import * as git from "./git.js";
-import type { App, CheckRun, Comment, Issue, Label, Reaction, Repo, Review, Token, User } from "./state.js";
+import type { App, CheckRun, Comment, Issue, Label, Reaction, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
 import { actionsPermissionsHandlers } from "./actions-permissions.js";
 import { branchProtectionHandlers, branchProtectionSummary, enforceProtection, enforceProtectionOnMerge } from "./branch-protection.js";
 import { enforceRules, rulesetHandlers } from "./rulesets.js";
+import { reviewHandlers } from "./reviews.js";
 import { secretHandlers } from "./secrets.js";
 
 export interface RestCtx {
@@ -876,56 +877,6 @@ const pulls: Record<string, Handler> = {
     const files = mb ? await git.diffFiles(repo.gitDir, mb, p.headSha) : [];
     return ok(ctx.page(files.map((f) => diffEntry(ctx, repo, f, p.headSha))));
   },
-  // docs.github.com/rest/pulls/reviews: without `event` the review stays PENDING.
-  "pulls/create-review": async (ctx) => {
-    const repo = repoOf(ctx);
-    const issue = pullOf(ctx);
-    const b = ctx.body ?? {};
-    const event = str(b, "event");
-    if ((event === "APPROVE" || event === "REQUEST_CHANGES") && issue.user.id === ctx.actor.id) {
-      throw invalid(ctx, "Unprocessable Entity", [
-        { message: `Can not ${event === "APPROVE" ? "approve" : "request changes on"} your own pull request` },
-      ]);
-    }
-    if ((event === "REQUEST_CHANGES" || event === "COMMENT") && !str(b, "body"))
-      throw invalid(ctx, "Unprocessable Entity", [{ message: "Body is required" }]);
-    const review: Review = {
-      id: ctx.core.state.id(),
-      repoId: repo.id,
-      number: issue.number,
-      user: ctx.actor,
-      body: str(b, "body") ?? "",
-      state:
-        event === "APPROVE"
-          ? "APPROVED"
-          : event === "REQUEST_CHANGES"
-            ? "CHANGES_REQUESTED"
-            : event === "COMMENT"
-              ? "COMMENTED"
-              : ("PENDING" as "COMMENTED"),
-      commitId: str(b, "commit_id") ?? issue.pull!.headSha,
-      submittedAt: now(),
-    };
-    ctx.core.state.reviews.push(review);
-    const json = ctx.core.model.review(repo, review);
-    if (event) {
-      const hookReview = { ...json, state: review.state.toLowerCase() };
-      emit(ctx, "pull_request_review", "submitted", {
-        review: hookReview,
-        pull_request: ctx.core.model.pull(repo, issue, { full: false }),
-      });
-    } else delete json.submitted_at;
-    return ok(json);
-  },
-  "pulls/list-reviews": async (ctx) => {
-    const repo = repoOf(ctx);
-    const issue = pullOf(ctx);
-    return ok(
-      ctx.page(
-        ctx.core.state.reviews.filter((r) => r.repoId === repo.id && r.number === issue.number).map((r) => ctx.core.model.review(repo, r)),
-      ),
-    );
-  },
 };
 
 function setIssueState(ctx: RestCtx, issue: Issue, state: "open" | "closed", reason: string | null): void {
@@ -1484,5 +1435,6 @@ export const handlers: Record<string, Handler> = {
   ...branchProtectionHandlers,
   ...actionsPermissionsHandlers,
   ...secretHandlers,
+  ...reviewHandlers,
 };
 export { ZERO };

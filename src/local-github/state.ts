@@ -112,6 +112,8 @@ export interface PullData {
   mergedBy: User | null;
   mergeCommitSha: string | null;
   maintainerCanModify: boolean;
+  /** logins whose review was requested and not yet given */
+  requestedReviewers?: string[];
 }
 
 export interface Issue {
@@ -164,6 +166,23 @@ export interface Review {
   state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
   commitId: string;
   submittedAt: string;
+}
+
+/** An inline comment of a review, or a reply in its thread (`inReplyTo`). */
+export interface ReviewComment {
+  id: number;
+  repoId: number;
+  number: number;
+  reviewId: number;
+  user: User;
+  body: string;
+  path: string;
+  line: number;
+  side: "LEFT" | "RIGHT";
+  commitId: string;
+  diffHunk: string;
+  inReplyTo?: number;
+  createdAt: string;
 }
 
 export interface CheckSuite {
@@ -318,6 +337,7 @@ export class SimState {
   issues = new Map<string, Issue>(); // `${repoId}#${number}`
   comments = new Map<number, Comment>();
   reviews: Review[] = [];
+  reviewComments: ReviewComment[] = [];
   suites = new Map<number, CheckSuite>();
   checkRuns = new Map<number, CheckRun>();
   statuses: CommitStatus[] = [];

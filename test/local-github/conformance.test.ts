@@ -354,6 +354,33 @@ describe("pull requests", () => {
     const review = await person.rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE", body: "lgtm" });
     expect(review.data.state).toBe("APPROVED");
     expect((await gh.rest.pulls.listReviews({ owner, repo, pull_number: pr.number })).data).toHaveLength(1);
+    // Inline comments on the head's lines; a path or line GitHub cannot place → 422.
+    const pull = { owner, repo, pull_number: pr.number };
+    const asking = await person.rest.pulls.createReview({
+      ...pull,
+      event: "REQUEST_CHANGES",
+      body: "two things",
+      comments: [{ path: "pr.txt", line: 1, body: "rename" }],
+    });
+    expect(asking.data.state).toBe("CHANGES_REQUESTED");
+    expect(
+      await status(person.rest.pulls.createReview({ ...pull, event: "COMMENT", comments: [{ path: "nope.txt", line: 1, body: "x" }] })),
+    ).toBe(422);
+    expect(
+      await status(person.rest.pulls.createReview({ ...pull, event: "COMMENT", comments: [{ path: "pr.txt", line: 9, body: "x" }] })),
+    ).toBe(422);
+    expect((await gh.rest.pulls.getReview({ ...pull, review_id: asking.data.id })).data.body).toBe("two things");
+    expect(await status(gh.rest.pulls.getReview({ ...pull, review_id: 999_999 }))).toBe(404);
+    const { data: inline } = await gh.rest.pulls.listCommentsForReview({ ...pull, review_id: asking.data.id });
+    expect(inline.map((c) => [c.path, c.body, c.diff_hunk.split("\n").at(-1)])).toEqual([["pr.txt", "rename", "+pr"]]);
+    const { data: reply } = await gh.rest.pulls.createReplyForReviewComment({ ...pull, comment_id: inline[0]!.id, body: "renamed" });
+    expect(reply.in_reply_to_id).toBe(inline[0]!.id);
+    expect(await status(gh.rest.pulls.createReplyForReviewComment({ ...pull, comment_id: 999_999, body: "x" }))).toBe(404);
+    expect((await gh.rest.pulls.listReviewComments(pull)).data.map((c) => c.body)).toEqual(["rename", "renamed"]);
+    const { data: requested } = await gh.rest.pulls.requestReviewers({ ...pull, reviewers: ["alice"] });
+    expect(requested.requested_reviewers?.map((u) => u.login)).toEqual(["alice"]);
+    expect(await status(gh.rest.pulls.requestReviewers({ ...pull, reviewers: ["nobody-here"] }))).toBe(422);
+    await person.rest.pulls.createReview({ ...pull, event: "APPROVE" });
     const merged = await gh.rest.pulls.merge({ owner, repo, pull_number: pr.number, merge_method: "squash" });
     expect(merged.data.merged).toBe(true);
     // Already merged → 405.
