@@ -4,6 +4,7 @@ import {
   BRANCH_PREFIX,
   CONFIG_PATH,
   DISPATCH_INPUTS,
+  FEEDBACK_LIMITS,
   INSTRUCTION_PATHS,
   JOURNAL_FILE,
   JournalPartsError,
@@ -12,6 +13,7 @@ import {
   TRAILERS,
   agentResultSchema,
   asData,
+  bounded,
   branchName,
   branchParser,
   captainBranch,
@@ -43,7 +45,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-54UELAXP.js";
+} from "./chunk-JQHYZ6NK.js";
 import {
   EXIT_CODES,
   external_exports,
@@ -10652,7 +10654,7 @@ var require_Bottleneck = __commonJS({
         });
       };
     }
-    var Bottleneck2;
+    var Bottleneck3;
     var DEFAULT_PRIORITY;
     var Events2;
     var Job;
@@ -10674,8 +10676,8 @@ var require_Bottleneck = __commonJS({
     Events2 = require_Events();
     States = require_States();
     Sync = require_Sync();
-    Bottleneck2 = function() {
-      class Bottleneck3 {
+    Bottleneck3 = function() {
+      class Bottleneck4 {
         constructor(options2 = {}, ...invalid) {
           var storeInstanceOptions, storeOptions;
           this._addToQueue = this._addToQueue.bind(this);
@@ -10697,7 +10699,7 @@ var require_Bottleneck = __commonJS({
               storeInstanceOptions = parser2.load(options2, this.localStoreDefaults, {});
               return new LocalDatastore(this, storeOptions, storeInstanceOptions);
             } else {
-              throw new Bottleneck3.prototype.BottleneckError(`Invalid datastore type: ${this.datastore}`);
+              throw new Bottleneck4.prototype.BottleneckError(`Invalid datastore type: ${this.datastore}`);
             }
           }.call(this);
           this._queues.on("leftzero", () => {
@@ -10711,7 +10713,7 @@ var require_Bottleneck = __commonJS({
         }
         _validateOptions(options2, invalid) {
           if (!(options2 != null && typeof options2 === "object" && invalid.length === 0)) {
-            throw new Bottleneck3.prototype.BottleneckError("Bottleneck v2 takes a single object argument. Refer to https://github.com/SGrondin/bottleneck#upgrading-to-v2 if you're upgrading from Bottleneck v1.");
+            throw new Bottleneck4.prototype.BottleneckError("Bottleneck v2 takes a single object argument. Refer to https://github.com/SGrondin/bottleneck#upgrading-to-v2 if you're upgrading from Bottleneck v1.");
           }
         }
         ready() {
@@ -10927,10 +10929,10 @@ var require_Bottleneck = __commonJS({
             return waitForExecuting(1);
           });
           this._receive = function(job) {
-            return job._reject(new Bottleneck3.prototype.BottleneckError(options2.enqueueErrorMessage));
+            return job._reject(new Bottleneck4.prototype.BottleneckError(options2.enqueueErrorMessage));
           };
           this.stop = () => {
-            return this.Promise.reject(new Bottleneck3.prototype.BottleneckError("stop() has already been called"));
+            return this.Promise.reject(new Bottleneck4.prototype.BottleneckError("stop() has already been called"));
           };
           return done2;
         }
@@ -10961,11 +10963,11 @@ var require_Bottleneck = __commonJS({
               job.doDrop();
               return true;
             } else if (reachedHWM) {
-              shifted = strategy === Bottleneck3.prototype.strategy.LEAK ? _this2._queues.shiftLastFrom(options2.priority) : strategy === Bottleneck3.prototype.strategy.OVERFLOW_PRIORITY ? _this2._queues.shiftLastFrom(options2.priority + 1) : strategy === Bottleneck3.prototype.strategy.OVERFLOW ? job : void 0;
+              shifted = strategy === Bottleneck4.prototype.strategy.LEAK ? _this2._queues.shiftLastFrom(options2.priority) : strategy === Bottleneck4.prototype.strategy.OVERFLOW_PRIORITY ? _this2._queues.shiftLastFrom(options2.priority + 1) : strategy === Bottleneck4.prototype.strategy.OVERFLOW ? job : void 0;
               if (shifted != null) {
                 shifted.doDrop();
               }
-              if (shifted == null || strategy === Bottleneck3.prototype.strategy.OVERFLOW) {
+              if (shifted == null || strategy === Bottleneck4.prototype.strategy.OVERFLOW) {
                 if (shifted == null) {
                   job.doDrop();
                 }
@@ -10980,7 +10982,7 @@ var require_Bottleneck = __commonJS({
         }
         _receive(job) {
           if (this._states.jobStatus(job.options.id) != null) {
-            job._reject(new Bottleneck3.prototype.BottleneckError(`A job with the same id already exists (id=${job.options.id})`));
+            job._reject(new Bottleneck4.prototype.BottleneckError(`A job with the same id already exists (id=${job.options.id})`));
             return false;
           } else {
             job.doReceive();
@@ -11063,31 +11065,31 @@ var require_Bottleneck = __commonJS({
         }
       }
       ;
-      Bottleneck3.default = Bottleneck3;
-      Bottleneck3.Events = Events2;
-      Bottleneck3.version = Bottleneck3.prototype.version = require_version().version;
-      Bottleneck3.strategy = Bottleneck3.prototype.strategy = {
+      Bottleneck4.default = Bottleneck4;
+      Bottleneck4.Events = Events2;
+      Bottleneck4.version = Bottleneck4.prototype.version = require_version().version;
+      Bottleneck4.strategy = Bottleneck4.prototype.strategy = {
         LEAK: 1,
         OVERFLOW: 2,
         OVERFLOW_PRIORITY: 4,
         BLOCK: 3
       };
-      Bottleneck3.BottleneckError = Bottleneck3.prototype.BottleneckError = require_BottleneckError();
-      Bottleneck3.Group = Bottleneck3.prototype.Group = require_Group();
-      Bottleneck3.RedisConnection = Bottleneck3.prototype.RedisConnection = require_RedisConnection();
-      Bottleneck3.IORedisConnection = Bottleneck3.prototype.IORedisConnection = require_IORedisConnection();
-      Bottleneck3.Batcher = Bottleneck3.prototype.Batcher = require_Batcher();
-      Bottleneck3.prototype.jobDefaults = {
+      Bottleneck4.BottleneckError = Bottleneck4.prototype.BottleneckError = require_BottleneckError();
+      Bottleneck4.Group = Bottleneck4.prototype.Group = require_Group();
+      Bottleneck4.RedisConnection = Bottleneck4.prototype.RedisConnection = require_RedisConnection();
+      Bottleneck4.IORedisConnection = Bottleneck4.prototype.IORedisConnection = require_IORedisConnection();
+      Bottleneck4.Batcher = Bottleneck4.prototype.Batcher = require_Batcher();
+      Bottleneck4.prototype.jobDefaults = {
         priority: DEFAULT_PRIORITY,
         weight: 1,
         expiration: null,
         id: "<no-id>"
       };
-      Bottleneck3.prototype.storeDefaults = {
+      Bottleneck4.prototype.storeDefaults = {
         maxConcurrent: null,
         minTime: 0,
         highWater: null,
-        strategy: Bottleneck3.prototype.strategy.LEAK,
+        strategy: Bottleneck4.prototype.strategy.LEAK,
         penalty: null,
         reservoir: null,
         reservoirRefreshInterval: null,
@@ -11096,12 +11098,12 @@ var require_Bottleneck = __commonJS({
         reservoirIncreaseAmount: null,
         reservoirIncreaseMaximum: null
       };
-      Bottleneck3.prototype.localStoreDefaults = {
+      Bottleneck4.prototype.localStoreDefaults = {
         Promise,
         timeout: null,
         heartbeatInterval: 250
       };
-      Bottleneck3.prototype.redisStoreDefaults = {
+      Bottleneck4.prototype.redisStoreDefaults = {
         Promise,
         timeout: null,
         heartbeatInterval: 5e3,
@@ -11112,7 +11114,7 @@ var require_Bottleneck = __commonJS({
         clearDatastore: false,
         connection: null
       };
-      Bottleneck3.prototype.instanceDefaults = {
+      Bottleneck4.prototype.instanceDefaults = {
         datastore: "local",
         connection: null,
         id: "<no-id>",
@@ -11120,14 +11122,14 @@ var require_Bottleneck = __commonJS({
         trackDoneStatus: false,
         Promise
       };
-      Bottleneck3.prototype.stopDefaults = {
+      Bottleneck4.prototype.stopDefaults = {
         enqueueErrorMessage: "This limiter has been stopped and cannot accept new jobs.",
         dropWaitingJobs: true,
         dropErrorMessage: "This limiter has been stopped."
       };
-      return Bottleneck3;
+      return Bottleneck4;
     }.call(void 0);
-    module2.exports = Bottleneck2;
+    module2.exports = Bottleneck3;
   }
 });
 
@@ -13049,30 +13051,30 @@ function routeMatcher(paths) {
 var regex = routeMatcher(triggers_notification_paths_default);
 var triggersNotification = regex.test.bind(regex);
 var groups = {};
-var createGroups = function(Bottleneck2, common) {
-  groups.global = new Bottleneck2.Group({
+var createGroups = function(Bottleneck3, common) {
+  groups.global = new Bottleneck3.Group({
     id: "octokit-global",
     maxConcurrent: 10,
     ...common
   });
-  groups.auth = new Bottleneck2.Group({
+  groups.auth = new Bottleneck3.Group({
     id: "octokit-auth",
     maxConcurrent: 1,
     ...common
   });
-  groups.search = new Bottleneck2.Group({
+  groups.search = new Bottleneck3.Group({
     id: "octokit-search",
     maxConcurrent: 1,
     minTime: 2e3,
     ...common
   });
-  groups.write = new Bottleneck2.Group({
+  groups.write = new Bottleneck3.Group({
     id: "octokit-write",
     maxConcurrent: 1,
     minTime: 1e3,
     ...common
   });
-  groups.notifications = new Bottleneck2.Group({
+  groups.notifications = new Bottleneck3.Group({
     id: "octokit-notifications",
     maxConcurrent: 1,
     minTime: 3e3,
@@ -13082,7 +13084,7 @@ var createGroups = function(Bottleneck2, common) {
 function throttling(octokit, octokitOptions) {
   const {
     enabled = true,
-    Bottleneck: Bottleneck2 = import_light.default,
+    Bottleneck: Bottleneck3 = import_light.default,
     id = "no-id",
     timeout = 1e3 * 60 * 2,
     // Redis TTL: 2 minutes
@@ -13125,16 +13127,16 @@ function throttling(octokit, octokitOptions) {
     }
     initialized = true;
     if (groups.global == null) {
-      createGroups(Bottleneck2, common);
+      createGroups(Bottleneck3, common);
     }
     state.global = state.global ?? groups.global;
     state.auth = state.auth ?? groups.auth;
     state.search = state.search ?? groups.search;
     state.write = state.write ?? groups.write;
     state.notifications = state.notifications ?? groups.notifications;
-    state.retryLimiter = state.retryLimiter ?? new Bottleneck2();
+    state.retryLimiter = state.retryLimiter ?? new Bottleneck3();
     const events = {};
-    const emitter = new Bottleneck2.Events(events);
+    const emitter = new Bottleneck3.Events(events);
     events.on("secondary-limit", state.onSecondaryRateLimit);
     events.on("rate-limit", state.onRateLimit);
     events.on(
@@ -15194,6 +15196,9 @@ function protectedPathsComment(taskId, paths) {
     "A person with write access reviews them and comments `/forge approve` to merge this head, or pushes a fix and retries."
   ].join("\n");
 }
+function revisionLimitComment(taskId, reason) {
+  return `Forge will not revise \`${taskId}\` again by itself: ${reason}. A person with write access may approve it, merge it by hand, push a fix, or \`/forge retry\` it once it fails.`;
+}
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
 }
@@ -15214,6 +15219,8 @@ var commandReplies = {
   unknownChangeRequest: (crId) => `unknown Change Request ${crId}`,
   changeRequestResolved: (crId, status) => `Change Request ${crId} is already ${status}`,
   notARefinery: (taskId) => `${taskId} is not a refinery of this run, and its merge is not waiting for approval`,
+  fixWhere: "comment /forge fix [message] on the task's pull request",
+  notRevisable: (taskId, status) => `${taskId} is ${status}; only a task whose PR waits for review or is being revised takes /forge fix`,
   approveWhat: (command2) => `say what to ${command2}: a Change Request issue or a refinery PR`
 };
 
@@ -15230,6 +15237,19 @@ function dispatchAgent(t, agentType, context) {
     branch: t.branch,
     agentType,
     ...context ? { context } : {}
+  };
+}
+function dispatchRevision(t, agentType, context, afterRunId) {
+  return {
+    key: `dispatch:${t.id}:${t.attempt}:${t.iteration}`,
+    kind: "DispatchAgent",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch,
+    agentType,
+    iteration: t.iteration,
+    ...afterRunId !== void 0 ? { afterRunId } : {},
+    context
   };
 }
 function checkRun(t, status) {
@@ -15348,6 +15368,136 @@ function followupMerged(s, id) {
   s.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "merged" });
 }
 
+// src/core/decide/iterations.ts
+var prHead = (t) => t.recordSha ?? t.pushedSha;
+var OPEN_FOR_FEEDBACK = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
+function reviewSubmitted(s, input) {
+  const i = s.current(input);
+  if (i === void 0) return;
+  const t = s.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
+  if (t.answered?.includes(input.reviewId) || t.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  s.emit("review.submitted", t.id, {
+    attempt: t.attempt,
+    reviewId: input.reviewId,
+    actor: input.actor,
+    state: input.state,
+    headSha: input.headSha
+  });
+  if (input.state === "approved") return approved(s, i, input);
+  addFeedback(s, i, {
+    source: "review",
+    actor: input.actor,
+    reviewId: input.reviewId,
+    headSha: input.headSha,
+    ...input.body ? { message: bounded(input.body, FEEDBACK_LIMITS.message) } : {}
+  });
+}
+function approved(s, i, input) {
+  const t = s.task(i);
+  if (t.status === "RUNNING" || input.headSha !== prHead(t))
+    return s.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
+  const e = s.edit(i);
+  e.reviewApprovedHead = input.headSha;
+  if (t.waiting) e.waiting = void 0;
+  requestMerge(s, i);
+}
+function fixCommand(s, c) {
+  if (!c.taskId) return s.reject(c.kind, commandReplies.fixWhere);
+  const i = s.find(c.taskId);
+  if (i === void 0) return s.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  const t = s.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(c.kind, commandReplies.notRevisable(c.taskId, t.status), c.taskId);
+  const head = prHead(t);
+  addFeedback(s, i, {
+    source: "command",
+    actor: c.actor,
+    ...c.message ? { message: bounded(c.message, FEEDBACK_LIMITS.message) } : {},
+    ...head ? { headSha: head } : {}
+  });
+}
+function checksFailed(s, input) {
+  const i = s.current(input);
+  if (i === void 0) return;
+  const t = s.task(i);
+  if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
+  if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
+  addFeedback(s, i, { source: "ci", headSha: input.headSha, checks: input.checks.slice(0, FEEDBACK_LIMITS.checks) });
+}
+function addFeedback(s, i, f) {
+  const t = s.task(i);
+  const queued = t.status !== "MERGE_READY";
+  s.edit(i).feedback = [...t.feedback ?? [], f].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...f.actor ? { actor: f.actor } : {}, queued });
+  if (!queued) revise(s, i, "review.submitted");
+}
+function revise(s, i, kind) {
+  const t = s.task(i);
+  const feedback = t.feedback ?? [];
+  if (t.status !== "MERGE_READY" || feedback.length === 0) return false;
+  const ciOnly = feedback.every((f) => f.source === "ci");
+  const used = ciOnly ? t.ciFixes ?? 0 : t.reviewIterations ?? 0;
+  const limit = ciOnly ? s.config.ci_fix.max_attempts : s.config.review.max_iterations;
+  const blocked = refineryUnderWay(s, i);
+  if (used >= limit || blocked) {
+    const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
+    s.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    s.dropEffect(mergePullRequest(t).key);
+    s.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
+    s.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
+    return true;
+  }
+  startRevision(s, i, kind, feedback, ciOnly);
+  return true;
+}
+function startRevision(s, i, kind, feedback, ciOnly) {
+  const t = s.task(i);
+  const iteration = (t.iteration ?? 0) + 1;
+  const {
+    walkthroughSha: _w,
+    pushedSha: _p,
+    mergeSha: _m,
+    protectedPaths: _pp,
+    approvedHead: _ah,
+    reviewApprovedHead: _rh,
+    workflowRunId,
+    startedAt: _sa,
+    lastHeartbeat: _lh,
+    waiting: _wa,
+    ...kept
+  } = t;
+  const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
+  const heads = feedback.flatMap((f) => f.source === "ci" && f.headSha ? [f.headSha] : []);
+  s.replaceTask(i, {
+    ...kept,
+    iteration,
+    feedback: [],
+    dispatchedAt: s.iso(s.now),
+    ...workflowRunId !== void 0 ? { priorRunId: workflowRunId } : {},
+    ...ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 },
+    ...reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {},
+    ...heads.length ? { answeredHeads: [...t.answeredHeads ?? [], ...heads].slice(-20) } : {}
+  });
+  s.dropEffect(mergePullRequest(t).key);
+  if (!s.move(i, "RUNNING", kind)) return;
+  s.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
+  const next = s.task(i);
+  s.effect(
+    dispatchRevision(
+      { id: t.id, attempt: t.attempt, branch: next.branch ?? "", iteration },
+      s.node(i).agentType,
+      { feedback, ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {} },
+      workflowRunId
+    )
+  );
+}
+function refineryUnderWay(s, i) {
+  for (const d of s.idx.dependents[i]) {
+    if (s.idx.isRefinery[d] && s.task(d).status !== "PENDING") return s.task(d).id;
+  }
+  return void 0;
+}
+
 // src/core/decide/names.ts
 var agentId = (runId, taskId, attempt) => `${runId}/${taskId}/${attempt}`;
 
@@ -15371,12 +15521,14 @@ function gate(s, i, kind) {
   if (t.mergeSha) {
     return prMerged(s, t.id, t.attempt, t.mergeSha, kind);
   }
+  if (revise(s, i, kind)) return;
   requestMerge(s, i);
 }
 function requestMerge(s, i) {
   const t = s.task(i);
-  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i]) return;
-  if (s.config.merge_policy !== "auto") return;
+  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || t.waiting) return;
+  if (s.config.merge_policy === "manual") return;
+  if (s.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
   if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
     s.effect(postComment("approval", t, approvalComment(t.id)));
     return;
@@ -15453,7 +15605,7 @@ var TRANSITIONS = {
   PENDING: ["RUNNING"],
   RUNNING: ["DONE", "FAILED", "STALE"],
   DONE: ["MERGE_READY"],
-  MERGE_READY: ["MERGED"],
+  MERGE_READY: ["MERGED", "RUNNING"],
   MERGED: [],
   FAILED: ["PENDING"],
   STALE: ["PENDING"]
@@ -15970,7 +16122,20 @@ function schedule(s) {
 function dispatch(s, i) {
   const t = s.task(i);
   const attempt = t.dispatchedAttempt + 1;
-  const { notBefore: _nb, context, ...kept } = t;
+  const {
+    notBefore: _nb,
+    context,
+    iteration: _it,
+    reviewIterations: _ri,
+    ciFixes: _cf,
+    feedback: _fb,
+    answered: _an,
+    answeredHeads: _ah,
+    priorRunId: _pr,
+    reviewApprovedHead: _rh,
+    waiting: _wa,
+    ...kept
+  } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);
   s.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s.iso(s.now) });
   const node = s.node(i);
@@ -16048,8 +16213,24 @@ function complete(s) {
 }
 
 // src/core/decide/agent-results.ts
-function agentAlive(s, input) {
+function currentRevision(s, input) {
   const i = s.current(input);
+  if (i === void 0) return void 0;
+  const t = s.task(i);
+  const iteration = t.iteration ?? 0;
+  if ("iteration" in input && input.iteration !== void 0 && input.iteration !== iteration) {
+    s.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
+    return void 0;
+  }
+  const runId = "workflowRunId" in input ? input.workflowRunId : void 0;
+  if (runId !== void 0 && t.priorRunId !== void 0 && runId <= t.priorRunId) {
+    s.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
+    return void 0;
+  }
+  return i;
+}
+function agentAlive(s, input) {
+  const i = currentRevision(s, input);
   if (i === void 0) return;
   const t = s.task(i);
   if (t.status !== "RUNNING") return;
@@ -16064,13 +16245,13 @@ function agentAlive(s, input) {
   if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s.now) e.lastHeartbeat = at;
 }
 function agentLost(s, input) {
-  const i = s.current(input);
+  const i = currentRevision(s, input);
   if (i === void 0 || s.task(i).status !== "RUNNING") return;
   if (input.runnerLost) return stale(s, i, input.kind, input.reason);
   return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
 }
 function agentFinished(s, input) {
-  const i = s.current(input);
+  const i = currentRevision(s, input);
   if (i === void 0) return;
   const t = s.task(i);
   if (t.status !== "RUNNING") {
@@ -16217,7 +16398,8 @@ var commands = {
     retry2(s, i, c.kind, { counted: false, manual: true });
   },
   approve: approveOrReject,
-  reject: approveOrReject
+  reject: approveOrReject,
+  fix: fixCommand
 };
 function approveOrReject(s, c) {
   if (c.crId) {
@@ -16260,7 +16442,9 @@ var handlers = {
   "overlay.applied": overlayApplied,
   "cr.closed": crClosed,
   "plan.changed": planChanged,
-  "usage.limited": usageLimitedInput
+  "usage.limited": usageLimitedInput,
+  "review.submitted": reviewSubmitted,
+  "checks.failed": checksFailed
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
 function apply(s, input) {
@@ -16437,6 +16621,12 @@ var Step = class {
     if (mine >= 0) this.effects[mine] = e;
     else this.effects.push(e);
   }
+  /** Take a pending effect out of the outbox (its reason is gone), whether decided now or before. */
+  dropEffect(key) {
+    if (this.j.outbox.some((o) => o.key === key)) this.j.outbox = this.j.outbox.filter((o) => o.key !== key);
+    const mine = this.effects.findIndex((o) => o.key === key);
+    if (mine >= 0) this.effects.splice(mine, 1);
+  }
   reject(input, reason, taskId) {
     this.rejections.push(taskId === void 0 ? { input, reason, leaf: this.leaf } : { input, taskId, reason, leaf: this.leaf });
   }
@@ -16456,11 +16646,18 @@ var Step = class {
     this.edit(i).status = to;
     this.reindex(i);
     this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
-    this.onStatusChange(i, to);
+    this.onStatusChange(i, from, to);
     return true;
   }
-  onStatusChange(i, to) {
+  onStatusChange(i, from, to) {
     const t = this.task(i);
+    if (from === "MERGE_READY" && to === "RUNNING") {
+      for (const d of this.idx.dependents[i]) {
+        if (!this.idx.isRefinery[d]) continue;
+        this.edit(d).blockers += 1;
+        this.reindex(d);
+      }
+    }
     if (to === "MERGE_READY" || to === "MERGED") {
       for (const d of this.idx.dependents[i]) {
         if (this.idx.isRefinery[d] === (to === "MERGE_READY")) {
@@ -16555,7 +16752,7 @@ var DISPATCH_LIMITS = { inputs: 25, characters: 65535 };
 function dispatchInputsLength(inputs) {
   return JSON.stringify(inputs).length;
 }
-var dispatchContextPath = (taskId, attempt) => `dispatch/${taskId}/${attempt}.json`;
+var dispatchContextPath = (taskId, attempt, iteration) => iteration ? `dispatch/${taskId}/${attempt}-${iteration}.json` : `dispatch/${taskId}/${attempt}.json`;
 function splitDispatchContext(base, context, path2, limit = DISPATCH_LIMITS.characters) {
   const length = (c) => dispatchInputsLength({ ...base, context: JSON.stringify(c) });
   if (length(context) <= limit) return { inline: context };
@@ -16887,6 +17084,8 @@ function taskRow(journal, facts, repo, i) {
   const node = journal.plan.nodes[i];
   const check = facts.checkRuns[`${t.id}:${t.attempt}`];
   const notes = [
+    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
+    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
     t.hold ? `held: ${t.hold}` : "",
     t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
@@ -16989,15 +17188,19 @@ async function prepareBranch2(effect, ctx) {
 async function dispatchAgent2(effect, ctx) {
   if (ctx.replay) {
     const run2 = await dispatchedBefore(ctx, effect.branch);
-    if (run2) return done({ workflowRunId: run2.id });
+    if (run2 && (effect.afterRunId === void 0 || run2.id > effect.afterRunId)) return done({ workflowRunId: run2.id });
   }
   const t = task(ctx, effect.taskId);
   const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : void 0);
-  const context = { ...effect.context ?? {}, ...conflicts?.length ? { conflicts } : {} };
-  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context);
+  const context = {
+    ...effect.context ?? {},
+    ...conflicts?.length ? { conflicts } : {},
+    ...effect.iteration !== void 0 ? { iteration: effect.iteration } : {}
+  };
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);
   return done(workflowRunId !== void 0 ? { workflowRunId } : {});
 }
-async function dispatchJob(ctx, branch, taskId, attempt, context) {
+async function dispatchJob(ctx, branch, taskId, attempt, context, iteration) {
   const base = {
     [DISPATCH_INPUTS.runId]: ctx.journal.runId,
     [DISPATCH_INPUTS.taskId]: taskId,
@@ -17005,7 +17208,7 @@ async function dispatchJob(ctx, branch, taskId, attempt, context) {
   };
   const inputs = { ...base };
   if (Object.keys(context).length) {
-    const path2 = dispatchContextPath(taskId, attempt);
+    const path2 = dispatchContextPath(taskId, attempt, iteration);
     const { inline, spilled } = splitDispatchContext(base, context, path2);
     const file = spilled ? { path: path2, sha: await writeContextFile(ctx, path2, JSON.stringify(spilled)) } : void 0;
     inputs[DISPATCH_INPUTS.context] = JSON.stringify(file ? { ...inline, file } : inline);
@@ -17341,8 +17544,10 @@ function recordOf(message) {
   const taskId = t[TRAILERS.task];
   const attempt = Number(t[TRAILERS.attempt]);
   const exitCode = Number(t[TRAILERS.exit]);
+  const iteration = t[TRAILERS.iteration] === void 0 ? 0 : Number(t[TRAILERS.iteration]);
   if (!runId || !taskId || !Number.isInteger(attempt) || attempt < 1 || !Number.isInteger(exitCode)) return void 0;
-  return { runId, taskId, attempt, exitCode };
+  if (!Number.isInteger(iteration) || iteration < 0) return void 0;
+  return { runId, taskId, attempt, exitCode, iteration };
 }
 async function readResult(port, ref, sha) {
   const path2 = resultPath(ref.runId, ref.taskId, ref.attempt);
@@ -17367,17 +17572,25 @@ async function recordInput(port, ref, headSha, commit) {
   const c = commit ?? await port.commit(headSha);
   const record = recordOf(c.message);
   if (!record || record.runId !== ref.runId || record.taskId !== ref.taskId || record.attempt !== ref.attempt) return void 0;
-  return finishedInput(ref, await readResult(port, ref, headSha), headSha, c.parents[0]);
+  const input = finishedInput(ref, await readResult(port, ref, headSha), headSha, c.parents[0]);
+  return input.kind === "agent.finished" ? { ...input, iteration: record.iteration } : input;
 }
-async function endedJobInput(port, ref, branch, run2) {
+async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   const head = await port.branchHead(branch);
   const finished = head ? await recordInput(port, ref, head) : void 0;
-  if (finished) return finished;
+  if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run2.conclusion ?? "no conclusion";
   if (await port.runnerLost(run2.id))
-    return { kind: "agent.lost", taskId, attempt, reason: `the job's runner went away mid-step (${conclusion})`, runnerLost: true };
-  return { kind: "agent.lost", taskId, attempt, reason: `the job ended (${conclusion}) without a result` };
+    return {
+      kind: "agent.lost",
+      taskId,
+      attempt,
+      workflowRunId: run2.id,
+      reason: `the job's runner went away mid-step (${conclusion})`,
+      runnerLost: true
+    };
+  return { kind: "agent.lost", taskId, attempt, workflowRunId: run2.id, reason: `the job ended (${conclusion}) without a result` };
 }
 function finishedInput(ref, read, recordSha, recordParent) {
   if (!read.ok)
@@ -18326,6 +18539,9 @@ function pinnedDag(journal) {
   };
 }
 
+// src/github/app-client.ts
+var import_bottleneck2 = __toESM(require_lib(), 1);
+
 // src/github/instrument.ts
 var CONTENT_CREATING = [
   /^POST \/repos\/[^/]+\/[^/]+\/issues$/,
@@ -19066,7 +19282,7 @@ async function onChecksDone(ctx, context) {
 }
 
 // src/app/commands.ts
-var SLASH_COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"];
+var SLASH_COMMANDS = ["retry", "fix", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"];
 var MAX_BODY = 65536;
 function commandLine(lines) {
   let fence;
@@ -19104,6 +19320,7 @@ var HELP = [
   "| Command | Where | What it does |",
   "|---|---|---|",
   "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
+  "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
   "| `/forge status` | anywhere | Reply with the run's state. |",
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
@@ -19271,7 +19488,7 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     return;
   }
   const taskId = parsed.name === "retry" ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId : target.taskId;
-  const message = parsed.name === "retry" ? taskId === parsed.args[0] ? parsed.rest.slice(taskId.length).trim() : parsed.rest : void 0;
+  const message = parsed.name === "retry" ? taskId === parsed.args[0] ? parsed.rest.slice(taskId.length).trim() : parsed.rest : parsed.name === "fix" ? bounded(parsed.rest, FEEDBACK_LIMITS.message) : void 0;
   const input = {
     kind: "command",
     command: parsed.name,
@@ -19428,6 +19645,48 @@ async function onPullRequest(ctx, context) {
   }
 }
 
+// src/app/handlers/pull-request-review.ts
+async function onPullRequestReview(ctx, context) {
+  const { payload } = context;
+  if (payload.action !== "submitted") return;
+  const review2 = payload.review;
+  const state = review2.state.toLowerCase();
+  if (state !== "approved" && state !== "changes_requested") return;
+  const reviewer = review2.user;
+  if (!reviewer || reviewer.type === "Bot" || payload.sender.type === "Bot") return;
+  const pr = payload.pull_request;
+  if (pr.head.repo?.id !== payload.repository.id) return;
+  const rt = await ctx.rtOf(context);
+  const ref = await ctx.attemptOf(rt, pr.head.ref);
+  if (!ref) return;
+  const permission = await rt.port.permission(reviewer.login);
+  if (!WRITE_PERMISSIONS.has(permission)) {
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, reviewer: reviewer.login, permission },
+      "a review by someone without write access: ignored"
+    );
+    return;
+  }
+  const body = review2.body ? bounded(review2.body, FEEDBACK_LIMITS.message) : void 0;
+  const result = await ctx.apply(rt, ref.runId, [
+    {
+      kind: "review.submitted",
+      taskId: ref.taskId,
+      attempt: ref.attempt,
+      reviewId: review2.id,
+      actor: reviewer.login,
+      state,
+      headSha: review2.commit_id,
+      ...body ? { body } : {}
+    }
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "review changed nothing"
+    );
+}
+
 // src/app/overlays.ts
 async function overlayInput(port, engine, runId, planId, file, sha) {
   const loaded = await engine.state(runId);
@@ -19578,7 +19837,7 @@ async function onWorkflowRun(ctx, context) {
   const followup = journal?.followups.find((f) => f.id === ref.taskId);
   const stillRunning = task2 ? task2.status === "RUNNING" && task2.attempt === ref.attempt : followup?.status === "running";
   if (!stillRunning) return;
-  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run2.head_branch, run2)]);
+  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run2.head_branch, run2, task2?.iteration)]);
 }
 async function onWorkflowJob(ctx, context) {
   const { payload } = context;
@@ -19603,6 +19862,7 @@ async function onWorkflowJob(ctx, context) {
 function registerHandlers(app, ctx) {
   app.on("push", guard(ctx, app, onPush));
   app.on("pull_request", guard(ctx, app, onPullRequest));
+  app.on("pull_request_review", guard(ctx, app, onPullRequestReview));
   app.on("workflow_run", guard(ctx, app, onWorkflowRun));
   app.on("workflow_job", guard(ctx, app, onWorkflowJob));
   app.on("check_run", guard(ctx, app, onCheckRun));
@@ -19640,13 +19900,14 @@ async function reconcileRun(port, engine, runId, _now) {
     const workflowPath = agentWorkflowPath(config2);
     for (const t of running) {
       const run2 = runs.find(
-        (r) => r.headBranch === t.branch && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
+        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
+        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
       );
       if (!run2) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempt };
       if (run2.status === "in_progress")
         inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2));
+      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
     }
   }
   for (const t of journal.tasks) {

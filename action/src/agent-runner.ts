@@ -26,6 +26,8 @@ export interface TaskContext {
   dependencyWalkthroughs?: Array<{ taskId: string; text: string }>;
   refinement?: string;
   answer?: string;
+  /** A revision: what the review asks, already quoted and bounded (task/revision.ts). */
+  review?: string;
   testCommand?: string;
   branch: string;
   baseRef: string;

@@ -170,5 +170,6 @@ export function renderContext(c: TaskContext): string {
   if (c.refinement)
     out.push("## Refinement from the previous attempt", "", '<untrusted-text source="refinement">', c.refinement, "</untrusted-text>", "");
   if (c.answer) out.push("## Answer from a person", "", '<untrusted-text source="answer">', c.answer, "</untrusted-text>", "");
+  if (c.review) out.push(c.review, "");
   return out.join("\n");
 }

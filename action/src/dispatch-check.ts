@@ -53,7 +53,7 @@ function followupCheck(journal: Journal, taskId: string, attempt: number): Dispa
 }
 
 /** Pure: decides from a journal whether (taskId, attempt) is the attempt the App is waiting for. */
-export function checkDispatch(journal: Journal, taskId: string, attempt: number): DispatchCheck {
+export function checkDispatch(journal: Journal, taskId: string, attempt: number, iteration = 0): DispatchCheck {
   if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
   // Follow-up agents the App spawns outside the DAG: `_followup-<n>`, one attempt, on `forge/<runId>/_followup-<n>/1`.
   if (isFollowupId(taskId)) return followupCheck(journal, taskId, attempt);
@@ -63,14 +63,23 @@ export function checkDispatch(journal: Journal, taskId: string, attempt: number)
   if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
   if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
   if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
+  // A revision runs on the attempt's branch too: only the one the journal is at may work.
+  if ((task.iteration ?? 0) !== iteration)
+    return { current: false, reason: `task ${taskId} attempt ${attempt} is at revision ${task.iteration ?? 0}, not ${iteration}` };
   return { current: true, journal, task, node };
 }
 
 /** Reads `journal.json` from the run's state branch with the job token, then checks it. */
-export async function readAndCheckDispatch(github: JobGitHub, runId: string, taskId: string, attempt: number): Promise<DispatchCheck> {
+export async function readAndCheckDispatch(
+  github: JobGitHub,
+  runId: string,
+  taskId: string,
+  attempt: number,
+  iteration = 0,
+): Promise<DispatchCheck> {
   const journal = await readJournal(github, runId);
   if (typeof journal === "string") return { current: false, reason: journal };
-  return checkDispatch(journal, taskId, attempt);
+  return checkDispatch(journal, taskId, attempt, iteration);
 }
 
 /** The run's journal, or why there is none (a string); a broken journal is a JournalError. */

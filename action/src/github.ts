@@ -26,6 +26,21 @@ export interface JobGitHub {
   /** Adds labels to a PR (GitHub creates labels that do not exist yet). */
   addLabels(number: number, labels: string[]): Promise<void>;
   markReadyForReview(pull: PullRef): Promise<void>;
+  /** A review of a PR with its inline comments, or undefined when there is no such review (a revision's feedback). */
+  review?(pr: number, reviewId: number): Promise<ReviewFacts | undefined>;
+  /** Replies in the thread of a review comment. */
+  replyToReviewComment?(pr: number, commentId: number, body: string): Promise<void>;
+  /** Asks these people to review the PR again. */
+  requestReviewers?(pr: number, logins: string[]): Promise<void>;
+}
+
+/** A review as a revision reads it: untrusted text, bounded and sanitized by the caller. */
+export interface ReviewFacts {
+  id: number;
+  author: string;
+  state: string;
+  body: string;
+  comments: Array<{ id: number; path: string; line: number | null; diffHunk: string; body: string }>;
 }
 
 /** GitHub refuses a PR whose head has no commit that the base lacks (422 "No commits between …"). */
@@ -160,6 +175,48 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
         await octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels });
       } catch (err) {
         throw new GitHubApiError(`labelling pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async review(pr, reviewId) {
+      try {
+        const [{ data: r }, comments] = await Promise.all([
+          octokit.rest.pulls.getReview({ owner, repo, pull_number: pr, review_id: reviewId }),
+          // A review's own comments (docs.github.com/rest/pulls/reviews#list-comments-for-a-pull-request-review), 100 at most.
+          octokit.rest.pulls.listCommentsForReview({ owner, repo, pull_number: pr, review_id: reviewId, per_page: 100 }),
+        ]);
+        return {
+          id: r.id,
+          author: r.user?.login ?? "",
+          state: r.state,
+          body: r.body ?? "",
+          comments: comments.data.map((c) => ({
+            id: c.id,
+            path: c.path,
+            line: (c as { line?: number | null }).line ?? c.position ?? null,
+            diffHunk: c.diff_hunk,
+            body: c.body,
+          })),
+        };
+      } catch (err) {
+        if (statusOf(err) === 404) return undefined;
+        throw new GitHubApiError(`reading review ${reviewId} of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async replyToReviewComment(pr, commentId, body) {
+      try {
+        await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: pr, comment_id: commentId, body });
+      } catch (err) {
+        throw new GitHubApiError(`replying to review comment ${commentId} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async requestReviewers(pr, logins) {
+      try {
+        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
+      } catch (err) {
+        throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
 

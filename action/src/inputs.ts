@@ -3,6 +3,7 @@
  * fails with a message that says what to change, before anything is touched.
  */
 import { z } from "zod";
+import { feedbackSchema } from "../../src/core/feedback.js";
 import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
 import { CAPTAIN_ID, FOLLOWUP_ID, PLAN_RUN_ID, RUN_ID_PATTERN } from "../../src/core/layout.js";
@@ -41,6 +42,12 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
     body: z.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+    iteration: z.number().int().min(1).optional().describe("A revision of the attempt on its PR (docs/executor.md#iterations)."),
+    feedback: z
+      .array(feedbackSchema)
+      .optional()
+      .describe("A revision: what it must answer — reviews (read from GitHub by id), /forge fix messages, failing checks."),
+    prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
     file: z
       .object({ path: z.string().min(1), sha: z.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") })
       .strict()

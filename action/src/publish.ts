@@ -40,6 +40,11 @@ export function maskedGitHub(github: JobGitHub, masker: Masker): JobGitHub {
       }),
     addLabels: (number, labels) => github.addLabels(number, labels),
     markReadyForReview: (pull) => github.markReadyForReview(pull),
+    ...(github.review ? { review: github.review.bind(github) } : {}),
+    ...(github.replyToReviewComment
+      ? { replyToReviewComment: (pr: number, id: number, body: string) => github.replyToReviewComment!(pr, id, masker.mask(body)) }
+      : {}),
+    ...(github.requestReviewers ? { requestReviewers: github.requestReviewers.bind(github) } : {}),
   };
 }
 

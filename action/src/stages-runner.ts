@@ -66,6 +66,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           ...(c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {}),
           ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
           ...(c.answer !== undefined ? { answer: c.answer } : {}),
+          ...(c.review !== undefined ? { review: c.review } : {}),
           ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
           ...(c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {}),
           ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),

@@ -10,6 +10,7 @@ import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Git } from "../../action/src/git.js";
 import { startRun } from "../../src/core/decide.js";
+import type { Journal } from "../../src/core/journal.js";
 import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
@@ -129,6 +130,18 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Rewrites the run's journal as the App would: a new commit on the state branch. */
+async function writeJournal(change: (j: Journal) => void): Promise<void> {
+  const state = stateBranch(RUN);
+  const tip = (await local.fetchBranch(state))!;
+  const j = JSON.parse((await local.run(["show", `${tip}:journal.json`])).stdout) as Journal;
+  change(j);
+  const blob = (await local.run(["hash-object", "-w", "--stdin"], { input: JSON.stringify(j) })).stdout.trim();
+  const tree = (await local.run(["mktree"], { input: `100644 blob ${blob}\tjournal.json\n` })).stdout.trim();
+  const commit = (await local.run(["commit-tree", tree, "-p", tip, "-m", "journal"])).stdout.trim();
+  await local.run(["push", "--quiet", "origin", `${commit}:refs/heads/${state}`]);
+}
+
 async function dispatch(taskId: string, attempt = 1): Promise<number> {
   const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner: OWNER,
@@ -228,6 +241,68 @@ describe("the Forge action on the local GitHub", () => {
       `  of which inside the action (journal, branch, context, draft PR; commits, push, PR body): median ${median(actionOnly).toFixed(0)} ms [${actionOnly.join(", ")}]`,
     );
   }, 300_000);
+
+  it("a revision answers the review on the same PR and branch: a reply in each thread, a walkthrough section, review asked again", async () => {
+    const branch = `forge/${RUN}/t1/1`;
+    const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "open" });
+    const pr = pulls[0]!;
+    const before = (await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha;
+    const { data: review } = await gh.rest.pulls.createReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr.number,
+      event: "REQUEST_CHANGES",
+      body: "Say more. <!-- forge:walkthrough run=x --> @everyone",
+      comments: [{ path: "src/t1.txt", line: 1, body: "Revise this line." }],
+    });
+    // What the App does on the review: the journal's task at revision 1, RUNNING; then the dispatch.
+    await writeJournal((j) => {
+      const t = j.tasks.find((x) => x.id === "t1")!;
+      Object.assign(t, { status: "RUNNING", iteration: 1 });
+    });
+    const feedback = [{ source: "review", reviewId: review.id, actor: OWNER, message: "Say more." }];
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: OWNER,
+      repo: REPO,
+      workflow_id: "forge-agent.yml",
+      ref: branch,
+      inputs: { run_id: RUN, task_id: "t1", attempt: "1", context: JSON.stringify({ iteration: 1, feedback, prNumber: pr.number }) },
+      return_run_details: true,
+    });
+    const id = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
+    const run = await waitForRun(id);
+    if (process.env.FORGE_E2E_DEBUG) (await import("node:fs")).writeFileSync("/tmp/rev.log", logOf(id));
+    expect(run.conclusion, logOf(id)).toBe("success");
+    const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
+    expect(head.commit.commit.message).toContain("Forge-Iteration: 1");
+    expect(head.commit.commit.message).toContain("Forge-Exit: 0");
+    expect(head.commit.sha).not.toBe(before);
+    const { data: file } = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "src/t1.txt", ref: branch });
+    expect(Buffer.from((file as { content: string }).content, "base64").toString()).toBe("hello from t1\nrevised 1\n");
+    const { data: after } = await gh.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: pr.number });
+    expect(after.head.sha).toBe(head.commit.sha);
+    expect(after.body).toContain("## Revision 1");
+    expect(after.body).toContain("Revise this line.");
+    expect(after.body).not.toContain("@everyone");
+    expect(after.requested_reviewers?.map((u) => u.login)).toEqual([OWNER]);
+    const { data: comments } = await gh.rest.pulls.listReviewComments({ owner: OWNER, repo: REPO, pull_number: pr.number });
+    const reply = comments.find((c) => c.in_reply_to_id !== undefined)!;
+    expect(reply.body).toContain("Done in revision 1.");
+    expect(reply.body).toContain(`Revision 1 (${head.commit.sha.slice(0, 7)}) changed \`src/t1.txt\``);
+    // The same dispatch again finds its revision's record at the head: it ends neutral.
+    const again = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: OWNER,
+      repo: REPO,
+      workflow_id: "forge-agent.yml",
+      ref: branch,
+      inputs: { run_id: RUN, task_id: "t1", attempt: "1", context: JSON.stringify({ iteration: 1, feedback, prNumber: pr.number }) },
+      return_run_details: true,
+    });
+    const id2 = (again.data as unknown as { workflow_run_id: number }).workflow_run_id;
+    expect((await waitForRun(id2)).conclusion).toBe("success");
+    expect(logOf(id2)).toContain("already ended");
+    expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(head.commit.sha);
+  }, 120_000);
 
   it("a dispatch that is no longer current does nothing and succeeds", async () => {
     // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.

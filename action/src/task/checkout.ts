@@ -17,7 +17,8 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
   // neutral exit still leaves the repository and GitHub untouched).
   const expectedBranch = branchName(config, runId, taskId, attempt);
   const prefetch = git.fetchBranch(expectedBranch).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-  const check = await readAndCheckDispatch(github, runId, taskId, attempt);
+  const iteration = job.input.context.iteration ?? 0;
+  const check = await readAndCheckDispatch(github, runId, taskId, attempt, iteration);
   if (!check.current) {
     await prefetch;
     return neutralReport(log, `Forge · ${taskId} · attempt ${attempt}`, check.reason);
@@ -40,11 +41,13 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
   const recorded = await git.out([
     "log",
     "-1",
-    "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)",
+    "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)|%(trailers:key=Forge-Iteration,valueonly,separator=%x2C)",
     tip,
   ]);
-  const [rRun, rTask, rAttempt, rExit] = recorded.split("|");
-  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit) {
+  const [rRun, rTask, rAttempt, rExit, rIteration] = recorded.split("|");
+  // A revision starts from the previous revision's record commit: only its own record ends it.
+  const sameRevision = Number(rIteration?.trim() || 0) === iteration;
+  if (rRun === runId && rTask === taskId && rAttempt === String(attempt) && rExit && sameRevision) {
     return neutralReport(
       log,
       `Forge · ${taskId} · attempt ${attempt}`,

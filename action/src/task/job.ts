@@ -13,7 +13,11 @@
  *  9. walkthrough as PR body, ready for review          (pull.ts)
  * 10. summary, artifact, outputs                        (summary.ts, here)
  */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { succeeded } from "../../../src/core/exit-codes.js";
 import { resultPath } from "../../../src/core/layout.js";
+import { renderContext } from "../context.js";
 import type { AttemptReport, JobArgs, NeutralReport, Timings } from "../job.js";
 import { runAgent, type AgentEnd } from "./agent.js";
 import { pushHead } from "./branch.js";
@@ -24,6 +28,7 @@ import { listFiles } from "./files.js";
 import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { openAttempt } from "./session.js";
+import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
 import { renderSummary } from "./summary.js";
 
 export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
@@ -31,9 +36,17 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const checkedOut = await checkoutAttempt(job);
   if ("kind" in checkedOut) return checkedOut;
   const a = await openAttempt(job, checkedOut);
+  // A revision (docs/executor.md#iterations): the review to answer, read before the agent touches the checkout.
+  const revision = await readRevision(job, walkthroughInCheckout(job));
+  if (revision) await withReviewContext(a, revision.prompt);
   const { end, verdict } = await runAgent(a);
   const work = await collectWork(a, end, verdict);
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
+  const changed = work.filesChanged;
+  if (revision && completed.ok) {
+    await withRevisionSection(a, revision, completed, changed);
+    await writeFile(a.walkthroughSession, completed.markdown);
+  }
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
 
@@ -45,6 +58,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
 
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
+  if (revision && succeeded(exitCode)) await answerReviewers(a, revision, pr, recordSha, changed);
   const tEnd = a.now();
   mark(a, "pr_body");
 
@@ -84,6 +98,13 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
     progressPushes: a.branchState.progressPushes,
     pushes: a.branchState.pushes,
   };
+}
+
+/** The agent's context with the review to answer, in its prompt and in the session's context.md. */
+async function withReviewContext(a: TaskAttempt, review: string): Promise<void> {
+  a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
+  a.built.markdown = renderContext(a.built.taskContext);
+  await writeFile(path.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 
 /** Step 10: the session folder as a workflow artifact (the same files are in the record folder anyway). */

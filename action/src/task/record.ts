@@ -63,6 +63,7 @@ export async function recordAttempt(
       [TRAILERS.attempt, String(attempt)],
       [TRAILERS.agent, end.outcome.agent ?? a.deps.agent.name],
       [TRAILERS.exit, String(exitCode)],
+      ...(a.input.context.iteration ? [[TRAILERS.iteration, String(a.input.context.iteration)] as [string, string]] : []),
     ]),
   );
   mark(a, "record_commit");

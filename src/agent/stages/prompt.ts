@@ -57,5 +57,7 @@ export function stagePrompt(ctx: TaskContext, stage: string, reports: ReportPath
   if (ctx.agentsMd) parts.push(`## Repository conventions (AGENTS.md)\n\n${ctx.agentsMd.trim()}`);
   if (ctx.refinement) parts.push(`## What the previous attempt must fix (its refinement document)\n\n${ctx.refinement.trim()}`);
   if (ctx.answer) parts.push(`## A person's answer to the previous attempt's question\n\n${quoteUntrusted("answer", ctx.answer)}`);
+  // Built by the job from reviews, each person's text already inside its own untrusted-text quote.
+  if (ctx.review) parts.push(ctx.review);
   return parts.join("\n\n");
 }

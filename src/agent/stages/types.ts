@@ -20,6 +20,8 @@ export interface TaskContext {
   refinement?: string;
   /** A person's answer to the previous attempt's question; outside text, sanitized here. */
   answer?: string;
+  /** A revision of the attempt on its PR: the review to answer, already quoted and bounded by the job. */
+  review?: string;
   testCommand?: string;
   /** The attempt's branch, checked out in `workdir` (for sub-agent branches). */
   branch?: string;

@@ -168,11 +168,30 @@ export interface AgentIo {
   /** Goes into the walkthrough when known (FORGE_RUN_ID). */
   runId?: string;
   sleep?: (ms: number) => Promise<void>;
+  /** A revision of the attempt (the prompt asks to answer a review): what to answer, and where. */
+  revision?: ScriptedRevision;
   /** Called when the agent goes silent for good (stall without stall_ms). */
   stallForever?: () => Promise<never>;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export interface ScriptedRevision {
+  iteration: number;
+  /** Review comment ids the prompt lists. */
+  comments: number[];
+  /** Where the prompt asks for the answers. */
+  answersFile?: string;
+}
+
+/** A revision prompt (action/src/task/revision.ts): its number, the comments to answer and the answers file. */
+export function revisionOf(prompt: string): ScriptedRevision | undefined {
+  const m = /^## Revision (\d+): what the review asks/m.exec(prompt);
+  if (!m) return undefined;
+  const comments = [...prompt.matchAll(/^#### Comment (\d+) on /gm)].map((c) => Number(c[1]));
+  const file = /write `([^`\n]+answers\.json)`/.exec(prompt)?.[1];
+  return { iteration: Number(m[1]), comments, ...(file ? { answersFile: file } : {}) };
+}
 
 /** Run the scripted agent; resolves with its exit code. */
 export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise<number> {
@@ -211,12 +230,20 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
     for (const [rel, content] of task.files) {
       const abs = path.join(io.cwd, rel);
       await mkdir(path.dirname(abs), { recursive: true });
-      await writeFile(abs, content);
+      // A revision changes what the review asked about: one line per revision, so each has a diff.
+      const revised = io.revision
+        ? `${content}${Array.from({ length: io.revision.iteration }, (_, k) => `revised ${k + 1}\n`).join("")}`
+        : content;
+      await writeFile(abs, revised);
       written.push(rel);
       say(`Wrote ${rel}`);
     }
   }
 
+  if (io.revision?.answersFile && b.outcome === "succeed") {
+    const answers = io.revision.comments.map((id) => ({ comment: id, answer: `Done in revision ${io.revision!.iteration}.` }));
+    await writeReport(io.revision.answersFile, `${JSON.stringify(answers)}\n`);
+  }
   switch (b.outcome) {
     case "succeed": {
       if (io.walkthroughFile) await writeWalkthrough(io.walkthroughFile, task, io.attempt, written, io.runId);
@@ -411,5 +438,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   if (cr) io.changeRequestFile = cr;
   if (wt) io.walkthroughFile = wt;
   if (env.FORGE_RUN_ID) io.runId = env.FORGE_RUN_ID;
+  // The task may come from its file; a revision's review is in the stage prompt.
+  const prompt =
+    args.prompt ?? env.FORGE_PROMPT ?? (promptFile ? await readFile(path.resolve(cwd, promptFile), "utf8").catch(() => "") : "");
+  const revision = revisionOf(`${prompt}\n${text}`);
+  if (revision) io.revision = revision;
   return runScriptedAgent(task, io);
 }

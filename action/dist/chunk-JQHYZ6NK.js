@@ -1876,7 +1876,9 @@ var TRAILERS = {
   task: "Forge-Task",
   attempt: "Forge-Attempt",
   agent: "Forge-Agent",
-  exit: "Forge-Exit"
+  exit: "Forge-Exit",
+  /** A revision of the attempt on its PR (docs/executor.md#iterations); absent on the attempt's first run. */
+  iteration: "Forge-Iteration"
 };
 var DISPATCH_INPUTS = {
   runId: "run_id",
@@ -1897,7 +1899,17 @@ var forgeConfigSchema = external_exports.object({
   stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
   max_retries: external_exports.number().int().min(0).max(20).default(3).describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
   low_confidence_threshold: external_exports.number().min(0).max(1).default(0.6).describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
-  merge_policy: external_exports.enum(["auto", "manual"]).default("auto").describe("auto: the App merges a task PR once its required checks pass. manual: a person merges it."),
+  merge_policy: external_exports.enum(["auto", "manual", "review"]).default("auto").describe(
+    "auto: the App merges a task PR once its required checks pass. manual: a person merges it. review: the App merges it once its required checks pass and a person with write access has approved its current head in a review."
+  ),
+  review: external_exports.object({
+    max_iterations: external_exports.number().int().min(0).max(20).default(3).describe(
+      "Revisions of one task PR that reviews asking for changes (or `/forge fix`) may start; past this the task waits for a person and the tracker says why."
+    )
+  }).prefault({}).describe("The PR feedback loop: a review asking for changes starts a revision on the same PR (see docs/executor.md#iterations)."),
+  ci_fix: external_exports.object({
+    max_attempts: external_exports.number().int().min(0).max(10).default(2).describe("Fix revisions started when the repository's own required checks fail on a task PR; past this the task waits for a person.")
+  }).prefault({}).describe("Red CI on a task PR starts a fix revision with the failing checks as context (see docs/executor.md#iterations)."),
   cr_mode: external_exports.enum(["replan", "review"]).default("replan").describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
   refinery_approval: external_exports.boolean().default(false).describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
   protected_paths: external_exports.array(external_exports.string().min(1)).default([]).describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
@@ -1959,6 +1971,22 @@ function parseConfigText(text) {
   return parseYamlConfig(CONFIG_PATH, text, forgeConfigSchema);
 }
 
+// src/core/feedback.ts
+var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20 };
+var feedbackSchema = external_exports.object({
+  source: external_exports.enum(["review", "command", "ci"]).describe("A review asking for changes, `/forge fix`, or failing required checks."),
+  actor: external_exports.string().optional().describe("Who gave it (review and command)."),
+  reviewId: external_exports.number().int().optional().describe("The review: its body and inline comments are read from GitHub by the job."),
+  message: external_exports.string().optional().describe("The review body or the command's message, bounded."),
+  headSha: external_exports.string().optional().describe("The PR head it was given on."),
+  checks: external_exports.array(external_exports.string()).optional().describe("Failing required checks (ci).")
+}).strict();
+function bounded(text, max) {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}
+[\u2026 cut at ${max} of ${text.length} characters]`;
+}
+
 // src/core/effects.ts
 var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
 var effectSchema = external_exports.discriminatedUnion("kind", [
@@ -1978,9 +2006,13 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     attempt: external_exports.number().int().describe("Attempt number."),
     branch: external_exports.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
+    iteration: external_exports.number().int().min(1).optional().describe("A revision of the attempt on its PR (absent: the attempt's first run)."),
+    afterRunId: external_exports.number().int().optional().describe("A revision: the previous job's workflow run; a replay looks only for newer runs."),
     context: external_exports.object({
       refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-      answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+      answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+      feedback: external_exports.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
+      prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises.")
     }).optional().describe("Extra context handed to the attempt.")
   }),
   external_exports.object({
@@ -2093,6 +2125,17 @@ var taskStateSchema = external_exports.object({
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
   protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
   approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+  iteration: external_exports.number().int().min(0).optional().describe(
+    "Revision of the current attempt on its PR (absent: 0, the attempt's first run). Each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
+  ),
+  reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions of the current attempt started by reviews or `/forge fix`."),
+  ciFixes: external_exports.number().int().min(0).optional().describe("Revisions of the current attempt started by failing required checks."),
+  feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the current attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
+  answered: external_exports.array(external_exports.number().int()).optional().describe("Reviews of the current attempt a revision already took: a redelivered review starts nothing again."),
+  answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+  priorRunId: external_exports.number().int().optional().describe("The workflow run of the attempt's previous revision: a job at or before it is never the current revision's."),
+  reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
+  waiting: external_exports.string().optional().describe("Why a MERGE_READY task waits for a person rather than revising (a bound on revisions was reached)."),
   contained: external_exports.array(external_exports.string()).optional().describe(
     "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
   )
@@ -2151,12 +2194,14 @@ import { createHash } from "node:crypto";
 var SPLIT_AT = 200;
 var PART_SIZE = 500;
 var LIVE_MAX = 100;
+var LAYERS_MAX = 16;
 var partPath = (sha2562) => `parts/${sha2562}.json`;
 var SHA256 = /^[0-9a-f]{64}$/;
 var journalSplitSchema = external_exports.object({
   nodes: external_exports.number().int().min(0).describe("Number of plan nodes in the run."),
   partSize: external_exports.number().int().min(1).describe("Consecutive nodes per part."),
   parts: external_exports.array(external_exports.string().regex(SHA256)).describe("sha256 of each part's file `parts/<sha256>.json`, in node order."),
+  layers: external_exports.array(external_exports.string().regex(SHA256)).default([]).describe("sha256 of each layer's file `parts/<sha256>.json`, oldest first: laid over the parts in this order."),
   live: external_exports.array(external_exports.number().int().min(0)).describe(
     "Index of each node `journal.json` carries (journal.plan.nodes[k] and journal.tasks[k] are node live[k]); they override their parts."
   )
@@ -2165,6 +2210,12 @@ var journalPartSchema = external_exports.object({
   nodes: external_exports.array(planNodeSchema),
   tasks: external_exports.array(taskStateSchema),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks.")
+}).strict();
+var journalLayerSchema = external_exports.object({
+  layer: external_exports.array(external_exports.number().int().min(0)).describe("Index of each node the layer holds."),
+  nodes: external_exports.array(planNodeSchema),
+  tasks: external_exports.array(taskStateSchema),
+  checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this layer's tasks.")
 }).strict();
 var keyTask = (key, index) => index.get(key.slice(0, key.lastIndexOf(":")));
 var same = (a, b) => a === b || JSON.stringify(a) === JSON.stringify(b);
@@ -2201,18 +2252,48 @@ function partOf(whole, index, from, to) {
   }
   return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
+function layerOf(whole, index, layer) {
+  const held = new Set(layer);
+  const checkRuns = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== void 0 && held.has(i)) checkRuns[key] = id;
+  }
+  return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
+}
 function splitRun(whole, base2, options = {}) {
   const partSize = options.partSize ?? PART_SIZE;
   const liveMax = options.liveMax ?? LIVE_MAX;
+  const layersMax = options.layersMax ?? LAYERS_MAX;
   const index = indexOf(whole.nodes, base2);
   const changed = changedSince(whole, base2, index);
   const partCount = Math.ceil(whole.nodes.length / partSize);
-  const fold = !base2 || changed.size > liveMax || base2.nodes.length !== whole.nodes.length || base2.parts.length !== partCount;
+  const compact = !base2 || base2.nodes.length !== whole.nodes.length || base2.parts.length !== partCount || changed.size > liveMax && base2.layers.length >= layersMax;
   const write = [];
   let next;
   let live;
-  if (fold) {
-    const dirty = new Set([...changed].map((i) => Math.floor(i / partSize)));
+  if (!compact && changed.size > liveMax) {
+    const layer = [...changed].sort((a, b) => a - b);
+    const content = layerOf(whole, index, layer);
+    const hash = sha256(content);
+    write.push({ path: partPath(hash), content });
+    next = {
+      parts: base2.parts,
+      layers: [...base2.layers, hash],
+      layered: /* @__PURE__ */ new Set([...base2.layered, ...layer]),
+      nodes: base2.nodes.slice(),
+      tasks: base2.tasks.slice(),
+      checkRuns: { ...base2.checkRuns },
+      index
+    };
+    for (const i of layer) {
+      next.nodes[i] = whole.nodes[i];
+      next.tasks[i] = whole.tasks[i];
+    }
+    for (const [key, id] of Object.entries(whole.checkRuns)) if (keyTask(key, index) !== void 0) next.checkRuns[key] = id;
+    live = [];
+  } else if (compact) {
+    const dirty = new Set([...changed, ...base2?.layered ?? []].map((i) => Math.floor(i / partSize)));
     const parts = [];
     for (let p = 0; p < partCount; p++) {
       if (base2 && !dirty.has(p) && base2.parts[p]) {
@@ -2224,7 +2305,15 @@ function splitRun(whole, base2, options = {}) {
       parts.push(hash);
       write.push({ path: partPath(hash), content });
     }
-    next = { parts, nodes: whole.nodes.slice(), tasks: whole.tasks.slice(), checkRuns: { ...whole.checkRuns }, index };
+    next = {
+      parts,
+      layers: [],
+      layered: /* @__PURE__ */ new Set(),
+      nodes: whole.nodes.slice(),
+      tasks: whole.tasks.slice(),
+      checkRuns: { ...whole.checkRuns },
+      index
+    };
     live = [];
   } else {
     next = base2;
@@ -2240,7 +2329,7 @@ function splitRun(whole, base2, options = {}) {
   }
   return {
     live: { nodes: live.map((i) => whole.nodes[i]), tasks: live.map((i) => whole.tasks[i]), checkRuns },
-    split: { nodes: whole.nodes.length, partSize, parts: next.parts, live },
+    split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
     write,
     base: next
   };
@@ -2256,29 +2345,31 @@ async function joinRun(live, split, readPart, cache) {
     throw new JournalPartsError(
       `split.live names ${split.live.length} nodes but the journal carries ${live.nodes.length} nodes and ${live.tasks.length} tasks`
     );
-  const parts = await Promise.all(
-    split.parts.map(async (hash) => {
-      const hit = cache?.get(hash);
-      if (hit) return hit;
-      const text = await readPart(hash);
-      if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
-      if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
-      let raw;
-      try {
-        raw = JSON.parse(text);
-      } catch (e) {
-        throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
-      }
-      const parsed = journalPartSchema.safeParse(raw);
-      if (!parsed.success)
-        throw new JournalPartsError(`${partPath(hash)} is not a journal part: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-      if (cache) {
-        if (cache.size > 2e3) cache.clear();
-        cache.set(hash, parsed.data);
-      }
-      return parsed.data;
-    })
-  );
+  async function read(hash, schema, what) {
+    const hit = cache?.get(hash);
+    if (hit && schema.safeParse(hit).success) return hit;
+    const text = await readPart(hash);
+    if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
+    if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
+    let raw;
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success)
+      throw new JournalPartsError(`${partPath(hash)} is not a journal ${what}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    if (cache) {
+      if (cache.size > 2e3) cache.clear();
+      cache.set(hash, parsed.data);
+    }
+    return parsed.data;
+  }
+  const [parts, layers] = await Promise.all([
+    Promise.all(split.parts.map((hash) => read(hash, journalPartSchema, "part"))),
+    Promise.all(split.layers.map((hash) => read(hash, journalLayerSchema, "layer")))
+  ]);
   const nodes = [];
   const tasks = [];
   const checkRuns = {};
@@ -2291,14 +2382,27 @@ async function joinRun(live, split, readPart, cache) {
     Object.assign(checkRuns, part.checkRuns);
   }
   if (nodes.length !== split.nodes) throw new JournalPartsError(`the parts hold ${nodes.length} nodes, the journal names ${split.nodes}`);
+  const layered = /* @__PURE__ */ new Set();
+  for (const [l, layer] of layers.entries()) {
+    if (layer.nodes.length !== layer.layer.length || layer.tasks.length !== layer.layer.length)
+      throw new JournalPartsError(`${partPath(split.layers[l])} names ${layer.layer.length} nodes but holds ${layer.nodes.length}`);
+    for (const [k, i] of layer.layer.entries()) {
+      if (i >= nodes.length) throw new JournalPartsError(`${partPath(split.layers[l])} names node ${i} of ${nodes.length}`);
+      nodes[i] = layer.nodes[k];
+      tasks[i] = layer.tasks[k];
+      layered.add(i);
+    }
+    Object.assign(checkRuns, layer.checkRuns);
+  }
   const base2 = {
     parts: [...split.parts],
+    layers: [...split.layers],
+    layered,
     nodes: nodes.slice(),
     tasks: tasks.slice(),
     checkRuns: { ...checkRuns },
-    index: /* @__PURE__ */ new Map()
+    index: new Map(nodes.map((n, i) => [n.id, i]))
   };
-  base2.index = new Map(nodes.map((n, i) => [n.id, i]));
   for (const [k, i] of split.live.entries()) {
     if (i >= nodes.length) throw new JournalPartsError(`split.live names node ${i} of ${nodes.length}`);
     nodes[i] = live.nodes[k];
@@ -2426,6 +2530,9 @@ export {
   CONFIG_PATH,
   parseYamlConfig,
   parseConfigText,
+  FEEDBACK_LIMITS,
+  feedbackSchema,
+  bounded,
   journalSchema,
   SPLIT_AT,
   partPath,
