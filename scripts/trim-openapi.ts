@@ -94,6 +94,7 @@ export const OPERATIONS = [
   "checks/create",
   "checks/update",
   "checks/get",
+  "checks/list-annotations",
   "checks/list-for-ref",
   "checks/rerequest-run",
   "checks/create-suite",

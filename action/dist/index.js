@@ -60,7 +60,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-JQHYZ6NK.js";
+} from "./chunk-FURKTICU.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -2424,7 +2424,14 @@ async function readRevision(job, walkthroughInCheckout2) {
       }
     } else if (f.source === "ci") {
       const names = (f.checks ?? []).map((n) => clean(n, 200));
-      parts.push("### Failing required checks", "", quoteUntrusted("checks", names.join("\n")), "");
+      parts.push(
+        "### Failing required checks",
+        "",
+        "The repository's own checks failed on the PR's head. Make them pass; do not weaken or skip them.",
+        "",
+        quoteUntrusted("checks", [names.join("\n"), clean(f.details ?? "", 8e3).replaceAll("```", "\u02CB\u02CB\u02CB")].filter(Boolean).join("\n\n")),
+        ""
+      );
       asked.push(`failing checks: ${names.join(", ")}`);
     } else {
       const message = clean(f.message ?? "", REVISION_LIMITS.reviewBody);

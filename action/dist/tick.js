@@ -45,7 +45,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-JQHYZ6NK.js";
+} from "./chunk-FURKTICU.js";
 import {
   EXIT_CODES,
   external_exports,
@@ -15422,7 +15422,12 @@ function checksFailed(s, input) {
   const t = s.task(i);
   if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
   if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
-  addFeedback(s, i, { source: "ci", headSha: input.headSha, checks: input.checks.slice(0, FEEDBACK_LIMITS.checks) });
+  addFeedback(s, i, {
+    source: "ci",
+    headSha: input.headSha,
+    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
+    ...input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}
+  });
 }
 function addFeedback(s, i, f) {
   const t = s.task(i);
@@ -15991,8 +15996,8 @@ function globMatcher(glob) {
   return m;
 }
 function globStem(glob) {
-  const cut2 = glob.search(/[*?[{]/);
-  const stem = (cut2 < 0 ? glob : glob.slice(0, cut2)).replace(/\/+$/, "");
+  const cut3 = glob.search(/[*?[{]/);
+  const stem = (cut3 < 0 ? glob : glob.slice(0, cut3)).replace(/\/+$/, "");
   return stem;
 }
 function basename(path2) {
@@ -17246,6 +17251,11 @@ async function mergePullRequest2(effect, ctx) {
   if (t?.approvedHead !== head) {
     const held = protectedChanges(await port.listPullRequestFiles(number), ctx.config);
     if (held.length) return done({ held, prNumber: number });
+  }
+  if (ctx.config.required_checks.length) {
+    const ci = await port.ciChecks(head, ctx.config.required_checks);
+    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    if (ci.failing.length) return { kind: "later", reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}` };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
@@ -18668,6 +18678,41 @@ var Pacer = class {
   }
 };
 
+// src/github/ci-checks.ts
+var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
+var cut2 = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
+var isForges = (name) => name.startsWith("forge \xB7 ");
+async function readCiChecks(octokit, r, headSha, names) {
+  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
+  const pending = considered.some((c) => c.status !== "completed") || names.some((n) => !considered.some((c) => c.name === n));
+  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
+  const failing = [];
+  for (const c of failed.slice(0, CI_LIMITS.checks)) {
+    const annotations = c.output.annotations_count ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map(
+      (a) => cut2(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation)
+    ) : [];
+    failing.push({
+      name: c.name,
+      conclusion: c.conclusion ?? "failure",
+      title: cut2(c.output.title ?? "", 200),
+      summary: cut2(c.output.summary ?? "", CI_LIMITS.summary),
+      annotations,
+      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : ""
+    });
+  }
+  return { pending, failing };
+}
+async function jobLogTail(octokit, r, jobId) {
+  try {
+    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
+    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data).toString("utf8");
+    return cut2(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
+  } catch {
+    return "";
+  }
+}
+
 // src/github/octokit-port.ts
 function statusOf(e) {
   return e?.status;
@@ -18927,6 +18972,9 @@ var OctokitPort = class {
       "checks.create",
       async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...checkBody(fields) })).data.id
     );
+  }
+  async ciChecks(headSha, names) {
+    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
   }
   async findCheckRun(headSha, name, externalId) {
     return this.#call("checks.listForRef", async () => {
@@ -19274,11 +19322,61 @@ function guard(ctx, app, fn) {
 async function onChecksDone(ctx, context) {
   if (context.name === "check_suite" && context.payload.action !== "completed") return;
   const rt = await ctx.rtOf(context);
+  if (context.name === "check_suite") {
+    const suite = context.payload.check_suite;
+    if (ctx.slug === void 0 || suite.app?.slug !== ctx.slug)
+      await redChecks(ctx, rt, context, { branch: suite.head_branch, headSha: suite.head_sha, conclusion: suite.conclusion });
+  }
+  await flushMerges(ctx, rt);
+}
+async function onCiDone(ctx, rt, context, done2) {
+  await redChecks(ctx, rt, context, done2);
+  await flushMerges(ctx, rt);
+}
+async function flushMerges(ctx, rt) {
   for (const [runId, r] of await ctx.knownRuns(rt)) {
     if (r.status !== "running") continue;
     const loaded = await rt.engine.state(runId);
     if (loaded?.state.journal.outbox.some((e) => e.kind === "MergePullRequest")) await rt.engine.flush(runId);
   }
+}
+async function redChecks(ctx, rt, context, done2) {
+  if (!done2.branch || done2.conclusion !== "failure" && done2.conclusion !== "timed_out") return;
+  const suite = { head_branch: done2.branch, head_sha: done2.headSha };
+  const ref = await ctx.attemptOf(rt, suite.head_branch);
+  if (!ref) return;
+  const loaded = await rt.engine.state(ref.runId);
+  const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
+  if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
+  const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
+  if (checks.pending || checks.failing.length === 0) return;
+  const result = await ctx.apply(rt, ref.runId, [
+    {
+      kind: "checks.failed",
+      taskId: ref.taskId,
+      attempt: ref.attempt,
+      headSha: suite.head_sha,
+      checks: checks.failing.map((c) => c.name),
+      details: bounded(renderFailures(checks.failing), FEEDBACK_LIMITS.details)
+    }
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "red checks changed nothing"
+    );
+}
+function renderFailures(failing) {
+  return failing.map(
+    (c) => [
+      `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
+      c.summary,
+      c.annotations.length ? `Annotations:
+${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
+      c.log ? `End of the log:
+${c.log}` : ""
+    ].filter(Boolean).join("\n\n")
+  ).join("\n\n");
 }
 
 // src/app/commands.ts
@@ -19820,7 +19918,11 @@ async function onWorkflowRun(ctx, context) {
     event: run2.event,
     headRepositoryId: run2.head_repository?.id
   };
-  if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) return;
+  if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) {
+    if (payload.action === "completed" && run2.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+      await onCiDone(ctx, rt, context, { branch: run2.head_branch, headSha: run2.head_sha, conclusion: run2.conclusion });
+    return;
+  }
   if (payload.action === "in_progress" || payload.action === "requested") {
     await ctx.apply(rt, ref.runId, [
       {

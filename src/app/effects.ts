@@ -185,6 +185,12 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
     const held = protectedChanges(await port.listPullRequestFiles(number), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
+  // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.
+  if (ctx.config.required_checks.length) {
+    const ci = await port.ciChecks(head, ctx.config.required_checks);
+    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    if (ci.failing.length) return { kind: "later", reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}` };
+  }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });

@@ -6,7 +6,7 @@
 import { z } from "zod";
 
 /** Bounds on feedback kept in the journal: one message, and how many items wait for one revision. */
-export const FEEDBACK_LIMITS = { message: 4_000, items: 10, checks: 20 } as const;
+export const FEEDBACK_LIMITS = { message: 4_000, items: 10, checks: 20, details: 8_000 } as const;
 
 /** Feedback on a task's PR that a revision must answer. Only people with write access (checked on GitHub) give it. */
 export const feedbackSchema = z
@@ -17,6 +17,10 @@ export const feedbackSchema = z
     message: z.string().optional().describe("The review body or the command's message, bounded."),
     headSha: z.string().optional().describe("The PR head it was given on."),
     checks: z.array(z.string()).optional().describe("Failing required checks (ci)."),
+    details: z
+      .string()
+      .optional()
+      .describe("Failing checks (ci): their summaries, annotations and the end of their logs, as the App read them, bounded."),
   })
   .strict();
 export type Feedback = z.infer<typeof feedbackSchema>;

@@ -139,6 +139,7 @@ const inputs = [
       ...attemptRef,
       headSha: z.string().describe("The PR head the checks ran on."),
       checks: z.array(z.string()).describe("Names of the failing required checks (the repository's own, not Forge's)."),
+      details: z.string().optional().describe("Their summaries, annotations and log excerpts, bounded by the App."),
     })
     .describe("Required checks of the attempt's PR head failed."),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),

@@ -5,6 +5,7 @@
  * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
  */
 import type { ProbotOctokit } from "probot";
+import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import {
   ConflictError,
   GitHubError,
@@ -18,6 +19,7 @@ import {
 } from "./port.js";
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
+export type { CiChecks };
 
 interface RequestErrorLike {
   status?: number;
@@ -356,6 +358,10 @@ export class OctokitPort implements GitHubPort {
       async () =>
         (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id,
     );
+  }
+
+  async ciChecks(headSha: string, names: readonly string[]): Promise<CiChecks> {
+    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
   }
 
   async findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null> {

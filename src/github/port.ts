@@ -3,6 +3,7 @@
  * this interface only; `octokit-port.ts` implements it over Octokit (real GitHub, GitHub Enterprise
  * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
+import type { CiChecks } from "./ci-checks.js";
 
 export class GitHubError extends Error {
   constructor(
@@ -178,6 +179,11 @@ export interface GitHubPort {
   updateComment(id: number, body: string): Promise<void>;
   addReaction(target: { commentId: number } | { issue: number }, content: "+1" | "-1" | "eyes" | "rocket" | "confused"): Promise<void>;
 
+  /**
+   * The repository's own check runs on a commit (never Forge's), `names` only when given: whether
+   * any is still running, and the failing ones with summary, annotations and a log excerpt.
+   */
+  ciChecks(headSha: string, names: readonly string[]): Promise<CiChecks>;
   /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
   permission(user: string): Promise<string>;
   /** The types of the active ruleset rules that apply to a branch (which need not exist yet). */

@@ -1221,7 +1221,19 @@ function applyRunFields(ctx: RestCtx, run: CheckRun, b: Record<string, unknown>)
   if (str(b, "status")) run.status = str(b, "status") as CheckRun["status"];
   if (b.output) {
     const o = b.output as Record<string, unknown>;
-    const annotations = (o.annotations as unknown[] | undefined)?.length ?? 0;
+    const added = Array.isArray(o.annotations) ? (o.annotations as Array<Record<string, unknown>>) : [];
+    const annotations = added.length;
+    run.annotations = [
+      ...(run.annotations ?? []),
+      ...added.map((a) => ({
+        path: String(a.path ?? ""),
+        startLine: Number(a.start_line ?? 1),
+        endLine: Number(a.end_line ?? a.start_line ?? 1),
+        level: (a.annotation_level as "notice" | "warning" | "failure") ?? "notice",
+        message: String(a.message ?? ""),
+        title: typeof a.title === "string" ? a.title : null,
+      })),
+    ];
     run.output = {
       title: (o.title as string) ?? run.output.title,
       summary: (o.summary as string) ?? run.output.summary,
@@ -1314,6 +1326,29 @@ const checks: Record<string, Handler> = {
     applyRunFields(ctx, run, ctx.body ?? {});
     await afterRunChange(ctx, run, was, false);
     return ok(ctx.core.model.checkRun(repo, run, ctx.core.prsFor(repo, run.headSha)));
+  },
+  // docs.github.com/rest/checks/runs#list-check-run-annotations
+  "checks/list-annotations": async (ctx) => {
+    const repo = repoOf(ctx);
+    const run = ctx.core.state.checkRuns.get(Number(ctx.params.check_run_id));
+    if (!run || run.repoId !== repo.id) throw notFound(ctx);
+    const blob = `${ctx.core.model.web()}/${repo.owner.login}/${repo.name}/blob/${run.headSha}`;
+    return ok(
+      ctx.page(
+        (run.annotations ?? []).map((a) => ({
+          path: a.path,
+          blob_href: `${blob}/${a.path}`,
+          start_line: a.startLine,
+          end_line: a.endLine,
+          start_column: null,
+          end_column: null,
+          annotation_level: a.level,
+          title: a.title,
+          message: a.message,
+          raw_details: null,
+        })),
+      ),
+    );
   },
   "checks/get": async (ctx) => {
     const repo = repoOf(ctx);

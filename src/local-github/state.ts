@@ -220,6 +220,17 @@ export interface CheckRun {
   detailsUrl: string | null;
   output: { title: string | null; summary: string | null; text: string | null; annotations_count: number };
   actions: CheckRunAction[];
+  /** Lines of code the run annotated (through the Checks API, or a job's `::error::` workflow commands). */
+  annotations?: CheckAnnotation[];
+}
+
+export interface CheckAnnotation {
+  path: string;
+  startLine: number;
+  endLine: number;
+  level: "notice" | "warning" | "failure";
+  message: string;
+  title: string | null;
 }
 
 export interface CommitStatus {

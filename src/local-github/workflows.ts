@@ -59,7 +59,12 @@ export interface DispatchedRun {
   startJob(jobName: string, steps?: string[]): Job;
   step(jobName: string, stepNumber: number, status: "in_progress" | "completed", conclusion?: string): void;
   log(jobName: string, text: string): void;
-  completeJob(jobName: string, conclusion: "success" | "failure" | "cancelled" | "skipped" | "timed_out"): void;
+  /** `annotations`: the job's `::error::`/`::warning::`/`::notice::` workflow commands, shown on its check run. */
+  completeJob(
+    jobName: string,
+    conclusion: "success" | "failure" | "cancelled" | "skipped" | "timed_out",
+    annotations?: Array<{ level: "error" | "warning" | "notice"; message: string; properties: Record<string, string> }>,
+  ): void;
   /** completes the run; the conclusion defaults to the worst job conclusion */
   complete(conclusion?: string): void;
 }
@@ -857,13 +862,29 @@ export class Workflows {
       log(jobName, text) {
         jobOf(jobName).log += text;
       },
-      completeJob(jobName, conclusion) {
+      completeJob(jobName, conclusion, annotations = []) {
         const j = jobOf(jobName);
         if (j.status === "completed") return;
         j.status = "completed";
         j.conclusion = conclusion;
         j.completedAt = now();
         setCheck(j);
+        const cr = core.state.checkRuns.get(j.checkRunId);
+        if (cr && annotations.length) {
+          // A workflow command without `file` is annotated on `.github` (as GitHub shows it).
+          cr.annotations = annotations.map((a) => {
+            const line = Number(a.properties.line ?? 1) || 1;
+            return {
+              path: a.properties.file ?? ".github",
+              startLine: line,
+              endLine: Number(a.properties.endLine ?? line) || line,
+              level: a.level === "error" ? "failure" : a.level,
+              message: a.message,
+              title: a.properties.title ?? null,
+            };
+          });
+          cr.output = { ...cr.output, annotations_count: cr.annotations.length };
+        }
         self.emitJob(repo, run, j, "completed");
       },
       complete(conclusion) {

@@ -165,3 +165,62 @@ describe("revisions", () => {
     },
   );
 });
+
+/** The repository's own CI on task a's branches: it passes once a revision has written `a_revision`, or never. */
+const ci = (pass: "revised" | "never") => `name: ci
+on:
+  push:
+    branches: ["forge/*/a/*"]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v5
+      - run: |
+          if ${pass === "revised" ? "grep -q a_revision src/a.ts" : "false"}; then echo "all good"; else echo "expected a_revision in src/a.ts"; echo "::error file=src/a.ts,line=1::a must export its revision"; exit 1; fi
+`;
+
+describe("red CI", () => {
+  it("a failing required check starts a fix revision with its name, annotation and log; green, the PR merges", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), {
+      config: "required_checks: [test]\n",
+      files: { ".github/workflows/ci.yml": ci("revised") },
+      // Pushes with a job's GITHUB_TOKEN start no workflow: the runner writes as a person, so CI runs.
+      runnerAs: "hubot",
+    });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const fixing = await h.waitFor((x) => task(x, "a").iteration === 1);
+    expect(task(fixing, "a")).toMatchObject({ ciFixes: 1, attempt: 1 });
+    for (let i = 0; i < 100 && !h.runner.inputs.has(`${fixing.runId}/a/1+1`); i++) await new Promise((r) => setTimeout(r, 100));
+    const context = JSON.parse(h.runner.inputs.get(`${fixing.runId}/a/1+1`)!.context!) as {
+      feedback: { source: string; checks: string[]; details: string }[];
+    };
+    expect(context.feedback).toHaveLength(1);
+    expect(context.feedback[0]).toMatchObject({ source: "ci", checks: ["test"] });
+    expect(context.feedback[0]!.details).toContain("src/a.ts:1 failure: a must export its revision");
+    expect(context.feedback[0]!.details).toContain("expected a_revision in src/a.ts");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", iteration: 1 });
+    expect(h.runner.dispatched).toHaveLength(2);
+  });
+
+  it("past ci_fix.max_attempts the task waits for a person, its failing checks on the PR and the tracker", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), {
+      config: "required_checks: [test]\nci_fix: { max_attempts: 1 }\n",
+      files: { ".github/workflows/ci.yml": ci("never") },
+      runnerAs: "hubot",
+    });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const waiting = await h.waitFor((x) => task(x, "a").waiting !== undefined);
+    expect(task(waiting, "a")).toMatchObject({ status: "MERGE_READY", iteration: 1, ciFixes: 1 });
+    expect(task(waiting, "a").waiting).toBe("required checks still fail after 1 fix revision (ci_fix.max_attempts: 1): test");
+    expect(h.runner.dispatched).toHaveLength(2);
+    await settle(h);
+    const pr = await prOf(h, task(waiting, "a").branch!);
+    const comments = (await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr.number })).data.map(
+      (c) => c.body ?? "",
+    );
+    expect(comments.join("\n")).toContain("required checks still fail after 1 fix revision");
+    expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
+  });
+});

@@ -57,6 +57,11 @@ export const isAgentDispatch = (d: DispatchedRun) => d.event === "workflow_dispa
 export function scriptedRunner(
   script: (taskId: string, attempt: number, iteration: number) => Script,
   others?: DispatchHandler,
+  /**
+   * A token the runner writes with instead of the job's GITHUB_TOKEN: pushes made with the job's
+   * token start no workflow, so the repository's CI would never see the agent's commits (GitHub's rule).
+   */
+  token?: () => string,
 ): ScriptedRunner {
   const dispatched: string[] = [];
   const runIds = new Map<string, number>();
@@ -73,7 +78,7 @@ export function scriptedRunner(
     dispatched.push(key);
     runIds.set(key, d.run.id);
     inputs.set(key, { ...d.inputs });
-    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration)).catch((e: unknown) => {
+    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration), token).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
       d.completeJob("agent", "failure");
       d.complete();
@@ -92,11 +97,19 @@ export function scriptedRunner(
   };
 }
 
-async function runJob(d: DispatchedRun, runId: string, taskId: string, attempt: number, iteration: number, script: Script): Promise<void> {
+async function runJob(
+  d: DispatchedRun,
+  runId: string,
+  taskId: string,
+  attempt: number,
+  iteration: number,
+  script: Script,
+  token?: () => string,
+): Promise<void> {
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo] = [d.repo.owner.login, d.repo.name];
-  const gh = new Octokit({ baseUrl: d.apiUrl, auth: d.token("agent") });
+  const gh = new Octokit({ baseUrl: d.apiUrl, auth: token?.() ?? d.token("agent") });
   const branch = d.ref.replace(/^refs\/heads\//, "");
   if (script.kind === "lost") {
     d.completeJob("agent", "failure");

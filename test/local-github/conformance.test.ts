@@ -516,9 +516,16 @@ describe("checks", () => {
       repo,
       check_run_id: run.id,
       conclusion: "failure",
-      output: { title: "failed", summary: "exit 1" },
+      output: {
+        title: "failed",
+        summary: "exit 1",
+        annotations: [{ path: "src/a.txt", start_line: 1, end_line: 1, annotation_level: "failure", message: "a is wrong" }],
+      },
     });
     expect(done.status).toBe("completed");
+    expect(done.output.annotations_count).toBe(1);
+    const { data: notes } = await gh.rest.checks.listAnnotations({ owner, repo, check_run_id: run.id });
+    expect(notes.map((a) => [a.path, a.start_line, a.annotation_level, a.message])).toEqual([["src/a.txt", 1, "failure", "a is wrong"]]);
     expect((await gh.rest.checks.get({ owner, repo, check_run_id: run.id })).data.conclusion).toBe("failure");
     const { data: forRef } = await gh.rest.checks.listForRef({ owner, repo, ref: sha, check_name: "forge · t1" });
     expect(forRef.total_count).toBe(1);

@@ -98,7 +98,14 @@ export async function readRevision(job: TaskJob, walkthroughInCheckout: string):
       }
     } else if (f.source === "ci") {
       const names = (f.checks ?? []).map((n) => clean(n, 200));
-      parts.push("### Failing required checks", "", quoteUntrusted("checks", names.join("\n")), "");
+      parts.push(
+        "### Failing required checks",
+        "",
+        "The repository's own checks failed on the PR's head. Make them pass; do not weaken or skip them.",
+        "",
+        quoteUntrusted("checks", [names.join("\n"), clean(f.details ?? "", 8_000).replaceAll("```", "ˋˋˋ")].filter(Boolean).join("\n\n")),
+        "",
+      );
       asked.push(`failing checks: ${names.join(", ")}`);
     } else {
       const message = clean(f.message ?? "", REVISION_LIMITS.reviewBody);

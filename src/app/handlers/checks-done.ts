@@ -1,13 +1,93 @@
-/** `check_suite` and `status`: required checks or statuses finished, so merges that were waiting may go through now. */
+/**
+ * `check_suite` and `status`: required checks or statuses finished, so merges that were waiting may
+ * go through now; and a task PR whose head's own CI failed gets a fix revision
+ * (docs/executor.md#iterations).
+ */
 import type { Context } from "probot";
-import type { AppContext } from "../context.js";
+import { FEEDBACK_LIMITS, bounded } from "../../core/feedback.js";
+import type { FailingCheck } from "../../github/ci-checks.js";
+import { logOf, type AppContext } from "../context.js";
+import type { RepoRuntime } from "../runtime.js";
 
 export async function onChecksDone(ctx: AppContext, context: Context<"check_suite"> | Context<"status">): Promise<void> {
   if (context.name === "check_suite" && (context.payload as { action: string }).action !== "completed") return;
   const rt = await ctx.rtOf(context);
+  if (context.name === "check_suite") {
+    const suite = (context as Context<"check_suite">).payload.check_suite;
+    // Forge's own suite (its check runs) is not the repository's CI.
+    if (ctx.slug === undefined || suite.app?.slug !== ctx.slug)
+      await redChecks(ctx, rt, context, { branch: suite.head_branch, headSha: suite.head_sha, conclusion: suite.conclusion });
+  }
+  await flushMerges(ctx, rt);
+}
+
+/** The repository's CI workflow finished on a branch: a red run may call for a fix, a green one may let a merge through. */
+export async function onCiDone(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
+  await redChecks(ctx, rt, context, done);
+  await flushMerges(ctx, rt);
+}
+
+/** Merges waiting for checks are tried again. */
+async function flushMerges(ctx: AppContext, rt: RepoRuntime): Promise<void> {
   for (const [runId, r] of await ctx.knownRuns(rt)) {
     if (r.status !== "running") continue;
     const loaded = await rt.engine.state(runId);
     if (loaded?.state.journal.outbox.some((e) => e.kind === "MergePullRequest")) await rt.engine.flush(runId);
   }
+}
+
+/** A finished suite or workflow run of the repository's CI: which branch and head, and how it ended. */
+export interface CiDone {
+  branch: string | null | undefined;
+  headSha: string;
+  conclusion: string | null | undefined;
+}
+
+/**
+ * A failed suite (or CI workflow run) on a verified task PR's head: once every check of the
+ * repository's own on that head is done (read from GitHub, Forge's own never counted), its failures —
+ * names, summaries, annotations, log excerpts — become `checks.failed`. The payload only says which
+ * head to look at.
+ */
+async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
+  if (!done.branch || (done.conclusion !== "failure" && done.conclusion !== "timed_out")) return;
+  const suite = { head_branch: done.branch, head_sha: done.headSha };
+  const ref = await ctx.attemptOf(rt, suite.head_branch);
+  if (!ref) return;
+  const loaded = await rt.engine.state(ref.runId);
+  const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
+  if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
+  const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
+  if (checks.pending || checks.failing.length === 0) return;
+  const result = await ctx.apply(rt, ref.runId, [
+    {
+      kind: "checks.failed",
+      taskId: ref.taskId,
+      attempt: ref.attempt,
+      headSha: suite.head_sha,
+      checks: checks.failing.map((c) => c.name),
+      details: bounded(renderFailures(checks.failing), FEEDBACK_LIMITS.details),
+    },
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "red checks changed nothing",
+    );
+}
+
+/** What a fix revision's agent reads of the failures (quoted as untrusted text by the job). */
+function renderFailures(failing: FailingCheck[]): string {
+  return failing
+    .map((c) =>
+      [
+        `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
+        c.summary,
+        c.annotations.length ? `Annotations:\n${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
+        c.log ? `End of the log:\n${c.log}` : "",
+      ]
+        .filter(Boolean)
+        .join("\n\n"),
+    )
+    .join("\n\n");
 }

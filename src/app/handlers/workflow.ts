@@ -8,6 +8,7 @@ import type { Journal } from "../../core/journal.js";
 import { logOf, type AppContext } from "../context.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, type AttemptRef, type JobRunFacts } from "../normalize.js";
 import type { RepoRuntime } from "../runtime.js";
+import { onCiDone } from "./checks-done.js";
 
 /** The workflow run recorded for the attempt (the dispatch's answer, or the first own job seen), if any. */
 function recordedRunId(journal: Journal | undefined, ref: AttemptRef): number | undefined {
@@ -51,7 +52,12 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
     event: run.event,
     headRepositoryId: (run.head_repository as { id?: number } | null | undefined)?.id,
   };
-  if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) return;
+  if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) {
+    // The repository's CI on a task branch: a red run may call for a fix revision (docs/executor.md#iterations).
+    if (payload.action === "completed" && run.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+      await onCiDone(ctx, rt, context, { branch: run.head_branch, headSha: run.head_sha, conclusion: run.conclusion });
+    return;
+  }
   if (payload.action === "in_progress" || payload.action === "requested") {
     await ctx.apply(rt, ref.runId, [
       {

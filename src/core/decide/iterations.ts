@@ -77,7 +77,12 @@ export function checksFailed(s: Step, input: InputOf<"checks.failed">): void {
   // Only the head that passed the gate: checks of an older head, or of a revision's pushes, say nothing of it.
   if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
   if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
-  addFeedback(s, i, { source: "ci", headSha: input.headSha, checks: input.checks.slice(0, FEEDBACK_LIMITS.checks) });
+  addFeedback(s, i, {
+    source: "ci",
+    headSha: input.headSha,
+    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
+    ...(input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}),
+  });
 }
 
 function addFeedback(s: Step, i: number, f: Feedback): void {

@@ -62,6 +62,12 @@ export const forgeConfigSchema = z
       })
       .prefault({})
       .describe("The PR feedback loop: a review asking for changes starts a revision on the same PR (see docs/executor.md#iterations)."),
+    required_checks: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "Names of check runs (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix). Empty: Forge merges when GitHub allows, and any failing check run on the head that is not Forge's own starts a fix.",
+      ),
     ci_fix: z
       .object({
         max_attempts: z

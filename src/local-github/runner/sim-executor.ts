@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DispatchedRun, DispatchHandler } from "../workflows.js";
-import { describeJob, RunnerLostError, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
+import { describeJob, RunnerLostError, type Annotation, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
 import { createRunnerPool, type QueuedJob, type RunnerPool } from "./pool.js";
 import { parseWorkflow, type StepSpec } from "./workflow.js";
 
@@ -241,11 +241,13 @@ async function runAdmitted(
   s.active.add(entry);
   void job.started.then(ensureStarted);
   let conclusion: JobConclusion;
+  let annotations: Annotation[] = [];
   try {
     const result = await job.result;
     ensureStarted();
     if (result.error) d.log(jobName, `##[error]${result.error}\n`);
     conclusion = result.conclusion;
+    annotations = result.steps.flatMap((s) => s.annotations);
   } catch (err) {
     if (!(err instanceof RunnerLostError)) throw err;
     // GitHub notices a vanished runner only after a while, then fails the job.
@@ -260,7 +262,7 @@ async function runAdmitted(
     s.active.delete(entry);
     if (!options.keepWorkspaces) rmSync(dir, { recursive: true, force: true });
   }
-  d.completeJob(jobName, conclusion);
+  d.completeJob(jobName, conclusion, annotations);
 }
 
 /** A dispatched run: its workflow-level concurrency group, then every job side by side. */

@@ -1907,6 +1907,9 @@ var forgeConfigSchema = external_exports.object({
       "Revisions of one task PR that reviews asking for changes (or `/forge fix`) may start; past this the task waits for a person and the tracker says why."
     )
   }).prefault({}).describe("The PR feedback loop: a review asking for changes starts a revision on the same PR (see docs/executor.md#iterations)."),
+  required_checks: external_exports.array(external_exports.string().min(1)).default([]).describe(
+    "Names of check runs (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix). Empty: Forge merges when GitHub allows, and any failing check run on the head that is not Forge's own starts a fix."
+  ),
   ci_fix: external_exports.object({
     max_attempts: external_exports.number().int().min(0).max(10).default(2).describe("Fix revisions started when the repository's own required checks fail on a task PR; past this the task waits for a person.")
   }).prefault({}).describe("Red CI on a task PR starts a fix revision with the failing checks as context (see docs/executor.md#iterations)."),
@@ -1972,14 +1975,15 @@ function parseConfigText(text) {
 }
 
 // src/core/feedback.ts
-var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20 };
+var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20, details: 8e3 };
 var feedbackSchema = external_exports.object({
   source: external_exports.enum(["review", "command", "ci"]).describe("A review asking for changes, `/forge fix`, or failing required checks."),
   actor: external_exports.string().optional().describe("Who gave it (review and command)."),
   reviewId: external_exports.number().int().optional().describe("The review: its body and inline comments are read from GitHub by the job."),
   message: external_exports.string().optional().describe("The review body or the command's message, bounded."),
   headSha: external_exports.string().optional().describe("The PR head it was given on."),
-  checks: external_exports.array(external_exports.string()).optional().describe("Failing required checks (ci).")
+  checks: external_exports.array(external_exports.string()).optional().describe("Failing required checks (ci)."),
+  details: external_exports.string().optional().describe("Failing checks (ci): their summaries, annotations and the end of their logs, as the App read them, bounded.")
 }).strict();
 function bounded(text, max) {
   if (text.length <= max) return text;

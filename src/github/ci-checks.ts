@@ -1,0 +1,70 @@
+/**
+ * The repository's own checks on a commit, as a fix revision needs them (docs/executor.md#iterations):
+ * whether they are all done, and for each failing one its summary, annotations and the end of its
+ * log. Forge's own check runs (`forge · <task>`) are never counted. Everything returned is text from
+ * CI — written by the repository's code — so the caller bounds and quotes it; here it is only cut.
+ */
+import type { Octokit } from "./octokit-port.js";
+
+export interface FailingCheck {
+  name: string;
+  conclusion: string;
+  title: string;
+  summary: string;
+  annotations: string[];
+  log: string;
+}
+
+export interface CiChecks {
+  /** Some of the checks considered have not completed yet. */
+  pending: boolean;
+  failing: FailingCheck[];
+}
+
+/** Bounds on what is read: a few checks, their first annotations, the last lines of a log. */
+export const CI_LIMITS = { checks: 5, summary: 1_000, annotations: 10, annotation: 300, logLines: 40, logChars: 3_000 } as const;
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** Forge's own check runs are named `forge · <task>`, `forge · plan` (src/core/render/run-messages.ts). */
+const isForges = (name: string) => name.startsWith("forge · ");
+
+export async function readCiChecks(
+  octokit: Octokit,
+  r: { owner: string; repo: string },
+  headSha: string,
+  names: readonly string[],
+): Promise<CiChecks> {
+  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
+  const pending = considered.some((c) => c.status !== "completed") || names.some((n) => !considered.some((c) => c.name === n));
+  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
+  const failing: FailingCheck[] = [];
+  for (const c of failed.slice(0, CI_LIMITS.checks)) {
+    const annotations = c.output.annotations_count
+      ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map((a) =>
+          cut(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation),
+        )
+      : [];
+    failing.push({
+      name: c.name,
+      conclusion: c.conclusion ?? "failure",
+      title: cut(c.output.title ?? "", 200),
+      summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
+      annotations,
+      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : "",
+    });
+  }
+  return { pending, failing };
+}
+
+/** The last lines of an Actions job's log (a check run of GitHub Actions has its job's id); "" when it cannot be read. */
+async function jobLogTail(octokit: Octokit, r: { owner: string; repo: string }, jobId: number): Promise<string> {
+  try {
+    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
+    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data as ArrayBuffer).toString("utf8");
+    return cut(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
+  } catch {
+    return "";
+  }
+}
