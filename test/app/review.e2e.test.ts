@@ -6,6 +6,7 @@
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Journal } from "../../src/core/journal.js";
+import { isContentCreating, type RequestTiming } from "../../src/github/instrument.js";
 import { LABELS } from "../../src/core/layout.js";
 import { planFiles } from "../helpers/plan-files.js";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
@@ -76,13 +77,28 @@ describe("merge_policy: review", () => {
 
 describe("revisions", () => {
   it("changes requested by a writer revise the same PR and branch; the agent's push answers; approval merges", T, async () => {
-    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
+    const calls: RequestTiming[] = [];
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n", onRequest: (c) => calls.push(c) });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
     const branch = task(ready, "a").branch!;
     const before = await prOf(h, branch);
+    await h.app.forge.idle();
+    const t0 = performance.now();
     await review(h, "octocat", before.number, "REQUEST_CHANGES", "Please also export the revision.");
+    // The figures of one iteration: review submitted → the agent's answering push on the PR; the App's calls meanwhile.
+    let pushedAt = 0;
+    for (let i = 0; i < 600 && !pushedAt; i++) {
+      if ((await prOf(h, branch)).head !== before.head) pushedAt = performance.now();
+      else await new Promise((r) => setTimeout(r, 10));
+    }
     const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
+    await h.app.forge.idle();
+    const mine = calls.filter((c) => c.start >= t0);
+    console.log(
+      `one review iteration on the local GitHub: review submitted → answering push ${(pushedAt - t0).toFixed(0)} ms; ` +
+        `App API calls ${mine.length} (content-creating ${mine.filter((c) => isContentCreating(c.route)).length}): ${mine.map((c) => c.route.replace(/\/repos\/[^/]+\/[^/]+/, "")).join(", ")}`,
+    );
     expect(task(revised, "a")).toMatchObject({ attempt: 1, branch, reviewIterations: 1 });
     expect(h.runner.dispatched).toEqual([`${revised.runId}/a/1`, `${revised.runId}/a/1+1`]);
     const context = JSON.parse(h.runner.inputs.get(`${revised.runId}/a/1+1`)!.context!) as Record<string, unknown>;
