@@ -60,7 +60,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-FURKTICU.js";
+} from "./chunk-5ZKTI4TH.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -2540,6 +2540,47 @@ ${changed}`).catch(warn(`reply to review comment ${t.id}`));
     await a.github.requestReviewers(number, r.reviewers).catch(warn("ask for the review again"));
 }
 
+// action/src/task/steering.ts
+function startSteering(a) {
+  const { runId, taskId } = a.ids;
+  let seen = a.task.steering?.at(-1)?.id ?? 0;
+  const received = [];
+  const prompts = [];
+  a.built.taskContext.steering = prompts;
+  let polling = Promise.resolve();
+  const poll = async () => {
+    const journal = await readJournal(a.github, runId).catch(() => void 0);
+    const t = typeof journal === "object" ? journal.tasks.find((x) => x.id === taskId) : void 0;
+    for (const m of t?.steering ?? []) {
+      if (m.id <= seen) continue;
+      seen = m.id;
+      received.push({ id: m.id, actor: m.actor, message: m.message, atMs: a.now() - a.t0 });
+      prompts.push(quoteUntrusted(`steering by ${m.actor}`, m.message));
+      a.log.info(`Steering message ${m.id} from ${m.actor}: the agent gets it at the start of its next stage.`);
+    }
+  };
+  const timer = setInterval(() => {
+    polling = polling.then(poll);
+  }, a.config.heartbeat_interval_seconds * 1e3);
+  return {
+    received,
+    async stop() {
+      clearInterval(timer);
+      await polling;
+    }
+  };
+}
+function steeringSection(received) {
+  if (received.length === 0) return "";
+  return [
+    "## Steering",
+    "",
+    ...received.map(
+      (r) => `- ${asData(r.actor)} at ${Math.round(r.atMs / 1e3)} s: ${asData(r.message.replace(/\s+/g, " ").slice(0, 300))} \u2014 given to every stage that started after it`
+    )
+  ].join("\n");
+}
+
 // action/src/task/summary.ts
 function renderSummary(s) {
   const sec = (ms) => `${(ms / 1e3).toFixed(1)} s`;
@@ -2582,14 +2623,24 @@ async function taskJob(args) {
   const a = await openAttempt(job, checkedOut);
   const revision = await readRevision(job, walkthroughInCheckout(job));
   if (revision) await withReviewContext(a, revision.prompt);
-  const { end, verdict } = await runAgent(a);
+  const steering = startSteering(a);
+  const { end, verdict } = await runAgent(a).finally(() => steering.stop());
   const work = await collectWork(a, end, verdict);
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
   const changed = work.filesChanged;
-  if (revision && completed.ok) {
-    await withRevisionSection(a, revision, completed, changed);
-    await writeFile7(a.walkthroughSession, completed.markdown);
+  if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
+  if (completed.ok && steering.received.length) {
+    const section = steeringSection(steering.received);
+    completed.body = `${completed.body.trimEnd()}
+
+${section}
+`;
+    completed.markdown = `${completed.markdown.trimEnd()}
+
+${section}
+`;
   }
+  if ((revision || steering.received.length) && completed.ok) await writeFile7(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
   const early = await a.branchState.prOpening;
@@ -2951,6 +3002,14 @@ ${ctx.refinement.trim()}`);
 
 ${quoteUntrusted("answer", ctx.answer)}`);
   if (ctx.review) parts.push(ctx.review);
+  if (ctx.steering?.length)
+    parts.push(
+      `## Steering from people (newest last)
+
+People with write access sent these while you worked; take them into account from now on.
+
+${ctx.steering.join("\n\n")}`
+    );
   return parts.join("\n\n");
 }
 
@@ -3710,6 +3769,8 @@ function createStagesRunner(options) {
           ...c.refinement !== void 0 ? { refinement: c.refinement } : {},
           ...c.answer !== void 0 ? { answer: c.answer } : {},
           ...c.review !== void 0 ? { review: c.review } : {},
+          // The same array: messages the job receives later reach the stages that start later.
+          ...c.steering !== void 0 ? { steering: c.steering } : {},
           ...c.testCommand !== void 0 ? { testCommand: c.testCommand } : {},
           ...c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {},
           ...c.planDir !== void 0 ? { planDir: c.planDir } : {},

@@ -45,7 +45,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-FURKTICU.js";
+} from "./chunk-5ZKTI4TH.js";
 import {
   EXIT_CODES,
   external_exports,
@@ -15220,6 +15220,9 @@ var commandReplies = {
   changeRequestResolved: (crId, status) => `Change Request ${crId} is already ${status}`,
   notARefinery: (taskId) => `${taskId} is not a refinery of this run, and its merge is not waiting for approval`,
   fixWhere: "comment /forge fix [message] on the task's pull request",
+  steerWhere: "comment /forge steer <message> on the running task's pull request, or /forge steer <task> <message> on the tracker",
+  steerWhat: "say what to tell the agent: /forge steer <message>",
+  notRunning: (taskId, status) => `${taskId} is ${status}; only a running agent can be steered`,
   notRevisable: (taskId, status) => `${taskId} is ${status}; only a task whose PR waits for review or is being revised takes /forge fix`,
   approveWhat: (command2) => `say what to ${command2}: a Change Request issue or a refinery PR`
 };
@@ -15428,6 +15431,18 @@ function checksFailed(s, input) {
     checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
     ...input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}
   });
+}
+function steerCommand(s, c) {
+  if (!c.taskId) return s.reject(c.kind, commandReplies.steerWhere);
+  const i = s.find(c.taskId);
+  if (i === void 0) return s.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  const t = s.task(i);
+  if (t.status !== "RUNNING") return s.reject(c.kind, commandReplies.notRunning(c.taskId, t.status), c.taskId);
+  if (!c.message) return s.reject(c.kind, commandReplies.steerWhat, c.taskId);
+  const id = (t.steering?.at(-1)?.id ?? 0) + 1;
+  const message = bounded(c.message, FEEDBACK_LIMITS.steer);
+  s.edit(i).steering = [...t.steering ?? [], { id, actor: c.actor, message, at: s.iso(s.now) }].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
 }
 function addFeedback(s, i, f) {
   const t = s.task(i);
@@ -16139,6 +16154,7 @@ function dispatch(s, i) {
     priorRunId: _pr,
     reviewApprovedHead: _rh,
     waiting: _wa,
+    steering: _st,
     ...kept
   } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);
@@ -16404,7 +16420,8 @@ var commands = {
   },
   approve: approveOrReject,
   reject: approveOrReject,
-  fix: fixCommand
+  fix: fixCommand,
+  steer: steerCommand
 };
 function approveOrReject(s, c) {
   if (c.crId) {
@@ -19380,7 +19397,20 @@ ${c.log}` : ""
 }
 
 // src/app/commands.ts
-var SLASH_COMMANDS = ["retry", "fix", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"];
+var SLASH_COMMANDS = [
+  "retry",
+  "fix",
+  "steer",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "run",
+  "plan",
+  "help"
+];
 var MAX_BODY = 65536;
 function commandLine(lines) {
   let fence;
@@ -19419,6 +19449,7 @@ var HELP = [
   "|---|---|---|",
   "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
   "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
+  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
   "| `/forge status` | anywhere | Reply with the run's state. |",
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
@@ -19585,8 +19616,10 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     );
     return;
   }
-  const taskId = parsed.name === "retry" ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId : target.taskId;
-  const message = parsed.name === "retry" ? taskId === parsed.args[0] ? parsed.rest.slice(taskId.length).trim() : parsed.rest : parsed.name === "fix" ? bounded(parsed.rest, FEEDBACK_LIMITS.message) : void 0;
+  const named = (parsed.name === "retry" || parsed.name === "steer") && parsed.args[0] !== void 0;
+  const taskId = named && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId;
+  const rest = taskId !== void 0 && taskId === parsed.args[0] && named ? parsed.rest.slice(taskId.length).trim() : parsed.rest;
+  const message = parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : void 0;
   const input = {
     kind: "command",
     command: parsed.name,

@@ -28,6 +28,8 @@ export interface TaskContext {
   answer?: string;
   /** A revision: what the review asks, already quoted and bounded (task/revision.ts). */
   review?: string;
+  /** `/forge steer` messages, quoted; the job adds to this array while the agent runs (task/steering.ts). */
+  steering?: string[];
   testCommand?: string;
   branch: string;
   baseRef: string;

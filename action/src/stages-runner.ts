@@ -67,6 +67,8 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
           ...(c.answer !== undefined ? { answer: c.answer } : {}),
           ...(c.review !== undefined ? { review: c.review } : {}),
+          // The same array: messages the job receives later reach the stages that start later.
+          ...(c.steering !== undefined ? { steering: c.steering } : {}),
           ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
           ...(c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {}),
           ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),

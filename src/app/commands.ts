@@ -4,7 +4,20 @@
  */
 
 /** The `/forge` commands (the `forge` command line's subcommands are `COMMANDS` of src/cli/commands/index.ts). */
-export const SLASH_COMMANDS = ["retry", "fix", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"] as const;
+export const SLASH_COMMANDS = [
+  "retry",
+  "fix",
+  "steer",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "run",
+  "plan",
+  "help",
+] as const;
 export type SlashCommandName = (typeof SLASH_COMMANDS)[number];
 
 export type ParsedCommand = { name: SlashCommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
@@ -65,6 +78,7 @@ export const HELP = [
   "|---|---|---|",
   "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
   "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
+  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
   "| `/forge status` | anywhere | Reply with the run's state. |",
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",

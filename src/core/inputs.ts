@@ -105,7 +105,7 @@ const inputs = [
   z
     .object({
       kind: z.literal("command"),
-      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "fix"]),
+      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "fix", "steer"]),
       actor: z.string(),
       taskId: z.string().optional(),
       crId: z.string().optional(),

@@ -101,6 +101,19 @@ export const taskStateSchema = z
       .optional()
       .describe("Reviews of the current attempt a revision already took: a redelivered review starts nothing again."),
     answeredHeads: z.array(z.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+    steering: z
+      .array(
+        z
+          .object({
+            id: z.number().int().min(1).describe("Numbered from 1 per task: the job delivers each once."),
+            actor: z.string().describe("Who steered (write access checked on GitHub)."),
+            message: z.string().describe("The message, bounded."),
+            at: z.string().describe("When the App took it."),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe("`/forge steer` messages for the running agent, newest last (at most 10 kept); the job polls them every heartbeat."),
     priorRunId: z
       .number()
       .int()

@@ -240,3 +240,27 @@ describe("red CI", () => {
     expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
   });
 });
+
+describe("steering", () => {
+  it("/forge steer naming a running task on the tracker is kept for its job; a reader's is not", T, async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    h = await startHarness((): Script => ({ kind: "success", gate: held }));
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => task(x, "a").status === "RUNNING");
+    // The scripted runner opens its PR once released: here the command names the task on the tracker.
+    let tracker: number | undefined;
+    for (let i = 0; i < 100 && tracker === undefined; i++) {
+      await h.app.forge.idle();
+      tracker = (await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: LABELS.tracker })).data[0]?.number;
+      if (tracker === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    await h.sim.control.comment("reader", FULL, tracker!, "/forge steer a delete the tests");
+    await h.sim.control.comment("octocat", FULL, tracker!, "/forge steer a use the v2 API");
+    const steered = await h.waitFor((x) => (task(x, "a").steering ?? []).length > 0);
+    expect(task(steered, "a").steering!.map((m) => [m.id, m.actor, m.message])).toEqual([[1, "octocat", "use the v2 API"]]);
+    release();
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a").status).toBe("MERGED");
+  });
+});

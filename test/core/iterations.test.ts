@@ -212,3 +212,29 @@ describe("red CI", () => {
     expect(feed(r.journal, [red(sha("older"))], config).effects.filter((e) => e.kind === "DispatchAgent")).toHaveLength(0);
   });
 });
+
+describe("steering", () => {
+  const config = cfg();
+  it("/forge steer on a running task keeps the message, numbered, for its job; on any other it is refused", () => {
+    const d = startRun(newRun(nodes({ a: [], b: ["a"] })), 0, config);
+    const steer = (taskId: string, message?: string): LeafInput => ({
+      kind: "command",
+      command: "steer",
+      actor: "octocat",
+      taskId,
+      ...(message ? { message } : {}),
+    });
+    const r = feed(d.journal, [steer("a", "use the v2 API"), steer("a", "and keep it short")], config);
+    expect(task(r.journal, "a").steering?.map((m) => [m.id, m.message])).toEqual([
+      [1, "use the v2 API"],
+      [2, "and keep it short"],
+    ]);
+    expect(r.events.filter((e) => e.type === "task.steered")).toHaveLength(2);
+    expect(r.effects.filter((e) => e.kind === "DispatchAgent")).toHaveLength(0);
+    const refused = feed(r.journal, [steer("b", "hello"), steer("a")], config);
+    expect(refused.rejections.map((x) => x.reason)).toEqual([
+      "b is PENDING; only a running agent can be steered",
+      "say what to tell the agent: /forge steer <message>",
+    ]);
+  });
+});

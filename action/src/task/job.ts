@@ -29,6 +29,7 @@ import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { openAttempt } from "./session.js";
 import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
+import { startSteering, steeringSection } from "./steering.js";
 import { renderSummary } from "./summary.js";
 
 export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
@@ -39,14 +40,18 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   // A revision (docs/executor.md#iterations): the review to answer, read before the agent touches the checkout.
   const revision = await readRevision(job, walkthroughInCheckout(job));
   if (revision) await withReviewContext(a, revision.prompt);
-  const { end, verdict } = await runAgent(a);
+  const steering = startSteering(a);
+  const { end, verdict } = await runAgent(a).finally(() => steering.stop());
   const work = await collectWork(a, end, verdict);
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
   const changed = work.filesChanged;
-  if (revision && completed.ok) {
-    await withRevisionSection(a, revision, completed, changed);
-    await writeFile(a.walkthroughSession, completed.markdown);
+  if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
+  if (completed.ok && steering.received.length) {
+    const section = steeringSection(steering.received);
+    completed.body = `${completed.body.trimEnd()}\n\n${section}\n`;
+    completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
   }
+  if ((revision || steering.received.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
 

@@ -59,5 +59,9 @@ export function stagePrompt(ctx: TaskContext, stage: string, reports: ReportPath
   if (ctx.answer) parts.push(`## A person's answer to the previous attempt's question\n\n${quoteUntrusted("answer", ctx.answer)}`);
   // Built by the job from reviews, each person's text already inside its own untrusted-text quote.
   if (ctx.review) parts.push(ctx.review);
+  if (ctx.steering?.length)
+    parts.push(
+      `## Steering from people (newest last)\n\nPeople with write access sent these while you worked; take them into account from now on.\n\n${ctx.steering.join("\n\n")}`,
+    );
   return parts.join("\n\n");
 }

@@ -22,6 +22,8 @@ export interface TaskContext {
   answer?: string;
   /** A revision of the attempt on its PR: the review to answer, already quoted and bounded by the job. */
   review?: string;
+  /** Messages from people for the running agent, quoted; the job may add to the array between stages. */
+  steering?: string[];
   testCommand?: string;
   /** The attempt's branch, checked out in `workdir` (for sub-agent branches). */
   branch?: string;

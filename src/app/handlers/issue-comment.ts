@@ -83,20 +83,12 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     );
     return;
   }
-  const taskId =
-    parsed.name === "retry"
-      ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0])
-        ? parsed.args[0]
-        : target.taskId
-      : target.taskId;
+  // `retry` and `steer` may name their task first (on the tracker); on a task PR it is the PR's.
+  const named = (parsed.name === "retry" || parsed.name === "steer") && parsed.args[0] !== undefined;
+  const taskId = named && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId;
+  const rest = taskId !== undefined && taskId === parsed.args[0] && named ? parsed.rest.slice(taskId.length).trim() : parsed.rest;
   const message =
-    parsed.name === "retry"
-      ? taskId === parsed.args[0]
-        ? parsed.rest.slice(taskId!.length).trim()
-        : parsed.rest
-      : parsed.name === "fix"
-        ? bounded(parsed.rest, FEEDBACK_LIMITS.message)
-        : undefined;
+    parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : undefined;
   const input: LeafInput = {
     kind: "command",
     command: parsed.name,

@@ -2,7 +2,7 @@
 import { commandReplies as replies } from "../render/run-messages.js";
 import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
-import { fixCommand } from "./iterations.js";
+import { fixCommand, steerCommand } from "./iterations.js";
 import { approveHeld, requestMerge } from "./merge-gate.js";
 import { retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
@@ -45,6 +45,7 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
   approve: approveOrReject,
   reject: approveOrReject,
   fix: fixCommand,
+  steer: steerCommand,
 };
 
 /** `approve` or `reject` a Change Request (by its issue), or `approve` a refinery's merge (on its PR). */

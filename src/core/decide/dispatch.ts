@@ -46,6 +46,7 @@ function dispatch(s: Step, i: number): void {
     priorRunId: _pr,
     reviewApprovedHead: _rh,
     waiting: _wa,
+    steering: _st,
     ...kept
   } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);

@@ -85,6 +85,23 @@ export function checksFailed(s: Step, input: InputOf<"checks.failed">): void {
   });
 }
 
+/**
+ * `/forge steer <message>` on a running task's PR: kept in the journal for its job, which polls it
+ * every heartbeat and hands it to the agent (docs/runner.md#steering). Nothing is dispatched.
+ */
+export function steerCommand(s: Step, c: InputOf<"command">): void {
+  if (!c.taskId) return s.reject(c.kind, replies.steerWhere);
+  const i = s.find(c.taskId);
+  if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
+  const t = s.task(i);
+  if (t.status !== "RUNNING") return s.reject(c.kind, replies.notRunning(c.taskId, t.status), c.taskId);
+  if (!c.message) return s.reject(c.kind, replies.steerWhat, c.taskId);
+  const id = (t.steering?.at(-1)?.id ?? 0) + 1;
+  const message = bounded(c.message, FEEDBACK_LIMITS.steer);
+  s.edit(i).steering = [...(t.steering ?? []), { id, actor: c.actor, message, at: s.iso(s.now) }].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
+}
+
 function addFeedback(s: Step, i: number, f: Feedback): void {
   const t = s.task(i);
   const queued = t.status !== "MERGE_READY";

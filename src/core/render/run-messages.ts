@@ -92,6 +92,9 @@ export const commandReplies = {
   changeRequestResolved: (crId: string, status: string) => `Change Request ${crId} is already ${status}`,
   notARefinery: (taskId: string) => `${taskId} is not a refinery of this run, and its merge is not waiting for approval`,
   fixWhere: "comment /forge fix [message] on the task's pull request",
+  steerWhere: "comment /forge steer <message> on the running task's pull request, or /forge steer <task> <message> on the tracker",
+  steerWhat: "say what to tell the agent: /forge steer <message>",
+  notRunning: (taskId: string, status: TaskStatus) => `${taskId} is ${status}; only a running agent can be steered`,
   notRevisable: (taskId: string, status: TaskStatus) =>
     `${taskId} is ${status}; only a task whose PR waits for review or is being revised takes /forge fix`,
   approveWhat: (command: string) => `say what to ${command}: a Change Request issue or a refinery PR`,

@@ -1975,7 +1975,7 @@ function parseConfigText(text) {
 }
 
 // src/core/feedback.ts
-var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20, details: 8e3 };
+var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20, details: 8e3, steer: 2e3 };
 var feedbackSchema = external_exports.object({
   source: external_exports.enum(["review", "command", "ci"]).describe("A review asking for changes, `/forge fix`, or failing required checks."),
   actor: external_exports.string().optional().describe("Who gave it (review and command)."),
@@ -2137,6 +2137,14 @@ var taskStateSchema = external_exports.object({
   feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the current attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
   answered: external_exports.array(external_exports.number().int()).optional().describe("Reviews of the current attempt a revision already took: a redelivered review starts nothing again."),
   answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+  steering: external_exports.array(
+    external_exports.object({
+      id: external_exports.number().int().min(1).describe("Numbered from 1 per task: the job delivers each once."),
+      actor: external_exports.string().describe("Who steered (write access checked on GitHub)."),
+      message: external_exports.string().describe("The message, bounded."),
+      at: external_exports.string().describe("When the App took it.")
+    }).strict()
+  ).optional().describe("`/forge steer` messages for the running agent, newest last (at most 10 kept); the job polls them every heartbeat."),
   priorRunId: external_exports.number().int().optional().describe("The workflow run of the attempt's previous revision: a job at or before it is never the current revision's."),
   reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
   waiting: external_exports.string().optional().describe("Why a MERGE_READY task waits for a person rather than revising (a bound on revisions was reached)."),
