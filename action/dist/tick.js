@@ -17145,6 +17145,18 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
     " (cut)"
   );
 }
+var FINAL_TABLE_ROWS = 500;
+function finalTaskTable(journal) {
+  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
+  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const shown = retried.slice(0, FINAL_TABLE_ROWS);
+  return [
+    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown.length ? ` (the ${shown.length} with the most attempts below)` : ""}.`,
+    ...shown.length ? ["", ...header, ...shown.map(row)] : []
+  ];
+}
 function renderFinalPr(journal, facts) {
   const lines = [
     trackerMarker(journal.runId),
@@ -17152,9 +17164,7 @@ function renderFinalPr(journal, facts) {
     "",
     facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
-    "| Task | Attempts | PR |",
-    "|---|---:|---|",
-    ...journal.tasks.map((t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`)
+    ...finalTaskTable(journal)
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
