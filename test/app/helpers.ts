@@ -84,7 +84,17 @@ function register(sim: Sim, publicKeyPem: string, webhookSecret: string) {
       statuses: "read",
       metadata: "read",
     },
-    events: ["push", "pull_request", "pull_request_review", "issues", "issue_comment", "check_run", "check_suite", "workflow_run", "workflow_job"],
+    events: [
+      "push",
+      "pull_request",
+      "pull_request_review",
+      "issues",
+      "issue_comment",
+      "check_run",
+      "check_suite",
+      "workflow_run",
+      "workflow_job",
+    ],
   });
 }
 
