@@ -59,7 +59,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-54UELAXP.js";
+} from "./chunk-WCWJY7GW.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -109,7 +109,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path18 from "node:path";
+import path19 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -494,9 +494,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(path19, ref) {
+    async readFile(path20, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path19, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path20, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -505,7 +505,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path19} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path20} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -1321,7 +1321,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path19, ref) => github.readFile(path19, ref),
+    readFile: (path20, ref) => github.readFile(path20, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -1345,6 +1345,66 @@ async function maskFolder(dir, masker) {
     if (masked !== text) await writeFile3(file, Buffer.from(masked, encoding));
   }
 }
+
+// action/src/live-report.ts
+import { appendFileSync } from "node:fs";
+var LIVE_DETAIL_MAX = 200;
+var KEPT = 1e3;
+var LiveReport = class {
+  constructor(file, traceId, now = Date.now, masker) {
+    this.file = file;
+    this.traceId = traceId;
+    this.now = now;
+    this.masker = masker;
+    this.#t0 = now();
+  }
+  file;
+  traceId;
+  now;
+  masker;
+  entries = [];
+  #t0;
+  /** Starts the elapsed clock (the agent's start). */
+  restart() {
+    this.#t0 = this.now();
+  }
+  write(e) {
+    const t = this.now();
+    const detail2 = e.detail !== void 0 ? this.#bound(e.detail, LIVE_DETAIL_MAX) : void 0;
+    const entry = {
+      at: new Date(t).toISOString(),
+      elapsed_s: Math.round((t - this.#t0) / 100) / 10,
+      layer: e.layer,
+      stage: this.#bound(e.stage, 80),
+      status: e.status,
+      ...detail2 ? { detail: detail2 } : {},
+      ...e.tool ? { tool: this.#bound(e.tool, 80) } : {},
+      ...e.turn !== void 0 ? { turn: e.turn } : {},
+      trace_id: this.traceId
+    };
+    this.entries.push(entry);
+    if (this.entries.length > 2 * KEPT) this.entries.splice(0, this.entries.length - KEPT);
+    try {
+      appendFileSync(this.file, `${JSON.stringify(entry)}
+`);
+    } catch {
+    }
+    return entry;
+  }
+  /** One line of text: whitespace folded, cut to `max` characters, masked. */
+  #bound(s, max) {
+    const one = s.slice(0, max * 4).replace(/\s+/g, " ").trim().slice(0, max);
+    return this.masker ? this.masker.mask(one) : one;
+  }
+};
+var LIVE_KINDS = {
+  start: "start",
+  exit: "end",
+  tool_use: "tool_use",
+  tool_result: "tool_result",
+  rate_limit: "rate_limit",
+  retry: "retry"
+};
 
 // action/src/start-head.ts
 import { readFile as readFile4 } from "node:fs/promises";
@@ -1461,6 +1521,9 @@ async function runAgent(a) {
   const { config, deps, events, now, log, warnings } = a;
   const { attempt } = a.ids;
   const tAgent = now();
+  const { live } = a;
+  live.restart();
+  live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote;
   const supervised = await supervise(
@@ -1473,6 +1536,16 @@ async function runAgent(a) {
       signal: ctl.signal,
       onProgress: (p) => {
         progressNote = p.summary;
+        const status = p.kind ? LIVE_KINDS[p.kind] : void 0;
+        if (status)
+          live.write({
+            layer: "stage",
+            stage: p.stage ?? "agent",
+            status,
+            detail: p.summary,
+            ...p.tool ? { tool: p.tool } : {},
+            ...p.turn !== void 0 ? { turn: p.turn } : {}
+          });
         ctl.onProgress(p);
       },
       // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
@@ -1482,6 +1555,7 @@ async function runAgent(a) {
           (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
         );
         ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+        live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
       }
     }).catch((err) => ({
       exitCode: EXIT_CODES.FAILURE,
@@ -1501,6 +1575,7 @@ async function runAgent(a) {
       },
       onStop: (reason, detail2, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail2}.`);
+        live.write({ layer: "job", stage: "agent", status: "stopped", detail: `${reason}: ${detail2}` });
         if (reason !== "cancelled")
           events.emit("task.stale", {
             lastHeartbeat: new Date(lastProgressAt).toISOString(),
@@ -1512,6 +1587,7 @@ async function runAgent(a) {
   );
   const tAgentEnd = now();
   const outcome = supervised.outcome;
+  live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict = { exitCode: outcome.exitCode, errors: [] };
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;
@@ -1983,8 +2059,107 @@ async function publishPr(a, pr, end) {
 }
 
 // action/src/task/record.ts
-import { cp as cp3, readFile as readFile6, writeFile as writeFile5 } from "node:fs/promises";
+import { cp as cp3, readFile as readFile7, writeFile as writeFile6 } from "node:fs/promises";
+import path8 from "node:path";
+
+// action/src/task/execution-report.ts
+import { readdir as readdir3, readFile as readFile6, writeFile as writeFile5 } from "node:fs/promises";
 import path7 from "node:path";
+function cell2(v, max = 80) {
+  const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
+  return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
+}
+var secs = (ms) => `${(ms / 1e3).toFixed(1)} s`;
+var REPORT_TOOL_LINES = 20;
+function renderExecutionReport(f, stages, signals) {
+  const lines = [
+    `# Execution report \u2014 \`${f.taskId}\` attempt ${f.attempt}`,
+    "",
+    `Run \`${f.runId}\` \xB7 agent type ${cell2(f.agentType)} \xB7 adapter ${cell2(f.agent)}${f.model ? ` \xB7 model ${cell2(f.model)}` : ""} \xB7 trace \`${f.traceId}\``,
+    "",
+    "| | |",
+    "| --- | --- |",
+    `| Outcome | exit ${f.exitCode}: ${exitMeaning(f.exitCode)} |`,
+    ...f.stopped ? [`| Stopped by the runner | ${cell2(f.stopped.reason)}: ${cell2(f.stopped.detail, 200)} |`] : [],
+    ...f.error ? [`| Error | ${cell2(f.error, 300)} |`] : [],
+    `| Before the agent | ${secs(f.tAgent - f.t0)} |`,
+    `| Agent | ${secs(f.tAgentEnd - f.tAgent)} |`,
+    `| After the agent (until this report) | ${secs(f.tNow - f.tAgentEnd)} |`,
+    ...spendRows(f.spend),
+    "",
+    "## Stages",
+    ""
+  ];
+  if (stages.length) {
+    lines.push("| Stage | Status | Exit | Attempts | Time | Error |", "| --- | --- | ---: | ---: | ---: | --- |");
+    for (const s of stages.slice(0, 100))
+      lines.push(
+        `| ${cell2(s.name)} | ${cell2(s.status)} | ${cell2(s.exit_code)} | ${cell2(s.attempts ?? 1)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell2(s.error, 160)} |`
+      );
+  } else lines.push("No stage manifest.");
+  const tools = f.live.filter((e) => e.status === "tool_use");
+  const recent = f.live.filter((e) => e.status !== "tool_result").slice(-REPORT_TOOL_LINES);
+  lines.push(
+    "",
+    "## Signals",
+    "",
+    ...signals.length ? signals.slice(0, 100).map((s) => `- \`${cell2(s, 120)}\``) : ["None."],
+    "",
+    `## Activity (${tools.length} tool call${tools.length === 1 ? "" : "s"}, ${f.live.length} events in \`.live-report\`)`,
+    ""
+  );
+  if (recent.length) {
+    lines.push("| Elapsed | Stage | Event | Tool | Detail |", "| ---: | --- | --- | --- | --- |");
+    for (const e of recent)
+      lines.push(`| ${e.elapsed_s.toFixed(1)} s | ${cell2(e.stage)} | ${e.status} | ${cell2(e.tool ?? "")} | ${cell2(e.detail ?? "", 120)} |`);
+  } else lines.push("No events.");
+  lines.push("");
+  return lines.join("\n");
+}
+function spendRows(s) {
+  const rows = [];
+  if (s.costUsd !== void 0) rows.push(`| Spend (the adapter's figure) | $${s.costUsd.toFixed(4)} |`);
+  if (s.proxyCostUsd !== void 0) rows.push(`| Spend (measured at the model proxy) | $${s.proxyCostUsd.toFixed(4)} |`);
+  if (s.inputTokens !== void 0 || s.outputTokens !== void 0)
+    rows.push(`| Tokens | ${s.inputTokens ?? 0} in, ${s.outputTokens ?? 0} out |`);
+  if (s.turns !== void 0) rows.push(`| Turns | ${s.turns} |`);
+  if (!rows.length) rows.push("| Spend | not reported by the adapter |");
+  return rows;
+}
+async function signalFiles(sessionDir) {
+  const found = [];
+  const walk2 = async (dir, depth) => {
+    if (depth > 6 || found.length >= 200) return;
+    const entries = await readdir3(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const p = path7.join(dir, e.name);
+      if (e.isDirectory()) await walk2(p, depth + 1);
+      else if (path7.basename(dir) === ".signals") found.push(path7.relative(sessionDir, p));
+    }
+  };
+  await walk2(sessionDir, 0);
+  return found.sort();
+}
+async function writeExecutionReport(sessionDir, facts) {
+  let stages = [];
+  try {
+    const manifest = JSON.parse(await readFile6(path7.join(sessionDir, "manifest.json"), "utf8"));
+    if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
+  } catch {
+  }
+  const file = path7.join(sessionDir, "execution-report.md");
+  await writeFile5(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
+  return file;
+}
+
+// action/src/task/trace.ts
+function attemptTraceId({ runId, taskId, attempt }) {
+  let h = 0xcbf29ce484222325n;
+  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0))) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0");
+}
+
+// action/src/task/record.ts
 async function recordAttempt(a, end, work, completed, verdict) {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -1999,14 +2174,35 @@ async function recordAttempt(a, end, work, completed, verdict) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path7.join(sessionDir, "result.json"),
-    traceId: traceId(runId, taskId, attempt),
+    artifactPath: path8.join(sessionDir, "result.json"),
+    traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode }
   });
+  await writeExecutionReport(sessionDir, {
+    runId,
+    taskId,
+    attempt,
+    agentType: a.node.agentType,
+    agent: end.outcome.agent ?? a.deps.agent.name,
+    ...result.model ? { model: result.model } : {},
+    traceId: attemptTraceId(a.ids),
+    exitCode,
+    ...error ? { error } : {},
+    ...end.supervised.stopped ? { stopped: end.supervised.stopped } : {},
+    t0: a.t0,
+    tAgent: end.tAgent,
+    tAgentEnd: end.tAgentEnd,
+    tNow: a.now(),
+    spend: {
+      ...end.outcome.costUsd !== void 0 ? { costUsd: end.outcome.costUsd } : {},
+      ...end.outcome.turns !== void 0 ? { turns: end.outcome.turns } : {}
+    },
+    live: a.live.entries
+  });
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path7.join(a.input.workspace, a.recordRel));
+  await copyForRecord(sessionDir, path8.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
@@ -2043,9 +2239,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile6(path7.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile6(path7.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path7.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile7(path8.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile7(path8.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path8.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -2070,37 +2266,32 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
     })
   );
-  await writeFile5(path7.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile6(path8.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path7.join(sessionDir, "change-request.md")) await cp3(crSession, path7.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path8.join(sessionDir, "change-request.md")) await cp3(crSession, path8.join(sessionDir, "change-request.md"));
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path7.join(a.sessionDir, "manifest.json");
+  const manifest = path8.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
   const status = stageStatusOf(exitCode);
   const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
-  await writeFile5(
+  await writeFile6(
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
   );
 }
-function traceId(runId, taskId, attempt) {
-  let h = 0xcbf29ce484222325n;
-  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0))) * 0x100000001b3n);
-  return h.toString(16).padStart(16, "0");
-}
 
 // action/src/task/session.ts
-import { mkdir as mkdir4, rm as rm5, writeFile as writeFile6 } from "node:fs/promises";
-import path9 from "node:path";
+import { mkdir as mkdir4, rm as rm5, writeFile as writeFile7 } from "node:fs/promises";
+import path10 from "node:path";
 
 // action/src/context.ts
-import { readFile as readFile7 } from "node:fs/promises";
-import path8 from "node:path";
+import { readFile as readFile8 } from "node:fs/promises";
+import path9 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -2109,7 +2300,7 @@ var ContextError = class extends Error {
 };
 async function readLocal(file) {
   try {
-    return await readFile7(file, "utf8");
+    return await readFile8(file, "utf8");
   } catch {
     return void 0;
   }
@@ -2165,17 +2356,17 @@ async function buildContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(`${dir}/plan.md`, pin),
-    fm.spec ? github.readFile(path8.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(path9.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path8.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
+    const text = await readLocal(path9.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMdRaw = await readLocal(path8.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(path9.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
@@ -2224,7 +2415,7 @@ function renderContext(c) {
 }
 
 // action/src/events.ts
-import { appendFileSync } from "node:fs";
+import { appendFileSync as appendFileSync2 } from "node:fs";
 var AttemptEvents = class {
   constructor(file, runId, taskId, attempt, now = Date.now) {
     this.file = file;
@@ -2253,7 +2444,7 @@ var AttemptEvents = class {
       taskId: this.taskId,
       data
     };
-    appendFileSync(this.file, `${JSON.stringify(event)}
+    appendFileSync2(this.file, `${JSON.stringify(event)}
 `);
   }
 };
@@ -2262,10 +2453,10 @@ var AttemptEvents = class {
 async function openAttempt(job, co) {
   const { input, git, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path9.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path10.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm5(sessionDir, { recursive: true, force: true });
-  await mkdir4(path9.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path9.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir4(path10.join(sessionDir, ".signals"), { recursive: true });
+  const events = new AttemptEvents(path10.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
       github,
@@ -2281,17 +2472,18 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile6(path9.join(sessionDir, "context.md"), built.markdown);
-  await writeFile6(path9.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile7(path10.join(sessionDir, "context.md"), built.markdown);
+  await writeFile7(path10.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
     ...co,
     sessionDir,
     events,
+    live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path9.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path10.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -2447,11 +2639,11 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir7 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // src/agent/stages/config.ts
-import { readFile as readFile8 } from "node:fs/promises";
-import path10 from "node:path";
+import { readFile as readFile9 } from "node:fs/promises";
+import path11 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -2498,21 +2690,21 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile8(path10.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile9(path11.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir5, readFile as readFile9, writeFile as writeFile7 } from "node:fs/promises";
-import path11 from "node:path";
+import { mkdir as mkdir5, readFile as readFile10, writeFile as writeFile8 } from "node:fs/promises";
+import path12 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path11.resolve(options.sessionDir);
+  const sessionDir = path12.resolve(options.sessionDir);
   await mkdir5(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
-  const traceId2 = traceIdFrom(parentEnv);
-  await writeFile7(path11.join(sessionDir, ".trace"), `${traceId2}
+  const traceId = traceIdFrom(parentEnv);
+  await writeFile8(path12.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
   return {
     options,
@@ -2520,8 +2712,8 @@ async function openStageContext(options) {
     task: options.taskContext,
     workdir: options.workdir,
     sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId2 },
-    traceId: traceId2,
+    env: { ...parentEnv, [ENV.trace]: traceId },
+    traceId,
     reports: defaultReportPaths(sessionDir),
     startedAt: /* @__PURE__ */ new Date(),
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
@@ -2546,7 +2738,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path11.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path12.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -2612,7 +2804,7 @@ Fix the cause and complete the stage.`;
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile9(file, "utf8").catch(() => void 0);
+    const text = await readFile10(file, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -2636,8 +2828,8 @@ var SessionLog = class {
 };
 
 // src/agent/stages/captain.ts
-import { writeFile as writeFile8 } from "node:fs/promises";
-import path12 from "node:path";
+import { writeFile as writeFile9 } from "node:fs/promises";
+import path13 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -2731,14 +2923,14 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path12.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path13.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path12.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile8(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+    const report = path13.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    await writeFile9(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
@@ -2788,7 +2980,7 @@ async function writeValidateRefinement(c, heal, problems) {
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions."
   ].join("\n\n");
-  await writeFile8(c.reports.refinement, `${doc}
+  await writeFile9(c.reports.refinement, `${doc}
 `, "utf8");
   c.out.refinement = doc;
 }
@@ -2800,8 +2992,8 @@ var CAPTAIN_STEPS = {
 };
 
 // src/agent/stages/refinery.ts
-import { writeFile as writeFile10 } from "node:fs/promises";
-import path14 from "node:path";
+import { writeFile as writeFile11 } from "node:fs/promises";
+import path15 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -2838,13 +3030,13 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir6, readFile as readFile10, writeFile as writeFile9 } from "node:fs/promises";
-import path13 from "node:path";
+import { mkdir as mkdir6, readFile as readFile11, writeFile as writeFile10 } from "node:fs/promises";
+import path14 from "node:path";
 function sentinelDir(c) {
-  return path13.join(c.sessionDir, "sentinel");
+  return path14.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path13.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path14.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -2860,7 +3052,7 @@ async function initialTest(c) {
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir6(cycleDir, { recursive: true });
-  const file = path13.join(cycleDir, "verification-results.json");
+  const file = path14.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -2869,7 +3061,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile9(path13.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile10(path14.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -2907,7 +3099,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path13.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path14.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -2918,7 +3110,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path13.join(sentinelDir(c), "test-spec.md");
+  const spec = path14.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -2946,7 +3138,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path13.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path14.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -2954,7 +3146,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path13.join(cycleDir, "audit-report.md");
+  const audit = path14.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -2974,12 +3166,12 @@ ${task.task.trim()}`
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile10(audit, "utf8").catch(() => "") ?? "")?.[1];
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile11(audit, "utf8").catch(() => "") ?? "")?.[1];
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path13.join(cycleDir, "fix-list.json");
+  const fixList = path14.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -3021,7 +3213,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path13.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path14.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -3034,17 +3226,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile9(path13.join(dir, "grade.txt"), `${grade}
+  await writeFile10(path14.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile9(
-    path13.join(dir, "summary.json"),
+  await writeFile10(
+    path14.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path13.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path14.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -3077,7 +3269,7 @@ async function sentinelVerdict(c, run2) {
   };
 }
 async function readJson(file) {
-  const text = await readFile10(file, "utf8").catch(() => void 0);
+  const text = await readFile11(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -3115,8 +3307,8 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path14.join(c.sessionDir, "merge-log.txt");
-  await writeFile10(artifact, `${merged.join("\n")}
+  const artifact = path15.join(c.sessionDir, "merge-log.txt");
+  await writeFile11(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
@@ -3165,8 +3357,8 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile11 } from "node:fs/promises";
-import path15 from "node:path";
+import { readFile as readFile12 } from "node:fs/promises";
+import path16 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -3221,8 +3413,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path15.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path15.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path16.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path16.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -3241,9 +3433,9 @@ async function stoppedBy(c, stage, o) {
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
   if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
-    out.question = await readFile11(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    out.question = await readFile12(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
-    out.refinement ??= await readFile11(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    out.refinement ??= await readFile12(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -3277,7 +3469,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path15.join(c.sessionDir, "manifest.json");
+  const manifestPath = path16.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -3293,10 +3485,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile12, readdir as readdir3 } from "node:fs/promises";
-import path16 from "node:path";
+import { readFile as readFile13, readdir as readdir4 } from "node:fs/promises";
+import path17 from "node:path";
 function subtaskDir(sessionDir) {
-  return path16.join(sessionDir, "subtasks");
+  return path17.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -3306,11 +3498,11 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const names = (await readdir4(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path16.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile12(file, "utf8"));
+    const file = path17.join(dir, name);
+    const { data, body, problem } = readSubtaskFile(file, await readFile13(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -3325,7 +3517,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile12(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, await readFile13(file, "utf8"));
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -3446,7 +3638,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path17.join(req.sessionDir, "agent");
+      const agentDir = path18.join(req.sessionDir, "agent");
       await mkdir7(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -3485,7 +3677,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path17.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path18.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef
           },
@@ -3497,7 +3689,13 @@ function createStagesRunner(options) {
         },
         deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
-        onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
+        onProgress: (e) => req.onProgress({
+          summary: e.summary,
+          kind: e.kind,
+          stage: e.name,
+          ...e.tool ? { tool: e.tool } : {},
+          ...e.turn !== void 0 ? { turn: e.turn } : {}
+        }),
         ...req.onStageEnd ? { onStageEnd: (stage) => req.onStageEnd(stage) } : {},
         promptOptions: { repoDir: req.workdir, ...options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {} }
       });
@@ -3561,11 +3759,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path18.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path19.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path18.basename(path18.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path19.basename(path19.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -3611,7 +3809,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path18.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path19.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
     await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)

@@ -18,6 +18,7 @@ import {
   captainId,
   checkRunName,
   eventSegmentFile,
+  executionReportPath,
   fenceFor,
   followupId,
   forgeConfigSchema,
@@ -43,7 +44,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-54UELAXP.js";
+} from "./chunk-WCWJY7GW.js";
 import {
   EXIT_CODES,
   external_exports,
@@ -10652,7 +10653,7 @@ var require_Bottleneck = __commonJS({
         });
       };
     }
-    var Bottleneck2;
+    var Bottleneck3;
     var DEFAULT_PRIORITY;
     var Events2;
     var Job;
@@ -10674,8 +10675,8 @@ var require_Bottleneck = __commonJS({
     Events2 = require_Events();
     States = require_States();
     Sync = require_Sync();
-    Bottleneck2 = function() {
-      class Bottleneck3 {
+    Bottleneck3 = function() {
+      class Bottleneck4 {
         constructor(options2 = {}, ...invalid) {
           var storeInstanceOptions, storeOptions;
           this._addToQueue = this._addToQueue.bind(this);
@@ -10697,7 +10698,7 @@ var require_Bottleneck = __commonJS({
               storeInstanceOptions = parser2.load(options2, this.localStoreDefaults, {});
               return new LocalDatastore(this, storeOptions, storeInstanceOptions);
             } else {
-              throw new Bottleneck3.prototype.BottleneckError(`Invalid datastore type: ${this.datastore}`);
+              throw new Bottleneck4.prototype.BottleneckError(`Invalid datastore type: ${this.datastore}`);
             }
           }.call(this);
           this._queues.on("leftzero", () => {
@@ -10711,7 +10712,7 @@ var require_Bottleneck = __commonJS({
         }
         _validateOptions(options2, invalid) {
           if (!(options2 != null && typeof options2 === "object" && invalid.length === 0)) {
-            throw new Bottleneck3.prototype.BottleneckError("Bottleneck v2 takes a single object argument. Refer to https://github.com/SGrondin/bottleneck#upgrading-to-v2 if you're upgrading from Bottleneck v1.");
+            throw new Bottleneck4.prototype.BottleneckError("Bottleneck v2 takes a single object argument. Refer to https://github.com/SGrondin/bottleneck#upgrading-to-v2 if you're upgrading from Bottleneck v1.");
           }
         }
         ready() {
@@ -10927,10 +10928,10 @@ var require_Bottleneck = __commonJS({
             return waitForExecuting(1);
           });
           this._receive = function(job) {
-            return job._reject(new Bottleneck3.prototype.BottleneckError(options2.enqueueErrorMessage));
+            return job._reject(new Bottleneck4.prototype.BottleneckError(options2.enqueueErrorMessage));
           };
           this.stop = () => {
-            return this.Promise.reject(new Bottleneck3.prototype.BottleneckError("stop() has already been called"));
+            return this.Promise.reject(new Bottleneck4.prototype.BottleneckError("stop() has already been called"));
           };
           return done2;
         }
@@ -10961,11 +10962,11 @@ var require_Bottleneck = __commonJS({
               job.doDrop();
               return true;
             } else if (reachedHWM) {
-              shifted = strategy === Bottleneck3.prototype.strategy.LEAK ? _this2._queues.shiftLastFrom(options2.priority) : strategy === Bottleneck3.prototype.strategy.OVERFLOW_PRIORITY ? _this2._queues.shiftLastFrom(options2.priority + 1) : strategy === Bottleneck3.prototype.strategy.OVERFLOW ? job : void 0;
+              shifted = strategy === Bottleneck4.prototype.strategy.LEAK ? _this2._queues.shiftLastFrom(options2.priority) : strategy === Bottleneck4.prototype.strategy.OVERFLOW_PRIORITY ? _this2._queues.shiftLastFrom(options2.priority + 1) : strategy === Bottleneck4.prototype.strategy.OVERFLOW ? job : void 0;
               if (shifted != null) {
                 shifted.doDrop();
               }
-              if (shifted == null || strategy === Bottleneck3.prototype.strategy.OVERFLOW) {
+              if (shifted == null || strategy === Bottleneck4.prototype.strategy.OVERFLOW) {
                 if (shifted == null) {
                   job.doDrop();
                 }
@@ -10980,7 +10981,7 @@ var require_Bottleneck = __commonJS({
         }
         _receive(job) {
           if (this._states.jobStatus(job.options.id) != null) {
-            job._reject(new Bottleneck3.prototype.BottleneckError(`A job with the same id already exists (id=${job.options.id})`));
+            job._reject(new Bottleneck4.prototype.BottleneckError(`A job with the same id already exists (id=${job.options.id})`));
             return false;
           } else {
             job.doReceive();
@@ -11063,31 +11064,31 @@ var require_Bottleneck = __commonJS({
         }
       }
       ;
-      Bottleneck3.default = Bottleneck3;
-      Bottleneck3.Events = Events2;
-      Bottleneck3.version = Bottleneck3.prototype.version = require_version().version;
-      Bottleneck3.strategy = Bottleneck3.prototype.strategy = {
+      Bottleneck4.default = Bottleneck4;
+      Bottleneck4.Events = Events2;
+      Bottleneck4.version = Bottleneck4.prototype.version = require_version().version;
+      Bottleneck4.strategy = Bottleneck4.prototype.strategy = {
         LEAK: 1,
         OVERFLOW: 2,
         OVERFLOW_PRIORITY: 4,
         BLOCK: 3
       };
-      Bottleneck3.BottleneckError = Bottleneck3.prototype.BottleneckError = require_BottleneckError();
-      Bottleneck3.Group = Bottleneck3.prototype.Group = require_Group();
-      Bottleneck3.RedisConnection = Bottleneck3.prototype.RedisConnection = require_RedisConnection();
-      Bottleneck3.IORedisConnection = Bottleneck3.prototype.IORedisConnection = require_IORedisConnection();
-      Bottleneck3.Batcher = Bottleneck3.prototype.Batcher = require_Batcher();
-      Bottleneck3.prototype.jobDefaults = {
+      Bottleneck4.BottleneckError = Bottleneck4.prototype.BottleneckError = require_BottleneckError();
+      Bottleneck4.Group = Bottleneck4.prototype.Group = require_Group();
+      Bottleneck4.RedisConnection = Bottleneck4.prototype.RedisConnection = require_RedisConnection();
+      Bottleneck4.IORedisConnection = Bottleneck4.prototype.IORedisConnection = require_IORedisConnection();
+      Bottleneck4.Batcher = Bottleneck4.prototype.Batcher = require_Batcher();
+      Bottleneck4.prototype.jobDefaults = {
         priority: DEFAULT_PRIORITY,
         weight: 1,
         expiration: null,
         id: "<no-id>"
       };
-      Bottleneck3.prototype.storeDefaults = {
+      Bottleneck4.prototype.storeDefaults = {
         maxConcurrent: null,
         minTime: 0,
         highWater: null,
-        strategy: Bottleneck3.prototype.strategy.LEAK,
+        strategy: Bottleneck4.prototype.strategy.LEAK,
         penalty: null,
         reservoir: null,
         reservoirRefreshInterval: null,
@@ -11096,12 +11097,12 @@ var require_Bottleneck = __commonJS({
         reservoirIncreaseAmount: null,
         reservoirIncreaseMaximum: null
       };
-      Bottleneck3.prototype.localStoreDefaults = {
+      Bottleneck4.prototype.localStoreDefaults = {
         Promise,
         timeout: null,
         heartbeatInterval: 250
       };
-      Bottleneck3.prototype.redisStoreDefaults = {
+      Bottleneck4.prototype.redisStoreDefaults = {
         Promise,
         timeout: null,
         heartbeatInterval: 5e3,
@@ -11112,7 +11113,7 @@ var require_Bottleneck = __commonJS({
         clearDatastore: false,
         connection: null
       };
-      Bottleneck3.prototype.instanceDefaults = {
+      Bottleneck4.prototype.instanceDefaults = {
         datastore: "local",
         connection: null,
         id: "<no-id>",
@@ -11120,14 +11121,14 @@ var require_Bottleneck = __commonJS({
         trackDoneStatus: false,
         Promise
       };
-      Bottleneck3.prototype.stopDefaults = {
+      Bottleneck4.prototype.stopDefaults = {
         enqueueErrorMessage: "This limiter has been stopped and cannot accept new jobs.",
         dropWaitingJobs: true,
         dropErrorMessage: "This limiter has been stopped."
       };
-      return Bottleneck3;
+      return Bottleneck4;
     }.call(void 0);
-    module2.exports = Bottleneck2;
+    module2.exports = Bottleneck3;
   }
 });
 
@@ -13049,30 +13050,30 @@ function routeMatcher(paths) {
 var regex = routeMatcher(triggers_notification_paths_default);
 var triggersNotification = regex.test.bind(regex);
 var groups = {};
-var createGroups = function(Bottleneck2, common) {
-  groups.global = new Bottleneck2.Group({
+var createGroups = function(Bottleneck3, common) {
+  groups.global = new Bottleneck3.Group({
     id: "octokit-global",
     maxConcurrent: 10,
     ...common
   });
-  groups.auth = new Bottleneck2.Group({
+  groups.auth = new Bottleneck3.Group({
     id: "octokit-auth",
     maxConcurrent: 1,
     ...common
   });
-  groups.search = new Bottleneck2.Group({
+  groups.search = new Bottleneck3.Group({
     id: "octokit-search",
     maxConcurrent: 1,
     minTime: 2e3,
     ...common
   });
-  groups.write = new Bottleneck2.Group({
+  groups.write = new Bottleneck3.Group({
     id: "octokit-write",
     maxConcurrent: 1,
     minTime: 1e3,
     ...common
   });
-  groups.notifications = new Bottleneck2.Group({
+  groups.notifications = new Bottleneck3.Group({
     id: "octokit-notifications",
     maxConcurrent: 1,
     minTime: 3e3,
@@ -13082,7 +13083,7 @@ var createGroups = function(Bottleneck2, common) {
 function throttling(octokit, octokitOptions) {
   const {
     enabled = true,
-    Bottleneck: Bottleneck2 = import_light.default,
+    Bottleneck: Bottleneck3 = import_light.default,
     id = "no-id",
     timeout = 1e3 * 60 * 2,
     // Redis TTL: 2 minutes
@@ -13125,16 +13126,16 @@ function throttling(octokit, octokitOptions) {
     }
     initialized = true;
     if (groups.global == null) {
-      createGroups(Bottleneck2, common);
+      createGroups(Bottleneck3, common);
     }
     state.global = state.global ?? groups.global;
     state.auth = state.auth ?? groups.auth;
     state.search = state.search ?? groups.search;
     state.write = state.write ?? groups.write;
     state.notifications = state.notifications ?? groups.notifications;
-    state.retryLimiter = state.retryLimiter ?? new Bottleneck2();
+    state.retryLimiter = state.retryLimiter ?? new Bottleneck3();
     const events = {};
-    const emitter = new Bottleneck2.Events(events);
+    const emitter = new Bottleneck3.Events(events);
     events.on("secondary-limit", state.onSecondaryRateLimit);
     events.on("rate-limit", state.onRateLimit);
     events.on(
@@ -16924,6 +16925,18 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
     " (cut)"
   );
 }
+var FINAL_TABLE_ROWS = 500;
+function finalTaskTable(journal) {
+  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
+  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const shown = retried.slice(0, FINAL_TABLE_ROWS);
+  return [
+    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown.length ? ` (the ${shown.length} with the most attempts below)` : ""}.`,
+    ...shown.length ? ["", ...header, ...shown.map(row)] : []
+  ];
+}
 function renderFinalPr(journal, facts) {
   const lines = [
     trackerMarker(journal.runId),
@@ -16931,9 +16944,7 @@ function renderFinalPr(journal, facts) {
     "",
     facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
-    "| Task | Attempts | PR |",
-    "|---|---:|---|",
-    ...journal.tasks.map((t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`)
+    ...finalTaskTable(journal)
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
@@ -17261,6 +17272,10 @@ function checkSummary(ctx, t, effect) {
     if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.recordSha)
+      lines.push(
+        `Execution report: [execution-report.md](https://github.com/${ctx.port.owner}/${ctx.port.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
+      );
     if (effect.status === "MERGE_READY" && isHeld(t))
       lines.push(
         "",
@@ -18325,6 +18340,9 @@ function pinnedDag(journal) {
     metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 }
   };
 }
+
+// src/github/app-client.ts
+var import_bottleneck2 = __toESM(require_lib(), 1);
 
 // src/github/instrument.ts
 var CONTENT_CREATING = [

@@ -41,6 +41,10 @@ export interface TaskContext {
 export interface Progress {
   summary: string;
   kind?: string;
+  /** The stage (session name) it comes from, a tool's name and the session's assistant turns so far, when known. */
+  stage?: string;
+  tool?: string;
+  turn?: number;
 }
 
 export interface AgentRunRequest {

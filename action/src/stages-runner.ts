@@ -99,7 +99,14 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         },
         deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
-        onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
+        onProgress: (e) =>
+          req.onProgress({
+            summary: e.summary,
+            kind: e.kind,
+            stage: e.name,
+            ...(e.tool ? { tool: e.tool } : {}),
+            ...(e.turn !== undefined ? { turn: e.turn } : {}),
+          }),
         ...(req.onStageEnd ? { onStageEnd: (stage: string) => req.onStageEnd!(stage) } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });

@@ -8,7 +8,17 @@ import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
 import { dispatchContextPath, splitDispatchContext } from "../core/dispatch-inputs.js";
-import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch, walkthroughPath } from "../core/layout.js";
+import {
+  captainBranch,
+  captainId,
+  checkRunName,
+  DISPATCH_INPUTS,
+  executionReportPath,
+  LABELS,
+  planDir,
+  stateBranch,
+  walkthroughPath,
+} from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
 import { ConflictError, type CheckConclusion, type GitHubPort, type PullRequestInfo, type WorkflowRunInfo } from "../github/port.js";
@@ -446,6 +456,11 @@ function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extr
     if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    // The runner commits the report with the attempt's record; the record commit is its head.
+    if (t.recordSha)
+      lines.push(
+        `Execution report: [execution-report.md](https://github.com/${ctx.port.owner}/${ctx.port.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`,
+      );
     if (effect.status === "MERGE_READY" && isHeld(t))
       lines.push(
         "",

@@ -6,6 +6,7 @@
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome } from "../agent-runner.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
+import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
 import type { TaskAttempt } from "./context.js";
 
@@ -27,6 +28,9 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   const { config, deps, events, now, log, warnings } = a;
   const { attempt } = a.ids;
   const tAgent = now();
+  const { live } = a;
+  live.restart();
+  live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote: string | undefined;
   const supervised = await supervise(
@@ -41,6 +45,16 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           signal: ctl.signal,
           onProgress: (p) => {
             progressNote = p.summary;
+            const status = p.kind ? LIVE_KINDS[p.kind] : undefined;
+            if (status)
+              live.write({
+                layer: "stage",
+                stage: p.stage ?? "agent",
+                status,
+                detail: p.summary,
+                ...(p.tool ? { tool: p.tool } : {}),
+                ...(p.turn !== undefined ? { turn: p.turn } : {}),
+              });
             ctl.onProgress(p);
           },
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
@@ -50,6 +64,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
               (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
             );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+            live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
         })
         .catch((err: unknown): AgentRunOutcome => ({
@@ -70,6 +85,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
       },
       onStop: (reason, detail, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail}.`);
+        live.write({ layer: "job", stage: "agent", status: "stopped", detail: `${reason}: ${detail}` });
         if (reason !== "cancelled")
           events.emit("task.stale", {
             lastHeartbeat: new Date(lastProgressAt).toISOString(),
@@ -81,6 +97,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   );
   const tAgentEnd = now();
   const outcome = supervised.outcome;
+  live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict: Verdict = { exitCode: outcome.exitCode, errors: [] };
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;

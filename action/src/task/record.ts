@@ -16,6 +16,8 @@ import type { AgentEnd, Verdict } from "./agent.js";
 import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
 import { copyForRecord, exists } from "./files.js";
+import { writeExecutionReport } from "./execution-report.js";
+import { attemptTraceId } from "./trace.js";
 
 export interface Recorded {
   result: AgentResult;
@@ -46,10 +48,31 @@ export async function recordAttempt(
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
     artifactPath: path.join(sessionDir, "result.json"),
-    traceId: traceId(runId, taskId, attempt),
+    traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode },
+  });
+  await writeExecutionReport(sessionDir, {
+    runId,
+    taskId,
+    attempt,
+    agentType: a.node.agentType,
+    agent: end.outcome.agent ?? a.deps.agent.name,
+    ...(result.model ? { model: result.model } : {}),
+    traceId: attemptTraceId(a.ids),
+    exitCode,
+    ...(error ? { error } : {}),
+    ...(end.supervised.stopped ? { stopped: end.supervised.stopped } : {}),
+    t0: a.t0,
+    tAgent: end.tAgent,
+    tAgentEnd: end.tAgentEnd,
+    tNow: a.now(),
+    spend: {
+      ...(end.outcome.costUsd !== undefined ? { costUsd: end.outcome.costUsd } : {}),
+      ...(end.outcome.turns !== undefined ? { turns: end.outcome.turns } : {}),
+    },
+    live: a.live.entries,
   });
   // The session is published twice: as the record folder and as the workflow artifact. Masked once, here.
   await maskFolder(sessionDir, masker);
@@ -148,11 +171,4 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary }, null, 2)}\n`,
   );
-}
-
-/** The attempt's trace id: a 64-bit FNV-1a hash of `run/task/attempt`, the same in every job of the attempt. */
-function traceId(runId: string, taskId: string, attempt: number): string {
-  let h = 0xcbf29ce484222325n;
-  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0)!)) * 0x100000001b3n);
-  return h.toString(16).padStart(16, "0");
 }

@@ -7,6 +7,9 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { buildContext } from "../context.js";
 import { AttemptEvents } from "../events.js";
+import { LiveReport } from "../live-report.js";
+import { maskerOf } from "../publish.js";
+import { attemptTraceId } from "./trace.js";
 import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context.js";
 import { openDraftPr } from "./pull.js";
 
@@ -43,6 +46,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     ...co,
     sessionDir,
     events,
+    live: new LiveReport(path.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
     walkthroughSession: path.join(sessionDir, "walkthrough.md"),

@@ -216,8 +216,7 @@ describe("push", () => {
       }
     `);
     expect(check.body).toMatchInlineSnapshot(
-      { completed_at: expect.any(String) },
-      `
+      { completed_at: expect.any(String) }, `
       {
         "completed_at": Any<String>,
         "conclusion": "success",
@@ -229,14 +228,14 @@ describe("push", () => {
 
       Confidence: 0.9
       Files changed: \`src/a.ts\`
+      Execution report: [execution-report.md](https://github.com/acme/widgets/blob/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1/.forge/runs/mini-c0ffee0/a/1/execution-report.md)
 
       Run tracker: #3",
           "title": "Attempt 1 ready to merge",
         },
         "status": "completed",
       }
-    `,
-    );
+    `);
     expect(journalView(decodedJournal(write2), j1)).toMatchInlineSnapshot(`
       {
         "events": [

@@ -1853,6 +1853,7 @@ var eventSegmentFile = (segment) => `events/${String(segment).padStart(6, "0")}.
 var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
 var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var executionReportPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
 var planDir = (planId) => `.forge/plans/${planId}`;
 function parsePlanPath(path) {
   const m = /^\.forge\/plans\/([^/]+)\/(.+)$/.exec(path);
@@ -2151,12 +2152,14 @@ import { createHash } from "node:crypto";
 var SPLIT_AT = 200;
 var PART_SIZE = 500;
 var LIVE_MAX = 100;
+var LAYERS_MAX = 16;
 var partPath = (sha2562) => `parts/${sha2562}.json`;
 var SHA256 = /^[0-9a-f]{64}$/;
 var journalSplitSchema = external_exports.object({
   nodes: external_exports.number().int().min(0).describe("Number of plan nodes in the run."),
   partSize: external_exports.number().int().min(1).describe("Consecutive nodes per part."),
   parts: external_exports.array(external_exports.string().regex(SHA256)).describe("sha256 of each part's file `parts/<sha256>.json`, in node order."),
+  layers: external_exports.array(external_exports.string().regex(SHA256)).default([]).describe("sha256 of each layer's file `parts/<sha256>.json`, oldest first: laid over the parts in this order."),
   live: external_exports.array(external_exports.number().int().min(0)).describe(
     "Index of each node `journal.json` carries (journal.plan.nodes[k] and journal.tasks[k] are node live[k]); they override their parts."
   )
@@ -2165,6 +2168,12 @@ var journalPartSchema = external_exports.object({
   nodes: external_exports.array(planNodeSchema),
   tasks: external_exports.array(taskStateSchema),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks.")
+}).strict();
+var journalLayerSchema = external_exports.object({
+  layer: external_exports.array(external_exports.number().int().min(0)).describe("Index of each node the layer holds."),
+  nodes: external_exports.array(planNodeSchema),
+  tasks: external_exports.array(taskStateSchema),
+  checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this layer's tasks.")
 }).strict();
 var keyTask = (key, index) => index.get(key.slice(0, key.lastIndexOf(":")));
 var same = (a, b) => a === b || JSON.stringify(a) === JSON.stringify(b);
@@ -2201,18 +2210,48 @@ function partOf(whole, index, from, to) {
   }
   return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
+function layerOf(whole, index, layer) {
+  const held = new Set(layer);
+  const checkRuns = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) {
+    const i = keyTask(key, index);
+    if (i !== void 0 && held.has(i)) checkRuns[key] = id;
+  }
+  return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
+}
 function splitRun(whole, base2, options = {}) {
   const partSize = options.partSize ?? PART_SIZE;
   const liveMax = options.liveMax ?? LIVE_MAX;
+  const layersMax = options.layersMax ?? LAYERS_MAX;
   const index = indexOf(whole.nodes, base2);
   const changed = changedSince(whole, base2, index);
   const partCount = Math.ceil(whole.nodes.length / partSize);
-  const fold = !base2 || changed.size > liveMax || base2.nodes.length !== whole.nodes.length || base2.parts.length !== partCount;
+  const compact = !base2 || base2.nodes.length !== whole.nodes.length || base2.parts.length !== partCount || changed.size > liveMax && base2.layers.length >= layersMax;
   const write = [];
   let next;
   let live;
-  if (fold) {
-    const dirty = new Set([...changed].map((i) => Math.floor(i / partSize)));
+  if (!compact && changed.size > liveMax) {
+    const layer = [...changed].sort((a, b) => a - b);
+    const content = layerOf(whole, index, layer);
+    const hash = sha256(content);
+    write.push({ path: partPath(hash), content });
+    next = {
+      parts: base2.parts,
+      layers: [...base2.layers, hash],
+      layered: /* @__PURE__ */ new Set([...base2.layered, ...layer]),
+      nodes: base2.nodes.slice(),
+      tasks: base2.tasks.slice(),
+      checkRuns: { ...base2.checkRuns },
+      index
+    };
+    for (const i of layer) {
+      next.nodes[i] = whole.nodes[i];
+      next.tasks[i] = whole.tasks[i];
+    }
+    for (const [key, id] of Object.entries(whole.checkRuns)) if (keyTask(key, index) !== void 0) next.checkRuns[key] = id;
+    live = [];
+  } else if (compact) {
+    const dirty = new Set([...changed, ...base2?.layered ?? []].map((i) => Math.floor(i / partSize)));
     const parts = [];
     for (let p = 0; p < partCount; p++) {
       if (base2 && !dirty.has(p) && base2.parts[p]) {
@@ -2224,7 +2263,15 @@ function splitRun(whole, base2, options = {}) {
       parts.push(hash);
       write.push({ path: partPath(hash), content });
     }
-    next = { parts, nodes: whole.nodes.slice(), tasks: whole.tasks.slice(), checkRuns: { ...whole.checkRuns }, index };
+    next = {
+      parts,
+      layers: [],
+      layered: /* @__PURE__ */ new Set(),
+      nodes: whole.nodes.slice(),
+      tasks: whole.tasks.slice(),
+      checkRuns: { ...whole.checkRuns },
+      index
+    };
     live = [];
   } else {
     next = base2;
@@ -2240,7 +2287,7 @@ function splitRun(whole, base2, options = {}) {
   }
   return {
     live: { nodes: live.map((i) => whole.nodes[i]), tasks: live.map((i) => whole.tasks[i]), checkRuns },
-    split: { nodes: whole.nodes.length, partSize, parts: next.parts, live },
+    split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
     write,
     base: next
   };
@@ -2256,29 +2303,31 @@ async function joinRun(live, split, readPart, cache) {
     throw new JournalPartsError(
       `split.live names ${split.live.length} nodes but the journal carries ${live.nodes.length} nodes and ${live.tasks.length} tasks`
     );
-  const parts = await Promise.all(
-    split.parts.map(async (hash) => {
-      const hit = cache?.get(hash);
-      if (hit) return hit;
-      const text = await readPart(hash);
-      if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
-      if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
-      let raw;
-      try {
-        raw = JSON.parse(text);
-      } catch (e) {
-        throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
-      }
-      const parsed = journalPartSchema.safeParse(raw);
-      if (!parsed.success)
-        throw new JournalPartsError(`${partPath(hash)} is not a journal part: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-      if (cache) {
-        if (cache.size > 2e3) cache.clear();
-        cache.set(hash, parsed.data);
-      }
-      return parsed.data;
-    })
-  );
+  async function read(hash, schema, what) {
+    const hit = cache?.get(hash);
+    if (hit && schema.safeParse(hit).success) return hit;
+    const text = await readPart(hash);
+    if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
+    if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
+    let raw;
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success)
+      throw new JournalPartsError(`${partPath(hash)} is not a journal ${what}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    if (cache) {
+      if (cache.size > 2e3) cache.clear();
+      cache.set(hash, parsed.data);
+    }
+    return parsed.data;
+  }
+  const [parts, layers] = await Promise.all([
+    Promise.all(split.parts.map((hash) => read(hash, journalPartSchema, "part"))),
+    Promise.all(split.layers.map((hash) => read(hash, journalLayerSchema, "layer")))
+  ]);
   const nodes = [];
   const tasks = [];
   const checkRuns = {};
@@ -2291,14 +2340,27 @@ async function joinRun(live, split, readPart, cache) {
     Object.assign(checkRuns, part.checkRuns);
   }
   if (nodes.length !== split.nodes) throw new JournalPartsError(`the parts hold ${nodes.length} nodes, the journal names ${split.nodes}`);
+  const layered = /* @__PURE__ */ new Set();
+  for (const [l, layer] of layers.entries()) {
+    if (layer.nodes.length !== layer.layer.length || layer.tasks.length !== layer.layer.length)
+      throw new JournalPartsError(`${partPath(split.layers[l])} names ${layer.layer.length} nodes but holds ${layer.nodes.length}`);
+    for (const [k, i] of layer.layer.entries()) {
+      if (i >= nodes.length) throw new JournalPartsError(`${partPath(split.layers[l])} names node ${i} of ${nodes.length}`);
+      nodes[i] = layer.nodes[k];
+      tasks[i] = layer.tasks[k];
+      layered.add(i);
+    }
+    Object.assign(checkRuns, layer.checkRuns);
+  }
   const base2 = {
     parts: [...split.parts],
+    layers: [...split.layers],
+    layered,
     nodes: nodes.slice(),
     tasks: tasks.slice(),
     checkRuns: { ...checkRuns },
-    index: /* @__PURE__ */ new Map()
+    index: new Map(nodes.map((n, i) => [n.id, i]))
   };
-  base2.index = new Map(nodes.map((n, i) => [n.id, i]));
   for (const [k, i] of split.live.entries()) {
     if (i >= nodes.length) throw new JournalPartsError(`split.live names node ${i} of ${nodes.length}`);
     nodes[i] = live.nodes[k];
@@ -2414,6 +2476,7 @@ export {
   attemptDir,
   walkthroughPath,
   resultPath,
+  executionReportPath,
   planDir,
   parsePlanPath,
   INSTRUCTION_PATHS,
