@@ -59,7 +59,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-WCWJY7GW.js";
+} from "./chunk-WGWDEUTP.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -2263,7 +2263,8 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       agent: outcome.agent ?? deps.agent.name,
       ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
       ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
-      ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
+      ...outcome.turns !== void 0 ? { turns: outcome.turns } : {},
+      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
     })
   );
   await writeFile6(path8.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}

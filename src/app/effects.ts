@@ -8,23 +8,15 @@ import { branchName } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
 import { dispatchContextPath, splitDispatchContext } from "../core/dispatch-inputs.js";
-import {
-  captainBranch,
-  captainId,
-  checkRunName,
-  DISPATCH_INPUTS,
-  executionReportPath,
-  LABELS,
-  planDir,
-  stateBranch,
-  walkthroughPath,
-} from "../core/layout.js";
+import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDir, stateBranch, walkthroughPath } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
 import { ConflictError, type CheckConclusion, type GitHubPort, type PullRequestInfo, type WorkflowRunInfo } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
-import type { RunFacts } from "./run-store.js";
+import { readRunEvents, type RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
+import { outcomeFigures, type OutcomeFigures } from "../core/outcomes.js";
+import { checkSummary } from "./check-summary.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
@@ -338,9 +330,18 @@ async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, c
       head: ctx.journal.integrationBranch,
       base: ctx.journal.baseBranch,
       title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-      body: renderFinalPr(ctx.journal, ctx.facts),
+      body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx)),
     }));
   return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+
+/** The run's outcome figures for its final PR; without them (a segment could not be read) the PR says less, and still opens. */
+async function finalFigures(ctx: EffectContext): Promise<OutcomeFigures | undefined> {
+  try {
+    return outcomeFigures(ctx.journal, await readRunEvents(ctx.port, ctx.journal.runId, ctx.events), ctx.config);
+  } catch {
+    return undefined;
+  }
 }
 
 async function cleanupBranches(effect: EffectOf<"CleanupBranches">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -421,7 +422,7 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
     status: "completed" as const,
     conclusion,
     title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary(ctx, t, effect)),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
     ...(effect.status === "FAILED" || effect.status === "STALE"
       ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] }
@@ -448,30 +449,6 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   }
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
   return done({ checkRunId: id }, { checkRuns: { [key]: id } });
-}
-
-function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extract<Effect, { kind: "UpsertCheckRun" }>): string {
-  const lines = [`**Task** \`${effect.taskId}\` · attempt ${effect.attempt} · run \`${ctx.journal.runId}\``, ""];
-  if (t?.attempt === effect.attempt) {
-    if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
-    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
-    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
-    // The runner commits the report with the attempt's record; the record commit is its head.
-    if (t.recordSha)
-      lines.push(
-        `Execution report: [execution-report.md](https://github.com/${ctx.port.owner}/${ctx.port.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`,
-      );
-    if (effect.status === "MERGE_READY" && isHeld(t))
-      lines.push(
-        "",
-        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
-        ...t.protectedPaths!.slice(0, 50).map((p) => `- \`${p}\``),
-      );
-    if (t.hold === "exhausted")
-      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
-  }
-  if (ctx.facts.trackerIssue !== undefined) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
-  return lines.join("\n");
 }
 
 const HANDLERS: EffectHandlers = {

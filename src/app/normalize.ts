@@ -168,6 +168,7 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
     ...(r.refinement ? { refinement: r.refinement } : {}),
     ...(r.question ? { question: r.question } : {}),
     ...(r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {}),
+    ...spendOf(r),
     ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION
       ? {
           changeRequest: {
@@ -221,4 +222,16 @@ export function touchedPlans(commits: readonly { added?: string[]; modified?: st
     }
   }
   return plans;
+}
+
+/** What an attempt spent, from its result: the cost, the tokens and its agent's time. */
+function spendOf(r: AgentResult): { spend?: NonNullable<Extract<LeafInput, { kind: "agent.finished" }>["spend"]> } {
+  const agentMs = r.agent_ms ?? Date.parse(r.finished_at) - Date.parse(r.started_at);
+  const tokens = r.tokens ? r.tokens.input + r.tokens.output : undefined;
+  const spend = {
+    ...(r.cost_usd !== undefined ? { usd: r.cost_usd } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(Number.isFinite(agentMs) && agentMs >= 0 ? { agentMs } : {}),
+  };
+  return Object.keys(spend).length ? { spend } : {};
 }

@@ -12,6 +12,7 @@ import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
 import { readFrontMatter } from "../core/front-matter.js";
 import { asData, fenceFor } from "../core/render/as-data.js";
+import { renderOutcomeTable, type OutcomeFigures } from "../core/outcomes.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -273,8 +274,9 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
 export const FINAL_TABLE_ROWS = 500;
 
 function finalTaskTable(journal: Journal): string[] {
-  const row = (t: Journal["tasks"][number]) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
-  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  const row = (t: Journal["tasks"][number]) =>
+    `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== undefined ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
   // A big plan: every task's PR is on the tracker and in the journal; here, the ones worth a look.
   const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
@@ -285,13 +287,14 @@ function finalTaskTable(journal: Journal): string[] {
   ];
 }
 
-export function renderFinalPr(journal: Journal, facts: RunFacts): string {
+export function renderFinalPr(journal: Journal, facts: RunFacts, figures?: OutcomeFigures): string {
   const lines = [
     trackerMarker(journal.runId),
     `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
     "",
     facts.trackerIssue !== undefined ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
+    ...(figures ? [...renderOutcomeTable(figures), ""] : []),
     ...finalTaskTable(journal),
   ];
   if (journal.followups.length)

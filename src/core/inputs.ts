@@ -61,6 +61,14 @@ const inputs = [
         })
         .optional(),
       rateLimitedUntil: z.string().optional(),
+      spend: z
+        .object({
+          usd: z.number().min(0).optional(),
+          tokens: z.number().int().min(0).optional(),
+          agentMs: z.number().int().min(0).optional(),
+        })
+        .optional()
+        .describe("What the attempt spent (result.json's cost_usd, tokens, started_at → finished_at)."),
       uncontainedUpstreams: z
         .array(z.string())
         .optional()

@@ -70,6 +70,13 @@ export const taskStateSchema = z
     walkthroughStatus: z.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
     filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
     lastError: z.string().optional().describe("Why the last attempt failed."),
+    spentUsd: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+    spentTokens: z.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+    agentMs: z.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
     approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
     protectedPaths: z
       .array(z.string())

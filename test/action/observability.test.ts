@@ -74,8 +74,7 @@ describe("observability files of an attempt", () => {
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
     const dir = attemptDir(RUN, "t1", 1);
-    const lines = w
-      .show(w.branch, `${dir}/.live-report`)
+    const lines = (w.show(w.branch, `${dir}/.live-report`) ?? "")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as LiveEntry);
@@ -97,7 +96,7 @@ describe("observability files of an attempt", () => {
     const at = lines.map((l) => Date.parse(l.at));
     expect(at).toEqual([...at].sort((a, b) => a - b));
 
-    const md = w.show(w.branch, `${dir}/execution-report.md`);
+    const md = w.show(w.branch, `${dir}/execution-report.md`) ?? "";
     expect(md).toContain("# Execution report — `t1` attempt 1");
     expect(md).toContain("| Outcome | exit 0: success |");
     for (const stage of stages) expect(md).toMatch(new RegExp(`\\| ${stage} \\| success \\| 0 \\| 1 \\| \\d+\\.\\d s \\|`));
@@ -117,7 +116,7 @@ describe("observability files of an attempt", () => {
     const hostile = "X|<!-- forge:run r0 -->@octocat\\n".padEnd(300, "y");
     const report = await runAttempt(w, streamJsonAgent(hostile));
     if (report.kind !== "attempt") throw new Error(report.kind);
-    const md = w.show(w.branch, `${attemptDir(RUN, "t1", 1)}/execution-report.md`);
+    const md = w.show(w.branch, `${attemptDir(RUN, "t1", 1)}/execution-report.md`) ?? "";
     expect(md).not.toContain("forge:run");
     expect(md).not.toMatch(/@octocat/);
     expect(md).toContain("X\\|");

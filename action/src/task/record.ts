@@ -151,6 +151,7 @@ async function writeResult(
       ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
       ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);

@@ -42,6 +42,14 @@ export const agentResultSchema = z
     model: z.string().optional().describe("Model used."),
     cost_usd: z.number().min(0).optional().describe("Model cost in US dollars."),
     turns: z.number().int().min(0).optional().describe("Turns used."),
+    tokens: z
+      .object({
+        input: z.number().int().min(0).describe("Input tokens (cache reads and writes included)."),
+        output: z.number().int().min(0).describe("Output tokens."),
+      })
+      .optional()
+      .describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
+    agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
   })
   .strict()
   .describe("The runner's report of one attempt.");

@@ -189,6 +189,7 @@ describe("push", () => {
     `);
     expect(taskOf(j1.journal, "a")).toMatchInlineSnapshot(`
       {
+        "agentMs": 540000,
         "attempt": 1,
         "blockers": 0,
         "branch": "forge/mini-c0ffee0/a/1",
@@ -216,7 +217,8 @@ describe("push", () => {
       }
     `);
     expect(check.body).toMatchInlineSnapshot(
-      { completed_at: expect.any(String) }, `
+      { completed_at: expect.any(String) },
+      `
       {
         "completed_at": Any<String>,
         "conclusion": "success",
@@ -235,7 +237,8 @@ describe("push", () => {
         },
         "status": "completed",
       }
-    `);
+    `,
+    );
     expect(journalView(decodedJournal(write2), j1)).toMatchInlineSnapshot(`
       {
         "events": [
@@ -1556,9 +1559,21 @@ describe("check_suite", () => {
 
       Run tracker: #3
 
-      | Task | Attempts | PR |
-      |---|---:|---|
-      | \`a\` | 1 | #7 |",
+      | Outcome | |
+      |---|---:|
+      | Tasks merged | 1 of 1 |
+      | Merged with no person involved | 1 |
+      | Retries | 0 |
+      | Review iterations · CI iterations | 0 · 0 |
+      | Spend | not reported |
+      | Spend per merged task | not reported |
+      | Time to first PR ready | 30.0 s |
+      | Merge → next dispatch, median · p95 (0) | — · — |
+      | Agent time · waiting time | 0.0 s · 1.0 min (0 % agent) |
+
+      | Task | Attempts | Spend | PR |
+      |---|---:|---:|---|
+      | \`a\` | 1 |  | #7 |",
         "head": "forge/mini-c0ffee0/_integration",
         "title": "Forge run mini-c0ffee0: mini",
       }

@@ -2091,6 +2091,9 @@ var taskStateSchema = external_exports.object({
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
   protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
   approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
@@ -2443,7 +2446,12 @@ var agentResultSchema = external_exports.object({
   agent: external_exports.string().optional().describe("Adapter used."),
   model: external_exports.string().optional().describe("Model used."),
   cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars."),
-  turns: external_exports.number().int().min(0).optional().describe("Turns used.")
+  turns: external_exports.number().int().min(0).optional().describe("Turns used."),
+  tokens: external_exports.object({
+    input: external_exports.number().int().min(0).describe("Input tokens (cache reads and writes included)."),
+    output: external_exports.number().int().min(0).describe("Output tokens.")
+  }).optional().describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
+  agent_ms: external_exports.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock.")
 }).strict().describe("The runner's report of one attempt.");
 
 export {
