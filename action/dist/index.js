@@ -1,6 +1,9 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  requestLog
+} from "./chunk-4AB3CGFW.js";
+import {
   ENV,
   GitError,
   Masker,
@@ -21,7 +24,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-NMF2IKLR.js";
+} from "./chunk-L6RBW54A.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -59,7 +62,13 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-WGWDEUTP.js";
+} from "./chunk-UVYHIKV4.js";
+import {
+  Octokit,
+  legacyRestEndpointMethods,
+  paginateRest,
+  retry
+} from "./chunk-MOSYCUKF.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -83,16 +92,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-C5D37Q5D.js";
-import {
-  requestLog
-} from "./chunk-4AB3CGFW.js";
-import {
-  Octokit,
-  legacyRestEndpointMethods,
-  paginateRest,
-  retry
-} from "./chunk-QAXPJL55.js";
+} from "./chunk-SI3XACCB.js";
 import {
   getInput,
   info,
@@ -102,10 +102,10 @@ import {
   setSecret,
   summary,
   warning
-} from "./chunk-ILD5NOJL.js";
+} from "./chunk-TKSPUYDL.js";
 import {
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
@@ -580,6 +580,7 @@ var dispatchContextSchema = external_exports.object({
   issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
   title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
   body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+  traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
     "Fields too long for the input (src/core/dispatch-inputs.ts): a JSON file on the run's state branch holding them, and its blob sha; the job reads it there (dispatch-context.ts)."
   )
@@ -1363,6 +1364,8 @@ var LiveReport = class {
   now;
   masker;
   entries = [];
+  /** Called with every line written (telemetry, live progress); a failing listener is ignored. */
+  listeners = [];
   #t0;
   /** Starts the elapsed clock (the agent's start). */
   restart() {
@@ -1388,6 +1391,12 @@ var LiveReport = class {
       appendFileSync(this.file, `${JSON.stringify(entry)}
 `);
     } catch {
+    }
+    for (const listen of this.listeners) {
+      try {
+        listen(entry);
+      } catch {
+      }
     }
     return entry;
   }
@@ -1534,6 +1543,7 @@ async function runAgent(a) {
       sessionDir: a.sessionDir,
       walkthroughPath: a.walkthroughSession,
       signal: ctl.signal,
+      ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
       onProgress: (p) => {
         progressNote = p.summary;
         const status = p.kind ? LIVE_KINDS[p.kind] : void 0;
@@ -2495,6 +2505,8 @@ async function openAttempt(job, co) {
       prOpening: Promise.resolve(void 0)
     }
   };
+  const endpoint = job.config.telemetry.otlp_endpoint;
+  if (endpoint) a.telemetry = new (await import("./telemetry-EW4MJL7H.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();
@@ -2557,6 +2569,15 @@ async function taskJob(args) {
   const tEnd = a.now();
   mark(a, "pr_body");
   await uploadSession(a);
+  await a.telemetry?.end(
+    {
+      exitCode,
+      agentMs: end.tAgentEnd - end.tAgent,
+      ...result.cost_usd !== void 0 ? { costUsd: result.cost_usd } : {},
+      ...result.turns !== void 0 ? { turns: result.turns } : {}
+    },
+    a.now()
+  ).catch((err) => void a.warnings.push(`could not send the attempt's telemetry: ${err.message}`));
   const timings = timingsOf(a, end, tPushed, tEnd);
   const { input } = a;
   const summary2 = renderSummary({
@@ -3680,7 +3701,8 @@ function createStagesRunner(options) {
             FORGE_ATTEMPT: String(c.attempt),
             FORGE_TASK_FILE: path18.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
-            FORGE_BASE_REF: c.baseRef
+            FORGE_BASE_REF: c.baseRef,
+            ...req.traceparent ? { TRACEPARENT: req.traceparent } : {}
           },
           masker: options.masker,
           ...options.binary ? { binary: options.binary } : {},
@@ -3850,7 +3872,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     const uploadArtifact = env.ACTIONS_RUNTIME_TOKEN && env.ACTIONS_RESULTS_URL ? async (name, rootDir, files) => {
-      const { DefaultArtifactClient } = await import("./artifact-O4HXMSR3.js");
+      const { DefaultArtifactClient } = await import("./artifact-UGCKOLGL.js");
       await new DefaultArtifactClient().uploadArtifact(name, files, rootDir, { retentionDays: 30 });
     } : void 0;
     const jobUrl = jobEnv.workflowRunId ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}` : void 0;

@@ -1,6 +1,14 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  Telemetry,
+  dispatchSpanId,
+  dispatchTraceparent,
+  runSpanId,
+  runTraceId,
+  taskSpanId
+} from "./chunk-6FIFB3C5.js";
+import {
   BRANCH_PREFIX,
   CONFIG_PATH,
   DISPATCH_INPUTS,
@@ -44,7 +52,18 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-WGWDEUTP.js";
+} from "./chunk-UVYHIKV4.js";
+import {
+  Octokit,
+  RequestError,
+  createTokenAuth,
+  getUserAgent,
+  paginateRest,
+  request,
+  require_light,
+  restEndpointMethods,
+  retry
+} from "./chunk-MOSYCUKF.js";
 import {
   EXIT_CODES,
   agentTypeSchema,
@@ -58,29 +77,19 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-C5D37Q5D.js";
-import {
-  Octokit,
-  RequestError,
-  createTokenAuth,
-  getUserAgent,
-  paginateRest,
-  request,
-  require_light,
-  restEndpointMethods,
-  retry
-} from "./chunk-QAXPJL55.js";
+} from "./chunk-SI3XACCB.js";
 import {
   getInput,
   info,
   setFailed,
   setSecret
-} from "./chunk-ILD5NOJL.js";
+} from "./chunk-TKSPUYDL.js";
+import "./chunk-7RVEMTZD.js";
 import {
   __commonJS,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/deepmerge/dist/cjs.js
 var require_cjs = __commonJS({
@@ -17135,6 +17144,61 @@ function checkSummary(ctx, t, effect, held) {
   return lines.join("\n");
 }
 
+// src/app/telemetry.ts
+var exporters = /* @__PURE__ */ new Map();
+function appTelemetry(config2) {
+  const endpoint = config2.telemetry.otlp_endpoint;
+  if (!endpoint || process.env.FORGE_TELEMETRY === "off") return void 0;
+  const key = `${endpoint} ${config2.telemetry.service_name}`;
+  let t = exporters.get(key);
+  if (!t) {
+    t = new Telemetry({ endpoint, serviceName: config2.telemetry.service_name, attributes: { "forge.component": "app" } });
+    exporters.set(key, t);
+  }
+  return t;
+}
+function traceDispatch(t, runId, taskId, attempt, at) {
+  const span = t.startSpan({
+    name: "forge.dispatch",
+    startTime: at,
+    attributes: { "forge.run_id": runId, "forge.task_id": taskId, "forge.attempt": attempt },
+    parent: { traceId: runTraceId(runId), spanId: taskSpanId(runId, taskId) },
+    ids: { spanId: dispatchSpanId(runId, taskId, attempt) }
+  });
+  span.end(at);
+  t.meter.createCounter("forge.dispatches", { description: "Agent jobs dispatched" }).add(1);
+}
+function traceRun(t, journal, events, end) {
+  const { runId } = journal;
+  const traceId = runTraceId(runId);
+  const start = Date.parse(journal.createdAt);
+  const run2 = t.startSpan({
+    name: "forge.run",
+    startTime: start,
+    attributes: { "forge.run_id": runId, "forge.plan_id": journal.planId, "forge.tasks": journal.tasks.length },
+    ids: { traceId, spanId: runSpanId(runId) }
+  });
+  const first = /* @__PURE__ */ new Map();
+  const merged = /* @__PURE__ */ new Map();
+  for (const e of events) {
+    if (!e.taskId) continue;
+    if (e.type === "task.started" && !first.has(e.taskId)) first.set(e.taskId, Date.parse(e.timestamp));
+    if (e.type === "task.merged") merged.set(e.taskId, Date.parse(e.timestamp));
+  }
+  for (const task2 of journal.tasks) {
+    const span = t.startSpan({
+      name: "forge.task",
+      startTime: first.get(task2.id) ?? start,
+      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempt },
+      parent: { traceId, spanId: runSpanId(runId) },
+      ids: { spanId: taskSpanId(runId, task2.id) }
+    });
+    span.end(merged.get(task2.id) ?? end);
+  }
+  run2.end(end);
+  t.meter.createCounter("forge.runs", { description: "Runs completed" }).add(1);
+}
+
 // src/app/render.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 
@@ -17551,6 +17615,11 @@ async function dispatchJob(ctx, branch, taskId, attempt, context) {
     [DISPATCH_INPUTS.attempt]: String(attempt)
   };
   const inputs = { ...base };
+  const telemetry = appTelemetry(ctx.config);
+  if (telemetry) {
+    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
+    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
+  }
   if (Object.keys(context).length) {
     const path2 = dispatchContextPath(taskId, attempt);
     const { inline, spilled } = splitDispatchContext(base, context, path2);
@@ -17723,7 +17792,10 @@ async function openFinalPullRequest2(_effect, ctx) {
 }
 async function finalFigures(ctx) {
   try {
-    return outcomeFigures(ctx.journal, await readRunEvents(ctx.port, ctx.journal.runId, ctx.events), ctx.config);
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
   } catch {
     return void 0;
   }

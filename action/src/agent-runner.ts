@@ -62,6 +62,8 @@ export interface AgentRunRequest {
   onProgress(p: Progress): void;
   /** Awaited when a stage of the sequence ends (no agent running): the pipeline pushes the work so far. */
   onStageEnd?(stage: string): Promise<void>;
+  /** The attempt's span (W3C traceparent), for the agent's environment when telemetry is on. */
+  traceparent?: string;
 }
 
 export interface AgentRunOutcome {

@@ -41,6 +41,11 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
     body: z.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+    traceparent: z
+      .string()
+      .regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent")
+      .optional()
+      .describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
     file: z
       .object({ path: z.string().min(1), sha: z.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") })
       .strict()

@@ -33,6 +33,8 @@ const KEPT = 1_000;
 
 export class LiveReport {
   readonly entries: LiveEntry[] = [];
+  /** Called with every line written (telemetry, live progress); a failing listener is ignored. */
+  readonly listeners: ((e: LiveEntry) => void)[] = [];
   #t0: number;
   constructor(
     readonly file: string,
@@ -68,6 +70,13 @@ export class LiveReport {
       appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
     } catch {
       // A full disk must not stop the agent; the execution report says what it has.
+    }
+    for (const listen of this.listeners) {
+      try {
+        listen(entry);
+      } catch {
+        // Observers never break the attempt.
+      }
     }
     return entry;
   }

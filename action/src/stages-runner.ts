@@ -90,6 +90,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
             FORGE_TASK_FILE: path.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
+            ...(req.traceparent ? { TRACEPARENT: req.traceparent } : {}),
           },
           masker: options.masker,
           ...(options.binary ? { binary: options.binary } : {}),

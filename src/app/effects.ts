@@ -17,6 +17,8 @@ import { readRunEvents, type RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../core/outcomes.js";
 import { checkSummary } from "./check-summary.js";
+import { appTelemetry, traceDispatch, traceRun } from "./telemetry.js";
+import { dispatchTraceparent } from "../core/trace.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
@@ -130,6 +132,12 @@ async function dispatchJob(
     [DISPATCH_INPUTS.attempt]: String(attempt),
   };
   const inputs = { ...base };
+  const telemetry = appTelemetry(ctx.config);
+  // The attempt's place in the run's trace; only when telemetry is on, so a workflow without it sees nothing new.
+  if (telemetry) {
+    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
+    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
+  }
   if (Object.keys(context).length) {
     const path = dispatchContextPath(taskId, attempt);
     const { inline, spilled } = splitDispatchContext(base, context, path);
@@ -338,7 +346,10 @@ async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, c
 /** The run's outcome figures for its final PR; without them (a segment could not be read) the PR says less, and still opens. */
 async function finalFigures(ctx: EffectContext): Promise<OutcomeFigures | undefined> {
   try {
-    return outcomeFigures(ctx.journal, await readRunEvents(ctx.port, ctx.journal.runId, ctx.events), ctx.config);
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
   } catch {
     return undefined;
   }

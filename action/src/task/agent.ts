@@ -43,6 +43,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           sessionDir: a.sessionDir,
           walkthroughPath: a.walkthroughSession,
           signal: ctl.signal,
+          ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
           onProgress: (p) => {
             progressNote = p.summary;
             const status = p.kind ? LIVE_KINDS[p.kind] : undefined;

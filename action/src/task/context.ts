@@ -9,6 +9,7 @@ import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
 import type { LiveReport } from "../live-report.js";
+import type { AttemptTelemetry } from "./telemetry.js";
 import type { Git } from "../git.js";
 import type { JobGitHub, PullRef } from "../github.js";
 import { NO_LOG, type JobArgs, type JobLogger, type MainDeps, type MainInput } from "../job.js";
@@ -95,6 +96,8 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   readonly events: AttemptEvents;
   /** `.live-report` in the session folder: stage and tool events as they happen. */
   readonly live: LiveReport;
+  /** Traces and metrics, when the config names a collector. */
+  telemetry?: AttemptTelemetry;
   readonly built: BuiltContext;
   /** `forge(<task>): <title>`: the PR's title and the work commit's subject. */
   readonly prTitle: string;

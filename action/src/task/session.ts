@@ -60,6 +60,9 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
       prOpening: Promise.resolve(undefined),
     },
   };
+  const endpoint = job.config.telemetry.otlp_endpoint;
+  // Loaded only when used: the OpenTelemetry SDK stays out of a job that exports nothing.
+  if (endpoint) a.telemetry = new (await import("./telemetry.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();

@@ -146,6 +146,19 @@ export const forgeConfigSchema = z
       .string()
       .default("forge-agent.yml")
       .describe("File name of the agent workflow under .github/workflows/."),
+    telemetry: z
+      .object({
+        otlp_endpoint: z
+          .url({ protocol: /^https?$/ })
+          .optional()
+          .describe(
+            "OpenTelemetry collector (OTLP over HTTP, e.g. `http://collector:4318`): when set, the App and the runner export traces (run → task → attempt → stage) and metrics to `<endpoint>/v1/traces` and `/v1/metrics`. Off when unset.",
+          ),
+        service_name: z.string().min(1).max(100).default("forge").describe("The `service.name` of what Forge exports."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Optional export of traces and metrics (see docs/runner.md#telemetry)."),
   })
   .strict()
   .describe("Forge configuration, read from .github/forge.yml on the default branch.");

@@ -7,10 +7,10 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-SI3XACCB.js";
 import {
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // src/agent/secrets.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
@@ -79,7 +79,7 @@ var Masker = class {
    */
   async registerWithActions(env = process.env) {
     if (env.GITHUB_ACTIONS !== "true") return false;
-    const core = await import("./core-7LEJWMBE.js");
+    const core = await import("./core-MOUI6STT.js");
     for (const v of this.#values) core.setSecret(v);
     return true;
   }

@@ -9,11 +9,11 @@ import {
   require_dist,
   taskStatusSchema,
   zodProblems
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-SI3XACCB.js";
 import {
   __commonJS,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/picomatch/lib/constants.js
 var require_constants = __commonJS({
@@ -1933,7 +1933,13 @@ var forgeConfigSchema = external_exports.object({
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
   branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
-  workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/.")
+  workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/."),
+  telemetry: external_exports.object({
+    otlp_endpoint: external_exports.url({ protocol: /^https?$/ }).optional().describe(
+      "OpenTelemetry collector (OTLP over HTTP, e.g. `http://collector:4318`): when set, the App and the runner export traces (run \u2192 task \u2192 attempt \u2192 stage) and metrics to `<endpoint>/v1/traces` and `/v1/metrics`. Off when unset."
+    ),
+    service_name: external_exports.string().min(1).max(100).default("forge").describe("The `service.name` of what Forge exports.")
+  }).strict().prefault({}).describe("Optional export of traces and metrics (see docs/runner.md#telemetry).")
 }).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
 
 // src/core/config.ts
