@@ -11,13 +11,13 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-L6RBW54A.js";
+} from "./chunk-WEJ7PWIL.js";
 import {
   EXIT_CODES,
   formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-SI3XACCB.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   __commonJS,
   __require,

@@ -24,7 +24,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-L6RBW54A.js";
+} from "./chunk-WEJ7PWIL.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -62,7 +62,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-UVYHIKV4.js";
+} from "./chunk-6NSHZ5RF.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -92,7 +92,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-SI3XACCB.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   getInput,
   info,
@@ -580,6 +580,7 @@ var dispatchContextSchema = external_exports.object({
   issue: external_exports.number().int().optional().describe("A Captain dispatch: the Change Request's issue, or the issue a plan Captain writes a plan from."),
   title: external_exports.string().optional().describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
   body: external_exports.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+  budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).strict().optional().describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
   traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
     "Fields too long for the input (src/core/dispatch-inputs.ts): a JSON file on the run's state branch holding them, and its blob sha; the job reads it there (dispatch-context.ts)."
@@ -849,6 +850,7 @@ async function supervise(start, options) {
   try {
     const outcome = await start({
       signal: controller.signal,
+      stop,
       onProgress: (p) => {
         if (stopped) return;
         lastProgressAt = now();
@@ -864,7 +866,7 @@ async function supervise(start, options) {
   }
 }
 function exitCodeOfStop(reason) {
-  return reason === "cancelled" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
+  return reason === "cancelled" || reason === "budget" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }
 
 // action/src/captain.ts
@@ -1526,6 +1528,14 @@ async function pushProgress(a, stage) {
 }
 
 // action/src/task/agent.ts
+function capOf(config) {
+  const { attempt_usd, attempt_tokens } = config.budgets;
+  if (attempt_usd === void 0 && attempt_tokens === void 0) return void 0;
+  return {
+    ...attempt_usd !== void 0 ? { usd: attempt_usd } : {},
+    ...attempt_tokens !== void 0 ? { tokens: attempt_tokens } : {}
+  };
+}
 async function runAgent(a) {
   const { config, deps, events, now, log, warnings } = a;
   const { attempt } = a.ids;
@@ -1535,42 +1545,62 @@ async function runAgent(a) {
   live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote;
+  const meter = a.spend;
+  const cap = a.input.context.budget ?? capOf(config);
+  let session2 = 0;
+  const checkBudget = (stop) => {
+    const over = cap ? meter.over(cap) : void 0;
+    if (!over || budgetStop) return;
+    budgetStop = over;
+    const what = over.limit.usd !== void 0 && (over.spent.usd ?? 0) > over.limit.usd ? `spent $${(over.spent.usd ?? 0).toFixed(2)} of its $${over.limit.usd.toFixed(2)} budget` : `used ${over.spent.tokens ?? 0} of its ${over.limit.tokens ?? 0} tokens`;
+    live.write({ layer: "job", stage: "agent", status: "budget", detail: what });
+    stop("budget", what);
+  };
+  let budgetStop;
+  let stopNow;
   const supervised = await supervise(
-    (ctl) => deps.agent.run({
-      agentType: a.node.agentType,
-      taskContext: a.built.taskContext,
-      workdir: a.input.workspace,
-      sessionDir: a.sessionDir,
-      walkthroughPath: a.walkthroughSession,
-      signal: ctl.signal,
-      ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
-      onProgress: (p) => {
-        progressNote = p.summary;
-        const status = p.kind ? LIVE_KINDS[p.kind] : void 0;
-        if (status)
-          live.write({
-            layer: "stage",
-            stage: p.stage ?? "agent",
-            status,
-            detail: p.summary,
-            ...p.tool ? { tool: p.tool } : {},
-            ...p.turn !== void 0 ? { turn: p.turn } : {}
-          });
-        ctl.onProgress(p);
-      },
-      // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-      onStageEnd: async (stage) => {
-        ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-        await pushProgress(a, stage).catch(
-          (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
-        );
-        ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
-        live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
-      }
-    }).catch((err) => ({
-      exitCode: EXIT_CODES.FAILURE,
-      error: `the agent runner failed: ${err.message}`
-    })),
+    (ctl) => {
+      stopNow = ctl.stop;
+      return deps.agent.run({
+        agentType: a.node.agentType,
+        taskContext: a.built.taskContext,
+        workdir: a.input.workspace,
+        sessionDir: a.sessionDir,
+        walkthroughPath: a.walkthroughSession,
+        signal: ctl.signal,
+        ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
+        spendFile: meter.spendFile,
+        onProgress: (p) => {
+          progressNote = p.summary;
+          if (p.kind === "start") session2++;
+          meter.onProgress(p, session2);
+          if (p.costUsd !== void 0 || p.tokens) checkBudget(ctl.stop);
+          const status = p.kind ? LIVE_KINDS[p.kind] : void 0;
+          if (status)
+            live.write({
+              layer: "stage",
+              stage: p.stage ?? "agent",
+              status,
+              detail: p.summary,
+              ...p.tool ? { tool: p.tool } : {},
+              ...p.turn !== void 0 ? { turn: p.turn } : {}
+            });
+          ctl.onProgress(p);
+        },
+        // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
+        onStageEnd: async (stage) => {
+          ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
+          await pushProgress(a, stage).catch(
+            (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
+          );
+          ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+          live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
+        }
+      }).catch((err) => ({
+        exitCode: EXIT_CODES.FAILURE,
+        error: `the agent runner failed: ${err.message}`
+      }));
+    },
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1e3,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -1579,6 +1609,8 @@ async function runAgent(a) {
       ...deps.cancel ? { cancel: deps.cancel } : {},
       now,
       onBeat: (at) => {
+        meter.readFile();
+        if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
         if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
         progressNote = void 0;
@@ -1596,6 +1628,7 @@ async function runAgent(a) {
     }
   );
   const tAgentEnd = now();
+  meter.readFile();
   const outcome = supervised.outcome;
   live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict = { exitCode: outcome.exitCode, errors: [] };
@@ -1606,7 +1639,7 @@ async function runAgent(a) {
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
-  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+  return { end: { supervised, outcome, tAgent, tAgentEnd, ...budgetStop ? { budgetExceeded: budgetStop } : {} }, verdict };
 }
 
 // action/src/task/context.ts
@@ -2130,8 +2163,11 @@ function spendRows(s) {
   const rows = [];
   if (s.costUsd !== void 0) rows.push(`| Spend (the adapter's figure) | $${s.costUsd.toFixed(4)} |`);
   if (s.proxyCostUsd !== void 0) rows.push(`| Spend (measured at the model proxy) | $${s.proxyCostUsd.toFixed(4)} |`);
-  if (s.inputTokens !== void 0 || s.outputTokens !== void 0)
-    rows.push(`| Tokens | ${s.inputTokens ?? 0} in, ${s.outputTokens ?? 0} out |`);
+  if (s.tokens !== void 0) rows.push(`| Tokens | ${s.tokens} |`);
+  if (s.budget)
+    rows.push(
+      `| Budget | stopped at its cap: ${s.budget.limit.usd !== void 0 ? `$${s.budget.limit.usd.toFixed(2)}` : `${s.budget.limit.tokens} tokens`} |`
+    );
   if (s.turns !== void 0) rows.push(`| Turns | ${s.turns} |`);
   if (!rows.length) rows.push("| Spend | not reported by the adapter |");
   return rows;
@@ -2206,8 +2242,10 @@ async function recordAttempt(a, end, work, completed, verdict) {
     tAgentEnd: end.tAgentEnd,
     tNow: a.now(),
     spend: {
-      ...end.outcome.costUsd !== void 0 ? { costUsd: end.outcome.costUsd } : {},
-      ...end.outcome.turns !== void 0 ? { turns: end.outcome.turns } : {}
+      ...result.cost_usd !== void 0 ? { costUsd: result.cost_usd } : {},
+      ...result.turns !== void 0 ? { turns: result.turns } : {},
+      ...a.spend.spent.tokens !== void 0 ? { tokens: a.spend.spent.tokens } : {},
+      ...end.budgetExceeded ? { budget: end.budgetExceeded } : {}
     },
     live: a.live.entries
   });
@@ -2272,7 +2310,7 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       finished_at: new Date(a.now()).toISOString(),
       agent: outcome.agent ?? deps.agent.name,
       ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
-      ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
+      ...spendFields(a, end),
       ...outcome.turns !== void 0 ? { turns: outcome.turns } : {},
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
     })
@@ -2294,6 +2332,23 @@ async function writeManifest(a, end, exitCode, error) {
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
   );
+}
+function spendFields(a, end) {
+  const metered = a.spend.spent;
+  const usd = [end.outcome.costUsd, metered.usd].filter((x) => x !== void 0);
+  const b = end.budgetExceeded;
+  return {
+    ...usd.length ? { cost_usd: Math.max(...usd) } : {},
+    ...metered.split ? { tokens: { ...metered.split } } : {},
+    ...b ? {
+      budget_exceeded: {
+        ...b.limit.usd !== void 0 ? { limit_usd: b.limit.usd } : {},
+        ...b.limit.tokens !== void 0 ? { limit_tokens: b.limit.tokens } : {},
+        ...b.spent.usd !== void 0 ? { spent_usd: b.spent.usd } : {},
+        ...b.spent.tokens !== void 0 ? { spent_tokens: b.spent.tokens } : {}
+      }
+    } : {}
+  };
 }
 
 // action/src/task/session.ts
@@ -2460,6 +2515,77 @@ var AttemptEvents = class {
   }
 };
 
+// action/src/task/spend.ts
+import { readFileSync } from "node:fs";
+var SPEND_FILE_MAX = 4096;
+var SpendMeter = class {
+  constructor(spendFile, prices, model) {
+    this.spendFile = spendFile;
+    this.prices = prices;
+    this.model = model;
+  }
+  spendFile;
+  prices;
+  model;
+  /** Cost of the sessions that ended, and the running session's so far (by stage). */
+  #sessionUsd = /* @__PURE__ */ new Map();
+  #codexTokens = { input: 0, output: 0 };
+  #file = {};
+  /** A progress event that carries spend. */
+  onProgress(p, session2) {
+    if (p.costUsd !== void 0) this.#sessionUsd.set(`${session2}:${p.stage ?? ""}`, p.costUsd);
+    if (p.tokens)
+      this.#codexTokens = { input: this.#codexTokens.input + p.tokens.input, output: this.#codexTokens.output + p.tokens.output };
+  }
+  /** Reads the spend file again (missing, too large or not JSON: what was read before stands). */
+  readFile() {
+    let text;
+    try {
+      text = readFileSync(this.spendFile, "utf8");
+    } catch {
+      return;
+    }
+    if (text.length > SPEND_FILE_MAX) return;
+    try {
+      const j = JSON.parse(text);
+      const num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : void 0;
+      const usd = num(j.cost_usd);
+      const input = num(j.input_tokens);
+      const output = num(j.output_tokens);
+      this.#file = {
+        ...usd !== void 0 ? { usd } : {},
+        ...input !== void 0 || output !== void 0 ? { split: { input: Math.round(input ?? 0), output: Math.round(output ?? 0) } } : {}
+      };
+    } catch {
+    }
+  }
+  /** Tokens priced by the config's table: the model's row, else `default`; undefined when neither is there. */
+  price(input, output, model = this.model) {
+    const row = (model !== void 0 ? this.prices[model] : void 0) ?? this.prices.default;
+    return row ? (input * row.input_per_mtok + output * row.output_per_mtok) / 1e6 : void 0;
+  }
+  get spent() {
+    const sessions = [...this.#sessionUsd.values()];
+    const reported = sessions.length ? sessions.reduce((a, b) => a + b, 0) : void 0;
+    const codexTokens = this.#codexTokens.input + this.#codexTokens.output;
+    const codexUsd = codexTokens ? this.price(this.#codexTokens.input, this.#codexTokens.output) : void 0;
+    const usd = [reported, codexUsd, this.#file.usd].filter((x) => x !== void 0);
+    const fileTokens = this.#file.split ? this.#file.split.input + this.#file.split.output : 0;
+    const split = codexTokens >= fileTokens ? codexTokens ? this.#codexTokens : void 0 : this.#file.split;
+    return {
+      ...usd.length ? { usd: Math.round(Math.max(...usd) * 1e6) / 1e6 } : {},
+      ...split ? { tokens: split.input + split.output, split: { ...split } } : {}
+    };
+  }
+  /** What the spend crossed, if anything. */
+  over(cap) {
+    const s = this.spent;
+    if (cap.usd !== void 0 && (s.usd ?? 0) > cap.usd || cap.tokens !== void 0 && (s.tokens ?? 0) > cap.tokens)
+      return { limit: cap, spent: s };
+    return void 0;
+  }
+};
+
 // action/src/task/session.ts
 async function openAttempt(job, co) {
   const { input, git, github } = job;
@@ -2467,6 +2593,7 @@ async function openAttempt(job, co) {
   const sessionDir = path10.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm5(sessionDir, { recursive: true, force: true });
   await mkdir4(path10.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir4(path10.join(sessionDir, "agent"), { recursive: true });
   const events = new AttemptEvents(path10.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
@@ -2491,6 +2618,7 @@ async function openAttempt(job, co) {
     ...co,
     sessionDir,
     events,
+    spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model),
     live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
@@ -3702,7 +3830,8 @@ function createStagesRunner(options) {
             FORGE_TASK_FILE: path18.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
-            ...req.traceparent ? { TRACEPARENT: req.traceparent } : {}
+            ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
+            ...req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}
           },
           masker: options.masker,
           ...options.binary ? { binary: options.binary } : {},
@@ -3717,7 +3846,9 @@ function createStagesRunner(options) {
           kind: e.kind,
           stage: e.name,
           ...e.tool ? { tool: e.tool } : {},
-          ...e.turn !== void 0 ? { turn: e.turn } : {}
+          ...e.turn !== void 0 ? { turn: e.turn } : {},
+          ...e.costUsd !== void 0 ? { costUsd: e.costUsd } : {},
+          ...e.tokens ? { tokens: e.tokens } : {}
         }),
         ...req.onStageEnd ? { onStageEnd: (stage) => req.onStageEnd(stage) } : {},
         promptOptions: { repoDir: req.workdir, ...options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {} }

@@ -52,7 +52,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-UVYHIKV4.js";
+} from "./chunk-6NSHZ5RF.js";
 import {
   Octokit,
   RequestError,
@@ -77,7 +77,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-SI3XACCB.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   getInput,
   info,
@@ -15215,6 +15215,7 @@ function changeRequestAnswer(crId, resolution, overlayId) {
 }
 var commandReplies = {
   runNotRunning: (status) => `the run is ${status}`,
+  budgetHow: "say how much to add: `/forge budget +5` (dollars) for the run, `/forge budget <task> +5` for one task",
   alreadyPaused: "the run is already paused",
   waitsForChangeRequests: (crIds) => `the run waits for ${crIds.join(", ")}`,
   notPaused: "the run is not paused",
@@ -15697,6 +15698,7 @@ function planNode(n2) {
     title: n2.title ?? "",
     dependencies: n2.dependencies.slice(),
     paths: n2.paths ?? [],
+    ...n2.budget ? { budget: { ...n2.budget } } : {},
     priority: 0
   };
 }
@@ -15963,28 +15965,72 @@ function review(s2, i, w) {
   }
 }
 
+// src/core/budget.ts
+var round = (usd2) => Math.round(usd2 * 1e6) / 1e6;
+function runLeft(j, config2) {
+  const cap = config2.budgets.run_usd;
+  if (cap === void 0) return void 0;
+  let used = 0;
+  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? t.reservedUsd ?? 0 : 0);
+  return round(cap + (j.budgetExtraUsd ?? 0) - used);
+}
+function taskLeft(node, t, config2) {
+  const cap = node.budget?.task_usd ?? config2.budgets.task_usd;
+  return cap === void 0 ? void 0 : round(cap + (t.budgetExtraUsd ?? 0) - (t.spentUsd ?? 0));
+}
+function nextAttemptCap(j, node, t, config2) {
+  const tokens = node.budget?.attempt_tokens ?? config2.budgets.attempt_tokens;
+  const base = node.budget?.attempt_usd ?? config2.budgets.attempt_usd;
+  const attempt = base === void 0 ? void 0 : round(base + (t.budgetExtraUsd ?? 0));
+  const task2 = taskLeft(node, t, config2);
+  const run2 = runLeft(j, config2);
+  if (task2 !== void 0 && task2 <= 0) return { cap: {}, blocked: "task" };
+  if (run2 !== void 0 && (run2 <= 0 || attempt !== void 0 && run2 < Math.min(attempt, task2 ?? attempt)))
+    return { cap: {}, blocked: "run" };
+  const usd2 = [attempt, task2, run2].filter((x) => x !== void 0);
+  return { cap: { ...usd2.length ? { usd: Math.min(...usd2) } : {}, ...tokens !== void 0 ? { tokens } : {} } };
+}
+function runSpent(j) {
+  return round(j.tasks.reduce((n2, t) => n2 + (t.spentUsd ?? 0), 0));
+}
+
 // src/core/decide/dispatch.ts
 function schedule(s2) {
   const running = s2.derived.running.size + runningFollowups(s2);
   let capacity = s2.config.max_parallel_agents - running;
   if (capacity <= 0) return;
   const picked = [];
+  let runBlocked = false;
   for (const i of s2.derived.ready) {
     if (picked.length >= capacity) break;
     const t = s2.task(i);
     if (t.notBefore !== void 0 && Date.parse(t.notBefore) > s2.now) continue;
+    const { cap, blocked } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
+    if (blocked === "run") {
+      runBlocked = true;
+      break;
+    }
+    if (blocked === "task") continue;
+    dispatch(s2, i, cap);
     picked.push(i);
   }
-  for (const i of picked) dispatch(s2, i);
+  if (runBlocked || picked.length) budgetPause(s2, runBlocked);
   capacity -= picked.length;
   spawnFollowups(s2, capacity);
 }
-function dispatch(s2, i) {
+function dispatch(s2, i, cap) {
   const t = s2.task(i);
   const attempt = t.dispatchedAttempt + 1;
-  const { notBefore: _nb, context, ...kept } = t;
+  const { notBefore: _nb, context, reservedUsd: _r, ...kept } = t;
   const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
-  s2.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s2.iso(s2.now) });
+  s2.replaceTask(i, {
+    ...kept,
+    attempt,
+    dispatchedAttempt: attempt,
+    branch,
+    dispatchedAt: s2.iso(s2.now),
+    ...cap.usd !== void 0 ? { reservedUsd: cap.usd } : {}
+  });
   const node = s2.node(i);
   s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s2.move(i, "RUNNING", "tick")) return;
@@ -16001,13 +16047,28 @@ function dispatch(s2, i) {
   }
   const next = { id: t.id, attempt, branch };
   s2.effect(prepareBranch(next, s2.j.integrationBranch, merge2));
-  s2.effect(dispatchAgent(next, node.agentType, handoff(context)));
+  s2.effect(dispatchAgent(next, node.agentType, handoff(context, cap)));
 }
-function handoff(context) {
-  if (!context || context.answer === void 0 && context.refinement === void 0) return void 0;
+function budgetPause(s2, blocked) {
+  if (blocked === (s2.j.pause.budget === true)) return;
+  if (blocked) {
+    s2.j.pause = { ...s2.j.pause, budget: true };
+    s2.emit("run.paused", void 0, { reason: "budget" });
+  } else {
+    const { budget: _b, ...pause } = s2.j.pause;
+    s2.j.pause = pause;
+    s2.emit("run.resumed", void 0, { reason: "budget" });
+  }
+  s2.effect(updateTracker());
+}
+function handoff(context, cap) {
+  const budget = cap.usd !== void 0 || cap.tokens !== void 0 ? { budget: { ...cap } } : {};
+  if (!context || context.answer === void 0 && context.refinement === void 0)
+    return Object.keys(budget).length ? budget : void 0;
   return {
     ...context.refinement !== void 0 ? { refinement: context.refinement } : {},
-    ...context.answer !== void 0 ? { answer: context.answer } : {}
+    ...context.answer !== void 0 ? { answer: context.answer } : {},
+    ...budget
   };
 }
 
@@ -16093,6 +16154,17 @@ function agentFinished(s2, input) {
   if (input.pushedSha) s2.edit(i).pushedSha = input.pushedSha;
   if (input.recordSha) s2.edit(i).recordSha = input.recordSha;
   addSpend(s2, i, input.spend);
+  if (input.budgetExceeded) {
+    const b = input.budgetExceeded;
+    const spent = b.spentUsd !== void 0 ? `$${b.spentUsd.toFixed(2)}` : `${b.spentTokens ?? 0} tokens`;
+    const limit = b.limitUsd !== void 0 ? `$${b.limitUsd.toFixed(2)}` : `${b.limitTokens ?? 0} tokens`;
+    return fail(s2, i, input.kind, {
+      error: `stopped at its budget: ${spent} of ${limit}; /forge budget ${s2.task(i).id} +<amount> to go on`,
+      retryable: false,
+      hold: "budget",
+      exitCode: input.exitCode
+    });
+  }
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s2.now) {
@@ -16237,8 +16309,27 @@ var commands = {
     retry2(s2, i, c.kind, { counted: false, manual: true });
   },
   approve: approveOrReject,
-  reject: approveOrReject
+  reject: approveOrReject,
+  budget: raiseBudget
 };
+function raiseBudget(s2, c) {
+  if (c.amountUsd === void 0 || !(c.amountUsd > 0)) return s2.reject(c.kind, commandReplies.budgetHow);
+  const amount = c.amountUsd;
+  if (!c.taskId) {
+    s2.j.budgetExtraUsd = Math.round(((s2.j.budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+    if (s2.j.pause.budget) {
+      const { budget: _b, ...pause } = s2.j.pause;
+      s2.j.pause = pause;
+      s2.emit("run.resumed", void 0, { reason: "budget" });
+    }
+    for (let i2 = 0; i2 < s2.j.tasks.length; i2++) if (s2.task(i2).hold === "budget") retry2(s2, i2, c.kind, { counted: false, manual: true });
+    return;
+  }
+  const i = s2.find(c.taskId);
+  if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  s2.edit(i).budgetExtraUsd = Math.round(((s2.task(i).budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+  if (s2.task(i).hold === "budget") retry2(s2, i, c.kind, { counted: false, manual: true });
+}
 function approveOrReject(s2, c) {
   if (c.crId) {
     const cr = s2.j.changeRequests.find((x) => x.id === c.crId);
@@ -16624,8 +16715,8 @@ var s = external_exports.string();
 var n = external_exports.number();
 var eventDataSchemas = {
   "run.started": external_exports.object({ planId: s.describe("Plan id."), dagHash: s.describe("sha256 of the DAG the run pinned."), planCommit: s.describe("Commit the plan was read from."), taskCount: n.describe("Number of DAG nodes.") }),
-  "run.paused": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
-  "run.resumed": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
+  "run.paused": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
+  "run.resumed": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
   "run.completed": external_exports.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
   "run.cancelled": external_exports.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
   "task.scheduled": external_exports.object({ type: agentTypeSchema.describe("Agent type."), dependencies: external_exports.array(s).describe("Its dependencies, all satisfied.") }),
@@ -17064,7 +17155,7 @@ function outcomeFigures(journal, events, config2) {
   }));
   const merged = perTask.filter((t) => t.status === "MERGED");
   const spent = journal.tasks.filter((t) => t.spentUsd !== void 0);
-  const spendUsd = spent.length ? round(spent.reduce((n2, t) => n2 + t.spentUsd, 0)) : null;
+  const spendUsd = spent.length ? round2(spent.reduce((n2, t) => n2 + t.spentUsd, 0)) : null;
   const tokenTasks = journal.tasks.filter((t) => t.spentTokens !== void 0);
   const gaps = [];
   for (const [id, at] of tl.merged) {
@@ -17091,7 +17182,7 @@ function outcomeFigures(journal, events, config2) {
     reviewIterations: 0,
     ciIterations: 0,
     spendUsd,
-    spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round(spendUsd / merged.length) : null,
+    spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round2(spendUsd / merged.length) : null,
     tokens: tokenTasks.length ? tokenTasks.reduce((n2, t) => n2 + t.spentTokens, 0) : null,
     timeToFirstPrMs: tl.runStart !== void 0 && tl.firstReady !== void 0 ? Math.max(0, tl.firstReady - tl.runStart) : null,
     mergeToNextDispatch: spread(gaps),
@@ -17100,7 +17191,7 @@ function outcomeFigures(journal, events, config2) {
     perTask
   };
 }
-var round = (usd2) => Math.round(usd2 * 1e6) / 1e6;
+var round2 = (usd2) => Math.round(usd2 * 1e6) / 1e6;
 var secs = (ms) => ms === null ? "\u2014" : ms < 6e4 ? `${(ms / 1e3).toFixed(1)} s` : `${(ms / 6e4).toFixed(1)} min`;
 var usd = (n2) => n2 === null ? "not reported" : `$${n2.toFixed(2)}`;
 function renderOutcomeTable(f) {
@@ -17127,6 +17218,8 @@ function checkSummary(ctx, t, effect, held) {
     if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.spentUsd !== void 0)
+      lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
     if (t.recordSha)
       lines.push(
         `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
@@ -17372,17 +17465,18 @@ function eventLine(e) {
   const data = Object.entries(e.data).filter(([, v]) => v !== void 0 && (typeof v !== "object" || Array.isArray(v) && v.length)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`).join(" ");
   return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
 }
-function renderTracker(journal, events, facts, repo) {
+function renderTracker(journal, events, facts, repo, config2) {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = /* @__PURE__ */ new Map();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0;
+  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0 || journal.pause.budget === true;
   const lines = [
     trackerMarker(journal.runId),
     `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
     "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + (journal.pause.changeRequests.length ? `: waiting for ${journal.pause.changeRequests.join(", ")}` : journal.pause.manual ? ": /forge resume to continue" : `: model usage limit until ${journal.pause.usageLimitUntil}`) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
+    ...spendLine(journal, config2),
     ""
   ];
   if (facts.stateBranchWarning)
@@ -17429,6 +17523,20 @@ function renderTracker(journal, events, facts, repo) {
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
   return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+function pauseReason(journal) {
+  const p = journal.pause;
+  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
+  if (p.manual) return ": /forge resume to continue";
+  if (p.budget) return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
+  return `: model usage limit until ${p.usageLimitUntil}`;
+}
+function spendLine(journal, config2) {
+  const spent = runSpent(journal);
+  const cap = config2?.budgets.run_usd;
+  if (cap === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
+  const total = cap !== void 0 ? cap + (journal.budgetExtraUsd ?? 0) : void 0;
+  return [`**Spend:** $${spent.toFixed(2)}${total !== void 0 ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
 }
 var BODY_MARGIN = 1024;
 var LIST_BUDGET = 8e3;
@@ -17490,6 +17598,7 @@ function taskRow(journal, facts, repo, i) {
     t.hold ? `held: ${t.hold}` : "",
     t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
@@ -17754,7 +17863,7 @@ async function updateTracker2(_effect, ctx) {
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
   if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < TRACKER_DEBOUNCE_MS)
     return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
@@ -18014,6 +18123,14 @@ function finishedInput(ref, read, recordSha, recordParent) {
     ...r.question ? { question: r.question } : {},
     ...r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {},
     ...spendOf(r),
+    ...r.budget_exceeded ? {
+      budgetExceeded: {
+        ...r.budget_exceeded.limit_usd !== void 0 ? { limitUsd: r.budget_exceeded.limit_usd } : {},
+        ...r.budget_exceeded.limit_tokens !== void 0 ? { limitTokens: r.budget_exceeded.limit_tokens } : {},
+        ...r.budget_exceeded.spent_usd !== void 0 ? { spentUsd: r.budget_exceeded.spent_usd } : {},
+        ...r.budget_exceeded.spent_tokens !== void 0 ? { spentTokens: r.budget_exceeded.spent_tokens } : {}
+      }
+    } : {},
     ...r.exit_code === EXIT_CODES.NEEDS_ESCALATION ? {
       changeRequest: {
         title: r.error ?? `${ref.taskId} needs the plan amended`,
@@ -18217,16 +18334,16 @@ var Engine = class {
   apply(runId, inputs) {
     return this.#enqueue(runId, inputs);
   }
-  #enqueue(runId, inputs, round2) {
-    if (inputs.length === 0 && !round2) return Promise.resolve({ decisions: [], rejections: [] });
+  #enqueue(runId, inputs, round3) {
+    if (inputs.length === 0 && !round3) return Promise.resolve({ decisions: [], rejections: [] });
     const count = inputs.length;
     const open = this.#batches.get(runId);
     if (open) {
       open.inputs.push(...inputs);
-      if (round2) open.round = open.round ? mergeRounds(open.round, round2) : round2;
+      if (round3) open.round = open.round ? mergeRounds(open.round, round3) : round3;
       return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
     }
-    const batch = { inputs: [...inputs], ...round2 ? { round: round2 } : {}, waiters: [] };
+    const batch = { inputs: [...inputs], ...round3 ? { round: round3 } : {}, waiters: [] };
     this.#batches.set(runId, batch);
     const result = new Promise((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
     void this.#serial(runId, async () => {
@@ -18273,15 +18390,15 @@ var Engine = class {
    * acknowledges effects is kept in memory and persisted with the next one: re-running an
    * acknowledged effect after a crash is harmless, and it saves a write per effect.
    */
-  async #decideAndPersist(runId, given, round2) {
+  async #decideAndPersist(runId, given, round3) {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const loaded = await this.#load(runId, attempt > 0);
       if (!loaded) {
         this.#log.warn({ runId }, "facts for an unknown run ignored");
         return null;
       }
-      const state = round2 ? { ...loaded.state, facts: withFacts(loaded.state.facts, round2.facts) } : loaded.state;
-      const inputs = round2 ? given.filter((i) => !("key" in i) || sameEffect(state.journal.outbox, i.key, round2.ran.get(i.key))) : given;
+      const state = round3 ? { ...loaded.state, facts: withFacts(loaded.state.facts, round3.facts) } : loaded.state;
+      const inputs = round3 ? given.filter((i) => !("key" in i) || sameEffect(state.journal.outbox, i.key, round3.ran.get(i.key))) : given;
       if (inputs.length === 0) {
         if (state !== loaded.state) {
           this.#cache.set(runId, { ...loaded, state });
@@ -18376,8 +18493,8 @@ var Engine = class {
     if (carried.length === 0) return;
     const work = Promise.all(carried).then((outs) => {
       const acks = outs.flatMap((o) => o.acks);
-      const round2 = outs.map((o) => o.round).reduce(mergeRounds);
-      return acks.length || Object.keys(round2.facts).length ? this.#enqueue(runId, acks, round2) : void 0;
+      const round3 = outs.map((o) => o.round).reduce(mergeRounds);
+      return acks.length || Object.keys(round3.facts).length ? this.#enqueue(runId, acks, round3) : void 0;
     }).catch((e) => this.#log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#work.delete(work));
     this.#work.add(work);
   }
@@ -18596,7 +18713,8 @@ function planNodes(parsed) {
       agentType: n2.agentType,
       dependencies: [...n2.dependencies],
       ...t?.title ? { title: t.title } : {},
-      ...t?.paths ? { paths: [...t.paths] } : {}
+      ...t?.paths ? { paths: [...t.paths] } : {},
+      ...t?.budget ? { budget: { ...t.budget } } : {}
     };
   });
 }
@@ -19352,7 +19470,19 @@ async function onChecksDone(ctx, context) {
 }
 
 // src/app/commands.ts
-var SLASH_COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"];
+var SLASH_COMMANDS = [
+  "retry",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "budget",
+  "run",
+  "plan",
+  "help"
+];
 var MAX_BODY = 65536;
 function commandLine(lines) {
   let fence;
@@ -19394,6 +19524,7 @@ var HELP = [
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
   "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
+  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
   "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
   "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
   "| `/forge help` | anywhere | This table. |"
@@ -19556,7 +19687,9 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     );
     return;
   }
-  const taskId = parsed.name === "retry" ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId : target.taskId;
+  const named = parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : void 0;
+  const taskId = parsed.name === "retry" ? named ?? target.taskId : parsed.name === "budget" ? named : target.taskId;
+  const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : void 0;
   const message = parsed.name === "retry" ? taskId === parsed.args[0] ? parsed.rest.slice(taskId.length).trim() : parsed.rest : void 0;
   const input = {
     kind: "command",
@@ -19564,11 +19697,17 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     actor: payload.sender.login,
     ...taskId ? { taskId } : {},
     ...target.crId ? { crId: target.crId } : {},
-    ...message ? { message } : {}
+    ...message ? { message } : {},
+    ...amountUsd !== void 0 ? { amountUsd } : {}
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+function budgetAmount(word) {
+  const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
+  const n2 = m ? Number(m[1]) : NaN;
+  return n2 > 0 ? n2 : void 0;
 }
 
 // src/app/cr-close.ts

@@ -45,6 +45,9 @@ export interface Progress {
   stage?: string;
   tool?: string;
   turn?: number;
+  /** The session's cost so far (Claude Code), or one turn's tokens (Codex), as the adapter reported them. */
+  costUsd?: number;
+  tokens?: { input: number; output: number };
 }
 
 export interface AgentRunRequest {
@@ -64,6 +67,8 @@ export interface AgentRunRequest {
   onStageEnd?(stage: string): Promise<void>;
   /** The attempt's span (W3C traceparent), for the agent's environment when telemetry is on. */
   traceparent?: string;
+  /** Where the agent may report its spend (`FORGE_SPEND_FILE`, docs/runner.md#budgets). */
+  spendFile?: string;
 }
 
 export interface AgentRunOutcome {
@@ -128,6 +133,7 @@ export function createCommandRunner(options: CommandRunnerOptions): AgentRunner 
         FORGE_PROMPT_FILE: path.join(req.sessionDir, "context.md"),
         FORGE_BRANCH: req.taskContext.branch,
         FORGE_BASE_REF: req.taskContext.baseRef,
+        ...(req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}),
       };
       const transcriptPath = path.join(req.sessionDir, "transcript.log");
       const transcript = createWriteStream(transcriptPath, { flags: "a" });

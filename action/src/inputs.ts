@@ -41,6 +41,11 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A plan Captain dispatch (`_captain-plan-<issue>`): the issue's title (the job's token cannot read issues)."),
     body: z.string().optional().describe("A plan Captain dispatch: the issue's text, cut to 20,000 characters."),
+    budget: z
+      .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
+      .strict()
+      .optional()
+      .describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
     traceparent: z
       .string()
       .regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent")

@@ -4,6 +4,7 @@
  */
 import type { Effect } from "../core/effects.js";
 import type { Journal, TaskState } from "../core/journal.js";
+import { runSpent } from "../core/budget.js";
 import { executionReportPath } from "../core/layout.js";
 import type { RunFacts } from "./run-store.js";
 
@@ -18,6 +19,8 @@ export function checkSummary(
     if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.spentUsd !== undefined)
+      lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task · $${runSpent(ctx.journal).toFixed(2)} for the run`);
     // The runner commits the report with the attempt's record; the record commit is its head.
     if (t.recordSha)
       lines.push(

@@ -4,7 +4,19 @@
  */
 
 /** The `/forge` commands (the `forge` command line's subcommands are `COMMANDS` of src/cli/commands/index.ts). */
-export const SLASH_COMMANDS = ["retry", "status", "pause", "resume", "cancel", "approve", "reject", "run", "plan", "help"] as const;
+export const SLASH_COMMANDS = [
+  "retry",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "budget",
+  "run",
+  "plan",
+  "help",
+] as const;
 export type SlashCommandName = (typeof SLASH_COMMANDS)[number];
 
 export type ParsedCommand = { name: SlashCommandName; args: string[]; rest: string } | { name: "unknown"; word: string };
@@ -68,6 +80,7 @@ export const HELP = [
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
   "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
+  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
   "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
   "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
   "| `/forge help` | anywhere | This table. |",

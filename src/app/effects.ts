@@ -301,7 +301,7 @@ async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectCont
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
   if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
     return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.

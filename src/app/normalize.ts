@@ -169,6 +169,16 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
     ...(r.question ? { question: r.question } : {}),
     ...(r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {}),
     ...spendOf(r),
+    ...(r.budget_exceeded
+      ? {
+          budgetExceeded: {
+            ...(r.budget_exceeded.limit_usd !== undefined ? { limitUsd: r.budget_exceeded.limit_usd } : {}),
+            ...(r.budget_exceeded.limit_tokens !== undefined ? { limitTokens: r.budget_exceeded.limit_tokens } : {}),
+            ...(r.budget_exceeded.spent_usd !== undefined ? { spentUsd: r.budget_exceeded.spent_usd } : {}),
+            ...(r.budget_exceeded.spent_tokens !== undefined ? { spentTokens: r.budget_exceeded.spent_tokens } : {}),
+          },
+        }
+      : {}),
     ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION
       ? {
           changeRequest: {

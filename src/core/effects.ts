@@ -29,6 +29,10 @@ export const effectSchema = z.discriminatedUnion("kind", [
       .object({
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+        budget: z
+          .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
+          .optional()
+          .describe("The attempt's caps: the runner stops the agent past them."),
       })
       .optional()
       .describe("Extra context handed to the attempt."),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agentTypeSchema, type AgentType } from "./schemas/common.js";
+import { agentTypeSchema, taskBudgetSchema, type AgentType } from "./schemas/common.js";
 
 /**
  * Inputs of `decide`: normalised facts. The App turns webhooks, commands, reconciler sweeps and
@@ -28,6 +28,7 @@ export const planNodeInputSchema = z
     title: z.string().optional(),
     dependencies: z.array(z.string()),
     paths: z.array(z.string()).optional(),
+    budget: taskBudgetSchema.optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
@@ -61,6 +62,15 @@ const inputs = [
         })
         .optional(),
       rateLimitedUntil: z.string().optional(),
+      budgetExceeded: z
+        .object({
+          limitUsd: z.number().optional(),
+          limitTokens: z.number().optional(),
+          spentUsd: z.number().optional(),
+          spentTokens: z.number().optional(),
+        })
+        .optional()
+        .describe("The runner stopped the agent at the attempt's budget (result.json budget_exceeded)."),
       spend: z
         .object({
           usd: z.number().min(0).optional(),
@@ -106,8 +116,9 @@ const inputs = [
   z
     .object({
       kind: z.literal("command"),
-      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject"]),
+      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "budget"]),
       actor: z.string(),
+      amountUsd: z.number().positive().optional().describe("/forge budget: dollars to add."),
       taskId: z.string().optional(),
       crId: z.string().optional(),
       message: z.string().optional(),

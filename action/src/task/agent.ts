@@ -8,6 +8,7 @@ import type { AgentRunOutcome } from "../agent-runner.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
+import type { Spent } from "./spend.js";
 import type { TaskAttempt } from "./context.js";
 
 /** How the attempt stands: its exit code and the errors behind it, adjusted by the steps after the agent. */
@@ -22,6 +23,18 @@ export interface AgentEnd {
   /** When the agent started and ended (the job's clock). */
   tAgent: number;
   tAgentEnd: number;
+  /** The runner stopped the agent at its budget: the cap and what it had spent. */
+  budgetExceeded?: { limit: Spent; spent: Spent };
+}
+
+/** The attempt's cap from the config alone (a dispatch without one: an older App, or a test). */
+function capOf(config: TaskAttempt["config"]): Spent | undefined {
+  const { attempt_usd, attempt_tokens } = config.budgets;
+  if (attempt_usd === undefined && attempt_tokens === undefined) return undefined;
+  return {
+    ...(attempt_usd !== undefined ? { usd: attempt_usd } : {}),
+    ...(attempt_tokens !== undefined ? { tokens: attempt_tokens } : {}),
+  };
 }
 
 export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict: Verdict }> {
@@ -33,9 +46,27 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote: string | undefined;
+  const meter = a.spend;
+  const cap = a.input.context.budget ?? capOf(config);
+  let session = 0;
+  /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
+  const checkBudget = (stop: (reason: "budget", detail: string) => void) => {
+    const over = cap ? meter.over(cap) : undefined;
+    if (!over || budgetStop) return;
+    budgetStop = over;
+    const what =
+      over.limit.usd !== undefined && (over.spent.usd ?? 0) > over.limit.usd
+        ? `spent $${(over.spent.usd ?? 0).toFixed(2)} of its $${over.limit.usd.toFixed(2)} budget`
+        : `used ${over.spent.tokens ?? 0} of its ${over.limit.tokens ?? 0} tokens`;
+    live.write({ layer: "job", stage: "agent", status: "budget", detail: what });
+    stop("budget", what);
+  };
+  let budgetStop: ReturnType<typeof meter.over>;
+  let stopNow: ((reason: "budget", detail: string) => void) | undefined;
   const supervised = await supervise(
-    (ctl) =>
-      deps.agent
+    (ctl) => {
+      stopNow = ctl.stop;
+      return deps.agent
         .run({
           agentType: a.node.agentType,
           taskContext: a.built.taskContext,
@@ -44,8 +75,12 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           walkthroughPath: a.walkthroughSession,
           signal: ctl.signal,
           ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
+          spendFile: meter.spendFile,
           onProgress: (p) => {
             progressNote = p.summary;
+            if (p.kind === "start") session++;
+            meter.onProgress(p, session);
+            if (p.costUsd !== undefined || p.tokens) checkBudget(ctl.stop);
             const status = p.kind ? LIVE_KINDS[p.kind] : undefined;
             if (status)
               live.write({
@@ -71,7 +106,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
           error: `the agent runner failed: ${(err as Error).message}`,
-        })),
+        }));
+    },
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -80,6 +116,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
       ...(deps.cancel ? { cancel: deps.cancel } : {}),
       now,
       onBeat: (at) => {
+        meter.readFile();
+        if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
         if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
         progressNote = undefined;
@@ -97,6 +135,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     },
   );
   const tAgentEnd = now();
+  meter.readFile();
   const outcome = supervised.outcome;
   live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict: Verdict = { exitCode: outcome.exitCode, errors: [] };
@@ -114,5 +153,5 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
-  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+  return { end: { supervised, outcome, tAgent, tAgentEnd, ...(budgetStop ? { budgetExceeded: budgetStop } : {}) }, verdict };
 }

@@ -9,6 +9,7 @@ import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
 import type { LiveReport } from "../live-report.js";
+import type { SpendMeter } from "./spend.js";
 import type { AttemptTelemetry } from "./telemetry.js";
 import type { Git } from "../git.js";
 import type { JobGitHub, PullRef } from "../github.js";
@@ -96,6 +97,8 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   readonly events: AttemptEvents;
   /** `.live-report` in the session folder: stage and tool events as they happen. */
   readonly live: LiveReport;
+  /** What the agent spent so far, by its adapter's accounting and its spend file. */
+  readonly spend: SpendMeter;
   /** Traces and metrics, when the config names a collector. */
   telemetry?: AttemptTelemetry;
   readonly built: BuiltContext;

@@ -28,7 +28,14 @@ export interface ExecutionFacts {
   tAgent: number;
   tAgentEnd: number;
   tNow: number;
-  spend: { costUsd?: number; turns?: number; inputTokens?: number; outputTokens?: number; proxyCostUsd?: number };
+  spend: {
+    costUsd?: number;
+    turns?: number;
+    tokens?: number;
+    proxyCostUsd?: number;
+    /** The runner stopped the agent at this cap. */
+    budget?: { limit: { usd?: number; tokens?: number }; spent: { usd?: number; tokens?: number } };
+  };
   live: readonly LiveEntry[];
 }
 
@@ -108,8 +115,11 @@ function spendRows(s: ExecutionFacts["spend"]): string[] {
   const rows: string[] = [];
   if (s.costUsd !== undefined) rows.push(`| Spend (the adapter's figure) | $${s.costUsd.toFixed(4)} |`);
   if (s.proxyCostUsd !== undefined) rows.push(`| Spend (measured at the model proxy) | $${s.proxyCostUsd.toFixed(4)} |`);
-  if (s.inputTokens !== undefined || s.outputTokens !== undefined)
-    rows.push(`| Tokens | ${s.inputTokens ?? 0} in, ${s.outputTokens ?? 0} out |`);
+  if (s.tokens !== undefined) rows.push(`| Tokens | ${s.tokens} |`);
+  if (s.budget)
+    rows.push(
+      `| Budget | stopped at its cap: ${s.budget.limit.usd !== undefined ? `$${s.budget.limit.usd.toFixed(2)}` : `${s.budget.limit.tokens} tokens`} |`,
+    );
   if (s.turns !== undefined) rows.push(`| Turns | ${s.turns} |`);
   if (!rows.length) rows.push("| Spend | not reported by the adapter |");
   return rows;

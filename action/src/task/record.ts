@@ -69,8 +69,10 @@ export async function recordAttempt(
     tAgentEnd: end.tAgentEnd,
     tNow: a.now(),
     spend: {
-      ...(end.outcome.costUsd !== undefined ? { costUsd: end.outcome.costUsd } : {}),
-      ...(end.outcome.turns !== undefined ? { turns: end.outcome.turns } : {}),
+      ...(result.cost_usd !== undefined ? { costUsd: result.cost_usd } : {}),
+      ...(result.turns !== undefined ? { turns: result.turns } : {}),
+      ...(a.spend.spent.tokens !== undefined ? { tokens: a.spend.spent.tokens } : {}),
+      ...(end.budgetExceeded ? { budget: end.budgetExceeded } : {}),
     },
     live: a.live.entries,
   });
@@ -149,7 +151,7 @@ async function writeResult(
       finished_at: new Date(a.now()).toISOString(),
       agent: outcome.agent ?? deps.agent.name,
       ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
-      ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
+      ...spendFields(a, end),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
     }),
@@ -172,4 +174,25 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...(error ? { error } : {}) }], summary }, null, 2)}\n`,
   );
+}
+
+/** The attempt's spend for result.json: the adapter's figures and the spend meter's, the higher; and a budget stop. */
+function spendFields(a: TaskAttempt, end: AgentEnd): Pick<AgentResult, "cost_usd" | "tokens" | "budget_exceeded"> {
+  const metered = a.spend.spent;
+  const usd = [end.outcome.costUsd, metered.usd].filter((x): x is number => x !== undefined);
+  const b = end.budgetExceeded;
+  return {
+    ...(usd.length ? { cost_usd: Math.max(...usd) } : {}),
+    ...(metered.split ? { tokens: { ...metered.split } } : {}),
+    ...(b
+      ? {
+          budget_exceeded: {
+            ...(b.limit.usd !== undefined ? { limit_usd: b.limit.usd } : {}),
+            ...(b.limit.tokens !== undefined ? { limit_tokens: b.limit.tokens } : {}),
+            ...(b.spent.usd !== undefined ? { spent_usd: b.spent.usd } : {}),
+            ...(b.spent.tokens !== undefined ? { spent_tokens: b.spent.tokens } : {}),
+          },
+        }
+      : {}),
+  };
 }

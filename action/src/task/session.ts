@@ -12,6 +12,7 @@ import { maskerOf } from "../publish.js";
 import { attemptTraceId } from "./trace.js";
 import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context.js";
 import { openDraftPr } from "./pull.js";
+import { SpendMeter } from "./spend.js";
 
 export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
   const { input, git, github } = job;
@@ -19,6 +20,8 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
+  // The agent layer's folder, where the agent may write its spend file.
+  await mkdir(path.join(sessionDir, "agent"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
@@ -46,6 +49,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     ...co,
     sessionDir,
     events,
+    spend: new SpendMeter(path.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model),
     live: new LiveReport(path.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,

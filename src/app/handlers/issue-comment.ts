@@ -82,12 +82,10 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     );
     return;
   }
-  const taskId =
-    parsed.name === "retry"
-      ? parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0])
-        ? parsed.args[0]
-        : target.taskId
-      : target.taskId;
+  const named = parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : undefined;
+  // `/forge budget +5` on a task's PR raises the run's budget; `/forge budget <task> +5` that task's.
+  const taskId = parsed.name === "retry" ? (named ?? target.taskId) : parsed.name === "budget" ? named : target.taskId;
+  const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : undefined;
   const message =
     parsed.name === "retry" ? (taskId === parsed.args[0] ? parsed.rest.slice(taskId!.length).trim() : parsed.rest) : undefined;
   const input: LeafInput = {
@@ -97,8 +95,16 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     ...(taskId ? { taskId } : {}),
     ...(target.crId ? { crId: target.crId } : {}),
     ...(message ? { message } : {}),
+    ...(amountUsd !== undefined ? { amountUsd } : {}),
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+
+/** `+5`, `+2.50` or `+$5` as dollars; anything else is no amount (the command is refused with how to say it). */
+export function budgetAmount(word: string | undefined): number | undefined {
+  const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
+  const n = m ? Number(m[1]) : NaN;
+  return n > 0 ? n : undefined;
 }

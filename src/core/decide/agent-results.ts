@@ -59,6 +59,18 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
   if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
   if (input.recordSha) s.edit(i).recordSha = input.recordSha;
   addSpend(s, i, input.spend);
+  if (input.budgetExceeded) {
+    // Stopped at its cap, its work pushed: not retried until a person raises the budget.
+    const b = input.budgetExceeded;
+    const spent = b.spentUsd !== undefined ? `$${b.spentUsd.toFixed(2)}` : `${b.spentTokens ?? 0} tokens`;
+    const limit = b.limitUsd !== undefined ? `$${b.limitUsd.toFixed(2)}` : `${b.limitTokens ?? 0} tokens`;
+    return fail(s, i, input.kind, {
+      error: `stopped at its budget: ${spent} of ${limit}; /forge budget ${s.task(i).id} +<amount> to go on`,
+      retryable: false,
+      hold: "budget",
+      exitCode: input.exitCode,
+    });
+  }
 
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);

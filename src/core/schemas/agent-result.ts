@@ -50,6 +50,26 @@ export const agentResultSchema = z
       .optional()
       .describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
     agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+    budget_exceeded: z
+      .object({
+        limit_usd: z.number().min(0).optional(),
+        limit_tokens: z.number().int().min(0).optional(),
+        spent_usd: z.number().min(0).optional(),
+        spent_tokens: z.number().int().min(0).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
+    proxy: z
+      .object({
+        requests: z.number().int().min(0),
+        input_tokens: z.number().int().min(0),
+        output_tokens: z.number().int().min(0),
+        cost_usd: z.number().min(0).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("What the runner's model proxy measured of the attempt's model calls (tokens from the API's answers, priced by `prices`)."),
   })
   .strict()
   .describe("The runner's report of one attempt.");

@@ -146,6 +146,32 @@ export const forgeConfigSchema = z
       .string()
       .default("forge-agent.yml")
       .describe("File name of the agent workflow under .github/workflows/."),
+    budgets: z
+      .object({
+        attempt_usd: z.number().positive().optional().describe("Dollars one task attempt may spend; the runner stops the agent past it, its work kept."),
+        attempt_tokens: z.number().int().positive().optional().describe("Model tokens one task attempt may use."),
+        task_usd: z.number().positive().optional().describe("Dollars all attempts of one task together may spend."),
+        run_usd: z
+          .number()
+          .positive()
+          .optional()
+          .describe("Dollars the whole run may spend; the App dispatches only what the rest can cover (each running attempt's cap reserved) and pauses the run when it is spent. `/forge budget +<amount>` raises it."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Spend caps; none by default. A task's front matter `budget` overrides the attempt and task caps (see docs/runner.md#budgets)."),
+    prices: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            input_per_mtok: z.number().min(0).describe("Dollars per million input tokens."),
+            output_per_mtok: z.number().min(0).describe("Dollars per million output tokens."),
+          })
+          .strict(),
+      )
+      .default({})
+      .describe("Model prices by model id, for spend an adapter reports as tokens (Codex) and for the runner's model proxy; `default` prices a model not listed."),
     telemetry: z
       .object({
         otlp_endpoint: z
