@@ -62,7 +62,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-6NSHZ5RF.js";
+} from "./chunk-6RFPMW7U.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -116,6 +116,107 @@ import { fileURLToPath } from "node:url";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+
+// src/agent/model-usage.ts
+var emptyUsage = () => ({
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheCreationTokens: 0,
+  cacheReadTokens: 0,
+  byModel: {}
+});
+var READ_MAX = 8 * 1024 * 1024;
+var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+var AnswerUsage = class {
+  constructor(sse) {
+    this.sse = sse;
+  }
+  sse;
+  #text = "";
+  #model = "";
+  #u = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+  write(chunk) {
+    if (this.#text.length < READ_MAX) this.#text += chunk.toString("utf8");
+    if (!this.sse) return;
+    let nl;
+    while ((nl = this.#text.indexOf("\n")) >= 0) {
+      const line = this.#text.slice(0, nl).trim();
+      this.#text = this.#text.slice(nl + 1);
+      if (line.startsWith("data:")) this.#event(line.slice(5).trim());
+    }
+  }
+  #event(data) {
+    let e;
+    try {
+      e = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (e.type === "message_start") this.#anthropic(e.message ?? {});
+    else if (e.type === "message_delta") {
+      const u = e.usage ?? {};
+      if (u.output_tokens !== void 0) this.#u.outputTokens = num(u.output_tokens);
+    } else if (e.type === "response.completed") this.#openai(e.response ?? {});
+    else if (e.usage && typeof e.usage === "object") this.#openai(e);
+  }
+  #anthropic(m) {
+    const u = m.usage ?? {};
+    if (typeof m.model === "string") this.#model = m.model.slice(0, 100);
+    this.#u = {
+      inputTokens: num(u.input_tokens),
+      outputTokens: num(u.output_tokens),
+      cacheCreationTokens: num(u.cache_creation_input_tokens),
+      cacheReadTokens: num(u.cache_read_input_tokens)
+    };
+  }
+  #openai(r) {
+    const u = r.usage ?? {};
+    if (typeof r.model === "string") this.#model = r.model.slice(0, 100);
+    const cached = num((u.input_tokens_details ?? u.prompt_tokens_details ?? {}).cached_tokens);
+    const input = num(u.input_tokens ?? u.prompt_tokens);
+    this.#u = {
+      inputTokens: input - Math.min(cached, input),
+      outputTokens: num(u.output_tokens ?? u.completion_tokens),
+      cacheCreationTokens: 0,
+      cacheReadTokens: cached
+    };
+  }
+  /** Adds this answer to `total`. */
+  end(total) {
+    if (!this.sse) {
+      try {
+        const body = JSON.parse(this.#text);
+        if (body.type === "message") this.#anthropic(body);
+        else if (body.usage) this.#openai(body);
+      } catch {
+      }
+    } else if (this.#text.trim().startsWith("data:")) this.#event(this.#text.trim().slice(5).trim());
+    const u = this.#u;
+    if (!u.inputTokens && !u.outputTokens && !u.cacheCreationTokens && !u.cacheReadTokens) return;
+    total.requests++;
+    total.inputTokens += u.inputTokens;
+    total.outputTokens += u.outputTokens;
+    total.cacheCreationTokens += u.cacheCreationTokens;
+    total.cacheReadTokens += u.cacheReadTokens;
+    const m = total.byModel[this.#model || "unknown"] ??= { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+    m.inputTokens += u.inputTokens;
+    m.outputTokens += u.outputTokens;
+    m.cacheCreationTokens += u.cacheCreationTokens;
+    m.cacheReadTokens += u.cacheReadTokens;
+  }
+};
+function priceUsage(usage, prices) {
+  let usd = 0;
+  for (const [model, u] of Object.entries(usage.byModel)) {
+    const p = prices[model] ?? prices.default;
+    if (!p) return void 0;
+    usd += (u.inputTokens * p.input_per_mtok + u.outputTokens * p.output_per_mtok + u.cacheCreationTokens * (p.cache_write_per_mtok ?? p.input_per_mtok) + u.cacheReadTokens * (p.cache_read_per_mtok ?? p.input_per_mtok)) / 1e6;
+  }
+  return Math.round(usd * 1e6) / 1e6;
+}
+
+// src/agent/model-proxy.ts
 function presented(headers) {
   const x = headers["x-api-key"];
   if (typeof x === "string" && x) return { token: x, style: "x-api-key" };
@@ -133,6 +234,7 @@ async function startModelProxy(options) {
   const upstream = new URL(options.upstream);
   const base = upstream.pathname.replace(/\/$/, "");
   let count = 0;
+  const total = emptyUsage();
   const server = createServer((req, res) => {
     const who = presented(req.headers);
     if (!who || !same(who.token, token)) {
@@ -161,6 +263,9 @@ async function startModelProxy(options) {
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const reading = new AnswerUsage(String(answer.headers["content-type"] ?? "").includes("text/event-stream"));
+        answer.on("data", (chunk) => reading.write(chunk));
+        answer.on("end", () => reading.end(total));
         answer.pipe(res);
       }
     );
@@ -178,6 +283,7 @@ async function startModelProxy(options) {
     url: `http://127.0.0.1:${port}`,
     token,
     forwarded: () => count,
+    usage: () => structuredClone(total),
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -2245,6 +2351,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
       ...result.cost_usd !== void 0 ? { costUsd: result.cost_usd } : {},
       ...result.turns !== void 0 ? { turns: result.turns } : {},
       ...a.spend.spent.tokens !== void 0 ? { tokens: a.spend.spent.tokens } : {},
+      ...result.proxy?.cost_usd !== void 0 ? { proxyCostUsd: result.proxy.cost_usd } : {},
       ...end.budgetExceeded ? { budget: end.budgetExceeded } : {}
     },
     live: a.live.entries
@@ -2335,11 +2442,20 @@ async function writeManifest(a, end, exitCode, error) {
 }
 function spendFields(a, end) {
   const metered = a.spend.spent;
+  const proxy = a.spend.proxy;
   const usd = [end.outcome.costUsd, metered.usd].filter((x) => x !== void 0);
   const b = end.budgetExceeded;
   return {
     ...usd.length ? { cost_usd: Math.max(...usd) } : {},
     ...metered.split ? { tokens: { ...metered.split } } : {},
+    ...proxy ? {
+      proxy: {
+        requests: proxy.requests,
+        input_tokens: proxy.input,
+        output_tokens: proxy.output,
+        ...proxy.usd !== void 0 ? { cost_usd: proxy.usd } : {}
+      }
+    } : {},
     ...b ? {
       budget_exceeded: {
         ...b.limit.usd !== void 0 ? { limit_usd: b.limit.usd } : {},
@@ -2519,18 +2635,32 @@ var AttemptEvents = class {
 import { readFileSync } from "node:fs";
 var SPEND_FILE_MAX = 4096;
 var SpendMeter = class {
-  constructor(spendFile, prices, model) {
+  constructor(spendFile, prices, model, proxyUsage) {
     this.spendFile = spendFile;
     this.prices = prices;
     this.model = model;
+    this.proxyUsage = proxyUsage;
   }
   spendFile;
   prices;
   model;
+  proxyUsage;
   /** Cost of the sessions that ended, and the running session's so far (by stage). */
   #sessionUsd = /* @__PURE__ */ new Map();
   #codexTokens = { input: 0, output: 0 };
   #file = {};
+  /** What the proxy measured: requests, tokens, and their cost by the price table (undefined when a model has no price). */
+  get proxy() {
+    const u = this.proxyUsage?.();
+    if (!u || u.requests === 0) return void 0;
+    const usd = priceUsage(u, this.prices);
+    return {
+      requests: u.requests,
+      input: u.inputTokens + u.cacheCreationTokens + u.cacheReadTokens,
+      output: u.outputTokens,
+      ...usd !== void 0 ? { usd } : {}
+    };
+  }
   /** A progress event that carries spend. */
   onProgress(p, session2) {
     if (p.costUsd !== void 0) this.#sessionUsd.set(`${session2}:${p.stage ?? ""}`, p.costUsd);
@@ -2548,10 +2678,10 @@ var SpendMeter = class {
     if (text.length > SPEND_FILE_MAX) return;
     try {
       const j = JSON.parse(text);
-      const num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : void 0;
-      const usd = num(j.cost_usd);
-      const input = num(j.input_tokens);
-      const output = num(j.output_tokens);
+      const num2 = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : void 0;
+      const usd = num2(j.cost_usd);
+      const input = num2(j.input_tokens);
+      const output = num2(j.output_tokens);
       this.#file = {
         ...usd !== void 0 ? { usd } : {},
         ...input !== void 0 || output !== void 0 ? { split: { input: Math.round(input ?? 0), output: Math.round(output ?? 0) } } : {}
@@ -2569,9 +2699,14 @@ var SpendMeter = class {
     const reported = sessions.length ? sessions.reduce((a, b) => a + b, 0) : void 0;
     const codexTokens = this.#codexTokens.input + this.#codexTokens.output;
     const codexUsd = codexTokens ? this.price(this.#codexTokens.input, this.#codexTokens.output) : void 0;
-    const usd = [reported, codexUsd, this.#file.usd].filter((x) => x !== void 0);
-    const fileTokens = this.#file.split ? this.#file.split.input + this.#file.split.output : 0;
-    const split = codexTokens >= fileTokens ? codexTokens ? this.#codexTokens : void 0 : this.#file.split;
+    const proxy = this.proxy;
+    const usd = [reported, codexUsd, this.#file.usd, proxy?.usd].filter((x) => x !== void 0);
+    const candidates = [
+      codexTokens ? this.#codexTokens : void 0,
+      this.#file.split,
+      proxy ? { input: proxy.input, output: proxy.output } : void 0
+    ].filter((x) => x !== void 0);
+    const split = candidates.sort((a, b) => b.input + b.output - (a.input + a.output))[0];
     return {
       ...usd.length ? { usd: Math.round(Math.max(...usd) * 1e6) / 1e6 } : {},
       ...split ? { tokens: split.input + split.output, split: { ...split } } : {}
@@ -2618,7 +2753,7 @@ async function openAttempt(job, co) {
     ...co,
     sessionDir,
     events,
-    spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model),
+    spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
     live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
@@ -4030,7 +4165,8 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
           log: { info: (m) => info(m), warning: (m) => warning(m) },
           ...uploadArtifact ? { uploadArtifact } : {},
           cancel: cancel.signal,
-          masker
+          masker,
+          ...access.proxy ? { modelUsage: access.proxy.usage } : {}
         }
       });
     } finally {

@@ -52,7 +52,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-6NSHZ5RF.js";
+} from "./chunk-6RFPMW7U.js";
 import {
   Octokit,
   RequestError,

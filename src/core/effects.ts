@@ -30,7 +30,10 @@ export const effectSchema = z.discriminatedUnion("kind", [
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
         budget: z
-          .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
+          .object({
+            usd: z.number().min(0).optional().describe("Dollars the attempt may spend."),
+            tokens: z.number().int().min(0).optional().describe("Tokens the attempt may use."),
+          })
           .optional()
           .describe("The attempt's caps: the runner stops the agent past them."),
       })

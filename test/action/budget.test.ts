@@ -60,7 +60,7 @@ describe("budgets in the runner", () => {
     expect(report.result.cost_usd!).toBeGreaterThanOrEqual(report.result.budget_exceeded!.spent_usd!);
     expect(report.result.tokens!.input).toBeGreaterThanOrEqual(3000);
     // The work so far is the work commit, pushed: nothing is lost.
-    expect(sh(w.origin, ["show", `${report.workSha!}:src/work.txt`])).toMatch(/^step 1\nstep 2\nstep 3\n/);
+    expect(sh(w.origin, ["show", `${report.workSha!}:src/work.txt`])).toMatch(/^step 1\nstep 2\nstep 3\b/);
     expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`])).toBe(report.headSha);
     expect(sh(w.origin, ["log", "-1", "--format=%b", report.workSha!])).toMatch(/kept when the agent was stopped \(budget\)/);
     const dir = attemptDir(RUN, "t1", 1);
@@ -110,6 +110,18 @@ describe("the spend meter", () => {
     expect(codex.spent).toEqual({ usd: 0.56, tokens: 220_000, split: { input: 200_000, output: 20_000 } });
     expect(codex.over({ usd: 0.5 })).toMatchObject({ limit: { usd: 0.5 } });
     expect(codex.over({ usd: 1, tokens: 300_000 })).toBeUndefined();
+    // The proxy's figure counts too: tokens it read, priced by the table.
+    const usage = {
+      requests: 2,
+      inputTokens: 300_000,
+      outputTokens: 0,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+      byModel: { "gpt-x": { inputTokens: 300_000, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 } },
+    };
+    const proxied = new SpendMeter(file, { "gpt-x": { input_per_mtok: 2, output_per_mtok: 8 } }, "gpt-x", () => usage);
+    expect(proxied.proxy).toEqual({ requests: 2, input: 300_000, output: 0, usd: 0.6 });
+    expect(proxied.spent).toMatchObject({ usd: 0.6, tokens: 300_000 });
     // A model the table does not price, and no default: tokens count, dollars are unknown.
     expect(new SpendMeter(file, {}, "other").price(1, 1)).toBeUndefined();
   });

@@ -72,6 +72,7 @@ export async function recordAttempt(
       ...(result.cost_usd !== undefined ? { costUsd: result.cost_usd } : {}),
       ...(result.turns !== undefined ? { turns: result.turns } : {}),
       ...(a.spend.spent.tokens !== undefined ? { tokens: a.spend.spent.tokens } : {}),
+      ...(result.proxy?.cost_usd !== undefined ? { proxyCostUsd: result.proxy.cost_usd } : {}),
       ...(end.budgetExceeded ? { budget: end.budgetExceeded } : {}),
     },
     live: a.live.entries,
@@ -177,13 +178,24 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
 }
 
 /** The attempt's spend for result.json: the adapter's figures and the spend meter's, the higher; and a budget stop. */
-function spendFields(a: TaskAttempt, end: AgentEnd): Pick<AgentResult, "cost_usd" | "tokens" | "budget_exceeded"> {
+function spendFields(a: TaskAttempt, end: AgentEnd): Pick<AgentResult, "cost_usd" | "tokens" | "budget_exceeded" | "proxy"> {
   const metered = a.spend.spent;
+  const proxy = a.spend.proxy;
   const usd = [end.outcome.costUsd, metered.usd].filter((x): x is number => x !== undefined);
   const b = end.budgetExceeded;
   return {
     ...(usd.length ? { cost_usd: Math.max(...usd) } : {}),
     ...(metered.split ? { tokens: { ...metered.split } } : {}),
+    ...(proxy
+      ? {
+          proxy: {
+            requests: proxy.requests,
+            input_tokens: proxy.input,
+            output_tokens: proxy.output,
+            ...(proxy.usd !== undefined ? { cost_usd: proxy.usd } : {}),
+          },
+        }
+      : {}),
     ...(b
       ? {
           budget_exceeded: {

@@ -49,7 +49,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     ...co,
     sessionDir,
     events,
-    spend: new SpendMeter(path.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model),
+    spend: new SpendMeter(path.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
     live: new LiveReport(path.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,

@@ -3,10 +3,13 @@
  * accounting: Claude Code's reported cost per session (its `result`), Codex's tokens per turn priced
  * by the config's `prices`, and a command agent's `FORGE_SPEND_FILE` (JSON `{ cost_usd?,
  * input_tokens?, output_tokens? }`, its running total). The highest of the dollar figures counts, and
- * the tokens likewise: a source that reports nothing does not lower what another reported.
+ * the tokens likewise: a source that reports nothing does not lower what another reported. The
+ * runner's model proxy measures the same calls from the model's answers (their usage, priced by
+ * `prices`), a second figure that counts as well and that result.json keeps apart (`proxy`).
  */
 import { readFileSync } from "node:fs";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
+import { priceUsage, type ModelUsage } from "../../../src/agent/model-usage.js";
 import type { Progress } from "../agent-runner.js";
 
 export interface Spent {
@@ -29,7 +32,22 @@ export class SpendMeter {
     readonly spendFile: string,
     private readonly prices: ForgeConfig["prices"],
     private readonly model: string | undefined,
+    /** The runner's model proxy's reading of the model's answers, when the agent goes through it. */
+    private readonly proxyUsage?: () => ModelUsage,
   ) {}
+
+  /** What the proxy measured: requests, tokens, and their cost by the price table (undefined when a model has no price). */
+  get proxy(): { requests: number; input: number; output: number; usd?: number } | undefined {
+    const u = this.proxyUsage?.();
+    if (!u || u.requests === 0) return undefined;
+    const usd = priceUsage(u, this.prices);
+    return {
+      requests: u.requests,
+      input: u.inputTokens + u.cacheCreationTokens + u.cacheReadTokens,
+      output: u.outputTokens,
+      ...(usd !== undefined ? { usd } : {}),
+    };
+  }
 
   /** A progress event that carries spend. */
   onProgress(p: Progress, session: number): void {
@@ -75,9 +93,14 @@ export class SpendMeter {
     const reported = sessions.length ? sessions.reduce((a, b) => a + b, 0) : undefined;
     const codexTokens = this.#codexTokens.input + this.#codexTokens.output;
     const codexUsd = codexTokens ? this.price(this.#codexTokens.input, this.#codexTokens.output) : undefined;
-    const usd = [reported, codexUsd, this.#file.usd].filter((x): x is number => x !== undefined);
-    const fileTokens = this.#file.split ? this.#file.split.input + this.#file.split.output : 0;
-    const split = codexTokens >= fileTokens ? (codexTokens ? this.#codexTokens : undefined) : this.#file.split;
+    const proxy = this.proxy;
+    const usd = [reported, codexUsd, this.#file.usd, proxy?.usd].filter((x): x is number => x !== undefined);
+    const candidates = [
+      codexTokens ? this.#codexTokens : undefined,
+      this.#file.split,
+      proxy ? { input: proxy.input, output: proxy.output } : undefined,
+    ].filter((x): x is { input: number; output: number } => x !== undefined);
+    const split = candidates.sort((a, b) => b.input + b.output - (a.input + a.output))[0];
     return {
       ...(usd.length ? { usd: Math.round(Math.max(...usd) * 1e6) / 1e6 } : {}),
       ...(split ? { tokens: split.input + split.output, split: { ...split } } : {}),

@@ -52,20 +52,20 @@ export const agentResultSchema = z
     agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
     budget_exceeded: z
       .object({
-        limit_usd: z.number().min(0).optional(),
-        limit_tokens: z.number().int().min(0).optional(),
-        spent_usd: z.number().min(0).optional(),
-        spent_tokens: z.number().int().min(0).optional(),
+        limit_usd: z.number().min(0).optional().describe("The attempt's dollar cap."),
+        limit_tokens: z.number().int().min(0).optional().describe("The attempt's token cap."),
+        spent_usd: z.number().min(0).optional().describe("Dollars spent when the agent was stopped."),
+        spent_tokens: z.number().int().min(0).optional().describe("Tokens used when the agent was stopped."),
       })
       .strict()
       .optional()
       .describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
     proxy: z
       .object({
-        requests: z.number().int().min(0),
-        input_tokens: z.number().int().min(0),
-        output_tokens: z.number().int().min(0),
-        cost_usd: z.number().min(0).optional(),
+        requests: z.number().int().min(0).describe("Model answers that reported usage."),
+        input_tokens: z.number().int().min(0).describe("Input tokens, cache reads and writes included."),
+        output_tokens: z.number().int().min(0).describe("Output tokens."),
+        cost_usd: z.number().min(0).optional().describe("The tokens priced by the config's `prices` (absent when a model has no price)."),
       })
       .strict()
       .optional()

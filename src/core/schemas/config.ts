@@ -167,6 +167,8 @@ export const forgeConfigSchema = z
           .object({
             input_per_mtok: z.number().min(0).describe("Dollars per million input tokens."),
             output_per_mtok: z.number().min(0).describe("Dollars per million output tokens."),
+            cache_write_per_mtok: z.number().min(0).optional().describe("Dollars per million tokens written to the prompt cache (default: the input price)."),
+            cache_read_per_mtok: z.number().min(0).optional().describe("Dollars per million tokens read from the prompt cache (default: the input price)."),
           })
           .strict(),
       )

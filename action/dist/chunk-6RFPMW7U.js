@@ -1945,7 +1945,9 @@ var forgeConfigSchema = external_exports.object({
     external_exports.string().min(1),
     external_exports.object({
       input_per_mtok: external_exports.number().min(0).describe("Dollars per million input tokens."),
-      output_per_mtok: external_exports.number().min(0).describe("Dollars per million output tokens.")
+      output_per_mtok: external_exports.number().min(0).describe("Dollars per million output tokens."),
+      cache_write_per_mtok: external_exports.number().min(0).optional().describe("Dollars per million tokens written to the prompt cache (default: the input price)."),
+      cache_read_per_mtok: external_exports.number().min(0).optional().describe("Dollars per million tokens read from the prompt cache (default: the input price).")
     }).strict()
   ).default({}).describe("Model prices by model id, for spend an adapter reports as tokens (Codex) and for the runner's model proxy; `default` prices a model not listed."),
   telemetry: external_exports.object({
@@ -2002,7 +2004,10 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     context: external_exports.object({
       refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
       answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-      budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).optional().describe("The attempt's caps: the runner stops the agent past them.")
+      budget: external_exports.object({
+        usd: external_exports.number().min(0).optional().describe("Dollars the attempt may spend."),
+        tokens: external_exports.number().int().min(0).optional().describe("Tokens the attempt may use.")
+      }).optional().describe("The attempt's caps: the runner stops the agent past them.")
     }).optional().describe("Extra context handed to the attempt.")
   }),
   external_exports.object({
@@ -2481,16 +2486,16 @@ var agentResultSchema = external_exports.object({
   }).optional().describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
   agent_ms: external_exports.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
   budget_exceeded: external_exports.object({
-    limit_usd: external_exports.number().min(0).optional(),
-    limit_tokens: external_exports.number().int().min(0).optional(),
-    spent_usd: external_exports.number().min(0).optional(),
-    spent_tokens: external_exports.number().int().min(0).optional()
+    limit_usd: external_exports.number().min(0).optional().describe("The attempt's dollar cap."),
+    limit_tokens: external_exports.number().int().min(0).optional().describe("The attempt's token cap."),
+    spent_usd: external_exports.number().min(0).optional().describe("Dollars spent when the agent was stopped."),
+    spent_tokens: external_exports.number().int().min(0).optional().describe("Tokens used when the agent was stopped.")
   }).strict().optional().describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
   proxy: external_exports.object({
-    requests: external_exports.number().int().min(0),
-    input_tokens: external_exports.number().int().min(0),
-    output_tokens: external_exports.number().int().min(0),
-    cost_usd: external_exports.number().min(0).optional()
+    requests: external_exports.number().int().min(0).describe("Model answers that reported usage."),
+    input_tokens: external_exports.number().int().min(0).describe("Input tokens, cache reads and writes included."),
+    output_tokens: external_exports.number().int().min(0).describe("Output tokens."),
+    cost_usd: external_exports.number().min(0).optional().describe("The tokens priced by the config's `prices` (absent when a model has no price).")
   }).strict().optional().describe("What the runner's model proxy measured of the attempt's model calls (tokens from the API's answers, priced by `prices`).")
 }).strict().describe("The runner's report of one attempt.");
 
