@@ -43,6 +43,7 @@ import {
   attemptDir,
   branchName,
   captainBranch,
+  executionReportPath,
   forgeConfigSchema,
   integrationBranch,
   isFollowupId,
@@ -405,12 +406,12 @@ var Git = class {
       child.stdout.on("data", (d) => out.push(d));
       child.stderr.on("data", (d) => err.push(d));
       child.on("error", reject);
-      child.on("close", (code2) => {
-        const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code2 ?? -1 };
+      child.on("close", (code3) => {
+        const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code3 ?? -1 };
         if (r.code !== 0 && !opts.allowFail) {
           let stderr = r.stderr.trim();
           for (const s of this.secrets()) stderr = stderr.split(s).join("***");
-          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code2, stderr));
+          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code3, stderr));
         } else resolve(r);
       });
       child.stdin.on("error", () => void 0);
@@ -654,6 +655,35 @@ function createOctokitGitHub(options) {
         await octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels });
       } catch (err) {
         throw new GitHubApiError(`labelling pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async createCheckRun(c) {
+      try {
+        const { data } = await octokit.rest.checks.create({
+          owner,
+          repo,
+          name: c.name,
+          head_sha: c.headSha,
+          status: "in_progress",
+          external_id: c.externalId,
+          output: { title: c.title, summary: c.summary }
+        });
+        return data.id;
+      } catch (err) {
+        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async updateCheckRun(id, c) {
+      try {
+        await octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          output: { title: c.title, summary: c.summary },
+          ...c.conclusion ? { status: "completed", conclusion: c.conclusion, completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
+        });
+      } catch (err) {
+        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async markReadyForReview(pull) {
@@ -1438,7 +1468,12 @@ function maskedGitHub(github, masker) {
       ...p.body !== void 0 ? { body: m(p.body) } : {}
     }),
     addLabels: (number, labels) => github.addLabels(number, labels),
-    markReadyForReview: (pull) => github.markReadyForReview(pull)
+    markReadyForReview: (pull) => github.markReadyForReview(pull),
+    // The live check run shows the agent's tool calls: masked like a PR body.
+    ...github.createCheckRun && github.updateCheckRun ? {
+      createCheckRun: (c) => github.createCheckRun({ ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) }),
+      updateCheckRun: (id, c) => github.updateCheckRun(id, { ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) })
+    } : {}
   };
 }
 function maskReport(report, masker) {
@@ -1648,6 +1683,7 @@ async function runAgent(a) {
   const tAgent = now();
   const { live } = a;
   live.restart();
+  void a.branchState.prOpening.then(() => a.liveCheck.start(a.branchState.remoteHead)).catch(() => void 0);
   live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote;
@@ -1715,6 +1751,7 @@ async function runAgent(a) {
       ...deps.cancel ? { cancel: deps.cancel } : {},
       now,
       onBeat: (at) => {
+        a.liveCheck.tick(at);
         meter.readFile();
         if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
@@ -2631,6 +2668,108 @@ var AttemptEvents = class {
   }
 };
 
+// action/src/task/live-check.ts
+var LIVE_CHECK_INTERVAL_MS = 3e4;
+var TOOLS_SHOWN = 5;
+var code2 = (s, max = 80) => `\`${asData(s.slice(0, max * 4)).replace(/[`\r\n]/g, " ").slice(0, max)}\``;
+var LiveCheck = class {
+  /** `of` gives the attempt (the check is made while the attempt's state is put together). */
+  constructor(of, intervalMs = LIVE_CHECK_INTERVAL_MS) {
+    this.of = of;
+    this.intervalMs = intervalMs;
+  }
+  of;
+  intervalMs;
+  #id;
+  #off = false;
+  #lastSent = -Infinity;
+  #lastText = "";
+  #sending = Promise.resolve();
+  /** API calls made (the overhead figure). */
+  calls = 0;
+  get a() {
+    return this.of();
+  }
+  get name() {
+    return `forge \xB7 ${this.a.ids.taskId} \xB7 live`;
+  }
+  /** What the check run says now. */
+  render() {
+    const entries = this.a.live.entries;
+    const started = [...entries].reverse().find((e) => e.layer === "stage" && e.status === "start");
+    const ended = started && entries.some((e) => e.layer === "stage" && e.status === "end" && e.at >= started.at && e.stage === started.stage);
+    const stage = started && !ended ? started.stage : void 0;
+    const tools = entries.filter((e) => e.status === "tool_use").slice(-TOOLS_SHOWN);
+    const turns = entries.reduce((n, e) => Math.max(n, e.turn ?? 0), 0);
+    const spent = this.a.spend.spent;
+    const elapsed = entries.at(-1)?.elapsed_s ?? 0;
+    const spend = spent.usd !== void 0 ? `$${spent.usd.toFixed(2)}` : spent.tokens !== void 0 ? `${spent.tokens} tokens` : "not reported yet";
+    const title = `Attempt ${this.a.ids.attempt}: ${stage ? `stage ${stage.slice(0, 40)}` : "between stages"} \xB7 ${turns} turns \xB7 ${spend}`;
+    const lines = [
+      `**Stage:** ${stage ? code2(stage) : "\u2014"} \xB7 **Turns:** ${turns} \xB7 **Spend so far:** ${spend} \xB7 **Elapsed:** ${Math.round(elapsed)} s`,
+      "",
+      tools.length ? "**Last tool calls**" : "No tool call yet.",
+      ...tools.map((e) => `- ${Math.round(e.elapsed_s)} s \xB7 ${code2(e.stage, 30)} \xB7 ${code2(e.tool ?? "?", 40)}${e.detail ? ` ${code2(e.detail)}` : ""}`),
+      "",
+      `_Updated at most every ${Math.round(this.intervalMs / 1e3)} s. The verdict is on the check run \`forge \xB7 ${this.a.ids.taskId}\`._`
+    ];
+    return { title, summary: lines.join("\n") };
+  }
+  /** Creates the check run on `headSha` (the attempt's pushed start). */
+  start(headSha) {
+    const gh = this.a.github;
+    if (!gh.createCheckRun || !gh.updateCheckRun) return void (this.#off = true);
+    const { runId, taskId, attempt } = this.a.ids;
+    const { title, summary: summary2 } = this.render();
+    this.#send(async () => {
+      this.#id = await gh.createCheckRun({ name: this.name, headSha, title, summary: summary2, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#lastText = summary2;
+    });
+  }
+  /** Updates the check run when the interval has passed and its text changed. */
+  tick(now) {
+    if (this.#off || this.#id === void 0 || now - this.#lastSent < this.intervalMs) return;
+    const { title, summary: summary2 } = this.render();
+    if (summary2 === this.#lastText) return;
+    this.#send(async () => {
+      await this.a.github.updateCheckRun(this.#id, { title, summary: summary2 });
+      this.#lastText = summary2;
+    });
+  }
+  /** Completes the check run with the attempt's exit code and a link to its execution report. */
+  async finish(exitCode, recordSha) {
+    await this.#sending;
+    if (this.#off || this.#id === void 0) return;
+    const { runId, taskId, attempt } = this.a.ids;
+    const { summary: summary2 } = this.render();
+    const link = `${this.a.input.serverUrl}/${this.a.input.repository}/blob/${recordSha}/${executionReportPath(runId, taskId, attempt)}`;
+    this.#send(async () => {
+      await this.a.github.updateCheckRun(this.#id, {
+        title: `Attempt ${attempt} ended: exit ${exitCode} (${exitMeaning(exitCode)})`,
+        summary: `${summary2}
+
+Execution report: [execution-report.md](${link})`,
+        conclusion: succeeded(exitCode) ? "success" : "neutral"
+      });
+    });
+    await this.#sending;
+  }
+  /** One call at a time, never blocking the agent; a refusal turns live progress off with one warning. */
+  #send(call) {
+    this.#lastSent = this.a.now();
+    this.#sending = this.#sending.then(async () => {
+      if (this.#off) return;
+      this.calls++;
+      try {
+        await call();
+      } catch (err) {
+        this.#off = true;
+        this.a.warnings.push(`live progress is off: ${err.message} (the workflow needs \`checks: write\`)`);
+      }
+    });
+  }
+};
+
 // action/src/task/spend.ts
 import { readFileSync } from "node:fs";
 var SPEND_FILE_MAX = 4096;
@@ -2753,6 +2892,7 @@ async function openAttempt(job, co) {
     ...co,
     sessionDir,
     events,
+    liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
     spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
     live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
@@ -2827,6 +2967,7 @@ async function taskJob(args) {
   const pr = early ?? await openPrAfterPush(a);
   const tPushed = a.now();
   mark(a, "push");
+  await a.liveCheck.finish(exitCode, recordSha);
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
   const tEnd = a.now();
@@ -3569,8 +3710,8 @@ function runShell(command, cwd, timeoutMs, env, signal) {
       ["-c", command],
       { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} },
       (err, stdout, stderr) => {
-        const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-        resolve({ code: code2, output: `${String(stdout)}${stderr ? `
+        const code3 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+        resolve({ code: code3, output: `${String(stdout)}${stderr ? `
 [stderr]
 ${String(stderr)}` : ""}` });
       }

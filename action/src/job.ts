@@ -53,6 +53,8 @@ export interface MainDeps {
    * (publish.ts). Without one, token shapes are still masked.
    */
   masker?: Masker;
+  /** The shortest time between two updates of the live check run (default 30 s; tests shorten it). */
+  liveCheckIntervalMs?: number;
   /** What the runner's model proxy has read of the model's answers so far (its token usage). */
   modelUsage?: () => ModelUsage;
 }

@@ -43,6 +43,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   const tAgent = now();
   const { live } = a;
   live.restart();
+  // The live check run sits on the attempt's pushed start commit, once the draft PR's push landed.
+  void a.branchState.prOpening.then(() => a.liveCheck.start(a.branchState.remoteHead)).catch(() => undefined);
   live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote: string | undefined;
@@ -116,6 +118,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
       ...(deps.cancel ? { cancel: deps.cancel } : {}),
       now,
       onBeat: (at) => {
+        a.liveCheck.tick(at);
         meter.readFile();
         if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });

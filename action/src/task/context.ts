@@ -9,6 +9,7 @@ import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
 import type { LiveReport } from "../live-report.js";
+import type { LiveCheck } from "./live-check.js";
 import type { SpendMeter } from "./spend.js";
 import type { AttemptTelemetry } from "./telemetry.js";
 import type { Git } from "../git.js";
@@ -97,6 +98,8 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   readonly events: AttemptEvents;
   /** `.live-report` in the session folder: stage and tool events as they happen. */
   readonly live: LiveReport;
+  /** The live check run: stage, tool calls, turns and spend while the agent works. */
+  readonly liveCheck: LiveCheck;
   /** What the agent spent so far, by its adapter's accounting and its spend file. */
   readonly spend: SpendMeter;
   /** Traces and metrics, when the config names a collector. */

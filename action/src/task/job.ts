@@ -42,6 +42,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const pr = early ?? (await openPrAfterPush(a));
   const tPushed = a.now();
   mark(a, "push");
+  await a.liveCheck.finish(exitCode, recordSha);
 
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });

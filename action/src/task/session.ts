@@ -12,6 +12,7 @@ import { maskerOf } from "../publish.js";
 import { attemptTraceId } from "./trace.js";
 import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context.js";
 import { openDraftPr } from "./pull.js";
+import { LiveCheck } from "./live-check.js";
 import { SpendMeter } from "./spend.js";
 
 export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
@@ -49,6 +50,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     ...co,
     sessionDir,
     events,
+    liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
     spend: new SpendMeter(path.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
     live: new LiveReport(path.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
