@@ -25,6 +25,8 @@ export interface Behaviour {
   write_files?: boolean;
   /** stall: milliseconds of silence before exiting 0 anyway (default: never — wait to be killed). */
   stall_ms?: number;
+  /** What the attempt spends, reported in FORGE_SPEND_FILE once its files are written (default: $0.05 + $0.02 a file). */
+  spend_usd?: number;
 }
 
 export interface Directives {
@@ -167,6 +169,8 @@ export interface AgentIo {
   streamJson?: boolean;
   /** Goes into the walkthrough when known (FORGE_RUN_ID). */
   runId?: string;
+  /** Where the agent reports its spend (FORGE_SPEND_FILE, docs/runner.md#budgets). */
+  spendFile?: string;
   sleep?: (ms: number) => Promise<void>;
   /** Called when the agent goes silent for good (stall without stall_ms). */
   stallForever?: () => Promise<never>;
@@ -215,6 +219,12 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
       written.push(rel);
       say(`Wrote ${rel}`);
     }
+  }
+
+  if (io.spendFile) {
+    const usd = b.spend_usd ?? 0.05 + 0.02 * written.length;
+    await writeFile(io.spendFile, JSON.stringify({ cost_usd: Math.round(usd * 100) / 100 }));
+    say(`Spent $${usd.toFixed(2)} so far`);
   }
 
   switch (b.outcome) {
@@ -411,5 +421,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   if (cr) io.changeRequestFile = cr;
   if (wt) io.walkthroughFile = wt;
   if (env.FORGE_RUN_ID) io.runId = env.FORGE_RUN_ID;
+  if (env.FORGE_SPEND_FILE) io.spendFile = env.FORGE_SPEND_FILE;
   return runScriptedAgent(task, io);
 }

@@ -141,6 +141,7 @@ export async function writeReport(
     ...(t.pr !== undefined ? { pr: t.pr } : {}),
     ...(t.timeMs !== undefined ? { timeMs: t.timeMs } : {}),
     ...(t.addedBy ? { addedBy: `added by ${t.addedBy}` } : {}),
+    ...(j!.tasks[i]!.spentUsd !== undefined ? { spentUsd: j!.tasks[i]!.spentUsd } : {}),
   }));
   const html = renderReport({
     title: `Forge demo: ${stages.planId}`,
