@@ -2709,7 +2709,9 @@ var LiveCheck = class {
       `**Stage:** ${stage ? code2(stage) : "\u2014"} \xB7 **Turns:** ${turns} \xB7 **Spend so far:** ${spend} \xB7 **Elapsed:** ${Math.round(elapsed)} s`,
       "",
       tools.length ? "**Last tool calls**" : "No tool call yet.",
-      ...tools.map((e) => `- ${Math.round(e.elapsed_s)} s \xB7 ${code2(e.stage, 30)} \xB7 ${code2(e.tool ?? "?", 40)}${e.detail ? ` ${code2(e.detail)}` : ""}`),
+      ...tools.map(
+        (e) => `- ${Math.round(e.elapsed_s)} s \xB7 ${code2(e.stage, 30)} \xB7 ${code2(e.tool ?? "?", 40)}${e.detail ? ` ${code2(e.detail)}` : ""}`
+      ),
       "",
       `_Updated at most every ${Math.round(this.intervalMs / 1e3)} s. The verdict is on the check run \`forge \xB7 ${this.a.ids.taskId}\`._`
     ];
