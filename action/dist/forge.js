@@ -11,18 +11,18 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-NMF2IKLR.js";
+} from "./chunk-WEJ7PWIL.js";
 import {
   EXIT_CODES,
   formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   __commonJS,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/commander/lib/error.js
 var require_error = __commonJS({

@@ -1,6 +1,9 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  requestLog
+} from "./chunk-4AB3CGFW.js";
+import {
   ENV,
   GitError,
   Masker,
@@ -21,7 +24,7 @@ import {
   traceIdFrom,
   writeFileAtomic,
   writeSignal
-} from "./chunk-NMF2IKLR.js";
+} from "./chunk-WEJ7PWIL.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -40,6 +43,7 @@ import {
   attemptDir,
   branchName,
   captainBranch,
+  executionReportPath,
   feedbackSchema,
   forgeConfigSchema,
   integrationBranch,
@@ -60,7 +64,13 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-5ZKTI4TH.js";
+} from "./chunk-7DIULSB5.js";
+import {
+  Octokit,
+  legacyRestEndpointMethods,
+  paginateRest,
+  retry
+} from "./chunk-MOSYCUKF.js";
 import {
   EXIT_CODES,
   abortsTheStage,
@@ -84,16 +94,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-C5D37Q5D.js";
-import {
-  requestLog
-} from "./chunk-4AB3CGFW.js";
-import {
-  Octokit,
-  legacyRestEndpointMethods,
-  paginateRest,
-  retry
-} from "./chunk-QAXPJL55.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   getInput,
   info,
@@ -103,20 +104,121 @@ import {
   setSecret,
   summary,
   warning
-} from "./chunk-ILD5NOJL.js";
+} from "./chunk-TKSPUYDL.js";
 import {
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path20 from "node:path";
+import path21 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+
+// src/agent/model-usage.ts
+var emptyUsage = () => ({
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheCreationTokens: 0,
+  cacheReadTokens: 0,
+  byModel: {}
+});
+var READ_MAX = 8 * 1024 * 1024;
+var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+var AnswerUsage = class {
+  constructor(sse) {
+    this.sse = sse;
+  }
+  sse;
+  #text = "";
+  #model = "";
+  #u = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+  write(chunk) {
+    if (this.#text.length < READ_MAX) this.#text += chunk.toString("utf8");
+    if (!this.sse) return;
+    let nl;
+    while ((nl = this.#text.indexOf("\n")) >= 0) {
+      const line = this.#text.slice(0, nl).trim();
+      this.#text = this.#text.slice(nl + 1);
+      if (line.startsWith("data:")) this.#event(line.slice(5).trim());
+    }
+  }
+  #event(data) {
+    let e;
+    try {
+      e = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (e.type === "message_start") this.#anthropic(e.message ?? {});
+    else if (e.type === "message_delta") {
+      const u = e.usage ?? {};
+      if (u.output_tokens !== void 0) this.#u.outputTokens = num(u.output_tokens);
+    } else if (e.type === "response.completed") this.#openai(e.response ?? {});
+    else if (e.usage && typeof e.usage === "object") this.#openai(e);
+  }
+  #anthropic(m) {
+    const u = m.usage ?? {};
+    if (typeof m.model === "string") this.#model = m.model.slice(0, 100);
+    this.#u = {
+      inputTokens: num(u.input_tokens),
+      outputTokens: num(u.output_tokens),
+      cacheCreationTokens: num(u.cache_creation_input_tokens),
+      cacheReadTokens: num(u.cache_read_input_tokens)
+    };
+  }
+  #openai(r) {
+    const u = r.usage ?? {};
+    if (typeof r.model === "string") this.#model = r.model.slice(0, 100);
+    const cached = num((u.input_tokens_details ?? u.prompt_tokens_details ?? {}).cached_tokens);
+    const input = num(u.input_tokens ?? u.prompt_tokens);
+    this.#u = {
+      inputTokens: input - Math.min(cached, input),
+      outputTokens: num(u.output_tokens ?? u.completion_tokens),
+      cacheCreationTokens: 0,
+      cacheReadTokens: cached
+    };
+  }
+  /** Adds this answer to `total`. */
+  end(total) {
+    if (!this.sse) {
+      try {
+        const body = JSON.parse(this.#text);
+        if (body.type === "message") this.#anthropic(body);
+        else if (body.usage) this.#openai(body);
+      } catch {
+      }
+    } else if (this.#text.trim().startsWith("data:")) this.#event(this.#text.trim().slice(5).trim());
+    const u = this.#u;
+    if (!u.inputTokens && !u.outputTokens && !u.cacheCreationTokens && !u.cacheReadTokens) return;
+    total.requests++;
+    total.inputTokens += u.inputTokens;
+    total.outputTokens += u.outputTokens;
+    total.cacheCreationTokens += u.cacheCreationTokens;
+    total.cacheReadTokens += u.cacheReadTokens;
+    const m = total.byModel[this.#model || "unknown"] ??= { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+    m.inputTokens += u.inputTokens;
+    m.outputTokens += u.outputTokens;
+    m.cacheCreationTokens += u.cacheCreationTokens;
+    m.cacheReadTokens += u.cacheReadTokens;
+  }
+};
+function priceUsage(usage, prices) {
+  let usd = 0;
+  for (const [model, u] of Object.entries(usage.byModel)) {
+    const p = prices[model] ?? prices.default;
+    if (!p) return void 0;
+    usd += (u.inputTokens * p.input_per_mtok + u.outputTokens * p.output_per_mtok + u.cacheCreationTokens * (p.cache_write_per_mtok ?? p.input_per_mtok) + u.cacheReadTokens * (p.cache_read_per_mtok ?? p.input_per_mtok)) / 1e6;
+  }
+  return Math.round(usd * 1e6) / 1e6;
+}
+
+// src/agent/model-proxy.ts
 function presented(headers) {
   const x = headers["x-api-key"];
   if (typeof x === "string" && x) return { token: x, style: "x-api-key" };
@@ -134,6 +236,7 @@ async function startModelProxy(options) {
   const upstream = new URL(options.upstream);
   const base = upstream.pathname.replace(/\/$/, "");
   let count = 0;
+  const total = emptyUsage();
   const server = createServer((req, res) => {
     const who = presented(req.headers);
     if (!who || !same(who.token, token)) {
@@ -162,6 +265,9 @@ async function startModelProxy(options) {
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const reading = new AnswerUsage(String(answer.headers["content-type"] ?? "").includes("text/event-stream"));
+        answer.on("data", (chunk) => reading.write(chunk));
+        answer.on("end", () => reading.end(total));
         answer.pipe(res);
       }
     );
@@ -179,6 +285,7 @@ async function startModelProxy(options) {
     url: `http://127.0.0.1:${port}`,
     token,
     forwarded: () => count,
+    usage: () => structuredClone(total),
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -300,12 +407,12 @@ var Git = class {
       child.stdout.on("data", (d) => out.push(d));
       child.stderr.on("data", (d) => err.push(d));
       child.on("error", reject);
-      child.on("close", (code2) => {
-        const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code2 ?? -1 };
+      child.on("close", (code3) => {
+        const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code3 ?? -1 };
         if (r.code !== 0 && !opts.allowFail) {
           let stderr = r.stderr.trim();
           for (const s of this.secrets()) stderr = stderr.split(s).join("***");
-          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code2, stderr));
+          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code3, stderr));
         } else resolve(r);
       });
       child.stdin.on("error", () => void 0);
@@ -495,9 +602,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(path21, ref) {
+    async readFile(path22, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path21, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path22, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -506,7 +613,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path21} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path22} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -590,6 +697,35 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
+    async createCheckRun(c) {
+      try {
+        const { data } = await octokit.rest.checks.create({
+          owner,
+          repo,
+          name: c.name,
+          head_sha: c.headSha,
+          status: "in_progress",
+          external_id: c.externalId,
+          output: { title: c.title, summary: c.summary }
+        });
+        return data.id;
+      } catch (err) {
+        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async updateCheckRun(id, c) {
+      try {
+        await octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          output: { title: c.title, summary: c.summary },
+          ...c.conclusion ? { status: "completed", conclusion: c.conclusion, completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
+        });
+      } catch (err) {
+        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
     async markReadyForReview(pull) {
       if (!pull.draft) return;
       try {
@@ -623,6 +759,8 @@ var dispatchContextSchema = external_exports.object({
   iteration: external_exports.number().int().min(1).optional().describe("A revision of the attempt on its PR (docs/executor.md#iterations)."),
   feedback: external_exports.array(feedbackSchema).optional().describe("A revision: what it must answer \u2014 reviews (read from GitHub by id), /forge fix messages, failing checks."),
   prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
+  budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).strict().optional().describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
+  traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
     "Fields too long for the input (src/core/dispatch-inputs.ts): a JSON file on the run's state branch holding them, and its blob sha; the job reads it there (dispatch-context.ts)."
   )
@@ -893,6 +1031,7 @@ async function supervise(start, options) {
   try {
     const outcome = await start({
       signal: controller.signal,
+      stop,
       onProgress: (p) => {
         if (stopped) return;
         lastProgressAt = now();
@@ -908,7 +1047,7 @@ async function supervise(start, options) {
   }
 }
 function exitCodeOfStop(reason) {
-  return reason === "cancelled" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
+  return reason === "cancelled" || reason === "budget" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }
 
 // action/src/captain.ts
@@ -1366,7 +1505,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path21, ref) => github.readFile(path21, ref),
+    readFile: (path22, ref) => github.readFile(path22, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -1377,7 +1516,12 @@ function maskedGitHub(github, masker) {
     markReadyForReview: (pull) => github.markReadyForReview(pull),
     ...github.review ? { review: github.review.bind(github) } : {},
     ...github.replyToReviewComment ? { replyToReviewComment: (pr, id, body) => github.replyToReviewComment(pr, id, masker.mask(body)) } : {},
-    ...github.requestReviewers ? { requestReviewers: github.requestReviewers.bind(github) } : {}
+    ...github.requestReviewers ? { requestReviewers: github.requestReviewers.bind(github) } : {},
+    // The live check run shows the agent's tool calls: masked like a PR body.
+    ...github.createCheckRun && github.updateCheckRun ? {
+      createCheckRun: (c) => github.createCheckRun({ ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) }),
+      updateCheckRun: (id, c) => github.updateCheckRun(id, { ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) })
+    } : {}
   };
 }
 function maskReport(report, masker) {
@@ -1395,8 +1539,8 @@ async function maskFolder(dir, masker) {
 }
 
 // action/src/task/job.ts
-import { writeFile as writeFile7 } from "node:fs/promises";
-import path11 from "node:path";
+import { writeFile as writeFile8 } from "node:fs/promises";
+import path12 from "node:path";
 
 // action/src/context.ts
 import { readFile as readFile4 } from "node:fs/promises";
@@ -1524,6 +1668,74 @@ function renderContext(c) {
   return out.join("\n");
 }
 
+// action/src/live-report.ts
+import { appendFileSync } from "node:fs";
+var LIVE_DETAIL_MAX = 200;
+var KEPT = 1e3;
+var LiveReport = class {
+  constructor(file, traceId, now = Date.now, masker) {
+    this.file = file;
+    this.traceId = traceId;
+    this.now = now;
+    this.masker = masker;
+    this.#t0 = now();
+  }
+  file;
+  traceId;
+  now;
+  masker;
+  entries = [];
+  /** Called with every line written (telemetry, live progress); a failing listener is ignored. */
+  listeners = [];
+  #t0;
+  /** Starts the elapsed clock (the agent's start). */
+  restart() {
+    this.#t0 = this.now();
+  }
+  write(e) {
+    const t = this.now();
+    const detail2 = e.detail !== void 0 ? this.#bound(e.detail, LIVE_DETAIL_MAX) : void 0;
+    const entry = {
+      at: new Date(t).toISOString(),
+      elapsed_s: Math.round((t - this.#t0) / 100) / 10,
+      layer: e.layer,
+      stage: this.#bound(e.stage, 80),
+      status: e.status,
+      ...detail2 ? { detail: detail2 } : {},
+      ...e.tool ? { tool: this.#bound(e.tool, 80) } : {},
+      ...e.turn !== void 0 ? { turn: e.turn } : {},
+      trace_id: this.traceId
+    };
+    this.entries.push(entry);
+    if (this.entries.length > 2 * KEPT) this.entries.splice(0, this.entries.length - KEPT);
+    try {
+      appendFileSync(this.file, `${JSON.stringify(entry)}
+`);
+    } catch {
+    }
+    for (const listen of this.listeners) {
+      try {
+        listen(entry);
+      } catch {
+      }
+    }
+    return entry;
+  }
+  /** One line of text: whitespace folded, cut to `max` characters, masked. */
+  #bound(s, max) {
+    const one = s.slice(0, max * 4).replace(/\s+/g, " ").trim().slice(0, max);
+    return this.masker ? this.masker.mask(one) : one;
+  }
+};
+var LIVE_KINDS = {
+  start: "start",
+  exit: "end",
+  tool_use: "tool_use",
+  tool_result: "tool_result",
+  rate_limit: "rate_limit",
+  retry: "retry"
+};
+
 // action/src/start-head.ts
 import { readFile as readFile5 } from "node:fs/promises";
 import path6 from "node:path";
@@ -1635,36 +1847,80 @@ async function pushProgress(a, stage) {
 }
 
 // action/src/task/agent.ts
+function capOf(config) {
+  const { attempt_usd, attempt_tokens } = config.budgets;
+  if (attempt_usd === void 0 && attempt_tokens === void 0) return void 0;
+  return {
+    ...attempt_usd !== void 0 ? { usd: attempt_usd } : {},
+    ...attempt_tokens !== void 0 ? { tokens: attempt_tokens } : {}
+  };
+}
 async function runAgent(a) {
   const { config, deps, events, now, log, warnings } = a;
   const { attempt } = a.ids;
   const tAgent = now();
+  const { live } = a;
+  live.restart();
+  void a.branchState.prOpening.then(() => a.liveCheck.start(a.branchState.remoteHead)).catch(() => void 0);
+  live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote;
+  const meter = a.spend;
+  const cap = a.input.context.budget ?? capOf(config);
+  let session2 = 0;
+  const checkBudget = (stop) => {
+    const over = cap ? meter.over(cap) : void 0;
+    if (!over || budgetStop) return;
+    budgetStop = over;
+    const what = over.limit.usd !== void 0 && (over.spent.usd ?? 0) > over.limit.usd ? `spent $${(over.spent.usd ?? 0).toFixed(2)} of its $${over.limit.usd.toFixed(2)} budget` : `used ${over.spent.tokens ?? 0} of its ${over.limit.tokens ?? 0} tokens`;
+    live.write({ layer: "job", stage: "agent", status: "budget", detail: what });
+    stop("budget", what);
+  };
+  let budgetStop;
+  let stopNow;
   const supervised = await supervise(
-    (ctl) => deps.agent.run({
-      agentType: a.node.agentType,
-      taskContext: a.built.taskContext,
-      workdir: a.input.workspace,
-      sessionDir: a.sessionDir,
-      walkthroughPath: a.walkthroughSession,
-      signal: ctl.signal,
-      onProgress: (p) => {
-        progressNote = p.summary;
-        ctl.onProgress(p);
-      },
-      // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-      onStageEnd: async (stage) => {
-        ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-        await pushProgress(a, stage).catch(
-          (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
-        );
-        ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
-      }
-    }).catch((err) => ({
-      exitCode: EXIT_CODES.FAILURE,
-      error: `the agent runner failed: ${err.message}`
-    })),
+    (ctl) => {
+      stopNow = ctl.stop;
+      return deps.agent.run({
+        agentType: a.node.agentType,
+        taskContext: a.built.taskContext,
+        workdir: a.input.workspace,
+        sessionDir: a.sessionDir,
+        walkthroughPath: a.walkthroughSession,
+        signal: ctl.signal,
+        ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
+        spendFile: meter.spendFile,
+        onProgress: (p) => {
+          progressNote = p.summary;
+          if (p.kind === "start") session2++;
+          meter.onProgress(p, session2);
+          if (p.costUsd !== void 0 || p.tokens) checkBudget(ctl.stop);
+          const status = p.kind ? LIVE_KINDS[p.kind] : void 0;
+          if (status)
+            live.write({
+              layer: "stage",
+              stage: p.stage ?? "agent",
+              status,
+              detail: p.summary,
+              ...p.tool ? { tool: p.tool } : {},
+              ...p.turn !== void 0 ? { turn: p.turn } : {}
+            });
+          ctl.onProgress(p);
+        },
+        // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
+        onStageEnd: async (stage) => {
+          ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
+          await pushProgress(a, stage).catch(
+            (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
+          );
+          ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+          live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
+        }
+      }).catch((err) => ({
+        exitCode: EXIT_CODES.FAILURE,
+        error: `the agent runner failed: ${err.message}`
+      }));
+    },
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1e3,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -1673,12 +1929,16 @@ async function runAgent(a) {
       ...deps.cancel ? { cancel: deps.cancel } : {},
       now,
       onBeat: (at) => {
+        a.liveCheck.tick(at);
+        meter.readFile();
+        if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
         if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
         progressNote = void 0;
       },
       onStop: (reason, detail2, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail2}.`);
+        live.write({ layer: "job", stage: "agent", status: "stopped", detail: `${reason}: ${detail2}` });
         if (reason !== "cancelled")
           events.emit("task.stale", {
             lastHeartbeat: new Date(lastProgressAt).toISOString(),
@@ -1689,7 +1949,9 @@ async function runAgent(a) {
     }
   );
   const tAgentEnd = now();
+  meter.readFile();
   const outcome = supervised.outcome;
+  live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict = { exitCode: outcome.exitCode, errors: [] };
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;
@@ -1698,7 +1960,7 @@ async function runAgent(a) {
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
-  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+  return { end: { supervised, outcome, tAgent, tAgentEnd, ...budgetStop ? { budgetExceeded: budgetStop } : {} }, verdict };
 }
 
 // action/src/task/context.ts
@@ -2163,8 +2425,110 @@ async function publishPr(a, pr, end) {
 }
 
 // action/src/task/record.ts
-import { cp as cp3, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
+import { cp as cp3, readFile as readFile8, writeFile as writeFile6 } from "node:fs/promises";
+import path9 from "node:path";
+
+// action/src/task/execution-report.ts
+import { readdir as readdir3, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
 import path8 from "node:path";
+function cell2(v, max = 80) {
+  const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
+  return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
+}
+var secs = (ms) => `${(ms / 1e3).toFixed(1)} s`;
+var REPORT_TOOL_LINES = 20;
+function renderExecutionReport(f, stages, signals) {
+  const lines = [
+    `# Execution report \u2014 \`${f.taskId}\` attempt ${f.attempt}`,
+    "",
+    `Run \`${f.runId}\` \xB7 agent type ${cell2(f.agentType)} \xB7 adapter ${cell2(f.agent)}${f.model ? ` \xB7 model ${cell2(f.model)}` : ""} \xB7 trace \`${f.traceId}\``,
+    "",
+    "| | |",
+    "| --- | --- |",
+    `| Outcome | exit ${f.exitCode}: ${exitMeaning(f.exitCode)} |`,
+    ...f.stopped ? [`| Stopped by the runner | ${cell2(f.stopped.reason)}: ${cell2(f.stopped.detail, 200)} |`] : [],
+    ...f.error ? [`| Error | ${cell2(f.error, 300)} |`] : [],
+    `| Before the agent | ${secs(f.tAgent - f.t0)} |`,
+    `| Agent | ${secs(f.tAgentEnd - f.tAgent)} |`,
+    `| After the agent (until this report) | ${secs(f.tNow - f.tAgentEnd)} |`,
+    ...spendRows(f.spend),
+    "",
+    "## Stages",
+    ""
+  ];
+  if (stages.length) {
+    lines.push("| Stage | Status | Exit | Attempts | Time | Error |", "| --- | --- | ---: | ---: | ---: | --- |");
+    for (const s of stages.slice(0, 100))
+      lines.push(
+        `| ${cell2(s.name)} | ${cell2(s.status)} | ${cell2(s.exit_code)} | ${cell2(s.attempts ?? 1)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell2(s.error, 160)} |`
+      );
+  } else lines.push("No stage manifest.");
+  const tools = f.live.filter((e) => e.status === "tool_use");
+  const recent = f.live.filter((e) => e.status !== "tool_result").slice(-REPORT_TOOL_LINES);
+  lines.push(
+    "",
+    "## Signals",
+    "",
+    ...signals.length ? signals.slice(0, 100).map((s) => `- \`${cell2(s, 120)}\``) : ["None."],
+    "",
+    `## Activity (${tools.length} tool call${tools.length === 1 ? "" : "s"}, ${f.live.length} events in \`.live-report\`)`,
+    ""
+  );
+  if (recent.length) {
+    lines.push("| Elapsed | Stage | Event | Tool | Detail |", "| ---: | --- | --- | --- | --- |");
+    for (const e of recent)
+      lines.push(`| ${e.elapsed_s.toFixed(1)} s | ${cell2(e.stage)} | ${e.status} | ${cell2(e.tool ?? "")} | ${cell2(e.detail ?? "", 120)} |`);
+  } else lines.push("No events.");
+  lines.push("");
+  return lines.join("\n");
+}
+function spendRows(s) {
+  const rows = [];
+  if (s.costUsd !== void 0) rows.push(`| Spend (the adapter's figure) | $${s.costUsd.toFixed(4)} |`);
+  if (s.proxyCostUsd !== void 0) rows.push(`| Spend (measured at the model proxy) | $${s.proxyCostUsd.toFixed(4)} |`);
+  if (s.tokens !== void 0) rows.push(`| Tokens | ${s.tokens} |`);
+  if (s.budget)
+    rows.push(
+      `| Budget | stopped at its cap: ${s.budget.limit.usd !== void 0 ? `$${s.budget.limit.usd.toFixed(2)}` : `${s.budget.limit.tokens} tokens`} |`
+    );
+  if (s.turns !== void 0) rows.push(`| Turns | ${s.turns} |`);
+  if (!rows.length) rows.push("| Spend | not reported by the adapter |");
+  return rows;
+}
+async function signalFiles(sessionDir) {
+  const found = [];
+  const walk2 = async (dir, depth) => {
+    if (depth > 6 || found.length >= 200) return;
+    const entries = await readdir3(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const p = path8.join(dir, e.name);
+      if (e.isDirectory()) await walk2(p, depth + 1);
+      else if (path8.basename(dir) === ".signals") found.push(path8.relative(sessionDir, p));
+    }
+  };
+  await walk2(sessionDir, 0);
+  return found.sort();
+}
+async function writeExecutionReport(sessionDir, facts) {
+  let stages = [];
+  try {
+    const manifest = JSON.parse(await readFile7(path8.join(sessionDir, "manifest.json"), "utf8"));
+    if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
+  } catch {
+  }
+  const file = path8.join(sessionDir, "execution-report.md");
+  await writeFile5(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
+  return file;
+}
+
+// action/src/task/trace.ts
+function attemptTraceId({ runId, taskId, attempt }) {
+  let h = 0xcbf29ce484222325n;
+  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0))) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0");
+}
+
+// action/src/task/record.ts
 async function recordAttempt(a, end, work, completed, verdict) {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -2179,14 +2543,38 @@ async function recordAttempt(a, end, work, completed, verdict) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path8.join(sessionDir, "result.json"),
-    traceId: traceId(runId, taskId, attempt),
+    artifactPath: path9.join(sessionDir, "result.json"),
+    traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode }
   });
+  await writeExecutionReport(sessionDir, {
+    runId,
+    taskId,
+    attempt,
+    agentType: a.node.agentType,
+    agent: end.outcome.agent ?? a.deps.agent.name,
+    ...result.model ? { model: result.model } : {},
+    traceId: attemptTraceId(a.ids),
+    exitCode,
+    ...error ? { error } : {},
+    ...end.supervised.stopped ? { stopped: end.supervised.stopped } : {},
+    t0: a.t0,
+    tAgent: end.tAgent,
+    tAgentEnd: end.tAgentEnd,
+    tNow: a.now(),
+    spend: {
+      ...result.cost_usd !== void 0 ? { costUsd: result.cost_usd } : {},
+      ...result.turns !== void 0 ? { turns: result.turns } : {},
+      ...a.spend.spent.tokens !== void 0 ? { tokens: a.spend.spent.tokens } : {},
+      ...result.proxy?.cost_usd !== void 0 ? { proxyCostUsd: result.proxy.cost_usd } : {},
+      ...end.budgetExceeded ? { budget: end.budgetExceeded } : {}
+    },
+    live: a.live.entries
+  });
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path8.join(a.input.workspace, a.recordRel));
+  await copyForRecord(sessionDir, path9.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
@@ -2224,9 +2612,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile7(path8.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile7(path8.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path8.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile8(path9.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile8(path9.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path9.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -2247,40 +2635,62 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       finished_at: new Date(a.now()).toISOString(),
       agent: outcome.agent ?? deps.agent.name,
       ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
-      ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
-      ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
+      ...spendFields(a, end),
+      ...outcome.turns !== void 0 ? { turns: outcome.turns } : {},
+      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
     })
   );
-  await writeFile5(path8.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile6(path9.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path8.join(sessionDir, "change-request.md")) await cp3(crSession, path8.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path9.join(sessionDir, "change-request.md")) await cp3(crSession, path9.join(sessionDir, "change-request.md"));
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path8.join(a.sessionDir, "manifest.json");
+  const manifest = path9.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
   const status = stageStatusOf(exitCode);
   const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
-  await writeFile5(
+  await writeFile6(
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
   );
 }
-function traceId(runId, taskId, attempt) {
-  let h = 0xcbf29ce484222325n;
-  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0))) * 0x100000001b3n);
-  return h.toString(16).padStart(16, "0");
+function spendFields(a, end) {
+  const metered = a.spend.spent;
+  const proxy = a.spend.proxy;
+  const usd = [end.outcome.costUsd, metered.usd].filter((x) => x !== void 0);
+  const b = end.budgetExceeded;
+  return {
+    ...usd.length ? { cost_usd: Math.max(...usd) } : {},
+    ...metered.split ? { tokens: { ...metered.split } } : {},
+    ...proxy ? {
+      proxy: {
+        requests: proxy.requests,
+        input_tokens: proxy.input,
+        output_tokens: proxy.output,
+        ...proxy.usd !== void 0 ? { cost_usd: proxy.usd } : {}
+      }
+    } : {},
+    ...b ? {
+      budget_exceeded: {
+        ...b.limit.usd !== void 0 ? { limit_usd: b.limit.usd } : {},
+        ...b.limit.tokens !== void 0 ? { limit_tokens: b.limit.tokens } : {},
+        ...b.spent.usd !== void 0 ? { spent_usd: b.spent.usd } : {},
+        ...b.spent.tokens !== void 0 ? { spent_tokens: b.spent.tokens } : {}
+      }
+    } : {}
+  };
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir4, rm as rm5, writeFile as writeFile6 } from "node:fs/promises";
-import path9 from "node:path";
+import { mkdir as mkdir4, rm as rm5, writeFile as writeFile7 } from "node:fs/promises";
+import path10 from "node:path";
 
 // action/src/events.ts
-import { appendFileSync } from "node:fs";
+import { appendFileSync as appendFileSync2 } from "node:fs";
 var AttemptEvents = class {
   constructor(file, runId, taskId, attempt, now = Date.now) {
     this.file = file;
@@ -2309,8 +2719,202 @@ var AttemptEvents = class {
       taskId: this.taskId,
       data
     };
-    appendFileSync(this.file, `${JSON.stringify(event)}
+    appendFileSync2(this.file, `${JSON.stringify(event)}
 `);
+  }
+};
+
+// action/src/task/live-check.ts
+var LIVE_CHECK_INTERVAL_MS = 3e4;
+var TOOLS_SHOWN = 5;
+var code2 = (s, max = 80) => `\`${asData(s.slice(0, max * 4)).replace(/[`\r\n]/g, " ").slice(0, max)}\``;
+var LiveCheck = class {
+  /** `of` gives the attempt (the check is made while the attempt's state is put together). */
+  constructor(of, intervalMs = LIVE_CHECK_INTERVAL_MS) {
+    this.of = of;
+    this.intervalMs = intervalMs;
+  }
+  of;
+  intervalMs;
+  #id;
+  #off = false;
+  #lastSent = -Infinity;
+  #lastText = "";
+  #sending = Promise.resolve();
+  /** API calls made (the overhead figure). */
+  calls = 0;
+  get a() {
+    return this.of();
+  }
+  get name() {
+    return `forge \xB7 ${this.a.ids.taskId} \xB7 live`;
+  }
+  /** What the check run says now. */
+  render() {
+    const entries = this.a.live.entries;
+    const started = [...entries].reverse().find((e) => e.layer === "stage" && e.status === "start");
+    const ended = started && entries.some((e) => e.layer === "stage" && e.status === "end" && e.at >= started.at && e.stage === started.stage);
+    const stage = started && !ended ? started.stage : void 0;
+    const tools = entries.filter((e) => e.status === "tool_use").slice(-TOOLS_SHOWN);
+    const turns = entries.reduce((n, e) => Math.max(n, e.turn ?? 0), 0);
+    const spent = this.a.spend.spent;
+    const elapsed = entries.at(-1)?.elapsed_s ?? 0;
+    const spend = spent.usd !== void 0 ? `$${spent.usd.toFixed(2)}` : spent.tokens !== void 0 ? `${spent.tokens} tokens` : "not reported yet";
+    const title = `Attempt ${this.a.ids.attempt}: ${stage ? `stage ${stage.slice(0, 40)}` : "between stages"} \xB7 ${turns} turns \xB7 ${spend}`;
+    const lines = [
+      `**Stage:** ${stage ? code2(stage) : "\u2014"} \xB7 **Turns:** ${turns} \xB7 **Spend so far:** ${spend} \xB7 **Elapsed:** ${Math.round(elapsed)} s`,
+      "",
+      tools.length ? "**Last tool calls**" : "No tool call yet.",
+      ...tools.map(
+        (e) => `- ${Math.round(e.elapsed_s)} s \xB7 ${code2(e.stage, 30)} \xB7 ${code2(e.tool ?? "?", 40)}${e.detail ? ` ${code2(e.detail)}` : ""}`
+      ),
+      "",
+      `_Updated at most every ${Math.round(this.intervalMs / 1e3)} s. The verdict is on the check run \`forge \xB7 ${this.a.ids.taskId}\`._`
+    ];
+    return { title, summary: lines.join("\n") };
+  }
+  /** Creates the check run on `headSha` (the attempt's pushed start). */
+  start(headSha) {
+    const gh = this.a.github;
+    if (!gh.createCheckRun || !gh.updateCheckRun) return void (this.#off = true);
+    const { runId, taskId, attempt } = this.a.ids;
+    const { title, summary: summary2 } = this.render();
+    this.#send(async () => {
+      this.#id = await gh.createCheckRun({ name: this.name, headSha, title, summary: summary2, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#lastText = summary2;
+    });
+  }
+  /** Updates the check run when the interval has passed and its text changed. */
+  tick(now) {
+    if (this.#off || this.#id === void 0 || now - this.#lastSent < this.intervalMs) return;
+    const { title, summary: summary2 } = this.render();
+    if (summary2 === this.#lastText) return;
+    this.#send(async () => {
+      await this.a.github.updateCheckRun(this.#id, { title, summary: summary2 });
+      this.#lastText = summary2;
+    });
+  }
+  /** Completes the check run with the attempt's exit code and a link to its execution report. */
+  async finish(exitCode, recordSha) {
+    await this.#sending;
+    if (this.#off || this.#id === void 0) return;
+    const { runId, taskId, attempt } = this.a.ids;
+    const { summary: summary2 } = this.render();
+    const link = `${this.a.input.serverUrl}/${this.a.input.repository}/blob/${recordSha}/${executionReportPath(runId, taskId, attempt)}`;
+    this.#send(async () => {
+      await this.a.github.updateCheckRun(this.#id, {
+        title: `Attempt ${attempt} ended: exit ${exitCode} (${exitMeaning(exitCode)})`,
+        summary: `${summary2}
+
+Execution report: [execution-report.md](${link})`,
+        conclusion: succeeded(exitCode) ? "success" : "neutral"
+      });
+    });
+    await this.#sending;
+  }
+  /** One call at a time, never blocking the agent; a refusal turns live progress off with one warning. */
+  #send(call) {
+    this.#lastSent = this.a.now();
+    this.#sending = this.#sending.then(async () => {
+      if (this.#off) return;
+      this.calls++;
+      try {
+        await call();
+      } catch (err) {
+        this.#off = true;
+        this.a.warnings.push(`live progress is off: ${err.message} (the workflow needs \`checks: write\`)`);
+      }
+    });
+  }
+};
+
+// action/src/task/spend.ts
+import { readFileSync } from "node:fs";
+var SPEND_FILE_MAX = 4096;
+var SpendMeter = class {
+  constructor(spendFile, prices, model, proxyUsage) {
+    this.spendFile = spendFile;
+    this.prices = prices;
+    this.model = model;
+    this.proxyUsage = proxyUsage;
+  }
+  spendFile;
+  prices;
+  model;
+  proxyUsage;
+  /** Cost of the sessions that ended, and the running session's so far (by stage). */
+  #sessionUsd = /* @__PURE__ */ new Map();
+  #codexTokens = { input: 0, output: 0 };
+  #file = {};
+  /** What the proxy measured: requests, tokens, and their cost by the price table (undefined when a model has no price). */
+  get proxy() {
+    const u = this.proxyUsage?.();
+    if (!u || u.requests === 0) return void 0;
+    const usd = priceUsage(u, this.prices);
+    return {
+      requests: u.requests,
+      input: u.inputTokens + u.cacheCreationTokens + u.cacheReadTokens,
+      output: u.outputTokens,
+      ...usd !== void 0 ? { usd } : {}
+    };
+  }
+  /** A progress event that carries spend. */
+  onProgress(p, session2) {
+    if (p.costUsd !== void 0) this.#sessionUsd.set(`${session2}:${p.stage ?? ""}`, p.costUsd);
+    if (p.tokens)
+      this.#codexTokens = { input: this.#codexTokens.input + p.tokens.input, output: this.#codexTokens.output + p.tokens.output };
+  }
+  /** Reads the spend file again (missing, too large or not JSON: what was read before stands). */
+  readFile() {
+    let text;
+    try {
+      text = readFileSync(this.spendFile, "utf8");
+    } catch {
+      return;
+    }
+    if (text.length > SPEND_FILE_MAX) return;
+    try {
+      const j = JSON.parse(text);
+      const num2 = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : void 0;
+      const usd = num2(j.cost_usd);
+      const input = num2(j.input_tokens);
+      const output = num2(j.output_tokens);
+      this.#file = {
+        ...usd !== void 0 ? { usd } : {},
+        ...input !== void 0 || output !== void 0 ? { split: { input: Math.round(input ?? 0), output: Math.round(output ?? 0) } } : {}
+      };
+    } catch {
+    }
+  }
+  /** Tokens priced by the config's table: the model's row, else `default`; undefined when neither is there. */
+  price(input, output, model = this.model) {
+    const row = (model !== void 0 ? this.prices[model] : void 0) ?? this.prices.default;
+    return row ? (input * row.input_per_mtok + output * row.output_per_mtok) / 1e6 : void 0;
+  }
+  get spent() {
+    const sessions = [...this.#sessionUsd.values()];
+    const reported = sessions.length ? sessions.reduce((a, b) => a + b, 0) : void 0;
+    const codexTokens = this.#codexTokens.input + this.#codexTokens.output;
+    const codexUsd = codexTokens ? this.price(this.#codexTokens.input, this.#codexTokens.output) : void 0;
+    const proxy = this.proxy;
+    const usd = [reported, codexUsd, this.#file.usd, proxy?.usd].filter((x) => x !== void 0);
+    const candidates = [
+      codexTokens ? this.#codexTokens : void 0,
+      this.#file.split,
+      proxy ? { input: proxy.input, output: proxy.output } : void 0
+    ].filter((x) => x !== void 0);
+    const split = candidates.sort((a, b) => b.input + b.output - (a.input + a.output))[0];
+    return {
+      ...usd.length ? { usd: Math.round(Math.max(...usd) * 1e6) / 1e6 } : {},
+      ...split ? { tokens: split.input + split.output, split: { ...split } } : {}
+    };
+  }
+  /** What the spend crossed, if anything. */
+  over(cap) {
+    const s = this.spent;
+    if (cap.usd !== void 0 && (s.usd ?? 0) > cap.usd || cap.tokens !== void 0 && (s.tokens ?? 0) > cap.tokens)
+      return { limit: cap, spent: s };
+    return void 0;
   }
 };
 
@@ -2318,10 +2922,11 @@ var AttemptEvents = class {
 async function openAttempt(job, co) {
   const { input, git, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path9.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path10.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm5(sessionDir, { recursive: true, force: true });
-  await mkdir4(path9.join(sessionDir, ".signals"), { recursive: true });
-  const events = new AttemptEvents(path9.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir4(path10.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir4(path10.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path10.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
       github,
@@ -2337,17 +2942,20 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile6(path9.join(sessionDir, "context.md"), built.markdown);
-  await writeFile6(path9.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile7(path10.join(sessionDir, "context.md"), built.markdown);
+  await writeFile7(path10.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
     ...co,
     sessionDir,
     events,
+    liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
+    spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path9.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path10.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -2358,6 +2966,8 @@ async function openAttempt(job, co) {
       prOpening: Promise.resolve(void 0)
     }
   };
+  const endpoint = job.config.telemetry.otlp_endpoint;
+  if (endpoint) a.telemetry = new (await import("./telemetry-EW4MJL7H.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();
@@ -2366,8 +2976,8 @@ async function openAttempt(job, co) {
 }
 
 // action/src/task/revision.ts
-import { readFile as readFile8 } from "node:fs/promises";
-import path10 from "node:path";
+import { readFile as readFile9 } from "node:fs/promises";
+import path11 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -2455,7 +3065,7 @@ async function readRevision(job, walkthroughInCheckout2) {
     threads,
     reviewers: [...reviewers],
     asked,
-    earlier: revisionSections(await readFile8(walkthroughInCheckout2, "utf8").catch(() => ""))
+    earlier: revisionSections(await readFile9(walkthroughInCheckout2, "utf8").catch(() => ""))
   };
 }
 function revisionSections(markdown) {
@@ -2469,14 +3079,14 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path10.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path11.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path10.join(a.sessionDir, "agent", "answers.json");
+  return path11.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
-  const text = await readFile8(answersPath(a), "utf8").catch(() => void 0);
+  const text = await readFile9(answersPath(a), "utf8").catch(() => void 0);
   if (text === void 0) return out;
   let raw;
   try {
@@ -2640,7 +3250,7 @@ ${section}
 ${section}
 `;
   }
-  if ((revision || steering.received.length) && completed.ok) await writeFile7(a.walkthroughSession, completed.markdown);
+  if ((revision || steering.received.length) && completed.ok) await writeFile8(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
   const early = await a.branchState.prOpening;
@@ -2648,12 +3258,22 @@ ${section}
   const pr = early ?? await openPrAfterPush(a);
   const tPushed = a.now();
   mark(a, "push");
+  await a.liveCheck.finish(exitCode, recordSha);
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
   if (revision && succeeded(exitCode)) await answerReviewers(a, revision, pr, recordSha, changed);
   const tEnd = a.now();
   mark(a, "pr_body");
   await uploadSession(a);
+  await a.telemetry?.end(
+    {
+      exitCode,
+      agentMs: end.tAgentEnd - end.tAgent,
+      ...result.cost_usd !== void 0 ? { costUsd: result.cost_usd } : {},
+      ...result.turns !== void 0 ? { turns: result.turns } : {}
+    },
+    a.now()
+  ).catch((err) => void a.warnings.push(`could not send the attempt's telemetry: ${err.message}`));
   const timings = timingsOf(a, end, tPushed, tEnd);
   const { input } = a;
   const summary2 = renderSummary({
@@ -2693,7 +3313,7 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderContext(a.built.taskContext);
-  await writeFile7(path11.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile8(path12.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
@@ -2742,11 +3362,11 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir7 } from "node:fs/promises";
-import path19 from "node:path";
+import path20 from "node:path";
 
 // src/agent/stages/config.ts
-import { readFile as readFile9 } from "node:fs/promises";
-import path12 from "node:path";
+import { readFile as readFile10 } from "node:fs/promises";
+import path13 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -2793,21 +3413,21 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile9(path12.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile10(path13.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir5, readFile as readFile10, writeFile as writeFile8 } from "node:fs/promises";
-import path13 from "node:path";
+import { mkdir as mkdir5, readFile as readFile11, writeFile as writeFile9 } from "node:fs/promises";
+import path14 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path13.resolve(options.sessionDir);
+  const sessionDir = path14.resolve(options.sessionDir);
   await mkdir5(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
-  const traceId2 = traceIdFrom(parentEnv);
-  await writeFile8(path13.join(sessionDir, ".trace"), `${traceId2}
+  const traceId = traceIdFrom(parentEnv);
+  await writeFile9(path14.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
   return {
     options,
@@ -2815,8 +3435,8 @@ async function openStageContext(options) {
     task: options.taskContext,
     workdir: options.workdir,
     sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId2 },
-    traceId: traceId2,
+    env: { ...parentEnv, [ENV.trace]: traceId },
+    traceId,
     reports: defaultReportPaths(sessionDir),
     startedAt: /* @__PURE__ */ new Date(),
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
@@ -2841,7 +3461,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path13.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path14.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -2907,7 +3527,7 @@ Fix the cause and complete the stage.`;
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile10(file, "utf8").catch(() => void 0);
+    const text = await readFile11(file, "utf8").catch(() => void 0);
     if (text === void 0) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
@@ -2931,8 +3551,8 @@ var SessionLog = class {
 };
 
 // src/agent/stages/captain.ts
-import { writeFile as writeFile9 } from "node:fs/promises";
-import path14 from "node:path";
+import { writeFile as writeFile10 } from "node:fs/promises";
+import path15 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -3035,14 +3655,14 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path14.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path15.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path14.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile9(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
+    const report = path15.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    await writeFile10(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
@@ -3092,7 +3712,7 @@ async function writeValidateRefinement(c, heal, problems) {
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions."
   ].join("\n\n");
-  await writeFile9(c.reports.refinement, `${doc}
+  await writeFile10(c.reports.refinement, `${doc}
 `, "utf8");
   c.out.refinement = doc;
 }
@@ -3104,8 +3724,8 @@ var CAPTAIN_STEPS = {
 };
 
 // src/agent/stages/refinery.ts
-import { writeFile as writeFile11 } from "node:fs/promises";
-import path16 from "node:path";
+import { writeFile as writeFile12 } from "node:fs/promises";
+import path17 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -3142,13 +3762,13 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir6, readFile as readFile11, writeFile as writeFile10 } from "node:fs/promises";
-import path15 from "node:path";
+import { mkdir as mkdir6, readFile as readFile12, writeFile as writeFile11 } from "node:fs/promises";
+import path16 from "node:path";
 function sentinelDir(c) {
-  return path15.join(c.sessionDir, "sentinel");
+  return path16.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path15.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path16.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -3164,7 +3784,7 @@ async function initialTest(c) {
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir6(cycleDir, { recursive: true });
-  const file = path15.join(cycleDir, "verification-results.json");
+  const file = path16.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -3173,7 +3793,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile10(path15.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile11(path16.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -3211,7 +3831,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path15.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path16.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -3222,7 +3842,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path15.join(sentinelDir(c), "test-spec.md");
+  const spec = path16.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -3250,7 +3870,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path15.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path16.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -3258,7 +3878,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path15.join(cycleDir, "audit-report.md");
+  const audit = path16.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -3278,12 +3898,12 @@ ${task.task.trim()}`
     )
   );
   if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile11(audit, "utf8").catch(() => "") ?? "")?.[1];
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(await readFile12(audit, "utf8").catch(() => "") ?? "")?.[1];
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path15.join(cycleDir, "fix-list.json");
+  const fixList = path16.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -3325,7 +3945,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path15.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path16.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -3338,17 +3958,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile10(path15.join(dir, "grade.txt"), `${grade}
+  await writeFile11(path16.join(dir, "grade.txt"), `${grade}
 `, "utf8");
-  await writeFile10(
-    path15.join(dir, "summary.json"),
+  await writeFile11(
+    path16.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path15.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path16.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -3381,7 +4001,7 @@ async function sentinelVerdict(c, run2) {
   };
 }
 async function readJson(file) {
-  const text = await readFile11(file, "utf8").catch(() => void 0);
+  const text = await readFile12(file, "utf8").catch(() => void 0);
   if (text === void 0) return void 0;
   try {
     return JSON.parse(text);
@@ -3396,8 +4016,8 @@ function runShell(command, cwd, timeoutMs, env, signal) {
       ["-c", command],
       { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} },
       (err, stdout, stderr) => {
-        const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-        resolve({ code: code2, output: `${String(stdout)}${stderr ? `
+        const code3 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+        resolve({ code: code3, output: `${String(stdout)}${stderr ? `
 [stderr]
 ${String(stderr)}` : ""}` });
       }
@@ -3419,8 +4039,8 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path16.join(c.sessionDir, "merge-log.txt");
-  await writeFile11(artifact, `${merged.join("\n")}
+  const artifact = path17.join(c.sessionDir, "merge-log.txt");
+  await writeFile12(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
@@ -3469,8 +4089,8 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { readFile as readFile12 } from "node:fs/promises";
-import path17 from "node:path";
+import { readFile as readFile13 } from "node:fs/promises";
+import path18 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -3525,8 +4145,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path17.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path17.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path18.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path18.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -3545,9 +4165,9 @@ async function stoppedBy(c, stage, o) {
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
   if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
-    out.question = await readFile12(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
+    out.question = await readFile13(reports.question, "utf8").catch(() => void 0) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
-    out.refinement ??= await readFile12(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
+    out.refinement ??= await readFile13(reports.refinement, "utf8").catch(() => void 0) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 async function finishStages(c, names, run2, configError) {
@@ -3581,7 +4201,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path17.join(c.sessionDir, "manifest.json");
+  const manifestPath = path18.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -3597,10 +4217,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile13, readdir as readdir3 } from "node:fs/promises";
-import path18 from "node:path";
+import { readFile as readFile14, readdir as readdir4 } from "node:fs/promises";
+import path19 from "node:path";
 function subtaskDir(sessionDir) {
-  return path18.join(sessionDir, "subtasks");
+  return path19.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -3610,11 +4230,11 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir3(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const names = (await readdir4(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path18.join(dir, name);
-    const { data, body, problem } = readSubtaskFile(file, await readFile13(file, "utf8"));
+    const file = path19.join(dir, name);
+    const { data, body, problem } = readSubtaskFile(file, await readFile14(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
       id,
@@ -3629,7 +4249,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, await readFile13(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, await readFile14(file, "utf8"));
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -3750,7 +4370,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path19.join(req.sessionDir, "agent");
+      const agentDir = path20.join(req.sessionDir, "agent");
       await mkdir7(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -3792,9 +4412,11 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path19.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path20.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
-            FORGE_BASE_REF: c.baseRef
+            FORGE_BASE_REF: c.baseRef,
+            ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
+            ...req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}
           },
           masker: options.masker,
           ...options.binary ? { binary: options.binary } : {},
@@ -3804,7 +4426,15 @@ function createStagesRunner(options) {
         },
         deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
-        onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
+        onProgress: (e) => req.onProgress({
+          summary: e.summary,
+          kind: e.kind,
+          stage: e.name,
+          ...e.tool ? { tool: e.tool } : {},
+          ...e.turn !== void 0 ? { turn: e.turn } : {},
+          ...e.costUsd !== void 0 ? { costUsd: e.costUsd } : {},
+          ...e.tokens ? { tokens: e.tokens } : {}
+        }),
         ...req.onStageEnd ? { onStageEnd: (stage) => req.onStageEnd(stage) } : {},
         promptOptions: { repoDir: req.workdir, ...options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {} }
       });
@@ -3868,11 +4498,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path20.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path21.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path20.basename(path20.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path21.basename(path21.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -3918,7 +4548,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path20.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path21.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
     await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
@@ -3958,7 +4588,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     const uploadArtifact = env.ACTIONS_RUNTIME_TOKEN && env.ACTIONS_RESULTS_URL ? async (name, rootDir, files) => {
-      const { DefaultArtifactClient } = await import("./artifact-O4HXMSR3.js");
+      const { DefaultArtifactClient } = await import("./artifact-UGCKOLGL.js");
       await new DefaultArtifactClient().uploadArtifact(name, files, rootDir, { retentionDays: 30 });
     } : void 0;
     const jobUrl = jobEnv.workflowRunId ? `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}/actions/runs/${jobEnv.workflowRunId}` : void 0;
@@ -3985,7 +4615,8 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
           log: { info: (m) => info(m), warning: (m) => warning(m) },
           ...uploadArtifact ? { uploadArtifact } : {},
           cancel: cancel.signal,
-          masker
+          masker,
+          ...access.proxy ? { modelUsage: access.proxy.usage } : {}
         }
       });
     } finally {

@@ -1,6 +1,14 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  Telemetry,
+  dispatchSpanId,
+  dispatchTraceparent,
+  runSpanId,
+  runTraceId,
+  taskSpanId
+} from "./chunk-6FIFB3C5.js";
+import {
   BRANCH_PREFIX,
   CONFIG_PATH,
   DISPATCH_INPUTS,
@@ -20,6 +28,7 @@ import {
   captainId,
   checkRunName,
   eventSegmentFile,
+  executionReportPath,
   fenceFor,
   followupId,
   forgeConfigSchema,
@@ -45,19 +54,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-5ZKTI4TH.js";
-import {
-  EXIT_CODES,
-  external_exports,
-  formatProblem,
-  parsePlan,
-  readFrontMatter,
-  require_dist,
-  succeeded,
-  validateDagChange,
-  validatePlan,
-  zodProblems
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-7DIULSB5.js";
 import {
   Octokit,
   RequestError,
@@ -68,18 +65,33 @@ import {
   require_light,
   restEndpointMethods,
   retry
-} from "./chunk-QAXPJL55.js";
+} from "./chunk-MOSYCUKF.js";
+import {
+  EXIT_CODES,
+  agentTypeSchema,
+  external_exports,
+  formatProblem,
+  parsePlan,
+  readFrontMatter,
+  require_dist,
+  succeeded,
+  taskStatusSchema,
+  validateDagChange,
+  validatePlan,
+  zodProblems
+} from "./chunk-SL2JOYXZ.js";
 import {
   getInput,
   info,
   setFailed,
   setSecret
-} from "./chunk-ILD5NOJL.js";
+} from "./chunk-TKSPUYDL.js";
+import "./chunk-7RVEMTZD.js";
 import {
   __commonJS,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/deepmerge/dist/cjs.js
 var require_cjs = __commonJS({
@@ -1511,7 +1523,7 @@ var require_sonic_boom = __commonJS({
       if (this.minLength >= this.maxWrite) {
         throw new Error(`minLength should be smaller than maxWrite (${this.maxWrite})`);
       }
-      this.release = (err, n) => {
+      this.release = (err, n2) => {
         if (err) {
           if ((err.code === "EAGAIN" || err.code === "EBUSY") && this.retryEAGAIN(err, this._writingBuf.length, this._len - this._writingBuf.length)) {
             if (this.sync) {
@@ -1530,8 +1542,8 @@ var require_sonic_boom = __commonJS({
           }
           return;
         }
-        this.emit("write", n);
-        const releasedBufObj = releaseWritingBuf(this._writingBuf, this._len, n);
+        this.emit("write", n2);
+        const releasedBufObj = releaseWritingBuf(this._writingBuf, this._len, n2);
         this._len = releasedBufObj.len;
         this._writingBuf = releasedBufObj.writingBuf;
         if (this._writingBuf.length) {
@@ -1541,8 +1553,8 @@ var require_sonic_boom = __commonJS({
           }
           try {
             do {
-              const n2 = fsWriteSync();
-              const releasedBufObj2 = releaseWritingBuf(this._writingBuf, this._len, n2);
+              const n3 = fsWriteSync();
+              const releasedBufObj2 = releaseWritingBuf(this._writingBuf, this._len, n3);
               this._len = releasedBufObj2.len;
               this._writingBuf = releasedBufObj2.writingBuf;
             } while (this._writingBuf.length);
@@ -1590,12 +1602,12 @@ var require_sonic_boom = __commonJS({
         this._periodicFlushTimer.unref();
       }
     }
-    function releaseWritingBuf(writingBuf, len, n) {
+    function releaseWritingBuf(writingBuf, len, n2) {
       if (typeof writingBuf === "string") {
         writingBuf = Buffer.from(writingBuf);
       }
-      len = Math.max(len - n, 0);
-      writingBuf = writingBuf.subarray(n);
+      len = Math.max(len - n2, 0);
+      writingBuf = writingBuf.subarray(n2);
       return { writingBuf, len };
     }
     function emitDrain(sonic) {
@@ -1817,8 +1829,8 @@ var require_sonic_boom = __commonJS({
           buf = this._bufs[0];
         }
         try {
-          const n = Buffer.isBuffer(buf) ? fs.writeSync(this.fd, buf) : fs.writeSync(this.fd, buf, "utf8");
-          const releasedBufObj = releaseWritingBuf(buf, this._len, n);
+          const n2 = Buffer.isBuffer(buf) ? fs.writeSync(this.fd, buf) : fs.writeSync(this.fd, buf, "utf8");
+          const releasedBufObj = releaseWritingBuf(buf, this._len, n2);
           buf = releasedBufObj.writingBuf;
           this._len = releasedBufObj.len;
           if (buf.length <= 0) {
@@ -1854,9 +1866,9 @@ var require_sonic_boom = __commonJS({
           buf = mergeBuf(this._bufs[0], this._lens[0]);
         }
         try {
-          const n = fs.writeSync(this.fd, buf);
-          buf = buf.subarray(n);
-          this._len = Math.max(this._len - n, 0);
+          const n2 = fs.writeSync(this.fd, buf);
+          buf = buf.subarray(n2);
+          this._len = Math.max(this._len - n2, 0);
           if (buf.length <= 0) {
             this._bufs.shift();
             this._lens.shift();
@@ -3025,7 +3037,7 @@ var require_tools = __commonJS({
       return function hookWrappedLog(...args) {
         hook6.call(this, args, LOG, level);
       };
-      function LOG(o, ...n) {
+      function LOG(o, ...n2) {
         if (typeof o === "object") {
           let msg = o;
           if (o !== null) {
@@ -3036,22 +3048,22 @@ var require_tools = __commonJS({
             }
           }
           let formatParams;
-          if (msg === null && n.length === 0) {
+          if (msg === null && n2.length === 0) {
             formatParams = [null];
           } else {
-            msg = n.shift();
-            formatParams = n;
+            msg = n2.shift();
+            formatParams = n2;
           }
           if (typeof this[msgPrefixSym] === "string" && msg !== void 0 && msg !== null) {
             msg = this[msgPrefixSym] + msg;
           }
           this[writeSym](o, format(msg, formatParams, this[formatOptsSym]), level);
         } else {
-          let msg = o === void 0 ? n.shift() : o;
+          let msg = o === void 0 ? n2.shift() : o;
           if (typeof this[msgPrefixSym] === "string" && msg !== void 0 && msg !== null) {
             msg = this[msgPrefixSym] + msg;
           }
-          this[writeSym](null, format(msg, n, this[formatOptsSym]), level);
+          this[writeSym](null, format(msg, n2, this[formatOptsSym]), level);
         }
       }
     }
@@ -3608,7 +3620,7 @@ var require_proto = __commonJS({
       get levelVal() {
         return this[levelValSym];
       },
-      set levelVal(n) {
+      set levelVal(n2) {
         throw Error("levelVal is read-only");
       },
       get msgPrefix() {
@@ -3745,7 +3757,7 @@ var require_proto = __commonJS({
       if (mixin) {
         obj = mixinMergeStrategy(obj, mixin(obj, num, this));
       }
-      const s = this[asJsonSym](obj, msg, num, t);
+      const s2 = this[asJsonSym](obj, msg, num, t);
       const stream = this[streamSym];
       if (stream[needsMetadataGsym] === true) {
         stream.lastLevel = num;
@@ -3754,7 +3766,7 @@ var require_proto = __commonJS({
         stream.lastTime = t.slice(this[timeSliceIndexSym]);
         stream.lastLogger = this;
       }
-      stream.write(streamWriteHook ? streamWriteHook(s) : s);
+      stream.write(streamWriteHook ? streamWriteHook(s2) : s2);
     }
     function flush(cb) {
       if (cb != null && typeof cb !== "function") {
@@ -4479,7 +4491,7 @@ var require_multistream = __commonJS({
       }
       function remove(id) {
         const { streams } = this;
-        const index = streams.findIndex((s) => s.id === id);
+        const index = streams.findIndex((s2) => s2.id === id);
         if (index >= 0) {
           streams.splice(index, 1);
           streams.sort(compareByLevel);
@@ -4773,12 +4785,12 @@ var require_colorette = __commonJS({
     var tty = __require("tty");
     function _interopNamespace(e) {
       if (e && e.__esModule) return e;
-      var n = /* @__PURE__ */ Object.create(null);
+      var n2 = /* @__PURE__ */ Object.create(null);
       if (e) {
         Object.keys(e).forEach(function(k) {
           if (k !== "default") {
             var d = Object.getOwnPropertyDescriptor(e, k);
-            Object.defineProperty(n, k, d.get ? d : {
+            Object.defineProperty(n2, k, d.get ? d : {
               enumerable: true,
               get: function() {
                 return e[k];
@@ -4787,8 +4799,8 @@ var require_colorette = __commonJS({
           }
         });
       }
-      n["default"] = e;
-      return Object.freeze(n);
+      n2["default"] = e;
+      return Object.freeze(n2);
     }
     var tty__namespace = /* @__PURE__ */ _interopNamespace(tty);
     var {
@@ -5734,7 +5746,7 @@ var require_sonic_boom2 = __commonJS({
       if (this.minLength >= this.maxWrite) {
         throw new Error(`minLength should be smaller than maxWrite (${this.maxWrite})`);
       }
-      this.release = (err, n) => {
+      this.release = (err, n2) => {
         if (err) {
           const isRetryableErr = err.code === "EAGAIN" || err.code === "EBUSY";
           if (isRetryableErr) {
@@ -5761,15 +5773,15 @@ var require_sonic_boom2 = __commonJS({
           }
           return;
         }
-        if (n > 0) {
+        if (n2 > 0) {
           this._writeRetries = 0;
         }
-        const releasedBufObj = releaseWritingBuf(this._writingBuf, this._len, n);
+        const releasedBufObj = releaseWritingBuf(this._writingBuf, this._len, n2);
         this._len = releasedBufObj.len;
         this._writingBuf = releasedBufObj.writingBuf;
         this._emittingWrite = true;
         try {
-          this.emit("write", n);
+          this.emit("write", n2);
         } finally {
           this._emittingWrite = false;
         }
@@ -5791,8 +5803,8 @@ var require_sonic_boom2 = __commonJS({
           }
           try {
             do {
-              const n2 = fsWriteSync();
-              const releasedBufObj2 = releaseWritingBuf(this._writingBuf, this._len, n2);
+              const n3 = fsWriteSync();
+              const releasedBufObj2 = releaseWritingBuf(this._writingBuf, this._len, n3);
               this._len = releasedBufObj2.len;
               this._writingBuf = releasedBufObj2.writingBuf;
             } while (this._writingBuf.length);
@@ -5837,12 +5849,12 @@ var require_sonic_boom2 = __commonJS({
         this._periodicFlushTimer.unref();
       }
     }
-    function releaseWritingBuf(writingBuf, len, n) {
+    function releaseWritingBuf(writingBuf, len, n2) {
       if (typeof writingBuf === "string") {
         writingBuf = Buffer.from(writingBuf);
       }
-      len = Math.max(len - n, 0);
-      writingBuf = writingBuf.subarray(n);
+      len = Math.max(len - n2, 0);
+      writingBuf = writingBuf.subarray(n2);
       return { writingBuf, len };
     }
     function scheduleDrain(sonic) {
@@ -6160,9 +6172,9 @@ var require_sonic_boom2 = __commonJS({
             buf = this._bufs[0];
           }
           try {
-            const n = Buffer.isBuffer(buf) ? fs.writeSync(this.fd, buf) : fs.writeSync(this.fd, buf, "utf8");
+            const n2 = Buffer.isBuffer(buf) ? fs.writeSync(this.fd, buf) : fs.writeSync(this.fd, buf, "utf8");
             this._writeRetries = 0;
-            const releasedBufObj = releaseWritingBuf(buf, this._len, n);
+            const releasedBufObj = releaseWritingBuf(buf, this._len, n2);
             buf = releasedBufObj.writingBuf;
             this._len = releasedBufObj.len;
             if (buf.length <= 0) {
@@ -6202,10 +6214,10 @@ var require_sonic_boom2 = __commonJS({
             buf = mergeBuf(this._bufs[0], this._lens[0]);
           }
           try {
-            const n = fs.writeSync(this.fd, buf);
+            const n2 = fs.writeSync(this.fd, buf);
             this._writeRetries = 0;
-            buf = buf.subarray(n);
-            this._len = Math.max(this._len - n, 0);
+            buf = buf.subarray(n2);
+            this._len = Math.max(this._len - n2, 0);
             if (buf.length <= 0) {
               this._bufs.shift();
               this._lens.shift();
@@ -6925,7 +6937,7 @@ var require_dateformat = __commonJS({
           var _M = function M() {
             return date[_() + "Minutes"]();
           };
-          var _s = function s() {
+          var _s = function s2() {
             return date[_() + "Seconds"]();
           };
           var _L = function L() {
@@ -6976,7 +6988,7 @@ var require_dateformat = __commonJS({
             return _M();
           }, MM: function MM() {
             return pad(_M());
-          }, s: function s() {
+          }, s: function s2() {
             return _s();
           }, ss: function ss() {
             return pad(_s());
@@ -11595,8 +11607,8 @@ async function verifyWithFallback(secret, payload, signature, additionalSecrets)
     return true;
   }
   if (additionalSecrets !== void 0) {
-    for (const s of additionalSecrets) {
-      const v = await verify(s, payload, signature);
+    for (const s2 of additionalSecrets) {
+      const v = await verify(s2, payload, signature);
       if (v) {
         return v;
       }
@@ -15208,6 +15220,7 @@ function changeRequestAnswer(crId, resolution, overlayId) {
 }
 var commandReplies = {
   runNotRunning: (status) => `the run is ${status}`,
+  budgetHow: "say how much to add: `/forge budget +5` (dollars) for the run, `/forge budget <task> +5` for one task",
   alreadyPaused: "the run is already paused",
   waitsForChangeRequests: (crIds) => `the run waits for ${crIds.join(", ")}`,
   notPaused: "the run is not paused",
@@ -15315,80 +15328,80 @@ function cancelAgent(t) {
 
 // src/core/decide/follow-ups.ts
 var ATTEMPT = 1;
-function isFollowup(s, id) {
-  return s.find(id) === void 0 && s.j.followups.some((f) => f.id === id);
+function isFollowup(s2, id) {
+  return s2.find(id) === void 0 && s2.j.followups.some((f) => f.id === id);
 }
-function setFollowup(s, id, patch) {
-  s.j.followups = s.j.followups.map((f) => f.id === id ? { ...f, ...patch } : f);
+function setFollowup(s2, id, patch) {
+  s2.j.followups = s2.j.followups.map((f) => f.id === id ? { ...f, ...patch } : f);
 }
-function queueFollowup(s, sourceTaskId, sourceAttempt, text) {
-  const id = followupId(s.j.followups.length + 1);
+function queueFollowup(s2, sourceTaskId, sourceAttempt, text) {
+  const id = followupId(s2.j.followups.length + 1);
   const followup = {
     id,
     sourceTaskId,
     sourceAttempt,
     text,
-    branch: branchName(s.config, s.j.runId, id, ATTEMPT),
+    branch: branchName(s2.config, s2.j.runId, id, ATTEMPT),
     status: "queued"
   };
-  s.j.followups = [...s.j.followups, followup];
+  s2.j.followups = [...s2.j.followups, followup];
 }
-function runningFollowups(s) {
+function runningFollowups(s2) {
   let running = 0;
-  for (const f of s.j.followups) if (f.status === "running") running++;
+  for (const f of s2.j.followups) if (f.status === "running") running++;
   return running;
 }
-function spawnFollowups(s, capacity) {
-  for (const f of s.j.followups) {
+function spawnFollowups(s2, capacity) {
+  for (const f of s2.j.followups) {
     if (capacity <= 0) break;
     if (f.status !== "queued") continue;
-    setFollowup(s, f.id, { status: "running" });
-    s.emit("followup.spawned", f.sourceTaskId, { followupId: f.id, sourceTaskId: f.sourceTaskId, reason: f.text, branch: f.branch });
-    s.effect(spawnFollowup(f));
+    setFollowup(s2, f.id, { status: "running" });
+    s2.emit("followup.spawned", f.sourceTaskId, { followupId: f.id, sourceTaskId: f.sourceTaskId, reason: f.text, branch: f.branch });
+    s2.effect(spawnFollowup(f));
     capacity--;
   }
   return capacity;
 }
-function followupPrOpened(s, id, prNumber) {
-  setFollowup(s, id, { prNumber });
+function followupPrOpened(s2, id, prNumber) {
+  setFollowup(s2, id, { prNumber });
 }
-function followupFinished(s, id, ok) {
-  const f = s.j.followups.find((x) => x.id === id);
+function followupFinished(s2, id, ok) {
+  const f = s2.j.followups.find((x) => x.id === id);
   if (f.status !== "running") return;
   if (ok) {
-    setFollowup(s, id, { status: "done" });
-    if (s.config.merge_policy === "auto")
-      s.effect(mergePullRequest({ id, attempt: ATTEMPT, branch: f.branch, prNumber: f.prNumber }));
+    setFollowup(s2, id, { status: "done" });
+    if (s2.config.merge_policy === "auto")
+      s2.effect(mergePullRequest({ id, attempt: ATTEMPT, branch: f.branch, prNumber: f.prNumber }));
   } else {
-    setFollowup(s, id, { status: "failed" });
-    s.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "failed" });
+    setFollowup(s2, id, { status: "failed" });
+    s2.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "failed" });
   }
 }
-function followupMerged(s, id) {
-  const f = s.j.followups.find((x) => x.id === id);
+function followupMerged(s2, id) {
+  const f = s2.j.followups.find((x) => x.id === id);
   if (f.status === "merged") return;
-  setFollowup(s, id, { status: "merged" });
-  s.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "merged" });
+  setFollowup(s2, id, { status: "merged" });
+  s2.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "merged" });
 }
 
 // src/core/decide/iterations.ts
 var prHead = (t) => t.recordSha ?? t.pushedSha;
 var OPEN_FOR_FEEDBACK = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
-function reviewSubmitted(s, input) {
-  const i = s.current(input);
+function reviewSubmitted(s2, input) {
+  const i = s2.current(input);
   if (i === void 0) return;
-  const t = s.task(i);
-  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
+  const t = s2.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s2.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
   if (t.answered?.includes(input.reviewId) || t.feedback?.some((f) => f.reviewId === input.reviewId)) return;
-  s.emit("review.submitted", t.id, {
+  s2.emit("review.submitted", t.id, {
     attempt: t.attempt,
     reviewId: input.reviewId,
     actor: input.actor,
     state: input.state,
     headSha: input.headSha
   });
-  if (input.state === "approved") return approved(s, i, input);
-  addFeedback(s, i, {
+  if (input.state === "approved") return approved(s2, i, input);
+  addFeedback(s2, i, {
     source: "review",
     actor: input.actor,
     reviewId: input.reviewId,
@@ -15396,82 +15409,82 @@ function reviewSubmitted(s, input) {
     ...input.body ? { message: bounded(input.body, FEEDBACK_LIMITS.message) } : {}
   });
 }
-function approved(s, i, input) {
-  const t = s.task(i);
+function approved(s2, i, input) {
+  const t = s2.task(i);
   if (t.status === "RUNNING" || input.headSha !== prHead(t))
-    return s.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
-  const e = s.edit(i);
+    return s2.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
+  const e = s2.edit(i);
   e.reviewApprovedHead = input.headSha;
   if (t.waiting) e.waiting = void 0;
-  requestMerge(s, i);
+  requestMerge(s2, i);
 }
-function fixCommand(s, c) {
-  if (!c.taskId) return s.reject(c.kind, commandReplies.fixWhere);
-  const i = s.find(c.taskId);
-  if (i === void 0) return s.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
-  const t = s.task(i);
-  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(c.kind, commandReplies.notRevisable(c.taskId, t.status), c.taskId);
+function fixCommand(s2, c) {
+  if (!c.taskId) return s2.reject(c.kind, commandReplies.fixWhere);
+  const i = s2.find(c.taskId);
+  if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  const t = s2.task(i);
+  if (!OPEN_FOR_FEEDBACK.has(t.status)) return s2.reject(c.kind, commandReplies.notRevisable(c.taskId, t.status), c.taskId);
   const head = prHead(t);
-  addFeedback(s, i, {
+  addFeedback(s2, i, {
     source: "command",
     actor: c.actor,
     ...c.message ? { message: bounded(c.message, FEEDBACK_LIMITS.message) } : {},
     ...head ? { headSha: head } : {}
   });
 }
-function checksFailed(s, input) {
-  const i = s.current(input);
+function checksFailed(s2, input) {
+  const i = s2.current(input);
   if (i === void 0) return;
-  const t = s.task(i);
+  const t = s2.task(i);
   if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
   if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
-  addFeedback(s, i, {
+  addFeedback(s2, i, {
     source: "ci",
     headSha: input.headSha,
     checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
     ...input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}
   });
 }
-function steerCommand(s, c) {
-  if (!c.taskId) return s.reject(c.kind, commandReplies.steerWhere);
-  const i = s.find(c.taskId);
-  if (i === void 0) return s.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
-  const t = s.task(i);
-  if (t.status !== "RUNNING") return s.reject(c.kind, commandReplies.notRunning(c.taskId, t.status), c.taskId);
-  if (!c.message) return s.reject(c.kind, commandReplies.steerWhat, c.taskId);
+function steerCommand(s2, c) {
+  if (!c.taskId) return s2.reject(c.kind, commandReplies.steerWhere);
+  const i = s2.find(c.taskId);
+  if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  const t = s2.task(i);
+  if (t.status !== "RUNNING") return s2.reject(c.kind, commandReplies.notRunning(c.taskId, t.status), c.taskId);
+  if (!c.message) return s2.reject(c.kind, commandReplies.steerWhat, c.taskId);
   const id = (t.steering?.at(-1)?.id ?? 0) + 1;
   const message = bounded(c.message, FEEDBACK_LIMITS.steer);
-  s.edit(i).steering = [...t.steering ?? [], { id, actor: c.actor, message, at: s.iso(s.now) }].slice(-FEEDBACK_LIMITS.items);
-  s.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
+  s2.edit(i).steering = [...t.steering ?? [], { id, actor: c.actor, message, at: s2.iso(s2.now) }].slice(-FEEDBACK_LIMITS.items);
+  s2.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
 }
-function addFeedback(s, i, f) {
-  const t = s.task(i);
+function addFeedback(s2, i, f) {
+  const t = s2.task(i);
   const queued = t.status !== "MERGE_READY";
-  s.edit(i).feedback = [...t.feedback ?? [], f].slice(-FEEDBACK_LIMITS.items);
-  s.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...f.actor ? { actor: f.actor } : {}, queued });
-  if (!queued) revise(s, i, "review.submitted");
+  s2.edit(i).feedback = [...t.feedback ?? [], f].slice(-FEEDBACK_LIMITS.items);
+  s2.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...f.actor ? { actor: f.actor } : {}, queued });
+  if (!queued) revise(s2, i, "review.submitted");
 }
-function revise(s, i, kind) {
-  const t = s.task(i);
+function revise(s2, i, kind) {
+  const t = s2.task(i);
   const feedback = t.feedback ?? [];
   if (t.status !== "MERGE_READY" || feedback.length === 0) return false;
   const ciOnly = feedback.every((f) => f.source === "ci");
   const used = ciOnly ? t.ciFixes ?? 0 : t.reviewIterations ?? 0;
-  const limit = ciOnly ? s.config.ci_fix.max_attempts : s.config.review.max_iterations;
-  const blocked = refineryUnderWay(s, i);
+  const limit = ciOnly ? s2.config.ci_fix.max_attempts : s2.config.review.max_iterations;
+  const blocked = refineryUnderWay(s2, i);
   if (used >= limit || blocked) {
     const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
-    s.replaceTask(i, { ...t, feedback: [], waiting: reason });
-    s.dropEffect(mergePullRequest(t).key);
-    s.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
-    s.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
+    s2.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    s2.dropEffect(mergePullRequest(t).key);
+    s2.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
+    s2.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
     return true;
   }
-  startRevision(s, i, kind, feedback, ciOnly);
+  startRevision(s2, i, kind, feedback, ciOnly);
   return true;
 }
-function startRevision(s, i, kind, feedback, ciOnly) {
-  const t = s.task(i);
+function startRevision(s2, i, kind, feedback, ciOnly) {
+  const t = s2.task(i);
   const iteration = (t.iteration ?? 0) + 1;
   const {
     walkthroughSha: _w,
@@ -15488,32 +15501,32 @@ function startRevision(s, i, kind, feedback, ciOnly) {
   } = t;
   const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
   const heads = feedback.flatMap((f) => f.source === "ci" && f.headSha ? [f.headSha] : []);
-  s.replaceTask(i, {
+  s2.replaceTask(i, {
     ...kept,
     iteration,
     feedback: [],
-    dispatchedAt: s.iso(s.now),
+    dispatchedAt: s2.iso(s2.now),
     ...workflowRunId !== void 0 ? { priorRunId: workflowRunId } : {},
     ...ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 },
     ...reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {},
     ...heads.length ? { answeredHeads: [...t.answeredHeads ?? [], ...heads].slice(-20) } : {}
   });
-  s.dropEffect(mergePullRequest(t).key);
-  if (!s.move(i, "RUNNING", kind)) return;
-  s.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
-  const next = s.task(i);
-  s.effect(
+  s2.dropEffect(mergePullRequest(t).key);
+  if (!s2.move(i, "RUNNING", kind)) return;
+  s2.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
+  const next = s2.task(i);
+  s2.effect(
     dispatchRevision(
       { id: t.id, attempt: t.attempt, branch: next.branch ?? "", iteration },
-      s.node(i).agentType,
+      s2.node(i).agentType,
       { feedback, ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {} },
       workflowRunId
     )
   );
 }
-function refineryUnderWay(s, i) {
-  for (const d of s.idx.dependents[i]) {
-    if (s.idx.isRefinery[d] && s.task(d).status !== "PENDING") return s.task(d).id;
+function refineryUnderWay(s2, i) {
+  for (const d of s2.idx.dependents[i]) {
+    if (s2.idx.isRefinery[d] && s2.task(d).status !== "PENDING") return s2.task(d).id;
   }
   return void 0;
 }
@@ -15522,85 +15535,85 @@ function refineryUnderWay(s, i) {
 var agentId = (runId, taskId, attempt) => `${runId}/${taskId}/${attempt}`;
 
 // src/core/decide/merge-gate.ts
-function branchPushed(s, input) {
-  const i = s.current(input);
+function branchPushed(s2, input) {
+  const i = s2.current(input);
   if (i === void 0) return;
-  s.edit(i).pushedSha = input.headSha;
-  s.emit("branch.pushed", input.taskId, { branch: s.task(i).branch ?? "", headSha: input.headSha, attempt: input.attempt });
-  gate(s, i, input.kind);
+  s2.edit(i).pushedSha = input.headSha;
+  s2.emit("branch.pushed", input.taskId, { branch: s2.task(i).branch ?? "", headSha: input.headSha, attempt: input.attempt });
+  gate(s2, i, input.kind);
 }
-function prOpened(s, input) {
-  const i = s.current(input);
-  if (i !== void 0) s.edit(i).prNumber = input.number;
+function prOpened(s2, input) {
+  const i = s2.current(input);
+  if (i !== void 0) s2.edit(i).prNumber = input.number;
 }
-function gate(s, i, kind) {
-  const t = s.task(i);
+function gate(s2, i, kind) {
+  const t = s2.task(i);
   if (t.status !== "DONE" || !t.walkthroughSha || t.pushedSha !== t.walkthroughSha) return;
-  s.move(i, "MERGE_READY", kind);
-  s.emit("task.merge_ready", t.id, { attempt: t.attempt, headSha: t.walkthroughSha });
+  s2.move(i, "MERGE_READY", kind);
+  s2.emit("task.merge_ready", t.id, { attempt: t.attempt, headSha: t.walkthroughSha });
   if (t.mergeSha) {
-    return prMerged(s, t.id, t.attempt, t.mergeSha, kind);
+    return prMerged(s2, t.id, t.attempt, t.mergeSha, kind);
   }
-  if (revise(s, i, kind)) return;
-  requestMerge(s, i);
+  if (revise(s2, i, kind)) return;
+  requestMerge(s2, i);
 }
-function requestMerge(s, i) {
-  const t = s.task(i);
-  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || t.waiting) return;
-  if (s.config.merge_policy === "manual") return;
-  if (s.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
-  if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
-    s.effect(postComment("approval", t, approvalComment(t.id)));
+function requestMerge(s2, i) {
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
+  if (s2.config.merge_policy === "manual") return;
+  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
+  if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
+    s2.effect(postComment("approval", t, approvalComment(t.id)));
     return;
   }
-  s.effect(mergePullRequest(t));
+  s2.effect(mergePullRequest(t));
 }
-function mergeHeld(s, taskId, attempt, paths) {
-  const i = s.current({ kind: "effect.done", taskId, attempt });
-  if (i === void 0 || s.task(i).status !== "MERGE_READY") return;
-  const t = s.task(i);
-  s.edit(i).protectedPaths = paths;
-  s.emit("task.held", t.id, { attempt: t.attempt, paths });
-  s.effect(checkRun(s.task(i), "MERGE_READY"));
-  s.effect(postComment("protected", t, protectedPathsComment(t.id, paths)));
+function mergeHeld(s2, taskId, attempt, paths) {
+  const i = s2.current({ kind: "effect.done", taskId, attempt });
+  if (i === void 0 || s2.task(i).status !== "MERGE_READY") return;
+  const t = s2.task(i);
+  s2.edit(i).protectedPaths = paths;
+  s2.emit("task.held", t.id, { attempt: t.attempt, paths });
+  s2.effect(checkRun(s2.task(i), "MERGE_READY"));
+  s2.effect(postComment("protected", t, protectedPathsComment(t.id, paths)));
 }
-function approveHeld(s, i) {
-  const t = s.task(i);
-  s.edit(i).approvedHead = t.recordSha ?? t.pushedSha;
-  requestMerge(s, i);
+function approveHeld(s2, i) {
+  const t = s2.task(i);
+  s2.edit(i).approvedHead = t.recordSha ?? t.pushedSha;
+  requestMerge(s2, i);
 }
-function prMerged(s, taskId, attempt, mergeSha, kind) {
-  const i = s.current({ kind, taskId, attempt });
+function prMerged(s2, taskId, attempt, mergeSha, kind) {
+  const i = s2.current({ kind, taskId, attempt });
   if (i === void 0) return;
-  const t = s.task(i);
+  const t = s2.task(i);
   if (t.status === "MERGED") return;
   if (t.status === "RUNNING" || t.status === "DONE") {
-    s.edit(i).mergeSha = mergeSha;
+    s2.edit(i).mergeSha = mergeSha;
     return;
   }
-  if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
-  s.edit(i).mergeSha = mergeSha;
-  s.move(i, "MERGED", kind);
-  s.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
-  if (s.config.branch_cleanup === "on_merge" && t.branch) s.effect(cleanupBranches([t.branch], t));
-  if (s.idx.isRefinery[i]) mergeThroughRefinery(s, i, mergeSha, kind);
+  if (t.status !== "MERGE_READY") return s2.reject(kind, `merged while ${t.status}`, taskId);
+  s2.edit(i).mergeSha = mergeSha;
+  s2.move(i, "MERGED", kind);
+  s2.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
+  if (s2.config.branch_cleanup === "on_merge" && t.branch) s2.effect(cleanupBranches([t.branch], t));
+  if (s2.idx.isRefinery[i]) mergeThroughRefinery(s2, i, mergeSha, kind);
 }
-function mergeThroughRefinery(s, refinery, mergeSha, kind) {
+function mergeThroughRefinery(s2, refinery, mergeSha, kind) {
   const stack = [refinery];
   while (stack.length > 0) {
     const i = stack.pop();
     const merged = [];
-    for (const d of s.idx.deps[i]) {
-      const dt = s.task(d);
-      if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
-      s.edit(d).mergeSha = mergeSha;
-      s.move(d, "MERGED", kind);
-      s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
+    for (const d of s2.idx.deps[i]) {
+      const dt = s2.task(d);
+      if (dt.status !== "MERGE_READY" || !s2.idx.mergedByRefinery[d]) continue;
+      s2.edit(d).mergeSha = mergeSha;
+      s2.move(d, "MERGED", kind);
+      s2.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
       merged.push(dt.id);
-      if (s.idx.isRefinery[d]) stack.push(d);
+      if (s2.idx.isRefinery[d]) stack.push(d);
     }
-    const t = s.task(i);
-    s.emit("refinery.merged", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
+    const t = s2.task(i);
+    s2.emit("refinery.merged", t.id, { agentId: agentId(s2.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
   }
 }
 
@@ -15641,52 +15654,52 @@ function checkTransition(from, to) {
 }
 
 // src/core/decide/retries.ts
-function fail(s, i, kind, f) {
-  const check = checkTransition(s.task(i).status, "FAILED");
-  if (!check.ok) return s.reject(kind, check.reason, s.task(i).id);
+function fail(s2, i, kind, f) {
+  const check = checkTransition(s2.task(i).status, "FAILED");
+  if (!check.ok) return s2.reject(kind, check.reason, s2.task(i).id);
   if (check.noop) return;
-  const e = s.edit(i);
+  const e = s2.edit(i);
   e.lastError = f.error;
   if (f.hold) e.hold = f.hold;
-  s.move(i, "FAILED", kind);
-  const t = s.task(i);
-  s.emit("task.failed", t.id, {
-    agentId: agentId(s.j.runId, t.id, t.attempt),
+  s2.move(i, "FAILED", kind);
+  const t = s2.task(i);
+  s2.emit("task.failed", t.id, {
+    agentId: agentId(s2.j.runId, t.id, t.attempt),
     error: f.error,
     attemptId: t.attempt,
     ...f.exitCode !== void 0 ? { exitCode: f.exitCode } : {},
     retryable: f.retryable
   });
-  if (f.refinement !== void 0) s.edit(i).context = { refinement: f.refinement };
-  if (f.retryable) retry2(s, i, kind, { counted: f.counted ?? true, ...f.notBefore !== void 0 ? { notBefore: f.notBefore } : {} });
+  if (f.refinement !== void 0) s2.edit(i).context = { refinement: f.refinement };
+  if (f.retryable) retry2(s2, i, kind, { counted: f.counted ?? true, ...f.notBefore !== void 0 ? { notBefore: f.notBefore } : {} });
 }
-function stale(s, i, kind, reason) {
-  const t = s.task(i);
-  if (!s.move(i, "STALE", kind)) return;
-  s.edit(i).lastError = reason;
-  const threshold = t.startedAt ? s.config.timeouts.liveness_minutes * 60 : s.config.timeouts.dispatch_start_minutes * 60;
-  s.emit("task.stale", t.id, { ...t.lastHeartbeat ? { lastHeartbeat: t.lastHeartbeat } : {}, threshold, attempt: t.attempt });
-  s.effect(cancelAgent(t));
-  retry2(s, i, kind, { counted: true });
+function stale(s2, i, kind, reason) {
+  const t = s2.task(i);
+  if (!s2.move(i, "STALE", kind)) return;
+  s2.edit(i).lastError = reason;
+  const threshold = t.startedAt ? s2.config.timeouts.liveness_minutes * 60 : s2.config.timeouts.dispatch_start_minutes * 60;
+  s2.emit("task.stale", t.id, { ...t.lastHeartbeat ? { lastHeartbeat: t.lastHeartbeat } : {}, threshold, attempt: t.attempt });
+  s2.effect(cancelAgent(t));
+  retry2(s2, i, kind, { counted: true });
 }
-function retry2(s, i, kind, opts) {
-  const t = s.task(i);
-  if (s.j.status !== "running") return;
-  if (opts.counted && !opts.manual && t.retries >= s.config.max_retries) {
-    s.edit(i).hold = "exhausted";
-    s.emit("task.exhausted", t.id, { attempts: t.attempt, finalStatus: t.status });
-    s.effect(checkRun(s.task(i), t.status));
+function retry2(s2, i, kind, opts) {
+  const t = s2.task(i);
+  if (s2.j.status !== "running") return;
+  if (opts.counted && !opts.manual && t.retries >= s2.config.max_retries) {
+    s2.edit(i).hold = "exhausted";
+    s2.emit("task.exhausted", t.id, { attempts: t.attempt, finalStatus: t.status });
+    s2.effect(checkRun(s2.task(i), t.status));
     return;
   }
   const retries = opts.counted && !opts.manual ? t.retries + 1 : t.retries;
-  const notBefore = opts.manual ? void 0 : opts.notBefore ?? s.now + backoffMs(s.config, Math.max(0, retries - 1), `${s.j.runId}:${t.id}:${t.attempt}`);
-  if (!s.move(i, "PENDING", kind)) return;
-  const e = nextAttempt(s.task(i), retries, notBefore !== void 0 && notBefore > s.now ? s.iso(notBefore) : void 0);
-  s.replaceTask(i, e);
+  const notBefore = opts.manual ? void 0 : opts.notBefore ?? s2.now + backoffMs(s2.config, Math.max(0, retries - 1), `${s2.j.runId}:${t.id}:${t.attempt}`);
+  if (!s2.move(i, "PENDING", kind)) return;
+  const e = nextAttempt(s2.task(i), retries, notBefore !== void 0 && notBefore > s2.now ? s2.iso(notBefore) : void 0);
+  s2.replaceTask(i, e);
   const next = t.attempt + 1;
-  s.emit("task.retried", t.id, {
+  s2.emit("task.retried", t.id, {
     attemptId: next,
-    branch: branchName(s.config, s.j.runId, t.id, next),
+    branch: branchName(s2.config, s2.j.runId, t.id, next),
     ...e.notBefore ? { notBefore: e.notBefore } : {},
     manual: opts.manual ?? false
   });
@@ -15714,69 +15727,69 @@ function nextAttempt(t, retries, notBefore) {
 }
 
 // src/core/decide/acknowledgements.ts
-function effectDone(s, { key, result }) {
-  const effect = s.j.outbox.find((e) => e.key === key);
+function effectDone(s2, { key, result }) {
+  const effect = s2.j.outbox.find((e) => e.key === key);
   if (!effect) return;
-  s.j.outbox = s.j.outbox.filter((e) => e.key !== key);
+  s2.j.outbox = s2.j.outbox.filter((e) => e.key !== key);
   switch (effect.kind) {
     case "DispatchAgent": {
-      const i = s.find(effect.taskId);
-      if (i !== void 0 && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number")
-        s.edit(i).workflowRunId = result.workflowRunId;
+      const i = s2.find(effect.taskId);
+      if (i !== void 0 && s2.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number")
+        s2.edit(i).workflowRunId = result.workflowRunId;
       return;
     }
     case "PrepareBranch": {
       const conflicts = Array.isArray(result.conflicts) ? result.conflicts.filter((c) => typeof c === "string") : [];
-      const i = s.find(effect.taskId);
+      const i = s2.find(effect.taskId);
       if (conflicts.length === 0 || i === void 0) return;
-      const t = s.task(i);
-      if (t.attempt === effect.attempt && t.status === "RUNNING") s.edit(i).context = { ...t.context ?? {}, conflicts };
+      const t = s2.task(i);
+      if (t.attempt === effect.attempt && t.status === "RUNNING") s2.edit(i).context = { ...t.context ?? {}, conflicts };
       return;
     }
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
-        const n = result.issueNumber;
-        s.j.changeRequests = s.j.changeRequests.map((c) => c.id === effect.crId ? { ...c, issueNumber: n } : c);
+        const n2 = result.issueNumber;
+        s2.j.changeRequests = s2.j.changeRequests.map((c) => c.id === effect.crId ? { ...c, issueNumber: n2 } : c);
       }
       return;
     case "MergePullRequest":
       if (Array.isArray(result.held)) {
         const paths = result.held.filter((p) => typeof p === "string");
-        return mergeHeld(s, effect.taskId, effect.attempt, paths);
+        return mergeHeld(s2, effect.taskId, effect.attempt, paths);
       }
       if (typeof result.mergeSha === "string") {
-        if (isFollowup(s, effect.taskId)) return followupMerged(s, effect.taskId);
-        return prMerged(s, effect.taskId, effect.attempt, result.mergeSha, "effect.done");
+        if (isFollowup(s2, effect.taskId)) return followupMerged(s2, effect.taskId);
+        return prMerged(s2, effect.taskId, effect.attempt, result.mergeSha, "effect.done");
       }
       return;
     default:
       return;
   }
 }
-function effectFailed(s, { key, error }) {
-  const effect = s.j.outbox.find((e) => e.key === key);
+function effectFailed(s2, { key, error }) {
+  const effect = s2.j.outbox.find((e) => e.key === key);
   if (!effect) return;
-  s.j.outbox = s.j.outbox.filter((e) => e.key !== key);
-  s.reject("effect.failed", `${effect.kind} failed: ${error}`, "taskId" in effect ? effect.taskId : void 0);
+  s2.j.outbox = s2.j.outbox.filter((e) => e.key !== key);
+  s2.reject("effect.failed", `${effect.kind} failed: ${error}`, "taskId" in effect ? effect.taskId : void 0);
   if (effect.kind === "PrepareBranch" || effect.kind === "DispatchAgent") {
-    const i = s.find(effect.taskId);
+    const i = s2.find(effect.taskId);
     if (i === void 0) return;
-    const t = s.task(i);
+    const t = s2.task(i);
     if (t.attempt !== effect.attempt || t.status !== "RUNNING") return;
-    s.j.outbox = s.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
-    fail(s, i, "effect.failed", {
+    s2.j.outbox = s2.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
+    fail(s2, i, "effect.failed", {
       error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`,
       retryable: true,
       counted: true
     });
   } else if (effect.kind === "SpawnFollowup") {
-    followupFinished(s, effect.followupId, false);
+    followupFinished(s2, effect.followupId, false);
   } else if (effect.kind === "MergePullRequest") {
-    const i = s.find(effect.taskId);
-    if (i === void 0 || s.task(i).attempt !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
-    s.edit(i).lastError = `merge refused: ${error}`;
+    const i = s2.find(effect.taskId);
+    if (i === void 0 || s2.task(i).attempt !== effect.attempt || s2.task(i).status !== "MERGE_READY") return;
+    s2.edit(i).lastError = `merge refused: ${error}`;
     const attempt = { id: effect.taskId, attempt: effect.attempt };
-    s.effect(postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
+    s2.effect(postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
   }
 }
 
@@ -15792,34 +15805,34 @@ function planIndex(plan) {
 }
 function buildIndex(nodes) {
   const indexOf = /* @__PURE__ */ new Map();
-  nodes.forEach((n, i) => indexOf.set(n.id, i));
+  nodes.forEach((n2, i) => indexOf.set(n2.id, i));
   const deps = [];
   const dependents = nodes.map(() => []);
-  nodes.forEach((n, i) => {
+  nodes.forEach((n2, i) => {
     const d = [];
-    for (const id of n.dependencies) {
+    for (const id of n2.dependencies) {
       const j = indexOf.get(id);
-      if (j === void 0) throw new Error(`plan node ${n.id} depends on unknown node ${id}`);
+      if (j === void 0) throw new Error(`plan node ${n2.id} depends on unknown node ${id}`);
       d.push(j);
       dependents[j].push(i);
     }
     deps.push(d);
   });
-  const isRefinery = nodes.map((n) => n.kind === "refinery");
+  const isRefinery = nodes.map((n2) => n2.kind === "refinery");
   const mergedByRefinery = dependents.map((ds) => ds.length > 0 && ds.every((j) => isRefinery[j]));
   return { indexOf, deps, dependents, isRefinery, mergedByRefinery };
 }
 function topologicalOrder(index) {
-  const n = index.deps.length;
+  const n2 = index.deps.length;
   const indegree = index.deps.map((d) => d.length);
   const order = [];
-  for (let i = 0; i < n; i++) if (indegree[i] === 0) order.push(i);
+  for (let i = 0; i < n2; i++) if (indegree[i] === 0) order.push(i);
   for (let k = 0; k < order.length; k++) {
     for (const j of index.dependents[order[k]]) {
       if (--indegree[j] === 0) order.push(j);
     }
   }
-  return order.length === n ? order : null;
+  return order.length === n2 ? order : null;
 }
 function popcount32(x) {
   x -= x >>> 1 & 1431655765;
@@ -15827,13 +15840,13 @@ function popcount32(x) {
   return (x + (x >>> 4) & 252645135) * 16843009 >>> 24;
 }
 function downstreamCounts(index) {
-  const n = index.deps.length;
+  const n2 = index.deps.length;
   const order = topologicalOrder(index);
   if (!order) throw new Error("the plan has a cycle");
-  const words = n + 31 >>> 5;
-  const sets = new Uint32Array(n * words);
-  const counts = new Array(n).fill(0);
-  for (let k = n - 1; k >= 0; k--) {
+  const words = n2 + 31 >>> 5;
+  const sets = new Uint32Array(n2 * words);
+  const counts = new Array(n2).fill(0);
+  for (let k = n2 - 1; k >= 0; k--) {
     const v = order[k];
     const off = v * words;
     for (const d of index.dependents[v]) {
@@ -15849,21 +15862,22 @@ function downstreamCounts(index) {
 }
 
 // src/core/decide/plan-state.ts
-function planNode(n) {
+function planNode(n2) {
   return {
-    id: n.id,
-    kind: n.kind,
-    agentType: n.agentType,
-    title: n.title ?? "",
-    dependencies: n.dependencies.slice(),
-    paths: n.paths ?? [],
+    id: n2.id,
+    kind: n2.kind,
+    agentType: n2.agentType,
+    title: n2.title ?? "",
+    dependencies: n2.dependencies.slice(),
+    paths: n2.paths ?? [],
+    ...n2.budget ? { budget: { ...n2.budget } } : {},
     priority: 0
   };
 }
 function prioritise(nodes) {
   const index = buildIndex(nodes);
   const priorities = downstreamCounts(index);
-  nodes.forEach((n, k) => n.priority = priorities[k]);
+  nodes.forEach((n2, k) => n2.priority = priorities[k]);
   return index;
 }
 function newTaskState(id) {
@@ -15880,12 +15894,12 @@ function countBlockers(index, k, tasks) {
 }
 
 // src/core/decide/change-requests.ts
-function escalate(s, i, input) {
-  const t = s.task(i);
+function escalate(s2, i, input) {
+  const t = s2.task(i);
   const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
   let crId = cr.id ?? `cr-${t.id}-${t.attempt}`;
-  if (s.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempt}`;
-  fail(s, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
+  if (s2.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempt}`;
+  fail(s2, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
   const state = {
     id: crId,
     emittedBy: t.id,
@@ -15896,97 +15910,97 @@ function escalate(s, i, input) {
     status: "pending",
     ...cr.path ? { path: cr.path } : {}
   };
-  s.j.changeRequests = [...s.j.changeRequests, state];
-  s.emit("cr.emitted", t.id, { crId, refineryId: t.id, reason: cr.reason, scope: state.affectedTasks });
-  s.j.pause = { ...s.j.pause, changeRequests: [...s.j.pause.changeRequests, crId] };
-  s.emit("run.paused", void 0, { reason: "change_request", crId });
-  s.effect(openChangeRequest(state));
-  if (s.config.cr_mode === "replan") s.effect(dispatchCaptain(crId));
+  s2.j.changeRequests = [...s2.j.changeRequests, state];
+  s2.emit("cr.emitted", t.id, { crId, refineryId: t.id, reason: cr.reason, scope: state.affectedTasks });
+  s2.j.pause = { ...s2.j.pause, changeRequests: [...s2.j.pause.changeRequests, crId] };
+  s2.emit("run.paused", void 0, { reason: "change_request", crId });
+  s2.effect(openChangeRequest(state));
+  if (s2.config.cr_mode === "replan") s2.effect(dispatchCaptain(crId));
 }
-function approveCr(s, crId) {
-  s.j.changeRequests = s.j.changeRequests.map((x) => x.id === crId ? { ...x, status: "approved" } : x);
-  s.effect(dispatchCaptain(crId));
+function approveCr(s2, crId) {
+  s2.j.changeRequests = s2.j.changeRequests.map((x) => x.id === crId ? { ...x, status: "approved" } : x);
+  s2.effect(dispatchCaptain(crId));
 }
-function resolveCr(s, crId, resolution, overlayId) {
-  const cr = s.j.changeRequests.find((c) => c.id === crId);
-  s.j.changeRequests = s.j.changeRequests.map(
+function resolveCr(s2, crId, resolution, overlayId) {
+  const cr = s2.j.changeRequests.find((c) => c.id === crId);
+  s2.j.changeRequests = s2.j.changeRequests.map(
     (c) => c.id === crId ? { ...c, status: resolution, ...overlayId ? { overlayId } : {} } : c
   );
-  s.emit("cr.resolved", cr.emittedBy, { crId, resolution, ...overlayId ? { overlayId } : {} });
-  const i = s.find(cr.emittedBy);
-  if (i !== void 0 && s.task(i).status === "FAILED" && s.task(i).hold === "escalated") {
-    s.edit(i).context = { answer: changeRequestAnswer(crId, resolution, overlayId) };
-    retry2(s, i, "cr.closed", { counted: false, manual: true });
+  s2.emit("cr.resolved", cr.emittedBy, { crId, resolution, ...overlayId ? { overlayId } : {} });
+  const i = s2.find(cr.emittedBy);
+  if (i !== void 0 && s2.task(i).status === "FAILED" && s2.task(i).hold === "escalated") {
+    s2.edit(i).context = { answer: changeRequestAnswer(crId, resolution, overlayId) };
+    retry2(s2, i, "cr.closed", { counted: false, manual: true });
   }
-  s.j.pause = { ...s.j.pause, changeRequests: s.j.pause.changeRequests.filter((c) => c !== crId) };
-  if (s.j.pause.changeRequests.length === 0 && !s.j.pause.manual) {
-    s.emit("run.resumed", void 0, { reason: "change_request", crId, ...overlayId ? { overlayId } : {} });
+  s2.j.pause = { ...s2.j.pause, changeRequests: s2.j.pause.changeRequests.filter((c) => c !== crId) };
+  if (s2.j.pause.changeRequests.length === 0 && !s2.j.pause.manual) {
+    s2.emit("run.resumed", void 0, { reason: "change_request", crId, ...overlayId ? { overlayId } : {} });
   }
 }
-function crClosed(s, input) {
-  const cr = s.j.changeRequests.find((c) => c.id === input.crId);
+function crClosed(s2, input) {
+  const cr = s2.j.changeRequests.find((c) => c.id === input.crId);
   if (!cr || cr.status === "applied" || cr.status === "rejected") return;
-  resolveCr(s, cr.id, "rejected");
+  resolveCr(s2, cr.id, "rejected");
 }
-function planChanged(s, input) {
-  s.emit("plan.edit_ignored", void 0, { commit: input.commit });
+function planChanged(s2, input) {
+  s2.emit("plan.edit_ignored", void 0, { commit: input.commit });
 }
-function overlayApplied(s, input) {
-  const cr = s.j.changeRequests.find((c) => c.id === input.crId);
-  if (!cr) return s.reject(input.kind, `unknown Change Request ${input.crId}`);
+function overlayApplied(s2, input) {
+  const cr = s2.j.changeRequests.find((c) => c.id === input.crId);
+  if (!cr) return s2.reject(input.kind, `unknown Change Request ${input.crId}`);
   if (cr.status === "applied") return;
-  if (cr.status === "rejected") return s.reject(input.kind, `Change Request ${input.crId} was rejected`);
-  const problem = checkOverlay(s, input.nodes, input.edges);
-  if (problem) return s.reject(input.kind, `overlay ${input.overlayId} refused: ${problem}`);
-  const nodes = s.j.plan.nodes.map((n) => ({ ...n, dependencies: n.dependencies.slice() }));
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  for (const n of input.nodes) {
-    const node = planNode(n);
+  if (cr.status === "rejected") return s2.reject(input.kind, `Change Request ${input.crId} was rejected`);
+  const problem = checkOverlay(s2, input.nodes, input.edges);
+  if (problem) return s2.reject(input.kind, `overlay ${input.overlayId} refused: ${problem}`);
+  const nodes = s2.j.plan.nodes.map((n2) => ({ ...n2, dependencies: n2.dependencies.slice() }));
+  const byId = new Map(nodes.map((n2) => [n2.id, n2]));
+  for (const n2 of input.nodes) {
+    const node = planNode(n2);
     nodes.push(node);
-    byId.set(n.id, node);
+    byId.set(n2.id, node);
   }
   for (const e of input.edges) {
     const to = byId.get(e.to);
     if (!to.dependencies.includes(e.from)) to.dependencies.push(e.from);
   }
   const index = prioritise(nodes);
-  const plan = { nodes, overlays: [...s.j.plan.overlays, input.overlayId] };
-  const tasks = s.j.tasks.slice();
-  for (const n of input.nodes) tasks.push(newTaskState(n.id));
+  const plan = { nodes, overlays: [...s2.j.plan.overlays, input.overlayId] };
+  const tasks = s2.j.tasks.slice();
+  for (const n2 of input.nodes) tasks.push(newTaskState(n2.id));
   nodes.forEach((_, k) => {
     const blockers = countBlockers(index, k, tasks);
     if (tasks[k].blockers !== blockers) tasks[k] = { ...tasks[k], blockers };
   });
-  s.j.planCommit = input.planCommit;
-  s.replacePlan(plan, tasks);
+  s2.j.planCommit = input.planCommit;
+  s2.replacePlan(plan, tasks);
   tasks.forEach((t, k) => {
-    if (t.status === "MERGE_READY" && !s.idx.mergedByRefinery[k]) requestMerge(s, k);
+    if (t.status === "MERGE_READY" && !s2.idx.mergedByRefinery[k]) requestMerge(s2, k);
   });
-  resolveCr(s, input.crId, "applied", input.overlayId);
+  resolveCr(s2, input.crId, "applied", input.overlayId);
 }
-function checkOverlay(s, nodes, edges) {
-  const known = new Set(s.j.plan.nodes.map((n) => n.id));
+function checkOverlay(s2, nodes, edges) {
+  const known = new Set(s2.j.plan.nodes.map((n2) => n2.id));
   const added = /* @__PURE__ */ new Set();
-  for (const n of nodes) {
-    if (known.has(n.id) || added.has(n.id)) return `task ${n.id} already exists`;
-    added.add(n.id);
+  for (const n2 of nodes) {
+    if (known.has(n2.id) || added.has(n2.id)) return `task ${n2.id} already exists`;
+    added.add(n2.id);
   }
-  for (const n of nodes)
-    for (const d of n.dependencies) if (!known.has(d) && !added.has(d)) return `task ${n.id} depends on unknown task ${d}`;
-  for (const n of nodes) if (n.kind === "refinery" && n.dependencies.length === 0) return `refinery ${n.id} has no dependencies`;
+  for (const n2 of nodes)
+    for (const d of n2.dependencies) if (!known.has(d) && !added.has(d)) return `task ${n2.id} depends on unknown task ${d}`;
+  for (const n2 of nodes) if (n2.kind === "refinery" && n2.dependencies.length === 0) return `refinery ${n2.id} has no dependencies`;
   for (const e of edges) {
     if (!known.has(e.from) && !added.has(e.from)) return `edge ${e.from} \u2192 ${e.to} names unknown task ${e.from}`;
     if (added.has(e.to)) continue;
-    const k = s.find(e.to);
+    const k = s2.find(e.to);
     if (k === void 0) return `edge ${e.from} \u2192 ${e.to} names unknown task ${e.to}`;
-    const st = s.task(k).status;
+    const st = s2.task(k).status;
     if (st !== "PENDING" && st !== "FAILED" && st !== "STALE") return `edge ${e.from} \u2192 ${e.to}: ${e.to} is already ${st}`;
   }
-  const all = s.j.plan.nodes.map((n) => ({ id: n.id, dependencies: n.dependencies.slice() }));
-  for (const n of nodes) all.push({ id: n.id, dependencies: n.dependencies.slice() });
-  const pos = new Map(all.map((n, k) => [n.id, k]));
+  const all = s2.j.plan.nodes.map((n2) => ({ id: n2.id, dependencies: n2.dependencies.slice() }));
+  for (const n2 of nodes) all.push({ id: n2.id, dependencies: n2.dependencies.slice() });
+  const pos = new Map(all.map((n2, k) => [n2.id, k]));
   for (const e of edges) all[pos.get(e.to)].dependencies.push(e.from);
-  const deps = all.map((n) => n.dependencies.map((d) => pos.get(d)));
+  const deps = all.map((n2) => n2.dependencies.map((d) => pos.get(d)));
   const dependents = all.map(() => []);
   deps.forEach((ds, k) => ds.forEach((d) => dependents[d].push(k)));
   if (!topologicalOrder({ deps, dependents })) return "it would create a cycle";
@@ -15995,7 +16009,7 @@ function checkOverlay(s, nodes, edges) {
 
 // src/core/review.ts
 var import_picomatch = __toESM(require_picomatch(), 1);
-var escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var escape = (s2) => s2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 function keywordMatcher(keywords) {
   if (keywords.length === 0) return () => false;
   const re = new RegExp(`\\b(?:${keywords.map(escape).join("|")})(?:s|es|ed|ing)?\\b`, "i");
@@ -16089,58 +16103,95 @@ function reviewWalkthrough(w, inFlight, opts) {
 }
 
 // src/core/decide/review.ts
-function review(s, i, w) {
-  const t = s.task(i);
+function review(s2, i, w) {
+  const t = s2.task(i);
   const others = [];
-  for (const k of [...s.derived.inFlight].sort((a, b) => a - b)) {
+  for (const k of [...s2.derived.inFlight].sort((a, b) => a - b)) {
     if (k === i) continue;
-    const o = s.task(k);
-    others.push({ id: o.id, files: o.status === "RUNNING" ? [] : o.filesChanged ?? [], paths: s.node(k).paths });
+    const o = s2.task(k);
+    others.push({ id: o.id, files: o.status === "RUNNING" ? [] : o.filesChanged ?? [], paths: s2.node(k).paths });
   }
   const result = reviewWalkthrough(
     { risks: w.risks, followups: w.followups, confidence: w.confidence, filesChanged: w.filesChanged },
     others,
     {
-      threshold: s.config.low_confidence_threshold,
-      keywords: s.config.followups.keywords,
-      spawnOpenEnded: s.config.followups.spawn_open_ended
+      threshold: s2.config.low_confidence_threshold,
+      keywords: s2.config.followups.keywords,
+      spawnOpenEnded: s2.config.followups.spawn_open_ended
     }
   );
-  for (const risk of w.risks) s.emit("review.risk", t.id, { attempt: t.attempt, risk });
-  for (const c of result.conflicts) s.emit("conflict.potential", t.id, c);
+  for (const risk of w.risks) s2.emit("review.risk", t.id, { attempt: t.attempt, risk });
+  for (const c of result.conflicts) s2.emit("conflict.potential", t.id, c);
   if (result.lowConfidence)
-    s.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s.config.low_confidence_threshold });
+    s2.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s2.config.low_confidence_threshold });
   for (const f of result.followups) {
     if (!f.spawn) {
-      s.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: f.text });
+      s2.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: f.text });
       continue;
     }
-    if (s.j.followups.length >= s.config.followups.max_per_run) {
-      s.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: `${f.text} (follow-up limit reached)` });
+    if (s2.j.followups.length >= s2.config.followups.max_per_run) {
+      s2.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: `${f.text} (follow-up limit reached)` });
       continue;
     }
-    queueFollowup(s, t.id, t.attempt, f.text);
+    queueFollowup(s2, t.id, t.attempt, f.text);
   }
 }
 
+// src/core/budget.ts
+var round = (usd2) => Math.round(usd2 * 1e6) / 1e6;
+function runLeft(j, config2) {
+  const cap = config2.budgets.run_usd;
+  if (cap === void 0) return void 0;
+  let used = 0;
+  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? t.reservedUsd ?? 0 : 0);
+  return round(cap + (j.budgetExtraUsd ?? 0) - used);
+}
+function taskLeft(node, t, config2) {
+  const cap = node.budget?.task_usd ?? config2.budgets.task_usd;
+  return cap === void 0 ? void 0 : round(cap + (t.budgetExtraUsd ?? 0) - (t.spentUsd ?? 0));
+}
+function nextAttemptCap(j, node, t, config2) {
+  const tokens = node.budget?.attempt_tokens ?? config2.budgets.attempt_tokens;
+  const base = node.budget?.attempt_usd ?? config2.budgets.attempt_usd;
+  const attempt = base === void 0 ? void 0 : round(base + (t.budgetExtraUsd ?? 0));
+  const task2 = taskLeft(node, t, config2);
+  const run2 = runLeft(j, config2);
+  if (task2 !== void 0 && task2 <= 0) return { cap: {}, blocked: "task" };
+  if (run2 !== void 0 && (run2 <= 0 || attempt !== void 0 && run2 < Math.min(attempt, task2 ?? attempt)))
+    return { cap: {}, blocked: "run" };
+  const usd2 = [attempt, task2, run2].filter((x) => x !== void 0);
+  return { cap: { ...usd2.length ? { usd: Math.min(...usd2) } : {}, ...tokens !== void 0 ? { tokens } : {} } };
+}
+function runSpent(j) {
+  return round(j.tasks.reduce((n2, t) => n2 + (t.spentUsd ?? 0), 0));
+}
+
 // src/core/decide/dispatch.ts
-function schedule(s) {
-  const running = s.derived.running.size + runningFollowups(s);
-  let capacity = s.config.max_parallel_agents - running;
+function schedule(s2) {
+  const running = s2.derived.running.size + runningFollowups(s2);
+  let capacity = s2.config.max_parallel_agents - running;
   if (capacity <= 0) return;
   const picked = [];
-  for (const i of s.derived.ready) {
+  let runBlocked = false;
+  for (const i of s2.derived.ready) {
     if (picked.length >= capacity) break;
-    const t = s.task(i);
-    if (t.notBefore !== void 0 && Date.parse(t.notBefore) > s.now) continue;
+    const t = s2.task(i);
+    if (t.notBefore !== void 0 && Date.parse(t.notBefore) > s2.now) continue;
+    const { cap, blocked } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
+    if (blocked === "run") {
+      runBlocked = true;
+      break;
+    }
+    if (blocked === "task") continue;
+    dispatch(s2, i, cap);
     picked.push(i);
   }
-  for (const i of picked) dispatch(s, i);
+  if (runBlocked || picked.length) budgetPause(s2, runBlocked);
   capacity -= picked.length;
-  spawnFollowups(s, capacity);
+  spawnFollowups(s2, capacity);
 }
-function dispatch(s, i) {
-  const t = s.task(i);
+function dispatch(s2, i, cap) {
+  const t = s2.task(i);
   const attempt = t.dispatchedAttempt + 1;
   const {
     notBefore: _nb,
@@ -16155,139 +16206,174 @@ function dispatch(s, i) {
     reviewApprovedHead: _rh,
     waiting: _wa,
     steering: _st,
+    reservedUsd: _r,
     ...kept
   } = t;
-  const branch = branchName(s.config, s.j.runId, t.id, attempt);
-  s.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s.iso(s.now) });
-  const node = s.node(i);
-  s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
-  if (!s.move(i, "RUNNING", "tick")) return;
-  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch, attempt });
+  const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
+  s2.replaceTask(i, {
+    ...kept,
+    attempt,
+    dispatchedAttempt: attempt,
+    branch,
+    dispatchedAt: s2.iso(s2.now),
+    ...cap.usd !== void 0 ? { reservedUsd: cap.usd } : {}
+  });
+  const node = s2.node(i);
+  s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
+  if (!s2.move(i, "RUNNING", "tick")) return;
+  s2.emit("task.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), type: node.agentType, branch, attempt });
   const merge2 = [];
-  if (s.idx.isRefinery[i]) {
+  if (s2.idx.isRefinery[i]) {
     const targets = [];
-    for (const d of s.idx.deps[i]) {
-      const dt = s.task(d);
+    for (const d of s2.idx.deps[i]) {
+      const dt = s2.task(d);
       targets.push(dt.id);
       if (dt.status === "MERGE_READY" && dt.branch) merge2.push(dt.branch);
     }
-    s.emit("refinery.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), mergeTargets: targets });
+    s2.emit("refinery.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), mergeTargets: targets });
   }
   const next = { id: t.id, attempt, branch };
-  s.effect(prepareBranch(next, s.j.integrationBranch, merge2));
-  s.effect(dispatchAgent(next, node.agentType, handoff(context)));
+  s2.effect(prepareBranch(next, s2.j.integrationBranch, merge2));
+  s2.effect(dispatchAgent(next, node.agentType, handoff(context, cap)));
 }
-function handoff(context) {
-  if (!context || context.answer === void 0 && context.refinement === void 0) return void 0;
+function budgetPause(s2, blocked) {
+  if (blocked === (s2.j.pause.budget === true)) return;
+  if (blocked) {
+    s2.j.pause = { ...s2.j.pause, budget: true };
+    s2.emit("run.paused", void 0, { reason: "budget" });
+  } else {
+    const { budget: _b, ...pause } = s2.j.pause;
+    s2.j.pause = pause;
+    s2.emit("run.resumed", void 0, { reason: "budget" });
+  }
+  s2.effect(updateTracker());
+}
+function handoff(context, cap) {
+  const budget = cap.usd !== void 0 || cap.tokens !== void 0 ? { budget: { ...cap } } : {};
+  if (!context || context.answer === void 0 && context.refinement === void 0)
+    return Object.keys(budget).length ? budget : void 0;
   return {
     ...context.refinement !== void 0 ? { refinement: context.refinement } : {},
-    ...context.answer !== void 0 ? { answer: context.answer } : {}
+    ...context.answer !== void 0 ? { answer: context.answer } : {},
+    ...budget
   };
 }
 
 // src/core/decide/tick.ts
-function tick(s) {
-  const p = s.j.pause;
-  if (p.usageLimitUntil !== void 0 && Date.parse(p.usageLimitUntil) <= s.now) {
+function tick(s2) {
+  const p = s2.j.pause;
+  if (p.usageLimitUntil !== void 0 && Date.parse(p.usageLimitUntil) <= s2.now) {
     const { usageLimitUntil: _gone, ...rest } = p;
-    s.j.pause = rest;
-    s.emit("run.resumed", void 0, { reason: "usage_limit" });
+    s2.j.pause = rest;
+    s2.emit("run.resumed", void 0, { reason: "usage_limit" });
   }
-  const startLimit = s.config.timeouts.dispatch_start_minutes * 6e4;
-  const liveLimit = s.config.timeouts.liveness_minutes * 6e4;
-  for (const i of [...s.derived.running].sort((a, b) => a - b)) {
-    const t = s.task(i);
+  const startLimit = s2.config.timeouts.dispatch_start_minutes * 6e4;
+  const liveLimit = s2.config.timeouts.liveness_minutes * 6e4;
+  for (const i of [...s2.derived.running].sort((a, b) => a - b)) {
+    const t = s2.task(i);
     if (!t.startedAt) {
-      if (t.dispatchedAt && s.now - Date.parse(t.dispatchedAt) > startLimit) stale(s, i, "tick", "the dispatched job never started");
+      if (t.dispatchedAt && s2.now - Date.parse(t.dispatchedAt) > startLimit) stale(s2, i, "tick", "the dispatched job never started");
     } else {
       const last = Date.parse(t.lastHeartbeat ?? t.startedAt);
-      if (s.now - last > liveLimit) stale(s, i, "tick", "no sign of life from the job");
+      if (s2.now - last > liveLimit) stale(s2, i, "tick", "no sign of life from the job");
     }
   }
 }
-function usageLimited(s, until) {
-  const prev = s.j.pause.usageLimitUntil ? Date.parse(s.j.pause.usageLimitUntil) : 0;
-  if (until <= prev || until <= s.now) return;
-  if (!(prev > s.now)) s.emit("run.paused", void 0, { reason: "usage_limit", until: s.iso(until) });
-  s.j.pause = { ...s.j.pause, usageLimitUntil: s.iso(until) };
+function usageLimited(s2, until) {
+  const prev = s2.j.pause.usageLimitUntil ? Date.parse(s2.j.pause.usageLimitUntil) : 0;
+  if (until <= prev || until <= s2.now) return;
+  if (!(prev > s2.now)) s2.emit("run.paused", void 0, { reason: "usage_limit", until: s2.iso(until) });
+  s2.j.pause = { ...s2.j.pause, usageLimitUntil: s2.iso(until) };
 }
-function usageLimitedInput(s, input) {
+function usageLimitedInput(s2, input) {
   const until = Date.parse(input.until);
-  if (!Number.isNaN(until)) usageLimited(s, until);
+  if (!Number.isNaN(until)) usageLimited(s2, until);
 }
-function settle(s) {
-  if (s.j.status === "running" && s.j.merged === s.j.tasks.length) return complete(s);
-  if (s.j.status !== "running" || s.paused) return;
-  schedule(s);
+function settle(s2) {
+  if (s2.j.status === "running" && s2.j.merged === s2.j.tasks.length) return complete(s2);
+  if (s2.j.status !== "running" || s2.paused) return;
+  schedule(s2);
 }
-function complete(s) {
-  s.j.status = "completed";
-  s.j.completedAt = s.iso(s.now);
-  s.emit("run.completed", void 0, { duration: s.now - Date.parse(s.j.createdAt), taskCount: s.j.tasks.length });
-  s.effect(openFinalPullRequest());
-  if (s.config.branch_cleanup === "on_complete") {
+function complete(s2) {
+  s2.j.status = "completed";
+  s2.j.completedAt = s2.iso(s2.now);
+  s2.emit("run.completed", void 0, { duration: s2.now - Date.parse(s2.j.createdAt), taskCount: s2.j.tasks.length });
+  s2.effect(openFinalPullRequest());
+  if (s2.config.branch_cleanup === "on_complete") {
     const branches = [];
-    for (const t of s.j.tasks) for (let a = 1; a <= t.attempt; a++) branches.push(branchName(s.config, s.j.runId, t.id, a));
-    for (const f of s.j.followups) branches.push(f.branch);
-    s.effect(cleanupBranches(branches));
+    for (const t of s2.j.tasks) for (let a = 1; a <= t.attempt; a++) branches.push(branchName(s2.config, s2.j.runId, t.id, a));
+    for (const f of s2.j.followups) branches.push(f.branch);
+    s2.effect(cleanupBranches(branches));
   }
 }
 
 // src/core/decide/agent-results.ts
-function currentRevision(s, input) {
-  const i = s.current(input);
+function currentRevision(s2, input) {
+  const i = s2.current(input);
   if (i === void 0) return void 0;
-  const t = s.task(i);
+  const t = s2.task(i);
   const iteration = t.iteration ?? 0;
   if ("iteration" in input && input.iteration !== void 0 && input.iteration !== iteration) {
-    s.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
+    s2.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
     return void 0;
   }
   const runId = "workflowRunId" in input ? input.workflowRunId : void 0;
   if (runId !== void 0 && t.priorRunId !== void 0 && runId <= t.priorRunId) {
-    s.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
+    s2.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
     return void 0;
   }
   return i;
 }
-function agentAlive(s, input) {
-  const i = currentRevision(s, input);
+function agentAlive(s2, input) {
+  const i = currentRevision(s2, input);
   if (i === void 0) return;
-  const t = s.task(i);
+  const t = s2.task(i);
   if (t.status !== "RUNNING") return;
   if (input.kind === "agent.started" && input.workflowRunId !== void 0 && t.workflowRunId !== void 0 && input.workflowRunId !== t.workflowRunId)
-    return s.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${t.workflowRunId})`, t.id);
-  const e = s.edit(i);
-  const at = s.iso(s.now);
+    return s2.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${t.workflowRunId})`, t.id);
+  const e = s2.edit(i);
+  const at = s2.iso(s2.now);
   if (input.kind === "agent.started") {
     if (!e.startedAt) e.startedAt = at;
     if (input.workflowRunId !== void 0) e.workflowRunId = input.workflowRunId;
   }
-  if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s.now) e.lastHeartbeat = at;
+  if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s2.now) e.lastHeartbeat = at;
 }
-function agentLost(s, input) {
-  const i = currentRevision(s, input);
-  if (i === void 0 || s.task(i).status !== "RUNNING") return;
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason);
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
+function agentLost(s2, input) {
+  const i = currentRevision(s2, input);
+  if (i === void 0 || s2.task(i).status !== "RUNNING") return;
+  if (input.runnerLost) return stale(s2, i, input.kind, input.reason);
+  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true });
 }
-function agentFinished(s, input) {
-  const i = currentRevision(s, input);
+function agentFinished(s2, input) {
+  const i = currentRevision(s2, input);
   if (i === void 0) return;
-  const t = s.task(i);
+  const t = s2.task(i);
   if (t.status !== "RUNNING") {
     if (t.status === "DONE" || t.status === "MERGE_READY" || t.status === "MERGED") return;
-    s.reject(input.kind, `the attempt is ${t.status}, not RUNNING`, t.id);
+    s2.reject(input.kind, `the attempt is ${t.status}, not RUNNING`, t.id);
     return;
   }
-  if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
-  if (input.recordSha) s.edit(i).recordSha = input.recordSha;
+  if (input.pushedSha) s2.edit(i).pushedSha = input.pushedSha;
+  if (input.recordSha) s2.edit(i).recordSha = input.recordSha;
+  addSpend(s2, i, input.spend);
+  if (input.budgetExceeded) {
+    const b = input.budgetExceeded;
+    const spent = b.spentUsd !== void 0 ? `$${b.spentUsd.toFixed(2)}` : `${b.spentTokens ?? 0} tokens`;
+    const limit = b.limitUsd !== void 0 ? `$${b.limitUsd.toFixed(2)}` : `${b.limitTokens ?? 0} tokens`;
+    return fail(s2, i, input.kind, {
+      error: `stopped at its budget: ${spent} of ${limit}; /forge budget ${s2.task(i).id} +<amount> to go on`,
+      retryable: false,
+      hold: "budget",
+      exitCode: input.exitCode
+    });
+  }
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
-    if (!Number.isNaN(until) && until > s.now) {
-      usageLimited(s, until);
-      return fail(s, i, input.kind, {
-        error: `model usage limit until ${s.iso(until)}`,
+    if (!Number.isNaN(until) && until > s2.now) {
+      usageLimited(s2, until);
+      return fail(s2, i, input.kind, {
+        error: `model usage limit until ${s2.iso(until)}`,
         retryable: true,
         counted: false,
         notBefore: until
@@ -16297,26 +16383,26 @@ function agentFinished(s, input) {
   switch (input.exitCode) {
     case EXIT_CODES.SUCCESS:
     case EXIT_CODES.PARTIAL_SUCCESS:
-      if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
-      return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
+      if (s2.idx.isRefinery[i] && !refineryContains(s2, i, input.uncontainedUpstreams, input.kind)) return;
+      return completed(s2, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
     case EXIT_CODES.FAILURE:
-      return fail(s, i, input.kind, {
+      return fail(s2, i, input.kind, {
         error: input.error ?? "the agent failed",
         retryable: true,
         counted: true,
         exitCode: EXIT_CODES.FAILURE
       });
     case EXIT_CODES.DEPTH_EXCEEDED:
-      return fail(s, i, input.kind, {
+      return fail(s2, i, input.kind, {
         error: input.error ?? "spawn depth exhausted",
         retryable: false,
         hold: "fatal",
         exitCode: EXIT_CODES.DEPTH_EXCEEDED
       });
     case EXIT_CODES.HUMAN_INPUT:
-      return askPerson(s, i, input.question ?? input.error ?? DEFAULT_QUESTION, input.kind);
+      return askPerson(s2, i, input.question ?? input.error ?? DEFAULT_QUESTION, input.kind);
     case EXIT_CODES.NEEDS_REFINEMENT:
-      fail(s, i, input.kind, {
+      fail(s2, i, input.kind, {
         error: input.error ?? "the quality gate failed",
         retryable: true,
         counted: true,
@@ -16325,18 +16411,18 @@ function agentFinished(s, input) {
       });
       return;
     case EXIT_CODES.NEEDS_ESCALATION:
-      return escalate(s, i, input);
+      return escalate(s2, i, input);
     case EXIT_CODES.INTERRUPTED:
-      return fail(s, i, input.kind, {
+      return fail(s2, i, input.kind, {
         error: input.error ?? "cancelled",
         retryable: false,
         hold: "cancelled",
         exitCode: EXIT_CODES.INTERRUPTED
       });
     case EXIT_CODES.TIMEOUT:
-      return stale(s, i, input.kind, input.error ?? "the agent timed out");
+      return stale(s2, i, input.kind, input.error ?? "the agent timed out");
     default:
-      return fail(s, i, input.kind, {
+      return fail(s2, i, input.kind, {
         error: input.error ?? `unknown exit code ${input.exitCode}`,
         retryable: true,
         counted: true,
@@ -16344,108 +16430,134 @@ function agentFinished(s, input) {
       });
   }
 }
-function askPerson(s, i, question, kind) {
-  const t = s.task(i);
-  fail(s, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: EXIT_CODES.HUMAN_INPUT });
-  s.edit(i).question = question;
-  s.emit("task.waiting", t.id, { attempt: t.attempt, question });
-  s.effect(postComment("question", t, questionComment(t.id, question)));
+function askPerson(s2, i, question, kind) {
+  const t = s2.task(i);
+  fail(s2, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: EXIT_CODES.HUMAN_INPUT });
+  s2.edit(i).question = question;
+  s2.emit("task.waiting", t.id, { attempt: t.attempt, question });
+  s2.effect(postComment("question", t, questionComment(t.id, question)));
 }
-function refineryContains(s, i, uncontained, kind) {
+function refineryContains(s2, i, uncontained, kind) {
   if (uncontained === void 0) return true;
-  const t = s.task(i);
-  const missing = s.idx.deps[i].filter((d) => uncontained.includes(s.task(d).id));
+  const t = s2.task(i);
+  const missing = s2.idx.deps[i].filter((d) => uncontained.includes(s2.task(d).id));
   if (missing.length > 0) {
-    const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).branch ?? "?"})`).join(", ");
-    fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+    const what = missing.map((d) => `${s2.task(d).id}'s work (branch ${s2.task(d).branch ?? "?"})`).join(", ");
+    fail(s2, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
     return false;
   }
-  s.edit(i).contained = s.idx.deps[i].filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
+  s2.edit(i).contained = s2.idx.deps[i].filter((d) => s2.task(d).status === "MERGE_READY").map((d) => s2.task(d).id);
   return true;
 }
-function completed(s, i, w, partial, kind) {
+function completed(s2, i, w, partial, kind) {
   if (!w)
-    return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+    return fail(s2, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
   if (w.filesChanged.length === 0)
-    return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
-  const e = s.edit(i);
+    return fail(s2, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  const e = s2.edit(i);
   e.walkthroughSha = w.headSha;
   e.confidence = w.confidence;
   e.walkthroughStatus = partial ? "partial" : w.status;
   e.filesChanged = w.filesChanged;
-  if (!s.move(i, "DONE", kind)) return;
-  const t = s.task(i);
-  s.emit("task.completed", t.id, {
-    agentId: agentId(s.j.runId, t.id, t.attempt),
+  if (!s2.move(i, "DONE", kind)) return;
+  const t = s2.task(i);
+  s2.emit("task.completed", t.id, {
+    agentId: agentId(s2.j.runId, t.id, t.attempt),
     status: e.walkthroughStatus,
     confidence: w.confidence,
     attempt: t.attempt
   });
-  review(s, i, w);
-  gate(s, i, kind);
+  review(s2, i, w);
+  gate(s2, i, kind);
+}
+function addSpend(s2, i, spend) {
+  if (!spend) return;
+  const e = s2.edit(i);
+  if (spend.usd !== void 0) e.spentUsd = Math.round(((e.spentUsd ?? 0) + spend.usd) * 1e6) / 1e6;
+  if (spend.tokens !== void 0) e.spentTokens = (e.spentTokens ?? 0) + spend.tokens;
+  if (spend.agentMs !== void 0) e.agentMs = (e.agentMs ?? 0) + spend.agentMs;
 }
 
 // src/core/decide/commands.ts
 var commands = {
-  pause(s, c) {
-    if (s.j.pause.manual) return s.reject(c.kind, commandReplies.alreadyPaused);
-    s.j.pause = { ...s.j.pause, manual: true };
-    s.emit("run.paused", void 0, { reason: "manual" });
+  pause(s2, c) {
+    if (s2.j.pause.manual) return s2.reject(c.kind, commandReplies.alreadyPaused);
+    s2.j.pause = { ...s2.j.pause, manual: true };
+    s2.emit("run.paused", void 0, { reason: "manual" });
   },
-  resume(s, c) {
-    if (!s.j.pause.manual)
-      return s.reject(
+  resume(s2, c) {
+    if (!s2.j.pause.manual)
+      return s2.reject(
         c.kind,
-        s.j.pause.changeRequests.length ? commandReplies.waitsForChangeRequests(s.j.pause.changeRequests) : commandReplies.notPaused
+        s2.j.pause.changeRequests.length ? commandReplies.waitsForChangeRequests(s2.j.pause.changeRequests) : commandReplies.notPaused
       );
-    s.j.pause = { ...s.j.pause, manual: false };
-    s.emit("run.resumed", void 0, { reason: "manual" });
+    s2.j.pause = { ...s2.j.pause, manual: false };
+    s2.emit("run.resumed", void 0, { reason: "manual" });
   },
-  cancel(s, c) {
-    s.j.status = "cancelled";
-    s.j.completedAt = s.iso(s.now);
-    s.emit("run.cancelled", void 0, { actor: c.actor });
-    for (const i of [...s.derived.running].sort((a, b) => a - b)) s.effect(cancelAgent(s.task(i)));
+  cancel(s2, c) {
+    s2.j.status = "cancelled";
+    s2.j.completedAt = s2.iso(s2.now);
+    s2.emit("run.cancelled", void 0, { actor: c.actor });
+    for (const i of [...s2.derived.running].sort((a, b) => a - b)) s2.effect(cancelAgent(s2.task(i)));
   },
-  retry(s, c) {
-    if (!c.taskId) return s.reject(c.kind, commandReplies.retryWhich);
-    const i = s.find(c.taskId);
-    if (i === void 0) return s.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
-    const t = s.task(i);
-    if (t.status !== "FAILED" && t.status !== "STALE") return s.reject(c.kind, commandReplies.notRetryable(c.taskId, t.status), c.taskId);
-    if (t.hold === "escalated") return s.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
-    if (t.status === "FAILED" && !t.hold) return s.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
-    if (c.message) s.edit(i).context = { ...t.context ?? {}, answer: c.message };
-    retry2(s, i, c.kind, { counted: false, manual: true });
+  retry(s2, c) {
+    if (!c.taskId) return s2.reject(c.kind, commandReplies.retryWhich);
+    const i = s2.find(c.taskId);
+    if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+    const t = s2.task(i);
+    if (t.status !== "FAILED" && t.status !== "STALE") return s2.reject(c.kind, commandReplies.notRetryable(c.taskId, t.status), c.taskId);
+    if (t.hold === "escalated") return s2.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
+    if (t.status === "FAILED" && !t.hold) return s2.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
+    if (c.message) s2.edit(i).context = { ...t.context ?? {}, answer: c.message };
+    retry2(s2, i, c.kind, { counted: false, manual: true });
   },
   approve: approveOrReject,
   reject: approveOrReject,
   fix: fixCommand,
-  steer: steerCommand
+  steer: steerCommand,
+  budget: raiseBudget
 };
-function approveOrReject(s, c) {
+function raiseBudget(s2, c) {
+  if (c.amountUsd === void 0 || !(c.amountUsd > 0)) return s2.reject(c.kind, commandReplies.budgetHow);
+  const amount = c.amountUsd;
+  if (!c.taskId) {
+    s2.j.budgetExtraUsd = Math.round(((s2.j.budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+    if (s2.j.pause.budget) {
+      const { budget: _b, ...pause } = s2.j.pause;
+      s2.j.pause = pause;
+      s2.emit("run.resumed", void 0, { reason: "budget" });
+    }
+    for (let i2 = 0; i2 < s2.j.tasks.length; i2++) if (s2.task(i2).hold === "budget") retry2(s2, i2, c.kind, { counted: false, manual: true });
+    return;
+  }
+  const i = s2.find(c.taskId);
+  if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
+  s2.edit(i).budgetExtraUsd = Math.round(((s2.task(i).budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+  if (s2.task(i).hold === "budget") retry2(s2, i, c.kind, { counted: false, manual: true });
+}
+function approveOrReject(s2, c) {
   if (c.crId) {
-    const cr = s.j.changeRequests.find((x) => x.id === c.crId);
-    if (!cr) return s.reject(c.kind, commandReplies.unknownChangeRequest(c.crId));
-    if (cr.status !== "pending") return s.reject(c.kind, commandReplies.changeRequestResolved(c.crId, cr.status));
-    if (c.command === "reject") return resolveCr(s, cr.id, "rejected");
-    return approveCr(s, cr.id);
+    const cr = s2.j.changeRequests.find((x) => x.id === c.crId);
+    if (!cr) return s2.reject(c.kind, commandReplies.unknownChangeRequest(c.crId));
+    if (cr.status !== "pending") return s2.reject(c.kind, commandReplies.changeRequestResolved(c.crId, cr.status));
+    if (c.command === "reject") return resolveCr(s2, cr.id, "rejected");
+    return approveCr(s2, cr.id);
   }
   if (c.taskId && c.command === "approve") {
-    const i = s.find(c.taskId);
-    const t = i === void 0 ? void 0 : s.task(i);
+    const i = s2.find(c.taskId);
+    const t = i === void 0 ? void 0 : s2.task(i);
     if (i !== void 0 && t?.status === "MERGE_READY" && t.protectedPaths?.length) {
-      if (s.idx.isRefinery[i]) s.edit(i).approved = true;
-      return approveHeld(s, i);
+      if (s2.idx.isRefinery[i]) s2.edit(i).approved = true;
+      return approveHeld(s2, i);
     }
-    if (i === void 0 || !s.idx.isRefinery[i]) return s.reject(c.kind, commandReplies.notARefinery(c.taskId), c.taskId);
-    s.edit(i).approved = true;
-    return requestMerge(s, i);
+    if (i === void 0 || !s2.idx.isRefinery[i]) return s2.reject(c.kind, commandReplies.notARefinery(c.taskId), c.taskId);
+    s2.edit(i).approved = true;
+    return requestMerge(s2, i);
   }
-  return s.reject(c.kind, commandReplies.approveWhat(c.command));
+  return s2.reject(c.kind, commandReplies.approveWhat(c.command));
 }
-function command(s, c) {
-  commands[c.command](s, c);
+function command(s2, c) {
+  commands[c.command](s2, c);
 }
 
 // src/core/decide/handlers.ts
@@ -16453,11 +16565,11 @@ var handlers = {
   tick,
   "agent.started": agentAlive,
   "agent.heartbeat": agentAlive,
-  "agent.finished": (s, input) => isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, succeeded(input.exitCode)) : agentFinished(s, input),
-  "agent.lost": (s, input) => isFollowup(s, input.taskId) ? followupFinished(s, input.taskId, false) : agentLost(s, input),
+  "agent.finished": (s2, input) => isFollowup(s2, input.taskId) ? followupFinished(s2, input.taskId, succeeded(input.exitCode)) : agentFinished(s2, input),
+  "agent.lost": (s2, input) => isFollowup(s2, input.taskId) ? followupFinished(s2, input.taskId, false) : agentLost(s2, input),
   "branch.pushed": branchPushed,
-  "pr.opened": (s, input) => isFollowup(s, input.taskId) ? followupPrOpened(s, input.taskId, input.number) : prOpened(s, input),
-  "pr.merged": (s, input) => isFollowup(s, input.taskId) ? followupMerged(s, input.taskId) : prMerged(s, input.taskId, input.attempt, input.mergeSha, input.kind),
+  "pr.opened": (s2, input) => isFollowup(s2, input.taskId) ? followupPrOpened(s2, input.taskId, input.number) : prOpened(s2, input),
+  "pr.merged": (s2, input) => isFollowup(s2, input.taskId) ? followupMerged(s2, input.taskId) : prMerged(s2, input.taskId, input.attempt, input.mergeSha, input.kind),
   "effect.done": effectDone,
   "effect.failed": effectFailed,
   command,
@@ -16469,12 +16581,12 @@ var handlers = {
   "checks.failed": checksFailed
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
-function apply(s, input) {
-  if (s.j.status !== "running" && !AFTER_THE_RUN.includes(input.kind)) {
-    if (input.kind === "command") s.reject(input.kind, commandReplies.runNotRunning(s.j.status));
+function apply(s2, input) {
+  if (s2.j.status !== "running" && !AFTER_THE_RUN.includes(input.kind)) {
+    if (input.kind === "command") s2.reject(input.kind, commandReplies.runNotRunning(s2.j.status));
     return;
   }
-  handlers[input.kind](s, input);
+  handlers[input.kind](s2, input);
 }
 
 // src/core/derived.ts
@@ -16712,7 +16824,7 @@ var Step = class {
 function startRun(run2, now, config2) {
   const nodes = run2.nodes.map(planNode);
   const index = prioritise(nodes);
-  const tasks = nodes.map((n) => newTaskState(n.id));
+  const tasks = nodes.map((n2) => newTaskState(n2.id));
   tasks.forEach((t, k) => t.blockers = countBlockers(index, k, tasks));
   const journal = {
     version: 1,
@@ -16733,10 +16845,10 @@ function startRun(run2, now, config2) {
     followups: [],
     outbox: []
   };
-  const s = new Step(journal, now, config2);
-  s.emit("run.started", void 0, { planId: run2.planId, dagHash: run2.dagHash, planCommit: run2.planCommit, taskCount: nodes.length });
-  settle(s);
-  return s.finish();
+  const s2 = new Step(journal, now, config2);
+  s2.emit("run.started", void 0, { planId: run2.planId, dagHash: run2.dagHash, planCommit: run2.planCommit, taskCount: nodes.length });
+  settle(s2);
+  return s2.finish();
 }
 
 // src/core/decide/index.ts
@@ -16818,6 +16930,593 @@ function protectedChanges(files, config2) {
   return hit;
 }
 
+// src/core/schemas/events.ts
+var s = external_exports.string();
+var n = external_exports.number();
+var eventDataSchemas = {
+  "run.started": external_exports.object({ planId: s.describe("Plan id."), dagHash: s.describe("sha256 of the DAG the run pinned."), planCommit: s.describe("Commit the plan was read from."), taskCount: n.describe("Number of DAG nodes.") }),
+  "run.paused": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
+  "run.resumed": external_exports.object({ reason: external_exports.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
+  "run.completed": external_exports.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
+  "run.cancelled": external_exports.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
+  "task.scheduled": external_exports.object({ type: agentTypeSchema.describe("Agent type."), dependencies: external_exports.array(s).describe("Its dependencies, all satisfied.") }),
+  "task.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number.") }),
+  "task.completed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), status: external_exports.enum(["completed", "failed", "partial"]).describe("Walkthrough status."), confidence: n.optional().describe("Walkthrough confidence."), attempt: n.describe("Attempt number.") }),
+  "task.failed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), error: s.describe("Why."), attemptId: n.describe("Attempt that failed."), exitCode: n.optional().describe("Exit code, when the agent reported one."), retryable: external_exports.boolean().describe("Whether Forge will retry it by itself.") }),
+  "task.stale": external_exports.object({ lastHeartbeat: s.optional().describe("Last sign of life."), threshold: n.describe("Seconds allowed."), attempt: n.describe("Attempt number.") }),
+  "task.retried": external_exports.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: external_exports.boolean().describe("Asked for by a person.") }),
+  "task.exhausted": external_exports.object({ attempts: n.describe("Attempts made."), finalStatus: taskStatusSchema.describe("Status it stays in.") }),
+  "task.heartbeat": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), timestamp: s.describe("When the agent was seen alive.") }),
+  "task.waiting": external_exports.object({ attempt: n.describe("Attempt number."), question: s.describe("What the agent asks (Forge: exit 3).") }),
+  "task.merge_ready": external_exports.object({ attempt: n.describe("Attempt number."), headSha: s.describe("Pushed head, equal to the walkthrough's (Forge).") }),
+  "task.held": external_exports.object({ attempt: n.describe("Attempt number."), paths: external_exports.array(s).describe("Protected paths its PR changes (Forge).") }),
+  "task.merged": external_exports.object({ attempt: n.describe("Attempt number."), mergeSha: s.optional().describe("Merge commit (Forge)."), by: external_exports.enum(["direct", "refinery"]).describe("How it was merged.") }),
+  "task.progress": external_exports.object({ attempt: n.describe("Attempt number."), message: s.describe("What the agent is doing (Forge).") }),
+  "branch.pushed": external_exports.object({ branch: s.describe("Branch concerned."), headSha: s.describe("Head commit of the branch."), attempt: n.describe("Attempt the branch belongs to (Forge).") }),
+  "refinery.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), mergeTargets: external_exports.array(s).describe("Upstream task ids it merges.") }),
+  "refinery.merged": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), mergedBranches: external_exports.array(s).describe("Upstream task ids merged through it."), resultRef: s.describe("Ref holding the result.") }),
+  "cr.emitted": external_exports.object({ crId: s.describe("Change Request id."), refineryId: s.describe("Task that raised it."), reason: s.describe("Why it was raised."), scope: external_exports.array(s).describe("Affected tasks.") }),
+  "cr.resolved": external_exports.object({ crId: s.describe("Change Request id."), resolution: external_exports.enum(["applied", "rejected"]).describe("How it ended (Forge)."), overlayId: s.optional().describe("Overlay that applied it, if any.") }),
+  "conflict.potential": external_exports.object({ riskDescription: s.describe("What could conflict."), relatedTasks: external_exports.array(s).describe("In-flight tasks that touch the same files."), files: external_exports.array(s).describe("Files concerned (Forge).") }),
+  "review.risk": external_exports.object({ attempt: n.describe("Attempt number."), risk: s.describe("A risk from the walkthrough, logged as a warning (Forge).") }),
+  "review.submitted": external_exports.object({ attempt: n.describe("Attempt number."), reviewId: n.describe("The review."), actor: s.describe("Who reviewed (write access checked on GitHub)."), state: external_exports.enum(["approved", "changes_requested"]).describe("What the review said."), headSha: s.describe("The PR head it was given on (Forge).") }),
+  "task.feedback": external_exports.object({ attempt: n.describe("Attempt number."), source: external_exports.enum(["review", "command", "ci"]).describe("What asked for a revision."), actor: s.optional().describe("Who asked."), queued: external_exports.boolean().describe("Waiting for the revision under way to end (Forge).") }),
+  "task.steered": external_exports.object({ attempt: n.describe("Attempt number."), id: n.describe("The message's number for the task."), actor: s.describe("Who steered (Forge).") }),
+  "task.revising": external_exports.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: external_exports.array(external_exports.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
+  "task.revision_limit": external_exports.object({ attempt: n.describe("Attempt number."), kind: external_exports.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
+  "review.low_confidence": external_exports.object({ confidence: n.describe("Walkthrough confidence, 0\u20131."), threshold: n.describe("The configured threshold.") }),
+  "followup.spawned": external_exports.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),
+  "followup.logged": external_exports.object({ sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("A follow-up noted but not spawned (Forge).") }),
+  "followup.completed": external_exports.object({ followupId: s.describe("Follow-up id."), status: external_exports.enum(["merged", "failed"]).describe("How it ended (Forge).") }),
+  "plan.edit_ignored": external_exports.object({ commit: s.describe("A default-branch commit that changed the pinned plan; the run keeps its pin (Forge).") })
+};
+var EVENT_TYPES = Object.keys(eventDataSchemas);
+var eventEnvelopeSchema = external_exports.object({
+  eventId: s.describe("Unique id: <runId>:<seq>."),
+  seq: external_exports.number().int().min(1).describe("Position in the run's log, gap-free from 1."),
+  timestamp: s.describe("When the executor decided it (ISO-8601)."),
+  type: external_exports.enum(EVENT_TYPES).describe("Event type from the catalog."),
+  runId: s.describe("The run."),
+  taskId: s.optional().describe("The task, for task events."),
+  data: external_exports.record(external_exports.string(), external_exports.unknown()).describe("Type-specific data.")
+}).strict();
+var forgeEventSchema = external_exports.discriminatedUnion(
+  "type",
+  EVENT_TYPES.map((t) => eventEnvelopeSchema.extend({ type: external_exports.literal(t).describe("Event type from the catalog."), data: eventDataSchemas[t].describe("Type-specific data.") }))
+).describe("An event of the run log, on the state branch forge/<runId>/_state: the open segment in journal.json (events.tail), sealed segments in events/NNNNNN.ndjson, one event per line (see docs/formats.md#event-segments).");
+
+// src/core/outbox-check.ts
+var WORKFLOW_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
+function ownBranches(journal, config2) {
+  const own = /* @__PURE__ */ new Set();
+  for (const t of journal.tasks) for (let a = 1; a <= t.attempt; a++) own.add(branchName(config2, journal.runId, t.id, a));
+  for (const f of journal.followups) own.add(branchName(config2, journal.runId, f.id, 1));
+  return own;
+}
+function outboxProblems(journal, config2) {
+  const problems = [];
+  const integration = integrationBranch(config2, journal.runId);
+  if (journal.integrationBranch !== integration)
+    problems.push(`the integration branch is ${journal.integrationBranch}, not ${integration} as the run's template names it`);
+  if (journal.baseBranch === journal.integrationBranch || journal.baseBranch.startsWith(runBranchPrefix(journal.runId)))
+    problems.push(`the base branch ${journal.baseBranch} is one of the run's own branches`);
+  if (!WORKFLOW_FILE.test(config2.workflow)) problems.push(`the workflow ${JSON.stringify(config2.workflow)} is not a workflow file name`);
+  const own = ownBranches(journal, config2);
+  const protectedBranches = /* @__PURE__ */ new Set([journal.baseBranch, journal.integrationBranch]);
+  const attemptBranch = (taskId, attempt) => branchName(config2, journal.runId, taskId, attempt);
+  const isTask = (taskId) => journal.tasks.some((t) => t.id === taskId) || journal.followups.some((f) => f.id === taskId);
+  for (const e of journal.outbox) {
+    const bad = (why) => problems.push(`${e.kind} ${e.key}: ${why}`);
+    const ownBranch = (b, what) => {
+      if (protectedBranches.has(b)) bad(`${what} ${b} is the run's base or integration branch`);
+      else if (!own.has(b)) bad(`${what} ${b} is not a branch of this run`);
+    };
+    switch (e.kind) {
+      case "PrepareBranch":
+        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
+        if (e.from !== journal.integrationBranch) bad(`it cuts from ${e.from}, not the integration branch`);
+        for (const m of e.merge) ownBranch(m, "upstream");
+        break;
+      case "DispatchAgent":
+      case "MergePullRequest":
+        if (!isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
+        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
+        break;
+      case "SpawnFollowup":
+        if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);
+        break;
+      case "CleanupBranches":
+        for (const b of e.branches) ownBranch(b, "branch");
+        break;
+      default:
+        if ("taskId" in e && typeof e.taskId === "string" && !isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
+    }
+  }
+  return problems;
+}
+
+// src/app/journal-seal.ts
+import { createHmac as createHmac2, createPrivateKey as createPrivateKey2, hkdfSync, timingSafeEqual as timingSafeEqual2 } from "node:crypto";
+var SEAL_FIELD = "seal";
+var PREFIX = "hmac-sha256:";
+function journalKeyFrom(privateKeyPem) {
+  const der = createPrivateKey2(privateKeyPem).export({ type: "pkcs8", format: "der" });
+  return Buffer.from(hkdfSync("sha256", der, "forge", "forge journal seal v1", 32));
+}
+function journalKeyFromSecret(secret) {
+  if (secret.length < 32) throw new Error("FORGE_JOURNAL_KEY must be at least 32 characters");
+  return Buffer.from(hkdfSync("sha256", Buffer.from(secret, "utf8"), "forge", "forge journal seal v1", 32));
+}
+function mac(key, text) {
+  return PREFIX + createHmac2("sha256", key).update(text, "utf8").digest("hex");
+}
+function sealJournal(key, state) {
+  const body = JSON.stringify(state);
+  return `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"${SEAL_FIELD}":${JSON.stringify(mac(key, body))}}
+`;
+}
+function unsealJournal(key, text) {
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, reason: `it is not JSON: ${e.message}` };
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, reason: "it is not a JSON object" };
+  const { [SEAL_FIELD]: seal, ...rest } = raw;
+  if (typeof seal !== "string") return { ok: false, reason: "it carries no seal: the Forge App did not write it" };
+  const expected = Buffer.from(mac(key, JSON.stringify(rest)));
+  const given = Buffer.from(seal);
+  if (given.length !== expected.length || !timingSafeEqual2(given, expected))
+    return { ok: false, reason: "its seal does not match its content: it was changed by someone other than the Forge App" };
+  return { ok: true, value: rest };
+}
+
+// src/app/run-store.ts
+var SEGMENT_SIZE = 200;
+var runFactsSchema = external_exports.object({
+  trackerIssue: external_exports.number().int().optional().describe("The run tracker issue."),
+  trackerUpdatedAt: external_exports.string().optional().describe("When the tracker body was last written."),
+  checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
+  finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
+  planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
+  stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from updating or deleting the state branch: what is missing.")
+}).strict();
+var effectLeaseSchema = external_exports.object({
+  owner: external_exports.string().min(1).describe("Replica id of the App process that owns the effect."),
+  until: external_exports.string().describe("ISO time the lease runs out.")
+}).strict();
+var storedRunSchema = external_exports.object({
+  version: external_exports.literal(1),
+  journal: journalSchema,
+  config: forgeConfigSchema.describe("The config pinned when the run started."),
+  facts: runFactsSchema,
+  events: external_exports.object({
+    segment: external_exports.number().int().min(1).describe("Number of the open segment."),
+    tail: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).describe("Events of the open segment, oldest first.")
+  }).strict(),
+  leases: external_exports.record(external_exports.string(), effectLeaseSchema).default({}).describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out."),
+  split: journalSplitSchema.optional()
+}).strict();
+var StateBranchMissingError = class extends Error {
+  constructor(runId) {
+    super(`the state branch ${stateBranch(runId)} does not exist`);
+    this.runId = runId;
+    this.name = "StateBranchMissingError";
+  }
+  runId;
+};
+var RunStoreError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "RunStoreError";
+  }
+};
+function migrateStoredRun(raw) {
+  const stored = raw;
+  const old = stored?.facts?.crIssues;
+  if (!old || typeof old !== "object") return raw;
+  const { crIssues: _dropped, ...facts } = stored.facts;
+  const changeRequests = stored.journal?.changeRequests?.map(
+    (c) => c.issueNumber === void 0 && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c
+  );
+  return { ...stored, facts, ...changeRequests ? { journal: { ...stored.journal, changeRequests } } : {} };
+}
+var JournalRefusedError = class extends Error {
+  constructor(runId, reason, blobSha) {
+    super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
+    this.runId = runId;
+    this.reason = reason;
+    this.blobSha = blobSha;
+    this.name = "JournalRefusedError";
+  }
+  runId;
+  reason;
+  blobSha;
+};
+var RunStore = class {
+  constructor(port, key, options2 = {}) {
+    this.port = port;
+    this.key = key;
+    this.options = options2;
+  }
+  port;
+  key;
+  options;
+  /** Parts already read or written: content-addressed, so never stale. */
+  #parts = /* @__PURE__ */ new Map();
+  async load(runId) {
+    return this.#read(runId, stateBranch(runId), true);
+  }
+  /**
+   * The stored run of `journal.json` at `ref`, its parts joined: refused (`JournalRefusedError`) when
+   * the App did not write it, a part does not match its hash, or it asks for what the App would never do.
+   */
+  async #read(runId, ref, strict) {
+    const file = await this.port.readFile(JOURNAL_FILE, ref);
+    if (!file) return null;
+    const unsealed = unsealJournal(this.key, file.content);
+    if (!unsealed.ok) {
+      if (!strict) return null;
+      throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
+    }
+    const parsed = storedRunSchema.safeParse(migrateStoredRun(unsealed.value));
+    if (!parsed.success) {
+      if (!strict) return null;
+      throw new RunStoreError(
+        `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(parsed.error, JOURNAL_FILE)[0])}`
+      );
+    }
+    const { split, ...stored } = parsed.data;
+    let state = stored;
+    let parts;
+    if (split) {
+      try {
+        const joined = await joinRun(
+          { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+          split,
+          async (hash) => (await this.port.readFile(partPath(hash), ref))?.content ?? null,
+          this.#parts
+        );
+        const { nodes, tasks, checkRuns } = joined.whole;
+        state = {
+          ...state,
+          journal: { ...state.journal, plan: { ...state.journal.plan, nodes }, tasks },
+          facts: { ...state.facts, checkRuns }
+        };
+        parts = joined.base;
+      } catch (e) {
+        if (!(e instanceof JournalPartsError)) throw e;
+        if (!strict) return null;
+        throw new JournalRefusedError(runId, e.message, file.blobSha);
+      }
+    }
+    const problems = outboxProblems(state.journal, state.config);
+    if (state.journal.runId !== runId) problems.unshift(`it is the journal of run ${state.journal.runId}`);
+    if (problems.length) {
+      if (!strict) return null;
+      throw new JournalRefusedError(runId, `it asks for what Forge would never do: ${problems.slice(0, 5).join("; ")}`, file.blobSha);
+    }
+    return { state, blobSha: file.blobSha, ...parts ? { parts } : {} };
+  }
+  /**
+   * The newest commit of the run's state branch holding a journal the App wrote (its seal verifies),
+   * looking back at most `limit` commits: where a person resets the branch to recover a refused journal.
+   */
+  async lastSealed(runId, limit = 30) {
+    let sha = await this.port.branchHead(stateBranch(runId));
+    for (let i = 0; sha && i < limit; i++) {
+      const file = await this.port.readFile(JOURNAL_FILE, sha);
+      if (file && unsealJournal(this.key, file.content).ok) return sha;
+      sha = (await this.port.commit(sha)).parents[0] ?? null;
+    }
+    return null;
+  }
+  /** Create the state branch at `fromSha` and write the first journal. `ConflictError` when the run exists. */
+  async create(state, fromSha) {
+    const branch = stateBranch(state.journal.runId);
+    await this.port.createBranch(branch, fromSha);
+    const { text, parts } = await this.#written(branch, state, void 0);
+    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
+    return { state, blobSha, commitSha, ...parts ? { parts } : {} };
+  }
+  /**
+   * Persist `next` over `loaded` — compare-and-swap: `ConflictError` when another writer moved the
+   * journal since it was read (re-read, re-decide). Full segments are sealed into their own files first.
+   */
+  async save(loaded, next, message) {
+    const branch = stateBranch(next.journal.runId);
+    let state = next;
+    let persisted = loaded.state.events.segment === next.events.segment ? loaded.state.events.tail.length : 0;
+    while (persisted >= SEGMENT_SIZE && state.events.tail.length >= SEGMENT_SIZE) {
+      const sealed = state.events.tail.slice(0, SEGMENT_SIZE);
+      await this.sealSegment(branch, state.events.segment, sealed);
+      state = { ...state, events: { segment: state.events.segment + 1, tail: state.events.tail.slice(SEGMENT_SIZE) } };
+      persisted -= SEGMENT_SIZE;
+    }
+    try {
+      const { text, parts } = await this.#written(branch, state, loaded.parts);
+      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
+      return { state, blobSha, commitSha, ...parts ? { parts } : {} };
+    } catch (e) {
+      if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !await this.port.branchHead(branch)) {
+        throw new StateBranchMissingError(next.journal.runId);
+      }
+      throw e;
+    }
+  }
+  /**
+   * Put a deleted state branch back at `commitSha` (its last commit: GitHub keeps a deleted branch's
+   * commits). Only a run that is not over is restored, and only from a commit holding its journal.
+   * Returns the journal restored, or null when there was nothing to restore.
+   */
+  async restore(runId, commitSha) {
+    const read = await this.#read(runId, commitSha, false);
+    if (!read) return null;
+    if (read.state.journal.status === "completed" || read.state.journal.status === "cancelled") return null;
+    if (!await this.port.createBranch(stateBranch(runId), commitSha)) return null;
+    return { ...read, commitSha };
+  }
+  /**
+   * `journal.json`'s text for `state` — sealed with the App's key — after writing the parts it needs
+   * when the run is big enough to be split (each a new file, named by its hash; one already there is
+   * the same content).
+   */
+  async #written(branch, state, base) {
+    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
+    const s2 = splitRun(
+      { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
+      base,
+      this.options
+    );
+    for (const part of s2.write) {
+      try {
+        await this.port.writeFile(branch, part.path, part.content, `forge: journal part ${part.path.slice(6, 18)}`);
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+      }
+    }
+    const onDisk = {
+      ...state,
+      journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s2.live.nodes }, tasks: s2.live.tasks },
+      facts: { ...state.facts, checkRuns: s2.live.checkRuns },
+      split: s2.split
+    };
+    return { text: this.serialize(onDisk), parts: s2.base };
+  }
+  /** `journal.json`'s text: the stored run, sealed with the App's key. */
+  serialize(state) {
+    return sealJournal(this.key, state);
+  }
+  /** A sealed segment never changes, so a second writer finding it already there is fine. */
+  async sealSegment(branch, segment, events) {
+    const path2 = eventSegmentFile(segment);
+    try {
+      await this.port.writeFile(
+        branch,
+        path2,
+        events.map((e) => JSON.stringify(e)).join("\n") + "\n",
+        `forge: seal event segment ${segment}`
+      );
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+    }
+  }
+  /** Ids of runs with a state branch. */
+  async listRuns() {
+    const branches = await this.port.listBranches(BRANCH_PREFIX);
+    return branches.map((b) => parseStateBranch(b.name)).filter((id) => !!id);
+  }
+};
+function newStoredRun(journal, config2, facts, events) {
+  return {
+    version: 1,
+    journal,
+    config: config2,
+    facts: { checkRuns: {}, ...facts },
+    events: { segment: 1, tail: events },
+    leases: {}
+  };
+}
+async function readRunEvents(port, runId, tail, ref = stateBranch(runId)) {
+  const firstOpen = tail[0]?.seq;
+  const sealed = firstOpen !== void 0 ? Math.floor((firstOpen - 1) / SEGMENT_SIZE) : 0;
+  const out = [];
+  for (let n2 = 1; n2 <= sealed; n2++) {
+    const file = await port.readFile(eventSegmentFile(n2), ref);
+    for (const line of (file?.content ?? "").split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const e = forgeEventSchema.safeParse(JSON.parse(line));
+        if (e.success) out.push(e.data);
+      } catch {
+      }
+    }
+  }
+  return [...out, ...tail];
+}
+
+// src/core/outcomes.ts
+function quantile(sorted, q) {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+function spread(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return { count: sorted.length, medianMs: quantile(sorted, 0.5), p95Ms: quantile(sorted, 0.95) };
+}
+function timeline(events) {
+  const firstStart = /* @__PURE__ */ new Map();
+  const starts = [];
+  const merged = /* @__PURE__ */ new Map();
+  const manual = /* @__PURE__ */ new Set();
+  let runStart;
+  let firstReady;
+  for (const e of events) {
+    const at = Date.parse(e.timestamp);
+    if (!Number.isFinite(at)) continue;
+    const id = e.taskId;
+    if (e.type === "run.started") runStart ??= at;
+    else if (e.type === "task.merge_ready") firstReady = Math.min(firstReady ?? at, at);
+    else if (id && e.type === "task.started") {
+      if (!firstStart.has(id)) firstStart.set(id, at);
+      starts.push({ taskId: id, at });
+    } else if (id && e.type === "task.merged") merged.set(id, at);
+    else if (id && e.type === "task.retried" && e.data.manual) manual.add(id);
+  }
+  return { firstStart, starts, merged, manual, runStart, firstReady };
+}
+function outcomeFigures(journal, events, config2) {
+  const tl = timeline(events);
+  const manualMerge = config2.merge_policy === "manual";
+  const perTask = journal.tasks.map((t) => ({
+    id: t.id,
+    status: t.status,
+    attempts: t.attempt,
+    retries: Math.max(0, t.attempt - 1),
+    spentUsd: t.spentUsd ?? null,
+    agentMs: t.agentMs ?? null,
+    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.approvedHead !== void 0
+  }));
+  const merged = perTask.filter((t) => t.status === "MERGED");
+  const spent = journal.tasks.filter((t) => t.spentUsd !== void 0);
+  const spendUsd = spent.length ? round2(spent.reduce((n2, t) => n2 + t.spentUsd, 0)) : null;
+  const tokenTasks = journal.tasks.filter((t) => t.spentTokens !== void 0);
+  const gaps = [];
+  for (const [id, at] of tl.merged) {
+    const dependents = new Set(journal.plan.nodes.filter((n2) => n2.dependencies.includes(id)).map((n2) => n2.id));
+    const next = tl.starts.find((s2) => dependents.has(s2.taskId) && s2.at >= at);
+    if (next) gaps.push(next.at - at);
+  }
+  const agentMs = journal.tasks.reduce((n2, t) => n2 + (t.agentMs ?? 0), 0);
+  let waitingMs = 0;
+  for (const t of journal.tasks) {
+    const from = tl.firstStart.get(t.id);
+    const to = tl.merged.get(t.id);
+    if (from !== void 0 && to !== void 0) waitingMs += Math.max(0, to - from - (t.agentMs ?? 0));
+  }
+  return {
+    version: 1,
+    runId: journal.runId,
+    planId: journal.planId,
+    status: journal.status,
+    tasks: journal.tasks.length,
+    tasksMerged: merged.length,
+    mergedWithoutPerson: merged.filter((t) => !t.person).length,
+    retries: perTask.reduce((n2, t) => n2 + t.retries, 0),
+    reviewIterations: 0,
+    ciIterations: 0,
+    spendUsd,
+    spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round2(spendUsd / merged.length) : null,
+    tokens: tokenTasks.length ? tokenTasks.reduce((n2, t) => n2 + t.spentTokens, 0) : null,
+    timeToFirstPrMs: tl.runStart !== void 0 && tl.firstReady !== void 0 ? Math.max(0, tl.firstReady - tl.runStart) : null,
+    mergeToNextDispatch: spread(gaps),
+    agentMs,
+    waitingMs,
+    perTask
+  };
+}
+var round2 = (usd2) => Math.round(usd2 * 1e6) / 1e6;
+var secs = (ms) => ms === null ? "\u2014" : ms < 6e4 ? `${(ms / 1e3).toFixed(1)} s` : `${(ms / 6e4).toFixed(1)} min`;
+var usd = (n2) => n2 === null ? "not reported" : `$${n2.toFixed(2)}`;
+function renderOutcomeTable(f) {
+  const share = f.agentMs + f.waitingMs > 0 ? ` (${Math.round(100 * f.agentMs / (f.agentMs + f.waitingMs))} % agent)` : "";
+  return [
+    "| Outcome | |",
+    "|---|---:|",
+    `| Tasks merged | ${f.tasksMerged} of ${f.tasks} |`,
+    `| Merged with no person involved | ${f.mergedWithoutPerson} |`,
+    `| Retries | ${f.retries} |`,
+    `| Review iterations \xB7 CI iterations | ${f.reviewIterations} \xB7 ${f.ciIterations} |`,
+    `| Spend | ${usd(f.spendUsd)} |`,
+    `| Spend per merged task | ${usd(f.spendPerMergedTaskUsd)} |`,
+    `| Time to first PR ready | ${secs(f.timeToFirstPrMs)} |`,
+    `| Merge \u2192 next dispatch, median \xB7 p95 (${f.mergeToNextDispatch.count}) | ${secs(f.mergeToNextDispatch.medianMs)} \xB7 ${secs(f.mergeToNextDispatch.p95Ms)} |`,
+    `| Agent time \xB7 waiting time | ${secs(f.agentMs)} \xB7 ${secs(f.waitingMs)}${share} |`
+  ];
+}
+
+// src/app/check-summary.ts
+function checkSummary(ctx, t, effect, held) {
+  const lines = [`**Task** \`${effect.taskId}\` \xB7 attempt ${effect.attempt} \xB7 run \`${ctx.journal.runId}\``, ""];
+  if (t?.attempt === effect.attempt) {
+    if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
+    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
+    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.spentUsd !== void 0)
+      lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
+    if (t.recordSha)
+      lines.push(
+        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
+      );
+    if (effect.status === "MERGE_READY" && held)
+      lines.push(
+        "",
+        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
+        ...t.protectedPaths.slice(0, 50).map((p) => `- \`${p}\``)
+      );
+    if (t.hold === "exhausted")
+      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
+  }
+  if (ctx.facts.trackerIssue !== void 0) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
+  return lines.join("\n");
+}
+
+// src/app/telemetry.ts
+var exporters = /* @__PURE__ */ new Map();
+function appTelemetry(config2) {
+  const endpoint = config2.telemetry.otlp_endpoint;
+  if (!endpoint || process.env.FORGE_TELEMETRY === "off") return void 0;
+  const key = `${endpoint} ${config2.telemetry.service_name}`;
+  let t = exporters.get(key);
+  if (!t) {
+    t = new Telemetry({ endpoint, serviceName: config2.telemetry.service_name, attributes: { "forge.component": "app" } });
+    exporters.set(key, t);
+  }
+  return t;
+}
+function traceDispatch(t, runId, taskId, attempt, at) {
+  const span = t.startSpan({
+    name: "forge.dispatch",
+    startTime: at,
+    attributes: { "forge.run_id": runId, "forge.task_id": taskId, "forge.attempt": attempt },
+    parent: { traceId: runTraceId(runId), spanId: taskSpanId(runId, taskId) },
+    ids: { spanId: dispatchSpanId(runId, taskId, attempt) }
+  });
+  span.end(at);
+  t.meter.createCounter("forge.dispatches", { description: "Agent jobs dispatched" }).add(1);
+}
+function traceRun(t, journal, events, end) {
+  const { runId } = journal;
+  const traceId = runTraceId(runId);
+  const start = Date.parse(journal.createdAt);
+  const run2 = t.startSpan({
+    name: "forge.run",
+    startTime: start,
+    attributes: { "forge.run_id": runId, "forge.plan_id": journal.planId, "forge.tasks": journal.tasks.length },
+    ids: { traceId, spanId: runSpanId(runId) }
+  });
+  const first = /* @__PURE__ */ new Map();
+  const merged = /* @__PURE__ */ new Map();
+  for (const e of events) {
+    if (!e.taskId) continue;
+    if (e.type === "task.started" && !first.has(e.taskId)) first.set(e.taskId, Date.parse(e.timestamp));
+    if (e.type === "task.merged") merged.set(e.taskId, Date.parse(e.timestamp));
+  }
+  for (const task2 of journal.tasks) {
+    const span = t.startSpan({
+      name: "forge.task",
+      startTime: first.get(task2.id) ?? start,
+      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempt },
+      parent: { traceId, spanId: runSpanId(runId) },
+      ids: { spanId: taskSpanId(runId, task2.id) }
+    });
+    span.end(merged.get(task2.id) ?? end);
+  }
+  run2.end(end);
+  t.meter.createCounter("forge.runs", { description: "Runs completed" }).add(1);
+}
+
 // src/app/render.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 
@@ -16833,20 +17532,20 @@ var STATUS_STYLES = {
 };
 function renderMermaid(nodes, statuses, options2 = {}) {
   const key = /* @__PURE__ */ new Map();
-  nodes.forEach((n, i) => {
-    if (!key.has(n.id)) key.set(n.id, `n${i}`);
+  nodes.forEach((n2, i) => {
+    if (!key.has(n2.id)) key.set(n2.id, `n${i}`);
   });
   const lines = ["flowchart TD"];
-  nodes.forEach((n, i) => {
+  nodes.forEach((n2, i) => {
     const k = `n${i}`;
-    if (key.get(n.id) !== k) return;
-    const label = escapeLabel(n.id) + (options2.titles && n.title ? `<br/>${escapeLabel(n.title)}` : "");
-    const refinery = (n.type ?? n.kind) === "refinery";
+    if (key.get(n2.id) !== k) return;
+    const label = escapeLabel(n2.id) + (options2.titles && n2.title ? `<br/>${escapeLabel(n2.title)}` : "");
+    const refinery = (n2.type ?? n2.kind) === "refinery";
     lines.push(refinery ? `  ${k}{{"${label}"}}` : `  ${k}["${label}"]`);
   });
-  for (const n of nodes) {
-    const to = key.get(n.id);
-    for (const d of n.dependencies) {
+  for (const n2 of nodes) {
+    const to = key.get(n2.id);
+    for (const d of n2.dependencies) {
       const from = key.get(d);
       if (from !== void 0 && from !== to) lines.push(`  ${from} --> ${to}`);
     }
@@ -16855,11 +17554,11 @@ function renderMermaid(nodes, statuses, options2 = {}) {
     const get2 = statuses instanceof Map ? (id) => statuses.get(id) : (id) => statuses[id];
     const byStatus = /* @__PURE__ */ new Map();
     for (const [id, k] of key) {
-      const s = get2(id);
-      if (s === void 0) continue;
-      const list = byStatus.get(s) ?? [];
+      const s2 = get2(id);
+      if (s2 === void 0) continue;
+      const list = byStatus.get(s2) ?? [];
       list.push(k);
-      byStatus.set(s, list);
+      byStatus.set(s2, list);
     }
     for (const status of Object.keys(STATUS_STYLES)) {
       const members = byStatus.get(status);
@@ -16877,9 +17576,9 @@ function escapeLabel(text) {
 var MERMAID_LIMITS = { maxEdges: 500, maxTextSize: 5e4 };
 var LIMIT_SHARE = 0.8;
 function mermaidEdgeCount(nodes) {
-  const ids = new Set(nodes.map((n) => n.id));
+  const ids = new Set(nodes.map((n2) => n2.id));
   let edges = 0;
-  for (const n of nodes) for (const d of n.dependencies) if (d !== n.id && ids.has(d)) edges++;
+  for (const n2 of nodes) for (const d of n2.dependencies) if (d !== n2.id && ids.has(d)) edges++;
   return edges;
 }
 function fitsMermaid(text, edges) {
@@ -16887,13 +17586,13 @@ function fitsMermaid(text, edges) {
 }
 function waves(nodes) {
   const index = /* @__PURE__ */ new Map();
-  nodes.forEach((n, i) => {
-    if (!index.has(n.id)) index.set(n.id, i);
+  nodes.forEach((n2, i) => {
+    if (!index.has(n2.id)) index.set(n2.id, i);
   });
   const waiting = nodes.map(() => 0);
   const dependents = nodes.map(() => []);
-  nodes.forEach((n, i) => {
-    for (const d of n.dependencies) {
+  nodes.forEach((n2, i) => {
+    for (const d of n2.dependencies) {
       const from = index.get(d);
       if (from === void 0 || from === i) continue;
       waiting[i]++;
@@ -16926,20 +17625,20 @@ function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS) {
   const band = Math.max(1, Math.ceil(deepest / maxGroups));
   const groups2 = [];
   for (let w = 1; w <= deepest; w += band) groups2.push({ from: w, to: Math.min(deepest, w + band - 1), tasks: 0, counts: {} });
-  nodes.forEach((n, i) => {
+  nodes.forEach((n2, i) => {
     const g = groups2[Math.floor((wave[i] - 1) / band)];
     g.tasks++;
-    const s = statuses.get(n.id);
-    if (s !== void 0) g.counts[s] = (g.counts[s] ?? 0) + 1;
+    const s2 = statuses.get(n2.id);
+    if (s2 !== void 0) g.counts[s2] = (g.counts[s2] ?? 0) + 1;
   });
-  for (const g of groups2) g.worst = WORST_FIRST.find((s) => g.counts[s]);
+  for (const g of groups2) g.worst = WORST_FIRST.find((s2) => g.counts[s2]);
   return groups2;
 }
 function renderWaveSummary(groups2) {
   const lines = ["flowchart TD"];
   groups2.forEach((g, i) => {
     const waves2 = g.from === g.to ? `wave ${g.from}` : `waves ${g.from}\u2013${g.to}`;
-    const counts = COUNT_ORDER.filter((s) => g.counts[s]).map((s) => `${g.counts[s]} ${s.toLowerCase().replace("_", " ")}`).join(", ");
+    const counts = COUNT_ORDER.filter((s2) => g.counts[s2]).map((s2) => `${g.counts[s2]} ${s2.toLowerCase().replace("_", " ")}`).join(", ");
     lines.push(`  w${i}["${waves2}: ${g.tasks} task${g.tasks === 1 ? "" : "s"}${counts ? `<br/>${counts}` : ""}"]`);
   });
   for (let i = 1; i < groups2.length; i++) lines.push(`  w${i - 1} --> w${i}`);
@@ -16991,17 +17690,18 @@ function eventLine(e) {
   const data = Object.entries(e.data).filter(([, v]) => v !== void 0 && (typeof v !== "object" || Array.isArray(v) && v.length)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`).join(" ");
   return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
 }
-function renderTracker(journal, events, facts, repo) {
+function renderTracker(journal, events, facts, repo, config2) {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = /* @__PURE__ */ new Map();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0;
+  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0 || journal.pause.budget === true;
   const lines = [
     trackerMarker(journal.runId),
     `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
     "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + (journal.pause.changeRequests.length ? `: waiting for ${journal.pause.changeRequests.join(", ")}` : journal.pause.manual ? ": /forge resume to continue" : `: model usage limit until ${journal.pause.usageLimitUntil}`) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s, n]) => `${STATUS_ICON[s] ?? ""} ${s} ${n}`).join(" \xB7 "),
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
+    ...spendLine(journal, config2),
     ""
   ];
   if (facts.stateBranchWarning)
@@ -17019,14 +17719,14 @@ function renderTracker(journal, events, facts, repo) {
     const shown = journal.followups.map(
       (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`
     );
-    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- \u2026and ${n} more follow-up${n === 1 ? "" : "s"}`));
+    tail.push(...fitLines(shown, LIST_BUDGET, (n2) => `- \u2026and ${n2} more follow-up${n2 === 1 ? "" : "s"}`));
   }
   if (journal.changeRequests.length) {
     tail.push("", "**Change Requests**", "");
     const shown = journal.changeRequests.map(
       (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
     );
-    tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- \u2026and ${n} more Change Request${n === 1 ? "" : "s"}`));
+    tail.push(...fitLines(shown, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
   }
   const latest = events.slice(-20);
   if (latest.length) {
@@ -17048,6 +17748,20 @@ function renderTracker(journal, events, facts, repo) {
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
   return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+function pauseReason(journal) {
+  const p = journal.pause;
+  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
+  if (p.manual) return ": /forge resume to continue";
+  if (p.budget) return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
+  return `: model usage limit until ${p.usageLimitUntil}`;
+}
+function spendLine(journal, config2) {
+  const spent = runSpent(journal);
+  const cap = config2?.budgets.run_usd;
+  if (cap === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
+  const total = cap !== void 0 ? cap + (journal.budgetExtraUsd ?? 0) : void 0;
+  return [`**Spend:** $${spent.toFixed(2)}${total !== void 0 ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
 }
 var BODY_MARGIN = 1024;
 var LIST_BUDGET = 8e3;
@@ -17081,7 +17795,7 @@ function taskTable(journal, facts, repo, budget) {
   const rows = journal.tasks.map((t, i) => taskRow(journal, facts, repo, i));
   const all = [...header, ...rows].join("\n");
   if (all.length <= budget) return all;
-  const rank = new Map(TABLE_FIRST.map((s, k) => [s, k]));
+  const rank = new Map(TABLE_FIRST.map((s2, k) => [s2, k]));
   const order = journal.tasks.map((_, i) => i).sort((a, b) => rank.get(journal.tasks[a].status) - rank.get(journal.tasks[b].status) || a - b);
   let used = header.join("\n").length + 400;
   const shown = [];
@@ -17092,7 +17806,7 @@ function taskTable(journal, facts, repo, budget) {
   }
   const left = /* @__PURE__ */ new Map();
   for (const i of order.slice(shown.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
-  const rest = TABLE_FIRST.filter((s) => left.get(s)).map((s) => `${left.get(s).toLocaleString("en-US")} ${s}`).join(", ");
+  const rest = TABLE_FIRST.filter((s2) => left.get(s2)).map((s2) => `${left.get(s2).toLocaleString("en-US")} ${s2}`).join(", ");
   const total = journal.tasks.length.toLocaleString("en-US");
   return [
     `_${shown.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
@@ -17111,6 +17825,7 @@ function taskRow(journal, facts, repo, i) {
     t.hold ? `held: ${t.hold}` : "",
     t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
@@ -17147,8 +17862,8 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
 }
 var FINAL_TABLE_ROWS = 500;
 function finalTaskTable(journal) {
-  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
-  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== void 0 ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
   const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
   const shown = retried.slice(0, FINAL_TABLE_ROWS);
@@ -17157,13 +17872,14 @@ function finalTaskTable(journal) {
     ...shown.length ? ["", ...header, ...shown.map(row)] : []
   ];
 }
-function renderFinalPr(journal, facts) {
+function renderFinalPr(journal, facts, figures) {
   const lines = [
     trackerMarker(journal.runId),
     `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
     "",
     facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
+    ...figures ? [...renderOutcomeTable(figures), ""] : [],
     ...finalTaskTable(journal)
   ];
   if (journal.followups.length)
@@ -17239,6 +17955,11 @@ async function dispatchJob(ctx, branch, taskId, attempt, context, iteration) {
     [DISPATCH_INPUTS.attempt]: String(attempt)
   };
   const inputs = { ...base };
+  const telemetry = appTelemetry(ctx.config);
+  if (telemetry) {
+    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
+    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
+  }
   if (Object.keys(context).length) {
     const path2 = dispatchContextPath(taskId, attempt, iteration);
     const { inline, spilled } = splitDispatchContext(base, context, path2);
@@ -17284,7 +18005,7 @@ async function mergePullRequest2(effect, ctx) {
     if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
     if (ci.failing.length) return { kind: "later", reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}` };
   }
-  const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+  const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
@@ -17303,7 +18024,7 @@ async function openMissingPull(effect, ctx, t) {
   const { port, journal } = ctx;
   const head = await port.branchHead(effect.branch);
   if (!head) return null;
-  const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
+  const title = journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id;
   const record = t.recordSha ?? head;
   const body = [
     `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
@@ -17378,7 +18099,7 @@ async function updateTracker2(_effect, ctx) {
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
   if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < TRACKER_DEBOUNCE_MS)
     return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
@@ -17410,9 +18131,19 @@ async function openFinalPullRequest2(_effect, ctx) {
     head: ctx.journal.integrationBranch,
     base: ctx.journal.baseBranch,
     title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-    body: renderFinalPr(ctx.journal, ctx.facts)
+    body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx))
   });
   return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+async function finalFigures(ctx) {
+  try {
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
+  } catch {
+    return void 0;
+  }
 }
 async function cleanupBranches2(effect, ctx) {
   for (const b of effect.branches) await ctx.port.deleteBranch(b);
@@ -17475,7 +18206,7 @@ async function upsertCheckRun(effect, ctx) {
     status: "completed",
     conclusion,
     title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary(ctx, t, effect)),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
     ...effect.status === "FAILED" || effect.status === "STALE" ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] } : {}
   };
@@ -17494,24 +18225,6 @@ async function upsertCheckRun(effect, ctx) {
   }
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
   return done({ checkRunId: id }, { checkRuns: { [key]: id } });
-}
-function checkSummary(ctx, t, effect) {
-  const lines = [`**Task** \`${effect.taskId}\` \xB7 attempt ${effect.attempt} \xB7 run \`${ctx.journal.runId}\``, ""];
-  if (t?.attempt === effect.attempt) {
-    if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
-    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
-    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
-    if (effect.status === "MERGE_READY" && isHeld(t))
-      lines.push(
-        "",
-        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
-        ...t.protectedPaths.slice(0, 50).map((p) => `- \`${p}\``)
-      );
-    if (t.hold === "exhausted")
-      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
-  }
-  if (ctx.facts.trackerIssue !== void 0) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
-  return lines.join("\n");
 }
 var HANDLERS = {
   PrepareBranch: prepareBranch2,
@@ -17655,6 +18368,15 @@ function finishedInput(ref, read, recordSha, recordParent) {
     ...r.refinement ? { refinement: r.refinement } : {},
     ...r.question ? { question: r.question } : {},
     ...r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {},
+    ...spendOf(r),
+    ...r.budget_exceeded ? {
+      budgetExceeded: {
+        ...r.budget_exceeded.limit_usd !== void 0 ? { limitUsd: r.budget_exceeded.limit_usd } : {},
+        ...r.budget_exceeded.limit_tokens !== void 0 ? { limitTokens: r.budget_exceeded.limit_tokens } : {},
+        ...r.budget_exceeded.spent_usd !== void 0 ? { spentUsd: r.budget_exceeded.spent_usd } : {},
+        ...r.budget_exceeded.spent_tokens !== void 0 ? { spentTokens: r.budget_exceeded.spent_tokens } : {}
+      }
+    } : {},
     ...r.exit_code === EXIT_CODES.NEEDS_ESCALATION ? {
       changeRequest: {
         title: r.error ?? `${ref.taskId} needs the plan amended`,
@@ -17668,7 +18390,7 @@ function finishedInput(ref, read, recordSha, recordParent) {
 async function withContainment(port, journal, input) {
   if (input.kind !== "agent.finished" || input.uncontainedUpstreams !== void 0 || !input.recordSha) return input;
   if (!succeeded(input.exitCode)) return input;
-  const k = journal.plan.nodes.findIndex((n) => n.id === input.taskId);
+  const k = journal.plan.nodes.findIndex((n2) => n2.id === input.taskId);
   const node = journal.plan.nodes[k];
   const t = journal.tasks[k];
   if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempt !== input.attempt) return input;
@@ -17697,6 +18419,16 @@ function touchedPlans(commits) {
   }
   return plans;
 }
+function spendOf(r) {
+  const agentMs = r.agent_ms ?? Date.parse(r.finished_at) - Date.parse(r.started_at);
+  const tokens = r.tokens ? r.tokens.input + r.tokens.output : void 0;
+  const spend = {
+    ...r.cost_usd !== void 0 ? { usd: r.cost_usd } : {},
+    ...tokens !== void 0 ? { tokens } : {},
+    ...Number.isFinite(agentMs) && agentMs >= 0 ? { agentMs } : {}
+  };
+  return Object.keys(spend).length ? { spend } : {};
+}
 
 // src/app/rounds.ts
 function sameEffect(outbox, key, ran) {
@@ -17718,342 +18450,6 @@ function mergeRounds(a, b) {
 
 // src/app/engine.ts
 import { randomUUID } from "node:crypto";
-
-// src/core/outbox-check.ts
-var WORKFLOW_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
-function ownBranches(journal, config2) {
-  const own = /* @__PURE__ */ new Set();
-  for (const t of journal.tasks) for (let a = 1; a <= t.attempt; a++) own.add(branchName(config2, journal.runId, t.id, a));
-  for (const f of journal.followups) own.add(branchName(config2, journal.runId, f.id, 1));
-  return own;
-}
-function outboxProblems(journal, config2) {
-  const problems = [];
-  const integration = integrationBranch(config2, journal.runId);
-  if (journal.integrationBranch !== integration)
-    problems.push(`the integration branch is ${journal.integrationBranch}, not ${integration} as the run's template names it`);
-  if (journal.baseBranch === journal.integrationBranch || journal.baseBranch.startsWith(runBranchPrefix(journal.runId)))
-    problems.push(`the base branch ${journal.baseBranch} is one of the run's own branches`);
-  if (!WORKFLOW_FILE.test(config2.workflow)) problems.push(`the workflow ${JSON.stringify(config2.workflow)} is not a workflow file name`);
-  const own = ownBranches(journal, config2);
-  const protectedBranches = /* @__PURE__ */ new Set([journal.baseBranch, journal.integrationBranch]);
-  const attemptBranch = (taskId, attempt) => branchName(config2, journal.runId, taskId, attempt);
-  const isTask = (taskId) => journal.tasks.some((t) => t.id === taskId) || journal.followups.some((f) => f.id === taskId);
-  for (const e of journal.outbox) {
-    const bad = (why) => problems.push(`${e.kind} ${e.key}: ${why}`);
-    const ownBranch = (b, what) => {
-      if (protectedBranches.has(b)) bad(`${what} ${b} is the run's base or integration branch`);
-      else if (!own.has(b)) bad(`${what} ${b} is not a branch of this run`);
-    };
-    switch (e.kind) {
-      case "PrepareBranch":
-        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
-        if (e.from !== journal.integrationBranch) bad(`it cuts from ${e.from}, not the integration branch`);
-        for (const m of e.merge) ownBranch(m, "upstream");
-        break;
-      case "DispatchAgent":
-      case "MergePullRequest":
-        if (!isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
-        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
-        break;
-      case "SpawnFollowup":
-        if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);
-        break;
-      case "CleanupBranches":
-        for (const b of e.branches) ownBranch(b, "branch");
-        break;
-      default:
-        if ("taskId" in e && typeof e.taskId === "string" && !isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
-    }
-  }
-  return problems;
-}
-
-// src/app/journal-seal.ts
-import { createHmac as createHmac2, createPrivateKey as createPrivateKey2, hkdfSync, timingSafeEqual as timingSafeEqual2 } from "node:crypto";
-var SEAL_FIELD = "seal";
-var PREFIX = "hmac-sha256:";
-function journalKeyFrom(privateKeyPem) {
-  const der = createPrivateKey2(privateKeyPem).export({ type: "pkcs8", format: "der" });
-  return Buffer.from(hkdfSync("sha256", der, "forge", "forge journal seal v1", 32));
-}
-function journalKeyFromSecret(secret) {
-  if (secret.length < 32) throw new Error("FORGE_JOURNAL_KEY must be at least 32 characters");
-  return Buffer.from(hkdfSync("sha256", Buffer.from(secret, "utf8"), "forge", "forge journal seal v1", 32));
-}
-function mac(key, text) {
-  return PREFIX + createHmac2("sha256", key).update(text, "utf8").digest("hex");
-}
-function sealJournal(key, state) {
-  const body = JSON.stringify(state);
-  return `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"${SEAL_FIELD}":${JSON.stringify(mac(key, body))}}
-`;
-}
-function unsealJournal(key, text) {
-  let raw;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, reason: `it is not JSON: ${e.message}` };
-  }
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, reason: "it is not a JSON object" };
-  const { [SEAL_FIELD]: seal, ...rest } = raw;
-  if (typeof seal !== "string") return { ok: false, reason: "it carries no seal: the Forge App did not write it" };
-  const expected = Buffer.from(mac(key, JSON.stringify(rest)));
-  const given = Buffer.from(seal);
-  if (given.length !== expected.length || !timingSafeEqual2(given, expected))
-    return { ok: false, reason: "its seal does not match its content: it was changed by someone other than the Forge App" };
-  return { ok: true, value: rest };
-}
-
-// src/app/run-store.ts
-var SEGMENT_SIZE = 200;
-var runFactsSchema = external_exports.object({
-  trackerIssue: external_exports.number().int().optional().describe("The run tracker issue."),
-  trackerUpdatedAt: external_exports.string().optional().describe("When the tracker body was last written."),
-  checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
-  finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
-  planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
-  stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from updating or deleting the state branch: what is missing.")
-}).strict();
-var effectLeaseSchema = external_exports.object({
-  owner: external_exports.string().min(1).describe("Replica id of the App process that owns the effect."),
-  until: external_exports.string().describe("ISO time the lease runs out.")
-}).strict();
-var storedRunSchema = external_exports.object({
-  version: external_exports.literal(1),
-  journal: journalSchema,
-  config: forgeConfigSchema.describe("The config pinned when the run started."),
-  facts: runFactsSchema,
-  events: external_exports.object({
-    segment: external_exports.number().int().min(1).describe("Number of the open segment."),
-    tail: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).describe("Events of the open segment, oldest first.")
-  }).strict(),
-  leases: external_exports.record(external_exports.string(), effectLeaseSchema).default({}).describe("Per pending effect key: the App process that may carry it out, until when. Taken over only once it has run out."),
-  split: journalSplitSchema.optional()
-}).strict();
-var StateBranchMissingError = class extends Error {
-  constructor(runId) {
-    super(`the state branch ${stateBranch(runId)} does not exist`);
-    this.runId = runId;
-    this.name = "StateBranchMissingError";
-  }
-  runId;
-};
-var RunStoreError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "RunStoreError";
-  }
-};
-function migrate(raw) {
-  const stored = raw;
-  const old = stored?.facts?.crIssues;
-  if (!old || typeof old !== "object") return raw;
-  const { crIssues: _dropped, ...facts } = stored.facts;
-  const changeRequests = stored.journal?.changeRequests?.map(
-    (c) => c.issueNumber === void 0 && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c
-  );
-  return { ...stored, facts, ...changeRequests ? { journal: { ...stored.journal, changeRequests } } : {} };
-}
-var JournalRefusedError = class extends Error {
-  constructor(runId, reason, blobSha) {
-    super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
-    this.runId = runId;
-    this.reason = reason;
-    this.blobSha = blobSha;
-    this.name = "JournalRefusedError";
-  }
-  runId;
-  reason;
-  blobSha;
-};
-var RunStore = class {
-  constructor(port, key, options2 = {}) {
-    this.port = port;
-    this.key = key;
-    this.options = options2;
-  }
-  port;
-  key;
-  options;
-  /** Parts already read or written: content-addressed, so never stale. */
-  #parts = /* @__PURE__ */ new Map();
-  async load(runId) {
-    return this.#read(runId, stateBranch(runId), true);
-  }
-  /**
-   * The stored run of `journal.json` at `ref`, its parts joined: refused (`JournalRefusedError`) when
-   * the App did not write it, a part does not match its hash, or it asks for what the App would never do.
-   */
-  async #read(runId, ref, strict) {
-    const file = await this.port.readFile(JOURNAL_FILE, ref);
-    if (!file) return null;
-    const unsealed = unsealJournal(this.key, file.content);
-    if (!unsealed.ok) {
-      if (!strict) return null;
-      throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
-    }
-    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
-    if (!parsed.success) {
-      if (!strict) return null;
-      throw new RunStoreError(
-        `${stateBranch(runId)}:${JOURNAL_FILE} is invalid: ${formatProblem(zodProblems(parsed.error, JOURNAL_FILE)[0])}`
-      );
-    }
-    const { split, ...stored } = parsed.data;
-    let state = stored;
-    let parts;
-    if (split) {
-      try {
-        const joined = await joinRun(
-          { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
-          split,
-          async (hash) => (await this.port.readFile(partPath(hash), ref))?.content ?? null,
-          this.#parts
-        );
-        const { nodes, tasks, checkRuns } = joined.whole;
-        state = {
-          ...state,
-          journal: { ...state.journal, plan: { ...state.journal.plan, nodes }, tasks },
-          facts: { ...state.facts, checkRuns }
-        };
-        parts = joined.base;
-      } catch (e) {
-        if (!(e instanceof JournalPartsError)) throw e;
-        if (!strict) return null;
-        throw new JournalRefusedError(runId, e.message, file.blobSha);
-      }
-    }
-    const problems = outboxProblems(state.journal, state.config);
-    if (state.journal.runId !== runId) problems.unshift(`it is the journal of run ${state.journal.runId}`);
-    if (problems.length) {
-      if (!strict) return null;
-      throw new JournalRefusedError(runId, `it asks for what Forge would never do: ${problems.slice(0, 5).join("; ")}`, file.blobSha);
-    }
-    return { state, blobSha: file.blobSha, ...parts ? { parts } : {} };
-  }
-  /**
-   * The newest commit of the run's state branch holding a journal the App wrote (its seal verifies),
-   * looking back at most `limit` commits: where a person resets the branch to recover a refused journal.
-   */
-  async lastSealed(runId, limit = 30) {
-    let sha = await this.port.branchHead(stateBranch(runId));
-    for (let i = 0; sha && i < limit; i++) {
-      const file = await this.port.readFile(JOURNAL_FILE, sha);
-      if (file && unsealJournal(this.key, file.content).ok) return sha;
-      sha = (await this.port.commit(sha)).parents[0] ?? null;
-    }
-    return null;
-  }
-  /** Create the state branch at `fromSha` and write the first journal. `ConflictError` when the run exists. */
-  async create(state, fromSha) {
-    const branch = stateBranch(state.journal.runId);
-    await this.port.createBranch(branch, fromSha);
-    const { text, parts } = await this.#written(branch, state, void 0);
-    const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
-    return { state, blobSha, commitSha, ...parts ? { parts } : {} };
-  }
-  /**
-   * Persist `next` over `loaded` — compare-and-swap: `ConflictError` when another writer moved the
-   * journal since it was read (re-read, re-decide). Full segments are sealed into their own files first.
-   */
-  async save(loaded, next, message) {
-    const branch = stateBranch(next.journal.runId);
-    let state = next;
-    let persisted = loaded.state.events.segment === next.events.segment ? loaded.state.events.tail.length : 0;
-    while (persisted >= SEGMENT_SIZE && state.events.tail.length >= SEGMENT_SIZE) {
-      const sealed = state.events.tail.slice(0, SEGMENT_SIZE);
-      await this.sealSegment(branch, state.events.segment, sealed);
-      state = { ...state, events: { segment: state.events.segment + 1, tail: state.events.tail.slice(SEGMENT_SIZE) } };
-      persisted -= SEGMENT_SIZE;
-    }
-    try {
-      const { text, parts } = await this.#written(branch, state, loaded.parts);
-      const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
-      return { state, blobSha, commitSha, ...parts ? { parts } : {} };
-    } catch (e) {
-      if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !await this.port.branchHead(branch)) {
-        throw new StateBranchMissingError(next.journal.runId);
-      }
-      throw e;
-    }
-  }
-  /**
-   * Put a deleted state branch back at `commitSha` (its last commit: GitHub keeps a deleted branch's
-   * commits). Only a run that is not over is restored, and only from a commit holding its journal.
-   * Returns the journal restored, or null when there was nothing to restore.
-   */
-  async restore(runId, commitSha) {
-    const read = await this.#read(runId, commitSha, false);
-    if (!read) return null;
-    if (read.state.journal.status === "completed" || read.state.journal.status === "cancelled") return null;
-    if (!await this.port.createBranch(stateBranch(runId), commitSha)) return null;
-    return { ...read, commitSha };
-  }
-  /**
-   * `journal.json`'s text for `state` — sealed with the App's key — after writing the parts it needs
-   * when the run is big enough to be split (each a new file, named by its hash; one already there is
-   * the same content).
-   */
-  async #written(branch, state, base) {
-    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
-    const s = splitRun(
-      { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
-      base,
-      this.options
-    );
-    for (const part of s.write) {
-      try {
-        await this.port.writeFile(branch, part.path, part.content, `forge: journal part ${part.path.slice(6, 18)}`);
-      } catch (e) {
-        if (!(e instanceof ConflictError)) throw e;
-      }
-    }
-    const onDisk = {
-      ...state,
-      journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s.live.nodes }, tasks: s.live.tasks },
-      facts: { ...state.facts, checkRuns: s.live.checkRuns },
-      split: s.split
-    };
-    return { text: this.serialize(onDisk), parts: s.base };
-  }
-  /** `journal.json`'s text: the stored run, sealed with the App's key. */
-  serialize(state) {
-    return sealJournal(this.key, state);
-  }
-  /** A sealed segment never changes, so a second writer finding it already there is fine. */
-  async sealSegment(branch, segment, events) {
-    const path2 = eventSegmentFile(segment);
-    try {
-      await this.port.writeFile(
-        branch,
-        path2,
-        events.map((e) => JSON.stringify(e)).join("\n") + "\n",
-        `forge: seal event segment ${segment}`
-      );
-    } catch (e) {
-      if (!(e instanceof ConflictError)) throw e;
-    }
-  }
-  /** Ids of runs with a state branch. */
-  async listRuns() {
-    const branches = await this.port.listBranches(BRANCH_PREFIX);
-    return branches.map((b) => parseStateBranch(b.name)).filter((id) => !!id);
-  }
-};
-function newStoredRun(journal, config2, facts, events) {
-  return {
-    version: 1,
-    journal,
-    config: config2,
-    facts: { checkRuns: {}, ...facts },
-    events: { segment: 1, tail: events },
-    leases: {}
-  };
-}
-
-// src/app/engine.ts
 var silentLogger = { info() {
 }, warn() {
 }, error() {
@@ -18184,16 +18580,16 @@ var Engine = class {
   apply(runId, inputs) {
     return this.#enqueue(runId, inputs);
   }
-  #enqueue(runId, inputs, round) {
-    if (inputs.length === 0 && !round) return Promise.resolve({ decisions: [], rejections: [] });
+  #enqueue(runId, inputs, round3) {
+    if (inputs.length === 0 && !round3) return Promise.resolve({ decisions: [], rejections: [] });
     const count = inputs.length;
     const open = this.#batches.get(runId);
     if (open) {
       open.inputs.push(...inputs);
-      if (round) open.round = open.round ? mergeRounds(open.round, round) : round;
+      if (round3) open.round = open.round ? mergeRounds(open.round, round3) : round3;
       return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
     }
-    const batch = { inputs: [...inputs], ...round ? { round } : {}, waiters: [] };
+    const batch = { inputs: [...inputs], ...round3 ? { round: round3 } : {}, waiters: [] };
     this.#batches.set(runId, batch);
     const result = new Promise((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
     void this.#serial(runId, async () => {
@@ -18240,15 +18636,15 @@ var Engine = class {
    * acknowledges effects is kept in memory and persisted with the next one: re-running an
    * acknowledged effect after a crash is harmless, and it saves a write per effect.
    */
-  async #decideAndPersist(runId, given, round) {
+  async #decideAndPersist(runId, given, round3) {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const loaded = await this.#load(runId, attempt > 0);
       if (!loaded) {
         this.#log.warn({ runId }, "facts for an unknown run ignored");
         return null;
       }
-      const state = round ? { ...loaded.state, facts: withFacts(loaded.state.facts, round.facts) } : loaded.state;
-      const inputs = round ? given.filter((i) => !("key" in i) || sameEffect(state.journal.outbox, i.key, round.ran.get(i.key))) : given;
+      const state = round3 ? { ...loaded.state, facts: withFacts(loaded.state.facts, round3.facts) } : loaded.state;
+      const inputs = round3 ? given.filter((i) => !("key" in i) || sameEffect(state.journal.outbox, i.key, round3.ran.get(i.key))) : given;
       if (inputs.length === 0) {
         if (state !== loaded.state) {
           this.#cache.set(runId, { ...loaded, state });
@@ -18343,8 +18739,8 @@ var Engine = class {
     if (carried.length === 0) return;
     const work = Promise.all(carried).then((outs) => {
       const acks = outs.flatMap((o) => o.acks);
-      const round = outs.map((o) => o.round).reduce(mergeRounds);
-      return acks.length || Object.keys(round.facts).length ? this.#enqueue(runId, acks, round) : void 0;
+      const round3 = outs.map((o) => o.round).reduce(mergeRounds);
+      return acks.length || Object.keys(round3.facts).length ? this.#enqueue(runId, acks, round3) : void 0;
     }).catch((e) => this.#log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#work.delete(work));
     this.#work.add(work);
   }
@@ -18555,15 +18951,16 @@ async function readPlan(port, planId, ref) {
 }
 function planNodes(parsed) {
   const tasks = new Map(parsed.tasks.filter((t) => t.data).map((t) => [t.data.id, t.data]));
-  return (parsed.dag.data?.nodes ?? []).map((n) => {
-    const t = tasks.get(n.id);
+  return (parsed.dag.data?.nodes ?? []).map((n2) => {
+    const t = tasks.get(n2.id);
     return {
-      id: n.id,
-      kind: n.type,
-      agentType: n.agentType,
-      dependencies: [...n.dependencies],
+      id: n2.id,
+      kind: n2.type,
+      agentType: n2.agentType,
+      dependencies: [...n2.dependencies],
       ...t?.title ? { title: t.title } : {},
-      ...t?.paths ? { paths: [...t.paths] } : {}
+      ...t?.paths ? { paths: [...t.paths] } : {},
+      ...t?.budget ? { budget: { ...t.budget } } : {}
     };
   });
 }
@@ -18571,7 +18968,7 @@ function pinnedDag(journal) {
   return {
     version: 1,
     planId: journal.planId,
-    nodes: journal.plan.nodes.map((n) => ({ id: n.id, type: n.kind, agentType: n.agentType, dependencies: n.dependencies })),
+    nodes: journal.plan.nodes.map((n2) => ({ id: n2.id, type: n2.kind, agentType: n2.agentType, dependencies: n2.dependencies })),
     metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 }
   };
 }
@@ -18673,9 +19070,9 @@ var Pacer = class {
     const now = this.now();
     while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
     let at = now;
-    const n = this.#created.length;
-    if (n >= this.limits.perHour) at = Math.max(at, this.#created[n - this.limits.perHour] + HOUR);
-    if (n >= this.limits.perMinute) at = Math.max(at, this.#created[n - this.limits.perMinute] + MINUTE);
+    const n2 = this.#created.length;
+    if (n2 >= this.limits.perHour) at = Math.max(at, this.#created[n2 - this.limits.perHour] + HOUR);
+    if (n2 >= this.limits.perMinute) at = Math.max(at, this.#created[n2 - this.limits.perMinute] + MINUTE);
     return at;
   }
   #free(creating) {
@@ -18712,7 +19109,7 @@ var isForges = (name) => name.startsWith("forge \xB7 ");
 async function readCiChecks(octokit, r, headSha, names) {
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
   const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
-  const pending = considered.some((c) => c.status !== "completed") || names.some((n) => !considered.some((c) => c.name === n));
+  const pending = considered.some((c) => c.status !== "completed") || names.some((n2) => !considered.some((c) => c.name === n2));
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing = [];
   for (const c of failed.slice(0, CI_LIMITS.checks)) {
@@ -19417,6 +19814,7 @@ var SLASH_COMMANDS = [
   "cancel",
   "approve",
   "reject",
+  "budget",
   "run",
   "plan",
   "help"
@@ -19464,6 +19862,7 @@ var HELP = [
   "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
   "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
   "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
+  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
   "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
   "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
   "| `/forge help` | anywhere | This table. |"
@@ -19626,9 +20025,11 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     );
     return;
   }
-  const named = (parsed.name === "retry" || parsed.name === "steer") && parsed.args[0] !== void 0;
-  const taskId = named && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId;
-  const rest = taskId !== void 0 && taskId === parsed.args[0] && named ? parsed.rest.slice(taskId.length).trim() : parsed.rest;
+  const naming = parsed.name === "retry" || parsed.name === "steer" || parsed.name === "budget";
+  const named = naming && parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : void 0;
+  const taskId = parsed.name === "budget" ? named : named ?? target.taskId;
+  const rest = named !== void 0 ? parsed.rest.slice(named.length).trim() : parsed.rest;
+  const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : void 0;
   const message = parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : void 0;
   const input = {
     kind: "command",
@@ -19636,11 +20037,17 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     actor: payload.sender.login,
     ...taskId ? { taskId } : {},
     ...target.crId ? { crId: target.crId } : {},
-    ...message ? { message } : {}
+    ...message ? { message } : {},
+    ...amountUsd !== void 0 ? { amountUsd } : {}
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+function budgetAmount(word) {
+  const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
+  const n2 = m ? Number(m[1]) : NaN;
+  return n2 > 0 ? n2 : void 0;
 }
 
 // src/app/cr-close.ts
@@ -19862,7 +20269,7 @@ ${changes.map((p) => `- ${p.message}`).join("\n")}`;
       crId: cr.id,
       overlayId,
       planCommit: sha,
-      nodes: planNodes(plan.parsed).filter((n) => added.has(n.id)),
+      nodes: planNodes(plan.parsed).filter((n2) => added.has(n2.id)),
       edges: overlay.added_edges
     }
   };

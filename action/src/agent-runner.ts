@@ -45,6 +45,13 @@ export interface TaskContext {
 export interface Progress {
   summary: string;
   kind?: string;
+  /** The stage (session name) it comes from, a tool's name and the session's assistant turns so far, when known. */
+  stage?: string;
+  tool?: string;
+  turn?: number;
+  /** The session's cost so far (Claude Code), or one turn's tokens (Codex), as the adapter reported them. */
+  costUsd?: number;
+  tokens?: { input: number; output: number };
 }
 
 export interface AgentRunRequest {
@@ -62,6 +69,10 @@ export interface AgentRunRequest {
   onProgress(p: Progress): void;
   /** Awaited when a stage of the sequence ends (no agent running): the pipeline pushes the work so far. */
   onStageEnd?(stage: string): Promise<void>;
+  /** The attempt's span (W3C traceparent), for the agent's environment when telemetry is on. */
+  traceparent?: string;
+  /** Where the agent may report its spend (`FORGE_SPEND_FILE`, docs/runner.md#budgets). */
+  spendFile?: string;
 }
 
 export interface AgentRunOutcome {
@@ -126,6 +137,7 @@ export function createCommandRunner(options: CommandRunnerOptions): AgentRunner 
         FORGE_PROMPT_FILE: path.join(req.sessionDir, "context.md"),
         FORGE_BRANCH: req.taskContext.branch,
         FORGE_BASE_REF: req.taskContext.baseRef,
+        ...(req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}),
       };
       const transcriptPath = path.join(req.sessionDir, "transcript.log");
       const transcript = createWriteStream(transcriptPath, { flags: "a" });

@@ -26,6 +26,12 @@ export interface JobGitHub {
   /** Adds labels to a PR (GitHub creates labels that do not exist yet). */
   addLabels(number: number, labels: string[]): Promise<void>;
   markReadyForReview(pull: PullRef): Promise<void>;
+  /**
+   * The attempt's live check run (task/live-check.ts): created in progress, then updated. Needs the
+   * workflow's `checks: write`; absent from ports that cannot.
+   */
+  createCheckRun?(c: { name: string; headSha: string; title: string; summary: string; externalId: string }): Promise<number>;
+  updateCheckRun?(id: number, c: { title: string; summary: string; conclusion?: "success" | "failure" | "neutral" }): Promise<void>;
   /** A review of a PR with its inline comments, or undefined when there is no such review (a revision's feedback). */
   review?(pr: number, reviewId: number): Promise<ReviewFacts | undefined>;
   /** Replies in the thread of a review comment. */
@@ -217,6 +223,37 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
         await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
       } catch (err) {
         throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async createCheckRun(c) {
+      try {
+        const { data } = await octokit.rest.checks.create({
+          owner,
+          repo,
+          name: c.name,
+          head_sha: c.headSha,
+          status: "in_progress",
+          external_id: c.externalId,
+          output: { title: c.title, summary: c.summary },
+        });
+        return data.id;
+      } catch (err) {
+        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async updateCheckRun(id, c) {
+      try {
+        await octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          output: { title: c.title, summary: c.summary },
+          ...(c.conclusion ? { status: "completed" as const, conclusion: c.conclusion, completed_at: new Date().toISOString() } : {}),
+        });
+      } catch (err) {
+        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
 

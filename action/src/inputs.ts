@@ -48,6 +48,16 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A revision: what it must answer — reviews (read from GitHub by id), /forge fix messages, failing checks."),
     prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
+    budget: z
+      .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
+      .strict()
+      .optional()
+      .describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
+    traceparent: z
+      .string()
+      .regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent")
+      .optional()
+      .describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
     file: z
       .object({ path: z.string().min(1), sha: z.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") })
       .strict()

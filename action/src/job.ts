@@ -2,6 +2,7 @@
  * What every job kind takes and gives back: the job's input (the dispatch and where it runs), its
  * dependencies (GitHub, git, the agent, the clock, the log), and its report for the runner.
  */
+import type { ModelUsage } from "../../src/agent/model-usage.js";
 import type { Masker } from "../../src/agent/secrets.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
@@ -52,6 +53,10 @@ export interface MainDeps {
    * (publish.ts). Without one, token shapes are still masked.
    */
   masker?: Masker;
+  /** The shortest time between two updates of the live check run (default 30 s; tests shorten it). */
+  liveCheckIntervalMs?: number;
+  /** What the runner's model proxy has read of the model's answers so far (its token usage). */
+  modelUsage?: () => ModelUsage;
 }
 
 /** A job's arguments: the effective config, the input, the dependencies. */

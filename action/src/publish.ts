@@ -5,7 +5,8 @@
  * (`ghs_…`, `ghp_…`, `github_pat_…`, `sk-ant-…`, `sk-…`, private keys, basic auth of a token), each
  * replaced by `***`. What goes through it:
  *
- * - pull request titles and bodies (the walkthrough, the status, a Captain's PR): `maskedGitHub`;
+ * - pull request titles and bodies (the walkthrough, the status, a Captain's PR) and the live check
+ *   run's output: `maskedGitHub`;
  * - the record folder (result.json, walkthrough, events, transcript, question, refinement, Change
  *   Request document, reports), also uploaded as the session artifact: `maskFolder`;
  * - result.json's strings (the question the App posts as a comment, the refinement it carries to the
@@ -45,6 +46,13 @@ export function maskedGitHub(github: JobGitHub, masker: Masker): JobGitHub {
       ? { replyToReviewComment: (pr: number, id: number, body: string) => github.replyToReviewComment!(pr, id, masker.mask(body)) }
       : {}),
     ...(github.requestReviewers ? { requestReviewers: github.requestReviewers.bind(github) } : {}),
+    // The live check run shows the agent's tool calls: masked like a PR body.
+    ...(github.createCheckRun && github.updateCheckRun
+      ? {
+          createCheckRun: (c) => github.createCheckRun!({ ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) }),
+          updateCheckRun: (id, c) => github.updateCheckRun!(id, { ...c, title: masker.mask(c.title), summary: masker.mask(c.summary) }),
+        }
+      : {}),
   };
 }
 

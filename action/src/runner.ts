@@ -227,6 +227,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           ...(uploadArtifact ? { uploadArtifact } : {}),
           cancel: cancel.signal,
           masker,
+          ...(access.proxy ? { modelUsage: access.proxy.usage } : {}),
         },
       });
     } finally {

@@ -93,6 +93,8 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
             FORGE_TASK_FILE: path.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
+            ...(req.traceparent ? { TRACEPARENT: req.traceparent } : {}),
+            ...(req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}),
           },
           masker: options.masker,
           ...(options.binary ? { binary: options.binary } : {}),
@@ -102,7 +104,16 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         },
         deadline: Date.now() + options.timeoutMs,
         signal: req.signal,
-        onProgress: (e) => req.onProgress({ summary: e.summary, kind: e.kind }),
+        onProgress: (e) =>
+          req.onProgress({
+            summary: e.summary,
+            kind: e.kind,
+            stage: e.name,
+            ...(e.tool ? { tool: e.tool } : {}),
+            ...(e.turn !== undefined ? { turn: e.turn } : {}),
+            ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}),
+            ...(e.tokens ? { tokens: e.tokens } : {}),
+          }),
         ...(req.onStageEnd ? { onStageEnd: (stage: string) => req.onStageEnd!(stage) } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });

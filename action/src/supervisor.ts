@@ -10,7 +10,7 @@
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunOutcome, Progress } from "./agent-runner.js";
 
-export type StopReason = "stalled" | "idle" | "wall_clock" | "cancelled";
+export type StopReason = "stalled" | "idle" | "wall_clock" | "cancelled" | "budget";
 
 export interface SupervisorOptions {
   heartbeatMs: number;
@@ -36,7 +36,11 @@ export interface Supervised {
 }
 
 export async function supervise(
-  start: (ctl: { signal: AbortSignal; onProgress(p: Progress): void }) => Promise<AgentRunOutcome>,
+  start: (ctl: {
+    signal: AbortSignal;
+    onProgress(p: Progress): void;
+    stop(reason: StopReason, detail: string): void;
+  }) => Promise<AgentRunOutcome>,
   options: SupervisorOptions,
 ): Promise<Supervised> {
   const now = options.now ?? Date.now;
@@ -90,6 +94,7 @@ export async function supervise(
   try {
     const outcome = await start({
       signal: controller.signal,
+      stop,
       onProgress: (p) => {
         // What the agent prints while being stopped is not progress (keeps the stall figures honest).
         if (stopped) return;
@@ -108,5 +113,6 @@ export async function supervise(
 
 /** The attempt's exit code when the pipeline stopped the agent (see docs/runner.md#exit-codes). */
 export function exitCodeOfStop(reason: StopReason): number {
-  return reason === "cancelled" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
+  // A budget stop is not retried by itself: the App holds the task until a person raises the budget.
+  return reason === "cancelled" || reason === "budget" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }

@@ -9,6 +9,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
+import { AnswerUsage, emptyUsage, type ModelUsage } from "./model-usage.js";
 
 export interface ModelProxy {
   /** Base URL the agent calls (http://127.0.0.1:<port>). */
@@ -17,6 +18,8 @@ export interface ModelProxy {
   token: string;
   /** Requests forwarded so far. */
   forwarded(): number;
+  /** Tokens the model's answers reported so far (src/agent/model-usage.ts). */
+  usage(): ModelUsage;
   close(): Promise<void>;
 }
 
@@ -48,6 +51,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   const upstream = new URL(options.upstream);
   const base = upstream.pathname.replace(/\/$/, "");
   let count = 0;
+  const total = emptyUsage();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const who = presented(req.headers);
     if (!who || !same(who.token, token)) {
@@ -76,6 +80,10 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // The answer goes back untouched; a copy is read for its token usage.
+        const reading = new AnswerUsage(String(answer.headers["content-type"] ?? "").includes("text/event-stream"));
+        answer.on("data", (chunk: Buffer) => reading.write(chunk));
+        answer.on("end", () => reading.end(total));
         answer.pipe(res);
       },
     );
@@ -93,6 +101,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     url: `http://127.0.0.1:${port}`,
     token,
     forwarded: () => count,
+    usage: () => structuredClone(total),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -44,6 +44,9 @@ export interface ProgressEvent {
   depth: number;
   /** The spawn's name (its stage). */
   name: string;
+  /** Spend the adapter reported with this event: the session's cost so far, or one turn's tokens. */
+  costUsd?: number;
+  tokens?: { input: number; output: number };
 }
 
 /** Files the agent writes to report to its caller. */

@@ -13,8 +13,12 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
 import { ConflictError, type CheckConclusion, type GitHubPort, type PullRequestInfo, type WorkflowRunInfo } from "../github/port.js";
 import type { FactsPatch } from "./rounds.js";
-import type { RunFacts } from "./run-store.js";
+import { readRunEvents, type RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
+import { outcomeFigures, type OutcomeFigures } from "../core/outcomes.js";
+import { checkSummary } from "./check-summary.js";
+import { appTelemetry, traceDispatch, traceRun } from "./telemetry.js";
+import { dispatchTraceparent } from "../core/trace.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "./render.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 
@@ -135,6 +139,12 @@ async function dispatchJob(
     [DISPATCH_INPUTS.attempt]: String(attempt),
   };
   const inputs = { ...base };
+  const telemetry = appTelemetry(ctx.config);
+  // The attempt's place in the run's trace; only when telemetry is on, so a workflow without it sees nothing new.
+  if (telemetry) {
+    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
+    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
+  }
   if (Object.keys(context).length) {
     const path = dispatchContextPath(taskId, attempt, iteration);
     const { inline, spilled } = splitDispatchContext(base, context, path);
@@ -304,7 +314,7 @@ async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectCont
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
   if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
     return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
@@ -341,9 +351,21 @@ async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, c
       head: ctx.journal.integrationBranch,
       base: ctx.journal.baseBranch,
       title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-      body: renderFinalPr(ctx.journal, ctx.facts),
+      body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx)),
     }));
   return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+
+/** The run's outcome figures for its final PR; without them (a segment could not be read) the PR says less, and still opens. */
+async function finalFigures(ctx: EffectContext): Promise<OutcomeFigures | undefined> {
+  try {
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
+  } catch {
+    return undefined;
+  }
 }
 
 async function cleanupBranches(effect: EffectOf<"CleanupBranches">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -424,7 +446,7 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
     status: "completed" as const,
     conclusion,
     title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary(ctx, t, effect)),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
     ...(effect.status === "FAILED" || effect.status === "STALE"
       ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] }
@@ -451,25 +473,6 @@ async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectCon
   }
   const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
   return done({ checkRunId: id }, { checkRuns: { [key]: id } });
-}
-
-function checkSummary(ctx: EffectContext, t: TaskState | undefined, effect: Extract<Effect, { kind: "UpsertCheckRun" }>): string {
-  const lines = [`**Task** \`${effect.taskId}\` · attempt ${effect.attempt} · run \`${ctx.journal.runId}\``, ""];
-  if (t?.attempt === effect.attempt) {
-    if (t.confidence !== undefined) lines.push(`Confidence: ${t.confidence}`);
-    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
-    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
-    if (effect.status === "MERGE_READY" && isHeld(t))
-      lines.push(
-        "",
-        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
-        ...t.protectedPaths!.slice(0, 50).map((p) => `- \`${p}\``),
-      );
-    if (t.hold === "exhausted")
-      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
-  }
-  if (ctx.facts.trackerIssue !== undefined) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
-  return lines.join("\n");
 }
 
 const HANDLERS: EffectHandlers = {

@@ -181,6 +181,17 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
     ...(r.refinement ? { refinement: r.refinement } : {}),
     ...(r.question ? { question: r.question } : {}),
     ...(r.rate_limited_until ? { rateLimitedUntil: r.rate_limited_until } : {}),
+    ...spendOf(r),
+    ...(r.budget_exceeded
+      ? {
+          budgetExceeded: {
+            ...(r.budget_exceeded.limit_usd !== undefined ? { limitUsd: r.budget_exceeded.limit_usd } : {}),
+            ...(r.budget_exceeded.limit_tokens !== undefined ? { limitTokens: r.budget_exceeded.limit_tokens } : {}),
+            ...(r.budget_exceeded.spent_usd !== undefined ? { spentUsd: r.budget_exceeded.spent_usd } : {}),
+            ...(r.budget_exceeded.spent_tokens !== undefined ? { spentTokens: r.budget_exceeded.spent_tokens } : {}),
+          },
+        }
+      : {}),
     ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION
       ? {
           changeRequest: {
@@ -234,4 +245,16 @@ export function touchedPlans(commits: readonly { added?: string[]; modified?: st
     }
   }
   return plans;
+}
+
+/** What an attempt spent, from its result: the cost, the tokens and its agent's time. */
+function spendOf(r: AgentResult): { spend?: NonNullable<Extract<LeafInput, { kind: "agent.finished" }>["spend"]> } {
+  const agentMs = r.agent_ms ?? Date.parse(r.finished_at) - Date.parse(r.started_at);
+  const tokens = r.tokens ? r.tokens.input + r.tokens.output : undefined;
+  const spend = {
+    ...(r.cost_usd !== undefined ? { usd: r.cost_usd } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(Number.isFinite(agentMs) && agentMs >= 0 ? { agentMs } : {}),
+  };
+  return Object.keys(spend).length ? { spend } : {};
 }

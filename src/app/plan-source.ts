@@ -78,6 +78,7 @@ export function planNodes(parsed: ParsedPlan): PlanNodeInput[] {
       dependencies: [...n.dependencies],
       ...(t?.title ? { title: t.title } : {}),
       ...(t?.paths ? { paths: [...t.paths] } : {}),
+      ...(t?.budget ? { budget: { ...t.budget } } : {}),
     };
   });
 }

@@ -12,6 +12,8 @@ import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
 import { readFrontMatter } from "../core/front-matter.js";
 import { asData, fenceFor } from "../core/render/as-data.js";
+import { renderOutcomeTable, type OutcomeFigures } from "../core/outcomes.js";
+import { runSpent } from "../core/budget.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -78,20 +80,26 @@ export function renderTracker(
   events: readonly ForgeEvent[],
   facts: RunFacts,
   repo: { owner: string; repo: string },
+  config?: Pick<ForgeConfig, "budgets">,
 ): string {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = new Map<string, number>();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== undefined;
+  const paused =
+    journal.pause.manual ||
+    journal.pause.changeRequests.length > 0 ||
+    journal.pause.usageLimitUntil !== undefined ||
+    journal.pause.budget === true;
   const lines = [
     trackerMarker(journal.runId),
     `## Forge run \`${journal.runId}\` — plan \`${journal.planId}\``,
     "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + (journal.pause.changeRequests.length ? `: waiting for ${journal.pause.changeRequests.join(", ")}` : journal.pause.manual ? ": /forge resume to continue" : `: model usage limit until ${journal.pause.usageLimitUntil}`) + ")" : ""} · ` +
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} · ` +
       `${journal.merged}/${journal.tasks.length} merged · ` +
       [...counts].map(([s, n]) => `${STATUS_ICON[s] ?? ""} ${s} ${n}`).join(" · "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} · **Integration branch:** \`${journal.integrationBranch}\`` +
       (facts.finalPr !== undefined ? ` · **Final PR:** #${facts.finalPr}` : ""),
+    ...spendLine(journal, config),
     "",
   ];
   if (facts.stateBranchWarning)
@@ -138,6 +146,24 @@ export function renderTracker(
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
   return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+
+/** Why dispatching is paused, as the tracker's status says it. */
+function pauseReason(journal: Journal): string {
+  const p = journal.pause;
+  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
+  if (p.manual) return ": /forge resume to continue";
+  if (p.budget) return ": the run's budget is spent — `/forge budget +<dollars>` raises it";
+  return `: model usage limit until ${p.usageLimitUntil}`;
+}
+
+/** The run's spend against its budget, when it has either. */
+function spendLine(journal: Journal, config: Pick<ForgeConfig, "budgets"> | undefined): string[] {
+  const spent = runSpent(journal);
+  const cap = config?.budgets.run_usd;
+  if (cap === undefined && !journal.tasks.some((t) => t.spentUsd !== undefined)) return [];
+  const total = cap !== undefined ? cap + (journal.budgetExtraUsd ?? 0) : undefined;
+  return [`**Spend:** $${spent.toFixed(2)}${total !== undefined ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
 }
 
 /** Room kept free below GitHub's limit, against miscounting (GitHub counts characters, JavaScript UTF-16 units). */
@@ -228,6 +254,7 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
       ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`
       : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.spentUsd !== undefined ? `spent $${t.spentUsd.toFixed(2)}` : "",
     t.confidence !== undefined && t.confidence < 0.6 ? `low confidence ${t.confidence}` : "",
   ]
     .filter(Boolean)
@@ -275,8 +302,9 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
 export const FINAL_TABLE_ROWS = 500;
 
 function finalTaskTable(journal: Journal): string[] {
-  const row = (t: Journal["tasks"][number]) => `| \`${t.id}\` | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
-  const header = ["| Task | Attempts | PR |", "|---|---:|---|"];
+  const row = (t: Journal["tasks"][number]) =>
+    `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== undefined ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
   // A big plan: every task's PR is on the tracker and in the journal; here, the ones worth a look.
   const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
@@ -287,13 +315,14 @@ function finalTaskTable(journal: Journal): string[] {
   ];
 }
 
-export function renderFinalPr(journal: Journal, facts: RunFacts): string {
+export function renderFinalPr(journal: Journal, facts: RunFacts, figures?: OutcomeFigures): string {
   const lines = [
     trackerMarker(journal.runId),
     `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
     "",
     facts.trackerIssue !== undefined ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
+    ...(figures ? [...renderOutcomeTable(figures), ""] : []),
     ...finalTaskTable(journal),
   ];
   if (journal.followups.length)

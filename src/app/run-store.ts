@@ -9,7 +9,7 @@ import { z } from "zod";
 import { journalSchema, type Journal } from "../core/journal.js";
 import { BRANCH_PREFIX, eventSegmentFile, JOURNAL_FILE, parseStateBranch, stateBranch } from "../core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
-import type { ForgeEvent } from "../core/schemas/events.js";
+import { forgeEventSchema, type ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
@@ -118,7 +118,7 @@ export class RunStoreError extends Error {
  * Journals written before a Change Request's issue number lived only in the journal kept a copy in
  * `facts.crIssues`: it is folded into the journal's Change Requests (where one is missing) and dropped.
  */
-function migrate(raw: unknown): unknown {
+export function migrateStoredRun(raw: unknown): unknown {
   const stored = raw as {
     facts?: { crIssues?: Record<string, number> };
     journal?: { changeRequests?: { id: string; issueNumber?: number }[] };
@@ -174,7 +174,7 @@ export class RunStore {
       if (!strict) return null;
       throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
     }
-    const parsed = storedRunSchema.safeParse(migrate(unsealed.value));
+    const parsed = storedRunSchema.safeParse(migrateStoredRun(unsealed.value));
     if (!parsed.success) {
       if (!strict) return null;
       throw new RunStoreError(
@@ -350,4 +350,33 @@ export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Parti
     events: { segment: 1, tail: events },
     leases: {},
   };
+}
+
+/**
+ * The run's whole event log: its sealed segments (read from the state branch, one file each) and the
+ * open segment `tail`. A line that is not an event is skipped: the log is read for figures, and
+ * the journal's seal covers only the open segment.
+ */
+export async function readRunEvents(
+  port: GitHubPort,
+  runId: string,
+  tail: readonly ForgeEvent[],
+  ref = stateBranch(runId),
+): Promise<ForgeEvent[]> {
+  const firstOpen = tail[0]?.seq;
+  const sealed = firstOpen !== undefined ? Math.floor((firstOpen - 1) / SEGMENT_SIZE) : 0;
+  const out: ForgeEvent[] = [];
+  for (let n = 1; n <= sealed; n++) {
+    const file = await port.readFile(eventSegmentFile(n), ref);
+    for (const line of (file?.content ?? "").split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const e = forgeEventSchema.safeParse(JSON.parse(line));
+        if (e.success) out.push(e.data as ForgeEvent);
+      } catch {
+        // Not JSON: skipped.
+      }
+    }
+  }
+  return [...out, ...tail];
 }

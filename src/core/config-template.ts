@@ -46,7 +46,10 @@ export function commentedConfig(): string {
       if (indent === "") lines.push("");
       lines.push(`#${indent} # ${description}`.replace(/^# # /, "# "));
       if (inner.type === "object" && inner.shape) {
-        lines.push(`#${indent} ${key}:`);
+        const section = values?.[key] as Record<string, unknown> | undefined;
+        // A section whose fields are all unset is `{}` by default (a bare `key:` would be null).
+        const empty = !section || Object.values(section).every((v) => v === undefined);
+        lines.push(`#${indent} ${key}:${empty ? " {}" : ""}`);
         walk(inner.shape, `${indent}  `, values?.[key] as Record<string, unknown> | undefined);
         continue;
       }

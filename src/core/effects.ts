@@ -34,6 +34,13 @@ export const effectSchema = z.discriminatedUnion("kind", [
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
         feedback: z.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
         prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
+        budget: z
+          .object({
+            usd: z.number().min(0).optional().describe("Dollars the attempt may spend."),
+            tokens: z.number().int().min(0).optional().describe("Tokens the attempt may use."),
+          })
+          .optional()
+          .describe("The attempt's caps: the runner stops the agent past them."),
       })
       .optional()
       .describe("Extra context handed to the attempt."),

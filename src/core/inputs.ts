@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agentTypeSchema, type AgentType } from "./schemas/common.js";
+import { agentTypeSchema, taskBudgetSchema, type AgentType } from "./schemas/common.js";
 
 /**
  * Inputs of `decide`: normalised facts. The App turns webhooks, commands, reconciler sweeps and
@@ -32,6 +32,7 @@ export const planNodeInputSchema = z
     title: z.string().optional(),
     dependencies: z.array(z.string()),
     paths: z.array(z.string()).optional(),
+    budget: taskBudgetSchema.optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
@@ -66,6 +67,23 @@ const inputs = [
         })
         .optional(),
       rateLimitedUntil: z.string().optional(),
+      budgetExceeded: z
+        .object({
+          limitUsd: z.number().optional(),
+          limitTokens: z.number().optional(),
+          spentUsd: z.number().optional(),
+          spentTokens: z.number().optional(),
+        })
+        .optional()
+        .describe("The runner stopped the agent at the attempt's budget (result.json budget_exceeded)."),
+      spend: z
+        .object({
+          usd: z.number().min(0).optional(),
+          tokens: z.number().int().min(0).optional(),
+          agentMs: z.number().int().min(0).optional(),
+        })
+        .optional()
+        .describe("What the attempt spent (result.json's cost_usd, tokens, started_at → finished_at)."),
       uncontainedUpstreams: z
         .array(z.string())
         .optional()
@@ -105,8 +123,9 @@ const inputs = [
   z
     .object({
       kind: z.literal("command"),
-      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "fix", "steer"]),
+      command: z.enum(["retry", "pause", "resume", "cancel", "approve", "reject", "fix", "steer", "budget"]),
       actor: z.string(),
+      amountUsd: z.number().positive().optional().describe("/forge budget: dollars to add."),
       taskId: z.string().optional(),
       crId: z.string().optional(),
       message: z.string().optional(),

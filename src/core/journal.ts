@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
+import { agentTypeSchema, taskBudgetSchema, taskStatusSchema } from "./schemas/common.js";
 import { effectSchema } from "./effects.js";
 import { feedbackSchema } from "./feedback.js";
 
@@ -14,6 +14,7 @@ export const planNodeSchema = z
     title: z.string().default("").describe("Task title, for checks and the tracker."),
     dependencies: z.array(z.string()).describe("Ids it depends on."),
     paths: z.array(z.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
+    budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
     priority: z.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first."),
   })
   .strict();
@@ -21,9 +22,9 @@ export type PlanNode = z.infer<typeof planNodeSchema>;
 
 /** Why a FAILED task is not retried by itself. */
 export const holdSchema = z
-  .enum(["exhausted", "fatal", "human", "escalated", "cancelled"])
+  .enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"])
   .describe(
-    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel.",
+    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget.",
   );
 export type Hold = z.infer<typeof holdSchema>;
 
@@ -73,6 +74,15 @@ export const taskStateSchema = z
     walkthroughStatus: z.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
     filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
     lastError: z.string().optional().describe("Why the last attempt failed."),
+    spentUsd: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+    spentTokens: z.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+    agentMs: z.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
+    reservedUsd: z.number().min(0).optional().describe("The running attempt's dollar cap, reserved from the run's budget while it runs."),
+    budgetExtraUsd: z.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
     approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
     protectedPaths: z
       .array(z.string())
@@ -199,12 +209,19 @@ export const journalSchema = z
         manual: z.boolean().describe("Paused by /forge pause."),
         changeRequests: z.array(z.string()).describe("Open CRs holding the run."),
         usageLimitUntil: z.string().optional().describe("Model usage limit: no dispatch before this time."),
+        budget: z
+          .boolean()
+          .optional()
+          .describe(
+            "The run's remaining budget cannot cover the next attempt: nothing is dispatched until /forge budget +<amount> (or running attempts spend less than they reserved).",
+          ),
       })
       .strict()
       .describe("Why dispatching is paused, if it is."),
     changeRequests: z.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
     followups: z.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
     outbox: z.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
+    budgetExtraUsd: z.number().min(0).optional().describe("Dollars added to the run's budget by /forge budget +<amount>."),
   })
   .strict();
 export type Journal = z.infer<typeof journalSchema>;

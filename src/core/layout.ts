@@ -138,6 +138,9 @@ export const eventSegmentFile = (segment: number) => `events/${String(segment).p
 export const attemptDir = (runId: string, taskId: string, attempt: number) => `.forge/runs/${runId}/${taskId}/${attempt}`;
 export const walkthroughPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 export const resultPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+/** The attempt's execution report (docs/formats.md#execution-report), beside its result. */
+export const executionReportPath = (runId: string, taskId: string, attempt: number) =>
+  `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
 
 /** Plans live here on the default branch. */
 export const planDir = (planId: string) => `.forge/plans/${planId}`;

@@ -144,3 +144,12 @@ export async function convertManifestCode(apiUrl: string, code: string): Promise
   const { data } = await octokit.rest.apps.createFromManifest({ code });
   return data as unknown as ManifestConversion;
 }
+
+/**
+ * A repository's port with a token (a person's or a job's), for commands that read a run from any
+ * repository (`forge report`). Throttling and retry as the App's.
+ */
+export function tokenPort(token: string, apiUrl: string, owner: string, repo: string): GitHubPort {
+  const octokit = new ProbotOctokit({ auth: { token }, baseUrl: apiUrl.replace(/\/$/, "") });
+  return new OctokitPort(octokit, owner, repo);
+}

@@ -34,10 +34,10 @@ describe("templates/workflows/forge-agent.yml", () => {
     expect(() => parseDispatchInputs(agent, { ...inputs, extra: "x" })).toThrow('Unexpected inputs provided: ["extra"]');
   });
 
-  it("gives the job token contents and pull-requests write, and nothing else", () => {
+  it("gives the job token contents, pull-requests and checks (its live check run) write, and nothing else", () => {
     const job = describeJob({ workflowText: agent, inputs, context });
     const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
-    expect(Object.fromEntries(granted)).toEqual({ contents: "write", "pull-requests": "write" });
+    expect(Object.fromEntries(granted)).toEqual({ contents: "write", "pull-requests": "write", checks: "write" });
   });
 
   it("runs one job per run/task/attempt and stops before the job's own limit", () => {

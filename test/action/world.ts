@@ -278,6 +278,36 @@ export class FakeGitHub implements JobGitHub {
     if (this.failReady) throw new Error("GraphQL is not available");
     this.pulls.find((x) => x.number === pull.number)!.draft = false;
   }
+
+  /** Check runs the job wrote (its live check run), when `withChecks` gave it the permission. */
+  checkRuns: {
+    id: number;
+    name: string;
+    headSha: string;
+    outputs: { title: string; summary: string; conclusion?: string; at: number }[];
+  }[] = [];
+  createCheckRun?: JobGitHub["createCheckRun"];
+  updateCheckRun?: JobGitHub["updateCheckRun"];
+  /** The job's token may write check runs (`checks: write`); `refuse` answers 403 as GitHub does without it. */
+  withChecks(refuse = false): this {
+    this.createCheckRun = async (c) => {
+      this.calls.push(`createCheckRun ${c.name}`);
+      if (refuse) throw new Error("Resource not accessible by integration (403)");
+      const run = {
+        id: this.checkRuns.length + 1,
+        name: c.name,
+        headSha: c.headSha,
+        outputs: [{ title: c.title, summary: c.summary, at: Date.now() }],
+      };
+      this.checkRuns.push(run);
+      return run.id;
+    };
+    this.updateCheckRun = async (id, c) => {
+      this.calls.push(`updateCheckRun ${id}`);
+      this.checkRuns[id - 1]!.outputs.push({ ...c, at: Date.now() });
+    };
+    return this;
+  }
 }
 
 /** A config with short liveness intervals for tests. */

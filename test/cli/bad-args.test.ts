@@ -17,7 +17,17 @@ interface Run {
 }
 
 // No credentials or repository from the environment: `tick` must fail on its arguments alone.
-const CLEAN_ENV = { GITHUB_REPOSITORY: "", FORGE_DEBUG: "", FORGE_APP_ID: "", APP_ID: "", FORGE_APP_PRIVATE_KEY: "", PRIVATE_KEY: "" };
+const CLEAN_ENV = {
+  GITHUB_REPOSITORY: "",
+  GITHUB_TOKEN: "",
+  GH_TOKEN: "",
+  GITHUB_API_URL: "",
+  FORGE_DEBUG: "",
+  FORGE_APP_ID: "",
+  APP_ID: "",
+  FORGE_APP_PRIVATE_KEY: "",
+  PRIVATE_KEY: "",
+};
 
 /** Runs `forge <args>` as a process of its own, from the TypeScript sources. */
 function forge(args: string[]): Promise<Run> {
@@ -91,6 +101,18 @@ const CASES: Record<string, [string[], string][]> = {
     [["demo", "--bogus"], "--bogus"],
     [["demo", "--plan"], "--plan"],
     [["demo", "extra"], "too many arguments"],
+  ],
+  report: [
+    [["report"], "runId"],
+    [["report", "r1"], "--repo"],
+    [["report", "r1", "--repo", "nameonly"], "--repo"],
+    [["report", "bad id!", "--repo", "a/b"], "run id"],
+    [["report", "r1", "--repo", "a/b", "--api-url", "not a url"], "--api-url"],
+    [["report", "r1", "--repo", "a/b", "--api-url", "ftp://x"], "--api-url"],
+    [["report", "r1", "--repo", "a/b"], "GITHUB_TOKEN"],
+    [["report", "r1", "--repo", "a/b", "--out", "README.md"], "--out README.md"],
+    [["report", "r1", "--bogus"], "--bogus"],
+    [["report", "r1", "extra"], "too many arguments"],
   ],
   init: [
     [["init", "--dir", "no/such/dir"], "--dir no/such/dir"],

@@ -81,6 +81,17 @@ describe("forge demo", () => {
     expect(release.failures[0], failures).toMatchObject({ attempt: 1, to: "FAILED", error: expect.stringContaining("escalated") });
     expect(release.attempts - release.retries, failures).toBe(2);
 
+    // words' first attempt spends past its $1 cap: stopped, its work kept; the person's
+    // `/forge budget words +1` raises its budget and the second attempt finishes (not counted as a retry).
+    const words = result.tasks.find((t) => t.id === "words")!;
+    expect(words.failures[0], failures).toMatchObject({
+      attempt: 1,
+      to: "FAILED",
+      error: expect.stringContaining("stopped at its budget: $1.40 of $1.00"),
+    });
+    expect(words.attempts - words.retries, failures).toBe(2);
+    expect(err).toContain("commented `/forge budget words +1`");
+
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
@@ -98,6 +109,9 @@ describe("forge demo", () => {
     expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
     for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
     expect(html).toContain(`Forge run <code>${result.runId}</code>`);
+    // Spend per task: words' two attempts ($1.40 stopped, then its second), every other task's one.
+    expect(html).toContain("<th>Spend</th>");
+    expect(html).toMatch(/<code>words<\/code>[\s\S]*?<td class="n">\$1\.\d\d<\/td><\/tr>/);
     // Self-contained: nothing is loaded from anywhere.
     expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
     // The live view went to stderr: a line per state change, with the progress bar.

@@ -11,8 +11,8 @@ import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { DEFAULT_PLAN } from "../../src/local-github/demo/run.js";
 import { DemoPlanError, loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
-import { dagSvg } from "../../src/local-github/demo/dag-svg.js";
-import { markdownToHtml } from "../../src/local-github/demo/report.js";
+import { dagSvg } from "../../src/core/render/dag-svg.js";
+import { markdownToHtml } from "../../src/core/render/run-report.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -12,7 +12,7 @@ import { startRun } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
 import { LABELS } from "../../src/core/layout.js";
 import { asData } from "../../src/core/render/as-data.js";
-import { markdownToHtml } from "../../src/local-github/demo/report.js";
+import { markdownToHtml } from "../../src/core/render/run-report.js";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "../app/helpers.js";
 import type { Script } from "../app/scripted-runner.js";
 import { planFiles } from "../helpers/plan-files.js";

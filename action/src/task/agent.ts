@@ -6,7 +6,9 @@
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome } from "../agent-runner.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
+import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
+import type { Spent } from "./spend.js";
 import type { TaskAttempt } from "./context.js";
 
 /** How the attempt stands: its exit code and the errors behind it, adjusted by the steps after the agent. */
@@ -21,17 +23,52 @@ export interface AgentEnd {
   /** When the agent started and ended (the job's clock). */
   tAgent: number;
   tAgentEnd: number;
+  /** The runner stopped the agent at its budget: the cap and what it had spent. */
+  budgetExceeded?: { limit: Spent; spent: Spent };
+}
+
+/** The attempt's cap from the config alone (a dispatch without one: an older App, or a test). */
+function capOf(config: TaskAttempt["config"]): Spent | undefined {
+  const { attempt_usd, attempt_tokens } = config.budgets;
+  if (attempt_usd === undefined && attempt_tokens === undefined) return undefined;
+  return {
+    ...(attempt_usd !== undefined ? { usd: attempt_usd } : {}),
+    ...(attempt_tokens !== undefined ? { tokens: attempt_tokens } : {}),
+  };
 }
 
 export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict: Verdict }> {
   const { config, deps, events, now, log, warnings } = a;
   const { attempt } = a.ids;
   const tAgent = now();
+  const { live } = a;
+  live.restart();
+  // The live check run sits on the attempt's pushed start commit, once the draft PR's push landed.
+  void a.branchState.prOpening.then(() => a.liveCheck.start(a.branchState.remoteHead)).catch(() => undefined);
+  live.write({ layer: "job", stage: "agent", status: "start", detail: `${a.deps.agent.name} agent, type ${a.node.agentType}` });
   events.emit("task.started", { agentId: events.agentId, type: a.node.agentType, branch: a.branch, attempt });
   let progressNote: string | undefined;
+  const meter = a.spend;
+  const cap = a.input.context.budget ?? capOf(config);
+  let session = 0;
+  /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
+  const checkBudget = (stop: (reason: "budget", detail: string) => void) => {
+    const over = cap ? meter.over(cap) : undefined;
+    if (!over || budgetStop) return;
+    budgetStop = over;
+    const what =
+      over.limit.usd !== undefined && (over.spent.usd ?? 0) > over.limit.usd
+        ? `spent $${(over.spent.usd ?? 0).toFixed(2)} of its $${over.limit.usd.toFixed(2)} budget`
+        : `used ${over.spent.tokens ?? 0} of its ${over.limit.tokens ?? 0} tokens`;
+    live.write({ layer: "job", stage: "agent", status: "budget", detail: what });
+    stop("budget", what);
+  };
+  let budgetStop: ReturnType<typeof meter.over>;
+  let stopNow: ((reason: "budget", detail: string) => void) | undefined;
   const supervised = await supervise(
-    (ctl) =>
-      deps.agent
+    (ctl) => {
+      stopNow = ctl.stop;
+      return deps.agent
         .run({
           agentType: a.node.agentType,
           taskContext: a.built.taskContext,
@@ -39,8 +76,23 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           sessionDir: a.sessionDir,
           walkthroughPath: a.walkthroughSession,
           signal: ctl.signal,
+          ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
+          spendFile: meter.spendFile,
           onProgress: (p) => {
             progressNote = p.summary;
+            if (p.kind === "start") session++;
+            meter.onProgress(p, session);
+            if (p.costUsd !== undefined || p.tokens) checkBudget(ctl.stop);
+            const status = p.kind ? LIVE_KINDS[p.kind] : undefined;
+            if (status)
+              live.write({
+                layer: "stage",
+                stage: p.stage ?? "agent",
+                status,
+                detail: p.summary,
+                ...(p.tool ? { tool: p.tool } : {}),
+                ...(p.turn !== undefined ? { turn: p.turn } : {}),
+              });
             ctl.onProgress(p);
           },
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
@@ -50,12 +102,14 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
               (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
             );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
+            live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
         })
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
           error: `the agent runner failed: ${(err as Error).message}`,
-        })),
+        }));
+    },
     {
       heartbeatMs: config.heartbeat_interval_seconds * 1000,
       missedBeats: Math.max(1, Math.round(config.stale_threshold_seconds / config.heartbeat_interval_seconds)),
@@ -64,12 +118,16 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
       ...(deps.cancel ? { cancel: deps.cancel } : {}),
       now,
       onBeat: (at) => {
+        a.liveCheck.tick(at);
+        meter.readFile();
+        if (stopNow) checkBudget(stopNow);
         events.emit("task.heartbeat", { agentId: events.agentId, timestamp: new Date(at).toISOString() });
         if (progressNote) events.emit("task.progress", { attempt, message: progressNote });
         progressNote = undefined;
       },
       onStop: (reason, detail, _at, lastProgressAt) => {
         log.warning(`Stopping the agent: ${detail}.`);
+        live.write({ layer: "job", stage: "agent", status: "stopped", detail: `${reason}: ${detail}` });
         if (reason !== "cancelled")
           events.emit("task.stale", {
             lastHeartbeat: new Date(lastProgressAt).toISOString(),
@@ -80,7 +138,9 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     },
   );
   const tAgentEnd = now();
+  meter.readFile();
   const outcome = supervised.outcome;
+  live.write({ layer: "job", stage: "agent", status: "end", detail: `exit ${outcome.exitCode}` });
   const verdict: Verdict = { exitCode: outcome.exitCode, errors: [] };
   if (supervised.stopped) {
     let reason = supervised.stopped.reason;
@@ -96,5 +156,5 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     verdict.exitCode = exitCodeOfStop(reason);
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
-  return { end: { supervised, outcome, tAgent, tAgentEnd }, verdict };
+  return { end: { supervised, outcome, tAgent, tAgentEnd, ...(budgetStop ? { budgetExceeded: budgetStop } : {}) }, verdict };
 }

@@ -8,6 +8,10 @@ import type { FollowupState, Journal, PlanNode, TaskState } from "../../../src/c
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import type { BuiltContext } from "../context.js";
 import type { AttemptEvents } from "../events.js";
+import type { LiveReport } from "../live-report.js";
+import type { LiveCheck } from "./live-check.js";
+import type { SpendMeter } from "./spend.js";
+import type { AttemptTelemetry } from "./telemetry.js";
 import type { Git } from "../git.js";
 import type { JobGitHub, PullRef } from "../github.js";
 import { NO_LOG, type JobArgs, type JobLogger, type MainDeps, type MainInput } from "../job.js";
@@ -92,6 +96,14 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   /** Outside the work tree; copied into the record folder at the end. */
   readonly sessionDir: string;
   readonly events: AttemptEvents;
+  /** `.live-report` in the session folder: stage and tool events as they happen. */
+  readonly live: LiveReport;
+  /** The live check run: stage, tool calls, turns and spend while the agent works. */
+  readonly liveCheck: LiveCheck;
+  /** What the agent spent so far, by its adapter's accounting and its spend file. */
+  readonly spend: SpendMeter;
+  /** Traces and metrics, when the config names a collector. */
+  telemetry?: AttemptTelemetry;
   readonly built: BuiltContext;
   /** `forge(<task>): <title>`: the PR's title and the work commit's subject. */
   readonly prTitle: string;

@@ -60,6 +60,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const pr = early ?? (await openPrAfterPush(a));
   const tPushed = a.now();
   mark(a, "push");
+  await a.liveCheck.finish(exitCode, recordSha);
 
   const notes = [...work.refusals.map((r) => `refused change to protected path \`${r.path}\` (reverted)`), ...completed.warnings];
   if (pr) await publishPr(a, pr, { exitCode, error, completed, recordSha, notes });
@@ -68,6 +69,17 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   mark(a, "pr_body");
 
   await uploadSession(a);
+  await a.telemetry
+    ?.end(
+      {
+        exitCode,
+        agentMs: end.tAgentEnd - end.tAgent,
+        ...(result.cost_usd !== undefined ? { costUsd: result.cost_usd } : {}),
+        ...(result.turns !== undefined ? { turns: result.turns } : {}),
+      },
+      a.now(),
+    )
+    .catch((err: unknown) => void a.warnings.push(`could not send the attempt's telemetry: ${(err as Error).message}`));
   const timings = timingsOf(a, end, tPushed, tEnd);
   const { input } = a;
   const summary = renderSummary({

@@ -16,6 +16,8 @@ import type { AgentEnd, Verdict } from "./agent.js";
 import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
 import { copyForRecord, exists } from "./files.js";
+import { writeExecutionReport } from "./execution-report.js";
+import { attemptTraceId } from "./trace.js";
 
 export interface Recorded {
   result: AgentResult;
@@ -46,10 +48,34 @@ export async function recordAttempt(
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
     artifactPath: path.join(sessionDir, "result.json"),
-    traceId: traceId(runId, taskId, attempt),
+    traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
     extra: { exit_code: exitCode },
+  });
+  await writeExecutionReport(sessionDir, {
+    runId,
+    taskId,
+    attempt,
+    agentType: a.node.agentType,
+    agent: end.outcome.agent ?? a.deps.agent.name,
+    ...(result.model ? { model: result.model } : {}),
+    traceId: attemptTraceId(a.ids),
+    exitCode,
+    ...(error ? { error } : {}),
+    ...(end.supervised.stopped ? { stopped: end.supervised.stopped } : {}),
+    t0: a.t0,
+    tAgent: end.tAgent,
+    tAgentEnd: end.tAgentEnd,
+    tNow: a.now(),
+    spend: {
+      ...(result.cost_usd !== undefined ? { costUsd: result.cost_usd } : {}),
+      ...(result.turns !== undefined ? { turns: result.turns } : {}),
+      ...(a.spend.spent.tokens !== undefined ? { tokens: a.spend.spent.tokens } : {}),
+      ...(result.proxy?.cost_usd !== undefined ? { proxyCostUsd: result.proxy.cost_usd } : {}),
+      ...(end.budgetExceeded ? { budget: end.budgetExceeded } : {}),
+    },
+    live: a.live.entries,
   });
   // The session is published twice: as the record folder and as the workflow artifact. Masked once, here.
   await maskFolder(sessionDir, masker);
@@ -127,8 +153,9 @@ async function writeResult(
       finished_at: new Date(a.now()).toISOString(),
       agent: outcome.agent ?? deps.agent.name,
       ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
-      ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
+      ...spendFields(a, end),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
@@ -151,9 +178,34 @@ async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, er
   );
 }
 
-/** The attempt's trace id: a 64-bit FNV-1a hash of `run/task/attempt`, the same in every job of the attempt. */
-function traceId(runId: string, taskId: string, attempt: number): string {
-  let h = 0xcbf29ce484222325n;
-  for (const ch of `${runId}/${taskId}/${attempt}`) h = BigInt.asUintN(64, (h ^ BigInt(ch.codePointAt(0)!)) * 0x100000001b3n);
-  return h.toString(16).padStart(16, "0");
+/** The attempt's spend for result.json: the adapter's figures and the spend meter's, the higher; and a budget stop. */
+function spendFields(a: TaskAttempt, end: AgentEnd): Pick<AgentResult, "cost_usd" | "tokens" | "budget_exceeded" | "proxy"> {
+  const metered = a.spend.spent;
+  const proxy = a.spend.proxy;
+  const usd = [end.outcome.costUsd, metered.usd].filter((x): x is number => x !== undefined);
+  const b = end.budgetExceeded;
+  return {
+    ...(usd.length ? { cost_usd: Math.max(...usd) } : {}),
+    ...(metered.split ? { tokens: { ...metered.split } } : {}),
+    ...(proxy
+      ? {
+          proxy: {
+            requests: proxy.requests,
+            input_tokens: proxy.input,
+            output_tokens: proxy.output,
+            ...(proxy.usd !== undefined ? { cost_usd: proxy.usd } : {}),
+          },
+        }
+      : {}),
+    ...(b
+      ? {
+          budget_exceeded: {
+            ...(b.limit.usd !== undefined ? { limit_usd: b.limit.usd } : {}),
+            ...(b.limit.tokens !== undefined ? { limit_tokens: b.limit.tokens } : {}),
+            ...(b.spent.usd !== undefined ? { spent_usd: b.spent.usd } : {}),
+            ...(b.spent.tokens !== undefined ? { spent_tokens: b.spent.tokens } : {}),
+          },
+        }
+      : {}),
+  };
 }

@@ -7,8 +7,13 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { buildContext } from "../context.js";
 import { AttemptEvents } from "../events.js";
+import { LiveReport } from "../live-report.js";
+import { maskerOf } from "../publish.js";
+import { attemptTraceId } from "./trace.js";
 import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context.js";
 import { openDraftPr } from "./pull.js";
+import { LiveCheck } from "./live-check.js";
+import { SpendMeter } from "./spend.js";
 
 export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
   const { input, git, github } = job;
@@ -16,6 +21,8 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(path.join(sessionDir, ".signals"), { recursive: true });
+  // The agent layer's folder, where the agent may write its spend file.
+  await mkdir(path.join(sessionDir, "agent"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
@@ -43,6 +50,9 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     ...co,
     sessionDir,
     events,
+    liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
+    spend: new SpendMeter(path.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
     walkthroughSession: path.join(sessionDir, "walkthrough.md"),
@@ -56,6 +66,9 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
       prOpening: Promise.resolve(undefined),
     },
   };
+  const endpoint = job.config.telemetry.otlp_endpoint;
+  // Loaded only when used: the OpenTelemetry SDK stays out of a job that exports nothing.
+  if (endpoint) a.telemetry = new (await import("./telemetry.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();

@@ -167,7 +167,13 @@ export class StreamJsonParser implements OutputParser {
         this.#result = e;
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
         const text = typeof e.result === "string" ? e.result : String(e.subtype ?? "");
-        return [{ kind: "result", summary: oneLine(`${e.is_error === true ? "error: " : ""}${text}`) }];
+        return [
+          {
+            kind: "result",
+            summary: oneLine(`${e.is_error === true ? "error: " : ""}${text}`),
+            ...(typeof e.total_cost_usd === "number" && e.total_cost_usd >= 0 ? { costUsd: e.total_cost_usd } : {}),
+          },
+        ];
       }
       default:
         return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];

@@ -194,7 +194,13 @@ export class CodexJsonParser implements OutputParser {
           typeof u.input_tokens === "number" && typeof u.output_tokens === "number"
             ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)`
             : "";
-        return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+        return [
+          {
+            kind: "result",
+            summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`),
+            ...(tokens ? { tokens: { input: u.input_tokens as number, output: u.output_tokens as number } } : {}),
+          },
+        ];
       }
       case "turn.failed": {
         const msg = String(((e.error ?? {}) as Json).message ?? "turn failed");

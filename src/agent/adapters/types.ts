@@ -31,6 +31,10 @@ export interface ProgressDraft {
   kind: ProgressKind;
   summary: string;
   tool?: string;
+  /** The session's cost so far as the CLI reported it (Claude Code's result). */
+  costUsd?: number;
+  /** Tokens of a turn as the CLI reported them (Codex's turn.completed). */
+  tokens?: { input: number; output: number };
 }
 
 /** What the adapter learnt from the whole output. */

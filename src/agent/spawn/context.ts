@@ -90,6 +90,8 @@ export function emit(sc: SpawnContext, draft: ProgressDraft): void {
     kind: draft.kind,
     summary: sc.masker.mask(draft.summary),
     ...(draft.tool ? { tool: draft.tool } : {}),
+    ...(draft.costUsd !== undefined ? { costUsd: draft.costUsd } : {}),
+    ...(draft.tokens ? { tokens: draft.tokens } : {}),
     ...(sc.turn > 0 ? { turn: sc.turn } : {}),
     traceId: sc.traceId,
     depth: sc.depthCheck.depth,

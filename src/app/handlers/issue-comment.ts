@@ -83,10 +83,13 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     );
     return;
   }
-  // `retry` and `steer` may name their task first (on the tracker); on a task PR it is the PR's.
-  const named = (parsed.name === "retry" || parsed.name === "steer") && parsed.args[0] !== undefined;
-  const taskId = named && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : target.taskId;
-  const rest = taskId !== undefined && taskId === parsed.args[0] && named ? parsed.rest.slice(taskId.length).trim() : parsed.rest;
+  // `retry`, `steer` and `budget` may name their task first (on the tracker); on a task PR `retry` and
+  // `steer` are the PR's, while `/forge budget +5` there raises the run's budget.
+  const naming = parsed.name === "retry" || parsed.name === "steer" || parsed.name === "budget";
+  const named = naming && parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : undefined;
+  const taskId = parsed.name === "budget" ? named : (named ?? target.taskId);
+  const rest = named !== undefined ? parsed.rest.slice(named.length).trim() : parsed.rest;
+  const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : undefined;
   const message =
     parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : undefined;
   const input: LeafInput = {
@@ -96,8 +99,16 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     ...(taskId ? { taskId } : {}),
     ...(target.crId ? { crId: target.crId } : {}),
     ...(message ? { message } : {}),
+    ...(amountUsd !== undefined ? { amountUsd } : {}),
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+
+/** `+5`, `+2.50` or `+$5` as dollars; anything else is no amount (the command is refused with how to say it). */
+export function budgetAmount(word: string | undefined): number | undefined {
+  const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
+  const n = m ? Number(m[1]) : NaN;
+  return n > 0 ? n : undefined;
 }

@@ -5,6 +5,7 @@ import { registerDemo } from "./demo.js";
 import { registerDoctor } from "./doctor.js";
 import { registerGraph } from "./graph.js";
 import { registerInit } from "./init.js";
+import { registerReport } from "./report.js";
 import { registerSim } from "./sim.js";
 import { registerSpawn } from "./spawn.js";
 import { registerTick } from "./tick.js";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly CommandRegistration[] = [
   registerSim,
   registerTick,
   registerDemo,
+  registerReport,
   registerInit,
   registerApp,
   registerDoctor,

@@ -82,6 +82,19 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
   }
   if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
   if (input.recordSha) s.edit(i).recordSha = input.recordSha;
+  addSpend(s, i, input.spend);
+  if (input.budgetExceeded) {
+    // Stopped at its cap, its work pushed: not retried until a person raises the budget.
+    const b = input.budgetExceeded;
+    const spent = b.spentUsd !== undefined ? `$${b.spentUsd.toFixed(2)}` : `${b.spentTokens ?? 0} tokens`;
+    const limit = b.limitUsd !== undefined ? `$${b.limitUsd.toFixed(2)}` : `${b.limitTokens ?? 0} tokens`;
+    return fail(s, i, input.kind, {
+      error: `stopped at its budget: ${spent} of ${limit}; /forge budget ${s.task(i).id} +<amount> to go on`,
+      retryable: false,
+      hold: "budget",
+      exitCode: input.exitCode,
+    });
+  }
 
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
@@ -196,4 +209,13 @@ function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial:
   });
   review(s, i, w);
   gate(s, i, kind);
+}
+
+/** An attempt's spend, added once: a result is applied only while its attempt is RUNNING. */
+function addSpend(s: Step, i: number, spend: InputOf<"agent.finished">["spend"]): void {
+  if (!spend) return;
+  const e = s.edit(i);
+  if (spend.usd !== undefined) e.spentUsd = Math.round(((e.spentUsd ?? 0) + spend.usd) * 1e6) / 1e6;
+  if (spend.tokens !== undefined) e.spentTokens = (e.spentTokens ?? 0) + spend.tokens;
+  if (spend.agentMs !== undefined) e.agentMs = (e.agentMs ?? 0) + spend.agentMs;
 }

@@ -46,7 +46,32 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
   reject: approveOrReject,
   fix: fixCommand,
   steer: steerCommand,
+  budget: raiseBudget,
 };
+
+/**
+ * `/forge budget [task] +<amount>`: more dollars for the run (it resumes when it was paused for its
+ * budget) or for one task (retried when it was stopped at its budget).
+ */
+function raiseBudget(s: Step, c: Command & { command: "budget" }): void {
+  if (c.amountUsd === undefined || !(c.amountUsd > 0)) return s.reject(c.kind, replies.budgetHow);
+  const amount = c.amountUsd;
+  if (!c.taskId) {
+    s.j.budgetExtraUsd = Math.round(((s.j.budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+    if (s.j.pause.budget) {
+      const { budget: _b, ...pause } = s.j.pause;
+      s.j.pause = pause;
+      s.emit("run.resumed", undefined, { reason: "budget" });
+    }
+    // Tasks stopped at their attempt's cap go again: the run can pay for them now.
+    for (let i = 0; i < s.j.tasks.length; i++) if (s.task(i).hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
+    return;
+  }
+  const i = s.find(c.taskId);
+  if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
+  s.edit(i).budgetExtraUsd = Math.round(((s.task(i).budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
+  if (s.task(i).hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
+}
 
 /** `approve` or `reject` a Change Request (by its issue), or `approve` a refinery's merge (on its PR). */
 function approveOrReject(s: Step, c: Command & { command: "approve" | "reject" }): void {

@@ -9,6 +9,7 @@ import { runningFollowups, spawnFollowups } from "./follow-ups.js";
 import { branchName } from "../layout.js";
 import { agentId } from "./names.js";
 import type { Step } from "./step.js";
+import { nextAttemptCap, type AttemptCap } from "../budget.js";
 
 export function schedule(s: Step): void {
   const running = s.derived.running.size + runningFollowups(s);
@@ -18,19 +19,29 @@ export function schedule(s: Step): void {
   // The ready set is kept in dispatch order (most downstream work first, then plan order): take
   // the first ones whose backoff is over.
   const picked: number[] = [];
+  let runBlocked = false;
   for (const i of s.derived.ready) {
     if (picked.length >= capacity) break;
     const t = s.task(i);
     if (t.notBefore !== undefined && Date.parse(t.notBefore) > s.now) continue;
+    // Each dispatch reserves its cap before the next is weighed.
+    const { cap, blocked } = nextAttemptCap(s.j, s.node(i), t, s.config);
+    if (blocked === "run") {
+      runBlocked = true;
+      break;
+    }
+    if (blocked === "task") continue;
+    dispatch(s, i, cap);
     picked.push(i);
   }
-  for (const i of picked) dispatch(s, i);
+  // A dispatch shows the budget covers what is ready; nothing ready says nothing either way.
+  if (runBlocked || picked.length) budgetPause(s, runBlocked);
   capacity -= picked.length;
   spawnFollowups(s, capacity);
 }
 
 /** Start task i's next attempt: its branch (a refinery's with its upstream branches merged in) and its job. */
-function dispatch(s: Step, i: number): void {
+function dispatch(s: Step, i: number, cap: AttemptCap): void {
   const t = s.task(i);
   const attempt = t.dispatchedAttempt + 1;
   // A new attempt starts with no revision and no feedback: those belong to the previous attempt's PR.
@@ -47,10 +58,18 @@ function dispatch(s: Step, i: number): void {
     reviewApprovedHead: _rh,
     waiting: _wa,
     steering: _st,
+    reservedUsd: _r,
     ...kept
   } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);
-  s.replaceTask(i, { ...kept, attempt, dispatchedAttempt: attempt, branch, dispatchedAt: s.iso(s.now) });
+  s.replaceTask(i, {
+    ...kept,
+    attempt,
+    dispatchedAttempt: attempt,
+    branch,
+    dispatchedAt: s.iso(s.now),
+    ...(cap.usd !== undefined ? { reservedUsd: cap.usd } : {}),
+  });
   const node = s.node(i);
   s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s.move(i, "RUNNING", "tick")) return;
@@ -67,14 +86,31 @@ function dispatch(s: Step, i: number): void {
   }
   const next = { id: t.id, attempt, branch };
   s.effect(effects.prepareBranch(next, s.j.integrationBranch, merge));
-  s.effect(effects.dispatchAgent(next, node.agentType, handoff(context)));
+  s.effect(effects.dispatchAgent(next, node.agentType, handoff(context, cap)));
+}
+
+/** The run pauses when its budget cannot cover the next ready attempt, and resumes when it can (raised, or reserved money came back). */
+function budgetPause(s: Step, blocked: boolean): void {
+  if (blocked === (s.j.pause.budget === true)) return;
+  if (blocked) {
+    s.j.pause = { ...s.j.pause, budget: true };
+    s.emit("run.paused", undefined, { reason: "budget" });
+  } else {
+    const { budget: _b, ...pause } = s.j.pause;
+    s.j.pause = pause;
+    s.emit("run.resumed", undefined, { reason: "budget" });
+  }
+  s.effect(effects.updateTracker());
 }
 
 /** What the previous attempt left for this one; a previous attempt's conflicts are not this one's. */
-function handoff(context: TaskState["context"]): Extract<Effect, { kind: "DispatchAgent" }>["context"] {
-  if (!context || (context.answer === undefined && context.refinement === undefined)) return undefined;
+function handoff(context: TaskState["context"], cap: AttemptCap): Extract<Effect, { kind: "DispatchAgent" }>["context"] {
+  const budget = cap.usd !== undefined || cap.tokens !== undefined ? { budget: { ...cap } } : {};
+  if (!context || (context.answer === undefined && context.refinement === undefined))
+    return Object.keys(budget).length ? budget : undefined;
   return {
     ...(context.refinement !== undefined ? { refinement: context.refinement } : {}),
     ...(context.answer !== undefined ? { answer: context.answer } : {}),
+    ...budget,
   };
 }

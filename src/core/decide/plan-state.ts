@@ -11,6 +11,7 @@ export function planNode(n: PlanNodeInput): PlanNode {
     title: n.title ?? "",
     dependencies: n.dependencies.slice(),
     paths: n.paths ?? [],
+    ...(n.budget ? { budget: { ...n.budget } } : {}),
     priority: 0,
   };
 }

@@ -80,6 +80,7 @@ export function changeRequestAnswer(crId: string, resolution: "applied" | "rejec
 /** Why a `/forge` command changed nothing, as the person who typed it reads it. */
 export const commandReplies = {
   runNotRunning: (status: string) => `the run is ${status}`,
+  budgetHow: "say how much to add: `/forge budget +5` (dollars) for the run, `/forge budget <task> +5` for one task",
   alreadyPaused: "the run is already paused",
   waitsForChangeRequests: (crIds: readonly string[]) => `the run waits for ${crIds.join(", ")}`,
   notPaused: "the run is not paused",

@@ -42,6 +42,34 @@ export const agentResultSchema = z
     model: z.string().optional().describe("Model used."),
     cost_usd: z.number().min(0).optional().describe("Model cost in US dollars."),
     turns: z.number().int().min(0).optional().describe("Turns used."),
+    tokens: z
+      .object({
+        input: z.number().int().min(0).describe("Input tokens (cache reads and writes included)."),
+        output: z.number().int().min(0).describe("Output tokens."),
+      })
+      .optional()
+      .describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
+    agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+    budget_exceeded: z
+      .object({
+        limit_usd: z.number().min(0).optional().describe("The attempt's dollar cap."),
+        limit_tokens: z.number().int().min(0).optional().describe("The attempt's token cap."),
+        spent_usd: z.number().min(0).optional().describe("Dollars spent when the agent was stopped."),
+        spent_tokens: z.number().int().min(0).optional().describe("Tokens used when the agent was stopped."),
+      })
+      .strict()
+      .optional()
+      .describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
+    proxy: z
+      .object({
+        requests: z.number().int().min(0).describe("Model answers that reported usage."),
+        input_tokens: z.number().int().min(0).describe("Input tokens, cache reads and writes included."),
+        output_tokens: z.number().int().min(0).describe("Output tokens."),
+        cost_usd: z.number().min(0).optional().describe("The tokens priced by the config's `prices` (absent when a model has no price)."),
+      })
+      .strict()
+      .optional()
+      .describe("What the runner's model proxy measured of the attempt's model calls (tokens from the API's answers, priced by `prices`)."),
   })
   .strict()
   .describe("The runner's report of one attempt.");

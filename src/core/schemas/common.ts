@@ -1,5 +1,15 @@
 import { z } from "zod";
 
+/** A task's own budget caps, in its front matter (each overrides the config's `budgets` field of the same name). */
+export const taskBudgetSchema = z
+  .object({
+    attempt_usd: z.number().positive().optional().describe("Dollars one attempt of the task may spend."),
+    attempt_tokens: z.number().int().positive().optional().describe("Model tokens one attempt of the task may use."),
+    task_usd: z.number().positive().optional().describe("Dollars all attempts of the task together may spend."),
+  })
+  .strict();
+export type TaskBudget = z.infer<typeof taskBudgetSchema>;
+
 /** Task, refinery and follow-up ids: lower-case, start with a letter or digit (see docs/formats.md#ids). */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 

@@ -180,6 +180,47 @@ export const forgeConfigSchema = z
       .string()
       .default("forge-agent.yml")
       .describe("File name of the agent workflow under .github/workflows/."),
+    budgets: z
+      .object({
+        attempt_usd: z.number().positive().optional().describe("Dollars one task attempt may spend; the runner stops the agent past it, its work kept."),
+        attempt_tokens: z.number().int().positive().optional().describe("Model tokens one task attempt may use."),
+        task_usd: z.number().positive().optional().describe("Dollars all attempts of one task together may spend."),
+        run_usd: z
+          .number()
+          .positive()
+          .optional()
+          .describe("Dollars the whole run may spend; the App dispatches only what the rest can cover (each running attempt's cap reserved) and pauses the run when it is spent. `/forge budget +<amount>` raises it."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Spend caps; none by default. A task's front matter `budget` overrides the attempt and task caps (see docs/runner.md#budgets)."),
+    prices: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            input_per_mtok: z.number().min(0).describe("Dollars per million input tokens."),
+            output_per_mtok: z.number().min(0).describe("Dollars per million output tokens."),
+            cache_write_per_mtok: z.number().min(0).optional().describe("Dollars per million tokens written to the prompt cache (default: the input price)."),
+            cache_read_per_mtok: z.number().min(0).optional().describe("Dollars per million tokens read from the prompt cache (default: the input price)."),
+          })
+          .strict(),
+      )
+      .default({})
+      .describe("Model prices by model id, for spend an adapter reports as tokens (Codex) and for the runner's model proxy; `default` prices a model not listed."),
+    telemetry: z
+      .object({
+        otlp_endpoint: z
+          .url({ protocol: /^https?$/ })
+          .optional()
+          .describe(
+            "OpenTelemetry collector (OTLP over HTTP, e.g. `http://collector:4318`): when set, the App and the runner export traces (run → task → attempt → stage) and metrics to `<endpoint>/v1/traces` and `/v1/metrics`. Off when unset.",
+          ),
+        service_name: z.string().min(1).max(100).default("forge").describe("The `service.name` of what Forge exports."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Optional export of traces and metrics (see docs/runner.md#telemetry)."),
   })
   .strict()
   .describe("Forge configuration, read from .github/forge.yml on the default branch.");

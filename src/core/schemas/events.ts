@@ -10,8 +10,8 @@ const n = z.number();
  */
 export const eventDataSchemas = {
   "run.started": z.object({ planId: s.describe("Plan id."), dagHash: s.describe("sha256 of the DAG the run pinned."), planCommit: s.describe("Commit the plan was read from."), taskCount: n.describe("Number of DAG nodes.") }),
-  "run.paused": z.object({ reason: z.enum(["change_request", "manual", "usage_limit"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
-  "run.resumed": z.object({ reason: z.enum(["change_request", "manual", "usage_limit"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
+  "run.paused": z.object({ reason: z.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Why dispatching stopped."), crId: s.optional().describe("CR that paused the run."), until: s.optional().describe("For usage limits: when dispatching may resume.") }),
+  "run.resumed": z.object({ reason: z.enum(["change_request", "manual", "usage_limit", "budget"]).describe("Which pause ended."), crId: s.optional().describe("CR that was resolved."), overlayId: s.optional().describe("Overlay applied, if any.") }),
   "run.completed": z.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
   "run.cancelled": z.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
   "task.scheduled": z.object({ type: agentTypeSchema.describe("Agent type."), dependencies: z.array(s).describe("Its dependencies, all satisfied.") }),

@@ -25,6 +25,8 @@ export interface Behaviour {
   write_files?: boolean;
   /** stall: milliseconds of silence before exiting 0 anyway (default: never — wait to be killed). */
   stall_ms?: number;
+  /** What the attempt spends, reported in FORGE_SPEND_FILE once its files are written (default: $0.05 + $0.02 a file). */
+  spend_usd?: number;
 }
 
 export interface Directives {
@@ -167,6 +169,8 @@ export interface AgentIo {
   streamJson?: boolean;
   /** Goes into the walkthrough when known (FORGE_RUN_ID). */
   runId?: string;
+  /** Where the agent reports its spend (FORGE_SPEND_FILE, docs/runner.md#budgets). */
+  spendFile?: string;
   sleep?: (ms: number) => Promise<void>;
   /** A revision of the attempt (the prompt asks to answer a review): what to answer, and where. */
   revision?: ScriptedRevision;
@@ -244,6 +248,12 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
     const answers = io.revision.comments.map((id) => ({ comment: id, answer: `Done in revision ${io.revision!.iteration}.` }));
     await writeReport(io.revision.answersFile, `${JSON.stringify(answers)}\n`);
   }
+  if (io.spendFile) {
+    const usd = b.spend_usd ?? 0.05 + 0.02 * written.length;
+    await writeFile(io.spendFile, JSON.stringify({ cost_usd: Math.round(usd * 100) / 100 }));
+    say(`Spent $${usd.toFixed(2)} so far`);
+  }
+
   switch (b.outcome) {
     case "succeed": {
       if (io.walkthroughFile) await writeWalkthrough(io.walkthroughFile, task, io.attempt, written, io.runId);
@@ -443,5 +453,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     args.prompt ?? env.FORGE_PROMPT ?? (promptFile ? await readFile(path.resolve(cwd, promptFile), "utf8").catch(() => "") : "");
   const revision = revisionOf(`${prompt}\n${text}`);
   if (revision) io.revision = revision;
+  if (env.FORGE_SPEND_FILE) io.spendFile = env.FORGE_SPEND_FILE;
   return runScriptedAgent(task, io);
 }

@@ -11,7 +11,7 @@ import { LABELS } from "../../core/layout.js";
 import type { Sim } from "../server.js";
 import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
-import { renderReport, type ReportTask } from "./report.js";
+import { renderReport, type ReportTask } from "../../core/render/run-report.js";
 import type { DemoAgent, DemoResult, DemoTask } from "./run.js";
 
 const run = promisify(execFile);
@@ -141,6 +141,7 @@ export async function writeReport(
     ...(t.pr !== undefined ? { pr: t.pr } : {}),
     ...(t.timeMs !== undefined ? { timeMs: t.timeMs } : {}),
     ...(t.addedBy ? { addedBy: `added by ${t.addedBy}` } : {}),
+    ...(j!.tasks[i]!.spentUsd !== undefined ? { spentUsd: j!.tasks[i]!.spentUsd } : {}),
   }));
   const html = renderReport({
     title: `Forge demo: ${stages.planId}`,

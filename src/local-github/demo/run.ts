@@ -33,6 +33,7 @@ import { demoClaudeScript } from "./claude-script.js";
 import { LiveView, secs } from "./live-view.js";
 import { readOutcome, testIntegration, writeReport, type RunRecord } from "./outcome.js";
 import { loadPlanStages, type PlanStages } from "./plan-stages.js";
+import { raiseBudgets } from "./budget.js";
 import { DEMO_OWNER, DEMO_REPO, projectFiles } from "./project.js";
 
 /** Forge's root (a checkout, or the installed package): this file is src/local-github/demo/run.ts or dist/local-github/demo/run.js. */
@@ -144,6 +145,8 @@ class DemoRun {
   private readonly captainFailed = new Map<string, string>();
   private watching = true;
   private readonly overlayPrs: DemoResult["overlayPrs"] = [];
+  /** Attempts stopped at their budget that the demo's person already raised. */
+  private readonly raised = new Set<string>();
 
   constructor(
     private readonly options: DemoOptions,
@@ -314,7 +317,7 @@ class DemoRun {
     const agentConfig =
       this.agent === "claude"
         ? "agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n`;
+        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
     // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
@@ -424,6 +427,7 @@ class DemoRun {
     for (;;) {
       const j = this.journal;
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
+      if (j) await raiseBudgets(user, j, this.raised, (line) => this.view.aside(`${PERSON} ${line}`));
       const held = j?.tasks.filter((t) => t.hold === "exhausted" || t.hold === "fatal" || t.hold === "human");
       if (this.stuck || held?.length) {
         this.problems.push(

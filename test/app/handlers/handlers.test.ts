@@ -189,6 +189,7 @@ describe("push", () => {
     `);
     expect(taskOf(j1.journal, "a")).toMatchInlineSnapshot(`
       {
+        "agentMs": 540000,
         "attempt": 1,
         "blockers": 0,
         "branch": "forge/mini-c0ffee0/a/1",
@@ -229,6 +230,7 @@ describe("push", () => {
 
       Confidence: 0.9
       Files changed: \`src/a.ts\`
+      Execution report: [execution-report.md](https://github.com/acme/widgets/blob/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1/.forge/runs/mini-c0ffee0/a/1/execution-report.md)
 
       Run tracker: #3",
           "title": "Attempt 1 ready to merge",
@@ -1557,9 +1559,21 @@ describe("check_suite", () => {
 
       Run tracker: #3
 
-      | Task | Attempts | PR |
-      |---|---:|---|
-      | \`a\` | 1 | #7 |",
+      | Outcome | |
+      |---|---:|
+      | Tasks merged | 1 of 1 |
+      | Merged with no person involved | 1 |
+      | Retries | 0 |
+      | Review iterations · CI iterations | 0 · 0 |
+      | Spend | not reported |
+      | Spend per merged task | not reported |
+      | Time to first PR ready | 30.0 s |
+      | Merge → next dispatch, median · p95 (0) | — · — |
+      | Agent time · waiting time | 0.0 s · 1.0 min (0 % agent) |
+
+      | Task | Attempts | Spend | PR |
+      |---|---:|---:|---|
+      | \`a\` | 1 |  | #7 |",
         "head": "forge/mini-c0ffee0/_integration",
         "title": "Forge run mini-c0ffee0: mini",
       }

@@ -3,9 +3,9 @@
  * layers by longest path from a root, ordered by the mean position of their dependencies, edges as
  * curves from a dependency to its dependent, colours of the tracker's Mermaid chart by status.
  */
-import { escapeHtml } from "../../core/render/html.js";
-import { STATUS_STYLES } from "../../core/render/mermaid.js";
-import type { TaskStatus } from "../../core/schemas/common.js";
+import { escapeHtml } from "./html.js";
+import { STATUS_STYLES } from "./mermaid.js";
+import type { TaskStatus } from "../schemas/common.js";
 
 export interface SvgNode {
   id: string;

@@ -3,7 +3,7 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   __commonJS,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/bottleneck/light.js
 var require_light = __commonJS({

@@ -7,10 +7,10 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // src/agent/secrets.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
@@ -79,7 +79,7 @@ var Masker = class {
    */
   async registerWithActions(env = process.env) {
     if (env.GITHUB_ACTIONS !== "true") return false;
-    const core = await import("./core-7LEJWMBE.js");
+    const core = await import("./core-MOUI6STT.js");
     for (const v of this.#values) core.setSecret(v);
     return true;
   }
@@ -651,6 +651,8 @@ function emit(sc, draft) {
     kind: draft.kind,
     summary: sc.masker.mask(draft.summary),
     ...draft.tool ? { tool: draft.tool } : {},
+    ...draft.costUsd !== void 0 ? { costUsd: draft.costUsd } : {},
+    ...draft.tokens ? { tokens: draft.tokens } : {},
     ...sc.turn > 0 ? { turn: sc.turn } : {},
     traceId: sc.traceId,
     depth: sc.depthCheck.depth,
@@ -980,7 +982,13 @@ var StreamJsonParser = class {
         this.#result = e;
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
         const text = typeof e.result === "string" ? e.result : String(e.subtype ?? "");
-        return [{ kind: "result", summary: oneLine(`${e.is_error === true ? "error: " : ""}${text}`) }];
+        return [
+          {
+            kind: "result",
+            summary: oneLine(`${e.is_error === true ? "error: " : ""}${text}`),
+            ...typeof e.total_cost_usd === "number" && e.total_cost_usd >= 0 ? { costUsd: e.total_cost_usd } : {}
+          }
+        ];
       }
       default:
         return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];
@@ -1142,7 +1150,13 @@ var CodexJsonParser = class {
         this.#completed = true;
         const u = e.usage ?? {};
         const tokens = typeof u.input_tokens === "number" && typeof u.output_tokens === "number" ? ` (${u.input_tokens} input, ${u.output_tokens} output tokens)` : "";
-        return [{ kind: "result", summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`) }];
+        return [
+          {
+            kind: "result",
+            summary: oneLine(`turn completed${tokens}${this.#lastMessage ? `: ${this.#lastMessage}` : ""}`),
+            ...tokens ? { tokens: { input: u.input_tokens, output: u.output_tokens } } : {}
+          }
+        ];
       }
       case "turn.failed": {
         const msg = String((e.error ?? {}).message ?? "turn failed");

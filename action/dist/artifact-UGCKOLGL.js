@@ -8,7 +8,7 @@ import {
   paginateRest,
   restEndpointMethods,
   retry
-} from "./chunk-QAXPJL55.js";
+} from "./chunk-MOSYCUKF.js";
 import {
   BearerCredentialHandler,
   HttpClient,
@@ -20,13 +20,13 @@ import {
   require_undici,
   setSecret,
   warning
-} from "./chunk-ILD5NOJL.js";
+} from "./chunk-TKSPUYDL.js";
 import {
   __commonJS,
   __export,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/@protobuf-ts/runtime/build/commonjs/json-typings.js
 var require_json_typings = __commonJS({

@@ -7,13 +7,14 @@ import {
   external_exports,
   problem,
   require_dist,
+  taskBudgetSchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-C5D37Q5D.js";
+} from "./chunk-SL2JOYXZ.js";
 import {
   __commonJS,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/picomatch/lib/constants.js
 var require_constants = __commonJS({
@@ -1853,6 +1854,7 @@ var eventSegmentFile = (segment) => `events/${String(segment).padStart(6, "0")}.
 var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
 var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var executionReportPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
 var planDir = (planId) => `.forge/plans/${planId}`;
 function parsePlanPath(path) {
   const m = /^\.forge\/plans\/([^/]+)\/(.+)$/.exec(path);
@@ -1947,7 +1949,28 @@ var forgeConfigSchema = external_exports.object({
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
   branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
-  workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/.")
+  workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/."),
+  budgets: external_exports.object({
+    attempt_usd: external_exports.number().positive().optional().describe("Dollars one task attempt may spend; the runner stops the agent past it, its work kept."),
+    attempt_tokens: external_exports.number().int().positive().optional().describe("Model tokens one task attempt may use."),
+    task_usd: external_exports.number().positive().optional().describe("Dollars all attempts of one task together may spend."),
+    run_usd: external_exports.number().positive().optional().describe("Dollars the whole run may spend; the App dispatches only what the rest can cover (each running attempt's cap reserved) and pauses the run when it is spent. `/forge budget +<amount>` raises it.")
+  }).strict().prefault({}).describe("Spend caps; none by default. A task's front matter `budget` overrides the attempt and task caps (see docs/runner.md#budgets)."),
+  prices: external_exports.record(
+    external_exports.string().min(1),
+    external_exports.object({
+      input_per_mtok: external_exports.number().min(0).describe("Dollars per million input tokens."),
+      output_per_mtok: external_exports.number().min(0).describe("Dollars per million output tokens."),
+      cache_write_per_mtok: external_exports.number().min(0).optional().describe("Dollars per million tokens written to the prompt cache (default: the input price)."),
+      cache_read_per_mtok: external_exports.number().min(0).optional().describe("Dollars per million tokens read from the prompt cache (default: the input price).")
+    }).strict()
+  ).default({}).describe("Model prices by model id, for spend an adapter reports as tokens (Codex) and for the runner's model proxy; `default` prices a model not listed."),
+  telemetry: external_exports.object({
+    otlp_endpoint: external_exports.url({ protocol: /^https?$/ }).optional().describe(
+      "OpenTelemetry collector (OTLP over HTTP, e.g. `http://collector:4318`): when set, the App and the runner export traces (run \u2192 task \u2192 attempt \u2192 stage) and metrics to `<endpoint>/v1/traces` and `/v1/metrics`. Off when unset."
+    ),
+    service_name: external_exports.string().min(1).max(100).default("forge").describe("The `service.name` of what Forge exports.")
+  }).strict().prefault({}).describe("Optional export of traces and metrics (see docs/runner.md#telemetry).")
 }).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
 
 // src/core/config.ts
@@ -2016,7 +2039,11 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
       refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
       answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
       feedback: external_exports.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
-      prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises.")
+      prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
+      budget: external_exports.object({
+        usd: external_exports.number().min(0).optional().describe("Dollars the attempt may spend."),
+        tokens: external_exports.number().int().min(0).optional().describe("Tokens the attempt may use.")
+      }).optional().describe("The attempt's caps: the runner stops the agent past them.")
     }).optional().describe("Extra context handed to the attempt.")
   }),
   external_exports.object({
@@ -2090,10 +2117,11 @@ var planNodeSchema = external_exports.object({
   title: external_exports.string().default("").describe("Task title, for checks and the tracker."),
   dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
   paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
+  budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
   priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
 }).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled"]).describe(
-  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel."
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"]).describe(
+  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget."
 );
 var taskStateSchema = external_exports.object({
   id: external_exports.string().describe("Task id (same as the plan node)."),
@@ -2126,6 +2154,11 @@ var taskStateSchema = external_exports.object({
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
+  reservedUsd: external_exports.number().min(0).optional().describe("The running attempt's dollar cap, reserved from the run's budget while it runs."),
+  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
   protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
   approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
@@ -2194,11 +2227,15 @@ var journalSchema = external_exports.object({
   pause: external_exports.object({
     manual: external_exports.boolean().describe("Paused by /forge pause."),
     changeRequests: external_exports.array(external_exports.string()).describe("Open CRs holding the run."),
-    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time.")
+    usageLimitUntil: external_exports.string().optional().describe("Model usage limit: no dispatch before this time."),
+    budget: external_exports.boolean().optional().describe(
+      "The run's remaining budget cannot cover the next attempt: nothing is dispatched until /forge budget +<amount> (or running attempts spend less than they reserved)."
+    )
   }).strict().describe("Why dispatching is paused, if it is."),
   changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
   followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
-  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done.")
+  outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
+  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the run's budget by /forge budget +<amount>.")
 }).strict();
 
 // src/core/journal-parts.ts
@@ -2497,7 +2534,24 @@ var agentResultSchema = external_exports.object({
   agent: external_exports.string().optional().describe("Adapter used."),
   model: external_exports.string().optional().describe("Model used."),
   cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars."),
-  turns: external_exports.number().int().min(0).optional().describe("Turns used.")
+  turns: external_exports.number().int().min(0).optional().describe("Turns used."),
+  tokens: external_exports.object({
+    input: external_exports.number().int().min(0).describe("Input tokens (cache reads and writes included)."),
+    output: external_exports.number().int().min(0).describe("Output tokens.")
+  }).optional().describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
+  agent_ms: external_exports.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+  budget_exceeded: external_exports.object({
+    limit_usd: external_exports.number().min(0).optional().describe("The attempt's dollar cap."),
+    limit_tokens: external_exports.number().int().min(0).optional().describe("The attempt's token cap."),
+    spent_usd: external_exports.number().min(0).optional().describe("Dollars spent when the agent was stopped."),
+    spent_tokens: external_exports.number().int().min(0).optional().describe("Tokens used when the agent was stopped.")
+  }).strict().optional().describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
+  proxy: external_exports.object({
+    requests: external_exports.number().int().min(0).describe("Model answers that reported usage."),
+    input_tokens: external_exports.number().int().min(0).describe("Input tokens, cache reads and writes included."),
+    output_tokens: external_exports.number().int().min(0).describe("Output tokens."),
+    cost_usd: external_exports.number().min(0).optional().describe("The tokens priced by the config's `prices` (absent when a model has no price).")
+  }).strict().optional().describe("What the runner's model proxy measured of the attempt's model calls (tokens from the API's answers, priced by `prices`).")
 }).strict().describe("The runner's report of one attempt.");
 
 export {
@@ -2530,6 +2584,7 @@ export {
   attemptDir,
   walkthroughPath,
   resultPath,
+  executionReportPath,
   planDir,
   parsePlanPath,
   INSTRUCTION_PATHS,

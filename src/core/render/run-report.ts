@@ -1,8 +1,9 @@
 /**
- * The browsable report of a demo run: one self-contained HTML file (no scripts, no network) with
+ * The browsable report of a run (`forge demo`'s, and `forge report`'s of any repository): one self-contained HTML file (no scripts, no network) with
  * the DAG as inline SVG, the summary table, the run tracker issue as Forge wrote it on the local
  * GitHub (its Mermaid block replaced by the SVG), the Change Requests, follow-ups and final PR.
  */
+import { renderOutcomeTable, type OutcomeFigures } from "../outcomes.js";
 import { dagSvg, esc, type SvgNode } from "./dag-svg.js";
 
 export interface ReportTask {
@@ -15,6 +16,8 @@ export interface ReportTask {
   pr?: number;
   timeMs?: number;
   addedBy?: string;
+  /** What the task's attempts spent (US dollars). */
+  spentUsd?: number;
 }
 
 export interface ReportInput {
@@ -25,7 +28,11 @@ export interface ReportInput {
   status: string;
   durationMs: number;
   repo: string;
+  /** Where the repository is, after its name (default: Forge's local GitHub). */
+  host?: string;
   tasks: ReportTask[];
+  /** The run's outcome figures (src/core/outcomes.ts). */
+  figures?: OutcomeFigures;
   trackerIssue?: number;
   trackerBody?: string;
   finalPr?: { number: number; title: string; body: string };
@@ -133,7 +140,7 @@ export function renderReport(r: ReportInput): string {
   const rows = r.tasks
     .map(
       (t) =>
-        `<tr><td><code>${esc(t.id)}</code>${t.addedBy ? ` <small>(${esc(t.addedBy)})</small>` : ""}</td><td>${t.kind}</td><td>${esc(t.title)}</td><td class="s-${t.status}">${t.status}</td><td class="n">${t.attempts}</td><td>${t.pr ? `<a href="${prUrl(t.pr)}">#${t.pr}</a>` : ""}</td><td class="n">${secs(t.timeMs)}</td></tr>`,
+        `<tr><td><code>${esc(t.id)}</code>${t.addedBy ? ` <small>(${esc(t.addedBy)})</small>` : ""}</td><td>${t.kind}</td><td>${esc(t.title)}</td><td class="s-${t.status}">${t.status}</td><td class="n">${t.attempts}</td><td>${t.pr ? `<a href="${prUrl(t.pr)}">#${t.pr}</a>` : ""}</td><td class="n">${secs(t.timeMs)}</td><td class="n">${t.spentUsd !== undefined ? `$${t.spentUsd.toFixed(2)}` : ""}</td></tr>`,
     )
     .join("\n");
   const tracker = r.trackerBody
@@ -161,11 +168,12 @@ td.n{text-align:right}code{background:#f6f8fa;padding:0 3px;border-radius:4px}pr
 article{border-top:1px solid #d0d7de;margin-top:1.5em}.pr-no{color:#59636e;margin-bottom:0}.ok{color:#1a7f37}.bad{color:#cf222e}section{margin-top:2em}.note{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:6px}
 </style></head><body>
 <h1>${esc(r.title)}</h1>
-<p>Run <code>${esc(r.runId)}</code> of plan <code>${esc(r.planId)}</code> on <code>${esc(r.repo)}</code> (Forge's local GitHub) · agent: ${esc(r.agent)} ·
+<p>Run <code>${esc(r.runId)}</code> of plan <code>${esc(r.planId)}</code> on <code>${esc(r.repo)}</code> (${esc(r.host ?? "Forge's local GitHub")}) · agent: ${esc(r.agent)} ·
 <strong class="${r.status === "completed" ? "ok" : "bad"}">${esc(r.status)}</strong> in ${secs(r.durationMs)}${r.finalPr ? ` · final PR <a href="#final-pr">#${r.finalPr.number}</a>` : ""}${r.trackerIssue ? ` · tracker <a href="#tracker">#${r.trackerIssue}</a>` : ""}</p>
 ${r.notes.length ? `<p class="note">${r.notes.map(esc).join("<br>")}</p>` : ""}
+${r.figures ? `<section id="outcomes"><h2>Outcomes</h2>${markdownToHtml(renderOutcomeTable(r.figures).join("\n"))}</section>` : ""}
 <section><h2>The DAG</h2><div class="dag">${svg}</div></section>
-<section><h2>Tasks</h2><table><thead><tr><th>Task</th><th>Kind</th><th>Title</th><th>Status</th><th>Attempts</th><th>PR</th><th>Time</th></tr></thead><tbody>
+<section><h2>Tasks</h2><table><thead><tr><th>Task</th><th>Kind</th><th>Title</th><th>Status</th><th>Attempts</th><th>PR</th><th>Time</th><th>Spend</th></tr></thead><tbody>
 ${rows}
 </tbody></table>
 ${r.testsOnIntegration ? `<p>Tests on the integration branch (<code>node --test</code>): <strong class="${r.testsOnIntegration.ok ? "ok" : "bad"}">${esc(r.testsOnIntegration.summary)}</strong></p>` : ""}</section>

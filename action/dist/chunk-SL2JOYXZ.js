@@ -5,7 +5,7 @@ import {
   __export,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/yaml/dist/nodes/identity.js
 var require_identity = __commonJS({
@@ -27165,6 +27165,11 @@ function date4(params) {
 }
 
 // src/core/schemas/common.ts
+var taskBudgetSchema = external_exports.object({
+  attempt_usd: external_exports.number().positive().optional().describe("Dollars one attempt of the task may spend."),
+  attempt_tokens: external_exports.number().int().positive().optional().describe("Model tokens one attempt of the task may use."),
+  task_usd: external_exports.number().positive().optional().describe("Dollars all attempts of the task together may spend.")
+}).strict();
 var ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 var taskIdSchema = external_exports.string().regex(ID_PATTERN, "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-')").describe("A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.");
 var isoTimestampSchema = external_exports.iso.datetime({ offset: true }).describe("An ISO-8601 timestamp, e.g. 2026-02-09T14:32:01.442Z.");
@@ -27184,7 +27189,8 @@ var taskFrontmatterSchema = external_exports.object({
   base_ref: external_exports.string().optional().describe("Ref to branch from instead of the run's integration head (rarely needed)."),
   artifacts: external_exports.array(external_exports.string()).optional().describe("Files the task is expected to produce."),
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
-  test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command.")
+  test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
+  budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets).")
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
 var TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"];
 
@@ -31339,6 +31345,7 @@ export {
   zodProblems,
   formatProblem,
   external_exports,
+  taskBudgetSchema,
   ID_PATTERN,
   taskIdSchema,
   agentTypeSchema,

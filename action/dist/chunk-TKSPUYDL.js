@@ -5,7 +5,7 @@ import {
   __export,
   __require,
   __toESM
-} from "./chunk-GKD5JMX4.js";
+} from "./chunk-54WUDIML.js";
 
 // node_modules/tunnel/lib/tunnel.js
 var require_tunnel = __commonJS({

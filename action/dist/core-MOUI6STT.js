@@ -29,8 +29,8 @@ import {
   toPosixPath,
   toWin32Path,
   warning
-} from "./chunk-ILD5NOJL.js";
-import "./chunk-GKD5JMX4.js";
+} from "./chunk-TKSPUYDL.js";
+import "./chunk-54WUDIML.js";
 export {
   ExitCode,
   addPath,
