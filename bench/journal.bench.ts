@@ -248,7 +248,9 @@ if (json) {
     "A run past 200 tasks keeps its nodes in parts and layers beside journal.json (docs/formats.md#journal-parts): what they add, over the run —",
   );
   console.log("");
-  console.log("| tasks | parts written with the first journal | part and layer files written | their bytes | every byte written, per journal write |");
+  console.log(
+    "| tasks | parts written with the first journal | part and layer files written | their bytes | every byte written, per journal write |",
+  );
   console.log("|---:|---:|---:|---:|---:|");
   for (const r of rows)
     console.log(
