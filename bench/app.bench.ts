@@ -574,7 +574,7 @@ if (MAKESPAN_RUNS > 0) {
     );
     console.log(`| **ratio** | **${m.ratio.toFixed(2)}** | ${m.ratioRuns.map((r) => r.toFixed(2)).join(", ")} |`);
     console.log("");
-    console.log("| per task, median | 100-task plan | chain |");
+    console.log(`| per task, median | ${MAKESPAN_TASKS}-task plan | chain |`);
     console.log("|---|---:|---:|");
     const rows: [string, keyof typeof m.planPhases][] = [
       ["dispatch decided → dispatch reaches GitHub", "decidedToDispatchedMs"],
