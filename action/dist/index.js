@@ -583,6 +583,78 @@ function detail(err) {
   return [e.response?.data?.message ?? e.message ?? String(err), ...errors].join(": ");
 }
 var RetryingOctokit = Octokit2.plugin(retry);
+function reviewsAndChecks(octokit, owner, repo) {
+  return {
+    async review(pr, reviewId) {
+      try {
+        const [{ data: r }, comments] = await Promise.all([
+          octokit.rest.pulls.getReview({ owner, repo, pull_number: pr, review_id: reviewId }),
+          // A review's own comments (docs.github.com/rest/pulls/reviews#list-comments-for-a-pull-request-review), 100 at most.
+          octokit.rest.pulls.listCommentsForReview({ owner, repo, pull_number: pr, review_id: reviewId, per_page: 100 })
+        ]);
+        return {
+          id: r.id,
+          author: r.user?.login ?? "",
+          state: r.state,
+          body: r.body ?? "",
+          comments: comments.data.map((c) => ({
+            id: c.id,
+            path: c.path,
+            line: c.line ?? c.position ?? null,
+            diffHunk: c.diff_hunk,
+            body: c.body
+          }))
+        };
+      } catch (err) {
+        if (statusOf(err) === 404) return void 0;
+        throw new GitHubApiError(`reading review ${reviewId} of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async replyToReviewComment(pr, commentId, body) {
+      try {
+        await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: pr, comment_id: commentId, body });
+      } catch (err) {
+        throw new GitHubApiError(`replying to review comment ${commentId} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async requestReviewers(pr, logins) {
+      try {
+        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
+      } catch (err) {
+        throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async createCheckRun(c) {
+      try {
+        const { data } = await octokit.rest.checks.create({
+          owner,
+          repo,
+          name: c.name,
+          head_sha: c.headSha,
+          status: "in_progress",
+          external_id: c.externalId,
+          output: { title: c.title, summary: c.summary }
+        });
+        return data.id;
+      } catch (err) {
+        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+    async updateCheckRun(id, c) {
+      try {
+        await octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          output: { title: c.title, summary: c.summary },
+          ...c.conclusion ? { status: "completed", conclusion: c.conclusion, completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
+        });
+      } catch (err) {
+        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    }
+  };
+}
 function createOctokitGitHub(options) {
   const octokit = new RetryingOctokit({
     auth: options.token,
@@ -658,74 +730,7 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`labelling pull request #${number} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async review(pr, reviewId) {
-      try {
-        const [{ data: r }, comments] = await Promise.all([
-          octokit.rest.pulls.getReview({ owner, repo, pull_number: pr, review_id: reviewId }),
-          // A review's own comments (docs.github.com/rest/pulls/reviews#list-comments-for-a-pull-request-review), 100 at most.
-          octokit.rest.pulls.listCommentsForReview({ owner, repo, pull_number: pr, review_id: reviewId, per_page: 100 })
-        ]);
-        return {
-          id: r.id,
-          author: r.user?.login ?? "",
-          state: r.state,
-          body: r.body ?? "",
-          comments: comments.data.map((c) => ({
-            id: c.id,
-            path: c.path,
-            line: c.line ?? c.position ?? null,
-            diffHunk: c.diff_hunk,
-            body: c.body
-          }))
-        };
-      } catch (err) {
-        if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading review ${reviewId} of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-    async replyToReviewComment(pr, commentId, body) {
-      try {
-        await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: pr, comment_id: commentId, body });
-      } catch (err) {
-        throw new GitHubApiError(`replying to review comment ${commentId} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-    async requestReviewers(pr, logins) {
-      try {
-        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
-      } catch (err) {
-        throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-    async createCheckRun(c) {
-      try {
-        const { data } = await octokit.rest.checks.create({
-          owner,
-          repo,
-          name: c.name,
-          head_sha: c.headSha,
-          status: "in_progress",
-          external_id: c.externalId,
-          output: { title: c.title, summary: c.summary }
-        });
-        return data.id;
-      } catch (err) {
-        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-    async updateCheckRun(id, c) {
-      try {
-        await octokit.rest.checks.update({
-          owner,
-          repo,
-          check_run_id: id,
-          output: { title: c.title, summary: c.summary },
-          ...c.conclusion ? { status: "completed", conclusion: c.conclusion, completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
-        });
-      } catch (err) {
-        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
+    ...reviewsAndChecks(octokit, owner, repo),
     async markReadyForReview(pull) {
       if (!pull.draft) return;
       try {

@@ -101,6 +101,90 @@ export interface OctokitGitHubOptions {
 
 const RetryingOctokit = Octokit.plugin(retry);
 
+type JobOctokit = InstanceType<typeof RetryingOctokit>;
+
+/** A revision's reads and replies, and the attempt's live check run. */
+function reviewsAndChecks(
+  octokit: JobOctokit,
+  owner: string,
+  repo: string,
+): Pick<JobGitHub, "review" | "replyToReviewComment" | "requestReviewers" | "createCheckRun" | "updateCheckRun"> {
+  return {
+    async review(pr, reviewId) {
+      try {
+        const [{ data: r }, comments] = await Promise.all([
+          octokit.rest.pulls.getReview({ owner, repo, pull_number: pr, review_id: reviewId }),
+          // A review's own comments (docs.github.com/rest/pulls/reviews#list-comments-for-a-pull-request-review), 100 at most.
+          octokit.rest.pulls.listCommentsForReview({ owner, repo, pull_number: pr, review_id: reviewId, per_page: 100 }),
+        ]);
+        return {
+          id: r.id,
+          author: r.user?.login ?? "",
+          state: r.state,
+          body: r.body ?? "",
+          comments: comments.data.map((c) => ({
+            id: c.id,
+            path: c.path,
+            line: (c as { line?: number | null }).line ?? c.position ?? null,
+            diffHunk: c.diff_hunk,
+            body: c.body,
+          })),
+        };
+      } catch (err) {
+        if (statusOf(err) === 404) return undefined;
+        throw new GitHubApiError(`reading review ${reviewId} of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async replyToReviewComment(pr, commentId, body) {
+      try {
+        await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: pr, comment_id: commentId, body });
+      } catch (err) {
+        throw new GitHubApiError(`replying to review comment ${commentId} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async requestReviewers(pr, logins) {
+      try {
+        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
+      } catch (err) {
+        throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async createCheckRun(c) {
+      try {
+        const { data } = await octokit.rest.checks.create({
+          owner,
+          repo,
+          name: c.name,
+          head_sha: c.headSha,
+          status: "in_progress",
+          external_id: c.externalId,
+          output: { title: c.title, summary: c.summary },
+        });
+        return data.id;
+      } catch (err) {
+        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
+    async updateCheckRun(id, c) {
+      try {
+        await octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          output: { title: c.title, summary: c.summary },
+          ...(c.conclusion ? { status: "completed" as const, conclusion: c.conclusion, completed_at: new Date().toISOString() } : {}),
+        });
+      } catch (err) {
+        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+  };
+}
+
 export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
   const octokit = new RetryingOctokit({
     auth: options.token,
@@ -184,78 +268,7 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
       }
     },
 
-    async review(pr, reviewId) {
-      try {
-        const [{ data: r }, comments] = await Promise.all([
-          octokit.rest.pulls.getReview({ owner, repo, pull_number: pr, review_id: reviewId }),
-          // A review's own comments (docs.github.com/rest/pulls/reviews#list-comments-for-a-pull-request-review), 100 at most.
-          octokit.rest.pulls.listCommentsForReview({ owner, repo, pull_number: pr, review_id: reviewId, per_page: 100 }),
-        ]);
-        return {
-          id: r.id,
-          author: r.user?.login ?? "",
-          state: r.state,
-          body: r.body ?? "",
-          comments: comments.data.map((c) => ({
-            id: c.id,
-            path: c.path,
-            line: (c as { line?: number | null }).line ?? c.position ?? null,
-            diffHunk: c.diff_hunk,
-            body: c.body,
-          })),
-        };
-      } catch (err) {
-        if (statusOf(err) === 404) return undefined;
-        throw new GitHubApiError(`reading review ${reviewId} of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-
-    async replyToReviewComment(pr, commentId, body) {
-      try {
-        await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: pr, comment_id: commentId, body });
-      } catch (err) {
-        throw new GitHubApiError(`replying to review comment ${commentId} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-
-    async requestReviewers(pr, logins) {
-      try {
-        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: pr, reviewers: logins });
-      } catch (err) {
-        throw new GitHubApiError(`requesting reviews of #${pr} failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-
-    async createCheckRun(c) {
-      try {
-        const { data } = await octokit.rest.checks.create({
-          owner,
-          repo,
-          name: c.name,
-          head_sha: c.headSha,
-          status: "in_progress",
-          external_id: c.externalId,
-          output: { title: c.title, summary: c.summary },
-        });
-        return data.id;
-      } catch (err) {
-        throw new GitHubApiError(`creating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
-
-    async updateCheckRun(id, c) {
-      try {
-        await octokit.rest.checks.update({
-          owner,
-          repo,
-          check_run_id: id,
-          output: { title: c.title, summary: c.summary },
-          ...(c.conclusion ? { status: "completed" as const, conclusion: c.conclusion, completed_at: new Date().toISOString() } : {}),
-        });
-      } catch (err) {
-        throw new GitHubApiError(`updating the live check run failed: ${detail(err)}`, statusOf(err), { cause: err });
-      }
-    },
+    ...reviewsAndChecks(octokit, owner, repo),
 
     async markReadyForReview(pull) {
       if (!pull.draft) return;
