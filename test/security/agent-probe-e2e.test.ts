@@ -81,7 +81,7 @@ async function probeJob(isolation: "auto" | "none"): Promise<{ report: string; l
       "README.md": "# probed\n",
       "probe.sh": PROBE,
       ".github/workflows/forge-agent.yml": workflow,
-      ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 30\nagent:\n  adapter: command\n  isolation: ${isolation}\n  command: sh ./probe.sh\n`,
+      ".github/forge.yml": `heartbeat_interval_seconds: 1\nstale_threshold_seconds: 120\nagent:\n  adapter: command\n  isolation: ${isolation}\n  command: sh ./probe.sh\n`,
       ".forge/stages.yml": '"1": [single]\n',
       ".forge/plans/p/plan.md": "# Plan\n\nProbe.\n",
       ".forge/plans/p/tasks/probe.md": taskFile({ id: "probe", title: "Probe", body: "## Description\n\nProbe.\n" }),
