@@ -167,7 +167,7 @@ describe("forge doctor", () => {
       expect(app.detail).toMatch(
         /^permissions missing: actions: write \(has none\), checks: write \(has none\), contents: write \(has read\)/,
       );
-      expect(app.detail).toMatch(/events missing: pull_request, workflow_run/);
+      expect(app.detail).toMatch(/events missing: pull_request, pull_request_review, workflow_run/);
       expect(app.fix).toMatch(/accept the new permissions/);
     } finally {
       rmSync(liteDir, { recursive: true, force: true });
