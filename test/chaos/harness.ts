@@ -250,6 +250,10 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       baseUrl: sim.apiUrl,
       port: ports[index]!,
       replicaId: replica,
+      // The local GitHub imposes no secondary rate limits, and a replica "killed" here is an object in
+      // this process: requests its pace still held would go out after its death, as a real process's
+      // never would. Restarts and replicas are what is tested, not the pace (test/github/pacing.test.ts).
+      pace: false,
       reconcileEveryMs: options.reconcileEveryMs ?? 2_000,
       onDecision: (_repo, runId, d) => {
         decisions.push({ runId, d });
