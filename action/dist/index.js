@@ -64,7 +64,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-7DIULSB5.js";
+} from "./chunk-YEDAYCAX.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

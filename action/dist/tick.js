@@ -54,7 +54,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-7DIULSB5.js";
+} from "./chunk-YEDAYCAX.js";
 import {
   Octokit,
   RequestError,

@@ -135,22 +135,21 @@ function changedSince(whole: Whole, base: PartsBase | undefined, index: Map<stri
   return changed;
 }
 
+/** The check runs whose node (by index; undefined for a follow-up's) `keep` accepts. */
+function checkRunsWhere(whole: Whole, index: Map<string, number>, keep: (i: number | undefined) => boolean): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) if (keep(keyTask(key, index))) out[key] = id;
+  return out;
+}
+
 function partOf(whole: Whole, index: Map<string, number>, from: number, to: number): string {
-  const checkRuns: Record<string, number> = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i !== undefined && i >= from && i < to) checkRuns[key] = id;
-  }
+  const checkRuns = checkRunsWhere(whole, index, (i) => i !== undefined && i >= from && i < to);
   return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
 
 function layerOf(whole: Whole, index: Map<string, number>, layer: number[]): string {
   const held = new Set(layer);
-  const checkRuns: Record<string, number> = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i !== undefined && held.has(i)) checkRuns[key] = id;
-  }
+  const checkRuns = checkRunsWhere(whole, index, (i) => i !== undefined && held.has(i));
   return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
 }
 
@@ -197,7 +196,10 @@ export function splitRun(
       next.nodes[i] = whole.nodes[i]!;
       next.tasks[i] = whole.tasks[i]!;
     }
-    for (const [key, id] of Object.entries(whole.checkRuns)) if (keyTask(key, index) !== undefined) next.checkRuns[key] = id;
+    Object.assign(
+      next.checkRuns,
+      checkRunsWhere(whole, index, (i) => i !== undefined),
+    );
     live = [];
   } else if (compact) {
     const dirty = new Set([...changed, ...(base?.layered ?? [])].map((i) => Math.floor(i / partSize)));
@@ -229,11 +231,8 @@ export function splitRun(
   for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
   live = [...new Set(live)].sort((a, b) => a - b);
   const liveSet = new Set(live);
-  const checkRuns: Record<string, number> = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i === undefined || liveSet.has(i)) checkRuns[key] = id;
-  }
+  // The live nodes' check runs, and the follow-ups' (they belong to no part).
+  const checkRuns = checkRunsWhere(whole, index, (i) => i === undefined || liveSet.has(i));
   return {
     live: { nodes: live.map((i) => whole.nodes[i]!), tasks: live.map((i) => whole.tasks[i]!), checkRuns },
     split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },

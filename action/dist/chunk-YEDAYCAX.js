@@ -2293,21 +2293,18 @@ function changedSince(whole, base2, index) {
   }
   return changed;
 }
+function checkRunsWhere(whole, index, keep) {
+  const out = {};
+  for (const [key, id] of Object.entries(whole.checkRuns)) if (keep(keyTask(key, index))) out[key] = id;
+  return out;
+}
 function partOf(whole, index, from, to) {
-  const checkRuns = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i !== void 0 && i >= from && i < to) checkRuns[key] = id;
-  }
+  const checkRuns = checkRunsWhere(whole, index, (i) => i !== void 0 && i >= from && i < to);
   return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
 function layerOf(whole, index, layer) {
   const held = new Set(layer);
-  const checkRuns = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i !== void 0 && held.has(i)) checkRuns[key] = id;
-  }
+  const checkRuns = checkRunsWhere(whole, index, (i) => i !== void 0 && held.has(i));
   return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
 }
 function splitRun(whole, base2, options = {}) {
@@ -2339,7 +2336,10 @@ function splitRun(whole, base2, options = {}) {
       next.nodes[i] = whole.nodes[i];
       next.tasks[i] = whole.tasks[i];
     }
-    for (const [key, id] of Object.entries(whole.checkRuns)) if (keyTask(key, index) !== void 0) next.checkRuns[key] = id;
+    Object.assign(
+      next.checkRuns,
+      checkRunsWhere(whole, index, (i) => i !== void 0)
+    );
     live = [];
   } else if (compact) {
     const dirty = new Set([...changed, ...base2?.layered ?? []].map((i) => Math.floor(i / partSize)));
@@ -2371,11 +2371,7 @@ function splitRun(whole, base2, options = {}) {
   for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
   live = [...new Set(live)].sort((a, b) => a - b);
   const liveSet = new Set(live);
-  const checkRuns = {};
-  for (const [key, id] of Object.entries(whole.checkRuns)) {
-    const i = keyTask(key, index);
-    if (i === void 0 || liveSet.has(i)) checkRuns[key] = id;
-  }
+  const checkRuns = checkRunsWhere(whole, index, (i) => i === void 0 || liveSet.has(i));
   return {
     live: { nodes: live.map((i) => whole.nodes[i]), tasks: live.map((i) => whole.tasks[i]), checkRuns },
     split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
