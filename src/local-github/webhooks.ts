@@ -193,8 +193,12 @@ export class WebhookBus {
   }
 
   private schedule(p: Pending): void {
-    // Deliveries to one hook go out one after another (in emission order unless reordered).
-    const prev = this.chains.get(p.hook.id) ?? Promise.resolve();
+    // Without a latency profile, deliveries to one hook go out one after another (in emission order
+    // unless reordered). With one, each goes out at its own time — its event plus its own delay —
+    // as GitHub's do: GitHub guarantees no order between deliveries, and one slow delivery does not
+    // hold back those behind it.
+    const independent = this.latency.delays("webhook");
+    const prev = independent ? Promise.resolve() : (this.chains.get(p.hook.id) ?? Promise.resolve());
     const next = prev.then(async () => {
       if (p.delayMs > 0) await new Promise((r) => setTimeout(r, p.delayMs));
       // The latency profile's delay counts from the event, so deliveries queued behind others wait
@@ -205,7 +209,7 @@ export class WebhookBus {
     });
     const tracked = next.finally(() => this.inflight.delete(tracked));
     this.inflight.add(tracked);
-    this.chains.set(p.hook.id, tracked);
+    if (!independent) this.chains.set(p.hook.id, tracked);
   }
 
   private async send(d: Delivery, hook: Hook): Promise<void> {

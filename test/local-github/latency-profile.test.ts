@@ -146,6 +146,31 @@ describe("latency profile: the local GitHub", () => {
     expect(slow.sim.violations).toEqual([]);
   }, 60_000);
 
+  it("sends each delivery at its own delay: a slow one holds back no later one (GitHub guarantees no order)", async () => {
+    // A seed whose first webhook delay is long and second short, with the second issue's call short
+    // enough that its delivery is due well before the first's.
+    let seed = 1;
+    for (; ; seed++) {
+      const l = new Latency({ profile: "github", seed });
+      const [w1, w2] = [l.sample("webhook"), l.sample("webhook")];
+      const [, r2] = [l.sample("restWrite"), l.sample("restWrite")];
+      if (w1 >= 6_000 && w1 <= 20_000 && w2 + r2 + 1_500 <= w1) break;
+    }
+    const { sim, gh, receiver } = await setup();
+    sim.core.latency.set({ profile: "github", seed });
+    const first = gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow delivery" });
+    const a = (await first).data.number;
+    const b = (await gh.rest.issues.create({ owner: "acme", repo: "r", title: "quick delivery" })).data.number;
+    const opened = (n: number) => (h: { event: string; action?: string; payload: Record<string, unknown> }) =>
+      h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === n;
+    await receiver.waitFor(opened(a), 60_000);
+    const order = receiver.received
+      .filter((h) => h.event === "issues" && h.action === "opened")
+      .map((h) => (h.payload.issue as { number: number }).number);
+    expect(order).toEqual([b, a]);
+    expect(sim.violations).toEqual([]);
+  }, 60_000);
+
   it("holds a dispatched job until the runner queue time has passed", async () => {
     const settings: LatencySettings = { runnerQueue: { medianMs: 800, p95Ms: 800 } };
     for (const queued of [false, true]) {

@@ -124,6 +124,11 @@ export class Latency {
     return this.profile !== undefined;
   }
 
+  /** Whether operations of `cls` are delayed at all. */
+  delays(cls: LatencyClass): boolean {
+    return (this.profile?.[cls]?.medianMs ?? 0) > 0;
+  }
+
   /** A delay (ms) for one operation of `cls`: 0 when latency is off. */
   sample(cls: LatencyClass): number {
     const d = this.profile?.[cls];
