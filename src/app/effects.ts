@@ -48,6 +48,12 @@ export interface EffectContext {
   conflicts: Map<string, string[]>;
   /** Link to the App's page or the repository, for check run details. */
   htmlUrl?: string;
+  /**
+   * A branch's head read while the decision that made this effect was being written (reads are
+   * safe before the write: they change nothing), so a new task branch is cut without waiting for one
+   * more call after it. Read after the facts that made the task ready, it holds every MERGED dependency.
+   */
+  prefetchedHead?: Promise<string | null>;
 }
 
 type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? Readonly<T[K]> : T[K] };
@@ -84,7 +90,7 @@ export async function runEffect(effect: Effect, ctx: EffectContext): Promise<Eff
  */
 async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
-  const from = await port.branchHead(effect.from);
+  const from = (await ctx.prefetchedHead) ?? (await port.branchHead(effect.from));
   if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
   await port.createBranch(effect.branch, from);
   // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.

@@ -84,6 +84,8 @@ export interface ApplyResult {
 }
 
 const MAX_CAS_ATTEMPTS = 6;
+/** How long a branch head read beside a journal write may stand in for a fresh read (`#prefetch`). */
+const PREFETCH_TTL_MS = 60_000;
 export const DEFAULT_LEASE_MS = 20_000;
 
 export class Engine {
@@ -103,6 +105,8 @@ export class Engine {
   readonly #batches = new Map<string, Batch>();
   /** Effect keys decided in this process (not replayed from a stored outbox). */
   readonly #fresh = new Set<string>();
+  /** Heads of the branches new task branches are cut from, read while their decision is written (`#prefetch`). */
+  readonly #prefetched = new Map<string, { head: Promise<string | null>; at: number }>();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
   readonly #dirty = new Set<string>();
   /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
@@ -319,6 +323,7 @@ export class Engine {
         return d;
       }
       try {
+        this.#prefetch(runId, d.effects);
         // Leases change only with a write: one held in memory alone would not stop another process.
         const saved = await this.store.save(loaded, this.#leased(next, d.effects), commitMessage(runId, d));
         this.#cache.set(runId, saved);
@@ -331,6 +336,7 @@ export class Engine {
         return d;
       } catch (e) {
         if (await this.#restoreMissing(runId, e)) continue;
+        for (const effect of d.effects) this.#prefetched.delete(`${runId}:${effect.key}`);
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -487,10 +493,34 @@ export class Engine {
     }
   }
 
+  /**
+   * Starts reading the branch each new task branch will be cut from, beside the journal write that
+   * records the decision: the merge → next dispatch path then waits for the write and the branch's
+   * creation, not for a read in between. Taken once, by the effect's first try within a minute.
+   */
+  #prefetch(runId: string, effects: readonly Effect[]): void {
+    const now = Date.now();
+    for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
+    for (const e of effects) {
+      if (e.kind !== "PrepareBranch") continue;
+      const head = this.#port.branchHead(e.from).catch(() => null);
+      this.#prefetched.set(`${runId}:${e.key}`, { head, at: now });
+    }
+  }
+
+  #takePrefetched(runId: string, effect: Effect): Promise<string | null> | undefined {
+    const key = `${runId}:${effect.key}`;
+    const p = this.#prefetched.get(key);
+    this.#prefetched.delete(key);
+    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : undefined;
+  }
+
   async #run(runId: string, effect: Effect, loaded: Loaded, facts: RunFacts, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
     const { state } = loaded;
+    const prefetchedHead = this.#takePrefetched(runId, effect);
     try {
       const outcome = await runEffect(effect, {
+        ...(prefetchedHead ? { prefetchedHead } : {}),
         port: this.#port,
         journal: state.journal,
         config: state.config,
@@ -596,6 +626,7 @@ export class Engine {
   forget(): void {
     this.#cache.clear();
     this.#fresh.clear();
+    this.#prefetched.clear();
     this.#dirty.clear();
   }
 }

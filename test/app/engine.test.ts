@@ -11,7 +11,7 @@ import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
-import { INTEGRATION, JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
+import { INTEGRATION, INTEGRATION_SHA, JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
@@ -302,5 +302,37 @@ describe("effects outside the run's turn", () => {
     expect(held.outbox.map((e) => e.key)).not.toContain("dispatch:b:1");
     expect(held.tasks.map((t) => t.workflowRunId).sort()).toEqual([101, 102]);
     expect(held.pause.manual).toBe(true);
+  });
+});
+
+describe("the branch a task is cut from", () => {
+  it("is read beside the journal write that decides the dispatch, not after it, and read once", async () => {
+    const ready: LeafInput = {
+      kind: "agent.finished",
+      taskId: "a",
+      attempt: 1,
+      exitCode: 0,
+      pushedSha: WORK,
+      recordSha: RECORD,
+      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
+    };
+    const state = storedRun({ a: [], b: ["a"] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
+    const repo = repository(state);
+    const engine = new Engine({ port: repo.port, journalKey: JOURNAL_KEY });
+    // a merged: b is ready; the decision to cut its branch and dispatch it is being written.
+    const merged = engine.apply(RUN_ID, [{ kind: "pr.merged", taskId: "a", attempt: 1, number: 7, mergeSha: INTEGRATION_SHA }]);
+    await repo.writing;
+    await vi.waitFor(() => expect(repo.calls).toContain("branchHead"));
+    // Nothing that changes GitHub goes before the write.
+    expect(repo.calls).toEqual(["branchHead"]);
+    expect(repo.writes).toHaveLength(0);
+    repo.release();
+    await merged;
+    await engine.idle();
+    expect(repo.writes[0]!.journal.outbox.map((e) => e.kind)).toContain("PrepareBranch");
+    // The branch was cut from the head read beside the write; no second read.
+    expect(repo.calls.filter((c) => c === "branchHead")).toHaveLength(1);
+    expect(repo.calls.indexOf("createBranch")).toBeGreaterThan(0);
+    expect(repo.calls).toContain("dispatchWorkflow");
   });
 });

@@ -11,7 +11,7 @@ import {
   type LatencySettings,
 } from "../../src/local-github/latency/profile.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
-import { appKeys, startReceiver, type Receiver } from "./support/helpers.js";
+import { appKeys, startReceiver, type Receiver, type ReceivedHook } from "./support/helpers.js";
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -161,7 +161,7 @@ describe("latency profile: the local GitHub", () => {
     const first = gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow delivery" });
     const a = (await first).data.number;
     const b = (await gh.rest.issues.create({ owner: "acme", repo: "r", title: "quick delivery" })).data.number;
-    const opened = (n: number) => (h: { event: string; action?: string; payload: Record<string, unknown> }) =>
+    const opened = (n: number) => (h: ReceivedHook) =>
       h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === n;
     await receiver.waitFor(opened(a), 60_000);
     const order = receiver.received
