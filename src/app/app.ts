@@ -8,6 +8,7 @@
  * installed (`discovery.ts`).
  */
 import type { Probot } from "probot";
+import { closePaces } from "../github/app-client.js";
 import { AppContext } from "./context.js";
 import { registerHandlers } from "./handlers/index.js";
 import type { RepoRuntime } from "./runtime.js";
@@ -43,6 +44,7 @@ export function createForgeApp(options: SealedAppOptions): ForgeApp {
   forgeApp.stop = () => {
     sweeper.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
+    if (ctx.probot) closePaces(ctx.probot);
   };
   forgeApp.idle = async () => {
     // Webhooks being handled, and the effects they started (whose outcomes may start more).

@@ -42,6 +42,12 @@ export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits
   return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId)!;
 }
 
+/** Closes every pace of an App (its process is shutting down): what still waits is refused, never sent. */
+export function closePaces(app: AppAuth): void {
+  for (const pacer of pacers.get(app)?.values() ?? []) pacer.close();
+  pacers.delete(app);
+}
+
 /**
  * Octokit options for an App that paces its own requests per installation (`Pacer`). Octokit's
  * throttling otherwise holds every Octokit of the process — all installations together — to 10

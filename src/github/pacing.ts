@@ -21,7 +21,8 @@ const HOUR = 3_600_000;
 
 export class Pacer {
   #inFlight = 0;
-  readonly #waiting: { creating: boolean; go: () => void }[] = [];
+  readonly #waiting: { creating: boolean; go: () => void; refuse: (e: Error) => void }[] = [];
+  #closed = false;
   /** Start times of the content-creating requests of the last hour, oldest first. */
   readonly #created: number[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -36,9 +37,10 @@ export class Pacer {
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run<T>(creating: boolean, request: () => Promise<T>): Promise<T> {
     const asked = this.now();
+    if (this.#closed) throw new PaceClosedError();
     if (this.#waiting.length || !this.#free(creating)) {
-      await new Promise<void>((go) => {
-        this.#waiting.push({ creating, go });
+      await new Promise<void>((go, refuse) => {
+        this.#waiting.push({ creating, go, refuse });
         this.#pump();
       });
       this.stats.waited++;
@@ -50,6 +52,18 @@ export class Pacer {
       this.#inFlight--;
       this.#pump();
     }
+  }
+
+  /**
+   * The App is closing: requests still waiting for their turn are refused, not sent later by a
+   * process that is going away (their effects stay in the outbox for the next process); requests
+   * under way finish. Later requests are refused at once.
+   */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
   }
 
   /** When a content-creating request may start (now or later), by the minute and hour windows. */
@@ -75,6 +89,7 @@ export class Pacer {
 
   /** Start the waiting requests in order while the bounds allow; wake up when the window opens. */
   #pump(): void {
+    if (this.#closed) return;
     while (this.#waiting.length && this.#free(this.#waiting[0]!.creating)) {
       const next = this.#waiting.shift()!;
       this.#start(next.creating);
@@ -89,5 +104,13 @@ export class Pacer {
       },
       Math.max(1, this.#creatableAt() - this.now()),
     );
+  }
+}
+
+/** A request refused because the pace it waited in was closed (the App is shutting down). */
+export class PaceClosedError extends Error {
+  constructor() {
+    super("the App is closing: a request that waited for its turn under the pace was not sent");
+    this.name = "PaceClosedError";
   }
 }

@@ -108,3 +108,38 @@ describe("an installation's ports share one pace", () => {
     await Promise.all([...calls, third]);
   });
 });
+
+describe("closing the App", () => {
+  it("refuses the requests still waiting for their turn — never sent — and lets those under way finish", async () => {
+    const { Octokit } = await import("@octokit/rest");
+    const { closePaces, installationPort } = await import("../../src/github/app-client.js");
+    const { newCallStats } = await import("../../src/github/instrument.js");
+    const { PaceClosedError } = await import("../../src/github/pacing.js");
+    const sent: string[] = [];
+    const gate = pending();
+    const fetch = async (url: string) => {
+      sent.push(new URL(url).pathname);
+      await gate.done;
+      return new Response(JSON.stringify({ ref: "refs/heads/x", object: { sha: "a".repeat(40), type: "commit" } }), {
+        status: 200,
+        headers: { "content-type": "application/json" },
+      });
+    };
+    const app = { auth: async () => new Octokit({ request: { fetch, retries: 0 } }) } as never;
+    const port = await installationPort(app, 1, "o", "a", newCallStats(), undefined, { concurrent: 1, perMinute: 80, perHour: 500 });
+    const under = port.branchHead("under-way");
+    const held = port.branchHead("held");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toEqual(["/repos/o/a/git/ref/heads%2Funder-way"]);
+    closePaces(app);
+    // The port reports it as it reports any failed call, with the pace's reason.
+    await expect(held).rejects.toThrow(new PaceClosedError().message);
+    gate.end();
+    await expect(under).resolves.toBe("a".repeat(40));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toHaveLength(1);
+    // A request asked after the close is refused at once.
+    await expect(port.branchHead("later")).rejects.toThrow(new PaceClosedError().message);
+    expect(sent).toHaveLength(1);
+  });
+});
