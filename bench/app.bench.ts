@@ -20,9 +20,10 @@
  * prints this.
  */
 import { readFile } from "node:fs/promises";
-import { loadavg } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "../test/app/helpers.js";
 import { dagFiles, generateDag } from "../test/helpers/gen-plan.js";
+import { processTreeCpuMs } from "./support/proc-cpu.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
 import { Engine } from "../src/app/engine.js";
@@ -154,6 +155,8 @@ const MAKESPAN_SEED = 7;
 const MAKESPAN_RUNS = Number(process.env.BENCH_MAKESPAN_RUNS ?? 3);
 /** max_parallel_agents: its default unless BENCH_MAKESPAN_CAP is set (to see whether the cap is what binds). */
 const CAP = Number(process.env.BENCH_MAKESPAN_CAP ?? defaultConfig().max_parallel_agents);
+/** The cores the bench's processes can use (the machine's bound divides their CPU by it). */
+const CORES = availableParallelism();
 const CAP_CONFIG = process.env.BENCH_MAKESPAN_CAP ? `max_parallel_agents: ${CAP}\n` : "";
 
 /** Longest chain of the DAG, in tasks. */
@@ -246,6 +249,8 @@ interface RunTrace {
   };
   /** Event-loop utilisation of the one process that runs the local GitHub, the App and the runner. */
   eventLoopUtilization: number;
+  /** CPU used meanwhile by the bench's processes (the local GitHub and its git, the App, the runner), null without /proc. */
+  treeCpuMs: number | null;
   /** Median duration of the App's GitHub calls. */
   appCallMs: number;
   /** Share of the makespan the run's chain (one writer per run) was busy; entries into it, median wait to enter and time inside. */
@@ -315,11 +320,13 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
   try {
     const pushed = performance.now();
     const elu0 = performance.eventLoopUtilization();
+    const cpu0 = processTreeCpuMs();
     await h.pushFiles(files, "Add the plan");
     // 30 minutes for 100 tasks or fewer; a bigger plan gets 20 s a task.
     const j = await h.waitFor((x) => x.status === "completed", Math.max(1_800_000, 20_000 * MAKESPAN_TASKS));
     const end = completed ?? performance.now();
     const elu = performance.eventLoopUtilization(elu0).utilization;
+    const cpu1 = processTreeCpuMs();
     const begin = started!;
     await h.app.forge.idle();
     const stats = h.app.forge.runtimes.get(FULL)!.stats;
@@ -368,6 +375,7 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
       appCalls: stats.reads + stats.writes,
       phases,
       eventLoopUtilization: elu,
+      treeCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
       chainBusy: chainUse.busy / span,
       journalWriteShare: writes.filter((r) => r.start >= begin && r.end <= end).reduce((sum, r) => sum + r.end - r.start, 0) / span,
       decidedToDispatchedMaxMs: Math.max(...phases.decidedToDispatched),
@@ -408,14 +416,37 @@ async function makespan() {
   const files = await dagFiles(dag);
   const chainFiles = planFiles("chain", chain(depth));
   const loadBefore = loadavg();
-  const runs: { plan: RunTrace; chain: RunTrace; T: number; lowerBound: number; ratio: number }[] = [];
+  const runs: {
+    plan: RunTrace;
+    chain: RunTrace;
+    T: number;
+    lowerBound: number;
+    ratio: number;
+    cpuBound: number;
+    cpuAwareRatio: number;
+    cpuPerTaskMs: number;
+    chainCpuPerTaskMs: number;
+  }[] = [];
   for (let k = 0; k < MAKESPAN_RUNS; k++) {
     // The chain and the plan in turn, so that a change of load touches both.
     const c = await traceRun(chainFiles, `run ${k + 1}, ${depth}-task chain`, k + 1);
     const p = await traceRun(files, `run ${k + 1}, ${MAKESPAN_TASKS}-task plan`, k + 1);
     const T = c.makespanMs / depth;
     const lowerBound = Math.max(depth, Math.ceil(MAKESPAN_TASKS / CAP)) * T;
-    runs.push({ plan: p, chain: c, T, lowerBound, ratio: p.makespanMs / lowerBound });
+    // The machine's bound: the plan's CPU (every process of the bench) spread over every core.
+    const cpuBound = p.treeCpuMs === null ? NaN : p.treeCpuMs / CORES;
+    const cpuAware = Math.max(lowerBound, Number.isNaN(cpuBound) ? 0 : cpuBound);
+    runs.push({
+      plan: p,
+      chain: c,
+      T,
+      lowerBound,
+      ratio: p.makespanMs / lowerBound,
+      cpuBound,
+      cpuAwareRatio: p.makespanMs / cpuAware,
+      cpuPerTaskMs: p.treeCpuMs === null ? NaN : p.treeCpuMs / MAKESPAN_TASKS,
+      chainCpuPerTaskMs: c.treeCpuMs === null ? NaN : c.treeCpuMs / depth,
+    });
   }
   const T = median(runs.map((r) => r.T));
   const mk = median(runs.map((r) => r.plan.makespanMs));
@@ -448,6 +479,12 @@ async function makespan() {
     lowerBoundMs: lowerBound,
     ratio: mk / lowerBound,
     ratioRuns: runs.map((r) => r.ratio),
+    cores: CORES,
+    cpuPerTaskMs: median(runs.map((r) => r.cpuPerTaskMs)),
+    chainCpuPerTaskMs: median(runs.map((r) => r.chainCpuPerTaskMs)),
+    cpuBoundMs: median(runs.map((r) => r.cpuBound)),
+    cpuAwareRatio: median(runs.map((r) => r.cpuAwareRatio)),
+    cpuAwareRatioRuns: runs.map((r) => r.cpuAwareRatio),
     planPhases: phases("plan"),
     chainPhases: phases("chain"),
     meanRunning: median(runs.map((r) => r.plan.meanRunning)),
@@ -573,6 +610,13 @@ if (MAKESPAN_RUNS > 0) {
       `| lower bound max(critical path ${p.criticalPath}, ⌈${p.tasks}/${p.maxParallel}⌉ = ${p.workBound}) × T | ${fmt(m.lowerBoundMs)} | |`,
     );
     console.log(`| **ratio** | **${m.ratio.toFixed(2)}** | ${m.ratioRuns.map((r) => r.toFixed(2)).join(", ")} |`);
+    console.log(
+      `| CPU of the bench's processes per task (local GitHub and its git, App, runner): plan / chain | ${fmt(m.cpuPerTaskMs)} / ${fmt(m.chainCpuPerTaskMs)} | |`,
+    );
+    console.log(`| the machine's bound: the plan's CPU / ${m.cores} cores | ${fmt(m.cpuBoundMs)} | |`);
+    console.log(
+      `| ratio against max(lower bound, the machine's bound) | ${m.cpuAwareRatio.toFixed(2)} | ${m.cpuAwareRatioRuns.map((r) => r.toFixed(2)).join(", ")} |`,
+    );
     console.log("");
     console.log(`| per task, median | ${MAKESPAN_TASKS}-task plan | chain |`);
     console.log("|---|---:|---:|");
