@@ -2,8 +2,12 @@
  * A run whose journal is kept in parts (docs/formats.md#journal-parts), through the App on the local
  * GitHub: small part sizes make a 7-task plan split as a 1,000-task one would. The run completes;
  * journal.json carries only its live tasks and names its parts; another process joins them to the
- * same run the App holds, mid-run and at the end; a part someone else rewrote is refused.
+ * same run the App holds, mid-run and at the end, and `forge report` counts every task; a part
+ * someone else rewrote is refused.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import { journalKeyFrom } from "../../src/app/journal-seal.js";
@@ -11,6 +15,7 @@ import { JournalRefusedError, RunStore } from "../../src/app/run-store.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import { OctokitPort } from "../../src/github/octokit-port.js";
+import { runForge } from "../cli/helpers.js";
 import { planFiles } from "../helpers/plan-files.js";
 import { OWNER, REPO, startHarness, type Harness } from "./helpers.js";
 import type { Script } from "./scripted-runner.js";
@@ -66,6 +71,29 @@ describe("a run's journal in parts", () => {
       expect(end!.state.journal.tasks.every((t) => t.status === "MERGED")).toBe(true);
       const { data: listing } = await octokit.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "parts", ref: stateBranch(runId) });
       expect(Array.isArray(listing) && listing.length).toBeGreaterThanOrEqual(4);
+
+      // `forge report`, as a person reads it through the API, joins the parts too: every task counted.
+      const out = mkdtempSync(path.join(tmpdir(), "forge-report-parts-"));
+      const saved = { GITHUB_TOKEN: process.env.GITHUB_TOKEN, GITHUB_API_URL: process.env.GITHUB_API_URL };
+      try {
+        process.env.GITHUB_TOKEN = g.sim.control.userToken("octocat");
+        process.env.GITHUB_API_URL = g.sim.apiUrl;
+        const r = await runForge(["report", runId, "--repo", `${OWNER}/${REPO}`, "--out", out], out);
+        expect(r.err).toBe("");
+        expect(r.code).toBe(0);
+        expect(r.out).toContain("| Tasks merged | 7 of 7 |");
+        const figures = JSON.parse(readFileSync(path.join(out, `forge-report-${runId}.json`), "utf8")) as {
+          tasks: number;
+          tasksMerged: number;
+        };
+        expect([figures.tasks, figures.tasksMerged]).toEqual([7, 7]);
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        rmSync(out, { recursive: true, force: true });
+      }
 
       // Anything with contents: write can rewrite a part; its hash no longer matches its name: refused.
       const last = await raw();
