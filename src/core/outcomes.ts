@@ -36,7 +36,7 @@ export interface OutcomeFigures {
   mergedWithoutPerson: number;
   /** Attempts beyond each task's first. */
   retries: number;
-  /** Review iterations (a reviewer's change request answered by a new attempt) and CI-fix iterations: 0 until Forge has them. */
+  /** Revisions that answered a person's review or `/forge fix`, and revisions that answered red CI (one answering both counts in each). */
   reviewIterations: number;
   ciIterations: number;
   /** Spend over every finished attempt (null when no attempt reported any). */
@@ -71,6 +71,7 @@ function timeline(events: readonly ForgeEvent[]) {
   const starts: { taskId: string; at: number }[] = [];
   const merged = new Map<string, number>();
   const manual = new Set<string>();
+  const iterations = { review: 0, ci: 0 };
   let runStart: number | undefined;
   let firstReady: number | undefined;
   for (const e of events) {
@@ -84,8 +85,15 @@ function timeline(events: readonly ForgeEvent[]) {
       starts.push({ taskId: id, at });
     } else if (id && e.type === "task.merged") merged.set(id, at);
     else if (id && e.type === "task.retried" && (e.data as { manual?: boolean }).manual) manual.add(id);
+    else if (id && e.type === "task.feedback" && (e.data as { source?: string }).source !== "ci") manual.add(id);
+    else if (e.type === "task.revising") {
+      // One revision may answer a review and red CI at once: it counts for each.
+      const sources = (e.data as { sources?: string[] }).sources ?? [];
+      if (sources.some((s) => s !== "ci")) iterations.review++;
+      if (sources.includes("ci")) iterations.ci++;
+    }
   }
-  return { firstStart, starts, merged, manual, runStart, firstReady };
+  return { firstStart, starts, merged, manual, iterations, runStart, firstReady };
 }
 
 export function outcomeFigures(journal: Journal, events: readonly ForgeEvent[], config: Pick<ForgeConfig, "merge_policy">): OutcomeFigures {
@@ -128,8 +136,8 @@ export function outcomeFigures(journal: Journal, events: readonly ForgeEvent[], 
     tasksMerged: merged.length,
     mergedWithoutPerson: merged.filter((t) => !t.person).length,
     retries: perTask.reduce((n, t) => n + t.retries, 0),
-    reviewIterations: 0,
-    ciIterations: 0,
+    reviewIterations: tl.iterations.review,
+    ciIterations: tl.iterations.ci,
     spendUsd,
     spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round(spendUsd / merged.length) : null,
     tokens: tokenTasks.length ? tokenTasks.reduce((n, t) => n + t.spentTokens!, 0) : null,

@@ -48,6 +48,25 @@ describe("outcome figures", () => {
     expect(outcomeFigures(journal, events, { merge_policy: "manual" }).mergedWithoutPerson).toBe(0);
   });
 
+  it("counts review and CI iterations from the revisions started, and a task a person reviewed as touched", () => {
+    const { journal, events } = driven();
+    const at = events.at(-1)!.timestamp;
+    const ev = (type: string, taskId: string, data: Record<string, unknown>) =>
+      ({ ...events.at(-1)!, type, taskId, timestamp: at, data }) as ForgeEvent;
+    const more = [
+      ev("task.feedback", "t3", { attempt: 1, source: "review", actor: "octocat", queued: false }),
+      ev("task.revising", "t3", { attempt: 1, iteration: 1, sources: ["review"] }),
+      ev("task.feedback", "t4", { attempt: 1, source: "ci", queued: false }),
+      ev("task.revising", "t4", { attempt: 1, iteration: 1, sources: ["ci"] }),
+      ev("task.revising", "t4", { attempt: 1, iteration: 2, sources: ["ci", "command"] }),
+    ];
+    const f = outcomeFigures(journal, [...events, ...more], config);
+    expect([f.reviewIterations, f.ciIterations]).toEqual([2, 2]);
+    // t3's reviewer is a person; red CI alone is not.
+    expect(f.perTask.find((t) => t.id === "t3")?.person).toBe(true);
+    expect(f.mergedWithoutPerson).toBe(34);
+  });
+
   it("adds an attempt's spend once, however often its result arrives, and divides it by the merged tasks", () => {
     const { journal } = driven();
     const running = structuredClone(journal);
