@@ -36,7 +36,7 @@ export interface OutcomeFigures {
   mergedWithoutPerson: number;
   /** Attempts beyond each task's first. */
   retries: number;
-  /** Revisions that answered a person's review or `/forge fix`, and revisions that answered red CI (one answering both counts in each). */
+  /** Revisions that answered a person's review or `/forge fix` (red CI too, perhaps), and revisions that answered red CI alone. */
   reviewIterations: number;
   ciIterations: number;
   /** Spend over every finished attempt (null when no attempt reported any). */
@@ -87,10 +87,11 @@ function timeline(events: readonly ForgeEvent[]) {
     else if (id && e.type === "task.retried" && (e.data as { manual?: boolean }).manual) manual.add(id);
     else if (id && e.type === "task.feedback" && (e.data as { source?: string }).source !== "ci") manual.add(id);
     else if (e.type === "task.revising") {
-      // One revision may answer a review and red CI at once: it counts for each.
+      // As the bounds count them (src/core/decide/iterations.ts): one that answers red CI alone is a
+      // CI fix; one that answers a person too is a review iteration.
       const sources = (e.data as { sources?: string[] }).sources ?? [];
-      if (sources.some((s) => s !== "ci")) iterations.review++;
-      if (sources.includes("ci")) iterations.ci++;
+      if (sources.length && sources.every((s) => s === "ci")) iterations.ci++;
+      else iterations.review++;
     }
   }
   return { firstStart, starts, merged, manual, iterations, runStart, firstReady };

@@ -61,7 +61,8 @@ describe("outcome figures", () => {
       ev("task.revising", "t4", { attempt: 1, iteration: 2, sources: ["ci", "command"] }),
     ];
     const f = outcomeFigures(journal, [...events, ...more], config);
-    expect([f.reviewIterations, f.ciIterations]).toEqual([2, 2]);
+    // The bounds' count: t4's second answers a person too, so it is a review iteration.
+    expect([f.reviewIterations, f.ciIterations]).toEqual([2, 1]);
     // t3's reviewer is a person; red CI alone is not.
     expect(f.perTask.find((t) => t.id === "t3")?.person).toBe(true);
     expect(f.mergedWithoutPerson).toBe(34);
