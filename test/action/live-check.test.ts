@@ -70,16 +70,29 @@ describe("the live check run", () => {
     const { report, ms } = await run(w, interval);
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
-    expect(w.github.checkRuns).toHaveLength(1);
-    const check = w.github.checkRuns[0]!;
-    expect(check.name).toBe("forge · t1 · live");
-    // On the attempt's pushed start commit.
-    expect(check.headSha).toMatch(/^[0-9a-f]{40}$/);
-    const updates = check.outputs.slice(1, -1);
+    // The check run follows the branch's head — the start commit, the work pushed after each stage,
+    // the record commit — since GitHub shows a pull request the check runs of its head only; each one
+    // left behind is completed, naming the commit it continues on.
+    const checks = w.github.checkRuns;
+    expect(checks.length).toBe(1 + report.progressPushes + 1);
+    expect(new Set(checks.map((c) => c.name))).toEqual(new Set(["forge · t1 · live"]));
+    expect(new Set(checks.map((c) => c.headSha)).size).toBe(checks.length);
+    for (let i = 0; i < checks.length - 1; i++) {
+      const left = checks[i]!.outputs.at(-1)!;
+      expect(left.conclusion).toBe("neutral");
+      expect(left.title).toBe(`Continued on ${checks[i + 1]!.headSha.slice(0, 12)}`);
+    }
+    const check = checks.at(-1)!;
+    expect(check.headSha).toBe(report.headSha);
+    const outputs = checks.flatMap((c) => c.outputs.filter((o) => !o.title.startsWith("Continued on")));
+    const updates = outputs.slice(1, -1);
     expect(updates.length).toBeGreaterThanOrEqual(1);
-    // Never two updates closer than the interval (the final one may come at any time).
-    for (let i = 1; i < check.outputs.length - 1; i++)
-      expect(check.outputs[i]!.at - check.outputs[i - 1]!.at).toBeGreaterThanOrEqual(interval - 50);
+    // Never two updates of one check run closer than the interval (the final one, and a move, may come at any time).
+    for (const c of checks) {
+      const own = c.outputs.filter((o) => !o.title.startsWith("Continued on"));
+      for (let i = 1; i < own.length - (c === check ? 1 : 0); i++)
+        expect(own[i]!.at - own[i - 1]!.at).toBeGreaterThanOrEqual(interval - 50);
+    }
     const during = updates.map((o) => o.summary).join("\n");
     expect(during).toMatch(/\*\*Stage:\*\* `(implement|verify|walkthrough)`/);
     expect(during).toMatch(/- \d+ s · `\w+` · `Bash`/);
@@ -88,6 +101,7 @@ describe("the live check run", () => {
     expect(during).not.toMatch(/@octocat/);
     expect(during).toContain("`Edit|<b>@\u200Boctocat x </b>`");
     const last = check.outputs.at(-1)!;
+    expect(check.outputs).toHaveLength(2);
     expect(last.conclusion).toBe("success");
     expect(last.title).toBe("Attempt 1 ended: exit 0 (success)");
     expect(last.summary).toContain("**Spend so far:** $0.42");
@@ -95,8 +109,8 @@ describe("the live check run", () => {
       /Execution report: \[execution-report.md\]\(https:\/\/github.example\/acme\/demo\/blob\/[0-9a-f]{40}\/\.forge\/runs\/r1\/t1\/1\/execution-report\.md\)/,
     );
     // The overhead: API calls per minute of the task, at this interval and at the default 30 s.
-    const calls = check.outputs.length;
-    expect(calls).toBeLessThanOrEqual(Math.ceil(ms / interval) + 2);
+    const calls = checks.reduce((n, c) => n + c.outputs.length, 0);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(ms / interval) + 2 + 2 * (checks.length - 1));
     console.log(
       `live check run: ${calls} API calls in ${(ms / 1000).toFixed(1)} s at a ${interval} ms interval; at the default 30 s: at most 2 updates per agent minute + 2 per attempt (${(2 + 2 / 10).toFixed(1)} calls per task-minute for a 10-minute attempt)`,
     );

@@ -64,5 +64,6 @@ export async function pushProgress(a: TaskAttempt, stage: string): Promise<void>
   const head = await git.head();
   if (!(await pushHead(a, head))) return;
   branchState.progressPushes++;
+  a.liveCheck.moveTo(head);
   a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
 }

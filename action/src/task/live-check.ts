@@ -27,6 +27,8 @@ const code = (s: string, max = 80) =>
 
 export class LiveCheck {
   #id: number | undefined;
+  /** The commit the current check run is on. */
+  #head: string | undefined;
   #off = false;
   #lastSent = -Infinity;
   #lastText = "";
@@ -84,6 +86,30 @@ export class LiveCheck {
     const { title, summary } = this.render();
     this.#send(async () => {
       this.#id = await gh.createCheckRun!({ name: this.name, headSha, title, summary, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#head = headSha;
+      this.#lastText = summary;
+    });
+  }
+
+  /**
+   * The branch's head moved (the work pushed after a stage, the record commit): GitHub shows a pull
+   * request the check runs of its head commit only, so the check run follows — the one left behind
+   * is completed (neutral, naming the commit it continues on) and a new one is made on `headSha`.
+   */
+  moveTo(headSha: string): void {
+    if (this.#off) return;
+    const gh = this.a.github;
+    const { runId, taskId, attempt } = this.a.ids;
+    this.#send(async () => {
+      if (this.#id === undefined || this.#head === headSha) return;
+      const { title, summary } = this.render();
+      await gh.updateCheckRun!(this.#id, {
+        title: `Continued on ${headSha.slice(0, 12)}`,
+        summary: `The branch moved to ${headSha}: this attempt's live progress continues on that commit's check run.`,
+        conclusion: "neutral",
+      });
+      this.#id = await gh.createCheckRun!({ name: this.name, headSha, title, summary, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#head = headSha;
       this.#lastText = summary;
     });
   }
@@ -104,6 +130,8 @@ export class LiveCheck {
     await this.#sending;
     if (this.#off || this.#id === undefined) return;
     const { runId, taskId, attempt } = this.a.ids;
+    // The verdict goes on the record commit, the pull request's head.
+    this.moveTo(recordSha);
     const { summary } = this.render();
     const link = `${this.a.input.serverUrl}/${this.a.input.repository}/blob/${recordSha}/${executionReportPath(runId, taskId, attempt)}`;
     this.#send(async () => {
