@@ -9,9 +9,18 @@ import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
 import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
-import type { LeafInput } from "../../src/core/inputs.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
-import { INTEGRATION, INTEGRATION_SHA, JOURNAL_KEY, NOW, ownLeases, RECORD, RUN_ID, storedRun, WORK } from "./handlers/fixtures.js";
+import {
+  finishedReady,
+  INTEGRATION,
+  INTEGRATION_SHA,
+  JOURNAL_KEY,
+  NOW,
+  ownLeases,
+  RECORD,
+  RUN_ID,
+  storedRun,
+} from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
@@ -110,15 +119,7 @@ describe("Engine batching", () => {
  */
 describe("a round of effects acknowledged on a journal another replica moved", () => {
   const ME = "replica-1";
-  const ready: LeafInput = {
-    kind: "agent.finished",
-    taskId: "a",
-    attempt: 1,
-    exitCode: 0,
-    pushedSha: WORK,
-    recordSha: RECORD,
-    walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
-  };
+  const ready = finishedReady();
   const verdict = (summary: string): Effect => ({
     key: "check:a:1",
     kind: "UpsertCheckRun",
@@ -307,15 +308,7 @@ describe("effects outside the run's turn", () => {
 
 describe("the branch a task is cut from", () => {
   it("is read beside the journal write that decides the dispatch, not after it, and read once", async () => {
-    const ready: LeafInput = {
-      kind: "agent.finished",
-      taskId: "a",
-      attempt: 1,
-      exitCode: 0,
-      pushedSha: WORK,
-      recordSha: RECORD,
-      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
-    };
+    const ready = finishedReady();
     const state = storedRun({ a: [], b: ["a"] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
     const repo = repository(state);
     const engine = new Engine({ port: repo.port, journalKey: JOURNAL_KEY });

@@ -36,6 +36,19 @@ export const INTEGRATION_SHA = "1111111111111111111111111111111111111111";
 /** An attempt's work commit, the runner's record commit on top of it, and the commit that merged its PR. */
 export const WORK = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0";
 export const RECORD = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+/** Task `taskId`'s first attempt finished with exit 0: its work at WORK, its record commit at RECORD. */
+export function finishedReady(taskId = "a"): LeafInput {
+  return {
+    kind: "agent.finished",
+    taskId,
+    attempt: 1,
+    exitCode: 0,
+    pushedSha: WORK,
+    recordSha: RECORD,
+    walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: [`src/${taskId}.ts`], risks: [], followups: [] },
+  };
+}
 export const MERGE = "3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e";
 export const branchOf = (taskId: string, attempt: number) => `forge/${RUN_ID}/${taskId}/${attempt}`;
 export const R = `/repos/${OWNER}/${REPO}`;

@@ -9,7 +9,7 @@
  * One file on purpose: the descriptions' validators are compiled once per process, which is most of
  * the suite's time.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HELP } from "../../../src/app/commands.js";
 import { crMarker } from "../../../src/app/render.js";
 import type { Effect } from "../../../src/core/effects.js";
@@ -23,6 +23,7 @@ import {
   delivery,
   GitHubMock,
   gitRef,
+  finishedReady,
   INSTALLATION_ID,
   INTEGRATION,
   INTEGRATION_SHA,
@@ -577,6 +578,8 @@ describe("pull_request", () => {
     gh.journal(before);
     const lost = gh.writeJournal(409);
     const reread = gh.journal(theirs, "b10b000000000000000000000000000000000009");
+    // b's branch would be cut from the integration head, read beside the write (a read changes nothing).
+    const head = gh.ref(INTEGRATION, INTEGRATION_SHA);
 
     await app.receive(mergedDelivery());
 
@@ -584,6 +587,7 @@ describe("pull_request", () => {
     // outbox is carried out here: no branch, no dispatch, no lookup, no tracker write.
     expect(lost.body).toMatchObject({ sha: JOURNAL_SHA });
     expect(reread.call).toBeDefined();
+    await vi.waitFor(() => expect(head.call).toBeDefined());
     expect(gh.routes().filter((r) => r === `PUT ${R}/contents/journal.json`)).toHaveLength(1);
     expect(
       gh
@@ -1490,15 +1494,7 @@ function checkSuiteCompleted() {
 describe("check_suite", () => {
   it("completed: the merge that waited for required checks goes through, the run completes, its final PR opens and the tracker closes", async () => {
     const app = await startApp();
-    const ready: LeafInput = {
-      kind: "agent.finished",
-      taskId: "a",
-      attempt: 1,
-      exitCode: 0,
-      pushedSha: WORK,
-      recordSha: RECORD,
-      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
-    };
+    const ready = finishedReady();
     const before = storedRun(
       { a: [] },
       { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]], facts: { checkRuns: { "a:1": 55 } } },
@@ -1586,15 +1582,7 @@ describe("check_suite", () => {
 describe("a restart between a check run and the journal write that records it", () => {
   it("the replayed verdict finds the check run GitHub already has instead of making a second one", async () => {
     const app = await startApp();
-    const ready: LeafInput = {
-      kind: "agent.finished",
-      taskId: "a",
-      attempt: 1,
-      exitCode: 0,
-      pushedSha: WORK,
-      recordSha: RECORD,
-      walkthrough: { status: "completed", confidence: 0.9, headSha: WORK, filesChanged: ["src/a.ts"], risks: [], followups: [] },
-    };
+    const ready = finishedReady();
     // The previous process created check run 55 and died before its id reached the journal: the
     // verdict is still pending, and so is the merge that waited for required checks.
     const before = storedRun({ a: [] }, { steps: [[ready, { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]] });
