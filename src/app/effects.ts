@@ -181,9 +181,10 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
   // Read just before merging: only the task's own pull request is merged — its head the attempt's
   // branch in this repository, its base the run's integration branch — whatever number was recorded.
-  const current =
+  // With its number known, the pull request and what it changes come in one call.
+  const current: (PullRequestInfo & { files?: string[] }) | null =
     known !== undefined
-      ? await port.getPullRequest(known)
+      ? await port.getPullRequestWithFiles(known)
       : ((await port.findPullRequest(effect.branch)) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null));
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
@@ -198,7 +199,8 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   // What the PR changes, as GitHub lists it: protected paths wait for a person's approval of this head.
   const head = sha ? headOf(ctx, t, sha) : current.headSha;
   if (t?.approvedHead !== head) {
-    const held = protectedChanges(await port.listPullRequestFiles(number), ctx.config);
+    // Listed for the head GitHub has now: a head that moved since is refused by the merge below.
+    const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
   // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.

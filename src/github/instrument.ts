@@ -34,6 +34,12 @@ const CONTENT_CREATING = [
   /reactions$/,
 ];
 
+/** A GraphQL document that only reads (not a `mutation`): a read, though it is POSTed. */
+function isGraphqlQuery(path: string, o: unknown): boolean {
+  const query = (o as { query?: unknown }).query;
+  return path.endsWith("/graphql") && typeof query === "string" && !/^\s*mutation\b/.test(query);
+}
+
 /** Whether GitHub counts `route` (`METHOD /path`) against its content-creation limit. */
 export const isContentCreating = (route: string) => CONTENT_CREATING.some((re) => re.test(route));
 
@@ -76,7 +82,7 @@ export function instrument(octokit: Octokit, stats: CallStats, onRequest?: (call
   octokit.hook.before("request", (o) => {
     const { method, path } = pathOf(octokit, o);
     const route = `${method} ${path}`;
-    if (method === "GET") stats.reads++;
+    if (method === "GET" || isGraphqlQuery(path, o)) stats.reads++;
     else stats.writes++;
     if (isContentCreating(route)) stats.contentCreating++;
     const template = `${method} ${typeof o.url === "string" && o.url.includes("{") ? o.url : path}`;

@@ -63,6 +63,39 @@ function pull(data: {
   };
 }
 
+/** A pull request with what a merge checks, and its first 100 changed paths: one GraphQL call. */
+const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      number
+      state
+      merged
+      mergeCommit { oid }
+      headRefName
+      headRefOid
+      baseRefName
+      isDraft
+      isCrossRepository
+      headRepository { id }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+    }
+  }
+}`;
+
+interface GraphqlPull {
+  number: number;
+  state: "OPEN" | "CLOSED" | "MERGED";
+  merged: boolean;
+  mergeCommit: { oid: string } | null;
+  headRefName: string;
+  headRefOid: string;
+  baseRefName: string;
+  isDraft: boolean;
+  isCrossRepository: boolean;
+  headRepository: { id: string } | null;
+  files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string }[] | null } | null;
+}
+
 function runInfo(r: {
   id: number;
   head_branch: string | null;
@@ -391,6 +424,32 @@ export class OctokitPort implements GitHubPort {
 
   async getPullRequest(number: number): Promise<PullRequestInfo> {
     return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
+  }
+
+  async getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }> {
+    const data = await this.#call("graphql pullRequest", () =>
+      this.#octokit.graphql<{ repository: { pullRequest: GraphqlPull | null } | null }>(PULL_WITH_FILES, {
+        owner: this.#r.owner,
+        name: this.#r.repo,
+        number,
+      }),
+    );
+    const p = data.repository?.pullRequest;
+    if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
+    const info: PullRequestInfo = {
+      number: p.number,
+      state: p.state === "OPEN" ? "open" : "closed",
+      merged: p.merged,
+      ...(p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {}),
+      headRef: p.headRefName,
+      headSha: p.headRefOid,
+      baseRef: p.baseRefName,
+      draft: p.isDraft,
+      // A deleted fork leaves no head repository: not this repository either.
+      fromFork: p.isCrossRepository || p.headRepository === null,
+    };
+    const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
+    return { ...info, files };
   }
 
   async createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo> {

@@ -150,6 +150,11 @@ export interface GitHubPort {
 
   findPullRequest(head: string, state?: "open" | "closed" | "all"): Promise<PullRequestInfo | null>;
   getPullRequest(number: number): Promise<PullRequestInfo>;
+  /**
+   * The pull request and the paths it changes, in one call where GitHub allows (GraphQL, up to 100
+   * files; more are listed through REST as `listPullRequestFiles` does).
+   */
+  getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }>;
   createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo>;
   updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
   /** Paths a PR changes (up to GitHub's 3,000-file limit of the endpoint). */

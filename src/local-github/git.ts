@@ -619,6 +619,21 @@ export interface FileDiff {
   patch?: string;
 }
 
+/**
+ * What a pull request changes, as GitHub lists its files: from the merge base of its base branch and
+ * head (for a merged one, the merge commit's first parent) to its head.
+ */
+export async function pullRequestFiles(
+  gitDir: string,
+  p: { baseRef: string; baseSha: string; headSha: string; merged: boolean; mergeCommitSha: string | null },
+  withPatch = true,
+): Promise<FileDiff[]> {
+  const base = (await resolveRef(gitDir, `refs/heads/${p.baseRef}`)) ?? p.baseSha;
+  const mb =
+    p.merged && p.mergeCommitSha ? (await readCommit(gitDir, p.mergeCommitSha)).parents[0] : await mergeBase(gitDir, base, p.headSha);
+  return mb ? diffFiles(gitDir, mb, p.headSha, withPatch) : [];
+}
+
 /** Per-file diff between two commits (as GitHub's compare and pull files report it). */
 export async function diffFiles(gitDir: string, base: string, head: string, withPatch = true): Promise<FileDiff[]> {
   const files = await memo(gitDir, "diff", [base, head], String(withPatch), () => diffFilesUncached(gitDir, base, head, withPatch));

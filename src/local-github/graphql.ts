@@ -1,6 +1,6 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
 //   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
-//   query    repository(owner, name) { id nameWithOwner pullRequest(number) ref(qualifiedName) defaultBranchRef }
+//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) } ref(qualifiedName) defaultBranchRef }
 // Every document is parsed and validated against GitHub's own schema (@octokit/graphql-schema)
 // and executed by graphql-js, so the answer has exactly the requested shape. A field the simulator
 // does not model is an error naming it — never an invented null.
@@ -93,6 +93,42 @@ function pullObject(core: SimCore, repo: Repo, issue: Issue): Record<string, unk
     headRefName: p.headRef,
     headRefOid: p.headSha,
     baseRefName: p.baseRef,
+    isCrossRepository: p.headRepoId !== undefined && p.headRepoId !== repo.id,
+    headRepository: () => {
+      const head = core.state.repos.get(p.headRepoId ?? repo.id);
+      return head
+        ? { __typename: "Repository", id: nodeId("Repository", head.id), nameWithOwner: `${head.owner.login}/${head.name}` }
+        : null;
+    },
+    mergeCommit: p.merged && p.mergeCommitSha ? commitObject(core, repo, p.mergeCommitSha) : null,
+    files: async ({ first, after }: { first?: number | null; after?: string | null }) => {
+      // GitHub's connections take `first` up to 100; the cursor here is the offset, base64 as GitHub's are opaque.
+      if (first == null || first < 1 || first > 100)
+        throw gqlError(
+          "You must provide a `first` value between 1 and 100 to properly paginate the `files` connection.",
+          "INVALID_CURSOR_ARGUMENTS",
+        );
+      const from = after ? Number(Buffer.from(after, "base64").toString("utf8")) : 0;
+      const all = await git.pullRequestFiles(repo.gitDir, p, false);
+      const page = all.slice(from, from + first);
+      const cursor = (i: number) => Buffer.from(String(i)).toString("base64");
+      return {
+        totalCount: all.length,
+        pageInfo: {
+          hasNextPage: from + first < all.length,
+          hasPreviousPage: from > 0,
+          startCursor: page.length ? cursor(from) : null,
+          endCursor: page.length ? cursor(from + page.length) : null,
+        },
+        nodes: page.map((f) => ({
+          __typename: "PullRequestChangedFile",
+          path: f.filename,
+          additions: f.additions,
+          deletions: f.deletions,
+          changeType: f.status === "added" ? "ADDED" : f.status === "removed" ? "DELETED" : f.status === "renamed" ? "RENAMED" : "MODIFIED",
+        })),
+      };
+    },
   };
 }
 

@@ -869,12 +869,7 @@ const pulls: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const issue = pullOf(ctx);
     const p = issue.pull!;
-    const base = (await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`)) ?? p.baseSha;
-    const mb =
-      p.merged && p.mergeCommitSha
-        ? (await git.readCommit(repo.gitDir, p.mergeCommitSha)).parents[0]
-        : await git.mergeBase(repo.gitDir, base, p.headSha);
-    const files = mb ? await git.diffFiles(repo.gitDir, mb, p.headSha) : [];
+    const files = await git.pullRequestFiles(repo.gitDir, p);
     return ok(ctx.page(files.map((f) => diffEntry(ctx, repo, f, p.headSha))));
   },
 };

@@ -181,6 +181,9 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         async listPullRequestFiles() {
           return ["src/a.ts"];
         },
+        async getPullRequestWithFiles(number: number) {
+          return { ...(await this.getPullRequest(number)), files: await this.listPullRequestFiles() };
+        },
         async mergePullRequest() {
           // While the merge runs, the other replica writes the journal.
           stored = { content: sealJournal(JOURNAL_KEY, theirs), blob: stored.blob + 1 };

@@ -34,6 +34,9 @@ function world(pr: Partial<PullRequestInfo>) {
     async listPullRequestFiles() {
       return ["src/a.ts"];
     },
+    async getPullRequestWithFiles(number: number) {
+      return { ...(await port.getPullRequest(number)), files: await port.listPullRequestFiles(number) };
+    },
     async mergePullRequest(number: number) {
       merged.push(number);
       return { kind: "merged", sha: "3e".repeat(20) };

@@ -310,6 +310,48 @@ export class GitHubMock {
     return hit;
   }
 
+  /**
+   * The merge's read of a pull request and the paths it changes, in one GraphQL query
+   * (docs.github.com/graphql/reference/objects#pullrequest): the task's own PR into the integration
+   * branch unless `over` says otherwise.
+   */
+  pullWithFiles(number: number, headRef: string, files: string[], over: Record<string, unknown> = {}): Hit {
+    const route = `POST /graphql pullRequest(${number})`;
+    const hit: Hit = {
+      get body() {
+        return this.call?.body;
+      },
+    };
+    this.#mocks.push({ route, hit });
+    nock(API)
+      .post(
+        "/graphql",
+        (body: { query?: string; variables?: { number?: number } }) =>
+          /pullRequest\(number: \$number\)/.test(body.query ?? "") && body.variables?.number === number,
+      )
+      .reply((_uri, requestBody) => {
+        const call: Call = { method: "POST", path: "/graphql", query: {}, body: requestBody, route: `POST /graphql` };
+        this.calls.push(call);
+        hit.call = call;
+        const pullRequest = {
+          number,
+          state: "OPEN",
+          merged: false,
+          mergeCommit: null,
+          headRefName: headRef,
+          headRefOid: RECORD,
+          baseRefName: INTEGRATION,
+          isDraft: false,
+          isCrossRepository: false,
+          headRepository: { id: "R_1" },
+          files: { pageInfo: { hasNextPage: false }, nodes: files.map((path) => ({ path })) },
+          ...over,
+        };
+        return [200, { data: { repository: { pullRequest } } }, { "content-type": "application/json; charset=utf-8" }];
+      });
+    return hit;
+  }
+
   /** Every request was expected and valid, and every mock was used. */
   verify(): void {
     expect(this.unmatched).toEqual([]);

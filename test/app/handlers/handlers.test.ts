@@ -1511,10 +1511,9 @@ describe("check_suite", () => {
       gitRef(branchOf("a", 1), RECORD),
     ]);
     gh.journal(before);
-    // Read just before merging: the PR is still the task's own (head the attempt's branch, base the integration branch).
-    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
-    // What the PR changes, as GitHub lists it: nothing protected.
-    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
+    // Read just before merging, with what it changes: the PR is still the task's own (head the
+    // attempt's branch, base the integration branch), and it changes nothing protected.
+    gh.pullWithFiles(7, branchOf("a", 1), ["src/a.ts"]);
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
@@ -1624,9 +1623,8 @@ describe("a restart between a check run and the journal write that records it", 
       status: "completed",
       conclusion: "success",
     });
-    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 1)));
-    // What the PR changes, as GitHub lists it: nothing protected.
-    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
+    // The PR and what it changes, in one read: the task's own, nothing protected.
+    gh.pullWithFiles(7, branchOf("a", 1), ["src/a.ts"]);
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
