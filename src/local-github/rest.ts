@@ -413,7 +413,31 @@ const repos: Record<string, Handler> = {
       updatedAt: t,
     };
     ctx.core.state.statuses.push(s);
-    return ok(ctx.core.model.status(s), 201);
+    // The `status` webhook (docs.github.com/webhooks/webhook-events-and-payloads#status): the commit,
+    // and the branches whose head it is.
+    const base = `${ctx.core.model.api}/repos/${repo.owner.login}/${repo.name}`;
+    const branches = [...(await git.listRefs(repo.gitDir, "refs/heads/"))]
+      .filter(([, head]) => head === sha)
+      .map(([ref]) => ({
+        name: ref.slice(11),
+        commit: { sha, url: `${base}/commits/${sha}` },
+        protected: branchProtectionSummary(repo, ref.slice(11)).protected,
+      }));
+    const json = ctx.core.model.status(s);
+    emit(ctx, "status", null, {
+      id: s.id,
+      sha,
+      name: `${repo.owner.login}/${repo.name}`,
+      target_url: s.targetUrl,
+      context: s.context,
+      description: s.description,
+      state: s.state,
+      commit: ctx.core.model.commit(repo, await git.readCommit(repo.gitDir, sha)),
+      branches,
+      created_at: s.createdAt,
+      updated_at: s.updatedAt,
+    });
+    return ok(json, 201);
   },
   "repos/list-commit-statuses-for-ref": async (ctx) => {
     const repo = repoOf(ctx);

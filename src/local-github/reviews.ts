@@ -147,6 +147,34 @@ export const reviewHandlers: Record<string, Handler> = {
     } else delete json.submitted_at;
     return { status: 200, body: json };
   },
+  // docs.github.com/rest/pulls/reviews#dismiss-a-review-for-a-pull-request: an approval or a request
+  // for changes becomes DISMISSED (it no longer counts), with `pull_request_review` `dismissed`.
+  "pulls/dismiss-review": async (ctx) => {
+    const repo = repoOf(ctx);
+    const issue = pullOf(ctx);
+    const review = ctx.core.state.reviews.find(
+      (x) => x.repoId === repo.id && x.number === issue.number && x.id === Number(ctx.params.review_id),
+    );
+    if (!review) throw new HttpError(404, "Not Found", ctx.doc);
+    const message = str(ctx.body ?? {}, "message");
+    if (!message) throw invalid(ctx, "Unprocessable Entity", ["message is required"]);
+    if (review.state !== "APPROVED" && review.state !== "CHANGES_REQUESTED")
+      throw invalid(ctx, "Unprocessable Entity", [`Can not dismiss a ${review.state.toLowerCase()} pull request review`]);
+    review.state = "DISMISSED";
+    const json = ctx.core.model.review(repo, review);
+    ctx.core.bus.emit(
+      "pull_request_review",
+      "dismissed",
+      {
+        review: { ...json, state: "dismissed" },
+        pull_request: ctx.core.model.pull(repo, issue, { full: false }),
+        repository: ctx.core.model.repo(repo),
+        sender: ctx.core.model.user(ctx.actor),
+      },
+      { repo, causedByWorkflowRun: ctx.token?.workflowRunId },
+    );
+    return { status: 200, body: json };
+  },
   "pulls/list-reviews": async (ctx) => {
     const repo = repoOf(ctx);
     const issue = pullOf(ctx);

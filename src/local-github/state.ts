@@ -163,7 +163,7 @@ export interface Review {
   number: number;
   user: User;
   body: string;
-  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED";
   commitId: string;
   submittedAt: string;
 }
