@@ -1,8 +1,10 @@
 /**
  * The repository's own checks on a commit, as a fix revision needs them (docs/executor.md#iterations):
  * whether they are all done, and for each failing one its summary, annotations and the end of its
- * log. Forge's own check runs (`forge · <task>`) are never counted. Everything returned is text from
- * CI — written by the repository's code — so the caller bounds and quotes it; here it is only cut.
+ * log. Commit statuses (the legacy Statuses API that Jenkins or CircleCI report to) count the same
+ * way, by context name: `failure` and `error` fail, `pending` waits. Forge's own check runs
+ * (`forge · <task>`) are never counted. Everything returned is text from CI — written by the
+ * repository's code or a CI service — so the caller bounds and quotes it; here it is only cut.
  */
 import type { Octokit } from "./octokit-port.js";
 
@@ -37,7 +39,13 @@ export async function readCiChecks(
 ): Promise<CiChecks> {
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
   const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
-  const pending = considered.some((c) => c.status !== "completed") || names.some((n) => !considered.some((c) => c.name === n));
+  // The latest status of each context (the combined status lists one per context).
+  const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && (names.length === 0 || names.includes(st.context)));
+  const pending =
+    considered.some((c) => c.status !== "completed") ||
+    statuses.some((st) => st.state === "pending") ||
+    names.some((n) => !considered.some((c) => c.name === n) && !statuses.some((st) => st.context === n));
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing: FailingCheck[] = [];
   for (const c of failed.slice(0, CI_LIMITS.checks)) {
@@ -53,6 +61,17 @@ export async function readCiChecks(
       summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
       annotations,
       log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : "",
+    });
+  }
+  for (const st of statuses.filter((x) => x.state === "failure" || x.state === "error")) {
+    if (failing.length >= CI_LIMITS.checks) break;
+    failing.push({
+      name: cut(st.context, 200),
+      conclusion: st.state,
+      title: "",
+      summary: cut([st.description ?? "", st.target_url ? `Details: ${st.target_url}` : ""].filter(Boolean).join("\n"), CI_LIMITS.summary),
+      annotations: [],
+      log: "",
     });
   }
   return { pending, failing };

@@ -92,6 +92,7 @@ function register(sim: Sim, publicKeyPem: string, webhookSecret: string) {
       "issue_comment",
       "check_run",
       "check_suite",
+      "status",
       "workflow_run",
       "workflow_job",
     ],

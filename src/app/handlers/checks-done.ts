@@ -17,7 +17,7 @@ export async function onChecksDone(ctx: AppContext, context: Context<"check_suit
     // Forge's own suite (its check runs) is not the repository's CI.
     if (ctx.slug === undefined || suite.app?.slug !== ctx.slug)
       await redChecks(ctx, rt, context, { branch: suite.head_branch, headSha: suite.head_sha, conclusion: suite.conclusion });
-  }
+  } else await redStatus(ctx, rt, context as Context<"status">);
   await flushMerges(ctx, rt);
 }
 
@@ -25,6 +25,25 @@ export async function onChecksDone(ctx: AppContext, context: Context<"check_suit
 export async function onCiDone(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
   await redChecks(ctx, rt, context, done);
   await flushMerges(ctx, rt);
+}
+
+/** At most this many branches of a `status` payload are looked at (the task branch is one of them). */
+const STATUS_BRANCHES = 10;
+
+/**
+ * A commit status (the legacy Statuses API: Jenkins, CircleCI, …) failed: for a task PR's head it
+ * counts as a red required check — by its context name when `required_checks` is set; never Forge's
+ * own. The payload names the commit and the branches whose head it is; what failed is read back
+ * from GitHub (`ciChecks`), as for check suites.
+ */
+async function redStatus(ctx: AppContext, rt: RepoRuntime, context: Context<"status">): Promise<void> {
+  const p = context.payload;
+  if (p.state !== "failure" && p.state !== "error") return;
+  if (typeof p.context !== "string" || p.context.startsWith("forge · ")) return;
+  for (const b of (Array.isArray(p.branches) ? p.branches : []).slice(0, STATUS_BRANCHES)) {
+    if (typeof b?.name !== "string" || typeof p.sha !== "string") continue;
+    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure" });
+  }
 }
 
 /** Merges waiting for checks are tried again. */
@@ -51,6 +70,7 @@ export interface CiDone {
  */
 async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
   if (!done.branch || (done.conclusion !== "failure" && done.conclusion !== "timed_out")) return;
+  // (A failed commit status arrives here as conclusion "failure".)
   const suite = { head_branch: done.branch, head_sha: done.headSha };
   const ref = await ctx.attemptOf(rt, suite.head_branch);
   if (!ref) return;
