@@ -154,6 +154,15 @@ const inputs = [
     .describe("A review of the attempt's PR by a person whose write access the App checked on GitHub."),
   z
     .object({
+      kind: z.literal("review.dismissed"),
+      ...attemptRef,
+      reviewId: z.number().int(),
+      headSha: z.string().describe("The PR's head when the App re-read its reviews."),
+      approved: z.boolean().describe("Whether a writer's approval of that head still stands on GitHub (re-read, not the payload)."),
+    })
+    .describe("A review of the attempt's PR was dismissed; the App re-read the PR's approvals from GitHub."),
+  z
+    .object({
       kind: z.literal("checks.failed"),
       ...attemptRef,
       headSha: z.string().describe("The PR head the checks ran on."),

@@ -572,6 +572,19 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
+  async listReviews(number: number): Promise<{ id: number; login: string; bot: boolean; state: string; commitId: string }[]> {
+    return this.#call("pulls.listReviews", async () => {
+      const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
+      return data.map((r) => ({
+        id: r.id,
+        login: r.user?.login ?? "",
+        bot: r.user?.type === "Bot",
+        state: r.state,
+        commitId: r.commit_id ?? "",
+      }));
+    });
+  }
+
   async permission(user: string): Promise<string> {
     try {
       const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.#r, username: user });

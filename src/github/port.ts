@@ -191,6 +191,8 @@ export interface GitHubPort {
   ciChecks(headSha: string, names: readonly string[]): Promise<CiChecks>;
   /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
   permission(user: string): Promise<string>;
+  /** A PR's reviews as GitHub has them now (the first 100): who, which state, on which commit. */
+  listReviews(number: number): Promise<{ id: number; login: string; bot: boolean; state: string; commitId: string }[]>;
   /** The types of the active ruleset rules that apply to a branch (which need not exist yet). */
   branchRules(branch: string): Promise<string[]>;
 }

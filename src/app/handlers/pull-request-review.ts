@@ -13,6 +13,7 @@ import { logOf, type AppContext } from "../context.js";
 
 export async function onPullRequestReview(ctx: AppContext, context: Context<"pull_request_review">): Promise<void> {
   const { payload } = context;
+  if (payload.action === "dismissed") return onDismissed(ctx, context);
   if (payload.action !== "submitted") return;
   const review = payload.review;
   const state = review.state.toLowerCase();
@@ -50,5 +51,44 @@ export async function onPullRequestReview(ctx: AppContext, context: Context<"pul
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
       "review changed nothing",
+    );
+}
+
+/** At most this many distinct approvers of a head are asked for their permission when a review is dismissed. */
+const APPROVERS_CHECKED = 5;
+
+/**
+ * A review of a task PR was dismissed. The payload says only which review and which PR: the App
+ * re-reads the PR's reviews from GitHub and asks whether a writer's approval of the PR's current head
+ * still stands (a person's, not a bot's, not dismissed); `decide` withdraws the approval otherwise.
+ */
+async function onDismissed(ctx: AppContext, context: Context<"pull_request_review">): Promise<void> {
+  const { payload } = context;
+  const pr = payload.pull_request;
+  if (pr.head.repo?.id !== payload.repository.id) return;
+  const rt = await ctx.rtOf(context);
+  const ref = await ctx.attemptOf(rt, pr.head.ref);
+  if (!ref) return;
+  const loaded = await rt.engine.state(ref.runId);
+  const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
+  // Only an approval Forge holds can be withdrawn: nothing to look up otherwise.
+  if (!t || t.attempt !== ref.attempt || !t.reviewApprovedHead) return;
+  const current = await rt.port.getPullRequest(pr.number);
+  const approvers = [
+    ...new Set(
+      (await rt.port.listReviews(pr.number))
+        .filter((r) => r.state === "APPROVED" && r.commitId === current.headSha && !r.bot && r.login)
+        .map((r) => r.login),
+    ),
+  ].slice(0, APPROVERS_CHECKED);
+  let approved = false;
+  for (const login of approvers) if (WRITE_PERMISSIONS.has(await rt.port.permission(login))) approved = true;
+  const result = await ctx.apply(rt, ref.runId, [
+    { kind: "review.dismissed", taskId: ref.taskId, attempt: ref.attempt, reviewId: payload.review.id, headSha: current.headSha, approved },
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "dismissed review changed nothing",
     );
 }

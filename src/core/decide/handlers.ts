@@ -7,7 +7,7 @@ import { agentAlive, agentFinished, agentLost } from "./agent-results.js";
 import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
 import { command } from "./commands.js";
 import { followupFinished, followupMerged, followupPrOpened, isFollowup } from "./follow-ups.js";
-import { checksFailed, reviewSubmitted } from "./iterations.js";
+import { checksFailed, reviewDismissed, reviewSubmitted } from "./iterations.js";
 import { branchPushed, prMerged, prOpened } from "./merge-gate.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { tick, usageLimitedInput } from "./tick.js";
@@ -37,6 +37,7 @@ const handlers: Handlers = {
   "plan.changed": planChanged,
   "usage.limited": usageLimitedInput,
   "review.submitted": reviewSubmitted,
+  "review.dismissed": reviewDismissed,
   "checks.failed": checksFailed,
 };
 

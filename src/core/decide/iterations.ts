@@ -53,6 +53,23 @@ function approved(s: Step, i: number, input: InputOf<"review.submitted">): void 
   requestMerge(s, i);
 }
 
+/**
+ * A review of the task's PR was dismissed. When no writer's approval of the approved head stands any
+ * more (as the App re-read it from GitHub), the approval no longer counts: under `merge_policy:
+ * review` a merge it requested and not yet done leaves the outbox; the task waits for a new approval.
+ */
+export function reviewDismissed(s: Step, input: InputOf<"review.dismissed">): void {
+  const i = s.current(input);
+  if (i === undefined) return;
+  const t = s.task(i);
+  if (t.status !== "MERGE_READY") return s.reject(input.kind, `${t.id} is ${t.status}: a dismissed review changes nothing`, t.id);
+  const head = t.reviewApprovedHead;
+  if (!head || (input.approved && input.headSha === head)) return;
+  s.edit(i).reviewApprovedHead = undefined;
+  s.emit("review.dismissed", t.id, { attempt: t.attempt, reviewId: input.reviewId, headSha: head });
+  if (s.config.merge_policy === "review") s.dropEffect(effects.mergePullRequest(t).key);
+}
+
 /** `/forge fix [message]` on the task's PR, by a person with write access. */
 export function fixCommand(s: Step, c: InputOf<"command">): void {
   if (!c.taskId) return s.reject(c.kind, replies.fixWhere);
