@@ -241,6 +241,117 @@ describe("red CI", () => {
   });
 });
 
+/** A commit status on a commit, as a CI service (Jenkins, CircleCI) reports it with a writer's token. */
+async function status(g: Harness, sha: string, context: string, state: "pending" | "success" | "failure" | "error", description?: string) {
+  await as(g, "hubot").rest.repos.createCommitStatus({
+    owner: OWNER,
+    repo: REPO,
+    sha,
+    context,
+    state,
+    ...(description ? { description } : {}),
+  });
+}
+
+describe("commit statuses", () => {
+  it(
+    "a failing required status on the PR's head starts a fix revision with its description; other contexts do not; green, it merges",
+    T,
+    async () => {
+      h = await startHarness((): Script => ({ kind: "success" }), { config: "required_checks: [ci/jenkins]\n" });
+      await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+      const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+      const head = (await prOf(h, task(ready, "a").branch!)).head;
+      // The merge waits for ci/jenkins, which has not reported: the PR stays open.
+      await settle(h);
+      expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
+      // A context the config does not require, and one named like Forge's own, fail: nothing starts.
+      await status(h, head, "ci/lint", "failure", "lint is red");
+      await status(h, head, "forge · a", "failure", "not CI");
+      await settle(h);
+      const still = task(h.decisions.at(-1)!.d.journal, "a");
+      expect(still.status).toBe("MERGE_READY");
+      expect(still.iteration ?? 0).toBe(0);
+      expect(h.runner.dispatched).toHaveLength(1);
+      // The required one fails: a fix revision with what the CI service said.
+      await status(h, head, "ci/jenkins", "error", "3 tests failed on build 41");
+      const fixing = await h.waitFor((x) => task(x, "a").iteration === 1);
+      expect(task(fixing, "a")).toMatchObject({ ciFixes: 1, attempt: 1 });
+      for (let i = 0; i < 100 && !h.runner.inputs.has(`${fixing.runId}/a/1+1`); i++) await new Promise((r) => setTimeout(r, 100));
+      const context = JSON.parse(h.runner.inputs.get(`${fixing.runId}/a/1+1`)!.context!) as {
+        feedback: { source: string; checks: string[]; details: string }[];
+      };
+      expect(context.feedback).toEqual([expect.objectContaining({ source: "ci", checks: ["ci/jenkins"] })]);
+      expect(context.feedback[0]!.details).toContain("3 tests failed on build 41");
+      expect(context.feedback[0]!.details).not.toContain("lint is red");
+      // The revision's head goes green: it merges.
+      const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
+      const newHead = (await prOf(h, task(revised, "a").branch!)).head;
+      expect(newHead).not.toBe(head);
+      await status(h, newHead, "ci/jenkins", "success");
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(task(j, "a")).toMatchObject({ status: "MERGED", iteration: 1, ciFixes: 1 });
+      expect(h.runner.dispatched).toHaveLength(2);
+    },
+  );
+});
+
+describe("dismissed approvals", () => {
+  it("under merge_policy review, dismissing the approval withdraws the merge it requested; a new approval merges", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+    const pr = await prOf(h, task(ready, "a").branch!);
+    // Approved, but ci/jenkins is still pending: the merge is requested and waits.
+    await status(h, pr.head, "ci/jenkins", "pending");
+    const { data: approval } = await review(h, "octocat", pr.number, "APPROVE");
+    const approvedJ = await h.waitFor((x) => task(x, "a").reviewApprovedHead === pr.head);
+    expect(approvedJ.outbox.map((e) => e.key)).toContain("merge:a:1");
+    await as(h, "octocat").rest.pulls.dismissReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr.number,
+      review_id: approval.id,
+      message: "Approved too early: the migration needs another look.",
+    });
+    const withdrawn = await h.waitFor((x) => task(x, "a").reviewApprovedHead === undefined);
+    expect(task(withdrawn, "a").status).toBe("MERGE_READY");
+    expect(withdrawn.outbox.map((e) => e.key)).not.toContain("merge:a:1");
+    // CI goes green: without an approval nothing merges.
+    await status(h, pr.head, "ci/jenkins", "success");
+    await settle(h);
+    expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
+    expect((await h.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: pr.number })).data.merged).toBe(false);
+    await review(h, "octocat", pr.number, "APPROVE");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", reviewApprovedHead: pr.head });
+  });
+
+  it("a dismissed review changes nothing while another writer's approval of the head stands", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
+    const pr = await prOf(h, task(ready, "a").branch!);
+    const { data: first } = await review(h, "octocat", pr.number, "APPROVE");
+    await review(h, "hubot", pr.number, "APPROVE");
+    await h.waitFor((x) => task(x, "a").reviewApprovedHead === pr.head);
+    await as(h, "octocat").rest.pulls.dismissReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr.number,
+      review_id: first.id,
+      message: "mine was early",
+    });
+    await settle(h);
+    const j = h.decisions.at(-1)!.d.journal;
+    expect(task(j, "a").reviewApprovedHead).toBe(pr.head);
+    expect(j.outbox.map((e) => e.key)).toContain("merge:a:1");
+    await status(h, pr.head, "ci/jenkins", "success");
+    const done = await h.waitFor((x) => x.status === "completed");
+    expect(task(done, "a").status).toBe("MERGED");
+  });
+});
+
 describe("steering", () => {
   it("/forge steer naming a running task on the tracker is kept for its job; a reader's is not", T, async () => {
     let release!: () => void;
