@@ -197,6 +197,31 @@ jobs:
 `;
 
 describe("red CI", () => {
+  it("the repository's on: push CI runs on the runner's pushes only when it pushes with a token other than the job's", T, async () => {
+    const green = `name: ci\non:\n  push:\n    branches: ["forge/*/a/*"]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo green\n`;
+    /** Who pushed, for each CI run GitHub started on task a's branches — but the App's own (it creates the branch, and its token starts workflows). */
+    const ciRuns = async (g: Harness) =>
+      (await g.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, event: "push", per_page: 100 })).data.workflow_runs
+        .filter((r) => r.path === ".github/workflows/ci.yml" && /^forge\/[^/]+\/a\//.test(r.head_branch ?? ""))
+        .map((r) => r.actor?.login)
+        .filter((login) => login !== "forge[bot]");
+    // The job's own GITHUB_TOKEN (the default github-token of the Action): its pushes start no workflow.
+    h = await startHarness((): Script => ({ kind: "success" }), { files: { ".github/workflows/ci.yml": green } });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => x.status === "completed");
+    await settle(h);
+    expect(await ciRuns(h)).toEqual([]);
+    await h.close();
+    // A person's token (as a GitHub App installation token or a fine-grained PAT would be): CI runs on its pushes.
+    h = await startHarness((): Script => ({ kind: "success" }), { files: { ".github/workflows/ci.yml": green }, runnerAs: "hubot" });
+    await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+    await h.waitFor((x) => x.status === "completed");
+    await settle(h);
+    const runs = await ciRuns(h);
+    expect(runs.length).toBeGreaterThan(0);
+    expect(new Set(runs)).toEqual(new Set(["hubot"]));
+  });
+
   it("a failing required check starts a fix revision with its name, annotation and log; green, the PR merges", T, async () => {
     h = await startHarness((): Script => ({ kind: "success" }), {
       config: "required_checks: [test]\n",
