@@ -3,7 +3,8 @@
  * runs examples/plans/textkit on the local GitHub with the Forge App and the real Forge action
  * (scripted agent; every job, the Captain's included). Asserts what the demo promises: exit 0, every
  * task MERGED, the final PR, the retried task, the follow-up, the Change Request answered by the
- * Captain's overlay PR (opened by the action, merged by the person) and applied as overlay-001, tests
+ * Captain's overlay PR (opened by the action, merged by the person) and applied as overlay-001, the
+ * review answered by a revision and then approved, the CI fix after a failing required check, tests
  * passing on the integration branch, and an HTML report that draws the DAG.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -92,13 +93,37 @@ describe("forge demo", () => {
     expect(words.attempts - words.retries, failures).toBe(2);
     expect(err).toContain("commented `/forge budget words +1`");
 
+    // The PR feedback loop. pad: octocat's review (a body and an inline comment) is answered by a
+    // revision on the same PR — a reply in the comment's thread — and octocat approves the revision.
+    const pad = result.tasks.find((t) => t.id === "pad")!;
+    expect(pad, failures).toMatchObject({ status: "MERGED", iteration: 1, reviewIterations: 1 });
+    const { review, ciFix } = result.feedback;
+    expect(review).toMatchObject({ task: "pad", pr: pad.pr, status: "MERGED", iteration: 1, approvalId: expect.any(Number) });
+    expect(review!.reply).toMatch(
+      /^Done in revision 1: a note at `src\/pad\.js:19`\.\n\nRevision 1 \([0-9a-f]{7}\) changed `src\/pad\.js`\.$/,
+    );
+    expect(err).toContain(`octocat requested changes on #${pad.pr} (pad)`);
+    expect(err).toMatch(/pad +MERGE_READY → RUNNING/);
+    // truncate: its first head fails the project's required check `check` (the marker), a fix
+    // revision deletes the marker on the same PR, the check passes and the PR merges after.
+    const truncate = result.tasks.find((t) => t.id === "truncate")!;
+    expect(truncate, failures).toMatchObject({ status: "MERGED", iteration: 1, ciFixes: 1 });
+    expect(ciFix).toMatchObject({ task: "truncate", pr: truncate.pr, failedCheck: "check", iteration: 1, status: "MERGED" });
+    const red = ciFix!.conclusions.findIndex((c) => c.endsWith(" failure"));
+    expect(red, JSON.stringify(ciFix)).toBeGreaterThanOrEqual(0);
+    expect(ciFix!.conclusions.at(-1), JSON.stringify(ciFix)).toMatch(/ success$/);
+    expect(ciFix!.conclusions.at(-1)!.slice(0, 7)).not.toBe(ciFix!.conclusions[red]!.slice(0, 7));
+    expect(err).toMatch(/truncate +MERGE_READY → RUNNING/);
+    expect(err.indexOf("truncate     MERGE_READY → RUNNING")).toBeLessThan(err.indexOf("truncate     MERGE_READY → MERGED"));
+
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
     // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2, template 2.
     expect(result.testsOnIntegration!.pass).toBe(20);
     // Every job ran the real action, the Captain's included.
-    expect(result.jobs.action).toBeGreaterThanOrEqual(16);
+    // (16, and the two revisions: pad's review and truncate's CI fix.)
+    expect(result.jobs.action).toBeGreaterThanOrEqual(18);
     expect(result.jobs.captain).toBe(1);
     // The project's CI ran too, on the task branches among others; the attempts above are Forge's own.
     expect(result.jobs.ci).toBeGreaterThan(0);

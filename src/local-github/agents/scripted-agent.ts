@@ -303,7 +303,7 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
   }
 }
 
-async function writeReport(file: string, content: string): Promise<void> {
+export async function writeReport(file: string, content: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, content);
 }
@@ -332,7 +332,14 @@ Amend the plan.
 `;
 }
 
-async function writeWalkthrough(file: string, task: ScriptedTask, attempt: number, written: string[], runId?: string): Promise<void> {
+/** The walkthrough of a successful run that wrote `written` (the facts the runner measures left for it). */
+export async function writeWalkthrough(
+  file: string,
+  task: ScriptedTask,
+  attempt: number,
+  written: string[],
+  runId?: string,
+): Promise<void> {
   // Facts the runner measures (branch, head_sha, time) are left for it to fill in.
   const files = written.map((p) => `  - path: ${JSON.stringify(p)}\n    reason: "Named by the task"`).join("\n");
   const list = (xs: string[]) => (xs.length ? `\n${xs.map((x) => `  - ${JSON.stringify(x)}`).join("\n")}` : " []");

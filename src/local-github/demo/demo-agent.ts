@@ -10,13 +10,28 @@
  *   demo's plan folder holds (`--plan <dir>`, the worked answer, as the fenced blocks are a task's):
  *   the overlay the Captain's task names (`overlays/overlay-NNN.md`) with the run's CR id, its new
  *   task files and dag.json with it applied, written in the checkout's plan folder. The Forge
- *   action then validates them, commits them on the Captain's branch and opens the overlay PR.
+ *   action then validates them, commits them on the Captain's branch and opens the overlay PR;
+ * - a task whose `forge-scripted-agent` block names a `wip_marker` leaves that file in its first
+ *   head (as an agent might leave unfinished work): the demo project's CI (`scripts/check.js`)
+ *   fails on it, and the fix revision deletes it;
+ * - a revision (the prompt's `## Revision <n>` section, action/src/task/revision.ts) answers what it
+ *   is given instead of writing the task's files again: failing checks → it deletes the files the
+ *   checks' annotations name as work-in-progress markers; review comments → a line in the commented
+ *   file at the commented line, and an answer per comment in the answers file the prompt names.
  */
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isFollowupId, parseCaptainId } from "../../core/layout.js";
-import { main as scripted, parseScriptedTask } from "../agents/scripted-agent.js";
+import {
+  main as scripted,
+  parseScriptedTask,
+  revisionOf,
+  writeReport,
+  writeWalkthrough,
+  type ScriptedRevision,
+} from "../agents/scripted-agent.js";
 import { loadPlanStages } from "./plan-stages.js";
 
 /** The `followup_files:` of the first `forge-scripted-agent` block in a text. */
@@ -69,6 +84,95 @@ export async function captain(
   return 0;
 }
 
+/** The `wip_marker:` of the first `forge-scripted-agent` block in a text: a relative path, or undefined. */
+export function wipMarker(text: string | undefined): string | undefined {
+  const m = /^(`{3,})forge-scripted-agent[^\n]*\n([\s\S]*?)^\1[ \t]*$/m.exec(text ?? "");
+  if (!m) return undefined;
+  const marker = (parseYaml(m[2]!) as { wip_marker?: unknown } | null)?.wip_marker;
+  return typeof marker === "string" ? inCheckout(marker) : undefined;
+}
+
+/** A path the agent may touch: relative, inside the checkout, not under .git; else undefined. */
+function inCheckout(p: string): string | undefined {
+  const norm = path.posix.normalize(p.replace(/\\/g, "/"));
+  if (!norm || norm === "." || norm.startsWith("../") || norm === ".." || path.posix.isAbsolute(norm) || /(^|\/)\.git(\/|$)/.test(norm))
+    return undefined;
+  return norm;
+}
+
+/**
+ * What a revision's prompt asks, as the demo agent reads it: the markers the failing checks name
+ * (annotations `- <path>:<line> <level>: …` of a `.wip` file) and the review comments (id, path, line).
+ */
+export function revisionAsks(prompt: string): { markers: string[]; comments: { id: number; path: string; line?: number }[] } {
+  const ci = prompt.includes("### Failing required checks");
+  const markers = ci
+    ? [...new Set([...prompt.matchAll(/^- ([^\s:]+\.wip):\d+ \w+:/gm)].map((m) => inCheckout(m[1]!)).filter((p): p is string => !!p))]
+    : [];
+  const comments = [...prompt.matchAll(/^#### Comment (\d+) on `([^`\n]+)`(?: line (\d+))?/gm)].flatMap((m) => {
+    const p = inCheckout(m[2]!);
+    return p ? [{ id: Number(m[1]), path: p, ...(m[3] ? { line: Number(m[3]) } : {}) }] : [];
+  });
+  return { markers, comments };
+}
+
+/** A revision: answer the failing checks and the review comments, then the walkthrough and the answers. */
+async function revise(
+  r: ScriptedRevision,
+  prompt: string,
+  taskText: string | undefined,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<number> {
+  const say = (l: string) => void process.stdout.write(`${l}\n`);
+  const asks = revisionAsks(prompt);
+  const changed: string[] = [];
+  for (const marker of asks.markers) {
+    if (!existsSync(path.join(cwd, marker))) continue;
+    await rm(path.join(cwd, marker));
+    changed.push(marker);
+    say(`Deleted ${marker}: the failing check names it as unfinished work`);
+  }
+  const answers: { comment: number; answer: string }[] = [];
+  for (const c of asks.comments) {
+    const abs = path.join(cwd, c.path);
+    const lines = (await readFile(abs, "utf8").catch(() => undefined))?.split("\n");
+    if (!lines) {
+      answers.push({ comment: c.id, answer: `\`${c.path}\` is not in the branch any more; nothing to change there.` });
+      continue;
+    }
+    const note = /\.(m?js|ts)$/.test(c.path)
+      ? `// Revision ${r.iteration}: reviewed (comment ${c.id}).`
+      : `Revision ${r.iteration}: reviewed (comment ${c.id}).`;
+    const at = Math.min(Math.max((c.line ?? lines.length) - 1, 0), lines.length);
+    lines.splice(at, 0, note);
+    await writeFile(abs, lines.join("\n"));
+    if (!changed.includes(c.path)) changed.push(c.path);
+    answers.push({ comment: c.id, answer: `Done in revision ${r.iteration}: a note at \`${c.path}:${at + 1}\`.` });
+    say(`Answered comment ${c.id} in ${c.path}`);
+  }
+  if (changed.length === 0) {
+    // Forge never accepts an empty diff: say what was asked in a file of its own.
+    const file = `forge-demo/${env.FORGE_TASK_ID ?? "task"}-revision-${r.iteration}.md`;
+    await mkdir(path.join(cwd, "forge-demo"), { recursive: true });
+    await writeFile(path.join(cwd, file), `# Revision ${r.iteration}\n\nThe review asked for changes; this revision records it.\n`);
+    changed.push(file);
+  }
+  if (r.answersFile) await writeReport(r.answersFile, `${JSON.stringify(answers)}\n`);
+  if (env.FORGE_SPEND_FILE) await writeFile(env.FORGE_SPEND_FILE, JSON.stringify({ cost_usd: 0.03 }));
+  const walkthroughFile =
+    env.FORGE_WALKTHROUGH_PATH ?? (env.FORGE_SIGNAL_DIR ? path.join(env.FORGE_SIGNAL_DIR, "walkthrough.md") : undefined);
+  if (walkthroughFile) {
+    const task = parseScriptedTask(taskText ?? `---\nid: ${JSON.stringify(env.FORGE_TASK_ID ?? "task")}\n---\n`);
+    // A revision spawns no follow-up and names no new risk: its walkthrough is what it changed.
+    task.directives.followups = [];
+    task.directives.risks = [];
+    await writeWalkthrough(path.resolve(cwd, walkthroughFile), task, Number(env.FORGE_ATTEMPT ?? "1"), changed, env.FORGE_RUN_ID);
+  }
+  say(`Done: revision ${r.iteration} changed ${changed.join(", ")}`);
+  return 0;
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // `--plan <dir>`: the demo's plan folder, whose overlays are the Captain's answers.
   const at = argv.indexOf("--plan");
@@ -86,6 +190,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return captain(cr, planDir && path.resolve(planDir), prompt ?? text ?? "", process.cwd());
   }
   const followup = isFollowupId(id);
+  // A revision's review or failing checks are in the stage prompt, not in the task file.
+  const stagePrompt = env.FORGE_PROMPT ?? (env.FORGE_PROMPT_FILE ? await readFile(env.FORGE_PROMPT_FILE, "utf8").catch(() => "") : "");
+  const revision = revisionOf(stagePrompt);
+  if (revision && !followup) return revise(revision, stagePrompt, text, env, process.cwd());
+  const marker = followup ? undefined : wipMarker(text);
+  if (marker) {
+    await mkdir(path.dirname(path.join(process.cwd(), marker)), { recursive: true });
+    await writeFile(path.join(process.cwd(), marker), "Work in progress: delete this file once the task is done.\n");
+  }
   if (text === undefined || (!followup && parseScriptedTask(text).files.length > 0)) return scripted(argv, env);
   const files = (followup && followupFiles(text)) || {
     [`forge-demo/${id}.md`]: `# ${id}\n\nWritten by Forge's demo agent for attempt ${env.FORGE_ATTEMPT ?? "1"}: the task names no files to write.\n`,

@@ -31,7 +31,13 @@ export function summary(r: DemoResult): string {
     String(t.attempts),
     t.pr !== undefined ? `#${t.pr}` : "",
     secs(t.timeMs),
-    t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : "",
+    [
+      t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : "",
+      t.reviewIterations ? `${t.reviewIterations} review revision` : "",
+      t.ciFixes ? `${t.ciFixes} CI fix` : "",
+    ]
+      .filter(Boolean)
+      .join(", "),
   ]);
   const out = ["", table(["Task", "Kind", "Status", "Attempts", "PR", "Time", ""], rows), ""];
   for (const f of r.followups)
@@ -42,6 +48,15 @@ export function summary(r: DemoResult): string {
     );
   for (const p of r.overlayPrs)
     out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);
+  const { review, ciFix } = r.feedback;
+  if (review)
+    out.push(
+      `Review: octocat asked for changes on #${review.pr} (${review.task}); the agent answered in revision ${review.iteration}${review.reply ? " and replied in the comment's thread" : ""}; ${review.approvalId !== undefined ? `approved at ${review.approvedHead?.slice(0, 7) ?? "?"}` : "not approved"}; ${review.status}`,
+    );
+  if (ciFix)
+    out.push(
+      `CI fix: the required check \`${ciFix.failedCheck}\` failed on ${ciFix.task}'s first head; fix revision ${ciFix.iteration} on the same PR${ciFix.pr !== undefined ? ` #${ciFix.pr}` : ""}; ${ciFix.status} (${ciFix.conclusions.join(", ")})`,
+    );
   if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
   if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);

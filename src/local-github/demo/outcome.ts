@@ -60,6 +60,9 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
       ...(start !== undefined && end !== undefined ? { timeMs: end - start } : {}),
       ...(addedBy.has(t.id) ? { addedBy: addedBy.get(t.id)! } : {}),
       failures: record.failures.get(t.id) ?? [],
+      ...(t.iteration ? { iteration: t.iteration } : {}),
+      ...(t.reviewIterations ? { reviewIterations: t.reviewIterations } : {}),
+      ...(t.ciFixes ? { ciFixes: t.ciFixes } : {}),
     });
   }
   return tasks;

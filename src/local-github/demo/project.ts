@@ -7,15 +7,33 @@ export const DEMO_OWNER = "acme";
 export const DEMO_REPO = "textkit";
 
 /**
- * The project's own CI, as most repositories have one: its tests on every push and pull request —
- * Forge's task branches included (not the run's journal writes). Its runs are not the agents' jobs,
- * and the App tells them apart.
+ * The project's own CI, as most repositories have one, in two workflows. `ci.yml`: its check (no
+ * work-in-progress marker committed) on every push to main and to Forge's agent branches
+ * (forge/<run>/<task>/<attempt>; not the run's journal nor its integration branch, which only
+ * receives merged PRs). Its job `check` is the demo's required check (`required_checks: [check]`):
+ * a task PR merges only once it passes on the head, and its failure starts a fix revision. It runs
+ * on the runners' pushes because the demo's agent workflow pushes with a machine user's token
+ * (`FORGE_PUSH_TOKEN`), not the job's GITHUB_TOKEN. `test.yml`: the tests, on main and on pull
+ * requests to it (the run's final PR). The App tells these runs from the agents' jobs.
  */
 export const CI_WORKFLOW = `name: CI
 on:
   push:
-    branches-ignore: ["forge/*/_state"]
+    branches: ["main", "forge/*/*/*"]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: node scripts/check.js
+`;
+
+export const TEST_WORKFLOW = `name: Tests
+on:
+  push:
+    branches: [main]
   pull_request:
+    branches: [main]
 jobs:
   test:
     runs-on: ubuntu-latest
@@ -25,6 +43,32 @@ jobs:
         with:
           node-version: 20
       - run: npm test
+`;
+
+/** The project's own check: no work-in-progress marker (`*.wip`) is committed; each found is a GitHub annotation. */
+export const CHECK_SCRIPT = `// @ts-check
+// No work-in-progress marker (*.wip) may be committed: each one found fails CI with an annotation.
+import { readdirSync } from "node:fs";
+import path from "node:path";
+
+/** @type {string[]} */
+const found = [];
+/** @param {string} dir */
+function walk(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if ([".git", "node_modules", ".forge"].includes(e.name)) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.name.endsWith(".wip")) found.push(path.relative(".", p).split(path.sep).join("/"));
+  }
+}
+walk(".");
+for (const f of found) console.log(\`::error file=\${f},line=1::\${f} is a work-in-progress marker: finish the work and delete it\`);
+if (found.length > 0) {
+  console.error(\`\${found.length} work-in-progress marker(s) committed\`);
+  process.exit(1);
+}
+console.log("no work-in-progress markers");
 `;
 
 export function projectFiles(): Record<string, string> {
@@ -37,6 +81,8 @@ export function projectFiles(): Record<string, string> {
     "AGENTS.md":
       "# Conventions\n\n- ESM JavaScript under `src/`, one module per feature, `// @ts-check` and JSDoc types.\n- Tests under `test/<module>.test.js` with `node:test` and `node:assert/strict`; run `npm test`.\n- No dependencies.\n",
     ".gitignore": "node_modules/\n",
+    "scripts/check.js": CHECK_SCRIPT,
     ".github/workflows/ci.yml": CI_WORKFLOW,
+    ".github/workflows/test.yml": TEST_WORKFLOW,
   };
 }

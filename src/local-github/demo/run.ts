@@ -34,6 +34,7 @@ import { LiveView, secs } from "./live-view.js";
 import { readOutcome, testIntegration, writeReport, type RunRecord } from "./outcome.js";
 import { loadPlanStages, type PlanStages } from "./plan-stages.js";
 import { raiseBudgets } from "./budget.js";
+import { CI_FIX_TASK, DemoReviewer, readFeedback, REVIEWED_TASK, type DemoFeedback } from "./review.js";
 import { DEMO_OWNER, DEMO_REPO, projectFiles } from "./project.js";
 
 /** Forge's root (a checkout, or the installed package): this file is src/local-github/demo/run.ts or dist/local-github/demo/run.js. */
@@ -41,6 +42,13 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export const DEFAULT_PLAN = path.join(ROOT, "examples", "plans", "textkit");
 const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
 const PERSON = "octocat";
+/**
+ * The machine user whose token the agent workflow pushes with (`github-token:
+ * \${{ secrets.FORGE_PUSH_TOKEN }}`): pushes with the job's GITHUB_TOKEN start no workflow, so the
+ * project's CI would not run on the agents' pushes (docs/executor.md#iterations). A real install
+ * uses a GitHub App installation token or a fine-grained PAT the same way.
+ */
+const PUSHER = "textkit-bot";
 
 export type DemoAgent = "scripted" | "claude";
 
@@ -76,6 +84,10 @@ export interface DemoTask {
   addedBy?: string;
   /** Why each failed attempt failed, as the App recorded it. */
   failures: { attempt: number; to: string; error: string }[];
+  /** Revisions of its last attempt on the same PR: by reviews (or /forge fix), by failing required checks. */
+  iteration?: number;
+  reviewIterations?: number;
+  ciFixes?: number;
 }
 
 export interface DemoResult {
@@ -99,6 +111,8 @@ export interface DemoResult {
   /** Jobs of the real Forge action, and how many of them were Captains. */
   /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
   jobs: { action: number; captain: number; ci: number };
+  /** The review answered and the CI fix (scripted agent only). */
+  feedback: DemoFeedback;
   reportPath?: string;
   jsonPath?: string;
   /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */
@@ -118,6 +132,7 @@ interface Services {
   sim?: Sim;
   app?: ForgeServer;
   executor?: SimExecutor;
+  ciExecutor?: SimExecutor;
   model?: ModelServer;
 }
 
@@ -147,6 +162,8 @@ class DemoRun {
   private readonly overlayPrs: DemoResult["overlayPrs"] = [];
   /** Attempts stopped at their budget that the demo's person already raised. */
   private readonly raised = new Set<string>();
+  /** The person reviewing one task's PR (scripted agent only). */
+  private reviewer: DemoReviewer | undefined;
 
   constructor(
     private readonly options: DemoOptions,
@@ -289,7 +306,18 @@ class DemoRun {
         statuses: "read",
         metadata: "read",
       },
-      events: ["push", "pull_request", "issues", "issue_comment", "check_run", "check_suite", "status", "workflow_run", "workflow_job"],
+      events: [
+        "push",
+        "pull_request",
+        "pull_request_review",
+        "issues",
+        "issue_comment",
+        "check_run",
+        "check_suite",
+        "status",
+        "workflow_run",
+        "workflow_job",
+      ],
     });
     const app = (this.services.app = await startForgeServer({
       appId: registered.id,
@@ -312,12 +340,21 @@ class DemoRun {
 
   /** The demo repository: the project, Forge's agent workflow and configuration; the App installed on it. */
   private async createRepository(sim: Sim, appId: number): Promise<void> {
-    const workflow = readFileSync(path.join(ROOT, "templates", "workflows", "forge-agent.yml"), "utf8");
+    // The template's agent workflow, pushing with the machine user's token so the project's CI runs
+    // on the agents' pushes (README, "The repository's CI on Forge's pushes").
+    const template = readFileSync(path.join(ROOT, "templates", "workflows", "forge-agent.yml"), "utf8");
+    const contextLine = "          context: ${{ inputs.context }}\n";
+    if (!template.includes(contextLine))
+      throw new Error("templates/workflows/forge-agent.yml has no `context:` input line to add github-token after");
+    const workflow = template.replace(
+      contextLine,
+      `${contextLine}          # A machine user's token: pushes with the job's GITHUB_TOKEN start no workflow, so CI would not run.\n          github-token: \${{ secrets.FORGE_PUSH_TOKEN }}\n`,
+    );
     const scriptedAgent = fileURLToPath(new URL("bin/forge-demo-agent.mjs", import.meta.url));
     const agentConfig =
       this.agent === "claude"
         ? "agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
+        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n# A task PR merges once the project's CI job \`check\` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
     // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
@@ -331,7 +368,7 @@ class DemoRun {
         ".github/forge.yml": config,
         ".forge/stages.yml": stagesYml,
       },
-      collaborators: { [PERSON]: "write" },
+      collaborators: { [PERSON]: "write", [PUSHER]: "write" },
     });
     sim.control.install(appId, DEMO_OWNER, [FULL]);
     // The installer's ruleset (README, "Protect the state branches"): only the App writes forge/*/_state.
@@ -366,14 +403,21 @@ class DemoRun {
       keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
       // The template says `uses: forge-dev/forge/action@v1`: served from this checkout's action/.
       localActions: { "forge-dev/forge/action": path.join(ROOT, "action") },
-      secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy" } },
+      secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy", FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
       env,
     }));
+    // The project's CI (push, pull_request) has runners of its own, as on GitHub: its runs on every
+    // push of the agents do not hold up the agents' jobs.
+    const ciExecutor = (this.services.ciExecutor = createSimExecutor({
+      concurrency: 2,
+      workspaceRoot: path.join(scratch, "runners"),
+      keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
+    }));
     sim.onWorkflowDispatch((d) => {
-      // The project's CI (push, pull_request) runs in the same runners; only dispatches are Forge's jobs.
+      // Only dispatches are Forge's jobs.
       if (d.event !== "workflow_dispatch") {
         this.jobs.ci++;
-        return executor.handler(d);
+        return ciExecutor.handler(d);
       }
       const taskId = d.inputs.task_id ?? "";
       this.jobs.action++;
@@ -428,6 +472,14 @@ class DemoRun {
       const j = this.journal;
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
       if (j) await raiseBudgets(user, j, this.raised, (line) => this.view.aside(`${PERSON} ${line}`));
+      if (j && this.agent === "scripted") {
+        this.reviewer ??= new DemoReviewer(
+          user,
+          (line) => this.view.aside(`${PERSON} ${line}`),
+          (line) => void this.problems.push(line),
+        );
+        await this.reviewer.onJournal(j).catch((e: unknown) => void this.problems.push(`the demo's review: ${(e as Error).message}`));
+      }
       const held = j?.tasks.filter((t) => t.hold === "exhausted" || t.hold === "fatal" || t.hold === "human");
       if (this.stuck || held?.length) {
         this.problems.push(
@@ -475,6 +527,18 @@ class DemoRun {
       if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
       if (outcome.finalPr === undefined) problems.push("no final PR");
     }
+    const feedback = await readFeedback(user, j, this.reviewer?.review);
+    if (this.agent === "scripted" && j) {
+      // The feedback loop the demo shows: a review answered on the same PR, then approved; a red CI fixed.
+      const { review, ciFix } = feedback;
+      if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
+      else {
+        if (review.iteration < 1) problems.push(`the review of ${REVIEWED_TASK} started no revision`);
+        if (!review.reply) problems.push(`no reply in the review comment's thread on #${review.pr}`);
+        if (review.approvalId === undefined) problems.push(`the demo's person did not approve ${REVIEWED_TASK}'s revision`);
+      }
+      if (!ciFix) problems.push(`${CI_FIX_TASK}'s failing CI started no fix revision`);
+    }
     if (testsOnIntegration && !testsOnIntegration.ok)
       notes.push(
         testsOnIntegration.pass + testsOnIntegration.fail === 0
@@ -500,6 +564,7 @@ class DemoRun {
       ...(testsOnIntegration ? { testsOnIntegration } : {}),
       notes,
       jobs: this.jobs,
+      feedback,
       schemaViolations: sim.violations.length,
     };
     await writeReport(
@@ -511,10 +576,11 @@ class DemoRun {
   }
 
   private async close(): Promise<void> {
-    const { app, sim, executor, model } = this.services;
+    const { app, sim, executor, ciExecutor, model } = this.services;
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
+    ciExecutor?.dispose();
     await model?.close().catch(() => undefined);
     if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${this.scratch}\n`);
     else rmSync(this.scratch, { recursive: true, force: true });
