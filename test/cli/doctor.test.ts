@@ -168,6 +168,8 @@ describe("forge doctor", () => {
         /^permissions missing: actions: write \(has none\), checks: write \(has none\), contents: write \(has read\)/,
       );
       expect(app.detail).toMatch(/events missing: pull_request, pull_request_review, workflow_run/);
+      // Commit statuses (Jenkins, CircleCI) are red CI too: the App must receive them.
+      expect(app.detail).toMatch(/events missing: [^\n]*\bcheck_suite, status\b/);
       expect(app.fix).toMatch(/accept the new permissions/);
     } finally {
       rmSync(liteDir, { recursive: true, force: true });
