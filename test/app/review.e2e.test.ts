@@ -95,6 +95,10 @@ describe("revisions", () => {
     const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
     await h.app.forge.idle();
     const mine = calls.filter((c) => c.start >= t0);
+    const runnerCalls = h.runner.calls.get(`${revised.runId}/a/1+1`) ?? [];
+    console.log(
+      `one review iteration, runner side: ${runnerCalls.length} REST calls (content-creating ${runnerCalls.filter((c) => isContentCreating(c.route)).length}): ${runnerCalls.map((c) => c.route.replace(/\/repos\/[^/]+\/[^/]+/, "")).join(", ")}`,
+    );
     console.log(
       `one review iteration on the local GitHub: review submitted → answering push ${(pushedAt - t0).toFixed(0)} ms; ` +
         `App API calls ${mine.length} (content-creating ${mine.filter((c) => isContentCreating(c.route)).length}): ${mine.map((c) => c.route.replace(/\/repos\/[^/]+\/[^/]+/, "")).join(", ")}`,

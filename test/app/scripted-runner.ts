@@ -5,6 +5,7 @@
  * Forge's trailers. What each attempt does comes from a script, so App tests can drive every path.
  */
 import { Octokit } from "@octokit/rest";
+import { instrument, newCallStats, type RequestTiming } from "../../src/github/instrument.js";
 import { stringify } from "yaml";
 import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
@@ -43,6 +44,8 @@ export interface ScriptedRunner {
   runIds: Map<string, number>;
   /** The inputs of each dispatch, by `runId/taskId/attempt`. */
   inputs: Map<string, Record<string, string>>;
+  /** Every REST call the runner made, by `runId/taskId/attempt[+iteration]` (git over HTTP not included). */
+  calls: Map<string, RequestTiming[]>;
   /** Wait for every started job to finish. */
   idle(): Promise<void>;
 }
@@ -67,6 +70,7 @@ export function scriptedRunner(
   const runIds = new Map<string, number>();
   const inputs = new Map<string, Record<string, string>>();
   const jobs = new Set<Promise<void>>();
+  const calls = new Map<string, RequestTiming[]>();
   const handler: DispatchHandler = (d) => {
     if (!isAgentDispatch(d)) return others?.(d);
     const runId = d.inputs.run_id ?? "";
@@ -78,11 +82,15 @@ export function scriptedRunner(
     dispatched.push(key);
     runIds.set(key, d.run.id);
     inputs.set(key, { ...d.inputs });
-    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration), token).catch((e: unknown) => {
-      d.log("agent", `runner error: ${(e as Error).stack}`);
-      d.completeJob("agent", "failure");
-      d.complete();
-    });
+    const mine: RequestTiming[] = [];
+    calls.set(key, mine);
+    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration), token, (c) => mine.push(c)).catch(
+      (e: unknown) => {
+        d.log("agent", `runner error: ${(e as Error).stack}`);
+        d.completeJob("agent", "failure");
+        d.complete();
+      },
+    );
     jobs.add(job);
     void job.finally(() => jobs.delete(job));
   };
@@ -91,6 +99,7 @@ export function scriptedRunner(
     dispatched,
     runIds,
     inputs,
+    calls,
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
     },
@@ -105,11 +114,13 @@ async function runJob(
   iteration: number,
   script: Script,
   token?: () => string,
+  onRequest?: (c: RequestTiming) => void,
 ): Promise<void> {
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo] = [d.repo.owner.login, d.repo.name];
   const gh = new Octokit({ baseUrl: d.apiUrl, auth: token?.() ?? d.token("agent") });
+  if (onRequest) instrument(gh as never, newCallStats(), onRequest);
   const branch = d.ref.replace(/^refs\/heads\//, "");
   if (script.kind === "lost") {
     d.completeJob("agent", "failure");
