@@ -16,6 +16,7 @@
 import { decide, startRun, type Decision, type NewRun } from "../core/decide.js";
 import type { Effect } from "../core/effects.js";
 import type { LeafInput } from "../core/inputs.js";
+import type { Journal } from "../core/journal.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
@@ -319,7 +320,7 @@ export class Engine {
         this.#cache.set(runId, { ...loaded, state: next });
         // Only a journal that changed is worth a write (a tick that found nothing to do is not).
         // `decide` always returns a copy, so the comparison is by content.
-        if (state !== loaded.state || JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
+        if (state !== loaded.state || !journalUnchanged(state.journal, d.journal)) this.#dirty.add(runId);
         return d;
       }
       try {
@@ -629,6 +630,11 @@ export class Engine {
     this.#prefetched.clear();
     this.#dirty.clear();
   }
+}
+
+/** Whether a decision left the journal as it was (by content: `decide` always returns a copy). */
+export function journalUnchanged(before: Journal, after: Journal): boolean {
+  return JSON.stringify(after) === JSON.stringify(before);
 }
 
 function commitMessage(runId: string, d: Decision): string {
