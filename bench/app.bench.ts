@@ -389,6 +389,23 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
       atCap: wCap / span,
       readyWithFreeSlot: wIdle / span,
     };
+    if (!json) {
+      // The App's calls per task by route (ids, shas, part hashes and task branches folded), and content-creating ones.
+      const routes = new Map<string, number>();
+      for (const [route, n] of Object.entries(stats.byRoute)) {
+        const r = route
+          .replace(/[0-9a-f]{40,64}/g, "{sha}")
+          .replace(/\/\d+(?=\/|$)/g, "/{n}")
+          .replace(/forge(%2F|\/)[^/]+?(%2F|\/)t\d+(%2F|\/)\d+/g, "{task branch}")
+          .replace(/t\d{5}/g, "{task}");
+        routes.set(r, (routes.get(r) ?? 0) + n);
+      }
+      const per = (n: number) => (n / j.tasks.length).toFixed(2);
+      console.error(
+        `  ${label}: App calls per task ${per(stats.reads + stats.writes)} (reads ${per(stats.reads)}, writes ${per(stats.writes)}, content-creating ${per(stats.contentCreating)})`,
+      );
+      for (const [r, n] of [...routes].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.error(`    ${per(n)}  ${r}`);
+    }
     if (!json)
       console.error(
         `  ${label}: makespan ${(span / 1000).toFixed(2)} s (${j.tasks.length} tasks, ${trace.decisions} decisions, ${trace.journalWrites} journal writes, ${trace.casConflicts} lost CAS; load ${loadavg()

@@ -17,6 +17,7 @@ import { decide, startRun, type Decision, type NewRun } from "../core/decide.js"
 import type { Effect } from "../core/effects.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
+import { sameJson } from "../core/same-json.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
@@ -632,9 +633,12 @@ export class Engine {
   }
 }
 
-/** Whether a decision left the journal as it was (by content: `decide` always returns a copy). */
+/**
+ * Whether a decision left the journal as it was. By content — `decide` always returns a copy — but
+ * without serialising it: the copy shares every task it did not change, so this costs what changed.
+ */
 export function journalUnchanged(before: Journal, after: Journal): boolean {
-  return JSON.stringify(after) === JSON.stringify(before);
+  return sameJson(before, after);
 }
 
 function commitMessage(runId: string, d: Decision): string {

@@ -4,7 +4,16 @@
  */
 import { stringify } from "yaml";
 import type { Journal } from "../core/journal.js";
-import { fitsMermaid, mermaidEdgeCount, renderMermaid, renderWaveSummary, summarizeByWave } from "../core/render/mermaid.js";
+import {
+  fitsMermaid,
+  mermaidEdgeCount,
+  renderMermaid,
+  renderWaveSummary,
+  summarizeByWave,
+  SUMMARY_MAX_GROUPS,
+  waves,
+} from "../core/render/mermaid.js";
+import type { PlanNode, TaskState } from "../core/journal.js";
 import type { TaskStatus } from "../core/schemas/common.js";
 import { planDir, stateBranch } from "../core/layout.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
@@ -182,17 +191,32 @@ function fitLines(lines: readonly string[], budget: number, more: (n: number) =>
 }
 
 /**
+ * What the chart needs of the plan alone — its edge count and each node's wave — kept per nodes
+ * array: a decision shares the plan's nodes with the journal before it (an amended plan is a new
+ * array), so a tracker update costs the statuses, not the DAG's walk. A journal read anew is a new
+ * array, computed again once.
+ */
+const shapes = new WeakMap<readonly PlanNode[], { edges: number; wave?: number[] }>();
+function planShape(nodes: readonly PlanNode[]): { edges: number; wave?: number[] } {
+  let shape = shapes.get(nodes);
+  if (!shape) shapes.set(nodes, (shape = { edges: mermaidEdgeCount(nodes) }));
+  return shape;
+}
+
+/**
  * The tracker's chart: the DAG node by node while Mermaid can draw it (GitHub uses Mermaid's
  * default limits, past which it shows an error instead of the chart), else summarised by wave.
  */
 function trackerChart(journal: Journal, statuses: ReadonlyMap<string, TaskStatus>): string[] {
   const nodes = journal.plan.nodes;
-  const edges = mermaidEdgeCount(nodes);
+  const shape = planShape(nodes);
+  const edges = shape.edges;
   if (fitsMermaid("", edges)) {
     const full = renderMermaid(nodes, statuses, { titles: false });
     if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
   }
-  const groups = summarizeByWave(nodes, statuses);
+  shape.wave ??= waves(nodes);
+  const groups = summarizeByWave(nodes, statuses, SUMMARY_MAX_GROUPS, shape.wave);
   return [
     "```mermaid",
     renderWaveSummary(groups),
@@ -213,18 +237,21 @@ const TABLE_FIRST: readonly TaskStatus[] = ["FAILED", "STALE", "RUNNING", "MERGE
  */
 function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, budget: number): string {
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
-  const rows = journal.tasks.map((t, i) => taskRow(journal, facts, repo, i));
-  const all = [...header, ...rows].join("\n");
-  if (all.length <= budget) return all;
-  const rank = new Map(TABLE_FIRST.map((s, k) => [s, k]));
-  const order = journal.tasks
-    .map((_, i) => i)
-    .sort((a, b) => rank.get(journal.tasks[a]!.status)! - rank.get(journal.tasks[b]!.status)! || a - b);
+  // Rows are rendered as far as they are needed: a big plan's table never shows them all.
+  const rows: string[] = [];
+  const row = (i: number) => (rows[i] ??= taskRow(journal, facts, repo, i));
+  let length = header.join("\n").length;
+  for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
+  if (length <= budget) return [...header, ...rows].join("\n");
+  // By `TABLE_FIRST`, plan order within a status.
+  const byStatus = new Map<TaskStatus, number[]>(TABLE_FIRST.map((s) => [s, []]));
+  journal.tasks.forEach((t, i) => byStatus.get(t.status)!.push(i));
+  const order = [...byStatus.values()].flat();
   // Room for the note below the table (a few hundred characters at most).
   let used = header.join("\n").length + 400;
   const shown: number[] = [];
   for (const i of order) {
-    used += rows[i]!.length + 1;
+    used += row(i).length + 1;
     if (used > budget) break;
     shown.push(i);
   }
@@ -238,14 +265,30 @@ function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; rep
     `_${shown.length.toLocaleString("en-US")} of ${total} tasks shown — failed, stale and running first, merged last; not shown: ${rest}._`,
     "",
     ...header,
-    ...shown.map((i) => rows[i]!),
+    ...shown.map(row),
   ].join("\n");
 }
+
+/**
+ * Rows already rendered, per task state object: a decision replaces the task states it changes and
+ * shares the others, so an update renders only the rows of tasks that changed (a row is a function
+ * of the task, its node, its check run and the repository, all checked before a row is reused).
+ */
+const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefined; repo: string; row: string }>();
 
 function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, i: number): string {
   const t = journal.tasks[i]!;
   const node = journal.plan.nodes[i]!;
   const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const where = `${repo.owner}/${repo.repo}`;
+  const hit = rowCache.get(t);
+  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
+  const row = renderRow(t, node, check, repo);
+  rowCache.set(t, { node, check, repo: where, row });
+  return row;
+}
+
+function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
   const notes = [
     t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
     t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",

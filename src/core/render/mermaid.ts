@@ -179,8 +179,9 @@ export function summarizeByWave(
   nodes: readonly MermaidNode[],
   statuses: ReadonlyMap<string, TaskStatus>,
   maxGroups = SUMMARY_MAX_GROUPS,
+  /** `waves(nodes)`, when the caller keeps it (it depends on the plan alone). */
+  wave: readonly number[] = waves(nodes),
 ): SummaryGroup[] {
-  const wave = waves(nodes);
   const deepest = Math.max(0, ...wave);
   const band = Math.max(1, Math.ceil(deepest / maxGroups));
   const groups: SummaryGroup[] = [];
