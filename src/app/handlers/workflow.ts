@@ -87,15 +87,11 @@ export async function onWorkflowJob(ctx: AppContext, context: Context<"workflow_
   const ref = job.head_branch ? await ctx.attemptOf(rt, job.head_branch) : undefined;
   if (!ref) return;
   const journal = (await rt.engine.state(ref.runId))?.state.journal;
-  // A job event names its run but not the run's workflow file or event: once the attempt's run is
-  // known the run id settles it; before, the run is read from GitHub.
+  // A job event names its run but not the run's workflow file or event: only once the attempt's run
+  // is known (the dispatch's answer, or its `workflow_run`) does the run id settle it. Before, the
+  // job is left alone: its `workflow_run` in_progress tells the same, with what it takes to check
+  // it in the payload — reading the run from GitHub cost a call for most tasks of a busy run.
   const recorded = recordedRunId(journal, ref);
-  if (recorded !== undefined && recorded !== job.run_id) return;
-  if (recorded === undefined) {
-    const run = await rt.port.getWorkflowRun(job.run_id);
-    if (!run) return;
-    const facts: JobRunFacts = { id: run.id, path: run.path, event: run.event, headRepositoryId: run.headRepositoryId };
-    if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) return;
-  }
+  if (recorded === undefined || recorded !== job.run_id) return;
   await ctx.apply(rt, ref.runId, [{ kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: job.run_id }]);
 }

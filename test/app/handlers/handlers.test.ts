@@ -895,7 +895,7 @@ describe("workflow_job", () => {
     gh.verify();
   });
 
-  it("in_progress before the attempt's run id is known: the run is read from GitHub, and only the agent workflow's dispatched run counts", async () => {
+  it("in_progress before the attempt's run id is known: the job is left alone, without a call (its workflow_run tells, with what it takes to check it)", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] });
     delete taskOf(before.journal, "a").workflowRunId;
@@ -904,18 +904,6 @@ describe("workflow_job", () => {
     gh.repo();
     gh.config("main");
     gh.journal(before);
-    const run = (id: number, path: string, event: string) =>
-      gh.reply(`GET ${R}/actions/runs/${id}`, 200, {
-        id,
-        path,
-        event,
-        head_branch: branchOf("a", 1),
-        head_sha: WORK,
-        status: "in_progress",
-        conclusion: null,
-        created_at: "2026-11-22T08:59:00Z",
-        head_repository: repository(),
-      });
     const jobOf = (runId: number) => {
       const d = jobInProgress();
       (d.payload as { workflow_job: { run_id: number; id: number } }).workflow_job.run_id = runId;
@@ -924,23 +912,13 @@ describe("workflow_job", () => {
     };
     const engine = () => app.forge.runtimes.get("acme/widgets")!.engine;
 
-    // The repository's CI, on the task's branch: not the attempt's job.
-    const ci = run(7001, ".github/workflows/ci.yml", "push");
+    // The repository's CI on the task's branch, or the agent's own job: neither is read nor counted yet.
     await app.receive(jobOf(7001));
-    expect(ci.call).toBeDefined();
+    await app.receive(jobOf(5001));
+    expect(gh.routes().filter((r) => r.includes("/actions/runs/"))).toEqual([]);
     const after = taskOf((await engine().state(before.journal.runId))!.state.journal, "a");
     expect(after.workflowRunId).toBeUndefined();
     expect(after.startedAt).toBeUndefined();
-
-    // The agent workflow's dispatched run: the attempt's job.
-    const own = run(5001, ".github/workflows/forge-agent.yml", "workflow_dispatch");
-    await app.receive(jobOf(5001));
-    expect(own.call).toBeDefined();
-    expect(taskOf((await engine().state(before.journal.runId))!.state.journal, "a")).toMatchObject({
-      status: "RUNNING",
-      startedAt: "2026-11-22T09:00:00.000Z",
-      workflowRunId: 5001,
-    });
     gh.verify();
   });
 
