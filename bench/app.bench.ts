@@ -392,8 +392,11 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
     if (!json) {
       // The App's calls per task by route (ids, shas, part hashes and task branches folded), and content-creating ones.
       const routes = new Map<string, number>();
-      for (const [route, n] of Object.entries(stats.byRoute)) {
+      for (const { route } of requests) {
+        const n = 1;
         const r = route
+          .replace(/(gen-\d+-\d+-\d+|chain)-[0-9a-f]{7}/g, "{run}")
+          .replace(/\/contents\/[^?]*\/(t\d{5})\/\d+\//, "/contents/{result of a task}/")
           .replace(/[0-9a-f]{40,64}/g, "{sha}")
           .replace(/\/\d+(?=\/|$)/g, "/{n}")
           .replace(/forge(%2F|\/)[^/]+?(%2F|\/)t\d+(%2F|\/)\d+/g, "{task branch}")

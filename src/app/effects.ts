@@ -71,8 +71,18 @@ function task(ctx: EffectContext, taskId: string): TaskState | undefined {
 /** How soon a merge that lost a race with another merge into the same base is tried again. */
 export const MERGE_RETRY_MS = 300;
 
-/** Minimum seconds between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
+/** Minimum time between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
 export const TRACKER_DEBOUNCE_MS = 5_000;
+/** The longest a big plan's tracker waits between two writes. */
+export const TRACKER_DEBOUNCE_MAX_MS = 60_000;
+
+/**
+ * The wait between two writes of the tracker of a run of `tasks` tasks: 5 s up to 100 tasks, then
+ * 50 ms a task, at most a minute. A big plan's tracker changes with every task (several times a
+ * second at 1,000 tasks), and written every 5 s it cost 0.4 calls a task; a person reading the
+ * tracker of 1,000 tasks needs its progress, not each task's second. The final update is not held.
+ */
+export const trackerDebounceMs = (tasks: number) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
 
 type EffectOf<K extends Effect["kind"]> = Extract<Effect, { kind: K }>;
 
@@ -320,8 +330,9 @@ async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectCont
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < TRACKER_DEBOUNCE_MS)
-    return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
+  const wait = trackerDebounceMs(ctx.journal.tasks.length);
+  if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < wait)
+    return { kind: "later", reason: "debounced", retryInMs: wait - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { BODY_LIMIT, FINAL_TABLE_ROWS, renderFinalPr, renderTracker } from "../../src/app/render.js";
+import { trackerDebounceMs } from "../../src/app/effects.js";
 import type { RunFacts } from "../../src/app/run-store.js";
 import { startRun } from "../../src/core/decide.js";
 import type { PlanNodeInput } from "../../src/core/inputs.js";
@@ -288,5 +289,15 @@ describe("the final PR of a big plan", () => {
     expect(rows.every((r) => / \| [234] \| [^|]* \| #\d+ \|$/.test(r))).toBe(true);
     expect(rows[0]).toMatch(/\| 4 \|/);
     expect(body).not.toContain("(cut)");
+  });
+});
+
+describe("the tracker's debounce", () => {
+  it("is 5 s up to 100 tasks, then 50 ms a task, at most a minute", () => {
+    expect(trackerDebounceMs(1)).toBe(5_000);
+    expect(trackerDebounceMs(100)).toBe(5_000);
+    expect(trackerDebounceMs(300)).toBe(15_000);
+    expect(trackerDebounceMs(1_000)).toBe(50_000);
+    expect(trackerDebounceMs(10_000)).toBe(60_000);
   });
 });
