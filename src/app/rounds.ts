@@ -32,7 +32,11 @@ export function mergePatches(earlier: FactsPatch, later: FactsPatch): FactsPatch
 /** `facts` with `learned` added (a new object when anything changes; `facts` itself is never written). */
 export function withFacts(facts: RunFacts, learned: FactsPatch): RunFacts {
   if (Object.keys(learned).length === 0) return facts;
-  return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns } };
+  // The check runs are copied only when some are new: a big run has thousands (and the journal's
+  // split compares them again only when their object changed).
+  const checkRuns =
+    learned.checkRuns && Object.keys(learned.checkRuns).length ? { ...facts.checkRuns, ...learned.checkRuns } : facts.checkRuns;
+  return { ...facts, ...learned, checkRuns };
 }
 
 /** Two rounds' outcomes taken in one turn. */

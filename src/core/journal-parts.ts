@@ -113,6 +113,55 @@ function indexOf(nodes: readonly PlanNode[], base: PartsBase | undefined): Map<s
   return new Map(nodes.map((n, i) => [n.id, i]));
 }
 
+/**
+ * A run's check runs grouped by node (and the follow-ups', which belong to none), in their order, per
+ * check-runs object: the facts are never written in place (a new check run makes a new object), so
+ * a write that learned none finds its grouping here instead of walking them all.
+ */
+interface CheckRunGroups {
+  index: Map<string, number>;
+  byNode: Map<number, number[]>;
+  orphans: number[];
+  entries: [string, number][];
+}
+const groupsOf = new WeakMap<Record<string, number>, CheckRunGroups>();
+function checkRunGroups(checkRuns: Record<string, number>, index: Map<string, number>): CheckRunGroups {
+  const hit = groupsOf.get(checkRuns);
+  if (hit && hit.index === index) return hit;
+  const entries = Object.entries(checkRuns);
+  const byNode = new Map<number, number[]>();
+  const orphans: number[] = [];
+  entries.forEach(([key], k) => {
+    const i = keyTask(key, index);
+    if (i === undefined) orphans.push(k);
+    else {
+      const list = byNode.get(i);
+      if (list) list.push(k);
+      else byNode.set(i, [k]);
+    }
+  });
+  const groups = { index, byNode, orphans, entries };
+  groupsOf.set(checkRuns, groups);
+  return groups;
+}
+
+/** The check runs of the nodes `live` (indexes) and the follow-ups', in the check runs' order. */
+function liveCheckRuns(whole: Whole, index: Map<string, number>, live: readonly number[]): Record<string, number> {
+  const g = checkRunGroups(whole.checkRuns, index);
+  const picked = [...g.orphans];
+  for (const i of live) picked.push(...(g.byNode.get(i) ?? []));
+  picked.sort((a, b) => a - b);
+  const out: Record<string, number> = {};
+  for (const k of picked) out[g.entries[k]![0]] = g.entries[k]![1];
+  return out;
+}
+
+/**
+ * The nodes whose check runs differ from those the parts hold, per base and check-runs object: both
+ * are never changed once made, so the answer holds for as long as neither changes.
+ */
+const checkRunsChanged = new WeakMap<PartsBase, { checkRuns: Record<string, number>; changed: number[] }>();
+
 /** The indexes whose node, task or check runs differ from what their parts hold. */
 function changedSince(whole: Whole, base: PartsBase | undefined, index: Map<string, number>): Set<number> {
   const changed = new Set<number>();
@@ -128,10 +177,18 @@ function changedSince(whole: Whole, base: PartsBase | undefined, index: Map<stri
       base.tasks[i] = task;
     }
   }
+  const known = base && checkRunsChanged.get(base);
+  if (known && known.checkRuns === whole.checkRuns) {
+    for (const i of known.changed) changed.add(i);
+    return changed;
+  }
+  const byCheckRuns: number[] = [];
   for (const [key, id] of Object.entries(whole.checkRuns)) {
     const i = keyTask(key, index);
-    if (i !== undefined && base?.checkRuns[key] !== id) changed.add(i);
+    if (i !== undefined && base?.checkRuns[key] !== id) byCheckRuns.push(i);
   }
+  if (base) checkRunsChanged.set(base, { checkRuns: whole.checkRuns, changed: byCheckRuns });
+  for (const i of byCheckRuns) changed.add(i);
   return changed;
 }
 
@@ -228,11 +285,10 @@ export function splitRun(
     next = base!;
     live = [...changed];
   }
-  for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
+  for (let i = 0; i < whole.tasks.length; i++) if (whole.tasks[i]!.status === "RUNNING") live.push(i);
   live = [...new Set(live)].sort((a, b) => a - b);
-  const liveSet = new Set(live);
   // The live nodes' check runs, and the follow-ups' (they belong to no part).
-  const checkRuns = checkRunsWhere(whole, index, (i) => i === undefined || liveSet.has(i));
+  const checkRuns = liveCheckRuns(whole, index, live);
   return {
     live: { nodes: live.map((i) => whole.nodes[i]!), tasks: live.map((i) => whole.tasks[i]!), checkRuns },
     split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
