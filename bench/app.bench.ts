@@ -397,6 +397,7 @@ async function traceRun(files: Record<string, string>, label: string, seed: numb
         const r = route
           .replace(/(gen-\d+-\d+-\d+|chain)-[0-9a-f]{7}/g, "{run}")
           .replace(/\/contents\/[^?]*\/(t\d{5})\/\d+\//, "/contents/{result of a task}/")
+          .replace(/tasks%2F[^/?]+\.md/, "tasks%2F{task}.md")
           .replace(/[0-9a-f]{40,64}/g, "{sha}")
           .replace(/\/\d+(?=\/|$)/g, "/{n}")
           .replace(/forge(%2F|\/)[^/]+?(%2F|\/)t\d+(%2F|\/)\d+/g, "{task branch}")

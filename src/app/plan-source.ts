@@ -20,32 +20,42 @@ export async function readConfig(port: GitHubPort, ref: string): Promise<ConfigR
   return parseConfigText(file?.content);
 }
 
+/** Files of a plan past which they are read in batches (`GitHubPort.readFiles`). */
+export const BATCH_READ_FROM = 20;
+
 /** Every file of `.forge/plans/<planId>/` validation needs, read at `ref`. */
 export async function readPlanSourceFromGitHub(port: GitHubPort, planId: string, ref: string): Promise<PlanSource> {
   const root = planDir(planId);
   const files = new Map<string, string>();
   const dirs = new Set<string>();
   const unreadable: PlanSource["unreadable"] = [];
-  const read = async (rel: string) => {
-    const f = await port.readFile(`${root}/${rel}`, ref);
-    if (f) files.set(rel, f.content);
-    else unreadable.push({ file: rel, message: "cannot be read" });
-  };
+  const wanted: string[] = [];
   const top = await port.listDirectory(root, ref);
-  const reads: Promise<void>[] = [];
   for (const entry of top) {
-    if (entry.type === "file" && (entry.name === "plan.md" || entry.name === "dag.json")) reads.push(read(entry.name));
+    if (entry.type === "file" && (entry.name === "plan.md" || entry.name === "dag.json")) wanted.push(entry.name);
     else if (entry.type === "dir" && (entry.name === "tasks" || entry.name === "overlays" || entry.name === "specs")) {
       dirs.add(entry.name);
       for (const inner of await port.listDirectory(`${root}/${entry.name}`, ref)) {
         const rel = `${entry.name}/${inner.name}`;
         if (inner.type === "dir") dirs.add(rel);
-        else if (entry.name !== "specs" && inner.name.endsWith(".md")) reads.push(read(rel));
+        else if (entry.name !== "specs" && inner.name.endsWith(".md")) wanted.push(rel);
         else files.set(rel, "");
       }
     }
   }
-  await Promise.all(reads);
+  const got = (rel: string, f: { content: string } | null | undefined) => {
+    if (f) files.set(rel, f.content);
+    else unreadable.push({ file: rel, message: "cannot be read" });
+  };
+  // A big plan's files in a few queries (100 a query) rather than a call each: a 1,000-task plan
+  // cost 1,000 reads, one per task. A small one is read file by file.
+  if (port.readFiles && wanted.length > BATCH_READ_FROM) {
+    const read = await port.readFiles(
+      wanted.map((rel) => `${root}/${rel}`),
+      ref,
+    );
+    for (const rel of wanted) got(rel, read.get(`${root}/${rel}`));
+  } else await Promise.all(wanted.map(async (rel) => got(rel, await port.readFile(`${root}/${rel}`, ref))));
   return { planId, files, dirs, unreadable };
 }
 

@@ -152,6 +152,9 @@ function checkBody(f: Partial<CheckRunFields>) {
   };
 }
 
+/** Files `readFiles` asks GitHub's GraphQL for in one query. */
+export const READ_FILES_BATCH = 100;
+
 export class OctokitPort implements GitHubPort {
   readonly #octokit: Octokit;
   #repositoryInfo: { defaultBranch: string; id: number } | undefined;
@@ -282,6 +285,32 @@ export class OctokitPort implements GitHubPort {
       if (statusOf(e) === 404) return null;
       throw wrap("repos.getContent", e);
     }
+  }
+
+  async readFiles(paths: readonly string[], ref: string): Promise<Map<string, FileAt | null>> {
+    const out = new Map<string, FileAt | null>();
+    for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
+      const batch = paths.slice(from, from + READ_FILES_BATCH);
+      const vars: Record<string, string> = { owner: this.owner, name: this.repo };
+      batch.forEach((path, k) => (vars[`e${k}`] = `${ref}:${path}`));
+      const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
+  repository(owner: $owner, name: $name) {
+${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
+  }
+}`;
+      type Blob = { __typename: string; oid?: string; text?: string | null; isBinary?: boolean; isTruncated?: boolean } | null;
+      const data = await this.#call("graphql repository.object", () =>
+        this.#octokit.graphql<{ repository: Record<string, Blob> }>(query, vars),
+      );
+      for (const [k, path] of batch.entries()) {
+        const o = data.repository[`f${k}`];
+        if (!o || o.__typename !== "Blob") out.set(path, null);
+        // A file GraphQL does not give whole (binary, or cut) is read through the contents API.
+        else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path, await this.readFile(path, ref));
+        else out.set(path, { content: o.text, blobSha: o.oid });
+      }
+    }
+    return out;
   }
 
   async listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir"; size: number }[]> {

@@ -120,6 +120,11 @@ export interface GitHubPort {
   commit(sha: string): Promise<{ sha: string; message: string; parents: string[] }>;
 
   readFile(path: string, ref: string): Promise<FileAt | null>;
+  /**
+   * Many files at `ref` in few calls (GraphQL, `READ_FILES_BATCH` a query), by path; null for one
+   * that is not there. Optional: a port without it is read file by file.
+   */
+  readFiles?(paths: readonly string[], ref: string): Promise<Map<string, FileAt | null>>;
   /** A directory's entries at `ref`; empty when it does not exist. */
   listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir"; size: number }[]>;
   /**

@@ -1,6 +1,7 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
 //   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
-//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) } ref(qualifiedName) defaultBranchRef }
+//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) } ref(qualifiedName) defaultBranchRef
+//                                     object(expression: "<rev>:<path>") { ... on Blob { oid text isBinary isTruncated byteSize } } }
 // Every document is parsed and validated against GitHub's own schema (@octokit/graphql-schema)
 // and executed by graphql-js, so the answer has exactly the requested shape. A field the simulator
 // does not model is an error naming it — never an invented null.
@@ -261,6 +262,33 @@ function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
       const full = qualifiedName.startsWith("refs/") ? qualifiedName : `refs/heads/${qualifiedName}`;
       const sha = (await git.listRefs(repo.gitDir, full)).get(full);
       return sha ? refObject(core, repo, full, sha) : null;
+    },
+    // A file (or folder) at `<rev>:<path>`, the rev a branch, tag or commit sha; null when there is none.
+    object: async ({ expression, oid }: { expression?: string; oid?: string }) => {
+      if (oid !== undefined || expression === undefined)
+        throw gqlError("object(oid:) is not modelled by the local GitHub", "NOT_SUPPORTED");
+      requireRepoPermission(ctx, repo, "contents", "read");
+      const colon = expression.indexOf(":");
+      if (colon < 0) throw gqlError("object(expression:) is modelled for `<rev>:<path>` only", "NOT_SUPPORTED");
+      const rev = expression.slice(0, colon);
+      const commit = /^[0-9a-f]{40}$/.test(rev)
+        ? rev
+        : ((await git.resolveRef(repo.gitDir, `refs/heads/${rev}`)) ?? (await git.resolveRef(repo.gitDir, `refs/tags/${rev}`)));
+      if (!commit) return null;
+      const entry = await git.entryAt(repo.gitDir, commit, expression.slice(colon + 1)).catch(() => undefined);
+      if (!entry) return null;
+      if (entry.type === "tree") return { __typename: "Tree", id: nodeId("Tree", entry.sha), oid: entry.sha };
+      const blob = await git.readBlob(repo.gitDir, entry.sha);
+      const isBinary = blob.includes(0);
+      return {
+        __typename: "Blob",
+        id: nodeId("Blob", entry.sha),
+        oid: entry.sha,
+        byteSize: blob.length,
+        isBinary,
+        isTruncated: false,
+        text: isBinary ? null : blob.toString("utf8"),
+      };
     },
     defaultBranchRef: async () => {
       const full = `refs/heads/${repo.defaultBranch}`;
