@@ -20,6 +20,7 @@ import {
   journalSplitSchema,
   JournalPartsError,
   partPath,
+  rememberWritten,
   splitRun,
   SPLIT_AT,
   type JournalLayer,
@@ -305,6 +306,7 @@ export class RunStore {
         if (!(e instanceof ConflictError)) throw e;
       }
     }
+    rememberWritten(this.#parts, s.write);
     const onDisk = {
       ...state,
       journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s.live.nodes }, tasks: s.live.tasks },

@@ -297,6 +297,22 @@ export function splitRun(
   };
 }
 
+/**
+ * Keep the parts and layers this process wrote in the reader's cache (by hash: they never change),
+ * so that a journal read again — after a lost compare-and-swap — does not read back what it wrote.
+ */
+export function rememberWritten(
+  cache: Map<string, JournalPart | JournalLayer>,
+  written: readonly { path: string; content: string }[],
+): void {
+  for (const w of written) {
+    const hash = sha256(w.content);
+    if (w.path !== partPath(hash)) continue;
+    if (cache.size > 2_000) cache.clear();
+    cache.set(hash, JSON.parse(w.content) as JournalPart | JournalLayer);
+  }
+}
+
 export class JournalPartsError extends Error {
   constructor(message: string) {
     super(message);
@@ -323,8 +339,10 @@ export async function joinRun(
     schema: S,
     what: string,
   ): Promise<z.infer<S>> {
+    // What the cache holds was checked when it was put there (read and parsed here, or written by
+    // this process: `rememberWritten`); only its kind is told apart (a layer names its nodes).
     const hit = cache?.get(hash);
-    if (hit && schema.safeParse(hit).success) return hit as z.infer<S>;
+    if (hit && "layer" in hit === (schema === journalLayerSchema)) return hit as z.infer<S>;
     const text = await readPart(hash);
     if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
     if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startRun } from "../../src/core/decide.js";
-import { joinRun, JournalPartsError, partPath, sha256, splitRun, type Whole } from "../../src/core/journal-parts.js";
+import { joinRun, JournalPartsError, partPath, rememberWritten, sha256, splitRun, type Whole } from "../../src/core/journal-parts.js";
 import type { TaskState } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { newRun } from "../helpers/world.js";
@@ -160,5 +160,35 @@ describe("a big run's journal in parts", () => {
     await joinRun(s.live, s.split, read, cache);
     await joinRun(s.live, s.split, read, cache);
     expect(reads).toBe(2);
+  });
+});
+
+describe("parts a process wrote", () => {
+  it("are not read back: a join finds them in the cache, and a cached part is never taken for a layer or the reverse", async () => {
+    const w = whole(1_000);
+    const s = splitRun(w, undefined, { partSize: 500 });
+    const tasks = w.tasks.slice();
+    for (let i = 600; i < 640; i++) tasks[i] = merged(tasks[i]!);
+    const fold = splitRun({ ...w, tasks }, s.base, { partSize: 500, liveMax: 20 });
+    const cache = new Map();
+    rememberWritten(cache, [...s.write, ...fold.write]);
+    expect(cache.size).toBe(3);
+    let reads = 0;
+    const joined = await joinRun(
+      fold.live,
+      fold.split,
+      async () => {
+        reads++;
+        return null;
+      },
+      cache,
+    );
+    expect(reads).toBe(0);
+    expect(joined.whole).toEqual({ ...w, tasks });
+    // A split naming a layer's hash as a part's (or the reverse) does not take the cached object for it.
+    const layer = fold.split.layers[0]!;
+    await expect(joinRun(fold.live, { ...fold.split, parts: [layer, fold.split.parts[1]!] }, async () => null, cache)).rejects.toThrow(
+      JournalPartsError,
+    );
   });
 });
