@@ -64,7 +64,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-YEDAYCAX.js";
+} from "./chunk-SN2ZKPUB.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -1848,6 +1848,7 @@ async function pushProgress(a, stage) {
   const head = await git.head();
   if (!await pushHead(a, head)) return;
   branchState.progressPushes++;
+  a.liveCheck.moveTo(head);
   a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
 }
 
@@ -2742,6 +2743,8 @@ var LiveCheck = class {
   of;
   intervalMs;
   #id;
+  /** The commit the current check run is on. */
+  #head;
   #off = false;
   #lastSent = -Infinity;
   #lastText = "";
@@ -2786,6 +2789,29 @@ var LiveCheck = class {
     const { title, summary: summary2 } = this.render();
     this.#send(async () => {
       this.#id = await gh.createCheckRun({ name: this.name, headSha, title, summary: summary2, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#head = headSha;
+      this.#lastText = summary2;
+    });
+  }
+  /**
+   * The branch's head moved (the work pushed after a stage, the record commit): GitHub shows a pull
+   * request the check runs of its head commit only, so the check run follows — the one left behind
+   * is completed (neutral, naming the commit it continues on) and a new one is made on `headSha`.
+   */
+  moveTo(headSha) {
+    if (this.#off) return;
+    const gh = this.a.github;
+    const { runId, taskId, attempt } = this.a.ids;
+    this.#send(async () => {
+      if (this.#id === void 0 || this.#head === headSha) return;
+      const { title, summary: summary2 } = this.render();
+      await gh.updateCheckRun(this.#id, {
+        title: `Continued on ${headSha.slice(0, 12)}`,
+        summary: `The branch moved to ${headSha}: this attempt's live progress continues on that commit's check run.`,
+        conclusion: "neutral"
+      });
+      this.#id = await gh.createCheckRun({ name: this.name, headSha, title, summary: summary2, externalId: `${runId}/${taskId}/${attempt}/live` });
+      this.#head = headSha;
       this.#lastText = summary2;
     });
   }
@@ -2804,6 +2830,7 @@ var LiveCheck = class {
     await this.#sending;
     if (this.#off || this.#id === void 0) return;
     const { runId, taskId, attempt } = this.a.ids;
+    this.moveTo(recordSha);
     const { summary: summary2 } = this.render();
     const link = `${this.a.input.serverUrl}/${this.a.input.repository}/blob/${recordSha}/${executionReportPath(runId, taskId, attempt)}`;
     this.#send(async () => {

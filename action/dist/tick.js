@@ -47,6 +47,7 @@ import {
   planCaptainId,
   planDir,
   planRunId,
+  rememberWritten,
   require_picomatch,
   resultPath,
   runBranchPrefix,
@@ -54,7 +55,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-YEDAYCAX.js";
+} from "./chunk-SN2ZKPUB.js";
 import {
   Octokit,
   RequestError,
@@ -15149,6 +15150,750 @@ var import_yaml2 = __toESM(require_dist(), 1);
 var textDecoder2 = new TextDecoder("utf-8", { fatal: false });
 var decode2 = textDecoder2.decode.bind(textDecoder2);
 
+// src/github/app-client.ts
+var import_bottleneck2 = __toESM(require_lib(), 1);
+
+// src/github/instrument.ts
+var CONTENT_CREATING = [
+  /^POST \/repos\/[^/]+\/[^/]+\/issues$/,
+  /^POST \/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/,
+  /^POST \/repos\/[^/]+\/[^/]+\/pulls$/,
+  /^PUT \/repos\/[^/]+\/[^/]+\/contents\//,
+  /^POST \/repos\/[^/]+\/[^/]+\/git\/commits$/,
+  /^POST \/repos\/[^/]+\/[^/]+\/merges$/,
+  /^PUT \/repos\/[^/]+\/[^/]+\/pulls\/\d+\/merge$/,
+  /^POST \/repos\/[^/]+\/[^/]+\/check-runs$/,
+  /reactions$/
+];
+function isGraphqlQuery(path2, o) {
+  const query = o.query;
+  return path2.endsWith("/graphql") && typeof query === "string" && !/^\s*mutation\b/.test(query);
+}
+var isContentCreating = (route) => CONTENT_CREATING.some((re) => re.test(route));
+function newCallStats() {
+  return { reads: 0, writes: 0, contentCreating: 0, byRoute: {} };
+}
+function pathOf(octokit, o) {
+  const parsed = octokit.request.endpoint.parse(o);
+  return {
+    method: parsed.method.toUpperCase(),
+    path: parsed.url.replace(/^https?:\/\/[^/]+/, "").replace(/^\/api\/v3/, "").split("?")[0]
+  };
+}
+function instrument(octokit, stats, onRequest) {
+  if (onRequest) {
+    octokit.hook.wrap("request", async (request2, o) => {
+      const { method, path: path2 } = pathOf(octokit, o);
+      const route = `${method} ${path2}`;
+      const start = performance.now();
+      let status;
+      try {
+        const res = await request2(o);
+        status = res.status;
+        return res;
+      } catch (e) {
+        status = e.status;
+        throw e;
+      } finally {
+        onRequest({ route, start, end: performance.now(), ...status !== void 0 ? { status } : {} });
+      }
+    });
+  }
+  octokit.hook.before("request", (o) => {
+    const { method, path: path2 } = pathOf(octokit, o);
+    const route = `${method} ${path2}`;
+    if (method === "GET" || isGraphqlQuery(path2, o)) stats.reads++;
+    else stats.writes++;
+    if (isContentCreating(route)) stats.contentCreating++;
+    const template = `${method} ${typeof o.url === "string" && o.url.includes("{") ? o.url : path2}`;
+    stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
+  });
+}
+
+// src/github/pacing.ts
+var GITHUB_PACE = { concurrent: 100, perMinute: 80, perHour: 500 };
+var MINUTE = 6e4;
+var HOUR = 36e5;
+var Pacer = class {
+  constructor(limits = GITHUB_PACE, now = Date.now) {
+    this.limits = limits;
+    this.now = now;
+  }
+  limits;
+  now;
+  #inFlight = 0;
+  #waiting = [];
+  #closed = false;
+  /** Start times of the content-creating requests of the last hour, oldest first. */
+  #created = [];
+  #timer;
+  /** Figures for benchmarks: the longest wait and how many requests waited. */
+  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+  /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
+  async run(creating, request2) {
+    const asked = this.now();
+    if (this.#closed) throw new PaceClosedError();
+    if (this.#waiting.length || !this.#free(creating)) {
+      await new Promise((go, refuse) => {
+        this.#waiting.push({ creating, go, refuse });
+        this.#pump();
+      });
+      this.stats.waited++;
+      this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, this.now() - asked);
+    } else this.#start(creating);
+    try {
+      return await request2();
+    } finally {
+      this.#inFlight--;
+      this.#pump();
+    }
+  }
+  /**
+   * The App is closing: requests still waiting for their turn are refused, not sent later by a
+   * process that is going away (their effects stay in the outbox for the next process); requests
+   * under way finish. Later requests are refused at once.
+   */
+  close() {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = void 0;
+    for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
+  }
+  /** When a content-creating request may start (now or later), by the minute and hour windows. */
+  #creatableAt() {
+    const now = this.now();
+    while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
+    let at = now;
+    const n2 = this.#created.length;
+    if (n2 >= this.limits.perHour) at = Math.max(at, this.#created[n2 - this.limits.perHour] + HOUR);
+    if (n2 >= this.limits.perMinute) at = Math.max(at, this.#created[n2 - this.limits.perMinute] + MINUTE);
+    return at;
+  }
+  #free(creating) {
+    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+  }
+  #start(creating) {
+    this.#inFlight++;
+    this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.#inFlight);
+    if (creating) this.#created.push(this.now());
+  }
+  /** Start the waiting requests in order while the bounds allow; wake up when the window opens. */
+  #pump() {
+    if (this.#closed) return;
+    while (this.#waiting.length && this.#free(this.#waiting[0].creating)) {
+      const next = this.#waiting.shift();
+      this.#start(next.creating);
+      next.go();
+    }
+    const head = this.#waiting[0];
+    if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = void 0;
+        this.#pump();
+      },
+      Math.max(1, this.#creatableAt() - this.now())
+    );
+  }
+};
+var PaceClosedError = class extends Error {
+  constructor() {
+    super("the App is closing: a request that waited for its turn under the pace was not sent");
+    this.name = "PaceClosedError";
+  }
+};
+
+// src/github/ci-checks.ts
+var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
+var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
+var isForges = (name) => name.startsWith("forge \xB7 ");
+async function readCiChecks(octokit, r, headSha, names) {
+  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
+  const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && (names.length === 0 || names.includes(st.context)));
+  const pending = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending") || names.some((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
+  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
+  const failing = [];
+  for (const c of failed.slice(0, CI_LIMITS.checks)) {
+    const annotations = c.output.annotations_count ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map(
+      (a) => cut(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation)
+    ) : [];
+    failing.push({
+      name: c.name,
+      conclusion: c.conclusion ?? "failure",
+      title: cut(c.output.title ?? "", 200),
+      summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
+      annotations,
+      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : ""
+    });
+  }
+  for (const st of statuses.filter((x) => x.state === "failure" || x.state === "error")) {
+    if (failing.length >= CI_LIMITS.checks) break;
+    failing.push({
+      name: cut(st.context, 200),
+      conclusion: st.state,
+      title: "",
+      summary: cut([st.description ?? "", st.target_url ? `Details: ${st.target_url}` : ""].filter(Boolean).join("\n"), CI_LIMITS.summary),
+      annotations: [],
+      log: ""
+    });
+  }
+  return { pending, failing };
+}
+async function jobLogTail(octokit, r, jobId) {
+  try {
+    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
+    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data).toString("utf8");
+    return cut(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
+  } catch {
+    return "";
+  }
+}
+
+// src/github/port.ts
+var GitHubError = class extends Error {
+  constructor(message, status, operation, options2) {
+    super(message, options2);
+    this.status = status;
+    this.operation = operation;
+    this.name = "GitHubError";
+  }
+  status;
+  operation;
+};
+var ConflictError = class extends GitHubError {
+  constructor(operation, message = "the ref moved since it was read") {
+    super(message, 409, operation);
+    this.name = "ConflictError";
+  }
+};
+
+// src/github/octokit-port.ts
+function statusOf(e) {
+  return e?.status;
+}
+function wrap(operation, e) {
+  if (e instanceof GitHubError) return e;
+  const status = statusOf(e) ?? 0;
+  const message = e?.response?.data?.message ?? e?.message ?? String(e);
+  return new GitHubError(`${operation}: ${status} ${message}`, status, operation, { cause: e });
+}
+function pull(data) {
+  const merged = data.merged ?? data.merged_at != null;
+  return {
+    number: data.number,
+    state: data.state === "open" ? "open" : "closed",
+    merged,
+    ...merged && data.merge_commit_sha ? { mergeSha: data.merge_commit_sha } : {},
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    baseRef: data.base.ref,
+    draft: data.draft ?? false,
+    // GitHub gives a null head repository when the fork was deleted: not this repository either.
+    fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
+  };
+}
+var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      number
+      state
+      merged
+      mergeCommit { oid }
+      headRefName
+      headRefOid
+      baseRefName
+      isDraft
+      isCrossRepository
+      headRepository { id }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+    }
+  }
+}`;
+function runInfo(r) {
+  return {
+    id: r.id,
+    headBranch: r.head_branch ?? "",
+    status: r.status ?? "",
+    conclusion: r.conclusion ?? null,
+    createdAt: r.created_at,
+    event: r.event,
+    path: r.path,
+    headRepositoryId: r.head_repository?.id ?? null
+  };
+}
+function checkBody(f) {
+  return {
+    ...f.name !== void 0 ? { name: f.name } : {},
+    ...f.headSha !== void 0 ? { head_sha: f.headSha } : {},
+    ...f.status !== void 0 ? { status: f.status } : {},
+    ...f.conclusion !== void 0 ? { conclusion: f.conclusion } : {},
+    ...f.detailsUrl !== void 0 ? { details_url: f.detailsUrl } : {},
+    ...f.externalId !== void 0 ? { external_id: f.externalId } : {},
+    ...f.actions !== void 0 ? { actions: f.actions } : {},
+    ...f.title !== void 0 || f.summary !== void 0 ? {
+      output: {
+        title: f.title ?? "",
+        summary: f.summary ?? "",
+        ...f.text !== void 0 ? { text: f.text } : {},
+        ...f.annotations !== void 0 ? {
+          annotations: f.annotations.map((a) => ({
+            path: a.path,
+            start_line: a.startLine,
+            end_line: a.endLine,
+            annotation_level: a.level,
+            message: a.message,
+            ...a.title ? { title: a.title } : {}
+          }))
+        } : {}
+      }
+    } : {},
+    ...f.status === "completed" ? { completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
+  };
+}
+var READ_FILES_BATCH = 100;
+var OctokitPort = class {
+  constructor(octokit, owner, repo, self) {
+    this.owner = owner;
+    this.repo = repo;
+    this.self = self;
+    this.#octokit = octokit;
+  }
+  owner;
+  repo;
+  self;
+  #octokit;
+  #repositoryInfo;
+  /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
+  async #author() {
+    const self = await this.self?.();
+    return (user) => self === void 0 || user?.login === self;
+  }
+  get #r() {
+    return { owner: this.owner, repo: this.repo };
+  }
+  async #call(operation, fn) {
+    try {
+      return await fn();
+    } catch (e) {
+      throw wrap(operation, e);
+    }
+  }
+  async #repository() {
+    this.#repositoryInfo ??= await this.#call("repos.get", async () => {
+      const { data } = await this.#octokit.rest.repos.get(this.#r);
+      return { defaultBranch: data.default_branch, id: data.id };
+    });
+    return this.#repositoryInfo;
+  }
+  async defaultBranch() {
+    return (await this.#repository()).defaultBranch;
+  }
+  async repositoryId() {
+    return (await this.#repository()).id;
+  }
+  async branchHead(branch) {
+    try {
+      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
+      return data.object.sha;
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("git.getRef", e);
+    }
+  }
+  async createBranch(branch, sha) {
+    try {
+      await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
+      return true;
+    } catch (e) {
+      if (statusOf(e) === 422) return false;
+      throw wrap("git.createRef", e);
+    }
+  }
+  async deleteBranch(branch) {
+    try {
+      await this.#octokit.rest.git.deleteRef({ ...this.#r, ref: `heads/${branch}` });
+    } catch (e) {
+      if (statusOf(e) === 422 || statusOf(e) === 404) return;
+      throw wrap("git.deleteRef", e);
+    }
+  }
+  async listBranches(prefix) {
+    return this.#call("git.listMatchingRefs", async () => {
+      const refs = await this.#octokit.paginate(this.#octokit.rest.git.listMatchingRefs, {
+        ...this.#r,
+        ref: `heads/${prefix}`,
+        per_page: 100
+      });
+      return refs.map((r) => ({ name: r.ref.replace(/^refs\/heads\//, ""), sha: r.object.sha }));
+    });
+  }
+  async mergeBranch(base, head, message) {
+    try {
+      const res = await this.#octokit.rest.repos.merge({ ...this.#r, base, head, commit_message: message });
+      if (res.status === 204) return { kind: "noop" };
+      return { kind: "merged", sha: res.data.sha };
+    } catch (e) {
+      if (statusOf(e) === 409) return { kind: "conflict" };
+      throw wrap("repos.merge", e);
+    }
+  }
+  async compareCommits(base, head) {
+    return this.#call("repos.compareCommits", async () => {
+      const { data } = await this.#octokit.rest.repos.compareCommits({ ...this.#r, base, head, per_page: 1 });
+      return data.status;
+    });
+  }
+  async commit(sha) {
+    return this.#call("git.getCommit", async () => {
+      const { data } = await this.#octokit.rest.git.getCommit({ ...this.#r, commit_sha: sha });
+      return { sha: data.sha, message: data.message, parents: data.parents.map((p) => p.sha) };
+    });
+  }
+  async readFile(path2, ref) {
+    try {
+      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path: path2, ref });
+      if (Array.isArray(data) || data.type !== "file") return null;
+      const base64 = data.encoding === "none" ? (await this.#octokit.rest.git.getBlob({ ...this.#r, file_sha: data.sha })).data.content : data.content;
+      return { content: Buffer.from(base64, "base64").toString("utf8"), blobSha: data.sha };
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("repos.getContent", e);
+    }
+  }
+  async readFiles(paths, ref) {
+    const out = /* @__PURE__ */ new Map();
+    for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
+      const batch = paths.slice(from, from + READ_FILES_BATCH);
+      const vars = { owner: this.owner, name: this.repo };
+      batch.forEach((path2, k) => vars[`e${k}`] = `${ref}:${path2}`);
+      const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
+  repository(owner: $owner, name: $name) {
+${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
+  }
+}`;
+      const data = await this.#call(
+        "graphql repository.object",
+        () => this.#octokit.graphql(query, vars)
+      );
+      for (const [k, path2] of batch.entries()) {
+        const o = data.repository[`f${k}`];
+        if (!o || o.__typename !== "Blob") out.set(path2, null);
+        else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path2, await this.readFile(path2, ref));
+        else out.set(path2, { content: o.text, blobSha: o.oid });
+      }
+    }
+    return out;
+  }
+  async listDirectory(path2, ref) {
+    try {
+      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path: path2, ref });
+      if (!Array.isArray(data)) return [];
+      return data.filter((d) => d.type === "file" || d.type === "dir").map((d) => ({ name: d.name, path: d.path, type: d.type, size: d.size }));
+    } catch (e) {
+      if (statusOf(e) === 404) return [];
+      throw wrap("repos.getContent", e);
+    }
+  }
+  async writeFile(branch, path2, content, message, expectedBlobSha) {
+    try {
+      const { data } = await this.#octokit.rest.repos.createOrUpdateFileContents({
+        ...this.#r,
+        branch,
+        path: path2,
+        message,
+        content: Buffer.from(content, "utf8").toString("base64"),
+        ...expectedBlobSha ? { sha: expectedBlobSha } : {}
+      });
+      return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
+    } catch (e) {
+      const status = statusOf(e);
+      if (status === 409 || status === 422 && !expectedBlobSha)
+        throw new ConflictError("repos.createOrUpdateFileContents", `${path2} on ${branch} changed since it was read`);
+      throw wrap("repos.createOrUpdateFileContents", e);
+    }
+  }
+  async dispatchWorkflow(workflow, ref, inputs) {
+    return this.#call("actions.createWorkflowDispatch", async () => {
+      const res = await this.#octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+        ...this.#r,
+        workflow_id: workflow,
+        ref,
+        inputs,
+        return_run_details: true,
+        // Not retried here: a 5xx may come after GitHub created the run, and a second dispatch would
+        // start the same attempt twice. The caller looks for the run on the branch before trying again.
+        request: { retries: 0 }
+      });
+      const data = res.data;
+      return data && typeof data.workflow_run_id === "number" ? { workflowRunId: data.workflow_run_id } : {};
+    });
+  }
+  async listWorkflowRuns(workflow, filter) {
+    return this.#call("actions.listWorkflowRuns", async () => {
+      const { data } = await this.#octokit.rest.actions.listWorkflowRuns({
+        ...this.#r,
+        workflow_id: workflow,
+        per_page: 100,
+        ...filter.branch ? { branch: filter.branch } : {}
+      });
+      const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
+      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+    });
+  }
+  async getWorkflowRun(id) {
+    try {
+      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
+      return runInfo(data);
+    } catch (e) {
+      if (statusOf(e) === 404) return null;
+      throw wrap("actions.getWorkflowRun", e);
+    }
+  }
+  async runnerLost(runId) {
+    return this.#call("actions.listJobsForWorkflowRun", async () => {
+      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
+      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+    });
+  }
+  async cancelWorkflowRun(id) {
+    try {
+      await this.#octokit.rest.actions.cancelWorkflowRun({ ...this.#r, run_id: id });
+    } catch (e) {
+      if (statusOf(e) === 409) return;
+      throw wrap("actions.cancelWorkflowRun", e);
+    }
+  }
+  async createCheckRun(fields) {
+    return this.#call(
+      "checks.create",
+      async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...checkBody(fields) })).data.id
+    );
+  }
+  async ciChecks(headSha, names) {
+    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
+  }
+  async findCheckRun(headSha, name, externalId) {
+    return this.#call("checks.listForRef", async () => {
+      const { data } = await this.#octokit.rest.checks.listForRef({
+        ...this.#r,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100
+      });
+      return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
+    });
+  }
+  async updateCheckRun(id, fields) {
+    await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
+  }
+  async findPullRequest(head, state = "all") {
+    return this.#call("pulls.list", async () => {
+      const { data } = await this.#octokit.rest.pulls.list({ ...this.#r, head: `${this.owner}:${head}`, state, per_page: 10 });
+      const first = data[0];
+      return first ? pull(first) : null;
+    });
+  }
+  async getPullRequest(number) {
+    return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
+  }
+  async getPullRequestWithFiles(number) {
+    const data = await this.#call(
+      "graphql pullRequest",
+      () => this.#octokit.graphql(PULL_WITH_FILES, {
+        owner: this.#r.owner,
+        name: this.#r.repo,
+        number
+      })
+    );
+    const p = data.repository?.pullRequest;
+    if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
+    const info2 = {
+      number: p.number,
+      state: p.state === "OPEN" ? "open" : "closed",
+      merged: p.merged,
+      ...p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {},
+      headRef: p.headRefName,
+      headSha: p.headRefOid,
+      baseRef: p.baseRefName,
+      draft: p.isDraft,
+      // A deleted fork leaves no head repository: not this repository either.
+      fromFork: p.isCrossRepository || p.headRepository === null
+    };
+    const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
+    return { ...info2, files };
+  }
+  async createPullRequest(fields) {
+    return this.#call("pulls.create", async () => pull((await this.#octokit.rest.pulls.create({ ...this.#r, ...fields })).data));
+  }
+  async updatePullRequest(number, fields) {
+    await this.#call("pulls.update", () => this.#octokit.rest.pulls.update({ ...this.#r, pull_number: number, ...fields }));
+  }
+  async listPullRequestFiles(number) {
+    return this.#call("pulls.listFiles", async () => {
+      const files = await this.#octokit.paginate(this.#octokit.rest.pulls.listFiles, { ...this.#r, pull_number: number, per_page: 100 });
+      return files.map((f) => f.filename);
+    });
+  }
+  async mergePullRequest(number, fields) {
+    try {
+      const { data } = await this.#octokit.rest.pulls.merge({
+        ...this.#r,
+        pull_number: number,
+        ...fields.sha ? { sha: fields.sha } : {},
+        merge_method: fields.method ?? "merge",
+        ...fields.title ? { commit_title: fields.title } : {}
+      });
+      return { kind: "merged", sha: data.sha };
+    } catch (e) {
+      if (statusOf(e) === 405) {
+        const message = wrap("pulls.merge", e).message;
+        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+      }
+      if (statusOf(e) === 409) return { kind: "head_moved" };
+      throw wrap("pulls.merge", e);
+    }
+  }
+  async findIssue(label, marker) {
+    const mine = await this.#author();
+    return this.#call("issues.listForRepo", async () => {
+      const { data } = await this.#octokit.rest.issues.listForRepo({
+        ...this.#r,
+        labels: label,
+        state: "all",
+        sort: "created",
+        direction: "desc",
+        per_page: 100
+      });
+      return data.find((i) => !i.pull_request && mine(i.user) && (i.body ?? "").includes(marker))?.number ?? null;
+    });
+  }
+  async createIssue(fields) {
+    return this.#call("issues.create", async () => (await this.#octokit.rest.issues.create({ ...this.#r, ...fields })).data.number);
+  }
+  async updateIssue(number, fields) {
+    await this.#call("issues.update", () => this.#octokit.rest.issues.update({ ...this.#r, issue_number: number, ...fields }));
+  }
+  async getIssue(number) {
+    return this.#call("issues.get", async () => {
+      const { data } = await this.#octokit.rest.issues.get({ ...this.#r, issue_number: number });
+      return {
+        number: data.number,
+        title: data.title,
+        body: data.body ?? "",
+        state: data.state === "open" ? "open" : "closed",
+        labels: data.labels.map((l) => typeof l === "string" ? l : l.name ?? ""),
+        isPullRequest: !!data.pull_request,
+        ...data.closed_by?.login ? { closedBy: data.closed_by.login } : {}
+      };
+    });
+  }
+  async findComment(issue, marker) {
+    const mine = await this.#author();
+    return this.#call("issues.listComments", async () => {
+      const all = await this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#r, issue_number: issue, per_page: 100 });
+      return all.find((c) => mine(c.user) && (c.body ?? "").includes(marker))?.id ?? null;
+    });
+  }
+  async createComment(issue, body) {
+    return this.#call(
+      "issues.createComment",
+      async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id
+    );
+  }
+  async updateComment(id, body) {
+    await this.#call("issues.updateComment", () => this.#octokit.rest.issues.updateComment({ ...this.#r, comment_id: id, body }));
+  }
+  async addReaction(target, content) {
+    await this.#call(
+      "reactions.create",
+      () => "commentId" in target ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content }) : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content })
+    );
+  }
+  async branchRules(branch) {
+    try {
+      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
+      return rules.map((r) => r.type);
+    } catch (e) {
+      throw wrap("repos.getBranchRules", e);
+    }
+  }
+  async listReviews(number) {
+    return this.#call("pulls.listReviews", async () => {
+      const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
+      return data.map((r) => ({
+        id: r.id,
+        login: r.user?.login ?? "",
+        bot: r.user?.type === "Bot",
+        state: r.state,
+        commitId: r.commit_id ?? ""
+      }));
+    });
+  }
+  async permission(user) {
+    try {
+      const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.#r, username: user });
+      return data.permission;
+    } catch (e) {
+      if (statusOf(e) === 404) return "none";
+      throw wrap("repos.getCollaboratorPermissionLevel", e);
+    }
+  }
+};
+
+// src/github/app-client.ts
+var asApp = async (app) => await app.auth();
+var asInstallation = async (app, installationId) => await app.auth(installationId);
+async function* installedRepositories(app) {
+  const octokit = await asApp(app);
+  const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
+  for (const installation of installations) {
+    const own = await asInstallation(app, installation.id);
+    const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
+  }
+}
+var pacers = /* @__PURE__ */ new WeakMap();
+function pacerOf(app, installationId, limits = GITHUB_PACE) {
+  const own = pacers.get(app) ?? pacers.set(app, /* @__PURE__ */ new Map()).get(app);
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId);
+}
+function closePaces(app) {
+  for (const pacer of pacers.get(app)?.values() ?? []) pacer.close();
+  pacers.delete(app);
+}
+var slugs = /* @__PURE__ */ new WeakMap();
+function appSlug(app) {
+  const known = slugs.get(app);
+  if (known !== void 0) return Promise.resolve(known);
+  return asApp(app).then((o) => o.rest.apps.getAuthenticated()).then((r) => {
+    const slug = r.data?.slug;
+    if (slug) slugs.set(app, slug);
+    return slug;
+  }).catch(() => void 0);
+}
+async function repositoryInstallationId(app, owner, repo) {
+  const { data } = await (await asApp(app)).rest.apps.getRepoInstallation({ owner, repo });
+  return data.id;
+}
+async function installationPort(app, installationId, owner, repo, stats, onRequest, pace = GITHUB_PACE) {
+  const octokit = await asInstallation(app, installationId);
+  instrument(octokit, stats, onRequest);
+  if (pace) {
+    const pacer = pacerOf(app, installationId, pace);
+    octokit.hook.wrap("request", (request2, o) => {
+      const { method, path: path2 } = pathOf(octokit, o);
+      return pacer.run(isContentCreating(`${method} ${path2}`), async () => request2(o));
+    });
+  }
+  return new OctokitPort(octokit, owner, repo, async () => {
+    const slug = await appSlug(app);
+    return slug ? `${slug}[bot]` : void 0;
+  });
+}
+
 // src/app/deliveries.ts
 var DELIVERY_MEMORY = 1e4;
 var Deliveries = class {
@@ -15198,12 +15943,12 @@ function approvalComment(taskId) {
   return `Refinery \`${taskId}\` is ready to merge and needs approval: comment \`/forge approve\` to merge it.`;
 }
 function protectedPathsComment(taskId, paths) {
-  const shown = paths.slice(0, 50).map((p) => `- \`${p.replace(/`/g, "'")}\``);
-  if (paths.length > 50) shown.push(`- \u2026 and ${paths.length - 50} more`);
+  const shown2 = paths.slice(0, 50).map((p) => `- \`${p.replace(/`/g, "'")}\``);
+  if (paths.length > 50) shown2.push(`- \u2026 and ${paths.length - 50} more`);
   return [
     `Forge did not merge \`${taskId}\`: this pull request changes protected paths (the plans, \`.github/\`, or the config's \`protected_paths\`):`,
     "",
-    ...shown,
+    ...shown2,
     "",
     "A person with write access reviews them and comments `/forge approve` to merge this head, or pushes a fix and retries."
   ].join("\n");
@@ -15417,6 +16162,17 @@ function approved(s2, i, input) {
   e.reviewApprovedHead = input.headSha;
   if (t.waiting) e.waiting = void 0;
   requestMerge(s2, i);
+}
+function reviewDismissed(s2, input) {
+  const i = s2.current(input);
+  if (i === void 0) return;
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: a dismissed review changes nothing`, t.id);
+  const head = t.reviewApprovedHead;
+  if (!head || input.approved && input.headSha === head) return;
+  s2.edit(i).reviewApprovedHead = void 0;
+  s2.emit("review.dismissed", t.id, { attempt: t.attempt, reviewId: input.reviewId, headSha: head });
+  if (s2.config.merge_policy === "review") s2.dropEffect(mergePullRequest(t).key);
 }
 function fixCommand(s2, c) {
   if (!c.taskId) return s2.reject(c.kind, commandReplies.fixWhere);
@@ -16578,6 +17334,7 @@ var handlers = {
   "plan.changed": planChanged,
   "usage.limited": usageLimitedInput,
   "review.submitted": reviewSubmitted,
+  "review.dismissed": reviewDismissed,
   "checks.failed": checksFailed
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
@@ -16863,23 +17620,29 @@ function decide(journal, input, now, config2) {
   return step.finish();
 }
 
-// src/github/port.ts
-var GitHubError = class extends Error {
-  constructor(message, status, operation, options2) {
-    super(message, options2);
-    this.status = status;
-    this.operation = operation;
-    this.name = "GitHubError";
+// src/core/same-json.ts
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return JSON.stringify(a) === JSON.stringify(b);
+  if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
   }
-  status;
-  operation;
-};
-var ConflictError = class extends GitHubError {
-  constructor(operation, message = "the ref moved since it was read") {
-    super(message, 409, operation);
-    this.name = "ConflictError";
+  const x = a;
+  const y = b;
+  let fields = 0;
+  for (const k of Object.keys(x)) {
+    if (!shown(x[k])) continue;
+    fields++;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !shown(y[k]) || !sameJson(x[k], y[k])) return false;
   }
-};
+  for (const k of Object.keys(y)) if (shown(y[k])) fields--;
+  return fields === 0;
+}
+var shown = (v) => v !== void 0 && typeof v !== "function" && typeof v !== "symbol";
+var hasToJson = (v) => typeof v.toJSON === "function";
 
 // src/core/dispatch-inputs.ts
 var DISPATCH_LIMITS = { inputs: 25, characters: 65535 };
@@ -16959,6 +17722,7 @@ var eventDataSchemas = {
   "cr.resolved": external_exports.object({ crId: s.describe("Change Request id."), resolution: external_exports.enum(["applied", "rejected"]).describe("How it ended (Forge)."), overlayId: s.optional().describe("Overlay that applied it, if any.") }),
   "conflict.potential": external_exports.object({ riskDescription: s.describe("What could conflict."), relatedTasks: external_exports.array(s).describe("In-flight tasks that touch the same files."), files: external_exports.array(s).describe("Files concerned (Forge).") }),
   "review.risk": external_exports.object({ attempt: n.describe("Attempt number."), risk: s.describe("A risk from the walkthrough, logged as a warning (Forge).") }),
+  "review.dismissed": external_exports.object({ attempt: n.describe("Attempt number."), reviewId: n.describe("The dismissed review."), headSha: s.describe("The head whose approval was withdrawn (Forge).") }),
   "review.submitted": external_exports.object({ attempt: n.describe("Attempt number."), reviewId: n.describe("The review."), actor: s.describe("Who reviewed (write access checked on GitHub)."), state: external_exports.enum(["approved", "changes_requested"]).describe("What the review said."), headSha: s.describe("The PR head it was given on (Forge).") }),
   "task.feedback": external_exports.object({ attempt: n.describe("Attempt number."), source: external_exports.enum(["review", "command", "ci"]).describe("What asked for a revision."), actor: s.optional().describe("Who asked."), queued: external_exports.boolean().describe("Waiting for the revision under way to end (Forge).") }),
   "task.steered": external_exports.object({ attempt: n.describe("Attempt number."), id: n.describe("The message's number for the task."), actor: s.describe("Who steered (Forge).") }),
@@ -17276,6 +18040,7 @@ var RunStore = class {
         if (!(e instanceof ConflictError)) throw e;
       }
     }
+    rememberWritten(this.#parts, s2.write);
     const onDisk = {
       ...state,
       journal: { ...state.journal, plan: { ...state.journal.plan, nodes: s2.live.nodes }, tasks: s2.live.tasks },
@@ -17350,6 +18115,7 @@ function timeline(events) {
   const starts = [];
   const merged = /* @__PURE__ */ new Map();
   const manual = /* @__PURE__ */ new Set();
+  const iterations = { review: 0, ci: 0 };
   let runStart;
   let firstReady;
   for (const e of events) {
@@ -17363,8 +18129,14 @@ function timeline(events) {
       starts.push({ taskId: id, at });
     } else if (id && e.type === "task.merged") merged.set(id, at);
     else if (id && e.type === "task.retried" && e.data.manual) manual.add(id);
+    else if (id && e.type === "task.feedback" && e.data.source !== "ci") manual.add(id);
+    else if (e.type === "task.revising") {
+      const sources = e.data.sources ?? [];
+      if (sources.length && sources.every((s2) => s2 === "ci")) iterations.ci++;
+      else iterations.review++;
+    }
   }
-  return { firstStart, starts, merged, manual, runStart, firstReady };
+  return { firstStart, starts, merged, manual, iterations, runStart, firstReady };
 }
 function outcomeFigures(journal, events, config2) {
   const tl = timeline(events);
@@ -17404,8 +18176,8 @@ function outcomeFigures(journal, events, config2) {
     tasksMerged: merged.length,
     mergedWithoutPerson: merged.filter((t) => !t.person).length,
     retries: perTask.reduce((n2, t) => n2 + t.retries, 0),
-    reviewIterations: 0,
-    ciIterations: 0,
+    reviewIterations: tl.iterations.review,
+    ciIterations: tl.iterations.ci,
     spendUsd,
     spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round2(spendUsd / merged.length) : null,
     tokens: tokenTasks.length ? tokenTasks.reduce((n2, t) => n2 + t.spentTokens, 0) : null,
@@ -17619,8 +18391,7 @@ function waves(nodes) {
 var SUMMARY_MAX_GROUPS = 40;
 var COUNT_ORDER = ["MERGED", "MERGE_READY", "DONE", "RUNNING", "STALE", "FAILED", "PENDING"];
 var WORST_FIRST = ["FAILED", "STALE", "PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED"];
-function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS) {
-  const wave = waves(nodes);
+function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS, wave = waves(nodes)) {
   const deepest = Math.max(0, ...wave);
   const band = Math.max(1, Math.ceil(deepest / maxGroups));
   const groups2 = [];
@@ -17676,7 +18447,7 @@ var STATUS_ICON = {
   FAILED: "\u{1F534}",
   STALE: "\u{1F7E1}"
 };
-function cut(body, note) {
+function cut2(body, note) {
   if (body.length <= BODY_LIMIT) return body;
   const tail = `
 
@@ -17716,17 +18487,17 @@ function renderTracker(journal, events, facts, repo, config2) {
   const tail = [];
   if (journal.followups.length) {
     tail.push("", "**Follow-ups**", "");
-    const shown = journal.followups.map(
+    const shown2 = journal.followups.map(
       (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`
     );
-    tail.push(...fitLines(shown, LIST_BUDGET, (n2) => `- \u2026and ${n2} more follow-up${n2 === 1 ? "" : "s"}`));
+    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more follow-up${n2 === 1 ? "" : "s"}`));
   }
   if (journal.changeRequests.length) {
     tail.push("", "**Change Requests**", "");
-    const shown = journal.changeRequests.map(
+    const shown2 = journal.changeRequests.map(
       (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
     );
-    tail.push(...fitLines(shown, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
+    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
   }
   const latest = events.slice(-20);
   if (latest.length) {
@@ -17747,7 +18518,7 @@ function renderTracker(journal, events, facts, repo, config2) {
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
-  return cut([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+  return cut2([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
 }
 function pauseReason(journal) {
   const p = journal.pause;
@@ -17773,14 +18544,22 @@ function fitLines(lines, budget, more) {
   }
   return [...lines];
 }
+var shapes = /* @__PURE__ */ new WeakMap();
+function planShape(nodes) {
+  let shape = shapes.get(nodes);
+  if (!shape) shapes.set(nodes, shape = { edges: mermaidEdgeCount(nodes) });
+  return shape;
+}
 function trackerChart(journal, statuses) {
   const nodes = journal.plan.nodes;
-  const edges = mermaidEdgeCount(nodes);
+  const shape = planShape(nodes);
+  const edges = shape.edges;
   if (fitsMermaid("", edges)) {
     const full = renderMermaid(nodes, statuses, { titles: false });
     if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
   }
-  const groups2 = summarizeByWave(nodes, statuses);
+  shape.wave ??= waves(nodes);
+  const groups2 = summarizeByWave(nodes, statuses, SUMMARY_MAX_GROUPS, shape.wave);
   return [
     "```mermaid",
     renderWaveSummary(groups2),
@@ -17792,33 +18571,45 @@ function trackerChart(journal, statuses) {
 var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
 function taskTable(journal, facts, repo, budget) {
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
-  const rows = journal.tasks.map((t, i) => taskRow(journal, facts, repo, i));
-  const all = [...header, ...rows].join("\n");
-  if (all.length <= budget) return all;
-  const rank = new Map(TABLE_FIRST.map((s2, k) => [s2, k]));
-  const order = journal.tasks.map((_, i) => i).sort((a, b) => rank.get(journal.tasks[a].status) - rank.get(journal.tasks[b].status) || a - b);
+  const rows = [];
+  const row = (i) => rows[i] ??= taskRow(journal, facts, repo, i);
+  let length = header.join("\n").length;
+  for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
+  if (length <= budget) return [...header, ...rows].join("\n");
+  const byStatus = new Map(TABLE_FIRST.map((s2) => [s2, []]));
+  journal.tasks.forEach((t, i) => byStatus.get(t.status).push(i));
+  const order = [...byStatus.values()].flat();
   let used = header.join("\n").length + 400;
-  const shown = [];
+  const shown2 = [];
   for (const i of order) {
-    used += rows[i].length + 1;
+    used += row(i).length + 1;
     if (used > budget) break;
-    shown.push(i);
+    shown2.push(i);
   }
   const left = /* @__PURE__ */ new Map();
-  for (const i of order.slice(shown.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
+  for (const i of order.slice(shown2.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
   const rest = TABLE_FIRST.filter((s2) => left.get(s2)).map((s2) => `${left.get(s2).toLocaleString("en-US")} ${s2}`).join(", ");
   const total = journal.tasks.length.toLocaleString("en-US");
   return [
-    `_${shown.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
+    `_${shown2.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
     "",
     ...header,
-    ...shown.map((i) => rows[i])
+    ...shown2.map(row)
   ].join("\n");
 }
+var rowCache = /* @__PURE__ */ new WeakMap();
 function taskRow(journal, facts, repo, i) {
   const t = journal.tasks[i];
   const node = journal.plan.nodes[i];
   const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const where = `${repo.owner}/${repo.repo}`;
+  const hit = rowCache.get(t);
+  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
+  const row = renderRow(t, node, check, repo);
+  rowCache.set(t, { node, check, repo: where, row });
+  return row;
+}
+function renderRow(t, node, check, repo) {
   const notes = [
     t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
     t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
@@ -17828,8 +18619,8 @@ function taskRow(journal, facts, repo, i) {
     t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
-  const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
+  const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
 }
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
@@ -17845,7 +18636,7 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
 `;
   const fence = fenceFor(front);
   const next = config2.cr_mode === "replan" ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged." : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
-  return cut(
+  return cut2(
     [
       crMarker(journal.runId, crId),
       `${fence}yaml`,
@@ -17866,10 +18657,10 @@ function finalTaskTable(journal) {
   const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
   const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
-  const shown = retried.slice(0, FINAL_TABLE_ROWS);
+  const shown2 = retried.slice(0, FINAL_TABLE_ROWS);
   return [
-    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown.length ? ` (the ${shown.length} with the most attempts below)` : ""}.`,
-    ...shown.length ? ["", ...header, ...shown.map(row)] : []
+    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown2.length ? ` (the ${shown2.length} with the most attempts below)` : ""}.`,
+    ...shown2.length ? ["", ...header, ...shown2.map(row)] : []
   ];
 }
 function renderFinalPr(journal, facts, figures) {
@@ -17884,7 +18675,7 @@ function renderFinalPr(journal, facts, figures) {
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
-  return cut(lines.join("\n"), " (cut)");
+  return cut2(lines.join("\n"), " (cut)");
 }
 function journalRefusedComment(runId, reason, lastGood) {
   const branch = stateBranch(runId);
@@ -17916,13 +18707,15 @@ function task(ctx, taskId) {
 }
 var MERGE_RETRY_MS = 300;
 var TRACKER_DEBOUNCE_MS = 5e3;
+var TRACKER_DEBOUNCE_MAX_MS = 6e4;
+var trackerDebounceMs = (tasks) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
 async function runEffect(effect, ctx) {
   const handler = HANDLERS[effect.kind];
   return handler(effect, ctx);
 }
 async function prepareBranch2(effect, ctx) {
   const { port } = ctx;
-  const from = await port.branchHead(effect.from);
+  const from = await ctx.prefetchedHead ?? await port.branchHead(effect.from);
   if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
   await port.createBranch(effect.branch, from);
   const conflicts = [];
@@ -17985,7 +18778,7 @@ async function mergePullRequest2(effect, ctx) {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
   const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : void 0);
-  const current = known !== void 0 ? await port.getPullRequest(known) : await port.findPullRequest(effect.branch) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null);
+  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -17997,7 +18790,7 @@ async function mergePullRequest2(effect, ctx) {
   const sha = t?.attempt === effect.attempt ? t.pushedSha : void 0;
   const head = sha ? headOf(ctx, t, sha) : current.headSha;
   if (t?.approvedHead !== head) {
-    const held = protectedChanges(await port.listPullRequestFiles(number), ctx.config);
+    const held = protectedChanges(current.files ?? await port.listPullRequestFiles(number), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
   if (ctx.config.required_checks.length) {
@@ -18097,8 +18890,9 @@ async function updateTracker2(_effect, ctx) {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < TRACKER_DEBOUNCE_MS)
-    return { kind: "later", reason: "debounced", retryInMs: TRACKER_DEBOUNCE_MS - (ctx.now - last) + 50 };
+  const wait2 = trackerDebounceMs(ctx.journal.tasks.length);
+  if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < wait2)
+    return { kind: "later", reason: "debounced", retryInMs: wait2 - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
@@ -18442,7 +19236,8 @@ function mergePatches(earlier, later) {
 }
 function withFacts(facts, learned) {
   if (Object.keys(learned).length === 0) return facts;
-  return { ...facts, ...learned, checkRuns: { ...facts.checkRuns, ...learned.checkRuns } };
+  const checkRuns = learned.checkRuns && Object.keys(learned.checkRuns).length ? { ...facts.checkRuns, ...learned.checkRuns } : facts.checkRuns;
+  return { ...facts, ...learned, checkRuns };
 }
 function mergeRounds(a, b) {
   return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
@@ -18455,6 +19250,7 @@ var silentLogger = { info() {
 }, error() {
 } };
 var MAX_CAS_ATTEMPTS = 6;
+var PREFETCH_TTL_MS = 6e4;
 var DEFAULT_LEASE_MS = 2e4;
 var Engine = class {
   store;
@@ -18473,6 +19269,8 @@ var Engine = class {
   #batches = /* @__PURE__ */ new Map();
   /** Effect keys decided in this process (not replayed from a stored outbox). */
   #fresh = /* @__PURE__ */ new Set();
+  /** Heads of the branches new task branches are cut from, read while their decision is written (`#prefetch`). */
+  #prefetched = /* @__PURE__ */ new Map();
   /** Facts learned from effects and not yet persisted (they ride along with the next write). */
   #dirty = /* @__PURE__ */ new Set();
   /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
@@ -18659,10 +19457,11 @@ var Engine = class {
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
       if (!mustPersist) {
         this.#cache.set(runId, { ...loaded, state: next });
-        if (state !== loaded.state || JSON.stringify(d.journal) !== JSON.stringify(state.journal)) this.#dirty.add(runId);
+        if (state !== loaded.state || !journalUnchanged(state.journal, d.journal)) this.#dirty.add(runId);
         return d;
       }
       try {
+        this.#prefetch(runId, d.effects);
         const saved = await this.store.save(loaded, this.#leased(next, d.effects), commitMessage(runId, d));
         this.#cache.set(runId, saved);
         this.#dirty.delete(runId);
@@ -18672,6 +19471,7 @@ var Engine = class {
         return d;
       } catch (e) {
         if (await this.#restoreMissing(runId, e)) continue;
+        for (const effect of d.effects) this.#prefetched.delete(`${runId}:${effect.key}`);
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -18802,10 +19602,32 @@ var Engine = class {
       return null;
     }
   }
+  /**
+   * Starts reading the branch each new task branch will be cut from, beside the journal write that
+   * records the decision: the merge → next dispatch path then waits for the write and the branch's
+   * creation, not for a read in between. Taken once, by the effect's first try within a minute.
+   */
+  #prefetch(runId, effects) {
+    const now = Date.now();
+    for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
+    for (const e of effects) {
+      if (e.kind !== "PrepareBranch") continue;
+      const head = this.#port.branchHead(e.from).catch(() => null);
+      this.#prefetched.set(`${runId}:${e.key}`, { head, at: now });
+    }
+  }
+  #takePrefetched(runId, effect) {
+    const key = `${runId}:${effect.key}`;
+    const p = this.#prefetched.get(key);
+    this.#prefetched.delete(key);
+    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : void 0;
+  }
   async #run(runId, effect, loaded, facts, conflicts) {
     const { state } = loaded;
+    const prefetchedHead = this.#takePrefetched(runId, effect);
     try {
       const outcome = await runEffect(effect, {
+        ...prefetchedHead ? { prefetchedHead } : {},
         port: this.#port,
         journal: state.journal,
         config: state.config,
@@ -18900,9 +19722,13 @@ var Engine = class {
   forget() {
     this.#cache.clear();
     this.#fresh.clear();
+    this.#prefetched.clear();
     this.#dirty.clear();
   }
 };
+function journalUnchanged(before, after) {
+  return sameJson(before, after);
+}
 function commitMessage(runId, d) {
   const kinds = [...new Set(d.events.map((e) => e.type))].slice(0, 4).join(", ");
   return `forge: ${runId} ${kinds || "journal"} (seq ${d.journal.seq})`;
@@ -18914,31 +19740,37 @@ async function readConfig(port, ref) {
   const file = await port.readFile(CONFIG_PATH, ref);
   return parseConfigText(file?.content);
 }
+var BATCH_READ_FROM = 20;
 async function readPlanSourceFromGitHub(port, planId, ref) {
   const root = planDir(planId);
   const files = /* @__PURE__ */ new Map();
   const dirs = /* @__PURE__ */ new Set();
   const unreadable = [];
-  const read = async (rel) => {
-    const f = await port.readFile(`${root}/${rel}`, ref);
-    if (f) files.set(rel, f.content);
-    else unreadable.push({ file: rel, message: "cannot be read" });
-  };
+  const wanted = [];
   const top = await port.listDirectory(root, ref);
-  const reads = [];
   for (const entry of top) {
-    if (entry.type === "file" && (entry.name === "plan.md" || entry.name === "dag.json")) reads.push(read(entry.name));
+    if (entry.type === "file" && (entry.name === "plan.md" || entry.name === "dag.json")) wanted.push(entry.name);
     else if (entry.type === "dir" && (entry.name === "tasks" || entry.name === "overlays" || entry.name === "specs")) {
       dirs.add(entry.name);
       for (const inner of await port.listDirectory(`${root}/${entry.name}`, ref)) {
         const rel = `${entry.name}/${inner.name}`;
         if (inner.type === "dir") dirs.add(rel);
-        else if (entry.name !== "specs" && inner.name.endsWith(".md")) reads.push(read(rel));
+        else if (entry.name !== "specs" && inner.name.endsWith(".md")) wanted.push(rel);
         else files.set(rel, "");
       }
     }
   }
-  await Promise.all(reads);
+  const got = (rel, f) => {
+    if (f) files.set(rel, f.content);
+    else unreadable.push({ file: rel, message: "cannot be read" });
+  };
+  if (port.readFiles && wanted.length > BATCH_READ_FROM) {
+    const read = await port.readFiles(
+      wanted.map((rel) => `${root}/${rel}`),
+      ref
+    );
+    for (const rel of wanted) got(rel, read.get(`${root}/${rel}`));
+  } else await Promise.all(wanted.map(async (rel) => got(rel, await port.readFile(`${root}/${rel}`, ref))));
   return { planId, files, dirs, unreadable };
 }
 async function readPlan(port, planId, ref) {
@@ -18971,611 +19803,6 @@ function pinnedDag(journal) {
     nodes: journal.plan.nodes.map((n2) => ({ id: n2.id, type: n2.kind, agentType: n2.agentType, dependencies: n2.dependencies })),
     metadata: { createdAt: "", createdBy: "", totalTasks: 0, totalRefineries: 0 }
   };
-}
-
-// src/github/app-client.ts
-var import_bottleneck2 = __toESM(require_lib(), 1);
-
-// src/github/instrument.ts
-var CONTENT_CREATING = [
-  /^POST \/repos\/[^/]+\/[^/]+\/issues$/,
-  /^POST \/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/,
-  /^POST \/repos\/[^/]+\/[^/]+\/pulls$/,
-  /^PUT \/repos\/[^/]+\/[^/]+\/contents\//,
-  /^POST \/repos\/[^/]+\/[^/]+\/git\/commits$/,
-  /^POST \/repos\/[^/]+\/[^/]+\/merges$/,
-  /^PUT \/repos\/[^/]+\/[^/]+\/pulls\/\d+\/merge$/,
-  /^POST \/repos\/[^/]+\/[^/]+\/check-runs$/,
-  /reactions$/
-];
-var isContentCreating = (route) => CONTENT_CREATING.some((re) => re.test(route));
-function newCallStats() {
-  return { reads: 0, writes: 0, contentCreating: 0, byRoute: {} };
-}
-function pathOf(octokit, o) {
-  const parsed = octokit.request.endpoint.parse(o);
-  return {
-    method: parsed.method.toUpperCase(),
-    path: parsed.url.replace(/^https?:\/\/[^/]+/, "").replace(/^\/api\/v3/, "").split("?")[0]
-  };
-}
-function instrument(octokit, stats, onRequest) {
-  if (onRequest) {
-    octokit.hook.wrap("request", async (request2, o) => {
-      const { method, path: path2 } = pathOf(octokit, o);
-      const route = `${method} ${path2}`;
-      const start = performance.now();
-      let status;
-      try {
-        const res = await request2(o);
-        status = res.status;
-        return res;
-      } catch (e) {
-        status = e.status;
-        throw e;
-      } finally {
-        onRequest({ route, start, end: performance.now(), ...status !== void 0 ? { status } : {} });
-      }
-    });
-  }
-  octokit.hook.before("request", (o) => {
-    const { method, path: path2 } = pathOf(octokit, o);
-    const route = `${method} ${path2}`;
-    if (method === "GET") stats.reads++;
-    else stats.writes++;
-    if (isContentCreating(route)) stats.contentCreating++;
-    const template = `${method} ${typeof o.url === "string" && o.url.includes("{") ? o.url : path2}`;
-    stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
-  });
-}
-
-// src/github/pacing.ts
-var GITHUB_PACE = { concurrent: 100, perMinute: 80, perHour: 500 };
-var MINUTE = 6e4;
-var HOUR = 36e5;
-var Pacer = class {
-  constructor(limits = GITHUB_PACE, now = Date.now) {
-    this.limits = limits;
-    this.now = now;
-  }
-  limits;
-  now;
-  #inFlight = 0;
-  #waiting = [];
-  /** Start times of the content-creating requests of the last hour, oldest first. */
-  #created = [];
-  #timer;
-  /** Figures for benchmarks: the longest wait and how many requests waited. */
-  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
-  /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
-  async run(creating, request2) {
-    const asked = this.now();
-    if (this.#waiting.length || !this.#free(creating)) {
-      await new Promise((go) => {
-        this.#waiting.push({ creating, go });
-        this.#pump();
-      });
-      this.stats.waited++;
-      this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, this.now() - asked);
-    } else this.#start(creating);
-    try {
-      return await request2();
-    } finally {
-      this.#inFlight--;
-      this.#pump();
-    }
-  }
-  /** When a content-creating request may start (now or later), by the minute and hour windows. */
-  #creatableAt() {
-    const now = this.now();
-    while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
-    let at = now;
-    const n2 = this.#created.length;
-    if (n2 >= this.limits.perHour) at = Math.max(at, this.#created[n2 - this.limits.perHour] + HOUR);
-    if (n2 >= this.limits.perMinute) at = Math.max(at, this.#created[n2 - this.limits.perMinute] + MINUTE);
-    return at;
-  }
-  #free(creating) {
-    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
-  }
-  #start(creating) {
-    this.#inFlight++;
-    this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.#inFlight);
-    if (creating) this.#created.push(this.now());
-  }
-  /** Start the waiting requests in order while the bounds allow; wake up when the window opens. */
-  #pump() {
-    while (this.#waiting.length && this.#free(this.#waiting[0].creating)) {
-      const next = this.#waiting.shift();
-      this.#start(next.creating);
-      next.go();
-    }
-    const head = this.#waiting[0];
-    if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
-    this.#timer = setTimeout(
-      () => {
-        this.#timer = void 0;
-        this.#pump();
-      },
-      Math.max(1, this.#creatableAt() - this.now())
-    );
-  }
-};
-
-// src/github/ci-checks.ts
-var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
-var cut2 = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
-var isForges = (name) => name.startsWith("forge \xB7 ");
-async function readCiChecks(octokit, r, headSha, names) {
-  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
-  const pending = considered.some((c) => c.status !== "completed") || names.some((n2) => !considered.some((c) => c.name === n2));
-  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
-  const failing = [];
-  for (const c of failed.slice(0, CI_LIMITS.checks)) {
-    const annotations = c.output.annotations_count ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map(
-      (a) => cut2(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation)
-    ) : [];
-    failing.push({
-      name: c.name,
-      conclusion: c.conclusion ?? "failure",
-      title: cut2(c.output.title ?? "", 200),
-      summary: cut2(c.output.summary ?? "", CI_LIMITS.summary),
-      annotations,
-      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : ""
-    });
-  }
-  return { pending, failing };
-}
-async function jobLogTail(octokit, r, jobId) {
-  try {
-    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
-    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data).toString("utf8");
-    return cut2(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
-  } catch {
-    return "";
-  }
-}
-
-// src/github/octokit-port.ts
-function statusOf(e) {
-  return e?.status;
-}
-function wrap(operation, e) {
-  if (e instanceof GitHubError) return e;
-  const status = statusOf(e) ?? 0;
-  const message = e?.response?.data?.message ?? e?.message ?? String(e);
-  return new GitHubError(`${operation}: ${status} ${message}`, status, operation, { cause: e });
-}
-function pull(data) {
-  const merged = data.merged ?? data.merged_at != null;
-  return {
-    number: data.number,
-    state: data.state === "open" ? "open" : "closed",
-    merged,
-    ...merged && data.merge_commit_sha ? { mergeSha: data.merge_commit_sha } : {},
-    headRef: data.head.ref,
-    headSha: data.head.sha,
-    baseRef: data.base.ref,
-    draft: data.draft ?? false,
-    // GitHub gives a null head repository when the fork was deleted: not this repository either.
-    fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
-  };
-}
-function runInfo(r) {
-  return {
-    id: r.id,
-    headBranch: r.head_branch ?? "",
-    status: r.status ?? "",
-    conclusion: r.conclusion ?? null,
-    createdAt: r.created_at,
-    event: r.event,
-    path: r.path,
-    headRepositoryId: r.head_repository?.id ?? null
-  };
-}
-function checkBody(f) {
-  return {
-    ...f.name !== void 0 ? { name: f.name } : {},
-    ...f.headSha !== void 0 ? { head_sha: f.headSha } : {},
-    ...f.status !== void 0 ? { status: f.status } : {},
-    ...f.conclusion !== void 0 ? { conclusion: f.conclusion } : {},
-    ...f.detailsUrl !== void 0 ? { details_url: f.detailsUrl } : {},
-    ...f.externalId !== void 0 ? { external_id: f.externalId } : {},
-    ...f.actions !== void 0 ? { actions: f.actions } : {},
-    ...f.title !== void 0 || f.summary !== void 0 ? {
-      output: {
-        title: f.title ?? "",
-        summary: f.summary ?? "",
-        ...f.text !== void 0 ? { text: f.text } : {},
-        ...f.annotations !== void 0 ? {
-          annotations: f.annotations.map((a) => ({
-            path: a.path,
-            start_line: a.startLine,
-            end_line: a.endLine,
-            annotation_level: a.level,
-            message: a.message,
-            ...a.title ? { title: a.title } : {}
-          }))
-        } : {}
-      }
-    } : {},
-    ...f.status === "completed" ? { completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
-  };
-}
-var OctokitPort = class {
-  constructor(octokit, owner, repo, self) {
-    this.owner = owner;
-    this.repo = repo;
-    this.self = self;
-    this.#octokit = octokit;
-  }
-  owner;
-  repo;
-  self;
-  #octokit;
-  #repositoryInfo;
-  /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
-  async #author() {
-    const self = await this.self?.();
-    return (user) => self === void 0 || user?.login === self;
-  }
-  get #r() {
-    return { owner: this.owner, repo: this.repo };
-  }
-  async #call(operation, fn) {
-    try {
-      return await fn();
-    } catch (e) {
-      throw wrap(operation, e);
-    }
-  }
-  async #repository() {
-    this.#repositoryInfo ??= await this.#call("repos.get", async () => {
-      const { data } = await this.#octokit.rest.repos.get(this.#r);
-      return { defaultBranch: data.default_branch, id: data.id };
-    });
-    return this.#repositoryInfo;
-  }
-  async defaultBranch() {
-    return (await this.#repository()).defaultBranch;
-  }
-  async repositoryId() {
-    return (await this.#repository()).id;
-  }
-  async branchHead(branch) {
-    try {
-      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
-      return data.object.sha;
-    } catch (e) {
-      if (statusOf(e) === 404) return null;
-      throw wrap("git.getRef", e);
-    }
-  }
-  async createBranch(branch, sha) {
-    try {
-      await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
-      return true;
-    } catch (e) {
-      if (statusOf(e) === 422) return false;
-      throw wrap("git.createRef", e);
-    }
-  }
-  async deleteBranch(branch) {
-    try {
-      await this.#octokit.rest.git.deleteRef({ ...this.#r, ref: `heads/${branch}` });
-    } catch (e) {
-      if (statusOf(e) === 422 || statusOf(e) === 404) return;
-      throw wrap("git.deleteRef", e);
-    }
-  }
-  async listBranches(prefix) {
-    return this.#call("git.listMatchingRefs", async () => {
-      const refs = await this.#octokit.paginate(this.#octokit.rest.git.listMatchingRefs, {
-        ...this.#r,
-        ref: `heads/${prefix}`,
-        per_page: 100
-      });
-      return refs.map((r) => ({ name: r.ref.replace(/^refs\/heads\//, ""), sha: r.object.sha }));
-    });
-  }
-  async mergeBranch(base, head, message) {
-    try {
-      const res = await this.#octokit.rest.repos.merge({ ...this.#r, base, head, commit_message: message });
-      if (res.status === 204) return { kind: "noop" };
-      return { kind: "merged", sha: res.data.sha };
-    } catch (e) {
-      if (statusOf(e) === 409) return { kind: "conflict" };
-      throw wrap("repos.merge", e);
-    }
-  }
-  async compareCommits(base, head) {
-    return this.#call("repos.compareCommits", async () => {
-      const { data } = await this.#octokit.rest.repos.compareCommits({ ...this.#r, base, head, per_page: 1 });
-      return data.status;
-    });
-  }
-  async commit(sha) {
-    return this.#call("git.getCommit", async () => {
-      const { data } = await this.#octokit.rest.git.getCommit({ ...this.#r, commit_sha: sha });
-      return { sha: data.sha, message: data.message, parents: data.parents.map((p) => p.sha) };
-    });
-  }
-  async readFile(path2, ref) {
-    try {
-      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path: path2, ref });
-      if (Array.isArray(data) || data.type !== "file") return null;
-      const base64 = data.encoding === "none" ? (await this.#octokit.rest.git.getBlob({ ...this.#r, file_sha: data.sha })).data.content : data.content;
-      return { content: Buffer.from(base64, "base64").toString("utf8"), blobSha: data.sha };
-    } catch (e) {
-      if (statusOf(e) === 404) return null;
-      throw wrap("repos.getContent", e);
-    }
-  }
-  async listDirectory(path2, ref) {
-    try {
-      const { data } = await this.#octokit.rest.repos.getContent({ ...this.#r, path: path2, ref });
-      if (!Array.isArray(data)) return [];
-      return data.filter((d) => d.type === "file" || d.type === "dir").map((d) => ({ name: d.name, path: d.path, type: d.type, size: d.size }));
-    } catch (e) {
-      if (statusOf(e) === 404) return [];
-      throw wrap("repos.getContent", e);
-    }
-  }
-  async writeFile(branch, path2, content, message, expectedBlobSha) {
-    try {
-      const { data } = await this.#octokit.rest.repos.createOrUpdateFileContents({
-        ...this.#r,
-        branch,
-        path: path2,
-        message,
-        content: Buffer.from(content, "utf8").toString("base64"),
-        ...expectedBlobSha ? { sha: expectedBlobSha } : {}
-      });
-      return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
-    } catch (e) {
-      const status = statusOf(e);
-      if (status === 409 || status === 422 && !expectedBlobSha)
-        throw new ConflictError("repos.createOrUpdateFileContents", `${path2} on ${branch} changed since it was read`);
-      throw wrap("repos.createOrUpdateFileContents", e);
-    }
-  }
-  async dispatchWorkflow(workflow, ref, inputs) {
-    return this.#call("actions.createWorkflowDispatch", async () => {
-      const res = await this.#octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
-        ...this.#r,
-        workflow_id: workflow,
-        ref,
-        inputs,
-        return_run_details: true,
-        // Not retried here: a 5xx may come after GitHub created the run, and a second dispatch would
-        // start the same attempt twice. The caller looks for the run on the branch before trying again.
-        request: { retries: 0 }
-      });
-      const data = res.data;
-      return data && typeof data.workflow_run_id === "number" ? { workflowRunId: data.workflow_run_id } : {};
-    });
-  }
-  async listWorkflowRuns(workflow, filter) {
-    return this.#call("actions.listWorkflowRuns", async () => {
-      const { data } = await this.#octokit.rest.actions.listWorkflowRuns({
-        ...this.#r,
-        workflow_id: workflow,
-        per_page: 100,
-        ...filter.branch ? { branch: filter.branch } : {}
-      });
-      const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
-    });
-  }
-  async getWorkflowRun(id) {
-    try {
-      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
-      return runInfo(data);
-    } catch (e) {
-      if (statusOf(e) === 404) return null;
-      throw wrap("actions.getWorkflowRun", e);
-    }
-  }
-  async runnerLost(runId) {
-    return this.#call("actions.listJobsForWorkflowRun", async () => {
-      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
-      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
-    });
-  }
-  async cancelWorkflowRun(id) {
-    try {
-      await this.#octokit.rest.actions.cancelWorkflowRun({ ...this.#r, run_id: id });
-    } catch (e) {
-      if (statusOf(e) === 409) return;
-      throw wrap("actions.cancelWorkflowRun", e);
-    }
-  }
-  async createCheckRun(fields) {
-    return this.#call(
-      "checks.create",
-      async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...checkBody(fields) })).data.id
-    );
-  }
-  async ciChecks(headSha, names) {
-    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
-  }
-  async findCheckRun(headSha, name, externalId) {
-    return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({
-        ...this.#r,
-        ref: headSha,
-        check_name: name,
-        filter: "all",
-        per_page: 100
-      });
-      return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
-    });
-  }
-  async updateCheckRun(id, fields) {
-    await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
-  }
-  async findPullRequest(head, state = "all") {
-    return this.#call("pulls.list", async () => {
-      const { data } = await this.#octokit.rest.pulls.list({ ...this.#r, head: `${this.owner}:${head}`, state, per_page: 10 });
-      const first = data[0];
-      return first ? pull(first) : null;
-    });
-  }
-  async getPullRequest(number) {
-    return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
-  }
-  async createPullRequest(fields) {
-    return this.#call("pulls.create", async () => pull((await this.#octokit.rest.pulls.create({ ...this.#r, ...fields })).data));
-  }
-  async updatePullRequest(number, fields) {
-    await this.#call("pulls.update", () => this.#octokit.rest.pulls.update({ ...this.#r, pull_number: number, ...fields }));
-  }
-  async listPullRequestFiles(number) {
-    return this.#call("pulls.listFiles", async () => {
-      const files = await this.#octokit.paginate(this.#octokit.rest.pulls.listFiles, { ...this.#r, pull_number: number, per_page: 100 });
-      return files.map((f) => f.filename);
-    });
-  }
-  async mergePullRequest(number, fields) {
-    try {
-      const { data } = await this.#octokit.rest.pulls.merge({
-        ...this.#r,
-        pull_number: number,
-        ...fields.sha ? { sha: fields.sha } : {},
-        merge_method: fields.method ?? "merge",
-        ...fields.title ? { commit_title: fields.title } : {}
-      });
-      return { kind: "merged", sha: data.sha };
-    } catch (e) {
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
-    }
-  }
-  async findIssue(label, marker) {
-    const mine = await this.#author();
-    return this.#call("issues.listForRepo", async () => {
-      const { data } = await this.#octokit.rest.issues.listForRepo({
-        ...this.#r,
-        labels: label,
-        state: "all",
-        sort: "created",
-        direction: "desc",
-        per_page: 100
-      });
-      return data.find((i) => !i.pull_request && mine(i.user) && (i.body ?? "").includes(marker))?.number ?? null;
-    });
-  }
-  async createIssue(fields) {
-    return this.#call("issues.create", async () => (await this.#octokit.rest.issues.create({ ...this.#r, ...fields })).data.number);
-  }
-  async updateIssue(number, fields) {
-    await this.#call("issues.update", () => this.#octokit.rest.issues.update({ ...this.#r, issue_number: number, ...fields }));
-  }
-  async getIssue(number) {
-    return this.#call("issues.get", async () => {
-      const { data } = await this.#octokit.rest.issues.get({ ...this.#r, issue_number: number });
-      return {
-        number: data.number,
-        title: data.title,
-        body: data.body ?? "",
-        state: data.state === "open" ? "open" : "closed",
-        labels: data.labels.map((l) => typeof l === "string" ? l : l.name ?? ""),
-        isPullRequest: !!data.pull_request,
-        ...data.closed_by?.login ? { closedBy: data.closed_by.login } : {}
-      };
-    });
-  }
-  async findComment(issue, marker) {
-    const mine = await this.#author();
-    return this.#call("issues.listComments", async () => {
-      const all = await this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#r, issue_number: issue, per_page: 100 });
-      return all.find((c) => mine(c.user) && (c.body ?? "").includes(marker))?.id ?? null;
-    });
-  }
-  async createComment(issue, body) {
-    return this.#call(
-      "issues.createComment",
-      async () => (await this.#octokit.rest.issues.createComment({ ...this.#r, issue_number: issue, body })).data.id
-    );
-  }
-  async updateComment(id, body) {
-    await this.#call("issues.updateComment", () => this.#octokit.rest.issues.updateComment({ ...this.#r, comment_id: id, body }));
-  }
-  async addReaction(target, content) {
-    await this.#call(
-      "reactions.create",
-      () => "commentId" in target ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content }) : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content })
-    );
-  }
-  async branchRules(branch) {
-    try {
-      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
-      return rules.map((r) => r.type);
-    } catch (e) {
-      throw wrap("repos.getBranchRules", e);
-    }
-  }
-  async permission(user) {
-    try {
-      const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.#r, username: user });
-      return data.permission;
-    } catch (e) {
-      if (statusOf(e) === 404) return "none";
-      throw wrap("repos.getCollaboratorPermissionLevel", e);
-    }
-  }
-};
-
-// src/github/app-client.ts
-var asApp = async (app) => await app.auth();
-var asInstallation = async (app, installationId) => await app.auth(installationId);
-async function* installedRepositories(app) {
-  const octokit = await asApp(app);
-  const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
-  for (const installation of installations) {
-    const own = await asInstallation(app, installation.id);
-    const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
-  }
-}
-var pacers = /* @__PURE__ */ new WeakMap();
-function pacerOf(app, installationId, limits = GITHUB_PACE) {
-  const own = pacers.get(app) ?? pacers.set(app, /* @__PURE__ */ new Map()).get(app);
-  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId);
-}
-var slugs = /* @__PURE__ */ new WeakMap();
-function appSlug(app) {
-  const known = slugs.get(app);
-  if (known !== void 0) return Promise.resolve(known);
-  return asApp(app).then((o) => o.rest.apps.getAuthenticated()).then((r) => {
-    const slug = r.data?.slug;
-    if (slug) slugs.set(app, slug);
-    return slug;
-  }).catch(() => void 0);
-}
-async function repositoryInstallationId(app, owner, repo) {
-  const { data } = await (await asApp(app)).rest.apps.getRepoInstallation({ owner, repo });
-  return data.id;
-}
-async function installationPort(app, installationId, owner, repo, stats, onRequest, pace = GITHUB_PACE) {
-  const octokit = await asInstallation(app, installationId);
-  instrument(octokit, stats, onRequest);
-  if (pace) {
-    const pacer = pacerOf(app, installationId, pace);
-    octokit.hook.wrap("request", (request2, o) => {
-      const { method, path: path2 } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path2}`), async () => request2(o));
-    });
-  }
-  return new OctokitPort(octokit, owner, repo, async () => {
-    const slug = await appSlug(app);
-    return slug ? `${slug}[bot]` : void 0;
-  });
 }
 
 // src/app/runtime.ts
@@ -19750,12 +19977,22 @@ async function onChecksDone(ctx, context) {
     const suite = context.payload.check_suite;
     if (ctx.slug === void 0 || suite.app?.slug !== ctx.slug)
       await redChecks(ctx, rt, context, { branch: suite.head_branch, headSha: suite.head_sha, conclusion: suite.conclusion });
-  }
+  } else await redStatus(ctx, rt, context);
   await flushMerges(ctx, rt);
 }
 async function onCiDone(ctx, rt, context, done2) {
   await redChecks(ctx, rt, context, done2);
   await flushMerges(ctx, rt);
+}
+var STATUS_BRANCHES = 10;
+async function redStatus(ctx, rt, context) {
+  const p = context.payload;
+  if (p.state !== "failure" && p.state !== "error") return;
+  if (typeof p.context !== "string" || p.context.startsWith("forge \xB7 ")) return;
+  for (const b of (Array.isArray(p.branches) ? p.branches : []).slice(0, STATUS_BRANCHES)) {
+    if (typeof b?.name !== "string" || typeof p.sha !== "string") continue;
+    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure" });
+  }
 }
 async function flushMerges(ctx, rt) {
   for (const [runId, r] of await ctx.knownRuns(rt)) {
@@ -20196,6 +20433,7 @@ async function onPullRequest(ctx, context) {
 // src/app/handlers/pull-request-review.ts
 async function onPullRequestReview(ctx, context) {
   const { payload } = context;
+  if (payload.action === "dismissed") return onDismissed(ctx, context);
   if (payload.action !== "submitted") return;
   const review2 = payload.review;
   const state = review2.state.toLowerCase();
@@ -20232,6 +20470,34 @@ async function onPullRequestReview(ctx, context) {
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
       "review changed nothing"
+    );
+}
+var APPROVERS_CHECKED = 5;
+async function onDismissed(ctx, context) {
+  const { payload } = context;
+  const pr = payload.pull_request;
+  if (pr.head.repo?.id !== payload.repository.id) return;
+  const rt = await ctx.rtOf(context);
+  const ref = await ctx.attemptOf(rt, pr.head.ref);
+  if (!ref) return;
+  const loaded = await rt.engine.state(ref.runId);
+  const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
+  if (!t || t.attempt !== ref.attempt || !t.reviewApprovedHead) return;
+  const current = await rt.port.getPullRequest(pr.number);
+  const approvers = [
+    ...new Set(
+      (await rt.port.listReviews(pr.number)).filter((r) => r.state === "APPROVED" && r.commitId === current.headSha && !r.bot && r.login).map((r) => r.login)
+    )
+  ].slice(0, APPROVERS_CHECKED);
+  let approved2 = false;
+  for (const login of approvers) if (WRITE_PERMISSIONS.has(await rt.port.permission(login))) approved2 = true;
+  const result = await ctx.apply(rt, ref.runId, [
+    { kind: "review.dismissed", taskId: ref.taskId, attempt: ref.attempt, reviewId: payload.review.id, headSha: current.headSha, approved: approved2 }
+  ]);
+  if (result.rejections.length)
+    logOf(context).info(
+      { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
+      "dismissed review changed nothing"
     );
 }
 
@@ -20400,13 +20666,7 @@ async function onWorkflowJob(ctx, context) {
   if (!ref) return;
   const journal = (await rt.engine.state(ref.runId))?.state.journal;
   const recorded = recordedRunId(journal, ref);
-  if (recorded !== void 0 && recorded !== job.run_id) return;
-  if (recorded === void 0) {
-    const run2 = await rt.port.getWorkflowRun(job.run_id);
-    if (!run2) return;
-    const facts = { id: run2.id, path: run2.path, event: run2.event, headRepositoryId: run2.headRepositoryId };
-    if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) return;
-  }
+  if (recorded === void 0 || recorded !== job.run_id) return;
   await ctx.apply(rt, ref.runId, [{ kind: "agent.started", taskId: ref.taskId, attempt: ref.attempt, workflowRunId: job.run_id }]);
 }
 
@@ -20562,6 +20822,7 @@ function createForgeApp(options2) {
   forgeApp.stop = () => {
     sweeper.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
+    if (ctx.probot) closePaces(ctx.probot);
   };
   forgeApp.idle = async () => {
     while (ctx.inFlight.size || [...ctx.runtimes.values()].some((rt) => rt.engine.busy)) {

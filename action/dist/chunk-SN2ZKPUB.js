@@ -2274,6 +2274,36 @@ function indexOf(nodes, base2) {
   if (base2 && base2.index.size === nodes.length) return base2.index;
   return new Map(nodes.map((n, i) => [n.id, i]));
 }
+var groupsOf = /* @__PURE__ */ new WeakMap();
+function checkRunGroups(checkRuns, index) {
+  const hit = groupsOf.get(checkRuns);
+  if (hit && hit.index === index) return hit;
+  const entries = Object.entries(checkRuns);
+  const byNode = /* @__PURE__ */ new Map();
+  const orphans = [];
+  entries.forEach(([key], k) => {
+    const i = keyTask(key, index);
+    if (i === void 0) orphans.push(k);
+    else {
+      const list = byNode.get(i);
+      if (list) list.push(k);
+      else byNode.set(i, [k]);
+    }
+  });
+  const groups = { index, byNode, orphans, entries };
+  groupsOf.set(checkRuns, groups);
+  return groups;
+}
+function liveCheckRuns(whole, index, live) {
+  const g = checkRunGroups(whole.checkRuns, index);
+  const picked = [...g.orphans];
+  for (const i of live) picked.push(...g.byNode.get(i) ?? []);
+  picked.sort((a, b) => a - b);
+  const out = {};
+  for (const k of picked) out[g.entries[k][0]] = g.entries[k][1];
+  return out;
+}
+var checkRunsChanged = /* @__PURE__ */ new WeakMap();
 function changedSince(whole, base2, index) {
   const changed = /* @__PURE__ */ new Set();
   for (let i = 0; i < whole.nodes.length; i++) {
@@ -2287,10 +2317,18 @@ function changedSince(whole, base2, index) {
       base2.tasks[i] = task;
     }
   }
+  const known = base2 && checkRunsChanged.get(base2);
+  if (known && known.checkRuns === whole.checkRuns) {
+    for (const i of known.changed) changed.add(i);
+    return changed;
+  }
+  const byCheckRuns = [];
   for (const [key, id] of Object.entries(whole.checkRuns)) {
     const i = keyTask(key, index);
-    if (i !== void 0 && base2?.checkRuns[key] !== id) changed.add(i);
+    if (i !== void 0 && base2?.checkRuns[key] !== id) byCheckRuns.push(i);
   }
+  if (base2) checkRunsChanged.set(base2, { checkRuns: whole.checkRuns, changed: byCheckRuns });
+  for (const i of byCheckRuns) changed.add(i);
   return changed;
 }
 function checkRunsWhere(whole, index, keep) {
@@ -2368,16 +2406,23 @@ function splitRun(whole, base2, options = {}) {
     next = base2;
     live = [...changed];
   }
-  for (const [i, t] of whole.tasks.entries()) if (t.status === "RUNNING") live.push(i);
+  for (let i = 0; i < whole.tasks.length; i++) if (whole.tasks[i].status === "RUNNING") live.push(i);
   live = [...new Set(live)].sort((a, b) => a - b);
-  const liveSet = new Set(live);
-  const checkRuns = checkRunsWhere(whole, index, (i) => i === void 0 || liveSet.has(i));
+  const checkRuns = liveCheckRuns(whole, index, live);
   return {
     live: { nodes: live.map((i) => whole.nodes[i]), tasks: live.map((i) => whole.tasks[i]), checkRuns },
     split: { nodes: whole.nodes.length, partSize, parts: next.parts, layers: next.layers, live },
     write,
     base: next
   };
+}
+function rememberWritten(cache, written) {
+  for (const w of written) {
+    const hash = sha256(w.content);
+    if (w.path !== partPath(hash)) continue;
+    if (cache.size > 2e3) cache.clear();
+    cache.set(hash, JSON.parse(w.content));
+  }
 }
 var JournalPartsError = class extends Error {
   constructor(message) {
@@ -2392,7 +2437,7 @@ async function joinRun(live, split, readPart, cache) {
     );
   async function read(hash, schema, what) {
     const hit = cache?.get(hash);
-    if (hit && schema.safeParse(hit).success) return hit;
+    if (hit && "layer" in hit === (schema === journalLayerSchema)) return hit;
     const text = await readPart(hash);
     if (text === null) throw new JournalPartsError(`${partPath(hash)} is missing`);
     if (sha256(text) !== hash) throw new JournalPartsError(`${partPath(hash)} does not match its hash: it was not written by Forge`);
@@ -2602,6 +2647,7 @@ export {
   journalSplitSchema,
   isSplit,
   splitRun,
+  rememberWritten,
   JournalPartsError,
   joinRun,
   require_picomatch2 as require_picomatch,
