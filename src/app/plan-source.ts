@@ -20,8 +20,8 @@ export async function readConfig(port: GitHubPort, ref: string): Promise<ConfigR
   return parseConfigText(file?.content);
 }
 
-/** Files of a plan past which they are read in batches (`GitHubPort.readFiles`). */
-export const BATCH_READ_FROM = 20;
+/** Files of a plan past which they are read in batches (`GitHubPort.readFiles`): one query reads 100. */
+export const BATCH_READ_FROM = 1;
 
 /** Every file of `.forge/plans/<planId>/` validation needs, read at `ref`. */
 export async function readPlanSourceFromGitHub(port: GitHubPort, planId: string, ref: string): Promise<PlanSource> {
@@ -47,8 +47,8 @@ export async function readPlanSourceFromGitHub(port: GitHubPort, planId: string,
     if (f) files.set(rel, f.content);
     else unreadable.push({ file: rel, message: "cannot be read" });
   };
-  // A big plan's files in a few queries (100 a query) rather than a call each: a 1,000-task plan
-  // cost 1,000 reads, one per task. A small one is read file by file.
+  // A plan's files in a few queries (100 a query) rather than a call each: a 1,000-task plan cost
+  // 1,000 reads, one per task. A single file is read as it is.
   if (port.readFiles && wanted.length > BATCH_READ_FROM) {
     const read = await port.readFiles(
       wanted.map((rel) => `${root}/${rel}`),

@@ -5,6 +5,7 @@
  * operation and status when it is declared, every request the App sends is validated when it
  * arrives, and every payload is validated before Probot receives it: a violation fails the test.
  */
+import { createHash } from "node:crypto";
 import nock from "nock";
 import { Probot, ProbotOctokit } from "probot";
 import { expect } from "vitest";
@@ -348,6 +349,37 @@ export class GitHubMock {
           ...over,
         };
         return [200, { data: { repository: { pullRequest } } }, { "content-type": "application/json; charset=utf-8" }];
+      });
+    return hit;
+  }
+
+  /** A batch of files read at `ref` in one GraphQL query (`OctokitPort.readFiles`: `object(expression: "<ref>:<path>")`). */
+  filesAt(ref: string, files: Record<string, string>): Hit {
+    const route = `POST /graphql repository.object ×${Object.keys(files).length}`;
+    const hit: Hit = {
+      get body() {
+        return this.call?.body;
+      },
+    };
+    this.#mocks.push({ route, hit });
+    nock(API)
+      .post("/graphql", (body: { query?: string }) => /object\(expression:/.test(body.query ?? ""))
+      .reply((_uri, requestBody) => {
+        const call: Call = { method: "POST", path: "/graphql", query: {}, body: requestBody, route: "POST /graphql" };
+        this.calls.push(call);
+        hit.call = call;
+        const vars = (requestBody as { variables: Record<string, string> }).variables;
+        const repository: Record<string, unknown> = {};
+        for (const [k, expression] of Object.entries(vars)) {
+          if (!/^e\d+$/.test(k)) continue;
+          const [at, ...rest] = expression.split(":");
+          const text = at === ref ? files[rest.join(":")] : undefined;
+          repository[`f${k.slice(1)}`] =
+            text === undefined
+              ? null
+              : { __typename: "Blob", oid: createHash("sha1").update(text).digest("hex"), text, isBinary: false, isTruncated: false };
+        }
+        return [200, { data: { repository } }, { "content-type": "application/json; charset=utf-8" }];
       });
     return hit;
   }

@@ -304,7 +304,8 @@ describe("push", () => {
       { name: "a.md", type: "file" },
       { name: "b.md", type: "file" },
     ]);
-    for (const [name, content] of Object.entries(plan)) gh.file(`${root}/${name}`, PLAN_SHA, content);
+    // The plan's files in one query.
+    gh.filesAt(PLAN_SHA, Object.fromEntries(Object.entries(plan).map(([name, content]) => [`${root}/${name}`, content])));
     const integration = gh.createRef(INTEGRATION, PLAN_SHA);
     // The state branch is protected by a ruleset (README, "Protect the state branches"): no warning.
     const rules = gh.reply(`GET ${R}/rules/branches/forge/${RUN_ID}/_state?per_page=100`, 200, [
