@@ -12,6 +12,8 @@ import { captainBranch, captainId, checkRunName, DISPATCH_INPUTS, LABELS, planDi
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { protectedChanges } from "../core/protected-paths.js";
 import { ConflictError, type CheckConclusion, type GitHubPort, type PullRequestInfo, type WorkflowRunInfo } from "../github/port.js";
+import type { LeafInput } from "../core/inputs.js";
+import { checksFailedInput } from "../github/ci-checks.js";
 import type { FactsPatch } from "./rounds.js";
 import { readRunEvents, type RunFacts } from "./run-store.js";
 import { asData } from "../core/render/as-data.js";
@@ -31,7 +33,11 @@ export type EffectOutcome = (
   | { kind: "failed"; error: string }
   /** Not now: tried again at the next flush, or after `retryInMs` at the latest. */
   | { kind: "later"; reason: string; retryInMs?: number }
-) & { learned?: FactsPatch };
+) & {
+  learned?: FactsPatch;
+  /** Facts the effect found on GitHub, decided with its outcome (a merge that finds the head's required checks red). */
+  inputs?: LeafInput[];
+};
 
 export interface EffectContext {
   port: GitHubPort;
@@ -217,7 +223,16 @@ async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: Effec
   if (ctx.config.required_checks.length) {
     const ci = await port.ciChecks(head, ctx.config.required_checks);
     if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
-    if (ci.failing.length) return { kind: "later", reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}` };
+    // Red: the fix revision answers them — even when they failed before the task reached the gate,
+    // when their own webhook found nothing to do.
+    if (ci.failing.length)
+      return {
+        kind: "later",
+        reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
+        ...(t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha)
+          ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] }
+          : {}),
+      };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });

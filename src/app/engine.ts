@@ -454,6 +454,8 @@ export class Engine {
       }
       const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      // What it found on GitHub is decided with the acknowledgements.
+      if (outcome.inputs) acks.push(...outcome.inputs);
       if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
       else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
       else {

@@ -6,6 +6,8 @@
  * (`forge · <task>`) are never counted. Everything returned is text from CI — written by the
  * repository's code or a CI service — so the caller bounds and quotes it; here it is only cut.
  */
+import { bounded, FEEDBACK_LIMITS } from "../core/feedback.js";
+import type { LeafInput } from "../core/inputs.js";
 import type { Octokit } from "./octokit-port.js";
 
 export interface FailingCheck {
@@ -86,4 +88,35 @@ async function jobLogTail(octokit: Octokit, r: { owner: string; repo: string }, 
   } catch {
     return "";
   }
+}
+
+/**
+ * The `checks.failed` input of an attempt's head: the failing checks' names, and what a fix
+ * revision's agent reads of them (quoted as untrusted text by the job), bounded.
+ */
+export function checksFailedInput(
+  ref: { taskId: string; attempt: number },
+  headSha: string,
+  failing: readonly FailingCheck[],
+): Extract<LeafInput, { kind: "checks.failed" }> {
+  const details = failing
+    .map((c) =>
+      [
+        `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
+        c.summary,
+        c.annotations.length ? `Annotations:\n${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
+        c.log ? `End of the log:\n${c.log}` : "",
+      ]
+        .filter(Boolean)
+        .join("\n\n"),
+    )
+    .join("\n\n");
+  return {
+    kind: "checks.failed",
+    taskId: ref.taskId,
+    attempt: ref.attempt,
+    headSha,
+    checks: failing.map((c) => c.name),
+    details: bounded(details, FEEDBACK_LIMITS.details),
+  };
 }

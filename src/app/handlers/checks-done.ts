@@ -4,8 +4,7 @@
  * (docs/executor.md#iterations).
  */
 import type { Context } from "probot";
-import { FEEDBACK_LIMITS, bounded } from "../../core/feedback.js";
-import type { FailingCheck } from "../../github/ci-checks.js";
+import { checksFailedInput } from "../../github/ci-checks.js";
 import { logOf, type AppContext } from "../context.js";
 import type { RepoRuntime } from "../runtime.js";
 
@@ -79,35 +78,10 @@ async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, don
   if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
   const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
   if (checks.pending || checks.failing.length === 0) return;
-  const result = await ctx.apply(rt, ref.runId, [
-    {
-      kind: "checks.failed",
-      taskId: ref.taskId,
-      attempt: ref.attempt,
-      headSha: suite.head_sha,
-      checks: checks.failing.map((c) => c.name),
-      details: bounded(renderFailures(checks.failing), FEEDBACK_LIMITS.details),
-    },
-  ]);
+  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, suite.head_sha, checks.failing)]);
   if (result.rejections.length)
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
       "red checks changed nothing",
     );
-}
-
-/** What a fix revision's agent reads of the failures (quoted as untrusted text by the job). */
-function renderFailures(failing: FailingCheck[]): string {
-  return failing
-    .map((c) =>
-      [
-        `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
-        c.summary,
-        c.annotations.length ? `Annotations:\n${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
-        c.log ? `End of the log:\n${c.log}` : "",
-      ]
-        .filter(Boolean)
-        .join("\n\n"),
-    )
-    .join("\n\n");
 }
