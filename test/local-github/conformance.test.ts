@@ -370,6 +370,9 @@ describe("pull requests", () => {
       await status(person.rest.pulls.createReview({ ...pull, event: "COMMENT", comments: [{ path: "pr.txt", line: 9, body: "x" }] })),
     ).toBe(422);
     expect((await gh.rest.pulls.getReview({ ...pull, review_id: asking.data.id })).data.body).toBe("two things");
+    // A request for changes can be dismissed (it no longer counts); a plain comment cannot.
+    const comment = await person.rest.pulls.createReview({ ...pull, event: "COMMENT", body: "a remark" });
+    expect(await status(gh.rest.pulls.dismissReview({ ...pull, review_id: comment.data.id, message: "no" }))).toBe(422);
     expect(await status(gh.rest.pulls.getReview({ ...pull, review_id: 999_999 }))).toBe(404);
     const { data: inline } = await gh.rest.pulls.listCommentsForReview({ ...pull, review_id: asking.data.id });
     expect(inline.map((c) => [c.path, c.body, c.diff_hunk.split("\n").at(-1)])).toEqual([["pr.txt", "rename", "+pr"]]);
@@ -377,6 +380,8 @@ describe("pull requests", () => {
     expect(reply.in_reply_to_id).toBe(inline[0]!.id);
     expect(await status(gh.rest.pulls.createReplyForReviewComment({ ...pull, comment_id: 999_999, body: "x" }))).toBe(404);
     expect((await gh.rest.pulls.listReviewComments(pull)).data.map((c) => c.body)).toEqual(["rename", "renamed"]);
+    const dismissed = await gh.rest.pulls.dismissReview({ ...pull, review_id: asking.data.id, message: "answered" });
+    expect(dismissed.data.state).toBe("DISMISSED");
     const { data: requested } = await gh.rest.pulls.requestReviewers({ ...pull, reviewers: ["alice"] });
     expect(requested.requested_reviewers?.map((u) => u.login)).toEqual(["alice"]);
     expect(await status(gh.rest.pulls.requestReviewers({ ...pull, reviewers: ["nobody-here"] }))).toBe(422);
