@@ -19,12 +19,25 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
+import YAML from "yaml";
 import { journalKeyFromSecret } from "./journal-seal.js";
 import { startForgeServer, type ForgeServer } from "./server.js";
 import { startSetup, type AppCredentials } from "./setup.js";
 
 /** app.yml of the package: this file is src/app/launch.ts, or dist/app/launch.js once built. */
 export const APP_MANIFEST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "app.yml");
+
+/** What app.yml asks of an installation: its permissions and the events it subscribes to. */
+export function appManifestGrants(manifestPath = APP_MANIFEST): {
+  permissions: Record<string, "read" | "write" | "admin">;
+  events: string[];
+} {
+  const manifest = YAML.parse(readFileSync(manifestPath, "utf8")) as {
+    default_permissions?: Record<string, "read" | "write" | "admin">;
+    default_events?: string[];
+  };
+  return { permissions: { ...manifest.default_permissions }, events: [...(manifest.default_events ?? [])] };
+}
 
 /** A configuration the person must fix: one line, no stack. */
 export class LaunchError extends Error {}

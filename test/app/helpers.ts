@@ -8,6 +8,7 @@ import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide.js";
 import type { Journal } from "../../src/core/journal.js";
+import { appManifestGrants } from "../../src/app/launch.js";
 import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim, type SimOptions } from "../../src/local-github/server.js";
@@ -75,27 +76,8 @@ function register(sim: Sim, publicKeyPem: string, webhookSecret: string) {
     publicKeyPem: publicKeyPem,
     webhookUrl: "http://127.0.0.1:9/unused",
     webhookSecret,
-    permissions: {
-      contents: "write",
-      pull_requests: "write",
-      issues: "write",
-      checks: "write",
-      actions: "write",
-      statuses: "read",
-      metadata: "read",
-    },
-    events: [
-      "push",
-      "pull_request",
-      "pull_request_review",
-      "issues",
-      "issue_comment",
-      "check_run",
-      "check_suite",
-      "status",
-      "workflow_run",
-      "workflow_job",
-    ],
+    // app.yml's permissions and events.
+    ...appManifestGrants(),
   });
 }
 

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Octokit } from "@octokit/rest";
+import { appManifestGrants } from "../../app/launch.js";
 import { startForgeServer, type ForgeServer } from "../../app/server.js";
 import { stateBranchRuleset } from "../../app/start-run.js";
 import type { Decision } from "../../core/decide.js";
@@ -297,27 +298,7 @@ class DemoRun {
       webhookUrl: "http://127.0.0.1:9/unused",
       webhookSecret: secret,
       // app.yml's permissions and events.
-      permissions: {
-        contents: "write",
-        pull_requests: "write",
-        issues: "write",
-        checks: "write",
-        actions: "write",
-        statuses: "read",
-        metadata: "read",
-      },
-      events: [
-        "push",
-        "pull_request",
-        "pull_request_review",
-        "issues",
-        "issue_comment",
-        "check_run",
-        "check_suite",
-        "status",
-        "workflow_run",
-        "workflow_job",
-      ],
+      ...appManifestGrants(),
     });
     const app = (this.services.app = await startForgeServer({
       appId: registered.id,
