@@ -15350,6 +15350,26 @@ async function jobLogTail(octokit, r, jobId) {
     return "";
   }
 }
+function checksFailedInput(ref, headSha, failing) {
+  const details = failing.map(
+    (c) => [
+      `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
+      c.summary,
+      c.annotations.length ? `Annotations:
+${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
+      c.log ? `End of the log:
+${c.log}` : ""
+    ].filter(Boolean).join("\n\n")
+  ).join("\n\n");
+  return {
+    kind: "checks.failed",
+    taskId: ref.taskId,
+    attempt: ref.attempt,
+    headSha,
+    checks: failing.map((c) => c.name),
+    details: bounded(details, FEEDBACK_LIMITS.details)
+  };
+}
 
 // src/github/port.ts
 var GitHubError = class extends Error {
@@ -18796,7 +18816,12 @@ async function mergePullRequest2(effect, ctx) {
   if (ctx.config.required_checks.length) {
     const ci = await port.ciChecks(head, ctx.config.required_checks);
     if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
-    if (ci.failing.length) return { kind: "later", reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}` };
+    if (ci.failing.length)
+      return {
+        kind: "later",
+        reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
+        ...t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] } : {}
+      };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
@@ -19564,6 +19589,7 @@ var Engine = class {
       }
       const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      if (outcome.inputs) acks.push(...outcome.inputs);
       if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
       else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
       else {
@@ -19740,7 +19766,7 @@ async function readConfig(port, ref) {
   const file = await port.readFile(CONFIG_PATH, ref);
   return parseConfigText(file?.content);
 }
-var BATCH_READ_FROM = 20;
+var BATCH_READ_FROM = 1;
 async function readPlanSourceFromGitHub(port, planId, ref) {
   const root = planDir(planId);
   const files = /* @__PURE__ */ new Map();
@@ -20011,33 +20037,12 @@ async function redChecks(ctx, rt, context, done2) {
   if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
   const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
   if (checks.pending || checks.failing.length === 0) return;
-  const result = await ctx.apply(rt, ref.runId, [
-    {
-      kind: "checks.failed",
-      taskId: ref.taskId,
-      attempt: ref.attempt,
-      headSha: suite.head_sha,
-      checks: checks.failing.map((c) => c.name),
-      details: bounded(renderFailures(checks.failing), FEEDBACK_LIMITS.details)
-    }
-  ]);
+  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, suite.head_sha, checks.failing)]);
   if (result.rejections.length)
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
       "red checks changed nothing"
     );
-}
-function renderFailures(failing) {
-  return failing.map(
-    (c) => [
-      `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
-      c.summary,
-      c.annotations.length ? `Annotations:
-${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
-      c.log ? `End of the log:
-${c.log}` : ""
-    ].filter(Boolean).join("\n\n")
-  ).join("\n\n");
 }
 
 // src/app/commands.ts
