@@ -13,18 +13,8 @@ import type { Journal } from "../../src/core/journal.js";
 import { planIndex } from "../../src/core/plan-index.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
+import { prng } from "../helpers/gen-plan.js";
 import { newRun, sha } from "../helpers/world.js";
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const dagArb = fc.integer({ min: 1, max: 10 }).chain((n) =>
   fc.array(fc.tuple(fc.array(fc.nat(), { maxLength: 2 }), fc.boolean()), { minLength: n, maxLength: n }).map((spec) =>
