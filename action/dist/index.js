@@ -64,7 +64,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-SN2ZKPUB.js";
+} from "./chunk-TO5TNIH3.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

@@ -55,7 +55,7 @@ import {
   splitRun,
   stateBranch,
   walkthroughPath
-} from "./chunk-SN2ZKPUB.js";
+} from "./chunk-TO5TNIH3.js";
 import {
   Octokit,
   RequestError,
@@ -16069,8 +16069,8 @@ function dispatchCaptain(crId) {
 function postComment(subject, t, body) {
   return { key: `${subject}:${t.id}:${t.attempt}`, kind: "PostComment", target: { on: "task", taskId: t.id, attempt: t.attempt }, body };
 }
-function updateTracker() {
-  return { key: "tracker", kind: "UpdateTracker" };
+function updateTracker(seq) {
+  return { key: "tracker", kind: "UpdateTracker", seq };
 }
 function spawnFollowup(f) {
   return { key: `followup:${f.id}`, kind: "SpawnFollowup", followupId: f.id, sourceTaskId: f.sourceTaskId, text: f.text, branch: f.branch };
@@ -17022,7 +17022,7 @@ function budgetPause(s2, blocked) {
     s2.j.pause = pause;
     s2.emit("run.resumed", void 0, { reason: "budget" });
   }
-  s2.effect(updateTracker());
+  s2.effect(updateTracker(s2.j.seq));
 }
 function handoff(context, cap) {
   const budget = cap.usd !== void 0 || cap.tokens !== void 0 ? { budget: { ...cap } } : {};
@@ -17591,7 +17591,7 @@ var Step = class {
     this.draft = new DerivedDraft(computeDerived(tasks, plan.nodes));
   }
   finish() {
-    if (this.trackerDirty) this.effect(updateTracker());
+    if (this.trackerDirty) this.effect(updateTracker(this.j.seq));
     remember(this.j, this.derived);
     return { journal: this.j, events: this.events, effects: this.effects, transitions: this.transitions, rejections: this.rejections };
   }

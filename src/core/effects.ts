@@ -86,7 +86,16 @@ export const effectSchema = z.discriminatedUnion("kind", [
       .describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
     body: z.string().describe("Comment body (Markdown)."),
   }),
-  z.object({ ...base, kind: z.literal("UpdateTracker").describe("Effect kind.") }),
+  z.object({
+    ...base,
+    kind: z.literal("UpdateTracker").describe("Effect kind."),
+    seq: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("The journal's seq when decided: the tracker is redrawn as of this event (absent in older journals)."),
+  }),
   z.object({
     ...base,
     kind: z.literal("SpawnFollowup").describe("Effect kind."),

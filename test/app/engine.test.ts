@@ -9,6 +9,7 @@ import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
 import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
+import { updateTracker } from "../../src/core/decide/effects.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
 import {
   finishedReady,
@@ -330,5 +331,60 @@ describe("the branch a task is cut from", () => {
     expect(repo.calls.filter((c) => c === "branchHead")).toHaveLength(1);
     expect(repo.calls.indexOf("createBranch")).toBeGreaterThan(0);
     expect(repo.calls).toContain("dispatchWorkflow");
+  });
+});
+
+describe("the tracker redrawn while an older redraw is at GitHub", () => {
+  it("keeps the newer redraw: the older one's acknowledgement does not take it out of the outbox", async () => {
+    const state = storedRun({ a: [], b: [] }, { facts: { trackerIssue: 7 } });
+    state.journal.outbox = [updateTracker(state.journal.seq)];
+    state.leases = ownLeases(state, "replica-1");
+    let content = sealJournal(JOURNAL_KEY, state);
+    let blob = 1;
+    const titles: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let clock = NOW;
+    const port = new Proxy(
+      {
+        async readFile(path: string) {
+          return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
+        },
+        async writeFile(_b: string, _p: string, text: string, _m: string, expected?: string) {
+          if (expected !== `blob-${blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
+          content = text;
+          blob++;
+          return { blobSha: `blob-${blob}`, commitSha: `commit-${blob}` };
+        },
+        async updateIssue(_n: number, patch: { title: string }) {
+          titles.push(patch.title);
+          if (titles.length === 1) await gate;
+        },
+      },
+      {
+        get(target, name: string) {
+          if (name in target) return target[name as keyof typeof target];
+          if (name === "then") return undefined;
+          return async () => null;
+        },
+      },
+    ) as unknown as GitHubPort;
+    const engine = new Engine({ port, replicaId: "replica-1", now: () => clock, journalKey: JOURNAL_KEY });
+    await engine.flush(RUN_ID);
+    await vi.waitFor(() => expect(titles).toHaveLength(1));
+    // While the first redraw is at GitHub, a decision changes what the tracker shows.
+    await engine.apply(RUN_ID, [{ kind: "command", command: "pause", actor: "octocat" }]);
+    release();
+    await engine.idle();
+    const held = (await engine.state(RUN_ID))!.state.journal;
+    const pending = held.outbox.filter((e) => e.kind === "UpdateTracker");
+    expect(pending).toEqual([{ key: "tracker", kind: "UpdateTracker", seq: held.seq }]);
+    // Once the debounce is over, the tracker is redrawn with what the pause changed.
+    clock += 10_000;
+    await engine.flush(RUN_ID);
+    await engine.idle();
+    expect(titles).toHaveLength(2);
+    expect((await engine.state(RUN_ID))!.state.journal.outbox.some((e) => e.kind === "UpdateTracker")).toBe(false);
+    engine.stop();
   });
 });

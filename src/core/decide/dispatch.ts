@@ -100,7 +100,7 @@ function budgetPause(s: Step, blocked: boolean): void {
     s.j.pause = pause;
     s.emit("run.resumed", undefined, { reason: "budget" });
   }
-  s.effect(effects.updateTracker());
+  s.effect(effects.updateTracker(s.j.seq));
 }
 
 /** What the previous attempt left for this one; a previous attempt's conflicts are not this one's. */

@@ -110,9 +110,12 @@ export function postComment(subject: CommentSubject, t: Attempt, body: string): 
   return { key: `${subject}:${t.id}:${t.attempt}`, kind: "PostComment", target: { on: "task", taskId: t.id, attempt: t.attempt }, body };
 }
 
-/** Redraw the run tracker issue. */
-export function updateTracker(): Of<"UpdateTracker"> {
-  return { key: "tracker", kind: "UpdateTracker" };
+/**
+ * Redraw the run tracker issue as of event `seq`. The seq makes a redraw decided while an older one
+ * is at GitHub a different effect: the older one's acknowledgement does not take it out of the outbox.
+ */
+export function updateTracker(seq: number): Of<"UpdateTracker"> {
+  return { key: "tracker", kind: "UpdateTracker", seq };
 }
 
 /** Run a follow-up agent. */

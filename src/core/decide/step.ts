@@ -226,7 +226,7 @@ export class Step {
   }
 
   finish(): Decision {
-    if (this.trackerDirty) this.effect(effects.updateTracker());
+    if (this.trackerDirty) this.effect(effects.updateTracker(this.j.seq));
     remember(this.j, this.derived);
     return { journal: this.j, events: this.events, effects: this.effects, transitions: this.transitions, rejections: this.rejections };
   }

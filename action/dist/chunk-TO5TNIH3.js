@@ -2085,7 +2085,11 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
     body: external_exports.string().describe("Comment body (Markdown).")
   }),
-  external_exports.object({ ...base, kind: external_exports.literal("UpdateTracker").describe("Effect kind.") }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("UpdateTracker").describe("Effect kind."),
+    seq: external_exports.number().int().min(0).optional().describe("The journal's seq when decided: the tracker is redrawn as of this event (absent in older journals).")
+  }),
   external_exports.object({
     ...base,
     kind: external_exports.literal("SpawnFollowup").describe("Effect kind."),
