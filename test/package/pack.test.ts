@@ -6,7 +6,8 @@
  * example plans, and no tests or sources.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -49,7 +50,9 @@ let packed: PackResult;
 let forge: string;
 let pkgDir: string;
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// The installed package holds its dependencies (hundreds of MB): removing them can take longer than
+// the default hook timeout on a loaded machine.
+afterAll(() => rm(work, { recursive: true, force: true }), 180_000);
 
 describe("the npm package", () => {
   beforeAll(async () => {
