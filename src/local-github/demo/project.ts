@@ -14,12 +14,18 @@ export const DEMO_REPO = "textkit";
  * a task PR merges only once it passes on the head, and its failure starts a fix revision. It runs
  * on the runners' pushes because the demo's agent workflow pushes with a machine user's token
  * (`FORGE_PUSH_TOKEN`), not the job's GITHUB_TOKEN. `test.yml`: the tests, on main and on pull
- * requests to it (the run's final PR). The App tells these runs from the agents' jobs.
+ * requests to it (the run's final PR). The App tells these runs from the agents' jobs. A newer push
+ * to a branch cancels the check still running on its older head (`concurrency`, cancel-in-progress):
+ * a runner pushes an attempt's stages one after another, and only the head's check counts.
  */
 export const CI_WORKFLOW = `name: CI
 on:
   push:
     branches: ["main", "forge/*/*/*"]
+# A newer push to the same branch supersedes the check of the older head (as most projects do).
+concurrency:
+  group: ci-\${{ github.ref }}
+  cancel-in-progress: true
 jobs:
   check:
     runs-on: ubuntu-latest

@@ -109,7 +109,6 @@ export interface DemoResult {
   trackerIssue?: number;
   testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
   notes: string[];
-  /** Jobs of the real Forge action, and how many of them were Captains. */
   /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
   jobs: { action: number; captain: number; ci: number };
   /** The review answered and the CI fix (scripted agent only). */
