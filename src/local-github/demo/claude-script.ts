@@ -7,21 +7,27 @@
  *              Write the walkthrough, then `FORGE_EXIT=0`;
  *   escalate → Write the Change Request draft, then `FORGE_EXIT=11`;
  *   anything else → the failure in words and `FORGE_EXIT=1`.
+ * A task whose `forge-scripted-agent` block names a `wip_marker` also Writes that marker (the demo
+ * project's required CI check fails on it), as the demo agent does.
+ * A revision (the prompt's `## Revision <n>` section, action/src/task/revision.ts) does what the demo
+ * agent's revision does (demo-agent.ts `revisionWork`): Bash `rm` of each marker the failing checks
+ * name, Read then Edit of each commented file (a note at the commented line), the answers JSON in the
+ * file the prompt names, the walkthrough of what it changed, then `FORGE_EXIT=0`.
  * A follow-up (`_followup-<n>`) writes its source task's `followup_files` (see demo-agent.ts).
  * A Captain (`_captain-<crId>`) writes the overlay its task names (`overlays/overlay-NNN.md`), as the
  * demo's plan folder holds it (`captainFiles`): Read dag.json, Write the overlay, the new task files
  * and dag.json, then `FORGE_EXIT=0`; the Forge action validates, commits and opens the overlay PR.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isFollowupId, parseCaptainId } from "../../core/layout.js";
-import { behaviourFor, parseScriptedTask } from "../agents/scripted-agent.js";
-import type { ScriptedTurn, TurnRequest } from "../agents/model-server.js";
-import { followupFiles } from "./demo-agent.js";
+import { behaviourFor, parseScriptedTask, revisionOf, type ScriptedRevision } from "../agents/scripted-agent.js";
+import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../agents/model-server.js";
+import { followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
 
 const SECTION_AFTER_TASK =
-  /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer)/;
+  /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer|Revision \d+: what the review asks|Steering from people)/;
 
 function firstUserText(req: TurnRequest): string {
   const first = req.body.messages?.find((m) => m.role === "user")?.content;
@@ -29,7 +35,7 @@ function firstUserText(req: TurnRequest): string {
   return ((first ?? []) as Array<{ type?: string; text?: string }>).map((b) => b.text ?? "").join("\n");
 }
 
-function walkthrough(taskId: string, files: string[], followups: string[], risks: string[]): string {
+function walkthrough(taskId: string, files: string[], followups: string[], risks: string[], summary?: string): string {
   const list = (xs: string[]) => (xs.length ? `\n${xs.map((x) => `  - ${JSON.stringify(x)}`).join("\n")}` : " []");
   return `---
 task_id: ${taskId}
@@ -45,7 +51,7 @@ followups:${list(followups)}
 
 ## Summary
 
-Wrote ${files.length} file(s) for ${taskId}.
+${summary ?? `Wrote ${files.length} file(s) for ${taskId}.`}
 
 ## Approach
 
@@ -89,6 +95,69 @@ function captainPlan(workdir: string, crId: string, section: string, answer: Cap
   return turns;
 }
 
+/** A shell word: the path as one argument, whatever it holds. */
+const shellWord = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The tool call that inserts a file's revision note: an Edit anchored on the commented line (and as
+ * many lines after it as make the anchor unique), else a Write of the whole file (read just before).
+ */
+function noteEdit(abs: string, f: RevisedFile): ScriptedToolCall {
+  if (f.notes.length === 1) {
+    const lines = f.before.split("\n");
+    const at = f.notes[0]!.line - 1;
+    for (let k = at + 1; k <= lines.length; k++) {
+      const anchor = lines.slice(at, k).join("\n");
+      if (anchor.trim() && f.before.split(anchor).length === 2) return claudeTools.edit(abs, anchor, `${f.notes[0]!.text}\n${anchor}`);
+    }
+  }
+  return claudeTools.write(abs, f.after);
+}
+
+/**
+ * A revision (the prompt's `## Revision <n>` section): the work demo-agent.ts's revision does, as
+ * Claude Code tool calls — Bash `rm` of the markers the failing checks name, Read then Edit of each
+ * commented file (the note at the commented line), the revision's own note when nothing else
+ * changes, the answers file, the walkthrough of what changed — then `FORGE_EXIT=0`.
+ */
+function revisionPlan(text: string, r: ScriptedRevision, taskId: string, workdir: string, wtPath: string): ScriptedTurn[] {
+  const abs = (rel: string) => path.join(workdir, rel);
+  const work = revisionWork(text, r.iteration, taskId, (rel) => {
+    try {
+      return readFileSync(abs(rel), "utf8");
+    } catch {
+      return undefined;
+    }
+  });
+  const turns: ScriptedTurn[] = [];
+  if (work.deleted.length)
+    turns.push({
+      text: `The failing check names ${work.deleted.join(", ")} as unfinished work: deleting it.`,
+      toolCalls: work.deleted.map((m) => claudeTools.bash(`rm -- ${shellWord(abs(m))}`, `Delete ${m}`)),
+    });
+  if (work.files.length)
+    turns.push({
+      text: "Reading the files the review comments are on.",
+      toolCalls: work.files.map((f) => claudeTools.read(abs(f.path))),
+    });
+  const writes = [
+    ...work.files.map((f) => noteEdit(abs(f.path), f)),
+    ...(work.record ? [claudeTools.write(abs(work.record[0]), work.record[1])] : []),
+  ];
+  if (writes.length) turns.push({ text: `Answering the review in revision ${r.iteration}.`, toolCalls: writes });
+  const summary = `Revision ${r.iteration} of ${taskId}: changed ${work.changed.join(", ")}.`;
+  turns.push({
+    text: "Writing the answers and the walkthrough.",
+    toolCalls: [
+      ...(r.answersFile ? [claudeTools.write(r.answersFile, `${JSON.stringify(work.answers)}\n`)] : []),
+      // A revision spawns no follow-up and names no new risk: its walkthrough is what it changed.
+      claudeTools.write(wtPath, walkthrough(taskId, work.changed, [], [], summary)),
+    ],
+  });
+  turns.push({ text: `Done: ${summary}\nFORGE_EXIT=0` });
+  return turns;
+}
+
 function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
   const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
@@ -102,6 +171,8 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const taskId = /`, task `([^`]+)`, attempt/.exec(text)?.[1] ?? "task";
   const crId = parseCaptainId(taskId);
   if (crId) return captainPlan(workdir, crId, section, captain);
+  const revision = isFollowupId(taskId) ? undefined : revisionOf(text);
+  if (revision) return revisionPlan(text, revision, taskId, workdir, wtPath);
   // A follow-up's task quotes its source task: write the source's followup_files, not its files again.
   const task = isFollowupId(taskId)
     ? {
@@ -123,7 +194,13 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   if (b.outcome !== "succeed")
     return [{ text: `Error: ${b.message ?? `attempt ${attempt} of ${task.id} fails (${b.outcome})`}\nFORGE_EXIT=1` }];
   const abs = (rel: string) => path.join(workdir, rel);
-  const existing = task.files.filter(([rel]) => existsSync(abs(rel)));
+  // A `wip_marker` task's first head also leaves the marker: the project's CI fails on it.
+  const marker = isFollowupId(taskId) ? undefined : wipMarker(section);
+  const writes: Array<[string, string]> = [
+    ...task.files,
+    ...(marker && !task.files.some(([rel]) => rel === marker) ? [[marker, WIP_MARKER_CONTENT] as [string, string]] : []),
+  ];
+  const existing = writes.filter(([rel]) => existsSync(abs(rel)));
   const turns: ScriptedTurn[] = [];
   if (existing.length)
     turns.push({
@@ -132,7 +209,7 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
     });
   turns.push({
     text: `Writing ${task.files.length} file(s) for ${task.id}.`,
-    toolCalls: task.files.map(([rel, content]) => ({ name: "Write", input: { file_path: abs(rel), content } })),
+    toolCalls: writes.map(([rel, content]) => claudeTools.write(abs(rel), content)),
   });
   turns.push({
     text: "Writing the walkthrough.",

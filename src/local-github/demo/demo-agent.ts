@@ -19,7 +19,7 @@
  *   checks' annotations name as work-in-progress markers; review comments → a line in the commented
  *   file at the commented line, and an answer per comment in the answers file the prompt names.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -116,6 +116,71 @@ export function revisionAsks(prompt: string): { markers: string[]; comments: { i
   return { markers, comments };
 }
 
+/** What a task's first head leaves in its `wip_marker` file. */
+export const WIP_MARKER_CONTENT = "Work in progress: delete this file once the task is done.\n";
+
+/** The line a revision inserts in a commented file, in the file's comment syntax. */
+export function revisionNote(file: string, iteration: number, comment: number): string {
+  const text = `Revision ${iteration}: reviewed (comment ${comment}).`;
+  return /\.(m?js|ts)$/.test(file) ? `// ${text}` : text;
+}
+
+/** The file a revision writes when nothing else changes (Forge never accepts an empty diff): its path and content. */
+export function revisionRecord(taskId: string, iteration: number): [string, string] {
+  return [`forge-demo/${taskId}-revision-${iteration}.md`, `# Revision ${iteration}\n\nThe review asked for changes; this revision records it.\n`];
+}
+
+/** A file a revision changes: its content before and after, and the notes it inserted (1-based lines of `after`). */
+export interface RevisedFile {
+  path: string;
+  before: string;
+  after: string;
+  notes: { line: number; text: string }[];
+}
+
+/** What a revision does, decided from its prompt and the checkout: the demo agent and the Claude Code script both carry it out. */
+export interface RevisionWork {
+  /** Markers the failing checks name that are in the checkout: deleted. */
+  deleted: string[];
+  /** Commented files, with a note per comment at the commented line. */
+  files: RevisedFile[];
+  /** Written when nothing else changes: path and content. */
+  record?: [string, string];
+  /** One answer per review comment, for the answers file. */
+  answers: { comment: number; answer: string }[];
+  /** Every path the revision changes, in order. */
+  changed: string[];
+}
+
+/** What a revision of `taskId` does; `read` gives a checkout file's text (undefined when it is not there). */
+export function revisionWork(prompt: string, iteration: number, taskId: string, read: (rel: string) => string | undefined): RevisionWork {
+  const asks = revisionAsks(prompt);
+  const deleted = asks.markers.filter((m) => read(m) !== undefined);
+  const changed = [...deleted];
+  const files = new Map<string, RevisedFile>();
+  const answers: RevisionWork["answers"] = [];
+  for (const c of asks.comments) {
+    const text0 = files.has(c.path) ? undefined : read(c.path);
+    const f = files.get(c.path) ?? (text0 !== undefined ? { path: c.path, before: text0, after: text0, notes: [] } : undefined);
+    if (!f) {
+      answers.push({ comment: c.id, answer: `\`${c.path}\` is not in the branch any more; nothing to change there.` });
+      continue;
+    }
+    const lines = f.after.split("\n");
+    const text = revisionNote(c.path, iteration, c.id);
+    const at = Math.min(Math.max((c.line ?? lines.length) - 1, 0), lines.length);
+    lines.splice(at, 0, text);
+    f.after = lines.join("\n");
+    f.notes = [...f.notes.map((n) => (n.line > at ? { ...n, line: n.line + 1 } : n)), { line: at + 1, text }];
+    files.set(c.path, f);
+    if (!changed.includes(c.path)) changed.push(c.path);
+    answers.push({ comment: c.id, answer: `Done in revision ${iteration}: a note at \`${c.path}:${at + 1}\`.` });
+  }
+  const record = changed.length === 0 ? revisionRecord(taskId, iteration) : undefined;
+  if (record) changed.push(record[0]);
+  return { deleted, files: [...files.values()], ...(record ? { record } : {}), answers, changed };
+}
+
 /** A revision: answer the failing checks and the review comments, then the walkthrough and the answers. */
 async function revise(
   r: ScriptedRevision,
@@ -125,40 +190,27 @@ async function revise(
   cwd: string,
 ): Promise<number> {
   const say = (l: string) => void process.stdout.write(`${l}\n`);
-  const asks = revisionAsks(prompt);
-  const changed: string[] = [];
-  for (const marker of asks.markers) {
-    if (!existsSync(path.join(cwd, marker))) continue;
+  const read = (rel: string) => {
+    try {
+      return readFileSync(path.join(cwd, rel), "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  const work = revisionWork(prompt, r.iteration, env.FORGE_TASK_ID ?? "task", read);
+  for (const marker of work.deleted) {
     await rm(path.join(cwd, marker));
-    changed.push(marker);
     say(`Deleted ${marker}: the failing check names it as unfinished work`);
   }
-  const answers: { comment: number; answer: string }[] = [];
-  for (const c of asks.comments) {
-    const abs = path.join(cwd, c.path);
-    const lines = (await readFile(abs, "utf8").catch(() => undefined))?.split("\n");
-    if (!lines) {
-      answers.push({ comment: c.id, answer: `\`${c.path}\` is not in the branch any more; nothing to change there.` });
-      continue;
-    }
-    const note = /\.(m?js|ts)$/.test(c.path)
-      ? `// Revision ${r.iteration}: reviewed (comment ${c.id}).`
-      : `Revision ${r.iteration}: reviewed (comment ${c.id}).`;
-    const at = Math.min(Math.max((c.line ?? lines.length) - 1, 0), lines.length);
-    lines.splice(at, 0, note);
-    await writeFile(abs, lines.join("\n"));
-    if (!changed.includes(c.path)) changed.push(c.path);
-    answers.push({ comment: c.id, answer: `Done in revision ${r.iteration}: a note at \`${c.path}:${at + 1}\`.` });
-    say(`Answered comment ${c.id} in ${c.path}`);
+  for (const f of work.files) {
+    await writeFile(path.join(cwd, f.path), f.after);
+    say(`Answered ${f.notes.length} comment(s) in ${f.path}`);
   }
-  if (changed.length === 0) {
-    // Forge never accepts an empty diff: say what was asked in a file of its own.
-    const file = `forge-demo/${env.FORGE_TASK_ID ?? "task"}-revision-${r.iteration}.md`;
-    await mkdir(path.join(cwd, "forge-demo"), { recursive: true });
-    await writeFile(path.join(cwd, file), `# Revision ${r.iteration}\n\nThe review asked for changes; this revision records it.\n`);
-    changed.push(file);
+  if (work.record) {
+    await mkdir(path.dirname(path.join(cwd, work.record[0])), { recursive: true });
+    await writeFile(path.join(cwd, work.record[0]), work.record[1]);
   }
-  if (r.answersFile) await writeReport(r.answersFile, `${JSON.stringify(answers)}\n`);
+  if (r.answersFile) await writeReport(r.answersFile, `${JSON.stringify(work.answers)}\n`);
   if (env.FORGE_SPEND_FILE) await writeFile(env.FORGE_SPEND_FILE, JSON.stringify({ cost_usd: 0.03 }));
   const walkthroughFile =
     env.FORGE_WALKTHROUGH_PATH ?? (env.FORGE_SIGNAL_DIR ? path.join(env.FORGE_SIGNAL_DIR, "walkthrough.md") : undefined);
@@ -167,9 +219,9 @@ async function revise(
     // A revision spawns no follow-up and names no new risk: its walkthrough is what it changed.
     task.directives.followups = [];
     task.directives.risks = [];
-    await writeWalkthrough(path.resolve(cwd, walkthroughFile), task, Number(env.FORGE_ATTEMPT ?? "1"), changed, env.FORGE_RUN_ID);
+    await writeWalkthrough(path.resolve(cwd, walkthroughFile), task, Number(env.FORGE_ATTEMPT ?? "1"), work.changed, env.FORGE_RUN_ID);
   }
-  say(`Done: revision ${r.iteration} changed ${changed.join(", ")}`);
+  say(`Done: revision ${r.iteration} changed ${work.changed.join(", ")}`);
   return 0;
 }
 
@@ -197,7 +249,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const marker = followup ? undefined : wipMarker(text);
   if (marker) {
     await mkdir(path.dirname(path.join(process.cwd(), marker)), { recursive: true });
-    await writeFile(path.join(process.cwd(), marker), "Work in progress: delete this file once the task is done.\n");
+    await writeFile(path.join(process.cwd(), marker), WIP_MARKER_CONTENT);
   }
   if (text === undefined || (!followup && parseScriptedTask(text).files.length > 0)) return scripted(argv, env);
   const files = (followup && followupFiles(text)) || {
