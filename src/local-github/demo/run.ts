@@ -331,10 +331,12 @@ class DemoRun {
       `${contextLine}          # A machine user's token: pushes with the job's GITHUB_TOKEN start no workflow, so CI would not run.\n          github-token: \${{ secrets.FORGE_PUSH_TOKEN }}\n`,
     );
     const scriptedAgent = fileURLToPath(new URL("bin/forge-demo-agent.mjs", import.meta.url));
+    const requiredChecks =
+      "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
     const agentConfig =
       this.agent === "claude"
-        ? "agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n"
-        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n# A task PR merges once the project's CI job \`check\` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
+        ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+        : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(this.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
     // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
     const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
     // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
@@ -452,7 +454,7 @@ class DemoRun {
       const j = this.journal;
       const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
       if (j) await raiseBudgets(user, j, this.raised, (line) => this.view.aside(`${PERSON} ${line}`));
-      if (j && this.agent === "scripted") {
+      if (j) {
         this.reviewer ??= new DemoReviewer(
           user,
           (line) => this.view.aside(`${PERSON} ${line}`),
@@ -508,7 +510,7 @@ class DemoRun {
       if (outcome.finalPr === undefined) problems.push("no final PR");
     }
     const feedback = await readFeedback(user, j, this.reviewer?.review);
-    if (this.agent === "scripted" && j) {
+    if (j) {
       // The feedback loop the demo shows: a review answered on the same PR, then approved; a red CI fixed.
       const { review, ciFix } = feedback;
       if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
