@@ -5,7 +5,8 @@
  * check names, Read then Edit of the commented file with the note at the commented line, the answers
  * JSON in the file the prompt names, the walkthrough of what changed, and `FORGE_EXIT=0`.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -135,4 +136,24 @@ describe("the Claude Code script of forge demo --agent claude", () => {
     expect(input(all[0]!).content).toBe(content);
     expect(JSON.parse(input(all[1]!).content!)).toEqual([{ comment: 78, answer: "`src/gone.js` is not in the branch any more; nothing to change there." }]);
   });
+
+  it("the scripted demo agent, given the same revision prompt, leaves the checkout as the script's tool calls describe", async () => {
+    const dir = checkout("pad", { "src/pad.wip": WIP_MARKER_CONTENT });
+    const comment = { reviewId: 41, id: 77, path: REVIEW.path, line: REVIEW.line, body: REVIEW.comment };
+    const { prompt, answersFile, walkthrough } = await revisionPrompt({ taskId: "pad", iteration: 1, markers: ["src/pad.wip"], comment }, dir);
+    const script = calls(conversation(prompt));
+    expect(script.map((c) => c.name)).toEqual(["Bash", "Read", "Edit", "Write", "Write"]);
+    const before = readFileSync(path.join(dir, REVIEW.path), "utf8");
+    const edit = input(script[2]!);
+    const scriptAnswers = input(script[3]!).content;
+
+    execFileSync(process.execPath, [path.join(import.meta.dirname, "../../src/local-github/demo/bin/forge-demo-agent.mjs")], {
+      cwd: dir,
+      env: { ...process.env, FORGE_PROMPT: prompt, FORGE_TASK_ID: "pad", FORGE_ATTEMPT: "1", FORGE_WALKTHROUGH_PATH: walkthrough },
+    });
+    expect(existsSync(path.join(dir, "src/pad.wip"))).toBe(false);
+    expect(readFileSync(path.join(dir, REVIEW.path), "utf8")).toBe(before.replace(edit.old_string!, edit.new_string!));
+    expect(readFileSync(answersFile, "utf8")).toBe(scriptAnswers);
+    expect(readFileSync(walkthrough, "utf8")).toMatch(/^files_changed:\n {2}- path: "src\/pad\.wip"\n.*\n {2}- path: "src\/pad\.js"$/m);
+  }, 30_000);
 });
