@@ -32,7 +32,10 @@ describe("forge demo --agent claude: a revision with the real Claude Code CLI", 
   it("deletes the marker the failing check names, answers the review comment at its line, writes the answers and the walkthrough", async () => {
     // The PR's head: pad's files as its first attempt wrote them, and a marker left behind.
     const repo = tmp("forge-claude-revision-repo-");
-    const files: Record<string, string> = { ...Object.fromEntries(parseScriptedTask(demoTask("pad")).files), "src/pad.wip": WIP_MARKER_CONTENT };
+    const files: Record<string, string> = {
+      ...Object.fromEntries(parseScriptedTask(demoTask("pad")).files),
+      "src/pad.wip": WIP_MARKER_CONTENT,
+    };
     for (const [rel, text] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
       writeFileSync(path.join(repo, rel), text);

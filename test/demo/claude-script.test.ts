@@ -57,7 +57,8 @@ function conversation(prompt: string): ScriptedTurn[] {
 }
 
 const calls = (turns: ScriptedTurn[]): ScriptedToolCall[] => turns.flatMap((t) => t.toolCalls ?? []);
-const input = (c: ScriptedToolCall) => c.input as { file_path?: string; content?: string; old_string?: string; new_string?: string; command?: string };
+const input = (c: ScriptedToolCall) =>
+  c.input as { file_path?: string; content?: string; old_string?: string; new_string?: string; command?: string };
 
 async function revisionPrompt(ask: RevisionAsk, workdir: string) {
   const session = tmp("forge-claude-script-session-");
@@ -69,11 +70,21 @@ describe("the Claude Code script of forge demo --agent claude", () => {
   it("writes truncate's wip_marker with its files on the first attempt, and not for a task without one", () => {
     const dir = tmp("forge-claude-script-first-");
     const session = tmp("forge-claude-script-session-");
-    const first = calls(conversation(singleStagePrompt({ runId: "textkit-1", taskId: "truncate", attempt: 1, task: demoTask("truncate") }, dir, reports(session))));
+    const first = calls(
+      conversation(
+        singleStagePrompt({ runId: "textkit-1", taskId: "truncate", attempt: 1, task: demoTask("truncate") }, dir, reports(session)),
+      ),
+    );
     const writes = first.filter((c) => c.name === "Write").map((c) => [path.relative(dir, input(c).file_path!), input(c).content]);
     expect(writes).toContainEqual(["src/truncate.wip", WIP_MARKER_CONTENT]);
-    expect(writes.map(([p]) => p).filter((p) => !p!.startsWith(".."))).toEqual(["src/truncate.js", "test/truncate.test.js", "src/truncate.wip"]);
-    const pad = calls(conversation(singleStagePrompt({ runId: "textkit-1", taskId: "pad", attempt: 1, task: demoTask("pad") }, dir, reports(session))));
+    expect(writes.map(([p]) => p).filter((p) => !p!.startsWith(".."))).toEqual([
+      "src/truncate.js",
+      "test/truncate.test.js",
+      "src/truncate.wip",
+    ]);
+    const pad = calls(
+      conversation(singleStagePrompt({ runId: "textkit-1", taskId: "pad", attempt: 1, task: demoTask("pad") }, dir, reports(session))),
+    );
     expect(pad.some((c) => input(c).file_path?.endsWith(".wip"))).toBe(false);
   });
 
@@ -83,7 +94,10 @@ describe("the Claude Code script of forge demo --agent claude", () => {
     expect(prompt).toContain("## Revision 1: what the review asks");
     const turns = conversation(prompt);
     const all = calls(turns);
-    expect(all[0]).toEqual({ name: "Bash", input: { command: `rm -- '${path.join(dir, "src/truncate.wip")}'`, description: "Delete src/truncate.wip" } });
+    expect(all[0]).toEqual({
+      name: "Bash",
+      input: { command: `rm -- '${path.join(dir, "src/truncate.wip")}'`, description: "Delete src/truncate.wip" },
+    });
     // No review comment: no answers file is asked for, and none is written; the task's files are not written again.
     expect(prompt).not.toContain("answers.json");
     expect(all.map((c) => [c.name, input(c).file_path])).toEqual([
@@ -116,7 +130,9 @@ describe("the Claude Code script of forge demo --agent claude", () => {
     expect(after[REVIEW.line - 1]).toBe("// Revision 1: reviewed (comment 77).");
     expect(after[REVIEW.line]).toBe(before.split("\n")[REVIEW.line - 1]);
     expect(after.length).toBe(before.split("\n").length + 1);
-    expect(JSON.parse(input(all[2]!).content!)).toEqual([{ comment: 77, answer: `Done in revision 1: a note at \`${REVIEW.path}:${REVIEW.line}\`.` }]);
+    expect(JSON.parse(input(all[2]!).content!)).toEqual([
+      { comment: 77, answer: `Done in revision 1: a note at \`${REVIEW.path}:${REVIEW.line}\`.` },
+    ]);
     expect(input(all[3]!).content).toMatch(/^files_changed:\n {2}- path: "src\/pad\.js"$/m);
     expect(turns.at(-1)!.text).toMatch(/FORGE_EXIT=0$/);
   });
@@ -134,13 +150,18 @@ describe("the Claude Code script of forge demo --agent claude", () => {
       ["Write", expect.stringMatching(/walkthrough\.md$/)],
     ]);
     expect(input(all[0]!).content).toBe(content);
-    expect(JSON.parse(input(all[1]!).content!)).toEqual([{ comment: 78, answer: "`src/gone.js` is not in the branch any more; nothing to change there." }]);
+    expect(JSON.parse(input(all[1]!).content!)).toEqual([
+      { comment: 78, answer: "`src/gone.js` is not in the branch any more; nothing to change there." },
+    ]);
   });
 
   it("the scripted demo agent, given the same revision prompt, leaves the checkout as the script's tool calls describe", async () => {
     const dir = checkout("pad", { "src/pad.wip": WIP_MARKER_CONTENT });
     const comment = { reviewId: 41, id: 77, path: REVIEW.path, line: REVIEW.line, body: REVIEW.comment };
-    const { prompt, answersFile, walkthrough } = await revisionPrompt({ taskId: "pad", iteration: 1, markers: ["src/pad.wip"], comment }, dir);
+    const { prompt, answersFile, walkthrough } = await revisionPrompt(
+      { taskId: "pad", iteration: 1, markers: ["src/pad.wip"], comment },
+      dir,
+    );
     const script = calls(conversation(prompt));
     expect(script.map((c) => c.name)).toEqual(["Bash", "Read", "Edit", "Write", "Write"]);
     const before = readFileSync(path.join(dir, REVIEW.path), "utf8");

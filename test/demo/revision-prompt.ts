@@ -65,7 +65,13 @@ export async function revisionContext(ask: RevisionAsk, sessionDir: string): Pro
   if (!revision) throw new Error("no revision was read");
   const answersFile = answersPath({ sessionDir });
   return {
-    task: { runId: "textkit-1", taskId: ask.taskId, attempt: 1, task: demoTask(ask.taskId), review: revision.prompt.replace(ANSWERS_FILE, answersFile) },
+    task: {
+      runId: "textkit-1",
+      taskId: ask.taskId,
+      attempt: 1,
+      task: demoTask(ask.taskId),
+      review: revision.prompt.replace(ANSWERS_FILE, answersFile),
+    },
     answersFile,
   };
 }

@@ -19,7 +19,7 @@
  *   checks' annotations name as work-in-progress markers; review comments → a line in the commented
  *   file at the commented line, and an answer per comment in the answers file the prompt names.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -127,7 +127,10 @@ export function revisionNote(file: string, iteration: number, comment: number): 
 
 /** The file a revision writes when nothing else changes (Forge never accepts an empty diff): its path and content. */
 export function revisionRecord(taskId: string, iteration: number): [string, string] {
-  return [`forge-demo/${taskId}-revision-${iteration}.md`, `# Revision ${iteration}\n\nThe review asked for changes; this revision records it.\n`];
+  return [
+    `forge-demo/${taskId}-revision-${iteration}.md`,
+    `# Revision ${iteration}\n\nThe review asked for changes; this revision records it.\n`,
+  ];
 }
 
 /** A file a revision changes: its content before and after, and the notes it inserted (1-based lines of `after`). */
