@@ -6,8 +6,7 @@
  * the commented line, the answers file answers the comment and the walkthrough says what changed.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runStages } from "../../src/agent/stages.js";
@@ -18,15 +17,9 @@ import { parseScriptedTask } from "../../src/local-github/agents/scripted-agent.
 import { demoClaudeScript } from "../../src/local-github/demo/claude-script.js";
 import { revisionNote, WIP_MARKER_CONTENT } from "../../src/local-github/demo/demo-agent.js";
 import { REVIEW } from "../../src/local-github/demo/review.js";
-import { demoTask, revisionContext } from "./revision-prompt.js";
+import { demoTask, removeTempDirs, revisionContext, tmp, writeFiles } from "./revision-prompt.js";
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-const tmp = (prefix: string) => {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-};
+afterAll(removeTempDirs);
 
 describe("forge demo --agent claude: a revision with the real Claude Code CLI", () => {
   it("deletes the marker the failing check names, answers the review comment at its line, writes the answers and the walkthrough", async () => {
@@ -36,10 +29,7 @@ describe("forge demo --agent claude: a revision with the real Claude Code CLI", 
       ...Object.fromEntries(parseScriptedTask(demoTask("pad")).files),
       "src/pad.wip": WIP_MARKER_CONTENT,
     };
-    for (const [rel, text] of Object.entries(files)) {
-      mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-      writeFileSync(path.join(repo, rel), text);
-    }
+    writeFiles(repo, files);
     const git = (...args: string[]) => execFileSync("git", ["-C", repo, "-c", "user.name=T", "-c", "user.email=t@example.com", ...args]);
     execFileSync("git", ["init", "-q", "-b", "forge/textkit-1/pad/1", repo]);
     git("add", "-A");

@@ -6,8 +6,7 @@
  * JSON in the file the prompt names, the walkthrough of what changed, and `FORGE_EXIT=0`.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScriptedToolCall, ScriptedTurn } from "../../src/local-github/agents/model-server.js";
@@ -15,25 +14,14 @@ import { parseScriptedTask } from "../../src/local-github/agents/scripted-agent.
 import { demoClaudeScript } from "../../src/local-github/demo/claude-script.js";
 import { revisionNote, revisionRecord, WIP_MARKER_CONTENT } from "../../src/local-github/demo/demo-agent.js";
 import { REVIEW } from "../../src/local-github/demo/review.js";
-import { demoTask, revisionContext, singleStagePrompt, type RevisionAsk } from "./revision-prompt.js";
+import { demoTask, removeTempDirs, revisionContext, singleStagePrompt, tmp, writeFiles, type RevisionAsk } from "./revision-prompt.js";
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function tmp(prefix: string): string {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
+afterAll(removeTempDirs);
 
 /** A checkout holding the task's files as its first head wrote them, and any extra files. */
 function checkout(taskId: string, extra: Record<string, string> = {}): string {
   const dir = tmp("forge-claude-script-");
-  const files = { ...Object.fromEntries(parseScriptedTask(demoTask(taskId)).files), ...extra };
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), text);
-  }
+  writeFiles(dir, { ...Object.fromEntries(parseScriptedTask(demoTask(taskId)).files), ...extra });
   return dir;
 }
 

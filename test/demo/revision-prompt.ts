@@ -4,7 +4,8 @@
  * made into the `## Revision <n>` section by action/src/task/revision.ts, the answers file put in
  * its place as the job does, inside the stage prompt of src/agent/stages (the `single` stage).
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { ANSWERS_FILE, answersPath, readRevision } from "../../action/src/task/revision.js";
 import type { TaskJob } from "../../action/src/task/context.js";
@@ -16,6 +17,23 @@ import type { Feedback } from "../../src/core/feedback.js";
 import { checksFailedInput } from "../../src/github/ci-checks.js";
 
 export const PLAN_DIR = path.join(import.meta.dirname, "..", "..", "examples", "plans", "textkit");
+
+const dirs: string[] = [];
+/** A temporary folder, removed by `removeTempDirs`. */
+export function tmp(prefix: string): string {
+  const d = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+export const removeTempDirs = () => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+
+/** Writes files (relative path → text) under `dir`. */
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), text);
+  }
+}
 
 /** A task file of the demo's plan. */
 export const demoTask = (id: string) => readFileSync(path.join(PLAN_DIR, "tasks", `${id}.md`), "utf8");

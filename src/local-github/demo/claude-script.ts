@@ -19,12 +19,12 @@
  * and dag.json, then `FORGE_EXIT=0`; the Forge action validates, commits and opens the overlay PR.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { isFollowupId, parseCaptainId } from "../../core/layout.js";
 import { behaviourFor, parseScriptedTask, revisionOf, type ScriptedRevision } from "../agents/scripted-agent.js";
 import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../agents/model-server.js";
-import { followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
+import { checkoutReader, followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
 
 const SECTION_AFTER_TASK =
   /\n## (Goal|Test command|Spec|The plan|Walkthroughs of the tasks|Repository conventions|What the previous attempt|A person's answer|Revision \d+: what the review asks|Steering from people)/;
@@ -122,13 +122,7 @@ function noteEdit(abs: string, f: RevisedFile): ScriptedToolCall {
  */
 function revisionPlan(text: string, r: ScriptedRevision, taskId: string, workdir: string, wtPath: string): ScriptedTurn[] {
   const abs = (rel: string) => path.join(workdir, rel);
-  const work = revisionWork(text, r.iteration, taskId, (rel) => {
-    try {
-      return readFileSync(abs(rel), "utf8");
-    } catch {
-      return undefined;
-    }
-  });
+  const work = revisionWork(text, r.iteration, taskId, checkoutReader(workdir));
   const turns: ScriptedTurn[] = [];
   if (work.deleted.length)
     turns.push({

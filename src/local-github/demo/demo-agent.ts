@@ -155,6 +155,17 @@ export interface RevisionWork {
   changed: string[];
 }
 
+/** A checkout file's text by its relative path; undefined when it is not there (or not a file). */
+export function checkoutReader(cwd: string): (rel: string) => string | undefined {
+  return (rel) => {
+    try {
+      return readFileSync(path.join(cwd, rel), "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 /** What a revision of `taskId` does; `read` gives a checkout file's text (undefined when it is not there). */
 export function revisionWork(prompt: string, iteration: number, taskId: string, read: (rel: string) => string | undefined): RevisionWork {
   const asks = revisionAsks(prompt);
@@ -193,14 +204,7 @@ async function revise(
   cwd: string,
 ): Promise<number> {
   const say = (l: string) => void process.stdout.write(`${l}\n`);
-  const read = (rel: string) => {
-    try {
-      return readFileSync(path.join(cwd, rel), "utf8");
-    } catch {
-      return undefined;
-    }
-  };
-  const work = revisionWork(prompt, r.iteration, env.FORGE_TASK_ID ?? "task", read);
+  const work = revisionWork(prompt, r.iteration, env.FORGE_TASK_ID ?? "task", checkoutReader(cwd));
   for (const marker of work.deleted) {
     await rm(path.join(cwd, marker));
     say(`Deleted ${marker}: the failing check names it as unfinished work`);
