@@ -8,7 +8,7 @@
 // fails at its start with that line in its log and the run concludes `startup_failure`
 // (workflows.ts). Marketplace verification is unknown here: `verified_allowed` allows nothing more.
 import { HttpError } from "./auth.js";
-import type { Handler, RestCtx } from "./rest.js";
+import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo } from "./state.js";
 
 export type AllowedActions = "all" | "local_only" | "selected";

@@ -168,7 +168,7 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
           operationId,
         )
           ? "read"
-          : // Triage closes, reopens and labels any issue (editing another's title or body is checked in rest.ts).
+          : // Triage closes, reopens and labels any issue (editing another's title or body is checked in rest/issues.ts).
             operationId === "issues/update"
             ? "triage"
             : role,

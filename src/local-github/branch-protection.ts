@@ -15,7 +15,7 @@
 // signatures, conversation resolution, lock branch, and status checks on direct pushes.
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./core.js";
-import type { Handler, RestCtx } from "./rest.js";
+import type { Handler, RestCtx } from "./rest/index.js";
 import type { RefWrite } from "./rulesets.js";
 import * as git from "./git.js";
 import type { Issue, Repo, User } from "./state.js";

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { escapeHtml as escape } from "../core/render/html.js";
 import { HttpError } from "./auth.js";
 import type { SimCore } from "./core.js";
-import type { Handler } from "./rest.js";
+import type { Handler } from "./rest/index.js";
 
 interface Manifest {
   name?: string;

@@ -7,7 +7,7 @@
  */
 import { HttpError } from "./auth.js";
 import * as git from "./git.js";
-import type { Handler, RestCtx } from "./rest.js";
+import type { Handler, RestCtx } from "./rest/index.js";
 import type { Issue, Repo, Review, ReviewComment } from "./state.js";
 import { now } from "./state.js";
 

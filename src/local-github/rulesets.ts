@@ -11,7 +11,7 @@ import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import { protectionRules } from "./branch-protection.js";
 import type { ActContext } from "./core.js";
 import { nodeId } from "./model.js";
-import type { Handler, RestCtx } from "./rest.js";
+import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo, Role } from "./state.js";
 import { now } from "./state.js";
 

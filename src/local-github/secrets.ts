@@ -8,7 +8,7 @@
 import { randomInt } from "node:crypto";
 import sodium from "libsodium-wrappers";
 import { HttpError } from "./auth.js";
-import type { Handler, RestCtx } from "./rest.js";
+import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo } from "./state.js";
 import { now } from "./state.js";
 

@@ -14,7 +14,7 @@ import { ACTIONS_DISABLED, actionsEnabled, disallowedActionsError } from "./acti
 import { HttpError, newToken } from "./auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "./core.js";
 import * as git from "./git.js";
-import type { Handler, RestCtx, Result } from "./rest.js";
+import type { Handler, RestCtx, Result } from "./rest/index.js";
 import { secretValues } from "./secrets.js";
 import { now, type Job, type Level, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "./state.js";
 import type { EmittedEvent } from "./webhooks.js";

@@ -1,0 +1,36 @@
+// REST operations of the local GitHub, keyed by GitHub's operationId. Each handler reproduces the
+// documented behaviour of the operation (docs.github.com/rest/…, cited per group) over the
+// simulator's state and bare repositories.
+//
+// context.ts holds the request context, the result and the helpers the groups share; each group of
+// operations is a file of its own.
+import { ZERO } from "../core.js";
+import { actionsPermissionsHandlers } from "../actions-permissions.js";
+import { branchProtectionHandlers } from "../branch-protection.js";
+import { rulesetHandlers } from "../rulesets.js";
+import { reviewHandlers } from "../reviews.js";
+import { secretHandlers } from "../secrets.js";
+import { appHandlers } from "./apps.js";
+import { checkHandlers } from "./checks.js";
+import type { Handler } from "./context.js";
+import { gitDatabaseHandlers } from "./git-database.js";
+import { issueHandlers } from "./issues.js";
+import { pullHandlers } from "./pulls.js";
+import { repoHandlers } from "./repos.js";
+
+export type { Handler, RestCtx, Result } from "./context.js";
+
+export const handlers: Record<string, Handler> = {
+  ...appHandlers,
+  ...repoHandlers,
+  ...gitDatabaseHandlers,
+  ...pullHandlers,
+  ...issueHandlers,
+  ...checkHandlers,
+  ...rulesetHandlers,
+  ...branchProtectionHandlers,
+  ...actionsPermissionsHandlers,
+  ...secretHandlers,
+  ...reviewHandlers,
+};
+export { ZERO };
