@@ -67,7 +67,7 @@ export interface CaptainReport {
   summary: string;
 }
 
-/** What the Captain's dispatch context carries (src/app/effects.ts DispatchCaptain). */
+/** What the Captain's dispatch context carries (src/app/effects/branches-and-dispatch.ts dispatchCaptain). */
 export interface CaptainContext {
   changeRequest?: string;
   planDir?: string;

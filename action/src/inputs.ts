@@ -17,7 +17,8 @@ export const runIdSchema = z
 /**
  * The dispatch `context` input: JSON `{ refinement?, answer? }` as the App sends it (layout.ts,
  * DISPATCH_INPUTS.context), `{ followup, sourceTaskId }` for a follow-up, `{ conflicts }` for a
- * refinery whose upstream merge conflicted (src/app/effects.ts). Empty means no extra context.
+ * refinery whose upstream merge conflicted (src/app/effects/branches-and-dispatch.ts). Empty means no
+ * extra context.
  */
 export const dispatchContextSchema = z
   .object({

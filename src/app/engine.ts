@@ -21,7 +21,7 @@ import { sameJson } from "../core/same-json.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
-import { runEffect, type EffectOutcome } from "./effects.js";
+import { runEffect, type EffectOutcome } from "./effects/index.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
 import { mergePatches, mergeRounds, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";

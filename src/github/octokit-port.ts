@@ -17,140 +17,11 @@ import {
   type PullRequestInfo,
   type WorkflowRunInfo,
 } from "./port.js";
+import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { PULL_WITH_FILES, pullInfo, readFilesQuery, type GraphqlBlob, type GraphqlPull } from "./octokit-graphql.js";
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 export type { CiChecks };
-
-interface RequestErrorLike {
-  status?: number;
-  message?: string;
-  response?: { data?: { message?: string } };
-}
-
-function statusOf(e: unknown): number | undefined {
-  return (e as RequestErrorLike)?.status;
-}
-
-function wrap(operation: string, e: unknown): GitHubError {
-  if (e instanceof GitHubError) return e;
-  const status = statusOf(e) ?? 0;
-  const message = (e as RequestErrorLike)?.response?.data?.message ?? (e as Error)?.message ?? String(e);
-  return new GitHubError(`${operation}: ${status} ${message}`, status, operation, { cause: e });
-}
-
-function pull(data: {
-  number: number;
-  state: string;
-  merged?: boolean | null;
-  merged_at?: string | null;
-  merge_commit_sha?: string | null;
-  head: { ref: string; sha: string; repo?: { id: number } | null };
-  base: { ref: string; repo?: { id: number } | null };
-  draft?: boolean;
-}): PullRequestInfo {
-  const merged = data.merged ?? data.merged_at != null;
-  return {
-    number: data.number,
-    state: data.state === "open" ? "open" : "closed",
-    merged,
-    ...(merged && data.merge_commit_sha ? { mergeSha: data.merge_commit_sha } : {}),
-    headRef: data.head.ref,
-    headSha: data.head.sha,
-    baseRef: data.base.ref,
-    draft: data.draft ?? false,
-    // GitHub gives a null head repository when the fork was deleted: not this repository either.
-    fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
-  };
-}
-
-/** A pull request with what a merge checks, and its first 100 changed paths: one GraphQL call. */
-const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      number
-      state
-      merged
-      mergeCommit { oid }
-      headRefName
-      headRefOid
-      baseRefName
-      isDraft
-      isCrossRepository
-      headRepository { id }
-      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
-    }
-  }
-}`;
-
-interface GraphqlPull {
-  number: number;
-  state: "OPEN" | "CLOSED" | "MERGED";
-  merged: boolean;
-  mergeCommit: { oid: string } | null;
-  headRefName: string;
-  headRefOid: string;
-  baseRefName: string;
-  isDraft: boolean;
-  isCrossRepository: boolean;
-  headRepository: { id: string } | null;
-  files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string }[] | null } | null;
-}
-
-function runInfo(r: {
-  id: number;
-  head_branch: string | null;
-  status: string | null;
-  conclusion: string | null;
-  created_at: string;
-  event: string;
-  path: string;
-  head_repository?: { id: number } | null;
-}): WorkflowRunInfo {
-  return {
-    id: r.id,
-    headBranch: r.head_branch ?? "",
-    status: r.status ?? "",
-    conclusion: r.conclusion ?? null,
-    createdAt: r.created_at,
-    event: r.event,
-    path: r.path,
-    headRepositoryId: r.head_repository?.id ?? null,
-  };
-}
-
-function checkBody(f: Partial<CheckRunFields>) {
-  return {
-    ...(f.name !== undefined ? { name: f.name } : {}),
-    ...(f.headSha !== undefined ? { head_sha: f.headSha } : {}),
-    ...(f.status !== undefined ? { status: f.status } : {}),
-    ...(f.conclusion !== undefined ? { conclusion: f.conclusion } : {}),
-    ...(f.detailsUrl !== undefined ? { details_url: f.detailsUrl } : {}),
-    ...(f.externalId !== undefined ? { external_id: f.externalId } : {}),
-    ...(f.actions !== undefined ? { actions: f.actions } : {}),
-    ...(f.title !== undefined || f.summary !== undefined
-      ? {
-          output: {
-            title: f.title ?? "",
-            summary: f.summary ?? "",
-            ...(f.text !== undefined ? { text: f.text } : {}),
-            ...(f.annotations !== undefined
-              ? {
-                  annotations: f.annotations.map((a) => ({
-                    path: a.path,
-                    start_line: a.startLine,
-                    end_line: a.endLine,
-                    annotation_level: a.level,
-                    message: a.message,
-                    ...(a.title ? { title: a.title } : {}),
-                  })),
-                }
-              : {}),
-          },
-        }
-      : {}),
-    ...(f.status === "completed" ? { completed_at: new Date().toISOString() } : {}),
-  };
-}
 
 /** Files `readFiles` asks GitHub's GraphQL for in one query. */
 export const READ_FILES_BATCH = 100;
@@ -291,16 +162,9 @@ export class OctokitPort implements GitHubPort {
     const out = new Map<string, FileAt | null>();
     for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
       const batch = paths.slice(from, from + READ_FILES_BATCH);
-      const vars: Record<string, string> = { owner: this.owner, name: this.repo };
-      batch.forEach((path, k) => (vars[`e${k}`] = `${ref}:${path}`));
-      const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
-  repository(owner: $owner, name: $name) {
-${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
-  }
-}`;
-      type Blob = { __typename: string; oid?: string; text?: string | null; isBinary?: boolean; isTruncated?: boolean } | null;
+      const { query, vars } = readFilesQuery(this.owner, this.repo, ref, batch);
       const data = await this.#call("graphql repository.object", () =>
-        this.#octokit.graphql<{ repository: Record<string, Blob> }>(query, vars),
+        this.#octokit.graphql<{ repository: Record<string, GraphqlBlob> }>(query, vars),
       );
       for (const [k, path] of batch.entries()) {
         const o = data.repository[`f${k}`];
@@ -465,18 +329,7 @@ ${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on
     );
     const p = data.repository?.pullRequest;
     if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
-    const info: PullRequestInfo = {
-      number: p.number,
-      state: p.state === "OPEN" ? "open" : "closed",
-      merged: p.merged,
-      ...(p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {}),
-      headRef: p.headRefName,
-      headSha: p.headRefOid,
-      baseRef: p.baseRefName,
-      draft: p.isDraft,
-      // A deleted fork leaves no head repository: not this repository either.
-      fromFork: p.isCrossRepository || p.headRepository === null,
-    };
+    const info = pullInfo(p);
     const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
     return { ...info, files };
   }

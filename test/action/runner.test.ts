@@ -98,14 +98,15 @@ describe("inputs", () => {
       expect(describeIssues(badContext.error, INPUT_NAMES)).toContain("- input 'context' answer — ");
       expect(describeIssues(badContext.error, INPUT_NAMES)).toContain("- input 'context' x — unknown field");
     }
-    // What the App sends a follow-up and a refinery whose upstream merge conflicted (src/app/effects.ts).
+    // What the App sends a follow-up and a refinery whose upstream merge conflicted
+    // (src/app/effects/branches-and-dispatch.ts).
     expect(
       actionInputSchema.parse({ ...base, taskId: "_followup-2", attempt: "1", context: '{"followup":"Fix the bug","sourceTaskId":"t1"}' }),
     ).toMatchObject({ taskId: "_followup-2", context: { followup: "Fix the bug", sourceTaskId: "t1" } });
     expect(actionInputSchema.parse({ ...base, context: '{"conflicts":["forge/r1/a/1"]}' }).context).toEqual({
       conflicts: ["forge/r1/a/1"],
     });
-    // A Captain dispatch and its context (src/app/effects.ts DispatchCaptain).
+    // A Captain dispatch and its context (src/app/effects/branches-and-dispatch.ts dispatchCaptain).
     expect(
       actionInputSchema.parse({
         ...base,

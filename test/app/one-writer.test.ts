@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../src/app/engine.js";
-import { runEffect, type EffectContext } from "../../src/app/effects.js";
+import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store.js";
 import type { Effect } from "../../src/core/effects.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";

@@ -5,7 +5,7 @@
  * `checks.failed`, which starts the fix revision (bounded by ci_fix.max_attempts like any other).
  */
 import { describe, expect, it } from "vitest";
-import { runEffect, type EffectContext } from "../../src/app/effects.js";
+import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { decide } from "../../src/core/decide.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { GitHubPort, PullRequestInfo } from "../../src/github/port.js";

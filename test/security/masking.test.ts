@@ -203,7 +203,7 @@ describe("everything a job publishes is masked", () => {
     const d = appDecision(r);
     const comment = d.effects.find((e) => e.kind === "PostComment");
     expect(comment, JSON.stringify(d.effects.map((e) => e.kind))).toBeDefined();
-    // What src/app/effects.ts posts.
+    // What src/app/effects/issues-and-comments.ts posts.
     expectMasked(asData((comment as { body: string }).body), "the question comment");
     expectMasked(JSON.stringify(d.journal), "the journal");
   });
@@ -236,7 +236,7 @@ describe("everything a job publishes is masked", () => {
     const open = d.effects.find((e) => e.kind === "OpenChangeRequest") as { crId: string; path?: string } | undefined;
     expect(open, JSON.stringify(d.effects.map((e) => e.kind))).toBeDefined();
     expect(open!.path).toBe(r.result.change_request_path);
-    // What src/app/effects.ts opens: the document read from the emitting task's branch.
+    // What src/app/effects/issues-and-comments.ts opens: the document read from the emitting task's branch.
     expectMasked(
       renderChangeRequestIssue(d.journal, open!.crId, r.w.show(r.w.branch, open!.path!), testConfig()),
       "the Change Request issue",

@@ -6,7 +6,7 @@
  * repository, base the run's integration branch.
  */
 import { describe, expect, it } from "vitest";
-import { runEffect, type EffectContext } from "../../src/app/effects.js";
+import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { GitHubPort, PullRequestInfo } from "../../src/github/port.js";
 import { NOW, RECORD, RUN_ID, storedRun, WORK } from "../app/handlers/fixtures.js";

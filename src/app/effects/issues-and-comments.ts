@@ -1,0 +1,107 @@
+// Effect runners: change request issues, comments, the run's tracker issue and its final pull request.
+import type { Effect } from "../../core/effects.js";
+import { LABELS } from "../../core/layout.js";
+import { readRunEvents } from "../run-store.js";
+import { asData } from "../../core/render/as-data.js";
+import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
+import { appTelemetry, traceRun } from "../telemetry.js";
+import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
+import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
+
+/** Minimum time between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
+export const TRACKER_DEBOUNCE_MS = 5_000;
+/** The longest a big plan's tracker waits between two writes. */
+export const TRACKER_DEBOUNCE_MAX_MS = 60_000;
+
+/**
+ * The wait between two writes of the tracker of a run of `tasks` tasks: 5 s up to 100 tasks, then
+ * 50 ms a task, at most a minute. A big plan's tracker changes with every task (several times a
+ * second at 1,000 tasks), and written every 5 s it cost 0.4 calls a task; a person reading the
+ * tracker of 1,000 tasks needs its progress, not each task's second. The final update is not held.
+ */
+export const trackerDebounceMs = (tasks: number) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
+
+export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  // An issue opened before a crash (or behind a lost answer) carries the CR's marker.
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  const known =
+    cr?.issueNumber ??
+    (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ??
+    undefined;
+  if (known !== undefined) return done({ issueNumber: known });
+  const emitter = task(ctx, effect.emittedBy);
+  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+  const number = await port.createIssue({
+    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
+    body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
+    labels: [LABELS.changeRequest],
+  });
+  return done({ issueNumber: number });
+}
+
+export async function postComment(effect: EffectOf<"PostComment">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const issue = await commentTarget(effect.target, ctx);
+  if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2_000 };
+  // A hidden marker names the effect: a replay finds the comment posted before a crash.
+  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
+  if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
+  // The body may quote an agent (its question, an error): shown as data, no marker or @mention of its own.
+  await port.createComment(issue, `${asData(effect.body)}\n\n${marker}`);
+  return done();
+}
+
+export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const final = ctx.journal.status !== "running";
+  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
+  const wait = trackerDebounceMs(ctx.journal.tasks.length);
+  if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < wait)
+    return { kind: "later", reason: "debounced", retryInMs: wait - (ctx.now - last) + 50 };
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
+  const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
+  let issue = ctx.facts.trackerIssue;
+  // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
+  if (issue === undefined && ctx.replay) issue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
+  if (issue === undefined) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
+  else await port.updateIssue(issue, { title, body, ...(final ? { state: "closed" as const } : {}) });
+  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
+}
+
+export async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  if (ctx.facts.finalPr !== undefined) return done({ prNumber: ctx.facts.finalPr });
+  const existing = await ctx.port.findPullRequest(ctx.journal.integrationBranch, "all");
+  const pr =
+    existing ??
+    (await ctx.port.createPullRequest({
+      head: ctx.journal.integrationBranch,
+      base: ctx.journal.baseBranch,
+      title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
+      body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx)),
+    }));
+  return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+
+/** The run's outcome figures for its final PR; without them (a segment could not be read) the PR says less, and still opens. */
+async function finalFigures(ctx: EffectContext): Promise<OutcomeFigures | undefined> {
+  try {
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
+  } catch {
+    return undefined;
+  }
+}
+
+async function commentTarget(target: Extract<Effect, { kind: "PostComment" }>["target"], ctx: EffectContext): Promise<number | undefined> {
+  if (target.on === "tracker") return ctx.facts.trackerIssue;
+  if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
+  const t = task(ctx, target.taskId);
+  if (t?.attempt === target.attempt && t.prNumber !== undefined) return t.prNumber;
+  const branch = t?.attempt === target.attempt ? t.branch : undefined;
+  if (!branch) return ctx.facts.trackerIssue;
+  const pr = await ctx.port.findPullRequest(branch);
+  return pr?.number ?? ctx.facts.trackerIssue;
+}

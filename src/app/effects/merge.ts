@@ -1,0 +1,112 @@
+// Effect runner: merging a task's own pull request, once its head passed the gate (and opening the
+// pull request its runner could not open).
+import type { TaskState } from "../../core/journal.js";
+import { LABELS, walkthroughPath } from "../../core/layout.js";
+import { protectedChanges } from "../../core/protected-paths.js";
+import type { PullRequestInfo } from "../../github/port.js";
+import { checksFailedInput } from "../../github/ci-checks.js";
+import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
+
+/** How soon a merge that lost a race with another merge into the same base is tried again. */
+export const MERGE_RETRY_MS = 300;
+
+export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
+  // Read just before merging: only the task's own pull request is merged — its head the attempt's
+  // branch in this repository, its base the run's integration branch — whatever number was recorded.
+  // With its number known, the pull request and what it changes come in one call.
+  const current: (PullRequestInfo & { files?: string[] }) | null =
+    known !== undefined
+      ? await port.getPullRequestWithFiles(known)
+      : ((await port.findPullRequest(effect.branch)) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null));
+  if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+  if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
+  if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
+    return {
+      kind: "failed",
+      error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`,
+    };
+  const number = current.number;
+  // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
+  const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
+  // What the PR changes, as GitHub lists it: protected paths wait for a person's approval of this head.
+  const head = sha ? headOf(ctx, t, sha) : current.headSha;
+  if (t?.approvedHead !== head) {
+    // Listed for the head GitHub has now: a head that moved since is refused by the merge below.
+    const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
+    if (held.length) return done({ held, prNumber: number });
+  }
+  // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.
+  if (ctx.config.required_checks.length) {
+    const ci = await port.ciChecks(head, ctx.config.required_checks);
+    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    // Red: the fix revision answers them — even when they failed before the task reached the gate,
+    // when their own webhook found nothing to do.
+    if (ci.failing.length)
+      return {
+        kind: "later",
+        reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
+        ...(t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha)
+          ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] }
+          : {}),
+      };
+  }
+  const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+  const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
+  if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
+  // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
+  if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  // Merged already (by this effect before a crash, behind a lost answer, or by a person)? Else it
+  // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
+  const pr = await port.getPullRequest(number);
+  if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
+  if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+  // GitHub said the head is not the verified one: only a head that really moved fails the merge.
+  const verified = sha ? headOf(ctx, t, sha) : undefined;
+  if (pr.state === "open" && verified && pr.headSha === verified)
+    return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
+  return {
+    kind: "failed",
+    error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} → ${pr.headSha.slice(0, 7)}); it will not be merged unverified`,
+  };
+}
+
+/**
+ * A verified attempt whose runner could not open its pull request (a lost push or call, the job
+ * killed between its last push and the PR): the App opens it, pointing at the attempt's walkthrough,
+ * so the work is reviewed and merged as any other. A PR the runner opens meanwhile is found instead.
+ */
+async function openMissingPull(effect: EffectOf<"MergePullRequest">, ctx: EffectContext, t: TaskState): Promise<PullRequestInfo | null> {
+  const { port, journal } = ctx;
+  const head = await port.branchHead(effect.branch);
+  if (!head) return null;
+  const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
+  const record = t.recordSha ?? head;
+  const body = [
+    `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
+    "",
+    `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`,
+  ].join("\n");
+  try {
+    const pr = await port.createPullRequest({
+      head: effect.branch,
+      base: journal.integrationBranch,
+      title: `forge(${t.id}): ${title}`,
+      body,
+    });
+    await port.updateIssue(pr.number, { labels: [LABELS.task] }).catch(() => undefined);
+    return pr;
+  } catch (e) {
+    // GitHub answers 422 for a second PR of the same head and base: the runner opened it meanwhile.
+    const found = await port.findPullRequest(effect.branch);
+    if (found) return found;
+    throw e;
+  }
+}
+
+/** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */
+function headOf(_ctx: EffectContext, t: TaskState | undefined, pushed: string): string {
+  return t?.recordSha ?? pushed;
+}

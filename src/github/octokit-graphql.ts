@@ -1,0 +1,74 @@
+/**
+ * The GraphQL queries of the GitHub port over Octokit and their answers: a pull request with the
+ * paths it changes, and a batch of files read at one ref (a plan's documents) in one call.
+ */
+import type { PullRequestInfo } from "./port.js";
+
+/** A pull request with what a merge checks, and its first 100 changed paths: one GraphQL call. */
+export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      number
+      state
+      merged
+      mergeCommit { oid }
+      headRefName
+      headRefOid
+      baseRefName
+      isDraft
+      isCrossRepository
+      headRepository { id }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+    }
+  }
+}`;
+
+export interface GraphqlPull {
+  number: number;
+  state: "OPEN" | "CLOSED" | "MERGED";
+  merged: boolean;
+  mergeCommit: { oid: string } | null;
+  headRefName: string;
+  headRefOid: string;
+  baseRefName: string;
+  isDraft: boolean;
+  isCrossRepository: boolean;
+  headRepository: { id: string } | null;
+  files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string }[] | null } | null;
+}
+
+/** A pull request of `PULL_WITH_FILES` in the port's type. */
+export function pullInfo(p: GraphqlPull): PullRequestInfo {
+  return {
+    number: p.number,
+    state: p.state === "OPEN" ? "open" : "closed",
+    merged: p.merged,
+    ...(p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {}),
+    headRef: p.headRefName,
+    headSha: p.headRefOid,
+    baseRef: p.baseRefName,
+    draft: p.isDraft,
+    // A deleted fork leaves no head repository: not this repository either.
+    fromFork: p.isCrossRepository || p.headRepository === null,
+  };
+}
+
+/** What `readFilesQuery` answers for one path: a blob, another kind of object, or nothing. */
+export type GraphqlBlob = { __typename: string; oid?: string; text?: string | null; isBinary?: boolean; isTruncated?: boolean } | null;
+
+/** The query reading `batch` at `ref` (the k-th path as `f<k>`), and its variables. */
+export function readFilesQuery(
+  owner: string,
+  name: string,
+  ref: string,
+  batch: readonly string[],
+): { query: string; vars: Record<string, string> } {
+  const vars: Record<string, string> = { owner, name };
+  batch.forEach((path, k) => (vars[`e${k}`] = `${ref}:${path}`));
+  const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
+  repository(owner: $owner, name: $name) {
+${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
+  }
+}`;
+  return { query, vars };
+}

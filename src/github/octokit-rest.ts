@@ -1,0 +1,103 @@
+/**
+ * Octokit's REST answers in the port's types (pull requests, workflow runs, the body of a check run),
+ * and its request errors as the port's `GitHubError`s: the helpers of `octokit-port.ts`.
+ */
+import { GitHubError, type CheckRunFields, type PullRequestInfo, type WorkflowRunInfo } from "./port.js";
+
+interface RequestErrorLike {
+  status?: number;
+  message?: string;
+  response?: { data?: { message?: string } };
+}
+
+export function statusOf(e: unknown): number | undefined {
+  return (e as RequestErrorLike)?.status;
+}
+
+export function wrap(operation: string, e: unknown): GitHubError {
+  if (e instanceof GitHubError) return e;
+  const status = statusOf(e) ?? 0;
+  const message = (e as RequestErrorLike)?.response?.data?.message ?? (e as Error)?.message ?? String(e);
+  return new GitHubError(`${operation}: ${status} ${message}`, status, operation, { cause: e });
+}
+
+export function pull(data: {
+  number: number;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  merge_commit_sha?: string | null;
+  head: { ref: string; sha: string; repo?: { id: number } | null };
+  base: { ref: string; repo?: { id: number } | null };
+  draft?: boolean;
+}): PullRequestInfo {
+  const merged = data.merged ?? data.merged_at != null;
+  return {
+    number: data.number,
+    state: data.state === "open" ? "open" : "closed",
+    merged,
+    ...(merged && data.merge_commit_sha ? { mergeSha: data.merge_commit_sha } : {}),
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    baseRef: data.base.ref,
+    draft: data.draft ?? false,
+    // GitHub gives a null head repository when the fork was deleted: not this repository either.
+    fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
+  };
+}
+
+export function runInfo(r: {
+  id: number;
+  head_branch: string | null;
+  status: string | null;
+  conclusion: string | null;
+  created_at: string;
+  event: string;
+  path: string;
+  head_repository?: { id: number } | null;
+}): WorkflowRunInfo {
+  return {
+    id: r.id,
+    headBranch: r.head_branch ?? "",
+    status: r.status ?? "",
+    conclusion: r.conclusion ?? null,
+    createdAt: r.created_at,
+    event: r.event,
+    path: r.path,
+    headRepositoryId: r.head_repository?.id ?? null,
+  };
+}
+
+export function checkBody(f: Partial<CheckRunFields>) {
+  return {
+    ...(f.name !== undefined ? { name: f.name } : {}),
+    ...(f.headSha !== undefined ? { head_sha: f.headSha } : {}),
+    ...(f.status !== undefined ? { status: f.status } : {}),
+    ...(f.conclusion !== undefined ? { conclusion: f.conclusion } : {}),
+    ...(f.detailsUrl !== undefined ? { details_url: f.detailsUrl } : {}),
+    ...(f.externalId !== undefined ? { external_id: f.externalId } : {}),
+    ...(f.actions !== undefined ? { actions: f.actions } : {}),
+    ...(f.title !== undefined || f.summary !== undefined
+      ? {
+          output: {
+            title: f.title ?? "",
+            summary: f.summary ?? "",
+            ...(f.text !== undefined ? { text: f.text } : {}),
+            ...(f.annotations !== undefined
+              ? {
+                  annotations: f.annotations.map((a) => ({
+                    path: a.path,
+                    start_line: a.startLine,
+                    end_line: a.endLine,
+                    annotation_level: a.level,
+                    message: a.message,
+                    ...(a.title ? { title: a.title } : {}),
+                  })),
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(f.status === "completed" ? { completed_at: new Date().toISOString() } : {}),
+  };
+}
