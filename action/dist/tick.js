@@ -15389,7 +15389,7 @@ var ConflictError = class extends GitHubError {
   }
 };
 
-// src/github/octokit-port.ts
+// src/github/octokit-rest.ts
 function statusOf(e) {
   return e?.status;
 }
@@ -15414,23 +15414,6 @@ function pull(data) {
     fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
   };
 }
-var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      number
-      state
-      merged
-      mergeCommit { oid }
-      headRefName
-      headRefOid
-      baseRefName
-      isDraft
-      isCrossRepository
-      headRepository { id }
-      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
-    }
-  }
-}`;
 function runInfo(r) {
   return {
     id: r.id,
@@ -15472,6 +15455,51 @@ function checkBody(f) {
     ...f.status === "completed" ? { completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
   };
 }
+
+// src/github/octokit-graphql.ts
+var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      number
+      state
+      merged
+      mergeCommit { oid }
+      headRefName
+      headRefOid
+      baseRefName
+      isDraft
+      isCrossRepository
+      headRepository { id }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+    }
+  }
+}`;
+function pullInfo(p) {
+  return {
+    number: p.number,
+    state: p.state === "OPEN" ? "open" : "closed",
+    merged: p.merged,
+    ...p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {},
+    headRef: p.headRefName,
+    headSha: p.headRefOid,
+    baseRef: p.baseRefName,
+    draft: p.isDraft,
+    // A deleted fork leaves no head repository: not this repository either.
+    fromFork: p.isCrossRepository || p.headRepository === null
+  };
+}
+function readFilesQuery(owner, name, ref, batch) {
+  const vars = { owner, name };
+  batch.forEach((path2, k) => vars[`e${k}`] = `${ref}:${path2}`);
+  const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
+  repository(owner: $owner, name: $name) {
+${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
+  }
+}`;
+  return { query, vars };
+}
+
+// src/github/octokit-port.ts
 var READ_FILES_BATCH = 100;
 var OctokitPort = class {
   constructor(octokit, owner, repo, self) {
@@ -15586,13 +15614,7 @@ var OctokitPort = class {
     const out = /* @__PURE__ */ new Map();
     for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
       const batch = paths.slice(from, from + READ_FILES_BATCH);
-      const vars = { owner: this.owner, name: this.repo };
-      batch.forEach((path2, k) => vars[`e${k}`] = `${ref}:${path2}`);
-      const query = `query(${["$owner: String!", "$name: String!", ...batch.map((_, k) => `$e${k}: String!`)].join(", ")}) {
-  repository(owner: $owner, name: $name) {
-${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on Blob { oid text isBinary isTruncated } }`).join("\n")}
-  }
-}`;
+      const { query, vars } = readFilesQuery(this.owner, this.repo, ref, batch);
       const data = await this.#call(
         "graphql repository.object",
         () => this.#octokit.graphql(query, vars)
@@ -15730,18 +15752,7 @@ ${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on
     );
     const p = data.repository?.pullRequest;
     if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
-    const info2 = {
-      number: p.number,
-      state: p.state === "OPEN" ? "open" : "closed",
-      merged: p.merged,
-      ...p.merged && p.mergeCommit ? { mergeSha: p.mergeCommit.oid } : {},
-      headRef: p.headRefName,
-      headSha: p.headRefOid,
-      baseRef: p.baseRefName,
-      draft: p.isDraft,
-      // A deleted fork leaves no head repository: not this repository either.
-      fromFork: p.isCrossRepository || p.headRepository === null
-    };
+    const info2 = pullInfo(p);
     const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
     return { ...info2, files };
   }
@@ -17664,6 +17675,520 @@ function sameJson(a, b) {
 var shown = (v) => v !== void 0 && typeof v !== "function" && typeof v !== "symbol";
 var hasToJson = (v) => typeof v.toJSON === "function";
 
+// src/app/render.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// src/core/render/mermaid.ts
+var STATUS_STYLES = {
+  PENDING: "fill:#eaeef2,stroke:#8c959f,color:#24292f",
+  RUNNING: "fill:#ddf4ff,stroke:#0969da,color:#0a3069",
+  DONE: "fill:#dafbe1,stroke:#4ac26b,color:#116329",
+  MERGE_READY: "fill:#a7f3d0,stroke:#1a7f37,color:#044f1e",
+  MERGED: "fill:#1f883d,stroke:#116329,color:#ffffff",
+  FAILED: "fill:#ffebe9,stroke:#cf222e,color:#82071e",
+  STALE: "fill:#fff8c5,stroke:#bf8700,color:#7d4e00"
+};
+function renderMermaid(nodes, statuses, options2 = {}) {
+  const key = /* @__PURE__ */ new Map();
+  nodes.forEach((n2, i) => {
+    if (!key.has(n2.id)) key.set(n2.id, `n${i}`);
+  });
+  const lines = ["flowchart TD"];
+  nodes.forEach((n2, i) => {
+    const k = `n${i}`;
+    if (key.get(n2.id) !== k) return;
+    const label = escapeLabel(n2.id) + (options2.titles && n2.title ? `<br/>${escapeLabel(n2.title)}` : "");
+    const refinery = (n2.type ?? n2.kind) === "refinery";
+    lines.push(refinery ? `  ${k}{{"${label}"}}` : `  ${k}["${label}"]`);
+  });
+  for (const n2 of nodes) {
+    const to = key.get(n2.id);
+    for (const d of n2.dependencies) {
+      const from = key.get(d);
+      if (from !== void 0 && from !== to) lines.push(`  ${from} --> ${to}`);
+    }
+  }
+  if (statuses) {
+    const get2 = statuses instanceof Map ? (id) => statuses.get(id) : (id) => statuses[id];
+    const byStatus = /* @__PURE__ */ new Map();
+    for (const [id, k] of key) {
+      const s2 = get2(id);
+      if (s2 === void 0) continue;
+      const list = byStatus.get(s2) ?? [];
+      list.push(k);
+      byStatus.set(s2, list);
+    }
+    for (const status of Object.keys(STATUS_STYLES)) {
+      const members = byStatus.get(status);
+      if (!members) continue;
+      const cls = status.toLowerCase();
+      lines.push(`  classDef ${cls} ${STATUS_STYLES[status]}`);
+      lines.push(`  class ${members.join(",")} ${cls}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+function escapeLabel(text) {
+  return text.replace(/#/g, "#35;").replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;");
+}
+var MERMAID_LIMITS = { maxEdges: 500, maxTextSize: 5e4 };
+var LIMIT_SHARE = 0.8;
+function mermaidEdgeCount(nodes) {
+  const ids = new Set(nodes.map((n2) => n2.id));
+  let edges = 0;
+  for (const n2 of nodes) for (const d of n2.dependencies) if (d !== n2.id && ids.has(d)) edges++;
+  return edges;
+}
+function fitsMermaid(text, edges) {
+  return edges <= MERMAID_LIMITS.maxEdges * LIMIT_SHARE && text.length <= MERMAID_LIMITS.maxTextSize * LIMIT_SHARE;
+}
+function waves(nodes) {
+  const index = /* @__PURE__ */ new Map();
+  nodes.forEach((n2, i) => {
+    if (!index.has(n2.id)) index.set(n2.id, i);
+  });
+  const waiting = nodes.map(() => 0);
+  const dependents = nodes.map(() => []);
+  nodes.forEach((n2, i) => {
+    for (const d of n2.dependencies) {
+      const from = index.get(d);
+      if (from === void 0 || from === i) continue;
+      waiting[i]++;
+      dependents[from].push(i);
+    }
+  });
+  const wave = nodes.map(() => 1);
+  const ready = nodes.flatMap((_, i) => waiting[i] === 0 ? [i] : []);
+  for (let k = 0; k < ready.length; k++) {
+    const from = ready[k];
+    for (const to of dependents[from]) {
+      wave[to] = Math.max(wave[to], wave[from] + 1);
+      if (--waiting[to] === 0) ready.push(to);
+    }
+  }
+  if (ready.length < nodes.length) {
+    const last = Math.max(0, ...ready.map((i) => wave[i]));
+    nodes.forEach((_, i) => {
+      if (waiting[i] > 0) wave[i] = last + 1;
+    });
+  }
+  return wave;
+}
+var SUMMARY_MAX_GROUPS = 40;
+var COUNT_ORDER = ["MERGED", "MERGE_READY", "DONE", "RUNNING", "STALE", "FAILED", "PENDING"];
+var WORST_FIRST = ["FAILED", "STALE", "PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED"];
+function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS, wave = waves(nodes)) {
+  const deepest = Math.max(0, ...wave);
+  const band = Math.max(1, Math.ceil(deepest / maxGroups));
+  const groups2 = [];
+  for (let w = 1; w <= deepest; w += band) groups2.push({ from: w, to: Math.min(deepest, w + band - 1), tasks: 0, counts: {} });
+  nodes.forEach((n2, i) => {
+    const g = groups2[Math.floor((wave[i] - 1) / band)];
+    g.tasks++;
+    const s2 = statuses.get(n2.id);
+    if (s2 !== void 0) g.counts[s2] = (g.counts[s2] ?? 0) + 1;
+  });
+  for (const g of groups2) g.worst = WORST_FIRST.find((s2) => g.counts[s2]);
+  return groups2;
+}
+function renderWaveSummary(groups2) {
+  const lines = ["flowchart TD"];
+  groups2.forEach((g, i) => {
+    const waves2 = g.from === g.to ? `wave ${g.from}` : `waves ${g.from}\u2013${g.to}`;
+    const counts = COUNT_ORDER.filter((s2) => g.counts[s2]).map((s2) => `${g.counts[s2]} ${s2.toLowerCase().replace("_", " ")}`).join(", ");
+    lines.push(`  w${i}["${waves2}: ${g.tasks} task${g.tasks === 1 ? "" : "s"}${counts ? `<br/>${counts}` : ""}"]`);
+  });
+  for (let i = 1; i < groups2.length; i++) lines.push(`  w${i - 1} --> w${i}`);
+  for (const status of Object.keys(STATUS_STYLES)) {
+    const members = groups2.flatMap((g, i) => g.worst === status ? [`w${i}`] : []);
+    if (!members.length) continue;
+    const cls = status.toLowerCase();
+    lines.push(`  classDef ${cls} ${STATUS_STYLES[status]}`);
+    lines.push(`  class ${members.join(",")} ${cls}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// src/core/outcomes.ts
+function quantile(sorted, q) {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+function spread(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return { count: sorted.length, medianMs: quantile(sorted, 0.5), p95Ms: quantile(sorted, 0.95) };
+}
+function timeline(events) {
+  const firstStart = /* @__PURE__ */ new Map();
+  const starts = [];
+  const merged = /* @__PURE__ */ new Map();
+  const manual = /* @__PURE__ */ new Set();
+  const iterations = { review: 0, ci: 0 };
+  let runStart;
+  let firstReady;
+  for (const e of events) {
+    const at = Date.parse(e.timestamp);
+    if (!Number.isFinite(at)) continue;
+    const id = e.taskId;
+    if (e.type === "run.started") runStart ??= at;
+    else if (e.type === "task.merge_ready") firstReady = Math.min(firstReady ?? at, at);
+    else if (id && e.type === "task.started") {
+      if (!firstStart.has(id)) firstStart.set(id, at);
+      starts.push({ taskId: id, at });
+    } else if (id && e.type === "task.merged") merged.set(id, at);
+    else if (id && e.type === "task.retried" && e.data.manual) manual.add(id);
+    else if (id && e.type === "task.feedback" && e.data.source !== "ci") manual.add(id);
+    else if (e.type === "task.revising") {
+      const sources = e.data.sources ?? [];
+      if (sources.length && sources.every((s2) => s2 === "ci")) iterations.ci++;
+      else iterations.review++;
+    }
+  }
+  return { firstStart, starts, merged, manual, iterations, runStart, firstReady };
+}
+function outcomeFigures(journal, events, config2) {
+  const tl = timeline(events);
+  const manualMerge = config2.merge_policy === "manual";
+  const perTask = journal.tasks.map((t) => ({
+    id: t.id,
+    status: t.status,
+    attempts: t.attempt,
+    retries: Math.max(0, t.attempt - 1),
+    spentUsd: t.spentUsd ?? null,
+    agentMs: t.agentMs ?? null,
+    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.approvedHead !== void 0
+  }));
+  const merged = perTask.filter((t) => t.status === "MERGED");
+  const spent = journal.tasks.filter((t) => t.spentUsd !== void 0);
+  const spendUsd = spent.length ? round2(spent.reduce((n2, t) => n2 + t.spentUsd, 0)) : null;
+  const tokenTasks = journal.tasks.filter((t) => t.spentTokens !== void 0);
+  const gaps = [];
+  for (const [id, at] of tl.merged) {
+    const dependents = new Set(journal.plan.nodes.filter((n2) => n2.dependencies.includes(id)).map((n2) => n2.id));
+    const next = tl.starts.find((s2) => dependents.has(s2.taskId) && s2.at >= at);
+    if (next) gaps.push(next.at - at);
+  }
+  const agentMs = journal.tasks.reduce((n2, t) => n2 + (t.agentMs ?? 0), 0);
+  let waitingMs = 0;
+  for (const t of journal.tasks) {
+    const from = tl.firstStart.get(t.id);
+    const to = tl.merged.get(t.id);
+    if (from !== void 0 && to !== void 0) waitingMs += Math.max(0, to - from - (t.agentMs ?? 0));
+  }
+  return {
+    version: 1,
+    runId: journal.runId,
+    planId: journal.planId,
+    status: journal.status,
+    tasks: journal.tasks.length,
+    tasksMerged: merged.length,
+    mergedWithoutPerson: merged.filter((t) => !t.person).length,
+    retries: perTask.reduce((n2, t) => n2 + t.retries, 0),
+    reviewIterations: tl.iterations.review,
+    ciIterations: tl.iterations.ci,
+    spendUsd,
+    spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round2(spendUsd / merged.length) : null,
+    tokens: tokenTasks.length ? tokenTasks.reduce((n2, t) => n2 + t.spentTokens, 0) : null,
+    timeToFirstPrMs: tl.runStart !== void 0 && tl.firstReady !== void 0 ? Math.max(0, tl.firstReady - tl.runStart) : null,
+    mergeToNextDispatch: spread(gaps),
+    agentMs,
+    waitingMs,
+    perTask
+  };
+}
+var round2 = (usd2) => Math.round(usd2 * 1e6) / 1e6;
+var secs = (ms) => ms === null ? "\u2014" : ms < 6e4 ? `${(ms / 1e3).toFixed(1)} s` : `${(ms / 6e4).toFixed(1)} min`;
+var usd = (n2) => n2 === null ? "not reported" : `$${n2.toFixed(2)}`;
+function renderOutcomeTable(f) {
+  const share = f.agentMs + f.waitingMs > 0 ? ` (${Math.round(100 * f.agentMs / (f.agentMs + f.waitingMs))} % agent)` : "";
+  return [
+    "| Outcome | |",
+    "|---|---:|",
+    `| Tasks merged | ${f.tasksMerged} of ${f.tasks} |`,
+    `| Merged with no person involved | ${f.mergedWithoutPerson} |`,
+    `| Retries | ${f.retries} |`,
+    `| Review iterations \xB7 CI iterations | ${f.reviewIterations} \xB7 ${f.ciIterations} |`,
+    `| Spend | ${usd(f.spendUsd)} |`,
+    `| Spend per merged task | ${usd(f.spendPerMergedTaskUsd)} |`,
+    `| Time to first PR ready | ${secs(f.timeToFirstPrMs)} |`,
+    `| Merge \u2192 next dispatch, median \xB7 p95 (${f.mergeToNextDispatch.count}) | ${secs(f.mergeToNextDispatch.medianMs)} \xB7 ${secs(f.mergeToNextDispatch.p95Ms)} |`,
+    `| Agent time \xB7 waiting time | ${secs(f.agentMs)} \xB7 ${secs(f.waitingMs)}${share} |`
+  ];
+}
+
+// src/app/render.ts
+var BODY_LIMIT = 65536;
+var trackerMarker = (runId) => `<!-- forge:run ${runId} -->`;
+var crMarker = (runId, crId) => `<!-- forge:cr ${runId} ${crId} -->`;
+function parseMarker(body) {
+  const eol = body.indexOf("\n");
+  const first = (eol === -1 ? body : body.slice(0, eol)).replace(/\r$/, "");
+  const cr = /^<!-- forge:cr (\S+) (\S+) -->$/.exec(first);
+  if (cr) return { runId: cr[1], crId: cr[2] };
+  const run2 = /^<!-- forge:run (\S+) -->$/.exec(first);
+  return run2 ? { runId: run2[1] } : void 0;
+}
+function isAppAuthor(user, slug) {
+  return !!slug && user?.type === "Bot" && user.login === `${slug}[bot]`;
+}
+var STATUS_ICON = {
+  PENDING: "\u26AA",
+  RUNNING: "\u{1F535}",
+  DONE: "\u{1F7E2}",
+  MERGE_READY: "\u{1F7E9}",
+  MERGED: "\u2705",
+  FAILED: "\u{1F534}",
+  STALE: "\u{1F7E1}"
+};
+function cut2(body, note) {
+  if (body.length <= BODY_LIMIT) return body;
+  const tail = `
+
+\u2026${note}`;
+  return body.slice(0, BODY_LIMIT - tail.length) + tail;
+}
+function oneLine(text) {
+  return asData(text).split("\n").map((line) => line.trim()).filter(Boolean).join(" ");
+}
+function eventLine(e) {
+  const data = Object.entries(e.data).filter(([, v]) => v !== void 0 && (typeof v !== "object" || Array.isArray(v) && v.length)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`).join(" ");
+  return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
+}
+function renderTracker(journal, events, facts, repo, config2) {
+  const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
+  const counts = /* @__PURE__ */ new Map();
+  for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0 || journal.pause.budget === true;
+  const lines = [
+    trackerMarker(journal.runId),
+    `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
+    "",
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
+    `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
+    ...spendLine(journal, config2),
+    ""
+  ];
+  if (facts.stateBranchWarning)
+    lines.push(
+      "> [!WARNING]",
+      `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
+      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
+      ""
+    );
+  lines.push(...trackerChart(journal, statuses), "");
+  const head = lines.join("\n");
+  const tail = [];
+  if (journal.followups.length) {
+    tail.push("", "**Follow-ups**", "");
+    const shown2 = journal.followups.map(
+      (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`
+    );
+    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more follow-up${n2 === 1 ? "" : "s"}`));
+  }
+  if (journal.changeRequests.length) {
+    tail.push("", "**Change Requests**", "");
+    const shown2 = journal.changeRequests.map(
+      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
+    );
+    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
+  }
+  const latest = events.slice(-20);
+  if (latest.length) {
+    tail.push(
+      "",
+      "<details><summary>Latest events</summary>",
+      "",
+      "| # | time | event | task | data |",
+      "|---:|---|---|---|---|",
+      ...latest.map(eventLine),
+      "",
+      "</details>"
+    );
+  }
+  tail.push(
+    "",
+    "Commands: `/forge status` \xB7 `/forge pause` \xB7 `/forge resume` \xB7 `/forge cancel` \xB7 `/forge retry <task> [message]` \xB7 `/forge help`"
+  );
+  const tailText = tail.join("\n");
+  const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
+  return cut2([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+}
+function pauseReason(journal) {
+  const p = journal.pause;
+  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
+  if (p.manual) return ": /forge resume to continue";
+  if (p.budget) return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
+  return `: model usage limit until ${p.usageLimitUntil}`;
+}
+function spendLine(journal, config2) {
+  const spent = runSpent(journal);
+  const cap = config2?.budgets.run_usd;
+  if (cap === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
+  const total = cap !== void 0 ? cap + (journal.budgetExtraUsd ?? 0) : void 0;
+  return [`**Spend:** $${spent.toFixed(2)}${total !== void 0 ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
+}
+var BODY_MARGIN = 1024;
+var LIST_BUDGET = 8e3;
+function fitLines(lines, budget, more) {
+  let used = 0;
+  for (let i = 0; i < lines.length; i++) {
+    used += lines[i].length + 1;
+    if (used > budget) return [...lines.slice(0, i), more(lines.length - i)];
+  }
+  return [...lines];
+}
+var shapes = /* @__PURE__ */ new WeakMap();
+function planShape(nodes) {
+  let shape = shapes.get(nodes);
+  if (!shape) shapes.set(nodes, shape = { edges: mermaidEdgeCount(nodes) });
+  return shape;
+}
+function trackerChart(journal, statuses) {
+  const nodes = journal.plan.nodes;
+  const shape = planShape(nodes);
+  const edges = shape.edges;
+  if (fitsMermaid("", edges)) {
+    const full = renderMermaid(nodes, statuses, { titles: false });
+    if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
+  }
+  shape.wave ??= waves(nodes);
+  const groups2 = summarizeByWave(nodes, statuses, SUMMARY_MAX_GROUPS, shape.wave);
+  return [
+    "```mermaid",
+    renderWaveSummary(groups2),
+    "```",
+    "",
+    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`
+  ];
+}
+var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
+function taskTable(journal, facts, repo, budget) {
+  const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
+  const rows = [];
+  const row = (i) => rows[i] ??= taskRow(journal, facts, repo, i);
+  let length = header.join("\n").length;
+  for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
+  if (length <= budget) return [...header, ...rows].join("\n");
+  const byStatus = new Map(TABLE_FIRST.map((s2) => [s2, []]));
+  journal.tasks.forEach((t, i) => byStatus.get(t.status).push(i));
+  const order = [...byStatus.values()].flat();
+  let used = header.join("\n").length + 400;
+  const shown2 = [];
+  for (const i of order) {
+    used += row(i).length + 1;
+    if (used > budget) break;
+    shown2.push(i);
+  }
+  const left = /* @__PURE__ */ new Map();
+  for (const i of order.slice(shown2.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
+  const rest = TABLE_FIRST.filter((s2) => left.get(s2)).map((s2) => `${left.get(s2).toLocaleString("en-US")} ${s2}`).join(", ");
+  const total = journal.tasks.length.toLocaleString("en-US");
+  return [
+    `_${shown2.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
+    "",
+    ...header,
+    ...shown2.map(row)
+  ].join("\n");
+}
+var rowCache = /* @__PURE__ */ new WeakMap();
+function taskRow(journal, facts, repo, i) {
+  const t = journal.tasks[i];
+  const node = journal.plan.nodes[i];
+  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const where = `${repo.owner}/${repo.repo}`;
+  const hit = rowCache.get(t);
+  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
+  const row = renderRow(t, node, check, repo);
+  rowCache.set(t, { node, check, repo: where, row });
+  return row;
+}
+function renderRow(t, node, check, repo) {
+  const notes = [
+    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
+    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
+    t.hold ? `held: ${t.hold}` : "",
+    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
+    t.lastError && t.status !== "MERGED" ? t.lastError : "",
+    t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
+    t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
+  ].filter(Boolean).join("; ");
+  const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
+}
+function renderChangeRequestIssue(journal, crId, document, config2) {
+  const cr = journal.changeRequests.find((c) => c.id === crId);
+  const front = cr ? (0, import_yaml3.stringify)({
+    id: cr.id,
+    run_id: journal.runId,
+    title: asData(cr.title),
+    emitted_by: cr.emittedBy,
+    status: cr.status,
+    reason: asData(cr.reason),
+    affected_tasks: cr.affectedTasks
+  }) : `id: ${crId}
+`;
+  const fence = fenceFor(front);
+  const next = config2.cr_mode === "replan" ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged." : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
+  return cut2(
+    [
+      crMarker(journal.runId, crId),
+      `${fence}yaml`,
+      front.trimEnd(),
+      fence,
+      "",
+      asData(document !== void 0 ? readFrontMatter("change-request.md", document).body.trim() : cr?.reason ?? ""),
+      "",
+      `---`,
+      next
+    ].join("\n"),
+    " (cut)"
+  );
+}
+var FINAL_TABLE_ROWS = 500;
+function finalTaskTable(journal) {
+  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== void 0 ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
+  const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
+  if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
+  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const shown2 = retried.slice(0, FINAL_TABLE_ROWS);
+  return [
+    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown2.length ? ` (the ${shown2.length} with the most attempts below)` : ""}.`,
+    ...shown2.length ? ["", ...header, ...shown2.map(row)] : []
+  ];
+}
+function renderFinalPr(journal, facts, figures) {
+  const lines = [
+    trackerMarker(journal.runId),
+    `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
+    "",
+    facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
+    "",
+    ...figures ? [...renderOutcomeTable(figures), ""] : [],
+    ...finalTaskTable(journal)
+  ];
+  if (journal.followups.length)
+    lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
+  return cut2(lines.join("\n"), " (cut)");
+}
+function journalRefusedComment(runId, reason, lastGood) {
+  const branch = stateBranch(runId);
+  return [
+    `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
+    "",
+    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
+    "",
+    lastGood ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:
+
+\`\`\`sh
+git push --force origin ${lastGood}:refs/heads/${branch}
+\`\`\`
+
+Forge picks the run up at its next pass.` : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
+    "",
+    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.'
+  ].join("\n");
+}
+
 // src/core/dispatch-inputs.ts
 var DISPATCH_LIMITS = { inputs: 25, characters: 65535 };
 function dispatchInputsLength(inputs) {
@@ -17702,15 +18227,269 @@ function cutDispatchContext(base, context, field, limit = DISPATCH_LIMITS.charac
   return { ...context, [field]: text.slice(0, lo) + note(lo) };
 }
 
-// src/core/protected-paths.ts
-var import_picomatch2 = __toESM(require_picomatch(), 1);
-var MERGE_PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS];
-var PR_FILES_LIMIT = 3e3;
-function protectedChanges(files, config2) {
-  const isProtected = (0, import_picomatch2.default)([...MERGE_PROTECTED_PATHS, ...config2.protected_paths], { dot: true });
-  const hit = files.filter((f) => isProtected(f));
-  if (files.length >= PR_FILES_LIMIT) hit.push(`(more than ${PR_FILES_LIMIT} files: GitHub lists no more, so the rest cannot be checked)`);
-  return hit;
+// src/app/telemetry.ts
+var exporters = /* @__PURE__ */ new Map();
+function appTelemetry(config2) {
+  const endpoint = config2.telemetry.otlp_endpoint;
+  if (!endpoint || process.env.FORGE_TELEMETRY === "off") return void 0;
+  const key = `${endpoint} ${config2.telemetry.service_name}`;
+  let t = exporters.get(key);
+  if (!t) {
+    t = new Telemetry({ endpoint, serviceName: config2.telemetry.service_name, attributes: { "forge.component": "app" } });
+    exporters.set(key, t);
+  }
+  return t;
+}
+function traceDispatch(t, runId, taskId, attempt, at) {
+  const span = t.startSpan({
+    name: "forge.dispatch",
+    startTime: at,
+    attributes: { "forge.run_id": runId, "forge.task_id": taskId, "forge.attempt": attempt },
+    parent: { traceId: runTraceId(runId), spanId: taskSpanId(runId, taskId) },
+    ids: { spanId: dispatchSpanId(runId, taskId, attempt) }
+  });
+  span.end(at);
+  t.meter.createCounter("forge.dispatches", { description: "Agent jobs dispatched" }).add(1);
+}
+function traceRun(t, journal, events, end) {
+  const { runId } = journal;
+  const traceId = runTraceId(runId);
+  const start = Date.parse(journal.createdAt);
+  const run2 = t.startSpan({
+    name: "forge.run",
+    startTime: start,
+    attributes: { "forge.run_id": runId, "forge.plan_id": journal.planId, "forge.tasks": journal.tasks.length },
+    ids: { traceId, spanId: runSpanId(runId) }
+  });
+  const first = /* @__PURE__ */ new Map();
+  const merged = /* @__PURE__ */ new Map();
+  for (const e of events) {
+    if (!e.taskId) continue;
+    if (e.type === "task.started" && !first.has(e.taskId)) first.set(e.taskId, Date.parse(e.timestamp));
+    if (e.type === "task.merged") merged.set(e.taskId, Date.parse(e.timestamp));
+  }
+  for (const task2 of journal.tasks) {
+    const span = t.startSpan({
+      name: "forge.task",
+      startTime: first.get(task2.id) ?? start,
+      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempt },
+      parent: { traceId, spanId: runSpanId(runId) },
+      ids: { spanId: taskSpanId(runId, task2.id) }
+    });
+    span.end(merged.get(task2.id) ?? end);
+  }
+  run2.end(end);
+  t.meter.createCounter("forge.runs", { description: "Runs completed" }).add(1);
+}
+
+// src/app/effects/context.ts
+var done = (result = {}, learned) => ({
+  kind: "done",
+  result,
+  ...learned ? { learned } : {}
+});
+function task(ctx, taskId) {
+  return ctx.journal.tasks.find((t) => t.id === taskId);
+}
+async function ownRuns(ctx, branch) {
+  const runs = await ctx.port.listWorkflowRuns(ctx.config.workflow, { branch });
+  if (runs.length === 0) return runs;
+  const repositoryId = await ctx.port.repositoryId();
+  return runs.filter((r) => r.event === "workflow_dispatch" && r.headRepositoryId === repositoryId);
+}
+async function dispatchedBefore(ctx, branch) {
+  const runs = await ownRuns(ctx, branch);
+  return runs.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
+}
+
+// src/app/effects/branches-and-dispatch.ts
+async function prepareBranch2(effect, ctx) {
+  const { port } = ctx;
+  const from = await ctx.prefetchedHead ?? await port.branchHead(effect.from);
+  if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
+  await port.createBranch(effect.branch, from);
+  const conflicts = [];
+  for (const upstream of effect.merge) {
+    const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
+    if (merged.kind === "conflict") conflicts.push(upstream);
+  }
+  if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
+  return done({ conflicts });
+}
+async function dispatchAgent2(effect, ctx) {
+  if (ctx.replay) {
+    const run2 = await dispatchedBefore(ctx, effect.branch);
+    if (run2 && (effect.afterRunId === void 0 || run2.id > effect.afterRunId)) return done({ workflowRunId: run2.id });
+  }
+  const t = task(ctx, effect.taskId);
+  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : void 0);
+  const context = {
+    ...effect.context ?? {},
+    ...conflicts?.length ? { conflicts } : {},
+    ...effect.iteration !== void 0 ? { iteration: effect.iteration } : {}
+  };
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);
+  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
+}
+async function dispatchJob(ctx, branch, taskId, attempt, context, iteration) {
+  const base = {
+    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
+    [DISPATCH_INPUTS.taskId]: taskId,
+    [DISPATCH_INPUTS.attempt]: String(attempt)
+  };
+  const inputs = { ...base };
+  const telemetry = appTelemetry(ctx.config);
+  if (telemetry) {
+    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
+    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
+  }
+  if (Object.keys(context).length) {
+    const path2 = dispatchContextPath(taskId, attempt, iteration);
+    const { inline, spilled } = splitDispatchContext(base, context, path2);
+    const file = spilled ? { path: path2, sha: await writeContextFile(ctx, path2, JSON.stringify(spilled)) } : void 0;
+    inputs[DISPATCH_INPUTS.context] = JSON.stringify(file ? { ...inline, file } : inline);
+  }
+  return ctx.port.dispatchWorkflow(ctx.config.workflow, branch, inputs);
+}
+async function writeContextFile(ctx, path2, text) {
+  const branch = stateBranch(ctx.journal.runId);
+  const message = `forge: the dispatch context of ${path2}`;
+  try {
+    return (await ctx.port.writeFile(branch, path2, text, message)).blobSha;
+  } catch (e) {
+    if (!(e instanceof ConflictError)) throw e;
+    const existing = await ctx.port.readFile(path2, branch);
+    if (existing?.content === text) return existing.blobSha;
+    if (existing) return (await ctx.port.writeFile(branch, path2, text, message, existing.blobSha)).blobSha;
+    throw e;
+  }
+}
+async function dispatchCaptain2(effect, ctx) {
+  const { port } = ctx;
+  const base = ctx.journal.baseBranch;
+  const branch = captainBranch(ctx.journal.runId, effect.crId);
+  if (ctx.replay) {
+    const run2 = await dispatchedBefore(ctx, branch);
+    if (run2) return done({ workflowRunId: run2.id });
+  }
+  if (!await port.branchHead(branch)) {
+    const head = await port.branchHead(base);
+    if (!head) return { kind: "failed", error: `base branch ${base} does not exist` };
+    await port.createBranch(branch, head);
+  }
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  const { workflowRunId } = await dispatchJob(ctx, branch, captainId(effect.crId), 1, {
+    changeRequest: effect.crId,
+    planDir: planDir(ctx.journal.planId),
+    reason: cr?.reason ?? "",
+    ...cr?.issueNumber !== void 0 ? { issue: cr.issueNumber } : {}
+  });
+  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
+}
+async function spawnFollowup2(effect, ctx) {
+  const { port } = ctx;
+  if (ctx.replay) {
+    const run2 = await dispatchedBefore(ctx, effect.branch);
+    if (run2) return done({ workflowRunId: run2.id });
+  }
+  if (!await port.branchHead(effect.branch)) {
+    const from = await port.branchHead(ctx.journal.integrationBranch);
+    if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
+    await port.createBranch(effect.branch, from);
+  }
+  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.followupId, 1, {
+    followup: effect.text,
+    sourceTaskId: effect.sourceTaskId
+  });
+  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
+}
+
+// src/app/check-summary.ts
+function checkSummary(ctx, t, effect, held) {
+  const lines = [`**Task** \`${effect.taskId}\` \xB7 attempt ${effect.attempt} \xB7 run \`${ctx.journal.runId}\``, ""];
+  if (t?.attempt === effect.attempt) {
+    if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
+    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
+    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
+    if (t.spentUsd !== void 0)
+      lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
+    if (t.recordSha)
+      lines.push(
+        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
+      );
+    if (effect.status === "MERGE_READY" && held)
+      lines.push(
+        "",
+        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
+        ...t.protectedPaths.slice(0, 50).map((p) => `- \`${p}\``)
+      );
+    if (t.hold === "exhausted")
+      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
+  }
+  if (ctx.facts.trackerIssue !== void 0) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
+  return lines.join("\n");
+}
+
+// src/app/effects/check-runs.ts
+function isHeld(t) {
+  return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
+}
+var CONCLUSION = {
+  MERGE_READY: "success",
+  MERGED: "success",
+  FAILED: "failure",
+  STALE: "timed_out"
+};
+async function upsertCheckRun(effect, ctx) {
+  const t0 = task(ctx, effect.taskId);
+  const held = effect.status === "MERGE_READY" && t0?.attempt === effect.attempt && isHeld(t0);
+  const conclusion = held ? "action_required" : CONCLUSION[effect.status];
+  if (!conclusion) return done();
+  const key = `${effect.taskId}:${effect.attempt}`;
+  const t = task(ctx, effect.taskId);
+  const existing = ctx.facts.checkRuns[key];
+  const fields = {
+    status: "completed",
+    conclusion,
+    title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
+    externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
+    ...effect.status === "FAILED" || effect.status === "STALE" ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] } : {}
+  };
+  if (existing !== void 0) {
+    if (effect.status === "MERGED") return done({ checkRunId: existing });
+    await ctx.port.updateCheckRun(existing, fields);
+    return done({ checkRunId: existing });
+  }
+  const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : void 0;
+  const headSha = (t?.attempt === effect.attempt ? t.recordSha ?? t.pushedSha : void 0) ?? (branch ? await ctx.port.branchHead(branch) : null);
+  if (!headSha) return done();
+  const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
+  if (found !== null) {
+    if (effect.status !== "MERGED") await ctx.port.updateCheckRun(found, fields);
+    return done({ checkRunId: found }, { checkRuns: { [key]: found } });
+  }
+  const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
+  return done({ checkRunId: id }, { checkRuns: { [key]: id } });
+}
+
+// src/app/effects/cleanup.ts
+async function cleanupBranches2(effect, ctx) {
+  for (const b of effect.branches) await ctx.port.deleteBranch(b);
+  return done();
+}
+async function cancelAgent2(effect, ctx) {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : void 0);
+  if (id !== void 0) await port.cancelWorkflowRun(id);
+  else {
+    const branch = t?.attempt === effect.attempt && t.branch ? t.branch : void 0;
+    if (branch) {
+      for (const run2 of await ownRuns(ctx, branch)) if (run2.status !== "completed") await port.cancelWorkflowRun(run2.id);
+    }
+  }
+  return done();
 }
 
 // src/core/schemas/events.ts
@@ -18121,679 +18900,95 @@ async function readRunEvents(port, runId, tail, ref = stateBranch(runId)) {
   return [...out, ...tail];
 }
 
-// src/core/outcomes.ts
-function quantile(sorted, q) {
-  if (!sorted.length) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-function spread(xs) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return { count: sorted.length, medianMs: quantile(sorted, 0.5), p95Ms: quantile(sorted, 0.95) };
-}
-function timeline(events) {
-  const firstStart = /* @__PURE__ */ new Map();
-  const starts = [];
-  const merged = /* @__PURE__ */ new Map();
-  const manual = /* @__PURE__ */ new Set();
-  const iterations = { review: 0, ci: 0 };
-  let runStart;
-  let firstReady;
-  for (const e of events) {
-    const at = Date.parse(e.timestamp);
-    if (!Number.isFinite(at)) continue;
-    const id = e.taskId;
-    if (e.type === "run.started") runStart ??= at;
-    else if (e.type === "task.merge_ready") firstReady = Math.min(firstReady ?? at, at);
-    else if (id && e.type === "task.started") {
-      if (!firstStart.has(id)) firstStart.set(id, at);
-      starts.push({ taskId: id, at });
-    } else if (id && e.type === "task.merged") merged.set(id, at);
-    else if (id && e.type === "task.retried" && e.data.manual) manual.add(id);
-    else if (id && e.type === "task.feedback" && e.data.source !== "ci") manual.add(id);
-    else if (e.type === "task.revising") {
-      const sources = e.data.sources ?? [];
-      if (sources.length && sources.every((s2) => s2 === "ci")) iterations.ci++;
-      else iterations.review++;
-    }
-  }
-  return { firstStart, starts, merged, manual, iterations, runStart, firstReady };
-}
-function outcomeFigures(journal, events, config2) {
-  const tl = timeline(events);
-  const manualMerge = config2.merge_policy === "manual";
-  const perTask = journal.tasks.map((t) => ({
-    id: t.id,
-    status: t.status,
-    attempts: t.attempt,
-    retries: Math.max(0, t.attempt - 1),
-    spentUsd: t.spentUsd ?? null,
-    agentMs: t.agentMs ?? null,
-    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.approvedHead !== void 0
-  }));
-  const merged = perTask.filter((t) => t.status === "MERGED");
-  const spent = journal.tasks.filter((t) => t.spentUsd !== void 0);
-  const spendUsd = spent.length ? round2(spent.reduce((n2, t) => n2 + t.spentUsd, 0)) : null;
-  const tokenTasks = journal.tasks.filter((t) => t.spentTokens !== void 0);
-  const gaps = [];
-  for (const [id, at] of tl.merged) {
-    const dependents = new Set(journal.plan.nodes.filter((n2) => n2.dependencies.includes(id)).map((n2) => n2.id));
-    const next = tl.starts.find((s2) => dependents.has(s2.taskId) && s2.at >= at);
-    if (next) gaps.push(next.at - at);
-  }
-  const agentMs = journal.tasks.reduce((n2, t) => n2 + (t.agentMs ?? 0), 0);
-  let waitingMs = 0;
-  for (const t of journal.tasks) {
-    const from = tl.firstStart.get(t.id);
-    const to = tl.merged.get(t.id);
-    if (from !== void 0 && to !== void 0) waitingMs += Math.max(0, to - from - (t.agentMs ?? 0));
-  }
-  return {
-    version: 1,
-    runId: journal.runId,
-    planId: journal.planId,
-    status: journal.status,
-    tasks: journal.tasks.length,
-    tasksMerged: merged.length,
-    mergedWithoutPerson: merged.filter((t) => !t.person).length,
-    retries: perTask.reduce((n2, t) => n2 + t.retries, 0),
-    reviewIterations: tl.iterations.review,
-    ciIterations: tl.iterations.ci,
-    spendUsd,
-    spendPerMergedTaskUsd: spendUsd !== null && merged.length ? round2(spendUsd / merged.length) : null,
-    tokens: tokenTasks.length ? tokenTasks.reduce((n2, t) => n2 + t.spentTokens, 0) : null,
-    timeToFirstPrMs: tl.runStart !== void 0 && tl.firstReady !== void 0 ? Math.max(0, tl.firstReady - tl.runStart) : null,
-    mergeToNextDispatch: spread(gaps),
-    agentMs,
-    waitingMs,
-    perTask
-  };
-}
-var round2 = (usd2) => Math.round(usd2 * 1e6) / 1e6;
-var secs = (ms) => ms === null ? "\u2014" : ms < 6e4 ? `${(ms / 1e3).toFixed(1)} s` : `${(ms / 6e4).toFixed(1)} min`;
-var usd = (n2) => n2 === null ? "not reported" : `$${n2.toFixed(2)}`;
-function renderOutcomeTable(f) {
-  const share = f.agentMs + f.waitingMs > 0 ? ` (${Math.round(100 * f.agentMs / (f.agentMs + f.waitingMs))} % agent)` : "";
-  return [
-    "| Outcome | |",
-    "|---|---:|",
-    `| Tasks merged | ${f.tasksMerged} of ${f.tasks} |`,
-    `| Merged with no person involved | ${f.mergedWithoutPerson} |`,
-    `| Retries | ${f.retries} |`,
-    `| Review iterations \xB7 CI iterations | ${f.reviewIterations} \xB7 ${f.ciIterations} |`,
-    `| Spend | ${usd(f.spendUsd)} |`,
-    `| Spend per merged task | ${usd(f.spendPerMergedTaskUsd)} |`,
-    `| Time to first PR ready | ${secs(f.timeToFirstPrMs)} |`,
-    `| Merge \u2192 next dispatch, median \xB7 p95 (${f.mergeToNextDispatch.count}) | ${secs(f.mergeToNextDispatch.medianMs)} \xB7 ${secs(f.mergeToNextDispatch.p95Ms)} |`,
-    `| Agent time \xB7 waiting time | ${secs(f.agentMs)} \xB7 ${secs(f.waitingMs)}${share} |`
-  ];
-}
-
-// src/app/check-summary.ts
-function checkSummary(ctx, t, effect, held) {
-  const lines = [`**Task** \`${effect.taskId}\` \xB7 attempt ${effect.attempt} \xB7 run \`${ctx.journal.runId}\``, ""];
-  if (t?.attempt === effect.attempt) {
-    if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
-    if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
-    if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
-    if (t.spentUsd !== void 0)
-      lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
-    if (t.recordSha)
-      lines.push(
-        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
-      );
-    if (effect.status === "MERGE_READY" && held)
-      lines.push(
-        "",
-        "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
-        ...t.protectedPaths.slice(0, 50).map((p) => `- \`${p}\``)
-      );
-    if (t.hold === "exhausted")
-      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
-  }
-  if (ctx.facts.trackerIssue !== void 0) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
-  return lines.join("\n");
-}
-
-// src/app/telemetry.ts
-var exporters = /* @__PURE__ */ new Map();
-function appTelemetry(config2) {
-  const endpoint = config2.telemetry.otlp_endpoint;
-  if (!endpoint || process.env.FORGE_TELEMETRY === "off") return void 0;
-  const key = `${endpoint} ${config2.telemetry.service_name}`;
-  let t = exporters.get(key);
-  if (!t) {
-    t = new Telemetry({ endpoint, serviceName: config2.telemetry.service_name, attributes: { "forge.component": "app" } });
-    exporters.set(key, t);
-  }
-  return t;
-}
-function traceDispatch(t, runId, taskId, attempt, at) {
-  const span = t.startSpan({
-    name: "forge.dispatch",
-    startTime: at,
-    attributes: { "forge.run_id": runId, "forge.task_id": taskId, "forge.attempt": attempt },
-    parent: { traceId: runTraceId(runId), spanId: taskSpanId(runId, taskId) },
-    ids: { spanId: dispatchSpanId(runId, taskId, attempt) }
-  });
-  span.end(at);
-  t.meter.createCounter("forge.dispatches", { description: "Agent jobs dispatched" }).add(1);
-}
-function traceRun(t, journal, events, end) {
-  const { runId } = journal;
-  const traceId = runTraceId(runId);
-  const start = Date.parse(journal.createdAt);
-  const run2 = t.startSpan({
-    name: "forge.run",
-    startTime: start,
-    attributes: { "forge.run_id": runId, "forge.plan_id": journal.planId, "forge.tasks": journal.tasks.length },
-    ids: { traceId, spanId: runSpanId(runId) }
-  });
-  const first = /* @__PURE__ */ new Map();
-  const merged = /* @__PURE__ */ new Map();
-  for (const e of events) {
-    if (!e.taskId) continue;
-    if (e.type === "task.started" && !first.has(e.taskId)) first.set(e.taskId, Date.parse(e.timestamp));
-    if (e.type === "task.merged") merged.set(e.taskId, Date.parse(e.timestamp));
-  }
-  for (const task2 of journal.tasks) {
-    const span = t.startSpan({
-      name: "forge.task",
-      startTime: first.get(task2.id) ?? start,
-      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempt },
-      parent: { traceId, spanId: runSpanId(runId) },
-      ids: { spanId: taskSpanId(runId, task2.id) }
-    });
-    span.end(merged.get(task2.id) ?? end);
-  }
-  run2.end(end);
-  t.meter.createCounter("forge.runs", { description: "Runs completed" }).add(1);
-}
-
-// src/app/render.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-
-// src/core/render/mermaid.ts
-var STATUS_STYLES = {
-  PENDING: "fill:#eaeef2,stroke:#8c959f,color:#24292f",
-  RUNNING: "fill:#ddf4ff,stroke:#0969da,color:#0a3069",
-  DONE: "fill:#dafbe1,stroke:#4ac26b,color:#116329",
-  MERGE_READY: "fill:#a7f3d0,stroke:#1a7f37,color:#044f1e",
-  MERGED: "fill:#1f883d,stroke:#116329,color:#ffffff",
-  FAILED: "fill:#ffebe9,stroke:#cf222e,color:#82071e",
-  STALE: "fill:#fff8c5,stroke:#bf8700,color:#7d4e00"
-};
-function renderMermaid(nodes, statuses, options2 = {}) {
-  const key = /* @__PURE__ */ new Map();
-  nodes.forEach((n2, i) => {
-    if (!key.has(n2.id)) key.set(n2.id, `n${i}`);
-  });
-  const lines = ["flowchart TD"];
-  nodes.forEach((n2, i) => {
-    const k = `n${i}`;
-    if (key.get(n2.id) !== k) return;
-    const label = escapeLabel(n2.id) + (options2.titles && n2.title ? `<br/>${escapeLabel(n2.title)}` : "");
-    const refinery = (n2.type ?? n2.kind) === "refinery";
-    lines.push(refinery ? `  ${k}{{"${label}"}}` : `  ${k}["${label}"]`);
-  });
-  for (const n2 of nodes) {
-    const to = key.get(n2.id);
-    for (const d of n2.dependencies) {
-      const from = key.get(d);
-      if (from !== void 0 && from !== to) lines.push(`  ${from} --> ${to}`);
-    }
-  }
-  if (statuses) {
-    const get2 = statuses instanceof Map ? (id) => statuses.get(id) : (id) => statuses[id];
-    const byStatus = /* @__PURE__ */ new Map();
-    for (const [id, k] of key) {
-      const s2 = get2(id);
-      if (s2 === void 0) continue;
-      const list = byStatus.get(s2) ?? [];
-      list.push(k);
-      byStatus.set(s2, list);
-    }
-    for (const status of Object.keys(STATUS_STYLES)) {
-      const members = byStatus.get(status);
-      if (!members) continue;
-      const cls = status.toLowerCase();
-      lines.push(`  classDef ${cls} ${STATUS_STYLES[status]}`);
-      lines.push(`  class ${members.join(",")} ${cls}`);
-    }
-  }
-  return lines.join("\n") + "\n";
-}
-function escapeLabel(text) {
-  return text.replace(/#/g, "#35;").replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;");
-}
-var MERMAID_LIMITS = { maxEdges: 500, maxTextSize: 5e4 };
-var LIMIT_SHARE = 0.8;
-function mermaidEdgeCount(nodes) {
-  const ids = new Set(nodes.map((n2) => n2.id));
-  let edges = 0;
-  for (const n2 of nodes) for (const d of n2.dependencies) if (d !== n2.id && ids.has(d)) edges++;
-  return edges;
-}
-function fitsMermaid(text, edges) {
-  return edges <= MERMAID_LIMITS.maxEdges * LIMIT_SHARE && text.length <= MERMAID_LIMITS.maxTextSize * LIMIT_SHARE;
-}
-function waves(nodes) {
-  const index = /* @__PURE__ */ new Map();
-  nodes.forEach((n2, i) => {
-    if (!index.has(n2.id)) index.set(n2.id, i);
-  });
-  const waiting = nodes.map(() => 0);
-  const dependents = nodes.map(() => []);
-  nodes.forEach((n2, i) => {
-    for (const d of n2.dependencies) {
-      const from = index.get(d);
-      if (from === void 0 || from === i) continue;
-      waiting[i]++;
-      dependents[from].push(i);
-    }
-  });
-  const wave = nodes.map(() => 1);
-  const ready = nodes.flatMap((_, i) => waiting[i] === 0 ? [i] : []);
-  for (let k = 0; k < ready.length; k++) {
-    const from = ready[k];
-    for (const to of dependents[from]) {
-      wave[to] = Math.max(wave[to], wave[from] + 1);
-      if (--waiting[to] === 0) ready.push(to);
-    }
-  }
-  if (ready.length < nodes.length) {
-    const last = Math.max(0, ...ready.map((i) => wave[i]));
-    nodes.forEach((_, i) => {
-      if (waiting[i] > 0) wave[i] = last + 1;
-    });
-  }
-  return wave;
-}
-var SUMMARY_MAX_GROUPS = 40;
-var COUNT_ORDER = ["MERGED", "MERGE_READY", "DONE", "RUNNING", "STALE", "FAILED", "PENDING"];
-var WORST_FIRST = ["FAILED", "STALE", "PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED"];
-function summarizeByWave(nodes, statuses, maxGroups = SUMMARY_MAX_GROUPS, wave = waves(nodes)) {
-  const deepest = Math.max(0, ...wave);
-  const band = Math.max(1, Math.ceil(deepest / maxGroups));
-  const groups2 = [];
-  for (let w = 1; w <= deepest; w += band) groups2.push({ from: w, to: Math.min(deepest, w + band - 1), tasks: 0, counts: {} });
-  nodes.forEach((n2, i) => {
-    const g = groups2[Math.floor((wave[i] - 1) / band)];
-    g.tasks++;
-    const s2 = statuses.get(n2.id);
-    if (s2 !== void 0) g.counts[s2] = (g.counts[s2] ?? 0) + 1;
-  });
-  for (const g of groups2) g.worst = WORST_FIRST.find((s2) => g.counts[s2]);
-  return groups2;
-}
-function renderWaveSummary(groups2) {
-  const lines = ["flowchart TD"];
-  groups2.forEach((g, i) => {
-    const waves2 = g.from === g.to ? `wave ${g.from}` : `waves ${g.from}\u2013${g.to}`;
-    const counts = COUNT_ORDER.filter((s2) => g.counts[s2]).map((s2) => `${g.counts[s2]} ${s2.toLowerCase().replace("_", " ")}`).join(", ");
-    lines.push(`  w${i}["${waves2}: ${g.tasks} task${g.tasks === 1 ? "" : "s"}${counts ? `<br/>${counts}` : ""}"]`);
-  });
-  for (let i = 1; i < groups2.length; i++) lines.push(`  w${i - 1} --> w${i}`);
-  for (const status of Object.keys(STATUS_STYLES)) {
-    const members = groups2.flatMap((g, i) => g.worst === status ? [`w${i}`] : []);
-    if (!members.length) continue;
-    const cls = status.toLowerCase();
-    lines.push(`  classDef ${cls} ${STATUS_STYLES[status]}`);
-    lines.push(`  class ${members.join(",")} ${cls}`);
-  }
-  return lines.join("\n") + "\n";
-}
-
-// src/app/render.ts
-var BODY_LIMIT = 65536;
-var trackerMarker = (runId) => `<!-- forge:run ${runId} -->`;
-var crMarker = (runId, crId) => `<!-- forge:cr ${runId} ${crId} -->`;
-function parseMarker(body) {
-  const eol = body.indexOf("\n");
-  const first = (eol === -1 ? body : body.slice(0, eol)).replace(/\r$/, "");
-  const cr = /^<!-- forge:cr (\S+) (\S+) -->$/.exec(first);
-  if (cr) return { runId: cr[1], crId: cr[2] };
-  const run2 = /^<!-- forge:run (\S+) -->$/.exec(first);
-  return run2 ? { runId: run2[1] } : void 0;
-}
-function isAppAuthor(user, slug) {
-  return !!slug && user?.type === "Bot" && user.login === `${slug}[bot]`;
-}
-var STATUS_ICON = {
-  PENDING: "\u26AA",
-  RUNNING: "\u{1F535}",
-  DONE: "\u{1F7E2}",
-  MERGE_READY: "\u{1F7E9}",
-  MERGED: "\u2705",
-  FAILED: "\u{1F534}",
-  STALE: "\u{1F7E1}"
-};
-function cut2(body, note) {
-  if (body.length <= BODY_LIMIT) return body;
-  const tail = `
-
-\u2026${note}`;
-  return body.slice(0, BODY_LIMIT - tail.length) + tail;
-}
-function oneLine(text) {
-  return asData(text).split("\n").map((line) => line.trim()).filter(Boolean).join(" ");
-}
-function eventLine(e) {
-  const data = Object.entries(e.data).filter(([, v]) => v !== void 0 && (typeof v !== "object" || Array.isArray(v) && v.length)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`).join(" ");
-  return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
-}
-function renderTracker(journal, events, facts, repo, config2) {
-  const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
-  const counts = /* @__PURE__ */ new Map();
-  for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0 || journal.pause.budget === true;
-  const lines = [
-    trackerMarker(journal.runId),
-    `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
-    "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
-    `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
-    ...spendLine(journal, config2),
-    ""
-  ];
-  if (facts.stateBranchWarning)
-    lines.push(
-      "> [!WARNING]",
-      `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
-      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
-      ""
-    );
-  lines.push(...trackerChart(journal, statuses), "");
-  const head = lines.join("\n");
-  const tail = [];
-  if (journal.followups.length) {
-    tail.push("", "**Follow-ups**", "");
-    const shown2 = journal.followups.map(
-      (f) => `- \`${f.id}\` from \`${f.sourceTaskId}\` \u2014 ${f.status}${f.prNumber ? ` (#${f.prNumber})` : ""}: ${oneLine(f.text)}`
-    );
-    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more follow-up${n2 === 1 ? "" : "s"}`));
-  }
-  if (journal.changeRequests.length) {
-    tail.push("", "**Change Requests**", "");
-    const shown2 = journal.changeRequests.map(
-      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
-    );
-    tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
-  }
-  const latest = events.slice(-20);
-  if (latest.length) {
-    tail.push(
-      "",
-      "<details><summary>Latest events</summary>",
-      "",
-      "| # | time | event | task | data |",
-      "|---:|---|---|---|---|",
-      ...latest.map(eventLine),
-      "",
-      "</details>"
-    );
-  }
-  tail.push(
-    "",
-    "Commands: `/forge status` \xB7 `/forge pause` \xB7 `/forge resume` \xB7 `/forge cancel` \xB7 `/forge retry <task> [message]` \xB7 `/forge help`"
-  );
-  const tailText = tail.join("\n");
-  const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
-  return cut2([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
-}
-function pauseReason(journal) {
-  const p = journal.pause;
-  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
-  if (p.manual) return ": /forge resume to continue";
-  if (p.budget) return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
-  return `: model usage limit until ${p.usageLimitUntil}`;
-}
-function spendLine(journal, config2) {
-  const spent = runSpent(journal);
-  const cap = config2?.budgets.run_usd;
-  if (cap === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
-  const total = cap !== void 0 ? cap + (journal.budgetExtraUsd ?? 0) : void 0;
-  return [`**Spend:** $${spent.toFixed(2)}${total !== void 0 ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
-}
-var BODY_MARGIN = 1024;
-var LIST_BUDGET = 8e3;
-function fitLines(lines, budget, more) {
-  let used = 0;
-  for (let i = 0; i < lines.length; i++) {
-    used += lines[i].length + 1;
-    if (used > budget) return [...lines.slice(0, i), more(lines.length - i)];
-  }
-  return [...lines];
-}
-var shapes = /* @__PURE__ */ new WeakMap();
-function planShape(nodes) {
-  let shape = shapes.get(nodes);
-  if (!shape) shapes.set(nodes, shape = { edges: mermaidEdgeCount(nodes) });
-  return shape;
-}
-function trackerChart(journal, statuses) {
-  const nodes = journal.plan.nodes;
-  const shape = planShape(nodes);
-  const edges = shape.edges;
-  if (fitsMermaid("", edges)) {
-    const full = renderMermaid(nodes, statuses, { titles: false });
-    if (fitsMermaid(full, edges)) return ["```mermaid", full, "```"];
-  }
-  shape.wave ??= waves(nodes);
-  const groups2 = summarizeByWave(nodes, statuses, SUMMARY_MAX_GROUPS, shape.wave);
-  return [
-    "```mermaid",
-    renderWaveSummary(groups2),
-    "```",
-    "",
-    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`
-  ];
-}
-var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
-function taskTable(journal, facts, repo, budget) {
-  const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
-  const rows = [];
-  const row = (i) => rows[i] ??= taskRow(journal, facts, repo, i);
-  let length = header.join("\n").length;
-  for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
-  if (length <= budget) return [...header, ...rows].join("\n");
-  const byStatus = new Map(TABLE_FIRST.map((s2) => [s2, []]));
-  journal.tasks.forEach((t, i) => byStatus.get(t.status).push(i));
-  const order = [...byStatus.values()].flat();
-  let used = header.join("\n").length + 400;
-  const shown2 = [];
-  for (const i of order) {
-    used += row(i).length + 1;
-    if (used > budget) break;
-    shown2.push(i);
-  }
-  const left = /* @__PURE__ */ new Map();
-  for (const i of order.slice(shown2.length)) left.set(journal.tasks[i].status, (left.get(journal.tasks[i].status) ?? 0) + 1);
-  const rest = TABLE_FIRST.filter((s2) => left.get(s2)).map((s2) => `${left.get(s2).toLocaleString("en-US")} ${s2}`).join(", ");
-  const total = journal.tasks.length.toLocaleString("en-US");
-  return [
-    `_${shown2.length.toLocaleString("en-US")} of ${total} tasks shown \u2014 failed, stale and running first, merged last; not shown: ${rest}._`,
-    "",
-    ...header,
-    ...shown2.map(row)
-  ].join("\n");
-}
-var rowCache = /* @__PURE__ */ new WeakMap();
-function taskRow(journal, facts, repo, i) {
-  const t = journal.tasks[i];
-  const node = journal.plan.nodes[i];
-  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
-  const where = `${repo.owner}/${repo.repo}`;
-  const hit = rowCache.get(t);
-  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
-  const row = renderRow(t, node, check, repo);
-  rowCache.set(t, { node, check, repo: where, row });
-  return row;
-}
-function renderRow(t, node, check, repo) {
-  const notes = [
-    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
-    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
-    t.hold ? `held: ${t.hold}` : "",
-    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
-    t.lastError && t.status !== "MERGED" ? t.lastError : "",
-    t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
-    t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
-  ].filter(Boolean).join("; ");
-  const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
-}
-function renderChangeRequestIssue(journal, crId, document, config2) {
-  const cr = journal.changeRequests.find((c) => c.id === crId);
-  const front = cr ? (0, import_yaml3.stringify)({
-    id: cr.id,
-    run_id: journal.runId,
-    title: asData(cr.title),
-    emitted_by: cr.emittedBy,
-    status: cr.status,
-    reason: asData(cr.reason),
-    affected_tasks: cr.affectedTasks
-  }) : `id: ${crId}
-`;
-  const fence = fenceFor(front);
-  const next = config2.cr_mode === "replan" ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged." : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
-  return cut2(
-    [
-      crMarker(journal.runId, crId),
-      `${fence}yaml`,
-      front.trimEnd(),
-      fence,
-      "",
-      asData(document !== void 0 ? readFrontMatter("change-request.md", document).body.trim() : cr?.reason ?? ""),
-      "",
-      `---`,
-      next
-    ].join("\n"),
-    " (cut)"
-  );
-}
-var FINAL_TABLE_ROWS = 500;
-function finalTaskTable(journal) {
-  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== void 0 ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
-  const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
-  if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
-  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
-  const shown2 = retried.slice(0, FINAL_TABLE_ROWS);
-  return [
-    `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown2.length ? ` (the ${shown2.length} with the most attempts below)` : ""}.`,
-    ...shown2.length ? ["", ...header, ...shown2.map(row)] : []
-  ];
-}
-function renderFinalPr(journal, facts, figures) {
-  const lines = [
-    trackerMarker(journal.runId),
-    `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
-    "",
-    facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
-    "",
-    ...figures ? [...renderOutcomeTable(figures), ""] : [],
-    ...finalTaskTable(journal)
-  ];
-  if (journal.followups.length)
-    lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
-  return cut2(lines.join("\n"), " (cut)");
-}
-function journalRefusedComment(runId, reason, lastGood) {
-  const branch = stateBranch(runId);
-  return [
-    `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
-    "",
-    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
-    "",
-    lastGood ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:
-
-\`\`\`sh
-git push --force origin ${lastGood}:refs/heads/${branch}
-\`\`\`
-
-Forge picks the run up at its next pass.` : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
-    "",
-    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.'
-  ].join("\n");
-}
-
-// src/app/effects.ts
-var done = (result = {}, learned) => ({
-  kind: "done",
-  result,
-  ...learned ? { learned } : {}
-});
-function task(ctx, taskId) {
-  return ctx.journal.tasks.find((t) => t.id === taskId);
-}
-var MERGE_RETRY_MS = 300;
+// src/app/effects/issues-and-comments.ts
 var TRACKER_DEBOUNCE_MS = 5e3;
 var TRACKER_DEBOUNCE_MAX_MS = 6e4;
 var trackerDebounceMs = (tasks) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
-async function runEffect(effect, ctx) {
-  const handler = HANDLERS[effect.kind];
-  return handler(effect, ctx);
-}
-async function prepareBranch2(effect, ctx) {
+async function openChangeRequest2(effect, ctx) {
   const { port } = ctx;
-  const from = await ctx.prefetchedHead ?? await port.branchHead(effect.from);
-  if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
-  await port.createBranch(effect.branch, from);
-  const conflicts = [];
-  for (const upstream of effect.merge) {
-    const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
-    if (merged.kind === "conflict") conflicts.push(upstream);
-  }
-  if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
-  return done({ conflicts });
+  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
+  const known = cr?.issueNumber ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? void 0;
+  if (known !== void 0) return done({ issueNumber: known });
+  const emitter = task(ctx, effect.emittedBy);
+  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+  const number = await port.createIssue({
+    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
+    body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
+    labels: [LABELS.changeRequest]
+  });
+  return done({ issueNumber: number });
 }
-async function dispatchAgent2(effect, ctx) {
-  if (ctx.replay) {
-    const run2 = await dispatchedBefore(ctx, effect.branch);
-    if (run2 && (effect.afterRunId === void 0 || run2.id > effect.afterRunId)) return done({ workflowRunId: run2.id });
-  }
-  const t = task(ctx, effect.taskId);
-  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : void 0);
-  const context = {
-    ...effect.context ?? {},
-    ...conflicts?.length ? { conflicts } : {},
-    ...effect.iteration !== void 0 ? { iteration: effect.iteration } : {}
-  };
-  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);
-  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
+async function postComment2(effect, ctx) {
+  const { port } = ctx;
+  const issue = await commentTarget(effect.target, ctx);
+  if (issue === void 0) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2e3 };
+  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
+  if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
+  await port.createComment(issue, `${asData(effect.body)}
+
+${marker}`);
+  return done();
 }
-async function dispatchJob(ctx, branch, taskId, attempt, context, iteration) {
-  const base = {
-    [DISPATCH_INPUTS.runId]: ctx.journal.runId,
-    [DISPATCH_INPUTS.taskId]: taskId,
-    [DISPATCH_INPUTS.attempt]: String(attempt)
-  };
-  const inputs = { ...base };
-  const telemetry = appTelemetry(ctx.config);
-  if (telemetry) {
-    context = { ...context, traceparent: dispatchTraceparent(ctx.journal.runId, taskId, attempt) };
-    traceDispatch(telemetry, ctx.journal.runId, taskId, attempt, ctx.now);
-  }
-  if (Object.keys(context).length) {
-    const path2 = dispatchContextPath(taskId, attempt, iteration);
-    const { inline, spilled } = splitDispatchContext(base, context, path2);
-    const file = spilled ? { path: path2, sha: await writeContextFile(ctx, path2, JSON.stringify(spilled)) } : void 0;
-    inputs[DISPATCH_INPUTS.context] = JSON.stringify(file ? { ...inline, file } : inline);
-  }
-  return ctx.port.dispatchWorkflow(ctx.config.workflow, branch, inputs);
+async function updateTracker2(_effect, ctx) {
+  const { port } = ctx;
+  const final = ctx.journal.status !== "running";
+  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
+  const wait2 = trackerDebounceMs(ctx.journal.tasks.length);
+  if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < wait2)
+    return { kind: "later", reason: "debounced", retryInMs: wait2 - (ctx.now - last) + 50 };
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
+  const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
+  let issue = ctx.facts.trackerIssue;
+  if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
+  if (issue === void 0) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
+  else await port.updateIssue(issue, { title, body, ...final ? { state: "closed" } : {} });
+  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
 }
-async function writeContextFile(ctx, path2, text) {
-  const branch = stateBranch(ctx.journal.runId);
-  const message = `forge: the dispatch context of ${path2}`;
+async function openFinalPullRequest2(_effect, ctx) {
+  if (ctx.facts.finalPr !== void 0) return done({ prNumber: ctx.facts.finalPr });
+  const existing = await ctx.port.findPullRequest(ctx.journal.integrationBranch, "all");
+  const pr = existing ?? await ctx.port.createPullRequest({
+    head: ctx.journal.integrationBranch,
+    base: ctx.journal.baseBranch,
+    title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
+    body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx))
+  });
+  return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+async function finalFigures(ctx) {
   try {
-    return (await ctx.port.writeFile(branch, path2, text, message)).blobSha;
-  } catch (e) {
-    if (!(e instanceof ConflictError)) throw e;
-    const existing = await ctx.port.readFile(path2, branch);
-    if (existing?.content === text) return existing.blobSha;
-    if (existing) return (await ctx.port.writeFile(branch, path2, text, message, existing.blobSha)).blobSha;
-    throw e;
+    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
+    const telemetry = appTelemetry(ctx.config);
+    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
+    return outcomeFigures(ctx.journal, events, ctx.config);
+  } catch {
+    return void 0;
   }
 }
+async function commentTarget(target, ctx) {
+  if (target.on === "tracker") return ctx.facts.trackerIssue;
+  if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
+  const t = task(ctx, target.taskId);
+  if (t?.attempt === target.attempt && t.prNumber !== void 0) return t.prNumber;
+  const branch = t?.attempt === target.attempt ? t.branch : void 0;
+  if (!branch) return ctx.facts.trackerIssue;
+  const pr = await ctx.port.findPullRequest(branch);
+  return pr?.number ?? ctx.facts.trackerIssue;
+}
+
+// src/core/protected-paths.ts
+var import_picomatch2 = __toESM(require_picomatch(), 1);
+var MERGE_PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS];
+var PR_FILES_LIMIT = 3e3;
+function protectedChanges(files, config2) {
+  const isProtected = (0, import_picomatch2.default)([...MERGE_PROTECTED_PATHS, ...config2.protected_paths], { dot: true });
+  const hit = files.filter((f) => isProtected(f));
+  if (files.length >= PR_FILES_LIMIT) hit.push(`(more than ${PR_FILES_LIMIT} files: GitHub lists no more, so the rest cannot be checked)`);
+  return hit;
+}
+
+// src/app/effects/merge.ts
+var MERGE_RETRY_MS = 300;
 async function mergePullRequest2(effect, ctx) {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
@@ -18864,186 +19059,14 @@ async function openMissingPull(effect, ctx, t) {
     throw e;
   }
 }
-async function openChangeRequest2(effect, ctx) {
-  const { port } = ctx;
-  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
-  const known = cr?.issueNumber ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? void 0;
-  if (known !== void 0) return done({ issueNumber: known });
-  const emitter = task(ctx, effect.emittedBy);
-  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
-  const number = await port.createIssue({
-    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
-    body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
-    labels: [LABELS.changeRequest]
-  });
-  return done({ issueNumber: number });
-}
-async function dispatchCaptain2(effect, ctx) {
-  const { port } = ctx;
-  const base = ctx.journal.baseBranch;
-  const branch = captainBranch(ctx.journal.runId, effect.crId);
-  if (ctx.replay) {
-    const run2 = await dispatchedBefore(ctx, branch);
-    if (run2) return done({ workflowRunId: run2.id });
-  }
-  if (!await port.branchHead(branch)) {
-    const head = await port.branchHead(base);
-    if (!head) return { kind: "failed", error: `base branch ${base} does not exist` };
-    await port.createBranch(branch, head);
-  }
-  const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
-  const { workflowRunId } = await dispatchJob(ctx, branch, captainId(effect.crId), 1, {
-    changeRequest: effect.crId,
-    planDir: planDir(ctx.journal.planId),
-    reason: cr?.reason ?? "",
-    ...cr?.issueNumber !== void 0 ? { issue: cr.issueNumber } : {}
-  });
-  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
-}
-async function postComment2(effect, ctx) {
-  const { port } = ctx;
-  const issue = await commentTarget(effect.target, ctx);
-  if (issue === void 0) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2e3 };
-  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
-  await port.createComment(issue, `${asData(effect.body)}
-
-${marker}`);
-  return done();
-}
-async function updateTracker2(_effect, ctx) {
-  const { port } = ctx;
-  const final = ctx.journal.status !== "running";
-  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const wait2 = trackerDebounceMs(ctx.journal.tasks.length);
-  if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < wait2)
-    return { kind: "later", reason: "debounced", retryInMs: wait2 - (ctx.now - last) + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
-  const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
-  let issue = ctx.facts.trackerIssue;
-  if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
-  if (issue === void 0) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
-  else await port.updateIssue(issue, { title, body, ...final ? { state: "closed" } : {} });
-  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
-}
-async function spawnFollowup2(effect, ctx) {
-  const { port } = ctx;
-  if (ctx.replay) {
-    const run2 = await dispatchedBefore(ctx, effect.branch);
-    if (run2) return done({ workflowRunId: run2.id });
-  }
-  if (!await port.branchHead(effect.branch)) {
-    const from = await port.branchHead(ctx.journal.integrationBranch);
-    if (!from) return { kind: "failed", error: `branch ${ctx.journal.integrationBranch} does not exist` };
-    await port.createBranch(effect.branch, from);
-  }
-  const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.followupId, 1, {
-    followup: effect.text,
-    sourceTaskId: effect.sourceTaskId
-  });
-  return done(workflowRunId !== void 0 ? { workflowRunId } : {});
-}
-async function openFinalPullRequest2(_effect, ctx) {
-  if (ctx.facts.finalPr !== void 0) return done({ prNumber: ctx.facts.finalPr });
-  const existing = await ctx.port.findPullRequest(ctx.journal.integrationBranch, "all");
-  const pr = existing ?? await ctx.port.createPullRequest({
-    head: ctx.journal.integrationBranch,
-    base: ctx.journal.baseBranch,
-    title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-    body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx))
-  });
-  return done({ prNumber: pr.number }, { finalPr: pr.number });
-}
-async function finalFigures(ctx) {
-  try {
-    const events = await readRunEvents(ctx.port, ctx.journal.runId, ctx.events);
-    const telemetry = appTelemetry(ctx.config);
-    if (telemetry) traceRun(telemetry, ctx.journal, events, ctx.now);
-    return outcomeFigures(ctx.journal, events, ctx.config);
-  } catch {
-    return void 0;
-  }
-}
-async function cleanupBranches2(effect, ctx) {
-  for (const b of effect.branches) await ctx.port.deleteBranch(b);
-  return done();
-}
-async function cancelAgent2(effect, ctx) {
-  const { port } = ctx;
-  const t = task(ctx, effect.taskId);
-  const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : void 0);
-  if (id !== void 0) await port.cancelWorkflowRun(id);
-  else {
-    const branch = t?.attempt === effect.attempt && t.branch ? t.branch : void 0;
-    if (branch) {
-      for (const run2 of await ownRuns(ctx, branch)) if (run2.status !== "completed") await port.cancelWorkflowRun(run2.id);
-    }
-  }
-  return done();
-}
-function isHeld(t) {
-  return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
-}
-async function ownRuns(ctx, branch) {
-  const runs = await ctx.port.listWorkflowRuns(ctx.config.workflow, { branch });
-  if (runs.length === 0) return runs;
-  const repositoryId = await ctx.port.repositoryId();
-  return runs.filter((r) => r.event === "workflow_dispatch" && r.headRepositoryId === repositoryId);
-}
-async function dispatchedBefore(ctx, branch) {
-  const runs = await ownRuns(ctx, branch);
-  return runs.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
-}
 function headOf(_ctx, t, pushed) {
   return t?.recordSha ?? pushed;
 }
-async function commentTarget(target, ctx) {
-  if (target.on === "tracker") return ctx.facts.trackerIssue;
-  if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
-  const t = task(ctx, target.taskId);
-  if (t?.attempt === target.attempt && t.prNumber !== void 0) return t.prNumber;
-  const branch = t?.attempt === target.attempt ? t.branch : void 0;
-  if (!branch) return ctx.facts.trackerIssue;
-  const pr = await ctx.port.findPullRequest(branch);
-  return pr?.number ?? ctx.facts.trackerIssue;
-}
-var CONCLUSION = {
-  MERGE_READY: "success",
-  MERGED: "success",
-  FAILED: "failure",
-  STALE: "timed_out"
-};
-async function upsertCheckRun(effect, ctx) {
-  const t0 = task(ctx, effect.taskId);
-  const held = effect.status === "MERGE_READY" && t0?.attempt === effect.attempt && isHeld(t0);
-  const conclusion = held ? "action_required" : CONCLUSION[effect.status];
-  if (!conclusion) return done();
-  const key = `${effect.taskId}:${effect.attempt}`;
-  const t = task(ctx, effect.taskId);
-  const existing = ctx.facts.checkRuns[key];
-  const fields = {
-    status: "completed",
-    conclusion,
-    title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
-    externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
-    ...effect.status === "FAILED" || effect.status === "STALE" ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] } : {}
-  };
-  if (existing !== void 0) {
-    if (effect.status === "MERGED") return done({ checkRunId: existing });
-    await ctx.port.updateCheckRun(existing, fields);
-    return done({ checkRunId: existing });
-  }
-  const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : void 0;
-  const headSha = (t?.attempt === effect.attempt ? t.recordSha ?? t.pushedSha : void 0) ?? (branch ? await ctx.port.branchHead(branch) : null);
-  if (!headSha) return done();
-  const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
-  if (found !== null) {
-    if (effect.status !== "MERGED") await ctx.port.updateCheckRun(found, fields);
-    return done({ checkRunId: found }, { checkRuns: { [key]: found } });
-  }
-  const id = await ctx.port.createCheckRun({ name: checkRunName(effect.taskId), headSha, ...fields });
-  return done({ checkRunId: id }, { checkRuns: { [key]: id } });
+
+// src/app/effects/index.ts
+async function runEffect(effect, ctx) {
+  const handler = HANDLERS[effect.kind];
+  return handler(effect, ctx);
 }
 var HANDLERS = {
   PrepareBranch: prepareBranch2,
