@@ -6,7 +6,7 @@
 // list while it reads the workflow file, before any job exists, and shows the run as a startup
 // failure with "The action … is not allowed in …"; the simulator already made the run's jobs, so each
 // fails at its start with that line in its log and the run concludes `startup_failure`
-// (workflows.ts). Marketplace verification is unknown here: `verified_allowed` allows nothing more.
+// (workflows/runs.ts). Marketplace verification is unknown here: `verified_allowed` allows nothing more.
 import { HttpError } from "./auth.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo } from "./state.js";

@@ -9,7 +9,7 @@ import { Model } from "./model.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
 import { now } from "./state.js";
-import type { Workflows } from "./workflows.js";
+import type { Workflows } from "./workflows/index.js";
 
 export interface ApiAnswer {
   status: number;

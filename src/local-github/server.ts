@@ -1,5 +1,5 @@
 // Forge's local GitHub: one HTTP server shaped like GitHub Enterprise Server.
-//   /api/v3/…            REST (the operations in ./rest/ and ./workflows.ts, validated)
+//   /api/v3/…            REST (the operations in ./rest/ and ./workflows/actions-api.ts, validated)
 //   /{owner}/{repo}.git  git smart HTTP (git http-backend)
 //   /_sim/…              control API for tests and demos (see ./README.md)
 import { randomUUID } from "node:crypto";
@@ -18,7 +18,7 @@ import type { RouteMatch, Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest/index.js";
 import type { App, Token, User } from "./state.js";
 import type { EmittedEvent } from "./webhooks.js";
-import { Workflows, type DispatchHandler } from "./workflows.js";
+import { Workflows, type DispatchHandler } from "./workflows/index.js";
 
 export interface SimOptions {
   port?: number;

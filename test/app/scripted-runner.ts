@@ -9,7 +9,7 @@ import { instrument, newCallStats, type RequestTiming } from "../../src/github/i
 import { stringify } from "yaml";
 import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
-import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows.js";
+import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows/index.js";
 
 export type Script =
   | {

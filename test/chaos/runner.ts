@@ -12,7 +12,7 @@ import { Octokit } from "@octokit/rest";
 import { stringify } from "yaml";
 import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
-import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows.js";
+import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows/index.js";
 import { isAgentDispatch } from "../app/scripted-runner.js";
 
 export interface ChaosRunnerOptions {

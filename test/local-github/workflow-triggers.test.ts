@@ -7,7 +7,7 @@ import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimExecutor, type SimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
-import { filterMatches, refPasses } from "../../src/local-github/workflows.js";
+import { filterMatches, refPasses } from "../../src/local-github/workflows/index.js";
 import { appKeys, startReceiver, type ReceivedHook, type Receiver } from "./support/helpers.js";
 
 const CI = `name: CI

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { DispatchedRun, DispatchHandler } from "../workflows.js";
+import type { DispatchedRun, DispatchHandler } from "../workflows/index.js";
 import { describeJob, RunnerLostError, type Annotation, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
 import { createRunnerPool, type QueuedJob, type RunnerPool } from "./pool.js";
 import { parseWorkflow, type StepSpec } from "./workflow.js";

@@ -1,0 +1,278 @@
+// Workflow runs and their jobs: a run created queued with a check suite (and a check run per job),
+// handed to the executor (the registered one, the noop one, or none), cancelled; the
+// workflow_run / workflow_job webhooks its changes send; the GITHUB_TOKENs minted for it.
+import { disallowedActionsError } from "../actions-permissions.js";
+import { HttpError, newToken } from "../auth.js";
+import { ACTIONS_APP_ID, type SimCore } from "../core.js";
+import * as git from "../git.js";
+import type { RestCtx } from "../rest/index.js";
+import { now, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
+import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispatched-run.js";
+
+/** What a new run is: its event, the ref and commit its jobs see, its head, its actor. */
+export interface RunSpec {
+  event: "workflow_dispatch" | "push" | "pull_request";
+  /** GITHUB_REF, GITHUB_SHA */
+  ref: string;
+  sha: string;
+  /** `head_branch`, `head_sha`, `head_repository` of the run */
+  headBranch: string;
+  headSha: string;
+  headRepoId: number;
+  actor: User;
+  inputs: Record<string, string>;
+  displayTitle: string;
+  eventPayload?: Record<string, unknown>;
+}
+
+/** Runs and jobs: created, handed to their executor, cancelled; their webhooks and tokens. */
+export class WorkflowRuns {
+  private handler: DispatchHandler | undefined;
+  aborts = new Map<number, AbortController>();
+  /** Runs waiting out the runner queue time of the latency profile. */
+  private queued = new Set<NodeJS.Timeout>();
+
+  constructor(
+    readonly core: SimCore,
+    private readonly executor: "none" | "noop" = "none",
+  ) {}
+
+  onDispatch(h: DispatchHandler | undefined): void {
+    this.handler = h;
+  }
+
+  /** A queued run of `wf` with one queued job (and its check run) per job of the workflow, in a check suite of its own. */
+  newRun(repo: Repo, wf: WorkflowFile, doc: Record<string, unknown>, yaml: string, spec: RunSpec): WorkflowRun {
+    const t = now();
+    const runNumber = (this.core.state.runCounters.get(wf.id) ?? 0) + 1;
+    this.core.state.runCounters.set(wf.id, runNumber);
+    const suite = this.core.newSuite(repo, ACTIONS_APP_ID, spec.headSha, spec.headBranch);
+    const run: WorkflowRun = {
+      id: this.core.state.id(),
+      repoId: repo.id,
+      workflowId: wf.id,
+      name: (doc.name as string | undefined) ?? wf.path,
+      path: wf.path,
+      runNumber,
+      runAttempt: 1,
+      event: spec.event,
+      status: "queued",
+      conclusion: null,
+      headBranch: spec.headBranch,
+      headSha: spec.headSha,
+      headRepoId: spec.headRepoId,
+      ref: spec.ref,
+      sha: spec.sha,
+      ...(spec.eventPayload ? { eventPayload: spec.eventPayload } : {}),
+      actor: spec.actor,
+      triggeringActor: spec.actor,
+      inputs: spec.inputs,
+      yaml,
+      displayTitle: spec.displayTitle,
+      createdAt: t,
+      updatedAt: t,
+      runStartedAt: t,
+      checkSuiteId: suite.id,
+      jobs: [],
+      cancelRequested: false,
+    };
+    for (const [jobKey, jobDef] of Object.entries(
+      (doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>,
+    )) {
+      const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
+      const checkRun = this.newJobCheckRun(repo, suite.id, spec.headSha, jobName);
+      run.jobs.push({
+        id: checkRun,
+        runId: run.id,
+        name: jobName,
+        status: "queued",
+        conclusion: null,
+        createdAt: t,
+        startedAt: t,
+        completedAt: null,
+        steps: [],
+        log: "",
+        checkRunId: checkRun,
+      });
+    }
+    this.core.state.runs.set(run.id, run);
+    return run;
+  }
+
+  /** The run's requested/queued webhooks, then its execution: the registered executor, the noop one, or none (queued). */
+  async start(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>): Promise<void> {
+    await this.emitRun(repo, run, "requested");
+    for (const j of run.jobs) this.emitJob(repo, run, j, "queued");
+
+    const abort = new AbortController();
+    this.aborts.set(run.id, abort);
+    const dispatched = dispatchedRun(this, repo, run, doc, abort);
+    // An action the repository's Actions permissions do not allow: GitHub rejects the workflow
+    // before any job runs (a startup failure). Its jobs fail at their start with GitHub's message,
+    // and no executor sees the run.
+    const refused = disallowedActionsError(repo, doc);
+    if (refused) {
+      setImmediate(() => {
+        for (const j of run.jobs) {
+          dispatched.startJob(j.name);
+          dispatched.log(j.name, `##[error]${refused}\n`);
+          dispatched.completeJob(j.name, "failure");
+        }
+        dispatched.complete("startup_failure");
+      });
+      return;
+    }
+    if (this.handler) {
+      const h = this.handler;
+      this.afterRunnerQueue(run, dispatched, () => {
+        Promise.resolve(h(dispatched)).catch((e: unknown) => {
+          for (const j of run.jobs)
+            if (j.status !== "completed") {
+              dispatched.log(j.name, `executor error: ${(e as Error).message}\n`);
+              dispatched.completeJob(j.name, "failure");
+            }
+          dispatched.complete("failure");
+        });
+      });
+    } else if (this.executor === "noop") {
+      this.afterRunnerQueue(run, dispatched, () => {
+        for (const j of run.jobs) {
+          if (run.cancelRequested) break;
+          dispatched.startJob(j.name);
+          dispatched.log(j.name, "noop executor: job completed without running steps\n");
+          dispatched.completeJob(j.name, "success");
+        }
+        dispatched.complete();
+      });
+    }
+  }
+
+  /**
+   * Starts the run's jobs once a runner would have picked them up: at once without a latency
+   * profile, after the profile's runner queue time with one. A run cancelled while it waited ends
+   * cancelled without reaching a runner, as on GitHub.
+   */
+  private afterRunnerQueue(run: WorkflowRun, dispatched: DispatchedRun, start: () => void): void {
+    const queuedMs = this.core.latency.sample("runnerQueue");
+    if (queuedMs <= 0) {
+      setImmediate(start);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.queued.delete(timer);
+      if (!run.cancelRequested) return start();
+      for (const j of run.jobs) dispatched.completeJob(j.name, "cancelled");
+      dispatched.complete("cancelled");
+    }, queuedMs);
+    this.queued.add(timer);
+  }
+
+  /** Jobs waiting for a runner (latency profile) never start once the local GitHub is closing. */
+  stop(): void {
+    for (const t of this.queued) clearTimeout(t);
+    this.queued.clear();
+  }
+
+  private newJobCheckRun(repo: Repo, suiteId: number, sha: string, name: string): number {
+    const id = this.core.state.id();
+    this.core.state.checkRuns.set(id, {
+      id,
+      repoId: repo.id,
+      suiteId,
+      appId: ACTIONS_APP_ID,
+      name,
+      headSha: sha,
+      status: "queued",
+      conclusion: null,
+      startedAt: now(),
+      completedAt: null,
+      externalId: null,
+      detailsUrl: null,
+      output: { title: null, summary: null, text: null, annotations_count: 0 },
+      actions: [],
+    });
+    return id;
+  }
+
+  async emitRun(repo: Repo, run: WorkflowRun, action: "requested" | "in_progress" | "completed"): Promise<void> {
+    const wf = [...this.core.state.workflows.values()].find((w) => w.id === run.workflowId)!;
+    let head;
+    try {
+      head = await git.readCommit(repo.gitDir, run.headSha);
+    } catch (e) {
+      // An executor finishing after the simulator closed has nobody left to tell.
+      if (this.core.closed) return;
+      throw e;
+    }
+    this.core.bus.emit(
+      "workflow_run",
+      action,
+      {
+        workflow_run: this.core.model.run(repo, run, head),
+        workflow: this.core.model.workflow(repo, wf),
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(run.triggeringActor),
+      },
+      { repo },
+    );
+    this.core.bus.flush();
+  }
+
+  emitJob(repo: Repo, run: WorkflowRun, job: Job, action: "queued" | "in_progress" | "completed"): void {
+    this.core.bus.emit(
+      "workflow_job",
+      action,
+      {
+        workflow_job: this.core.model.job(repo, run, job),
+        repository: this.core.model.repo(repo),
+        sender: this.core.model.user(run.triggeringActor),
+      },
+      { repo },
+    );
+    this.core.bus.flush();
+  }
+
+  mintToken(run: WorkflowRun, repo: Repo, perms: Permissions): string {
+    const app = this.core.state.apps.get(ACTIONS_APP_ID)!;
+    const token = newToken("ghs");
+    this.core.state.tokens.set(token, {
+      token,
+      kind: "workflow",
+      actor: app.bot,
+      appId: ACTIONS_APP_ID,
+      repoIds: [repo.id],
+      permissions: perms,
+      // GITHUB_TOKEN expires when the job finishes or after 24 h at most.
+      expiresAt: Date.now() + 24 * 3600_000,
+      workflowRunId: run.id,
+    });
+    return token;
+  }
+
+  expireTokens(runId: number): void {
+    for (const t of this.core.state.tokens.values()) if (t.workflowRunId === runId) t.expiresAt = 0;
+  }
+
+  cancel(ctx: RestCtx, run: WorkflowRun): void {
+    if (run.status === "completed") throw new HttpError(409, "Cannot cancel a workflow run that is completed.", ctx.doc);
+    run.cancelRequested = true;
+    const abort = this.aborts.get(run.id);
+    abort?.abort();
+    if (!this.handler) {
+      // Nothing is executing: cancel immediately.
+      const repo = this.core.state.repos.get(run.repoId)!;
+      for (const j of run.jobs) {
+        if (j.status === "completed") continue;
+        j.status = "completed";
+        j.conclusion = "cancelled";
+        j.completedAt = now();
+        this.emitJob(repo, run, j, "completed");
+      }
+      run.status = "completed";
+      run.conclusion = "cancelled";
+      run.updatedAt = now();
+      this.expireTokens(run.id);
+      void this.emitRun(repo, run, "completed");
+    }
+  }
+}
