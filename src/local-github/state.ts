@@ -224,6 +224,21 @@ export interface CheckRun {
   annotations?: CheckAnnotation[];
 }
 
+/** A check run as GitHub creates it: queued, started now, no output yet. */
+export function queuedCheckRun(fields: Pick<CheckRun, "id" | "repoId" | "suiteId" | "appId" | "name" | "headSha">): CheckRun {
+  return {
+    ...fields,
+    status: "queued",
+    conclusion: null,
+    startedAt: now(),
+    completedAt: null,
+    externalId: null,
+    detailsUrl: null,
+    output: { title: null, summary: null, text: null, annotations_count: 0 },
+    actions: [],
+  };
+}
+
 export interface CheckAnnotation {
   path: string;
   startLine: number;

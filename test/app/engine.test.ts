@@ -71,6 +71,37 @@ function repository(state: StoredRun) {
   return { port: proxy, writes, release, writing, calls };
 }
 
+/**
+ * A port holding one run's journal (compare-and-swap on its blob) and answering `calls` as given;
+ * any other call answers `fallback(name)`. Journal writes are kept in `writes`.
+ */
+function journalPort(state: StoredRun, calls: Record<string, (...args: never[]) => Promise<unknown>>, fallback: (name: string) => unknown) {
+  let content = sealJournal(JOURNAL_KEY, state);
+  let blob = 1;
+  const writes: StoredRun[] = [];
+  const target = {
+    async readFile(path: string) {
+      return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
+    },
+    async writeFile(_b: string, _p: string, text: string, _m: string, expected?: string) {
+      if (expected !== `blob-${blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
+      content = text;
+      blob++;
+      writes.push(JSON.parse(text) as StoredRun);
+      return { blobSha: `blob-${blob}`, commitSha: `commit-${blob}` };
+    },
+    ...calls,
+  };
+  const port = new Proxy(target, {
+    get(t, name: string) {
+      if (name in t) return t[name as keyof typeof t];
+      if (name === "then") return undefined;
+      return async () => fallback(name);
+    },
+  }) as unknown as GitHubPort;
+  return { port, writes };
+}
+
 describe("Engine batching", () => {
   it("facts that arrive while the run is busy are decided in one batch with one journal write, each caller getting its own rejections", async () => {
     const repo = repository(storedRun({ a: [], b: [] }));
@@ -246,24 +277,12 @@ describe("effects outside the run's turn", () => {
     }));
     for (const t of state.journal.tasks) delete t.workflowRunId;
     state.leases = ownLeases(state, "replica-1");
-    let content = sealJournal(JOURNAL_KEY, state);
-    let blob = 1;
-    const writes: StoredRun[] = [];
     const dispatched: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const port = new Proxy(
+    const { port, writes } = journalPort(
+      state,
       {
-        async readFile(path: string) {
-          return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
-        },
-        async writeFile(_b: string, _p: string, text: string, _m: string, expected?: string) {
-          if (expected !== `blob-${blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
-          content = text;
-          blob++;
-          writes.push(JSON.parse(text) as StoredRun);
-          return { blobSha: `blob-${blob}`, commitSha: `commit-${blob}` };
-        },
         async dispatchWorkflow(_w: string, ref: string) {
           const id = 100 + dispatched.push(ref);
           await gate;
@@ -273,14 +292,8 @@ describe("effects outside the run's turn", () => {
           return "0000000000000000000000000000000000000001";
         },
       },
-      {
-        get(target, name: string) {
-          if (name in target) return target[name as keyof typeof target];
-          if (name === "then") return undefined;
-          return async () => (name === "createBranch" ? true : name === "listWorkflowRuns" ? [] : 1);
-        },
-      },
-    ) as unknown as GitHubPort;
+      (name) => (name === "createBranch" ? true : name === "listWorkflowRuns" ? [] : 1),
+    );
     const engine = new Engine({ port, replicaId: "replica-1", now: () => NOW, journalKey: JOURNAL_KEY });
     return { engine, writes, dispatched, release };
   }
@@ -339,36 +352,20 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
     const state = storedRun({ a: [], b: [] }, { facts: { trackerIssue: 7 } });
     state.journal.outbox = [updateTracker(state.journal.seq)];
     state.leases = ownLeases(state, "replica-1");
-    let content = sealJournal(JOURNAL_KEY, state);
-    let blob = 1;
     const titles: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let clock = NOW;
-    const port = new Proxy(
+    const { port } = journalPort(
+      state,
       {
-        async readFile(path: string) {
-          return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
-        },
-        async writeFile(_b: string, _p: string, text: string, _m: string, expected?: string) {
-          if (expected !== `blob-${blob}`) throw new ConflictError("repos.createOrUpdateFileContents");
-          content = text;
-          blob++;
-          return { blobSha: `blob-${blob}`, commitSha: `commit-${blob}` };
-        },
         async updateIssue(_n: number, patch: { title: string }) {
           titles.push(patch.title);
           if (titles.length === 1) await gate;
         },
       },
-      {
-        get(target, name: string) {
-          if (name in target) return target[name as keyof typeof target];
-          if (name === "then") return undefined;
-          return async () => null;
-        },
-      },
-    ) as unknown as GitHubPort;
+      () => null,
+    );
     const engine = new Engine({ port, replicaId: "replica-1", now: () => clock, journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
     await vi.waitFor(() => expect(titles).toHaveLength(1));

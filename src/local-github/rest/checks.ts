@@ -2,7 +2,7 @@
 import { HttpError } from "../auth.js";
 import * as git from "../git.js";
 import type { CheckRun, Repo } from "../state.js";
-import { now } from "../state.js";
+import { now, queuedCheckRun } from "../state.js";
 import type { Handler, RestCtx, Result } from "./context.js";
 import { commitish, emit, invalid, notFound, ok, repoOf, str } from "./context.js";
 
@@ -107,22 +107,7 @@ export const checkHandlers: Record<string, Handler> = {
       suite.status = "in_progress";
       suite.conclusion = null;
     }
-    const run: CheckRun = {
-      id: ctx.core.state.id(),
-      repoId: repo.id,
-      suiteId: suite.id,
-      appId,
-      name: str(b, "name")!,
-      headSha,
-      status: "queued",
-      conclusion: null,
-      startedAt: now(),
-      completedAt: null,
-      externalId: null,
-      detailsUrl: null,
-      output: { title: null, summary: null, text: null, annotations_count: 0 },
-      actions: [],
-    };
+    const run = queuedCheckRun({ id: ctx.core.state.id(), repoId: repo.id, suiteId: suite.id, appId, name: str(b, "name")!, headSha });
     applyRunFields(ctx, run, b);
     ctx.core.state.checkRuns.set(run.id, run);
     await afterRunChange(ctx, run, false, true);

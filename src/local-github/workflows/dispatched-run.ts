@@ -3,6 +3,7 @@
 // permissions come from the workflow's `permissions:`.
 import type { Job, Level, Permissions, Repo, User, WorkflowRun } from "../state.js";
 import { now } from "../state.js";
+import { PERMISSION_SCOPES } from "../runner/workflow.js";
 import { secretValues } from "../secrets.js";
 import type { WorkflowRuns } from "./runs.js";
 
@@ -52,23 +53,8 @@ export type DispatchHandler = (d: DispatchedRun) => void | Promise<void>;
 
 /** Default GITHUB_TOKEN permissions for a repository with the "restricted" default (docs: "Permissions for the GITHUB_TOKEN"). */
 const RESTRICTED: Permissions = { contents: "read", packages: "read", metadata: "read" };
-const ALL_SCOPES = [
-  "actions",
-  "attestations",
-  "checks",
-  "contents",
-  "deployments",
-  "discussions",
-  "id_token",
-  "issues",
-  "models",
-  "packages",
-  "pages",
-  "pull_requests",
-  "repository_projects",
-  "security_events",
-  "statuses",
-];
+/** The token's scopes as the REST API names them (`pull_requests`; the workflow file says `pull-requests`). */
+const ALL_SCOPES = PERMISSION_SCOPES.map((scope) => scope.replaceAll("-", "_"));
 
 /** Turns a workflow/job `permissions:` value into token permissions. */
 export function tokenPermissions(spec: unknown): Permissions {

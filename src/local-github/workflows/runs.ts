@@ -6,7 +6,7 @@ import { HttpError, newToken } from "../auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "../core.js";
 import * as git from "../git.js";
 import type { RestCtx } from "../rest/index.js";
-import { now, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
+import { now, queuedCheckRun, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
 import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispatched-run.js";
 
 /** What a new run is: its event, the ref and commit its jobs see, its head, its actor. */
@@ -175,22 +175,7 @@ export class WorkflowRuns {
 
   private newJobCheckRun(repo: Repo, suiteId: number, sha: string, name: string): number {
     const id = this.core.state.id();
-    this.core.state.checkRuns.set(id, {
-      id,
-      repoId: repo.id,
-      suiteId,
-      appId: ACTIONS_APP_ID,
-      name,
-      headSha: sha,
-      status: "queued",
-      conclusion: null,
-      startedAt: now(),
-      completedAt: null,
-      externalId: null,
-      detailsUrl: null,
-      output: { title: null, summary: null, text: null, annotations_count: 0 },
-      actions: [],
-    });
+    this.core.state.checkRuns.set(id, queuedCheckRun({ id, repoId: repo.id, suiteId, appId: ACTIONS_APP_ID, name, headSha: sha }));
     return id;
   }
 
