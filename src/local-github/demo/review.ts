@@ -108,7 +108,15 @@ export async function readFeedback(user: Octokit, j: Journal | undefined, review
     const t = j?.tasks.find((x) => x.id === review.task);
     const { data: comments } = await user.rest.pulls.listReviewComments({ ...r, pull_number: review.pr, per_page: 100 });
     const reply = comments.find((c) => c.in_reply_to_id === review.commentId)?.body;
-    out.review = { ...review, ...(reply !== undefined ? { reply } : {}), status: t?.status ?? "unknown", iteration: t?.iteration ?? 0 };
+    // What the thread holds, for the problem's text when the reply is missing.
+    const thread = comments.map((c) => `${c.id}${c.in_reply_to_id ? `→${c.in_reply_to_id}` : ""} by ${c.user?.login ?? "?"}`).join(", ");
+    out.review = {
+      ...review,
+      ...(reply !== undefined ? { reply } : {}),
+      thread,
+      status: t?.status ?? "unknown",
+      iteration: t?.iteration ?? 0,
+    };
   }
   const t = j?.tasks.find((x) => x.id === CI_FIX_TASK);
   if (t?.ciFixes) {
@@ -135,6 +143,8 @@ export interface DemoFeedback {
   review?: DemoReview & {
     /** The agent's reply in the inline comment's thread. */
     reply?: string;
+    /** The PR's review comments: id, the comment each replies to, author. */
+    thread: string;
     /** The task's status and iteration at the end. */
     status: string;
     iteration: number;

@@ -190,6 +190,7 @@ class DemoRun {
       const finalPrNumber = await this.waitForTheEnd(user);
       this.watching = false;
       await Promise.all(this.reviews);
+      await this.agentJobsDone();
       await this.services.app!.forge.idle();
       view.endBar();
       return await this.result(sim, user, finalPrNumber);
@@ -493,6 +494,17 @@ class DemoRun {
     }
   }
 
+  /**
+   * The agents' jobs end after the run may have: a revision's job replies in the review threads
+   * after its push, and its task can merge meanwhile. The outcome is read once they have ended (at
+   * most a minute).
+   */
+  private async agentJobsDone(): Promise<void> {
+    const executor = this.services.executor;
+    for (const until = Date.now() + 60_000; executor && executor.active().length > 0 && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 200));
+  }
+
   /** The outcome from GitHub and the App's stored run, checked, with the project's tests and the report. */
   private async result(sim: Sim, user: Octokit, finalPrNumber: number | undefined): Promise<DemoResult> {
     const { problems, notes, runId } = this;
@@ -516,7 +528,10 @@ class DemoRun {
       if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
       else {
         if (review.iteration < 1) problems.push(`the review of ${REVIEWED_TASK} started no revision`);
-        if (!review.reply) problems.push(`no reply in the review comment's thread on #${review.pr}`);
+        if (!review.reply)
+          problems.push(
+            `no reply in the review comment's thread on #${review.pr} (comment ${review.commentId}; the PR's review comments: ${review.thread || "none"})`,
+          );
         if (review.approvalId === undefined) problems.push(`the demo's person did not approve ${REVIEWED_TASK}'s revision`);
       }
       if (!ciFix) problems.push(`${CI_FIX_TASK}'s failing CI started no fix revision`);
