@@ -15,7 +15,7 @@ import { validatePlan } from "../src/core/plan/validate.js";
 import { readySet } from "../src/core/ready.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
-import { factsFor, newRun, sha } from "../test/helpers/world.js";
+import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";
 import type { PlanNodeInput } from "../src/core/inputs.js";
 import type { ForgeConfig } from "../src/core/schemas/config.js";
 
@@ -157,12 +157,7 @@ try {
   );
 
   // ---- one decide() per input kind on this journal (pure, so the same journal serves every run)
-  const mergeReady = journal.tasks.find(
-    (t) => t.status === "MERGE_READY" && journal.outbox.some((e) => e.kind === "MergePullRequest" && e.taskId === t.id),
-  );
-  const running = journal.tasks.find((t) => t.status === "RUNNING");
-  if (!mergeReady || !running) throw new Error("the run should have a MERGE_READY and a RUNNING task");
-  const merge: LeafInput = { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempt, mergeSha: sha("m") };
+  const { merge, finished } = midRunInputs(journal, ["may touch src/t00001.ts"]);
   const mergeDecision = decide(journal, merge, 1000, config);
   if (!mergeDecision.transitions.some((t) => t.to === "MERGED")) throw new Error("the merge input should merge the task");
   record(
@@ -170,22 +165,6 @@ try {
     measure(() => decide(journal, merge, 1000, config), 2000),
     1,
   );
-  const head = sha(`${running.id}/${running.attempt}`);
-  const finished: LeafInput = {
-    kind: "agent.finished",
-    taskId: running.id,
-    attempt: running.attempt,
-    exitCode: 0,
-    pushedSha: head,
-    walkthrough: {
-      status: "completed",
-      confidence: 0.9,
-      headSha: head,
-      filesChanged: [`src/${running.id}.ts`],
-      risks: ["may touch src/t00001.ts"],
-      followups: [],
-    },
-  };
   record(
     "decide() on an agent result (with review)",
     measure(() => decide(journal, finished, 1000, config), 2000),

@@ -32,7 +32,7 @@ import { renderTracker } from "../src/app/render.js";
 import { newStoredRun, type StoredRun } from "../src/app/run-store.js";
 import { journalUnchanged } from "../src/app/engine.js";
 import { generateDag } from "../test/helpers/gen-plan.js";
-import { factsFor, newRun, sha } from "../test/helpers/world.js";
+import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";
 
 const SIZES = (process.env.BENCH_TURN_SIZES ?? "100,1000,10000").split(",").map(Number);
 const KEY = journalKeyFromSecret("x".repeat(32));
@@ -68,31 +68,8 @@ function midRun(n: number, config: ForgeConfig): { journal: Journal; events: For
 /** The facts a turn typically brings, found on the mid-run journal. */
 function typicalFacts(journal: Journal, queue: LeafInput[]): Record<string, LeafInput> {
   const ack = queue.find((i) => i.kind === "effect.done") ?? { kind: "effect.done", key: journal.outbox[0]!.key, result: {} };
-  const mergeReady = journal.tasks.find(
-    (t) => t.status === "MERGE_READY" && journal.outbox.some((e) => e.kind === "MergePullRequest" && e.taskId === t.id),
-  );
-  const running = journal.tasks.find((t) => t.status === "RUNNING");
-  if (!mergeReady || !running) throw new Error("the run should have a MERGE_READY and a RUNNING task");
-  const head = sha(`${running.id}/${running.attempt}`);
-  return {
-    "effect ack": ack,
-    "agent result": {
-      kind: "agent.finished",
-      taskId: running.id,
-      attempt: running.attempt,
-      exitCode: 0,
-      pushedSha: head,
-      walkthrough: {
-        status: "completed",
-        confidence: 0.9,
-        headSha: head,
-        filesChanged: [`src/${running.id}.ts`],
-        risks: [],
-        followups: [],
-      },
-    },
-    merge: { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempt, mergeSha: sha("m") },
-  };
+  const { merge, finished } = midRunInputs(journal);
+  return { "effect ack": ack, "agent result": finished, merge };
 }
 
 function time(fn: () => unknown): number {

@@ -11,17 +11,7 @@ import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import { updateTracker } from "../../src/core/decide/effects.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
-import {
-  finishedReady,
-  INTEGRATION,
-  INTEGRATION_SHA,
-  JOURNAL_KEY,
-  NOW,
-  ownLeases,
-  RECORD,
-  RUN_ID,
-  storedRun,
-} from "./handlers/fixtures.js";
+import { finishedReady, INTEGRATION_SHA, JOURNAL_KEY, NOW, openTaskPull, ownLeases, RUN_ID, storedRun } from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
@@ -199,16 +189,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
           return 55;
         },
         async getPullRequest(number: number) {
-          return {
-            number,
-            state: "open",
-            merged: false,
-            headRef: "forge/mini-c0ffee0/a/1",
-            headSha: RECORD,
-            baseRef: INTEGRATION,
-            draft: false,
-            fromFork: false,
-          };
+          return openTaskPull(number);
         },
         async listPullRequestFiles() {
           return ["src/a.ts"];

@@ -8,11 +8,10 @@ import { describe, expect, it } from "vitest";
 import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { decide } from "../../src/core/decide.js";
 import type { Effect } from "../../src/core/effects.js";
-import type { GitHubPort, PullRequestInfo } from "../../src/github/port.js";
-import { finishedReady, NOW, RECORD, RUN_ID, storedRun, testConfig } from "./handlers/fixtures.js";
+import type { GitHubPort } from "../../src/github/port.js";
+import { finishedReady, NOW, openTaskPull, RECORD, storedRun, testConfig } from "./handlers/fixtures.js";
 
 const config = testConfig({ required_checks: ["check"] });
-const branch = `forge/${RUN_ID}/a/1`;
 
 function world(failing: boolean) {
   const state = storedRun(
@@ -21,16 +20,8 @@ function world(failing: boolean) {
   );
   const merge = state.journal.outbox.find((e): e is Extract<Effect, { kind: "MergePullRequest" }> => e.kind === "MergePullRequest");
   const merged: number[] = [];
-  const pr: PullRequestInfo = {
-    number: 7,
-    state: "open",
-    merged: false,
-    headRef: branch,
-    headSha: RECORD,
-    baseRef: state.journal.integrationBranch,
-    draft: false,
-    fromFork: false,
-  };
+  const pr = openTaskPull(7);
+
   const port = {
     async getPullRequestWithFiles() {
       return { ...pr, files: ["src/a.ts"] };

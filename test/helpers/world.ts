@@ -175,3 +175,27 @@ export function newRun(planNodes: PlanNodeInput[], runId = "run-1"): NewRun {
     baseBranch: "main",
   };
 }
+
+/**
+ * The two facts a run in full swing brings most: the merge of a MERGE_READY task whose merge is
+ * pending, and a successful result of a RUNNING task (its walkthrough naming `risks`).
+ */
+export function midRunInputs(journal: Journal, risks: string[] = []): { merge: LeafInput; finished: LeafInput } {
+  const mergeReady = journal.tasks.find(
+    (t) => t.status === "MERGE_READY" && journal.outbox.some((e) => e.kind === "MergePullRequest" && e.taskId === t.id),
+  );
+  const running = journal.tasks.find((t) => t.status === "RUNNING");
+  if (!mergeReady || !running) throw new Error("the run should have a MERGE_READY and a RUNNING task");
+  const head = sha(`${running.id}/${running.attempt}`);
+  return {
+    merge: { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempt, mergeSha: sha("m") },
+    finished: {
+      kind: "agent.finished",
+      taskId: running.id,
+      attempt: running.attempt,
+      exitCode: 0,
+      pushedSha: head,
+      walkthrough: { status: "completed", confidence: 0.9, headSha: head, filesChanged: [`src/${running.id}.ts`], risks, followups: [] },
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { GitHubPort, PullRequestInfo } from "../../src/github/port.js";
-import { NOW, RECORD, RUN_ID, storedRun, WORK } from "../app/handlers/fixtures.js";
+import { NOW, openTaskPull, RECORD, RUN_ID, storedRun, WORK } from "../app/handlers/fixtures.js";
 
 const state = storedRun({ a: [] });
 const branch = `forge/${RUN_ID}/a/1`;
@@ -19,17 +19,7 @@ function world(pr: Partial<PullRequestInfo>) {
   const merged: number[] = [];
   const port = {
     async getPullRequest(number: number): Promise<PullRequestInfo> {
-      return {
-        number,
-        state: "open",
-        merged: false,
-        headRef: branch,
-        headSha: RECORD,
-        baseRef: state.journal.integrationBranch,
-        draft: false,
-        fromFork: false,
-        ...pr,
-      } as PullRequestInfo;
+      return openTaskPull(number, "a", pr);
     },
     async listPullRequestFiles() {
       return ["src/a.ts"];

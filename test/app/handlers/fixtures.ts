@@ -15,6 +15,7 @@ import { newStoredRun, type RunFacts, type StoredRun } from "../../../src/app/ru
 import { decide, startRun, type Decision } from "../../../src/core/decide.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
 import type { Journal } from "../../../src/core/journal.js";
+import type { PullRequestInfo } from "../../../src/github/port.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../../src/core/schemas/config.js";
 import { specValidator, SpecValidator } from "../../../src/local-github/openapi.js";
 import { appKeys } from "../../local-github/support/helpers.js";
@@ -37,6 +38,21 @@ export const INTEGRATION_SHA = "1111111111111111111111111111111111111111";
 /** An attempt's work commit, the runner's record commit on top of it, and the commit that merged its PR. */
 export const WORK = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0";
 export const RECORD = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+/** Task `taskId`'s attempt-1 PR as GitHub answers it: open, its record commit the head, into the integration branch. */
+export function openTaskPull(number: number, taskId = "a", overrides: Partial<PullRequestInfo> = {}): PullRequestInfo {
+  return {
+    number,
+    state: "open",
+    merged: false,
+    headRef: `forge/${RUN_ID}/${taskId}/1`,
+    headSha: RECORD,
+    baseRef: INTEGRATION,
+    draft: false,
+    fromFork: false,
+    ...overrides,
+  };
+}
 
 /** Task `taskId`'s first attempt finished with exit 0: its work at WORK, its record commit at RECORD. */
 export function finishedReady(taskId = "a"): LeafInput {
