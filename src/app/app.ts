@@ -43,6 +43,7 @@ export function createForgeApp(options: SealedAppOptions): ForgeApp {
   forgeApp.tickRepository = (owner, repo) => sweeper.tickRepository(owner, repo);
   forgeApp.stop = () => {
     sweeper.stop();
+    ctx.laterReads.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
     if (ctx.probot) closePaces(ctx.probot);
   };

@@ -14,9 +14,20 @@ import { branchParser, parseFollowupBranch, type AttemptRef } from "../core/layo
 import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
 import { createRuntime, type RepoRuntime } from "./runtime.js";
+import { LaterReads } from "./later-reads.js";
 
-/** How long a repository's config is used before it is read again. */
-const CONFIG_TTL_MS = 60_000;
+/**
+ * How long a repository's config is used before it is read again. A push to the default branch
+ * drops it at once (`onPush`), so this only bounds what a replica that did not receive that push
+ * (or a lost push webhook) keeps: the file changes rarely, and a run pins its own copy.
+ */
+export const CONFIG_TTL_MS = 10 * 60_000;
+
+/**
+ * How long the App waits, after a job's completion arrives before the push of its result, for that
+ * push: webhooks come in no order, a few seconds apart (10 s at GitHub's 95th percentile).
+ */
+export const JOB_END_GRACE_MS = 10_000;
 
 /** The logger Probot gives a webhook's handling. */
 export const logOf = (context: Context): Logger => context.log as unknown as Logger;
@@ -33,8 +44,12 @@ export class AppContext {
   /** The App's slug, once GitHub told it. */
   slug: string | undefined;
 
+  /** Reads put off until a webhook that usually follows has had its chance (a job's result after its completion). */
+  readonly laterReads: LaterReads;
+
   constructor(readonly options: SealedAppOptions) {
     this.now = options.now ?? Date.now;
+    this.laterReads = new LaterReads(options.jobEndGraceMs ?? (options.background === false ? 0 : JOB_END_GRACE_MS), () => this.log);
   }
 
   /** The App's own logger (Probot's), for work no webhook started. */
@@ -72,7 +87,7 @@ export class AppContext {
     this.runtimes.delete(key);
   }
 
-  /** The repository's config on its default branch (read again after a minute), or the defaults. */
+  /** The repository's config on its default branch (read again after a push there, or after `CONFIG_TTL_MS`), or the defaults. */
   async configOf(rt: RepoRuntime): Promise<ForgeConfig> {
     if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
     const read = await readConfig(rt.port, await rt.port.defaultBranch());

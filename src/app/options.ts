@@ -14,6 +14,12 @@ export interface ForgeAppOptions {
    * before the function returns.
    */
   background?: boolean;
+  /**
+   * How long a job's completion that arrives before the push of its result waits for that push
+   * before the App reads the branch itself (default 10 s; 0, the default when `background` is
+   * false, reads at once).
+   */
+  jobEndGraceMs?: number;
   /** Period of the reconciler in a long-lived server; 0 turns the timer off (serverless: use `forge tick`). */
   reconcileEveryMs?: number;
   /**

@@ -10,6 +10,7 @@ import type { GitHubPort } from "../../src/github/port.js";
 import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import { updateTracker } from "../../src/core/decide/effects.js";
+import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import { sealJournal } from "../../src/app/journal-seal.js";
 import { finishedReady, INTEGRATION_SHA, JOURNAL_KEY, NOW, openTaskPull, ownLeases, RUN_ID, storedRun } from "./handlers/fixtures.js";
 
@@ -357,8 +358,8 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
     const held = (await engine.state(RUN_ID))!.state.journal;
     const pending = held.outbox.filter((e) => e.kind === "UpdateTracker");
     expect(pending).toEqual([{ key: "tracker", kind: "UpdateTracker", seq: held.seq }]);
-    // Once the debounce is over, the tracker is redrawn with what the pause changed.
-    clock += 10_000;
+    // Once the debounce is over (a minute at the longest), the tracker is redrawn with what the pause changed.
+    clock += TRACKER_DEBOUNCE_MAX_MS + 1_000;
     await engine.flush(RUN_ID);
     await engine.idle();
     expect(titles).toHaveLength(2);

@@ -300,4 +300,16 @@ describe("the tracker's debounce", () => {
     expect(trackerDebounceMs(1_000)).toBe(50_000);
     expect(trackerDebounceMs(10_000)).toBe(60_000);
   });
+
+  it("follows the run's pace: the time a merge has taken so far, between 5 s and a minute", () => {
+    // A fast run (the local GitHub): a merge every second — 5 s.
+    expect(trackerDebounceMs(8, { elapsedMs: 8_000, merged: 8 })).toBe(5_000);
+    // GitHub's latencies, a task every 30 s: about one write a merge.
+    expect(trackerDebounceMs(8, { elapsedMs: 120_000, merged: 4 })).toBe(30_000);
+    // Before the first merge the wait grows with the run, up to a minute.
+    expect(trackerDebounceMs(8, { elapsedMs: 20_000, merged: 0 })).toBe(20_000);
+    expect(trackerDebounceMs(8, { elapsedMs: 600_000, merged: 0 })).toBe(60_000);
+    // Many tasks: the larger of the two.
+    expect(trackerDebounceMs(1_000, { elapsedMs: 60_000, merged: 30 })).toBe(50_000);
+  });
 });

@@ -14,12 +14,21 @@ export const TRACKER_DEBOUNCE_MS = 5_000;
 export const TRACKER_DEBOUNCE_MAX_MS = 60_000;
 
 /**
- * The wait between two writes of the tracker of a run of `tasks` tasks: 5 s up to 100 tasks, then
- * 50 ms a task, at most a minute. A big plan's tracker changes with every task (several times a
- * second at 1,000 tasks), and written every 5 s it cost 0.4 calls a task; a person reading the
- * tracker of 1,000 tasks needs its progress, not each task's second. The final update is not held.
+ * The wait between two writes of the tracker of a run of `tasks` tasks that has been going for
+ * `elapsedMs` and merged `merged` of them: at least 5 s, at most a minute, and beyond that the
+ * larger of
+ * - 50 ms a task: a big plan's tracker changes with every task (several times a second at 1,000
+ *   tasks), and written every 5 s it cost 0.4 calls a task; a person reading the tracker of 1,000
+ *   tasks needs its progress, not each task's second;
+ * - the run's pace, the time a merge has taken so far: a task changes state four or five times
+ *   between two merges (dispatched, started, finished, checked, merged) and a slow run (GitHub's
+ *   latencies, real agents) redrawn every 5 s cost two writes a task for states a person sees for
+ *   seconds. At one write per merge interval the tracker still moves with every merge, never more
+ *   than a minute behind.
+ * The final update is not held.
  */
-export const trackerDebounceMs = (tasks: number) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
+export const trackerDebounceMs = (tasks: number, pace: { elapsedMs: number; merged: number } = { elapsedMs: 0, merged: 1 }) =>
+  Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks, pace.elapsedMs / Math.max(1, pace.merged)));
 
 export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
@@ -56,7 +65,10 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const wait = trackerDebounceMs(ctx.journal.tasks.length);
+  const wait = trackerDebounceMs(ctx.journal.tasks.length, {
+    elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt),
+    merged: ctx.journal.merged,
+  });
   if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < wait)
     return { kind: "later", reason: "debounced", retryInMs: wait - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);

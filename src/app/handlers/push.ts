@@ -29,6 +29,8 @@ export async function onPush(ctx: AppContext, context: Context<"push">): Promise
   if (isReservedBranch(branch)) return;
   const rt = await ctx.rtOf(context);
   if (branch === payload.repository.default_branch) {
+    // `.github/forge.yml` lives there: whatever this push changed, the next use reads it again.
+    rt.config = undefined;
     // Serialised per repository: a second push must see the run the first one started.
     const next = rt.planChain.then(() => onDefaultBranchPush(ctx, rt, context));
     rt.planChain = next.catch(() => undefined);

@@ -71,12 +71,24 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   }
   if (payload.action !== "completed") return;
   // The job ended. Its result normally arrived first (as a push), but order is not guaranteed:
-  // when the attempt is still RUNNING, look at the branch for a record commit before calling it lost.
+  // when the attempt is still RUNNING, the push is given a moment (it often comes a second or two
+  // later); then the branch is read for a record commit before the attempt is called lost.
+  if (!stillRunning(journal, ref)) return;
+  const branch = run.head_branch!;
+  const ended = { id: run.id, conclusion: run.conclusion };
+  await ctx.laterReads.after(`${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${run.id}`, async () => {
+    const now = ctx.laterReads.graceMs > 0 ? (await rt.engine.state(ref.runId))?.state.journal : journal;
+    if (!stillRunning(now, ref)) return;
+    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.iteration;
+    await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, branch, ended, iteration)]);
+  });
+}
+
+/** Whether the attempt (a task's, or a follow-up's) is still waiting for its job's result. */
+function stillRunning(journal: Journal | undefined, ref: AttemptRef): boolean {
   const task = journal?.tasks.find((x) => x.id === ref.taskId);
-  const followup = journal?.followups.find((f) => f.id === ref.taskId);
-  const stillRunning = task ? task.status === "RUNNING" && task.attempt === ref.attempt : followup?.status === "running";
-  if (!stillRunning) return;
-  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run.head_branch!, run, task?.iteration)]);
+  if (task) return task.status === "RUNNING" && task.attempt === ref.attempt;
+  return journal?.followups.find((f) => f.id === ref.taskId)?.status === "running";
 }
 
 export async function onWorkflowJob(ctx: AppContext, context: Context<"workflow_job">): Promise<void> {

@@ -9,7 +9,7 @@
 //   GraphQL       the same, per document
 //   git (HTTP)    a fetch: at its ref advertisement (GET info/refs?service=git-upload-pack), once per
 //                 fetch; a push: before git-receive-pack runs (the request that changes the refs)
-//   webhooks      event → delivery, counted from the event; deliveries to one hook stay in order
+//   webhooks      event → delivery, counted from the event; each delivery at its own time (no order)
 //   runner queue  dispatch (or push/pull_request run) → the executor starts the job
 import { prng } from "../faults.js";
 

@@ -125,6 +125,33 @@ function result(taskId: string, attempt: number): AgentResult {
   };
 }
 
+/** What the App does with a's record commit (merge_policy auto): result read, check run, merge, b dispatched. */
+function recordPushMocks() {
+  const read = gh.file(resultPath(RUN_ID, "a", 1), RECORD, JSON.stringify(result("a", 1)));
+  const write1 = gh.writeJournal(200, "b10b000000000000000000000000000000000002");
+  // The decision's effects: the check run, the merge of the attempt's PR, the tracker.
+  const check = gh.reply(`POST ${R}/check-runs`, 201, {
+    id: 55,
+    name: "forge · a",
+    head_sha: RECORD,
+    status: "completed",
+    conclusion: "success",
+  });
+  gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [
+    { number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } },
+  ]);
+  // What the PR changes, as GitHub lists it: nothing protected.
+  gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
+  const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
+  gh.tracker(3);
+  // The merge acknowledged: a is MERGED, b is ready.
+  const write2 = gh.writeJournal(200, "b10b000000000000000000000000000000000003");
+  gh.ref(INTEGRATION, MERGE);
+  const branchB = gh.createRef(branchOf("b", 1), MERGE);
+  const dispatchB = gh.dispatch(6001);
+  return { read, write1, check, merge, write2, branchB, dispatchB };
+}
+
 describe("push", () => {
   it("a record commit: result.json read, journal written with the read blob sha, the PR merged, the next task dispatched", async () => {
     const app = await startApp();
@@ -135,29 +162,8 @@ describe("push", () => {
     gh.token();
     gh.repo();
     gh.config("main");
-    const read = gh.file(resultPath(RUN_ID, "a", 1), RECORD, JSON.stringify(result("a", 1)));
     gh.journal(before);
-    const write1 = gh.writeJournal(200, "b10b000000000000000000000000000000000002");
-    // The decision's effects: the check run, the merge of the attempt's PR, the tracker.
-    const check = gh.reply(`POST ${R}/check-runs`, 201, {
-      id: 55,
-      name: "forge · a",
-      head_sha: RECORD,
-      status: "completed",
-      conclusion: "success",
-    });
-    gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [
-      { number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION } },
-    ]);
-    // What the PR changes, as GitHub lists it: nothing protected.
-    gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
-    const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
-    gh.tracker(3);
-    // The merge acknowledged: a is MERGED, b is ready.
-    const write2 = gh.writeJournal(200, "b10b000000000000000000000000000000000003");
-    gh.ref(INTEGRATION, MERGE);
-    const branchB = gh.createRef(branchOf("b", 1), MERGE);
-    const dispatchB = gh.dispatch(6001);
+    const { read, write1, check, merge, write2, branchB, dispatchB } = recordPushMocks();
 
     await app.receive(recordPush());
 
@@ -462,6 +468,54 @@ describe("push", () => {
     expect(gh.routes()).toEqual(["GET /app"]);
     gh.verify();
   });
+
+  it("a push to the default branch drops the cached config: the next webhook reads `.github/forge.yml` again", async () => {
+    const app = await startApp();
+    const featurePush = () =>
+      delivery("push", {
+        ref: "refs/heads/feature/x",
+        before: INTEGRATION_SHA,
+        after: WORK,
+        created: false,
+        deleted: false,
+        forced: false,
+        compare: "https://github.com/acme/widgets/compare/x...y",
+        commits: [commit(WORK, "work", { modified: ["src/x.ts"] })],
+        head_commit: commit(WORK, "work", { modified: ["src/x.ts"] }),
+        pusher: { name: "octocat", email: "octocat@example.com" },
+        sender: user("octocat"),
+      });
+    gh.app();
+    gh.token();
+    gh.repo();
+    // A branch that is no attempt's: the config (its branch template) says so.
+    gh.config("main");
+    await app.receive(featurePush());
+    // Within the config's lifetime, the same answer without a read.
+    await app.receive(featurePush());
+    expect(gh.routes().filter((r) => r.includes("forge.yml"))).toHaveLength(1);
+    // Someone pushes to main (the config may have changed): touching no plan, it costs no call…
+    await app.receive(
+      delivery("push", {
+        ref: "refs/heads/main",
+        before: INTEGRATION_SHA,
+        after: PLAN_SHA,
+        created: false,
+        deleted: false,
+        forced: false,
+        compare: "https://github.com/acme/widgets/compare/x...y",
+        commits: [commit(PLAN_SHA, "Use manual merges", { modified: [".github/forge.yml"] })],
+        head_commit: commit(PLAN_SHA, "Use manual merges", { modified: [".github/forge.yml"] }),
+        pusher: { name: "octocat", email: "octocat@example.com" },
+        sender: user("octocat"),
+      }),
+    );
+    // …and the next webhook that needs the config reads it again.
+    gh.config("main", "merge_policy: manual\n");
+    await app.receive(featurePush());
+    expect(gh.routes().filter((r) => r.includes("forge.yml"))).toHaveLength(2);
+    gh.verify();
+  });
 });
 
 // ---------------------------------------------------------------- pull_request
@@ -709,8 +763,35 @@ function jobsOfRun(step: "completed" | "in_progress") {
 }
 
 describe("workflow_run", () => {
-  it("completed without a result: the branch is read, the attempt is lost, and it is retried", async () => {
-    const app = await startApp();
+  it("completed before the push of its result: the push is given a moment, and the branch is never read", async () => {
+    const app = await startApp({ jobEndGraceMs: 50 });
+    const before = storedRun({ a: [], b: ["a"] });
+    gh.app();
+    gh.token();
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    const { write1 } = recordPushMocks();
+
+    // GitHub delivers in no order: the job's completion first, then the push of its record commit.
+    await app.receive(workflowRun("completed", "success"));
+    await app.receive(recordPush());
+    await new Promise((r) => setTimeout(r, 150));
+    await app.forge.idle();
+
+    // Reading the branch (its head, the commit) would have told what the push then did.
+    expect(
+      gh.routes().filter((r) => r.includes(`/git/ref/heads/${encodeURIComponent(branchOf("a", 1))}`) || r.includes("/git/commits/")),
+    ).toEqual([]);
+    expect(journalView(decodedJournal(write1), before).events).toEqual(["task.completed a", "task.merge_ready a"]);
+    gh.verify();
+  });
+
+  it.each([
+    ["at once (serverless)", 0],
+    ["after the grace given to the push", 50],
+  ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs) => {
+    const app = await startApp({ jobEndGraceMs });
     const before = storedRun({ a: [] });
     expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 1 });
 
@@ -745,6 +826,13 @@ describe("workflow_run", () => {
     gh.tracker(3);
 
     await app.receive(workflowRun("completed", "failure"));
+    if (jobEndGraceMs > 0) {
+      // Nothing is read while the push may still come…
+      expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
+      // …then the branch is, and the attempt's fate decided.
+      await vi.waitFor(() => expect(gh.routes()).toContain(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`));
+      await app.forge.idle();
+    }
 
     expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
     const after = decodedJournal(write);

@@ -1,0 +1,46 @@
+/**
+ * Reads put off for a moment, in memory, keyed so the same one is not put off twice. GitHub
+ * delivers webhooks in no order: a job's completion often arrives a second or two before the push
+ * that carries its result, and reading the branch at once cost three reads for what the push was
+ * about to tell. The read waits a grace period and is made only if the fact has still not come.
+ * Nothing is lost with the process: the reconciler's sweep (at start and on its timer) finds the
+ * ended job and reads the branch itself.
+ */
+import type { Logger } from "./engine.js";
+
+export class LaterReads {
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  #stopped = false;
+
+  constructor(
+    /** How long a read waits; 0 reads at once (serverless: no process stays to wait). */
+    readonly graceMs: number,
+    private readonly log: () => Logger,
+  ) {}
+
+  /** Run `read` after the grace period (at once when it is 0), unless one is already waiting under `key`. */
+  async after(key: string, read: () => Promise<void>): Promise<void> {
+    if (this.graceMs <= 0) return read();
+    if (this.#stopped || this.#timers.has(key)) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(key);
+      if (this.#stopped) return;
+      read().catch((e: unknown) =>
+        this.log().warn({ key, err: (e as Error).message }, "a read put off failed; the reconciler will make it"),
+      );
+    }, this.graceMs);
+    timer.unref();
+    this.#timers.set(key, timer);
+  }
+
+  /** How many reads are waiting. */
+  get waiting(): number {
+    return this.#timers.size;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+  }
+}
