@@ -36,6 +36,10 @@ export const runFactsSchema = z
   .object({
     trackerIssue: z.number().int().optional().describe("The run tracker issue."),
     trackerUpdatedAt: z.string().optional().describe("When the tracker body was last written."),
+    trackerAttention: z
+      .string()
+      .optional()
+      .describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
     planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../src/app/engine.js";
-import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
+import { attentionOf, runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store.js";
 import type { Effect } from "../../src/core/effects.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
@@ -52,6 +52,33 @@ function context(state: StoredRun, port: GitHubPort): EffectContext {
     conflicts: new Map(),
   };
 }
+
+describe("the tracker's wait", () => {
+  it("follows a slow run's pace, but what newly waits for a person is shown at the shortest wait", async () => {
+    const state = storedRun({ a: [], b: [] });
+    // Ten minutes in and nothing merged yet: routine progress waits a minute between two writes.
+    state.journal.createdAt = new Date(NOW - 600_000).toISOString();
+    state.facts = {
+      ...state.facts,
+      trackerIssue: 7,
+      trackerUpdatedAt: new Date(NOW - 10_000).toISOString(),
+      trackerAttention: attentionOf(state.journal),
+    };
+    const calls: string[] = [];
+    const routine = await runEffect({ key: "tracker", kind: "UpdateTracker" }, context(state, plainPort(calls)));
+    expect(routine).toMatchObject({ kind: "later", reason: "debounced" });
+    expect(routine.kind === "later" && routine.retryInMs).toBeGreaterThan(45_000);
+    expect(calls).toEqual([]);
+
+    // Task a used up its retries: a person must act, and the tracker says so 10 s after its last write.
+    const held = structuredClone(state);
+    Object.assign(held.journal.tasks[0]!, { status: "FAILED", hold: "exhausted" });
+    expect(attentionOf(held.journal)).not.toBe(state.facts.trackerAttention);
+    const shown = await runEffect({ key: "tracker", kind: "UpdateTracker" }, context(held, plainPort(calls)));
+    expect(shown).toMatchObject({ kind: "done", learned: { trackerIssue: 7, trackerAttention: attentionOf(held.journal) } });
+    expect(calls).toEqual(["updateIssue"]);
+  });
+});
 
 describe("effects return what they learned; they never write the run's facts", () => {
   const state = storedRun({ a: [] });

@@ -18,7 +18,7 @@ import { mergePullRequest } from "./merge.js";
 
 export type { EffectContext, EffectOutcome } from "./context.js";
 export { MERGE_RETRY_MS } from "./merge.js";
-export { TRACKER_DEBOUNCE_MAX_MS, TRACKER_DEBOUNCE_MS, trackerDebounceMs } from "./issues-and-comments.js";
+export { attentionOf, TRACKER_DEBOUNCE_MAX_MS, TRACKER_DEBOUNCE_MS, trackerDebounceMs } from "./issues-and-comments.js";
 
 /** One handler per effect kind: the compiler names a kind without one, and a handler of a kind that is gone. */
 type EffectHandlers = { [K in Effect["kind"]]: (effect: EffectOf<K>, ctx: EffectContext) => Promise<EffectOutcome> };

@@ -1,5 +1,7 @@
 // Effect runners: change request issues, comments, the run's tracker issue and its final pull request.
+import { createHash } from "node:crypto";
 import type { Effect } from "../../core/effects.js";
+import type { Journal } from "../../core/journal.js";
 import { LABELS } from "../../core/layout.js";
 import { readRunEvents } from "../run-store.js";
 import { asData } from "../../core/render/as-data.js";
@@ -25,10 +27,29 @@ export const TRACKER_DEBOUNCE_MAX_MS = 60_000;
  *   latencies, real agents) redrawn every 5 s cost two writes a task for states a person sees for
  *   seconds. At one write per merge interval the tracker still moves with every merge, never more
  *   than a minute behind.
- * The final update is not held.
+ * The final update is not held, nor is one that shows something new waiting for a person
+ * (`attentionOf`): those go at the shortest wait.
  */
 export const trackerDebounceMs = (tasks: number, pace: { elapsedMs: number; merged: number } = { elapsedMs: 0, merged: 1 }) =>
   Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks, pace.elapsedMs / Math.max(1, pace.merged)));
+
+/**
+ * What in the run waits for a person — held tasks, tasks waiting for a review or an approval, a
+ * pause and its reasons, open Change Requests — as a short digest: when it changes, the tracker is
+ * redrawn at the shortest wait, whatever the run's pace.
+ */
+export function attentionOf(journal: Journal): string {
+  const items: string[] = [];
+  for (const t of journal.tasks) {
+    if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
+    if (t.status === "MERGE_READY" && t.waiting) items.push(`${t.id}:${t.attempt}:waiting:${t.waiting}`);
+    if (t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha))
+      items.push(`${t.id}:${t.attempt}:approve`);
+  }
+  for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
+  items.push(JSON.stringify(journal.pause));
+  return createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+}
 
 export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
@@ -65,10 +86,11 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const wait = trackerDebounceMs(ctx.journal.tasks.length, {
-    elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt),
-    merged: ctx.journal.merged,
-  });
+  const attention = attentionOf(ctx.journal);
+  const wait =
+    attention === ctx.facts.trackerAttention
+      ? trackerDebounceMs(ctx.journal.tasks.length, { elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt), merged: ctx.journal.merged })
+      : trackerDebounceMs(ctx.journal.tasks.length);
   if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < wait)
     return { kind: "later", reason: "debounced", retryInMs: wait - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
@@ -78,7 +100,10 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   if (issue === undefined && ctx.replay) issue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
   if (issue === undefined) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
   else await port.updateIssue(issue, { title, body, ...(final ? { state: "closed" as const } : {}) });
-  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
+  return done(
+    { issueNumber: issue },
+    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attention },
+  );
 }
 
 export async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
