@@ -21,7 +21,7 @@ import { sameJson } from "../core/same-json.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import { ConflictError, type GitHubPort } from "../github/port.js";
-import { runEffect, type EffectOutcome } from "./effects/index.js";
+import { effectDue, runEffect, type EffectOutcome } from "./effects/index.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
 import { withContainment } from "./normalize.js";
 import { mergePatches, mergeRounds, sameEffect, withFacts, type FactsPatch, type Round } from "./rounds.js";
@@ -150,7 +150,7 @@ export class Engine {
 
   /** `next` with its outbox's leases (see `withLeases`): this process's decided or claimed effects are its own. */
   #leased(next: StoredRun, decided: readonly Effect[], claim: readonly string[] = []): StoredRun {
-    return withLeases(next, decided, claim, this.#holder());
+    return withLeases(next, decided, claim, this.#holder(), (e) => effectDue(e, next.journal, next.facts));
   }
 
   /** Serialise work per run inside this process. */

@@ -17,10 +17,19 @@ export interface LeaseHolder {
 /**
  * The leases of `next`'s outbox: effects this decision made (`decided`) are the holder's, unless
  * another live process owns the key; every lease the holder has is extended; leases of effects
- * that left the outbox go. `claim` takes over the given keys (their leases ran out).
+ * that left the outbox go. `claim` takes over the given keys (their leases ran out). An effect that
+ * will not act before a known time (`dueOf`, the tracker's wait) is held until then and a lease
+ * period beyond: otherwise its lease would run out while it waits, and it would be claimed again —
+ * a journal write — before it runs.
  */
-export function withLeases(next: StoredRun, decided: readonly Effect[], claim: readonly string[], me: LeaseHolder): StoredRun {
-  const until = new Date(me.now + me.leaseMs).toISOString();
+export function withLeases(
+  next: StoredRun,
+  decided: readonly Effect[],
+  claim: readonly string[],
+  me: LeaseHolder,
+  dueOf: (e: Effect) => number = () => 0,
+): StoredRun {
+  const until = (e: Effect) => new Date(Math.max(me.now, dueOf(e)) + me.leaseMs).toISOString();
   const before = next.leases ?? {};
   const fresh = new Set([...decided.map((e) => e.key), ...claim]);
   const leases: StoredRun["leases"] = {};
@@ -28,7 +37,7 @@ export function withLeases(next: StoredRun, decided: readonly Effect[], claim: r
     const held = before[e.key];
     const othersLive = !!held && held.owner !== me.replicaId && Date.parse(held.until) > me.now;
     const mine = !othersLive && (fresh.has(e.key) || held?.owner === me.replicaId);
-    if (mine) leases[e.key] = { owner: me.replicaId, until };
+    if (mine) leases[e.key] = { owner: me.replicaId, until: until(e) };
     else if (held) leases[e.key] = held;
   }
   return { ...next, leases };

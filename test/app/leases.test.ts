@@ -38,6 +38,22 @@ describe("effect leases", () => {
     expect(owns(claimed, "a", me)).toBe(true);
   });
 
+  it("an effect that waits until a known time (the tracker's redraw) is held until then and a lease beyond, so it is not claimed again while it waits", () => {
+    const due = NOW + 45_000;
+    const next = withLeases(run(["tracker", "b"]), [effect("tracker"), effect("b")], [], me, (e) => (e.key === "tracker" ? due : 0));
+    expect(next.leases).toEqual({
+      tracker: { owner: "replica-1", until: at(due + LEASE_MS) },
+      b: { owner: "replica-1", until: at(NOW + LEASE_MS) },
+    });
+    // When its time comes it is still this process's to carry out, without a claim.
+    const then = { ...me, now: due };
+    expect(owns(next, "tracker", then)).toBe(true);
+    expect(isFree(next, "tracker", then)).toBe(false);
+    // Without the time known, the same wait would have run the lease out: a claim (a write) first.
+    const plain = withLeases(run(["tracker"]), [effect("tracker")], [], me);
+    expect(isFree(plain, "tracker", then)).toBe(true);
+  });
+
   it("an effect without a lease is free; one this decision made becomes this process's", () => {
     expect(isFree(run(["a"]), "a", me)).toBe(true);
     expect(withLeases(run(["a", "b"]), [effect("a")], [], me).leases).toEqual({ a: { owner: "replica-1", until: at(NOW + LEASE_MS) } });

@@ -47,7 +47,7 @@ export interface EffectContext {
   prefetchedHead?: Promise<string | null>;
 }
 
-type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? Readonly<T[K]> : T[K] };
+export type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? Readonly<T[K]> : T[K] };
 
 export const done = (result: Record<string, unknown> = {}, learned?: FactsPatch): EffectOutcome => ({
   kind: "done",

@@ -13,7 +13,9 @@ import { dispatchAgent, dispatchCaptain, prepareBranch, spawnFollowup } from "./
 import { upsertCheckRun } from "./check-runs.js";
 import { cancelAgent, cleanupBranches } from "./cleanup.js";
 import type { EffectContext, EffectOf, EffectOutcome } from "./context.js";
-import { openChangeRequest, openFinalPullRequest, postComment, updateTracker } from "./issues-and-comments.js";
+import { openChangeRequest, openFinalPullRequest, postComment, trackerDue, updateTracker } from "./issues-and-comments.js";
+import type { Journal } from "../../core/journal.js";
+import type { RunFacts } from "../run-store.js";
 import { mergePullRequest } from "./merge.js";
 
 export type { EffectContext, EffectOutcome } from "./context.js";
@@ -26,6 +28,15 @@ type EffectHandlers = { [K in Effect["kind"]]: (effect: EffectOf<K>, ctx: Effect
 export async function runEffect(effect: Effect, ctx: EffectContext): Promise<EffectOutcome> {
   const handler = HANDLERS[effect.kind] as (effect: Effect, ctx: EffectContext) => Promise<EffectOutcome>;
   return handler(effect, ctx);
+}
+
+/**
+ * When a pending effect will first do something (ms since the epoch; 0: at once). Only the tracker
+ * knows ahead: it waits between two writes. The engine's lease on it lasts until then and a lease
+ * period beyond, so a redraw that waits is not claimed again with a journal write before it runs.
+ */
+export function effectDue(effect: Effect, journal: Journal, facts: RunFacts): number {
+  return effect.kind === "UpdateTracker" ? trackerDue(journal, facts) : 0;
 }
 
 const HANDLERS: EffectHandlers = {

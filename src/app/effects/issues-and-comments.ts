@@ -8,7 +8,8 @@ import { asData } from "../../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
 import { appTelemetry, traceRun } from "../telemetry.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
-import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
+import { done, task, type DeepReadonly, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
+import type { RunFacts } from "../run-store.js";
 
 /** Minimum time between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
 export const TRACKER_DEBOUNCE_MS = 5_000;
@@ -82,17 +83,26 @@ export async function postComment(effect: EffectOf<"PostComment">, ctx: EffectCo
   return done();
 }
 
+/**
+ * When the tracker may next be written (ms since the epoch; 0: at once — never written, or the run
+ * ended). Fixed between two writes — the run's pace is taken as of the last write — so the lease
+ * that keeps the redraw this process's can be written to last until then (`effectDue`).
+ */
+export function trackerDue(journal: Journal, facts: DeepReadonly<RunFacts>): number {
+  if (journal.status !== "running" || facts.trackerIssue === undefined || !facts.trackerUpdatedAt) return 0;
+  const last = Date.parse(facts.trackerUpdatedAt);
+  const wait =
+    attentionOf(journal) === facts.trackerAttention
+      ? trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged })
+      : trackerDebounceMs(journal.tasks.length);
+  return last + wait;
+}
+
 export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
-  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const attention = attentionOf(ctx.journal);
-  const wait =
-    attention === ctx.facts.trackerAttention
-      ? trackerDebounceMs(ctx.journal.tasks.length, { elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt), merged: ctx.journal.merged })
-      : trackerDebounceMs(ctx.journal.tasks.length);
-  if (!final && ctx.facts.trackerIssue !== undefined && ctx.now - last < wait)
-    return { kind: "later", reason: "debounced", retryInMs: wait - (ctx.now - last) + 50 };
+  const due = trackerDue(ctx.journal, ctx.facts);
+  if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
@@ -102,7 +112,7 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   else await port.updateIssue(issue, { title, body, ...(final ? { state: "closed" as const } : {}) });
   return done(
     { issueNumber: issue },
-    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attention },
+    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attentionOf(ctx.journal) },
   );
 }
 
