@@ -9,7 +9,7 @@
  * and writes an HTML report.
  *
  * Every job is the real action: tasks, refineries, follow-ups and the Captain (`_captain-<crId>`,
- * action/src/captain.ts), whose agent writes the plan folder's next overlay (the scripted agent reads
+ * action/src/captain/overlay.ts), whose agent writes the plan folder's next overlay (the scripted agent reads
  * it from `--plan <dir>`, the Claude Code path gets it from the scripted model server) and whose job
  * validates it, commits it on the Captain's branch and opens the overlay PR that the person merges.
  *
