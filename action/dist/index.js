@@ -111,7 +111,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path21 from "node:path";
+import path22 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -674,9 +674,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(path22, ref) {
+    async readFile(path23, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path22, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path23, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -685,7 +685,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path22} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path23} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -852,7 +852,7 @@ function describeIssues(error, names = {}, label = (name) => `input '${name}'`) 
   }).join("\n");
 }
 
-// action/src/captain.ts
+// action/src/captain/overlay.ts
 import { mkdir as mkdir2, readdir, rm as rm2 } from "node:fs/promises";
 import path3 from "node:path";
 
@@ -1055,18 +1055,7 @@ function exitCodeOfStop(reason) {
   return reason === "cancelled" || reason === "budget" ? EXIT_CODES.INTERRUPTED : EXIT_CODES.TIMEOUT;
 }
 
-// action/src/captain.ts
-function checkCaptainDispatch(journal, taskId, attempt) {
-  const crId = parseCaptainId(taskId);
-  if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
-  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
-  if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
-  const cr = journal.changeRequests.find((c) => c.id === crId);
-  if (!cr) return { current: false, reason: `run ${journal.runId} has no Change Request ${crId}` };
-  if (cr.status !== "pending" && cr.status !== "approved")
-    return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
-  return { current: true, cr };
-}
+// action/src/captain/shared.ts
 async function runCaptainAgent(config, deps, request) {
   const supervised = await supervise(
     (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({
@@ -1106,6 +1095,53 @@ async function stageOnly(git, branch, preHead, dir, warnings) {
 async function planProblems(dir) {
   return loadPlan(dir).then((p) => validatePlan(p).map((x) => formatProblem(x))).catch((err) => [`the plan cannot be read: ${err.message}`]);
 }
+async function upsertCaptainPull(args) {
+  const { github, branch, base, title, warnings } = args;
+  const body = [
+    ...args.intro,
+    "| File | Change |",
+    "| --- | --- |",
+    ...args.changes.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
+    "",
+    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
+    ...args.input.jobUrl ? [`[The job](${args.input.jobUrl})`] : []
+  ].join("\n");
+  const open = await github.findOpenPull(branch, base).catch(() => void 0);
+  if (open) {
+    await github.updatePull(open.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
+    return open;
+  }
+  return github.createPull({ head: branch, base, title, body, draft: false }).catch((err) => {
+    warnings.push(`could not open the pull request: ${err.message}`);
+    return void 0;
+  });
+}
+
+// action/src/captain/overlay.ts
+function checkCaptainDispatch(journal, taskId, attempt) {
+  const crId = parseCaptainId(taskId);
+  if (!crId) return { current: false, reason: `${taskId} is not a Captain dispatch` };
+  if (journal.status !== "running") return { current: false, reason: `run ${journal.runId} is ${journal.status}` };
+  if (attempt !== 1) return { current: false, reason: `the Captain of ${crId} has one attempt, not ${attempt}` };
+  const cr = journal.changeRequests.find((c) => c.id === crId);
+  if (!cr) return { current: false, reason: `run ${journal.runId} has no Change Request ${crId}` };
+  if (cr.status !== "pending" && cr.status !== "approved")
+    return { current: false, reason: `Change Request ${crId} is ${cr.status}, not pending or approved` };
+  return { current: true, cr };
+}
+function overlayTask(journal, cr, overlay, planDir2, issue) {
+  return [
+    `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
+    "",
+    `Run \`${journal.runId}\` is paused on Change Request ${cr.id}${issue !== void 0 ? ` (issue #${issue})` : ""}. Write an overlay that resolves it:`,
+    "",
+    `- \`${overlay}\` with the overlay frontmatter (\`cr: ${cr.id}\`) saying what changes and why;`,
+    `- new task files under \`${planDir2}/tasks/\` for the work the overlay adds;`,
+    `- \`${planDir2}/dag.json\` updated, append-only: existing tasks and edges stay.`,
+    "",
+    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
+  ].join("\n");
+}
 async function captainDispatchJob({ config, input, deps }) {
   const journal = await readJournal(deps.github, input.runId);
   const check = typeof journal === "string" ? { current: false, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
@@ -1142,17 +1178,7 @@ async function captainJob(args) {
     ].join("\n")
   );
   const plan = await github.readFile(`${planDir2}/plan.md`, preHead).catch(() => void 0);
-  const task = [
-    `# Amend plan ${journal.planId} for Change Request ${cr.id}`,
-    "",
-    `Run \`${journal.runId}\` is paused on Change Request ${cr.id}${issue !== void 0 ? ` (issue #${issue})` : ""}. Write an overlay that resolves it:`,
-    "",
-    `- \`${overlay}\` with the overlay frontmatter (\`cr: ${cr.id}\`) saying what changes and why;`,
-    `- new task files under \`${planDir2}/tasks/\` for the work the overlay adds;`,
-    `- \`${planDir2}/dag.json\` updated, append-only: existing tasks and edges stay.`,
-    "",
-    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
-  ].join("\n");
+  const task = overlayTask(journal, cr, overlay, planDir2, issue);
   const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir2(sessionDir, { recursive: true });
@@ -1246,6 +1272,10 @@ async function captainJob(args) {
 `
   };
 }
+
+// action/src/captain/plan.ts
+import { mkdir as mkdir3, readdir as readdir2, rm as rm3 } from "node:fs/promises";
+import path4 from "node:path";
 function planIdFromTitle(title, issue) {
   const slug = (title ?? "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "");
   return slug || `issue-${issue}`;
@@ -1253,6 +1283,20 @@ function planIdFromTitle(title, issue) {
 async function defaultBranchOf(git) {
   const out = await git.out(["ls-remote", "--symref", "origin", "HEAD"]).catch(() => "");
   return /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
+}
+function planTask(planId, planDir2, issue) {
+  return [
+    `# Write plan ${planId} from issue #${issue}`,
+    "",
+    `Issue #${issue} asks for the work in the goal below. Write a Forge plan for it in \`${planDir2}/\`:`,
+    "",
+    `- \`${planDir2}/plan.md\`: what the plan builds and the shape of the work;`,
+    `- \`${planDir2}/tasks/<taskId>.md\`, one per task: YAML frontmatter (\`id\`, \`title\`, \`type\` 1|2|3|refinery, \`dependencies\`, \`acceptance_criteria\`, \`estimated_complexity\` small|medium|large; optional \`spec\`, \`paths\`, \`test_command\`) and the sections \`## Description\`, \`## Context\`, \`## Instructions\`;`,
+    `- \`${planDir2}/dag.json\`: \`{ "version": 1, "planId": "${planId}", "nodes": [{ "id", "type": "task"|"refinery", "agentType", "dependencies" }], "metadata": { "createdAt", "createdBy", "totalTasks", "totalRefineries" } }\`, agreeing with the task files;`,
+    `- optional specs under \`${planDir2}/specs/\`.`,
+    "",
+    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
+  ].join("\n");
 }
 async function captainPlanJob(args) {
   const { config, input, deps, context } = args;
@@ -1302,26 +1346,15 @@ No plan: ${why}.
     };
   }
   let planId = planIdFromTitle(title, issue);
-  const exists2 = async (id) => await readdir(path3.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
+  const exists2 = async (id) => await readdir2(path4.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
   if (await exists2(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
   if (await exists2(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
   const planDir2 = planDir(planId);
   const goal = sanitizeUntrusted([`Issue #${issue}: ${title ?? ""}`, ...body ? ["", body] : []].join("\n"));
-  const task = [
-    `# Write plan ${planId} from issue #${issue}`,
-    "",
-    `Issue #${issue} asks for the work in the goal below. Write a Forge plan for it in \`${planDir2}/\`:`,
-    "",
-    `- \`${planDir2}/plan.md\`: what the plan builds and the shape of the work;`,
-    `- \`${planDir2}/tasks/<taskId>.md\`, one per task: YAML frontmatter (\`id\`, \`title\`, \`type\` 1|2|3|refinery, \`dependencies\`, \`acceptance_criteria\`, \`estimated_complexity\` small|medium|large; optional \`spec\`, \`paths\`, \`test_command\`) and the sections \`## Description\`, \`## Context\`, \`## Instructions\`;`,
-    `- \`${planDir2}/dag.json\`: \`{ "version": 1, "planId": "${planId}", "nodes": [{ "id", "type": "task"|"refinery", "agentType", "dependencies" }], "metadata": { "createdAt", "createdBy", "totalTasks", "totalRefineries" } }\`, agreeing with the task files;`,
-    `- optional specs under \`${planDir2}/specs/\`.`,
-    "",
-    `\`forge validate ${planDir2}\` must pass. Change nothing outside \`${planDir2}/\`.`
-  ].join("\n");
-  const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-1`);
-  await rm2(sessionDir, { recursive: true, force: true });
-  await mkdir2(sessionDir, { recursive: true });
+  const task = planTask(planId, planDir2, issue);
+  const sessionDir = path4.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm3(sessionDir, { recursive: true, force: true });
+  await mkdir3(sessionDir, { recursive: true });
   const taskContext = {
     runId: input.runId,
     taskId,
@@ -1338,13 +1371,13 @@ No plan: ${why}.
     taskContext,
     workdir: input.workspace,
     sessionDir,
-    walkthroughPath: path3.join(sessionDir, "walkthrough.md")
+    walkthroughPath: path4.join(sessionDir, "walkthrough.md")
   });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode) && kept.length) {
-    const problems = await planProblems(path3.join(input.workspace, planDir2));
+    const problems = await planProblems(path4.join(input.workspace, planDir2));
     if (problems.length) {
       exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -1405,27 +1438,6 @@ Plan \`${planDir2}\` on \`${branch}\`${pr ? ` \u2014 PR [#${pr.number}](${pr.url
 `
   };
 }
-async function upsertCaptainPull(args) {
-  const { github, branch, base, title, warnings } = args;
-  const body = [
-    ...args.intro,
-    "| File | Change |",
-    "| --- | --- |",
-    ...args.changes.map((c) => `| \`${c.path}\` | ${c.status.slice(0, 1)} |`),
-    "",
-    ...warnings.length ? ["**Warnings**", "", ...warnings.map((w) => `- ${w}`), ""] : [],
-    ...args.input.jobUrl ? [`[The job](${args.input.jobUrl})`] : []
-  ].join("\n");
-  const open = await github.findOpenPull(branch, base).catch(() => void 0);
-  if (open) {
-    await github.updatePull(open.number, { title, body }).catch((err) => void warnings.push(`could not update the pull request: ${err.message}`));
-    return open;
-  }
-  return github.createPull({ head: branch, base, title, body, draft: false }).catch((err) => {
-    warnings.push(`could not open the pull request: ${err.message}`);
-    return void 0;
-  });
-}
 
 // action/src/dispatch-context.ts
 import { createHash } from "node:crypto";
@@ -1457,8 +1469,8 @@ async function resolveDispatchContext(context, runId, github) {
 import { readFile as readFile3, writeFile as writeFile3 } from "node:fs/promises";
 
 // action/src/task/files.ts
-import { cp, mkdir as mkdir3, readFile as readFile2, readdir as readdir2, rm as rm3, stat, writeFile as writeFile2 } from "node:fs/promises";
-import path4 from "node:path";
+import { cp, mkdir as mkdir4, readFile as readFile2, readdir as readdir3, rm as rm4, stat, writeFile as writeFile2 } from "node:fs/promises";
+import path5 from "node:path";
 var MAX_RECORD_FILE_BYTES = 1e6;
 async function exists(file) {
   return stat(file).then(
@@ -1468,21 +1480,21 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir2(path4.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir3(path5.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path4.join(dir, rel));
+    else if (e.isFile()) out.push(path5.join(dir, rel));
   }
   return out;
 }
 async function copyForRecord(from, to) {
-  await rm3(to, { recursive: true, force: true });
-  await mkdir3(to, { recursive: true });
+  await rm4(to, { recursive: true, force: true });
+  await mkdir4(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path4.relative(from, file);
-    if (path4.basename(rel).includes(".tmp.")) continue;
-    const dest = path4.join(to, rel);
-    await mkdir3(path4.dirname(dest), { recursive: true });
+    const rel = path5.relative(from, file);
+    if (path5.basename(rel).includes(".tmp.")) continue;
+    const dest = path5.join(to, rel);
+    await mkdir4(path5.dirname(dest), { recursive: true });
     const size = (await stat(file)).size;
     if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
     else {
@@ -1510,7 +1522,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path22, ref) => github.readFile(path22, ref),
+    readFile: (path23, ref) => github.readFile(path23, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -1545,11 +1557,11 @@ async function maskFolder(dir, masker) {
 
 // action/src/task/job.ts
 import { writeFile as writeFile8 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 
 // action/src/context.ts
 import { readFile as readFile4 } from "node:fs/promises";
-import path5 from "node:path";
+import path6 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -1614,17 +1626,17 @@ async function buildContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(`${dir}/plan.md`, pin),
-    fm.spec ? github.readFile(path5.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(path6.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path5.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
+    const text = await readLocal(path6.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMdRaw = await readLocal(path5.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(path6.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
@@ -1743,7 +1755,7 @@ var LIVE_KINDS = {
 
 // action/src/start-head.ts
 import { readFile as readFile5 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -1774,7 +1786,7 @@ async function firstParentLog(git, tip, id, max) {
 async function shallowBoundary(git) {
   const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile5(path6.resolve(git.dir, file), "utf8").catch(() => "");
+  const text = await readFile5(path7.resolve(git.dir, file), "utf8").catch(() => "");
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -2048,8 +2060,8 @@ async function checkoutAttempt(job) {
 }
 
 // action/src/task/collect.ts
-import { cp as cp2, readFile as readFile6, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
-import path7 from "node:path";
+import { cp as cp2, readFile as readFile6, rm as rm5, writeFile as writeFile4 } from "node:fs/promises";
+import path8 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -2186,7 +2198,7 @@ ${body.trimEnd()}
 async function collectWork(a, end, verdict) {
   const { git, branchState } = a;
   const { attempt } = a.ids;
-  const agentRecordCopy = path7.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  const agentRecordCopy = path8.join(a.input.workspace, a.recordRel, "walkthrough.md");
   if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy))
     await cp2(agentRecordCopy, a.walkthroughSession);
   const { filesChanged, pending } = await stageWork(a);
@@ -2244,7 +2256,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     verdict.errors.push("the walkthrough reports status: failed");
   }
   if (completed.ok) await writeFile4(a.walkthroughSession, completed.markdown);
-  else await rm4(a.walkthroughSession, { force: true });
+  else await rm5(a.walkthroughSession, { force: true });
   return completed;
 }
 
@@ -2432,11 +2444,11 @@ async function publishPr(a, pr, end) {
 
 // action/src/task/record.ts
 import { cp as cp3, readFile as readFile8, writeFile as writeFile6 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 
 // action/src/task/execution-report.ts
-import { readdir as readdir3, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
-import path8 from "node:path";
+import { readdir as readdir4, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
+import path9 from "node:path";
 function cell2(v, max = 80) {
   const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
   return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
@@ -2505,11 +2517,11 @@ async function signalFiles(sessionDir) {
   const found = [];
   const walk2 = async (dir, depth) => {
     if (depth > 6 || found.length >= 200) return;
-    const entries = await readdir3(dir, { withFileTypes: true }).catch(() => []);
+    const entries = await readdir4(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      const p = path8.join(dir, e.name);
+      const p = path9.join(dir, e.name);
       if (e.isDirectory()) await walk2(p, depth + 1);
-      else if (path8.basename(dir) === ".signals") found.push(path8.relative(sessionDir, p));
+      else if (path9.basename(dir) === ".signals") found.push(path9.relative(sessionDir, p));
     }
   };
   await walk2(sessionDir, 0);
@@ -2518,11 +2530,11 @@ async function signalFiles(sessionDir) {
 async function writeExecutionReport(sessionDir, facts) {
   let stages = [];
   try {
-    const manifest = JSON.parse(await readFile7(path8.join(sessionDir, "manifest.json"), "utf8"));
+    const manifest = JSON.parse(await readFile7(path9.join(sessionDir, "manifest.json"), "utf8"));
     if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
   } catch {
   }
-  const file = path8.join(sessionDir, "execution-report.md");
+  const file = path9.join(sessionDir, "execution-report.md");
   await writeFile5(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
   return file;
 }
@@ -2549,7 +2561,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path9.join(sessionDir, "result.json"),
+    artifactPath: path10.join(sessionDir, "result.json"),
     traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
@@ -2580,7 +2592,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     live: a.live.entries
   });
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path9.join(a.input.workspace, a.recordRel));
+  await copyForRecord(sessionDir, path10.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
@@ -2618,9 +2630,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile8(path9.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile8(path9.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path9.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile8(path10.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile8(path10.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path10.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -2646,13 +2658,13 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
     })
   );
-  await writeFile6(path9.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile6(path10.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path9.join(sessionDir, "change-request.md")) await cp3(crSession, path9.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path10.join(sessionDir, "change-request.md")) await cp3(crSession, path10.join(sessionDir, "change-request.md"));
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path9.join(a.sessionDir, "manifest.json");
+  const manifest = path10.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
@@ -2692,8 +2704,8 @@ function spendFields(a, end) {
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir4, rm as rm5, writeFile as writeFile7 } from "node:fs/promises";
-import path10 from "node:path";
+import { mkdir as mkdir5, rm as rm6, writeFile as writeFile7 } from "node:fs/promises";
+import path11 from "node:path";
 
 // action/src/events.ts
 import { appendFileSync as appendFileSync2 } from "node:fs";
@@ -2954,11 +2966,11 @@ var SpendMeter = class {
 async function openAttempt(job, co) {
   const { input, git, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path10.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
-  await rm5(sessionDir, { recursive: true, force: true });
-  await mkdir4(path10.join(sessionDir, ".signals"), { recursive: true });
-  await mkdir4(path10.join(sessionDir, "agent"), { recursive: true });
-  const events = new AttemptEvents(path10.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  const sessionDir = path11.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  await rm6(sessionDir, { recursive: true, force: true });
+  await mkdir5(path11.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir5(path11.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path11.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
       github,
@@ -2974,8 +2986,8 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile7(path10.join(sessionDir, "context.md"), built.markdown);
-  await writeFile7(path10.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile7(path11.join(sessionDir, "context.md"), built.markdown);
+  await writeFile7(path11.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -2983,11 +2995,11 @@ async function openAttempt(job, co) {
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
-    spend: new SpendMeter(path10.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
-    live: new LiveReport(path10.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
+    spend: new SpendMeter(path11.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path11.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path10.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path11.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -3009,7 +3021,7 @@ async function openAttempt(job, co) {
 
 // action/src/task/revision.ts
 import { readFile as readFile9 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -3111,10 +3123,10 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path11.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path12.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path11.join(a.sessionDir, "agent", "answers.json");
+  return path12.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
@@ -3345,7 +3357,7 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderContext(a.built.taskContext);
-  await writeFile8(path12.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile8(path13.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
@@ -3393,12 +3405,12 @@ async function main(args) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir7 } from "node:fs/promises";
-import path20 from "node:path";
+import { mkdir as mkdir8 } from "node:fs/promises";
+import path21 from "node:path";
 
 // src/agent/stages/config.ts
 import { readFile as readFile10 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -3445,21 +3457,21 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile10(path13.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile10(path14.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/context.ts
-import { mkdir as mkdir5, readFile as readFile11, writeFile as writeFile9 } from "node:fs/promises";
-import path14 from "node:path";
+import { mkdir as mkdir6, readFile as readFile11, writeFile as writeFile9 } from "node:fs/promises";
+import path15 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path14.resolve(options.sessionDir);
-  await mkdir5(sessionDir, { recursive: true });
+  const sessionDir = path15.resolve(options.sessionDir);
+  await mkdir6(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
-  await writeFile9(path14.join(sessionDir, ".trace"), `${traceId}
+  await writeFile9(path15.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
   return {
     options,
@@ -3493,7 +3505,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path14.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path15.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -3584,7 +3596,7 @@ var SessionLog = class {
 
 // src/agent/stages/captain.ts
 import { writeFile as writeFile10 } from "node:fs/promises";
-import path15 from "node:path";
+import path16 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -3687,13 +3699,13 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path15.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path16.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path15.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    const report = path16.join(c.sessionDir, `validate-${heal + 1}.txt`);
     await writeFile10(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
@@ -3757,7 +3769,7 @@ var CAPTAIN_STEPS = {
 
 // src/agent/stages/refinery.ts
 import { writeFile as writeFile12 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -3794,13 +3806,13 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir as mkdir6, readFile as readFile12, writeFile as writeFile11 } from "node:fs/promises";
-import path16 from "node:path";
+import { mkdir as mkdir7, readFile as readFile12, writeFile as writeFile11 } from "node:fs/promises";
+import path17 from "node:path";
 function sentinelDir(c) {
-  return path16.join(c.sessionDir, "sentinel");
+  return path17.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path16.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path17.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -3815,8 +3827,8 @@ async function initialTest(c) {
 }
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
-  await mkdir6(cycleDir, { recursive: true });
-  const file = path16.join(cycleDir, "verification-results.json");
+  await mkdir7(cycleDir, { recursive: true });
+  const file = path17.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -3825,7 +3837,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile11(path16.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile11(path17.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -3863,7 +3875,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path16.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path17.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -3874,7 +3886,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path16.join(sentinelDir(c), "test-spec.md");
+  const spec = path17.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -3902,7 +3914,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path16.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path17.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -3910,7 +3922,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path16.join(cycleDir, "audit-report.md");
+  const audit = path17.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -3935,7 +3947,7 @@ ${task.task.trim()}`
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path16.join(cycleDir, "fix-list.json");
+  const fixList = path17.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -3977,7 +3989,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path16.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path17.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -3990,17 +4002,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile11(path16.join(dir, "grade.txt"), `${grade}
+  await writeFile11(path17.join(dir, "grade.txt"), `${grade}
 `, "utf8");
   await writeFile11(
-    path16.join(dir, "summary.json"),
+    path17.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path16.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path17.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4071,7 +4083,7 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path17.join(c.sessionDir, "merge-log.txt");
+  const artifact = path18.join(c.sessionDir, "merge-log.txt");
   await writeFile12(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -4122,7 +4134,7 @@ var REFINERY_STEPS = {
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
 import { readFile as readFile13 } from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -4177,8 +4189,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path18.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path18.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path19.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path19.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -4233,7 +4245,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path18.join(c.sessionDir, "manifest.json");
+  const manifestPath = path19.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4249,10 +4261,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readFile as readFile14, readdir as readdir4 } from "node:fs/promises";
-import path19 from "node:path";
+import { readFile as readFile14, readdir as readdir5 } from "node:fs/promises";
+import path20 from "node:path";
 function subtaskDir(sessionDir) {
-  return path19.join(sessionDir, "subtasks");
+  return path20.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -4262,10 +4274,10 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir4(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const names = (await readdir5(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path19.join(dir, name);
+    const file = path20.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, await readFile14(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -4402,8 +4414,8 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path20.join(req.sessionDir, "agent");
-      await mkdir7(agentDir, { recursive: true });
+      const agentDir = path21.join(req.sessionDir, "agent");
+      await mkdir8(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -4444,7 +4456,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path20.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path21.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -4530,11 +4542,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path21.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path22.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path21.basename(path21.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path22.basename(path22.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -4580,7 +4592,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path21.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path22.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
     await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)

@@ -18492,6 +18492,9 @@ async function cancelAgent2(effect, ctx) {
   return done();
 }
 
+// src/app/effects/issues-and-comments.ts
+import { createHash } from "node:crypto";
+
 // src/core/schemas/events.ts
 var s = external_exports.string();
 var n = external_exports.number();
@@ -18640,6 +18643,7 @@ var SEGMENT_SIZE = 200;
 var runFactsSchema = external_exports.object({
   trackerIssue: external_exports.number().int().optional().describe("The run tracker issue."),
   trackerUpdatedAt: external_exports.string().optional().describe("When the tracker body was last written."),
+  trackerAttention: external_exports.string().optional().describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
   planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
@@ -18903,7 +18907,19 @@ async function readRunEvents(port, runId, tail, ref = stateBranch(runId)) {
 // src/app/effects/issues-and-comments.ts
 var TRACKER_DEBOUNCE_MS = 5e3;
 var TRACKER_DEBOUNCE_MAX_MS = 6e4;
-var trackerDebounceMs = (tasks) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks));
+var trackerDebounceMs = (tasks, pace = { elapsedMs: 0, merged: 1 }) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks, pace.elapsedMs / Math.max(1, pace.merged)));
+function attentionOf(journal) {
+  const items = [];
+  for (const t of journal.tasks) {
+    if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
+    if (t.status === "MERGE_READY" && t.waiting) items.push(`${t.id}:${t.attempt}:waiting:${t.waiting}`);
+    if (t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha))
+      items.push(`${t.id}:${t.attempt}:approve`);
+  }
+  for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
+  items.push(JSON.stringify(journal.pause));
+  return createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+}
 async function openChangeRequest2(effect, ctx) {
   const { port } = ctx;
   const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
@@ -18933,7 +18949,8 @@ async function updateTracker2(_effect, ctx) {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
   const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const wait2 = trackerDebounceMs(ctx.journal.tasks.length);
+  const attention = attentionOf(ctx.journal);
+  const wait2 = attention === ctx.facts.trackerAttention ? trackerDebounceMs(ctx.journal.tasks.length, { elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt), merged: ctx.journal.merged }) : trackerDebounceMs(ctx.journal.tasks.length);
   if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < wait2)
     return { kind: "later", reason: "debounced", retryInMs: wait2 - (ctx.now - last) + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
@@ -18942,7 +18959,10 @@ async function updateTracker2(_effect, ctx) {
   if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
   if (issue === void 0) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
   else await port.updateIssue(issue, { title, body, ...final ? { state: "closed" } : {} });
-  return done({ issueNumber: issue }, { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString() });
+  return done(
+    { issueNumber: issue },
+    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attention }
+  );
 }
 async function openFinalPullRequest2(_effect, ctx) {
   if (ctx.facts.finalPr !== void 0) return done({ prNumber: ctx.facts.finalPr });
@@ -19784,7 +19804,7 @@ function commitMessage(runId, d) {
 }
 
 // src/app/plan-source.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 async function readConfig(port, ref) {
   const file = await port.readFile(CONFIG_PATH, ref);
   return parseConfigText(file?.content);
@@ -19827,7 +19847,7 @@ async function readPlan(port, planId, ref) {
   const parsed = parsePlan(source);
   const problems = validatePlan(parsed);
   const dagText = source.files.get("dag.json") ?? "";
-  const dagHash = createHash("sha256").update(dagText).digest("hex");
+  const dagHash = createHash2("sha256").update(dagText).digest("hex");
   return { parsed, problems, nodes: problems.length ? [] : planNodes(parsed), dagHash };
 }
 function planNodes(parsed) {
@@ -19887,13 +19907,50 @@ async function createRuntime(app, owner, repo, installationId, log, options2, no
   return { stats, port, engine, installationId, runs: /* @__PURE__ */ new Map(), runsLoaded: false, planChain: Promise.resolve() };
 }
 
+// src/app/later-reads.ts
+var LaterReads = class {
+  constructor(graceMs, log) {
+    this.graceMs = graceMs;
+    this.log = log;
+  }
+  graceMs;
+  log;
+  #timers = /* @__PURE__ */ new Map();
+  #stopped = false;
+  /** Run `read` after the grace period (at once when it is 0), unless one is already waiting under `key`. */
+  async after(key, read) {
+    if (this.graceMs <= 0) return read();
+    if (this.#stopped || this.#timers.has(key)) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(key);
+      if (this.#stopped) return;
+      read().catch(
+        (e) => this.log().warn({ key, err: e.message }, "a read put off failed; the reconciler will make it")
+      );
+    }, this.graceMs);
+    timer.unref();
+    this.#timers.set(key, timer);
+  }
+  /** How many reads are waiting. */
+  get waiting() {
+    return this.#timers.size;
+  }
+  stop() {
+    this.#stopped = true;
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+  }
+};
+
 // src/app/context.ts
-var CONFIG_TTL_MS = 6e4;
+var CONFIG_TTL_MS = 10 * 6e4;
+var JOB_END_GRACE_MS = 1e4;
 var logOf = (context) => context.log;
 var AppContext = class {
   constructor(options2) {
     this.options = options2;
     this.now = options2.now ?? Date.now;
+    this.laterReads = new LaterReads(options2.jobEndGraceMs ?? (options2.background === false ? 0 : JOB_END_GRACE_MS), () => this.log);
   }
   options;
   /** The repositories the App serves, by `owner/repo`. */
@@ -19906,6 +19963,8 @@ var AppContext = class {
   probot;
   /** The App's slug, once GitHub told it. */
   slug;
+  /** Reads put off until a webhook that usually follows has had its chance (a job's result after its completion). */
+  laterReads;
   /** The App's own logger (Probot's), for work no webhook started. */
   get log() {
     return this.probot ? this.probot.log : silentLogger;
@@ -19936,7 +19995,7 @@ var AppContext = class {
     this.runtimes.get(key)?.engine.stop();
     this.runtimes.delete(key);
   }
-  /** The repository's config on its default branch (read again after a minute), or the defaults. */
+  /** The repository's config on its default branch (read again after a push there, or after `CONFIG_TTL_MS`), or the defaults. */
   async configOf(rt) {
     if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
     const read = await readConfig(rt.port, await rt.port.defaultBranch());
@@ -20585,6 +20644,7 @@ async function onPush(ctx, context) {
   if (isReservedBranch(branch)) return;
   const rt = await ctx.rtOf(context);
   if (branch === payload.repository.default_branch) {
+    rt.config = void 0;
     const next = rt.planChain.then(() => onDefaultBranchPush(ctx, rt, context));
     rt.planChain = next.catch(() => void 0);
     return next;
@@ -20679,11 +20739,20 @@ async function onWorkflowRun(ctx, context) {
     return;
   }
   if (payload.action !== "completed") return;
+  if (!stillRunning(journal, ref)) return;
+  const branch = run2.head_branch;
+  const ended = { id: run2.id, conclusion: run2.conclusion };
+  await ctx.laterReads.after(`${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${run2.id}`, async () => {
+    const now = ctx.laterReads.graceMs > 0 ? (await rt.engine.state(ref.runId))?.state.journal : journal;
+    if (!stillRunning(now, ref)) return;
+    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.iteration;
+    await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, branch, ended, iteration)]);
+  });
+}
+function stillRunning(journal, ref) {
   const task2 = journal?.tasks.find((x) => x.id === ref.taskId);
-  const followup = journal?.followups.find((f) => f.id === ref.taskId);
-  const stillRunning = task2 ? task2.status === "RUNNING" && task2.attempt === ref.attempt : followup?.status === "running";
-  if (!stillRunning) return;
-  await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, run2.head_branch, run2, task2?.iteration)]);
+  if (task2) return task2.status === "RUNNING" && task2.attempt === ref.attempt;
+  return journal?.followups.find((f) => f.id === ref.taskId)?.status === "running";
 }
 async function onWorkflowJob(ctx, context) {
   const { payload } = context;
@@ -20849,6 +20918,7 @@ function createForgeApp(options2) {
   forgeApp.tickRepository = (owner, repo) => sweeper.tickRepository(owner, repo);
   forgeApp.stop = () => {
     sweeper.stop();
+    ctx.laterReads.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
     if (ctx.probot) closePaces(ctx.probot);
   };

@@ -7,7 +7,7 @@ import type { Masker } from "../../src/agent/secrets.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
-import type { CaptainReport } from "./captain.js";
+import type { CaptainReport } from "./captain/index.js";
 import type { Git } from "./git.js";
 import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";

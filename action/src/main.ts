@@ -5,14 +5,14 @@
  *
  * Job kinds, tried in order (the first that claims the id runs):
  * - plan Captain `_captain-plan-<issue>` (`/forge plan` on an issue): a new plan folder as a PR to
- *   the default branch (captain.ts). Tried before the Captain, whose pattern matches its id too.
- * - Captain `_captain-<crId>`: an overlay answering a Change Request, on its own branch with its own PR (captain.ts).
+ *   the default branch (captain/plan.ts). Tried before the Captain, whose pattern matches its id too.
+ * - Captain `_captain-<crId>`: an overlay answering a Change Request, on its own branch with its own PR (captain/overlay.ts).
  * - task: any other id — one attempt of a plan task or a follow-up (task/job.ts).
  * The scheduled tick is not a job kind: it is the action's other mode (`mode: tick`, entry.ts), which
  * loads the App's reconciler (dist/tick.js) and never reaches `main`.
  */
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
-import { captainDispatchJob, captainPlanJob } from "./captain.js";
+import { captainDispatchJob, captainPlanJob } from "./captain/index.js";
 import { resolveDispatchContext } from "./dispatch-context.js";
 import type { JobArgs, JobReport } from "./job.js";
 import { maskedGitHub, maskerOf, maskReport } from "./publish.js";

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner, AgentRunRequest } from "../../action/src/agent-runner.js";
-import { captainPlanJob, checkCaptainDispatch, planIdFromTitle } from "../../action/src/captain.js";
+import { captainPlanJob, checkCaptainDispatch, planIdFromTitle } from "../../action/src/captain/index.js";
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { actionInputSchema } from "../../action/src/inputs.js";
 import { main, type JobReport } from "../../action/src/main.js";

@@ -19,7 +19,7 @@ import {
   offlineCodexEnv,
   startResponsesServer,
   type ResponsesServer,
-} from "../../src/local-github/agents/responses-server.js";
+} from "../../src/local-github/agents/responses/index.js";
 import { cleanupTempDirs, tempDir } from "./helpers.js";
 
 let claudeServer: ModelServer | undefined;

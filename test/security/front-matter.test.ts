@@ -10,7 +10,7 @@ import matter from "gray-matter";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { captainPlanJob } from "../../action/src/captain.js";
+import { captainPlanJob } from "../../action/src/captain/index.js";
 import { buildContext } from "../../action/src/context.js";
 import { main, type JobReport } from "../../action/src/main.js";
 import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages.js";

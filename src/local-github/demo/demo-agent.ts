@@ -242,7 +242,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const from = env.FORGE_TASK_FILE ?? env.FORGE_PROMPT_FILE;
   const text = from ? await readFile(from, "utf8").catch(() => env.FORGE_PROMPT) : env.FORGE_PROMPT;
   const id = env.FORGE_TASK_ID ?? "task";
-  // `_captain-<crId>`: a Captain answering a Change Request (action/src/captain.ts).
+  // `_captain-<crId>`: a Captain answering a Change Request (action/src/captain/overlay.ts).
   const cr = parseCaptainId(id);
   if (cr) {
     const prompt = env.FORGE_PROMPT_FILE ? await readFile(env.FORGE_PROMPT_FILE, "utf8").catch(() => env.FORGE_PROMPT) : env.FORGE_PROMPT;

@@ -12,7 +12,7 @@ import type { Sim } from "../server.js";
 import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
 import { renderReport, type ReportTask } from "../../core/render/run-report.js";
-import type { DemoAgent, DemoResult, DemoTask } from "./run.js";
+import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
 
 const run = promisify(execFile);
 const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;

@@ -5,6 +5,8 @@
  */
 export const DEMO_OWNER = "acme";
 export const DEMO_REPO = "textkit";
+export const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
+export const PERSON = "octocat";
 
 /**
  * The project's own CI, as most repositories have one, in two workflows. `ci.yml`: its check (no

@@ -3,7 +3,7 @@
 // is the public surface (types, startJob, runJob, describeJob); a job runs in job.ts, a step in step.ts.
 import type { ChildProcess } from "node:child_process";
 import type { BuiltinAction } from "./builtin-actions.js";
-import { interpolate, interpolateString, type ExpressionContext } from "./expressions.js";
+import { interpolate, interpolateString, type ExpressionContext } from "./expressions/index.js";
 import { buildEvent, githubContext } from "./github-context.js";
 import { JobRun, type ExecHooks } from "./job.js";
 import { killGroup } from "./process.js";

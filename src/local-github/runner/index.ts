@@ -30,7 +30,7 @@ export {
   type Concurrency,
   type DispatchInputs,
 } from "./workflow.js";
-export { ExpressionError, evaluate, interpolate, evaluateCondition, type ExpressionContext, type ExprValue } from "./expressions.js";
+export { ExpressionError, evaluate, interpolate, evaluateCondition, type ExpressionContext, type ExprValue } from "./expressions/index.js";
 export { createRunnerPool, type RunnerPool, type QueuedJob, type QueuedJobState } from "./pool.js";
 export { BUILTIN_ACTIONS, checkoutAuthHeader, type BuiltinAction, type BuiltinActionContext } from "./builtin-actions.js";
 export { parseKeyValueFile, FileCommandError } from "./file-commands.js";

@@ -15,7 +15,7 @@ import {
   type ExpressionContext,
   type ExprValue,
   type JobStatus,
-} from "./expressions.js";
+} from "./expressions/index.js";
 import { Masker } from "./file-commands.js";
 import { buildEvent, githubContext, refName } from "./github-context.js";
 import type { ActionDef } from "./load-action.js";

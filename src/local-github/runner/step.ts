@@ -8,7 +8,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ActionFailedError, type ExecResult } from "./builtin-actions.js";
 import type { StepConclusion, StepEvent, StepResult } from "./executor.js";
-import { evaluateCondition, ExpressionError, interpolate, interpolateString } from "./expressions.js";
+import { evaluateCondition, ExpressionError, interpolate, interpolateString } from "./expressions/index.js";
 import { FileCommandError, parseKeyValueFile, parsePathFile, parseWorkflowCommand } from "./file-commands.js";
 import type { JobRun, PostStep } from "./job.js";
 import { loadAction, type ActionDef } from "./load-action.js";

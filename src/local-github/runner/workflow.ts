@@ -1,7 +1,7 @@
 // Workflow files for the sim runner: parsing, `workflow_dispatch` input validation, and the
 // job-level facts the server needs before it runs a job (permissions, concurrency, timeout).
 import { parse as parseYaml } from "yaml";
-import { interpolate, interpolateString, type ExpressionContext, type ExprValue } from "./expressions.js";
+import { interpolate, interpolateString, type ExpressionContext, type ExprValue } from "./expressions/index.js";
 
 /** A workflow that cannot be parsed or run. */
 export class WorkflowError extends Error {

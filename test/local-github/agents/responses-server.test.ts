@@ -5,7 +5,7 @@ import {
   startResponsesServer,
   turnOf,
   type ResponsesServer,
-} from "../../../src/local-github/agents/responses-server.js";
+} from "../../../src/local-github/agents/responses/index.js";
 
 let server: ResponsesServer | undefined;
 afterEach(async () => {

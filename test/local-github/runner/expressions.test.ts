@@ -8,7 +8,7 @@ import {
   interpolateString,
   splitTemplate,
   type ExpressionContext,
-} from "../../../src/local-github/runner/expressions.js";
+} from "../../../src/local-github/runner/expressions/index.js";
 
 const ctx: ExpressionContext = {
   contexts: {
