@@ -18945,14 +18945,17 @@ async function postComment2(effect, ctx) {
 ${marker}`);
   return done();
 }
+function trackerDue(journal, facts) {
+  if (journal.status !== "running" || facts.trackerIssue === void 0 || !facts.trackerUpdatedAt) return 0;
+  const last = Date.parse(facts.trackerUpdatedAt);
+  const wait2 = attentionOf(journal) === facts.trackerAttention ? trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged }) : trackerDebounceMs(journal.tasks.length);
+  return last + wait2;
+}
 async function updateTracker2(_effect, ctx) {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
-  const last = ctx.facts.trackerUpdatedAt ? Date.parse(ctx.facts.trackerUpdatedAt) : 0;
-  const attention = attentionOf(ctx.journal);
-  const wait2 = attention === ctx.facts.trackerAttention ? trackerDebounceMs(ctx.journal.tasks.length, { elapsedMs: ctx.now - Date.parse(ctx.journal.createdAt), merged: ctx.journal.merged }) : trackerDebounceMs(ctx.journal.tasks.length);
-  if (!final && ctx.facts.trackerIssue !== void 0 && ctx.now - last < wait2)
-    return { kind: "later", reason: "debounced", retryInMs: wait2 - (ctx.now - last) + 50 };
+  const due = trackerDue(ctx.journal, ctx.facts);
+  if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
@@ -18961,7 +18964,7 @@ async function updateTracker2(_effect, ctx) {
   else await port.updateIssue(issue, { title, body, ...final ? { state: "closed" } : {} });
   return done(
     { issueNumber: issue },
-    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attention }
+    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attentionOf(ctx.journal) }
   );
 }
 async function openFinalPullRequest2(_effect, ctx) {
@@ -19088,6 +19091,9 @@ async function runEffect(effect, ctx) {
   const handler = HANDLERS[effect.kind];
   return handler(effect, ctx);
 }
+function effectDue(effect, journal, facts) {
+  return effect.kind === "UpdateTracker" ? trackerDue(journal, facts) : 0;
+}
 var HANDLERS = {
   PrepareBranch: prepareBranch2,
   DispatchAgent: dispatchAgent2,
@@ -19104,8 +19110,8 @@ var HANDLERS = {
 };
 
 // src/app/leases.ts
-function withLeases(next, decided, claim, me) {
-  const until = new Date(me.now + me.leaseMs).toISOString();
+function withLeases(next, decided, claim, me, dueOf = () => 0) {
+  const until = (e) => new Date(Math.max(me.now, dueOf(e)) + me.leaseMs).toISOString();
   const before = next.leases ?? {};
   const fresh = /* @__PURE__ */ new Set([...decided.map((e) => e.key), ...claim]);
   const leases = {};
@@ -19113,7 +19119,7 @@ function withLeases(next, decided, claim, me) {
     const held = before[e.key];
     const othersLive = !!held && held.owner !== me.replicaId && Date.parse(held.until) > me.now;
     const mine = !othersLive && (fresh.has(e.key) || held?.owner === me.replicaId);
-    if (mine) leases[e.key] = { owner: me.replicaId, until };
+    if (mine) leases[e.key] = { owner: me.replicaId, until: until(e) };
     else if (held) leases[e.key] = held;
   }
   return { ...next, leases };
@@ -19377,7 +19383,7 @@ var Engine = class {
   }
   /** `next` with its outbox's leases (see `withLeases`): this process's decided or claimed effects are its own. */
   #leased(next, decided, claim = []) {
-    return withLeases(next, decided, claim, this.#holder());
+    return withLeases(next, decided, claim, this.#holder(), (e) => effectDue(e, next.journal, next.facts));
   }
   /** Serialise work per run inside this process. */
   #serial(runId, work) {
