@@ -17,7 +17,7 @@ import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./core.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { RefWrite } from "./rulesets.js";
-import * as git from "./git.js";
+import * as git from "./git/index.js";
 import type { Issue, Repo, User } from "./state.js";
 
 export interface BranchProtection {

@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { newToken } from "./auth.js";
 import { Faults } from "./faults.js";
 import { Latency } from "./latency/profile.js";
-import * as git from "./git.js";
+import * as git from "./git/index.js";
 import { Model } from "./model.js";
 import { specValidator, type Violation } from "./openapi.js";
 import {

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./core.js";
-import { listRefs } from "./git.js";
+import { listRefs } from "./git/index.js";
 import { gitLatencyClass } from "./latency/profile.js";
 import { pushRulesEnv } from "./rulesets.js";
 import type { Repo, Token } from "./state.js";

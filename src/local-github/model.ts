@@ -19,7 +19,7 @@ import type {
   WorkflowFile,
   WorkflowRun,
 } from "./state.js";
-import type { CommitInfo } from "./git.js";
+import type { CommitInfo } from "./git/index.js";
 
 type O = Record<string, unknown>;
 

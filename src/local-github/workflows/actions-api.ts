@@ -2,7 +2,7 @@
 // cancel and log downloads (docs.github.com/rest/actions).
 import { HttpError } from "../auth.js";
 import type { SimCore } from "../core.js";
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { Handler, RestCtx, Result } from "../rest/index.js";
 import type { Job, Repo, WorkflowRun } from "../state.js";
 import { dispatch } from "./dispatch.js";
