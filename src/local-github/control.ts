@@ -3,7 +3,7 @@
 // and redeliver webhook deliveries, inject faults. Available in-process (`sim.control.*`) and over
 // HTTP under /_sim/ (documented in ./README.md).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./core.js";
+import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./core/index.js";
 import type { FaultConfig } from "./faults.js";
 import { Model } from "./model.js";
 import { storeSecret } from "./secrets.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import picomatch from "picomatch";
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import { protectionRules } from "./branch-protection.js";
-import type { ActContext } from "./core.js";
+import type { ActContext } from "./core/index.js";
 import { nodeId } from "./model.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo, Role } from "./state.js";

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { authenticate, authorize, HttpError } from "./auth.js";
 import { Control, handleControl } from "./control.js";
-import { SimCore } from "./core.js";
+import { SimCore } from "./core/index.js";
 import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
