@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./core/index.js";
 import type { FaultConfig } from "./faults.js";
-import { Model } from "./model.js";
+import { Model } from "./model/index.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
 import { now } from "./state.js";

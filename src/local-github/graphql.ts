@@ -13,7 +13,7 @@ import { buildSchema, graphql, GraphQLError, type GraphQLFieldResolver, type Gra
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./core/index.js";
 import * as git from "./git/index.js";
-import { nodeId } from "./model.js";
+import { nodeId } from "./model/index.js";
 import type { Issue, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
 

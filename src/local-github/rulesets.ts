@@ -10,7 +10,7 @@ import picomatch from "picomatch";
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import { protectionRules } from "./branch-protection.js";
 import type { ActContext } from "./core/index.js";
-import { nodeId } from "./model.js";
+import { nodeId } from "./model/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo, Role } from "./state.js";
 import { now } from "./state.js";

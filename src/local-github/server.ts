@@ -13,7 +13,7 @@ import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
 import { restLatencyClass, type LatencyProfileName, type LatencySettings } from "./latency/profile.js";
-import { Model } from "./model.js";
+import { Model } from "./model/index.js";
 import type { RouteMatch, Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest/index.js";
 import type { App, Token, User } from "./state.js";
