@@ -37,6 +37,19 @@ export async function diffFiles(gitDir: string, base: string, head: string, with
   return files.map((f) => ({ ...f }));
 }
 
+/** Each file's patch in a whole diff (from its first hunk on), by its new path. */
+function patchesByFile(full: string): Map<string, string> {
+  const patches = new Map<string, string>();
+  for (const chunk of full.split(/^(?=diff --git )/m)) {
+    const lines = chunk.split("\n");
+    const m = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? "");
+    if (!m) continue;
+    const at = lines.findIndex((l) => l.startsWith("@@"));
+    patches.set(m[2]!, at < 0 ? "" : lines.slice(at).join("\n").replace(/\n$/, ""));
+  }
+  return patches;
+}
+
 const RAW = /^:\d{6} \d{6} [0-9a-f]{40} ([0-9a-f]{40}) ([A-Z])\d*$/;
 const NUMSTAT = /^(\d+|-)\t(\d+|-)\t([^]*)$/;
 
@@ -62,14 +75,7 @@ async function diffFilesUncached(gitDir: string, base: string, head: string, wit
     const n = NUMSTAT.exec(item);
     if (n) stats.set(n[3]!, [n[1] === "-" ? 0 : Number(n[1]), n[2] === "-" ? 0 : Number(n[2])]);
   }
-  const patches = new Map<string, string>();
-  for (const chunk of full.split(/^(?=diff --git )/m)) {
-    const lines = chunk.split("\n");
-    const m = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? "");
-    if (!m) continue;
-    const at = lines.findIndex((l) => l.startsWith("@@"));
-    patches.set(m[2]!, at < 0 ? "" : lines.slice(at).join("\n").replace(/\n$/, ""));
-  }
+  const patches = patchesByFile(full);
   return raws.map(({ name, sha, st }) => {
     const [additions, deletions] = stats.get(name) ?? [0, 0];
     const status = st === "A" ? "added" : st === "D" ? "removed" : "modified";
@@ -89,17 +95,9 @@ export async function diffFilesPorcelain(gitDir: string, base: string, head: str
     stats.set(name.join("\t"), [a === "-" ? 0 : Number(a), d === "-" ? 0 : Number(d)]);
   }
   // One diff for every file's patch, split at each file's header.
-  const patches = new Map<string, string>();
-  if (withPatch) {
-    const full = await git(gitDir, ["diff", "--no-color", "--no-renames", "-U3", base, head]);
-    for (const chunk of full.split(/^(?=diff --git )/m)) {
-      const lines = chunk.split("\n");
-      const m = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? "");
-      if (!m) continue;
-      const at = lines.findIndex((l) => l.startsWith("@@"));
-      patches.set(m[2]!, at < 0 ? "" : lines.slice(at).join("\n").replace(/\n$/, ""));
-    }
-  }
+  const patches = withPatch
+    ? patchesByFile(await git(gitDir, ["diff", "--no-color", "--no-renames", "-U3", base, head]))
+    : new Map<string, string>();
   const files: FileDiff[] = [];
   const items = raw.split("\0");
   for (let i = 0; i + 1 < items.length; i += 2) {
