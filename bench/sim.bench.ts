@@ -7,7 +7,7 @@
 import { Octokit } from "@octokit/rest";
 import { createSim } from "../src/local-github/server.js";
 import { appKeys, startReceiver } from "../test/local-github/support/helpers.js";
-import { gitProcesses } from "../src/local-github/git.js";
+import { gitProcesses } from "../src/local-github/git/index.js";
 
 const N = Number(process.env.BENCH_N ?? 40);
 const json = process.argv.includes("--json");

@@ -6,7 +6,7 @@
  * the line; both end with the commented line, which is what a reader of a thread needs).
  */
 import { HttpError } from "./auth.js";
-import * as git from "./git.js";
+import * as git from "./git/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Issue, Repo, Review, ReviewComment } from "./state.js";
 import { now } from "./state.js";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as git from "../../src/local-github/git.js";
+import * as git from "../../src/local-github/git/index.js";
 
 let root: string;
 let dir: string;

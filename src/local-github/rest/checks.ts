@@ -1,6 +1,6 @@
 // REST operations of the local GitHub: check runs and check suites (docs.github.com/rest/checks).
 import { HttpError } from "../auth.js";
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { CheckRun, Repo } from "../state.js";
 import { now, queuedCheckRun } from "../state.js";
 import type { Handler, RestCtx, Result } from "./context.js";

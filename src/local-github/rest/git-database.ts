@@ -1,6 +1,6 @@
 // REST operations of the local GitHub: the git database — blobs, trees, commits and refs
 // (docs.github.com/rest/git).
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { Repo } from "../state.js";
 import { enforceProtection } from "../branch-protection.js";
 import { enforceRules } from "../rulesets.js";

@@ -1,6 +1,6 @@
 // REST operations of the local GitHub: pull requests (docs.github.com/rest/pulls).
 import { HttpError } from "../auth.js";
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { Issue } from "../state.js";
 import { now } from "../state.js";
 import { enforceProtectionOnMerge } from "../branch-protection.js";

@@ -1,7 +1,7 @@
 // REST operations of the local GitHub: repositories, branches, commits, contents, merges,
 // comparisons, collaborators and commit statuses (docs.github.com/rest/repos …).
 import { HttpError } from "../auth.js";
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { Repo } from "../state.js";
 import { now } from "../state.js";
 import { branchProtectionSummary } from "../branch-protection.js";

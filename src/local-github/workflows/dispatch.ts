@@ -4,7 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { DISPATCH_LIMITS } from "../../core/dispatch-inputs.js";
 import { ACTIONS_DISABLED, actionsEnabled } from "../actions-permissions.js";
 import { HttpError } from "../auth.js";
-import * as git from "../git.js";
+import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
 import type { Repo, WorkflowFile, WorkflowRun } from "../state.js";
 import { triggersOf } from "./files.js";

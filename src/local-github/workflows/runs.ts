@@ -3,8 +3,8 @@
 // workflow_run / workflow_job webhooks its changes send; the GITHUB_TOKENs minted for it.
 import { disallowedActionsError } from "../actions-permissions.js";
 import { HttpError, newToken } from "../auth.js";
-import { ACTIONS_APP_ID, type SimCore } from "../core.js";
-import * as git from "../git.js";
+import { ACTIONS_APP_ID, type SimCore } from "../core/index.js";
+import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
 import { now, queuedCheckRun, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
 import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispatched-run.js";
