@@ -1,0 +1,182 @@
+// Carrying out the outbox's effects outside the run's turn: which are under way or deferred, each
+// task's lane (its effects in order), one effect's run, and their outcomes handed back as inputs.
+import type { Effect } from "../../core/effects.js";
+import type { LeafInput } from "../../core/inputs.js";
+import type { GitHubPort } from "../../github/port.js";
+import { runEffect, type EffectOutcome } from "../effects/index.js";
+import { mergePatches, mergeRounds, withFacts, type FactsPatch, type Round } from "../rounds.js";
+import type { Loaded, RunFacts } from "../run-store.js";
+import type { Prefetches } from "./prefetches.js";
+import type { Logger } from "./types.js";
+
+/** What the engine lends its effect runner. */
+export interface RunnerHost {
+  port: GitHubPort;
+  log: Logger;
+  now: () => number;
+  prefetches: Prefetches;
+  /** Turns and effect work under way, for the engine's `idle`. */
+  work: Set<Promise<unknown>>;
+  /** Hands a start's outcomes to a later turn of the run (`Engine#enqueue`). */
+  enqueue(runId: string, acks: LeafInput[], round: Round): Promise<unknown>;
+  /** Flushes the run again after `ms` (`Engine#flushLater`). */
+  flushLater(runId: string, ms: number): void;
+}
+
+/** Effects of one task and attempt share a lane; any other effect has one of its own. */
+function laneOf(effect: Effect): string {
+  return "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
+}
+
+export class EffectRunner {
+  readonly #host: RunnerHost;
+  /** Effect keys decided in this process (not replayed from a stored outbox). */
+  readonly #fresh = new Set<string>();
+  /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
+  readonly #running = new Map<string, Set<string>>();
+  /**
+   * Keys of effects deferred (GitHub not ready) since the run's last outside fact, per run: the
+   * outcomes of other effects do not start them again — a webhook, a timer, the reconciler or an
+   * explicit flush does.
+   */
+  readonly #deferred = new Map<string, Map<string, string>>();
+  /** The last piece of effect work per run and task, so that one task's effects keep their order. */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+
+  constructor(host: RunnerHost) {
+    this.#host = host;
+  }
+
+  /** An effect decided in this process: its first try is not a replay. */
+  markFresh(runId: string, key: string): void {
+    this.#fresh.add(`${runId}:${key}`);
+  }
+
+  /** The outbox's effects not under way in this process; with `retryDeferred`, deferred ones again too. */
+  pending(runId: string, outbox: readonly Effect[], retryDeferred: boolean): Effect[] {
+    const running = this.#running.get(runId) ?? new Set<string>();
+    this.#running.set(runId, running);
+    const deferred = this.#deferred.get(runId) ?? new Map<string, string>();
+    this.#deferred.set(runId, deferred);
+    if (retryDeferred) deferred.clear();
+    // A deferred effect that a later decision replaced (same key, new content) is a new one: it starts.
+    return outbox.filter((e) => !running.has(e.key) && deferred.get(e.key) !== JSON.stringify(e));
+  }
+
+  /** The keys of effects whose outcomes a turn took: free to start again. */
+  release(runId: string, keys: Iterable<string>): void {
+    const running = this.#running.get(runId);
+    if (running) for (const key of keys) running.delete(key);
+  }
+
+  /** Start `mine` (pending effects this process owns), each in its task's lane. */
+  start(runId: string, loaded: Loaded, mine: readonly Effect[]): void {
+    const running = this.#running.get(runId)!;
+    const lanes = new Map<string, Effect[]>();
+    for (const effect of mine) {
+      const lane = laneOf(effect);
+      lanes.set(lane, [...(lanes.get(lane) ?? []), effect]);
+      running.add(effect.key);
+    }
+    const conflicts = new Map<string, string[]>();
+    // Each task's effects after those of the task started before; the outcomes of one start come
+    // back together, as one turn (one decision, at most one journal write), as soon as all are known.
+    const carried = [...lanes].map(([lane, effects]) => {
+      const laneKey = `${runId}\u0000${lane}`;
+      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
+      const settled = done.catch(() => undefined);
+      this.#lanes.set(laneKey, settled);
+      void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
+      return done;
+    });
+    if (carried.length === 0) return;
+    const work: Promise<unknown> = Promise.all(carried)
+      .then((outs) => {
+        const acks = outs.flatMap((o) => o.acks);
+        const round = outs.map((o) => o.round).reduce(mergeRounds);
+        return acks.length || Object.keys(round.facts).length ? this.#host.enqueue(runId, acks, round) : undefined;
+      })
+      // The turn that takes the outcomes frees their keys even when its write fails: then the next
+      // turn starts the effects again, as replays.
+      .catch((e: unknown) => this.#host.log.warn({ runId, err: (e as Error).message }, "effects failed; they stay in the outbox"))
+      .finally(() => this.#host.work.delete(work));
+    this.#host.work.add(work);
+  }
+
+  /**
+   * One task's effects, in order. Each outcome is an acknowledgement for a later turn, or — deferred
+   * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
+   * it again.
+   */
+  async #carryOut(
+    runId: string,
+    effects: Effect[],
+    loaded: Loaded,
+    conflicts: Map<string, string[]>,
+  ): Promise<{ acks: LeafInput[]; round: Round }> {
+    const running = this.#running.get(runId)!;
+    const acks: LeafInput[] = [];
+    // What these effects learn, applied here (effects never write the state): a later effect of the
+    // task sees what an earlier one learned.
+    let learned: FactsPatch = {};
+    const ran = new Map<string, string>();
+    let stopped = false;
+    const deferred = this.#deferred.get(runId)!;
+    for (const effect of effects) {
+      if (stopped) {
+        // Behind a branch that is not there yet: deferred with it.
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        continue;
+      }
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      // What it found on GitHub is decided with the acknowledgements.
+      if (outcome.inputs) acks.push(...outcome.inputs);
+      if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
+      else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
+      else {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+        if (outcome.retryInMs !== undefined) this.#host.flushLater(runId, outcome.retryInMs);
+      }
+      if (outcome.kind !== "later") ran.set(effect.key, JSON.stringify(effect));
+      // Without its branch the dispatch cannot go: leave it for the executor's failure handling.
+      if (outcome.kind !== "done" && effect.kind === "PrepareBranch") stopped = true;
+    }
+    return { acks, round: { ran, facts: learned } };
+  }
+
+  async #run(runId: string, effect: Effect, loaded: Loaded, facts: RunFacts, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
+    const { state } = loaded;
+    const prefetchedHead = this.#host.prefetches.take(runId, effect);
+    try {
+      const outcome = await runEffect(effect, {
+        ...(prefetchedHead ? { prefetchedHead } : {}),
+        port: this.#host.port,
+        journal: state.journal,
+        config: state.config,
+        facts,
+        events: state.events.tail,
+        replay: !this.#fresh.has(`${runId}:${effect.key}`),
+        now: this.#host.now(),
+        conflicts,
+      });
+      this.#fresh.delete(`${runId}:${effect.key}`);
+      return outcome;
+    } catch (e) {
+      // Transient errors were already retried by Octokit; leave the effect for the next flush. A
+      // write may have happened even though its answer was an error (a 502 after GitHub did the
+      // work): the next try is a replay, which looks at GitHub before acting again.
+      this.#fresh.delete(`${runId}:${effect.key}`);
+      this.#host.log.warn({ runId, effect: effect.key, err: (e as Error).message }, "effect failed; it stays in the outbox");
+      return { kind: "later", reason: (e as Error).message };
+    }
+  }
+
+  /** Forget which effects were decided here (a restart). */
+  forget(): void {
+    this.#fresh.clear();
+  }
+}
