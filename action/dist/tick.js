@@ -2209,7 +2209,7 @@ var require_thread_stream = __commonJS({
     var { version } = require_package();
     var { EventEmitter } = __require("events");
     var { Worker } = __require("worker_threads");
-    var { join } = __require("path");
+    var { join: join2 } = __require("path");
     var { pathToFileURL: pathToFileURL2 } = __require("url");
     var { wait: wait2 } = require_wait();
     var {
@@ -2261,7 +2261,7 @@ var require_thread_stream = __commonJS({
     function createWorker(stream, opts) {
       const { filename, workerData } = opts;
       const bundlerOverrides = "__bundlerPathsOverrides" in globalThis ? globalThis.__bundlerPathsOverrides : {};
-      const toExecute = bundlerOverrides["thread-stream-worker"] || join(__dirname, "lib", "worker.js");
+      const toExecute = bundlerOverrides["thread-stream-worker"] || join2(__dirname, "lib", "worker.js");
       const worker = new Worker(toExecute, {
         ...opts.workerOpts,
         name: opts.workerOpts?.name || "thread-stream",
@@ -2774,7 +2774,7 @@ var require_transport = __commonJS({
     var { createRequire: createRequire2 } = __require("module");
     var { existsSync } = __require("node:fs");
     var getCallers = require_caller();
-    var { join, isAbsolute, sep } = __require("node:path");
+    var { join: join2, isAbsolute, sep } = __require("node:path");
     var { fileURLToPath } = __require("node:url");
     var sleep = require_atomic_sleep();
     var onExit = require_on_exit_leak_free();
@@ -2929,7 +2929,7 @@ var require_transport = __commonJS({
         throw new Error("only one of target or targets can be specified");
       }
       if (targets) {
-        target = bundlerOverrides["pino-worker"] || join(__dirname, "worker.js");
+        target = bundlerOverrides["pino-worker"] || join2(__dirname, "worker.js");
         options2.targets = targets.filter((dest) => dest.target).map((dest) => {
           return {
             ...dest,
@@ -2950,7 +2950,7 @@ var require_transport = __commonJS({
         const pipelinesHaveLevel = options2.pipelines.some((p) => p.some((t) => t.level != null));
         usesMultistream = options2.targets.length + options2.pipelines.length > 1 || targetsHaveLevel || pipelinesHaveLevel;
       } else if (pipeline) {
-        target = bundlerOverrides["pino-worker"] || join(__dirname, "worker.js");
+        target = bundlerOverrides["pino-worker"] || join2(__dirname, "worker.js");
         options2.pipelines = [pipeline.map((dest) => {
           return {
             ...dest,
@@ -2977,7 +2977,7 @@ var require_transport = __commonJS({
           return origin;
         }
         if (origin === "pino/file") {
-          return join(__dirname, "..", "file.js");
+          return join2(__dirname, "..", "file.js");
         }
         let fixTarget2;
         for (const filePath of callers) {
@@ -3957,7 +3957,7 @@ var require_safe_stable_stringify = __commonJS({
               return circularValue;
             }
             let res = "";
-            let join = ",";
+            let join2 = ",";
             const originalIndentation = indentation;
             if (Array.isArray(value)) {
               if (value.length === 0) {
@@ -3971,7 +3971,7 @@ var require_safe_stable_stringify = __commonJS({
                 indentation += spacer;
                 res += `
 ${indentation}`;
-                join = `,
+                join2 = `,
 ${indentation}`;
               }
               const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
@@ -3979,13 +3979,13 @@ ${indentation}`;
               for (; i < maximumValuesToStringify - 1; i++) {
                 const tmp2 = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
                 res += tmp2 !== void 0 ? tmp2 : "null";
-                res += join;
+                res += join2;
               }
               const tmp = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
               res += tmp !== void 0 ? tmp : "null";
               if (value.length - 1 > maximumBreadth) {
                 const removedKeys = value.length - maximumBreadth - 1;
-                res += `${join}"... ${getItemCount(removedKeys)} not stringified"`;
+                res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
               }
               if (spacer !== "") {
                 res += `
@@ -4006,7 +4006,7 @@ ${originalIndentation}`;
             let separator = "";
             if (spacer !== "") {
               indentation += spacer;
-              join = `,
+              join2 = `,
 ${indentation}`;
               whitespace = " ";
             }
@@ -4020,13 +4020,13 @@ ${indentation}`;
               const tmp = stringifyFnReplacer(key2, value, stack, replacer, spacer, indentation);
               if (tmp !== void 0) {
                 res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
-                separator = join;
+                separator = join2;
               }
             }
             if (keyLength > maximumBreadth) {
               const removedKeys = keyLength - maximumBreadth;
               res += `${separator}"...":${whitespace}"${getItemCount(removedKeys)} not stringified"`;
-              separator = join;
+              separator = join2;
             }
             if (spacer !== "" && separator.length > 1) {
               res = `
@@ -4067,7 +4067,7 @@ ${originalIndentation}`;
             }
             const originalIndentation = indentation;
             let res = "";
-            let join = ",";
+            let join2 = ",";
             if (Array.isArray(value)) {
               if (value.length === 0) {
                 return "[]";
@@ -4080,7 +4080,7 @@ ${originalIndentation}`;
                 indentation += spacer;
                 res += `
 ${indentation}`;
-                join = `,
+                join2 = `,
 ${indentation}`;
               }
               const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
@@ -4088,13 +4088,13 @@ ${indentation}`;
               for (; i < maximumValuesToStringify - 1; i++) {
                 const tmp2 = stringifyArrayReplacer(String(i), value[i], stack, replacer, spacer, indentation);
                 res += tmp2 !== void 0 ? tmp2 : "null";
-                res += join;
+                res += join2;
               }
               const tmp = stringifyArrayReplacer(String(i), value[i], stack, replacer, spacer, indentation);
               res += tmp !== void 0 ? tmp : "null";
               if (value.length - 1 > maximumBreadth) {
                 const removedKeys = value.length - maximumBreadth - 1;
-                res += `${join}"... ${getItemCount(removedKeys)} not stringified"`;
+                res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
               }
               if (spacer !== "") {
                 res += `
@@ -4107,7 +4107,7 @@ ${originalIndentation}`;
             let whitespace = "";
             if (spacer !== "") {
               indentation += spacer;
-              join = `,
+              join2 = `,
 ${indentation}`;
               whitespace = " ";
             }
@@ -4116,7 +4116,7 @@ ${indentation}`;
               const tmp = stringifyArrayReplacer(key2, value[key2], stack, replacer, spacer, indentation);
               if (tmp !== void 0) {
                 res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
-                separator = join;
+                separator = join2;
               }
             }
             if (spacer !== "" && separator.length > 1) {
@@ -4174,20 +4174,20 @@ ${originalIndentation}`;
               indentation += spacer;
               let res2 = `
 ${indentation}`;
-              const join2 = `,
+              const join3 = `,
 ${indentation}`;
               const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
               let i = 0;
               for (; i < maximumValuesToStringify - 1; i++) {
                 const tmp2 = stringifyIndent(String(i), value[i], stack, spacer, indentation);
                 res2 += tmp2 !== void 0 ? tmp2 : "null";
-                res2 += join2;
+                res2 += join3;
               }
               const tmp = stringifyIndent(String(i), value[i], stack, spacer, indentation);
               res2 += tmp !== void 0 ? tmp : "null";
               if (value.length - 1 > maximumBreadth) {
                 const removedKeys = value.length - maximumBreadth - 1;
-                res2 += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
+                res2 += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
               }
               res2 += `
 ${originalIndentation}`;
@@ -4203,16 +4203,16 @@ ${originalIndentation}`;
               return '"[Object]"';
             }
             indentation += spacer;
-            const join = `,
+            const join2 = `,
 ${indentation}`;
             let res = "";
             let separator = "";
             let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
             if (isTypedArrayWithEntries(value)) {
-              res += stringifyTypedArray(value, join, maximumBreadth);
+              res += stringifyTypedArray(value, join2, maximumBreadth);
               keys = keys.slice(value.length);
               maximumPropertiesToStringify -= value.length;
-              separator = join;
+              separator = join2;
             }
             if (deterministic) {
               keys = sort(keys, comparator);
@@ -4223,13 +4223,13 @@ ${indentation}`;
               const tmp = stringifyIndent(key2, value[key2], stack, spacer, indentation);
               if (tmp !== void 0) {
                 res += `${separator}${strEscape(key2)}: ${tmp}`;
-                separator = join;
+                separator = join2;
               }
             }
             if (keyLength > maximumBreadth) {
               const removedKeys = keyLength - maximumBreadth;
               res += `${separator}"...": "${getItemCount(removedKeys)} not stringified"`;
-              separator = join;
+              separator = join2;
             }
             if (separator !== "") {
               res = `
@@ -17651,30 +17651,6 @@ function decide(journal, input, now, config2) {
   return step.finish();
 }
 
-// src/core/same-json.ts
-function sameJson(a, b) {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return JSON.stringify(a) === JSON.stringify(b);
-  if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
-    return true;
-  }
-  const x = a;
-  const y = b;
-  let fields = 0;
-  for (const k of Object.keys(x)) {
-    if (!shown(x[k])) continue;
-    fields++;
-    if (!Object.prototype.hasOwnProperty.call(y, k) || !shown(y[k]) || !sameJson(x[k], y[k])) return false;
-  }
-  for (const k of Object.keys(y)) if (shown(y[k])) fields--;
-  return fields === 0;
-}
-var shown = (v) => v !== void 0 && typeof v !== "function" && typeof v !== "symbol";
-var hasToJson = (v) => typeof v.toJSON === "function";
-
 // src/app/render.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 
@@ -19133,6 +19109,46 @@ function isFree(state, key, me) {
   return !lease || Date.parse(lease.until) <= me.now || lease.owner === me.replicaId && !owns(state, key, me);
 }
 
+// src/app/rounds.ts
+function sameEffect(outbox, key, ran) {
+  const pending = outbox.find((e) => e.key === key);
+  return !pending || ran === void 0 || JSON.stringify(pending) === ran;
+}
+function mergePatches(earlier, later) {
+  const out = { ...earlier, ...later };
+  if (earlier.checkRuns || later.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later.checkRuns };
+  return out;
+}
+function withFacts(facts, learned) {
+  if (Object.keys(learned).length === 0) return facts;
+  const checkRuns = learned.checkRuns && Object.keys(learned.checkRuns).length ? { ...facts.checkRuns, ...learned.checkRuns } : facts.checkRuns;
+  return { ...facts, ...learned, checkRuns };
+}
+function mergeRounds(a, b) {
+  return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
+}
+
+// src/app/engine.ts
+import { randomUUID } from "node:crypto";
+
+// src/app/engine/batches.ts
+function join(batch, inputs, round3) {
+  const count = inputs.length;
+  batch.inputs.push(...inputs);
+  if (round3) batch.round = batch.round ? mergeRounds(batch.round, round3) : round3;
+  return new Promise((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
+}
+function answer(batch, first) {
+  const decisions = first ? [first] : [];
+  const own = first?.rejections ?? [];
+  let from = 0;
+  for (const w of batch.waiters) {
+    const to = from + w.count;
+    w.resolve({ decisions, rejections: own.filter((r) => r.leaf >= from && r.leaf < to) });
+    from = to;
+  }
+}
+
 // src/app/normalize.ts
 function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
@@ -19298,55 +19314,28 @@ function spendOf(r) {
   return Object.keys(spend).length ? { spend } : {};
 }
 
-// src/app/rounds.ts
-function sameEffect(outbox, key, ran) {
-  const pending = outbox.find((e) => e.key === key);
-  return !pending || ran === void 0 || JSON.stringify(pending) === ran;
-}
-function mergePatches(earlier, later) {
-  const out = { ...earlier, ...later };
-  if (earlier.checkRuns || later.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later.checkRuns };
-  return out;
-}
-function withFacts(facts, learned) {
-  if (Object.keys(learned).length === 0) return facts;
-  const checkRuns = learned.checkRuns && Object.keys(learned.checkRuns).length ? { ...facts.checkRuns, ...learned.checkRuns } : facts.checkRuns;
-  return { ...facts, ...learned, checkRuns };
-}
-function mergeRounds(a, b) {
-  return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
+// src/app/engine/containment.ts
+async function checkContainment(port, log, runId, journal, input) {
+  try {
+    return await withContainment(port, journal, input);
+  } catch (e) {
+    if (input.kind !== "agent.finished") throw e;
+    log.warn(
+      { runId, taskId: input.taskId, attempt: input.attempt, err: e.message },
+      "could not compare a refinery's head with its upstreams; its result waits"
+    );
+    return { kind: "agent.heartbeat", taskId: input.taskId, attempt: input.attempt };
+  }
 }
 
-// src/app/engine.ts
-import { randomUUID } from "node:crypto";
-var silentLogger = { info() {
-}, warn() {
-}, error() {
-} };
-var MAX_CAS_ATTEMPTS = 6;
-var PREFETCH_TTL_MS = 6e4;
-var DEFAULT_LEASE_MS = 2e4;
-var Engine = class {
-  store;
-  #port;
-  #log;
-  #now;
-  #onDecision;
-  #onRestored;
-  #onRefused;
-  /** Refused journals already told (by blob). */
-  #refusedTold = /* @__PURE__ */ new Set();
-  /** The last journal read or written per run, so a webhook usually costs no read. */
-  #cache = /* @__PURE__ */ new Map();
-  #chains = /* @__PURE__ */ new Map();
-  /** Per run, the batch of inputs still open to more (its turn has not come yet). */
-  #batches = /* @__PURE__ */ new Map();
+// src/app/engine/effects-runner.ts
+function laneOf(effect) {
+  return "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
+}
+var EffectRunner = class {
+  #host;
   /** Effect keys decided in this process (not replayed from a stored outbox). */
   #fresh = /* @__PURE__ */ new Set();
-  /** Heads of the branches new task branches are cut from, read while their decision is written (`#prefetch`). */
-  #prefetched = /* @__PURE__ */ new Map();
-  /** Facts learned from effects and not yet persisted (they ride along with the next write). */
-  #dirty = /* @__PURE__ */ new Set();
   /** Keys of the effects being carried out, per run: taken from start until their outcome's turn ends. */
   #running = /* @__PURE__ */ new Map();
   /**
@@ -19357,6 +19346,257 @@ var Engine = class {
   #deferred = /* @__PURE__ */ new Map();
   /** The last piece of effect work per run and task, so that one task's effects keep their order. */
   #lanes = /* @__PURE__ */ new Map();
+  constructor(host) {
+    this.#host = host;
+  }
+  /** An effect decided in this process: its first try is not a replay. */
+  markFresh(runId, key) {
+    this.#fresh.add(`${runId}:${key}`);
+  }
+  /** The outbox's effects not under way in this process; with `retryDeferred`, deferred ones again too. */
+  pending(runId, outbox, retryDeferred) {
+    const running = this.#running.get(runId) ?? /* @__PURE__ */ new Set();
+    this.#running.set(runId, running);
+    const deferred = this.#deferred.get(runId) ?? /* @__PURE__ */ new Map();
+    this.#deferred.set(runId, deferred);
+    if (retryDeferred) deferred.clear();
+    return outbox.filter((e) => !running.has(e.key) && deferred.get(e.key) !== JSON.stringify(e));
+  }
+  /** The keys of effects whose outcomes a turn took: free to start again. */
+  release(runId, keys) {
+    const running = this.#running.get(runId);
+    if (running) for (const key of keys) running.delete(key);
+  }
+  /** Start `mine` (pending effects this process owns), each in its task's lane. */
+  start(runId, loaded, mine) {
+    const running = this.#running.get(runId);
+    const lanes = /* @__PURE__ */ new Map();
+    for (const effect of mine) {
+      const lane = laneOf(effect);
+      lanes.set(lane, [...lanes.get(lane) ?? [], effect]);
+      running.add(effect.key);
+    }
+    const conflicts = /* @__PURE__ */ new Map();
+    const carried = [...lanes].map(([lane, effects]) => {
+      const laneKey = `${runId}\0${lane}`;
+      const done2 = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
+      const settled = done2.catch(() => void 0);
+      this.#lanes.set(laneKey, settled);
+      void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
+      return done2;
+    });
+    if (carried.length === 0) return;
+    const work = Promise.all(carried).then((outs) => {
+      const acks = outs.flatMap((o) => o.acks);
+      const round3 = outs.map((o) => o.round).reduce(mergeRounds);
+      return acks.length || Object.keys(round3.facts).length ? this.#host.enqueue(runId, acks, round3) : void 0;
+    }).catch((e) => this.#host.log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#host.work.delete(work));
+    this.#host.work.add(work);
+  }
+  /**
+   * One task's effects, in order. Each outcome is an acknowledgement for a later turn, or — deferred
+   * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
+   * it again.
+   */
+  async #carryOut(runId, effects, loaded, conflicts) {
+    const running = this.#running.get(runId);
+    const acks = [];
+    let learned = {};
+    const ran = /* @__PURE__ */ new Map();
+    let stopped = false;
+    const deferred = this.#deferred.get(runId);
+    for (const effect of effects) {
+      if (stopped) {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        continue;
+      }
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      if (outcome.learned) learned = mergePatches(learned, outcome.learned);
+      if (outcome.inputs) acks.push(...outcome.inputs);
+      if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
+      else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
+      else {
+        running.delete(effect.key);
+        deferred.set(effect.key, JSON.stringify(effect));
+        this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
+        if (outcome.retryInMs !== void 0) this.#host.flushLater(runId, outcome.retryInMs);
+      }
+      if (outcome.kind !== "later") ran.set(effect.key, JSON.stringify(effect));
+      if (outcome.kind !== "done" && effect.kind === "PrepareBranch") stopped = true;
+    }
+    return { acks, round: { ran, facts: learned } };
+  }
+  async #run(runId, effect, loaded, facts, conflicts) {
+    const { state } = loaded;
+    const prefetchedHead = this.#host.prefetches.take(runId, effect);
+    try {
+      const outcome = await runEffect(effect, {
+        ...prefetchedHead ? { prefetchedHead } : {},
+        port: this.#host.port,
+        journal: state.journal,
+        config: state.config,
+        facts,
+        events: state.events.tail,
+        replay: !this.#fresh.has(`${runId}:${effect.key}`),
+        now: this.#host.now(),
+        conflicts
+      });
+      this.#fresh.delete(`${runId}:${effect.key}`);
+      return outcome;
+    } catch (e) {
+      this.#fresh.delete(`${runId}:${effect.key}`);
+      this.#host.log.warn({ runId, effect: effect.key, err: e.message }, "effect failed; it stays in the outbox");
+      return { kind: "later", reason: e.message };
+    }
+  }
+  /** Forget which effects were decided here (a restart). */
+  forget() {
+    this.#fresh.clear();
+  }
+};
+
+// src/core/same-json.ts
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return JSON.stringify(a) === JSON.stringify(b);
+  if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  const x = a;
+  const y = b;
+  let fields = 0;
+  for (const k of Object.keys(x)) {
+    if (!shown(x[k])) continue;
+    fields++;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !shown(y[k]) || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (shown(y[k])) fields--;
+  return fields === 0;
+}
+var shown = (v) => v !== void 0 && typeof v !== "function" && typeof v !== "symbol";
+var hasToJson = (v) => typeof v.toJSON === "function";
+
+// src/app/engine/journal-writes.ts
+function journalUnchanged(before, after) {
+  return sameJson(before, after);
+}
+function commitMessage(runId, d) {
+  const kinds = [...new Set(d.events.map((e) => e.type))].slice(0, 4).join(", ");
+  return `forge: ${runId} ${kinds || "journal"} (seq ${d.journal.seq})`;
+}
+
+// src/app/engine/prefetches.ts
+var PREFETCH_TTL_MS = 6e4;
+var Prefetches = class {
+  #port;
+  /** Heads of the branches new task branches are cut from, read while their decision is written (`prefetch`). */
+  #prefetched = /* @__PURE__ */ new Map();
+  constructor(port) {
+    this.#port = port;
+  }
+  /**
+   * Starts reading the branch each new task branch will be cut from, beside the journal write that
+   * records the decision: the merge → next dispatch path then waits for the write and the branch's
+   * creation, not for a read in between. Taken once, by the effect's first try within a minute.
+   */
+  prefetch(runId, effects) {
+    const now = Date.now();
+    for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
+    for (const e of effects) {
+      if (e.kind !== "PrepareBranch") continue;
+      const head = this.#port.branchHead(e.from).catch(() => null);
+      this.#prefetched.set(`${runId}:${e.key}`, { head, at: now });
+    }
+  }
+  take(runId, effect) {
+    const key = `${runId}:${effect.key}`;
+    const p = this.#prefetched.get(key);
+    this.#prefetched.delete(key);
+    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : void 0;
+  }
+  /** The heads read for effects whose write was lost. */
+  drop(runId, effects) {
+    for (const effect of effects) this.#prefetched.delete(`${runId}:${effect.key}`);
+  }
+  clear() {
+    this.#prefetched.clear();
+  }
+};
+
+// src/app/engine/restore.ts
+var Restorer = class {
+  #held;
+  constructor(held) {
+    this.#held = held;
+  }
+  /**
+   * The state branch was deleted (by hand: Forge never deletes it) and a write found it gone: put it
+   * back at the last journal commit this process wrote, so nothing recorded is lost. Without one
+   * (the journal was read, not written, since the App started) it stays an error in the log.
+   */
+  async restoreMissing(runId, e) {
+    if (!(e instanceof StateBranchMissingError)) return false;
+    const commitSha = this.#held.cache.get(runId)?.commitSha;
+    if (commitSha && await this.putBack(runId, commitSha)) return true;
+    this.#held.log.error(
+      { runId },
+      `${e.message} and this process knows no commit to restore it from: restore the branch, or cancel the run`
+    );
+    return false;
+  }
+  /**
+   * Recreate the state branch at `commitSha` and tell the run's people. The journal this process
+   * holds is ahead of the restored one only by what it keeps in memory (acknowledgements, ids of
+   * GitHub objects) when both come from the same blob: then it is kept.
+   */
+  async putBack(runId, commitSha, actor) {
+    const { store, cache: cache2, dirty, log, onRestored } = this.#held;
+    const restored = await store.restore(runId, commitSha);
+    if (!restored) return null;
+    log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
+    const cached = cache2.get(runId);
+    const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
+    if (loaded === restored) dirty.delete(runId);
+    cache2.set(runId, loaded);
+    await onRestored?.(runId, loaded, actor).catch(
+      (err) => log.warn({ runId, err: err.message }, "could not tell the run's tracker")
+    );
+    return loaded;
+  }
+};
+
+// src/app/engine/types.ts
+var silentLogger = { info() {
+}, warn() {
+}, error() {
+} };
+var DEFAULT_LEASE_MS = 2e4;
+
+// src/app/engine.ts
+var MAX_CAS_ATTEMPTS = 6;
+var Engine = class {
+  store;
+  #port;
+  #log;
+  #now;
+  #onDecision;
+  #onRefused;
+  /** Refused journals already told (by blob). */
+  #refusedTold = /* @__PURE__ */ new Set();
+  /** The last journal read or written per run, so a webhook usually costs no read. */
+  #cache = /* @__PURE__ */ new Map();
+  #chains = /* @__PURE__ */ new Map();
+  /** Per run, the batch of inputs still open to more (its turn has not come yet). */
+  #batches = /* @__PURE__ */ new Map();
+  /** Facts learned from effects and not yet persisted (they ride along with the next write). */
+  #dirty = /* @__PURE__ */ new Set();
+  #prefetches;
+  #effects;
+  #restorer;
   #stopped = false;
   /** Turns and effect work under way, for `idle`. */
   #work = /* @__PURE__ */ new Set();
@@ -19373,9 +19613,20 @@ var Engine = class {
     this.#log = options2.log ?? silentLogger;
     this.#now = options2.now ?? Date.now;
     this.#onDecision = options2.onDecision;
-    this.#onRestored = options2.onRestored;
     this.replicaId = options2.replicaId ?? randomUUID();
     this.#leaseMs = options2.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#prefetches = new Prefetches(this.#port);
+    this.#effects = new EffectRunner({
+      port: this.#port,
+      log: this.#log,
+      now: () => this.#now(),
+      prefetches: this.#prefetches,
+      work: this.#work,
+      enqueue: (runId, acks, round3) => this.#enqueue(runId, acks, round3),
+      flushLater: (runId, ms) => this.#flushLater(runId, ms)
+    });
+    const held = { store: this.store, cache: this.#cache, dirty: this.#dirty, log: this.#log, onRestored: options2.onRestored };
+    this.#restorer = new Restorer(held);
   }
   /** This process as a lease holder, now. */
   #holder() {
@@ -19436,7 +19687,7 @@ var Engine = class {
         throw e;
       }
       this.#cache.set(run2.runId, loaded);
-      for (const e of d.effects) this.#fresh.add(`${run2.runId}:${e.key}`);
+      for (const e of d.effects) this.#effects.markFresh(run2.runId, e.key);
       this.#onDecision?.(run2.runId, d);
       this.#log.info({ runId: run2.runId, tasks: run2.nodes.length }, "run started");
       await this.#launch(run2.runId, true);
@@ -19454,33 +19705,20 @@ var Engine = class {
   }
   #enqueue(runId, inputs, round3) {
     if (inputs.length === 0 && !round3) return Promise.resolve({ decisions: [], rejections: [] });
-    const count = inputs.length;
     const open = this.#batches.get(runId);
-    if (open) {
-      open.inputs.push(...inputs);
-      if (round3) open.round = open.round ? mergeRounds(open.round, round3) : round3;
-      return new Promise((resolve, reject) => open.waiters.push({ count, resolve, reject }));
-    }
-    const batch = { inputs: [...inputs], ...round3 ? { round: round3 } : {}, waiters: [] };
+    if (open) return join(open, inputs, round3);
+    const batch = { inputs: [], waiters: [] };
     this.#batches.set(runId, batch);
-    const result = new Promise((resolve, reject) => batch.waiters.push({ count, resolve, reject }));
+    const result = join(batch, inputs, round3);
     void this.#serial(runId, async () => {
       this.#batches.delete(runId);
       try {
         const first = batch.inputs.length || batch.round ? await this.#decideAndPersist(runId, batch.inputs, batch.round) : null;
-        const decisions = first ? [first] : [];
-        const own = first?.rejections ?? [];
-        let from = 0;
-        for (const w of batch.waiters) {
-          const to = from + w.count;
-          w.resolve({ decisions, rejections: own.filter((r) => r.leaf >= from && r.leaf < to) });
-          from = to;
-        }
+        answer(batch, first);
       } catch (e) {
         for (const w of batch.waiters) w.reject(e);
       } finally {
-        const running = this.#running.get(runId);
-        if (batch.round && running) for (const key of batch.round.ran.keys()) running.delete(key);
+        if (batch.round) this.#effects.release(runId, batch.round.ran.keys());
       }
       const outside = batch.inputs.some((i) => i.kind !== "effect.done" && i.kind !== "effect.failed");
       if (batch.inputs.length)
@@ -19524,7 +19762,7 @@ var Engine = class {
         }
         return null;
       }
-      const checked = await Promise.all(inputs.map((input) => this.#withContainment(runId, state.journal, input)));
+      const checked = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
       const now = this.#now();
       const d = decide(state.journal, checked.length === 1 ? checked[0] : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] } };
@@ -19535,17 +19773,17 @@ var Engine = class {
         return d;
       }
       try {
-        this.#prefetch(runId, d.effects);
+        this.#prefetches.prefetch(runId, d.effects);
         const saved = await this.store.save(loaded, this.#leased(next, d.effects), commitMessage(runId, d));
         this.#cache.set(runId, saved);
         this.#dirty.delete(runId);
         const pending = new Set(state.journal.outbox.map((e) => e.key));
-        for (const e of d.effects) if (!pending.has(e.key)) this.#fresh.add(`${runId}:${e.key}`);
+        for (const e of d.effects) if (!pending.has(e.key)) this.#effects.markFresh(runId, e.key);
         this.#onDecision?.(runId, d);
         return d;
       } catch (e) {
-        if (await this.#restoreMissing(runId, e)) continue;
-        for (const effect of d.effects) this.#prefetched.delete(`${runId}:${effect.key}`);
+        if (await this.#restorer.restoreMissing(runId, e)) continue;
+        this.#prefetches.drop(runId, d.effects);
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -19553,23 +19791,6 @@ var Engine = class {
       }
     }
     throw new Error(`run ${runId}: the journal kept moving; gave up after ${MAX_CAS_ATTEMPTS} attempts`);
-  }
-  /**
-   * A refinery's result without its containment facts is never decided: when GitHub cannot answer
-   * the compare, it counts as a sign of life only (the same position in the batch), and the result
-   * is read again from the branch by the job's completion or the reconciler.
-   */
-  async #withContainment(runId, journal, input) {
-    try {
-      return await withContainment(this.#port, journal, input);
-    } catch (e) {
-      if (input.kind !== "agent.finished") throw e;
-      this.#log.warn(
-        { runId, taskId: input.taskId, attempt: input.attempt, err: e.message },
-        "could not compare a refinery's head with its upstreams; its result waits"
-      );
-      return { kind: "agent.heartbeat", taskId: input.taskId, attempt: input.attempt };
-    }
   }
   /**
    * Start the outbox's effects that are this process's and not under way (inside the run's turn):
@@ -19581,12 +19802,7 @@ var Engine = class {
     if (this.#stopped) return;
     let loaded = await this.#load(runId);
     if (!loaded) return;
-    const running = this.#running.get(runId) ?? /* @__PURE__ */ new Set();
-    this.#running.set(runId, running);
-    const deferred = this.#deferred.get(runId) ?? /* @__PURE__ */ new Map();
-    this.#deferred.set(runId, deferred);
-    if (retryDeferred) deferred.clear();
-    const pending = loaded.state.journal.outbox.filter((e) => !running.has(e.key) && deferred.get(e.key) !== JSON.stringify(e));
+    const pending = this.#effects.pending(runId, loaded.state.journal.outbox, retryDeferred);
     if (pending.length === 0) return;
     const free = pending.filter((e) => isFree(loaded.state, e.key, this.#holder())).map((e) => e.key);
     if (free.length) {
@@ -19595,62 +19811,7 @@ var Engine = class {
     }
     const me = this.#holder();
     const mine = pending.filter((e) => owns(loaded.state, e.key, me));
-    const lanes = /* @__PURE__ */ new Map();
-    for (const effect of mine) {
-      const lane = "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
-      lanes.set(lane, [...lanes.get(lane) ?? [], effect]);
-      running.add(effect.key);
-    }
-    const conflicts = /* @__PURE__ */ new Map();
-    const carried = [...lanes].map(([lane, effects]) => {
-      const laneKey = `${runId}\0${lane}`;
-      const done2 = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
-      const settled = done2.catch(() => void 0);
-      this.#lanes.set(laneKey, settled);
-      void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
-      return done2;
-    });
-    if (carried.length === 0) return;
-    const work = Promise.all(carried).then((outs) => {
-      const acks = outs.flatMap((o) => o.acks);
-      const round3 = outs.map((o) => o.round).reduce(mergeRounds);
-      return acks.length || Object.keys(round3.facts).length ? this.#enqueue(runId, acks, round3) : void 0;
-    }).catch((e) => this.#log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#work.delete(work));
-    this.#work.add(work);
-  }
-  /**
-   * One task's effects, in order. Each outcome is an acknowledgement for a later turn, or — deferred
-   * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
-   * it again.
-   */
-  async #carryOut(runId, effects, loaded, conflicts) {
-    const running = this.#running.get(runId);
-    const acks = [];
-    let learned = {};
-    const ran = /* @__PURE__ */ new Map();
-    let stopped = false;
-    const deferred = this.#deferred.get(runId);
-    for (const effect of effects) {
-      if (stopped) {
-        running.delete(effect.key);
-        deferred.set(effect.key, JSON.stringify(effect));
-        continue;
-      }
-      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
-      if (outcome.learned) learned = mergePatches(learned, outcome.learned);
-      if (outcome.inputs) acks.push(...outcome.inputs);
-      if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
-      else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-      else {
-        running.delete(effect.key);
-        deferred.set(effect.key, JSON.stringify(effect));
-        this.#log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
-        if (outcome.retryInMs !== void 0) this.#flushLater(runId, outcome.retryInMs);
-      }
-      if (outcome.kind !== "later") ran.set(effect.key, JSON.stringify(effect));
-      if (outcome.kind !== "done" && effect.kind === "PrepareBranch") stopped = true;
-    }
-    return { acks, round: { ran, facts: learned } };
+    this.#effects.start(runId, loaded, mine);
   }
   /**
    * Take over effects whose lease ran out: one compare-and-swap write naming this process. Null when
@@ -19670,54 +19831,11 @@ var Engine = class {
       if (theirs) this.#log.info({ runId, replica: this.replicaId, keys }, "took over effects whose lease ran out");
       return saved;
     } catch (e) {
-      if (await this.#restoreMissing(runId, e)) return null;
+      if (await this.#restorer.restoreMissing(runId, e)) return null;
       if (!(e instanceof ConflictError)) throw e;
       this.stats.casLost++;
       this.#cache.delete(runId);
       return null;
-    }
-  }
-  /**
-   * Starts reading the branch each new task branch will be cut from, beside the journal write that
-   * records the decision: the merge → next dispatch path then waits for the write and the branch's
-   * creation, not for a read in between. Taken once, by the effect's first try within a minute.
-   */
-  #prefetch(runId, effects) {
-    const now = Date.now();
-    for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
-    for (const e of effects) {
-      if (e.kind !== "PrepareBranch") continue;
-      const head = this.#port.branchHead(e.from).catch(() => null);
-      this.#prefetched.set(`${runId}:${e.key}`, { head, at: now });
-    }
-  }
-  #takePrefetched(runId, effect) {
-    const key = `${runId}:${effect.key}`;
-    const p = this.#prefetched.get(key);
-    this.#prefetched.delete(key);
-    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : void 0;
-  }
-  async #run(runId, effect, loaded, facts, conflicts) {
-    const { state } = loaded;
-    const prefetchedHead = this.#takePrefetched(runId, effect);
-    try {
-      const outcome = await runEffect(effect, {
-        ...prefetchedHead ? { prefetchedHead } : {},
-        port: this.#port,
-        journal: state.journal,
-        config: state.config,
-        facts,
-        events: state.events.tail,
-        replay: !this.#fresh.has(`${runId}:${effect.key}`),
-        now: this.#now(),
-        conflicts
-      });
-      this.#fresh.delete(`${runId}:${effect.key}`);
-      return outcome;
-    } catch (e) {
-      this.#fresh.delete(`${runId}:${effect.key}`);
-      this.#log.warn({ runId, effect: effect.key, err: e.message }, "effect failed; it stays in the outbox");
-      return { kind: "later", reason: e.message };
     }
   }
   /** Trailing edge of a debounce: flush the run again once the wait is over. */
@@ -19747,7 +19865,7 @@ var Engine = class {
           this.#cache.set(runId, saved);
           this.#dirty.delete(runId);
         } catch (e) {
-          if (await this.#restoreMissing(runId, e)) return;
+          if (await this.#restorer.restoreMissing(runId, e)) return;
           if (!(e instanceof ConflictError)) throw e;
           this.#cache.delete(runId);
           this.#dirty.delete(runId);
@@ -19755,39 +19873,9 @@ var Engine = class {
       });
     }
   }
-  /**
-   * The state branch was deleted (by hand: Forge never deletes it) and a write found it gone: put it
-   * back at the last journal commit this process wrote, so nothing recorded is lost. Without one
-   * (the journal was read, not written, since the App started) it stays an error in the log.
-   */
-  async #restoreMissing(runId, e) {
-    if (!(e instanceof StateBranchMissingError)) return false;
-    const commitSha = this.#cache.get(runId)?.commitSha;
-    if (commitSha && await this.#putBack(runId, commitSha)) return true;
-    this.#log.error({ runId }, `${e.message} and this process knows no commit to restore it from: restore the branch, or cancel the run`);
-    return false;
-  }
   /** A deleted state branch seen in a `push` webhook: put it back at the commit it pointed to. */
   async restore(runId, commitSha, actor) {
-    return this.#serial(runId, () => this.#putBack(runId, commitSha, actor));
-  }
-  /**
-   * Recreate the state branch at `commitSha` and tell the run's people. The journal this process
-   * holds is ahead of the restored one only by what it keeps in memory (acknowledgements, ids of
-   * GitHub objects) when both come from the same blob: then it is kept.
-   */
-  async #putBack(runId, commitSha, actor) {
-    const restored = await this.store.restore(runId, commitSha);
-    if (!restored) return null;
-    this.#log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-    const cached = this.#cache.get(runId);
-    const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
-    if (loaded === restored) this.#dirty.delete(runId);
-    this.#cache.set(runId, loaded);
-    await this.#onRestored?.(runId, loaded, actor).catch(
-      (err) => this.#log.warn({ runId, err: err.message }, "could not tell the run's tracker")
-    );
-    return loaded;
+    return this.#serial(runId, () => this.#restorer.putBack(runId, commitSha, actor));
   }
   /** Ids of the runs this repository has. */
   listRuns() {
@@ -19796,18 +19884,11 @@ var Engine = class {
   /** Forget the cached journals (a test simulating a restart, or after an unexpected error). */
   forget() {
     this.#cache.clear();
-    this.#fresh.clear();
-    this.#prefetched.clear();
+    this.#effects.forget();
+    this.#prefetches.clear();
     this.#dirty.clear();
   }
 };
-function journalUnchanged(before, after) {
-  return sameJson(before, after);
-}
-function commitMessage(runId, d) {
-  const kinds = [...new Set(d.events.map((e) => e.type))].slice(0, 4).join(", ");
-  return `forge: ${runId} ${kinds || "journal"} (seq ${d.journal.seq})`;
-}
 
 // src/app/plan-source.ts
 import { createHash as createHash2 } from "node:crypto";
