@@ -76,6 +76,24 @@ function commit(id: string, message: string, files: { added?: string[]; modified
   };
 }
 
+/** octocat's push of one commit `after` to `branch`, changing `files`. */
+function personPush(branch: string, after: string, message: string, files: { added?: string[]; modified?: string[] }): Delivery {
+  const c = commit(after, message, files);
+  return delivery("push", {
+    ref: `refs/heads/${branch}`,
+    before: INTEGRATION_SHA,
+    after,
+    created: false,
+    deleted: false,
+    forced: false,
+    compare: "https://github.com/acme/widgets/compare/x...y",
+    commits: [c],
+    head_commit: c,
+    pusher: { name: "octocat", email: "octocat@example.com" },
+    sender: user("octocat"),
+  });
+}
+
 /** The push of an attempt's work commit and its record commit, by the job's GITHUB_TOKEN. */
 function recordPush(taskId = "a", attempt = 1, sender = user("github-actions[bot]", "Bot"), opts: { headListed?: boolean } = {}): Delivery {
   const work = commit(WORK, `forge(${taskId}): work`, { added: [`src/${taskId}.ts`] });
@@ -326,21 +344,7 @@ describe("push", () => {
     const dispatchA = gh.dispatch(6001);
     const tracker = gh.reply(`POST ${R}/issues`, 201, { number: 3, title: "Forge run", state: "open", labels: [] });
 
-    await app.receive(
-      delivery("push", {
-        ref: "refs/heads/main",
-        before: INTEGRATION_SHA,
-        after: PLAN_SHA,
-        created: false,
-        deleted: false,
-        forced: false,
-        compare: "https://github.com/acme/widgets/compare/x...y",
-        commits: [commit(PLAN_SHA, "Add the mini plan", { added: Object.keys(plan).map((f) => `${root}/${f}`) })],
-        head_commit: commit(PLAN_SHA, "Add the mini plan", { added: Object.keys(plan).map((f) => `${root}/${f}`) }),
-        pusher: { name: "octocat", email: "octocat@example.com" },
-        sender: user("octocat"),
-      }),
-    );
+    await app.receive(personPush("main", PLAN_SHA, "Add the mini plan", { added: Object.keys(plan).map((f) => `${root}/${f}`) }));
 
     expect(integration.body).toEqual({ ref: `refs/heads/${INTEGRATION}`, sha: PLAN_SHA });
     expect(state.body).toEqual({ ref: `refs/heads/forge/${RUN_ID}/_state`, sha: PLAN_SHA });
@@ -471,20 +475,7 @@ describe("push", () => {
 
   it("a push to the default branch drops the cached config: the next webhook reads `.github/forge.yml` again", async () => {
     const app = await startApp();
-    const featurePush = () =>
-      delivery("push", {
-        ref: "refs/heads/feature/x",
-        before: INTEGRATION_SHA,
-        after: WORK,
-        created: false,
-        deleted: false,
-        forced: false,
-        compare: "https://github.com/acme/widgets/compare/x...y",
-        commits: [commit(WORK, "work", { modified: ["src/x.ts"] })],
-        head_commit: commit(WORK, "work", { modified: ["src/x.ts"] }),
-        pusher: { name: "octocat", email: "octocat@example.com" },
-        sender: user("octocat"),
-      });
+    const featurePush = () => personPush("feature/x", WORK, "work", { modified: ["src/x.ts"] });
     gh.app();
     gh.token();
     gh.repo();
@@ -495,21 +486,7 @@ describe("push", () => {
     await app.receive(featurePush());
     expect(gh.routes().filter((r) => r.includes("forge.yml"))).toHaveLength(1);
     // Someone pushes to main (the config may have changed): touching no plan, it costs no call…
-    await app.receive(
-      delivery("push", {
-        ref: "refs/heads/main",
-        before: INTEGRATION_SHA,
-        after: PLAN_SHA,
-        created: false,
-        deleted: false,
-        forced: false,
-        compare: "https://github.com/acme/widgets/compare/x...y",
-        commits: [commit(PLAN_SHA, "Use manual merges", { modified: [".github/forge.yml"] })],
-        head_commit: commit(PLAN_SHA, "Use manual merges", { modified: [".github/forge.yml"] }),
-        pusher: { name: "octocat", email: "octocat@example.com" },
-        sender: user("octocat"),
-      }),
-    );
+    await app.receive(personPush("main", PLAN_SHA, "Use manual merges", { modified: [".github/forge.yml"] }));
     // …and the next webhook that needs the config reads it again.
     gh.config("main", "merge_policy: manual\n");
     await app.receive(featurePush());
