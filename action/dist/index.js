@@ -111,7 +111,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path22 from "node:path";
+import path23 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -674,9 +674,9 @@ function createOctokitGitHub(options) {
   });
   const { owner, repo } = options;
   return {
-    async readFile(path23, ref) {
+    async readFile(path24, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path23, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path24, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -685,7 +685,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path23} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path24} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -854,7 +854,7 @@ function describeIssues(error, names = {}, label = (name) => `input '${name}'`) 
 
 // action/src/captain/overlay.ts
 import { mkdir as mkdir2, readdir, rm as rm2 } from "node:fs/promises";
-import path3 from "node:path";
+import path4 from "node:path";
 
 // action/src/dispatch-check.ts
 var JournalError = class extends Error {
@@ -966,6 +966,9 @@ Nothing to do: ${reason}.${tail}
 ` };
 }
 
+// action/src/captain/shared.ts
+import path3 from "node:path";
+
 // action/src/protected-paths.ts
 var import_picomatch = __toESM(require_picomatch(), 1);
 import { rm } from "node:fs/promises";
@@ -1056,7 +1059,8 @@ function exitCodeOfStop(reason) {
 }
 
 // action/src/captain/shared.ts
-async function runCaptainAgent(config, deps, request) {
+async function runCaptainAgent(config, deps, captain) {
+  const request = { ...captain, agentType: "captain", walkthroughPath: path3.join(captain.sessionDir, "walkthrough.md") };
   const supervised = await supervise(
     (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({
       exitCode: EXIT_CODES.FAILURE,
@@ -1163,7 +1167,7 @@ async function captainJob(args) {
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const preHead = await git.head();
-  const existing = (await readdir(path3.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
+  const existing = (await readdir(path4.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
@@ -1179,7 +1183,7 @@ async function captainJob(args) {
   );
   const plan = await github.readFile(`${planDir2}/plan.md`, preHead).catch(() => void 0);
   const task = overlayTask(journal, cr, overlay, planDir2, issue);
-  const sessionDir = path3.join(input.tempDir, `forge-session-${taskId}-1`);
+  const sessionDir = path4.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm2(sessionDir, { recursive: true, force: true });
   await mkdir2(sessionDir, { recursive: true });
   const taskContext = {
@@ -1194,18 +1198,12 @@ async function captainJob(args) {
     baseRef: journal.baseBranch,
     ...plan !== void 0 ? { plan } : {}
   };
-  const agentRun = await runCaptainAgent(config, deps, {
-    agentType: "captain",
-    taskContext,
-    workdir: input.workspace,
-    sessionDir,
-    walkthroughPath: path3.join(sessionDir, "walkthrough.md")
-  });
+  const agentRun = await runCaptainAgent(config, deps, { taskContext, workdir: input.workspace, sessionDir });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode)) {
-    const problems = await planProblems(path3.join(input.workspace, planDir2));
+    const problems = await planProblems(path4.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
       problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
@@ -1232,7 +1230,7 @@ async function captainJob(args) {
     };
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
-  const title = `forge(${taskId}): amend plan ${journal.planId} (${path3.basename(overlayFile, ".md")})`;
+  const title = `forge(${taskId}): amend plan ${journal.planId} (${path4.basename(overlayFile, ".md")})`;
   const headSha = await git.commit(
     messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
@@ -1275,7 +1273,7 @@ async function captainJob(args) {
 
 // action/src/captain/plan.ts
 import { mkdir as mkdir3, readdir as readdir2, rm as rm3 } from "node:fs/promises";
-import path4 from "node:path";
+import path5 from "node:path";
 function planIdFromTitle(title, issue) {
   const slug = (title ?? "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "");
   return slug || `issue-${issue}`;
@@ -1346,13 +1344,13 @@ No plan: ${why}.
     };
   }
   let planId = planIdFromTitle(title, issue);
-  const exists2 = async (id) => await readdir2(path4.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
+  const exists2 = async (id) => await readdir2(path5.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
   if (await exists2(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
   if (await exists2(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
   const planDir2 = planDir(planId);
   const goal = sanitizeUntrusted([`Issue #${issue}: ${title ?? ""}`, ...body ? ["", body] : []].join("\n"));
   const task = planTask(planId, planDir2, issue);
-  const sessionDir = path4.join(input.tempDir, `forge-session-${taskId}-1`);
+  const sessionDir = path5.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm3(sessionDir, { recursive: true, force: true });
   await mkdir3(sessionDir, { recursive: true });
   const taskContext = {
@@ -1366,18 +1364,12 @@ No plan: ${why}.
     branch,
     baseRef: base
   };
-  const agentRun = await runCaptainAgent(config, deps, {
-    agentType: "captain",
-    taskContext,
-    workdir: input.workspace,
-    sessionDir,
-    walkthroughPath: path4.join(sessionDir, "walkthrough.md")
-  });
+  const agentRun = await runCaptainAgent(config, deps, { taskContext, workdir: input.workspace, sessionDir });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode) && kept.length) {
-    const problems = await planProblems(path4.join(input.workspace, planDir2));
+    const problems = await planProblems(path5.join(input.workspace, planDir2));
     if (problems.length) {
       exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -1470,7 +1462,7 @@ import { readFile as readFile3, writeFile as writeFile3 } from "node:fs/promises
 
 // action/src/task/files.ts
 import { cp, mkdir as mkdir4, readFile as readFile2, readdir as readdir3, rm as rm4, stat, writeFile as writeFile2 } from "node:fs/promises";
-import path5 from "node:path";
+import path6 from "node:path";
 var MAX_RECORD_FILE_BYTES = 1e6;
 async function exists(file) {
   return stat(file).then(
@@ -1480,10 +1472,10 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir3(path5.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir3(path6.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path5.join(dir, rel));
+    else if (e.isFile()) out.push(path6.join(dir, rel));
   }
   return out;
 }
@@ -1491,10 +1483,10 @@ async function copyForRecord(from, to) {
   await rm4(to, { recursive: true, force: true });
   await mkdir4(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path5.relative(from, file);
-    if (path5.basename(rel).includes(".tmp.")) continue;
-    const dest = path5.join(to, rel);
-    await mkdir4(path5.dirname(dest), { recursive: true });
+    const rel = path6.relative(from, file);
+    if (path6.basename(rel).includes(".tmp.")) continue;
+    const dest = path6.join(to, rel);
+    await mkdir4(path6.dirname(dest), { recursive: true });
     const size = (await stat(file)).size;
     if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
     else {
@@ -1522,7 +1514,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path23, ref) => github.readFile(path23, ref),
+    readFile: (path24, ref) => github.readFile(path24, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -1557,11 +1549,11 @@ async function maskFolder(dir, masker) {
 
 // action/src/task/job.ts
 import { writeFile as writeFile8 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // action/src/context.ts
 import { readFile as readFile4 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 var ContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -1626,17 +1618,17 @@ async function buildContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(`${dir}/plan.md`, pin),
-    fm.spec ? github.readFile(path6.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(path7.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(path6.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
+    const text = await readLocal(path7.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMdRaw = await readLocal(path6.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(path7.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
@@ -1755,7 +1747,7 @@ var LIVE_KINDS = {
 
 // action/src/start-head.ts
 import { readFile as readFile5 } from "node:fs/promises";
-import path7 from "node:path";
+import path8 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -1786,7 +1778,7 @@ async function firstParentLog(git, tip, id, max) {
 async function shallowBoundary(git) {
   const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const text = await readFile5(path7.resolve(git.dir, file), "utf8").catch(() => "");
+  const text = await readFile5(path8.resolve(git.dir, file), "utf8").catch(() => "");
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -2061,7 +2053,7 @@ async function checkoutAttempt(job) {
 
 // action/src/task/collect.ts
 import { cp as cp2, readFile as readFile6, rm as rm5, writeFile as writeFile4 } from "node:fs/promises";
-import path8 from "node:path";
+import path9 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -2198,7 +2190,7 @@ ${body.trimEnd()}
 async function collectWork(a, end, verdict) {
   const { git, branchState } = a;
   const { attempt } = a.ids;
-  const agentRecordCopy = path8.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  const agentRecordCopy = path9.join(a.input.workspace, a.recordRel, "walkthrough.md");
   if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath && await exists(agentRecordCopy))
     await cp2(agentRecordCopy, a.walkthroughSession);
   const { filesChanged, pending } = await stageWork(a);
@@ -2444,11 +2436,11 @@ async function publishPr(a, pr, end) {
 
 // action/src/task/record.ts
 import { cp as cp3, readFile as readFile8, writeFile as writeFile6 } from "node:fs/promises";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // action/src/task/execution-report.ts
 import { readdir as readdir4, readFile as readFile7, writeFile as writeFile5 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 function cell2(v, max = 80) {
   const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
   return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
@@ -2519,9 +2511,9 @@ async function signalFiles(sessionDir) {
     if (depth > 6 || found.length >= 200) return;
     const entries = await readdir4(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      const p = path9.join(dir, e.name);
+      const p = path10.join(dir, e.name);
       if (e.isDirectory()) await walk2(p, depth + 1);
-      else if (path9.basename(dir) === ".signals") found.push(path9.relative(sessionDir, p));
+      else if (path10.basename(dir) === ".signals") found.push(path10.relative(sessionDir, p));
     }
   };
   await walk2(sessionDir, 0);
@@ -2530,11 +2522,11 @@ async function signalFiles(sessionDir) {
 async function writeExecutionReport(sessionDir, facts) {
   let stages = [];
   try {
-    const manifest = JSON.parse(await readFile7(path9.join(sessionDir, "manifest.json"), "utf8"));
+    const manifest = JSON.parse(await readFile7(path10.join(sessionDir, "manifest.json"), "utf8"));
     if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
   } catch {
   }
-  const file = path9.join(sessionDir, "execution-report.md");
+  const file = path10.join(sessionDir, "execution-report.md");
   await writeFile5(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
   return file;
 }
@@ -2561,7 +2553,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path10.join(sessionDir, "result.json"),
+    artifactPath: path11.join(sessionDir, "result.json"),
     traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
@@ -2592,7 +2584,7 @@ async function recordAttempt(a, end, work, completed, verdict) {
     live: a.live.entries
   });
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path10.join(a.input.workspace, a.recordRel));
+  await copyForRecord(sessionDir, path11.join(a.input.workspace, a.recordRel));
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
@@ -2630,9 +2622,9 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? await readFile8(path10.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
-  const refinement = outcome.refinement ?? await readFile8(path10.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
-  const crSession = outcome.changeRequestPath ?? path10.join(sessionDir, "change-request.md");
+  const question = outcome.question ?? await readFile8(path11.join(sessionDir, "question.md"), "utf8").catch(() => void 0);
+  const refinement = outcome.refinement ?? await readFile8(path11.join(sessionDir, "refinement.md"), "utf8").catch(() => void 0);
+  const crSession = outcome.changeRequestPath ?? path11.join(sessionDir, "change-request.md");
   const hasCr = await exists(crSession);
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -2658,13 +2650,13 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
     })
   );
-  await writeFile6(path10.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile6(path11.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path10.join(sessionDir, "change-request.md")) await cp3(crSession, path10.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path11.join(sessionDir, "change-request.md")) await cp3(crSession, path11.join(sessionDir, "change-request.md"));
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path10.join(a.sessionDir, "manifest.json");
+  const manifest = path11.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   if (theirs && theirs !== manifest && await exists(theirs)) await cp3(theirs, manifest);
   if (await exists(manifest)) return;
@@ -2705,7 +2697,7 @@ function spendFields(a, end) {
 
 // action/src/task/session.ts
 import { mkdir as mkdir5, rm as rm6, writeFile as writeFile7 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 
 // action/src/events.ts
 import { appendFileSync as appendFileSync2 } from "node:fs";
@@ -2966,11 +2958,11 @@ var SpendMeter = class {
 async function openAttempt(job, co) {
   const { input, git, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path11.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path12.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm6(sessionDir, { recursive: true, force: true });
-  await mkdir5(path11.join(sessionDir, ".signals"), { recursive: true });
-  await mkdir5(path11.join(sessionDir, "agent"), { recursive: true });
-  const events = new AttemptEvents(path11.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir5(path12.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir5(path12.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path12.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildContext({
       github,
@@ -2986,8 +2978,8 @@ async function openAttempt(job, co) {
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
-  await writeFile7(path11.join(sessionDir, "context.md"), built.markdown);
-  await writeFile7(path11.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile7(path12.join(sessionDir, "context.md"), built.markdown);
+  await writeFile7(path12.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -2995,11 +2987,11 @@ async function openAttempt(job, co) {
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
-    spend: new SpendMeter(path11.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
-    live: new LiveReport(path11.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
+    spend: new SpendMeter(path12.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path12.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path11.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path12.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -3021,7 +3013,7 @@ async function openAttempt(job, co) {
 
 // action/src/task/revision.ts
 import { readFile as readFile9 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -3123,10 +3115,10 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path12.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path13.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path12.join(a.sessionDir, "agent", "answers.json");
+  return path13.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
@@ -3357,7 +3349,7 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderContext(a.built.taskContext);
-  await writeFile8(path13.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile8(path14.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
@@ -3406,11 +3398,11 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir8 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 
 // src/agent/stages/config.ts
 import { readFile as readFile10 } from "node:fs/promises";
-import path14 from "node:path";
+import path15 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -3457,7 +3449,7 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readFile10(path14.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
+  const text = await readFile10(path15.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => void 0);
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
@@ -3465,13 +3457,13 @@ async function loadStageConfig(repoDir) {
 
 // src/agent/stages/context.ts
 import { mkdir as mkdir6, readFile as readFile11, writeFile as writeFile9 } from "node:fs/promises";
-import path15 from "node:path";
+import path16 from "node:path";
 async function openStageContext(options) {
-  const sessionDir = path15.resolve(options.sessionDir);
+  const sessionDir = path16.resolve(options.sessionDir);
   await mkdir6(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
-  await writeFile9(path15.join(sessionDir, ".trace"), `${traceId}
+  await writeFile9(path16.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
   return {
     options,
@@ -3505,7 +3497,7 @@ async function systemPrompt(c, kind) {
 async function session(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path15.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path16.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -3596,7 +3588,7 @@ var SessionLog = class {
 
 // src/agent/stages/captain.ts
 import { writeFile as writeFile10 } from "node:fs/promises";
-import path16 from "node:path";
+import path17 from "node:path";
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -3699,13 +3691,13 @@ async function planProblems2(planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path16.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path17.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems2(planDir2);
-    const report = path16.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    const report = path17.join(c.sessionDir, `validate-${heal + 1}.txt`);
     await writeFile10(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `, "utf8");
     if (problems.length === 0)
@@ -3769,7 +3761,7 @@ var CAPTAIN_STEPS = {
 
 // src/agent/stages/refinery.ts
 import { writeFile as writeFile12 } from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -3807,12 +3799,12 @@ ${cr.resolution}
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir as mkdir7, readFile as readFile12, writeFile as writeFile11 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 function sentinelDir(c) {
-  return path17.join(c.sessionDir, "sentinel");
+  return path18.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path17.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path18.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -3828,7 +3820,7 @@ async function initialTest(c) {
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir7(cycleDir, { recursive: true });
-  const file = path17.join(cycleDir, "verification-results.json");
+  const file = path18.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -3837,7 +3829,7 @@ async function verification(c, cycleDir, specPath) {
       FORGE_TASK_ID: task.taskId
     };
     const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeFile11(path17.join(cycleDir, "test-output.log"), run2.output, "utf8");
+    await writeFile11(path18.join(cycleDir, "test-output.log"), run2.output, "utf8");
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -3875,7 +3867,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path17.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path18.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -3886,7 +3878,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path17.join(sentinelDir(c), "test-spec.md");
+  const spec = path18.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -3914,7 +3906,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path17.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path18.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -3922,7 +3914,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path17.join(cycleDir, "audit-report.md");
+  const audit = path18.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -3947,7 +3939,7 @@ ${task.task.trim()}`
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path17.join(cycleDir, "fix-list.json");
+  const fixList = path18.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -3989,7 +3981,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path17.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path18.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -4002,17 +3994,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeFile11(path17.join(dir, "grade.txt"), `${grade}
+  await writeFile11(path18.join(dir, "grade.txt"), `${grade}
 `, "utf8");
   await writeFile11(
-    path17.join(dir, "summary.json"),
+    path18.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `,
     "utf8"
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path17.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path18.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4083,7 +4075,7 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path18.join(c.sessionDir, "merge-log.txt");
+  const artifact = path19.join(c.sessionDir, "merge-log.txt");
   await writeFile12(artifact, `${merged.join("\n")}
 `, "utf8");
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -4134,7 +4126,7 @@ var REFINERY_STEPS = {
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
 import { readFile as readFile13 } from "node:fs/promises";
-import path19 from "node:path";
+import path20 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -4189,8 +4181,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path19.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path19.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path20.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path20.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -4245,7 +4237,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path19.join(c.sessionDir, "manifest.json");
+  const manifestPath = path20.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4262,9 +4254,9 @@ var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
 import { readFile as readFile14, readdir as readdir5 } from "node:fs/promises";
-import path20 from "node:path";
+import path21 from "node:path";
 function subtaskDir(sessionDir) {
-  return path20.join(sessionDir, "subtasks");
+  return path21.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -4277,7 +4269,7 @@ async function readSubtasks(dir) {
   const names = (await readdir5(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path20.join(dir, name);
+    const file = path21.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, await readFile14(file, "utf8"));
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -4414,7 +4406,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path21.join(req.sessionDir, "agent");
+      const agentDir = path22.join(req.sessionDir, "agent");
       await mkdir8(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -4456,7 +4448,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path21.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path22.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -4542,11 +4534,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path22.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path23.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path22.basename(path22.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path23.basename(path23.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -4592,7 +4584,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path22.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path23.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
     await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)

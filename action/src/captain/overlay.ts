@@ -126,13 +126,7 @@ export async function captainJob(args: {
     ...(plan !== undefined ? { plan } : {}),
   };
 
-  const agentRun = await runCaptainAgent(config, deps, {
-    agentType: "captain",
-    taskContext,
-    workdir: input.workspace,
-    sessionDir,
-    walkthroughPath: path.join(sessionDir, "walkthrough.md"),
-  });
+  const agentRun = await runCaptainAgent(config, deps, { taskContext, workdir: input.workspace, sessionDir });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
 

@@ -1,5 +1,6 @@
 // What both Captain jobs share: their report, the Captain agent under the runner's supervision, the
 // agent's work staged with only the plan folder kept, `forge validate`'s problems, and the PR.
+import path from "node:path";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import { loadPlan } from "../../../src/core/plan/load.js";
 import { validatePlan } from "../../../src/core/plan/validate.js";
@@ -25,12 +26,18 @@ export interface CaptainReport {
   summary: string;
 }
 
-/** Runs the Captain agent under the runner's heartbeats and time limits; its exit code and errors. */
+type AgentRequest = Parameters<MainDeps["agent"]["run"]>[0];
+
+/**
+ * Runs the Captain agent in `workdir` under the runner's heartbeats and time limits, its session in
+ * `sessionDir` (the walkthrough there too); its exit code and errors.
+ */
 export async function runCaptainAgent(
   config: ForgeConfig,
   deps: MainDeps,
-  request: Omit<Parameters<MainDeps["agent"]["run"]>[0], "signal" | "onProgress">,
+  captain: Pick<AgentRequest, "taskContext" | "workdir" | "sessionDir">,
 ): Promise<{ exitCode: number; errors: string[] }> {
+  const request = { ...captain, agentType: "captain", walkthroughPath: path.join(captain.sessionDir, "walkthrough.md") } as const;
   const supervised = await supervise(
     (ctl) =>
       deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err: unknown): AgentRunOutcome => ({
