@@ -238,7 +238,7 @@ interface RunTrace {
   journalWrites: number;
   casConflicts: number;
   appCalls: number;
-  /** Per task: dispatch decided → it reaches GitHub → the runner pushes the record commit → agent done in the journal → merge-ready → merged. */
+  /** Per task: dispatch decided → its job starts on a runner (GitHub's runner queue included) → the runner pushes the record commit → agent done in the journal → merge-ready → merged. */
   phases: {
     decidedToDispatched: number[];
     dispatchedToRecordPushed: number[];
@@ -262,7 +262,7 @@ interface RunTrace {
   chainQueueDepth: number;
   /** Share of the makespan spent waiting on the journal's compare-and-swap writes (made inside the chain, one at a time). */
   journalWriteShare: number;
-  /** Longest time from a dispatch decided to the dispatch reaching GitHub. */
+  /** Longest time from a dispatch decided to its job starting on a runner. */
   decidedToDispatchedMaxMs: number;
   /** Time-weighted mean of RUNNING tasks (the cap counts these), and of RUNNING + DONE + MERGE_READY. */
   meanRunning: number;
@@ -642,8 +642,8 @@ if (MAKESPAN_RUNS > 0) {
     console.log(`| per task, median | ${MAKESPAN_TASKS}-task plan | chain |`);
     console.log("|---|---:|---:|");
     const rows: [string, keyof typeof m.planPhases][] = [
-      ["dispatch decided → dispatch reaches GitHub", "decidedToDispatchedMs"],
-      ["dispatch reaches GitHub → runner pushes the record commit", "dispatchedToRecordPushedMs"],
+      ["dispatch decided → the job starts (runner queue included)", "decidedToDispatchedMs"],
+      ["the job starts → runner pushes the record commit", "dispatchedToRecordPushedMs"],
       ["record pushed → agent done in the journal", "recordPushedToDoneMs"],
       ["done → merge-ready", "doneToMergeReadyMs"],
       ["merge-ready → merged", "mergeReadyToMergedMs"],
@@ -662,7 +662,7 @@ if (MAKESPAN_RUNS > 0) {
       `the run's chain (one writer per run) busy ${(rc.busy.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.busy.chain * 100).toFixed(0)} %); median wait to enter it ${fmt(rc.waitMs.plan)} (chain: ${fmt(rc.waitMs.chain)}), median time inside ${fmt(rc.serviceMs.plan)} (chain: ${fmt(rc.serviceMs.chain)}); on average ${rc.queueDepth.plan.toFixed(1)} entries already waiting when one is served (chain: ${rc.queueDepth.chain.toFixed(1)}); entries ${JSON.stringify(rc.entries)}; journal writes ${(rc.journalWriteShare.plan * 100).toFixed(0)} % of the makespan (chain: ${(rc.journalWriteShare.chain * 100).toFixed(0)} %)`,
     );
     console.log(
-      `longest dispatch decided → reaching GitHub: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`,
+      `longest dispatch decided → the job starting: ${fmt(m.decidedToDispatchedMaxMs.plan)} (plan), ${fmt(m.decidedToDispatchedMaxMs.chain)} (chain)`,
     );
     console.log(
       `per run: ${m.decisions} decisions, ${m.journalWrites} journal writes (${m.casConflicts} lost compare-and-swap), ${m.appCalls} App calls; chain: ${m.chainJournalWrites} journal writes`,
