@@ -8,8 +8,9 @@
 // answered when the request carries k assistant messages. A client that retries (after a 429, a
 // dropped connection) therefore gets the same turn again, and side requests do not move the script.
 import { randomBytes } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import { createScriptedServer, listen, readRequest, scriptTurn, sseHead, takeInjectedError, writeSse } from "./scripted-server.js";
+import type { ScriptedError, ScriptedRequestRecord, ScriptedServer } from "./scripted-server.js";
 
 /** One tool call of a scripted turn. */
 export interface ScriptedToolCall {
@@ -58,27 +59,12 @@ export interface MessagesRequest {
   [key: string]: unknown;
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
+/** kind `main`: a conversation turn (it offers tools); `side`: any other Messages call; `count_tokens`; `other`. */
+export interface RecordedRequest extends ScriptedRequestRecord<MessagesRequest, "main" | "side" | "count_tokens" | "other"> {
   query: string;
-  headers: http.IncomingHttpHeaders;
-  body: MessagesRequest | null;
-  /** `main`: a conversation turn (it offers tools); `side`: any other Messages call; `count_tokens`; `other`. */
-  kind: "main" | "side" | "count_tokens" | "other";
-  turn: number | null;
-  status: number;
-  at: number;
 }
 
-export interface InjectedError {
-  status: 429 | 500 | 503 | 529 | 400 | 401 | 403;
-  /** Seconds for the `retry-after` header. */
-  retryAfter?: number;
-  message?: string;
-  /** How many consecutive main requests get it (default 1). */
-  count?: number;
-}
+export type InjectedError = ScriptedError<429 | 500 | 503 | 529 | 400 | 401 | 403>;
 
 export interface ModelServerOptions {
   script: Script;
@@ -94,17 +80,7 @@ export interface ModelServerOptions {
   port?: number;
 }
 
-export interface ModelServer {
-  url: string;
-  port: number;
-  requests: RecordedRequest[];
-  /** Main requests only. */
-  turns(): RecordedRequest[];
-  /** True once a request asked for a turn past the end of the script. */
-  exhausted(): boolean;
-  failNext(error: InjectedError): void;
-  close(): Promise<void>;
-}
+export type ModelServer = ScriptedServer<RecordedRequest, InjectedError>;
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -251,15 +227,6 @@ export function messageBody(turn: ScriptedTurn, model: string, inputTokens: numb
   };
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
 function sendError(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json", "request-id": newId("req"), ...headers });
   res.end(JSON.stringify({ type: "error", error: { type: ERROR_TYPES[status] ?? "api_error", message } }));
@@ -278,27 +245,10 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
   let exhausted = false;
   const chunkSize = options.chunkSize ?? 24;
 
-  const server = http.createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const raw = await readBody(req);
-      let body: MessagesRequest | null = null;
-      try {
-        body = raw ? (JSON.parse(raw) as MessagesRequest) : null;
-      } catch {
-        body = null;
-      }
-      const record: RecordedRequest = {
-        method: req.method ?? "",
-        path: url.pathname,
-        query: url.search,
-        headers: req.headers,
-        body,
-        kind: "other",
-        turn: null,
-        status: 0,
-        at: Date.now(),
-      };
+  const server = createScriptedServer(
+    async (req, res) => {
+      const { url, body, record: read } = await readRequest<MessagesRequest>(req);
+      const record: RecordedRequest = { ...read, query: url.search };
       requests.push(record);
       const reply = (status: number) => (record.status = status);
 
@@ -341,26 +291,18 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       let turn: ScriptedTurn;
       if (isMain) {
         record.kind = "main";
-        const injected = pendingErrors[0];
+        const injected = takeInjectedError(pendingErrors, "anthropic-ratelimit-requests-remaining");
         if (injected) {
-          injected.count = (injected.count ?? 1) - 1;
-          if (injected.count <= 0) pendingErrors.shift();
-          reply(injected.status);
-          const headers: Record<string, string> = {};
-          if (injected.retryAfter !== undefined) headers["retry-after"] = String(injected.retryAfter);
-          if (injected.status === 429) headers["anthropic-ratelimit-requests-remaining"] = "0";
-          sendError(res, injected.status, injected.message ?? (injected.status === 529 ? "Overloaded" : "Rate limited"), headers);
+          const { error, headers } = injected;
+          reply(error.status);
+          sendError(res, error.status, error.message ?? (error.status === 529 ? "Overloaded" : "Rate limited"), headers);
           return;
         }
         const index = body.messages.filter((m) => m.role === "assistant").length;
         record.turn = index;
-        const entry = options.script[index];
-        if (entry === undefined) {
-          exhausted = true;
-          turn = { text: "The script has no more turns." };
-        } else {
-          turn = typeof entry === "function" ? entry({ turn: index, body, toolResults: lastToolResults(body) }) : entry;
-        }
+        const scripted = scriptTurn(options.script, index, () => ({ turn: index, body, toolResults: lastToolResults(body) }));
+        exhausted ||= scripted.exhausted;
+        turn = scripted.turn;
       } else {
         record.kind = "side";
         turn = (options.sideReply ?? defaultSideReply)(body);
@@ -368,37 +310,25 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
 
       reply(200);
       if (body.stream) {
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache",
-          connection: "keep-alive",
-          "request-id": newId("req"),
-        });
-        for (const e of sseEvents(turn, model, inputTokens, chunkSize)) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+        sseHead(res, { "request-id": newId("req") });
+        writeSse(res, sseEvents(turn, model, inputTokens, chunkSize));
         res.end();
       } else {
         res.writeHead(200, { "content-type": "application/json", "request-id": newId("req") });
         res.end(JSON.stringify(messageBody(turn, model, inputTokens)));
       }
-    })().catch((err: unknown) => {
-      if (!res.headersSent) sendError(res, 500, (err as Error).message);
-      else res.end();
-    });
-  });
+    },
+    (res, err) => sendError(res, 500, (err as Error).message),
+  );
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const { url, port, close } = await listen(server, options.host, options.port);
   return {
-    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    url,
     port,
     requests,
     turns: () => requests.filter((r) => r.kind === "main"),
     exhausted: () => exhausted,
     failNext: (e) => pendingErrors.push({ ...e }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

@@ -1,31 +1,16 @@
 // The scripted Responses server itself: the HTTP endpoints, the requests it records, the errors a
 // test injects, and which turn of the script each request is answered with.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import { createScriptedServer, listen, readRequest, scriptTurn, sseHead, takeInjectedError, writeSse } from "../scripted-server.js";
+import type { ScriptedError, ScriptedRequestRecord, ScriptedServer } from "../scripted-server.js";
 import { lastToolOutputs, messagesText, turnOf, unansweredToolCalls } from "./conversation.js";
 import type { ResponsesRequest, ResponsesScript, ResponsesTurn } from "./script.js";
 import { estimateTokens, hex, responseBody, responsesSseEvents } from "./stream.js";
 
-export interface RecordedResponsesRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: ResponsesRequest | null;
-  /** `main`: a conversation turn (it offers tools); `side`: any other /v1/responses call; `models`; `other`. */
-  kind: "main" | "side" | "models" | "other";
-  turn: number | null;
-  status: number;
-  at: number;
-}
+/** kind `main`: a conversation turn (it offers tools); `side`: any other /v1/responses call; `models`; `other`. */
+export type RecordedResponsesRequest = ScriptedRequestRecord<ResponsesRequest, "main" | "side" | "models" | "other">;
 
-export interface InjectedResponsesError {
-  status: 429 | 500 | 503 | 400 | 401 | 403;
-  /** Seconds for the `retry-after` header. */
-  retryAfter?: number;
-  message?: string;
-  /** How many consecutive main requests get it (default 1). */
-  count?: number;
-}
+export type InjectedResponsesError = ScriptedError<429 | 500 | 503 | 400 | 401 | 403>;
 
 export interface ResponsesServerOptions {
   script: ResponsesScript;
@@ -40,17 +25,9 @@ export interface ResponsesServerOptions {
   port?: number;
 }
 
-export interface ResponsesServer {
+export interface ResponsesServer extends ScriptedServer<RecordedResponsesRequest, InjectedResponsesError> {
   /** The base URL, `/v1` included (what a client's `base_url` is set to). */
   url: string;
-  port: number;
-  requests: RecordedResponsesRequest[];
-  /** Main requests only. */
-  turns(): RecordedResponsesRequest[];
-  /** True once a request asked for a turn past the end of the script. */
-  exhausted(): boolean;
-  failNext(error: InjectedResponsesError): void;
-  close(): Promise<void>;
 }
 
 const ERROR_CODES: Record<number, { type: string; code: string | null }> = {
@@ -62,15 +39,6 @@ const ERROR_CODES: Record<number, { type: string; code: string | null }> = {
   500: { type: "server_error", code: null },
   503: { type: "server_error", code: null },
 };
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    req.on("error", reject);
-  });
-}
 
 function sendError(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const kind = ERROR_CODES[status] ?? { type: "server_error", code: null };
@@ -85,26 +53,10 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
   const chunkSize = options.chunkSize ?? 24;
   const defaultModel = options.defaultModel ?? "gpt-5.5";
 
-  const server = http.createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const raw = await readBody(req);
-      let body: ResponsesRequest | null = null;
-      try {
-        body = raw ? (JSON.parse(raw) as ResponsesRequest) : null;
-      } catch {
-        body = null;
-      }
-      const record: RecordedResponsesRequest = {
-        method: req.method ?? "",
-        path: url.pathname,
-        headers: req.headers,
-        body,
-        kind: "other",
-        turn: null,
-        status: 0,
-        at: Date.now(),
-      };
+  const server = createScriptedServer(
+    async (req, res) => {
+      const { url, body, record: read } = await readRequest<ResponsesRequest>(req);
+      const record: RecordedResponsesRequest = read;
       requests.push(record);
       const reply = (status: number) => (record.status = status);
 
@@ -139,83 +91,56 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
       let turn: ResponsesTurn;
       let index = 0;
       if (isMain) {
-        const injected = pendingErrors[0];
+        const injected = takeInjectedError(pendingErrors, "x-ratelimit-remaining-requests");
         if (injected) {
-          injected.count = (injected.count ?? 1) - 1;
-          if (injected.count <= 0) pendingErrors.shift();
-          reply(injected.status);
-          const headers: Record<string, string> = {};
-          if (injected.retryAfter !== undefined) headers["retry-after"] = String(injected.retryAfter);
-          if (injected.status === 429) headers["x-ratelimit-remaining-requests"] = "0";
+          const { error, headers } = injected;
+          reply(error.status);
           sendError(
             res,
-            injected.status,
-            injected.message ??
-              (injected.status === 429 ? "Rate limit reached for requests" : "The server had an error while processing your request."),
+            error.status,
+            error.message ??
+              (error.status === 429 ? "Rate limit reached for requests" : "The server had an error while processing your request."),
             headers,
           );
           return;
         }
         index = turnOf(body);
         record.turn = index;
-        const entry = options.script[index];
-        if (entry === undefined) {
-          exhausted = true;
-          turn = { text: "The script has no more turns." };
-        } else {
-          turn =
-            typeof entry === "function"
-              ? entry({
-                  turn: index,
-                  body,
-                  toolOutputs: lastToolOutputs(body),
-                  userText: messagesText(body, "user"),
-                  developerText: messagesText(body, "developer"),
-                })
-              : entry;
-        }
+        const scripted = scriptTurn(options.script, index, () => ({
+          turn: index,
+          body,
+          toolOutputs: lastToolOutputs(body),
+          userText: messagesText(body, "user"),
+          developerText: messagesText(body, "developer"),
+        }));
+        exhausted ||= scripted.exhausted;
+        turn = scripted.turn;
       } else {
         turn = (options.sideReply ?? (() => ({ text: "Forge" })))(body);
       }
 
       reply(200);
       if (body.stream) {
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache",
-          connection: "keep-alive",
-          "x-request-id": `req_${hex(12)}`,
-        });
+        sseHead(res, { "x-request-id": `req_${hex(12)}` });
         const events = responsesSseEvents(turn, model, inputTokens, index, chunkSize);
-        const send = turn.stall ? events.slice(0, 4) : events;
-        for (const e of send) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+        writeSse(res, turn.stall ? events.slice(0, 4) : events);
         if (!turn.stall) res.end();
       } else {
         res.writeHead(200, { "content-type": "application/json", "x-request-id": `req_${hex(12)}` });
         res.end(JSON.stringify(responseBody(turn, model, inputTokens, index)));
       }
-    })().catch((err: unknown) => {
-      if (!res.headersSent) sendError(res, 500, String(err));
-      else res.end();
-    });
-  });
+    },
+    (res, err) => sendError(res, 500, String(err)),
+  );
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const { url, port, close } = await listen(server, options.host, options.port);
   return {
-    url: `http://${options.host ?? "127.0.0.1"}:${port}/v1`,
+    url: `${url}/v1`,
     port,
     requests,
     turns: () => requests.filter((r) => r.kind === "main"),
     exhausted: () => exhausted,
     failNext: (error) => void pendingErrors.unshift({ ...error }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
