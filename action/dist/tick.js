@@ -18885,6 +18885,8 @@ var TRACKER_DEBOUNCE_MS = 5e3;
 var TRACKER_DEBOUNCE_MAX_MS = 6e4;
 var trackerDebounceMs = (tasks, pace = { elapsedMs: 0, merged: 1 }) => Math.min(TRACKER_DEBOUNCE_MAX_MS, Math.max(TRACKER_DEBOUNCE_MS, 50 * tasks, pace.elapsedMs / Math.max(1, pace.merged)));
 function attentionOf(journal) {
+  const known = attentionMemo.get(journal);
+  if (known !== void 0) return known;
   const items = [];
   for (const t of journal.tasks) {
     if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
@@ -18894,8 +18896,11 @@ function attentionOf(journal) {
   }
   for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
   items.push(JSON.stringify(journal.pause));
-  return createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+  const digest = createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+  attentionMemo.set(journal, digest);
+  return digest;
 }
+var attentionMemo = /* @__PURE__ */ new WeakMap();
 async function openChangeRequest2(effect, ctx) {
   const { port } = ctx;
   const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
@@ -18924,8 +18929,9 @@ ${marker}`);
 function trackerDue(journal, facts) {
   if (journal.status !== "running" || facts.trackerIssue === void 0 || !facts.trackerUpdatedAt) return 0;
   const last = Date.parse(facts.trackerUpdatedAt);
-  const wait2 = attentionOf(journal) === facts.trackerAttention ? trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged }) : trackerDebounceMs(journal.tasks.length);
-  return last + wait2;
+  const shortest = trackerDebounceMs(journal.tasks.length);
+  const paced = trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged });
+  return last + (paced > shortest && attentionOf(journal) === facts.trackerAttention ? paced : shortest);
 }
 async function updateTracker2(_effect, ctx) {
   const { port } = ctx;
@@ -20017,10 +20023,6 @@ var LaterReads = class {
     }, this.graceMs);
     timer.unref();
     this.#timers.set(key, timer);
-  }
-  /** How many reads are waiting. */
-  get waiting() {
-    return this.#timers.size;
   }
   stop() {
     this.#stopped = true;

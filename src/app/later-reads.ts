@@ -33,11 +33,6 @@ export class LaterReads {
     this.#timers.set(key, timer);
   }
 
-  /** How many reads are waiting. */
-  get waiting(): number {
-    return this.#timers.size;
-  }
-
   stop(): void {
     this.#stopped = true;
     for (const t of this.#timers.values()) clearTimeout(t);

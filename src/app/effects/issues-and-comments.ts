@@ -40,6 +40,8 @@ export const trackerDebounceMs = (tasks: number, pace: { elapsedMs: number; merg
  * redrawn at the shortest wait, whatever the run's pace.
  */
 export function attentionOf(journal: Journal): string {
+  const known = attentionMemo.get(journal);
+  if (known !== undefined) return known;
   const items: string[] = [];
   for (const t of journal.tasks) {
     if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
@@ -49,8 +51,13 @@ export function attentionOf(journal: Journal): string {
   }
   for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
   items.push(JSON.stringify(journal.pause));
-  return createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+  const digest = createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+  attentionMemo.set(journal, digest);
+  return digest;
 }
+
+/** A decision makes a new journal object: its digest is taken once, whoever asks (the lease, the redraw). */
+const attentionMemo = new WeakMap<Journal, string>();
 
 export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
@@ -91,11 +98,10 @@ export async function postComment(effect: EffectOf<"PostComment">, ctx: EffectCo
 export function trackerDue(journal: Journal, facts: DeepReadonly<RunFacts>): number {
   if (journal.status !== "running" || facts.trackerIssue === undefined || !facts.trackerUpdatedAt) return 0;
   const last = Date.parse(facts.trackerUpdatedAt);
-  const wait =
-    attentionOf(journal) === facts.trackerAttention
-      ? trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged })
-      : trackerDebounceMs(journal.tasks.length);
-  return last + wait;
+  const shortest = trackerDebounceMs(journal.tasks.length);
+  const paced = trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged });
+  // The tasks are scanned for what waits for a person only when that can shorten the wait.
+  return last + (paced > shortest && attentionOf(journal) === facts.trackerAttention ? paced : shortest);
 }
 
 export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectContext): Promise<EffectOutcome> {
