@@ -141,8 +141,12 @@ describe("behind the seal: the outbox holds only what the App would produce", ()
     ...base,
     journal: { ...base.journal, outbox: [effect as StoredRun["journal"]["outbox"][number]] },
   });
+  const HERE = { repositoryId: 77, runId: RUN_ID };
   const portOf = (state: object) =>
-    ({ readFile: async () => ({ content: sealJournal(KEY, state), blobSha: "b" }) }) as unknown as GitHubPort;
+    ({
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: sealJournal(KEY, state, HERE), blobSha: "b" }),
+    }) as unknown as GitHubPort;
 
   it.each([
     [
@@ -189,12 +193,18 @@ describe("behind the seal: the outbox holds only what the App would produce", ()
 
   it("a seal made with another key, and a journal without one, are refused", async () => {
     const other = journalKeyFromSecret("another key of at least thirty-two characters!");
-    const port = { readFile: async () => ({ content: sealJournal(other, base), blobSha: "b" }) } as unknown as GitHubPort;
+    const port = {
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: sealJournal(other, base, HERE), blobSha: "b" }),
+    } as unknown as GitHubPort;
     await expect(new RunStore(port, KEY).load(RUN_ID)).rejects.toThrow(/seal does not match/);
-    const bare = { readFile: async () => ({ content: JSON.stringify(base), blobSha: "b" }) } as unknown as GitHubPort;
+    const bare = {
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: JSON.stringify(base), blobSha: "b" }),
+    } as unknown as GitHubPort;
     await expect(new RunStore(bare, KEY).load(RUN_ID)).rejects.toThrow(/carries no seal/);
     // One changed byte anywhere breaks the seal.
-    const text = sealJournal(KEY, base).replace(`"status":"running"`, `"status":"paused"`);
-    expect(unsealJournal(KEY, text).ok).toBe(false);
+    const text = sealJournal(KEY, base, HERE).replace(`"status":"running"`, `"status":"paused"`);
+    expect(unsealJournal(KEY, text, HERE).ok).toBe(false);
   });
 });
