@@ -115,7 +115,7 @@ export function renderTracker(
     lines.push(
       "> [!WARNING]",
       `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
-      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
+      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can create or update `forge/*/_state`.',
       "",
     );
   lines.push(...trackerChart(journal, statuses), "");
@@ -385,6 +385,6 @@ export function journalRefusedComment(runId: string, reason: string, lastGood: s
       ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:\n\n\`\`\`sh\ngit push --force origin ${lastGood}:refs/heads/${branch}\n\`\`\`\n\nForge picks the run up at its next pass.`
       : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
     "",
-    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.',
+    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can create or update `forge/*/_state`.',
   ].join("\n");
 }
