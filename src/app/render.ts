@@ -379,7 +379,7 @@ export function journalRefusedComment(runId: string, reason: string, lastGood: s
   return [
     `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
     "",
-    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
+    "Only the Forge App writes that branch; nothing of a journal it did not write for this repository and run, or of one older than the last it recorded, is carried out, so the run stands still until the branch holds Forge's newest journal again.",
     "",
     lastGood
       ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:\n\n\`\`\`sh\ngit push --force origin ${lastGood}:refs/heads/${branch}\n\`\`\`\n\nForge picks the run up at its next pass.`
