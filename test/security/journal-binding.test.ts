@@ -158,7 +158,9 @@ describe("a rolled-back journal is refused by a fresh App process", () => {
         const { data } = await g.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: tracker });
         return data.map((c) => c.body ?? "").find((b) => b.includes("Forge froze this run"));
       }, "the tracker's word on the refused journal");
-      expect(said).toMatch(/it is older than the newest journal Forge recorded for this run \(event \d+, where Forge's anchor says event \d+, run cancelled\): someone put back an earlier journal/);
+      expect(said).toMatch(
+        /it is older than the newest journal Forge recorded for this run \(event \d+, where Forge's anchor says event \d+, run cancelled\): someone put back an earlier journal/,
+      );
       expect(said).toContain(`git push --force origin ${cancelled.object.sha}:refs/${stateRef}`);
     },
   );
