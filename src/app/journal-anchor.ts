@@ -8,8 +8,9 @@
  * cold (a restart, a replica, `forge tick`) older than the anchor is refused
  * (docs/formats.md#journal-anchor).
  *
- * The anchor is written only when needed — when the run's status changes (cancelled, completed) and
- * every `ANCHOR_EVERY` events — not at every journal write.
+ * The anchor is written only when needed — when the run's status changes (cancelled, completed), when
+ * what holds it changes (`/forge pause`, its budget, a Change Request) and every `ANCHOR_EVERY`
+ * events — not at every journal write.
  */
 import type { GitHubPort } from "../github/port.js";
 import { bound, sameText, type JournalKey, type SealBinding } from "./journal-seal.js";
@@ -73,10 +74,22 @@ export function staleness(journal: { seq: number; status: string }, a: Pick<Anch
   return undefined;
 }
 
+/** What holds a run, in short: paused by a person, by its budget, by a Change Request ("" when nothing). */
+export function holdOf(pause: { manual: boolean; budget?: boolean | undefined; changeRequests: readonly string[] }): string {
+  return `${pause.manual ? "p" : ""}${pause.budget ? "b" : ""}${pause.changeRequests.length ? "c" : ""}`;
+}
+
+export interface AnchorPoint {
+  seq: number;
+  status: string;
+  /** `holdOf` the journal's pause; a rollback across a pause (a budget's, say) is then refused. */
+  hold: string;
+}
+
 /** Whether a journal that follows the anchor `last` (none yet: undefined) should be anchored. */
-export function anchorDue(journal: { seq: number; status: string }, last: Pick<Anchor, "seq" | "status"> | undefined): boolean {
-  if (!last) return TERMINAL.has(journal.status) || journal.seq >= ANCHOR_EVERY;
-  return journal.status !== last.status || journal.seq - last.seq >= ANCHOR_EVERY;
+export function anchorDue(journal: AnchorPoint, last: AnchorPoint | undefined): boolean {
+  if (!last) return TERMINAL.has(journal.status) || journal.hold !== "" || journal.seq >= ANCHOR_EVERY;
+  return journal.status !== last.status || journal.hold !== last.hold || journal.seq - last.seq >= ANCHOR_EVERY;
 }
 
 /** The newest anchor among the run's anchor check runs on `headSha` (several replicas may each make one). */

@@ -13,7 +13,7 @@ import { forgeEventSchema, type ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
-import { anchorDue, readAnchor, staleness, writeAnchor, type Anchor } from "./journal-anchor.js";
+import { anchorDue, holdOf, readAnchor, staleness, writeAnchor, type Anchor } from "./journal-anchor.js";
 import { sealJournal, unsealJournal, type JournalKey, type SealBinding } from "./journal-seal.js";
 import {
   isSplit,
@@ -166,7 +166,7 @@ export class RunStore {
   /** Per run, the newest journal this process read or wrote (its seq and status): an older one is refused. */
   readonly #newest = new Map<string, { seq: number; status: string }>();
   /** Per run, the anchor as last read or written (journal-anchor.ts), and its check run. */
-  readonly #anchors = new Map<string, { seq: number; status: string; checkRunId?: number }>();
+  readonly #anchors = new Map<string, { seq: number; status: string; hold: string; checkRunId?: number }>();
 
   constructor(
     private readonly port: GitHubPort,
@@ -195,7 +195,9 @@ export class RunStore {
     if (!seen && anchorSha && j.status === "running") {
       const { anchor, checkRunId } = await readAnchor(this.port, this.key, await this.#binding(runId), anchorSha);
       if (anchor) {
-        this.#anchors.set(runId, { seq: anchor.seq, status: anchor.status, ...(checkRunId !== undefined ? { checkRunId } : {}) });
+        // What held the run when it was anchored is not in the anchor: taken as the journal's.
+        const hold = holdOf(j.pause);
+        this.#anchors.set(runId, { seq: anchor.seq, status: anchor.status, hold, ...(checkRunId !== undefined ? { checkRunId } : {}) });
         const why = staleness(j, anchor);
         if (why) throw new JournalRefusedError(runId, why, loaded.blobSha, anchor.commitSha);
       }
@@ -218,11 +220,12 @@ export class RunStore {
     this.#saw(j.runId, j);
     const anchorSha = saved.state.facts.anchorSha;
     const last = this.#anchors.get(j.runId);
-    if (!anchorSha || !saved.commitSha || !anchorDue(j, last)) return;
+    const hold = holdOf(j.pause);
+    if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
     const anchor: Anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
     try {
       const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
-      this.#anchors.set(j.runId, { seq: j.seq, status: j.status, checkRunId: id });
+      this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
     } catch {
       // The anchor lags behind: older journals stay refusable only back to it until the next one.
     }

@@ -9,6 +9,7 @@ import {
   anchorDue,
   anchorExternalId,
   anchorSummary,
+  holdOf,
   parseAnchor,
   staleness,
   type Anchor,
@@ -41,13 +42,17 @@ describe("the anchor's text", () => {
     expect(staleness({ seq: 30, status: "running" }, { seq: 12, status: "running" })).toBeUndefined();
   });
 
-  it("is due at a status change and every ANCHOR_EVERY events, not at every write", () => {
-    expect(anchorDue({ seq: 3, status: "running" }, undefined)).toBe(false);
-    expect(anchorDue({ seq: 3, status: "cancelled" }, undefined)).toBe(true);
-    expect(anchorDue({ seq: ANCHOR_EVERY, status: "running" }, undefined)).toBe(true);
-    expect(anchorDue({ seq: 50, status: "running" }, { seq: 45, status: "running" })).toBe(false);
-    expect(anchorDue({ seq: 45 + ANCHOR_EVERY, status: "running" }, { seq: 45, status: "running" })).toBe(true);
-    expect(anchorDue({ seq: 46, status: "completed" }, { seq: 45, status: "running" })).toBe(true);
+  it("is due at a status change, a change of what holds the run, and every ANCHOR_EVERY events — not at every write", () => {
+    const running = (seq: number, hold = "") => ({ seq, status: "running", hold });
+    expect(anchorDue(running(3), undefined)).toBe(false);
+    expect(anchorDue({ ...running(3), status: "cancelled" }, undefined)).toBe(true);
+    expect(anchorDue(running(3, holdOf({ manual: false, budget: true, changeRequests: [] })), undefined)).toBe(true);
+    expect(anchorDue(running(ANCHOR_EVERY), undefined)).toBe(true);
+    expect(anchorDue(running(50), running(45))).toBe(false);
+    expect(anchorDue(running(50, "p"), running(45))).toBe(true);
+    expect(anchorDue(running(51), running(50, "p"))).toBe(true);
+    expect(anchorDue(running(45 + ANCHOR_EVERY), running(45))).toBe(true);
+    expect(anchorDue({ ...running(46), status: "completed" }, running(45))).toBe(true);
   });
 });
 
