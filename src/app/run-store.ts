@@ -175,9 +175,18 @@ export class RunStore {
   ) {}
 
   async load(runId: string): Promise<Loaded | null> {
-    const loaded = await this.#read(runId, stateBranch(runId), true);
-    if (loaded) await this.#fresh(runId, loaded);
-    return loaded;
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.#read(runId, stateBranch(runId), true);
+      if (!loaded) return null;
+      try {
+        await this.#fresh(runId, loaded);
+        return loaded;
+      } catch (e) {
+        // Another process may have written (and anchored) a newer journal between the two reads:
+        // an older journal is refused only when the branch still holds it when read again.
+        if (attempt > 0 || !(e instanceof JournalRefusedError)) throw e;
+      }
+    }
   }
 
   async #binding(runId: string): Promise<SealBinding> {

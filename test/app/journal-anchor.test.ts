@@ -112,6 +112,21 @@ describe("the store refuses an older journal", () => {
     expect((await new RunStore(r, JOURNAL_KEY).load(RUN_ID))?.state.journal.seq).toBe(20);
   });
 
+  it("a newer journal written (and anchored) by another process between the journal's read and the anchor's is taken, not refused", async () => {
+    const checks = [
+      {
+        id: 1,
+        externalId: anchorExternalId(RUN_ID),
+        summary: anchorSummary(JOURNAL_KEY, HERE, { ...A, status: "running" }),
+        headSha: START,
+      },
+    ];
+    let reads = 0;
+    const texts = [sealed(at(10)), sealed(at(12))];
+    const { port: p } = port(() => texts[Math.min(reads++, 1)]!, checks);
+    expect((await new RunStore(p, JOURNAL_KEY).load(RUN_ID))?.state.journal.seq).toBe(12);
+  });
+
   it("a write that cancels the run anchors it on the run's start commit; a write that is not due does not", async () => {
     const text = sealed(at(10));
     const { port: p, made } = port(() => text);
