@@ -29,6 +29,7 @@ export const READ_FILES_BATCH = 100;
 export class OctokitPort implements GitHubPort {
   readonly #octokit: Octokit;
   #repositoryInfo: { defaultBranch: string; id: number } | undefined;
+  #repositoryId: number | undefined;
 
   constructor(
     octokit: Octokit,
@@ -71,7 +72,11 @@ export class OctokitPort implements GitHubPort {
   }
 
   async repositoryId(): Promise<number> {
-    return (await this.#repository()).id;
+    return this.#repositoryId ?? (this.#repositoryId = (await this.#repository()).id);
+  }
+
+  knowRepositoryId(id: number): void {
+    this.#repositoryId = id;
   }
 
   async branchHead(branch: string): Promise<string | null> {
@@ -300,6 +305,19 @@ export class OctokitPort implements GitHubPort {
         per_page: 100,
       });
       return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
+    });
+  }
+
+  async listCheckRuns(headSha: string, name: string): Promise<{ id: number; externalId: string | null; summary: string | null }[]> {
+    return this.#call("checks.listForRef", async () => {
+      const { data } = await this.#octokit.rest.checks.listForRef({
+        ...this.#r,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100,
+      });
+      return data.check_runs.map((c) => ({ id: c.id, externalId: c.external_id ?? null, summary: c.output?.summary ?? null }));
     });
   }
 

@@ -333,6 +333,7 @@ describe("push", () => {
     const integration = gh.createRef(INTEGRATION, PLAN_SHA);
     // The state branch is protected by a ruleset (README, "Protect the state branches"): no warning.
     const rules = gh.reply(`GET ${R}/rules/branches/forge/${RUN_ID}/_state?per_page=100`, 200, [
+      { type: "creation", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
       { type: "update", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
       { type: "deletion", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
     ]);
