@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot } from "probot";
 import { octokitWithDefaults, pacedOctokitDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
-import { takeWebhookBody } from "./webhook-body.js";
+import { BodyBudget, takeWebhookBody, WEBHOOK_BODY_LIMIT, WEBHOOK_BUFFER_DEFAULT } from "./webhook-body.js";
 import { journalKeyFrom } from "./journal-seal.js";
 
 export interface ForgeServerOptions extends ForgeAppOptions {
@@ -23,6 +23,12 @@ export interface ForgeServerOptions extends ForgeAppOptions {
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
   /** Octokit request options (tests shorten retries). */
   octokitDefaults?: Record<string, unknown>;
+  /**
+   * The bytes of webhook bodies held at once, across requests, before their signatures are checked
+   * (default `WEBHOOK_BUFFER_DEFAULT`, 64 MiB; at least GitHub's 25 MB cap): beyond it a webhook is
+   * answered 503 with Retry-After.
+   */
+  webhookBufferBytes?: number;
 }
 
 export interface ForgeServer {
@@ -30,6 +36,8 @@ export interface ForgeServer {
   webhookUrl: string;
   forge: ForgeApp;
   probot: Probot;
+  /** The webhook bodies held now and at most (`webhook-body.ts`). */
+  webhookBodies: BodyBudget;
   close(): Promise<void>;
 }
 
@@ -75,6 +83,8 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
   const forge = createForgeApp({ ...options, journalKey: options.journalKey ?? journalKeyFrom(options.privateKey) });
   // createNodeMiddleware is async in Probot 14: it loads the app before answering.
   const middleware = await createNodeMiddleware(forge, { probot, webhooksPath: WEBHOOK_PATH });
+  // One budget for every body in flight; never below one body at GitHub's cap, or a large webhook could never arrive.
+  const bodies = new BodyBudget(Math.max(options.webhookBufferBytes ?? WEBHOOK_BUFFER_DEFAULT, WEBHOOK_BODY_LIMIT));
   const server: Server = createServer((req, res) => {
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "text/plain" });
@@ -91,8 +101,10 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
       res.end();
     };
     // A webhook's body is bounded (and read) before Probot's middleware sees it — on every path
-    // Probot might take for the webhook path (it ignores trailing slashes, for one).
-    if (req.method === "POST") void takeWebhookBody(req, res).then((ok) => ok && middleware(req, res, next));
+    // Probot might take for the webhook path (it ignores trailing slashes, for one) — and so are all
+    // the bodies in flight together; an unsigned one goes no further.
+    if (req.method === "POST")
+      void takeWebhookBody(req, res, { budget: bodies, secret: options.webhookSecret }).then((ok) => ok && middleware(req, res, next));
     else void middleware(req, res, next);
   });
   await new Promise<void>((resolve, reject) => {
@@ -106,6 +118,7 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
     webhookUrl: `${url}${WEBHOOK_PATH}`,
     forge,
     probot,
+    webhookBodies: bodies,
     async close() {
       forge.stop();
       await forge.idle();
