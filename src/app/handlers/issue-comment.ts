@@ -100,6 +100,8 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     ...(target.crId ? { crId: target.crId } : {}),
     ...(message ? { message } : {}),
     ...(amountUsd !== undefined ? { amountUsd } : {}),
+    // The journal remembers the comment: it is acted on once, whichever delivery brings it.
+    commentId: payload.comment.id,
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
