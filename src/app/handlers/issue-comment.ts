@@ -52,7 +52,17 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     return;
   }
   if (parsed.name === "plan") {
-    const { branch, inputs } = planCaptainDispatch({ issue, title: payload.issue.title, body: payload.issue.body ?? "" });
+    // The issue as the writer saw it when they commented: an edit after the command (anyone who
+    // opened the issue may edit it, write access or not) would put text the writer never read in
+    // the Captain's prompt. Refused, and said so: the writer reads it again and repeats the command.
+    const now = await rt.port.issueAsEdited(issue);
+    const edited = now.lastEditedAt !== null && Date.parse(now.lastEditedAt) > Date.parse(payload.comment.created_at);
+    const same = (a: string, b: string) => a.replace(/\r\n/g, "\n") === b.replace(/\r\n/g, "\n");
+    if (edited || !same(now.title, payload.issue.title) || !same(now.body, payload.issue.body ?? ""))
+      return void (await reply(
+        "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command.",
+      ));
+    const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
     const workflow = (await ctx.configOf(rt)).workflow;
     // The same command again (or its redelivery) while the Captain works starts no second one.
     if ((await rt.port.listWorkflowRuns(workflow, { branch })).some((r) => r.status !== "completed"))
