@@ -7,6 +7,7 @@ import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { isAppAuthor, parseMarker } from "../render.js";
 import { startPlanRun } from "../start-run.js";
+import { handSteeringToJob } from "../steering.js";
 
 export async function onIssueComment(ctx: AppContext, context: Context<"issue_comment">): Promise<void> {
   const { payload } = context;
@@ -114,7 +115,13 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     commentId: payload.comment.id,
   };
   const result = await ctx.apply(rt, target.runId, [input]);
-  if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  if (result.rejections.length) return void (await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n")));
+  // Steering reaches the job as the App's own comment on the task's PR, never through the journal.
+  const undelivered =
+    parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered"))
+      ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : undefined)
+      : undefined;
+  if (undelivered) await reply(undelivered);
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
 }
 
