@@ -249,6 +249,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           tempDir: jobEnv.runnerTemp,
           ...(jobUrl ? { jobUrl } : {}),
           jobStartedAt,
+          ...(env.GITHUB_ACTOR ? { dispatchedBy: env.GITHUB_ACTOR } : {}),
         },
         deps: {
           github,

@@ -433,6 +433,19 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
+  async issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }> {
+    type Answer = { repository: { issue: { title: string; body: string; lastEditedAt: string | null } | null } | null };
+    const data = await this.#call("graphql issue", () =>
+      this.#octokit.graphql<Answer>(
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }",
+        { owner: this.#r.owner, name: this.#r.repo, number },
+      ),
+    );
+    const issue = data.repository?.issue;
+    if (!issue) throw new GitHubError(`issue #${number} not found`, 404, "graphql issue");
+    return issue;
+  }
+
   async findComment(issue: number, marker: string): Promise<number | null> {
     const mine = await this.#author();
     return this.#call("issues.listComments", async () => {

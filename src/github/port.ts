@@ -187,6 +187,12 @@ export interface GitHubPort {
     /** Who closed it, when it is closed and GitHub says. */
     closedBy?: string;
   }>;
+  /**
+   * An issue's title and body as they are now, and when its body was last edited (GraphQL
+   * `Issue.lastEditedAt`; null when never): REST does not say when an issue was edited — its
+   * `updated_at` moves with every comment too.
+   */
+  issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }>;
   createComment(issue: number, body: string): Promise<number>;
   /** The id of a comment on `issue` whose body holds `marker`, if one exists (the App's own, when it knows its login). */
   findComment(issue: number, marker: string): Promise<number | null>;

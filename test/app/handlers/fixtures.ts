@@ -369,6 +369,33 @@ export class GitHubMock {
     return hit;
   }
 
+  /**
+   * An issue's title, body and last edit, in one GraphQL query
+   * (docs.github.com/graphql/reference/objects#issue, `lastEditedAt`): `/forge plan` reads them.
+   */
+  issueAsEdited(number: number, issue: { title: string; body: string; lastEditedAt: string | null }): Hit {
+    const route = `POST /graphql issue(${number})`;
+    const hit: Hit = {
+      get body() {
+        return this.call?.body;
+      },
+    };
+    this.#mocks.push({ route, hit });
+    nock(API)
+      .post(
+        "/graphql",
+        (body: { query?: string; variables?: { number?: number } }) =>
+          /issue\(number: \$number\)/.test(body.query ?? "") && body.variables?.number === number,
+      )
+      .reply((_uri, requestBody) => {
+        const call: Call = { method: "POST", path: "/graphql", query: {}, body: requestBody, route: `POST /graphql` };
+        this.calls.push(call);
+        hit.call = call;
+        return [200, { data: { repository: { issue } } }, { "content-type": "application/json; charset=utf-8" }];
+      });
+    return hit;
+  }
+
   /** A batch of files read at `ref` in one GraphQL query (`OctokitPort.readFiles`: `object(expression: "<ref>:<path>")`). */
   filesAt(ref: string, files: Record<string, string>): Hit {
     const route = `POST /graphql repository.object ×${Object.keys(files).length}`;

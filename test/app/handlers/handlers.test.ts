@@ -1174,12 +1174,14 @@ describe("issue_comment", () => {
       total_count: 0,
       workflow_runs: [],
     });
+    const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
+    // The issue as it is now: not edited since it was opened.
+    gh.issueAsEdited(9, { title: "CSV export", body, lastEditedAt: null });
     const said = gh.comment(9);
     gh.ref("main", PLAN_SHA);
     const branch = gh.createRef("forge/_plan-9", PLAN_SHA);
     const dispatch = gh.dispatch(6100);
 
-    const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
     await app.receive(
       delivery("issue_comment", {
         action: "created",
@@ -1216,6 +1218,7 @@ describe("issue_comment", () => {
       total_count: 1,
       workflow_runs: [{ id: 6100, head_branch: "forge/_plan-9", status: "in_progress", conclusion: null, event: "workflow_dispatch" }],
     });
+    gh.issueAsEdited(9, { title: "CSV export", body: "x", lastEditedAt: "2026-01-01T00:00:00Z" });
     const said = gh.comment(9);
 
     await app.receive(
