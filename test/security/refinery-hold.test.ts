@@ -54,6 +54,14 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     expect(said).toContain("- `CLAUDE.md`");
     expect(said).toContain("- `.claude/settings.json`");
     expect(held.status).toBe("running");
+    // So does the run's tracker, once redrawn.
+    const trackerSays = async () => {
+      const { data } = await g.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: "forge:run", state: "all" });
+      return data[0]?.body ?? "";
+    };
+    for (let i = 0; i < 100 && !(await trackerSays()).includes("waiting for /forge approve"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await trackerSays()).toMatch(/waiting for \/forge approve: changes (CLAUDE\.md|\.claude\/settings\.json)/);
 
     // A reader's approval changes nothing.
     await g.sim.control.comment("reader", FULL, a.prNumber!, "/forge approve");
