@@ -8,6 +8,8 @@
  * the upstream's PR, which names the paths.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { prepareBranch } from "../../src/app/effects/branches-and-dispatch.js";
+import type { EffectContext } from "../../src/app/effects/context.js";
 import type { Journal } from "../../src/core/journal.js";
 import { planFiles } from "../helpers/plan-files.js";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "../app/helpers.js";
@@ -86,5 +88,35 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a")).toMatchObject({ status: "MERGED", checkedHead: task(done, "a").recordSha });
     expect(task(done, "a").protectedPaths).toBeUndefined();
+  });
+
+  it("the refinery's branch merges each upstream at its verified head, not what its branch holds by now", async () => {
+    const merges: Array<{ base: string; head: string; message: string }> = [];
+    const port = {
+      branchHead: async () => "1".repeat(40),
+      createBranch: async () => undefined,
+      mergeBranch: async (base: string, head: string, message: string) => {
+        merges.push({ base, head, message });
+        return { kind: "merged" as const, sha: "2".repeat(40) };
+      },
+    };
+    const verified = "a".repeat(40);
+    const journal = {
+      tasks: [{ id: "a", status: "MERGE_READY", attempt: 1, branch: "forge/run-1/a/1", recordSha: verified, pushedSha: "b".repeat(40) }],
+    };
+    const ctx = { port, journal, conflicts: new Map() } as unknown as EffectContext;
+    await prepareBranch(
+      {
+        key: "branch:r:1",
+        kind: "PrepareBranch",
+        taskId: "r",
+        attempt: 1,
+        branch: "forge/run-1/r/1",
+        from: "forge/run-1/_integration",
+        merge: ["forge/run-1/a/1"],
+      },
+      ctx,
+    );
+    expect(merges).toEqual([{ base: "forge/run-1/r/1", head: verified, message: "forge: merge forge/run-1/a/1 into forge/run-1/r/1" }]);
   });
 });
