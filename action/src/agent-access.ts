@@ -14,8 +14,10 @@ const MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODE
 export interface AgentAccess {
   /** The environment the agent layer picks from: no job credentials, no model keys. */
   env: NodeJS.ProcessEnv;
-  /** Given to the agent as is: the proxy's URL and session token for its adapter. */
+  /** Given to the agent as is: the proxy's URL for its adapter. */
   extraEnv: Record<string, string>;
+  /** Each agent session's own proxy token, in its adapter's variable; it dies with the session. */
+  modelSession?: () => { env: Record<string, string>; end(): void };
   runAs?: AgentUser;
   proxy?: ModelProxy;
   close(): Promise<void>;
@@ -34,19 +36,29 @@ export async function agentAccess(o: {
   );
   const extraEnv: Record<string, string> = {};
   let proxy: ModelProxy | undefined;
+  let keyName: string | undefined;
   if (o.adapter === "claude") {
     const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
     if (key) {
-      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key });
-      Object.assign(extraEnv, { ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_API_KEY: proxy.token });
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
+      extraEnv.ANTHROPIC_BASE_URL = proxy.url;
+      keyName = "ANTHROPIC_API_KEY";
     }
   } else if (o.adapter === "codex") {
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
-      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key });
-      Object.assign(extraEnv, { OPENAI_BASE_URL: proxy.url, OPENAI_API_KEY: proxy.token });
+      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
+      extraEnv.OPENAI_BASE_URL = proxy.url;
+      keyName = "OPENAI_API_KEY";
     }
   }
+  const modelSession =
+    proxy && keyName
+      ? () => {
+          const s = proxy.openSession();
+          return { env: { [keyName]: s.token }, end: s.end };
+        }
+      : undefined;
   let runAs: AgentUser | undefined;
   try {
     runAs = await prepareAgentUser(o.isolation, o.warn);
@@ -57,6 +69,7 @@ export async function agentAccess(o: {
   return {
     env,
     extraEnv,
+    ...(modelSession ? { modelSession } : {}),
     ...(runAs ? { runAs } : {}),
     ...(proxy ? { proxy } : {}),
     close: async () => {

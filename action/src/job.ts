@@ -62,6 +62,8 @@ export interface MainDeps {
   liveCheckIntervalMs?: number;
   /** What the runner's model proxy has read of the model's answers so far (its token usage). */
   modelUsage?: () => ModelUsage;
+  /** Sets the runner's model proxy's gate: a text refuses every further model call with it (the attempt's cap is reached). */
+  modelGate?: (check: (() => string | undefined) | undefined) => void;
 }
 
 /** A job's arguments: the effective config, the input, the dependencies. */

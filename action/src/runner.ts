@@ -207,6 +207,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         timeoutMs: config.timeouts.agent_minutes * 60_000,
         env: access.env,
         extraEnv: access.extraEnv,
+        ...(access.modelSession ? { modelSession: access.modelSession } : {}),
         ...(access.runAs ? { runAs: access.runAs } : {}),
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
@@ -259,7 +260,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           ...(uploadArtifact ? { uploadArtifact } : {}),
           cancel: cancel.signal,
           masker,
-          ...(access.proxy ? { modelUsage: access.proxy.usage } : {}),
+          ...(access.proxy ? { modelUsage: access.proxy.usage, modelGate: access.proxy.gate } : {}),
         },
       });
     } finally {

@@ -29,6 +29,8 @@ export interface StagesRunnerOptions {
   env: NodeJS.ProcessEnv;
   /** Variables passed to the agent as given (e.g. ANTHROPIC_API_KEY from the action input). */
   extraEnv: Record<string, string>;
+  /** Each session's model credentials (the runner's proxy): they die with the session. */
+  modelSession?: () => { env: Record<string, string>; end(): void };
   masker: Masker;
   /** Built-in prompts (a bundle ships them beside itself). */
   builtinPromptDir?: string;
@@ -96,6 +98,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
             ...(req.traceparent ? { TRACEPARENT: req.traceparent } : {}),
             ...(req.spendFile ? { FORGE_SPEND_FILE: req.spendFile } : {}),
           },
+          ...(options.modelSession ? { modelSession: options.modelSession } : {}),
           masker: options.masker,
           ...(options.binary ? { binary: options.binary } : {}),
           ...(options.forgeCli ? { forgeCli: options.forgeCli } : {}),

@@ -22,6 +22,15 @@ export { explicitExitCode } from "./spawn/collect.js";
 export { defaultReportPaths } from "./spawn/context.js";
 
 export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
+  const model = options.modelSession?.();
+  try {
+    return await spawnOnce(model ? { ...options, extraEnv: { ...options.extraEnv, ...model.env } } : options);
+  } finally {
+    model?.end();
+  }
+}
+
+async function spawnOnce(options: SpawnOptions): Promise<SpawnResult> {
   const sc = await openSpawn(options);
   const prepared = await prepare(sc);
   if ("done" in prepared) return prepared.done;

@@ -104,6 +104,12 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** Passed to the agent as given. */
   extraEnv?: Record<string, string>;
+  /**
+   * The model's credentials for this session alone (the runner's model proxy, src/agent/model-proxy.ts):
+   * opened as the session starts, their variables added to `extraEnv`, ended with it — a token
+   * left behind (a process that outlived the session) is refused afterwards.
+   */
+  modelSession?: () => { env: Record<string, string>; end(): void };
   /** Names of parent variables to pass through in addition to the adapter's own (e.g. a model key for a command agent). */
   passEnv?: string[];
   masker?: Masker;

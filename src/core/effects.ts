@@ -63,6 +63,17 @@ export const effectSchema = z.discriminatedUnion("kind", [
   }),
   z.object({
     ...base,
+    kind: z
+      .literal("CheckUpstream")
+      .describe("Effect kind: read what a MERGE_READY task's pull request changes before a refinery merges its branch."),
+    taskId: z.string().describe("The upstream task."),
+    attempt: z.number().int().describe("Its attempt."),
+    branch: z.string().describe("Its branch, which the refinery's branch would merge."),
+    prNumber: z.number().int().optional().describe("Its pull request number, when known."),
+    refinery: z.string().describe("The refinery waiting to merge it."),
+  }),
+  z.object({
+    ...base,
     kind: z.literal("OpenChangeRequest").describe("Effect kind."),
     crId: z.string().describe("Change Request id."),
     emittedBy: z.string().describe("Task that raised it."),

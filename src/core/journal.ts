@@ -92,6 +92,10 @@ export const taskStateSchema = z
       .string()
       .optional()
       .describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+    checkedHead: z
+      .string()
+      .optional()
+      .describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
     iteration: z
       .number()
       .int()

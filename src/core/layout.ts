@@ -158,10 +158,18 @@ export function parsePlanPath(path: string): { planId: string; file: string } | 
  */
 export const INSTRUCTION_PATHS = [
   "**/AGENTS.md",
+  // Codex reads it instead of AGENTS.md, in every folder (its `project_doc_fallback_filenames` are
+  // none by default; a repository sets them only in `.codex/`, protected below).
+  "**/AGENTS.override.md",
   "**/CLAUDE.md",
   "**/CLAUDE.local.md",
+  "**/GEMINI.md",
   ".claude/**",
   ".codex/**",
+  ".agents/**",
+  ".gemini/**",
+  ".cursor/**",
+  ".cursorrules",
   ".mcp.json",
   ".forge/prompts/**",
   ".forge/stages.yml",
@@ -170,11 +178,12 @@ export const INSTRUCTION_PATHS = [
 ] as const;
 
 /**
- * Paths an agent may never change (see docs/runner.md#protected-paths): the plan is immutable,
- * `.github/` is the user's (workflows run with the job's rights; `forge.yml` is Forge's config), and
- * the instruction files steer other agents.
+ * Paths an agent may never change (see docs/runner.md#protected-paths), the one list the runner
+ * refuses and the App holds: the plan is immutable, `.github/` is the user's (workflows run with the
+ * job's rights; `forge.yml` is Forge's config; Copilot's instructions), `.env*` files hold what
+ * tools and `forge` load as settings (an API URL, a token), and the instruction files steer other agents.
  */
-export const PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS] as const;
+export const PROTECTED_PATHS = [".forge/plans/**", ".github/**", "**/.env*", ...INSTRUCTION_PATHS] as const;
 
 /**
  * Trailers of the runner's record commit — the last commit of an attempt, a child of the agent's

@@ -18,7 +18,7 @@ export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number:
       isDraft
       isCrossRepository
       headRepository { id }
-      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
     }
   }
 }`;
@@ -34,7 +34,7 @@ export interface GraphqlPull {
   isDraft: boolean;
   isCrossRepository: boolean;
   headRepository: { id: string } | null;
-  files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string }[] | null } | null;
+  files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string; changeType?: string }[] | null } | null;
 }
 
 /** A pull request of `PULL_WITH_FILES` in the port's type. */

@@ -348,7 +348,12 @@ export class OctokitPort implements GitHubPort {
     const p = data.repository?.pullRequest;
     if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
     const info = pullInfo(p);
-    const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
+    // GraphQL names a renamed file by its new path only: REST lists its old one too.
+    const nodes = p.files?.nodes ?? [];
+    const files =
+      p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED")
+        ? await this.listPullRequestFiles(number)
+        : nodes.map((f) => f.path);
     return { ...info, files };
   }
 
@@ -363,7 +368,7 @@ export class OctokitPort implements GitHubPort {
   async listPullRequestFiles(number: number): Promise<string[]> {
     return this.#call("pulls.listFiles", async () => {
       const files = await this.#octokit.paginate(this.#octokit.rest.pulls.listFiles, { ...this.#r, pull_number: number, per_page: 100 });
-      return files.map((f) => f.filename);
+      return files.flatMap((f) => (f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]));
     });
   }
 

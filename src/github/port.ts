@@ -161,12 +161,12 @@ export interface GitHubPort {
   getPullRequest(number: number): Promise<PullRequestInfo>;
   /**
    * The pull request and the paths it changes, in one call where GitHub allows (GraphQL, up to 100
-   * files; more are listed through REST as `listPullRequestFiles` does).
+   * files and no rename; more, or a rename, are listed through REST as `listPullRequestFiles` does).
    */
   getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }>;
   createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo>;
   updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
-  /** Paths a PR changes (up to GitHub's 3,000-file limit of the endpoint). */
+  /** Paths a PR changes, a renamed file by its old path as well (up to GitHub's 3,000-file limit of the endpoint). */
   listPullRequestFiles(number: number): Promise<string[]>;
   mergePullRequest(
     number: number,

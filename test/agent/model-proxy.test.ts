@@ -34,16 +34,23 @@ describe("the model proxy", () => {
     const up = await upstream();
     const proxy: ModelProxy = await startModelProxy({ upstream: up.url, key: KEY });
     closers.push(() => proxy.close());
-    expect(proxy.token).not.toContain(KEY);
-    const a = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "x-api-key": proxy.token }, body: '{"m":1}' });
+    const { token } = proxy.openSession();
+    expect(token).not.toContain(KEY);
+    const a = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "x-api-key": token }, body: '{"m":1}' });
     expect(await a.text()).toBe("event: one\ndata: {}\n\nevent: two\ndata: {}\n\n");
-    const b = await fetch(`${proxy.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${proxy.token}` }, body: "{}" });
+    const openai = await startModelProxy({ upstream: up.url, key: KEY, api: "openai" });
+    closers.push(() => openai.close());
+    const b = await fetch(`${openai.url}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${openai.openSession().token}` },
+      body: "{}",
+    });
     expect(b.status).toBe(200);
-    expect(up.seen.map((s) => s.path)).toEqual(["/base/v1/messages", "/base/v1/responses"]);
+    expect(up.seen.map((s) => s.path)).toEqual(["/base/v1/messages", "/base/responses"]);
     expect(up.seen[0]!.headers["x-api-key"]).toBe(KEY);
     expect(up.seen[0]!.body).toBe('{"m":1}');
     expect(up.seen[1]!.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(proxy.forwarded()).toBe(2);
+    expect(proxy.forwarded() + openai.forwarded()).toBe(2);
   });
 
   it("refuses a request without the session token, or with another (the key itself included)", async () => {
@@ -69,11 +76,12 @@ describe("the model proxy", () => {
     });
     closers.push(() => access.close());
     expect(access.extraEnv.ANTHROPIC_BASE_URL).toBe(access.proxy!.url);
-    expect(access.extraEnv.ANTHROPIC_API_KEY).toBe(access.proxy!.token);
-    expect(JSON.stringify([access.env, access.extraEnv])).not.toMatch(/sk-ant-|ghs_x/);
+    const session = access.modelSession!();
+    expect(Object.keys(session.env)).toEqual(["ANTHROPIC_API_KEY"]);
+    expect(JSON.stringify([access.env, access.extraEnv, session.env])).not.toMatch(/sk-ant-|ghs_x/);
     await fetch(`${access.extraEnv.ANTHROPIC_BASE_URL}/v1/messages`, {
       method: "POST",
-      headers: { "x-api-key": access.extraEnv.ANTHROPIC_API_KEY! },
+      headers: { "x-api-key": session.env.ANTHROPIC_API_KEY! },
       body: "{}",
     });
     expect(up.seen[0]!.headers["x-api-key"]).toBe(KEY);

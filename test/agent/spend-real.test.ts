@@ -66,7 +66,7 @@ describe("spend: the adapter's figure against the proxy's", () => {
       prompt: "Write a.txt",
       cwd: repo,
       sessionDir: path.join(tempDir(), "s"),
-      env: offlineClaudeEnv(proxy.url, home, { ANTHROPIC_API_KEY: proxy.token }),
+      env: offlineClaudeEnv(proxy.url, home, { ANTHROPIC_API_KEY: proxy.openSession().token }),
       maxTurns: 5,
       idleTimeoutMs: 60_000,
       forgeCli: false,
@@ -89,7 +89,7 @@ describe("spend: the adapter's figure against the proxy's", () => {
     codexServer = await startResponsesServer({
       script: [{ text: "Adding the file.", toolCalls: [codexTools.addFile(file, "b\n")] }, { text: "Done.\nFORGE_EXIT=0" }],
     });
-    proxy = await startModelProxy({ upstream: codexServer.url, key: "sk-real-openai-key-for-the-proxy" });
+    proxy = await startModelProxy({ upstream: codexServer.url, key: "sk-real-openai-key-for-the-proxy", api: "openai" });
     const home = mkdtempSync(path.join(tmpdir(), "forge-spend-codex-"));
     const events: ProgressEvent[] = [];
     const r = await spawnAgent({
@@ -99,7 +99,7 @@ describe("spend: the adapter's figure against the proxy's", () => {
       prompt: "Write b.txt",
       cwd: repo,
       sessionDir: path.join(tempDir(), "s"),
-      env: { ...offlineCodexEnv(proxy.url, home, { OPENAI_API_KEY: proxy.token }), FORGE_CODEX_SANDBOX: "bypass" },
+      env: { ...offlineCodexEnv(proxy.url, home, { OPENAI_API_KEY: proxy.openSession().token }), FORGE_CODEX_SANDBOX: "bypass" },
       idleTimeoutMs: 60_000,
       forgeCli: false,
       onProgress: (e) => events.push(e),

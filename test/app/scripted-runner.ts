@@ -14,7 +14,8 @@ import type { DispatchedRun, DispatchHandler } from "../../src/local-github/work
 export type Script =
   | {
       kind: "success";
-      files?: Record<string, string>;
+      /** The agent's work: a file's content, or `null` to delete it (a rename is a delete and an add). */
+      files?: Record<string, string | null>;
       risks?: string[];
       followups?: string[];
       confidence?: number;
@@ -157,13 +158,17 @@ async function runJob(
   }
   const started = new Date().toISOString();
   let head = d.sha;
-  const commitFiles = async (files: Record<string, string>, message: string): Promise<string> => {
+  const commitFiles = async (files: Record<string, string | null>, message: string): Promise<string> => {
     const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: head });
     const { data: tree } = await gh.rest.git.createTree({
       owner,
       repo,
       base_tree: parent.tree.sha,
-      tree: Object.entries(files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+      tree: Object.entries(files).map(([path, content]) =>
+        content === null
+          ? { path, mode: "100644" as const, type: "blob" as const, sha: null }
+          : { path, mode: "100644" as const, type: "blob" as const, content },
+      ),
     });
     const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message, tree: tree.sha, parents: [head] });
     return commit.sha;

@@ -96,7 +96,10 @@ afterAll(async () => {
 
 type Check = { id: string; verdict: string; detail: string; fix?: string };
 async function doctor(repo: string, token?: string): Promise<{ code: number; checks: Check[]; out: string }> {
-  const r = await runForge(["doctor", "--repo", repo, "--dir", dir, "--json", ...(token ? ["--token", token] : [])], dir);
+  const r = await runForge(
+    ["doctor", "--repo", repo, "--dir", dir, "--api-url", sim.apiUrl, "--json", ...(token ? ["--token", token] : [])],
+    dir,
+  );
   const parsed = JSON.parse(r.out) as { checks: Check[] };
   return { code: r.code, checks: parsed.checks, out: r.out };
 }
@@ -116,7 +119,7 @@ describe("forge doctor", () => {
     expect(r.code).toBe(0);
     expect(r.checks.find((c) => c.id === "branches")!.detail).toContain("main: 1 approval(s)");
     // The text form: one line per check.
-    const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--token", admin], dir);
+    const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], dir);
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/^✓ the Forge App is installed/m);
     expect(text.out).toContain("All 6 checks passed.");
@@ -161,7 +164,7 @@ describe("forge doctor", () => {
     const liteDir = mkdtempSync(join(tmpdir(), "forge-doctor-lite-"));
     try {
       updateEnvFile(join(liteDir, ".env"), { APP_ID: String(lite.id), PRIVATE_KEY: keys.privateKeyPem, GITHUB_API_URL: sim.apiUrl });
-      const weak = await runForge(["doctor", "--repo", "octo/broken", "--dir", liteDir, "--json"], liteDir);
+      const weak = await runForge(["doctor", "--repo", "octo/broken", "--dir", liteDir, "--api-url", sim.apiUrl, "--json"], liteDir);
       const app = (JSON.parse(weak.out) as { checks: Check[] }).checks.find((c) => c.id === "app")!;
       expect(app.verdict).toBe("fail");
       expect(app.detail).toMatch(

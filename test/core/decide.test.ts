@@ -15,7 +15,8 @@ function start(spec: Record<string, string[]>, config = cfg()): Decision {
 }
 
 /** Apply inputs in order at `now`, returning the last decision plus everything seen along the way. */
-function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg()) {
+/** Decides `inputs` in order; a refinery's upstream checks are answered clean as they come (`clean: false` leaves them). */
+function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg(), clean = true) {
   let last: Decision | undefined;
   const all = {
     events: [] as Decision["events"],
@@ -23,8 +24,12 @@ function feed(j: Journal, inputs: LeafInput[], now = 1000, config = cfg()) {
     rejections: [] as Decision["rejections"],
     transitions: [] as Decision["transitions"],
   };
-  for (const input of inputs) {
+  const queue = [...inputs];
+  for (let input = queue.shift(); input; input = queue.shift()) {
     last = decide(j, input, now, config);
+    if (clean)
+      for (const e of last.effects)
+        if (e.kind === "CheckUpstream") queue.unshift({ kind: "effect.done", key: e.key, result: { clean: true } });
     j = last.journal;
     all.events.push(...last.events);
     all.effects.push(...last.effects);
@@ -331,6 +336,36 @@ describe("refineries (docs/executor.md#refineries)", () => {
     expect(r.events.find((e) => e.type === "refinery.merged")!.data).toMatchObject({ mergedBranches: ["a", "b"] });
     expect(r.journal.status).toBe("completed");
     expect(r.effects.some((e) => e.kind === "OpenFinalPullRequest")).toBe(true);
+  });
+
+  it("a refinery whose upstream changes protected paths is neither prepared nor dispatched until a person approves that head", () => {
+    const d = start({ a: [], b: [], r1: ["a", "b"] });
+    let r = feed(d.journal, [success("a"), success("b")], 1000, cfg(), false);
+    const checks = r.effects.filter((e) => e.kind === "CheckUpstream");
+    expect(checks.map((e) => e.key).sort()).toEqual(["upstream:a:1", "upstream:b:1"]);
+    expect(r.effects.some((e) => e.kind === "PrepareBranch" && e.taskId === "r1")).toBe(false);
+    r = feed(r.journal, [
+      { kind: "effect.done", key: "upstream:a:1", result: { held: ["CLAUDE.md", ".claude/settings.json"] } },
+      { kind: "effect.done", key: "upstream:b:1", result: { clean: true } },
+    ]);
+    expect(status(r.journal, "a")).toMatchObject({ status: "MERGE_READY", protectedPaths: ["CLAUDE.md", ".claude/settings.json"] });
+    expect(status(r.journal, "r1").status).toBe("PENDING");
+    expect(r.effects.some((e) => e.kind === "PrepareBranch" || e.kind === "DispatchAgent")).toBe(false);
+    const comment = r.effects.find((e) => e.kind === "PostComment" && e.key === "protected:a:1");
+    expect(JSON.stringify(comment)).toContain("CLAUDE.md");
+    // Not read again while it waits; a person's approval of the head lets the refinery start.
+    r = feed(r.journal, [{ kind: "tick" }]);
+    expect(r.effects.some((e) => e.kind === "CheckUpstream" || e.kind === "PrepareBranch")).toBe(false);
+    r = feed(r.journal, [{ kind: "command", command: "approve", actor: "octocat", taskId: "a" }]);
+    expect(r.effects.find((e) => e.kind === "PrepareBranch" && e.taskId === "r1")).toMatchObject({
+      merge: ["forge/run-1/a/1", "forge/run-1/b/1"],
+    });
+    // An upstream whose PR could not be read is held too, never merged unread.
+    const d2 = start({ a: [], r1: ["a"] });
+    let r2 = feed(d2.journal, [success("a")], 1000, cfg(), false);
+    r2 = feed(r2.journal, [{ kind: "effect.failed", key: "upstream:a:1", error: "pull request #1 is not forge/run-1/a/1 → x" }]);
+    expect(status(r2.journal, "a").protectedPaths?.[0]).toMatch(/could not be read/);
+    expect(r2.effects.some((e) => e.kind === "PrepareBranch")).toBe(false);
   });
 
   it("a refinery whose head lacks an upstream's work fails and is retried; the upstream is not marked MERGED", () => {

@@ -89,6 +89,9 @@ export function factsFor(effect: Effect, behaviour: Behaviour, now: number): Lea
     }
     case "MergePullRequest":
       return [{ kind: "effect.done", key: effect.key, result: { mergeSha: sha(`merge/${effect.taskId}/${effect.attempt}`) } }];
+    case "CheckUpstream":
+      // The simulated agents change no protected path.
+      return [{ kind: "effect.done", key: effect.key, result: { clean: true } }];
     case "SpawnFollowup":
       return [done, { kind: "agent.finished", taskId: effect.followupId, attempt: 1, exitCode: 0 }];
     default:

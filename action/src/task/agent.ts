@@ -50,6 +50,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   let progressNote: string | undefined;
   const meter = a.spend;
   const cap = a.input.context.budget ?? capOf(config);
+  // The proxy refuses every model call once the cap is reached, even between the runner's checks.
+  if (cap) deps.modelGate?.(() => meter.refusal(cap));
   let session = 0;
   /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
   const checkBudget = (stop: (reason: "budget", detail: string) => void) => {

@@ -107,6 +107,21 @@ export class SpendMeter {
     };
   }
 
+  /**
+   * The model proxy's gate (src/agent/model-proxy.ts): once the spend has reached the cap, why no
+   * further model call goes out (the spend file read again first). Worded for the agent's CLI, which
+   * shows it as the API's error; not a rate limit, so nothing waits and retries.
+   */
+  refusal(cap: Spent): string | undefined {
+    this.readFile();
+    const s = this.spent;
+    if (cap.usd !== undefined && (s.usd ?? 0) >= cap.usd)
+      return `Forge: this attempt's budget is spent ($${(s.usd ?? 0).toFixed(2)} of $${cap.usd.toFixed(2)}); the model is not called again in this attempt.`;
+    if (cap.tokens !== undefined && (s.tokens ?? 0) >= cap.tokens)
+      return `Forge: this attempt's budget is spent (${s.tokens ?? 0} of ${cap.tokens} tokens); the model is not called again in this attempt.`;
+    return undefined;
+  }
+
   /** What the spend crossed, if anything. */
   over(cap: Spent): { limit: Spent; spent: Spent } | undefined {
     const s = this.spent;

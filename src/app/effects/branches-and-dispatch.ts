@@ -17,9 +17,13 @@ export async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: Effe
   if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
   await port.createBranch(effect.branch, from);
   // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.
+  // Each at the head the journal verified (and whose pull request was read for protected paths),
+  // never whatever its branch holds by now: a job token still alive can push to it.
   const conflicts: string[] = [];
   for (const upstream of effect.merge) {
-    const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
+    const u = ctx.journal.tasks.find((t) => t.branch === upstream && t.status === "MERGE_READY");
+    const head = u?.recordSha ?? u?.pushedSha ?? upstream;
+    const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
     if (merged.kind === "conflict") conflicts.push(upstream);
   }
   if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);

@@ -16,7 +16,7 @@ import type { EffectContext, EffectOf, EffectOutcome } from "./context.js";
 import { openChangeRequest, openFinalPullRequest, postComment, trackerDue, updateTracker } from "./issues-and-comments.js";
 import type { Journal } from "../../core/journal.js";
 import type { RunFacts } from "../run-store.js";
-import { mergePullRequest } from "./merge.js";
+import { checkUpstream, mergePullRequest } from "./merge.js";
 
 export type { EffectContext, EffectOutcome } from "./context.js";
 export { MERGE_RETRY_MS } from "./merge.js";
@@ -44,6 +44,7 @@ const HANDLERS: EffectHandlers = {
   DispatchAgent: dispatchAgent,
   UpsertCheckRun: upsertCheckRun,
   MergePullRequest: mergePullRequest,
+  CheckUpstream: checkUpstream,
   OpenChangeRequest: openChangeRequest,
   DispatchCaptain: dispatchCaptain,
   PostComment: postComment,

@@ -74,6 +74,35 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
 }
 
 /**
+ * Before a refinery's branch merges an upstream's: what the upstream's pull request changes, read
+ * from GitHub (renames by their old path too). Only the task's own PR counts, at the head the
+ * journal verified; protected paths come back as `held` (the refinery waits for a person's
+ * approval of that head), none as `clean`.
+ */
+export async function checkUpstream(effect: EffectOf<"CheckUpstream">, ctx: EffectContext): Promise<EffectOutcome> {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  if (!t || t.attempt !== effect.attempt || t.status !== "MERGE_READY") return done({});
+  const known = effect.prNumber ?? t.prNumber;
+  const current: (PullRequestInfo & { files?: string[] }) | null =
+    known !== undefined ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch);
+  if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+  if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
+    return {
+      kind: "failed",
+      error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository`,
+    };
+  const head = t.recordSha ?? t.pushedSha;
+  if (current.headSha !== head)
+    return {
+      kind: "failed",
+      error: `the head of ${effect.branch} moved after it was verified (${head?.slice(0, 7) ?? "?"} → ${current.headSha.slice(0, 7)})`,
+    };
+  const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(current.number)), ctx.config);
+  return done(held.length ? { held, prNumber: current.number } : { clean: true, prNumber: current.number });
+}
+
+/**
  * A verified attempt whose runner could not open its pull request (a lost push or call, the job
  * killed between its last push and the PR): the App opens it, pointing at the attempt's walkthrough,
  * so the work is reviewed and merged as any other. A PR the runner opens meanwhile is found instead.

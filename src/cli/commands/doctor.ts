@@ -3,13 +3,17 @@
  * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name and
  * the branch rules, and prints each check — pass, fail with its fix, or skipped with what it needs.
  * Credentials: the App's (APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, from the environment or the
- * `.env` of --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the admin-only reads.
+ * `.env` of an explicit --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the
+ * admin-only reads, sent only to --api-url or GITHUB_API_URL of the environment (else GitHub's).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { APP_MANIFEST, appEnvironment, appPrivateKey, LaunchError } from "../../app/launch.js";
+
+/** What `forge doctor` takes from an App's `.env`. */
+const APP_CREDENTIAL_NAMES = ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH"] as const;
 import YAML from "yaml";
 import { readReadiness } from "../../github/readiness.js";
 import { runChecks, WORKFLOW_FILE, workflowShape, type AppManifest, type CheckResult } from "../doctor/checks.js";
@@ -33,13 +37,32 @@ function originRepo(dir: string): string | undefined {
   }
 }
 
+/**
+ * The App's credentials: the process's environment over the `.env` of a `--dir` given explicitly
+ * (the folder `forge app` ran in). A `.env` is read for the App's own variables only — never from
+ * the current folder by default (a clone's `.env` is whoever committed it), and never the API URL
+ * or a token: those come from the command line or the process's environment.
+ */
+function doctorEnvironment(env: NodeJS.ProcessEnv, dir: string | undefined): NodeJS.ProcessEnv {
+  if (dir === undefined) return env;
+  const fromFile = appEnvironment({}, dir);
+  const app = Object.fromEntries(APP_CREDENTIAL_NAMES.filter((n) => fromFile[n] !== undefined).map((n) => [n, fromFile[n]]));
+  return { ...app, ...env };
+}
+
 export function registerDoctor(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("doctor")
     .description("Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets.")
     .option("--repo <owner/name>", "the repository (default: the origin remote of --dir)")
-    .option("--dir <path>", "a clone of the repository, and where the App's .env is (default: the current folder)")
-    .option("--api-url <url>", "GitHub's REST root (default: GITHUB_API_URL, else https://api.github.com)")
+    .option(
+      "--dir <path>",
+      "a clone of the repository, and where the App's .env is (read only when --dir is given; default: the current folder, no .env)",
+    )
+    .option(
+      "--api-url <url>",
+      "GitHub's REST root (default: GITHUB_API_URL of the environment, never a .env's; else https://api.github.com)",
+    )
     .option("--token <token>", "a repository admin's token for the admin-only checks (default: GITHUB_TOKEN or GH_TOKEN)")
     .option("--json", "print the checks as JSON")
     .action(async (opts: { repo?: string; dir?: string; apiUrl?: string; token?: string; json?: boolean }) => {
@@ -48,8 +71,9 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       if (!full) throw new CliError("--repo owner/name is required (the folder has no origin remote to take it from)");
       const m = /^([\w.-]+)\/([\w.-]+)$/.exec(full);
       if (!m) throw new CliError(`--repo ${JSON.stringify(full)} is not owner/name`);
-      const env = appEnvironment(process.env, dir);
-      const apiUrl = opts.apiUrl ?? env.GITHUB_API_URL ?? "https://api.github.com";
+      const env = doctorEnvironment(process.env, opts.dir === undefined ? undefined : dir);
+      // Where the person's token goes: never from a file in the repository (a planted .env).
+      const apiUrl = opts.apiUrl ?? process.env.GITHUB_API_URL ?? "https://api.github.com";
       try {
         new URL(apiUrl);
       } catch {
@@ -62,7 +86,7 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
         if (!(e instanceof LaunchError)) throw e;
         throw new CliError(e.message.replace(/^forge: /, ""));
       }
-      const token = opts.token ?? env.GITHUB_TOKEN ?? env.GH_TOKEN;
+      const token = opts.token ?? process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN;
       const template = readFileSync(AGENT_WORKFLOW_TEMPLATE, "utf8");
       const manifest = YAML.parse(readFileSync(APP_MANIFEST, "utf8")) as AppManifest;
       const read = await readReadiness({

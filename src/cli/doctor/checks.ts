@@ -42,7 +42,7 @@ export function checkApp(f: DoctorFacts): CheckResult {
       "app",
       title,
       f.installation.reason,
-      "run forge doctor where the App's .env is, or set APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH)",
+      "pass --dir where the App's .env is, or set APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH)",
     );
   const inst = f.installation.value;
   if (!inst)

@@ -30,6 +30,17 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
       if (t.attempt === effect.attempt && t.status === "RUNNING") s.edit(i).context = { ...(t.context ?? {}), conflicts };
       return;
     }
+    case "CheckUpstream":
+      if (Array.isArray(result.held)) {
+        const paths = result.held.filter((p): p is string => typeof p === "string");
+        return mergeHeld(s, effect.taskId, effect.attempt, paths);
+      }
+      if (result.clean === true) {
+        const i = s.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
+        const t = i === undefined ? undefined : s.task(i);
+        if (i !== undefined && t?.status === "MERGE_READY") s.edit(i).checkedHead = t.recordSha ?? t.pushedSha;
+      }
+      return;
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
         const n = result.issueNumber;
@@ -68,6 +79,9 @@ export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">):
       retryable: true,
       counted: true,
     });
+  } else if (effect.kind === "CheckUpstream") {
+    // What it changes could not be read: held for a person, never merged unread.
+    mergeHeld(s, effect.taskId, effect.attempt, [`(what this pull request changes could not be read: ${error.slice(0, 200)})`]);
   } else if (effect.kind === "SpawnFollowup") {
     followupFinished(s, effect.followupId, false);
   } else if (effect.kind === "MergePullRequest") {

@@ -24,6 +24,7 @@ export function schedule(s: Step): void {
     if (picked.length >= capacity) break;
     const t = s.task(i);
     if (t.notBefore !== undefined && Date.parse(t.notBefore) > s.now) continue;
+    if (s.idx.isRefinery[i] && !upstreamsCleared(s, i)) continue;
     // Each dispatch reserves its cap before the next is weighed.
     const { cap, blocked } = nextAttemptCap(s.j, s.node(i), t, s.config);
     if (blocked === "run") {
@@ -38,6 +39,27 @@ export function schedule(s: Step): void {
   if (runBlocked || picked.length) budgetPause(s, runBlocked);
   capacity -= picked.length;
   spawnFollowups(s, capacity);
+}
+
+/**
+ * A refinery's branch merges its MERGE_READY upstreams' branches before its agent starts (on their
+ * `CLAUDE.md`, their `.claude/settings.json` hooks): each upstream's pull request is read from GitHub
+ * first, and one that changes protected paths holds the refinery until a person approves that head
+ * (`/forge approve` on the upstream's PR), as a task's own merge is held (merge-gate.ts).
+ */
+function upstreamsCleared(s: Step, i: number): boolean {
+  let cleared = true;
+  for (const d of s.idx.deps[i]!) {
+    const dt = s.task(d);
+    if (dt.status !== "MERGE_READY" || !dt.branch) continue;
+    const head = dt.recordSha ?? dt.pushedSha;
+    if (head !== undefined && dt.approvedHead === head) continue;
+    if (!dt.protectedPaths?.length && head !== undefined && dt.checkedHead === head) continue;
+    cleared = false;
+    // Held: it waits for the approval. Unread: read it (deciding it again replaces the pending one).
+    if (!dt.protectedPaths?.length) s.effect(effects.checkUpstream(dt, s.task(i).id));
+  }
+  return cleared;
 }
 
 /** Start task i's next attempt: its branch (a refinery's with its upstream branches merged in) and its job. */
@@ -59,6 +81,9 @@ function dispatch(s: Step, i: number, cap: AttemptCap): void {
     waiting: _wa,
     steering: _st,
     reservedUsd: _r,
+    protectedPaths: _pp,
+    approvedHead: _ah2,
+    checkedHead: _ch,
     ...kept
   } = t;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);

@@ -88,6 +88,25 @@ export function mergePullRequest(t: Attempt & { branch?: string | undefined; prN
   };
 }
 
+/**
+ * Read what an upstream's pull request changes before `refinery` merges its branch: protected paths
+ * hold the refinery's dispatch for a person's approval, as a task's own merge is held.
+ */
+export function checkUpstream(
+  t: Attempt & { branch?: string | undefined; prNumber?: number | undefined },
+  refinery: string,
+): Of<"CheckUpstream"> {
+  return {
+    key: `upstream:${t.id}:${t.attempt}`,
+    kind: "CheckUpstream",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch ?? "",
+    ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}),
+    refinery,
+  };
+}
+
 /** Open the Change Request's issue. */
 export function openChangeRequest(cr: ChangeRequestState): Of<"OpenChangeRequest"> {
   return {

@@ -167,6 +167,7 @@ function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[]
     mergeSha: _m,
     protectedPaths: _pp,
     approvedHead: _ah,
+    checkedHead: _ch,
     reviewApprovedHead: _rh,
     workflowRunId,
     startedAt: _sa,

@@ -91,7 +91,7 @@ export const forgeConfigSchema = z
     protected_paths: z
       .array(z.string().min(1))
       .default([])
-      .describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
+      .describe("Globs of paths, besides .forge/plans/**, .github/**, .env* and the files agents read as instructions (AGENTS.md, CLAUDE.md, .claude/, …), that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
     branch_template: z
       .string()
       .regex(/\{runId\}/, "must contain {runId}")

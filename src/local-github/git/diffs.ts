@@ -28,12 +28,15 @@ export async function pullRequestFiles(
   const base = (await resolveRef(gitDir, `refs/heads/${p.baseRef}`)) ?? p.baseSha;
   const mb =
     p.merged && p.mergeCommitSha ? (await readCommit(gitDir, p.mergeCommitSha)).parents[0] : await mergeBase(gitDir, base, p.headSha);
-  return mb ? diffFiles(gitDir, mb, p.headSha, withPatch) : [];
+  // GitHub lists a renamed file once, by its new name, with `previous_filename`.
+  return mb ? diffFiles(gitDir, mb, p.headSha, withPatch, true) : [];
 }
 
-/** Per-file diff between two commits (as GitHub's compare and pull files report it). */
-export async function diffFiles(gitDir: string, base: string, head: string, withPatch = true): Promise<FileDiff[]> {
-  const files = await memo(gitDir, "diff", [base, head], String(withPatch), () => diffFilesUncached(gitDir, base, head, withPatch));
+/** Per-file diff between two commits (as GitHub's compare and pull files report it); `renames` as a pull request's files list them. */
+export async function diffFiles(gitDir: string, base: string, head: string, withPatch = true, renames = false): Promise<FileDiff[]> {
+  const files = await memo(gitDir, "diff", [base, head], `${withPatch}:${renames}`, () =>
+    diffFilesUncached(gitDir, base, head, withPatch, renames),
+  );
   return files.map((f) => ({ ...f }));
 }
 
@@ -57,29 +60,42 @@ const NUMSTAT = /^(\d+|-)\t(\d+|-)\t([^]*)$/;
  * Per-file statuses and line counts from one `git diff-tree` (plumbing: outside a repository it
  * fails, where porcelain `git diff` would silently compare paths on disk), plus one for patches.
  */
-async function diffFilesUncached(gitDir: string, base: string, head: string, withPatch: boolean): Promise<FileDiff[]> {
+async function diffFilesUncached(gitDir: string, base: string, head: string, withPatch: boolean, renames: boolean): Promise<FileDiff[]> {
+  const detect = renames ? "-M" : "--no-renames";
   const [out, full] = await Promise.all([
-    git(gitDir, ["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", "--numstat", base, head]),
-    withPatch ? git(gitDir, ["diff-tree", "-r", "--no-renames", "-p", "-U3", base, head]) : Promise.resolve(""),
+    git(gitDir, ["diff-tree", "-r", "-z", detect, "--no-abbrev", "--raw", "--numstat", base, head]),
+    withPatch ? git(gitDir, ["diff-tree", "-r", detect, "-p", "-U3", base, head]) : Promise.resolve(""),
   ]);
   const stats = new Map<string, [number, number]>();
-  const raws: Array<{ name: string; sha: string; st: string }> = [];
+  const raws: Array<{ name: string; previous?: string; sha: string; st: string }> = [];
   const items = out.split("\0");
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const r = RAW.exec(item);
     if (r && i + 1 < items.length) {
-      raws.push({ name: items[++i]!, sha: r[1]!, st: r[2]! });
+      // A rename names both paths, the old first.
+      if (r[2] === "R") {
+        const previous = items[++i]!;
+        raws.push({ name: items[++i]!, previous, sha: r[1]!, st: r[2] });
+      } else raws.push({ name: items[++i]!, sha: r[1]!, st: r[2]! });
       continue;
     }
     const n = NUMSTAT.exec(item);
-    if (n) stats.set(n[3]!, [n[1] === "-" ? 0 : Number(n[1]), n[2] === "-" ? 0 : Number(n[2])]);
+    if (!n) continue;
+    // A rename's numstat has an empty path, then both paths.
+    let name = n[3]!;
+    if (name === "") {
+      i += 2;
+      name = items[i]!;
+    }
+    stats.set(name, [n[1] === "-" ? 0 : Number(n[1]), n[2] === "-" ? 0 : Number(n[2])]);
   }
   const patches = patchesByFile(full);
-  return raws.map(({ name, sha, st }) => {
+  return raws.map(({ name, previous, sha, st }) => {
     const [additions, deletions] = stats.get(name) ?? [0, 0];
-    const status = st === "A" ? "added" : st === "D" ? "removed" : "modified";
+    const status = st === "A" ? "added" : st === "D" ? "removed" : st === "R" ? "renamed" : "modified";
     const entry: FileDiff = { filename: name, status, additions, deletions, sha: status === "removed" ? "0".repeat(40) : sha };
+    if (previous !== undefined) entry.previous_filename = previous;
     if (withPatch) entry.patch = patches.get(name) ?? "";
     return entry;
   });

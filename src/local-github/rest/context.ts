@@ -132,6 +132,7 @@ export function diffEntry(ctx: RestCtx, repo: Repo, f: git.FileDiff, ref: string
   return {
     sha: f.sha,
     filename: f.filename,
+    ...(f.previous_filename !== undefined ? { previous_filename: f.previous_filename } : {}),
     status: f.status,
     additions: f.additions,
     deletions: f.deletions,
