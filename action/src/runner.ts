@@ -180,6 +180,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
         ...(forgeCli ? { forgeCli } : {}),
+        git: git.forStages(),
       });
 
     // GitHub cancels a step with SIGINT, then SIGTERM 7.5 s later, then kills the tree 2.5 s after

@@ -17,7 +17,7 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
   const log = new SessionLog();
   const merged: string[] = [];
   for (const ref of c.task.mergeRefs ?? []) {
-    const m = await mergeRef(c.workdir, ref, `Merge ${ref} into ${c.task.branch ?? "the refinery branch"}`);
+    const m = await mergeRef(c.workdir, ref, `Merge ${ref} into ${c.task.branch ?? "the refinery branch"}`, c.options.git);
     if (m.merged) {
       merged.push(`${ref}: merged`);
       continue;
@@ -50,9 +50,9 @@ async function resolveConflict(
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
   // Only a full success concludes the merge: a resolver that ended partial (12) is treated as one that failed.
-  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir) : { merged: false as const, conflicts };
+  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir, c.options.git) : { merged: false as const, conflicts };
   if (concluded.merged) return undefined;
-  await abortMerge(c.workdir);
+  await abortMerge(c.workdir, c.options.git);
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
   const cr = await writeChangeRequest(c.reports.changeRequest, task, {
     title: `Upstream work conflicts at ${task.taskId}`,

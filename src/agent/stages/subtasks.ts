@@ -119,7 +119,7 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
   const { task } = c;
   const kind: AgentKind = sub.agentType === "2" ? "2" : "1";
   let subBranch: string | undefined;
-  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`);
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`, c.options.git);
   const prompt = [
     `# Subtask ${sub.id}: ${sub.title}`,
     `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
@@ -130,15 +130,17 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
   const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
   if (isAbort(r)) {
     if (subBranch && task.branch)
-      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
+      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`, c.options.git).catch(
+        () => undefined,
+      );
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : undefined) };
   }
   let ok = succeeded(r.exitCode);
   let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
   if (subBranch && task.branch) {
-    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);
+    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`, c.options.git);
     if (!merged.merged) {
-      await abortMerge(c.workdir);
+      await abortMerge(c.workdir, c.options.git);
       ok = false;
       note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
     }
