@@ -67,7 +67,8 @@ export async function snapshotRepository(raw: RawGit, dir: string, privateDir: s
     const key = nl < 0 ? entry : entry.slice(0, nl);
     if (!key || !KEEP_CONFIG.test(key)) continue;
     const set = await raw(["config", "--file", copy, "--add", key, nl < 0 ? "true" : entry.slice(nl + 1)], privateDir);
-    if (set.code !== 0) throw new GitError(`could not copy ${key} of the work repository's config: ${set.stderr.trim()}`, ["config"], set.code, set.stderr);
+    if (set.code !== 0)
+      throw new GitError(`could not copy ${key} of the work repository's config: ${set.stderr.trim()}`, ["config"], set.code, set.stderr);
   }
   const config = readAgentFileSync(privateDir, copy)?.toString("utf8") ?? "";
   const alternates = (readAgentFileSync(commonDir, path.join(commonDir, "objects/info/alternates"))?.toString("utf8") ?? "")

@@ -177,7 +177,8 @@ export class Git {
   /** `run` for the agent layer's own merges and sub-branches (src/agent/branches.ts `GitRun`), in this work tree only. */
   forStages(): (cwd: string, args: string[]) => Promise<GitResult> {
     return async (cwd, args) => {
-      if (path.resolve(cwd) !== path.resolve(this.dir)) throw new GitError(`the runner's git works in ${this.dir}, not ${cwd}`, args, null, "");
+      if (path.resolve(cwd) !== path.resolve(this.dir))
+        throw new GitError(`the runner's git works in ${this.dir}, not ${cwd}`, args, null, "");
       return this.run(args, { allowFail: true });
     };
   }
@@ -235,9 +236,7 @@ export class Git {
       // The source of each refspec is resolved in the work repository (`HEAD` there is not the private one's).
       for (let i = 0; i < mapped.length; i++) {
         const m = /^(\+?)([^:]+):(refs\/.+)$/.exec(mapped[i]!);
-        if (m)
-          mapped[i] =
-            `${m[1]}${(await this.run(["rev-parse", "--verify", `${m[2]}^{commit}`])).stdout.trim()}:${m[3]}`;
+        if (m) mapped[i] = `${m[1]}${(await this.run(["rev-parse", "--verify", `${m[2]}^{commit}`])).stdout.trim()}:${m[3]}`;
       }
     }
     // The private repository takes the work repository's shallow boundary, and gives it back after a fetch.

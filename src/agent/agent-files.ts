@@ -116,6 +116,15 @@ export function readAgentFileSync(root: string, file: string, opts: AgentFileOpt
   }
 }
 
+/**
+ * Refuses a folder the runner is about to write into when a component of it below `root` is a link
+ * (the runner would write wherever the agent pointed it).
+ */
+export function assertNoLinks(root: string, dir: string): void {
+  const rel = inside(root, path.join(dir, "x"));
+  walkDirs(root, rel, dir);
+}
+
 /** `readAgentFileSync`, for async callers. */
 export async function readAgentFile(root: string, file: string, opts: AgentFileOptions = {}): Promise<Buffer | undefined> {
   return readAgentFileSync(root, file, opts);

@@ -50,7 +50,8 @@ async function resolveConflict(
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
   // Only a full success concludes the merge: a resolver that ended partial (12) is treated as one that failed.
-  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir, c.options.git) : { merged: false as const, conflicts };
+  const concluded =
+    r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir, c.options.git) : { merged: false as const, conflicts };
   if (concluded.merged) return undefined;
   await abortMerge(c.workdir, c.options.git);
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);

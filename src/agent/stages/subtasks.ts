@@ -3,7 +3,8 @@
  * work stage that gives each one to a type 1 or type 2 session — on its own sub-branch
  * `<branch>-<sub>` merged back when `subBranches` is set — and marks it done or failed.
  */
-import { readFile, readdir } from "node:fs/promises";
+import { readAgentFile } from "../agent-files.js";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { describeFrontMatterProblem, readFrontMatter, writeFrontMatter } from "../../core/front-matter.js";
 import { abortMerge, finishSubBranch, startSubBranch } from "../branches.js";
@@ -43,7 +44,8 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
   for (const name of names) {
     const file = path.join(dir, name);
     // A subtask without readable frontmatter is still work to do; one whose frontmatter is not YAML is not.
-    const { data, body, problem } = readSubtaskFile(file, await readFile(file, "utf8"));
+    // The agent's files: never read through a link (a refused one is an error of the plan stage).
+    const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, ""))
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, "-");
@@ -61,7 +63,7 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
 }
 
 async function setSubtaskStatus(file: string, status: "done" | "failed", note: string): Promise<void> {
-  const { data, body } = readSubtaskFile(file, await readFile(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 

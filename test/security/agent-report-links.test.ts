@@ -1,0 +1,152 @@
+/**
+ * Attack: the agent's reports are files in folders it owns — its question, refinement, Change
+ * Request, walkthrough (in its session or in the record folder), spend file. It makes each a
+ * symbolic link to a file only the runner may read (the runner's `/proc/self/environ` holds the job
+ * token; here a secret file outside the agent's folders). Before, the runner read through the link,
+ * put the text in `result.json` (which the App posts as the question or carries to the next
+ * dispatch), committed it and made it the PR body.
+ *
+ * Now every file the runner reads from the agent's folders goes through `readAgentFile`
+ * (src/agent/agent-files.ts: `O_NOFOLLOW`, no link below the folder, a regular file inside it), and
+ * once the agent has ended the links it left in its session folder are removed, with a warning. A
+ * linked report is absent; the secret appears nowhere the job publishes.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createCommandRunner } from "../../action/src/agent-runner.js";
+import { main } from "../../action/src/main.js";
+import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
+import { EXIT_CODES } from "../../src/core/exit-codes.js";
+import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
+
+const SECRET = "TOPSECRET-runner-only-7f3a9c";
+let world: World | undefined;
+afterEach(() => {
+  world?.cleanup();
+  world = undefined;
+});
+
+/** Runs one task job whose agent runs `script`; returns the report and every text the job published. */
+async function runJob(w: World, script: string) {
+  const agent = scriptAgent(w, "link-agent", script);
+  const report = await main({
+    config: testConfig(),
+    input: {
+      runId: RUN,
+      taskId: "t1",
+      attempt: 1,
+      context: {},
+      repository: "acme/demo",
+      serverUrl: "https://github.example",
+      workspace: w.workspace,
+      tempDir: w.temp,
+      jobUrl: "https://github.example/acme/demo/actions/runs/9",
+    },
+    deps: {
+      github: w.github,
+      git: w.git,
+      agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, killGraceMs: 200 }),
+    },
+  });
+  if (report.kind !== "attempt") throw new Error(report.kind);
+  // Everything the record commit holds, every PR body, the summary and the result.
+  const record = sh(w.origin, ["ls-tree", "-r", "--name-only", report.headSha])
+    .split("\n")
+    .filter((f) => f.startsWith(".forge/runs/"))
+    .map((f) => w.show(report.headSha, f) ?? "")
+    .join("\n");
+  const published = [record, JSON.stringify(report.result), report.summary, ...w.github.pulls.flatMap((p) => [p.title, ...p.bodies])].join(
+    "\n",
+  );
+  return { report, published };
+}
+
+function secretFile(w: World, text: string): string {
+  const file = path.join(w.dir, "runner-only", "secret.txt");
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
+const work = "mkdir -p src && printf 'hello\\n' > src/out.txt";
+
+describe("the runner reads no report of the agent's through a link", () => {
+  it.each([
+    ["question", "FORGE_QUESTION_FILE", EXIT_CODES.HUMAN_INPUT],
+    ["refinement", "FORGE_REFINEMENT_FILE", EXIT_CODES.NEEDS_REFINEMENT],
+    ["Change Request", "FORGE_CHANGE_REQUEST_FILE", EXIT_CODES.NEEDS_ESCALATION],
+  ])("a %s linked to a file only the runner may read is absent; the secret is published nowhere", async (_name, variable, exit) => {
+    const w = (world = makeWorld());
+    const secret = secretFile(w, `${SECRET}\n`);
+    const { report, published } = await runJob(w, [work, `ln -s '${secret}' "$${variable}"`, `exit ${exit}`].join("\n"));
+    expect(published).not.toContain(SECRET);
+    expect(report.result.question).toBeUndefined();
+    expect(report.result.refinement).toBeUndefined();
+    expect(report.result.change_request_path).toBeUndefined();
+    expect(report.warnings.join("\n")).toMatch(/link/);
+  });
+
+  it("a walkthrough linked to a file only the runner may read is no walkthrough: the attempt fails, the PR body does not carry it", async () => {
+    const w = (world = makeWorld());
+    const secret = secretFile(
+      w,
+      agentWalkthrough({}, `## Summary\n\n${SECRET}\n\n## Approach\n\nx\n\n## Issues Encountered\n\nx\n\n## Testing\n\nx\n`),
+    );
+    const { report, published } = await runJob(w, [work, `ln -s '${secret}' "$FORGE_WALKTHROUGH_PATH"`].join("\n"));
+    expect(published).not.toContain(SECRET);
+    expect(report.exitCode).toBe(EXIT_CODES.FAILURE);
+    expect(report.result.error).toMatch(/walkthrough/);
+  });
+
+  it("a walkthrough left as a link in the record folder of the checkout is not taken", async () => {
+    const w = (world = makeWorld());
+    const secret = secretFile(
+      w,
+      agentWalkthrough({}, `## Summary\n\n${SECRET}\n\n## Approach\n\nx\n\n## Issues Encountered\n\nx\n\n## Testing\n\nx\n`),
+    );
+    const record = `.forge/runs/${RUN}/t1/1`;
+    const { report, published } = await runJob(
+      w,
+      [work, `mkdir -p '${record}'`, `ln -s '${secret}' '${record}/walkthrough.md'`].join("\n"),
+    );
+    expect(published).not.toContain(SECRET);
+    expect(report.exitCode).toBe(EXIT_CODES.FAILURE);
+    expect(report.warnings.join("\n")).toMatch(/refused to read .*walkthrough\.md.*link/);
+  });
+
+  it("a spend file linked to another file is not read: the spend it names is not taken", async () => {
+    const w = (world = makeWorld());
+    const secret = secretFile(w, `{"cost_usd": 123.45}\n`);
+    const { report } = await runJob(
+      w,
+      [work, `ln -s '${secret}' "$FORGE_SPEND_FILE"`, `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`].join("\n"),
+    );
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.result.cost_usd).toBeUndefined();
+  });
+});
+
+describe("readAgentFile", () => {
+  it("reads a regular file inside its folder; refuses a link (last component or any folder below the root), a path outside, a FIFO", async () => {
+    const w = (world = makeWorld());
+    const root = path.join(w.dir, "session");
+    mkdirSync(path.join(root, "sub"), { recursive: true });
+    writeFileSync(path.join(root, "sub", "ok.md"), "fine");
+    const secret = secretFile(w, SECRET);
+    expect((await readAgentFile(root, path.join(root, "sub", "ok.md")))?.toString()).toBe("fine");
+    expect(await readAgentFile(root, path.join(root, "missing.md"))).toBeUndefined();
+    symlinkSync(secret, path.join(root, "link.md"));
+    await expect(readAgentFile(root, path.join(root, "link.md"))).rejects.toBeInstanceOf(AgentFileRefusedError);
+    symlinkSync(path.dirname(secret), path.join(root, "dir"));
+    await expect(readAgentFile(root, path.join(root, "dir", "secret.txt"))).rejects.toBeInstanceOf(AgentFileRefusedError);
+    await expect(readAgentFile(root, secret)).rejects.toBeInstanceOf(AgentFileRefusedError);
+    await expect(readAgentFile(root, path.join(root, "..", "runner-only", "secret.txt"))).rejects.toBeInstanceOf(AgentFileRefusedError);
+    execFileSync("mkfifo", [path.join(root, "fifo")]);
+    await expect(readAgentFile(root, path.join(root, "fifo"))).rejects.toBeInstanceOf(AgentFileRefusedError);
+    const warned: string[] = [];
+    expect(await readAgentText(root, path.join(root, "link.md"), (m) => warned.push(m))).toBeUndefined();
+    expect(warned.join("")).toMatch(/link\.md.*symbolic link.*treated as absent/);
+  });
+});
