@@ -12,18 +12,22 @@
  * name no program), no `config.worktree`, no `info/attributes`, its own alternates. Each planted
  * driver would leave a marker file; none may exist, and what is committed is the agent's bytes.
  */
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { main } from "../../action/src/main.js";
+import { Git } from "../../action/src/git.js";
 import { concludeMerge, mergeRef } from "../../src/agent/branches.js";
+import { runStages } from "../../src/agent/stages.js";
+import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
 
 let world: World | undefined;
 afterEach(() => {
   world?.cleanup();
   world = undefined;
+  cleanupTempDirs();
 });
 
 /** Shell lines (run in the checkout, as the agent would) that plant every driver; each leaves `<probe>/<name>.ran`. */
@@ -144,5 +148,52 @@ describe("the runner's git runs no driver the agent configured", () => {
       expect((await concludeMerge(w.workspace, git.forStages())).merged).toBe(true);
     }
     expect(ran(probe)).toEqual([]);
+  });
+
+  it("a type 3's sub-branches (the agent layer in the runner's process): the plan stage's agent plants a filter and a merge driver; committing and merging its subtasks runs neither", async () => {
+    const w = fakeWorld({}, { git: true });
+    const probe = path.join(w.dir, "probe");
+    const branch = "forge/r1/t1/1";
+    const { execFileSync } = await import("node:child_process");
+    execFileSync("git", ["-C", w.repo, "checkout", "-q", "-b", branch]);
+    execFileSync("git", ["-C", w.repo, "commit", "-q", "--allow-empty", "-m", "base"]);
+    const git = new Git({ dir: w.repo, remote: "file:///nowhere.git", identity: { name: "Forge", email: "forge@example.invalid" } });
+    await git.run(["status", "--porcelain"]);
+    execFileSync("sh", [
+      "-c",
+      `mkdir -p '${probe}' && printf '#!/bin/sh\\ntouch ${probe}/$1.ran\\nexec cat\\n' > '${probe}/mark.sh' && chmod +x '${probe}/mark.sh'`,
+    ]);
+    const config = readFileSync(path.join(w.repo, ".git/config"), "utf8");
+    w.setPlan({
+      "3:plan": {
+        subtasks: [{ id: "api", type: "1" }],
+        write: {
+          [path.join(w.repo, ".git/config")]:
+            `${config}[filter "evil"]\n\tclean = ${probe}/mark.sh clean\n[merge "evil"]\n\tdriver = ${probe}/mark.sh merge\n`,
+          [path.join(w.repo, ".git/info/attributes")]: "* filter=evil merge=evil\n",
+        },
+      },
+      "1:work-api": { write: { [path.join(w.repo, "api.ts")]: "export const hello = 1;\n" } },
+      "3:walkthrough": { walkthrough: true },
+    });
+    const out = await runStages({
+      agentType: "3",
+      subBranches: true,
+      git: git.forStages(),
+      taskContext: { runId: "r1", taskId: "t1", attempt: 1, task: "---\nid: t1\ntitle: T\n---\n## Description\nDo T.", branch },
+      workdir: w.repo,
+      sessionDir: path.join(w.dir, "session"),
+      spawn: {
+        adapter: "command",
+        command: process.execPath,
+        args: [FAKE_AGENT],
+        env: { PATH: process.env.PATH },
+        extraEnv: { FAKE_PLAN: w.planFile, FAKE_STATE: w.state },
+        forgeCli: false,
+      },
+    });
+    expect(out.exitCode, JSON.stringify(out.manifest)).toBe(0);
+    expect(ran(probe)).toEqual([]);
+    expect(execFileSync("git", ["-C", w.repo, "show", `${branch}-api:api.ts`], { encoding: "utf8" })).toBe("export const hello = 1;\n");
   });
 });
