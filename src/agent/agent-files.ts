@@ -12,7 +12,7 @@
  * must still lie inside `root`, so a directory swapped for a link between the checks and the open
  * is caught too. A missing file is `undefined`; a refused one throws `AgentFileRefusedError`.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 
 /** A file the runner would not read: a link, outside its folder, not a regular file, or too large. */
@@ -123,6 +123,23 @@ export function readAgentFileSync(root: string, file: string, opts: AgentFileOpt
 export function assertNoLinks(root: string, dir: string): void {
   const rel = inside(root, path.join(dir, "x"));
   walkDirs(root, rel, dir);
+}
+
+/** Every link under `dir` (relative paths, `/`-separated), found without following one. */
+export function findLinks(dir: string, prefix = ""): string[] {
+  const out: string[] = [];
+  let entries;
+  try {
+    entries = readdirSync(path.join(dir, prefix), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isSymbolicLink()) out.push(rel);
+    else if (e.isDirectory()) out.push(...findLinks(dir, rel));
+  }
+  return out;
 }
 
 /** `readAgentFileSync`, for async callers. */

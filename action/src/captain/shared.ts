@@ -1,5 +1,6 @@
 // What both Captain jobs share: their report, the Captain agent under the runner's supervision, the
 // agent's work staged with only the plan folder kept, `forge validate`'s problems, and the PR.
+import { assertNoLinks, findLinks } from "../../../src/agent/agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import { loadPlan } from "../../../src/core/plan/load.js";
@@ -91,7 +92,15 @@ export async function stageOnly(
 }
 
 /** `forge validate`'s problems with the plan folder, one line each. */
-export async function planProblems(dir: string): Promise<string[]> {
+export async function planProblems(workspace: string, dir: string): Promise<string[]> {
+  // The agent wrote the folder: the validator (which reads every task file) never follows its links.
+  try {
+    assertNoLinks(workspace, dir);
+  } catch (err) {
+    return [(err as Error).message];
+  }
+  const links = findLinks(dir);
+  if (links.length) return links.map((l) => `${l} is a symbolic link: a plan folder holds files only`);
   return loadPlan(dir)
     .then((p) => validatePlan(p).map((x) => formatProblem(x)))
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
