@@ -18,7 +18,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { main } from "../../action/src/main.js";
 import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
+import { runStages } from "../../src/agent/stages.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
+import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
 
 const SECRET = "TOPSECRET-runner-only-7f3a9c";
@@ -26,6 +28,7 @@ let world: World | undefined;
 afterEach(() => {
   world?.cleanup();
   world = undefined;
+  cleanupTempDirs();
 });
 
 /** Runs one task job whose agent runs `script`; returns the report and every text the job published. */
@@ -125,6 +128,37 @@ describe("the runner reads no report of the agent's through a link", () => {
     );
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.result.cost_usd).toBeUndefined();
+  });
+});
+
+describe("the agent layer reads no report through a link either", () => {
+  it.each([
+    ["question.md", EXIT_CODES.HUMAN_INPUT, "question"],
+    ["refinement.md", EXIT_CODES.NEEDS_REFINEMENT, "refinement"],
+  ] as const)("a stage's %s linked to a file only the runner may read is not the stage's answer", async (file, exit, field) => {
+    const w = fakeWorld({ "2:implement": { exit } });
+    const secret = path.join(w.dir, "runner-only.txt");
+    writeFileSync(secret, `${SECRET}\n`);
+    const sessionDir = path.join(w.dir, "session");
+    mkdirSync(sessionDir, { recursive: true });
+    symlinkSync(secret, path.join(sessionDir, file));
+    const out = await runStages({
+      agentType: "2",
+      taskContext: { runId: "r1", taskId: "t1", attempt: 1, task: "---\nid: t1\ntitle: T\n---\n## Description\nDo T." },
+      workdir: w.repo,
+      sessionDir,
+      spawn: {
+        adapter: "command",
+        command: process.execPath,
+        args: [FAKE_AGENT],
+        env: { PATH: process.env.PATH },
+        extraEnv: { FAKE_PLAN: w.planFile, FAKE_STATE: w.state },
+        forgeCli: false,
+      },
+    });
+    expect(out.exitCode).toBe(exit);
+    expect(JSON.stringify(out)).not.toContain(SECRET);
+    expect(out[field] ?? "").not.toContain(SECRET);
   });
 });
 
