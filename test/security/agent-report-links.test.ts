@@ -15,7 +15,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
+import { createCommandRunner, type AgentRunner } from "../../action/src/agent-runner.js";
+import { captainPlanJob } from "../../action/src/captain/index.js";
 import { main } from "../../action/src/main.js";
 import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
 import { runStages } from "../../src/agent/stages.js";
@@ -128,6 +129,53 @@ describe("the runner reads no report of the agent's through a link", () => {
     );
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.result.cost_usd).toBeUndefined();
+  });
+});
+
+describe("a Captain's plan folder", () => {
+  it("holding a task file linked to a file only the runner may read is refused before the validator reads it", async () => {
+    const w = (world = makeWorld());
+    sh(w.origin, ["branch", "forge/_plan-7", "main"]);
+    // A file the validator would quote from, were it read: front matter that is not YAML.
+    const secret = secretFile(w, `---\nid: [${SECRET}\n---\nbody\n`);
+    const planner: AgentRunner = {
+      name: "command",
+      async run(req) {
+        const dir = path.join(req.workdir, req.taskContext.planDir!);
+        mkdirSync(path.join(dir, "tasks"), { recursive: true });
+        writeFileSync(path.join(dir, "plan.md"), "# CSV export\n");
+        writeFileSync(
+          path.join(dir, "dag.json"),
+          JSON.stringify({
+            version: 1,
+            planId: path.basename(dir),
+            nodes: [{ id: "to-csv", type: "task", agentType: "1", dependencies: [] }],
+          }),
+        );
+        symlinkSync(secret, path.join(dir, "tasks", "to-csv.md"));
+        return { exitCode: 0 };
+      },
+    };
+    const report = await captainPlanJob({
+      config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+      input: {
+        runId: "_plan-7",
+        taskId: "_captain-plan-7",
+        attempt: 1,
+        context: {},
+        repository: "acme/demo",
+        serverUrl: "https://github.example",
+        workspace: w.workspace,
+        tempDir: w.temp,
+      },
+      deps: { github: w.github, git: w.git, agent: planner },
+      context: { issue: 7, title: "CSV export", body: "Export as CSV." },
+    });
+    if (report.kind !== "captain") throw new Error(report.reason);
+    expect(report.exitCode).toBe(EXIT_CODES.NEEDS_REFINEMENT);
+    expect(report.error).toMatch(/to-csv\.md is a symbolic link/);
+    expect(JSON.stringify(report)).not.toContain(SECRET);
+    expect(w.github.pulls).toEqual([]);
   });
 });
 
