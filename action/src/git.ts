@@ -169,8 +169,13 @@ export class Git {
     if (NETWORK.has(args[0]!)) return this.#network(args, opts);
     const repo = await this.#guarded();
     const r = await this.#spawn(args, { ...opts, cwd: this.dir, network: false, ...(repo ? { repo } : {}) });
-    // The runner's own configuration changes (a repository made, `origin` added) are taken into its snapshot.
-    if (!repo || ["init", "remote", "config"].includes(args[0]!)) this.#repo = undefined;
+    if (!repo) this.#repo = undefined;
+    // The runner's own changes to the configuration (a repository made, `origin` added) are taken
+    // into its snapshot at once, while no agent runs.
+    if (args[0] === "init" || args[0] === "remote") {
+      this.#repo = undefined;
+      await this.#guarded();
+    }
     return r;
   }
 

@@ -12,7 +12,7 @@
  * name no program), no `config.worktree`, no `info/attributes`, its own alternates. Each planted
  * driver would leave a marker file; none may exist, and what is committed is the agent's bytes.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
@@ -195,5 +195,27 @@ describe("the runner's git runs no driver the agent configured", () => {
     expect(out.exitCode, JSON.stringify(out.manifest)).toBe(0);
     expect(ran(probe)).toEqual([]);
     expect(execFileSync("git", ["-C", w.repo, "show", `${branch}-api:api.ts`], { encoding: "utf8" })).toBe("export const hello = 1;\n");
+  });
+
+  it("links the agent put where git reads or writes (.git/config, COMMIT_EDITMSG) are replaced, never followed; a .git replaced by a link stops the runner", async () => {
+    const w = (world = makeWorld());
+    const { git } = w;
+    await git.run(["status", "--porcelain"]);
+    const victim = path.join(w.dir, "runner-file.txt");
+    writeFileSync(victim, "the runner's own file\n");
+    const { execFileSync } = await import("node:child_process");
+    const linked = [
+      `cp .git/config '${w.dir}/runner.gitconfig' && rm .git/config && ln -s '${w.dir}/runner.gitconfig' .git/config`,
+      `rm -f .git/COMMIT_EDITMSG && ln -s '${victim}' .git/COMMIT_EDITMSG && ln -s '${victim}' .git/MERGE_MSG`,
+    ];
+    execFileSync("sh", ["-c", linked.join(" && ")], { cwd: w.workspace });
+    writeFileSync(path.join(w.workspace, "more.txt"), "more\n");
+    await git.run(["add", "--all"]);
+    await git.commit("more\n");
+    expect(readFileSync(victim, "utf8")).toBe("the runner's own file\n");
+    expect(lstatSync(path.join(w.workspace, ".git/config")).isSymbolicLink()).toBe(false);
+    // The whole .git swapped for a link to a repository elsewhere: the runner refuses to go on.
+    execFileSync("sh", ["-c", "cp -a .git ../elsewhere.git && rm -rf .git && ln -s ../elsewhere.git .git"], { cwd: w.workspace });
+    await expect(git.run(["status", "--porcelain"])).rejects.toThrow(/no longer a directory/);
   });
 });
