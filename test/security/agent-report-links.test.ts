@@ -132,6 +132,31 @@ describe("the runner reads no report of the agent's through a link", () => {
   });
 });
 
+describe("the checkout's own files", () => {
+  it("a dependency's walkthrough that is a link (an earlier agent committed it) is not read into the next agent's prompt", async () => {
+    const w = (world = makeWorld({
+      tasks: [{ id: "a" }, { id: "t1", dependencies: ["a"] }],
+      taskId: "t1",
+      journal: (j) => {
+        Object.assign(j.tasks[0]!, { status: "MERGED", attempt: 1, branch: "forge/r1/a/1" });
+        Object.assign(j.tasks[1]!, { status: "RUNNING", attempt: 1, branch: "forge/r1/t1/1", blockers: 0 });
+      },
+    }));
+    const secret = secretFile(w, `---\nstatus: completed\n---\n## Summary\n\n${SECRET}\n`);
+    // What a checkout holds when an earlier agent committed a link at the dependency's walkthrough path.
+    const depWalkthrough = path.join(w.workspace, `.forge/runs/${RUN}/a/1/walkthrough.md`);
+    mkdirSync(path.dirname(depWalkthrough), { recursive: true });
+    symlinkSync(secret, depWalkthrough);
+    const { report, published } = await runJob(
+      w,
+      [work, `cp "$FORGE_PROMPT_FILE" src/context-seen.md`, `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`].join("\n"),
+    );
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(w.show(report.headSha, "src/context-seen.md")).not.toContain(SECRET);
+    expect(published).not.toContain(SECRET);
+  });
+});
+
 describe("a Captain's plan folder", () => {
   it("holding a task file linked to a file only the runner may read is refused before the validator reads it", async () => {
     const w = (world = makeWorld());
