@@ -1,12 +1,8 @@
 // What both Captain jobs share: their report, the Captain agent under the runner's supervision, the
 // agent's work staged with only the plan folder kept, `forge validate`'s problems, and the PR.
-import { assertNoLinks, findLinks } from "../../../src/agent/agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
-import { loadPlan } from "../../../src/core/plan/load.js";
-import { validatePlan } from "../../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
-import { formatProblem } from "../../../src/core/problems.js";
 import type { AgentRunOutcome } from "../agent-runner.js";
 import type { MainDeps, MainInput } from "../job.js";
 import { isProtectedPath } from "../protected-paths.js";
@@ -91,20 +87,8 @@ export async function stageOnly(
   return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
 }
 
-/** `forge validate`'s problems with the plan folder, one line each. */
-export async function planProblems(workspace: string, dir: string): Promise<string[]> {
-  // The agent wrote the folder: the validator (which reads every task file) never follows its links.
-  try {
-    assertNoLinks(workspace, dir);
-  } catch (err) {
-    return [(err as Error).message];
-  }
-  const links = findLinks(dir);
-  if (links.length) return links.map((l) => `${l} is a symbolic link: a plan folder holds files only`);
-  return loadPlan(dir)
-    .then((p) => validatePlan(p).map((x) => formatProblem(x)))
-    .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
-}
+/** `forge validate`'s problems with the plan folder, one line each; a folder holding a link is refused unread. */
+export { planProblems } from "../../../src/agent/stages/captain.js";
 
 /**
  * The Captain's PR, opened or (a re-run) updated in place: its intro (ending with a blank line), the plan files it changes as a
