@@ -12,7 +12,20 @@
  * must still lie inside `root`, so a directory swapped for a link between the checks and the open
  * is caught too. A missing file is `undefined`; a refused one throws `AgentFileRefusedError`.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 
 /** A file the runner would not read: a link, outside its folder, not a regular file, or too large. */
@@ -140,6 +153,32 @@ export function findLinks(dir: string, prefix = ""): string[] {
     else if (e.isDirectory()) out.push(...findLinks(dir, rel));
   }
   return out;
+}
+
+/**
+ * Writes a file of the runner's into a folder the agent had (its session folder): the folders on the
+ * way are created where missing and refused where they are links, a link at the file itself is
+ * removed, and the file is opened with `O_NOFOLLOW` — the runner's text never lands where a link of
+ * the agent's points (a file of the runner's, `$GITHUB_ENV`).
+ */
+export async function writeInAgentFolder(root: string, file: string, data: string | Buffer): Promise<void> {
+  const rel = inside(root, file);
+  let dir = path.resolve(root);
+  for (const part of rel.split(path.sep).slice(0, -1)) {
+    dir = path.join(dir, part);
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) mkdirSync(dir);
+    else if (st.isSymbolicLink() || !st.isDirectory()) throw new AgentFileRefusedError(file, `${path.relative(root, dir)} is not a folder`);
+  }
+  const target = path.join(path.resolve(root), rel);
+  if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(target);
+  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** `readAgentFileSync`, for async callers. */

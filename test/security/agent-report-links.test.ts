@@ -12,7 +12,7 @@
  * linked report is absent; the secret appears nowhere the job publishes.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner, type AgentRunner } from "../../action/src/agent-runner.js";
@@ -232,6 +232,42 @@ describe("the agent layer reads no report through a link either", () => {
     expect(out.exitCode).toBe(exit);
     expect(JSON.stringify(out)).not.toContain(SECRET);
     expect(out[field] ?? "").not.toContain(SECRET);
+  });
+});
+
+describe("the runner writes no file through a link either", () => {
+  it("a refinery's test output, merge log and sentinel grade land in the session, not where links the agent left point", async () => {
+    const w = fakeWorld({ "refinery:walkthrough": { walkthrough: true } }, { git: true });
+    execFileSync("git", ["-C", w.repo, "commit", "-q", "--allow-empty", "-m", "base"]);
+    const victim = path.join(w.dir, "runner-file.txt");
+    writeFileSync(victim, "the runner's own file\n");
+    const sessionDir = path.join(w.dir, "session");
+    mkdirSync(path.join(sessionDir, "sentinel", "initial"), { recursive: true });
+    for (const rel of ["sentinel/initial/test-output.log", "merge-log.txt"]) symlinkSync(victim, path.join(sessionDir, rel));
+    const out = await runStages({
+      agentType: "refinery",
+      taskContext: {
+        runId: "r1",
+        taskId: "t1",
+        attempt: 1,
+        task: "---\nid: t1\ntitle: T\n---\n## Description\nDo T.",
+        mergeRefs: [],
+        testCommand: "echo 'export NODE_OPTIONS=--require=/tmp/evil.js'",
+      },
+      workdir: w.repo,
+      sessionDir,
+      spawn: {
+        adapter: "command",
+        command: process.execPath,
+        args: [FAKE_AGENT],
+        env: { PATH: process.env.PATH },
+        extraEnv: { FAKE_PLAN: w.planFile, FAKE_STATE: w.state },
+        forgeCli: false,
+      },
+    });
+    expect(out.exitCode, JSON.stringify(out.manifest)).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("the runner's own file\n");
+    expect(readFileSync(path.join(sessionDir, "sentinel/initial/test-output.log"), "utf8")).toContain("NODE_OPTIONS");
   });
 });
 

@@ -3,8 +3,7 @@
  * plan itself; the Captain corrects what validation finds, at most twice, before the stage ends with
  * a refinement document (exit 10) listing what is left.
  */
-import { assertNoLinks, findLinks } from "../agent-files.js";
-import { writeFile } from "node:fs/promises";
+import { assertNoLinks, findLinks, writeInAgentFolder } from "../agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../core/exit-codes.js";
 import { loadPlan } from "../../core/plan/load.js";
@@ -51,7 +50,7 @@ async function validateWithSelfHeal(c: StageContext): Promise<StageOutcome> {
   for (let heal = 0; ; heal++) {
     const problems = await planProblems(c.workdir, planDir);
     const report = path.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}\n`, "utf8");
+    await writeInAgentFolder(c.sessionDir, report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}\n`);
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
@@ -96,7 +95,7 @@ async function writeValidateRefinement(c: StageContext, heal: number, problems: 
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions.",
   ].join("\n\n");
-  await writeFile(c.reports.refinement, `${doc}\n`, "utf8");
+  await writeInAgentFolder(c.sessionDir, c.reports.refinement, `${doc}\n`);
   c.out.refinement = doc;
 }
 

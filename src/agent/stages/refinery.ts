@@ -3,7 +3,7 @@
  * cannot resolve becomes a Change Request, exit 11), runs the tests, and when they fail runs the
  * sentinel loop (sentinel.ts) in its fix stage before writing the walkthrough.
  */
-import { writeFile } from "node:fs/promises";
+import { writeInAgentFolder } from "../agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../core/exit-codes.js";
 import { abortMerge, concludeMerge, mergeRef } from "../branches.js";
@@ -27,7 +27,7 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
   const artifact = path.join(c.sessionDir, "merge-log.txt");
-  await writeFile(artifact, `${merged.join("\n")}\n`, "utf8");
+  await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}\n`);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
 

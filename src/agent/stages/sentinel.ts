@@ -7,10 +7,10 @@
  * earlier when two consecutive cycles leave as many blocking items as before them. Still failing,
  * the refinery explains it as a Change Request (exit 11).
  */
-import { readAgentText } from "../agent-files.js";
+import { readAgentText, writeInAgentFolder } from "../agent-files.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { EXIT_CODES, needsOthers } from "../../core/exit-codes.js";
 import { ENV } from "../depth.js";
@@ -72,7 +72,7 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
       FORGE_TASK_ID: task.taskId,
     };
     const run = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
-    await writeFile(path.join(cycleDir, "test-output.log"), run.output, "utf8");
+    await writeInAgentFolder(c.sessionDir, path.join(cycleDir, "test-output.log"), run.output);
     const results: VerificationResults = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) },
@@ -246,11 +246,12 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run;
   const dir = sentinelDir(c);
-  await writeFile(path.join(dir, "grade.txt"), `${grade}\n`, "utf8");
-  await writeFile(
+  // The stages' folder was the agents': never written through one of their links.
+  await writeInAgentFolder(c.sessionDir, path.join(dir, "grade.txt"), `${grade}\n`);
+  await writeInAgentFolder(
+    c.sessionDir,
     path.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`,
-    "utf8",
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
