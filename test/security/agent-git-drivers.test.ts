@@ -70,6 +70,10 @@ describe("the runner's git runs no driver the agent configured", () => {
     const script = [
       ...plantDrivers(probe),
       "mkdir -p src && printf 'hello\\n' > src/out.txt",
+      // A repository of its own inside the work tree, with its own fsmonitor and filter.
+      `mkdir nested && cd nested && git init -q && git config core.fsmonitor '${probe}/mark.sh nested-fsmonitor'`,
+      `git config filter.n.clean '${probe}/mark.sh nested-clean' && echo '* filter=n' > .git/info/attributes && echo hi > f`,
+      "git -c core.fsmonitor=false -c filter.n.clean=cat add f && git -c core.fsmonitor=false -c filter.n.clean=cat -c user.name=a -c user.email=b commit -qm n && cd ..",
       `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`,
     ].join("\n");
     const agent = scriptAgent(w, "driver-agent", script);
