@@ -5,7 +5,7 @@
  * AGENTS.md, and the dispatch context — a previous attempt's refinement document or a person's
  * answer — which comes from outside the reviewed plan and is sanitized.
  */
-import { readFile } from "node:fs/promises";
+import { readAgentFile } from "../../src/agent/agent-files.js";
 import path from "node:path";
 import { sanitizeUntrusted } from "../../src/agent/secrets.js";
 import type { FollowupState, Journal, PlanNode } from "../../src/core/journal.js";
@@ -33,9 +33,10 @@ export interface BuiltContext {
   markdown: string;
 }
 
-async function readLocal(file: string): Promise<string | undefined> {
+/** A file of the checkout (agents commit there: never read through a link, never outside it). */
+async function readLocal(workdir: string, file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, "utf8");
+    return (await readAgentFile(workdir, file))?.toString("utf8");
   } catch {
     return undefined;
   }
@@ -116,13 +117,14 @@ export async function buildContext(args: {
     if (!dep || dep.attempt < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempt);
     // Merged dependencies are in the checkout; a refinery's MERGE_READY ones are on their branches.
-    const text = (await readLocal(path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(rel, dep.branch) : undefined);
+    const text =
+      (await readLocal(args.workdir, path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(rel, dep.branch) : undefined);
     if (text !== undefined) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
   // Read before any agent of this job runs: the checkout's copy is the integration base's (agents'
   // changes to instruction files are refused and reverted at every stage end), and it is still
   // repository text, so it is sanitized like every other text from outside.
-  const agentsMdRaw = await readLocal(path.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(args.workdir, path.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== undefined ? sanitizeUntrusted(agentsMdRaw) : undefined;
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : undefined;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : undefined;

@@ -6,7 +6,10 @@
  * `core.hooksPath`, re-point `origin` (`url`, `pushurl`, `url.<x>.insteadOf`) or add proxies. So:
  * - **local commands** (add, commit, checkout, log…) run in the work tree with no credential in their
  *   environment (an allowlist, not the job's), hooks, fsmonitor, the untracked cache and signing
- *   off, and no global or system configuration;
+ *   off, and no global or system configuration — and before each one the repository's control
+ *   files (`.git/config`, `config.worktree`, `info/attributes`, alternates…) are made the runner's
+ *   again, from the snapshot it took before any agent ran (git-guard.ts): no filter, textconv or
+ *   merge driver, pager, editor or include the agent configured ever runs;
  * - **network commands** (fetch, push, ls-remote) never run in the agent's repository: they run in a
  *   private bare repository of the runner's (`netDir`, clean configuration, the work repository's
  *   objects as an alternate and its objects an alternate of the work repository), against the URL
@@ -17,10 +20,12 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { readAgentFileSync } from "../../src/agent/agent-files.js";
 import { GitError } from "../../src/core/git-error.js";
+import { guardRepository, replaceFile, snapshotRepository, type RepoSnapshot } from "./git-guard.js";
 
 export interface GitResult {
   stdout: string;
@@ -59,6 +64,13 @@ const HARDENED: Array<[string, string]> = [
   ["tag.gpgSign", "false"],
   ["protocol.ext.allow", "never"],
   ["protocol.file.allow", "always"],
+  // Nothing of the agent's home or of a nested repository it made: attributes, reflogs (appended
+  // through links), submodules' own git processes, tracking config written into .git/config.
+  ["core.attributesFile", "/dev/null"],
+  ["core.logAllRefUpdates", "false"],
+  ["submodule.recurse", "false"],
+  ["diff.ignoreSubmodules", "dirty"],
+  ["branch.autoSetupMerge", "false"],
 ];
 
 /**
@@ -76,14 +88,18 @@ export class Git {
   readonly #token: string | undefined;
   readonly #identity: { name: string; email: string };
   readonly #netDir: string;
+  /** The runner's own folder: the snapshot of the work repository's configuration. */
+  readonly #privateDir: string;
   #netReady: Promise<string> | undefined;
+  #repo: Promise<RepoSnapshot | undefined> | undefined;
 
   constructor(options: GitOptions) {
     this.dir = options.dir;
     this.remote = options.remote;
     this.#token = options.token;
     this.#identity = options.identity;
-    this.#netDir = options.netDir ?? path.join(mkdtempSync(path.join(tmpdir(), "forge-git-")), "net.git");
+    this.#privateDir = mkdtempSync(path.join(tmpdir(), "forge-git-"));
+    this.#netDir = options.netDir ?? path.join(this.#privateDir, "net.git");
   }
 
   /** Values that must never appear in logs: the token and its header. */
@@ -91,19 +107,21 @@ export class Git {
     return this.#token ? [this.#token, basicAuthHeader(this.#token).slice("AUTHORIZATION: basic ".length)] : [];
   }
 
-  #env(network: boolean): NodeJS.ProcessEnv {
+  #env(network: boolean, repo?: RepoSnapshot): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => KEEP_ENV.test(k)));
     Object.assign(env, {
       GIT_TERMINAL_PROMPT: "0",
       GIT_ASKPASS: "true",
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_NO_REPLACE_OBJECTS: "1",
       LC_ALL: "C",
       GIT_AUTHOR_NAME: this.#identity.name,
       GIT_AUTHOR_EMAIL: this.#identity.email,
       GIT_COMMITTER_NAME: this.#identity.name,
       GIT_COMMITTER_EMAIL: this.#identity.email,
     });
+    if (repo) Object.assign(env, { GIT_DIR: repo.gitDir, GIT_WORK_TREE: repo.workTree });
     const config: Array<[string, string]> = [...HARDENED];
     if (network && this.#token) {
       config.push(["credential.helper", ""], ["credential.helper", CREDENTIAL_HELPER]);
@@ -119,9 +137,12 @@ export class Git {
     return env;
   }
 
-  #spawn(args: string[], opts: { allowFail?: boolean; input?: string; cwd: string; network: boolean }): Promise<GitResult> {
+  #spawn(
+    args: string[],
+    opts: { allowFail?: boolean; input?: string; cwd: string; network: boolean; repo?: RepoSnapshot },
+  ): Promise<GitResult> {
     return new Promise((resolve, reject) => {
-      const child = spawn("git", args, { cwd: opts.cwd, env: this.#env(opts.network), stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn("git", args, { cwd: opts.cwd, env: this.#env(opts.network, opts.repo), stdio: ["pipe", "pipe", "pipe"] });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on("data", (d: Buffer) => out.push(d));
@@ -144,14 +165,49 @@ export class Git {
    * Runs git. Local commands run in the work tree; `fetch`, `push` and `ls-remote` run in the
    * runner's private repository against `remote` (the name `origin` in their arguments stands for it).
    */
-  run(args: string[], opts: { allowFail?: boolean; input?: string } = {}): Promise<GitResult> {
+  async run(args: string[], opts: { allowFail?: boolean; input?: string } = {}): Promise<GitResult> {
     if (NETWORK.has(args[0]!)) return this.#network(args, opts);
-    return this.#spawn(args, { ...opts, cwd: this.dir, network: false });
+    const repo = await this.#guarded();
+    const r = await this.#spawn(args, { ...opts, cwd: this.dir, network: false, ...(repo ? { repo } : {}) });
+    if (!repo) this.#repo = undefined;
+    // The runner's own changes to the configuration (a repository made, `origin` added) are taken
+    // into its snapshot at once, while no agent runs.
+    if (args[0] === "init" || args[0] === "remote") {
+      this.#repo = undefined;
+      await this.#guarded();
+    }
+    return r;
+  }
+
+  /** `run` for the agent layer's own merges and sub-branches (src/agent/branches.ts `GitRun`), in this work tree only. */
+  forStages(): (cwd: string, args: string[]) => Promise<GitResult> {
+    return async (cwd, args) => {
+      if (path.resolve(cwd) !== path.resolve(this.dir))
+        throw new GitError(`the runner's git works in ${this.dir}, not ${cwd}`, args, null, "");
+      return this.run(args, { allowFail: true });
+    };
+  }
+
+  /**
+   * The work repository with its control files the runner's (git-guard.ts): the snapshot is taken at
+   * the first command — before any agent ran — and written back before every command.
+   */
+  async #guarded(): Promise<RepoSnapshot | undefined> {
+    this.#repo ??= snapshotRepository(
+      (args, cwd) => this.#spawn(args, { cwd, network: false, allowFail: true }),
+      this.dir,
+      path.join(this.#privateDir, "repo"),
+    );
+    const repo = await this.#repo;
+    if (repo) await guardRepository(repo);
+    return repo;
   }
 
   /** The work repository's git dir (absolute). */
   async #workGitDir(): Promise<string> {
-    return (await this.#spawn(["rev-parse", "--absolute-git-dir"], { cwd: this.dir, network: false })).stdout.trim();
+    const repo = await this.#guarded();
+    if (!repo) throw new GitError(`${this.dir} is not a git repository`, ["rev-parse"], 128, "");
+    return repo.gitDir;
   }
 
   /**
@@ -168,7 +224,11 @@ export class Git {
     })();
     await this.#netReady;
     await writeFile(path.join(net, "objects/info/alternates"), `${path.join(work, "objects")}\n`);
-    await ensureLine(path.join(work, "objects/info/alternates"), path.join(net, "objects"));
+    const repo = (await this.#repo)!;
+    if (!repo.alternates.includes(path.join(net, "objects"))) {
+      repo.alternates.push(path.join(net, "objects"));
+      await guardRepository(repo);
+    }
     return net;
   }
 
@@ -181,25 +241,24 @@ export class Git {
       // The source of each refspec is resolved in the work repository (`HEAD` there is not the private one's).
       for (let i = 0; i < mapped.length; i++) {
         const m = /^(\+?)([^:]+):(refs\/.+)$/.exec(mapped[i]!);
-        if (m)
-          mapped[i] =
-            `${m[1]}${(await this.#spawn(["rev-parse", "--verify", `${m[2]}^{commit}`], { cwd: this.dir, network: false })).stdout.trim()}:${m[3]}`;
+        if (m) mapped[i] = `${m[1]}${(await this.run(["rev-parse", "--verify", `${m[2]}^{commit}`])).stdout.trim()}:${m[3]}`;
       }
     }
     // The private repository takes the work repository's shallow boundary, and gives it back after a fetch.
+    // The work repository's file is the agent's: read without following a link, replaced, never written through.
     const workShallow = path.join(work, "shallow");
     const netShallow = path.join(net, "shallow");
-    const shallow = await readFile(workShallow, "utf8").catch(() => "");
+    const shallow = readShallow(work, workShallow);
     await writeFile(netShallow, shallow);
     const r = await this.#spawn([command, ...mapped], { ...opts, cwd: net, network: true });
     if (command === "fetch") {
-      const after = await readFile(netShallow, "utf8").catch(() => "");
-      if (after !== shallow) await writeFile(workShallow, after);
+      const after = readShallow(net, netShallow);
+      if (after !== shallow) await replaceFile(workShallow, after);
       for (const spec of mapped) {
         const m = /^\+?[^:]+:(refs\/.+)$/.exec(spec);
         if (!m) continue;
         const sha = await this.#spawn(["rev-parse", "--verify", "--quiet", m[1]!], { cwd: net, network: false, allowFail: true });
-        if (sha.code === 0) await this.#spawn(["update-ref", m[1]!, sha.stdout.trim()], { cwd: this.dir, network: false });
+        if (sha.code === 0) await this.run(["update-ref", m[1]!, sha.stdout.trim()]);
       }
     }
     return r;
@@ -269,12 +328,13 @@ export class Git {
   }
 }
 
-/** Adds `line` to a list file (an alternates file) unless it is there. */
-async function ensureLine(file: string, line: string): Promise<void> {
-  const text = await readFile(file, "utf8").catch(() => "");
-  if (text.split("\n").includes(line)) return;
-  await mkdir(path.dirname(file), { recursive: true });
-  await appendFile(file, `${text && !text.endsWith("\n") ? "\n" : ""}${line}\n`);
+/** A repository's `shallow` file ("" when there is none, or when it is not a plain file). */
+function readShallow(gitDir: string, file: string): string {
+  try {
+    return readAgentFileSync(gitDir, file)?.toString("utf8") ?? "";
+  } catch {
+    return "";
+  }
 }
 
 /** A commit message with a trailer block (git interpret-trailers reads the last paragraph). */

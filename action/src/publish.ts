@@ -13,7 +13,8 @@
  *   next dispatch, the error), masked before they are written: `Masker.maskDeep`;
  * - the job report: summary, warnings, error, result (the runner writes the summary and the failure): `maskReport`.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
+import { readAgentFile } from "../../src/agent/agent-files.js";
 import { Masker } from "../../src/agent/secrets.js";
 import type { JobGitHub } from "./github.js";
 import type { JobReport, MainDeps } from "./job.js";
@@ -67,7 +68,9 @@ export function maskReport<R extends JobReport>(report: R, masker: Masker): R {
  */
 export async function maskFolder(dir: string, masker: Masker): Promise<void> {
   for (const file of await listFiles(dir)) {
-    const buf = await readFile(file);
+    // Never through a link (a file swapped for one since the listing is left alone: it is not copied either).
+    const buf = await readAgentFile(dir, file, { maxBytes: Number.MAX_SAFE_INTEGER }).catch(() => undefined);
+    if (!buf) continue;
     const utf8 = buf.toString("utf8");
     const encoding: BufferEncoding = Buffer.byteLength(utf8, "utf8") === buf.length && !utf8.includes("\uFFFD") ? "utf8" : "latin1";
     const text = encoding === "utf8" ? utf8 : buf.toString("latin1");

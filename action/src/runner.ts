@@ -4,7 +4,7 @@
  * the outputs and the job summary, and owns the single `setFailed` (at the end of `run`).
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readAgentText } from "../../src/agent/agent-files.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
@@ -31,7 +31,7 @@ export class ConfigError extends Error {
 
 /** `.github/forge.yml` of the checkout; absent means every default. */
 export async function loadConfig(workspace: string): Promise<ForgeConfig> {
-  return parsedConfig(await readFile(path.join(workspace, CONFIG_PATH), "utf8").catch(() => undefined), CONFIG_PATH);
+  return parsedConfig(await readAgentText(workspace, path.join(workspace, CONFIG_PATH)), CONFIG_PATH);
 }
 
 function parsedConfig(text: string | undefined, where: string): ForgeConfig {
@@ -212,6 +212,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         masker,
         ...(promptDir ? { builtinPromptDir: promptDir } : {}),
         ...(forgeCli ? { forgeCli } : {}),
+        git: git.forStages(),
       });
 
     // GitHub cancels a step with SIGINT, then SIGTERM 7.5 s later, then kills the tree 2.5 s after

@@ -8,6 +8,7 @@
 import type { AgentUser } from "../../src/agent/isolation.js";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import type { GitRun } from "../../src/agent/branches.js";
 import type { Masker } from "../../src/agent/secrets.js";
 import { runStages } from "../../src/agent/stages.js";
 import type { AdapterName } from "../../src/agent/types.js";
@@ -43,6 +44,8 @@ export interface StagesRunnerOptions {
   forgeCli?: { command: string; args: string[] };
   /** Run each agent session as this OS user (src/agent/isolation.ts). */
   runAs?: AgentUser;
+  /** The runner's git for the stages' own merges and sub-branches (Git.forStages); else plain git. */
+  git?: GitRun;
 }
 
 export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
@@ -78,6 +81,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         },
         // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
+        ...(options.git ? { git: options.git } : {}),
         workdir: req.workdir,
         sessionDir: agentDir,
         spawn: {

@@ -12,7 +12,7 @@
  * not one of them (a fresh attempt: nothing is fetched). A checkout is shallow (actions/checkout
  * fetches depth 1), so the history is deepened until the walk ends inside it.
  */
-import { readFile } from "node:fs/promises";
+import { readAgentText } from "../../src/agent/agent-files.js";
 import path from "node:path";
 import type { Git } from "./git.js";
 
@@ -66,7 +66,8 @@ async function firstParentLog(git: Git, tip: string, id: AttemptId, max?: number
 async function shallowBoundary(git: Git): Promise<Set<string>> {
   const file = (await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "")) || "";
   if (!file) return new Set();
-  const text = await readFile(path.resolve(git.dir, file), "utf8").catch(() => "");
+  const shallow = path.resolve(git.dir, file);
+  const text = (await readAgentText(path.dirname(shallow), shallow)) ?? "";
   return new Set(
     text
       .split("\n")

@@ -21,8 +21,15 @@ export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promi
   });
 }
 
-async function gitOk(cwd: string, args: string[]): Promise<string> {
-  const r = await git(cwd, args);
+/**
+ * Runs git in a checkout. The stages that run in the runner's process (a refinery's merges, a type
+ * 3's sub-branches) get the runner's hardened git (action/src/git.ts: the repository's control files
+ * the runner's, no credential in reach); `forge spawn`, which the agent runs, uses plain `git`.
+ */
+export type GitRun = (cwd: string, args: string[]) => Promise<GitResult>;
+
+async function gitOk(cwd: string, args: string[], run: GitRun = git): Promise<string> {
+  const r = await run(cwd, args);
   if (r.code !== 0) throw gitFailed(args, r);
   return r.stdout.trim();
 }
@@ -34,8 +41,8 @@ function gitFailed(args: string[], result: GitResult): GitError {
 }
 
 /** `-c user.name/-c user.email` when the repository has no identity, so Forge's commits never fail on it. */
-async function identity(cwd: string): Promise<string[]> {
-  const email = await git(cwd, ["config", "user.email"]);
+async function identity(cwd: string, run: GitRun = git): Promise<string[]> {
+  const email = await run(cwd, ["config", "user.email"]);
   return email.code === 0 && email.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
 }
 
@@ -48,34 +55,34 @@ export function subBranchName(parentBranch: string, sub: string): string {
   return `${parentBranch}-${slug}`;
 }
 
-export async function currentBranch(cwd: string): Promise<string> {
-  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+export async function currentBranch(cwd: string, run: GitRun = git): Promise<string> {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"], run);
 }
 
 /** Creates `<parent>-<sub>` at the parent's head and checks it out. The parent must be checked out. */
-export async function startSubBranch(cwd: string, parentBranch: string, sub: string): Promise<string> {
+export async function startSubBranch(cwd: string, parentBranch: string, sub: string, run: GitRun = git): Promise<string> {
   const name = subBranchName(parentBranch, sub);
-  const head = await currentBranch(cwd);
+  const head = await currentBranch(cwd, run);
   if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
-  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  await gitOk(cwd, ["checkout", "-q", "-B", name], run);
   return name;
 }
 
 /** Stages and commits everything in the work tree; returns the new head, or null when there was nothing to commit. */
-export async function commitAll(cwd: string, message: string): Promise<string | null> {
-  await gitOk(cwd, ["add", "-A"]);
-  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+export async function commitAll(cwd: string, message: string, run: GitRun = git): Promise<string | null> {
+  await gitOk(cwd, ["add", "-A"], run);
+  const staged = await run(cwd, ["diff", "--cached", "--quiet"]);
   if (staged.code === 0) return null;
-  await gitOk(cwd, [...(await identity(cwd)), "commit", "-q", "--no-verify", "-m", message]);
-  return gitOk(cwd, ["rev-parse", "HEAD"]);
+  await gitOk(cwd, [...(await identity(cwd, run)), "commit", "-q", "--no-verify", "-m", message], run);
+  return gitOk(cwd, ["rev-parse", "HEAD"], run);
 }
 
 /** How a merge in a local checkout went (a server-side merge is the GitHub port's `MergeResult`). */
 export type LocalMergeResult = { merged: true; head: string; changed: boolean } | { merged: false; conflicts: string[] };
 
 /** Files with unresolved conflicts. */
-export async function conflictedFiles(cwd: string): Promise<string[]> {
-  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+export async function conflictedFiles(cwd: string, run: GitRun = git): Promise<string[]> {
+  const out = await run(cwd, ["diff", "--name-only", "--diff-filter=U"]);
   return out.stdout
     .split("\n")
     .map((l) => l.trim())
@@ -86,28 +93,28 @@ export async function conflictedFiles(cwd: string): Promise<string[]> {
  * Merges `ref` into the checked-out branch (`--no-ff`). On a conflict the merge is left in progress
  * so a sub-agent can resolve it; call `concludeMerge` or `abortMerge` afterwards.
  */
-export async function mergeRef(cwd: string, ref: string, message?: string): Promise<LocalMergeResult> {
-  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  const r = await git(cwd, [...(await identity(cwd)), "merge", "--no-ff", "--no-edit", ...(message ? ["-m", message] : []), ref]);
+export async function mergeRef(cwd: string, ref: string, message?: string, run: GitRun = git): Promise<LocalMergeResult> {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"], run);
+  const r = await run(cwd, [...(await identity(cwd, run)), "merge", "--no-ff", "--no-edit", ...(message ? ["-m", message] : []), ref]);
   if (r.code !== 0) {
-    const conflicts = await conflictedFiles(cwd);
+    const conflicts = await conflictedFiles(cwd, run);
     if (conflicts.length === 0) throw gitFailed(["merge", ref], r);
     return { merged: false, conflicts };
   }
-  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"], run);
   return { merged: true, head, changed: head !== before };
 }
 
 /** Finishes a merge whose conflicts were resolved in the work tree; fails when markers remain. */
-export async function concludeMerge(cwd: string): Promise<LocalMergeResult> {
-  await gitOk(cwd, ["add", "-A"]);
-  const left = await conflictedFiles(cwd);
-  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+export async function concludeMerge(cwd: string, run: GitRun = git): Promise<LocalMergeResult> {
+  await gitOk(cwd, ["add", "-A"], run);
+  const left = await conflictedFiles(cwd, run);
+  const markers = await run(cwd, ["diff", "--cached", "--check"]);
   if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
     return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
   }
-  await gitOk(cwd, [...(await identity(cwd)), "commit", "-q", "--no-verify", "--no-edit"]);
-  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+  await gitOk(cwd, [...(await identity(cwd, run)), "commit", "-q", "--no-verify", "--no-edit"], run);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"], run), changed: true };
 }
 
 function parseMarkerFiles(check: string): string[] {
@@ -121,18 +128,24 @@ function parseMarkerFiles(check: string): string[] {
   ];
 }
 
-export async function abortMerge(cwd: string): Promise<void> {
-  await git(cwd, ["merge", "--abort"]);
+export async function abortMerge(cwd: string, run: GitRun = git): Promise<void> {
+  await run(cwd, ["merge", "--abort"]);
 }
 
 /**
  * Commits what the sub-agent left on `subBranch`, checks the parent out again and merges the
  * sub-branch into it.
  */
-export async function finishSubBranch(cwd: string, parentBranch: string, subBranch: string, message: string): Promise<LocalMergeResult> {
-  await commitAll(cwd, message);
-  await gitOk(cwd, ["checkout", "-q", parentBranch]);
-  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+export async function finishSubBranch(
+  cwd: string,
+  parentBranch: string,
+  subBranch: string,
+  message: string,
+  run: GitRun = git,
+): Promise<LocalMergeResult> {
+  await commitAll(cwd, message, run);
+  await gitOk(cwd, ["checkout", "-q", parentBranch], run);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`, run);
 }
 
 // ------------------------------------------------------------ `forge spawn` sub-agents in worktrees

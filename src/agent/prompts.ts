@@ -6,6 +6,7 @@
  * Built-in prompts are `prompts/<kind>.md` beside this module; a repository overrides one with
  * `.forge/prompts/<kind>.md`.
  */
+import { readAgentText } from "./agent-files.js";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -56,7 +57,8 @@ export async function loadSystemPrompt(kind: AgentKind, options: LoadPromptOptio
   if (options.repoDir) {
     const file = path.join(options.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
     searched.push(file);
-    const text = await readFile(file, "utf8").catch(() => undefined);
+    // The checkout's file: never read through a link, never outside the checkout.
+    const text = await readAgentText(options.repoDir, file);
     if (text !== undefined && text.trim() !== "") return { kind, text, source: "repository", path: file };
   }
   const file = path.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);

@@ -43,7 +43,8 @@ export function signalPath(sessionDir: string, layer: SignalLayer, name: string,
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp.${process.pid}.${randomBytes(3).toString("hex")}`);
-  await writeFile(tmp, content, "utf8");
+  // "wx": a link planted at the temporary name is never written through; the rename replaces a link at `file`.
+  await writeFile(tmp, content, { encoding: "utf8", flag: "wx" });
   await rename(tmp, file);
 }
 

@@ -106,8 +106,9 @@ describe("the runner's git never runs the agent's configuration with the token",
     expect(seen.filter((f) => f.startsWith("hook"))).toEqual([]);
     expect(seen).not.toContain("fsmonitor.env");
     expect(seen).not.toContain("credential.env");
-    // Filter drivers named by the agent's own attributes may run in local commands (git reads the
-    // work tree with them), but never with a credential in reach.
+    // Nor the filter driver: the repository's configuration is the runner's again before each of its
+    // commands (agent-git-drivers.test.ts tries every driver).
+    expect(seen).not.toContain("filter.env");
     for (const f of seen) expect(readFileSync(path.join(probe, f), "utf8")).not.toContain(TOKEN);
     expect(existsSync(path.join(probe, "evil.git"))).toBe(true);
   });

@@ -134,7 +134,7 @@ export async function captainJob(args: {
   const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir, warnings);
 
   if (succeeded(exitCode)) {
-    const problems = await planProblems(path.join(input.workspace, planDir));
+    const problems = await planProblems(input.workspace, path.join(input.workspace, planDir));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir}/`)))
       problems.unshift(`no overlay was written under ${planDir}/overlays/`);
     if (problems.length) {

@@ -140,7 +140,7 @@ export async function captainPlanJob(args: {
 
   const { kept } = await stageOnly(git, branch, preHead, planDir, warnings);
   if (succeeded(exitCode) && kept.length) {
-    const problems = await planProblems(path.join(input.workspace, planDir));
+    const problems = await planProblems(input.workspace, path.join(input.workspace, planDir));
     if (problems.length) {
       exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);

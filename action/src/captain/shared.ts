@@ -2,10 +2,7 @@
 // agent's work staged with only the plan folder kept, `forge validate`'s problems, and the PR.
 import path from "node:path";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
-import { loadPlan } from "../../../src/core/plan/load.js";
-import { validatePlan } from "../../../src/core/plan/validate.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
-import { formatProblem } from "../../../src/core/problems.js";
 import type { AgentRunOutcome } from "../agent-runner.js";
 import type { MainDeps, MainInput } from "../job.js";
 import { isProtectedPath } from "../protected-paths.js";
@@ -90,12 +87,8 @@ export async function stageOnly(
   return { staged, kept: staged.filter((c) => c.path.startsWith(`${dir}/`)) };
 }
 
-/** `forge validate`'s problems with the plan folder, one line each. */
-export async function planProblems(dir: string): Promise<string[]> {
-  return loadPlan(dir)
-    .then((p) => validatePlan(p).map((x) => formatProblem(x)))
-    .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
-}
+/** `forge validate`'s problems with the plan folder, one line each; a folder holding a link is refused unread. */
+export { planProblems } from "../../../src/agent/stages/captain.js";
 
 /**
  * The Captain's PR, opened or (a re-run) updated in place: its intro (ending with a blank line), the plan files it changes as a

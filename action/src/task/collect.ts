@@ -4,8 +4,9 @@
  * change nothing). Then the walkthrough is completed with the runner's facts, which win over the
  * agent's, and validated: a success needs a valid one; its status may turn the exit code.
  */
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { readAgentText } from "../../../src/agent/agent-files.js";
 import { completeWalkthrough, type CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
 import { EXIT_CODES, interruptedOrTimedOut, succeeded } from "../../../src/core/exit-codes.js";
 import { messageWithTrailers } from "../git.js";
@@ -14,7 +15,7 @@ import { attemptTrailers } from "../start-head.js";
 import type { AgentEnd, Verdict } from "./agent.js";
 import { stageWork } from "./branch.js";
 import { mark, type TaskAttempt } from "./context.js";
-import { exists } from "./files.js";
+import { dropLinks, exists } from "./files.js";
 
 export interface CollectedWork {
   filesChanged: string[];
@@ -28,10 +29,19 @@ export interface CollectedWork {
 export async function collectWork(a: TaskAttempt, end: AgentEnd, verdict: Verdict): Promise<CollectedWork> {
   const { git, branchState } = a;
   const { attempt } = a.ids;
+  // The agent has ended: the links it left in its session folder go before the runner reads or writes
+  // there (a report linked to a file only the runner may read is then simply absent).
+  const links = await dropLinks(a.sessionDir);
+  if (links.length)
+    a.warnings.push(
+      `removed ${links.length} link(s) the agent left in its session folder (${links.slice(0, 5).join(", ")}${links.length > 5 ? ", …" : ""}): the runner reads no file through a link`,
+    );
   // An agent that wrote its walkthrough into the record folder instead of the session: taken from there.
   const agentRecordCopy = path.join(a.input.workspace, a.recordRel, "walkthrough.md");
-  if (!(await exists(a.walkthroughSession)) && !end.outcome.walkthroughPath && (await exists(agentRecordCopy)))
-    await cp(agentRecordCopy, a.walkthroughSession);
+  if (!(await exists(a.walkthroughSession)) && !end.outcome.walkthroughPath) {
+    const text = await readAgentText(a.input.workspace, agentRecordCopy, (m) => void a.warnings.push(m));
+    if (text !== undefined) await writeFile(a.walkthroughSession, text);
+  }
   const { filesChanged, pending } = await stageWork(a);
   const refusals = [...branchState.refused.values()];
   if (refusals.length) {
@@ -67,7 +77,8 @@ export async function completeAttemptWalkthrough(
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const wtFile = outcome.walkthroughPath ?? a.walkthroughSession;
-  const wtText = await readFile(wtFile, "utf8").catch(() => undefined);
+  // The agent's file, never read through a link (src/agent/agent-files.ts): a refused one is no walkthrough.
+  const wtText = await readAgentText(a.sessionDir, wtFile, (m) => void a.warnings.push(m));
   const completed = completeWalkthrough(wtText, {
     task_id: taskId,
     run_id: runId,

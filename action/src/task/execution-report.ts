@@ -5,7 +5,8 @@
  * record folder (and so into the artifact). Every string from the agent is data: cut, one line,
  * its table separators escaped, Forge's markers and @mentions neutralised.
  */
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
+import { readAgentFile } from "../../../src/agent/agent-files.js";
 import path from "node:path";
 import { exitMeaning } from "../../../src/core/exit-codes.js";
 import { asData } from "../../../src/core/render/as-data.js";
@@ -145,7 +146,8 @@ async function signalFiles(sessionDir: string): Promise<string[]> {
 export async function writeExecutionReport(sessionDir: string, facts: ExecutionFacts): Promise<string> {
   let stages: ManifestStage[] = [];
   try {
-    const manifest = JSON.parse(await readFile(path.join(sessionDir, "manifest.json"), "utf8")) as { stages?: unknown };
+    const text = (await readAgentFile(sessionDir, path.join(sessionDir, "manifest.json")))?.toString("utf8") ?? "";
+    const manifest = JSON.parse(text) as { stages?: unknown };
     if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s): s is ManifestStage => typeof s === "object" && s !== null);
   } catch {
     // No manifest, or not JSON: the report says so.

@@ -1,12 +1,17 @@
-/** File helpers of the task job: existence, listing, and the copy of the session into the record folder. */
-import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+/**
+ * File helpers of the task job: existence, listing, the links the agent left, and the copy of the
+ * session into the record folder. The session folder was the agent's: nothing here follows a link.
+ */
+import { lstat, mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { readAgentFile } from "../../../src/agent/agent-files.js";
 
 /** Transcripts and other session files above this are cut (head and tail kept) in the record commit. */
 const MAX_RECORD_FILE_BYTES = 1_000_000;
 
+/** Whether anything is at `file` — a link counts, wherever it points (it is never followed). */
 export async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
+  return lstat(file).then(
     () => true,
     () => false,
   );
@@ -22,6 +27,23 @@ export async function listFiles(dir: string, prefix = ""): Promise<string[]> {
   return out;
 }
 
+/**
+ * Removes every link under `dir` (the agent's session folder, once the agent has ended): the runner
+ * then writes its reports there without writing through a link of the agent's. Returns their paths.
+ */
+export async function dropLinks(dir: string, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await readdir(path.join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isSymbolicLink()) {
+      await unlink(path.join(dir, rel)).catch(() => undefined);
+      out.push(rel);
+    } else if (e.isDirectory()) out.push(...(await dropLinks(dir, rel)));
+  }
+  return out;
+}
+
 /** Copies the session folder into the record folder; oversized files keep their head and tail. */
 export async function copyForRecord(from: string, to: string): Promise<void> {
   await rm(to, { recursive: true, force: true });
@@ -31,10 +53,12 @@ export async function copyForRecord(from: string, to: string): Promise<void> {
     if (path.basename(rel).includes(".tmp.")) continue;
     const dest = path.join(to, rel);
     await mkdir(path.dirname(dest), { recursive: true });
-    const size = (await stat(file)).size;
-    if (size <= MAX_RECORD_FILE_BYTES) await cp(file, dest);
+    // Read without following a link (a file swapped for one since the listing is skipped).
+    const buf = await readAgentFile(from, file, { maxBytes: Number.MAX_SAFE_INTEGER }).catch(() => undefined);
+    if (!buf) continue;
+    const size = buf.length;
+    if (size <= MAX_RECORD_FILE_BYTES) await writeFile(dest, buf);
     else {
-      const buf = await readFile(file);
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
       await writeFile(
         dest,

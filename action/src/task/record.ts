@@ -3,8 +3,9 @@
  * committed only in the attempt's folder, with the Forge-* trailers the App reads, then pushed
  * after the start commit (with the PR) has landed: the final push fast-forwards from it.
  */
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { assertNoLinks, readAgentText } from "../../../src/agent/agent-files.js";
 import { writeSignal } from "../../../src/agent/signals.js";
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
 import { EXIT_CODES, exitMeaning, retryable, signalStatusOf, stageStatusOf, succeeded } from "../../../src/core/exit-codes.js";
@@ -15,7 +16,7 @@ import { maskerOf, maskFolder } from "../publish.js";
 import type { AgentEnd, Verdict } from "./agent.js";
 import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
-import { copyForRecord, exists } from "./files.js";
+import { copyForRecord } from "./files.js";
 import { writeExecutionReport } from "./execution-report.js";
 import { attemptTraceId } from "./trace.js";
 
@@ -79,7 +80,10 @@ export async function recordAttempt(
   });
   // The session is published twice: as the record folder and as the workflow artifact. Masked once, here.
   await maskFolder(sessionDir, masker);
-  await copyForRecord(sessionDir, path.join(a.input.workspace, a.recordRel));
+  // The record folder is in the agent's checkout: written only where no link of the agent's leads.
+  const recordDir = path.join(a.input.workspace, a.recordRel);
+  assertNoLinks(a.input.workspace, recordDir);
+  await copyForRecord(sessionDir, recordDir);
   // -f: a repository may ignore .forge/runs; the record is committed regardless.
   await git.run(["add", "--force", "--", a.recordRel]);
   const recordSha = await git.commit(
@@ -129,10 +133,13 @@ async function writeResult(
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
-  const question = outcome.question ?? (await readFile(path.join(sessionDir, "question.md"), "utf8").catch(() => undefined));
-  const refinement = outcome.refinement ?? (await readFile(path.join(sessionDir, "refinement.md"), "utf8").catch(() => undefined));
+  // The agent's reports, never read through a link (src/agent/agent-files.ts): a refused one is absent.
+  const warn = (m: string) => void a.warnings.push(m);
+  const question = outcome.question ?? (await readAgentText(sessionDir, path.join(sessionDir, "question.md"), warn));
+  const refinement = outcome.refinement ?? (await readAgentText(sessionDir, path.join(sessionDir, "refinement.md"), warn));
   const crSession = outcome.changeRequestPath ?? path.join(sessionDir, "change-request.md");
-  const hasCr = await exists(crSession);
+  const crText = await readAgentText(sessionDir, crSession, warn);
+  const hasCr = crText !== undefined;
   // Its strings are published: the App posts the question, carries the refinement to the next dispatch, shows the error.
   const result: AgentResult = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -159,7 +166,8 @@ async function writeResult(
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
-  if (hasCr && crSession !== path.join(sessionDir, "change-request.md")) await cp(crSession, path.join(sessionDir, "change-request.md"));
+  if (hasCr && crSession !== path.join(sessionDir, "change-request.md"))
+    await writeFile(path.join(sessionDir, "change-request.md"), crText);
   return result;
 }
 
@@ -167,8 +175,10 @@ async function writeResult(
 async function writeManifest(a: TaskAttempt, end: AgentEnd, exitCode: number, error: string | undefined): Promise<void> {
   const manifest = path.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
-  if (theirs && theirs !== manifest && (await exists(theirs))) await cp(theirs, manifest);
-  if (await exists(manifest)) return;
+  const warn = (m: string) => void a.warnings.push(m);
+  const text = theirs && theirs !== manifest ? await readAgentText(a.sessionDir, theirs, warn) : undefined;
+  if (text !== undefined) await writeFile(manifest, text);
+  if ((await readAgentText(a.sessionDir, manifest, warn)) !== undefined) return;
   // One stage, counted as the stage runner counts its stages: a partial success (12) is neither passed nor failed.
   const status = stageStatusOf(exitCode);
   const summary = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };

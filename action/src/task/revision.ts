@@ -6,7 +6,7 @@
  * changed (the agent's answer when it wrote one), adds a section for the revision to the
  * walkthrough, and asks the reviewers to review again.
  */
-import { readFile } from "node:fs/promises";
+import { readAgentText } from "../../../src/agent/agent-files.js";
 import path from "node:path";
 import { quoteUntrusted, sanitizeUntrusted } from "../../../src/agent/secrets.js";
 import type { CompletedWalkthrough } from "../../../src/agent/walkthrough.js";
@@ -130,7 +130,7 @@ export async function readRevision(job: TaskJob, walkthroughInCheckout: string):
     threads,
     reviewers: [...reviewers],
     asked,
-    earlier: revisionSections(await readFile(walkthroughInCheckout, "utf8").catch(() => "")),
+    earlier: revisionSections((await readAgentText(job.input.workspace, walkthroughInCheckout, (m) => job.log.warning(m))) ?? ""),
   };
 }
 
@@ -179,7 +179,7 @@ export function answersPath(a: Pick<TaskAttempt, "sessionDir">): string {
 /** The agent's answers to the review comments, by comment id: bounded, and only for the threads asked. */
 async function readAnswers(a: TaskAttempt, r: Revision): Promise<Map<number, string>> {
   const out = new Map<number, string>();
-  const text = await readFile(answersPath(a), "utf8").catch(() => undefined);
+  const text = await readAgentText(a.sessionDir, answersPath(a), (m) => void a.warnings.push(m));
   if (text === undefined) return out;
   let raw: unknown;
   try {

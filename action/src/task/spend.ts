@@ -7,7 +7,8 @@
  * runner's model proxy measures the same calls from the model's answers (their usage, priced by
  * `prices`), a second figure that counts as well and that result.json keeps apart (`proxy`).
  */
-import { readFileSync } from "node:fs";
+import path from "node:path";
+import { readAgentFileSync } from "../../../src/agent/agent-files.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
 import { priceUsage, type ModelUsage } from "../../../src/agent/model-usage.js";
 import type { Progress } from "../agent-runner.js";
@@ -60,7 +61,10 @@ export class SpendMeter {
   readFile(): void {
     let text: string;
     try {
-      text = readFileSync(this.spendFile, "utf8");
+      // The agent's file: never through a link, never a FIFO that would block the runner.
+      const buf = readAgentFileSync(path.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
+      if (!buf) return;
+      text = buf.toString("utf8");
     } catch {
       return;
     }

@@ -3,7 +3,7 @@
  * plan itself; the Captain corrects what validation finds, at most twice, before the stage ends with
  * a refinement document (exit 10) listing what is left.
  */
-import { writeFile } from "node:fs/promises";
+import { assertNoLinks, findLinks, writeInAgentFolder } from "../agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../core/exit-codes.js";
 import { loadPlan } from "../../core/plan/load.js";
@@ -22,8 +22,19 @@ const singleStage = (c: StageContext) => retried(c, "single", c.type, basePrompt
 const writeStage = (c: StageContext) =>
   retried(c, "write", c.type, `${basePrompt(c, "write")}${c.task.planDir ? `\n\n## Plan folder\n\n${c.task.planDir}` : ""}`);
 
-/** The plan's problems as `file:line field — message`, or why it cannot be read. */
-async function planProblems(planDir: string): Promise<string[]> {
+/**
+ * The plan's problems as `file:line field — message`, or why it cannot be read (`forge validate`'s);
+ * a folder under `workdir` that holds a link, or lies under one, is refused before anything is read.
+ */
+export async function planProblems(workdir: string, planDir: string): Promise<string[]> {
+  // The Captain wrote the folder: the validator, which reads every task file, never follows its links.
+  try {
+    assertNoLinks(workdir, planDir);
+  } catch (err) {
+    return [(err as Error).message];
+  }
+  const links = findLinks(planDir);
+  if (links.length) return links.map((l) => `${l} is a symbolic link: a plan folder holds files only`);
   return loadPlan(planDir)
     .then((p) => validatePlan(p).map((x) => formatProblem(x)))
     .catch((err: unknown) => [`the plan cannot be read: ${(err as Error).message}`]);
@@ -37,9 +48,9 @@ async function validateWithSelfHeal(c: StageContext): Promise<StageOutcome> {
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
-    const problems = await planProblems(planDir);
+    const problems = await planProblems(c.workdir, planDir);
     const report = path.join(c.sessionDir, `validate-${heal + 1}.txt`);
-    await writeFile(report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}\n`, "utf8");
+    await writeInAgentFolder(c.sessionDir, report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}\n`);
     if (problems.length === 0)
       return { exitCode: EXIT_CODES.SUCCESS, attempts: Math.max(1, log.attempts), sessionDirs: log.dirs, artifact: report };
     if (heal >= MAX_CORRECTIONS) {
@@ -84,7 +95,7 @@ async function writeValidateRefinement(c: StageContext, heal: number, problems: 
     "## Suggested Resolution",
     "Fix the listed problems by hand, or retry with clearer instructions.",
   ].join("\n\n");
-  await writeFile(c.reports.refinement, `${doc}\n`, "utf8");
+  await writeInAgentFolder(c.sessionDir, c.reports.refinement, `${doc}\n`);
   c.out.refinement = doc;
 }
 

@@ -4,7 +4,7 @@
  * agent type beside this one, each typed by `StagesOf<T>` so a stage listed here without a step
  * is a compile error.
  */
-import { readFile } from "node:fs/promises";
+import { readAgentText } from "../agent-files.js";
 import path from "node:path";
 import { z } from "zod";
 import { parseYamlConfig } from "../../core/config.js";
@@ -81,7 +81,7 @@ export const STAGE_CONFIG_FILE = ".forge/stages.yml";
 
 /** The repository's stage config, or an empty one; a malformed file is an error naming the line or the field. */
 export async function loadStageConfig(repoDir: string): Promise<StageConfig> {
-  const text = await readFile(path.join(repoDir, STAGE_CONFIG_FILE), "utf8").catch(() => undefined);
+  const text = await readAgentText(repoDir, path.join(repoDir, STAGE_CONFIG_FILE));
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;

@@ -3,7 +3,8 @@
  * primitives every stage is built from: `session` (one agent session in its own folder, its cost and
  * turns added up), `retried` (a session retried once on exit 1) and `progress`.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readAgentText } from "../agent-files.js";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ENV, traceIdFrom } from "../depth.js";
 import { loadSystemPrompt } from "../prompts.js";
@@ -173,7 +174,7 @@ export async function retried(
 export function walkthroughCheck(c: StageContext): SessionCheck {
   const file = c.reports.walkthrough;
   return async () => {
-    const text = await readFile(file, "utf8").catch(() => undefined);
+    const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m));
     if (text === undefined) return `no walkthrough was written at ${file}`;
     const parsed = parseAgentWalkthrough(text, file);
     return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : undefined;

@@ -3,7 +3,7 @@
  * cannot resolve becomes a Change Request, exit 11), runs the tests, and when they fail runs the
  * sentinel loop (sentinel.ts) in its fix stage before writing the walkthrough.
  */
-import { writeFile } from "node:fs/promises";
+import { writeInAgentFolder } from "../agent-files.js";
 import path from "node:path";
 import { EXIT_CODES } from "../../core/exit-codes.js";
 import { abortMerge, concludeMerge, mergeRef } from "../branches.js";
@@ -17,7 +17,7 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
   const log = new SessionLog();
   const merged: string[] = [];
   for (const ref of c.task.mergeRefs ?? []) {
-    const m = await mergeRef(c.workdir, ref, `Merge ${ref} into ${c.task.branch ?? "the refinery branch"}`);
+    const m = await mergeRef(c.workdir, ref, `Merge ${ref} into ${c.task.branch ?? "the refinery branch"}`, c.options.git);
     if (m.merged) {
       merged.push(`${ref}: merged`);
       continue;
@@ -27,7 +27,7 @@ async function mergeUpstream(c: StageContext): Promise<StageOutcome> {
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
   const artifact = path.join(c.sessionDir, "merge-log.txt");
-  await writeFile(artifact, `${merged.join("\n")}\n`, "utf8");
+  await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}\n`);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
 
@@ -50,9 +50,10 @@ async function resolveConflict(
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
   // Only a full success concludes the merge: a resolver that ended partial (12) is treated as one that failed.
-  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir) : { merged: false as const, conflicts };
+  const concluded =
+    r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir, c.options.git) : { merged: false as const, conflicts };
   if (concluded.merged) return undefined;
-  await abortMerge(c.workdir);
+  await abortMerge(c.workdir, c.options.git);
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
   const cr = await writeChangeRequest(c.reports.changeRequest, task, {
     title: `Upstream work conflicts at ${task.taskId}`,

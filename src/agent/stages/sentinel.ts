@@ -7,9 +7,10 @@
  * earlier when two consecutive cycles leave as many blocking items as before them. Still failing,
  * the refinery explains it as a Change Request (exit 11).
  */
+import { readAgentText, writeInAgentFolder } from "../agent-files.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { EXIT_CODES, needsOthers } from "../../core/exit-codes.js";
 import { ENV } from "../depth.js";
@@ -71,7 +72,7 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
       FORGE_TASK_ID: task.taskId,
     };
     const run = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
-    await writeFile(path.join(cycleDir, "test-output.log"), run.output, "utf8");
+    await writeInAgentFolder(c.sessionDir, path.join(cycleDir, "test-output.log"), run.output);
     const results: VerificationResults = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) },
@@ -89,7 +90,7 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
     `## The task\n\n${task.task.trim()}`,
   ].join("\n\n");
   const r = await session(c, "sentinel-executor", "sentinel-executor", prompt);
-  const results = await readJson<VerificationResults>(file);
+  const results = await readJson<VerificationResults>(c, file);
   return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
 }
 
@@ -184,8 +185,9 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
     ),
   );
   if (isAbort(a)) return run.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec((await readFile(audit, "utf8").catch(() => "")) ?? "")?.[1] as
-    Grade | undefined;
+  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(
+    (await readAgentText(c.sessionDir, audit, (m) => progress(c, m))) ?? "",
+  )?.[1] as Grade | undefined;
   if (auditGrade === "PASS" || auditGrade === "WARN") {
     run.grade = auditGrade;
     return "done";
@@ -206,7 +208,7 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
   run.lastFixList = existsSync(fixList) ? fixList : undefined;
   // How much is left: the fix list's blocking items, or the failed checks when there is no list
   // (a single test command only says pass or fail).
-  const fixes = run.lastFixList ? (await readJson<{ fixes?: Array<{ severity?: string }> }>(run.lastFixList))?.fixes : undefined;
+  const fixes = run.lastFixList ? (await readJson<{ fixes?: Array<{ severity?: string }> }>(c, run.lastFixList))?.fixes : undefined;
   run.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
   // No improvement over two consecutive cycles: more of the same will not help.
   const r = run.remaining;
@@ -244,11 +246,12 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run;
   const dir = sentinelDir(c);
-  await writeFile(path.join(dir, "grade.txt"), `${grade}\n`, "utf8");
-  await writeFile(
+  // The stages' folder was the agents': never written through one of their links.
+  await writeInAgentFolder(c.sessionDir, path.join(dir, "grade.txt"), `${grade}\n`);
+  await writeInAgentFolder(
+    c.sessionDir,
     path.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`,
-    "utf8",
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
@@ -283,8 +286,9 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
   };
 }
 
-async function readJson<T>(file: string): Promise<T | undefined> {
-  const text = await readFile(file, "utf8").catch(() => undefined);
+/** An agent's JSON report in the stages' folder: never read through a link (src/agent/agent-files.ts). */
+async function readJson<T>(c: StageContext, file: string): Promise<T | undefined> {
+  const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m));
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as T;

@@ -6,8 +6,8 @@
  * refinement document, 11 with the Change Request, 20/21, or a rate limit with its reset time.
  * Cancellation (20) and the deadline (21) are checked before each stage.
  */
+import { readAgentText } from "../agent-files.js";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic } from "../signals.js";
 import { EXIT_CODES, stageStatusOf, succeeded, type ExitCode } from "../../core/exit-codes.js";
@@ -103,13 +103,14 @@ async function runStage(c: StageContext, step: StageStep, stage: StageName, run:
 /** What the result says about the stage that stopped the sequence: its error, reset time, question, refinement or Change Request. */
 async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Promise<void> {
   const { out, reports } = c;
+  // The agent's reports, never read through a link (src/agent/agent-files.ts): a refused one is absent.
+  const warn = (m: string) => progress(c, m);
   if (o.error) out.error = `${stage}: ${o.error}`;
   if (o.result?.rateLimitedUntil) out.rateLimitedUntil = o.result.rateLimitedUntil;
   if (o.exitCode === EXIT_CODES.HUMAN_INPUT)
-    out.question =
-      (await readFile(reports.question, "utf8").catch(() => undefined)) ?? o.result?.result ?? "The agent needs a person's input.";
+    out.question = (await readAgentText(c.sessionDir, reports.question, warn)) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
-    out.refinement ??= (await readFile(reports.refinement, "utf8").catch(() => undefined)) ?? o.result?.result ?? o.error ?? "";
+    out.refinement ??= (await readAgentText(c.sessionDir, reports.refinement, warn)) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
 }
 

@@ -3,7 +3,8 @@
  * work stage that gives each one to a type 1 or type 2 session — on its own sub-branch
  * `<branch>-<sub>` merged back when `subBranches` is set — and marks it done or failed.
  */
-import { readFile, readdir } from "node:fs/promises";
+import { readAgentFile } from "../agent-files.js";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { describeFrontMatterProblem, readFrontMatter, writeFrontMatter } from "../../core/front-matter.js";
 import { abortMerge, finishSubBranch, startSubBranch } from "../branches.js";
@@ -43,7 +44,8 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
   for (const name of names) {
     const file = path.join(dir, name);
     // A subtask without readable frontmatter is still work to do; one whose frontmatter is not YAML is not.
-    const { data, body, problem } = readSubtaskFile(file, await readFile(file, "utf8"));
+    // The agent's files: never read through a link (a refused one is an error of the plan stage).
+    const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, ""))
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, "-");
@@ -61,7 +63,7 @@ export async function readSubtasks(dir: string): Promise<Subtask[]> {
 }
 
 async function setSubtaskStatus(file: string, status: "done" | "failed", note: string): Promise<void> {
-  const { data, body } = readSubtaskFile(file, await readFile(file, "utf8"));
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 
@@ -119,7 +121,7 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
   const { task } = c;
   const kind: AgentKind = sub.agentType === "2" ? "2" : "1";
   let subBranch: string | undefined;
-  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`);
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`, c.options.git);
   const prompt = [
     `# Subtask ${sub.id}: ${sub.title}`,
     `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
@@ -130,15 +132,17 @@ async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Prom
   const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
   if (isAbort(r)) {
     if (subBranch && task.branch)
-      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`).catch(() => undefined);
+      await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`, c.options.git).catch(
+        () => undefined,
+      );
     return { stop: log.endWith(r, r.error ? `subtask ${sub.id}: ${r.error.message}` : undefined) };
   }
   let ok = succeeded(r.exitCode);
   let note = ok ? "done" : `failed: ${r.error?.message ?? `exit ${r.exitCode}`}`;
   if (subBranch && task.branch) {
-    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`);
+    const merged = await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id}`, c.options.git);
     if (!merged.merged) {
-      await abortMerge(c.workdir);
+      await abortMerge(c.workdir, c.options.git);
       ok = false;
       note = `failed: merging ${subBranch} conflicted in ${merged.conflicts.join(", ")}`;
     }

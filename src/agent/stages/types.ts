@@ -1,4 +1,5 @@
 /** The data a stage sequence takes and gives back: task context, options, the stage manifest, the result. */
+import type { GitRun } from "../branches.js";
 import type { LoadPromptOptions } from "../prompts.js";
 import type { ExitCode } from "../../core/exit-codes.js";
 import type { ProgressEvent, SpawnOptions } from "../types.js";
@@ -50,6 +51,11 @@ export interface RunStagesOptions {
   stages?: StageName[];
   /** Type 3: run each subtask on `<branch>-<sub>` and merge it back (needs taskContext.branch). */
   subBranches?: boolean;
+  /**
+   * Runs git in `workdir` for the stages' own merges and sub-branches (default: plain `git`). The
+   * action passes its hardened git: the checkout's `.git` was the agent's in the stage before.
+   */
+  git?: GitRun;
   /** Epoch ms by which every stage must be done (wall-clock budget of the agent); past it → 21. */
   deadline?: number;
   /** Sentinel cycles of the refinery's fix stage (default 3). */
