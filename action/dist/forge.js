@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-WEJ7PWIL.js";
+} from "./chunk-DM2T6A4Y.js";
 import {
   EXIT_CODES,
   formatProblem,

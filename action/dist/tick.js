@@ -10,13 +10,14 @@ import {
 } from "./chunk-6FIFB3C5.js";
 import {
   BRANCH_PREFIX,
+  COMMAND_MEMORY,
   CONFIG_PATH,
   DISPATCH_INPUTS,
   FEEDBACK_LIMITS,
-  INSTRUCTION_PATHS,
   JOURNAL_FILE,
   JournalPartsError,
   LABELS,
+  PROTECTED_PATHS,
   SPLIT_AT,
   TRAILERS,
   agentResultSchema,
@@ -54,8 +55,9 @@ import {
   runIdFor,
   splitRun,
   stateBranch,
+  steeringComment,
   walkthroughPath
-} from "./chunk-TO5TNIH3.js";
+} from "./chunk-GB6OVHSH.js";
 import {
   Octokit,
   RequestError,
@@ -15308,10 +15310,11 @@ var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, log
 var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
 var isForges = (name) => name.startsWith("forge \xB7 ");
 async function readCiChecks(octokit, r, headSha, names) {
+  if (names.length === 0) return { pending: false, failing: [] };
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
   const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
-  const statuses = combined.statuses.filter((st) => !isForges(st.context) && (names.length === 0 || names.includes(st.context)));
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
   const pending = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending") || names.some((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing = [];
@@ -15470,7 +15473,7 @@ var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
       isDraft
       isCrossRepository
       headRepository { id }
-      files(first: 100) { pageInfo { hasNextPage } nodes { path } }
+      files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
     }
   }
 }`;
@@ -15513,6 +15516,7 @@ var OctokitPort = class {
   self;
   #octokit;
   #repositoryInfo;
+  #repositoryId;
   /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
   async #author() {
     const self = await this.self?.();
@@ -15539,7 +15543,10 @@ var OctokitPort = class {
     return (await this.#repository()).defaultBranch;
   }
   async repositoryId() {
-    return (await this.#repository()).id;
+    return this.#repositoryId ?? (this.#repositoryId = (await this.#repository()).id);
+  }
+  knowRepositoryId(id) {
+    this.#repositoryId = id;
   }
   async branchHead(branch) {
     try {
@@ -15728,6 +15735,18 @@ var OctokitPort = class {
       return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
     });
   }
+  async listCheckRuns(headSha, name) {
+    return this.#call("checks.listForRef", async () => {
+      const { data } = await this.#octokit.rest.checks.listForRef({
+        ...this.#r,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100
+      });
+      return data.check_runs.map((c) => ({ id: c.id, externalId: c.external_id ?? null, summary: c.output?.summary ?? null }));
+    });
+  }
   async updateCheckRun(id, fields) {
     await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
   }
@@ -15753,7 +15772,8 @@ var OctokitPort = class {
     const p = data.repository?.pullRequest;
     if (!p) throw new GitHubError(`pull request #${number} not found`, 404, "graphql pullRequest");
     const info2 = pullInfo(p);
-    const files = p.files?.pageInfo.hasNextPage ? await this.listPullRequestFiles(number) : (p.files?.nodes ?? []).map((f) => f.path);
+    const nodes = p.files?.nodes ?? [];
+    const files = p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED") ? await this.listPullRequestFiles(number) : nodes.map((f) => f.path);
     return { ...info2, files };
   }
   async createPullRequest(fields) {
@@ -15765,7 +15785,7 @@ var OctokitPort = class {
   async listPullRequestFiles(number) {
     return this.#call("pulls.listFiles", async () => {
       const files = await this.#octokit.paginate(this.#octokit.rest.pulls.listFiles, { ...this.#r, pull_number: number, per_page: 100 });
-      return files.map((f) => f.filename);
+      return files.flatMap((f) => f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]);
     });
   }
   async mergePullRequest(number, fields) {
@@ -15820,6 +15840,18 @@ var OctokitPort = class {
         ...data.closed_by?.login ? { closedBy: data.closed_by.login } : {}
       };
     });
+  }
+  async issueAsEdited(number) {
+    const data = await this.#call(
+      "graphql issue",
+      () => this.#octokit.graphql(
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }",
+        { owner: this.#r.owner, name: this.#r.repo, number }
+      )
+    );
+    const issue = data.repository?.issue;
+    if (!issue) throw new GitHubError(`issue #${number} not found`, 404, "graphql issue");
+    return issue;
   }
   async findComment(issue, marker) {
     const mine = await this.#author();
@@ -15883,7 +15915,7 @@ async function* installedRepositories(app) {
   for (const installation of installations) {
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
+    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
   }
 }
 var pacers = /* @__PURE__ */ new WeakMap();
@@ -16062,6 +16094,17 @@ function mergePullRequest(t) {
     attempt: t.attempt,
     branch: t.branch ?? "",
     ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {}
+  };
+}
+function checkUpstream(t, refinery) {
+  return {
+    key: `upstream:${t.id}:${t.attempt}`,
+    kind: "CheckUpstream",
+    taskId: t.id,
+    attempt: t.attempt,
+    branch: t.branch ?? "",
+    ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {},
+    refinery
   };
 }
 function openChangeRequest(cr) {
@@ -16279,6 +16322,7 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     mergeSha: _m,
     protectedPaths: _pp,
     approvedHead: _ah,
+    checkedHead: _ch,
     reviewApprovedHead: _rh,
     workflowRunId,
     startedAt: _sa,
@@ -16533,6 +16577,17 @@ function effectDone(s2, { key, result }) {
       if (t.attempt === effect.attempt && t.status === "RUNNING") s2.edit(i).context = { ...t.context ?? {}, conflicts };
       return;
     }
+    case "CheckUpstream":
+      if (Array.isArray(result.held)) {
+        const paths = result.held.filter((p) => typeof p === "string");
+        return mergeHeld(s2, effect.taskId, effect.attempt, paths);
+      }
+      if (result.clean === true) {
+        const i = s2.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
+        const t = i === void 0 ? void 0 : s2.task(i);
+        if (i !== void 0 && t?.status === "MERGE_READY") s2.edit(i).checkedHead = t.recordSha ?? t.pushedSha;
+      }
+      return;
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
         const n2 = result.issueNumber;
@@ -16569,6 +16624,8 @@ function effectFailed(s2, { key, error }) {
       retryable: true,
       counted: true
     });
+  } else if (effect.kind === "CheckUpstream") {
+    mergeHeld(s2, effect.taskId, effect.attempt, [`(what this pull request changes could not be read: ${error.slice(0, 200)})`]);
   } else if (effect.kind === "SpawnFollowup") {
     followupFinished(s2, effect.followupId, false);
   } else if (effect.kind === "MergePullRequest") {
@@ -16964,6 +17021,7 @@ function schedule(s2) {
     if (picked.length >= capacity) break;
     const t = s2.task(i);
     if (t.notBefore !== void 0 && Date.parse(t.notBefore) > s2.now) continue;
+    if (s2.idx.isRefinery[i] && !upstreamsCleared(s2, i)) continue;
     const { cap, blocked } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
     if (blocked === "run") {
       runBlocked = true;
@@ -16976,6 +17034,19 @@ function schedule(s2) {
   if (runBlocked || picked.length) budgetPause(s2, runBlocked);
   capacity -= picked.length;
   spawnFollowups(s2, capacity);
+}
+function upstreamsCleared(s2, i) {
+  let cleared = true;
+  for (const d of s2.idx.deps[i]) {
+    const dt = s2.task(d);
+    if (dt.status !== "MERGE_READY" || !dt.branch) continue;
+    const head = dt.recordSha ?? dt.pushedSha;
+    if (head !== void 0 && dt.approvedHead === head) continue;
+    if (!dt.protectedPaths?.length && head !== void 0 && dt.checkedHead === head) continue;
+    cleared = false;
+    if (!dt.protectedPaths?.length) s2.effect(checkUpstream(dt, s2.task(i).id));
+  }
+  return cleared;
 }
 function dispatch(s2, i, cap) {
   const t = s2.task(i);
@@ -16994,6 +17065,9 @@ function dispatch(s2, i, cap) {
     waiting: _wa,
     steering: _st,
     reservedUsd: _r,
+    protectedPaths: _pp,
+    approvedHead: _ah2,
+    checkedHead: _ch,
     ...kept
   } = t;
   const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
@@ -17343,7 +17417,17 @@ function approveOrReject(s2, c) {
   }
   return s2.reject(c.kind, commandReplies.approveWhat(c.command));
 }
+function seenBefore(s2, commentId) {
+  const memory = s2.j.commands ?? { comments: [], below: 0 };
+  if (commentId <= memory.below || memory.comments.includes(commentId)) return true;
+  const comments = [...memory.comments, commentId].sort((a, b) => a - b);
+  const over = comments.length - COMMAND_MEMORY;
+  const below = over > 0 ? comments[over - 1] : memory.below;
+  s2.j.commands = { comments: over > 0 ? comments.slice(over) : comments, below };
+  return false;
+}
 function command(s2, c) {
+  if (c.commentId !== void 0 && seenBefore(s2, c.commentId)) return;
   commands[c.command](s2, c);
 }
 
@@ -17948,7 +18032,7 @@ function renderTracker(journal, events, facts, repo, config2) {
     lines.push(
       "> [!WARNING]",
       `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
-      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
+      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can create or update `forge/*/_state`.',
       ""
     );
   lines.push(...trackerChart(journal, statuses), "");
@@ -18151,7 +18235,7 @@ function journalRefusedComment(runId, reason, lastGood) {
   return [
     `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
     "",
-    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
+    "Only the Forge App writes that branch; nothing of a journal it did not write for this repository and run, or of one older than the last it recorded, is carried out, so the run stands still until the branch holds Forge's newest journal again.",
     "",
     lastGood ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:
 
@@ -18161,7 +18245,7 @@ git push --force origin ${lastGood}:refs/heads/${branch}
 
 Forge picks the run up at its next pass.` : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
     "",
-    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.'
+    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can create or update `forge/*/_state`.'
   ].join("\n");
 }
 
@@ -18286,7 +18370,9 @@ async function prepareBranch2(effect, ctx) {
   await port.createBranch(effect.branch, from);
   const conflicts = [];
   for (const upstream of effect.merge) {
-    const merged = await port.mergeBranch(effect.branch, upstream, `forge: merge ${upstream} into ${effect.branch}`);
+    const u = ctx.journal.tasks.find((t) => t.branch === upstream && t.status === "MERGE_READY");
+    const head = u?.recordSha ?? u?.pushedSha ?? upstream;
+    const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
     if (merged.kind === "conflict") conflicts.push(upstream);
   }
   if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
@@ -18580,7 +18666,8 @@ function outboxProblems(journal, config2) {
 // src/app/journal-seal.ts
 import { createHmac as createHmac2, createPrivateKey as createPrivateKey2, hkdfSync, timingSafeEqual as timingSafeEqual2 } from "node:crypto";
 var SEAL_FIELD = "seal";
-var PREFIX = "hmac-sha256:";
+var PREFIX = "hmac-sha256-v2:";
+var V1_PREFIX = "hmac-sha256:";
 function journalKeyFrom(privateKeyPem) {
   const der = createPrivateKey2(privateKeyPem).export({ type: "pkcs8", format: "der" });
   return Buffer.from(hkdfSync("sha256", der, "forge", "forge journal seal v1", 32));
@@ -18589,15 +18676,26 @@ function journalKeyFromSecret(secret) {
   if (secret.length < 32) throw new Error("FORGE_JOURNAL_KEY must be at least 32 characters");
   return Buffer.from(hkdfSync("sha256", Buffer.from(secret, "utf8"), "forge", "forge journal seal v1", 32));
 }
-function mac(key, text) {
-  return PREFIX + createHmac2("sha256", key).update(text, "utf8").digest("hex");
+function bound(key, purpose, b, text) {
+  return createHmac2("sha256", key).update(`forge ${purpose}
+${b.repositoryId}
+${b.runId}
+`, "utf8").update(text, "utf8").digest("hex");
 }
-function sealJournal(key, state) {
+function mac(key, b, text) {
+  return `${PREFIX}${b.repositoryId}:${bound(key, "journal seal v2", b, text)}`;
+}
+function sameText(a, b) {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual2(x, y);
+}
+function sealJournal(key, state, binding) {
   const body = JSON.stringify(state);
-  return `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"${SEAL_FIELD}":${JSON.stringify(mac(key, body))}}
+  return `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"${SEAL_FIELD}":${JSON.stringify(mac(key, binding, body))}}
 `;
 }
-function unsealJournal(key, text) {
+function unsealJournal(key, text, binding) {
   let raw;
   try {
     raw = JSON.parse(text);
@@ -18607,11 +18705,98 @@ function unsealJournal(key, text) {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, reason: "it is not a JSON object" };
   const { [SEAL_FIELD]: seal, ...rest } = raw;
   if (typeof seal !== "string") return { ok: false, reason: "it carries no seal: the Forge App did not write it" };
-  const expected = Buffer.from(mac(key, JSON.stringify(rest)));
-  const given = Buffer.from(seal);
-  if (given.length !== expected.length || !timingSafeEqual2(given, expected))
-    return { ok: false, reason: "its seal does not match its content: it was changed by someone other than the Forge App" };
+  if (!seal.startsWith(PREFIX)) {
+    if (seal.startsWith(V1_PREFIX))
+      return {
+        ok: false,
+        reason: "it carries a version 1 seal, which an earlier Forge wrote and which binds it to no repository or run: Forge no longer adopts such journals (docs/formats.md#journal-seal). Start the plan again with `/forge run <planId>`"
+      };
+    return { ok: false, reason: "its seal is of no version Forge knows: the Forge App did not write it" };
+  }
+  const sealedIn = seal.slice(PREFIX.length).split(":")[0];
+  if (sealedIn !== String(binding.repositoryId))
+    return {
+      ok: false,
+      reason: `it was sealed in another repository (id ${sealedIn?.slice(0, 20)}), not this one (id ${binding.repositoryId}): Forge adopts only state branches it created in this repository`
+    };
+  if (!sameText(seal, mac(key, binding, JSON.stringify(rest))))
+    return {
+      ok: false,
+      reason: `its seal does not match its content and run ${binding.runId}: it was changed by someone other than the Forge App, or sealed for another run`
+    };
   return { ok: true, value: rest };
+}
+
+// src/app/journal-anchor.ts
+var ANCHOR_CHECK_NAME = "Forge journal";
+var ANCHOR_EVERY = 40;
+var anchorExternalId = (runId) => `forge-journal:${runId}`;
+var MARKER = /<!-- forge-anchor (\{[^\n]*\}) -->/;
+function anchorMac(key, b, a) {
+  return bound(key, "journal anchor v1", b, `${a.seq}
+${a.status}
+${a.blobSha}
+${a.commitSha}`);
+}
+function anchorSummary(key, b, a) {
+  const data = JSON.stringify({ ...a, mac: anchorMac(key, b, a) });
+  return [
+    `Forge's record of the newest journal of run \`${b.runId}\`: event ${a.seq}, run ${a.status}, commit \`${a.commitSha.slice(0, 12)}\` of \`forge/${b.runId}/_state\`.`,
+    "Forge refuses an older journal of this run (docs/formats.md#journal-anchor).",
+    "",
+    `<!-- forge-anchor ${data} -->`
+  ].join("\n");
+}
+function parseAnchor(key, b, summary) {
+  const m = MARKER.exec(summary ?? "");
+  if (!m) return null;
+  try {
+    const v = JSON.parse(m[1]);
+    if (typeof v.seq !== "number" || typeof v.status !== "string" || typeof v.blobSha !== "string" || typeof v.commitSha !== "string")
+      return null;
+    const a = { seq: v.seq, status: v.status, blobSha: v.blobSha, commitSha: v.commitSha };
+    return typeof v.mac === "string" && sameText(v.mac, anchorMac(key, b, a)) ? a : null;
+  } catch {
+    return null;
+  }
+}
+var TERMINAL = /* @__PURE__ */ new Set(["completed", "cancelled"]);
+function staleness(journal, a) {
+  if (journal.seq < a.seq)
+    return `it is older than the newest journal Forge recorded for this run (event ${journal.seq}, where Forge's anchor says event ${a.seq}, run ${a.status}): someone put back an earlier journal`;
+  if (TERMINAL.has(a.status) && journal.status !== a.status)
+    return `Forge recorded this run as ${a.status}, and this journal says ${journal.status}: someone put back an earlier journal`;
+  return void 0;
+}
+function holdOf(pause) {
+  return `${pause.manual ? "p" : ""}${pause.budget ? "b" : ""}${pause.changeRequests.length ? "c" : ""}`;
+}
+function anchorDue(journal, last) {
+  if (!last) return TERMINAL.has(journal.status) || journal.hold !== "" || journal.seq >= ANCHOR_EVERY;
+  return journal.status !== last.status || journal.hold !== last.hold || journal.seq - last.seq >= ANCHOR_EVERY;
+}
+async function readAnchor(port, key, b, headSha) {
+  const runs = await port.listCheckRuns(headSha, ANCHOR_CHECK_NAME);
+  let best = { anchor: null };
+  for (const r of runs) {
+    if (r.externalId !== anchorExternalId(b.runId)) continue;
+    const a = parseAnchor(key, b, r.summary);
+    if (a && (!best.anchor || a.seq > best.anchor.seq)) best = { anchor: a, checkRunId: r.id };
+  }
+  return best;
+}
+async function writeAnchor(port, key, b, headSha, a, checkRunId) {
+  const fields = {
+    status: "completed",
+    conclusion: "neutral",
+    title: `Run ${b.runId}: journal event ${a.seq} (${a.status})`,
+    summary: anchorSummary(key, b, a)
+  };
+  if (checkRunId !== void 0) {
+    await port.updateCheckRun(checkRunId, fields);
+    return checkRunId;
+  }
+  return port.createCheckRun({ ...fields, name: ANCHOR_CHECK_NAME, headSha, externalId: anchorExternalId(b.runId) });
 }
 
 // src/app/run-store.ts
@@ -18623,7 +18808,8 @@ var runFactsSchema = external_exports.object({
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
   planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
-  stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from updating or deleting the state branch: what is missing.")
+  stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from creating, updating or deleting the state branch: what is missing."),
+  anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor).")
 }).strict();
 var effectLeaseSchema = external_exports.object({
   owner: external_exports.string().min(1).describe("Replica id of the App process that owns the effect."),
@@ -18666,16 +18852,18 @@ function migrateStoredRun(raw) {
   return { ...stored, facts, ...changeRequests ? { journal: { ...stored.journal, changeRequests } } : {} };
 }
 var JournalRefusedError = class extends Error {
-  constructor(runId, reason, blobSha) {
+  constructor(runId, reason, blobSha, lastGood) {
     super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
     this.runId = runId;
     this.reason = reason;
     this.blobSha = blobSha;
+    this.lastGood = lastGood;
     this.name = "JournalRefusedError";
   }
   runId;
   reason;
   blobSha;
+  lastGood;
 };
 var RunStore = class {
   constructor(port, key, options2 = {}) {
@@ -18688,8 +18876,66 @@ var RunStore = class {
   options;
   /** Parts already read or written: content-addressed, so never stale. */
   #parts = /* @__PURE__ */ new Map();
+  /** Per run, the newest journal this process read or wrote (its seq and status): an older one is refused. */
+  #newest = /* @__PURE__ */ new Map();
+  /** Per run, the anchor as last read or written (journal-anchor.ts), and its check run. */
+  #anchors = /* @__PURE__ */ new Map();
   async load(runId) {
-    return this.#read(runId, stateBranch(runId), true);
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.#read(runId, stateBranch(runId), true);
+      if (!loaded) return null;
+      try {
+        await this.#fresh(runId, loaded);
+        return loaded;
+      } catch (e) {
+        if (attempt > 0 || !(e instanceof JournalRefusedError)) throw e;
+      }
+    }
+  }
+  async #binding(runId) {
+    return { repositoryId: await this.port.repositoryId(), runId };
+  }
+  /**
+   * Refuse a journal older than the newest this process has seen of the run, or — read cold, for a
+   * run that is not over — than the App's anchor (journal-anchor.ts): a rolled-back journal.
+   */
+  async #fresh(runId, loaded) {
+    const j = loaded.state.journal;
+    const seen = this.#newest.get(runId);
+    const anchorSha = loaded.state.facts.anchorSha;
+    if (!seen && anchorSha && j.status === "running") {
+      const { anchor, checkRunId } = await readAnchor(this.port, this.key, await this.#binding(runId), anchorSha);
+      if (anchor) {
+        const hold = holdOf(j.pause);
+        this.#anchors.set(runId, { seq: anchor.seq, status: anchor.status, hold, ...checkRunId !== void 0 ? { checkRunId } : {} });
+        const why = staleness(j, anchor);
+        if (why) throw new JournalRefusedError(runId, why, loaded.blobSha, anchor.commitSha);
+      }
+    } else if (seen) {
+      const why = staleness(j, seen);
+      if (why) throw new JournalRefusedError(runId, why, loaded.blobSha);
+    }
+    this.#saw(runId, j);
+  }
+  #saw(runId, j) {
+    const seen = this.#newest.get(runId);
+    if (!seen || j.seq > seen.seq || j.seq === seen.seq && j.status !== "running")
+      this.#newest.set(runId, { seq: j.seq, status: j.status });
+  }
+  /** After a write: record it, and anchor it when due (a failed anchor is tried again at the next write). */
+  async #recorded(saved) {
+    const j = saved.state.journal;
+    this.#saw(j.runId, j);
+    const anchorSha = saved.state.facts.anchorSha;
+    const last = this.#anchors.get(j.runId);
+    const hold = holdOf(j.pause);
+    if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
+    const anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
+    try {
+      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
+      this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
+    } catch {
+    }
   }
   /**
    * The stored run of `journal.json` at `ref`, its parts joined: refused (`JournalRefusedError`) when
@@ -18698,7 +18944,7 @@ var RunStore = class {
   async #read(runId, ref, strict) {
     const file = await this.port.readFile(JOURNAL_FILE, ref);
     if (!file) return null;
-    const unsealed = unsealJournal(this.key, file.content);
+    const unsealed = unsealJournal(this.key, file.content, await this.#binding(runId));
     if (!unsealed.ok) {
       if (!strict) return null;
       throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
@@ -18750,7 +18996,7 @@ var RunStore = class {
     let sha = await this.port.branchHead(stateBranch(runId));
     for (let i = 0; sha && i < limit; i++) {
       const file = await this.port.readFile(JOURNAL_FILE, sha);
-      if (file && unsealJournal(this.key, file.content).ok) return sha;
+      if (file && unsealJournal(this.key, file.content, await this.#binding(runId)).ok) return sha;
       sha = (await this.port.commit(sha)).parents[0] ?? null;
     }
     return null;
@@ -18759,9 +19005,12 @@ var RunStore = class {
   async create(state, fromSha) {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { text, parts } = await this.#written(branch, state, void 0);
+    const first = { ...state, facts: { ...state.facts, anchorSha: state.facts.anchorSha ?? fromSha } };
+    const { text, parts } = await this.#written(branch, first, void 0);
     const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
-    return { state, blobSha, commitSha, ...parts ? { parts } : {} };
+    const created = { state: first, blobSha, commitSha, ...parts ? { parts } : {} };
+    await this.#recorded(created);
+    return created;
   }
   /**
    * Persist `next` over `loaded` — compare-and-swap: `ConflictError` when another writer moved the
@@ -18780,7 +19029,9 @@ var RunStore = class {
     try {
       const { text, parts } = await this.#written(branch, state, loaded.parts);
       const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
-      return { state, blobSha, commitSha, ...parts ? { parts } : {} };
+      const saved = { state, blobSha, commitSha, ...parts ? { parts } : {} };
+      await this.#recorded(saved);
+      return saved;
     } catch (e) {
       if (!(e instanceof ConflictError) && e instanceof GitHubError && (e.status === 404 || e.status === 422) && !await this.port.branchHead(branch)) {
         throw new StateBranchMissingError(next.journal.runId);
@@ -18806,7 +19057,8 @@ var RunStore = class {
    * the same content).
    */
   async #written(branch, state, base) {
-    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
+    const binding = await this.#binding(state.journal.runId);
+    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: sealJournal(this.key, state, binding) };
     const s2 = splitRun(
       { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
       base,
@@ -18826,11 +19078,7 @@ var RunStore = class {
       facts: { ...state.facts, checkRuns: s2.live.checkRuns },
       split: s2.split
     };
-    return { text: this.serialize(onDisk), parts: s2.base };
-  }
-  /** `journal.json`'s text: the stored run, sealed with the App's key. */
-  serialize(state) {
-    return sealJournal(this.key, state);
+    return { text: sealJournal(this.key, onDisk, binding), parts: s2.base };
   }
   /** A sealed segment never changes, so a second writer finding it already there is fine. */
   async sealSegment(branch, segment, events) {
@@ -18983,10 +19231,9 @@ async function commentTarget(target, ctx) {
 
 // src/core/protected-paths.ts
 var import_picomatch2 = __toESM(require_picomatch(), 1);
-var MERGE_PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS];
 var PR_FILES_LIMIT = 3e3;
 function protectedChanges(files, config2) {
-  const isProtected = (0, import_picomatch2.default)([...MERGE_PROTECTED_PATHS, ...config2.protected_paths], { dot: true });
+  const isProtected = (0, import_picomatch2.default)([...PROTECTED_PATHS, ...config2.protected_paths], { dot: true });
   const hit = files.filter((f) => isProtected(f));
   if (files.length >= PR_FILES_LIMIT) hit.push(`(more than ${PR_FILES_LIMIT} files: GitHub lists no more, so the rest cannot be checked)`);
   return hit;
@@ -19038,6 +19285,27 @@ async function mergePullRequest2(effect, ctx) {
     error: `the head of ${effect.branch} moved after it was verified (${verified?.slice(0, 7) ?? "?"} \u2192 ${pr.headSha.slice(0, 7)}); it will not be merged unverified`
   };
 }
+async function checkUpstream2(effect, ctx) {
+  const { port } = ctx;
+  const t = task(ctx, effect.taskId);
+  if (!t || t.attempt !== effect.attempt || t.status !== "MERGE_READY") return done({});
+  const known = effect.prNumber ?? t.prNumber;
+  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch);
+  if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
+  if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
+    return {
+      kind: "failed",
+      error: `pull request #${current.number} is not ${effect.branch} \u2192 ${ctx.journal.integrationBranch} in this repository`
+    };
+  const head = t.recordSha ?? t.pushedSha;
+  if (current.headSha !== head)
+    return {
+      kind: "failed",
+      error: `the head of ${effect.branch} moved after it was verified (${head?.slice(0, 7) ?? "?"} \u2192 ${current.headSha.slice(0, 7)})`
+    };
+  const held = protectedChanges(current.files ?? await port.listPullRequestFiles(current.number), ctx.config);
+  return done(held.length ? { held, prNumber: current.number } : { clean: true, prNumber: current.number });
+}
 async function openMissingPull(effect, ctx, t) {
   const { port, journal } = ctx;
   const head = await port.branchHead(effect.branch);
@@ -19081,6 +19349,7 @@ var HANDLERS = {
   DispatchAgent: dispatchAgent2,
   UpsertCheckRun: upsertCheckRun,
   MergePullRequest: mergePullRequest2,
+  CheckUpstream: checkUpstream2,
   OpenChangeRequest: openChangeRequest2,
   DispatchCaptain: dispatchCaptain2,
   PostComment: postComment2,
@@ -19984,7 +20253,7 @@ async function createRuntime(app, owner, repo, installationId, log, options2, no
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));
       if (issue === null) return;
-      const good = await engine.store.lastSealed(runId);
+      const good = error.lastGood ?? await engine.store.lastSealed(runId);
       await port.createComment(issue, journalRefusedComment(runId, error.reason, good));
     },
     onRestored: async (runId, loaded, actor) => {
@@ -20059,7 +20328,7 @@ var AppContext = class {
     return this.probot ? this.probot.log : silentLogger;
   }
   /** The runtime of a repository, made on first use. */
-  async runtimeFor(owner, repo, installationId, log) {
+  async runtimeFor(owner, repo, installationId, log, repositoryId) {
     const key = `${owner}/${repo}`;
     let rt = this.runtimes.get(key);
     if (rt && installationId && rt.installationId !== installationId) {
@@ -20070,6 +20339,7 @@ var AppContext = class {
       rt = await createRuntime(this.probot, owner, repo, installationId, log, this.options, this.now);
       this.runtimes.set(key, rt);
     }
+    if (typeof repositoryId === "number") rt.port.knowRepositoryId?.(repositoryId);
     return rt;
   }
   /** The runtime of the repository a webhook is about. */
@@ -20077,7 +20347,7 @@ var AppContext = class {
     const payload = context.payload;
     const owner = payload.repository?.owner?.login ?? "";
     const repo = payload.repository?.name ?? "";
-    return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context));
+    return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context), payload.repository?.id);
   }
   /** Stop serving a repository (no installation holds it any more). */
   forget(key) {
@@ -20188,7 +20458,7 @@ async function redStatus(ctx, rt, context) {
   if (typeof p.context !== "string" || p.context.startsWith("forge \xB7 ")) return;
   for (const b of (Array.isArray(p.branches) ? p.branches : []).slice(0, STATUS_BRANCHES)) {
     if (typeof b?.name !== "string" || typeof p.sha !== "string") continue;
-    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure" });
+    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure", context: p.context });
   }
 }
 async function flushMerges(ctx, rt) {
@@ -20206,7 +20476,9 @@ async function redChecks(ctx, rt, context, done2) {
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
   if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
-  const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
+  const required = loaded.state.config.required_checks;
+  if (required.length === 0 || done2.context !== void 0 && !required.includes(done2.context)) return;
+  const checks = await rt.port.ciChecks(suite.head_sha, required);
   if (checks.pending || checks.failing.length === 0) return;
   const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, suite.head_sha, checks.failing)]);
   if (result.rejections.length)
@@ -20233,10 +20505,31 @@ var SLASH_COMMANDS = [
   "help"
 ];
 var MAX_BODY = 65536;
+function commentOpenAfter(line, open) {
+  let at = 0;
+  for (; ; ) {
+    if (open) {
+      const close = line.indexOf("-->", at);
+      if (close < 0) return true;
+      open = false;
+      at = close + 3;
+    } else {
+      const start = line.indexOf("<!--", at);
+      if (start < 0) return false;
+      open = true;
+      at = start + 4;
+    }
+  }
+}
 function commandLine(lines) {
   let fence;
+  let comment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
+    if (comment) {
+      comment = commentOpenAfter(line, true);
+      continue;
+    }
     const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence) {
       if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
@@ -20247,6 +20540,7 @@ function commandLine(lines) {
       continue;
     }
     if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
+    comment = commentOpenAfter(line, false);
   }
   return -1;
 }
@@ -20325,8 +20619,15 @@ function planCaptainDispatch(req) {
   return { branch: planCaptainBranch(req.issue), inputs: { ...base, [DISPATCH_INPUTS.context]: JSON.stringify(context) } };
 }
 
+// src/core/state-rules.ts
+var STATE_BRANCH_RULES = ["creation", "update", "deletion"];
+var RULE_WORDS = { creation: "creations", update: "updates", deletion: "deletions" };
+function missingRulesText(missing) {
+  const words = missing.map((t) => RULE_WORDS[t] ?? t);
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words[0] ?? "";
+}
+
 // src/app/start-run.ts
-var STATE_BRANCH_RULES = ["update", "deletion"];
 async function stateBranchWarning(port, runId) {
   const branch = stateBranch(runId);
   let types;
@@ -20337,7 +20638,7 @@ async function stateBranchWarning(port, runId) {
   }
   const missing = STATE_BRANCH_RULES.filter((t) => !types.includes(t));
   if (missing.length === 0) return void 0;
-  return `no ruleset restricts ${missing.map((t) => t === "update" ? "updates" : "deletions").join(" or ")} of \`${branch}\``;
+  return `no ruleset restricts ${missingRulesText(missing)} of \`${branch}\``;
 }
 async function startPlanRun(ctx, rt, planId, sha, log) {
   const runs = await ctx.knownRuns(rt);
@@ -20368,6 +20669,22 @@ async function startPlanRun(ctx, rt, planId, sha, log) {
   rt.runs.set(runId, { planId, status: "running" });
   log.info({ runId, planId }, "run started");
   return { runId };
+}
+
+// src/app/steering.ts
+async function handSteeringToJob(rt, runId, taskId, pr) {
+  const loaded = await rt.engine.state(runId);
+  const t = loaded?.state.journal.tasks.find((x) => x.id === taskId);
+  const note = t?.steering?.at(-1);
+  if (!t || !note) return void 0;
+  const on = pr ?? t.prNumber;
+  if (on === void 0)
+    return `\`${taskId}\` has no pull request yet, and its job reads steering there: steer again once its draft PR is open.`;
+  await rt.port.createComment(
+    on,
+    steeringComment({ runId, taskId, attempt: t.attempt, id: note.id, actor: note.actor, message: note.message })
+  );
+  return void 0;
 }
 
 // src/app/handlers/issue-comment.ts
@@ -20408,7 +20725,14 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     return;
   }
   if (parsed.name === "plan") {
-    const { branch, inputs } = planCaptainDispatch({ issue, title: payload.issue.title, body: payload.issue.body ?? "" });
+    const now = await rt.port.issueAsEdited(issue);
+    const edited = now.lastEditedAt !== null && Date.parse(now.lastEditedAt) > Date.parse(payload.comment.created_at);
+    const same = (a, b) => a.replace(/\r\n/g, "\n") === b.replace(/\r\n/g, "\n");
+    if (edited || !same(now.title, payload.issue.title) || !same(now.body, payload.issue.body ?? ""))
+      return void await reply(
+        "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command."
+      );
+    const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
     const workflow = (await ctx.configOf(rt)).workflow;
     if ((await rt.port.listWorkflowRuns(workflow, { branch })).some((r) => r.status !== "completed"))
       return void await reply(`A Captain is already writing a plan from this issue on \`${branch}\`.`);
@@ -20451,10 +20775,14 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     ...taskId ? { taskId } : {},
     ...target.crId ? { crId: target.crId } : {},
     ...message ? { message } : {},
-    ...amountUsd !== void 0 ? { amountUsd } : {}
+    ...amountUsd !== void 0 ? { amountUsd } : {},
+    // The journal remembers the comment: it is acted on once, whichever delivery brings it.
+    commentId: payload.comment.id
   };
   const result = await ctx.apply(rt, target.runId, [input]);
-  if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  if (result.rejections.length) return void await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  const undelivered = parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered")) ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : void 0) : void 0;
+  if (undelivered) await reply(undelivered);
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
 }
 function budgetAmount(word) {
@@ -20879,7 +21207,7 @@ async function discoverRepositories(ctx) {
   for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
     for (const r of repositories) {
       seen.add(`${r.owner}/${r.repo}`);
-      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log);
+      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
     }
   }
   for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);

@@ -1862,17 +1862,25 @@ function parsePlanPath(path) {
 }
 var INSTRUCTION_PATHS = [
   "**/AGENTS.md",
+  // Codex reads it instead of AGENTS.md, in every folder (its `project_doc_fallback_filenames` are
+  // none by default; a repository sets them only in `.codex/`, protected below).
+  "**/AGENTS.override.md",
   "**/CLAUDE.md",
   "**/CLAUDE.local.md",
+  "**/GEMINI.md",
   ".claude/**",
   ".codex/**",
+  ".agents/**",
+  ".gemini/**",
+  ".cursor/**",
+  ".cursorrules",
   ".mcp.json",
   ".forge/prompts/**",
   ".forge/stages.yml",
   ".gitmodules",
   "**/.gitattributes"
 ];
-var PROTECTED_PATHS = [".forge/plans/**", ".github/**", ...INSTRUCTION_PATHS];
+var PROTECTED_PATHS = [".forge/plans/**", ".github/**", "**/.env*", ...INSTRUCTION_PATHS];
 var TRAILERS = {
   run: "Forge-Run",
   task: "Forge-Task",
@@ -1910,14 +1918,14 @@ var forgeConfigSchema = external_exports.object({
     )
   }).prefault({}).describe("The PR feedback loop: a review asking for changes starts a revision on the same PR (see docs/executor.md#iterations)."),
   required_checks: external_exports.array(external_exports.string().min(1)).default([]).describe(
-    "Names of check runs (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix). Empty: Forge merges when GitHub allows, and any failing check run on the head that is not Forge's own starts a fix."
+    "Names of check runs and commit-status contexts (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix), their output given to the agent as CI output. Only these count: any token that may post a status or a check run can name it anything. Empty: Forge merges when GitHub allows and starts no CI fix."
   ),
   ci_fix: external_exports.object({
     max_attempts: external_exports.number().int().min(0).max(10).default(2).describe("Fix revisions started when the repository's own required checks fail on a task PR; past this the task waits for a person.")
   }).prefault({}).describe("Red CI on a task PR starts a fix revision with the failing checks as context (see docs/executor.md#iterations)."),
   cr_mode: external_exports.enum(["replan", "review"]).default("replan").describe("replan: a Change Request dispatches a Captain agent that writes an overlay PR. review: the CR waits for `/forge approve` or `/forge reject`."),
   refinery_approval: external_exports.boolean().default(false).describe("When true, a refinery's PR is merged only after a person comments `/forge approve` on it."),
-  protected_paths: external_exports.array(external_exports.string().min(1)).default([]).describe("Globs of paths, besides .forge/plans/** and .github/**, that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
+  protected_paths: external_exports.array(external_exports.string().min(1)).default([]).describe("Globs of paths, besides .forge/plans/**, .github/**, .env* and the files agents read as instructions (AGENTS.md, CLAUDE.md, .claude/, \u2026), that a task's or refinery's PR may change only with a person's approval: Forge holds its merge until someone with write access comments `/forge approve` on it."),
   branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default(DEFAULT_BRANCH_TEMPLATE).describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
   integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default(DEFAULT_INTEGRATION_BRANCH_TEMPLATE).describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
   base_branch: external_exports.string().optional().describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
@@ -2064,6 +2072,15 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
   }),
   external_exports.object({
     ...base,
+    kind: external_exports.literal("CheckUpstream").describe("Effect kind: read what a MERGE_READY task's pull request changes before a refinery merges its branch."),
+    taskId: external_exports.string().describe("The upstream task."),
+    attempt: external_exports.number().int().describe("Its attempt."),
+    branch: external_exports.string().describe("Its branch, which the refinery's branch would merge."),
+    prNumber: external_exports.number().int().optional().describe("Its pull request number, when known."),
+    refinery: external_exports.string().describe("The refinery waiting to merge it.")
+  }),
+  external_exports.object({
+    ...base,
     kind: external_exports.literal("OpenChangeRequest").describe("Effect kind."),
     crId: external_exports.string().describe("Change Request id."),
     emittedBy: external_exports.string().describe("Task that raised it."),
@@ -2166,6 +2183,7 @@ var taskStateSchema = external_exports.object({
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
   protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
   approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+  checkedHead: external_exports.string().optional().describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
   iteration: external_exports.number().int().min(0).optional().describe(
     "Revision of the current attempt on its PR (absent: 0, the attempt's first run). Each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
   ),
@@ -2210,6 +2228,7 @@ var followupStateSchema = external_exports.object({
   status: external_exports.enum(["queued", "running", "done", "merged", "failed"]).describe("queued: waiting for capacity or for the run to resume."),
   prNumber: external_exports.number().int().optional().describe("The follow-up's PR, once opened.")
 }).strict();
+var COMMAND_MEMORY = 200;
 var journalSchema = external_exports.object({
   version: external_exports.literal(1).describe("Journal format version."),
   runId: external_exports.string().describe("The run."),
@@ -2239,7 +2258,11 @@ var journalSchema = external_exports.object({
   changeRequests: external_exports.array(changeRequestStateSchema).describe("Change Requests raised during the run."),
   followups: external_exports.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
   outbox: external_exports.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
-  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the run's budget by /forge budget +<amount>.")
+  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the run's budget by /forge budget +<amount>."),
+  commands: external_exports.object({
+    comments: external_exports.array(external_exports.number().int().positive()).max(COMMAND_MEMORY).describe("Ids of the latest comments whose commands the run took, ascending."),
+    below: external_exports.number().int().min(0).describe("Every comment id up to this one is taken as seen: the oldest ids forgotten to keep the list short.")
+  }).strict().optional().describe("The comments whose /forge commands the run acted on: each is acted on once, however often it is delivered.")
 }).strict();
 
 // src/core/journal-parts.ts
@@ -2599,6 +2622,33 @@ var agentResultSchema = external_exports.object({
   }).strict().optional().describe("What the runner's model proxy measured of the attempt's model calls (tokens from the API's answers, priced by `prices`).")
 }).strict().describe("The runner's report of one attempt.");
 
+// src/core/render/steering.ts
+var OPEN = "<!-- forge:steer ";
+var CLOSE = " -->";
+var inert = (value) => JSON.stringify(value).replace(/-/g, "\\u002d").replace(/>/g, "\\u003e");
+function steeringComment(note) {
+  const shown = asData(note.message).split("\n").map((l) => `> ${l}`).join("\n");
+  return [
+    `${OPEN}${inert(note)}${CLOSE}`,
+    `**Steering** ${note.id} for \`${note.taskId}\` from \`${note.actor}\` (write access verified by Forge): the agent gets it at the start of its next stage.`,
+    "",
+    shown
+  ].join("\n");
+}
+function readSteeringComment(body) {
+  const start = body.indexOf(OPEN);
+  if (start < 0 || start > 1e3) return void 0;
+  const end = body.indexOf(CLOSE, start + OPEN.length);
+  if (end < 0) return void 0;
+  try {
+    const n = JSON.parse(body.slice(start + OPEN.length, end));
+    const ok = typeof n.runId === "string" && typeof n.taskId === "string" && typeof n.attempt === "number" && typeof n.id === "number" && typeof n.actor === "string" && typeof n.message === "string";
+    return ok ? n : void 0;
+  } catch {
+    return void 0;
+  }
+}
+
 export {
   RUN_ID_PATTERN,
   runIdFor,
@@ -2632,7 +2682,6 @@ export {
   executionReportPath,
   planDir,
   parsePlanPath,
-  INSTRUCTION_PATHS,
   PROTECTED_PATHS,
   TRAILERS,
   DISPATCH_INPUTS,
@@ -2645,6 +2694,7 @@ export {
   FEEDBACK_LIMITS,
   feedbackSchema,
   bounded,
+  COMMAND_MEMORY,
   journalSchema,
   SPLIT_AT,
   partPath,
@@ -2659,5 +2709,7 @@ export {
   WALKTHROUGH_BODY_SECTIONS,
   asData,
   fenceFor,
-  agentResultSchema
+  agentResultSchema,
+  steeringComment,
+  readSteeringComment
 };

@@ -12,6 +12,156 @@ import {
   __toESM
 } from "./chunk-54WUDIML.js";
 
+// src/agent/agent-files.ts
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  unlinkSync,
+  writeSync
+} from "node:fs";
+import path from "node:path";
+var AgentFileRefusedError = class extends Error {
+  constructor(file, reason) {
+    super(`refused to read ${file}: ${reason}`);
+    this.file = file;
+    this.reason = reason;
+    this.name = "AgentFileRefusedError";
+  }
+  file;
+  reason;
+};
+var DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+var OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
+function code(err) {
+  return err?.code;
+}
+function inside(root, file) {
+  const rel = path.relative(path.resolve(root), path.resolve(root, file));
+  if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+    throw new AgentFileRefusedError(file, `it is not inside ${root}`);
+  return rel;
+}
+function walkDirs(root, rel, file) {
+  let dir = path.resolve(root);
+  for (const part of rel.split(path.sep).slice(0, -1)) {
+    dir = path.join(dir, part);
+    let st;
+    try {
+      st = lstatSync(dir);
+    } catch (err) {
+      if (code(err) === "ENOENT") return false;
+      throw err;
+    }
+    if (st.isSymbolicLink()) throw new AgentFileRefusedError(file, `${path.relative(root, dir)} is a symbolic link`);
+    if (!st.isDirectory()) return false;
+  }
+  return true;
+}
+function openedPath(fd) {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return void 0;
+  }
+}
+function readAgentFileSync(root, file, opts = {}) {
+  const rel = inside(root, file);
+  let rootReal;
+  try {
+    if (lstatSync(root).isSymbolicLink()) throw new AgentFileRefusedError(file, `${root} is a symbolic link`);
+    rootReal = realpathSync(root);
+  } catch (err) {
+    if (code(err) === "ENOENT") return void 0;
+    throw err;
+  }
+  if (!walkDirs(root, rel, file)) return void 0;
+  let fd;
+  try {
+    fd = openSync(path.join(path.resolve(root), rel), OPEN_FLAGS);
+  } catch (err) {
+    const c = code(err);
+    if (c === "ENOENT" || c === "ENOTDIR") return void 0;
+    if (c === "ELOOP" || c === "EMLINK") throw new AgentFileRefusedError(file, "it is a symbolic link");
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new AgentFileRefusedError(file, "it is not a regular file");
+    const real = openedPath(fd);
+    if (real !== void 0 && real !== path.join(rootReal, rel))
+      throw new AgentFileRefusedError(file, `it resolves to ${real}, outside ${root}`);
+    const max = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (st.size > max) throw new AgentFileRefusedError(file, `it is larger than ${max} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    closeSync(fd);
+  }
+}
+function assertNoLinks(root, dir) {
+  const rel = inside(root, path.join(dir, "x"));
+  walkDirs(root, rel, dir);
+}
+function findLinks(dir, prefix = "") {
+  const out = [];
+  let entries;
+  try {
+    entries = readdirSync(path.join(dir, prefix), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isSymbolicLink()) out.push(rel);
+    else if (e.isDirectory()) out.push(...findLinks(dir, rel));
+  }
+  return out;
+}
+async function writeInAgentFolder(root, file, data) {
+  const rel = inside(root, file);
+  let dir = path.resolve(root);
+  for (const part of rel.split(path.sep).slice(0, -1)) {
+    dir = path.join(dir, part);
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) mkdirSync(dir);
+    else if (st.isSymbolicLink() || !st.isDirectory()) throw new AgentFileRefusedError(file, `${path.relative(root, dir)} is not a folder`);
+  }
+  const target = path.join(path.resolve(root), rel);
+  if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(target);
+  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+  } finally {
+    closeSync(fd);
+  }
+}
+async function readAgentFile(root, file, opts = {}) {
+  return readAgentFileSync(root, file, opts);
+}
+async function readAgentText(root, file, warn, opts = {}) {
+  try {
+    return (await readAgentFile(root, file, opts))?.toString("utf8");
+  } catch (err) {
+    if (err instanceof AgentFileRefusedError) warn?.(`${err.message}; treated as absent`);
+    return void 0;
+  }
+}
+
 // src/agent/secrets.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
 var TOKEN_SHAPES = [
@@ -229,7 +379,7 @@ function pickEnv(parent, patterns = []) {
 // src/agent/isolation.ts
 import { execFile } from "node:child_process";
 import { chmod, stat } from "node:fs/promises";
-import path from "node:path";
+import path2 from "node:path";
 import { promisify } from "node:util";
 var execP = promisify(execFile);
 var SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(":");
@@ -294,9 +444,9 @@ async function signalAgentGroup(u, pgid, signal) {
   await privileged(u.via, "kill", [`-${signal.replace(/^SIG/, "")}`, "--", `-${pgid}`]).catch(() => void 0);
 }
 async function handOver(u, dirs) {
-  const unique = [...new Set(dirs.map((d) => path.resolve(d)))];
+  const unique = [...new Set(dirs.map((d) => path2.resolve(d)))];
   for (const dir of unique) {
-    for (let a = path.dirname(dir); a !== path.dirname(a); a = path.dirname(a)) {
+    for (let a = path2.dirname(dir); a !== path2.dirname(a); a = path2.dirname(a)) {
       const s = await stat(a).catch(() => void 0);
       if (s && s.uid === u.owner.uid && (s.mode & 1) === 0) await chmod(a, s.mode | 1).catch(() => void 0);
     }
@@ -304,16 +454,16 @@ async function handOver(u, dirs) {
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.uid}:${u.gid}`, "--", ...unique]);
 }
 async function takeBack(u, dirs) {
-  const unique = [...new Set(dirs.map((d) => path.resolve(d)))];
+  const unique = [...new Set(dirs.map((d) => path2.resolve(d)))];
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.owner.uid}:${u.owner.gid}`, "--", ...unique]);
 }
 
 // src/core/git-error.ts
 var GitError = class extends Error {
-  constructor(message, args, code, stderr) {
+  constructor(message, args, code2, stderr) {
     super(message);
     this.args = args;
-    this.code = code;
+    this.code = code2;
     this.stderr = stderr;
     this.name = "GitError";
   }
@@ -342,7 +492,7 @@ function isAgentKind(value) {
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import path2 from "node:path";
+import path3 from "node:path";
 import { fileURLToPath } from "node:url";
 var REPO_PROMPT_DIR = ".forge/prompts";
 function builtinPromptDir(env = process.env) {
@@ -351,7 +501,7 @@ function builtinPromptDir(env = process.env) {
     fileURLToPath(new URL("./prompts/", import.meta.url)),
     fileURLToPath(new URL("../../src/agent/prompts/", import.meta.url))
   ].filter((d) => Boolean(d));
-  return candidates.find((d) => existsSync(path2.join(d, "1.md"))) ?? candidates[candidates.length - 1];
+  return candidates.find((d) => existsSync(path3.join(d, "1.md"))) ?? candidates[candidates.length - 1];
 }
 var PromptNotFoundError = class extends Error {
   constructor(kind, searched) {
@@ -366,12 +516,12 @@ var PromptNotFoundError = class extends Error {
 async function loadSystemPrompt(kind, options = {}) {
   const searched = [];
   if (options.repoDir) {
-    const file2 = path2.join(options.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
+    const file2 = path3.join(options.repoDir, REPO_PROMPT_DIR, `${kind}.md`);
     searched.push(file2);
-    const text2 = await readFile(file2, "utf8").catch(() => void 0);
+    const text2 = await readAgentText(options.repoDir, file2);
     if (text2 !== void 0 && text2.trim() !== "") return { kind, text: text2, source: "repository", path: file2 };
   }
-  const file = path2.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);
+  const file = path3.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);
   searched.push(file);
   const text = await readFile(file, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
@@ -527,7 +677,7 @@ function planRateLimitWait(info, options) {
 // src/agent/spawn/context.ts
 import { createWriteStream, existsSync as existsSync2 } from "node:fs";
 import { mkdir as mkdir2 } from "node:fs/promises";
-import path4 from "node:path";
+import path5 from "node:path";
 
 // src/agent/depth.ts
 import { randomBytes } from "node:crypto";
@@ -565,18 +715,18 @@ function checkDepth(env, requestedMax) {
 var import_yaml = __toESM(require_dist(), 1);
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { mkdir, rename, stat as stat2, writeFile } from "node:fs/promises";
-import path3 from "node:path";
+import path4 from "node:path";
 var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
 function signalSlug(name) {
   return name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "unnamed";
 }
 function signalPath(sessionDir, layer, name, status) {
-  return path3.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
+  return path4.join(sessionDir, ".signals", `${layer}-${signalSlug(name)}.${status}`);
 }
 async function writeFileAtomic(file, content) {
-  await mkdir(path3.dirname(file), { recursive: true });
-  const tmp = path3.join(path3.dirname(file), `.${path3.basename(file)}.tmp.${process.pid}.${randomBytes2(3).toString("hex")}`);
-  await writeFile(tmp, content, "utf8");
+  await mkdir(path4.dirname(file), { recursive: true });
+  const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.tmp.${process.pid}.${randomBytes2(3).toString("hex")}`);
+  await writeFile(tmp, content, { encoding: "utf8", flag: "wx" });
   await rename(tmp, file);
 }
 async function writeSignal(input) {
@@ -607,18 +757,18 @@ async function writeSignal(input) {
 // src/agent/spawn/context.ts
 function defaultReportPaths(sessionDir) {
   return {
-    walkthrough: path4.join(sessionDir, "walkthrough.md"),
-    question: path4.join(sessionDir, "question.md"),
-    changeRequest: path4.join(sessionDir, "change-request.md"),
-    refinement: path4.join(sessionDir, "refinement.md")
+    walkthrough: path5.join(sessionDir, "walkthrough.md"),
+    question: path5.join(sessionDir, "question.md"),
+    changeRequest: path5.join(sessionDir, "change-request.md"),
+    refinement: path5.join(sessionDir, "refinement.md")
   };
 }
 async function openSpawn(options) {
   const parentEnv = options.env ?? process.env;
-  const sessionDir = path4.resolve(options.sessionDir);
+  const sessionDir = path5.resolve(options.sessionDir);
   await mkdir2(sessionDir, { recursive: true });
-  const eventsPath = path4.join(sessionDir, "events.ndjson");
-  const transcriptPath = path4.join(sessionDir, "transcript.log");
+  const eventsPath = path5.join(sessionDir, "events.ndjson");
+  const transcriptPath = path5.join(sessionDir, "transcript.log");
   const started = /* @__PURE__ */ new Date();
   const masker = options.masker ?? new Masker().addFromEnv(parentEnv);
   for (const [k, v] of Object.entries(options.extraEnv ?? {})) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(k)) masker.add(v);
@@ -854,7 +1004,7 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
-import path8 from "node:path";
+import path9 from "node:path";
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -1020,7 +1170,7 @@ var StreamJsonParser = class {
 };
 
 // src/agent/adapters/codex.ts
-import path5 from "node:path";
+import path6 from "node:path";
 
 // src/agent/hierarchy.ts
 var SPAWNABLE_BY = {
@@ -1070,7 +1220,7 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
   const kind = forgeEnv.FORGE_AGENT_TYPE;
   if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path5.join(parentEnv.HOME, ".codex") : void 0));
+    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path6.join(parentEnv.HOME, ".codex") : void 0));
   }
   for (const file of [
     forgeEnv.FORGE_WALKTHROUGH_PATH,
@@ -1078,17 +1228,17 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
     forgeEnv.FORGE_CHANGE_REQUEST_FILE,
     forgeEnv.FORGE_REFINEMENT_FILE
   ]) {
-    if (file) dirs.push(path5.dirname(path5.resolve(cwd, file)));
+    if (file) dirs.push(path6.dirname(path6.resolve(cwd, file)));
   }
-  const inside = (dir, root) => {
-    const rel = path5.relative(root, dir);
-    return rel === "" || !rel.startsWith("..") && !path5.isAbsolute(rel);
+  const inside2 = (dir, root) => {
+    const rel = path6.relative(root, dir);
+    return rel === "" || !rel.startsWith("..") && !path6.isAbsolute(rel);
   };
   const out = [];
   for (const d of dirs) {
     if (!d) continue;
-    const abs = path5.resolve(cwd, d);
-    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
+    const abs = path6.resolve(cwd, d);
+    if (inside2(abs, cwd) || out.some((o) => inside2(abs, o))) continue;
     out.push(abs);
   }
   return out;
@@ -1272,7 +1422,7 @@ function adapterFor(name) {
 // src/agent/forge-shim.ts
 import { existsSync as existsSync3 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path6 from "node:path";
+import path7 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
@@ -1284,7 +1434,7 @@ function shQuote(s) {
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file = path6.join(dir, "forge");
+  const file = path7.join(dir, "forge");
   await writeFile2(file, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -1297,7 +1447,7 @@ import { randomBytes as randomBytes3 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path7 from "node:path";
+import path8 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
@@ -1310,12 +1460,12 @@ var HierarchyService = class _HierarchyService {
   #records = /* @__PURE__ */ new Map();
   constructor(dir, server) {
     this.#dir = dir;
-    this.socketPath = path7.join(dir, "s");
+    this.socketPath = path8.join(dir, "s");
     this.#server = server;
   }
   /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
   static async start() {
-    const dir = await mkdtemp(path7.join(tmpdir(), "forge-h-"));
+    const dir = await mkdtemp(path8.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
     const service = new _HierarchyService(dir, server);
     server.on("connection", (socket) => service.#serve(socket));
@@ -1466,7 +1616,7 @@ async function prepare(sc) {
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path8.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const shimDir = forgeEnv.FORGE_CLI ? path9.dirname(forgeEnv.FORGE_CLI) : void 0;
   const adapter = adapterFor(options.adapter);
   let invocation;
   try {
@@ -1488,7 +1638,7 @@ async function prepare(sc) {
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path8.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path9.delimiter);
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
@@ -1501,8 +1651,8 @@ async function admit(sc) {
   const socket = parentEnv[HIERARCHY_ENV.socket];
   const ticket = parentEnv[HIERARCHY_ENV.ticket];
   const claimed = parentEnv[ENV.agentType] || void 0;
-  const refuse = async (code, message) => ({
-    done: await finish(sc, 2, { error: { code, message } })
+  const refuse = async (code2, message) => ({
+    done: await finish(sc, 2, { error: { code: code2, message } })
   });
   const child = {};
   if (socket && ticket) {
@@ -1566,8 +1716,8 @@ async function startService(sc, child) {
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
   const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path8.join(sessionDir, "prompt.md");
-  const systemPromptFile = path8.join(sessionDir, "system-prompt.md");
+  const promptFile = path9.join(sessionDir, "prompt.md");
+  const systemPromptFile = path9.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
   if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
@@ -1604,14 +1754,14 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
   }
   if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
   const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path8.join(sessionDir, ".bin"), cli);
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path9.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
 
 // src/agent/spawn/run.ts
-import { mkdirSync } from "node:fs";
+import { mkdirSync as mkdirSync2 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 
 // src/agent/process.ts
 import { spawn } from "node:child_process";
@@ -1707,20 +1857,20 @@ function runProcess(options) {
     child.stdin.on("error", () => void 0);
     child.stdin.end(options.stdin ?? "");
     child.on("error", (e) => finish2({ code: null, signal: null, spawnError: e }));
-    child.on("exit", (code, signal) => {
+    child.on("exit", (code2, signal) => {
       const drain = setTimeout(() => {
         killGroup("SIGKILL");
         out.end();
         err.end();
-        finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
+        finish2({ code: code2, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
       }, 2e3);
       drain.unref();
       timers.push(drain);
     });
-    child.on("close", (code, signal) => {
+    child.on("close", (code2, signal) => {
       out.end();
       err.end();
-      finish2({ code, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
+      finish2({ code: code2, signal, ...stopped ? { stopped } : {}, ...silentMs !== void 0 ? { silentMs } : {} });
     });
   });
 }
@@ -1787,10 +1937,10 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path9.join(sc.sessionDir, "home");
-  const tmp = path9.join(sc.sessionDir, "tmp");
-  mkdirSync(home, { recursive: true });
-  mkdirSync(tmp, { recursive: true });
+  const home = path10.join(sc.sessionDir, "home");
+  const tmp = path10.join(sc.sessionDir, "tmp");
+  mkdirSync2(home, { recursive: true });
+  mkdirSync2(tmp, { recursive: true });
   const env = {
     ...p.invocation.env,
     HOME: p.invocation.env.HOME && p.invocation.env.HOME !== process.env.HOME ? p.invocation.env.HOME : home,
@@ -1802,8 +1952,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path9.dirname(f)),
-    ...socket ? [path9.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path10.dirname(f)),
+    ...socket ? [path10.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -1819,6 +1969,14 @@ async function reportsWritten(reports, sinceMs) {
 
 // src/agent/spawn.ts
 async function spawnAgent(options) {
+  const model = options.modelSession?.();
+  try {
+    return await spawnOnce(model ? { ...options, extraEnv: { ...options.extraEnv, ...model.env } } : options);
+  } finally {
+    model?.end();
+  }
+}
+async function spawnOnce(options) {
   const sc = await openSpawn(options);
   const prepared = await prepare(sc);
   if ("done" in prepared) return prepared.done;
@@ -1835,13 +1993,13 @@ import { execFile as execFile2 } from "node:child_process";
 function git(cwd, args, env) {
   return new Promise((resolve) => {
     execFile2("git", args, { cwd, env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? typeof err.code === "number" ? err.code : 1 : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      const code2 = err ? typeof err.code === "number" ? err.code : 1 : 0;
+      resolve({ code: code2, stdout: String(stdout), stderr: String(stderr) });
     });
   });
 }
-async function gitOk(cwd, args) {
-  const r = await git(cwd, args);
+async function gitOk(cwd, args, run = git) {
+  const r = await run(cwd, args);
   if (r.code !== 0) throw gitFailed(args, r);
   return r.stdout.trim();
 }
@@ -1849,55 +2007,55 @@ function gitFailed(args, result) {
   const tail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
   return new GitError(`git ${args.join(" ")} failed (${result.code}): ${tail}`, args, result.code, result.stderr);
 }
-async function identity(cwd) {
-  const email = await git(cwd, ["config", "user.email"]);
+async function identity(cwd, run = git) {
+  const email = await run(cwd, ["config", "user.email"]);
   return email.code === 0 && email.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
 }
 function subBranchName(parentBranch, sub) {
   const slug = sub.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "sub";
   return `${parentBranch}-${slug}`;
 }
-async function currentBranch(cwd) {
-  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]);
+async function currentBranch(cwd, run = git) {
+  return gitOk(cwd, ["rev-parse", "--abbrev-ref", "HEAD"], run);
 }
-async function startSubBranch(cwd, parentBranch, sub) {
+async function startSubBranch(cwd, parentBranch, sub, run = git) {
   const name = subBranchName(parentBranch, sub);
-  const head = await currentBranch(cwd);
+  const head = await currentBranch(cwd, run);
   if (head !== parentBranch) throw new Error(`expected ${parentBranch} to be checked out, found ${head}`);
-  await gitOk(cwd, ["checkout", "-q", "-B", name]);
+  await gitOk(cwd, ["checkout", "-q", "-B", name], run);
   return name;
 }
-async function commitAll(cwd, message) {
-  await gitOk(cwd, ["add", "-A"]);
-  const staged = await git(cwd, ["diff", "--cached", "--quiet"]);
+async function commitAll(cwd, message, run = git) {
+  await gitOk(cwd, ["add", "-A"], run);
+  const staged = await run(cwd, ["diff", "--cached", "--quiet"]);
   if (staged.code === 0) return null;
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "-m", message]);
-  return gitOk(cwd, ["rev-parse", "HEAD"]);
+  await gitOk(cwd, [...await identity(cwd, run), "commit", "-q", "--no-verify", "-m", message], run);
+  return gitOk(cwd, ["rev-parse", "HEAD"], run);
 }
-async function conflictedFiles(cwd) {
-  const out = await git(cwd, ["diff", "--name-only", "--diff-filter=U"]);
+async function conflictedFiles(cwd, run = git) {
+  const out = await run(cwd, ["diff", "--name-only", "--diff-filter=U"]);
   return out.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
 }
-async function mergeRef(cwd, ref, message) {
-  const before = await gitOk(cwd, ["rev-parse", "HEAD"]);
-  const r = await git(cwd, [...await identity(cwd), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
+async function mergeRef(cwd, ref, message, run = git) {
+  const before = await gitOk(cwd, ["rev-parse", "HEAD"], run);
+  const r = await run(cwd, [...await identity(cwd, run), "merge", "--no-ff", "--no-edit", ...message ? ["-m", message] : [], ref]);
   if (r.code !== 0) {
-    const conflicts = await conflictedFiles(cwd);
+    const conflicts = await conflictedFiles(cwd, run);
     if (conflicts.length === 0) throw gitFailed(["merge", ref], r);
     return { merged: false, conflicts };
   }
-  const head = await gitOk(cwd, ["rev-parse", "HEAD"]);
+  const head = await gitOk(cwd, ["rev-parse", "HEAD"], run);
   return { merged: true, head, changed: head !== before };
 }
-async function concludeMerge(cwd) {
-  await gitOk(cwd, ["add", "-A"]);
-  const left = await conflictedFiles(cwd);
-  const markers = await git(cwd, ["diff", "--cached", "--check"]);
+async function concludeMerge(cwd, run = git) {
+  await gitOk(cwd, ["add", "-A"], run);
+  const left = await conflictedFiles(cwd, run);
+  const markers = await run(cwd, ["diff", "--cached", "--check"]);
   if (left.length > 0 || /conflict marker/i.test(markers.stdout)) {
     return { merged: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
   }
-  await gitOk(cwd, [...await identity(cwd), "commit", "-q", "--no-verify", "--no-edit"]);
-  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"]), changed: true };
+  await gitOk(cwd, [...await identity(cwd, run), "commit", "-q", "--no-verify", "--no-edit"], run);
+  return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"], run), changed: true };
 }
 function parseMarkerFiles(check) {
   return [
@@ -1906,13 +2064,13 @@ function parseMarkerFiles(check) {
     )
   ];
 }
-async function abortMerge(cwd) {
-  await git(cwd, ["merge", "--abort"]);
+async function abortMerge(cwd, run = git) {
+  await run(cwd, ["merge", "--abort"]);
 }
-async function finishSubBranch(cwd, parentBranch, subBranch, message) {
-  await commitAll(cwd, message);
-  await gitOk(cwd, ["checkout", "-q", parentBranch]);
-  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`);
+async function finishSubBranch(cwd, parentBranch, subBranch, message, run = git) {
+  await commitAll(cwd, message, run);
+  await gitOk(cwd, ["checkout", "-q", parentBranch], run);
+  return mergeRef(cwd, subBranch, `Merge ${subBranch} into ${parentBranch}`, run);
 }
 async function forgeCheckoutOf(cwd, taskBranch) {
   if (!taskBranch) return void 0;
@@ -1967,8 +2125,8 @@ async function finishSubWorktree(wt, message, merge) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import path10 from "node:path";
+import { readFileSync, readdirSync as readdirSync2, statSync } from "node:fs";
+import path11 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -1981,7 +2139,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path10.resolve(planDir);
+  const dir = path11.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -1990,7 +2148,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path10.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path11.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -2000,7 +2158,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path10.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path11.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -2010,21 +2168,21 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync(path10.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path11.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path10.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path10.sep).join("/")}`, "");
+        if (statSync(path11.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path11.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path10.basename(dir), files, dirs, unreadable };
+  return { planId: path11.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
-    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    return readdirSync2(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   } catch (err) {
     unreadable.push({ file: rel ? `${rel}/` : ".", message: `cannot be listed: ${err.code ?? String(err)}` });
     return [];
@@ -2032,6 +2190,12 @@ function listDir(dir, rel, unreadable) {
 }
 
 export {
+  readAgentFileSync,
+  assertNoLinks,
+  findLinks,
+  writeInAgentFolder,
+  readAgentFile,
+  readAgentText,
   Masker,
   sanitizeUntrusted,
   quoteUntrusted,
@@ -2041,14 +2205,14 @@ export {
   GitError,
   PlanNotFoundError,
   loadPlan,
-  writeFileAtomic,
-  writeSignal,
   ENV,
   traceIdFrom,
   ADAPTER_NAMES,
   AGENT_KINDS,
   isAgentKind,
   loadSystemPrompt,
+  writeFileAtomic,
+  writeSignal,
   defaultReportPaths,
   spawnAgent,
   startSubBranch,
