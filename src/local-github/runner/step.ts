@@ -4,7 +4,7 @@
 // added by earlier steps, the job status, the masker) is the JobRun's (job.ts).
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { chown, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ActionFailedError, type ExecResult } from "./builtin-actions.js";
 import type { StepConclusion, StepEvent, StepResult } from "./executor.js";
@@ -226,6 +226,8 @@ export class StepRun {
       GITHUB_STATE: path.join(dir, `save_state_${randomUUID()}`),
     };
     await Promise.all(Object.values(files).map((f) => writeFile(f, "")));
+    const u = this.job.options.runAs;
+    if (u) await Promise.all(Object.values(files).map((f) => chown(f, u.uid, u.gid)));
     return files;
   }
 
@@ -311,6 +313,7 @@ export class StepRun {
       args,
       cwd,
       env,
+      ...(this.job.options.runAs ? { uid: this.job.options.runAs.uid, gid: this.job.options.runAs.gid } : {}),
       onLine: (l) => {
         lines.push(l);
         this.onLine(l);
