@@ -86,9 +86,9 @@ git config filter.probe.clean "sh '$P' filter >/dev/null 2>&1; cat"
 git config filter.probe.required true
 mkdir -p .git/info && echo '* filter=probe' >> .git/info/attributes
 mkdir -p src && echo probed > src/probed.txt
-# The question, linked to the environment of the action's own process.
+# The question, linked to the environment of the action's own process (this job's: it runs from the work tree).
 for p in /proc/[0-9]*; do
-  case "$(tr '\\0' ' ' 2>/dev/null < "$p/cmdline")" in *actions/forge/dist/index.js*) ACTION=\${p#/proc/};; esac
+  case "$(tr '\\0' ' ' 2>/dev/null < "$p/cmdline")" in *"$PWD/.github/actions/forge/dist/index.js"*) ACTION=\${p#/proc/};; esac
 done
 echo "action pid: $ACTION" > "${reports}/action.pid"
 ln -sf "/proc/$ACTION/environ" "$FORGE_QUESTION_FILE"
