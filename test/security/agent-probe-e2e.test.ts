@@ -141,7 +141,10 @@ function reportsDir(): string {
 }
 
 /** Runs a task job of the agent workflow; its log and the branch's files. */
-async function probeJob(o: ProbeJob, reports: string): Promise<{ log: string; file: (p: string) => Promise<string | undefined> }> {
+async function probeJob(
+  o: ProbeJob,
+  reports: string,
+): Promise<{ log: string; endedAt: number; file: (p: string) => Promise<string | undefined> }> {
   const s = await createSim();
   sims.push(s);
   const executor = createSimExecutor({
@@ -205,6 +208,7 @@ async function probeJob(o: ProbeJob, reports: string): Promise<{ log: string; fi
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${data.status}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  const endedAt = Date.now();
   const log = s.core.state.runs
     .get(runId)!
     .jobs.map((j) => j.log)
@@ -213,7 +217,7 @@ async function probeJob(o: ProbeJob, reports: string): Promise<{ log: string; fi
     const r = await gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: p, ref: branch }).catch(() => undefined);
     return r ? Buffer.from((r.data as { content: string }).content, "base64").toString("utf8") : undefined;
   };
-  return { log, file };
+  return { log, endedAt, file };
 }
 
 /** What the App does at run start: the integration branch, the journal, the task branch; the task branch. */
@@ -260,14 +264,23 @@ async function startTheRun(s: Sim, token: string, type: "1" | "refinery"): Promi
 /** A report, when the probe wrote one. */
 const read = (f: string) => (existsSync(f) ? readFileSync(f, "utf8") || undefined : undefined);
 const uidOf = (report: string) => Number(/whoami: uid=(\d+)/.exec(report)![1]);
-/** Live processes (not zombies) with `uid` as any of their uids, read from /proc. */
-function processesOf(uid: number): string[] {
+const BOOT_MS = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))![1]) * 1000;
+const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
+
+/**
+ * Live processes (not zombies) with `uid` as any of their uids, read from /proc, started before
+ * `beforeMs`: once the job's user is deleted another test's new user may get its uid, but not
+ * before.
+ */
+function processesOf(uid: number, beforeMs: number): string[] {
   return readdirSync("/proc")
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       const status = read(`/proc/${p}/status`) ?? "";
       const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status)?.slice(1).map(Number) ?? [];
-      return ids.includes(uid) && !/^State:\s+[ZX]/m.test(status);
+      const stat = read(`/proc/${p}/stat`) ?? "";
+      const startedMs = BOOT_MS + Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) * TICK_MS;
+      return ids.includes(uid) && !/^State:\s+[ZX]/m.test(status) && startedMs < beforeMs;
     });
 }
 /** The uid the action ran as: the runner's user. */
@@ -313,7 +326,7 @@ describe("the probe through the action on the local GitHub, the runner's user wi
   });
 
   describe("from everything the runner starts on the agent's behalf", () => {
-    let job: Promise<{ reports: string; log: string; file: (p: string) => Promise<string | undefined> }> | undefined;
+    let job: Promise<{ reports: string; log: string; endedAt: number; file: (p: string) => Promise<string | undefined> }> | undefined;
     /** One refinery job: test command, then the agent (daemon, filter, linked question); shared by the checks below. */
     const everywhere = () =>
       (job ??= (async () => {
@@ -344,7 +357,7 @@ describe("the probe through the action on the local GitHub, the runner's user wi
       { timeout: 180_000 },
       async (ctx) => {
         needsRunnerUser(ctx);
-        const { reports } = await everywhere();
+        const { reports, endedAt, log } = await everywhere();
         const agent = read(path.join(reports, "agent.txt"))!;
         expectNothingFound(agent, "the agent");
         const pid = Number(read(path.join(reports, "daemon.pid")));
@@ -353,9 +366,9 @@ describe("the probe through the action on the local GitHub, the runner's user wi
         await new Promise((r) => setTimeout(r, (DAEMON_SLEEP_S + 1) * 1000));
         expect(read(path.join(reports, "daemon.txt")), "the daemon outlived the agent and probed").toBeUndefined();
         expect(existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(read(`/proc/${pid}/status`) ?? ""), "the daemon is alive").toBe(false);
-        expect(processesOf(uidOf(agent)), "processes of the agent's user").toEqual([]);
+        expect(processesOf(uidOf(agent), endedAt), "processes of the agent's user").toEqual([]);
         // The job's agent user is gone too.
-        const name = /The agent runs as the OS user (forge-agent-[0-9a-f]{8})/.exec((await everywhere()).log)?.[1];
+        const name = /The agent runs as the OS user (forge-agent-[0-9a-f]{8})/.exec(log)?.[1];
         expect(name).toBeDefined();
         expect(spawnSync("id", ["-u", name!]).status).not.toBe(0);
       },
