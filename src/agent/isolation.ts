@@ -177,12 +177,13 @@ export async function agentProcesses(uid: number): Promise<number[]> {
  */
 export async function killAgentProcesses(u: AgentUser, tries = 20): Promise<number[]> {
   if (!(u.uid > 0) || u.uid === u.owner.uid) throw new IsolationError(`refusing to kill every process of uid ${u.uid}`);
-  const kill = asAgentUser(u, "sh", ["-c", `[ "$(id -u)" = "${u.uid}" ] || exit 97; kill -s KILL -- -1 2>/dev/null; exit 0`], {
-    PATH: "/usr/bin:/bin",
-  });
+  // Its environment is a bare PATH: the runner's own (the token, the key) would be readable by the
+  // agent's processes in /proc while the kill runs as their user.
+  const env = { PATH: SYSTEM_PATH };
+  const kill = asAgentUser(u, "sh", ["-c", `[ "$(id -u)" = "${u.uid}" ] || exit 97; kill -s KILL -- -1 2>/dev/null; exit 0`], env);
   let left = await agentProcesses(u.uid);
   for (let i = 0; left.length > 0 && i < tries; i++) {
-    await exec(kill.command, kill.args).catch(() => undefined);
+    await execP(kill.command, kill.args, { env }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 10 * (i + 1)));
     left = await agentProcesses(u.uid);
   }
