@@ -91,7 +91,10 @@ export async function prepareAgentUser(mode: IsolationMode, warn: (message: stri
   }
 }
 
-/** Creates a system user with a fresh name (another name when one is taken); its name. */
+/**
+ * Creates a system user with a fresh name; its name. Another name when one is taken; again after a
+ * moment when `useradd` failed otherwise (jobs on one machine contend for the lock on /etc/passwd).
+ */
 async function createUser(via: "root" | "sudo"): Promise<string> {
   for (let i = 0; ; i++) {
     const user = `${AGENT_USER_PREFIX}${randomBytes(4).toString("hex")}`;
@@ -99,14 +102,13 @@ async function createUser(via: "root" | "sudo"): Promise<string> {
       await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", user]);
       return user;
     } catch (err) {
-      const taken = await exec("id", ["-u", user]).then(
-        () => true,
-        () => false,
-      );
-      if (!taken || i >= 3) throw err;
+      if (i >= 5 || (err as NodeJS.ErrnoException).code === "ENOENT") throw err;
+      await pause(50 + Math.random() * 200 * (i + 1));
     }
   }
 }
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The command line that runs `command args` as the agent's user: its uid and group only, no
@@ -184,7 +186,7 @@ export async function killAgentProcesses(u: AgentUser, tries = 20): Promise<numb
   let left = await agentProcesses(u.uid);
   for (let i = 0; left.length > 0 && i < tries; i++) {
     await execP(kill.command, kill.args, { env }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 10 * (i + 1)));
+    await pause(10 * (i + 1));
     left = await agentProcesses(u.uid);
   }
   return left;
@@ -206,10 +208,19 @@ export async function releaseAgentUser(u: AgentUser): Promise<string[]> {
   for (const dir of ["/tmp", "/var/tmp", "/dev/shm"]) {
     await privileged(u.via, "find", [dir, "-xdev", "-mindepth", "1", "-uid", String(u.uid), "-delete"]).catch(() => undefined);
   }
-  if (AGENT_USER_NAME.test(u.user)) {
-    await privileged(u.via, "userdel", [u.user]).catch((err: unknown) =>
-      problems.push(`${u.user} not removed: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`),
+  // Again after a moment when userdel fails (jobs on one machine contend for the lock on /etc/passwd).
+  for (let i = 0; AGENT_USER_NAME.test(u.user); i++) {
+    const err = await privileged(u.via, "userdel", [u.user]).then(
+      () => undefined,
+      (e: unknown) => e,
     );
+    if (err === undefined) break;
+    if (i < 5) {
+      await pause(50 + Math.random() * 200 * (i + 1));
+      continue;
+    }
+    problems.push(`${u.user} not removed: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+    break;
   }
   return problems;
 }

@@ -72,6 +72,17 @@ describe("the job's agent user", () => {
     expect(exists(a.user) || exists(b.user)).toBe(false);
   });
 
+  it("is created and removed by jobs on one machine at the same time", { timeout: 60_000 }, async (ctx) => {
+    await agentUser(ctx);
+    const more = (await Promise.all([1, 2, 3, 4, 5].map(() => prepareAgentUser("user", () => undefined)))) as AgentUser[];
+    users.push(...more);
+    const all = users.splice(0);
+    expect(new Set(all.map((u) => u.uid)).size).toBe(all.length);
+    expect(all.every((u) => exists(u.user))).toBe(true);
+    expect((await Promise.all(all.map((u) => releaseAgentUser(u)))).flat()).toEqual([]);
+    expect(all.some((u) => exists(u.user))).toBe(false);
+  });
+
   it("puts back the modes handOver changed on the runner's folders, and removes what it left in /tmp", { timeout: 30_000 }, async (ctx) => {
     const u = await agentUser(ctx);
     const root = tempDir("forge-iso-");
