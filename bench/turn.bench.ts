@@ -107,7 +107,7 @@ function turn(
       };
     });
   }
-  out.seal = mustPersist ? time(() => sealJournal(KEY, onDisk)) : 0;
+  out.seal = mustPersist ? time(() => sealJournal(KEY, onDisk, { repositoryId: 1, runId: leased.journal.runId })) : 0;
   out.launch = time(() => {
     const running = new Set<string>();
     const deferred = new Map<string, string>();

@@ -38,6 +38,8 @@ export interface JobGitHub {
   replyToReviewComment?(pr: number, commentId: number, body: string): Promise<void>;
   /** Asks these people to review the PR again. */
   requestReviewers?(pr: number, logins: string[]): Promise<void>;
+  /** Comments on an issue or PR updated at or after `since` (ISO), with their authors as GitHub names them (steering). */
+  issueComments?(issue: number, since: string): Promise<Array<{ id: number; author: string; body: string }>>;
 }
 
 /** A review as a revision reads it: untrusted text, bounded and sanitized by the caller. */
@@ -201,6 +203,15 @@ export function createOctokitGitHub(options: OctokitGitHubOptions): JobGitHub {
   const { owner, repo } = options;
 
   return {
+    async issueComments(issue, since) {
+      try {
+        const { data } = await octokit.rest.issues.listComments({ owner, repo, issue_number: issue, since, per_page: 100 });
+        return data.map((c) => ({ id: c.id, author: c.user?.login ?? "", body: c.body ?? "" }));
+      } catch (err) {
+        throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
+      }
+    },
+
     async readFile(path, ref) {
       try {
         // No ref: the default branch.

@@ -29,6 +29,11 @@ export interface MainInput {
   jobUrl?: string;
   /** When the job started (epoch ms): a cancel near the job's time limit is a timeout. */
   jobStartedAt?: number;
+  /**
+   * Who dispatched this workflow run (GITHUB_ACTOR): the App's bot (`<slug>[bot]`) for the jobs it
+   * starts. Steering counts only in comments this account wrote (docs/runner.md#steering).
+   */
+  dispatchedBy?: string;
 }
 
 /** Where a job logs: the workflow log's lines and warnings (the App's `Logger` is another, structured one). */

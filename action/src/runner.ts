@@ -40,14 +40,45 @@ function parsedConfig(text: string | undefined, where: string): ForgeConfig {
   return read.config;
 }
 
+const STRICTNESS = { none: 0, auto: 1, user: 2 } as const;
+
+/**
+ * What the job takes from a run's pinned config for how the agent runs — `adapter`, `command` and
+ * `isolation` — is only what `.github/forge.yml` on the default branch allows: the job cannot check
+ * the journal's seal (the key is the App's), and a journal planted on a state branch would otherwise
+ * choose the program the runner starts and whether it runs as the runner (docs/runner.md#pinned-config).
+ * A different adapter or command is refused; a looser isolation is raised to the default branch's.
+ */
+export function allowedByDefaultBranch(pinned: ForgeConfig, allowed: ForgeConfig): ForgeConfig {
+  const where = `the run's pinned config (${stateBranch("<run>")}:${JOURNAL_FILE})`;
+  const rule = "the job takes the agent's adapter, command and isolation only as .github/forge.yml on the default branch allows";
+  if (pinned.agent.adapter !== allowed.agent.adapter)
+    throw new ConfigError(
+      `${where} asks for adapter '${pinned.agent.adapter}', and the default branch's ${CONFIG_PATH} says '${allowed.agent.adapter}': ${rule}. Start the run again after changing the default branch's config.`,
+    );
+  if ((pinned.agent.command ?? "") !== (allowed.agent.command ?? ""))
+    throw new ConfigError(
+      `${where} asks for the agent command ${JSON.stringify(pinned.agent.command ?? "")}, and the default branch's ${CONFIG_PATH} says ${JSON.stringify(allowed.agent.command ?? "")}: ${rule}. Start the run again after changing the default branch's config.`,
+    );
+  const isolation =
+    STRICTNESS[pinned.agent.isolation] >= STRICTNESS[allowed.agent.isolation] ? pinned.agent.isolation : allowed.agent.isolation;
+  return isolation === pinned.agent.isolation ? pinned : { ...pinned, agent: { ...pinned.agent, isolation } };
+}
+
 /**
  * The config the run pinned, never the checkout's: any job's token can push `.github/forge.yml` to a
  * task branch before this job checks it out (docs/runner.md#pinned-config). A run's is the stored
  * run's `config` in its journal file (what the App pinned at the start), else the file at the run's
- * plan commit; a plan Captain, which has no run, reads the default branch's.
+ * plan commit — either held to what the default branch's allows for the agent
+ * (`allowedByDefaultBranch`); a plan Captain, which has no run, reads the default branch's.
  */
 export async function loadPinnedConfig(github: JobGitHub, runId: string): Promise<ForgeConfig> {
-  if (PLAN_RUN_ID.test(runId)) return parsedConfig(await github.readFile(CONFIG_PATH, ""), `${CONFIG_PATH} of the default branch`);
+  const defaults = async () => parsedConfig(await github.readFile(CONFIG_PATH, ""), `${CONFIG_PATH} of the default branch`);
+  if (PLAN_RUN_ID.test(runId)) return defaults();
+  return allowedByDefaultBranch(await runConfig(github, runId), await defaults());
+}
+
+async function runConfig(github: JobGitHub, runId: string): Promise<ForgeConfig> {
   const text = await github.readFile(JOURNAL_FILE, stateBranch(runId));
   let stored: { config?: unknown; journal?: { planCommit?: unknown }; planCommit?: unknown } = {};
   try {
@@ -218,6 +249,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
           tempDir: jobEnv.runnerTemp,
           ...(jobUrl ? { jobUrl } : {}),
           jobStartedAt,
+          ...(env.GITHUB_ACTOR ? { dispatchedBy: env.GITHUB_ACTOR } : {}),
         },
         deps: {
           github,

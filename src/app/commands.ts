@@ -27,14 +27,43 @@ export type ParsedCommand = { name: SlashCommandName; args: string[]; rest: stri
 const MAX_BODY = 65_536;
 
 /**
+ * Whether an HTML comment is still open at the end of `line`, given whether one was open at its
+ * start: `<!--` opens one, `-->` closes it (a scan with `indexOf`, linear in the line).
+ */
+function commentOpenAfter(line: string, open: boolean): boolean {
+  let at = 0;
+  for (;;) {
+    if (open) {
+      const close = line.indexOf("-->", at);
+      if (close < 0) return true;
+      open = false;
+      at = close + 3;
+    } else {
+      const start = line.indexOf("<!--", at);
+      if (start < 0) return false;
+      open = true;
+      at = start + 4;
+    }
+  }
+}
+
+/**
  * The line of a comment's Markdown that is a command: the first that starts with `/forge` outside
- * code and quotes. A fenced block (``` or ~~~), an indented code block (four spaces or a tab) and a
- * quote (`>`) show a command, they do not give one — a pasted log or a quoted comment is not obeyed.
+ * code, quotes and HTML comments. A fenced block (``` or ~~~), an indented code block (four spaces
+ * or a tab) and a quote (`>`) show a command, they do not give one — a pasted log or a quoted
+ * comment is not obeyed. An HTML comment (`<!-- … -->`) shows nothing at all: GitHub renders none of
+ * it, so a command there is one nobody reading the thread can see, and it is not obeyed either.
  */
 function commandLine(lines: string[]): number {
   let fence: string | undefined;
+  let comment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    if (comment) {
+      // The line that closes a comment belongs to it (CommonMark's HTML block ends with that line).
+      comment = commentOpenAfter(line, true);
+      continue;
+    }
     const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence) {
       if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = undefined;
@@ -45,6 +74,7 @@ function commandLine(lines: string[]): number {
       continue;
     }
     if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
+    comment = commentOpenAfter(line, false);
   }
   return -1;
 }

@@ -58,7 +58,7 @@ export class AppContext {
   }
 
   /** The runtime of a repository, made on first use. */
-  async runtimeFor(owner: string, repo: string, installationId: number, log: Logger): Promise<RepoRuntime> {
+  async runtimeFor(owner: string, repo: string, installationId: number, log: Logger, repositoryId?: number): Promise<RepoRuntime> {
     const key = `${owner}/${repo}`;
     let rt = this.runtimes.get(key);
     // Installed again (a new installation id): the old installation's tokens are gone with it.
@@ -70,15 +70,20 @@ export class AppContext {
       rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.now);
       this.runtimes.set(key, rt);
     }
+    // A signed webhook's (or the installation's list's) word for the id the journal's seal binds.
+    if (typeof repositoryId === "number") rt.port.knowRepositoryId?.(repositoryId);
     return rt;
   }
 
   /** The runtime of the repository a webhook is about. */
   rtOf(context: Context): Promise<RepoRuntime> {
-    const payload = context.payload as { repository?: { owner?: { login?: string } | null; name?: string }; installation?: { id: number } };
+    const payload = context.payload as {
+      repository?: { id?: number; owner?: { login?: string } | null; name?: string };
+      installation?: { id: number };
+    };
     const owner = payload.repository?.owner?.login ?? "";
     const repo = payload.repository?.name ?? "";
-    return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context));
+    return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context), payload.repository?.id);
   }
 
   /** Stop serving a repository (no installation holds it any more). */

@@ -13,7 +13,7 @@ export async function discoverRepositories(ctx: AppContext): Promise<void> {
   for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
     for (const r of repositories) {
       seen.add(`${r.owner}/${r.repo}`);
-      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log);
+      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
     }
   }
   for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);

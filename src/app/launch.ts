@@ -11,6 +11,8 @@
  *   PORT (3000), HOST (127.0.0.1; 0.0.0.0 in containers), FORGE_RECONCILE_SECONDS (60), LOG_LEVEL
  *   FORGE_REPLICA_ID — a stable name unique to this replica, so a restart carries on at once (default: random)
  *   FORGE_JOURNAL_KEY — the secret that seals the run journals (default: derived from the private key)
+ *   FORGE_WEBHOOK_BUFFER_MB — webhook bodies held at once before their signatures are checked (64;
+ *     at least 25, GitHub's cap for one): beyond it a webhook is answered 503 with Retry-After
  *   FORGE_PACE — github (default: Forge's own pace under GitHub's secondary rate limits), octokit
  *     (Octokit's throttling instead: one write a second for the whole process), none (no pacing: a
  *     GitHub Enterprise Server without secondary limits, or the local GitHub)
@@ -103,6 +105,7 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
   const host = env.HOST || "127.0.0.1";
   let port = numberOf(env, "PORT", 3000);
   const reconcileSeconds = numberOf(env, "FORGE_RECONCILE_SECONDS", 60);
+  const bufferMb = numberOf(env, "FORGE_WEBHOOK_BUFFER_MB", 64);
   const pacing = paceOf(env);
   let credentials = credentialsOf(env);
   if (!credentials) {
@@ -132,6 +135,7 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
     port,
     host,
     reconcileEveryMs: reconcileSeconds * 1000,
+    webhookBufferBytes: bufferMb * 1024 * 1024,
     logLevel: (env.LOG_LEVEL as "info" | undefined) ?? "info",
     ...(env.FORGE_REPLICA_ID ? { replicaId: env.FORGE_REPLICA_ID } : {}),
     ...(env.FORGE_JOURNAL_KEY ? { journalKey: journalKeyFromSecret(env.FORGE_JOURNAL_KEY) } : {}),

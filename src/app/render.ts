@@ -115,7 +115,7 @@ export function renderTracker(
     lines.push(
       "> [!WARNING]",
       `> **The run's state branch is not protected:** ${facts.stateBranchWarning}. Anyone who can push to this repository can rewrite the run's journal; Forge refuses a journal it did not write, and the run then stands still.`,
-      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can update `forge/*/_state`.',
+      '> Add the ruleset README.md describes ("Protect the state branches") so that only the Forge App can create or update `forge/*/_state`.',
       "",
     );
   lines.push(...trackerChart(journal, statuses), "");
@@ -379,12 +379,12 @@ export function journalRefusedComment(runId: string, reason: string, lastGood: s
   return [
     `**Forge froze this run.** The journal on \`${branch}\` was refused: ${reason}.`,
     "",
-    "Only the Forge App writes that branch; nothing of a journal it did not write is carried out, so the run stands still until the branch holds one of Forge's journals again.",
+    "Only the Forge App writes that branch; nothing of a journal it did not write for this repository and run, or of one older than the last it recorded, is carried out, so the run stands still until the branch holds Forge's newest journal again.",
     "",
     lastGood
       ? `To go on, a person with write access puts the branch back at the last journal Forge wrote, \`${lastGood.slice(0, 12)}\`:\n\n\`\`\`sh\ngit push --force origin ${lastGood}:refs/heads/${branch}\n\`\`\`\n\nForge picks the run up at its next pass.`
       : "Forge found no journal of its own in the branch's recent history: start the plan again with `/forge run <planId>` once the branch is deleted.",
     "",
-    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can update `forge/*/_state`.',
+    'To keep this from happening, add the ruleset README.md describes ("Protect the state branches"), so that only the Forge App can create or update `forge/*/_state`.',
   ].join("\n");
 }

@@ -13,7 +13,8 @@ import { forgeEventSchema, type ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
-import { sealJournal, unsealJournal, type JournalKey } from "./journal-seal.js";
+import { anchorDue, holdOf, readAnchor, staleness, writeAnchor, type Anchor } from "./journal-anchor.js";
+import { sealJournal, unsealJournal, type JournalKey, type SealBinding } from "./journal-seal.js";
 import {
   isSplit,
   joinRun,
@@ -46,7 +47,11 @@ export const runFactsSchema = z
     stateBranchWarning: z
       .string()
       .optional()
-      .describe("Set at run start when no ruleset keeps others from updating or deleting the state branch: what is missing."),
+      .describe("Set at run start when no ruleset keeps others from creating, updating or deleting the state branch: what is missing."),
+    anchorSha: z
+      .string()
+      .optional()
+      .describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
   })
   .strict();
 export type RunFacts = z.infer<typeof runFactsSchema>;
@@ -147,6 +152,8 @@ export class JournalRefusedError extends Error {
     readonly reason: string,
     /** The refused journal's blob, so the refusal is told once per forged journal. */
     readonly blobSha: string,
+    /** The state branch's commit holding the newest journal the App recorded, when the refused one is older. */
+    readonly lastGood?: string,
   ) {
     super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
     this.name = "JournalRefusedError";
@@ -156,6 +163,10 @@ export class JournalRefusedError extends Error {
 export class RunStore {
   /** Parts already read or written: content-addressed, so never stale. */
   readonly #parts = new Map<string, JournalPart | JournalLayer>();
+  /** Per run, the newest journal this process read or wrote (its seq and status): an older one is refused. */
+  readonly #newest = new Map<string, { seq: number; status: string }>();
+  /** Per run, the anchor as last read or written (journal-anchor.ts), and its check run. */
+  readonly #anchors = new Map<string, { seq: number; status: string; hold: string; checkRunId?: number }>();
 
   constructor(
     private readonly port: GitHubPort,
@@ -164,7 +175,69 @@ export class RunStore {
   ) {}
 
   async load(runId: string): Promise<Loaded | null> {
-    return this.#read(runId, stateBranch(runId), true);
+    for (let attempt = 0; ; attempt++) {
+      const loaded = await this.#read(runId, stateBranch(runId), true);
+      if (!loaded) return null;
+      try {
+        await this.#fresh(runId, loaded);
+        return loaded;
+      } catch (e) {
+        // Another process may have written (and anchored) a newer journal between the two reads:
+        // an older journal is refused only when the branch still holds it when read again.
+        if (attempt > 0 || !(e instanceof JournalRefusedError)) throw e;
+      }
+    }
+  }
+
+  async #binding(runId: string): Promise<SealBinding> {
+    return { repositoryId: await this.port.repositoryId(), runId };
+  }
+
+  /**
+   * Refuse a journal older than the newest this process has seen of the run, or — read cold, for a
+   * run that is not over — than the App's anchor (journal-anchor.ts): a rolled-back journal.
+   */
+  async #fresh(runId: string, loaded: Loaded): Promise<void> {
+    const j = loaded.state.journal;
+    const seen = this.#newest.get(runId);
+    const anchorSha = loaded.state.facts.anchorSha;
+    if (!seen && anchorSha && j.status === "running") {
+      const { anchor, checkRunId } = await readAnchor(this.port, this.key, await this.#binding(runId), anchorSha);
+      if (anchor) {
+        // What held the run when it was anchored is not in the anchor: taken as the journal's.
+        const hold = holdOf(j.pause);
+        this.#anchors.set(runId, { seq: anchor.seq, status: anchor.status, hold, ...(checkRunId !== undefined ? { checkRunId } : {}) });
+        const why = staleness(j, anchor);
+        if (why) throw new JournalRefusedError(runId, why, loaded.blobSha, anchor.commitSha);
+      }
+    } else if (seen) {
+      const why = staleness(j, seen);
+      if (why) throw new JournalRefusedError(runId, why, loaded.blobSha);
+    }
+    this.#saw(runId, j);
+  }
+
+  #saw(runId: string, j: { seq: number; status: string }): void {
+    const seen = this.#newest.get(runId);
+    if (!seen || j.seq > seen.seq || (j.seq === seen.seq && j.status !== "running"))
+      this.#newest.set(runId, { seq: j.seq, status: j.status });
+  }
+
+  /** After a write: record it, and anchor it when due (a failed anchor is tried again at the next write). */
+  async #recorded(saved: Loaded): Promise<void> {
+    const j = saved.state.journal;
+    this.#saw(j.runId, j);
+    const anchorSha = saved.state.facts.anchorSha;
+    const last = this.#anchors.get(j.runId);
+    const hold = holdOf(j.pause);
+    if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
+    const anchor: Anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
+    try {
+      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
+      this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
+    } catch {
+      // The anchor lags behind: older journals stay refusable only back to it until the next one.
+    }
   }
 
   /**
@@ -174,7 +247,7 @@ export class RunStore {
   async #read(runId: string, ref: string, strict: boolean): Promise<Loaded | null> {
     const file = await this.port.readFile(JOURNAL_FILE, ref);
     if (!file) return null;
-    const unsealed = unsealJournal(this.key, file.content);
+    const unsealed = unsealJournal(this.key, file.content, await this.#binding(runId));
     if (!unsealed.ok) {
       if (!strict) return null;
       throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
@@ -227,7 +300,7 @@ export class RunStore {
     let sha = await this.port.branchHead(stateBranch(runId));
     for (let i = 0; sha && i < limit; i++) {
       const file = await this.port.readFile(JOURNAL_FILE, sha);
-      if (file && unsealJournal(this.key, file.content).ok) return sha;
+      if (file && unsealJournal(this.key, file.content, await this.#binding(runId)).ok) return sha;
       sha = (await this.port.commit(sha)).parents[0] ?? null;
     }
     return null;
@@ -237,9 +310,12 @@ export class RunStore {
   async create(state: StoredRun, fromSha: string): Promise<Loaded> {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const { text, parts } = await this.#written(branch, state, undefined);
+    const first = { ...state, facts: { ...state.facts, anchorSha: state.facts.anchorSha ?? fromSha } };
+    const { text, parts } = await this.#written(branch, first, undefined);
     const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
-    return { state, blobSha, commitSha, ...(parts ? { parts } : {}) };
+    const created = { state: first, blobSha, commitSha, ...(parts ? { parts } : {}) };
+    await this.#recorded(created);
+    return created;
   }
 
   /**
@@ -262,7 +338,9 @@ export class RunStore {
     try {
       const { text, parts } = await this.#written(branch, state, loaded.parts);
       const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, message, loaded.blobSha);
-      return { state, blobSha, commitSha, ...(parts ? { parts } : {}) };
+      const saved = { state, blobSha, commitSha, ...(parts ? { parts } : {}) };
+      await this.#recorded(saved);
+      return saved;
     } catch (e) {
       if (
         !(e instanceof ConflictError) &&
@@ -296,7 +374,8 @@ export class RunStore {
    * the same content).
    */
   async #written(branch: string, state: StoredRun, base: PartsBase | undefined): Promise<{ text: string; parts?: PartsBase }> {
-    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: this.serialize(state) };
+    const binding = await this.#binding(state.journal.runId);
+    if (!isSplit(state.journal.plan.nodes.length, this.options.splitAt ?? SPLIT_AT)) return { text: sealJournal(this.key, state, binding) };
     const s = splitRun(
       { nodes: state.journal.plan.nodes, tasks: state.journal.tasks, checkRuns: state.facts.checkRuns },
       base,
@@ -317,12 +396,7 @@ export class RunStore {
       facts: { ...state.facts, checkRuns: s.live.checkRuns },
       split: s.split,
     };
-    return { text: this.serialize(onDisk), parts: s.base };
-  }
-
-  /** `journal.json`'s text: the stored run, sealed with the App's key. */
-  private serialize(state: object): string {
-    return sealJournal(this.key, state);
+    return { text: sealJournal(this.key, onDisk, binding), parts: s.base };
   }
 
   /** A sealed segment never changes, so a second writer finding it already there is fine. */

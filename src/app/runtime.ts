@@ -49,7 +49,7 @@ export async function createRuntime(
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));
       if (issue === null) return;
-      const good = await engine.store.lastSealed(runId);
+      const good = error.lastGood ?? (await engine.store.lastSealed(runId));
       await port.createComment(issue, journalRefusedComment(runId, error.reason, good));
     },
     onRestored: async (runId, loaded, actor) => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot } from "probot";
 import { octokitWithDefaults, pacedOctokitDefaults } from "../github/app-client.js";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "./app.js";
-import { takeWebhookBody } from "./webhook-body.js";
+import { BodyBudget, takeWebhookBody, WEBHOOK_BODY_LIMIT, WEBHOOK_BUFFER_DEFAULT } from "./webhook-body.js";
 import { journalKeyFrom } from "./journal-seal.js";
 
 export interface ForgeServerOptions extends ForgeAppOptions {
@@ -23,6 +23,12 @@ export interface ForgeServerOptions extends ForgeAppOptions {
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
   /** Octokit request options (tests shorten retries). */
   octokitDefaults?: Record<string, unknown>;
+  /**
+   * The bytes of webhook bodies held at once, across requests, before their signatures are checked
+   * (default `WEBHOOK_BUFFER_DEFAULT`, 64 MiB; at least GitHub's 25 MB cap): beyond it a webhook is
+   * answered 503 with Retry-After.
+   */
+  webhookBufferBytes?: number;
 }
 
 export interface ForgeServer {
@@ -30,17 +36,29 @@ export interface ForgeServer {
   webhookUrl: string;
   forge: ForgeApp;
   probot: Probot;
+  /** The webhook bodies held now and at most (`webhook-body.ts`). */
+  webhookBodies: BodyBudget;
   close(): Promise<void>;
 }
 
 export const WEBHOOK_PATH = "/api/github/webhooks";
 
+/**
+ * Where GitHub sends a person who installed the App (the manifest's setup_url): what comes next, in
+ * commands that work. The package `@forge-dev/forge` is not on the npm registry (and the registry's
+ * `forge` is another project), so `npx @forge-dev/forge …` would fail or fetch someone else's code:
+ * the repository installs Forge's packed tarball first, as README's "Setup and test" says, and then
+ * `npx forge` runs the installed one.
+ */
 const INSTALLED_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Forge is installed</title></head><body>' +
-  '<h1 id="installed">Forge is installed</h1><p>Next, in a clone of the repository:</p><ol>' +
-  "<li><code>npx @forge-dev/forge init</code> — the agent workflow, <code>.github/forge.yml</code> and an example plan</li>" +
+  '<h1 id="installed">Forge is installed</h1><p>Next, in a clone of the repository:</p><ol id="next">' +
+  "<li>install Forge's package from its tarball: in Forge's own folder <code>npm pack</code>, then here " +
+  "<code>npm i -D /path/to/forge-dev-forge-&lt;version&gt;.tgz</code> (the package is not on the npm registry, " +
+  "and the registry's <code>forge</code> is another project)</li>" +
+  "<li><code>npx forge init</code> — the agent workflow, <code>.github/forge.yml</code> and an example plan</li>" +
   "<li>add the model key as an Actions secret, commit and push</li>" +
-  "<li><code>npx @forge-dev/forge doctor</code> — checks the installation, then merge a plan to start a run</li></ol></body></html>";
+  "<li><code>npx forge doctor</code> — checks the installation, then merge a plan to start a run</li></ol></body></html>";
 
 /** Probot's Octokit class with request options over its own (tests shorten retries). */
 export { octokitWithDefaults };
@@ -65,13 +83,14 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
   const forge = createForgeApp({ ...options, journalKey: options.journalKey ?? journalKeyFrom(options.privateKey) });
   // createNodeMiddleware is async in Probot 14: it loads the app before answering.
   const middleware = await createNodeMiddleware(forge, { probot, webhooksPath: WEBHOOK_PATH });
+  // One budget for every body in flight; never below one body at GitHub's cap, or a large webhook could never arrive.
+  const bodies = new BodyBudget(Math.max(options.webhookBufferBytes ?? WEBHOOK_BUFFER_DEFAULT, WEBHOOK_BODY_LIMIT));
   const server: Server = createServer((req, res) => {
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end("ok\n");
       return;
     }
-    // Where GitHub sends a person who installed the App (the manifest's setup_url): what comes next.
     if (req.method === "GET" && req.url?.split("?")[0] === "/setup/installed") {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       res.end(INSTALLED_PAGE);
@@ -82,8 +101,10 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
       res.end();
     };
     // A webhook's body is bounded (and read) before Probot's middleware sees it — on every path
-    // Probot might take for the webhook path (it ignores trailing slashes, for one).
-    if (req.method === "POST") void takeWebhookBody(req, res).then((ok) => ok && middleware(req, res, next));
+    // Probot might take for the webhook path (it ignores trailing slashes, for one) — and so are all
+    // the bodies in flight together; an unsigned one goes no further.
+    if (req.method === "POST")
+      void takeWebhookBody(req, res, { budget: bodies, secret: options.webhookSecret }).then((ok) => ok && middleware(req, res, next));
     else void middleware(req, res, next);
   });
   await new Promise<void>((resolve, reject) => {
@@ -97,6 +118,7 @@ export async function startForgeServer(options: ForgeServerOptions): Promise<For
     webhookUrl: `${url}${WEBHOOK_PATH}`,
     forge,
     probot,
+    webhookBodies: bodies,
     async close() {
       forge.stop();
       await forge.idle();

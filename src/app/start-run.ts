@@ -1,19 +1,19 @@
 /** Starting a run of a plan at a commit of the default branch. */
 import { integrationBranch, planDir, runIdFor, stateBranch } from "../core/layout.js";
 import { formatProblem } from "../core/problems.js";
+import { missingRulesText, STATE_BRANCH_RULES } from "../core/state-rules.js";
 import type { AppContext } from "./context.js";
 import type { Logger } from "./engine.js";
 import type { GitHubPort } from "../github/port.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import type { RepoRuntime } from "./runtime.js";
 
-/** The rules that keep the state branch the App's alone (README.md, "Protect the state branches"). */
-export const STATE_BRANCH_RULES = ["update", "deletion"] as const;
+export { STATE_BRANCH_RULES } from "../core/state-rules.js";
 
 /**
- * The ruleset README.md tells installers to add (`POST /repos/{owner}/{repo}/rulesets`): updates,
- * deletions and force pushes of every run's state branch restricted to the Forge App — and to
- * repository admins, who reset a branch Forge refused.
+ * The ruleset README.md tells installers to add (`POST /repos/{owner}/{repo}/rulesets`): creations,
+ * updates, deletions and force pushes of every run's state branch restricted to the Forge App — and
+ * to repository admins, who reset a branch Forge refused.
  */
 export function stateBranchRuleset(appId: number) {
   return {
@@ -21,7 +21,12 @@ export function stateBranchRuleset(appId: number) {
     target: "branch" as const,
     enforcement: "active" as const,
     conditions: { ref_name: { include: ["refs/heads/forge/*/_state"], exclude: [] as string[] } },
-    rules: [{ type: "update" as const }, { type: "deletion" as const }, { type: "non_fast_forward" as const }],
+    rules: [
+      { type: "creation" as const },
+      { type: "update" as const },
+      { type: "deletion" as const },
+      { type: "non_fast_forward" as const },
+    ],
     bypass_actors: [
       { actor_id: appId, actor_type: "Integration" as const, bypass_mode: "always" as const },
       { actor_id: 5, actor_type: "RepositoryRole" as const, bypass_mode: "always" as const },
@@ -31,7 +36,7 @@ export function stateBranchRuleset(appId: number) {
 
 /**
  * What is missing for the run's state branch to be protected by a ruleset, or undefined when the
- * rules that keep others from updating or deleting it apply to it.
+ * rules that keep others from creating, updating or deleting it apply to it.
  */
 export async function stateBranchWarning(port: GitHubPort, runId: string): Promise<string | undefined> {
   const branch = stateBranch(runId);
@@ -43,7 +48,7 @@ export async function stateBranchWarning(port: GitHubPort, runId: string): Promi
   }
   const missing = STATE_BRANCH_RULES.filter((t) => !types.includes(t));
   if (missing.length === 0) return undefined;
-  return `no ruleset restricts ${missing.map((t) => (t === "update" ? "updates" : "deletions")).join(" or ")} of \`${branch}\``;
+  return `no ruleset restricts ${missingRulesText(missing)} of \`${branch}\``;
 }
 
 /**

@@ -129,6 +129,12 @@ const inputs = [
       taskId: z.string().optional(),
       crId: z.string().optional(),
       message: z.string().optional(),
+      commentId: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("The comment that gave the command: a command is acted on once per comment, whatever delivers it again."),
     })
     .describe("A /forge command from a person with write permission (checked by the App)."),
   z

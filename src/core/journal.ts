@@ -176,6 +176,9 @@ export const followupStateSchema = z
   .strict();
 export type FollowupState = z.infer<typeof followupStateSchema>;
 
+/** How many comment ids of commands a run remembers (older ones are judged by `commands.below`). */
+export const COMMAND_MEMORY = 200;
+
 /**
  * A run's journal: everything the executor needs to decide, stored as JSON on the run's state ref.
  * GitHub objects remain the ground truth; the reconciler rebuilds this from them when it drifts.
@@ -222,6 +225,21 @@ export const journalSchema = z
     followups: z.array(followupStateSchema).describe("Follow-up agents spawned from walkthrough review."),
     outbox: z.array(effectSchema).describe("Effects decided but not yet acknowledged as done."),
     budgetExtraUsd: z.number().min(0).optional().describe("Dollars added to the run's budget by /forge budget +<amount>."),
+    commands: z
+      .object({
+        comments: z
+          .array(z.number().int().positive())
+          .max(COMMAND_MEMORY)
+          .describe("Ids of the latest comments whose commands the run took, ascending."),
+        below: z
+          .number()
+          .int()
+          .min(0)
+          .describe("Every comment id up to this one is taken as seen: the oldest ids forgotten to keep the list short."),
+      })
+      .strict()
+      .optional()
+      .describe("The comments whose /forge commands the run acted on: each is acted on once, however often it is delivered."),
   })
   .strict();
 export type Journal = z.infer<typeof journalSchema>;

@@ -15,7 +15,7 @@ export type AppAuth = Pick<Probot, "auth">;
 
 export interface InstallationRepositories {
   installationId: number;
-  repositories: { owner: string; repo: string }[];
+  repositories: { owner: string; repo: string; id: number }[];
 }
 
 const asApp = async (app: AppAuth): Promise<Octokit> => (await app.auth()) as unknown as Octokit;
@@ -29,7 +29,7 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   for (const installation of installations) {
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name })) };
+    yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
   }
 }
 

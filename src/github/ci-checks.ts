@@ -3,8 +3,11 @@
  * whether they are all done, and for each failing one its summary, annotations and the end of its
  * log. Commit statuses (the legacy Statuses API that Jenkins or CircleCI report to) count the same
  * way, by context name: `failure` and `error` fail, `pending` waits. Forge's own check runs
- * (`forge · <task>`) are never counted. Everything returned is text from CI — written by the
- * repository's code or a CI service — so the caller bounds and quotes it; here it is only cut.
+ * (`forge · <task>`) are never counted, and neither is any check or status the config does not
+ * require (`required_checks`): anyone whose token may post a commit status or a check run could
+ * otherwise start fix revisions with their own text in the agent's prompt. Everything returned is
+ * text from CI — written by the repository's code or a CI service — so the caller bounds and quotes
+ * it as CI output; here it is only cut.
  */
 import { bounded, FEEDBACK_LIMITS } from "../core/feedback.js";
 import type { LeafInput } from "../core/inputs.js";
@@ -39,11 +42,13 @@ export async function readCiChecks(
   headSha: string,
   names: readonly string[],
 ): Promise<CiChecks> {
+  // Only the checks the config requires count; none required, none count.
+  if (names.length === 0) return { pending: false, failing: [] };
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && (names.length === 0 || names.includes(c.name)));
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
   // The latest status of each context (the combined status lists one per context).
   const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
-  const statuses = combined.statuses.filter((st) => !isForges(st.context) && (names.length === 0 || names.includes(st.context)));
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
   const pending =
     considered.some((c) => c.status !== "completed") ||
     statuses.some((st) => st.state === "pending") ||

@@ -29,6 +29,7 @@ export const READ_FILES_BATCH = 100;
 export class OctokitPort implements GitHubPort {
   readonly #octokit: Octokit;
   #repositoryInfo: { defaultBranch: string; id: number } | undefined;
+  #repositoryId: number | undefined;
 
   constructor(
     octokit: Octokit,
@@ -71,7 +72,11 @@ export class OctokitPort implements GitHubPort {
   }
 
   async repositoryId(): Promise<number> {
-    return (await this.#repository()).id;
+    return this.#repositoryId ?? (this.#repositoryId = (await this.#repository()).id);
+  }
+
+  knowRepositoryId(id: number): void {
+    this.#repositoryId = id;
   }
 
   async branchHead(branch: string): Promise<string | null> {
@@ -303,6 +308,19 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
+  async listCheckRuns(headSha: string, name: string): Promise<{ id: number; externalId: string | null; summary: string | null }[]> {
+    return this.#call("checks.listForRef", async () => {
+      const { data } = await this.#octokit.rest.checks.listForRef({
+        ...this.#r,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100,
+      });
+      return data.check_runs.map((c) => ({ id: c.id, externalId: c.external_id ?? null, summary: c.output?.summary ?? null }));
+    });
+  }
+
   async updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void> {
     await this.#call("checks.update", () => this.#octokit.rest.checks.update({ ...this.#r, check_run_id: id, ...checkBody(fields) }));
   }
@@ -413,6 +431,19 @@ export class OctokitPort implements GitHubPort {
         ...(data.closed_by?.login ? { closedBy: data.closed_by.login } : {}),
       };
     });
+  }
+
+  async issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }> {
+    type Answer = { repository: { issue: { title: string; body: string; lastEditedAt: string | null } | null } | null };
+    const data = await this.#call("graphql issue", () =>
+      this.#octokit.graphql<Answer>(
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }",
+        { owner: this.#r.owner, name: this.#r.repo, number },
+      ),
+    );
+    const issue = data.repository?.issue;
+    if (!issue) throw new GitHubError(`issue #${number} not found`, 404, "graphql issue");
+    return issue;
   }
 
   async findComment(issue: number, marker: string): Promise<number | null> {

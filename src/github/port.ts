@@ -102,6 +102,8 @@ export interface GitHubPort {
   defaultBranch(): Promise<string>;
   /** The repository's id (what webhook payloads and workflow runs name it by). */
   repositoryId(): Promise<number>;
+  /** The repository's id as a signed webhook or the installation's list named it: `repositoryId` then asks nothing. */
+  knowRepositoryId?(id: number): void;
   /** Head commit of a branch, or null when there is no such branch. */
   branchHead(branch: string): Promise<string | null>;
   /** Create a branch at `sha`; false when it already exists. */
@@ -152,6 +154,8 @@ export interface GitHubPort {
   /** The check run named `name` on `headSha` whose external id is `externalId`, if one exists. */
   findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null>;
   updateCheckRun(id: number, fields: Partial<CheckRunFields>): Promise<void>;
+  /** The check runs named `name` on `headSha` (one page of 100): their ids, external ids and summaries. */
+  listCheckRuns(headSha: string, name: string): Promise<{ id: number; externalId: string | null; summary: string | null }[]>;
 
   findPullRequest(head: string, state?: "open" | "closed" | "all"): Promise<PullRequestInfo | null>;
   getPullRequest(number: number): Promise<PullRequestInfo>;
@@ -183,6 +187,12 @@ export interface GitHubPort {
     /** Who closed it, when it is closed and GitHub says. */
     closedBy?: string;
   }>;
+  /**
+   * An issue's title and body as they are now, and when its body was last edited (GraphQL
+   * `Issue.lastEditedAt`; null when never): REST does not say when an issue was edited — its
+   * `updated_at` moves with every comment too.
+   */
+  issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }>;
   createComment(issue: number, body: string): Promise<number>;
   /** The id of a comment on `issue` whose body holds `marker`, if one exists (the App's own, when it knows its login). */
   findComment(issue: number, marker: string): Promise<number | null>;

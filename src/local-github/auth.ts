@@ -168,9 +168,11 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
           operationId,
         )
           ? "read"
-          : // Triage closes, reopens and labels any issue (editing another's title or body is checked in rest/issues.ts).
+          : // "Issue owners and users with push access or Triage role can edit an issue"
+            // (docs.github.com/rest/issues/issues#update-an-issue): its author needs only read access;
+            // who may change what is checked in rest/issues.ts.
             operationId === "issues/update"
-            ? "triage"
+            ? "read"
             : role,
       };
     case "checks":

@@ -1,6 +1,7 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
 //   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
 //   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) } ref(qualifiedName) defaultBranchRef
+//                                     issue(number) { title body createdAt lastEditedAt }
 //                                     object(expression: "<rev>:<path>") { ... on Blob { oid text isBinary isTruncated byteSize } } }
 // Every document is parsed and validated against GitHub's own schema (@octokit/graphql-schema)
 // and executed by graphql-js, so the answer has exactly the requested shape. A field the simulator
@@ -257,6 +258,21 @@ function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
     pullRequest: ({ number }: { number: number }) => {
       const issue = core.state.issue(repo.id, number);
       return issue?.pull ? pullObject(core, repo, issue) : null;
+    },
+    // An issue (not a PR: GitHub answers NOT_FOUND for a PR's number here) with the fields Forge reads.
+    issue: ({ number }: { number: number }) => {
+      requireRepoPermission(ctx, repo, "issues", "read");
+      const issue = core.state.issue(repo.id, number);
+      if (!issue || issue.pull) throw gqlError(`Could not resolve to an Issue with the number of ${number}.`, "NOT_FOUND");
+      return {
+        __typename: "Issue",
+        id: nodeId("Issue", issue.id),
+        number: issue.number,
+        title: issue.title,
+        body: issue.body ?? "",
+        createdAt: issue.createdAt,
+        lastEditedAt: issue.lastEditedAt ?? null,
+      };
     },
     ref: async ({ qualifiedName }: { qualifiedName: string }) => {
       const full = qualifiedName.startsWith("refs/") ? qualifiedName : `refs/heads/${qualifiedName}`;

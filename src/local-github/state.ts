@@ -136,6 +136,11 @@ export interface Issue {
   pull?: PullData;
   /** App that created it through an installation token */
   viaAppId?: number;
+  /**
+   * When its body was last edited (GraphQL `Issue.lastEditedAt`, "the moment the editor made the
+   * last edit": docs.github.com/graphql/reference/objects#issue); unset while never edited.
+   */
+  lastEditedAt?: string;
 }
 
 export interface Comment {

@@ -87,6 +87,16 @@ describe("the Octokit GitHub port", () => {
     expect(await gh.findOpenPull("forge/r1/t1/1", "forge/r1/_integration")).toEqual({ number: 3, nodeId: "PR_3", url: "u", draft: true });
   });
 
+  it("reads a PR's comments since a time, each with its author as GitHub names it (steering)", async () => {
+    nock(API)
+      .get("/repos/acme/demo/issues/7/comments")
+      .query({ since: "2026-11-26T10:00:00.000Z", per_page: "100" })
+      .reply(200, [{ id: 1, user: { login: "forge[bot]" }, body: "<!-- forge:steer {} -->" }]);
+    expect(await gh.issueComments!(7, "2026-11-26T10:00:00.000Z")).toEqual([
+      { id: 1, author: "forge[bot]", body: "<!-- forge:steer {} -->" },
+    ]);
+  });
+
   it("labels a PR through its issue", async () => {
     nock(API)
       .post("/repos/acme/demo/issues/7/labels", { labels: ["forge:task"] })

@@ -11,12 +11,22 @@ import { ConflictError } from "../../src/github/port.js";
 import type { Effect } from "../../src/core/effects.js";
 import { updateTracker } from "../../src/core/decide/effects.js";
 import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
-import { sealJournal } from "../../src/app/journal-seal.js";
-import { finishedReady, INTEGRATION_SHA, JOURNAL_KEY, NOW, openTaskPull, ownLeases, RUN_ID, storedRun } from "./handlers/fixtures.js";
+import {
+  finishedReady,
+  INTEGRATION_SHA,
+  JOURNAL_KEY,
+  NOW,
+  openTaskPull,
+  ownLeases,
+  REPOSITORY_ID,
+  RUN_ID,
+  sealed,
+  storedRun,
+} from "./handlers/fixtures.js";
 
 /** A repository holding one run's journal; the first journal write waits for `release()`. */
 function repository(state: StoredRun) {
-  let content = sealJournal(JOURNAL_KEY, state);
+  let content = sealed(state);
   let blob = 1;
   const writes: StoredRun[] = [];
   let release!: () => void;
@@ -25,6 +35,9 @@ function repository(state: StoredRun) {
   const writing = new Promise<void>((r) => (entered = r));
   const calls: string[] = [];
   const port = {
+    async repositoryId() {
+      return REPOSITORY_ID;
+    },
     async readFile(path: string, ref: string) {
       if (path !== JOURNAL_FILE || ref !== stateBranch(RUN_ID)) return null;
       return { content, blobSha: `blob-${blob}` };
@@ -67,10 +80,13 @@ function repository(state: StoredRun) {
  * any other call answers `fallback(name)`. Journal writes are kept in `writes`.
  */
 function journalPort(state: StoredRun, calls: Record<string, (...args: never[]) => Promise<unknown>>, fallback: (name: string) => unknown) {
-  let content = sealJournal(JOURNAL_KEY, state);
+  let content = sealed(state);
   let blob = 1;
   const writes: StoredRun[] = [];
   const target = {
+    async repositoryId() {
+      return REPOSITORY_ID;
+    },
     async readFile(path: string) {
       return path === JOURNAL_FILE ? { content, blobSha: `blob-${blob}` } : null;
     },
@@ -169,10 +185,13 @@ describe("a round of effects acknowledged on a journal another replica moved", (
     const theirs = structuredClone(mine);
     theirs.journal.pause = { ...theirs.journal.pause, manual: true };
     theirs.journal.outbox = [theirsVerdict, merge, ...(comments ? [comments.theirs] : [])];
-    let stored = { content: sealJournal(JOURNAL_KEY, mine), blob: 1 };
+    let stored = { content: sealed(mine), blob: 1 };
     const writes: StoredRun[] = [];
     const port = new Proxy(
       {
+        async repositoryId() {
+          return REPOSITORY_ID;
+        },
         async readFile(path: string) {
           return path === JOURNAL_FILE ? { content: stored.content, blobSha: `blob-${stored.blob}` } : null;
         },
@@ -200,7 +219,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         },
         async mergePullRequest() {
           // While the merge runs, the other replica writes the journal.
-          stored = { content: sealJournal(JOURNAL_KEY, theirs), blob: stored.blob + 1 };
+          stored = { content: sealed(theirs), blob: stored.blob + 1 };
           return { kind: "merged", sha: "3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e" };
         },
       },

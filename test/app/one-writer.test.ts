@@ -9,8 +9,7 @@ import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store
 import type { Effect } from "../../src/core/effects.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
-import { sealJournal } from "../../src/app/journal-seal.js";
-import { JOURNAL_KEY, NOW, RECORD, RUN_ID, storedRun, testConfig, WORK } from "./handlers/fixtures.js";
+import { JOURNAL_KEY, NOW, RECORD, REPOSITORY_ID, RUN_ID, sealed, storedRun, testConfig, WORK } from "./handlers/fixtures.js";
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === "object") {
@@ -33,6 +32,7 @@ function plainPort(calls: string[] = []): GitHubPort {
           if (name === "createPullRequest") return { number: 41 };
           if (name === "createIssue") return 41;
           if (name === "branchHead") return WORK;
+          if (name === "repositoryId") return REPOSITORY_ID;
           return null;
         };
       },
@@ -113,7 +113,7 @@ describe("effects return what they learned; they never write the run's facts", (
   it("the engine applies the patch: the tracker's number is in the next journal write", async () => {
     const start = { ...state, facts: { checkRuns: {} } as RunFacts };
     start.journal = { ...start.journal, outbox: [{ key: "tracker", kind: "UpdateTracker" }] };
-    let content = sealJournal(JOURNAL_KEY, start);
+    let content = sealed(start);
     let blob = 1;
     const writes: StoredRun[] = [];
     const base = plainPort();
@@ -157,7 +157,8 @@ describe("a Change Request's issue number lives in the journal only", () => {
     expect(state.journal.changeRequests[0]!.issueNumber).toBeUndefined();
     const old = { ...state, facts: { ...state.facts, crIssues: { [crId]: 12 } } };
     const port = {
-      readFile: async () => ({ content: sealJournal(JOURNAL_KEY, old), blobSha: "b1" }),
+      repositoryId: async () => REPOSITORY_ID,
+      readFile: async () => ({ content: sealed(old), blobSha: "b1" }),
     } as unknown as GitHubPort;
     const loaded = await new RunStore(port, JOURNAL_KEY).load(RUN_ID);
     expect(loaded!.state.journal.changeRequests[0]!.issueNumber).toBe(12);

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resolveDispatchContext } from "../../action/src/dispatch-context.js";
 import type { JobGitHub } from "../../action/src/github.js";
 import { dispatchContextSchema } from "../../action/src/inputs.js";
-import { WEBHOOK_BODY_LIMIT } from "../../src/app/webhook-body.js";
+import { BodyBudget, WEBHOOK_BODY_LIMIT, WEBHOOK_BUFFER_DEFAULT } from "../../src/app/webhook-body.js";
 import { DISPATCH_LIMITS, splitDispatchContext } from "../../src/core/dispatch-inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import { stateBranch } from "../../src/core/layout.js";
@@ -83,6 +83,8 @@ const webhookHeaders = (event: string, signature: string) => ({
 interface Sent {
   status: number | undefined;
   body: string;
+  /** The answer's Retry-After header. */
+  retryAfter?: string | undefined;
   /** Bytes the client managed to write before the server answered or cut the connection. */
   written: number;
   /** The most the test process's resident memory grew by while the body was being sent. */
@@ -103,13 +105,14 @@ function stream(url: string, total: number, declare: boolean): Promise<Sent> {
     let written = 0;
     let stopped = false;
     let status: number | undefined;
+    let retryAfter: string | undefined;
     let body = "";
     const done = () => {
       if (stopped) return;
       stopped = true;
       clearInterval(sampler);
       peak = Math.max(peak, process.memoryUsage().rss);
-      resolve({ status, body, written, peakGrowth: peak - base });
+      resolve({ status, body, retryAfter, written, peakGrowth: peak - base });
     };
     const req = request(url, {
       method: "POST",
@@ -117,6 +120,7 @@ function stream(url: string, total: number, declare: boolean): Promise<Sent> {
     });
     req.on("response", (res) => {
       status = res.statusCode;
+      retryAfter = res.headers["retry-after"];
       res.on("data", (d: Buffer) => (body += d.toString()));
       res.on("end", done);
       res.on("error", done);
@@ -170,6 +174,51 @@ describe("a webhook's body is bounded before it is buffered", () => {
       expect(h.sim.violations).toEqual([]);
     },
   );
+});
+
+describe("the webhook bodies in flight together are bounded", () => {
+  it(
+    "20 concurrent unsigned bodies just under the cap: what is held stays under the server's budget, the excess gets 503 with Retry-After",
+    { timeout: 180_000 },
+    async () => {
+      h = await startHarness(() => ({ kind: "success" }));
+      const each = 25_000_000;
+      // Half declare their length, half stream it chunked; none carries a valid signature.
+      const sent = await Promise.all(Array.from({ length: 20 }, (_, i) => stream(h!.app.webhookUrl, each, i % 2 === 0)));
+      const busy = sent.filter((s) => s.status === 503);
+      expect(busy.length, JSON.stringify(sent.map((s) => s.status))).toBeGreaterThan(0);
+      for (const s of busy) expect(s.retryAfter).toMatch(/^\d+$/);
+      // Those that fit were read and refused for their signature; a streamed body refused mid-way
+      // may see its connection cut before it reads the 503.
+      for (const s of sent) expect([400, 503, undefined], JSON.stringify(s.status)).toContain(s.status);
+      const growth = Math.max(...sent.map((s) => s.peakGrowth));
+      expect(growth, `resident memory grew by ${(growth / 2 ** 20).toFixed(0)} MiB`).toBeLessThan(4 * WEBHOOK_BUFFER_DEFAULT);
+      // What the server held at once never passed its budget.
+      const budget = h.app.webhookBodies;
+      expect(budget.limit).toBe(WEBHOOK_BUFFER_DEFAULT);
+      expect(budget.peak).toBeLessThanOrEqual(budget.limit);
+      expect(budget.peak).toBeGreaterThan(0);
+      // Everything is given back: a signed webhook is handled afterwards.
+      expect(budget.used).toBe(0);
+      const payload = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+      const res = await fetch(h.app.webhookUrl, {
+        method: "POST",
+        headers: webhookHeaders("ping", await sign(SECRET, payload)),
+        body: payload,
+      });
+      expect(res.status).toBe(200);
+      expect(h.sim.violations).toEqual([]);
+    },
+  );
+
+  it("a budget takes what fits and is given back what a finished request held", () => {
+    const budget = new BodyBudget(10);
+    expect(budget.take(6)).toBe(true);
+    expect(budget.take(6)).toBe(false);
+    budget.give(6);
+    expect(budget.take(10)).toBe(true);
+    expect(budget.peak).toBe(10);
+  });
 });
 
 // ---------------------------------------------------------------- dispatch inputs

@@ -1,7 +1,8 @@
 /**
  * Commands are read from what a comment says, not from what it shows: `/forge …` inside a code block
  * or a quote (a pasted log, an agent's walkthrough quoted back, a reply quoting a command) is not a
- * command, so nobody is made to run one by quoting it. And they are taken only from people with
+ * command, so nobody is made to run one by quoting it; nor is one inside an HTML comment, which
+ * GitHub does not show at all. And they are taken only from people with
  * write access: anyone else gets a reaction, never a comment (each reply would spend the
  * installation's content-creation budget), and closing a Change Request — which rejects it — is
  * undone when the closer could not have rejected it.
@@ -39,6 +40,23 @@ describe("/forge in code and quotes is not obeyed", () => {
       rest: "a please",
     });
     expect(parseCommand("  /forge status")).toMatchObject({ name: "status" });
+  });
+
+  const hidden: [string, string][] = [
+    ["an HTML comment", "Thanks!\n\n<!--\n/forge cancel\n-->\n"],
+    ["an HTML comment opened on the line before", "Looks good <!-- a note\n/forge budget +500\n-->"],
+    ["an unclosed HTML comment (GitHub shows nothing after it)", "<!--\n\n/forge approve"],
+    ["an HTML comment after a closed one on the same line", "<!-- a --> text <!--\n/forge cancel\n-->"],
+  ];
+  for (const [where, body] of hidden) {
+    it(`ignores a command hidden in ${where}`, () => {
+      expect(parseCommand(body)).toBeUndefined();
+    });
+  }
+
+  it("obeys a command after an HTML comment closes", () => {
+    expect(parseCommand("<!--\n/forge cancel\n-->\n/forge status")).toMatchObject({ name: "status" });
+    expect(parseCommand("<!-- note --> and more\n/forge pause")).toMatchObject({ name: "pause" });
   });
 
   it("reads no more than GitHub keeps of a comment (65,536 characters)", () => {

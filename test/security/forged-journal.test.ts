@@ -9,6 +9,7 @@
  * happened and which commit to reset the branch to — and after that reset the run goes on.
  * Behind the seal, every pending effect is checked against what the App itself would produce.
  */
+import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { journalKeyFromSecret, sealJournal, unsealJournal } from "../../src/app/journal-seal.js";
 import { JournalRefusedError, RunStore, type StoredRun } from "../../src/app/run-store.js";
@@ -141,8 +142,12 @@ describe("behind the seal: the outbox holds only what the App would produce", ()
     ...base,
     journal: { ...base.journal, outbox: [effect as StoredRun["journal"]["outbox"][number]] },
   });
+  const HERE = { repositoryId: 77, runId: RUN_ID };
   const portOf = (state: object) =>
-    ({ readFile: async () => ({ content: sealJournal(KEY, state), blobSha: "b" }) }) as unknown as GitHubPort;
+    ({
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: sealJournal(KEY, state, HERE), blobSha: "b" }),
+    }) as unknown as GitHubPort;
 
   it.each([
     [
@@ -189,12 +194,23 @@ describe("behind the seal: the outbox holds only what the App would produce", ()
 
   it("a seal made with another key, and a journal without one, are refused", async () => {
     const other = journalKeyFromSecret("another key of at least thirty-two characters!");
-    const port = { readFile: async () => ({ content: sealJournal(other, base), blobSha: "b" }) } as unknown as GitHubPort;
+    const port = {
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: sealJournal(other, base, HERE), blobSha: "b" }),
+    } as unknown as GitHubPort;
     await expect(new RunStore(port, KEY).load(RUN_ID)).rejects.toThrow(/seal does not match/);
-    const bare = { readFile: async () => ({ content: JSON.stringify(base), blobSha: "b" }) } as unknown as GitHubPort;
+    const bare = {
+      repositoryId: async () => 77,
+      readFile: async () => ({ content: JSON.stringify(base), blobSha: "b" }),
+    } as unknown as GitHubPort;
     await expect(new RunStore(bare, KEY).load(RUN_ID)).rejects.toThrow(/carries no seal/);
+    // A version 1 seal (the content alone, any repository) is refused, saying what it is.
+    const body = JSON.stringify(base);
+    const v1 = `${body.slice(0, -1)},"seal":"hmac-sha256:${createHmac("sha256", KEY).update(body).digest("hex")}"}`;
+    const old = { repositoryId: async () => 77, readFile: async () => ({ content: v1, blobSha: "b" }) } as unknown as GitHubPort;
+    await expect(new RunStore(old, KEY).load(RUN_ID)).rejects.toThrow(/carries a version 1 seal, which an earlier Forge wrote/);
     // One changed byte anywhere breaks the seal.
-    const text = sealJournal(KEY, base).replace(`"status":"running"`, `"status":"paused"`);
-    expect(unsealJournal(KEY, text).ok).toBe(false);
+    const text = sealJournal(KEY, base, HERE).replace(`"status":"running"`, `"status":"paused"`);
+    expect(unsealJournal(KEY, text, HERE).ok).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import { stateBranchRuleset, stateBranchWarning } from "../../src/app/start-run.js";
+import { checkStateRuleset, type DoctorFacts } from "../../src/cli/doctor/checks.js";
 import { OctokitPort } from "../../src/github/octokit-port.js";
 import type { Journal } from "../../src/core/journal.js";
 import { LABELS } from "../../src/core/layout.js";
@@ -88,7 +89,7 @@ describe("the state branches are the App's alone", () => {
       const running = await g.waitFor((x) => task(x, "a").status === "RUNNING");
       const state = `forge/${running.runId}/_state`;
       const rules = await g.user.rest.repos.getBranchRules({ owner: OWNER, repo: REPO, branch: state });
-      expect(rules.data.map((r) => r.type).sort()).toEqual(["deletion", "non_fast_forward", "update"]);
+      expect(rules.data.map((r) => r.type).sort()).toEqual(["creation", "deletion", "non_fast_forward", "update"]);
       expect(await trackerBody(g)).not.toContain("state branch is not protected");
 
       const { data: before } = await g.user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: `heads/${state}` });
@@ -105,6 +106,13 @@ describe("the state branches are the App's alone", () => {
       const deleted = await g.sim.control.api("octocat", "DELETE", `/repos/${FULL}/git/refs/heads/${state}`);
       expect(deleted.status).toBe(422);
       expect(JSON.stringify(deleted.body)).toContain("Cannot delete this protected ref.");
+      // Nor plant a new run's state branch (a journal sealed elsewhere, or an earlier one of this run).
+      const planted = await g.sim.control.api("octocat", "POST", `/repos/${FULL}/git/refs`, {
+        ref: "refs/heads/forge/planted-0000000/_state",
+        sha: main.object.sha,
+      });
+      expect(planted.status).toBe(422);
+      expect(JSON.stringify(planted.body)).toContain("Cannot create ref due to creations being restricted.");
       const written = await g.sim.control.api("octocat", "PUT", `/repos/${FULL}/contents/evil.txt`, {
         message: "forged",
         content: Buffer.from("x").toString("base64"),
@@ -148,7 +156,7 @@ describe("the state branches are the App's alone", () => {
     const running = await g.waitFor((x) => x.tasks.length > 0);
     const body = await trackerBody(g);
     expect(body).toContain("state branch is not protected");
-    expect(body).toContain(`no ruleset restricts updates or deletions of \`forge/${running.runId}/_state\``);
+    expect(body).toContain(`no ruleset restricts creations, updates or deletions of \`forge/${running.runId}/_state\``);
     expect(body).toContain('"Protect the state branches"');
     // A ruleset that only stops deletions is not enough: updates are still named.
     const partial = stateRuleset(g.appId);
@@ -159,10 +167,44 @@ describe("the state branches are the App's alone", () => {
       OWNER,
       REPO,
     );
-    expect(await stateBranchWarning(port, running.runId)).toBe(`no ruleset restricts updates of \`forge/${running.runId}/_state\``);
+    expect(await stateBranchWarning(port, running.runId)).toBe(
+      `no ruleset restricts creations or updates of \`forge/${running.runId}/_state\``,
+    );
     const full = await g.sim.control.api("acme", "POST", `/repos/${FULL}/rulesets`, { ...partial, name: "all" });
     expect(full.status).toBe(201);
     expect(await stateBranchWarning(port, running.runId)).toBeUndefined();
     await g.waitFor((x) => x.status === "completed", 90_000);
   });
+
+  it(
+    "a ruleset that does not restrict creations (anyone may plant a new state branch) is reported at run start and by forge doctor",
+    { timeout: 120_000 },
+    async () => {
+      h = await startHarness((): Script => ({ kind: "success" }));
+      const g = h;
+      // The ruleset README.md gave before: updates, deletions and force pushes, not creations.
+      const old = stateRuleset(g.appId);
+      const made = await g.sim.control.api("acme", "POST", `/repos/${FULL}/rulesets`, {
+        ...old,
+        rules: old.rules.filter((r) => r.type !== "creation"),
+      });
+      expect(made.status).toBe(201);
+      await g.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+      const running = await g.waitFor((x) => x.tasks.length > 0);
+      const body = await trackerBody(g);
+      expect(body).toContain(`no ruleset restricts creations of \`forge/${running.runId}/_state\``);
+
+      // forge doctor reads the same rules (GET /repos/{owner}/{repo}/rules/branches/{branch}).
+      const port = new OctokitPort(
+        new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.installationToken(g.installationId) }) as never,
+        OWNER,
+        REPO,
+      );
+      const state = await port.branchRules("forge/any-run/_state");
+      const verdict = checkStateRuleset({ rules: { ok: true, value: { state, task: [], integration: [] } } } as unknown as DoctorFacts);
+      expect(verdict.verdict).toBe("fail");
+      expect(verdict.detail).toBe("no ruleset restricts creations of forge/<run>/_state");
+      await g.waitFor((x) => x.status === "completed", 90_000);
+    },
+  );
 });

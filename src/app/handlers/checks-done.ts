@@ -31,8 +31,8 @@ const STATUS_BRANCHES = 10;
 
 /**
  * A commit status (the legacy Statuses API: Jenkins, CircleCI, …) failed: for a task PR's head it
- * counts as a red required check — by its context name when `required_checks` is set; never Forge's
- * own. The payload names the commit and the branches whose head it is; what failed is read back
+ * counts as a red required check when its context is one of the run's `required_checks` (any
+ * token with `statuses: write` may post any context); never Forge's own. The payload names the commit and the branches whose head it is; what failed is read back
  * from GitHub (`ciChecks`), as for check suites.
  */
 async function redStatus(ctx: AppContext, rt: RepoRuntime, context: Context<"status">): Promise<void> {
@@ -41,7 +41,7 @@ async function redStatus(ctx: AppContext, rt: RepoRuntime, context: Context<"sta
   if (typeof p.context !== "string" || p.context.startsWith("forge · ")) return;
   for (const b of (Array.isArray(p.branches) ? p.branches : []).slice(0, STATUS_BRANCHES)) {
     if (typeof b?.name !== "string" || typeof p.sha !== "string") continue;
-    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure" });
+    await redChecks(ctx, rt, context, { branch: b.name, headSha: p.sha, conclusion: "failure", context: p.context });
   }
 }
 
@@ -59,11 +59,13 @@ export interface CiDone {
   branch: string | null | undefined;
   headSha: string;
   conclusion: string | null | undefined;
+  /** A commit status's context: it counts only when the run requires it. */
+  context?: string;
 }
 
 /**
- * A failed suite (or CI workflow run) on a verified task PR's head: once every check of the
- * repository's own on that head is done (read from GitHub, Forge's own never counted), its failures —
+ * A failed suite (or CI workflow run) on a verified task PR's head: once every required check on
+ * that head is done (read from GitHub, Forge's own never counted), its failures —
  * names, summaries, annotations, log excerpts — become `checks.failed`. The payload only says which
  * head to look at.
  */
@@ -76,7 +78,11 @@ async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, don
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
   if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
-  const checks = await rt.port.ciChecks(suite.head_sha, loaded.state.config.required_checks);
+  // Only the checks the run requires count: anyone with a token that may post a status or a check
+  // run could otherwise start fix revisions with their own text in the agent's prompt.
+  const required = loaded.state.config.required_checks;
+  if (required.length === 0 || (done.context !== undefined && !required.includes(done.context))) return;
+  const checks = await rt.port.ciChecks(suite.head_sha, required);
   if (checks.pending || checks.failing.length === 0) return;
   const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, suite.head_sha, checks.failing)]);
   if (result.rejections.length)

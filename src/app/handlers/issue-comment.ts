@@ -7,6 +7,7 @@ import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { isAppAuthor, parseMarker } from "../render.js";
 import { startPlanRun } from "../start-run.js";
+import { handSteeringToJob } from "../steering.js";
 
 export async function onIssueComment(ctx: AppContext, context: Context<"issue_comment">): Promise<void> {
   const { payload } = context;
@@ -52,7 +53,17 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     return;
   }
   if (parsed.name === "plan") {
-    const { branch, inputs } = planCaptainDispatch({ issue, title: payload.issue.title, body: payload.issue.body ?? "" });
+    // The issue as the writer saw it when they commented: an edit after the command (anyone who
+    // opened the issue may edit it, write access or not) would put text the writer never read in
+    // the Captain's prompt. Refused, and said so: the writer reads it again and repeats the command.
+    const now = await rt.port.issueAsEdited(issue);
+    const edited = now.lastEditedAt !== null && Date.parse(now.lastEditedAt) > Date.parse(payload.comment.created_at);
+    const same = (a: string, b: string) => a.replace(/\r\n/g, "\n") === b.replace(/\r\n/g, "\n");
+    if (edited || !same(now.title, payload.issue.title) || !same(now.body, payload.issue.body ?? ""))
+      return void (await reply(
+        "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command.",
+      ));
+    const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
     const workflow = (await ctx.configOf(rt)).workflow;
     // The same command again (or its redelivery) while the Captain works starts no second one.
     if ((await rt.port.listWorkflowRuns(workflow, { branch })).some((r) => r.status !== "completed"))
@@ -100,9 +111,17 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     ...(target.crId ? { crId: target.crId } : {}),
     ...(message ? { message } : {}),
     ...(amountUsd !== undefined ? { amountUsd } : {}),
+    // The journal remembers the comment: it is acted on once, whichever delivery brings it.
+    commentId: payload.comment.id,
   };
   const result = await ctx.apply(rt, target.runId, [input]);
-  if (result.rejections.length) await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  if (result.rejections.length) return void (await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n")));
+  // Steering reaches the job as the App's own comment on the task's PR, never through the journal.
+  const undelivered =
+    parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered"))
+      ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : undefined)
+      : undefined;
+  if (undelivered) await reply(undelivered);
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
 }
 

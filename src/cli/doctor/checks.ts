@@ -4,6 +4,7 @@
  */
 import YAML from "yaml";
 import type { Readiness } from "../../github/readiness.js";
+import { missingRulesText, STATE_BRANCH_RULES } from "../../core/state-rules.js";
 
 export type Verdict = "pass" | "fail" | "skip";
 
@@ -174,19 +175,17 @@ export function checkActions(f: DoctorFacts): CheckResult {
   return { id: "actions", title, verdict: "pass", detail: `enabled; allowed actions: ${a.allowedActions}` };
 }
 
-const STATE_RULES = ["update", "deletion"];
-
 export function checkStateRuleset(f: DoctorFacts): CheckResult {
   const title = "a ruleset keeps forge/*/_state the App's alone";
   const rules = f.rules;
   if (!rules.ok) return skipped("state-ruleset", title, rules.reason, "give forge doctor a token that can read the repository");
-  const missing = STATE_RULES.filter((t) => !rules.value.state.includes(t));
+  const missing = STATE_BRANCH_RULES.filter((t) => !rules.value.state.includes(t));
   if (missing.length)
     return {
       id: "state-ruleset",
       title,
       verdict: "fail",
-      detail: `no ruleset restricts ${missing.map((t) => (t === "update" ? "updates" : "deletions")).join(" or ")} of forge/<run>/_state`,
+      detail: `no ruleset restricts ${missingRulesText(missing)} of forge/<run>/_state`,
       fix: 'add the ruleset in README.md, "Protect the state branches" (Settings → Rules → Rulesets), with the Forge App as bypass actor',
     };
   return { id: "state-ruleset", title, verdict: "pass", detail: `rules on forge/<run>/_state: ${rules.value.state.join(", ")}` };

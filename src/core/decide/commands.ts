@@ -1,4 +1,5 @@
 /** `/forge` commands of people with write permission (the App checked it). A refused command says why, in the person's words. */
+import { COMMAND_MEMORY } from "../journal.js";
 import { commandReplies as replies } from "../render/run-messages.js";
 import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
@@ -97,7 +98,27 @@ function approveOrReject(s: Step, c: Command & { command: "approve" | "reject" }
   return s.reject(c.kind, replies.approveWhat(c.command));
 }
 
+/**
+ * Whether the comment behind `c` was acted on already; if not, it is remembered from now on. GitHub
+ * signs a delivery once and keeps no clock in it, so the same signed `/forge budget +5` can be sent
+ * again under any delivery id: the comment's id, not the delivery's, says whether it is new. The run
+ * keeps the latest `COMMAND_MEMORY` ids; comment ids grow as comments are made, so an id at or below
+ * the oldest one forgotten (`below`) is taken as seen — only a command older than that many newer
+ * ones, arriving after them, is refused as stale.
+ */
+function seenBefore(s: Step, commentId: number): boolean {
+  const memory = s.j.commands ?? { comments: [], below: 0 };
+  if (commentId <= memory.below || memory.comments.includes(commentId)) return true;
+  const comments = [...memory.comments, commentId].sort((a, b) => a - b);
+  const over = comments.length - COMMAND_MEMORY;
+  const below = over > 0 ? comments[over - 1]! : memory.below;
+  s.j.commands = { comments: over > 0 ? comments.slice(over) : comments, below };
+  return false;
+}
+
 export function command(s: Step, c: Command): void {
+  // A comment delivered again (a replay, a redelivery under a new id) changes nothing, and says nothing.
+  if (c.commentId !== undefined && seenBefore(s, c.commentId)) return;
   // The table's handler for `c.command` takes exactly this command; the compiler cannot correlate the two by itself.
   (commands[c.command] as (s: Step, c: Command) => void)(s, c);
 }

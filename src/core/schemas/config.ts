@@ -66,7 +66,7 @@ export const forgeConfigSchema = z
       .array(z.string().min(1))
       .default([])
       .describe(
-        "Names of check runs (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix). Empty: Forge merges when GitHub allows, and any failing check run on the head that is not Forge's own starts a fix.",
+        "Names of check runs and commit-status contexts (the repository's own CI) a task PR's head must pass before Forge merges it, besides what branch protection requires; their failure starts a fix revision (ci_fix), their output given to the agent as CI output. Only these count: any token that may post a status or a check run can name it anything. Empty: Forge merges when GitHub allows and starts no CI fix.",
       ),
     ci_fix: z
       .object({

@@ -83,8 +83,17 @@ export const issueHandlers: Record<string, Handler> = {
     const repo = repoOf(ctx);
     const issue = issueOf(ctx);
     const b = ctx.body ?? {};
-    // A person with triage access may close, reopen and label it; another's title or body takes write access.
-    if (("title" in b || "body" in b) && ctx.token?.kind === "user" && issue.user.id !== ctx.actor.id && !roleAtLeastWrite(ctx))
+    // Its author may edit its title and body, and close or reopen it, with read access; anyone else
+    // needs triage to close, reopen and label it, and write access for another's title or body.
+    // Labels and assignees from someone without triage are dropped silently, as on GitHub.
+    const author = ctx.token?.kind === "user" && issue.user.id === ctx.actor.id;
+    const triage = roleAtLeastTriage(ctx);
+    if (!author && !triage) throw new HttpError(403, "Must have triage access to repository", ctx.doc);
+    if (!triage) {
+      delete b.labels;
+      delete b.assignees;
+    }
+    if (("title" in b || "body" in b) && ctx.token?.kind === "user" && !author && !roleAtLeastWrite(ctx))
       throw new HttpError(403, "Must have push access to repository", ctx.doc);
     checkBodyLength(ctx, "Issue", str(b, "body"));
     const changes: Record<string, unknown> = {};
@@ -95,6 +104,8 @@ export const issueHandlers: Record<string, Handler> = {
     if ("body" in b && b.body !== issue.body) {
       changes.body = { from: issue.body ?? "" };
       issue.body = (b.body as string | null) ?? null;
+      // GitHub records each edit of the body as a user content edit, the latest as `lastEditedAt` (GraphQL).
+      issue.lastEditedAt = now();
     }
     if (Object.keys(changes).length) {
       issue.updatedAt = now();
@@ -278,6 +289,13 @@ export const issueHandlers: Record<string, Handler> = {
     );
   },
 };
+
+function roleAtLeastTriage(ctx: RestCtx): boolean {
+  if (ctx.token?.kind !== "user") return true;
+  const repo = repoOf(ctx);
+  const role = ctx.actor.id === repo.owner.id ? "admin" : repo.collaborators.get(ctx.actor.login);
+  return role === "triage" || role === "write" || role === "maintain" || role === "admin";
+}
 
 function roleAtLeastWrite(ctx: RestCtx): boolean {
   if (ctx.token?.kind !== "user") return true;

@@ -369,6 +369,33 @@ export class GitHubMock {
     return hit;
   }
 
+  /**
+   * An issue's title, body and last edit, in one GraphQL query
+   * (docs.github.com/graphql/reference/objects#issue, `lastEditedAt`): `/forge plan` reads them.
+   */
+  issueAsEdited(number: number, issue: { title: string; body: string; lastEditedAt: string | null }): Hit {
+    const route = `POST /graphql issue(${number})`;
+    const hit: Hit = {
+      get body() {
+        return this.call?.body;
+      },
+    };
+    this.#mocks.push({ route, hit });
+    nock(API)
+      .post(
+        "/graphql",
+        (body: { query?: string; variables?: { number?: number } }) =>
+          /issue\(number: \$number\)/.test(body.query ?? "") && body.variables?.number === number,
+      )
+      .reply((_uri, requestBody) => {
+        const call: Call = { method: "POST", path: "/graphql", query: {}, body: requestBody, route: `POST /graphql` };
+        this.calls.push(call);
+        hit.call = call;
+        return [200, { data: { repository: { issue } } }, { "content-type": "application/json; charset=utf-8" }];
+      });
+    return hit;
+  }
+
   /** A batch of files read at `ref` in one GraphQL query (`OctokitPort.readFiles`: `object(expression: "<ref>:<path>")`). */
   filesAt(ref: string, files: Record<string, string>): Hit {
     const route = `POST /graphql repository.object ×${Object.keys(files).length}`;
@@ -478,7 +505,7 @@ export class GitHubMock {
    */
   journal(state: StoredRun, sha = JOURNAL_SHA): Hit {
     const leases = Object.keys(state.leases ?? {}).length ? state.leases : ownLeases(state);
-    return this.file("journal.json", STATE_BRANCH, sealJournal(JOURNAL_KEY, { ...state, leases }), sha);
+    return this.file("journal.json", STATE_BRANCH, sealed({ ...state, leases }), sha);
   }
 
   /** A compare-and-swap write of the journal answered with `status` (200: written, 409: it moved). */
@@ -542,6 +569,11 @@ export const JOURNAL_SHA = "b10b000000000000000000000000000000000001";
 
 /** The test App's journal key: derived from its private key, as a real App's is. */
 export const JOURNAL_KEY = journalKeyFrom(appKeys().privateKeyPem);
+/** The repository's id as the fixtures' GitHub answers it (`GET /repos/{owner}/{repo}`). */
+export const REPOSITORY_ID = 77;
+/** `journal.json`'s text for `state`, sealed as the App seals it in this repository. */
+export const sealed = (state: StoredRun, repositoryId = REPOSITORY_ID) =>
+  sealJournal(JOURNAL_KEY, state, { repositoryId, runId: state.journal.runId });
 
 /** A blob sha for a file's text (any 40 hex digits are fine here; this one is stable per text). */
 export function blobSha(content: string): string {

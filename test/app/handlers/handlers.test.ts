@@ -333,6 +333,7 @@ describe("push", () => {
     const integration = gh.createRef(INTEGRATION, PLAN_SHA);
     // The state branch is protected by a ruleset (README, "Protect the state branches"): no warning.
     const rules = gh.reply(`GET ${R}/rules/branches/forge/${RUN_ID}/_state?per_page=100`, 200, [
+      { type: "creation", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
       { type: "update", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
       { type: "deletion", ruleset_source_type: "Repository", ruleset_source: "acme/widgets", ruleset_id: 1 },
     ]);
@@ -1173,12 +1174,14 @@ describe("issue_comment", () => {
       total_count: 0,
       workflow_runs: [],
     });
+    const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
+    // The issue as it is now: not edited since it was opened.
+    gh.issueAsEdited(9, { title: "CSV export", body, lastEditedAt: null });
     const said = gh.comment(9);
     gh.ref("main", PLAN_SHA);
     const branch = gh.createRef("forge/_plan-9", PLAN_SHA);
     const dispatch = gh.dispatch(6100);
 
-    const body = "Export the report as CSV.\n\nOne `toCsv(rows)` function with tests.";
     await app.receive(
       delivery("issue_comment", {
         action: "created",
@@ -1215,6 +1218,7 @@ describe("issue_comment", () => {
       total_count: 1,
       workflow_runs: [{ id: 6100, head_branch: "forge/_plan-9", status: "in_progress", conclusion: null, event: "workflow_dispatch" }],
     });
+    gh.issueAsEdited(9, { title: "CSV export", body: "x", lastEditedAt: "2026-01-01T00:00:00Z" });
     const said = gh.comment(9);
 
     await app.receive(

@@ -33,6 +33,12 @@ const error = (message: string, status: number, doc = "https://docs.github.com/r
 });
 
 describe("OctokitPort", () => {
+  it("issueAsEdited: the issue's title, body and lastEditedAt in one GraphQL query", async () => {
+    const hit = gh.issueAsEdited(9, { title: "CSV export", body: "As CSV.", lastEditedAt: "2026-11-26T10:00:00Z" });
+    expect(await port.issueAsEdited(9)).toEqual({ title: "CSV export", body: "As CSV.", lastEditedAt: "2026-11-26T10:00:00Z" });
+    expect(hit.body).toMatchObject({ variables: { owner: OWNER, name: REPO, number: 9 } });
+  });
+
   it("writeFile: a 409 on the contents PUT (the blob moved) is a ConflictError", async () => {
     const put = gh.reply(`PUT ${R}/contents/journal.json`, 409, error("journal.json does not match b10b", 409));
     const write = port.writeFile("forge/r/_state", "journal.json", "{}\n", "forge: journal", "b10b000000000000000000000000000000000001");
