@@ -30,16 +30,20 @@ export function runnerUserPlan(): RunnerUserPlan {
   return { kind: "create" };
 }
 
-const run = (cmd: string, args: string[]) => {
-  const r = spawnSync(cmd, args, { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.error?.message ?? r.stderr}`);
-  return r.stdout.trim();
+/** Runs a command; again after a moment when it fails (tests running at once contend for the lock on /etc/passwd). */
+const run = (cmd: string, args: string[], tries = 1) => {
+  for (let i = 1; ; i++) {
+    const r = spawnSync(cmd, args, { encoding: "utf8" });
+    if (r.status === 0) return r.stdout.trim();
+    if (i >= tries) throw new Error(`${cmd} ${args.join(" ")}: ${r.error?.message ?? r.stderr}`);
+    spawnSync("sleep", [String(0.1 * i)]);
+  }
 };
 
 /** Creates `forge-runner-<hex>` with a home and a NOPASSWD sudoers entry (root only). */
 export function createRunnerUser(): RunnerUser {
   const user = `forge-runner-${randomBytes(3).toString("hex")}`;
-  run("useradd", ["--create-home", "--shell", "/bin/sh", user]);
+  run("useradd", ["--create-home", "--shell", "/bin/sh", user], 10);
   writeFileSync(`/etc/sudoers.d/${user}`, `${user} ALL=(ALL) NOPASSWD:ALL\n`, { mode: 0o440 });
   const u: RunnerUser = { user, uid: Number(run("id", ["-u", user])), gid: Number(run("id", ["-g", user])), home: `/home/${user}` };
   // As on a hosted runner: that user's sudo works without a password.
@@ -49,5 +53,9 @@ export function createRunnerUser(): RunnerUser {
 
 export function removeRunnerUser(u: RunnerUser): void {
   rmSync(`/etc/sudoers.d/${u.user}`, { force: true });
-  spawnSync("userdel", ["--remove", u.user], { encoding: "utf8" });
+  try {
+    run("userdel", ["--remove", u.user], 10);
+  } catch {
+    // Left for the machine's owner: a user without a password, its sudoers entry gone.
+  }
 }
