@@ -183,7 +183,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
-    // its own OS user when it can have one.
+    // its own OS user when it can have one (removed with every process of it by `access.close()`).
     const access = await agentAccess({
       adapter,
       isolation: config.agent.isolation,
