@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-DM2T6A4Y.js";
+} from "./chunk-YIUG7DZS.js";
 import {
   EXIT_CODES,
   formatProblem,

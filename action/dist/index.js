@@ -8,12 +8,15 @@ import {
   GitError,
   Masker,
   abortMerge,
+  asAgentUser,
   assertNoLinks,
   concludeMerge,
   defaultReportPaths,
   findLinks,
   finishSubBranch,
+  handOver,
   isForbiddenEnvName,
+  killAgentProcesses,
   loadPlan,
   loadSystemPrompt,
   mergeRef,
@@ -23,14 +26,18 @@ import {
   readAgentFile,
   readAgentFileSync,
   readAgentText,
+  releaseAgentUser,
+  runProcess,
   sanitizeUntrusted,
+  signalAgentGroup,
   spawnAgent,
   startSubBranch,
+  takeBack,
   traceIdFrom,
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-DM2T6A4Y.js";
+} from "./chunk-YIUG7DZS.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -71,7 +78,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-GB6OVHSH.js";
+} from "./chunk-NNIW6LRK.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -118,7 +125,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path25 from "node:path";
+import path26 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -291,7 +298,7 @@ async function startModelProxy(options) {
     if (spent !== void 0) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
-  function forward(req, res, style, path26) {
+  function forward(req, res, style, path27) {
     count++;
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) {
@@ -303,7 +310,7 @@ async function startModelProxy(options) {
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(
-      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path26, headers },
+      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path27, headers },
       (answer) => meter(answer, res)
     );
     out.on("error", (err) => refuse(res, api, 502, "api_error", `the model API could not be reached: ${err.message}`));
@@ -407,6 +414,8 @@ async function agentAccess(o) {
     ...proxy ? { proxy } : {},
     close: async () => {
       await proxy?.close();
+      if (!runAs) return;
+      for (const problem of await releaseAgentUser(runAs)) o.warn(`The agent's user was not fully cleaned up: ${problem}`);
     }
   };
 }
@@ -891,9 +900,9 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async readFile(path26, ref) {
+    async readFile(path27, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path26, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path27, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -902,7 +911,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path26} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path27} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -2184,7 +2193,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path26, ref) => github.readFile(path26, ref),
+    readFile: (path27, ref) => github.readFile(path27, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -3982,7 +3991,7 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir9 } from "node:fs/promises";
-import path24 from "node:path";
+import path25 from "node:path";
 
 // src/agent/stages/config.ts
 import path19 from "node:path";
@@ -4039,7 +4048,7 @@ async function loadStageConfig(repoDir) {
 }
 
 // src/agent/stages/refinery.ts
-import path21 from "node:path";
+import path22 from "node:path";
 
 // src/agent/stages/change-request.ts
 async function writeChangeRequest(file, ctx, cr) {
@@ -4074,15 +4083,93 @@ ${cr.resolution}
 }
 
 // src/agent/stages/sentinel.ts
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir as mkdir8 } from "node:fs/promises";
+import path21 from "node:path";
+
+// src/agent/repo-command.ts
+import { mkdirSync } from "node:fs";
 import path20 from "node:path";
+var Tail = class {
+  constructor(max) {
+    this.max = max;
+  }
+  max;
+  text = "";
+  cut = false;
+  add(line) {
+    this.text += `${line.length > this.max ? line.slice(-this.max) : line}
+`;
+    if (this.text.length > 2 * this.max) this.trim();
+  }
+  toString() {
+    this.trim();
+    return this.cut ? `[\u2026 earlier output cut]
+${this.text}` : this.text;
+  }
+  trim() {
+    if (this.text.length <= this.max) return;
+    this.text = this.text.slice(-this.max);
+    this.cut = true;
+  }
+};
+async function runRepoCommand(o) {
+  const max = o.maxOutputBytes ?? 256 * 1024;
+  const out = new Tail(max);
+  const err = new Tail(max);
+  const u = o.runAs && process.getuid?.() !== o.runAs.uid ? o.runAs : void 0;
+  let command = "sh";
+  let args = ["-c", o.command];
+  let env = { ...o.env };
+  const dirs = [o.cwd, o.scratchDir];
+  if (u) {
+    const home = path20.join(o.scratchDir, "home");
+    const tmp = path20.join(o.scratchDir, "tmp");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(tmp, { recursive: true });
+    env = { ...env, HOME: home, TMPDIR: tmp, USER: u.user, LOGNAME: u.user };
+    ({ command, args } = asAgentUser(u, command, args, env));
+    await handOver(u, dirs);
+  }
+  let survivors = [];
+  let result;
+  try {
+    const r = await runProcess({
+      command,
+      args,
+      cwd: o.cwd,
+      env,
+      timeoutMs: o.timeoutMs,
+      maxLineBytes: max,
+      ...o.signal ? { signal: o.signal } : {},
+      ...u ? { signalGroup: (pgid, sig) => void signalAgentGroup(u, pgid, sig) } : {},
+      onStdoutLine: (l) => out.add(l),
+      onStderrLine: (l) => err.add(l)
+    });
+    const errText = err.toString();
+    result = {
+      code: r.spawnError || r.code === null ? 1 : r.code,
+      output: `${out.toString()}${errText ? `
+[stderr]
+${errText}` : ""}${r.spawnError ? `
+[could not start: ${r.spawnError.message}]` : ""}`,
+      ...r.stopped ? { stopped: r.stopped } : {}
+    };
+  } finally {
+    if (u) {
+      survivors = await killAgentProcesses(u);
+      await takeBack(u, dirs);
+    }
+  }
+  return survivors.length ? { ...result, survivors } : result;
+}
+
+// src/agent/stages/sentinel.ts
 function sentinelDir(c) {
-  return path20.join(c.sessionDir, "sentinel");
+  return path21.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path20.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path21.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   if (v.result && isAbort(v.result))
@@ -4098,7 +4185,7 @@ async function initialTest(c) {
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir8(cycleDir, { recursive: true });
-  const file = path20.join(cycleDir, "verification-results.json");
+  const file = path21.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -4106,8 +4193,17 @@ async function verification(c, cycleDir, specPath) {
       FORGE_RUN_ID: task.runId,
       FORGE_TASK_ID: task.taskId
     };
-    const run2 = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 6e4, testEnv, options.signal);
-    await writeInAgentFolder(c.sessionDir, path20.join(cycleDir, "test-output.log"), run2.output);
+    const run2 = await runRepoCommand({
+      command: task.testCommand,
+      cwd: c.workdir,
+      env: testEnv,
+      timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
+      scratchDir: path21.join(cycleDir, "test-command"),
+      ...options.signal ? { signal: options.signal } : {},
+      ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
+    });
+    if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
+    await writeInAgentFolder(c.sessionDir, path21.join(cycleDir, "test-output.log"), run2.output);
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -4145,7 +4241,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path20.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path21.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -4156,7 +4252,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path20.join(sentinelDir(c), "test-spec.md");
+  const spec = path21.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -4184,7 +4280,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path20.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path21.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -4192,7 +4288,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path20.join(cycleDir, "audit-report.md");
+  const audit = path21.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -4219,7 +4315,7 @@ ${task.task.trim()}`
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path20.join(cycleDir, "fix-list.json");
+  const fixList = path21.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -4261,7 +4357,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path20.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path21.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -4274,17 +4370,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeInAgentFolder(c.sessionDir, path20.join(dir, "grade.txt"), `${grade}
+  await writeInAgentFolder(c.sessionDir, path21.join(dir, "grade.txt"), `${grade}
 `);
   await writeInAgentFolder(
     c.sessionDir,
-    path20.join(dir, "summary.json"),
+    path21.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path20.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path21.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4325,21 +4421,6 @@ async function readJson(c, file) {
     return void 0;
   }
 }
-function runShell(command, cwd, timeoutMs, env, signal) {
-  return new Promise((resolve) => {
-    execFile(
-      "sh",
-      ["-c", command],
-      { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...signal ? { signal } : {} },
-      (err, stdout, stderr) => {
-        const code3 = err ? typeof err.code === "number" ? err.code : 1 : 0;
-        resolve({ code: code3, output: `${String(stdout)}${stderr ? `
-[stderr]
-${String(stderr)}` : ""}` });
-      }
-    );
-  });
-}
 
 // src/agent/stages/refinery.ts
 async function mergeUpstream(c) {
@@ -4355,7 +4436,7 @@ async function mergeUpstream(c) {
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
   }
-  const artifact = path21.join(c.sessionDir, "merge-log.txt");
+  const artifact = path22.join(c.sessionDir, "merge-log.txt");
   await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}
 `);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -4405,7 +4486,7 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import path22 from "node:path";
+import path23 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -4460,8 +4541,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path22.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path22.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path23.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path23.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -4517,7 +4598,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path22.join(c.sessionDir, "manifest.json");
+  const manifestPath = path23.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4534,9 +4615,9 @@ var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
 import { readdir as readdir6 } from "node:fs/promises";
-import path23 from "node:path";
+import path24 from "node:path";
 function subtaskDir(sessionDir) {
-  return path23.join(sessionDir, "subtasks");
+  return path24.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -4549,7 +4630,7 @@ async function readSubtasks(dir) {
   const names = (await readdir6(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path23.join(dir, name);
+    const file = path24.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -4565,7 +4646,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, (await readAgentFile(path23.dirname(file), file))?.toString("utf8") ?? "");
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path24.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -4688,7 +4769,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path24.join(req.sessionDir, "agent");
+      const agentDir = path25.join(req.sessionDir, "agent");
       await mkdir9(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -4731,7 +4812,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path24.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path25.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -4837,11 +4918,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path25.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path26.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path25.basename(path25.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path26.basename(path26.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
@@ -4887,7 +4968,7 @@ ${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path25.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path26.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
     await ensureRepository(git, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)

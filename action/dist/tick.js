@@ -57,7 +57,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-GB6OVHSH.js";
+} from "./chunk-NNIW6LRK.js";
 import {
   Octokit,
   RequestError,

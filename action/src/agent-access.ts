@@ -1,11 +1,12 @@
 /**
  * What the agent gets to reach the model, and as whom it runs (docs/runner.md#isolation): the
  * model API through the runner's proxy (a local URL and a session token in the agent's environment,
- * never the key), and the agent's own OS user when `agent.isolation` allows.
+ * never the key), and this job's own OS user when `agent.isolation` allows — created here, and
+ * removed by `close()` with every process it still has.
  */
 import type { AdapterName } from "../../src/agent/types.js";
 import { isForbiddenEnvName } from "../../src/agent/env.js";
-import { prepareAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
+import { prepareAgentUser, releaseAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
 
 /** Model keys a runner environment may hold: they never reach the agent. */
@@ -74,6 +75,8 @@ export async function agentAccess(o: {
     ...(proxy ? { proxy } : {}),
     close: async () => {
       await proxy?.close();
+      if (!runAs) return;
+      for (const problem of await releaseAgentUser(runAs)) o.warn(`The agent's user was not fully cleaned up: ${problem}`);
     },
   };
 }

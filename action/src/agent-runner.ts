@@ -110,7 +110,9 @@ export interface CommandRunnerOptions {
 
 /**
  * Any executable as a one-stage agent: environment in, exit code and files out. Its output lines are
- * its progress; they go, masked, to `<sessionDir>/transcript.log`.
+ * its progress; they go, masked, to `<sessionDir>/transcript.log`. It runs as this process's user,
+ * with no isolation: the action never uses it (its `command` adapter goes through `createStagesRunner`,
+ * which runs it as the job's agent user); tests do.
  */
 export function createCommandRunner(options: CommandRunnerOptions): AgentRunner {
   return {

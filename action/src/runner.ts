@@ -125,28 +125,32 @@ export function bundledForgeCli(): { command: string; args: string[] } | undefin
   return existsSync(file) && path.basename(path.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : undefined;
 }
 
+/** The action's inputs and the job's environment, checked: a clear error names what is missing. */
+function readJob(env: NodeJS.ProcessEnv): { input: ActionInput; jobEnv: JobEnv } {
+  const parsedInput = actionInputSchema.safeParse(readInputs());
+  if (!parsedInput.success)
+    throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
+  const parsedEnv = jobEnvSchema.safeParse({
+    repository: env.GITHUB_REPOSITORY,
+    serverUrl: env.GITHUB_SERVER_URL,
+    apiUrl: env.GITHUB_API_URL,
+    graphqlUrl: env.GITHUB_GRAPHQL_URL || undefined,
+    workspace: env.GITHUB_WORKSPACE,
+    runnerTemp: env.RUNNER_TEMP,
+    workflowRunId: env.GITHUB_RUN_ID || undefined,
+    actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || undefined,
+  });
+  if (!parsedEnv.success)
+    throw new ConfigError(`The job environment is incomplete:\n${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
+  return { input: parsedInput.data, jobEnv: parsedEnv.data };
+}
+
 export async function run(overrides: RunOverrides = {}): Promise<void> {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
   let failure: string | undefined;
   try {
-    const parsedInput = actionInputSchema.safeParse(readInputs());
-    if (!parsedInput.success)
-      throw new ConfigError(`The Forge action's inputs are invalid:\n${describeIssues(parsedInput.error, INPUT_NAMES)}`);
-    const input: ActionInput = parsedInput.data;
-    const parsedEnv = jobEnvSchema.safeParse({
-      repository: env.GITHUB_REPOSITORY,
-      serverUrl: env.GITHUB_SERVER_URL,
-      apiUrl: env.GITHUB_API_URL,
-      graphqlUrl: env.GITHUB_GRAPHQL_URL || undefined,
-      workspace: env.GITHUB_WORKSPACE,
-      runnerTemp: env.RUNNER_TEMP,
-      workflowRunId: env.GITHUB_RUN_ID || undefined,
-      actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || undefined,
-    });
-    if (!parsedEnv.success)
-      throw new ConfigError(`The job environment is incomplete:\n${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
-    const jobEnv: JobEnv = parsedEnv.data;
+    const { input, jobEnv } = readJob(env);
 
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) core.setSecret(v);
@@ -183,7 +187,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
-    // its own OS user when it can have one.
+    // its own OS user when it can have one (removed with every process of it by `access.close()`).
     const access = await agentAccess({
       adapter,
       isolation: config.agent.isolation,

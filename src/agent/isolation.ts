@@ -1,17 +1,21 @@
 /**
  * The agent as its own OS user (see docs/runner.md#isolation). An agent runs Bash; running it as the
  * runner's user would let it read the environment of the runner's own processes
- * (`/proc/<pid>/environ`: the job token, the model key) and use the runner's `sudo`. So the runner
- * runs each top-level agent session as the unprivileged user `forge-agent` — no groups, no
- * `sudo`, `no_new_privs` — with only the directories it works in handed over to it for the session,
- * and takes them back before its own git touches them.
+ * (`/proc/<pid>/environ`: the job token, the model key) and use the runner's `sudo`. So each job
+ * creates its own unprivileged user `forge-agent-<8 hex>` — no groups, no `sudo`, `no_new_privs` —
+ * and runs every agent session and every command of the repository (the test command) as that user,
+ * with only the directories it works in handed over to it for the session, taken back before the
+ * runner's own git touches them. After each session every process of that user is killed (a
+ * `setsid` daemon leaves the process group, not the uid); at the end of the job the user is removed
+ * and the folder modes the runner changed are restored (`releaseAgentUser`).
  *
  * It needs root or passwordless `sudo` (GitHub's hosted runners have it). `agent.isolation`:
  * `auto` (default) isolates when it can and says so when it cannot; `user` fails the job when it
  * cannot; `none` runs the agent as the runner's user.
  */
 import { execFile } from "node:child_process";
-import { chmod, stat } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 
@@ -21,7 +25,9 @@ const SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/s
 const exec = (cmd: string, args: string[], o: { encoding: "utf8" } = { encoding: "utf8" }) =>
   execP(cmd, args, { ...o, env: { ...process.env, PATH: SYSTEM_PATH } });
 
-export const AGENT_USER = "forge-agent";
+/** Every job's agent user is named `forge-agent-` and 8 random hex digits. */
+export const AGENT_USER_PREFIX = "forge-agent-";
+const AGENT_USER_NAME = /^forge-agent-[0-9a-f]{8}$/;
 
 export type IsolationMode = "auto" | "user" | "none";
 
@@ -33,6 +39,8 @@ export interface AgentUser {
   via: "root" | "sudo";
   /** The runner's own uid and gid, to take the directories back. */
   owner: { uid: number; gid: number };
+  /** Folders whose mode `handOver` changed (the search bit for others), with their mode before: restored at the end of the job. */
+  changedModes: Map<string, number>;
 }
 
 export class IsolationError extends Error {}
@@ -53,8 +61,9 @@ async function canSudo(): Promise<boolean> {
 }
 
 /**
- * The agent's user, created when missing; undefined for `none`, or for `auto` when the runner is
- * neither root nor allowed passwordless sudo (`warn` says so).
+ * This job's agent user, created now (`forge-agent-<8 hex>`, no home, no login shell); undefined
+ * for `none`, or for `auto` when the runner is neither root nor allowed passwordless sudo (`warn`
+ * says so). Release it with `releaseAgentUser` at the end of the job.
  */
 export async function prepareAgentUser(mode: IsolationMode, warn: (message: string) => void): Promise<AgentUser | undefined> {
   if (mode === "none") return undefined;
@@ -68,21 +77,12 @@ export async function prepareAgentUser(mode: IsolationMode, warn: (message: stri
     return undefined;
   }
   try {
-    const id = async (flag: string) => Number((await exec("id", [flag, AGENT_USER])).stdout.trim());
-    let agentUid: number;
-    try {
-      agentUid = await id("-u");
-    } catch {
-      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
-        async (err: unknown) => {
-          // Two jobs on one machine may create it at once.
-          if (!(await id("-u").catch(() => undefined))) throw err;
-        },
-      );
-      agentUid = await id("-u");
-    }
     await exec("setpriv", ["--version"]);
-    return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
+    const user = await createUser(via);
+    const id = async (flag: string) => Number((await exec("id", [flag, user])).stdout.trim());
+    const [agentUid, agentGid] = [await id("-u"), await id("-g")];
+    if (!(agentUid > 0) || agentUid === uid) throw new Error(`${user} has uid ${agentUid}`);
+    return { user, uid: agentUid, gid: agentGid, via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 }, changedModes: new Map() };
   } catch (err) {
     const why = `the agent's own user could not be prepared (${err instanceof Error ? err.message.split("\n")[0] : String(err)}): useradd and setpriv (Debian's passwd and util-linux) are needed`;
     if (mode === "user") throw new IsolationError(`agent.isolation is 'user', but ${why}.`);
@@ -90,6 +90,25 @@ export async function prepareAgentUser(mode: IsolationMode, warn: (message: stri
     return undefined;
   }
 }
+
+/**
+ * Creates a system user with a fresh name; its name. Another name when one is taken; again after a
+ * moment when `useradd` failed otherwise (jobs on one machine contend for the lock on /etc/passwd).
+ */
+async function createUser(via: "root" | "sudo"): Promise<string> {
+  for (let i = 0; ; i++) {
+    const user = `${AGENT_USER_PREFIX}${randomBytes(4).toString("hex")}`;
+    try {
+      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", user]);
+      return user;
+    } catch (err) {
+      if (i >= 5 || (err as NodeJS.ErrnoException).code === "ENOENT") throw err;
+      await pause(50 + Math.random() * 200 * (i + 1));
+    }
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The command line that runs `command args` as the agent's user: its uid and group only, no
@@ -121,7 +140,12 @@ export async function handOver(u: AgentUser, dirs: readonly string[]): Promise<v
   for (const dir of unique) {
     for (let a = path.dirname(dir); a !== path.dirname(a); a = path.dirname(a)) {
       const s = await stat(a).catch(() => undefined);
-      if (s && s.uid === u.owner.uid && (s.mode & 0o001) === 0) await chmod(a, s.mode | 0o001).catch(() => undefined);
+      if (!s || s.uid !== u.owner.uid || (s.mode & 0o001) !== 0) continue;
+      const changed = await chmod(a, s.mode | 0o001).then(
+        () => true,
+        () => false,
+      );
+      if (changed && !u.changedModes.has(a)) u.changedModes.set(a, s.mode & 0o7777);
     }
   }
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.uid}:${u.gid}`, "--", ...unique]);
@@ -131,4 +155,72 @@ export async function handOver(u: AgentUser, dirs: readonly string[]): Promise<v
 export async function takeBack(u: AgentUser, dirs: readonly string[]): Promise<void> {
   const unique = [...new Set(dirs.map((d) => path.resolve(d)))];
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.owner.uid}:${u.owner.gid}`, "--", ...unique]);
+}
+
+/** Processes of `uid` still alive (zombies are dead already: only their parent's reaping is left). */
+export async function agentProcesses(uid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const name of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
+    const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (ids && ids.slice(1).map(Number).includes(uid) && state !== "Z" && state !== "X") out.push(Number(name));
+  }
+  return out;
+}
+
+/**
+ * Kills every process of the agent's user, not only a session's process group: a `setsid` child or
+ * a daemon leaves the group, never the uid. `kill -KILL -1` sent *as that user* reaches every process
+ * it owns at once (a forking process cannot outrun it); repeated until none is left. The shell
+ * checks its own uid first: `kill -1` from any other user would reach that user's processes. Returns
+ * the processes still alive after the tries (none, unless one is stuck in the kernel).
+ */
+export async function killAgentProcesses(u: AgentUser, tries = 20): Promise<number[]> {
+  if (!(u.uid > 0) || u.uid === u.owner.uid) throw new IsolationError(`refusing to kill every process of uid ${u.uid}`);
+  // Its environment is a bare PATH: the runner's own (the token, the key) would be readable by the
+  // agent's processes in /proc while the kill runs as their user.
+  const env = { PATH: SYSTEM_PATH };
+  const kill = asAgentUser(u, "sh", ["-c", `[ "$(id -u)" = "${u.uid}" ] || exit 97; kill -s KILL -- -1 2>/dev/null; exit 0`], env);
+  let left = await agentProcesses(u.uid);
+  for (let i = 0; left.length > 0 && i < tries; i++) {
+    await execP(kill.command, kill.args, { env }).catch(() => undefined);
+    await pause(10 * (i + 1));
+    left = await agentProcesses(u.uid);
+  }
+  return left;
+}
+
+/**
+ * The end of the job's agent user: every process of it killed, the folder modes `handOver`
+ * changed put back, files it left in the machine's shared temporary folders removed (a later user
+ * may get the same uid), and the user deleted. Best effort, step by step; returns what failed.
+ */
+export async function releaseAgentUser(u: AgentUser): Promise<string[]> {
+  const problems: string[] = [];
+  const left = await killAgentProcesses(u).catch((err: unknown) => [String(err)]);
+  if (left.length) problems.push(`processes of ${u.user} still alive: ${left.join(", ")}`);
+  for (const [dir, mode] of u.changedModes) {
+    await chmod(dir, mode).catch((err: unknown) => problems.push(`mode of ${dir} not restored: ${String(err)}`));
+  }
+  u.changedModes.clear();
+  for (const dir of ["/tmp", "/var/tmp", "/dev/shm"]) {
+    await privileged(u.via, "find", [dir, "-xdev", "-mindepth", "1", "-uid", String(u.uid), "-delete"]).catch(() => undefined);
+  }
+  // Again after a moment when userdel fails (jobs on one machine contend for the lock on /etc/passwd).
+  for (let i = 0; AGENT_USER_NAME.test(u.user); i++) {
+    const err = await privileged(u.via, "userdel", [u.user]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (err === undefined) break;
+    if (i < 5) {
+      await pause(50 + Math.random() * 200 * (i + 1));
+      continue;
+    }
+    problems.push(`${u.user} not removed: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+    break;
+  }
+  return problems;
 }

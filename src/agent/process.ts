@@ -22,6 +22,8 @@ export interface RunProcessOptions {
   onStderrLine?: (line: string) => void;
   /** Grace between SIGTERM and SIGKILL (default 2 s). */
   killGraceMs?: number;
+  /** A line longer than this is passed on in pieces of this size (default: no limit). */
+  maxLineBytes?: number;
   /** Signals the child's process group when this process may not (it runs as another user). */
   signalGroup?: (pgid: number, signal: NodeJS.Signals) => void;
 }
@@ -126,6 +128,11 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
             const line = buf.slice(0, nl).replace(/\r$/, "");
             buf = buf.slice(nl + 1);
             onLine?.(line);
+          }
+          const max = options.maxLineBytes;
+          while (max !== undefined && buf.length > max) {
+            onLine?.(buf.slice(0, max));
+            buf = buf.slice(max);
           }
         },
         end() {

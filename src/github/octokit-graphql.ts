@@ -2,7 +2,7 @@
  * The GraphQL queries of the GitHub port over Octokit and their answers: a pull request with the
  * paths it changes, and a batch of files read at one ref (a plan's documents) in one call.
  */
-import type { PullRequestInfo } from "./port.js";
+import type { FileAt, PullRequestInfo } from "./port.js";
 
 /** A pull request with what a merge checks, and its first 100 changed paths: one GraphQL call. */
 export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
@@ -71,4 +71,37 @@ ${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on
   }
 }`;
   return { query, vars };
+}
+
+/** An issue's title and body as they are now, and when its body was last edited (`null`: never). */
+export const ISSUE_AS_EDITED =
+  "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }";
+export type IssueAsEdited = { repository: { issue: { title: string; body: string; lastEditedAt: string | null } | null } | null };
+
+/**
+ * Files at `ref`, `size` paths a query; a file GraphQL does not give whole (binary, or cut) is read
+ * through `readOne` (the contents API).
+ */
+export async function readFilesInBatches(
+  owner: string,
+  name: string,
+  ref: string,
+  paths: readonly string[],
+  size: number,
+  query: (query: string, vars: Record<string, string>) => Promise<{ repository: Record<string, GraphqlBlob> }>,
+  readOne: (path: string) => Promise<FileAt | null>,
+): Promise<Map<string, FileAt | null>> {
+  const out = new Map<string, FileAt | null>();
+  for (let from = 0; from < paths.length; from += size) {
+    const batch = paths.slice(from, from + size);
+    const q = readFilesQuery(owner, name, ref, batch);
+    const data = await query(q.query, q.vars);
+    for (const [k, path] of batch.entries()) {
+      const o = data.repository[`f${k}`];
+      if (!o || o.__typename !== "Blob") out.set(path, null);
+      else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path, await readOne(path));
+      else out.set(path, { content: o.text, blobSha: o.oid });
+    }
+  }
+  return out;
 }

@@ -18,7 +18,15 @@ import {
   type WorkflowRunInfo,
 } from "./port.js";
 import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
-import { PULL_WITH_FILES, pullInfo, readFilesQuery, type GraphqlBlob, type GraphqlPull } from "./octokit-graphql.js";
+import {
+  ISSUE_AS_EDITED,
+  PULL_WITH_FILES,
+  pullInfo,
+  readFilesInBatches,
+  type GraphqlBlob,
+  type GraphqlPull,
+  type IssueAsEdited,
+} from "./octokit-graphql.js";
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 export type { CiChecks };
@@ -164,22 +172,16 @@ export class OctokitPort implements GitHubPort {
   }
 
   async readFiles(paths: readonly string[], ref: string): Promise<Map<string, FileAt | null>> {
-    const out = new Map<string, FileAt | null>();
-    for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
-      const batch = paths.slice(from, from + READ_FILES_BATCH);
-      const { query, vars } = readFilesQuery(this.owner, this.repo, ref, batch);
-      const data = await this.#call("graphql repository.object", () =>
-        this.#octokit.graphql<{ repository: Record<string, GraphqlBlob> }>(query, vars),
-      );
-      for (const [k, path] of batch.entries()) {
-        const o = data.repository[`f${k}`];
-        if (!o || o.__typename !== "Blob") out.set(path, null);
-        // A file GraphQL does not give whole (binary, or cut) is read through the contents API.
-        else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path, await this.readFile(path, ref));
-        else out.set(path, { content: o.text, blobSha: o.oid });
-      }
-    }
-    return out;
+    return readFilesInBatches(
+      this.owner,
+      this.repo,
+      ref,
+      paths,
+      READ_FILES_BATCH,
+      (query, vars) =>
+        this.#call("graphql repository.object", () => this.#octokit.graphql<{ repository: Record<string, GraphqlBlob> }>(query, vars)),
+      (path) => this.readFile(path, ref),
+    );
   }
 
   async listDirectory(path: string, ref: string): Promise<{ name: string; path: string; type: "file" | "dir"; size: number }[]> {
@@ -296,27 +298,13 @@ export class OctokitPort implements GitHubPort {
   }
 
   async findCheckRun(headSha: string, name: string, externalId: string): Promise<number | null> {
-    return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({
-        ...this.#r,
-        ref: headSha,
-        check_name: name,
-        filter: "all",
-        per_page: 100,
-      });
-      return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
-    });
+    return (await this.listCheckRuns(headSha, name)).find((c) => c.externalId === externalId)?.id ?? null;
   }
 
   async listCheckRuns(headSha: string, name: string): Promise<{ id: number; externalId: string | null; summary: string | null }[]> {
     return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({
-        ...this.#r,
-        ref: headSha,
-        check_name: name,
-        filter: "all",
-        per_page: 100,
-      });
+      const query = { ...this.#r, ref: headSha, check_name: name, filter: "all" as const, per_page: 100 };
+      const { data } = await this.#octokit.rest.checks.listForRef(query);
       return data.check_runs.map((c) => ({ id: c.id, externalId: c.external_id ?? null, summary: c.output?.summary ?? null }));
     });
   }
@@ -439,12 +427,8 @@ export class OctokitPort implements GitHubPort {
   }
 
   async issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }> {
-    type Answer = { repository: { issue: { title: string; body: string; lastEditedAt: string | null } | null } | null };
     const data = await this.#call("graphql issue", () =>
-      this.#octokit.graphql<Answer>(
-        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }",
-        { owner: this.#r.owner, name: this.#r.repo, number },
-      ),
+      this.#octokit.graphql<IssueAsEdited>(ISSUE_AS_EDITED, { owner: this.#r.owner, name: this.#r.repo, number }),
     );
     const issue = data.repository?.issue;
     if (!issue) throw new GitHubError(`issue #${number} not found`, 404, "graphql issue");

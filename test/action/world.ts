@@ -222,7 +222,8 @@ export class FakeGitHub implements JobGitHub {
 
   async readFile(file: string, ref: string) {
     this.calls.push(`readFile ${ref} ${file}`);
-    return this.showFile(ref, file);
+    // No ref: the default branch, as GitHub answers.
+    return this.showFile(ref || "HEAD", file);
   }
   async findOpenPull(head: string, base: string) {
     this.calls.push(`findOpenPull ${head}`);

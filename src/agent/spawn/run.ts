@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { HIERARCHY_ENV } from "../hierarchy-service.js";
-import { asAgentUser, handOver, signalAgentGroup, takeBack, type AgentUser } from "../isolation.js";
+import { asAgentUser, handOver, killAgentProcesses, signalAgentGroup, takeBack, type AgentUser } from "../isolation.js";
 import { isPartialChunk } from "../adapters/claude.js";
 import type { AdapterOutcome, OutputParser } from "../adapters/types.js";
 import { runProcess, type ProcessOutcome } from "../process.js";
@@ -71,7 +71,7 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
       for (const d of parser.stderrLine(line)) emit(sc, d);
     },
   });
-  if (isolated) await takeBack(isolated.user, isolated.dirs);
+  if (isolated) await endIsolated(sc, isolated);
   const parsed: AdapterOutcome = parser.finish(outcome.code);
   const common: Partial<SpawnResult> = {
     rateLimitRetries: sc.rateLimitRetries,
@@ -118,6 +118,17 @@ function asIsolated(
     ...(env.HOME !== home ? [env.HOME!] : []),
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
+}
+
+/**
+ * The session is over for every process of the agent's user, not only its process group (a
+ * `setsid` daemon would outlive it, and the next stages, and the job); then the directories are
+ * taken back.
+ */
+async function endIsolated(sc: SpawnContext, isolated: { user: AgentUser; dirs: string[] }): Promise<void> {
+  const left = await killAgentProcesses(isolated.user);
+  if (left.length) emit(sc, { kind: "system", summary: `processes of ${isolated.user.user} outlived every kill: ${left.join(", ")}` });
+  await takeBack(isolated.user, isolated.dirs);
 }
 
 /** Report files written (or rewritten) since `sinceMs`. */

@@ -8,13 +8,13 @@
  * the refinery explains it as a Change Request (exit 11).
  */
 import { readAgentText, writeInAgentFolder } from "../agent-files.js";
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { EXIT_CODES, needsOthers } from "../../core/exit-codes.js";
 import { ENV } from "../depth.js";
 import { pickEnv } from "../env.js";
+import { runRepoCommand } from "../repo-command.js";
 import { writeFileAtomic } from "../signals.js";
 import type { SpawnResult } from "../types.js";
 import { writeChangeRequest } from "./change-request.js";
@@ -64,14 +64,24 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
   await mkdir(cycleDir, { recursive: true });
   const file = path.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
-    // The test command runs the repository's code: it gets the agent's plain environment, no keys or tokens.
+    // The test command runs the agents' code: as the agent's user, with the agent's plain
+    // environment (no keys or tokens), every process of it gone when it ends (src/agent/repo-command.ts).
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
       [ENV.trace]: c.traceId,
       FORGE_RUN_ID: task.runId,
       FORGE_TASK_ID: task.taskId,
     };
-    const run = await runShell(task.testCommand, c.workdir, options.testTimeoutMs ?? 20 * 60_000, testEnv, options.signal);
+    const run = await runRepoCommand({
+      command: task.testCommand,
+      cwd: c.workdir,
+      env: testEnv,
+      timeoutMs: options.testTimeoutMs ?? 20 * 60_000,
+      scratchDir: path.join(cycleDir, "test-command"),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.spawn.runAs ? { runAs: options.spawn.runAs } : {}),
+    });
+    if (run.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run.survivors.join(", ")}`);
     await writeInAgentFolder(c.sessionDir, path.join(cycleDir, "test-output.log"), run.output);
     const results: VerificationResults = {
       checks: [
@@ -295,24 +305,4 @@ async function readJson<T>(c: StageContext, file: string): Promise<T | undefined
   } catch {
     return undefined;
   }
-}
-
-function runShell(
-  command: string,
-  cwd: string,
-  timeoutMs: number,
-  env: NodeJS.ProcessEnv,
-  signal?: AbortSignal,
-): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      "sh",
-      ["-c", command],
-      { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, ...(signal ? { signal } : {}) },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, output: `${String(stdout)}${stderr ? `\n[stderr]\n${String(stderr)}` : ""}` });
-      },
-    );
-  });
 }

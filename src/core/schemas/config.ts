@@ -163,7 +163,7 @@ export const forgeConfigSchema = z
           .enum(["auto", "user", "none"])
           .default("auto")
           .describe(
-            "Run agents as their own OS user `forge-agent`, so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation).",
+            "Run agents and the test command as an OS user of their own (one per job, removed with its processes at the end), so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation).",
           ),
       })
       .prefault({})

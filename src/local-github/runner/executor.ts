@@ -2,6 +2,7 @@
 // GitHub-hosted runner would, with no HTTP and no GitHub. See README.md beside this file. This file
 // is the public surface (types, startJob, runJob, describeJob); a job runs in job.ts, a step in step.ts.
 import type { ChildProcess } from "node:child_process";
+import type { StepUser } from "./run-as.js";
 import type { BuiltinAction } from "./builtin-actions.js";
 import { interpolate, interpolateString, type ExpressionContext } from "./expressions/index.js";
 import { buildEvent, githubContext } from "./github-context.js";
@@ -126,6 +127,11 @@ export interface RunJobOptions {
   env?: Record<string, string>;
   /** Delay between SIGTERM and SIGKILL when a step is stopped. GitHub's runner waits several seconds. */
   killGraceMs?: number;
+  /**
+   * The OS user every step runs as (as GitHub's hosted runners run steps as `runner`); the executor
+   * must be root. The workspace and RUNNER_TEMP become that user's.
+   */
+  runAs?: StepUser;
   /** Time allowed to each step that runs after a cancellation or job timeout (GitHub: cancel-timeout-minutes, 5). */
   cancelTimeoutMs?: number;
   /** Extra remote actions by name without `@ref` (e.g. `forge/setup`); actions/checkout and actions/setup-node are built in. */

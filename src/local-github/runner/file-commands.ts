@@ -8,6 +8,33 @@
 //   DELIMITER
 // which `@actions/core` writes with a random `ghadelimiter_<uuid>` delimiter.
 
+import { randomUUID } from "node:crypto";
+import { chown, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** The step's file commands: one fresh file each (GITHUB_OUTPUT, GITHUB_ENV, …), read after it ran. */
+export interface StepFiles {
+  GITHUB_OUTPUT: string;
+  GITHUB_ENV: string;
+  GITHUB_PATH: string;
+  GITHUB_STEP_SUMMARY: string;
+  GITHUB_STATE: string;
+}
+
+/** Creates a step's files, empty, in `dir`; the step's user's when it has one (`RunJobOptions.runAs`). */
+export async function createStepFiles(dir: string, runAs?: { uid: number; gid: number }): Promise<StepFiles> {
+  const files: StepFiles = {
+    GITHUB_OUTPUT: path.join(dir, `set_output_${randomUUID()}`),
+    GITHUB_ENV: path.join(dir, `set_env_${randomUUID()}`),
+    GITHUB_PATH: path.join(dir, `add_path_${randomUUID()}`),
+    GITHUB_STEP_SUMMARY: path.join(dir, `step_summary_${randomUUID()}`),
+    GITHUB_STATE: path.join(dir, `save_state_${randomUUID()}`),
+  };
+  await Promise.all(Object.values(files).map((f) => writeFile(f, "")));
+  if (runAs) await Promise.all(Object.values(files).map((f) => chown(f, runAs.uid, runAs.gid)));
+  return files;
+}
+
 export class FileCommandError extends Error {
   constructor(message: string) {
     super(message);

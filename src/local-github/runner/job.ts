@@ -20,6 +20,7 @@ import { Masker } from "./file-commands.js";
 import { buildEvent, githubContext, refName } from "./github-context.js";
 import type { ActionDef } from "./load-action.js";
 import { killGroup } from "./process.js";
+import { giveFolders } from "./run-as.js";
 import { asStringRecord, minutesToMs, nowIso, StepRun } from "./step.js";
 import {
   parseDispatchInputs,
@@ -90,6 +91,7 @@ async function prepareFolders(options: RunJobOptions, eventInputs: Record<string
   const eventPath = path.join(eventDir, "event.json");
   const event = buildEvent(options.context, eventInputs);
   await writeFile(eventPath, JSON.stringify(event, null, 2));
+  if (options.runAs) await giveFolders(options.runAs, [workspace, runnerTemp]);
   return { workspace, runnerTemp, ownTemp, toolCache, commandsDir, eventPath, event };
 }
 
@@ -178,6 +180,10 @@ export class JobRun {
     this.steps = hooks.steps;
     this.permissions = resolvePermissions(start.wf, start.job);
     for (const k of HOST_ENV_KEYS) if (process.env[k] !== undefined) this.hostEnv[k] = process.env[k]!;
+    if (options.runAs) {
+      const u = options.runAs;
+      Object.assign(this.hostEnv, { HOME: u.home ?? start.runnerTemp }, u.user ? { USER: u.user, LOGNAME: u.user } : {});
+    }
     Object.assign(this.hostEnv, options.env ?? {});
     this.defaults = { ...(start.wf.defaults?.run ?? {}), ...(start.job.defaults?.run ?? {}) };
   }

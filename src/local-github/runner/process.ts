@@ -25,6 +25,8 @@ export interface RunProcessOptions {
   /** Aborting stops the process: SIGTERM, then SIGKILL after killGraceMs. */
   signal?: AbortSignal;
   killGraceMs: number;
+  /** Run as this user (the runner must be root). */
+  runAs?: { uid: number; gid: number };
   /** Receives the child as soon as it exists, so a runner kill can reach it. */
   onSpawn?: (child: ChildProcess) => void;
 }
@@ -48,6 +50,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
         cwd: opts.cwd,
         env: opts.env,
         detached: true, // own process group: pid === pgid
+        ...(opts.runAs ? { uid: opts.runAs.uid, gid: opts.runAs.gid } : {}),
         stdio: ["ignore", "pipe", "pipe"],
       });
     } catch (err) {

@@ -23,6 +23,8 @@ export interface SimExecutorOptions {
   /** Machine environment for the steps (see RunJobOptions.env). */
   env?: Record<string, string>;
   killGraceMs?: number;
+  /** The OS user the steps run as (see RunJobOptions.runAs; the executor must be root). */
+  runAs?: RunJobOptions["runAs"];
   actions?: RunJobOptions["actions"];
   /** Remote actions served from local folders (see RunJobOptions.localActions). */
   localActions?: RunJobOptions["localActions"];
@@ -221,6 +223,7 @@ async function runAdmitted(
     signal,
     ...(options.env ? { env: options.env } : {}),
     ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+    ...(options.runAs ? { runAs: options.runAs } : {}),
     ...(options.actions ? { actions: options.actions } : {}),
     ...(options.localActions ? { localActions: options.localActions } : {}),
     runnerName: `forge-sim-runner-${d.run.id}-${jobId}`,

@@ -9,7 +9,14 @@ import path from "node:path";
 import { ActionFailedError, type ExecResult } from "./builtin-actions.js";
 import type { StepConclusion, StepEvent, StepResult } from "./executor.js";
 import { evaluateCondition, ExpressionError, interpolate, interpolateString } from "./expressions/index.js";
-import { FileCommandError, parseKeyValueFile, parsePathFile, parseWorkflowCommand } from "./file-commands.js";
+import {
+  createStepFiles,
+  FileCommandError,
+  parseKeyValueFile,
+  parsePathFile,
+  parseWorkflowCommand,
+  type StepFiles,
+} from "./file-commands.js";
 import type { JobRun, PostStep } from "./job.js";
 import { loadAction, type ActionDef } from "./load-action.js";
 import { killGroup, runProcess, type ProcessResult } from "./process.js";
@@ -53,15 +60,6 @@ export function resolveShell(shell: string | undefined): { command: string; args
     return { command: command!, args, ext: command === "node" ? ".js" : "" };
   }
   throw new ActionFailedError(`shell '${shell}' is not supported by the Forge sim runner (use bash, sh, or a command with {0})`);
-}
-
-/** The step's file commands: one fresh file each (GITHUB_OUTPUT, GITHUB_ENV, …), read after it ran. */
-interface StepFiles {
-  GITHUB_OUTPUT: string;
-  GITHUB_ENV: string;
-  GITHUB_PATH: string;
-  GITHUB_STEP_SUMMARY: string;
-  GITHUB_STATE: string;
 }
 
 /** Runs a command of the step: its environment, its share of the step's deadline, the job's cancel. */
@@ -136,7 +134,7 @@ export class StepRun {
     step.startedAt = nowIso();
     step.status = "in_progress";
     this.emit({ type: "started", step });
-    const files = await this.createFiles();
+    const files = await createStepFiles(this.job.commandsDir, this.job.options.runAs);
     try {
       await this.execute(files);
     } catch (err) {
@@ -214,19 +212,6 @@ export class StepRun {
       this.emit({ type: "completed", step });
     }
     return run;
-  }
-
-  private async createFiles(): Promise<StepFiles> {
-    const dir = this.job.commandsDir;
-    const files: StepFiles = {
-      GITHUB_OUTPUT: path.join(dir, `set_output_${randomUUID()}`),
-      GITHUB_ENV: path.join(dir, `set_env_${randomUUID()}`),
-      GITHUB_PATH: path.join(dir, `add_path_${randomUUID()}`),
-      GITHUB_STEP_SUMMARY: path.join(dir, `step_summary_${randomUUID()}`),
-      GITHUB_STATE: path.join(dir, `save_state_${randomUUID()}`),
-    };
-    await Promise.all(Object.values(files).map((f) => writeFile(f, "")));
-    return files;
   }
 
   /** A line the step printed: workflow commands (`::add-mask::`, `::error::`, `::stop-commands::`…) are applied. */
@@ -311,6 +296,7 @@ export class StepRun {
       args,
       cwd,
       env,
+      ...(this.job.options.runAs ? { runAs: this.job.options.runAs } : {}),
       onLine: (l) => {
         lines.push(l);
         this.onLine(l);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { describeJob, runJob, startJob, RunnerLostError, type StepEvent } from "../../../src/local-github/runner/executor.js";
@@ -149,6 +149,33 @@ describe("runJob: environment and contexts", () => {
     expect(log).toContain("later: ***");
     expect(r.steps[0]!.annotations).toEqual([{ level: "warning", message: "watch out", properties: { title: "Careful" } }]);
   });
+});
+
+describe("runJob: steps as another user (runAs)", () => {
+  // As on GitHub's hosted runners: the runner is root, the steps run as a user of their own.
+  it.runIf(process.getuid?.() === 0)(
+    "runs every step as that user, in a workspace and temp folder of its own, and reads its file commands",
+    async () => {
+      const nobody = { uid: 65534, gid: 65534, user: "nobody" };
+      const wf = dispatch(
+        "",
+        `    steps:
+      - id: who
+        run: |
+          echo "uid=$(id -u)" >> "$GITHUB_OUTPUT"
+          echo "$HOME $USER" > "$GITHUB_WORKSPACE/who.txt"
+          touch "$RUNNER_TEMP/made"
+`,
+      );
+      const runnerTemp = path.join(root, "tmp");
+      const r = await runJob({ workflowText: wf, context: baseContext(), workspace, runnerTemp, runAs: nobody });
+      expect(r.conclusion, JSON.stringify(r.steps.map((s) => s.log))).toBe("success");
+      expect(r.steps[0]!.outputs).toEqual({ uid: "65534" });
+      expect(readFileSync(path.join(workspace, "who.txt"), "utf8")).toBe(`${runnerTemp} nobody\n`);
+      expect(statSync(path.join(runnerTemp, "made")).uid).toBe(65534);
+      expect(statSync(workspace).uid).toBe(65534);
+    },
+  );
 });
 
 describe("runJob: step control", () => {

@@ -378,13 +378,15 @@ function pickEnv(parent, patterns = []) {
 
 // src/agent/isolation.ts
 import { execFile } from "node:child_process";
-import { chmod, stat } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, readdir, readFile, stat } from "node:fs/promises";
 import path2 from "node:path";
 import { promisify } from "node:util";
 var execP = promisify(execFile);
 var SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(":");
 var exec = (cmd, args, o = { encoding: "utf8" }) => execP(cmd, args, { ...o, env: { ...process.env, PATH: SYSTEM_PATH } });
-var AGENT_USER = "forge-agent";
+var AGENT_USER_PREFIX = "forge-agent-";
+var AGENT_USER_NAME = /^forge-agent-[0-9a-f]{8}$/;
 var IsolationError = class extends Error {
 };
 async function privileged(via, command, args) {
@@ -410,20 +412,12 @@ async function prepareAgentUser(mode, warn) {
     return void 0;
   }
   try {
-    const id = async (flag) => Number((await exec("id", [flag, AGENT_USER])).stdout.trim());
-    let agentUid;
-    try {
-      agentUid = await id("-u");
-    } catch {
-      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER]).catch(
-        async (err) => {
-          if (!await id("-u").catch(() => void 0)) throw err;
-        }
-      );
-      agentUid = await id("-u");
-    }
     await exec("setpriv", ["--version"]);
-    return { user: AGENT_USER, uid: agentUid, gid: await id("-g"), via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 } };
+    const user = await createUser(via);
+    const id = async (flag) => Number((await exec("id", [flag, user])).stdout.trim());
+    const [agentUid, agentGid] = [await id("-u"), await id("-g")];
+    if (!(agentUid > 0) || agentUid === uid) throw new Error(`${user} has uid ${agentUid}`);
+    return { user, uid: agentUid, gid: agentGid, via, owner: { uid: uid ?? 0, gid: process.getgid?.() ?? 0 }, changedModes: /* @__PURE__ */ new Map() };
   } catch (err) {
     const why = `the agent's own user could not be prepared (${err instanceof Error ? err.message.split("\n")[0] : String(err)}): useradd and setpriv (Debian's passwd and util-linux) are needed`;
     if (mode === "user") throw new IsolationError(`agent.isolation is 'user', but ${why}.`);
@@ -431,6 +425,19 @@ async function prepareAgentUser(mode, warn) {
     return void 0;
   }
 }
+async function createUser(via) {
+  for (let i = 0; ; i++) {
+    const user = `${AGENT_USER_PREFIX}${randomBytes(4).toString("hex")}`;
+    try {
+      await privileged(via, "useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", user]);
+      return user;
+    } catch (err) {
+      if (i >= 5 || err.code === "ENOENT") throw err;
+      await pause(50 + Math.random() * 200 * (i + 1));
+    }
+  }
+}
+var pause = (ms) => new Promise((r) => setTimeout(r, ms));
 function asAgentUser(u, command, args, env) {
   const setpriv = ["--reuid", String(u.uid), "--regid", String(u.gid), "--clear-groups", "--no-new-privs", "--", command, ...args];
   if (u.via === "root") return { command: "setpriv", args: setpriv };
@@ -448,7 +455,12 @@ async function handOver(u, dirs) {
   for (const dir of unique) {
     for (let a = path2.dirname(dir); a !== path2.dirname(a); a = path2.dirname(a)) {
       const s = await stat(a).catch(() => void 0);
-      if (s && s.uid === u.owner.uid && (s.mode & 1) === 0) await chmod(a, s.mode | 1).catch(() => void 0);
+      if (!s || s.uid !== u.owner.uid || (s.mode & 1) !== 0) continue;
+      const changed = await chmod(a, s.mode | 1).then(
+        () => true,
+        () => false
+      );
+      if (changed && !u.changedModes.has(a)) u.changedModes.set(a, s.mode & 4095);
     }
   }
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.uid}:${u.gid}`, "--", ...unique]);
@@ -456,6 +468,55 @@ async function handOver(u, dirs) {
 async function takeBack(u, dirs) {
   const unique = [...new Set(dirs.map((d) => path2.resolve(d)))];
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.owner.uid}:${u.owner.gid}`, "--", ...unique]);
+}
+async function agentProcesses(uid) {
+  const out = [];
+  for (const name of await readdir("/proc").catch(() => [])) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
+    const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (ids && ids.slice(1).map(Number).includes(uid) && state !== "Z" && state !== "X") out.push(Number(name));
+  }
+  return out;
+}
+async function killAgentProcesses(u, tries = 20) {
+  if (!(u.uid > 0) || u.uid === u.owner.uid) throw new IsolationError(`refusing to kill every process of uid ${u.uid}`);
+  const env = { PATH: SYSTEM_PATH };
+  const kill = asAgentUser(u, "sh", ["-c", `[ "$(id -u)" = "${u.uid}" ] || exit 97; kill -s KILL -- -1 2>/dev/null; exit 0`], env);
+  let left = await agentProcesses(u.uid);
+  for (let i = 0; left.length > 0 && i < tries; i++) {
+    await execP(kill.command, kill.args, { env }).catch(() => void 0);
+    await pause(10 * (i + 1));
+    left = await agentProcesses(u.uid);
+  }
+  return left;
+}
+async function releaseAgentUser(u) {
+  const problems = [];
+  const left = await killAgentProcesses(u).catch((err) => [String(err)]);
+  if (left.length) problems.push(`processes of ${u.user} still alive: ${left.join(", ")}`);
+  for (const [dir, mode] of u.changedModes) {
+    await chmod(dir, mode).catch((err) => problems.push(`mode of ${dir} not restored: ${String(err)}`));
+  }
+  u.changedModes.clear();
+  for (const dir of ["/tmp", "/var/tmp", "/dev/shm"]) {
+    await privileged(u.via, "find", [dir, "-xdev", "-mindepth", "1", "-uid", String(u.uid), "-delete"]).catch(() => void 0);
+  }
+  for (let i = 0; AGENT_USER_NAME.test(u.user); i++) {
+    const err = await privileged(u.via, "userdel", [u.user]).then(
+      () => void 0,
+      (e) => e
+    );
+    if (err === void 0) break;
+    if (i < 5) {
+      await pause(50 + Math.random() * 200 * (i + 1));
+      continue;
+    }
+    problems.push(`${u.user} not removed: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+    break;
+  }
+  return problems;
 }
 
 // src/core/git-error.ts
@@ -491,7 +552,7 @@ function isAgentKind(value) {
 
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile as readFile2 } from "node:fs/promises";
 import path3 from "node:path";
 import { fileURLToPath } from "node:url";
 var REPO_PROMPT_DIR = ".forge/prompts";
@@ -523,7 +584,7 @@ async function loadSystemPrompt(kind, options = {}) {
   }
   const file = path3.join(options.builtinDir ?? builtinPromptDir(), `${kind}.md`);
   searched.push(file);
-  const text = await readFile(file, "utf8").catch(() => void 0);
+  const text = await readFile2(file, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
   return { kind, text, source: "builtin", path: file };
 }
@@ -680,7 +741,7 @@ import { mkdir as mkdir2 } from "node:fs/promises";
 import path5 from "node:path";
 
 // src/agent/depth.ts
-import { randomBytes } from "node:crypto";
+import { randomBytes as randomBytes2 } from "node:crypto";
 var ENV = {
   depth: "FORGE_SPAWN_DEPTH",
   maxDepth: "FORGE_MAX_DEPTH",
@@ -690,7 +751,7 @@ var ENV = {
 var DEFAULT_MAX_DEPTH = 3;
 var TRACE = /^[0-9a-f]{16}$/;
 function newTraceId() {
-  return randomBytes(8).toString("hex");
+  return randomBytes2(8).toString("hex");
 }
 function traceIdFrom(env) {
   const v = env[ENV.trace]?.trim().toLowerCase();
@@ -713,7 +774,7 @@ function checkDepth(env, requestedMax) {
 
 // src/agent/signals.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { randomBytes as randomBytes2 } from "node:crypto";
+import { randomBytes as randomBytes3 } from "node:crypto";
 import { mkdir, rename, stat as stat2, writeFile } from "node:fs/promises";
 import path4 from "node:path";
 var STATUS_WORD = { done: "success", fail: "fail", refine: "needs-refinement" };
@@ -725,7 +786,7 @@ function signalPath(sessionDir, layer, name, status) {
 }
 async function writeFileAtomic(file, content) {
   await mkdir(path4.dirname(file), { recursive: true });
-  const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.tmp.${process.pid}.${randomBytes2(3).toString("hex")}`);
+  const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.tmp.${process.pid}.${randomBytes3(3).toString("hex")}`);
   await writeFile(tmp, content, { encoding: "utf8", flag: "wx" });
   await rename(tmp, file);
 }
@@ -1443,7 +1504,7 @@ exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 }
 
 // src/agent/hierarchy-service.ts
-import { randomBytes as randomBytes3 } from "node:crypto";
+import { randomBytes as randomBytes4 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -1452,7 +1513,7 @@ var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
 };
-var newTicket = () => randomBytes3(32).toString("hex");
+var newTicket = () => randomBytes4(32).toString("hex");
 var HierarchyService = class _HierarchyService {
   socketPath;
   #dir;
@@ -1843,6 +1904,11 @@ function runProcess(options) {
             buf = buf.slice(nl + 1);
             onLine?.(line);
           }
+          const max = options.maxLineBytes;
+          while (max !== void 0 && buf.length > max) {
+            onLine?.(buf.slice(0, max));
+            buf = buf.slice(max);
+          }
         },
         end() {
           if (buf.length > 0) onLine?.(buf);
@@ -1921,7 +1987,7 @@ async function runAgentOnce(sc, p) {
       for (const d of parser.stderrLine(line)) emit(sc, d);
     }
   });
-  if (isolated) await takeBack(isolated.user, isolated.dirs);
+  if (isolated) await endIsolated(sc, isolated);
   const parsed = parser.finish(outcome.code);
   const common = {
     rateLimitRetries: sc.rateLimitRetries,
@@ -1957,6 +2023,11 @@ function asIsolated(sc, p) {
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
+}
+async function endIsolated(sc, isolated) {
+  const left = await killAgentProcesses(isolated.user);
+  if (left.length) emit(sc, { kind: "system", summary: `processes of ${isolated.user.user} outlived every kill: ${left.join(", ")}` });
+  await takeBack(isolated.user, isolated.dirs);
 }
 async function reportsWritten(reports, sinceMs) {
   const out = {};
@@ -2202,6 +2273,12 @@ export {
   isForbiddenEnvName,
   pickEnv,
   prepareAgentUser,
+  asAgentUser,
+  signalAgentGroup,
+  handOver,
+  takeBack,
+  killAgentProcesses,
+  releaseAgentUser,
   GitError,
   PlanNotFoundError,
   loadPlan,
@@ -2214,6 +2291,7 @@ export {
   writeFileAtomic,
   writeSignal,
   defaultReportPaths,
+  runProcess,
   spawnAgent,
   startSubBranch,
   mergeRef,

@@ -1952,7 +1952,7 @@ var forgeConfigSchema = external_exports.object({
     max_turns: external_exports.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
     max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
     isolation: external_exports.enum(["auto", "user", "none"]).default("auto").describe(
-      "Run agents as their own OS user `forge-agent`, so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation)."
+      "Run agents and the test command as an OS user of their own (one per job, removed with its processes at the end), so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation)."
     )
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
