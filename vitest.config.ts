@@ -16,7 +16,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: LANES.unit, sequence: { groupOrder: 1 }, maxWorkers: 2 },
+        // Worker threads: no process to start per file, and nothing here needs one (a chdir would).
+        test: { name: "unit", include: LANES.unit, sequence: { groupOrder: 1 }, pool: "threads", maxWorkers: 2 },
       },
       {
         extends: true,

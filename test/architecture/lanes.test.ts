@@ -88,6 +88,23 @@ describe("the test lanes", () => {
     expect(new Set(orders).size).toBe(orders.length);
   });
 
+  it("all run in CI: .ci/run's npm commands cover every lane; npm test is unit and in-process", () => {
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    /** The lanes one `npm test` / `npm run <script> -- <args>` line runs. */
+    const lanesRun = (line: string): LaneName[] => {
+      const m = /^npm (?:test|run (\S+))(?: -- (.*))?$/.exec(line.replace(/\s+#.*$/, "").trim());
+      if (!m) return [];
+      const command = `${scripts[m[1] ?? "test"] ?? ""} ${m[2] ?? ""}`;
+      if (!/^vitest run(?!.*--config)/.test(command)) return [];
+      const named = [...command.matchAll(/--project[= ](\S+)/g)].map((p) => p[1] as LaneName);
+      return named.length ? named : [...LANE_NAMES];
+    };
+    expect(lanesRun("npm test")).toEqual(["unit", "in-process"]);
+    expect(lanesRun("npm run test:all")).toEqual([...LANE_NAMES]);
+    const ci = readFileSync(path.join(ROOT, ".ci/run"), "utf8").split("\n").flatMap(lanesRun);
+    expect(new Set(ci)).toEqual(new Set(LANE_NAMES));
+  });
+
   it("keep unit in memory: no unit file imports what starts a server or a process", () => {
     for (const [module] of NOT_IN_UNIT) {
       if (module.startsWith("src/")) expect(existsSync(path.join(ROOT, module)), `${module} moved: update NOT_IN_UNIT`).toBe(true);
