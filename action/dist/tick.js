@@ -18790,6 +18790,17 @@ async function writeAnchor(port, key, b, headSha, a, checkRunId) {
   }
   return port.createCheckRun({ ...fields, name: ANCHOR_CHECK_NAME, headSha, externalId: anchorExternalId(b.runId) });
 }
+async function openAnchor(port, b, headSha) {
+  return port.createCheckRun({
+    name: ANCHOR_CHECK_NAME,
+    headSha,
+    externalId: anchorExternalId(b.runId),
+    status: "completed",
+    conclusion: "neutral",
+    title: `Run ${b.runId}: no journal anchored yet`,
+    summary: "The Forge App writes here the journal it last anchored (docs/formats.md#journal-anchor)."
+  });
+}
 
 // src/app/run-store.ts
 var SEGMENT_SIZE = 200;
@@ -18801,7 +18812,8 @@ var runFactsSchema = external_exports.object({
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
   planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
   stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from creating, updating or deleting the state branch: what is missing."),
-  anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor).")
+  anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+  anchorCheckRunId: external_exports.number().int().optional().describe("The anchor's check run, made when the run started: every process updates this one (docs/formats.md#journal-anchor).")
 }).strict();
 var effectLeaseSchema = external_exports.object({
   owner: external_exports.string().min(1).describe("Replica id of the App process that owns the effect."),
@@ -18924,7 +18936,8 @@ var RunStore = class {
     if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
     const anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
     try {
-      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
+      const checkRunId = last?.checkRunId ?? saved.state.facts.anchorCheckRunId;
+      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, checkRunId);
       this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
     } catch {
     }
@@ -18997,7 +19010,9 @@ var RunStore = class {
   async create(state, fromSha) {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const first = { ...state, facts: { ...state.facts, anchorSha: state.facts.anchorSha ?? fromSha } };
+    const anchorSha = state.facts.anchorSha ?? fromSha;
+    const anchorCheckRunId = await openAnchor(this.port, await this.#binding(state.journal.runId), anchorSha).catch(() => void 0);
+    const first = { ...state, facts: { ...state.facts, anchorSha, ...anchorCheckRunId !== void 0 ? { anchorCheckRunId } : {} } };
     const { text, parts } = await this.#written(branch, first, void 0);
     const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
     const created = { state: first, blobSha, commitSha, ...parts ? { parts } : {} };
