@@ -4924,30 +4924,32 @@ function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
   return existsSync3(file) && path26.basename(path26.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
+function readJob(env) {
+  const parsedInput = actionInputSchema.safeParse(readInputs());
+  if (!parsedInput.success)
+    throw new ConfigError(`The Forge action's inputs are invalid:
+${describeIssues(parsedInput.error, INPUT_NAMES)}`);
+  const parsedEnv = jobEnvSchema.safeParse({
+    repository: env.GITHUB_REPOSITORY,
+    serverUrl: env.GITHUB_SERVER_URL,
+    apiUrl: env.GITHUB_API_URL,
+    graphqlUrl: env.GITHUB_GRAPHQL_URL || void 0,
+    workspace: env.GITHUB_WORKSPACE,
+    runnerTemp: env.RUNNER_TEMP,
+    workflowRunId: env.GITHUB_RUN_ID || void 0,
+    actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || void 0
+  });
+  if (!parsedEnv.success)
+    throw new ConfigError(`The job environment is incomplete:
+${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
+  return { input: parsedInput.data, jobEnv: parsedEnv.data };
+}
 async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
   let failure;
   try {
-    const parsedInput = actionInputSchema.safeParse(readInputs());
-    if (!parsedInput.success)
-      throw new ConfigError(`The Forge action's inputs are invalid:
-${describeIssues(parsedInput.error, INPUT_NAMES)}`);
-    const input = parsedInput.data;
-    const parsedEnv = jobEnvSchema.safeParse({
-      repository: env.GITHUB_REPOSITORY,
-      serverUrl: env.GITHUB_SERVER_URL,
-      apiUrl: env.GITHUB_API_URL,
-      graphqlUrl: env.GITHUB_GRAPHQL_URL || void 0,
-      workspace: env.GITHUB_WORKSPACE,
-      runnerTemp: env.RUNNER_TEMP,
-      workflowRunId: env.GITHUB_RUN_ID || void 0,
-      actionsRuntimeToken: env.ACTIONS_RUNTIME_TOKEN || void 0
-    });
-    if (!parsedEnv.success)
-      throw new ConfigError(`The job environment is incomplete:
-${describeIssues(parsedEnv.error, ENV_NAMES, (name) => name)}`);
-    const jobEnv = parsedEnv.data;
+    const { input, jobEnv } = readJob(env);
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) setSecret(v);
     const [owner, repo] = jobEnv.repository.split("/");

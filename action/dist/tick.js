@@ -15501,6 +15501,22 @@ ${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on
 }`;
   return { query, vars };
 }
+var ISSUE_AS_EDITED = "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }";
+async function readFilesInBatches(owner, name, ref, paths, size, query, readOne) {
+  const out = /* @__PURE__ */ new Map();
+  for (let from = 0; from < paths.length; from += size) {
+    const batch = paths.slice(from, from + size);
+    const q = readFilesQuery(owner, name, ref, batch);
+    const data = await query(q.query, q.vars);
+    for (const [k, path2] of batch.entries()) {
+      const o = data.repository[`f${k}`];
+      if (!o || o.__typename !== "Blob") out.set(path2, null);
+      else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path2, await readOne(path2));
+      else out.set(path2, { content: o.text, blobSha: o.oid });
+    }
+  }
+  return out;
+}
 
 // src/github/octokit-port.ts
 var READ_FILES_BATCH = 100;
@@ -15618,22 +15634,15 @@ var OctokitPort = class {
     }
   }
   async readFiles(paths, ref) {
-    const out = /* @__PURE__ */ new Map();
-    for (let from = 0; from < paths.length; from += READ_FILES_BATCH) {
-      const batch = paths.slice(from, from + READ_FILES_BATCH);
-      const { query, vars } = readFilesQuery(this.owner, this.repo, ref, batch);
-      const data = await this.#call(
-        "graphql repository.object",
-        () => this.#octokit.graphql(query, vars)
-      );
-      for (const [k, path2] of batch.entries()) {
-        const o = data.repository[`f${k}`];
-        if (!o || o.__typename !== "Blob") out.set(path2, null);
-        else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path2, await this.readFile(path2, ref));
-        else out.set(path2, { content: o.text, blobSha: o.oid });
-      }
-    }
-    return out;
+    return readFilesInBatches(
+      this.owner,
+      this.repo,
+      ref,
+      paths,
+      READ_FILES_BATCH,
+      (query, vars) => this.#call("graphql repository.object", () => this.#octokit.graphql(query, vars)),
+      (path2) => this.readFile(path2, ref)
+    );
   }
   async listDirectory(path2, ref) {
     try {
@@ -15724,26 +15733,12 @@ var OctokitPort = class {
     return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
   }
   async findCheckRun(headSha, name, externalId) {
-    return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({
-        ...this.#r,
-        ref: headSha,
-        check_name: name,
-        filter: "all",
-        per_page: 100
-      });
-      return data.check_runs.find((c) => c.external_id === externalId)?.id ?? null;
-    });
+    return (await this.listCheckRuns(headSha, name)).find((c) => c.externalId === externalId)?.id ?? null;
   }
   async listCheckRuns(headSha, name) {
     return this.#call("checks.listForRef", async () => {
-      const { data } = await this.#octokit.rest.checks.listForRef({
-        ...this.#r,
-        ref: headSha,
-        check_name: name,
-        filter: "all",
-        per_page: 100
-      });
+      const query = { ...this.#r, ref: headSha, check_name: name, filter: "all", per_page: 100 };
+      const { data } = await this.#octokit.rest.checks.listForRef(query);
       return data.check_runs.map((c) => ({ id: c.id, externalId: c.external_id ?? null, summary: c.output?.summary ?? null }));
     });
   }
@@ -15844,10 +15839,7 @@ var OctokitPort = class {
   async issueAsEdited(number) {
     const data = await this.#call(
       "graphql issue",
-      () => this.#octokit.graphql(
-        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }",
-        { owner: this.#r.owner, name: this.#r.repo, number }
-      )
+      () => this.#octokit.graphql(ISSUE_AS_EDITED, { owner: this.#r.owner, name: this.#r.repo, number })
     );
     const issue = data.repository?.issue;
     if (!issue) throw new GitHubError(`issue #${number} not found`, 404, "graphql issue");
@@ -18798,6 +18790,17 @@ async function writeAnchor(port, key, b, headSha, a, checkRunId) {
   }
   return port.createCheckRun({ ...fields, name: ANCHOR_CHECK_NAME, headSha, externalId: anchorExternalId(b.runId) });
 }
+async function openAnchor(port, b, headSha) {
+  return port.createCheckRun({
+    name: ANCHOR_CHECK_NAME,
+    headSha,
+    externalId: anchorExternalId(b.runId),
+    status: "completed",
+    conclusion: "neutral",
+    title: `Run ${b.runId}: no journal anchored yet`,
+    summary: "The Forge App writes here the journal it last anchored (docs/formats.md#journal-anchor)."
+  });
+}
 
 // src/app/run-store.ts
 var SEGMENT_SIZE = 200;
@@ -18809,7 +18812,8 @@ var runFactsSchema = external_exports.object({
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
   planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
   stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from creating, updating or deleting the state branch: what is missing."),
-  anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor).")
+  anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+  anchorCheckRunId: external_exports.number().int().optional().describe("The anchor's check run, made when the run started: every process updates this one (docs/formats.md#journal-anchor).")
 }).strict();
 var effectLeaseSchema = external_exports.object({
   owner: external_exports.string().min(1).describe("Replica id of the App process that owns the effect."),
@@ -18932,7 +18936,8 @@ var RunStore = class {
     if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
     const anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
     try {
-      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
+      const checkRunId = last?.checkRunId ?? saved.state.facts.anchorCheckRunId;
+      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, checkRunId);
       this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
     } catch {
     }
@@ -19005,7 +19010,9 @@ var RunStore = class {
   async create(state, fromSha) {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const first = { ...state, facts: { ...state.facts, anchorSha: state.facts.anchorSha ?? fromSha } };
+    const anchorSha = state.facts.anchorSha ?? fromSha;
+    const anchorCheckRunId = await openAnchor(this.port, await this.#binding(state.journal.runId), anchorSha).catch(() => void 0);
+    const first = { ...state, facts: { ...state.facts, anchorSha, ...anchorCheckRunId !== void 0 ? { anchorCheckRunId } : {} } };
     const { text, parts } = await this.#written(branch, first, void 0);
     const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
     const created = { state: first, blobSha, commitSha, ...parts ? { parts } : {} };

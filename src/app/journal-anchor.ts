@@ -130,3 +130,20 @@ export async function writeAnchor(
   }
   return port.createCheckRun({ ...fields, name: ANCHOR_CHECK_NAME, headSha, externalId: anchorExternalId(b.runId) });
 }
+
+/**
+ * The run's one anchor check run, made when the run starts (by the one process whose state branch
+ * creation won) so that every replica updates it rather than making its own; it anchors nothing
+ * until the first anchor is written into it.
+ */
+export async function openAnchor(port: GitHubPort, b: SealBinding, headSha: string): Promise<number> {
+  return port.createCheckRun({
+    name: ANCHOR_CHECK_NAME,
+    headSha,
+    externalId: anchorExternalId(b.runId),
+    status: "completed",
+    conclusion: "neutral",
+    title: `Run ${b.runId}: no journal anchored yet`,
+    summary: "The Forge App writes here the journal it last anchored (docs/formats.md#journal-anchor).",
+  });
+}

@@ -13,7 +13,7 @@ import { forgeEventSchema, type ForgeEvent } from "../core/schemas/events.js";
 import { outboxProblems } from "../core/outbox-check.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { ConflictError, GitHubError, type GitHubPort } from "../github/port.js";
-import { anchorDue, holdOf, readAnchor, staleness, writeAnchor, type Anchor } from "./journal-anchor.js";
+import { anchorDue, holdOf, openAnchor, readAnchor, staleness, writeAnchor, type Anchor } from "./journal-anchor.js";
 import { sealJournal, unsealJournal, type JournalKey, type SealBinding } from "./journal-seal.js";
 import {
   isSplit,
@@ -52,6 +52,11 @@ export const runFactsSchema = z
       .string()
       .optional()
       .describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+    anchorCheckRunId: z
+      .number()
+      .int()
+      .optional()
+      .describe("The anchor's check run, made when the run started: every process updates this one (docs/formats.md#journal-anchor)."),
   })
   .strict();
 export type RunFacts = z.infer<typeof runFactsSchema>;
@@ -233,7 +238,8 @@ export class RunStore {
     if (!anchorSha || !saved.commitSha || !anchorDue({ seq: j.seq, status: j.status, hold }, last)) return;
     const anchor: Anchor = { seq: j.seq, status: j.status, blobSha: saved.blobSha, commitSha: saved.commitSha };
     try {
-      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, last?.checkRunId);
+      const checkRunId = last?.checkRunId ?? saved.state.facts.anchorCheckRunId;
+      const id = await writeAnchor(this.port, this.key, await this.#binding(j.runId), anchorSha, anchor, checkRunId);
       this.#anchors.set(j.runId, { seq: j.seq, status: j.status, hold, checkRunId: id });
     } catch {
       // The anchor lags behind: older journals stay refusable only back to it until the next one.
@@ -310,7 +316,10 @@ export class RunStore {
   async create(state: StoredRun, fromSha: string): Promise<Loaded> {
     const branch = stateBranch(state.journal.runId);
     await this.port.createBranch(branch, fromSha);
-    const first = { ...state, facts: { ...state.facts, anchorSha: state.facts.anchorSha ?? fromSha } };
+    const anchorSha = state.facts.anchorSha ?? fromSha;
+    // Without it the first anchor makes one (and replicas anchoring at once may each make their own).
+    const anchorCheckRunId = await openAnchor(this.port, await this.#binding(state.journal.runId), anchorSha).catch(() => undefined);
+    const first = { ...state, facts: { ...state.facts, anchorSha, ...(anchorCheckRunId !== undefined ? { anchorCheckRunId } : {}) } };
     const { text, parts } = await this.#written(branch, first, undefined);
     const { blobSha, commitSha } = await this.port.writeFile(branch, JOURNAL_FILE, text, `forge: start run ${state.journal.runId}`);
     const created = { state: first, blobSha, commitSha, ...(parts ? { parts } : {}) };

@@ -140,6 +140,19 @@ describe("the store refuses an older journal", () => {
     expect(parseAnchor(JOURNAL_KEY, HERE, made[0]!.summary)).toMatchObject({ seq: 12, status: "cancelled", commitSha: "d".repeat(40) });
   });
 
+  it("two processes anchoring the same run update the one check run made when the run started, never a second", async () => {
+    const text = sealed({ ...at(10), facts: { ...at(10).facts, anchorCheckRunId: 77 } });
+    const updated: number[] = [];
+    const { port: p, made } = port(() => text);
+    (p as unknown as { updateCheckRun: (id: number) => Promise<void> }).updateCheckRun = async (id) => void updated.push(id);
+    for (const store of [new RunStore(p, JOURNAL_KEY), new RunStore(p, JOURNAL_KEY)]) {
+      const loaded = (await store.load(RUN_ID))!;
+      await store.save(loaded, { ...at(12, "cancelled"), facts: loaded.state.facts }, "forge: cancel");
+    }
+    expect(made).toEqual([]);
+    expect(updated).toEqual([77, 77]);
+  });
+
   it("a journal sealed for another run of this repository is refused", async () => {
     const { port: p } = port(() => sealJournal(JOURNAL_KEY, at(10), { ...HERE, runId: "other-1234567" }));
     await expect(new RunStore(p, JOURNAL_KEY).load(RUN_ID)).rejects.toThrow(/sealed for another run/);

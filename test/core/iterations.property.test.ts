@@ -44,6 +44,8 @@ function factsFor(effect: Effect, rand: () => number): LeafInput[] {
   const done: LeafInput = { kind: "effect.done", key: effect.key, result: {} };
   if (effect.kind === "MergePullRequest")
     return [{ kind: "effect.done", key: effect.key, result: { mergeSha: sha(`merge/${effect.taskId}/${effect.attempt}`) } }];
+  // A refinery's upstream check: the simulated agents change no protected path.
+  if (effect.kind === "CheckUpstream") return [{ kind: "effect.done", key: effect.key, result: { clean: true } }];
   if (effect.kind !== "DispatchAgent") return [done];
   const { taskId, attempt } = effect;
   const iteration = effect.iteration ?? 0;

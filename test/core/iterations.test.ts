@@ -183,7 +183,10 @@ describe("revisions", () => {
 
   it("a task a started refinery carries does not revise", () => {
     const d = startRun(newRun(nodes({ a: [], r: ["a"] })), 0, config);
-    const j = feed(d.journal, [finished("a", 1, 0)], config).journal;
+    const done = feed(d.journal, [finished("a", 1, 0)], config);
+    // The refinery starts once its upstream's pull request is read and changes no protected path.
+    expect(done.effects.map((e) => e.key)).toContain("upstream:a:1");
+    const j = feed(done.journal, [{ kind: "effect.done", key: "upstream:a:1", result: { clean: true } }], config).journal;
     expect(task(j, "r").status).toBe("RUNNING");
     const asked = feed(j, [review("a", 7, "changes_requested", head("a", 1, 0))], config);
     expect(task(asked.journal, "a").status).toBe("MERGE_READY");

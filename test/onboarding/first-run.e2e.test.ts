@@ -116,8 +116,9 @@ describe("the first run", () => {
       sim.control.setSecret("octo/hello", "ANTHROPIC_API_KEY", "sk-ant-first-run-dummy");
       await person.request("POST /repos/{owner}/{repo}/rulesets", { owner: "octo", repo: "hello", ...stateBranchRuleset(appId) });
 
-      // 4. forge doctor: every check passes.
-      const doctor = await runForge(["doctor", "--dir", appDir, "--token", octo, "--repo", "octo/hello"], work);
+      // 4. forge doctor: every check passes. The API URL is given on the command line: doctor takes
+      // none from a .env (the repository's could send the token anywhere).
+      const doctor = await runForge(["doctor", "--dir", appDir, "--api-url", sim.apiUrl, "--token", octo, "--repo", "octo/hello"], work);
       expect(doctor.out).toContain("All 6 checks passed.");
       expect(doctor.code).toBe(0);
 

@@ -339,6 +339,14 @@ describe("push", () => {
     ]);
     gh.missing("journal.json", `forge/${RUN_ID}/_state`);
     const state = gh.createRef(`forge/${RUN_ID}/_state`, PLAN_SHA);
+    // The journal's freshness anchor: the run's one check run, on the commit the run starts from.
+    const anchor = gh.reply(`POST ${R}/check-runs`, 201, {
+      id: 90,
+      name: "Forge journal",
+      head_sha: PLAN_SHA,
+      status: "completed",
+      conclusion: "neutral",
+    });
     const journal = gh.writeJournal(201);
     gh.ref(INTEGRATION, PLAN_SHA);
     const branchA = gh.createRef(branchOf("a", 1), PLAN_SHA);
@@ -357,6 +365,8 @@ describe("push", () => {
     expect(stored.facts.planSha).toBe(PLAN_SHA);
     expect(rules.call).toBeDefined();
     expect(stored.facts.stateBranchWarning).toBeUndefined();
+    expect(anchor.body).toMatchObject({ name: "Forge journal", head_sha: PLAN_SHA, external_id: `forge-journal:${RUN_ID}` });
+    expect(stored.facts.anchorCheckRunId).toBe(90);
     expect(journalView(stored)).toMatchInlineSnapshot(`
       {
         "events": [
