@@ -1,11 +1,11 @@
 // Shared set-up for the agent-layer tests: temporary folders, the fake command agent, the forge CLI
 // from source.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SpawnOptions } from "../../src/agent/types.js";
+import { cleanupTempDirs, tempDir } from "../helpers/temp-dirs.js";
 
 export const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 export const FAKE_AGENT = path.join(FIXTURES, "fake-agent.mjs");
@@ -16,15 +16,7 @@ export function forgeCliFromSource(): { command: string; args: string[] } {
   return { command: process.execPath, args: ["--import", import.meta.resolve("tsx"), path.join(FIXTURES, "forge-cli.ts")] };
 }
 
-const cleanups: string[] = [];
-export function tempDir(prefix = "forge-agent-test-"): string {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  cleanups.push(d);
-  return d;
-}
-export function cleanupTempDirs(): void {
-  while (cleanups.length) rmSync(cleanups.pop()!, { recursive: true, force: true });
-}
+export { cleanupTempDirs, tempDir };
 
 export interface FakeWorld {
   dir: string;

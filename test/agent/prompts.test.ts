@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { builtinPromptDir, loadSystemPrompt, PromptNotFoundError } from "../../src/agent/prompts.js";
 import { AGENT_KINDS } from "../../src/agent/types.js";
 import { WALKTHROUGH_BODY_SECTIONS } from "../../src/core/schemas/walkthrough.js";
-import { cleanupTempDirs, tempDir } from "./helpers.js";
+import { cleanupTempDirs, tempDir } from "../helpers/temp-dirs.js";
 
 afterEach(cleanupTempDirs);
 

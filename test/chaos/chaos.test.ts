@@ -7,7 +7,8 @@
  * every task branch. Each must end with every task MERGED,
  * no (task, attempt) dispatched twice, no invalid transition, and the clean run's merged set.
  *
- * Minutes of work on a 2-core machine, so it has its own config: `npm run test:chaos`.
+ * Minutes of work on a 2-core machine: it runs in the release lane (`npm run test:all`), or alone with
+ * its own config, `npm run test:chaos`.
  */
 import { describe, expect, it } from "vitest";
 import { problems, runScenario, SCENARIO_TITLES, SCENARIOS, TASKS, type ScenarioResult } from "./harness.js";
@@ -15,7 +16,7 @@ import { problems, runScenario, SCENARIO_TITLES, SCENARIOS, TASKS, type Scenario
 const SEED = Number(process.env.FORGE_CHAOS_SEED ?? 1);
 const results = new Map<string, ScenarioResult>();
 
-// `npm test` collects every test file; these run only under `npm run test:chaos` (FORGE_CHAOS=1).
+// These run only where FORGE_CHAOS=1 is set: the release lane (vitest.config.ts) and `npm run test:chaos`.
 describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task plan, seed ${SEED}`, () => {
   for (const scenario of SCENARIOS) {
     it(SCENARIO_TITLES[scenario], { timeout: 900_000 }, async () => {

@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-/** `npm run test:chaos`: the chaos scenarios, apart from `npm test` (they take minutes). */
+/** `npm run test:chaos`: the chaos scenarios alone (they take minutes; the release lane runs them too). */
 export default defineConfig({
   test: {
     include: ["test/chaos/chaos.test.ts"],

@@ -30,7 +30,7 @@ describe("README.md", () => {
 
   it("keeps the setup and test commands", () => {
     expect(readme).toContain(
-      "```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm test      # the whole test suite\n```",
+      "```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm test      # the unit and in-process lanes: minutes, between two changes\nnpm run test:all   # every lane, as CI runs them (.ci/run: npm test, then the processes and release lanes)\n```",
     );
     expect(readme).toContain("npx forge demo");
   });
