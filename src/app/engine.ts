@@ -90,6 +90,7 @@ export class Engine {
       work: this.#work,
       enqueue: (runId, acks, round) => this.#enqueue(runId, acks, round),
       flushLater: (runId, ms) => this.#flushLater(runId, ms),
+      outbox: (runId) => this.#cache.get(runId)?.state.journal.outbox,
     });
     const held = { store: this.store, cache: this.#cache, dirty: this.#dirty, log: this.#log, onRestored: options.onRestored };
     this.#restorer = new Restorer(held);

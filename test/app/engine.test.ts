@@ -15,9 +15,11 @@ import {
   finishedReady,
   INTEGRATION_SHA,
   JOURNAL_KEY,
+  MERGE,
   NOW,
   openTaskPull,
   ownLeases,
+  RECORD,
   REPOSITORY_ID,
   RUN_ID,
   sealed,
@@ -383,6 +385,59 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
     await engine.idle();
     expect(titles).toHaveLength(2);
     expect((await engine.state(RUN_ID))!.state.journal.outbox.some((e) => e.kind === "UpdateTracker")).toBe(false);
+    engine.stop();
+  });
+});
+
+describe("a merge decided before a review that starts a revision", () => {
+  it("is not carried out once the revision's turn took it out of the outbox while it was checking the PR", async () => {
+    // a is MERGE_READY on PR #7: its merge is in the outbox, leased here, not yet carried out.
+    const state = storedRun(
+      { a: [] },
+      { steps: [[finishedReady(), { kind: "pr.opened", taskId: "a", attempt: 1, number: 7 }]], pendingOutbox: true },
+    );
+    expect(state.journal.tasks[0]!.status).toBe("MERGE_READY");
+    expect(state.journal.outbox.some((e) => e.kind === "MergePullRequest")).toBe(true);
+    state.leases = ownLeases(state, "replica-1");
+    const merged: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reading!: () => void;
+    const read = new Promise<void>((r) => (reading = r));
+    const { port } = journalPort(
+      state,
+      {
+        // The merge effect's read of the PR is slow (a loaded machine): the review lands meanwhile.
+        async getPullRequestWithFiles(n: number) {
+          reading();
+          await gate;
+          return { ...openTaskPull(n), files: ["src/a.ts"] };
+        },
+        async mergePullRequest(n: number) {
+          merged.push(n);
+          return { kind: "merged", sha: MERGE };
+        },
+      },
+      (name) => (name === "ciChecks" ? { pending: false, failing: [] } : name === "dispatchWorkflow" ? { workflowRunId: 9 } : null),
+    );
+    const engine = new Engine({ port, replicaId: "replica-1", now: () => NOW, journalKey: JOURNAL_KEY });
+    await engine.flush(RUN_ID);
+    await read;
+    // A person asks for changes on the verified head: a revision starts, on the same branch and PR.
+    const reviewed = await engine.apply(RUN_ID, [
+      { kind: "review.submitted", taskId: "a", attempt: 1, reviewId: 11, actor: "octocat", state: "changes_requested", headSha: RECORD },
+    ]);
+    const revising = reviewed.decisions[0]!.journal;
+    expect(revising.tasks[0]!.status).toBe("RUNNING");
+    expect(revising.outbox.some((e) => e.kind === "MergePullRequest")).toBe(false);
+    release();
+    await engine.idle();
+    // The PR the revision answers on stays open: merged now, the revision's job would find no open
+    // PR for the branch and open another one, its replies going to the wrong PR.
+    expect(merged).toEqual([]);
+    const held = (await engine.state(RUN_ID))!.state.journal;
+    expect(held.tasks[0]!.status).toBe("RUNNING");
+    expect(held.tasks[0]!.prNumber).toBe(7);
     engine.stop();
   });
 });

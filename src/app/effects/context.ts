@@ -45,6 +45,13 @@ export interface EffectContext {
    * more call after it. Read after the facts that made the task ready, it holds every MERGED dependency.
    */
   prefetchedHead?: Promise<string | null>;
+  /**
+   * Whether the run still wants this very effect, by its journal as last decided (not the snapshot
+   * the effect started from): a decision made while the effect waited — a revision that took the
+   * task back to RUNNING, say — may have taken it out of the outbox. An effect that cannot be undone
+   * asks just before its call to GitHub. Absent: wanted.
+   */
+  stillWanted?: () => boolean;
 }
 
 export type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? Readonly<T[K]> : T[K] };

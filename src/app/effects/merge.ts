@@ -54,6 +54,9 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
       };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+  // The reads above took time: a turn decided meanwhile (a review that starts a revision on this
+  // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
+  if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.

@@ -21,6 +21,8 @@ export interface RunnerHost {
   enqueue(runId: string, acks: LeafInput[], round: Round): Promise<unknown>;
   /** Flushes the run again after `ms` (`Engine#flushLater`). */
   flushLater(runId: string, ms: number): void;
+  /** The run's outbox as last decided in this process (undefined when not known): what the run still wants. */
+  outbox(runId: string): readonly Effect[] | undefined;
 }
 
 /** Effects of one task and attempt share a lane; any other effect has one of its own. */
@@ -67,6 +69,19 @@ export class EffectRunner {
   release(runId: string, keys: Iterable<string>): void {
     const running = this.#running.get(runId);
     if (running) for (const key of keys) running.delete(key);
+  }
+
+  /**
+   * Whether the run still wants `effect` — the very one, same key and content — by its journal as
+   * last decided, not by the snapshot its start was given: a later turn may have dropped it (a merge
+   * decided before a review that starts a revision) or replaced it while it waited in its lane or at
+   * GitHub. Unknown (the journal not held here): wanted.
+   */
+  #wanted(runId: string, effect: Effect): boolean {
+    const outbox = this.#host.outbox(runId);
+    if (!outbox) return true;
+    const current = outbox.find((e) => e.key === effect.key);
+    return current !== undefined && JSON.stringify(current) === JSON.stringify(effect);
   }
 
   /** Start `mine` (pending effects this process owns), each in its task's lane. */
@@ -129,13 +144,26 @@ export class EffectRunner {
         deferred.set(effect.key, JSON.stringify(effect));
         continue;
       }
+      if (!this.#wanted(runId, effect)) {
+        // Dropped or replaced by a turn decided while it waited behind its lane: it does not run. Its
+        // key is free again; a replacement (same key) starts at the next flush.
+        running.delete(effect.key);
+        this.#host.log.info({ runId, effect: effect.key }, "effect no longer in the outbox; not carried out");
+        this.#host.flushLater(runId, 0);
+        continue;
+      }
       const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
       // What it found on GitHub is decided with the acknowledgements.
       if (outcome.inputs) acks.push(...outcome.inputs);
       if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
       else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-      else {
+      else if (!this.#wanted(runId, effect)) {
+        // Left the outbox while at GitHub (it saw so before acting): nothing to defer.
+        running.delete(effect.key);
+        this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect no longer in the outbox; not carried out");
+        this.#host.flushLater(runId, 0);
+      } else {
         running.delete(effect.key);
         deferred.set(effect.key, JSON.stringify(effect));
         this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
@@ -162,6 +190,7 @@ export class EffectRunner {
         replay: !this.#fresh.has(`${runId}:${effect.key}`),
         now: this.#host.now(),
         conflicts,
+        stillWanted: () => this.#wanted(runId, effect),
       });
       this.#fresh.delete(`${runId}:${effect.key}`);
       return outcome;
