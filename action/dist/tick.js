@@ -19278,6 +19278,7 @@ async function mergePullRequest2(effect, ctx) {
       };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
+  if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
@@ -19649,6 +19650,18 @@ var EffectRunner = class {
     const running = this.#running.get(runId);
     if (running) for (const key of keys) running.delete(key);
   }
+  /**
+   * Whether the run still wants `effect` — the very one, same key and content — by its journal as
+   * last decided, not by the snapshot its start was given: a later turn may have dropped it (a merge
+   * decided before a review that starts a revision) or replaced it while it waited in its lane or at
+   * GitHub. Unknown (the journal not held here): wanted.
+   */
+  #wanted(runId, effect) {
+    const outbox = this.#host.outbox(runId);
+    if (!outbox) return true;
+    const current = outbox.find((e) => e.key === effect.key);
+    return current !== void 0 && JSON.stringify(current) === JSON.stringify(effect);
+  }
   /** Start `mine` (pending effects this process owns), each in its task's lane. */
   start(runId, loaded, mine) {
     const running = this.#running.get(runId);
@@ -19693,12 +19706,22 @@ var EffectRunner = class {
         deferred.set(effect.key, JSON.stringify(effect));
         continue;
       }
+      if (!this.#wanted(runId, effect)) {
+        running.delete(effect.key);
+        this.#host.log.info({ runId, effect: effect.key }, "effect no longer in the outbox; not carried out");
+        this.#host.flushLater(runId, 0);
+        continue;
+      }
       const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
       if (outcome.inputs) acks.push(...outcome.inputs);
       if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
       else if (outcome.kind === "failed") acks.push({ kind: "effect.failed", key: effect.key, error: outcome.error });
-      else {
+      else if (!this.#wanted(runId, effect)) {
+        running.delete(effect.key);
+        this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect no longer in the outbox; not carried out");
+        this.#host.flushLater(runId, 0);
+      } else {
         running.delete(effect.key);
         deferred.set(effect.key, JSON.stringify(effect));
         this.#host.log.info({ runId, effect: effect.key, reason: outcome.reason }, "effect deferred");
@@ -19722,7 +19745,8 @@ var EffectRunner = class {
         events: state.events.tail,
         replay: !this.#fresh.has(`${runId}:${effect.key}`),
         now: this.#host.now(),
-        conflicts
+        conflicts,
+        stillWanted: () => this.#wanted(runId, effect)
       });
       this.#fresh.delete(`${runId}:${effect.key}`);
       return outcome;
@@ -19905,7 +19929,8 @@ var Engine = class {
       prefetches: this.#prefetches,
       work: this.#work,
       enqueue: (runId, acks, round3) => this.#enqueue(runId, acks, round3),
-      flushLater: (runId, ms) => this.#flushLater(runId, ms)
+      flushLater: (runId, ms) => this.#flushLater(runId, ms),
+      outbox: (runId) => this.#cache.get(runId)?.state.journal.outbox
     });
     const held = { store: this.store, cache: this.#cache, dirty: this.#dirty, log: this.#log, onRestored: options2.onRestored };
     this.#restorer = new Restorer(held);
