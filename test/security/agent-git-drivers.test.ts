@@ -15,13 +15,11 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { main } from "../../action/src/main.js";
 import { Git } from "../../action/src/git.js";
 import { concludeMerge, mergeRef } from "../../src/agent/branches.js";
 import { runStages } from "../../src/agent/stages.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, runScriptJob, sh, type World } from "../action/world.js";
 
 let world: World | undefined;
 afterEach(() => {
@@ -76,27 +74,7 @@ describe("the runner's git runs no driver the agent configured", () => {
       "git -c core.fsmonitor=false -c filter.n.clean=cat add f && git -c core.fsmonitor=false -c filter.n.clean=cat -c user.name=a -c user.email=b commit -qm n && cd ..",
       `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`,
     ].join("\n");
-    const agent = scriptAgent(w, "driver-agent", script);
-    const report = await main({
-      config: testConfig(),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-        jobUrl: "https://github.example/acme/demo/actions/runs/9",
-      },
-      deps: {
-        github: w.github,
-        git: w.git,
-        agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, killGraceMs: 200 }),
-      },
-    });
-    if (report.kind !== "attempt") throw new Error(report.kind);
+    const report = await runScriptJob(w, "driver-agent", script);
     expect(ran(probe)).toEqual([]);
     // The in-tree .gitattributes is a protected path: refused (the attempt fails), never committed.
     expect(report.exitCode).toBe(1);

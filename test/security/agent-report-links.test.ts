@@ -15,14 +15,13 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner, type AgentRunner } from "../../action/src/agent-runner.js";
+import type { AgentRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
-import { main } from "../../action/src/main.js";
 import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
 import { runStages } from "../../src/agent/stages.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, RUN, runScriptJob, sh, testConfig, type World } from "../action/world.js";
 
 const SECRET = "TOPSECRET-runner-only-7f3a9c";
 let world: World | undefined;
@@ -34,27 +33,7 @@ afterEach(() => {
 
 /** Runs one task job whose agent runs `script`; returns the report and every text the job published. */
 async function runJob(w: World, script: string) {
-  const agent = scriptAgent(w, "link-agent", script);
-  const report = await main({
-    config: testConfig(),
-    input: {
-      runId: RUN,
-      taskId: "t1",
-      attempt: 1,
-      context: {},
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-      jobUrl: "https://github.example/acme/demo/actions/runs/9",
-    },
-    deps: {
-      github: w.github,
-      git: w.git,
-      agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, killGraceMs: 200 }),
-    },
-  });
-  if (report.kind !== "attempt") throw new Error(report.kind);
+  const report = await runScriptJob(w, "link-agent", script);
   // Everything the record commit holds, every PR body, the summary and the result.
   const record = sh(w.origin, ["ls-tree", "-r", "--name-only", report.headSha])
     .split("\n")
