@@ -56,6 +56,13 @@ function sizingPort(sizes: Sizes): GitHubPort {
     async branchHead() {
       return sha("head");
     },
+    async repositoryId() {
+      return 1;
+    },
+    async createCheckRun() {
+      return 1;
+    },
+    async updateCheckRun() {},
     async writeFile(_branch: string, path: string, content: string) {
       (path === JOURNAL_FILE ? sizes.journal : path.startsWith("parts/") ? sizes.parts : sizes.segments).push(Buffer.byteLength(content));
       if (path.startsWith("parts/")) sizes.partsAt.push(sizes.journal.length);
