@@ -113,7 +113,12 @@ async function latency(n: number): Promise<{ wall: number[]; appSide: number[]; 
       const j = await h.waitFor((x) => x.tasks.find((t) => t.id === id)!.status === "MERGE_READY", 120_000);
       await h.app.forge.idle();
       const t = j.tasks.find((x) => x.id === id)!;
-      const { data: prs } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${t.branch}`, state: "open" });
+      const { data: prs } = await h.user.rest.pulls.list({
+        owner: OWNER,
+        repo: REPO,
+        head: `${OWNER}:${t.attempt?.branch}`,
+        state: "open",
+      });
       const mark = webhooks.length;
       const reqMark = requests.length;
       await h.user.rest.pulls.merge({ owner: OWNER, repo: REPO, pull_number: prs[0]!.number });

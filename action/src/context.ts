@@ -114,11 +114,11 @@ export async function buildContext(args: {
   const deps: Array<{ taskId: string; text: string }> = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
-    if (!dep || dep.attempt < 1) continue;
-    const rel = walkthroughPath(journal.runId, depId, dep.attempt);
+    if (!dep || dep.attempts < 1) continue;
+    const rel = walkthroughPath(journal.runId, depId, dep.attempts);
     // Merged dependencies are in the checkout; a refinery's MERGE_READY ones are on their branches.
-    const text =
-      (await readLocal(args.workdir, path.join(args.workdir, rel))) ?? (dep.branch ? await github.readFile(rel, dep.branch) : undefined);
+    const branch = dep.attempt?.branch;
+    const text = (await readLocal(args.workdir, path.join(args.workdir, rel))) ?? (branch ? await github.readFile(rel, branch) : undefined);
     if (text !== undefined) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
   // Read before any agent of this job runs: the checkout's copy is the integration base's (agents'

@@ -6,7 +6,17 @@
  * may do anything. Everything else exits neutral, touching nothing.
  */
 import { joinRun, journalSplitSchema, JournalPartsError, partPath } from "../../src/core/journal-parts.js";
-import { journalSchema, type FollowupState, type Journal, type PlanNode, type TaskState } from "../../src/core/journal.js";
+import {
+  journalSchema,
+  newAttempt,
+  newTask,
+  type FollowupState,
+  type Journal,
+  type PlanNode,
+  type TaskState,
+} from "../../src/core/journal.js";
+import { migrateJournal } from "../../src/core/journal-migration.js";
+import { iterationOf } from "../../src/core/task-rules.js";
 import { isFollowupId, JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import { formatProblem, zodProblems } from "../../src/core/problems.js";
 import type { JobGitHub } from "./github.js";
@@ -39,15 +49,13 @@ function followupCheck(journal: Journal, taskId: string, attempt: number): Dispa
     paths: [],
     priority: 0,
   };
+  // The journal keeps no dispatch time for a follow-up; nothing in the job reads one.
+  const at = newAttempt(f.branch, journal.createdAt);
   const task: TaskState = {
-    id: f.id,
+    ...newTask(f.id),
     status: "RUNNING",
-    attempt: 1,
-    retries: 0,
-    blockers: 0,
-    dispatchedAttempt: 1,
-    branch: f.branch,
-    ...(f.prNumber !== undefined ? { prNumber: f.prNumber } : {}),
+    attempts: 1,
+    attempt: { ...at, ...(f.prNumber !== undefined ? { prNumber: f.prNumber } : {}) },
   };
   return { current: true, journal, task, node, followup: f };
 }
@@ -61,11 +69,11 @@ export function checkDispatch(journal: Journal, taskId: string, attempt: number,
   const task = journal.tasks[index];
   const node = journal.plan.nodes[index];
   if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
-  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
+  if (task.attempts !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempts}, not ${attempt}` };
   if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
   // A revision runs on the attempt's branch too: only the one the journal is at may work.
-  if ((task.iteration ?? 0) !== iteration)
-    return { current: false, reason: `task ${taskId} attempt ${attempt} is at revision ${task.iteration ?? 0}, not ${iteration}` };
+  if (iterationOf(task) !== iteration)
+    return { current: false, reason: `task ${taskId} attempt ${attempt} is at revision ${iterationOf(task)}, not ${iteration}` };
   return { current: true, journal, task, node };
 }
 
@@ -94,10 +102,12 @@ export async function readJournal(github: JobGitHub, runId: string): Promise<Jou
   }
   // The App keeps the journal inside its stored run — { version, journal, config, facts, events }
   // (src/app/run-store.ts) — in the same file; a bare journal is read as well.
+  // A journal an earlier App wrote (a run it started before an upgrade) is read as this version's.
   if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) {
     const stored = raw as { journal: unknown; split?: unknown };
-    raw = stored.split === undefined ? stored.journal : await joinedJournal(github, runId, stored.journal, stored.split);
-  }
+    const journal = migrateJournal(stored.journal);
+    raw = stored.split === undefined ? journal : await joinedJournal(github, runId, journal, stored.split);
+  } else raw = migrateJournal(raw);
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = zodProblems(parsed.error, JOURNAL_FILE)

@@ -4,6 +4,7 @@
  * `withContainment`, which compares commits.
  */
 import { EXIT_CODES, succeeded } from "../core/exit-codes.js";
+import { prHead } from "../core/task-rules.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
 import { parsePlanPath, resultPath, TRAILERS, type AttemptRef } from "../core/layout.js";
@@ -217,13 +218,13 @@ export async function withContainment(port: GitHubPort, journal: Journal, input:
   const k = journal.plan.nodes.findIndex((n) => n.id === input.taskId);
   const node = journal.plan.nodes[k];
   const t = journal.tasks[k];
-  if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempt !== input.attempt) return input;
+  if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempts !== input.attempt) return input;
   const recordSha = input.recordSha;
   // The compares run at once: this happens inside the run's serial turn.
   const missing = await Promise.all(
     node.dependencies.map(async (dep) => {
       const d = journal.tasks.find((x) => x.id === dep);
-      const head = d?.status === "MERGE_READY" ? (d.recordSha ?? d.pushedSha) : undefined;
+      const head = d?.status === "MERGE_READY" ? prHead(d) : undefined;
       if (!head) return false;
       const status = await port.compareCommits(head, recordSha);
       return status !== "ahead" && status !== "identical";

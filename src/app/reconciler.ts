@@ -14,7 +14,7 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
   if (!loaded || loaded.state.journal.status !== "running") return [];
   const { journal, config } = loaded.state;
   const inputs: LeafInput[] = [];
-  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
+  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.attempt);
   if (running.length) {
     // One call for every job of the run. Only the agent workflow's dispatched runs in this repository
     // are jobs of attempts, and an attempt whose run is recorded is that run
@@ -23,38 +23,40 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
     const repositoryId = await port.repositoryId();
     const workflowPath = agentWorkflowPath(config);
     for (const t of running) {
+      const a = t.attempt!;
       // Newest first, as GitHub lists them.
       const run = runs.find(
         (r) =>
-          r.headBranch === t.branch &&
+          r.headBranch === a.branch &&
           // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
-          r.id > (t.priorRunId ?? 0) &&
-          notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === undefined,
+          r.id > (a.revision.priorRunId ?? 0) &&
+          notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: a.revision.workflowRunId }) === undefined,
       );
       if (!run) continue;
-      const ref = { runId, taskId: t.id, attempt: t.attempt };
+      const ref = { runId, taskId: t.id, attempt: t.attempts };
       if (run.status === "in_progress")
         inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch!, run, t.iteration));
+      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run, a.revision.iteration));
     }
   }
   for (const t of journal.tasks) {
-    if (t.status === "DONE" && t.branch) {
-      const head = await port.branchHead(t.branch);
+    const branch = t.attempt?.branch;
+    if (t.status === "DONE" && branch) {
+      const head = await port.branchHead(branch);
       if (head) {
         const commit = await port.commit(head);
         inputs.push({
           kind: "branch.pushed",
           taskId: t.id,
-          attempt: t.attempt,
+          attempt: t.attempts,
           headSha: recordOf(commit.message) ? (commit.parents[0] ?? head) : head,
         });
       }
     }
-    if (t.status === "MERGE_READY" && t.branch) {
-      const pr = await port.findPullRequest(t.branch, "closed");
+    if (t.status === "MERGE_READY" && branch) {
+      const pr = await port.findPullRequest(branch, "closed");
       if (pr?.merged && pr.mergeSha)
-        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempts, number: pr.number, mergeSha: pr.mergeSha });
     }
   }
   for (const cr of journal.changeRequests) {

@@ -23,6 +23,7 @@ import { readFrontMatter } from "../core/front-matter.js";
 import { asData, fenceFor } from "../core/render/as-data.js";
 import { renderOutcomeTable, type OutcomeFigures } from "../core/outcomes.js";
 import { runSpent } from "../core/budget.js";
+import { heldForProtectedPaths, pauseReasons, type PauseReason } from "../core/task-rules.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -90,20 +91,18 @@ export function renderTracker(
   facts: RunFacts,
   repo: { owner: string; repo: string },
   config?: Pick<ForgeConfig, "budgets">,
+  /** The time the tracker is drawn at: a usage limit that has ended pauses nothing. */
+  now: number = Date.now(),
 ): string {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = new Map<string, number>();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused =
-    journal.pause.manual ||
-    journal.pause.changeRequests.length > 0 ||
-    journal.pause.usageLimitUntil !== undefined ||
-    journal.pause.budget === true;
+  const paused = pauseReasons(journal.pause, now)[0];
   const lines = [
     trackerMarker(journal.runId),
     `## Forge run \`${journal.runId}\` — plan \`${journal.planId}\``,
     "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} · ` +
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? ` (paused${pauseText(journal, paused)})` : ""} · ` +
       `${journal.merged}/${journal.tasks.length} merged · ` +
       [...counts].map(([s, n]) => `${STATUS_ICON[s] ?? ""} ${s} ${n}`).join(" · "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} · **Integration branch:** \`${journal.integrationBranch}\`` +
@@ -158,12 +157,18 @@ export function renderTracker(
 }
 
 /** Why dispatching is paused, as the tracker's status says it. */
-function pauseReason(journal: Journal): string {
+function pauseText(journal: Journal, reason: PauseReason): string {
   const p = journal.pause;
-  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
-  if (p.manual) return ": /forge resume to continue";
-  if (p.budget) return ": the run's budget is spent — `/forge budget +<dollars>` raises it";
-  return `: model usage limit until ${p.usageLimitUntil}`;
+  switch (reason) {
+    case "change_requests":
+      return `: waiting for ${p.changeRequests.join(", ")}`;
+    case "manual":
+      return ": /forge resume to continue";
+    case "budget":
+      return ": the run's budget is spent — `/forge budget +<dollars>` raises it";
+    case "usage_limit":
+      return `: model usage limit until ${p.usageLimitUntil}`;
+  }
 }
 
 /** The run's spend against its budget, when it has either. */
@@ -279,7 +284,7 @@ const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefi
 function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, i: number): string {
   const t = journal.tasks[i]!;
   const node = journal.plan.nodes[i]!;
-  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const check = facts.checkRuns[`${t.id}:${t.attempts}`];
   const where = `${repo.owner}/${repo.repo}`;
   const hit = rowCache.get(t);
   if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
@@ -289,12 +294,14 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
 }
 
 function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
+  const a = t.attempt;
+  const paths = a?.revision.protectedPaths ?? [];
   const notes = [
-    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
-    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
-    t.hold ? `held: ${t.hold}` : "",
-    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha)
-      ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", …" : ""}`
+    a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
+    a?.revision.iteration && t.status === "RUNNING" ? `revision ${a.revision.iteration}` : "",
+    a?.hold ? `held: ${a.hold}` : "",
+    t.status === "MERGE_READY" && heldForProtectedPaths(t)
+      ? `waiting for /forge approve: changes ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", …" : ""}`
       : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
     t.spentUsd !== undefined ? `spent $${t.spentUsd.toFixed(2)}` : "",
@@ -303,7 +310,7 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {
@@ -346,11 +353,11 @@ export const FINAL_TABLE_ROWS = 500;
 
 function finalTaskTable(journal: Journal): string[] {
   const row = (t: Journal["tasks"][number]) =>
-    `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== undefined ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== undefined ? `#${t.prNumber}` : ""} |`;
+    `| \`${t.id}\` | ${t.attempts} | ${t.spentUsd !== undefined ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.attempt?.prNumber !== undefined ? `#${t.attempt.prNumber}` : ""} |`;
   const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
   // A big plan: every task's PR is on the tracker and in the journal; here, the ones worth a look.
-  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const retried = journal.tasks.filter((t) => t.attempts > 1).sort((a, b) => b.attempts - a.attempts);
   const shown = retried.slice(0, FINAL_TABLE_ROWS);
   return [
     `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown.length ? ` (the ${shown.length} with the most attempts below)` : ""}.`,

@@ -11,7 +11,8 @@ import { renderReport, type ReportTask } from "../core/render/run-report.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import type { GitHubPort } from "../github/port.js";
 import { SEAL_FIELD } from "./journal-seal.js";
-import { migrateStoredRun, readRunEvents, storedRunSchema, type StoredRun } from "./run-store.js";
+import { migrateStoredRun } from "../core/journal-migration.js";
+import { readRunEvents, storedRunSchema, type StoredRun } from "./run-store.js";
 
 /** Why a run could not be reported: the user's to fix (a wrong id, a wrong repository, a token without access). */
 export class RunReportError extends Error {
@@ -89,13 +90,15 @@ export async function buildRunReport(port: GitHubPort, runId: string, host: stri
       title: node.title,
       dependencies: node.dependencies,
       status: t.status,
-      attempts: t.attempt,
-      ...(t.prNumber !== undefined ? { pr: t.prNumber } : {}),
+      attempts: t.attempts,
+      ...(t.attempt?.prNumber !== undefined ? { pr: t.attempt.prNumber } : {}),
       ...(from !== undefined && to !== undefined ? { timeMs: to - from } : {}),
       ...(t.spentUsd !== undefined ? { spentUsd: t.spentUsd } : {}),
     };
   });
-  const numbers = [...j.tasks.map((t) => t.prNumber), ...j.followups.map((f) => f.prNumber)].filter((n): n is number => n !== undefined);
+  const numbers = [...j.tasks.map((t) => t.attempt?.prNumber), ...j.followups.map((f) => f.prNumber)].filter(
+    (n): n is number => n !== undefined,
+  );
   const pulls: { number: number; title: string; body: string }[] = [];
   for (const n of numbers.slice(0, REPORT_PR_LIMIT)) {
     // A pull request is an issue too: the issues API gives its title and body.

@@ -6,7 +6,8 @@
  * and the bytes written stay bounded however long the run is.
  */
 import { z } from "zod";
-import { journalSchema, type Journal } from "../core/journal.js";
+import { JOURNAL_VERSION, journalSchema, type Journal } from "../core/journal.js";
+import { migrateStoredRun } from "../core/journal-migration.js";
 import { BRANCH_PREFIX, eventSegmentFile, JOURNAL_FILE, parseStateBranch, stateBranch } from "../core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../core/schemas/config.js";
 import { forgeEventSchema, type ForgeEvent } from "../core/schemas/events.js";
@@ -76,7 +77,9 @@ export const effectLeaseSchema = z
 
 export const storedRunSchema = z
   .object({
-    version: z.literal(1),
+    version: z
+      .literal(JOURNAL_VERSION)
+      .describe("Format version of the stored run; it moves with the journal's (../core/journal-migration.ts reads older ones)."),
     journal: journalSchema,
     config: forgeConfigSchema.describe("The config pinned when the run started."),
     facts: runFactsSchema,
@@ -127,24 +130,6 @@ export class RunStoreError extends Error {
     super(message);
     this.name = "RunStoreError";
   }
-}
-
-/**
- * Journals written before a Change Request's issue number lived only in the journal kept a copy in
- * `facts.crIssues`: it is folded into the journal's Change Requests (where one is missing) and dropped.
- */
-export function migrateStoredRun(raw: unknown): unknown {
-  const stored = raw as {
-    facts?: { crIssues?: Record<string, number> };
-    journal?: { changeRequests?: { id: string; issueNumber?: number }[] };
-  };
-  const old = stored?.facts?.crIssues;
-  if (!old || typeof old !== "object") return raw;
-  const { crIssues: _dropped, ...facts } = stored.facts!;
-  const changeRequests = stored.journal?.changeRequests?.map((c) =>
-    c.issueNumber === undefined && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c,
-  );
-  return { ...stored, facts, ...(changeRequests ? { journal: { ...stored.journal, changeRequests } } : {}) };
 }
 
 /**
@@ -258,6 +243,7 @@ export class RunStore {
       if (!strict) return null;
       throw new JournalRefusedError(runId, unsealed.reason, file.blobSha);
     }
+    // A journal an earlier Forge wrote is read as this one's (../core/journal-migration.ts); the next write is of this version.
     const parsed = storedRunSchema.safeParse(migrateStoredRun(unsealed.value));
     if (!parsed.success) {
       if (!strict) return null;
@@ -432,7 +418,7 @@ export class RunStore {
 
 export function newStoredRun(journal: Journal, config: ForgeConfig, facts: Partial<RunFacts>, events: ForgeEvent[]): StoredRun {
   return {
-    version: 1,
+    version: JOURNAL_VERSION,
     journal,
     config,
     facts: { checkRuns: {}, ...facts },

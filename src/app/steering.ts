@@ -19,14 +19,14 @@ export async function handSteeringToJob(
 ): Promise<string | undefined> {
   const loaded = await rt.engine.state(runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === taskId);
-  const note = t?.steering?.at(-1);
+  const note = t?.attempt?.steering?.at(-1);
   if (!t || !note) return undefined;
-  const on = pr ?? t.prNumber;
+  const on = pr ?? t.attempt?.prNumber;
   if (on === undefined)
     return `\`${taskId}\` has no pull request yet, and its job reads steering there: steer again once its draft PR is open.`;
   await rt.port.createComment(
     on,
-    steeringComment({ runId, taskId, attempt: t.attempt, id: note.id, actor: note.actor, message: note.message }),
+    steeringComment({ runId, taskId, attempt: t.attempts, id: note.id, actor: note.actor, message: note.message }),
   );
   return undefined;
 }

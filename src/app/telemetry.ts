@@ -67,7 +67,7 @@ export function traceRun(t: Telemetry, journal: Journal, events: readonly ForgeE
     const span = t.startSpan({
       name: "forge.task",
       startTime: first.get(task.id) ?? start,
-      attributes: { "forge.run_id": runId, "forge.task_id": task.id, "forge.status": task.status, "forge.attempts": task.attempt },
+      attributes: { "forge.run_id": runId, "forge.task_id": task.id, "forge.status": task.status, "forge.attempts": task.attempts },
       parent: { traceId, spanId: runSpanId(runId) },
       ids: { spanId: taskSpanId(runId, task.id) },
     });

@@ -18,7 +18,7 @@ export function runLeft(j: Journal, config: Pick<ForgeConfig, "budgets">): numbe
   const cap = config.budgets.run_usd;
   if (cap === undefined) return undefined;
   let used = 0;
-  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? (t.reservedUsd ?? 0) : 0);
+  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? (t.attempt?.reservedUsd ?? 0) : 0);
   return round(cap + (j.budgetExtraUsd ?? 0) - used);
 }
 

@@ -1,5 +1,5 @@
 import type { Journal, PlanNode, TaskState } from "./journal.js";
-import type { TaskStatus } from "./schemas/common.js";
+import { IN_FLIGHT_STATUSES, isReady } from "./task-rules.js";
 
 /**
  * Indexes of a journal that `decide` keeps incrementally so one decision never scans every task:
@@ -17,9 +17,6 @@ export interface Derived {
 }
 
 const memo = new WeakMap<Journal, Derived>();
-
-export const isReady = (t: TaskState) => t.status === "PENDING" && t.blockers === 0;
-export const IN_FLIGHT_STATUSES: ReadonlySet<TaskStatus> = new Set(["RUNNING", "DONE", "MERGE_READY"]);
 
 export function derivedOf(journal: Journal): Derived {
   let d = memo.get(journal);

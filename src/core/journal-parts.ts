@@ -16,7 +16,8 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { planNodeSchema, taskStateSchema, type PlanNode, type TaskState } from "./journal.js";
+import { JOURNAL_VERSION, planNodeSchema, taskStateSchema, type PlanNode, type TaskState } from "./journal.js";
+import { migratePart } from "./journal-migration.js";
 
 /** Nodes past which the journal is split. */
 export const SPLIT_AT = 200;
@@ -49,8 +50,12 @@ export const journalSplitSchema = z
   .describe("Present when the run's nodes are kept in parts (docs/formats.md#journal-parts).");
 export type JournalSplit = z.infer<typeof journalSplitSchema>;
 
+/** The journal version a part's tasks are of (version 1's parts carry none: ./journal-migration.ts reads them). */
+const partVersionSchema = z.literal(JOURNAL_VERSION).describe("The journal version of the part's tasks.");
+
 export const journalPartSchema = z
   .object({
+    version: partVersionSchema,
     nodes: z.array(planNodeSchema),
     tasks: z.array(taskStateSchema),
     checkRuns: z.record(z.string(), z.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks."),
@@ -60,6 +65,7 @@ export type JournalPart = z.infer<typeof journalPartSchema>;
 
 export const journalLayerSchema = z
   .object({
+    version: partVersionSchema,
     layer: z.array(z.number().int().min(0)).describe("Index of each node the layer holds."),
     nodes: z.array(planNodeSchema),
     tasks: z.array(taskStateSchema),
@@ -201,13 +207,16 @@ function checkRunsWhere(whole: Whole, index: Map<string, number>, keep: (i: numb
 
 function partOf(whole: Whole, index: Map<string, number>, from: number, to: number): string {
   const checkRuns = checkRunsWhere(whole, index, (i) => i !== undefined && i >= from && i < to);
-  return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
+  return (
+    JSON.stringify({ version: JOURNAL_VERSION, nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n"
+  );
 }
 
 function layerOf(whole: Whole, index: Map<string, number>, layer: number[]): string {
   const held = new Set(layer);
   const checkRuns = checkRunsWhere(whole, index, (i) => i !== undefined && held.has(i));
-  return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
+  const tasks = layer.map((i) => whole.tasks[i]);
+  return JSON.stringify({ version: JOURNAL_VERSION, layer, nodes: layer.map((i) => whole.nodes[i]), tasks, checkRuns }) + "\n";
 }
 
 /**
@@ -352,7 +361,9 @@ export async function joinRun(
     } catch (e) {
       throw new JournalPartsError(`${partPath(hash)} is not JSON: ${(e as Error).message}`);
     }
-    const parsed = schema.safeParse(raw);
+    // A part a version-1 App wrote holds version-1 tasks. It holds no RUNNING task (those travel in
+    // journal.json), and every task version 1 dispatched recorded when: no dispatch time is made up.
+    const parsed = schema.safeParse(migratePart(raw, new Date(0).toISOString()));
     if (!parsed.success)
       throw new JournalPartsError(`${partPath(hash)} is not a journal ${what}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
     if (cache) {

@@ -16,7 +16,7 @@ const WORKFLOW_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
 /** The branches a run may create, merge, dispatch on or delete: its attempts' and follow-ups'. */
 export function ownBranches(journal: Journal, config: Pick<ForgeConfig, "branch_template">): Set<string> {
   const own = new Set<string>();
-  for (const t of journal.tasks) for (let a = 1; a <= t.attempt; a++) own.add(branchName(config, journal.runId, t.id, a));
+  for (const t of journal.tasks) for (let a = 1; a <= t.attempts; a++) own.add(branchName(config, journal.runId, t.id, a));
   for (const f of journal.followups) own.add(branchName(config, journal.runId, f.id, 1));
   return own;
 }

@@ -103,11 +103,11 @@ export function outcomeFigures(journal: Journal, events: readonly ForgeEvent[], 
   const perTask: TaskOutcome[] = journal.tasks.map((t) => ({
     id: t.id,
     status: t.status,
-    attempts: t.attempt,
-    retries: Math.max(0, t.attempt - 1),
+    attempts: t.attempts,
+    retries: Math.max(0, t.attempts - 1),
     spentUsd: t.spentUsd ?? null,
     agentMs: t.agentMs ?? null,
-    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.approvedHead !== undefined,
+    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.attempt?.revision.approvedHead !== undefined,
   }));
   const merged = perTask.filter((t) => t.status === "MERGED");
   const spent = journal.tasks.filter((t) => t.spentUsd !== undefined);

@@ -1,5 +1,6 @@
 import type { Journal } from "./journal.js";
 import { planIndex } from "./plan-index.js";
+import { backoffOver } from "./task-rules.js";
 
 /**
  * The ready set computed from scratch: PENDING tasks (not held back by a backoff) whose every
@@ -14,7 +15,7 @@ export function readySet(journal: Journal, now: number): string[] {
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i]!;
     if (t.status !== "PENDING") continue;
-    if (t.notBefore !== undefined && Date.parse(t.notBefore) > now) continue;
+    if (!backoffOver(t, now)) continue;
     let ok = true;
     for (const d of deps[i]!) {
       const st = tasks[d]!.status;

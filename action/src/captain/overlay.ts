@@ -97,8 +97,8 @@ export async function captainJob(args: {
   const overlay = `${planDir}/overlays/overlay-${next}.md`;
 
   // The CR document the emitting task wrote (an agent's words: sanitized), from its branch.
-  const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
-  const doc = cr.path && emitter?.branch ? await github.readFile(cr.path, emitter.branch).catch(() => undefined) : undefined;
+  const emitterBranch = journal.tasks.find((t) => t.id === cr.emittedBy)?.attempt?.branch;
+  const doc = cr.path && emitterBranch ? await github.readFile(cr.path, emitterBranch).catch(() => undefined) : undefined;
   const goal = sanitizeUntrusted(
     [
       `Change Request ${cr.id}: ${cr.title}`,

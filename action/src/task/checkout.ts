@@ -28,7 +28,7 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
   // with the job's token can write the journal, and the job cannot verify its seal.
   const branch = expectedBranch;
   const base = integrationBranch(config, runId);
-  const named = check.followup?.branch ?? task.branch;
+  const named = check.followup?.branch ?? task.attempt?.branch;
   if (named !== undefined && named !== branch)
     throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
   if (journal.integrationBranch !== base)

@@ -44,7 +44,7 @@ export function startSteering(a: TaskAttempt): Steering {
   const { runId, taskId, attempt } = a.ids;
   // The journal read at the start only says which messages came before this job (a forged one can
   // only hide messages); the messages themselves come from the App's comments.
-  let seen = a.task.steering?.at(-1)?.id ?? 0;
+  let seen = a.task.attempt?.steering?.at(-1)?.id ?? 0;
   const since = new Date(a.t0 - 60_000).toISOString();
   const author = steeringAuthor(a.input.dispatchedBy);
   if (!author) a.log.info("Steering is not read: this run was not dispatched by an App (GITHUB_ACTOR).");
@@ -53,7 +53,7 @@ export function startSteering(a: TaskAttempt): Steering {
   a.built.taskContext.steering = prompts;
   let polling: Promise<void> = Promise.resolve();
   const poll = async () => {
-    const pr = (await a.branchState.prOpening.catch(() => undefined))?.number ?? a.task.prNumber;
+    const pr = (await a.branchState.prOpening.catch(() => undefined))?.number ?? a.task.attempt?.prNumber;
     if (!author || pr === undefined || !a.github.issueComments) return;
     const comments = await a.github.issueComments(pr, since).catch(() => []);
     for (const c of comments) {

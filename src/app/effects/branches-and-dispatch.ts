@@ -2,6 +2,7 @@
 // a follow-up) with the context they carry.
 import { dispatchContextPath, splitDispatchContext } from "../../core/dispatch-inputs.js";
 import { captainBranch, captainId, DISPATCH_INPUTS, planDir, stateBranch } from "../../core/layout.js";
+import { attemptNumbered, prHead } from "../../core/task-rules.js";
 import { ConflictError } from "../../github/port.js";
 import { appTelemetry, traceDispatch } from "../telemetry.js";
 import { dispatchTraceparent } from "../../core/trace.js";
@@ -21,8 +22,8 @@ export async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: Effe
   // never whatever its branch holds by now: a job token still alive can push to it.
   const conflicts: string[] = [];
   for (const upstream of effect.merge) {
-    const u = ctx.journal.tasks.find((t) => t.branch === upstream && t.status === "MERGE_READY");
-    const head = u?.recordSha ?? u?.pushedSha ?? upstream;
+    const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
+    const head = (u && prHead(u)) ?? upstream;
     const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
     if (merged.kind === "conflict") conflicts.push(upstream);
   }
@@ -41,8 +42,7 @@ export async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: Effe
   // Found while preparing the branch in this round, else kept in the journal when that was acknowledged
   // (this dispatch is tried again after a failure, or after a restart).
   const t = task(ctx, effect.taskId);
-  const conflicts =
-    ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : undefined);
+  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.conflicts;
   const context = {
     ...(effect.context ?? {}),
     ...(conflicts?.length ? { conflicts } : {}),

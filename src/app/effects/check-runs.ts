@@ -2,15 +2,11 @@
 import { branchName } from "../../core/decide.js";
 import type { TaskState } from "../../core/journal.js";
 import { checkRunName } from "../../core/layout.js";
+import { attemptNumbered, heldForProtectedPaths, prHead } from "../../core/task-rules.js";
 import type { CheckConclusion } from "../../github/port.js";
 import { asData } from "../../core/render/as-data.js";
 import { checkSummary } from "../check-summary.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
-
-/** A MERGE_READY attempt whose PR changes protected paths and whose head no person approved yet. */
-function isHeld(t: TaskState): boolean {
-  return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
-}
 
 const CONCLUSION: Partial<Record<TaskState["status"], CheckConclusion>> = {
   MERGE_READY: "success",
@@ -24,12 +20,12 @@ const CONCLUSION: Partial<Record<TaskState["status"], CheckConclusion>> = {
  * about (the PR's head): a check run created earlier would sit on a commit the PR no longer shows.
  */
 export async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: EffectContext): Promise<EffectOutcome> {
-  const t0 = task(ctx, effect.taskId);
-  const held = effect.status === "MERGE_READY" && t0?.attempt === effect.attempt && isHeld(t0);
+  const t = task(ctx, effect.taskId);
+  const a = attemptNumbered(t, effect.attempt);
+  const held = effect.status === "MERGE_READY" && !!a && heldForProtectedPaths(t!);
   const conclusion = held ? "action_required" : CONCLUSION[effect.status];
   if (!conclusion) return done();
   const key = `${effect.taskId}:${effect.attempt}`;
-  const t = task(ctx, effect.taskId);
   const existing = ctx.facts.checkRuns[key];
   const fields = {
     status: "completed" as const,
@@ -49,10 +45,8 @@ export async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: Ef
   }
   // The task may be on its next attempt already (a retry without backoff is dispatched in the same
   // decision): the verdict still belongs on this attempt's branch, whose name the template gives.
-  const branch =
-    t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
-  const headSha =
-    (t?.attempt === effect.attempt ? (t.recordSha ?? t.pushedSha) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
+  const branch = a ? a.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : undefined;
+  const headSha = (a ? prHead(t!) : undefined) ?? (branch ? await ctx.port.branchHead(branch) : null);
   if (!headSha) return done();
   // A create may have happened before a crash or behind a lost answer: GitHub keeps it on the head.
   const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;

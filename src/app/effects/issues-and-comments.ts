@@ -2,7 +2,8 @@
 import { createHash } from "node:crypto";
 import type { Effect } from "../../core/effects.js";
 import type { Journal } from "../../core/journal.js";
-import { LABELS } from "../../core/layout.js";
+import { branchName, LABELS } from "../../core/layout.js";
+import { attemptNumbered, heldForProtectedPaths } from "../../core/task-rules.js";
 import { readRunEvents } from "../run-store.js";
 import { asData } from "../../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
@@ -44,10 +45,10 @@ export function attentionOf(journal: Journal): string {
   if (known !== undefined) return known;
   const items: string[] = [];
   for (const t of journal.tasks) {
-    if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
-    if (t.status === "MERGE_READY" && t.waiting) items.push(`${t.id}:${t.attempt}:waiting:${t.waiting}`);
-    if (t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha))
-      items.push(`${t.id}:${t.attempt}:approve`);
+    const a = t.attempt;
+    if (a?.hold) items.push(`${t.id}:${t.attempts}:${a.hold}`);
+    if (t.status === "MERGE_READY" && a?.revision.waiting) items.push(`${t.id}:${t.attempts}:waiting:${a.revision.waiting}`);
+    if (t.status === "MERGE_READY" && heldForProtectedPaths(t)) items.push(`${t.id}:${t.attempts}:approve`);
   }
   for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
   items.push(JSON.stringify(journal.pause));
@@ -68,8 +69,11 @@ export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, c
     (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ??
     undefined;
   if (known !== undefined) return done({ issueNumber: known });
-  const emitter = task(ctx, effect.emittedBy);
-  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+  // The emitter's attempt, also once it was retried (its branch is the one the template names).
+  const branch =
+    attemptNumbered(task(ctx, effect.emittedBy), effect.attempt)?.branch ??
+    branchName(ctx.config, ctx.journal.runId, effect.emittedBy, effect.attempt);
+  const doc = effect.path ? await port.readFile(effect.path, branch) : null;
   const number = await port.createIssue({
     title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
@@ -109,7 +113,7 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   const final = ctx.journal.status !== "running";
   const due = trackerDue(ctx.journal, ctx.facts);
   if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config, ctx.now);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.
@@ -152,9 +156,10 @@ async function commentTarget(target: Extract<Effect, { kind: "PostComment" }>["t
   if (target.on === "tracker") return ctx.facts.trackerIssue;
   if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
   const t = task(ctx, target.taskId);
-  if (t?.attempt === target.attempt && t.prNumber !== undefined) return t.prNumber;
-  const branch = t?.attempt === target.attempt ? t.branch : undefined;
-  if (!branch) return ctx.facts.trackerIssue;
-  const pr = await ctx.port.findPullRequest(branch);
+  if (!t) return ctx.facts.trackerIssue;
+  // The attempt's PR, also once the attempt was retried (its branch is the one the template names).
+  const a = attemptNumbered(t, target.attempt);
+  if (a?.prNumber !== undefined) return a.prNumber;
+  const pr = await ctx.port.findPullRequest(a?.branch ?? branchName(ctx.config, ctx.journal.runId, t.id, target.attempt));
   return pr?.number ?? ctx.facts.trackerIssue;
 }

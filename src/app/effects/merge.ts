@@ -1,6 +1,7 @@
 // Effect runner: merging a task's own pull request, once its head passed the gate (and opening the
 // pull request its runner could not open).
-import type { TaskState } from "../../core/journal.js";
+import type { AttemptRecord, TaskState } from "../../core/journal.js";
+import { attemptNumbered, prHead } from "../../core/task-rules.js";
 import { LABELS, walkthroughPath } from "../../core/layout.js";
 import { protectedChanges } from "../../core/protected-paths.js";
 import type { LeafInput } from "../../core/inputs.js";
@@ -16,14 +17,15 @@ export const MERGE_RETRY_MS = 300;
 export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
-  const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : undefined);
+  const a = attemptNumbered(t, effect.attempt);
+  const known = effect.prNumber ?? a?.prNumber;
   // Read just before merging: only the task's own pull request is merged — its head the attempt's
   // branch in this repository, its base the run's integration branch — whatever number was recorded.
   // With its number known, the pull request and what it changes come in one call.
   const current: (PullRequestInfo & { files?: string[]; changeRequests?: ReviewInfo[] }) | null =
     known !== undefined
       ? await port.getPullRequestWithFiles(known)
-      : ((await port.findPullRequest(effect.branch)) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null));
+      : ((await port.findPullRequest(effect.branch)) ?? (t && a ? await openMissingPull(effect, ctx, t, a) : null));
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -32,11 +34,12 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
       error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`,
     };
   const number = current.number;
-  // Merge exactly the head that passed the MERGE_READY gate: GitHub answers 409 if it moved.
-  const sha = t?.attempt === effect.attempt ? t.pushedSha : undefined;
+  // Merge exactly the head that passed the MERGE_READY gate (the PR's head over the verified work):
+  // GitHub answers 409 if it moved.
+  const verified = t && a?.revision.pushedSha !== undefined ? prHead(t) : undefined;
   // What the PR changes, as GitHub lists it: protected paths wait for a person's approval of this head.
-  const head = sha ? headOf(ctx, t, sha) : current.headSha;
-  if (t?.approvedHead !== head) {
+  const head = verified ?? current.headSha;
+  if (a?.revision.approvedHead !== head) {
     // Listed for the head GitHub has now: a head that moved since is refused by the merge below.
     const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
     if (held.length) return done({ held, prNumber: number });
@@ -51,16 +54,14 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
-        ...(t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha)
-          ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] }
-          : {}),
+        ...(t && a && head === prHead(t) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempts }, head, ci.failing)] } : {}),
       };
   }
   // A writer's request for changes of this head that the journal has not taken in yet (its webhook
   // still on the way, or lost): the merge waits, and the review goes in with this outcome — the
   // revision it starts, or the revision limit it meets, takes the merge out of the outbox.
-  if (t?.attempt === effect.attempt) {
-    const unseen = await unseenChangeRequests(ctx, t, number, head, current.changeRequests);
+  if (t && a) {
+    const unseen = await unseenChangeRequests(ctx, t, a, number, head, current.changeRequests);
     if (unseen.length)
       return { kind: "later", reason: `a request for changes of ${head.slice(0, 7)} is not in the journal yet`, inputs: unseen };
   }
@@ -68,7 +69,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // The reads above took time: a turn decided meanwhile (a review that starts a revision on this
   // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), title });
+  const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
@@ -78,7 +79,6 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
   if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
   // GitHub said the head is not the verified one: only a head that really moved fails the merge.
-  const verified = sha ? headOf(ctx, t, sha) : undefined;
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
   return {
@@ -96,8 +96,9 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
 export async function checkUpstream(effect: EffectOf<"CheckUpstream">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
-  if (!t || t.attempt !== effect.attempt || t.status !== "MERGE_READY") return done({});
-  const known = effect.prNumber ?? t.prNumber;
+  const a = attemptNumbered(t, effect.attempt);
+  if (!t || !a || t.status !== "MERGE_READY") return done({});
+  const known = effect.prNumber ?? a.prNumber;
   const current: (PullRequestInfo & { files?: string[] }) | null =
     known !== undefined ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
@@ -106,7 +107,7 @@ export async function checkUpstream(effect: EffectOf<"CheckUpstream">, ctx: Effe
       kind: "failed",
       error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository`,
     };
-  const head = t.recordSha ?? t.pushedSha;
+  const head = prHead(t);
   if (current.headSha !== head)
     return {
       kind: "failed",
@@ -121,12 +122,17 @@ export async function checkUpstream(effect: EffectOf<"CheckUpstream">, ctx: Effe
  * killed between its last push and the PR): the App opens it, pointing at the attempt's walkthrough,
  * so the work is reviewed and merged as any other. A PR the runner opens meanwhile is found instead.
  */
-async function openMissingPull(effect: EffectOf<"MergePullRequest">, ctx: EffectContext, t: TaskState): Promise<PullRequestInfo | null> {
+async function openMissingPull(
+  effect: EffectOf<"MergePullRequest">,
+  ctx: EffectContext,
+  t: TaskState,
+  a: AttemptRecord,
+): Promise<PullRequestInfo | null> {
   const { port, journal } = ctx;
   const head = await port.branchHead(effect.branch);
   if (!head) return null;
   const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
-  const record = t.recordSha ?? head;
+  const record = a.recordSha ?? head;
   const body = [
     `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
     "",
@@ -161,11 +167,12 @@ const REVIEWERS_CHECKED = 5;
 async function unseenChangeRequests(
   ctx: EffectContext,
   t: TaskState,
+  a: AttemptRecord,
   number: number,
   head: string,
   listed: ReviewInfo[] | undefined,
 ): Promise<LeafInput[]> {
-  const seen = new Set([...(t.answered ?? []), ...(t.feedback ?? []).flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []))]);
+  const seen = new Set([...(a.answered ?? []), ...(a.feedback ?? []).flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []))]);
   const candidates = (listed ?? (await ctx.port.listReviews(number)))
     .filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id))
     .slice(-REVIEWERS_CHECKED);
@@ -175,7 +182,7 @@ async function unseenChangeRequests(
     inputs.push({
       kind: "review.submitted",
       taskId: t.id,
-      attempt: t.attempt,
+      attempt: t.attempts,
       reviewId: r.id,
       actor: r.login,
       state: "changes_requested",
@@ -184,9 +191,4 @@ async function unseenChangeRequests(
     });
   }
   return inputs;
-}
-
-/** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */
-function headOf(_ctx: EffectContext, t: TaskState | undefined, pushed: string): string {
-  return t?.recordSha ?? pushed;
 }

@@ -4,6 +4,7 @@
  * (docs/executor.md#iterations).
  */
 import type { Context } from "probot";
+import { prHead } from "../../core/task-rules.js";
 import { checksFailedInput } from "../../github/ci-checks.js";
 import { logOf, type AppContext } from "../context.js";
 import type { RepoRuntime } from "../runtime.js";
@@ -77,7 +78,7 @@ async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, don
   if (!ref) return;
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
-  if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
+  if (!loaded || !t || t.attempts !== ref.attempt || t.status !== "MERGE_READY" || prHead(t) !== suite.head_sha) return;
   // Only the checks the run requires count: anyone with a token that may post a status or a check
   // run could otherwise start fix revisions with their own text in the agent's prompt.
   const required = loaded.state.config.required_checks;

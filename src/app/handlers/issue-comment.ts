@@ -82,7 +82,7 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   if (!loaded) return void (await reply(`Run \`${target.runId}\` was not found.`));
   if (parsed.name === "status") {
     const j = loaded.state.journal;
-    const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.hold ? ` (${t.hold})` : ""} | ${t.attempt} |`);
+    const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.attempt?.hold ? ` (${t.attempt.hold})` : ""} | ${t.attempts} |`);
     await reply(
       [
         `Run \`${j.runId}\`: **${j.status}**, ${j.merged}/${j.tasks.length} merged.`,

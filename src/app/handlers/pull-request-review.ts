@@ -8,6 +8,7 @@
  */
 import type { Context } from "probot";
 import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
+import { attemptNumbered } from "../../core/task-rules.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 
@@ -72,7 +73,7 @@ async function onDismissed(ctx: AppContext, context: Context<"pull_request_revie
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
   // Only an approval Forge holds can be withdrawn: nothing to look up otherwise.
-  if (!t || t.attempt !== ref.attempt || !t.reviewApprovedHead) return;
+  if (!attemptNumbered(t, ref.attempt)?.revision.reviewApprovedHead) return;
   const current = await rt.port.getPullRequest(pr.number);
   const approvers = [
     ...new Set(

@@ -5,6 +5,7 @@
  */
 import type { Context } from "probot";
 import type { Journal } from "../../core/journal.js";
+import { attemptNumbered } from "../../core/task-rules.js";
 import { logOf, type AppContext } from "../context.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, type AttemptRef, type JobRunFacts } from "../normalize.js";
 import type { RepoRuntime } from "../runtime.js";
@@ -12,8 +13,10 @@ import { onCiDone } from "./checks-done.js";
 
 /** The workflow run recorded for the attempt (the dispatch's answer, or the first own job seen), if any. */
 function recordedRunId(journal: Journal | undefined, ref: AttemptRef): number | undefined {
-  const t = journal?.tasks.find((x) => x.id === ref.taskId);
-  return t && t.attempt === ref.attempt ? t.workflowRunId : undefined;
+  return attemptNumbered(
+    journal?.tasks.find((x) => x.id === ref.taskId),
+    ref.attempt,
+  )?.revision.workflowRunId;
 }
 
 /** Whether `run` is the attempt's job; a run that is not is logged and left alone. */
@@ -79,7 +82,7 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   await ctx.laterReads.after(`${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${run.id}`, async () => {
     const now = ctx.laterReads.graceMs > 0 ? (await rt.engine.state(ref.runId))?.state.journal : journal;
     if (!stillRunning(now, ref)) return;
-    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.iteration;
+    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.attempt?.revision.iteration;
     await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, branch, ended, iteration)]);
   });
 }
@@ -87,7 +90,7 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
 /** Whether the attempt (a task's, or a follow-up's) is still waiting for its job's result. */
 function stillRunning(journal: Journal | undefined, ref: AttemptRef): boolean {
   const task = journal?.tasks.find((x) => x.id === ref.taskId);
-  if (task) return task.status === "RUNNING" && task.attempt === ref.attempt;
+  if (task) return task.status === "RUNNING" && task.attempts === ref.attempt;
   return journal?.followups.find((f) => f.id === ref.taskId)?.status === "running";
 }
 

@@ -3,6 +3,7 @@
  * the outbox. An acknowledgement for an effect no longer there was handled already.
  */
 import { mergeRefusedComment } from "../render/run-messages.js";
+import { prHead } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { followupFinished, followupMerged, isFollowup } from "./follow-ups.js";
 import { mergeHeld, prMerged } from "./merge-gate.js";
@@ -15,9 +16,11 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
   s.j.outbox = s.j.outbox.filter((e) => e.key !== key);
   switch (effect.kind) {
     case "DispatchAgent": {
+      // Only while the attempt (and its revision) is current: a job of another is not this one's.
       const i = s.find(effect.taskId);
-      if (i !== undefined && s.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number")
-        s.edit(i).workflowRunId = result.workflowRunId;
+      const t = i === undefined ? undefined : s.task(i);
+      if (i === undefined || !t?.attempt || t.attempts !== effect.attempt || typeof result.workflowRunId !== "number") return;
+      if ((effect.iteration ?? 0) === t.attempt.revision.iteration) s.editRevision(i).workflowRunId = result.workflowRunId;
       return;
     }
     case "PrepareBranch": {
@@ -27,7 +30,7 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
       const i = s.find(effect.taskId);
       if (conflicts.length === 0 || i === undefined) return;
       const t = s.task(i);
-      if (t.attempt === effect.attempt && t.status === "RUNNING") s.edit(i).context = { ...(t.context ?? {}), conflicts };
+      if (t.attempt && t.attempts === effect.attempt && t.status === "RUNNING") s.editAttempt(i).conflicts = conflicts;
       return;
     }
     case "CheckUpstream":
@@ -38,7 +41,7 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
       if (result.clean === true) {
         const i = s.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
         const t = i === undefined ? undefined : s.task(i);
-        if (i !== undefined && t?.status === "MERGE_READY") s.edit(i).checkedHead = t.recordSha ?? t.pushedSha;
+        if (i !== undefined && t?.status === "MERGE_READY") s.editRevision(i).checkedHead = prHead(t);
       }
       return;
     case "OpenChangeRequest":
@@ -71,9 +74,9 @@ export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">):
     const i = s.find(effect.taskId);
     if (i === undefined) return;
     const t = s.task(i);
-    if (t.attempt !== effect.attempt || t.status !== "RUNNING") return;
+    if (t.attempts !== effect.attempt || t.status !== "RUNNING") return;
     // Without its branch or its job the attempt cannot run: drop the sibling effect and fail it.
-    s.j.outbox = s.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
+    s.j.outbox = s.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempts));
     fail(s, i, "effect.failed", {
       error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`,
       retryable: true,
@@ -88,7 +91,7 @@ export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">):
     // The task stays MERGE_READY (its only way on is MERGED), so a merge refused for good is never
     // dropped in silence: the reason goes on the task and on its pull request for a person to act.
     const i = s.find(effect.taskId);
-    if (i === undefined || s.task(i).attempt !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
+    if (i === undefined || s.task(i).attempts !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
     s.edit(i).lastError = `merge refused: ${error}`;
     const attempt = { id: effect.taskId, attempt: effect.attempt };
     s.effect(effects.postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));

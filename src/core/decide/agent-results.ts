@@ -6,6 +6,7 @@
 import type { WalkthroughFacts } from "../inputs.js";
 import { DEFAULT_QUESTION, questionComment } from "../render/run-messages.js";
 import { EXIT_CODES } from "../exit-codes.js";
+import { attemptRef, iterationOf } from "../task-rules.js";
 import { escalate } from "./change-requests.js";
 import * as effects from "./effects.js";
 import { gate } from "./merge-gate.js";
@@ -26,13 +27,14 @@ function currentRevision(
   const i = s.current(input);
   if (i === undefined) return undefined;
   const t = s.task(i);
-  const iteration = t.iteration ?? 0;
+  const iteration = iterationOf(t);
   if ("iteration" in input && input.iteration !== undefined && input.iteration !== iteration) {
     s.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
     return undefined;
   }
   const runId = "workflowRunId" in input ? input.workflowRunId : undefined;
-  if (runId !== undefined && t.priorRunId !== undefined && runId <= t.priorRunId) {
+  const prior = s.revision(i).priorRunId;
+  if (runId !== undefined && prior !== undefined && runId <= prior) {
     s.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
     return undefined;
   }
@@ -46,14 +48,10 @@ export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.hear
   const t = s.task(i);
   if (t.status !== "RUNNING") return;
   // An attempt's job, once known, is never re-pointed: another run's start is no sign of this one's life.
-  if (
-    input.kind === "agent.started" &&
-    input.workflowRunId !== undefined &&
-    t.workflowRunId !== undefined &&
-    input.workflowRunId !== t.workflowRunId
-  )
-    return s.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${t.workflowRunId})`, t.id);
-  const e = s.edit(i);
+  const known = s.revision(i).workflowRunId;
+  if (input.kind === "agent.started" && input.workflowRunId !== undefined && known !== undefined && input.workflowRunId !== known)
+    return s.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${known})`, t.id);
+  const e = s.editRevision(i);
   const at = s.iso(s.now);
   if (input.kind === "agent.started") {
     if (!e.startedAt) e.startedAt = at;
@@ -80,8 +78,8 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
     s.reject(input.kind, `the attempt is ${t.status}, not RUNNING`, t.id);
     return;
   }
-  if (input.pushedSha) s.edit(i).pushedSha = input.pushedSha;
-  if (input.recordSha) s.edit(i).recordSha = input.recordSha;
+  if (input.pushedSha) s.editRevision(i).pushedSha = input.pushedSha;
+  if (input.recordSha) s.editAttempt(i).recordSha = input.recordSha;
   addSpend(s, i, input.spend);
   if (input.budgetExceeded) {
     // Stopped at its cap, its work pushed: not retried until a person raises the budget.
@@ -164,9 +162,9 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
 function askPerson(s: Step, i: number, question: string, kind: InputKind): void {
   const t = s.task(i);
   fail(s, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: EXIT_CODES.HUMAN_INPUT });
-  s.edit(i).question = question;
-  s.emit("task.waiting", t.id, { attempt: t.attempt, question });
-  s.effect(effects.postComment("question", t, questionComment(t.id, question)));
+  s.editAttempt(i).question = question;
+  s.emit("task.waiting", t.id, { attempt: t.attempts, question });
+  s.effect(effects.postComment("question", attemptRef(t), questionComment(t.id, question)));
 }
 
 /**
@@ -180,11 +178,11 @@ function refineryContains(s: Step, i: number, uncontained: readonly string[] | u
   const t = s.task(i);
   const missing = s.idx.deps[i]!.filter((d) => uncontained.includes(s.task(d).id));
   if (missing.length > 0) {
-    const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).branch ?? "?"})`).join(", ");
+    const what = missing.map((d) => `${s.task(d).id}'s work (branch ${s.task(d).attempt?.branch ?? "?"})`).join(", ");
     fail(s, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
     return false;
   }
-  s.edit(i).contained = s.idx.deps[i]!.filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
+  s.editAttempt(i).contained = s.idx.deps[i]!.filter((d) => s.task(d).status === "MERGE_READY").map((d) => s.task(d).id);
   return true;
 }
 
@@ -194,18 +192,18 @@ function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial:
     return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
   if (w.filesChanged.length === 0)
     return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  s.editRevision(i).walkthroughSha = w.headSha;
   const e = s.edit(i);
-  e.walkthroughSha = w.headSha;
   e.confidence = w.confidence;
   e.walkthroughStatus = partial ? "partial" : w.status;
   e.filesChanged = w.filesChanged;
   if (!s.move(i, "DONE", kind)) return;
   const t = s.task(i);
   s.emit("task.completed", t.id, {
-    agentId: agentId(s.j.runId, t.id, t.attempt),
+    agentId: agentId(s.j.runId, t.id, t.attempts),
     status: e.walkthroughStatus,
     confidence: w.confidence,
-    attempt: t.attempt,
+    attempt: t.attempts,
   });
   review(s, i, w);
   gate(s, i, kind);

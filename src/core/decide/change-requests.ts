@@ -19,13 +19,13 @@ import type { InputOf, Step } from "./step.js";
 export function escalate(s: Step, i: number, input: InputOf<"agent.finished">): void {
   const t = s.task(i);
   const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
-  let crId = cr.id ?? `cr-${t.id}-${t.attempt}`;
-  if (s.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempt}`;
+  let crId = cr.id ?? `cr-${t.id}-${t.attempts}`;
+  if (s.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempts}`;
   fail(s, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
   const state: ChangeRequestState = {
     id: crId,
     emittedBy: t.id,
-    attempt: t.attempt,
+    attempt: t.attempts,
     title: cr.title,
     reason: cr.reason,
     affectedTasks: cr.affectedTasks ?? [],
@@ -54,8 +54,8 @@ export function resolveCr(s: Step, crId: string, resolution: "applied" | "reject
   s.emit("cr.resolved", cr.emittedBy, { crId, resolution, ...(overlayId ? { overlayId } : {}) });
   // The escalated task gets a fresh attempt, not counted as a retry.
   const i = s.find(cr.emittedBy);
-  if (i !== undefined && s.task(i).status === "FAILED" && s.task(i).hold === "escalated") {
-    s.edit(i).context = { answer: changeRequestAnswer(crId, resolution, overlayId) };
+  if (i !== undefined && s.task(i).status === "FAILED" && s.task(i).attempt?.hold === "escalated") {
+    s.edit(i).next = { answer: changeRequestAnswer(crId, resolution, overlayId) };
     retry(s, i, "cr.closed", { counted: false, manual: true });
   }
   s.j.pause = { ...s.j.pause, changeRequests: s.j.pause.changeRequests.filter((c) => c !== crId) };

@@ -1,6 +1,7 @@
 /** `/forge` commands of people with write permission (the App checked it). A refused command says why, in the person's words. */
 import { COMMAND_MEMORY } from "../journal.js";
 import { commandReplies as replies } from "../render/run-messages.js";
+import { attemptRef } from "../task-rules.js";
 import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
 import { fixCommand, steerCommand } from "./iterations.js";
@@ -30,7 +31,7 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
     s.j.status = "cancelled";
     s.j.completedAt = s.iso(s.now);
     s.emit("run.cancelled", undefined, { actor: c.actor });
-    for (const i of [...s.derived.running].sort((a, b) => a - b)) s.effect(effects.cancelAgent(s.task(i)));
+    for (const i of [...s.derived.running].sort((a, b) => a - b)) s.effect(effects.cancelAgent(attemptRef(s.task(i))));
   },
   retry(s, c) {
     if (!c.taskId) return s.reject(c.kind, replies.retryWhich);
@@ -38,9 +39,10 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
     if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
     const t = s.task(i);
     if (t.status !== "FAILED" && t.status !== "STALE") return s.reject(c.kind, replies.notRetryable(c.taskId, t.status), c.taskId);
-    if (t.hold === "escalated") return s.reject(c.kind, replies.waitsForItsChangeRequest(c.taskId), c.taskId);
-    if (t.status === "FAILED" && !t.hold) return s.reject(c.kind, replies.alreadyRetrying(c.taskId), c.taskId);
-    if (c.message) s.edit(i).context = { ...(t.context ?? {}), answer: c.message };
+    const hold = s.attempt(i).hold;
+    if (hold === "escalated") return s.reject(c.kind, replies.waitsForItsChangeRequest(c.taskId), c.taskId);
+    if (t.status === "FAILED" && !hold) return s.reject(c.kind, replies.alreadyRetrying(c.taskId), c.taskId);
+    if (c.message) s.edit(i).next = { ...t.next, answer: c.message };
     retry(s, i, c.kind, { counted: false, manual: true });
   },
   approve: approveOrReject,
@@ -65,13 +67,14 @@ function raiseBudget(s: Step, c: Command & { command: "budget" }): void {
       s.emit("run.resumed", undefined, { reason: "budget" });
     }
     // Tasks stopped at their attempt's cap go again: the run can pay for them now.
-    for (let i = 0; i < s.j.tasks.length; i++) if (s.task(i).hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
+    for (let i = 0; i < s.j.tasks.length; i++)
+      if (s.task(i).attempt?.hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
     return;
   }
   const i = s.find(c.taskId);
   if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
   s.edit(i).budgetExtraUsd = Math.round(((s.task(i).budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
-  if (s.task(i).hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
+  if (s.task(i).attempt?.hold === "budget") retry(s, i, c.kind, { counted: false, manual: true });
 }
 
 /** `approve` or `reject` a Change Request (by its issue), or `approve` a refinery's merge (on its PR). */
@@ -87,7 +90,7 @@ function approveOrReject(s: Step, c: Command & { command: "approve" | "reject" }
     const i = s.find(c.taskId);
     const t = i === undefined ? undefined : s.task(i);
     // A merge held for protected paths: the head the person saw is approved.
-    if (i !== undefined && t?.status === "MERGE_READY" && t.protectedPaths?.length) {
+    if (i !== undefined && t?.status === "MERGE_READY" && t.attempt?.revision.protectedPaths?.length) {
       if (s.idx.isRefinery[i]) s.edit(i).approved = true;
       return approveHeld(s, i);
     }

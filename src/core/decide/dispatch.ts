@@ -3,7 +3,8 @@
  * `max_parallel_agents` allows; queued follow-ups take what capacity is left.
  */
 import type { Effect } from "../effects.js";
-import type { TaskState } from "../journal.js";
+import { newAttempt, type NextAttempt } from "../journal.js";
+import { attemptRef, backoffOver, clearedForRefinery } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { runningFollowups, spawnFollowups } from "./follow-ups.js";
 import { branchName } from "../layout.js";
@@ -23,7 +24,7 @@ export function schedule(s: Step): void {
   for (const i of s.derived.ready) {
     if (picked.length >= capacity) break;
     const t = s.task(i);
-    if (t.notBefore !== undefined && Date.parse(t.notBefore) > s.now) continue;
+    if (!backoffOver(t, s.now)) continue;
     if (s.idx.isRefinery[i] && !upstreamsCleared(s, i)) continue;
     // Each dispatch reserves its cap before the next is weighed.
     const { cap, blocked } = nextAttemptCap(s.j, s.node(i), t, s.config);
@@ -51,50 +52,24 @@ function upstreamsCleared(s: Step, i: number): boolean {
   let cleared = true;
   for (const d of s.idx.deps[i]!) {
     const dt = s.task(d);
-    if (dt.status !== "MERGE_READY" || !dt.branch) continue;
-    const head = dt.recordSha ?? dt.pushedSha;
-    if (head !== undefined && dt.approvedHead === head) continue;
-    if (!dt.protectedPaths?.length && head !== undefined && dt.checkedHead === head) continue;
+    if (dt.status !== "MERGE_READY" || !dt.attempt || clearedForRefinery(dt)) continue;
     cleared = false;
     // Held: it waits for the approval. Unread: read it (deciding it again replaces the pending one).
-    if (!dt.protectedPaths?.length) s.effect(effects.checkUpstream(dt, s.task(i).id));
+    if (!dt.attempt.revision.protectedPaths?.length) s.effect(effects.checkUpstream(attemptRef(dt), s.task(i).id));
   }
   return cleared;
 }
 
-/** Start task i's next attempt: its branch (a refinery's with its upstream branches merged in) and its job. */
+/**
+ * Start task i's next attempt: its branch (a refinery's with its upstream branches merged in) and its
+ * job. The attempt is a new record: of the attempts before it, only what the task keeps reaches it —
+ * what the previous one left for it (`next`) is handed to its job.
+ */
 function dispatch(s: Step, i: number, cap: AttemptCap): void {
-  const t = s.task(i);
-  const attempt = t.dispatchedAttempt + 1;
-  // A new attempt starts with no revision and no feedback: those belong to the previous attempt's PR.
-  const {
-    notBefore: _nb,
-    context,
-    iteration: _it,
-    reviewIterations: _ri,
-    ciFixes: _cf,
-    feedback: _fb,
-    answered: _an,
-    answeredHeads: _ah,
-    priorRunId: _pr,
-    reviewApprovedHead: _rh,
-    waiting: _wa,
-    steering: _st,
-    reservedUsd: _r,
-    protectedPaths: _pp,
-    approvedHead: _ah2,
-    checkedHead: _ch,
-    ...kept
-  } = t;
+  const { next, ...t } = s.task(i);
+  const attempt = t.attempts + 1;
   const branch = branchName(s.config, s.j.runId, t.id, attempt);
-  s.replaceTask(i, {
-    ...kept,
-    attempt,
-    dispatchedAttempt: attempt,
-    branch,
-    dispatchedAt: s.iso(s.now),
-    ...(cap.usd !== undefined ? { reservedUsd: cap.usd } : {}),
-  });
+  s.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s.iso(s.now), cap.usd) });
   const node = s.node(i);
   s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s.move(i, "RUNNING", "tick")) return;
@@ -105,13 +80,13 @@ function dispatch(s: Step, i: number, cap: AttemptCap): void {
     for (const d of s.idx.deps[i]!) {
       const dt = s.task(d);
       targets.push(dt.id);
-      if (dt.status === "MERGE_READY" && dt.branch) merge.push(dt.branch);
+      if (dt.status === "MERGE_READY" && dt.attempt) merge.push(dt.attempt.branch);
     }
     s.emit("refinery.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), mergeTargets: targets });
   }
-  const next = { id: t.id, attempt, branch };
-  s.effect(effects.prepareBranch(next, s.j.integrationBranch, merge));
-  s.effect(effects.dispatchAgent(next, node.agentType, handoff(context, cap)));
+  const ref = { id: t.id, attempt, branch };
+  s.effect(effects.prepareBranch(ref, s.j.integrationBranch, merge));
+  s.effect(effects.dispatchAgent(ref, node.agentType, handoff(next, cap)));
 }
 
 /** The run pauses when its budget cannot cover the next ready attempt, and resumes when it can (raised, or reserved money came back). */
@@ -128,14 +103,13 @@ function budgetPause(s: Step, blocked: boolean): void {
   s.effect(effects.updateTracker(s.j.seq));
 }
 
-/** What the previous attempt left for this one; a previous attempt's conflicts are not this one's. */
-function handoff(context: TaskState["context"], cap: AttemptCap): Extract<Effect, { kind: "DispatchAgent" }>["context"] {
+/** What the previous attempt left for this one, and its budget. */
+function handoff(next: NextAttempt | undefined, cap: AttemptCap): Extract<Effect, { kind: "DispatchAgent" }>["context"] {
   const budget = cap.usd !== undefined || cap.tokens !== undefined ? { budget: { ...cap } } : {};
-  if (!context || (context.answer === undefined && context.refinement === undefined))
-    return Object.keys(budget).length ? budget : undefined;
+  if (!next || (next.answer === undefined && next.refinement === undefined)) return Object.keys(budget).length ? budget : undefined;
   return {
-    ...(context.refinement !== undefined ? { refinement: context.refinement } : {}),
-    ...(context.answer !== undefined ? { answer: context.answer } : {}),
+    ...(next.refinement !== undefined ? { refinement: next.refinement } : {}),
+    ...(next.answer !== undefined ? { answer: next.answer } : {}),
     ...budget,
   };
 }

@@ -4,7 +4,7 @@
  * nowhere else.
  */
 import type { Effect, EffectKind } from "../effects.js";
-import type { ChangeRequestState, FollowupState, TaskState } from "../journal.js";
+import type { ChangeRequestState, FollowupState, Hold } from "../journal.js";
 import { checkRunTitle } from "../render/run-messages.js";
 import type { AgentType, TaskStatus } from "../schemas/common.js";
 
@@ -65,7 +65,10 @@ export function dispatchRevision(
 }
 
 /** Show the attempt's status on its check run (one check run per attempt). */
-export function checkRun(t: Attempt & Pick<TaskState, "hold" | "lastError">, status: TaskStatus): Of<"UpsertCheckRun"> {
+export function checkRun(
+  t: Attempt & { hold?: Hold | undefined; lastError?: string | undefined },
+  status: TaskStatus,
+): Of<"UpsertCheckRun"> {
   return {
     key: `check:${t.id}:${t.attempt}`,
     kind: "UpsertCheckRun",

@@ -1,19 +1,17 @@
 /**
  * The PR feedback loop (docs/executor.md#iterations): reviews of a task's PR, `/forge fix` and red
  * CI start revisions of the same attempt on the same branch and PR. A revision is
- * MERGE_READY → RUNNING with the attempt's `iteration` one higher; its result passes the same gate
- * as the attempt's first run, so nothing merges unverified. Feedback that arrives while a revision
- * runs waits in `feedback` and the next revision takes all of it at once.
+ * MERGE_READY → RUNNING with a new revision record (its `iteration` one higher); its result passes
+ * the same gate as the attempt's first run, so nothing merges unverified. Feedback that arrives
+ * while a revision runs waits in the attempt's `feedback` and the next revision takes all of it at once.
  */
 import { bounded, FEEDBACK_LIMITS, type Feedback } from "../feedback.js";
-import type { TaskState } from "../journal.js";
+import { newRevision, type AttemptRecord } from "../journal.js";
 import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
+import { attemptRef, iterationOf, prHead } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-gate.js";
 import type { InputKind, InputOf, Step } from "./step.js";
-
-/** The head a person reviews: the runner's record commit (the PR's head), else the pushed work. */
-export const prHead = (t: TaskState): string | undefined => t.recordSha ?? t.pushedSha;
 
 /** Statuses in which a task's PR is open for feedback: being revised, verified, or waiting to merge. */
 const OPEN_FOR_FEEDBACK = new Set(["RUNNING", "DONE", "MERGE_READY"]);
@@ -24,9 +22,10 @@ export function reviewSubmitted(s: Step, input: InputOf<"review.submitted">): vo
   const t = s.task(i);
   if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
   // A review answered by a revision already (a redelivered webhook) starts nothing again.
-  if (t.answered?.includes(input.reviewId) || t.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  const a = s.attempt(i);
+  if (a.answered?.includes(input.reviewId) || a.feedback?.some((f) => f.reviewId === input.reviewId)) return;
   s.emit("review.submitted", t.id, {
-    attempt: t.attempt,
+    attempt: t.attempts,
     reviewId: input.reviewId,
     actor: input.actor,
     state: input.state,
@@ -47,9 +46,9 @@ function approved(s: Step, i: number, input: InputOf<"review.submitted">): void 
   const t = s.task(i);
   if (t.status === "RUNNING" || input.headSha !== prHead(t))
     return s.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
-  const e = s.edit(i);
-  e.reviewApprovedHead = input.headSha;
-  if (t.waiting) e.waiting = undefined;
+  const r = s.editRevision(i);
+  r.reviewApprovedHead = input.headSha;
+  if (r.waiting) r.waiting = undefined;
   requestMerge(s, i);
 }
 
@@ -63,11 +62,11 @@ export function reviewDismissed(s: Step, input: InputOf<"review.dismissed">): vo
   if (i === undefined) return;
   const t = s.task(i);
   if (t.status !== "MERGE_READY") return s.reject(input.kind, `${t.id} is ${t.status}: a dismissed review changes nothing`, t.id);
-  const head = t.reviewApprovedHead;
+  const head = s.revision(i).reviewApprovedHead;
   if (!head || (input.approved && input.headSha === head)) return;
-  s.edit(i).reviewApprovedHead = undefined;
-  s.emit("review.dismissed", t.id, { attempt: t.attempt, reviewId: input.reviewId, headSha: head });
-  if (s.config.merge_policy === "review") s.dropEffect(effects.mergePullRequest(t).key);
+  s.editRevision(i).reviewApprovedHead = undefined;
+  s.emit("review.dismissed", t.id, { attempt: t.attempts, reviewId: input.reviewId, headSha: head });
+  if (s.config.merge_policy === "review") s.dropEffect(effects.mergePullRequest(attemptRef(t)).key);
 }
 
 /** `/forge fix [message]` on the task's PR, by a person with write access. */
@@ -93,7 +92,8 @@ export function checksFailed(s: Step, input: InputOf<"checks.failed">): void {
   const t = s.task(i);
   // Only the head that passed the gate: checks of an older head, or of a revision's pushes, say nothing of it.
   if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
-  if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
+  const a = s.attempt(i);
+  if (a.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || a.answeredHeads?.includes(input.headSha)) return;
   addFeedback(s, i, {
     source: "ci",
     headSha: input.headSha,
@@ -113,17 +113,18 @@ export function steerCommand(s: Step, c: InputOf<"command">): void {
   const t = s.task(i);
   if (t.status !== "RUNNING") return s.reject(c.kind, replies.notRunning(c.taskId, t.status), c.taskId);
   if (!c.message) return s.reject(c.kind, replies.steerWhat, c.taskId);
-  const id = (t.steering?.at(-1)?.id ?? 0) + 1;
+  const steering = s.attempt(i).steering ?? [];
+  const id = (steering.at(-1)?.id ?? 0) + 1;
   const message = bounded(c.message, FEEDBACK_LIMITS.steer);
-  s.edit(i).steering = [...(t.steering ?? []), { id, actor: c.actor, message, at: s.iso(s.now) }].slice(-FEEDBACK_LIMITS.items);
-  s.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
+  s.editAttempt(i).steering = [...steering, { id, actor: c.actor, message, at: s.iso(s.now) }].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.steered", t.id, { attempt: t.attempts, id, actor: c.actor });
 }
 
 function addFeedback(s: Step, i: number, f: Feedback): void {
   const t = s.task(i);
   const queued = t.status !== "MERGE_READY";
-  s.edit(i).feedback = [...(t.feedback ?? []), f].slice(-FEEDBACK_LIMITS.items);
-  s.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...(f.actor ? { actor: f.actor } : {}), queued });
+  s.editAttempt(i).feedback = [...(s.attempt(i).feedback ?? []), f].slice(-FEEDBACK_LIMITS.items);
+  s.emit("task.feedback", t.id, { attempt: t.attempts, source: f.source, ...(f.actor ? { actor: f.actor } : {}), queued });
   if (!queued) revise(s, i, "review.submitted");
 }
 
@@ -133,10 +134,12 @@ function addFeedback(s: Step, i: number, f: Feedback): void {
  */
 export function revise(s: Step, i: number, kind: InputKind): boolean {
   const t = s.task(i);
-  const feedback = t.feedback ?? [];
-  if (t.status !== "MERGE_READY" || feedback.length === 0) return false;
+  if (t.status !== "MERGE_READY") return false;
+  const a = s.attempt(i);
+  const feedback = a.feedback ?? [];
+  if (feedback.length === 0) return false;
   const ciOnly = feedback.every((f) => f.source === "ci");
-  const used = ciOnly ? (t.ciFixes ?? 0) : (t.reviewIterations ?? 0);
+  const used = ciOnly ? (a.ciFixes ?? 0) : (a.reviewIterations ?? 0);
   const limit = ciOnly ? s.config.ci_fix.max_attempts : s.config.review.max_iterations;
   const blocked = refineryUnderWay(s, i);
   if (used >= limit || blocked) {
@@ -146,11 +149,15 @@ export function revise(s: Step, i: number, kind: InputKind): boolean {
         ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}`
         : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
     // The reviews it brings are seen all the same: a merge a person asks for later does not wait for them.
-    s.replaceTask(i, { ...t, feedback: [], waiting: reason, ...answering(t, feedback) });
+    const e = s.editAttempt(i);
+    e.feedback = [];
+    Object.assign(e, answering(a, feedback));
+    s.editRevision(i).waiting = reason;
     // A person decides now: a merge requested before the feedback came does not run behind it.
-    s.dropEffect(effects.mergePullRequest(t).key);
-    s.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
-    s.effect(effects.postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
+    const ref = attemptRef(t);
+    s.dropEffect(effects.mergePullRequest(ref).key);
+    s.emit("task.revision_limit", t.id, { attempt: t.attempts, kind: ciOnly ? "ci" : "review", limit, reason });
+    s.effect(effects.postComment("revision-limit", ref, revisionLimitComment(t.id, reason)));
     return true;
   }
   startRevision(s, i, kind, feedback, ciOnly);
@@ -158,52 +165,41 @@ export function revise(s: Step, i: number, kind: InputKind): boolean {
 }
 
 /** The reviews a revision answers (or the revision limit meets), kept so that neither their webhook nor a merge's look at the PR brings them again. */
-function answering(t: TaskState, feedback: Feedback[]): Pick<TaskState, "answered"> | Record<string, never> {
+function answering(a: AttemptRecord, feedback: Feedback[]): Pick<AttemptRecord, "answered"> | Record<string, never> {
   const reviewIds = feedback.flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []));
-  return reviewIds.length ? { answered: [...(t.answered ?? []), ...reviewIds].slice(-50) } : {};
+  return reviewIds.length ? { answered: [...(a.answered ?? []), ...reviewIds].slice(-50) } : {};
 }
 
-/** MERGE_READY → RUNNING on the same branch and PR, with every waiting feedback at once. */
+/**
+ * MERGE_READY → RUNNING on the same branch and PR, with every waiting feedback at once. The revision
+ * is a new record: nothing of the previous head's verdicts (the gate, protected paths, approvals)
+ * carries over — the revision's head passes the gate afresh.
+ */
 function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[], ciOnly: boolean): void {
   const t = s.task(i);
-  const iteration = (t.iteration ?? 0) + 1;
-  // Nothing of the previous head's verdicts carries over: the revision's head passes the gate afresh.
-  const {
-    walkthroughSha: _w,
-    pushedSha: _p,
-    mergeSha: _m,
-    protectedPaths: _pp,
-    approvedHead: _ah,
-    checkedHead: _ch,
-    reviewApprovedHead: _rh,
-    workflowRunId,
-    startedAt: _sa,
-    lastHeartbeat: _lh,
-    waiting: _wa,
-    ...kept
-  } = t;
+  const a = s.attempt(i);
+  const iteration = iterationOf(t) + 1;
+  const priorRunId = a.revision.workflowRunId;
   const heads = feedback.flatMap((f) => (f.source === "ci" && f.headSha ? [f.headSha] : []));
-  s.replaceTask(i, {
-    ...kept,
-    iteration,
+  const e = s.editAttempt(i);
+  Object.assign(e, {
     feedback: [],
-    dispatchedAt: s.iso(s.now),
-    ...(workflowRunId !== undefined ? { priorRunId: workflowRunId } : {}),
-    ...(ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 }),
-    ...answering(t, feedback),
-    ...(heads.length ? { answeredHeads: [...(t.answeredHeads ?? []), ...heads].slice(-20) } : {}),
+    revision: newRevision(iteration, s.iso(s.now), priorRunId),
+    ...(ciOnly ? { ciFixes: (a.ciFixes ?? 0) + 1 } : { reviewIterations: (a.reviewIterations ?? 0) + 1 }),
+    ...answering(a, feedback),
+    ...(heads.length ? { answeredHeads: [...(a.answeredHeads ?? []), ...heads].slice(-20) } : {}),
   });
   // The verified head's merge must not run under the revision: its effect leaves the outbox.
-  s.dropEffect(effects.mergePullRequest(t).key);
+  const ref = attemptRef(t);
+  s.dropEffect(effects.mergePullRequest(ref).key);
   if (!s.move(i, "RUNNING", kind)) return;
-  s.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
-  const next = s.task(i);
+  s.emit("task.revising", t.id, { attempt: t.attempts, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
   s.effect(
     effects.dispatchRevision(
-      { id: t.id, attempt: t.attempt, branch: next.branch ?? "", iteration },
+      { id: t.id, attempt: t.attempts, branch: a.branch, iteration },
       s.node(i).agentType,
-      { feedback, ...(t.prNumber !== undefined ? { prNumber: t.prNumber } : {}) },
-      workflowRunId,
+      { feedback, ...(a.prNumber !== undefined ? { prNumber: a.prNumber } : {}) },
+      priorRunId,
     ),
   );
 }

@@ -4,33 +4,36 @@
  * to be carried by the refinery's merge).
  */
 import { approvalComment, protectedPathsComment } from "../render/run-messages.js";
+import { attemptRef, prHead, reviewApproved } from "../task-rules.js";
 import * as effects from "./effects.js";
-import { prHead, revise } from "./iterations.js";
+import { revise } from "./iterations.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 
 export function branchPushed(s: Step, input: InputOf<"branch.pushed">): void {
   const i = s.current(input);
   if (i === undefined) return;
-  s.edit(i).pushedSha = input.headSha;
-  s.emit("branch.pushed", input.taskId, { branch: s.task(i).branch ?? "", headSha: input.headSha, attempt: input.attempt });
+  s.editRevision(i).pushedSha = input.headSha;
+  s.emit("branch.pushed", input.taskId, { branch: s.attempt(i).branch, headSha: input.headSha, attempt: input.attempt });
   gate(s, i, input.kind);
 }
 
 export function prOpened(s: Step, input: InputOf<"pr.opened">): void {
   const i = s.current(input);
-  if (i !== undefined) s.edit(i).prNumber = input.number;
+  if (i !== undefined) s.editAttempt(i).prNumber = input.number;
 }
 
 /** DONE → MERGE_READY only when the head read back from GitHub equals the walkthrough's head_sha. */
 export function gate(s: Step, i: number, kind: InputKind): void {
   const t = s.task(i);
-  if (t.status !== "DONE" || !t.walkthroughSha || t.pushedSha !== t.walkthroughSha) return;
+  const r = t.attempt?.revision;
+  if (t.status !== "DONE" || !r?.walkthroughSha || r.pushedSha !== r.walkthroughSha) return;
   s.move(i, "MERGE_READY", kind);
-  s.emit("task.merge_ready", t.id, { attempt: t.attempt, headSha: t.walkthroughSha });
-  if (t.mergeSha) {
+  s.emit("task.merge_ready", t.id, { attempt: t.attempts, headSha: r.walkthroughSha });
+  const mergeSha = s.attempt(i).mergeSha;
+  if (mergeSha) {
     // The PR was merged before the gate was reached (facts arrive out of order).
-    return prMerged(s, t.id, t.attempt, t.mergeSha, kind);
+    return prMerged(s, t.id, t.attempts, mergeSha, kind);
   }
   // Feedback that came while the attempt (or its revision) ran: the next revision takes it, not a merge.
   if (revise(s, i, kind)) return;
@@ -43,15 +46,15 @@ export function gate(s: Step, i: number, kind: InputKind): void {
  */
 export function requestMerge(s: Step, i: number): void {
   const t = s.task(i);
-  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || t.waiting) return;
+  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || s.revision(i).waiting) return;
   if (s.config.merge_policy === "manual") return;
   // merge_policy review: only the head a person with write access approved in a review merges.
-  if (s.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
+  if (s.config.merge_policy === "review" && !reviewApproved(t)) return;
   if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
-    s.effect(effects.postComment("approval", t, approvalComment(t.id)));
+    s.effect(effects.postComment("approval", attemptRef(t), approvalComment(t.id)));
     return;
   }
-  s.effect(effects.mergePullRequest(t));
+  s.effect(effects.mergePullRequest(attemptRef(t)));
 }
 
 /**
@@ -63,16 +66,15 @@ export function mergeHeld(s: Step, taskId: string, attempt: number, paths: strin
   const i = s.current({ kind: "effect.done", taskId, attempt });
   if (i === undefined || s.task(i).status !== "MERGE_READY") return;
   const t = s.task(i);
-  s.edit(i).protectedPaths = paths;
-  s.emit("task.held", t.id, { attempt: t.attempt, paths });
-  s.effect(effects.checkRun(s.task(i), "MERGE_READY"));
-  s.effect(effects.postComment("protected", t, protectedPathsComment(t.id, paths)));
+  s.editRevision(i).protectedPaths = paths;
+  s.emit("task.held", t.id, { attempt: t.attempts, paths });
+  s.effect(effects.checkRun(attemptRef(s.task(i)), "MERGE_READY"));
+  s.effect(effects.postComment("protected", attemptRef(t), protectedPathsComment(t.id, paths)));
 }
 
 /** A person approved a held merge: the head they saw merges. */
 export function approveHeld(s: Step, i: number): void {
-  const t = s.task(i);
-  s.edit(i).approvedHead = t.recordSha ?? t.pushedSha;
+  s.editRevision(i).approvedHead = prHead(s.task(i));
   requestMerge(s, i);
 }
 
@@ -83,14 +85,14 @@ export function prMerged(s: Step, taskId: string, attempt: number, mergeSha: str
   if (t.status === "MERGED") return;
   if (t.status === "RUNNING" || t.status === "DONE") {
     // Facts arrive out of order: remember it; the gate completes the merge once the attempt's result is in.
-    s.edit(i).mergeSha = mergeSha;
+    s.editAttempt(i).mergeSha = mergeSha;
     return;
   }
   if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
-  s.edit(i).mergeSha = mergeSha;
+  s.editAttempt(i).mergeSha = mergeSha;
   s.move(i, "MERGED", kind);
-  s.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
-  if (s.config.branch_cleanup === "on_merge" && t.branch) s.effect(effects.cleanupBranches([t.branch], t));
+  s.emit("task.merged", t.id, { attempt: t.attempts, mergeSha, by: "direct" });
+  if (s.config.branch_cleanup === "on_merge") s.effect(effects.cleanupBranches([s.attempt(i).branch], attemptRef(t)));
   if (s.idx.isRefinery[i]) mergeThroughRefinery(s, i, mergeSha, kind);
 }
 
@@ -109,13 +111,13 @@ function mergeThroughRefinery(s: Step, refinery: number, mergeSha: string, kind:
     for (const d of s.idx.deps[i]!) {
       const dt = s.task(d);
       if (dt.status !== "MERGE_READY" || !s.idx.mergedByRefinery[d]) continue;
-      s.edit(d).mergeSha = mergeSha;
+      s.editAttempt(d).mergeSha = mergeSha;
       s.move(d, "MERGED", kind);
-      s.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
+      s.emit("task.merged", dt.id, { attempt: dt.attempts, mergeSha, by: "refinery" });
       merged.push(dt.id);
       if (s.idx.isRefinery[d]) stack.push(d);
     }
     const t = s.task(i);
-    s.emit("refinery.merged", t.id, { agentId: agentId(s.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
+    s.emit("refinery.merged", t.id, { agentId: agentId(s.j.runId, t.id, t.attempts), mergedBranches: merged, resultRef: mergeSha });
   }
 }

@@ -1,6 +1,7 @@
 /** The plan's nodes and their tasks' first state, as a run pins them and as an overlay extends them. */
 import type { PlanNodeInput } from "../inputs.js";
 import type { PlanNode, TaskState } from "../journal.js";
+export { newTask as newTaskState } from "../journal.js";
 import { buildIndex, downstreamCounts, type PlanIndex } from "../plan-index.js";
 
 export function planNode(n: PlanNodeInput): PlanNode {
@@ -22,10 +23,6 @@ export function prioritise(nodes: PlanNode[]): PlanIndex {
   const priorities = downstreamCounts(index);
   nodes.forEach((n, k) => (n.priority = priorities[k]!));
   return index;
-}
-
-export function newTaskState(id: string): TaskState {
-  return { id, status: "PENDING", attempt: 0, retries: 0, blockers: 0, dispatchedAttempt: 0 };
 }
 
 /** Dependencies of node k not yet satisfied: MERGED, or for a refinery MERGE_READY already. */

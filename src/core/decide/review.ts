@@ -21,7 +21,7 @@ export function review(s: Step, i: number, w: WalkthroughFacts): void {
       spawnOpenEnded: s.config.followups.spawn_open_ended,
     },
   );
-  for (const risk of w.risks) s.emit("review.risk", t.id, { attempt: t.attempt, risk });
+  for (const risk of w.risks) s.emit("review.risk", t.id, { attempt: t.attempts, risk });
   for (const c of result.conflicts) s.emit("conflict.potential", t.id, c);
   if (result.lowConfidence)
     s.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s.config.low_confidence_threshold });
@@ -34,6 +34,6 @@ export function review(s: Step, i: number, w: WalkthroughFacts): void {
       s.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: `${f.text} (follow-up limit reached)` });
       continue;
     }
-    queueFollowup(s, t.id, t.attempt, f.text);
+    queueFollowup(s, t.id, t.attempts, f.text);
   }
 }

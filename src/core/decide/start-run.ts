@@ -1,6 +1,6 @@
 /** Creating a run: its journal, pinned to the plan, and the first scheduling decision. */
 import type { PlanNodeInput } from "../inputs.js";
-import type { Journal } from "../journal.js";
+import { JOURNAL_VERSION, type Journal } from "../journal.js";
 import type { ForgeConfig } from "../schemas/config.js";
 import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";
 import { Step, type Decision } from "./step.js";
@@ -23,7 +23,7 @@ export function startRun(run: NewRun, now: number, config: ForgeConfig): Decisio
   const tasks = nodes.map((n) => newTaskState(n.id));
   tasks.forEach((t, k) => (t.blockers = countBlockers(index, k, tasks)));
   const journal: Journal = {
-    version: 1,
+    version: JOURNAL_VERSION,
     runId: run.runId,
     planId: run.planId,
     planCommit: run.planCommit,

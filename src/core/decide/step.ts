@@ -2,12 +2,13 @@
 import { computeDerived, DerivedDraft, derivedOf, remember, type Derived } from "../derived.js";
 import type { Effect } from "../effects.js";
 import type { LeafInput } from "../inputs.js";
-import type { Journal, PlanNode, TaskState } from "../journal.js";
+import type { AttemptRecord, Journal, PlanNode, RevisionRecord, TaskState } from "../journal.js";
 import { planIndex, type PlanIndex } from "../plan-index.js";
 import type { TaskStatus } from "../schemas/common.js";
 import type { ForgeConfig } from "../schemas/config.js";
 import type { EventData, EventType, ForgeEvent } from "../schemas/events.js";
 import { checkTransition } from "../state-machine.js";
+import { attemptRef } from "../task-rules.js";
 import * as effects from "./effects.js";
 
 /** The kind of an input, and the input of one kind. */
@@ -56,6 +57,9 @@ export class Step {
   leaf = 0;
   private tasksCopied = false;
   private readonly touched = new Set<number>();
+  /** Tasks whose attempt (and whose revision) this decision copied already, so writing them writes its own. */
+  private readonly touchedAttempt = new Set<number>();
+  private readonly touchedRevision = new Set<number>();
   private readonly timestamp: string;
   private trackerDirty = false;
   private readonly base: Derived;
@@ -83,10 +87,15 @@ export class Step {
     this.draft.update(i, this.task(i), this.j.plan.nodes);
   }
 
-  /** Replace task i with a fresh object: no `delete`, so every task object keeps one shape. */
+  /**
+   * Replace task i with a fresh object (no `delete`, so every task object keeps one shape). Its
+   * attempt and revision may be shared with the input journal: they are copied again before a write.
+   */
   replaceTask(i: number, t: TaskState): void {
     this.edit(i);
     this.j.tasks[i] = t;
+    this.touchedAttempt.delete(i);
+    this.touchedRevision.delete(i);
   }
 
   // ---- reading ----
@@ -99,15 +108,14 @@ export class Step {
   find(taskId: string): number | undefined {
     return this.idx.indexOf.get(taskId);
   }
-  get paused(): boolean {
-    const p = this.j.pause;
-    return p.manual || p.changeRequests.length > 0 || (p.usageLimitUntil !== undefined && Date.parse(p.usageLimitUntil) > this.now);
-  }
   iso(ms: number): string {
     return new Date(ms).toISOString();
   }
 
-  /** The task index when the input names the task's current attempt; stale or unknown inputs change nothing. */
+  /**
+   * The task index when the input names the task's current attempt; stale or unknown inputs change
+   * nothing. A retried task has no current attempt until its next is dispatched.
+   */
   current(input: { kind: InputKind; taskId: string; attempt: number }): number | undefined {
     const i = this.find(input.taskId);
     if (i === undefined) {
@@ -115,11 +123,24 @@ export class Step {
       return undefined;
     }
     const t = this.task(i);
-    if (t.attempt !== input.attempt) {
-      this.reject(input.kind, `attempt ${input.attempt} is not the current attempt (${t.attempt})`, input.taskId);
+    if (t.attempts !== input.attempt || !t.attempt) {
+      const now = t.attempt ? `${t.attempts}` : t.attempts ? `none since ${t.attempts} was retried` : "none yet";
+      this.reject(input.kind, `attempt ${input.attempt} is not the current attempt (${now})`, input.taskId);
       return undefined;
     }
     return i;
+  }
+
+  /** Task i's current attempt (a task with none is a caller's error: `current` or the status says there is one). */
+  attempt(i: number): AttemptRecord {
+    const a = this.task(i).attempt;
+    if (!a) throw new Error(`task ${this.task(i).id} has no current attempt`);
+    return a;
+  }
+
+  /** The current revision of task i's attempt. */
+  revision(i: number): RevisionRecord {
+    return this.attempt(i).revision;
   }
 
   // ---- writing ----
@@ -134,6 +155,27 @@ export class Step {
       this.touched.add(i);
     }
     return this.j.tasks[i]!;
+  }
+
+  /** A writable copy of task i's current attempt (the revision still shared until `editRevision`). */
+  editAttempt(i: number): AttemptRecord {
+    const t = this.edit(i);
+    if (!t.attempt) throw new Error(`task ${t.id} has no current attempt`);
+    if (!this.touchedAttempt.has(i)) {
+      t.attempt = { ...t.attempt };
+      this.touchedAttempt.add(i);
+    }
+    return t.attempt;
+  }
+
+  /** A writable copy of the current revision of task i's attempt. */
+  editRevision(i: number): RevisionRecord {
+    const a = this.editAttempt(i);
+    if (!this.touchedRevision.has(i)) {
+      a.revision = { ...a.revision };
+      this.touchedRevision.add(i);
+    }
+    return a.revision;
   }
 
   emit<T extends EventType>(type: T, taskId: string | undefined, data: EventData<T>): void {
@@ -183,7 +225,7 @@ export class Step {
     const from = t.status;
     this.edit(i).status = to;
     this.reindex(i);
-    this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
+    this.transitions.push({ taskId: t.id, attempt: t.attempts, from, to });
     this.onStatusChange(i, from, to);
     return true;
   }
@@ -211,7 +253,7 @@ export class Step {
     }
     if (to === "MERGED") this.j.merged += 1;
     // The check run belongs to the attempt; a retry (→ PENDING) leaves the old attempt's verdict in place.
-    if (t.attempt > 0 && to !== "PENDING") this.effect(effects.checkRun(t, to));
+    if (t.attempts > 0 && to !== "PENDING") this.effect(effects.checkRun(attemptRef(t), to));
   }
 
   /** Continue the decision on an amended plan (overlay), with a new index. */
@@ -222,6 +264,8 @@ export class Step {
     // `tasks` is a fresh array, but its task objects may still be shared with the input journal.
     this.tasksCopied = true;
     this.touched.clear();
+    this.touchedAttempt.clear();
+    this.touchedRevision.clear();
     this.draft = new DerivedDraft(computeDerived(tasks, plan.nodes));
   }
 

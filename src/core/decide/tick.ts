@@ -3,6 +3,7 @@
  * or went silent), and what every decision ends with — the run completes once every node is
  * MERGED; until then, what is ready is dispatched unless the run is paused.
  */
+import { schedulingHeld } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { schedule } from "./dispatch.js";
 import { branchName } from "../layout.js";
@@ -19,11 +20,11 @@ export function tick(s: Step): void {
   const startLimit = s.config.timeouts.dispatch_start_minutes * 60_000;
   const liveLimit = s.config.timeouts.liveness_minutes * 60_000;
   for (const i of [...s.derived.running].sort((a, b) => a - b)) {
-    const t = s.task(i);
-    if (!t.startedAt) {
-      if (t.dispatchedAt && s.now - Date.parse(t.dispatchedAt) > startLimit) stale(s, i, "tick", "the dispatched job never started");
+    const r = s.revision(i);
+    if (!r.startedAt) {
+      if (s.now - Date.parse(r.dispatchedAt) > startLimit) stale(s, i, "tick", "the dispatched job never started");
     } else {
-      const last = Date.parse(t.lastHeartbeat ?? t.startedAt);
+      const last = Date.parse(r.lastHeartbeat ?? r.startedAt);
       if (s.now - last > liveLimit) stale(s, i, "tick", "no sign of life from the job");
     }
   }
@@ -46,7 +47,7 @@ export function usageLimitedInput(s: Step, input: InputOf<"usage.limited">): voi
 /** After every input: the run completes once every node is MERGED; otherwise what is ready is dispatched, unless the run is paused. */
 export function settle(s: Step): void {
   if (s.j.status === "running" && s.j.merged === s.j.tasks.length) return complete(s);
-  if (s.j.status !== "running" || s.paused) return;
+  if (s.j.status !== "running" || schedulingHeld(s.j.pause, s.now)) return;
   schedule(s);
 }
 
@@ -58,7 +59,7 @@ function complete(s: Step): void {
   s.effect(effects.openFinalPullRequest());
   if (s.config.branch_cleanup === "on_complete") {
     const branches: string[] = [];
-    for (const t of s.j.tasks) for (let a = 1; a <= t.attempt; a++) branches.push(branchName(s.config, s.j.runId, t.id, a));
+    for (const t of s.j.tasks) for (let a = 1; a <= t.attempts; a++) branches.push(branchName(s.config, s.j.runId, t.id, a));
     for (const f of s.j.followups) branches.push(f.branch);
     s.effect(effects.cleanupBranches(branches));
   }

@@ -4,11 +4,11 @@
  * agent, the note an escalated task's next attempt receives, and the replies to `/forge` commands
  * it refuses. Pure: facts in, text out.
  */
-import type { TaskState } from "../journal.js";
+import type { Hold } from "../journal.js";
 import type { TaskStatus } from "../schemas/common.js";
 
 /** The check run's title for an attempt in `status`. */
-export function checkRunTitle(t: Pick<TaskState, "attempt" | "hold" | "lastError">, status: TaskStatus): string {
+export function checkRunTitle(t: { attempt: number; hold?: Hold | undefined; lastError?: string | undefined }, status: TaskStatus): string {
   switch (status) {
     case "RUNNING":
       return `Attempt ${t.attempt} running`;

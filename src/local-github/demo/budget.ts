@@ -12,11 +12,12 @@ export const DEMO_BUDGET_RAISE = 1;
 
 export async function raiseBudgets(user: Octokit, j: Journal, raised: Set<string>, tell: (line: string) => void): Promise<void> {
   for (const t of j.tasks) {
-    const key = `${t.id}:${t.attempt}`;
-    if (t.hold !== "budget" || t.prNumber === undefined || raised.has(key)) continue;
+    const key = `${t.id}:${t.attempts}`;
+    const pr = t.attempt?.prNumber;
+    if (t.attempt?.hold !== "budget" || pr === undefined || raised.has(key)) continue;
     raised.add(key);
     const body = `/forge budget ${t.id} +${DEMO_BUDGET_RAISE}`;
-    await user.rest.issues.createComment({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: t.prNumber, body });
-    tell(`commented \`${body}\` on #${t.prNumber} (${t.lastError ?? "stopped at its budget"})`);
+    await user.rest.issues.createComment({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: pr, body });
+    tell(`commented \`${body}\` on #${pr} (${t.lastError ?? "stopped at its budget"})`);
   }
 }

@@ -46,7 +46,8 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
   const tasks: DemoTask[] = [];
   for (const [i, t] of (j?.tasks ?? []).entries()) {
     const node = j!.plan.nodes[i]!;
-    const pr = t.prNumber ?? (await prOf(user, t.branch));
+    const a = t.attempt;
+    const pr = a?.prNumber ?? (await prOf(user, a?.branch));
     const start = record.firstRunning.get(t.id);
     const end = record.mergedAt.get(t.id);
     tasks.push({
@@ -54,15 +55,15 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
       kind: node.kind,
       title: node.title,
       status: t.status,
-      attempts: t.attempt,
+      attempts: t.attempts,
       retries: t.retries,
       ...(pr !== undefined ? { pr } : {}),
       ...(start !== undefined && end !== undefined ? { timeMs: end - start } : {}),
       ...(addedBy.has(t.id) ? { addedBy: addedBy.get(t.id)! } : {}),
       failures: record.failures.get(t.id) ?? [],
-      ...(t.iteration ? { iteration: t.iteration } : {}),
-      ...(t.reviewIterations ? { reviewIterations: t.reviewIterations } : {}),
-      ...(t.ciFixes ? { ciFixes: t.ciFixes } : {}),
+      ...(a?.revision.iteration ? { iteration: a.revision.iteration } : {}),
+      ...(a?.reviewIterations ? { reviewIterations: a.reviewIterations } : {}),
+      ...(a?.ciFixes ? { ciFixes: a.ciFixes } : {}),
     });
   }
   return tasks;

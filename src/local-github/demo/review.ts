@@ -8,6 +8,7 @@
  */
 import type { Octokit } from "@octokit/rest";
 import type { Journal } from "../../core/journal.js";
+import { iterationOf, prHead } from "../../core/task-rules.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
 
 /** The task whose PR the demo's person reviews. */
@@ -45,11 +46,13 @@ export class DemoReviewer {
   /** Called as the run goes: acts at most once per step. */
   async onJournal(j: Journal): Promise<void> {
     const t = j.tasks.find((x) => x.id === REVIEWED_TASK);
-    if (!t || t.prNumber === undefined) return;
-    if (!this.review && !this.asking && !t.iteration && ["RUNNING", "DONE", "MERGE_READY"].includes(t.status)) {
+    const prNumber = t?.attempt?.prNumber;
+    if (!t || prNumber === undefined) return;
+    const iteration = iterationOf(t);
+    if (!this.review && !this.asking && !iteration && ["RUNNING", "DONE", "MERGE_READY"].includes(t.status)) {
       // As soon as the agent's work is on the PR (ready for review): a review that comes while the
       // task is still RUNNING or DONE is kept and taken by a revision instead of the merge.
-      const r = { owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: t.prNumber };
+      const r = { owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: prNumber };
       const { data: pr } = await this.user.rest.pulls.get(r);
       if (pr.draft || pr.state !== "open") return;
       const { data: files } = await this.user.rest.pulls.listFiles(r);
@@ -64,31 +67,31 @@ export class DemoReviewer {
           comments: [{ path: REVIEW.path, line: REVIEW.line, side: "RIGHT", body: REVIEW.comment }],
         });
         const { data: comments } = await this.user.rest.pulls.listCommentsForReview({ ...r, review_id: data.id });
-        this.review = { task: t.id, pr: t.prNumber, reviewId: data.id, commentId: comments[0]?.id ?? 0 };
-        this.tell(`requested changes on #${t.prNumber} (${t.id}): "${REVIEW.body}" and a comment on ${REVIEW.path}:${REVIEW.line}`);
+        this.review = { task: t.id, pr: prNumber, reviewId: data.id, commentId: comments[0]?.id ?? 0 };
+        this.tell(`requested changes on #${prNumber} (${t.id}): "${REVIEW.body}" and a comment on ${REVIEW.path}:${REVIEW.line}`);
       } catch (e) {
-        this.problem(`the review of ${t.id}'s PR #${t.prNumber} failed: ${(e as Error).message}`);
+        this.problem(`the review of ${t.id}'s PR #${prNumber} failed: ${(e as Error).message}`);
       }
       return;
     }
-    const head = t.recordSha ?? t.pushedSha;
+    const head = prHead(t);
     if (t.status !== "MERGE_READY" || !head) return;
-    if (this.review && this.review.approvalId === undefined && !this.approving && (t.iteration ?? 0) >= 1) {
+    if (this.review && this.review.approvalId === undefined && !this.approving && iteration >= 1) {
       this.approving = true;
       try {
         const { data } = await this.user.rest.pulls.createReview({
           owner: DEMO_OWNER,
           repo: DEMO_REPO,
-          pull_number: t.prNumber,
+          pull_number: prNumber,
           commit_id: head,
           event: "APPROVE",
           body: "Thanks, that answers it.",
         });
         this.review.approvalId = data.id;
         this.review.approvedHead = head;
-        this.tell(`approved #${t.prNumber} (${t.id}) at ${head.slice(0, 7)}, revision ${t.iteration}`);
+        this.tell(`approved #${prNumber} (${t.id}) at ${head.slice(0, 7)}, revision ${iteration}`);
       } catch (e) {
-        this.problem(`approving ${t.id}'s PR #${t.prNumber} failed: ${(e as Error).message}`);
+        this.problem(`approving ${t.id}'s PR #${prNumber} failed: ${(e as Error).message}`);
       }
     }
   }
@@ -115,23 +118,24 @@ export async function readFeedback(user: Octokit, j: Journal | undefined, review
       ...(reply !== undefined ? { reply } : {}),
       thread,
       status: t?.status ?? "unknown",
-      iteration: t?.iteration ?? 0,
+      iteration: t ? iterationOf(t) : 0,
     };
   }
   const t = j?.tasks.find((x) => x.id === CI_FIX_TASK);
-  if (t?.ciFixes) {
+  const a = t?.attempt;
+  if (t && a?.ciFixes) {
     // The project's CI on the task's branch, oldest first: red on the first head, green on the fix.
     const conclusions: string[] = [];
-    if (t.branch) {
-      const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: t.branch, event: "push", per_page: 100 });
+    {
+      const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: a.branch, event: "push", per_page: 100 });
       for (const run of [...data.workflow_runs].filter((w) => w.name === "CI").sort((a, b) => a.id - b.id))
         conclusions.push(`${run.head_sha.slice(0, 7)} ${run.conclusion ?? run.status ?? "?"}`);
     }
     out.ciFix = {
       task: t.id,
-      ...(t.prNumber !== undefined ? { pr: t.prNumber } : {}),
+      ...(a.prNumber !== undefined ? { pr: a.prNumber } : {}),
       failedCheck: "check",
-      iteration: t.iteration ?? 0,
+      iteration: a.revision.iteration,
       status: t.status,
       conclusions,
     };

@@ -62,10 +62,11 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
       );
       await run.reviewer.onJournal(j).catch((e: unknown) => void run.problems.push(`the demo's review: ${(e as Error).message}`));
     }
-    const held = j?.tasks.filter((t) => t.hold === "exhausted" || t.hold === "fatal" || t.hold === "human");
+    const held = j?.tasks.filter((t) => t.attempt?.hold === "exhausted" || t.attempt?.hold === "fatal" || t.attempt?.hold === "human");
     if (run.stuck || held?.length) {
       run.problems.push(
-        run.stuck ?? `the run needs a person: ${held!.map((t) => `${t.id} (${t.hold}: ${t.lastError ?? t.question ?? ""})`).join(", ")}`,
+        run.stuck ??
+          `the run needs a person: ${held!.map((t) => `${t.id} (${t.attempt?.hold}: ${t.lastError ?? t.attempt?.question ?? ""})`).join(", ")}`,
       );
       return undefined;
     }
@@ -82,7 +83,7 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
     } else if (settled) return undefined;
     if (Date.now() > deadline) {
       run.problems.push(
-        `timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.hold ? `(${t.hold})` : ""}`).join(" ") : "no run started"}`,
+        `timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.attempt?.hold ? `(${t.attempt.hold})` : ""}`).join(" ") : "no run started"}`,
       );
       return undefined;
     }

@@ -1,0 +1,199 @@
+/**
+ * The record of one task in the journal (version 2): the task, its current attempt and the
+ * attempt's current revision, each a record of its own (docs/formats.md#task-record).
+ *
+ * - The **task** holds what outlives an attempt: its status, blockers, counts, spend, the last
+ *   error, the last completed attempt's walkthrough facts, and `next` — what a retry hands the next
+ *   attempt (a refinement, a person's answer, a backoff).
+ * - The **attempt** (`attempt`) is one branch and one PR: made new when the attempt is dispatched,
+ *   and gone when it is retried (the task is PENDING again, with `attempts` saying how many ran).
+ *   Nothing of one attempt reaches the next but what the task holds.
+ * - The **revision** (`attempt.revision`) is one run of the attempt's agent — its first
+ *   (`iteration` 0) or a revision on its PR: made new at each revision, so no verdict on an earlier
+ *   head (the gate, protected paths, approvals) carries over.
+ *
+ * The rules read from these records (the PR's head, a merge held for protected paths, a paused run)
+ * are in ./task-rules.ts; journals of version 1 are read through ./journal-migration.ts.
+ */
+import { z } from "zod";
+import { feedbackSchema } from "./feedback.js";
+import { taskStatusSchema } from "./schemas/common.js";
+
+/** Why a FAILED task is not retried by itself. */
+export const holdSchema = z
+  .enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"])
+  .describe(
+    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget.",
+  );
+export type Hold = z.infer<typeof holdSchema>;
+
+export const steeringMessageSchema = z
+  .object({
+    id: z.number().int().min(1).describe("Numbered from 1 per attempt: the job delivers each once."),
+    actor: z.string().describe("Who steered (write access checked on GitHub)."),
+    message: z.string().describe("The message, bounded."),
+    at: z.string().describe("When the App took it."),
+  })
+  .strict();
+export type SteeringMessage = z.infer<typeof steeringMessageSchema>;
+
+/** One run of an attempt's agent: the attempt's first run (iteration 0) or a revision on its PR. */
+export const revisionRecordSchema = z
+  .object({
+    iteration: z
+      .number()
+      .int()
+      .min(0)
+      .describe(
+        "0 for the attempt's first run; each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations).",
+      ),
+    dispatchedAt: z.string().describe("When this run was dispatched."),
+    startedAt: z.string().optional().describe("When its job was seen running."),
+    lastHeartbeat: z.string().optional().describe("Last sign of life of its job."),
+    workflowRunId: z.number().int().optional().describe("Its job's workflow run."),
+    priorRunId: z
+      .number()
+      .int()
+      .optional()
+      .describe("The previous revision's workflow run: a job at or before it is never this revision's."),
+    walkthroughSha: z.string().optional().describe("head_sha claimed by this run's walkthrough."),
+    pushedSha: z
+      .string()
+      .optional()
+      .describe("Head of this run's work as read back from GitHub (the parent of the runner's record commit)."),
+    protectedPaths: z
+      .array(z.string())
+      .optional()
+      .describe("Protected paths the PR changes at this run's head, as GitHub listed them: its merge waits for `/forge approve`."),
+    approvedHead: z
+      .string()
+      .optional()
+      .describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+    checkedHead: z
+      .string()
+      .optional()
+      .describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
+    reviewApprovedHead: z
+      .string()
+      .optional()
+      .describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
+    waiting: z
+      .string()
+      .optional()
+      .describe("Why the MERGE_READY task waits for a person rather than revising (a bound on revisions was reached)."),
+  })
+  .strict();
+export type RevisionRecord = z.infer<typeof revisionRecordSchema>;
+
+/** One attempt of a task: its branch, its PR, its jobs (the current one in `revision`). */
+export const attemptRecordSchema = z
+  .object({
+    branch: z.string().describe("The attempt's branch."),
+    prNumber: z.number().int().optional().describe("The attempt's PR."),
+    recordSha: z
+      .string()
+      .optional()
+      .describe(
+        "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's.",
+      ),
+    mergeSha: z.string().optional().describe("Commit that merged the attempt's PR."),
+    hold: holdSchema.optional(),
+    question: z.string().optional().describe("Exit 3: the agent's question."),
+    conflicts: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "A refinery: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.",
+      ),
+    contained: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "A refinery: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED.",
+      ),
+    reservedUsd: z.number().min(0).optional().describe("The attempt's dollar cap, reserved from the run's budget while it runs."),
+    steering: z
+      .array(steeringMessageSchema)
+      .optional()
+      .describe("`/forge steer` messages for the attempt's agent, newest last (at most 10 kept); the job polls them every heartbeat."),
+    feedback: z
+      .array(feedbackSchema)
+      .optional()
+      .describe("Feedback on the attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
+    answered: z
+      .array(z.number().int())
+      .optional()
+      .describe(
+        "Reviews of the attempt's PR a revision already took (or the revision limit met): a redelivered review starts nothing again.",
+      ),
+    answeredHeads: z.array(z.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+    reviewIterations: z.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
+    ciFixes: z.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+    revision: revisionRecordSchema.describe("The current run of the attempt's agent."),
+  })
+  .strict();
+export type AttemptRecord = z.infer<typeof attemptRecordSchema>;
+
+/** What a retry hands the next attempt; the dispatch takes it. */
+export const nextAttemptSchema = z
+  .object({
+    notBefore: z.string().optional().describe("Backoff: not dispatched before this time."),
+    refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+    answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+  })
+  .strict();
+export type NextAttempt = z.infer<typeof nextAttemptSchema>;
+
+/** The state of one task. `tasks[i]` belongs to `plan.nodes[i]`. */
+export const taskStateSchema = z
+  .object({
+    id: z.string().describe("Task id (same as the plan node)."),
+    status: taskStatusSchema,
+    blockers: z
+      .number()
+      .int()
+      .min(0)
+      .describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+    attempts: z
+      .number()
+      .int()
+      .min(0)
+      .describe("Attempts dispatched so far: the current attempt's number; a (task, attempt) is dispatched at most once."),
+    retries: z.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+    next: nextAttemptSchema
+      .optional()
+      .describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
+    lastError: z.string().optional().describe("Why the last attempt failed."),
+    confidence: z.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+    walkthroughStatus: z.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+    filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),
+    spentUsd: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+    spentTokens: z.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+    agentMs: z.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
+    budgetExtraUsd: z.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
+    approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+    attempt: attemptRecordSchema
+      .optional()
+      .describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING)."),
+  })
+  .strict();
+export type TaskState = z.infer<typeof taskStateSchema>;
+
+/** A task of a new run, or one an overlay adds: nothing dispatched yet. */
+export function newTask(id: string): TaskState {
+  return { id, status: "PENDING", blockers: 0, attempts: 0, retries: 0 };
+}
+
+/** A new attempt, dispatched at `at` on `branch`: nothing of an earlier attempt is in it. */
+export function newAttempt(branch: string, at: string, reservedUsd?: number): AttemptRecord {
+  return { branch, ...(reservedUsd !== undefined ? { reservedUsd } : {}), revision: { iteration: 0, dispatchedAt: at } };
+}
+
+/** The next run of an attempt's agent, after the job `priorRunId` of the one before. */
+export function newRevision(iteration: number, at: string, priorRunId: number | undefined): RevisionRecord {
+  return { iteration, dispatchedAt: at, ...(priorRunId !== undefined ? { priorRunId } : {}) };
+}

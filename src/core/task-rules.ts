@@ -1,0 +1,108 @@
+/**
+ * The rules read from the task records (./task-record.ts) and the run's pause, each defined once:
+ * the executor, the App's effects and renderers, and the action ask here rather than spelling a
+ * rule again.
+ */
+import type { Journal } from "./journal.js";
+import type { TaskStatus } from "./schemas/common.js";
+import type { AttemptRecord, Hold, TaskState } from "./task-record.js";
+
+/** Ready: PENDING with every dependency satisfied (whether its backoff is over is `backoffOver`). */
+export const isReady = (t: TaskState) => t.status === "PENDING" && t.blockers === 0;
+
+/** A PENDING task's backoff is over at `now` (one that has none is never held back). */
+export const backoffOver = (t: TaskState, now: number) => t.next?.notBefore === undefined || Date.parse(t.next.notBefore) <= now;
+
+/** Statuses in which an attempt is in flight: its job at work, or its PR on the way to a merge. */
+export const IN_FLIGHT_STATUSES: ReadonlySet<TaskStatus> = new Set(["RUNNING", "DONE", "MERGE_READY"]);
+
+/**
+ * The head of the current attempt's PR: the runner's record commit — the PR's head, what a person
+ * reviews and what the merge names — else, before the record is known, the pushed work. A revision
+ * at work leaves the PR at its predecessor's record until its own arrives.
+ */
+export function prHead(t: TaskState): string | undefined {
+  return t.attempt?.recordSha ?? t.attempt?.revision.pushedSha;
+}
+
+/** Task t's current attempt when it is attempt `n` (undefined: another attempt is current, or none is). */
+export function attemptNumbered(t: TaskState | undefined, n: number): AttemptRecord | undefined {
+  return t?.attempt && t.attempts === n ? t.attempt : undefined;
+}
+
+/** The revision the current attempt is at (0: its first run; 0 too when no attempt is current). */
+export const iterationOf = (t: TaskState): number => t.attempt?.revision.iteration ?? 0;
+
+/**
+ * A MERGE_READY task's merge is held for protected paths: its PR changes some, and no person with
+ * write access approved the PR's current head (`/forge approve`).
+ */
+export function heldForProtectedPaths(t: TaskState): boolean {
+  const r = t.attempt?.revision;
+  return !!r?.protectedPaths?.length && r.approvedHead !== prHead(t);
+}
+
+/**
+ * A MERGE_READY upstream a refinery may merge into its branch: a person approved its head, or the
+ * App read its PR at this head and found no protected path.
+ */
+export function clearedForRefinery(t: TaskState): boolean {
+  const head = prHead(t);
+  const r = t.attempt?.revision;
+  if (head === undefined || !r) return false;
+  return r.approvedHead === head || (!r.protectedPaths?.length && r.checkedHead === head);
+}
+
+/** Under `merge_policy: review`, the PR's current head is the one a person with write access approved in a review. */
+export function reviewApproved(t: TaskState): boolean {
+  const head = t.attempt?.revision.reviewApprovedHead;
+  return head !== undefined && head === prHead(t);
+}
+
+/** The current attempt as effects and messages name it: the task, the attempt's number, its branch, PR and job. */
+export function attemptRef(t: TaskState): {
+  id: string;
+  attempt: number;
+  branch?: string;
+  prNumber?: number;
+  workflowRunId?: number;
+  hold?: Hold;
+  lastError?: string;
+} {
+  const a = t.attempt;
+  return {
+    id: t.id,
+    attempt: t.attempts,
+    ...(a ? { branch: a.branch } : {}),
+    ...(a?.prNumber !== undefined ? { prNumber: a.prNumber } : {}),
+    ...(a?.revision.workflowRunId !== undefined ? { workflowRunId: a.revision.workflowRunId } : {}),
+    ...(a?.hold !== undefined ? { hold: a.hold } : {}),
+    ...(t.lastError !== undefined ? { lastError: t.lastError } : {}),
+  };
+}
+
+/** Why a run may be paused; the order is the one the tracker says them in. */
+export type PauseReason = "change_requests" | "manual" | "budget" | "usage_limit";
+
+/**
+ * Why the run is paused at `now`, most pressing first (none: it is not). A model usage limit pauses
+ * only until its time — the next tick lifts it; a budget pause is lifted by the scheduler itself,
+ * once the budget covers the next attempt.
+ */
+export function pauseReasons(pause: Journal["pause"], now: number): PauseReason[] {
+  const reasons: PauseReason[] = [];
+  if (pause.changeRequests.length) reasons.push("change_requests");
+  if (pause.manual) reasons.push("manual");
+  if (pause.budget) reasons.push("budget");
+  if (pause.usageLimitUntil !== undefined && Date.parse(pause.usageLimitUntil) > now) reasons.push("usage_limit");
+  return reasons;
+}
+
+/** The run is paused at `now`: nothing new is dispatched. */
+export const isPaused = (pause: Journal["pause"], now: number) => pauseReasons(pause, now).length > 0;
+
+/**
+ * The scheduler does not run at `now`: paused for any reason but its budget, which only the
+ * scheduler can see covered again (a raise, or running attempts that spent less than they reserved).
+ */
+export const schedulingHeld = (pause: Journal["pause"], now: number) => pauseReasons(pause, now).some((r) => r !== "budget");
