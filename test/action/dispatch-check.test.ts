@@ -46,7 +46,7 @@ function port(files: Record<string, string>): JobGitHub & { reads: string[] } {
 describe("is this dispatch current?", () => {
   it("yes: the task's current attempt is this one and RUNNING", () => {
     const j = journal();
-    expect(j.tasks[0]).toMatchObject({ id: "t1", status: "RUNNING", attempt: 1 });
+    expect(j.tasks[0]).toMatchObject({ id: "t1", status: "RUNNING", attempts: 1 });
     const c = checkDispatch(j, "t1", 1);
     expect(c.current).toBe(true);
     if (c.current) expect(c.node.agentType).toBe("1");
@@ -54,7 +54,7 @@ describe("is this dispatch current?", () => {
 
   it.each<[string, (j: Journal) => void, string, number, string]>([
     ["another attempt", () => {}, "t1", 2, "task t1 is at attempt 1, not 2"],
-    ["an older attempt", (j) => void (j.tasks[0]!.attempt = 3), "t1", 2, "task t1 is at attempt 3, not 2"],
+    ["an older attempt", (j) => void (j.tasks[0]!.attempts = 3), "t1", 2, "task t1 is at attempt 3, not 2"],
     ["not RUNNING", (j) => void (j.tasks[0]!.status = "FAILED"), "t1", 1, "task t1 attempt 1 is FAILED, not RUNNING"],
     ["never dispatched", () => {}, "t2", 1, "task t2 is at attempt 0, not 1"],
     ["unknown task", () => {}, "zz", 1, "run r1 has no task zz"],
@@ -125,7 +125,12 @@ describe("is this dispatch current?", () => {
     const c = checkDispatch({ ...j, followups: [f] }, "_followup-1", 1);
     expect(c).toMatchObject({
       current: true,
-      task: { id: "_followup-1", status: "RUNNING", attempt: 1, branch: "forge/r1/_followup-1/1" },
+      task: {
+        id: "_followup-1",
+        status: "RUNNING",
+        attempts: 1,
+        attempt: { branch: "forge/r1/_followup-1/1", revision: { iteration: 0 } },
+      },
       node: { kind: "task", agentType: "1", dependencies: ["t1"] },
       followup: f,
     });

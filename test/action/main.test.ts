@@ -70,7 +70,7 @@ const WRITE_WALKTHROUGH = (fm: Record<string, unknown> = {}) => `cat > "$FORGE_W
 describe("main: the job, step by step", () => {
   it("takes its branch and PR base from the run's templates: a journal naming other ones is refused, and nothing is pushed", async () => {
     for (const edit of [
-      (j: Journal) => void (j.tasks.find((t) => t.id === "t1")!.branch = "main"),
+      (j: Journal) => void (j.tasks.find((t) => t.id === "t1")!.attempt!.branch = "main"),
       (j: Journal) => void (j.integrationBranch = "main"),
     ]) {
       const w = world_({ journal: edit });

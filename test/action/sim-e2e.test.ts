@@ -111,7 +111,7 @@ beforeAll(async () => {
     Date.now(),
     forgeConfigSchema.parse({ max_parallel_agents: 10 }),
   ).journal;
-  expect(journal.tasks.every((t) => t.status === "RUNNING" && t.attempt === 1)).toBe(true);
+  expect(journal.tasks.every((t) => t.status === "RUNNING" && t.attempts === 1)).toBe(true);
   const blob = (await local.run(["hash-object", "-w", "--stdin"], { input: JSON.stringify(journal) })).stdout.trim();
   const tree = (await local.run(["mktree"], { input: `100644 blob ${blob}\tjournal.json\n` })).stdout.trim();
   const stateCommit = (await local.run(["commit-tree", tree, "-m", "journal"])).stdout.trim();
@@ -121,7 +121,7 @@ beforeAll(async () => {
     "origin",
     `${planCommit}:refs/heads/${INTEGRATION}`,
     `${stateCommit}:refs/heads/${stateBranch(RUN)}`,
-    ...journal.tasks.map((t) => `${planCommit}:refs/heads/${t.branch}`),
+    ...journal.tasks.map((t) => `${planCommit}:refs/heads/${t.attempt?.branch}`),
   ]);
 }, 60_000);
 

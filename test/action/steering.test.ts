@@ -16,7 +16,7 @@ import { newRun, nodes } from "../helpers/world.js";
 
 function journalWith(messages: string[]): Journal {
   const j = startRun(newRun(nodes({ a: [] })), 0, forgeConfigSchema.parse({})).journal;
-  j.tasks[0]!.steering = messages.map((message, k) => ({ id: k + 1, actor: "octocat", message, at: "2026-01-01T00:00:00Z" }));
+  j.tasks[0]!.attempt!.steering = messages.map((message, k) => ({ id: k + 1, actor: "octocat", message, at: "2026-01-01T00:00:00Z" }));
   return j;
 }
 

@@ -87,7 +87,7 @@ describe("the action's tick mode (templates/workflows/forge-tick.yml)", () => {
     // The tick ingested the finished job: the task moved on, in the journal the App reads next.
     const after = await storedJournal(h, running.runId);
     expect(["DONE", "MERGE_READY", "MERGED"]).toContain(task(after, "a").status);
-    expect(task(after, "a").recordSha).toMatch(/^[0-9a-f]{40}$/);
+    expect(task(after, "a").attempt?.recordSha).toMatch(/^[0-9a-f]{40}$/);
     expect(after.tasks.length).toBe(running.tasks.length);
   });
 

@@ -140,7 +140,7 @@ export function makeWorld(options: WorldOptions = {}): World {
   options.journal?.(journal);
   const taskId = options.taskId ?? tasks[0]!.id;
   const state = journal.tasks.find((t) => t.id === taskId)!;
-  const branch = state.branch ?? `forge/${RUN}/${taskId}/${state.attempt || 1}`;
+  const branch = state.attempt?.branch ?? `forge/${RUN}/${taskId}/${state.attempts || 1}`;
   // The App's PrepareBranch: the task branch cut from the integration head.
   sh(seed, ["push", "--quiet", "origin", `main:refs/heads/${branch}`]);
 

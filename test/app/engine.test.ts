@@ -136,7 +136,7 @@ describe("Engine batching", () => {
     ]);
     expect(r3.rejections).toEqual([]);
     expect(r4.rejections).toEqual([]);
-    expect(repo.writes[1]!.journal.tasks.find((t) => t.id === "b")!.lastHeartbeat).toBeDefined();
+    expect(repo.writes[1]!.journal.tasks.find((t) => t.id === "b")!.attempt?.revision.lastHeartbeat).toBeDefined();
   });
 
   it("a fact that arrives once the batch has been taken waits for the next turn", async () => {
@@ -278,7 +278,7 @@ describe("effects outside the run's turn", () => {
       branch: `forge/${RUN_ID}/${id}/1`,
       agentType: "2",
     }));
-    for (const t of state.journal.tasks) delete t.workflowRunId;
+    for (const t of state.journal.tasks) delete t.attempt?.revision.workflowRunId;
     state.leases = ownLeases(state, "replica-1");
     const dispatched: string[] = [];
     let release!: () => void;
@@ -321,7 +321,7 @@ describe("effects outside the run's turn", () => {
     const held = (await engine.state(RUN_ID))!.state.journal;
     expect(held.outbox.map((e) => e.key)).not.toContain("dispatch:a:1");
     expect(held.outbox.map((e) => e.key)).not.toContain("dispatch:b:1");
-    expect(held.tasks.map((t) => t.workflowRunId).sort()).toEqual([101, 102]);
+    expect(held.tasks.map((t) => t.attempt?.revision.workflowRunId).sort()).toEqual([101, 102]);
     expect(held.pause.manual).toBe(true);
   });
 });
@@ -437,7 +437,7 @@ describe("a merge decided before a review that starts a revision", () => {
     expect(merged).toEqual([]);
     const held = (await engine.state(RUN_ID))!.state.journal;
     expect(held.tasks[0]!.status).toBe("RUNNING");
-    expect(held.tasks[0]!.prNumber).toBe(7);
+    expect(held.tasks[0]!.attempt?.prNumber).toBe(7);
     engine.stop();
   });
 });

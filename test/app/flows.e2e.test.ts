@@ -72,9 +72,13 @@ describe("Forge App flows", () => {
     );
     await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempts: 2, retries: 1 });
     expect(h.runner.dispatched.filter((d) => d.includes("/a/"))).toHaveLength(2);
-    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: j.tasks[0]!.recordSha ?? "main" });
+    const { data: checks } = await h.user.rest.checks.listForRef({
+      owner: OWNER,
+      repo: REPO,
+      ref: j.tasks[0]!.attempt?.recordSha ?? "main",
+    });
     expect(checks.check_runs.some((c) => c.name === "forge · a" && c.conclusion === "success")).toBe(true);
   });
 
@@ -87,7 +91,7 @@ describe("Forge App flows", () => {
       owner: OWNER,
       repo: REPO,
       state: "all",
-      head: `${OWNER}:${task(j, "a").branch}`,
+      head: `${OWNER}:${task(j, "a").attempt?.branch}`,
     });
     expect(pulls).toHaveLength(1);
     expect(pulls[0]!.merged_at).toBeTruthy();
@@ -101,8 +105,8 @@ describe("Forge App flows", () => {
       config: "max_retries: 1\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
     });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    const j = await h.waitFor((x) => task(x, "a").hold === "exhausted");
-    expect(task(j, "a").attempt).toBe(2);
+    const j = await h.waitFor((x) => task(x, "a").attempt?.hold === "exhausted");
+    expect(task(j, "a").attempts).toBe(2);
     // The tracker is debounced: its last update lands a few seconds after the last change.
     const tracker = await trackerOf(h);
     let body = "";
@@ -118,7 +122,7 @@ describe("Forge App flows", () => {
       attempt === 1 ? { kind: "exit", code: 2, error: "depth exhausted" } : { kind: "success" },
     );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    const failed = await h.waitFor((x) => task(x, "a").hold === "fatal");
+    const failed = await h.waitFor((x) => task(x, "a").attempt?.hold === "fatal");
     const tracker = await trackerOf(h);
     const refused = (await h.sim.control.comment("reader", FULL, tracker, "/forge retry a")).body as { id: number };
     let reactions: string[] = [];
@@ -134,7 +138,7 @@ describe("Forge App flows", () => {
     expect(h.runner.dispatched).toHaveLength(1);
     await h.sim.control.comment("octocat", FULL, tracker, "/forge retry a");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a").attempt).toBe(2);
+    expect(task(j, "a").attempts).toBe(2);
     void failed;
   });
 
@@ -143,7 +147,7 @@ describe("Forge App flows", () => {
       attempt === 1 ? { kind: "exit", code: 3, question: "Which database should I use?" } : { kind: "success" },
     );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    await h.waitFor((x) => task(x, "a").hold === "human");
+    await h.waitFor((x) => task(x, "a").attempt?.hold === "human");
     const tracker = await trackerOf(h);
     await h.app.forge.idle();
     const asked = await commentsUntil(h, tracker, /Which database/);
@@ -325,7 +329,7 @@ describe("Forge App flows", () => {
       expect(after.object.sha).toBe(before.object.sha);
       release();
       const j = await g.waitFor((x) => x.status === "completed");
-      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
     } finally {
       release();
     }
@@ -344,7 +348,7 @@ describe("Forge App flows", () => {
       // a's agent finishes: the App's write of that finds the branch gone and puts it back first.
       release();
       const j = await g.waitFor((x) => x.status === "completed");
-      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
       const said = await commentsUntil(g, tracker, /was deleted/);
       expect(said.find((c) => /was deleted/.test(c))).toContain(`\`forge/${running.runId}/_state\` of this run was deleted. Forge keeps`);
       // Nothing recorded was lost: the journal's events run on from the deleted branch's without a gap.
@@ -368,7 +372,7 @@ describe("Forge App flows", () => {
     clock += 60_000;
     await h.app.forge.tick();
     const done = await h.waitFor((x) => x.status === "completed");
-    expect(task(done, "a").attempt).toBe(2);
+    expect(task(done, "a").attempts).toBe(2);
     expect(h.decisions.some((d) => d.d.events.some((e) => e.type === "task.stale"))).toBe(true);
   });
 
@@ -378,7 +382,7 @@ describe("Forge App flows", () => {
     });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const done = await h.waitFor((x) => x.status === "completed");
-    expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: 2, retries: 1 });
+    expect(task(done, "a")).toMatchObject({ status: "MERGED", attempts: 2, retries: 1 });
     const events = h.decisions.flatMap((d) => d.d.events).filter((e) => e.taskId === "a");
     expect(events.some((e) => e.type === "task.stale")).toBe(true);
     expect(events.some((e) => e.type === "task.failed")).toBe(false);
@@ -401,7 +405,7 @@ describe("Forge App flows", () => {
       );
       await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
       const j = await h.waitFor((x) => x.status === "completed");
-      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
       const merged = h.decisions.flatMap((d) => d.d.events).filter((e) => e.type === "task.merged");
       expect(merged.filter((e) => e.taskId === "a" || e.taskId === "b").map((e) => (e.data as { by: string }).by)).toEqual([
         "refinery",
@@ -412,11 +416,11 @@ describe("Forge App flows", () => {
       const inputs = h.runner.inputs.get(`${j.runId}/r/1`)!;
       const { conflicts } = JSON.parse(inputs.context ?? "{}") as { conflicts?: string[] };
       expect(conflicts).toHaveLength(1);
-      expect([a!.branch, b!.branch]).toContain(conflicts![0]);
-      const [clean, conflicted] = conflicts![0] === b!.branch ? [a!, b!] : [b!, a!];
+      expect([a!.attempt!.branch, b!.attempt!.branch]).toContain(conflicts![0]);
+      const [clean, conflicted] = conflicts![0] === b!.attempt!.branch ? [a!, b!] : [b!, a!];
       // r's history: the App's merge of the clean upstream, then the agent's merge commit of the conflicted one.
       const history = new Map<string, { message: string; parents: string[] }>();
-      for (const queue = [r!.recordSha!]; queue.length;) {
+      for (const queue = [r!.attempt!.recordSha!]; queue.length;) {
         const sha = queue.pop()!;
         if (history.has(sha)) continue;
         const { data } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: sha });
@@ -424,10 +428,10 @@ describe("Forge App flows", () => {
         queue.push(...data.parents.map((p) => p.sha));
       }
       const merges = [...history.values()].filter((c) => c.parents.length === 2);
-      const appMerge = merges.find((c) => c.message.startsWith(`forge: merge ${clean.branch} into ${r!.branch}`));
-      expect(appMerge?.parents, "the App's merge of the clean upstream").toContain(clean.recordSha);
-      const agentMerge = merges.find((c) => c.message.startsWith(`Merge ${conflicted.branch} into ${r!.branch}`));
-      expect(agentMerge?.parents ?? [], "r's agent's merge of the conflicted upstream").toContain(conflicted.recordSha);
+      const appMerge = merges.find((c) => c.message.startsWith(`forge: merge ${clean.attempt!.branch} into ${r!.attempt!.branch}`));
+      expect(appMerge?.parents, "the App's merge of the clean upstream").toContain(clean.attempt!.recordSha);
+      const agentMerge = merges.find((c) => c.message.startsWith(`Merge ${conflicted.attempt!.branch} into ${r!.attempt!.branch}`));
+      expect(agentMerge?.parents ?? [], "r's agent's merge of the conflicted upstream").toContain(conflicted.attempt!.recordSha);
       // The integration branch holds both tasks' lines, as the person reads it.
       const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
       const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
@@ -455,12 +459,12 @@ describe("Forge App flows", () => {
       );
       await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
       const j = await h.waitFor((x) => x.status === "completed");
-      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #2"]);
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #2"]);
       const events = h.decisions.flatMap((d) => d.d.events);
       // Attempt 1 named the upstream its head lacked; nothing was marked MERGED by it.
       const conflicts1 = (JSON.parse(h.runner.inputs.get(`${j.runId}/r/1`)!.context ?? "{}") as { conflicts?: string[] }).conflicts ?? [];
       expect(conflicts1).toHaveLength(1);
-      const lacking = [task(j, "a")!, task(j, "b")!].find((t) => t.branch === conflicts1[0])!;
+      const lacking = [task(j, "a")!, task(j, "b")!].find((t) => t.attempt?.branch === conflicts1[0])!;
       const failed = events.filter((e) => e.type === "task.failed" && e.taskId === "r");
       expect(failed.map((e) => e.data as { attemptId: number; error: string; retryable: boolean })).toEqual([
         {
@@ -468,7 +472,7 @@ describe("Forge App flows", () => {
           attemptId: 1,
           exitCode: 0,
           retryable: true,
-          error: `r's head does not contain ${lacking.id}'s work (branch ${lacking.branch})`,
+          error: `r's head does not contain ${lacking.id}'s work (branch ${lacking.attempt!.branch})`,
         },
       ]);
       const mergedEvents = events.filter((e) => e.type === "task.merged");
@@ -521,15 +525,15 @@ describe("Forge App flows", () => {
       const state = (await h.app.forge.runtimes.get(FULL)!.engine.state(running.runId))!.state.journal;
       expect(state.outbox.map((e) => e.key)).toContain("dispatch:r:1");
       expect(state.outbox.map((e) => e.key)).not.toContain("branch:r:1");
-      expect(task(state, "r").context?.conflicts).toHaveLength(1);
+      expect(task(state, "r").attempt?.conflicts).toHaveLength(1);
       // GitHub recovers; the reconciler's tick carries out the owed dispatch, conflicts and all.
       h.sim.control.faults({ apiErrorRate: 0, apiOperations: [] });
       await h.app.forge.tick();
       const { conflicts } = JSON.parse(h.runner.inputs.get(`${running.runId}/r/1`)?.context ?? "{}") as { conflicts?: string[] };
-      expect(conflicts).toEqual(task(state, "r").context?.conflicts);
-      expect([task(state, "a")!.branch, task(state, "b")!.branch]).toContain(conflicts?.[0]);
+      expect(conflicts).toEqual(task(state, "r").attempt?.conflicts);
+      expect([task(state, "a")!.attempt?.branch, task(state, "b")!.attempt?.branch]).toContain(conflicts?.[0]);
       const j = await h.waitFor((x) => x.status === "completed");
-      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
       const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: shared, ref: j.integrationBranch });
       const content = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
       expect(content).toContain('export const owner = "a";');
@@ -580,14 +584,14 @@ describe("Forge App flows", () => {
     );
     await h.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
     const paused = await h.waitFor((x) => x.pause.usageLimitUntil !== undefined && task(x, "a").status === "PENDING");
-    expect(task(paused, "a")).toMatchObject({ retries: 0, attempt: 1 });
+    expect(task(paused, "a")).toMatchObject({ retries: 0, attempts: 1 });
     await h.app.forge.idle();
     await h.app.forge.tick();
     expect(h.runner.dispatched.filter((d) => d.includes("/a/"))).toHaveLength(1);
     clock += 31 * 60_000;
     await h.app.forge.tick();
     const done = await h.waitFor((x) => x.status === "completed");
-    expect(task(done, "a")).toMatchObject({ attempt: 2, retries: 0 });
+    expect(task(done, "a")).toMatchObject({ attempts: 2, retries: 0 });
     expect(
       h.decisions.some((d) => d.d.events.some((e) => e.type === "run.resumed" && (e.data as { reason: string }).reason === "usage_limit")),
     ).toBe(true);

@@ -236,7 +236,7 @@ export async function startHarness(
           () =>
             reject(
               new Error(
-                `timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempt, t.hold]))}`,
+                `timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempts, t.attempt?.hold]))}`,
               ),
             ),
           timeoutMs,

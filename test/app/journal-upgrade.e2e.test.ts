@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { Octokit } from "@octokit/rest";
 import { stringify } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
-import { journalKeyFrom, sealJournal } from "../../src/app/journal-seal.js";
+import { journalKeyFrom, sealJournal, unsealJournal } from "../../src/app/journal-seal.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, resultPath, stateBranch, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import { OWNER, REPO, startHarness, type Harness } from "./helpers.js";
@@ -244,6 +244,17 @@ describe("a run in progress under journal version 1", () => {
       for (const id of ["a", "b", "c", "d", "e", "f", "r"]) expect(statusOf(done, id)).toBe("MERGED");
       // Nothing was done again: only the tasks not yet started were dispatched by today's App.
       expect(h.runner.dispatched.map((k) => k.split("/").slice(1).join("/")).sort()).toEqual(["f/1", "r/1"]);
+      // The attempts at work across the upgrade are the ones that merged, as version 1 recorded them.
+      const t = (id: string) => done.tasks.find((x) => x.id === id)!;
+      expect(t("c")).toMatchObject({ attempts: 1, attempt: { steering: [{ id: 1, message: "Keep the change small." }] } });
+      expect(t("d")).toMatchObject({ attempts: 2, retries: 1, lastError: "tests fail" });
+      expect(t("e")).toMatchObject({ attempts: 1, attempt: { prNumber: 2, reviewIterations: 1, revision: { iteration: 1 } } });
+      // The state branch holds a version-2 journal now.
+      const { data: repo } = await h.user.rest.repos.get({ owner: OWNER, repo: REPO });
+      const { data: file } = await h.user.rest.repos.getContent({ owner: OWNER, repo: REPO, path: JOURNAL_FILE, ref: stateBranch(runId) });
+      const text = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
+      const stored = unsealJournal(journalKeyFrom(h.privateKey), text, { repositoryId: repo.id, runId });
+      expect(stored.ok && stored.value).toMatchObject({ version: 2, journal: { version: 2, status: "completed" } });
     });
   }
 });

@@ -94,12 +94,20 @@ describe("effects return what they learned; they never write the run's facts", (
   it("a check run's id and the final PR's number come back as patches", async () => {
     const withSha = structuredClone(state);
     const a = withSha.journal.tasks[0]!;
-    Object.assign(a, { status: "MERGE_READY", pushedSha: WORK, recordSha: RECORD, branch: "forge/x/a/1" });
+    Object.assign(a, {
+      status: "MERGE_READY",
+      attempts: 1,
+      attempt: {
+        branch: "forge/x/a/1",
+        recordSha: RECORD,
+        revision: { iteration: 0, dispatchedAt: "2026-01-01T00:00:00Z", pushedSha: WORK },
+      },
+    });
     const check: Effect = {
       key: "check:a:1",
       kind: "UpsertCheckRun",
       taskId: "a",
-      attempt: a.attempt,
+      attempt: a.attempts,
       status: "MERGE_READY",
       summary: "ok",
     };

@@ -65,7 +65,7 @@ function world(failing: boolean) {
 describe("red required checks found by the merge", () => {
   it("are handed on as checks.failed and start the fix revision; nothing is merged", async () => {
     const { state, merge, ctx, merged } = world(true);
-    expect(state.journal.tasks[0]).toMatchObject({ status: "MERGE_READY", recordSha: RECORD });
+    expect(state.journal.tasks[0]).toMatchObject({ status: "MERGE_READY", attempt: { recordSha: RECORD } });
     const out = await runEffect(merge, ctx);
     expect(out.kind).toBe("later");
     expect(merged).toEqual([]);
@@ -77,7 +77,7 @@ describe("red required checks found by the merge", () => {
     expect(details).toContain("npm ERR!");
 
     const d = decide(state.journal, out.inputs![0]!, NOW, config);
-    expect(d.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 1, iteration: 1 });
+    expect(d.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempts: 1, attempt: { revision: { iteration: 1 } } });
     // The merge left the outbox with the revision; the same head's failures again change nothing.
     expect(d.journal.outbox.some((e) => e.kind === "MergePullRequest")).toBe(false);
     const again = decide(d.journal, out.inputs![0]!, NOW + 1, config);

@@ -65,7 +65,7 @@ const changes = (id: number, login: string, commitId = RECORD, bot = false): Rev
 describe("a request for changes GitHub has and the journal has not, found by the merge", () => {
   it("holds the merge back, goes into the journal and starts the revision; its webhook after starts nothing", async () => {
     const w = world([changes(41, "octocat")]);
-    expect(w.journal.tasks[0]).toMatchObject({ status: "MERGE_READY", recordSha: RECORD });
+    expect(w.journal.tasks[0]).toMatchObject({ status: "MERGE_READY", attempt: { recordSha: RECORD } });
     const out = await runEffect(w.merge(w.journal)!, w.ctx(w.journal));
     expect(out.kind).toBe("later");
     expect(w.merged).toEqual([]);
@@ -82,7 +82,7 @@ describe("a request for changes GitHub has and the journal has not, found by the
       },
     ]);
     const d = decide(w.journal, out.inputs![0]!, NOW, w.config);
-    expect(d.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 1, iteration: 1, answered: [41] });
+    expect(d.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempts: 1, attempt: { answered: [41], revision: { iteration: 1 } } });
     expect(w.merge(d.journal)).toBeUndefined();
     // The review's webhook, late: the same review changes nothing.
     expect(decide(d.journal, out.inputs![0]!, NOW + 1, w.config).events).toEqual([]);
@@ -104,8 +104,8 @@ describe("a request for changes GitHub has and the journal has not, found by the
     expect(out.kind).toBe("later");
     const d = decide(w.journal, out.inputs![0]!, NOW, w.config);
     const t = d.journal.tasks[0]!;
-    expect(t).toMatchObject({ status: "MERGE_READY", answered: [61] });
-    expect(t.waiting).toContain("review.max_iterations: 0");
+    expect(t).toMatchObject({ status: "MERGE_READY", attempt: { answered: [61] } });
+    expect(t.attempt?.revision.waiting).toContain("review.max_iterations: 0");
     expect(w.merge(d.journal)).toBeUndefined();
     // The same merge effect, run against this journal (as when a person's approval requests it again): it merges.
     const again = await runEffect(w.merge(w.journal)!, w.ctx(d.journal));

@@ -56,7 +56,7 @@ describe("merge_policy: review", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
     await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").branch!);
+    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
     await settle(h);
     expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
     // A reader may review; GitHub accepts it, Forge does not act on it.
@@ -64,14 +64,14 @@ describe("merge_policy: review", () => {
     await settle(h);
     const after = h.decisions.at(-1)!.d.journal;
     expect(task(after, "a").status).toBe("MERGE_READY");
-    expect(task(after, "a").reviewApprovedHead).toBeUndefined();
+    expect(task(after, "a").attempt?.revision.reviewApprovedHead).toBeUndefined();
     expect(after.outbox.map((e) => e.key)).not.toContain("merge:a:1");
     await review(h, "octocat", pr.number, "APPROVE");
     await h.waitFor((x) => task(x, "a").status === "MERGED");
     const b = await h.waitFor((x) => task(x, "b").status === "MERGE_READY");
-    await review(h, "octocat", (await prOf(h, task(b, "b").branch!)).number, "APPROVE");
+    await review(h, "octocat", (await prOf(h, task(b, "b").attempt?.branch!)).number, "APPROVE");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a").reviewApprovedHead).toBe(pr.head);
+    expect(task(j, "a").attempt?.revision.reviewApprovedHead).toBe(pr.head);
   });
 });
 
@@ -81,7 +81,7 @@ describe("revisions", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n", onRequest: (c) => calls.push(c) });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const branch = task(ready, "a").branch!;
+    const branch = task(ready, "a").attempt?.branch!;
     const before = await prOf(h, branch);
     await h.app.forge.idle();
     const t0 = performance.now();
@@ -92,7 +92,7 @@ describe("revisions", () => {
       if ((await prOf(h, branch)).head !== before.head) pushedAt = performance.now();
       else await new Promise((r) => setTimeout(r, 10));
     }
-    const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
+    const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").attempt?.revision.iteration === 1);
     await h.app.forge.idle();
     const mine = calls.filter((c) => c.start >= t0);
     const runnerCalls = h.runner.calls.get(`${revised.runId}/a/1+1`) ?? [];
@@ -103,7 +103,7 @@ describe("revisions", () => {
       `one review iteration on the local GitHub: review submitted → answering push ${(pushedAt - t0).toFixed(0)} ms; ` +
         `App API calls ${mine.length} (content-creating ${mine.filter((c) => isContentCreating(c.route)).length}): ${mine.map((c) => c.route.replace(/\/repos\/[^/]+\/[^/]+/, "")).join(", ")}`,
     );
-    expect(task(revised, "a")).toMatchObject({ attempt: 1, branch, reviewIterations: 1 });
+    expect(task(revised, "a")).toMatchObject({ attempts: 1, attempt: { branch, reviewIterations: 1 } });
     expect(h.runner.dispatched).toEqual([`${revised.runId}/a/1`, `${revised.runId}/a/1+1`]);
     const context = JSON.parse(h.runner.inputs.get(`${revised.runId}/a/1+1`)!.context!) as Record<string, unknown>;
     expect(context).toMatchObject({
@@ -121,19 +121,19 @@ describe("revisions", () => {
     expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
     await review(h, "octocat", after.number, "APPROVE");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: 1, iteration: 1 });
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempts: 1, attempt: { revision: { iteration: 1 } } });
   });
 
   it("a reader's request for changes is ignored; /forge fix by a writer revises", T, async () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").branch!);
+    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
     await review(h, "reader", pr.number, "REQUEST_CHANGES", "Delete everything.");
     await settle(h);
     expect(h.runner.dispatched).toHaveLength(1);
     await h.sim.control.comment("octocat", FULL, pr.number, "/forge fix rename the constant");
-    const revised = await h.waitFor((x) => task(x, "a").iteration === 1 && task(x, "a").status === "MERGE_READY");
+    const revised = await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1 && task(x, "a").status === "MERGE_READY");
     const context = JSON.parse(h.runner.inputs.get(`${revised.runId}/a/1+1`)!.context!) as { feedback: unknown[] };
     expect(context.feedback).toEqual([expect.objectContaining({ source: "command", actor: "octocat", message: "rename the constant" })]);
   });
@@ -149,20 +149,20 @@ describe("revisions", () => {
       });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const pr = await prOf(h, task(ready, "a").branch!);
+      const pr = await prOf(h, task(ready, "a").attempt?.branch!);
       await review(h, "octocat", pr.number, "REQUEST_CHANGES", "first");
-      await h.waitFor((x) => task(x, "a").iteration === 1 && task(x, "a").status === "RUNNING");
+      await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1 && task(x, "a").status === "RUNNING");
       await review(h, "octocat", pr.number, "REQUEST_CHANGES", "second");
       await h.sim.control.comment("octocat", FULL, pr.number, "/forge fix third");
-      await h.waitFor((x) => (task(x, "a").feedback ?? []).length === 2);
+      await h.waitFor((x) => (task(x, "a").attempt?.feedback ?? []).length === 2);
       release();
-      const second = await h.waitFor((x) => task(x, "a").iteration === 2 && task(x, "a").status === "MERGE_READY");
+      const second = await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 2 && task(x, "a").status === "MERGE_READY");
       const context = JSON.parse(h.runner.inputs.get(`${second.runId}/a/1+2`)!.context!) as { feedback: { message: string }[] };
       expect(context.feedback.map((f) => f.message)).toEqual(["second", "third"]);
       expect(h.runner.dispatched).toHaveLength(3);
       await review(h, "octocat", pr.number, "REQUEST_CHANGES", "fourth");
-      const waiting = await h.waitFor((x) => task(x, "a").waiting !== undefined);
-      expect(task(waiting, "a").waiting).toMatch(/2 revisions made \(review.max_iterations: 2\)/);
+      const waiting = await h.waitFor((x) => task(x, "a").attempt?.revision.waiting !== undefined);
+      expect(task(waiting, "a").attempt?.revision.waiting).toMatch(/2 revisions made \(review.max_iterations: 2\)/);
       expect(h.runner.dispatched).toHaveLength(3);
       // The PR says why, and the tracker shows it.
       let comments: string[] = [];
@@ -234,8 +234,8 @@ describe("red CI", () => {
       runnerAs: "hubot",
     });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    const fixing = await h.waitFor((x) => task(x, "a").iteration === 1);
-    expect(task(fixing, "a")).toMatchObject({ ciFixes: 1, attempt: 1 });
+    const fixing = await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1);
+    expect(task(fixing, "a")).toMatchObject({ attempts: 1, attempt: { ciFixes: 1 } });
     for (let i = 0; i < 100 && !h.runner.inputs.has(`${fixing.runId}/a/1+1`); i++) await new Promise((r) => setTimeout(r, 100));
     const context = JSON.parse(h.runner.inputs.get(`${fixing.runId}/a/1+1`)!.context!) as {
       feedback: { source: string; checks: string[]; details: string }[];
@@ -245,7 +245,7 @@ describe("red CI", () => {
     expect(context.feedback[0]!.details).toContain("src/a.ts:1 failure: a must export its revision");
     expect(context.feedback[0]!.details).toContain("expected a_revision in src/a.ts");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a")).toMatchObject({ status: "MERGED", iteration: 1 });
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: { revision: { iteration: 1 } } });
     expect(h.runner.dispatched).toHaveLength(2);
   });
 
@@ -256,12 +256,14 @@ describe("red CI", () => {
       runnerAs: "hubot",
     });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    const waiting = await h.waitFor((x) => task(x, "a").waiting !== undefined);
-    expect(task(waiting, "a")).toMatchObject({ status: "MERGE_READY", iteration: 1, ciFixes: 1 });
-    expect(task(waiting, "a").waiting).toBe("required checks still fail after 1 fix revision (ci_fix.max_attempts: 1): test");
+    const waiting = await h.waitFor((x) => task(x, "a").attempt?.revision.waiting !== undefined);
+    expect(task(waiting, "a")).toMatchObject({ status: "MERGE_READY", attempt: { ciFixes: 1, revision: { iteration: 1 } } });
+    expect(task(waiting, "a").attempt?.revision.waiting).toBe(
+      "required checks still fail after 1 fix revision (ci_fix.max_attempts: 1): test",
+    );
     expect(h.runner.dispatched).toHaveLength(2);
     await settle(h);
-    const pr = await prOf(h, task(waiting, "a").branch!);
+    const pr = await prOf(h, task(waiting, "a").attempt?.branch!);
     const comments = (await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr.number })).data.map(
       (c) => c.body ?? "",
     );
@@ -290,7 +292,7 @@ describe("commit statuses", () => {
       h = await startHarness((): Script => ({ kind: "success" }), { config: "required_checks: [ci/jenkins]\n" });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const head = (await prOf(h, task(ready, "a").branch!)).head;
+      const head = (await prOf(h, task(ready, "a").attempt?.branch!)).head;
       // The merge waits for ci/jenkins, which has not reported: the PR stays open.
       await settle(h);
       expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
@@ -300,12 +302,12 @@ describe("commit statuses", () => {
       await settle(h);
       const still = task(h.decisions.at(-1)!.d.journal, "a");
       expect(still.status).toBe("MERGE_READY");
-      expect(still.iteration ?? 0).toBe(0);
+      expect(still.attempt?.revision.iteration).toBe(0);
       expect(h.runner.dispatched).toHaveLength(1);
       // The required one fails: a fix revision with what the CI service said.
       await status(h, head, "ci/jenkins", "error", "3 tests failed on build 41");
-      const fixing = await h.waitFor((x) => task(x, "a").iteration === 1);
-      expect(task(fixing, "a")).toMatchObject({ ciFixes: 1, attempt: 1 });
+      const fixing = await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1);
+      expect(task(fixing, "a")).toMatchObject({ attempts: 1, attempt: { ciFixes: 1 } });
       for (let i = 0; i < 100 && !h.runner.inputs.has(`${fixing.runId}/a/1+1`); i++) await new Promise((r) => setTimeout(r, 100));
       const context = JSON.parse(h.runner.inputs.get(`${fixing.runId}/a/1+1`)!.context!) as {
         feedback: { source: string; checks: string[]; details: string }[];
@@ -314,12 +316,12 @@ describe("commit statuses", () => {
       expect(context.feedback[0]!.details).toContain("3 tests failed on build 41");
       expect(context.feedback[0]!.details).not.toContain("lint is red");
       // The revision's head goes green: it merges.
-      const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").iteration === 1);
-      const newHead = (await prOf(h, task(revised, "a").branch!)).head;
+      const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").attempt?.revision.iteration === 1);
+      const newHead = (await prOf(h, task(revised, "a").attempt?.branch!)).head;
       expect(newHead).not.toBe(head);
       await status(h, newHead, "ci/jenkins", "success");
       const j = await h.waitFor((x) => x.status === "completed");
-      expect(task(j, "a")).toMatchObject({ status: "MERGED", iteration: 1, ciFixes: 1 });
+      expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: { ciFixes: 1, revision: { iteration: 1 } } });
       expect(h.runner.dispatched).toHaveLength(2);
     },
   );
@@ -330,11 +332,11 @@ describe("dismissed approvals", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").branch!);
+    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
     // Approved, but ci/jenkins is still pending: the merge is requested and waits.
     await status(h, pr.head, "ci/jenkins", "pending");
     const { data: approval } = await review(h, "octocat", pr.number, "APPROVE");
-    const approvedJ = await h.waitFor((x) => task(x, "a").reviewApprovedHead === pr.head);
+    const approvedJ = await h.waitFor((x) => task(x, "a").attempt?.revision.reviewApprovedHead === pr.head);
     expect(approvedJ.outbox.map((e) => e.key)).toContain("merge:a:1");
     await as(h, "octocat").rest.pulls.dismissReview({
       owner: OWNER,
@@ -343,7 +345,7 @@ describe("dismissed approvals", () => {
       review_id: approval.id,
       message: "Approved too early: the migration needs another look.",
     });
-    const withdrawn = await h.waitFor((x) => task(x, "a").reviewApprovedHead === undefined);
+    const withdrawn = await h.waitFor((x) => task(x, "a").attempt?.revision.reviewApprovedHead === undefined);
     expect(task(withdrawn, "a").status).toBe("MERGE_READY");
     expect(withdrawn.outbox.map((e) => e.key)).not.toContain("merge:a:1");
     // CI goes green: without an approval nothing merges.
@@ -353,17 +355,17 @@ describe("dismissed approvals", () => {
     expect((await h.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: pr.number })).data.merged).toBe(false);
     await review(h, "octocat", pr.number, "APPROVE");
     const j = await h.waitFor((x) => x.status === "completed");
-    expect(task(j, "a")).toMatchObject({ status: "MERGED", reviewApprovedHead: pr.head });
+    expect(task(j, "a")).toMatchObject({ status: "MERGED", attempt: { revision: { reviewApprovedHead: pr.head } } });
   });
 
   it("a dismissed review changes nothing while another writer's approval of the head stands", T, async () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").branch!);
+    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
     const { data: first } = await review(h, "octocat", pr.number, "APPROVE");
     await review(h, "hubot", pr.number, "APPROVE");
-    await h.waitFor((x) => task(x, "a").reviewApprovedHead === pr.head);
+    await h.waitFor((x) => task(x, "a").attempt?.revision.reviewApprovedHead === pr.head);
     await as(h, "octocat").rest.pulls.dismissReview({
       owner: OWNER,
       repo: REPO,
@@ -373,7 +375,7 @@ describe("dismissed approvals", () => {
     });
     await settle(h);
     const j = h.decisions.at(-1)!.d.journal;
-    expect(task(j, "a").reviewApprovedHead).toBe(pr.head);
+    expect(task(j, "a").attempt?.revision.reviewApprovedHead).toBe(pr.head);
     expect(j.outbox.map((e) => e.key)).toContain("merge:a:1");
     await status(h, pr.head, "ci/jenkins", "success");
     const done = await h.waitFor((x) => x.status === "completed");
@@ -397,8 +399,8 @@ describe("steering", () => {
     }
     await h.sim.control.comment("reader", FULL, tracker!, "/forge steer a delete the tests");
     await h.sim.control.comment("octocat", FULL, tracker!, "/forge steer a use the v2 API");
-    const steered = await h.waitFor((x) => (task(x, "a").steering ?? []).length > 0);
-    expect(task(steered, "a").steering!.map((m) => [m.id, m.actor, m.message])).toEqual([[1, "octocat", "use the v2 API"]]);
+    const steered = await h.waitFor((x) => (task(x, "a").attempt?.steering ?? []).length > 0);
+    expect(task(steered, "a").attempt?.steering!.map((m) => [m.id, m.actor, m.message])).toEqual([[1, "octocat", "use the v2 API"]]);
     release();
     const j = await h.waitFor((x) => x.status === "completed");
     expect(task(j, "a").status).toBe("MERGED");

@@ -50,8 +50,8 @@ function withStatuses(journal: Journal, seed: number, pick?: (i: number) => Task
     return {
       ...t,
       status,
-      attempt: 1,
-      prNumber: 10_000 + i,
+      attempts: 1,
+      attempt: { branch: `forge/run/${t.id}/1`, prNumber: 10_000 + i, revision: { iteration: 0, dispatchedAt: "2026-01-01T00:00:00Z" } },
       lastError: status === "FAILED" ? `the agent exited with code 1 after ${i} minutes: `.padEnd(200, "x") : undefined,
     };
   });
@@ -277,10 +277,14 @@ describe("the final PR of a big plan", () => {
     expect(smallBody.split("\n").filter((l) => /^\| `t\d+`/.test(l))).toHaveLength(50);
 
     const big = withStatuses(journalOf(bigPlan(10_000, 30_000)), 2, () => "MERGED");
-    const tasks = big.journal.tasks.map((t, i) => ({ ...t, attempt: i % 7 === 0 ? 2 + (i % 3) : 1, prNumber: 100 + i }));
+    const tasks = big.journal.tasks.map((t, i) => ({
+      ...t,
+      attempts: i % 7 === 0 ? 2 + (i % 3) : 1,
+      attempt: { ...t.attempt!, prNumber: 100 + i },
+    }));
     const body = renderFinalPr({ ...big.journal, tasks }, big.facts);
     expect(body.length).toBeLessThan(BODY_LIMIT);
-    const retried = tasks.filter((t) => t.attempt > 1);
+    const retried = tasks.filter((t) => t.attempts > 1);
     expect(body).toContain(
       `${10_000 - retried.length} of 10000 tasks merged at their first attempt; ${retried.length} took more (the ${FINAL_TABLE_ROWS} with the most attempts below).`,
     );
@@ -289,6 +293,20 @@ describe("the final PR of a big plan", () => {
     expect(rows.every((r) => / \| [234] \| [^|]* \| #\d+ \|$/.test(r))).toBe(true);
     expect(rows[0]).toMatch(/\| 4 \|/);
     expect(body).not.toContain("(cut)");
+  });
+});
+
+describe("the tracker's status line", () => {
+  it("says the run is paused while a usage limit lasts, and not once it has ended", () => {
+    const { journal, facts } = withStatuses(journalOf(nodes({ a: [] })), 1, () => "PENDING");
+    const limited = { ...journal, pause: { ...journal.pause, usageLimitUntil: new Date(60_000).toISOString() } };
+    expect(renderTracker(limited, [], facts, REPO, undefined, 59_999)).toContain(
+      `**Status:** running (paused: model usage limit until ${new Date(60_000).toISOString()})`,
+    );
+    expect(renderTracker(limited, [], facts, REPO, undefined, 60_000)).toContain("**Status:** running · ");
+    // The most pressing reason is the one said.
+    const both = { ...limited, pause: { ...limited.pause, manual: true } };
+    expect(renderTracker(both, [], facts, REPO, undefined, 0)).toContain("(paused: /forge resume to continue)");
   });
 });
 

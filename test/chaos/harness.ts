@@ -460,7 +460,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
   const ciRuns = [...sim.core.state.runs.values()].filter((r) => r.repoId === repoId && r.path === ".github/workflows/ci.yml");
   const taskBranches = new Set(
-    (journal?.tasks ?? []).flatMap((t) => Array.from({ length: t.attempt }, (_, k) => `forge/${runId}/${t.id}/${k + 1}`)),
+    (journal?.tasks ?? []).flatMap((t) => Array.from({ length: t.attempts }, (_, k) => `forge/${runId}/${t.id}/${k + 1}`)),
   );
   const result: ScenarioResult = {
     scenario,
@@ -474,7 +474,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     integrationFiles: integration.split("\n").filter(Boolean).sort(),
     dispatches: runner.dispatched.length,
     duplicateDispatches,
-    retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempt - 1), 0),
+    retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempts - 1), 0),
     decisions: decisions.length,
     invalidTransitions,
     invalidHistory: history.invalid,
@@ -526,7 +526,7 @@ async function journalHistory(git: (...args: string[]) => Promise<string>, runId
   let prev: Map<string, { status: TaskStatus; attempt: number }> | undefined;
   for (const sha of shas) {
     const j = (JSON.parse(await git("show", `${sha}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
-    const now = new Map(j.tasks.map((t) => [t.id, { status: t.status, attempt: t.attempt }]));
+    const now = new Map(j.tasks.map((t) => [t.id, { status: t.status, attempt: t.attempts }]));
     if (prev) {
       for (const [id, b] of now) {
         const a = prev.get(id);

@@ -14,11 +14,12 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-/** A journal of the semver-lite run, as the executor would have written it. */
-function journal(statuses: Record<string, Journal["tasks"][number]["status"]>): unknown {
+/** A journal of the semver-lite run, as the executor would have written it (or, `v1`, as the executor of journal version 1 did). */
+function journal(statuses: Record<string, Journal["tasks"][number]["status"]>, v1 = false): unknown {
   const ids = Object.keys(statuses);
-  return journalSchema.parse({
-    version: 1,
+  const attempt = (id: string) => ({ branch: `forge/r1/${id}/1`, revision: { iteration: 0, dispatchedAt: "2026-11-21T10:00:00Z" } });
+  const raw = {
+    version: v1 ? 1 : 2,
     runId: "r1",
     planId: "semver-lite",
     planCommit: "0".repeat(40),
@@ -36,13 +37,25 @@ function journal(statuses: Record<string, Journal["tasks"][number]["status"]>): 
         dependencies: [],
       })),
     },
-    tasks: ids.map((id) => ({ id, status: statuses[id], attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1 })),
+    tasks: ids.map((id) =>
+      v1
+        ? { id, status: statuses[id], attempt: 1, retries: 0, blockers: 0, dispatchedAttempt: 1, branch: `forge/r1/${id}/1` }
+        : {
+            id,
+            status: statuses[id],
+            attempts: 1,
+            retries: 0,
+            blockers: 0,
+            ...(statuses[id] === "PENDING" ? {} : { attempt: attempt(id) }),
+          },
+    ),
     merged: 0,
     pause: { manual: false, changeRequests: [] },
     changeRequests: [],
     followups: [],
     outbox: [],
-  });
+  };
+  return v1 ? raw : journalSchema.parse(raw);
 }
 
 describe("forge graph", () => {
@@ -58,19 +71,19 @@ describe("forge graph", () => {
     expect(r.out).not.toContain("classDef");
   });
 
-  it("colours nodes by the journal's statuses", async () => {
-    const file = path.join(tmp, "journal.json");
-    await writeFile(
-      file,
-      JSON.stringify(journal({ scaffold: "MERGED", parse: "MERGED", compare: "RUNNING", docs: "FAILED", integrate: "PENDING" })),
-    );
-    const r = await runForge(["graph", "examples/plans/semver-lite", "--journal", file], ROOT);
-    expect(r.code).toBe(0);
-    expect(r.out).toContain("  classDef merged ");
-    expect(r.out).toContain("  class n0,n1 merged\n");
-    expect(r.out).toContain("  class n2 running\n");
-    expect(r.out).toContain("  class n5 failed\n");
-    expect(r.out).toContain("  class n6 pending\n");
+  it("colours nodes by the journal's statuses, of a version-1 journal too", async () => {
+    const statuses = { scaffold: "MERGED", parse: "MERGED", compare: "RUNNING", docs: "FAILED", integrate: "PENDING" } as const;
+    for (const v1 of [false, true]) {
+      const file = path.join(tmp, v1 ? "journal-v1.json" : "journal.json");
+      await writeFile(file, JSON.stringify(journal(statuses, v1)));
+      const r = await runForge(["graph", "examples/plans/semver-lite", "--journal", file], ROOT);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain("  classDef merged ");
+      expect(r.out).toContain("  class n0,n1 merged\n");
+      expect(r.out).toContain("  class n2 running\n");
+      expect(r.out).toContain("  class n5 failed\n");
+      expect(r.out).toContain("  class n6 pending\n");
+    }
   });
 
   it("refuses a journal that is not JSON or not a journal, and a missing one, without a stack trace", async () => {

@@ -77,7 +77,7 @@ describe("outcome figures", () => {
     const input = {
       kind: "agent.finished" as const,
       taskId: t.id,
-      attempt: t.attempt,
+      attempt: t.attempts,
       exitCode: 1,
       error: "x",
       spend: { usd: 0.25, tokens: 1200, agentMs: 42_000 },
@@ -137,7 +137,7 @@ describe("forge report", () => {
       title: "Forge run run-rep",
       body: "## Forge run `run-rep`\n\n| a | b |\n|---|---|\n| 1 | 2 |",
     });
-    journal.tasks[0]!.prNumber = pr.data.number;
+    journal.tasks[0]!.attempt!.prNumber = pr.data.number;
     journal.tasks[0]!.spentUsd = 0.5;
     journal.tasks[1]!.spentUsd = 1.25;
     expect(events.length).toBeGreaterThan(SEGMENT_SIZE);

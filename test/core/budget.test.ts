@@ -85,7 +85,7 @@ describe("budgets at the App", () => {
       config,
     );
     const t = stopped.journal.tasks[0]!;
-    expect(t).toMatchObject({ status: "FAILED", hold: "budget", spentUsd: 1.2 });
+    expect(t).toMatchObject({ status: "FAILED", spentUsd: 1.2, attempt: { hold: "budget" } });
     expect(t.lastError).toBe("stopped at its budget: $1.20 of $1.00; /forge budget a +<amount> to go on");
     expect(dispatches(stopped)).toEqual([]);
 
@@ -98,7 +98,7 @@ describe("budgets at the App", () => {
       T0 + 2_000,
       config,
     );
-    expect(raised.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 2, budgetExtraUsd: 1.5 });
+    expect(raised.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempts: 2, budgetExtraUsd: 1.5 });
     expect(dispatches(raised)[0]!.context?.budget).toEqual({ usd: 2.5 });
     expect(raised.events.find((e) => e.type === "task.retried")?.data).toMatchObject({ manual: true });
   });

@@ -78,7 +78,7 @@ describe("starting a run", () => {
     expect(types(d.events)).toEqual(["run.started", "task.scheduled", "task.started"]);
     expect(d.events[2]!.taskId).toBe("b");
     expect(d.effects.map((e) => e.key)).toEqual(["check:b:1", "branch:b:1", "dispatch:b:1", "tracker"]);
-    expect(status(d.journal, "b")).toMatchObject({ status: "RUNNING", attempt: 1, branch: "forge/run-1/b/1" });
+    expect(status(d.journal, "b")).toMatchObject({ status: "RUNNING", attempts: 1, attempt: { branch: "forge/run-1/b/1" } });
     expect(status(d.journal, "a").status).toBe("PENDING");
   });
 
@@ -143,7 +143,7 @@ describe("state machine through inputs", () => {
     const d = start({ a: [], b: ["a"] });
     const r = feed(d.journal, [merged("b", 1)]);
     expect(r.transitions).toEqual([]);
-    expect(r.rejections[0]!.reason).toBe("attempt 1 is not the current attempt (0)");
+    expect(r.rejections[0]!.reason).toBe("attempt 1 is not the current attempt (none yet)");
     const r2 = feed(d.journal, [{ kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 0 }, success("a")]);
     // The first result has no walkthrough: FAILED, then retried; the late success names an old attempt.
     expect(r2.transitions.map((t) => t.to)).toEqual(["FAILED", "PENDING"]);
@@ -198,7 +198,7 @@ describe("exit codes", () => {
       const r = feed(d.journal, [input]);
       const t = status(r.journal, "a");
       expect(t.status).toBe(c.status);
-      expect(t.hold).toBe(c.hold);
+      expect(t.attempt?.hold).toBe(c.hold);
       expect(r.events.some((e) => e.type === "task.retried")).toBe(c.retried);
       if (c.event) expect(types(r.events)).toContain(c.event);
       if (c.code === 12) expect(t.walkthroughStatus).toBe("partial");
@@ -250,7 +250,7 @@ describe("retries", () => {
       } else {
         expect(retried).toBeUndefined();
         expect(r.events.find((e) => e.type === "task.exhausted")!.data).toEqual({ attempts: 3, finalStatus: "FAILED" });
-        expect(status(j, "a")).toMatchObject({ status: "FAILED", hold: "exhausted" });
+        expect(status(j, "a")).toMatchObject({ status: "FAILED", attempt: { hold: "exhausted" } });
         expect(r.effects.find((e) => e.kind === "UpsertCheckRun")).toMatchObject({ summary: "Failed; retries exhausted" });
       }
     }
@@ -307,12 +307,12 @@ describe("liveness", () => {
     const config = cfg();
     const d = start({ a: [] }, config);
     let j = decide(d.journal, { kind: "agent.started", taskId: "a", attempt: 1, workflowRunId: 11 }, 1 * MIN, config).journal;
-    expect(j.tasks[0]!.workflowRunId).toBe(11);
+    expect(j.tasks[0]!.attempt?.revision.workflowRunId).toBe(11);
     const other = decide(j, { kind: "agent.started", taskId: "a", attempt: 1, workflowRunId: 99 }, 9 * MIN, config);
     expect(other.rejections[0]?.reason).toMatch(/workflow run 99 is not the job of a \(run 11\)/);
     j = other.journal;
-    expect(j.tasks[0]!.workflowRunId).toBe(11);
-    expect(j.tasks[0]!.lastHeartbeat).toBe(new Date(1 * MIN).toISOString());
+    expect(j.tasks[0]!.attempt?.revision.workflowRunId).toBe(11);
+    expect(j.tasks[0]!.attempt?.revision.lastHeartbeat).toBe(new Date(1 * MIN).toISOString());
   });
 
   it("a job that ended without a result fails and is retried", () => {
@@ -348,7 +348,10 @@ describe("refineries (docs/executor.md#refineries)", () => {
       { kind: "effect.done", key: "upstream:a:1", result: { held: ["CLAUDE.md", ".claude/settings.json"] } },
       { kind: "effect.done", key: "upstream:b:1", result: { clean: true } },
     ]);
-    expect(status(r.journal, "a")).toMatchObject({ status: "MERGE_READY", protectedPaths: ["CLAUDE.md", ".claude/settings.json"] });
+    expect(status(r.journal, "a")).toMatchObject({
+      status: "MERGE_READY",
+      attempt: { revision: { protectedPaths: ["CLAUDE.md", ".claude/settings.json"] } },
+    });
     expect(status(r.journal, "r1").status).toBe("PENDING");
     expect(r.effects.some((e) => e.kind === "PrepareBranch" || e.kind === "DispatchAgent")).toBe(false);
     const comment = r.effects.find((e) => e.kind === "PostComment" && e.key === "protected:a:1");
@@ -364,7 +367,7 @@ describe("refineries (docs/executor.md#refineries)", () => {
     const d2 = start({ a: [], r1: ["a"] });
     let r2 = feed(d2.journal, [success("a")], 1000, cfg(), false);
     r2 = feed(r2.journal, [{ kind: "effect.failed", key: "upstream:a:1", error: "pull request #1 is not forge/run-1/a/1 → x" }]);
-    expect(status(r2.journal, "a").protectedPaths?.[0]).toMatch(/could not be read/);
+    expect(status(r2.journal, "a").attempt?.revision.protectedPaths?.[0]).toMatch(/could not be read/);
     expect(r2.effects.some((e) => e.kind === "PrepareBranch")).toBe(false);
   });
 
@@ -380,7 +383,7 @@ describe("refineries (docs/executor.md#refineries)", () => {
     });
     expect(r.events.some((e) => e.type === "task.merge_ready" && e.taskId === "r1")).toBe(false);
     expect(r.effects.some((e) => e.kind === "MergePullRequest")).toBe(false);
-    expect(r.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}`)).toEqual([
+    expect(r.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual([
       "a MERGE_READY #1",
       "b MERGE_READY #1",
       "r1 RUNNING #2",
@@ -395,7 +398,7 @@ describe("refineries (docs/executor.md#refineries)", () => {
       merge: ["forge/run-1/a/1", "forge/run-1/b/1"],
     });
     r = feed(r.journal, [{ ...success("r1", 2), uncontainedUpstreams: [] } as LeafInput], 1000, config);
-    expect(status(r.journal, "r1")).toMatchObject({ status: "MERGE_READY", contained: ["a", "b"] });
+    expect(status(r.journal, "r1")).toMatchObject({ status: "MERGE_READY", attempt: { contained: ["a", "b"] } });
     r = feed(r.journal, [merged("r1", 2)], 1000, config);
     expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
     expect(r.journal.status).toBe("completed");
@@ -405,7 +408,7 @@ describe("refineries (docs/executor.md#refineries)", () => {
   it("an unchecked refinery result (no containment facts) merges every MERGE_READY upstream, as before", () => {
     const d = start({ a: [], b: [], r1: ["a", "b"] });
     const r = feed(d.journal, [success("a"), success("b"), success("r1"), merged("r1")]);
-    expect(status(r.journal, "r1").contained).toBeUndefined();
+    expect(status(r.journal, "r1").attempt?.contained).toBeUndefined();
     expect(r.journal.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED", "MERGED"]);
   });
 
@@ -414,20 +417,22 @@ describe("refineries (docs/executor.md#refineries)", () => {
     const d = start({ a: [], b: [], r1: ["a", "b"] }, config);
     let r = feed(d.journal, [success("a"), success("b")], 1000, config);
     r = feed(r.journal, [{ kind: "effect.done", key: "branch:r1:1", result: { conflicts: ["forge/run-1/b/1"] } }], 1000, config);
-    expect(status(r.journal, "r1").context).toEqual({ conflicts: ["forge/run-1/b/1"] });
-    expect(journalSchema.parse(r.journal).tasks[2]!.context).toEqual({ conflicts: ["forge/run-1/b/1"] });
+    expect(status(r.journal, "r1").attempt?.conflicts).toEqual(["forge/run-1/b/1"]);
+    expect(journalSchema.parse(r.journal).tasks[2]!.attempt?.conflicts).toEqual(["forge/run-1/b/1"]);
     // A clean preparation, or one of another attempt, records nothing.
     expect(
       status(
         feed(d.journal, [success("a"), success("b"), { kind: "effect.done", key: "branch:r1:1", result: { conflicts: [] } }], 1000, config)
           .journal,
         "r1",
-      ).context,
+      ).attempt?.conflicts,
     ).toBeUndefined();
     // The attempt fails: waiting for its retry, the task keeps no conflicts of the attempt that failed…
     const failed = feed(r.journal, [{ kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 1, error: "tests failed" }], 1000, cfg());
-    expect(status(failed.journal, "r1")).toMatchObject({ status: "PENDING", attempt: 1 });
-    expect(status(failed.journal, "r1").context).toBeUndefined();
+    expect(status(failed.journal, "r1")).toMatchObject({ status: "PENDING", attempts: 1 });
+    expect(status(failed.journal, "r1").attempt).toBeUndefined();
+    expect(status(failed.journal, "r1").next?.notBefore).toBeDefined();
+    expect(status(failed.journal, "r1").next).not.toHaveProperty("conflicts");
     // …and a person's answer is handed on alone.
     const exhausted = feed(
       r.journal,
@@ -436,7 +441,7 @@ describe("refineries (docs/executor.md#refineries)", () => {
       config,
     );
     r = feed(exhausted.journal, [{ kind: "command", command: "retry", actor: "octocat", taskId: "r1", message: "b wins" }], 1000, config);
-    expect(status(r.journal, "r1")).toMatchObject({ status: "RUNNING", attempt: 2 });
+    expect(status(r.journal, "r1")).toMatchObject({ status: "RUNNING", attempts: 2 });
     expect(r.effects.find((e) => e.kind === "DispatchAgent" && e.taskId === "r1")).toEqual(
       expect.objectContaining({ attempt: 2, context: { answer: "b wins" } }),
     );
@@ -583,7 +588,7 @@ describe("pause, resume, cancel", () => {
     const until = new Date(30 * MIN).toISOString();
     const r = decide(d.journal, { kind: "agent.finished", taskId: "a", attempt: 1, exitCode: 1, rateLimitedUntil: until }, MIN, config);
     expect(r.events.find((e) => e.type === "run.paused")!.data).toEqual({ reason: "usage_limit", until });
-    expect(status(r.journal, "a")).toMatchObject({ status: "PENDING", retries: 0, notBefore: until });
+    expect(status(r.journal, "a")).toMatchObject({ status: "PENDING", retries: 0, next: { notBefore: until } });
     expect(r.effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
     expect(decide(r.journal, { kind: "tick" }, 29 * MIN, config).effects.some((e) => e.kind === "DispatchAgent")).toBe(false);
     const later = decide(r.journal, { kind: "tick" }, 30 * MIN, config);

@@ -79,14 +79,14 @@ let reviewIds = 1;
 
 /** What people do: review a task's PR (current head, an older one, or while it is revised), `/forge fix`, red CI. */
 function person(j: Journal, rand: () => number, patience: number): LeafInput | undefined {
-  const open = j.tasks.filter((t) => t.status === "MERGE_READY" || (t.status === "RUNNING" && (t.iteration ?? 0) > 0));
+  const open = j.tasks.filter((t) => t.status === "MERGE_READY" || (t.status === "RUNNING" && (t.attempt?.revision.iteration ?? 0) > 0));
   if (open.length === 0) return undefined;
   const t = open[Math.floor(rand() * open.length)]!;
-  const head = t.recordSha ?? t.pushedSha ?? sha("none");
-  const ref = { taskId: t.id, attempt: t.attempt };
+  const head = t.attempt?.recordSha ?? t.attempt?.revision.pushedSha ?? sha("none");
+  const ref = { taskId: t.id, attempt: t.attempts };
   const r = rand();
   // Patience runs out: people approve what they see, so runs end.
-  if (r < patience || t.waiting)
+  if (r < patience || t.attempt?.revision.waiting)
     return { kind: "review.submitted", ...ref, reviewId: reviewIds++, actor: "octocat", state: "approved", headSha: head };
   if (r < patience + 0.15)
     return { kind: "review.submitted", ...ref, reviewId: reviewIds++, actor: "octocat", state: "approved", headSha: sha("old") };
@@ -119,7 +119,7 @@ function check(before: Journal, d: Decision, config: ForgeConfig): void {
     if ((e.iteration ?? 0) > 0) revisions += 1;
     // …and it is the job of what the task now runs: no earlier attempt or revision is left live beside it.
     const now = after.tasks.find((t) => t.id === e.taskId)!;
-    expect([now.status, now.attempt, now.iteration ?? 0]).toEqual(["RUNNING", e.attempt, e.iteration ?? 0]);
+    expect([now.status, now.attempts, now.attempt?.revision.iteration]).toEqual(["RUNNING", e.attempt, e.iteration ?? 0]);
   }
   // Nothing is merged without its gate: a pending merge is always of a verified head (and an approved one under review).
   for (const e of after.outbox) {
@@ -127,9 +127,10 @@ function check(before: Journal, d: Decision, config: ForgeConfig): void {
     const t = after.tasks.find((x) => x.id === e.taskId)!;
     expect(["MERGE_READY", "MERGED"], `merge pending while ${t.id} is ${t.status}`).toContain(t.status);
     if (t.status !== "MERGE_READY") continue;
-    expect(t.pushedSha).toBe(t.walkthroughSha);
-    expect(t.waiting).toBeUndefined();
-    if (config.merge_policy === "review") expect(t.reviewApprovedHead).toBe(t.recordSha ?? t.pushedSha);
+    expect(t.attempt?.revision.pushedSha).toBe(t.attempt?.revision.walkthroughSha);
+    expect(t.attempt?.revision.waiting).toBeUndefined();
+    if (config.merge_policy === "review")
+      expect(t.attempt?.revision.reviewApprovedHead).toBe(t.attempt?.recordSha ?? t.attempt?.revision.pushedSha);
   }
   for (const tr of d.transitions) {
     if (tr.to !== "MERGED") continue;
@@ -138,8 +139,8 @@ function check(before: Journal, d: Decision, config: ForgeConfig): void {
   }
   // The bounds hold.
   for (const t of after.tasks) {
-    expect(t.reviewIterations ?? 0).toBeLessThanOrEqual(config.review.max_iterations);
-    expect(t.ciFixes ?? 0).toBeLessThanOrEqual(config.ci_fix.max_attempts);
+    expect(t.attempt?.reviewIterations ?? 0).toBeLessThanOrEqual(config.review.max_iterations);
+    expect(t.attempt?.ciFixes ?? 0).toBeLessThanOrEqual(config.ci_fix.max_attempts);
   }
   // Blockers agree with a recount: a revision takes back what MERGE_READY gave a refinery.
   const { deps, isRefinery } = planIndex(after.plan);

@@ -69,7 +69,7 @@ describe("merge_policy: review", () => {
     expect(r.journal.outbox.map((e) => e.key)).not.toContain("merge:a:1");
     const approved = feed(r.journal, [review("a", 7, "approved", head("a", 1, 0))], config);
     expect(approved.journal.outbox.map((e) => e.key)).toContain("merge:a:1");
-    expect(task(approved.journal, "a").reviewApprovedHead).toBe(head("a", 1, 0));
+    expect(task(approved.journal, "a").attempt?.revision.reviewApprovedHead).toBe(head("a", 1, 0));
   });
 
   it("an approval of another head merges nothing", () => {
@@ -100,7 +100,11 @@ describe("revisions", () => {
     expect(r.journal.outbox.map((e) => e.key)).toContain("merge:a:1");
     const asked = feed(r.journal, [review("a", 7, "changes_requested", head("a", 1, 0))], cfg());
     const a = task(asked.journal, "a");
-    expect(a).toMatchObject({ status: "RUNNING", attempt: 1, iteration: 1, branch: "forge/run-1/a/1", reviewIterations: 1 });
+    expect(a).toMatchObject({
+      status: "RUNNING",
+      attempts: 1,
+      attempt: { branch: "forge/run-1/a/1", reviewIterations: 1, revision: { iteration: 1 } },
+    });
     expect(asked.journal.outbox.map((e) => e.key)).not.toContain("merge:a:1");
     const dispatch = asked.effects.find((e) => e.kind === "DispatchAgent");
     expect(dispatch).toMatchObject({
@@ -111,7 +115,7 @@ describe("revisions", () => {
     });
     expect(asked.effects.some((e) => e.kind === "PrepareBranch")).toBe(false);
     const revised = feed(asked.journal, [finished("a", 1, 1)], cfg());
-    expect(task(revised.journal, "a")).toMatchObject({ status: "MERGE_READY", recordSha: head("a", 1, 1) });
+    expect(task(revised.journal, "a")).toMatchObject({ status: "MERGE_READY", attempt: { recordSha: head("a", 1, 1) } });
     expect(revised.journal.outbox.map((e) => e.key)).toContain("merge:a:1");
   });
 
@@ -132,7 +136,7 @@ describe("revisions", () => {
     const r = ready(config);
     const once = feed(r.journal, [review("a", 7, "changes_requested", head("a", 1, 0))], config);
     const revised = feed(once.journal, [finished("a", 1, 1), review("a", 7, "changes_requested", head("a", 1, 0))], config);
-    expect(task(revised.journal, "a")).toMatchObject({ status: "MERGE_READY", iteration: 1 });
+    expect(task(revised.journal, "a")).toMatchObject({ status: "MERGE_READY", attempt: { revision: { iteration: 1 } } });
     expect(revised.effects.filter((e) => e.kind === "DispatchAgent")).toHaveLength(0);
   });
 
@@ -153,7 +157,7 @@ describe("revisions", () => {
     ]);
     expect(queued.effects.filter((e) => e.kind === "DispatchAgent")).toHaveLength(0);
     const next = feed(queued.journal, [finished("a", 1, 1)], config);
-    expect(task(next.journal, "a")).toMatchObject({ status: "RUNNING", iteration: 2 });
+    expect(task(next.journal, "a")).toMatchObject({ status: "RUNNING", attempt: { revision: { iteration: 2 } } });
     const d = next.effects.find((e) => e.kind === "DispatchAgent") as Extract<Decision["effects"][number], { kind: "DispatchAgent" }>;
     expect(d.key).toBe("dispatch:a:1:2");
     expect(d.context?.feedback?.map((f) => f.source)).toEqual(["review", "command"]);
@@ -165,8 +169,8 @@ describe("revisions", () => {
       j = feed(j, [review("a", 10 + n, "changes_requested", head("a", 1, n - 1)), finished("a", 1, n)], config).journal;
     }
     const over = feed(j, [review("a", 20, "changes_requested", head("a", 1, 2))], config);
-    expect(task(over.journal, "a")).toMatchObject({ status: "MERGE_READY", iteration: 2 });
-    expect(task(over.journal, "a").waiting).toMatch(/2 revisions made \(review.max_iterations: 2\)/);
+    expect(task(over.journal, "a")).toMatchObject({ status: "MERGE_READY", attempt: { revision: { iteration: 2 } } });
+    expect(task(over.journal, "a").attempt?.revision.waiting).toMatch(/2 revisions made \(review.max_iterations: 2\)/);
     expect(over.events.map((e) => e.type)).toContain("task.revision_limit");
     expect(over.effects.find((e) => e.key === "revision-limit:a:1")).toBeTruthy();
     const fix = feed(over.journal, [{ kind: "command", command: "fix", actor: "octocat", taskId: "a" }], config);
@@ -190,7 +194,7 @@ describe("revisions", () => {
     expect(task(j, "r").status).toBe("RUNNING");
     const asked = feed(j, [review("a", 7, "changes_requested", head("a", 1, 0))], config);
     expect(task(asked.journal, "a").status).toBe("MERGE_READY");
-    expect(task(asked.journal, "a").waiting).toMatch(/refinery r already carries/);
+    expect(task(asked.journal, "a").attempt?.revision.waiting).toMatch(/refinery r already carries/);
   });
 });
 
@@ -201,12 +205,12 @@ describe("red CI", () => {
   it("failing required checks of the verified head start a fix revision, up to ci_fix.max_attempts", () => {
     const r = ready(config);
     const fixing = feed(r.journal, [red(head("a", 1, 0))], config);
-    expect(task(fixing.journal, "a")).toMatchObject({ status: "RUNNING", iteration: 1, ciFixes: 1 });
+    expect(task(fixing.journal, "a")).toMatchObject({ status: "RUNNING", attempt: { ciFixes: 1, revision: { iteration: 1 } } });
     expect(fixing.effects.find((e) => e.kind === "DispatchAgent")).toMatchObject({
       context: { feedback: [{ source: "ci", checks: ["ci / test"] }] },
     });
     const again = feed(fixing.journal, [finished("a", 1, 1), red(head("a", 1, 1))], config);
-    expect(task(again.journal, "a").waiting).toMatch(/required checks still fail after 1 fix revision.*ci \/ test/);
+    expect(task(again.journal, "a").attempt?.revision.waiting).toMatch(/required checks still fail after 1 fix revision.*ci \/ test/);
     expect(again.journal.outbox.map((e) => e.key)).not.toContain("merge:a:1");
   });
 
@@ -228,7 +232,7 @@ describe("steering", () => {
       ...(message ? { message } : {}),
     });
     const r = feed(d.journal, [steer("a", "use the v2 API"), steer("a", "and keep it short")], config);
-    expect(task(r.journal, "a").steering?.map((m) => [m.id, m.message])).toEqual([
+    expect(task(r.journal, "a").attempt?.steering?.map((m) => [m.id, m.message])).toEqual([
       [1, "use the v2 API"],
       [2, "and keep it short"],
     ]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startRun } from "../../src/core/decide.js";
 import { joinRun, JournalPartsError, partPath, rememberWritten, sha256, splitRun, type Whole } from "../../src/core/journal-parts.js";
-import type { TaskState } from "../../src/core/journal.js";
+import { newTask, type TaskState } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { newRun } from "../helpers/world.js";
 
@@ -25,7 +25,12 @@ function write(files: Map<string, string>, parts: { path: string; content: strin
   for (const p of parts) files.set(p.path, p.content);
 }
 
-const merged = (t: TaskState): TaskState => ({ ...t, status: "MERGED", attempt: 1, dispatchedAttempt: 1, mergeSha: "f".repeat(40) });
+const merged = (t: TaskState): TaskState => ({
+  ...t,
+  status: "MERGED",
+  attempts: 1,
+  attempt: { branch: `forge/run/${t.id}/1`, mergeSha: "f".repeat(40), revision: { iteration: 0, dispatchedAt: "2026-01-01T00:00:00Z" } },
+});
 
 describe("a big run's journal in parts", () => {
   it("splits into content-addressed parts and the live nodes, and joins back to the same run", async () => {
@@ -117,7 +122,7 @@ describe("a big run's journal in parts", () => {
     const grown: Whole = {
       ...w,
       nodes: [...w.nodes, extra],
-      tasks: [...w.tasks, { id: "x1", status: "PENDING", attempt: 0, retries: 0, blockers: 1, dispatchedAttempt: 0 }],
+      tasks: [...w.tasks, { ...newTask("x1"), blockers: 1 }],
     };
     const s = splitRun(grown, first.base, { partSize: 500 });
     expect(s.split.nodes).toBe(601);

@@ -145,7 +145,7 @@ export function runToEnd(
 
 /** What a person would do next: answer a waiting agent, or merge an empty overlay for a pending CR. */
 export function people(j: Journal): LeafInput | undefined {
-  const waiting = j.tasks.find((t) => t.status === "FAILED" && t.hold === "human");
+  const waiting = j.tasks.find((t) => t.status === "FAILED" && t.attempt?.hold === "human");
   if (waiting) return { kind: "command", command: "retry", actor: "octocat", taskId: waiting.id, message: "Use PostgreSQL." };
   const cr = j.changeRequests.find((c) => c.status === "pending" || c.status === "approved");
   if (cr)
@@ -189,13 +189,13 @@ export function midRunInputs(journal: Journal, risks: string[] = []): { merge: L
   );
   const running = journal.tasks.find((t) => t.status === "RUNNING");
   if (!mergeReady || !running) throw new Error("the run should have a MERGE_READY and a RUNNING task");
-  const head = sha(`${running.id}/${running.attempt}`);
+  const head = sha(`${running.id}/${running.attempts}`);
   return {
-    merge: { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempt, mergeSha: sha("m") },
+    merge: { kind: "pr.merged", taskId: mergeReady.id, attempt: mergeReady.attempts, mergeSha: sha("m") },
     finished: {
       kind: "agent.finished",
       taskId: running.id,
-      attempt: running.attempt,
+      attempt: running.attempts,
       exitCode: 0,
       pushedSha: head,
       walkthrough: { status: "completed", confidence: 0.9, headSha: head, filesChanged: [`src/${running.id}.ts`], risks, followups: [] },

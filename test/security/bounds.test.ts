@@ -296,7 +296,7 @@ describe("dispatch inputs stay within GitHub's limits", () => {
       await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
       // Every later dispatch of the task goes through: the run completes.
       const j = await h.waitFor((x) => x.status === "completed");
-      expect(task(j, "a").attempt).toBe(2);
+      expect(task(j, "a").attempts).toBe(2);
       const { context, resolved } = await dispatchedContext(h, j.runId, "a", 2);
       expect(context.refinement).toBeUndefined();
       expect(context.file).toEqual({ path: "dispatch/a/2.json", sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
@@ -320,7 +320,7 @@ describe("dispatch inputs stay within GitHub's limits", () => {
       { config: NO_BACKOFF },
     );
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-    const asked = await h.waitFor((x) => task(x, "a").hold === "human");
+    const asked = await h.waitFor((x) => task(x, "a").attempt?.hold === "human");
     const { data: trackers } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: "forge:run", state: "all" });
     // Within GitHub's 65,536 characters of a comment, but over the dispatch limit once escaped.
     const answer = `Use PostgreSQL 16.\n${"\u0007".repeat(60_000)}`;
@@ -329,7 +329,7 @@ describe("dispatch inputs stay within GitHub's limits", () => {
     const j = await h.waitFor((x) => x.status === "completed");
     const { resolved } = await dispatchedContext(h, asked.runId, "a", 2);
     expect(resolved.answer).toBe(answer);
-    expect(task(j, "a").attempt).toBe(2);
+    expect(task(j, "a").attempts).toBe(2);
   });
 
   it(

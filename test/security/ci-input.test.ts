@@ -46,12 +46,12 @@ describe("commit statuses and check runs the config does not require", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: manual\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const head = await headOf(h, task(ready, "a").branch!);
+    const head = await headOf(h, task(ready, "a").attempt?.branch!);
     await status(h, "hubot", head, "ci/build", INJECTION);
     await settle(h);
     const j = h.decisions.filter((d) => d.runId === ready.runId).at(-1)!.d.journal;
     expect(task(j, "a").status).toBe("MERGE_READY");
-    expect(task(j, "a").iteration ?? 0).toBe(0);
+    expect(task(j, "a").attempt?.revision.iteration ?? 0).toBe(0);
     expect(h.runner.dispatched).toHaveLength(1);
     expect(h.sim.violations).toEqual([]);
   });
@@ -63,14 +63,14 @@ describe("commit statuses and check runs the config does not require", () => {
       h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: manual\nrequired_checks: [ci/jenkins]\n" });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const head = await headOf(h, task(ready, "a").branch!);
+      const head = await headOf(h, task(ready, "a").attempt?.branch!);
       await status(h, "hubot", head, "ci/other", "not required");
       await settle(h);
-      expect(task(h.decisions.filter((d) => d.runId === ready.runId).at(-1)!.d.journal, "a").iteration ?? 0).toBe(0);
+      expect(task(h.decisions.filter((d) => d.runId === ready.runId).at(-1)!.d.journal, "a").attempt?.revision.iteration).toBe(0);
       expect(h.runner.dispatched).toHaveLength(1);
 
       await status(h, "hubot", head, "ci/jenkins", INJECTION);
-      const fixing = await h.waitFor((x) => task(x, "a").iteration === 1);
+      const fixing = await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1);
       for (let i = 0; i < 100 && !h.runner.inputs.has(`${fixing.runId}/a/1+1`); i++) await new Promise((r) => setTimeout(r, 100));
       const context = JSON.parse(h.runner.inputs.get(`${fixing.runId}/a/1+1`)!.context!) as {
         iteration: number;

@@ -90,7 +90,7 @@ async function heldRun(
   const running = await g.waitFor((j) => j.tasks.every((t) => t.status === "RUNNING"));
   // Each dispatch's run id, from the dispatch's answer.
   for (let i = 0; i < 300; i++) {
-    if ((await journalNow(g, running.runId)).tasks.every((t) => t.workflowRunId !== undefined)) break;
+    if ((await journalNow(g, running.runId)).tasks.every((t) => t.attempt?.revision.workflowRunId !== undefined)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   return { g, runId: running.runId, release: gate.release };
@@ -99,12 +99,16 @@ async function heldRun(
 /** Every task attempt 1 as dispatched: RUNNING, with the run id of its own dispatch. */
 function expectUntouched(g: Harness, j: Journal, ids: string[]): void {
   for (const id of ids)
-    expect(task(j, id)).toMatchObject({ status: "RUNNING", attempt: 1, workflowRunId: g.runner.runIds.get(`${j.runId}/${id}/1`) });
+    expect(task(j, id)).toMatchObject({
+      status: "RUNNING",
+      attempts: 1,
+      attempt: { revision: { workflowRunId: g.runner.runIds.get(`${j.runId}/${id}/1`) } },
+    });
 }
 
 async function finishes(g: Harness, runId: string, ids: string[]): Promise<void> {
   const done = await g.waitFor((j) => j.status === "completed", 90_000);
-  expect(done.tasks.map((t) => [t.id, t.status, t.attempt])).toEqual(ids.map((id) => [id, "MERGED", 1]));
+  expect(done.tasks.map((t) => [t.id, t.status, t.attempts])).toEqual(ids.map((id) => [id, "MERGED", 1]));
   expect(g.runner.dispatched.filter((d) => ids.some((id) => d.startsWith(`${runId}/${id}/`))).sort()).toEqual(
     ids.map((id) => `${runId}/${id}/1`),
   );
@@ -152,7 +156,7 @@ describe("a workflow run on a task branch counts only when it is the attempt's o
     // Whatever the intruding run says it is, its job ends at once without a result.
     const { g, runId, release } = await heldRun({}, { a: [] }, (id) => (id === "intruder" ? { kind: "lost" } : undefined));
     const branch = branchOf(runId, "a", 1);
-    const recorded = task(await journalNow(g, runId), "a").workflowRunId;
+    const recorded = task(await journalNow(g, runId), "a").attempt?.revision.workflowRunId;
     await g.user.rest.actions.createWorkflowDispatch({
       owner: OWNER,
       repo: REPO,
@@ -196,20 +200,20 @@ describe("a pull request from a fork is never a task's", () => {
       await runsOn(g, branch, (r) => r.some((x) => x.event === "pull_request"));
       let j = await journalNow(g, runId);
       expectUntouched(g, j, ["a"]);
-      expect(task(j, "a").prNumber).toBeUndefined();
+      expect(task(j, "a").attempt?.prNumber).toBeUndefined();
       // A maintainer merges it: still not the task's PR.
       expect((await g.sim.control.merge("octocat", FULL, pr.number)).status).toBe(200);
       j = await journalNow(g, runId);
       expectUntouched(g, j, ["a"]);
-      expect(task(j, "a").prNumber).toBeUndefined();
-      expect(task(j, "a").mergeSha).toBeUndefined();
+      expect(task(j, "a").attempt?.prNumber).toBeUndefined();
+      expect(task(j, "a").attempt?.mergeSha).toBeUndefined();
 
       release();
       await finishes(g, runId, ["a"]);
       const done = await journalNow(g, runId);
       const { data: own } = await g.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "all" });
       expect(own).toHaveLength(1);
-      expect(task(done, "a").prNumber).toBe(own[0]!.number);
+      expect(task(done, "a").attempt?.prNumber).toBe(own[0]!.number);
       expect(own[0]!.number).not.toBe(pr.number);
     },
   );

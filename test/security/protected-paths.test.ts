@@ -54,34 +54,34 @@ describe("the App checks what it merges", () => {
       );
       const g = h;
       await g.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
-      const held = await g.waitFor((x) => (task(x, "a").protectedPaths?.length ?? 0) > 0);
+      const held = await g.waitFor((x) => (task(x, "a").attempt?.revision.protectedPaths?.length ?? 0) > 0);
       const a = task(held, "a");
       expect(a.status).toBe("MERGE_READY");
-      expect(a.protectedPaths).toEqual([".forge/plans/mini/tasks/b.md", ".github/forge.yml", "secrets/keys.txt"]);
+      expect(a.attempt!.revision.protectedPaths).toEqual([".forge/plans/mini/tasks/b.md", ".github/forge.yml", "secrets/keys.txt"]);
       await g.app.forge.idle();
 
       // Not merged: b never started, and the PR is open.
       expect(task(held, "b").status).toBe("PENDING");
-      const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.prNumber! });
+      const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.attempt!.prNumber! });
       expect(pr.merged).toBe(false);
       // The check run asks for action and names the files; so does the PR.
-      const { data: checks } = await g.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: a.recordSha! });
+      const { data: checks } = await g.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: a.attempt!.recordSha! });
       const check = checks.check_runs.find((c) => c.name === "forge · a")!;
       expect(check.conclusion).toBe("action_required");
       expect(check.output.summary).toContain("`.github/forge.yml`");
-      const said = (await commentsOf(g, a.prNumber!)).join("\n");
+      const said = (await commentsOf(g, a.attempt!.prNumber!)).join("\n");
       expect(said).toContain("changes protected paths");
       expect(said).toContain("- `secrets/keys.txt`");
 
       // A reader's approval changes nothing.
-      await g.sim.control.comment("reader", FULL, a.prNumber!, "/forge approve");
+      await g.sim.control.comment("reader", FULL, a.attempt!.prNumber!, "/forge approve");
       await g.app.forge.idle();
-      expect((await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.prNumber! })).data.merged).toBe(false);
+      expect((await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.attempt!.prNumber! })).data.merged).toBe(false);
 
       // A writer's approval merges the head they saw, and the run goes on.
-      await g.sim.control.comment("octocat", FULL, a.prNumber!, "/forge approve");
+      await g.sim.control.comment("octocat", FULL, a.attempt!.prNumber!, "/forge approve");
       const done = await g.waitFor((x) => x.status === "completed");
-      expect(task(done, "a")).toMatchObject({ status: "MERGED", approvedHead: a.recordSha });
+      expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: { revision: { approvedHead: a.attempt!.recordSha } } });
       expect(task(done, "b").status).toBe("MERGED");
     },
   );
@@ -111,15 +111,19 @@ describe("the App checks what it merges", () => {
         { ...planFiles("mini", { moves: [], adds: [] }), ".claude/settings.json": settings, "CLAUDE.md": guide },
         "Add plan",
       );
-      const held = await g.waitFor((x) => ["moves", "adds"].every((id) => (task(x, id).protectedPaths?.length ?? 0) > 0));
-      expect(task(held, "moves").protectedPaths!.sort()).toEqual([".claude/settings.json", "CLAUDE.md"]);
-      expect(task(held, "adds").protectedPaths!.sort()).toEqual([".env", "pkg/AGENTS.override.md"]);
+      const held = await g.waitFor((x) => ["moves", "adds"].every((id) => (task(x, id).attempt?.revision.protectedPaths?.length ?? 0) > 0));
+      expect(task(held, "moves").attempt?.revision.protectedPaths!.sort()).toEqual([".claude/settings.json", "CLAUDE.md"]);
+      expect(task(held, "adds").attempt?.revision.protectedPaths!.sort()).toEqual([".env", "pkg/AGENTS.override.md"]);
       await g.app.forge.idle();
       for (const id of ["moves", "adds"]) {
-        const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: task(held, id).prNumber! });
+        const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: task(held, id).attempt?.prNumber! });
         expect({ id, merged: pr.merged }).toEqual({ id, merged: false });
       }
-      const { data: files } = await g.user.rest.pulls.listFiles({ owner: OWNER, repo: REPO, pull_number: task(held, "moves").prNumber! });
+      const { data: files } = await g.user.rest.pulls.listFiles({
+        owner: OWNER,
+        repo: REPO,
+        pull_number: task(held, "moves").attempt?.prNumber!,
+      });
       expect(files.find((f) => f.filename === "docs/guide.md")).toMatchObject({ status: "renamed", previous_filename: "CLAUDE.md" });
     },
   );
@@ -128,7 +132,7 @@ describe("the App checks what it merges", () => {
     h = await startHarness((): Script => ({ kind: "success" }));
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const done = await h.waitFor((x) => x.status === "completed");
-    expect(task(done, "a").protectedPaths).toBeUndefined();
+    expect(task(done, "a").attempt?.revision.protectedPaths).toBeUndefined();
   });
 });
 

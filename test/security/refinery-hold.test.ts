@@ -37,20 +37,22 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     );
     const g = h;
     await g.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
-    const held = await g.waitFor((x) => (task(x, "a").protectedPaths?.length ?? 0) > 0 && task(x, "b").status === "MERGE_READY");
+    const held = await g.waitFor(
+      (x) => (task(x, "a").attempt?.revision.protectedPaths?.length ?? 0) > 0 && task(x, "b").status === "MERGE_READY",
+    );
     await g.app.forge.idle();
     const now = await g.waitFor(() => true);
     const a = task(now, "a");
     expect(a.status).toBe("MERGE_READY");
-    expect(a.protectedPaths!.sort()).toEqual([".claude/settings.json", "CLAUDE.md"]);
+    expect(a.attempt!.revision.protectedPaths!.sort()).toEqual([".claude/settings.json", "CLAUDE.md"]);
     // The refinery was neither prepared nor dispatched: no branch, no job.
     expect(task(now, "r")).toMatchObject({ status: "PENDING" });
-    expect(task(now, "r").branch).toBeUndefined();
+    expect(task(now, "r").attempt?.branch).toBeUndefined();
     expect(g.runner.dispatched.filter((d) => d.includes("/r/"))).toEqual([]);
     const { data: branches } = await g.user.rest.repos.listBranches({ owner: OWNER, repo: REPO, per_page: 100 });
     expect(branches.map((b) => b.name).filter((n) => n.includes("/r/"))).toEqual([]);
     // The upstream's PR says why and names the paths.
-    const { data: comments } = await g.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: a.prNumber! });
+    const { data: comments } = await g.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: a.attempt!.prNumber! });
     const said = comments.map((c) => c.body ?? "").join("\n");
     expect(said).toContain("changes protected paths");
     expect(said).toContain("- `CLAUDE.md`");
@@ -66,19 +68,19 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     expect(await trackerSays()).toMatch(/waiting for \/forge approve: changes (CLAUDE\.md|\.claude\/settings\.json)/);
 
     // A reader's approval changes nothing.
-    await g.sim.control.comment("reader", FULL, a.prNumber!, "/forge approve");
+    await g.sim.control.comment("reader", FULL, a.attempt!.prNumber!, "/forge approve");
     await g.app.forge.idle();
     expect(g.runner.dispatched.filter((d) => d.includes("/r/"))).toEqual([]);
 
     // A writer's approval of the head they saw lets the refinery start. Its own PR carries the same
     // paths into the integration branch: that merge is held as any other, and approved in turn.
-    await g.sim.control.comment("octocat", FULL, a.prNumber!, "/forge approve");
-    const r = task(await g.waitFor((x) => (task(x, "r").protectedPaths?.length ?? 0) > 0), "r");
+    await g.sim.control.comment("octocat", FULL, a.attempt!.prNumber!, "/forge approve");
+    const r = task(await g.waitFor((x) => (task(x, "r").attempt?.revision.protectedPaths?.length ?? 0) > 0), "r");
     expect(r.status).toBe("MERGE_READY");
     expect(g.runner.dispatched.filter((d) => d.includes("/r/"))).toHaveLength(1);
-    await g.sim.control.comment("octocat", FULL, r.prNumber!, "/forge approve");
+    await g.sim.control.comment("octocat", FULL, r.attempt!.prNumber!, "/forge approve");
     const done = await g.waitFor((x) => x.status === "completed");
-    expect(task(done, "a")).toMatchObject({ status: "MERGED", approvedHead: a.recordSha });
+    expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: { revision: { approvedHead: a.attempt!.recordSha } } });
     expect(task(done, "r").status).toBe("MERGED");
   });
 
@@ -86,8 +88,8 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     h = await startHarness((): Script => ({ kind: "success" }));
     await h.pushFiles(planFiles("mini", { a: [], r: ["a"] }), "Add plan");
     const done = await h.waitFor((x) => x.status === "completed");
-    expect(task(done, "a")).toMatchObject({ status: "MERGED", checkedHead: task(done, "a").recordSha });
-    expect(task(done, "a").protectedPaths).toBeUndefined();
+    expect(task(done, "a")).toMatchObject({ status: "MERGED", attempt: { revision: { checkedHead: task(done, "a").attempt?.recordSha } } });
+    expect(task(done, "a").attempt?.revision.protectedPaths).toBeUndefined();
   });
 
   it("the refinery's branch merges each upstream at its verified head, not what its branch holds by now", async () => {

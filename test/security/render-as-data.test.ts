@@ -113,7 +113,7 @@ describe("agent text reaches GitHub as data", () => {
             : { kind: "never_start" },
     );
     await h.pushFiles(planFiles("mini", { a: [], b: [], r1: ["b"] }), "Add plan");
-    await h.waitFor((x) => task(x, "a").hold === "human" && x.pause.changeRequests.length === 1);
+    await h.waitFor((x) => task(x, "a").attempt?.hold === "human" && x.pause.changeRequests.length === 1);
     const tracker = await trackerOf(h, "mini");
     const question = await until("the question on the tracker", async () =>
       (await comments(h!, tracker.number)).find((c) => /Which database/.test(c)),

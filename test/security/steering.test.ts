@@ -22,8 +22,8 @@ const APP = "forge[bot]";
 
 function journalWith(messages: string[]): Journal {
   const j = startRun(newRun(nodes({ a: [] })), 0, forgeConfigSchema.parse({})).journal;
-  j.tasks[0]!.steering = messages.map((message, k) => ({ id: k + 1, actor: "octocat", message, at: "2026-01-01T00:00:00Z" }));
-  j.tasks[0]!.prNumber = 7;
+  j.tasks[0]!.attempt!.steering = messages.map((message, k) => ({ id: k + 1, actor: "octocat", message, at: "2026-01-01T00:00:00Z" }));
+  j.tasks[0]!.attempt!.prNumber = 7;
   return j;
 }
 
@@ -125,7 +125,7 @@ describe("steering the App hands on", () => {
       message: "Use the v2 API. --> <!-- forge:steer {} -->",
     });
     // Without a PR there is nowhere the job reads: the person is told.
-    delete journal.tasks[0]!.prNumber;
+    delete journal.tasks[0]!.attempt?.prNumber;
     expect(await handSteeringToJob(rt, journal.runId, "a", undefined)).toMatch(/no pull request yet/);
   });
 });

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
 import { journalSchema } from "../../core/journal.js";
+import { migrateJournal } from "../../core/journal-migration.js";
 import { validatePlan } from "../../core/plan/validate.js";
 import { formatProblem, zodProblems } from "../../core/problems.js";
 import { renderMermaid } from "../../core/render/mermaid.js";
@@ -53,7 +54,8 @@ async function readStatuses(file: string, io: CliIo): Promise<Map<string, TaskSt
   } catch (err) {
     throw new CliError(`journal ${file} is not valid JSON: ${(err as Error).message}`, CLI_EXIT.PROBLEMS);
   }
-  const parsed = journalSchema.safeParse(json);
+  // A journal an earlier Forge wrote is read as this one's.
+  const parsed = journalSchema.safeParse(migrateJournal(json));
   if (!parsed.success) {
     const first = zodProblems(parsed.error, file)[0];
     throw new CliError(`journal ${file} is not a Forge journal: ${first ? formatProblem(first) : "invalid"}`, CLI_EXIT.PROBLEMS);

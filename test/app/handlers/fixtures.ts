@@ -648,7 +648,7 @@ export function journalView(state: StoredRun, previous?: StoredRun) {
   return {
     status: state.journal.status,
     seq: state.journal.seq,
-    tasks: state.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempt}${t.hold ? ` (${t.hold})` : ""}`),
+    tasks: state.journal.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}${t.attempt?.hold ? ` (${t.attempt?.hold})` : ""}`),
     outbox: state.journal.outbox.map((e) => e.key),
     events: state.events.tail.slice(before).map((e) => `${e.type}${e.taskId ? ` ${e.taskId}` : ""}`),
   };

@@ -75,7 +75,7 @@ describe("issue_comment", () => {
   it("/forge retry <task> <message> from a writer on the task PR: the permission, eyes, then a new attempt carrying the message, +1 once it is written", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] }, { config: oneRetry, steps: exhausted });
-    expect(taskOf(before.journal, "a")).toMatchObject({ status: "FAILED", attempt: 2, hold: "exhausted" });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "FAILED", attempts: 2, attempt: { hold: "exhausted" } });
 
     gh.app();
     gh.token();

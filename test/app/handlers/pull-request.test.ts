@@ -79,7 +79,7 @@ describe("pull_request", () => {
   it("closed and merged: the task is MERGED and the task it unblocked is dispatched", async () => {
     const app = await startApp();
     const before = storedRun({ a: [], b: ["a"] }, { config: manual, steps: readySteps, facts: checkRunA1 });
-    expect(taskOf(before.journal, "a")).toMatchObject({ status: "MERGE_READY", prNumber: 7 });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "MERGE_READY", attempt: { prNumber: 7 } });
 
     gh.app();
     gh.token();
@@ -224,7 +224,7 @@ describe("pull_request", () => {
     expect(gh.routes().filter((r) => r.endsWith("/dispatches"))).toEqual([]);
     // The replay found Forge's own run, not the CI run that is newer on the same branch.
     const held = await [...app.forge.runtimes.values()][0]!.engine.state(RUN_ID);
-    expect(taskOf(held!.state.journal, "b").workflowRunId).toBe(6001);
+    expect(taskOf(held!.state.journal, "b").attempt?.revision.workflowRunId).toBe(6001);
     gh.verify();
   });
 });

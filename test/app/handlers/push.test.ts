@@ -58,7 +58,7 @@ describe("push", () => {
   it("a record commit: result.json read, journal written with the read blob sha, the PR merged, the next task dispatched", async () => {
     const app = await startApp();
     const before = storedRun({ a: [], b: ["a"] });
-    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 1 });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 1 });
 
     gh.app();
     gh.token();
@@ -316,7 +316,10 @@ describe("push", () => {
 
     expect(read.call).toBeDefined();
     // The parent read from GitHub is the pushed work the MERGE_READY gate compares with the walkthrough.
-    expect(taskOf(decodedJournal(write).journal, "a")).toMatchObject({ status: "MERGE_READY", pushedSha: WORK, recordSha: RECORD });
+    expect(taskOf(decodedJournal(write).journal, "a")).toMatchObject({
+      status: "MERGE_READY",
+      attempt: { recordSha: RECORD, revision: { pushedSha: WORK } },
+    });
     gh.verify();
   });
 
@@ -346,7 +349,7 @@ describe("push", () => {
     await app.receive(recordPush());
 
     const after = decodedJournal(write);
-    expect(after.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(after.journal.tasks[0]).toMatchObject({ status: "RUNNING", attempts: 2, retries: 1 });
     expect(after.events.tail.find((e) => e.type === "task.failed")?.data).toMatchObject({
       error: expect.stringMatching(/^\.forge\/runs\/mini-c0ffee0\/a\/1\/result\.json is not JSON: /),
       retryable: true,

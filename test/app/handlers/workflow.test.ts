@@ -112,7 +112,7 @@ describe("workflow_run", () => {
   ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs) => {
     const app = await startApp({ jobEndGraceMs });
     const before = storedRun({ a: [] });
-    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 1 });
+    expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 1 });
 
     gh.app();
     gh.token();
@@ -177,7 +177,7 @@ describe("workflow_run", () => {
         ],
       }
     `);
-    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 2, retries: 1 });
     expect(check.body).toMatchInlineSnapshot(
       { completed_at: expect.any(String) },
       `
@@ -250,7 +250,7 @@ describe("workflow_run", () => {
     expect(jobs.call).toBeDefined();
     const after = decodedJournal(write);
     expect(journalView(after, before).events).toEqual(["task.stale a", "task.retried a", "task.scheduled a", "task.started a"]);
-    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempt: 2, retries: 1 });
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 2, retries: 1 });
     expect(check.body).toMatchObject({ conclusion: "timed_out", external_id: `${RUN_ID}/a/1` });
     expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" } });
     gh.verify();
@@ -306,7 +306,7 @@ describe("workflow_job", () => {
   it("in_progress before the attempt's run id is known: the job is left alone, without a call (its workflow_run tells, with what it takes to check it)", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] });
-    delete taskOf(before.journal, "a").workflowRunId;
+    delete taskOf(before.journal, "a").attempt?.revision.workflowRunId;
     gh.app();
     gh.token();
     gh.repo();
@@ -325,8 +325,8 @@ describe("workflow_job", () => {
     await app.receive(jobOf(5001));
     expect(gh.routes().filter((r) => r.includes("/actions/runs/"))).toEqual([]);
     const after = taskOf((await engine().state(before.journal.runId))!.state.journal, "a");
-    expect(after.workflowRunId).toBeUndefined();
-    expect(after.startedAt).toBeUndefined();
+    expect(after.attempt?.revision.workflowRunId).toBeUndefined();
+    expect(after.attempt?.revision.startedAt).toBeUndefined();
     gh.verify();
   });
 
