@@ -43,7 +43,7 @@ describe("the Forge App on the local GitHub", () => {
     expect(h.runner.dispatched).toHaveLength(done.tasks.length);
     // The CI ran on every task branch beside the agent's job.
     for (const t of done.tasks) {
-      const { data: runs } = await h.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, branch: t.attempt?.branch! });
+      const { data: runs } = await h.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, branch: t.attempt!.branch! });
       expect(runs.workflow_runs.map((r) => r.path)).toEqual(
         expect.arrayContaining([".github/workflows/ci.yml", ".github/workflows/forge-agent.yml"]),
       );

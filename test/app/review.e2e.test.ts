@@ -56,7 +56,7 @@ describe("merge_policy: review", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
     await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
+    const pr = await prOf(h, task(ready, "a").attempt!.branch!);
     await settle(h);
     expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
     // A reader may review; GitHub accepts it, Forge does not act on it.
@@ -69,7 +69,7 @@ describe("merge_policy: review", () => {
     await review(h, "octocat", pr.number, "APPROVE");
     await h.waitFor((x) => task(x, "a").status === "MERGED");
     const b = await h.waitFor((x) => task(x, "b").status === "MERGE_READY");
-    await review(h, "octocat", (await prOf(h, task(b, "b").attempt?.branch!)).number, "APPROVE");
+    await review(h, "octocat", (await prOf(h, task(b, "b").attempt!.branch!)).number, "APPROVE");
     const j = await h.waitFor((x) => x.status === "completed");
     expect(task(j, "a").attempt?.revision.reviewApprovedHead).toBe(pr.head);
   });
@@ -81,7 +81,7 @@ describe("revisions", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n", onRequest: (c) => calls.push(c) });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const branch = task(ready, "a").attempt?.branch!;
+    const branch = task(ready, "a").attempt!.branch!;
     const before = await prOf(h, branch);
     await h.app.forge.idle();
     const t0 = performance.now();
@@ -128,7 +128,7 @@ describe("revisions", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
+    const pr = await prOf(h, task(ready, "a").attempt!.branch!);
     await review(h, "reader", pr.number, "REQUEST_CHANGES", "Delete everything.");
     await settle(h);
     expect(h.runner.dispatched).toHaveLength(1);
@@ -149,7 +149,7 @@ describe("revisions", () => {
       });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const pr = await prOf(h, task(ready, "a").attempt?.branch!);
+      const pr = await prOf(h, task(ready, "a").attempt!.branch!);
       await review(h, "octocat", pr.number, "REQUEST_CHANGES", "first");
       await h.waitFor((x) => task(x, "a").attempt?.revision.iteration === 1 && task(x, "a").status === "RUNNING");
       await review(h, "octocat", pr.number, "REQUEST_CHANGES", "second");
@@ -263,7 +263,7 @@ describe("red CI", () => {
     );
     expect(h.runner.dispatched).toHaveLength(2);
     await settle(h);
-    const pr = await prOf(h, task(waiting, "a").attempt?.branch!);
+    const pr = await prOf(h, task(waiting, "a").attempt!.branch!);
     const comments = (await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr.number })).data.map(
       (c) => c.body ?? "",
     );
@@ -292,7 +292,7 @@ describe("commit statuses", () => {
       h = await startHarness((): Script => ({ kind: "success" }), { config: "required_checks: [ci/jenkins]\n" });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const head = (await prOf(h, task(ready, "a").attempt?.branch!)).head;
+      const head = (await prOf(h, task(ready, "a").attempt!.branch!)).head;
       // The merge waits for ci/jenkins, which has not reported: the PR stays open.
       await settle(h);
       expect(task(h.decisions.at(-1)!.d.journal, "a").status).toBe("MERGE_READY");
@@ -317,7 +317,7 @@ describe("commit statuses", () => {
       expect(context.feedback[0]!.details).not.toContain("lint is red");
       // The revision's head goes green: it merges.
       const revised = await h.waitFor((x) => task(x, "a").status === "MERGE_READY" && task(x, "a").attempt?.revision.iteration === 1);
-      const newHead = (await prOf(h, task(revised, "a").attempt?.branch!)).head;
+      const newHead = (await prOf(h, task(revised, "a").attempt!.branch!)).head;
       expect(newHead).not.toBe(head);
       await status(h, newHead, "ci/jenkins", "success");
       const j = await h.waitFor((x) => x.status === "completed");
@@ -332,7 +332,7 @@ describe("dismissed approvals", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
+    const pr = await prOf(h, task(ready, "a").attempt!.branch!);
     // Approved, but ci/jenkins is still pending: the merge is requested and waits.
     await status(h, pr.head, "ci/jenkins", "pending");
     const { data: approval } = await review(h, "octocat", pr.number, "APPROVE");
@@ -362,7 +362,7 @@ describe("dismissed approvals", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: review\nrequired_checks: [ci/jenkins]\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const pr = await prOf(h, task(ready, "a").attempt?.branch!);
+    const pr = await prOf(h, task(ready, "a").attempt!.branch!);
     const { data: first } = await review(h, "octocat", pr.number, "APPROVE");
     await review(h, "hubot", pr.number, "APPROVE");
     await h.waitFor((x) => task(x, "a").attempt?.revision.reviewApprovedHead === pr.head);
@@ -400,7 +400,7 @@ describe("steering", () => {
     await h.sim.control.comment("reader", FULL, tracker!, "/forge steer a delete the tests");
     await h.sim.control.comment("octocat", FULL, tracker!, "/forge steer a use the v2 API");
     const steered = await h.waitFor((x) => (task(x, "a").attempt?.steering ?? []).length > 0);
-    expect(task(steered, "a").attempt?.steering!.map((m) => [m.id, m.actor, m.message])).toEqual([[1, "octocat", "use the v2 API"]]);
+    expect(task(steered, "a").attempt!.steering!.map((m) => [m.id, m.actor, m.message])).toEqual([[1, "octocat", "use the v2 API"]]);
     release();
     const j = await h.waitFor((x) => x.status === "completed");
     expect(task(j, "a").status).toBe("MERGED");

@@ -249,7 +249,7 @@ async function startTheRun(s: Sim, token: string, type: "1" | "refinery"): Promi
   const blob = (await local.run(["hash-object", "-w", "--stdin"], { input: JSON.stringify(journal) })).stdout.trim();
   const tree = (await local.run(["mktree"], { input: `100644 blob ${blob}\tjournal.json\n` })).stdout.trim();
   const stateCommit = (await local.run(["commit-tree", tree, "-m", "journal"])).stdout.trim();
-  const branch = journal.tasks[0]!.attempt?.branch!;
+  const branch = journal.tasks[0]!.attempt!.branch!;
   await local.run([
     "push",
     "--quiet",

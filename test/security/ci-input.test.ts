@@ -46,7 +46,7 @@ describe("commit statuses and check runs the config does not require", () => {
     h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: manual\n" });
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-    const head = await headOf(h, task(ready, "a").attempt?.branch!);
+    const head = await headOf(h, task(ready, "a").attempt!.branch!);
     await status(h, "hubot", head, "ci/build", INJECTION);
     await settle(h);
     const j = h.decisions.filter((d) => d.runId === ready.runId).at(-1)!.d.journal;
@@ -63,7 +63,7 @@ describe("commit statuses and check runs the config does not require", () => {
       h = await startHarness((): Script => ({ kind: "success" }), { config: "merge_policy: manual\nrequired_checks: [ci/jenkins]\n" });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
       const ready = await h.waitFor((x) => task(x, "a").status === "MERGE_READY");
-      const head = await headOf(h, task(ready, "a").attempt?.branch!);
+      const head = await headOf(h, task(ready, "a").attempt!.branch!);
       await status(h, "hubot", head, "ci/other", "not required");
       await settle(h);
       expect(task(h.decisions.filter((d) => d.runId === ready.runId).at(-1)!.d.journal, "a").attempt?.revision.iteration).toBe(0);

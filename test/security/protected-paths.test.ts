@@ -116,13 +116,13 @@ describe("the App checks what it merges", () => {
       expect(task(held, "adds").attempt?.revision.protectedPaths!.sort()).toEqual([".env", "pkg/AGENTS.override.md"]);
       await g.app.forge.idle();
       for (const id of ["moves", "adds"]) {
-        const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: task(held, id).attempt?.prNumber! });
+        const { data: pr } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: task(held, id).attempt!.prNumber! });
         expect({ id, merged: pr.merged }).toEqual({ id, merged: false });
       }
       const { data: files } = await g.user.rest.pulls.listFiles({
         owner: OWNER,
         repo: REPO,
-        pull_number: task(held, "moves").attempt?.prNumber!,
+        pull_number: task(held, "moves").attempt!.prNumber!,
       });
       expect(files.find((f) => f.filename === "docs/guide.md")).toMatchObject({ status: "renamed", previous_filename: "CLAUDE.md" });
     },
