@@ -127,7 +127,7 @@ for (const n of SIZES) {
   const t0 = performance.now();
   const { journal, events, queue } = midRun(n, config);
   const checkRuns: Record<string, number> = {};
-  journal.tasks.forEach((t, i) => t.status !== "PENDING" && (checkRuns[`${t.id}:${t.attempt}`] = 5000 + i));
+  journal.tasks.forEach((t, i) => t.status !== "PENDING" && (checkRuns[`${t.id}:${t.attempts}`] = 5000 + i));
   const stored = withLeases(newStoredRun(journal, config, { checkRuns, trackerIssue: 1 }, events), journal.outbox, [], me);
   const base = isSplit(n)
     ? splitRun({ nodes: journal.plan.nodes, tasks: journal.tasks, checkRuns: stored.facts.checkRuns }, undefined).base

@@ -72,7 +72,8 @@ describe("the tracker's wait", () => {
 
     // Task a used up its retries: a person must act, and the tracker says so 10 s after its last write.
     const held = structuredClone(state);
-    Object.assign(held.journal.tasks[0]!, { status: "FAILED", hold: "exhausted" });
+    const a = held.journal.tasks[0]!;
+    Object.assign(a, { status: "FAILED", attempt: { ...a.attempt!, hold: "exhausted" } });
     expect(attentionOf(held.journal)).not.toBe(state.facts.trackerAttention);
     const shown = await runEffect({ key: "tracker", kind: "UpdateTracker" }, context(held, plainPort(calls)));
     expect(shown).toMatchObject({ kind: "done", learned: { trackerIssue: 7, trackerAttention: attentionOf(held.journal) } });
@@ -112,7 +113,7 @@ describe("effects return what they learned; they never write the run's facts", (
       summary: "ok",
     };
     const out = await runEffect(check, context(withSha, plainPort()));
-    expect(out).toMatchObject({ kind: "done", learned: { checkRuns: { [`a:${a.attempt}`]: 77 } } });
+    expect(out).toMatchObject({ kind: "done", learned: { checkRuns: { [`a:${a.attempts}`]: 77 } } });
 
     const pr = await runEffect({ key: "final-pr", kind: "OpenFinalPullRequest" }, context(state, plainPort()));
     expect(pr).toMatchObject({ kind: "done", result: { prNumber: 41 }, learned: { finalPr: 41 } });

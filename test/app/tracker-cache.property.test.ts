@@ -46,7 +46,7 @@ describe("the tracker's cached rows and plan shape", () => {
             d = decide(d.journal, input, 1000 + pick, config);
             // A check run recorded now and then, and the repository named another way once.
             const t = d.journal.tasks[pick % d.journal.tasks.length]!;
-            if (pick % 3 === 0) facts.checkRuns = { ...facts.checkRuns, [`${t.id}:${t.attempt}`]: pick };
+            if (pick % 3 === 0) facts.checkRuns = { ...facts.checkRuns, [`${t.id}:${t.attempts}`]: pick };
             const repo = pick % 7 === 0 ? { owner: "octo", repo: "other" } : REPO;
             const body = renderTracker(d.journal, d.events, facts, repo, config);
             expect(body).toBe(renderTracker(structuredClone(d.journal), d.events, structuredClone(facts), repo, config));

@@ -171,7 +171,7 @@ function check(before: Journal, d: Decision, maxParallel: number): void {
     const prev = before.tasks.find((t) => t.id === e.taskId)!;
     expect(
       prev.status,
-      `${key} dispatched while ${prev.status} (attempt ${prev.attempt}); transitions ${JSON.stringify(d.transitions)}`,
+      `${key} dispatched while ${prev.status} (attempt ${prev.attempts}); transitions ${JSON.stringify(d.transitions)}`,
     ).not.toBe("RUNNING");
   }
   // 3. No task starts before its dependencies are MERGED (MERGE_READY or MERGED for a refinery),

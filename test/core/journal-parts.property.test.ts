@@ -45,7 +45,7 @@ describe("a big run's journal in parts, over random runs", () => {
             // A check run learned (a new object, as the engine's facts), a follow-up's now and then.
             if (pick % 3 === 0) {
               const t = d.journal.tasks[pick % d.journal.tasks.length]!;
-              checkRuns = { ...checkRuns, [pick % 9 === 0 ? `_followup-${pick}:1` : `${t.id}:${t.attempt}`]: pick };
+              checkRuns = { ...checkRuns, [pick % 9 === 0 ? `_followup-${pick}:1` : `${t.id}:${t.attempts}`]: pick };
             }
             const whole: Whole = { nodes: d.journal.plan.nodes, tasks: d.journal.tasks, checkRuns };
             const fresh = base ? cloneBase(base) : undefined;

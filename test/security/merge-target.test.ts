@@ -33,7 +33,11 @@ function world(pr: Partial<PullRequestInfo>) {
     },
   } as unknown as GitHubPort;
   const journal = structuredClone(state.journal);
-  Object.assign(journal.tasks[0]!, { status: "MERGE_READY", pushedSha: WORK, recordSha: RECORD, branch, prNumber: 7 });
+  const a = journal.tasks[0]!;
+  Object.assign(a, {
+    status: "MERGE_READY",
+    attempt: { ...a.attempt!, branch, prNumber: 7, recordSha: RECORD, revision: { ...a.attempt!.revision, pushedSha: WORK } },
+  });
   const ctx: EffectContext = {
     port,
     journal,

@@ -104,7 +104,18 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     };
     const verified = "a".repeat(40);
     const journal = {
-      tasks: [{ id: "a", status: "MERGE_READY", attempt: 1, branch: "forge/run-1/a/1", recordSha: verified, pushedSha: "b".repeat(40) }],
+      tasks: [
+        {
+          id: "a",
+          status: "MERGE_READY",
+          attempts: 1,
+          attempt: {
+            branch: "forge/run-1/a/1",
+            recordSha: verified,
+            revision: { iteration: 0, dispatchedAt: "2026-01-01T00:00:00Z", pushedSha: "b".repeat(40) },
+          },
+        },
+      ],
     };
     const ctx = { port, journal, conflicts: new Map() } as unknown as EffectContext;
     await prepareBranch(

@@ -97,7 +97,7 @@ describe("pull_request", () => {
 
     expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
     const after = decodedJournal(write);
-    expect(taskOf(after.journal, "a")).toMatchObject({ status: "MERGED", mergeSha: MERGE });
+    expect(taskOf(after.journal, "a")).toMatchObject({ status: "MERGED", attempt: { mergeSha: MERGE } });
     expect(journalView(after, before)).toMatchInlineSnapshot(`
       {
         "events": [

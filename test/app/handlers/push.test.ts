@@ -99,23 +99,27 @@ describe("push", () => {
     expect(taskOf(j1.journal, "a")).toMatchInlineSnapshot(`
       {
         "agentMs": 540000,
-        "attempt": 1,
+        "attempt": {
+          "branch": "forge/mini-c0ffee0/a/1",
+          "recordSha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+          "revision": {
+            "dispatchedAt": "2026-11-22T08:59:00.000Z",
+            "iteration": 0,
+            "pushedSha": "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0",
+            "walkthroughSha": "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0",
+            "workflowRunId": 5001,
+          },
+        },
+        "attempts": 1,
         "blockers": 0,
-        "branch": "forge/mini-c0ffee0/a/1",
         "confidence": 0.9,
-        "dispatchedAt": "2026-11-22T08:59:00.000Z",
-        "dispatchedAttempt": 1,
         "filesChanged": [
           "src/a.ts",
         ],
         "id": "a",
-        "pushedSha": "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0",
-        "recordSha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
         "retries": 0,
         "status": "MERGE_READY",
-        "walkthroughSha": "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0",
         "walkthroughStatus": "completed",
-        "workflowRunId": 5001,
       }
     `);
     expect(merge.body).toMatchInlineSnapshot(`

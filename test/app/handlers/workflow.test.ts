@@ -297,8 +297,7 @@ describe("workflow_job", () => {
     const loaded = await engine.state(before.journal.runId);
     expect(taskOf(loaded!.state.journal, "a")).toMatchObject({
       status: "RUNNING",
-      startedAt: "2026-11-22T09:00:00.000Z",
-      workflowRunId: 5001,
+      attempt: { revision: { startedAt: "2026-11-22T09:00:00.000Z", workflowRunId: 5001 } },
     });
     gh.verify();
   });
