@@ -105,6 +105,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/budget.test.ts",
     "test/action/claude-e2e.test.ts",
     "test/action/dist.test.ts",
+    "test/action/forge-cli.test.ts",
     "test/action/live-check.test.ts",
     "test/action/main.test.ts",
     "test/action/observability.test.ts",
