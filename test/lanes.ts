@@ -124,6 +124,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/spawn.test.ts",
     "test/agent/spend-real.test.ts",
     "test/agent/stages.test.ts",
+    "test/agent/stages-refinery.test.ts",
     "test/agent/sub-worktree.test.ts",
     "test/cli/bad-args.test.ts",
     "test/cli/bin.test.ts",

@@ -303,7 +303,9 @@ describe("the Forge action on the local GitHub", () => {
     expect(logOf(id2)).toContain("already ended");
     expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(head.commit.sha);
   }, 120_000);
+});
 
+describe("the Forge action on the local GitHub: a stale dispatch, a stalled agent", () => {
   it("a dispatch that is no longer current does nothing and succeeds", async () => {
     // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.
     const branch = `forge/${RUN}/stuck/1`;
