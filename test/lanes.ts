@@ -134,6 +134,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/local-github/agents/claude-code.test.ts",
     "test/local-github/agents/scripted-agent.test.ts",
     "test/local-github/runner/executor.test.ts",
+    "test/local-github/runner/executor-stops.test.ts",
     "test/local-github/runner/pool.test.ts",
     "test/local-github/runner/sim-executor.test.ts",
     // The agent as its own OS user (sudo, useradd), its attacks on the runner's git and files.
