@@ -255,7 +255,11 @@ export class OctokitPort implements GitHubPort {
       // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
       // plain date-time, so a range would not validate against it.
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      // Runs listed by their workflow's file name are that file's, whether or not they say (GitHub Enterprise Server's do not).
+      const file = /^\d+$/.test(workflow) ? undefined : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs
+        .filter((r) => Date.parse(r.created_at) >= after)
+        .map((r) => ({ ...runInfo(r), ...(r.path ? {} : { path: file }) }));
     });
   }
 
