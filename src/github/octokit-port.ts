@@ -104,8 +104,11 @@ export class OctokitPort implements GitHubPort {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      // "Reference already exists" is a 422: the branch is there, which is what was wanted.
-      if (statusOf(e) === 422) return false;
+      // "Reference already exists" is a 422: the branch is there, which is what was wanted. Other 422s
+      // ("… is not a valid ref name.", "Reference update failed" when a branch is in its way) mean
+      // there is no such branch, and never will be: they fail with GitHub's words.
+      const message = (e as { response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
