@@ -4,7 +4,7 @@
 // are checked. The last test proves every implemented operation was exercised with a success.
 import { Octokit } from "@octokit/rest";
 import { describe, expect, it } from "vitest";
-import { apps, repositories } from "./conformance/apps-repos.js";
+import { apps, repositories, repositoryMerges } from "./conformance/apps-repos.js";
 import { checks, issues, pullRequests } from "./conformance/pulls-issues-checks.js";
 import { actions, actionsQueued, actionsRuns, notImplemented, rulesets } from "./conformance/actions.js";
 import { actionsPermissions, actionsSecrets } from "./conformance/actions-settings.js";
@@ -15,6 +15,7 @@ useConformanceWorld();
 
 describe("apps", apps);
 describe("repositories, contents, git database", repositories);
+describe("repositories: merges, compare, permissions, statuses", repositoryMerges);
 describe("pull requests", pullRequests);
 describe("issues, comments, labels, reactions", issues);
 describe("checks", checks);

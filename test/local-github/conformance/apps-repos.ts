@@ -165,6 +165,16 @@ export function repositories(): void {
 
     await w.gh.rest.git.createRef({ owner, repo, ref: "refs/forge/run-1", sha: main.object.sha });
     expect(await status(w.gh.rest.git.createRef({ owner, repo, ref: "refs/forge/run-1", sha: main.object.sha }))).toBe(422);
+    // GitHub's answers to a ref it cannot create: taken, in the way of another, or a name git refuses.
+    const refusal = (ref: string) =>
+      w.gh.rest.git.createRef({ owner, repo, ref, sha: main.object.sha }).then(
+        () => "created",
+        (e: { status: number; response: { data: { message: string } } }) => `${e.status} ${e.response.data.message}`,
+      );
+    expect(await refusal("refs/forge/run-1")).toBe("422 Reference already exists");
+    expect(await refusal("refs/forge/run-1/a")).toBe("422 Reference update failed");
+    for (const bad of ["refs/heads/forge/r/fix..up/1", "refs/heads/forge/r/cache.lock/1", "refs/heads/forge/r/a/1.", "refs/heads/a b"])
+      expect(await refusal(bad)).toBe(`422 ${bad} is not a valid ref name.`);
     await w.gh.rest.git.updateRef({ owner, repo, ref: "forge/run-1", sha: c1.sha });
     // A sibling of c1 (same parent) does not descend from the tip: compare-and-swap lost.
     const { data: c2 } = await w.gh.rest.git.createCommit({ owner, repo, message: "c2", tree: tree.sha, parents: [main.object.sha] });
@@ -179,7 +189,10 @@ export function repositories(): void {
     expect(await status(w.gh.rest.git.getRef({ owner, repo, ref: "forge/run-1" }))).toBe(404);
     expect(await status(w.gh.rest.git.deleteRef({ owner, repo, ref: "forge/run-1" }))).toBe(422);
   });
+}
 
+/** describe("repositories: merges, compare, permissions, statuses") */
+export function repositoryMerges(): void {
   it("server-side merges (201/204/409) and compare", async () => {
     const { data: main } = await w.gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const commitFile = async (parent: string, path: string, content: string, msg: string) => {
