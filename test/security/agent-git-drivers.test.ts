@@ -19,7 +19,8 @@ import { Git } from "../../action/src/git.js";
 import { concludeMerge, mergeRef } from "../../src/agent/branches.js";
 import { runStages } from "../../src/agent/stages.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, runScriptJob, sh, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, sh, type World } from "../action/world.js";
+import { runScriptJob } from "../action/job.js";
 
 let world: World | undefined;
 afterEach(() => {

@@ -21,7 +21,8 @@ import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/a
 import { runStages } from "../../src/agent/stages.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, RUN, runScriptJob, sh, testConfig, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World } from "../action/world.js";
+import { runScriptJob } from "../action/job.js";
 
 const SECRET = "TOPSECRET-runner-only-7f3a9c";
 let world: World | undefined;
