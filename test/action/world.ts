@@ -20,7 +20,7 @@ import { NoCommitsError, type JobGitHub, type PullRef } from "../../action/src/g
 export const RUN = "r1";
 export const PLAN = "p1";
 export const INTEGRATION = `forge/${RUN}/_integration`;
-export const SCRIPTED_AGENT = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
+export const SCRIPTED_AGENT = path.resolve("src/fake-agents/bin/forge-scripted-agent.mjs");
 
 const gitEnv = {
   ...process.env,

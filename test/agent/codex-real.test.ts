@@ -1,5 +1,5 @@
 // The Codex adapter with the real Codex CLI (`codex exec`, @openai/codex), offline, against the
-// scripted Responses-API server (src/local-github/agents/responses/): real tool calls (apply_patch,
+// scripted Responses-API server (src/fake-agents/responses/): real tool calls (apply_patch,
 // exec_command) write real files, the stage sequence ends with a valid walkthrough, progress comes
 // from `--json` events; a persistent 429 ends in a backoff and a second run.
 //
@@ -29,7 +29,7 @@ import {
   type ResponsesServer,
   type ResponsesTurn,
   type ResponsesTurnRequest,
-} from "../../src/local-github/agents/responses/index.js";
+} from "../../src/fake-agents/responses/index.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ResponsesServer | undefined;

@@ -462,7 +462,7 @@ describe("with the scripted agent of the local GitHub's tests", () => {
   it("runs a task in one `single` stage through the command adapter and leaves a walkthrough that completes to a valid one", async () => {
     const { completeWalkthrough } = await import("../../src/agent/walkthrough.js");
     const w = fakeWorld({});
-    const scripted = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
+    const scripted = path.resolve("src/fake-agents/bin/forge-scripted-agent.mjs");
     const taskText = [
       "---",
       "id: greet",

@@ -21,7 +21,7 @@ import { loadPlan } from "../../src/core/plan/load.js";
 import { parsePlan, parseTaskFile } from "../../src/core/plan/parse.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { runForge } from "../cli/helpers.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
 import { makeWorld, RUN, scriptAgent, sh, taskFile, testConfig, type World } from "../action/world.js";
 import { FAKE_AGENT } from "../agent/helpers.js";
 

@@ -3,8 +3,8 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { EXIT_CODES } from "../../core/exit-codes.js";
-import { describeFrontMatterProblem, readFrontMatter } from "../../core/front-matter.js";
+import { EXIT_CODES } from "../core/exit-codes.js";
+import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
 
 export type Outcome = "succeed" | "fail" | "ask" | "stall" | "escalate" | "rate_limit" | "exit";
 

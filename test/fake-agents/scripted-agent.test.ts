@@ -5,12 +5,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import matter from "gray-matter";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { walkthroughFrontmatterSchema } from "../../../src/core/schemas/walkthrough.js";
-import { parseScriptedTask, runScriptedAgent, ScriptedTaskError, type AgentIo } from "../../../src/local-github/agents/scripted-agent.js";
-import { runJob } from "../../../src/local-github/runner/executor.js";
-import { baseContext } from "../runner/test-helpers.js";
+import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
+import { parseScriptedTask, runScriptedAgent, ScriptedTaskError, type AgentIo } from "../../src/fake-agents/scripted-agent.js";
+import { runJob } from "../../src/local-github/runner/executor.js";
+import { baseContext } from "../local-github/runner/test-helpers.js";
 
-const BIN = fileURLToPath(new URL("../../../src/local-github/agents/bin/forge-scripted-agent.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../src/fake-agents/bin/forge-scripted-agent.mjs", import.meta.url));
 
 let dir: string;
 beforeEach(() => {

@@ -21,9 +21,9 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { isFollowupId, parseCaptainId } from "../../core/layout.js";
-import { behaviourFor, parseScriptedTask, revisionOf, type ScriptedRevision } from "../agents/scripted-agent.js";
-import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../agents/model-server.js";
+import { isFollowupId, parseCaptainId } from "../core/layout.js";
+import { behaviourFor, parseScriptedTask, revisionOf, type ScriptedRevision } from "../fake-agents/scripted-agent.js";
+import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../fake-agents/model-server.js";
 import { checkoutReader, followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
 
 const SECTION_AFTER_TASK =

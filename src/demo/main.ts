@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../latency/profile.js";
+import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../local-github/latency/profile.js";
 import { DemoPlanError } from "./plan-stages.js";
 import { runDemo, type DemoAgent, type DemoResult } from "./run.js";
 

@@ -6,12 +6,12 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Octokit } from "@octokit/rest";
-import type { Journal } from "../../core/journal.js";
-import { LABELS } from "../../core/layout.js";
-import type { Sim } from "../server.js";
+import type { Journal } from "../core/journal.js";
+import { LABELS } from "../core/layout.js";
+import type { Sim } from "../local-github/server.js";
 import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
-import { renderReport, type ReportTask } from "../../core/render/run-report.js";
+import { renderReport, type ReportTask } from "../core/render/run-report.js";
 import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
 
 const run = promisify(execFile);

@@ -5,10 +5,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { claudeTools, startModelServer, type ModelServer } from "../../../src/local-github/agents/model-server.js";
-import { claudeBinary, runClaudeCode } from "../../../src/local-github/agents/claude-code.js";
-import { runJob } from "../../../src/local-github/runner/executor.js";
-import { baseContext } from "../runner/test-helpers.js";
+import { claudeTools, startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
+import { claudeBinary, runClaudeCode } from "../../src/fake-agents/claude-code.js";
+import { runJob } from "../../src/local-github/runner/executor.js";
+import { baseContext } from "../local-github/runner/test-helpers.js";
 
 let repo: string;
 let server: ModelServer | undefined;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the Forge scripted agent (../scripted-agent.ts) as a command: see ../README.md.
-// Built (dist/local-github/agents/bin/) it imports the compiled module; in a source checkout it
+// Built (dist/fake-agents/bin/) it imports the compiled module; in a source checkout it
 // loads the TypeScript through tsx.
 import { existsSync } from "node:fs";
 

@@ -1,6 +1,6 @@
 // What `forge demo` takes and gives back: its options, and the result (tasks, PRs, the person's
 // feedback, checks) that main.ts prints and the tests read.
-import type { LatencyProfileName } from "../latency/profile.js";
+import type { LatencyProfileName } from "../local-github/latency/profile.js";
 import type { DemoFeedback } from "./review.js";
 
 export type DemoAgent = "scripted" | "claude";

@@ -14,7 +14,7 @@ import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
-import { Model } from "../model/index.js";
+import { Model } from "../resources/index.js";
 import { specValidator, type Violation } from "../openapi.js";
 import { SimState, type App, type Installation, type Issue, type Permissions, type Repo, type Token, type User } from "../state.js";
 import { WebhookBus } from "../webhooks.js";

@@ -23,7 +23,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { isFollowupId, parseCaptainId } from "../../core/layout.js";
+import { isFollowupId, parseCaptainId } from "../core/layout.js";
 import {
   main as scripted,
   parseScriptedTask,
@@ -31,7 +31,7 @@ import {
   writeReport,
   writeWalkthrough,
   type ScriptedRevision,
-} from "../agents/scripted-agent.js";
+} from "../fake-agents/scripted-agent.js";
 import { loadPlanStages } from "./plan-stages.js";
 
 /** The `followup_files:` of the first `forge-scripted-agent` block in a text. */

@@ -2,7 +2,7 @@
 // demo shows (every task merged, the final PR, the review answered, the CI fixed), the project's
 // tests on the integration branch, and the report written.
 import type { Octokit } from "@octokit/rest";
-import type { Sim } from "../server.js";
+import type { Sim } from "../local-github/server.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
 import { CI_FIX_TASK, readFeedback, REVIEWED_TASK } from "./review.js";

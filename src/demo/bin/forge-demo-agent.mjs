@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The agent `forge demo` configures: the scripted agent (../../agents/), plus a file for tasks that
+// The agent `forge demo` configures: the scripted agent (../../fake-agents/), plus a file for tasks that
 // name none (see ../demo-agent.ts).
-// Built (dist/local-github/demo/bin/) it imports the compiled module; in a source checkout it
+// Built (dist/demo/bin/) it imports the compiled module; in a source checkout it
 // loads the TypeScript through tsx.
 import { existsSync } from "node:fs";
 

@@ -5,22 +5,22 @@ import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Octokit } from "@octokit/rest";
-import { appManifestGrants } from "../../app/launch.js";
-import { startForgeServer, type ForgeServer } from "../../app/server.js";
-import { stateBranchRuleset } from "../../app/start-run.js";
-import { parseCaptainBranch, parseCaptainId } from "../../core/layout.js";
-import { startModelServer, type ModelServer } from "../agents/model-server.js";
-import { offlineClaudeEnv } from "../agents/claude-code.js";
-import { appKeys } from "../app-keys.js";
-import { createSimExecutor, type SimExecutor } from "../runner/sim-executor.js";
-import { createSim, type Sim } from "../server.js";
+import { appManifestGrants } from "../app/launch.js";
+import { startForgeServer, type ForgeServer } from "../app/server.js";
+import { stateBranchRuleset } from "../app/start-run.js";
+import { parseCaptainBranch, parseCaptainId } from "../core/layout.js";
+import { startModelServer, type ModelServer } from "../fake-agents/model-server.js";
+import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
+import { appKeys } from "../local-github/app-keys.js";
+import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
+import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript } from "./claude-script.js";
 import { DEMO_OWNER, DEMO_REPO, FULL, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
 
-/** Forge's root (a checkout, or the installed package): this file is src/local-github/demo/services.ts or dist/local-github/demo/services.js. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** Forge's root (a checkout, or the installed package): this file is src/demo/services.ts or dist/demo/services.js. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 /**
  * The machine user whose token the agent workflow pushes with (`github-token:
  * \${{ secrets.FORGE_PUSH_TOKEN }}`): pushes with the job's GITHUB_TOKEN start no workflow, so the

@@ -6,12 +6,12 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { readFrontMatter } from "../../core/front-matter.js";
-import { planDir } from "../../core/layout.js";
-import { loadPlan } from "../../core/plan/index.js";
-import { validatePlan } from "../../core/plan/validate.js";
-import { formatProblem } from "../../core/problems.js";
-import type { Dag } from "../../core/schemas/dag.js";
+import { readFrontMatter } from "../core/front-matter.js";
+import { planDir } from "../core/layout.js";
+import { loadPlan } from "../core/plan/index.js";
+import { validatePlan } from "../core/plan/validate.js";
+import { formatProblem } from "../core/problems.js";
+import type { Dag } from "../core/schemas/dag.js";
 
 export interface OverlayStage {
   id: string;

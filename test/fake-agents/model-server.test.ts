@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, type ModelServer } from "../../../src/local-github/agents/model-server.js";
+import { startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {

@@ -1,11 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  codexTools,
-  lastToolOutputs,
-  startResponsesServer,
-  turnOf,
-  type ResponsesServer,
-} from "../../../src/local-github/agents/responses/index.js";
+import { codexTools, lastToolOutputs, startResponsesServer, turnOf, type ResponsesServer } from "../../src/fake-agents/responses/index.js";
 
 let server: ResponsesServer | undefined;
 afterEach(async () => {

@@ -7,7 +7,7 @@
  * taken by a revision when the gate passes, instead of the merge.
  */
 import type { Octokit } from "@octokit/rest";
-import type { Journal } from "../../core/journal.js";
+import type { Journal } from "../core/journal.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
 
 /** The task whose PR the demo's person reviews. */

@@ -4,7 +4,7 @@
  * would comment it, once per attempt. The App then raises the task's budget and retries it.
  */
 import type { Octokit } from "@octokit/rest";
-import type { Journal } from "../../core/journal.js";
+import type { Journal } from "../core/journal.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
 
 /** Dollars the demo's person adds. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 
 /** `node_modules/.bin/codex` of this package (its launcher finds the platform's native binary). */
 export function codexBinary(): string {
-  const bin = fileURLToPath(new URL("../../../../node_modules/.bin/codex", import.meta.url));
+  const bin = fileURLToPath(new URL("../../../node_modules/.bin/codex", import.meta.url));
   if (!existsSync(bin)) throw new Error(`codex not found at ${bin}: run npm ci (@openai/codex is a devDependency)`);
   return bin;
 }
