@@ -1,7 +1,7 @@
 // The second half of `npm run build`: tsc compiles src/ into dist/; this
 //  - copies beside the compiled code the files it reads at run time that are not TypeScript — the
-//    local GitHub's trimmed GitHub descriptions (src/local-github/spec/*.json), its agents'
-//    commands (*/bin/*.mjs), the agents' built-in prompts (src/agent/prompts/*.md) — so dist/ runs
+//    local GitHub's trimmed GitHub descriptions (src/local-github/spec/*.json), the commands of the
+//    fake agents and the demo (*/bin/*.mjs), the agents' built-in prompts (src/agent/prompts/*.md) — so dist/ runs
 //    on its own, as the installed package does (READMEs stay in src/);
 //  - removes what an earlier build left in dist/ for a source that is gone (a moved or deleted
 //    module), so the package never ships a stale one. Nothing else is deleted: other processes may

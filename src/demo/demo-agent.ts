@@ -1,5 +1,5 @@
 /**
- * The agent of `forge demo`: the scripted agent (../agents/), which writes the files a task's
+ * The agent of `forge demo`: the scripted agent (../fake-agents/), which writes the files a task's
  * fenced blocks and `artifacts:` name, with two additions:
  * - a follow-up (`FORGE_TASK_ID` = `_followup-<n>`) writes the `followup_files:` of its source task's
  *   `forge-scripted-agent` block (the follow-up's task text quotes the source task file), or else one
