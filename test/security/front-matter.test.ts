@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
-import { buildContext } from "../../action/src/context.js";
+import { buildTaskContext } from "../../action/src/task-context.js";
 import { main, type JobReport } from "../../action/src/main.js";
 import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages.js";
 import { completeWalkthrough, parseAgentWalkthrough, splitFrontmatter } from "../../src/agent/walkthrough.js";
@@ -301,7 +301,7 @@ describe("the action", () => {
     const w = world({ files: { ".forge/plans/p1/tasks/t1.md": `${pwnWrite(marker)}${TASK_BODY}` } });
     const node = w.journal.plan.nodes[0]!;
     await expect(
-      buildContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
+      buildTaskContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
     ).rejects.toThrow(`the task file .forge/plans/p1/tasks/t1.md is invalid: ${REFUSED("javascript")}`);
     notRun();
   });

@@ -19,14 +19,14 @@ import type { TaskContext } from "./agent-runner.js";
 import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
 
-export class ContextError extends Error {
+export class TaskContextError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = "ContextError";
+    this.name = "TaskContextError";
   }
 }
 
-export interface BuiltContext {
+export interface BuiltTaskContext {
   taskContext: TaskContext;
   frontmatter: TaskFrontmatter;
   /** The whole context as one Markdown document (context.md in the session). */
@@ -42,7 +42,7 @@ async function readLocal(workdir: string, file: string): Promise<string | undefi
   }
 }
 
-export async function buildContext(args: {
+export async function buildTaskContext(args: {
   github: JobGitHub;
   journal: Journal;
   node: PlanNode;
@@ -52,7 +52,7 @@ export async function buildContext(args: {
   dispatch: DispatchContext;
   /** Set for a follow-up dispatch (`_followup-<n>`). */
   followup?: FollowupState;
-}): Promise<BuiltContext> {
+}): Promise<BuiltTaskContext> {
   const { github, journal, node } = args;
   const dir = planDir(journal.planId);
   const pin = journal.planCommit;
@@ -92,7 +92,7 @@ export async function buildContext(args: {
   } else {
     const text = await github.readFile(`${dir}/tasks/${node.id}.md`, pin);
     if (text === undefined)
-      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+      throw new TaskContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
       const problems: Problem[] = [];
@@ -101,7 +101,7 @@ export async function buildContext(args: {
         parsed.refused?.message ??
         parsed.yamlError?.message ??
         problems.map((p) => formatProblem({ ...p, file: `${dir}/${p.file}` })).join("; ");
-      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
+      throw new TaskContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;
     fm = parsed.data;
@@ -145,11 +145,11 @@ export async function buildContext(args: {
     branch: args.branch,
     baseRef: fm.base_ref ?? journal.integrationBranch,
   };
-  return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
+  return { taskContext, frontmatter: fm, markdown: renderTaskContext(taskContext) };
 }
 
 /** One Markdown document with everything, for command agents and for the record. */
-export function renderContext(c: TaskContext): string {
+export function renderTaskContext(c: TaskContext): string {
   const out = [
     `# Forge task ${c.taskId}: ${c.title}`,
     "",
