@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { decide, startRun } from "../src/core/decide.js";
+import { decide, startRun } from "../src/core/decide/index.js";
 import type { LeafInput } from "../src/core/inputs.js";
 import type { Journal } from "../src/core/journal.js";
 import { loadPlan } from "../src/core/plan/load.js";

@@ -9,7 +9,7 @@ import type { LeafInput } from "../core/inputs.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { forgeConfigSchema } from "../core/schemas/config.js";
 import { Deliveries } from "./deliveries.js";
-import { silentLogger, type ApplyResult, type Logger } from "./engine.js";
+import { silentLogger, type ApplyResult, type Logger } from "./engine/index.js";
 import { branchParser, parseFollowupBranch, type AttemptRef } from "../core/layout.js";
 import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";

@@ -1,7 +1,7 @@
 /**
  * What the scripted model server answers when `forge demo --agent claude` runs the real Claude Code
  * CLI: the same work the scripted agent does, as real tool calls. From the stage prompt Forge sends
- * (src/agent/stages.ts `stagePrompt`) it reads the checkout, the report paths, the attempt and the
+ * (src/agent/stages/ `stagePrompt`) it reads the checkout, the report paths, the attempt and the
  * task; the task's fenced files and its `forge-scripted-agent` block decide the turns:
  *   succeed  → Read the files that exist (Claude Code's read-before-write rule), Write every file,
  *              Write the walkthrough, then `FORGE_EXIT=0`;

@@ -1,6 +1,6 @@
 // What `forge demo` prints while the run goes: a line per event and state change the App decided,
 // with the time and a progress bar of merged nodes (redrawn at the bottom on a terminal).
-import type { Decision } from "../core/decide.js";
+import type { Decision } from "../core/decide/index.js";
 import type { Journal } from "../core/journal.js";
 
 function bar(done: number, total: number, width = 16): string {

@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
-import type { Decision } from "../core/decide.js";
+import type { Decision } from "../core/decide/index.js";
 import type { Journal } from "../core/journal.js";
 import { LiveView } from "./live-view.js";
 import type { RunRecord } from "./outcome.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
 import { priceUsage } from "../../src/agent/model-usage.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { claudeBinary, offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
 import { startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";

@@ -22,7 +22,7 @@ describe("the architecture's arrows", () => {
     ["src/app/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
     ["src/app/probe.ts", `import { runStages } from "../agent/stages.js";`, /The App reaches the agent runner/],
     ["src/agent/probe.ts", `import { Engine } from "../app/engine.js";`, /never reaches into the App/],
-    ["action/src/probe.ts", `import { Engine } from "../../src/app/engine.js";`, /reaches the App only through the core/],
+    ["action/src/probe.ts", `import { Engine } from "../../src/app/engine/index.js";`, /reaches the App only through the core/],
     ["action/src/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
     ["src/github/probe.ts", `import { Engine } from "../app/engine.js";`, /knows only the core/],
     ["src/agent/probe.ts", `import matter from "gray-matter";`, /readFrontMatter/],
@@ -54,7 +54,7 @@ describe("the architecture's arrows", () => {
   const right: [string, string][] = [
     ["src/app/probe.ts", `import { decide } from "../core/decide.js";`],
     ["src/app/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`],
-    ["action/src/probe.ts", `import { branchName } from "../../src/core/decide.js";`],
+    ["action/src/probe.ts", `import { branchName } from "../../src/core/decide/index.js";`],
     ["src/github/probe.ts", `import { Octokit } from "@octokit/rest";`],
     ["src/core/front-matter.ts", `import matter from "gray-matter";`],
     ["src/local-github/probe.ts", `import { GitError } from "../core/git-error.js";`],

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stagePrompt } from "../../src/agent/stages.js";
+import { stagePrompt } from "../../src/agent/stages/index.js";
 import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { demoClaudeScript } from "../../src/demo/claude-script.js";

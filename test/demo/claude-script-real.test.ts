@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { claudeBinary, offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
 import { startModelServer } from "../../src/fake-agents/model-server.js";

@@ -13,7 +13,7 @@ import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
 import { buildTaskContext } from "../../action/src/task-context.js";
 import { main, type JobReport } from "../../action/src/main.js";
-import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages.js";
+import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages/index.js";
 import { completeWalkthrough, parseAgentWalkthrough, splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { readFrontMatter, writeFrontMatter } from "../../src/core/front-matter.js";
 import { attemptDir } from "../../src/core/layout.js";

@@ -13,7 +13,7 @@ import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { main } from "../../action/src/main.js";
 import { SpendMeter } from "../../action/src/task/spend.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { makeWorld, RUN, scriptAgent, testConfig } from "../action/world.js";
 
 const KEY = "sk-ant-realKey0123456789abcdef";

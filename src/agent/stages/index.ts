@@ -8,19 +8,19 @@
  * the Change Request; 12 → go on, the result is partial; 20/21 → abort; a rate limit → abort with
  * the reset time. The stage manifest is written to `<sessionDir>/manifest.json`.
  *
- * The parts, in `stages/`: config.ts (which stages each type may run, its defaults,
+ * The parts, beside this file: config.ts (which stages each type may run, its defaults,
  * `.forge/stages.yml`), context.ts (the state the stages share and the session primitives),
  * sequence.ts (the loop and the manifest), one module per agent type with its steps (type-1-2.ts,
  * type-3.ts with subtasks.ts, refinery.ts with sentinel.ts, captain.ts), prompt.ts, change-request.ts.
  */
-import { defaultStages, isStageOf, loadStageConfig, type StageName, type StagedAgentType } from "./stages/config.js";
-import { openStageContext } from "./stages/context.js";
-import { CAPTAIN_STEPS } from "./stages/captain.js";
-import { REFINERY_STEPS } from "./stages/refinery.js";
-import { finishStages, runSequence, type StepTables } from "./stages/sequence.js";
-import { TYPE_1_STEPS, TYPE_2_STEPS } from "./stages/type-1-2.js";
-import { TYPE_3_STEPS } from "./stages/type-3.js";
-import type { RunStagesOptions, StagesResult } from "./stages/types.js";
+import { defaultStages, isStageOf, loadStageConfig, type StageName, type StagedAgentType } from "./config.js";
+import { openStageContext } from "./context.js";
+import { CAPTAIN_STEPS } from "./captain.js";
+import { REFINERY_STEPS } from "./refinery.js";
+import { finishStages, runSequence, type StepTables } from "./sequence.js";
+import { TYPE_1_STEPS, TYPE_2_STEPS } from "./type-1-2.js";
+import { TYPE_3_STEPS } from "./type-3.js";
+import type { RunStagesOptions, StagesResult } from "./types.js";
 
 export {
   DEFAULT_STAGES,
@@ -30,12 +30,12 @@ export {
   defaultStages,
   loadStageConfig,
   stageConfigSchema,
-} from "./stages/config.js";
-export type { StageConfig, StageName, StagedAgentType } from "./stages/config.js";
-export type { RunStagesOptions, StageManifest, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./stages/types.js";
-export type { VerificationResults } from "./stages/sentinel.js";
-export { readSubtasks, subtaskDir, type Subtask } from "./stages/subtasks.js";
-export { stagePrompt } from "./stages/prompt.js";
+} from "./config.js";
+export type { StageConfig, StageName, StagedAgentType } from "./config.js";
+export type { RunStagesOptions, StageManifest, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
+export type { VerificationResults } from "./sentinel.js";
+export { readSubtasks, subtaskDir, type Subtask } from "./subtasks.js";
+export { stagePrompt } from "./prompt.js";
 
 const STEPS: StepTables = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_STEPS, refinery: REFINERY_STEPS, captain: CAPTAIN_STEPS };
 

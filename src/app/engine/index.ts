@@ -13,33 +13,33 @@
  * the same key still runs). One that was started but whose outcome never landed is started again as
  * a replay, which looks at GitHub before acting.
  *
- * Its rooms, in ./engine/: types.ts (options, results, the logger), batches.ts (inputs waiting for
+ * Its rooms, beside this file: types.ts (options, results, the logger), batches.ts (inputs waiting for
  * a turn), containment.ts (a refinery's result checked before deciding), journal-writes.ts (what a
  * write needs beside the decision), prefetches.ts (branch heads read beside a write),
  * effects-runner.ts (carrying out effects: lanes, deferrals, replay marks) and restore.ts (a
  * deleted state branch put back).
  */
-import { decide, startRun, type Decision, type NewRun } from "../core/decide.js";
-import type { Effect } from "../core/effects.js";
-import type { LeafInput } from "../core/inputs.js";
-import type { ForgeConfig } from "../core/schemas/config.js";
-import type { ForgeEvent } from "../core/schemas/events.js";
-import { ConflictError, type GitHubPort } from "../github/port.js";
-import { effectDue } from "./effects/index.js";
-import { isFree, owns, withLeases, type LeaseHolder } from "./leases.js";
-import { sameEffect, withFacts, type Round } from "./rounds.js";
+import { decide, startRun, type Decision, type NewRun } from "../../core/decide/index.js";
+import type { Effect } from "../../core/effects.js";
+import type { LeafInput } from "../../core/inputs.js";
+import type { ForgeConfig } from "../../core/schemas/config.js";
+import type { ForgeEvent } from "../../core/schemas/events.js";
+import { ConflictError, type GitHubPort } from "../../github/port.js";
+import { effectDue } from "../effects/index.js";
+import { isFree, owns, withLeases, type LeaseHolder } from "../leases.js";
+import { sameEffect, withFacts, type Round } from "../rounds.js";
 import { randomUUID } from "node:crypto";
-import { JournalRefusedError, newStoredRun, RunStore, type Loaded, type RunFacts, type StoredRun } from "./run-store.js";
-import { answer, join, type Batch } from "./engine/batches.js";
-import { checkContainment } from "./engine/containment.js";
-import { EffectRunner } from "./engine/effects-runner.js";
-import { commitMessage, journalUnchanged } from "./engine/journal-writes.js";
-import { Prefetches } from "./engine/prefetches.js";
-import { Restorer } from "./engine/restore.js";
-import { DEFAULT_LEASE_MS, silentLogger, type ApplyResult, type EngineOptions, type Logger } from "./engine/types.js";
+import { JournalRefusedError, newStoredRun, RunStore, type Loaded, type RunFacts, type StoredRun } from "../run-store.js";
+import { answer, join, type Batch } from "./batches.js";
+import { checkContainment } from "./containment.js";
+import { EffectRunner } from "./effects-runner.js";
+import { commitMessage, journalUnchanged } from "./journal-writes.js";
+import { Prefetches } from "./prefetches.js";
+import { Restorer } from "./restore.js";
+import { DEFAULT_LEASE_MS, silentLogger, type ApplyResult, type EngineOptions, type Logger } from "./types.js";
 
-export { journalUnchanged } from "./engine/journal-writes.js";
-export { DEFAULT_LEASE_MS, silentLogger, type ApplyResult, type EngineOptions, type Logger } from "./engine/types.js";
+export { journalUnchanged } from "./journal-writes.js";
+export { DEFAULT_LEASE_MS, silentLogger, type ApplyResult, type EngineOptions, type Logger } from "./types.js";
 
 const MAX_CAS_ATTEMPTS = 6;
 

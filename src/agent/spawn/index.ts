@@ -1,7 +1,7 @@
 /**
  * Layer 0: one agent session through an adapter, in three steps over one spawn context
- * (spawn/context.ts): `prepare` (spawn/prepare.ts) admits the session and builds the agent's
- * invocation, `runAgentOnce` (spawn/run.ts) runs its process, `collect` (spawn/collect.ts) decides
+ * (context.ts): `prepare` (prepare.ts) admits the session and builds the agent's
+ * invocation, `runAgentOnce` (run.ts) runs its process, `collect` (collect.ts) decides
  * how the session ends — or waits out a rate limit, and the process runs again.
  *
  * Owns what every session needs whatever the CLI: the depth budget (`FORGE_SPAWN_DEPTH`, incremented
@@ -11,15 +11,15 @@
  * per line), `transcript.log` (the agent's raw output, masked), `prompt.md`, `system-prompt.md`
  * and the signal file `.signals/<layer>-<name>.<done|fail|refine>`.
  */
-import { collect } from "./spawn/collect.js";
-import { openSpawn } from "./spawn/context.js";
-import { prepare } from "./spawn/prepare.js";
-import { runAgentOnce } from "./spawn/run.js";
-import type { SpawnOptions, SpawnResult } from "./types.js";
+import { collect } from "./collect.js";
+import { openSpawn } from "./context.js";
+import { prepare } from "./prepare.js";
+import { runAgentOnce } from "./run.js";
+import type { SpawnOptions, SpawnResult } from "../types.js";
 
-export type { SpawnOptions, SpawnResult } from "./types.js";
-export { explicitExitCode } from "./spawn/collect.js";
-export { defaultReportPaths } from "./spawn/context.js";
+export type { SpawnOptions, SpawnResult } from "../types.js";
+export { explicitExitCode } from "./collect.js";
+export { defaultReportPaths } from "./context.js";
 
 export async function spawnAgent(options: SpawnOptions): Promise<SpawnResult> {
   const model = options.modelSession?.();
