@@ -12,7 +12,7 @@ import type { LeafInput } from "../src/core/inputs.js";
 import type { Journal } from "../src/core/journal.js";
 import { loadPlan } from "../src/core/plan/load.js";
 import { validatePlan } from "../src/core/plan/validate.js";
-import { readySet } from "../src/core/ready.js";
+import { readySet } from "../test/helpers/ready-set.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
 import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";

@@ -11,7 +11,7 @@ import { stateBranchRuleset } from "../app/start-run.js";
 import { parseCaptainBranch, parseCaptainId } from "../core/layout.js";
 import { startModelServer, type ModelServer } from "../fake-agents/model-server.js";
 import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
-import { appKeys } from "../local-github/app-keys.js";
+import { appKeys } from "./app-keys.js";
 import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript } from "./claude-script.js";

@@ -14,7 +14,8 @@ import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
 import { sseEvents, startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 

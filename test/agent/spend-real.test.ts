@@ -11,7 +11,8 @@ import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js
 import { priceUsage } from "../../src/agent/model-usage.js";
 import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
 import { startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
 import {
   codexBinary,

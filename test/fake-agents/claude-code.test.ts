@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claudeTools, startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
-import { claudeBinary, runClaudeCode } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary, runClaudeCode } from "../helpers/claude-code.js";
 import { runJob } from "../../src/local-github/runner/executor.js";
 import { baseContext } from "../local-github/runner/test-helpers.js";
 

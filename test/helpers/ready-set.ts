@@ -1,11 +1,11 @@
-import type { Journal } from "./journal.js";
-import { planIndex } from "./plan-index.js";
+import type { Journal } from "../../src/core/journal.js";
+import { planIndex } from "../../src/core/plan-index.js";
 
 /**
  * The ready set computed from scratch: PENDING tasks (not held back by a backoff) whose every
  * dependency is MERGED — or MERGE_READY, for a refinery — ordered by priority (downstream work),
- * then plan order. `decide` keeps readiness incrementally; this is the reference it must agree with,
- * and what the tracker and `forge status` show.
+ * then plan order. `decide` keeps readiness incrementally (src/core/derived.ts); this is the
+ * reference the property tests hold it to.
  */
 export function readySet(journal: Journal, now: number): string[] {
   const { deps, isRefinery } = planIndex(journal.plan);
