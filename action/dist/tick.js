@@ -15474,9 +15474,24 @@ var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
+      reviews(last: 20, states: [CHANGES_REQUESTED]) { nodes { databaseId body commit { oid } author { __typename login } } }
     }
   }
 }`;
+function changeRequestsOf(p) {
+  return (p.reviews?.nodes ?? []).flatMap(
+    (r) => r.databaseId == null ? [] : [
+      {
+        id: r.databaseId,
+        login: r.author?.login ?? "",
+        bot: r.author?.__typename === "Bot",
+        state: "CHANGES_REQUESTED",
+        commitId: r.commit?.oid ?? "",
+        body: r.body
+      }
+    ]
+  );
+}
 function pullInfo(p) {
   return {
     number: p.number,
@@ -15769,7 +15784,7 @@ var OctokitPort = class {
     const info2 = pullInfo(p);
     const nodes = p.files?.nodes ?? [];
     const files = p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED") ? await this.listPullRequestFiles(number) : nodes.map((f) => f.path);
-    return { ...info2, files };
+    return { ...info2, files, changeRequests: changeRequestsOf(p) };
   }
   async createPullRequest(fields) {
     return this.#call("pulls.create", async () => pull((await this.#octokit.rest.pulls.create({ ...this.#r, ...fields })).data));
@@ -15883,7 +15898,8 @@ var OctokitPort = class {
         login: r.user?.login ?? "",
         bot: r.user?.type === "Bot",
         state: r.state,
-        commitId: r.commit_id ?? ""
+        commitId: r.commit_id ?? "",
+        body: r.body
       }));
     });
   }
@@ -16296,7 +16312,7 @@ function revise(s2, i, kind) {
   const blocked = refineryUnderWay(s2, i);
   if (used >= limit || blocked) {
     const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
-    s2.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    s2.replaceTask(i, { ...t, feedback: [], waiting: reason, ...answering(t, feedback) });
     s2.dropEffect(mergePullRequest(t).key);
     s2.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
     s2.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
@@ -16304,6 +16320,10 @@ function revise(s2, i, kind) {
   }
   startRevision(s2, i, kind, feedback, ciOnly);
   return true;
+}
+function answering(t, feedback) {
+  const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
+  return reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {};
 }
 function startRevision(s2, i, kind, feedback, ciOnly) {
   const t = s2.task(i);
@@ -16322,7 +16342,6 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     waiting: _wa,
     ...kept
   } = t;
-  const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
   const heads = feedback.flatMap((f) => f.source === "ci" && f.headSha ? [f.headSha] : []);
   s2.replaceTask(i, {
     ...kept,
@@ -16331,7 +16350,7 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     dispatchedAt: s2.iso(s2.now),
     ...workflowRunId !== void 0 ? { priorRunId: workflowRunId } : {},
     ...ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 },
-    ...reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {},
+    ...answering(t, feedback),
     ...heads.length ? { answeredHeads: [...t.answeredHeads ?? [], ...heads].slice(-20) } : {}
   });
   s2.dropEffect(mergePullRequest(t).key);
@@ -19246,6 +19265,93 @@ function protectedChanges(files, config2) {
   return hit;
 }
 
+// src/app/commands.ts
+var SLASH_COMMANDS = [
+  "retry",
+  "fix",
+  "steer",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "budget",
+  "run",
+  "plan",
+  "help"
+];
+var MAX_BODY = 65536;
+function commentOpenAfter(line, open) {
+  let at = 0;
+  for (; ; ) {
+    if (open) {
+      const close = line.indexOf("-->", at);
+      if (close < 0) return true;
+      open = false;
+      at = close + 3;
+    } else {
+      const start = line.indexOf("<!--", at);
+      if (start < 0) return false;
+      open = true;
+      at = start + 4;
+    }
+  }
+}
+function commandLine(lines) {
+  let fence;
+  let comment = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (comment) {
+      comment = commentOpenAfter(line, true);
+      continue;
+    }
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
+      continue;
+    }
+    if (marker) {
+      fence = marker;
+      continue;
+    }
+    if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
+    comment = commentOpenAfter(line, false);
+  }
+  return -1;
+}
+function parseCommand(body) {
+  const lines = body.slice(0, MAX_BODY).replace(/\r\n/g, "\n").split("\n");
+  const at = commandLine(lines);
+  if (at < 0) return void 0;
+  const first = lines[at].trim().slice("/forge".length).trim();
+  const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
+  const name = word.toLowerCase();
+  if (!SLASH_COMMANDS.includes(name)) return { name: "unknown", word };
+  const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
+  const more = lines.slice(at + 1).join("\n").trim();
+  return { name, args, rest: [afterWord, more].filter(Boolean).join("\n") };
+}
+var WRITE_PERMISSIONS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
+var HELP = [
+  "**Forge commands** (people with write access):",
+  "",
+  "| Command | Where | What it does |",
+  "|---|---|---|",
+  "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
+  "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
+  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
+  "| `/forge status` | anywhere | Reply with the run's state. |",
+  "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
+  "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
+  "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
+  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
+  "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
+  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
+  "| `/forge help` | anywhere | This table. |"
+].join("\n");
+
 // src/app/effects/merge.ts
 var MERGE_RETRY_MS = 300;
 async function mergePullRequest2(effect, ctx) {
@@ -19276,6 +19382,11 @@ async function mergePullRequest2(effect, ctx) {
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
         ...t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] } : {}
       };
+  }
+  if (t?.attempt === effect.attempt) {
+    const unseen = await unseenChangeRequests(ctx, t, number, head, current.changeRequests);
+    if (unseen.length)
+      return { kind: "later", reason: `a request for changes of ${head.slice(0, 7)} is not in the journal yet`, inputs: unseen };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
@@ -19339,6 +19450,26 @@ async function openMissingPull(effect, ctx, t) {
     if (found) return found;
     throw e;
   }
+}
+var REVIEWERS_CHECKED = 5;
+async function unseenChangeRequests(ctx, t, number, head, listed) {
+  const seen = /* @__PURE__ */ new Set([...t.answered ?? [], ...(t.feedback ?? []).flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : [])]);
+  const candidates = (listed ?? await ctx.port.listReviews(number)).filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id)).slice(-REVIEWERS_CHECKED);
+  const inputs = [];
+  for (const r of candidates) {
+    if (!WRITE_PERMISSIONS.has(await ctx.port.permission(r.login))) continue;
+    inputs.push({
+      kind: "review.submitted",
+      taskId: t.id,
+      attempt: t.attempt,
+      reviewId: r.id,
+      actor: r.login,
+      state: "changes_requested",
+      headSha: r.commitId,
+      ...r.body ? { body: bounded(r.body, FEEDBACK_LIMITS.message) } : {}
+    });
+  }
+  return inputs;
 }
 function headOf(_ctx, t, pushed) {
   return t?.recordSha ?? pushed;
@@ -20519,93 +20650,6 @@ async function redChecks(ctx, rt, context, done2) {
       "red checks changed nothing"
     );
 }
-
-// src/app/commands.ts
-var SLASH_COMMANDS = [
-  "retry",
-  "fix",
-  "steer",
-  "status",
-  "pause",
-  "resume",
-  "cancel",
-  "approve",
-  "reject",
-  "budget",
-  "run",
-  "plan",
-  "help"
-];
-var MAX_BODY = 65536;
-function commentOpenAfter(line, open) {
-  let at = 0;
-  for (; ; ) {
-    if (open) {
-      const close = line.indexOf("-->", at);
-      if (close < 0) return true;
-      open = false;
-      at = close + 3;
-    } else {
-      const start = line.indexOf("<!--", at);
-      if (start < 0) return false;
-      open = true;
-      at = start + 4;
-    }
-  }
-}
-function commandLine(lines) {
-  let fence;
-  let comment = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (comment) {
-      comment = commentOpenAfter(line, true);
-      continue;
-    }
-    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
-    if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
-    comment = commentOpenAfter(line, false);
-  }
-  return -1;
-}
-function parseCommand(body) {
-  const lines = body.slice(0, MAX_BODY).replace(/\r\n/g, "\n").split("\n");
-  const at = commandLine(lines);
-  if (at < 0) return void 0;
-  const first = lines[at].trim().slice("/forge".length).trim();
-  const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
-  const name = word.toLowerCase();
-  if (!SLASH_COMMANDS.includes(name)) return { name: "unknown", word };
-  const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
-  const more = lines.slice(at + 1).join("\n").trim();
-  return { name, args, rest: [afterWord, more].filter(Boolean).join("\n") };
-}
-var WRITE_PERMISSIONS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
-var HELP = [
-  "**Forge commands** (people with write access):",
-  "",
-  "| Command | Where | What it does |",
-  "|---|---|---|",
-  "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
-  "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
-  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
-  "| `/forge status` | anywhere | Reply with the run's state. |",
-  "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
-  "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
-  "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
-  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
-  "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
-  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
-  "| `/forge help` | anywhere | This table. |"
-].join("\n");
 
 // src/app/handlers/check-run.ts
 async function onCheckRun(ctx, context) {

@@ -15,10 +15,12 @@ import {
   type MergeResult,
   type PullMergeResult,
   type PullRequestInfo,
+  type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
 import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
+  changeRequestsOf,
   ISSUE_AS_EDITED,
   PULL_WITH_FILES,
   pullInfo,
@@ -325,7 +327,7 @@ export class OctokitPort implements GitHubPort {
     return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
   }
 
-  async getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }> {
+  async getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[]; changeRequests: ReviewInfo[] }> {
     const data = await this.#call("graphql pullRequest", () =>
       this.#octokit.graphql<{ repository: { pullRequest: GraphqlPull | null } | null }>(PULL_WITH_FILES, {
         owner: this.#r.owner,
@@ -342,7 +344,7 @@ export class OctokitPort implements GitHubPort {
       p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED")
         ? await this.listPullRequestFiles(number)
         : nodes.map((f) => f.path);
-    return { ...info, files };
+    return { ...info, files, changeRequests: changeRequestsOf(p) };
   }
 
   async createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo> {
@@ -474,7 +476,7 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async listReviews(number: number): Promise<{ id: number; login: string; bot: boolean; state: string; commitId: string }[]> {
+  async listReviews(number: number): Promise<ReviewInfo[]> {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
       return data.map((r) => ({
@@ -483,6 +485,7 @@ export class OctokitPort implements GitHubPort {
         bot: r.user?.type === "Bot",
         state: r.state,
         commitId: r.commit_id ?? "",
+        body: r.body,
       }));
     });
   }
