@@ -6,7 +6,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import matter from "gray-matter";
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultStages, loadStageConfig, readSubtasks, runStages, stagePrompt, type RunStagesOptions } from "../../src/agent/stages/index.js";
+import {
+  defaultStages,
+  loadStageConfig,
+  readSubtasks,
+  runStages,
+  stagePrompt,
+  type RunStagesOptions,
+} from "../../src/agent/stages/index.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld, type FakeWorld } from "./helpers.js";
 
 afterEach(cleanupTempDirs);
