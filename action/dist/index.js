@@ -37,7 +37,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-YIUG7DZS.js";
+} from "./chunk-GKKKHTVT.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -78,7 +78,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-NNIW6LRK.js";
+} from "./chunk-4O6EJ4DT.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -108,7 +108,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   getInput,
   info,

@@ -57,7 +57,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-NNIW6LRK.js";
+} from "./chunk-4O6EJ4DT.js";
 import {
   Octokit,
   RequestError,
@@ -82,7 +82,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   getInput,
   info,
@@ -15425,7 +15425,7 @@ function runInfo(r) {
     conclusion: r.conclusion ?? null,
     createdAt: r.created_at,
     event: r.event,
-    path: r.path,
+    path: r.path ?? void 0,
     headRepositoryId: r.head_repository?.id ?? null
   };
 }
@@ -15593,7 +15593,8 @@ var OctokitPort = class {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      if (statusOf(e) === 422) return false;
+      const message = e.response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -15712,7 +15713,8 @@ var OctokitPort = class {
         ...filter.branch ? { branch: filter.branch } : {}
       });
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      const file = /^\d+$/.test(workflow) ? void 0 : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map((r) => ({ ...runInfo(r), ...r.path ? {} : { path: file } }));
     });
   }
   async getWorkflowRun(id) {
@@ -19568,13 +19570,17 @@ function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
 }
 function notTheAttemptsJob(run2, expected) {
-  const path2 = run2.path.replace(/@.*$/, "");
+  const path2 = workflowFile(run2.path);
+  if (path2 === void 0) return "its workflow file is not named";
   if (path2 !== expected.workflowPath) return `it runs ${run2.path}, not the agent workflow ${expected.workflowPath}`;
   if (run2.event !== "workflow_dispatch") return `it was started by ${run2.event}, not by a dispatch`;
   if (run2.headRepositoryId !== expected.repositoryId) return "its head commit is not from this repository";
   if (expected.recordedRunId !== void 0 && run2.id !== expected.recordedRunId)
     return `the attempt's job is workflow run ${expected.recordedRunId}`;
   return void 0;
+}
+function workflowFile(path2) {
+  return path2 ? path2.replace(/@.*$/, "") : void 0;
 }
 function parseTrailers(message) {
   const paragraphs = message.trimEnd().split(/\n\s*\n/);
@@ -21196,7 +21202,7 @@ async function isTheAttemptsJob(ctx, rt, context, ref, run2, journal) {
   });
   if (why)
     logOf(context).info(
-      { event: context.name, workflowRunId: run2.id, path: run2.path, runEvent: run2.event, attempt: ref, reason: why },
+      { event: context.name, workflowRunId: run2.id, path: run2.path ?? null, runEvent: run2.event, attempt: ref, reason: why },
       "a workflow run on a task branch that is not the attempt's job: ignored"
     );
   return why === void 0;
@@ -21211,12 +21217,14 @@ async function onWorkflowRun(ctx, context) {
   const journal = loaded?.state.journal;
   const facts = {
     id: run2.id,
-    path: run2.path,
+    // GitHub Enterprise Server's runs carry no `path`; the delivery's `workflow` names the file.
+    path: run2.path ?? payload.workflow?.path,
     event: run2.event,
     headRepositoryId: run2.head_repository?.id
   };
   if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) {
-    if (payload.action === "completed" && run2.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+    const file = workflowFile(facts.path);
+    if (payload.action === "completed" && file !== void 0 && file !== agentWorkflowPath(await ctx.configOf(rt)))
       await onCiDone(ctx, rt, context, { branch: run2.head_branch, headSha: run2.head_sha, conclusion: run2.conclusion });
     return;
   }

@@ -104,8 +104,11 @@ export class OctokitPort implements GitHubPort {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      // "Reference already exists" is a 422: the branch is there, which is what was wanted.
-      if (statusOf(e) === 422) return false;
+      // "Reference already exists" is a 422: the branch is there, which is what was wanted. Other 422s
+      // ("… is not a valid ref name.", "Reference update failed" when a branch is in its way) mean
+      // there is no such branch, and never will be: they fail with GitHub's words.
+      const message = (e as { response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -255,7 +258,11 @@ export class OctokitPort implements GitHubPort {
       // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
       // plain date-time, so a range would not validate against it.
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      // Runs listed by their workflow's file name are that file's, whether or not they say (GitHub Enterprise Server's do not).
+      const file = /^\d+$/.test(workflow) ? undefined : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs
+        .filter((r) => Date.parse(r.created_at) >= after)
+        .map((r) => ({ ...runInfo(r), ...(r.path ? {} : { path: file }) }));
     });
   }
 

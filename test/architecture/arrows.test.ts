@@ -14,27 +14,31 @@ async function errors(filePath: string, code: string): Promise<string[]> {
 
 describe("the architecture's arrows", () => {
   const wrong: [string, string, RegExp][] = [
-    ["src/core/probe.ts", `import { Engine } from "../app/engine.js";`, /The core imports nothing of the App/],
+    ["src/core/probe.ts", `import { Engine } from "../app/engine/index.js";`, /The core imports nothing of the App/],
     ["src/core/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`, /The core imports nothing/],
-    ["src/core/probe.ts", `import { runStages } from "../agent/stages.js";`, /The core imports nothing/],
+    ["src/core/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The core imports nothing/],
     ["src/core/probe.ts", `import { createSim } from "../local-github/server.js";`, /The core imports nothing/],
     ["src/core/decide/probe.ts", `import type { Probot } from "probot";`, /no Probot/],
     ["src/app/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
-    ["src/app/probe.ts", `import { runStages } from "../agent/stages.js";`, /The App reaches the agent runner/],
-    ["src/agent/probe.ts", `import { Engine } from "../app/engine.js";`, /never reaches into the App/],
+    ["src/app/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The App reaches the agent runner/],
+    ["src/agent/probe.ts", `import { Engine } from "../app/engine/index.js";`, /never reaches into the App/],
     ["action/src/probe.ts", `import { Engine } from "../../src/app/engine/index.js";`, /reaches the App only through the core/],
     ["action/src/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
-    ["src/github/probe.ts", `import { Engine } from "../app/engine.js";`, /knows only the core/],
+    ["src/github/probe.ts", `import { Engine } from "../app/engine/index.js";`, /knows only the core/],
     ["src/agent/probe.ts", `import matter from "gray-matter";`, /readFrontMatter/],
-    ["src/local-github/probe.ts", `import { Engine } from "../app/engine.js";`, /The local GitHub is a GitHub stand-in/],
-    ["src/local-github/rest/probe.ts", `import { runStages } from "../../agent/stages.js";`, /imports only the core/],
+    ["src/local-github/probe.ts", `import { Engine } from "../app/engine/index.js";`, /The local GitHub is a GitHub stand-in/],
+    ["src/local-github/rest/probe.ts", `import { runStages } from "../../agent/stages/index.js";`, /imports only the core/],
     ["src/local-github/runner/probe.ts", `import { runDemo } from "../../demo/run.js";`, /imports only the core/],
     ["src/local-github/probe.ts", `import { main } from "../fake-agents/scripted-agent.js";`, /imports only the core/],
     ["src/local-github/probe.ts", `import { main } from "../cli/main.js";`, /imports only the core/],
     ["src/fake-agents/probe.ts", `import { createSim } from "../local-github/server.js";`, /The fake agents import only the core/],
-    ["src/fake-agents/responses/probe.ts", `import { spawnAgent } from "../../agent/spawn.js";`, /The fake agents import only the core/],
+    [
+      "src/fake-agents/responses/probe.ts",
+      `import { spawnAgent } from "../../agent/spawn/index.js";`,
+      /The fake agents import only the core/,
+    ],
     ["src/fake-agents/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
-    ["src/demo/probe.ts", `import { runStages } from "../agent/stages.js";`, /The demo runs the agent layer/],
+    ["src/demo/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The demo runs the agent layer/],
     ["src/app/probe.ts", `import { runDemo } from "../demo/run.js";`, /Only the CLI and tests start the demo/],
     [
       "src/agent/probe.ts",
@@ -52,7 +56,7 @@ describe("the architecture's arrows", () => {
   }
 
   const right: [string, string][] = [
-    ["src/app/probe.ts", `import { decide } from "../core/decide.js";`],
+    ["src/app/probe.ts", `import { decide } from "../core/decide/index.js";`],
     ["src/app/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`],
     ["action/src/probe.ts", `import { branchName } from "../../src/core/decide/index.js";`],
     ["src/github/probe.ts", `import { Octokit } from "@octokit/rest";`],

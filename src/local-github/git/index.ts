@@ -16,7 +16,7 @@
 export { closeReaders } from "../objects.js";
 export { gitProcesses, initBare, runGit } from "./run.js";
 export { hashBlob, objectType, readBlob, readCommit, type CommitInfo, type GitIdentity } from "./store.js";
-export { deleteRef, listRefs, readRefFile, resolveRef, updateRef } from "./refs.js";
+export { deleteRef, listRefs, readRefFile, resolveRef, updateRef, validRefName } from "./refs.js";
 export { buildTree, entryAt, lsTree, treeFromFolder, type TreeChange, type TreeEntry } from "./trees.js";
 export { commitTree } from "./commits.js";
 export { countCommits, isAncestor, mergeBase, mergeTrees, pushCommits, revList } from "./history.js";

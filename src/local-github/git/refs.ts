@@ -85,6 +85,12 @@ export async function listRefs(gitDir: string, prefix = "refs/"): Promise<Map<st
   return new Map([...found].filter(([n]) => want(n)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** Whether git takes `ref` as a full ref name (`git check-ref-format`: no `..`, no component ending in `.lock`, …). */
+export async function validRefName(gitDir: string, ref: string): Promise<boolean> {
+  const r = await runGit(gitDir, ["check-ref-format", ref], { allowFail: true });
+  return r.code === 0;
+}
+
 /** Atomic compare-and-swap of a ref (old = undefined → must not exist; "" → any). */
 export async function updateRef(gitDir: string, ref: string, sha: string, old?: string): Promise<boolean> {
   const args = ["update-ref", ref, sha];
