@@ -13,7 +13,7 @@ import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { actionInputSchema } from "../../action/src/inputs.js";
 import type { JobReport } from "../../action/src/main.js";
 import type { Journal } from "../../src/core/journal.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
 import { makeWorld, RUN, sh, taskFile, testConfig, type World } from "./world.js";
 import { runJob } from "./job.js";
 

@@ -9,8 +9,9 @@ import { createStagesRunner } from "../../action/src/stages-runner.js";
 import { Masker } from "../../src/agent/secrets.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import { startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/local-github/agents/model-server.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
+import { startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
 import { makeWorld, RUN, sh, testConfig, type World } from "./world.js";
 import { runJob } from "./job.js";
 

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
@@ -18,7 +18,7 @@ import { NoCommitsError, type JobGitHub, type PullRef } from "../../action/src/g
 export const RUN = "r1";
 export const PLAN = "p1";
 export const INTEGRATION = `forge/${RUN}/_integration`;
-export const SCRIPTED_AGENT = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
+export const SCRIPTED_AGENT = path.resolve("src/fake-agents/bin/forge-scripted-agent.mjs");
 
 const gitEnv = {
   ...process.env,

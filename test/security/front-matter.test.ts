@@ -10,9 +10,9 @@ import matter from "gray-matter";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
-import { buildContext } from "../../action/src/context.js";
+import { buildTaskContext } from "../../action/src/task-context.js";
 import type { JobReport } from "../../action/src/main.js";
-import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages.js";
+import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages/index.js";
 import { completeWalkthrough, parseAgentWalkthrough, splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { readFrontMatter, writeFrontMatter } from "../../src/core/front-matter.js";
 import { attemptDir } from "../../src/core/layout.js";
@@ -20,7 +20,7 @@ import { loadPlan } from "../../src/core/plan/load.js";
 import { parsePlan, parseTaskFile } from "../../src/core/plan/parse.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { runForge } from "../cli/helpers.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
 import { makeWorld, RUN, sh, taskFile, testConfig, type World } from "../action/world.js";
 import { commandAgent, runJob } from "../action/job.js";
 import { FAKE_AGENT } from "../agent/helpers.js";
@@ -301,7 +301,7 @@ describe("the action", () => {
     const w = world({ files: { ".forge/plans/p1/tasks/t1.md": `${pwnWrite(marker)}${TASK_BODY}` } });
     const node = w.journal.plan.nodes[0]!;
     await expect(
-      buildContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
+      buildTaskContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
     ).rejects.toThrow(`the task file .forge/plans/p1/tasks/t1.md is invalid: ${REFUSED("javascript")}`);
     notRun();
   });

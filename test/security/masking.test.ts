@@ -14,7 +14,7 @@ import { run } from "../../action/src/runner.js";
 import { Masker } from "../../src/agent/secrets.js";
 import { finishedInput } from "../../src/app/normalize.js";
 import { renderChangeRequestIssue } from "../../src/app/render.js";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import { attemptDir, resultPath } from "../../src/core/layout.js";
 import { asData } from "../../src/core/render/as-data.js";
 import { agentResultSchema, type AgentResult } from "../../src/core/schemas/agent-result.js";

@@ -11,7 +11,7 @@ import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { SpendMeter } from "../../action/src/task/spend.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { makeWorld, testConfig } from "../action/world.js";
 import { commandAgent, runJob } from "../action/job.js";
 
