@@ -9,7 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
-import type { TaskContext } from "../../src/agent/stages.js";
+import type { TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 

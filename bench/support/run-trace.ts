@@ -5,7 +5,7 @@
  */
 import { loadavg } from "node:os";
 import { FULL, startHarness, type Harness } from "../../test/app/helpers.js";
-import { Engine } from "../../src/app/engine.js";
+import { Engine } from "../../src/app/engine/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { TRAILERS } from "../../src/core/layout.js";
 import type { SimOptions } from "../../src/local-github/server.js";

@@ -2,7 +2,7 @@
 // agent in a fake world, and git in its repository.
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import type { RunStagesOptions } from "../../src/agent/stages.js";
+import type { RunStagesOptions } from "../../src/agent/stages/index.js";
 import { FAKE_AGENT, type FakeWorld } from "./helpers.js";
 
 export const task = "---\nid: t1\ntitle: T\n---\n## Description\nDo T.";

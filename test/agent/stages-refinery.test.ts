@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import matter from "gray-matter";
 import { afterEach, describe, expect, it } from "vitest";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import { cleanupTempDirs, fakeWorld, type FakeWorld } from "./helpers.js";
 import { git, options, task } from "./stages-helpers.js";
 

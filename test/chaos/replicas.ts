@@ -5,7 +5,7 @@
  * same name in (e), as a StatefulSet's pod does, or under a new one in (g), as a serverless instance
  * does, so the effects it owned are taken over once their leases run out.
  */
-import type { Decision } from "../../src/core/decide.js";
+import type { Decision } from "../../src/core/decide/index.js";
 import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import type { Sim } from "../../src/local-github/server.js";
 import type { AppKeys } from "../local-github/support/helpers.js";

@@ -1,5 +1,5 @@
 // What the decide tests share: a config, a started run, feeding inputs, and the inputs of a success and a merge.
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";

@@ -1,7 +1,7 @@
 // The decider when people and the plan change a run's course: a walkthrough's review, pause, resume
 // and cancel, usage limits, Change Requests and plan edits (the rest: decide.test.ts).
 import { describe, expect, it } from "vitest";
-import { decide, startRun } from "../../src/core/decide.js";
+import { decide, startRun } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { newRun, sha } from "../helpers/world.js";
 import { cfg, feed, merged, MIN, start, status, success, types } from "./decide-helpers.js";

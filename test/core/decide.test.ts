@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
 import { journalSchema } from "../../src/core/journal.js";
