@@ -110,6 +110,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/dist.test.ts",
     "test/action/forge-cli.test.ts",
     "test/action/live-check.test.ts",
+    "test/action/liveness.test.ts",
     "test/action/main.test.ts",
     "test/action/observability.test.ts",
     "test/action/runner.test.ts",
