@@ -7,7 +7,7 @@ import {
   runSpanId,
   runTraceId,
   taskSpanId
-} from "./chunk-6FIFB3C5.js";
+} from "./chunk-4N4ZCUVB.js";
 import {
   BRANCH_PREFIX,
   COMMAND_MEMORY,
@@ -28,6 +28,7 @@ import {
   captainBranch,
   captainId,
   checkRunName,
+  defaultConfig,
   eventSegmentFile,
   executionReportPath,
   fenceFor,
@@ -57,7 +58,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-NNIW6LRK.js";
+} from "./chunk-FIWSRWE5.js";
 import {
   Octokit,
   RequestError,
@@ -82,7 +83,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   getInput,
   info,
@@ -11551,16 +11552,16 @@ var Context = class {
    * @param deepMergeOptions - Controls merging configs (from the [deepmerge](https://github.com/TehShrike/deepmerge) module)
    * @return Configuration object read from the file
    */
-  async config(fileName, defaultConfig, deepMergeOptions) {
+  async config(fileName, defaultConfig2, deepMergeOptions) {
     const params = this.repo({
       path: path.posix.join(".github", fileName),
       defaults(configs) {
-        const result = import_deepmerge.default.all([defaultConfig || {}, ...configs], deepMergeOptions);
+        const result = import_deepmerge.default.all([defaultConfig2 || {}, ...configs], deepMergeOptions);
         return result;
       }
     });
     const { config: config2, files } = await this.octokit.config.get(params);
-    if (!defaultConfig && !files.find((file) => file.config !== null)) {
+    if (!defaultConfig2 && !files.find((file) => file.config !== null)) {
       return null;
     }
     return config2;
@@ -15417,6 +15418,17 @@ function pull(data) {
     fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
   };
 }
+function mergeRefusal(e) {
+  if (statusOf(e) === 405) {
+    const message = wrap("pulls.merge", e).message;
+    return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+  }
+  if (statusOf(e) === 409) return { kind: "head_moved" };
+  throw wrap("pulls.merge", e);
+}
+function reviewInfo(r) {
+  return { id: r.id, login: r.user?.login ?? "", bot: r.user?.type === "Bot", state: r.state, commitId: r.commit_id ?? "", body: r.body };
+}
 function runInfo(r) {
   return {
     id: r.id,
@@ -15425,7 +15437,7 @@ function runInfo(r) {
     conclusion: r.conclusion ?? null,
     createdAt: r.created_at,
     event: r.event,
-    path: r.path,
+    path: r.path ?? void 0,
     headRepositoryId: r.head_repository?.id ?? null
   };
 }
@@ -15593,7 +15605,8 @@ var OctokitPort = class {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      if (statusOf(e) === 422) return false;
+      const message = e.response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -15712,7 +15725,8 @@ var OctokitPort = class {
         ...filter.branch ? { branch: filter.branch } : {}
       });
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      const file = /^\d+$/.test(workflow) ? void 0 : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map((r) => ({ ...runInfo(r), ...r.path ? {} : { path: file } }));
     });
   }
   async getWorkflowRun(id) {
@@ -15809,12 +15823,7 @@ var OctokitPort = class {
       });
       return { kind: "merged", sha: data.sha };
     } catch (e) {
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
+      return mergeRefusal(e);
     }
   }
   async findIssue(label, marker) {
@@ -15893,14 +15902,7 @@ var OctokitPort = class {
   async listReviews(number) {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
-      return data.map((r) => ({
-        id: r.id,
-        login: r.user?.login ?? "",
-        bot: r.user?.type === "Bot",
-        state: r.state,
-        commitId: r.commit_id ?? "",
-        body: r.body
-      }));
+      return data.map(reviewInfo);
     });
   }
   async permission(user) {
@@ -16211,8 +16213,21 @@ function followupMerged(s2, id) {
   s2.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "merged" });
 }
 
-// src/core/decide/iterations.ts
+// src/core/decide/merge-request.ts
 var prHead = (t) => t.recordSha ?? t.pushedSha;
+function requestMerge(s2, i) {
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
+  if (s2.config.merge_policy === "manual") return;
+  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
+  if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
+    s2.effect(postComment("approval", t, approvalComment(t.id)));
+    return;
+  }
+  s2.effect(mergePullRequest(t));
+}
+
+// src/core/decide/iterations.ts
 var OPEN_FOR_FEEDBACK = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
 function reviewSubmitted(s2, input) {
   const i = s2.current(input);
@@ -16399,17 +16414,6 @@ function gate(s2, i, kind) {
   if (revise(s2, i, kind)) return;
   requestMerge(s2, i);
 }
-function requestMerge(s2, i) {
-  const t = s2.task(i);
-  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
-  if (s2.config.merge_policy === "manual") return;
-  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
-  if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
-    s2.effect(postComment("approval", t, approvalComment(t.id)));
-    return;
-  }
-  s2.effect(mergePullRequest(t));
-}
 function mergeHeld(s2, taskId, attempt, paths) {
   const i = s2.current({ kind: "effect.done", taskId, attempt });
   if (i === void 0 || s2.task(i).status !== "MERGE_READY") return;
@@ -16487,12 +16491,15 @@ var TRANSITIONS = {
 };
 function checkTransition(from, to) {
   if (from === to) return { ok: true, noop: true };
-  if (TRANSITIONS[from].includes(to)) return { ok: true, noop: false };
+  if (isValidTransition(from, to)) return { ok: true, noop: false };
   const allowed = TRANSITIONS[from];
   return {
     ok: false,
     reason: `${from} \u2192 ${to} is not a valid transition (from ${from} only ${allowed.length ? allowed.join(" or ") : "nothing"} is allowed)`
   };
+}
+function isValidTransition(from, to) {
+  return TRANSITIONS[from].includes(to);
 }
 
 // src/core/decide/retries.ts
@@ -19542,7 +19549,7 @@ function mergeRounds(a, b) {
   return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
 }
 
-// src/app/engine.ts
+// src/app/engine/index.ts
 import { randomUUID } from "node:crypto";
 
 // src/app/engine/batches.ts
@@ -19568,13 +19575,17 @@ function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
 }
 function notTheAttemptsJob(run2, expected) {
-  const path2 = run2.path.replace(/@.*$/, "");
+  const path2 = workflowFile(run2.path);
+  if (path2 === void 0) return "its workflow file is not named";
   if (path2 !== expected.workflowPath) return `it runs ${run2.path}, not the agent workflow ${expected.workflowPath}`;
   if (run2.event !== "workflow_dispatch") return `it was started by ${run2.event}, not by a dispatch`;
   if (run2.headRepositoryId !== expected.repositoryId) return "its head commit is not from this repository";
   if (expected.recordedRunId !== void 0 && run2.id !== expected.recordedRunId)
     return `the attempt's job is workflow run ${expected.recordedRunId}`;
   return void 0;
+}
+function workflowFile(path2) {
+  return path2 ? path2.replace(/@.*$/, "") : void 0;
 }
 function parseTrailers(message) {
   const paragraphs = message.trimEnd().split(/\n\s*\n/);
@@ -20013,7 +20024,7 @@ var silentLogger = { info() {
 } };
 var DEFAULT_LEASE_MS = 2e4;
 
-// src/app/engine.ts
+// src/app/engine/index.ts
 var MAX_CAS_ATTEMPTS = 6;
 var Engine = class {
   store;
@@ -20521,7 +20532,7 @@ var AppContext = class {
   async configOf(rt) {
     if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
     const read = await readConfig(rt.port, await rt.port.defaultBranch());
-    const value = read.ok ? read.config : forgeConfigSchema.parse({});
+    const value = read.ok ? read.config : defaultConfig();
     rt.config = { value, at: this.now() };
     return value;
   }
@@ -21196,7 +21207,7 @@ async function isTheAttemptsJob(ctx, rt, context, ref, run2, journal) {
   });
   if (why)
     logOf(context).info(
-      { event: context.name, workflowRunId: run2.id, path: run2.path, runEvent: run2.event, attempt: ref, reason: why },
+      { event: context.name, workflowRunId: run2.id, path: run2.path ?? null, runEvent: run2.event, attempt: ref, reason: why },
       "a workflow run on a task branch that is not the attempt's job: ignored"
     );
   return why === void 0;
@@ -21211,12 +21222,14 @@ async function onWorkflowRun(ctx, context) {
   const journal = loaded?.state.journal;
   const facts = {
     id: run2.id,
-    path: run2.path,
+    // GitHub Enterprise Server's runs carry no `path`; the delivery's `workflow` names the file.
+    path: run2.path ?? payload.workflow?.path,
     event: run2.event,
     headRepositoryId: run2.head_repository?.id
   };
   if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) {
-    if (payload.action === "completed" && run2.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+    const file = workflowFile(facts.path);
+    if (payload.action === "completed" && file !== void 0 && file !== agentWorkflowPath(await ctx.configOf(rt)))
       await onCiDone(ctx, rt, context, { branch: run2.head_branch, headSha: run2.head_sha, conclusion: run2.conclusion });
     return;
   }

@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { GitRun } from "../../src/agent/branches.js";
 import type { Masker } from "../../src/agent/secrets.js";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import type { AdapterName } from "../../src/agent/types.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunner } from "./agent-runner.js";
@@ -58,27 +58,9 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
-        taskContext: {
-          runId: c.runId,
-          taskId: c.taskId,
-          attempt: c.attempt,
-          title: c.title,
-          task: c.task,
-          branch: c.branch,
-          ...(c.spec !== undefined ? { spec: c.spec } : {}),
-          ...(c.plan !== undefined ? { plan: c.plan } : {}),
-          ...(c.agentsMd !== undefined ? { agentsMd: c.agentsMd } : {}),
-          ...(c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {}),
-          ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
-          ...(c.answer !== undefined ? { answer: c.answer } : {}),
-          ...(c.review !== undefined ? { review: c.review } : {}),
-          // The same array: messages the job receives later reach the stages that start later.
-          ...(c.steering !== undefined ? { steering: c.steering } : {}),
-          ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
-          ...(c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {}),
-          ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),
-          ...(c.goal !== undefined ? { goal: c.goal } : {}),
-        },
+        // The job's context as it is: the same `steering` array, so messages the job receives later
+        // reach the stages that start later.
+        taskContext: c,
         // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
         ...(options.git ? { git: options.git } : {}),

@@ -6,7 +6,7 @@
  * Nothing is lost with the process: the reconciler's sweep (at start and on its timer) finds the
  * ended job and reads the branch itself.
  */
-import type { Logger } from "./engine.js";
+import type { Logger } from "./engine/index.js";
 
 export class LaterReads {
   readonly #timers = new Map<string, NodeJS.Timeout>();

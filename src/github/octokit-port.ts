@@ -18,7 +18,7 @@ import {
   type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
-import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { checkBody, mergeRefusal, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
   changeRequestsOf,
   ISSUE_AS_EDITED,
@@ -104,8 +104,11 @@ export class OctokitPort implements GitHubPort {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      // "Reference already exists" is a 422: the branch is there, which is what was wanted.
-      if (statusOf(e) === 422) return false;
+      // "Reference already exists" is a 422: the branch is there, which is what was wanted. Other 422s
+      // ("… is not a valid ref name.", "Reference update failed" when a branch is in its way) mean
+      // there is no such branch, and never will be: they fail with GitHub's words.
+      const message = (e as { response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -255,7 +258,11 @@ export class OctokitPort implements GitHubPort {
       // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
       // plain date-time, so a range would not validate against it.
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      // Runs listed by their workflow's file name are that file's, whether or not they say (GitHub Enterprise Server's do not).
+      const file = /^\d+$/.test(workflow) ? undefined : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs
+        .filter((r) => Date.parse(r.created_at) >= after)
+        .map((r) => ({ ...runInfo(r), ...(r.path ? {} : { path: file }) }));
     });
   }
 
@@ -376,14 +383,7 @@ export class OctokitPort implements GitHubPort {
       });
       return { kind: "merged", sha: data.sha };
     } catch (e) {
-      // 405: not mergeable (required checks, conflicts, draft) — or "Base branch was modified" when
-      // a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
+      return mergeRefusal(e);
     }
   }
 
@@ -479,14 +479,7 @@ export class OctokitPort implements GitHubPort {
   async listReviews(number: number): Promise<ReviewInfo[]> {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
-      return data.map((r) => ({
-        id: r.id,
-        login: r.user?.login ?? "",
-        bot: r.user?.type === "Bot",
-        state: r.state,
-        commitId: r.commit_id ?? "",
-        body: r.body,
-      }));
+      return data.map(reviewInfo);
     });
   }
 

@@ -64,8 +64,11 @@ export interface WorkflowRunInfo {
   createdAt: string;
   /** What started it: `workflow_dispatch`, `push`, `pull_request`, … */
   event: string;
-  /** The workflow file it runs, e.g. `.github/workflows/forge-agent.yml`. */
-  path: string;
+  /**
+   * The workflow file it runs, e.g. `.github/workflows/forge-agent.yml`. GitHub Enterprise Server's
+   * runs may not say; a run listed by its workflow's file is that file's.
+   */
+  path: string | undefined;
   /** The repository its head commit comes from (a fork's for a pull request from a fork); null when GitHub gives none. */
   headRepositoryId: number | null;
 }

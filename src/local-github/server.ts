@@ -7,13 +7,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { authenticate, authorize, HttpError } from "./auth.js";
 import { Control, handleControl } from "./control.js";
-import { SimCore } from "./core/index.js";
+import { SimCore } from "./domain/index.js";
 import type { FaultConfig } from "./faults.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
 import { restLatencyClass, type LatencyProfileName, type LatencySettings } from "./latency/profile.js";
-import { Model } from "./model/index.js";
+import { Model } from "./resources/index.js";
 import type { RouteMatch, Violation } from "./openapi.js";
 import { handlers as restHandlers, type Handler, type RestCtx, type Result } from "./rest/index.js";
 import type { App, Token, User } from "./state.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Git } from "../../action/src/git.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
@@ -303,7 +303,9 @@ describe("the Forge action on the local GitHub", () => {
     expect(logOf(id2)).toContain("already ended");
     expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(head.commit.sha);
   }, 120_000);
+});
 
+describe("the Forge action on the local GitHub: a merged PR, a stale dispatch, a stalled agent", () => {
   it("a revision whose PR was merged meanwhile opens no second PR: its work stays on the branch, its answer in the merged PR's thread", async () => {
     const branch = `forge/${RUN}/t1/1`;
     const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "open" });

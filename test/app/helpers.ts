@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
-import type { Decision } from "../../src/core/decide.js";
+import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { appManifestGrants } from "../../src/app/launch.js";
 import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";

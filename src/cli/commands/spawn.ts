@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { EXIT_CODES, succeeded } from "../../core/exit-codes.js";
 import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchReport, type SubWorktree } from "../../agent/branches.js";
 import { loadSystemPrompt } from "../../agent/prompts.js";
-import { spawnAgent } from "../../agent/spawn.js";
+import { spawnAgent } from "../../agent/spawn/index.js";
 import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
 import { existingDir, existingFile, writableDir } from "../args.js";
 import { CliError, type CliIo } from "../io.js";
@@ -173,7 +173,7 @@ function seconds(value: string | undefined, flag: string): number | undefined {
 
 async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSignal): Promise<Parameters<typeof spawnAgent>[0]> {
   const env = process.env;
-  const adapter = (flags.adapter ?? env.FORGE_ADAPTER ?? "claude") as AdapterName;
+  const adapter = (flags.adapter ?? (env.FORGE_ADAPTER || "claude")) as AdapterName;
   if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
   if (flags.agentType !== undefined && !isAgentKind(flags.agentType))
     throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);

@@ -10,7 +10,7 @@ import { newRevision, type AttemptRecord } from "../journal.js";
 import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
 import { attemptRef, iterationOf, prHead } from "../task-rules.js";
 import * as effects from "./effects.js";
-import { requestMerge } from "./merge-gate.js";
+import { requestMerge } from "./merge-request.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 
 /** Statuses in which a task's PR is open for feedback: being revised, verified, or waiting to merge. */

@@ -107,9 +107,11 @@ describe("workflow_run", () => {
   });
 
   it.each([
-    ["at once (serverless)", 0],
-    ["after the grace given to the push", 50],
-  ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs) => {
+    ["at once (serverless)", 0, false],
+    ["after the grace given to the push", 50, false],
+    // GitHub Enterprise Server's `workflow_run` has no `path`: the delivery's `workflow` names the file.
+    ["at once, from a workflow_run without `path` (GitHub Enterprise Server)", 0, true],
+  ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs, ghes) => {
     const app = await startApp({ jobEndGraceMs });
     const before = storedRun({ a: [] });
     expect(taskOf(before.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 1 });
@@ -144,7 +146,9 @@ describe("workflow_run", () => {
     const dispatch2 = gh.dispatch(5002);
     gh.tracker(3);
 
-    await app.receive(workflowRun("completed", "failure"));
+    const ended = workflowRun("completed", "failure");
+    if (ghes) delete (ended.payload as { workflow_run: { path?: string } }).workflow_run.path;
+    await app.receive(ended);
     if (jobEndGraceMs > 0) {
       // Nothing is read while the push may still come…
       expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
@@ -209,7 +213,9 @@ describe("workflow_run", () => {
     expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
     gh.verify();
   });
+});
 
+describe("workflow_run: a runner gone", () => {
   it("completed with a step still running (its runner went away): the attempt is STALE, not FAILED, and it is retried", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] });
