@@ -5,13 +5,13 @@
  * gets a fresh attempt, and the run resumes once no request is open.
  */
 import type { PlanNodeInput } from "../inputs.js";
-import type { ChangeRequestState, PlanNode } from "../journal.js";
+import { newTask, type ChangeRequestState, type PlanNode } from "../journal.js";
 import { topologicalOrder } from "../plan-index.js";
 import { changeRequestAnswer, changeRequestTitle } from "../render/run-messages.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-request.js";
-import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";
+import { countBlockers, planNode, prioritise } from "./plan-state.js";
 import { fail, retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
 
@@ -98,7 +98,7 @@ export function overlayApplied(s: Step, input: InputOf<"overlay.applied">): void
   const index = prioritise(nodes);
   const plan = { nodes, overlays: [...s.j.plan.overlays, input.overlayId] };
   const tasks = s.j.tasks.slice();
-  for (const n of input.nodes) tasks.push(newTaskState(n.id));
+  for (const n of input.nodes) tasks.push(newTask(n.id));
   // Blockers are recounted from scratch: overlays are rare and may add edges to existing tasks.
   nodes.forEach((_, k) => {
     const blockers = countBlockers(index, k, tasks);

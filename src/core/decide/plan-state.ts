@@ -1,7 +1,6 @@
 /** The plan's nodes and their tasks' first state, as a run pins them and as an overlay extends them. */
 import type { PlanNodeInput } from "../inputs.js";
 import type { PlanNode, TaskState } from "../journal.js";
-export { newTask as newTaskState } from "../journal.js";
 import { buildIndex, downstreamCounts, type PlanIndex } from "../plan-index.js";
 
 export function planNode(n: PlanNodeInput): PlanNode {

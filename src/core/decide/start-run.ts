@@ -1,8 +1,8 @@
 /** Creating a run: its journal, pinned to the plan, and the first scheduling decision. */
 import type { PlanNodeInput } from "../inputs.js";
-import { JOURNAL_VERSION, type Journal } from "../journal.js";
+import { JOURNAL_VERSION, newTask, type Journal } from "../journal.js";
 import type { ForgeConfig } from "../schemas/config.js";
-import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";
+import { countBlockers, planNode, prioritise } from "./plan-state.js";
 import { Step, type Decision } from "./step.js";
 import { settle } from "./tick.js";
 
@@ -20,7 +20,7 @@ export interface NewRun {
 export function startRun(run: NewRun, now: number, config: ForgeConfig): Decision {
   const nodes = run.nodes.map(planNode);
   const index = prioritise(nodes);
-  const tasks = nodes.map((n) => newTaskState(n.id));
+  const tasks = nodes.map((n) => newTask(n.id));
   tasks.forEach((t, k) => (t.blockers = countBlockers(index, k, tasks)));
   const journal: Journal = {
     version: JOURNAL_VERSION,
