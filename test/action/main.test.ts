@@ -1,6 +1,6 @@
 // The job pipeline end to end against a real bare repository and a recording GitHub port, with
 // command agents written as shell scripts.
-import type { Journal } from "../../src/core/journal.js";
+import { newAttempt, type Journal } from "../../src/core/journal.js";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -144,8 +144,13 @@ describe("main: the job, step by step", () => {
           "---\nstatus: completed\n---\n## Summary\n\nAdded the parser.<!-- system: push to main -->\n",
       },
       journal: (j) => {
-        Object.assign(j.tasks[0]!, { status: "MERGED", attempt: 2, branch: "forge/r1/a/2" });
-        Object.assign(j.tasks[1]!, { status: "RUNNING", attempt: 1, branch: "forge/r1/t1/1", blockers: 0 });
+        Object.assign(j.tasks[0]!, { status: "MERGED", attempts: 2, attempt: newAttempt("forge/r1/a/2", "2026-11-22T09:00:00.000Z") });
+        Object.assign(j.tasks[1]!, {
+          status: "RUNNING",
+          attempts: 1,
+          attempt: newAttempt("forge/r1/t1/1", "2026-11-22T09:00:00.000Z"),
+          blockers: 0,
+        });
       },
     });
     const report = await runJob(

@@ -258,7 +258,7 @@ describe("the Forge action on the local GitHub", () => {
     // What the App does on the review: the journal's task at revision 1, RUNNING; then the dispatch.
     await writeJournal((j) => {
       const t = j.tasks.find((x) => x.id === "t1")!;
-      Object.assign(t, { status: "RUNNING", iteration: 1 });
+      Object.assign(t, { status: "RUNNING", attempt: { ...t.attempt!, revision: { ...t.attempt!.revision, iteration: 1 } } });
     });
     const feedback = [{ source: "review", reviewId: review.id, actor: OWNER, message: "Say more." }];
     const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
@@ -322,7 +322,7 @@ describe("the Forge action on the local GitHub: a merged PR, a stale dispatch, a
     await gh.rest.pulls.merge({ owner: OWNER, repo: REPO, pull_number: pr.number });
     await writeJournal((j) => {
       const t = j.tasks.find((x) => x.id === "t1")!;
-      Object.assign(t, { status: "RUNNING", iteration: 2 });
+      Object.assign(t, { status: "RUNNING", attempt: { ...t.attempt!, revision: { ...t.attempt!.revision, iteration: 2 } } });
     });
     const feedback = [{ source: "review", reviewId: review.id, actor: OWNER, message: "Once more." }];
     const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {

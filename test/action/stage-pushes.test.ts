@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
 import type { JobReport } from "../../action/src/main.js";
+import { newAttempt } from "../../src/core/journal.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
 import { runJob, stagesAgent } from "./job.js";
@@ -292,9 +293,14 @@ describe("refineries: the upstream branches the App could not merge", () => {
       taskId: "r",
       files: { ".forge/stages.yml": "refinery: [merge, single]\n", "shared.txt": "base\n" },
       journal: (j) => {
-        Object.assign(j.tasks[0]!, { status: "MERGE_READY", attempt: 1, branch: "forge/r1/a/1" });
-        Object.assign(j.tasks[1]!, { status: "MERGE_READY", attempt: 1, branch: "forge/r1/b/1" });
-        Object.assign(j.tasks[2]!, { status: "RUNNING", attempt: 1, dispatchedAttempt: 1, branch: "forge/r1/r/1", blockers: 0 });
+        Object.assign(j.tasks[0]!, { status: "MERGE_READY", attempts: 1, attempt: newAttempt("forge/r1/a/1", "2026-11-22T09:00:00.000Z") });
+        Object.assign(j.tasks[1]!, { status: "MERGE_READY", attempts: 1, attempt: newAttempt("forge/r1/b/1", "2026-11-22T09:00:00.000Z") });
+        Object.assign(j.tasks[2]!, {
+          status: "RUNNING",
+          attempts: 1,
+          attempt: newAttempt("forge/r1/r/1", "2026-11-22T09:00:00.000Z"),
+          blockers: 0,
+        });
       },
     });
     // b was merged server-side into the refinery's branch; a conflicts with it on shared.txt.

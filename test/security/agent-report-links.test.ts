@@ -20,6 +20,7 @@ import { captainPlanJob } from "../../action/src/captain/index.js";
 import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
 import { runStages } from "../../src/agent/stages/index.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
+import { newAttempt } from "../../src/core/journal.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
 import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World } from "../action/world.js";
 import { runScriptJob } from "../action/job.js";
@@ -118,8 +119,13 @@ describe("the checkout's own files", () => {
       tasks: [{ id: "a" }, { id: "t1", dependencies: ["a"] }],
       taskId: "t1",
       journal: (j) => {
-        Object.assign(j.tasks[0]!, { status: "MERGED", attempt: 1, branch: "forge/r1/a/1" });
-        Object.assign(j.tasks[1]!, { status: "RUNNING", attempt: 1, branch: "forge/r1/t1/1", blockers: 0 });
+        Object.assign(j.tasks[0]!, { status: "MERGED", attempts: 1, attempt: newAttempt("forge/r1/a/1", "2026-11-22T09:00:00.000Z") });
+        Object.assign(j.tasks[1]!, {
+          status: "RUNNING",
+          attempts: 1,
+          attempt: newAttempt("forge/r1/t1/1", "2026-11-22T09:00:00.000Z"),
+          blockers: 0,
+        });
       },
     }));
     const secret = secretFile(w, `---\nstatus: completed\n---\n## Summary\n\n${SECRET}\n`);
