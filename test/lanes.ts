@@ -69,6 +69,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/cli/report.test.ts",
     "test/github/pull-with-files.test.ts",
     "test/local-github/conformance.test.ts",
+    "test/local-github/conformance-rules.test.ts",
     "test/local-github/faults.test.ts",
     "test/local-github/fixtures.test.ts",
     "test/local-github/git-http.test.ts",

@@ -145,8 +145,8 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
       if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
         return { any: [["metadata", "read"]], role: "read" };
       if (operationId.includes("status")) return { any: [["statuses", lvl]], role };
-      // Rulesets: anyone who can read the repository reads them; creating one is administration.
-      if (operationId === "repos/create-repo-ruleset") return { any: [["administration", "write"]], role: "admin" };
+      // Rulesets: anyone who can read the repository reads them; creating, updating or deleting one is administration.
+      if (/^repos\/(create|update|delete)-repo-ruleset$/.test(operationId)) return { any: [["administration", "write"]], role: "admin" };
       if (operationId.includes("rule")) return { any: [["metadata", "read"]], role: "read" };
       return { any: [["contents", operationId === "repos/merge" ? "write" : lvl]], role };
     case "git":
