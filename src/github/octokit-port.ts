@@ -6,6 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
+import { readBranchRules, type BranchRule } from "./merge-rules.js";
 import {
   ConflictError,
   GitHubError,
@@ -394,6 +395,10 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
+  branchRules(branch: string): Promise<BranchRule[]> {
+    return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+
   async findIssue(label: string, marker: string): Promise<number | null> {
     const mine = await this.#author();
     return this.#call("issues.listForRepo", async () => {
@@ -472,15 +477,6 @@ export class OctokitPort implements GitHubPort {
         ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content })
         : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content }),
     );
-  }
-
-  async branchRules(branch: string): Promise<string[]> {
-    try {
-      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
-      return rules.map((r) => r.type);
-    } catch (e) {
-      throw wrap("repos.getBranchRules", e);
-    }
   }
 
   async listReviews(number: number): Promise<ReviewInfo[]> {

@@ -6,6 +6,7 @@
 import { approvalComment, protectedPathsComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
 import { prHead, revise } from "./iterations.js";
+import { mergeUnblocked } from "./merge-blocked.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 
@@ -87,6 +88,7 @@ export function prMerged(s: Step, taskId: string, attempt: number, mergeSha: str
     return;
   }
   if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
+  mergeUnblocked(s, i, "merged");
   s.edit(i).mergeSha = mergeSha;
   s.move(i, "MERGED", kind);
   s.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
