@@ -120,7 +120,13 @@ export async function enforceProtection(repo: Repo, write: RefWrite, who: ActCon
 }
 
 /** Whether a check run or commit status of `context` on `sha` succeeded ("expected" when none or still running). */
-export function checkState(core: SimCore, repo: Repo, sha: string, context: string, appId: number | null): "success" | "expected" | "failing" {
+export function checkState(
+  core: SimCore,
+  repo: Repo,
+  sha: string,
+  context: string,
+  appId: number | null,
+): "success" | "expected" | "failing" {
   const runs = [...core.state.checkRuns.values()]
     .filter((r) => r.repoId === repo.id && r.headSha === sha && r.name === context && (appId === null || r.appId === appId))
     .sort((a, b) => b.id - a.id);

@@ -46,7 +46,8 @@ async function rulesetMergeViolations(core: SimCore, repo: Repo, issue: Issue, b
       const params = rule.parameters ?? {};
       if (rule.type === "pull_request") {
         const need = Number(params.required_approving_review_count ?? 0);
-        if (need > 0 && approvals(core, repo, issue, params.dismiss_stale_reviews_on_push === true) < need) add(MERGE_MESSAGES.approvals(need));
+        if (need > 0 && approvals(core, repo, issue, params.dismiss_stale_reviews_on_push === true) < need)
+          add(MERGE_MESSAGES.approvals(need));
       } else if (rule.type === "required_status_checks") {
         for (const c of (params.required_status_checks as RequiredCheck[] | undefined) ?? []) {
           const state = checkState(core, repo, p.headSha, c.context, c.integration_id ?? null);
@@ -65,7 +66,14 @@ async function rulesetMergeViolations(core: SimCore, repo: Repo, issue: Issue, b
  * violations found" naming them), or branch protection's `strict` (405, the head does not contain
  * the base's tip) — checked before the merge commit is made.
  */
-export async function enforceMergeRequirements(core: SimCore, repo: Repo, issue: Issue, base: string, who: ActContext, doc: string): Promise<void> {
+export async function enforceMergeRequirements(
+  core: SimCore,
+  repo: Repo,
+  issue: Issue,
+  base: string,
+  who: ActContext,
+  doc: string,
+): Promise<void> {
   const broken = await rulesetMergeViolations(core, repo, issue, base, who);
   if (broken.length) throw new HttpError(405, `Repository rule violations found\n\n${broken.join("\n")}\n`, doc);
   const p = protectionOf(repo, `refs/heads/${issue.pull!.baseRef}`);
