@@ -12,7 +12,8 @@
  *   rule it cannot satisfy — named for a person, with what they can do.
  */
 import type { Octokit } from "./octokit-port.js";
-import { wrap } from "./octokit-rest.js";
+import { statusOf, wrap } from "./octokit-rest.js";
+import type { PullMergeResult } from "./port.js";
 
 export interface BranchRule {
   type: string;
@@ -31,6 +32,36 @@ export async function readBranchRules(octokit: Octokit, owner: string, repo: str
     }));
   } catch (e) {
     throw wrap("repos.getBranchRules", e);
+  }
+}
+
+/** Merge a pull request (docs.github.com/rest/pulls/pulls#merge-a-pull-request) by `method`, a merge commit when none is given. */
+export async function mergePull(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  number: number,
+  fields: { sha?: string; method?: MergeMethod; title?: string },
+): Promise<PullMergeResult> {
+  try {
+    const { data } = await octokit.rest.pulls.merge({
+      owner,
+      repo,
+      pull_number: number,
+      ...(fields.sha ? { sha: fields.sha } : {}),
+      merge_method: fields.method ?? "merge",
+      ...(fields.title ? { commit_title: fields.title } : {}),
+    });
+    return { kind: "merged", sha: data.sha };
+  } catch (e) {
+    // 405: not mergeable (required checks, approvals, rules, conflicts, draft) — or "Base branch was
+    // modified" when a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
+    if (statusOf(e) === 405) {
+      const message = wrap("pulls.merge", e).message;
+      return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+    }
+    if (statusOf(e) === 409) return { kind: "head_moved" };
+    throw wrap("pulls.merge", e);
   }
 }
 

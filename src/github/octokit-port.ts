@@ -6,7 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
-import { readBranchRules, type BranchRule } from "./merge-rules.js";
+import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
   GitHubError,
@@ -370,29 +370,8 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
-  async mergePullRequest(
-    number: number,
-    fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
-  ): Promise<PullMergeResult> {
-    try {
-      const { data } = await this.#octokit.rest.pulls.merge({
-        ...this.#r,
-        pull_number: number,
-        ...(fields.sha ? { sha: fields.sha } : {}),
-        merge_method: fields.method ?? "merge",
-        ...(fields.title ? { commit_title: fields.title } : {}),
-      });
-      return { kind: "merged", sha: data.sha };
-    } catch (e) {
-      // 405: not mergeable (required checks, conflicts, draft) — or "Base branch was modified" when
-      // a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
-    }
+  mergePullRequest(number: number, fields: { sha?: string; method?: MergeMethod; title?: string }): Promise<PullMergeResult> {
+    return mergePull(this.#octokit, this.owner, this.repo, number, fields);
   }
 
   branchRules(branch: string): Promise<BranchRule[]> {
