@@ -124,7 +124,12 @@ export async function cachedMergeMethod(
   cache.set(owner, byBranch);
   const hit = byBranch.get(branch);
   if (hit && now - hit.at < ttlMs) return hit.method;
-  const rules = await read().catch((): BranchRule[] => []);
+  let rules: BranchRule[] = [];
+  try {
+    rules = await read();
+  } catch {
+    // unread: a merge commit, and the refusal says what the branch wants
+  }
   const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
   byBranch.set(branch, { at: now, method });
   return method;
