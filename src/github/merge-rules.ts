@@ -12,7 +12,7 @@
  *   rule it cannot satisfy — named for a person, with what they can do.
  */
 import type { Octokit } from "./octokit-port.js";
-import { statusOf, wrap } from "./octokit-rest.js";
+import { mergeRefusal, wrap } from "./octokit-rest.js";
 import type { PullMergeResult } from "./port.js";
 
 export interface BranchRule {
@@ -54,14 +54,8 @@ export async function mergePull(
     });
     return { kind: "merged", sha: data.sha };
   } catch (e) {
-    // 405: not mergeable (required checks, approvals, rules, conflicts, draft) — or "Base branch was
-    // modified" when a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
-    if (statusOf(e) === 405) {
-      const message = wrap("pulls.merge", e).message;
-      return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-    }
-    if (statusOf(e) === 409) return { kind: "head_moved" };
-    throw wrap("pulls.merge", e);
+    // 405: not mergeable (required checks, approvals, rules, conflicts, draft), or the base moved; 409: the head moved.
+    return mergeRefusal(e);
   }
 }
 

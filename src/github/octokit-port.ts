@@ -19,7 +19,7 @@ import {
   type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
-import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { checkBody, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
   changeRequestsOf,
   ISSUE_AS_EDITED,
@@ -461,14 +461,7 @@ export class OctokitPort implements GitHubPort {
   async listReviews(number: number): Promise<ReviewInfo[]> {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
-      return data.map((r) => ({
-        id: r.id,
-        login: r.user?.login ?? "",
-        bot: r.user?.type === "Bot",
-        state: r.state,
-        commitId: r.commit_id ?? "",
-        body: r.body,
-      }));
+      return data.map(reviewInfo);
     });
   }
 

@@ -9,7 +9,7 @@
 import type { TaskState } from "../journal.js";
 import { mergeBlockedComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
-import { requestMerge } from "./merge-gate.js";
+import { requestMerge } from "./merge-request.js";
 import type { InputOf, Step } from "./step.js";
 
 /** How a `waiting` reason set by a refused merge begins (a revision limit's does not). */
