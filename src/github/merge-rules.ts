@@ -1,7 +1,7 @@
 /**
  * The rules GitHub holds a merge into a branch to, as Forge needs them to merge a task's pull
  * request (docs/executor.md#merging-under-the-repositorys-rules):
- * - the branch's active ruleset rules, read once per branch and kept for `CONFIG_TTL_MS`
+ * - the branch's active ruleset rules, read once per branch and kept for `RULES_TTL_MS` (the config's TTL)
  *   (GET /repos/{owner}/{repo}/rules/branches/{branch} — docs.github.com/rest/repos/rules#get-rules-for-a-branch,
  *   readable with the Metadata permission every App has);
  * - the merge method they allow: `required_linear_history` ("Prevent merge commits from being pushed
@@ -99,6 +99,9 @@ export function mergeBlocker(message: string, branch: string, requiredChecks: re
     return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
   return undefined;
 }
+
+/** How long a branch's rules are kept: as long as the repository's config (`CONFIG_TTL_MS`, src/app/context.ts). */
+export const RULES_TTL_MS = 10 * 60_000;
 
 const cache = new WeakMap<object, Map<string, { at: number; method: MergeMethod }>>();
 

@@ -20,7 +20,7 @@
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./domain/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
-import { bringsMergeCommits, type RefWrite } from "./rulesets.js";
+import type { RefWrite } from "./rulesets.js";
 import * as git from "./git/index.js";
 import type { Issue, Repo, User } from "./state.js";
 
@@ -112,7 +112,7 @@ export async function enforceProtection(repo: Repo, write: RefWrite, who: ActCon
           : r.type === "non_fast_forward"
             ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
             : r.type === "required_linear_history"
-              ? write.after !== null && (await bringsMergeCommits(repo, write.before, write.after))
+              ? write.after !== null && (await git.bringsMergeCommits(repo.gitDir, write.before, write.after))
               : false;
     if (applies && !broken.includes(r.message)) broken.push(r.message);
   }

@@ -105,13 +105,6 @@ const MESSAGES: Record<string, string> = {
   required_linear_history: "This branch must not contain merge commits.",
 };
 
-/** Whether the commits `after` brings that `before` (or, for a new ref, no existing ref) has not include a merge commit. */
-export async function bringsMergeCommits(repo: Repo, before: string | null, after: string): Promise<boolean> {
-  const range = before ? [after, `^${before}`] : [after, "--not", "--all"];
-  const r = await git.runGit(repo.gitDir, ["rev-list", "--min-parents=2", "--max-count=1", ...range], { allowFail: true });
-  return r.code === 0 && r.stdout.toString().trim() !== "";
-}
-
 /** The rules a write breaks, as GitHub words them; empty when it may go ahead. */
 export async function violations(repo: Repo, write: RefWrite, who: ActContext, viaPullRequest = false): Promise<string[]> {
   const out: string[] = [];
@@ -128,7 +121,7 @@ export async function violations(repo: Repo, write: RefWrite, who: ActContext, v
               : rule.type === "non_fast_forward"
                 ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
                 : rule.type === "required_linear_history"
-                  ? write.after !== null && (await bringsMergeCommits(repo, write.before, write.after))
+                  ? write.after !== null && (await git.bringsMergeCommits(repo.gitDir, write.before, write.after))
                   : false;
       if (broken && !out.includes(MESSAGES[rule.type]!)) out.push(MESSAGES[rule.type]!);
     }

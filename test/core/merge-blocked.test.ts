@@ -8,7 +8,8 @@ import type { LeafInput } from "../../src/core/inputs.js";
 import { journalSchema, type Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
-import { mergeBlocker, mergeMethodFor } from "../../src/github/merge-rules.js";
+import { CONFIG_TTL_MS } from "../../src/app/context.js";
+import { mergeBlocker, mergeMethodFor, RULES_TTL_MS } from "../../src/github/merge-rules.js";
 import { newRun, nodes, sha } from "../helpers/world.js";
 
 const config: ForgeConfig = forgeConfigSchema.parse({});
@@ -85,6 +86,10 @@ describe("merge.blocked", () => {
 });
 
 describe("GitHub's rules and refusals, as the App reads them", () => {
+  it("a branch's rules are kept as long as the repository's config", () => {
+    expect(RULES_TTL_MS).toBe(CONFIG_TTL_MS);
+  });
+
   it("the merge method: squash under linear history or when merge commits are not allowed, else a merge commit", () => {
     expect(mergeMethodFor([])).toBe("merge");
     expect(mergeMethodFor([{ type: "deletion" }, { type: "required_linear_history" }])).toBe("squash");

@@ -205,7 +205,9 @@ describe("ruleset rules on pull request merges", () => {
     await bob.rest.pulls.createReview({ owner, repo, pull_number: number, event: "APPROVE" });
     expect((await merge()).data.merged).toBe(true);
   });
+});
 
+describe("ruleset status checks on pull request merges", () => {
   // available-rules-for-rulesets#require-status-checks-to-pass-before-merging, and "Require branches
   // to be up to date before merging" (strict_required_status_checks_policy).
   it("required_status_checks: contexts must be green on the head; strict: the head must contain the base's tip", async () => {

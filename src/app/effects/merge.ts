@@ -8,9 +8,8 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput } from "../../github/ci-checks.js";
-import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear } from "../../github/merge-rules.js";
+import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
-import { CONFIG_TTL_MS } from "../context.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
 /** How soon a merge that lost a race with another merge into the same base is tried again. */
@@ -73,7 +72,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history.
   const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, CONFIG_TTL_MS, () => port.branchRules(base));
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
   const res = await port.mergePullRequest(number, { ...(sha ? { sha: headOf(ctx, t, sha) } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
