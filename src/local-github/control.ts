@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./domain/index.js";
 import type { FaultConfig } from "./faults.js";
+import type { RateLimitConfig } from "./rate-limits.js";
 import { Model } from "./resources/index.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
@@ -232,6 +233,11 @@ export class Control {
     return this.core.faults.set(partial);
   }
 
+  /** GitHub's rate limits (../rate-limits.ts): `{ enabled: true }` enforces GitHub's numbers; tighter ones for tests. Counts start again. */
+  rateLimits(partial: Partial<RateLimitConfig>): RateLimitConfig {
+    return this.core.rateLimits.set(partial);
+  }
+
   resetFaults(): FaultConfig {
     this.core.faults.reset();
     return this.core.faults.config;
@@ -363,6 +369,9 @@ export async function handleControl(
     if (method === "GET" && path === "/faults") return send(res, 200, control.core.faults.config);
     if (method === "PUT" && path === "/faults") return send(res, 200, control.faults(body as Partial<FaultConfig>));
     if (method === "DELETE" && path === "/faults") return send(res, 200, control.resetFaults());
+    if (method === "GET" && path === "/rate-limits") return send(res, 200, control.core.rateLimits.config);
+    if (method === "PUT" && path === "/rate-limits") return send(res, 200, control.rateLimits(body as Partial<RateLimitConfig>));
+    if (method === "DELETE" && path === "/rate-limits") return send(res, 200, control.core.rateLimits.reset());
     if (method === "GET" && path === "/violations") return send(res, 200, control.core.violations);
     if (method === "GET" && (m = /^\/logs\/runs\/(\d+)\.zip$/.exec(path))) {
       const zip = control.logsOfRun(Number(m[1]));
@@ -401,6 +410,7 @@ export const CONTROL_ENDPOINTS = [
   "GET    /_sim/deliveries?event=&action=&status=",
   "POST   /_sim/deliveries/{id}/redeliver",
   "GET|PUT|DELETE /_sim/faults",
+  "GET|PUT|DELETE /_sim/rate-limits {enabled, primary, primaryWindowMs, creatingPerMinute, creatingPerHour, status}",
   "GET    /_sim/violations",
   "GET    /_sim/logs/runs/{id}.zip, /_sim/logs/jobs/{id}.txt",
 ];

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
+import { RateLimits } from "../rate-limits.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
 import { Model } from "../resources/index.js";
@@ -39,6 +40,8 @@ export class SimCore {
   readonly state = new SimState();
   readonly validator = specValidator();
   readonly faults = new Faults();
+  /** GitHub's rate limits per installation (../rate-limits.ts): counted always, enforced when set. */
+  readonly rateLimits = new RateLimits();
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
   readonly latency = new Latency();
   readonly violations: Violation[] = [];
