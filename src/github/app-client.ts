@@ -8,6 +8,7 @@ import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
+import { rateLimitWaitMs } from "./octokit-rest.js";
 import type { GitHubPort } from "./port.js";
 
 /** What the App's calls need of Probot: an Octokit as the App (no id) or as an installation. */
@@ -103,7 +104,16 @@ export async function installationPort(
     const pacer = pacerOf(app, installationId, pace);
     octokit.hook.wrap("request", (request, o) => {
       const { method, path } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));
+      return pacer.run(isContentCreating(`${method} ${path}`), async () => {
+        try {
+          return await request(o);
+        } catch (e) {
+          // GitHub said no for the whole installation: every request of it waits, not only this one.
+          const wait = rateLimitWaitMs(e);
+          if (wait !== undefined) pacer.holdUntil(Date.now() + wait);
+          throw e;
+        }
+      });
     });
   }
   return new OctokitPort(octokit, owner, repo, async () => {
