@@ -27,9 +27,16 @@ export interface RateLimitConfig {
   primaryWindowMs: number;
   /** content-creating requests per minute and per hour (secondary) */
   creatingPerMinute: number;
+  /** the "minute" of `creatingPerMinute` (GitHub: 60 s); shorter in tests that compress time */
+  creatingWindowMs: number;
   creatingPerHour: number;
   /** 403 (GitHub's usual answer) or 429 */
   status: 403 | 429;
+  /**
+   * Whose budgets are enforced (empty = all, as GitHub): "installation", "user", "workflow",
+   * "anonymous" — a test can hold the App's installation alone to a tight limit.
+   */
+  appliesTo: string[];
 }
 
 export const GITHUB_RATE_LIMITS: RateLimitConfig = {
@@ -39,11 +46,12 @@ export const GITHUB_RATE_LIMITS: RateLimitConfig = {
   primaryAnonymous: 60,
   primaryWindowMs: 3_600_000,
   creatingPerMinute: 80,
+  creatingWindowMs: 60_000,
   creatingPerHour: 500,
   status: 403,
+  appliesTo: [],
 };
 
-const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 /** Operations GitHub counts as content-generating: those that create (issues, comments, pull requests, commits, refs, check runs, reactions, merges, statuses, dispatches). */
@@ -74,6 +82,8 @@ export const SECONDARY_DOC = "https://docs.github.com/rest/using-the-rest-api/ra
 export class RateLimits {
   config: RateLimitConfig = { ...GITHUB_RATE_LIMITS };
   readonly #buckets = new Map<string, Bucket>();
+  /** Requests refused so far, by budget (`installation:<id>`, `user:<id>`, `workflow:<repo id>`, `anonymous`) and limit. */
+  readonly refused: Array<{ key: string; limit: "primary" | "secondary"; at: number; operationId: string }> = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -116,7 +126,7 @@ export class RateLimits {
     let at = now;
     const n = b.created.length;
     if (n >= c.creatingPerHour) at = Math.max(at, b.created[n - c.creatingPerHour]! + HOUR);
-    if (n >= c.creatingPerMinute) at = Math.max(at, b.created[n - c.creatingPerMinute]! + MINUTE);
+    if (n >= c.creatingPerMinute) at = Math.max(at, b.created[n - c.creatingPerMinute]! + c.creatingWindowMs);
     return at;
   }
 
@@ -125,13 +135,14 @@ export class RateLimits {
    * and a refusal when the limits are enforced and spent. A refused request counts as used (GitHub
    * counts it) but creates nothing.
    */
-  take(token: Token | undefined, repoId: number | undefined, creating: boolean, requestId: string): RateAnswer {
+  take(token: Token | undefined, repoId: number | undefined, operationId: string, creating: boolean, requestId: string): RateAnswer {
     const now = this.now();
     const { key, kind } = RateLimits.key(token, repoId);
     const b = this.#bucket(key, kind, now);
     const c = this.config;
     const reset = Math.ceil((b.windowStart + c.primaryWindowMs) / 1000);
-    const over = c.enabled && b.used >= b.limit;
+    const enforced = c.enabled && (c.appliesTo.length === 0 || c.appliesTo.includes(key.split(":")[0]!));
+    const over = enforced && b.used >= b.limit;
     if (!over) b.used++;
     const headers = {
       "x-ratelimit-limit": String(b.limit),
@@ -147,11 +158,13 @@ export class RateLimits {
           : kind === "anonymous"
             ? `API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.) If you reach out to GitHub Support for help, please include the request ID ${requestId}.`
             : `API rate limit exceeded for user ID ${token?.actor.id}. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`;
+      this.refused.push({ key, limit: "primary", at: now, operationId });
       return { headers, refuse: { status: c.status, message, doc: PRIMARY_DOC, headers } };
     }
-    if (creating && c.enabled && kind !== "anonymous") {
+    if (creating && enforced && kind !== "anonymous") {
       const at = this.#creatableAt(b, now);
       if (at > now) {
+        this.refused.push({ key, limit: "secondary", at: now, operationId });
         return {
           headers,
           refuse: {

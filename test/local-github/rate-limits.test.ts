@@ -82,6 +82,14 @@ describe("rate limits (docs.github.com/rest/using-the-rest-api/rate-limits-for-t
     expect((await answer(o.rest.repos.get({ owner: "acme", repo: "r" }))).status).toBe(200);
   });
 
+  it("holds only the budgets it is told to (appliesTo), all by default", async () => {
+    const { sim, gh } = await setup({ enabled: true, creatingPerMinute: 1, appliesTo: ["user"] });
+    for (const title of ["a", "b"]) expect((await answer(gh().rest.issues.create({ owner: "acme", repo: "r", title }))).status).toBe(201);
+    const person = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("acme"), request: { retries: 0 }, log: quiet });
+    expect((await answer(person.rest.issues.create({ owner: "acme", repo: "r", title: "c" }))).status).toBe(201);
+    expect((await answer(person.rest.issues.create({ owner: "acme", repo: "r", title: "d" }))).status).toBe(403);
+  });
+
   it("answers 429 instead when configured so", async () => {
     const { gh } = await setup({ enabled: true, primary: 1, status: 429 });
     await answer(gh().rest.repos.get({ owner: "acme", repo: "r" }));
@@ -91,7 +99,7 @@ describe("rate limits (docs.github.com/rest/using-the-rest-api/rate-limits-for-t
   });
 
   it("refuses content creation past the per-minute limit with a secondary limit and retry-after; reads still pass", async () => {
-    const { gh } = await setup({ enabled: true, creatingPerMinute: 3 });
+    const { gh, sim, installationId } = await setup({ enabled: true, creatingPerMinute: 3 });
     const made: number[] = [];
     for (let i = 0; i < 3; i++) made.push((await answer(gh().rest.issues.create({ owner: "acme", repo: "r", title: `t${i}` }))).status);
     expect(made).toEqual([201, 201, 201]);
@@ -102,6 +110,7 @@ describe("rate limits (docs.github.com/rest/using-the-rest-api/rate-limits-for-t
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(over.headers["x-ratelimit-remaining"]).not.toBe("0");
+    expect(sim.core.rateLimits.refused).toEqual([expect.objectContaining({ key: `installation:${installationId}`, limit: "secondary" })]);
     // The refused request created nothing; a read is not content creation.
     const issues = await gh().rest.issues.listForRepo({ owner: "acme", repo: "r" });
     expect(issues.data.map((i) => i.title).sort()).toEqual(["t0", "t1", "t2"]);
