@@ -72,6 +72,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/local-github/faults.test.ts",
     "test/local-github/rate-limits.test.ts",
     "test/local-github/size-limits.test.ts",
+    "test/local-github/pagination-links.test.ts",
     "test/local-github/fixtures.test.ts",
     "test/local-github/git-http.test.ts",
     "test/local-github/git.test.ts",

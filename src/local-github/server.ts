@@ -108,6 +108,11 @@ interface RestService {
 /** A REST request: routed by GitHub's description (501 for a described operation without a handler), run, validated, answered. */
 async function serveRest(s: RestService, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const { core } = s;
+  // GitHub's pagination links name a repository by id (`/repositories/{id}/issues?page=2`, the
+  // example of "Using pagination in the REST API"): served as the repository's own routes.
+  const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(url.pathname.slice(API_PREFIX.length));
+  const named = byId ? core.state.repos.get(Number(byId[1])) : undefined;
+  if (named) url = new URL(`${API_PREFIX}/repos/${named.owner.login}/${named.name}${byId![2] ?? ""}${url.search}`, url);
   const path = url.pathname.slice(API_PREFIX.length) || "/";
   const method = (req.method ?? "GET").toUpperCase();
   const requestId = randomUUID().toUpperCase().slice(0, 23);
@@ -297,8 +302,12 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
     const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
     const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
     const last = Math.max(1, Math.ceil(items.length / perPage));
+    // A repository's lists link to `/repositories/{id}/…`, as GitHub's do.
+    const inRepo = /^(\/api\/v3)\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    const repo = inRepo ? core.state.repoByName(decodeURIComponent(inRepo[2]!), decodeURIComponent(inRepo[3]!)) : undefined;
+    const linkPath = repo ? `${inRepo![1]}/repositories/${repo.id}${inRepo![4] ?? ""}` : url.pathname;
     const link = (p: number, rel: string) => {
-      const u = new URL(`${core.baseUrl}${url.pathname}${url.search}`);
+      const u = new URL(`${core.baseUrl}${linkPath}${url.search}`);
       u.searchParams.set("page", String(p));
       u.searchParams.set("per_page", String(perPage));
       return `<${u.toString()}>; rel="${rel}"`;
