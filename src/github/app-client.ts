@@ -28,6 +28,8 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    // A suspended installation's tokens are refused ("This installation has been suspended"): it holds nothing to serve.
+    if ((installation as { suspended_at?: string | null }).suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };

@@ -79,6 +79,15 @@ export class Control {
     return { id: this.core.install(appId, account, repositories).id };
   }
 
+  /** Suspends an installation (installation.suspend); its tokens answer 403 until unsuspended (installation.unsuspend). */
+  suspend(installationId: number, by?: string): void {
+    this.core.suspendInstallation(installationId, true, by);
+  }
+
+  unsuspend(installationId: number, by?: string): void {
+    this.core.suspendInstallation(installationId, false, by);
+  }
+
   uninstall(installationId: number, by?: string): void {
     this.core.uninstall(installationId, by);
   }
@@ -319,6 +328,11 @@ export async function handleControl(
     }
     if (method === "POST" && (m = /^\/apps\/(\d+)\/installations$/.exec(path)))
       return send(res, 201, control.install(Number(m[1]), s("account"), (body.repositories as string[] | "all" | undefined) ?? "all"));
+    if ((method === "PUT" || method === "DELETE") && (m = /^\/installations\/(\d+)\/suspended$/.exec(path))) {
+      if (method === "PUT") control.suspend(Number(m[1]), (body.as as string | undefined) ?? undefined);
+      else control.unsuspend(Number(m[1]), (body.as as string | undefined) ?? undefined);
+      return send(res, 204, undefined);
+    }
     if (method === "DELETE" && (m = /^\/installations\/(\d+)$/.exec(path))) {
       control.uninstall(Number(m[1]), (body.as as string | undefined) ?? undefined);
       return send(res, 204, undefined);
@@ -406,6 +420,7 @@ export const CONTROL_ENDPOINTS = [
   "POST   /_sim/installations/{id}/token               installation token without a JWT",
   "POST   /_sim/installations/{id}/repositories {repositories: ['o/r'], as?}   installation_repositories.added",
   "DELETE /_sim/installations/{id}                     uninstall (installation.deleted)",
+  "PUT|DELETE /_sim/installations/{id}/suspended {as?}   suspend (installation.suspend) / unsuspend",
   "POST   /_sim/act {as, method, path, body?}          REST call as a person",
   "GET    /_sim/deliveries?event=&action=&status=",
   "POST   /_sim/deliveries/{id}/redeliver",

@@ -79,6 +79,8 @@ export interface Installation {
   events: string[];
   createdAt: string;
   updatedAt: string;
+  /** set while the installation is suspended (its tokens answer 403; no webhooks are sent) */
+  suspended?: { at: string; by: User };
 }
 
 export type TokenKind = "installation" | "workflow" | "user";

@@ -139,6 +139,10 @@ export class SimCore {
     return apps.install(this, appId, account, repositories);
   }
 
+  suspendInstallation(installationId: number, suspended: boolean, by?: string): void {
+    apps.setSuspended(this, installationId, suspended, by);
+  }
+
   uninstall(installationId: number, by?: string): void {
     apps.uninstall(this, installationId, by);
   }
