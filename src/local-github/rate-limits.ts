@@ -12,7 +12,7 @@
 // Counted always (the `x-ratelimit-*` headers); refused only when enabled (`SimOptions.rateLimits`,
 // `PUT /_sim/rate-limits`): off by default, so suites that seed and act as many people at once keep
 // their figures, and a test or the chaos suite sets GitHub's numbers or tighter ones.
-import type { Token } from "./state.js";
+import type { App, Token } from "./state.js";
 
 export interface RateLimitConfig {
   /** refuse past the limits (headers are sent either way) */
@@ -33,7 +33,7 @@ export interface RateLimitConfig {
   /** 403 (GitHub's usual answer) or 429 */
   status: 403 | 429;
   /**
-   * Whose budgets are enforced (empty = all, as GitHub): "installation", "user", "workflow",
+   * Whose budgets are enforced (empty = all, as GitHub): "installation", "user", "workflow", "app" (its JWT),
    * "anonymous" — a test can hold the App's installation alone to a tight limit.
    */
   appliesTo: string[];
@@ -98,12 +98,17 @@ export class RateLimits {
     return this.set({ ...GITHUB_RATE_LIMITS });
   }
 
-  /** Whose budget a request spends: the installation's (all its tokens), the person's, the repository's GITHUB_TOKEN's, or the anonymous one. */
-  static key(token: Token | undefined, repoId: number | undefined): { key: string; kind: "app" | "workflow" | "anonymous" } {
-    if (!token) return { key: "anonymous", kind: "anonymous" };
-    if (token.kind === "installation") return { key: `installation:${token.installationId}`, kind: "app" };
-    if (token.kind === "workflow") return { key: `workflow:${repoId ?? token.workflowRunId}`, kind: "workflow" };
-    return { key: `user:${token.actor.id}`, kind: "app" };
+  /**
+   * Whose budget a request spends: the installation's (all its tokens), the person's, the
+   * repository's GITHUB_TOKEN's, the App's own (its JWT: "a separate rate limit" for the App), or
+   * the anonymous one.
+   */
+  static key(who: Token | App | undefined, repoId: number | undefined): { key: string; kind: "app" | "workflow" | "anonymous" } {
+    if (!who) return { key: "anonymous", kind: "anonymous" };
+    if (!("token" in who)) return { key: `app:${who.id}`, kind: "app" };
+    if (who.kind === "installation") return { key: `installation:${who.installationId}`, kind: "app" };
+    if (who.kind === "workflow") return { key: `workflow:${repoId ?? who.workflowRunId}`, kind: "workflow" };
+    return { key: `user:${who.actor.id}`, kind: "app" };
   }
 
   #bucket(key: string, kind: "app" | "workflow" | "anonymous", now: number): Bucket {
@@ -135,9 +140,10 @@ export class RateLimits {
    * and a refusal when the limits are enforced and spent. A refused request counts as used (GitHub
    * counts it) but creates nothing.
    */
-  take(token: Token | undefined, repoId: number | undefined, operationId: string, creating: boolean, requestId: string): RateAnswer {
+  take(who: Token | App | undefined, repoId: number | undefined, operationId: string, creating: boolean, requestId: string): RateAnswer {
     const now = this.now();
-    const { key, kind } = RateLimits.key(token, repoId);
+    const { key, kind } = RateLimits.key(who, repoId);
+    const token = who && "token" in who ? who : undefined;
     const b = this.#bucket(key, kind, now);
     const c = this.config;
     const reset = Math.ceil((b.windowStart + c.primaryWindowMs) / 1000);
@@ -157,7 +163,9 @@ export class RateLimits {
           ? `API rate limit exceeded for installation ID ${token.installationId}. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`
           : kind === "anonymous"
             ? `API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.) If you reach out to GitHub Support for help, please include the request ID ${requestId}.`
-            : `API rate limit exceeded for user ID ${token?.actor.id}. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`;
+            : token
+              ? `API rate limit exceeded for user ID ${token.actor.id}. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`
+              : `API rate limit exceeded for ${key.replace(":", " ID ")}. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`;
       this.refused.push({ key, limit: "primary", at: now, operationId });
       return { headers, refuse: { status: c.status, message, doc: PRIMARY_DOC, headers } };
     }

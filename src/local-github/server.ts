@@ -222,7 +222,7 @@ async function runOperation(
     const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
     // Counted against the budget of the installation (all its tokens), person or repository
     // before anything else is looked at; refused here when the limits are enforced and spent.
-    const rate = core.rateLimits.take(token, repo?.id, op, isContentCreating(op, match.method), r.requestId);
+    const rate = core.rateLimits.take(token ?? app, repo?.id, op, isContentCreating(op, match.method), r.requestId);
     rateHeaders = rate.headers;
     if (rate.refuse) throw new HttpError(rate.refuse.status, rate.refuse.message, rate.refuse.doc, {}, rate.refuse.headers);
     if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);

@@ -10,7 +10,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import type { RateLimitConfig } from "../../src/local-github/rate-limits.js";
-import { appKeys } from "./support/helpers.js";
+import { appJwt, appKeys } from "./support/helpers.js";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const open: Array<{ close(): Promise<void> }> = [];
@@ -18,7 +18,9 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((o) => o.close()));
 });
 
-async function setup(rateLimits: Partial<RateLimitConfig> = {}): Promise<{ sim: Sim; installationId: number; gh: () => Octokit }> {
+async function setup(
+  rateLimits: Partial<RateLimitConfig> = {},
+): Promise<{ sim: Sim; installationId: number; appId: number; gh: () => Octokit }> {
   const sim = await createSim({ rateLimits });
   open.push(sim);
   await sim.control.createRepo({ owner: "acme", name: "r", files: { "a.txt": "a\n" } });
@@ -33,7 +35,7 @@ async function setup(rateLimits: Partial<RateLimitConfig> = {}): Promise<{ sim: 
   // A new token each time: the budget is the installation's, not the token's.
   const gh = () =>
     new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(installationId), request: { retries: 0 }, log: quiet });
-  return { sim, installationId, gh };
+  return { sim, installationId, appId: app.id, gh };
 }
 
 async function answer<T>(call: Promise<T>): Promise<{ status: number; headers: Record<string, string>; message?: string }> {
@@ -88,6 +90,18 @@ describe("rate limits (docs.github.com/rest/using-the-rest-api/rate-limits-for-t
     const person = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("acme"), request: { retries: 0 }, log: quiet });
     expect((await answer(person.rest.issues.create({ owner: "acme", repo: "r", title: "c" }))).status).toBe(201);
     expect((await answer(person.rest.issues.create({ owner: "acme", repo: "r", title: "d" }))).status).toBe(403);
+  });
+
+  it("counts the App's own requests (its JWT) on a budget of their own, not the installation's nor the anonymous one", async () => {
+    const { sim, gh, appId } = await setup({ enabled: true, primary: 2, primaryAnonymous: 1 });
+    const asApp = new Octokit({ baseUrl: sim.apiUrl, auth: appJwt(appId, appKeys().privateKeyPem), request: { retries: 0 }, log: quiet });
+    const app = await answer(asApp.rest.apps.getAuthenticated());
+    expect(app.status).toBe(200);
+    expect(app.headers["x-ratelimit-used"]).toBe("1");
+    expect((await answer(asApp.rest.apps.getAuthenticated())).status).toBe(200);
+    expect((await answer(asApp.rest.apps.getAuthenticated())).status).toBe(403);
+    expect(sim.core.rateLimits.refused.map((r) => r.key)).toEqual([`app:${appId}`]);
+    expect((await answer(gh().rest.repos.get({ owner: "acme", repo: "r" }))).status).toBe(200);
   });
 
   it("answers 429 instead when configured so", async () => {
