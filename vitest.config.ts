@@ -13,6 +13,9 @@ export default defineConfig({
     // Hooks start servers and build repositories; on two shared cores under load that can pass 10 s.
     hookTimeout: 60_000,
     pool: "forks",
+    // GitHub's workflow parser imports its JSON schemas without an import attribute, which Node
+    // refuses: Vite reads it instead (src/local-github/runner/workflow-parser.ts).
+    server: { deps: { inline: ["@actions/workflow-parser"] } },
     projects: [
       {
         extends: true,

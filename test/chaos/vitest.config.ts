@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 420_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // As in vitest.config.ts: GitHub's workflow parser is read by Vite, not by Node.
+    server: { deps: { inline: ["@actions/workflow-parser"] } },
     env: { FORGE_CHAOS: "1" },
   },
 });
