@@ -4,6 +4,7 @@
 // values whose expressions the workflow parser found (`Template`: a string with text around
 // `${{ }}` is already a format() call there, as GitHub reads it).
 import { data, Evaluator, Lexer, Parser, type Expr as Tree } from "@actions/expressions";
+import { TokenType, type Token } from "@actions/expressions/lexer";
 import type { FunctionDefinition, FunctionInfo } from "@actions/expressions/funcs/info";
 import { truthy as dataTruthy } from "@actions/expressions/result";
 import { hashFiles } from "./hash-files.js";
@@ -61,13 +62,26 @@ const HASH_FILES: FunctionInfo = { name: "hashFiles", minArgs: 1, maxArgs: 255 }
 
 const trees = new Map<string, Tree>();
 
+/**
+ * The expression's tokens. The library's lexer unescapes only the first `''` of a string literal
+ * (`value.replace("''", "'")`, in 0.3.61 as in its sources today), where GitHub's runner and its
+ * docs ("escape single quotes with another single quote") unescape every one — and the workflow
+ * parser turns any text around `${{ }}` into a format() literal, so a script quoting twice would
+ * come out wrong. Each string literal's value is read again from its text.
+ */
+function lex(expression: string): Token[] {
+  const tokens = new Lexer(expression).lex().tokens;
+  for (const t of tokens) if (t.type === TokenType.STRING) t.value = t.lexeme.slice(1, -1).replaceAll("''", "'");
+  return tokens;
+}
+
 function parse(expression: string, status: boolean): Tree {
   const key = `${status ? "1" : "0"}${expression}`;
   let tree = trees.get(key);
   if (!tree) {
     const functions = status ? [...STATUS_FUNCTIONS, HASH_FILES] : [HASH_FILES];
     try {
-      tree = new Parser(new Lexer(expression).lex().tokens, CONTEXTS, functions).parse();
+      tree = new Parser(lex(expression), CONTEXTS, functions).parse();
     } catch (err) {
       throw new ExpressionError(expression, `${(err as Error).message}. Located within expression: ${expression}`);
     }
