@@ -9,7 +9,16 @@ import { stringify } from "yaml";
 import { ActionFailedError, BUILTIN_ACTIONS, type BuiltinAction } from "./builtin-actions.js";
 import type { Template } from "./expressions.js";
 import { toTemplate } from "./workflow.js";
-import { convertActionTemplate, NoOperationTraceWriter, parseAction, type ActionTemplate } from "./workflow-parser.js";
+import {
+  convertActionTemplate,
+  getActionSchema,
+  NoOperationTraceWriter,
+  readTemplate,
+  TemplateContext,
+  TemplateValidationErrors,
+  YamlObjectReader,
+  type ActionTemplate,
+} from "./workflow-parser.js";
 
 export interface ActionInput {
   default?: Template;
@@ -27,18 +36,26 @@ export interface ActionDef {
   builtin?: BuiltinAction;
 }
 
-/** An action.yml as GitHub's parser reads it; a file it refuses fails the step with its messages. */
+/**
+ * An action.yml as GitHub's parser reads it, with the schema the runner loads actions with
+ * (`action-root`; the library's parseAction checks the stricter `action-root-strict` of the
+ * editor, which also wants a description); a file it refuses fails the step with its messages.
+ */
 function readAction(file: string, text: string): { template: ActionTemplate; inputs: Record<string, ActionInput> } {
-  const parsed = parseAction({ name: file, content: text }, new NoOperationTraceWriter());
-  const template = parsed.value ? convertActionTemplate(parsed.context, parsed.value) : undefined;
-  const errors = parsed.context.errors.getErrors();
-  if (!parsed.value || !template || errors.length > 0) {
+  const context = new TemplateContext(new TemplateValidationErrors(), getActionSchema(), new NoOperationTraceWriter());
+  const fileId = context.getFileId(file);
+  const reader = new YamlObjectReader(fileId, text);
+  for (const e of reader.errors) context.error(fileId, e.message, e.range);
+  const root = reader.errors.length ? undefined : readTemplate(context, "action-root", reader, fileId);
+  const template = root ? convertActionTemplate(context, root) : undefined;
+  const errors = context.errors.getErrors();
+  if (!root || !template || errors.length > 0) {
     throw new ActionFailedError(`Failed to load ${file}: ${errors.map((e) => e.message).join(" ") || "not an action"}`);
   }
   const inputs: Record<string, ActionInput> = {};
   for (const i of template.inputs ?? []) {
     inputs[i.id] = {
-      ...(i.default !== undefined ? { default: toTemplate(i.default, parsed.context) } : {}),
+      ...(i.default !== undefined ? { default: toTemplate(i.default, context) } : {}),
       ...(i.required !== undefined ? { required: i.required } : {}),
     };
   }

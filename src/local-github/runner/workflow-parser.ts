@@ -20,8 +20,9 @@ export {
   parseWorkflow,
   type WorkflowTemplate,
 } from "@actions/workflow-parser";
-export { convertActionTemplate, parseAction, type ActionTemplate } from "@actions/workflow-parser/actions/index";
-export type { Job, Step } from "@actions/workflow-parser/model/workflow-template";
-export type { TemplateContext } from "@actions/workflow-parser/templates/template-context";
+export { convertActionTemplate, getActionSchema, type ActionTemplate } from "@actions/workflow-parser/actions/index";
+export { TemplateContext, TemplateValidationErrors } from "@actions/workflow-parser/templates/template-context";
+export { readTemplate } from "@actions/workflow-parser/templates/template-reader";
+export { YamlObjectReader } from "@actions/workflow-parser/workflows/yaml-object-reader";
 export type { TemplateValidationError } from "@actions/workflow-parser/templates/template-validation-error";
 export type { BasicExpressionToken, TemplateToken } from "@actions/workflow-parser/templates/tokens/index";
