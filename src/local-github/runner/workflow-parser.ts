@@ -23,6 +23,7 @@ export {
 export { convertActionTemplate, getActionSchema, type ActionTemplate } from "@actions/workflow-parser/actions/index";
 export { TemplateContext, TemplateValidationErrors } from "@actions/workflow-parser/templates/template-context";
 export { readTemplate } from "@actions/workflow-parser/templates/template-reader";
+export { getWorkflowSchema } from "@actions/workflow-parser/workflows/workflow-schema";
 export { YamlObjectReader } from "@actions/workflow-parser/workflows/yaml-object-reader";
 export type { TemplateValidationError } from "@actions/workflow-parser/templates/template-validation-error";
 export type { BasicExpressionToken, TemplateToken } from "@actions/workflow-parser/templates/tokens/index";

@@ -5,6 +5,7 @@
 import { evaluateString, evaluateTemplate, Expr, type ExpressionContext, type Template } from "./expressions.js";
 import {
   convertWorkflowTemplate,
+  getWorkflowSchema,
   isBasicExpression,
   isBoolean,
   isMapping,
@@ -187,9 +188,18 @@ async function check(text: string, path: string): Promise<CheckedWorkflow> {
   const template = parsed.value ? await convertWorkflowTemplate(parsed.context, parsed.value) : undefined;
   const problems = parsed.context.errors.getErrors().map(problemOf);
   if (problems.length > 0 || !doc || !template) {
-    return { ok: false, error: new WorkflowError(path, problems.length ? problems : [{ message: "No workflow", reason: "No workflow" }]), doc };
+    return {
+      ok: false,
+      error: new WorkflowError(path, problems.length ? problems : [{ message: "No workflow", reason: "No workflow" }]),
+      doc,
+    };
   }
   return { ok: true, workflow: workflowOf(path, doc, template) };
+}
+
+/** Loads the parser's schema of workflow files now (a tenth of a second or more), not when the first run waits for it. */
+export function loadWorkflowSchema(): void {
+  getWorkflowSchema();
 }
 
 const checked = new Map<string, Promise<CheckedWorkflow>>();

@@ -5,7 +5,7 @@ import { HttpError } from "../auth.js";
 import type { SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
-import { checkWorkflow, type WorkflowError } from "../runner/workflow.js";
+import { checkWorkflow, loadWorkflowSchema, type WorkflowError } from "../runner/workflow.js";
 import { now, type Repo, type WorkflowFile } from "../state.js";
 
 /** A workflow's `on:` as a map of event → its filters (null when it has none). */
@@ -45,7 +45,10 @@ export class WorkflowFiles {
   /** Workflow files by the sha of their `.github/workflows` tree. */
   private parsed = new Map<string, WorkflowAt[]>();
 
-  constructor(private readonly core: SimCore) {}
+  constructor(private readonly core: SimCore) {
+    // As a server has its workflow schema loaded before the first push arrives.
+    loadWorkflowSchema();
+  }
 
   /** The workflow files of a commit (`.github/workflows/*.yml`), read as GitHub reads them. */
   async workflowsAt(repo: Repo, sha: string): Promise<WorkflowAt[]> {
