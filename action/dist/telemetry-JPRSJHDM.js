@@ -6,7 +6,7 @@ import {
   parseTraceparent,
   runTraceId,
   traceparent
-} from "./chunk-6FIFB3C5.js";
+} from "./chunk-4N4ZCUVB.js";
 import {
   SpanStatusCode,
   init_esm

@@ -12,156 +12,6 @@ import {
   __toESM
 } from "./chunk-54WUDIML.js";
 
-// src/agent/agent-files.ts
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  readSync,
-  realpathSync,
-  unlinkSync,
-  writeSync
-} from "node:fs";
-import path from "node:path";
-var AgentFileRefusedError = class extends Error {
-  constructor(file, reason) {
-    super(`refused to read ${file}: ${reason}`);
-    this.file = file;
-    this.reason = reason;
-    this.name = "AgentFileRefusedError";
-  }
-  file;
-  reason;
-};
-var DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-var OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
-function code(err) {
-  return err?.code;
-}
-function inside(root, file) {
-  const rel = path.relative(path.resolve(root), path.resolve(root, file));
-  if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
-    throw new AgentFileRefusedError(file, `it is not inside ${root}`);
-  return rel;
-}
-function walkDirs(root, rel, file) {
-  let dir = path.resolve(root);
-  for (const part of rel.split(path.sep).slice(0, -1)) {
-    dir = path.join(dir, part);
-    let st;
-    try {
-      st = lstatSync(dir);
-    } catch (err) {
-      if (code(err) === "ENOENT") return false;
-      throw err;
-    }
-    if (st.isSymbolicLink()) throw new AgentFileRefusedError(file, `${path.relative(root, dir)} is a symbolic link`);
-    if (!st.isDirectory()) return false;
-  }
-  return true;
-}
-function openedPath(fd) {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return void 0;
-  }
-}
-function readAgentFileSync(root, file, opts = {}) {
-  const rel = inside(root, file);
-  let rootReal;
-  try {
-    if (lstatSync(root).isSymbolicLink()) throw new AgentFileRefusedError(file, `${root} is a symbolic link`);
-    rootReal = realpathSync(root);
-  } catch (err) {
-    if (code(err) === "ENOENT") return void 0;
-    throw err;
-  }
-  if (!walkDirs(root, rel, file)) return void 0;
-  let fd;
-  try {
-    fd = openSync(path.join(path.resolve(root), rel), OPEN_FLAGS);
-  } catch (err) {
-    const c = code(err);
-    if (c === "ENOENT" || c === "ENOTDIR") return void 0;
-    if (c === "ELOOP" || c === "EMLINK") throw new AgentFileRefusedError(file, "it is a symbolic link");
-    throw err;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new AgentFileRefusedError(file, "it is not a regular file");
-    const real = openedPath(fd);
-    if (real !== void 0 && real !== path.join(rootReal, rel))
-      throw new AgentFileRefusedError(file, `it resolves to ${real}, outside ${root}`);
-    const max = opts.maxBytes ?? DEFAULT_MAX_BYTES;
-    if (st.size > max) throw new AgentFileRefusedError(file, `it is larger than ${max} bytes`);
-    const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return buf.subarray(0, off);
-  } finally {
-    closeSync(fd);
-  }
-}
-function assertNoLinks(root, dir) {
-  const rel = inside(root, path.join(dir, "x"));
-  walkDirs(root, rel, dir);
-}
-function findLinks(dir, prefix = "") {
-  const out = [];
-  let entries;
-  try {
-    entries = readdirSync(path.join(dir, prefix), { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isSymbolicLink()) out.push(rel);
-    else if (e.isDirectory()) out.push(...findLinks(dir, rel));
-  }
-  return out;
-}
-async function writeInAgentFolder(root, file, data) {
-  const rel = inside(root, file);
-  let dir = path.resolve(root);
-  for (const part of rel.split(path.sep).slice(0, -1)) {
-    dir = path.join(dir, part);
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (!st) mkdirSync(dir);
-    else if (st.isSymbolicLink() || !st.isDirectory()) throw new AgentFileRefusedError(file, `${path.relative(root, dir)} is not a folder`);
-  }
-  const target = path.join(path.resolve(root), rel);
-  if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(target);
-  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 420);
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
-  } finally {
-    closeSync(fd);
-  }
-}
-async function readAgentFile(root, file, opts = {}) {
-  return readAgentFileSync(root, file, opts);
-}
-async function readAgentText(root, file, warn, opts = {}) {
-  try {
-    return (await readAgentFile(root, file, opts))?.toString("utf8");
-  } catch (err) {
-    if (err instanceof AgentFileRefusedError) warn?.(`${err.message}; treated as absent`);
-    return void 0;
-  }
-}
-
 // src/agent/secrets.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH)/i;
 var TOKEN_SHAPES = [
@@ -380,7 +230,7 @@ function pickEnv(parent, patterns = []) {
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, readdir, readFile, stat } from "node:fs/promises";
-import path2 from "node:path";
+import path from "node:path";
 import { promisify } from "node:util";
 var execP = promisify(execFile);
 var SYSTEM_PATH = [process.env.PATH ?? "", "/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].filter(Boolean).join(":");
@@ -451,9 +301,9 @@ async function signalAgentGroup(u, pgid, signal) {
   await privileged(u.via, "kill", [`-${signal.replace(/^SIG/, "")}`, "--", `-${pgid}`]).catch(() => void 0);
 }
 async function handOver(u, dirs) {
-  const unique = [...new Set(dirs.map((d) => path2.resolve(d)))];
+  const unique = [...new Set(dirs.map((d) => path.resolve(d)))];
   for (const dir of unique) {
-    for (let a = path2.dirname(dir); a !== path2.dirname(a); a = path2.dirname(a)) {
+    for (let a = path.dirname(dir); a !== path.dirname(a); a = path.dirname(a)) {
       const s = await stat(a).catch(() => void 0);
       if (!s || s.uid !== u.owner.uid || (s.mode & 1) !== 0) continue;
       const changed = await chmod(a, s.mode | 1).then(
@@ -466,7 +316,7 @@ async function handOver(u, dirs) {
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.uid}:${u.gid}`, "--", ...unique]);
 }
 async function takeBack(u, dirs) {
-  const unique = [...new Set(dirs.map((d) => path2.resolve(d)))];
+  const unique = [...new Set(dirs.map((d) => path.resolve(d)))];
   if (unique.length) await privileged(u.via, "chown", ["-R", `${u.owner.uid}:${u.owner.gid}`, "--", ...unique]);
 }
 async function agentProcesses(uid) {
@@ -519,6 +369,156 @@ async function releaseAgentUser(u) {
   return problems;
 }
 
+// src/agent/agent-files.ts
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  unlinkSync,
+  writeSync
+} from "node:fs";
+import path2 from "node:path";
+var AgentFileRefusedError = class extends Error {
+  constructor(file, reason) {
+    super(`refused to read ${file}: ${reason}`);
+    this.file = file;
+    this.reason = reason;
+    this.name = "AgentFileRefusedError";
+  }
+  file;
+  reason;
+};
+var DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+var OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
+function code(err) {
+  return err?.code;
+}
+function inside(root, file) {
+  const rel = path2.relative(path2.resolve(root), path2.resolve(root, file));
+  if (rel === "" || rel === ".." || rel.startsWith(`..${path2.sep}`) || path2.isAbsolute(rel))
+    throw new AgentFileRefusedError(file, `it is not inside ${root}`);
+  return rel;
+}
+function walkDirs(root, rel, file) {
+  let dir = path2.resolve(root);
+  for (const part of rel.split(path2.sep).slice(0, -1)) {
+    dir = path2.join(dir, part);
+    let st;
+    try {
+      st = lstatSync(dir);
+    } catch (err) {
+      if (code(err) === "ENOENT") return false;
+      throw err;
+    }
+    if (st.isSymbolicLink()) throw new AgentFileRefusedError(file, `${path2.relative(root, dir)} is a symbolic link`);
+    if (!st.isDirectory()) return false;
+  }
+  return true;
+}
+function openedPath(fd) {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return void 0;
+  }
+}
+function readAgentFileSync(root, file, opts = {}) {
+  const rel = inside(root, file);
+  let rootReal;
+  try {
+    if (lstatSync(root).isSymbolicLink()) throw new AgentFileRefusedError(file, `${root} is a symbolic link`);
+    rootReal = realpathSync(root);
+  } catch (err) {
+    if (code(err) === "ENOENT") return void 0;
+    throw err;
+  }
+  if (!walkDirs(root, rel, file)) return void 0;
+  let fd;
+  try {
+    fd = openSync(path2.join(path2.resolve(root), rel), OPEN_FLAGS);
+  } catch (err) {
+    const c = code(err);
+    if (c === "ENOENT" || c === "ENOTDIR") return void 0;
+    if (c === "ELOOP" || c === "EMLINK") throw new AgentFileRefusedError(file, "it is a symbolic link");
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new AgentFileRefusedError(file, "it is not a regular file");
+    const real = openedPath(fd);
+    if (real !== void 0 && real !== path2.join(rootReal, rel))
+      throw new AgentFileRefusedError(file, `it resolves to ${real}, outside ${root}`);
+    const max = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (st.size > max) throw new AgentFileRefusedError(file, `it is larger than ${max} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    closeSync(fd);
+  }
+}
+function assertNoLinks(root, dir) {
+  const rel = inside(root, path2.join(dir, "x"));
+  walkDirs(root, rel, dir);
+}
+function findLinks(dir, prefix = "") {
+  const out = [];
+  let entries;
+  try {
+    entries = readdirSync(path2.join(dir, prefix), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isSymbolicLink()) out.push(rel);
+    else if (e.isDirectory()) out.push(...findLinks(dir, rel));
+  }
+  return out;
+}
+async function writeInAgentFolder(root, file, data) {
+  const rel = inside(root, file);
+  let dir = path2.resolve(root);
+  for (const part of rel.split(path2.sep).slice(0, -1)) {
+    dir = path2.join(dir, part);
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) mkdirSync(dir);
+    else if (st.isSymbolicLink() || !st.isDirectory()) throw new AgentFileRefusedError(file, `${path2.relative(root, dir)} is not a folder`);
+  }
+  const target = path2.join(path2.resolve(root), rel);
+  if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(target);
+  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+  } finally {
+    closeSync(fd);
+  }
+}
+async function readAgentFile(root, file, opts = {}) {
+  return readAgentFileSync(root, file, opts);
+}
+async function readAgentText(root, file, warn, opts = {}) {
+  try {
+    return (await readAgentFile(root, file, opts))?.toString("utf8");
+  } catch (err) {
+    if (err instanceof AgentFileRefusedError) warn?.(`${err.message}; treated as absent`);
+    return void 0;
+  }
+}
+
 // src/core/git-error.ts
 var GitError = class extends Error {
   constructor(message, args, code2, stderr) {
@@ -532,23 +532,6 @@ var GitError = class extends Error {
   code;
   stderr;
 };
-
-// src/agent/types.ts
-var ADAPTER_NAMES = ["claude", "codex", "command"];
-var AGENT_KINDS = [
-  "1",
-  "2",
-  "3",
-  "refinery",
-  "captain",
-  "sentinel-writer",
-  "sentinel-executor",
-  "sentinel-auditor",
-  "sentinel-consolidator"
-];
-function isAgentKind(value) {
-  return typeof value === "string" && AGENT_KINDS.includes(value);
-}
 
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
@@ -587,6 +570,23 @@ async function loadSystemPrompt(kind, options = {}) {
   const text = await readFile2(file, "utf8").catch(() => void 0);
   if (text === void 0) throw new PromptNotFoundError(kind, searched);
   return { kind, text, source: "builtin", path: file };
+}
+
+// src/agent/types.ts
+var ADAPTER_NAMES = ["claude", "codex", "command"];
+var AGENT_KINDS = [
+  "1",
+  "2",
+  "3",
+  "refinery",
+  "captain",
+  "sentinel-writer",
+  "sentinel-executor",
+  "sentinel-auditor",
+  "sentinel-consolidator"
+];
+function isAgentKind(value) {
+  return typeof value === "string" && AGENT_KINDS.includes(value);
 }
 
 // src/agent/rate-limit.ts
@@ -2038,7 +2038,7 @@ async function reportsWritten(reports, sinceMs) {
   return out;
 }
 
-// src/agent/spawn.ts
+// src/agent/spawn/index.ts
 async function spawnAgent(options) {
   const model = options.modelSession?.();
   try {
@@ -2261,12 +2261,6 @@ function listDir(dir, rel, unreadable) {
 }
 
 export {
-  readAgentFileSync,
-  assertNoLinks,
-  findLinks,
-  writeInAgentFolder,
-  readAgentFile,
-  readAgentText,
   Masker,
   sanitizeUntrusted,
   quoteUntrusted,
@@ -2279,17 +2273,23 @@ export {
   takeBack,
   killAgentProcesses,
   releaseAgentUser,
+  readAgentFileSync,
+  assertNoLinks,
+  findLinks,
+  writeInAgentFolder,
+  readAgentFile,
+  readAgentText,
   GitError,
   PlanNotFoundError,
   loadPlan,
   ENV,
   traceIdFrom,
-  ADAPTER_NAMES,
-  AGENT_KINDS,
-  isAgentKind,
   loadSystemPrompt,
   writeFileAtomic,
   writeSignal,
+  ADAPTER_NAMES,
+  AGENT_KINDS,
+  isAgentKind,
   defaultReportPaths,
   runProcess,
   spawnAgent,

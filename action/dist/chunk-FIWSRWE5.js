@@ -1980,6 +1980,9 @@ var forgeConfigSchema = external_exports.object({
     service_name: external_exports.string().min(1).max(100).default("forge").describe("The `service.name` of what Forge exports.")
   }).strict().prefault({}).describe("Optional export of traces and metrics (see docs/runner.md#telemetry).")
 }).strict().describe("Forge configuration, read from .github/forge.yml on the default branch.");
+function defaultConfig() {
+  return forgeConfigSchema.parse({});
+}
 
 // src/core/config.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -2688,6 +2691,7 @@ export {
   checkRunName,
   LABELS,
   forgeConfigSchema,
+  defaultConfig,
   CONFIG_PATH,
   parseYamlConfig,
   parseConfigText,
