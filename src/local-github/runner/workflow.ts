@@ -197,9 +197,13 @@ async function check(text: string, path: string): Promise<CheckedWorkflow> {
   return { ok: true, workflow: workflowOf(path, doc, template) };
 }
 
-/** Loads the parser's schema of workflow files now (a tenth of a second or more), not when the first run waits for it. */
-export function loadWorkflowSchema(): void {
+/**
+ * Readies the parser now — its schema of workflow files (a tenth of a second or more) and its first
+ * file — rather than while the first run waits for it.
+ */
+export function warmUpWorkflowParser(): void {
   getWorkflowSchema();
+  void checkWorkflow("on: push\njobs:\n  warm-up:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.sha }}\n");
 }
 
 const checked = new Map<string, Promise<CheckedWorkflow>>();

@@ -5,7 +5,7 @@ import { HttpError } from "../auth.js";
 import type { SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
-import { checkWorkflow, loadWorkflowSchema, type WorkflowError } from "../runner/workflow.js";
+import { checkWorkflow, warmUpWorkflowParser, type WorkflowError } from "../runner/workflow.js";
 import { now, type Repo, type WorkflowFile } from "../state.js";
 
 /** A workflow's `on:` as a map of event → its filters (null when it has none). */
@@ -47,7 +47,7 @@ export class WorkflowFiles {
 
   constructor(private readonly core: SimCore) {
     // As a server has its workflow schema loaded before the first push arrives.
-    loadWorkflowSchema();
+    warmUpWorkflowParser();
   }
 
   /** The workflow files of a commit (`.github/workflows/*.yml`), read as GitHub reads them. */
