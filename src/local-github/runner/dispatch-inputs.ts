@@ -73,7 +73,8 @@ function typedInput(name: string, type: string, raw: string | undefined, spec: D
     }
     case "number": {
       const v = raw ?? "";
-      if (v !== "" && !Number.isFinite(Number(v))) throw new DispatchInputError(`Provided value '${v}' for input '${name}' is not a valid number`);
+      if (v !== "" && !Number.isFinite(Number(v)))
+        throw new DispatchInputError(`Provided value '${v}' for input '${name}' is not a valid number`);
       return [v === "" ? "" : Number(v), v];
     }
     default:

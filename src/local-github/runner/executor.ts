@@ -9,14 +9,7 @@ import { evaluateString, evaluateTemplate, type ExpressionContext } from "./expr
 import { buildEvent, githubContext } from "./github-context.js";
 import { JobRun, type ExecHooks } from "./job.js";
 import { killGroup } from "./process.js";
-import {
-  readWorkflow,
-  resolveConcurrency,
-  resolvePermissions,
-  selectJob,
-  type Concurrency,
-  type Permissions,
-} from "./workflow.js";
+import { readWorkflow, resolveConcurrency, resolvePermissions, selectJob, type Concurrency, type Permissions } from "./workflow.js";
 
 export { inputEnvName, resolveShell } from "./step.js";
 

@@ -148,7 +148,12 @@ function functionsFor(ctx: ExpressionContext): Map<string, FunctionDefinition> {
         ...HASH_FILES,
         call: (...args) => {
           if (!ctx.workspace) throw new Error("hashFiles() is only available where a job has a workspace");
-          return new data.StringData(hashFiles(ctx.workspace, args.map((a) => a.coerceString())));
+          return new data.StringData(
+            hashFiles(
+              ctx.workspace,
+              args.map((a) => a.coerceString()),
+            ),
+          );
         },
       },
     ],

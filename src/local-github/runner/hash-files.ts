@@ -74,7 +74,11 @@ export function hashFiles(workspace: string, args: string[]): string {
   for (const root of roots) {
     for (const rel of walk(workspace, root)) {
       if (!matches(patterns, rel)) continue;
-      result.update(createHash("sha256").update(readFileSync(path.join(workspace, rel))).digest());
+      result.update(
+        createHash("sha256")
+          .update(readFileSync(path.join(workspace, rel)))
+          .digest(),
+      );
       count++;
     }
   }

@@ -301,8 +301,14 @@ export class JobRun {
     const { wf, job, jobId } = this.start;
     try {
       this.concurrency = resolveConcurrency(wf, job, this.exprCtx({}));
-      Object.assign(this.jobEnv, evaluateStringMap(wf.env, () => this.exprCtx({})));
-      Object.assign(this.jobEnv, evaluateStringMap(job.env, () => this.exprCtx({ ...this.jobEnv })));
+      Object.assign(
+        this.jobEnv,
+        evaluateStringMap(wf.env, () => this.exprCtx({})),
+      );
+      Object.assign(
+        this.jobEnv,
+        evaluateStringMap(job.env, () => this.exprCtx({ ...this.jobEnv })),
+      );
       if (!evaluateCondition(job.if, { ...this.exprCtx(this.jobEnv), jobStatus: "success" })) return this.finish("skipped");
       for (const key of ["strategy", "services", "container", "uses"] as const) {
         if (job[key] !== undefined) throw new Error(`jobs.${jobId}.${key} is not supported by the Forge sim runner`);

@@ -92,7 +92,9 @@ export async function loadAction(
     const { template, inputs } = readAction(file, await readFile(file, "utf8"));
     const runs = template.runs;
     if (runs.using !== "node20" && runs.using !== "node24") {
-      throw new ActionFailedError(`Action '${uses}' uses runs.using '${runs.using}': the Forge sim runner runs only node20 and node24 actions`);
+      throw new ActionFailedError(
+        `Action '${uses}' uses runs.using '${runs.using}': the Forge sim runner runs only node20 and node24 actions`,
+      );
     }
     if (runs.pre) throw new ActionFailedError(`Action '${uses}' has runs.pre, which the Forge sim runner does not run`);
     return {

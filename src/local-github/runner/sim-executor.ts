@@ -285,9 +285,8 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
   const onRunAbort = () => abort.abort();
   if (d.signal.aborted) abort.abort();
   else d.signal.addEventListener("abort", onRunAbort, { once: true });
-  const concurrency = (
-    await describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) })
-  ).concurrency.workflow;
+  const concurrency = (await describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) }))
+    .concurrency.workflow;
   const slot: Slot = {
     cancel: (message) => {
       for (const j of jobs) d.log(j.jobName, `${message}\n`);

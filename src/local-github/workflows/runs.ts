@@ -155,7 +155,14 @@ export class WorkflowRuns {
   async failInvalid(repo: Repo, run: WorkflowRun, error: WorkflowError): Promise<void> {
     await this.emitRun(repo, run, "requested");
     run.annotations = [
-      { path: run.path, startLine: error.line, endLine: error.line, level: "failure", message: error.message, title: "Invalid workflow file" },
+      {
+        path: run.path,
+        startLine: error.line,
+        endLine: error.line,
+        level: "failure",
+        message: error.message,
+        title: "Invalid workflow file",
+      },
     ];
     run.status = "completed";
     run.conclusion = "failure";

@@ -214,7 +214,10 @@ export class WorkflowTriggers {
     const wf = this.files.register(repo, at.path, at.doc);
     const title =
       at.doc["run-name"] !== undefined
-        ? displayTitle(at.doc, at.path, {}, spec.actor.login, spec.ref, { name: spec.event, ...(spec.eventPayload ? { payload: spec.eventPayload } : {}) })
+        ? displayTitle(at.doc, at.path, {}, spec.actor.login, spec.ref, {
+            name: spec.event,
+            ...(spec.eventPayload ? { payload: spec.eventPayload } : {}),
+          })
         : spec.displayTitle;
     const run = this.runs.newRun(repo, wf, at.doc, at.yaml, { ...spec, displayTitle: title });
     await this.runs.start(repo, run, at.doc);

@@ -243,7 +243,9 @@ describe("runJob: step control", () => {
     );
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace });
     expect(r.conclusion).toBe("failure");
-    expect(r.steps[0]!.error).toMatch(/^The template is not valid\. \.github\/workflows\/forge-agent\.yml \(Line: \d+, Col: \d+\): Error parsing JSON when evaluating fromJson/);
+    expect(r.steps[0]!.error).toMatch(
+      /^The template is not valid\. \.github\/workflows\/forge-agent\.yml \(Line: \d+, Col: \d+\): Error parsing JSON when evaluating fromJson/,
+    );
     expect(r.steps[1]!.error).toMatch(/Action 'someone\/else@v1' is not available/);
   });
 

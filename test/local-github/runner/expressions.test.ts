@@ -30,7 +30,13 @@ const ctx: ExpressionContext = {
       ref: "refs/heads/main",
       event_name: "push",
       token: "ghs_x",
-      event: { commits: [{ id: "c1", message: "Fix" }, { id: "c2", message: "Add" }], labels: ["Bug", "ui"] },
+      event: {
+        commits: [
+          { id: "c1", message: "Fix" },
+          { id: "c2", message: "Add" },
+        ],
+        labels: ["Bug", "ui"],
+      },
     },
     secrets: { ANTHROPIC_API_KEY: "sk-test" },
     env: { MODE: "ci" },
@@ -184,10 +190,7 @@ describe("hashFiles(), as GitHub's runner computes it", () => {
   writeFileSync(path.join(ws, "a", "readme.md"), "docs");
   const sha = (s: string | Buffer) => createHash("sha256").update(s).digest();
   /** SHA-256 over the SHA-256 digests of the files, in order (the runner's hashFiles script). */
-  const expected = (...contents: string[]) =>
-    contents
-      .reduce((h, c) => h.update(sha(c)), createHash("sha256"))
-      .digest("hex");
+  const expected = (...contents: string[]) => contents.reduce((h, c) => h.update(sha(c)), createHash("sha256")).digest("hex");
   const withWs = { ...ctx, workspace: ws };
 
   it("hashes the files a pattern matches, depth first in the order the folders list them", () => {

@@ -132,7 +132,11 @@ describe("workflow files GitHub refuses are refused, with its parser's messages"
       job("    env:\n      A: ${{ steps.x.outputs.y }}\n"),
       ".github/workflows/ci.yml (Line: 6, Col: 10): Unrecognized named-value: 'steps'",
     ],
-    ["a job without runs-on", "on: push\njobs:\n  a:\n    steps: [{ run: 'true' }]\n", "(Line: 4, Col: 5): Required property is missing: runs-on"],
+    [
+      "a job without runs-on",
+      "on: push\njobs:\n  a:\n    steps: [{ run: 'true' }]\n",
+      "(Line: 4, Col: 5): Required property is missing: runs-on",
+    ],
     [
       "a step with neither run nor uses",
       "on: push\njobs:\n  a:\n    runs-on: x\n    steps: [{ name: x }]\n",
