@@ -84,6 +84,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/local-github/probot.test.ts",
     "test/local-github/regressions.test.ts",
     "test/local-github/workflow-triggers.test.ts",
+    "test/local-github/invalid-workflows.test.ts",
     "test/fake-agents/model-server.test.ts",
     "test/fake-agents/responses-server.test.ts",
     "test/security/ci-input.test.ts",

@@ -328,6 +328,8 @@ export interface WorkflowRun {
   checkSuiteId: number;
   jobs: Job[];
   cancelRequested: boolean;
+  /** The run's own annotations, not a job's: an invalid workflow file's ("Invalid workflow file"), whose run has no jobs. */
+  annotations?: CheckAnnotation[];
 }
 
 export interface Hook {
