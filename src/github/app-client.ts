@@ -8,6 +8,7 @@ import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
+import { rateLimitWaitMs } from "./octokit-rest.js";
 import type { GitHubPort } from "./port.js";
 
 /** What the App's calls need of Probot: an Octokit as the App (no id) or as an installation. */
@@ -27,6 +28,8 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    // A suspended installation's tokens are refused ("This installation has been suspended"): it holds nothing to serve.
+    if ((installation as { suspended_at?: string | null }).suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
@@ -103,7 +106,16 @@ export async function installationPort(
     const pacer = pacerOf(app, installationId, pace);
     octokit.hook.wrap("request", (request, o) => {
       const { method, path } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));
+      return pacer.run(isContentCreating(`${method} ${path}`), async () => {
+        try {
+          return await request(o);
+        } catch (e) {
+          // GitHub said no for the whole installation: every request of it waits, not only this one.
+          const wait = rateLimitWaitMs(e);
+          if (wait !== undefined) pacer.holdUntil(Date.now() + wait);
+          throw e;
+        }
+      });
     });
   }
   return new OctokitPort(octokit, owner, repo, async () => {

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
+import { RateLimits } from "../rate-limits.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
 import { Model } from "../resources/index.js";
@@ -39,6 +40,8 @@ export class SimCore {
   readonly state = new SimState();
   readonly validator = specValidator();
   readonly faults = new Faults();
+  /** GitHub's rate limits per installation (../rate-limits.ts): counted always, enforced when set. */
+  readonly rateLimits = new RateLimits();
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
   readonly latency = new Latency();
   readonly violations: Violation[] = [];
@@ -134,6 +137,10 @@ export class SimCore {
 
   install(appId: number, account: string, repositories: "all" | string[]): Installation {
     return apps.install(this, appId, account, repositories);
+  }
+
+  suspendInstallation(installationId: number, suspended: boolean, by?: string): void {
+    apps.setSuspended(this, installationId, suspended, by);
   }
 
   uninstall(installationId: number, by?: string): void {

@@ -1,6 +1,6 @@
 // REST operations of the local GitHub: Apps and their installations (docs.github.com/rest/apps),
 // and the rate limit.
-import { HttpError } from "../auth.js";
+import { HttpError, SUSPENDED } from "../auth.js";
 import type { Handler } from "./context.js";
 import { invalid, notFound, ok, repoOf } from "./context.js";
 
@@ -30,6 +30,7 @@ export const appHandlers: Record<string, Handler> = {
     const { core } = ctx;
     const inst = core.state.installations.get(Number(ctx.params.installation_id));
     if (!inst || inst.appId !== ctx.app!.id) throw notFound(ctx);
+    if (inst.suspended) throw new HttpError(403, SUSPENDED, ctx.doc);
     const b = ctx.body ?? {};
     let repoIds: number[] | undefined;
     const names = b.repositories as string[] | undefined;
