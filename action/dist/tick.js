@@ -3399,12 +3399,12 @@ var require_levels = __commonJS({
     function genLsCache(instance) {
       const formatter = instance[formattersSym].level;
       const { labels } = instance.levels;
-      const cache2 = {};
+      const cache3 = {};
       for (const label in labels) {
         const level = formatter(labels[label], Number(label));
-        cache2[label] = JSON.stringify(level).slice(0, -1);
+        cache3[label] = JSON.stringify(level).slice(0, -1);
       }
-      instance[lsCacheSym] = cache2;
+      instance[lsCacheSym] = cache3;
       return instance;
     }
     function isStandardLevel(level, useOnlyCustomLevels) {
@@ -6609,11 +6609,11 @@ var require_cjs2 = __commonJS({
     }
     function copyDataViewStrict(dataView, state) {
       const { buffer } = dataView;
-      const { cache: cache2, Constructor } = state;
-      const bufferCopied = cache2.has(buffer);
-      const bufferClone = bufferCopied ? cache2.get(buffer) : state.copier(buffer, state);
-      if (!bufferCopied && cache2.has(dataView)) {
-        return cache2.get(dataView);
+      const { cache: cache3, Constructor } = state;
+      const bufferCopied = cache3.has(buffer);
+      const bufferClone = bufferCopied ? cache3.get(buffer) : state.copier(buffer, state);
+      if (!bufferCopied && cache3.has(dataView)) {
+        return cache3.get(dataView);
       }
       const clone = new Constructor(bufferClone, dataView.byteOffset, dataView.byteLength);
       state.cache.set(dataView, clone);
@@ -14256,9 +14256,9 @@ function getCache() {
     1e3 * 60 * 59
   );
 }
-async function get(cache2, options2) {
+async function get(cache3, options2) {
   const cacheKey = optionsToCacheKey(options2);
-  const result = await cache2.get(cacheKey);
+  const result = await cache3.get(cacheKey);
   if (!result) {
     return;
   }
@@ -14289,7 +14289,7 @@ async function get(cache2, options2) {
     repositorySelection
   };
 }
-async function set(cache2, options2, data) {
+async function set(cache3, options2, data) {
   const key = optionsToCacheKey(options2);
   const permissionsString = options2.permissions ? "" : Object.keys(data.permissions).map(
     (name) => `${name}${data.permissions[name] === "write" ? "!" : ""}`
@@ -14302,7 +14302,7 @@ async function set(cache2, options2, data) {
     permissionsString,
     data.singleFileName
   ].join("|");
-  await cache2.set(key, value);
+  await cache3.set(key, value);
 }
 function optionsToCacheKey({
   installationId,
@@ -15501,6 +15501,85 @@ function checkBody(f) {
   };
 }
 
+// src/github/merge-rules.ts
+async function readBranchRules(octokit, owner, repo, branch) {
+  try {
+    const rules = await octokit.paginate(octokit.rest.repos.getBranchRules, { owner, repo, branch, per_page: 100 });
+    return rules.map((r) => ({
+      type: r.type,
+      ..."parameters" in r && r.parameters ? { parameters: r.parameters } : {}
+    }));
+  } catch (e) {
+    throw wrap("repos.getBranchRules", e);
+  }
+}
+async function mergePull(octokit, owner, repo, number, fields) {
+  try {
+    const { data } = await octokit.rest.pulls.merge({
+      owner,
+      repo,
+      pull_number: number,
+      ...fields.sha ? { sha: fields.sha } : {},
+      merge_method: fields.method ?? "merge",
+      ...fields.title ? { commit_title: fields.title } : {}
+    });
+    return { kind: "merged", sha: data.sha };
+  } catch (e) {
+    return mergeRefusal(e);
+  }
+}
+function mergeMethodFor(rules) {
+  if (rules.some((r) => r.type === "required_linear_history")) return "squash";
+  const allowed = rules.flatMap(
+    (r) => r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods] : []
+  );
+  if (allowed.length === 0 || allowed.every((a) => a.includes("merge"))) return "merge";
+  for (const m of ["squash", "rebase"]) if (allowed.every((a) => a.includes(m))) return m;
+  return "squash";
+}
+var refusesMergeCommits = (message) => /must not contain merge commits|merge commits are not allowed/i.test(message);
+function mergeBlocker(message, branch, requiredChecks) {
+  const text = message.replace(/\s+/g, " ").trim();
+  const on = `\`${branch}\``;
+  const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
+  if (approvals)
+    return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
+  const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
+  if (check && !requiredChecks.includes(check[1]))
+    return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
+  const checks = /(\d+) of (\d+) required status checks/i.exec(text);
+  if (checks && !requiredChecks.length)
+    return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
+  if (/out of date/i.test(text))
+    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+  if (refusesMergeCommits(text))
+    return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+  if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
+    return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
+  return void 0;
+}
+var RULES_TTL_MS = 10 * 6e4;
+var cache = /* @__PURE__ */ new WeakMap();
+async function cachedMergeMethod(owner, branch, now, ttlMs, read) {
+  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
+  cache.set(owner, byBranch);
+  const hit = byBranch.get(branch);
+  if (hit && now - hit.at < ttlMs) return hit.method;
+  let rules = [];
+  try {
+    rules = await read();
+  } catch {
+  }
+  const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
+  byBranch.set(branch, { at: now, method });
+  return method;
+}
+function rememberLinear(owner, branch, now) {
+  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
+  cache.set(owner, byBranch);
+  byBranch.set(branch, { at: now, method: "squash" });
+}
+
 // src/github/octokit-graphql.ts
 var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) {
@@ -15842,19 +15921,11 @@ var OctokitPort = class {
       return files.flatMap((f) => f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]);
     });
   }
-  async mergePullRequest(number, fields) {
-    try {
-      const { data } = await this.#octokit.rest.pulls.merge({
-        ...this.#r,
-        pull_number: number,
-        ...fields.sha ? { sha: fields.sha } : {},
-        merge_method: fields.method ?? "merge",
-        ...fields.title ? { commit_title: fields.title } : {}
-      });
-      return { kind: "merged", sha: data.sha };
-    } catch (e) {
-      return mergeRefusal(e);
-    }
+  mergePullRequest(number, fields) {
+    return mergePull(this.#octokit, this.owner, this.repo, number, fields);
+  }
+  branchRules(branch) {
+    return readBranchRules(this.#octokit, this.owner, this.repo, branch);
   }
   async findIssue(label, marker) {
     const mine = await this.#author();
@@ -15920,14 +15991,6 @@ var OctokitPort = class {
       "reactions.create",
       () => "commentId" in target ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content }) : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content })
     );
-  }
-  async branchRules(branch) {
-    try {
-      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
-      return rules.map((r) => r.type);
-    } catch (e) {
-      throw wrap("repos.getBranchRules", e);
-    }
   }
   async listReviews(number) {
     return this.#call("pulls.listReviews", async () => {
@@ -16067,6 +16130,11 @@ function protectedPathsComment(taskId, paths) {
 }
 function revisionLimitComment(taskId, reason) {
   return `Forge will not revise \`${taskId}\` again by itself: ${reason}. A person with write access may approve it, merge it by hand, push a fix, or \`/forge retry\` it once it fails.`;
+}
+function mergeBlockedComment(taskId, reason) {
+  return `Forge cannot merge \`${taskId}\` yet: ${reason}
+
+Forge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
 }
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -16427,6 +16495,32 @@ function refineryUnderWay(s2, i) {
   return void 0;
 }
 
+// src/core/decide/merge-blocked.ts
+var MERGE_BLOCKED = "GitHub refuses the merge: ";
+var isMergeBlocked = (t) => t.waiting?.startsWith(MERGE_BLOCKED) ?? false;
+function mergeBlocked(s2, input) {
+  const i = s2.current(input);
+  if (i === void 0) return;
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: no merge of it waits`, t.id);
+  if (t.waiting && !isMergeBlocked(t)) return;
+  const waiting = `${MERGE_BLOCKED}${input.reason}`;
+  if (t.waiting === waiting) return;
+  s2.edit(i).waiting = waiting;
+  s2.emit("task.merge_blocked", t.id, { attempt: t.attempt, reason: input.reason });
+  s2.effect(postComment("merge-blocked", t, mergeBlockedComment(t.id, input.reason)));
+}
+function mergeUnblocked(s2, i, by) {
+  const t = s2.task(i);
+  if (!isMergeBlocked(t)) return;
+  s2.edit(i).waiting = void 0;
+  s2.emit("task.merge_unblocked", t.id, { attempt: t.attempt, by });
+}
+function retryBlockedMerge(s2, i) {
+  mergeUnblocked(s2, i, "retry");
+  requestMerge(s2, i);
+}
+
 // src/core/decide/names.ts
 var agentId = (runId, taskId, attempt) => `${runId}/${taskId}/${attempt}`;
 
@@ -16477,6 +16571,7 @@ function prMerged(s2, taskId, attempt, mergeSha, kind) {
     return;
   }
   if (t.status !== "MERGE_READY") return s2.reject(kind, `merged while ${t.status}`, taskId);
+  mergeUnblocked(s2, i, "merged");
   s2.edit(i).mergeSha = mergeSha;
   s2.move(i, "MERGED", kind);
   s2.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
@@ -16695,12 +16790,12 @@ function effectFailed(s2, { key, error }) {
 }
 
 // src/core/plan-index.ts
-var cache = /* @__PURE__ */ new WeakMap();
+var cache2 = /* @__PURE__ */ new WeakMap();
 function planIndex(plan) {
-  let index = cache.get(plan);
+  let index = cache2.get(plan);
   if (!index) {
     index = buildIndex(plan.nodes);
-    cache.set(plan, index);
+    cache2.set(plan, index);
   }
   return index;
 }
@@ -17423,6 +17518,7 @@ var commands = {
     const i = s2.find(c.taskId);
     if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
     const t = s2.task(i);
+    if (t.status === "MERGE_READY" && isMergeBlocked(t)) return retryBlockedMerge(s2, i);
     if (t.status !== "FAILED" && t.status !== "STALE") return s2.reject(c.kind, commandReplies.notRetryable(c.taskId, t.status), c.taskId);
     if (t.hold === "escalated") return s2.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
     if (t.status === "FAILED" && !t.hold) return s2.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
@@ -17507,7 +17603,8 @@ var handlers = {
   "usage.limited": usageLimitedInput,
   "review.submitted": reviewSubmitted,
   "review.dismissed": reviewDismissed,
-  "checks.failed": checksFailed
+  "checks.failed": checksFailed,
+  "merge.blocked": mergeBlocked
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
 function apply(s2, input) {
@@ -18649,6 +18746,8 @@ var eventDataSchemas = {
   "task.steered": external_exports.object({ attempt: n.describe("Attempt number."), id: n.describe("The message's number for the task."), actor: s.describe("Who steered (Forge).") }),
   "task.revising": external_exports.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: external_exports.array(external_exports.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
   "task.revision_limit": external_exports.object({ attempt: n.describe("Attempt number."), kind: external_exports.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
+  "task.merge_blocked": external_exports.object({ attempt: n.describe("Attempt number."), reason: s.describe("Which rule refused the merge, on which branch, and what a person can do (Forge).") }),
+  "task.merge_unblocked": external_exports.object({ attempt: n.describe("Attempt number."), by: external_exports.enum(["retry", "approval", "merged"]).describe("What let the merge go on (Forge).") }),
   "review.low_confidence": external_exports.object({ confidence: n.describe("Walkthrough confidence, 0\u20131."), threshold: n.describe("The configured threshold.") }),
   "followup.spawned": external_exports.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),
   "followup.logged": external_exports.object({ sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("A follow-up noted but not spawned (Forge).") }),
@@ -19240,7 +19339,15 @@ async function postComment2(effect, ctx) {
   const issue = await commentTarget(effect.target, ctx);
   if (issue === void 0) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2e3 };
   const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
+  if (effect.key.startsWith("merge-blocked:")) {
+    const id = await port.findComment(issue, marker);
+    if (id !== null) {
+      await port.updateComment(id, `${asData(effect.body)}
+
+${marker}`);
+      return done();
+    }
+  } else if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
   await port.createComment(issue, `${asData(effect.body)}
 
 ${marker}`);
@@ -19436,12 +19543,14 @@ async function mergePullRequest2(effect, ctx) {
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
+  const base = ctx.journal.integrationBranch;
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
   const verified = sha ? headOf(ctx, t, sha) : void 0;
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
@@ -19516,6 +19625,17 @@ async function unseenChangeRequests(ctx, t, number, head, listed) {
     });
   }
   return inputs;
+}
+function refused(ctx, effect, t, message, method) {
+  const base = ctx.journal.integrationBranch;
+  if (method === "merge" && refusesMergeCommits(message)) {
+    rememberLinear(ctx.port, base, ctx.now);
+    return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
+  }
+  const blocker = mergeBlocker(message, base, ctx.config.required_checks);
+  if (!blocker || !t || t.attempt !== effect.attempt) return { kind: "later", reason: message };
+  if (t.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
+  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempt, reason: blocker }] };
 }
 function headOf(_ctx, t, pushed) {
   return t?.recordSha ?? pushed;
@@ -20045,14 +20165,14 @@ var Restorer = class {
    * GitHub objects) when both come from the same blob: then it is kept.
    */
   async putBack(runId, commitSha, actor) {
-    const { store, cache: cache2, dirty, log, onRestored } = this.#held;
+    const { store, cache: cache3, dirty, log, onRestored } = this.#held;
     const restored = await store.restore(runId, commitSha);
     if (!restored) return null;
     log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-    const cached = cache2.get(runId);
+    const cached = cache3.get(runId);
     const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
     if (loaded === restored) dirty.delete(runId);
-    cache2.set(runId, loaded);
+    cache3.set(runId, loaded);
     await onRestored?.(runId, loaded, actor).catch(
       (err) => log.warn({ runId, err: err.message }, "could not tell the run's tracker")
     );
@@ -20921,7 +21041,7 @@ async function stateBranchWarning(port, runId) {
   const branch = stateBranch(runId);
   let types;
   try {
-    types = await port.branchRules(branch);
+    types = (await port.branchRules(branch)).map((r) => r.type);
   } catch (e) {
     return `Forge could not read the rules that apply to \`${branch}\` (${e instanceof Error ? e.message.slice(0, 200) : "unknown error"})`;
   }
