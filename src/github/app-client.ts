@@ -4,6 +4,7 @@
  * `octokit-port.ts`, the only code of the App that touches Octokit.
  */
 import Bottleneck from "bottleneck";
+import { realClock, type Clock } from "../core/clock.js";
 import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
@@ -37,9 +38,9 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
 const pacers = new WeakMap<AppAuth, Map<number, Pacer>>();
 
 /** The pace of an installation's requests (src/github/pacing.ts). */
-export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE): Pacer {
+export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE, clock: Clock = realClock): Pacer {
   const own = pacers.get(app) ?? pacers.set(app, new Map()).get(app)!;
-  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId)!;
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits, clock)).get(installationId)!;
 }
 
 /** Closes every pace of an App (its process is shutting down): what still waits is refused, never sent. */
@@ -96,11 +97,13 @@ export async function installationPort(
   stats: CallStats,
   onRequest?: (call: RequestTiming) => void,
   pace: PaceLimits | false = GITHUB_PACE,
+  /** What the pace reads the time from and waits on. */
+  clock: Clock = realClock,
 ): Promise<GitHubPort> {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
   if (pace) {
-    const pacer = pacerOf(app, installationId, pace);
+    const pacer = pacerOf(app, installationId, pace, clock);
     octokit.hook.wrap("request", (request, o) => {
       const { method, path } = pathOf(octokit, o);
       return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));

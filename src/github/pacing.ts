@@ -5,6 +5,8 @@
  * refused by GitHub and retried; the App's effects run outside its decisions, so a wait holds back
  * only the calls behind it. Requests are started in the order they asked.
  */
+import { realClock, type Clock, type TimerHandle } from "../core/clock.js";
+
 export interface PaceLimits {
   /** Requests in flight at once (default 100). */
   concurrent: number;
@@ -25,14 +27,18 @@ export class Pacer {
   #closed = false;
   /** Start times of the content-creating requests of the last hour, oldest first. */
   readonly #created: number[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
   readonly stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
 
   constructor(
     readonly limits: PaceLimits = GITHUB_PACE,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
   ) {}
+
+  private now(): number {
+    return this.clock.now();
+  }
 
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run<T>(creating: boolean, request: () => Promise<T>): Promise<T> {
@@ -61,7 +67,7 @@ export class Pacer {
    */
   close(): void {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = undefined;
     for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
   }
@@ -97,7 +103,7 @@ export class Pacer {
     }
     const head = this.#waiting[0];
     if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
-    this.#timer = setTimeout(
+    this.#timer = this.clock.setTimeout(
       () => {
         this.#timer = undefined;
         this.#pump();

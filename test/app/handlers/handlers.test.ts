@@ -11,6 +11,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HELP } from "../../../src/app/commands.js";
+import { JOB_END_GRACE_MS } from "../../../src/app/context.js";
 import { crMarker } from "../../../src/app/render.js";
 import type { Effect } from "../../../src/core/effects.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
@@ -752,7 +753,7 @@ function jobsOfRun(step: "completed" | "in_progress") {
 
 describe("workflow_run", () => {
   it("completed before the push of its result: the push is given a moment, and the branch is never read", async () => {
-    const app = await startApp({ jobEndGraceMs: 50 });
+    const app = await startApp({ jobEndGraceMs: JOB_END_GRACE_MS });
     const before = storedRun({ a: [], b: ["a"] });
     gh.app();
     gh.token();
@@ -764,7 +765,7 @@ describe("workflow_run", () => {
     // GitHub delivers in no order: the job's completion first, then the push of its record commit.
     await app.receive(workflowRun("completed", "success"));
     await app.receive(recordPush());
-    await new Promise((r) => setTimeout(r, 150));
+    await app.clock.advance(JOB_END_GRACE_MS);
     await app.forge.idle();
 
     // Reading the branch (its head, the commit) would have told what the push then did.
@@ -777,7 +778,7 @@ describe("workflow_run", () => {
 
   it.each([
     ["at once (serverless)", 0],
-    ["after the grace given to the push", 50],
+    ["after the grace given to the push", JOB_END_GRACE_MS],
   ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs) => {
     const app = await startApp({ jobEndGraceMs });
     const before = storedRun({ a: [] });
@@ -817,9 +818,12 @@ describe("workflow_run", () => {
     if (jobEndGraceMs > 0) {
       // Nothing is read while the push may still come…
       expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
+      await app.clock.advance(JOB_END_GRACE_MS - 1);
+      expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
       // …then the branch is, and the attempt's fate decided.
-      await vi.waitFor(() => expect(gh.routes()).toContain(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`));
+      await app.clock.advance(1);
       await app.forge.idle();
+      expect(gh.routes()).toContain(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`);
     }
 
     expect(write.body).toMatchObject({ sha: JOURNAL_SHA });
