@@ -46,6 +46,28 @@ const ARROWS = {
   ],
 };
 
+/**
+ * The App, the GitHub adapter and the local GitHub read the time and set their timers through the
+ * clock port (src/core/clock.ts), so that tests can move time instead of waiting for it. A timer
+ * that bounds real I/O (a socket's drain, a child process's kill grace) or a time that real-clock
+ * clients read (a token's expiry, a JWT) is allowed where it stands, by a disable comment saying
+ * why. The demo and the fake agents run in real time for people and are not in this rule.
+ */
+const CLOCK_MESSAGE =
+  "Use the Clock (src/core/clock.ts) for the time and timers, so tests can move time; a timer bounding real I/O says why in a disable comment.";
+const CLOCK_RULES = {
+  "no-restricted-globals": ["error", ...["setTimeout", "setInterval"].map((name) => ({ name, message: CLOCK_MESSAGE }))],
+  "no-restricted-properties": [
+    "error",
+    { object: "Date", property: "now", message: CLOCK_MESSAGE },
+    ...["setTimeout", "setInterval"].map((property) => ({ object: "globalThis", property, message: CLOCK_MESSAGE })),
+  ],
+  "no-restricted-syntax": [
+    "error",
+    { selector: "ImportDeclaration[source.value=/^(node:)?timers(\\/promises)?$/]", message: CLOCK_MESSAGE },
+  ],
+};
+
 /** The restricted imports of one part: the arrows, Octokit (but in the adapters) and gray-matter (but in the one reader). */
 function restrictions(part, { octokit = true, grayMatter = true } = {}) {
   const paths = [...(grayMatter ? [GRAY_MATTER] : []), ...(octokit ? OCTOKIT_PATHS : [])];
@@ -78,4 +100,9 @@ export default tseslint.config(
   { files: ["src/core/front-matter.ts"], rules: restrictions("src/core", { grayMatter: false }) },
   { files: ["action/src/**/*.ts"], ignores: ["action/src/github.ts"], rules: restrictions("action/src") },
   { files: ["action/src/github.ts"], rules: restrictions("action/src", { octokit: false }) },
+  {
+    files: ["src/app/**/*.ts", "src/github/**/*.ts", "src/local-github/**/*.ts"],
+    ignores: ["src/local-github/demo/**", "src/local-github/agents/**"],
+    rules: CLOCK_RULES,
+  },
 );

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Clock } from "../core/clock.js";
 import { authenticate, authorize, HttpError } from "./auth.js";
 import { Control, handleControl } from "./control.js";
 import { SimCore } from "./core/index.js";
@@ -40,6 +41,12 @@ export interface SimOptions {
   latency?: LatencyProfileName | LatencySettings;
   /** log each request to stderr */
   verbose?: boolean;
+  /**
+   * What the local GitHub's timers run on — webhook and latency delays, runner queue time, the
+   * release of webhooks held for reordering, an unreachable App's outage (src/core/clock.ts). Real
+   * time by default; a test gives the clock it gives the App, and moves it.
+   */
+  clock?: Clock;
 }
 
 export interface Sim {
@@ -159,6 +166,7 @@ async function serveRest(s: RestService, req: IncomingMessage, res: ServerRespon
   Object.assign(headers, {
     "x-ratelimit-limit": String(limit),
     "x-ratelimit-remaining": String(Math.max(0, limit - used)),
+    // eslint-disable-next-line no-restricted-properties -- rate-limit resets are read by Octokit on the real clock
     "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
     "x-ratelimit-used": String(used),
     "x-ratelimit-resource": "core",
@@ -308,7 +316,7 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
 
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
-  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
+  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs, ...(options.clock ? { clock: options.clock } : {}) });
   if (options.faults) core.faults.set(options.faults);
   if (options.latency) core.latency.set(options.latency);
   const workflows = new Workflows(core, options.workflowExecutor ?? "none");

@@ -83,6 +83,7 @@ export const appHandlers: Record<string, Handler> = {
     });
   },
   "rate-limit/get": async () => {
+    // eslint-disable-next-line no-restricted-properties -- rate-limit resets are read by Octokit on the real clock
     const reset = Math.floor(Date.now() / 1000) + 3600;
     const core = { limit: 5000, used: 0, remaining: 5000, reset };
     return ok({ resources: { core, search: { ...core, limit: 30, remaining: 30 } }, rate: core });

@@ -270,6 +270,7 @@ export class StepRun {
     // The job's own timeout is the job timer's business (it cancels, and the job ends timed_out);
     // a step has its own timeout-minutes, and steps run after a cancel are capped by cancelTimeoutMs.
     const stepTimeout = minutesToMs(interpolate(spec["timeout-minutes"], job.exprCtx(allCtxEnv)), "timeout-minutes");
+    // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
     const stepDeadline = Date.now() + Math.min(stepTimeout ?? Infinity, this.runsAfterCancel ? job.cancelTimeoutMs : Infinity);
     // After a cancellation, steps that still run (always()) are not stopped by it again.
     const stepSignal = this.runsAfterCancel ? undefined : job.jobAbort.signal;
@@ -302,6 +303,7 @@ export class StepRun {
         this.onLine(l);
       },
       // A step that runs several commands (checkout) shares one deadline among them.
+      // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
       timeoutMs: Math.max(0, deadline - Date.now()),
       ...(signal ? { signal } : {}),
       killGraceMs: this.job.killGraceMs,
