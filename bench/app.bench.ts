@@ -26,6 +26,7 @@ import { dagFiles, generateDag } from "../test/helpers/gen-plan.js";
 import { processTreeCpuMs } from "./support/proc-cpu.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
+import { realClock } from "../src/core/clock.js";
 import { Engine } from "../src/app/engine.js";
 import type { Journal } from "../src/core/journal.js";
 import { TRAILERS } from "../src/core/layout.js";
@@ -66,7 +67,8 @@ const simOptions = (seed = 1) => ({ latency: { profile: LATENCY, seed } });
  * GitHub's latencies, off at the local GitHub's speed, which imposes no such limit and where the
  * bench measures the App's own work.
  */
-const PACE = LATENCY === "none" ? { pace: false as const } : {};
+// Real time: the benchmarks measure how long things take (the harness's test clock would skip the latency profile's delays).
+const PACE = { clock: realClock, ...(LATENCY === "none" ? { pace: false as const } : {}) };
 
 const json = process.argv.includes("--json");
 const N = Number(process.env.BENCH_TASKS ?? 8);

@@ -50,6 +50,15 @@ export function closePaces(app: AppAuth): void {
 }
 
 /**
+ * Whether the App's paced requests all wait for the clock: some wait for a window of their pace to
+ * open and none is under way at GitHub (a test clock may skip ahead then).
+ */
+export function pacesParked(app: AppAuth): boolean {
+  const all = [...(pacers.get(app)?.values() ?? [])];
+  return all.some((p) => p.parked) && all.every((p) => p.inFlight === 0);
+}
+
+/**
  * Octokit options for an App that paces its own requests per installation (`Pacer`). Octokit's
  * throttling otherwise holds every Octokit of the process — all installations together — to 10
  * requests at once and one write a second (three seconds between those that notify): the App's

@@ -72,6 +72,16 @@ export class Pacer {
     for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
   }
 
+  /** Whether requests wait for a window to open and none is under way: nothing moves until the clock does. */
+  get parked(): boolean {
+    return this.#waiting.length > 0 && this.#inFlight === 0;
+  }
+
+  /** Requests under way now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   /** When a content-creating request may start (now or later), by the minute and hour windows. */
   #creatableAt(): number {
     const now = this.now();

@@ -68,6 +68,12 @@ export interface Sim {
   onEvent(fn: (e: EmittedEvent) => void): () => void;
   /** resolves when every queued webhook delivery has settled */
   idle(): Promise<void>;
+  /**
+   * Whether nothing goes on until the clock moves: no request is being served but those waiting out
+   * a latency delay, no webhook is being sent, no event is being turned into workflow runs. A test
+   * clock may skip ahead then (test/helpers/clock.ts).
+   */
+  quiet(): boolean;
   close(): Promise<void>;
 }
 
@@ -325,7 +331,11 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const restService: RestService = { core, handlers, rateUsed: new Map<string, number>(), strict, verbose: !!options.verbose };
   const rest = (req: IncomingMessage, res: ServerResponse, url: URL) => serveRest(restService, req, res, url);
 
+  // Requests being served, for `quiet`.
+  let serving = 0;
   const server: Server = createServer((req, res) => {
+    serving++;
+    res.once("close", () => serving--);
     const url = new URL(req.url ?? "/", core.baseUrl);
     const p = url.pathname;
     const work =
@@ -381,6 +391,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
       } while (workflows.busy());
       await core.bus.idle();
     },
+    quiet: () => serving <= core.latency.asleep && !core.bus.busy && !workflows.busy(),
     async close() {
       await core.bus.idle().catch(() => undefined);
       await workflows.idle();

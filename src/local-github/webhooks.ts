@@ -215,7 +215,27 @@ export class WebhookBus {
     if (!independent) this.chains.set(p.hook.id, tracked);
   }
 
+  /** Deliveries being sent now (not those waiting for their time or behind another). */
+  private sending = 0;
+
+  /**
+   * Whether deliveries are being sent or wait to be: false when every delivery left waits for the
+   * clock (its delay, or the release of a reorder window) or was sent.
+   */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.sending > 0;
+  }
+
   private async send(d: Delivery, hook: Hook): Promise<void> {
+    this.sending++;
+    try {
+      await this.post(d, hook);
+    } finally {
+      this.sending--;
+    }
+  }
+
+  private async post(d: Delivery, hook: Hook): Promise<void> {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "user-agent": "GitHub-Hookshot/forge-sim",

@@ -24,6 +24,23 @@ interface Timer extends TimerHandle {
 /** One real turn of the event loop: promise callbacks and I/O that is ready run. */
 export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Resolves once `quiet()` has held on `quietPolls` polls in a row, a real `pollMs` apart — the
+ * world has settled — or after `timeoutMs` whatever it says (a job a test holds stays at work).
+ */
+export function settleWhen(
+  quiet: () => boolean,
+  { pollMs = 10, quietPolls = 3, timeoutMs = 30_000 }: { pollMs?: number; quietPolls?: number; timeoutMs?: number } = {},
+): () => Promise<void> {
+  return async () => {
+    const until = Date.now() + timeoutMs;
+    for (let calm = 0; calm < quietPolls && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      calm = quiet() ? calm + 1 : 0;
+    }
+  };
+}
+
 /** The most timers one `advance` fires (a timer that sets itself again at 0 ms would never end). */
 const MAX_FIRED = 100_000;
 

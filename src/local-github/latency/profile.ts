@@ -154,8 +154,21 @@ export class Latency {
   async wait(cls: LatencyClass | undefined): Promise<void> {
     if (!cls) return;
     const ms = this.sample(cls);
-    if (ms > 0) await this.clock.sleep(ms);
+    if (ms <= 0) return;
+    this.#asleep++;
+    try {
+      await this.clock.sleep(ms);
+    } finally {
+      this.#asleep--;
+    }
   }
+
+  /** Operations waiting out their delay now (they go on only once the clock moves). */
+  get asleep(): number {
+    return this.#asleep;
+  }
+
+  #asleep = 0;
 }
 
 function noneProfile(): LatencyProfile {
