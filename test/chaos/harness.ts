@@ -26,6 +26,7 @@ import type { LatencyProfileName } from "../../src/local-github/latency/profile.
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
+import type { TestClock } from "../helpers/clock.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
 import { startNetwork, type WebhookNetwork } from "./network.js";
 
@@ -92,6 +93,12 @@ export interface ScenarioOptions {
    * was modified".
    */
   refuse?: (method: string, url: string) => { status: number; message: string } | undefined;
+  /**
+   * The clock of the App and the local GitHub (real time by default). With a test clock the run
+   * skips ahead whenever the Apps, the local GitHub, the runner and the network are all quiet: the
+   * App's timers (a merge tried again, the reconciler) cost no real time.
+   */
+  clock?: TestClock;
 }
 
 export interface ScenarioResult {
@@ -175,7 +182,12 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
   const plan = await planFor(seed, options.tasks);
   const lostAnswers = { count: 0 };
-  const sim: Sim = await createSim({ faults: { seed }, latency: { profile: options.latency ?? "none", seed } });
+  const clock = options.clock;
+  const sim: Sim = await createSim({
+    faults: { seed },
+    latency: { profile: options.latency ?? "none", seed },
+    ...(clock ? { clock } : {}),
+  });
   const keys = appKeys();
   const secret = "forge-chaos-secret";
   const decisions: { runId: string; d: Decision }[] = [];
@@ -255,6 +267,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       // never would. Restarts and replicas are what is tested, not the pace (test/github/pacing.test.ts).
       pace: false,
       reconcileEveryMs: options.reconcileEveryMs ?? 2_000,
+      ...(clock ? { clock } : {}),
       onDecision: (_repo, runId, d) => {
         decisions.push({ runId, d });
         perReplica[replica]!.decisions++;
@@ -373,48 +386,52 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   };
 
   const timeoutMs = options.timeoutMs ?? 900_000;
+  const quiet = () => gens.every((g) => !g.server.forge.busy()) && sim.quiet() && !runner.busy() && !network.busy();
   let journal: Journal | undefined;
-  while (!(journal = await readJournal())) {
-    if (Date.now() - started > 60_000) {
-      log(
-        `  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`,
-      );
-      break;
-    }
-    await sleep(100);
-  }
-  if (scenario === "dropped") sim.control.faults({ webhookDropRate: 0.05 });
-
-  // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
-  // time a random share of the tasks has merged, after a random delay. The shares are drawn from the
-  // first half of the plan: a kill and its restart take up to two seconds, and on an idle machine the
-  // run merges several tasks a second, so a kill planned near the end could find the run completed.
-  const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
-  const killPlan = Array.from({ length: kills }, () => Math.floor(2 + random() * (TASKS / 2 - 2))).sort((a, b) => a - b);
-  const victim = scenario === "replicas" ? Math.floor(random() * names.length) : 0;
   let completed = false;
-  let lastLog = Date.now();
-  while (journal && Date.now() - started < timeoutMs) {
-    if (journal.status === "completed") {
-      completed = true;
-      break;
+  const follow = async () => {
+    while (!(journal = await readJournal())) {
+      if (Date.now() - started > 60_000) {
+        log(
+          `  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`,
+        );
+        break;
+      }
+      await sleep(100);
     }
-    if (killPlan.length && journal.merged >= killPlan[0]!) {
-      killPlan.shift();
-      await sleep(Math.floor(random() * 400));
-      await killApp(victim, 200 + Math.floor(random() * 1300));
+    if (scenario === "dropped") sim.control.faults({ webhookDropRate: 0.05 });
+
+    // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
+    // time a random share of the tasks has merged, after a random delay. The shares are drawn from the
+    // first half of the plan: a kill and its restart take up to two seconds, and on an idle machine the
+    // run merges several tasks a second, so a kill planned near the end could find the run completed.
+    const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
+    const killPlan = Array.from({ length: kills }, () => Math.floor(2 + random() * (TASKS / 2 - 2))).sort((a, b) => a - b);
+    const victim = scenario === "replicas" ? Math.floor(random() * names.length) : 0;
+    let lastLog = Date.now();
+    while (journal && Date.now() - started < timeoutMs) {
+      if (journal.status === "completed") {
+        completed = true;
+        break;
+      }
+      if (killPlan.length && journal.merged >= killPlan[0]!) {
+        killPlan.shift();
+        await sleep(Math.floor(random() * 400));
+        await killApp(victim, 200 + Math.floor(random() * 1300));
+      }
+      await sleep(250);
+      journal = (await readJournal()) ?? journal;
+      if (Date.now() - lastLog > 5_000) {
+        lastLog = Date.now();
+        const count: Record<string, number> = {};
+        for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
+        log(
+          `  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`,
+        );
+      }
     }
-    await sleep(250);
-    journal = (await readJournal()) ?? journal;
-    if (Date.now() - lastLog > 5_000) {
-      lastLog = Date.now();
-      const count: Record<string, number> = {};
-      for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
-      log(
-        `  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`,
-      );
-    }
-  }
+  };
+  await (clock ? clock.whileWaiting(follow(), quiet) : follow());
   const wallMs = Date.now() - started;
   // Let the last effects (final PR, tracker) and jobs settle before looking.
   await sleep(300);
