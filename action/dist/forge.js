@@ -11,13 +11,13 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-YIUG7DZS.js";
+} from "./chunk-GKKKHTVT.js";
 import {
   EXIT_CODES,
   formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   __commonJS,
   __require,

@@ -37,7 +37,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-YIUG7DZS.js";
+} from "./chunk-GKKKHTVT.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -78,7 +78,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-NNIW6LRK.js";
+} from "./chunk-4O6EJ4DT.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -108,7 +108,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   getInput,
   info,
@@ -2938,6 +2938,10 @@ async function openDraftPr(a, existingPr) {
     branchState.prOpening = Promise.resolve(existingPr);
     return;
   }
+  if (revisesClosedPr(a)) {
+    branchState.prOpening = Promise.resolve(void 0);
+    return;
+  }
   const startCommit = await git.commit(
     messageWithTrailers(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [
       ...attemptTrailers(a.ids),
@@ -2960,6 +2964,7 @@ async function openPrAfterPush(a) {
   try {
     const found = await github.findOpenPull(a.branch, a.base);
     if (found) return found;
+    if (revisesClosedPr(a)) return void 0;
     const pr = await github.createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true }).catch(async (err) => await github.findOpenPull(a.branch, a.base) ?? Promise.reject(err));
     await github.addLabels(pr.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
     return pr;
@@ -2967,6 +2972,15 @@ async function openPrAfterPush(a) {
     warnings.push(`could not open the pull request: ${err.message}`);
     return void 0;
   }
+}
+function revisesClosedPr(a) {
+  const { prNumber, iteration } = a.input.context;
+  if (prNumber === void 0 || iteration === void 0) return false;
+  if (!a.warnings.some((w) => w.includes(`#${prNumber} is not open`)))
+    a.warnings.push(
+      `this revision's pull request #${prNumber} is not open (merged or closed): no second pull request is opened; the revision's work is on ${a.branch}`
+    );
+  return true;
 }
 async function publishPr(a, pr, end) {
   const { exitCode, error, completed, recordSha, notes } = end;

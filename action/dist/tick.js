@@ -57,7 +57,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-NNIW6LRK.js";
+} from "./chunk-4O6EJ4DT.js";
 import {
   Octokit,
   RequestError,
@@ -82,7 +82,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   getInput,
   info,
@@ -15425,7 +15425,7 @@ function runInfo(r) {
     conclusion: r.conclusion ?? null,
     createdAt: r.created_at,
     event: r.event,
-    path: r.path,
+    path: r.path ?? void 0,
     headRepositoryId: r.head_repository?.id ?? null
   };
 }
@@ -15474,9 +15474,24 @@ var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
+      reviews(last: 20, states: [CHANGES_REQUESTED]) { nodes { databaseId body commit { oid } author { __typename login } } }
     }
   }
 }`;
+function changeRequestsOf(p) {
+  return (p.reviews?.nodes ?? []).flatMap(
+    (r) => r.databaseId == null ? [] : [
+      {
+        id: r.databaseId,
+        login: r.author?.login ?? "",
+        bot: r.author?.__typename === "Bot",
+        state: "CHANGES_REQUESTED",
+        commitId: r.commit?.oid ?? "",
+        body: r.body
+      }
+    ]
+  );
+}
 function pullInfo(p) {
   return {
     number: p.number,
@@ -15578,7 +15593,8 @@ var OctokitPort = class {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      if (statusOf(e) === 422) return false;
+      const message = e.response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -15697,7 +15713,8 @@ var OctokitPort = class {
         ...filter.branch ? { branch: filter.branch } : {}
       });
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      const file = /^\d+$/.test(workflow) ? void 0 : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map((r) => ({ ...runInfo(r), ...r.path ? {} : { path: file } }));
     });
   }
   async getWorkflowRun(id) {
@@ -15769,7 +15786,7 @@ var OctokitPort = class {
     const info2 = pullInfo(p);
     const nodes = p.files?.nodes ?? [];
     const files = p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED") ? await this.listPullRequestFiles(number) : nodes.map((f) => f.path);
-    return { ...info2, files };
+    return { ...info2, files, changeRequests: changeRequestsOf(p) };
   }
   async createPullRequest(fields) {
     return this.#call("pulls.create", async () => pull((await this.#octokit.rest.pulls.create({ ...this.#r, ...fields })).data));
@@ -15883,7 +15900,8 @@ var OctokitPort = class {
         login: r.user?.login ?? "",
         bot: r.user?.type === "Bot",
         state: r.state,
-        commitId: r.commit_id ?? ""
+        commitId: r.commit_id ?? "",
+        body: r.body
       }));
     });
   }
@@ -16296,7 +16314,7 @@ function revise(s2, i, kind) {
   const blocked = refineryUnderWay(s2, i);
   if (used >= limit || blocked) {
     const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
-    s2.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    s2.replaceTask(i, { ...t, feedback: [], waiting: reason, ...answering(t, feedback) });
     s2.dropEffect(mergePullRequest(t).key);
     s2.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
     s2.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
@@ -16304,6 +16322,10 @@ function revise(s2, i, kind) {
   }
   startRevision(s2, i, kind, feedback, ciOnly);
   return true;
+}
+function answering(t, feedback) {
+  const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
+  return reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {};
 }
 function startRevision(s2, i, kind, feedback, ciOnly) {
   const t = s2.task(i);
@@ -16322,7 +16344,6 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     waiting: _wa,
     ...kept
   } = t;
-  const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
   const heads = feedback.flatMap((f) => f.source === "ci" && f.headSha ? [f.headSha] : []);
   s2.replaceTask(i, {
     ...kept,
@@ -16331,7 +16352,7 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     dispatchedAt: s2.iso(s2.now),
     ...workflowRunId !== void 0 ? { priorRunId: workflowRunId } : {},
     ...ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 },
-    ...reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {},
+    ...answering(t, feedback),
     ...heads.length ? { answeredHeads: [...t.answeredHeads ?? [], ...heads].slice(-20) } : {}
   });
   s2.dropEffect(mergePullRequest(t).key);
@@ -19246,6 +19267,93 @@ function protectedChanges(files, config2) {
   return hit;
 }
 
+// src/app/commands.ts
+var SLASH_COMMANDS = [
+  "retry",
+  "fix",
+  "steer",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "approve",
+  "reject",
+  "budget",
+  "run",
+  "plan",
+  "help"
+];
+var MAX_BODY = 65536;
+function commentOpenAfter(line, open) {
+  let at = 0;
+  for (; ; ) {
+    if (open) {
+      const close = line.indexOf("-->", at);
+      if (close < 0) return true;
+      open = false;
+      at = close + 3;
+    } else {
+      const start = line.indexOf("<!--", at);
+      if (start < 0) return false;
+      open = true;
+      at = start + 4;
+    }
+  }
+}
+function commandLine(lines) {
+  let fence;
+  let comment = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (comment) {
+      comment = commentOpenAfter(line, true);
+      continue;
+    }
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
+      continue;
+    }
+    if (marker) {
+      fence = marker;
+      continue;
+    }
+    if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
+    comment = commentOpenAfter(line, false);
+  }
+  return -1;
+}
+function parseCommand(body) {
+  const lines = body.slice(0, MAX_BODY).replace(/\r\n/g, "\n").split("\n");
+  const at = commandLine(lines);
+  if (at < 0) return void 0;
+  const first = lines[at].trim().slice("/forge".length).trim();
+  const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
+  const name = word.toLowerCase();
+  if (!SLASH_COMMANDS.includes(name)) return { name: "unknown", word };
+  const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
+  const more = lines.slice(at + 1).join("\n").trim();
+  return { name, args, rest: [afterWord, more].filter(Boolean).join("\n") };
+}
+var WRITE_PERMISSIONS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
+var HELP = [
+  "**Forge commands** (people with write access):",
+  "",
+  "| Command | Where | What it does |",
+  "|---|---|---|",
+  "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
+  "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
+  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
+  "| `/forge status` | anywhere | Reply with the run's state. |",
+  "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
+  "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
+  "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
+  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
+  "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
+  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
+  "| `/forge help` | anywhere | This table. |"
+].join("\n");
+
 // src/app/effects/merge.ts
 var MERGE_RETRY_MS = 300;
 async function mergePullRequest2(effect, ctx) {
@@ -19276,6 +19384,11 @@ async function mergePullRequest2(effect, ctx) {
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
         ...t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] } : {}
       };
+  }
+  if (t?.attempt === effect.attempt) {
+    const unseen = await unseenChangeRequests(ctx, t, number, head, current.changeRequests);
+    if (unseen.length)
+      return { kind: "later", reason: `a request for changes of ${head.slice(0, 7)} is not in the journal yet`, inputs: unseen };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
@@ -19339,6 +19452,26 @@ async function openMissingPull(effect, ctx, t) {
     if (found) return found;
     throw e;
   }
+}
+var REVIEWERS_CHECKED = 5;
+async function unseenChangeRequests(ctx, t, number, head, listed) {
+  const seen = /* @__PURE__ */ new Set([...t.answered ?? [], ...(t.feedback ?? []).flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : [])]);
+  const candidates = (listed ?? await ctx.port.listReviews(number)).filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id)).slice(-REVIEWERS_CHECKED);
+  const inputs = [];
+  for (const r of candidates) {
+    if (!WRITE_PERMISSIONS.has(await ctx.port.permission(r.login))) continue;
+    inputs.push({
+      kind: "review.submitted",
+      taskId: t.id,
+      attempt: t.attempt,
+      reviewId: r.id,
+      actor: r.login,
+      state: "changes_requested",
+      headSha: r.commitId,
+      ...r.body ? { body: bounded(r.body, FEEDBACK_LIMITS.message) } : {}
+    });
+  }
+  return inputs;
 }
 function headOf(_ctx, t, pushed) {
   return t?.recordSha ?? pushed;
@@ -19437,13 +19570,17 @@ function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
 }
 function notTheAttemptsJob(run2, expected) {
-  const path2 = run2.path.replace(/@.*$/, "");
+  const path2 = workflowFile(run2.path);
+  if (path2 === void 0) return "its workflow file is not named";
   if (path2 !== expected.workflowPath) return `it runs ${run2.path}, not the agent workflow ${expected.workflowPath}`;
   if (run2.event !== "workflow_dispatch") return `it was started by ${run2.event}, not by a dispatch`;
   if (run2.headRepositoryId !== expected.repositoryId) return "its head commit is not from this repository";
   if (expected.recordedRunId !== void 0 && run2.id !== expected.recordedRunId)
     return `the attempt's job is workflow run ${expected.recordedRunId}`;
   return void 0;
+}
+function workflowFile(path2) {
+  return path2 ? path2.replace(/@.*$/, "") : void 0;
 }
 function parseTrailers(message) {
   const paragraphs = message.trimEnd().split(/\n\s*\n/);
@@ -20520,93 +20657,6 @@ async function redChecks(ctx, rt, context, done2) {
     );
 }
 
-// src/app/commands.ts
-var SLASH_COMMANDS = [
-  "retry",
-  "fix",
-  "steer",
-  "status",
-  "pause",
-  "resume",
-  "cancel",
-  "approve",
-  "reject",
-  "budget",
-  "run",
-  "plan",
-  "help"
-];
-var MAX_BODY = 65536;
-function commentOpenAfter(line, open) {
-  let at = 0;
-  for (; ; ) {
-    if (open) {
-      const close = line.indexOf("-->", at);
-      if (close < 0) return true;
-      open = false;
-      at = close + 3;
-    } else {
-      const start = line.indexOf("<!--", at);
-      if (start < 0) return false;
-      open = true;
-      at = start + 4;
-    }
-  }
-}
-function commandLine(lines) {
-  let fence;
-  let comment = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (comment) {
-      comment = commentOpenAfter(line, true);
-      continue;
-    }
-    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
-    if (/^ {0,3}\/forge(\s|$)/.test(line)) return i;
-    comment = commentOpenAfter(line, false);
-  }
-  return -1;
-}
-function parseCommand(body) {
-  const lines = body.slice(0, MAX_BODY).replace(/\r\n/g, "\n").split("\n");
-  const at = commandLine(lines);
-  if (at < 0) return void 0;
-  const first = lines[at].trim().slice("/forge".length).trim();
-  const [word = "help", ...args] = first.split(/\s+/).filter(Boolean);
-  const name = word.toLowerCase();
-  if (!SLASH_COMMANDS.includes(name)) return { name: "unknown", word };
-  const afterWord = first.slice(first.toLowerCase().indexOf(name) + name.length).trim();
-  const more = lines.slice(at + 1).join("\n").trim();
-  return { name, args, rest: [afterWord, more].filter(Boolean).join("\n") };
-}
-var WRITE_PERMISSIONS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
-var HELP = [
-  "**Forge commands** (people with write access):",
-  "",
-  "| Command | Where | What it does |",
-  "|---|---|---|",
-  "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
-  "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
-  "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
-  "| `/forge status` | anywhere | Reply with the run's state. |",
-  "| `/forge pause` / `/forge resume` | tracker, task PR | Stop or restart dispatching; agents at work finish. |",
-  "| `/forge cancel` | tracker, task PR | Cancel the run and its running agents. |",
-  "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
-  "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
-  "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
-  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
-  "| `/forge help` | anywhere | This table. |"
-].join("\n");
-
 // src/app/handlers/check-run.ts
 async function onCheckRun(ctx, context) {
   const { payload } = context;
@@ -21152,7 +21202,7 @@ async function isTheAttemptsJob(ctx, rt, context, ref, run2, journal) {
   });
   if (why)
     logOf(context).info(
-      { event: context.name, workflowRunId: run2.id, path: run2.path, runEvent: run2.event, attempt: ref, reason: why },
+      { event: context.name, workflowRunId: run2.id, path: run2.path ?? null, runEvent: run2.event, attempt: ref, reason: why },
       "a workflow run on a task branch that is not the attempt's job: ignored"
     );
   return why === void 0;
@@ -21167,12 +21217,14 @@ async function onWorkflowRun(ctx, context) {
   const journal = loaded?.state.journal;
   const facts = {
     id: run2.id,
-    path: run2.path,
+    // GitHub Enterprise Server's runs carry no `path`; the delivery's `workflow` names the file.
+    path: run2.path ?? payload.workflow?.path,
     event: run2.event,
     headRepositoryId: run2.head_repository?.id
   };
   if (!await isTheAttemptsJob(ctx, rt, context, ref, facts, journal)) {
-    if (payload.action === "completed" && run2.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+    const file = workflowFile(facts.path);
+    if (payload.action === "completed" && file !== void 0 && file !== agentWorkflowPath(await ctx.configOf(rt)))
       await onCiDone(ctx, rt, context, { branch: run2.head_branch, headSha: run2.head_sha, conclusion: run2.conclusion });
     return;
   }

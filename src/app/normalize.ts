@@ -22,8 +22,11 @@ export function agentWorkflowPath(config: Pick<ForgeConfig, "workflow">): string
 /** What GitHub says of a workflow run, as far as telling Forge's jobs from others goes. */
 export interface JobRunFacts {
   id: number;
-  /** `workflow_run.path`: the workflow file, e.g. `.github/workflows/ci.yml`. */
-  path: string;
+  /**
+   * The workflow file, e.g. `.github/workflows/ci.yml`: `workflow_run.path`, or the delivery's
+   * `workflow.path` where the run has none (GitHub Enterprise Server); undefined when neither says.
+   */
+  path: string | undefined;
   /** `workflow_run.event`: `workflow_dispatch`, `push`, `pull_request`, … */
   event: string;
   /** `workflow_run.head_repository.id`: a fork's for a pull request from a fork. */
@@ -42,14 +45,19 @@ export function notTheAttemptsJob(
   run: JobRunFacts,
   expected: { repositoryId: number; workflowPath: string; recordedRunId?: number | undefined },
 ): string | undefined {
-  // GitHub may add the ref to the path of some runs (`….yml@refs/heads/main`): the file is the same.
-  const path = run.path.replace(/@.*$/, "");
+  const path = workflowFile(run.path);
+  if (path === undefined) return "its workflow file is not named";
   if (path !== expected.workflowPath) return `it runs ${run.path}, not the agent workflow ${expected.workflowPath}`;
   if (run.event !== "workflow_dispatch") return `it was started by ${run.event}, not by a dispatch`;
   if (run.headRepositoryId !== expected.repositoryId) return "its head commit is not from this repository";
   if (expected.recordedRunId !== undefined && run.id !== expected.recordedRunId)
     return `the attempt's job is workflow run ${expected.recordedRunId}`;
   return undefined;
+}
+
+/** The workflow file a run's path names: GitHub may add the ref to some runs' (`….yml@refs/heads/main`). */
+export function workflowFile(path: string | null | undefined): string | undefined {
+  return path ? path.replace(/@.*$/, "") : undefined;
 }
 
 /** `Key: value` trailers of a commit message (the last paragraph). */

@@ -2,9 +2,9 @@
  * The GraphQL queries of the GitHub port over Octokit and their answers: a pull request with the
  * paths it changes, and a batch of files read at one ref (a plan's documents) in one call.
  */
-import type { FileAt, PullRequestInfo } from "./port.js";
+import type { FileAt, PullRequestInfo, ReviewInfo } from "./port.js";
 
-/** A pull request with what a merge checks, and its first 100 changed paths: one GraphQL call. */
+/** A pull request with what a merge checks — its first 100 changed paths, its newest requests for changes — in one GraphQL call. */
 export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
@@ -19,6 +19,7 @@ export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number:
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
+      reviews(last: 20, states: [CHANGES_REQUESTED]) { nodes { databaseId body commit { oid } author { __typename login } } }
     }
   }
 }`;
@@ -35,6 +36,29 @@ export interface GraphqlPull {
   isCrossRepository: boolean;
   headRepository: { id: string } | null;
   files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string; changeType?: string }[] | null } | null;
+  reviews?: {
+    nodes:
+      | { databaseId: number | null; body: string; commit: { oid: string } | null; author: { __typename: string; login: string } | null }[]
+      | null;
+  } | null;
+}
+
+/** The newest requests for changes of a `PULL_WITH_FILES` pull request, in the port's type. */
+export function changeRequestsOf(p: GraphqlPull): ReviewInfo[] {
+  return (p.reviews?.nodes ?? []).flatMap((r) =>
+    r.databaseId == null
+      ? []
+      : [
+          {
+            id: r.databaseId,
+            login: r.author?.login ?? "",
+            bot: r.author?.__typename === "Bot",
+            state: "CHANGES_REQUESTED",
+            commitId: r.commit?.oid ?? "",
+            body: r.body,
+          },
+        ],
+  );
 }
 
 /** A pull request of `PULL_WITH_FILES` in the port's type. */

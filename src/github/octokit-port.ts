@@ -15,10 +15,12 @@ import {
   type MergeResult,
   type PullMergeResult,
   type PullRequestInfo,
+  type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
 import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
+  changeRequestsOf,
   ISSUE_AS_EDITED,
   PULL_WITH_FILES,
   pullInfo,
@@ -102,8 +104,11 @@ export class OctokitPort implements GitHubPort {
       await this.#octokit.rest.git.createRef({ ...this.#r, ref: `refs/heads/${branch}`, sha });
       return true;
     } catch (e) {
-      // "Reference already exists" is a 422: the branch is there, which is what was wanted.
-      if (statusOf(e) === 422) return false;
+      // "Reference already exists" is a 422: the branch is there, which is what was wanted. Other 422s
+      // ("… is not a valid ref name.", "Reference update failed" when a branch is in its way) mean
+      // there is no such branch, and never will be: they fail with GitHub's words.
+      const message = (e as { response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      if (statusOf(e) === 422 && /already exists/i.test(message)) return false;
       throw wrap("git.createRef", e);
     }
   }
@@ -253,7 +258,11 @@ export class OctokitPort implements GitHubPort {
       // Filtered here rather than with `created=>=…`: the REST description types that parameter as a
       // plain date-time, so a range would not validate against it.
       const after = filter.createdAfter ? Date.parse(filter.createdAfter) : 0;
-      return data.workflow_runs.filter((r) => Date.parse(r.created_at) >= after).map(runInfo);
+      // Runs listed by their workflow's file name are that file's, whether or not they say (GitHub Enterprise Server's do not).
+      const file = /^\d+$/.test(workflow) ? undefined : workflow.startsWith(".github/") ? workflow : `.github/workflows/${workflow}`;
+      return data.workflow_runs
+        .filter((r) => Date.parse(r.created_at) >= after)
+        .map((r) => ({ ...runInfo(r), ...(r.path ? {} : { path: file }) }));
     });
   }
 
@@ -325,7 +334,7 @@ export class OctokitPort implements GitHubPort {
     return this.#call("pulls.get", async () => pull((await this.#octokit.rest.pulls.get({ ...this.#r, pull_number: number })).data));
   }
 
-  async getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }> {
+  async getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[]; changeRequests: ReviewInfo[] }> {
     const data = await this.#call("graphql pullRequest", () =>
       this.#octokit.graphql<{ repository: { pullRequest: GraphqlPull | null } | null }>(PULL_WITH_FILES, {
         owner: this.#r.owner,
@@ -342,7 +351,7 @@ export class OctokitPort implements GitHubPort {
       p.files?.pageInfo.hasNextPage || nodes.some((f) => f.changeType === "RENAMED")
         ? await this.listPullRequestFiles(number)
         : nodes.map((f) => f.path);
-    return { ...info, files };
+    return { ...info, files, changeRequests: changeRequestsOf(p) };
   }
 
   async createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo> {
@@ -474,7 +483,7 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async listReviews(number: number): Promise<{ id: number; login: string; bot: boolean; state: string; commitId: string }[]> {
+  async listReviews(number: number): Promise<ReviewInfo[]> {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
       return data.map((r) => ({
@@ -483,6 +492,7 @@ export class OctokitPort implements GitHubPort {
         bot: r.user?.type === "Bot",
         state: r.state,
         commitId: r.commit_id ?? "",
+        body: r.body,
       }));
     });
   }

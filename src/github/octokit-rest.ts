@@ -53,7 +53,7 @@ export function runInfo(r: {
   conclusion: string | null;
   created_at: string;
   event: string;
-  path: string;
+  path?: string | null;
   head_repository?: { id: number } | null;
 }): WorkflowRunInfo {
   return {
@@ -63,7 +63,7 @@ export function runInfo(r: {
     conclusion: r.conclusion ?? null,
     createdAt: r.created_at,
     event: r.event,
-    path: r.path,
+    path: r.path ?? undefined,
     headRepositoryId: r.head_repository?.id ?? null,
   };
 }

@@ -44,6 +44,18 @@ export interface PullRequestInfo {
   fromFork: boolean;
 }
 
+/** A submitted review of a pull request (docs.github.com/rest/pulls/reviews). */
+export interface ReviewInfo {
+  id: number;
+  login: string;
+  bot: boolean;
+  /** APPROVED, CHANGES_REQUESTED, COMMENTED or DISMISSED. */
+  state: string;
+  /** The head the review was given on. */
+  commitId: string;
+  body?: string;
+}
+
 export interface WorkflowRunInfo {
   id: number;
   headBranch: string;
@@ -52,8 +64,11 @@ export interface WorkflowRunInfo {
   createdAt: string;
   /** What started it: `workflow_dispatch`, `push`, `pull_request`, … */
   event: string;
-  /** The workflow file it runs, e.g. `.github/workflows/forge-agent.yml`. */
-  path: string;
+  /**
+   * The workflow file it runs, e.g. `.github/workflows/forge-agent.yml`. GitHub Enterprise Server's
+   * runs may not say; a run listed by its workflow's file is that file's.
+   */
+  path: string | undefined;
   /** The repository its head commit comes from (a fork's for a pull request from a fork); null when GitHub gives none. */
   headRepositoryId: number | null;
 }
@@ -161,9 +176,10 @@ export interface GitHubPort {
   getPullRequest(number: number): Promise<PullRequestInfo>;
   /**
    * The pull request and the paths it changes, in one call where GitHub allows (GraphQL, up to 100
-   * files and no rename; more, or a rename, are listed through REST as `listPullRequestFiles` does).
+   * files and no rename; more, or a rename, are listed through REST as `listPullRequestFiles` does),
+   * with its newest requests for changes (up to 20) when the call could read them.
    */
-  getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[] }>;
+  getPullRequestWithFiles(number: number): Promise<PullRequestInfo & { files: string[]; changeRequests?: ReviewInfo[] }>;
   createPullRequest(fields: { head: string; base: string; title: string; body: string; draft?: boolean }): Promise<PullRequestInfo>;
   updatePullRequest(number: number, fields: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
   /** Paths a PR changes, a renamed file by its old path as well (up to GitHub's 3,000-file limit of the endpoint). */
@@ -207,7 +223,7 @@ export interface GitHubPort {
   /** The collaborator permission of a user: admin, maintain, write, triage, read or none. */
   permission(user: string): Promise<string>;
   /** A PR's reviews as GitHub has them now (the first 100): who, which state, on which commit. */
-  listReviews(number: number): Promise<{ id: number; login: string; bot: boolean; state: string; commitId: string }[]>;
+  listReviews(number: number): Promise<ReviewInfo[]>;
   /** The types of the active ruleset rules that apply to a branch (which need not exist yet). */
   branchRules(branch: string): Promise<string[]>;
 }

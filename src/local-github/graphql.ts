@@ -1,6 +1,6 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
 //   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
-//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) } ref(qualifiedName) defaultBranchRef
+//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) reviews(first|last, states) } ref(qualifiedName) defaultBranchRef
 //                                     issue(number) { title body createdAt lastEditedAt }
 //                                     object(expression: "<rev>:<path>") { ... on Blob { oid text isBinary isTruncated byteSize } } }
 // Every document is parsed and validated against GitHub's own schema (@octokit/graphql-schema)
@@ -103,6 +103,38 @@ function pullObject(core: SimCore, repo: Repo, issue: Issue): Record<string, unk
         : null;
     },
     mergeCommit: p.merged && p.mergeCommitSha ? commitObject(core, repo, p.mergeCommitSha) : null,
+    // docs.github.com/graphql/reference/objects#pullrequest — `reviews(first|last, states)`: the
+    // submitted reviews, oldest first; `last` takes the newest, `states` filters. Like every
+    // connection, it needs `first` or `last` (1..100).
+    reviews: ({ first, last, states }: { first?: number | null; last?: number | null; states?: string[] | null }) => {
+      const n = first ?? last;
+      if (n == null || n < 1 || n > 100)
+        throw gqlError(
+          "You must provide a `first` or `last` value between 1 and 100 to properly paginate the `reviews` connection.",
+          "INVALID_CURSOR_ARGUMENTS",
+        );
+      const all = core.state.reviews.filter(
+        (r) => r.repoId === repo.id && r.number === issue.number && (!states || states.includes(r.state)),
+      );
+      const page = first != null ? all.slice(0, n) : all.slice(Math.max(0, all.length - n));
+      return {
+        totalCount: all.length,
+        nodes: page.map((r) => ({
+          __typename: "PullRequestReview",
+          id: nodeId("PullRequestReview", r.id),
+          databaseId: r.id,
+          body: r.body,
+          state: r.state,
+          submittedAt: r.submittedAt,
+          commit: commitObject(core, repo, r.commitId),
+          // A bot's login in GraphQL carries no "[bot]" suffix.
+          author:
+            r.user.type === "Bot"
+              ? { __typename: "Bot", login: r.user.login.replace(/\[bot\]$/, "") }
+              : { __typename: "User", login: r.user.login },
+        })),
+      };
+    },
     files: async ({ first, after }: { first?: number | null; after?: string | null }) => {
       // GitHub's connections take `first` up to 100; the cursor here is the offset, base64 as GitHub's are opaque.
       if (first == null || first < 1 || first > 100)

@@ -304,6 +304,48 @@ describe("the Forge action on the local GitHub", () => {
     expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(head.commit.sha);
   }, 120_000);
 
+  it("a revision whose PR was merged meanwhile opens no second PR: its work stays on the branch, its answer in the merged PR's thread", async () => {
+    const branch = `forge/${RUN}/t1/1`;
+    const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "open" });
+    const pr = pulls[0]!;
+    const { data: review } = await gh.rest.pulls.createReview({
+      owner: OWNER,
+      repo: REPO,
+      pull_number: pr.number,
+      event: "REQUEST_CHANGES",
+      body: "Once more.",
+      comments: [{ path: "src/t1.txt", line: 1, body: "And this line again." }],
+    });
+    // The merge the App decided before this review reached it goes through on GitHub.
+    await gh.rest.pulls.merge({ owner: OWNER, repo: REPO, pull_number: pr.number });
+    await writeJournal((j) => {
+      const t = j.tasks.find((x) => x.id === "t1")!;
+      Object.assign(t, { status: "RUNNING", iteration: 2 });
+    });
+    const feedback = [{ source: "review", reviewId: review.id, actor: OWNER, message: "Once more." }];
+    const res = await gh.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: OWNER,
+      repo: REPO,
+      workflow_id: "forge-agent.yml",
+      ref: branch,
+      inputs: { run_id: RUN, task_id: "t1", attempt: "1", context: JSON.stringify({ iteration: 2, feedback, prNumber: pr.number }) },
+      return_run_details: true,
+    });
+    const id = (res.data as unknown as { workflow_run_id: number }).workflow_run_id;
+    const run = await waitForRun(id);
+    expect(run.conclusion, logOf(id)).toBe("success");
+    expect(logOf(id)).toContain(
+      `this revision's pull request #${pr.number} is not open (merged or closed): no second pull request is opened`,
+    );
+    const { data: all } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "all" });
+    expect(all.map((p) => p.number)).toEqual([pr.number]);
+    const { data: head } = await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch });
+    expect(head.commit.commit.message).toContain("Forge-Iteration: 2");
+    const { data: comments } = await gh.rest.pulls.listReviewComments({ owner: OWNER, repo: REPO, pull_number: pr.number });
+    const thread = comments.find((c) => c.body === "And this line again.")!;
+    expect(comments.some((c) => c.in_reply_to_id === thread.id && c.body.includes("Revision 2"))).toBe(true);
+  }, 120_000);
+
   it("a dispatch that is no longer current does nothing and succeeds", async () => {
     // The journal says attempt 1 of "stuck" is the current one: attempt 2's dispatch is stale.
     const branch = `forge/${RUN}/stuck/1`;

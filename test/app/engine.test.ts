@@ -218,7 +218,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
           return ["src/a.ts"];
         },
         async getPullRequestWithFiles(number: number) {
-          return { ...(await this.getPullRequest(number)), files: await this.listPullRequestFiles() };
+          return { ...(await this.getPullRequest(number)), files: await this.listPullRequestFiles(), changeRequests: [] };
         },
         async mergePullRequest() {
           // While the merge runs, the other replica writes the journal.
@@ -412,7 +412,7 @@ describe("a merge decided before a review that starts a revision", () => {
         async getPullRequestWithFiles(n: number) {
           reading();
           await gate;
-          return { ...openTaskPull(n), files: ["src/a.ts"] };
+          return { ...openTaskPull(n), files: ["src/a.ts"], changeRequests: [] };
         },
         async mergePullRequest(n: number) {
           merged.push(n);

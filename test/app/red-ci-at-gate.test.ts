@@ -24,7 +24,7 @@ function world(failing: boolean) {
 
   const port = {
     async getPullRequestWithFiles() {
-      return { ...pr, files: ["src/a.ts"] };
+      return { ...pr, files: ["src/a.ts"], changeRequests: [] };
     },
     async ciChecks(head: string, names: readonly string[]) {
       expect([head, names]).toEqual([RECORD, ["check"]]);

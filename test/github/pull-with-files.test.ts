@@ -2,7 +2,8 @@
  * The merge's one read of a pull request — who it is and what it changes — through the real port
  * against the local GitHub's GraphQL (validated against GitHub's schema): the same answer as the
  * REST reads it replaces (`getPullRequest` + `listPullRequestFiles`), for a task's PR, a fork's PR
- * and a PR of more than 100 files (listed through REST past GraphQL's page).
+ * and a PR of more than 100 files (listed through REST past GraphQL's page) — and, in the same
+ * call, its requests for changes (what `listReviews` lists of them).
  */
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,7 +31,12 @@ async function branchWith(branch: string, files: Record<string, string>, via = g
 
 beforeAll(async () => {
   sim = await createSim({ workflowExecutor: "noop" });
-  await sim.control.createRepo({ owner, name: repo, files: { "README.md": "# w\n" }, collaborators: { writer: "write" } });
+  await sim.control.createRepo({
+    owner,
+    name: repo,
+    files: { "README.md": "# w\n" },
+    collaborators: { writer: "write", reviewer: "write" },
+  });
   gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("writer") });
   port = new OctokitPort(gh as never, owner, repo);
 });
@@ -47,6 +53,7 @@ describe("a pull request and its files in one read", () => {
     expect(one).toEqual({
       ...(await port.getPullRequest(pr.data.number)),
       files: (await port.listPullRequestFiles(pr.data.number)).sort(),
+      changeRequests: [],
     });
     expect(one.files.sort()).toEqual([".github/workflows/x.yml", "src/a.ts"]);
     expect(one).toMatchObject({ headRef: "forge/r/a/1", baseRef: "main", fromFork: false, merged: false, state: "open" });
@@ -55,6 +62,28 @@ describe("a pull request and its files in one read", () => {
     const after = await port.getPullRequestWithFiles(pr.data.number);
     expect(after).toMatchObject({ merged: true, state: "closed", mergeSha: merged.data.sha });
     expect(after.files.sort()).toEqual([".github/workflows/x.yml", "src/a.ts"]);
+    expect(sim.violations.slice(before)).toEqual([]);
+  });
+
+  it("its requests for changes, as REST lists them: approvals and comments are not among them", async () => {
+    await branchWith("forge/r/d/1", { "src/d.ts": "d\n" });
+    const pr = await gh.rest.pulls.create({ owner, repo, head: "forge/r/d/1", base: "main", title: "d" });
+    // GitHub refuses a request for changes on one's own PR: another writer reviews.
+    const reviewer = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("reviewer") });
+    const review = (event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT", body: string) =>
+      reviewer.rest.pulls.createReview({ owner, repo, pull_number: pr.data.number, event, body });
+    await review("REQUEST_CHANGES", "Export it too.");
+    await review("COMMENT", "A thought.");
+    await review("APPROVE", "Fine now.");
+    await review("REQUEST_CHANGES", "One more thing.");
+    const before = sim.violations.length;
+    const one = await port.getPullRequestWithFiles(pr.data.number);
+    const rest = (await port.listReviews(pr.data.number)).filter((r) => r.state === "CHANGES_REQUESTED");
+    expect(one.changeRequests).toEqual(rest);
+    expect(one.changeRequests?.map((r) => [r.login, r.body, r.commitId, r.bot])).toEqual([
+      ["reviewer", "Export it too.", pr.data.head.sha, false],
+      ["reviewer", "One more thing.", pr.data.head.sha, false],
+    ]);
     expect(sim.violations.slice(before)).toEqual([]);
   });
 

@@ -252,6 +252,16 @@ describe("repositories, contents, git database", () => {
 
     await gh.rest.git.createRef({ owner, repo, ref: "refs/forge/run-1", sha: main.object.sha });
     expect(await status(gh.rest.git.createRef({ owner, repo, ref: "refs/forge/run-1", sha: main.object.sha }))).toBe(422);
+    // GitHub's answers to a ref it cannot create: taken, in the way of another, or a name git refuses.
+    const refusal = (ref: string) =>
+      gh.rest.git.createRef({ owner, repo, ref, sha: main.object.sha }).then(
+        () => "created",
+        (e: { status: number; response: { data: { message: string } } }) => `${e.status} ${e.response.data.message}`,
+      );
+    expect(await refusal("refs/forge/run-1")).toBe("422 Reference already exists");
+    expect(await refusal("refs/forge/run-1/a")).toBe("422 Reference update failed");
+    for (const bad of ["refs/heads/forge/r/fix..up/1", "refs/heads/forge/r/cache.lock/1", "refs/heads/forge/r/a/1.", "refs/heads/a b"])
+      expect(await refusal(bad)).toBe(`422 ${bad} is not a valid ref name.`);
     await gh.rest.git.updateRef({ owner, repo, ref: "forge/run-1", sha: c1.sha });
     // A sibling of c1 (same parent) does not descend from the tip: compare-and-swap lost.
     const { data: c2 } = await gh.rest.git.createCommit({ owner, repo, message: "c2", tree: tree.sha, parents: [main.object.sha] });

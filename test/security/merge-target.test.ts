@@ -25,7 +25,7 @@ function world(pr: Partial<PullRequestInfo>) {
       return ["src/a.ts"];
     },
     async getPullRequestWithFiles(number: number) {
-      return { ...(await port.getPullRequest(number)), files: await port.listPullRequestFiles(number) };
+      return { ...(await port.getPullRequest(number)), files: await port.listPullRequestFiles(number), changeRequests: [] };
     },
     async mergePullRequest(number: number) {
       merged.push(number);

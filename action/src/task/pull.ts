@@ -50,6 +50,10 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
     branchState.prOpening = Promise.resolve(existingPr);
     return;
   }
+  if (revisesClosedPr(a)) {
+    branchState.prOpening = Promise.resolve(undefined);
+    return;
+  }
   // GitHub refuses a PR whose head has no commit over its base (422 "No commits between …",
   // docs.github.com/rest/pulls/pulls#create-a-pull-request), and a fresh task branch is its
   // base: an empty start commit, made before the agent touches the index, gives the PR something
@@ -86,6 +90,7 @@ export async function openPrAfterPush(a: TaskAttempt): Promise<PullRef | undefin
   try {
     const found = await github.findOpenPull(a.branch, a.base);
     if (found) return found;
+    if (revisesClosedPr(a)) return undefined;
     const pr = await github
       .createPull({ head: a.branch, base: a.base, title: a.prTitle, body: statusBody(a, "running"), draft: true })
       // Opened by the App meanwhile: GitHub answers 422 for a second PR of the same head and base.
@@ -98,6 +103,22 @@ export async function openPrAfterPush(a: TaskAttempt): Promise<PullRef | undefin
     warnings.push(`could not open the pull request: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+/**
+ * A revision works on its attempt's PR: when that PR is no longer open (merged — by the App before
+ * the review that asked for this revision reached it — or closed by a person), no second PR is
+ * opened for the same attempt. The work stays on the branch and the warning says so; the App, which
+ * knows the PR merged, settles the attempt.
+ */
+function revisesClosedPr(a: TaskAttempt): boolean {
+  const { prNumber, iteration } = a.input.context;
+  if (prNumber === undefined || iteration === undefined) return false;
+  if (!a.warnings.some((w) => w.includes(`#${prNumber} is not open`)))
+    a.warnings.push(
+      `this revision's pull request #${prNumber} is not open (merged or closed): no second pull request is opened; the revision's work is on ${a.branch}`,
+    );
+  return true;
 }
 
 /** Step 9: the PR shows the walkthrough (or the attempt's state without one); a success is ready for review. Both calls at once. */

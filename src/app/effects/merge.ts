@@ -3,7 +3,10 @@
 import type { TaskState } from "../../core/journal.js";
 import { LABELS, walkthroughPath } from "../../core/layout.js";
 import { protectedChanges } from "../../core/protected-paths.js";
-import type { PullRequestInfo } from "../../github/port.js";
+import type { LeafInput } from "../../core/inputs.js";
+import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
+import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
+import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput } from "../../github/ci-checks.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -17,7 +20,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // Read just before merging: only the task's own pull request is merged — its head the attempt's
   // branch in this repository, its base the run's integration branch — whatever number was recorded.
   // With its number known, the pull request and what it changes come in one call.
-  const current: (PullRequestInfo & { files?: string[] }) | null =
+  const current: (PullRequestInfo & { files?: string[]; changeRequests?: ReviewInfo[] }) | null =
     known !== undefined
       ? await port.getPullRequestWithFiles(known)
       : ((await port.findPullRequest(effect.branch)) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null));
@@ -52,6 +55,14 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
           ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] }
           : {}),
       };
+  }
+  // A writer's request for changes of this head that the journal has not taken in yet (its webhook
+  // still on the way, or lost): the merge waits, and the review goes in with this outcome — the
+  // revision it starts, or the revision limit it meets, takes the merge out of the outbox.
+  if (t?.attempt === effect.attempt) {
+    const unseen = await unseenChangeRequests(ctx, t, number, head, current.changeRequests);
+    if (unseen.length)
+      return { kind: "later", reason: `a request for changes of ${head.slice(0, 7)} is not in the journal yet`, inputs: unseen };
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   // The reads above took time: a turn decided meanwhile (a review that starts a revision on this
@@ -136,6 +147,43 @@ async function openMissingPull(effect: EffectOf<"MergePullRequest">, ctx: Effect
     if (found) return found;
     throw e;
   }
+}
+
+/** At most this many authors of requests for changes not yet in the journal are asked for their permission before a merge. */
+const REVIEWERS_CHECKED = 5;
+
+/**
+ * The requests for changes of `head` by people with write access (asked of GitHub, as the review
+ * webhook's handler asks) that the task has neither answered nor queued: as the review's webhook
+ * would have brought them. A review the journal has seen — answered by a revision, waiting, or met
+ * by the revision limit — is in `answered` or `feedback` and holds nothing back.
+ */
+async function unseenChangeRequests(
+  ctx: EffectContext,
+  t: TaskState,
+  number: number,
+  head: string,
+  listed: ReviewInfo[] | undefined,
+): Promise<LeafInput[]> {
+  const seen = new Set([...(t.answered ?? []), ...(t.feedback ?? []).flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []))]);
+  const candidates = (listed ?? (await ctx.port.listReviews(number)))
+    .filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id))
+    .slice(-REVIEWERS_CHECKED);
+  const inputs: LeafInput[] = [];
+  for (const r of candidates) {
+    if (!WRITE_PERMISSIONS.has(await ctx.port.permission(r.login))) continue;
+    inputs.push({
+      kind: "review.submitted",
+      taskId: t.id,
+      attempt: t.attempt,
+      reviewId: r.id,
+      actor: r.login,
+      state: "changes_requested",
+      headSha: r.commitId,
+      ...(r.body ? { body: bounded(r.body, FEEDBACK_LIMITS.message) } : {}),
+    });
+  }
+  return inputs;
 }
 
 /** The record commit sits on top of the walkthrough's head; the PR's head is the record commit. */

@@ -6,7 +6,7 @@
 import type { Context } from "probot";
 import type { Journal } from "../../core/journal.js";
 import { logOf, type AppContext } from "../context.js";
-import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, type AttemptRef, type JobRunFacts } from "../normalize.js";
+import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, workflowFile, type AttemptRef, type JobRunFacts } from "../normalize.js";
 import type { RepoRuntime } from "../runtime.js";
 import { onCiDone } from "./checks-done.js";
 
@@ -32,7 +32,7 @@ async function isTheAttemptsJob(
   });
   if (why)
     logOf(context).info(
-      { event: context.name, workflowRunId: run.id, path: run.path, runEvent: run.event, attempt: ref, reason: why },
+      { event: context.name, workflowRunId: run.id, path: run.path ?? null, runEvent: run.event, attempt: ref, reason: why },
       "a workflow run on a task branch that is not the attempt's job: ignored",
     );
   return why === undefined;
@@ -48,13 +48,15 @@ export async function onWorkflowRun(ctx: AppContext, context: Context<"workflow_
   const journal = loaded?.state.journal;
   const facts: JobRunFacts = {
     id: run.id,
-    path: run.path,
+    // GitHub Enterprise Server's runs carry no `path`; the delivery's `workflow` names the file.
+    path: (run as { path?: string }).path ?? (payload.workflow as { path?: string } | null | undefined)?.path,
     event: run.event,
     headRepositoryId: (run.head_repository as { id?: number } | null | undefined)?.id,
   };
   if (!(await isTheAttemptsJob(ctx, rt, context, ref, facts, journal))) {
     // The repository's CI on a task branch: a red run may call for a fix revision (docs/executor.md#iterations).
-    if (payload.action === "completed" && run.path.replace(/@.*$/, "") !== agentWorkflowPath(await ctx.configOf(rt)))
+    const file = workflowFile(facts.path);
+    if (payload.action === "completed" && file !== undefined && file !== agentWorkflowPath(await ctx.configOf(rt)))
       await onCiDone(ctx, rt, context, { branch: run.head_branch, headSha: run.head_sha, conclusion: run.conclusion });
     return;
   }

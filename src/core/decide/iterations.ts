@@ -145,7 +145,8 @@ export function revise(s: Step, i: number, kind: InputKind): boolean {
       : ciOnly
         ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}`
         : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
-    s.replaceTask(i, { ...t, feedback: [], waiting: reason });
+    // The reviews it brings are seen all the same: a merge a person asks for later does not wait for them.
+    s.replaceTask(i, { ...t, feedback: [], waiting: reason, ...answering(t, feedback) });
     // A person decides now: a merge requested before the feedback came does not run behind it.
     s.dropEffect(effects.mergePullRequest(t).key);
     s.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
@@ -154,6 +155,12 @@ export function revise(s: Step, i: number, kind: InputKind): boolean {
   }
   startRevision(s, i, kind, feedback, ciOnly);
   return true;
+}
+
+/** The reviews a revision answers (or the revision limit meets), kept so that neither their webhook nor a merge's look at the PR brings them again. */
+function answering(t: TaskState, feedback: Feedback[]): Pick<TaskState, "answered"> | Record<string, never> {
+  const reviewIds = feedback.flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []));
+  return reviewIds.length ? { answered: [...(t.answered ?? []), ...reviewIds].slice(-50) } : {};
 }
 
 /** MERGE_READY → RUNNING on the same branch and PR, with every waiting feedback at once. */
@@ -175,7 +182,6 @@ function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[]
     waiting: _wa,
     ...kept
   } = t;
-  const reviewIds = feedback.flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []));
   const heads = feedback.flatMap((f) => (f.source === "ci" && f.headSha ? [f.headSha] : []));
   s.replaceTask(i, {
     ...kept,
@@ -184,7 +190,7 @@ function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[]
     dispatchedAt: s.iso(s.now),
     ...(workflowRunId !== undefined ? { priorRunId: workflowRunId } : {}),
     ...(ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 }),
-    ...(reviewIds.length ? { answered: [...(t.answered ?? []), ...reviewIds].slice(-50) } : {}),
+    ...answering(t, feedback),
     ...(heads.length ? { answeredHeads: [...(t.answeredHeads ?? []), ...heads].slice(-20) } : {}),
   });
   // The verified head's merge must not run under the revision: its effect leaves the outbox.

@@ -12,7 +12,7 @@ export const PLAN_RULES = {
   "unreadable-json": "dag.json is not valid JSON.",
   "invalid-frontmatter": "A task's or overlay's frontmatter does not match its schema.",
   "invalid-dag": "dag.json does not match its schema.",
-  "bad-id": "An id does not match [a-z0-9][a-z0-9._-]*.",
+  "bad-id": "An id does not match [a-z0-9][a-z0-9._-]*, or cannot be part of a git branch name ('..', or '.lock' or '.' at its end).",
   "duplicate-id": "Two tasks, or two dag.json nodes, have the same id.",
   "id-file-mismatch": "A task or overlay file is not named after its id.",
   "plan-id-mismatch": "dag.json's planId is not the plan folder's name.",

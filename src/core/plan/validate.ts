@@ -6,7 +6,7 @@
  * with its frontmatter dependencies; each overlay, in number order, adds its tasks (from their
  * files) and its edges. dag.json must equal that DAG.
  */
-import { ID_PATTERN } from "../schemas/common.js";
+import { ID_PATTERN, isId } from "../schemas/common.js";
 import type { Dag } from "../schemas/dag.js";
 import type { ParsedPlan } from "./parse.js";
 import { problem, sortProblems, type Problem } from "./problem.js";
@@ -38,8 +38,16 @@ export function validateDag(dag: Dag, file = "dag.json"): Problem[] {
   for (let pos = 0; pos < dag.nodes.length; pos++) {
     const n = dag.nodes[pos]!;
     if (n.type === "refinery") refineries++;
-    if (!ID_PATTERN.test(n.id))
-      out.push(problem({ file, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
+    if (!isId(n.id))
+      out.push(
+        problem(
+          { file, field: `nodes[${pos}].id` },
+          "bad-id",
+          ID_PATTERN.test(n.id)
+            ? `${JSON.stringify(n.id)} cannot be part of a git branch name: no '..', and no '.lock' or '.' at its end`
+            : `${JSON.stringify(n.id)} is not a valid id`,
+        ),
+      );
     const first = seen.get(n.id);
     if (first !== undefined) {
       out.push(problem({ file, field: `nodes[${pos}].id` }, "duplicate-id", `node ${JSON.stringify(n.id)} is also nodes[${first}]`));

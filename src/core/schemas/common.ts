@@ -13,10 +13,24 @@ export type TaskBudget = z.infer<typeof taskBudgetSchema>;
 /** Task, refinery and follow-up ids: lower-case, start with a letter or digit (see docs/formats.md#ids). */
 export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
+/**
+ * What git refuses in a branch name (`git check-ref-format`, git-scm.com/docs/git-check-ref-format)
+ * that ID_PATTERN lets through: `..` anywhere, a component ending in `.lock`, a name ending in `.`.
+ * An id is a component of its task's branch (`forge/{runId}/{taskId}/{attempt}`), and the plan's id of
+ * every branch of its runs: GitHub answers "Reference name is invalid" to such a branch.
+ */
+export const REF_SAFE_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)/;
+
+/** An id Forge can run: it matches ID_PATTERN and can be part of a git branch name. */
+export const isId = (id: string): boolean => ID_PATTERN.test(id) && REF_SAFE_PATTERN.test(id);
+
 export const taskIdSchema = z
   .string()
   .regex(ID_PATTERN, "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-')")
-  .describe("A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.");
+  .regex(REF_SAFE_PATTERN, "cannot be part of a git branch name: no '..', and no '.lock' or '.' at its end (git check-ref-format)")
+  .describe(
+    "A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit; part of a git branch name, so no '..' and no '.lock' or '.' at its end.",
+  );
 
 export const isoTimestampSchema = z.iso
   .datetime({ offset: true })

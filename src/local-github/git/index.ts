@@ -22,7 +22,7 @@ import { buildTreeWithIndex, lsTreeUncached } from "./trees.js";
 export { closeReaders } from "../objects.js";
 export { gitProcesses, initBare, runGit } from "./run.js";
 export { hashBlob, objectType, readBlob, readCommit, type CommitInfo, type GitIdentity } from "./store.js";
-export { deleteRef, listRefs, listRefsWithGit, readRefFile, resolveRef, updateRef } from "./refs.js";
+export { deleteRef, listRefs, listRefsWithGit, readRefFile, resolveRef, updateRef, validRefName } from "./refs.js";
 export { buildTree, buildTreeWithIndex, entryAt, lsTree, treeFromFolder, type TreeChange, type TreeEntry } from "./trees.js";
 export { commitTree } from "./commits.js";
 export { countCommits, isAncestor, mergeBase, mergeTrees, pushCommits, revList } from "./history.js";

@@ -95,6 +95,12 @@ export async function listRefsWithGit(gitDir: string, prefix = "refs/"): Promise
   return refs;
 }
 
+/** Whether git takes `ref` as a full ref name (`git check-ref-format`: no `..`, no component ending in `.lock`, …). */
+export async function validRefName(gitDir: string, ref: string): Promise<boolean> {
+  const r = await runGit(gitDir, ["check-ref-format", ref], { allowFail: true });
+  return r.code === 0;
+}
+
 /** Atomic compare-and-swap of a ref (old = undefined → must not exist; "" → any). */
 export async function updateRef(gitDir: string, ref: string, sha: string, old?: string): Promise<boolean> {
   const args = ["update-ref", ref, sha];

@@ -118,9 +118,14 @@ export const gitDatabaseHandlers: Record<string, Handler> = {
     const sha = str(ctx.body, "sha")!;
     // "The name of the fully qualified reference (ie: refs/heads/master). If it doesn't start with
     // 'refs' and have at least two slashes, it will be rejected."
-    if (!ref.startsWith("refs/") || ref.split("/").length < 3) throw invalid(ctx, `${ref} is not a valid ref name.`);
+    // A name git refuses (`fix..up`, `cache.lock`) is refused the same way (GitHub: "… is not a valid ref name.").
+    if (!ref.startsWith("refs/") || ref.split("/").length < 3 || !(await git.validRefName(repo.gitDir, ref)))
+      throw invalid(ctx, `${ref} is not a valid ref name.`);
     if ((await git.objectType(repo.gitDir, sha)) !== "commit" && !ref.startsWith("refs/tags/")) throw invalid(ctx, "Object does not exist");
-    if (!(await moveRef(ctx, repo, ref, sha, null))) throw invalid(ctx, "Reference already exists");
+    if (!(await moveRef(ctx, repo, ref, sha, null)))
+      // The ref is there, or a ref is in its way (`a/b` when `a` exists, or `a` when `a/b` does): GitHub
+      // says "Reference update failed" for the latter.
+      throw invalid(ctx, (await git.listRefs(repo.gitDir, ref)).has(ref) ? "Reference already exists" : "Reference update failed");
     return ok(ctx.core.model.ref(repo, ref, sha), 201);
   },
   // A non-forced update must fast-forward ("Update is not a fast forward", 422); this is what makes

@@ -363,6 +363,7 @@ export class GitHubMock {
           isCrossRepository: false,
           headRepository: { id: "R_1" },
           files: { pageInfo: { hasNextPage: false }, nodes: files.map((path) => ({ path })) },
+          reviews: { nodes: [] },
           ...over,
         };
         return [200, { data: { repository: { pullRequest } } }, { "content-type": "application/json; charset=utf-8" }];

@@ -60,7 +60,7 @@ describe("OctokitPort", () => {
     await expect(other).rejects.not.toBeInstanceOf(ConflictError);
   });
 
-  it("createBranch: 201 is true; 422 'Reference already exists' is false", async () => {
+  it("createBranch: 201 is true; 422 'Reference already exists' is false; another 422 fails", async () => {
     gh.reply(`POST ${R}/git/refs`, 201, {
       ref: "refs/heads/x",
       node_id: "REF_1",
@@ -70,6 +70,15 @@ describe("OctokitPort", () => {
     await expect(port.createBranch("x", SHA)).resolves.toBe(true);
     gh.reply(`POST ${R}/git/refs`, 422, error("Reference already exists", 422, "https://docs.github.com/rest/git/refs#create-a-reference"));
     await expect(port.createBranch("x", SHA)).resolves.toBe(false);
+    // A name GitHub refuses is no branch that exists: the call fails with GitHub's words.
+    gh.reply(
+      `POST ${R}/git/refs`,
+      422,
+      error("refs/heads/forge/r/fix..up/1 is not a valid ref name.", 422, "https://docs.github.com/rest/git/refs#create-a-reference"),
+    );
+    await expect(port.createBranch("forge/r/fix..up/1", SHA)).rejects.toThrow(
+      "git.createRef: 422 refs/heads/forge/r/fix..up/1 is not a valid ref name.",
+    );
   });
 
   it("mergeBranch (POST /merges): 201 merged, 204 nothing to merge, 409 conflict", async () => {

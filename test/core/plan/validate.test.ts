@@ -32,6 +32,27 @@ describe("validatePlan", () => {
     expect(problems[1]!.message).toContain("x → y → x");
   });
 
+  it("refuses ids that cannot be part of a git branch name, in the task file and in dag.json, with the rule bad-id", () => {
+    const tasks: TaskSpec[] = [
+      { id: "setup", type: "1" },
+      { id: "fix..up", deps: ["setup"] },
+      { id: "cache.lock", deps: ["setup"] },
+      { id: "v1.", deps: ["setup"] },
+    ];
+    const problems = validatePlan(plan({ tasks }));
+    expect(brief(problems.filter((p) => p.rule === "bad-id")).sort()).toEqual([
+      "bad-id dag.json nodes[1].id",
+      "bad-id dag.json nodes[2].id",
+      "bad-id dag.json nodes[3].id",
+      "bad-id tasks/cache.lock.md id",
+      "bad-id tasks/fix..up.md id",
+      "bad-id tasks/v1..md id",
+    ]);
+    expect(problems.find((p) => p.file === "tasks/fix..up.md")!.message).toBe(
+      `"fix..up" cannot be part of a git branch name: no '..', and no '.lock' or '.' at its end (git check-ref-format)`,
+    );
+  });
+
   it("treats dependency order in dag.json as irrelevant", () => {
     const dag = BASE.map((t) => (t.id === "integrate" ? { ...t, deps: ["docs", "feature"] } : t));
     expect(validatePlan(plan({ tasks: BASE, dag }))).toEqual([]);

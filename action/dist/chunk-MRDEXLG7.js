@@ -27171,7 +27171,11 @@ var taskBudgetSchema = external_exports.object({
   task_usd: external_exports.number().positive().optional().describe("Dollars all attempts of the task together may spend.")
 }).strict();
 var ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
-var taskIdSchema = external_exports.string().regex(ID_PATTERN, "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-')").describe("A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.");
+var REF_SAFE_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)/;
+var isId = (id) => ID_PATTERN.test(id) && REF_SAFE_PATTERN.test(id);
+var taskIdSchema = external_exports.string().regex(ID_PATTERN, "must match [a-z0-9][a-z0-9._-]* (lower-case letters, digits, '.', '_', '-')").regex(REF_SAFE_PATTERN, "cannot be part of a git branch name: no '..', and no '.lock' or '.' at its end (git check-ref-format)").describe(
+  "A task id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit; part of a git branch name, so no '..' and no '.lock' or '.' at its end."
+);
 var isoTimestampSchema = external_exports.iso.datetime({ offset: true }).describe("An ISO-8601 timestamp, e.g. 2026-02-09T14:32:01.442Z.");
 var gitShaSchema = external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a 40-character hexadecimal git commit sha").describe("A full 40-character git commit sha.");
 var agentTypeSchema = external_exports.preprocess((v) => typeof v === "number" ? String(v) : v, external_exports.enum(["1", "2", "3", "refinery"])).describe("Agent type: '1' throwaway, '2' default worker, '3' sub-executor, 'refinery' integration checkpoint.");
@@ -30776,11 +30780,11 @@ function checkDagJson(plan, tasks, addedBy, overlayDeps, missingFiles, out) {
     const field = fieldPath(issue2.path);
     const node2 = issue2.path[0] === "nodes" && typeof issue2.path[1] === "number" && Array.isArray(nodeIds) ? nodeIds[issue2.path[1]] : void 0;
     const id = typeof node2?.id === "string" ? node2.id : void 0;
-    const isId = issue2.path.length === 3 && issue2.path[2] === "id" && issue2.code === "invalid_format";
+    const isId2 = issue2.path.length === 3 && issue2.path[2] === "id" && issue2.code === "invalid_format";
     const lastKey = [...issue2.path].reverse().find((k) => typeof k === "string");
     const at = dagAt(dag, field, id);
     if (at.line === void 0 && typeof lastKey === "string") at.line = dag.keyLines[lastKey];
-    out.push(problem({ ...at, field: field || void 0 }, isId ? "bad-id" : "invalid-dag", issueMessage(issue2, dag.raw)));
+    out.push(problem({ ...at, field: field || void 0 }, isId2 ? "bad-id" : "invalid-dag", issueMessage(issue2, dag.raw)));
   }
   const planId = dag.raw?.planId;
   if (typeof planId === "string" && planId !== plan.planId)
@@ -31248,8 +31252,14 @@ function validateDag(dag, file2 = "dag.json") {
   for (let pos = 0; pos < dag.nodes.length; pos++) {
     const n = dag.nodes[pos];
     if (n.type === "refinery") refineries++;
-    if (!ID_PATTERN.test(n.id))
-      out.push(problem({ file: file2, field: `nodes[${pos}].id` }, "bad-id", `${JSON.stringify(n.id)} is not a valid id`));
+    if (!isId(n.id))
+      out.push(
+        problem(
+          { file: file2, field: `nodes[${pos}].id` },
+          "bad-id",
+          ID_PATTERN.test(n.id) ? `${JSON.stringify(n.id)} cannot be part of a git branch name: no '..', and no '.lock' or '.' at its end` : `${JSON.stringify(n.id)} is not a valid id`
+        )
+      );
     const first = seen.get(n.id);
     if (first !== void 0) {
       out.push(problem({ file: file2, field: `nodes[${pos}].id` }, "duplicate-id", `node ${JSON.stringify(n.id)} is also nodes[${first}]`));

@@ -10,7 +10,7 @@ import {
   taskBudgetSchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   __commonJS,
   __toESM

@@ -7,7 +7,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-SL2JOYXZ.js";
+} from "./chunk-MRDEXLG7.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
