@@ -46,12 +46,40 @@ const ARROWS = {
   ],
 };
 
+// The GitHub stand-in and what runs on it (docs/architecture.md#arrows): the local GitHub knows only
+// the core's names, so any client may run on it; the fake agents stand in for an agent or its model
+// and know only the core's formats; the demo composes the local GitHub, the App and the fake agents.
+// No other part imports the demo or a fake agent: only the CLI and tests start them.
+const STAND_INS = ["local-github", "fake-agents", "demo"];
+ARROWS["src/local-github"] = [
+  LAYER(
+    ["app", "github", "agent", "cli", "telemetry", "demo", "fake-agents"],
+    "The local GitHub is a GitHub stand-in: it imports only the core, nothing of the App, the GitHub adapter, the agent layer, the CLI, the demo or the fake agents.",
+  ),
+];
+ARROWS["src/fake-agents"] = [
+  LAYER(
+    ["app", "github", "agent", "cli", "telemetry", ...STAND_INS],
+    "The fake agents import only the core: nothing of the App, the GitHub adapter, the agent layer, the CLI, the local GitHub or the demo.",
+  ),
+];
+ARROWS["src/demo"] = [
+  LAYER(["agent", "cli"], "The demo runs the agent layer and the CLI through nothing: the action and the fake agents are other processes."),
+];
+for (const part of ["src/core", "src/app", "src/github", "src/agent", "action/src"]) {
+  ARROWS[part] = [
+    ...ARROWS[part],
+    LAYER(["demo", "fake-agents"], "Only the CLI and tests start the demo or a fake agent; no part of Forge imports them."),
+  ];
+}
+
 /**
  * The App, the GitHub adapter and the local GitHub read the time and set their timers through the
  * clock port (src/core/clock.ts), so that tests can move time instead of waiting for it. A timer
  * that bounds real I/O (a socket's drain, a child process's kill grace) or a time that real-clock
  * clients read (a token's expiry, a JWT) is allowed where it stands, by a disable comment saying
- * why. The demo and the fake agents run in real time for people and are not in this rule.
+ * why. The demo and the fake agents (src/demo, src/fake-agents) run in real time, as people and
+ * agents do, and are not in this rule.
  */
 const CLOCK_MESSAGE =
   "Use the Clock (src/core/clock.ts) for the time and timers, so tests can move time; a timer bounding real I/O says why in a disable comment.";
@@ -92,6 +120,9 @@ export default tseslint.config(
   // YAML-only reader calls it. Only the GitHub adapters talk to Octokit (src/github for the App,
   // action/src/github.ts for the action); everything else goes through a GitHubPort.
   { files: ["src/local-github/**/*.ts"], rules: restrictions("src/local-github", { octokit: false }) },
+  // The demo plays a person on the local GitHub with a REST client of their own; the local GitHub signs webhooks.
+  { files: ["src/demo/**/*.ts"], rules: restrictions("src/demo", { octokit: false }) },
+  { files: ["src/fake-agents/**/*.ts"], rules: restrictions("src/fake-agents") },
   { files: ["src/cli/**/*.ts"], rules: restrictions("src/cli") },
   { files: ["src/app/**/*.ts"], rules: restrictions("src/app") },
   { files: ["src/github/**/*.ts"], rules: restrictions("src/github", { octokit: false }) },
@@ -102,7 +133,6 @@ export default tseslint.config(
   { files: ["action/src/github.ts"], rules: restrictions("action/src", { octokit: false }) },
   {
     files: ["src/app/**/*.ts", "src/github/**/*.ts", "src/local-github/**/*.ts"],
-    ignores: ["src/local-github/demo/**", "src/local-github/agents/**"],
     rules: CLOCK_RULES,
   },
 );

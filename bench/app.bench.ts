@@ -27,7 +27,7 @@ import { processTreeCpuMs } from "./support/proc-cpu.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
 import { realClock } from "../src/core/clock.js";
-import { Engine } from "../src/app/engine.js";
+import { Engine } from "../src/app/engine/index.js";
 import type { Journal } from "../src/core/journal.js";
 import { TRAILERS } from "../src/core/layout.js";
 import type { Dag } from "../src/core/schemas/dag.js";

@@ -7,12 +7,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { decide, startRun } from "../src/core/decide.js";
+import { decide, startRun } from "../src/core/decide/index.js";
 import type { LeafInput } from "../src/core/inputs.js";
 import type { Journal } from "../src/core/journal.js";
 import { loadPlan } from "../src/core/plan/load.js";
 import { validatePlan } from "../src/core/plan/validate.js";
-import { readySet } from "../src/core/ready.js";
+import { readySet } from "../test/helpers/ready-set.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import { generateDag, writePlan } from "../test/helpers/gen-plan.js";
 import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";

@@ -16,7 +16,7 @@ import { loadavg } from "node:os";
 import { journalKeyFromSecret } from "../src/app/journal-seal.js";
 import { withLeases } from "../src/app/leases.js";
 import { newStoredRun, RunStore, SEGMENT_SIZE, type Loaded, type StoredRun } from "../src/app/run-store.js";
-import { decide, startRun, type Decision } from "../src/core/decide.js";
+import { decide, startRun, type Decision } from "../src/core/decide/index.js";
 import type { LeafInput } from "../src/core/inputs.js";
 import { isSplit } from "../src/core/journal-parts.js";
 import { JOURNAL_FILE } from "../src/core/layout.js";

@@ -4,7 +4,7 @@
  *
  * A generated plan (three edges per task) is driven through the core to a mid-run state (a third
  * merged, the rest running or waiting), held as the App holds it (a stored run, its journal in parts
- * past `SPLIT_AT` nodes). Then the phases of one turn of `Engine` (src/app/engine.ts) and what it
+ * past `SPLIT_AT` nodes). Then the phases of one turn of `Engine` (src/app/engine/) and what it
  * starts are timed in-process, without I/O, for three typical facts: an effect's acknowledgement
  * (the most frequent turn: nothing to persist), an agent's result (with review) and a merge.
  *
@@ -19,7 +19,7 @@
  * Run: `npm run bench:turn` (`BENCH_TURN_SIZES=100,1000` for other sizes). Prints medians (ms).
  */
 import { loadavg } from "node:os";
-import { decide, startRun } from "../src/core/decide.js";
+import { decide, startRun } from "../src/core/decide/index.js";
 import type { Effect } from "../src/core/effects.js";
 import type { LeafInput } from "../src/core/inputs.js";
 import type { Journal } from "../src/core/journal.js";
@@ -30,7 +30,7 @@ import { journalKeyFromSecret, sealJournal } from "../src/app/journal-seal.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "../src/app/leases.js";
 import { renderTracker } from "../src/app/render.js";
 import { newStoredRun, type StoredRun } from "../src/app/run-store.js";
-import { journalUnchanged } from "../src/app/engine.js";
+import { journalUnchanged } from "../src/app/engine/index.js";
 import { generateDag } from "../test/helpers/gen-plan.js";
 import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";
 

@@ -1,12 +1,12 @@
 // The second half of `npm run build`: tsc compiles src/ into dist/; this
 //  - copies beside the compiled code the files it reads at run time that are not TypeScript — the
-//    local GitHub's trimmed GitHub descriptions (src/local-github/spec/*.json), its agents'
-//    commands (*/bin/*.mjs), the agents' built-in prompts (src/agent/prompts/*.md) — so dist/ runs
+//    local GitHub's trimmed GitHub descriptions (src/local-github/spec/*.json), the commands of the
+//    fake agents and the demo (*/bin/*.mjs), the agents' built-in prompts (src/agent/prompts/*.md) — so dist/ runs
 //    on its own, as the installed package does (READMEs stay in src/);
 //  - removes what an earlier build left in dist/ for a source that is gone (a moved or deleted
-//    module), so the package never ships a stale one. Nothing else is deleted: other processes may
-//    be running from dist/ while it builds.
-import { cpSync, existsSync, readdirSync, rmSync } from "node:fs";
+//    module), so the package never ships a stale one, and the folders that leaves empty. Nothing
+//    else is deleted: other processes may be running from dist/ while it builds.
+import { cpSync, existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -39,4 +39,11 @@ for (const e of readdirSync(dist, { recursive: true, withFileTypes: true })) {
   rmSync(file, { force: true });
   removed++;
 }
+// A folder left empty (its sources moved) goes too, deepest first.
+const folders = readdirSync(dist, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => path.join(e.parentPath, e.name))
+  .sort((a, b) => b.length - a.length);
+for (const folder of folders) if (readdirSync(folder).length === 0) rmdirSync(folder);
+
 console.log(`finish-build: ${copied} files copied from src/ to dist/${removed ? `, ${removed} stale files removed` : ""}`);

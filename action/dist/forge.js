@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-GKKKHTVT.js";
+} from "./chunk-3JBCG6FC.js";
 import {
   EXIT_CODES,
   formatProblem,

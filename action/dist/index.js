@@ -37,7 +37,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-GKKKHTVT.js";
+} from "./chunk-3JBCG6FC.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -56,6 +56,7 @@ import {
   attemptDir,
   branchName,
   captainBranch,
+  defaultConfig,
   executionReportPath,
   feedbackSchema,
   forgeConfigSchema,
@@ -78,7 +79,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-4O6EJ4DT.js";
+} from "./chunk-FIWSRWE5.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -2231,12 +2232,12 @@ async function maskFolder(dir, masker) {
 import { writeFile as writeFile10 } from "node:fs/promises";
 import path18 from "node:path";
 
-// action/src/context.ts
+// action/src/task-context.ts
 import path10 from "node:path";
-var ContextError = class extends Error {
+var TaskContextError = class extends Error {
   constructor(message) {
     super(message);
-    this.name = "ContextError";
+    this.name = "TaskContextError";
   }
 };
 async function readLocal(workdir, file) {
@@ -2246,7 +2247,7 @@ async function readLocal(workdir, file) {
     return void 0;
   }
 }
-async function buildContext(args) {
+async function buildTaskContext(args) {
   const { github, journal, node } = args;
   const dir = planDir(journal.planId);
   const pin = journal.planCommit;
@@ -2284,13 +2285,13 @@ async function buildContext(args) {
   } else {
     const text = await github.readFile(`${dir}/tasks/${node.id}.md`, pin);
     if (text === void 0)
-      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
+      throw new TaskContextError(`the task file ${dir}/tasks/${node.id}.md does not exist at the pinned plan commit ${pin}`);
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
       const problems = [];
       checkFrontmatter(parsed, problems, "bad-id");
       const why = parsed.refused?.message ?? parsed.yamlError?.message ?? problems.map((p) => formatProblem({ ...p, file: `${dir}/${p.file}` })).join("; ");
-      throw new ContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
+      throw new TaskContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
     taskText = text;
     fm = parsed.data;
@@ -2327,9 +2328,9 @@ async function buildContext(args) {
     branch: args.branch,
     baseRef: fm.base_ref ?? journal.integrationBranch
   };
-  return { taskContext, frontmatter: fm, markdown: renderContext(taskContext) };
+  return { taskContext, frontmatter: fm, markdown: renderTaskContext(taskContext) };
 }
-function renderContext(c) {
+function renderTaskContext(c) {
   const out = [
     `# Forge task ${c.taskId}: ${c.title}`,
     "",
@@ -3556,7 +3557,7 @@ async function openAttempt(job, co) {
   await mkdir7(path16.join(sessionDir, "agent"), { recursive: true });
   const events = new AttemptEvents(path16.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
-    buildContext({
+    buildTaskContext({
       github,
       journal: co.journal,
       node: co.node,
@@ -3595,7 +3596,7 @@ async function openAttempt(job, co) {
     }
   };
   const endpoint = job.config.telemetry.otlp_endpoint;
-  if (endpoint) a.telemetry = new (await import("./telemetry-EW4MJL7H.js")).AttemptTelemetry(a, endpoint);
+  if (endpoint) a.telemetry = new (await import("./telemetry-JPRSJHDM.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();
@@ -3955,7 +3956,7 @@ ${section}
 }
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
-  a.built.markdown = renderContext(a.built.taskContext);
+  a.built.markdown = renderTaskContext(a.built.taskContext);
   await writeFile10(path18.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
@@ -4759,7 +4760,7 @@ var TYPE_3_STEPS = {
   walkthrough: walkthroughStage
 };
 
-// src/agent/stages.ts
+// src/agent/stages/index.ts
 var STEPS = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_STEPS, refinery: REFINERY_STEPS, captain: CAPTAIN_STEPS };
 async function runStages(options) {
   const c = await openStageContext(options);
@@ -4925,7 +4926,7 @@ async function runConfig(github, runId) {
       await github.readFile(CONFIG_PATH, planCommit),
       `${CONFIG_PATH} at the run's plan commit ${planCommit.slice(0, 7)}`
     );
-  return forgeConfigSchema.parse({});
+  return defaultConfig();
 }
 function readInputs() {
   return Object.fromEntries(Object.entries(INPUT_NAMES).map(([key, name]) => [key, getInput(name)]));

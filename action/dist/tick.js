@@ -7,7 +7,7 @@ import {
   runSpanId,
   runTraceId,
   taskSpanId
-} from "./chunk-6FIFB3C5.js";
+} from "./chunk-4N4ZCUVB.js";
 import {
   BRANCH_PREFIX,
   COMMAND_MEMORY,
@@ -28,6 +28,7 @@ import {
   captainBranch,
   captainId,
   checkRunName,
+  defaultConfig,
   eventSegmentFile,
   executionReportPath,
   fenceFor,
@@ -57,7 +58,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-4O6EJ4DT.js";
+} from "./chunk-FIWSRWE5.js";
 import {
   Octokit,
   RequestError,
@@ -11551,16 +11552,16 @@ var Context = class {
    * @param deepMergeOptions - Controls merging configs (from the [deepmerge](https://github.com/TehShrike/deepmerge) module)
    * @return Configuration object read from the file
    */
-  async config(fileName, defaultConfig, deepMergeOptions) {
+  async config(fileName, defaultConfig2, deepMergeOptions) {
     const params = this.repo({
       path: path.posix.join(".github", fileName),
       defaults(configs) {
-        const result = import_deepmerge.default.all([defaultConfig || {}, ...configs], deepMergeOptions);
+        const result = import_deepmerge.default.all([defaultConfig2 || {}, ...configs], deepMergeOptions);
         return result;
       }
     });
     const { config: config2, files } = await this.octokit.config.get(params);
-    if (!defaultConfig && !files.find((file) => file.config !== null)) {
+    if (!defaultConfig2 && !files.find((file) => file.config !== null)) {
       return null;
     }
     return config2;
@@ -16489,12 +16490,15 @@ var TRANSITIONS = {
 };
 function checkTransition(from, to) {
   if (from === to) return { ok: true, noop: true };
-  if (TRANSITIONS[from].includes(to)) return { ok: true, noop: false };
+  if (isValidTransition(from, to)) return { ok: true, noop: false };
   const allowed = TRANSITIONS[from];
   return {
     ok: false,
     reason: `${from} \u2192 ${to} is not a valid transition (from ${from} only ${allowed.length ? allowed.join(" or ") : "nothing"} is allowed)`
   };
+}
+function isValidTransition(from, to) {
+  return TRANSITIONS[from].includes(to);
 }
 
 // src/core/decide/retries.ts
@@ -19544,7 +19548,7 @@ function mergeRounds(a, b) {
   return { ran: new Map([...a.ran, ...b.ran]), facts: mergePatches(a.facts, b.facts) };
 }
 
-// src/app/engine.ts
+// src/app/engine/index.ts
 import { randomUUID } from "node:crypto";
 
 // src/app/engine/batches.ts
@@ -20019,7 +20023,7 @@ var silentLogger = { info() {
 } };
 var DEFAULT_LEASE_MS = 2e4;
 
-// src/app/engine.ts
+// src/app/engine/index.ts
 var MAX_CAS_ATTEMPTS = 6;
 var Engine = class {
   store;
@@ -20527,7 +20531,7 @@ var AppContext = class {
   async configOf(rt) {
     if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
     const read = await readConfig(rt.port, await rt.port.defaultBranch());
-    const value = read.ok ? read.config : forgeConfigSchema.parse({});
+    const value = read.ok ? read.config : defaultConfig();
     rt.config = { value, at: this.now() };
     return value;
   }

@@ -4,7 +4,6 @@
  * the outputs and the job summary, and owns the single `setFailed` (at the end of `run`).
  */
 import { existsSync } from "node:fs";
-import { readAgentText } from "../../src/agent/agent-files.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
@@ -14,7 +13,7 @@ import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
 import { JOURNAL_FILE, PLAN_RUN_ID, stateBranch } from "../../src/core/layout.js";
 import { formatProblem, zodProblems } from "../../src/core/problems.js";
-import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
+import { defaultConfig, forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { Git } from "./git.js";
 import { createOctokitGitHub, type JobGitHub } from "./github.js";
@@ -27,11 +26,6 @@ export class ConfigError extends Error {
     super(message);
     this.name = "ConfigError";
   }
-}
-
-/** `.github/forge.yml` of the checkout; absent means every default. */
-export async function loadConfig(workspace: string): Promise<ForgeConfig> {
-  return parsedConfig(await readAgentText(workspace, path.join(workspace, CONFIG_PATH)), CONFIG_PATH);
 }
 
 function parsedConfig(text: string | undefined, where: string): ForgeConfig {
@@ -100,7 +94,7 @@ async function runConfig(github: JobGitHub, runId: string): Promise<ForgeConfig>
       await github.readFile(CONFIG_PATH, planCommit),
       `${CONFIG_PATH} at the run's plan commit ${planCommit.slice(0, 7)}`,
     );
-  return forgeConfigSchema.parse({});
+  return defaultConfig();
 }
 
 export interface RunOverrides {

@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { GitRun } from "../../src/agent/branches.js";
 import type { Masker } from "../../src/agent/secrets.js";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import type { AdapterName } from "../../src/agent/types.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunner } from "./agent-runner.js";

@@ -1,7 +1,7 @@
 /**
  * The `forge` command an agent finds on its PATH (`<sessionDir>/.bin/forge`), so an agent allowed to
  * spawn sub-agents can run `forge spawn`. The default entry is found relative to this file
- * (`../../bin/forge.js`), so it stays beside spawn.ts.
+ * (`../../bin/forge.js`), so it stays in src/agent/.
  */
 import { existsSync } from "node:fs";
 import { chmod, mkdir, writeFile } from "node:fs/promises";

@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { AGENT_KINDS, type AgentKind } from "./types.js";
+import type { AgentKind } from "./types.js";
 
 export const REPO_PROMPT_DIR = ".forge/prompts";
 
@@ -67,6 +67,3 @@ export async function loadSystemPrompt(kind: AgentKind, options: LoadPromptOptio
   if (text === undefined) throw new PromptNotFoundError(kind, searched);
   return { kind, text, source: "builtin", path: file };
 }
-
-/** Every kind that has a built-in prompt file. */
-export const PROMPT_KINDS: readonly AgentKind[] = AGENT_KINDS;

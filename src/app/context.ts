@@ -8,9 +8,9 @@ import type { Context, Probot } from "probot";
 import { realClock, type Clock } from "../core/clock.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
-import { forgeConfigSchema } from "../core/schemas/config.js";
+import { defaultConfig } from "../core/schemas/config.js";
 import { Deliveries } from "./deliveries.js";
-import { silentLogger, type ApplyResult, type Logger } from "./engine.js";
+import { silentLogger, type ApplyResult, type Logger } from "./engine/index.js";
 import { branchParser, parseFollowupBranch, type AttemptRef } from "../core/layout.js";
 import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
@@ -101,7 +101,7 @@ export class AppContext {
   async configOf(rt: RepoRuntime): Promise<ForgeConfig> {
     if (rt.config && this.now() - rt.config.at < CONFIG_TTL_MS) return rt.config.value;
     const read = await readConfig(rt.port, await rt.port.defaultBranch());
-    const value = read.ok ? read.config : forgeConfigSchema.parse({});
+    const value = read.ok ? read.config : defaultConfig();
     rt.config = { value, at: this.now() };
     return value;
   }

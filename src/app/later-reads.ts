@@ -7,7 +7,7 @@
  * ended job and reads the branch itself.
  */
 import type { Clock, TimerHandle } from "../core/clock.js";
-import type { Logger } from "./engine.js";
+import type { Logger } from "./engine/index.js";
 
 export class LaterReads {
   readonly #timers = new Map<string, TimerHandle>();

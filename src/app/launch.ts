@@ -25,6 +25,7 @@ import YAML from "yaml";
 import { journalKeyFromSecret } from "./journal-seal.js";
 import { startForgeServer, type ForgeServer } from "./server.js";
 import { startSetup, type AppCredentials } from "./setup.js";
+import { flushAppTelemetry } from "./telemetry.js";
 
 /** app.yml of the package: this file is src/app/launch.ts, or dist/app/launch.js once built. */
 export const APP_MANIFEST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "app.yml");
@@ -127,7 +128,7 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
     port = setup.port;
     env = appEnvironment(o.env, o.cwd);
   }
-  return startForgeServer({
+  const server = await startForgeServer({
     appId: credentials.appId,
     privateKey: credentials.privateKey,
     webhookSecret: credentials.webhookSecret,
@@ -141,6 +142,8 @@ export async function launchApp(o: LaunchOptions): Promise<ForgeServer> {
     ...(env.FORGE_JOURNAL_KEY ? { journalKey: journalKeyFromSecret(env.FORGE_JOURNAL_KEY) } : {}),
     ...pacing,
   });
+  // A process that stops sends the spans its exporters still hold (the run span of a run just completed).
+  return { ...server, close: () => server.close().then(flushAppTelemetry) };
 }
 
 /** FORGE_PACE: whose pacing keeps the App's requests under GitHub's secondary rate limits. */

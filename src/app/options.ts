@@ -1,6 +1,6 @@
 /** How a Forge App is set up: its clock, its replica name, its reconciler and its instrumentation. */
 import type { Clock } from "../core/clock.js";
-import type { Decision } from "../core/decide.js";
+import type { Decision } from "../core/decide/index.js";
 import type { RequestTiming } from "../github/instrument.js";
 import type { JournalKey } from "./journal-seal.js";
 import type { RunStoreOptions } from "./run-store.js";

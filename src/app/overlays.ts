@@ -9,7 +9,7 @@ import { planDir } from "../core/layout.js";
 import { validateDagChange } from "../core/plan/validate.js";
 import { formatProblem } from "../core/problems.js";
 import type { GitHubPort } from "../github/port.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "./engine/index.js";
 import { pinnedDag, planNodes, readPlan } from "./plan-source.js";
 import { asData } from "../core/render/as-data.js";
 

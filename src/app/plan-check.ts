@@ -13,7 +13,7 @@ import type { Problem } from "../core/plan/problem.js";
 import { formatProblem } from "../core/problems.js";
 import { validateDagChange } from "../core/plan/validate.js";
 import type { CheckRunFields, GitHubPort } from "../github/port.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "./engine/index.js";
 import { touchedPlans } from "./normalize.js";
 import { pinnedDag, readConfig, readPlan } from "./plan-source.js";
 

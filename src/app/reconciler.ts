@@ -6,7 +6,7 @@
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
 import { crCloseCounts } from "./cr-close.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "./engine/index.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, recordOf } from "./normalize.js";
 
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {

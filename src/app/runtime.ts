@@ -9,7 +9,7 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { installationPort, type AppAuth } from "../github/app-client.js";
 import { newCallStats, type CallStats } from "../github/instrument.js";
 import type { GitHubPort } from "../github/port.js";
-import { Engine, type Logger } from "./engine.js";
+import { Engine, type Logger } from "./engine/index.js";
 import type { SealedAppOptions } from "./options.js";
 
 export interface RepoRuntime {

@@ -3,7 +3,7 @@ import { integrationBranch, planDir, runIdFor, stateBranch } from "../core/layou
 import { formatProblem } from "../core/problems.js";
 import { missingRulesText, STATE_BRANCH_RULES } from "../core/state-rules.js";
 import type { AppContext } from "./context.js";
-import type { Logger } from "./engine.js";
+import type { Logger } from "./engine/index.js";
 import type { GitHubPort } from "../github/port.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import type { RepoRuntime } from "./runtime.js";

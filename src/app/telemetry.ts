@@ -27,7 +27,7 @@ export function appTelemetry(config: Pick<ForgeConfig, "telemetry">): Telemetry 
   return t;
 }
 
-/** Sends what every exporter holds (tests, and a process that is about to exit). */
+/** Sends what every exporter holds: a stopping App (launch.ts), a test. */
 export async function flushAppTelemetry(): Promise<void> {
   await Promise.all([...exporters.values()].map((t) => t.flush()));
 }

@@ -1,5 +1,5 @@
 /**
- * Runs one of the local GitHub's programs (`forge sim`, `forge demo`) as a process of its own,
+ * Runs one of Forge's programs (`forge sim`, `forge demo`) as a process of its own,
  * passing its output through. A failure inside it shows as its message only: the stack trace Node
  * prints for an uncaught error is left out unless FORGE_DEBUG=1.
  */
@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { localGithubProgram, nodeArgsFor } from "../local-github/entry.js";
+import { nodeArgsFor, programFile, type Program } from "./programs.js";
 import { CLI_EXIT, CliError, type CliIo } from "./io.js";
 
 /** Forge's root (a checkout, or the installed package): this file is src/cli/child.ts or dist/cli/child.js. */
@@ -16,7 +16,7 @@ export function checkoutRoot(): string {
 }
 
 export interface ChildOptions {
-  program: "main" | "demo/main";
+  program: Program;
   args: string[];
   env: NodeJS.ProcessEnv;
   stdin: "inherit" | "ignore";
@@ -25,7 +25,7 @@ export interface ChildOptions {
 
 /** Runs the program to its end; resolves with its exit code. */
 export async function runLocalGithubProgram({ program, args, env, stdin, io }: ChildOptions): Promise<number> {
-  const main = localGithubProgram(program);
+  const main = programFile(program);
   if (!existsSync(main)) throw new CliError(`${main} not found (build Forge with npm run build)`, CLI_EXIT.INTERNAL);
   const child = spawn(process.execPath, [...nodeArgsFor(main), ...args], { cwd: checkoutRoot(), env, stdio: [stdin, "pipe", "pipe"] });
   child.stdout.on("data", (d: Buffer) => io.out(d.toString("utf8")));

@@ -51,11 +51,6 @@ export function nextAttemptCap(
   return { cap: { ...(usd.length ? { usd: Math.min(...usd) } : {}), ...(tokens !== undefined ? { tokens } : {}) } };
 }
 
-/** Whether any budget is configured (for the run or any task). */
-export function hasBudgets(j: Journal, config: Pick<ForgeConfig, "budgets">): boolean {
-  return Object.values(config.budgets).some((v) => v !== undefined) || j.plan.nodes.some((n) => n.budget !== undefined);
-}
-
 /** The run's spend so far: what finished attempts spent. */
 export function runSpent(j: Journal): number {
   return round(j.tasks.reduce((n, t) => n + (t.spentUsd ?? 0), 0));

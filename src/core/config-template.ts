@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import { CONFIG_PATH } from "./config.js";
-import { forgeConfigSchema } from "./schemas/config.js";
+import { defaultConfig, forgeConfigSchema } from "./schemas/config.js";
 
 interface Def {
   type: string;
@@ -31,7 +31,7 @@ const yamlValue = (v: unknown): string => (Array.isArray(v) ? `[${v.map((e) => J
 
 /** The text of a `.github/forge.yml` documenting every field at its default, all commented out. */
 export function commentedConfig(): string {
-  const defaults = forgeConfigSchema.parse({}) as Record<string, unknown>;
+  const defaults = defaultConfig() as Record<string, unknown>;
   const lines: string[] = [
     `# ${CONFIG_PATH} — ${describe(forgeConfigSchema)}`,
     "# Every field has a default; each is shown below at its default, commented out.",

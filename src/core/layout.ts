@@ -9,7 +9,6 @@ import type { ForgeConfig } from "./schemas/config.js";
 
 /** Forge's own ids (`_followup-<n>`, `_captain-<crId>`, `_plan-<issue>`) and branch names (`_state`, `_integration`) start with it; `ID_PATTERN` keeps task ids from doing so. */
 export const RESERVED_PREFIX = "_";
-export const isReservedId = (id: string): boolean => id.startsWith(RESERVED_PREFIX);
 
 /** Run ids name branches (`forge/<runId>/…`): letters, digits, '.', '_' and '-', starting with a letter or digit. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

@@ -19,7 +19,7 @@ export type TransitionCheck = { ok: true; noop: boolean } | { ok: false; reason:
  */
 export function checkTransition(from: TaskStatus, to: TaskStatus): TransitionCheck {
   if (from === to) return { ok: true, noop: true };
-  if (TRANSITIONS[from].includes(to)) return { ok: true, noop: false };
+  if (isValidTransition(from, to)) return { ok: true, noop: false };
   const allowed = TRANSITIONS[from];
   return {
     ok: false,
@@ -27,6 +27,7 @@ export function checkTransition(from: TaskStatus, to: TaskStatus): TransitionChe
   };
 }
 
+/** Whether `to` is a transition out of `from` (a no-op is not). */
 export function isValidTransition(from: TaskStatus, to: TaskStatus): boolean {
   return TRANSITIONS[from].includes(to);
 }

@@ -14,7 +14,7 @@
 // `strict` (up to date before merging), code owner reviews, last-push approval, linear history,
 // signatures, conversation resolution, lock branch, and status checks on direct pushes.
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
-import type { ActContext, SimCore } from "./core/index.js";
+import type { ActContext, SimCore } from "./domain/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { RefWrite } from "./rulesets.js";
 import * as git from "./git/index.js";

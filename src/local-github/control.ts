@@ -3,9 +3,9 @@
 // and redeliver webhook deliveries, inject faults. Available in-process (`sim.control.*`) and over
 // HTTP under /_sim/ (documented in ./README.md).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./core/index.js";
+import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./domain/index.js";
 import type { FaultConfig } from "./faults.js";
-import { Model } from "./model/index.js";
+import { Model } from "./resources/index.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
 import { now } from "./state.js";

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
-import type { SimCore } from "./core/index.js";
+import type { SimCore } from "./domain/index.js";
 import { listRefs } from "./git/index.js";
 import { gitLatencyClass } from "./latency/profile.js";
 import { pushRulesEnv } from "./rulesets.js";

@@ -12,9 +12,9 @@ import { fileURLToPath } from "node:url";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { buildSchema, graphql, GraphQLError, type GraphQLFieldResolver, type GraphQLSchema } from "graphql";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
-import type { SimCore } from "./core/index.js";
+import type { SimCore } from "./domain/index.js";
 import * as git from "./git/index.js";
-import { nodeId } from "./model/index.js";
+import { nodeId } from "./resources/index.js";
 import type { Issue, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
 

@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { escapeHtml as escape } from "../core/render/html.js";
 import { HttpError } from "./auth.js";
-import type { SimCore } from "./core/index.js";
+import type { SimCore } from "./domain/index.js";
 import type { Handler } from "./rest/index.js";
 
 interface Manifest {

@@ -26,7 +26,6 @@ import {
   SimpleSpanProcessor,
   type IdGenerator,
 } from "@opentelemetry/sdk-trace-base";
-import { parseTraceparent } from "../core/trace.js";
 
 /** Random ids, unless the next span's ids were named (`Telemetry.startSpan` with `ids`). */
 class NamedIds implements IdGenerator {
@@ -128,9 +127,4 @@ export class Telemetry {
 /** A parent span in another process, as a `traceparent` names it. */
 export function remoteParent(traceId: string, spanId: string): Context {
   return trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
-}
-
-/** The parent a `traceparent` value names, if well formed. */
-export function parentOf(value: string | undefined): { traceId: string; spanId: string } | undefined {
-  return parseTraceparent(value);
 }

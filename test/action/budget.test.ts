@@ -4,36 +4,19 @@
 // Code's reported cost and Codex's priced tokens in the meter's unit tests).
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { main, type JobReport } from "../../action/src/main.js";
+import type { JobReport } from "../../action/src/main.js";
 import { SpendMeter } from "../../action/src/task/spend.js";
 import { attemptDir } from "../../src/core/layout.js";
-import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "./world.js";
+import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World } from "./world.js";
+import { commandAgent, runJob as runJobIn } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
 
-const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
-
-async function runJob(
-  w: World,
-  script: string,
-  context: Record<string, unknown>,
-  config: Record<string, unknown> = {},
-): Promise<JobReport> {
-  return main({
+function runJob(w: World, script: string, context: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<JobReport> {
+  return runJobIn(w, commandAgent(w, script), {
     config: testConfig({ heartbeat_interval_seconds: 0.2, stale_threshold_seconds: 5, ...config }),
-    input: {
-      runId: RUN,
-      taskId: "t1",
-      attempt: 1,
-      context,
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-    },
-    deps: { github: w.github, git: w.git, agent: createCommandRunner({ command: scriptAgent(w, "agent", script), env, killGraceMs: 200 }) },
+    input: { context },
   });
 }
 

@@ -11,10 +11,11 @@ import type { AgentRunner, AgentRunRequest } from "../../action/src/agent-runner
 import { captainPlanJob, checkCaptainDispatch, planIdFromTitle } from "../../action/src/captain/index.js";
 import { CAPTAIN_ID, CAPTAIN_PLAN_ID } from "../../src/core/layout.js";
 import { actionInputSchema } from "../../action/src/inputs.js";
-import { main, type JobReport } from "../../action/src/main.js";
+import type { JobReport } from "../../action/src/main.js";
 import type { Journal } from "../../src/core/journal.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
 import { makeWorld, RUN, sh, taskFile, testConfig, type World } from "./world.js";
+import { runJob } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
@@ -47,19 +48,9 @@ async function captainWorld(): Promise<{ w: World; files: Record<string, string>
 }
 
 function run(w: World, agent: AgentRunner, taskId = "_captain-cr-1"): Promise<JobReport> {
-  return main({
+  return runJob(w, agent, {
     config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-    input: {
-      runId: RUN,
-      taskId,
-      attempt: 1,
-      context: { changeRequest: "cr-1", planDir: ".forge/plans/x", reason: CR.reason, issue: 7 },
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-    },
-    deps: { github: w.github, git: w.git, agent },
+    input: { taskId, context: { changeRequest: "cr-1", planDir: ".forge/plans/x", reason: CR.reason, issue: 7 } },
   });
 }
 
@@ -285,19 +276,9 @@ describe("plan Captain dispatches (/forge plan)", () => {
     expect(parsed.error?.issues).toBeUndefined();
     const w = planWorld();
     const seen: AgentRunRequest[] = [];
-    const report = await main({
+    const report = await runJob(w, planner(seen), {
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: {
-        runId: parsed.data!.runId,
-        taskId: parsed.data!.taskId,
-        attempt: parsed.data!.attempt,
-        context: parsed.data!.context,
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: { github: w.github, git: w.git, agent: planner(seen) },
+      input: { runId: parsed.data!.runId, taskId: parsed.data!.taskId, attempt: parsed.data!.attempt, context: parsed.data!.context },
     });
     expect(report).toMatchObject({ kind: "captain", exitCode: 0, plan: ".forge/plans/csv-export" });
     expect(w.github.pulls[0]).toMatchObject({

@@ -5,14 +5,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../action/src/main.js";
 import { createStagesRunner } from "../../action/src/stages-runner.js";
 import { Masker } from "../../src/agent/secrets.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import { startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/local-github/agents/model-server.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
+import { startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
 import { makeWorld, RUN, sh, testConfig, type World } from "./world.js";
+import { runJob } from "./job.js";
 
 let world: World | undefined;
 let server: ModelServer | undefined;
@@ -47,34 +48,18 @@ describe("the job with the real Claude Code CLI", () => {
       return { text: "Done.\nFORGE_EXIT=0" };
     };
     server = await startModelServer({ script: [script, script, script] });
-    const report = await main({
-      config: testConfig({ heartbeat_interval_seconds: 5, stale_threshold_seconds: 30 }),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: {
-        github: w.github,
-        git: w.git,
-        agent: createStagesRunner({
-          adapter: "claude",
-          binary: claudeBinary(),
-          maxTurns: 10,
-          maxDepth: 3,
-          idleTimeoutMs: 60_000,
-          timeoutMs: 120_000,
-          env: { ...offlineClaudeEnv(server.url, home), GITHUB_TOKEN: "ghs_mustNotReachTheAgent0123456789" },
-          extraEnv: {},
-          masker: new Masker(),
-        }),
-      },
+    const agent = createStagesRunner({
+      adapter: "claude",
+      binary: claudeBinary(),
+      maxTurns: 10,
+      maxDepth: 3,
+      idleTimeoutMs: 60_000,
+      timeoutMs: 120_000,
+      env: { ...offlineClaudeEnv(server.url, home), GITHUB_TOKEN: "ghs_mustNotReachTheAgent0123456789" },
+      extraEnv: {},
+      masker: new Masker(),
     });
+    const report = await runJob(w, agent, { config: testConfig({ heartbeat_interval_seconds: 5, stale_threshold_seconds: 30 }) });
     if (report.kind !== "attempt") throw new Error("not an attempt");
     expect(report.exitCode, report.result.error).toBe(0);
     expect(w.show(report.headSha, "src/out.txt")).toBe("hello from claude\n");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkDispatch, JournalError, readAndCheckDispatch } from "../../action/src/dispatch-check.js";
 import type { JobGitHub } from "../../action/src/github.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { splitRun } from "../../src/core/journal-parts.js";

@@ -5,10 +5,9 @@
 import path from "node:path";
 import { writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { main, type JobReport } from "../../action/src/main.js";
-import { createStagesRunner } from "../../action/src/stages-runner.js";
-import { Masker } from "../../src/agent/secrets.js";
-import { agentWalkthrough, makeWorld, RUN, testConfig, type World } from "./world.js";
+import type { JobReport } from "../../action/src/main.js";
+import { agentWalkthrough, makeWorld, testConfig, type World } from "./world.js";
+import { runJob, stagesAgent } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
@@ -29,35 +28,9 @@ async function run(w: World, intervalMs: number): Promise<{ report: JobReport; m
   );
   writeFileSync(script, lines.join("\n"), { mode: 0o755 });
   const t0 = Date.now();
-  const report = await main({
+  const report = await runJob(w, stagesAgent(script), {
     config: testConfig({ heartbeat_interval_seconds: 0.1, stale_threshold_seconds: 10 }),
-    input: {
-      runId: RUN,
-      taskId: "t1",
-      attempt: 1,
-      context: {},
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-    },
-    deps: {
-      github: w.github,
-      git: w.git,
-      liveCheckIntervalMs: intervalMs,
-      agent: createStagesRunner({
-        adapter: "command",
-        command: script,
-        maxTurns: 10,
-        maxDepth: 3,
-        idleTimeoutMs: 60_000,
-        timeoutMs: 120_000,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
-        extraEnv: {},
-        masker: new Masker(),
-        builtinPromptDir: path.resolve("src/agent/prompts"),
-      }),
-    },
+    deps: { liveCheckIntervalMs: intervalMs },
   });
   return { report, ms: Date.now() - t0 };
 }

@@ -4,20 +4,18 @@ import type { Journal } from "../../src/core/journal.js";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { main, type JobReport } from "../../action/src/main.js";
+import type { JobReport } from "../../action/src/main.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { parse as parseYaml } from "yaml";
-import { agentWalkthrough, INTEGRATION, makeWorld, RUN, scriptAgent, sh, testConfig, type World, type WorldOptions } from "./world.js";
+import { agentWalkthrough, INTEGRATION, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
+import { commandAgent, JOB_URL, runJob as runJobIn } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
-
-const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
 
 async function runJob(
   w: World,
@@ -31,24 +29,10 @@ async function runJob(
     uploadArtifact?: (name: string, root: string, files: string[]) => Promise<void>;
   } = {},
 ): Promise<JobReport> {
-  const file = scriptAgent(w, `agent-${Math.random().toString(36).slice(2)}`, agentScript);
-  return main({
+  return runJobIn(w, commandAgent(w, agentScript, { name: `agent-${Math.random().toString(36).slice(2)}` }), {
     config: testConfig(opts.config),
-    input: {
-      runId: RUN,
-      taskId: opts.taskId ?? "t1",
-      attempt: opts.attempt ?? 1,
-      context: opts.context ?? {},
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-      jobUrl: "https://github.example/acme/demo/actions/runs/9",
-    },
+    input: { taskId: opts.taskId ?? "t1", attempt: opts.attempt ?? 1, context: opts.context ?? {}, jobUrl: JOB_URL },
     deps: {
-      github: w.github,
-      git: w.git,
-      agent: createCommandRunner({ command: file, env, killGraceMs: 200 }),
       ...(opts.cancel ? { cancel: opts.cancel } : {}),
       ...(opts.uploadArtifact ? { uploadArtifact: opts.uploadArtifact } : {}),
     },
@@ -388,26 +372,9 @@ describe("main: the job, step by step", () => {
 
   it("passes a model usage limit's reset time on to the App", async () => {
     const w = world_();
-    const report = await main({
-      config: testConfig(),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: {
-        github: w.github,
-        git: w.git,
-        agent: {
-          name: "claude",
-          run: async () => ({ exitCode: 1, error: "usage limit reached", rateLimitedUntil: "2026-11-22T20:00:00.000Z", agent: "claude" }),
-        },
-      },
+    const report = await runJobIn(w, {
+      name: "claude",
+      run: async () => ({ exitCode: 1, error: "usage limit reached", rateLimitedUntil: "2026-11-22T20:00:00.000Z", agent: "claude" }),
     });
     if (report.kind !== "attempt") throw new Error("not an attempt");
     expect(report.exitCode).toBe(1);

@@ -5,12 +5,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LiveEntry } from "../../action/src/live-report.js";
-import { main, type JobReport } from "../../action/src/main.js";
-import { createStagesRunner } from "../../action/src/stages-runner.js";
+import type { JobReport } from "../../action/src/main.js";
 import { renderExecutionReport } from "../../action/src/task/execution-report.js";
-import { Masker } from "../../src/agent/secrets.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentWalkthrough, makeWorld, RUN, testConfig, type World } from "./world.js";
+import { runJob, stagesAgent } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
@@ -36,35 +35,7 @@ function streamJsonAgent(tool: string): string {
 async function runAttempt(w: World, script: string): Promise<JobReport> {
   const file = path.join(w.dir, "agent.sh");
   (await import("node:fs")).writeFileSync(file, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
-  return main({
-    config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-    input: {
-      runId: RUN,
-      taskId: "t1",
-      attempt: 1,
-      context: {},
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-    },
-    deps: {
-      github: w.github,
-      git: w.git,
-      agent: createStagesRunner({
-        adapter: "command",
-        command: file,
-        maxTurns: 10,
-        maxDepth: 3,
-        idleTimeoutMs: 60_000,
-        timeoutMs: 120_000,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
-        extraEnv: {},
-        masker: new Masker(),
-        builtinPromptDir: path.resolve("src/agent/prompts"),
-      }),
-    },
-  });
+  return runJob(w, stagesAgent(file), { config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }) });
 }
 
 describe("observability files of an attempt", () => {

@@ -1,35 +1,20 @@
 // The runner: inputs validated with actionable messages, outputs and summary written through
 // @actions/core's files, one setFailed.
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema } from "../../action/src/inputs.js";
-import { loadConfig, run } from "../../action/src/runner.js";
+import { run } from "../../action/src/runner.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, type World } from "./world.js";
+import { runnerProcess, serveOrigin, setInputs, workflowEnv } from "./job.js";
 
-const saved = { ...process.env };
-let out: string[] = [];
+const { out, summaryFile, summary } = runnerProcess();
 let world: World | undefined;
-
-beforeEach(() => {
-  out = [];
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-});
 afterEach(() => {
-  vi.restoreAllMocks();
-  process.env = { ...saved };
-  process.exitCode = undefined;
   world?.cleanup();
   world = undefined;
 });
-
-function setInputs(inputs: Record<string, string>): void {
-  for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
-}
 
 const defaults = {
   "github-token": "ghs_test_token_value",
@@ -142,14 +127,6 @@ describe("run()", () => {
     expect(process.exitCode).toBe(1);
   });
 
-  it("rejects an invalid .github/forge.yml with the field that is wrong", async () => {
-    world = makeWorld();
-    writeFileSync(path.join(world.workspace, ".github/forge.yml"), "heartbeat_interval_seconds: -1\n");
-    await expect(loadConfig(world.workspace)).rejects.toThrow(
-      /\.github\/forge\.yml is invalid:\n- \.github\/forge\.yml heartbeat_interval_seconds — /,
-    );
-  });
-
   it("runs an attempt and writes the outputs and the job summary", async () => {
     world = makeWorld();
     const w = world;
@@ -158,26 +135,8 @@ describe("run()", () => {
       "agent",
       `mkdir -p src && echo hi > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough()}WT`,
     );
-    const outputFile = path.join(w.dir, "output.txt");
-    const summaryFile = path.join(w.dir, "summary.md");
-    writeFileSync(outputFile, "");
-    writeFileSync(summaryFile, "");
-    setInputs(defaults);
-    // The runner fetches and pushes to GITHUB_SERVER_URL/GITHUB_REPOSITORY.git, never to `origin`:
-    // the "server" here is a folder holding acme/demo.git (the world's origin).
-    const server = path.join(w.dir, "server");
-    mkdirSync(path.join(server, "acme"), { recursive: true });
-    symlinkSync(w.origin, path.join(server, "acme", "demo.git"));
-    Object.assign(process.env, {
-      GITHUB_REPOSITORY: "acme/demo",
-      GITHUB_SERVER_URL: `file://${server}`,
-      GITHUB_API_URL: "https://github.example/api/v3",
-      GITHUB_WORKSPACE: w.workspace,
-      RUNNER_TEMP: w.temp,
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_STEP_SUMMARY: summaryFile,
-      GITHUB_RUN_ID: "77",
-    });
+    const serverUrl = serveOrigin(w);
+    const outputFile = workflowEnv(w, defaults, summaryFile, { GITHUB_SERVER_URL: serverUrl });
     await run({ github: w.github, agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "" } }) });
     expect(out.filter((l) => l.startsWith("::error::"))).toEqual([]);
     const outputs = readFileSync(outputFile, "utf8");
@@ -188,26 +147,15 @@ describe("run()", () => {
     // The token is masked in the log and never printed.
     expect(out.join("")).toContain("::add-mask::ghs_test_token_value");
     expect(out.filter((l) => !l.startsWith("::add-mask::")).join("")).not.toContain("ghs_test_token_value");
-    const summary = readFileSync(summaryFile, "utf8");
-    expect(summary).toContain("forge(t1): Task t1");
-    expect(summary).toContain("exit 0: success");
-    expect(w.github.pulls[0]!.bodies[0]).toContain(`file://${server}/acme/demo/actions/runs/77`);
+    expect(summary()).toContain("forge(t1): Task t1");
+    expect(summary()).toContain("exit 0: success");
+    expect(w.github.pulls[0]!.bodies[0]).toContain(`${serverUrl}/acme/demo/actions/runs/77`);
   });
 
   it("ends neutral, and not failed, when the dispatch is not current", async () => {
     world = makeWorld();
     const w = world;
-    const outputFile = path.join(w.dir, "output.txt");
-    writeFileSync(outputFile, "");
-    setInputs({ ...defaults, attempt: "5" });
-    Object.assign(process.env, {
-      GITHUB_REPOSITORY: "acme/demo",
-      GITHUB_SERVER_URL: "https://github.example",
-      GITHUB_API_URL: "https://github.example/api/v3",
-      GITHUB_WORKSPACE: w.workspace,
-      RUNNER_TEMP: w.temp,
-      GITHUB_OUTPUT: outputFile,
-    });
+    const outputFile = workflowEnv(w, { ...defaults, attempt: "5" }, summaryFile);
     await run({ github: w.github, agent: createCommandRunner({ command: "false", env: {} }) });
     expect(process.exitCode).toBeUndefined();
     expect(out.join("")).toContain("::notice::Forge: nothing to do — task t1 is at attempt 1, not 5.");

@@ -9,7 +9,7 @@ import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Git } from "../../action/src/git.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";

@@ -6,11 +6,10 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
-import { main, type JobReport } from "../../action/src/main.js";
-import { createStagesRunner } from "../../action/src/stages-runner.js";
-import { Masker } from "../../src/agent/secrets.js";
+import type { JobReport } from "../../action/src/main.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
+import { runJob, stagesAgent } from "./job.js";
 
 let world: World | undefined;
 afterEach(() => world?.cleanup());
@@ -23,19 +22,9 @@ const FORGE_JS = path.resolve("action/dist/forge.js");
 
 // Git merges and pushes print nothing: liveness limits a loaded machine does not trip.
 function job(w: World, agent: AgentRunner, taskId: string, context: Record<string, unknown> = {}): Promise<JobReport> {
-  return main({
+  return runJob(w, agent, {
     config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-    input: {
-      runId: RUN,
-      taskId,
-      attempt: 1,
-      context,
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: w.workspace,
-      tempDir: w.temp,
-    },
-    deps: { github: w.github, git: w.git, agent },
+    input: { taskId, context },
   });
 }
 
@@ -53,19 +42,7 @@ function commitOn(w: World, branch: string, files: Record<string, string>, from 
 }
 
 const stagesRunner = (script: string) =>
-  createStagesRunner({
-    adapter: "command",
-    command: script,
-    maxTurns: 10,
-    maxDepth: 3,
-    idleTimeoutMs: 60_000,
-    timeoutMs: 120_000,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
-    extraEnv: {},
-    masker: new Masker(),
-    builtinPromptDir: path.resolve("src/agent/prompts"),
-    ...(existsSync(FORGE_JS) ? { forgeCli: { command: process.execPath, args: [FORGE_JS] } } : {}),
-  });
+  stagesAgent(script, existsSync(FORGE_JS) ? { forgeCli: { command: process.execPath, args: [FORGE_JS] } } : {});
 
 const WALKTHROUGH = (fm: Record<string, unknown> = {}) =>
   `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough({ files_changed: [], ...fm })}WT`;

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { TaskAttempt } from "../../action/src/task/context.js";
 import { startSteering, steeringSection } from "../../action/src/task/steering.js";
 import { stagePrompt } from "../../src/agent/stages/prompt.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import { steeringComment } from "../../src/core/render/steering.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";

@@ -5,15 +5,13 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../action/src/main.js";
-import { createStagesRunner } from "../../action/src/stages-runner.js";
 import { appTelemetry, flushAppTelemetry, traceDispatch, traceRun } from "../../src/app/telemetry.js";
-import { Masker } from "../../src/agent/secrets.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { dispatchSpanId, dispatchTraceparent, runSpanId, runTraceId, taskSpanId } from "../../src/core/trace.js";
 import { newRun, nodes, runToEnd } from "../helpers/world.js";
 import { startOtlpReceiver, type OtlpReceiver } from "../helpers/otlp-receiver.js";
 import { agentWalkthrough, makeWorld, RUN, testConfig, type World } from "./world.js";
+import { runJob, stagesAgent } from "./job.js";
 
 let world: World | undefined;
 let receiver: OtlpReceiver;
@@ -47,34 +45,9 @@ describe("telemetry from the runner", () => {
       ].join("\n"),
       { mode: 0o755 },
     );
-    const report = await main({
+    const report = await runJob(w, stagesAgent(script), {
       config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10, telemetry: { otlp_endpoint: receiver.url } }),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: { traceparent: dispatchTraceparent(RUN, "t1", 1) },
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: {
-        github: w.github,
-        git: w.git,
-        agent: createStagesRunner({
-          adapter: "command",
-          command: script,
-          maxTurns: 10,
-          maxDepth: 3,
-          idleTimeoutMs: 60_000,
-          timeoutMs: 120_000,
-          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
-          extraEnv: {},
-          masker: new Masker(),
-          builtinPromptDir: path.resolve("src/agent/prompts"),
-        }),
-      },
+      input: { context: { traceparent: dispatchTraceparent(RUN, "t1", 1) } },
     });
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { DISPATCH_INPUTS } from "../../src/core/layout.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
-import { describeJob, parseDispatchInputs } from "../../src/local-github/runner/index.js";
+import { describeJob } from "../../src/local-github/runner/executor.js";
+import { parseDispatchInputs } from "../../src/local-github/runner/workflow.js";
 
 const agent = readFileSync("templates/workflows/forge-agent.yml", "utf8");
 const tick = readFileSync("templates/workflows/forge-tick.yml", "utf8");

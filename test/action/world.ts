@@ -8,19 +8,17 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { Git } from "../../action/src/git.js";
-import { main } from "../../action/src/main.js";
 import { NoCommitsError, type JobGitHub, type PullRef } from "../../action/src/github.js";
 
 export const RUN = "r1";
 export const PLAN = "p1";
 export const INTEGRATION = `forge/${RUN}/_integration`;
-export const SCRIPTED_AGENT = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
+export const SCRIPTED_AGENT = path.resolve("src/fake-agents/bin/forge-scripted-agent.mjs");
 
 const gitEnv = {
   ...process.env,
@@ -357,30 +355,4 @@ export function vendoredActionFiles(): Record<string, string> {
   };
   walk("");
   return out;
-}
-
-/** One task job (`t1`, attempt 1) through the action's real `main`, its agent a shell `script`; the attempt's report. */
-export async function runScriptJob(world: World, name: string, script: string) {
-  const agent = scriptAgent(world, name, script);
-  const report = await main({
-    config: testConfig(),
-    input: {
-      runId: RUN,
-      taskId: "t1",
-      attempt: 1,
-      context: {},
-      repository: "acme/demo",
-      serverUrl: "https://github.example",
-      workspace: world.workspace,
-      tempDir: world.temp,
-      jobUrl: "https://github.example/acme/demo/actions/runs/9",
-    },
-    deps: {
-      github: world.github,
-      git: world.git,
-      agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "", HOME: world.dir }, killGraceMs: 200 }),
-    },
-  });
-  if (report.kind !== "attempt") throw new Error(report.kind);
-  return report;
 }

@@ -1,5 +1,5 @@
 // The Claude Code adapter with the real CLI, offline, against the scripted model server
-// (src/local-github/agents): real tool calls write real files, the stage sequence ends with a valid
+// (src/fake-agents): real tool calls write real files, the stage sequence ends with a valid
 // walkthrough; a model that stops streaming is caught by the idle timeout; the wall clock stops a
 // session; 429s and usage limits become backoff or a reset time.
 import { execFileSync } from "node:child_process";
@@ -9,19 +9,14 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runStages } from "../../src/agent/stages.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { runStages } from "../../src/agent/stages/index.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import {
-  sseEvents,
-  startModelServer,
-  type ModelServer,
-  type ScriptedTurn,
-  type TurnRequest,
-} from "../../src/local-github/agents/model-server.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
+import { sseEvents, startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ModelServer | undefined;

@@ -1,5 +1,5 @@
 // The Codex adapter with the real Codex CLI (`codex exec`, @openai/codex), offline, against the
-// scripted Responses-API server (src/local-github/agents/responses/): real tool calls (apply_patch,
+// scripted Responses-API server (src/fake-agents/responses/): real tool calls (apply_patch,
 // exec_command) write real files, the stage sequence ends with a valid walkthrough, progress comes
 // from `--json` events; a persistent 429 ends in a backoff and a second run.
 //
@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadSystemPrompt } from "../../src/agent/prompts.js";
-import { runStages } from "../../src/agent/stages.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { runStages } from "../../src/agent/stages/index.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
@@ -29,7 +29,7 @@ import {
   type ResponsesServer,
   type ResponsesTurn,
   type ResponsesTurnRequest,
-} from "../../src/local-github/agents/responses/index.js";
+} from "../../src/fake-agents/responses/index.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 let server: ResponsesServer | undefined;

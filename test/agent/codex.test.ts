@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { codexArgs, codexSandbox, codexWritableDirs } from "../../src/agent/adapters/codex.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { cleanupTempDirs, FAKE_CODEX, tempDir } from "./helpers.js";
 

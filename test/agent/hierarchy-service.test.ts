@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HierarchyService } from "../../src/agent/hierarchy-service.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { AgentKind } from "../../src/agent/types.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 

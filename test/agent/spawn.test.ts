@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
-import { explicitExitCode, spawnAgent } from "../../src/agent/spawn.js";
+import { explicitExitCode, spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld, forgeCliFromSource } from "./helpers.js";
 

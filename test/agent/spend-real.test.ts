@@ -9,17 +9,18 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
 import { priceUsage } from "../../src/agent/model-usage.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import { startModelServer, type ModelServer } from "../../src/local-github/agents/model-server.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
+import { startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
 import {
   codexBinary,
   codexTools,
   offlineCodexEnv,
   startResponsesServer,
   type ResponsesServer,
-} from "../../src/local-github/agents/responses/index.js";
+} from "../../src/fake-agents/responses/index.js";
 import { cleanupTempDirs, tempDir } from "./helpers.js";
 
 let claudeServer: ModelServer | undefined;

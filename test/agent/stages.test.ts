@@ -6,7 +6,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import matter from "gray-matter";
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultStages, loadStageConfig, readSubtasks, runStages, stagePrompt, type RunStagesOptions } from "../../src/agent/stages.js";
+import {
+  defaultStages,
+  loadStageConfig,
+  readSubtasks,
+  runStages,
+  stagePrompt,
+  type RunStagesOptions,
+} from "../../src/agent/stages/index.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld, type FakeWorld } from "./helpers.js";
 
 afterEach(cleanupTempDirs);
@@ -462,7 +469,7 @@ describe("with the scripted agent of the local GitHub's tests", () => {
   it("runs a task in one `single` stage through the command adapter and leaves a walkthrough that completes to a valid one", async () => {
     const { completeWalkthrough } = await import("../../src/agent/walkthrough.js");
     const w = fakeWorld({});
-    const scripted = path.resolve("src/local-github/agents/bin/forge-scripted-agent.mjs");
+    const scripted = path.resolve("src/fake-agents/bin/forge-scripted-agent.mjs");
     const taskText = [
       "---",
       "id: greet",

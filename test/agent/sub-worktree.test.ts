@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnAgent } from "../../src/agent/spawn.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
 
 afterEach(cleanupTempDirs);

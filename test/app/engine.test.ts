@@ -3,7 +3,7 @@
  * decision, one journal write — and each caller hears only its own inputs' rejections.
  */
 import { describe, expect, it, vi } from "vitest";
-import { Engine } from "../../src/app/engine.js";
+import { Engine } from "../../src/app/engine/index.js";
 import { TestClock } from "../helpers/clock.js";
 import type { StoredRun } from "../../src/app/run-store.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";

@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
-import type { Decision } from "../../src/core/decide.js";
+import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { appManifestGrants } from "../../src/app/launch.js";
 import { realClock, type Clock } from "../../src/core/clock.js";

@@ -3,7 +3,7 @@
  * patch; the engine applies it. And a Change Request's issue number lives once, in the journal.
  */
 import { describe, expect, it } from "vitest";
-import { Engine } from "../../src/app/engine.js";
+import { Engine } from "../../src/app/engine/index.js";
 import { TestClock } from "../helpers/clock.js";
 import { attentionOf, runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store.js";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { GitHubPort } from "../../src/github/port.js";
 import { finishedReady, NOW, openTaskPull, RECORD, storedRun, testConfig } from "./handlers/fixtures.js";

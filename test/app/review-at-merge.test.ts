@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runEffect, type EffectContext } from "../../src/app/effects/index.js";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { Journal } from "../../src/core/journal.js";
 import type { ForgeConfig } from "../../src/core/schemas/config.js";

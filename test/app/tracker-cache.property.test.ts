@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderTracker } from "../../src/app/render.js";
 import type { RunFacts } from "../../src/app/run-store.js";
-import { decide, startRun } from "../../src/core/decide.js";
+import { decide, startRun } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { defaultConfig } from "../../src/core/schemas/config.js";
 import { generateDag } from "../helpers/gen-plan.js";

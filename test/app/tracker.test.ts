@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { BODY_LIMIT, FINAL_TABLE_ROWS, renderFinalPr, renderTracker } from "../../src/app/render.js";
 import { trackerDebounceMs } from "../../src/app/effects/index.js";
 import type { RunFacts } from "../../src/app/run-store.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { PlanNodeInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import {

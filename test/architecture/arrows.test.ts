@@ -14,18 +14,38 @@ async function errors(filePath: string, code: string): Promise<string[]> {
 
 describe("the architecture's arrows", () => {
   const wrong: [string, string, RegExp][] = [
-    ["src/core/probe.ts", `import { Engine } from "../app/engine.js";`, /The core imports nothing of the App/],
+    ["src/core/probe.ts", `import { Engine } from "../app/engine/index.js";`, /The core imports nothing of the App/],
     ["src/core/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`, /The core imports nothing/],
-    ["src/core/probe.ts", `import { runStages } from "../agent/stages.js";`, /The core imports nothing/],
+    ["src/core/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The core imports nothing/],
     ["src/core/probe.ts", `import { createSim } from "../local-github/server.js";`, /The core imports nothing/],
     ["src/core/decide/probe.ts", `import type { Probot } from "probot";`, /no Probot/],
     ["src/app/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
-    ["src/app/probe.ts", `import { runStages } from "../agent/stages.js";`, /The App reaches the agent runner/],
-    ["src/agent/probe.ts", `import { Engine } from "../app/engine.js";`, /never reaches into the App/],
-    ["action/src/probe.ts", `import { Engine } from "../../src/app/engine.js";`, /reaches the App only through the core/],
+    ["src/app/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The App reaches the agent runner/],
+    ["src/agent/probe.ts", `import { Engine } from "../app/engine/index.js";`, /never reaches into the App/],
+    ["action/src/probe.ts", `import { Engine } from "../../src/app/engine/index.js";`, /reaches the App only through the core/],
     ["action/src/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
-    ["src/github/probe.ts", `import { Engine } from "../app/engine.js";`, /knows only the core/],
+    ["src/github/probe.ts", `import { Engine } from "../app/engine/index.js";`, /knows only the core/],
     ["src/agent/probe.ts", `import matter from "gray-matter";`, /readFrontMatter/],
+    ["src/local-github/probe.ts", `import { Engine } from "../app/engine/index.js";`, /The local GitHub is a GitHub stand-in/],
+    ["src/local-github/rest/probe.ts", `import { runStages } from "../../agent/stages/index.js";`, /imports only the core/],
+    ["src/local-github/runner/probe.ts", `import { runDemo } from "../../demo/run.js";`, /imports only the core/],
+    ["src/local-github/probe.ts", `import { main } from "../fake-agents/scripted-agent.js";`, /imports only the core/],
+    ["src/local-github/probe.ts", `import { main } from "../cli/main.js";`, /imports only the core/],
+    ["src/fake-agents/probe.ts", `import { createSim } from "../local-github/server.js";`, /The fake agents import only the core/],
+    [
+      "src/fake-agents/responses/probe.ts",
+      `import { spawnAgent } from "../../agent/spawn/index.js";`,
+      /The fake agents import only the core/,
+    ],
+    ["src/fake-agents/probe.ts", `import { Octokit } from "@octokit/rest";`, /Only src\/github/],
+    ["src/demo/probe.ts", `import { runStages } from "../agent/stages/index.js";`, /The demo runs the agent layer/],
+    ["src/app/probe.ts", `import { runDemo } from "../demo/run.js";`, /Only the CLI and tests start the demo/],
+    [
+      "src/agent/probe.ts",
+      `import { main } from "../fake-agents/scripted-agent.js";`,
+      /Only the CLI and tests start the demo or a fake agent/,
+    ],
+    ["action/src/probe.ts", `import { main } from "../../src/fake-agents/scripted-agent.js";`, /Only the CLI and tests start/],
   ];
   for (const [file, code, message] of wrong) {
     it(`refuses in ${file}: ${code}`, async () => {
@@ -36,11 +56,18 @@ describe("the architecture's arrows", () => {
   }
 
   const right: [string, string][] = [
-    ["src/app/probe.ts", `import { decide } from "../core/decide.js";`],
+    ["src/app/probe.ts", `import { decide } from "../core/decide/index.js";`],
     ["src/app/probe.ts", `import { OctokitPort } from "../github/octokit-port.js";`],
-    ["action/src/probe.ts", `import { branchName } from "../../src/core/decide.js";`],
+    ["action/src/probe.ts", `import { branchName } from "../../src/core/decide/index.js";`],
     ["src/github/probe.ts", `import { Octokit } from "@octokit/rest";`],
     ["src/core/front-matter.ts", `import matter from "gray-matter";`],
+    ["src/local-github/probe.ts", `import { GitError } from "../core/git-error.js";`],
+    ["src/fake-agents/probe.ts", `import { EXIT_CODES } from "../core/exit-codes.js";`],
+    ["src/demo/probe.ts", `import { startForgeServer } from "../app/server.js";`],
+    ["src/demo/probe.ts", `import { createSim } from "../local-github/server.js";`],
+    ["src/demo/probe.ts", `import { startModelServer } from "../fake-agents/model-server.js";`],
+    ["src/demo/probe.ts", `import { Octokit } from "@octokit/rest";`],
+    ["src/cli/probe.ts", `import { LATENCY_PROFILE_NAMES } from "../local-github/latency/profile.js";`],
   ];
   for (const [file, code] of right) {
     it(`allows in ${file}: ${code}`, async () => {

@@ -48,9 +48,10 @@ describe("the clock is the one source of time and timers", () => {
     ["src/app/probe.ts", "const t = ctx.clock.now(); ctx.clock.setTimeout(() => undefined, 5_000);"],
     ["src/app/probe.ts", "const t = performance.now();"],
     ["src/app/probe.ts", "setImmediate(() => undefined);"],
-    // The port itself, and what runs in real time for people: the demo, the fake agents.
+    // The port itself, and what runs in real time as people and agents do: the demo, the fake agents.
     ["src/core/clock.ts", "setTimeout(() => undefined, 5); const t = Date.now();"],
-    ["src/local-github/demo/probe.ts", "setTimeout(() => undefined, 200);"],
+    ["src/demo/probe.ts", "setTimeout(() => undefined, 200);"],
+    ["src/fake-agents/probe.ts", "const t = Date.now();"],
     ["src/agent/probe.ts", "setTimeout(() => undefined, 200);"],
   ];
   for (const [file, code] of allowed)

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Octokit } from "@octokit/rest";
-import type { Decision } from "../../src/core/decide.js";
+import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { TaskStatus } from "../../src/core/schemas/common.js";

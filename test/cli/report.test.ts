@@ -7,7 +7,7 @@ import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newStoredRun, SEGMENT_SIZE } from "../../src/app/run-store.js";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { outcomeFigures, quantile, type OutcomeFigures } from "../../src/core/outcomes.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";

@@ -7,7 +7,7 @@ import { budgetAmount } from "../../src/app/handlers/issue-comment.js";
 import { parseCommand } from "../../src/app/commands.js";
 import { renderTracker } from "../../src/app/render.js";
 import { nextAttemptCap, runLeft } from "../../src/core/budget.js";
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";

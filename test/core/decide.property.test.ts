@@ -4,12 +4,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { LeafInput, PlanNodeInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
-import { readySet } from "../../src/core/ready.js";
+import { readySet } from "../helpers/ready-set.js";
 import { planIndex } from "../../src/core/plan-index.js";
 import { computeDerived, derivedOf } from "../../src/core/derived.js";
 import { factsFor, newRun, people, type Behaviour, type Outcome } from "../helpers/world.js";

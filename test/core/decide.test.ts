@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";

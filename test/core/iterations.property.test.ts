@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput, PlanNodeInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";

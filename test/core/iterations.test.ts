@@ -4,7 +4,7 @@
  * and red CI.
  */
 import { describe, expect, it } from "vitest";
-import { decide, startRun, type Decision } from "../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { journalSchema, type Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";

@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide, startRun } from "../../src/core/decide.js";
+import { decide, startRun } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { joinRun, partPath, splitRun, type PartsBase, type Whole } from "../../src/core/journal-parts.js";
 import { defaultConfig } from "../../src/core/schemas/config.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import { joinRun, JournalPartsError, partPath, rememberWritten, sha256, splitRun, type Whole } from "../../src/core/journal-parts.js";
 import type { TaskState } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";

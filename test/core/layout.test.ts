@@ -10,7 +10,6 @@ import {
   integrationBranch,
   isFollowupId,
   isReservedBranch,
-  isReservedId,
   parseCaptainBranch,
   parseCaptainId,
   parseFollowupBranch,
@@ -23,9 +22,11 @@ import {
   planDir,
   planRunId,
   PLAN_RUN_ID,
+  RESERVED_PREFIX,
   runIdFor,
   stateBranch,
 } from "../../src/core/layout.js";
+import { ID_PATTERN } from "../../src/core/schemas/common.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 
 const config = forgeConfigSchema.parse({});
@@ -68,8 +69,12 @@ describe("the names Forge builds read back to what built them", () => {
     expect(PLAN_RUN_ID.test(planRunId(7))).toBe(true);
     expect(parsePlanCaptainId(planCaptainId(7))).toBe(7);
     expect(planCaptainBranch(7)).toBe("forge/_plan-7");
-    for (const id of [followupId(1), captainId("x"), planRunId(1), planCaptainId(1)]) expect(isReservedId(id)).toBe(true);
-    expect(isReservedId("parse")).toBe(false);
+    // Forge's own ids start with the reserved prefix, which no task id may take.
+    for (const id of [followupId(1), captainId("x"), planRunId(1), planCaptainId(1)]) {
+      expect(id.startsWith(RESERVED_PREFIX)).toBe(true);
+      expect(ID_PATTERN.test(id), id).toBe(false);
+    }
+    expect(ID_PATTERN.test("parse")).toBe(true);
     expect(parsePlanPath(`${planDir("csv-export")}/tasks/parse.md`)).toEqual({ planId: "csv-export", file: "tasks/parse.md" });
   });
 });

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sameJson } from "../../src/core/same-json.js";
-import { decide, startRun } from "../../src/core/decide.js";
+import { decide, startRun } from "../../src/core/decide/index.js";
 import { defaultConfig } from "../../src/core/schemas/config.js";
 import { generateDag } from "../helpers/gen-plan.js";
 import { factsFor, newRun } from "../helpers/world.js";

@@ -8,13 +8,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stagePrompt } from "../../src/agent/stages.js";
+import { stagePrompt } from "../../src/agent/stages/index.js";
 import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
-import { demoClaudeScript } from "../../src/local-github/demo/claude-script.js";
-import { captain } from "../../src/local-github/demo/demo-agent.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
-import { DEFAULT_PLAN } from "../../src/local-github/demo/run.js";
+import { demoClaudeScript } from "../../src/demo/claude-script.js";
+import { captain } from "../../src/demo/demo-agent.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
+import { DEFAULT_PLAN } from "../../src/demo/run.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

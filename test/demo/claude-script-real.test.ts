@@ -1,6 +1,6 @@
 /**
  * A revision of `forge demo --agent claude` with the real Claude Code CLI, offline, against the
- * scripted model server answering with the demo's script (src/local-github/demo/claude-script.ts):
+ * scripted model server answering with the demo's script (src/demo/claude-script.ts):
  * the stage prompt carries a failing required check naming a work-in-progress marker and a review
  * comment, as the Forge action builds them; afterwards, on disk, the marker is gone, the note is at
  * the commented line, the answers file answers the comment and the walkthrough says what changed.
@@ -9,14 +9,15 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
-import { claudeBinary, offlineClaudeEnv } from "../../src/local-github/agents/claude-code.js";
-import { startModelServer } from "../../src/local-github/agents/model-server.js";
-import { parseScriptedTask } from "../../src/local-github/agents/scripted-agent.js";
-import { demoClaudeScript } from "../../src/local-github/demo/claude-script.js";
-import { revisionNote, WIP_MARKER_CONTENT } from "../../src/local-github/demo/demo-agent.js";
-import { REVIEW } from "../../src/local-github/demo/review.js";
+import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../helpers/claude-code.js";
+import { startModelServer } from "../../src/fake-agents/model-server.js";
+import { parseScriptedTask } from "../../src/fake-agents/scripted-agent.js";
+import { demoClaudeScript } from "../../src/demo/claude-script.js";
+import { revisionNote, WIP_MARKER_CONTENT } from "../../src/demo/demo-agent.js";
+import { REVIEW } from "../../src/demo/review.js";
 import { demoTask, removeTempDirs, revisionContext, tmp, writeFiles } from "./revision-prompt.js";
 
 afterAll(removeTempDirs);

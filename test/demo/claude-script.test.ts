@@ -1,5 +1,5 @@
 /**
- * The Claude Code script of `forge demo --agent claude` (src/local-github/demo/claude-script.ts) does
+ * The Claude Code script of `forge demo --agent claude` (src/demo/claude-script.ts) does
  * what the demo agent does, as tool calls: a `wip_marker` task's first attempt also Writes the marker;
  * a revision prompt, built as the Forge action builds it, gets Bash `rm` of the marker the failing
  * check names, Read then Edit of the commented file with the note at the commented line, the answers
@@ -9,11 +9,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ScriptedToolCall, ScriptedTurn } from "../../src/local-github/agents/model-server.js";
-import { parseScriptedTask } from "../../src/local-github/agents/scripted-agent.js";
-import { demoClaudeScript } from "../../src/local-github/demo/claude-script.js";
-import { revisionNote, revisionRecord, WIP_MARKER_CONTENT } from "../../src/local-github/demo/demo-agent.js";
-import { REVIEW } from "../../src/local-github/demo/review.js";
+import type { ScriptedToolCall, ScriptedTurn } from "../../src/fake-agents/model-server.js";
+import { parseScriptedTask } from "../../src/fake-agents/scripted-agent.js";
+import { demoClaudeScript } from "../../src/demo/claude-script.js";
+import { revisionNote, revisionRecord, WIP_MARKER_CONTENT } from "../../src/demo/demo-agent.js";
+import { REVIEW } from "../../src/demo/review.js";
 import { demoTask, removeTempDirs, revisionContext, singleStagePrompt, tmp, writeFiles, type RevisionAsk } from "./revision-prompt.js";
 
 afterAll(removeTempDirs);
@@ -156,7 +156,7 @@ describe("the Claude Code script of forge demo --agent claude", () => {
     const edit = input(script[2]!);
     const scriptAnswers = input(script[3]!).content;
 
-    execFileSync(process.execPath, [path.join(import.meta.dirname, "../../src/local-github/demo/bin/forge-demo-agent.mjs")], {
+    execFileSync(process.execPath, [path.join(import.meta.dirname, "../../src/demo/bin/forge-demo-agent.mjs")], {
       cwd: dir,
       env: { ...process.env, FORGE_PROMPT: prompt, FORGE_TASK_ID: "pad", FORGE_ATTEMPT: "1", FORGE_WALKTHROUGH_PATH: walkthrough },
     });

@@ -1,6 +1,6 @@
 /**
  * `forge demo --agent claude` end to end: the real Claude Code CLI in every job, against the scripted
- * model server (src/local-github/demo/claude-script.ts). It takes minutes, so it runs only when asked:
+ * model server (src/demo/claude-script.ts). It takes minutes, so it runs only when asked:
  *   FORGE_DEMO_CLAUDE=1 npx vitest run test/demo/demo-claude.test.ts
  * Asserts what the demo promises with that agent too: exit 0, every task MERGED, and the PR feedback
  * loop — pad's review answered by a revision (the note, the reply in the comment's thread) and
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { DemoResult } from "../../src/local-github/demo/run.js";
+import type { DemoResult } from "../../src/demo/run.js";
 import { runForge } from "../cli/helpers.js";
 
 const out = mkdtempSync(path.join(tmpdir(), "forge-demo-claude-test-"));

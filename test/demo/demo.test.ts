@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { DemoResult } from "../../src/local-github/demo/run.js";
+import type { DemoResult } from "../../src/demo/run.js";
 import { runForge } from "../cli/helpers.js";
 
 const out = mkdtempSync(path.join(tmpdir(), "forge-demo-test-"));

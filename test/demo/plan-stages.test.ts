@@ -9,8 +9,8 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
-import { DEFAULT_PLAN } from "../../src/local-github/demo/run.js";
-import { DemoPlanError, loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
+import { DEFAULT_PLAN } from "../../src/demo/run.js";
+import { DemoPlanError, loadPlanStages } from "../../src/demo/plan-stages.js";
 import { dagSvg } from "../../src/core/render/dag-svg.js";
 import { markdownToHtml } from "../../src/core/render/run-report.js";
 

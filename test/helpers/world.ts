@@ -4,7 +4,7 @@
  * as a script says per (task, attempt). Used by the property tests and the benchmarks.
  */
 import { createHash } from "node:crypto";
-import { decide, startRun, type Decision, type NewRun } from "../../src/core/decide.js";
+import { decide, startRun, type Decision, type NewRun } from "../../src/core/decide/index.js";
 import type { Effect } from "../../src/core/effects.js";
 import type { LeafInput, PlanNodeInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";

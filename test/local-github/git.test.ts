@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as git from "../../src/local-github/git/index.js";
+import { viaGit } from "./support/via-git.js";
 
 let root: string;
 let dir: string;
@@ -64,7 +65,7 @@ beforeAll(async () => {
       const base = tip ? (await git.readCommit(dir, tip)).tree : undefined;
       // Paths that are a file in one change and a folder in another are not a valid index.
       const ours = await git.buildTree(dir, base, changes).catch(() => undefined);
-      const theirs = await git.viaGit.buildTree(dir, base, changes).catch(() => undefined);
+      const theirs = await viaGit.buildTree(dir, base, changes).catch(() => undefined);
       expect(ours, `tree of commit ${i}`).toBe(theirs);
       if (!ours) continue;
       tree = ours;
@@ -85,7 +86,7 @@ describe("the simulator's own git reads agree with git", () => {
   it("tree listings, plain and recursive", async () => {
     for (const c of commits) {
       for (const recursive of [false, true]) {
-        expect(await git.lsTree(dir, c, recursive)).toEqual(await git.viaGit.lsTree(dir, c, recursive));
+        expect(await git.lsTree(dir, c, recursive)).toEqual(await viaGit.lsTree(dir, c, recursive));
       }
     }
   });
@@ -94,7 +95,7 @@ describe("the simulator's own git reads agree with git", () => {
     for (const c of commits.slice(-15)) {
       for (const p of [...PATHS, "a", "a/c", "x/y", "", "missing", "a.txt/x"]) {
         const ours = await git.entryAt(dir, c, p);
-        const listed = p === "" ? undefined : (await git.viaGit.lsTree(dir, c, false, p)).find((e) => e.path === p);
+        const listed = p === "" ? undefined : (await viaGit.lsTree(dir, c, false, p)).find((e) => e.path === p);
         if (p === "") expect(ours?.sha).toBe((await git.readCommit(dir, c)).tree);
         else expect(ours).toEqual(listed);
       }
@@ -105,10 +106,10 @@ describe("the simulator's own git reads agree with git", () => {
     for (let i = 0; i < commits.length; i++) {
       const info = await git.readCommit(dir, commits[i]!);
       expect(await git.changedPaths(dir, info.parents[0], commits[i]!)).toEqual(
-        await git.viaGit.changedPaths(dir, info.parents[0], commits[i]!),
+        await viaGit.changedPaths(dir, info.parents[0], commits[i]!),
       );
       const other = commits[(i * 7) % commits.length]!;
-      expect(await git.changedPaths(dir, other, commits[i]!)).toEqual(await git.viaGit.changedPaths(dir, other, commits[i]!));
+      expect(await git.changedPaths(dir, other, commits[i]!)).toEqual(await viaGit.changedPaths(dir, other, commits[i]!));
     }
   });
 
@@ -116,9 +117,7 @@ describe("the simulator's own git reads agree with git", () => {
     for (let i = 1; i < commits.length; i += 2) {
       const base = commits[(i * 5) % i]!;
       for (const withPatch of [false, true])
-        expect(await git.diffFiles(dir, base, commits[i]!, withPatch)).toEqual(
-          await git.viaGit.diffFiles(dir, base, commits[i]!, withPatch),
-        );
+        expect(await git.diffFiles(dir, base, commits[i]!, withPatch)).toEqual(await viaGit.diffFiles(dir, base, commits[i]!, withPatch));
     }
   });
 
@@ -127,11 +126,11 @@ describe("the simulator's own git reads agree with git", () => {
       for (let j = 0; j < commits.length; j += 4) {
         const a = commits[i]!;
         const b = commits[j]!;
-        expect(await git.isAncestor(dir, a, b)).toBe(await git.viaGit.isAncestor(dir, a, b));
+        expect(await git.isAncestor(dir, a, b)).toBe(await viaGit.isAncestor(dir, a, b));
         const ours = await git.mergeBase(dir, a, b);
-        const theirs = await git.viaGit.mergeBase(dir, a, b);
+        const theirs = await viaGit.mergeBase(dir, a, b);
         expect(ours).toBe(theirs);
-        expect(await git.countCommits(dir, a, b)).toBe(await git.viaGit.countCommits(dir, a, b));
+        expect(await git.countCommits(dir, a, b)).toBe(await viaGit.countCommits(dir, a, b));
       }
     }
   });
@@ -142,7 +141,7 @@ describe("the simulator's own git reads agree with git", () => {
     await git.runGit(dir, ["pack-refs", "--all"]);
     await git.updateRef(dir, "refs/heads/main", commits.at(-1)!, "");
     for (const prefix of ["refs/", "refs/heads/", "refs/heads/feature", "refs/heads/feat", "refs/tags/v1", "refs/heads/main"]) {
-      expect([...(await git.listRefs(dir, prefix))]).toEqual([...(await git.viaGit.listRefs(dir, prefix))]);
+      expect([...(await git.listRefs(dir, prefix))]).toEqual([...(await viaGit.listRefs(dir, prefix))]);
     }
     for (const ref of [
       "refs/heads/main",
@@ -153,7 +152,7 @@ describe("the simulator's own git reads agree with git", () => {
       "main",
       "refs/tags/v1",
     ]) {
-      expect(await git.resolveRef(dir, ref)).toBe(await git.viaGit.resolveRef(dir, ref));
+      expect(await git.resolveRef(dir, ref)).toBe(await viaGit.resolveRef(dir, ref));
     }
   });
 
@@ -170,7 +169,7 @@ describe("the simulator's own git reads agree with git", () => {
       for (const message of ["one line\n", "subject\n\nbody\n", "no newline", ""]) {
         const parents = [commits.at(-1)!, commits.at(-2)!].slice(0, message.length % 3);
         expect(await git.commitTree(dir, tree, parents, message, p, people[0]!)).toBe(
-          await git.viaGit.commitTree(dir, tree, parents, message, p, people[0]!),
+          await viaGit.commitTree(dir, tree, parents, message, p, people[0]!),
         );
       }
     }

@@ -102,7 +102,7 @@ describe("the first run", () => {
       const init = await runForge(["init"], work);
       expect(init.code, init.err).toBe(0);
       expect(init.out).toContain("forge doctor");
-      const agent = `node ${join(ROOT, "src/local-github/demo/bin/forge-demo-agent.mjs")}`;
+      const agent = `node ${join(ROOT, "src/demo/bin/forge-demo-agent.mjs")}`;
       writeFileSync(
         join(work, ".github/forge.yml"),
         `${readFileSync(join(work, ".github/forge.yml"), "utf8")}\nagent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(agent)}\n`,

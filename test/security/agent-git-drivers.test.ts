@@ -17,9 +17,10 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Git } from "../../action/src/git.js";
 import { concludeMerge, mergeRef } from "../../src/agent/branches.js";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, runScriptJob, sh, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, sh, type World } from "../action/world.js";
+import { runScriptJob } from "../action/job.js";
 
 let world: World | undefined;
 afterEach(() => {

@@ -13,10 +13,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { Git } from "../../action/src/git.js";
-import { main } from "../../action/src/main.js";
-import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, sh, type World } from "../action/world.js";
+import { agentEnv, commandAgent, JOB_URL, runJob } from "../action/job.js";
 
 const TOKEN = "ghs_probeTokenA1b2C3d4E5f6G7h8I9j0";
 let world: World | undefined;
@@ -67,32 +66,14 @@ describe("the runner's git never runs the agent's configuration with the token",
   it("hooks, hooksPath, fsmonitor, filters, credential helpers and a re-pointed origin/pushurl/insteadOf: none sees the token, the push goes where GitHub said", async () => {
     const w = (world = makeWorld());
     const probe = path.join(w.dir, "probe");
-    const agent = scriptAgent(w, "probe-agent", probeScript(probe, w.originUrl));
+    const agent = commandAgent(w, probeScript(probe, w.originUrl), { name: "probe-agent", env: agentEnv(w.dir) });
     const git = new Git({
       dir: w.workspace,
       remote: w.originUrl,
       token: TOKEN,
       identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
     });
-    const report = await main({
-      config: testConfig(),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-        jobUrl: "https://github.example/acme/demo/actions/runs/9",
-      },
-      deps: {
-        github: w.github,
-        git,
-        agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, killGraceMs: 200 }),
-      },
-    });
+    const report = await runJob(w, agent, { input: { jobUrl: JOB_URL }, deps: { git } });
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode, report.result.error).toBe(0);
 

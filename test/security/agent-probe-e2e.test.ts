@@ -24,7 +24,7 @@ import { spawnSync } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { Git } from "../../action/src/git.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { createSimExecutor, type SimExecutor } from "../../src/local-github/runner/sim-executor.js";

@@ -12,13 +12,12 @@
  * secret; the same probe with `isolation: none` finds the token — the probe is able to see.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { run } from "../../action/src/runner.js";
 import { makeWorld, RUN, sh, type World } from "../action/world.js";
+import { GIT_USER, runnerProcess, serveOrigin, workflowEnv } from "../action/job.js";
 
 /** Whether this machine lets the runner act as another user (root, or passwordless sudo). */
 const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"]).status === 0;
@@ -26,18 +25,9 @@ const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"])
 const JOB_TOKEN = "ghs_probeJobToken7Xq2Lm9Wd4Rt6Yp1";
 const MODEL_KEY = "sk-ant-probeModelKey3Vb8Nc5Zx2Kj7";
 
-const saved = { ...process.env };
-const summaryDir = mkdtempSync(path.join(tmpdir(), "forge-probe-"));
-const summaryFile = path.join(summaryDir, "summary.md");
-afterAll(() => rmSync(summaryDir, { recursive: true, force: true }));
+const { summaryFile, summary } = runnerProcess();
 let world: World | undefined;
-beforeEach(() => {
-  vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-});
 afterEach(() => {
-  vi.restoreAllMocks();
-  process.env = { ...saved };
-  process.exitCode = undefined;
   world?.cleanup();
   world = undefined;
 });
@@ -83,14 +73,9 @@ WT
 async function probe(files: Record<string, string> = {}): Promise<string> {
   world?.cleanup();
   const w = (world = makeWorld({ files }));
-  mkdirSync(path.join(w.dir, "acme"));
-  symlinkSync(w.origin, path.join(w.dir, "acme", "demo.git"));
   const script = path.join(w.dir, "probe.sh");
   writeFileSync(script, probeScript(w.temp), { mode: 0o755 });
-  const outputFile = path.join(w.dir, "output.txt");
-  writeFileSync(summaryFile, "");
-  writeFileSync(outputFile, "");
-  const inputs: Record<string, string> = {
+  const inputs = {
     "github-token": JOB_TOKEN,
     "anthropic-api-key": MODEL_KEY,
     "run-id": RUN,
@@ -98,28 +83,16 @@ async function probe(files: Record<string, string> = {}): Promise<string> {
     attempt: "1",
     adapter: "command",
     command: script,
-    "git-user-name": "github-actions[bot]",
-    "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com",
+    ...GIT_USER,
   };
-  for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
   // The event payload the runner writes for the job (GitHub's GITHUB_EVENT_PATH).
   const event = path.join(w.temp, "event.json");
   writeFileSync(event, JSON.stringify({ inputs: { run_id: RUN, task_id: "t1", attempt: "1" } }));
-  Object.assign(process.env, {
-    GITHUB_REPOSITORY: "acme/demo",
-    GITHUB_SERVER_URL: pathToFileURL(w.dir).href,
-    GITHUB_API_URL: "https://github.example/api/v3",
-    GITHUB_WORKSPACE: w.workspace,
-    GITHUB_EVENT_PATH: event,
-    RUNNER_TEMP: w.temp,
-    GITHUB_OUTPUT: outputFile,
-    GITHUB_STEP_SUMMARY: summaryFile,
-    GITHUB_RUN_ID: "78",
-  });
+  workflowEnv(w, inputs, summaryFile, { GITHUB_SERVER_URL: serveOrigin(w), GITHUB_EVENT_PATH: event, GITHUB_RUN_ID: "78" });
   await run({ github: w.github });
   const head = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`]);
   const report = w.show(head, "probe-report.txt");
-  expect(report, `the probe's report was not pushed; summary:\n${readFileSync(summaryFile, "utf8")}`).toBeDefined();
+  expect(report, `the probe's report was not pushed; summary:\n${summary()}`).toBeDefined();
   return report!;
 }
 

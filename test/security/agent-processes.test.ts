@@ -15,8 +15,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { prepareAgentUser, releaseAgentUser, type AgentUser } from "../../src/agent/isolation.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
-import { runStages } from "../../src/agent/stages.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import { cleanupTempDirs, tempDir } from "../agent/helpers.js";
 
 const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"]).status === 0;

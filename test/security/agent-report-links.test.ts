@@ -18,10 +18,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
 import { AgentFileRefusedError, readAgentFile, readAgentText } from "../../src/agent/agent-files.js";
-import { runStages } from "../../src/agent/stages.js";
+import { runStages } from "../../src/agent/stages/index.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import { cleanupTempDirs, FAKE_AGENT, fakeWorld } from "../agent/helpers.js";
-import { agentWalkthrough, makeWorld, RUN, runScriptJob, sh, testConfig, type World } from "../action/world.js";
+import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World } from "../action/world.js";
+import { runScriptJob } from "../action/job.js";
 
 const SECRET = "TOPSECRET-runner-only-7f3a9c";
 let world: World | undefined;

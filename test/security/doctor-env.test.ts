@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { APP_MANIFEST } from "../../src/app/launch.js";
 import { updateEnvFile } from "../../src/app/setup.js";
 import { AGENT_WORKFLOW_TEMPLATE } from "../../src/cli/commands/init.js";
-import { appKeys } from "../../src/local-github/app-keys.js";
+import { appKeys } from "../../src/demo/app-keys.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { runForge } from "../cli/helpers.js";
 

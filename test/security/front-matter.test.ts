@@ -9,11 +9,10 @@ import path from "node:path";
 import matter from "gray-matter";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../action/src/agent-runner.js";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { captainPlanJob } from "../../action/src/captain/index.js";
-import { buildContext } from "../../action/src/context.js";
-import { main, type JobReport } from "../../action/src/main.js";
-import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages.js";
+import { buildTaskContext } from "../../action/src/task-context.js";
+import type { JobReport } from "../../action/src/main.js";
+import { readSubtasks, runStages, type RunStagesOptions } from "../../src/agent/stages/index.js";
 import { completeWalkthrough, parseAgentWalkthrough, splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { readFrontMatter, writeFrontMatter } from "../../src/core/front-matter.js";
 import { attemptDir } from "../../src/core/layout.js";
@@ -21,8 +20,9 @@ import { loadPlan } from "../../src/core/plan/load.js";
 import { parsePlan, parseTaskFile } from "../../src/core/plan/parse.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { runForge } from "../cli/helpers.js";
-import { loadPlanStages } from "../../src/local-github/demo/plan-stages.js";
-import { makeWorld, RUN, scriptAgent, sh, taskFile, testConfig, type World } from "../action/world.js";
+import { loadPlanStages } from "../../src/demo/plan-stages.js";
+import { makeWorld, RUN, sh, taskFile, testConfig, type World } from "../action/world.js";
+import { commandAgent, runJob } from "../action/job.js";
 import { FAKE_AGENT } from "../agent/helpers.js";
 
 declare global {
@@ -301,33 +301,18 @@ describe("the action", () => {
     const w = world({ files: { ".forge/plans/p1/tasks/t1.md": `${pwnWrite(marker)}${TASK_BODY}` } });
     const node = w.journal.plan.nodes[0]!;
     await expect(
-      buildContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
+      buildTaskContext({ github: w.github, journal: w.journal, node, attempt: 1, branch: w.branch, workdir: w.workspace, dispatch: {} }),
     ).rejects.toThrow(`the task file .forge/plans/p1/tasks/t1.md is invalid: ${REFUSED("javascript")}`);
     notRun();
   });
 
   it("records no walkthrough in result.json when the agent's walkthrough is not YAML, and fails naming the file", async () => {
     const w = world();
-    const agent = scriptAgent(
+    const agent = commandAgent(
       w,
-      "agent",
       `mkdir -p src && printf 'hello\\n' > src/out.txt\ncat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${PWN_GLOBAL}${WALKTHROUGH_BODY}WT`,
     );
-    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
-    const report: JobReport = await main({
-      config: testConfig(),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: { github: w.github, git: w.git, agent: createCommandRunner({ command: agent, env, killGraceMs: 200 }) },
-    });
+    const report: JobReport = await runJob(w, agent);
     notRun();
     if (report.kind !== "attempt") throw new Error(report.kind);
     expect(report.exitCode).not.toBe(0);
@@ -371,20 +356,14 @@ describe("the action", () => {
     sh(w.origin, ["branch", `forge/${RUN}/_captain-cr-1`, "main"]);
     const files = stages.captainFiles(1, "cr-1");
     const overlay = Object.keys(files).find((f) => /overlays\/overlay-001\.md$/.test(f))!;
-    const report = await main({
-      config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: {
-        runId: RUN,
-        taskId: "_captain-cr-1",
-        attempt: 1,
-        context: { changeRequest: "cr-1", reason: "Because.", issue: 7 },
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
+    const report = await runJob(
+      w,
+      writing(() => ({ ...files, [overlay]: pwnWrite(marker) })),
+      {
+        config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+        input: { taskId: "_captain-cr-1", context: { changeRequest: "cr-1", reason: "Because.", issue: 7 } },
       },
-      deps: { github: w.github, git: w.git, agent: writing(() => ({ ...files, [overlay]: pwnWrite(marker) })) },
-    });
+    );
     notRun();
     if (report.kind !== "captain") throw new Error(report.kind);
     expect(report.exitCode).toBe(10);

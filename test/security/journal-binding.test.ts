@@ -16,7 +16,7 @@
  */
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
-import { Engine } from "../../src/app/engine.js";
+import { Engine } from "../../src/app/engine/index.js";
 import { journalKeyFrom, sealJournal } from "../../src/app/journal-seal.js";
 import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { JOURNAL_FILE, LABELS } from "../../src/core/layout.js";

@@ -8,21 +8,18 @@
  * one channel, and reads back what was published: from the repository, the recording GitHub port,
  * the step summary file, or what the App makes of the result (its decision and rendering).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { run } from "../../action/src/runner.js";
 import { Masker } from "../../src/agent/secrets.js";
 import { finishedInput } from "../../src/app/normalize.js";
 import { renderChangeRequestIssue } from "../../src/app/render.js";
-import { decide } from "../../src/core/decide.js";
+import { decide } from "../../src/core/decide/index.js";
 import { attemptDir, resultPath } from "../../src/core/layout.js";
 import { asData } from "../../src/core/render/as-data.js";
 import { agentResultSchema, type AgentResult } from "../../src/core/schemas/agent-result.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, sh, testConfig, type World } from "../action/world.js";
+import { GIT_USER, runnerProcess, serveOrigin, workflowEnv } from "../action/job.js";
 
 /** The job's token and model key, as the workflow passes them (`github-token`, `anthropic-api-key`). */
 const JOB_TOKEN = "job-token-9f2c41d7e0b3a5";
@@ -53,20 +50,9 @@ function expectMasked(text: string | undefined, where: string): void {
   for (const leak of LEAKS) expect(text!.includes(leak), `${where} publishes ${leak}`).toBe(false);
 }
 
-const saved = { ...process.env };
-// @actions/core keeps the first step summary path it was given: one file for every test, emptied before each run.
-const summaryDir = mkdtempSync(path.join(tmpdir(), "forge-masking-"));
-const summaryFile = path.join(summaryDir, "summary.md");
-afterAll(() => rmSync(summaryDir, { recursive: true, force: true }));
+const { summaryFile, summary } = runnerProcess();
 let world: World | undefined;
-beforeEach(() => {
-  // @actions/core writes commands (add-mask, outputs) to stdout.
-  vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-});
 afterEach(() => {
-  vi.restoreAllMocks();
-  process.env = { ...saved };
-  process.exitCode = undefined;
   world?.cleanup();
   world = undefined;
 });
@@ -82,38 +68,14 @@ interface Ran {
 /** Runs the action as the workflow does, with `script` as the agent; what it published. */
 async function runAction(script: string): Promise<Ran> {
   const w = (world = makeWorld());
-  // The job pushes to GITHUB_SERVER_URL/GITHUB_REPOSITORY.git: here, the world's bare repository.
-  mkdirSync(path.join(w.dir, "acme"));
-  symlinkSync(w.origin, path.join(w.dir, "acme", "demo.git"));
   const agent = scriptAgent(w, "agent", script);
-  const outputFile = path.join(w.dir, "output.txt");
-  writeFileSync(summaryFile, "");
-  writeFileSync(outputFile, "");
-  const inputs: Record<string, string> = {
-    "github-token": JOB_TOKEN,
-    "anthropic-api-key": MODEL_KEY,
-    "run-id": RUN,
-    "task-id": "t1",
-    attempt: "1",
-    "git-user-name": "github-actions[bot]",
-    "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com",
-  };
-  for (const [k, v] of Object.entries(inputs)) process.env[`INPUT_${k.toUpperCase()}`] = v;
-  Object.assign(process.env, {
-    GITHUB_REPOSITORY: "acme/demo",
-    GITHUB_SERVER_URL: pathToFileURL(w.dir).href,
-    GITHUB_API_URL: "https://github.example/api/v3",
-    GITHUB_WORKSPACE: w.workspace,
-    RUNNER_TEMP: w.temp,
-    GITHUB_OUTPUT: outputFile,
-    GITHUB_STEP_SUMMARY: summaryFile,
-    GITHUB_RUN_ID: "77",
-  });
+  const inputs = { "github-token": JOB_TOKEN, "anthropic-api-key": MODEL_KEY, "run-id": RUN, "task-id": "t1", attempt: "1", ...GIT_USER };
+  workflowEnv(w, inputs, summaryFile, { GITHUB_SERVER_URL: serveOrigin(w) });
   await run({ github: w.github, agent: createCommandRunner({ command: agent, env: { PATH: process.env.PATH ?? "" }, killGraceMs: 200 }) });
   const head = sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`]);
   const resultText = w.show(head, resultPath(RUN, "t1", 1));
   expect(resultText, "no result.json in the record").toBeDefined();
-  return { w, head, result: agentResultSchema.parse(JSON.parse(resultText!)), summary: readFileSync(summaryFile, "utf8") };
+  return { w, head, result: agentResultSchema.parse(JSON.parse(resultText!)), summary: summary() };
 }
 
 /** What the App decides on the attempt's result, as it would after reading the record commit. */

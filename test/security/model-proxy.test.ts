@@ -9,12 +9,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCommandRunner } from "../../action/src/agent-runner.js";
-import { main } from "../../action/src/main.js";
 import { SpendMeter } from "../../action/src/task/spend.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
-import { spawnAgent } from "../../src/agent/spawn.js";
-import { makeWorld, RUN, scriptAgent, testConfig } from "../action/world.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
+import { makeWorld, testConfig } from "../action/world.js";
+import { commandAgent, runJob } from "../action/job.js";
 
 const KEY = "sk-ant-realKey0123456789abcdef";
 const closers: Array<() => Promise<void> | void> = [];
@@ -174,26 +173,10 @@ describe("the model proxy refuses calls once the attempt's cap is reached", () =
     const proxy = await proxyTo(up.url);
     // The agent reports $0.60 of spend and waits; the runner stops it past the $0.50 cap.
     const script = `printf '{"cost_usd": 0.6}' > "$FORGE_SPEND_FILE"; sleep 1`;
-    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
-    await main({
+    await runJob(w, commandAgent(w, script), {
       config: testConfig({ heartbeat_interval_seconds: 0.2, stale_threshold_seconds: 5 }),
-      input: {
-        runId: RUN,
-        taskId: "t1",
-        attempt: 1,
-        context: { budget: { usd: 0.5 } },
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: {
-        github: w.github,
-        git: w.git,
-        agent: createCommandRunner({ command: scriptAgent(w, "agent", script), env, killGraceMs: 200 }),
-        modelUsage: proxy.usage,
-        modelGate: proxy.gate,
-      },
+      input: { context: { budget: { usd: 0.5 } } },
+      deps: { modelUsage: proxy.usage, modelGate: proxy.gate },
     });
     const r = await post(proxy, proxy.openSession().token, "/v1/messages");
     expect(r.status).toBe(400);

@@ -62,6 +62,16 @@ describe("the action reads the run's pinned config, never the checkout's", () =>
     expect(gh.reads).toEqual([":.github/forge.yml"]);
   });
 
+  it("an invalid file at the plan commit is refused with the field that is wrong", async () => {
+    const gh = github({
+      [`${stateBranch("r1")}:${JOURNAL_FILE}`]: JSON.stringify({ runId: "r1", planCommit: PLAN_COMMIT }),
+      [`${PLAN_COMMIT}:.github/forge.yml`]: "heartbeat_interval_seconds: -1\n",
+    });
+    await expect(loadPinnedConfig(gh, "r1")).rejects.toThrow(
+      /\.github\/forge\.yml at the run's plan commit c0ffee0 is invalid:\n- \.github\/forge\.yml heartbeat_interval_seconds — /,
+    );
+  });
+
   it("an invalid pinned config is a clear error naming where it was read", async () => {
     const gh = github({ [`${stateBranch("r1")}:${JOURNAL_FILE}`]: JSON.stringify({ journal: {}, config: { max_retries: -1 } }) });
     await expect(loadPinnedConfig(gh, "r1")).rejects.toThrow(

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import { renderChangeRequestIssue, renderTracker } from "../../src/app/render.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { LABELS } from "../../src/core/layout.js";
 import { asData } from "../../src/core/render/as-data.js";

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Journal } from "../../src/core/journal.js";
 import { COMMAND_MEMORY } from "../../src/core/journal.js";
-import { decide, startRun } from "../../src/core/decide.js";
+import { decide, startRun } from "../../src/core/decide/index.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { LABELS } from "../../src/core/layout.js";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "../app/helpers.js";

@@ -12,7 +12,7 @@ import { startSteering, steeringAuthor } from "../../action/src/task/steering.js
 import { stagePrompt } from "../../src/agent/stages/prompt.js";
 import { handSteeringToJob } from "../../src/app/steering.js";
 import type { RepoRuntime } from "../../src/app/runtime.js";
-import { startRun } from "../../src/core/decide.js";
+import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { readSteeringComment, steeringComment } from "../../src/core/render/steering.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";

@@ -6,7 +6,7 @@
  */
 import type { FollowupState, Journal, PlanNode, TaskState } from "../../../src/core/journal.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
-import type { BuiltContext } from "../context.js";
+import type { BuiltTaskContext } from "../task-context.js";
 import type { AttemptEvents } from "../events.js";
 import type { LiveReport } from "../live-report.js";
 import type { LiveCheck } from "./live-check.js";
@@ -104,7 +104,7 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   readonly spend: SpendMeter;
   /** Traces and metrics, when the config names a collector. */
   telemetry?: AttemptTelemetry;
-  readonly built: BuiltContext;
+  readonly built: BuiltTaskContext;
   /** `forge(<task>): <title>`: the PR's title and the work commit's subject. */
   readonly prTitle: string;
   /** Where the agent writes its walkthrough. */

@@ -17,7 +17,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { succeeded } from "../../../src/core/exit-codes.js";
 import { resultPath } from "../../../src/core/layout.js";
-import { renderContext } from "../context.js";
+import { renderTaskContext } from "../task-context.js";
 import type { AttemptReport, JobArgs, NeutralReport, Timings } from "../job.js";
 import { runAgent, type AgentEnd } from "./agent.js";
 import { pushHead } from "./branch.js";
@@ -120,7 +120,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
 /** The agent's context with the review to answer, in its prompt and in the session's context.md. */
 async function withReviewContext(a: TaskAttempt, review: string): Promise<void> {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
-  a.built.markdown = renderContext(a.built.taskContext);
+  a.built.markdown = renderTaskContext(a.built.taskContext);
   await writeFile(path.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 

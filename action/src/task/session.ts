@@ -5,7 +5,7 @@
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { buildContext } from "../context.js";
+import { buildTaskContext } from "../task-context.js";
 import { AttemptEvents } from "../events.js";
 import { LiveReport } from "../live-report.js";
 import { maskerOf } from "../publish.js";
@@ -25,7 +25,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   await mkdir(path.join(sessionDir, "agent"), { recursive: true });
   const events = new AttemptEvents(path.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
-    buildContext({
+    buildTaskContext({
       github,
       journal: co.journal,
       node: co.node,

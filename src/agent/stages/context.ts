@@ -8,7 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ENV, traceIdFrom } from "../depth.js";
 import { loadSystemPrompt } from "../prompts.js";
-import { defaultReportPaths, spawnAgent } from "../spawn.js";
+import { defaultReportPaths, spawnAgent } from "../spawn/index.js";
 import { abortsTheStage, EXIT_CODES, succeeded, type ExitCode } from "../../core/exit-codes.js";
 import type { AgentKind, ReportPaths, SpawnResult } from "../types.js";
 import { parseAgentWalkthrough } from "../walkthrough.js";

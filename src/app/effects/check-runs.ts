@@ -1,5 +1,5 @@
 // Effect runner: the check run that shows an attempt's verdict on its pull request's head.
-import { branchName } from "../../core/decide.js";
+import { branchName } from "../../core/decide/index.js";
 import type { TaskState } from "../../core/journal.js";
 import { checkRunName } from "../../core/layout.js";
 import type { CheckConclusion } from "../../github/port.js";

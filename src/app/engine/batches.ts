@@ -1,6 +1,6 @@
 // The batch of inputs that waits for a run's turn: a caller's inputs joining it, and each caller's
 // answer once the batch is decided.
-import type { Decision } from "../../core/decide.js";
+import type { Decision } from "../../core/decide/index.js";
 import type { LeafInput } from "../../core/inputs.js";
 import { mergeRounds, type Round } from "../rounds.js";
 import type { ApplyResult } from "./types.js";

@@ -1,6 +1,6 @@
 // What a turn's journal write needs beside the decision: whether the decision changed the journal,
 // and the message of the commit that records it.
-import type { Decision } from "../../core/decide.js";
+import type { Decision } from "../../core/decide/index.js";
 import type { Journal } from "../../core/journal.js";
 import { sameJson } from "../../core/same-json.js";
 

@@ -1,6 +1,6 @@
 // What the engine is given and answers: its options, a caller's result, the logger it writes to.
 import type { Clock } from "../../core/clock.js";
-import type { Decision } from "../../core/decide.js";
+import type { Decision } from "../../core/decide/index.js";
 import type { GitHubPort } from "../../github/port.js";
 import type { JournalKey } from "../journal-seal.js";
 import type { JournalRefusedError, Loaded, RunStoreOptions } from "../run-store.js";

@@ -1,8 +1,8 @@
 /**
  * `forge demo` — the whole of Forge on this machine: the local GitHub, the Forge App (real HTTP,
  * signed webhooks) and the runner executing the real Forge action, running an example plan to the
- * end with a live view, a summary table and an HTML report (src/local-github/demo/). Like `forge sim`,
- * it runs in a process of its own (src/local-github/entry.ts); every option is checked here, before
+ * end with a live view, a summary table and an HTML report (src/demo/). Like `forge sim`,
+ * it runs in a process of its own (src/cli/programs.ts); every option is checked here, before
  * anything starts, then passed through.
  */
 import type { Command } from "commander";

@@ -1,6 +1,6 @@
 /**
  * `forge sim` — starts Forge's local GitHub (src/local-github/main.ts) and prints its URLs, in a
- * process of its own (src/local-github/entry.ts). Its options (`forge sim --help`) are checked here,
+ * process of its own (src/cli/programs.ts). Its options (`forge sim --help`) are checked here,
  * before the server starts, then passed through.
  */
 import { readFileSync } from "node:fs";
@@ -22,7 +22,7 @@ export function registerSim(program: Command, { io, setExitCode }: CommandContex
     .action(async (args: string[]) => {
       checkArgs(args, io.cwd);
       const code = await runLocalGithubProgram({
-        program: "main",
+        program: "local-github/main",
         args,
         env: { ...process.env, FORGE_SIM_CWD: io.cwd },
         stdin: "inherit",

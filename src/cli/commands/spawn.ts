@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { EXIT_CODES, succeeded } from "../../core/exit-codes.js";
 import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchReport, type SubWorktree } from "../../agent/branches.js";
 import { loadSystemPrompt } from "../../agent/prompts.js";
-import { spawnAgent } from "../../agent/spawn.js";
+import { spawnAgent } from "../../agent/spawn/index.js";
 import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
 import { existingDir, existingFile, writableDir } from "../args.js";
 import { CliError, type CliIo } from "../io.js";

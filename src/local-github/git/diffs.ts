@@ -41,7 +41,7 @@ export async function diffFiles(gitDir: string, base: string, head: string, with
 }
 
 /** Each file's patch in a whole diff (from its first hunk on), by its new path. */
-function patchesByFile(full: string): Map<string, string> {
+export function patchesByFile(full: string): Map<string, string> {
   const patches = new Map<string, string>();
   for (const chunk of full.split(/^(?=diff --git )/m)) {
     const lines = chunk.split("\n");
@@ -99,35 +99,6 @@ async function diffFilesUncached(gitDir: string, base: string, head: string, wit
     if (withPatch) entry.patch = patches.get(name) ?? "";
     return entry;
   });
-}
-
-export async function diffFilesPorcelain(gitDir: string, base: string, head: string, withPatch: boolean): Promise<FileDiff[]> {
-  const numstat = await git(gitDir, ["diff", "--numstat", "-z", "--no-renames", base, head]);
-  const raw = await git(gitDir, ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, head]);
-  const stats = new Map<string, [number, number]>();
-  const parts = numstat.split("\0").filter(Boolean);
-  for (const p of parts) {
-    const [a, d, ...name] = p.split("\t");
-    stats.set(name.join("\t"), [a === "-" ? 0 : Number(a), d === "-" ? 0 : Number(d)]);
-  }
-  // One diff for every file's patch, split at each file's header.
-  const patches = withPatch
-    ? patchesByFile(await git(gitDir, ["diff", "--no-color", "--no-renames", "-U3", base, head]))
-    : new Map<string, string>();
-  const files: FileDiff[] = [];
-  const items = raw.split("\0");
-  for (let i = 0; i + 1 < items.length; i += 2) {
-    const meta = items[i]!;
-    const name = items[i + 1]!;
-    if (!meta.startsWith(":")) continue;
-    const [, , , newSha, st] = meta.slice(1).split(" ");
-    const [additions, deletions] = stats.get(name) ?? [0, 0];
-    const status = st === "A" ? "added" : st === "D" ? "removed" : "modified";
-    const entry: FileDiff = { filename: name, status, additions, deletions, sha: status === "removed" ? "0".repeat(40) : newSha! };
-    if (withPatch) entry.patch = patches.get(name) ?? "";
-    files.push(entry);
-  }
-  return files;
 }
 
 export async function changedPaths(

@@ -3,7 +3,7 @@
 import type { Dirent } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { git, runGit, SHA } from "./run.js";
+import { runGit, SHA } from "./run.js";
 import { objectType } from "./store.js";
 
 /**
@@ -83,16 +83,6 @@ export async function listRefs(gitDir: string, prefix = "refs/"): Promise<Map<st
   await walk("refs");
   const want = (n: string) => n === prefix || n.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`);
   return new Map([...found].filter(([n]) => want(n)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-export async function listRefsWithGit(gitDir: string, prefix = "refs/"): Promise<Map<string, string>> {
-  const out = await git(gitDir, ["for-each-ref", "--format=%(refname) %(objectname)", prefix]);
-  const refs = new Map<string, string>();
-  for (const line of out.split("\n")) {
-    const [name, sha] = line.split(" ");
-    if (name && sha) refs.set(name, sha);
-  }
-  return refs;
 }
 
 /** Whether git takes `ref` as a full ref name (`git check-ref-format`: no `..`, no component ending in `.lock`, …). */

@@ -168,31 +168,6 @@ export async function buildTree(gitDir: string, baseTree: string | undefined, ch
   return (await write(root))!;
 }
 
-/** Applies changes to a base tree through a throwaway index and writes the new tree. */
-export async function buildTreeWithIndex(gitDir: string, baseTree: string | undefined, changes: TreeChange[]): Promise<string> {
-  const tmp = mkdtempSync(join(tmpdir(), "forge-sim-index-"));
-  const env = { GIT_INDEX_FILE: join(tmp, "index") };
-  try {
-    if (baseTree) await runGit(gitDir, ["read-tree", baseTree], { env });
-    else await runGit(gitDir, ["read-tree", "--empty"], { env });
-    const lines: string[] = [];
-    for (const c of changes) {
-      if (c.sha) lines.push(`${c.mode ?? "100644"} ${c.sha}\t${c.path}`);
-      else lines.push(`0 ${"0".repeat(40)}\t${c.path}`);
-    }
-    // Removing a directory path means removing every entry below it.
-    const removals = changes.filter((c) => !c.sha).map((c) => c.path);
-    if (removals.length) {
-      const present = (await git(gitDir, ["ls-files", "-z"], undefined, env)).split("\0").filter(Boolean);
-      for (const r of removals) for (const p of present) if (p.startsWith(`${r}/`)) lines.push(`0 ${"0".repeat(40)}\t${p}`);
-    }
-    if (lines.length) await runGit(gitDir, ["update-index", "--index-info"], { input: lines.join("\n") + "\n", env });
-    return (await git(gitDir, ["write-tree"], undefined, env)).trim();
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-}
-
 /** Writes the tree of a working folder (all files, .git excluded). */
 export async function treeFromFolder(gitDir: string, folder: string): Promise<string> {
   const tmp = mkdtempSync(join(tmpdir(), "forge-sim-index-"));

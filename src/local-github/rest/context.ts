@@ -1,7 +1,7 @@
 // The request context every REST operation of the local GitHub receives, the result it returns, and
 // the helpers the operation groups share (errors, the repository, events, refs).
 import { HttpError } from "../auth.js";
-import type { ActContext, SimCore } from "../core/index.js";
+import type { ActContext, SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { App, Issue, Repo, Token, User } from "../state.js";
 import { now } from "../state.js";

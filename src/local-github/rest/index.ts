@@ -4,7 +4,7 @@
 //
 // context.ts holds the request context, the result and the helpers the groups share; each group of
 // operations is a file of its own.
-import { ZERO } from "../core/index.js";
+import { ZERO } from "../domain/index.js";
 import { actionsPermissionsHandlers } from "../actions-permissions.js";
 import { branchProtectionHandlers } from "../branch-protection.js";
 import { rulesetHandlers } from "../rulesets.js";

@@ -1,7 +1,7 @@
 // REST operations of the local GitHub: GitHub Actions workflows, their runs and jobs, dispatch,
 // cancel and log downloads (docs.github.com/rest/actions).
 import { HttpError } from "../auth.js";
-import type { SimCore } from "../core/index.js";
+import type { SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { Handler, RestCtx, Result } from "../rest/index.js";
 import type { Job, Repo, WorkflowRun } from "../state.js";

@@ -3,7 +3,7 @@
 // path a stable id.
 import { parse as parseYaml } from "yaml";
 import { HttpError } from "../auth.js";
-import type { SimCore } from "../core/index.js";
+import type { SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
 import { now, type Repo, type WorkflowFile } from "../state.js";

@@ -17,7 +17,7 @@
 //   dispatched-run.ts  what an executor receives (`DispatchedRun`), and the GITHUB_TOKEN's permissions
 //   actions-api.ts     the REST operations of the Actions API (workflows, runs, jobs, logs)
 //   logs.ts            the logs archive of a run
-import type { SimCore } from "../core/index.js";
+import type { SimCore } from "../domain/index.js";
 import type { Handler } from "../rest/index.js";
 import type { WorkflowRun } from "../state.js";
 import { actionsApiHandlers } from "./actions-api.js";

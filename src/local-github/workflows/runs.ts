@@ -4,7 +4,7 @@
 import type { TimerHandle } from "../../core/clock.js";
 import { disallowedActionsError } from "../actions-permissions.js";
 import { HttpError, newToken } from "../auth.js";
-import { ACTIONS_APP_ID, type SimCore } from "../core/index.js";
+import { ACTIONS_APP_ID, type SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
 import { now, queuedCheckRun, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";

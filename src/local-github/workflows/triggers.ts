@@ -1,7 +1,7 @@
 // Events that trigger workflows: the filters of a workflow's `on:`, and the push and pull_request
 // events that start the runs of the workflows asking for them.
 import { actionsEnabled } from "../actions-permissions.js";
-import type { SimCore } from "../core/index.js";
+import type { SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import { now, type Repo, type User } from "../state.js";
 import type { EmittedEvent } from "../webhooks.js";

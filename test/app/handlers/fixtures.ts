@@ -12,7 +12,7 @@ import { expect } from "vitest";
 import { createForgeApp, type ForgeApp, type ForgeAppOptions } from "../../../src/app/app.js";
 import { journalKeyFrom, sealJournal } from "../../../src/app/journal-seal.js";
 import { newStoredRun, type RunFacts, type StoredRun } from "../../../src/app/run-store.js";
-import { decide, startRun, type Decision } from "../../../src/core/decide.js";
+import { decide, startRun, type Decision } from "../../../src/core/decide/index.js";
 import type { LeafInput } from "../../../src/core/inputs.js";
 import type { Journal } from "../../../src/core/journal.js";
 import type { PullRequestInfo } from "../../../src/github/port.js";

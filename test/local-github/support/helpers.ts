@@ -1,11 +1,23 @@
-// Test helpers for the local GitHub: App keys and JWTs (from src/local-github/app-keys.ts), and a
+// Test helpers for the local GitHub: App keys (from src/demo/app-keys.ts) and JWTs, and a
 // webhook receiver that checks signatures and schemas the way a real App endpoint would.
+import { createSign } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { verify } from "@octokit/webhooks-methods";
 import { specValidator, SpecValidator } from "../../../src/local-github/openapi.js";
 
-export { appJwt, appKeys, type AppKeys } from "../../../src/local-github/app-keys.js";
+export { appKeys, type AppKeys } from "../../../src/demo/app-keys.js";
+
+/** An App JWT as GitHub documents it: RS256, iat back-dated 60 s, exp ≤ 10 min. */
+export function appJwt(appId: number | string, privateKeyPem: string, claims: { iat?: number; exp?: number } = {}): string {
+  const nowSec = Math.floor(Date.now() / 1000);
+  const header = Buffer.from(JSON.stringify({ alg: "RS256", typ: "JWT" })).toString("base64url");
+  const payload = Buffer.from(JSON.stringify({ iat: claims.iat ?? nowSec - 60, exp: claims.exp ?? nowSec + 540, iss: appId })).toString(
+    "base64url",
+  );
+  const sig = createSign("RSA-SHA256").update(`${header}.${payload}`).sign(privateKeyPem).toString("base64url");
+  return `${header}.${payload}.${sig}`;
+}
 
 export interface ReceivedHook {
   event: string;

@@ -1,0 +1,199 @@
+// The end of `forge demo`: what the run left on the local GitHub and in the App's journal (tasks,
+// PRs, follow-ups, Change Requests, the final PR, the tracker), the project's tests on the
+// integration branch, and the HTML report and JSON result written to the output folder.
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import type { Octokit } from "@octokit/rest";
+import type { Journal } from "../core/journal.js";
+import { LABELS } from "../core/layout.js";
+import type { Sim } from "../local-github/server.js";
+import type { PlanStages } from "./plan-stages.js";
+import { DEMO_OWNER, DEMO_REPO } from "./project.js";
+import { renderReport, type ReportTask } from "../core/render/run-report.js";
+import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
+
+const run = promisify(execFile);
+const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
+
+/** What the demo saw of the App's decisions while the run went. */
+export interface RunRecord {
+  firstRunning: Map<string, number>;
+  mergedAt: Map<string, number>;
+  failures: Map<string, DemoTask["failures"]>;
+}
+
+/** The App's stored facts the outcome reads (its issue numbers). */
+export interface RunFacts {
+  trackerIssue?: number;
+}
+
+export type Outcome = Pick<DemoResult, "tasks" | "followups" | "changeRequests" | "finalPr" | "trackerIssue"> & {
+  finalBody: string;
+  trackerBody?: string;
+};
+
+async function prOf(user: Octokit, branch: string | undefined): Promise<number | undefined> {
+  if (!branch) return undefined;
+  const { data } = await user.rest.pulls.list({ owner: DEMO_OWNER, repo: DEMO_REPO, head: `${DEMO_OWNER}:${branch}`, state: "all" });
+  return data[0]?.number;
+}
+
+/** Each node of the run with its PR, its time from first RUNNING to MERGED, its failures and the overlay that added it. */
+async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages, record: RunRecord): Promise<DemoTask[]> {
+  const addedBy = new Map(stages.overlays.flatMap((o) => o.addedTasks.map((t) => [t, o.id] as const)));
+  const tasks: DemoTask[] = [];
+  for (const [i, t] of (j?.tasks ?? []).entries()) {
+    const node = j!.plan.nodes[i]!;
+    const pr = t.prNumber ?? (await prOf(user, t.branch));
+    const start = record.firstRunning.get(t.id);
+    const end = record.mergedAt.get(t.id);
+    tasks.push({
+      id: t.id,
+      kind: node.kind,
+      title: node.title,
+      status: t.status,
+      attempts: t.attempt,
+      retries: t.retries,
+      ...(pr !== undefined ? { pr } : {}),
+      ...(start !== undefined && end !== undefined ? { timeMs: end - start } : {}),
+      ...(addedBy.has(t.id) ? { addedBy: addedBy.get(t.id)! } : {}),
+      failures: record.failures.get(t.id) ?? [],
+      ...(t.iteration ? { iteration: t.iteration } : {}),
+      ...(t.reviewIterations ? { reviewIterations: t.reviewIterations } : {}),
+      ...(t.ciFixes ? { ciFixes: t.ciFixes } : {}),
+    });
+  }
+  return tasks;
+}
+
+/** Collects the outcome from GitHub and the App's stored run. */
+export async function readOutcome(
+  user: Octokit,
+  j: Journal | undefined,
+  facts: RunFacts | undefined,
+  stages: PlanStages,
+  record: RunRecord,
+  finalPrNumber: number | undefined,
+): Promise<Outcome> {
+  const tasks = await tasksOf(user, j, stages, record);
+  const followups: DemoResult["followups"] = [];
+  for (const f of j?.followups ?? []) {
+    const pr = f.prNumber ?? (await prOf(user, f.branch));
+    followups.push({ id: f.id, sourceTaskId: f.sourceTaskId, text: f.text, status: f.status, ...(pr !== undefined ? { pr } : {}) });
+  }
+  const changeRequests: DemoResult["changeRequests"] = (j?.changeRequests ?? []).map((c) => {
+    const issue = c.issueNumber;
+    return {
+      id: c.id,
+      emittedBy: c.emittedBy,
+      title: c.title,
+      status: c.status,
+      ...(c.overlayId ? { overlayId: c.overlayId } : {}),
+      ...(issue !== undefined ? { issue } : {}),
+    };
+  });
+  let finalPr: DemoResult["finalPr"];
+  let finalBody = "";
+  if (finalPrNumber !== undefined) {
+    const { data } = await user.rest.pulls.get({ owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: finalPrNumber });
+    finalPr = { number: data.number, title: data.title, head: data.head.ref, base: data.base.ref };
+    finalBody = data.body ?? "";
+  }
+  let trackerIssue = facts?.trackerIssue;
+  if (trackerIssue === undefined) {
+    const { data } = await user.rest.issues.listForRepo({ owner: DEMO_OWNER, repo: DEMO_REPO, state: "all", labels: LABELS.tracker });
+    trackerIssue = data[0]?.number;
+  }
+  const trackerBody =
+    trackerIssue !== undefined
+      ? ((await user.rest.issues.get({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: trackerIssue })).data.body ?? "")
+      : undefined;
+  return {
+    tasks,
+    followups,
+    changeRequests,
+    ...(finalPr ? { finalPr } : {}),
+    finalBody,
+    ...(trackerIssue !== undefined ? { trackerIssue } : {}),
+    ...(trackerBody !== undefined ? { trackerBody } : {}),
+  };
+}
+
+/** The report, with every task PR's body (the rendered walkthroughs) so it stands alone; and the JSON result beside it. */
+export async function writeReport(
+  user: Octokit,
+  out: { outDir: string; agent: DemoAgent; stages: PlanStages; journal: Journal | undefined; outcome: Outcome; log: string[] },
+  result: DemoResult,
+): Promise<void> {
+  const { stages, outcome } = out;
+  const j = out.journal;
+  const prBodies: { number: number; title: string; body: string }[] = [];
+  for (const n of [...result.tasks.map((t) => t.pr), ...result.followups.map((f) => f.pr)].filter((x): x is number => x !== undefined)) {
+    const { data } = await user.rest.pulls.get({ owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: n });
+    prBodies.push({ number: n, title: data.title, body: data.body ?? "" });
+  }
+  const reportTasks: ReportTask[] = result.tasks.map((t, i) => ({
+    id: t.id,
+    kind: t.kind,
+    title: t.title,
+    dependencies: j!.plan.nodes[i]!.dependencies,
+    status: j!.tasks[i]!.status,
+    attempts: t.attempts,
+    ...(t.pr !== undefined ? { pr: t.pr } : {}),
+    ...(t.timeMs !== undefined ? { timeMs: t.timeMs } : {}),
+    ...(t.addedBy ? { addedBy: `added by ${t.addedBy}` } : {}),
+    ...(j!.tasks[i]!.spentUsd !== undefined ? { spentUsd: j!.tasks[i]!.spentUsd } : {}),
+  }));
+  const html = renderReport({
+    title: `Forge demo: ${stages.planId}`,
+    runId: result.runId ?? "(none)",
+    planId: stages.planId,
+    agent: out.agent === "claude" ? "Claude Code CLI (scripted model server)" : "scripted agent",
+    status: result.ok ? "completed" : `${result.status} — ${result.problems.join("; ")}`,
+    durationMs: result.durationMs,
+    repo: FULL,
+    tasks: reportTasks,
+    ...(outcome.trackerIssue !== undefined ? { trackerIssue: outcome.trackerIssue } : {}),
+    ...(outcome.trackerBody !== undefined ? { trackerBody: outcome.trackerBody } : {}),
+    ...(outcome.finalPr ? { finalPr: { number: outcome.finalPr.number, title: outcome.finalPr.title, body: outcome.finalBody } } : {}),
+    changeRequests: result.changeRequests,
+    followups: result.followups,
+    ...(result.testsOnIntegration ? { testsOnIntegration: result.testsOnIntegration } : {}),
+    notes: result.notes,
+    pulls: prBodies,
+    log: out.log,
+  });
+  const base = `forge-demo-${result.runId ?? "no-run"}`;
+  result.reportPath = path.join(out.outDir, `${base}.html`);
+  result.jsonPath = path.join(out.outDir, `${base}.json`);
+  writeFileSync(result.reportPath, html);
+  writeFileSync(result.jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** Clones the integration branch and runs `node --test` there: the work of every task, together. */
+export async function testIntegration(sim: Sim, token: string, branch: string, scratch: string): Promise<DemoResult["testsOnIntegration"]> {
+  const dir = path.join(scratch, "integration");
+  const auth = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
+  const env = {
+    ...process.env,
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "http.extraheader",
+    GIT_CONFIG_VALUE_0: auth,
+    GIT_TERMINAL_PROMPT: "0",
+  };
+  try {
+    await run("git", ["clone", "--quiet", "--depth", "1", "--branch", branch, `${sim.gitUrl}/${FULL}.git`, dir], { env });
+  } catch (e) {
+    return { ok: false, pass: 0, fail: 0, summary: `could not clone ${branch}: ${(e as Error).message.split("\n")[0]}` };
+  }
+  const out = await run(process.execPath, ["--test"], { cwd: dir, env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 }).then(
+    (r) => ({ code: 0, text: r.stdout }),
+    (e: { code?: number; stdout?: string }) => ({ code: e.code ?? 1, text: e.stdout ?? "" }),
+  );
+  const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
+  const pass = count("pass");
+  const fail = count("fail");
+  return { ok: out.code === 0 && pass > 0, pass, fail, summary: `${pass} passed, ${fail} failed` };
+}

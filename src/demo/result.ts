@@ -1,0 +1,73 @@
+// The demo's result: the outcome read from GitHub and the App's stored run, checked against what the
+// demo shows (every task merged, the final PR, the review answered, the CI fixed), the project's
+// tests on the integration branch, and the report written.
+import type { Octokit } from "@octokit/rest";
+import type { Sim } from "../local-github/server.js";
+import { readOutcome, testIntegration, writeReport } from "./outcome.js";
+import { FULL, PERSON } from "./project.js";
+import { CI_FIX_TASK, readFeedback, REVIEWED_TASK } from "./review.js";
+import type { DemoRun } from "./run.js";
+import type { DemoResult } from "./types.js";
+
+/** The outcome from GitHub and the App's stored run, checked, with the project's tests and the report. */
+export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrNumber: number | undefined): Promise<DemoResult> {
+  const { problems, notes, runId } = run;
+  const loaded = runId ? await run.services.app!.forge.runtimes.get(FULL)?.engine.state(runId) : null;
+  const j = loaded?.state.journal ?? run.journal;
+  const durationMs = run.view.elapsed();
+  const outcome = await readOutcome(user, j, loaded?.state.facts, run.stages, run.record, finalPrNumber);
+  const testsOnIntegration = j ? await testIntegration(sim, sim.control.userToken(PERSON), j.integrationBranch, run.scratch) : undefined;
+
+  if (!j) problems.push("no run started");
+  else {
+    if (j.status !== "completed") problems.push(`the run is ${j.status}, not completed`);
+    const notMerged = j.tasks.filter((t) => t.status !== "MERGED").map((t) => `${t.id} (${t.status})`);
+    if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
+    if (outcome.finalPr === undefined) problems.push("no final PR");
+  }
+  const feedback = await readFeedback(user, j, run.reviewer?.review);
+  if (j) {
+    // The feedback loop the demo shows: a review answered on the same PR, then approved; a red CI fixed.
+    const { review, ciFix } = feedback;
+    if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
+    else {
+      if (review.iteration < 1) problems.push(`the review of ${REVIEWED_TASK} started no revision`);
+      if (!review.reply)
+        problems.push(
+          `no reply in the review comment's thread on #${review.pr} (comment ${review.commentId}; the PR's review comments: ${review.thread || "none"})`,
+        );
+      if (review.approvalId === undefined) problems.push(`the demo's person did not approve ${REVIEWED_TASK}'s revision`);
+    }
+    if (!ciFix) problems.push(`${CI_FIX_TASK}'s failing CI started no fix revision`);
+  }
+  if (testsOnIntegration && !testsOnIntegration.ok)
+    notes.push(
+      testsOnIntegration.pass + testsOnIntegration.fail === 0
+        ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})`
+        : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`,
+    );
+
+  const result: DemoResult = {
+    ok: problems.length === 0,
+    problems,
+    agent: run.agent,
+    ...(runId ? { runId } : {}),
+    planId: run.stages.planId,
+    status: j?.status ?? "not started",
+    durationMs,
+    tasks: outcome.tasks,
+    followups: outcome.followups,
+    changeRequests: outcome.changeRequests,
+    overlayPrs: run.overlayPrs,
+    overlays: j?.plan.overlays ?? [],
+    ...(outcome.finalPr ? { finalPr: outcome.finalPr } : {}),
+    ...(outcome.trackerIssue !== undefined ? { trackerIssue: outcome.trackerIssue } : {}),
+    ...(testsOnIntegration ? { testsOnIntegration } : {}),
+    notes,
+    jobs: run.jobs,
+    feedback,
+    schemaViolations: sim.violations.length,
+  };
+  await writeReport(user, { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log }, result);
+  return result;
+}

@@ -1,0 +1,231 @@
+// The services of one `forge demo`, started in order: the local GitHub and the Forge App on it, the
+// demo repository (the project, the agent workflow, the configuration), the runners with the real
+// Forge action; and the person's push of the plan that starts the run.
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Octokit } from "@octokit/rest";
+import { appManifestGrants } from "../app/launch.js";
+import { startForgeServer, type ForgeServer } from "../app/server.js";
+import { stateBranchRuleset } from "../app/start-run.js";
+import { parseCaptainBranch, parseCaptainId } from "../core/layout.js";
+import { startModelServer, type ModelServer } from "../fake-agents/model-server.js";
+import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
+import { appKeys } from "./app-keys.js";
+import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
+import { createSim, type Sim } from "../local-github/server.js";
+import { demoClaudeScript } from "./claude-script.js";
+import { DEMO_OWNER, DEMO_REPO, FULL, PERSON, projectFiles } from "./project.js";
+import type { DemoRun } from "./run.js";
+import { captainHasAnswer, reviewOverlay } from "./watch.js";
+
+/** Forge's root (a checkout, or the installed package): this file is src/demo/services.ts or dist/demo/services.js. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+/**
+ * The machine user whose token the agent workflow pushes with (`github-token:
+ * \${{ secrets.FORGE_PUSH_TOKEN }}`): pushes with the job's GITHUB_TOKEN start no workflow, so the
+ * project's CI would not run on the agents' pushes (docs/executor.md#iterations). A real install
+ * uses a GitHub App installation token or a fine-grained PAT the same way.
+ */
+const PUSHER = "textkit-bot";
+
+/** One word for `sh -c` (the command agent's command line), whatever the path holds. */
+const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The services of one demo, started in order and closed at the end whatever happened. */
+export interface Services {
+  sim?: Sim;
+  app?: ForgeServer;
+  executor?: SimExecutor;
+  ciExecutor?: SimExecutor;
+  model?: ModelServer;
+}
+
+/** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
+export async function startGitHubAndApp(run: DemoRun): Promise<{ sim: Sim; appId: number }> {
+  const latency = run.options.latency ?? "none";
+  const sim = (run.services.sim = await createSim({ strict: false, latency: { profile: latency, seed: 1 } }));
+  if (process.env.FORGE_DEMO_DEBUG) {
+    // Every job's log on stderr (FORGE_DEMO_DEBUG=1).
+    const core = sim.core;
+    sim.onEvent((e) => {
+      if (e.event !== "workflow_run" || e.action !== "completed") return;
+      const id = (e.payload.workflow_run as { id: number }).id;
+      setTimeout(
+        () =>
+          process.stderr.write(
+            `--- job log of workflow run ${id}\n${
+              core.state.runs
+                .get(id)
+                ?.jobs.map((j) => j.log)
+                .join("") ?? ""
+            }\n`,
+          ),
+        50,
+      );
+    });
+  }
+  // A Captain job that ends without a PR (its overlay invalid, nothing to answer with) stops the wait.
+  sim.onEvent((e) => {
+    if (e.event !== "workflow_run" || e.action !== "completed") return;
+    const wr = e.payload.workflow_run as { head_branch?: string; conclusion?: string; event?: string; path?: string };
+    // Only the Captain's own job: the repository's CI runs on the Captain's branch too.
+    if (wr.event !== "workflow_dispatch" || !wr.path?.endsWith("/forge-agent.yml")) return;
+    if (wr.head_branch && parseCaptainBranch(wr.head_branch))
+      setTimeout(() => run.captainFailed.set(wr.head_branch!, wr.conclusion ?? "unknown"), 2_000);
+  });
+  const keys = appKeys();
+  const secret = `forge-demo-${Math.random().toString(36).slice(2)}`;
+  const registered = sim.control.registerApp({
+    slug: "forge",
+    publicKeyPem: keys.publicKeyPem,
+    webhookUrl: "http://127.0.0.1:9/unused",
+    webhookSecret: secret,
+    // app.yml's permissions and events.
+    ...appManifestGrants(),
+  });
+  const app = (run.services.app = await startForgeServer({
+    appId: registered.id,
+    privateKey: keys.privateKeyPem,
+    webhookSecret: secret,
+    baseUrl: sim.apiUrl,
+    port: 0,
+    onDecision: (_repo, id, d) => run.onDecision(id, d),
+    // The reconciler repairs anything a webhook missed, as in production (60 s there).
+    reconcileEveryMs: 5_000,
+    logLevel: "fatal",
+    octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 50 }, throttle: { enabled: false } },
+  }));
+  sim.control.setAppWebhookUrl(registered.id, app.webhookUrl);
+  run.view.line(
+    `        local GitHub ${sim.url} (REST ${sim.apiUrl}${latency === "none" ? "" : `, latency ${latency}`}) · Forge App ${app.webhookUrl} (signed webhooks)`,
+  );
+  return { sim, appId: registered.id };
+}
+
+/** The demo repository: the project, Forge's agent workflow and configuration; the App installed on it. */
+export async function createRepository(run: DemoRun, sim: Sim, appId: number): Promise<void> {
+  // The template's agent workflow, pushing with the machine user's token so the project's CI runs
+  // on the agents' pushes (README, "The repository's CI on Forge's pushes").
+  const template = readFileSync(path.join(ROOT, "templates", "workflows", "forge-agent.yml"), "utf8");
+  const contextLine = "          context: ${{ inputs.context }}\n";
+  if (!template.includes(contextLine))
+    throw new Error("templates/workflows/forge-agent.yml has no `context:` input line to add github-token after");
+  const workflow = template.replace(
+    contextLine,
+    `${contextLine}          # A machine user's token: pushes with the job's GITHUB_TOKEN start no workflow, so CI would not run.\n          github-token: \${{ secrets.FORGE_PUSH_TOKEN }}\n`,
+  );
+  const scriptedAgent = fileURLToPath(new URL("bin/forge-demo-agent.mjs", import.meta.url));
+  const requiredChecks =
+    "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
+  const agentConfig =
+    run.agent === "claude"
+      ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+      : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
+  // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
+  const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
+  // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
+  const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
+  await sim.control.createRepo({
+    owner: DEMO_OWNER,
+    name: DEMO_REPO,
+    files: {
+      ...projectFiles(),
+      ".github/workflows/forge-agent.yml": workflow,
+      ".github/forge.yml": config,
+      ".forge/stages.yml": stagesYml,
+    },
+    collaborators: { [PERSON]: "write", [PUSHER]: "write" },
+  });
+  sim.control.install(appId, DEMO_OWNER, [FULL]);
+  // The installer's ruleset (README, "Protect the state branches"): only the App writes forge/*/_state.
+  const ruleset = await sim.control.api(DEMO_OWNER, "POST", `/repos/${FULL}/rulesets`, stateBranchRuleset(appId));
+  if (ruleset.status !== 201) throw new Error(`the demo repository's ruleset was refused: ${JSON.stringify(ruleset.body)}`);
+}
+
+/** The runners executing every dispatched job with the real Forge action (and the scripted model server for Claude Code). */
+export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promise<void> {
+  const { options, stages, scratch } = run;
+  let env: Record<string, string> = {};
+  if (run.agent === "claude") {
+    const model = (run.services.model = await startModelServer({
+      script: demoClaudeScript(12, (n, crId) =>
+        n <= stages.overlays.length
+          ? stages.captainFiles(n, crId)
+          : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`,
+      ),
+    }));
+    const home = path.join(scratch, "home");
+    mkdirSync(home, { recursive: true });
+    env = offlineClaudeEnv(model.url, home, {
+      PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
+    });
+    run.view.line(`        scripted model server ${model.url} (Claude Code's ANTHROPIC_BASE_URL)`);
+  }
+  mkdirSync(path.join(scratch, "runners"), { recursive: true });
+  const executor = (run.services.executor = createSimExecutor({
+    concurrency: options.runners ?? 4,
+    workspaceRoot: path.join(scratch, "runners"),
+    // FORGE_DEMO_DEBUG keeps every job's workspace (the path is printed at the end).
+    keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
+    // The template says `uses: forge-dev/forge/action@v1`: served from this checkout's action/.
+    localActions: { "forge-dev/forge/action": path.join(ROOT, "action") },
+    secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy", FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
+    env,
+  }));
+  // The project's CI (push, pull_request) has runners of its own, as on GitHub: its runs on every
+  // push of the agents do not hold up the agents' jobs.
+  const ciExecutor = (run.services.ciExecutor = createSimExecutor({
+    concurrency: 2,
+    workspaceRoot: path.join(scratch, "runners"),
+    keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
+  }));
+  sim.onWorkflowDispatch((d) => {
+    // Only dispatches are Forge's jobs.
+    if (d.event !== "workflow_dispatch") {
+      run.jobs.ci++;
+      return ciExecutor.handler(d);
+    }
+    const taskId = d.inputs.task_id ?? "";
+    run.jobs.action++;
+    const crId = parseCaptainId(taskId);
+    if (crId) {
+      // The Captain is the real action too; the person then reviews and merges its overlay PR.
+      run.jobs.captain++;
+      run.view.aside(`Captain ${taskId} dispatched: the Forge action writes an overlay for ${crId}`);
+      if (captainHasAnswer(run, crId))
+        run.reviews.push(
+          reviewOverlay(run, user, d.ref.replace(/^refs\/heads\//, "")).catch(
+            (e: unknown) => void run.problems.push(`overlay review: ${(e as Error).message}`),
+          ),
+        );
+    }
+    return executor.handler(d);
+  });
+}
+
+/** The person commits the plan: merging a plan with its dag.json to the default branch starts a run. */
+export async function pushPlan(run: DemoRun, user: Octokit): Promise<void> {
+  const { data: ref } = await user.rest.git.getRef({ owner: DEMO_OWNER, repo: DEMO_REPO, ref: "heads/main" });
+  const { data: parent } = await user.rest.git.getCommit({ owner: DEMO_OWNER, repo: DEMO_REPO, commit_sha: ref.object.sha });
+  const { data: tree } = await user.rest.git.createTree({
+    owner: DEMO_OWNER,
+    repo: DEMO_REPO,
+    base_tree: parent.tree.sha,
+    tree: Object.entries(run.stages.baseFiles).map(([p, content]) => ({
+      path: p,
+      mode: "100644" as const,
+      type: "blob" as const,
+      content,
+    })),
+  });
+  const { data: commit } = await user.rest.git.createCommit({
+    owner: DEMO_OWNER,
+    repo: DEMO_REPO,
+    message: `Add the plan ${run.stages.planId}`,
+    tree: tree.sha,
+    parents: [ref.object.sha],
+  });
+  await user.rest.git.updateRef({ owner: DEMO_OWNER, repo: DEMO_REPO, ref: "heads/main", sha: commit.sha });
+  run.view.aside(`${PERSON} pushed the plan to main (${commit.sha.slice(0, 7)})`);
+}

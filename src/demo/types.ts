@@ -1,0 +1,72 @@
+// What `forge demo` takes and gives back: its options, and the result (tasks, PRs, the person's
+// feedback, checks) that main.ts prints and the tests read.
+import type { LatencyProfileName } from "../local-github/latency/profile.js";
+import type { DemoFeedback } from "./review.js";
+
+export type DemoAgent = "scripted" | "claude";
+
+export interface DemoOptions {
+  agent?: DemoAgent;
+  planDir?: string;
+  /** Where the HTML report and the JSON result go (default: a new temporary folder). */
+  outDir?: string;
+  /** Runners available at once (default 4). */
+  runners?: number;
+  /**
+   * The local GitHub's latency profile: "none" (default) answers at once, "github" at GitHub's speed
+   * (../latency/README.md); the default timeout is then three times as long.
+   */
+  latency?: LatencyProfileName;
+  timeoutMs?: number;
+  /** Receives each line of the live view (with its newline). */
+  write?: (text: string) => void;
+  /** Colour and a redrawn progress bar (a terminal). */
+  tty?: boolean;
+}
+
+export interface DemoTask {
+  id: string;
+  kind: "task" | "refinery";
+  title: string;
+  status: string;
+  attempts: number;
+  retries: number;
+  pr?: number;
+  timeMs?: number;
+  /** Overlay that added it. */
+  addedBy?: string;
+  /** Why each failed attempt failed, as the App recorded it. */
+  failures: { attempt: number; to: string; error: string }[];
+  /** Revisions of its last attempt on the same PR: by reviews (or /forge fix), by failing required checks. */
+  iteration?: number;
+  reviewIterations?: number;
+  ciFixes?: number;
+}
+
+export interface DemoResult {
+  ok: boolean;
+  problems: string[];
+  agent: DemoAgent;
+  runId?: string;
+  planId: string;
+  status: string;
+  durationMs: number;
+  tasks: DemoTask[];
+  followups: { id: string; sourceTaskId: string; text: string; status: string; pr?: number }[];
+  changeRequests: { id: string; emittedBy: string; title: string; status: string; overlayId?: string; issue?: number }[];
+  /** The Captain's overlay PRs (opened by the Forge action), which the person merged. */
+  overlayPrs: { number: number; title: string; head: string; merged: boolean }[];
+  overlays: string[];
+  finalPr?: { number: number; title: string; head: string; base: string };
+  trackerIssue?: number;
+  testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
+  notes: string[];
+  /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
+  jobs: { action: number; captain: number; ci: number };
+  /** The review answered and the CI fix (scripted agent only). */
+  feedback: DemoFeedback;
+  reportPath?: string;
+  jsonPath?: string;
+  /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */
+  schemaViolations: number;
+}
