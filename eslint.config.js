@@ -3,6 +3,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
+import { createNodeResolver, importX } from "eslint-plugin-import-x";
 
 const GRAY_MATTER = {
   name: "gray-matter",
@@ -23,8 +24,8 @@ const ARROWS = {
   // The core is pure: no GitHub, no App, no agent runner, no local GitHub, no CLI.
   "src/core": [
     LAYER(
-      ["app", "github", "agent", "local-github", "cli"],
-      "The core imports nothing of the App, the GitHub adapter, the agent layer, the local GitHub or the CLI: it is pure.",
+      ["app", "github", "agent", "local-github", "cli", "telemetry"],
+      "The core imports nothing of the App, the GitHub adapter, the agent layer, the local GitHub, the CLI or telemetry: it is pure.",
     ),
     { group: ["probot"], message: "The core is pure: no Probot." },
   ],
@@ -37,6 +38,13 @@ const ARROWS = {
   ],
   "src/github": [LAYER(["app", "agent", "local-github", "cli"], "The GitHub adapter knows only the core's types.")],
   "src/agent": [LAYER(["app", "local-github", "cli"], "The agent runner never reaches into the App, the local GitHub or the CLI.")],
+  // Telemetry is shared by the App and the runner: OpenTelemetry and the core's names and trace ids, nothing else.
+  "src/telemetry": [
+    LAYER(
+      ["app", "github", "agent", "local-github", "cli", "demo", "fake-agents"],
+      "Telemetry serves the App and the runner alike: it knows only the core (names, trace ids) and OpenTelemetry.",
+    ),
+  ],
   // The action reaches the App only through the core (formats, names), never its modules.
   "action/src": [
     LAYER(
@@ -103,6 +111,47 @@ function restrictions(part, { octokit = true, grayMatter = true } = {}) {
   return { "no-restricted-imports": ["error", { paths, patterns }] };
 }
 
+/**
+ * The house keeps itself: rules of their own (not `no-restricted-imports`, whose options the blocks
+ * above give per part), so they hold for every file whatever block matches it.
+ *
+ * - Sizes: a function of at most 150 lines, a file of at most 500 — as /work/shared/tools/fnlen.mjs
+ *   counts them: every line, blank or comment, a function from its first line to its last (an IIFE
+ *   too), and a file as `text.split("\n").length`, which counts the empty string after the final
+ *   newline every file ends with (Prettier) as a line: fnlen's 500 is 499 lines here.
+ * - No import cycles: a module's imports never lead back to it (type-only imports are erased and do
+ *   not count). Modules resolve as TypeScript's NodeNext does: `./x.js` is `./x.ts`.
+ * - The product never imports the tests: nothing under src/ or action/src/ reaches test/.
+ */
+const HOUSE = [
+  {
+    files: ["**/*.{ts,mts,js,mjs}"],
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/extensions": [".ts", ".mts", ".js", ".mjs"],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".mts"] },
+      "import-x/resolver-next": [createNodeResolver({ extensionAlias: { ".js": [".ts", ".js"], ".mjs": [".mts", ".mjs"] } })],
+    },
+    rules: {
+      "max-lines": ["error", { max: 499, skipBlankLines: false, skipComments: false }],
+      "max-lines-per-function": ["error", { max: 150, skipBlankLines: false, skipComments: false, IIFEs: true }],
+      "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      "import-x/no-restricted-paths": [
+        "error",
+        {
+          zones: [
+            {
+              target: ["./src", "./action/src"],
+              from: "./test",
+              message: "The product never imports the tests: move what both need into src/ (or keep it in test/).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+];
+
 export default tseslint.config(
   { ignores: ["dist/**", "action/dist/**", "node_modules/**", "coverage/**", "schemas/**"] },
   js.configs.recommended,
@@ -129,8 +178,10 @@ export default tseslint.config(
   { files: ["src/agent/**/*.ts"], rules: restrictions("src/agent") },
   { files: ["src/core/**/*.ts"], ignores: ["src/core/front-matter.ts"], rules: restrictions("src/core") },
   { files: ["src/core/front-matter.ts"], rules: restrictions("src/core", { grayMatter: false }) },
+  { files: ["src/telemetry/**/*.ts"], rules: restrictions("src/telemetry") },
   { files: ["action/src/**/*.ts"], ignores: ["action/src/github.ts"], rules: restrictions("action/src") },
   { files: ["action/src/github.ts"], rules: restrictions("action/src", { octokit: false }) },
+  ...HOUSE,
   {
     files: ["src/app/**/*.ts", "src/github/**/*.ts", "src/local-github/**/*.ts"],
     rules: CLOCK_RULES,

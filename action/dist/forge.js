@@ -3450,23 +3450,6 @@ var require_commander = __commonJS({
   }
 });
 
-// node_modules/commander/esm.mjs
-var import_index = __toESM(require_commander(), 1);
-var {
-  program,
-  createCommand,
-  createArgument,
-  createOption,
-  CommanderError,
-  InvalidArgumentError,
-  InvalidOptionArgumentError,
-  // deprecated old name
-  Command,
-  Argument,
-  Option,
-  Help
-} = import_index.default;
-
 // src/cli/commands/spawn.ts
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
@@ -3623,7 +3606,7 @@ function seconds(value, flag) {
 }
 async function optionsFrom(flags, baseCwd, signal) {
   const env = process.env;
-  const adapter = flags.adapter ?? env.FORGE_ADAPTER ?? "claude";
+  const adapter = flags.adapter ?? (env.FORGE_ADAPTER || "claude");
   if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
   if (flags.agentType !== void 0 && !isAgentKind(flags.agentType))
     throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);
@@ -3791,28 +3774,75 @@ function summary(plan) {
   ].join(" ");
 }
 
-// action/src/forge-cli.ts
-async function forgeCli(argv, io = processIo()) {
+// node_modules/commander/esm.mjs
+var import_index = __toESM(require_commander(), 1);
+var {
+  program,
+  createCommand,
+  createArgument,
+  createOption,
+  CommanderError,
+  InvalidArgumentError,
+  InvalidOptionArgumentError,
+  // deprecated old name
+  Command,
+  Argument,
+  Option,
+  Help
+} = import_index.default;
+
+// src/cli/program.ts
+async function runForgeProgram(spec, argv, io) {
   let exitCode = CLI_EXIT.OK;
-  const program2 = new Command("forge").description("Forge inside a job: spawn a sub-agent, validate a plan.").exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  let current = "";
+  const program2 = new Command("forge").description(spec.description).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => void (current = "") });
   const ctx = { io, setExitCode: (code) => void (exitCode = code) };
-  registerValidate(program2, ctx);
-  registerSpawn(program2, ctx);
-  for (const cmd of program2.commands) cmd.exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  for (const register of spec.commands) register(program2, ctx);
+  for (const cmd of program2.commands)
+    cmd.exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => void (current = cmd.name()) });
+  program2.hook("preAction", (_program, action) => void (current = action.name()));
+  const prefix = () => current ? `forge ${current}` : "forge";
+  if (argv.length === 0) {
+    io.err(`forge: say which command to run: ${program2.commands.map((c) => c.name()).join(", ")} (see forge --help)
+`);
+    return CLI_EXIT.USAGE;
+  }
   try {
     await program2.parseAsync(argv, { from: "user" });
     return exitCode;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? CLI_EXIT.OK : CLI_EXIT.USAGE;
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return CLI_EXIT.OK;
+      if (err.code === "commander.help" || err.code === "commander.helpDisplayed") return CLI_EXIT.USAGE;
+      const message = oneLine(err.message.replace(/^error: /, ""));
+      if (current === "spawn") return spawnBadOptions(io, message);
+      io.err(`${prefix()}: ${message} (see ${prefix()} --help)
+`);
+      return CLI_EXIT.USAGE;
+    }
     if (err instanceof CliError) {
-      io.err(`forge: ${err.message}
+      io.err(`${prefix()}: ${oneLine(err.message)}
 `);
       return err.exitCode;
     }
-    io.err(`forge: internal error: ${err instanceof Error ? err.message : String(err)}
+    io.err(`${prefix()}: internal error: ${oneLine(err instanceof Error ? err.message : String(err))}
+`);
+    if (process.env.FORGE_DEBUG === "1" && err instanceof Error && err.stack) io.err(`${err.stack}
 `);
     return CLI_EXIT.INTERNAL;
   }
+}
+function oneLine(text) {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+// action/src/forge-cli.ts
+var JOB_FORGE = {
+  description: "Forge inside a job: spawn a sub-agent, validate a plan.",
+  commands: [registerValidate, registerSpawn]
+};
+function forgeCli(argv, io = processIo()) {
+  return runForgeProgram(JOB_FORGE, argv, io);
 }
 
 // action/src/forge-entry.ts

@@ -4789,27 +4789,9 @@ function createStagesRunner(options) {
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
-        taskContext: {
-          runId: c.runId,
-          taskId: c.taskId,
-          attempt: c.attempt,
-          title: c.title,
-          task: c.task,
-          branch: c.branch,
-          ...c.spec !== void 0 ? { spec: c.spec } : {},
-          ...c.plan !== void 0 ? { plan: c.plan } : {},
-          ...c.agentsMd !== void 0 ? { agentsMd: c.agentsMd } : {},
-          ...c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {},
-          ...c.refinement !== void 0 ? { refinement: c.refinement } : {},
-          ...c.answer !== void 0 ? { answer: c.answer } : {},
-          ...c.review !== void 0 ? { review: c.review } : {},
-          // The same array: messages the job receives later reach the stages that start later.
-          ...c.steering !== void 0 ? { steering: c.steering } : {},
-          ...c.testCommand !== void 0 ? { testCommand: c.testCommand } : {},
-          ...c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {},
-          ...c.planDir !== void 0 ? { planDir: c.planDir } : {},
-          ...c.goal !== void 0 ? { goal: c.goal } : {}
-        },
+        // The job's context as it is: the same `steering` array, so messages the job receives later
+        // reach the stages that start later.
+        taskContext: c,
         // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
         ...options.git ? { git: options.git } : {},

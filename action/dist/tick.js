@@ -15418,6 +15418,17 @@ function pull(data) {
     fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
   };
 }
+function mergeRefusal(e) {
+  if (statusOf(e) === 405) {
+    const message = wrap("pulls.merge", e).message;
+    return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+  }
+  if (statusOf(e) === 409) return { kind: "head_moved" };
+  throw wrap("pulls.merge", e);
+}
+function reviewInfo(r) {
+  return { id: r.id, login: r.user?.login ?? "", bot: r.user?.type === "Bot", state: r.state, commitId: r.commit_id ?? "", body: r.body };
+}
 function runInfo(r) {
   return {
     id: r.id,
@@ -15812,12 +15823,7 @@ var OctokitPort = class {
       });
       return { kind: "merged", sha: data.sha };
     } catch (e) {
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
+      return mergeRefusal(e);
     }
   }
   async findIssue(label, marker) {
@@ -15896,14 +15902,7 @@ var OctokitPort = class {
   async listReviews(number) {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
-      return data.map((r) => ({
-        id: r.id,
-        login: r.user?.login ?? "",
-        bot: r.user?.type === "Bot",
-        state: r.state,
-        commitId: r.commit_id ?? "",
-        body: r.body
-      }));
+      return data.map(reviewInfo);
     });
   }
   async permission(user) {
@@ -16214,8 +16213,21 @@ function followupMerged(s2, id) {
   s2.emit("followup.completed", f.sourceTaskId, { followupId: id, status: "merged" });
 }
 
-// src/core/decide/iterations.ts
+// src/core/decide/merge-request.ts
 var prHead = (t) => t.recordSha ?? t.pushedSha;
+function requestMerge(s2, i) {
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
+  if (s2.config.merge_policy === "manual") return;
+  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
+  if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
+    s2.effect(postComment("approval", t, approvalComment(t.id)));
+    return;
+  }
+  s2.effect(mergePullRequest(t));
+}
+
+// src/core/decide/iterations.ts
 var OPEN_FOR_FEEDBACK = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
 function reviewSubmitted(s2, input) {
   const i = s2.current(input);
@@ -16401,17 +16413,6 @@ function gate(s2, i, kind) {
   }
   if (revise(s2, i, kind)) return;
   requestMerge(s2, i);
-}
-function requestMerge(s2, i) {
-  const t = s2.task(i);
-  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
-  if (s2.config.merge_policy === "manual") return;
-  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
-  if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
-    s2.effect(postComment("approval", t, approvalComment(t.id)));
-    return;
-  }
-  s2.effect(mergePullRequest(t));
 }
 function mergeHeld(s2, taskId, attempt, paths) {
   const i = s2.current({ kind: "effect.done", taskId, attempt });

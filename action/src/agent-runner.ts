@@ -9,37 +9,12 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
+import type { TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 
-/** What the pipeline gathered for the agent (texts from outside the plan already sanitized). */
-export interface TaskContext {
-  runId: string;
-  taskId: string;
-  attempt: number;
-  title: string;
-  /** The task file (frontmatter + body) from the pinned plan. */
-  task: string;
-  spec?: string;
-  plan?: string;
-  agentsMd?: string;
-  dependencyWalkthroughs?: Array<{ taskId: string; text: string }>;
-  refinement?: string;
-  answer?: string;
-  /** A revision: what the review asks, already quoted and bounded (task/revision.ts). */
-  review?: string;
-  /** `/forge steer` messages, quoted; the job adds to this array while the agent runs (task/steering.ts). */
-  steering?: string[];
-  testCommand?: string;
-  branch: string;
-  baseRef: string;
-  /** Refinery: upstream refs to merge in its merge stage (fetched; the ones the App could not merge). */
-  mergeRefs?: string[];
-  /** Captain: the plan folder to write and validate, relative to the checkout. */
-  planDir?: string;
-  /** Captain: the Change Request to answer (outside text, sanitized). */
-  goal?: string;
-}
+/** The task context of a job: the agent layer's, with the title, the branch and its base always known. */
+export type JobTaskContext = TaskContext & Required<Pick<TaskContext, "title" | "branch" | "baseRef">>;
 
 /** One line of progress: any sign that the agent is working. */
 export interface Progress {
@@ -57,7 +32,7 @@ export interface Progress {
 export interface AgentRunRequest {
   /** A plan node's type, or the Captain (a `_captain-<crId>` dispatch). */
   agentType: AgentType | "captain";
-  taskContext: TaskContext;
+  taskContext: JobTaskContext;
   /** The checkout the agent works in. */
   workdir: string;
   /** Outside the work tree: transcript, events, signals, manifest, reports. Committed in the record folder. */

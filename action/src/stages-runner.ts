@@ -58,27 +58,9 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
-        taskContext: {
-          runId: c.runId,
-          taskId: c.taskId,
-          attempt: c.attempt,
-          title: c.title,
-          task: c.task,
-          branch: c.branch,
-          ...(c.spec !== undefined ? { spec: c.spec } : {}),
-          ...(c.plan !== undefined ? { plan: c.plan } : {}),
-          ...(c.agentsMd !== undefined ? { agentsMd: c.agentsMd } : {}),
-          ...(c.dependencyWalkthroughs ? { dependencyWalkthroughs: c.dependencyWalkthroughs } : {}),
-          ...(c.refinement !== undefined ? { refinement: c.refinement } : {}),
-          ...(c.answer !== undefined ? { answer: c.answer } : {}),
-          ...(c.review !== undefined ? { review: c.review } : {}),
-          // The same array: messages the job receives later reach the stages that start later.
-          ...(c.steering !== undefined ? { steering: c.steering } : {}),
-          ...(c.testCommand !== undefined ? { testCommand: c.testCommand } : {}),
-          ...(c.mergeRefs?.length ? { mergeRefs: c.mergeRefs } : {}),
-          ...(c.planDir !== undefined ? { planDir: c.planDir } : {}),
-          ...(c.goal !== undefined ? { goal: c.goal } : {}),
-        },
+        // The job's context as it is: the same `steering` array, so messages the job receives later
+        // reach the stages that start later.
+        taskContext: c,
         // Types 2, 3 and the refinery run sub-agents on `<branch>-<sub>`, merged back (see docs/runner.md#sub-agent-branches).
         subBranches: true,
         ...(options.git ? { git: options.git } : {}),

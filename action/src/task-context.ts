@@ -15,7 +15,7 @@ import type { Problem } from "../../src/core/plan/problem.js";
 import { checkFrontmatter } from "../../src/core/plan/validate-files.js";
 import { formatProblem } from "../../src/core/problems.js";
 import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
-import type { TaskContext } from "./agent-runner.js";
+import type { JobTaskContext } from "./agent-runner.js";
 import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
 
@@ -27,7 +27,7 @@ export class TaskContextError extends Error {
 }
 
 export interface BuiltTaskContext {
-  taskContext: TaskContext;
+  taskContext: JobTaskContext;
   frontmatter: TaskFrontmatter;
   /** The whole context as one Markdown document (context.md in the session). */
   markdown: string;
@@ -129,7 +129,7 @@ export async function buildTaskContext(args: {
   const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : undefined;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : undefined;
 
-  const taskContext: TaskContext = {
+  const taskContext: JobTaskContext = {
     runId: journal.runId,
     taskId: node.id,
     attempt: args.attempt,
@@ -149,7 +149,7 @@ export async function buildTaskContext(args: {
 }
 
 /** One Markdown document with everything, for command agents and for the record. */
-export function renderTaskContext(c: TaskContext): string {
+export function renderTaskContext(c: JobTaskContext): string {
   const out = [
     `# Forge task ${c.taskId}: ${c.title}`,
     "",

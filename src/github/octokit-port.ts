@@ -18,7 +18,7 @@ import {
   type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
-import { checkBody, pull, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { checkBody, mergeRefusal, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
   changeRequestsOf,
   ISSUE_AS_EDITED,
@@ -383,14 +383,7 @@ export class OctokitPort implements GitHubPort {
       });
       return { kind: "merged", sha: data.sha };
     } catch (e) {
-      // 405: not mergeable (required checks, conflicts, draft) — or "Base branch was modified" when
-      // a concurrent merge moved the base (a race, to be tried again); 409: `sha` is not the head any more.
-      if (statusOf(e) === 405) {
-        const message = wrap("pulls.merge", e).message;
-        return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
-      }
-      if (statusOf(e) === 409) return { kind: "head_moved" };
-      throw wrap("pulls.merge", e);
+      return mergeRefusal(e);
     }
   }
 
@@ -486,14 +479,7 @@ export class OctokitPort implements GitHubPort {
   async listReviews(number: number): Promise<ReviewInfo[]> {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
-      return data.map((r) => ({
-        id: r.id,
-        login: r.user?.login ?? "",
-        bot: r.user?.type === "Bot",
-        state: r.state,
-        commitId: r.commit_id ?? "",
-        body: r.body,
-      }));
+      return data.map(reviewInfo);
     });
   }
 

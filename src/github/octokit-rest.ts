@@ -1,8 +1,16 @@
 /**
- * Octokit's REST answers in the port's types (pull requests, workflow runs, the body of a check run),
- * and its request errors as the port's `GitHubError`s: the helpers of `octokit-port.ts`.
+ * Octokit's REST answers in the port's types (pull requests, reviews, workflow runs, the body of a
+ * check run, a refused merge), and its request errors as the port's `GitHubError`s: the helpers of
+ * `octokit-port.ts`.
  */
-import { GitHubError, type CheckRunFields, type PullRequestInfo, type WorkflowRunInfo } from "./port.js";
+import {
+  GitHubError,
+  type CheckRunFields,
+  type PullMergeResult,
+  type PullRequestInfo,
+  type ReviewInfo,
+  type WorkflowRunInfo,
+} from "./port.js";
 
 interface RequestErrorLike {
   status?: number;
@@ -44,6 +52,30 @@ export function pull(data: {
     // GitHub gives a null head repository when the fork was deleted: not this repository either.
     fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
   };
+}
+
+/**
+ * A merge GitHub refused: 405, not mergeable (required checks, conflicts, draft) — or "Base branch
+ * was modified" when a concurrent merge moved the base (a race, to be tried again); 409, `sha` is not
+ * the head any more. Any other error is thrown as a GitHubError.
+ */
+export function mergeRefusal(e: unknown): PullMergeResult {
+  if (statusOf(e) === 405) {
+    const message = wrap("pulls.merge", e).message;
+    return /base branch was modified/i.test(message) ? { kind: "base_moved", message } : { kind: "not_mergeable", message };
+  }
+  if (statusOf(e) === 409) return { kind: "head_moved" };
+  throw wrap("pulls.merge", e);
+}
+
+export function reviewInfo(r: {
+  id: number;
+  user: { login: string; type?: string } | null;
+  state: string;
+  commit_id: string | null;
+  body: string;
+}): ReviewInfo {
+  return { id: r.id, login: r.user?.login ?? "", bot: r.user?.type === "Bot", state: r.state, commitId: r.commit_id ?? "", body: r.body };
 }
 
 export function runInfo(r: {

@@ -133,56 +133,57 @@ describe("Captain dispatches", () => {
   });
 });
 
-describe("plan Captain dispatches (/forge plan)", () => {
-  const ISSUE = { issue: 7, title: "CSV export", body: "Export the report as CSV: one `toCsv(rows)` function with tests." };
+// The plan Captain's world: an issue, a plan Captain job on it, and an agent that writes a plan.
+const ISSUE = { issue: 7, title: "CSV export", body: "Export the report as CSV: one `toCsv(rows)` function with tests." };
 
-  function planWorld(): World {
-    const w = makeWorld();
-    world = w;
-    // The App's `/forge plan`: forge/_plan-<issue> cut from the default branch.
-    sh(w.origin, ["branch", "forge/_plan-7", "main"]);
-    return w;
-  }
+function planWorld(): World {
+  const w = makeWorld();
+  world = w;
+  // The App's `/forge plan`: forge/_plan-<issue> cut from the default branch.
+  sh(w.origin, ["branch", "forge/_plan-7", "main"]);
+  return w;
+}
 
-  const runPlan = (w: World, agent: AgentRunner, context: Record<string, unknown> = ISSUE, runId = "_plan-7") =>
-    captainPlanJob({
-      config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
-      input: {
-        runId,
-        taskId: "_captain-plan-7",
-        attempt: 1,
-        context: {},
-        repository: "acme/demo",
-        serverUrl: "https://github.example",
-        workspace: w.workspace,
-        tempDir: w.temp,
-      },
-      deps: { github: w.github, git: w.git, agent },
-      context,
-    });
-
-  /** A Captain that writes a plan (valid unless `broken`) in the folder the job names, plus strays. */
-  const planner = (seen: AgentRunRequest[], opts: { broken?: boolean } = {}): AgentRunner => ({
-    name: "command",
-    async run(req) {
-      seen.push(req);
-      const dir = req.taskContext.planDir!;
-      const planId = path.basename(dir);
-      const files: Record<string, string> = {
-        [`${dir}/plan.md`]: "# CSV export\n\nOne function and its tests.\n",
-        [`${dir}/tasks/to-csv.md`]: taskFile({ id: "to-csv", title: "toCsv" }),
-        [`${dir}/dag.json`]: `${JSON.stringify({ version: 1, planId, nodes: [{ id: "to-csv", type: "task", agentType: "1", dependencies: opts.broken ? ["missing"] : [] }], metadata: { createdAt: "2026-11-22T08:00:00Z", createdBy: "captain", totalTasks: 1, totalRefineries: 0 } }, null, 2)}\n`,
-        ".github/workflows/ci.yml": "name: pwned\n",
-        "notes.txt": "x\n",
-      };
-      for (const [rel, text] of Object.entries(files)) {
-        mkdirSync(path.dirname(path.join(req.workdir, rel)), { recursive: true });
-        writeFileSync(path.join(req.workdir, rel), text);
-      }
-      return { exitCode: 0 };
+const runPlan = (w: World, agent: AgentRunner, context: Record<string, unknown> = ISSUE, runId = "_plan-7") =>
+  captainPlanJob({
+    config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+    input: {
+      runId,
+      taskId: "_captain-plan-7",
+      attempt: 1,
+      context: {},
+      repository: "acme/demo",
+      serverUrl: "https://github.example",
+      workspace: w.workspace,
+      tempDir: w.temp,
     },
+    deps: { github: w.github, git: w.git, agent },
+    context,
   });
 
+/** A Captain that writes a plan (valid unless `broken`) in the folder the job names, plus strays. */
+const planner = (seen: AgentRunRequest[], opts: { broken?: boolean } = {}): AgentRunner => ({
+  name: "command",
+  async run(req) {
+    seen.push(req);
+    const dir = req.taskContext.planDir!;
+    const planId = path.basename(dir);
+    const files: Record<string, string> = {
+      [`${dir}/plan.md`]: "# CSV export\n\nOne function and its tests.\n",
+      [`${dir}/tasks/to-csv.md`]: taskFile({ id: "to-csv", title: "toCsv" }),
+      [`${dir}/dag.json`]: `${JSON.stringify({ version: 1, planId, nodes: [{ id: "to-csv", type: "task", agentType: "1", dependencies: opts.broken ? ["missing"] : [] }], metadata: { createdAt: "2026-11-22T08:00:00Z", createdBy: "captain", totalTasks: 1, totalRefineries: 0 } }, null, 2)}\n`,
+      ".github/workflows/ci.yml": "name: pwned\n",
+      "notes.txt": "x\n",
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(req.workdir, rel)), { recursive: true });
+      writeFileSync(path.join(req.workdir, rel), text);
+    }
+    return { exitCode: 0 };
+  },
+});
+
+describe("plan Captain dispatches (/forge plan)", () => {
   it("are told apart from CR Captains, and name the plan after the issue", () => {
     expect(CAPTAIN_PLAN_ID.test("_captain-plan-7")).toBe(true);
     expect(CAPTAIN_PLAN_ID.test("_captain-cr-1")).toBe(false);

@@ -1,55 +1,21 @@
 // The job pipeline end to end against a real bare repository and a recording GitHub port, with
 // command agents written as shell scripts.
 import type { Journal } from "../../src/core/journal.js";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobReport } from "../../action/src/main.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { splitFrontmatter } from "../../src/agent/walkthrough.js";
 import { parse as parseYaml } from "yaml";
-import { agentWalkthrough, INTEGRATION, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
-import { commandAgent, JOB_URL, runJob as runJobIn } from "./job.js";
+import { INTEGRATION, makeWorld, RUN, sh } from "./world.js";
+import { runJob as runJobIn } from "./job.js";
 
-let world: World | undefined;
-afterEach(() => world?.cleanup());
+import { cleanupWorld, filesOf, runJob, trailers, world_, WRITE_WALKTHROUGH, WRITE_WORK } from "./main-job.js";
 
-async function runJob(
-  w: World,
-  agentScript: string,
-  opts: {
-    config?: Record<string, unknown>;
-    attempt?: number;
-    taskId?: string;
-    context?: { refinement?: string; answer?: string };
-    cancel?: AbortSignal;
-    uploadArtifact?: (name: string, root: string, files: string[]) => Promise<void>;
-  } = {},
-): Promise<JobReport> {
-  return runJobIn(w, commandAgent(w, agentScript, { name: `agent-${Math.random().toString(36).slice(2)}` }), {
-    config: testConfig(opts.config),
-    input: { taskId: opts.taskId ?? "t1", attempt: opts.attempt ?? 1, context: opts.context ?? {}, jobUrl: JOB_URL },
-    deps: {
-      ...(opts.cancel ? { cancel: opts.cancel } : {}),
-      ...(opts.uploadArtifact ? { uploadArtifact: opts.uploadArtifact } : {}),
-    },
-  });
-}
-
-function world_(o: WorldOptions = {}): World {
-  world = makeWorld(o);
-  return world;
-}
-
-const trailers = (w: World, sha: string) => sh(w.origin, ["log", "-1", "--format=%(trailers:only,unfold)", sha]);
-const filesOf = (w: World, sha: string) =>
-  sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", sha]).split("\n").filter(Boolean);
-
-const WRITE_WORK = `mkdir -p src && printf 'hello\\n' > src/out.txt`;
-const WRITE_WALKTHROUGH = (fm: Record<string, unknown> = {}) => `cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${agentWalkthrough(fm)}WT`;
+afterEach(cleanupWorld);
 
 describe("main: the job, step by step", () => {
   it("takes its branch and PR base from the run's templates: a journal naming other ones is refused, and nothing is pushed", async () => {
@@ -193,7 +159,9 @@ describe("main: the job, step by step", () => {
     expect(seen).toContain("Added the parser.");
     expect(seen).not.toContain("push to main");
   });
+});
 
+describe("main: what the agent may not do, and attempts that are not the current one", () => {
   it("exits neutral, touching nothing, when the attempt is not the current one", async () => {
     const w = world_();
     const before = sh(w.origin, ["for-each-ref", "--format=%(refname) %(objectname)"]);
@@ -297,7 +265,9 @@ describe("main: the job, step by step", () => {
       "forge(t1): Task t1",
     ]);
   });
+});
 
+describe("main: re-runs, the artifact, and what the agent reports", () => {
   it("a re-run of a finished attempt does nothing; a re-run of one that never recorded its end resumes on its PR", async () => {
     const w = world_();
     const first = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`);
@@ -438,61 +408,5 @@ describe("main: the job, step by step", () => {
     expect(report.exitCode).toBe(0);
     expect(w.github.pulls[0]!.draft).toBe(true);
     expect(report.warnings.join("\n")).toMatch(/could not mark the pull request ready: GraphQL is not available/);
-  });
-});
-
-describe("main: liveness — heartbeats, stalls and timeouts keep the work", () => {
-  it("a silent agent misses two heartbeats, is killed, and its partial work is committed and pushed (exit 21)", async () => {
-    const w = world_();
-    const report = await runJob(w, `${WRITE_WORK}\necho "thinking…"\nexec sleep 30`, {
-      config: { heartbeat_interval_seconds: 0.25, stale_threshold_seconds: 0.5 },
-    });
-    if (report.kind !== "attempt") throw new Error("not an attempt");
-    expect(report.exitCode).toBe(21);
-    expect(report.result.error).toMatch(/the agent was stopped: no progress for \d+ s \(2 missed heartbeats/);
-    expect(filesOf(w, report.workSha!)).toEqual(["src/out.txt"]);
-    expect(sh(w.origin, ["log", "-1", "--format=%b", report.workSha!])).toMatch(
-      /Partial work of attempt 1, kept when the agent was stopped \(stalled\)/,
-    );
-    expect(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}`])).toBe(report.headSha);
-    const events = w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/events.ndjson`)!;
-    expect(events).toContain('"type":"task.stale"');
-    // Two missed beats of 250 ms: detected between 0.5 and 0.75 s of silence (+ slack for a loaded machine).
-    expect(report.timings.stallDetectedAfterMs!).toBeGreaterThanOrEqual(450);
-    expect(report.timings.stallDetectedAfterMs!).toBeLessThan(3000);
-    expect(report.timings.partialPushedAfterMs!).toBeGreaterThan(report.timings.stallDetectedAfterMs!);
-    console.log(
-      `stall: detected after ${report.timings.stallDetectedAfterMs} ms of silence, partial work pushed after ${report.timings.partialPushedAfterMs} ms (heartbeat 250 ms, 2 missed beats)`,
-    );
-  });
-
-  it("an agent that keeps talking but never ends hits the wall clock; its work is pushed (exit 21)", async () => {
-    const w = world_();
-    const report = await runJob(w, `${WRITE_WORK}\nwhile true; do echo working; sleep 0.05; done`, {
-      config: { timeouts: { agent_minutes: 0.01 } },
-    });
-    if (report.kind !== "attempt") throw new Error("not an attempt");
-    expect(report.exitCode).toBe(21);
-    expect(report.result.error).toMatch(/wall-clock limit/);
-    expect(filesOf(w, report.workSha!)).toEqual(["src/out.txt"]);
-    const events = w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/events.ndjson`)!;
-    expect(events).toContain('"type":"task.heartbeat"');
-  });
-
-  it("a cancelled job stops the agent and still pushes its work (exit 20)", async () => {
-    const w = world_();
-    const cancel = new AbortController();
-    // Cancel once the agent has written its work (as a person would, mid-run).
-    const marker = path.join(w.dir, "agent-wrote");
-    const poll = setInterval(() => existsSync(marker) && cancel.abort(), 20);
-    const report = await runJob(w, `${WRITE_WORK}\ntouch "${marker}"\nwhile true; do echo working; sleep 0.05; done`, {
-      cancel: cancel.signal,
-    });
-    clearInterval(poll);
-    if (report.kind !== "attempt") throw new Error("not an attempt");
-    expect(report.exitCode).toBe(20);
-    expect(report.result.error).toMatch(/the job was cancelled/);
-    expect(filesOf(w, report.workSha!)).toEqual(["src/out.txt"]);
-    expect(readFileSync(path.join(w.workspace, "src/out.txt"), "utf8")).toBe("hello\n");
   });
 });

@@ -303,7 +303,9 @@ describe("the Forge action on the local GitHub", () => {
     expect(logOf(id2)).toContain("already ended");
     expect((await gh.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch })).data.commit.sha).toBe(head.commit.sha);
   }, 120_000);
+});
 
+describe("the Forge action on the local GitHub: a merged PR, a stale dispatch, a stalled agent", () => {
   it("a revision whose PR was merged meanwhile opens no second PR: its work stays on the branch, its answer in the merged PR's thread", async () => {
     const branch = `forge/${RUN}/t1/1`;
     const { data: pulls } = await gh.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${branch}`, state: "open" });

@@ -53,85 +53,91 @@ function claudeEnv(url: string, extra: Record<string, string> = {}) {
   return { ...offlineClaudeEnv(url, home, extra), GITHUB_TOKEN: "ghs_notForAgents0123456789abcdefghij" };
 }
 
+/** The scripted model of a type-1 sequence: implement writes and edits `file`, verify runs a command, walkthrough writes one. */
+function type1Script(file: string): (req: TurnRequest) => ScriptedTurn {
+  const stageOf = (req: TurnRequest) => /Stage: \*\*([a-z-]+)\*\*/.exec(firstUserText(req))?.[1] ?? "unknown";
+  const walkthroughPathOf = (req: TurnRequest) => /- Walkthrough: (\S+)/.exec(firstUserText(req))![1]!;
+  const walkthrough = (req: TurnRequest): ScriptedTurn => ({
+    toolCalls: [
+      {
+        name: "Write",
+        input: {
+          file_path: walkthroughPathOf(req),
+          content: [
+            "---",
+            "task_id: t1",
+            "run_id: r1",
+            "attempt: 1",
+            "status: completed",
+            "confidence: 0.85",
+            "files_changed:",
+            "  - path: src/greet.ts",
+            "    reason: the greet() function the task asks for",
+            "tests:",
+            "  - name: node --check",
+            "    result: pass",
+            "risks: []",
+            "followups:",
+            "  - add a unit test for greet",
+            "---",
+            "",
+            "## Summary",
+            "Added greet().",
+            "",
+            "## Approach",
+            "Wrote the module, then edited the greeting.",
+            "",
+            "## Issues Encountered",
+            "None.",
+            "",
+            "## Testing",
+            "Checked the file exists and has one line.",
+            "",
+          ].join("\n"),
+        },
+      },
+    ],
+  });
+  const script = (req: TurnRequest): ScriptedTurn => {
+    const stage = stageOf(req);
+    const k = req.turn;
+    if (stage === "implement") {
+      if (k === 0)
+        return {
+          text: "I'll create the module.",
+          toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }],
+        };
+      if (k === 1)
+        return { toolCalls: [{ name: "Edit", input: { file_path: file, old_string: '"hello"', new_string: '"hello from forge"' } }] };
+      return { text: "Implemented.\nFORGE_EXIT=0" };
+    }
+    if (stage === "verify") {
+      if (k === 0) {
+        return {
+          toolCalls: [
+            {
+              name: "Bash",
+              input: {
+                command:
+                  'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"',
+                description: "Verify",
+              },
+            },
+          ],
+        };
+      }
+      return { text: `Verified: ${JSON.stringify(req.toolResults[0]?.content ?? "")}\nFORGE_EXIT=0` };
+    }
+    if (stage === "walkthrough") return k === 0 ? walkthrough(req) : { text: "Walkthrough written.\nFORGE_EXIT=0" };
+    return { text: `unexpected stage ${stage}` };
+  };
+  return script;
+}
+
 describe("Claude Code adapter with the real CLI", () => {
   it("runs a type-1 stage sequence that writes, edits and runs commands, and ends with a valid walkthrough", async () => {
     const file = path.join(repo, "src", "greet.ts");
-    const stageOf = (req: TurnRequest) => /Stage: \*\*([a-z-]+)\*\*/.exec(firstUserText(req))?.[1] ?? "unknown";
-    const walkthroughPathOf = (req: TurnRequest) => /- Walkthrough: (\S+)/.exec(firstUserText(req))![1]!;
-    const walkthrough = (req: TurnRequest): ScriptedTurn => ({
-      toolCalls: [
-        {
-          name: "Write",
-          input: {
-            file_path: walkthroughPathOf(req),
-            content: [
-              "---",
-              "task_id: t1",
-              "run_id: r1",
-              "attempt: 1",
-              "status: completed",
-              "confidence: 0.85",
-              "files_changed:",
-              "  - path: src/greet.ts",
-              "    reason: the greet() function the task asks for",
-              "tests:",
-              "  - name: node --check",
-              "    result: pass",
-              "risks: []",
-              "followups:",
-              "  - add a unit test for greet",
-              "---",
-              "",
-              "## Summary",
-              "Added greet().",
-              "",
-              "## Approach",
-              "Wrote the module, then edited the greeting.",
-              "",
-              "## Issues Encountered",
-              "None.",
-              "",
-              "## Testing",
-              "Checked the file exists and has one line.",
-              "",
-            ].join("\n"),
-          },
-        },
-      ],
-    });
-    const script = (req: TurnRequest): ScriptedTurn => {
-      const stage = stageOf(req);
-      const k = req.turn;
-      if (stage === "implement") {
-        if (k === 0)
-          return {
-            text: "I'll create the module.",
-            toolCalls: [{ name: "Write", input: { file_path: file, content: 'export const greet = () => "hello";\n' } }],
-          };
-        if (k === 1)
-          return { toolCalls: [{ name: "Edit", input: { file_path: file, old_string: '"hello"', new_string: '"hello from forge"' } }] };
-        return { text: "Implemented.\nFORGE_EXIT=0" };
-      }
-      if (stage === "verify") {
-        if (k === 0) {
-          return {
-            toolCalls: [
-              {
-                name: "Bash",
-                input: {
-                  command:
-                    'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"',
-                  description: "Verify",
-                },
-              },
-            ],
-          };
-        }
-        return { text: `Verified: ${JSON.stringify(req.toolResults[0]?.content ?? "")}\nFORGE_EXIT=0` };
-      }
-      if (stage === "walkthrough") return k === 0 ? walkthrough(req) : { text: "Walkthrough written.\nFORGE_EXIT=0" };
-      return { text: `unexpected stage ${stage}` };
-    };
+    const script = type1Script(file);
     server = await startModelServer({ script: [script, script, script, script] });
     const events: ProgressEvent[] = [];
     const sessionDir = path.join(tempDir("forge-claude-session-"), "session");
@@ -274,7 +280,9 @@ describe("Claude Code adapter with the real CLI", () => {
       error: { code: "spawn_not_allowed" },
     });
   }, 90_000);
+});
 
+describe("Claude Code adapter with the real CLI: stalls, time limits, usage limits", () => {
   it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {
     const written = path.join(repo, "partial.txt");
     let requests = 0;

@@ -94,52 +94,62 @@ const WALKTHROUGH = [
   "",
 ].join("\n");
 
+/**
+ * The scripted model of a type-1 sequence: implement adds and edits `file`, verify runs a command
+ * (and tries to write `elsewhere`, outside the sandbox), walkthrough adds one. The developer text of
+ * each session's first turn goes to `developerTexts`.
+ */
+function type1Script(file: string, elsewhere: string, developerTexts: string[]): (req: ResponsesTurnRequest) => ResponsesTurn {
+  const stageOf = (req: ResponsesTurnRequest) => /Stage: \*\*([a-z-]+)\*\*/.exec(req.userText)?.[1] ?? "unknown";
+  const walkthroughPathOf = (req: ResponsesTurnRequest) => /- Walkthrough: (\S+)/.exec(req.userText)![1]!;
+  const script = (req: ResponsesTurnRequest): ResponsesTurn => {
+    const stage = stageOf(req);
+    const k = req.turn;
+    if (k === 0) developerTexts.push(req.developerText);
+    if (stage === "implement") {
+      if (k === 0)
+        return {
+          reasoning: "The task wants src/greet.ts.",
+          text: "I'll create the module.",
+          toolCalls: [codexTools.addFile(file, 'export const greet = () => "hello";\n')],
+        };
+      if (k === 1)
+        return {
+          toolCalls: [
+            codexTools.replaceLine(file, 'export const greet = () => "hello";', 'export const greet = () => "hello from forge";'),
+          ],
+        };
+      return { text: "Implemented.\nFORGE_EXIT=0" };
+    }
+    if (stage === "verify") {
+      if (k === 0) {
+        return {
+          toolCalls: [
+            codexTools.exec(
+              'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"; ' +
+                `echo outside > ${elsewhere}/escaped.txt 2>/dev/null && echo escaped || echo refused`,
+            ),
+          ],
+        };
+      }
+      return { text: `Verified: ${JSON.stringify(req.toolOutputs[0]?.output ?? "")}\nFORGE_EXIT=0` };
+    }
+    if (stage === "walkthrough")
+      return k === 0
+        ? { toolCalls: [codexTools.addFile(walkthroughPathOf(req), WALKTHROUGH)] }
+        : { text: "Walkthrough written.\nFORGE_EXIT=0" };
+    return { text: `unexpected stage ${stage}` };
+  };
+  return script;
+}
+
 describe("Codex adapter with the real CLI", () => {
   it("runs a type-1 stage sequence whose tool calls write, edit and run commands, and ends with a valid walkthrough", async () => {
     const file = path.join(repo, "src", "greet.ts");
     // A place outside the checkout, the session directory and (tmpWritable: false) /tmp.
     const elsewhere = tempDir("forge-codex-elsewhere-");
-    const stageOf = (req: ResponsesTurnRequest) => /Stage: \*\*([a-z-]+)\*\*/.exec(req.userText)?.[1] ?? "unknown";
-    const walkthroughPathOf = (req: ResponsesTurnRequest) => /- Walkthrough: (\S+)/.exec(req.userText)![1]!;
     const developerTexts: string[] = [];
-    const script = (req: ResponsesTurnRequest): ResponsesTurn => {
-      const stage = stageOf(req);
-      const k = req.turn;
-      if (k === 0) developerTexts.push(req.developerText);
-      if (stage === "implement") {
-        if (k === 0)
-          return {
-            reasoning: "The task wants src/greet.ts.",
-            text: "I'll create the module.",
-            toolCalls: [codexTools.addFile(file, 'export const greet = () => "hello";\n')],
-          };
-        if (k === 1)
-          return {
-            toolCalls: [
-              codexTools.replaceLine(file, 'export const greet = () => "hello";', 'export const greet = () => "hello from forge";'),
-            ],
-          };
-        return { text: "Implemented.\nFORGE_EXIT=0" };
-      }
-      if (stage === "verify") {
-        if (k === 0) {
-          return {
-            toolCalls: [
-              codexTools.exec(
-                'wc -l < src/greet.ts > "$FORGE_SESSION_DIR/lines.txt" && echo "$FORGE_TRACE_ID $FORGE_SPAWN_DEPTH $FORGE_AGENT_TYPE ${GITHUB_TOKEN:-no-github-token}" > "$FORGE_SESSION_DIR/env-check.txt"; ' +
-                  `echo outside > ${elsewhere}/escaped.txt 2>/dev/null && echo escaped || echo refused`,
-              ),
-            ],
-          };
-        }
-        return { text: `Verified: ${JSON.stringify(req.toolOutputs[0]?.output ?? "")}\nFORGE_EXIT=0` };
-      }
-      if (stage === "walkthrough")
-        return k === 0
-          ? { toolCalls: [codexTools.addFile(walkthroughPathOf(req), WALKTHROUGH)] }
-          : { text: "Walkthrough written.\nFORGE_EXIT=0" };
-      return { text: `unexpected stage ${stage}` };
-    };
+    const script = type1Script(file, elsewhere, developerTexts);
     server = await startResponsesServer({ script: [script, script, script, script] });
     const events: ProgressEvent[] = [];
     // Outside /tmp's reach of the sandbox too: the session directory is writable only through --add-dir.
@@ -257,7 +267,9 @@ describe("Codex adapter with the real CLI", () => {
       `real Codex CLI (${sandboxed ? "workspace-write sandbox" : "sandbox bypassed"}), three-stage type-1 sequence: ${ms.toFixed(0)} ms`,
     );
   }, 120_000);
+});
 
+describe("Codex adapter with the real CLI: sub-agents, stalls, rate limits", () => {
   it("lets a type-2 agent run `forge spawn` from its shell: a type-1 Codex sub-agent works one trace deeper", async () => {
     const childFile = path.join(repo, "child.txt");
     const script = (req: ResponsesTurnRequest): ResponsesTurn => {

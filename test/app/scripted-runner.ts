@@ -148,23 +148,7 @@ async function runJob(
     return;
   }
   if (script.kind === "pr") {
-    const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: d.sha });
-    const { data: tree } = await gh.rest.git.createTree({
-      owner,
-      repo,
-      base_tree: parent.tree.sha,
-      tree: Object.entries(script.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
-    });
-    const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message: script.title, tree: tree.sha, parents: [d.sha] });
-    await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: commit.sha });
-    await gh.rest.pulls.create({
-      owner,
-      repo,
-      head: branch,
-      base: script.base,
-      title: script.title,
-      body: "Overlay written by the Captain.",
-    });
+    await openPullRequest(gh, owner, repo, d.sha, branch, script);
     d.completeJob("agent", "success");
     d.complete();
     return;
@@ -350,4 +334,32 @@ async function mergeResolving(gh: Octokit, owner: string, repo: string, branch: 
   });
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: merge.sha });
   return merge.sha;
+}
+
+/** A `pr` script: one commit of `script.files` on the branch, and a pull request of it (as the Captain opens its overlay). */
+async function openPullRequest(
+  gh: Octokit,
+  owner: string,
+  repo: string,
+  sha: string,
+  branch: string,
+  script: Extract<Script, { kind: "pr" }>,
+): Promise<void> {
+  const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: sha });
+  const { data: tree } = await gh.rest.git.createTree({
+    owner,
+    repo,
+    base_tree: parent.tree.sha,
+    tree: Object.entries(script.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+  });
+  const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message: script.title, tree: tree.sha, parents: [sha] });
+  await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: commit.sha });
+  await gh.rest.pulls.create({
+    owner,
+    repo,
+    head: branch,
+    base: script.base,
+    title: script.title,
+    body: "Overlay written by the Captain.",
+  });
 }

@@ -17,8 +17,7 @@ import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { TaskStatus } from "../../src/core/schemas/common.js";
-import { isValidTransition, TRANSITIONS } from "../../src/core/state-machine.js";
-import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { isValidTransition } from "../../src/core/state-machine.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
 import type { FaultConfig } from "../../src/local-github/faults.js";
@@ -29,6 +28,8 @@ import { appKeys } from "../local-github/support/helpers.js";
 import type { TestClock } from "../helpers/clock.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
 import { startNetwork, type WebhookNetwork } from "./network.js";
+import { ciRuns, duplicateObjects, endState, journalHistory, type Git } from "./observe.js";
+import { startReplicas, type ReplicaSet } from "./replicas.js";
 
 const run = promisify(execFile);
 const OWNER = "acme";
@@ -171,17 +172,10 @@ export async function planFor(seed: number, tasks = TASKS): Promise<{ planId: st
 
 const CONFIG = ["max_parallel_agents: 8", "retry_backoff: { base_seconds: 0.2, max_seconds: 1 }", ""].join("\n");
 
-interface Generation {
-  server: ForgeServer;
-  killed: { value: boolean };
-  replica: string;
-}
-
 export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
   const log = options.log ?? (() => {});
   const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
   const plan = await planFor(seed, options.tasks);
-  const lostAnswers = { count: 0 };
   const clock = options.clock;
   const sim: Sim = await createSim({
     faults: { seed },
@@ -191,7 +185,6 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const keys = appKeys();
   const secret = "forge-chaos-secret";
   const decisions: { runId: string; d: Decision }[] = [];
-  const appCalls = { total: 0 };
   const network: WebhookNetwork = await startNetwork({ seed, reorderRate: scenario === "duplicated" ? 0.2 : 0, holdMs: [50, 400] });
   const registered = sim.control.registerApp({
     slug: "forge",
@@ -220,110 +213,19 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     ...(ciExecutor ? { others: ciExecutor.handler } : {}),
   });
   sim.onWorkflowDispatch(runner.handler);
-
-  // (g): two Apps behind the one webhook URL; every other scenario has one. In (e) the App keeps its
-  // name across restarts, as a StatefulSet's pod does, and carries on at once; in (g) a killed replica
-  // comes back under a new name, as a serverless instance does, so the effects it owned are taken
-  // over once their leases run out.
-  const names = scenario === "replicas" ? ["replica-1", "replica-2"] : ["replica-1"];
-  const renamed = scenario === "replicas";
-  const ports = names.map(() => 0);
-  const perReplica: ScenarioResult["replicas"] = Object.fromEntries(
-    names.map((n) => [n, { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 }]),
-  );
-  let appKills = 0;
-  const passthrough = { key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => fn(...args) }) };
-  async function startApp(index: number): Promise<Generation> {
-    const killed = { value: false };
-    const replica = names[index]!;
-    // A killed process makes no more calls, and learns nothing of the ones in flight.
-    const fetchOf = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      if (killed.value) throw new Error("the App process is dead");
-      const refused = options.refuse?.((init?.method ?? "GET").toUpperCase(), String(input instanceof Request ? input.url : input));
-      if (refused)
-        return new Response(JSON.stringify({ message: refused.message, status: String(refused.status) }), {
-          status: refused.status,
-          headers: { "content-type": "application/json" },
-        });
-      const res = await fetch(input, init);
-      if (killed.value) throw new Error("the App process is dead");
-      const method = (init?.method ?? "GET").toUpperCase();
-      if (options.loseAnswer?.(method, String(input instanceof Request ? input.url : input))) {
-        lostAnswers.count++;
-        await res.arrayBuffer();
-        return new Response(JSON.stringify({ message: "Server Error" }), { status: 502, headers: { "content-type": "application/json" } });
-      }
-      return res;
-    };
-    const server = await startForgeServer({
-      appId: registered.id,
-      privateKey: keys.privateKeyPem,
-      webhookSecret: secret,
-      baseUrl: sim.apiUrl,
-      port: ports[index]!,
-      replicaId: replica,
-      // The local GitHub imposes no secondary rate limits, and a replica "killed" here is an object in
-      // this process: requests its pace still held would go out after its death, as a real process's
-      // never would. Restarts and replicas are what is tested, not the pace (test/github/pacing.test.ts).
-      pace: false,
-      reconcileEveryMs: options.reconcileEveryMs ?? 2_000,
-      ...(clock ? { clock } : {}),
-      onDecision: (_repo, runId, d) => {
-        decisions.push({ runId, d });
-        perReplica[replica]!.decisions++;
-      },
-      onRequest: () => {
-        appCalls.total++;
-      },
-      // Production's throttling (secondary limits waited out per `retry-after`) without its 1 s
-      // spacing of writes, which would make a 50-task run take many minutes; Octokit's retry of 5xx.
-      octokitDefaults: {
-        request: { fetch: fetchOf },
-        retry: { retries: 3, retryAfterBaseValue: 20 },
-        throttle: {
-          enabled: true,
-          ...{ global: passthrough, write: passthrough, notifications: passthrough, search: passthrough, auth: passthrough },
-          // Probot's own handler only logs a secondary limit; a server that means to finish its work waits it out.
-          onSecondaryRateLimit: (_after: number, o: { request: { retryCount: number } }) => o.request.retryCount < 3,
-        },
-      },
-    });
-    ports[index] = Number(new URL(server.url).port);
-    targets[index] = server.webhookUrl;
-    return { server, killed, replica };
-  }
-
-  // The network's load balancer sends each delivery to the next replica that is up.
-  const targets: (string | undefined)[] = names.map(() => undefined);
-  network.targets = targets;
-  const gens: Generation[] = [];
-  for (let i = 0; i < names.length; i++) gens.push(await startApp(i));
-  /** What a replica's engine counted, kept before the process goes away. */
-  const tally = (g: Generation) => {
-    const rt = g.server.forge.runtimes.get(`${OWNER}/${REPO}`);
-    if (!rt) return;
-    perReplica[g.replica]!.casLost += rt.engine.stats.casLost;
-    perReplica[g.replica]!.takenOver += rt.engine.stats.takenOver;
-  };
-  async function killApp(index: number, downMs: number): Promise<void> {
-    const dead = gens[index]!;
-    targets[index] = undefined;
-    dead.killed.value = true;
-    appKills++;
-    log(`  ${scenario}: ${dead.replica} killed (down ${downMs} ms)`);
-    tally(dead);
-    await dead.server.close();
-    await sleep(downMs);
-    if (renamed) {
-      names[index] = `${dead.replica.replace(/\.\d+$/, "")}.${appKills}`;
-      perReplica[names[index]!] = { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 };
-      perReplica[dead.replica]!.deliveries = network.perTarget[index] ?? 0;
-      network.perTarget[index] = 0;
-    }
-    // The new process finds the installation, its repositories and the run by itself (GET
-    // /app/installations, GET /installation/repositories, the state branches): nobody names them.
-    gens[index] = await startApp(index);
-  }
+  // (g): two Apps behind the one webhook URL; every other scenario has one.
+  const apps = await startReplicas({
+    scenario,
+    sim,
+    appId: registered.id,
+    keys,
+    webhookSecret: secret,
+    network,
+    repo: `${OWNER}/${REPO}`,
+    options,
+    log,
+    onDecision: (runId, d) => decisions.push({ runId, d }),
+  });
 
   await sim.control.createRepo({
     owner: OWNER,
@@ -337,10 +239,79 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     collaborators: { octocat: "write" },
   });
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
-  const gitDir = sim.core.state.repoByName(OWNER, REPO)!.gitDir;
-  const git = async (...args: string[]) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
+  const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;
+  const git: Git = async (...args) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
 
-  // The plan, pushed by a person as one commit on main.
+  const { runId, started } = await pushPlan(sim, plan.files, plan.planId, scenario);
+  const readJournal = async (): Promise<Journal | undefined> => {
+    try {
+      return (JSON.parse(await git("show", `refs/heads/${stateBranch(runId)}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
+    } catch {
+      return undefined;
+    }
+  };
+  const watching = watchRun({ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options });
+  const quiet = () => !apps.busy() && sim.quiet() && !runner.busy() && !network.busy();
+  const watched = await (clock ? clock.whileWaiting(watching, quiet) : watching);
+  // Let the last effects (final PR, tracker) and jobs settle before looking.
+  await sleep(300);
+  await apps.idle();
+  await runner.idle();
+  // (h): the CI's last runs (on the final PR, the integration branch) end too.
+  const ciBusy = () => [...sim.core.state.runs.values()].some((r) => r.path === ".github/workflows/ci.yml" && r.status !== "completed");
+  for (let i = 0; ciExecutor && i < 300 && ciBusy(); i++) await sleep(100);
+  await network.idle();
+  await sim.idle();
+  const journal = (await readJournal()) ?? watched.journal;
+
+  const seen = new Set<string>();
+  const faultLog = sim.core.faults.log;
+  const result: ScenarioResult = {
+    scenario,
+    seed,
+    planId: plan.planId,
+    runId,
+    wallMs: watched.wallMs,
+    completed: watched.completed,
+    ...(await endState(git, journal)),
+    dispatches: runner.dispatched.length,
+    duplicateDispatches: runner.dispatched.filter((d) => (seen.has(d) ? true : (seen.add(d), false))),
+    retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempt - 1), 0),
+    decisions: decisions.length,
+    invalidTransitions: decisions.flatMap(({ d }) =>
+      d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`),
+    ),
+    ...(await journalHistory(git, runId)),
+    apiCalls: { app: apps.calls.total, runner: runner.calls.total },
+    faults: {
+      answersLost: apps.calls.answersLost,
+      api5xx: faultLog.filter((l) => /^api \S+ 5\d\d$/.test(l)).length,
+      rateLimited: faultLog.filter((l) => /^api \S+ (403|429)$/.test(l)).length,
+      webhooksDuplicated: faultLog.filter((l) => /^hook .* x2 /.test(l)).length,
+      webhooksDropped: faultLog.filter((l) => /^hook .* x0 /.test(l)).length,
+      webhooksReordered: network.stats.reordered,
+      deliveriesRefused: network.stats.refused,
+      appKills: apps.kills,
+      runnersKilled: runner.killed.length,
+    },
+    ci: ciRuns(sim, repoId, runId, journal),
+    violations: sim.violations.length,
+    violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
+    duplicateObjects: duplicateObjects(sim, repoId, registered.id, journal),
+    replicas: apps.perReplica,
+  };
+  await apps.close();
+  await network.close();
+  await sim.close();
+  ciExecutor?.dispose();
+  return result;
+}
+
+/**
+ * The plan, pushed by a person as one commit on main; the scenario's faults start with this push
+ * (dropped webhooks later, see watchRun). Returns the run's id and when the push was made.
+ */
+async function pushPlan(sim: Sim, files: Record<string, string>, planId: string, scenario: ScenarioName) {
   const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
   const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
   const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
@@ -348,7 +319,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     owner: OWNER,
     repo: REPO,
     base_tree: parent.tree.sha,
-    tree: Object.entries(plan.files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
+    tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
   });
   const { data: commit } = await user.rest.git.createCommit({
     owner: OWNER,
@@ -375,203 +346,69 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       await sleep(1_000);
     }
   }
-  const runId = `${plan.planId}-${commit.sha.slice(0, 7)}`;
+  return { runId: `${planId}-${commit.sha.slice(0, 7)}`, started };
+}
 
-  const readJournal = async (): Promise<Journal | undefined> => {
-    try {
-      return (JSON.parse(await git("show", `refs/heads/${stateBranch(runId)}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
-    } catch {
-      return undefined;
-    }
-  };
+interface Watch {
+  scenario: ScenarioName;
+  seed: number;
+  sim: Sim;
+  runId: string;
+  started: number;
+  readJournal: () => Promise<Journal | undefined>;
+  git: Git;
+  random: () => number;
+  apps: ReplicaSet;
+  runner: ChaosRunner;
+  log: (line: string) => void;
+  options: ScenarioOptions;
+}
 
-  const timeoutMs = options.timeoutMs ?? 900_000;
-  const quiet = () => gens.every((g) => !g.server.forge.busy()) && sim.quiet() && !runner.busy() && !network.busy();
+/** Follows the run's journal until it completes or the time is up, killing the App as the scenario plans. */
+async function watchRun(w: Watch): Promise<{ journal: Journal | undefined; completed: boolean; wallMs: number }> {
+  const { scenario, started, log } = w;
+  const timeoutMs = w.options.timeoutMs ?? 900_000;
   let journal: Journal | undefined;
+  while (!(journal = await w.readJournal())) {
+    if (Date.now() - started > 60_000) {
+      const refs = (await w.git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ");
+      log(`  ${scenario}: no journal for ${w.runId}; refs: ${refs}`);
+      break;
+    }
+    await sleep(100);
+  }
+  if (scenario === "dropped") w.sim.control.faults({ webhookDropRate: 0.05 });
+
+  // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
+  // time a random share of the tasks has merged, after a random delay. The shares are drawn from the
+  // first half of the plan: a kill and its restart take up to two seconds, and on an idle machine the
+  // run merges several tasks a second, so a kill planned near the end could find the run completed.
+  const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
+  const killPlan = Array.from({ length: kills }, () => Math.floor(2 + w.random() * (TASKS / 2 - 2))).sort((a, b) => a - b);
+  const victim = scenario === "replicas" ? Math.floor(w.random() * w.apps.names.length) : 0;
   let completed = false;
-  const follow = async () => {
-    while (!(journal = await readJournal())) {
-      if (Date.now() - started > 60_000) {
-        log(
-          `  ${scenario}: no journal for ${runId}; refs: ${(await git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ")}`,
-        );
-        break;
-      }
-      await sleep(100);
+  let lastLog = Date.now();
+  while (journal && Date.now() - started < timeoutMs) {
+    if (journal.status === "completed") {
+      completed = true;
+      break;
     }
-    if (scenario === "dropped") sim.control.faults({ webhookDropRate: 0.05 });
-
-    // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
-    // time a random share of the tasks has merged, after a random delay. The shares are drawn from the
-    // first half of the plan: a kill and its restart take up to two seconds, and on an idle machine the
-    // run merges several tasks a second, so a kill planned near the end could find the run completed.
-    const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
-    const killPlan = Array.from({ length: kills }, () => Math.floor(2 + random() * (TASKS / 2 - 2))).sort((a, b) => a - b);
-    const victim = scenario === "replicas" ? Math.floor(random() * names.length) : 0;
-    let lastLog = Date.now();
-    while (journal && Date.now() - started < timeoutMs) {
-      if (journal.status === "completed") {
-        completed = true;
-        break;
-      }
-      if (killPlan.length && journal.merged >= killPlan[0]!) {
-        killPlan.shift();
-        await sleep(Math.floor(random() * 400));
-        await killApp(victim, 200 + Math.floor(random() * 1300));
-      }
-      await sleep(250);
-      journal = (await readJournal()) ?? journal;
-      if (Date.now() - lastLog > 5_000) {
-        lastLog = Date.now();
-        const count: Record<string, number> = {};
-        for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
-        log(
-          `  ${scenario} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s ${JSON.stringify(count)} dispatches ${runner.dispatched.length}`,
-        );
-      }
+    if (killPlan.length && journal.merged >= killPlan[0]!) {
+      killPlan.shift();
+      await sleep(Math.floor(w.random() * 400));
+      await w.apps.kill(victim, 200 + Math.floor(w.random() * 1300));
     }
-  };
-  await (clock ? clock.whileWaiting(follow(), quiet) : follow());
-  const wallMs = Date.now() - started;
-  // Let the last effects (final PR, tracker) and jobs settle before looking.
-  await sleep(300);
-  for (const g of gens) await g.server.forge.idle();
-  await runner.idle();
-  // (h): the CI's last runs (on the final PR, the integration branch) end too.
-  const ciBusy = () => [...sim.core.state.runs.values()].some((r) => r.path === ".github/workflows/ci.yml" && r.status !== "completed");
-  for (let i = 0; ciExecutor && i < 300 && ciBusy(); i++) await sleep(100);
-  await network.idle();
-  await sim.idle();
-  journal = (await readJournal()) ?? journal;
-
-  const statuses = Object.fromEntries((journal?.tasks ?? []).map((t) => [t.id, t.status])) as Record<string, TaskStatus>;
-  const merged = Object.entries(statuses)
-    .filter(([, s]) => s === "MERGED")
-    .map(([id]) => id)
-    .sort();
-  const integration = journal
-    ? await git("ls-tree", "-r", "--name-only", `refs/heads/${journal.integrationBranch}`, "src/").catch(() => "")
-    : "";
-  const seen = new Set<string>();
-  const duplicateDispatches = runner.dispatched.filter((d) => (seen.has(d) ? true : (seen.add(d), false)));
-  const invalidTransitions = decisions.flatMap(({ d }) =>
-    d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`),
-  );
-  const history = await journalHistory(git, runId);
-  const log0 = sim.core.faults.log;
-  const repoId = sim.core.state.repoByName(OWNER, REPO)!.id;
-  const duplicateObjects: string[] = [];
-  const trackers = sim.core.state.issuesOf(repoId).filter((i) => !i.pull && i.labels.includes("forge:run"));
-  if (trackers.length > 1) duplicateObjects.push(`${trackers.length} tracker issues`);
-  const checks = new Map<string, number>();
-  for (const c of sim.core.state.checkRuns.values())
-    if (c.appId === registered.id && c.externalId) checks.set(c.externalId, (checks.get(c.externalId) ?? 0) + 1);
-  for (const [id, n] of checks) {
-    if (n < 2) continue;
-    const made = [...sim.core.state.checkRuns.values()].filter((c) => c.appId === registered.id && c.externalId === id);
-    duplicateObjects.push(
-      `${n} check runs for ${id} (${made.map((c) => `#${c.id} on ${c.headSha.slice(0, 7)} started ${c.startedAt}`).join(", ")})`,
-    );
-  }
-  const finals = sim.core.state.issuesOf(repoId).filter((i) => i.pull && journal && i.pull.headRef === journal.integrationBranch);
-  if (finals.length > 1) duplicateObjects.push(`${finals.length} final PRs`);
-  const ciRuns = [...sim.core.state.runs.values()].filter((r) => r.repoId === repoId && r.path === ".github/workflows/ci.yml");
-  const taskBranches = new Set(
-    (journal?.tasks ?? []).flatMap((t) => Array.from({ length: t.attempt }, (_, k) => `forge/${runId}/${t.id}/${k + 1}`)),
-  );
-  const result: ScenarioResult = {
-    scenario,
-    seed,
-    planId: plan.planId,
-    runId,
-    wallMs,
-    completed,
-    statuses,
-    merged,
-    integrationFiles: integration.split("\n").filter(Boolean).sort(),
-    dispatches: runner.dispatched.length,
-    duplicateDispatches,
-    retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempt - 1), 0),
-    decisions: decisions.length,
-    invalidTransitions,
-    invalidHistory: history.invalid,
-    journalWrites: history.writes,
-    apiCalls: { app: appCalls.total, runner: runner.calls.total },
-    faults: {
-      answersLost: lostAnswers.count,
-      api5xx: log0.filter((l) => /^api \S+ 5\d\d$/.test(l)).length,
-      rateLimited: log0.filter((l) => /^api \S+ (403|429)$/.test(l)).length,
-      webhooksDuplicated: log0.filter((l) => /^hook .* x2 /.test(l)).length,
-      webhooksDropped: log0.filter((l) => /^hook .* x0 /.test(l)).length,
-      webhooksReordered: network.stats.reordered,
-      deliveriesRefused: network.stats.refused,
-      appKills,
-      runnersKilled: runner.killed.length,
-    },
-    ci: {
-      passed: ciRuns.filter((r) => r.conclusion === "success").length,
-      failed: ciRuns.filter((r) => r.conclusion === "failure").length,
-      taskBranches: new Set(ciRuns.map((r) => r.headBranch).filter((b) => taskBranches.has(b))).size,
-    },
-    violations: sim.violations.length,
-    violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
-    duplicateObjects,
-    replicas: perReplica,
-  };
-  names.forEach((n, i) => (perReplica[n]!.deliveries = network.perTarget[i] ?? 0));
-  for (const g of gens) {
-    tally(g);
-    await g.server.close();
-  }
-  await network.close();
-  await sim.close();
-  ciExecutor?.dispose();
-  return result;
-}
-
-/**
- * Every version of journal.json on the run's state branch, oldest first: each task's change from one
- * version to the next must be explained by valid transitions (a new attempt starts only with
- * PENDING → RUNNING). Catches an invalid transition even when its decision was never reported (an
- * App killed right after the write).
- */
-async function journalHistory(git: (...args: string[]) => Promise<string>, runId: string): Promise<{ writes: number; invalid: string[] }> {
-  const shas = (await git("log", "--reverse", "--format=%H", `refs/heads/${stateBranch(runId)}`, "--", JOURNAL_FILE).catch(() => ""))
-    .split("\n")
-    .filter(Boolean);
-  const invalid: string[] = [];
-  let prev: Map<string, { status: TaskStatus; attempt: number }> | undefined;
-  for (const sha of shas) {
-    const j = (JSON.parse(await git("show", `${sha}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
-    const now = new Map(j.tasks.map((t) => [t.id, { status: t.status, attempt: t.attempt }]));
-    if (prev) {
-      for (const [id, b] of now) {
-        const a = prev.get(id);
-        if (a && !reachable(a, b)) invalid.push(`${id}: ${a.status}#${a.attempt} → ${b.status}#${b.attempt} (commit ${sha.slice(0, 7)})`);
-      }
-    }
-    prev = now;
-  }
-  return { writes: shas.length, invalid };
-}
-
-/** Is `to` reachable from `from` through valid transitions, the attempt growing by one on each PENDING → RUNNING? */
-export function reachable(from: { status: TaskStatus; attempt: number }, to: { status: TaskStatus; attempt: number }): boolean {
-  if (to.attempt < from.attempt) return false;
-  const seen = new Set<string>();
-  const queue = [from];
-  while (queue.length) {
-    const s = queue.shift()!;
-    if (s.status === to.status && s.attempt === to.attempt) return true;
-    const key = `${s.status}#${s.attempt}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    for (const next of TRANSITIONS[s.status]) {
-      const attempt = s.status === "PENDING" && next === "RUNNING" ? s.attempt + 1 : s.attempt;
-      if (attempt <= to.attempt) queue.push({ status: next, attempt });
+    await sleep(250);
+    journal = (await w.readJournal()) ?? journal;
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      const count: Record<string, number> = {};
+      for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
+      const secs = ((Date.now() - started) / 1000).toFixed(0);
+      log(`  ${scenario} seed ${w.seed}: ${secs} s ${JSON.stringify(count)} dispatches ${w.runner.dispatched.length}`);
     }
   }
-  return false;
+  return { journal, completed, wallMs: Date.now() - started };
 }
 
 /** Why a scenario's result falls short of the chaos properties, compared with the clean run (none = it holds). */

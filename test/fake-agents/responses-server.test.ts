@@ -146,7 +146,9 @@ describe("scripted Responses server", () => {
     await post({ tools, input: [...history, { type: "message", role: "assistant", id: "msg_forge_1_ab", content: [] }] });
     expect(server.exhausted()).toBe(true);
   });
+});
 
+describe("scripted Responses server: refusals, errors and stalls", () => {
   it("refuses a tool call without output, answers injected errors in the API's shape, and 404s unknown paths", async () => {
     server = await startResponsesServer({
       script: [{ text: "hi" }],

@@ -14,7 +14,7 @@ import { EXIT_CODES, succeeded } from "../../../src/core/exit-codes.js";
 import type { ChangeRequestState, Journal } from "../../../src/core/journal.js";
 import { captainBranch, parseCaptainId, planDir as planDirOf } from "../../../src/core/layout.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
-import type { TaskContext } from "../agent-runner.js";
+import type { JobTaskContext } from "../agent-runner.js";
 import { readJournal } from "../dispatch-check.js";
 import { messageWithTrailers } from "../git.js";
 import { NO_LOG, neutralReport, type JobArgs, type MainDeps, type MainInput, type NeutralReport } from "../job.js";
@@ -113,7 +113,7 @@ export async function captainJob(args: {
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext: TaskContext = {
+  const taskContext: JobTaskContext = {
     runId: journal.runId,
     taskId,
     attempt: 1,

@@ -11,7 +11,7 @@ import { sanitizeUntrusted } from "../../../src/agent/secrets.js";
 import { EXIT_CODES, succeeded } from "../../../src/core/exit-codes.js";
 import { parsePlanCaptainId, planCaptainBranch, planDir as planDirOf, planRunId } from "../../../src/core/layout.js";
 import type { ForgeConfig } from "../../../src/core/schemas/config.js";
-import type { TaskContext } from "../agent-runner.js";
+import type { JobTaskContext } from "../agent-runner.js";
 import { messageWithTrailers } from "../git.js";
 import type { MainDeps, MainInput } from "../job.js";
 import { planProblems, runCaptainAgent, stageOnly, upsertCaptainPull, type CaptainReport } from "./shared.js";
@@ -123,7 +123,7 @@ export async function captainPlanJob(args: {
   const sessionDir = path.join(input.tempDir, `forge-session-${taskId}-1`);
   await rm(sessionDir, { recursive: true, force: true });
   await mkdir(sessionDir, { recursive: true });
-  const taskContext: TaskContext = {
+  const taskContext: JobTaskContext = {
     runId: input.runId,
     taskId,
     attempt: 1,

@@ -5,12 +5,17 @@ import type { ExitCode } from "../../core/exit-codes.js";
 import type { ProgressEvent, SpawnOptions } from "../types.js";
 import type { StageName, StagedAgentType } from "./config.js";
 
+/**
+ * What the job gathered for the agent: the one task context of the agent layer and the action (which
+ * requires `title`, `branch` and `baseRef`: `JobTaskContext` in action/src/agent-runner.ts). Texts from
+ * outside the plan are sanitized before they get here.
+ */
 export interface TaskContext {
   runId: string;
   taskId: string;
   attempt: number;
   title?: string;
-  /** The task file (frontmatter + body). */
+  /** The task file (frontmatter + body) from the pinned plan. */
   task: string;
   spec?: string;
   plan?: string;
@@ -21,14 +26,19 @@ export interface TaskContext {
   refinement?: string;
   /** A person's answer to the previous attempt's question; outside text, sanitized here. */
   answer?: string;
-  /** A revision of the attempt on its PR: the review to answer, already quoted and bounded by the job. */
+  /** A revision of the attempt on its PR: the review to answer, already quoted and bounded by the job (action/src/task/revision.ts). */
   review?: string;
-  /** Messages from people for the running agent, quoted; the job may add to the array between stages. */
+  /**
+   * Messages from people for the running agent (`/forge steer`), quoted; the job adds to this array
+   * while the agent runs (action/src/task/steering.ts), so stages that start later see them.
+   */
   steering?: string[];
   testCommand?: string;
   /** The attempt's branch, checked out in `workdir` (for sub-agent branches). */
   branch?: string;
-  /** Refinery: upstream refs to merge, already fetched. */
+  /** The ref the attempt's branch started from (`FORGE_BASE_REF`). */
+  baseRef?: string;
+  /** Refinery: upstream refs to merge in its merge stage, already fetched (the ones the App could not merge). */
   mergeRefs?: string[];
   /** Captain: the plan folder to write and validate, relative to `workdir`. */
   planDir?: string;

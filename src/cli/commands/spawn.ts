@@ -173,7 +173,7 @@ function seconds(value: string | undefined, flag: string): number | undefined {
 
 async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSignal): Promise<Parameters<typeof spawnAgent>[0]> {
   const env = process.env;
-  const adapter = (flags.adapter ?? env.FORGE_ADAPTER ?? "claude") as AdapterName;
+  const adapter = (flags.adapter ?? (env.FORGE_ADAPTER || "claude")) as AdapterName;
   if (!ADAPTER_NAMES.includes(adapter)) throw new BadOptions(`--adapter must be one of ${ADAPTER_NAMES.join(", ")}`);
   if (flags.agentType !== undefined && !isAgentKind(flags.agentType))
     throw new BadOptions(`--agent-type must be one of ${AGENT_KINDS.join(", ")}`);

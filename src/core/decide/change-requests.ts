@@ -10,7 +10,7 @@ import { topologicalOrder } from "../plan-index.js";
 import { changeRequestAnswer, changeRequestTitle } from "../render/run-messages.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import * as effects from "./effects.js";
-import { requestMerge } from "./merge-gate.js";
+import { requestMerge } from "./merge-request.js";
 import { countBlockers, newTaskState, planNode, prioritise } from "./plan-state.js";
 import { fail, retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";

@@ -4,7 +4,8 @@ import { commandReplies as replies } from "../render/run-messages.js";
 import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
 import { fixCommand, steerCommand } from "./iterations.js";
-import { approveHeld, requestMerge } from "./merge-gate.js";
+import { approveHeld } from "./merge-gate.js";
+import { requestMerge } from "./merge-request.js";
 import { retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
 

@@ -9,11 +9,8 @@ import { bounded, FEEDBACK_LIMITS, type Feedback } from "../feedback.js";
 import type { TaskState } from "../journal.js";
 import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
-import { requestMerge } from "./merge-gate.js";
+import { prHead, requestMerge } from "./merge-request.js";
 import type { InputKind, InputOf, Step } from "./step.js";
-
-/** The head a person reviews: the runner's record commit (the PR's head), else the pushed work. */
-export const prHead = (t: TaskState): string | undefined => t.recordSha ?? t.pushedSha;
 
 /** Statuses in which a task's PR is open for feedback: being revised, verified, or waiting to merge. */
 const OPEN_FOR_FEEDBACK = new Set(["RUNNING", "DONE", "MERGE_READY"]);

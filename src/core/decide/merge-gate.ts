@@ -3,9 +3,10 @@
  * the one its walkthrough describes; then its pull request is merged (or, under a refinery, waits
  * to be carried by the refinery's merge).
  */
-import { approvalComment, protectedPathsComment } from "../render/run-messages.js";
+import { protectedPathsComment } from "../render/run-messages.js";
 import * as effects from "./effects.js";
-import { prHead, revise } from "./iterations.js";
+import { revise } from "./iterations.js";
+import { requestMerge } from "./merge-request.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 
@@ -35,23 +36,6 @@ export function gate(s: Step, i: number, kind: InputKind): void {
   // Feedback that came while the attempt (or its revision) ran: the next revision takes it, not a merge.
   if (revise(s, i, kind)) return;
   requestMerge(s, i);
-}
-
-/**
- * Merge a MERGE_READY task's pull request under `merge_policy: auto` — unless a refinery downstream
- * carries it, or it is a refinery that waits for a person's approval.
- */
-export function requestMerge(s: Step, i: number): void {
-  const t = s.task(i);
-  if (t.status !== "MERGE_READY" || s.idx.mergedByRefinery[i] || t.waiting) return;
-  if (s.config.merge_policy === "manual") return;
-  // merge_policy review: only the head a person with write access approved in a review merges.
-  if (s.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
-  if (s.idx.isRefinery[i] && s.config.refinery_approval && !t.approved) {
-    s.effect(effects.postComment("approval", t, approvalComment(t.id)));
-    return;
-  }
-  s.effect(effects.mergePullRequest(t));
 }
 
 /**

@@ -209,7 +209,9 @@ describe("issue_comment", () => {
     expect(gh.routes().some((r) => r.includes("/dispatches") || r.includes("/git/refs"))).toBe(false);
     gh.verify();
   });
+});
 
+describe("issue_comment: readers, bots, help, redeliveries, status", () => {
   it("a reader gets a 👎 on the comment, no reply, and nothing changes", async () => {
     const app = await startApp();
     gh.app();

@@ -167,7 +167,9 @@ describe("pull_request", () => {
     ).toEqual([]);
     gh.verify();
   });
+});
 
+describe("pull_request: a replica's effects taken over", () => {
   it("effects of a replica whose lease ran out are taken over with a compare-and-swap write, then replayed: found, not done twice", async () => {
     const app = await startApp();
     // The replica that decided b's dispatch died before carrying it out; its lease ran out a second ago.

@@ -184,7 +184,9 @@ describe("push", () => {
     `);
     gh.verify();
   });
+});
 
+describe("push: the plan merged to the default branch", () => {
   it("the plan merged to the default branch starts a run: config and plan read at the commit, integration and state branches, journal, first dispatch, tracker", async () => {
     const app = await startApp();
     const config = "merge_policy: manual\n";
@@ -291,7 +293,9 @@ describe("push", () => {
     expect(app.forge.runtimes.get("acme/widgets")?.runs.get(RUN_ID)).toEqual({ planId: "mini", status: "running" });
     gh.verify();
   });
+});
 
+describe("push: long pushes, a result that is not JSON, the App's own pushes, the config", () => {
   it("a record commit the payload does not list (a long push): its message and parent are read from GitHub", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] }, { config: testConfig({ merge_policy: "manual" }) });

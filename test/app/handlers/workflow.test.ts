@@ -217,7 +217,9 @@ describe("workflow_run", () => {
     expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
     gh.verify();
   });
+});
 
+describe("workflow_run: a runner gone", () => {
   it("completed with a step still running (its runner went away): the attempt is STALE, not FAILED, and it is retried", async () => {
     const app = await startApp();
     const before = storedRun({ a: [] });

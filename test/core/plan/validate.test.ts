@@ -76,7 +76,9 @@ describe("validatePlan", () => {
     const problems = validatePlan(plan({ tasks: BASE.slice(0, 2), dag: text }));
     expect(brief(problems)).toEqual(["invalid-dag dag.json nodes[1].type"]);
   });
+});
 
+describe("validatePlan: overlays, the order of problems", () => {
   describe("overlays", () => {
     const hotfix: TaskSpec = { id: "hotfix", deps: ["feature"] };
     const patch: TaskSpec = { id: "patch", deps: ["hotfix"] };

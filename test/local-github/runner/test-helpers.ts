@@ -60,3 +60,15 @@ export function makeBareRepo(root: string, files: Record<string, string>, branch
   git(root, "clone", "-q", "--bare", work, bare);
   return { bare, sha };
 }
+
+/** A workflow_dispatch workflow with one job, `agent`, on ubuntu-latest: `inputs` (YAML lines) and the job's body. */
+export const dispatch = (inputs = "", jobBody: string) => `
+name: Forge agent
+on:
+  workflow_dispatch:
+    inputs:
+${inputs || "      task_id: { required: false, default: t1 }"}
+jobs:
+  agent:
+    runs-on: ubuntu-latest
+${jobBody}`;
