@@ -167,6 +167,8 @@ export const WEBHOOKS = [
   "workflow-job-completed",
   "installation-created",
   "installation-deleted",
+  "installation-suspend",
+  "installation-unsuspend",
   "installation-repositories-added",
   "installation-repositories-removed",
 ];

@@ -15230,8 +15230,10 @@ var Pacer = class {
   /** Start times of the content-creating requests of the last hour, oldest first. */
   #created = [];
   #timer;
+  /** No request starts before this time (GitHub answered a rate limit). */
+  #heldUntil = 0;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
-  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0, holds: 0 };
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run(creating, request2) {
     const asked = this.now();
@@ -15251,6 +15253,19 @@ var Pacer = class {
       this.#pump();
     }
   }
+  /** GitHub answered a rate limit: no request of the installation starts before `at`. */
+  holdUntil(at) {
+    if (at <= this.#heldUntil) return;
+    this.#heldUntil = at;
+    this.stats.holds++;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = void 0;
+    this.#pump();
+  }
+  /** When the installation's requests may start again (0: not held). */
+  get heldUntil() {
+    return this.#heldUntil > this.now() ? this.#heldUntil : 0;
+  }
   /**
    * The App is closing: requests still waiting for their turn are refused, not sent later by a
    * process that is going away (their effects stay in the outbox for the next process); requests
@@ -15266,14 +15281,15 @@ var Pacer = class {
   #creatableAt() {
     const now = this.now();
     while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
-    let at = now;
+    let at = Math.max(now, this.#heldUntil);
     const n2 = this.#created.length;
     if (n2 >= this.limits.perHour) at = Math.max(at, this.#created[n2 - this.limits.perHour] + HOUR);
     if (n2 >= this.limits.perMinute) at = Math.max(at, this.#created[n2 - this.limits.perMinute] + MINUTE);
     return at;
   }
   #free(creating) {
-    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+    const now = this.now();
+    return this.#inFlight < this.limits.concurrent && this.#heldUntil <= now && (!creating || this.#creatableAt() <= now);
   }
   #start(creating) {
     this.#inFlight++;
@@ -15295,7 +15311,7 @@ var Pacer = class {
         this.#timer = void 0;
         this.#pump();
       },
-      Math.max(1, this.#creatableAt() - this.now())
+      Math.max(1, (head.creating ? this.#creatableAt() : this.#heldUntil) - this.now())
     );
   }
 };
@@ -15396,6 +15412,20 @@ var ConflictError = class extends GitHubError {
 // src/github/octokit-rest.ts
 function statusOf(e) {
   return e?.status;
+}
+function rateLimitWaitMs(e, now = Date.now()) {
+  const err = e instanceof GitHubError && e.cause ? e.cause : e;
+  if (err?.status !== 403 && err?.status !== 429) return void 0;
+  const h = err.response?.headers ?? {};
+  const after = Number(h["retry-after"]);
+  if (h["retry-after"] !== void 0 && Number.isFinite(after)) return Math.max(0, after * 1e3);
+  if (String(h["x-ratelimit-remaining"]) === "0") {
+    const reset = Number(h["x-ratelimit-reset"]);
+    if (Number.isFinite(reset)) return Math.max(0, reset * 1e3 - now) + 1e3;
+  }
+  const message = err.response?.data?.message ?? err.message ?? "";
+  if (err.status === 429 || /secondary rate limit/i.test(message)) return 6e4;
+  return void 0;
 }
 function wrap(operation, e) {
   if (e instanceof GitHubError) return e;
@@ -15923,6 +15953,7 @@ async function* installedRepositories(app) {
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    if (installation.suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
@@ -15958,7 +15989,15 @@ async function installationPort(app, installationId, owner, repo, stats, onReque
     const pacer = pacerOf(app, installationId, pace);
     octokit.hook.wrap("request", (request2, o) => {
       const { method, path: path2 } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path2}`), async () => request2(o));
+      return pacer.run(isContentCreating(`${method} ${path2}`), async () => {
+        try {
+          return await request2(o);
+        } catch (e) {
+          const wait2 = rateLimitWaitMs(e);
+          if (wait2 !== void 0) pacer.holdUntil(Date.now() + wait2);
+          throw e;
+        }
+      });
     });
   }
   return new OctokitPort(octokit, owner, repo, async () => {
@@ -19894,8 +19933,12 @@ var EffectRunner = class {
       return outcome;
     } catch (e) {
       this.#fresh.delete(`${runId}:${effect.key}`);
-      this.#host.log.warn({ runId, effect: effect.key, err: e.message }, "effect failed; it stays in the outbox");
-      return { kind: "later", reason: e.message };
+      const wait2 = rateLimitWaitMs(e);
+      this.#host.log.warn(
+        { runId, effect: effect.key, err: e.message, ...wait2 !== void 0 ? { rateLimitedForMs: wait2 } : {} },
+        wait2 !== void 0 ? "effect refused by a GitHub rate limit; it stays in the outbox until the wait is over" : "effect failed; it stays in the outbox"
+      );
+      return { kind: "later", reason: e.message, ...wait2 !== void 0 ? { retryInMs: wait2 + 100 } : {} };
     }
   }
   /** Forget which effects were decided here (a restart). */
@@ -20053,7 +20096,7 @@ var Engine = class {
   replicaId;
   #leaseMs;
   /** Effect leases taken over from other processes and lost compare-and-swap writes (replica figures). */
-  stats = { takenOver: 0, casLost: 0 };
+  stats = { takenOver: 0, casLost: 0, rateLimited: 0 };
   constructor(options2) {
     this.#port = options2.port;
     this.store = new RunStore(options2.port, options2.journalKey, options2.journalParts);
@@ -20233,6 +20276,16 @@ var Engine = class {
       } catch (e) {
         if (await this.#restorer.restoreMissing(runId, e)) continue;
         this.#prefetches.drop(runId, d.effects);
+        const wait2 = rateLimitWaitMs(e);
+        if (wait2 !== void 0 && !this.#stopped) {
+          this.stats.rateLimited++;
+          this.#log.warn(
+            { runId, attempt, waitMs: wait2 },
+            "journal write refused by a GitHub rate limit: writing again once the wait is over"
+          );
+          await new Promise((r) => setTimeout(r, Math.min(wait2, 6e4)));
+          continue;
+        }
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -20676,6 +20729,145 @@ async function onCheckRun(ctx, context) {
   await ctx.apply(rt, m[1], [{ kind: "command", command: command2, actor: payload.sender.login, taskId: m[2] }]);
 }
 
+// src/app/discovery.ts
+async function discoverRepositories(ctx) {
+  if (!ctx.probot) return;
+  const seen = /* @__PURE__ */ new Set();
+  for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
+    for (const r of repositories) {
+      seen.add(`${r.owner}/${r.repo}`);
+      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
+    }
+  }
+  for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);
+}
+
+// src/app/cr-close.ts
+async function crCloseCounts(port, issue, runId, crId, closer) {
+  const permission = closer ? await port.permission(closer) : "none";
+  if (WRITE_PERMISSIONS.has(permission)) return true;
+  await port.updateIssue(issue, { state: "open" });
+  const note = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
+  if (await port.findComment(issue, note) === null)
+    await port.createComment(
+      issue,
+      `Forge reopened this Change Request: closing it rejects it, and that needs write access to this repository (${closer ? `@${closer} has \`${permission}\`` : "GitHub does not say who closed it"}). A person with write access can close it or comment \`/forge reject\`.
+
+${note}`
+    );
+  return false;
+}
+
+// src/app/reconciler.ts
+async function reconcileRun(port, engine, runId, _now) {
+  const loaded = await engine.state(runId);
+  if (!loaded || loaded.state.journal.status !== "running") return [];
+  const { journal, config: config2 } = loaded.state;
+  const inputs = [];
+  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
+  if (running.length) {
+    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
+    const repositoryId = await port.repositoryId();
+    const workflowPath = agentWorkflowPath(config2);
+    for (const t of running) {
+      const run2 = runs.find(
+        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
+        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
+      );
+      if (!run2) continue;
+      const ref = { runId, taskId: t.id, attempt: t.attempt };
+      if (run2.status === "in_progress")
+        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
+      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
+    }
+  }
+  for (const t of journal.tasks) {
+    if (t.status === "DONE" && t.branch) {
+      const head = await port.branchHead(t.branch);
+      if (head) {
+        const commit = await port.commit(head);
+        inputs.push({
+          kind: "branch.pushed",
+          taskId: t.id,
+          attempt: t.attempt,
+          headSha: recordOf(commit.message) ? commit.parents[0] ?? head : head
+        });
+      }
+    }
+    if (t.status === "MERGE_READY" && t.branch) {
+      const pr = await port.findPullRequest(t.branch, "closed");
+      if (pr?.merged && pr.mergeSha)
+        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+    }
+  }
+  for (const cr of journal.changeRequests) {
+    const issue = cr.issueNumber;
+    if ((cr.status === "pending" || cr.status === "approved") && issue !== void 0) {
+      const i = await port.getIssue(issue);
+      if (i.state === "closed" && await crCloseCounts(port, issue, runId, cr.id, i.closedBy))
+        inputs.push({ kind: "cr.closed", crId: cr.id });
+    }
+  }
+  inputs.push({ kind: "tick" });
+  return inputs;
+}
+
+// src/app/sweep.ts
+var Sweeper = class {
+  #ctx;
+  #timer;
+  #sweeping = false;
+  constructor(ctx) {
+    this.#ctx = ctx;
+  }
+  /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
+  async tick() {
+    const ctx = this.#ctx;
+    await discoverRepositories(ctx).catch(
+      (e) => ctx.probot?.log.warn(
+        { err: e.message },
+        "could not list the installations' repositories; sweeping the repositories known"
+      )
+    );
+    for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
+  }
+  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
+  async tickRepository(owner, repo) {
+    const ctx = this.#ctx;
+    const installationId = await repositoryInstallationId(ctx.probot, owner, repo);
+    const rt = await ctx.runtimeFor(owner, repo, installationId, ctx.log);
+    rt.runsLoaded = false;
+    await this.#tickRuntime(rt);
+  }
+  async #tickRuntime(rt) {
+    await reconcileRepository(this.#ctx, rt);
+  }
+  /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
+  start(app, everyMs) {
+    const sweep = () => {
+      if (this.#sweeping) return;
+      this.#sweeping = true;
+      void this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
+    };
+    this.#timer = setInterval(sweep, everyMs);
+    this.#timer.unref();
+    setImmediate(sweep);
+  }
+  stop() {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+};
+async function reconcileRepository(ctx, rt) {
+  rt.runsLoaded = false;
+  for (const [runId, r] of await ctx.knownRuns(rt)) {
+    if (r.status !== "running") continue;
+    const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
+    await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+  }
+  await rt.engine.idle();
+  await rt.engine.persistDirty();
+}
+
 // src/app/handlers/installation.ts
 async function onInstallation(ctx, context) {
   const payload = context.payload;
@@ -20683,13 +20875,23 @@ async function onInstallation(ctx, context) {
   const log = logOf(context);
   const gone = payload.action === "deleted" || payload.action === "suspend";
   if (gone) {
-    for (const [key, rt] of [...ctx.runtimes]) if (rt.installationId === id) ctx.forget(key);
+    const repositories = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id).map(([key]) => key);
+    for (const key of repositories) ctx.forget(key);
+    log.warn(
+      { installationId: id, account: payload.installation.account?.login, repositories },
+      payload.action === "suspend" ? "installation suspended: Forge stops acting on its repositories until it is unsuspended (their runs wait)" : "installation deleted: Forge no longer acts on its repositories"
+    );
     return;
   }
   for (const r of payload.repositories_removed ?? []) if (ctx.runtimes.get(r.full_name)?.installationId === id) ctx.forget(r.full_name);
+  const served = [];
   for (const r of [...payload.repositories ?? [], ...payload.repositories_added ?? []]) {
     const [owner, repo] = r.full_name.split("/");
-    if (owner && repo) await ctx.runtimeFor(owner, repo, id, log);
+    if (owner && repo) served.push(await ctx.runtimeFor(owner, repo, id, log));
+  }
+  if (payload.action === "unsuspend") {
+    log.info({ installationId: id, repositories: served.length }, "installation unsuspended: Forge acts again, reconciling its runs");
+    for (const rt of served) await reconcileRepository(ctx, rt);
   }
 }
 
@@ -20876,22 +21078,6 @@ function budgetAmount(word) {
   const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
   const n2 = m ? Number(m[1]) : NaN;
   return n2 > 0 ? n2 : void 0;
-}
-
-// src/app/cr-close.ts
-async function crCloseCounts(port, issue, runId, crId, closer) {
-  const permission = closer ? await port.permission(closer) : "none";
-  if (WRITE_PERMISSIONS.has(permission)) return true;
-  await port.updateIssue(issue, { state: "open" });
-  const note = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
-  if (await port.findComment(issue, note) === null)
-    await port.createComment(
-      issue,
-      `Forge reopened this Change Request: closing it rejects it, and that needs write access to this repository (${closer ? `@${closer} has \`${permission}\`` : "GitHub does not say who closed it"}). A person with write access can close it or comment \`/forge reject\`.
-
-${note}`
-    );
-  return false;
 }
 
 // src/app/handlers/issues.ts
@@ -21288,127 +21474,6 @@ function registerHandlers(app, ctx) {
   app.on("installation", (context) => onInstallation(ctx, context));
   app.on("installation_repositories", (context) => onInstallation(ctx, context));
 }
-
-// src/app/discovery.ts
-async function discoverRepositories(ctx) {
-  if (!ctx.probot) return;
-  const seen = /* @__PURE__ */ new Set();
-  for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
-    for (const r of repositories) {
-      seen.add(`${r.owner}/${r.repo}`);
-      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
-    }
-  }
-  for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);
-}
-
-// src/app/reconciler.ts
-async function reconcileRun(port, engine, runId, _now) {
-  const loaded = await engine.state(runId);
-  if (!loaded || loaded.state.journal.status !== "running") return [];
-  const { journal, config: config2 } = loaded.state;
-  const inputs = [];
-  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
-  if (running.length) {
-    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
-    const repositoryId = await port.repositoryId();
-    const workflowPath = agentWorkflowPath(config2);
-    for (const t of running) {
-      const run2 = runs.find(
-        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
-        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
-      );
-      if (!run2) continue;
-      const ref = { runId, taskId: t.id, attempt: t.attempt };
-      if (run2.status === "in_progress")
-        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
-    }
-  }
-  for (const t of journal.tasks) {
-    if (t.status === "DONE" && t.branch) {
-      const head = await port.branchHead(t.branch);
-      if (head) {
-        const commit = await port.commit(head);
-        inputs.push({
-          kind: "branch.pushed",
-          taskId: t.id,
-          attempt: t.attempt,
-          headSha: recordOf(commit.message) ? commit.parents[0] ?? head : head
-        });
-      }
-    }
-    if (t.status === "MERGE_READY" && t.branch) {
-      const pr = await port.findPullRequest(t.branch, "closed");
-      if (pr?.merged && pr.mergeSha)
-        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
-    }
-  }
-  for (const cr of journal.changeRequests) {
-    const issue = cr.issueNumber;
-    if ((cr.status === "pending" || cr.status === "approved") && issue !== void 0) {
-      const i = await port.getIssue(issue);
-      if (i.state === "closed" && await crCloseCounts(port, issue, runId, cr.id, i.closedBy))
-        inputs.push({ kind: "cr.closed", crId: cr.id });
-    }
-  }
-  inputs.push({ kind: "tick" });
-  return inputs;
-}
-
-// src/app/sweep.ts
-var Sweeper = class {
-  #ctx;
-  #timer;
-  #sweeping = false;
-  constructor(ctx) {
-    this.#ctx = ctx;
-  }
-  /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
-  async tick() {
-    const ctx = this.#ctx;
-    await discoverRepositories(ctx).catch(
-      (e) => ctx.probot?.log.warn(
-        { err: e.message },
-        "could not list the installations' repositories; sweeping the repositories known"
-      )
-    );
-    for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
-  }
-  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
-  async tickRepository(owner, repo) {
-    const ctx = this.#ctx;
-    const installationId = await repositoryInstallationId(ctx.probot, owner, repo);
-    const rt = await ctx.runtimeFor(owner, repo, installationId, ctx.log);
-    rt.runsLoaded = false;
-    await this.#tickRuntime(rt);
-  }
-  async #tickRuntime(rt) {
-    const ctx = this.#ctx;
-    rt.runsLoaded = false;
-    for (const [runId, r] of await ctx.knownRuns(rt)) {
-      if (r.status !== "running") continue;
-      const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
-      await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
-    }
-    await rt.engine.idle();
-    await rt.engine.persistDirty();
-  }
-  /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
-  start(app, everyMs) {
-    const sweep = () => {
-      if (this.#sweeping) return;
-      this.#sweeping = true;
-      void this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
-    };
-    this.#timer = setInterval(sweep, everyMs);
-    this.#timer.unref();
-    setImmediate(sweep);
-  }
-  stop() {
-    if (this.#timer) clearInterval(this.#timer);
-  }
-};
 
 // src/app/app.ts
 function createForgeApp(options2) {

@@ -8,7 +8,7 @@
  * installed (`discovery.ts`).
  */
 import type { Probot } from "probot";
-import { closePaces, pacesParked } from "../github/app-client.js";
+import { closePaces, waitsForClock } from "../github/app-client.js";
 import { AppContext } from "./context.js";
 import { registerHandlers } from "./handlers/index.js";
 import type { RepoRuntime } from "./runtime.js";
@@ -29,8 +29,8 @@ export interface ForgeApp {
   idle(): Promise<void>;
   /**
    * Whether work goes on that does not wait for the clock: a webhook handled, effects carried out —
-   * unless every request of theirs waits for its pace's window. A test clock skips ahead only when
-   * the App is not busy (test/helpers/clock.ts).
+   * unless none of it is at GitHub and some waits for the clock (its pace's window or hold, a rate
+   * limit's wait). A test clock skips ahead only when the App is not busy (test/helpers/clock.ts).
    */
   busy(): boolean;
   stop(): void;
@@ -54,8 +54,10 @@ export function createForgeApp(options: SealedAppOptions): ForgeApp {
     if (ctx.probot) closePaces(ctx.probot);
   };
   forgeApp.busy = () => {
-    const working = ctx.inFlight.size > 0 || [...ctx.runtimes.values()].some((rt) => rt.engine.busy);
-    return working && !(ctx.probot && pacesParked(ctx.probot));
+    const engines = [...ctx.runtimes.values()].map((rt) => rt.engine);
+    const working = ctx.inFlight.size > 0 || engines.some((e) => e.busy);
+    const asleep = engines.reduce((n, e) => n + e.asleep, 0);
+    return working && !(ctx.probot && waitsForClock(ctx.probot, asleep));
   };
   forgeApp.idle = async () => {
     // Webhooks being handled, and the effects they started (whose outcomes may start more).

@@ -41,17 +41,7 @@ export class Sweeper {
   }
 
   async #tickRuntime(rt: RepoRuntime): Promise<void> {
-    const ctx = this.#ctx;
-    // Runs started by another replica (or while this process was down) are found on every pass.
-    rt.runsLoaded = false;
-    for (const [runId, r] of await ctx.knownRuns(rt)) {
-      if (r.status !== "running") continue;
-      const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
-      await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
-    }
-    // The effects the pass started, and their outcomes, before what they learned is written.
-    await rt.engine.idle();
-    await rt.engine.persistDirty();
+    await reconcileRepository(this.#ctx, rt);
   }
 
   /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
@@ -77,4 +67,18 @@ export class Sweeper {
     this.#ctx.clock.clear(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** Compares every running run of a repository with GitHub and ticks it: a sweep's pass, and an installation unsuspended. */
+export async function reconcileRepository(ctx: AppContext, rt: RepoRuntime): Promise<void> {
+  // Runs started by another replica (or while this process was down) are found on every pass.
+  rt.runsLoaded = false;
+  for (const [runId, r] of await ctx.knownRuns(rt)) {
+    if (r.status !== "running") continue;
+    const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
+    await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+  }
+  // The effects the pass started, and their outcomes, before what they learned is written.
+  await rt.engine.idle();
+  await rt.engine.persistDirty();
 }

@@ -9,6 +9,7 @@ import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
+import { rateLimitWaitMs } from "./octokit-rest.js";
 import type { GitHubPort } from "./port.js";
 
 /** What the App's calls need of Probot: an Octokit as the App (no id) or as an installation. */
@@ -28,6 +29,8 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    // A suspended installation's tokens are refused ("This installation has been suspended"): it holds nothing to serve.
+    if ((installation as { suspended_at?: string | null }).suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
@@ -49,13 +52,17 @@ export function closePaces(app: AppAuth): void {
   pacers.delete(app);
 }
 
+/** Requests of each App's installations at GitHub now (sent, their answer not yet back). */
+const atGitHub = new WeakMap<AppAuth, { n: number }>();
+
 /**
- * Whether the App's paced requests all wait for the clock: some wait for a window of their pace to
- * open and none is under way at GitHub (a test clock may skip ahead then).
+ * Whether the App's work waits for the clock: something waits — requests for their pace's window or
+ * hold, or `asleep` turns of the engine for a rate limit — and no request of the App is at GitHub
+ * (a test clock may skip ahead then).
  */
-export function pacesParked(app: AppAuth): boolean {
-  const all = [...(pacers.get(app)?.values() ?? [])];
-  return all.some((p) => p.parked) && all.every((p) => p.inFlight === 0);
+export function waitsForClock(app: AppAuth, asleep: number): boolean {
+  const waiting = asleep + [...(pacers.get(app)?.values() ?? [])].reduce((n, p) => n + p.waiting, 0);
+  return waiting > 0 && (atGitHub.get(app)?.n ?? 0) === 0;
 }
 
 /**
@@ -111,13 +118,26 @@ export async function installationPort(
 ): Promise<GitHubPort> {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
-  if (pace) {
-    const pacer = pacerOf(app, installationId, pace, clock);
-    octokit.hook.wrap("request", (request, o) => {
-      const { method, path } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));
-    });
-  }
+  const pacer = pace ? pacerOf(app, installationId, pace, clock) : undefined;
+  const sent = atGitHub.get(app) ?? atGitHub.set(app, { n: 0 }).get(app)!;
+  octokit.hook.wrap("request", (request, o) => {
+    const send = async () => {
+      sent.n++;
+      try {
+        return await request(o);
+      } catch (e) {
+        // GitHub said no for the whole installation: every request of it waits, not only this one.
+        const wait = rateLimitWaitMs(e, clock.now());
+        if (wait !== undefined) pacer?.holdUntil(clock.now() + wait);
+        throw e;
+      } finally {
+        sent.n--;
+      }
+    };
+    if (!pacer) return send();
+    const { method, path } = pathOf(octokit, o);
+    return pacer.run(isContentCreating(`${method} ${path}`), send);
+  });
   return new OctokitPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : undefined;

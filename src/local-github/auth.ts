@@ -73,6 +73,9 @@ export function newToken(prefix: "ghs" | "ghp" | "gho"): string {
   return `${prefix}_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
 }
 
+/** GitHub's answer to a suspended installation's tokens, and to a new token for it. */
+export const SUSPENDED = "This installation has been suspended";
+
 export type Credential = { kind: "none" } | { kind: "jwt"; app: App } | { kind: "token"; token: Token };
 
 /** Reads `Authorization: token X`, `Bearer X` (JWT or token) or `Basic base64(user:X)`. */
@@ -93,6 +96,8 @@ export function authenticate(state: SimState, header: string | undefined): Crede
   if (!token) throw new HttpError(401, "Bad credentials");
   // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
   if (token.expiresAt <= Date.now()) throw new HttpError(401, "Bad credentials");
+  if (token.kind === "installation" && state.installations.get(token.installationId!)?.suspended)
+    throw new HttpError(403, SUSPENDED, "https://docs.github.com/apps/maintaining-github-apps/suspending-a-github-app-installation");
   return { kind: "token", token };
 }
 

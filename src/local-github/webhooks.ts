@@ -85,6 +85,8 @@ export class WebhookBus {
         if (opts.installation) inst = opts.installation.appId === app.id ? opts.installation : undefined;
         else if (opts.repo) inst = this.state.installationsFor(opts.repo).find((i) => i.appId === app.id);
         if (!inst) continue;
+        // A suspended installation hears nothing but its own installation events.
+        if (inst.suspended && !event.startsWith("installation")) continue;
         // Installation events are always sent to the App; others only when subscribed.
         if (!event.startsWith("installation") && !inst.events.includes(event)) continue;
         targets.push({ hook, installation: inst });

@@ -139,4 +139,30 @@ describe("closing the App", () => {
     await expect(port.branchHead("later")).rejects.toThrow(new PaceClosedError().message);
     expect(sent).toHaveLength(1);
   });
+
+  it("a rate-limit answer holds every request of the installation until GitHub's time, reads and writes, then they go in order", async () => {
+    const clock = new TestClock(2_000_000);
+    const pacer = new Pacer(GITHUB_PACE, clock);
+    const at: Array<[string, number]> = [];
+    await pacer.run(true, async () => void at.push(["first", clock.now()]));
+    pacer.holdUntil(clock.now() + 30_000);
+    expect(pacer.heldUntil).toBe(2_030_000);
+    const later = [
+      pacer.run(false, async () => void at.push(["read", clock.now()])),
+      pacer.run(true, async () => void at.push(["write", clock.now()])),
+    ];
+    await clock.advance(29_999);
+    expect(at.map(([n]) => n)).toEqual(["first"]);
+    // An earlier hold does not shorten a later one.
+    pacer.holdUntil(2_010_000);
+    await clock.advance(1);
+    await Promise.all(later);
+    expect(at).toEqual([
+      ["first", 2_000_000],
+      ["read", 2_030_000],
+      ["write", 2_030_000],
+    ]);
+    expect(pacer.stats.holds).toBe(1);
+    expect(pacer.heldUntil).toBe(0);
+  });
 });

@@ -25,6 +25,7 @@ import type { Effect } from "../../core/effects.js";
 import type { LeafInput } from "../../core/inputs.js";
 import type { ForgeConfig } from "../../core/schemas/config.js";
 import type { ForgeEvent } from "../../core/schemas/events.js";
+import { rateLimitWaitMs } from "../../github/octokit-rest.js";
 import { ConflictError, type GitHubPort } from "../../github/port.js";
 import { effectDue } from "../effects/index.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "../leases.js";
@@ -71,7 +72,7 @@ export class Engine {
   readonly replicaId: string;
   readonly #leaseMs: number;
   /** Effect leases taken over from other processes and lost compare-and-swap writes (replica figures). */
-  readonly stats = { takenOver: 0, casLost: 0 };
+  readonly stats = { takenOver: 0, casLost: 0, rateLimited: 0 };
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
@@ -217,6 +218,14 @@ export class Engine {
     return { decisions: [], rejections: [] };
   }
 
+  /** Turns waiting out a rate limit on the clock (`asleep`). */
+  #asleep = 0;
+
+  /** Turns that wait out a rate limit GitHub answered: they go on only once the clock moves. */
+  get asleep(): number {
+    return this.#asleep;
+  }
+
   /** Whether effects are being carried out (or their outcomes wait for their turn). */
   get busy(): boolean {
     return this.#work.size > 0;
@@ -279,6 +288,20 @@ export class Engine {
       } catch (e) {
         if (await this.#restorer.restoreMissing(runId, e)) continue;
         this.#prefetches.drop(runId, d.effects);
+        // GitHub refused the journal write for a rate limit (nothing was written): the input is not
+        // dropped — decided again and written once the wait is over (the installation's pace holds
+        // its requests until then; the sleep covers an App without it, at most a minute a try).
+        const wait = rateLimitWaitMs(e, this.#clock.now());
+        if (wait !== undefined && !this.#stopped) {
+          this.stats.rateLimited++;
+          this.#log.warn(
+            { runId, attempt, waitMs: wait },
+            "journal write refused by a GitHub rate limit: writing again once the wait is over",
+          );
+          this.#asleep++;
+          await this.#clock.sleep(Math.min(wait, 60_000)).finally(() => this.#asleep--);
+          continue;
+        }
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");

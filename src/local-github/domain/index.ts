@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { realClock, type Clock } from "../../core/clock.js";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
+import { RateLimits } from "../rate-limits.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
 import { Model } from "../resources/index.js";
@@ -42,6 +43,8 @@ export class SimCore {
   readonly faults = new Faults();
   /** What the local GitHub's delays and timers run on (src/core/clock.ts): real time unless a test gives its own. */
   readonly clock: Clock;
+  /** GitHub's rate limits per installation (../rate-limits.ts): counted always, enforced when set. */
+  readonly rateLimits: RateLimits;
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
   readonly latency: Latency;
   readonly violations: Violation[] = [];
@@ -55,6 +58,7 @@ export class SimCore {
   constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number; clock?: Clock } = {}) {
     this.clock = opts.clock ?? realClock;
     this.latency = new Latency(undefined, this.clock);
+    this.rateLimits = new RateLimits(this.clock);
     this.root = mkdtempSync(join(tmpdir(), "forge-sim-"));
     this.model = new Model(this.state, () => this.baseUrl);
     this.bus = new WebhookBus(
@@ -141,6 +145,10 @@ export class SimCore {
 
   install(appId: number, account: string, repositories: "all" | string[]): Installation {
     return apps.install(this, appId, account, repositories);
+  }
+
+  suspendInstallation(installationId: number, suspended: boolean, by?: string): void {
+    apps.setSuspended(this, installationId, suspended, by);
   }
 
   uninstall(installationId: number, by?: string): void {

@@ -8,7 +8,8 @@ import path from "node:path";
 import type { DispatchedRun, DispatchHandler } from "../workflows/index.js";
 import { describeJob, RunnerLostError, type Annotation, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
 import { createRunnerPool, type QueuedJob, type RunnerPool } from "./pool.js";
-import { parseWorkflow, type StepSpec } from "./workflow.js";
+import { sourceOf } from "./expressions.js";
+import { readWorkflow, type StepSpec } from "./workflow.js";
 
 export interface SimExecutorOptions {
   /** Runners available at once (default 4). Ignored when `pool` is given. */
@@ -54,7 +55,7 @@ export interface SimExecutor {
 /** The step names GitHub shows before a job runs (no expressions evaluated). */
 function staticStepName(step: StepSpec): string {
   if (typeof step.name === "string") return step.name;
-  if (step.run !== undefined) return `Run ${step.run.split("\n")[0]!.trim()}`;
+  if (step.run !== undefined) return `Run ${sourceOf(step.run).split("\n")[0]!.trim()}`;
   return `Run ${step.uses ?? ""}`;
 }
 
@@ -173,7 +174,8 @@ async function runOne(
 ): Promise<void> {
   const fullName = `${d.repo.owner.login}/${d.repo.name}`;
   // Job-level concurrency: wait for the group, or give way to a newer job.
-  const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.job;
+  const concurrency = (await describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) })).concurrency
+    .job;
   const abort = new AbortController();
   const onRunAbort = () => abort.abort();
   if (runSignal.aborted) abort.abort();
@@ -273,12 +275,12 @@ async function runAdmitted(
 
 /** A dispatched run: its workflow-level concurrency group, then every job side by side. */
 async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void> {
-  const wf = parseWorkflow(d.yaml);
+  const wf = await readWorkflow(d.yaml, d.run.path);
   const fullName = `${d.repo.owner.login}/${d.repo.name}`;
   const jobs = Object.entries(wf.jobs).map(([jobId, job]) => ({
     jobId,
     job,
-    jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
+    jobName: typeof job.name === "string" ? job.name : jobId,
   }));
 
   // Workflow-level concurrency: the whole run waits for its group, or is replaced while waiting.
@@ -286,7 +288,7 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
   const onRunAbort = () => abort.abort();
   if (d.signal.aborted) abort.abort();
   else d.signal.addEventListener("abort", onRunAbort, { once: true });
-  const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) })
+  const concurrency = (await describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) }))
     .concurrency.workflow;
   const slot: Slot = {
     cancel: (message) => {
@@ -310,7 +312,7 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
           d.completeJob(jobName, "failure");
           return Promise.resolve();
         }
-        return runOne(s, d, jobId, jobName, (job.steps ?? []).map(staticStepName), abort.signal);
+        return runOne(s, d, jobId, jobName, job.steps.map(staticStepName), abort.signal);
       }),
     );
   } finally {

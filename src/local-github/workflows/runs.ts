@@ -7,6 +7,7 @@ import { HttpError, newToken } from "../auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
+import type { WorkflowError } from "../runner/workflow.js";
 import { now, queuedCheckRun, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
 import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispatched-run.js";
 
@@ -52,7 +53,7 @@ export class WorkflowRuns {
       id: this.core.state.id(),
       repoId: repo.id,
       workflowId: wf.id,
-      name: (doc.name as string | undefined) ?? wf.path,
+      name: typeof doc.name === "string" ? doc.name : wf.path,
       path: wf.path,
       runNumber,
       runAttempt: 1,
@@ -77,10 +78,9 @@ export class WorkflowRuns {
       jobs: [],
       cancelRequested: false,
     };
-    for (const [jobKey, jobDef] of Object.entries(
-      (doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>,
-    )) {
-      const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
+    for (const [jobKey, jobDef] of Object.entries((doc.jobs ?? {}) as Record<string, { name?: unknown }>)) {
+      // A name with `${{ }}` is an expression (not a string) here: the job is named by its key until it runs.
+      const jobName = typeof jobDef?.name === "string" ? jobDef.name : jobKey;
       const checkRun = this.newJobCheckRun(repo, suite.id, spec.headSha, jobName);
       run.jobs.push({
         id: checkRun,
@@ -146,6 +146,35 @@ export class WorkflowRuns {
         dispatched.complete();
       });
     }
+  }
+
+  /**
+   * A run of a workflow file GitHub refuses: no jobs, completed `failure` at once, with GitHub's
+   * annotation "Invalid workflow file" on `<path>#L<line>` saying "The workflow is not valid. <the
+   * parser's messages>" (as a run's page shows it; the REST API lists no jobs and no check runs).
+   */
+  async failInvalid(repo: Repo, run: WorkflowRun, error: WorkflowError): Promise<void> {
+    await this.emitRun(repo, run, "requested");
+    run.annotations = [
+      {
+        path: run.path,
+        startLine: error.line,
+        endLine: error.line,
+        level: "failure",
+        message: error.message,
+        title: "Invalid workflow file",
+      },
+    ];
+    run.status = "completed";
+    run.conclusion = "failure";
+    run.updatedAt = now();
+    const suite = this.core.state.suites.get(run.checkSuiteId);
+    if (suite) {
+      suite.status = "completed";
+      suite.conclusion = "failure";
+      suite.updatedAt = run.updatedAt;
+    }
+    await this.emitRun(repo, run, "completed");
   }
 
   /**
