@@ -3,6 +3,7 @@
  * GitHub and ticked, on a timer in a long-lived server and on demand (`forge tick`).
  */
 import type { Probot } from "probot";
+import type { TimerHandle } from "../core/clock.js";
 import { repositoryInstallationId } from "../github/app-client.js";
 import type { AppContext } from "./context.js";
 import { discoverRepositories } from "./discovery.js";
@@ -11,7 +12,7 @@ import type { RepoRuntime } from "./runtime.js";
 
 export class Sweeper {
   readonly #ctx: AppContext;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #sweeping = false;
 
   constructor(ctx: AppContext) {
@@ -50,17 +51,21 @@ export class Sweeper {
     const sweep = () => {
       if (this.#sweeping) return;
       this.#sweeping = true;
-      void this.tick()
+      const work = this.tick()
         .catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed"))
         .finally(() => (this.#sweeping = false));
+      // Counted with the webhooks handled in the background: `idle` waits for it too.
+      this.#ctx.inFlight.add(work);
+      void work.finally(() => this.#ctx.inFlight.delete(work));
     };
-    this.#timer = setInterval(sweep, everyMs);
+    this.#timer = this.#ctx.clock.setInterval(sweep, everyMs);
     this.#timer.unref();
     setImmediate(sweep);
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#ctx.clock.clear(this.#timer);
+    this.#timer = undefined;
   }
 }
 

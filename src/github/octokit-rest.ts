@@ -30,7 +30,7 @@ export function statusOf(e: unknown): number | undefined {
  * request until after the time, in UTC epoch seconds, specified by the x-ratelimit-reset header.
  * Otherwise, wait for at least one minute before retrying." Undefined for any other answer.
  */
-export function rateLimitWaitMs(e: unknown, now = Date.now()): number | undefined {
+export function rateLimitWaitMs(e: unknown, now: number): number | undefined {
   const err = (e instanceof GitHubError && e.cause ? e.cause : e) as RequestErrorLike & {
     response?: { headers?: Record<string, string | number | undefined> };
   };

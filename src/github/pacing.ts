@@ -11,6 +11,8 @@
  * refused request is not repeated here — the effect that made it stays in the outbox and is tried
  * again after the hold, as a replay that looks at GitHub before acting.
  */
+import { realClock, type Clock, type TimerHandle } from "../core/clock.js";
+
 export interface PaceLimits {
   /** Requests in flight at once (default 100). */
   concurrent: number;
@@ -31,7 +33,7 @@ export class Pacer {
   #closed = false;
   /** Start times of the content-creating requests of the last hour, oldest first. */
   readonly #created: number[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   /** No request starts before this time (GitHub answered a rate limit). */
   #heldUntil = 0;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
@@ -39,8 +41,12 @@ export class Pacer {
 
   constructor(
     readonly limits: PaceLimits = GITHUB_PACE,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
   ) {}
+
+  private now(): number {
+    return this.clock.now();
+  }
 
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run<T>(creating: boolean, request: () => Promise<T>): Promise<T> {
@@ -68,7 +74,7 @@ export class Pacer {
     this.#heldUntil = at;
     this.stats.holds++;
     // A timer set for an earlier window would start the queue too soon; set it again.
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = undefined;
     this.#pump();
   }
@@ -85,9 +91,14 @@ export class Pacer {
    */
   close(): void {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = undefined;
     for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
+  }
+
+  /** Requests waiting for their turn (for a window to open, or for a hold to end). */
+  get waiting(): number {
+    return this.#waiting.length;
   }
 
   /** When a content-creating request may start (now or later), by the minute and hour windows. */
@@ -122,7 +133,7 @@ export class Pacer {
     }
     const head = this.#waiting[0];
     if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
-    this.#timer = setTimeout(
+    this.#timer = this.clock.setTimeout(
       () => {
         this.#timer = undefined;
         this.#pump();

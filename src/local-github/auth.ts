@@ -24,6 +24,7 @@ function b64urlJson(part: string): Record<string, unknown> {
  * `iat` not in the future (they advise back-dating 60 s for drift) and `exp` at most 10 minutes
  * after `iat` — "Generating a JSON Web Token (JWT) for a GitHub App", docs.github.com.
  */
+// eslint-disable-next-line no-restricted-properties -- a JWT is made on the real clock (Octokit's auth)
 export function verifyAppJwt(state: SimState, jwt: string, nowSec = Math.floor(Date.now() / 1000)): App {
   const doc = "https://docs.github.com/rest";
   const parts = jwt.split(".");
@@ -93,6 +94,7 @@ export function authenticate(state: SimState, header: string | undefined): Crede
   if (secret.split(".").length === 3 && scheme === "bearer") return { kind: "jwt", app: verifyAppJwt(state, secret) };
   const token = state.tokens.get(secret);
   if (!token) throw new HttpError(401, "Bad credentials");
+  // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
   if (token.expiresAt <= Date.now()) throw new HttpError(401, "Bad credentials");
   if (token.kind === "installation" && state.installations.get(token.installationId!)?.suspended)
     throw new HttpError(403, SUSPENDED, "https://docs.github.com/apps/maintaining-github-apps/suspending-a-github-app-installation");

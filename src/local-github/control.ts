@@ -254,7 +254,7 @@ export class Control {
 
   /** Makes the App's webhook endpoint unreachable for `ms` milliseconds. */
   appUnreachableFor(ms: number): void {
-    this.core.faults.set({ appUnreachableUntil: Date.now() + ms });
+    this.core.faults.set({ appUnreachableUntil: this.core.clock.now() + ms });
   }
 
   logsOfRun(id: number): Buffer | undefined {

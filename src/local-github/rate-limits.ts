@@ -12,6 +12,7 @@
 // Counted always (the `x-ratelimit-*` headers); refused only when enabled (`SimOptions.rateLimits`,
 // `PUT /_sim/rate-limits`): off by default, so suites that seed and act as many people at once keep
 // their figures, and a test or the chaos suite sets GitHub's numbers or tighter ones.
+import { realClock, type Clock } from "../core/clock.js";
 import type { App, Token } from "./state.js";
 
 export interface RateLimitConfig {
@@ -85,7 +86,8 @@ export class RateLimits {
   /** Requests refused so far, by budget (`installation:<id>`, `user:<id>`, `workflow:<repo id>`, `anonymous`) and limit. */
   readonly refused: Array<{ key: string; limit: "primary" | "secondary"; at: number; operationId: string }> = [];
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** Windows run on the local GitHub's clock (a test clock skips a window instead of waiting it out). */
+  constructor(private readonly clock: Pick<Clock, "now"> = realClock) {}
 
   set(partial: Partial<RateLimitConfig>): RateLimitConfig {
     this.config = { ...this.config, ...partial };
@@ -141,7 +143,7 @@ export class RateLimits {
    * counts it) but creates nothing.
    */
   take(who: Token | App | undefined, repoId: number | undefined, operationId: string, creating: boolean, requestId: string): RateAnswer {
-    const now = this.now();
+    const now = this.clock.now();
     const { key, kind } = RateLimits.key(who, repoId);
     const token = who && "token" in who ? who : undefined;
     const b = this.#bucket(key, kind, now);

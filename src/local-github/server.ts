@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Clock } from "../core/clock.js";
 import { authenticate, authorize, HttpError } from "./auth.js";
 import { Control, handleControl } from "./control.js";
 import { SimCore } from "./domain/index.js";
@@ -46,6 +47,12 @@ export interface SimOptions {
   latency?: LatencyProfileName | LatencySettings;
   /** log each request to stderr */
   verbose?: boolean;
+  /**
+   * What the local GitHub's timers run on — webhook and latency delays, runner queue time, the
+   * release of webhooks held for reordering, an unreachable App's outage (src/core/clock.ts). Real
+   * time by default; a test gives the clock it gives the App, and moves it.
+   */
+  clock?: Clock;
 }
 
 export interface Sim {
@@ -67,6 +74,12 @@ export interface Sim {
   onEvent(fn: (e: EmittedEvent) => void): () => void;
   /** resolves when every queued webhook delivery has settled */
   idle(): Promise<void>;
+  /**
+   * Whether nothing goes on until the clock moves: no request is being served but those waiting out
+   * a latency delay, no webhook is being sent, no event is being turned into workflow runs. A test
+   * clock may skip ahead then (test/helpers/clock.ts).
+   */
+  quiet(): boolean;
   close(): Promise<void>;
 }
 
@@ -324,7 +337,7 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
 
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
-  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
+  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs, ...(options.clock ? { clock: options.clock } : {}) });
   if (options.faults) core.faults.set(options.faults);
   if (options.rateLimits) core.rateLimits.set(options.rateLimits);
   if (options.latency) core.latency.set(options.latency);
@@ -334,7 +347,11 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const restService: RestService = { core, handlers, strict, verbose: !!options.verbose };
   const rest = (req: IncomingMessage, res: ServerResponse, url: URL) => serveRest(restService, req, res, url);
 
+  // Requests being served, for `quiet`.
+  let serving = 0;
   const server: Server = createServer((req, res) => {
+    serving++;
+    res.once("close", () => serving--);
     const url = new URL(req.url ?? "/", core.baseUrl);
     const p = url.pathname;
     const work =
@@ -390,6 +407,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
       } while (workflows.busy());
       await core.bus.idle();
     },
+    quiet: () => serving <= core.latency.asleep && !core.bus.busy && !workflows.busy(),
     async close() {
       await core.bus.idle().catch(() => undefined);
       await workflows.idle();

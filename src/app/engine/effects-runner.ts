@@ -202,7 +202,7 @@ export class EffectRunner {
       this.#fresh.delete(`${runId}:${effect.key}`);
       // A rate limit: tried again once GitHub's wait is over (the installation's pace holds its
       // requests until then), not only at the next webhook.
-      const wait = rateLimitWaitMs(e);
+      const wait = rateLimitWaitMs(e, this.#host.now());
       this.#host.log.warn(
         { runId, effect: effect.key, err: (e as Error).message, ...(wait !== undefined ? { rateLimitedForMs: wait } : {}) },
         wait !== undefined

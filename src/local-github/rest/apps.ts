@@ -83,8 +83,8 @@ export const appHandlers: Record<string, Handler> = {
       repositories: ctx.page(repos).map((r) => core.model.repo(r)),
     });
   },
-  "rate-limit/get": async () => {
-    const reset = Math.floor(Date.now() / 1000) + 3600;
+  "rate-limit/get": async ({ core: sim }) => {
+    const reset = Math.floor(sim.clock.now() / 1000) + 3600;
     const core = { limit: 5000, used: 0, remaining: 5000, reset };
     return ok({ resources: { core, search: { ...core, limit: 30, remaining: 30 } }, rate: core });
   },

@@ -269,6 +269,7 @@ export class JobRun {
     };
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
+    // eslint-disable-next-line no-restricted-globals -- a job's timeout bounds its real processes
     const jobTimer = setTimeout(() => {
       this.jobTimedOut = true;
       onCancel();

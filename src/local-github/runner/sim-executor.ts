@@ -1,6 +1,7 @@
 // The glue between the local GitHub's runs (`sim.onWorkflowDispatch`: dispatched, and started by
 // push or pull_request) and the job executor: every job of a run goes through a runner pool, with a token minted for
 // that job, its steps and logs reported back to the run, and cancellation wired to the run's signal.
+import { realClock, type Clock } from "../../core/clock.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -31,6 +32,8 @@ export interface SimExecutorOptions {
   localActions?: RunJobOptions["localActions"];
   /** After a runner is killed, how long GitHub takes to fail the job (default 0 ms here; minutes on GitHub). */
   lostRunnerDelayMs?: number;
+  /** What that delay is waited on (src/core/clock.ts; real time by default). The steps' own timeouts bound real processes: real time. */
+  clock?: Clock;
 }
 
 export interface ActiveJob {
@@ -256,7 +259,7 @@ async function runAdmitted(
   } catch (err) {
     if (!(err instanceof RunnerLostError)) throw err;
     // GitHub notices a vanished runner only after a while, then fails the job.
-    await new Promise((r) => setTimeout(r, options.lostRunnerDelayMs ?? 0));
+    await (options.clock ?? realClock).sleep(options.lostRunnerDelayMs ?? 0);
     ensureStarted();
     d.log(
       jobName,

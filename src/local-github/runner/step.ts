@@ -273,6 +273,7 @@ export class StepRun {
     // a step has its own timeout-minutes, and steps run after a cancel are capped by cancelTimeoutMs.
     this.timeoutMinutes = evaluateTemplate(spec["timeout-minutes"], job.exprCtx(allCtxEnv));
     const stepTimeout = minutesToMs(this.timeoutMinutes, "timeout-minutes");
+    // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
     const stepDeadline = Date.now() + Math.min(stepTimeout ?? Infinity, this.runsAfterCancel ? job.cancelTimeoutMs : Infinity);
     // After a cancellation, steps that still run (always()) are not stopped by it again.
     const stepSignal = this.runsAfterCancel ? undefined : job.jobAbort.signal;
@@ -305,6 +306,7 @@ export class StepRun {
         this.onLine(l);
       },
       // A step that runs several commands (checkout) shares one deadline among them.
+      // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
       timeoutMs: Math.max(0, deadline - Date.now()),
       ...(signal ? { signal } : {}),
       killGraceMs: this.job.killGraceMs,

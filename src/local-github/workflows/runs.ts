@@ -1,6 +1,7 @@
 // Workflow runs and their jobs: a run created queued with a check suite (and a check run per job),
 // handed to the executor (the registered one, the noop one, or none), cancelled; the
 // workflow_run / workflow_job webhooks its changes send; the GITHUB_TOKENs minted for it.
+import type { TimerHandle } from "../../core/clock.js";
 import { disallowedActionsError } from "../actions-permissions.js";
 import { HttpError, newToken } from "../auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "../domain/index.js";
@@ -31,7 +32,7 @@ export class WorkflowRuns {
   private handler: DispatchHandler | undefined;
   aborts = new Map<number, AbortController>();
   /** Runs waiting out the runner queue time of the latency profile. */
-  private queued = new Set<NodeJS.Timeout>();
+  private queued = new Set<TimerHandle>();
 
   constructor(
     readonly core: SimCore,
@@ -187,7 +188,7 @@ export class WorkflowRuns {
       setImmediate(start);
       return;
     }
-    const timer = setTimeout(() => {
+    const timer = this.core.clock.setTimeout(() => {
       this.queued.delete(timer);
       if (!run.cancelRequested) return start();
       for (const j of run.jobs) dispatched.completeJob(j.name, "cancelled");
@@ -198,7 +199,7 @@ export class WorkflowRuns {
 
   /** Jobs waiting for a runner (latency profile) never start once the local GitHub is closing. */
   stop(): void {
-    for (const t of this.queued) clearTimeout(t);
+    for (const t of this.queued) this.core.clock.clear(t);
     this.queued.clear();
   }
 
@@ -257,6 +258,7 @@ export class WorkflowRuns {
       repoIds: [repo.id],
       permissions: perms,
       // GITHUB_TOKEN expires when the job finishes or after 24 h at most.
+      // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
       expiresAt: Date.now() + 24 * 3600_000,
       workflowRunId: run.id,
     });
