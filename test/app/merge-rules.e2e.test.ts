@@ -107,15 +107,18 @@ describe("merging under the integration branch's rules", () => {
         (await h!.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr })).data
           .map((c) => c.body ?? "")
           .filter((b) => b.includes("Forge cannot merge"));
-      expect((await eventually(comments, (c) => c.length > 0)).join("\n")).toContain("required approvals on `forge/");
+      expect((await h.whileWaiting(eventually(comments, (c) => c.length > 0))).join("\n")).toContain("required approvals on `forge/");
       await h.app.forge.tick();
       await settle(h);
       expect(await comments()).toHaveLength(1);
       // The tracker shows it.
       const { data: trackers } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, state: "all", labels: LABELS.tracker });
-      const tracker = await eventually(
-        async () => (await h!.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: trackers[0]!.number })).data.body ?? "",
-        (b) => b.includes("GitHub refuses the merge"),
+      // Redrawn after its debounce: the test clock skips ahead to it while the App is quiet.
+      const tracker = await h.whileWaiting(
+        eventually(
+          async () => (await h!.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: trackers[0]!.number })).data.body ?? "",
+          (b) => b.includes("GitHub refuses the merge"),
+        ),
       );
       expect(tracker).toContain("waiting for a person: GitHub refuses the merge: required approvals on `forge/");
       // A writer approves the head: the merge goes through and the run completes.
