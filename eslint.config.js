@@ -81,6 +81,29 @@ for (const part of ["src/core", "src/app", "src/github", "src/agent", "action/sr
   ];
 }
 
+/**
+ * The App, the GitHub adapter and the local GitHub read the time and set their timers through the
+ * clock port (src/core/clock.ts), so that tests can move time instead of waiting for it. A timer
+ * that bounds real I/O (a socket's drain, a child process's kill grace) or a time that real-clock
+ * clients read (a token's expiry, a JWT) is allowed where it stands, by a disable comment saying
+ * why. The demo and the fake agents (src/demo, src/fake-agents) run in real time, as people and
+ * agents do, and are not in this rule.
+ */
+const CLOCK_MESSAGE =
+  "Use the Clock (src/core/clock.ts) for the time and timers, so tests can move time; a timer bounding real I/O says why in a disable comment.";
+const CLOCK_RULES = {
+  "no-restricted-globals": ["error", ...["setTimeout", "setInterval"].map((name) => ({ name, message: CLOCK_MESSAGE }))],
+  "no-restricted-properties": [
+    "error",
+    { object: "Date", property: "now", message: CLOCK_MESSAGE },
+    ...["setTimeout", "setInterval"].map((property) => ({ object: "globalThis", property, message: CLOCK_MESSAGE })),
+  ],
+  "no-restricted-syntax": [
+    "error",
+    { selector: "ImportDeclaration[source.value=/^(node:)?timers(\\/promises)?$/]", message: CLOCK_MESSAGE },
+  ],
+};
+
 /** The restricted imports of one part: the arrows, Octokit (but in the adapters) and gray-matter (but in the one reader). */
 function restrictions(part, { octokit = true, grayMatter = true } = {}) {
   const paths = [...(grayMatter ? [GRAY_MATTER] : []), ...(octokit ? OCTOKIT_PATHS : [])];
@@ -159,4 +182,8 @@ export default tseslint.config(
   { files: ["action/src/**/*.ts"], ignores: ["action/src/github.ts"], rules: restrictions("action/src") },
   { files: ["action/src/github.ts"], rules: restrictions("action/src", { octokit: false }) },
   ...HOUSE,
+  {
+    files: ["src/app/**/*.ts", "src/github/**/*.ts", "src/local-github/**/*.ts"],
+    rules: CLOCK_RULES,
+  },
 );

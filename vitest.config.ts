@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { workflowParserInVite, workflowParserWithoutSourceMaps } from "./test/helpers/workflow-parser-in-vite.js";
 import { LANES } from "./test/lanes.js";
 
 /**
@@ -8,11 +9,14 @@ import { LANES } from "./test/lanes.js";
  * "Test lanes". `npm test` runs unit and in-process; `npm run test:all` every lane.
  */
 export default defineConfig({
+  plugins: [workflowParserWithoutSourceMaps],
   test: {
     testTimeout: 30_000,
     // Hooks start servers and build repositories; on two shared cores under load that can pass 10 s.
     hookTimeout: 60_000,
     pool: "forks",
+    // GitHub's workflow parser is read by Vite, not by Node (test/helpers/workflow-parser-in-vite.ts).
+    ...workflowParserInVite,
     projects: [
       {
         extends: true,

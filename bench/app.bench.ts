@@ -26,6 +26,7 @@ import { dagFiles, generateDag } from "../test/helpers/gen-plan.js";
 import { instrumentChain, median, traceRun, type RunTrace, type TraceSettings } from "./support/run-trace.js";
 import { planFiles, type Spec } from "../test/helpers/plan-files.js";
 import type { CallStats } from "../src/app/app.js";
+import { realClock } from "../src/core/clock.js";
 import type { Dag } from "../src/core/schemas/dag.js";
 import { defaultConfig } from "../src/core/schemas/config.js";
 import { isLatencyProfileName, LATENCY_PROFILE_NAMES, type LatencyProfileName } from "../src/local-github/latency/profile.js";
@@ -63,7 +64,8 @@ const simOptions = (seed = 1) => ({ latency: { profile: LATENCY, seed } });
  * GitHub's latencies, off at the local GitHub's speed, which imposes no such limit and where the
  * bench measures the App's own work.
  */
-const PACE = LATENCY === "none" ? { pace: false as const } : {};
+// Real time: the benchmarks measure how long things take (the harness's test clock would skip the latency profile's delays).
+const PACE = { clock: realClock, ...(LATENCY === "none" ? { pace: false as const } : {}) };
 
 const json = process.argv.includes("--json");
 const N = Number(process.env.BENCH_TASKS ?? 8);

@@ -5,6 +5,7 @@
  * journals) is measured exactly. Run: `npm run bench:memory`.
  */
 import v8 from "node:v8";
+import { realClock } from "../src/core/clock.js";
 import { FULL, startHarness } from "../test/app/helpers.js";
 import { planFiles } from "../test/helpers/plan-files.js";
 
@@ -15,7 +16,7 @@ const heap = () => {
   return process.memoryUsage().heapUsed;
 };
 
-const h = await startHarness(() => ({ kind: "success" }), { config: "max_parallel_agents: 2\n" });
+const h = await startHarness(() => ({ kind: "success" }), { config: "max_parallel_agents: 2\n", clock: realClock });
 const before = heap();
 let peak = before;
 const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 20);

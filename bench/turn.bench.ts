@@ -115,7 +115,7 @@ function turn(
     pending.filter((e) => isFree(leased, e.key, me));
     pending.filter((e) => owns(leased, e.key, me));
   });
-  out.tracker = time(() => renderTracker(leased.journal, leased.events.tail, leased.facts, REPO, config));
+  out.tracker = time(() => renderTracker(leased.journal, leased.events.tail, leased.facts, REPO, 0, config));
   return out;
 }
 

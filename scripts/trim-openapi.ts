@@ -42,6 +42,8 @@ export const OPERATIONS = [
   "repos/create-repo-ruleset",
   "repos/get-repo-rulesets",
   "repos/get-repo-ruleset",
+  "repos/update-repo-ruleset",
+  "repos/delete-repo-ruleset",
   "repos/get-branch-rules",
   "repos/get-branch-protection",
   "repos/update-branch-protection",
@@ -167,6 +169,8 @@ export const WEBHOOKS = [
   "workflow-job-completed",
   "installation-created",
   "installation-deleted",
+  "installation-suspend",
+  "installation-unsuspend",
   "installation-repositories-added",
   "installation-repositories-removed",
 ];

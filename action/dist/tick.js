@@ -3399,12 +3399,12 @@ var require_levels = __commonJS({
     function genLsCache(instance) {
       const formatter = instance[formattersSym].level;
       const { labels } = instance.levels;
-      const cache2 = {};
+      const cache3 = {};
       for (const label in labels) {
         const level = formatter(labels[label], Number(label));
-        cache2[label] = JSON.stringify(level).slice(0, -1);
+        cache3[label] = JSON.stringify(level).slice(0, -1);
       }
-      instance[lsCacheSym] = cache2;
+      instance[lsCacheSym] = cache3;
       return instance;
     }
     function isStandardLevel(level, useOnlyCustomLevels) {
@@ -6609,11 +6609,11 @@ var require_cjs2 = __commonJS({
     }
     function copyDataViewStrict(dataView, state) {
       const { buffer } = dataView;
-      const { cache: cache2, Constructor } = state;
-      const bufferCopied = cache2.has(buffer);
-      const bufferClone = bufferCopied ? cache2.get(buffer) : state.copier(buffer, state);
-      if (!bufferCopied && cache2.has(dataView)) {
-        return cache2.get(dataView);
+      const { cache: cache3, Constructor } = state;
+      const bufferCopied = cache3.has(buffer);
+      const bufferClone = bufferCopied ? cache3.get(buffer) : state.copier(buffer, state);
+      if (!bufferCopied && cache3.has(dataView)) {
+        return cache3.get(dataView);
       }
       const clone = new Constructor(bufferClone, dataView.byteOffset, dataView.byteLength);
       state.cache.set(dataView, clone);
@@ -14256,9 +14256,9 @@ function getCache() {
     1e3 * 60 * 59
   );
 }
-async function get(cache2, options2) {
+async function get(cache3, options2) {
   const cacheKey = optionsToCacheKey(options2);
-  const result = await cache2.get(cacheKey);
+  const result = await cache3.get(cacheKey);
   if (!result) {
     return;
   }
@@ -14289,7 +14289,7 @@ async function get(cache2, options2) {
     repositorySelection
   };
 }
-async function set(cache2, options2, data) {
+async function set(cache3, options2, data) {
   const key = optionsToCacheKey(options2);
   const permissionsString = options2.permissions ? "" : Object.keys(data.permissions).map(
     (name) => `${name}${data.permissions[name] === "write" ? "!" : ""}`
@@ -14302,7 +14302,7 @@ async function set(cache2, options2, data) {
     permissionsString,
     data.singleFileName
   ].join("|");
-  await cache2.set(key, value);
+  await cache3.set(key, value);
 }
 function optionsToCacheKey({
   installationId,
@@ -15230,8 +15230,10 @@ var Pacer = class {
   /** Start times of the content-creating requests of the last hour, oldest first. */
   #created = [];
   #timer;
+  /** No request starts before this time (GitHub answered a rate limit). */
+  #heldUntil = 0;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
-  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+  stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0, holds: 0 };
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run(creating, request2) {
     const asked = this.now();
@@ -15251,6 +15253,19 @@ var Pacer = class {
       this.#pump();
     }
   }
+  /** GitHub answered a rate limit: no request of the installation starts before `at`. */
+  holdUntil(at) {
+    if (at <= this.#heldUntil) return;
+    this.#heldUntil = at;
+    this.stats.holds++;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = void 0;
+    this.#pump();
+  }
+  /** When the installation's requests may start again (0: not held). */
+  get heldUntil() {
+    return this.#heldUntil > this.now() ? this.#heldUntil : 0;
+  }
   /**
    * The App is closing: requests still waiting for their turn are refused, not sent later by a
    * process that is going away (their effects stay in the outbox for the next process); requests
@@ -15266,14 +15281,15 @@ var Pacer = class {
   #creatableAt() {
     const now = this.now();
     while (this.#created.length && this.#created[0] <= now - HOUR) this.#created.shift();
-    let at = now;
+    let at = Math.max(now, this.#heldUntil);
     const n2 = this.#created.length;
     if (n2 >= this.limits.perHour) at = Math.max(at, this.#created[n2 - this.limits.perHour] + HOUR);
     if (n2 >= this.limits.perMinute) at = Math.max(at, this.#created[n2 - this.limits.perMinute] + MINUTE);
     return at;
   }
   #free(creating) {
-    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+    const now = this.now();
+    return this.#inFlight < this.limits.concurrent && this.#heldUntil <= now && (!creating || this.#creatableAt() <= now);
   }
   #start(creating) {
     this.#inFlight++;
@@ -15295,7 +15311,7 @@ var Pacer = class {
         this.#timer = void 0;
         this.#pump();
       },
-      Math.max(1, this.#creatableAt() - this.now())
+      Math.max(1, (head.creating ? this.#creatableAt() : this.#heldUntil) - this.now())
     );
   }
 };
@@ -15397,6 +15413,20 @@ var ConflictError = class extends GitHubError {
 function statusOf(e) {
   return e?.status;
 }
+function rateLimitWaitMs(e, now = Date.now()) {
+  const err = e instanceof GitHubError && e.cause ? e.cause : e;
+  if (err?.status !== 403 && err?.status !== 429) return void 0;
+  const h = err.response?.headers ?? {};
+  const after = Number(h["retry-after"]);
+  if (h["retry-after"] !== void 0 && Number.isFinite(after)) return Math.max(0, after * 1e3);
+  if (String(h["x-ratelimit-remaining"]) === "0") {
+    const reset = Number(h["x-ratelimit-reset"]);
+    if (Number.isFinite(reset)) return Math.max(0, reset * 1e3 - now) + 1e3;
+  }
+  const message = err.response?.data?.message ?? err.message ?? "";
+  if (err.status === 429 || /secondary rate limit/i.test(message)) return 6e4;
+  return void 0;
+}
 function wrap(operation, e) {
   if (e instanceof GitHubError) return e;
   const status = statusOf(e) ?? 0;
@@ -15469,6 +15499,85 @@ function checkBody(f) {
     } : {},
     ...f.status === "completed" ? { completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
   };
+}
+
+// src/github/merge-rules.ts
+async function readBranchRules(octokit, owner, repo, branch) {
+  try {
+    const rules = await octokit.paginate(octokit.rest.repos.getBranchRules, { owner, repo, branch, per_page: 100 });
+    return rules.map((r) => ({
+      type: r.type,
+      ..."parameters" in r && r.parameters ? { parameters: r.parameters } : {}
+    }));
+  } catch (e) {
+    throw wrap("repos.getBranchRules", e);
+  }
+}
+async function mergePull(octokit, owner, repo, number, fields) {
+  try {
+    const { data } = await octokit.rest.pulls.merge({
+      owner,
+      repo,
+      pull_number: number,
+      ...fields.sha ? { sha: fields.sha } : {},
+      merge_method: fields.method ?? "merge",
+      ...fields.title ? { commit_title: fields.title } : {}
+    });
+    return { kind: "merged", sha: data.sha };
+  } catch (e) {
+    return mergeRefusal(e);
+  }
+}
+function mergeMethodFor(rules) {
+  if (rules.some((r) => r.type === "required_linear_history")) return "squash";
+  const allowed = rules.flatMap(
+    (r) => r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods] : []
+  );
+  if (allowed.length === 0 || allowed.every((a) => a.includes("merge"))) return "merge";
+  for (const m of ["squash", "rebase"]) if (allowed.every((a) => a.includes(m))) return m;
+  return "squash";
+}
+var refusesMergeCommits = (message) => /must not contain merge commits|merge commits are not allowed/i.test(message);
+function mergeBlocker(message, branch, requiredChecks) {
+  const text = message.replace(/\s+/g, " ").trim();
+  const on = `\`${branch}\``;
+  const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
+  if (approvals)
+    return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
+  const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
+  if (check && !requiredChecks.includes(check[1]))
+    return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
+  const checks = /(\d+) of (\d+) required status checks/i.exec(text);
+  if (checks && !requiredChecks.length)
+    return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
+  if (/out of date/i.test(text))
+    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+  if (refusesMergeCommits(text))
+    return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+  if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
+    return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
+  return void 0;
+}
+var RULES_TTL_MS = 10 * 6e4;
+var cache = /* @__PURE__ */ new WeakMap();
+async function cachedMergeMethod(owner, branch, now, ttlMs, read) {
+  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
+  cache.set(owner, byBranch);
+  const hit = byBranch.get(branch);
+  if (hit && now - hit.at < ttlMs) return hit.method;
+  let rules = [];
+  try {
+    rules = await read();
+  } catch {
+  }
+  const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
+  byBranch.set(branch, { at: now, method });
+  return method;
+}
+function rememberLinear(owner, branch, now) {
+  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
+  cache.set(owner, byBranch);
+  byBranch.set(branch, { at: now, method: "squash" });
 }
 
 // src/github/octokit-graphql.ts
@@ -15812,19 +15921,11 @@ var OctokitPort = class {
       return files.flatMap((f) => f.previous_filename ? [f.filename, f.previous_filename] : [f.filename]);
     });
   }
-  async mergePullRequest(number, fields) {
-    try {
-      const { data } = await this.#octokit.rest.pulls.merge({
-        ...this.#r,
-        pull_number: number,
-        ...fields.sha ? { sha: fields.sha } : {},
-        merge_method: fields.method ?? "merge",
-        ...fields.title ? { commit_title: fields.title } : {}
-      });
-      return { kind: "merged", sha: data.sha };
-    } catch (e) {
-      return mergeRefusal(e);
-    }
+  mergePullRequest(number, fields) {
+    return mergePull(this.#octokit, this.owner, this.repo, number, fields);
+  }
+  branchRules(branch) {
+    return readBranchRules(this.#octokit, this.owner, this.repo, branch);
   }
   async findIssue(label, marker) {
     const mine = await this.#author();
@@ -15891,14 +15992,6 @@ var OctokitPort = class {
       () => "commentId" in target ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content }) : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content })
     );
   }
-  async branchRules(branch) {
-    try {
-      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
-      return rules.map((r) => r.type);
-    } catch (e) {
-      throw wrap("repos.getBranchRules", e);
-    }
-  }
   async listReviews(number) {
     return this.#call("pulls.listReviews", async () => {
       const { data } = await this.#octokit.rest.pulls.listReviews({ ...this.#r, pull_number: number, per_page: 100 });
@@ -15923,6 +16016,7 @@ async function* installedRepositories(app) {
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    if (installation.suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
@@ -15958,7 +16052,15 @@ async function installationPort(app, installationId, owner, repo, stats, onReque
     const pacer = pacerOf(app, installationId, pace);
     octokit.hook.wrap("request", (request2, o) => {
       const { method, path: path2 } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path2}`), async () => request2(o));
+      return pacer.run(isContentCreating(`${method} ${path2}`), async () => {
+        try {
+          return await request2(o);
+        } catch (e) {
+          const wait2 = rateLimitWaitMs(e);
+          if (wait2 !== void 0) pacer.holdUntil(Date.now() + wait2);
+          throw e;
+        }
+      });
     });
   }
   return new OctokitPort(octokit, owner, repo, async () => {
@@ -16028,6 +16130,11 @@ function protectedPathsComment(taskId, paths) {
 }
 function revisionLimitComment(taskId, reason) {
   return `Forge will not revise \`${taskId}\` again by itself: ${reason}. A person with write access may approve it, merge it by hand, push a fix, or \`/forge retry\` it once it fails.`;
+}
+function mergeBlockedComment(taskId, reason) {
+  return `Forge cannot merge \`${taskId}\` yet: ${reason}
+
+Forge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
 }
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -16388,6 +16495,32 @@ function refineryUnderWay(s2, i) {
   return void 0;
 }
 
+// src/core/decide/merge-blocked.ts
+var MERGE_BLOCKED = "GitHub refuses the merge: ";
+var isMergeBlocked = (t) => t.waiting?.startsWith(MERGE_BLOCKED) ?? false;
+function mergeBlocked(s2, input) {
+  const i = s2.current(input);
+  if (i === void 0) return;
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: no merge of it waits`, t.id);
+  if (t.waiting && !isMergeBlocked(t)) return;
+  const waiting = `${MERGE_BLOCKED}${input.reason}`;
+  if (t.waiting === waiting) return;
+  s2.edit(i).waiting = waiting;
+  s2.emit("task.merge_blocked", t.id, { attempt: t.attempt, reason: input.reason });
+  s2.effect(postComment("merge-blocked", t, mergeBlockedComment(t.id, input.reason)));
+}
+function mergeUnblocked(s2, i, by) {
+  const t = s2.task(i);
+  if (!isMergeBlocked(t)) return;
+  s2.edit(i).waiting = void 0;
+  s2.emit("task.merge_unblocked", t.id, { attempt: t.attempt, by });
+}
+function retryBlockedMerge(s2, i) {
+  mergeUnblocked(s2, i, "retry");
+  requestMerge(s2, i);
+}
+
 // src/core/decide/names.ts
 var agentId = (runId, taskId, attempt) => `${runId}/${taskId}/${attempt}`;
 
@@ -16438,6 +16571,7 @@ function prMerged(s2, taskId, attempt, mergeSha, kind) {
     return;
   }
   if (t.status !== "MERGE_READY") return s2.reject(kind, `merged while ${t.status}`, taskId);
+  mergeUnblocked(s2, i, "merged");
   s2.edit(i).mergeSha = mergeSha;
   s2.move(i, "MERGED", kind);
   s2.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
@@ -16656,12 +16790,12 @@ function effectFailed(s2, { key, error }) {
 }
 
 // src/core/plan-index.ts
-var cache = /* @__PURE__ */ new WeakMap();
+var cache2 = /* @__PURE__ */ new WeakMap();
 function planIndex(plan) {
-  let index = cache.get(plan);
+  let index = cache2.get(plan);
   if (!index) {
     index = buildIndex(plan.nodes);
-    cache.set(plan, index);
+    cache2.set(plan, index);
   }
   return index;
 }
@@ -17384,6 +17518,7 @@ var commands = {
     const i = s2.find(c.taskId);
     if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
     const t = s2.task(i);
+    if (t.status === "MERGE_READY" && isMergeBlocked(t)) return retryBlockedMerge(s2, i);
     if (t.status !== "FAILED" && t.status !== "STALE") return s2.reject(c.kind, commandReplies.notRetryable(c.taskId, t.status), c.taskId);
     if (t.hold === "escalated") return s2.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
     if (t.status === "FAILED" && !t.hold) return s2.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
@@ -17468,7 +17603,8 @@ var handlers = {
   "usage.limited": usageLimitedInput,
   "review.submitted": reviewSubmitted,
   "review.dismissed": reviewDismissed,
-  "checks.failed": checksFailed
+  "checks.failed": checksFailed,
+  "merge.blocked": mergeBlocked
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
 function apply(s2, input) {
@@ -18610,6 +18746,8 @@ var eventDataSchemas = {
   "task.steered": external_exports.object({ attempt: n.describe("Attempt number."), id: n.describe("The message's number for the task."), actor: s.describe("Who steered (Forge).") }),
   "task.revising": external_exports.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: external_exports.array(external_exports.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
   "task.revision_limit": external_exports.object({ attempt: n.describe("Attempt number."), kind: external_exports.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
+  "task.merge_blocked": external_exports.object({ attempt: n.describe("Attempt number."), reason: s.describe("Which rule refused the merge, on which branch, and what a person can do (Forge).") }),
+  "task.merge_unblocked": external_exports.object({ attempt: n.describe("Attempt number."), by: external_exports.enum(["retry", "approval", "merged"]).describe("What let the merge go on (Forge).") }),
   "review.low_confidence": external_exports.object({ confidence: n.describe("Walkthrough confidence, 0\u20131."), threshold: n.describe("The configured threshold.") }),
   "followup.spawned": external_exports.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),
   "followup.logged": external_exports.object({ sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("A follow-up noted but not spawned (Forge).") }),
@@ -19201,7 +19339,15 @@ async function postComment2(effect, ctx) {
   const issue = await commentTarget(effect.target, ctx);
   if (issue === void 0) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2e3 };
   const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
+  if (effect.key.startsWith("merge-blocked:")) {
+    const id = await port.findComment(issue, marker);
+    if (id !== null) {
+      await port.updateComment(id, `${asData(effect.body)}
+
+${marker}`);
+      return done();
+    }
+  } else if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
   await port.createComment(issue, `${asData(effect.body)}
 
 ${marker}`);
@@ -19397,12 +19543,14 @@ async function mergePullRequest2(effect, ctx) {
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, title });
+  const base = ctx.journal.integrationBranch;
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
   const verified = sha ? headOf(ctx, t, sha) : void 0;
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
@@ -19477,6 +19625,17 @@ async function unseenChangeRequests(ctx, t, number, head, listed) {
     });
   }
   return inputs;
+}
+function refused(ctx, effect, t, message, method) {
+  const base = ctx.journal.integrationBranch;
+  if (method === "merge" && refusesMergeCommits(message)) {
+    rememberLinear(ctx.port, base, ctx.now);
+    return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
+  }
+  const blocker = mergeBlocker(message, base, ctx.config.required_checks);
+  if (!blocker || !t || t.attempt !== effect.attempt) return { kind: "later", reason: message };
+  if (t.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
+  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempt, reason: blocker }] };
 }
 function headOf(_ctx, t, pushed) {
   return t?.recordSha ?? pushed;
@@ -19894,8 +20053,12 @@ var EffectRunner = class {
       return outcome;
     } catch (e) {
       this.#fresh.delete(`${runId}:${effect.key}`);
-      this.#host.log.warn({ runId, effect: effect.key, err: e.message }, "effect failed; it stays in the outbox");
-      return { kind: "later", reason: e.message };
+      const wait2 = rateLimitWaitMs(e);
+      this.#host.log.warn(
+        { runId, effect: effect.key, err: e.message, ...wait2 !== void 0 ? { rateLimitedForMs: wait2 } : {} },
+        wait2 !== void 0 ? "effect refused by a GitHub rate limit; it stays in the outbox until the wait is over" : "effect failed; it stays in the outbox"
+      );
+      return { kind: "later", reason: e.message, ...wait2 !== void 0 ? { retryInMs: wait2 + 100 } : {} };
     }
   }
   /** Forget which effects were decided here (a restart). */
@@ -20002,14 +20165,14 @@ var Restorer = class {
    * GitHub objects) when both come from the same blob: then it is kept.
    */
   async putBack(runId, commitSha, actor) {
-    const { store, cache: cache2, dirty, log, onRestored } = this.#held;
+    const { store, cache: cache3, dirty, log, onRestored } = this.#held;
     const restored = await store.restore(runId, commitSha);
     if (!restored) return null;
     log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-    const cached = cache2.get(runId);
+    const cached = cache3.get(runId);
     const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
     if (loaded === restored) dirty.delete(runId);
-    cache2.set(runId, loaded);
+    cache3.set(runId, loaded);
     await onRestored?.(runId, loaded, actor).catch(
       (err) => log.warn({ runId, err: err.message }, "could not tell the run's tracker")
     );
@@ -20053,7 +20216,7 @@ var Engine = class {
   replicaId;
   #leaseMs;
   /** Effect leases taken over from other processes and lost compare-and-swap writes (replica figures). */
-  stats = { takenOver: 0, casLost: 0 };
+  stats = { takenOver: 0, casLost: 0, rateLimited: 0 };
   constructor(options2) {
     this.#port = options2.port;
     this.store = new RunStore(options2.port, options2.journalKey, options2.journalParts);
@@ -20233,6 +20396,16 @@ var Engine = class {
       } catch (e) {
         if (await this.#restorer.restoreMissing(runId, e)) continue;
         this.#prefetches.drop(runId, d.effects);
+        const wait2 = rateLimitWaitMs(e);
+        if (wait2 !== void 0 && !this.#stopped) {
+          this.stats.rateLimited++;
+          this.#log.warn(
+            { runId, attempt, waitMs: wait2 },
+            "journal write refused by a GitHub rate limit: writing again once the wait is over"
+          );
+          await new Promise((r) => setTimeout(r, Math.min(wait2, 6e4)));
+          continue;
+        }
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -20676,6 +20849,145 @@ async function onCheckRun(ctx, context) {
   await ctx.apply(rt, m[1], [{ kind: "command", command: command2, actor: payload.sender.login, taskId: m[2] }]);
 }
 
+// src/app/discovery.ts
+async function discoverRepositories(ctx) {
+  if (!ctx.probot) return;
+  const seen = /* @__PURE__ */ new Set();
+  for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
+    for (const r of repositories) {
+      seen.add(`${r.owner}/${r.repo}`);
+      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
+    }
+  }
+  for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);
+}
+
+// src/app/cr-close.ts
+async function crCloseCounts(port, issue, runId, crId, closer) {
+  const permission = closer ? await port.permission(closer) : "none";
+  if (WRITE_PERMISSIONS.has(permission)) return true;
+  await port.updateIssue(issue, { state: "open" });
+  const note = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
+  if (await port.findComment(issue, note) === null)
+    await port.createComment(
+      issue,
+      `Forge reopened this Change Request: closing it rejects it, and that needs write access to this repository (${closer ? `@${closer} has \`${permission}\`` : "GitHub does not say who closed it"}). A person with write access can close it or comment \`/forge reject\`.
+
+${note}`
+    );
+  return false;
+}
+
+// src/app/reconciler.ts
+async function reconcileRun(port, engine, runId, _now) {
+  const loaded = await engine.state(runId);
+  if (!loaded || loaded.state.journal.status !== "running") return [];
+  const { journal, config: config2 } = loaded.state;
+  const inputs = [];
+  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
+  if (running.length) {
+    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
+    const repositoryId = await port.repositoryId();
+    const workflowPath = agentWorkflowPath(config2);
+    for (const t of running) {
+      const run2 = runs.find(
+        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
+        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
+      );
+      if (!run2) continue;
+      const ref = { runId, taskId: t.id, attempt: t.attempt };
+      if (run2.status === "in_progress")
+        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
+      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
+    }
+  }
+  for (const t of journal.tasks) {
+    if (t.status === "DONE" && t.branch) {
+      const head = await port.branchHead(t.branch);
+      if (head) {
+        const commit = await port.commit(head);
+        inputs.push({
+          kind: "branch.pushed",
+          taskId: t.id,
+          attempt: t.attempt,
+          headSha: recordOf(commit.message) ? commit.parents[0] ?? head : head
+        });
+      }
+    }
+    if (t.status === "MERGE_READY" && t.branch) {
+      const pr = await port.findPullRequest(t.branch, "closed");
+      if (pr?.merged && pr.mergeSha)
+        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+    }
+  }
+  for (const cr of journal.changeRequests) {
+    const issue = cr.issueNumber;
+    if ((cr.status === "pending" || cr.status === "approved") && issue !== void 0) {
+      const i = await port.getIssue(issue);
+      if (i.state === "closed" && await crCloseCounts(port, issue, runId, cr.id, i.closedBy))
+        inputs.push({ kind: "cr.closed", crId: cr.id });
+    }
+  }
+  inputs.push({ kind: "tick" });
+  return inputs;
+}
+
+// src/app/sweep.ts
+var Sweeper = class {
+  #ctx;
+  #timer;
+  #sweeping = false;
+  constructor(ctx) {
+    this.#ctx = ctx;
+  }
+  /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
+  async tick() {
+    const ctx = this.#ctx;
+    await discoverRepositories(ctx).catch(
+      (e) => ctx.probot?.log.warn(
+        { err: e.message },
+        "could not list the installations' repositories; sweeping the repositories known"
+      )
+    );
+    for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
+  }
+  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
+  async tickRepository(owner, repo) {
+    const ctx = this.#ctx;
+    const installationId = await repositoryInstallationId(ctx.probot, owner, repo);
+    const rt = await ctx.runtimeFor(owner, repo, installationId, ctx.log);
+    rt.runsLoaded = false;
+    await this.#tickRuntime(rt);
+  }
+  async #tickRuntime(rt) {
+    await reconcileRepository(this.#ctx, rt);
+  }
+  /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
+  start(app, everyMs) {
+    const sweep = () => {
+      if (this.#sweeping) return;
+      this.#sweeping = true;
+      void this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
+    };
+    this.#timer = setInterval(sweep, everyMs);
+    this.#timer.unref();
+    setImmediate(sweep);
+  }
+  stop() {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+};
+async function reconcileRepository(ctx, rt) {
+  rt.runsLoaded = false;
+  for (const [runId, r] of await ctx.knownRuns(rt)) {
+    if (r.status !== "running") continue;
+    const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
+    await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+  }
+  await rt.engine.idle();
+  await rt.engine.persistDirty();
+}
+
 // src/app/handlers/installation.ts
 async function onInstallation(ctx, context) {
   const payload = context.payload;
@@ -20683,13 +20995,23 @@ async function onInstallation(ctx, context) {
   const log = logOf(context);
   const gone = payload.action === "deleted" || payload.action === "suspend";
   if (gone) {
-    for (const [key, rt] of [...ctx.runtimes]) if (rt.installationId === id) ctx.forget(key);
+    const repositories = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id).map(([key]) => key);
+    for (const key of repositories) ctx.forget(key);
+    log.warn(
+      { installationId: id, account: payload.installation.account?.login, repositories },
+      payload.action === "suspend" ? "installation suspended: Forge stops acting on its repositories until it is unsuspended (their runs wait)" : "installation deleted: Forge no longer acts on its repositories"
+    );
     return;
   }
   for (const r of payload.repositories_removed ?? []) if (ctx.runtimes.get(r.full_name)?.installationId === id) ctx.forget(r.full_name);
+  const served = [];
   for (const r of [...payload.repositories ?? [], ...payload.repositories_added ?? []]) {
     const [owner, repo] = r.full_name.split("/");
-    if (owner && repo) await ctx.runtimeFor(owner, repo, id, log);
+    if (owner && repo) served.push(await ctx.runtimeFor(owner, repo, id, log));
+  }
+  if (payload.action === "unsuspend") {
+    log.info({ installationId: id, repositories: served.length }, "installation unsuspended: Forge acts again, reconciling its runs");
+    for (const rt of served) await reconcileRepository(ctx, rt);
   }
 }
 
@@ -20719,7 +21041,7 @@ async function stateBranchWarning(port, runId) {
   const branch = stateBranch(runId);
   let types;
   try {
-    types = await port.branchRules(branch);
+    types = (await port.branchRules(branch)).map((r) => r.type);
   } catch (e) {
     return `Forge could not read the rules that apply to \`${branch}\` (${e instanceof Error ? e.message.slice(0, 200) : "unknown error"})`;
   }
@@ -20876,22 +21198,6 @@ function budgetAmount(word) {
   const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;
   const n2 = m ? Number(m[1]) : NaN;
   return n2 > 0 ? n2 : void 0;
-}
-
-// src/app/cr-close.ts
-async function crCloseCounts(port, issue, runId, crId, closer) {
-  const permission = closer ? await port.permission(closer) : "none";
-  if (WRITE_PERMISSIONS.has(permission)) return true;
-  await port.updateIssue(issue, { state: "open" });
-  const note = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
-  if (await port.findComment(issue, note) === null)
-    await port.createComment(
-      issue,
-      `Forge reopened this Change Request: closing it rejects it, and that needs write access to this repository (${closer ? `@${closer} has \`${permission}\`` : "GitHub does not say who closed it"}). A person with write access can close it or comment \`/forge reject\`.
-
-${note}`
-    );
-  return false;
 }
 
 // src/app/handlers/issues.ts
@@ -21288,127 +21594,6 @@ function registerHandlers(app, ctx) {
   app.on("installation", (context) => onInstallation(ctx, context));
   app.on("installation_repositories", (context) => onInstallation(ctx, context));
 }
-
-// src/app/discovery.ts
-async function discoverRepositories(ctx) {
-  if (!ctx.probot) return;
-  const seen = /* @__PURE__ */ new Set();
-  for await (const { installationId, repositories } of installedRepositories(ctx.probot)) {
-    for (const r of repositories) {
-      seen.add(`${r.owner}/${r.repo}`);
-      await ctx.runtimeFor(r.owner, r.repo, installationId, ctx.log, r.id);
-    }
-  }
-  for (const key of [...ctx.runtimes.keys()]) if (!seen.has(key)) ctx.forget(key);
-}
-
-// src/app/reconciler.ts
-async function reconcileRun(port, engine, runId, _now) {
-  const loaded = await engine.state(runId);
-  if (!loaded || loaded.state.journal.status !== "running") return [];
-  const { journal, config: config2 } = loaded.state;
-  const inputs = [];
-  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
-  if (running.length) {
-    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
-    const repositoryId = await port.repositoryId();
-    const workflowPath = agentWorkflowPath(config2);
-    for (const t of running) {
-      const run2 = runs.find(
-        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
-        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
-      );
-      if (!run2) continue;
-      const ref = { runId, taskId: t.id, attempt: t.attempt };
-      if (run2.status === "in_progress")
-        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
-    }
-  }
-  for (const t of journal.tasks) {
-    if (t.status === "DONE" && t.branch) {
-      const head = await port.branchHead(t.branch);
-      if (head) {
-        const commit = await port.commit(head);
-        inputs.push({
-          kind: "branch.pushed",
-          taskId: t.id,
-          attempt: t.attempt,
-          headSha: recordOf(commit.message) ? commit.parents[0] ?? head : head
-        });
-      }
-    }
-    if (t.status === "MERGE_READY" && t.branch) {
-      const pr = await port.findPullRequest(t.branch, "closed");
-      if (pr?.merged && pr.mergeSha)
-        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
-    }
-  }
-  for (const cr of journal.changeRequests) {
-    const issue = cr.issueNumber;
-    if ((cr.status === "pending" || cr.status === "approved") && issue !== void 0) {
-      const i = await port.getIssue(issue);
-      if (i.state === "closed" && await crCloseCounts(port, issue, runId, cr.id, i.closedBy))
-        inputs.push({ kind: "cr.closed", crId: cr.id });
-    }
-  }
-  inputs.push({ kind: "tick" });
-  return inputs;
-}
-
-// src/app/sweep.ts
-var Sweeper = class {
-  #ctx;
-  #timer;
-  #sweeping = false;
-  constructor(ctx) {
-    this.#ctx = ctx;
-  }
-  /** Reconcile every run of every repository seen (the timer's work, and `forge tick`'s). */
-  async tick() {
-    const ctx = this.#ctx;
-    await discoverRepositories(ctx).catch(
-      (e) => ctx.probot?.log.warn(
-        { err: e.message },
-        "could not list the installations' repositories; sweeping the repositories known"
-      )
-    );
-    for (const rt of ctx.runtimes.values()) await this.#tickRuntime(rt);
-  }
-  /** Reconcile one repository from scratch (`forge tick` in a scheduled workflow). */
-  async tickRepository(owner, repo) {
-    const ctx = this.#ctx;
-    const installationId = await repositoryInstallationId(ctx.probot, owner, repo);
-    const rt = await ctx.runtimeFor(owner, repo, installationId, ctx.log);
-    rt.runsLoaded = false;
-    await this.#tickRuntime(rt);
-  }
-  async #tickRuntime(rt) {
-    const ctx = this.#ctx;
-    rt.runsLoaded = false;
-    for (const [runId, r] of await ctx.knownRuns(rt)) {
-      if (r.status !== "running") continue;
-      const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
-      await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
-    }
-    await rt.engine.idle();
-    await rt.engine.persistDirty();
-  }
-  /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
-  start(app, everyMs) {
-    const sweep = () => {
-      if (this.#sweeping) return;
-      this.#sweeping = true;
-      void this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
-    };
-    this.#timer = setInterval(sweep, everyMs);
-    this.#timer.unref();
-    setImmediate(sweep);
-  }
-  stop() {
-    if (this.#timer) clearInterval(this.#timer);
-  }
-};
 
 // src/app/app.ts
 function createForgeApp(options2) {

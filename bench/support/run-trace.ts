@@ -5,6 +5,7 @@
  */
 import { loadavg } from "node:os";
 import { FULL, startHarness, type Harness } from "../../test/app/helpers.js";
+import type { Clock } from "../../src/core/clock.js";
 import { Engine } from "../../src/app/engine/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { TRAILERS } from "../../src/core/layout.js";
@@ -120,7 +121,8 @@ export interface TraceSettings {
   /** Lines added to `.github/forge.yml` (merge_policy auto is always set). */
   config: string;
   sim: (seed: number) => SimOptions;
-  pace: { pace?: false };
+  /** Forge's pace (off with the latency off) and the real clock: the bench measures real time. */
+  pace: { pace?: false; clock?: Clock };
   /** max_parallel_agents in force. */
   cap: number;
   timeoutMs: number;

@@ -8,7 +8,7 @@
  * installed (`discovery.ts`).
  */
 import type { Probot } from "probot";
-import { closePaces } from "../github/app-client.js";
+import { closePaces, waitsForClock } from "../github/app-client.js";
 import { AppContext } from "./context.js";
 import { registerHandlers } from "./handlers/index.js";
 import type { RepoRuntime } from "./runtime.js";
@@ -27,6 +27,12 @@ export interface ForgeApp {
   tickRepository(owner: string, repo: string): Promise<void>;
   /** Resolves when no webhook is being handled in the background. */
   idle(): Promise<void>;
+  /**
+   * Whether work goes on that does not wait for the clock: a webhook handled, effects carried out —
+   * unless none of it is at GitHub and some waits for the clock (its pace's window or hold, a rate
+   * limit's wait). A test clock skips ahead only when the App is not busy (test/helpers/clock.ts).
+   */
+  busy(): boolean;
   stop(): void;
 }
 
@@ -46,6 +52,12 @@ export function createForgeApp(options: SealedAppOptions): ForgeApp {
     ctx.laterReads.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
     if (ctx.probot) closePaces(ctx.probot);
+  };
+  forgeApp.busy = () => {
+    const engines = [...ctx.runtimes.values()].map((rt) => rt.engine);
+    const working = ctx.inFlight.size > 0 || engines.some((e) => e.busy);
+    const asleep = engines.reduce((n, e) => n + e.asleep, 0);
+    return working && !(ctx.probot && waitsForClock(ctx.probot, asleep));
   };
   forgeApp.idle = async () => {
     // Webhooks being handled, and the effects they started (whose outcomes may start more).

@@ -5,6 +5,7 @@
  * to, and applying inputs to a run.
  */
 import type { Context, Probot } from "probot";
+import { realClock, type Clock } from "../core/clock.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import { defaultConfig } from "../core/schemas/config.js";
@@ -36,8 +37,9 @@ export class AppContext {
   /** The repositories the App serves, by `owner/repo`. */
   readonly runtimes = new Map<string, RepoRuntime>();
   readonly deliveries = new Deliveries();
-  /** Webhooks being handled in the background. */
+  /** Work in the background: webhooks being handled, reads put off, the reconciler's sweeps. */
   readonly inFlight = new Set<Promise<void>>();
+  readonly clock: Clock;
   readonly now: () => number;
   /** The Probot instance that loaded the App: none before it does. */
   probot: Probot | undefined;
@@ -48,8 +50,11 @@ export class AppContext {
   readonly laterReads: LaterReads;
 
   constructor(readonly options: SealedAppOptions) {
-    this.now = options.now ?? Date.now;
-    this.laterReads = new LaterReads(options.jobEndGraceMs ?? (options.background === false ? 0 : JOB_END_GRACE_MS), () => this.log);
+    const clock = options.clock ?? realClock;
+    this.clock = clock;
+    this.now = () => clock.now();
+    const graceMs = options.jobEndGraceMs ?? (options.background === false ? 0 : JOB_END_GRACE_MS);
+    this.laterReads = new LaterReads(graceMs, () => this.log, clock, this.inFlight);
   }
 
   /** The App's own logger (Probot's), for work no webhook started. */
@@ -67,7 +72,7 @@ export class AppContext {
       rt = undefined;
     }
     if (!rt) {
-      rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.now);
+      rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.clock);
       this.runtimes.set(key, rt);
     }
     // A signed webhook's (or the installation's list's) word for the id the journal's seal binds.

@@ -6,28 +6,34 @@
  * Nothing is lost with the process: the reconciler's sweep (at start and on its timer) finds the
  * ended job and reads the branch itself.
  */
+import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Logger } from "./engine/index.js";
 
 export class LaterReads {
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, TimerHandle>();
   #stopped = false;
 
   constructor(
     /** How long a read waits; 0 reads at once (serverless: no process stays to wait). */
     readonly graceMs: number,
     private readonly log: () => Logger,
+    private readonly clock: Clock,
+    /** Where a read under way is counted (the App's work in the background, for `idle`). */
+    private readonly inFlight: Set<Promise<void>>,
   ) {}
 
   /** Run `read` after the grace period (at once when it is 0), unless one is already waiting under `key`. */
   async after(key: string, read: () => Promise<void>): Promise<void> {
     if (this.graceMs <= 0) return read();
     if (this.#stopped || this.#timers.has(key)) return;
-    const timer = setTimeout(() => {
+    const timer = this.clock.setTimeout(() => {
       this.#timers.delete(key);
       if (this.#stopped) return;
-      read().catch((e: unknown) =>
+      const work = read().catch((e: unknown) =>
         this.log().warn({ key, err: (e as Error).message }, "a read put off failed; the reconciler will make it"),
       );
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
     }, this.graceMs);
     timer.unref();
     this.#timers.set(key, timer);
@@ -35,7 +41,7 @@ export class LaterReads {
 
   stop(): void {
     this.#stopped = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const t of this.#timers.values()) this.clock.clear(t);
     this.#timers.clear();
   }
 }

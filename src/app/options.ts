@@ -1,4 +1,5 @@
 /** How a Forge App is set up: its clock, its replica name, its reconciler and its instrumentation. */
+import type { Clock } from "../core/clock.js";
 import type { Decision } from "../core/decide/index.js";
 import type { RequestTiming } from "../github/instrument.js";
 import type { JournalKey } from "./journal-seal.js";
@@ -6,7 +7,11 @@ import type { RunStoreOptions } from "./run-store.js";
 import type { PaceLimits } from "../github/pacing.js";
 
 export interface ForgeAppOptions {
-  now?: () => number;
+  /**
+   * What the App reads the time from and sets its timers on (src/core/clock.ts): the real one by
+   * default; tests give a clock they move.
+   */
+  clock?: Clock;
   /**
    * Answer each webhook at once and do the work after (default). GitHub gives a receiver 10 s, and
    * one webhook can lead to many API calls; what fails later is repaired by the reconciler, since

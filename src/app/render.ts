@@ -90,9 +90,9 @@ export function renderTracker(
   events: readonly ForgeEvent[],
   facts: RunFacts,
   repo: { owner: string; repo: string },
-  config?: Pick<ForgeConfig, "budgets">,
   /** The time the tracker is drawn at: a usage limit that has ended pauses nothing. */
-  now: number = Date.now(),
+  now: number,
+  config?: Pick<ForgeConfig, "budgets">,
 ): string {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = new Map<string, number>();

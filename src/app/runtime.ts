@@ -2,6 +2,7 @@
  * A repository the App serves: its port to GitHub (every call counted), its engine, and what the
  * App has learned of its runs and config.
  */
+import type { Clock } from "../core/clock.js";
 import { LABELS, stateBranch } from "../core/layout.js";
 import { journalRefusedComment, trackerMarker } from "./render.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
@@ -32,15 +33,15 @@ export async function createRuntime(
   installationId: number,
   log: Logger,
   options: SealedAppOptions,
-  now: () => number,
+  clock: Clock,
 ): Promise<RepoRuntime> {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
-  const port = await installationPort(app, installationId, owner, repo, stats, options.onRequest, options.pace);
+  const port = await installationPort(app, installationId, owner, repo, stats, options.onRequest, options.pace, clock);
   const engine = new Engine({
     port,
     log,
-    now,
+    clock,
     ...(options.replicaId !== undefined ? { replicaId: options.replicaId } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     journalKey: options.journalKey,

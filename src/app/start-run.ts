@@ -42,7 +42,7 @@ export async function stateBranchWarning(port: GitHubPort, runId: string): Promi
   const branch = stateBranch(runId);
   let types: string[];
   try {
-    types = await port.branchRules(branch);
+    types = (await port.branchRules(branch)).map((r) => r.type);
   } catch (e) {
     return `Forge could not read the rules that apply to \`${branch}\` (${e instanceof Error ? e.message.slice(0, 200) : "unknown error"})`;
   }

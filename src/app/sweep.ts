@@ -3,6 +3,7 @@
  * GitHub and ticked, on a timer in a long-lived server and on demand (`forge tick`).
  */
 import type { Probot } from "probot";
+import type { TimerHandle } from "../core/clock.js";
 import { repositoryInstallationId } from "../github/app-client.js";
 import type { AppContext } from "./context.js";
 import { discoverRepositories } from "./discovery.js";
@@ -11,7 +12,7 @@ import type { RepoRuntime } from "./runtime.js";
 
 export class Sweeper {
   readonly #ctx: AppContext;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #sweeping = false;
 
   constructor(ctx: AppContext) {
@@ -40,17 +41,7 @@ export class Sweeper {
   }
 
   async #tickRuntime(rt: RepoRuntime): Promise<void> {
-    const ctx = this.#ctx;
-    // Runs started by another replica (or while this process was down) are found on every pass.
-    rt.runsLoaded = false;
-    for (const [runId, r] of await ctx.knownRuns(rt)) {
-      if (r.status !== "running") continue;
-      const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
-      await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
-    }
-    // The effects the pass started, and their outcomes, before what they learned is written.
-    await rt.engine.idle();
-    await rt.engine.persistDirty();
+    await reconcileRepository(this.#ctx, rt);
   }
 
   /** Sweep every `everyMs`, and once at start: a restarted App has work it learns of only by asking. */
@@ -60,16 +51,34 @@ export class Sweeper {
     const sweep = () => {
       if (this.#sweeping) return;
       this.#sweeping = true;
-      void this.tick()
+      const work = this.tick()
         .catch((e: unknown) => app.log.error({ err: (e as Error).message }, "reconciler failed"))
         .finally(() => (this.#sweeping = false));
+      // Counted with the webhooks handled in the background: `idle` waits for it too.
+      this.#ctx.inFlight.add(work);
+      void work.finally(() => this.#ctx.inFlight.delete(work));
     };
-    this.#timer = setInterval(sweep, everyMs);
+    this.#timer = this.#ctx.clock.setInterval(sweep, everyMs);
     this.#timer.unref();
     setImmediate(sweep);
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#ctx.clock.clear(this.#timer);
+    this.#timer = undefined;
   }
+}
+
+/** Compares every running run of a repository with GitHub and ticks it: a sweep's pass, and an installation unsuspended. */
+export async function reconcileRepository(ctx: AppContext, rt: RepoRuntime): Promise<void> {
+  // Runs started by another replica (or while this process was down) are found on every pass.
+  rt.runsLoaded = false;
+  for (const [runId, r] of await ctx.knownRuns(rt)) {
+    if (r.status !== "running") continue;
+    const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
+    await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
+  }
+  // The effects the pass started, and their outcomes, before what they learned is written.
+  await rt.engine.idle();
+  await rt.engine.persistDirty();
 }

@@ -151,6 +151,7 @@ function refuse(req: IncomingMessage, res: ServerResponse, status: 400 | 413 | 5
   res.end(JSON.stringify({ error: REFUSALS[status].replace("%d", String(limit)) }));
   // Whatever else comes is dropped unread, and the connection is cut soon after.
   req.resume();
+  // eslint-disable-next-line no-restricted-globals -- a socket's drain bounds real I/O
   const cut = setTimeout(() => req.socket.destroy(), DRAIN_MS);
   cut.unref();
   req.socket.once("close", () => clearTimeout(cut));

@@ -176,6 +176,15 @@ const inputs = [
       details: z.string().optional().describe("Their summaries, annotations and log excerpts, bounded by the App."),
     })
     .describe("Required checks of the attempt's PR head failed."),
+  z
+    .object({
+      kind: z.literal("merge.blocked"),
+      ...attemptRef,
+      reason: z.string().describe("The rule that refused the merge, the branch, and what a person can do (the App's words)."),
+    })
+    .describe(
+      "GitHub refused the merge of the attempt's PR for a reason Forge cannot resolve by itself (docs/executor.md#merging-under-the-repositorys-rules).",
+    ),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
   z
     .object({ kind: z.literal("plan.changed"), commit: z.string() })

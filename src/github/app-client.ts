@@ -4,10 +4,12 @@
  * `octokit-port.ts`, the only code of the App that touches Octokit.
  */
 import Bottleneck from "bottleneck";
+import { realClock, type Clock } from "../core/clock.js";
 import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
+import { rateLimitWaitMs } from "./octokit-rest.js";
 import type { GitHubPort } from "./port.js";
 
 /** What the App's calls need of Probot: an Octokit as the App (no id) or as an installation. */
@@ -27,6 +29,8 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
   const octokit = await asApp(app);
   const installations = await octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
   for (const installation of installations) {
+    // A suspended installation's tokens are refused ("This installation has been suspended"): it holds nothing to serve.
+    if ((installation as { suspended_at?: string | null }).suspended_at) continue;
     const own = await asInstallation(app, installation.id);
     const repos = await own.paginate(own.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     yield { installationId: installation.id, repositories: repos.map((r) => ({ owner: r.owner.login, repo: r.name, id: r.id })) };
@@ -37,15 +41,28 @@ export async function* installedRepositories(app: AppAuth): AsyncGenerator<Insta
 const pacers = new WeakMap<AppAuth, Map<number, Pacer>>();
 
 /** The pace of an installation's requests (src/github/pacing.ts). */
-export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE): Pacer {
+export function pacerOf(app: AppAuth, installationId: number, limits: PaceLimits = GITHUB_PACE, clock: Clock = realClock): Pacer {
   const own = pacers.get(app) ?? pacers.set(app, new Map()).get(app)!;
-  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId)!;
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits, clock)).get(installationId)!;
 }
 
 /** Closes every pace of an App (its process is shutting down): what still waits is refused, never sent. */
 export function closePaces(app: AppAuth): void {
   for (const pacer of pacers.get(app)?.values() ?? []) pacer.close();
   pacers.delete(app);
+}
+
+/** Requests of each App's installations at GitHub now (sent, their answer not yet back). */
+const atGitHub = new WeakMap<AppAuth, { n: number }>();
+
+/**
+ * Whether the App's work waits for the clock: something waits — requests for their pace's window or
+ * hold, or `asleep` turns of the engine for a rate limit — and no request of the App is at GitHub
+ * (a test clock may skip ahead then).
+ */
+export function waitsForClock(app: AppAuth, asleep: number): boolean {
+  const waiting = asleep + [...(pacers.get(app)?.values() ?? [])].reduce((n, p) => n + p.waiting, 0);
+  return waiting > 0 && (atGitHub.get(app)?.n ?? 0) === 0;
 }
 
 /**
@@ -96,16 +113,31 @@ export async function installationPort(
   stats: CallStats,
   onRequest?: (call: RequestTiming) => void,
   pace: PaceLimits | false = GITHUB_PACE,
+  /** What the pace reads the time from and waits on. */
+  clock: Clock = realClock,
 ): Promise<GitHubPort> {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
-  if (pace) {
-    const pacer = pacerOf(app, installationId, pace);
-    octokit.hook.wrap("request", (request, o) => {
-      const { method, path } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path}`), async () => request(o));
-    });
-  }
+  const pacer = pace ? pacerOf(app, installationId, pace, clock) : undefined;
+  const sent = atGitHub.get(app) ?? atGitHub.set(app, { n: 0 }).get(app)!;
+  octokit.hook.wrap("request", (request, o) => {
+    const send = async () => {
+      sent.n++;
+      try {
+        return await request(o);
+      } catch (e) {
+        // GitHub said no for the whole installation: every request of it waits, not only this one.
+        const wait = rateLimitWaitMs(e, clock.now());
+        if (wait !== undefined) pacer?.holdUntil(clock.now() + wait);
+        throw e;
+      } finally {
+        sent.n--;
+      }
+    };
+    if (!pacer) return send();
+    const { method, path } = pathOf(octokit, o);
+    return pacer.run(isContentCreating(`${method} ${path}`), send);
+  });
   return new OctokitPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : undefined;

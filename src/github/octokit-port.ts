@@ -6,6 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
+import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
   GitHubError,
@@ -18,7 +19,7 @@ import {
   type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
-import { checkBody, mergeRefusal, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { checkBody, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
   changeRequestsOf,
   ISSUE_AS_EDITED,
@@ -369,22 +370,12 @@ export class OctokitPort implements GitHubPort {
     });
   }
 
-  async mergePullRequest(
-    number: number,
-    fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
-  ): Promise<PullMergeResult> {
-    try {
-      const { data } = await this.#octokit.rest.pulls.merge({
-        ...this.#r,
-        pull_number: number,
-        ...(fields.sha ? { sha: fields.sha } : {}),
-        merge_method: fields.method ?? "merge",
-        ...(fields.title ? { commit_title: fields.title } : {}),
-      });
-      return { kind: "merged", sha: data.sha };
-    } catch (e) {
-      return mergeRefusal(e);
-    }
+  mergePullRequest(number: number, fields: { sha?: string; method?: MergeMethod; title?: string }): Promise<PullMergeResult> {
+    return mergePull(this.#octokit, this.owner, this.repo, number, fields);
+  }
+
+  branchRules(branch: string): Promise<BranchRule[]> {
+    return readBranchRules(this.#octokit, this.owner, this.repo, branch);
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {
@@ -465,15 +456,6 @@ export class OctokitPort implements GitHubPort {
         ? this.#octokit.rest.reactions.createForIssueComment({ ...this.#r, comment_id: target.commentId, content })
         : this.#octokit.rest.reactions.createForIssue({ ...this.#r, issue_number: target.issue, content }),
     );
-  }
-
-  async branchRules(branch: string): Promise<string[]> {
-    try {
-      const rules = await this.#octokit.paginate(this.#octokit.rest.repos.getBranchRules, { ...this.#r, branch, per_page: 100 });
-      return rules.map((r) => r.type);
-    } catch (e) {
-      throw wrap("repos.getBranchRules", e);
-    }
   }
 
   async listReviews(number: number): Promise<ReviewInfo[]> {

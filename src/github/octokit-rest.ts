@@ -22,6 +22,31 @@ export function statusOf(e: unknown): number | undefined {
   return (e as RequestErrorLike)?.status;
 }
 
+/**
+ * How long GitHub asked the installation to wait, when `e` (an Octokit error, or the port's error
+ * around one) is a rate-limit answer — docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api:
+ * "If the retry-after response header is present, you should not retry your request until after
+ * that many seconds has elapsed. If the x-ratelimit-remaining header is 0, you should not retry your
+ * request until after the time, in UTC epoch seconds, specified by the x-ratelimit-reset header.
+ * Otherwise, wait for at least one minute before retrying." Undefined for any other answer.
+ */
+export function rateLimitWaitMs(e: unknown, now: number): number | undefined {
+  const err = (e instanceof GitHubError && e.cause ? e.cause : e) as RequestErrorLike & {
+    response?: { headers?: Record<string, string | number | undefined> };
+  };
+  if (err?.status !== 403 && err?.status !== 429) return undefined;
+  const h = err.response?.headers ?? {};
+  const after = Number(h["retry-after"]);
+  if (h["retry-after"] !== undefined && Number.isFinite(after)) return Math.max(0, after * 1000);
+  if (String(h["x-ratelimit-remaining"]) === "0") {
+    const reset = Number(h["x-ratelimit-reset"]);
+    if (Number.isFinite(reset)) return Math.max(0, reset * 1000 - now) + 1000;
+  }
+  const message = err.response?.data?.message ?? err.message ?? "";
+  if (err.status === 429 || /secondary rate limit/i.test(message)) return 60_000;
+  return undefined;
+}
+
 export function wrap(operation: string, e: unknown): GitHubError {
   if (e instanceof GitHubError) return e;
   const status = statusOf(e) ?? 0;

@@ -4,7 +4,15 @@
  * requests a minute and 500 an hour. A request past a bound waits for its turn rather than being
  * refused by GitHub and retried; the App's effects run outside its decisions, so a wait holds back
  * only the calls behind it. Requests are started in the order they asked.
+ *
+ * When GitHub says no all the same (its limits are counted per installation, and other clients of
+ * the installation spend them too), `holdUntil` stops every request of the installation until the
+ * time GitHub named (`retry-after`, or `x-ratelimit-reset` with `x-ratelimit-remaining: 0`): the
+ * refused request is not repeated here — the effect that made it stays in the outbox and is tried
+ * again after the hold, as a replay that looks at GitHub before acting.
  */
+import { realClock, type Clock, type TimerHandle } from "../core/clock.js";
+
 export interface PaceLimits {
   /** Requests in flight at once (default 100). */
   concurrent: number;
@@ -25,14 +33,20 @@ export class Pacer {
   #closed = false;
   /** Start times of the content-creating requests of the last hour, oldest first. */
   readonly #created: number[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
+  /** No request starts before this time (GitHub answered a rate limit). */
+  #heldUntil = 0;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
-  readonly stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0 };
+  readonly stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0, holds: 0 };
 
   constructor(
     readonly limits: PaceLimits = GITHUB_PACE,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
   ) {}
+
+  private now(): number {
+    return this.clock.now();
+  }
 
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run<T>(creating: boolean, request: () => Promise<T>): Promise<T> {
@@ -54,6 +68,22 @@ export class Pacer {
     }
   }
 
+  /** GitHub answered a rate limit: no request of the installation starts before `at`. */
+  holdUntil(at: number): void {
+    if (at <= this.#heldUntil) return;
+    this.#heldUntil = at;
+    this.stats.holds++;
+    // A timer set for an earlier window would start the queue too soon; set it again.
+    this.clock.clear(this.#timer);
+    this.#timer = undefined;
+    this.#pump();
+  }
+
+  /** When the installation's requests may start again (0: not held). */
+  get heldUntil(): number {
+    return this.#heldUntil > this.now() ? this.#heldUntil : 0;
+  }
+
   /**
    * The App is closing: requests still waiting for their turn are refused, not sent later by a
    * process that is going away (their effects stay in the outbox for the next process); requests
@@ -61,16 +91,21 @@ export class Pacer {
    */
   close(): void {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = undefined;
     for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
+  }
+
+  /** Requests waiting for their turn (for a window to open, or for a hold to end). */
+  get waiting(): number {
+    return this.#waiting.length;
   }
 
   /** When a content-creating request may start (now or later), by the minute and hour windows. */
   #creatableAt(): number {
     const now = this.now();
     while (this.#created.length && this.#created[0]! <= now - HOUR) this.#created.shift();
-    let at = now;
+    let at = Math.max(now, this.#heldUntil);
     const n = this.#created.length;
     if (n >= this.limits.perHour) at = Math.max(at, this.#created[n - this.limits.perHour]! + HOUR);
     if (n >= this.limits.perMinute) at = Math.max(at, this.#created[n - this.limits.perMinute]! + MINUTE);
@@ -78,7 +113,8 @@ export class Pacer {
   }
 
   #free(creating: boolean): boolean {
-    return this.#inFlight < this.limits.concurrent && (!creating || this.#creatableAt() <= this.now());
+    const now = this.now();
+    return this.#inFlight < this.limits.concurrent && this.#heldUntil <= now && (!creating || this.#creatableAt() <= now);
   }
 
   #start(creating: boolean): void {
@@ -97,12 +133,12 @@ export class Pacer {
     }
     const head = this.#waiting[0];
     if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
-    this.#timer = setTimeout(
+    this.#timer = this.clock.setTimeout(
       () => {
         this.#timer = undefined;
         this.#pump();
       },
-      Math.max(1, this.#creatableAt() - this.now()),
+      Math.max(1, (head.creating ? this.#creatableAt() : this.#heldUntil) - this.now()),
     );
   }
 }

@@ -4,6 +4,7 @@
  * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
 import type { CiChecks } from "./ci-checks.js";
+import type { BranchRule } from "./merge-rules.js";
 
 export class GitHubError extends Error {
   constructor(
@@ -224,6 +225,6 @@ export interface GitHubPort {
   permission(user: string): Promise<string>;
   /** A PR's reviews as GitHub has them now (the first 100): who, which state, on which commit. */
   listReviews(number: number): Promise<ReviewInfo[]>;
-  /** The types of the active ruleset rules that apply to a branch (which need not exist yet). */
-  branchRules(branch: string): Promise<string[]>;
+  /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
+  branchRules(branch: string): Promise<BranchRule[]>;
 }

@@ -24,6 +24,7 @@ function b64urlJson(part: string): Record<string, unknown> {
  * `iat` not in the future (they advise back-dating 60 s for drift) and `exp` at most 10 minutes
  * after `iat` — "Generating a JSON Web Token (JWT) for a GitHub App", docs.github.com.
  */
+// eslint-disable-next-line no-restricted-properties -- a JWT is made on the real clock (Octokit's auth)
 export function verifyAppJwt(state: SimState, jwt: string, nowSec = Math.floor(Date.now() / 1000)): App {
   const doc = "https://docs.github.com/rest";
   const parts = jwt.split(".");
@@ -72,6 +73,9 @@ export function newToken(prefix: "ghs" | "ghp" | "gho"): string {
   return `${prefix}_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
 }
 
+/** GitHub's answer to a suspended installation's tokens, and to a new token for it. */
+export const SUSPENDED = "This installation has been suspended";
+
 export type Credential = { kind: "none" } | { kind: "jwt"; app: App } | { kind: "token"; token: Token };
 
 /** Reads `Authorization: token X`, `Bearer X` (JWT or token) or `Basic base64(user:X)`. */
@@ -90,7 +94,10 @@ export function authenticate(state: SimState, header: string | undefined): Crede
   if (secret.split(".").length === 3 && scheme === "bearer") return { kind: "jwt", app: verifyAppJwt(state, secret) };
   const token = state.tokens.get(secret);
   if (!token) throw new HttpError(401, "Bad credentials");
+  // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
   if (token.expiresAt <= Date.now()) throw new HttpError(401, "Bad credentials");
+  if (token.kind === "installation" && state.installations.get(token.installationId!)?.suspended)
+    throw new HttpError(403, SUSPENDED, "https://docs.github.com/apps/maintaining-github-apps/suspending-a-github-app-installation");
   return { kind: "token", token };
 }
 
@@ -145,8 +152,8 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
       if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
         return { any: [["metadata", "read"]], role: "read" };
       if (operationId.includes("status")) return { any: [["statuses", lvl]], role };
-      // Rulesets: anyone who can read the repository reads them; creating one is administration.
-      if (operationId === "repos/create-repo-ruleset") return { any: [["administration", "write"]], role: "admin" };
+      // Rulesets: anyone who can read the repository reads them; creating, updating or deleting one is administration.
+      if (/^repos\/(create|update|delete)-repo-ruleset$/.test(operationId)) return { any: [["administration", "write"]], role: "admin" };
       if (operationId.includes("rule")) return { any: [["metadata", "read"]], role: "read" };
       return { any: [["contents", operationId === "repos/merge" ? "write" : lvl]], role };
     case "git":

@@ -8,11 +8,15 @@
 // - required status checks: merging a pull request waits until every named check (a check run or a
 //   commit status of that name on the head) has succeeded (405);
 // - force pushes and deletions are refused unless `allow_force_pushes` / `allow_deletions`;
-// - `restrictions` (organization repositories only) limit who may push at all.
+// - `restrictions` (organization repositories only) limit who may push at all;
+// - `required_linear_history`: a push or write bringing a merge commit is refused, and so is a pull
+//   request merge with merge_method "merge" (405, merge-rules.ts);
+// - `strict` required status checks: a pull request merges only when its head contains the base's
+//   tip (405, merge-rules.ts).
 // Without `enforce_admins`, administrators are exempt, as "the restrictions of a branch protection
-// rule don't apply to people with admin permissions" by default. Stored but not enforced:
-// `strict` (up to date before merging), code owner reviews, last-push approval, linear history,
-// signatures, conversation resolution, lock branch, and status checks on direct pushes.
+// rule don't apply to people with admin permissions" by default. Stored but not enforced: code
+// owner reviews, last-push approval, signatures, conversation resolution, lock branch, and status
+// checks on direct pushes.
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./domain/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
@@ -55,7 +59,7 @@ function isPerson(who: ActContext): boolean {
 }
 
 /** Administrators are exempt unless `enforce_admins` is on. */
-function adminExempt(repo: Repo, p: BranchProtection, who: ActContext): boolean {
+export function adminExempt(repo: Repo, p: BranchProtection, who: ActContext): boolean {
   return !p.enforceAdmins && isPerson(who) && roleOf(repo, who.actor) === "admin";
 }
 
@@ -70,6 +74,7 @@ export const PROTECTION_MESSAGES = {
   pullRequest: "Changes must be made through a pull request.",
   forcePush: "Cannot force-push to this protected branch",
   deletion: "Cannot delete this protected branch",
+  linearHistory: "This branch must not contain merge commits.",
   restricted:
     "You're not authorized to push to this branch. Visit https://docs.github.com/articles/about-protected-branches/ for more information.",
 };
@@ -88,6 +93,7 @@ export function protectionRules(repo: Repo, ref: string, who: ActContext): Array
     out.push({ type: "update", message: PROTECTION_MESSAGES.pullRequest });
   if (!p.allowForcePushes) out.push({ type: "non_fast_forward", message: PROTECTION_MESSAGES.forcePush });
   if (!p.allowDeletions) out.push({ type: "deletion", message: PROTECTION_MESSAGES.deletion });
+  if (p.requiredLinearHistory) out.push({ type: "required_linear_history", message: PROTECTION_MESSAGES.linearHistory });
   return out;
 }
 
@@ -105,14 +111,22 @@ export async function enforceProtection(repo: Repo, write: RefWrite, who: ActCon
           ? write.before !== null && write.after !== null
           : r.type === "non_fast_forward"
             ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
-            : false;
+            : r.type === "required_linear_history"
+              ? write.after !== null && (await git.bringsMergeCommits(repo.gitDir, write.before, write.after))
+              : false;
     if (applies && !broken.includes(r.message)) broken.push(r.message);
   }
   if (broken.length) throw new HttpError(422, `Protected branch update failed for ${write.ref}.\n\n${broken.join("\n")}`, doc);
 }
 
 /** Whether a check run or commit status of `context` on `sha` succeeded ("expected" when none or still running). */
-function checkState(core: SimCore, repo: Repo, sha: string, context: string, appId: number | null): "success" | "expected" | "failing" {
+export function checkState(
+  core: SimCore,
+  repo: Repo,
+  sha: string,
+  context: string,
+  appId: number | null,
+): "success" | "expected" | "failing" {
   const runs = [...core.state.checkRuns.values()]
     .filter((r) => r.repoId === repo.id && r.headSha === sha && r.name === context && (appId === null || r.appId === appId))
     .sort((a, b) => b.id - a.id);
@@ -127,7 +141,7 @@ function checkState(core: SimCore, repo: Repo, sha: string, context: string, app
 }
 
 /** Approving reviews that count: the latest review of each person with write access, on the head if stale ones are dismissed. */
-function approvals(core: SimCore, repo: Repo, issue: Issue, dismissStale: boolean): number {
+export function approvals(core: SimCore, repo: Repo, issue: Issue, dismissStale: boolean): number {
   const latest = new Map<number, { state: string; commitId: string }>();
   for (const r of core.state.reviews) {
     if (r.repoId !== repo.id || r.number !== issue.number || r.state === "COMMENTED") continue;

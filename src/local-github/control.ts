@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./domain/index.js";
 import type { FaultConfig } from "./faults.js";
+import type { RateLimitConfig } from "./rate-limits.js";
 import { Model } from "./resources/index.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
@@ -76,6 +77,15 @@ export class Control {
 
   install(appId: number, account: string, repositories: "all" | string[]): { id: number } {
     return { id: this.core.install(appId, account, repositories).id };
+  }
+
+  /** Suspends an installation (installation.suspend); its tokens answer 403 until unsuspended (installation.unsuspend). */
+  suspend(installationId: number, by?: string): void {
+    this.core.suspendInstallation(installationId, true, by);
+  }
+
+  unsuspend(installationId: number, by?: string): void {
+    this.core.suspendInstallation(installationId, false, by);
   }
 
   uninstall(installationId: number, by?: string): void {
@@ -232,6 +242,11 @@ export class Control {
     return this.core.faults.set(partial);
   }
 
+  /** GitHub's rate limits (../rate-limits.ts): `{ enabled: true }` enforces GitHub's numbers; tighter ones for tests. Counts start again. */
+  rateLimits(partial: Partial<RateLimitConfig>): RateLimitConfig {
+    return this.core.rateLimits.set(partial);
+  }
+
   resetFaults(): FaultConfig {
     this.core.faults.reset();
     return this.core.faults.config;
@@ -239,7 +254,7 @@ export class Control {
 
   /** Makes the App's webhook endpoint unreachable for `ms` milliseconds. */
   appUnreachableFor(ms: number): void {
-    this.core.faults.set({ appUnreachableUntil: Date.now() + ms });
+    this.core.faults.set({ appUnreachableUntil: this.core.clock.now() + ms });
   }
 
   logsOfRun(id: number): Buffer | undefined {
@@ -313,6 +328,11 @@ export async function handleControl(
     }
     if (method === "POST" && (m = /^\/apps\/(\d+)\/installations$/.exec(path)))
       return send(res, 201, control.install(Number(m[1]), s("account"), (body.repositories as string[] | "all" | undefined) ?? "all"));
+    if ((method === "PUT" || method === "DELETE") && (m = /^\/installations\/(\d+)\/suspended$/.exec(path))) {
+      if (method === "PUT") control.suspend(Number(m[1]), (body.as as string | undefined) ?? undefined);
+      else control.unsuspend(Number(m[1]), (body.as as string | undefined) ?? undefined);
+      return send(res, 204, undefined);
+    }
     if (method === "DELETE" && (m = /^\/installations\/(\d+)$/.exec(path))) {
       control.uninstall(Number(m[1]), (body.as as string | undefined) ?? undefined);
       return send(res, 204, undefined);
@@ -363,6 +383,9 @@ export async function handleControl(
     if (method === "GET" && path === "/faults") return send(res, 200, control.core.faults.config);
     if (method === "PUT" && path === "/faults") return send(res, 200, control.faults(body as Partial<FaultConfig>));
     if (method === "DELETE" && path === "/faults") return send(res, 200, control.resetFaults());
+    if (method === "GET" && path === "/rate-limits") return send(res, 200, control.core.rateLimits.config);
+    if (method === "PUT" && path === "/rate-limits") return send(res, 200, control.rateLimits(body as Partial<RateLimitConfig>));
+    if (method === "DELETE" && path === "/rate-limits") return send(res, 200, control.core.rateLimits.reset());
     if (method === "GET" && path === "/violations") return send(res, 200, control.core.violations);
     if (method === "GET" && (m = /^\/logs\/runs\/(\d+)\.zip$/.exec(path))) {
       const zip = control.logsOfRun(Number(m[1]));
@@ -397,10 +420,12 @@ export const CONTROL_ENDPOINTS = [
   "POST   /_sim/installations/{id}/token               installation token without a JWT",
   "POST   /_sim/installations/{id}/repositories {repositories: ['o/r'], as?}   installation_repositories.added",
   "DELETE /_sim/installations/{id}                     uninstall (installation.deleted)",
+  "PUT|DELETE /_sim/installations/{id}/suspended {as?}   suspend (installation.suspend) / unsuspend",
   "POST   /_sim/act {as, method, path, body?}          REST call as a person",
   "GET    /_sim/deliveries?event=&action=&status=",
   "POST   /_sim/deliveries/{id}/redeliver",
   "GET|PUT|DELETE /_sim/faults",
+  "GET|PUT|DELETE /_sim/rate-limits {enabled, primary, primaryWindowMs, creatingPerMinute, creatingPerHour, status}",
   "GET    /_sim/violations",
   "GET    /_sim/logs/runs/{id}.zip, /_sim/logs/jobs/{id}.txt",
 ];

@@ -34,7 +34,7 @@ export interface FaultConfig {
    *  also shuffled within batches of that many deliveries */
   webhookDelayMs: [number, number];
   webhookReorderWindow: number;
-  /** while Date.now() < this, the App's webhook endpoint is treated as unreachable */
+  /** while the local GitHub's clock is before this, the App's webhook endpoint is treated as unreachable */
   appUnreachableUntil: number;
 }
 

@@ -18,6 +18,9 @@ import { nodeId } from "./resources/index.js";
 import type { Issue, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
 
+/** Where GitHub cuts a `Blob.text` (then `isTruncated` is true). */
+export const BLOB_TEXT_BYTES = 512_000;
+
 /**
  * schema.graphql of @octokit/graphql-schema, found the way Node finds a package: in node_modules
  * of this folder or of any folder above it (a checkout, or the project Forge is installed in). The
@@ -334,8 +337,10 @@ function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
         oid: entry.sha,
         byteSize: blob.length,
         isBinary,
-        isTruncated: false,
-        text: isBinary ? null : blob.toString("utf8"),
+        // GitHub cuts `text` at 512,000 bytes and says so in `isTruncated` (the schema: "Indicates
+        // whether the contents is truncated"; the cut measured at exactly 512,000 bytes).
+        isTruncated: blob.length > BLOB_TEXT_BYTES,
+        text: isBinary ? null : blob.subarray(0, BLOB_TEXT_BYTES).toString("utf8"),
       };
     },
     defaultBranchRef: async () => {

@@ -99,6 +99,7 @@ export async function handleManifestWeb(
   const name = (form.get("name") ?? manifest.name ?? "").trim();
   if (!name) return page(res, 422, "Invalid manifest", '<p id="error">the App needs a name</p>');
   const code = randomBytes(20).toString("hex");
+  // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
   codesOf(core).set(code, { manifest: { ...manifest, name }, owner, expires: Date.now() + 3_600_000 });
   const back = new URL(manifest.redirect_url ?? manifest.url);
   back.searchParams.set("code", code);
@@ -184,6 +185,7 @@ export const manifestHandlers: Record<string, Handler> = {
     const codes = codesOf(ctx.core);
     const found = codes.get(ctx.params.code!);
     codes.delete(ctx.params.code!);
+    // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
     if (!found || found.expires < Date.now()) throw new HttpError(404, "Not Found", ctx.doc);
     const { manifest, owner } = found;
     const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });

@@ -1,21 +1,33 @@
 // Repository rulesets (docs.github.com/rest/repos/rules): stored per repository, listed and read
 // through the REST API, and enforced on every write of a ref — a push over Git (by a pre-receive
 // hook, as GitHub does, answering "GH013: Repository rule violations found"), the refs API, the
-// contents API, branch merges and pull request merges. Rules enforced: creation, update, deletion
-// and non_fast_forward; other rule types are stored and listed but not enforced. The same hook
-// enforces branch protection on pushes (branch-protection.ts), with GitHub's GH006 text.
+// contents API, branch merges and pull request merges. Rules enforced on every write: creation,
+// update, deletion, non_fast_forward and required_linear_history (no merge commit among the new
+// commits); on pull request merges also pull_request (approvals) and required_status_checks (with
+// `strict_required_status_checks_policy`), in merge-rules.ts. Other rule types are stored and listed
+// but not enforced. Rulesets are created, listed, read, updated and deleted through the REST API.
+// The same hook enforces branch protection on pushes (branch-protection.ts), with GitHub's GH006 text.
 import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import picomatch from "picomatch";
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import { protectionRules } from "./branch-protection.js";
+import * as git from "./git/index.js";
 import type { ActContext } from "./domain/index.js";
 import { nodeId } from "./resources/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo, Role } from "./state.js";
 import { now } from "./state.js";
 
-export type RuleType = "creation" | "update" | "deletion" | "non_fast_forward" | (string & {});
+export type RuleType =
+  | "creation"
+  | "update"
+  | "deletion"
+  | "non_fast_forward"
+  | "required_linear_history"
+  | "pull_request"
+  | "required_status_checks"
+  | (string & {});
 
 export interface BypassActor {
   actorId: number | null;
@@ -55,11 +67,14 @@ export function rulesetsFor(repo: Repo, ref: string): Ruleset[] {
   );
 }
 
-/** Whether the actor (a person, an App's installation token, a workflow's token) is on the bypass list. */
-export function canBypass(repo: Repo, ruleset: Ruleset, who: ActContext): boolean {
+/**
+ * Whether the actor (a person, an App's installation token, a workflow's token) is on the bypass
+ * list. An actor listed with bypass mode `pull_request` bypasses only when merging a pull request.
+ */
+export function canBypass(repo: Repo, ruleset: Ruleset, who: ActContext, viaPullRequest = false): boolean {
   const person = !who.token || who.token.kind === "user";
   for (const b of ruleset.bypassActors) {
-    if (b.bypassMode === "pull_request") continue; // bypass through pull requests only: not for direct writes
+    if (b.bypassMode === "pull_request" && !viaPullRequest) continue; // bypass through pull requests only: not for direct writes
     if (b.actorType === "Integration" && who.token?.kind === "installation" && b.actorId === who.token.appId) return true;
     if (b.actorType === "User" && person && b.actorId === who.actor.id) return true;
     if (b.actorType === "RepositoryRole" && person && b.actorId !== null) {
@@ -85,13 +100,16 @@ const MESSAGES: Record<string, string> = {
   update: "Cannot update this protected ref.",
   deletion: "Cannot delete this protected ref.",
   non_fast_forward: "Cannot force-push to this branch",
+  // The text GitHub answers for a merge commit on a branch that requires a linear history (a push's
+  // "remote: error:" line, and a pull request merge's 405 as github.com/chdsbd/kodiak/issues/295 shows).
+  required_linear_history: "This branch must not contain merge commits.",
 };
 
 /** The rules a write breaks, as GitHub words them; empty when it may go ahead. */
-export async function violations(repo: Repo, write: RefWrite, who: ActContext): Promise<string[]> {
+export async function violations(repo: Repo, write: RefWrite, who: ActContext, viaPullRequest = false): Promise<string[]> {
   const out: string[] = [];
   for (const set of rulesetsFor(repo, write.ref)) {
-    if (canBypass(repo, set, who)) continue;
+    if (canBypass(repo, set, who, viaPullRequest)) continue;
     for (const rule of set.rules) {
       const broken =
         rule.type === "creation"
@@ -102,7 +120,9 @@ export async function violations(repo: Repo, write: RefWrite, who: ActContext): 
               ? write.before !== null && write.after !== null
               : rule.type === "non_fast_forward"
                 ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
-                : false;
+                : rule.type === "required_linear_history"
+                  ? write.after !== null && (await git.bringsMergeCommits(repo.gitDir, write.before, write.after))
+                  : false;
       if (broken && !out.includes(MESSAGES[rule.type]!)) out.push(MESSAGES[rule.type]!);
     }
   }
@@ -114,7 +134,7 @@ export async function violations(repo: Repo, write: RefWrite, who: ActContext): 
  * found" with the rules named (405 for a pull request merge, as GitHub answers it).
  */
 export async function enforceRules(repo: Repo, write: RefWrite, who: ActContext, doc: string, status = 422): Promise<void> {
-  const broken = await violations(repo, write, who);
+  const broken = await violations(repo, write, who, status === 405);
   if (broken.length) throw new HttpError(status, `Repository rule violations found\n\n${broken.join("\n")}\n`, doc);
 }
 
@@ -145,6 +165,9 @@ for (const line of require("node:fs").readFileSync(0, "utf8").split("\\n")) {
       else if (t === "update") bad = !created && !deleted;
       else if (t === "non_fast_forward" && !created && !deleted) {
         try { execFileSync("git", ["merge-base", "--is-ancestor", before, after], { stdio: "ignore" }); } catch { bad = true; }
+      } else if (t === "required_linear_history" && !deleted) {
+        const range = created ? [after, "--not", "--all"] : [after, "^" + before];
+        try { bad = execFileSync("git", ["rev-list", "--min-parents=2", "--max-count=1", ...range], { encoding: "utf8" }).trim() !== ""; } catch { bad = true; }
       }
       const key = (r.code || "GH013") + " " + ref;
       if (bad) broken.set(key, [...new Set([...(broken.get(key) || []), (r.messages || messages)[t]])]);
@@ -265,6 +288,42 @@ function rulesetJson(ctx: RestCtx, repo: Repo, r: Ruleset): Record<string, unkno
   };
 }
 
+/**
+ * A ruleset from a create or update request (checked against GitHub's description before it
+ * reaches here): the body's fields over `base`'s (an update keeps what the body leaves out).
+ */
+function fromBody(ctx: RestCtx, repo: Repo, base: Partial<Ruleset> & { id: number; createdAt: string }): Ruleset {
+  const b = ctx.body ?? {};
+  const name = b.name === undefined ? (base.name ?? "") : String(b.name);
+  if ((repo.rulesets ?? []).some((r) => r.name === name && r.id !== base.id))
+    throw new HttpError(422, "Validation Failed", ctx.doc, {
+      errors: [{ resource: "Ruleset", code: "custom", field: "name", message: "Name must be unique" }],
+    });
+  const cond = (b.conditions as { ref_name?: { include?: string[]; exclude?: string[] } } | undefined)?.ref_name;
+  const actors = b.bypass_actors as Array<Record<string, unknown>> | undefined;
+  const rules = b.rules as Array<Record<string, unknown>> | undefined;
+  return {
+    id: base.id,
+    name,
+    target: (b.target as Ruleset["target"] | undefined) ?? base.target ?? "branch",
+    enforcement: (b.enforcement as Ruleset["enforcement"] | undefined) ?? base.enforcement ?? "disabled",
+    bypassActors: actors
+      ? actors.map((a) => ({
+          actorId: typeof a.actor_id === "number" ? a.actor_id : null,
+          actorType: String(a.actor_type),
+          bypassMode: typeof a.bypass_mode === "string" ? a.bypass_mode : "always",
+        }))
+      : (base.bypassActors ?? []),
+    include: cond ? (cond.include ?? []) : (base.include ?? []),
+    exclude: cond ? (cond.exclude ?? []) : (base.exclude ?? []),
+    rules: rules
+      ? rules.map((r) => ({ type: String(r.type), ...(r.parameters ? { parameters: r.parameters as Record<string, unknown> } : {}) }))
+      : (base.rules ?? []),
+    createdAt: base.createdAt,
+    updatedAt: now(),
+  };
+}
+
 function repoOf(ctx: RestCtx): Repo {
   if (!ctx.repo) throw new HttpError(404, "Not Found", ctx.doc);
   return ctx.repo;
@@ -275,36 +334,31 @@ export const rulesetHandlers: Record<string, Handler> = {
   // against GitHub's description before it reaches here).
   "repos/create-repo-ruleset": async (ctx) => {
     const repo = repoOf(ctx);
-    const b = ctx.body ?? {};
-    const name = String(b.name);
     const sets = (repo.rulesets ??= []);
-    if (sets.some((r) => r.name === name))
-      throw new HttpError(422, "Validation Failed", ctx.doc, {
-        errors: [{ resource: "Ruleset", code: "custom", field: "name", message: "Name must be unique" }],
-      });
-    const cond = (b.conditions as { ref_name?: { include?: string[]; exclude?: string[] } } | undefined)?.ref_name;
     const t = now();
-    const set: Ruleset = {
-      id: ctx.core.state.id(),
-      name,
-      target: (b.target as Ruleset["target"] | undefined) ?? "branch",
-      enforcement: b.enforcement as Ruleset["enforcement"],
-      bypassActors: ((b.bypass_actors as Array<Record<string, unknown>> | undefined) ?? []).map((a) => ({
-        actorId: typeof a.actor_id === "number" ? a.actor_id : null,
-        actorType: String(a.actor_type),
-        bypassMode: typeof a.bypass_mode === "string" ? a.bypass_mode : "always",
-      })),
-      include: cond?.include ?? [],
-      exclude: cond?.exclude ?? [],
-      rules: ((b.rules as Array<Record<string, unknown>> | undefined) ?? []).map((r) => ({
-        type: String(r.type),
-        ...(r.parameters ? { parameters: r.parameters as Record<string, unknown> } : {}),
-      })),
-      createdAt: t,
-      updatedAt: t,
-    };
+    const set = fromBody(ctx, repo, { id: ctx.core.state.id(), createdAt: t });
     sets.push(set);
     return { status: 201, body: rulesetJson(ctx, repo, set) };
+  },
+  // docs.github.com/rest/repos/rules#update-a-repository-ruleset: what the body gives replaces the
+  // ruleset's field (conditions, rules and bypass actors whole); what it leaves out is kept.
+  "repos/update-repo-ruleset": async (ctx) => {
+    const repo = repoOf(ctx);
+    const sets = repo.rulesets ?? [];
+    const at = sets.findIndex((r) => String(r.id) === ctx.params.ruleset_id);
+    if (at < 0) throw new HttpError(404, "Not Found", ctx.doc);
+    const set = fromBody(ctx, repo, sets[at]!);
+    sets[at] = set;
+    return { status: 200, body: rulesetJson(ctx, repo, set) };
+  },
+  // docs.github.com/rest/repos/rules#delete-a-repository-ruleset: 204.
+  "repos/delete-repo-ruleset": async (ctx) => {
+    const repo = repoOf(ctx);
+    const sets = repo.rulesets ?? [];
+    const at = sets.findIndex((r) => String(r.id) === ctx.params.ruleset_id);
+    if (at < 0) throw new HttpError(404, "Not Found", ctx.doc);
+    sets.splice(at, 1);
+    return { status: 204 };
   },
   "repos/get-repo-rulesets": async (ctx) => {
     const repo = repoOf(ctx);

@@ -37,6 +37,9 @@ export function invalidSecretName(name: string): string | undefined {
   return undefined;
 }
 
+/** "Secrets are limited to 48 KB in size." (docs.github.com/actions/reference/secrets-reference#limits-for-secrets) */
+export const SECRET_MAX_BYTES = 48 * 1024;
+
 /** Stores a secret's plain value (the control API's seeding, and a PUT once its box is opened). Returns whether it was new. */
 export function storeSecret(repo: Repo, name: string, value: string): boolean {
   const bad = invalidSecretName(name);
@@ -117,6 +120,8 @@ export const secretHandlers: Record<string, Handler> = {
     } catch {
       throw new HttpError(422, IMPROPERLY_ENCRYPTED, ctx.doc);
     }
+    if (Buffer.byteLength(value, "utf8") > SECRET_MAX_BYTES)
+      throw new HttpError(422, `Secret value is too large: secrets are limited to 48 KB (${SECRET_MAX_BYTES} bytes).`, ctx.doc);
     return storeSecret(repo, name, value) ? { status: 201, body: {} } : { status: 204 };
   },
   "actions/delete-repo-secret": async (ctx) => {

@@ -5,10 +5,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Clock } from "../core/clock.js";
 import { authenticate, authorize, HttpError } from "./auth.js";
 import { Control, handleControl } from "./control.js";
 import { SimCore } from "./domain/index.js";
 import type { FaultConfig } from "./faults.js";
+import { isContentCreating, type RateLimitConfig } from "./rate-limits.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
@@ -34,12 +36,23 @@ export interface SimOptions {
   webhookTimeoutMs?: number;
   faults?: Partial<FaultConfig>;
   /**
+   * GitHub's rate limits (./rate-limits.ts): always counted per installation for the `x-ratelimit-*`
+   * headers; refused past them when `enabled` (default off). `{ enabled: true }` is GitHub's numbers.
+   */
+  rateLimits?: Partial<RateLimitConfig>;
+  /**
    * GitHub's latency: "none" (default) answers at once; "github" delays REST, GraphQL, git, webhook
    * deliveries and job starts as GitHub does (./latency/README.md), seeded for reproducible runs.
    */
   latency?: LatencyProfileName | LatencySettings;
   /** log each request to stderr */
   verbose?: boolean;
+  /**
+   * What the local GitHub's timers run on — webhook and latency delays, runner queue time, the
+   * release of webhooks held for reordering, an unreachable App's outage (src/core/clock.ts). Real
+   * time by default; a test gives the clock it gives the App, and moves it.
+   */
+  clock?: Clock;
 }
 
 export interface Sim {
@@ -61,6 +74,12 @@ export interface Sim {
   onEvent(fn: (e: EmittedEvent) => void): () => void;
   /** resolves when every queued webhook delivery has settled */
   idle(): Promise<void>;
+  /**
+   * Whether nothing goes on until the clock moves: no request is being served but those waiting out
+   * a latency delay, no webhook is being sent, no event is being turned into workflow runs. A test
+   * clock may skip ahead then (test/helpers/clock.ts).
+   */
+  quiet(): boolean;
   close(): Promise<void>;
 }
 
@@ -95,8 +114,6 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 interface RestService {
   core: SimCore;
   handlers: Record<string, Handler>;
-  /** Requests per token, for the x-ratelimit-* headers. */
-  rateUsed: Map<string, number>;
   strict: boolean;
   verbose: boolean;
 }
@@ -104,6 +121,11 @@ interface RestService {
 /** A REST request: routed by GitHub's description (501 for a described operation without a handler), run, validated, answered. */
 async function serveRest(s: RestService, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const { core } = s;
+  // GitHub's pagination links name a repository by id (`/repositories/{id}/issues?page=2`, the
+  // example of "Using pagination in the REST API"): served as the repository's own routes.
+  const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(url.pathname.slice(API_PREFIX.length));
+  const named = byId ? core.state.repos.get(Number(byId[1])) : undefined;
+  if (named) url = new URL(`${API_PREFIX}/repos/${named.owner.login}/${named.name}${byId![2] ?? ""}${url.search}`, url);
   const path = url.pathname.slice(API_PREFIX.length) || "/";
   const method = (req.method ?? "GET").toUpperCase();
   const requestId = randomUUID().toUpperCase().slice(0, 23);
@@ -152,18 +174,7 @@ async function serveRest(s: RestService, req: IncomingMessage, res: ServerRespon
 
   const run = await runOperation(core, handler, { req, url, match, body, headers, requestId });
   let result = run.result;
-  const tokenKey = run.token?.token ?? "anonymous";
-  const used = (s.rateUsed.get(tokenKey) ?? 0) + 1;
-  s.rateUsed.set(tokenKey, used);
-  const limit = run.token?.kind === "workflow" ? 1000 : 5000;
-  Object.assign(headers, {
-    "x-ratelimit-limit": String(limit),
-    "x-ratelimit-remaining": String(Math.max(0, limit - used)),
-    "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + 3600),
-    "x-ratelimit-used": String(used),
-    "x-ratelimit-resource": "core",
-    ...(result.headers ?? {}),
-  });
+  Object.assign(headers, run.rateHeaders ?? {}, result.headers ?? {});
   if (result.raw === undefined && result.status !== 302) {
     const err = core.validator.validateResponse(op, result.status, result.body);
     if (err) {
@@ -199,11 +210,16 @@ interface OperationRequest {
  * validation, then its handler. Errors become GitHub's error bodies; the token is known for the
  * rate-limit headers even when the call failed.
  */
-async function runOperation(core: SimCore, handler: Handler, r: OperationRequest): Promise<{ result: Result; token: Token | undefined }> {
+async function runOperation(
+  core: SimCore,
+  handler: Handler,
+  r: OperationRequest,
+): Promise<{ result: Result; token: Token | undefined; rateHeaders?: Record<string, string> }> {
   const { req, url, match, body } = r;
   const op = match.operationId;
   const doc = core.validator.docUrl(op);
   let token: Token | undefined;
+  let rateHeaders: Record<string, string> | undefined;
   try {
     throwInjectedFault(core, op, req, r.requestId);
     const cred = authenticate(core.state, req.headers.authorization);
@@ -217,6 +233,11 @@ async function runOperation(core: SimCore, handler: Handler, r: OperationRequest
       actor = token.actor;
     }
     const repo = match.params.owner && match.params.repo ? core.state.repoByName(match.params.owner, match.params.repo) : undefined;
+    // Counted against the budget of the installation (all its tokens), person or repository
+    // before anything else is looked at; refused here when the limits are enforced and spent.
+    const rate = core.rateLimits.take(token ?? app, repo?.id, op, isContentCreating(op, match.method), r.requestId);
+    rateHeaders = rate.headers;
+    if (rate.refuse) throw new HttpError(rate.refuse.status, rate.refuse.message, rate.refuse.doc, {}, rate.refuse.headers);
     if (match.params.owner && match.params.repo && !repo) throw new HttpError(404, "Not Found", doc);
     // Issue endpoints aimed at a pull request also accept the pull_requests permission.
     let targetIsPull = false;
@@ -246,13 +267,17 @@ async function runOperation(core: SimCore, handler: Handler, r: OperationRequest
       accept: String(req.headers.accept ?? ""),
       page: pager(core, url, r.headers),
     };
-    return { result: await handler(ctx), token };
+    return { result: await handler(ctx), token, rateHeaders };
   } catch (e) {
     if (e instanceof HttpError)
-      return { result: { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers }, token };
+      return {
+        result: { status: e.status, body: Model.error(e.message, e.status, e.doc, e.extra), headers: e.headers },
+        token,
+        rateHeaders,
+      };
     const msg = (e as Error).stack ?? String(e);
     if (!core.closed) core.violation({ kind: "response", id: op, status: 500, errors: `simulator error: ${msg}` });
-    return { result: { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) }, token };
+    return { result: { status: 500, body: Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500) }, token, rateHeaders };
   }
 }
 
@@ -290,8 +315,12 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
     const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? 30) || 30));
     const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
     const last = Math.max(1, Math.ceil(items.length / perPage));
+    // A repository's lists link to `/repositories/{id}/…`, as GitHub's do.
+    const inRepo = /^(\/api\/v3)\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    const repo = inRepo ? core.state.repoByName(decodeURIComponent(inRepo[2]!), decodeURIComponent(inRepo[3]!)) : undefined;
+    const linkPath = repo ? `${inRepo![1]}/repositories/${repo.id}${inRepo![4] ?? ""}` : url.pathname;
     const link = (p: number, rel: string) => {
-      const u = new URL(`${core.baseUrl}${url.pathname}${url.search}`);
+      const u = new URL(`${core.baseUrl}${linkPath}${url.search}`);
       u.searchParams.set("page", String(p));
       u.searchParams.set("per_page", String(perPage));
       return `<${u.toString()}>; rel="${rel}"`;
@@ -308,16 +337,21 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
 
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
-  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs });
+  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs, ...(options.clock ? { clock: options.clock } : {}) });
   if (options.faults) core.faults.set(options.faults);
+  if (options.rateLimits) core.rateLimits.set(options.rateLimits);
   if (options.latency) core.latency.set(options.latency);
   const workflows = new Workflows(core, options.workflowExecutor ?? "none");
   const handlers: Record<string, Handler> = { ...restHandlers, ...manifestHandlers, ...workflows.handlers() };
   const control = new Control(core, workflows);
-  const restService: RestService = { core, handlers, rateUsed: new Map<string, number>(), strict, verbose: !!options.verbose };
+  const restService: RestService = { core, handlers, strict, verbose: !!options.verbose };
   const rest = (req: IncomingMessage, res: ServerResponse, url: URL) => serveRest(restService, req, res, url);
 
+  // Requests being served, for `quiet`.
+  let serving = 0;
   const server: Server = createServer((req, res) => {
+    serving++;
+    res.once("close", () => serving--);
     const url = new URL(req.url ?? "/", core.baseUrl);
     const p = url.pathname;
     const work =
@@ -373,6 +407,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
       } while (workflows.busy());
       await core.bus.idle();
     },
+    quiet: () => serving <= core.latency.asleep && !core.bus.busy && !workflows.busy(),
     async close() {
       await core.bus.idle().catch(() => undefined);
       await workflows.idle();

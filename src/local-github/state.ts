@@ -79,6 +79,8 @@ export interface Installation {
   events: string[];
   createdAt: string;
   updatedAt: string;
+  /** set while the installation is suspended (its tokens answer 403; no webhooks are sent) */
+  suspended?: { at: string; by: User };
 }
 
 export type TokenKind = "installation" | "workflow" | "user";
@@ -326,6 +328,8 @@ export interface WorkflowRun {
   checkSuiteId: number;
   jobs: Job[];
   cancelRequested: boolean;
+  /** The run's own annotations, not a job's: an invalid workflow file's ("Invalid workflow file"), whose run has no jobs. */
+  annotations?: CheckAnnotation[];
 }
 
 export interface Hook {

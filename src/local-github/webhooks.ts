@@ -10,6 +10,7 @@
 // - App webhooks carry `installation: {id, node_id}` and the target headers name the App
 //   ("integration"); repository webhooks name the repository.
 import { createHmac, randomUUID } from "node:crypto";
+import { realClock, type Clock, type TimerHandle } from "../core/clock.js";
 import { sign } from "@octokit/webhooks-methods";
 import type { Faults } from "./faults.js";
 import { Latency } from "./latency/profile.js";
@@ -40,7 +41,7 @@ interface Pending {
   delivery: Delivery;
   hook: Hook;
   delayMs: number;
-  /** Date.now() before which the delivery does not go out (the latency profile's event → delivery delay) */
+  /** The time (the clock's) before which the delivery does not go out (the latency profile's event → delivery delay) */
   dueAt: number;
 }
 
@@ -58,6 +59,8 @@ export class WebhookBus {
     private readonly violation: (id: string, errors: string) => void,
     private readonly timeoutMs = 10_000,
     private readonly latency = new Latency(),
+    /** What delivery delays are waited on and deliveries timed by. */
+    private readonly clock: Clock = realClock,
   ) {}
 
   /** Observe every event the simulator emits (the workflow runner subscribes here). */
@@ -82,6 +85,8 @@ export class WebhookBus {
         if (opts.installation) inst = opts.installation.appId === app.id ? opts.installation : undefined;
         else if (opts.repo) inst = this.state.installationsFor(opts.repo).find((i) => i.appId === app.id);
         if (!inst) continue;
+        // A suspended installation hears nothing but its own installation events.
+        if (inst.suspended && !event.startsWith("installation")) continue;
         // Installation events are always sent to the App; others only when subscribed.
         if (!event.startsWith("installation") && !inst.events.includes(event)) continue;
         targets.push({ hook, installation: inst });
@@ -122,7 +127,7 @@ export class WebhookBus {
       for (let c = 0; c < fate.copies; c++) {
         const d =
           c === 0 ? delivery : this.record(hook, event, action, body, delivery.installationId, delivery.repositoryId, delivery.guid, false);
-        this.queue.push({ delivery: d, hook, delayMs: fate.delayMs, dueAt: Date.now() + this.latency.sample("webhook") });
+        this.queue.push({ delivery: d, hook, delayMs: fate.delayMs, dueAt: this.clock.now() + this.latency.sample("webhook") });
       }
     }
   }
@@ -175,11 +180,11 @@ export class WebhookBus {
     // `idle()`, or after a second so that nothing waits forever.
     this.held.push(...batch);
     while (this.held.length >= w) this.release(this.held.splice(0, w));
-    if (this.held.length && !this.heldTimer) this.heldTimer = setTimeout(() => this.drain(), 1000);
+    if (this.held.length && !this.heldTimer) this.heldTimer = this.clock.setTimeout(() => this.drain(), 1000);
   }
 
   private held: Pending[] = [];
-  private heldTimer: NodeJS.Timeout | undefined;
+  private heldTimer: TimerHandle | undefined;
 
   private release(window: Pending[]): void {
     for (const p of this.faults.shuffle(window)) this.schedule(p);
@@ -187,7 +192,7 @@ export class WebhookBus {
 
   /** Sends deliveries held for reordering now. */
   private drain(): void {
-    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.clock.clear(this.heldTimer);
     this.heldTimer = undefined;
     if (this.held.length) this.release(this.held.splice(0));
   }
@@ -200,11 +205,11 @@ export class WebhookBus {
     const independent = this.latency.delays("webhook");
     const prev = independent ? Promise.resolve() : (this.chains.get(p.hook.id) ?? Promise.resolve());
     const next = prev.then(async () => {
-      if (p.delayMs > 0) await new Promise((r) => setTimeout(r, p.delayMs));
+      if (p.delayMs > 0) await this.clock.sleep(p.delayMs);
       // The latency profile's delay counts from the event, so deliveries queued behind others wait
       // only for what is left of theirs.
-      const due = p.dueAt - Date.now();
-      if (due > 0) await new Promise((r) => setTimeout(r, due));
+      const due = p.dueAt - this.clock.now();
+      if (due > 0) await this.clock.sleep(due);
       await this.send(p.delivery, p.hook);
     });
     const tracked = next.finally(() => this.inflight.delete(tracked));
@@ -212,7 +217,27 @@ export class WebhookBus {
     if (!independent) this.chains.set(p.hook.id, tracked);
   }
 
+  /** Deliveries being sent now (not those waiting for their time or behind another). */
+  private sending = 0;
+
+  /**
+   * Whether deliveries are being sent or wait to be: false when every delivery left waits for the
+   * clock (its delay, or the release of a reorder window) or was sent.
+   */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.sending > 0;
+  }
+
   private async send(d: Delivery, hook: Hook): Promise<void> {
+    this.sending++;
+    try {
+      await this.post(d, hook);
+    } finally {
+      this.sending--;
+    }
+  }
+
+  private async post(d: Delivery, hook: Hook): Promise<void> {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "user-agent": "GitHub-Hookshot/forge-sim",
@@ -230,8 +255,8 @@ export class WebhookBus {
     d.headers = headers;
     d.attempts++;
     d.deliveredAt = now();
-    const started = Date.now();
-    if (hook.targetType === "integration" && Date.now() < this.faults.config.appUnreachableUntil) {
+    const started = this.clock.now();
+    if (hook.targetType === "integration" && this.clock.now() < this.faults.config.appUnreachableUntil) {
       d.status = "failed";
       d.error = "connect ECONNREFUSED (endpoint unreachable, injected)";
       d.statusCode = 0;
@@ -247,7 +272,7 @@ export class WebhookBus {
       d.status = "failed";
       d.error = (e as Error).message;
     } finally {
-      d.durationMs = Date.now() - started;
+      d.durationMs = this.clock.now() - started;
     }
   }
 
@@ -258,7 +283,7 @@ export class WebhookBus {
     const hook = this.state.hooks.get(old.hookId);
     if (!hook) throw new Error(`hook ${old.hookId} is gone`);
     const d = this.record(hook, old.event, old.action, old.payload, old.installationId, old.repositoryId, old.guid, true);
-    this.schedule({ delivery: d, hook, delayMs: 0, dueAt: Date.now() + this.latency.sample("webhook") });
+    this.schedule({ delivery: d, hook, delayMs: 0, dueAt: this.clock.now() + this.latency.sample("webhook") });
     return d;
   }
 

@@ -1,4 +1,4 @@
-// The workflow templates users install, read the way GitHub reads them (the sim runner's parser):
+// The workflow templates users install, read the way GitHub reads them (GitHub's own parser, as the sim runner reads them):
 // the dispatch inputs the App sends, the job token's scopes, the concurrency group, the timeout.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -6,7 +6,8 @@ import { parse as parseYaml } from "yaml";
 import { DISPATCH_INPUTS } from "../../src/core/layout.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { describeJob } from "../../src/local-github/runner/executor.js";
-import { parseDispatchInputs } from "../../src/local-github/runner/workflow.js";
+import { parseDispatchInputs } from "../../src/local-github/runner/dispatch-inputs.js";
+import { readWorkflow } from "../../src/local-github/runner/workflow.js";
 
 const agent = readFileSync("templates/workflows/forge-agent.yml", "utf8");
 const tick = readFileSync("templates/workflows/forge-tick.yml", "utf8");
@@ -28,21 +29,22 @@ const inputs = {
 };
 
 describe("templates/workflows/forge-agent.yml", () => {
-  it("accepts exactly the dispatch inputs of layout.ts; run_id, task_id and attempt are required", () => {
-    expect(parseDispatchInputs(agent, inputs).eventInputs).toEqual(inputs);
-    expect(parseDispatchInputs(agent, { run_id: "r1", task_id: "t1", attempt: "1" }).inputs.context).toBe("");
-    expect(() => parseDispatchInputs(agent, { run_id: "r1", task_id: "t1" })).toThrow("Required input 'attempt' not provided");
-    expect(() => parseDispatchInputs(agent, { ...inputs, extra: "x" })).toThrow('Unexpected inputs provided: ["extra"]');
+  it("accepts exactly the dispatch inputs of layout.ts; run_id, task_id and attempt are required", async () => {
+    const wf = await readWorkflow(agent);
+    expect(parseDispatchInputs(wf, inputs).eventInputs).toEqual(inputs);
+    expect(parseDispatchInputs(wf, { run_id: "r1", task_id: "t1", attempt: "1" }).inputs.context).toBe("");
+    expect(() => parseDispatchInputs(wf, { run_id: "r1", task_id: "t1" })).toThrow("Required input 'attempt' not provided");
+    expect(() => parseDispatchInputs(wf, { ...inputs, extra: "x" })).toThrow('Unexpected inputs provided: ["extra"]');
   });
 
-  it("gives the job token contents, pull-requests and checks (its live check run) write, and nothing else", () => {
-    const job = describeJob({ workflowText: agent, inputs, context });
+  it("gives the job token contents, pull-requests and checks (its live check run) write, and nothing else", async () => {
+    const job = await describeJob({ workflowText: agent, inputs, context });
     const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
     expect(Object.fromEntries(granted)).toEqual({ contents: "write", "pull-requests": "write", checks: "write" });
   });
 
-  it("runs one job per run/task/attempt and stops before the job's own limit", () => {
-    const job = describeJob({ workflowText: agent, inputs, context });
+  it("runs one job per run/task/attempt and stops before the job's own limit", async () => {
+    const job = await describeJob({ workflowText: agent, inputs, context });
     expect(job.concurrency.workflow).toMatchObject({ group: "forge-agent-r1-t1-2", cancelInProgress: false });
     // Above the agent's wall clock (timeouts.agent_minutes), so the runner stops the agent first and keeps its work.
     expect(job.timeoutMinutes).toBe(forgeConfigSchema.parse({}).timeouts.job_minutes);
@@ -68,7 +70,7 @@ describe("templates/workflows/forge-agent.yml", () => {
 });
 
 describe("templates/workflows/forge-tick.yml", () => {
-  it("runs Forge's action in tick mode on a schedule with a read-only job token, and nothing else", () => {
+  it("runs Forge's action in tick mode on a schedule with a read-only job token, and nothing else", async () => {
     const wf = parseYaml(tick) as {
       on: { schedule: Array<{ cron: string }>; workflow_dispatch: unknown };
       jobs: { tick: { steps: Array<{ uses?: string; run?: string; with?: Record<string, unknown> }> } };
@@ -87,7 +89,7 @@ describe("templates/workflows/forge-tick.yml", () => {
         },
       },
     ]);
-    const job = describeJob({ workflowText: tick, context: { ...context, eventName: "schedule", event: {} } });
+    const job = await describeJob({ workflowText: tick, context: { ...context, eventName: "schedule", event: {} } });
     const granted = Object.entries(job.permissions ?? {}).filter(([, level]) => level !== "none");
     expect(Object.fromEntries(granted)).toEqual({ contents: "read" });
     expect(job.concurrency.workflow).toMatchObject({ group: "forge-tick" });

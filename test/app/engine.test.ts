@@ -4,6 +4,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { Engine } from "../../src/app/engine/index.js";
+import { TestClock } from "../helpers/clock.js";
 import type { StoredRun } from "../../src/app/run-store.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
 import type { GitHubPort } from "../../src/github/port.js";
@@ -233,7 +234,7 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         },
       },
     ) as unknown as GitHubPort;
-    return { engine: new Engine({ port, replicaId: ME, now: () => NOW, journalKey: JOURNAL_KEY }), writes };
+    return { engine: new Engine({ port, replicaId: ME, clock: new TestClock(NOW), journalKey: JOURNAL_KEY }), writes };
   }
 
   it("the ids its effects learned reach the journal: a check run made is never made again", async () => {
@@ -297,7 +298,7 @@ describe("effects outside the run's turn", () => {
       },
       (name) => (name === "createBranch" ? true : name === "listWorkflowRuns" ? [] : 1),
     );
-    const engine = new Engine({ port, replicaId: "replica-1", now: () => NOW, journalKey: JOURNAL_KEY });
+    const engine = new Engine({ port, replicaId: "replica-1", clock: new TestClock(NOW), journalKey: JOURNAL_KEY });
     return { engine, writes, dispatched, release };
   }
 
@@ -358,7 +359,7 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
     const titles: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    let clock = NOW;
+    const clock = new TestClock(NOW);
     const { port } = journalPort(
       state,
       {
@@ -369,7 +370,7 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
       },
       () => null,
     );
-    const engine = new Engine({ port, replicaId: "replica-1", now: () => clock, journalKey: JOURNAL_KEY });
+    const engine = new Engine({ port, replicaId: "replica-1", clock, journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
     await vi.waitFor(() => expect(titles).toHaveLength(1));
     // While the first redraw is at GitHub, a decision changes what the tracker shows.
@@ -380,8 +381,8 @@ describe("the tracker redrawn while an older redraw is at GitHub", () => {
     const pending = held.outbox.filter((e) => e.kind === "UpdateTracker");
     expect(pending).toEqual([{ key: "tracker", kind: "UpdateTracker", seq: held.seq }]);
     // Once the debounce is over (a minute at the longest), the tracker is redrawn with what the pause changed.
-    clock += TRACKER_DEBOUNCE_MAX_MS + 1_000;
-    await engine.flush(RUN_ID);
+    // The redraw put off is tried again by itself once the clock passes its time.
+    await clock.advance(TRACKER_DEBOUNCE_MAX_MS + 1_000);
     await engine.idle();
     expect(titles).toHaveLength(2);
     expect((await engine.state(RUN_ID))!.state.journal.outbox.some((e) => e.kind === "UpdateTracker")).toBe(false);
@@ -420,7 +421,7 @@ describe("a merge decided before a review that starts a revision", () => {
       },
       (name) => (name === "ciChecks" ? { pending: false, failing: [] } : name === "dispatchWorkflow" ? { workflowRunId: 9 } : null),
     );
-    const engine = new Engine({ port, replicaId: "replica-1", now: () => NOW, journalKey: JOURNAL_KEY });
+    const engine = new Engine({ port, replicaId: "replica-1", clock: new TestClock(NOW), journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
     await read;
     // A person asks for changes on the verified head: a revision starts, on the same branch and PR.

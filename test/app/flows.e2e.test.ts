@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Journal } from "../../src/core/journal.js";
+import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import { LABELS } from "../../src/core/layout.js";
 import { overlayFiles, planFiles } from "../helpers/plan-files.js";
 import { FULL, OWNER, REPO, startHarness, type Harness } from "./helpers.js";
@@ -107,13 +108,11 @@ describe("Forge App flows", () => {
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     const j = await h.waitFor((x) => task(x, "a").attempt?.hold === "exhausted");
     expect(task(j, "a").attempts).toBe(2);
-    // The tracker is debounced: its last update lands a few seconds after the last change.
+    // The tracker is debounced: its last update lands a few seconds after the last change (a minute at most).
     const tracker = await trackerOf(h);
-    let body = "";
-    for (let i = 0; i < 100 && !body.includes("held: exhausted"); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      body = (await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: tracker })).data.body ?? "";
-    }
+    await h.advance(TRACKER_DEBOUNCE_MAX_MS);
+    await h.app.forge.idle();
+    const body = (await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: tracker })).data.body ?? "";
     expect(body).toContain("held: exhausted");
   });
 
@@ -368,14 +367,13 @@ describe("Forge App flows: follow-ups, plan edits, state branches", () => {
 
 describe("Forge App flows: silent jobs, lost runners, plan checks, usage limits", () => {
   it("a dispatch whose job never starts goes STALE on the reconciler's tick and is retried", T, async () => {
-    let clock = Date.now();
-    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "never_start" } : { kind: "success" }), { now: () => clock });
+    h = await startHarness((id, attempt): Script => (attempt === 1 ? { kind: "never_start" } : { kind: "success" }));
     await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
     await h.waitFor((x) => task(x, "a").status === "RUNNING");
     await h.app.forge.idle();
-    clock += 16 * 60_000;
+    await h.advance(16 * 60_000);
     await h.app.forge.tick();
-    clock += 60_000;
+    await h.advance(60_000);
     await h.app.forge.tick();
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a").attempts).toBe(2);
@@ -433,10 +431,8 @@ describe("Forge App flows: silent jobs, lost runners, plan checks, usage limits"
   });
 
   it("a model usage limit pauses dispatching until the reset and is not counted as a failure", T, async () => {
-    let clock = Date.now();
-    h = await startHarness(
-      (id, attempt): Script => (id === "a" && attempt === 1 ? { kind: "rate_limited", untilMs: 30 * 60_000 } : { kind: "success" }),
-      { now: () => clock },
+    h = await startHarness((id, attempt): Script =>
+      id === "a" && attempt === 1 ? { kind: "rate_limited", untilMs: 30 * 60_000 } : { kind: "success" },
     );
     await h.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
     const paused = await h.waitFor((x) => x.pause.usageLimitUntil !== undefined && task(x, "a").status === "PENDING");
@@ -444,7 +440,7 @@ describe("Forge App flows: silent jobs, lost runners, plan checks, usage limits"
     await h.app.forge.idle();
     await h.app.forge.tick();
     expect(h.runner.dispatched.filter((d) => d.includes("/a/"))).toHaveLength(1);
-    clock += 31 * 60_000;
+    await h.advance(31 * 60_000);
     await h.app.forge.tick();
     const done = await h.waitFor((x) => x.status === "completed");
     expect(task(done, "a")).toMatchObject({ attempts: 2, retries: 0 });

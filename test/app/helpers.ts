@@ -2,6 +2,11 @@
  * Harness of the App's integration tests: the local GitHub, the Forge App as a real Probot server
  * receiving signed webhooks over HTTP, a repository with the agent workflow, a scripted runner for
  * the agent's jobs and the sim runner for every other workflow (the repository's CI).
+ *
+ * The App and the local GitHub share one test clock (test/helpers/clock.ts): time stands still
+ * unless a test moves it (`advance`), and while a test waits (`waitFor`, `whileWaiting`) it skips
+ * ahead to the next timer whenever nothing else goes on — the tracker's debounce, the job-end
+ * grace, a lease or a webhook's delay cost no real time.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -9,11 +14,13 @@ import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { appManifestGrants } from "../../src/app/launch.js";
+import { realClock, type Clock } from "../../src/core/clock.js";
 import { startForgeServer, type ForgeServer, type ForgeServerOptions } from "../../src/app/server.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim, type SimOptions } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
 import { scriptedRunner, type Script, type ScriptedRunner } from "./scripted-runner.js";
+import { settleWhen, TestClock } from "../helpers/clock.js";
 
 export const OWNER = "acme";
 export const REPO = "widgets";
@@ -51,8 +58,16 @@ export interface Harness {
   installationId: number;
   /** The App's private key (its journal key derives from it). */
   privateKey: string;
-  /** Resolves with the journal once `pred` holds for a decision of `runId` (or any run). */
+  /** The clock of the App and the local GitHub (a TestClock unless the harness was given another). */
+  clock: Clock;
+  /** Resolves with the journal once `pred` holds for a decision of `runId` (or any run), skipping ahead while the world is quiet. */
   waitFor(pred: (j: Journal) => boolean, timeoutMs?: number): Promise<Journal>;
+  /** Awaits `work`, skipping ahead to the next timer whenever the App, the local GitHub and the runners are quiet. */
+  whileWaiting<T>(work: Promise<T>): Promise<T>;
+  /** Moves the clock `ms` ahead, the timers due firing in order, the world settling after each. */
+  advance(ms: number): Promise<void>;
+  /** Whether the App, the local GitHub and the runners are all quiet (nothing goes on until the clock moves). */
+  quiet(): boolean;
   /** Push the files of `dir` (e.g. an example plan) under `prefix` as one commit on main, as a person. */
   pushDir(dir: string, prefix: string, message: string): Promise<string>;
   pushFiles(files: Record<string, string>, message: string): Promise<string>;
@@ -88,6 +103,7 @@ async function prepare(
   webhookUrl: string,
   script: (taskId: string, attempt: number, iteration: number) => Script,
   opts: { config?: string; files?: Record<string, string>; runnerAs?: string },
+  clock: Clock,
 ) {
   sim.control.setAppWebhookUrl(appId, webhookUrl);
   await sim.control.createRepo({
@@ -103,8 +119,10 @@ async function prepare(
   });
   const installation = sim.control.install(appId, OWNER, [FULL]);
   // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
-  const others = createSimExecutor({ concurrency: 2 });
-  const runner = scriptedRunner(script, others.handler, opts.runnerAs ? () => sim.control.userToken(opts.runnerAs!) : undefined);
+  const others = createSimExecutor({ concurrency: 2, clock });
+  const runner = scriptedRunner(script, others.handler, opts.runnerAs ? () => sim.control.userToken(opts.runnerAs!) : undefined, () =>
+    clock.now(),
+  );
   sim.onWorkflowDispatch(runner.handler);
   const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
 
@@ -145,13 +163,15 @@ export async function startRemoteHarness(
     webhookSecret: string;
     apiUrl: string;
   }) => Promise<{ webhookUrl: string; close(): Promise<void> }>,
-): Promise<Omit<Harness, "app" | "decisions" | "waitFor" | "pushDir"> & { webhookUrl: string }> {
+): Promise<
+  Omit<Harness, "app" | "decisions" | "waitFor" | "pushDir" | "clock" | "quiet" | "whileWaiting" | "advance"> & { webhookUrl: string }
+> {
   const sim = await createSim(opts.sim ?? {});
   const keys = appKeys();
   const secret = "forge-webhook-secret";
   const registered = register(sim, keys.publicKeyPem, secret);
   const app = await start({ appId: registered.id, privateKey: keys.privateKeyPem, webhookSecret: secret, apiUrl: sim.apiUrl });
-  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts);
+  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts, realClock);
   return {
     sim,
     runner,
@@ -176,7 +196,8 @@ export async function startHarness(
     config?: string;
     sim?: SimOptions;
     files?: Record<string, string>;
-    now?: () => number;
+    /** Default: a TestClock at the real time now. Benchmarks of real speed give `realClock`. */
+    clock?: Clock;
     reconcileEveryMs?: number;
     onWebhook?: ForgeServerOptions["onWebhook"];
     onRequest?: ForgeServerOptions["onRequest"];
@@ -186,7 +207,8 @@ export async function startHarness(
     runnerAs?: string;
   } = {},
 ): Promise<Harness> {
-  const sim = await createSim(opts.sim ?? {});
+  const clock = opts.clock ?? new TestClock();
+  const sim = await createSim({ ...opts.sim, clock });
   const keys = appKeys();
   const secret = "forge-webhook-secret";
   const decisions: Harness["decisions"] = [];
@@ -208,7 +230,7 @@ export async function startHarness(
     baseUrl: sim.apiUrl,
     port: 0,
     onDecision,
-    ...(opts.now ? { now: opts.now } : {}),
+    clock,
     reconcileEveryMs: opts.reconcileEveryMs ?? 0,
     ...(opts.onWebhook ? { onWebhook: opts.onWebhook } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
@@ -217,7 +239,9 @@ export async function startHarness(
     // Fail fast in tests: Octokit's retry waits are long for a local server.
     octokitDefaults: { retry: { retries: 3, retryAfterBaseValue: 10 }, throttle: { enabled: false } },
   });
-  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts);
+  const { installation, others, runner, user, pushFiles } = await prepare(sim, registered.id, app.webhookUrl, script, opts, clock);
+  const quiet = () => !app.forge.busy() && sim.quiet() && !runner.busy() && others.active().length === 0;
+  const whileWaiting = <T>(work: Promise<T>): Promise<T> => (clock instanceof TestClock ? clock.whileWaiting(work, quiet) : work);
 
   return {
     sim,
@@ -228,21 +252,30 @@ export async function startHarness(
     appId: registered.id,
     installationId: installation.id,
     privateKey: keys.privateKeyPem,
+    clock,
+    quiet,
+    whileWaiting,
+    async advance(ms) {
+      if (!(clock instanceof TestClock)) throw new Error("advance needs the harness's TestClock");
+      await clock.advance(ms, settleWhen(quiet));
+    },
     waitFor(pred, timeoutMs = 60_000) {
       const last = decisions[decisions.length - 1];
       if (last && pred(last.d.journal)) return Promise.resolve(last.d.journal);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () =>
-            reject(
-              new Error(
-                `timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempts, t.attempt?.hold]))}`,
+      return whileWaiting(
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(
+            () =>
+              reject(
+                new Error(
+                  `timed out; last journal: ${JSON.stringify(decisions[decisions.length - 1]?.d.journal.tasks.map((t) => [t.id, t.status, t.attempts, t.attempt?.hold]))}`,
+                ),
               ),
-            ),
-          timeoutMs,
-        );
-        waiters.push({ pred, resolve: (j) => (clearTimeout(timer), resolve(j)) });
-      });
+            timeoutMs,
+          );
+          waiters.push({ pred, resolve: (j) => (clearTimeout(timer), resolve(j)) });
+        }),
+      );
     },
     pushDir(dir, prefix, message) {
       const files = Object.fromEntries(Object.entries(walk(dir)).map(([p, c]) => [`${prefix}/${p}`, c]));

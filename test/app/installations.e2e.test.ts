@@ -57,4 +57,44 @@ describe("installations", () => {
       expect(h.app.forge.runtimes.has(FULL)).toBe(false);
     },
   );
+
+  it(
+    "suspended mid-run: its tokens answer 403 and the App stops, saying so; unsuspended, it reconciles and the run completes",
+    { timeout: 120_000 },
+    async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      h = await startHarness((id) => ({ kind: "success", ...(id === "a" ? { gate } : {}) }));
+      const plan = await planFor(1, 2);
+      await h.pushFiles(plan.files, "Add the plan");
+      await h.waitFor((j) => j.tasks.some((t) => t.status === "RUNNING"));
+      await h.app.forge.idle();
+      const token = h.sim.control.installationToken(h.installationId);
+
+      h.sim.control.suspend(h.installationId, "octocat");
+      await h.sim.idle();
+      expect(h.sim.control.deliveries({ event: "installation", action: "suspend" })).toHaveLength(1);
+      expect(h.app.forge.runtimes.has(FULL)).toBe(false);
+      // "This installation has been suspended": its tokens, old and new, are refused.
+      const asApp = await fetch(`${h.sim.apiUrl}/repos/${FULL}`, { headers: { authorization: `token ${token}` } });
+      expect(asApp.status).toBe(403);
+      expect(((await asApp.json()) as { message: string }).message).toBe("This installation has been suspended");
+
+      // The job ends while the App hears nothing: its webhooks are not sent to a suspended installation.
+      const before = h.sim.control.deliveries({ event: "workflow_run" }).length;
+      release();
+      await h.sim.idle();
+      await new Promise((r) => setTimeout(r, 500));
+      await h.sim.idle();
+      expect(h.sim.control.deliveries({ event: "workflow_run" }).length).toBe(before);
+
+      h.sim.control.unsuspend(h.installationId, "octocat");
+      await h.sim.idle();
+      expect(h.sim.control.deliveries({ event: "installation", action: "unsuspend" })).toHaveLength(1);
+      const done = await h.waitFor((j) => j.status === "completed", 100_000);
+      expect(done.tasks.map((t) => t.status)).toEqual(["MERGED", "MERGED"]);
+      // Both installation events, and everything else, as GitHub's description says.
+      expect(h.sim.violations).toEqual([]);
+    },
+  );
 });

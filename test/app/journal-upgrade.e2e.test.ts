@@ -18,6 +18,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { journalKeyFrom, sealJournal, unsealJournal } from "../../src/app/journal-seal.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, resultPath, stateBranch, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
+import { TestClock } from "../helpers/clock.js";
 import { OWNER, REPO, startHarness, type Harness } from "./helpers.js";
 import type { Script } from "./scripted-runner.js";
 
@@ -225,9 +226,8 @@ describe("a run in progress under journal version 1", () => {
       const runId = fx.github.runId;
       // The App's clock goes on from when the fixture was written: the jobs at work then are not silent.
       const resumedAt = Date.parse(fx.stored.events.tail.at(-1)!.timestamp) + 1_000;
-      const t0 = Date.now();
       h = await startHarness((): Script => ({ kind: "success" }), {
-        now: () => resumedAt + (Date.now() - t0),
+        clock: new TestClock(resumedAt),
         ...(name === "split" ? { journalParts: { splitAt: 3, partSize: 3, liveMax: 2 } } : {}),
       });
       await load(h, fx);

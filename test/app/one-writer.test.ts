@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../src/app/engine/index.js";
+import { TestClock } from "../helpers/clock.js";
 import { attentionOf, runEffect, type EffectContext } from "../../src/app/effects/index.js";
 import { RunStore, type RunFacts, type StoredRun } from "../../src/app/run-store.js";
 import type { Effect } from "../../src/core/effects.js";
@@ -141,7 +142,7 @@ describe("effects return what they learned; they never write the run's facts", (
         return Reflect.get(target, name) as unknown;
       },
     });
-    const engine = new Engine({ port, now: () => NOW, replicaId: "r1", journalKey: JOURNAL_KEY });
+    const engine = new Engine({ port, clock: new TestClock(NOW), replicaId: "r1", journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);
     await engine.idle();
     await engine.persistDirty();

@@ -5,6 +5,7 @@
  */
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
+import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { isContentCreating, type RequestTiming } from "../../src/github/instrument.js";
 import { LABELS } from "../../src/core/layout.js";
@@ -174,11 +175,10 @@ describe("revisions", () => {
       }
       expect(comments.join("\n")).toMatch(/will not revise `a` again by itself: 2 revisions made/);
       const { data: trackers } = await h.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, state: "all", labels: LABELS.tracker });
-      let tracker = "";
-      for (let i = 0; i < 60 && !tracker.includes("waiting for a person"); i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        tracker = (await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: trackers[0]!.number })).data.body ?? "";
-      }
+      // Redrawn after its debounce (a minute at most).
+      await h.advance(TRACKER_DEBOUNCE_MAX_MS);
+      await h.app.forge.idle();
+      const tracker = (await h.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: trackers[0]!.number })).data.body ?? "";
       expect(tracker).toContain("waiting for a person: 2 revisions made (review.max_iterations: 2)");
       await review(h, "octocat", pr.number, "APPROVE");
       await h.waitFor((x) => x.status === "completed");

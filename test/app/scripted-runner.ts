@@ -49,6 +49,8 @@ export interface ScriptedRunner {
   calls: Map<string, RequestTiming[]>;
   /** Wait for every started job to finish. */
   idle(): Promise<void>;
+  /** Whether a job is at work (a job held at its `gate` is not: it waits for the test). */
+  busy(): boolean;
 }
 
 /** A dispatch of the agent workflow: the runs the scripted runner stands in for. */
@@ -66,12 +68,15 @@ export function scriptedRunner(
    * token start no workflow, so the repository's CI would never see the agent's commits (GitHub's rule).
    */
   token?: () => string,
+  /** The time the agents tell (a usage limit's reset): the world's clock. */
+  now: () => number = () => Date.now(),
 ): ScriptedRunner {
   const dispatched: string[] = [];
   const runIds = new Map<string, number>();
   const inputs = new Map<string, Record<string, string>>();
   const jobs = new Set<Promise<void>>();
   const calls = new Map<string, RequestTiming[]>();
+  const held = { jobs: 0 };
   const handler: DispatchHandler = (d) => {
     if (!isAgentDispatch(d)) return others?.(d);
     const runId = d.inputs.run_id ?? "";
@@ -85,13 +90,16 @@ export function scriptedRunner(
     inputs.set(key, { ...d.inputs });
     const mine: RequestTiming[] = [];
     calls.set(key, mine);
-    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration), token, (c) => mine.push(c)).catch(
-      (e: unknown) => {
-        d.log("agent", `runner error: ${(e as Error).stack}`);
-        d.completeJob("agent", "failure");
-        d.complete();
-      },
-    );
+    const job = runJob(d, runId, taskId, attempt, iteration, script(taskId, attempt, iteration), {
+      ...(token ? { token } : {}),
+      onRequest: (c) => mine.push(c),
+      now,
+      held,
+    }).catch((e: unknown) => {
+      d.log("agent", `runner error: ${(e as Error).stack}`);
+      d.completeJob("agent", "failure");
+      d.complete();
+    });
     jobs.add(job);
     void job.finally(() => jobs.delete(job));
   };
@@ -104,6 +112,7 @@ export function scriptedRunner(
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
     },
+    busy: () => jobs.size > held.jobs,
   };
 }
 
@@ -114,8 +123,12 @@ async function runJob(
   attempt: number,
   iteration: number,
   script: Script,
-  token?: () => string,
-  onRequest?: (c: RequestTiming) => void,
+  {
+    token,
+    onRequest,
+    now,
+    held,
+  }: { token?: () => string; onRequest?: (c: RequestTiming) => void; now: () => number; held: { jobs: number } },
 ): Promise<void> {
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
@@ -166,7 +179,10 @@ async function runJob(
   let walkthrough: string | undefined;
   if (script.kind === "success") {
     // A test may hold the agent at work until it has done something else.
-    if (script.gate) await script.gate;
+    if (script.gate) {
+      held.jobs++;
+      await script.gate.finally(() => held.jobs--);
+    }
     if (script.mergeConflicts !== false) {
       for (const upstream of conflictsOf(d.inputs.context)) head = await mergeResolving(gh, owner, repo, branch, head, upstream);
     }
@@ -206,7 +222,7 @@ async function runJob(
     if (script.refinement) result.refinement = script.refinement;
   } else if (script.kind === "rate_limited") {
     exitCode = 1;
-    result.rate_limited_until = new Date(Date.now() + script.untilMs).toISOString();
+    result.rate_limited_until = new Date(now() + script.untilMs).toISOString();
   }
   // The draft PR, opened as the Action does (it needs a commit to compare, so only with work).
   if (script.kind === "success" && !script.noPr) {

@@ -48,8 +48,8 @@ describe("the tracker's cached rows and plan shape", () => {
             const t = d.journal.tasks[pick % d.journal.tasks.length]!;
             if (pick % 3 === 0) facts.checkRuns = { ...facts.checkRuns, [`${t.id}:${t.attempts}`]: pick };
             const repo = pick % 7 === 0 ? { owner: "octo", repo: "other" } : REPO;
-            const body = renderTracker(d.journal, d.events, facts, repo, config);
-            expect(body).toBe(renderTracker(structuredClone(d.journal), d.events, structuredClone(facts), repo, config));
+            const body = renderTracker(d.journal, d.events, facts, repo, 0, config);
+            expect(body).toBe(renderTracker(structuredClone(d.journal), d.events, structuredClone(facts), repo, 0, config));
             enqueue();
           }
         },

@@ -90,7 +90,7 @@ describe("the tracker's chart", () => {
       1,
       (i) => (["MERGED", "RUNNING", "PENDING", "PENDING"] as const)[i]!,
     );
-    const body = renderTracker(journal, [], facts, REPO);
+    const body = renderTracker(journal, [], facts, REPO, 0);
     const expected = [
       "flowchart TD",
       '  n0["a"]',
@@ -121,7 +121,7 @@ describe("the tracker's chart", () => {
 
   it("draws a 100-task plan of 300 edges node by node: it is within Mermaid's limits", () => {
     const journal = journalOf(bigPlan(100));
-    const body = renderTracker(journal, [], { checkRuns: {} }, REPO);
+    const body = renderTracker(journal, [], { checkRuns: {} }, REPO, 0);
     expect(edgesOf(chartOf(body))).toBe(mermaidEdgeCount(journal.plan.nodes));
     expect(body).not.toContain("summarised by wave");
   });
@@ -131,7 +131,7 @@ describe("the tracker's chart", () => {
       const { journal, facts } = withStatuses(journalOf(bigPlan(n)), n);
       // The full chart would be past Mermaid's edge limit.
       expect(mermaidEdgeCount(journal.plan.nodes)).toBeGreaterThan(MERMAID_LIMITS.maxEdges);
-      const body = renderTracker(journal, [], facts, REPO);
+      const body = renderTracker(journal, [], facts, REPO, 0);
       const chart = chartOf(body);
       expect(edgesOf(chart)).toBeLessThanOrEqual(MERMAID_LIMITS.maxEdges);
       expect(chart.length).toBeLessThanOrEqual(MERMAID_LIMITS.maxTextSize);
@@ -156,7 +156,7 @@ describe("the tracker's chart", () => {
     const { journal, facts } = withStatuses(journalOf(bigPlan(10_000, 50_000)), 3, (i) =>
       i % 1000 === 5 ? "FAILED" : i % 500 === 7 ? "RUNNING" : i < 6_000 ? "MERGED" : "PENDING",
     );
-    const body = renderTracker(journal, [], facts, REPO);
+    const body = renderTracker(journal, [], facts, REPO, 0);
     const chart = chartOf(body);
     expect(body.length).toBeLessThan(BODY_LIMIT);
     expect(edgesOf(chart)).toBeLessThanOrEqual(MERMAID_LIMITS.maxEdges);
@@ -176,7 +176,7 @@ describe("the tracker's chart", () => {
 
   it("keeps a 10,000-task tracker at the start of the run under GitHub's limit", () => {
     const journal = journalOf(bigPlan(10_000, 50_000));
-    const body = renderTracker(journal, [], { checkRuns: {} }, REPO);
+    const body = renderTracker(journal, [], { checkRuns: {} }, REPO, 0);
     expect(body.length).toBeLessThan(BODY_LIMIT);
     expect(labelCounts(chartOf(body)).tasks).toBe(10_000);
     expect(body).toMatch(/_\d+ of 10,000 tasks shown/);
@@ -192,7 +192,7 @@ describe("the tracker's chart", () => {
       branch: `forge/run-1/_followup-${i + 1}/1`,
       status: "queued" as const,
     }));
-    const body = renderTracker({ ...journal, followups }, [], { checkRuns: {} }, REPO);
+    const body = renderTracker({ ...journal, followups }, [], { checkRuns: {} }, REPO, 0);
     expect(body.length).toBeLessThan(BODY_LIMIT);
     expect(body).toMatch(/- …and \d+ more follow-ups/);
     expect(body.trimEnd().endsWith("`/forge help`")).toBe(true);
@@ -300,13 +300,13 @@ describe("the tracker's status line", () => {
   it("says the run is paused while a usage limit lasts, and not once it has ended", () => {
     const { journal, facts } = withStatuses(journalOf(nodes({ a: [] })), 1, () => "PENDING");
     const limited = { ...journal, pause: { ...journal.pause, usageLimitUntil: new Date(60_000).toISOString() } };
-    expect(renderTracker(limited, [], facts, REPO, undefined, 59_999)).toContain(
+    expect(renderTracker(limited, [], facts, REPO, 59_999)).toContain(
       `**Status:** running (paused: model usage limit until ${new Date(60_000).toISOString()})`,
     );
-    expect(renderTracker(limited, [], facts, REPO, undefined, 60_000)).toContain("**Status:** running · ");
+    expect(renderTracker(limited, [], facts, REPO, 60_000)).toContain("**Status:** running · ");
     // The most pressing reason is the one said.
     const both = { ...limited, pause: { ...limited.pause, manual: true } };
-    expect(renderTracker(both, [], facts, REPO, undefined, 0)).toContain("(paused: /forge resume to continue)");
+    expect(renderTracker(both, [], facts, REPO, 0)).toContain("(paused: /forge resume to continue)");
   });
 });
 

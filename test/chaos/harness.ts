@@ -25,6 +25,7 @@ import type { LatencyProfileName } from "../../src/local-github/latency/profile.
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
+import type { TestClock } from "../helpers/clock.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
 import { startNetwork, type WebhookNetwork } from "./network.js";
 import { ciRuns, duplicateObjects, endState, journalHistory, type Git } from "./observe.js";
@@ -93,6 +94,12 @@ export interface ScenarioOptions {
    * was modified".
    */
   refuse?: (method: string, url: string) => { status: number; message: string } | undefined;
+  /**
+   * The clock of the App and the local GitHub (real time by default). With a test clock the run
+   * skips ahead whenever the Apps, the local GitHub, the runner and the network are all quiet: the
+   * App's timers (a merge tried again, the reconciler) cost no real time.
+   */
+  clock?: TestClock;
 }
 
 export interface ScenarioResult {
@@ -169,7 +176,12 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const log = options.log ?? (() => {});
   const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
   const plan = await planFor(seed, options.tasks);
-  const sim: Sim = await createSim({ faults: { seed }, latency: { profile: options.latency ?? "none", seed } });
+  const clock = options.clock;
+  const sim: Sim = await createSim({
+    faults: { seed },
+    latency: { profile: options.latency ?? "none", seed },
+    ...(clock ? { clock } : {}),
+  });
   const keys = appKeys();
   const secret = "forge-chaos-secret";
   const decisions: { runId: string; d: Decision }[] = [];
@@ -238,7 +250,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       return undefined;
     }
   };
-  const watched = await watchRun({ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options });
+  const watching = watchRun({ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options });
+  const quiet = () => !apps.busy() && sim.quiet() && !runner.busy() && !network.busy();
+  const watched = await (clock ? clock.whileWaiting(watching, quiet) : watching);
   // Let the last effects (final PR, tracker) and jobs settle before looking.
   await sleep(300);
   await apps.idle();

@@ -29,13 +29,17 @@ export interface WebhookNetwork {
   stats: { received: number; reordered: number; forwarded: number; refused: number };
   /** Resolves when no held-back delivery is waiting. */
   idle(): Promise<void>;
+  /** Whether a delivery is held back or being forwarded. */
+  busy(): boolean;
   close(): Promise<void>;
 }
 
 export async function startNetwork(options: { seed: number; reorderRate: number; holdMs: [number, number] }): Promise<WebhookNetwork> {
   const random = prng(options.seed ^ 0x5bd1e995);
   const held = new Set<Promise<void>>();
+  let forwarding = 0;
   const net: WebhookNetwork = {
+    busy: () => held.size > 0 || forwarding > 0,
     url: "",
     target: undefined,
     perTarget: [],
@@ -70,7 +74,8 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
   /** Sends one delivery to the App; resolves with its status, or 0 when the App is down. */
   function forward(target: string | undefined, req: IncomingMessage, body: Buffer): Promise<number> {
     if (!target) return Promise.resolve(0);
-    return new Promise((resolve) => {
+    forwarding++;
+    return new Promise<number>((resolve) => {
       const url = new URL(target);
       const headers = { ...req.headers, host: url.host, "content-length": String(body.length) };
       const out = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers }, (res) => {
@@ -79,7 +84,7 @@ export async function startNetwork(options: { seed: number; reorderRate: number;
       });
       out.on("error", () => resolve(0));
       out.end(body);
-    });
+    }).finally(() => forwarding--);
   }
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {

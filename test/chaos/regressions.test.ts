@@ -4,13 +4,14 @@
  */
 import nock from "nock";
 import { Probot } from "probot";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createForgeApp, type ForgeApp } from "../../src/app/app.js";
 import { octokitWithDefaults, startForgeServer, type ForgeServer } from "../../src/app/server.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { runScenario } from "./harness.js";
 import { appKeys } from "../local-github/support/helpers.js";
 import { journalKeyFrom } from "../../src/app/journal-seal.js";
+import { TestClock } from "../helpers/clock.js";
 
 let sim: Sim | undefined;
 let app: ForgeServer | undefined;
@@ -157,22 +158,34 @@ describe("the reconciler of a restarted App", () => {
     let inFlight = 0;
     let most = 0;
     let calls = 0;
+    const answers: (() => void)[] = [];
     installedOn(nock(API))
       .get(/\/repos\/acme\/widgets\/git\/matching-refs\//)
       .query(true)
       .times(1000)
-      .delay(150)
-      .reply(() => {
-        // Answered 150 ms later: a sweep is fifteen periods long.
+      .reply((_uri, _body, answer) => {
+        // GitHub answers only when the test says: a sweep lasts as many periods as the test likes.
         calls++;
         inFlight++;
         most = Math.max(most, inFlight);
-        setTimeout(() => inFlight--, 150);
-        return [200, []];
+        answers.push(() => {
+          inFlight--;
+          answer(null, [200, []]);
+        });
       });
-    await loadForge({ reconcileEveryMs: 10 });
-    await new Promise((r) => setTimeout(r, 600));
-    expect(calls).toBeGreaterThan(0);
+    const clock = new TestClock();
+    await loadForge({ reconcileEveryMs: 10, clock });
+    // The sweep at start waits for GitHub while fifteen periods pass: no second sweep joins it.
+    await vi.waitFor(() => expect(calls).toBe(1));
+    for (let i = 0; i < 15; i++) await clock.advance(10);
+    expect(calls).toBe(1);
+    answers.shift()!();
+    // Once it is over, the next period starts the next sweep.
+    await vi.waitFor(async () => {
+      await clock.advance(10);
+      expect(calls).toBe(2);
+    });
+    answers.shift()!();
     expect(most).toBe(1);
   });
 });
@@ -183,6 +196,8 @@ describe("a write whose answer is lost", () => {
     const r = await runScenario("clean", 3, {
       tasks: 3,
       timeoutMs: 240_000,
+      // The App's timers (the reconciler that finds the job started) skip ahead instead of running in real time.
+      clock: new TestClock(),
       // The first dispatch reaches GitHub, which starts the job; the App gets a 502.
       loseAnswer: (method, url) => method === "POST" && url.endsWith("/dispatches") && lost++ === 0,
     });
@@ -213,6 +228,8 @@ describe("merges racing into the same base", () => {
           tasks: 1,
           reconcileEveryMs: 0,
           timeoutMs: 60_000,
+          // The merge's own retries wait on the App's clock: skipped ahead, not waited out.
+          clock: new TestClock(),
           refuse: (method, url) => (method === "PUT" && url.endsWith("/merge") && refused++ < 4 ? answer : undefined),
         });
         expect(refused).toBeGreaterThanOrEqual(5);

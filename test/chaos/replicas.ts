@@ -23,7 +23,7 @@ export interface ReplicaSetOptions {
   network: WebhookNetwork;
   /** The repository whose runtime each replica's engine counts are read from (`owner/name`). */
   repo: string;
-  options: Pick<ScenarioOptions, "refuse" | "loseAnswer" | "reconcileEveryMs">;
+  options: Pick<ScenarioOptions, "refuse" | "loseAnswer" | "reconcileEveryMs" | "clock">;
   log: (line: string) => void;
   onDecision: (runId: string, d: Decision) => void;
 }
@@ -38,6 +38,8 @@ export interface ReplicaSet {
   /** Kills replica `index`, and starts it again `downMs` later. */
   kill(index: number, downMs: number): Promise<void>;
   idle(): Promise<void>;
+  /** Whether a replica is at work (test/helpers/clock.ts skips ahead only when none is). */
+  busy(): boolean;
   /** Counts what each replica did, then closes them. */
   close(): Promise<void>;
 }
@@ -101,6 +103,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       // never would. Restarts and replicas are what is tested, not the pace (test/github/pacing.test.ts).
       pace: false,
       reconcileEveryMs: o.options.reconcileEveryMs ?? 2_000,
+      ...(o.options.clock ? { clock: o.options.clock } : {}),
       onDecision: (_repo, runId, d) => {
         o.onDecision(runId, d);
         perReplica[replica]!.decisions++;
@@ -162,6 +165,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       // /app/installations, GET /installation/repositories, the state branches): nobody names them.
       gens[index] = await startApp(index);
     },
+    busy: () => gens.some((g) => g.server.forge.busy()),
     async idle() {
       for (const g of gens) await g.server.forge.idle();
     },

@@ -33,6 +33,8 @@ export interface ChaosRunner {
   /** API calls the jobs made (retries included) and how many were retried. */
   calls: { total: number; retried: number };
   idle(): Promise<void>;
+  /** Whether a job is under way. */
+  busy(): boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +92,7 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
     },
+    busy: () => jobs.size > 0,
   };
 }
 

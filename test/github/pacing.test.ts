@@ -1,9 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GITHUB_PACE, Pacer } from "../../src/github/pacing.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-});
+import { TestClock } from "../helpers/clock.js";
 
 /** A request that ends when told to. */
 function pending() {
@@ -39,20 +36,20 @@ describe("Forge's pace per installation", () => {
   });
 
   it("the 81st content-creating request of a minute waits until the first is a minute old; reads do not wait", async () => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    const pacer = new Pacer();
+    const clock = new TestClock(1_000_000);
+    const pacer = new Pacer(GITHUB_PACE, clock);
     const at: number[] = [];
-    const creating = Array.from({ length: 85 }, () => pacer.run(true, async () => void at.push(Date.now())));
-    await vi.advanceTimersByTimeAsync(0);
+    const creating = Array.from({ length: 85 }, () => pacer.run(true, async () => void at.push(clock.now())));
+    await clock.advance(0);
     expect(at).toHaveLength(80);
     // A read is not held behind the limit… unless it asked after requests already waiting (order is kept).
-    const fresh = new Pacer();
+    const fresh = new Pacer(GITHUB_PACE, clock);
     let read = false;
     await fresh.run(false, async () => void (read = true));
     expect(read).toBe(true);
-    await vi.advanceTimersByTimeAsync(59_999);
+    await clock.advance(59_999);
     expect(at).toHaveLength(80);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     await Promise.all(creating);
     expect(at).toHaveLength(85);
     expect(at.slice(80).every((t) => t === 1_060_000)).toBe(true);
@@ -63,13 +60,13 @@ describe("Forge's pace per installation", () => {
   });
 
   it("the hour's 501st content-creating request waits for the first to be an hour old", async () => {
-    vi.useFakeTimers({ now: 0 });
-    const pacer = new Pacer();
+    const clock = new TestClock(0);
+    const pacer = new Pacer(GITHUB_PACE, clock);
     const at: number[] = [];
-    const all = Array.from({ length: 501 }, () => pacer.run(true, async () => void at.push(Date.now())));
-    await vi.advanceTimersByTimeAsync(7 * 60_000);
+    const all = Array.from({ length: 501 }, () => pacer.run(true, async () => void at.push(clock.now())));
+    await clock.advance(7 * 60_000);
     expect(at).toHaveLength(500);
-    await vi.advanceTimersByTimeAsync(3_600_000);
+    await clock.advance(3_600_000);
     await Promise.all(all);
     expect(at[500]).toBe(3_600_000);
   });
@@ -141,5 +138,31 @@ describe("closing the App", () => {
     // A request asked after the close is refused at once.
     await expect(port.branchHead("later")).rejects.toThrow(new PaceClosedError().message);
     expect(sent).toHaveLength(1);
+  });
+
+  it("a rate-limit answer holds every request of the installation until GitHub's time, reads and writes, then they go in order", async () => {
+    const clock = new TestClock(2_000_000);
+    const pacer = new Pacer(GITHUB_PACE, clock);
+    const at: Array<[string, number]> = [];
+    await pacer.run(true, async () => void at.push(["first", clock.now()]));
+    pacer.holdUntil(clock.now() + 30_000);
+    expect(pacer.heldUntil).toBe(2_030_000);
+    const later = [
+      pacer.run(false, async () => void at.push(["read", clock.now()])),
+      pacer.run(true, async () => void at.push(["write", clock.now()])),
+    ];
+    await clock.advance(29_999);
+    expect(at.map(([n]) => n)).toEqual(["first"]);
+    // An earlier hold does not shorten a later one.
+    pacer.holdUntil(2_010_000);
+    await clock.advance(1);
+    await Promise.all(later);
+    expect(at).toEqual([
+      ["first", 2_000_000],
+      ["read", 2_030_000],
+      ["write", 2_030_000],
+    ]);
+    expect(pacer.stats.holds).toBe(1);
+    expect(pacer.heldUntil).toBe(0);
   });
 });

@@ -7,14 +7,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import type { FaultConfig } from "../../src/local-github/faults.js";
 import { appKeys, startReceiver, type Receiver } from "./support/helpers.js";
+import { settleWhen, TestClock } from "../helpers/clock.js";
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((o) => o.close()));
 });
 
-async function setup(faults: Partial<FaultConfig> = {}): Promise<{ sim: Sim; gh: Octokit; receiver: Receiver; installationId: number }> {
-  const sim = await createSim({ faults });
+async function setup(
+  faults: Partial<FaultConfig> = {},
+  clock?: TestClock,
+): Promise<{ sim: Sim; gh: Octokit; receiver: Receiver; installationId: number }> {
+  const sim = await createSim({ faults, ...(clock ? { clock } : {}) });
   const receiver = await startReceiver("f");
   open.push(sim, receiver);
   await sim.control.createRepo({ owner: "acme", name: "r", files: { "a.txt": "a\n" } });
@@ -27,7 +31,8 @@ async function setup(faults: Partial<FaultConfig> = {}): Promise<{ sim: Sim; gh:
     events: ["issues", "issue_comment", "push"],
   });
   const installationId = sim.control.install(app.id, "acme", "all").id;
-  await sim.idle();
+  // On a test clock, delayed deliveries wait for it: it skips ahead while they are all that is left.
+  await (clock ? clock.whileWaiting(sim.idle(), sim.quiet) : sim.idle());
   receiver.received.length = 0;
   const gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(installationId), request: { retries: 0 } });
   return { sim, gh, receiver, installationId };
@@ -129,12 +134,15 @@ describe("webhook faults", () => {
   });
 
   it("delays deliveries", async () => {
-    const { sim, gh, receiver } = await setup({ seed: 5, webhookDelayMs: [150, 200] });
-    const t0 = Date.now();
+    const clock = new TestClock();
+    const { sim, gh, receiver } = await setup({ seed: 5, webhookDelayMs: [150, 200] }, clock);
     await openIssues(gh, 1);
+    // The delivery waits for the local GitHub's clock: not sent before 150 ms, sent by 200 ms.
+    await clock.advance(149, settleWhen(sim.quiet));
+    expect(receiver.received).toHaveLength(0);
+    await clock.advance(51, settleWhen(sim.quiet));
     await sim.idle();
     expect(receiver.received).toHaveLength(1);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
   });
 
   it("records failures while the App is unreachable and redelivers them with the same GUID", async () => {

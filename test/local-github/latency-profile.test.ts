@@ -1,6 +1,7 @@
 // The local GitHub's latency profiles (src/local-github/latency/): sampled delays follow the
 // configured medians and p95s and are the same for the same seed; under the "github" profile a
-// REST call, a webhook delivery and a job's start are delayed, and without a profile they are not.
+// REST call, a webhook delivery and a job's start are delayed, and without a profile they are not —
+// on the local GitHub's clock, a test clock here, which skips the delays instead of waiting them out.
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -11,6 +12,7 @@ import {
   type LatencySettings,
 } from "../../src/local-github/latency/profile.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
+import { TestClock } from "../helpers/clock.js";
 import { appKeys, startReceiver, type Receiver, type ReceivedHook } from "./support/helpers.js";
 
 function quantile(xs: number[], q: number): number {
@@ -77,8 +79,21 @@ jobs:
       - run: "true"
 `;
 
-async function setup(): Promise<{ sim: Sim; gh: Octokit; receiver: Receiver }> {
-  const sim = await createSim({ workflowExecutor: "noop" });
+/**
+ * The local GitHub on a test clock, an App's receiver and an installation's Octokit. `skipping`
+ * awaits a call or a delivery while letting the clock skip ahead whenever nothing goes on but waits
+ * for it: every request of the test's own is at the local GitHub waiting out its delay, no webhook is
+ * being sent (a request still on its way counts as going on).
+ */
+async function setup(): Promise<{
+  sim: Sim;
+  gh: Octokit;
+  receiver: Receiver;
+  clock: TestClock;
+  skipping<T>(work: Promise<T>): Promise<T>;
+}> {
+  const clock = new TestClock();
+  const sim = await createSim({ workflowExecutor: "noop", clock });
   const receiver = await startReceiver("l");
   open.push(sim, receiver);
   await sim.control.createRepo({ owner: "acme", name: "r", files: { ".github/workflows/noop.yml": NOOP } });
@@ -92,23 +107,40 @@ async function setup(): Promise<{ sim: Sim; gh: Octokit; receiver: Receiver }> {
   });
   const installationId = sim.control.install(app.id, "acme", "all").id;
   const gh = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.installationToken(installationId), request: { retries: 0 } });
+  let calls = 0;
+  gh.hook.wrap("request", async (request, o) => {
+    calls++;
+    try {
+      return await request(o);
+    } finally {
+      calls--;
+    }
+  });
+  const skipping = <T>(work: Promise<T>) => clock.whileWaiting(work, () => calls <= sim.core.latency.asleep && sim.quiet());
   // A first issue compiles the schemas of the calls and webhooks measured below.
   await gh.rest.issues.create({ owner: "acme", repo: "r", title: "warm-up" });
   await sim.idle();
   receiver.received.length = 0;
-  return { sim, gh, receiver };
+  return { sim, gh, receiver, clock, skipping };
 }
 
-/** Opens an issue: how long the call took, and how long after its answer the `issues.opened` webhook arrived. */
-async function openIssue(gh: Octokit, receiver: Receiver): Promise<{ callMs: number; deliveryMs: number }> {
-  const t0 = performance.now();
-  const { data } = await gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow" });
-  const t1 = performance.now();
-  await receiver.waitFor(
-    (h) => h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === data.number,
-    60_000,
+/** Opens an issue: how long the call took, and how long after its answer the `issues.opened` webhook arrived (the clock's ms). */
+async function openIssue({
+  gh,
+  receiver,
+  clock,
+  skipping,
+}: Awaited<ReturnType<typeof setup>>): Promise<{ callMs: number; deliveryMs: number }> {
+  const t0 = clock.now();
+  const { data } = await skipping(gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow" }));
+  const t1 = clock.now();
+  await skipping(
+    receiver.waitFor(
+      (h) => h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === data.number,
+      60_000,
+    ),
   );
-  return { callMs: t1 - t0, deliveryMs: performance.now() - t1 };
+  return { callMs: t1 - t0, deliveryMs: clock.now() - t1 };
 }
 
 /**
@@ -129,18 +161,17 @@ describe("latency profile: the local GitHub", () => {
     const { seed, restWriteMs, webhookMs } = seedWithVisibleDelays();
 
     const plain = await setup();
-    const fast = await openIssue(plain.gh, plain.receiver);
-    expect(fast.callMs).toBeLessThan(restWriteMs);
-    expect(fast.deliveryMs).toBeLessThan(webhookMs);
+    const fast = await openIssue(plain);
+    expect(fast).toEqual({ callMs: 0, deliveryMs: 0 });
     expect(plain.sim.core.latency.drawn.restWrite.count).toBe(0);
 
     const slow = await setup();
     // Set once the setup is done, so the issue's call and delivery are the streams' first draws.
     slow.sim.core.latency.set({ profile: "github", seed });
-    const delayed = await openIssue(slow.gh, slow.receiver);
-    expect(delayed.callMs).toBeGreaterThanOrEqual(restWriteMs - 5);
-    // The delay counts from the event, which happened just before the call was answered.
-    expect(delayed.deliveryMs).toBeGreaterThanOrEqual(webhookMs - 50);
+    const delayed = await openIssue(slow);
+    expect(delayed.callMs).toBe(restWriteMs);
+    // The delay counts from the event, which happened as the call was answered.
+    expect(delayed.deliveryMs).toBe(webhookMs);
     expect(slow.sim.core.latency.drawn.restWrite).toEqual({ count: 1, totalMs: restWriteMs });
     expect(slow.sim.core.latency.drawn.webhook).toEqual({ count: 1, totalMs: webhookMs });
     expect(slow.sim.violations).toEqual([]);
@@ -156,14 +187,13 @@ describe("latency profile: the local GitHub", () => {
       const [, r2] = [l.sample("restWrite"), l.sample("restWrite")];
       if (w1 >= 6_000 && w1 <= 20_000 && w2 + r2 + 1_500 <= w1) break;
     }
-    const { sim, gh, receiver } = await setup();
+    const { sim, gh, receiver, skipping } = await setup();
     sim.core.latency.set({ profile: "github", seed });
-    const first = gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow delivery" });
-    const a = (await first).data.number;
-    const b = (await gh.rest.issues.create({ owner: "acme", repo: "r", title: "quick delivery" })).data.number;
+    const a = (await skipping(gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow delivery" }))).data.number;
+    const b = (await skipping(gh.rest.issues.create({ owner: "acme", repo: "r", title: "quick delivery" }))).data.number;
     const opened = (n: number) => (h: ReceivedHook) =>
       h.event === "issues" && h.action === "opened" && (h.payload.issue as { number: number }).number === n;
-    await receiver.waitFor(opened(a), 60_000);
+    await skipping(receiver.waitFor(opened(a), 60_000));
     const order = receiver.received
       .filter((h) => h.event === "issues" && h.action === "opened")
       .map((h) => (h.payload.issue as { number: number }).number);
@@ -174,14 +204,13 @@ describe("latency profile: the local GitHub", () => {
   it("holds a dispatched job until the runner queue time has passed", async () => {
     const settings: LatencySettings = { runnerQueue: { medianMs: 800, p95Ms: 800 } };
     for (const queued of [false, true]) {
-      const { sim, gh, receiver } = await setup();
+      const { sim, gh, receiver, clock, skipping } = await setup();
       if (queued) sim.core.latency.set(settings);
-      const t0 = performance.now();
-      await gh.rest.actions.createWorkflowDispatch({ owner: "acme", repo: "r", workflow_id: "noop.yml", ref: "main" });
-      await receiver.waitFor((h) => h.event === "workflow_job" && h.action === "in_progress", 30_000);
-      const startedMs = performance.now() - t0;
-      if (queued) expect(startedMs).toBeGreaterThanOrEqual(795);
-      else expect(startedMs).toBeLessThan(800);
+      const t0 = clock.now();
+      await skipping(gh.rest.actions.createWorkflowDispatch({ owner: "acme", repo: "r", workflow_id: "noop.yml", ref: "main" }));
+      await skipping(receiver.waitFor((h) => h.event === "workflow_job" && h.action === "in_progress", 30_000));
+      const startedMs = clock.now() - t0;
+      expect(startedMs).toBe(queued ? 800 : 0);
       await sim.idle();
     }
   }, 60_000);

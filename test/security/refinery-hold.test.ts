@@ -8,6 +8,7 @@
  * the upstream's PR, which names the paths.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import { prepareBranch } from "../../src/app/effects/branches-and-dispatch.js";
 import type { EffectContext } from "../../src/app/effects/context.js";
 import type { Journal } from "../../src/core/journal.js";
@@ -58,13 +59,13 @@ describe("a refinery's upstreams are checked before it is prepared", () => {
     expect(said).toContain("- `CLAUDE.md`");
     expect(said).toContain("- `.claude/settings.json`");
     expect(held.status).toBe("running");
-    // So does the run's tracker, once redrawn.
+    // So does the run's tracker, once redrawn (after its debounce, a minute at most).
     const trackerSays = async () => {
       const { data } = await g.user.rest.issues.listForRepo({ owner: OWNER, repo: REPO, labels: "forge:run", state: "all" });
       return data[0]?.body ?? "";
     };
-    for (let i = 0; i < 100 && !(await trackerSays()).includes("waiting for /forge approve"); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await g.advance(TRACKER_DEBOUNCE_MAX_MS);
+    await g.app.forge.idle();
     expect(await trackerSays()).toMatch(/waiting for \/forge approve: changes (CLAUDE\.md|\.claude\/settings\.json)/);
 
     // A reader's approval changes nothing.

@@ -6,6 +6,7 @@
  * links only to http(s) and relative addresses.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
 import { renderChangeRequestIssue, renderTracker } from "../../src/app/render.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { startRun } from "../../src/core/decide/index.js";
@@ -74,7 +75,8 @@ describe("Forge's markers count only where the App put them", () => {
     victim = await victimRun(h);
     await h.pushFiles(planFiles("mini", { a: [], b: ["a"] }), "Add plan");
     const mine = await h.waitFor((x) => x.planId === "mini" && x.followups.length === 1);
-    // The tracker shows the follow-up, and nothing of its marker.
+    // The tracker shows the follow-up (once redrawn, after its debounce: a minute at most), and nothing of its marker.
+    await h.advance(TRACKER_DEBOUNCE_MAX_MS);
     const tracker = await until("the follow-up on the tracker", async () => {
       const t = await trackerOf(h!, "mini");
       return t.body.includes("Fix the broken docs link.") ? t : undefined;
@@ -168,6 +170,7 @@ describe("agent text reaches GitHub as data", () => {
       [],
       { checkRuns: {} },
       { owner: OWNER, repo: REPO },
+      0,
     );
     expect(tracker.split("\n")[0]).toBe("<!-- forge:run run-1 -->");
   });

@@ -200,7 +200,7 @@ describe("the state branches are the App's alone", () => {
         OWNER,
         REPO,
       );
-      const state = await port.branchRules("forge/any-run/_state");
+      const state = (await port.branchRules("forge/any-run/_state")).map((r) => r.type);
       const verdict = checkStateRuleset({ rules: { ok: true, value: { state, task: [], integration: [] } } } as unknown as DoctorFacts);
       expect(verdict.verdict).toBe("fail");
       expect(verdict.detail).toBe("no ruleset restricts creations of forge/<run>/_state");

@@ -88,7 +88,14 @@ export async function postComment(effect: EffectOf<"PostComment">, ctx: EffectCo
   if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2_000 };
   // A hidden marker names the effect: a replay finds the comment posted before a crash.
   const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
+  // Why a merge is refused is one comment, updated in place as the reason changes.
+  if (effect.key.startsWith("merge-blocked:")) {
+    const id = await port.findComment(issue, marker);
+    if (id !== null) {
+      await port.updateComment(id, `${asData(effect.body)}\n\n${marker}`);
+      return done();
+    }
+  } else if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
   // The body may quote an agent (its question, an error): shown as data, no marker or @mention of its own.
   await port.createComment(issue, `${asData(effect.body)}\n\n${marker}`);
   return done();
@@ -113,7 +120,7 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   const final = ctx.journal.status !== "running";
   const due = trackerDue(ctx.journal, ctx.facts);
   if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config, ctx.now);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.now, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   // The tracker may have been opened before a crash (or behind a lost answer): it carries the run's marker.

@@ -9,6 +9,8 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput } from "../../github/ci-checks.js";
+import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
+import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
 /** How soon a merge that lost a race with another merge into the same base is tried again. */
@@ -69,7 +71,10 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // The reads above took time: a turn decided meanwhile (a review that starts a revision on this
   // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), title });
+  // The method the integration branch's rules allow: squash where they want a linear history.
+  const base = ctx.journal.integrationBranch;
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
@@ -77,7 +82,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return { kind: "later", reason: res.message };
+  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
   // GitHub said the head is not the verified one: only a head that really moved fails the merge.
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
@@ -191,4 +196,29 @@ async function unseenChangeRequests(
     });
   }
   return inputs;
+}
+
+/**
+ * GitHub refused the merge (405). A merge commit refused by a linear history is tried again at once
+ * as a squash; a refusal Forge cannot resolve by itself goes to the task (`merge.blocked`: its PR
+ * and the tracker say which rule, which branch, what a person can do) — once per reason, so the
+ * outside fact it is decided as does not set off another try that says it again.
+ */
+function refused(
+  ctx: EffectContext,
+  effect: EffectOf<"MergePullRequest">,
+  t: TaskState | undefined,
+  message: string,
+  method: string,
+): EffectOutcome {
+  const base = ctx.journal.integrationBranch;
+  if (method === "merge" && refusesMergeCommits(message)) {
+    rememberLinear(ctx.port, base, ctx.now);
+    return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
+  }
+  const blocker = mergeBlocker(message, base, ctx.config.required_checks);
+  const a = attemptNumbered(t, effect.attempt);
+  if (!blocker || !t || !a) return { kind: "later", reason: message };
+  if (a.revision.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
+  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason: blocker }] };
 }

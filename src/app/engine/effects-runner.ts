@@ -2,6 +2,7 @@
 // task's lane (its effects in order), one effect's run, and their outcomes handed back as inputs.
 import type { Effect } from "../../core/effects.js";
 import type { LeafInput } from "../../core/inputs.js";
+import { rateLimitWaitMs } from "../../github/octokit-rest.js";
 import type { GitHubPort } from "../../github/port.js";
 import { runEffect, type EffectOutcome } from "../effects/index.js";
 import { mergePatches, mergeRounds, withFacts, type FactsPatch, type Round } from "../rounds.js";
@@ -199,8 +200,16 @@ export class EffectRunner {
       // write may have happened even though its answer was an error (a 502 after GitHub did the
       // work): the next try is a replay, which looks at GitHub before acting again.
       this.#fresh.delete(`${runId}:${effect.key}`);
-      this.#host.log.warn({ runId, effect: effect.key, err: (e as Error).message }, "effect failed; it stays in the outbox");
-      return { kind: "later", reason: (e as Error).message };
+      // A rate limit: tried again once GitHub's wait is over (the installation's pace holds its
+      // requests until then), not only at the next webhook.
+      const wait = rateLimitWaitMs(e, this.#host.now());
+      this.#host.log.warn(
+        { runId, effect: effect.key, err: (e as Error).message, ...(wait !== undefined ? { rateLimitedForMs: wait } : {}) },
+        wait !== undefined
+          ? "effect refused by a GitHub rate limit; it stays in the outbox until the wait is over"
+          : "effect failed; it stays in the outbox",
+      );
+      return { kind: "later", reason: (e as Error).message, ...(wait !== undefined ? { retryInMs: wait + 100 } : {}) };
     }
   }
 

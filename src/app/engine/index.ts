@@ -19,11 +19,13 @@
  * effects-runner.ts (carrying out effects: lanes, deferrals, replay marks) and restore.ts (a
  * deleted state branch put back).
  */
+import { realClock, type Clock, type TimerHandle } from "../../core/clock.js";
 import { decide, startRun, type Decision, type NewRun } from "../../core/decide/index.js";
 import type { Effect } from "../../core/effects.js";
 import type { LeafInput } from "../../core/inputs.js";
 import type { ForgeConfig } from "../../core/schemas/config.js";
 import type { ForgeEvent } from "../../core/schemas/events.js";
+import { rateLimitWaitMs } from "../../github/octokit-rest.js";
 import { ConflictError, type GitHubPort } from "../../github/port.js";
 import { effectDue } from "../effects/index.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "../leases.js";
@@ -47,7 +49,7 @@ export class Engine {
   readonly store: RunStore;
   readonly #port: GitHubPort;
   readonly #log: Logger;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #onDecision: EngineOptions["onDecision"];
   readonly #onRefused: EngineOptions["onRefused"];
   /** Refused journals already told (by blob). */
@@ -66,26 +68,26 @@ export class Engine {
   /** Turns and effect work under way, for `idle`. */
   readonly #work = new Set<Promise<unknown>>();
   /** A flush scheduled for deferred effects (the tracker's debounce), per run. */
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, TimerHandle>();
   readonly replicaId: string;
   readonly #leaseMs: number;
   /** Effect leases taken over from other processes and lost compare-and-swap writes (replica figures). */
-  readonly stats = { takenOver: 0, casLost: 0 };
+  readonly stats = { takenOver: 0, casLost: 0, rateLimited: 0 };
 
   constructor(options: EngineOptions) {
     this.#port = options.port;
     this.store = new RunStore(options.port, options.journalKey, options.journalParts);
     this.#onRefused = options.onRefused;
     this.#log = options.log ?? silentLogger;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? realClock;
     this.#onDecision = options.onDecision;
     this.replicaId = options.replicaId ?? randomUUID();
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#prefetches = new Prefetches(this.#port);
+    this.#prefetches = new Prefetches(this.#port, this.#clock);
     this.#effects = new EffectRunner({
       port: this.#port,
       log: this.#log,
-      now: () => this.#now(),
+      now: () => this.#clock.now(),
       prefetches: this.#prefetches,
       work: this.#work,
       enqueue: (runId, acks, round) => this.#enqueue(runId, acks, round),
@@ -98,7 +100,7 @@ export class Engine {
 
   /** This process as a lease holder, now. */
   #holder(): LeaseHolder {
-    return { replicaId: this.replicaId, leaseMs: this.#leaseMs, now: this.#now() };
+    return { replicaId: this.replicaId, leaseMs: this.#leaseMs, now: this.#clock.now() };
   }
 
   /** `next` with its outbox's leases (see `withLeases`): this process's decided or claimed effects are its own. */
@@ -153,7 +155,7 @@ export class Engine {
     return this.#serial(run.runId, async () => {
       const existing = await this.#load(run.runId);
       if (existing) return { decisions: [], rejections: [] };
-      const d = startRun(run, this.#now(), config);
+      const d = startRun(run, this.#clock.now(), config);
       let loaded: Loaded;
       try {
         loaded = await this.store.create(this.#leased(newStoredRun(d.journal, config, facts, d.events), d.effects), fromSha);
@@ -216,6 +218,14 @@ export class Engine {
     return { decisions: [], rejections: [] };
   }
 
+  /** Turns waiting out a rate limit on the clock (`asleep`). */
+  #asleep = 0;
+
+  /** Turns that wait out a rate limit GitHub answered: they go on only once the clock moves. */
+  get asleep(): number {
+    return this.#asleep;
+  }
+
   /** Whether effects are being carried out (or their outcomes wait for their turn). */
   get busy(): boolean {
     return this.#work.size > 0;
@@ -252,7 +262,7 @@ export class Engine {
       }
       // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
       const checked = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
-      const now = this.#now();
+      const now = this.#clock.now();
       const d = decide(state.journal, checked.length === 1 ? checked[0]! : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
@@ -278,6 +288,20 @@ export class Engine {
       } catch (e) {
         if (await this.#restorer.restoreMissing(runId, e)) continue;
         this.#prefetches.drop(runId, d.effects);
+        // GitHub refused the journal write for a rate limit (nothing was written): the input is not
+        // dropped — decided again and written once the wait is over (the installation's pace holds
+        // its requests until then; the sleep covers an App without it, at most a minute a try).
+        const wait = rateLimitWaitMs(e, this.#clock.now());
+        if (wait !== undefined && !this.#stopped) {
+          this.stats.rateLimited++;
+          this.#log.warn(
+            { runId, attempt, waitMs: wait },
+            "journal write refused by a GitHub rate limit: writing again once the wait is over",
+          );
+          this.#asleep++;
+          await this.#clock.sleep(Math.min(wait, 60_000)).finally(() => this.#asleep--);
+          continue;
+        }
         if (!(e instanceof ConflictError)) throw e;
         this.stats.casLost++;
         this.#log.info({ runId, attempt }, "journal moved under us: re-reading and deciding again");
@@ -342,7 +366,7 @@ export class Engine {
   /** Trailing edge of a debounce: flush the run again once the wait is over. */
   #flushLater(runId: string, ms: number): void {
     if (this.#timers.has(runId)) return;
-    const timer = setTimeout(() => {
+    const timer = this.#clock.setTimeout(() => {
       this.#timers.delete(runId);
       this.flush(runId).catch((e: unknown) => this.#log.warn({ runId, err: (e as Error).message }, "deferred flush failed"));
     }, ms);
@@ -353,7 +377,7 @@ export class Engine {
   /** Stop scheduled flushes and starting effects (shutdown); effects under way finish (`idle`). */
   stop(): void {
     this.#stopped = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const t of this.#timers.values()) this.#clock.clear(t);
     this.#timers.clear();
   }
 

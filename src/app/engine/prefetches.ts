@@ -1,5 +1,6 @@
 // Heads of the branches new task branches are cut from, read beside the journal write that records
 // their decision and taken once by the effect's first try.
+import type { Clock } from "../../core/clock.js";
 import type { Effect } from "../../core/effects.js";
 import type { GitHubPort } from "../../github/port.js";
 
@@ -11,8 +12,11 @@ export class Prefetches {
   /** Heads of the branches new task branches are cut from, read while their decision is written (`prefetch`). */
   readonly #prefetched = new Map<string, { head: Promise<string | null>; at: number }>();
 
-  constructor(port: GitHubPort) {
+  readonly #clock: Clock;
+
+  constructor(port: GitHubPort, clock: Clock) {
     this.#port = port;
+    this.#clock = clock;
   }
 
   /**
@@ -21,7 +25,7 @@ export class Prefetches {
    * creation, not for a read in between. Taken once, by the effect's first try within a minute.
    */
   prefetch(runId: string, effects: readonly Effect[]): void {
-    const now = Date.now();
+    const now = this.#clock.now();
     for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
     for (const e of effects) {
       if (e.kind !== "PrepareBranch") continue;
@@ -34,7 +38,7 @@ export class Prefetches {
     const key = `${runId}:${effect.key}`;
     const p = this.#prefetched.get(key);
     this.#prefetched.delete(key);
-    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : undefined;
+    return p && this.#clock.now() - p.at <= PREFETCH_TTL_MS ? p.head : undefined;
   }
 
   /** The heads read for effects whose write was lost. */

@@ -1,4 +1,5 @@
 // What the engine is given and answers: its options, a caller's result, the logger it writes to.
+import type { Clock } from "../../core/clock.js";
 import type { Decision } from "../../core/decide/index.js";
 import type { GitHubPort } from "../../github/port.js";
 import type { JournalKey } from "../journal-seal.js";
@@ -19,7 +20,8 @@ export interface EngineOptions {
   /** Called once per refused journal (one the App did not write, or asking for what it never would). */
   onRefused?: (runId: string, error: JournalRefusedError) => Promise<void>;
   log?: Logger;
-  now?: () => number;
+  /** What the engine reads the time from and sets its retries on (default: real time). */
+  clock?: Clock;
   /** Called after every decision that was persisted (tests and the demo's live view). */
   onDecision?: (runId: string, d: Decision) => void;
   /** Called after a deleted state branch was put back (to tell the people following the run). */

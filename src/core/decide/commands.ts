@@ -6,6 +6,7 @@ import { approveCr, resolveCr } from "./change-requests.js";
 import * as effects from "./effects.js";
 import { fixCommand, steerCommand } from "./iterations.js";
 import { approveHeld } from "./merge-gate.js";
+import { isMergeBlocked, retryBlockedMerge } from "./merge-blocked.js";
 import { requestMerge } from "./merge-request.js";
 import { retry } from "./retries.js";
 import type { InputOf, Step } from "./step.js";
@@ -39,6 +40,7 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
     const i = s.find(c.taskId);
     if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
     const t = s.task(i);
+    if (t.status === "MERGE_READY" && isMergeBlocked(t)) return retryBlockedMerge(s, i);
     if (t.status !== "FAILED" && t.status !== "STALE") return s.reject(c.kind, replies.notRetryable(c.taskId, t.status), c.taskId);
     const hold = s.attempt(i).hold;
     if (hold === "escalated") return s.reject(c.kind, replies.waitsForItsChangeRequest(c.taskId), c.taskId);

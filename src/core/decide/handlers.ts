@@ -8,6 +8,7 @@ import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
 import { command } from "./commands.js";
 import { followupFinished, followupMerged, followupPrOpened, isFollowup } from "./follow-ups.js";
 import { checksFailed, reviewDismissed, reviewSubmitted } from "./iterations.js";
+import { mergeBlocked } from "./merge-blocked.js";
 import { branchPushed, prMerged, prOpened } from "./merge-gate.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { tick, usageLimitedInput } from "./tick.js";
@@ -39,6 +40,7 @@ const handlers: Handlers = {
   "review.submitted": reviewSubmitted,
   "review.dismissed": reviewDismissed,
   "checks.failed": checksFailed,
+  "merge.blocked": mergeBlocked,
 };
 
 /** What a run that is no longer running still takes in: the ends of work already under way. */

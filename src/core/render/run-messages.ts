@@ -62,6 +62,11 @@ export function revisionLimitComment(taskId: string, reason: string): string {
   return `Forge will not revise \`${taskId}\` again by itself: ${reason}. A person with write access may approve it, merge it by hand, push a fix, or \`/forge retry\` it once it fails.`;
 }
 
+/** Comment on the task's PR while GitHub refuses its merge for a reason Forge cannot resolve (one comment, updated in place). */
+export function mergeBlockedComment(taskId: string, reason: string): string {
+  return `Forge cannot merge \`${taskId}\` yet: ${reason}\n\nForge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
+}
+
 /** Comment on the task's PR when GitHub refused its merge for good. */
 export function mergeRefusedComment(taskId: string, attempt: number, error: string): string {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;

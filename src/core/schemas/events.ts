@@ -40,6 +40,8 @@ export const eventDataSchemas = {
   "task.steered": z.object({ attempt: n.describe("Attempt number."), id: n.describe("The message's number for the task."), actor: s.describe("Who steered (Forge).") }),
   "task.revising": z.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: z.array(z.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
   "task.revision_limit": z.object({ attempt: n.describe("Attempt number."), kind: z.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
+  "task.merge_blocked": z.object({ attempt: n.describe("Attempt number."), reason: s.describe("Which rule refused the merge, on which branch, and what a person can do (Forge).") }),
+  "task.merge_unblocked": z.object({ attempt: n.describe("Attempt number."), by: z.enum(["retry", "approval", "merged"]).describe("What let the merge go on (Forge).") }),
   "review.low_confidence": z.object({ confidence: n.describe("Walkthrough confidence, 0–1."), threshold: n.describe("The configured threshold.") }),
   "followup.spawned": z.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),
   "followup.logged": z.object({ sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("A follow-up noted but not spawned (Forge).") }),

@@ -167,6 +167,35 @@ export function uninstall(core: SimCore, installationId: number, by?: string): v
   for (const t of core.state.tokens.values()) if (t.installationId === installationId) t.expiresAt = 0;
 }
 
+/**
+ * Suspends or unsuspends an installation ("Suspending a GitHub App installation",
+ * docs.github.com/apps/maintaining-github-apps/suspending-a-github-app-installation): the App gets
+ * `installation.suspend` / `installation.unsuspend`; while suspended, its tokens answer 403 and
+ * new ones are refused ("This installation has been suspended") and no other webhook reaches it.
+ */
+export function setSuspended(core: SimCore, installationId: number, suspended: boolean, by?: string): void {
+  const inst = core.state.installations.get(installationId);
+  if (!inst) throw new Error(`no installation ${installationId}`);
+  if (!!inst.suspended === suspended) return;
+  const sender = by ? core.ensureUser(by) : inst.account;
+  // The suspend event is sent before the installation stops hearing; unsuspend once it hears again.
+  if (!suspended) inst.suspended = undefined;
+  else inst.suspended = { at: now(), by: sender };
+  inst.updatedAt = now();
+  core.bus.emit(
+    "installation",
+    suspended ? "suspend" : "unsuspend",
+    {
+      installation: core.model.installation(inst),
+      repositories: installedRepos(core, inst),
+      requester: null,
+      sender: core.model.user(sender),
+    },
+    { installation: inst },
+  );
+  core.bus.flush();
+}
+
 /** Adds repositories to a "selected" installation: `installation_repositories.added`. */
 export function addInstallationRepos(core: SimCore, installationId: number, fullNames: string[], by?: string): void {
   const inst = core.state.installations.get(installationId);
@@ -225,6 +254,7 @@ export function mintInstallationToken(core: SimCore, inst: Installation, repoIds
     appId: app.id,
     repoIds,
     permissions: permissions ?? { ...inst.permissions },
+    // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
     expiresAt: Date.now() + 3600_000,
   };
   core.state.tokens.set(token, t);

@@ -10,8 +10,10 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { realClock, type Clock } from "../../core/clock.js";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
+import { RateLimits } from "../rate-limits.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
 import { Model } from "../resources/index.js";
@@ -39,8 +41,12 @@ export class SimCore {
   readonly state = new SimState();
   readonly validator = specValidator();
   readonly faults = new Faults();
+  /** What the local GitHub's delays and timers run on (src/core/clock.ts): real time unless a test gives its own. */
+  readonly clock: Clock;
+  /** GitHub's rate limits per installation (../rate-limits.ts): counted always, enforced when set. */
+  readonly rateLimits: RateLimits;
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
-  readonly latency = new Latency();
+  readonly latency: Latency;
   readonly violations: Violation[] = [];
   /** `${operationId} ${status}` of every REST answer, for conformance coverage */
   readonly served = new Set<string>();
@@ -49,7 +55,10 @@ export class SimCore {
   readonly root: string;
   baseUrl = "http://127.0.0.1";
 
-  constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number } = {}) {
+  constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number; clock?: Clock } = {}) {
+    this.clock = opts.clock ?? realClock;
+    this.latency = new Latency(undefined, this.clock);
+    this.rateLimits = new RateLimits(this.clock);
     this.root = mkdtempSync(join(tmpdir(), "forge-sim-"));
     this.model = new Model(this.state, () => this.baseUrl);
     this.bus = new WebhookBus(
@@ -59,6 +68,7 @@ export class SimCore {
       (id, errors) => this.violation({ kind: "webhook", id, errors }),
       opts.webhookTimeoutMs,
       this.latency,
+      this.clock,
     );
     apps.addActionsApp(this);
   }
@@ -91,6 +101,7 @@ export class SimCore {
   userToken(login: string): string {
     const actor = this.ensureUser(login);
     const token = newToken("ghp");
+    // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
     this.state.tokens.set(token, { token, kind: "user", actor, permissions: {}, expiresAt: Date.now() + 365 * 86400_000 });
     return token;
   }
@@ -134,6 +145,10 @@ export class SimCore {
 
   install(appId: number, account: string, repositories: "all" | string[]): Installation {
     return apps.install(this, appId, account, repositories);
+  }
+
+  suspendInstallation(installationId: number, suspended: boolean, by?: string): void {
+    apps.setSuspended(this, installationId, suspended, by);
   }
 
   uninstall(installationId: number, by?: string): void {

@@ -86,6 +86,13 @@ async function mergeTreesUncached(gitDir: string, ours: string, theirs: string):
 }
 
 /** Commits reachable from `head` and not from `base`, oldest first. */
+/** Whether the commits `after` brings that `before` (or, for a new ref, no existing ref) has not include a merge commit. */
+export async function bringsMergeCommits(gitDir: string, before: string | null, after: string): Promise<boolean> {
+  const range = before ? [after, `^${before}`] : [after, "--not", "--all"];
+  const r = await runGit(gitDir, ["rev-list", "--min-parents=2", "--max-count=1", ...range], { allowFail: true });
+  return r.code === 0 && r.stdout.toString().trim() !== "";
+}
+
 export async function revList(gitDir: string, base: string | undefined, head: string, limit = 250): Promise<string[]> {
   const range = base ? [`${base}..${head}`] : [head];
   const out = await git(gitDir, ["rev-list", "--reverse", `--max-count=${limit}`, ...range]);

@@ -19,5 +19,5 @@ export { hashBlob, objectType, readBlob, readCommit, type CommitInfo, type GitId
 export { deleteRef, listRefs, readRefFile, resolveRef, updateRef, validRefName } from "./refs.js";
 export { buildTree, entryAt, lsTree, treeFromFolder, type TreeChange, type TreeEntry } from "./trees.js";
 export { commitTree } from "./commits.js";
-export { countCommits, isAncestor, mergeBase, mergeTrees, pushCommits, revList } from "./history.js";
+export { bringsMergeCommits, countCommits, isAncestor, mergeBase, mergeTrees, pushCommits, revList } from "./history.js";
 export { changedPaths, diffFiles, pullRequestFiles, type FileDiff } from "./diffs.js";

@@ -11,6 +11,7 @@
 //                 fetch; a push: before git-receive-pack runs (the request that changes the refs)
 //   webhooks      event → delivery, counted from the event; each delivery at its own time (no order)
 //   runner queue  dispatch (or push/pull_request run) → the executor starts the job
+import { realClock, type Clock } from "../../core/clock.js";
 import { prng } from "../faults.js";
 
 export const LATENCY_CLASSES = [
@@ -100,7 +101,11 @@ export class Latency {
   /** samples drawn per class (count and sum, ms), for reports and tests */
   readonly drawn: Record<LatencyClass, { count: number; totalMs: number }> = emptyTally();
 
-  constructor(settings?: LatencySettings | LatencyProfileName) {
+  constructor(
+    settings?: LatencySettings | LatencyProfileName,
+    /** What the delays are waited on (a test clock skips them). */
+    private readonly clock: Clock = realClock,
+  ) {
     if (settings !== undefined) this.set(settings);
   }
 
@@ -149,8 +154,21 @@ export class Latency {
   async wait(cls: LatencyClass | undefined): Promise<void> {
     if (!cls) return;
     const ms = this.sample(cls);
-    if (ms > 0) await new Promise<void>((resolve) => setTimeout(resolve, ms));
+    if (ms <= 0) return;
+    this.#asleep++;
+    try {
+      await this.clock.sleep(ms);
+    } finally {
+      this.#asleep--;
+    }
   }
+
+  /** Operations waiting out their delay now (they go on only once the clock moves). */
+  get asleep(): number {
+    return this.#asleep;
+  }
+
+  #asleep = 0;
 }
 
 function noneProfile(): LatencyProfile {

@@ -78,7 +78,7 @@ export function installation(model: Model, i: Installation): O {
     single_file_name: null,
     has_multiple_single_files: false,
     single_file_paths: [],
-    suspended_by: null,
-    suspended_at: null,
+    suspended_by: i.suspended ? model.user(i.suspended.by) : null,
+    suspended_at: i.suspended?.at ?? null,
   };
 }

@@ -1,6 +1,6 @@
 // REST operations of the local GitHub: Apps and their installations (docs.github.com/rest/apps),
 // and the rate limit.
-import { HttpError } from "../auth.js";
+import { HttpError, SUSPENDED } from "../auth.js";
 import type { Handler } from "./context.js";
 import { invalid, notFound, ok, repoOf } from "./context.js";
 
@@ -30,6 +30,7 @@ export const appHandlers: Record<string, Handler> = {
     const { core } = ctx;
     const inst = core.state.installations.get(Number(ctx.params.installation_id));
     if (!inst || inst.appId !== ctx.app!.id) throw notFound(ctx);
+    if (inst.suspended) throw new HttpError(403, SUSPENDED, ctx.doc);
     const b = ctx.body ?? {};
     let repoIds: number[] | undefined;
     const names = b.repositories as string[] | undefined;
@@ -82,8 +83,8 @@ export const appHandlers: Record<string, Handler> = {
       repositories: ctx.page(repos).map((r) => core.model.repo(r)),
     });
   },
-  "rate-limit/get": async () => {
-    const reset = Math.floor(Date.now() / 1000) + 3600;
+  "rate-limit/get": async ({ core: sim }) => {
+    const reset = Math.floor(sim.clock.now() / 1000) + 3600;
     const core = { limit: 5000, used: 0, remaining: 5000, reset };
     return ok({ resources: { core, search: { ...core, limit: 30, remaining: 30 } }, rate: core });
   },

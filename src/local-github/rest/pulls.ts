@@ -4,6 +4,7 @@ import * as git from "../git/index.js";
 import type { Issue } from "../state.js";
 import { now } from "../state.js";
 import { enforceProtectionOnMerge } from "../branch-protection.js";
+import { enforceLinearHistoryOnMerge, enforceMergeRequirements } from "../merge-rules.js";
 import { enforceRules } from "../rulesets.js";
 import type { Handler, RestCtx } from "./context.js";
 import { act, checkBodyLength, diffEntry, emit, identity, invalid, newIssue, notFound, ok, repoOf, setIssueState, str } from "./context.js";
@@ -150,9 +151,11 @@ export const pullHandlers: Record<string, Handler> = {
     const baseRef = `refs/heads/${p.baseRef}`;
     const base = await git.resolveRef(repo.gitDir, baseRef);
     if (!base) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    await enforceRules(repo, { ref: baseRef, before: base, after: p.headSha }, act(ctx), ctx.doc, 405);
-    // Branch protection: approving reviews and required status checks (405).
+    // Branch protection: approving reviews and required status checks (405); the rulesets' and
+    // protection's pull request requirements (approvals, checks, up to date, linear history).
     enforceProtectionOnMerge(ctx.core, repo, issue, act(ctx), ctx.doc);
+    await enforceMergeRequirements(ctx.core, repo, issue, base, act(ctx), ctx.doc);
+    enforceLinearHistoryOnMerge(repo, issue, method, act(ctx), ctx.doc);
     const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
     if (!tree) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
     const who = identity(ctx, undefined);
@@ -175,6 +178,8 @@ export const pullHandlers: Record<string, Handler> = {
         sha = await git.commitTree(repo.gitDir, info.tree, [sha], info.message, info.author, who);
       }
     }
+    // The rulesets judge the write the merge makes: its commit (a merge commit under linear history is refused).
+    await enforceRules(repo, { ref: baseRef, before: base, after: sha }, act(ctx), ctx.doc, 405);
     // Another merge moved the base meanwhile: GitHub answers 405 with this message (not 409, which
     // is only for a `sha` that is not the head), and the merge may simply be tried again.
     if (!(await git.updateRef(repo.gitDir, baseRef, sha, base)))

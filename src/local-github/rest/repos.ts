@@ -8,6 +8,12 @@ import { branchProtectionSummary } from "../branch-protection.js";
 import type { Handler, RestCtx } from "./context.js";
 import { commitish, diffEntry, emit, identity, invalid, moveRef, notFound, ok, repoOf, str, wrap64 } from "./context.js";
 
+/** The contents API's size limits (docs.github.com/rest/repos/contents#get-repository-content): inline up to 1 MB, none past 100 MB. */
+export const CONTENTS_INLINE_BYTES = 1024 * 1024;
+export const CONTENTS_MAX_BYTES = 100 * 1024 * 1024;
+const TOO_LARGE =
+  "This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API, but you can use the Git Data API or a clone to read it.";
+
 export const repoHandlers: Record<string, Handler> = {
   "repos/get": async (ctx) => ok(ctx.core.model.repo(repoOf(ctx), { permissionsFor: ctx.token?.kind === "user" ? ctx.actor : undefined })),
 
@@ -55,6 +61,9 @@ export const repoHandlers: Record<string, Handler> = {
   },
 
   // docs.github.com/rest/repos/contents — files come back base64-encoded; a directory as a list.
+  // File size limits: "1 MB or smaller: All features of this endpoint are supported. Between 1-100 MB:
+  // Only the raw or object custom media types are supported … Greater than 100 MB: This endpoint is
+  // not supported."
   "repos/get-content": async (ctx) => {
     const repo = repoOf(ctx);
     const ref = ctx.query.get("ref") ?? repo.defaultBranch;
@@ -68,13 +77,18 @@ export const repoHandlers: Record<string, Handler> = {
       return ok(entries.map((e) => contentEntry(ctx, repo, ref, path ? `${path}/${e.path}` : e.path, e)));
     }
     const blob = await git.readBlob(repo.gitDir, entry.sha);
+    // "Greater than 100 MB: This endpoint is not supported."
+    if (blob.length > CONTENTS_MAX_BYTES)
+      throw new HttpError(403, TOO_LARGE, ctx.doc, { errors: [{ resource: "Blob", field: "data", code: "too_large" }] });
     // `Accept: application/vnd.github.raw` (or the v3 form) returns the file's bytes themselves.
     if (/application\/vnd\.github(\.v3)?\.raw/.test(ctx.accept))
       return { status: 200, raw: blob, contentType: "application/vnd.github.raw; charset=utf-8" };
+    // "Between 1-100 MB: … the content field will be an empty string and the encoding field will be "none"."
+    const inline = blob.length <= CONTENTS_INLINE_BYTES;
     return ok({
       ...contentEntry(ctx, repo, ref, path, { ...entry, size: blob.length }),
-      content: wrap64(blob.toString("base64")),
-      encoding: "base64",
+      content: inline ? wrap64(blob.toString("base64")) : "",
+      encoding: inline ? "base64" : "none",
     });
   },
 

@@ -4,19 +4,12 @@
 import type { ChildProcess } from "node:child_process";
 import type { StepUser } from "./run-as.js";
 import type { BuiltinAction } from "./builtin-actions.js";
-import { interpolate, interpolateString, type ExpressionContext } from "./expressions/index.js";
+import { parseDispatchInputs } from "./dispatch-inputs.js";
+import { evaluateString, evaluateTemplate, type ExpressionContext } from "./expressions.js";
 import { buildEvent, githubContext } from "./github-context.js";
 import { JobRun, type ExecHooks } from "./job.js";
 import { killGroup } from "./process.js";
-import {
-  parseDispatchInputs,
-  parseWorkflow,
-  resolveConcurrency,
-  resolvePermissions,
-  selectJob,
-  type Concurrency,
-  type Permissions,
-} from "./workflow.js";
+import { readWorkflow, resolveConcurrency, resolvePermissions, selectJob, type Concurrency, type Permissions } from "./workflow.js";
 
 export { inputEnvName, resolveShell } from "./step.js";
 
@@ -215,20 +208,21 @@ export function runJob(options: RunJobOptions): Promise<JobResult> {
 
 /**
  * What the server needs before it starts a job: which job, its `permissions` (to mint a scoped
- * token), its `concurrency` groups, its timeout. `inputs` are validated as for a dispatch.
+ * token), its `concurrency` groups, its timeout. `inputs` are validated as for a dispatch; a
+ * workflow GitHub refuses rejects with its WorkflowError.
  */
-export function describeJob(options: Pick<RunJobOptions, "workflowText" | "jobId" | "inputs" | "context">): {
+export async function describeJob(options: Pick<RunJobOptions, "workflowText" | "jobId" | "inputs" | "context">): Promise<{
   jobId: string;
   jobName: string;
   permissions: Permissions | null;
   concurrency: { workflow: Concurrency | null; job: Concurrency | null };
   timeoutMinutes: number;
-} {
-  const wf = parseWorkflow(options.workflowText);
+}> {
+  const wf = await readWorkflow(options.workflowText, options.context.workflowPath);
   const [jobId, job] = selectJob(wf, options.jobId);
   const dispatch =
     (options.context.eventName ?? "workflow_dispatch") === "workflow_dispatch"
-      ? parseDispatchInputs(options.workflowText, options.inputs)
+      ? parseDispatchInputs(wf, options.inputs)
       : { inputs: {}, eventInputs: {} };
   const ctx: ExpressionContext = {
     contexts: {
@@ -237,10 +231,10 @@ export function describeJob(options: Pick<RunJobOptions, "workflowText" | "jobId
       vars: { ...(options.context.vars ?? {}) },
     },
   };
-  const timeout = interpolate(job["timeout-minutes"] ?? 360, ctx);
+  const timeout = evaluateTemplate(job["timeout-minutes"] ?? 360, ctx);
   return {
     jobId,
-    jobName: interpolateString(job.name ?? jobId, ctx),
+    jobName: evaluateString(job.name ?? jobId, ctx),
     permissions: resolvePermissions(wf, job),
     concurrency: resolveConcurrency(wf, job, ctx),
     timeoutMinutes: Number(timeout),

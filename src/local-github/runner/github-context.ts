@@ -1,6 +1,6 @@
 // What a job sees of GitHub before its steps run: the `github` expression context and the event
 // payload at GITHUB_EVENT_PATH (built for workflow_dispatch when the caller gives none).
-import type { ExprValue } from "./expressions/index.js";
+import type { ExprValue } from "./expressions.js";
 import type { RunContext } from "./executor.js";
 import type { WorkflowSpec } from "./workflow.js";
 

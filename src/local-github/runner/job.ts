@@ -8,28 +8,29 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type { JobConclusion, JobResult, RunContext, RunJobOptions, StepResult } from "./executor.js";
+import { parseDispatchInputs } from "./dispatch-inputs.js";
 import {
   evaluateCondition,
-  interpolate,
-  interpolateString,
+  evaluateStringMap,
+  evaluateTemplate,
   type ExpressionContext,
   type ExprValue,
   type JobStatus,
-} from "./expressions/index.js";
+} from "./expressions.js";
 import { Masker } from "./file-commands.js";
 import { buildEvent, githubContext, refName } from "./github-context.js";
 import type { ActionDef } from "./load-action.js";
 import { killGroup } from "./process.js";
 import { giveFolders } from "./run-as.js";
-import { asStringRecord, minutesToMs, nowIso, StepRun } from "./step.js";
+import { minutesToMs, nowIso, StepRun } from "./step.js";
 import {
-  parseDispatchInputs,
-  parseWorkflow,
+  readWorkflow,
   resolveConcurrency,
   resolvePermissions,
   selectJob,
   type JobSpec,
   type Permissions,
+  type RunDefaults,
   type StepSpec,
   type WorkflowSpec,
 } from "./workflow.js";
@@ -116,7 +117,7 @@ export class JobRun {
   /** Process groups of the steps, killed at the end of the job like the runner's orphan cleanup. */
   readonly stepGroups: number[] = [];
   readonly posts: PostStep[] = [];
-  readonly defaults: { shell?: string; "working-directory"?: string };
+  readonly defaults: RunDefaults;
   /** Aborted by a cancel or the job's timeout: the running step is stopped. */
   readonly jobAbort = new AbortController();
   jobStatus: JobStatus = "success";
@@ -129,19 +130,18 @@ export class JobRun {
   private readonly secrets: Record<string, ExprValue>;
   private readonly vars: Record<string, ExprValue>;
   private readonly hostEnv: Record<string, string> = {};
-  private readonly idCounts = new Map<string, number>();
   private readonly permissions: Permissions | null;
   private concurrency: JobResult["concurrency"] = { workflow: null, job: null };
 
-  /** Parses the workflow, picks the job, validates the dispatch inputs and prepares the folders. */
+  /** Reads the workflow (a file GitHub refuses throws its WorkflowError), picks the job, validates the dispatch inputs and prepares the folders. */
   static async start(options: RunJobOptions, signal: AbortSignal, hooks: ExecHooks): Promise<JobRun> {
     const startedAt = nowIso();
-    const wf = parseWorkflow(options.workflowText);
+    const wf = await readWorkflow(options.workflowText, options.context.workflowPath);
     const [jobId, job] = selectJob(wf, options.jobId);
     const eventName = options.context.eventName ?? "workflow_dispatch";
     const dispatch =
       eventName === "workflow_dispatch"
-        ? parseDispatchInputs(options.workflowText, options.inputs)
+        ? parseDispatchInputs(wf, options.inputs)
         : { inputs: {} as Record<string, ExprValue>, eventInputs: {} as Record<string, string> };
     const folders = await prepareFolders(options, dispatch.eventInputs);
     return new JobRun(options, signal, hooks, { startedAt, wf, jobId, job, eventName, dispatch, ...folders });
@@ -188,6 +188,7 @@ export class JobRun {
     this.defaults = { ...(start.wf.defaults?.run ?? {}), ...(start.job.defaults?.run ?? {}) };
   }
 
+  /** The contexts of the job's expressions (the parser has refused those a place does not allow). */
   exprCtx(env: Record<string, string>, jobStatus?: JobStatus): ExpressionContext {
     return {
       contexts: {
@@ -198,16 +199,15 @@ export class JobRun {
         env,
         steps: this.stepsCtx,
         runner: this.runner,
+        job: { status: this.jobStatus, services: {} },
+        // A job without a matrix: GitHub's strategy of one job, no matrix, no needs (jobs with `needs` are refused here).
+        strategy: { "fail-fast": true, "job-index": 0, "job-total": 1, "max-parallel": 1 },
+        matrix: null,
+        needs: {},
       },
+      workspace: this.workspace,
       ...(jobStatus ? { jobStatus } : {}),
     };
-  }
-
-  /** `__run`, `__run_2`, …: the GITHUB_ACTION of steps without an id. */
-  autoId(base: string): string {
-    const n = (this.idCounts.get(base) ?? 0) + 1;
-    this.idCounts.set(base, n);
-    return n === 1 ? base : `${base}_${n}`;
   }
 
   /** The machine's environment plus what GitHub's runner sets for every step. */
@@ -258,7 +258,7 @@ export class JobRun {
     if (skippedOrFailed) return skippedOrFailed;
     let jobTimeoutMs: number;
     try {
-      jobTimeoutMs = minutesToMs(interpolate(job["timeout-minutes"], this.exprCtx(this.jobEnv)), "timeout-minutes") ?? 360 * 60_000;
+      jobTimeoutMs = minutesToMs(evaluateTemplate(job["timeout-minutes"], this.exprCtx(this.jobEnv)), "timeout-minutes") ?? 360 * 60_000;
     } catch (err) {
       this.jobError = (err as Error).message;
       return this.finish("failure");
@@ -269,6 +269,7 @@ export class JobRun {
     };
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
+    // eslint-disable-next-line no-restricted-globals -- a job's timeout bounds its real processes
     const jobTimer = setTimeout(() => {
       this.jobTimedOut = true;
       onCancel();
@@ -285,14 +286,12 @@ export class JobRun {
     }
     if (this.hooks.isKilled()) return new Promise<never>(() => {});
 
-    const outputs: Record<string, string> = {};
-    for (const [k, v] of Object.entries(asStringRecord(job.outputs))) {
-      try {
-        outputs[k] = interpolateString(v, this.exprCtx({ ...this.jobEnv, ...this.addedEnv }));
-      } catch (err) {
-        this.jobError ??= (err as Error).message;
-        this.jobStatus = this.jobStatus === "success" ? "failure" : this.jobStatus;
-      }
+    let outputs: Record<string, string> = {};
+    try {
+      outputs = evaluateStringMap(job.outputs, () => this.exprCtx({ ...this.jobEnv, ...this.addedEnv }));
+    } catch (err) {
+      this.jobError ??= (err as Error).message;
+      this.jobStatus = this.jobStatus === "success" ? "failure" : this.jobStatus;
     }
     const conclusion: JobConclusion = this.jobTimedOut ? "timed_out" : this.jobStatus;
     return this.finish(conclusion, outputs);
@@ -303,11 +302,15 @@ export class JobRun {
     const { wf, job, jobId } = this.start;
     try {
       this.concurrency = resolveConcurrency(wf, job, this.exprCtx({}));
-      for (const [k, v] of Object.entries(asStringRecord(wf.env))) this.jobEnv[k] = interpolateString(v, this.exprCtx({ ...this.jobEnv }));
-      for (const [k, v] of Object.entries(asStringRecord(job.env))) this.jobEnv[k] = interpolateString(v, this.exprCtx({ ...this.jobEnv }));
-      if (job.if !== undefined && !evaluateCondition(job.if, { ...this.exprCtx(this.jobEnv), jobStatus: "success" })) {
-        return this.finish("skipped");
-      }
+      Object.assign(
+        this.jobEnv,
+        evaluateStringMap(wf.env, () => this.exprCtx({})),
+      );
+      Object.assign(
+        this.jobEnv,
+        evaluateStringMap(job.env, () => this.exprCtx({ ...this.jobEnv })),
+      );
+      if (!evaluateCondition(job.if, { ...this.exprCtx(this.jobEnv), jobStatus: "success" })) return this.finish("skipped");
       for (const key of ["strategy", "services", "container", "uses"] as const) {
         if (job[key] !== undefined) throw new Error(`jobs.${jobId}.${key} is not supported by the Forge sim runner`);
       }
@@ -339,7 +342,7 @@ export class JobRun {
     if (this.start.ownTemp) rmSync(this.runnerTemp, { recursive: true, force: true });
     return {
       jobId,
-      jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
+      jobName: typeof job.name === "string" ? job.name : jobId,
       conclusion,
       steps: this.steps.map((s) => ({ ...s })),
       outputs,

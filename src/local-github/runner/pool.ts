@@ -1,6 +1,6 @@
 // A queue of jobs with a concurrency limit, like a fleet of N runners: jobs wait `queued` until a
 // runner is free, then run through startJob.
-import { parseWorkflow, selectJob } from "./workflow.js";
+import { readWorkflow, selectJob } from "./workflow.js";
 import { RunnerLostError, startJob, type JobHandle, type JobResult, type RunJobOptions } from "./executor.js";
 
 export type QueuedJobState = "queued" | "in_progress" | "completed";
@@ -26,10 +26,10 @@ export interface RunnerPool {
   idle(): Promise<void>;
 }
 
-function cancelledResult(options: RunJobOptions): JobResult {
+async function cancelledResult(options: RunJobOptions): Promise<JobResult> {
   let jobId = options.jobId ?? "";
   try {
-    jobId = selectJob(parseWorkflow(options.workflowText), options.jobId)[0];
+    jobId = selectJob(await readWorkflow(options.workflowText, options.context.workflowPath), options.jobId)[0];
   } catch {
     // keep what we have
   }
@@ -88,7 +88,7 @@ export function createRunnerPool({ concurrency }: { concurrency: number }): Runn
       let cancelledEarly = false;
       let resolveStarted!: () => void;
       const started = new Promise<void>((r) => (resolveStarted = r));
-      let settle!: { resolve: (r: JobResult) => void; reject: (e: unknown) => void };
+      let settle!: { resolve: (r: JobResult | Promise<JobResult>) => void; reject: (e: unknown) => void };
       const result = new Promise<JobResult>((resolve, reject) => (settle = { resolve, reject }));
       result.catch(() => {});
 

@@ -77,12 +77,14 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       if (stoppedBy || settled) return;
       stoppedBy = reason;
       killGroup(child.pid, "SIGTERM");
+      // eslint-disable-next-line no-restricted-globals -- a kill grace bounds a real process
       graceTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), opts.killGraceMs);
       graceTimer.unref();
     };
     const timeout =
       opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs)
-        ? setTimeout(() => stop("timed_out"), Math.max(0, opts.timeoutMs))
+        ? // eslint-disable-next-line no-restricted-globals -- a step's timeout bounds a real process
+          setTimeout(() => stop("timed_out"), Math.max(0, opts.timeoutMs))
         : undefined;
     const onAbort = () => stop("cancelled");
     if (opts.signal?.aborted) queueMicrotask(onAbort);
@@ -109,6 +111,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       exitCode = code;
       exitSignal = sig;
       // Wait briefly for the pipes to drain; a background grandchild may hold them open forever.
+      // eslint-disable-next-line no-restricted-globals -- a real process's pipes drain in real time
       const t = setTimeout(() => finish(), 200);
       t.unref();
     });

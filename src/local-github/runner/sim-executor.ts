@@ -1,13 +1,15 @@
 // The glue between the local GitHub's runs (`sim.onWorkflowDispatch`: dispatched, and started by
 // push or pull_request) and the job executor: every job of a run goes through a runner pool, with a token minted for
 // that job, its steps and logs reported back to the run, and cancellation wired to the run's signal.
+import { realClock, type Clock } from "../../core/clock.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DispatchedRun, DispatchHandler } from "../workflows/index.js";
 import { describeJob, RunnerLostError, type Annotation, type JobConclusion, type RunContext, type RunJobOptions } from "./executor.js";
 import { createRunnerPool, type QueuedJob, type RunnerPool } from "./pool.js";
-import { parseWorkflow, type StepSpec } from "./workflow.js";
+import { sourceOf } from "./expressions.js";
+import { readWorkflow, type StepSpec } from "./workflow.js";
 
 export interface SimExecutorOptions {
   /** Runners available at once (default 4). Ignored when `pool` is given. */
@@ -30,6 +32,8 @@ export interface SimExecutorOptions {
   localActions?: RunJobOptions["localActions"];
   /** After a runner is killed, how long GitHub takes to fail the job (default 0 ms here; minutes on GitHub). */
   lostRunnerDelayMs?: number;
+  /** What that delay is waited on (src/core/clock.ts; real time by default). The steps' own timeouts bound real processes: real time. */
+  clock?: Clock;
 }
 
 export interface ActiveJob {
@@ -51,7 +55,7 @@ export interface SimExecutor {
 /** The step names GitHub shows before a job runs (no expressions evaluated). */
 function staticStepName(step: StepSpec): string {
   if (typeof step.name === "string") return step.name;
-  if (step.run !== undefined) return `Run ${step.run.split("\n")[0]!.trim()}`;
+  if (step.run !== undefined) return `Run ${sourceOf(step.run).split("\n")[0]!.trim()}`;
   return `Run ${step.uses ?? ""}`;
 }
 
@@ -170,7 +174,8 @@ async function runOne(
 ): Promise<void> {
   const fullName = `${d.repo.owner.login}/${d.repo.name}`;
   // Job-level concurrency: wait for the group, or give way to a newer job.
-  const concurrency = describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) }).concurrency.job;
+  const concurrency = (await describeJob({ workflowText: d.yaml, jobId, inputs: d.inputs, context: contextOf(s, d, null) })).concurrency
+    .job;
   const abort = new AbortController();
   const onRunAbort = () => abort.abort();
   if (runSignal.aborted) abort.abort();
@@ -254,7 +259,7 @@ async function runAdmitted(
   } catch (err) {
     if (!(err instanceof RunnerLostError)) throw err;
     // GitHub notices a vanished runner only after a while, then fails the job.
-    await new Promise((r) => setTimeout(r, options.lostRunnerDelayMs ?? 0));
+    await (options.clock ?? realClock).sleep(options.lostRunnerDelayMs ?? 0);
     ensureStarted();
     d.log(
       jobName,
@@ -270,12 +275,12 @@ async function runAdmitted(
 
 /** A dispatched run: its workflow-level concurrency group, then every job side by side. */
 async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void> {
-  const wf = parseWorkflow(d.yaml);
+  const wf = await readWorkflow(d.yaml, d.run.path);
   const fullName = `${d.repo.owner.login}/${d.repo.name}`;
   const jobs = Object.entries(wf.jobs).map(([jobId, job]) => ({
     jobId,
     job,
-    jobName: typeof job.name === "string" && !job.name.includes("${{") ? job.name : jobId,
+    jobName: typeof job.name === "string" ? job.name : jobId,
   }));
 
   // Workflow-level concurrency: the whole run waits for its group, or is replaced while waiting.
@@ -283,7 +288,7 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
   const onRunAbort = () => abort.abort();
   if (d.signal.aborted) abort.abort();
   else d.signal.addEventListener("abort", onRunAbort, { once: true });
-  const concurrency = describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) })
+  const concurrency = (await describeJob({ workflowText: d.yaml, jobId: jobs[0]!.jobId, inputs: d.inputs, context: contextOf(s, d, null) }))
     .concurrency.workflow;
   const slot: Slot = {
     cancel: (message) => {
@@ -307,7 +312,7 @@ async function handleDispatch(s: ExecutorState, d: DispatchedRun): Promise<void>
           d.completeJob(jobName, "failure");
           return Promise.resolve();
         }
-        return runOne(s, d, jobId, jobName, (job.steps ?? []).map(staticStepName), abort.signal);
+        return runOne(s, d, jobId, jobName, job.steps.map(staticStepName), abort.signal);
       }),
     );
   } finally {

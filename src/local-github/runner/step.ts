@@ -8,7 +8,15 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ActionFailedError, type ExecResult } from "./builtin-actions.js";
 import type { StepConclusion, StepEvent, StepResult } from "./executor.js";
-import { evaluateCondition, ExpressionError, interpolate, interpolateString } from "./expressions/index.js";
+import {
+  evaluateCondition,
+  evaluateString,
+  evaluateStringMap,
+  evaluateTemplate,
+  ExpressionError,
+  sourceOf,
+  type ExprValue,
+} from "./expressions.js";
 import {
   createStepFiles,
   FileCommandError,
@@ -33,11 +41,7 @@ export function minutesToMs(value: unknown, what: string): number | undefined {
   return n * 60_000;
 }
 
-export function asStringRecord(v: Record<string, unknown> | undefined): Record<string, unknown> {
-  return v && typeof v === "object" ? v : {};
-}
-
-function isTrue(v: unknown): boolean {
+function isTrue(v: ExprValue): boolean {
   return v === true || v === "true";
 }
 
@@ -82,6 +86,8 @@ export class StepRun {
   private failure: string | undefined;
   private proc: ProcessResult | undefined;
   private outputsFromBuiltin: Record<string, string> = {};
+  /** Its `timeout-minutes`, evaluated. */
+  private timeoutMinutes: ExprValue = null;
 
   constructor(
     private readonly job: JobRun,
@@ -90,21 +96,18 @@ export class StepRun {
     private readonly kind: StepResult["kind"],
     private readonly post?: PostStep,
   ) {
-    const usesName = spec.uses?.split("@")[0] ?? "";
-    this.contextualId =
-      spec.id ??
-      (spec.run !== undefined ? job.autoId("__run") : job.autoId(`__${usesName.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+/, "")}`));
+    this.contextualId = spec.contextId;
     this.env0 = { ...job.jobEnv, ...job.addedEnv };
     let displayName: string;
     try {
       displayName =
         spec.name !== undefined
-          ? interpolateString(spec.name, job.exprCtx(this.env0))
+          ? evaluateString(spec.name, job.exprCtx(this.env0))
           : spec.run !== undefined
-            ? `Run ${spec.run.split("\n")[0]!.trim()}`
+            ? `Run ${sourceOf(spec.run).split("\n")[0]!.trim()}`
             : `Run ${spec.uses ?? ""}`;
     } catch {
-      displayName = String(spec.name);
+      displayName = sourceOf(spec.name);
     }
     if (kind === "post") displayName = `Post ${displayName.replace(/^Run /, "")}`;
     this.displayName = displayName;
@@ -194,6 +197,7 @@ export class StepRun {
     this.runsAfterCancel = job.jobStatus === "cancelled";
     let run: boolean;
     try {
+      // A post step's `post-if` as written (GitHub adds no success() to it); the parser made a step's `if:` GitHub's.
       const condition = this.kind === "post" ? (this.post?.action.postIf ?? "always()") : this.spec.if;
       run = evaluateCondition(condition, { ...job.exprCtx(this.env0), jobStatus: job.jobStatus });
     } catch (err) {
@@ -253,9 +257,7 @@ export class StepRun {
     const spec = this.spec;
     // Environment: machine + GITHUB_* + job env + GITHUB_ENV so far + step env.
     const ctxEnv = { ...job.jobEnv, ...job.addedEnv };
-    const stepEnv: Record<string, string> = {};
-    for (const [k, v] of Object.entries(asStringRecord(spec.env)))
-      stepEnv[k] = interpolateString(v, job.exprCtx({ ...ctxEnv, ...stepEnv }));
+    const stepEnv = evaluateStringMap(spec.env, (soFar) => job.exprCtx({ ...ctxEnv, ...soFar }));
     const env: Record<string, string> = {
       ...job.baseEnv(),
       ...job.jobEnv,
@@ -269,7 +271,9 @@ export class StepRun {
 
     // The job's own timeout is the job timer's business (it cancels, and the job ends timed_out);
     // a step has its own timeout-minutes, and steps run after a cancel are capped by cancelTimeoutMs.
-    const stepTimeout = minutesToMs(interpolate(spec["timeout-minutes"], job.exprCtx(allCtxEnv)), "timeout-minutes");
+    this.timeoutMinutes = evaluateTemplate(spec["timeout-minutes"], job.exprCtx(allCtxEnv));
+    const stepTimeout = minutesToMs(this.timeoutMinutes, "timeout-minutes");
+    // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
     const stepDeadline = Date.now() + Math.min(stepTimeout ?? Infinity, this.runsAfterCancel ? job.cancelTimeoutMs : Infinity);
     // After a cancellation, steps that still run (always()) are not stopped by it again.
     const stepSignal = this.runsAfterCancel ? undefined : job.jobAbort.signal;
@@ -302,6 +306,7 @@ export class StepRun {
         this.onLine(l);
       },
       // A step that runs several commands (checkout) shares one deadline among them.
+      // eslint-disable-next-line no-restricted-properties -- a step's timeout bounds its real processes
       timeoutMs: Math.max(0, deadline - Date.now()),
       ...(signal ? { signal } : {}),
       killGraceMs: this.job.killGraceMs,
@@ -329,11 +334,11 @@ export class StepRun {
   /** `run:` — the script written to RUNNER_TEMP and run by its shell in its working directory. */
   private async runScript(exec: Exec, ctxEnv: Record<string, string>): Promise<ExecResult> {
     const { job, spec } = this;
-    const script = interpolateString(spec.run!, job.exprCtx(ctxEnv));
+    const script = evaluateString(spec.run, job.exprCtx(ctxEnv));
     const shellSpec = spec.shell ?? job.defaults.shell;
-    const { command, args, ext } = resolveShell(shellSpec === undefined ? undefined : interpolateString(shellSpec, job.exprCtx(ctxEnv)));
+    const { command, args, ext } = resolveShell(shellSpec === undefined ? undefined : evaluateString(shellSpec, job.exprCtx(ctxEnv)));
     const wd0 = spec["working-directory"] ?? job.defaults["working-directory"];
-    const cwd = wd0 === undefined ? job.workspace : path.resolve(job.workspace, interpolateString(wd0, job.exprCtx(ctxEnv)));
+    const cwd = wd0 === undefined ? job.workspace : path.resolve(job.workspace, evaluateString(wd0, job.exprCtx(ctxEnv)));
     if (!existsSync(cwd) || !statSync(cwd).isDirectory())
       throw new ActionFailedError(`No such file or directory: working-directory '${cwd}'`);
     const scriptPath = path.join(job.runnerTemp, `${randomUUID()}${ext}`);
@@ -354,7 +359,8 @@ export class StepRun {
     stepSignal: AbortSignal | undefined,
   ): Promise<void> {
     const { job, spec } = this;
-    const uses = interpolateString(spec.uses!, job.exprCtx(ctxEnv));
+    // `uses:` is never an expression on GitHub (the parser refuses one).
+    const uses = spec.uses!;
     const action = await loadAction(uses, job.workspace, job.options.actions, job.options.localActions);
     const inputs = this.actionInputs(action, ctxEnv);
     this.log(`Run ${uses}`);
@@ -388,8 +394,7 @@ export class StepRun {
   /** The action's inputs: `with:` (names case-insensitive), else its defaults; unexpected ones warned about and passed on. */
   private actionInputs(action: ActionDef, ctxEnv: Record<string, string>): Record<string, string> {
     const { job } = this;
-    const withValues: Record<string, string> = {};
-    for (const [k, v] of Object.entries(asStringRecord(this.spec.with))) withValues[k] = interpolateString(v, job.exprCtx(ctxEnv));
+    const withValues = evaluateStringMap(this.spec.with, () => job.exprCtx(ctxEnv));
     const known = Object.keys(action.inputs);
     const unexpected = Object.keys(withValues).filter((k) => !known.some((n) => n.toLowerCase() === k.toLowerCase()));
     if (unexpected.length > 0) {
@@ -402,7 +407,7 @@ export class StepRun {
     for (const [name, def] of Object.entries(action.inputs)) {
       const given = Object.keys(withValues).find((k) => k.toLowerCase() === name.toLowerCase());
       if (given !== undefined) inputs[name] = withValues[given]!;
-      else if (def.default !== undefined) inputs[name] = interpolateString(def.default, job.exprCtx(ctxEnv));
+      else if (def.default !== undefined) inputs[name] = evaluateString(def.default, job.exprCtx(ctxEnv));
       else inputs[name] = "";
     }
     for (const k of unexpected) inputs[k] = withValues[k]!;
@@ -446,7 +451,7 @@ export class StepRun {
     } else if (proc?.stoppedBy === "timed_out") {
       outcome = "failure";
       step.timedOut = true;
-      this.log(`##[error]The action '${this.displayName}' has timed out after ${this.spec["timeout-minutes"] as string} minutes.`);
+      this.log(`##[error]The action '${this.displayName}' has timed out after ${String(this.timeoutMinutes)} minutes.`);
     } else if (failure !== undefined) {
       outcome = "failure";
       step.error = job.masker.mask(failure);
@@ -469,7 +474,7 @@ export class StepRun {
     try {
       continueOnError =
         outcome === "failure" &&
-        isTrue(interpolate(this.spec["continue-on-error"] ?? false, job.exprCtx({ ...job.jobEnv, ...job.addedEnv })));
+        isTrue(evaluateTemplate(this.spec["continue-on-error"] ?? false, job.exprCtx({ ...job.jobEnv, ...job.addedEnv })));
     } catch {
       continueOnError = false;
     }

@@ -1,221 +1,240 @@
-// Workflow files for the sim runner: parsing, `workflow_dispatch` input validation, and the
-// job-level facts the server needs before it runs a job (permissions, concurrency, timeout).
-import { parse as parseYaml } from "yaml";
-import { interpolate, interpolateString, type ExpressionContext, type ExprValue } from "./expressions/index.js";
+// Workflow files read by GitHub's own parser (@actions/workflow-parser): the errors GitHub refuses a
+// file with, and the file as the runner needs it — jobs and steps whose values keep their `${{ }}`
+// for the runner to evaluate (expressions.ts), with the ids and `if:` conditions GitHub gives them —
+// and the job-level facts the server needs before it runs a job (permissions, concurrency).
+import { evaluateString, evaluateTemplate, Expr, type ExpressionContext, type Template } from "./expressions.js";
+import {
+  convertWorkflowTemplate,
+  getWorkflowSchema,
+  isBasicExpression,
+  isBoolean,
+  isMapping,
+  isNumber,
+  isSequence,
+  isString,
+  NoOperationTraceWriter,
+  parseWorkflow,
+  type TemplateContext,
+  type TemplateToken,
+  type TemplateValidationError,
+  type WorkflowTemplate,
+} from "./workflow-parser.js";
 
-/** A workflow that cannot be parsed or run. */
-export class WorkflowError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "WorkflowError";
-  }
+/** The path a workflow is read under when the caller names none (it prefixes the parser's messages). */
+export const DEFAULT_WORKFLOW_PATH = ".github/workflows/workflow.yml";
+
+/** One reason GitHub refuses a workflow file, as its parser words it: `<path> (Line: 5, Col: 9): Unexpected value 'foo'`. */
+export interface WorkflowProblem {
+  message: string;
+  /** The message without its `<path> (Line: …, Col: …)` prefix. */
+  reason: string;
+  line?: number;
+  column?: number;
 }
 
 /**
- * A dispatch the API must refuse. `status` is 422 and `message` is GitHub's wording, so the
- * server can answer `{ message, documentation_url, status: "422" }` as GitHub does.
+ * A workflow file GitHub refuses. GitHub runs nothing of it: a run of it fails at once with the
+ * annotation "Invalid workflow file" on `<path>#L<line>` and this message, and a dispatch of it is
+ * answered 422 (`dispatchRefusal`).
  */
-export class DispatchInputError extends Error {
-  readonly status = 422;
-  constructor(message: string) {
-    super(message);
-    this.name = "DispatchInputError";
+export class WorkflowError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problems: WorkflowProblem[],
+  ) {
+    super(`The workflow is not valid. ${problems.map((p) => p.message).join(" ")}`);
+    this.name = "WorkflowError";
+  }
+
+  /** The line GitHub's annotation points at: the first problem's. */
+  get line(): number {
+    return this.problems.find((p) => p.line !== undefined)?.line ?? 1;
+  }
+
+  /**
+   * The 422 GitHub answers a dispatch of the file with ("Invalid Argument - failed to parse
+   * workflow: (Line: 65, Col: 26): Unexpected symbol: '??'…", as `gh workflow run` prints it).
+   */
+  dispatchRefusal(): string {
+    const where = (p: WorkflowProblem) => (p.line !== undefined ? `(Line: ${p.line}, Col: ${p.column ?? 1}): ` : "");
+    return `Invalid Argument - failed to parse workflow: ${this.problems.map((p) => `${where(p)}${p.reason}`).join(", ")}`;
   }
 }
 
-/** The 422 body GitHub sends for a refused dispatch. */
-export function dispatchErrorBody(err: DispatchInputError): { message: string; documentation_url: string; status: "422" } {
-  return {
-    message: err.message,
-    documentation_url: "https://docs.github.com/rest/actions/workflows#create-a-workflow-dispatch-event",
-    status: "422",
-  };
-}
-
-export interface DispatchInputSpec {
-  description?: string;
-  required?: boolean;
-  default?: unknown;
-  type?: "string" | "boolean" | "choice" | "number" | "environment";
-  options?: unknown[];
+/** Options of `defaults: run:` (workflow and job level). */
+export interface RunDefaults {
+  shell?: Template;
+  "working-directory"?: Template;
 }
 
 export interface StepSpec {
+  /** The step's `id:`, or the one GitHub gives a step without one (`__run`, `__actions_checkout`, `__run_2`…): its GITHUB_ACTION. */
+  contextId: string;
+  /** The step's own `id:` (`steps.<id>` of later expressions). */
   id?: string;
-  name?: string;
-  if?: unknown;
-  run?: string;
+  /** Its condition as GitHub evaluates it: `success() && (…)` unless it calls a status function; `success()` without `if:`. */
+  if: string;
+  name?: Template;
+  run?: Template;
   uses?: string;
-  with?: Record<string, unknown>;
-  env?: Record<string, unknown>;
-  shell?: string;
-  "working-directory"?: string;
-  "timeout-minutes"?: unknown;
-  "continue-on-error"?: unknown;
+  with?: Template;
+  env?: Template;
+  shell?: Template;
+  "working-directory"?: Template;
+  "timeout-minutes"?: Template;
+  "continue-on-error"?: Template;
 }
 
 export interface JobSpec {
-  name?: string;
-  "runs-on"?: unknown;
-  if?: unknown;
-  needs?: unknown;
-  permissions?: unknown;
-  concurrency?: unknown;
-  env?: Record<string, unknown>;
-  defaults?: { run?: { shell?: string; "working-directory"?: string } };
-  "timeout-minutes"?: unknown;
-  "continue-on-error"?: unknown;
-  outputs?: Record<string, unknown>;
-  steps?: StepSpec[];
-  strategy?: unknown;
-  services?: unknown;
-  container?: unknown;
-  uses?: unknown;
+  id: string;
+  /** Its condition as GitHub evaluates it (see StepSpec.if). */
+  if: string;
+  name?: Template;
+  needs?: Template;
+  "runs-on"?: Template;
+  permissions?: Template;
+  concurrency?: Template;
+  env?: Template;
+  defaults?: { run?: RunDefaults };
+  "timeout-minutes"?: Template;
+  "continue-on-error"?: Template;
+  outputs?: Template;
+  steps: StepSpec[];
+  strategy?: Template;
+  services?: Template;
+  container?: Template;
+  uses?: Template;
 }
 
 export interface WorkflowSpec {
+  path: string;
+  /** `name:` (never an expression on GitHub). */
   name?: string;
-  on: unknown;
-  env?: Record<string, unknown>;
-  permissions?: unknown;
-  concurrency?: unknown;
-  defaults?: { run?: { shell?: string; "working-directory"?: string } };
+  /** The whole file as data, its expressions as `Expr`. */
+  doc: Record<string, Template>;
+  on: Template;
+  env?: Template;
+  permissions?: Template;
+  concurrency?: Template;
+  defaults?: { run?: RunDefaults };
+  /** By id, in the file's order. */
   jobs: Record<string, JobSpec>;
 }
 
-export function parseWorkflow(workflowText: string): WorkflowSpec {
-  let doc: unknown;
-  try {
-    // `yaml` follows YAML 1.2, so the `on:` key stays the string "on" (YAML 1.1 would make it true).
-    doc = parseYaml(workflowText);
-  } catch (err) {
-    throw new WorkflowError(`Invalid workflow file: ${(err as Error).message}`);
-  }
-  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new WorkflowError("Invalid workflow file: not a mapping");
-  const wf = doc as Record<string, unknown>;
-  if (wf.on === undefined) throw new WorkflowError("Invalid workflow file: No event triggers defined in `on`");
-  if (!wf.jobs || typeof wf.jobs !== "object" || Object.keys(wf.jobs).length === 0) {
-    throw new WorkflowError("Invalid workflow file: No jobs defined in `jobs`");
-  }
-  for (const [id, job] of Object.entries(wf.jobs as Record<string, unknown>)) {
-    if (!job || typeof job !== "object") throw new WorkflowError(`Invalid workflow file: job '${id}' is not a mapping`);
-    const steps = (job as JobSpec).steps;
-    if (steps !== undefined && !Array.isArray(steps)) throw new WorkflowError(`Invalid workflow file: jobs.${id}.steps must be a list`);
-    for (const [i, step] of (steps ?? []).entries()) {
-      if (!step || typeof step !== "object") throw new WorkflowError(`Invalid workflow file: jobs.${id}.steps[${i}] is not a mapping`);
-      if ((step.run === undefined) === (step.uses === undefined)) {
-        throw new WorkflowError(`Invalid workflow file: jobs.${id}.steps[${i}] must have exactly one of 'run' or 'uses'`);
-      }
-    }
-  }
-  return wf as unknown as WorkflowSpec;
+/** What reading a workflow file gives: the workflow, or why GitHub refuses it (with what could be read). */
+export type CheckedWorkflow =
+  | { ok: true; workflow: WorkflowSpec }
+  | { ok: false; error: WorkflowError; /** the file as data when it is YAML at all */ doc: Record<string, Template> | null };
+
+function locationOf(token: TemplateToken, context: TemplateContext): string | undefined {
+  const file = token.file === undefined ? undefined : context.getFileName(token.file);
+  return file && token.line !== undefined ? `${file} (Line: ${token.line}, Col: ${token.col ?? 1})` : file;
 }
 
-/** The `workflow_dispatch` trigger's inputs, or null when the workflow has no such trigger. */
-export function dispatchInputSpecs(wf: WorkflowSpec): Record<string, DispatchInputSpec> | null {
-  const on = wf.on;
-  if (on === "workflow_dispatch") return {};
-  if (Array.isArray(on)) return on.includes("workflow_dispatch") ? {} : null;
-  if (on && typeof on === "object" && "workflow_dispatch" in on) {
-    const wd = (on as Record<string, unknown>).workflow_dispatch;
-    const inputs = wd && typeof wd === "object" ? (wd as { inputs?: unknown }).inputs : undefined;
-    return (inputs && typeof inputs === "object" ? inputs : {}) as Record<string, DispatchInputSpec>;
+/** A token of the parser as workflow data. */
+export function toTemplate(token: TemplateToken, context: TemplateContext): Template {
+  if (isString(token) || isNumber(token) || isBoolean(token)) return token.value;
+  if (isBasicExpression(token))
+    return new Expr(token.expression, token.source ?? `\${{ ${token.expression} }}`, locationOf(token, context));
+  if (isSequence(token)) return [...token].map((t) => toTemplate(t, context));
+  if (isMapping(token)) {
+    const out: Record<string, Template> = {};
+    for (const { key, value } of token) out[isString(key) ? key.value : key.toString()] = toTemplate(value, context);
+    return out;
   }
-  return null;
+  // null, or an `${{ insert }}`, which GitHub only allows in a few places the runner does not read
+  return token.isExpression ? token.toString() : null;
 }
 
-export interface DispatchInputs {
-  /** The `inputs` context: booleans are booleans, numbers numbers, the rest strings. */
-  inputs: Record<string, ExprValue>;
-  /** `github.event.inputs` in the dispatch payload: every value a string, as GitHub sends them. */
-  eventInputs: Record<string, string>;
+function problemOf(e: TemplateValidationError): WorkflowProblem {
+  const start = e.range?.start;
+  return { message: e.message, reason: e.rawMessage, ...(start ? { line: start.line, column: start.column } : {}) };
 }
 
-function inputAsString(name: string, value: unknown): string {
-  if (typeof value === "string") return value;
-  if (typeof value === "boolean" || typeof value === "number") return String(value);
-  throw new DispatchInputError(`Provided value for input '${name}' must be a string`);
+const asMap = (t: Template | undefined): Record<string, Template> =>
+  t !== null && typeof t === "object" && !Array.isArray(t) && !(t instanceof Expr) ? t : {};
+
+/** The runner's view of a valid file: the parser's jobs and steps (ids, conditions) over the file's own values. */
+function workflowOf(path: string, doc: Record<string, Template>, template: WorkflowTemplate): WorkflowSpec {
+  const rawJobs = asMap(doc.jobs);
+  const jobs: Record<string, JobSpec> = {};
+  for (const job of template.jobs) {
+    const id = job.id.value;
+    const raw = asMap(rawJobs[id]);
+    const rawSteps = Array.isArray(raw.steps) ? raw.steps : [];
+    const steps = job.type === "job" ? job.steps : [];
+    jobs[id] = {
+      ...(raw as Omit<JobSpec, "id" | "if" | "steps">),
+      id,
+      if: job.if.expression,
+      steps: steps.map((step, i) => {
+        const rawStep = asMap(rawSteps[i]) as Omit<StepSpec, "contextId" | "if">;
+        return { ...rawStep, contextId: step.id, if: "if" in step && step.if ? step.if.expression : "success()" };
+      }),
+    };
+  }
+  return {
+    ...(doc as unknown as Omit<WorkflowSpec, "path" | "name" | "doc" | "jobs">),
+    path,
+    ...(typeof doc.name === "string" ? { name: doc.name } : {}),
+    doc,
+    jobs,
+  };
+}
+
+async function check(text: string, path: string): Promise<CheckedWorkflow> {
+  const parsed = parseWorkflow({ name: path, content: text }, new NoOperationTraceWriter());
+  const doc = parsed.value ? (asMap(toTemplate(parsed.value, parsed.context)) as Record<string, Template>) : null;
+  const template = parsed.value ? await convertWorkflowTemplate(parsed.context, parsed.value) : undefined;
+  const problems = parsed.context.errors.getErrors().map(problemOf);
+  if (problems.length > 0 || !doc || !template) {
+    return {
+      ok: false,
+      error: new WorkflowError(path, problems.length ? problems : [{ message: "No workflow", reason: "No workflow" }]),
+      doc,
+    };
+  }
+  return { ok: true, workflow: workflowOf(path, doc, template) };
 }
 
 /**
- * Validate `inputs` of a `workflow_dispatch` request against the workflow, as GitHub does before
- * it answers 204: unknown inputs and missing required ones are refused with 422, defaults are
- * applied, and booleans/choices/numbers are checked.
- * (REST "Create a workflow dispatch event": "inputs … Any default properties configured in the
- * workflow file will be used when inputs are omitted.")
+ * Readies the parser now — its schema of workflow files (a tenth of a second or more) and its first
+ * file — rather than while the first run waits for it.
  */
-export function parseDispatchInputs(workflowText: string, inputs: Record<string, unknown> | undefined): DispatchInputs {
-  const wf = parseWorkflow(workflowText);
-  const specs = dispatchInputSpecs(wf);
-  if (specs === null) throw new DispatchInputError("Workflow does not have 'workflow_dispatch' trigger");
-  const given = inputs ?? {};
-  const unexpected = Object.keys(given).filter((k) => !Object.prototype.hasOwnProperty.call(specs, k));
-  // GitHub: `Unexpected inputs provided: ["a", "b"]` (seen in the 422 bodies users report).
-  if (unexpected.length > 0) {
-    throw new DispatchInputError(`Unexpected inputs provided: [${unexpected.map((k) => JSON.stringify(k)).join(", ")}]`);
-  }
+export function warmUpWorkflowParser(): void {
+  getWorkflowSchema();
+  void checkWorkflow("on: push\njobs:\n  warm-up:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.sha }}\n");
+}
 
-  const out: DispatchInputs = { inputs: {}, eventInputs: {} };
-  for (const [name, spec0] of Object.entries(specs)) {
-    const spec = spec0 ?? {};
-    const type = spec.type ?? "string";
-    const provided = Object.prototype.hasOwnProperty.call(given, name) ? given[name] : undefined;
-    let raw: string | undefined = provided === undefined || provided === null ? undefined : inputAsString(name, provided);
-    if (raw === undefined && spec.default !== undefined && spec.default !== null) raw = String(spec.default);
-    if (raw === undefined || (raw === "" && spec.required)) {
-      if (spec.required) throw new DispatchInputError(`Required input '${name}' not provided`);
-    }
-    switch (type) {
-      case "boolean": {
-        const v = raw === undefined || raw === "" ? "false" : raw;
-        if (v !== "true" && v !== "false") {
-          throw new DispatchInputError(`Provided value '${v}' for input '${name}' is not a valid boolean`);
-        }
-        out.inputs[name] = v === "true";
-        out.eventInputs[name] = v;
-        break;
-      }
-      case "choice": {
-        const options = (spec.options ?? []).map(String);
-        const v = raw ?? "";
-        if (v !== "" && !options.includes(v)) {
-          throw new DispatchInputError(`Provided value '${v}' for input '${name}' not in the list of allowed values`);
-        }
-        out.inputs[name] = v;
-        out.eventInputs[name] = v;
-        break;
-      }
-      case "number": {
-        const v = raw ?? "";
-        if (v !== "" && !Number.isFinite(Number(v))) {
-          throw new DispatchInputError(`Provided value '${v}' for input '${name}' is not a valid number`);
-        }
-        out.inputs[name] = v === "" ? "" : Number(v);
-        out.eventInputs[name] = v;
-        break;
-      }
-      case "string":
-      case "environment":
-        out.inputs[name] = raw ?? "";
-        out.eventInputs[name] = raw ?? "";
-        break;
-      default:
-        throw new WorkflowError(`Invalid workflow file: input '${name}' has unknown type '${String(type)}'`);
-    }
+const checked = new Map<string, Promise<CheckedWorkflow>>();
+
+/** Reads a workflow file as GitHub does (results are kept by path and text: files are read again and again). */
+export function checkWorkflow(text: string, path = DEFAULT_WORKFLOW_PATH): Promise<CheckedWorkflow> {
+  const key = `${path}\u0000${text}`;
+  let result = checked.get(key);
+  if (!result) {
+    if (checked.size >= 500) checked.clear();
+    result = check(text, path);
+    checked.set(key, result);
   }
-  return out;
+  return result;
+}
+
+/** The workflow of a file GitHub accepts; a file it refuses throws its WorkflowError. */
+export async function readWorkflow(text: string, path = DEFAULT_WORKFLOW_PATH): Promise<WorkflowSpec> {
+  const c = await checkWorkflow(text, path);
+  if (!c.ok) throw c.error;
+  return c.workflow;
 }
 
 export function selectJob(wf: WorkflowSpec, jobId?: string): [string, JobSpec] {
   const ids = Object.keys(wf.jobs);
   if (jobId === undefined) {
-    if (ids.length !== 1) {
-      throw new WorkflowError(`The workflow has ${ids.length} jobs (${ids.join(", ")}); name the one to run with jobId`);
-    }
+    if (ids.length !== 1) throw new Error(`The workflow has ${ids.length} jobs (${ids.join(", ")}); name the one to run with jobId`);
     return [ids[0]!, wf.jobs[ids[0]!]!];
   }
   const job = wf.jobs[jobId];
-  if (!job) throw new WorkflowError(`The workflow has no job '${jobId}'`);
+  if (!job) throw new Error(`The workflow has no job '${jobId}'`);
   return [jobId, job];
 }
 
@@ -242,10 +261,11 @@ export type PermissionLevel = "read" | "write" | "none";
 export type Permissions = Partial<Record<(typeof PERMISSION_SCOPES)[number], PermissionLevel>>;
 
 /**
- * Resolve `permissions:` (job level, else workflow level) to a scope map. `null` means neither
- * sets it: GitHub then applies the repository's default token permissions, which the server owns.
- * "If you specify the access for any of these permissions, all of those that are not specified
- * are set to none" (Actions docs, "Assigning permissions to jobs").
+ * Resolve `permissions:` (job level, else workflow level; the parser has checked its scopes and
+ * levels) to a scope map. `null` means neither sets it: GitHub then applies the repository's
+ * default token permissions, which the server owns. "If you specify the access for any of these
+ * permissions, all of those that are not specified are set to none" (Actions docs, "Assigning
+ * permissions to jobs").
  */
 export function resolvePermissions(wf: WorkflowSpec, job: JobSpec): Permissions | null {
   const p = job.permissions !== undefined ? job.permissions : wf.permissions;
@@ -254,17 +274,9 @@ export function resolvePermissions(wf: WorkflowSpec, job: JobSpec): Permissions 
     Object.fromEntries(PERMISSION_SCOPES.filter((s) => !(s === "id-token" && level === "read")).map((s) => [s, level]));
   if (p === "read-all") return all("read");
   if (p === "write-all") return all("write");
-  if (typeof p !== "object" || Array.isArray(p))
-    throw new WorkflowError(`Invalid workflow file: permissions must be read-all, write-all or a mapping`);
   const out: Permissions = Object.fromEntries(PERMISSION_SCOPES.map((s) => [s, "none" as PermissionLevel]));
-  for (const [scope, level] of Object.entries(p as Record<string, unknown>)) {
-    if (!(PERMISSION_SCOPES as readonly string[]).includes(scope))
-      throw new WorkflowError(`Invalid workflow file: unknown permission scope '${scope}'`);
-    if (level !== "read" && level !== "write" && level !== "none") {
-      throw new WorkflowError(`Invalid workflow file: permission '${scope}' must be read, write or none`);
-    }
-    out[scope as keyof Permissions] = level;
-  }
+  for (const [scope, level] of Object.entries(asMap(p)))
+    if ((PERMISSION_SCOPES as readonly string[]).includes(scope)) out[scope as keyof Permissions] = level as PermissionLevel;
   return out;
 }
 
@@ -273,16 +285,14 @@ export interface Concurrency {
   cancelInProgress: boolean;
 }
 
-function resolveOneConcurrency(value: unknown, ctx: ExpressionContext): Concurrency | null {
+function resolveOneConcurrency(value: Template | undefined, ctx: ExpressionContext): Concurrency | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === "string") return { group: interpolateString(value, ctx), cancelInProgress: false };
-  if (typeof value === "object" && !Array.isArray(value)) {
-    const v = value as { group?: unknown; "cancel-in-progress"?: unknown };
-    if (v.group === undefined) throw new WorkflowError("Invalid workflow file: concurrency.group is required");
-    const cip = interpolate(v["cancel-in-progress"] ?? false, ctx);
-    return { group: interpolateString(v.group, ctx), cancelInProgress: cip === true || cip === "true" };
-  }
-  throw new WorkflowError("Invalid workflow file: concurrency must be a string or a mapping");
+  const v = evaluateTemplate(value, ctx);
+  if (typeof v === "string") return { group: v, cancelInProgress: false };
+  const m = asMap(value);
+  if (m.group === undefined) return null;
+  const cip = evaluateTemplate(m["cancel-in-progress"] ?? false, ctx);
+  return { group: evaluateString(m.group, ctx), cancelInProgress: cip === true || cip === "true" };
 }
 
 /** Workflow-level and job-level `concurrency`, with their `${{ }}` evaluated. */

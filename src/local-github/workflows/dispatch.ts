@@ -1,13 +1,14 @@
 // `workflow_dispatch`: a run started through the REST API, with the inputs the workflow declares, and
 // the run's display title.
-import { parse as parseYaml } from "yaml";
 import { DISPATCH_LIMITS } from "../../core/dispatch-inputs.js";
 import { ACTIONS_DISABLED, actionsEnabled } from "../actions-permissions.js";
 import { HttpError } from "../auth.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
+import { evaluateString, type Template } from "../runner/expressions.js";
+import { refName } from "../runner/github-context.js";
 import type { Repo, WorkflowFile, WorkflowRun } from "../state.js";
-import { triggersOf } from "./files.js";
+import { readWorkflowAt } from "./files.js";
 import type { WorkflowRuns } from "./runs.js";
 
 export interface WorkflowInputSpec {
@@ -19,9 +20,9 @@ export interface WorkflowInputSpec {
 }
 
 /**
- * The run's display title: `run-name` with the few expressions a dispatch can use there
- * (`inputs.*`, `github.event.inputs.*`, `github.actor`, `github.ref_name`) evaluated; GitHub falls
- * back to the workflow's name, then its path ("Workflow syntax": run-name).
+ * The run's display title: `run-name` evaluated (the parser has limited it to the contexts GitHub
+ * allows there: github, inputs, vars); GitHub falls back to the workflow's name, then its path
+ * ("Workflow syntax": run-name).
  */
 export function displayTitle(
   doc: Record<string, unknown>,
@@ -29,20 +30,24 @@ export function displayTitle(
   inputs: Record<string, string>,
   actor: string,
   ref: string,
+  event: { name: string; payload?: Record<string, unknown> } = { name: "workflow_dispatch" },
 ): string {
   const fallback = typeof doc.name === "string" ? doc.name : path;
-  const template = doc["run-name"];
-  if (typeof template !== "string") return fallback;
-  let ok = true;
-  const out = template.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, expr: string) => {
-    const m = /^(?:inputs|github\.event\.inputs)\.([A-Za-z_][\w-]*)$/.exec(expr);
-    if (m) return inputs[m[1]!] ?? "";
-    if (expr === "github.actor") return actor;
-    if (expr === "github.ref_name") return ref.replace(/^refs\/(heads|tags)\//, "");
-    ok = false;
-    return "";
-  });
-  return ok ? out : fallback;
+  const template = doc["run-name"] as Template | undefined;
+  if (template === undefined || template === null) return fallback;
+  const github = {
+    actor,
+    triggering_actor: actor,
+    ref,
+    ref_name: refName(ref).name,
+    event_name: event.name,
+    event: (event.payload ?? { inputs }) as Record<string, never>,
+  };
+  try {
+    return evaluateString(template, { contexts: { github, inputs, vars: {} } }) || fallback;
+  } catch {
+    return fallback;
+  }
 }
 
 /**
@@ -70,13 +75,10 @@ export async function dispatch(
   const entry = await git.entryAt(repo.gitDir, sha, wf.path);
   if (!entry || entry.type !== "blob") throw new HttpError(404, "Not Found", ctx.doc);
   const yaml = (await git.readBlob(repo.gitDir, entry.sha)).toString("utf8");
-  let doc: Record<string, unknown>;
-  try {
-    doc = (parseYaml(yaml) ?? {}) as Record<string, unknown>;
-  } catch (e) {
-    throw new HttpError(422, `Invalid workflow file: ${(e as Error).message}`, ctx.doc);
-  }
-  const triggers = triggersOf(doc);
+  const { doc, triggers, error } = await readWorkflowAt(wf.path, yaml);
+  // A file GitHub's parser refuses is refused here too (`gh workflow run`: "HTTP 422: Invalid
+  // Argument - failed to parse workflow: (Line: 65, Col: 26): Unexpected symbol: '??'…").
+  if (error) throw new HttpError(422, error.dispatchRefusal(), ctx.doc);
   if (!("workflow_dispatch" in triggers)) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger", ctx.doc);
   const declared = ((triggers.workflow_dispatch as { inputs?: Record<string, WorkflowInputSpec> } | null)?.inputs ?? {}) as Record<
     string,

@@ -6,7 +6,8 @@
 // `sim.onWorkflowDispatch(handler)` and drives every run — dispatched or triggered — through the
 // `DispatchedRun` it receives (start/complete jobs, append logs, mint the token). Without one, runs
 // stay queued, unless the simulator was created with `workflowExecutor: "noop"`, which completes
-// every job successfully.
+// every job successfully. Workflow files are read by GitHub's own parser (runner/workflow.ts): a file
+// it refuses is never handed to the executor — its runs fail at once, its dispatch is answered 422.
 //
 // The folder, by subject:
 //   index.ts           the `Workflows` the server creates: it wires the parts below together

@@ -1,11 +1,13 @@
 // Workflow runs and their jobs: a run created queued with a check suite (and a check run per job),
 // handed to the executor (the registered one, the noop one, or none), cancelled; the
 // workflow_run / workflow_job webhooks its changes send; the GITHUB_TOKENs minted for it.
+import type { TimerHandle } from "../../core/clock.js";
 import { disallowedActionsError } from "../actions-permissions.js";
 import { HttpError, newToken } from "../auth.js";
 import { ACTIONS_APP_ID, type SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
+import type { WorkflowError } from "../runner/workflow.js";
 import { now, queuedCheckRun, type Job, type Permissions, type Repo, type User, type WorkflowFile, type WorkflowRun } from "../state.js";
 import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispatched-run.js";
 
@@ -30,7 +32,7 @@ export class WorkflowRuns {
   private handler: DispatchHandler | undefined;
   aborts = new Map<number, AbortController>();
   /** Runs waiting out the runner queue time of the latency profile. */
-  private queued = new Set<NodeJS.Timeout>();
+  private queued = new Set<TimerHandle>();
 
   constructor(
     readonly core: SimCore,
@@ -51,7 +53,7 @@ export class WorkflowRuns {
       id: this.core.state.id(),
       repoId: repo.id,
       workflowId: wf.id,
-      name: (doc.name as string | undefined) ?? wf.path,
+      name: typeof doc.name === "string" ? doc.name : wf.path,
       path: wf.path,
       runNumber,
       runAttempt: 1,
@@ -76,10 +78,9 @@ export class WorkflowRuns {
       jobs: [],
       cancelRequested: false,
     };
-    for (const [jobKey, jobDef] of Object.entries(
-      (doc.jobs ?? {}) as Record<string, { name?: string; steps?: Array<{ name?: string; run?: string; uses?: string }> }>,
-    )) {
-      const jobName = typeof jobDef?.name === "string" && !jobDef.name.includes("${{") ? jobDef.name : jobKey;
+    for (const [jobKey, jobDef] of Object.entries((doc.jobs ?? {}) as Record<string, { name?: unknown }>)) {
+      // A name with `${{ }}` is an expression (not a string) here: the job is named by its key until it runs.
+      const jobName = typeof jobDef?.name === "string" ? jobDef.name : jobKey;
       const checkRun = this.newJobCheckRun(repo, suite.id, spec.headSha, jobName);
       run.jobs.push({
         id: checkRun,
@@ -148,6 +149,35 @@ export class WorkflowRuns {
   }
 
   /**
+   * A run of a workflow file GitHub refuses: no jobs, completed `failure` at once, with GitHub's
+   * annotation "Invalid workflow file" on `<path>#L<line>` saying "The workflow is not valid. <the
+   * parser's messages>" (as a run's page shows it; the REST API lists no jobs and no check runs).
+   */
+  async failInvalid(repo: Repo, run: WorkflowRun, error: WorkflowError): Promise<void> {
+    await this.emitRun(repo, run, "requested");
+    run.annotations = [
+      {
+        path: run.path,
+        startLine: error.line,
+        endLine: error.line,
+        level: "failure",
+        message: error.message,
+        title: "Invalid workflow file",
+      },
+    ];
+    run.status = "completed";
+    run.conclusion = "failure";
+    run.updatedAt = now();
+    const suite = this.core.state.suites.get(run.checkSuiteId);
+    if (suite) {
+      suite.status = "completed";
+      suite.conclusion = "failure";
+      suite.updatedAt = run.updatedAt;
+    }
+    await this.emitRun(repo, run, "completed");
+  }
+
+  /**
    * Starts the run's jobs once a runner would have picked them up: at once without a latency
    * profile, after the profile's runner queue time with one. A run cancelled while it waited ends
    * cancelled without reaching a runner, as on GitHub.
@@ -158,7 +188,7 @@ export class WorkflowRuns {
       setImmediate(start);
       return;
     }
-    const timer = setTimeout(() => {
+    const timer = this.core.clock.setTimeout(() => {
       this.queued.delete(timer);
       if (!run.cancelRequested) return start();
       for (const j of run.jobs) dispatched.completeJob(j.name, "cancelled");
@@ -169,7 +199,7 @@ export class WorkflowRuns {
 
   /** Jobs waiting for a runner (latency profile) never start once the local GitHub is closing. */
   stop(): void {
-    for (const t of this.queued) clearTimeout(t);
+    for (const t of this.queued) this.core.clock.clear(t);
     this.queued.clear();
   }
 
@@ -228,6 +258,7 @@ export class WorkflowRuns {
       repoIds: [repo.id],
       permissions: perms,
       // GITHUB_TOKEN expires when the job finishes or after 24 h at most.
+      // eslint-disable-next-line no-restricted-properties -- credentials expire in real time: the clients holding them read the real clock
       expiresAt: Date.now() + 24 * 3600_000,
       workflowRunId: run.id,
     });

@@ -203,11 +203,22 @@ export class WorkflowTriggers {
     }
   }
 
+  /** A run of the workflow for the event; a file GitHub refuses gets a run that fails at once, without jobs. */
   private async startTriggered(repo: Repo, at: WorkflowAt, spec: RunSpec): Promise<void> {
     if (this.core.closed) return;
+    if (at.error) {
+      const wf = this.files.register(repo, at.path, null);
+      await this.runs.failInvalid(repo, this.runs.newRun(repo, wf, {}, at.yaml, spec), at.error);
+      return;
+    }
     const wf = this.files.register(repo, at.path, at.doc);
     const title =
-      typeof at.doc["run-name"] === "string" ? displayTitle(at.doc, at.path, {}, spec.actor.login, spec.ref) : spec.displayTitle;
+      at.doc["run-name"] !== undefined
+        ? displayTitle(at.doc, at.path, {}, spec.actor.login, spec.ref, {
+            name: spec.event,
+            ...(spec.eventPayload ? { payload: spec.eventPayload } : {}),
+          })
+        : spec.displayTitle;
     const run = this.runs.newRun(repo, wf, at.doc, at.yaml, { ...spec, displayTitle: title });
     await this.runs.start(repo, run, at.doc);
   }

@@ -15,6 +15,7 @@ import type { Journal } from "../../../src/core/journal.js";
 import type { PullRequestInfo } from "../../../src/github/port.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../../src/core/schemas/config.js";
 import { appKeys } from "../../local-github/support/helpers.js";
+import { TestClock } from "../../helpers/clock.js";
 import {
   APP_ID,
   INSTALLATION_ID,
@@ -204,6 +205,8 @@ export function delivery(name: string, partial: Obj, id = `delivery-${name}-${Ma
 export interface TestApp {
   probot: Probot;
   forge: ForgeApp;
+  /** The App's clock: it stands at NOW until a test moves it. */
+  clock: TestClock;
   receive(d: Delivery): Promise<void>;
 }
 
@@ -220,11 +223,13 @@ export async function startApp(options: ForgeAppOptions = {}): Promise<TestApp> 
       throttle: { enabled: false },
     })),
   });
-  const forge = createForgeApp({ background: false, now: () => NOW, replicaId: TEST_REPLICA, journalKey: JOURNAL_KEY, ...options });
+  const clock = new TestClock(NOW);
+  const forge = createForgeApp({ background: false, clock, replicaId: TEST_REPLICA, journalKey: JOURNAL_KEY, ...options });
   await probot.load(forge);
   return {
     probot,
     forge,
+    clock,
     receive: (d) => probot.receive({ id: d.id, name: d.name, payload: d.payload } as never),
   };
 }

@@ -2,7 +2,8 @@
  * The workflow_run and workflow_job handlers (the jobs the App dispatched), through a real Probot
  * instance with GitHub mocked by nock 14 (./fixtures.ts).
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { JOB_END_GRACE_MS } from "../../../src/app/context.js";
 import { LABELS } from "../../../src/core/layout.js";
 import {
   branchOf,
@@ -79,7 +80,7 @@ function jobsOfRun(step: "completed" | "in_progress") {
 
 describe("workflow_run", () => {
   it("completed before the push of its result: the push is given a moment, and the branch is never read", async () => {
-    const app = await startApp({ jobEndGraceMs: 50 });
+    const app = await startApp({ jobEndGraceMs: JOB_END_GRACE_MS });
     const before = storedRun({ a: [], b: ["a"] });
     gh.app();
     gh.token();
@@ -95,7 +96,7 @@ describe("workflow_run", () => {
     const push = recordPush();
     await app.receive(ended);
     await app.receive(push);
-    await new Promise((r) => setTimeout(r, 150));
+    await app.clock.advance(JOB_END_GRACE_MS);
     await app.forge.idle();
 
     // Reading the branch (its head, the commit) would have told what the push then did.
@@ -108,7 +109,7 @@ describe("workflow_run", () => {
 
   it.each([
     ["at once (serverless)", 0, false],
-    ["after the grace given to the push", 50, false],
+    ["after the grace given to the push", JOB_END_GRACE_MS, false],
     // GitHub Enterprise Server's `workflow_run` has no `path`: the delivery's `workflow` names the file.
     ["at once, from a workflow_run without `path` (GitHub Enterprise Server)", 0, true],
   ])("completed without a result: the branch is read %s, the attempt is lost, and it is retried", async (_when, jobEndGraceMs, ghes) => {
@@ -152,9 +153,12 @@ describe("workflow_run", () => {
     if (jobEndGraceMs > 0) {
       // Nothing is read while the push may still come…
       expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
+      await app.clock.advance(JOB_END_GRACE_MS - 1);
+      expect(gh.routes().some((r) => r.includes("/git/commits/"))).toBe(false);
       // …then the branch is, and the attempt's fate decided.
-      await vi.waitFor(() => expect(gh.routes()).toContain(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`));
+      await app.clock.advance(1);
       await app.forge.idle();
+      expect(gh.routes()).toContain(`POST ${R}/actions/workflows/forge-agent.yml/dispatches`);
     }
 
     expect(write.body).toMatchObject({ sha: JOURNAL_SHA });

@@ -284,5 +284,11 @@ export function rulesets(): void {
     await w.gh.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/a" });
     await w.person.rest.git.deleteRef({ owner, repo, ref: "heads/guarded/open" });
     await w.person.rest.git.deleteRef({ owner, repo, ref: "heads/ahead-g" });
+    // Updated (what the body leaves out is kept) and deleted by an administrator (conformance-rules.test.ts has more).
+    const { data: off } = await admin.rest.repos.updateRepoRuleset({ owner, repo, ruleset_id: set.id, enforcement: "disabled" });
+    expect([off.enforcement, off.rules?.length]).toEqual(["disabled", 4]);
+    expect(await rules("guarded/a")).toEqual([]);
+    expect((await admin.rest.repos.deleteRepoRuleset({ owner, repo, ruleset_id: set.id })).status).toBe(204);
+    expect((await w.person.rest.repos.getRepoRulesets({ owner, repo })).data).toEqual([]);
   });
 }

@@ -221,22 +221,24 @@ describe("runJob: step control", () => {
     expect(r.steps[1]!.log).toContain(path.join(workspace, "sub"));
   });
 
-  it("fails loudly on an unsupported expression and on an unknown remote action", async () => {
+  it("fails a step whose expression fails as GitHub evaluates it, and one with an unknown remote action", async () => {
     const wf = dispatch(
       "",
       `    steps:
-      - run: echo \${{ hashFiles('x') }}
+      - run: echo \${{ fromJSON('{nope') }}
       - if: always()
         uses: someone/else@v1
 `,
     );
     const r = await runJob({ workflowText: wf, context: baseContext(), workspace });
     expect(r.conclusion).toBe("failure");
-    expect(r.steps[0]!.error).toMatch(/\$\{\{ hashFiles\('x'\) \}\}.*function 'hashFiles\(\)' is not supported/);
+    expect(r.steps[0]!.error).toMatch(
+      /^The template is not valid\. \.github\/workflows\/forge-agent\.yml \(Line: \d+, Col: \d+\): Error parsing JSON when evaluating fromJson/,
+    );
     expect(r.steps[1]!.error).toMatch(/Action 'someone\/else@v1' is not available/);
   });
 
-  it("reports job permissions and evaluated concurrency groups", () => {
+  it("reports job permissions and evaluated concurrency groups", async () => {
     const wf = dispatch(
       "      run_id: { required: true }\n      task_id: { required: true }",
       `    permissions:
@@ -249,7 +251,7 @@ describe("runJob: step control", () => {
     steps: [{ run: "true" }]
 `,
     );
-    const d = describeJob({ workflowText: wf, inputs: { run_id: "r1", task_id: "t2" }, context: baseContext() });
+    const d = await describeJob({ workflowText: wf, inputs: { run_id: "r1", task_id: "t2" }, context: baseContext() });
     expect(d.permissions).toMatchObject({ contents: "write", checks: "read", issues: "none" });
     expect(d.concurrency.job).toEqual({ group: "forge-r1-t2", cancelInProgress: true });
     expect(d.timeoutMinutes).toBe(30);

@@ -1,0 +1,140 @@
+/**
+ * The rules GitHub holds a merge into a branch to, as Forge needs them to merge a task's pull
+ * request (docs/executor.md#merging-under-the-repositorys-rules):
+ * - the branch's active ruleset rules, read once per branch and kept for `RULES_TTL_MS` (the config's TTL)
+ *   (GET /repos/{owner}/{repo}/rules/branches/{branch} — docs.github.com/rest/repos/rules#get-rules-for-a-branch,
+ *   readable with the Metadata permission every App has);
+ * - the merge method they allow: `required_linear_history` ("Prevent merge commits from being pushed
+ *   to matching refs") or a `pull_request` rule whose `allowed_merge_methods` leaves out `merge` →
+ *   squash (one commit per task on the branch), else a merge commit;
+ * - what a 405 of the merge says when the refusal is one Forge cannot resolve by itself — required
+ *   approvals, a required check it does not run or wait for, a branch that must be up to date, a
+ *   rule it cannot satisfy — named for a person, with what they can do.
+ */
+import type { Octokit } from "./octokit-port.js";
+import { mergeRefusal, wrap } from "./octokit-rest.js";
+import type { PullMergeResult } from "./port.js";
+
+export interface BranchRule {
+  type: string;
+  parameters?: Record<string, unknown>;
+}
+
+export type MergeMethod = "merge" | "squash" | "rebase";
+
+/** The active ruleset rules that apply to `branch` (every page; the branch need not exist). */
+export async function readBranchRules(octokit: Octokit, owner: string, repo: string, branch: string): Promise<BranchRule[]> {
+  try {
+    const rules = await octokit.paginate(octokit.rest.repos.getBranchRules, { owner, repo, branch, per_page: 100 });
+    return rules.map((r) => ({
+      type: r.type,
+      ...("parameters" in r && r.parameters ? { parameters: r.parameters as Record<string, unknown> } : {}),
+    }));
+  } catch (e) {
+    throw wrap("repos.getBranchRules", e);
+  }
+}
+
+/** Merge a pull request (docs.github.com/rest/pulls/pulls#merge-a-pull-request) by `method`, a merge commit when none is given. */
+export async function mergePull(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  number: number,
+  fields: { sha?: string; method?: MergeMethod; title?: string },
+): Promise<PullMergeResult> {
+  try {
+    const { data } = await octokit.rest.pulls.merge({
+      owner,
+      repo,
+      pull_number: number,
+      ...(fields.sha ? { sha: fields.sha } : {}),
+      merge_method: fields.method ?? "merge",
+      ...(fields.title ? { commit_title: fields.title } : {}),
+    });
+    return { kind: "merged", sha: data.sha };
+  } catch (e) {
+    // 405: not mergeable (required checks, approvals, rules, conflicts, draft), or the base moved; 409: the head moved.
+    return mergeRefusal(e);
+  }
+}
+
+/** The merge method the rules allow: a merge commit unless they want a linear history. */
+export function mergeMethodFor(rules: readonly BranchRule[]): MergeMethod {
+  if (rules.some((r) => r.type === "required_linear_history")) return "squash";
+  const allowed = rules.flatMap((r) =>
+    r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods as string[]] : [],
+  );
+  if (allowed.length === 0 || allowed.every((a) => a.includes("merge"))) return "merge";
+  for (const m of ["squash", "rebase"] as const) if (allowed.every((a) => a.includes(m))) return m;
+  return "squash";
+}
+
+/** Whether a refusal says the branch wants no merge commit (branch protection's linear history answers so, without a ruleset to read). */
+export const refusesMergeCommits = (message: string): boolean =>
+  /must not contain merge commits|merge commits are not allowed/i.test(message);
+
+/**
+ * What a 405 of the merge into `branch` says when Forge cannot resolve it by itself: the rule, the
+ * branch and what a person can do; undefined when it may simply be tried again (a check Forge
+ * waits for, a merge still being computed, a conflict its own machinery handles).
+ */
+export function mergeBlocker(message: string, branch: string, requiredChecks: readonly string[]): string | undefined {
+  const text = message.replace(/\s+/g, " ").trim();
+  const on = `\`${branch}\``;
+  const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
+  if (approvals)
+    return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
+  const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
+  if (check && !requiredChecks.includes(check[1]!))
+    return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
+  const checks = /(\d+) of (\d+) required status checks/i.exec(text);
+  if (checks && !requiredChecks.length)
+    return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
+  if (/out of date/i.test(text))
+    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+  if (refusesMergeCommits(text))
+    return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+  if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
+    return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
+  return undefined;
+}
+
+/** How long a branch's rules are kept: as long as the repository's config (`CONFIG_TTL_MS`, src/app/context.ts). */
+export const RULES_TTL_MS = 10 * 60_000;
+
+const cache = new WeakMap<object, Map<string, { at: number; method: MergeMethod }>>();
+
+/**
+ * The merge method for a pull request into `branch`, its rules read at most once per `ttlMs` for
+ * this port (one repository): `read` asks GitHub. A failed read chooses a merge commit (the refusal
+ * that may follow says which method the branch wants, and the next try squashes).
+ */
+export async function cachedMergeMethod(
+  owner: object,
+  branch: string,
+  now: number,
+  ttlMs: number,
+  read: () => Promise<BranchRule[]>,
+): Promise<MergeMethod> {
+  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod }>();
+  cache.set(owner, byBranch);
+  const hit = byBranch.get(branch);
+  if (hit && now - hit.at < ttlMs) return hit.method;
+  let rules: BranchRule[] = [];
+  try {
+    rules = await read();
+  } catch {
+    // unread: a merge commit, and the refusal says what the branch wants
+  }
+  const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
+  byBranch.set(branch, { at: now, method });
+  return method;
+}
+
+/** After a refusal for merge commits, the branch wants a linear history whatever its rules said: remembered until the TTL runs out. */
+export function rememberLinear(owner: object, branch: string, now: number): void {
+  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod }>();
+  cache.set(owner, byBranch);
+  byBranch.set(branch, { at: now, method: "squash" });
+}
