@@ -15156,6 +15156,29 @@ var decode2 = textDecoder2.decode.bind(textDecoder2);
 // src/github/app-client.ts
 var import_bottleneck2 = __toESM(require_lib(), 1);
 
+// src/core/clock.ts
+function sleepOn(clock, ms, signal) {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clock.clear(timer);
+      reject(signal.reason);
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+var realClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clear: (timer) => clearTimeout(timer),
+  sleep: (ms, signal) => sleepOn(realClock, ms, signal)
+};
+
 // src/github/instrument.ts
 var CONTENT_CREATING = [
   /^POST \/repos\/[^/]+\/[^/]+\/issues$/,
@@ -15218,12 +15241,12 @@ var GITHUB_PACE = { concurrent: 100, perMinute: 80, perHour: 500 };
 var MINUTE = 6e4;
 var HOUR = 36e5;
 var Pacer = class {
-  constructor(limits = GITHUB_PACE, now = Date.now) {
+  constructor(limits = GITHUB_PACE, clock = realClock) {
     this.limits = limits;
-    this.now = now;
+    this.clock = clock;
   }
   limits;
-  now;
+  clock;
   #inFlight = 0;
   #waiting = [];
   #closed = false;
@@ -15234,6 +15257,9 @@ var Pacer = class {
   #heldUntil = 0;
   /** Figures for benchmarks: the longest wait and how many requests waited. */
   stats = { waited: 0, longestWaitMs: 0, maxInFlight: 0, holds: 0 };
+  now() {
+    return this.clock.now();
+  }
   /** Run `request` when the bounds allow; `creating` when GitHub counts it as content-creating. */
   async run(creating, request2) {
     const asked = this.now();
@@ -15258,7 +15284,7 @@ var Pacer = class {
     if (at <= this.#heldUntil) return;
     this.#heldUntil = at;
     this.stats.holds++;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = void 0;
     this.#pump();
   }
@@ -15273,9 +15299,13 @@ var Pacer = class {
    */
   close() {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.clock.clear(this.#timer);
     this.#timer = void 0;
     for (const w of this.#waiting.splice(0)) w.refuse(new PaceClosedError());
+  }
+  /** Requests waiting for their turn (for a window to open, or for a hold to end). */
+  get waiting() {
+    return this.#waiting.length;
   }
   /** When a content-creating request may start (now or later), by the minute and hour windows. */
   #creatableAt() {
@@ -15306,7 +15336,7 @@ var Pacer = class {
     }
     const head = this.#waiting[0];
     if (!head || this.#timer || this.#inFlight >= this.limits.concurrent) return;
-    this.#timer = setTimeout(
+    this.#timer = this.clock.setTimeout(
       () => {
         this.#timer = void 0;
         this.#pump();
@@ -15413,7 +15443,7 @@ var ConflictError = class extends GitHubError {
 function statusOf(e) {
   return e?.status;
 }
-function rateLimitWaitMs(e, now = Date.now()) {
+function rateLimitWaitMs(e, now) {
   const err = e instanceof GitHubError && e.cause ? e.cause : e;
   if (err?.status !== 403 && err?.status !== 429) return void 0;
   const h = err.response?.headers ?? {};
@@ -16023,13 +16053,18 @@ async function* installedRepositories(app) {
   }
 }
 var pacers = /* @__PURE__ */ new WeakMap();
-function pacerOf(app, installationId, limits = GITHUB_PACE) {
+function pacerOf(app, installationId, limits = GITHUB_PACE, clock = realClock) {
   const own = pacers.get(app) ?? pacers.set(app, /* @__PURE__ */ new Map()).get(app);
-  return own.get(installationId) ?? own.set(installationId, new Pacer(limits)).get(installationId);
+  return own.get(installationId) ?? own.set(installationId, new Pacer(limits, clock)).get(installationId);
 }
 function closePaces(app) {
   for (const pacer of pacers.get(app)?.values() ?? []) pacer.close();
   pacers.delete(app);
+}
+var atGitHub = /* @__PURE__ */ new WeakMap();
+function waitsForClock(app, asleep) {
+  const waiting = asleep + [...pacers.get(app)?.values() ?? []].reduce((n2, p) => n2 + p.waiting, 0);
+  return waiting > 0 && (atGitHub.get(app)?.n ?? 0) === 0;
 }
 var slugs = /* @__PURE__ */ new WeakMap();
 function appSlug(app) {
@@ -16045,24 +16080,28 @@ async function repositoryInstallationId(app, owner, repo) {
   const { data } = await (await asApp(app)).rest.apps.getRepoInstallation({ owner, repo });
   return data.id;
 }
-async function installationPort(app, installationId, owner, repo, stats, onRequest, pace = GITHUB_PACE) {
+async function installationPort(app, installationId, owner, repo, stats, onRequest, pace = GITHUB_PACE, clock = realClock) {
   const octokit = await asInstallation(app, installationId);
   instrument(octokit, stats, onRequest);
-  if (pace) {
-    const pacer = pacerOf(app, installationId, pace);
-    octokit.hook.wrap("request", (request2, o) => {
-      const { method, path: path2 } = pathOf(octokit, o);
-      return pacer.run(isContentCreating(`${method} ${path2}`), async () => {
-        try {
-          return await request2(o);
-        } catch (e) {
-          const wait2 = rateLimitWaitMs(e);
-          if (wait2 !== void 0) pacer.holdUntil(Date.now() + wait2);
-          throw e;
-        }
-      });
-    });
-  }
+  const pacer = pace ? pacerOf(app, installationId, pace, clock) : void 0;
+  const sent = atGitHub.get(app) ?? atGitHub.set(app, { n: 0 }).get(app);
+  octokit.hook.wrap("request", (request2, o) => {
+    const send = async () => {
+      sent.n++;
+      try {
+        return await request2(o);
+      } catch (e) {
+        const wait2 = rateLimitWaitMs(e, clock.now());
+        if (wait2 !== void 0) pacer?.holdUntil(clock.now() + wait2);
+        throw e;
+      } finally {
+        sent.n--;
+      }
+    };
+    if (!pacer) return send();
+    const { method, path: path2 } = pathOf(octokit, o);
+    return pacer.run(isContentCreating(`${method} ${path2}`), send);
+  });
   return new OctokitPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : void 0;
@@ -20053,7 +20092,7 @@ var EffectRunner = class {
       return outcome;
     } catch (e) {
       this.#fresh.delete(`${runId}:${effect.key}`);
-      const wait2 = rateLimitWaitMs(e);
+      const wait2 = rateLimitWaitMs(e, this.#host.now());
       this.#host.log.warn(
         { runId, effect: effect.key, err: e.message, ...wait2 !== void 0 ? { rateLimitedForMs: wait2 } : {} },
         wait2 !== void 0 ? "effect refused by a GitHub rate limit; it stays in the outbox until the wait is over" : "effect failed; it stays in the outbox"
@@ -20106,8 +20145,10 @@ var Prefetches = class {
   #port;
   /** Heads of the branches new task branches are cut from, read while their decision is written (`prefetch`). */
   #prefetched = /* @__PURE__ */ new Map();
-  constructor(port) {
+  #clock;
+  constructor(port, clock) {
     this.#port = port;
+    this.#clock = clock;
   }
   /**
    * Starts reading the branch each new task branch will be cut from, beside the journal write that
@@ -20115,7 +20156,7 @@ var Prefetches = class {
    * creation, not for a read in between. Taken once, by the effect's first try within a minute.
    */
   prefetch(runId, effects) {
-    const now = Date.now();
+    const now = this.#clock.now();
     for (const [key, p] of this.#prefetched) if (now - p.at > PREFETCH_TTL_MS) this.#prefetched.delete(key);
     for (const e of effects) {
       if (e.kind !== "PrepareBranch") continue;
@@ -20127,7 +20168,7 @@ var Prefetches = class {
     const key = `${runId}:${effect.key}`;
     const p = this.#prefetched.get(key);
     this.#prefetched.delete(key);
-    return p && Date.now() - p.at <= PREFETCH_TTL_MS ? p.head : void 0;
+    return p && this.#clock.now() - p.at <= PREFETCH_TTL_MS ? p.head : void 0;
   }
   /** The heads read for effects whose write was lost. */
   drop(runId, effects) {
@@ -20193,7 +20234,7 @@ var Engine = class {
   store;
   #port;
   #log;
-  #now;
+  #clock;
   #onDecision;
   #onRefused;
   /** Refused journals already told (by blob). */
@@ -20222,15 +20263,15 @@ var Engine = class {
     this.store = new RunStore(options2.port, options2.journalKey, options2.journalParts);
     this.#onRefused = options2.onRefused;
     this.#log = options2.log ?? silentLogger;
-    this.#now = options2.now ?? Date.now;
+    this.#clock = options2.clock ?? realClock;
     this.#onDecision = options2.onDecision;
     this.replicaId = options2.replicaId ?? randomUUID();
     this.#leaseMs = options2.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#prefetches = new Prefetches(this.#port);
+    this.#prefetches = new Prefetches(this.#port, this.#clock);
     this.#effects = new EffectRunner({
       port: this.#port,
       log: this.#log,
-      now: () => this.#now(),
+      now: () => this.#clock.now(),
       prefetches: this.#prefetches,
       work: this.#work,
       enqueue: (runId, acks, round3) => this.#enqueue(runId, acks, round3),
@@ -20242,7 +20283,7 @@ var Engine = class {
   }
   /** This process as a lease holder, now. */
   #holder() {
-    return { replicaId: this.replicaId, leaseMs: this.#leaseMs, now: this.#now() };
+    return { replicaId: this.replicaId, leaseMs: this.#leaseMs, now: this.#clock.now() };
   }
   /** `next` with its outbox's leases (see `withLeases`): this process's decided or claimed effects are its own. */
   #leased(next, decided, claim = []) {
@@ -20290,7 +20331,7 @@ var Engine = class {
     return this.#serial(run2.runId, async () => {
       const existing = await this.#load(run2.runId);
       if (existing) return { decisions: [], rejections: [] };
-      const d = startRun(run2, this.#now(), config2);
+      const d = startRun(run2, this.#clock.now(), config2);
       let loaded;
       try {
         loaded = await this.store.create(this.#leased(newStoredRun(d.journal, config2, facts, d.events), d.effects), fromSha);
@@ -20345,6 +20386,12 @@ var Engine = class {
     await this.#serial(runId, () => this.#launch(runId, true));
     return { decisions: [], rejections: [] };
   }
+  /** Turns waiting out a rate limit on the clock (`asleep`). */
+  #asleep = 0;
+  /** Turns that wait out a rate limit GitHub answered: they go on only once the clock moves. */
+  get asleep() {
+    return this.#asleep;
+  }
   /** Whether effects are being carried out (or their outcomes wait for their turn). */
   get busy() {
     return this.#work.size > 0;
@@ -20375,7 +20422,7 @@ var Engine = class {
         return null;
       }
       const checked = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
-      const now = this.#now();
+      const now = this.#clock.now();
       const d = decide(state.journal, checked.length === 1 ? checked[0] : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;
@@ -20396,14 +20443,15 @@ var Engine = class {
       } catch (e) {
         if (await this.#restorer.restoreMissing(runId, e)) continue;
         this.#prefetches.drop(runId, d.effects);
-        const wait2 = rateLimitWaitMs(e);
+        const wait2 = rateLimitWaitMs(e, this.#clock.now());
         if (wait2 !== void 0 && !this.#stopped) {
           this.stats.rateLimited++;
           this.#log.warn(
             { runId, attempt, waitMs: wait2 },
             "journal write refused by a GitHub rate limit: writing again once the wait is over"
           );
-          await new Promise((r) => setTimeout(r, Math.min(wait2, 6e4)));
+          this.#asleep++;
+          await this.#clock.sleep(Math.min(wait2, 6e4)).finally(() => this.#asleep--);
           continue;
         }
         if (!(e instanceof ConflictError)) throw e;
@@ -20463,7 +20511,7 @@ var Engine = class {
   /** Trailing edge of a debounce: flush the run again once the wait is over. */
   #flushLater(runId, ms) {
     if (this.#timers.has(runId)) return;
-    const timer = setTimeout(() => {
+    const timer = this.#clock.setTimeout(() => {
       this.#timers.delete(runId);
       this.flush(runId).catch((e) => this.#log.warn({ runId, err: e.message }, "deferred flush failed"));
     }, ms);
@@ -20473,7 +20521,7 @@ var Engine = class {
   /** Stop scheduled flushes and starting effects (shutdown); effects under way finish (`idle`). */
   stop() {
     this.#stopped = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const t of this.#timers.values()) this.#clock.clear(t);
     this.#timers.clear();
   }
   /** Persist facts kept in memory (effect acknowledgements, ids of GitHub objects). */
@@ -20584,14 +20632,14 @@ function pinnedDag(journal) {
 }
 
 // src/app/runtime.ts
-async function createRuntime(app, owner, repo, installationId, log, options2, now) {
+async function createRuntime(app, owner, repo, installationId, log, options2, clock) {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
-  const port = await installationPort(app, installationId, owner, repo, stats, options2.onRequest, options2.pace);
+  const port = await installationPort(app, installationId, owner, repo, stats, options2.onRequest, options2.pace, clock);
   const engine = new Engine({
     port,
     log,
-    now,
+    clock,
     ...options2.replicaId !== void 0 ? { replicaId: options2.replicaId } : {},
     ...options2.leaseMs !== void 0 ? { leaseMs: options2.leaseMs } : {},
     journalKey: options2.journalKey,
@@ -20618,31 +20666,37 @@ async function createRuntime(app, owner, repo, installationId, log, options2, no
 
 // src/app/later-reads.ts
 var LaterReads = class {
-  constructor(graceMs, log) {
+  constructor(graceMs, log, clock, inFlight) {
     this.graceMs = graceMs;
     this.log = log;
+    this.clock = clock;
+    this.inFlight = inFlight;
   }
   graceMs;
   log;
+  clock;
+  inFlight;
   #timers = /* @__PURE__ */ new Map();
   #stopped = false;
   /** Run `read` after the grace period (at once when it is 0), unless one is already waiting under `key`. */
   async after(key, read) {
     if (this.graceMs <= 0) return read();
     if (this.#stopped || this.#timers.has(key)) return;
-    const timer = setTimeout(() => {
+    const timer = this.clock.setTimeout(() => {
       this.#timers.delete(key);
       if (this.#stopped) return;
-      read().catch(
+      const work = read().catch(
         (e) => this.log().warn({ key, err: e.message }, "a read put off failed; the reconciler will make it")
       );
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
     }, this.graceMs);
     timer.unref();
     this.#timers.set(key, timer);
   }
   stop() {
     this.#stopped = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const t of this.#timers.values()) this.clock.clear(t);
     this.#timers.clear();
   }
 };
@@ -20654,15 +20708,19 @@ var logOf = (context) => context.log;
 var AppContext = class {
   constructor(options2) {
     this.options = options2;
-    this.now = options2.now ?? Date.now;
-    this.laterReads = new LaterReads(options2.jobEndGraceMs ?? (options2.background === false ? 0 : JOB_END_GRACE_MS), () => this.log);
+    const clock = options2.clock ?? realClock;
+    this.clock = clock;
+    this.now = () => clock.now();
+    const graceMs = options2.jobEndGraceMs ?? (options2.background === false ? 0 : JOB_END_GRACE_MS);
+    this.laterReads = new LaterReads(graceMs, () => this.log, clock, this.inFlight);
   }
   options;
   /** The repositories the App serves, by `owner/repo`. */
   runtimes = /* @__PURE__ */ new Map();
   deliveries = new Deliveries();
-  /** Webhooks being handled in the background. */
+  /** Work in the background: webhooks being handled, reads put off, the reconciler's sweeps. */
   inFlight = /* @__PURE__ */ new Set();
+  clock;
   now;
   /** The Probot instance that loaded the App: none before it does. */
   probot;
@@ -20683,7 +20741,7 @@ var AppContext = class {
       rt = void 0;
     }
     if (!rt) {
-      rt = await createRuntime(this.probot, owner, repo, installationId, log, this.options, this.now);
+      rt = await createRuntime(this.probot, owner, repo, installationId, log, this.options, this.clock);
       this.runtimes.set(key, rt);
     }
     if (typeof repositoryId === "number") rt.port.knowRepositoryId?.(repositoryId);
@@ -20967,14 +21025,17 @@ var Sweeper = class {
     const sweep = () => {
       if (this.#sweeping) return;
       this.#sweeping = true;
-      void this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
+      const work = this.tick().catch((e) => app.log.error({ err: e.message }, "reconciler failed")).finally(() => this.#sweeping = false);
+      this.#ctx.inFlight.add(work);
+      void work.finally(() => this.#ctx.inFlight.delete(work));
     };
-    this.#timer = setInterval(sweep, everyMs);
+    this.#timer = this.#ctx.clock.setInterval(sweep, everyMs);
     this.#timer.unref();
     setImmediate(sweep);
   }
   stop() {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#ctx.clock.clear(this.#timer);
+    this.#timer = void 0;
   }
 };
 async function reconcileRepository(ctx, rt) {
@@ -21612,6 +21673,12 @@ function createForgeApp(options2) {
     ctx.laterReads.stop();
     for (const rt of ctx.runtimes.values()) rt.engine.stop();
     if (ctx.probot) closePaces(ctx.probot);
+  };
+  forgeApp.busy = () => {
+    const engines = [...ctx.runtimes.values()].map((rt) => rt.engine);
+    const working = ctx.inFlight.size > 0 || engines.some((e) => e.busy);
+    const asleep = engines.reduce((n2, e) => n2 + e.asleep, 0);
+    return working && !(ctx.probot && waitsForClock(ctx.probot, asleep));
   };
   forgeApp.idle = async () => {
     while (ctx.inFlight.size || [...ctx.runtimes.values()].some((rt) => rt.engine.busy)) {
