@@ -62,9 +62,13 @@ import {
   forgeConfigSchema,
   integrationBranch,
   isFollowupId,
+  iterationOf,
   joinRun,
   journalSchema,
   journalSplitSchema,
+  migrateJournal,
+  newAttempt,
+  newTask,
   parseCaptainId,
   parseConfigText,
   parsePlanCaptainId,
@@ -79,7 +83,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-FIWSRWE5.js";
+} from "./chunk-XWP2GQSI.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -1104,15 +1108,12 @@ function followupCheck(journal, taskId, attempt) {
     paths: [],
     priority: 0
   };
+  const at = newAttempt(f.branch, journal.createdAt);
   const task = {
-    id: f.id,
+    ...newTask(f.id),
     status: "RUNNING",
-    attempt: 1,
-    retries: 0,
-    blockers: 0,
-    dispatchedAttempt: 1,
-    branch: f.branch,
-    ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {}
+    attempts: 1,
+    attempt: { ...at, ...f.prNumber !== void 0 ? { prNumber: f.prNumber } : {} }
   };
   return { current: true, journal, task, node, followup: f };
 }
@@ -1123,10 +1124,10 @@ function checkDispatch(journal, taskId, attempt, iteration = 0) {
   const task = journal.tasks[index];
   const node = journal.plan.nodes[index];
   if (!task || !node) return { current: false, reason: `run ${journal.runId} has no task ${taskId}` };
-  if (task.attempt !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempt}, not ${attempt}` };
+  if (task.attempts !== attempt) return { current: false, reason: `task ${taskId} is at attempt ${task.attempts}, not ${attempt}` };
   if (task.status !== "RUNNING") return { current: false, reason: `task ${taskId} attempt ${attempt} is ${task.status}, not RUNNING` };
-  if ((task.iteration ?? 0) !== iteration)
-    return { current: false, reason: `task ${taskId} attempt ${attempt} is at revision ${task.iteration ?? 0}, not ${iteration}` };
+  if (iterationOf(task) !== iteration)
+    return { current: false, reason: `task ${taskId} attempt ${attempt} is at revision ${iterationOf(task)}, not ${iteration}` };
   return { current: true, journal, task, node };
 }
 async function readAndCheckDispatch(github, runId, taskId, attempt, iteration = 0) {
@@ -1145,8 +1146,9 @@ async function readJournal(github, runId) {
   }
   if (raw && typeof raw === "object" && !Array.isArray(raw) && "journal" in raw && !("runId" in raw)) {
     const stored = raw;
-    raw = stored.split === void 0 ? stored.journal : await joinedJournal(github, runId, stored.journal, stored.split);
-  }
+    const journal = migrateJournal(stored.journal);
+    raw = stored.split === void 0 ? journal : await joinedJournal(github, runId, journal, stored.split);
+  } else raw = migrateJournal(raw);
   const parsed = journalSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = zodProblems(parsed.error, JOURNAL_FILE).slice(0, 5).map((p) => formatProblem(p)).join("; ");
@@ -1837,8 +1839,8 @@ async function captainJob(args) {
   const existing = (await readdir2(path7.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
-  const emitter = journal.tasks.find((t) => t.id === cr.emittedBy);
-  const doc = cr.path && emitter?.branch ? await github.readFile(cr.path, emitter.branch).catch(() => void 0) : void 0;
+  const emitterBranch = journal.tasks.find((t) => t.id === cr.emittedBy)?.attempt?.branch;
+  const doc = cr.path && emitterBranch ? await github.readFile(cr.path, emitterBranch).catch(() => void 0) : void 0;
   const goal = sanitizeUntrusted(
     [
       `Change Request ${cr.id}: ${cr.title}`,
@@ -2303,9 +2305,10 @@ async function buildTaskContext(args) {
   const deps = [];
   for (const depId of node.dependencies) {
     const dep = journal.tasks.find((t) => t.id === depId);
-    if (!dep || dep.attempt < 1) continue;
-    const rel = walkthroughPath(journal.runId, depId, dep.attempt);
-    const text = await readLocal(args.workdir, path10.join(args.workdir, rel)) ?? (dep.branch ? await github.readFile(rel, dep.branch) : void 0);
+    if (!dep || dep.attempts < 1) continue;
+    const rel = walkthroughPath(journal.runId, depId, dep.attempts);
+    const branch = dep.attempt?.branch;
+    const text = await readLocal(args.workdir, path10.join(args.workdir, rel)) ?? (branch ? await github.readFile(rel, branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
   const agentsMdRaw = await readLocal(args.workdir, path10.join(args.workdir, "AGENTS.md"));
@@ -2690,7 +2693,7 @@ async function checkoutAttempt(job) {
   const { journal, task, node } = check;
   const branch = expectedBranch;
   const base = integrationBranch(config, runId);
-  const named = check.followup?.branch ?? task.branch;
+  const named = check.followup?.branch ?? task.attempt?.branch;
   if (named !== void 0 && named !== branch)
     throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
   if (journal.integrationBranch !== base)
@@ -3791,7 +3794,7 @@ function steeringAuthor(dispatchedBy) {
 }
 function startSteering(a) {
   const { runId, taskId, attempt } = a.ids;
-  let seen = a.task.steering?.at(-1)?.id ?? 0;
+  let seen = a.task.attempt?.steering?.at(-1)?.id ?? 0;
   const since = new Date(a.t0 - 6e4).toISOString();
   const author = steeringAuthor(a.input.dispatchedBy);
   if (!author) a.log.info("Steering is not read: this run was not dispatched by an App (GITHUB_ACTOR).");
@@ -3800,7 +3803,7 @@ function startSteering(a) {
   a.built.taskContext.steering = prompts;
   let polling = Promise.resolve();
   const poll = async () => {
-    const pr = (await a.branchState.prOpening.catch(() => void 0))?.number ?? a.task.prNumber;
+    const pr = (await a.branchState.prOpening.catch(() => void 0))?.number ?? a.task.attempt?.prNumber;
     if (!author || pr === void 0 || !a.github.issueComments) return;
     const comments = await a.github.issueComments(pr, since).catch(() => []);
     for (const c of comments) {

@@ -14,7 +14,9 @@ import {
   CONFIG_PATH,
   DISPATCH_INPUTS,
   FEEDBACK_LIMITS,
+  IN_FLIGHT_STATUSES,
   JOURNAL_FILE,
+  JOURNAL_VERSION,
   JournalPartsError,
   LABELS,
   PROTECTED_PATHS,
@@ -22,43 +24,58 @@ import {
   TRAILERS,
   agentResultSchema,
   asData,
+  attemptNumbered,
+  attemptRef,
+  backoffOver,
   bounded,
   branchName,
   branchParser,
   captainBranch,
   captainId,
   checkRunName,
+  clearedForRefinery,
   defaultConfig,
   eventSegmentFile,
   executionReportPath,
   fenceFor,
   followupId,
   forgeConfigSchema,
+  heldForProtectedPaths,
   integrationBranch,
+  isReady,
   isReservedBranch,
   isSplit,
+  iterationOf,
   joinRun,
   journalSchema,
   journalSplitSchema,
+  migrateStoredRun,
+  newAttempt,
+  newRevision,
+  newTask,
   parseConfigText,
   parseFollowupBranch,
   parsePlanPath,
   parseStateBranch,
   partPath,
+  pauseReasons,
   planCaptainBranch,
   planCaptainId,
   planDir,
   planRunId,
+  prHead,
   rememberWritten,
   require_picomatch,
   resultPath,
+  reviewApproved,
   runBranchPrefix,
   runIdFor,
+  schedulingHeld,
   splitRun,
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-FIWSRWE5.js";
+} from "./chunk-XWP2GQSI.js";
 import {
   Octokit,
   RequestError,
@@ -16360,17 +16377,16 @@ function followupMerged(s2, id) {
 }
 
 // src/core/decide/merge-request.ts
-var prHead = (t) => t.recordSha ?? t.pushedSha;
 function requestMerge(s2, i) {
   const t = s2.task(i);
-  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || t.waiting) return;
+  if (t.status !== "MERGE_READY" || s2.idx.mergedByRefinery[i] || s2.revision(i).waiting) return;
   if (s2.config.merge_policy === "manual") return;
-  if (s2.config.merge_policy === "review" && (!t.reviewApprovedHead || t.reviewApprovedHead !== prHead(t))) return;
+  if (s2.config.merge_policy === "review" && !reviewApproved(t)) return;
   if (s2.idx.isRefinery[i] && s2.config.refinery_approval && !t.approved) {
-    s2.effect(postComment("approval", t, approvalComment(t.id)));
+    s2.effect(postComment("approval", attemptRef(t), approvalComment(t.id)));
     return;
   }
-  s2.effect(mergePullRequest(t));
+  s2.effect(mergePullRequest(attemptRef(t)));
 }
 
 // src/core/decide/iterations.ts
@@ -16380,9 +16396,10 @@ function reviewSubmitted(s2, input) {
   if (i === void 0) return;
   const t = s2.task(i);
   if (!OPEN_FOR_FEEDBACK.has(t.status)) return s2.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
-  if (t.answered?.includes(input.reviewId) || t.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  const a = s2.attempt(i);
+  if (a.answered?.includes(input.reviewId) || a.feedback?.some((f) => f.reviewId === input.reviewId)) return;
   s2.emit("review.submitted", t.id, {
-    attempt: t.attempt,
+    attempt: t.attempts,
     reviewId: input.reviewId,
     actor: input.actor,
     state: input.state,
@@ -16401,9 +16418,9 @@ function approved(s2, i, input) {
   const t = s2.task(i);
   if (t.status === "RUNNING" || input.headSha !== prHead(t))
     return s2.reject(input.kind, `the review approved ${input.headSha.slice(0, 7)}, not the PR's current head`, t.id);
-  const e = s2.edit(i);
-  e.reviewApprovedHead = input.headSha;
-  if (t.waiting) e.waiting = void 0;
+  const r = s2.editRevision(i);
+  r.reviewApprovedHead = input.headSha;
+  if (r.waiting) r.waiting = void 0;
   requestMerge(s2, i);
 }
 function reviewDismissed(s2, input) {
@@ -16411,11 +16428,11 @@ function reviewDismissed(s2, input) {
   if (i === void 0) return;
   const t = s2.task(i);
   if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: a dismissed review changes nothing`, t.id);
-  const head = t.reviewApprovedHead;
+  const head = s2.revision(i).reviewApprovedHead;
   if (!head || input.approved && input.headSha === head) return;
-  s2.edit(i).reviewApprovedHead = void 0;
-  s2.emit("review.dismissed", t.id, { attempt: t.attempt, reviewId: input.reviewId, headSha: head });
-  if (s2.config.merge_policy === "review") s2.dropEffect(mergePullRequest(t).key);
+  s2.editRevision(i).reviewApprovedHead = void 0;
+  s2.emit("review.dismissed", t.id, { attempt: t.attempts, reviewId: input.reviewId, headSha: head });
+  if (s2.config.merge_policy === "review") s2.dropEffect(mergePullRequest(attemptRef(t)).key);
 }
 function fixCommand(s2, c) {
   if (!c.taskId) return s2.reject(c.kind, commandReplies.fixWhere);
@@ -16436,7 +16453,8 @@ function checksFailed(s2, input) {
   if (i === void 0) return;
   const t = s2.task(i);
   if (t.status !== "MERGE_READY" || input.headSha !== prHead(t)) return;
-  if (t.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || t.answeredHeads?.includes(input.headSha)) return;
+  const a = s2.attempt(i);
+  if (a.feedback?.some((f) => f.source === "ci" && f.headSha === input.headSha) || a.answeredHeads?.includes(input.headSha)) return;
   addFeedback(s2, i, {
     source: "ci",
     headSha: input.headSha,
@@ -16451,79 +16469,72 @@ function steerCommand(s2, c) {
   const t = s2.task(i);
   if (t.status !== "RUNNING") return s2.reject(c.kind, commandReplies.notRunning(c.taskId, t.status), c.taskId);
   if (!c.message) return s2.reject(c.kind, commandReplies.steerWhat, c.taskId);
-  const id = (t.steering?.at(-1)?.id ?? 0) + 1;
+  const steering = s2.attempt(i).steering ?? [];
+  const id = (steering.at(-1)?.id ?? 0) + 1;
   const message = bounded(c.message, FEEDBACK_LIMITS.steer);
-  s2.edit(i).steering = [...t.steering ?? [], { id, actor: c.actor, message, at: s2.iso(s2.now) }].slice(-FEEDBACK_LIMITS.items);
-  s2.emit("task.steered", t.id, { attempt: t.attempt, id, actor: c.actor });
+  s2.editAttempt(i).steering = [...steering, { id, actor: c.actor, message, at: s2.iso(s2.now) }].slice(-FEEDBACK_LIMITS.items);
+  s2.emit("task.steered", t.id, { attempt: t.attempts, id, actor: c.actor });
 }
 function addFeedback(s2, i, f) {
   const t = s2.task(i);
   const queued = t.status !== "MERGE_READY";
-  s2.edit(i).feedback = [...t.feedback ?? [], f].slice(-FEEDBACK_LIMITS.items);
-  s2.emit("task.feedback", t.id, { attempt: t.attempt, source: f.source, ...f.actor ? { actor: f.actor } : {}, queued });
+  s2.editAttempt(i).feedback = [...s2.attempt(i).feedback ?? [], f].slice(-FEEDBACK_LIMITS.items);
+  s2.emit("task.feedback", t.id, { attempt: t.attempts, source: f.source, ...f.actor ? { actor: f.actor } : {}, queued });
   if (!queued) revise(s2, i, "review.submitted");
 }
 function revise(s2, i, kind) {
   const t = s2.task(i);
-  const feedback = t.feedback ?? [];
-  if (t.status !== "MERGE_READY" || feedback.length === 0) return false;
+  if (t.status !== "MERGE_READY") return false;
+  const a = s2.attempt(i);
+  const feedback = a.feedback ?? [];
+  if (feedback.length === 0) return false;
   const ciOnly = feedback.every((f) => f.source === "ci");
-  const used = ciOnly ? t.ciFixes ?? 0 : t.reviewIterations ?? 0;
+  const used = ciOnly ? a.ciFixes ?? 0 : a.reviewIterations ?? 0;
   const limit = ciOnly ? s2.config.ci_fix.max_attempts : s2.config.review.max_iterations;
   const blocked = refineryUnderWay(s2, i);
   if (used >= limit || blocked) {
     const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
-    s2.replaceTask(i, { ...t, feedback: [], waiting: reason, ...answering(t, feedback) });
-    s2.dropEffect(mergePullRequest(t).key);
-    s2.emit("task.revision_limit", t.id, { attempt: t.attempt, kind: ciOnly ? "ci" : "review", limit, reason });
-    s2.effect(postComment("revision-limit", t, revisionLimitComment(t.id, reason)));
+    const e = s2.editAttempt(i);
+    e.feedback = [];
+    Object.assign(e, answering(a, feedback));
+    s2.editRevision(i).waiting = reason;
+    const ref = attemptRef(t);
+    s2.dropEffect(mergePullRequest(ref).key);
+    s2.emit("task.revision_limit", t.id, { attempt: t.attempts, kind: ciOnly ? "ci" : "review", limit, reason });
+    s2.effect(postComment("revision-limit", ref, revisionLimitComment(t.id, reason)));
     return true;
   }
   startRevision(s2, i, kind, feedback, ciOnly);
   return true;
 }
-function answering(t, feedback) {
+function answering(a, feedback) {
   const reviewIds = feedback.flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : []);
-  return reviewIds.length ? { answered: [...t.answered ?? [], ...reviewIds].slice(-50) } : {};
+  return reviewIds.length ? { answered: [...a.answered ?? [], ...reviewIds].slice(-50) } : {};
 }
 function startRevision(s2, i, kind, feedback, ciOnly) {
   const t = s2.task(i);
-  const iteration = (t.iteration ?? 0) + 1;
-  const {
-    walkthroughSha: _w,
-    pushedSha: _p,
-    mergeSha: _m,
-    protectedPaths: _pp,
-    approvedHead: _ah,
-    checkedHead: _ch,
-    reviewApprovedHead: _rh,
-    workflowRunId,
-    startedAt: _sa,
-    lastHeartbeat: _lh,
-    waiting: _wa,
-    ...kept
-  } = t;
+  const a = s2.attempt(i);
+  const iteration = iterationOf(t) + 1;
+  const priorRunId = a.revision.workflowRunId;
   const heads = feedback.flatMap((f) => f.source === "ci" && f.headSha ? [f.headSha] : []);
-  s2.replaceTask(i, {
-    ...kept,
-    iteration,
+  const e = s2.editAttempt(i);
+  Object.assign(e, {
     feedback: [],
-    dispatchedAt: s2.iso(s2.now),
-    ...workflowRunId !== void 0 ? { priorRunId: workflowRunId } : {},
-    ...ciOnly ? { ciFixes: (t.ciFixes ?? 0) + 1 } : { reviewIterations: (t.reviewIterations ?? 0) + 1 },
-    ...answering(t, feedback),
-    ...heads.length ? { answeredHeads: [...t.answeredHeads ?? [], ...heads].slice(-20) } : {}
+    revision: newRevision(iteration, s2.iso(s2.now), priorRunId),
+    ...ciOnly ? { ciFixes: (a.ciFixes ?? 0) + 1 } : { reviewIterations: (a.reviewIterations ?? 0) + 1 },
+    ...answering(a, feedback),
+    ...heads.length ? { answeredHeads: [...a.answeredHeads ?? [], ...heads].slice(-20) } : {}
   });
-  s2.dropEffect(mergePullRequest(t).key);
+  const ref = attemptRef(t);
+  s2.dropEffect(mergePullRequest(ref).key);
   if (!s2.move(i, "RUNNING", kind)) return;
-  s2.emit("task.revising", t.id, { attempt: t.attempt, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
-  const next = s2.task(i);
+  s2.emit("task.revising", t.id, { attempt: t.attempts, iteration, sources: [...new Set(feedback.map((f) => f.source))] });
   s2.effect(
     dispatchRevision(
-      { id: t.id, attempt: t.attempt, branch: next.branch ?? "", iteration },
+      { id: t.id, attempt: t.attempts, branch: a.branch, iteration },
       s2.node(i).agentType,
-      { feedback, ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {} },
-      workflowRunId
+      { feedback, ...a.prNumber !== void 0 ? { prNumber: a.prNumber } : {} },
+      priorRunId
     )
   );
 }
@@ -16536,24 +16547,25 @@ function refineryUnderWay(s2, i) {
 
 // src/core/decide/merge-blocked.ts
 var MERGE_BLOCKED = "GitHub refuses the merge: ";
-var isMergeBlocked = (t) => t.waiting?.startsWith(MERGE_BLOCKED) ?? false;
+var isMergeBlocked = (t) => t.attempt?.revision.waiting?.startsWith(MERGE_BLOCKED) ?? false;
 function mergeBlocked(s2, input) {
   const i = s2.current(input);
   if (i === void 0) return;
   const t = s2.task(i);
   if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: no merge of it waits`, t.id);
-  if (t.waiting && !isMergeBlocked(t)) return;
+  const now = s2.revision(i).waiting;
+  if (now && !isMergeBlocked(t)) return;
   const waiting = `${MERGE_BLOCKED}${input.reason}`;
-  if (t.waiting === waiting) return;
-  s2.edit(i).waiting = waiting;
-  s2.emit("task.merge_blocked", t.id, { attempt: t.attempt, reason: input.reason });
-  s2.effect(postComment("merge-blocked", t, mergeBlockedComment(t.id, input.reason)));
+  if (now === waiting) return;
+  s2.editRevision(i).waiting = waiting;
+  s2.emit("task.merge_blocked", t.id, { attempt: t.attempts, reason: input.reason });
+  s2.effect(postComment("merge-blocked", attemptRef(t), mergeBlockedComment(t.id, input.reason)));
 }
 function mergeUnblocked(s2, i, by) {
   const t = s2.task(i);
   if (!isMergeBlocked(t)) return;
-  s2.edit(i).waiting = void 0;
-  s2.emit("task.merge_unblocked", t.id, { attempt: t.attempt, by });
+  s2.editRevision(i).waiting = void 0;
+  s2.emit("task.merge_unblocked", t.id, { attempt: t.attempts, by });
 }
 function retryBlockedMerge(s2, i) {
   mergeUnblocked(s2, i, "retry");
@@ -16567,21 +16579,23 @@ var agentId = (runId, taskId, attempt) => `${runId}/${taskId}/${attempt}`;
 function branchPushed(s2, input) {
   const i = s2.current(input);
   if (i === void 0) return;
-  s2.edit(i).pushedSha = input.headSha;
-  s2.emit("branch.pushed", input.taskId, { branch: s2.task(i).branch ?? "", headSha: input.headSha, attempt: input.attempt });
+  s2.editRevision(i).pushedSha = input.headSha;
+  s2.emit("branch.pushed", input.taskId, { branch: s2.attempt(i).branch, headSha: input.headSha, attempt: input.attempt });
   gate(s2, i, input.kind);
 }
 function prOpened(s2, input) {
   const i = s2.current(input);
-  if (i !== void 0) s2.edit(i).prNumber = input.number;
+  if (i !== void 0) s2.editAttempt(i).prNumber = input.number;
 }
 function gate(s2, i, kind) {
   const t = s2.task(i);
-  if (t.status !== "DONE" || !t.walkthroughSha || t.pushedSha !== t.walkthroughSha) return;
+  const r = t.attempt?.revision;
+  if (t.status !== "DONE" || !r?.walkthroughSha || r.pushedSha !== r.walkthroughSha) return;
   s2.move(i, "MERGE_READY", kind);
-  s2.emit("task.merge_ready", t.id, { attempt: t.attempt, headSha: t.walkthroughSha });
-  if (t.mergeSha) {
-    return prMerged(s2, t.id, t.attempt, t.mergeSha, kind);
+  s2.emit("task.merge_ready", t.id, { attempt: t.attempts, headSha: r.walkthroughSha });
+  const mergeSha = s2.attempt(i).mergeSha;
+  if (mergeSha) {
+    return prMerged(s2, t.id, t.attempts, mergeSha, kind);
   }
   if (revise(s2, i, kind)) return;
   requestMerge(s2, i);
@@ -16590,14 +16604,13 @@ function mergeHeld(s2, taskId, attempt, paths) {
   const i = s2.current({ kind: "effect.done", taskId, attempt });
   if (i === void 0 || s2.task(i).status !== "MERGE_READY") return;
   const t = s2.task(i);
-  s2.edit(i).protectedPaths = paths;
-  s2.emit("task.held", t.id, { attempt: t.attempt, paths });
-  s2.effect(checkRun(s2.task(i), "MERGE_READY"));
-  s2.effect(postComment("protected", t, protectedPathsComment(t.id, paths)));
+  s2.editRevision(i).protectedPaths = paths;
+  s2.emit("task.held", t.id, { attempt: t.attempts, paths });
+  s2.effect(checkRun(attemptRef(s2.task(i)), "MERGE_READY"));
+  s2.effect(postComment("protected", attemptRef(t), protectedPathsComment(t.id, paths)));
 }
 function approveHeld(s2, i) {
-  const t = s2.task(i);
-  s2.edit(i).approvedHead = t.recordSha ?? t.pushedSha;
+  s2.editRevision(i).approvedHead = prHead(s2.task(i));
   requestMerge(s2, i);
 }
 function prMerged(s2, taskId, attempt, mergeSha, kind) {
@@ -16606,15 +16619,15 @@ function prMerged(s2, taskId, attempt, mergeSha, kind) {
   const t = s2.task(i);
   if (t.status === "MERGED") return;
   if (t.status === "RUNNING" || t.status === "DONE") {
-    s2.edit(i).mergeSha = mergeSha;
+    s2.editAttempt(i).mergeSha = mergeSha;
     return;
   }
   if (t.status !== "MERGE_READY") return s2.reject(kind, `merged while ${t.status}`, taskId);
   mergeUnblocked(s2, i, "merged");
-  s2.edit(i).mergeSha = mergeSha;
+  s2.editAttempt(i).mergeSha = mergeSha;
   s2.move(i, "MERGED", kind);
-  s2.emit("task.merged", t.id, { attempt: t.attempt, mergeSha, by: "direct" });
-  if (s2.config.branch_cleanup === "on_merge" && t.branch) s2.effect(cleanupBranches([t.branch], t));
+  s2.emit("task.merged", t.id, { attempt: t.attempts, mergeSha, by: "direct" });
+  if (s2.config.branch_cleanup === "on_merge") s2.effect(cleanupBranches([s2.attempt(i).branch], attemptRef(t)));
   if (s2.idx.isRefinery[i]) mergeThroughRefinery(s2, i, mergeSha, kind);
 }
 function mergeThroughRefinery(s2, refinery, mergeSha, kind) {
@@ -16625,14 +16638,14 @@ function mergeThroughRefinery(s2, refinery, mergeSha, kind) {
     for (const d of s2.idx.deps[i]) {
       const dt = s2.task(d);
       if (dt.status !== "MERGE_READY" || !s2.idx.mergedByRefinery[d]) continue;
-      s2.edit(d).mergeSha = mergeSha;
+      s2.editAttempt(d).mergeSha = mergeSha;
       s2.move(d, "MERGED", kind);
-      s2.emit("task.merged", dt.id, { attempt: dt.attempt, mergeSha, by: "refinery" });
+      s2.emit("task.merged", dt.id, { attempt: dt.attempts, mergeSha, by: "refinery" });
       merged.push(dt.id);
       if (s2.idx.isRefinery[d]) stack.push(d);
     }
     const t = s2.task(i);
-    s2.emit("refinery.merged", t.id, { agentId: agentId(s2.j.runId, t.id, t.attempt), mergedBranches: merged, resultRef: mergeSha });
+    s2.emit("refinery.merged", t.id, { agentId: agentId(s2.j.runId, t.id, t.attempts), mergedBranches: merged, resultRef: mergeSha });
   }
 }
 
@@ -16680,72 +16693,54 @@ function fail(s2, i, kind, f) {
   const check = checkTransition(s2.task(i).status, "FAILED");
   if (!check.ok) return s2.reject(kind, check.reason, s2.task(i).id);
   if (check.noop) return;
-  const e = s2.edit(i);
-  e.lastError = f.error;
-  if (f.hold) e.hold = f.hold;
+  s2.edit(i).lastError = f.error;
+  if (f.hold) s2.editAttempt(i).hold = f.hold;
   s2.move(i, "FAILED", kind);
   const t = s2.task(i);
   s2.emit("task.failed", t.id, {
-    agentId: agentId(s2.j.runId, t.id, t.attempt),
+    agentId: agentId(s2.j.runId, t.id, t.attempts),
     error: f.error,
-    attemptId: t.attempt,
+    attemptId: t.attempts,
     ...f.exitCode !== void 0 ? { exitCode: f.exitCode } : {},
     retryable: f.retryable
   });
-  if (f.refinement !== void 0) s2.edit(i).context = { refinement: f.refinement };
+  if (f.refinement !== void 0) s2.edit(i).next = { refinement: f.refinement };
   if (f.retryable) retry2(s2, i, kind, { counted: f.counted ?? true, ...f.notBefore !== void 0 ? { notBefore: f.notBefore } : {} });
 }
 function stale(s2, i, kind, reason) {
   const t = s2.task(i);
   if (!s2.move(i, "STALE", kind)) return;
   s2.edit(i).lastError = reason;
-  const threshold = t.startedAt ? s2.config.timeouts.liveness_minutes * 60 : s2.config.timeouts.dispatch_start_minutes * 60;
-  s2.emit("task.stale", t.id, { ...t.lastHeartbeat ? { lastHeartbeat: t.lastHeartbeat } : {}, threshold, attempt: t.attempt });
-  s2.effect(cancelAgent(t));
+  const r = s2.revision(i);
+  const threshold = r.startedAt ? s2.config.timeouts.liveness_minutes * 60 : s2.config.timeouts.dispatch_start_minutes * 60;
+  s2.emit("task.stale", t.id, { ...r.lastHeartbeat ? { lastHeartbeat: r.lastHeartbeat } : {}, threshold, attempt: t.attempts });
+  s2.effect(cancelAgent(attemptRef(t)));
   retry2(s2, i, kind, { counted: true });
 }
 function retry2(s2, i, kind, opts) {
   const t = s2.task(i);
   if (s2.j.status !== "running") return;
   if (opts.counted && !opts.manual && t.retries >= s2.config.max_retries) {
-    s2.edit(i).hold = "exhausted";
-    s2.emit("task.exhausted", t.id, { attempts: t.attempt, finalStatus: t.status });
-    s2.effect(checkRun(s2.task(i), t.status));
+    s2.editAttempt(i).hold = "exhausted";
+    s2.emit("task.exhausted", t.id, { attempts: t.attempts, finalStatus: t.status });
+    s2.effect(checkRun(attemptRef(s2.task(i)), t.status));
     return;
   }
   const retries = opts.counted && !opts.manual ? t.retries + 1 : t.retries;
-  const notBefore = opts.manual ? void 0 : opts.notBefore ?? s2.now + backoffMs(s2.config, Math.max(0, retries - 1), `${s2.j.runId}:${t.id}:${t.attempt}`);
+  const notBefore = opts.manual ? void 0 : opts.notBefore ?? s2.now + backoffMs(s2.config, Math.max(0, retries - 1), `${s2.j.runId}:${t.id}:${t.attempts}`);
   if (!s2.move(i, "PENDING", kind)) return;
-  const e = nextAttempt(s2.task(i), retries, notBefore !== void 0 && notBefore > s2.now ? s2.iso(notBefore) : void 0);
-  s2.replaceTask(i, e);
-  const next = t.attempt + 1;
+  const { attempt: _ended, next: given, ...task2 } = s2.task(i);
+  const { notBefore: _old, ...handed } = given ?? {};
+  const backoff = notBefore !== void 0 && notBefore > s2.now ? s2.iso(notBefore) : void 0;
+  const next = { ...handed, ...backoff !== void 0 ? { notBefore: backoff } : {} };
+  s2.replaceTask(i, { ...task2, retries, ...Object.keys(next).length ? { next } : {} });
+  const attempt = t.attempts + 1;
   s2.emit("task.retried", t.id, {
-    attemptId: next,
-    branch: branchName(s2.config, s2.j.runId, t.id, next),
-    ...e.notBefore ? { notBefore: e.notBefore } : {},
+    attemptId: attempt,
+    branch: branchName(s2.config, s2.j.runId, t.id, attempt),
+    ...backoff ? { notBefore: backoff } : {},
     manual: opts.manual ?? false
   });
-}
-function nextAttempt(t, retries, notBefore) {
-  const {
-    hold: _hold,
-    question: _question,
-    walkthroughSha: _w,
-    pushedSha: _p,
-    recordSha: _r,
-    prNumber: _n,
-    workflowRunId: _run,
-    mergeSha: _m,
-    startedAt: _s,
-    lastHeartbeat: _h,
-    dispatchedAt: _d,
-    notBefore: _nb,
-    contained: _c,
-    context: previous,
-    ...kept
-  } = t;
-  const { conflicts: _conflicts, ...context } = previous ?? {};
-  return { ...kept, ...Object.keys(context).length ? { context } : {}, retries, ...notBefore !== void 0 ? { notBefore } : {} };
 }
 
 // src/core/decide/acknowledgements.ts
@@ -16756,8 +16751,9 @@ function effectDone(s2, { key, result }) {
   switch (effect.kind) {
     case "DispatchAgent": {
       const i = s2.find(effect.taskId);
-      if (i !== void 0 && s2.task(i).attempt === effect.attempt && typeof result.workflowRunId === "number")
-        s2.edit(i).workflowRunId = result.workflowRunId;
+      const t = i === void 0 ? void 0 : s2.task(i);
+      if (i === void 0 || !t?.attempt || t.attempts !== effect.attempt || typeof result.workflowRunId !== "number") return;
+      if ((effect.iteration ?? 0) === t.attempt.revision.iteration) s2.editRevision(i).workflowRunId = result.workflowRunId;
       return;
     }
     case "PrepareBranch": {
@@ -16765,7 +16761,7 @@ function effectDone(s2, { key, result }) {
       const i = s2.find(effect.taskId);
       if (conflicts.length === 0 || i === void 0) return;
       const t = s2.task(i);
-      if (t.attempt === effect.attempt && t.status === "RUNNING") s2.edit(i).context = { ...t.context ?? {}, conflicts };
+      if (t.attempt && t.attempts === effect.attempt && t.status === "RUNNING") s2.editAttempt(i).conflicts = conflicts;
       return;
     }
     case "CheckUpstream":
@@ -16776,7 +16772,7 @@ function effectDone(s2, { key, result }) {
       if (result.clean === true) {
         const i = s2.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
         const t = i === void 0 ? void 0 : s2.task(i);
-        if (i !== void 0 && t?.status === "MERGE_READY") s2.edit(i).checkedHead = t.recordSha ?? t.pushedSha;
+        if (i !== void 0 && t?.status === "MERGE_READY") s2.editRevision(i).checkedHead = prHead(t);
       }
       return;
     case "OpenChangeRequest":
@@ -16808,8 +16804,8 @@ function effectFailed(s2, { key, error }) {
     const i = s2.find(effect.taskId);
     if (i === void 0) return;
     const t = s2.task(i);
-    if (t.attempt !== effect.attempt || t.status !== "RUNNING") return;
-    s2.j.outbox = s2.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempt));
+    if (t.attempts !== effect.attempt || t.status !== "RUNNING") return;
+    s2.j.outbox = s2.j.outbox.filter((e) => !(e.kind === "DispatchAgent" && e.taskId === t.id && e.attempt === t.attempts));
     fail(s2, i, "effect.failed", {
       error: `${effect.kind === "PrepareBranch" ? "preparing the branch" : "dispatching the agent"} failed: ${error}`,
       retryable: true,
@@ -16821,7 +16817,7 @@ function effectFailed(s2, { key, error }) {
     followupFinished(s2, effect.followupId, false);
   } else if (effect.kind === "MergePullRequest") {
     const i = s2.find(effect.taskId);
-    if (i === void 0 || s2.task(i).attempt !== effect.attempt || s2.task(i).status !== "MERGE_READY") return;
+    if (i === void 0 || s2.task(i).attempts !== effect.attempt || s2.task(i).status !== "MERGE_READY") return;
     s2.edit(i).lastError = `merge refused: ${error}`;
     const attempt = { id: effect.taskId, attempt: effect.attempt };
     s2.effect(postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
@@ -16915,9 +16911,6 @@ function prioritise(nodes) {
   nodes.forEach((n2, k) => n2.priority = priorities[k]);
   return index;
 }
-function newTaskState(id) {
-  return { id, status: "PENDING", attempt: 0, retries: 0, blockers: 0, dispatchedAttempt: 0 };
-}
 function countBlockers(index, k, tasks) {
   let blockers = 0;
   for (const d of index.deps[k]) {
@@ -16932,13 +16925,13 @@ function countBlockers(index, k, tasks) {
 function escalate(s2, i, input) {
   const t = s2.task(i);
   const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
-  let crId = cr.id ?? `cr-${t.id}-${t.attempt}`;
-  if (s2.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempt}`;
+  let crId = cr.id ?? `cr-${t.id}-${t.attempts}`;
+  if (s2.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempts}`;
   fail(s2, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
   const state = {
     id: crId,
     emittedBy: t.id,
-    attempt: t.attempt,
+    attempt: t.attempts,
     title: cr.title,
     reason: cr.reason,
     affectedTasks: cr.affectedTasks ?? [],
@@ -16963,8 +16956,8 @@ function resolveCr(s2, crId, resolution, overlayId) {
   );
   s2.emit("cr.resolved", cr.emittedBy, { crId, resolution, ...overlayId ? { overlayId } : {} });
   const i = s2.find(cr.emittedBy);
-  if (i !== void 0 && s2.task(i).status === "FAILED" && s2.task(i).hold === "escalated") {
-    s2.edit(i).context = { answer: changeRequestAnswer(crId, resolution, overlayId) };
+  if (i !== void 0 && s2.task(i).status === "FAILED" && s2.task(i).attempt?.hold === "escalated") {
+    s2.edit(i).next = { answer: changeRequestAnswer(crId, resolution, overlayId) };
     retry2(s2, i, "cr.closed", { counted: false, manual: true });
   }
   s2.j.pause = { ...s2.j.pause, changeRequests: s2.j.pause.changeRequests.filter((c) => c !== crId) };
@@ -17001,7 +16994,7 @@ function overlayApplied(s2, input) {
   const index = prioritise(nodes);
   const plan = { nodes, overlays: [...s2.j.plan.overlays, input.overlayId] };
   const tasks = s2.j.tasks.slice();
-  for (const n2 of input.nodes) tasks.push(newTaskState(n2.id));
+  for (const n2 of input.nodes) tasks.push(newTask(n2.id));
   nodes.forEach((_, k) => {
     const blockers = countBlockers(index, k, tasks);
     if (tasks[k].blockers !== blockers) tasks[k] = { ...tasks[k], blockers };
@@ -17155,7 +17148,7 @@ function review(s2, i, w) {
       spawnOpenEnded: s2.config.followups.spawn_open_ended
     }
   );
-  for (const risk of w.risks) s2.emit("review.risk", t.id, { attempt: t.attempt, risk });
+  for (const risk of w.risks) s2.emit("review.risk", t.id, { attempt: t.attempts, risk });
   for (const c of result.conflicts) s2.emit("conflict.potential", t.id, c);
   if (result.lowConfidence)
     s2.emit("review.low_confidence", t.id, { confidence: w.confidence, threshold: s2.config.low_confidence_threshold });
@@ -17168,7 +17161,7 @@ function review(s2, i, w) {
       s2.emit("followup.logged", t.id, { sourceTaskId: t.id, reason: `${f.text} (follow-up limit reached)` });
       continue;
     }
-    queueFollowup(s2, t.id, t.attempt, f.text);
+    queueFollowup(s2, t.id, t.attempts, f.text);
   }
 }
 
@@ -17178,7 +17171,7 @@ function runLeft(j, config2) {
   const cap = config2.budgets.run_usd;
   if (cap === void 0) return void 0;
   let used = 0;
-  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? t.reservedUsd ?? 0 : 0);
+  for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? t.attempt?.reservedUsd ?? 0 : 0);
   return round(cap + (j.budgetExtraUsd ?? 0) - used);
 }
 function taskLeft(node, t, config2) {
@@ -17211,7 +17204,7 @@ function schedule(s2) {
   for (const i of s2.derived.ready) {
     if (picked.length >= capacity) break;
     const t = s2.task(i);
-    if (t.notBefore !== void 0 && Date.parse(t.notBefore) > s2.now) continue;
+    if (!backoffOver(t, s2.now)) continue;
     if (s2.idx.isRefinery[i] && !upstreamsCleared(s2, i)) continue;
     const { cap, blocked } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
     if (blocked === "run") {
@@ -17230,46 +17223,17 @@ function upstreamsCleared(s2, i) {
   let cleared = true;
   for (const d of s2.idx.deps[i]) {
     const dt = s2.task(d);
-    if (dt.status !== "MERGE_READY" || !dt.branch) continue;
-    const head = dt.recordSha ?? dt.pushedSha;
-    if (head !== void 0 && dt.approvedHead === head) continue;
-    if (!dt.protectedPaths?.length && head !== void 0 && dt.checkedHead === head) continue;
+    if (dt.status !== "MERGE_READY" || !dt.attempt || clearedForRefinery(dt)) continue;
     cleared = false;
-    if (!dt.protectedPaths?.length) s2.effect(checkUpstream(dt, s2.task(i).id));
+    if (!dt.attempt.revision.protectedPaths?.length) s2.effect(checkUpstream(attemptRef(dt), s2.task(i).id));
   }
   return cleared;
 }
 function dispatch(s2, i, cap) {
-  const t = s2.task(i);
-  const attempt = t.dispatchedAttempt + 1;
-  const {
-    notBefore: _nb,
-    context,
-    iteration: _it,
-    reviewIterations: _ri,
-    ciFixes: _cf,
-    feedback: _fb,
-    answered: _an,
-    answeredHeads: _ah,
-    priorRunId: _pr,
-    reviewApprovedHead: _rh,
-    waiting: _wa,
-    steering: _st,
-    reservedUsd: _r,
-    protectedPaths: _pp,
-    approvedHead: _ah2,
-    checkedHead: _ch,
-    ...kept
-  } = t;
+  const { next, ...t } = s2.task(i);
+  const attempt = t.attempts + 1;
   const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
-  s2.replaceTask(i, {
-    ...kept,
-    attempt,
-    dispatchedAttempt: attempt,
-    branch,
-    dispatchedAt: s2.iso(s2.now),
-    ...cap.usd !== void 0 ? { reservedUsd: cap.usd } : {}
-  });
+  s2.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s2.iso(s2.now), cap.usd) });
   const node = s2.node(i);
   s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s2.move(i, "RUNNING", "tick")) return;
@@ -17280,13 +17244,13 @@ function dispatch(s2, i, cap) {
     for (const d of s2.idx.deps[i]) {
       const dt = s2.task(d);
       targets.push(dt.id);
-      if (dt.status === "MERGE_READY" && dt.branch) merge2.push(dt.branch);
+      if (dt.status === "MERGE_READY" && dt.attempt) merge2.push(dt.attempt.branch);
     }
     s2.emit("refinery.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), mergeTargets: targets });
   }
-  const next = { id: t.id, attempt, branch };
-  s2.effect(prepareBranch(next, s2.j.integrationBranch, merge2));
-  s2.effect(dispatchAgent(next, node.agentType, handoff(context, cap)));
+  const ref = { id: t.id, attempt, branch };
+  s2.effect(prepareBranch(ref, s2.j.integrationBranch, merge2));
+  s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap)));
 }
 function budgetPause(s2, blocked) {
   if (blocked === (s2.j.pause.budget === true)) return;
@@ -17300,13 +17264,12 @@ function budgetPause(s2, blocked) {
   }
   s2.effect(updateTracker(s2.j.seq));
 }
-function handoff(context, cap) {
+function handoff(next, cap) {
   const budget = cap.usd !== void 0 || cap.tokens !== void 0 ? { budget: { ...cap } } : {};
-  if (!context || context.answer === void 0 && context.refinement === void 0)
-    return Object.keys(budget).length ? budget : void 0;
+  if (!next || next.answer === void 0 && next.refinement === void 0) return Object.keys(budget).length ? budget : void 0;
   return {
-    ...context.refinement !== void 0 ? { refinement: context.refinement } : {},
-    ...context.answer !== void 0 ? { answer: context.answer } : {},
+    ...next.refinement !== void 0 ? { refinement: next.refinement } : {},
+    ...next.answer !== void 0 ? { answer: next.answer } : {},
     ...budget
   };
 }
@@ -17322,11 +17285,11 @@ function tick(s2) {
   const startLimit = s2.config.timeouts.dispatch_start_minutes * 6e4;
   const liveLimit = s2.config.timeouts.liveness_minutes * 6e4;
   for (const i of [...s2.derived.running].sort((a, b) => a - b)) {
-    const t = s2.task(i);
-    if (!t.startedAt) {
-      if (t.dispatchedAt && s2.now - Date.parse(t.dispatchedAt) > startLimit) stale(s2, i, "tick", "the dispatched job never started");
+    const r = s2.revision(i);
+    if (!r.startedAt) {
+      if (s2.now - Date.parse(r.dispatchedAt) > startLimit) stale(s2, i, "tick", "the dispatched job never started");
     } else {
-      const last = Date.parse(t.lastHeartbeat ?? t.startedAt);
+      const last = Date.parse(r.lastHeartbeat ?? r.startedAt);
       if (s2.now - last > liveLimit) stale(s2, i, "tick", "no sign of life from the job");
     }
   }
@@ -17343,7 +17306,7 @@ function usageLimitedInput(s2, input) {
 }
 function settle(s2) {
   if (s2.j.status === "running" && s2.j.merged === s2.j.tasks.length) return complete(s2);
-  if (s2.j.status !== "running" || s2.paused) return;
+  if (s2.j.status !== "running" || schedulingHeld(s2.j.pause, s2.now)) return;
   schedule(s2);
 }
 function complete(s2) {
@@ -17353,7 +17316,7 @@ function complete(s2) {
   s2.effect(openFinalPullRequest());
   if (s2.config.branch_cleanup === "on_complete") {
     const branches = [];
-    for (const t of s2.j.tasks) for (let a = 1; a <= t.attempt; a++) branches.push(branchName(s2.config, s2.j.runId, t.id, a));
+    for (const t of s2.j.tasks) for (let a = 1; a <= t.attempts; a++) branches.push(branchName(s2.config, s2.j.runId, t.id, a));
     for (const f of s2.j.followups) branches.push(f.branch);
     s2.effect(cleanupBranches(branches));
   }
@@ -17364,13 +17327,14 @@ function currentRevision(s2, input) {
   const i = s2.current(input);
   if (i === void 0) return void 0;
   const t = s2.task(i);
-  const iteration = t.iteration ?? 0;
+  const iteration = iterationOf(t);
   if ("iteration" in input && input.iteration !== void 0 && input.iteration !== iteration) {
     s2.reject(input.kind, `iteration ${input.iteration} is not the current revision (${iteration})`, t.id);
     return void 0;
   }
   const runId = "workflowRunId" in input ? input.workflowRunId : void 0;
-  if (runId !== void 0 && t.priorRunId !== void 0 && runId <= t.priorRunId) {
+  const prior = s2.revision(i).priorRunId;
+  if (runId !== void 0 && prior !== void 0 && runId <= prior) {
     s2.reject(input.kind, `workflow run ${runId} is an earlier revision's job`, t.id);
     return void 0;
   }
@@ -17381,9 +17345,10 @@ function agentAlive(s2, input) {
   if (i === void 0) return;
   const t = s2.task(i);
   if (t.status !== "RUNNING") return;
-  if (input.kind === "agent.started" && input.workflowRunId !== void 0 && t.workflowRunId !== void 0 && input.workflowRunId !== t.workflowRunId)
-    return s2.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${t.workflowRunId})`, t.id);
-  const e = s2.edit(i);
+  const known = s2.revision(i).workflowRunId;
+  if (input.kind === "agent.started" && input.workflowRunId !== void 0 && known !== void 0 && input.workflowRunId !== known)
+    return s2.reject(input.kind, `workflow run ${input.workflowRunId} is not the job of ${t.id} (run ${known})`, t.id);
+  const e = s2.editRevision(i);
   const at = s2.iso(s2.now);
   if (input.kind === "agent.started") {
     if (!e.startedAt) e.startedAt = at;
@@ -17406,8 +17371,8 @@ function agentFinished(s2, input) {
     s2.reject(input.kind, `the attempt is ${t.status}, not RUNNING`, t.id);
     return;
   }
-  if (input.pushedSha) s2.edit(i).pushedSha = input.pushedSha;
-  if (input.recordSha) s2.edit(i).recordSha = input.recordSha;
+  if (input.pushedSha) s2.editRevision(i).pushedSha = input.pushedSha;
+  if (input.recordSha) s2.editAttempt(i).recordSha = input.recordSha;
   addSpend(s2, i, input.spend);
   if (input.budgetExceeded) {
     const b = input.budgetExceeded;
@@ -17485,20 +17450,20 @@ function agentFinished(s2, input) {
 function askPerson(s2, i, question, kind) {
   const t = s2.task(i);
   fail(s2, i, kind, { error: "waiting for a person", retryable: false, hold: "human", exitCode: EXIT_CODES.HUMAN_INPUT });
-  s2.edit(i).question = question;
-  s2.emit("task.waiting", t.id, { attempt: t.attempt, question });
-  s2.effect(postComment("question", t, questionComment(t.id, question)));
+  s2.editAttempt(i).question = question;
+  s2.emit("task.waiting", t.id, { attempt: t.attempts, question });
+  s2.effect(postComment("question", attemptRef(t), questionComment(t.id, question)));
 }
 function refineryContains(s2, i, uncontained, kind) {
   if (uncontained === void 0) return true;
   const t = s2.task(i);
   const missing = s2.idx.deps[i].filter((d) => uncontained.includes(s2.task(d).id));
   if (missing.length > 0) {
-    const what = missing.map((d) => `${s2.task(d).id}'s work (branch ${s2.task(d).branch ?? "?"})`).join(", ");
+    const what = missing.map((d) => `${s2.task(d).id}'s work (branch ${s2.task(d).attempt?.branch ?? "?"})`).join(", ");
     fail(s2, i, kind, { error: `${t.id}'s head does not contain ${what}`, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
     return false;
   }
-  s2.edit(i).contained = s2.idx.deps[i].filter((d) => s2.task(d).status === "MERGE_READY").map((d) => s2.task(d).id);
+  s2.editAttempt(i).contained = s2.idx.deps[i].filter((d) => s2.task(d).status === "MERGE_READY").map((d) => s2.task(d).id);
   return true;
 }
 function completed(s2, i, w, partial, kind) {
@@ -17506,18 +17471,18 @@ function completed(s2, i, w, partial, kind) {
     return fail(s2, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
   if (w.filesChanged.length === 0)
     return fail(s2, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+  s2.editRevision(i).walkthroughSha = w.headSha;
   const e = s2.edit(i);
-  e.walkthroughSha = w.headSha;
   e.confidence = w.confidence;
   e.walkthroughStatus = partial ? "partial" : w.status;
   e.filesChanged = w.filesChanged;
   if (!s2.move(i, "DONE", kind)) return;
   const t = s2.task(i);
   s2.emit("task.completed", t.id, {
-    agentId: agentId(s2.j.runId, t.id, t.attempt),
+    agentId: agentId(s2.j.runId, t.id, t.attempts),
     status: e.walkthroughStatus,
     confidence: w.confidence,
-    attempt: t.attempt
+    attempt: t.attempts
   });
   review(s2, i, w);
   gate(s2, i, kind);
@@ -17550,7 +17515,7 @@ var commands = {
     s2.j.status = "cancelled";
     s2.j.completedAt = s2.iso(s2.now);
     s2.emit("run.cancelled", void 0, { actor: c.actor });
-    for (const i of [...s2.derived.running].sort((a, b) => a - b)) s2.effect(cancelAgent(s2.task(i)));
+    for (const i of [...s2.derived.running].sort((a, b) => a - b)) s2.effect(cancelAgent(attemptRef(s2.task(i))));
   },
   retry(s2, c) {
     if (!c.taskId) return s2.reject(c.kind, commandReplies.retryWhich);
@@ -17559,9 +17524,10 @@ var commands = {
     const t = s2.task(i);
     if (t.status === "MERGE_READY" && isMergeBlocked(t)) return retryBlockedMerge(s2, i);
     if (t.status !== "FAILED" && t.status !== "STALE") return s2.reject(c.kind, commandReplies.notRetryable(c.taskId, t.status), c.taskId);
-    if (t.hold === "escalated") return s2.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
-    if (t.status === "FAILED" && !t.hold) return s2.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
-    if (c.message) s2.edit(i).context = { ...t.context ?? {}, answer: c.message };
+    const hold = s2.attempt(i).hold;
+    if (hold === "escalated") return s2.reject(c.kind, commandReplies.waitsForItsChangeRequest(c.taskId), c.taskId);
+    if (t.status === "FAILED" && !hold) return s2.reject(c.kind, commandReplies.alreadyRetrying(c.taskId), c.taskId);
+    if (c.message) s2.edit(i).next = { ...t.next, answer: c.message };
     retry2(s2, i, c.kind, { counted: false, manual: true });
   },
   approve: approveOrReject,
@@ -17580,13 +17546,14 @@ function raiseBudget(s2, c) {
       s2.j.pause = pause;
       s2.emit("run.resumed", void 0, { reason: "budget" });
     }
-    for (let i2 = 0; i2 < s2.j.tasks.length; i2++) if (s2.task(i2).hold === "budget") retry2(s2, i2, c.kind, { counted: false, manual: true });
+    for (let i2 = 0; i2 < s2.j.tasks.length; i2++)
+      if (s2.task(i2).attempt?.hold === "budget") retry2(s2, i2, c.kind, { counted: false, manual: true });
     return;
   }
   const i = s2.find(c.taskId);
   if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
   s2.edit(i).budgetExtraUsd = Math.round(((s2.task(i).budgetExtraUsd ?? 0) + amount) * 1e6) / 1e6;
-  if (s2.task(i).hold === "budget") retry2(s2, i, c.kind, { counted: false, manual: true });
+  if (s2.task(i).attempt?.hold === "budget") retry2(s2, i, c.kind, { counted: false, manual: true });
 }
 function approveOrReject(s2, c) {
   if (c.crId) {
@@ -17599,7 +17566,7 @@ function approveOrReject(s2, c) {
   if (c.taskId && c.command === "approve") {
     const i = s2.find(c.taskId);
     const t = i === void 0 ? void 0 : s2.task(i);
-    if (i !== void 0 && t?.status === "MERGE_READY" && t.protectedPaths?.length) {
+    if (i !== void 0 && t?.status === "MERGE_READY" && t.attempt?.revision.protectedPaths?.length) {
       if (s2.idx.isRefinery[i]) s2.edit(i).approved = true;
       return approveHeld(s2, i);
     }
@@ -17656,8 +17623,6 @@ function apply(s2, input) {
 
 // src/core/derived.ts
 var memo = /* @__PURE__ */ new WeakMap();
-var isReady = (t) => t.status === "PENDING" && t.blockers === 0;
-var IN_FLIGHT_STATUSES = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
 function derivedOf(journal) {
   let d = memo.get(journal);
   if (!d) {
@@ -17739,6 +17704,9 @@ var Step = class {
   leaf = 0;
   tasksCopied = false;
   touched = /* @__PURE__ */ new Set();
+  /** Tasks whose attempt (and whose revision) this decision copied already, so writing them writes its own. */
+  touchedAttempt = /* @__PURE__ */ new Set();
+  touchedRevision = /* @__PURE__ */ new Set();
   timestamp;
   trackerDirty = false;
   base;
@@ -17752,10 +17720,15 @@ var Step = class {
     this.draft ??= new DerivedDraft(this.base);
     this.draft.update(i, this.task(i), this.j.plan.nodes);
   }
-  /** Replace task i with a fresh object: no `delete`, so every task object keeps one shape. */
+  /**
+   * Replace task i with a fresh object (no `delete`, so every task object keeps one shape). Its
+   * attempt and revision may be shared with the input journal: they are copied again before a write.
+   */
   replaceTask(i, t) {
     this.edit(i);
     this.j.tasks[i] = t;
+    this.touchedAttempt.delete(i);
+    this.touchedRevision.delete(i);
   }
   // ---- reading ----
   task(i) {
@@ -17767,14 +17740,13 @@ var Step = class {
   find(taskId) {
     return this.idx.indexOf.get(taskId);
   }
-  get paused() {
-    const p = this.j.pause;
-    return p.manual || p.changeRequests.length > 0 || p.usageLimitUntil !== void 0 && Date.parse(p.usageLimitUntil) > this.now;
-  }
   iso(ms) {
     return new Date(ms).toISOString();
   }
-  /** The task index when the input names the task's current attempt; stale or unknown inputs change nothing. */
+  /**
+   * The task index when the input names the task's current attempt; stale or unknown inputs change
+   * nothing. A retried task has no current attempt until its next is dispatched.
+   */
   current(input) {
     const i = this.find(input.taskId);
     if (i === void 0) {
@@ -17782,11 +17754,22 @@ var Step = class {
       return void 0;
     }
     const t = this.task(i);
-    if (t.attempt !== input.attempt) {
-      this.reject(input.kind, `attempt ${input.attempt} is not the current attempt (${t.attempt})`, input.taskId);
+    if (t.attempts !== input.attempt || !t.attempt) {
+      const now = t.attempt ? `${t.attempts}` : t.attempts ? `none since ${t.attempts} was retried` : "none yet";
+      this.reject(input.kind, `attempt ${input.attempt} is not the current attempt (${now})`, input.taskId);
       return void 0;
     }
     return i;
+  }
+  /** Task i's current attempt (a task with none is a caller's error: `current` or the status says there is one). */
+  attempt(i) {
+    const a = this.task(i).attempt;
+    if (!a) throw new Error(`task ${this.task(i).id} has no current attempt`);
+    return a;
+  }
+  /** The current revision of task i's attempt. */
+  revision(i) {
+    return this.attempt(i).revision;
   }
   // ---- writing ----
   /** A writable copy of task i. */
@@ -17800,6 +17783,25 @@ var Step = class {
       this.touched.add(i);
     }
     return this.j.tasks[i];
+  }
+  /** A writable copy of task i's current attempt (the revision still shared until `editRevision`). */
+  editAttempt(i) {
+    const t = this.edit(i);
+    if (!t.attempt) throw new Error(`task ${t.id} has no current attempt`);
+    if (!this.touchedAttempt.has(i)) {
+      t.attempt = { ...t.attempt };
+      this.touchedAttempt.add(i);
+    }
+    return t.attempt;
+  }
+  /** A writable copy of the current revision of task i's attempt. */
+  editRevision(i) {
+    const a = this.editAttempt(i);
+    if (!this.touchedRevision.has(i)) {
+      a.revision = { ...a.revision };
+      this.touchedRevision.add(i);
+    }
+    return a.revision;
   }
   emit(type, taskId, data) {
     const seq = this.j.seq + 1;
@@ -17844,7 +17846,7 @@ var Step = class {
     const from = t.status;
     this.edit(i).status = to;
     this.reindex(i);
-    this.transitions.push({ taskId: t.id, attempt: t.attempt, from, to });
+    this.transitions.push({ taskId: t.id, attempt: t.attempts, from, to });
     this.onStatusChange(i, from, to);
     return true;
   }
@@ -17867,7 +17869,7 @@ var Step = class {
       }
     }
     if (to === "MERGED") this.j.merged += 1;
-    if (t.attempt > 0 && to !== "PENDING") this.effect(checkRun(t, to));
+    if (t.attempts > 0 && to !== "PENDING") this.effect(checkRun(attemptRef(t), to));
   }
   /** Continue the decision on an amended plan (overlay), with a new index. */
   replacePlan(plan, tasks) {
@@ -17876,6 +17878,8 @@ var Step = class {
     this.idx = planIndex(plan);
     this.tasksCopied = true;
     this.touched.clear();
+    this.touchedAttempt.clear();
+    this.touchedRevision.clear();
     this.draft = new DerivedDraft(computeDerived(tasks, plan.nodes));
   }
   finish() {
@@ -17889,10 +17893,10 @@ var Step = class {
 function startRun(run2, now, config2) {
   const nodes = run2.nodes.map(planNode);
   const index = prioritise(nodes);
-  const tasks = nodes.map((n2) => newTaskState(n2.id));
+  const tasks = nodes.map((n2) => newTask(n2.id));
   tasks.forEach((t, k) => t.blockers = countBlockers(index, k, tasks));
   const journal = {
-    version: 1,
+    version: JOURNAL_VERSION,
     runId: run2.runId,
     planId: run2.planId,
     planCommit: run2.planCommit,
@@ -18105,11 +18109,11 @@ function outcomeFigures(journal, events, config2) {
   const perTask = journal.tasks.map((t) => ({
     id: t.id,
     status: t.status,
-    attempts: t.attempt,
-    retries: Math.max(0, t.attempt - 1),
+    attempts: t.attempts,
+    retries: Math.max(0, t.attempts - 1),
     spentUsd: t.spentUsd ?? null,
     agentMs: t.agentMs ?? null,
-    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.approvedHead !== void 0
+    person: manualMerge || tl.manual.has(t.id) || t.approved === true || t.attempt?.revision.approvedHead !== void 0
   }));
   const merged = perTask.filter((t) => t.status === "MERGED");
   const spent = journal.tasks.filter((t) => t.spentUsd !== void 0);
@@ -18207,16 +18211,16 @@ function eventLine(e) {
   const data = Object.entries(e.data).filter(([, v]) => v !== void 0 && (typeof v !== "object" || Array.isArray(v) && v.length)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`).join(" ");
   return `| ${e.seq} | ${e.timestamp.slice(11, 19)} | \`${e.type}\` | ${e.taskId ?? ""} | ${asData(data).replaceAll("|", "\\|").slice(0, 160)} |`;
 }
-function renderTracker(journal, events, facts, repo, config2) {
+function renderTracker(journal, events, facts, repo, now, config2) {
   const statuses = new Map(journal.tasks.map((t) => [t.id, t.status]));
   const counts = /* @__PURE__ */ new Map();
   for (const t of journal.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
-  const paused = journal.pause.manual || journal.pause.changeRequests.length > 0 || journal.pause.usageLimitUntil !== void 0 || journal.pause.budget === true;
+  const paused = pauseReasons(journal.pause, now)[0];
   const lines = [
     trackerMarker(journal.runId),
     `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
     "",
-    `**Status:** ${journal.status}${paused && journal.status === "running" ? " (paused" + pauseReason(journal) + ")" : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
+    `**Status:** ${journal.status}${paused && journal.status === "running" ? ` (paused${pauseText(journal, paused)})` : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
     ...spendLine(journal, config2),
     ""
@@ -18266,12 +18270,18 @@ function renderTracker(journal, events, facts, repo, config2) {
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
   return cut2([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
 }
-function pauseReason(journal) {
+function pauseText(journal, reason) {
   const p = journal.pause;
-  if (p.changeRequests.length) return `: waiting for ${p.changeRequests.join(", ")}`;
-  if (p.manual) return ": /forge resume to continue";
-  if (p.budget) return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
-  return `: model usage limit until ${p.usageLimitUntil}`;
+  switch (reason) {
+    case "change_requests":
+      return `: waiting for ${p.changeRequests.join(", ")}`;
+    case "manual":
+      return ": /forge resume to continue";
+    case "budget":
+      return ": the run's budget is spent \u2014 `/forge budget +<dollars>` raises it";
+    case "usage_limit":
+      return `: model usage limit until ${p.usageLimitUntil}`;
+  }
 }
 function spendLine(journal, config2) {
   const spent = runSpent(journal);
@@ -18347,7 +18357,7 @@ var rowCache = /* @__PURE__ */ new WeakMap();
 function taskRow(journal, facts, repo, i) {
   const t = journal.tasks[i];
   const node = journal.plan.nodes[i];
-  const check = facts.checkRuns[`${t.id}:${t.attempt}`];
+  const check = facts.checkRuns[`${t.id}:${t.attempts}`];
   const where = `${repo.owner}/${repo.repo}`;
   const hit = rowCache.get(t);
   if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
@@ -18356,17 +18366,19 @@ function taskRow(journal, facts, repo, i) {
   return row;
 }
 function renderRow(t, node, check, repo) {
+  const a = t.attempt;
+  const paths = a?.revision.protectedPaths ?? [];
   const notes = [
-    t.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${t.waiting}` : "",
-    t.iteration && t.status === "RUNNING" ? `revision ${t.iteration}` : "",
-    t.hold ? `held: ${t.hold}` : "",
-    t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha) ? `waiting for /forge approve: changes ${t.protectedPaths.slice(0, 3).join(", ")}${t.protectedPaths.length > 3 ? ", \u2026" : ""}` : "",
+    a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
+    a?.revision.iteration && t.status === "RUNNING" ? `revision ${a.revision.iteration}` : "",
+    a?.hold ? `held: ${a.hold}` : "",
+    t.status === "MERGE_READY" && heldForProtectedPaths(t) ? `waiting for /forge approve: changes ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", \u2026" : ""}` : "",
     t.lastError && t.status !== "MERGED" ? t.lastError : "",
     t.spentUsd !== void 0 ? `spent $${t.spentUsd.toFixed(2)}` : "",
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
   const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempt} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
 }
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
@@ -18399,10 +18411,10 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
 }
 var FINAL_TABLE_ROWS = 500;
 function finalTaskTable(journal) {
-  const row = (t) => `| \`${t.id}\` | ${t.attempt} | ${t.spentUsd !== void 0 ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.prNumber !== void 0 ? `#${t.prNumber}` : ""} |`;
+  const row = (t) => `| \`${t.id}\` | ${t.attempts} | ${t.spentUsd !== void 0 ? `$${t.spentUsd.toFixed(2)}` : ""} | ${t.attempt?.prNumber !== void 0 ? `#${t.attempt.prNumber}` : ""} |`;
   const header = ["| Task | Attempts | Spend | PR |", "|---|---:|---:|---|"];
   if (journal.tasks.length <= FINAL_TABLE_ROWS) return [...header, ...journal.tasks.map(row)];
-  const retried = journal.tasks.filter((t) => t.attempt > 1).sort((a, b) => b.attempt - a.attempt);
+  const retried = journal.tasks.filter((t) => t.attempts > 1).sort((a, b) => b.attempts - a.attempts);
   const shown2 = retried.slice(0, FINAL_TABLE_ROWS);
   return [
     `${journal.tasks.length - retried.length} of ${journal.tasks.length} tasks merged at their first attempt; ${retried.length} took more${retried.length > shown2.length ? ` (the ${shown2.length} with the most attempts below)` : ""}.`,
@@ -18525,7 +18537,7 @@ function traceRun(t, journal, events, end) {
     const span = t.startSpan({
       name: "forge.task",
       startTime: first.get(task2.id) ?? start,
-      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempt },
+      attributes: { "forge.run_id": runId, "forge.task_id": task2.id, "forge.status": task2.status, "forge.attempts": task2.attempts },
       parent: { traceId, spanId: runSpanId(runId) },
       ids: { spanId: taskSpanId(runId, task2.id) }
     });
@@ -18563,8 +18575,8 @@ async function prepareBranch2(effect, ctx) {
   await port.createBranch(effect.branch, from);
   const conflicts = [];
   for (const upstream of effect.merge) {
-    const u = ctx.journal.tasks.find((t) => t.branch === upstream && t.status === "MERGE_READY");
-    const head = u?.recordSha ?? u?.pushedSha ?? upstream;
+    const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
+    const head = (u && prHead(u)) ?? upstream;
     const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
     if (merged.kind === "conflict") conflicts.push(upstream);
   }
@@ -18577,7 +18589,7 @@ async function dispatchAgent2(effect, ctx) {
     if (run2 && (effect.afterRunId === void 0 || run2.id > effect.afterRunId)) return done({ workflowRunId: run2.id });
   }
   const t = task(ctx, effect.taskId);
-  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? (t?.attempt === effect.attempt ? t.context?.conflicts : void 0);
+  const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.conflicts;
   const context = {
     ...effect.context ?? {},
     ...conflicts?.length ? { conflicts } : {},
@@ -18662,33 +18674,31 @@ async function spawnFollowup2(effect, ctx) {
 // src/app/check-summary.ts
 function checkSummary(ctx, t, effect, held) {
   const lines = [`**Task** \`${effect.taskId}\` \xB7 attempt ${effect.attempt} \xB7 run \`${ctx.journal.runId}\``, ""];
-  if (t?.attempt === effect.attempt) {
+  const a = attemptNumbered(t, effect.attempt);
+  if (t && a) {
     if (t.confidence !== void 0) lines.push(`Confidence: ${t.confidence}`);
     if (t.filesChanged?.length) lines.push(`Files changed: ${t.filesChanged.map((f) => `\`${f}\``).join(", ")}`);
     if (t.lastError && (effect.status === "FAILED" || effect.status === "STALE")) lines.push(`Error: ${t.lastError}`);
     if (t.spentUsd !== void 0)
       lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
-    if (t.recordSha)
+    if (a.recordSha)
       lines.push(
-        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${t.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempt)})`
+        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${a.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempts)})`
       );
     if (effect.status === "MERGE_READY" && held)
       lines.push(
         "",
         "This pull request changes protected paths; it merges once a person with write access comments `/forge approve` on it:",
-        ...t.protectedPaths.slice(0, 50).map((p) => `- \`${p}\``)
+        ...(a.revision.protectedPaths ?? []).slice(0, 50).map((p) => `- \`${p}\``)
       );
-    if (t.hold === "exhausted")
-      lines.push("", `Retries exhausted after ${t.attempt} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
+    if (a.hold === "exhausted")
+      lines.push("", `Retries exhausted after ${t.attempts} attempts. Comment \`/forge retry ${t.id}\` to try again.`);
   }
   if (ctx.facts.trackerIssue !== void 0) lines.push("", `Run tracker: #${ctx.facts.trackerIssue}`);
   return lines.join("\n");
 }
 
 // src/app/effects/check-runs.ts
-function isHeld(t) {
-  return !!t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha);
-}
 var CONCLUSION = {
   MERGE_READY: "success",
   MERGED: "success",
@@ -18696,12 +18706,12 @@ var CONCLUSION = {
   STALE: "timed_out"
 };
 async function upsertCheckRun(effect, ctx) {
-  const t0 = task(ctx, effect.taskId);
-  const held = effect.status === "MERGE_READY" && t0?.attempt === effect.attempt && isHeld(t0);
+  const t = task(ctx, effect.taskId);
+  const a = attemptNumbered(t, effect.attempt);
+  const held = effect.status === "MERGE_READY" && !!a && heldForProtectedPaths(t);
   const conclusion = held ? "action_required" : CONCLUSION[effect.status];
   if (!conclusion) return done();
   const key = `${effect.taskId}:${effect.attempt}`;
-  const t = task(ctx, effect.taskId);
   const existing = ctx.facts.checkRuns[key];
   const fields = {
     status: "completed",
@@ -18716,8 +18726,8 @@ async function upsertCheckRun(effect, ctx) {
     await ctx.port.updateCheckRun(existing, fields);
     return done({ checkRunId: existing });
   }
-  const branch = t?.attempt === effect.attempt ? t.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : void 0;
-  const headSha = (t?.attempt === effect.attempt ? t.recordSha ?? t.pushedSha : void 0) ?? (branch ? await ctx.port.branchHead(branch) : null);
+  const branch = a ? a.branch : t ? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt) : void 0;
+  const headSha = (a ? prHead(t) : void 0) ?? (branch ? await ctx.port.branchHead(branch) : null);
   if (!headSha) return done();
   const found = ctx.replay ? await ctx.port.findCheckRun(headSha, checkRunName(effect.taskId), fields.externalId) : null;
   if (found !== null) {
@@ -18735,14 +18745,12 @@ async function cleanupBranches2(effect, ctx) {
 }
 async function cancelAgent2(effect, ctx) {
   const { port } = ctx;
-  const t = task(ctx, effect.taskId);
-  const id = effect.workflowRunId ?? (t?.attempt === effect.attempt ? t.workflowRunId : void 0);
+  const a = attemptNumbered(task(ctx, effect.taskId), effect.attempt);
+  const id = effect.workflowRunId ?? a?.revision.workflowRunId;
   if (id !== void 0) await port.cancelWorkflowRun(id);
   else {
-    const branch = t?.attempt === effect.attempt && t.branch ? t.branch : void 0;
-    if (branch) {
-      for (const run2 of await ownRuns(ctx, branch)) if (run2.status !== "completed") await port.cancelWorkflowRun(run2.id);
-    }
+    const branch = a?.branch ?? branchName(ctx.config, ctx.journal.runId, effect.taskId, effect.attempt);
+    for (const run2 of await ownRuns(ctx, branch)) if (run2.status !== "completed") await port.cancelWorkflowRun(run2.id);
   }
   return done();
 }
@@ -18812,7 +18820,7 @@ var forgeEventSchema = external_exports.discriminatedUnion(
 var WORKFLOW_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
 function ownBranches(journal, config2) {
   const own = /* @__PURE__ */ new Set();
-  for (const t of journal.tasks) for (let a = 1; a <= t.attempt; a++) own.add(branchName(config2, journal.runId, t.id, a));
+  for (const t of journal.tasks) for (let a = 1; a <= t.attempts; a++) own.add(branchName(config2, journal.runId, t.id, a));
   for (const f of journal.followups) own.add(branchName(config2, journal.runId, f.id, 1));
   return own;
 }
@@ -19023,7 +19031,7 @@ var effectLeaseSchema = external_exports.object({
   until: external_exports.string().describe("ISO time the lease runs out.")
 }).strict();
 var storedRunSchema = external_exports.object({
-  version: external_exports.literal(1),
+  version: external_exports.literal(JOURNAL_VERSION).describe("Format version of the stored run; it moves with the journal's (../core/journal-migration.ts reads older ones)."),
   journal: journalSchema,
   config: forgeConfigSchema.describe("The config pinned when the run started."),
   facts: runFactsSchema,
@@ -19048,16 +19056,6 @@ var RunStoreError = class extends Error {
     this.name = "RunStoreError";
   }
 };
-function migrateStoredRun(raw) {
-  const stored = raw;
-  const old = stored?.facts?.crIssues;
-  if (!old || typeof old !== "object") return raw;
-  const { crIssues: _dropped, ...facts } = stored.facts;
-  const changeRequests = stored.journal?.changeRequests?.map(
-    (c) => c.issueNumber === void 0 && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c
-  );
-  return { ...stored, facts, ...changeRequests ? { journal: { ...stored.journal, changeRequests } } : {} };
-}
 var JournalRefusedError = class extends Error {
   constructor(runId, reason, blobSha, lastGood) {
     super(`${stateBranch(runId)}:${JOURNAL_FILE} was refused: ${reason}`);
@@ -19312,7 +19310,7 @@ var RunStore = class {
 };
 function newStoredRun(journal, config2, facts, events) {
   return {
-    version: 1,
+    version: JOURNAL_VERSION,
     journal,
     config: config2,
     facts: { checkRuns: {}, ...facts },
@@ -19347,10 +19345,10 @@ function attentionOf(journal) {
   if (known !== void 0) return known;
   const items = [];
   for (const t of journal.tasks) {
-    if (t.hold) items.push(`${t.id}:${t.attempt}:${t.hold}`);
-    if (t.status === "MERGE_READY" && t.waiting) items.push(`${t.id}:${t.attempt}:waiting:${t.waiting}`);
-    if (t.status === "MERGE_READY" && t.protectedPaths?.length && t.approvedHead !== (t.recordSha ?? t.pushedSha))
-      items.push(`${t.id}:${t.attempt}:approve`);
+    const a = t.attempt;
+    if (a?.hold) items.push(`${t.id}:${t.attempts}:${a.hold}`);
+    if (t.status === "MERGE_READY" && a?.revision.waiting) items.push(`${t.id}:${t.attempts}:waiting:${a.revision.waiting}`);
+    if (t.status === "MERGE_READY" && heldForProtectedPaths(t)) items.push(`${t.id}:${t.attempts}:approve`);
   }
   for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
   items.push(JSON.stringify(journal.pause));
@@ -19364,8 +19362,8 @@ async function openChangeRequest2(effect, ctx) {
   const cr = ctx.journal.changeRequests.find((c) => c.id === effect.crId);
   const known = cr?.issueNumber ?? (ctx.replay ? await port.findIssue(LABELS.changeRequest, crMarker(ctx.journal.runId, effect.crId)) : null) ?? void 0;
   if (known !== void 0) return done({ issueNumber: known });
-  const emitter = task(ctx, effect.emittedBy);
-  const doc = effect.path && emitter?.branch ? await port.readFile(effect.path, emitter.branch) : null;
+  const branch = attemptNumbered(task(ctx, effect.emittedBy), effect.attempt)?.branch ?? branchName(ctx.config, ctx.journal.runId, effect.emittedBy, effect.attempt);
+  const doc = effect.path ? await port.readFile(effect.path, branch) : null;
   const number = await port.createIssue({
     title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
@@ -19404,7 +19402,7 @@ async function updateTracker2(_effect, ctx) {
   const final = ctx.journal.status !== "running";
   const due = trackerDue(ctx.journal, ctx.facts);
   if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
-  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.config);
+  const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.now, ctx.config);
   const title = `Forge run ${ctx.journal.runId}: ${ctx.journal.planId} (${ctx.journal.merged}/${ctx.journal.tasks.length} merged${ctx.journal.status !== "running" ? `, ${ctx.journal.status}` : ""})`;
   let issue = ctx.facts.trackerIssue;
   if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
@@ -19440,10 +19438,10 @@ async function commentTarget(target, ctx) {
   if (target.on === "tracker") return ctx.facts.trackerIssue;
   if (target.on === "cr") return ctx.journal.changeRequests.find((c) => c.id === target.crId)?.issueNumber;
   const t = task(ctx, target.taskId);
-  if (t?.attempt === target.attempt && t.prNumber !== void 0) return t.prNumber;
-  const branch = t?.attempt === target.attempt ? t.branch : void 0;
-  if (!branch) return ctx.facts.trackerIssue;
-  const pr = await ctx.port.findPullRequest(branch);
+  if (!t) return ctx.facts.trackerIssue;
+  const a = attemptNumbered(t, target.attempt);
+  if (a?.prNumber !== void 0) return a.prNumber;
+  const pr = await ctx.port.findPullRequest(a?.branch ?? branchName(ctx.config, ctx.journal.runId, t.id, target.attempt));
   return pr?.number ?? ctx.facts.trackerIssue;
 }
 
@@ -19549,8 +19547,9 @@ var MERGE_RETRY_MS = 300;
 async function mergePullRequest2(effect, ctx) {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
-  const known = effect.prNumber ?? (t?.attempt === effect.attempt ? t.prNumber : void 0);
-  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch) ?? (t?.attempt === effect.attempt ? await openMissingPull(effect, ctx, t) : null);
+  const a = attemptNumbered(t, effect.attempt);
+  const known = effect.prNumber ?? a?.prNumber;
+  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch) ?? (t && a ? await openMissingPull(effect, ctx, t, a) : null);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -19559,9 +19558,9 @@ async function mergePullRequest2(effect, ctx) {
       error: `pull request #${current.number} is not ${effect.branch} \u2192 ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`
     };
   const number = current.number;
-  const sha = t?.attempt === effect.attempt ? t.pushedSha : void 0;
-  const head = sha ? headOf(ctx, t, sha) : current.headSha;
-  if (t?.approvedHead !== head) {
+  const verified = t && a?.revision.pushedSha !== void 0 ? prHead(t) : void 0;
+  const head = verified ?? current.headSha;
+  if (a?.revision.approvedHead !== head) {
     const held = protectedChanges(current.files ?? await port.listPullRequestFiles(number), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
@@ -19572,11 +19571,11 @@ async function mergePullRequest2(effect, ctx) {
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
-        ...t?.attempt === effect.attempt && head === (t.recordSha ?? t.pushedSha) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempt }, head, ci.failing)] } : {}
+        ...t && a && head === prHead(t) ? { inputs: [checksFailedInput({ taskId: t.id, attempt: t.attempts }, head, ci.failing)] } : {}
       };
   }
-  if (t?.attempt === effect.attempt) {
-    const unseen = await unseenChangeRequests(ctx, t, number, head, current.changeRequests);
+  if (t && a) {
+    const unseen = await unseenChangeRequests(ctx, t, a, number, head, current.changeRequests);
     if (unseen.length)
       return { kind: "later", reason: `a request for changes of ${head.slice(0, 7)} is not in the journal yet`, inputs: unseen };
   }
@@ -19584,13 +19583,12 @@ async function mergePullRequest2(effect, ctx) {
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   const base = ctx.journal.integrationBranch;
   const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
-  const res = await port.mergePullRequest(number, { ...sha ? { sha: headOf(ctx, t, sha) } : {}, method, title });
+  const res = await port.mergePullRequest(number, { ...verified ? { sha: verified } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
   if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
-  const verified = sha ? headOf(ctx, t, sha) : void 0;
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
   return {
@@ -19601,8 +19599,9 @@ async function mergePullRequest2(effect, ctx) {
 async function checkUpstream2(effect, ctx) {
   const { port } = ctx;
   const t = task(ctx, effect.taskId);
-  if (!t || t.attempt !== effect.attempt || t.status !== "MERGE_READY") return done({});
-  const known = effect.prNumber ?? t.prNumber;
+  const a = attemptNumbered(t, effect.attempt);
+  if (!t || !a || t.status !== "MERGE_READY") return done({});
+  const known = effect.prNumber ?? a.prNumber;
   const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -19610,7 +19609,7 @@ async function checkUpstream2(effect, ctx) {
       kind: "failed",
       error: `pull request #${current.number} is not ${effect.branch} \u2192 ${ctx.journal.integrationBranch} in this repository`
     };
-  const head = t.recordSha ?? t.pushedSha;
+  const head = prHead(t);
   if (current.headSha !== head)
     return {
       kind: "failed",
@@ -19619,12 +19618,12 @@ async function checkUpstream2(effect, ctx) {
   const held = protectedChanges(current.files ?? await port.listPullRequestFiles(current.number), ctx.config);
   return done(held.length ? { held, prNumber: current.number } : { clean: true, prNumber: current.number });
 }
-async function openMissingPull(effect, ctx, t) {
+async function openMissingPull(effect, ctx, t, a) {
   const { port, journal } = ctx;
   const head = await port.branchHead(effect.branch);
   if (!head) return null;
   const title = journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id;
-  const record = t.recordSha ?? head;
+  const record = a.recordSha ?? head;
   const body = [
     `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
     "",
@@ -19646,8 +19645,8 @@ async function openMissingPull(effect, ctx, t) {
   }
 }
 var REVIEWERS_CHECKED = 5;
-async function unseenChangeRequests(ctx, t, number, head, listed) {
-  const seen = /* @__PURE__ */ new Set([...t.answered ?? [], ...(t.feedback ?? []).flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : [])]);
+async function unseenChangeRequests(ctx, t, a, number, head, listed) {
+  const seen = /* @__PURE__ */ new Set([...a.answered ?? [], ...(a.feedback ?? []).flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : [])]);
   const candidates = (listed ?? await ctx.port.listReviews(number)).filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id)).slice(-REVIEWERS_CHECKED);
   const inputs = [];
   for (const r of candidates) {
@@ -19655,7 +19654,7 @@ async function unseenChangeRequests(ctx, t, number, head, listed) {
     inputs.push({
       kind: "review.submitted",
       taskId: t.id,
-      attempt: t.attempt,
+      attempt: t.attempts,
       reviewId: r.id,
       actor: r.login,
       state: "changes_requested",
@@ -19672,12 +19671,10 @@ function refused(ctx, effect, t, message, method) {
     return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
   }
   const blocker = mergeBlocker(message, base, ctx.config.required_checks);
-  if (!blocker || !t || t.attempt !== effect.attempt) return { kind: "later", reason: message };
-  if (t.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
-  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempt, reason: blocker }] };
-}
-function headOf(_ctx, t, pushed) {
-  return t?.recordSha ?? pushed;
+  const a = attemptNumbered(t, effect.attempt);
+  if (!blocker || !t || !a) return { kind: "later", reason: message };
+  if (a.revision.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
+  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason: blocker }] };
 }
 
 // src/app/effects/index.ts
@@ -19900,12 +19897,12 @@ async function withContainment(port, journal, input) {
   const k = journal.plan.nodes.findIndex((n2) => n2.id === input.taskId);
   const node = journal.plan.nodes[k];
   const t = journal.tasks[k];
-  if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempt !== input.attempt) return input;
+  if (!node || !t || node.kind !== "refinery" || t.status !== "RUNNING" || t.attempts !== input.attempt) return input;
   const recordSha = input.recordSha;
   const missing = await Promise.all(
     node.dependencies.map(async (dep) => {
       const d = journal.tasks.find((x) => x.id === dep);
-      const head = d?.status === "MERGE_READY" ? d.recordSha ?? d.pushedSha : void 0;
+      const head = d?.status === "MERGE_READY" ? prHead(d) : void 0;
       if (!head) return false;
       const status = await port.compareCommits(head, recordSha);
       return status !== "ahead" && status !== "identical";
@@ -20880,7 +20877,7 @@ async function redChecks(ctx, rt, context, done2) {
   if (!ref) return;
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
-  if (!loaded || !t || t.attempt !== ref.attempt || t.status !== "MERGE_READY" || (t.recordSha ?? t.pushedSha) !== suite.head_sha) return;
+  if (!loaded || !t || t.attempts !== ref.attempt || t.status !== "MERGE_READY" || prHead(t) !== suite.head_sha) return;
   const required = loaded.state.config.required_checks;
   if (required.length === 0 || done2.context !== void 0 && !required.includes(done2.context)) return;
   const checks = await rt.port.ciChecks(suite.head_sha, required);
@@ -20942,40 +20939,42 @@ async function reconcileRun(port, engine, runId, _now) {
   if (!loaded || loaded.state.journal.status !== "running") return [];
   const { journal, config: config2 } = loaded.state;
   const inputs = [];
-  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.branch);
+  const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.attempt);
   if (running.length) {
     const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
     const repositoryId = await port.repositoryId();
     const workflowPath = agentWorkflowPath(config2);
     for (const t of running) {
+      const a = t.attempt;
       const run2 = runs.find(
-        (r) => r.headBranch === t.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
-        r.id > (t.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: t.workflowRunId }) === void 0
+        (r) => r.headBranch === a.branch && // A revision's branch holds its attempt's earlier jobs too: only newer runs are its own.
+        r.id > (a.revision.priorRunId ?? 0) && notTheAttemptsJob(r, { repositoryId, workflowPath, recordedRunId: a.revision.workflowRunId }) === void 0
       );
       if (!run2) continue;
-      const ref = { runId, taskId: t.id, attempt: t.attempt };
+      const ref = { runId, taskId: t.id, attempt: t.attempts };
       if (run2.status === "in_progress")
         inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, t.branch, run2, t.iteration));
+      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run2, a.revision.iteration));
     }
   }
   for (const t of journal.tasks) {
-    if (t.status === "DONE" && t.branch) {
-      const head = await port.branchHead(t.branch);
+    const branch = t.attempt?.branch;
+    if (t.status === "DONE" && branch) {
+      const head = await port.branchHead(branch);
       if (head) {
         const commit = await port.commit(head);
         inputs.push({
           kind: "branch.pushed",
           taskId: t.id,
-          attempt: t.attempt,
+          attempt: t.attempts,
           headSha: recordOf(commit.message) ? commit.parents[0] ?? head : head
         });
       }
     }
-    if (t.status === "MERGE_READY" && t.branch) {
-      const pr = await port.findPullRequest(t.branch, "closed");
+    if (t.status === "MERGE_READY" && branch) {
+      const pr = await port.findPullRequest(branch, "closed");
       if (pr?.merged && pr.mergeSha)
-        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempt, number: pr.number, mergeSha: pr.mergeSha });
+        inputs.push({ kind: "pr.merged", taskId: t.id, attempt: t.attempts, number: pr.number, mergeSha: pr.mergeSha });
     }
   }
   for (const cr of journal.changeRequests) {
@@ -21145,14 +21144,14 @@ async function startPlanRun(ctx, rt, planId, sha, log) {
 async function handSteeringToJob(rt, runId, taskId, pr) {
   const loaded = await rt.engine.state(runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === taskId);
-  const note = t?.steering?.at(-1);
+  const note = t?.attempt?.steering?.at(-1);
   if (!t || !note) return void 0;
-  const on = pr ?? t.prNumber;
+  const on = pr ?? t.attempt?.prNumber;
   if (on === void 0)
     return `\`${taskId}\` has no pull request yet, and its job reads steering there: steer again once its draft PR is open.`;
   await rt.port.createComment(
     on,
-    steeringComment({ runId, taskId, attempt: t.attempt, id: note.id, actor: note.actor, message: note.message })
+    steeringComment({ runId, taskId, attempt: t.attempts, id: note.id, actor: note.actor, message: note.message })
   );
   return void 0;
 }
@@ -21220,7 +21219,7 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
   if (!loaded) return void await reply(`Run \`${target.runId}\` was not found.`);
   if (parsed.name === "status") {
     const j = loaded.state.journal;
-    const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.hold ? ` (${t.hold})` : ""} | ${t.attempt} |`);
+    const lines = j.tasks.map((t) => `| \`${t.id}\` | ${t.status}${t.attempt?.hold ? ` (${t.attempt.hold})` : ""} | ${t.attempts} |`);
     await reply(
       [
         `Run \`${j.runId}\`: **${j.status}**, ${j.merged}/${j.tasks.length} merged.`,
@@ -21440,7 +21439,7 @@ async function onDismissed(ctx, context) {
   if (!ref) return;
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
-  if (!t || t.attempt !== ref.attempt || !t.reviewApprovedHead) return;
+  if (!attemptNumbered(t, ref.attempt)?.revision.reviewApprovedHead) return;
   const current = await rt.port.getPullRequest(pr.number);
   const approvers = [
     ...new Set(
@@ -21563,8 +21562,10 @@ async function onDefaultBranchPush(ctx, rt, context) {
 
 // src/app/handlers/workflow.ts
 function recordedRunId(journal, ref) {
-  const t = journal?.tasks.find((x) => x.id === ref.taskId);
-  return t && t.attempt === ref.attempt ? t.workflowRunId : void 0;
+  return attemptNumbered(
+    journal?.tasks.find((x) => x.id === ref.taskId),
+    ref.attempt
+  )?.revision.workflowRunId;
 }
 async function isTheAttemptsJob(ctx, rt, context, ref, run2, journal) {
   const why = notTheAttemptsJob(run2, {
@@ -21618,13 +21619,13 @@ async function onWorkflowRun(ctx, context) {
   await ctx.laterReads.after(`${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${run2.id}`, async () => {
     const now = ctx.laterReads.graceMs > 0 ? (await rt.engine.state(ref.runId))?.state.journal : journal;
     if (!stillRunning(now, ref)) return;
-    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.iteration;
+    const iteration = now?.tasks.find((x) => x.id === ref.taskId)?.attempt?.revision.iteration;
     await ctx.apply(rt, ref.runId, [await endedJobInput(rt.port, ref, branch, ended, iteration)]);
   });
 }
 function stillRunning(journal, ref) {
   const task2 = journal?.tasks.find((x) => x.id === ref.taskId);
-  if (task2) return task2.status === "RUNNING" && task2.attempt === ref.attempt;
+  if (task2) return task2.status === "RUNNING" && task2.attempts === ref.attempt;
   return journal?.followups.find((f) => f.id === ref.taskId)?.status === "running";
 }
 async function onWorkflowJob(ctx, context) {

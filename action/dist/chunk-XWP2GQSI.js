@@ -1643,7 +1643,7 @@ var require_picomatch = __commonJS({
     var parse = require_parse();
     var utils = require_utils();
     var constants = require_constants();
-    var isObject = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
         const fns = glob.map((input) => picomatch(input, options, returnState));
@@ -1656,7 +1656,7 @@ var require_picomatch = __commonJS({
         };
         return arrayMatcher;
       }
-      const isState = isObject(glob) && glob.tokens && glob.input;
+      const isState = isObject2(glob) && glob.tokens && glob.input;
       if (glob === "" || typeof glob !== "string" && !isState) {
         throw new TypeError("Expected pattern to be a non-empty string");
       }
@@ -2025,6 +2025,139 @@ function bounded(text, max) {
 [\u2026 cut at ${max} of ${text.length} characters]`;
 }
 
+// src/core/task-rules.ts
+var isReady = (t) => t.status === "PENDING" && t.blockers === 0;
+var backoffOver = (t, now) => t.next?.notBefore === void 0 || Date.parse(t.next.notBefore) <= now;
+var IN_FLIGHT_STATUSES = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
+function prHead(t) {
+  return t.attempt?.recordSha ?? t.attempt?.revision.pushedSha;
+}
+function attemptNumbered(t, n) {
+  return t?.attempt && t.attempts === n ? t.attempt : void 0;
+}
+var iterationOf = (t) => t.attempt?.revision.iteration ?? 0;
+function heldForProtectedPaths(t) {
+  const r = t.attempt?.revision;
+  return !!r?.protectedPaths?.length && r.approvedHead !== prHead(t);
+}
+function clearedForRefinery(t) {
+  const head = prHead(t);
+  const r = t.attempt?.revision;
+  if (head === void 0 || !r) return false;
+  return r.approvedHead === head || !r.protectedPaths?.length && r.checkedHead === head;
+}
+function reviewApproved(t) {
+  const head = t.attempt?.revision.reviewApprovedHead;
+  return head !== void 0 && head === prHead(t);
+}
+function attemptRef(t) {
+  const a = t.attempt;
+  return {
+    id: t.id,
+    attempt: t.attempts,
+    ...a ? { branch: a.branch } : {},
+    ...a?.prNumber !== void 0 ? { prNumber: a.prNumber } : {},
+    ...a?.revision.workflowRunId !== void 0 ? { workflowRunId: a.revision.workflowRunId } : {},
+    ...a?.hold !== void 0 ? { hold: a.hold } : {},
+    ...t.lastError !== void 0 ? { lastError: t.lastError } : {}
+  };
+}
+function pauseReasons(pause, now) {
+  const reasons = [];
+  if (pause.changeRequests.length) reasons.push("change_requests");
+  if (pause.manual) reasons.push("manual");
+  if (pause.budget) reasons.push("budget");
+  if (pause.usageLimitUntil !== void 0 && Date.parse(pause.usageLimitUntil) > now) reasons.push("usage_limit");
+  return reasons;
+}
+var schedulingHeld = (pause, now) => pauseReasons(pause, now).some((r) => r !== "budget");
+
+// src/core/task-record.ts
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"]).describe(
+  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget."
+);
+var steeringMessageSchema = external_exports.object({
+  id: external_exports.number().int().min(1).describe("Numbered from 1 per attempt: the job delivers each once."),
+  actor: external_exports.string().describe("Who steered (write access checked on GitHub)."),
+  message: external_exports.string().describe("The message, bounded."),
+  at: external_exports.string().describe("When the App took it.")
+}).strict();
+var revisionRecordSchema = external_exports.object({
+  iteration: external_exports.number().int().min(0).describe(
+    "0 for the attempt's first run; each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
+  ),
+  dispatchedAt: external_exports.string().describe("When this run was dispatched."),
+  startedAt: external_exports.string().optional().describe("When its job was seen running."),
+  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of its job."),
+  workflowRunId: external_exports.number().int().optional().describe("Its job's workflow run."),
+  priorRunId: external_exports.number().int().optional().describe("The previous revision's workflow run: a job at or before it is never this revision's."),
+  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by this run's walkthrough."),
+  pushedSha: external_exports.string().optional().describe("Head of this run's work as read back from GitHub (the parent of the runner's record commit)."),
+  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the PR changes at this run's head, as GitHub listed them: its merge waits for `/forge approve`."),
+  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+  checkedHead: external_exports.string().optional().describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
+  reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
+  waiting: external_exports.string().optional().describe("Why the MERGE_READY task waits for a person rather than revising (a bound on revisions was reached).")
+}).strict();
+var attemptRecordSchema = external_exports.object({
+  branch: external_exports.string().describe("The attempt's branch."),
+  prNumber: external_exports.number().int().optional().describe("The attempt's PR."),
+  recordSha: external_exports.string().optional().describe(
+    "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's."
+  ),
+  mergeSha: external_exports.string().optional().describe("Commit that merged the attempt's PR."),
+  hold: holdSchema.optional(),
+  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
+  conflicts: external_exports.array(external_exports.string()).optional().describe(
+    "A refinery: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
+  ),
+  contained: external_exports.array(external_exports.string()).optional().describe(
+    "A refinery: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
+  ),
+  reservedUsd: external_exports.number().min(0).optional().describe("The attempt's dollar cap, reserved from the run's budget while it runs."),
+  steering: external_exports.array(steeringMessageSchema).optional().describe("`/forge steer` messages for the attempt's agent, newest last (at most 10 kept); the job polls them every heartbeat."),
+  feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
+  answered: external_exports.array(external_exports.number().int()).optional().describe(
+    "Reviews of the attempt's PR a revision already took (or the revision limit met): a redelivered review starts nothing again."
+  ),
+  answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+  reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
+  ciFixes: external_exports.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+  revision: revisionRecordSchema.describe("The current run of the attempt's agent.")
+}).strict();
+var nextAttemptSchema = external_exports.object({
+  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
+  refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+}).strict();
+var taskStateSchema = external_exports.object({
+  id: external_exports.string().describe("Task id (same as the plan node)."),
+  status: taskStatusSchema,
+  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+  attempts: external_exports.number().int().min(0).describe("Attempts dispatched so far: the current attempt's number; a (task, attempt) is dispatched at most once."),
+  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+  next: nextAttemptSchema.optional().describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
+  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
+  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
+  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
+  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  attempt: attemptRecordSchema.optional().describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING).")
+}).strict();
+function newTask(id) {
+  return { id, status: "PENDING", blockers: 0, attempts: 0, retries: 0 };
+}
+function newAttempt(branch, at, reservedUsd) {
+  return { branch, ...reservedUsd !== void 0 ? { reservedUsd } : {}, revision: { iteration: 0, dispatchedAt: at } };
+}
+function newRevision(iteration, at, priorRunId) {
+  return { iteration, dispatchedAt: at, ...priorRunId !== void 0 ? { priorRunId } : {} };
+}
+
 // src/core/effects.ts
 var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
 var effectSchema = external_exports.discriminatedUnion("kind", [
@@ -2134,6 +2267,7 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
 ]);
 
 // src/core/journal.ts
+var JOURNAL_VERSION = 2;
 var planNodeSchema = external_exports.object({
   id: external_exports.string().describe("Task id."),
   kind: external_exports.enum(["task", "refinery"]).describe("A task or a refinery."),
@@ -2143,72 +2277,6 @@ var planNodeSchema = external_exports.object({
   paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
   budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
   priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
-}).strict();
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"]).describe(
-  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget."
-);
-var taskStateSchema = external_exports.object({
-  id: external_exports.string().describe("Task id (same as the plan node)."),
-  status: taskStatusSchema,
-  attempt: external_exports.number().int().min(0).describe("Current attempt; 0 before the first dispatch."),
-  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
-  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
-  dispatchedAttempt: external_exports.number().int().min(0).describe("Highest attempt ever dispatched; a (task, attempt) is dispatched at most once."),
-  dispatchedAt: external_exports.string().optional().describe("When the current attempt was dispatched."),
-  startedAt: external_exports.string().optional().describe("When its job was seen running."),
-  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of the current attempt."),
-  branch: external_exports.string().optional().describe("Branch of the current attempt."),
-  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by the current attempt's walkthrough."),
-  pushedSha: external_exports.string().optional().describe("Head of the current attempt's work as read back from GitHub (the parent of the runner's record commit)."),
-  recordSha: external_exports.string().optional().describe("The runner's record commit: the branch head the PR merges."),
-  prNumber: external_exports.number().int().optional().describe("PR of the current attempt."),
-  workflowRunId: external_exports.number().int().optional().describe("Workflow run of the current attempt."),
-  mergeSha: external_exports.string().optional().describe("Commit that merged it."),
-  hold: holdSchema.optional(),
-  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
-  context: external_exports.object({
-    refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-    answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
-    conflicts: external_exports.array(external_exports.string()).optional().describe(
-      "A refinery's current attempt: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
-    )
-  }).optional().describe("Extra context handed to the next attempt."),
-  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
-  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
-  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
-  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
-  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
-  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
-  reservedUsd: external_exports.number().min(0).optional().describe("The running attempt's dollar cap, reserved from the run's budget while it runs."),
-  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
-  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the current attempt's PR changes, as GitHub listed them: its merge waits for `/forge approve`."),
-  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
-  checkedHead: external_exports.string().optional().describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
-  iteration: external_exports.number().int().min(0).optional().describe(
-    "Revision of the current attempt on its PR (absent: 0, the attempt's first run). Each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
-  ),
-  reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions of the current attempt started by reviews or `/forge fix`."),
-  ciFixes: external_exports.number().int().min(0).optional().describe("Revisions of the current attempt started by failing required checks."),
-  feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the current attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
-  answered: external_exports.array(external_exports.number().int()).optional().describe("Reviews of the current attempt a revision already took: a redelivered review starts nothing again."),
-  answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
-  steering: external_exports.array(
-    external_exports.object({
-      id: external_exports.number().int().min(1).describe("Numbered from 1 per task: the job delivers each once."),
-      actor: external_exports.string().describe("Who steered (write access checked on GitHub)."),
-      message: external_exports.string().describe("The message, bounded."),
-      at: external_exports.string().describe("When the App took it.")
-    }).strict()
-  ).optional().describe("`/forge steer` messages for the running agent, newest last (at most 10 kept); the job polls them every heartbeat."),
-  priorRunId: external_exports.number().int().optional().describe("The workflow run of the attempt's previous revision: a job at or before it is never the current revision's."),
-  reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
-  waiting: external_exports.string().optional().describe("Why a MERGE_READY task waits for a person rather than revising (a bound on revisions was reached)."),
-  contained: external_exports.array(external_exports.string()).optional().describe(
-    "A refinery's current attempt: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
-  )
 }).strict();
 var changeRequestStateSchema = external_exports.object({
   id: external_exports.string().describe("CR id."),
@@ -2233,7 +2301,7 @@ var followupStateSchema = external_exports.object({
 }).strict();
 var COMMAND_MEMORY = 200;
 var journalSchema = external_exports.object({
-  version: external_exports.literal(1).describe("Journal format version."),
+  version: external_exports.literal(JOURNAL_VERSION).describe("Journal format version."),
   runId: external_exports.string().describe("The run."),
   planId: external_exports.string().describe("The plan the run executes."),
   planCommit: external_exports.string().describe("Commit the plan was pinned at; only a merged overlay moves it."),
@@ -2268,6 +2336,150 @@ var journalSchema = external_exports.object({
   }).strict().optional().describe("The comments whose /forge commands the run acted on: each is acted on once, however often it is delivered.")
 }).strict();
 
+// src/core/journal-migration.ts
+var taskStateV1Schema = external_exports.object({
+  id: external_exports.string(),
+  status: taskStatusSchema,
+  attempt: external_exports.number().int().min(0),
+  retries: external_exports.number().int().min(0),
+  blockers: external_exports.number().int().min(0),
+  notBefore: external_exports.string().optional(),
+  dispatchedAttempt: external_exports.number().int().min(0),
+  dispatchedAt: external_exports.string().optional(),
+  startedAt: external_exports.string().optional(),
+  lastHeartbeat: external_exports.string().optional(),
+  branch: external_exports.string().optional(),
+  walkthroughSha: external_exports.string().optional(),
+  pushedSha: external_exports.string().optional(),
+  recordSha: external_exports.string().optional(),
+  prNumber: external_exports.number().int().optional(),
+  workflowRunId: external_exports.number().int().optional(),
+  mergeSha: external_exports.string().optional(),
+  hold: holdSchema.optional(),
+  question: external_exports.string().optional(),
+  context: external_exports.object({ refinement: external_exports.string().optional(), answer: external_exports.string().optional(), conflicts: external_exports.array(external_exports.string()).optional() }).strict().optional(),
+  confidence: external_exports.number().optional(),
+  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional(),
+  filesChanged: external_exports.array(external_exports.string()).optional(),
+  lastError: external_exports.string().optional(),
+  spentUsd: external_exports.number().min(0).optional(),
+  spentTokens: external_exports.number().int().min(0).optional(),
+  agentMs: external_exports.number().int().min(0).optional(),
+  reservedUsd: external_exports.number().min(0).optional(),
+  budgetExtraUsd: external_exports.number().min(0).optional(),
+  approved: external_exports.boolean().optional(),
+  protectedPaths: external_exports.array(external_exports.string()).optional(),
+  approvedHead: external_exports.string().optional(),
+  checkedHead: external_exports.string().optional(),
+  iteration: external_exports.number().int().min(0).optional(),
+  reviewIterations: external_exports.number().int().min(0).optional(),
+  ciFixes: external_exports.number().int().min(0).optional(),
+  feedback: external_exports.array(feedbackSchema).optional(),
+  answered: external_exports.array(external_exports.number().int()).optional(),
+  answeredHeads: external_exports.array(external_exports.string()).optional(),
+  steering: external_exports.array(steeringMessageSchema).optional(),
+  priorRunId: external_exports.number().int().optional(),
+  reviewApprovedHead: external_exports.string().optional(),
+  waiting: external_exports.string().optional(),
+  contained: external_exports.array(external_exports.string()).optional()
+}).strict();
+var some = (key, value) => value === void 0 ? {} : { [key]: value };
+function migrateTaskV1(t, createdAt) {
+  const next = {
+    ...some("notBefore", t.notBefore),
+    ...some("refinement", t.context?.refinement),
+    ...some("answer", t.context?.answer)
+  };
+  const attempts = Math.max(t.attempt, t.dispatchedAttempt);
+  return {
+    id: t.id,
+    status: t.status,
+    blockers: t.blockers,
+    attempts,
+    retries: t.retries,
+    ...Object.keys(next).length ? { next } : {},
+    ...some("lastError", t.lastError),
+    ...some("confidence", t.confidence),
+    ...some("walkthroughStatus", t.walkthroughStatus),
+    ...some("filesChanged", t.filesChanged),
+    ...some("spentUsd", t.spentUsd),
+    ...some("spentTokens", t.spentTokens),
+    ...some("agentMs", t.agentMs),
+    ...some("budgetExtraUsd", t.budgetExtraUsd),
+    ...some("approved", t.approved),
+    ...t.status !== "PENDING" && attempts > 0 ? { attempt: attemptOfV1(t, createdAt) } : {}
+  };
+}
+function attemptOfV1(t, createdAt) {
+  const revision = {
+    iteration: t.iteration ?? 0,
+    dispatchedAt: t.dispatchedAt ?? createdAt,
+    ...some("startedAt", t.startedAt),
+    ...some("lastHeartbeat", t.lastHeartbeat),
+    ...some("workflowRunId", t.workflowRunId),
+    ...some("priorRunId", t.priorRunId),
+    ...some("walkthroughSha", t.walkthroughSha),
+    ...some("pushedSha", t.pushedSha),
+    ...some("protectedPaths", t.protectedPaths),
+    ...some("approvedHead", t.approvedHead),
+    ...some("checkedHead", t.checkedHead),
+    ...some("reviewApprovedHead", t.reviewApprovedHead),
+    ...some("waiting", t.waiting)
+  };
+  return {
+    // A dispatched attempt always had its branch in version 1; without one the record fails the schema.
+    branch: t.branch,
+    ...some("prNumber", t.prNumber),
+    ...some("recordSha", t.recordSha),
+    ...some("mergeSha", t.mergeSha),
+    ...some("hold", t.hold),
+    ...some("question", t.question),
+    ...some("conflicts", t.context?.conflicts),
+    ...some("contained", t.contained),
+    ...some("reservedUsd", t.reservedUsd),
+    ...some("steering", t.steering),
+    ...some("feedback", t.feedback),
+    ...some("answered", t.answered),
+    ...some("answeredHeads", t.answeredHeads),
+    ...some("reviewIterations", t.reviewIterations),
+    ...some("ciFixes", t.ciFixes),
+    revision
+  };
+}
+function migrateTask(raw, createdAt) {
+  if (!raw || typeof raw !== "object" || !("dispatchedAttempt" in raw)) return raw;
+  const v1 = taskStateV1Schema.safeParse(raw);
+  return v1.success ? migrateTaskV1(v1.data, createdAt) : raw;
+}
+var isObject = (raw) => !!raw && typeof raw === "object" && !Array.isArray(raw);
+function migrateJournal(raw) {
+  if (!isObject(raw) || raw.version !== 1) return raw;
+  const createdAt = typeof raw.createdAt === "string" ? raw.createdAt : (/* @__PURE__ */ new Date(0)).toISOString();
+  const tasks = Array.isArray(raw.tasks) ? raw.tasks.map((t) => migrateTask(t, createdAt)) : raw.tasks;
+  return { ...raw, version: 2, tasks };
+}
+function migratePart(raw, createdAt) {
+  if (!isObject(raw) || raw.version !== void 0) return raw;
+  const tasks = Array.isArray(raw.tasks) ? raw.tasks.map((t) => migrateTask(t, createdAt)) : raw.tasks;
+  return { version: 2, ...raw, tasks };
+}
+function migrateStoredRun(raw) {
+  if (!isObject(raw)) return raw;
+  let stored = raw;
+  const facts = isObject(stored.facts) ? stored.facts : void 0;
+  const old = facts?.crIssues;
+  if (facts && isObject(old)) {
+    const { crIssues: _dropped, ...kept } = facts;
+    const journal = isObject(stored.journal) ? stored.journal : void 0;
+    const changeRequests = Array.isArray(journal?.changeRequests) ? journal.changeRequests.map(
+      (c) => c.issueNumber === void 0 && typeof old[c.id] === "number" ? { ...c, issueNumber: old[c.id] } : c
+    ) : void 0;
+    stored = { ...stored, facts: kept, ...changeRequests ? { journal: { ...journal, changeRequests } } : {} };
+  }
+  if (stored.version !== 1) return stored;
+  return { ...stored, version: 2, journal: migrateJournal(stored.journal) };
+}
+
 // src/core/journal-parts.ts
 import { createHash } from "node:crypto";
 var SPLIT_AT = 200;
@@ -2285,12 +2497,15 @@ var journalSplitSchema = external_exports.object({
     "Index of each node `journal.json` carries (journal.plan.nodes[k] and journal.tasks[k] are node live[k]); they override their parts."
   )
 }).strict().describe("Present when the run's nodes are kept in parts (docs/formats.md#journal-parts).");
+var partVersionSchema = external_exports.literal(JOURNAL_VERSION).describe("The journal version of the part's tasks.");
 var journalPartSchema = external_exports.object({
+  version: partVersionSchema,
   nodes: external_exports.array(planNodeSchema),
   tasks: external_exports.array(taskStateSchema),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).describe("Check run id per `<taskId>:<attempt>` of this part's tasks.")
 }).strict();
 var journalLayerSchema = external_exports.object({
+  version: partVersionSchema,
   layer: external_exports.array(external_exports.number().int().min(0)).describe("Index of each node the layer holds."),
   nodes: external_exports.array(planNodeSchema),
   tasks: external_exports.array(taskStateSchema),
@@ -2368,12 +2583,13 @@ function checkRunsWhere(whole, index, keep) {
 }
 function partOf(whole, index, from, to) {
   const checkRuns = checkRunsWhere(whole, index, (i) => i !== void 0 && i >= from && i < to);
-  return JSON.stringify({ nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
+  return JSON.stringify({ version: JOURNAL_VERSION, nodes: whole.nodes.slice(from, to), tasks: whole.tasks.slice(from, to), checkRuns }) + "\n";
 }
 function layerOf(whole, index, layer) {
   const held = new Set(layer);
   const checkRuns = checkRunsWhere(whole, index, (i) => i !== void 0 && held.has(i));
-  return JSON.stringify({ layer, nodes: layer.map((i) => whole.nodes[i]), tasks: layer.map((i) => whole.tasks[i]), checkRuns }) + "\n";
+  const tasks = layer.map((i) => whole.tasks[i]);
+  return JSON.stringify({ version: JOURNAL_VERSION, layer, nodes: layer.map((i) => whole.nodes[i]), tasks, checkRuns }) + "\n";
 }
 function splitRun(whole, base2, options = {}) {
   const partSize = options.partSize ?? PART_SIZE;
@@ -2477,7 +2693,7 @@ async function joinRun(live, split, readPart, cache) {
     } catch (e) {
       throw new JournalPartsError(`${partPath(hash)} is not JSON: ${e.message}`);
     }
-    const parsed = schema.safeParse(raw);
+    const parsed = schema.safeParse(migratePart(raw, (/* @__PURE__ */ new Date(0)).toISOString()));
     if (!parsed.success)
       throw new JournalPartsError(`${partPath(hash)} is not a journal ${what}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
     if (cache) {
@@ -2698,8 +2914,14 @@ export {
   FEEDBACK_LIMITS,
   feedbackSchema,
   bounded,
+  newTask,
+  newAttempt,
+  newRevision,
+  JOURNAL_VERSION,
   COMMAND_MEMORY,
   journalSchema,
+  migrateJournal,
+  migrateStoredRun,
   SPLIT_AT,
   partPath,
   journalSplitSchema,
@@ -2708,6 +2930,18 @@ export {
   rememberWritten,
   JournalPartsError,
   joinRun,
+  isReady,
+  backoffOver,
+  IN_FLIGHT_STATUSES,
+  prHead,
+  attemptNumbered,
+  iterationOf,
+  heldForProtectedPaths,
+  clearedForRefinery,
+  reviewApproved,
+  attemptRef,
+  pauseReasons,
+  schedulingHeld,
   require_picomatch2 as require_picomatch,
   walkthroughFrontmatterSchema,
   WALKTHROUGH_BODY_SECTIONS,
