@@ -270,7 +270,8 @@ async function createCommitOnBranch(
   const tree = await git.buildTree(repo.gitDir, base.tree, changes);
   const who = { name: ctx.actor.login, email: core.email(ctx.actor), date: now() };
   const message = input.message.body ? `${input.message.headline}\n\n${input.message.body}\n` : `${input.message.headline}\n`;
-  const sha = await git.commitTree(repo.gitDir, tree, [tip], message, who, who);
+  // Commits made through createCommitOnBranch are signed by GitHub (../signing.ts).
+  const sha = await git.commitTree(repo.gitDir, tree, [tip], message, who, who, core.sign);
   if (!(await git.updateRef(repo.gitDir, refName, sha, tip)))
     throw gqlError(`Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`, "STALE_DATA");
   await core.refsChanged(repo, [{ ref: refName, before: tip, after: sha }], { actor: ctx.actor, token: ctx.token });

@@ -14,6 +14,7 @@ import { realClock, type Clock } from "../../core/clock.js";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
 import { RateLimits } from "../rate-limits.js";
+import { CommitSigner } from "../signing.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
 import { Model } from "../resources/index.js";
@@ -48,6 +49,10 @@ export class SimCore {
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
   readonly latency: Latency;
   readonly violations: Violation[] = [];
+  /** GitHub's signature on the commits it creates (../signing.ts) */
+  readonly signer = new CommitSigner();
+  /** `signer.sign` as a commit writer takes it */
+  readonly sign = (payload: string): string => this.signer.sign(payload);
   /** `${operationId} ${status}` of every REST answer, for conformance coverage */
   readonly served = new Set<string>();
   readonly model: Model;
@@ -60,7 +65,11 @@ export class SimCore {
     this.latency = new Latency(undefined, this.clock);
     this.rateLimits = new RateLimits(this.clock);
     this.root = mkdtempSync(join(tmpdir(), "forge-sim-"));
-    this.model = new Model(this.state, () => this.baseUrl);
+    this.model = new Model(
+      this.state,
+      () => this.baseUrl,
+      (signature, payload) => this.signer.verifies(signature, payload),
+    );
     this.bus = new WebhookBus(
       this.state,
       this.validator,

@@ -1,6 +1,7 @@
 // Commits written in the local GitHub's bare repositories: in process, as `git commit-tree` would,
 // or by git itself when it would rewrite the values.
 import { writeObject } from "../objects.js";
+import { signatureHeader } from "../signing.js";
 import { git, SHA } from "./run.js";
 import { objectType, type GitIdentity } from "./store.js";
 
@@ -30,9 +31,18 @@ function identLine(id: GitIdentity): string | undefined {
   return `${id.name} <${id.email}> ${date}`;
 }
 
+/** Signs a commit's payload (the object without its signature): GitHub's own signature (../signing.ts). */
+export type CommitSign = (payload: string) => string;
+
+/** The commit object with `sign`'s signature of its payload in a `gpgsig` header, after the committer. */
+function signed(head: string, message: string, sign: CommitSign): string {
+  return `${head}\n${signatureHeader(sign(`${head}\n\n${message}`))}\n\n${message}`;
+}
+
 /**
  * Writes a commit object as `git commit-tree` does; values git would rewrite (crud in names,
- * dates without a zone) and missing trees or parents are left to git itself.
+ * dates without a zone) and missing trees or parents are left to git itself. With `sign`, the
+ * commit carries its signature (GitHub signs the commits it creates).
  */
 export async function commitTree(
   gitDir: string,
@@ -41,6 +51,7 @@ export async function commitTree(
   message: string,
   author: GitIdentity,
   committer: GitIdentity,
+  sign?: CommitSign,
 ): Promise<string> {
   const a = identLine(author);
   const c = identLine(committer);
@@ -48,10 +59,15 @@ export async function commitTree(
     const types = await Promise.all([objectType(gitDir, tree), ...parents.map((p) => objectType(gitDir, p))]);
     if (types[0] === "tree" && types.slice(1).every((t) => t === "commit")) {
       const head = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${a}`, `committer ${c}`].join("\n");
-      return writeObject(gitDir, "commit", Buffer.from(`${head}\n\n${message}`, "utf8"));
+      return writeObject(gitDir, "commit", Buffer.from(sign ? signed(head, message, sign) : `${head}\n\n${message}`, "utf8"));
     }
   }
-  return commitTreeWithGit(gitDir, tree, parents, message, author, committer);
+  const sha = await commitTreeWithGit(gitDir, tree, parents, message, author, committer);
+  if (!sign) return sha;
+  // git wrote the values as it reads them: that commit, signed.
+  const raw = await git(gitDir, ["cat-file", "commit", sha]);
+  const split = raw.indexOf("\n\n");
+  return writeObject(gitDir, "commit", Buffer.from(signed(raw.slice(0, split), raw.slice(split + 2), sign), "utf8"));
 }
 
 export async function commitTreeWithGit(

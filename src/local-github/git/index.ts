@@ -15,9 +15,9 @@
 
 export { closeReaders } from "../objects.js";
 export { gitProcesses, initBare, runGit } from "./run.js";
-export { hashBlob, objectType, readBlob, readCommit, type CommitInfo, type GitIdentity } from "./store.js";
+export { hashBlob, objectType, readBlob, readCommit, readCommitRaw, type CommitInfo, type GitIdentity } from "./store.js";
 export { deleteRef, listRefs, readRefFile, resolveRef, updateRef, validRefName } from "./refs.js";
 export { buildTree, entryAt, lsTree, treeFromFolder, type TreeChange, type TreeEntry } from "./trees.js";
-export { commitTree } from "./commits.js";
+export { commitTree, type CommitSign } from "./commits.js";
 export { bringsMergeCommits, countCommits, isAncestor, mergeBase, mergeTrees, pushCommits, revList } from "./history.js";
 export { changedPaths, diffFiles, pullRequestFiles, type FileDiff } from "./diffs.js";

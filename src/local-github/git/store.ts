@@ -2,6 +2,7 @@
 // type, blobs (and writing them), the entries of trees, commits parsed.
 import { GitError } from "../../core/git-error.js";
 import { objectInfo, parseTree, readObject, writeObject, type RawTreeEntry } from "../objects.js";
+import { splitSignature } from "../signing.js";
 import { cache, memo, SHA } from "./run.js";
 
 export interface GitIdentity {
@@ -52,12 +53,19 @@ export interface CommitInfo {
   author: GitIdentity;
   committer: GitIdentity;
   message: string;
+  /** its `gpgsig` signature and the payload it signs, when it carries one */
+  signed?: { signature: string; payload: string };
 }
 
 function parseIdent(line: string): GitIdentity {
   const m = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(line);
   if (!m) return { name: line, email: "", date: new Date(0).toISOString() };
   return { name: m[1]!, email: m[2]!, date: new Date(Number(m[3]) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") };
+}
+
+/** A commit object's text as stored (its signature included). */
+export async function readCommitRaw(gitDir: string, sha: string): Promise<string> {
+  return memo(gitDir, "commit-raw", [sha], "", async () => (await readTyped(gitDir, sha, "commit")).toString("utf8"));
 }
 
 export async function readCommit(gitDir: string, sha: string): Promise<CommitInfo> {
@@ -73,6 +81,8 @@ function parseCommit(sha: string, raw: string): CommitInfo {
   const header = raw.slice(0, split);
   const message = raw.slice(split + 2);
   const info: CommitInfo = { sha, tree: "", parents: [], message, author: parseIdent(""), committer: parseIdent("") };
+  const signed = splitSignature(raw);
+  if (signed) info.signed = signed;
   for (const line of header.split("\n")) {
     const sp = line.indexOf(" ");
     const k = line.slice(0, sp);

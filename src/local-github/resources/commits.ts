@@ -5,6 +5,22 @@ import type { Repo } from "../state.js";
 import { nodeId, type O } from "./ids.js";
 import type { Model } from "./index.js";
 
+/**
+ * The `verification` of a commit: verified when it carries GitHub's own signature (../signing.ts),
+ * "unverified" with another signature (the local GitHub keeps no person's keys), else "unsigned".
+ */
+export function verification(model: Model, c: CommitInfo): O {
+  if (!c.signed) return { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null };
+  const verified = model.verifies(c.signed.signature, c.signed.payload);
+  return {
+    verified,
+    reason: verified ? "valid" : "unknown_key",
+    signature: c.signed.signature,
+    payload: c.signed.payload,
+    verified_at: verified ? c.committer.date : null,
+  };
+}
+
 export function gitUser(id: { name: string; email: string; date: string }): O {
   return { name: id.name, email: id.email, date: id.date };
 }
@@ -25,7 +41,7 @@ export function gitCommit(model: Model, repo: Repo, c: CommitInfo): O {
       url: `${base}/git/commits/${p}`,
       html_url: `${model.web()}/${repo.owner.login}/${repo.name}/commit/${p}`,
     })),
-    verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+    verification: verification(model, c),
   };
 }
 
@@ -45,7 +61,7 @@ export function commit(model: Model, repo: Repo, c: CommitInfo): O {
       message: c.message.replace(/\n$/, ""),
       comment_count: 0,
       tree: { sha: c.tree, url: `${base}/git/trees/${c.tree}` },
-      verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+      verification: verification(model, c),
     },
     author: model.userByEmail(c.author.email),
     committer: model.userByEmail(c.committer.email),

@@ -45,6 +45,8 @@ export class Model {
     readonly state: SimState,
     /** web root, e.g. http://127.0.0.1:4000 */
     readonly web: () => string,
+    /** whether a commit's signature is GitHub's own (../signing.ts); none: no commit is verified */
+    readonly verifies: (signature: string, payload: string) => boolean = () => false,
   ) {}
 
   get api(): string {

@@ -87,7 +87,9 @@ export const gitDatabaseHandlers: Record<string, Handler> = {
       if ((await git.objectType(repo.gitDir, p)) !== "commit") throw invalid(ctx, "Parent SHA does not exist or is not a commit object");
     const author = identity(ctx, b.author);
     const committer = b.committer ? identity(ctx, b.committer) : author;
-    const sha = await git.commitTree(repo.gitDir, tree, parents, str(b, "message")!, author, committer);
+    // GitHub signs a commit it creates with no author, committer or signature given (../signing.ts).
+    const sign = b.author || b.committer || b.signature ? undefined : ctx.core.sign;
+    const sha = await git.commitTree(repo.gitDir, tree, parents, str(b, "message")!, author, committer, sign);
     return ok(ctx.core.model.gitCommit(repo, await git.readCommit(repo.gitDir, sha)), 201);
   },
   "git/get-commit": async (ctx) => {

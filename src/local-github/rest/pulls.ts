@@ -163,12 +163,14 @@ export const pullHandlers: Record<string, Handler> = {
     if (method === "merge") {
       const title = str(b, "commit_title") ?? `Merge pull request #${issue.number} from ${repo.owner.login}/${p.headRef}`;
       const message = `${title}\n\n${str(b, "commit_message") ?? issue.title}\n`;
-      sha = await git.commitTree(repo.gitDir, tree, [base, p.headSha], message, who, who);
+      sha = await git.commitTree(repo.gitDir, tree, [base, p.headSha], message, who, who, ctx.core.sign);
     } else if (method === "squash") {
       const title = str(b, "commit_title") ?? `${issue.title} (#${issue.number})`;
-      sha = await git.commitTree(repo.gitDir, tree, [base], `${title}\n\n${str(b, "commit_message") ?? ""}`.trimEnd() + "\n", who, who);
+      const message = `${title}\n\n${str(b, "commit_message") ?? ""}`.trimEnd() + "\n";
+      sha = await git.commitTree(repo.gitDir, tree, [base], message, who, who, ctx.core.sign);
     } else {
-      // Rebase replays the head's commits on the base; the simulator supports the linear case.
+      // Rebase replays the head's commits on the base; the simulator supports the linear case. GitHub
+      // cannot sign the commits it rewrites ("About commit signature verification"): they are unsigned.
       const mb = await git.mergeBase(repo.gitDir, base, p.headSha);
       if (mb !== base) throw new HttpError(405, "This branch can't be rebased", ctx.doc);
       sha = base;

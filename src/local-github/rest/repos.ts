@@ -112,7 +112,9 @@ export const repoHandlers: Record<string, Handler> = {
       const tree = await git.buildTree(repo.gitDir, baseTree, [{ path, sha: blob }]);
       const committer = identity(ctx, b.committer);
       const author = b.author ? identity(ctx, b.author) : committer;
-      const commit = await git.commitTree(repo.gitDir, tree, tip ? [tip] : [], `${str(b, "message")}\n`, author, committer);
+      // Signed by GitHub unless an author or committer is given (../signing.ts).
+      const sign = b.author || b.committer ? undefined : ctx.core.sign;
+      const commit = await git.commitTree(repo.gitDir, tree, tip ? [tip] : [], `${str(b, "message")}\n`, author, committer, sign);
       if (!(await moveRef(ctx, repo, refName, commit, tip ?? null))) continue;
       const info = await git.readCommit(repo.gitDir, commit);
       return ok(
@@ -144,7 +146,7 @@ export const repoHandlers: Record<string, Handler> = {
       if (!tree) throw new HttpError(409, "Merge conflict", ctx.doc);
       const who = identity(ctx, undefined);
       const message = str(b, "commit_message") ?? `Merge ${headName} into ${baseName}`;
-      const sha = await git.commitTree(repo.gitDir, tree, [base, head], `${message}\n`, who, who);
+      const sha = await git.commitTree(repo.gitDir, tree, [base, head], `${message}\n`, who, who, ctx.core.sign);
       if (!(await moveRef(ctx, repo, baseRef, sha, base))) continue;
       return ok(ctx.core.model.commit(repo, await git.readCommit(repo.gitDir, sha)), 201);
     }
