@@ -222,9 +222,11 @@ export class OctokitPort implements GitHubPort {
       return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
     } catch (e) {
       // The contents API is a compare-and-swap on the file's blob sha: 409 when it moved, and 422
-      // when `sha` is missing for a file that now exists (someone created it first).
+      // when `sha` is missing for a file that now exists (someone created it first). A 409 of the
+      // repository's rules ("Repository rule violations found") is no race: reading again changes nothing.
       const status = statusOf(e);
-      if (status === 409 || (status === 422 && !expectedBlobSha))
+      const ruled = /rule violations/i.test((e as { message?: string }).message ?? "");
+      if ((status === 409 && !ruled) || (status === 422 && !expectedBlobSha))
         throw new ConflictError("repos.createOrUpdateFileContents", `${path} on ${branch} changed since it was read`);
       throw wrap("repos.createOrUpdateFileContents", e);
     }

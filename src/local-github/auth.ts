@@ -206,6 +206,8 @@ export function roleAtLeast(role: Role | undefined, need: Role): boolean {
 /** Effective role of a user on a repository (owner = admin). */
 export function roleOf(repo: Repo, user: User): Role | undefined {
   if (user.id === repo.owner.id) return "admin";
+  // An organisation's owners administer every repository it owns.
+  if (repo.owner.org?.owners.has(user.login.toLowerCase())) return "admin";
   return repo.collaborators.get(user.login);
 }
 

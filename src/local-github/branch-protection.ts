@@ -20,7 +20,8 @@
 import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./domain/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
-import type { RefWrite } from "./rulesets.js";
+import type { RefWrite } from "./rule-violations.js";
+import { bringsMergeCommitsIn, isAncestorIn } from "./rule-facts.js";
 import * as git from "./git/index.js";
 import type { Issue, Repo, User } from "./state.js";
 
@@ -98,10 +99,11 @@ export function protectionRules(repo: Repo, ref: string, who: ActContext): Array
 }
 
 /**
- * Refuse a write through the REST API (refs, contents, branch merges) that the branch's protection
- * forbids: 422, naming what it breaks.
+ * The protections a write breaks for this actor, as GitHub words them (GH006's lines); empty when it
+ * may go. The write's commits are read where `write.view` says (a push's quarantine).
  */
-export async function enforceProtection(repo: Repo, write: RefWrite, who: ActContext, doc: string): Promise<void> {
+export async function protectionViolations(repo: Repo, write: RefWrite, who: ActContext): Promise<string[]> {
+  const view = write.view ?? { gitDir: repo.gitDir };
   const broken: string[] = [];
   for (const r of protectionRules(repo, write.ref, who)) {
     const applies =
@@ -110,12 +112,23 @@ export async function enforceProtection(repo: Repo, write: RefWrite, who: ActCon
         : r.type === "update"
           ? write.before !== null && write.after !== null
           : r.type === "non_fast_forward"
-            ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
+            ? write.before !== null &&
+              write.after !== null &&
+              !(await (write.fastForward?.() ?? isAncestorIn(view, write.before, write.after)))
             : r.type === "required_linear_history"
-              ? write.after !== null && (await git.bringsMergeCommits(repo.gitDir, write.before, write.after))
+              ? write.after !== null && (await bringsMergeCommitsIn(view, write.before, write.after))
               : false;
     if (applies && !broken.includes(r.message)) broken.push(r.message);
   }
+  return broken;
+}
+
+/**
+ * Refuse a write through the REST API (refs, contents, branch merges) that the branch's protection
+ * forbids: 422, naming what it breaks.
+ */
+export async function enforceProtection(repo: Repo, write: RefWrite, who: ActContext, doc: string): Promise<void> {
+  const broken = await protectionViolations(repo, write, who);
   if (broken.length) throw new HttpError(422, `Protected branch update failed for ${write.ref}.\n\n${broken.join("\n")}`, doc);
 }
 

@@ -5,7 +5,7 @@
 // does). Fetching a public repository needs no credentials; pushing needs `contents: write` for
 // App/workflow tokens or a write role for people. After a receive-pack the refs are compared with
 // their state before the push, and the resulting push/create/delete/pull_request events are sent.
-// The repository's rulesets are enforced by a pre-receive hook (src/local-github/rulesets.ts).
+// The repository's rulesets and branch protection are enforced by a pre-receive hook (push-hook.ts).
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./a
 import type { SimCore } from "./domain/index.js";
 import { listRefs } from "./git/index.js";
 import { gitLatencyClass } from "./latency/profile.js";
-import { pushRulesEnv } from "./rulesets.js";
+import { pushHook } from "./push-hook.js";
 import type { Repo, Token } from "./state.js";
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/;
@@ -60,6 +60,8 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
   // GitHub's time for a fetch (at its ref advertisement) or a push (before the refs change).
   await core.latency.wait(gitLatencyClass(req.method ?? "GET", rest, service));
   const before = write ? await listRefs(repo.gitDir) : undefined;
+  // Rules that apply to this pusher run as a pre-receive hook (refused pushes change nothing).
+  const hook = write && token ? pushHook(core, repo, { actor: token.actor, token }) : undefined;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     GIT_PROJECT_ROOT: join(core.root, "git"),
@@ -71,8 +73,7 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     CONTENT_TYPE: req.headers["content-type"] ?? "",
     REMOTE_USER: token?.actor.login ?? "",
     REMOTE_ADDR: req.socket.remoteAddress ?? "127.0.0.1",
-    // Rulesets that apply to this pusher run as a pre-receive hook (refused pushes change nothing).
-    ...(write && token ? pushRulesEnv(core.root, repo, { actor: token.actor, token }) : {}),
+    ...(hook?.env ?? {}),
   };
   if (req.headers["content-length"]) env.CONTENT_LENGTH = req.headers["content-length"];
   if (req.headers["content-encoding"]) env.HTTP_CONTENT_ENCODING = req.headers["content-encoding"];
@@ -116,6 +117,7 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     child.on("close", () => resolve());
     child.on("error", () => resolve());
   });
+  hook?.done();
   if (!headersDone) {
     res.writeHead(500, { "content-type": "text/plain" });
     res.end(Buffer.concat(stderr));

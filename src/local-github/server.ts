@@ -14,6 +14,7 @@ import { isContentCreating, type RateLimitConfig } from "./rate-limits.js";
 import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
+import { handlePreReceive, PRE_RECEIVE_PATH } from "./push-hook.js";
 import { restLatencyClass, type LatencyProfileName, type LatencySettings } from "./latency/profile.js";
 import { Model } from "./resources/index.js";
 import type { RouteMatch, Violation } from "./openapi.js";
@@ -365,7 +366,9 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
                 return handleGraphql(core, req, res, b, send);
               })
             : Promise.resolve(send(res, 404, Model.error("Not Found", 404)))
-          : p.startsWith("/_sim/") || p === "/_sim"
+          : p === PRE_RECEIVE_PATH
+            ? handlePreReceive(core, req, res, readBody)
+            : p.startsWith("/_sim/") || p === "/_sim"
             ? handleControl(control, req, res, url, readBody, send)
             : isGitRequest(p)
               ? handleGit(core, req, res, url)

@@ -3,7 +3,7 @@
 
 import type { ActionsPermissions } from "./actions-permissions.js";
 import type { BranchProtection } from "./branch-protection.js";
-import type { Ruleset } from "./rulesets.js";
+import type { OrgData, Ruleset } from "./rulesets.js";
 import type { RepoSecrets } from "./secrets.js";
 
 export type Role = "admin" | "maintain" | "write" | "triage" | "read";
@@ -16,6 +16,8 @@ export interface User {
   type: "User" | "Bot" | "Organization";
   /** for Bot users: the App they belong to */
   appId?: number;
+  /** for organisations: their owners and rulesets (./rulesets.ts) */
+  org?: OrgData;
 }
 
 export interface Label {

@@ -118,7 +118,8 @@ describe("the state branches are the App's alone", () => {
         content: Buffer.from("x").toString("base64"),
         branch: state,
       });
-      expect(written.status).toBe(422);
+      // The contents API answers a rule violation 409 (its description: repository-rule-violation-error).
+      expect(written.status).toBe(409);
       expect(JSON.stringify(written.body)).toContain("Cannot update this protected ref.");
 
       // Git: a fast-forward push of a forged journal commit is refused with GitHub's GH013 message.

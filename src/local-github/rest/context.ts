@@ -6,7 +6,7 @@ import * as git from "../git/index.js";
 import type { App, Issue, Repo, Token, User } from "../state.js";
 import { now } from "../state.js";
 import { enforceProtection } from "../branch-protection.js";
-import { enforceRules } from "../rulesets.js";
+import { enforceRules } from "../rule-violations.js";
 
 export interface RestCtx {
   core: SimCore;
@@ -113,7 +113,8 @@ export async function moveRef(
 ): Promise<boolean> {
   // The repository's rulesets and branch protection first (a forced update says whether it fast-forwards).
   const write = { ref, before: old, after: sha, ...(fastForward ? { fastForward } : {}) };
-  await enforceRules(repo, write, act(ctx), ctx.doc);
+  // The contents API answers a rule violation 409, as its description says; the refs API 422.
+  await enforceRules(ctx.core, repo, write, act(ctx), ctx.doc, ctx.op === "repos/create-or-update-file-contents" ? 409 : 422);
   await enforceProtection(repo, write, act(ctx), ctx.doc);
   const okMove = await git.updateRef(repo.gitDir, ref, sha, old ?? undefined);
   if (!okMove) return false;

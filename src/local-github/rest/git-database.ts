@@ -3,7 +3,7 @@
 import * as git from "../git/index.js";
 import type { Repo } from "../state.js";
 import { enforceProtection } from "../branch-protection.js";
-import { enforceRules } from "../rulesets.js";
+import { enforceRules } from "../rule-violations.js";
 import type { Handler, RestCtx } from "./context.js";
 import { act, commitish, identity, invalid, moveRef, notFound, ok, repoOf, str, wrap64 } from "./context.js";
 
@@ -153,7 +153,7 @@ export const gitDatabaseHandlers: Record<string, Handler> = {
     const ref = `refs/${ctx.params.ref}`;
     const cur = (await git.listRefs(repo.gitDir, ref)).get(ref);
     if (!cur) throw invalid(ctx, "Reference does not exist");
-    await enforceRules(repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
+    await enforceRules(ctx.core, repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
     await enforceProtection(repo, { ref, before: cur, after: null }, act(ctx), ctx.doc);
     if (!(await git.deleteRef(repo.gitDir, ref, cur))) throw invalid(ctx, "Reference cannot be deleted");
     await ctx.core.refsChanged(repo, [{ ref, before: cur, after: null }], act(ctx));

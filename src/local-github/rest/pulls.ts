@@ -5,7 +5,7 @@ import type { Issue } from "../state.js";
 import { now } from "../state.js";
 import { enforceProtectionOnMerge } from "../branch-protection.js";
 import { enforceLinearHistoryOnMerge, enforceMergeRequirements } from "../merge-rules.js";
-import { enforceRules } from "../rulesets.js";
+import { enforceRules } from "../rule-violations.js";
 import type { Handler, RestCtx } from "./context.js";
 import { act, checkBodyLength, diffEntry, emit, identity, invalid, newIssue, notFound, ok, repoOf, setIssueState, str } from "./context.js";
 
@@ -181,7 +181,7 @@ export const pullHandlers: Record<string, Handler> = {
       }
     }
     // The rulesets judge the write the merge makes: its commit (a merge commit under linear history is refused).
-    await enforceRules(repo, { ref: baseRef, before: base, after: sha }, act(ctx), ctx.doc, 405);
+    await enforceRules(ctx.core, repo, { ref: baseRef, before: base, after: sha }, act(ctx), ctx.doc, 405);
     // Another merge moved the base meanwhile: GitHub answers 405 with this message (not 409, which
     // is only for a `sha` that is not the head), and the merge may simply be tried again.
     if (!(await git.updateRef(repo.gitDir, baseRef, sha, base)))
