@@ -7,6 +7,7 @@ import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./domain/inde
 import type { FaultConfig } from "./faults.js";
 import type { RateLimitConfig } from "./rate-limits.js";
 import { Model } from "./resources/index.js";
+import { orgData } from "./rulesets.js";
 import { storeSecret } from "./secrets.js";
 import type { Delivery, Repo, Role } from "./state.js";
 import { now } from "./state.js";
@@ -38,6 +39,17 @@ export class Control {
   createUser(login: string, type: "User" | "Organization" = "User"): { id: number; login: string } {
     const u = this.core.ensureUser(login, type);
     return { id: u.id, login: u.login };
+  }
+
+  /**
+   * Makes `login` an owner of the organisation `org` (created as an organisation when new): it
+   * administers the organisation's repositories and its rulesets.
+   */
+  setOrgOwner(org: string, login: string): void {
+    const account = this.core.ensureUser(org, "Organization");
+    const data = orgData(account);
+    if (!data) throw new Error(`${org} is not an organisation`);
+    data.owners.add(this.core.ensureUser(login).login.toLowerCase());
   }
 
   async createRepo(o: SeedRepoOptions): Promise<{ id: number; full_name: string; clone_url: string; default_branch: string }> {
@@ -296,6 +308,10 @@ export async function handleControl(
       return send(res, 201, control.createUser(s("login"), body.type === "Organization" ? "Organization" : "User"));
     if (method === "POST" && (m = /^\/users\/([^/]+)\/tokens$/.exec(path)))
       return send(res, 201, { token: control.userToken(decodeURIComponent(m[1]!)) });
+    if (method === "PUT" && (m = /^\/orgs\/([^/]+)\/owners\/([^/]+)$/.exec(path))) {
+      control.setOrgOwner(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+      return send(res, 204, undefined);
+    }
     if (method === "POST" && path === "/repos") return send(res, 201, await control.createRepo(body as unknown as SeedRepoOptions));
     if (method === "POST" && (m = /^\/repos\/([^/]+\/[^/]+)\/forks$/.exec(path)))
       return send(res, 201, await control.fork(m[1]!, s("owner")));
@@ -407,6 +423,7 @@ export const CONTROL_ENDPOINTS = [
   "GET    /_sim/                                   this list",
   "POST   /_sim/users {login, type?}               create a user or organization",
   "POST   /_sim/users/{login}/tokens               personal access token for a user",
+  "PUT    /_sim/orgs/{org}/owners/{login}          an owner of an organisation (its repositories' admin, its rulesets)",
   "POST   /_sim/repos {owner, name, defaultBranch?, private?, files?|fromDir?, collaborators?, labels?}",
   "POST   /_sim/repos/{o}/{r}/forks {owner}            a fork owned by owner",
   "PUT    /_sim/repos/{o}/{r}/collaborators/{login} {permission}",

@@ -3,7 +3,9 @@
 // - rulesets (docs.github.com/rest/repos/rules, "Available rules for rulesets"): `pull_request`
 //   (`required_approving_review_count` approvals of people with write access, of the head when
 //   `dismiss_stale_reviews_on_push`) and `required_status_checks` (each context green on the head;
-//   `strict_required_status_checks_policy`: the head contains the base's tip). An actor on the
+//   `strict_required_status_checks_policy`: the head contains the base's tip), `merge_queue` (only
+//   the merge queue merges: a direct merge is refused), `pull_request.allowed_merge_methods` (the
+//   method must be one of them). An actor on the
 //   ruleset's bypass list (modes `always` and `pull_request`) is exempt. GitHub answers
 //   "Repository rule violations found" with the rules named, as for a push (GH013).
 // - branch protection (docs.github.com/rest/branches/branch-protection, "About protected branches"):
@@ -26,6 +28,12 @@ export const MERGE_MESSAGES = {
       ? "At least 1 approving review is required by reviewers with write access."
       : `At least ${need} approving reviews are required by reviewers with write access.`,
   check: (context: string, state: string): string => `Required status check "${context}" is ${state}.`,
+  // A merge into a branch whose rules require a merge queue: only the queue merges
+  // (e.g. github.com/pascalgn/automerge-action/issues/235, "Changes must be made through the merge queue").
+  mergeQueue: "Changes must be made through the merge queue",
+  // GitHub's wording for a method a `pull_request` rule's `allowed_merge_methods` leaves out is not
+  // published: the local GitHub's.
+  method: (method: string): string => `Merge method ${method} is not allowed by the rules of this branch.`,
 };
 
 interface RequiredCheck {
@@ -33,8 +41,15 @@ interface RequiredCheck {
   integration_id?: number;
 }
 
-/** The rulesets' pull request requirements the merge of `issue` into `base` (its tip) breaks, as GitHub words them. */
-async function rulesetMergeViolations(core: SimCore, repo: Repo, issue: Issue, base: string, who: ActContext): Promise<string[]> {
+/** The rulesets' pull request requirements the merge of `issue` into `base` (its tip) by `method` breaks, as GitHub words them. */
+async function rulesetMergeViolations(
+  core: SimCore,
+  repo: Repo,
+  issue: Issue,
+  base: string,
+  who: ActContext,
+  method: string,
+): Promise<string[]> {
   const p = issue.pull!;
   const out: string[] = [];
   const add = (m: string): void => {
@@ -44,7 +59,10 @@ async function rulesetMergeViolations(core: SimCore, repo: Repo, issue: Issue, b
     if (canBypass(repo, set, who, true)) continue;
     for (const rule of set.rules) {
       const params = rule.parameters ?? {};
-      if (rule.type === "pull_request") {
+      if (rule.type === "merge_queue") add(MERGE_MESSAGES.mergeQueue);
+      else if (rule.type === "pull_request") {
+        const methods = params.allowed_merge_methods as string[] | undefined;
+        if (Array.isArray(methods) && !methods.includes(method)) add(MERGE_MESSAGES.method(method));
         const need = Number(params.required_approving_review_count ?? 0);
         if (need > 0 && approvals(core, repo, issue, params.dismiss_stale_reviews_on_push === true) < need)
           add(MERGE_MESSAGES.approvals(need));
@@ -73,8 +91,9 @@ export async function enforceMergeRequirements(
   base: string,
   who: ActContext,
   doc: string,
+  method = "merge",
 ): Promise<void> {
-  const broken = await rulesetMergeViolations(core, repo, issue, base, who);
+  const broken = await rulesetMergeViolations(core, repo, issue, base, who, method);
   if (broken.length) throw new HttpError(405, `Repository rule violations found\n\n${broken.join("\n")}\n`, doc);
   const p = protectionOf(repo, `refs/heads/${issue.pull!.baseRef}`);
   if (!p || adminExempt(repo, p, who)) return;

@@ -110,7 +110,12 @@ export async function judgePush(
   for (const line of updates.split("\n")) {
     const [before, after, ref] = line.trim().split(" ");
     if (!before || !after || !ref) continue;
-    const write = { ref, before: ZERO.test(before) ? null : before, after: ZERO.test(after) ? null : after, view: { gitDir: repo.gitDir, env } };
+    const write = {
+      ref,
+      before: ZERO.test(before) ? null : before,
+      after: ZERO.test(after) ? null : after,
+      view: { gitDir: repo.gitDir, env },
+    };
     const rules = await ruleViolations(core, repo, write, who);
     if (rules.length) texts.push(gh013(core.baseUrl, repo, ref, rules));
     const protections = await protectionViolations(repo, write, who);

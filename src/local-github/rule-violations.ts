@@ -119,9 +119,15 @@ async function judge(
     case "merge_queue":
       return plain(updated && !viaPullRequest);
     case "required_linear_history":
-      return listed(RULE_MESSAGES.required_linear_history!, (await facts.commits()).filter((c) => c.parents > 1).map((c) => c.sha));
+      return listed(
+        RULE_MESSAGES.required_linear_history!,
+        (await facts.commits()).filter((c) => c.parents > 1).map((c) => c.sha),
+      );
     case "required_signatures":
-      return listed(RULE_MESSAGES.required_signatures!, (await facts.commits()).filter((c) => !c.verified).map((c) => c.sha));
+      return listed(
+        RULE_MESSAGES.required_signatures!,
+        (await facts.commits()).filter((c) => !c.verified).map((c) => c.sha),
+      );
     case "commit_message_pattern":
     case "commit_author_email_pattern":
     case "committer_email_pattern": {
@@ -146,7 +152,10 @@ async function judge(
     }
     case "file_path_restriction": {
       const paths = (params.restricted_file_paths as string[] | undefined) ?? [];
-      return listed(RULE_MESSAGES.file_path_restriction!, (await facts.files()).filter((f) => pathRestricted(paths, f.path)).map((f) => f.path));
+      return listed(
+        RULE_MESSAGES.file_path_restriction!,
+        (await facts.files()).filter((f) => pathRestricted(paths, f.path)).map((f) => f.path),
+      );
     }
     case "file_extension_restriction": {
       const exts = (params.restricted_file_extensions as string[] | undefined) ?? [];
@@ -226,7 +235,8 @@ export function gh013(web: string, repo: Repo, ref: string, broken: readonly Rul
   ];
   for (const v of broken) {
     lines.push(`- ${v.message}`);
-    if (v.found.length) lines.push(`  Found ${v.found.length} violation${v.found.length === 1 ? "" : "s"}:`, "", ...v.found.map((f) => `  ${f}`));
+    if (v.found.length)
+      lines.push(`  Found ${v.found.length} violation${v.found.length === 1 ? "" : "s"}:`, "", ...v.found.map((f) => `  ${f}`));
     lines.push("");
   }
   return `${lines.join("\n")}\n`;

@@ -154,7 +154,9 @@ export function rulesetJson(ctx: RestCtx, home: RulesetHome, r: Ruleset): Record
       ? `${ctx.core.model.api}/orgs/${orgLogin}/rulesets/${r.id}`
       : `${ctx.core.model.api}/repos/${source}/rulesets/${r.id}`;
   const html =
-    orgLogin !== undefined ? `${ctx.core.baseUrl}/organizations/${orgLogin}/settings/rules/${r.id}` : `${ctx.core.baseUrl}/${source}/rules/${r.id}`;
+    orgLogin !== undefined
+      ? `${ctx.core.baseUrl}/organizations/${orgLogin}/settings/rules/${r.id}`
+      : `${ctx.core.baseUrl}/${source}/rules/${r.id}`;
   const refName = { ref_name: { include: r.include, exclude: r.exclude } };
   const conditions = !r.org
     ? refName

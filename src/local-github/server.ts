@@ -369,12 +369,12 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
           : p === PRE_RECEIVE_PATH
             ? handlePreReceive(core, req, res, readBody)
             : p.startsWith("/_sim/") || p === "/_sim"
-            ? handleControl(control, req, res, url, readBody, send)
-            : isGitRequest(p)
-              ? handleGit(core, req, res, url)
-              : isManifestWebRequest(p)
-                ? handleManifestWeb(core, req, res, url, readBody)
-                : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
+              ? handleControl(control, req, res, url, readBody, send)
+              : isGitRequest(p)
+                ? handleGit(core, req, res, url)
+                : isManifestWebRequest(p)
+                  ? handleManifestWeb(core, req, res, url, readBody)
+                  : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
     work.catch((e: unknown) => {
       console.error("[forge-sim] request failed", e);
       if (!res.headersSent) send(res, 500, Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500));

@@ -7,6 +7,7 @@
 import { ZERO } from "../domain/index.js";
 import { actionsPermissionsHandlers } from "../actions-permissions.js";
 import { branchProtectionHandlers } from "../branch-protection.js";
+import { orgRulesetHandlers } from "../org-rulesets.js";
 import { rulesetHandlers } from "../rulesets.js";
 import { reviewHandlers } from "../reviews.js";
 import { secretHandlers } from "../secrets.js";
@@ -28,6 +29,7 @@ export const handlers: Record<string, Handler> = {
   ...issueHandlers,
   ...checkHandlers,
   ...rulesetHandlers,
+  ...orgRulesetHandlers,
   ...branchProtectionHandlers,
   ...actionsPermissionsHandlers,
   ...secretHandlers,

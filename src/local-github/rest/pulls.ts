@@ -154,7 +154,7 @@ export const pullHandlers: Record<string, Handler> = {
     // Branch protection: approving reviews and required status checks (405); the rulesets' and
     // protection's pull request requirements (approvals, checks, up to date, linear history).
     enforceProtectionOnMerge(ctx.core, repo, issue, act(ctx), ctx.doc);
-    await enforceMergeRequirements(ctx.core, repo, issue, base, act(ctx), ctx.doc);
+    await enforceMergeRequirements(ctx.core, repo, issue, base, act(ctx), ctx.doc, method);
     enforceLinearHistoryOnMerge(repo, issue, method, act(ctx), ctx.doc);
     const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
     if (!tree) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
