@@ -11,7 +11,9 @@ import { parsePlanPath, resultPath, TRAILERS, type AttemptRef } from "../core/la
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { agentResultSchema, type AgentResult } from "../core/schemas/agent-result.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
+import { withRulesetNames } from "../github/merge-rules.js";
 import type { GitHubPort } from "../github/port.js";
+import { pushBlockedReason, ruleRefusal, ruleTypesOf } from "../github/rule-refusals.js";
 
 export type { AttemptRef };
 
@@ -145,7 +147,8 @@ export async function endedJobInput(
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run.conclusion ?? "no conclusion";
-  if (await port.runnerLost(run.id))
+  const ended = await port.jobsEnded(run.id);
+  if (ended.runnerLost)
     return {
       kind: "agent.lost",
       taskId,
@@ -154,6 +157,22 @@ export async function endedJobInput(
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
     };
+  // The job failed because a rule of the repository refused its push: which rule, which branch, what a person can do.
+  const refusal = ended.errors.map(ruleRefusal).find((r) => r !== undefined);
+  if (refusal) {
+    const read = await port.branchRules(branch).catch(() => []);
+    const types = refusal.messages.flatMap((m) => ruleTypesOf(m, read));
+    const rules = await withRulesetNames(read, types, (id) => port.rulesetName(id));
+    const why = pushBlockedReason(refusal, branch, rules);
+    return {
+      kind: "agent.lost",
+      taskId,
+      attempt,
+      workflowRunId: run.id,
+      reason: `the job ended (${conclusion}): GitHub refused its push`,
+      blockedBy: why.length > 2000 ? `${why.slice(0, 1990)} …` : why,
+    };
+  }
   return { kind: "agent.lost", taskId, attempt, workflowRunId: run.id, reason: `the job ended (${conclusion}) without a result` };
 }
 

@@ -105,6 +105,13 @@ const inputs = [
         .describe(
           "The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED.",
         ),
+      blockedBy: z
+        .string()
+        .max(2000)
+        .optional()
+        .describe(
+          "A rule of the repository refused the job's push (GitHub's GH013/GH006 answer, read from the job's failure): which rule, which branch, what a person can do. The task waits for a person (hold `blocked`) instead of being retried.",
+        ),
     })
     .describe("The attempt's job ended without a result."),
   z

@@ -21,9 +21,9 @@ import { taskStatusSchema } from "./schemas/common.js";
 
 /** Why a FAILED task is not retried by itself. */
 export const holdSchema = z
-  .enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"])
+  .enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"])
   .describe(
-    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget.",
+    "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry.",
   );
 export type Hold = z.infer<typeof holdSchema>;
 

@@ -14,10 +14,13 @@
 import type { Octokit } from "./octokit-port.js";
 import { mergeRefusal, wrap } from "./octokit-rest.js";
 import type { PullMergeResult } from "./port.js";
+import { describeRules, mergeRemedy, ruleRefusal, ruleTypesOf, type NamedRule } from "./rule-refusals.js";
 
 export interface BranchRule {
   type: string;
   parameters?: Record<string, unknown>;
+  /** the ruleset that holds it (its name once asked, `rulesetName`), a repository's or an organisation's */
+  ruleset?: { id: number; name?: string; source?: string; sourceType?: string };
 }
 
 export type MergeMethod = "merge" | "squash" | "rebase";
@@ -29,10 +32,52 @@ export async function readBranchRules(octokit: Octokit, owner: string, repo: str
     return rules.map((r) => ({
       type: r.type,
       ...("parameters" in r && r.parameters ? { parameters: r.parameters as Record<string, unknown> } : {}),
+      ...(typeof r.ruleset_id === "number"
+        ? {
+            ruleset: {
+              id: r.ruleset_id,
+              ...(r.ruleset_source ? { source: r.ruleset_source } : {}),
+              ...(r.ruleset_source_type ? { sourceType: r.ruleset_source_type } : {}),
+            },
+          }
+        : {}),
     }));
   } catch (e) {
     throw wrap("repos.getBranchRules", e);
   }
+}
+
+/**
+ * A ruleset's name (`GET /repos/{owner}/{repo}/rulesets/{id}`, which reads an organisation's
+ * rulesets that apply to the repository too — docs.github.com/rest/repos/rules#get-a-repository-ruleset).
+ */
+export async function readRulesetName(octokit: Octokit, owner: string, repo: string, id: number): Promise<string> {
+  try {
+    return (await octokit.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: id })).data.name;
+  } catch (e) {
+    throw wrap("repos.getRepoRuleset", e);
+  }
+}
+
+/**
+ * The rules of `types` in `rules`, each with its ruleset's name (read through `name`; a name that
+ * cannot be read leaves the ruleset named by its id).
+ */
+export async function withRulesetNames(
+  rules: readonly BranchRule[],
+  types: readonly string[],
+  name: (id: number) => Promise<string>,
+): Promise<BranchRule[]> {
+  const out: BranchRule[] = [];
+  for (const r of rules) {
+    if (!types.includes(r.type) || !r.ruleset) {
+      out.push(r);
+      continue;
+    }
+    const got = await name(r.ruleset.id).catch(() => undefined);
+    out.push({ ...r, ruleset: { ...r.ruleset, ...(got ? { name: got } : {}) } });
+  }
+  return out;
 }
 
 /** Merge a pull request (docs.github.com/rest/pulls/pulls#merge-a-pull-request) by `method`, a merge commit when none is given. */
@@ -59,9 +104,14 @@ export async function mergePull(
   }
 }
 
-/** The merge method the rules allow: a merge commit unless they want a linear history. */
+/**
+ * The merge method the rules allow: squash where they want a linear history, or signed commits (the
+ * squash commit is GitHub's own, signed; a merge commit would bring the task branch's unsigned
+ * commits, and a rebase's commits GitHub cannot sign), else a merge commit unless a `pull_request`
+ * rule's `allowed_merge_methods` leaves it out.
+ */
 export function mergeMethodFor(rules: readonly BranchRule[]): MergeMethod {
-  if (rules.some((r) => r.type === "required_linear_history")) return "squash";
+  if (rules.some((r) => r.type === "required_linear_history" || r.type === "required_signatures")) return "squash";
   const allowed = rules.flatMap((r) =>
     r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods as string[]] : [],
   );
@@ -75,66 +125,110 @@ export const refusesMergeCommits = (message: string): boolean =>
   /must not contain merge commits|merge commits are not allowed/i.test(message);
 
 /**
- * What a 405 of the merge into `branch` says when Forge cannot resolve it by itself: the rule, the
- * branch and what a person can do; undefined when it may simply be tried again (a check Forge
- * waits for, a merge still being computed, a conflict its own machinery handles).
+ * What a 405 of the merge into `branch` says when Forge cannot resolve it by itself: the rule (its
+ * type, and the ruleset that holds it when `rules` — the branch's, named — say), the branch and what
+ * a person can do; undefined when it may simply be tried again (a check Forge waits for, a merge
+ * still being computed, a conflict its own machinery handles).
  */
-export function mergeBlocker(message: string, branch: string, requiredChecks: readonly string[]): string | undefined {
+export function mergeBlocker(
+  message: string,
+  branch: string,
+  requiredChecks: readonly string[],
+  rules: readonly NamedRule[] = [],
+): string | undefined {
   const text = message.replace(/\s+/g, " ").trim();
   const on = `\`${branch}\``;
+  const said = ruleRefusal(message)?.messages ?? [];
+  const types = [...new Set((said.length ? said : [text]).flatMap((m) => ruleTypesOf(m, rules)))];
+  // Which ruleset holds the rule, when the branch's rules say (branch protection is no ruleset).
+  const held = (...of: string[]) => {
+    const hit = of.filter((t) => rules.some((r) => r.type === t && r.ruleset));
+    return hit.length ? ` (${describeRules(hit, rules)})` : "";
+  };
+  const retry = "then a writer comments `/forge retry`";
+  if (types.includes("merge_queue"))
+    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, which Forge cannot use yet ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry}.`;
   const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
   if (approvals)
-    return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
+    return `required approvals on ${on}${held("pull_request")}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
   const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
   if (check && !requiredChecks.includes(check[1]!))
-    return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
+    return `required status check "${check[1]}" on ${on}${held("required_status_checks")} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
   const checks = /(\d+) of (\d+) required status checks/i.exec(text);
   if (checks && !requiredChecks.length)
-    return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
+    return `required status checks on ${on}${held("required_status_checks")} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
   if (/out of date/i.test(text))
-    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+    return `${on} requires branches to be up to date before merging${held("required_status_checks")} ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
   if (refusesMergeCommits(text))
-    return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+    return `${on} requires a linear history${held("required_linear_history")} and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+  if (types.includes("required_signatures"))
+    return `${describeRules(["required_signatures"], rules)} on ${on} refused the merge ("${text}"). ${cap(mergeRemedy(["required_signatures"], branch))}, ${retry}.`;
   if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
-    return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
+    return `${types.length ? describeRules(types, rules) : "a rule"} of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
   return undefined;
 }
+
+const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** How long a branch's rules are kept: as long as the repository's config (`CONFIG_TTL_MS`, src/app/context.ts). */
 export const RULES_TTL_MS = 10 * 60_000;
 
-const cache = new WeakMap<object, Map<string, { at: number; method: MergeMethod }>>();
+const cache = new WeakMap<object, Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }>>();
+
+function byBranchOf(owner: object): Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }> {
+  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }>();
+  cache.set(owner, byBranch);
+  return byBranch;
+}
 
 /**
- * The merge method for a pull request into `branch`, its rules read at most once per `ttlMs` for
- * this port (one repository): `read` asks GitHub. A failed read chooses a merge commit (the refusal
- * that may follow says which method the branch wants, and the next try squashes).
+ * The rules of `branch` and the merge method for a pull request into it, read at most once per
+ * `ttlMs` for this port (one repository): `read` asks GitHub. A failed read chooses a merge commit
+ * (the refusal that may follow says which method the branch wants, and the next try squashes).
  */
-export async function cachedMergeMethod(
+export async function cachedBranchRules(
   owner: object,
   branch: string,
   now: number,
   ttlMs: number,
   read: () => Promise<BranchRule[]>,
-): Promise<MergeMethod> {
-  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod }>();
-  cache.set(owner, byBranch);
+): Promise<{ method: MergeMethod; rules: BranchRule[] }> {
+  const byBranch = byBranchOf(owner);
   const hit = byBranch.get(branch);
-  if (hit && now - hit.at < ttlMs) return hit.method;
+  if (hit && now - hit.at < ttlMs) return hit;
   let rules: BranchRule[] = [];
   try {
     rules = await read();
   } catch {
     // unread: a merge commit, and the refusal says what the branch wants
   }
-  const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
-  byBranch.set(branch, { at: now, method });
-  return method;
+  if (!Array.isArray(rules)) rules = [];
+  const entry = { at: now, method: mergeMethodFor(rules), rules };
+  byBranch.set(branch, entry);
+  return entry;
 }
 
 /** After a refusal for merge commits, the branch wants a linear history whatever its rules said: remembered until the TTL runs out. */
 export function rememberLinear(owner: object, branch: string, now: number): void {
-  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod }>();
-  cache.set(owner, byBranch);
-  byBranch.set(branch, { at: now, method: "squash" });
+  const byBranch = byBranchOf(owner);
+  byBranch.set(branch, { at: now, method: "squash", rules: byBranch.get(branch)?.rules ?? [] });
+}
+
+const names = new WeakMap<object, Map<number, { at: number; name: string }>>();
+
+/** A ruleset's name, read at most once per `ttlMs` for this port. */
+export async function cachedRulesetName(
+  owner: object,
+  id: number,
+  now: number,
+  ttlMs: number,
+  read: () => Promise<string>,
+): Promise<string> {
+  const byId = names.get(owner) ?? new Map<number, { at: number; name: string }>();
+  names.set(owner, byId);
+  const hit = byId.get(id);
+  if (hit && now - hit.at < ttlMs) return hit.name;
+  const name = await read();
+  byId.set(id, { at: now, name });
+  return name;
 }

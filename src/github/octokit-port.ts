@@ -6,7 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
-import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
+import { mergePull, readBranchRules, readRulesetName, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
   GitHubError,
@@ -279,12 +279,25 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async runnerLost(runId: number): Promise<boolean> {
-    return this.#call("actions.listJobsForWorkflowRun", async () => {
+  async jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }> {
+    const jobs = await this.#call("actions.listJobsForWorkflowRun", async () => {
       const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
-      // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
-      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+      return data.jobs;
     });
+    // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
+    if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
+      return { runnerLost: true, errors: [] };
+    // A failed job's `::error::` (core.setFailed) is an annotation of its check run (docs.github.com/rest/checks/runs#list-check-run-annotations).
+    const errors: string[] = [];
+    for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
+      const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
+      const annotations = await this.#call("checks.listAnnotations", async () => {
+        const { data } = await this.#octokit.rest.checks.listAnnotations({ ...this.#r, check_run_id: id, per_page: 50 });
+        return data;
+      }).catch(() => []);
+      for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
+    }
+    return { runnerLost: false, errors };
   }
 
   async cancelWorkflowRun(id: number): Promise<void> {
@@ -378,6 +391,10 @@ export class OctokitPort implements GitHubPort {
 
   branchRules(branch: string): Promise<BranchRule[]> {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+
+  rulesetName(id: number): Promise<string> {
+    return readRulesetName(this.#octokit, this.owner, this.repo, id);
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {

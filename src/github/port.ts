@@ -163,8 +163,12 @@ export interface GitHubPort {
   /** One workflow run (`GET /actions/runs/{id}`); null when it does not exist in this repository. */
   getWorkflowRun(id: number): Promise<WorkflowRunInfo | null>;
   cancelWorkflowRun(id: number): Promise<void>;
-  /** True when a job of the workflow run ended with a step still unfinished: its runner went away mid-step. */
-  runnerLost(runId: number): Promise<boolean>;
+  /**
+   * How a workflow run's jobs ended: `runnerLost` when a job ended with a step still unfinished (its
+   * runner went away mid-step); else `errors`, the failure annotations of its failed jobs (what
+   * `core.setFailed` said — a refused push's GH013 among them).
+   */
+  jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }>;
 
   createCheckRun(fields: CheckRunFields): Promise<number>;
   /** The check run named `name` on `headSha` whose external id is `externalId`, if one exists. */
@@ -227,4 +231,6 @@ export interface GitHubPort {
   listReviews(number: number): Promise<ReviewInfo[]>;
   /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
   branchRules(branch: string): Promise<BranchRule[]>;
+  /** A ruleset's name, a repository's or its organisation's (docs.github.com/rest/repos/rules#get-a-repository-ruleset). */
+  rulesetName(id: number): Promise<string>;
 }

@@ -97,7 +97,17 @@ export function scriptedRunner(
       held,
     }).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
-      d.completeJob("agent", "failure");
+      // A write a rule of the repository refused fails the job with GitHub's answer, as the action's
+      // refused push does (`core.setFailed` with git's `remote:` lines): an annotation of the job.
+      const said = (e as { status?: number; response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      const refused = /Repository rule violations found|Protected branch update failed/.test(said);
+      // The action's step ends (failed), as a step that calls `core.setFailed` does.
+      if (refused) d.step("agent", 1, "completed", "failure");
+      d.completeJob(
+        "agent",
+        "failure",
+        refused ? [{ level: "error", message: `Forge could not push ${d.ref}: ${said}`, properties: {} }] : [],
+      );
       d.complete();
     });
     jobs.add(job);

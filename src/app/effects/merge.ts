@@ -9,7 +9,17 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput } from "../../github/ci-checks.js";
-import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
+import {
+  cachedBranchRules,
+  cachedRulesetName,
+  mergeBlocker,
+  refusesMergeCommits,
+  rememberLinear,
+  RULES_TTL_MS,
+  withRulesetNames,
+  type BranchRule,
+} from "../../github/merge-rules.js";
+import { ruleRefusal, ruleTypesOf } from "../../github/rule-refusals.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -73,7 +83,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history.
   const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const { method, rules } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
   const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
@@ -82,7 +92,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
+  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method, rules);
   // GitHub said the head is not the verified one: only a head that really moved fails the merge.
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
@@ -203,19 +213,26 @@ async function unseenChangeRequests(
  * and the tracker say which rule, which branch, what a person can do) — once per reason, so the
  * outside fact it is decided as does not set off another try that says it again.
  */
-function refused(
+async function refused(
   ctx: EffectContext,
   effect: EffectOf<"MergePullRequest">,
   t: TaskState | undefined,
   message: string,
   method: string,
-): EffectOutcome {
+  rules: readonly BranchRule[],
+): Promise<EffectOutcome> {
   const base = ctx.journal.integrationBranch;
   if (method === "merge" && refusesMergeCommits(message)) {
     rememberLinear(ctx.port, base, ctx.now);
     return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
   }
-  const blocker = mergeBlocker(message, base, ctx.config.required_checks);
+  // The rules the refusal names, each with its ruleset's name (read once per TTL).
+  const said = ruleRefusal(message)?.messages ?? [message];
+  const types = said.flatMap((m) => ruleTypesOf(m, rules));
+  const named = await withRulesetNames(rules, types, (id) =>
+    cachedRulesetName(ctx.port, id, ctx.now, RULES_TTL_MS, () => ctx.port.rulesetName(id)),
+  );
+  const blocker = mergeBlocker(message, base, ctx.config.required_checks, named);
   const a = attemptNumbered(t, effect.attempt);
   if (!blocker || !t || !a) return { kind: "later", reason: message };
   if (a.revision.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };

@@ -4,7 +4,7 @@
  * Request.
  */
 import type { WalkthroughFacts } from "../inputs.js";
-import { DEFAULT_QUESTION, questionComment } from "../render/run-messages.js";
+import { DEFAULT_QUESTION, pushBlockedComment, questionComment } from "../render/run-messages.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { attemptRef, iterationOf } from "../task-rules.js";
 import { escalate } from "./change-requests.js";
@@ -65,6 +65,14 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
   if (input.runnerLost) return stale(s, i, input.kind, input.reason);
+  // A rule of the repository refused the job's push: another attempt would meet it again. The task
+  // waits for a person, saying why on its PR (or the tracker) and the tracker; `/forge retry` tries again.
+  if (input.blockedBy) {
+    fail(s, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked" });
+    const t = s.task(i);
+    s.effect(effects.postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
+    return;
+  }
   return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
 }
 

@@ -17,7 +17,7 @@ interface Attempt {
 }
 
 /** What a comment on a task's pull request is about; one comment per subject and attempt. */
-export type CommentSubject = "question" | "approval" | "merge-refused" | "merge-blocked" | "protected" | "revision-limit";
+export type CommentSubject = "question" | "approval" | "merge-refused" | "merge-blocked" | "push-blocked" | "protected" | "revision-limit";
 
 /** Create the attempt's branch from `from`, merging `merge` into it (a refinery's upstream branches). */
 export function prepareBranch(t: Attempt & { branch: string }, from: string, merge: string[]): Of<"PrepareBranch"> {

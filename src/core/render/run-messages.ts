@@ -23,7 +23,9 @@ export function checkRunTitle(t: { attempt: number; hold?: Hold | undefined; las
         ? `Failed; retries exhausted`
         : t.hold === "human"
           ? `Waiting for an answer: /forge retry <answer>`
-          : `Attempt ${t.attempt} failed${t.lastError ? `: ${t.lastError}` : ""}`;
+          : t.hold === "blocked"
+            ? `Blocked by a rule of the repository; /forge retry once it is changed`
+            : `Attempt ${t.attempt} failed${t.lastError ? `: ${t.lastError}` : ""}`;
     case "STALE":
       return `Attempt ${t.attempt} went silent`;
     case "PENDING":
@@ -65,6 +67,11 @@ export function revisionLimitComment(taskId: string, reason: string): string {
 /** Comment on the task's PR while GitHub refuses its merge for a reason Forge cannot resolve (one comment, updated in place). */
 export function mergeBlockedComment(taskId: string, reason: string): string {
   return `Forge cannot merge \`${taskId}\` yet: ${reason}\n\nForge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
+}
+
+/** Comment on the task's PR (or the tracker, when it has none) when a rule of the repository refused its job's push. */
+export function pushBlockedComment(taskId: string, reason: string): string {
+  return `Forge stopped \`${taskId}\`: ${reason}\n\nForge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
 }
 
 /** Comment on the task's PR when GitHub refused its merge for good. */
