@@ -16,6 +16,7 @@ import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
+import { ruleRefusal } from "../../src/github/rule-refusals.js";
 import { SCRIPTED_AGENT, taskFile, vendoredActionFiles } from "./world.js";
 
 const OWNER = "acme";
@@ -51,6 +52,7 @@ beforeAll(async () => {
   const tasks = [
     ...TIMED.map((id) => [id, scripted(id, "succeed", `src/${id}.txt`)]),
     ["stuck", scripted("stuck", "stall", "src/stuck.txt")],
+    ["guarded", scripted("guarded", "succeed", "src/secret/guarded.txt")],
   ];
   await sim.control.createRepo({
     owner: OWNER,
@@ -388,4 +390,42 @@ describe("the Forge action on the local GitHub: a merged PR, a stale dispatch, a
       `stall on the local GitHub (heartbeat 1 s, 2 missed beats): detected after ${t.stallDetectedAfterMs} ms of silence, partial work pushed after ${t.partialPushedAfterMs} ms; whole job ${wall.toFixed(0)} ms`,
     );
   }, 60_000);
+
+  // docs/executor.md#when-a-rule-refuses-a-push: the job's push meets GitHub's GH013, and the job's
+  // failure carries it (an annotation of the job's check run, where the App reads it).
+  it("a push a rule refuses fails the job with GitHub's GH013 — the rule, the branch, the files found — in its failure annotation", async () => {
+    const { data: set } = await gh.request("POST /repos/{owner}/{repo}/rulesets", {
+      owner: OWNER,
+      repo: REPO,
+      name: "no secrets on task branches",
+      target: "branch",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["refs/heads/forge/**"], exclude: [] } },
+      rules: [{ type: "file_path_restriction", parameters: { restricted_file_paths: ["src/secret/**"] } }] as never,
+    });
+    try {
+      const runId = await dispatch("guarded");
+      const run = await waitForRun(runId);
+      expect(run.conclusion, logOf(runId)).toBe("failure");
+      const { data: jobs } = await gh.rest.actions.listJobsForWorkflowRun({ owner: OWNER, repo: REPO, run_id: runId });
+      const checkRun = Number(/\/check-runs\/(\d+)$/.exec(jobs.jobs[0]!.check_run_url)![1]);
+      const { data: annotations } = await gh.rest.checks.listAnnotations({ owner: OWNER, repo: REPO, check_run_id: checkRun });
+      const failure = annotations.filter((a) => a.annotation_level === "failure").map((a) => a.message ?? "");
+      expect(failure.join("\n"), logOf(runId)).toContain("GH013: Repository rule violations found for refs/heads/forge/r1/guarded/1.");
+      expect(failure.map(ruleRefusal).find(Boolean)).toMatchObject({
+        code: "GH013",
+        ref: "refs/heads/forge/r1/guarded/1",
+        messages: ["Changes to restricted file paths are not allowed."],
+        found: ["src/secret/guarded.txt"],
+      });
+      // Nothing of the work reached the branch.
+      await expect(
+        gh.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "src/secret/guarded.txt", ref: "forge/r1/guarded/1" }),
+      ).rejects.toMatchObject({
+        status: 404,
+      });
+    } finally {
+      await gh.rest.repos.deleteRepoRuleset({ owner: OWNER, repo: REPO, ruleset_id: set.id });
+    }
+  }, 120_000);
 });
