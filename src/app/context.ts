@@ -49,6 +49,13 @@ export class AppContext {
   /** Reads put off until a webhook that usually follows has had its chance (a job's result after its completion). */
   readonly laterReads: LaterReads;
 
+  /**
+   * Installations deleted while this process ran: their tokens are dead (GitHub answers 401), so a
+   * webhook of theirs still on its way is not acted on and no runtime is made for them again. An
+   * installation made again has a new id.
+   */
+  readonly removed = new Set<number>();
+
   constructor(readonly options: SealedAppOptions) {
     const clock = options.clock ?? realClock;
     this.clock = clock;
@@ -91,10 +98,11 @@ export class AppContext {
     return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context), payload.repository?.id);
   }
 
-  /** Stop serving a repository (no installation holds it any more). */
+  /** Stop serving a repository (no installation holds it any more): its engine stops, its reads put off are dropped. */
   forget(key: string): void {
     this.runtimes.get(key)?.engine.stop();
     this.runtimes.delete(key);
+    this.laterReads.cancel(`${key}:`);
   }
 
   /** The repository's config on its default branch (read again after a push there, or after `CONFIG_TTL_MS`), or the defaults. */

@@ -23,6 +23,12 @@ export function guard<C extends Context>(
       at: performance.now(),
     });
     if (ctx.deliveries.seen(context.id)) return;
+    // A webhook of an installation deleted meanwhile (sent before it was): its token is dead.
+    const installation = (context.payload as { installation?: { id?: number } }).installation?.id;
+    if (installation !== undefined && ctx.removed.has(installation)) {
+      context.log.info({ event: context.name, installationId: installation }, "a webhook of a deleted installation: not acted on");
+      return;
+    }
     ctx.slug ??= await appSlug(app);
     // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
     // jobs it dispatched, though: a workflow_dispatch made with the App's token runs with the App

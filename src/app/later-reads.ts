@@ -39,6 +39,15 @@ export class LaterReads {
     this.#timers.set(key, timer);
   }
 
+  /** Drops the reads waiting under keys that start with `prefix` (a repository no longer served). */
+  cancel(prefix: string): void {
+    for (const [key, t] of this.#timers)
+      if (key.startsWith(prefix)) {
+        this.clock.clear(t);
+        this.#timers.delete(key);
+      }
+  }
+
   stop(): void {
     this.#stopped = true;
     for (const t of this.#timers.values()) this.clock.clear(t);

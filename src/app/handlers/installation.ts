@@ -1,9 +1,11 @@
 /**
  * `installation` and `installation_repositories`: the App's view changes at once, no restart needed.
  * Suspended or deleted, an installation's repositories are no longer served (GitHub answers its
- * tokens 403 and sends it no other webhook), and the log says so; unsuspended, they are served
- * again and their running runs reconciled with GitHub at once — what happened meanwhile (merges, CI,
- * comments) is read, not waited for.
+ * tokens 403 — deleted, 401 — and sends it no other webhook), and the log says so, naming the runs
+ * that stop; a deleted installation's webhooks still on their way are not acted on, and nothing is
+ * called with its tokens. Unsuspended, or installed again, the repositories are served again and
+ * their running runs reconciled with GitHub at once — what happened meanwhile (jobs ended, merges,
+ * CI, comments) is read, not waited for.
  */
 import type { Context } from "probot";
 import { logOf, type AppContext } from "../context.js";
@@ -24,13 +26,16 @@ export async function onInstallation(
   const log = logOf(context);
   const gone = payload.action === "deleted" || payload.action === "suspend";
   if (gone) {
-    const repositories = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id).map(([key]) => key);
-    for (const key of repositories) ctx.forget(key);
+    const served = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id);
+    // The runs that stop where they are (read from what the runtime knew; nothing is asked of GitHub with a dead token).
+    const runs = served.flatMap(([key, rt]) => [...rt.runs].filter(([, r]) => r.status === "running").map(([runId]) => `${key}#${runId}`));
+    if (payload.action === "deleted") ctx.removed.add(id);
+    for (const [key] of served) ctx.forget(key);
     log.warn(
-      { installationId: id, account: payload.installation.account?.login, repositories },
+      { installationId: id, account: payload.installation.account?.login, repositories: served.map(([key]) => key), runs },
       payload.action === "suspend"
         ? "installation suspended: Forge stops acting on its repositories until it is unsuspended (their runs wait)"
-        : "installation deleted: Forge no longer acts on its repositories",
+        : "installation deleted: Forge no longer acts on its repositories and makes no call with its tokens; their runs stop where they are — install the App again and Forge reconciles them at once (a task that failed or is held meanwhile: /forge retry <task>)",
     );
     return;
   }
@@ -43,5 +48,16 @@ export async function onInstallation(
   if (payload.action === "unsuspend") {
     log.info({ installationId: id, repositories: served.length }, "installation unsuspended: Forge acts again, reconciling its runs");
     for (const rt of served) await reconcileRepository(ctx, rt);
+  } else if (payload.action === "created" && served.length) {
+    // Installed (again, after a deletion): the runs a repository has are read and reconciled at once
+    // — what happened meanwhile (jobs ended, merges, comments) came with no webhook. In the
+    // background (counted for `idle`): the installation's webhook is answered first.
+    const work = (async () => {
+      for (const rt of served) await reconcileRepository(ctx, rt);
+    })().catch((e: unknown) =>
+      log.warn({ installationId: id, err: (e as Error).message }, "could not reconcile the runs of a new installation"),
+    );
+    ctx.inFlight.add(work);
+    void work.finally(() => ctx.inFlight.delete(work));
   }
 }
