@@ -101,7 +101,9 @@ describe("installations", () => {
       expect(h.sim.violations).toEqual([]);
     },
   );
+});
 
+describe("a deleted installation", () => {
   it(
     "deleted mid-run: its tokens answer 401 and new ones 404, Forge calls nothing with them and logs the runs that stop; installed again, the run resumes and /forge retry carries a held task on",
     { timeout: 120_000 },
