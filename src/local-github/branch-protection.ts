@@ -21,7 +21,7 @@ import { HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { ActContext, SimCore } from "./domain/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { RefWrite } from "./rule-violations.js";
-import { bringsMergeCommitsIn, isAncestorIn } from "./rule-facts.js";
+import { bringsMergeCommitsIn } from "./rule-facts.js";
 import * as git from "./git/index.js";
 import type { Issue, Repo, User } from "./state.js";
 
@@ -112,9 +112,7 @@ export async function protectionViolations(repo: Repo, write: RefWrite, who: Act
         : r.type === "update"
           ? write.before !== null && write.after !== null
           : r.type === "non_fast_forward"
-            ? write.before !== null &&
-              write.after !== null &&
-              !(await (write.fastForward?.() ?? isAncestorIn(view, write.before, write.after)))
+            ? write.before !== null && write.after !== null && !(await (write.fastForward?.() ?? Promise.resolve(true)))
             : r.type === "required_linear_history"
               ? write.after !== null && (await bringsMergeCommitsIn(view, write.before, write.after))
               : false;

@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { protectionRules, protectionViolations } from "./branch-protection.js";
 import type { ActContext, SimCore } from "./domain/index.js";
+import { isAncestorIn } from "./rule-facts.js";
 import { gh013, ruleViolations } from "./rule-violations.js";
 import { allRulesets, canBypass } from "./rulesets.js";
 import type { Repo } from "./state.js";
@@ -110,11 +111,14 @@ export async function judgePush(
   for (const line of updates.split("\n")) {
     const [before, after, ref] = line.trim().split(" ");
     if (!before || !after || !ref) continue;
+    const view = { gitDir: repo.gitDir, env };
     const write = {
       ref,
       before: ZERO.test(before) ? null : before,
       after: ZERO.test(after) ? null : after,
-      view: { gitDir: repo.gitDir, env },
+      view,
+      // A push says nothing of whether it fast-forwards: git's ancestry does.
+      fastForward: () => isAncestorIn(view, before, after),
     };
     const rules = await ruleViolations(core, repo, write, who);
     if (rules.length) texts.push(gh013(core.baseUrl, repo, ref, rules));

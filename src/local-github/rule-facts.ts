@@ -179,8 +179,6 @@ export function patternMessage(type: string, p: PatternParams): string {
   return `${SUBJECTS[type] ?? type} must ${p.negate ? "not " : ""}${OPERATOR_WORDS[p.operator] ?? "match"}: ${p.pattern}`;
 }
 
-export const PATTERN_RULES = new Set(Object.keys(SUBJECTS));
-
 // ---------------------------------------------------------------- file rules (push rulesets)
 
 /** `restricted_file_paths` are fnmatch patterns of paths from the repository's root. */

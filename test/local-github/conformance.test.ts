@@ -8,7 +8,7 @@ import { apps, repositories, repositoryMerges } from "./conformance/apps-repos.j
 import { checks, issues, pullRequests } from "./conformance/pulls-issues-checks.js";
 import { actions, actionsQueued, actionsRuns, notImplemented, rulesets } from "./conformance/actions.js";
 import { actionsPermissions, actionsSecrets } from "./conformance/actions-settings.js";
-import { branchProtection, manifestApps } from "./conformance/protection.js";
+import { branchProtection, manifestApps, orgRulesets } from "./conformance/protection.js";
 import { owner, status, useConformanceWorld, w } from "./conformance/world.js";
 
 useConformanceWorld();
@@ -24,6 +24,7 @@ describe("actions: dispatch, runs, jobs, logs", actionsRuns);
 describe("actions: a queued run", actionsQueued);
 describe("not implemented and not found", notImplemented);
 describe("rulesets", rulesets);
+describe("organisation rulesets", orgRulesets);
 describe("actions permissions", actionsPermissions);
 describe("actions secrets", actionsSecrets);
 describe("branch protection", branchProtection);

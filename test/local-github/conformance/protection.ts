@@ -184,3 +184,30 @@ export function manifestApps(): void {
     );
   });
 }
+
+/** Organisation rulesets (docs.github.com/rest/orgs/rules; more in conformance-org-rulesets.test.ts). */
+export function orgRulesets(): void {
+  it("an organisation's owner creates, lists, reads, updates and deletes its rulesets; others and unknown ids are answered 404", async () => {
+    const org = "gadget-org";
+    w.sim.control.setOrgOwner(org, "orga");
+    await w.sim.control.createRepo({ owner: org, name: "tool", files: { "README.md": "# t\n" } });
+    const orga = new Octokit({ baseUrl: w.sim.apiUrl, auth: w.sim.control.userToken("orga") });
+    const body = {
+      org,
+      name: "org deletions",
+      enforcement: "active" as const,
+      conditions: { ref_name: { include: ["~ALL"], exclude: [] }, repository_name: { include: ["~ALL"], exclude: [] } },
+      rules: [{ type: "deletion" as const }],
+    };
+    expect(await status(w.person.rest.repos.createOrgRuleset(body))).toBe(404);
+    const { data: set } = await orga.rest.repos.createOrgRuleset(body);
+    expect((await orga.rest.repos.getOrgRulesets({ org })).data.map((r) => r.id)).toEqual([set.id]);
+    expect((await orga.rest.repos.getOrgRuleset({ org, ruleset_id: set.id })).data.source_type).toBe("Organization");
+    expect((await orga.rest.repos.updateOrgRuleset({ org, ruleset_id: set.id, enforcement: "disabled" })).data.enforcement).toBe(
+      "disabled",
+    );
+    expect((await orga.rest.repos.deleteOrgRuleset({ org, ruleset_id: set.id })).status).toBe(204);
+    expect(await status(orga.rest.repos.getOrgRuleset({ org, ruleset_id: set.id }))).toBe(404);
+    expect(await status(orga.rest.repos.getOrgRulesets({ org: owner }))).toBe(404); // a person's account has none
+  });
+}
