@@ -78,6 +78,24 @@ function jobsOfRun(step: "completed" | "in_progress") {
   });
 }
 
+/** The failed job's annotations (its `core.setFailed`): no rule of the repository refused its push here. */
+function failureAnnotations() {
+  return gh.reply(`GET ${R}/check-runs/8001/annotations?per_page=50`, 200, [
+    {
+      path: ".github",
+      blob_href: "https://github.com/acme/widgets/blob/x/.github",
+      start_line: 1,
+      end_line: 1,
+      start_column: null,
+      end_column: null,
+      annotation_level: "failure",
+      title: null,
+      message: "Attempt 1 of a ended with exit 1 (failure): the agent failed",
+      raw_details: null,
+    },
+  ]);
+}
+
 describe("workflow_run", () => {
   it("completed before the push of its result: the push is given a moment, and the branch is never read", async () => {
     const app = await startApp({ jobEndGraceMs: JOB_END_GRACE_MS });
@@ -131,21 +149,7 @@ describe("workflow_run", () => {
     });
     // Every step of the job finished: it ran to its end without a result (FAILED, not a lost runner).
     jobsOfRun("completed");
-    // Its failure annotations say why (no rule of the repository refused its push here).
-    gh.reply(`GET ${R}/check-runs/8001/annotations?per_page=50`, 200, [
-      {
-        path: ".github",
-        blob_href: "https://github.com/acme/widgets/blob/x/.github",
-        start_line: 1,
-        end_line: 1,
-        start_column: null,
-        end_column: null,
-        annotation_level: "failure",
-        title: null,
-        message: "Attempt 1 of a ended with exit 1 (failure): the agent failed",
-        raw_details: null,
-      },
-    ]);
+    failureAnnotations();
     const write = gh.writeJournal(200);
     // Attempt 1's verdict: a failed check run with a Retry button, on the head of its own branch.
     gh.ref(branchOf("a", 1), WORK);
