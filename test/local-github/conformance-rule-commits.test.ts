@@ -207,6 +207,7 @@ describe("metadata patterns", () => {
         },
         { type: "commit_message_pattern", parameters: { operator: "contains", pattern: "WIP", negate: true } },
         { type: "commit_author_email_pattern", parameters: { operator: "ends_with", pattern: "@x.test", negate: false } },
+        { type: "committer_email_pattern", parameters: { operator: "contains", pattern: "noreply", negate: true } },
       ],
       ["~ALL"],
     );
@@ -228,6 +229,9 @@ describe("metadata patterns", () => {
       await c.git(["reset", "-q", "--hard", "origin/main"]);
       await commit("fix(core): a fix", { GIT_AUTHOR_EMAIL: "mallory@elsewhere.test" });
       expect(await c.push("HEAD:main")).toContain("- Commit author email must end with a matching pattern: @x.test");
+      await c.git(["reset", "-q", "--hard", "origin/main"]);
+      await commit("fix: committed elsewhere", { GIT_COMMITTER_EMAIL: "bot@users.noreply.example.test" });
+      expect(await c.push("HEAD:main")).toContain("- Committer email must not contain a matching pattern: noreply");
       await c.git(["reset", "-q", "--hard", "origin/main"]);
       await commit("feat(core): a feature");
       expect(await c.push("HEAD:main")).toBe("");
