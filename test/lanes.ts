@@ -62,6 +62,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/one-writer.test.ts",
     "test/app/red-ci-at-gate.test.ts",
     "test/app/review-at-merge.test.ts",
+    "test/app/branch-update-at-merge.test.ts",
     "test/security/merge-target.test.ts",
     "test/chaos/regressions.test.ts",
     "test/cli/doctor.test.ts",

@@ -200,7 +200,7 @@ const inputs = [
       head: z.string().describe("The new head: the integration branch merged into `from` by the App."),
     })
     .describe(
-      "Forge's update of the attempt's PR branch landed: a push by the App itself (its webhook's sender), or read back from GitHub by the merge.",
+      "Forge's update of the attempt's PR branch landed, as the merge read it back from GitHub (the App's own push webhook is not taken in: src/app/guard.ts).",
     ),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
   z

@@ -43,8 +43,8 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
       error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`,
     };
   const number = current.number;
-  // An update of the branch GitHub accepted: its new head is the PR's once seen (and read back here
-  // when its push webhook is late or lost); until then nothing merges.
+  // An update of the branch GitHub accepted: its new head, read back here, is the PR's; until it is
+  // there nothing merges.
   if (t && a) {
     const updating = await awaitBranchUpdate(ctx, effect, t, current.headSha);
     if (updating) return updating;
@@ -256,8 +256,9 @@ function blocked(t: TaskState, a: AttemptRecord, reason: string): EffectOutcome 
 
 /**
  * The integration branch's rules want the head to contain its tip: GitHub is asked to merge it
- * into the PR's branch, if its head is still `head`. Accepted, the merge waits for the new head
- * (its push, by the App, is Forge's own: no revision); a conflict or another refusal is a block.
+ * into the PR's branch, if its head is still `head`. Accepted, the merge waits for the new head —
+ * pushed by the App, Forge's own: its webhook is not taken in (src/app/guard.ts), so no attempt or
+ * revision starts; a conflict or another refusal is a block.
  */
 async function updateBranch(
   ctx: EffectContext,
@@ -290,10 +291,11 @@ async function updateBranch(
 
 /**
  * While an update of the branch GitHub accepted has not been seen: the merge waits for its new head
- * (asking again after `BRANCH_UPDATE_WAIT_MS`); a new head that is the integration branch merged
+ * (asking again after `BRANCH_UPDATE_WAIT_MS`). A new head that is the integration branch merged
  * into the one Forge asked to update — a merge commit whose first parent is that head and whose
- * second is on the integration branch — is that update, read back when its push webhook is late or
- * lost. Undefined: nothing waits (any other new head is refused by the merge as unverified).
+ * second is on the integration branch — is that update: GitHub answers the request before it
+ * merges, and names no head; the App's own push webhook is not taken in. Undefined: nothing waits
+ * (any other new head is refused by the merge as unverified).
  */
 async function awaitBranchUpdate(
   ctx: EffectContext,

@@ -1,7 +1,6 @@
 /**
  * `push`: a deleted state branch is put back; a record commit on an attempt's branch brings the
- * runner's result, and the App's own merge of the integration branch into it (update-branch) the
- * PR's new head; a push to the default branch that touches plans starts runs or changes them.
+ * runner's result; a push to the default branch that touches plans starts runs or changes them.
  */
 import type { Context } from "probot";
 import type { LeafInput } from "../../core/inputs.js";
@@ -52,20 +51,7 @@ export async function onPush(ctx: AppContext, context: Context<"push">): Promise
     payload.after,
     parent ? { message: payload.head_commit.message, parents: [parent] } : undefined,
   );
-  if (input) {
-    await ctx.apply(rt, ref.runId, [input]);
-    return;
-  }
-  // Pushed by the App itself (GitHub sets the sender): Forge's update of the PR's branch — the
-  // integration branch merged into the head it had (update-branch). The PR's new head, no agent's
-  // work: the executor takes it only over the head it knows, while the task waits to merge.
-  if (ctx.slug !== undefined && payload.sender?.login === `${ctx.slug}[bot]` && !payload.created && !payload.forced) {
-    const c = await rt.port.commit(payload.after);
-    if (c.parents.length === 2 && c.parents[0] === payload.before)
-      await ctx.apply(rt, ref.runId, [
-        { kind: "branch.updated", taskId: ref.taskId, attempt: ref.attempt, from: payload.before, head: payload.after },
-      ]);
-  }
+  if (input) await ctx.apply(rt, ref.runId, [input]);
 }
 
 /** Plans changed on the default branch: new ones start (with `autostart`), running ones learn of it. */

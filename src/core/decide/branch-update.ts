@@ -30,7 +30,7 @@ export function branchUpdated(s: Step, input: InputOf<"branch.updated">): void {
   const t = s.task(i);
   if (t.status !== "MERGE_READY") return s.reject(input.kind, `${t.id} is ${t.status}: its branch is not Forge's to update`, t.id);
   const from = prHead(t);
-  if (input.head === from) return; // seen already (the push and the merge's read both tell)
+  if (input.head === from) return; // seen already (a merge tried again before its outcome was decided)
   if (input.from !== from)
     return s.reject(input.kind, `the update was made over ${input.from.slice(0, 7)}, not the PR's head ${from?.slice(0, 7) ?? "?"}`, t.id);
   s.editAttempt(i).branchUpdate = { over: ownHead(t)!, head: input.head };
