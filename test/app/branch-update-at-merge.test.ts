@@ -159,7 +159,10 @@ describe("a merge refused until the branch is up to date", () => {
       update: { kind: "refused", message: "Resource not accessible by integration" },
     });
     const r = await runEffect(refused.merge(refused.journal), refused.ctx(refused.journal));
-    expect(r.inputs?.[0]).toMatchObject({ kind: "merge.blocked", reason: expect.stringMatching(/refused to update .*Resource not accessible/) });
+    expect(r.inputs?.[0]).toMatchObject({
+      kind: "merge.blocked",
+      reason: expect.stringMatching(/refused to update .*Resource not accessible/),
+    });
   });
 });
 
