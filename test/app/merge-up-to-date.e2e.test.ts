@@ -43,8 +43,10 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
+type Rule = (g: Harness, integrationBranch: string) => Promise<void>;
+
 /** Branch protection on the run's integration branch, by the repository's owner: `ci` required, up to date. */
-async function protectStrictly(g: Harness, branch: string): Promise<void> {
+const strictProtection: Rule = async (g, branch) => {
   const admin = new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.userToken(OWNER) });
   await admin.rest.repos.updateBranchProtection({
     owner: OWNER,
@@ -55,7 +57,26 @@ async function protectStrictly(g: Harness, branch: string): Promise<void> {
     required_pull_request_reviews: null,
     restrictions: null,
   });
-}
+};
+
+/** A ruleset on every run's integration branch: `ci` required, with the strict policy (up to date). */
+const strictRuleset: Rule = async (g) => {
+  const admin = new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.userToken(OWNER) });
+  await admin.rest.repos.createRepoRuleset({
+    owner: OWNER,
+    repo: REPO,
+    name: "integration",
+    target: "branch",
+    enforcement: "active",
+    conditions: { ref_name: { include: ["refs/heads/forge/*/_integration"], exclude: [] } },
+    rules: [
+      {
+        type: "required_status_checks",
+        parameters: { required_status_checks: [{ context: "ci" }], strict_required_status_checks_policy: true },
+      },
+    ],
+  });
+};
 
 /** Polls until `read` answers something `ok` accepts (the App's comments and tracker are written in the background). */
 async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, tries = 60): Promise<T> {
@@ -80,10 +101,14 @@ async function trackerBody(g: Harness): Promise<string> {
  * Two tasks, `a` and `b`, each held at its gate; `b` is let go first and merges, then `a` — whose PR
  * is then behind the integration branch.
  */
-async function bThenA(g: Harness, gates: Record<string, { wait: Promise<void>; open: () => void }>, protect: boolean): Promise<Journal> {
+async function bThenA(
+  g: Harness,
+  gates: Record<string, { wait: Promise<void>; open: () => void }>,
+  rule: Rule | undefined,
+): Promise<Journal> {
   await g.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
   const started = await g.waitFor((x) => task(x, "a").status === "RUNNING" && task(x, "b").status === "RUNNING");
-  if (protect) await protectStrictly(g, started.integrationBranch);
+  await rule?.(g, started.integrationBranch);
   gates.b!.open();
   await g.waitFor((x) => task(x, "b").status === "MERGED");
   gates.a!.open();
@@ -91,46 +116,53 @@ async function bThenA(g: Harness, gates: Record<string, { wait: Promise<void>; o
 }
 
 describe("a task PR behind the integration branch, under strict protection", () => {
-  it("Forge updates the branch, CI runs on the new head, and the task merges: no new attempt or revision, one update", T, async () => {
-    const gates = { a: gate(), b: gate() };
-    const requests: string[] = [];
-    h = await startHarness((id): Script => ({ kind: "success", gate: gates[id as "a" | "b"].wait }), {
-      config: "required_checks: [ci]\n",
-      files: { ".github/workflows/ci.yml": CI },
-      // The agents push as a person: their pushes start the repository's CI (a job's GITHUB_TOKEN would not).
-      runnerAs: "hubot",
-      onRequest: (call) => requests.push(`${call.route} ${call.status ?? ""}`),
-    });
-    await bThenA(h, gates, true);
-    const j = await h.waitFor((x) => x.status === "completed");
-    const a = task(j, "a");
-    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
-    // No new attempt, no revision: two jobs in all.
-    expect(a.attempt?.revision.iteration).toBe(0);
-    expect(h.runner.dispatched).toHaveLength(2);
-    expect(a.attempt?.revision.waiting).toBeUndefined();
-    // One update of a's branch, asked by the App from the record commit: the integration branch merged in by the App.
-    expect(requests.filter((r) => /update-branch/.test(r))).toEqual([expect.stringMatching(/ 202$/)]);
-    const updated = a.attempt!.branchUpdate!;
-    expect(updated.over).toBe(a.attempt!.recordSha);
-    const { data: merge } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: updated.head! });
-    expect(merge.parents[0]!.sha).toBe(a.attempt!.recordSha);
-    expect(merge.parents[1]!.sha).toBe(task(j, "b").attempt!.mergeSha);
-    expect(merge.author.name).toBe("forge[bot]");
-    // That head is what merged: the PR's head when it merged, and the repository's CI ran green on it.
-    const { data: pr } = await h.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.attempt!.prNumber! });
-    expect(pr.merged).toBe(true);
-    expect(pr.head.sha).toBe(updated.head);
-    const { data: runs } = await h.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, head_sha: updated.head! });
-    expect(runs.workflow_runs.map((r) => [r.path, r.event, r.conclusion])).toEqual([[".github/workflows/ci.yml", "push", "success"]]);
-    // Said once in the log; nothing on the PR asks a person for anything.
-    const events = h.decisions.filter((d) => d.runId === j.runId).flatMap((d) => d.d.events);
-    expect(events.filter((e) => e.type === "task.branch_updated").map((e) => e.data)).toEqual([
-      { attempt: 1, from: a.attempt!.recordSha, headSha: updated.head },
-    ]);
-    expect(events.filter((e) => e.type === "task.merge_blocked")).toEqual([]);
-    expect((await comments(h, a.attempt!.prNumber!)).filter((c) => c.includes("Forge cannot merge"))).toEqual([]);
-  });
+  it.each([
+    ["branch protection's strict required status checks", strictProtection],
+    ["a ruleset's strict_required_status_checks_policy", strictRuleset],
+  ] as const)(
+    "%s: Forge updates the branch, CI runs on the new head, and the task merges — no new attempt or revision, one update",
+    T,
+    async (_, rule) => {
+      const gates = { a: gate(), b: gate() };
+      const requests: string[] = [];
+      h = await startHarness((id): Script => ({ kind: "success", gate: gates[id as "a" | "b"].wait }), {
+        config: "required_checks: [ci]\n",
+        files: { ".github/workflows/ci.yml": CI },
+        // The agents push as a person: their pushes start the repository's CI (a job's GITHUB_TOKEN would not).
+        runnerAs: "hubot",
+        onRequest: (call) => requests.push(`${call.route} ${call.status ?? ""}`),
+      });
+      await bThenA(h, gates, rule);
+      const j = await h.waitFor((x) => x.status === "completed");
+      const a = task(j, "a");
+      expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1"]);
+      // No new attempt, no revision: two jobs in all.
+      expect(a.attempt?.revision.iteration).toBe(0);
+      expect(h.runner.dispatched).toHaveLength(2);
+      expect(a.attempt?.revision.waiting).toBeUndefined();
+      // One update of a's branch, asked by the App from the record commit: the integration branch merged in by the App.
+      expect(requests.filter((r) => /update-branch/.test(r))).toEqual([expect.stringMatching(/ 202$/)]);
+      const updated = a.attempt!.branchUpdate!;
+      expect(updated.over).toBe(a.attempt!.recordSha);
+      const { data: merge } = await h.user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: updated.head! });
+      expect(merge.parents[0]!.sha).toBe(a.attempt!.recordSha);
+      expect(merge.parents[1]!.sha).toBe(task(j, "b").attempt!.mergeSha);
+      expect(merge.author.name).toBe("forge[bot]");
+      // That head is what merged: the PR's head when it merged, and the repository's CI ran green on it.
+      const { data: pr } = await h.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: a.attempt!.prNumber! });
+      expect(pr.merged).toBe(true);
+      expect(pr.head.sha).toBe(updated.head);
+      const { data: runs } = await h.user.rest.actions.listWorkflowRunsForRepo({ owner: OWNER, repo: REPO, head_sha: updated.head! });
+      expect(runs.workflow_runs.map((r) => [r.path, r.event, r.conclusion])).toEqual([[".github/workflows/ci.yml", "push", "success"]]);
+      // Said once in the log; nothing on the PR asks a person for anything.
+      const events = h.decisions.filter((d) => d.runId === j.runId).flatMap((d) => d.d.events);
+      expect(events.filter((e) => e.type === "task.branch_updated").map((e) => e.data)).toEqual([
+        { attempt: 1, from: a.attempt!.recordSha, headSha: updated.head },
+      ]);
+      expect(events.filter((e) => e.type === "task.merge_blocked")).toEqual([]);
+      expect((await comments(h, a.attempt!.prNumber!)).filter((c) => c.includes("Forge cannot merge"))).toEqual([]);
+    },
+  );
 
   it("a branch whose update conflicts waits for a person: the PR (one comment) and the tracker say so and what to do", T, async () => {
     const gates = { a: gate(), b: gate() };
@@ -146,7 +178,7 @@ describe("a task PR behind the integration branch, under strict protection", () 
         runnerAs: "hubot",
       },
     );
-    await bThenA(h, gates, true);
+    await bThenA(h, gates, strictProtection);
     const blocked = await h.waitFor((x) => task(x, "a").attempt?.revision.waiting !== undefined);
     const a = task(blocked, "a");
     expect(a.status).toBe("MERGE_READY");
@@ -197,7 +229,7 @@ describe("a task PR that conflicts, without protection", () => {
       if (issue.pull?.headRef.includes("/a/")) answers.push(v);
       return v;
     };
-    const started = await bThenA(h, gates, false);
+    const started = await bThenA(h, gates, undefined);
     const released = h.clock.now();
     const blocked = await h.waitFor((x) => task(x, "a").attempt?.revision.waiting !== undefined);
     const waiting = task(blocked, "a").attempt!.revision.waiting!;
