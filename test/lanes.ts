@@ -65,6 +65,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/merge-target.test.ts",
     "test/chaos/regressions.test.ts",
     "test/cli/doctor.test.ts",
+    "test/cli/doctor-rules.test.ts",
     "test/cli/id-ref-names.test.ts",
     "test/cli/report.test.ts",
     "test/github/pull-with-files.test.ts",

@@ -27,6 +27,8 @@ export interface ForgeFacts {
   branches: ForgeBranches;
   /** the pattern that names all of Forge's branches, for a ruleset's exclude list */
   refGlob: string;
+  /** the pattern that names every run's integration branch */
+  integrationGlob: string;
   /** whose token the runner pushes and opens pull requests with: the job's GITHUB_TOKEN, or one of the workflow's (`github-token`) */
   runnerToken: "job" | "own";
   runnerEmail: string;
@@ -116,6 +118,7 @@ export function forgeFacts(f: Readiness & { template: string }): ForgeFacts {
     ...(configProblem ? { configProblem } : {}),
     branches: f.branches,
     refGlob: `refs/heads/${prefix}**`,
+    integrationGlob: `refs/heads/${config.integration_branch_template.replaceAll("{runId}", "*")}`,
     runnerToken: typeof step.with["github-token"] === "string" && step.with["github-token"] !== "" ? "own" : "job",
     runnerEmail: typeof step.with["git-user-email"] === "string" ? step.with["git-user-email"] : RUNNER_EMAIL,
     workflowPermissions: step.permissions,

@@ -137,15 +137,10 @@ function linearHistory(c: RuleCtx): Finding | undefined {
   if (c.role === "integration" && !appMerges(c))
     return {
       effect: `merges will be squashed: one commit per task on the integration branch (the task branch's own commits are not kept in its history)${unlessApp(c)}`,
-      fix: `nothing to do; or ${exclude(c, c.branch.replace(/[^/]*$/, "*"))} to keep each task's commits`,
+      fix: `nothing to do; or ${exclude(c, c.forge.integrationGlob)} to keep each task's commits`,
       blocks: false,
     };
-  if (c.role === "base")
-    return {
-      effect: `the run's final pull request cannot be merged with a merge commit${c.forge.method === "merge" ? ", and the integration branch holds merge commits (so Rebase cannot replay it)" : ""}: merge it with Squash`,
-      fix: `merge the final pull request with "Squash and merge", or ${exclude(c, c.branch)}`,
-      blocks: false,
-    };
+  if (c.role === "base") return { ...finalLinear(c.forge), fix: `${finalLinear(c.forge).fix}, or ${exclude(c, `refs/heads/${c.branch}`)}` };
   return undefined;
 }
 
@@ -155,18 +150,39 @@ function signatures(c: RuleCtx): Finding | undefined {
     return c.forge.method === "merge"
       ? {
           effect: `required signatures: a merge commit brings the runner's unsigned commits, so Forge's merges are refused; each task waits for a person to squash it${unlessApp(c)}`,
-          fix: `${exclude(c, c.branch.replace(/[^/]*$/, "*"))}, or ${bypass(c, "For pull requests only")}`,
+          fix: `${exclude(c, c.forge.integrationGlob)}, or ${bypass(c, "For pull requests only")}`,
           blocks: false,
         }
       : undefined;
-  if (c.role === "base")
-    return {
-      effect:
-        "required signatures: the final pull request brings the runner's unsigned commits unless it is squashed (GitHub signs a squash commit)",
-      fix: 'merge the final pull request with "Squash and merge"',
-      blocks: false,
-    };
+  if (c.role === "base") return finalSigned(c.forge);
   return undefined;
+}
+
+/** Linear history on the base: the final pull request merges without a merge commit (and, when the integration branch holds merge commits, only squashed). */
+export function finalLinear(forge: ForgeFacts): Finding {
+  return forge.method === "merge"
+    ? {
+        effect:
+          "the run's final pull request cannot be merged with a merge commit, and the integration branch holds merge commits (so Rebase cannot replay it): merge it with Squash",
+        fix: 'merge the final pull request with "Squash and merge"',
+        blocks: false,
+      }
+    : {
+        effect: "the run's final pull request cannot be merged with a merge commit: merge it with Squash or Rebase",
+        fix: 'merge the final pull request with "Squash and merge" or "Rebase and merge"',
+        blocks: false,
+      };
+}
+
+/** Required signatures on the base: with merge commits into the integration branch, the final pull request brings the runner's unsigned commits. */
+export function finalSigned(forge: ForgeFacts): Finding | undefined {
+  if (forge.method !== "merge") return undefined;
+  return {
+    effect:
+      "required signatures: the final pull request brings the runner's unsigned commits (Forge merges tasks with merge commits) unless it is squashed (GitHub signs a squash commit)",
+    fix: 'merge the final pull request with "Squash and merge"',
+    blocks: false,
+  };
 }
 
 function pullRequest(c: RuleCtx): Finding | undefined {
@@ -267,7 +283,7 @@ function mergeQueue(c: RuleCtx): Finding | undefined {
   if (c.role !== "integration" || appMerges(c)) return undefined;
   return {
     effect: "merge queue required: Forge cannot merge; merges wait for a person",
-    fix: `${exclude(c, c.branch.replace(/[^/]*$/, "*"))} (Forge merges one task at a time into its own branch; the queue belongs on ${c.forge.branches.base})`,
+    fix: `${exclude(c, c.forge.integrationGlob)} (Forge merges one task at a time into its own branch; the queue belongs on ${c.forge.branches.base})`,
     blocks: false,
   };
 }
@@ -381,7 +397,7 @@ function waitsFor(c: RuleCtx, what: string): Finding | undefined {
   if (c.role === "integration" && !appMerges(c))
     return {
       effect: `each merge waits for ${what}, which Forge neither starts nor waits for; each task waits for a person${unlessApp(c)}`,
-      fix: `${exclude(c, c.branch.replace(/[^/]*$/, "*"))}, or ${bypass(c, "For pull requests only")}`,
+      fix: `${exclude(c, c.forge.integrationGlob)}, or ${bypass(c, "For pull requests only")}`,
       blocks: false,
     };
   return undefined;

@@ -8,7 +8,16 @@
  */
 import type { ProtectionFact, Readiness, RuleFact } from "../../github/readiness.js";
 import type { ForgeFacts } from "./forge-facts.js";
-import { requiredCheck, ruleFindings, rulesetName, type Finding, type Role, type RuleCtx } from "./rule-effects.js";
+import {
+  finalLinear,
+  finalSigned,
+  requiredCheck,
+  ruleFindings,
+  rulesetName,
+  type Finding,
+  type Role,
+  type RuleCtx,
+} from "./rule-effects.js";
 
 export interface Warning {
   /** the rule: a ruleset rule's type, `branch protection: <setting>`, or a setting's name */
@@ -50,21 +59,9 @@ function protectionFindings(p: ProtectionFact, base: string, forge: ForgeFacts):
   const out: Array<Finding & { rule: string }> = p.requiredChecks.flatMap((c) =>
     requiredCheck(ctx, c.context, c.appId).map((f) => ({ ...f, rule: "branch protection: required status checks" })),
   );
-  if (p.linearHistory)
-    out.push({
-      rule: "branch protection: required linear history",
-      effect: `the run's final pull request cannot be merged with a merge commit${forge.method === "merge" ? ", and the integration branch holds merge commits (so Rebase cannot replay it)" : ""}: merge it with Squash`,
-      fix: 'merge the final pull request with "Squash and merge"',
-      blocks: false,
-    });
-  if (p.signatures)
-    out.push({
-      rule: "branch protection: required signatures",
-      effect:
-        "required signatures: the final pull request brings the runner's unsigned commits unless it is squashed (GitHub signs a squash commit)",
-      fix: 'merge the final pull request with "Squash and merge"',
-      blocks: false,
-    });
+  if (p.linearHistory) out.push({ rule: "branch protection: required linear history", ...finalLinear(forge) });
+  const signed = p.signatures ? finalSigned(forge) : undefined;
+  if (signed) out.push({ rule: "branch protection: required signatures", ...signed });
   if (p.lockBranch)
     out.push({
       rule: "branch protection: lock branch",
