@@ -66,6 +66,8 @@ export const LANES: Record<LaneName, string[]> = {
     "test/chaos/regressions.test.ts",
     "test/cli/doctor.test.ts",
     "test/cli/doctor-rules.test.ts",
+    "test/cli/doctor-checks.test.ts",
+    "test/cli/doctor-settings.test.ts",
     "test/cli/id-ref-names.test.ts",
     "test/cli/report.test.ts",
     "test/github/pull-with-files.test.ts",
