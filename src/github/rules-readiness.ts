@@ -1,6 +1,6 @@
 /**
  * What `forge doctor` reads of the rules, protections and settings that could stop Forge on a
- * repository (docs/README section of README.md, "What forge doctor warns about"): the active rules of
+ * repository (README.md, "What forge doctor warns about"): the active rules of
  * each branch Forge creates, pushes, merges into or opens its final pull request on, with the
  * ruleset they come from and whether the reader may bypass it; push rulesets; the base branch's
  * protection; the repository's merge settings; Actions' workflow permissions; the workflows on the

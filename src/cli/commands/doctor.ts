@@ -1,7 +1,9 @@
 /**
  * `forge doctor`: is this repository ready for Forge? Reads (never writes) the App's installation,
- * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name and
- * the branch rules, and prints each check — pass, fail with its fix, or skipped with what it needs.
+ * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name, and
+ * the rules, protection and settings that would stop Forge's branches, merges or final pull request,
+ * and prints each check — pass, warn (each warning with its rule, source, branch, effect and fix),
+ * fail with its fix, or skipped with what it needs (README.md, "What forge doctor warns about").
  * Credentials: the App's (APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, from the environment or the
  * `.env` of an explicit --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the
  * admin-only reads, sent only to --api-url or GITHUB_API_URL of the environment (else GitHub's).
@@ -67,7 +69,9 @@ function doctorEnvironment(env: NodeJS.ProcessEnv, dir: string | undefined): Nod
 export function registerDoctor(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("doctor")
-    .description("Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets.")
+    .description(
+      "Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets; warn about each rule, protection or setting that would stop it, with the fix.",
+    )
     .option("--repo <owner/name>", "the repository (default: the origin remote of --dir)")
     .option(
       "--dir <path>",

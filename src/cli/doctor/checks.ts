@@ -1,6 +1,7 @@
 /**
- * `forge doctor`'s checks, as pure functions of what was read from GitHub (gather.ts): each says
- * pass, fail (with the fix) or skip (what could not be read, and how to let it be).
+ * `forge doctor`'s checks, as pure functions of what was read from GitHub (src/github/readiness.ts):
+ * each says pass, warn (warnings.ts: what would make Forge wait for people, with the fix), fail (with
+ * the fix) or skip (what could not be read, and how to let it be).
  */
 import YAML from "yaml";
 import type { Readiness } from "../../github/readiness.js";
