@@ -5,7 +5,7 @@
  * each set through the local GitHub's API (doctor-world.ts; README.md, "What forge doctor warns about").
  */
 import { describe, expect, it } from "vitest";
-import { doctor, INTEGRATION, one, ready, ruleset, STATE, summary, TASK, w, workflow, useDoctorWorld } from "./doctor-world.js";
+import { api, doctor, INTEGRATION, one, ready, ruleset, STATE, summary, TASK, w, workflow, useDoctorWorld } from "./doctor-world.js";
 
 useDoctorWorld();
 
@@ -272,5 +272,28 @@ describe("forge doctor: what pushes must look like", () => {
       `${TASK} file_extension_restriction blocks`,
       `${TASK} max_file_path_length blocks`,
     ]);
+  });
+});
+
+describe("forge doctor: push rulesets", () => {
+  it("a push ruleset's rules hold every push: Forge's own files refused (fails), file sizes warn", async () => {
+    const repo = await ready();
+    await api("POST", `/repos/${repo}/rulesets`, {
+      name: "push rules",
+      target: "push",
+      enforcement: "active",
+      rules: [
+        { type: "file_path_restriction", parameters: { restricted_file_paths: [".forge/**"] } },
+        { type: "max_file_size", parameters: { max_file_size: 5 } },
+      ],
+    });
+    const r = await doctor(repo);
+    expect(summary(r.warnings)).toEqual([`${TASK} file_path_restriction blocks`, `${TASK} max_file_size warns`]);
+    expect(r.warnings[0]).toMatchObject({
+      source: `ruleset "push rules" (repository ruleset ${repo})`,
+      effect:
+        "the runner cannot push task branches: file_path_restriction covers Forge's own file .forge/runs/plan-1a2b3c4/task/1/walkthrough.md",
+    });
+    expect(r.code).toBe(1);
   });
 });
