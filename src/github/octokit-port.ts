@@ -5,8 +5,10 @@
  * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
  */
 import type { ProbotOctokit } from "probot";
+import { updatePullBranch, type BranchUpdateResult } from "./branch-update.js";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import { mergePull, readBranchRules, readRulesetName, type BranchRule, type MergeMethod } from "./merge-rules.js";
+import { readJobsEnded } from "./rule-refusals.js";
 import {
   ConflictError,
   GitHubError,
@@ -279,25 +281,8 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }> {
-    const jobs = await this.#call("actions.listJobsForWorkflowRun", async () => {
-      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
-      return data.jobs;
-    });
-    // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
-    if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
-      return { runnerLost: true, errors: [] };
-    // A failed job's `::error::` (core.setFailed) is an annotation of its check run (docs.github.com/rest/checks/runs#list-check-run-annotations).
-    const errors: string[] = [];
-    for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
-      const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
-      const annotations = await this.#call("checks.listAnnotations", async () => {
-        const { data } = await this.#octokit.rest.checks.listAnnotations({ ...this.#r, check_run_id: id, per_page: 50 });
-        return data;
-      }).catch(() => []);
-      for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
-    }
-    return { runnerLost: false, errors };
+  jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }> {
+    return readJobsEnded(this.#octokit, this.#r, runId);
   }
 
   async cancelWorkflowRun(id: number): Promise<void> {
@@ -387,6 +372,10 @@ export class OctokitPort implements GitHubPort {
 
   mergePullRequest(number: number, fields: { sha?: string; method?: MergeMethod; title?: string }): Promise<PullMergeResult> {
     return mergePull(this.#octokit, this.owner, this.repo, number, fields);
+  }
+
+  updatePullRequestBranch(number: number, expectedHeadSha: string): Promise<BranchUpdateResult> {
+    return updatePullBranch(this.#octokit, this.owner, this.repo, number, expectedHeadSha);
   }
 
   branchRules(branch: string): Promise<BranchRule[]> {

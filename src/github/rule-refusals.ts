@@ -6,7 +6,10 @@
  * answer, "Repository rule violations found" and the rules. The rule types are told from GitHub's
  * texts (docs.github.com/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/available-rules-for-rulesets),
  * or from the name a metadata rule was given; the rulesets that hold them from the branch's rules.
+ * A job's refused push reaches the App as its failure annotation (`readJobsEnded`).
  */
+import type { Octokit } from "./octokit-port.js";
+import { wrap } from "./octokit-rest.js";
 
 export interface RuleRefusal {
   /** GH013 (a ruleset refused a push), GH006 (branch protection refused a push), or a REST answer */
@@ -164,4 +167,35 @@ export function pushBlockedReason(refusal: RuleRefusal, branch: string, rules: r
 /** What a person can do about the rules a merge's refusal names (its types), for mergeBlocker. */
 export function mergeRemedy(types: readonly string[], branch: string): string {
   return remedy(types[0] ?? "", branch, false);
+}
+
+/**
+ * How a workflow run's jobs ended (`GitHubPort.jobsEnded`): a runner that went away (a job completed
+ * with a step unfinished — GitHub fails the job of a vanished runner after a while), else the
+ * failure annotations of its failed jobs (docs.github.com/rest/checks/runs#list-check-run-annotations:
+ * a job's `::error::`, `core.setFailed`, is an annotation of its check run).
+ */
+export async function readJobsEnded(
+  octokit: Octokit,
+  r: { owner: string; repo: string },
+  runId: number,
+): Promise<{ runnerLost: boolean; errors: string[] }> {
+  let jobs;
+  try {
+    jobs = (await octokit.rest.actions.listJobsForWorkflowRun({ ...r, run_id: runId, per_page: 100 })).data.jobs;
+  } catch (e) {
+    throw wrap("actions.listJobsForWorkflowRun", e);
+  }
+  if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
+    return { runnerLost: true, errors: [] };
+  const errors: string[] = [];
+  for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
+    const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
+    const annotations = await octokit.rest.checks
+      .listAnnotations({ ...r, check_run_id: id, per_page: 50 })
+      .then((x) => x.data)
+      .catch(() => []);
+    for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
+  }
+  return { runnerLost: false, errors };
 }
