@@ -70,6 +70,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/github/pull-with-files.test.ts",
     "test/local-github/conformance.test.ts",
     "test/local-github/conformance-rules.test.ts",
+    "test/local-github/check-events.test.ts",
     "test/local-github/faults.test.ts",
     "test/local-github/rate-limits.test.ts",
     "test/local-github/size-limits.test.ts",
