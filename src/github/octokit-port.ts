@@ -6,6 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
+import { protectionContexts, rulesetContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
@@ -376,6 +377,20 @@ export class OctokitPort implements GitHubPort {
 
   branchRules(branch: string): Promise<BranchRule[]> {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+
+  async ruledChecks(branch: string): Promise<string[]> {
+    const rules = rulesetContexts(await this.branchRules(branch));
+    // A branch that does not exist (yet) has no protection of its own.
+    const protection = await this.#call("repos.getBranch", async () => {
+      try {
+        return protectionContexts((await this.#octokit.rest.repos.getBranch({ ...this.#r, branch })).data);
+      } catch (e) {
+        if (statusOf(e) === 404) return [];
+        throw e;
+      }
+    });
+    return [...rules, ...protection];
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {

@@ -227,4 +227,9 @@ export interface GitHubPort {
   listReviews(number: number): Promise<ReviewInfo[]>;
   /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
   branchRules(branch: string): Promise<BranchRule[]>;
+  /**
+   * The check names a branch's rules require of a pull request into it: its rulesets'
+   * `required_status_checks` and its branch protection's required contexts (./required-checks.ts).
+   */
+  ruledChecks(branch: string): Promise<string[]>;
 }

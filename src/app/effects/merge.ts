@@ -8,7 +8,8 @@ import type { LeafInput } from "../../core/inputs.js";
 import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
-import { checksFailedInput } from "../../github/ci-checks.js";
+import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
+import { requiredChecks } from "../../github/required-checks.js";
 import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
@@ -46,13 +47,19 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
     const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
-  // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.
-  if (ctx.config.required_checks.length) {
-    const ci = await port.ciChecks(head, ctx.config.required_checks);
-    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+  // The checks the config and the integration branch's rules require, on the head that merges,
+  // whoever reports them (Actions, another App, a commit status): running → wait; failed → the fix
+  // revision answers them; one only the rules name that nothing reported → GitHub's refusal says so.
+  const required = await requiredChecks(port, ctx.journal.integrationBranch, ctx.config.required_checks, ctx.now, RULES_TTL_MS, () =>
+    port.ruledChecks(ctx.journal.integrationBranch),
+  );
+  if (required.all.length) {
+    const ci = await port.ciChecks(head, required.all);
+    const verdict = ciVerdict(ci, required.configured);
+    if (verdict === "wait") return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
     // Red: the fix revision answers them — even when they failed before the task reached the gate,
     // when their own webhook found nothing to do.
-    if (ci.failing.length)
+    if (verdict === "red")
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
