@@ -91,3 +91,34 @@ export async function requiredChecks(
   }
   return { all: [...new Set([...configured, ...hit.names])], configured: [...configured] };
 }
+
+/**
+ * How long a check only the branch's rules name may go unreported on a head before the merge is
+ * tried without it (and GitHub's refusal, naming the check, goes to the PR and the tracker): a CI
+ * service's App hears of the push by a webhook, at GitHub's speed (src/local-github/latency/README.md:
+ * p95 up to a minute), and reports afterwards. Under a minute, so the reason shows within one.
+ */
+export const RULED_CHECK_GRACE_MS = 45_000;
+
+const unreported = new WeakMap<object, Map<string, number>>();
+
+/**
+ * How long (ms) the merge of `head` should still wait for `missing` — checks only the rules name that
+ * nothing reported — counted from when this process first found them missing on that head; 0 when
+ * none is missing or the grace is over. Kept in memory: a restarted App waits the grace again.
+ */
+export function graceLeft(owner: object, head: string, missing: readonly string[], now: number, graceMs = RULED_CHECK_GRACE_MS): number {
+  const seen = unreported.get(owner) ?? new Map<string, number>();
+  unreported.set(owner, seen);
+  if (missing.length === 0) {
+    seen.delete(head);
+    return 0;
+  }
+  const since = seen.get(head) ?? now;
+  if (!seen.has(head)) {
+    // Bounded: the oldest heads go first.
+    if (seen.size >= 1_000) seen.delete(seen.keys().next().value!);
+    seen.set(head, since);
+  }
+  return Math.max(0, since + graceMs - now);
+}

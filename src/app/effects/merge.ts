@@ -9,7 +9,7 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
-import { requiredChecks } from "../../github/required-checks.js";
+import { graceLeft, requiredChecks } from "../../github/required-checks.js";
 import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
@@ -57,6 +57,15 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
     const ci = await port.ciChecks(head, required.all);
     const verdict = ciVerdict(ci, required.configured);
     if (verdict === "wait") return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    // A check only the rules name has not reported yet: its App may not have heard of the push. It
+    // is given a moment before the merge is tried without it (GitHub's refusal then names it).
+    const wait = verdict === "go" ? graceLeft(port, head, ci.missing, ctx.now) : 0;
+    if (wait > 0)
+      return {
+        kind: "later",
+        reason: `required checks ${ci.missing.join(", ")} of ${head.slice(0, 7)} have not reported yet`,
+        retryInMs: wait,
+      };
     // Red: the fix revision answers them — even when they failed before the task reached the gate,
     // when their own webhook found nothing to do.
     if (verdict === "red")
