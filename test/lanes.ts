@@ -68,6 +68,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/cli/id-ref-names.test.ts",
     "test/cli/report.test.ts",
     "test/github/pull-with-files.test.ts",
+    "test/github/required-checks.test.ts",
     "test/local-github/conformance.test.ts",
     "test/local-github/conformance-rules.test.ts",
     "test/local-github/check-events.test.ts",
