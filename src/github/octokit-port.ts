@@ -6,7 +6,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
-import { protectionContexts, rulesetContexts } from "./required-checks.js";
+import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
@@ -379,10 +379,9 @@ export class OctokitPort implements GitHubPort {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
   }
 
-  async ruledChecks(branch: string): Promise<string[]> {
-    const rules = rulesetContexts(await this.branchRules(branch));
+  async protectionChecks(branch: string): Promise<string[]> {
     // A branch that does not exist (yet) has no protection of its own.
-    const protection = await this.#call("repos.getBranch", async () => {
+    return this.#call("repos.getBranch", async () => {
       try {
         return protectionContexts((await this.#octokit.rest.repos.getBranch({ ...this.#r, branch })).data);
       } catch (e) {
@@ -390,7 +389,6 @@ export class OctokitPort implements GitHubPort {
         throw e;
       }
     });
-    return [...rules, ...protection];
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {

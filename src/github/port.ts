@@ -228,8 +228,9 @@ export interface GitHubPort {
   /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
   branchRules(branch: string): Promise<BranchRule[]>;
   /**
-   * The check names a branch's rules require of a pull request into it: its rulesets'
-   * `required_status_checks` and its branch protection's required contexts (./required-checks.ts).
+   * The check names a branch's protection requires of a pull request into it (its required
+   * contexts, as `GET …/branches/{branch}` shows them to any App); none when it is unprotected or
+   * does not exist. Its rulesets' are in `branchRules` (./required-checks.ts puts both together).
    */
-  ruledChecks(branch: string): Promise<string[]>;
+  protectionChecks(branch: string): Promise<string[]>;
 }

@@ -13,6 +13,7 @@
  * names are bounded here, and escaped wherever Forge shows them (`inlineData`, src/core/render/as-data.ts).
  */
 import type { BranchRule } from "./merge-rules.js";
+import type { GitHubPort } from "./port.js";
 
 /** At most this many names are taken from the rules, each cut to this many characters. */
 export const REQUIRED_CHECK_LIMITS = { names: 50, name: 200 } as const;
@@ -39,6 +40,19 @@ export function protectionContexts(branch: unknown): string[] {
   const contexts = Array.isArray(checks?.contexts) ? (checks.contexts as unknown[]) : [];
   const named = Array.isArray(checks?.checks) ? (checks.checks as Array<{ context?: unknown }>).map((c) => c?.context) : [];
   return bound([...contexts, ...named].filter((c): c is string => typeof c === "string"));
+}
+
+/**
+ * The check names `branch`'s rules require: its rulesets' (from `rules`, when the caller has them
+ * read already — the merge reads them for its method too — else read here) and its protection's.
+ */
+export async function readRuledChecks(
+  port: Pick<GitHubPort, "branchRules" | "protectionChecks">,
+  branch: string,
+  rules: () => Promise<BranchRule[]> = () => port.branchRules(branch),
+): Promise<string[]> {
+  const [ruled, protectedBy] = await Promise.all([rules(), port.protectionChecks(branch)]);
+  return [...rulesetContexts(ruled), ...protectedBy];
 }
 
 /** Unique non-empty names, each cut, at most `REQUIRED_CHECK_LIMITS.names`. */

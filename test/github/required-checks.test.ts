@@ -12,6 +12,7 @@ import { ciVerdict } from "../../src/github/ci-checks.js";
 import { OctokitPort } from "../../src/github/octokit-port.js";
 import {
   graceLeft,
+  readRuledChecks,
   protectionContexts,
   REQUIRED_CHECK_LIMITS,
   requiredChecks,
@@ -74,9 +75,9 @@ describe("the checks the rules require, read by an App without administration", 
         },
       ],
     });
-    expect((await port.ruledChecks("forge/r1/_integration")).sort()).toEqual(["ci/jenkins", "circle: build", "lint", "lint"].sort());
+    expect((await readRuledChecks(port, "forge/r1/_integration")).sort()).toEqual(["ci/jenkins", "circle: build", "lint", "lint"].sort());
     // Not created yet: the rulesets apply by pattern, the branch has no protection of its own.
-    expect(await port.ruledChecks("forge/r2/_integration")).toEqual(["circle: build", "lint"]);
+    expect(await readRuledChecks(port, "forge/r2/_integration")).toEqual(["circle: build", "lint"]);
     expect(sim.violations.filter((v) => v.kind !== "request")).toEqual([]);
   });
 });

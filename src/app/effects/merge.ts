@@ -9,8 +9,15 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
-import { graceLeft, requiredChecks } from "../../github/required-checks.js";
-import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
+import { graceLeft, readRuledChecks, requiredChecks } from "../../github/required-checks.js";
+import {
+  cachedMergeMethod,
+  mergeBlocker,
+  refusesMergeCommits,
+  rememberLinear,
+  RULES_TTL_MS,
+  type BranchRule,
+} from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -50,8 +57,12 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // The checks the config and the integration branch's rules require, on the head that merges,
   // whoever reports them (Actions, another App, a commit status): running → wait; failed → the fix
   // revision answers them; one only the rules name that nothing reported → GitHub's refusal says so.
-  const required = await requiredChecks(port, ctx.journal.integrationBranch, ctx.config.required_checks, ctx.now, RULES_TTL_MS, () =>
-    port.ruledChecks(ctx.journal.integrationBranch),
+  const base = ctx.journal.integrationBranch;
+  // The branch's rules, read at most once here for both what they require and the merge method.
+  let rules: Promise<BranchRule[]> | undefined;
+  const readRules = () => (rules ??= port.branchRules(base));
+  const required = await requiredChecks(port, base, ctx.config.required_checks, ctx.now, RULES_TTL_MS, () =>
+    readRuledChecks(port, base, readRules),
   );
   if (required.all.length) {
     const ci = await port.ciChecks(head, required.all);
@@ -88,8 +99,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history.
-  const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.

@@ -8,7 +8,7 @@ import { prHead } from "../../core/task-rules.js";
 import type { AttemptRef } from "../../core/layout.js";
 import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
 import { RULES_TTL_MS } from "../../github/merge-rules.js";
-import { requiredChecks } from "../../github/required-checks.js";
+import { readRuledChecks, requiredChecks } from "../../github/required-checks.js";
 import { logOf, type AppContext } from "../context.js";
 import type { RepoRuntime } from "../runtime.js";
 
@@ -105,7 +105,7 @@ async function readRedChecks(ctx: AppContext, rt: RepoRuntime, context: Context,
   // run could otherwise start fix revisions with their own text in the agent's prompt.
   const base = loaded.state.journal.integrationBranch;
   const required = await requiredChecks(rt.port, base, loaded.state.config.required_checks, ctx.now(), RULES_TTL_MS, () =>
-    rt.port.ruledChecks(base),
+    readRuledChecks(rt.port, base),
   );
   if (required.all.length === 0 || (done.context !== undefined && !required.all.includes(done.context))) return;
   const checks = await rt.port.ciChecks(done.headSha, required.all);
