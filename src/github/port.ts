@@ -245,4 +245,10 @@ export interface GitHubPort {
   branchRules(branch: string): Promise<BranchRule[]>;
   /** A ruleset's name, a repository's or its organisation's (docs.github.com/rest/repos/rules#get-a-repository-ruleset). */
   rulesetName(id: number): Promise<string>;
+  /**
+   * The check names a branch's protection requires of a pull request into it (its required
+   * contexts, as `GET …/branches/{branch}` shows them to any App); none when it is unprotected or
+   * does not exist. Its rulesets' are in `branchRules` (./required-checks.ts puts both together).
+   */
+  protectionChecks(branch: string): Promise<string[]>;
 }
