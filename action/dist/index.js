@@ -83,7 +83,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-LNYABFGZ.js";
+} from "./chunk-4DBSHZWU.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

@@ -79,7 +79,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-LNYABFGZ.js";
+} from "./chunk-4DBSHZWU.js";
 import {
   Octokit,
   RequestError,
@@ -6578,9 +6578,9 @@ var require_cjs2 = __commonJS({
         clone[property] = descriptor.get ? descriptor.get() : descriptor.value;
       }
     }
-    function copyOwnPropertiesStrict(value, clone, state, names, start) {
-      for (let index = start; index < names.length; ++index) {
-        copyOwnDescriptor(value, clone, names[index], state);
+    function copyOwnPropertiesStrict(value, clone, state, names2, start) {
+      for (let index = start; index < names2.length; ++index) {
+        copyOwnDescriptor(value, clone, names2[index], state);
       }
       for (const symbol of Object.getOwnPropertySymbols(value)) {
         copyOwnDescriptor(value, clone, symbol, state);
@@ -6717,9 +6717,9 @@ var require_cjs2 = __commonJS({
       const clone = copyPrimitiveWrapper(string, state);
       state.cache.set(string, clone);
       const { length } = string;
-      const names = Object.getOwnPropertyNames(string);
-      const start = names[length] === "length" ? length + 1 : length;
-      return copyOwnPropertiesStrict(string, clone, state, names, start);
+      const names2 = Object.getOwnPropertyNames(string);
+      const start = names2[length] === "length" ? length + 1 : length;
+      return copyOwnPropertiesStrict(string, clone, state, names2, start);
     }
     var DEFAULT_MAX_DEPTH = 1e3;
     function createDefaultCache() {
@@ -15521,14 +15521,14 @@ function ciVerdict(ci, configured) {
 var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
 var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
 var isForges = (name) => name.startsWith("forge \xB7 ");
-async function readCiChecks(octokit, r, headSha, names) {
-  if (names.length === 0) return { pending: false, running: false, missing: [], failing: [] };
+async function readCiChecks(octokit, r, headSha, names2) {
+  if (names2.length === 0) return { pending: false, running: false, missing: [], failing: [] };
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && names2.includes(c.name));
   const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
-  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names2.includes(st.context));
   const running = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending");
-  const missing = names.filter((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
+  const missing = names2.filter((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
   const pending = running || missing.length > 0;
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing = [];
@@ -15613,9 +15613,9 @@ async function readRuledChecks(port, branch, rules = () => port.branchRules(bran
   const [ruled, protectedBy] = await Promise.all([rules(), port.protectionChecks(branch)]);
   return [...rulesetContexts(ruled), ...protectedBy];
 }
-function bound(names) {
+function bound(names2) {
   const out = /* @__PURE__ */ new Set();
-  for (const n2 of names) {
+  for (const n2 of names2) {
     if (out.size >= REQUIRED_CHECK_LIMITS.names) break;
     const cut3 = n2.slice(0, REQUIRED_CHECK_LIMITS.name);
     if (cut3.trim()) out.add(cut3);
@@ -15628,13 +15628,13 @@ async function requiredChecks(owner, branch, configured, now, ttlMs, read) {
   cache.set(owner, byBranch);
   let hit = byBranch.get(branch);
   if (!hit || now - hit.at >= ttlMs) {
-    let names = [];
+    let names2 = [];
     try {
-      names = bound(await read());
+      names2 = bound(await read());
     } catch {
       return { all: [...configured], configured: [...configured] };
     }
-    hit = { at: now, names };
+    hit = { at: now, names: names2 };
     byBranch.set(branch, hit);
   }
   return { all: [.../* @__PURE__ */ new Set([...configured, ...hit.names])], configured: [...configured] };
@@ -15656,17 +15656,170 @@ function graceLeft(owner, head, missing, now, graceMs = RULED_CHECK_GRACE_MS) {
   return Math.max(0, since + graceMs - now);
 }
 
+// src/github/rule-refusals.ts
+function ruleRefusal(text) {
+  const lines = text.replace(/\r/g, "").replace(/%0A/gi, "\n").split("\n").map((l) => l.replace(/^.*?remote:\s?/, "").replace(/\s+$/, ""));
+  const at = lines.findIndex(
+    (l) => /GH013: Repository rule violations found for|GH006: Protected branch update failed for|Repository rule violations found/.test(l)
+  );
+  if (at < 0) return void 0;
+  const head = lines[at];
+  const gh = /(GH013|GH006): .* for (\S+?)\.?$/.exec(head);
+  const code = gh?.[1] ?? "REST";
+  const messages = [];
+  const found = [];
+  let listing = false;
+  for (const raw of lines.slice(at + 1)) {
+    if (/^To |^ ! \[|^error: failed to push/.test(raw)) break;
+    const l = raw.replace(/^error:\s*/, "");
+    if (!l.trim()) continue;
+    if (/^Review all repository rules at /.test(l)) continue;
+    if (/^\s+Found \d+ violations?:/.test(l)) {
+      listing = true;
+      continue;
+    }
+    if (listing && /^\s{2,}\S/.test(l)) {
+      found.push(l.trim());
+      continue;
+    }
+    listing = false;
+    const m = code === "GH013" ? /^- (.+)$/.exec(l) : /^(?:- )?(.+)$/.exec(l.trim());
+    if (m && !messages.includes(m[1])) messages.push(m[1]);
+  }
+  return { code, ...gh ? { ref: gh[2] } : {}, messages, found };
+}
+var TEXTS = [
+  [/through the merge queue/i, "merge_queue"],
+  [/verified signatures/i, "required_signatures"],
+  [/must not contain merge commits|merge commits are not allowed/i, "required_linear_history"],
+  [/through a pull request/i, "pull_request"],
+  [/approving review/i, "pull_request"],
+  [/merge method/i, "pull_request"],
+  [/required status check/i, "required_status_checks"],
+  [/out of date/i, "required_status_checks"],
+  [/creations being restricted/i, "creation"],
+  [/cannot update this protected ref/i, "update"],
+  [/cannot delete this protected/i, "deletion"],
+  [/cannot force-push/i, "non_fast_forward"],
+  [/^commit message must/i, "commit_message_pattern"],
+  [/^commit author email must/i, "commit_author_email_pattern"],
+  [/^committer email must/i, "committer_email_pattern"],
+  [/^branch name must/i, "branch_name_pattern"],
+  [/^tag name must/i, "tag_name_pattern"],
+  [/restricted file paths?|file path is restricted/i, "file_path_restriction"],
+  [/file extension/i, "file_extension_restriction"],
+  [/file paths? must not be longer|path length|path is too long/i, "max_file_path_length"],
+  [/larger than|file size/i, "max_file_size"]
+];
+function ruleTypesOf(message, rules = []) {
+  const named = rules.filter((r) => typeof r.parameters?.name === "string" && r.parameters.name === message).map((r) => r.type);
+  if (named.length) return [...new Set(named)];
+  return [...new Set(TEXTS.filter(([re]) => re.test(message)).map(([, t]) => t))];
+}
+function describeRules(types, rules) {
+  if (!types.length) return "a rule";
+  const parts = types.map((type) => {
+    const sets = rules.filter((r) => r.type === type && r.ruleset).map((r) => r.ruleset);
+    const where = sets.map(
+      (s2) => `${s2.name ? `"${s2.name}"` : `#${s2.id}`}${s2.sourceType === "Organization" ? ` of the organisation ${s2.source ?? ""}`.trimEnd() : ""}`
+    ).filter((x, i, all) => all.indexOf(x) === i);
+    return `the \`${type}\` rule${where.length ? ` of ruleset ${where.join(", ")}` : ""}`;
+  });
+  return parts.join(" and ");
+}
+function remedy(type, branch, push) {
+  const on = `\`${branch}\``;
+  const bypass = push ? "adds GitHub Actions (which the jobs push as) and the Forge App to the ruleset's bypass list" : "adds the Forge App to the ruleset's bypass list";
+  switch (type) {
+    case "merge_queue":
+      return `an administrator removes the merge queue rule from ${on}, or ${bypass}`;
+    case "required_signatures":
+      return push ? `the job's commits are not signed (GitHub signs only the commits it creates itself): an administrator excludes Forge's branches (\`forge/**\`) from the rule or ${bypass}` : `GitHub signs the squash and merge commits it makes but not a rebase's: an administrator allows squash merging, or excludes ${on} from the rule`;
+    case "file_path_restriction":
+    case "file_extension_restriction":
+    case "max_file_path_length":
+    case "max_file_size":
+      return `the task's work has files the rule refuses: a person changes the task so that it does not need them (or lifts the rule for Forge's branches, \`forge/**\`)`;
+    case "commit_message_pattern":
+    case "commit_author_email_pattern":
+    case "committer_email_pattern":
+    case "branch_name_pattern":
+      return `Forge's commit messages, addresses and branch names are its own: an administrator excludes Forge's branches (\`forge/**\`) from the rule or ${bypass}`;
+    case "pull_request":
+    case "update":
+    case "creation":
+    case "non_fast_forward":
+      return `an administrator excludes Forge's branches (\`forge/**\`) from the rule or ${bypass}`;
+    default:
+      return `an administrator changes the rule or ${bypass}`;
+  }
+}
+function pushBlockedReason(refusal, branch, rules = []) {
+  const types = [...new Set(refusal.messages.flatMap((m) => ruleTypesOf(m, rules)))];
+  const said = refusal.messages.length ? refusal.messages.join(" ") : "no rule named";
+  const found = refusal.found.length ? ` (found: ${refusal.found.slice(0, 5).join(", ")}${refusal.found.length > 5 ? ", \u2026" : ""})` : "";
+  const what = refusal.code === "GH006" ? "the branch's protection" : describeRules(types, rules);
+  const fix = refusal.code === "GH006" ? "an administrator changes the branch protection that covers it (or lets GitHub Actions and the Forge App push to it)" : remedy(types[0] ?? "", branch, true);
+  return `GitHub refused the push of \`${branch}\` (${refusal.code}): ${what} \u2014 "${said}"${found}. What a person can do: ${fix}; then a writer comments \`/forge retry\`.`;
+}
+function mergeRemedy(types, branch) {
+  return remedy(types[0] ?? "", branch, false);
+}
+async function readJobsEnded(octokit, r, runId) {
+  let jobs;
+  try {
+    jobs = (await octokit.rest.actions.listJobsForWorkflowRun({ ...r, run_id: runId, per_page: 100 })).data.jobs;
+  } catch (e) {
+    throw wrap("actions.listJobsForWorkflowRun", e);
+  }
+  if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
+    return { runnerLost: true, errors: [] };
+  const errors = [];
+  for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
+    const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
+    const annotations = await octokit.rest.checks.listAnnotations({ ...r, check_run_id: id, per_page: 50 }).then((x) => x.data).catch(() => []);
+    for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
+  }
+  return { runnerLost: false, errors };
+}
+
 // src/github/merge-rules.ts
 async function readBranchRules(octokit, owner, repo, branch) {
   try {
     const rules = await octokit.paginate(octokit.rest.repos.getBranchRules, { owner, repo, branch, per_page: 100 });
     return rules.map((r) => ({
       type: r.type,
-      ..."parameters" in r && r.parameters ? { parameters: r.parameters } : {}
+      ..."parameters" in r && r.parameters ? { parameters: r.parameters } : {},
+      ...typeof r.ruleset_id === "number" ? {
+        ruleset: {
+          id: r.ruleset_id,
+          ...r.ruleset_source ? { source: r.ruleset_source } : {},
+          ...r.ruleset_source_type ? { sourceType: r.ruleset_source_type } : {}
+        }
+      } : {}
     }));
   } catch (e) {
     throw wrap("repos.getBranchRules", e);
   }
+}
+async function readRulesetName(octokit, owner, repo, id) {
+  try {
+    return (await octokit.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: id })).data.name;
+  } catch (e) {
+    throw wrap("repos.getRepoRuleset", e);
+  }
+}
+async function withRulesetNames(rules, types, name) {
+  const out = [];
+  for (const r of rules) {
+    if (!types.includes(r.type) || !r.ruleset) {
+      out.push(r);
+      continue;
+    }
+    const got = await name(r.ruleset.id).catch(() => void 0);
+    out.push({ ...r, ruleset: { ...r.ruleset, ...got ? { name: got } : {} } });
+  }
+  return out;
 }
 async function mergePull(octokit, owner, repo, number, fields) {
   try {
@@ -15684,7 +15837,7 @@ async function mergePull(octokit, owner, repo, number, fields) {
   }
 }
 function mergeMethodFor(rules) {
-  if (rules.some((r) => r.type === "required_linear_history")) return "squash";
+  if (rules.some((r) => r.type === "required_linear_history" || r.type === "required_signatures")) return "squash";
   const allowed = rules.flatMap(
     (r) => r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods] : []
   );
@@ -15693,45 +15846,71 @@ function mergeMethodFor(rules) {
   return "squash";
 }
 var refusesMergeCommits = (message) => /must not contain merge commits|merge commits are not allowed/i.test(message);
-function mergeBlocker(message, branch, requiredChecks2) {
+function mergeBlocker(message, branch, requiredChecks2, rules = []) {
   const text = message.replace(/\s+/g, " ").trim();
   const on = `\`${branch}\``;
+  const said = ruleRefusal(message)?.messages ?? [];
+  const types = [...new Set((said.length ? said : [text]).flatMap((m) => ruleTypesOf(m, rules)))];
+  const held = (...of) => {
+    const hit = of.filter((t) => rules.some((r) => r.type === t && r.ruleset));
+    return hit.length ? ` (${describeRules(hit, rules)})` : "";
+  };
+  const retry3 = "then a writer comments `/forge retry`";
+  if (types.includes("merge_queue"))
+    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, which Forge cannot use yet ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry3}.`;
   const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
   if (approvals)
-    return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
+    return `required approvals on ${on}${held("pull_request")}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
   const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
   if (check && !requiredChecks2.includes(check[1]))
-    return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
+    return `required status check "${check[1]}" on ${on}${held("required_status_checks")} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
   const checks = /(\d+) of (\d+) required status checks/i.exec(text);
   if (checks && !requiredChecks2.length)
-    return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
+    return `required status checks on ${on}${held("required_status_checks")} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
   if (wantsUpToDate(text)) return void 0;
   if (refusesMergeCommits(text))
-    return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+    return `${on} requires a linear history${held("required_linear_history")} and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
+  if (types.includes("required_signatures"))
+    return `${describeRules(["required_signatures"], rules)} on ${on} refused the merge ("${text}"). ${cap(mergeRemedy(["required_signatures"], branch))}, ${retry3}.`;
   if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
-    return `a rule of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
+    return `${types.length ? describeRules(types, rules) : "a rule"} of ${on} refused the merge ("${text}"). An administrator adds the Forge App to the rule's bypass list or changes the rule, then comments \`/forge retry\`.`;
   return void 0;
 }
+var cap = (s2) => s2.charAt(0).toUpperCase() + s2.slice(1);
 var RULES_TTL_MS = 10 * 6e4;
 var cache2 = /* @__PURE__ */ new WeakMap();
-async function cachedMergeMethod(owner, branch, now, ttlMs, read) {
+function byBranchOf(owner) {
   const byBranch = cache2.get(owner) ?? /* @__PURE__ */ new Map();
   cache2.set(owner, byBranch);
+  return byBranch;
+}
+async function cachedBranchRules(owner, branch, now, ttlMs, read) {
+  const byBranch = byBranchOf(owner);
   const hit = byBranch.get(branch);
-  if (hit && now - hit.at < ttlMs) return hit.method;
+  if (hit && now - hit.at < ttlMs) return hit;
   let rules = [];
   try {
     rules = await read();
   } catch {
   }
-  const method = mergeMethodFor(Array.isArray(rules) ? rules : []);
-  byBranch.set(branch, { at: now, method });
-  return method;
+  if (!Array.isArray(rules)) rules = [];
+  const entry = { at: now, method: mergeMethodFor(rules), rules };
+  byBranch.set(branch, entry);
+  return entry;
 }
 function rememberLinear(owner, branch, now) {
-  const byBranch = cache2.get(owner) ?? /* @__PURE__ */ new Map();
-  cache2.set(owner, byBranch);
-  byBranch.set(branch, { at: now, method: "squash" });
+  const byBranch = byBranchOf(owner);
+  byBranch.set(branch, { at: now, method: "squash", rules: byBranch.get(branch)?.rules ?? [] });
+}
+var names = /* @__PURE__ */ new WeakMap();
+async function cachedRulesetName(owner, id, now, ttlMs, read) {
+  const byId = names.get(owner) ?? /* @__PURE__ */ new Map();
+  names.set(owner, byId);
+  const hit = byId.get(id);
+  if (hit && now - hit.at < ttlMs) return hit.name;
+  const name = await read();
+  byId.set(id, { at: now, name });
+  return name;
 }
 
 // src/github/octokit-graphql.ts
@@ -15961,7 +16140,8 @@ var OctokitPort = class {
       return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
     } catch (e) {
       const status = statusOf(e);
-      if (status === 409 || status === 422 && !expectedBlobSha)
+      const ruled = /rule violations/i.test(e.message ?? "");
+      if (status === 409 && !ruled || status === 422 && !expectedBlobSha)
         throw new ConflictError("repos.createOrUpdateFileContents", `${path2} on ${branch} changed since it was read`);
       throw wrap("repos.createOrUpdateFileContents", e);
     }
@@ -16004,11 +16184,8 @@ var OctokitPort = class {
       throw wrap("actions.getWorkflowRun", e);
     }
   }
-  async runnerLost(runId) {
-    return this.#call("actions.listJobsForWorkflowRun", async () => {
-      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
-      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
-    });
+  jobsEnded(runId) {
+    return readJobsEnded(this.#octokit, this.#r, runId);
   }
   async cancelWorkflowRun(id) {
     try {
@@ -16024,8 +16201,8 @@ var OctokitPort = class {
       async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...checkBody(fields) })).data.id
     );
   }
-  async ciChecks(headSha, names) {
-    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
+  async ciChecks(headSha, names2) {
+    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names2));
   }
   async findCheckRun(headSha, name, externalId) {
     return (await this.listCheckRuns(headSha, name)).find((c) => c.externalId === externalId)?.id ?? null;
@@ -16086,6 +16263,9 @@ var OctokitPort = class {
   }
   branchRules(branch) {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+  rulesetName(id) {
+    return readRulesetName(this.#octokit, this.owner, this.repo, id);
   }
   async protectionChecks(branch) {
     return this.#call("repos.getBranch", async () => {
@@ -16278,7 +16458,7 @@ function checkRunTitle(t, status) {
     case "MERGED":
       return `Merged`;
     case "FAILED":
-      return t.hold === "exhausted" ? `Failed; retries exhausted` : t.hold === "human" ? `Waiting for an answer: /forge retry <answer>` : `Attempt ${t.attempt} failed${t.lastError ? `: ${t.lastError}` : ""}`;
+      return t.hold === "exhausted" ? `Failed; retries exhausted` : t.hold === "human" ? `Waiting for an answer: /forge retry <answer>` : t.hold === "blocked" ? `Blocked by a rule of the repository; /forge retry once it is changed` : `Attempt ${t.attempt} failed${t.lastError ? `: ${t.lastError}` : ""}`;
     case "STALE":
       return `Attempt ${t.attempt} went silent`;
     case "PENDING":
@@ -16314,6 +16494,11 @@ function mergeBlockedComment(taskId, reason) {
   return `Forge cannot merge \`${taskId}\` yet: ${reason}
 
 Forge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
+}
+function pushBlockedComment(taskId, reason) {
+  return `Forge stopped \`${taskId}\`: ${reason}
+
+Forge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
 }
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -17292,15 +17477,15 @@ function review(s2, i, w) {
 // src/core/budget.ts
 var round = (usd2) => Math.round(usd2 * 1e6) / 1e6;
 function runLeft(j, config2) {
-  const cap = config2.budgets.run_usd;
-  if (cap === void 0) return void 0;
+  const cap2 = config2.budgets.run_usd;
+  if (cap2 === void 0) return void 0;
   let used = 0;
   for (const t of j.tasks) used += (t.spentUsd ?? 0) + (t.status === "RUNNING" ? t.attempt?.reservedUsd ?? 0 : 0);
-  return round(cap + (j.budgetExtraUsd ?? 0) - used);
+  return round(cap2 + (j.budgetExtraUsd ?? 0) - used);
 }
 function taskLeft(node, t, config2) {
-  const cap = node.budget?.task_usd ?? config2.budgets.task_usd;
-  return cap === void 0 ? void 0 : round(cap + (t.budgetExtraUsd ?? 0) - (t.spentUsd ?? 0));
+  const cap2 = node.budget?.task_usd ?? config2.budgets.task_usd;
+  return cap2 === void 0 ? void 0 : round(cap2 + (t.budgetExtraUsd ?? 0) - (t.spentUsd ?? 0));
 }
 function nextAttemptCap(j, node, t, config2) {
   const tokens = node.budget?.attempt_tokens ?? config2.budgets.attempt_tokens;
@@ -17330,13 +17515,13 @@ function schedule(s2) {
     const t = s2.task(i);
     if (!backoffOver(t, s2.now)) continue;
     if (s2.idx.isRefinery[i] && !upstreamsCleared(s2, i)) continue;
-    const { cap, blocked: blocked2 } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
+    const { cap: cap2, blocked: blocked2 } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
     if (blocked2 === "run") {
       runBlocked = true;
       break;
     }
     if (blocked2 === "task") continue;
-    dispatch(s2, i, cap);
+    dispatch(s2, i, cap2);
     picked.push(i);
   }
   if (runBlocked || picked.length) budgetPause(s2, runBlocked);
@@ -17353,11 +17538,11 @@ function upstreamsCleared(s2, i) {
   }
   return cleared;
 }
-function dispatch(s2, i, cap) {
+function dispatch(s2, i, cap2) {
   const { next, ...t } = s2.task(i);
   const attempt = t.attempts + 1;
   const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
-  s2.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s2.iso(s2.now), cap.usd) });
+  s2.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s2.iso(s2.now), cap2.usd) });
   const node = s2.node(i);
   s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s2.move(i, "RUNNING", "tick")) return;
@@ -17374,7 +17559,7 @@ function dispatch(s2, i, cap) {
   }
   const ref = { id: t.id, attempt, branch };
   s2.effect(prepareBranch(ref, s2.j.integrationBranch, merge2));
-  s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap)));
+  s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap2)));
 }
 function budgetPause(s2, blocked2) {
   if (blocked2 === (s2.j.pause.budget === true)) return;
@@ -17388,8 +17573,8 @@ function budgetPause(s2, blocked2) {
   }
   s2.effect(updateTracker(s2.j.seq));
 }
-function handoff(next, cap) {
-  const budget = cap.usd !== void 0 || cap.tokens !== void 0 ? { budget: { ...cap } } : {};
+function handoff(next, cap2) {
+  const budget = cap2.usd !== void 0 || cap2.tokens !== void 0 ? { budget: { ...cap2 } } : {};
   if (!next || next.answer === void 0 && next.refinement === void 0) return Object.keys(budget).length ? budget : void 0;
   return {
     ...next.refinement !== void 0 ? { refinement: next.refinement } : {},
@@ -17484,6 +17669,12 @@ function agentLost(s2, input) {
   const i = currentRevision(s2, input);
   if (i === void 0 || s2.task(i).status !== "RUNNING") return;
   if (input.runnerLost) return stale(s2, i, input.kind, input.reason);
+  if (input.blockedBy) {
+    fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked" });
+    const t = s2.task(i);
+    s2.effect(postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
+    return;
+  }
   return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true });
 }
 function agentFinished(s2, input) {
@@ -18440,9 +18631,9 @@ function pauseText(journal, reason) {
 }
 function spendLine(journal, config2) {
   const spent = runSpent(journal);
-  const cap = config2?.budgets.run_usd;
-  if (cap === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
-  const total = cap !== void 0 ? cap + (journal.budgetExtraUsd ?? 0) : void 0;
+  const cap2 = config2?.budgets.run_usd;
+  if (cap2 === void 0 && !journal.tasks.some((t) => t.spentUsd !== void 0)) return [];
+  const total = cap2 !== void 0 ? cap2 + (journal.budgetExtraUsd ?? 0) : void 0;
   return [`**Spend:** $${spent.toFixed(2)}${total !== void 0 ? ` of $${total.toFixed(2)} (run budget)` : ""}`];
 }
 var BODY_MARGIN = 1024;
@@ -19760,14 +19951,14 @@ async function mergePullRequest2(effect, ctx) {
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, readRules);
+  const { method, rules: branchRules } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...verified ? { sha: verified } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
   if (res.kind === "not_mergeable")
-    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable });
+    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable }, branchRules);
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
   return {
@@ -19842,13 +20033,19 @@ async function unseenChangeRequests(ctx, t, a, number, head, listed) {
   }
   return inputs;
 }
-async function refused(ctx, effect, t, message, method, pr) {
+async function refused(ctx, effect, t, message, method, pr, rules) {
   const base = ctx.journal.integrationBranch;
   if (method === "merge" && refusesMergeCommits(message)) {
     rememberLinear(ctx.port, base, ctx.now);
     return { kind: "later", reason: `${message} (the next try squashes)`, retryInMs: MERGE_RETRY_MS };
   }
-  const blocker = mergeBlocker(message, base, ctx.config.required_checks);
+  const said = ruleRefusal(message)?.messages ?? [message];
+  const named = await withRulesetNames(
+    rules,
+    said.flatMap((m) => ruleTypesOf(m, rules)),
+    (id) => cachedRulesetName(ctx.port, id, ctx.now, RULES_TTL_MS, () => ctx.port.rulesetName(id))
+  );
+  const blocker = mergeBlocker(message, base, ctx.config.required_checks, named);
   const a = attemptNumbered(t, effect.attempt);
   if (blocker || !t || !a) return blocker && t && a ? blocked(t, a, blocker) : { kind: "later", reason: message };
   if (wantsUpToDate(message) && pr.head) return updateBranch(ctx, effect, t, a, pr.number, pr.head);
@@ -20063,7 +20260,8 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run2.conclusion ?? "no conclusion";
-  if (await port.runnerLost(run2.id))
+  const ended = await port.jobsEnded(run2.id);
+  if (ended.runnerLost)
     return {
       kind: "agent.lost",
       taskId,
@@ -20072,6 +20270,21 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true
     };
+  const refusal = ended.errors.map(ruleRefusal).find((r) => r !== void 0);
+  if (refusal) {
+    const read = await port.branchRules(branch).catch(() => []);
+    const types = refusal.messages.flatMap((m) => ruleTypesOf(m, read));
+    const rules = await withRulesetNames(read, types, (id) => port.rulesetName(id));
+    const why = pushBlockedReason(refusal, branch, rules);
+    return {
+      kind: "agent.lost",
+      taskId,
+      attempt,
+      workflowRunId: run2.id,
+      reason: `the job ended (${conclusion}): GitHub refused its push`,
+      blockedBy: why.length > 2e3 ? `${why.slice(0, 1990)} \u2026` : why
+    };
+  }
   return { kind: "agent.lost", taskId, attempt, workflowRunId: run2.id, reason: `the job ended (${conclusion}) without a result` };
 }
 function finishedInput(ref, read, recordSha, recordParent) {
@@ -20919,6 +21132,14 @@ var LaterReads = class {
     timer.unref();
     this.#timers.set(key, timer);
   }
+  /** Drops the reads waiting under keys that start with `prefix` (a repository no longer served). */
+  cancel(prefix) {
+    for (const [key, t] of this.#timers)
+      if (key.startsWith(prefix)) {
+        this.clock.clear(t);
+        this.#timers.delete(key);
+      }
+  }
   stop() {
     this.#stopped = true;
     for (const t of this.#timers.values()) this.clock.clear(t);
@@ -20953,6 +21174,12 @@ var AppContext = class {
   slug;
   /** Reads put off until a webhook that usually follows has had its chance (a job's result after its completion). */
   laterReads;
+  /**
+   * Installations deleted while this process ran: their tokens are dead (GitHub answers 401), so a
+   * webhook of theirs still on its way is not acted on and no runtime is made for them again. An
+   * installation made again has a new id.
+   */
+  removed = /* @__PURE__ */ new Set();
   /** The App's own logger (Probot's), for work no webhook started. */
   get log() {
     return this.probot ? this.probot.log : silentLogger;
@@ -20979,10 +21206,11 @@ var AppContext = class {
     const repo = payload.repository?.name ?? "";
     return this.runtimeFor(owner, repo, payload.installation?.id ?? 0, logOf(context), payload.repository?.id);
   }
-  /** Stop serving a repository (no installation holds it any more). */
+  /** Stop serving a repository (no installation holds it any more): its engine stops, its reads put off are dropped. */
   forget(key) {
     this.runtimes.get(key)?.engine.stop();
     this.runtimes.delete(key);
+    this.laterReads.cancel(`${key}:`);
   }
   /** The repository's config on its default branch (read again after a push there, or after `CONFIG_TTL_MS`), or the defaults. */
   async configOf(rt) {
@@ -21050,6 +21278,11 @@ function guard(ctx, app, fn) {
       at: performance.now()
     });
     if (ctx.deliveries.seen(context.id)) return;
+    const installation = context.payload.installation?.id;
+    if (installation !== void 0 && ctx.removed.has(installation)) {
+      context.log.info({ event: context.name, installationId: installation }, "a webhook of a deleted installation: not acted on");
+      return;
+    }
     ctx.slug ??= await appSlug(app);
     const sender = context.payload.sender?.login;
     if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
@@ -21322,11 +21555,13 @@ async function onInstallation(ctx, context) {
   const log = logOf(context);
   const gone = payload.action === "deleted" || payload.action === "suspend";
   if (gone) {
-    const repositories = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id).map(([key]) => key);
-    for (const key of repositories) ctx.forget(key);
+    const served2 = [...ctx.runtimes].filter(([, rt]) => rt.installationId === id);
+    const runs = served2.flatMap(([key, rt]) => [...rt.runs].filter(([, r]) => r.status === "running").map(([runId]) => `${key}#${runId}`));
+    if (payload.action === "deleted") ctx.removed.add(id);
+    for (const [key] of served2) ctx.forget(key);
     log.warn(
-      { installationId: id, account: payload.installation.account?.login, repositories },
-      payload.action === "suspend" ? "installation suspended: Forge stops acting on its repositories until it is unsuspended (their runs wait)" : "installation deleted: Forge no longer acts on its repositories"
+      { installationId: id, account: payload.installation.account?.login, repositories: served2.map(([key]) => key), runs },
+      payload.action === "suspend" ? "installation suspended: Forge stops acting on its repositories until it is unsuspended (their runs wait)" : "installation deleted: Forge no longer acts on its repositories and makes no call with its tokens; their runs stop where they are \u2014 install the App again and Forge reconciles them at once (a task that failed or is held meanwhile: /forge retry <task>)"
     );
     return;
   }
@@ -21339,6 +21574,14 @@ async function onInstallation(ctx, context) {
   if (payload.action === "unsuspend") {
     log.info({ installationId: id, repositories: served.length }, "installation unsuspended: Forge acts again, reconciling its runs");
     for (const rt of served) await reconcileRepository(ctx, rt);
+  } else if (payload.action === "created" && served.length) {
+    const work = (async () => {
+      for (const rt of served) await reconcileRepository(ctx, rt);
+    })().catch(
+      (e) => log.warn({ installationId: id, err: e.message }, "could not reconcile the runs of a new installation")
+    );
+    ctx.inFlight.add(work);
+    void work.finally(() => ctx.inFlight.delete(work));
   }
 }
 

@@ -2086,8 +2086,8 @@ function pauseReasons(pause, now) {
 var schedulingHeld = (pause, now) => pauseReasons(pause, now).some((r) => r !== "budget");
 
 // src/core/task-record.ts
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget"]).describe(
-  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget."
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"]).describe(
+  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry."
 );
 var steeringMessageSchema = external_exports.object({
   id: external_exports.number().int().min(1).describe("Numbered from 1 per attempt: the job delivers each once."),
