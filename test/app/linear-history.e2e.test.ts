@@ -64,6 +64,8 @@ describe("a linear history required on every branch", () => {
         { files: { [shared]: 'export const owner = "nobody";\n' } },
       );
       const admin = await linearEverywhere(h);
+      // Every server-side merge is counted (the fault log notes each call of the operations named).
+      h.sim.control.faults({ apiErrorRate: 1e-12, apiOperations: ["repos/merge"] });
       const { data: main0 } = await h.user.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch: "main" });
       await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
       const j = await h.waitFor((x) => x.status === "completed");
@@ -80,6 +82,8 @@ describe("a linear history required on every branch", () => {
         { branch: b!.attempt!.branch, head: b!.attempt!.recordSha },
       ]);
       expect(r!.attempt!.squash).toEqual(context.squash);
+      // The branch's rules were read: the App tried no merge it would have had refused.
+      expect(h.sim.control.core.faults.log.filter((l) => l.startsWith("api repos/merge"))).toEqual([]);
       // r was verified: both upstreams counted contained, and marked MERGED by its merge.
       expect(r!.attempt!.contained).toEqual(["a", "b"]);
       const merged = h.decisions.flatMap((d) => d.d.events).filter((e) => e.type === "task.merged");
@@ -132,4 +136,27 @@ describe("a linear history required on every branch", () => {
       expect([...landed.values()].some((c) => c.message.startsWith("forge(r)"))).toBe(true);
     },
   );
+
+  it("rules the App cannot read: the merge GitHub refuses turns the refinery's preparation to squashes", T, async () => {
+    h = await startHarness((): Script => ({ kind: "success" }));
+    await linearEverywhere(h);
+    // The rules answer 500 (after the App's retries): the App learns the branch's wish from the
+    // refusal of the first server-side merge — wantsLinearHistory said no, yet r's upstreams are squashed.
+    h.sim.control.faults({ apiErrorRate: 1, apiOperations: ["repos/get-branch-rules"] });
+    await h.pushFiles(planFiles("mini", { a: [], b: [], r: ["a", "b"] }), "Add plan");
+    const j = await h.waitFor((x) => x.status === "completed");
+    expect(j.tasks.map((t) => `${t.id} ${t.status} #${t.attempts}`)).toEqual(["a MERGED #1", "b MERGED #1", "r MERGED #1"]);
+    const log = h.sim.control.core.faults.log;
+    expect(log.some((l) => l.startsWith("api repos/get-branch-rules 5"))).toBe(true);
+    const [a, b, r] = ["a", "b", "r"].map((id) => task(j, id)!);
+    expect(r!.attempt!.squash).toEqual([
+      { branch: a!.attempt!.branch, head: a!.attempt!.recordSha },
+      { branch: b!.attempt!.branch, head: b!.attempt!.recordSha },
+    ]);
+    expect(r!.attempt!.contained).toEqual(["a", "b"]);
+    const { data: tip } = await h.user.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch: j.integrationBranch });
+    const { data: all } = await h.user.rest.repos.compareCommits({ owner: OWNER, repo: REPO, base: "main", head: tip.commit.sha });
+    expect(all.commits.filter((c) => c.parents.length > 1)).toEqual([]);
+    expect(h.runner.dispatched.map((d) => d.split("/").slice(1).join("/")).sort()).toEqual(["a/1", "b/1", "r/1"]);
+  });
 });
