@@ -115,6 +115,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/claude-e2e.test.ts",
     "test/action/dist.test.ts",
     "test/action/forge-cli.test.ts",
+    "test/action/linear-refinery.test.ts",
     "test/action/live-check.test.ts",
     "test/action/liveness.test.ts",
     "test/action/main.test.ts",
