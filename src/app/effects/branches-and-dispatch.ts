@@ -34,12 +34,14 @@ export async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: Effe
   const conflicts: string[] = [];
   if (upstreams.length > 0 && (await wantsLinearHistory(port, effect.branch))) return squashed(ctx, key, upstreams);
   for (const [n, upstream] of upstreams.entries()) {
-    const merged = await port.mergeBranch(effect.branch, upstream.head, `forge: merge ${upstream.branch} into ${effect.branch}`).catch((e: unknown) => {
-      // A merge commit refused for the branch (branch protection's linear history, unreadable to
-      // the App, or a rule the rules read missed): the rest, and the conflicted ones, go to the job.
-      if (e instanceof GitHubError && refusesMergeCommits(e.message)) return undefined;
-      throw e;
-    });
+    const merged = await port
+      .mergeBranch(effect.branch, upstream.head, `forge: merge ${upstream.branch} into ${effect.branch}`)
+      .catch((e: unknown) => {
+        // A merge commit refused for the branch (branch protection's linear history, unreadable to
+        // the App, or a rule the rules read missed): the rest, and the conflicted ones, go to the job.
+        if (e instanceof GitHubError && refusesMergeCommits(e.message)) return undefined;
+        throw e;
+      });
     if (!merged) {
       const left = [...upstreams.filter((u) => conflicts.includes(u.branch)), ...upstreams.slice(n)];
       return squashed(ctx, key, left);

@@ -107,7 +107,9 @@ export class EffectRunner {
     // back together, as one turn (one decision, at most one journal write), as soon as all are known.
     const carried = [...lanes].map(([lane, effects]) => {
       const laneKey = `${runId}\u0000${lane}`;
-      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, { conflicts, squash }));
+      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() =>
+        this.#carryOut(runId, effects, loaded, { conflicts, squash }),
+      );
       const settled = done.catch(() => undefined);
       this.#lanes.set(laneKey, settled);
       void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
@@ -132,12 +134,7 @@ export class EffectRunner {
    * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
    * it again.
    */
-  async #carryOut(
-    runId: string,
-    effects: Effect[],
-    loaded: Loaded,
-    prepared: Prepared,
-  ): Promise<{ acks: LeafInput[]; round: Round }> {
+  async #carryOut(runId: string, effects: Effect[], loaded: Loaded, prepared: Prepared): Promise<{ acks: LeafInput[]; round: Round }> {
     const running = this.#running.get(runId)!;
     const acks: LeafInput[] = [];
     // What these effects learn, applied here (effects never write the state): a later effect of the
