@@ -83,7 +83,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-XWP2GQSI.js";
+} from "./chunk-MXJRSPIO.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

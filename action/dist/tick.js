@@ -68,6 +68,7 @@ import {
   require_picomatch,
   resultPath,
   reviewApproved,
+  reviewSeen,
   runBranchPrefix,
   runIdFor,
   schedulingHeld,
@@ -75,7 +76,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-XWP2GQSI.js";
+} from "./chunk-MXJRSPIO.js";
 import {
   Octokit,
   RequestError,
@@ -16397,7 +16398,7 @@ function reviewSubmitted(s2, input) {
   const t = s2.task(i);
   if (!OPEN_FOR_FEEDBACK.has(t.status)) return s2.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
   const a = s2.attempt(i);
-  if (a.answered?.includes(input.reviewId) || a.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  if (reviewSeen(a, input.reviewId)) return;
   s2.emit("review.submitted", t.id, {
     attempt: t.attempts,
     reviewId: input.reviewId,
@@ -19646,8 +19647,7 @@ async function openMissingPull(effect, ctx, t, a) {
 }
 var REVIEWERS_CHECKED = 5;
 async function unseenChangeRequests(ctx, t, a, number, head, listed) {
-  const seen = /* @__PURE__ */ new Set([...a.answered ?? [], ...(a.feedback ?? []).flatMap((f) => f.reviewId !== void 0 ? [f.reviewId] : [])]);
-  const candidates = (listed ?? await ctx.port.listReviews(number)).filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id)).slice(-REVIEWERS_CHECKED);
+  const candidates = (listed ?? await ctx.port.listReviews(number)).filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !reviewSeen(a, r.id)).slice(-REVIEWERS_CHECKED);
   const inputs = [];
   for (const r of candidates) {
     if (!WRITE_PERMISSIONS.has(await ctx.port.permission(r.login))) continue;

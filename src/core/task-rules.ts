@@ -53,6 +53,15 @@ export function clearedForRefinery(t: TaskState): boolean {
   return r.approvedHead === head || (!r.protectedPaths?.length && r.checkedHead === head);
 }
 
+/**
+ * Whether the attempt has seen review `reviewId` already: answered by a revision (or met by the
+ * revision limit) or waiting in its feedback. A seen review starts nothing again — neither when its
+ * webhook is redelivered nor when the merge finds it among the PR's reviews.
+ */
+export function reviewSeen(a: AttemptRecord, reviewId: number): boolean {
+  return (a.answered?.includes(reviewId) ?? false) || (a.feedback?.some((f) => f.reviewId === reviewId) ?? false);
+}
+
 /** Under `merge_policy: review`, the PR's current head is the one a person with write access approved in a review. */
 export function reviewApproved(t: TaskState): boolean {
   const head = t.attempt?.revision.reviewApprovedHead;

@@ -9,7 +9,15 @@ import { decide, startRun } from "../../src/core/decide/index.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import { journalSchema, type Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
-import { clearedForRefinery, heldForProtectedPaths, isPaused, pauseReasons, prHead, schedulingHeld } from "../../src/core/task-rules.js";
+import {
+  clearedForRefinery,
+  heldForProtectedPaths,
+  isPaused,
+  pauseReasons,
+  prHead,
+  reviewSeen,
+  schedulingHeld,
+} from "../../src/core/task-rules.js";
 import { newRun, nodes, sha } from "../helpers/world.js";
 
 const cfg = (over: Record<string, unknown> = {}): ForgeConfig => forgeConfigSchema.parse(over);
@@ -175,5 +183,14 @@ describe("the rules read from the records", () => {
     expect(clearedForRefinery(at({ checkedHead: sha("r"), protectedPaths: [".github/x"] }))).toBe(false);
     expect(clearedForRefinery(at({ approvedHead: sha("r"), protectedPaths: [".github/x"] }))).toBe(true);
     expect(clearedForRefinery(base)).toBe(false);
+  });
+
+  it("a review is seen once answered or waiting in the feedback, by its id alone", () => {
+    const a = { branch: "b", revision: { iteration: 1, dispatchedAt: "2026-01-01T00:00:00Z" } };
+    expect(reviewSeen(a, 7)).toBe(false);
+    expect(reviewSeen({ ...a, answered: [7] }, 7)).toBe(true);
+    expect(reviewSeen({ ...a, answered: [8] }, 7)).toBe(false);
+    expect(reviewSeen({ ...a, feedback: [{ source: "review", reviewId: 7, actor: "ann", headSha: sha("h") }] }, 7)).toBe(true);
+    expect(reviewSeen({ ...a, feedback: [{ source: "command", actor: "ann", headSha: sha("h") }] }, 7)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // Effect runner: merging a task's own pull request, once its head passed the gate (and opening the
 // pull request its runner could not open).
 import type { AttemptRecord, TaskState } from "../../core/journal.js";
-import { attemptNumbered, prHead } from "../../core/task-rules.js";
+import { attemptNumbered, prHead, reviewSeen } from "../../core/task-rules.js";
 import { LABELS, walkthroughPath } from "../../core/layout.js";
 import { protectedChanges } from "../../core/protected-paths.js";
 import type { LeafInput } from "../../core/inputs.js";
@@ -177,9 +177,8 @@ async function unseenChangeRequests(
   head: string,
   listed: ReviewInfo[] | undefined,
 ): Promise<LeafInput[]> {
-  const seen = new Set([...(a.answered ?? []), ...(a.feedback ?? []).flatMap((f) => (f.reviewId !== undefined ? [f.reviewId] : []))]);
   const candidates = (listed ?? (await ctx.port.listReviews(number)))
-    .filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !seen.has(r.id))
+    .filter((r) => r.state === "CHANGES_REQUESTED" && r.commitId === head && !r.bot && r.login && !reviewSeen(a, r.id))
     .slice(-REVIEWERS_CHECKED);
   const inputs: LeafInput[] = [];
   for (const r of candidates) {

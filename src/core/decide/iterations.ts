@@ -8,7 +8,7 @@
 import { bounded, FEEDBACK_LIMITS, type Feedback } from "../feedback.js";
 import { newRevision, type AttemptRecord } from "../journal.js";
 import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
-import { attemptRef, iterationOf, prHead } from "../task-rules.js";
+import { attemptRef, iterationOf, prHead, reviewSeen } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-request.js";
 import type { InputKind, InputOf, Step } from "./step.js";
@@ -23,7 +23,7 @@ export function reviewSubmitted(s: Step, input: InputOf<"review.submitted">): vo
   if (!OPEN_FOR_FEEDBACK.has(t.status)) return s.reject(input.kind, `${t.id} is ${t.status}: its PR takes no review`, t.id);
   // A review answered by a revision already (a redelivered webhook) starts nothing again.
   const a = s.attempt(i);
-  if (a.answered?.includes(input.reviewId) || a.feedback?.some((f) => f.reviewId === input.reviewId)) return;
+  if (reviewSeen(a, input.reviewId)) return;
   s.emit("review.submitted", t.id, {
     attempt: t.attempts,
     reviewId: input.reviewId,

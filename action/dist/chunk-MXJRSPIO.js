@@ -2046,6 +2046,9 @@ function clearedForRefinery(t) {
   if (head === void 0 || !r) return false;
   return r.approvedHead === head || !r.protectedPaths?.length && r.checkedHead === head;
 }
+function reviewSeen(a, reviewId) {
+  return (a.answered?.includes(reviewId) ?? false) || (a.feedback?.some((f) => f.reviewId === reviewId) ?? false);
+}
 function reviewApproved(t) {
   const head = t.attempt?.revision.reviewApprovedHead;
   return head !== void 0 && head === prHead(t);
@@ -2938,6 +2941,7 @@ export {
   iterationOf,
   heldForProtectedPaths,
   clearedForRefinery,
+  reviewSeen,
   reviewApproved,
   attemptRef,
   pauseReasons,
