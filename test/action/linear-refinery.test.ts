@@ -10,6 +10,7 @@ import { newAttempt } from "../../src/core/journal.js";
 import { attemptDir } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World } from "./world.js";
+import { recordedSquashes, squashUpstreams } from "../../action/src/task/squash.js";
 import { runJob, stagesAgent } from "./job.js";
 
 let world: World | undefined;
@@ -114,5 +115,69 @@ describe("a refinery on a branch that must keep a linear history", () => {
     const changed = result.walkthrough?.files_changed.map((f) => f.path) ?? [];
     expect(changed).toContain("side.txt");
     expect(changed).not.toContain("a.txt");
+  });
+});
+
+describe("a revision of a refinery on a linear branch", () => {
+  it("carries over the squashes its record commit lists instead of squashing again; a record not the runner's counts for nothing", async () => {
+    const w = makeWorld({
+      tasks: [{ id: "a" }, { id: "b" }, { id: "r", type: "refinery", dependencies: ["a", "b"] }],
+      taskId: "r",
+      files: { "shared.txt": "base\n" },
+    });
+    world = w;
+    const aHead = commitOn(w, "forge/r1/a/1", { "shared.txt": "from a\n" }, "main");
+    const bHead = commitOn(w, "forge/r1/b/1", { "b.txt": "b\n" }, "main");
+    const squash = [
+      { branch: "forge/r1/a/1", head: aHead },
+      { branch: "forge/r1/b/1", head: bHead },
+    ];
+    const warnings: string[] = [];
+    const first = await squashUpstreams(w.git, w.journal, "r", w.branch, squash, (m) => void warnings.push(m));
+    expect(first.conflicted).toEqual([]);
+    expect(first.records.map((r) => r.head)).toEqual([aHead, bHead]);
+    // The refinery's work changes a's line; its record commit lists the squashes.
+    const recordRel = attemptDir(RUN, "r", 1);
+    const commitFiles = async (files: Record<string, string>, message: string) => {
+      for (const [rel, text] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(w.workspace, rel)), { recursive: true });
+        writeFileSync(path.join(w.workspace, rel), text);
+      }
+      await w.git.run(["add", "-A"]);
+      return w.git.commit(message);
+    };
+    await commitFiles({ "shared.txt": "from a, refined\n" }, "forge(r): work");
+    const result = { squashed: first.records.map((r) => ({ branch: r.branch, head_sha: r.head, commit_sha: r.commit })) };
+    const record = await commitFiles(
+      {
+        [`${recordRel}/result.json`]: JSON.stringify({
+          version: 1,
+          run_id: RUN,
+          task_id: "r",
+          attempt: 1,
+          exit_code: 0,
+          branch: w.branch,
+          started_at: "x",
+          finished_at: "y",
+          ...result,
+        }),
+      },
+      `forge(r): record attempt 1 (exit 0: success)\n\nForge-Run: ${RUN}\nForge-Task: r\nForge-Attempt: 1\nForge-Agent: command\nForge-Exit: 0`,
+    );
+    const ids = { runId: RUN, taskId: "r", attempt: 1 };
+    const previous = await recordedSquashes(w.git, record, recordRel, ids);
+    expect(previous).toEqual(first.records);
+    const again = await squashUpstreams(w.git, w.journal, "r", w.branch, squash, (m) => void warnings.push(m), previous);
+    expect(again).toEqual({ records: first.records, conflicted: [] });
+    expect(await w.git.head()).toBe(record);
+    // Squashed again without the record, a's head would conflict with the refinery's own change.
+    const blind = await squashUpstreams(w.git, w.journal, "r", w.branch, squash.slice(0, 1), (m) => void warnings.push(m));
+    expect(blind.conflicted.map((c) => c.branch)).toEqual(["forge/r1/a/1"]);
+    expect(await w.git.head()).toBe(record);
+    // The same file in a commit that is not this attempt's record commit (another attempt's trailers, or none) is no record.
+    expect(await recordedSquashes(w.git, record, recordRel, { ...ids, attempt: 2 })).toEqual([]);
+    const agents = await commitFiles({ "note.txt": "x\n" }, "an agent's commit");
+    expect(await recordedSquashes(w.git, agents, recordRel, ids)).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context
 import { openDraftPr } from "./pull.js";
 import { LiveCheck } from "./live-check.js";
 import { SpendMeter } from "./spend.js";
-import { squashUpstreams } from "./squash.js";
+import { recordedSquashes, squashUpstreams } from "./squash.js";
 
 export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
   const { input, git, github } = job;
@@ -48,7 +48,8 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   const squash = co.node.kind === "refinery" ? (input.context.squash ?? []) : [];
   let startHead = co.startHead;
   if (squash.length) {
-    const s = await squashUpstreams(git, co.journal, taskId, co.branch, squash, (m) => void job.warnings.push(m));
+    const previous = await recordedSquashes(git, co.tip, co.recordRel, job.ids);
+    const s = await squashUpstreams(git, co.journal, taskId, co.branch, squash, (m) => void job.warnings.push(m), previous);
     built.taskContext.squashed = s.records;
     if (s.conflicted.length) built.taskContext.squash = s.conflicted;
     if (co.startHead === co.tip) startHead = await git.head();

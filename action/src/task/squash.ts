@@ -10,7 +10,9 @@
 import { abandonSquash, squashHead, squashMessage, type SquashRecord } from "../../../src/agent/squash.js";
 import type { SquashUpstream } from "../../../src/core/task-record.js";
 import type { Journal } from "../../../src/core/journal.js";
+import { agentResultSchema } from "../../../src/core/schemas/agent-result.js";
 import type { Git } from "../git.js";
+import type { AttemptId } from "../start-head.js";
 
 export interface Squashed {
   /** Squashed here, in order. */
@@ -22,6 +24,10 @@ export interface Squashed {
 /**
  * Squashes each upstream onto the checked-out branch of `refinery`. A head that cannot be fetched is
  * left out with a warning: the App then finds that upstream not contained and fails the attempt.
+ * `previous`: what the runner recorded at the branch's tip (a revision starts from the attempt's
+ * record commit): an upstream squashed there already is not squashed again — its squash is carried
+ * over, as a merged branch is already merged (a second squash of a head whose lines the refinery has
+ * since changed would conflict).
  */
 export async function squashUpstreams(
   git: Git,
@@ -30,6 +36,7 @@ export async function squashUpstreams(
   branch: string,
   upstreams: readonly SquashUpstream[],
   warn: (message: string) => void,
+  previous: readonly SquashRecord[] = [],
 ): Promise<Squashed> {
   await git.fetchForMerge(
     upstreams.map((u) => u.branch),
@@ -38,6 +45,11 @@ export async function squashUpstreams(
   const run = git.forStages();
   const out: Squashed = { records: [], conflicted: [] };
   for (const u of upstreams) {
+    const before = previous.find((p) => p.branch === u.branch && p.head === u.head);
+    if (before && (await git.run(["merge-base", "--is-ancestor", before.commit, "HEAD"], { allowFail: true })).code === 0) {
+      out.records.push(before);
+      continue;
+    }
     // The branch may have moved past the verified head since: that head is fetched by its sha.
     if ((await git.run(["cat-file", "-e", `${u.head}^{commit}`], { allowFail: true })).code !== 0)
       await git.run(["fetch", "--no-tags", "--quiet", "origin", u.head], { allowFail: true });
@@ -56,4 +68,22 @@ export async function squashUpstreams(
     }
   }
   return out;
+}
+
+/**
+ * The squashes the runner recorded at `tip` when it is this attempt's record commit (its Forge-*
+ * trailers; only the runner pushes one): its result.json's `squashed`. Empty otherwise.
+ */
+export async function recordedSquashes(git: Git, tip: string, recordRel: string, id: AttemptId): Promise<SquashRecord[]> {
+  const format = ["Forge-Run", "Forge-Task", "Forge-Attempt"].map((k) => `%(trailers:key=${k},valueonly,separator=%x2C)`).join("|");
+  const [run, task, attempt] = (await git.out(["log", "-1", `--format=${format}`, tip]).catch(() => "")).split("|").map((x) => x.trim());
+  if (run !== id.runId || task !== id.taskId || attempt !== String(id.attempt)) return [];
+  const shown = await git.run(["show", `${tip}:${recordRel}/result.json`], { allowFail: true });
+  if (shown.code !== 0) return [];
+  try {
+    const parsed = agentResultSchema.safeParse(JSON.parse(shown.stdout));
+    return (parsed.data?.squashed ?? []).map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha }));
+  } catch {
+    return [];
+  }
 }
