@@ -13,9 +13,10 @@ import { dispatchedBefore, done, task, type EffectContext, type EffectOf, type E
 /**
  * Cut from the integration head as it is now (it holds every MERGED dependency); an existing
  * branch (a repeated effect) is left as it is. A refinery's upstream branches are merged into it
- * server-side, each at the head the journal verified — unless the branch must keep a linear history
- * (`linearUpstreams`): then nothing is merged here and its job squashes each one (one commit per
- * upstream, src/agent/squash.ts), as it merges the conflicted ones otherwise.
+ * server-side, each at the head the journal verified — unless the branch must keep a linear
+ * history (`wantsLinearHistory`, or a merge GitHub refuses for its merge commit): then nothing is
+ * merged here and its job squashes each one (one commit per upstream, action/src/task/squash.ts),
+ * as it merges the conflicted ones otherwise.
  */
 export async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
