@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { prepareBranch } from "../../src/app/effects/branches-and-dispatch.js";
 import type { EffectContext } from "../../src/app/effects/context.js";
+import { openFinalPullRequest } from "../../src/app/effects/issues-and-comments.js";
 import { withContainment } from "../../src/app/normalize.js";
 import type { LeafInput } from "../../src/core/inputs.js";
 import type { Journal } from "../../src/core/journal.js";
@@ -153,5 +154,42 @@ describe("the final PR's merge method", () => {
     expect(finalMergeMethod([{ type: "pull_request", parameters: { allowed_merge_methods: ["squash", "rebase"] } }])).toBe("rebase");
     expect(finalMergeMethod([{ type: "pull_request", parameters: { allowed_merge_methods: ["merge", "squash"] } }])).toBeUndefined();
     expect(finalMergeMethod([])).toBeUndefined();
+  });
+});
+
+describe("the final PR's body under a base that refuses merge commits", () => {
+  /** Opens the final PR with the base's and the integration branch's rules given; returns its body. */
+  async function finalBody(base: BranchRule[], integration: BranchRule[]): Promise<string> {
+    let body = "";
+    const port = {
+      findPullRequest: async () => null,
+      createPullRequest: async (f: { body: string }) => {
+        body = f.body;
+        return { number: 9 };
+      },
+      branchRules: async (branch: string) => (branch === "main" ? base : integration),
+      readFile: async () => null,
+      listDirectory: async () => [],
+    };
+    const journal = {
+      runId: "run-1",
+      planId: "p",
+      integrationBranch: "forge/run-1/_integration",
+      baseBranch: "main",
+      tasks: [],
+      followups: [],
+    };
+    const ctx = { port, journal, facts: {}, events: [], now: 0, config: {} } as unknown as EffectContext;
+    await openFinalPullRequest({ key: "final", kind: "OpenFinalPullRequest" }, ctx);
+    return body;
+  }
+
+  it("names Rebase when the integration branch was squashed into, Squash when it holds merge commits, nothing when merge commits are fine", async () => {
+    const linear = [{ type: "required_linear_history" }];
+    expect(await finalBody(linear, linear)).toContain("Merge it with **Rebase and merge** (each task's commit lands");
+    const squashOnly = await finalBody(linear, []);
+    expect(squashOnly).toContain("Merge it with **Squash and merge** (the run lands as one commit).");
+    expect(squashOnly).not.toContain("Rebase");
+    expect(await finalBody([], linear)).not.toContain("linear history");
   });
 });
