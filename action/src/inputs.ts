@@ -6,6 +6,7 @@ import { z } from "zod";
 import { feedbackSchema } from "../../src/core/feedback.js";
 import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
+import { squashUpstreamSchema } from "../../src/core/task-record.js";
 import { CAPTAIN_ID, FOLLOWUP_ID, PLAN_RUN_ID, RUN_ID_PATTERN } from "../../src/core/layout.js";
 
 /** Forge run ids name branches (`forge/<runId>/…`), so they must be safe in a ref name. */
@@ -30,6 +31,12 @@ export const dispatchContextSchema = z
       .array(z.string())
       .optional()
       .describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+    squash: z
+      .array(squashUpstreamSchema)
+      .optional()
+      .describe(
+        "A refinery dispatch whose branch must keep a linear history: upstream branches, each at its verified head, that the runner squashes onto the branch (one commit each) — the App merged none.",
+      ),
     changeRequest: z.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
     planDir: z.string().optional().describe("A Captain dispatch: the plan folder."),
     reason: z.string().optional().describe("A Captain dispatch: the Change Request's reason."),

@@ -28,7 +28,7 @@ export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promi
  */
 export type GitRun = (cwd: string, args: string[]) => Promise<GitResult>;
 
-async function gitOk(cwd: string, args: string[], run: GitRun = git): Promise<string> {
+export async function gitOk(cwd: string, args: string[], run: GitRun = git): Promise<string> {
   const r = await run(cwd, args);
   if (r.code !== 0) throw gitFailed(args, r);
   return r.stdout.trim();
@@ -41,7 +41,7 @@ function gitFailed(args: string[], result: GitResult): GitError {
 }
 
 /** `-c user.name/-c user.email` when the repository has no identity, so Forge's commits never fail on it. */
-async function identity(cwd: string, run: GitRun = git): Promise<string[]> {
+export async function identity(cwd: string, run: GitRun = git): Promise<string[]> {
   const email = await run(cwd, ["config", "user.email"]);
   return email.code === 0 && email.stdout.trim() ? [] : ["-c", "user.name=Forge", "-c", "user.email=forge@users.noreply.github.com"];
 }
@@ -117,7 +117,7 @@ export async function concludeMerge(cwd: string, run: GitRun = git): Promise<Loc
   return { merged: true, head: await gitOk(cwd, ["rev-parse", "HEAD"], run), changed: true };
 }
 
-function parseMarkerFiles(check: string): string[] {
+export function parseMarkerFiles(check: string): string[] {
   return [
     ...new Set(
       check

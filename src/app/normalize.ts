@@ -205,6 +205,7 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
           },
         }
       : {}),
+    ...(r.squashed?.length ? { squashed: r.squashed.map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha })) } : {}),
     ...(r.error ? { error: r.error } : {}),
     ...(r.refinement ? { refinement: r.refinement } : {}),
     ...(r.question ? { question: r.question } : {}),
@@ -234,9 +235,13 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
 }
 
 /**
- * A refinery's successful result, with the MERGE_READY upstream tasks whose head (recordSha, else
- * pushedSha) its record commit does not contain — one compare per upstream. The refinery's merge
- * marks its upstreams MERGED: one whose work its head lacks would be lost. Any other input is
+ * A refinery's successful result, with the MERGE_READY upstream tasks whose work its record commit
+ * does not contain — one compare per upstream. The refinery's merge marks its upstreams MERGED: one
+ * whose work its head lacks would be lost. An upstream is contained when its head (recordSha, else
+ * pushedSha) is an ancestor of the record commit — or, on a branch that must keep a linear history,
+ * when the runner's result lists that very head as squashed into a commit that is: the runner's own
+ * word (result.json is its file, like the exit code), never a trailer an agent could have written,
+ * and a head other than the one the journal verified counts for nothing. Any other input is
  * returned as it is.
  */
 export async function withContainment(port: GitHubPort, journal: Journal, input: LeafInput): Promise<LeafInput> {
@@ -253,7 +258,8 @@ export async function withContainment(port: GitHubPort, journal: Journal, input:
       const d = journal.tasks.find((x) => x.id === dep);
       const head = d?.status === "MERGE_READY" ? prHead(d) : undefined;
       if (!head) return false;
-      const status = await port.compareCommits(head, recordSha);
+      const squash = input.squashed?.find((q) => q.branch === d?.attempt?.branch && q.head === head);
+      const status = await port.compareCommits(squash?.commit ?? head, recordSha);
       return status !== "ahead" && status !== "identical";
     }),
   );

@@ -365,19 +365,34 @@ function finalTaskTable(journal: Journal): string[] {
   ];
 }
 
-export function renderFinalPr(journal: Journal, facts: RunFacts, figures?: OutcomeFigures): string {
+/**
+ * The run's final PR. `baseMethod`: how the base branch's rules want a pull request merged when
+ * not by a merge commit (src/github/merge-rules.ts) — the body says so, and which way keeps one
+ * commit per task.
+ */
+export function renderFinalPr(journal: Journal, facts: RunFacts, figures?: OutcomeFigures, baseMethod?: "squash" | "rebase"): string {
   const lines = [
     trackerMarker(journal.runId),
     `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
     "",
     facts.trackerIssue !== undefined ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
+    ...(baseMethod ? [finalMergeNote(journal.baseBranch, baseMethod), ""] : []),
     ...(figures ? [...renderOutcomeTable(figures), ""] : []),
     ...finalTaskTable(journal),
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
   return cut(lines.join("\n"), " (cut)");
+}
+
+/** How the final PR must be merged when its base refuses a merge commit. */
+function finalMergeNote(base: string, method: "squash" | "rebase"): string {
+  const how =
+    method === "rebase"
+      ? "**Rebase and merge** (each task's commit lands, as on the integration branch) or **Squash and merge** (the run lands as one commit)"
+      : "**Squash and merge** (the run lands as one commit)";
+  return `\`${base}\` must keep a linear history: GitHub refuses this pull request as a merge commit. Merge it with ${how}.`;
 }
 
 /** What the tracker says when the run's journal was refused (src/app/journal-seal.ts, src/core/outbox-check.ts). */

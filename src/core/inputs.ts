@@ -84,6 +84,12 @@ const inputs = [
         })
         .optional()
         .describe("What the attempt spent (result.json's cost_usd, tokens, started_at → finished_at)."),
+      squashed: z
+        .array(z.object({ branch: z.string(), head: z.string(), commit: z.string() }))
+        .optional()
+        .describe(
+          "A refinery's attempt on a branch that must keep a linear history: the upstream heads its runner squashed, and the commit on the branch that holds each (result.json `squashed`).",
+        ),
       uncontainedUpstreams: z
         .array(z.string())
         .optional()

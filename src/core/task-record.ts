@@ -85,6 +85,22 @@ export const revisionRecordSchema = z
   .strict();
 export type RevisionRecord = z.infer<typeof revisionRecordSchema>;
 
+/**
+ * An upstream a refinery's job squashes onto its branch when the branch must keep a linear history
+ * (docs/executor.md#merging-under-the-repositorys-rules): the upstream's branch and the head the
+ * journal verified (its record commit) — never whatever the branch holds by then.
+ */
+export const squashUpstreamSchema = z
+  .object({
+    branch: z.string().min(1).describe("The upstream task's branch."),
+    head: z
+      .string()
+      .regex(/^[0-9a-f]{40}$/)
+      .describe("The upstream's verified head (its record commit) that the job squashes."),
+  })
+  .strict();
+export type SquashUpstream = z.infer<typeof squashUpstreamSchema>;
+
 /** One attempt of a task: its branch, its PR, its jobs (the current one in `revision`). */
 export const attemptRecordSchema = z
   .object({
@@ -126,6 +142,12 @@ export const attemptRecordSchema = z
       .optional()
       .describe(
         "A refinery: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch.",
+      ),
+    squash: z
+      .array(squashUpstreamSchema)
+      .optional()
+      .describe(
+        "A refinery whose branch must keep a linear history: its upstream branches, each at the head the journal verified, that its job squashes onto the branch (one commit each) instead of the App merging them.",
       ),
     contained: z
       .array(z.string())

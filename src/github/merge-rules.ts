@@ -121,6 +121,19 @@ export function mergeMethodFor(rules: readonly Pick<BranchRule, "type" | "parame
   return "squash";
 }
 
+/**
+ * How a person merges the run's final pull request into a base whose rules refuse a merge commit:
+ * by rebase where the rules allow it (the integration branch is linear, one commit per task), else
+ * squash; undefined when a merge commit is fine.
+ */
+export function finalMergeMethod(rules: readonly BranchRule[]): "squash" | "rebase" | undefined {
+  if (mergeMethodFor(rules) === "merge") return undefined;
+  const allowed = rules.flatMap((r) =>
+    r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods as string[]] : [],
+  );
+  return allowed.every((a) => a.includes("rebase")) ? "rebase" : "squash";
+}
+
 /** Whether a refusal says the branch wants no merge commit (branch protection's linear history answers so, without a ruleset to read). */
 export const refusesMergeCommits = (message: string): boolean =>
   /must not contain merge commits|merge commits are not allowed/i.test(message);

@@ -195,6 +195,11 @@ async function runJob(
     }
     if (script.mergeConflicts !== false) {
       for (const upstream of conflictsOf(d.inputs.context)) head = await mergeResolving(gh, owner, repo, branch, head, upstream);
+      // A branch that must keep a linear history: each upstream squashed, one commit each, recorded.
+      for (const upstream of squashOf(d.inputs.context)) {
+        head = await mergeResolving(gh, owner, repo, branch, head, upstream.branch, upstream.head);
+        (result.squashed ??= []).push({ branch: upstream.branch, head_sha: upstream.head, commit_sha: head });
+      }
     }
     const name = taskId.replace(/[^a-z0-9]/gi, "_");
     const files = script.files ?? {
@@ -301,15 +306,30 @@ function conflictsOf(context: string | undefined): string[] {
   return Array.isArray(parsed.conflicts) ? parsed.conflicts.filter((c): c is string => typeof c === "string") : [];
 }
 
+/** Upstreams a refinery's runner squashes (its branch must keep a linear history), from the dispatch's context. */
+function squashOf(context: string | undefined): { branch: string; head: string }[] {
+  const parsed = contextOf(context);
+  return Array.isArray(parsed.squash) ? (parsed.squash as { branch: string; head: string }[]) : [];
+}
+
 /**
  * Merges `upstream` into `branch` (at `head`) as a refinery's agent resolves a conflict: a merge
  * commit with both heads as parents, whose tree takes each file the upstream changed since the
  * merge base, and where both sides changed a file, keeps both: this side's lines, then the
- * upstream's lines this side lacks. Returns the merge commit, which `branch` then points at.
+ * upstream's lines this side lacks. Returns the merge commit, which `branch` then points at. Given
+ * the upstream's verified head (`squashHead`), it is squashed instead, as the runner does on a
+ * branch that must keep a linear history: the same tree, one parent.
  */
-async function mergeResolving(gh: Octokit, owner: string, repo: string, branch: string, head: string, upstream: string): Promise<string> {
-  const { data: ref } = await gh.rest.git.getRef({ owner, repo, ref: `heads/${upstream}` });
-  const theirsSha = ref.object.sha;
+async function mergeResolving(
+  gh: Octokit,
+  owner: string,
+  repo: string,
+  branch: string,
+  head: string,
+  upstream: string,
+  squashHead?: string,
+): Promise<string> {
+  const theirsSha = squashHead ?? (await gh.rest.git.getRef({ owner, repo, ref: `heads/${upstream}` })).data.object.sha;
   const { data: cmp } = await gh.rest.repos.compareCommits({ owner, repo, base: head, head: theirsSha });
   const { data: mine } = await gh.rest.repos.compareCommits({ owner, repo, base: cmp.merge_base_commit.sha, head });
   const ours = new Map((mine.files ?? []).map((f) => [f.filename, f]));
@@ -338,9 +358,11 @@ async function mergeResolving(gh: Octokit, owner: string, repo: string, branch: 
   const { data: merge } = await gh.rest.git.createCommit({
     owner,
     repo,
-    message: `Merge ${upstream} into ${branch}\n\nConflicts resolved by keeping both sides.`,
+    message: squashHead
+      ? `forge: squash ${upstream} at ${squashHead}`
+      : `Merge ${upstream} into ${branch}\n\nConflicts resolved by keeping both sides.`,
     tree: tree.sha,
-    parents: [head, theirsSha],
+    parents: squashHead ? [head] : [head, theirsSha],
   });
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: merge.sha });
   return merge.sha;

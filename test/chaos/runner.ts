@@ -122,6 +122,26 @@ async function runJob(
     return commit.sha;
   };
 
+  // A refinery on a branch that must keep a linear history: each upstream squashed first, as the
+  // Action's runner does (chaos tasks write files of their own: the upstream's side is taken whole).
+  const squashed: NonNullable<AgentResult["squashed"]> = [];
+  for (const u of squashOf(d.inputs.context)) {
+    const { data: cmp } = await gh.rest.repos.compareCommits({ owner, repo, base: head, head: u.head });
+    const entries = (cmp.files ?? []).map((f) => ({
+      path: f.filename,
+      mode: "100644" as const,
+      type: "blob" as const,
+      sha: f.status === "removed" ? null : f.sha,
+    }));
+    const { data: parent } = await gh.rest.git.getCommit({ owner, repo, commit_sha: head });
+    const { data: tree } = await gh.rest.git.createTree({ owner, repo, base_tree: parent.tree.sha, tree: entries });
+    const message = `forge(${taskId}): squash ${u.branch}`;
+    const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message, tree: tree.sha, parents: [head] });
+    head = commit.sha;
+    squashed.push({ branch: u.branch, head_sha: u.head, commit_sha: head });
+  }
+  if (squashed.length) await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
+
   // The agent's work, pushed, and the draft PR the Action opens early.
   const files = { [`src/${taskId}.ts`]: `export const ${taskId.replace(/[^a-z0-9]/gi, "_")} = ${attempt};\n` };
   head = await commitFiles(files, `forge(${taskId}): work of attempt ${attempt}`);
@@ -174,6 +194,7 @@ async function runJob(
     walkthrough: fm,
     head_sha: head,
     walkthrough_path: walkthroughPath(runId, taskId, attempt),
+    ...(squashed.length ? { squashed } : {}),
   };
   const trailers = `\n\n${TRAILERS.run}: ${runId}\n${TRAILERS.task}: ${taskId}\n${TRAILERS.attempt}: ${attempt}\n${TRAILERS.agent}: scripted\n${TRAILERS.exit}: 0`;
   head = await commitFiles(
@@ -188,4 +209,14 @@ async function runJob(
   if (pr) await gh.rest.pulls.update({ owner, repo, pull_number: pr.number, body: walkthrough });
   d.completeJob("agent", "success");
   d.complete();
+}
+
+/** Upstreams a refinery's runner squashes (its branch must keep a linear history), from the dispatch's context. */
+function squashOf(context: string | undefined): { branch: string; head: string }[] {
+  try {
+    const parsed = JSON.parse(context || "{}") as { squash?: unknown };
+    return Array.isArray(parsed.squash) ? (parsed.squash as { branch: string; head: string }[]) : [];
+  } catch {
+    return [];
+  }
 }

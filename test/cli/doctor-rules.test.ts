@@ -131,7 +131,9 @@ describe("forge doctor: history, signatures and reviews", () => {
       `${INTEGRATION} required_linear_history warns`,
       "main required_linear_history warns",
     ]);
-    expect(one(r.warnings, TASK, "required_linear_history").effect).toMatch(/^refineries and tasks that split into sub-agents fail/);
+    expect(one(r.warnings, TASK, "required_linear_history").effect).toMatch(
+      /^tasks that split into sub-agents fail: .*a refinery's upstreams are squashed/,
+    );
     expect(one(r.warnings, INTEGRATION, "required_linear_history").effect).toMatch(/^merges will be squashed: one commit per task/);
     expect(one(r.warnings, "main", "required_linear_history").effect).toBe(
       "the run's final pull request cannot be merged with a merge commit: merge it with Squash or Rebase",

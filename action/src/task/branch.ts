@@ -20,7 +20,8 @@ export async function pushHead(a: TaskAttempt, sha: string): Promise<boolean> {
 /**
  * Stages the agent's work over the fold base (the pre-agent head, then the last progress commit):
  * the agent's own commits are folded into the runner's — except merge commits (a refinery's
- * upstream, a type 3's sub-branches), which are kept so the history says what was merged. The
+ * upstream, a type 3's sub-branches), which are kept so the history says what was merged, or on a
+ * linear branch the runner's squash commits (`keptCommit`). The
  * attempt's record folder is never part of it; protected paths are reverted and remembered. Returns
  * the files the attempt changed so far (against its starting head, so the progress pushes of this
  * run and of an earlier run of the same attempt count) and whether anything is staged over HEAD.
@@ -28,7 +29,7 @@ export async function pushHead(a: TaskAttempt, sha: string): Promise<boolean> {
 export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[]; pending: boolean }> {
   const { git, branch, recordRel, startHead, branchState } = a;
   await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  const keep = (await git.out(["rev-list", "--merges", "-1", `${branchState.foldBase}..HEAD`]).catch(() => "")) || branchState.foldBase;
+  const keep = await keptCommit(a);
   if ((await git.head()) !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
   await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
   const staged = await git.stagedChanges(startHead);
@@ -39,6 +40,22 @@ export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[
     filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
     pending,
   };
+}
+
+/**
+ * What the agent's work is folded over: the fold base, or a commit above it the history keeps — the
+ * last merge commit (a refinery's upstream, a type 3's sub-branches); on a branch that must keep a
+ * linear history, never a merge commit but the runner's last squash of an upstream (task/squash.ts,
+ * the merge stage), wherever the agent left HEAD since.
+ */
+async function keptCommit(a: TaskAttempt): Promise<string> {
+  const { git, branchState } = a;
+  const { foldBase } = branchState;
+  if (!branchState.linear) return (await git.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "")) || foldBase;
+  const squash = a.built.taskContext.squashed?.at(-1)?.commit;
+  if (!squash || squash === foldBase) return foldBase;
+  const above = await git.run(["merge-base", "--is-ancestor", foldBase, squash], { allowFail: true });
+  return above.code === 0 ? squash : foldBase;
 }
 
 /**

@@ -85,6 +85,11 @@ export interface BranchState {
   preAgentHead: string;
   /** The agent's work is folded over this commit: the pre-agent head, then the last progress commit. */
   foldBase: string;
+  /**
+   * The branch must keep a linear history (a refinery whose upstreams are squashed): no merge commit
+   * is kept — the agent's and its sub-agents' merges are folded like any of its commits.
+   */
+  readonly linear: boolean;
   /** Changes to protected paths the job put back, by path. */
   readonly refused: Map<string, Refusal>;
   /** The draft PR being opened (or the one found); the start commit's push comes with it. */

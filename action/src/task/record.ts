@@ -150,6 +150,7 @@ async function writeResult(
       exit_code: exitCode,
       branch: a.branch,
       ...(work.workSha ? { head_sha: work.workSha } : {}),
+      ...squashedField(a),
       ...(completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {}),
       ...(error ? { error } : {}),
       ...(refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {}),
@@ -218,4 +219,11 @@ function spendFields(a: TaskAttempt, end: AgentEnd): Pick<AgentResult, "cost_usd
         }
       : {}),
   };
+}
+
+/** A refinery on a linear branch: each upstream the runner squashed, and the commit that holds it (the App's containment check). */
+function squashedField(a: TaskAttempt): Pick<AgentResult, "squashed"> {
+  const squashed = a.built.taskContext.squashed ?? [];
+  if (!squashed.length) return {};
+  return { squashed: squashed.map((s) => ({ branch: s.branch, head_sha: s.head, commit_sha: s.commit })) };
 }

@@ -14,6 +14,7 @@ import { mark, type CheckedOut, type TaskAttempt, type TaskJob } from "./context
 import { openDraftPr } from "./pull.js";
 import { LiveCheck } from "./live-check.js";
 import { SpendMeter } from "./spend.js";
+import { recordedSquashes, squashUpstreams } from "./squash.js";
 
 export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAttempt> {
   const { input, git, github } = job;
@@ -41,6 +42,19 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   // (their conflicts are resolved by sub-agents, src/agent/stages/refinery.ts); the clean ones are on the branch already.
   const conflicts = co.node.kind === "refinery" ? (input.context.conflicts ?? []) : [];
   if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
+  // On a branch that must keep a linear history the App merged nothing: the runner squashes each
+  // upstream here, and the merge stage the ones that conflicted (task/squash.ts). The squash commits
+  // are the branch's preparation: what the attempt changed is measured from the last of them.
+  const squash = co.node.kind === "refinery" ? (input.context.squash ?? []) : [];
+  let startHead = co.startHead;
+  if (squash.length) {
+    const previous = await recordedSquashes(git, co.tip, co.recordRel, job.ids);
+    const s = await squashUpstreams(git, co.journal, taskId, co.branch, squash, (m) => void job.warnings.push(m), previous);
+    built.taskContext.squashed = s.records;
+    if (s.conflicted.length) built.taskContext.squash = s.conflicted;
+    if (co.startHead === co.tip) startHead = await git.head();
+    mark(job, "squash");
+  }
   await writeFile(path.join(sessionDir, "context.md"), built.markdown);
   await writeFile(path.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
@@ -48,6 +62,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   const a: TaskAttempt = {
     ...job,
     ...co,
+    startHead,
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
@@ -62,6 +77,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
       progressPushes: 0,
       preAgentHead: co.tip,
       foldBase: co.tip,
+      linear: squash.length > 0,
       refused: new Map(),
       prOpening: Promise.resolve(undefined),
     },

@@ -1,5 +1,6 @@
 /** The data a stage sequence takes and gives back: task context, options, the stage manifest, the result. */
 import type { GitRun } from "../branches.js";
+import type { SquashRecord } from "../squash.js";
 import type { LoadPromptOptions } from "../prompts.js";
 import type { ExitCode } from "../../core/exit-codes.js";
 import type { ProgressEvent, SpawnOptions } from "../types.js";
@@ -40,6 +41,17 @@ export interface TaskContext {
   baseRef?: string;
   /** Refinery: upstream refs to merge in its merge stage, already fetched (the ones the App could not merge). */
   mergeRefs?: string[];
+  /**
+   * Refinery on a branch that must keep a linear history: upstream heads (already fetched) its merge
+   * stage squashes — the ones the runner's own squash before the agent found conflicted.
+   */
+  squash?: Array<{ branch: string; head: string; taskId?: string }>;
+  /**
+   * Refinery on a branch that must keep a linear history: every upstream squashed onto the branch so
+   * far, by the runner before the agent and by the merge stage (which adds to this array). The runner
+   * reports it in result.json (`squashed`).
+   */
+  squashed?: SquashRecord[];
   /** Captain: the plan folder to write and validate, relative to `workdir`. */
   planDir?: string;
   /** Captain: the goal (an issue) or the Change Request to answer; outside text, sanitized here. */

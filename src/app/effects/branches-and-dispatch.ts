@@ -3,32 +3,72 @@
 import { dispatchContextPath, splitDispatchContext } from "../../core/dispatch-inputs.js";
 import { captainBranch, captainId, DISPATCH_INPUTS, planDir, stateBranch } from "../../core/layout.js";
 import { attemptNumbered, prHead } from "../../core/task-rules.js";
-import { ConflictError } from "../../github/port.js";
+import type { SquashUpstream } from "../../core/task-record.js";
+import { refusesMergeCommits } from "../../github/merge-rules.js";
+import { ConflictError, GitHubError } from "../../github/port.js";
 import { appTelemetry, traceDispatch } from "../telemetry.js";
 import { dispatchTraceparent } from "../../core/trace.js";
 import { dispatchedBefore, done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
 /**
  * Cut from the integration head as it is now (it holds every MERGED dependency); an existing
- * branch (a repeated effect) is left as it is.
+ * branch (a repeated effect) is left as it is. A refinery's upstream branches are merged into it
+ * server-side, each at the head the journal verified — unless the branch must keep a linear
+ * history (`wantsLinearHistory`, or a merge GitHub refuses for its merge commit): then nothing is
+ * merged here and its job squashes each one (one commit per upstream, action/src/task/squash.ts),
+ * as it merges the conflicted ones otherwise.
  */
 export async function prepareBranch(effect: EffectOf<"PrepareBranch">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const from = (await ctx.prefetchedHead) ?? (await port.branchHead(effect.from));
   if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
   await port.createBranch(effect.branch, from);
-  // A refinery's upstream branches are merged server-side; the conflicted ones are left to its agent.
-  // Each at the head the journal verified (and whose pull request was read for protected paths),
-  // never whatever its branch holds by now: a job token still alive can push to it.
+  // Each upstream at the head the journal verified (and whose pull request was read for protected
+  // paths), never whatever its branch holds by now: a job token still alive can push to it.
+  const upstreams = await Promise.all(
+    effect.merge.map(async (upstream) => {
+      const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
+      return { branch: upstream, head: (u && prHead(u)) ?? (await port.branchHead(upstream)) ?? upstream };
+    }),
+  );
+  const key = `${effect.taskId}:${effect.attempt}`;
   const conflicts: string[] = [];
-  for (const upstream of effect.merge) {
-    const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
-    const head = (u && prHead(u)) ?? upstream;
-    const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
-    if (merged.kind === "conflict") conflicts.push(upstream);
+  if (upstreams.length > 0 && (await wantsLinearHistory(port, effect.branch))) return squashed(ctx, key, upstreams);
+  for (const [n, upstream] of upstreams.entries()) {
+    const merged = await port
+      .mergeBranch(effect.branch, upstream.head, `forge: merge ${upstream.branch} into ${effect.branch}`)
+      .catch((e: unknown) => {
+        // A merge commit refused for the branch (branch protection's linear history, unreadable to
+        // the App, or a rule the rules read missed): the rest, and the conflicted ones, go to the job.
+        if (e instanceof GitHubError && refusesMergeCommits(e.message)) return undefined;
+        throw e;
+      });
+    if (!merged) {
+      const left = [...upstreams.filter((u) => conflicts.includes(u.branch)), ...upstreams.slice(n)];
+      return squashed(ctx, key, left);
+    }
+    if (merged.kind === "conflict") conflicts.push(upstream.branch);
   }
-  if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
+  // The conflicted ones are left to the refinery's agent.
+  if (conflicts.length) ctx.conflicts.set(key, conflicts);
   return done({ conflicts });
+}
+
+/** Whether the branch's rules want a linear history (a read that fails says no: a refused merge then says yes). */
+async function wantsLinearHistory(port: EffectContext["port"], branch: string): Promise<boolean> {
+  try {
+    const rules = await port.branchRules(branch);
+    return Array.isArray(rules) && rules.some((r) => r.type === "required_linear_history");
+  } catch {
+    return false;
+  }
+}
+
+/** The upstreams left for the refinery's job to squash (at a sha: a branch name that did not resolve is left out). */
+function squashed(ctx: EffectContext, key: string, upstreams: readonly SquashUpstream[]): EffectOutcome {
+  const squash = upstreams.filter((u) => /^[0-9a-f]{40}$/.test(u.head));
+  ctx.squash?.set(key, squash);
+  return done({ conflicts: [], squash });
 }
 
 export async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: EffectContext): Promise<EffectOutcome> {
@@ -43,9 +83,11 @@ export async function dispatchAgent(effect: EffectOf<"DispatchAgent">, ctx: Effe
   // (this dispatch is tried again after a failure, or after a restart).
   const t = task(ctx, effect.taskId);
   const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.conflicts;
+  const squash = ctx.squash?.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.squash;
   const context = {
     ...(effect.context ?? {}),
     ...(conflicts?.length ? { conflicts } : {}),
+    ...(squash?.length ? { squash } : {}),
     ...(effect.iteration !== undefined ? { iteration: effect.iteration } : {}),
   };
   const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);

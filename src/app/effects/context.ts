@@ -2,6 +2,7 @@
 // `done`, a task of the journal, and Forge's own runs of the agent workflow on a branch.
 import type { Effect } from "../../core/effects.js";
 import type { Journal, TaskState } from "../../core/journal.js";
+import type { SquashUpstream } from "../../core/task-record.js";
 import type { ForgeConfig } from "../../core/schemas/config.js";
 import type { GitHubPort, WorkflowRunInfo } from "../../github/port.js";
 import type { LeafInput } from "../../core/inputs.js";
@@ -37,6 +38,8 @@ export interface EffectContext {
   now: number;
   /** Conflicts found while preparing a refinery's branch, handed to its dispatch. */
   conflicts: Map<string, string[]>;
+  /** A refinery's upstreams its job squashes (its branch must keep a linear history), handed to its dispatch. */
+  squash?: Map<string, SquashUpstream[]>;
   /** Link to the App's page or the repository, for check run details. */
   htmlUrl?: string;
   /**

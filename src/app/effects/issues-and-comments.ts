@@ -8,6 +8,7 @@ import { readRunEvents } from "../run-store.js";
 import { asData } from "../../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
 import { appTelemetry, traceRun } from "../telemetry.js";
+import { cachedMergeMethod, finalMergeMethod, RULES_TTL_MS } from "../../github/merge-rules.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
 import { done, task, type DeepReadonly, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 import type { RunFacts } from "../run-store.js";
@@ -142,9 +143,24 @@ export async function openFinalPullRequest(_effect: EffectOf<"OpenFinalPullReque
       head: ctx.journal.integrationBranch,
       base: ctx.journal.baseBranch,
       title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-      body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx)),
+      body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx), await baseMergeMethod(ctx)),
     }));
   return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+
+/** How the base's rules want the final PR merged when not by a merge commit; a read that fails says nothing. */
+async function baseMergeMethod(ctx: EffectContext): Promise<"squash" | "rebase" | undefined> {
+  try {
+    const method = finalMergeMethod(await ctx.port.branchRules(ctx.journal.baseBranch));
+    if (method !== "rebase") return method;
+    // A rebase replays the integration branch: only one Forge squashed into holds no merge commit
+    // (its merge method, read for the task merges, is kept: usually no call).
+    const integration = ctx.journal.integrationBranch;
+    const tasks = await cachedMergeMethod(ctx.port, integration, ctx.now, RULES_TTL_MS, () => ctx.port.branchRules(integration));
+    return tasks === "merge" ? "squash" : "rebase";
+  } catch {
+    return undefined;
+  }
 }
 
 /** The run's outcome figures for its final PR; without them (a segment could not be read) the PR says less, and still opens. */

@@ -2,6 +2,7 @@
 // task's lane (its effects in order), one effect's run, and their outcomes handed back as inputs.
 import type { Effect } from "../../core/effects.js";
 import type { LeafInput } from "../../core/inputs.js";
+import type { SquashUpstream } from "../../core/task-record.js";
 import { rateLimitWaitMs } from "../../github/octokit-rest.js";
 import type { GitHubPort } from "../../github/port.js";
 import { runEffect, type EffectOutcome } from "../effects/index.js";
@@ -9,6 +10,12 @@ import { mergePatches, mergeRounds, withFacts, type FactsPatch, type Round } fro
 import type { Loaded, RunFacts } from "../run-store.js";
 import type { Prefetches } from "./prefetches.js";
 import type { Logger } from "./types.js";
+
+/** What preparing a refinery's branch in this round left for its dispatch: conflicts, and upstreams its job squashes. */
+interface Prepared {
+  conflicts: Map<string, string[]>;
+  squash: Map<string, SquashUpstream[]>;
+}
 
 /** What the engine lends its effect runner. */
 export interface RunnerHost {
@@ -95,11 +102,14 @@ export class EffectRunner {
       running.add(effect.key);
     }
     const conflicts = new Map<string, string[]>();
+    const squash = new Map<string, SquashUpstream[]>();
     // Each task's effects after those of the task started before; the outcomes of one start come
     // back together, as one turn (one decision, at most one journal write), as soon as all are known.
     const carried = [...lanes].map(([lane, effects]) => {
       const laneKey = `${runId}\u0000${lane}`;
-      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
+      const done = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() =>
+        this.#carryOut(runId, effects, loaded, { conflicts, squash }),
+      );
       const settled = done.catch(() => undefined);
       this.#lanes.set(laneKey, settled);
       void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
@@ -124,12 +134,7 @@ export class EffectRunner {
    * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
    * it again.
    */
-  async #carryOut(
-    runId: string,
-    effects: Effect[],
-    loaded: Loaded,
-    conflicts: Map<string, string[]>,
-  ): Promise<{ acks: LeafInput[]; round: Round }> {
+  async #carryOut(runId: string, effects: Effect[], loaded: Loaded, prepared: Prepared): Promise<{ acks: LeafInput[]; round: Round }> {
     const running = this.#running.get(runId)!;
     const acks: LeafInput[] = [];
     // What these effects learn, applied here (effects never write the state): a later effect of the
@@ -153,7 +158,7 @@ export class EffectRunner {
         this.#host.flushLater(runId, 0);
         continue;
       }
-      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), prepared);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
       // What it found on GitHub is decided with the acknowledgements.
       if (outcome.inputs) acks.push(...outcome.inputs);
@@ -177,7 +182,7 @@ export class EffectRunner {
     return { acks, round: { ran, facts: learned } };
   }
 
-  async #run(runId: string, effect: Effect, loaded: Loaded, facts: RunFacts, conflicts: Map<string, string[]>): Promise<EffectOutcome> {
+  async #run(runId: string, effect: Effect, loaded: Loaded, facts: RunFacts, prepared: Prepared): Promise<EffectOutcome> {
     const { state } = loaded;
     const prefetchedHead = this.#host.prefetches.take(runId, effect);
     try {
@@ -190,7 +195,7 @@ export class EffectRunner {
         events: state.events.tail,
         replay: !this.#fresh.has(`${runId}:${effect.key}`),
         now: this.#host.now(),
-        conflicts,
+        ...prepared,
         stillWanted: () => this.#wanted(runId, effect),
       });
       this.#fresh.delete(`${runId}:${effect.key}`);

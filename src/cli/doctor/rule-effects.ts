@@ -130,7 +130,7 @@ function linearHistory(c: RuleCtx): Finding | undefined {
   if (c.role === "task")
     return {
       effect:
-        "refineries and tasks that split into sub-agents fail: Forge merges a refinery's upstream branches, and the runner a sub-agent's branch, with merge commits, which a linear history refuses",
+        "tasks that split into sub-agents fail: the runner merges a sub-agent's branch back with a merge commit, which a linear history refuses (a refinery's upstreams are squashed onto its branch instead, one commit each)",
       fix: exclude(c),
       blocks: false,
     };

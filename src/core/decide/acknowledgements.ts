@@ -3,6 +3,7 @@
  * the outbox. An acknowledgement for an effect no longer there was handled already.
  */
 import { mergeRefusedComment } from "../render/run-messages.js";
+import { squashUpstreamSchema } from "../task-record.js";
 import { prHead } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { followupFinished, followupMerged, isFollowup } from "./follow-ups.js";
@@ -26,11 +27,15 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
     case "PrepareBranch": {
       // The upstream branches left to a refinery's agent: kept with the attempt, so a dispatch that
       // is tried again (after a failure, or by another process) still names them.
+      // So are those its job squashes onto a branch that must keep a linear history.
       const conflicts = Array.isArray(result.conflicts) ? result.conflicts.filter((c): c is string => typeof c === "string") : [];
+      const squash = Array.isArray(result.squash) ? result.squash.flatMap((u) => squashUpstreamSchema.safeParse(u).data ?? []) : [];
       const i = s.find(effect.taskId);
-      if (conflicts.length === 0 || i === undefined) return;
+      if ((conflicts.length === 0 && squash.length === 0) || i === undefined) return;
       const t = s.task(i);
-      if (t.attempt && t.attempts === effect.attempt && t.status === "RUNNING") s.editAttempt(i).conflicts = conflicts;
+      if (!t.attempt || t.attempts !== effect.attempt || t.status !== "RUNNING") return;
+      if (conflicts.length) s.editAttempt(i).conflicts = conflicts;
+      if (squash.length) s.editAttempt(i).squash = squash;
       return;
     }
     case "CheckUpstream":

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ALL_EXIT_CODES } from "../exit-codes.js";
 import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
+const sha = z.string().regex(/^[0-9a-f]{40}$/);
+
 /** An exit code of `ALL_EXIT_CODES` (src/core/exit-codes.ts). */
 export const exitCodeSchema = z
   .union(ALL_EXIT_CODES.map((n) => z.literal(n)) as [z.ZodLiteral<0>, ...z.ZodLiteral<number>[]])
@@ -24,6 +26,22 @@ export const agentResultSchema = z
       .regex(/^[0-9a-f]{40}$/)
       .optional()
       .describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
+    squashed: z
+      .array(
+        z
+          .object({
+            branch: z.string().min(1).describe("The upstream task's branch."),
+            head_sha: sha.describe("The upstream head the runner squashed (git merge --squash)."),
+            commit_sha: sha.describe(
+              "The runner's commit on the refinery's branch that holds it: its squash commit, or the head that already held that content.",
+            ),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe(
+        "A refinery whose branch must keep a linear history: each upstream the runner squashed onto the branch (docs/executor.md#merging-under-the-repositorys-rules). The App counts an upstream contained when its verified head is listed here and the commit is an ancestor of the record commit.",
+      ),
     walkthrough_path: z.string().optional().describe("Repository path of the walkthrough, when one was written."),
     walkthrough: walkthroughFrontmatterSchema
       .optional()

@@ -78,6 +78,8 @@ describe("check_suite", () => {
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
+    // The base's rules say how the final PR may merge: none, so its body says nothing of it.
+    gh.reply(`GET ${R}/rules/branches/main?per_page=100`, 200, []);
     const finalPr = gh.reply(`POST ${R}/pulls`, 201, {
       number: 20,
       state: "open",
@@ -193,6 +195,8 @@ describe("a restart between a check run and the journal write that records it", 
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
+    // The base's rules say how the final PR may merge: none, so its body says nothing of it.
+    gh.reply(`GET ${R}/rules/branches/main?per_page=100`, 200, []);
     gh.reply(`POST ${R}/pulls`, 201, {
       number: 20,
       state: "open",
