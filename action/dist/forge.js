@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-3JBCG6FC.js";
+} from "./chunk-W2NLSA22.js";
 import {
   EXIT_CODES,
   formatProblem,

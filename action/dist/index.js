@@ -11,15 +11,20 @@ import {
   asAgentUser,
   assertNoLinks,
   concludeMerge,
+  conflictedFiles,
   defaultReportPaths,
   findLinks,
   finishSubBranch,
+  git,
+  gitOk,
   handOver,
+  identity,
   isForbiddenEnvName,
   killAgentProcesses,
   loadPlan,
   loadSystemPrompt,
   mergeRef,
+  parseMarkerFiles,
   pickEnv,
   prepareAgentUser,
   quoteUntrusted,
@@ -37,7 +42,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-3JBCG6FC.js";
+} from "./chunk-W2NLSA22.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -80,10 +85,11 @@ import {
   readSteeringComment,
   require_picomatch,
   resultPath,
+  squashUpstreamSchema,
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-4DBSHZWU.js";
+} from "./chunk-SXLCZ5OW.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -986,6 +992,9 @@ var dispatchContextSchema = external_exports.object({
   followup: external_exports.string().optional().describe("A follow-up dispatch (`_followup-<n>`): the follow-up from the source task's walkthrough."),
   sourceTaskId: external_exports.string().optional().describe("A follow-up dispatch: the task whose walkthrough listed it."),
   conflicts: external_exports.array(external_exports.string()).optional().describe("A refinery dispatch: upstream branches whose server-side merge conflicted, left to the agent."),
+  squash: external_exports.array(squashUpstreamSchema).optional().describe(
+    "A refinery dispatch whose branch must keep a linear history: upstream branches, each at its verified head, that the runner squashes onto the branch (one commit each) \u2014 the App merged none."
+  ),
   changeRequest: external_exports.string().optional().describe("A Captain dispatch (`_captain-<crId>`): the Change Request to answer with an overlay."),
   planDir: external_exports.string().optional().describe("A Captain dispatch: the plan folder."),
   reason: external_exports.string().optional().describe("A Captain dispatch: the Change Request's reason."),
@@ -1206,14 +1215,14 @@ var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot
 function isProtectedPath(file) {
   return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
 }
-async function revertProtectedChanges(git, base, staged) {
-  const changes = (staged ?? await git.stagedChanges(base)).filter((c) => isProtectedPath(c.path));
+async function revertProtectedChanges(git2, base, staged) {
+  const changes = (staged ?? await git2.stagedChanges(base)).filter((c) => isProtectedPath(c.path));
   for (const c of changes) {
     if (c.status.startsWith("A")) {
-      await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm2(path3.join(git.dir, c.path), { force: true });
+      await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+      await rm2(path3.join(git2.dir, c.path), { force: true });
     } else {
-      await git.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
+      await git2.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
     }
   }
   return changes.map((c) => ({ path: c.path, change: c.status.slice(0, 1) }));
@@ -1752,15 +1761,15 @@ async function runCaptainAgent(config, deps, captain) {
     errors: supervised.stopped ? [`the agent was stopped: ${supervised.stopped.detail}`] : supervised.outcome.error ? [supervised.outcome.error] : []
   };
 }
-async function stageOnly(git, branch, preHead, dir, warnings) {
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  if (await git.head() !== preHead) await git.run(["reset", "--soft", "--quiet", preHead]);
-  await git.run(["add", "--all", "--", "."]);
-  const staged = await git.stagedChanges(preHead);
+async function stageOnly(git2, branch, preHead, dir, warnings) {
+  await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  if (await git2.head() !== preHead) await git2.run(["reset", "--soft", "--quiet", preHead]);
+  await git2.run(["add", "--all", "--", "."]);
+  const staged = await git2.stagedChanges(preHead);
   const outside = staged.filter((c) => !c.path.startsWith(`${dir}/`));
   for (const c of outside) {
-    if (c.status.startsWith("A")) await git.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-    else await git.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
+    if (c.status.startsWith("A")) await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
+    else await git2.run(["restore", `--source=${preHead}`, "--staged", "--", c.path]);
   }
   if (outside.length)
     warnings.push(
@@ -1823,7 +1832,7 @@ async function captainDispatchJob({ config, input, deps }) {
 }
 async function captainJob(args) {
   const { config, input, deps, journal, cr } = args;
-  const { git, github } = deps;
+  const { git: git2, github } = deps;
   const log = deps.log ?? { info: () => {
   }, warning: () => {
   } };
@@ -1832,10 +1841,10 @@ async function captainJob(args) {
   const branch = captainBranch(journal.runId, cr.id);
   const planDir2 = planDir(journal.planId);
   const issue = args.context.issue ?? cr.issueNumber;
-  const tip = await git.fetchBranch(branch);
+  const tip = await git2.fetchBranch(branch);
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const preHead = await git.head();
+  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git2.head();
   const existing = (await readdir2(path7.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
@@ -1870,7 +1879,7 @@ async function captainJob(args) {
   const agentRun = await runCaptainAgent(config, deps, { taskContext, workdir: input.workspace, sessionDir });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
-  const { staged, kept: planChanges } = await stageOnly(git, branch, preHead, planDir2, warnings);
+  const { staged, kept: planChanges } = await stageOnly(git2, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode)) {
     const problems = await planProblems(input.workspace, path7.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
@@ -1900,14 +1909,14 @@ async function captainJob(args) {
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
   const title = `forge(${taskId}): amend plan ${journal.planId} (${path7.basename(overlayFile, ".md")})`;
-  const headSha = await git.commit(
+  const headSha = await git2.commit(
     messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
       ["Forge-Run", journal.runId],
       ["Agent", deps.agent.name]
     ])
   );
-  await git.push(branch);
+  await git2.push(branch);
   const link = issue !== void 0 ? `#${issue}` : `Change Request ${cr.id}`;
   const pr = await upsertCaptainPull({
     github,
@@ -1947,8 +1956,8 @@ function planIdFromTitle(title, issue) {
   const slug = (title ?? "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "");
   return slug || `issue-${issue}`;
 }
-async function defaultBranchOf(git) {
-  const out = await git.out(["ls-remote", "--symref", "origin", "HEAD"]).catch(() => "");
+async function defaultBranchOf(git2) {
+  const out = await git2.out(["ls-remote", "--symref", "origin", "HEAD"]).catch(() => "");
   return /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)?.[1];
 }
 function planTask(planId, planDir2, issue) {
@@ -1967,7 +1976,7 @@ function planTask(planId, planDir2, issue) {
 }
 async function captainPlanJob(args) {
   const { config, input, deps, context } = args;
-  const { git, github } = deps;
+  const { git: git2, github } = deps;
   const log = deps.log ?? { info: () => {
   }, warning: () => {
   } };
@@ -1988,13 +1997,13 @@ Nothing to do: ${reason}.
     return neutral(`the dispatch context names issue #${context.issue}, not #${issue}`);
   const branch = planCaptainBranch(issue);
   const warnings = [];
-  const tip = await git.fetchBranch(branch);
+  const tip = await git2.fetchBranch(branch);
   if (!tip) throw new Error(`the plan Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const done = await git.out(["log", "-1", "--format=%(trailers:key=Task,valueonly,separator=%x2C)", tip]).catch(() => "");
+  const done = await git2.out(["log", "-1", "--format=%(trailers:key=Task,valueonly,separator=%x2C)", tip]).catch(() => "");
   if (done === taskId) return neutral(`${branch} already holds the plan of #${issue} (commit ${tip.slice(0, 12)})`);
-  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const preHead = await git.head();
-  const base = await defaultBranchOf(git) ?? "main";
+  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const preHead = await git2.head();
+  const base = await defaultBranchOf(git2) ?? "main";
   const title = context.title?.trim();
   const body = context.body?.trim();
   if (!title && !body) {
@@ -2036,7 +2045,7 @@ No plan: ${why}.
   const agentRun = await runCaptainAgent(config, deps, { taskContext, workdir: input.workspace, sessionDir });
   let exitCode = agentRun.exitCode;
   const errors = agentRun.errors;
-  const { kept } = await stageOnly(git, branch, preHead, planDir2, warnings);
+  const { kept } = await stageOnly(git2, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode) && kept.length) {
     const problems = await planProblems(input.workspace, path8.join(input.workspace, planDir2));
     if (problems.length) {
@@ -2062,13 +2071,13 @@ No plan: ${why}.
     };
   }
   const prTitle = `forge(${taskId}): plan ${planId} from #${issue}`;
-  const headSha = await git.commit(
+  const headSha = await git2.commit(
     messageWithTrailers(prTitle, `Written from issue #${issue}.`, [
       ["Task", taskId],
       ["Agent", deps.agent.name]
     ])
   );
-  await git.push(branch);
+  await git2.push(branch);
   const pr = await upsertCaptainPull({
     github,
     input,
@@ -2439,7 +2448,7 @@ function attemptTrailers(id) {
 }
 var FIELD = "";
 var RECORD = "";
-async function firstParentLog(git, tip, id, max) {
+async function firstParentLog(git2, tip, id, max) {
   const format = [
     "%H",
     "%P",
@@ -2447,7 +2456,7 @@ async function firstParentLog(git, tip, id, max) {
     "%(trailers:key=Task,valueonly,separator=%x2C)",
     "%(trailers:key=Attempt,valueonly,separator=%x2C)"
   ].join("%x1f");
-  const raw = (await git.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
+  const raw = (await git2.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
   return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
     const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
     return {
@@ -2457,10 +2466,10 @@ async function firstParentLog(git, tip, id, max) {
     };
   });
 }
-async function shallowBoundary(git) {
-  const file = await git.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
+async function shallowBoundary(git2) {
+  const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const shallow = path11.resolve(git.dir, file);
+  const shallow = path11.resolve(git2.dir, file);
   const text = await readAgentText(path11.dirname(shallow), shallow) ?? "";
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
@@ -2480,19 +2489,19 @@ function walk(log, boundary, tip) {
   }
   return start;
 }
-async function attemptStartHead(git, branch, tip, id) {
-  const top = (await firstParentLog(git, tip, id, 1).catch(() => []))[0];
+async function attemptStartHead(git2, branch, tip, id) {
+  const top = (await firstParentLog(git2, tip, id, 1).catch(() => []))[0];
   if (!top || !top.ours) return tip;
   for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
-    const boundary = await shallowBoundary(git);
-    const found2 = walk(await firstParentLog(git, tip, id), boundary, tip);
+    const boundary = await shallowBoundary(git2);
+    const found2 = walk(await firstParentLog(git2, tip, id), boundary, tip);
     if (found2 !== void 0) return found2;
-    if (await git.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
-    await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+    if (await git2.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
+    await git2.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
       allowFail: true
     });
   }
-  const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
+  const found = walk(await firstParentLog(git2, tip, id), await shallowBoundary(git2), tip);
   return found ?? tip;
 }
 
@@ -2506,25 +2515,34 @@ async function pushHead(a, sha) {
   return true;
 }
 async function stageWork(a) {
-  const { git, branch, recordRel, startHead, branchState } = a;
-  await git.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  const keep = await git.out(["rev-list", "--merges", "-1", `${branchState.foldBase}..HEAD`]).catch(() => "") || branchState.foldBase;
-  if (await git.head() !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
-  await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
-  const staged = await git.stagedChanges(startHead);
-  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
-  for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
-  const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+  const { git: git2, branch, recordRel, startHead, branchState } = a;
+  await git2.run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  const keep = await keptCommit(a);
+  if (await git2.head() !== keep) await git2.run(["reset", "--soft", "--quiet", keep]);
+  await git2.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
+  const staged = await git2.stagedChanges(startHead);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", startHead, "--", recordRel]);
+  for (const r of await revertProtectedChanges(git2, startHead, staged)) branchState.refused.set(r.path, r);
+  const pending = (await git2.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
   return {
     filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
     pending
   };
 }
+async function keptCommit(a) {
+  const { git: git2, branchState } = a;
+  const { foldBase } = branchState;
+  if (!branchState.linear) return await git2.out(["rev-list", "--merges", "-1", `${foldBase}..HEAD`]).catch(() => "") || foldBase;
+  const squash = a.built.taskContext.squashed?.at(-1)?.commit;
+  if (!squash || squash === foldBase) return foldBase;
+  const above = await git2.run(["merge-base", "--is-ancestor", foldBase, squash], { allowFail: true });
+  return above.code === 0 ? squash : foldBase;
+}
 async function pushProgress(a, stage) {
-  const { git, branchState } = a;
+  const { git: git2, branchState } = a;
   const { pending } = await stageWork(a);
   if (pending)
-    branchState.foldBase = await git.commit(
+    branchState.foldBase = await git2.commit(
       messageWithTrailers(`forge(${a.ids.taskId}): work after stage ${stage}`, void 0, [
         ...attemptTrailers(a.ids),
         ["Agent", a.deps.agent.name],
@@ -2532,7 +2550,7 @@ async function pushProgress(a, stage) {
       ])
     );
   await branchState.prOpening;
-  const head = await git.head();
+  const head = await git2.head();
   if (!await pushHead(a, head)) return;
   branchState.progressPushes++;
   a.liveCheck.moveTo(head);
@@ -2680,10 +2698,10 @@ function mark(job, label) {
 
 // action/src/task/checkout.ts
 async function checkoutAttempt(job) {
-  const { config, git, github, log } = job;
+  const { config, git: git2, github, log } = job;
   const { runId, taskId, attempt } = job.ids;
   const expectedBranch = branchName(config, runId, taskId, attempt);
-  const prefetch = git.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const prefetch = git2.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const iteration = job.input.context.iteration ?? 0;
   const check = await readAndCheckDispatch(github, runId, taskId, attempt, iteration);
   if (!check.current) {
@@ -2702,7 +2720,7 @@ async function checkoutAttempt(job) {
   const tip = await prefetch;
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
-  const recorded = await git.out([
+  const recorded = await git2.out([
     "log",
     "-1",
     "--format=%(trailers:key=Forge-Run,valueonly,separator=%x2C)|%(trailers:key=Forge-Task,valueonly,separator=%x2C)|%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)|%(trailers:key=Forge-Exit,valueonly,separator=%x2C)|%(trailers:key=Forge-Iteration,valueonly,separator=%x2C)",
@@ -2718,8 +2736,8 @@ async function checkoutAttempt(job) {
       ""
     );
   }
-  await git.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const startHead = await attemptStartHead(git, branch, tip, job.ids);
+  await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
+  const startHead = await attemptStartHead(git2, branch, tip, job.ids);
   if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
   mark(job, "checkout");
   return {
@@ -2739,7 +2757,7 @@ async function checkoutAttempt(job) {
 import { rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
 import path12 from "node:path";
 async function collectWork(a, end, verdict) {
-  const { git, branchState } = a;
+  const { git: git2, branchState } = a;
   const { attempt } = a.ids;
   const links = await dropLinks2(a.sessionDir);
   if (links.length)
@@ -2762,9 +2780,9 @@ async function collectWork(a, end, verdict) {
   let workSha;
   if (pending) {
     const body = stopped ? `Partial work of attempt ${attempt}, kept when the agent was stopped (${stopped.reason}).` : void 0;
-    workSha = await git.commit(messageWithTrailers(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
-  } else if (filesChanged.length > 0 || await git.head() !== branchState.preAgentHead) {
-    workSha = await git.head();
+    workSha = await git2.commit(messageWithTrailers(a.prTitle, body, [...attemptTrailers(a.ids), ["Agent", a.deps.agent.name]]));
+  } else if (filesChanged.length > 0 || await git2.head() !== branchState.preAgentHead) {
+    workSha = await git2.head();
   }
   if (succeeded(verdict.exitCode) && filesChanged.length === 0 && a.node.kind !== "refinery") {
     verdict.exitCode = EXIT_CODES.FAILURE;
@@ -2932,7 +2950,7 @@ function statusBody(a, state, extra = {}) {
   });
 }
 async function openDraftPr(a, existingPr) {
-  const { git, github, warnings, branchState } = a;
+  const { git: git2, github, warnings, branchState } = a;
   if (existingPr instanceof Error) {
     warnings.push(`could not look for the task's pull request: ${existingPr.message}`);
     branchState.prOpening = Promise.resolve(void 0);
@@ -2946,7 +2964,7 @@ async function openDraftPr(a, existingPr) {
     branchState.prOpening = Promise.resolve(void 0);
     return;
   }
-  const startCommit = await git.commit(
+  const startCommit = await git2.commit(
     messageWithTrailers(`forge(${a.ids.taskId}): start attempt ${a.ids.attempt}`, void 0, [
       ...attemptTrailers(a.ids),
       ["Agent", a.deps.agent.name]
@@ -3113,7 +3131,7 @@ function attemptTraceId({ runId, taskId, attempt }) {
 
 // action/src/task/record.ts
 async function recordAttempt(a, end, work, completed, verdict) {
-  const { git, sessionDir } = a;
+  const { git: git2, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
   const { exitCode } = verdict;
   const masker = maskerOf(a.deps);
@@ -3160,8 +3178,8 @@ async function recordAttempt(a, end, work, completed, verdict) {
   const recordDir = path14.join(a.input.workspace, a.recordRel);
   assertNoLinks(a.input.workspace, recordDir);
   await copyForRecord(sessionDir, recordDir);
-  await git.run(["add", "--force", "--", a.recordRel]);
-  const recordSha = await git.commit(
+  await git2.run(["add", "--force", "--", a.recordRel]);
+  const recordSha = await git2.commit(
     messageWithTrailers(`forge(${taskId}): record attempt ${attempt} (exit ${exitCode}: ${exitMeaning(exitCode)})`, error, [
       [TRAILERS.run, runId],
       [TRAILERS.task, taskId],
@@ -3212,6 +3230,7 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       exit_code: exitCode,
       branch: a.branch,
       ...work.workSha ? { head_sha: work.workSha } : {},
+      ...squashedField(a),
       ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
       ...error ? { error } : {},
       ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
@@ -3273,6 +3292,11 @@ function spendFields(a, end) {
       }
     } : {}
   };
+}
+function squashedField(a) {
+  const squashed = a.built.taskContext.squashed ?? [];
+  if (!squashed.length) return {};
+  return { squashed: squashed.map((s) => ({ branch: s.branch, head_sha: s.head, commit_sha: s.commit })) };
 }
 
 // action/src/task/session.ts
@@ -3550,9 +3574,96 @@ var SpendMeter = class {
   }
 };
 
+// src/agent/squash.ts
+function squashMessage(refinery, upstream) {
+  return [
+    `forge(${refinery}): squash ${upstream.taskId ?? upstream.branch}`,
+    "",
+    `The work of ${upstream.branch} at ${upstream.head}, squashed by Forge: the repository keeps a linear history.`,
+    ""
+  ].join("\n");
+}
+async function squashHead(cwd, head, message, run2 = git) {
+  const parent = await gitOk(cwd, ["rev-parse", "HEAD"], run2);
+  const r = await run2(cwd, [...await identity(cwd, run2), "merge", "--squash", "--no-commit", head]);
+  if (r.code !== 0) {
+    const conflicts = await conflictedFiles(cwd, run2);
+    if (conflicts.length === 0) {
+      await abandonSquash(cwd, parent, run2);
+      throw new Error(`git merge --squash ${head} failed (${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+    }
+    return { squashed: false, conflicts };
+  }
+  return commitSquash(cwd, parent, message, run2);
+}
+async function concludeSquash(cwd, parent, message, run2 = git) {
+  if (await gitOk(cwd, ["rev-parse", "HEAD"], run2) !== parent) await gitOk(cwd, ["reset", "--soft", "--quiet", parent], run2);
+  await gitOk(cwd, ["add", "-A"], run2);
+  const left = await conflictedFiles(cwd, run2);
+  const markers = await run2(cwd, ["diff", "--cached", "--check"]);
+  if (left.length > 0 || /conflict marker/i.test(markers.stdout))
+    return { squashed: false, conflicts: left.length > 0 ? left : parseMarkerFiles(markers.stdout) };
+  return commitSquash(cwd, parent, message, run2);
+}
+async function abandonSquash(cwd, parent, run2 = git) {
+  await gitOk(cwd, ["reset", "--hard", "--quiet", parent], run2);
+}
+async function commitSquash(cwd, parent, message, run2) {
+  const staged = await run2(cwd, ["diff", "--cached", "--quiet", parent]);
+  if (staged.code === 0) return { squashed: true, commit: parent, changed: false };
+  await gitOk(cwd, [...await identity(cwd, run2), "commit", "-q", "--no-verify", "-m", message], run2);
+  return { squashed: true, commit: await gitOk(cwd, ["rev-parse", "HEAD"], run2), changed: true };
+}
+
+// action/src/task/squash.ts
+async function squashUpstreams(git2, journal, refinery, branch, upstreams, warn, previous = []) {
+  await git2.fetchForMerge(
+    upstreams.map((u) => u.branch),
+    branch
+  );
+  const run2 = git2.forStages();
+  const out = { records: [], conflicted: [] };
+  for (const u of upstreams) {
+    const before = previous.find((p) => p.branch === u.branch && p.head === u.head);
+    if (before && (await git2.run(["merge-base", "--is-ancestor", before.commit, "HEAD"], { allowFail: true })).code === 0) {
+      out.records.push(before);
+      continue;
+    }
+    if ((await git2.run(["cat-file", "-e", `${u.head}^{commit}`], { allowFail: true })).code !== 0)
+      await git2.run(["fetch", "--no-tags", "--quiet", "origin", u.head], { allowFail: true });
+    if ((await git2.run(["cat-file", "-e", `${u.head}^{commit}`], { allowFail: true })).code !== 0) {
+      warn(`could not fetch ${u.branch} at ${u.head}: it was not squashed onto the branch`);
+      continue;
+    }
+    const taskId = journal.tasks.find((t) => t.attempt?.branch === u.branch)?.id;
+    const upstream = { ...u, ...taskId ? { taskId } : {} };
+    const parent = await git2.head();
+    const s = await squashHead(git2.dir, u.head, squashMessage(refinery, upstream), run2);
+    if (s.squashed) out.records.push({ branch: u.branch, head: u.head, commit: s.commit });
+    else {
+      await abandonSquash(git2.dir, parent, run2);
+      out.conflicted.push(upstream);
+    }
+  }
+  return out;
+}
+async function recordedSquashes(git2, tip, recordRel, id) {
+  const format = ["Forge-Run", "Forge-Task", "Forge-Attempt"].map((k) => `%(trailers:key=${k},valueonly,separator=%x2C)`).join("|");
+  const [run2, task, attempt] = (await git2.out(["log", "-1", `--format=${format}`, tip]).catch(() => "")).split("|").map((x) => x.trim());
+  if (run2 !== id.runId || task !== id.taskId || attempt !== String(id.attempt)) return [];
+  const shown = await git2.run(["show", `${tip}:${recordRel}/result.json`], { allowFail: true });
+  if (shown.code !== 0) return [];
+  try {
+    const parsed = agentResultSchema.safeParse(JSON.parse(shown.stdout));
+    return (parsed.data?.squashed ?? []).map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha }));
+  } catch {
+    return [];
+  }
+}
+
 // action/src/task/session.ts
 async function openAttempt(job, co) {
-  const { input, git, github } = job;
+  const { input, git: git2, github } = job;
   const { runId, taskId, attempt } = job.ids;
   const sessionDir = path16.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm7(sessionDir, { recursive: true, force: true });
@@ -3573,13 +3684,24 @@ async function openAttempt(job, co) {
     github.findOpenPull(co.branch, co.base).catch((err) => err instanceof Error ? err : new Error(String(err)))
   ]);
   const conflicts = co.node.kind === "refinery" ? input.context.conflicts ?? [] : [];
-  if (conflicts.length) built.taskContext.mergeRefs = await git.fetchForMerge(conflicts, co.branch);
+  if (conflicts.length) built.taskContext.mergeRefs = await git2.fetchForMerge(conflicts, co.branch);
+  const squash = co.node.kind === "refinery" ? input.context.squash ?? [] : [];
+  let startHead = co.startHead;
+  if (squash.length) {
+    const previous = await recordedSquashes(git2, co.tip, co.recordRel, job.ids);
+    const s = await squashUpstreams(git2, co.journal, taskId, co.branch, squash, (m) => void job.warnings.push(m), previous);
+    built.taskContext.squashed = s.records;
+    if (s.conflicted.length) built.taskContext.squash = s.conflicted;
+    if (co.startHead === co.tip) startHead = await git2.head();
+    mark(job, "squash");
+  }
   await writeFile9(path16.join(sessionDir, "context.md"), built.markdown);
   await writeFile9(path16.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
     ...co,
+    startHead,
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
@@ -3594,6 +3716,7 @@ async function openAttempt(job, co) {
       progressPushes: 0,
       preAgentHead: co.tip,
       foldBase: co.tip,
+      linear: squash.length > 0,
       refused: /* @__PURE__ */ new Map(),
       prOpening: Promise.resolve(void 0)
     }
@@ -3602,7 +3725,7 @@ async function openAttempt(job, co) {
   if (endpoint) a.telemetry = new (await import("./telemetry-JPRSJHDM.js")).AttemptTelemetry(a, endpoint);
   await openDraftPr(a, existingPr);
   mark(job, "draft_pr");
-  a.branchState.preAgentHead = await git.head();
+  a.branchState.preAgentHead = await git2.head();
   a.branchState.foldBase = a.branchState.preAgentHead;
   return a;
 }
@@ -4450,17 +4573,52 @@ async function mergeUpstream(c) {
       merged.push(`${ref}: merged`);
       continue;
     }
-    const stop = await resolveConflict(c, ref, m.conflicts, merged, log);
+    const integration = {
+      name: ref,
+      conclude: async () => {
+        const r = await concludeMerge(c.workdir, c.options.git);
+        return r.merged ? { ok: true } : { ok: false, conflicts: r.conflicts };
+      },
+      abort: () => abortMerge(c.workdir, c.options.git)
+    };
+    const stop = await resolveConflict(c, integration, m.conflicts, merged, log);
     if (stop) return stop;
     merged.push(`${ref}: merged after resolving ${m.conflicts.length} conflicted file(s)`);
+  }
+  for (const upstream of c.task.squash ?? []) {
+    const stop = await squashUpstream(c, upstream, merged, log);
+    if (stop) return stop;
   }
   const artifact = path22.join(c.sessionDir, "merge-log.txt");
   await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}
 `);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
 }
-async function resolveConflict(c, ref, conflicts, merged, log) {
+async function squashUpstream(c, upstream, merged, log) {
+  const run2 = c.options.git;
+  const message = squashMessage(c.task.taskId, upstream);
+  const parent = await gitOk(c.workdir, ["rev-parse", "HEAD"], run2);
+  let s = await squashHead(c.workdir, upstream.head, message, run2);
+  if (!s.squashed) {
+    const conflicts = s.conflicts;
+    const integration = {
+      name: upstream.branch,
+      conclude: async () => {
+        s = await concludeSquash(c.workdir, parent, message, run2);
+        return s.squashed ? { ok: true } : { ok: false, conflicts: s.conflicts };
+      },
+      abort: () => abandonSquash(c.workdir, parent, run2)
+    };
+    const stop = await resolveConflict(c, integration, conflicts, merged, log);
+    if (stop) return stop;
+    merged.push(`${upstream.branch}: squashed after resolving ${conflicts.length} conflicted file(s)`);
+  } else merged.push(`${upstream.branch}: squashed`);
+  if (s.squashed) (c.task.squashed ??= []).push({ branch: upstream.branch, head: upstream.head, commit: s.commit });
+  return void 0;
+}
+async function resolveConflict(c, integration, conflicts, merged, log) {
   const { task } = c;
+  const ref = integration.name;
   progress(c, `merging ${ref} conflicted in ${conflicts.join(", ")}; a sub-agent resolves it`);
   const prompt = [
     `# Resolve merge conflicts`,
@@ -4472,9 +4630,9 @@ async function resolveConflict(c, ref, conflicts, merged, log) {
 ${task.task.trim()}`
   ].join("\n\n");
   const r = log.add(await session(c, `merge-resolve`, "1", prompt, "refinery"));
-  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await concludeMerge(c.workdir, c.options.git) : { merged: false, conflicts };
-  if (concluded.merged) return void 0;
-  await abortMerge(c.workdir, c.options.git);
+  const concluded = r.exitCode === EXIT_CODES.SUCCESS ? await integration.conclude() : { ok: false, conflicts };
+  if (concluded.ok) return void 0;
+  await integration.abort();
   if (isAbort(r)) return log.endWith(r, `merging ${ref}: ${r.error?.message ?? "stopped"}`);
   const cr = await writeChangeRequest(c.reports.changeRequest, task, {
     title: `Upstream work conflicts at ${task.taskId}`,
@@ -4965,14 +5123,14 @@ async function run(overrides = {}) {
       agent: { ...config.agent, adapter, ...model ? { model } : {}, ...command ? { command } : {} }
     };
     const remote = `${jobEnv.serverUrl.replace(/\/$/, "")}/${jobEnv.repository}.git`;
-    const git = new Git({
+    const git2 = new Git({
       dir: jobEnv.workspace,
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path26.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
     });
-    await ensureRepository(git, remote);
+    await ensureRepository(git2, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
       warning(
         "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
@@ -5005,7 +5163,7 @@ async function run(overrides = {}) {
       masker,
       ...promptDir ? { builtinPromptDir: promptDir } : {},
       ...forgeCli ? { forgeCli } : {},
-      git: git.forStages()
+      git: git2.forStages()
     });
     const cancel = new AbortController();
     const onSignal = () => cancel.abort();
@@ -5035,7 +5193,7 @@ async function run(overrides = {}) {
         },
         deps: {
           github,
-          git,
+          git: git2,
           agent,
           log: { info: (m) => info(m), warning: (m) => warning(m) },
           ...uploadArtifact ? { uploadArtifact } : {},
@@ -5098,11 +5256,11 @@ async function writeSummary(markdown) {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
   await summary.addRaw(markdown, true).write();
 }
-async function ensureRepository(git, remoteUrl) {
-  const inside = await git.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
-  if (inside.code !== 0) await git.run(["init", "--quiet"]);
-  const origin = await git.run(["remote", "get-url", "origin"], { allowFail: true });
-  if (origin.code !== 0) await git.run(["remote", "add", "origin", remoteUrl]);
+async function ensureRepository(git2, remoteUrl) {
+  const inside = await git2.run(["rev-parse", "--is-inside-work-tree"], { allowFail: true });
+  if (inside.code !== 0) await git2.run(["init", "--quiet"]);
+  const origin = await git2.run(["remote", "get-url", "origin"], { allowFail: true });
+  if (origin.code !== 0) await git2.run(["remote", "add", "origin", remoteUrl]);
 }
 
 // action/src/entry.ts

@@ -76,10 +76,11 @@ import {
   runIdFor,
   schedulingHeld,
   splitRun,
+  squashUpstreamSchema,
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-4DBSHZWU.js";
+} from "./chunk-SXLCZ5OW.js";
 import {
   Octokit,
   RequestError,
@@ -15845,6 +15846,13 @@ function mergeMethodFor(rules) {
   for (const m of ["squash", "rebase"]) if (allowed.every((a) => a.includes(m))) return m;
   return "squash";
 }
+function finalMergeMethod(rules) {
+  if (mergeMethodFor(rules) === "merge") return void 0;
+  const allowed = rules.flatMap(
+    (r) => r.type === "pull_request" && Array.isArray(r.parameters?.allowed_merge_methods) ? [r.parameters.allowed_merge_methods] : []
+  );
+  return allowed.every((a) => a.includes("rebase")) ? "rebase" : "squash";
+}
 var refusesMergeCommits = (message) => /must not contain merge commits|merge commits are not allowed/i.test(message);
 function mergeBlocker(message, branch, requiredChecks2, rules = []) {
   const text = message.replace(/\s+/g, " ").trim();
@@ -16079,7 +16087,7 @@ var OctokitPort = class {
       if (res.status === 204) return { kind: "noop" };
       return { kind: "merged", sha: res.data.sha };
     } catch (e) {
-      if (statusOf(e) === 409) return { kind: "conflict" };
+      if (statusOf(e) === 409 && !/rule|protected|merge commits/i.test(wrap("repos.merge", e).message)) return { kind: "conflict" };
       throw wrap("repos.merge", e);
     }
   }
@@ -17067,10 +17075,13 @@ function effectDone(s2, { key, result }) {
     }
     case "PrepareBranch": {
       const conflicts = Array.isArray(result.conflicts) ? result.conflicts.filter((c) => typeof c === "string") : [];
+      const squash = Array.isArray(result.squash) ? result.squash.flatMap((u) => squashUpstreamSchema.safeParse(u).data ?? []) : [];
       const i = s2.find(effect.taskId);
-      if (conflicts.length === 0 || i === void 0) return;
+      if (conflicts.length === 0 && squash.length === 0 || i === void 0) return;
       const t = s2.task(i);
-      if (t.attempt && t.attempts === effect.attempt && t.status === "RUNNING") s2.editAttempt(i).conflicts = conflicts;
+      if (!t.attempt || t.attempts !== effect.attempt || t.status !== "RUNNING") return;
+      if (conflicts.length) s2.editAttempt(i).conflicts = conflicts;
+      if (squash.length) s2.editAttempt(i).squash = squash;
       return;
     }
     case "CheckUpstream":
@@ -18767,19 +18778,24 @@ function finalTaskTable(journal) {
     ...shown2.length ? ["", ...header, ...shown2.map(row)] : []
   ];
 }
-function renderFinalPr(journal, facts, figures) {
+function renderFinalPr(journal, facts, figures, baseMethod) {
   const lines = [
     trackerMarker(journal.runId),
     `Forge run \`${journal.runId}\` of plan \`${journal.planId}\` is complete: ${journal.tasks.length} tasks merged into \`${journal.integrationBranch}\`.`,
     "",
     facts.trackerIssue !== void 0 ? `Run tracker: #${facts.trackerIssue}` : "",
     "",
+    ...baseMethod ? [finalMergeNote(journal.baseBranch, baseMethod), ""] : [],
     ...figures ? [...renderOutcomeTable(figures), ""] : [],
     ...finalTaskTable(journal)
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
   return cut2(lines.join("\n"), " (cut)");
+}
+function finalMergeNote(base, method) {
+  const how = method === "rebase" ? "**Rebase and merge** (each task's commit lands, as on the integration branch) or **Squash and merge** (the run lands as one commit)" : "**Squash and merge** (the run lands as one commit)";
+  return `\`${base}\` must keep a linear history: GitHub refuses this pull request as a merge commit. Merge it with ${how}.`;
 }
 function journalRefusedComment(runId, reason, lastGood) {
   const branch = stateBranch(runId);
@@ -18919,15 +18935,41 @@ async function prepareBranch2(effect, ctx) {
   const from = await ctx.prefetchedHead ?? await port.branchHead(effect.from);
   if (!from) return { kind: "failed", error: `branch ${effect.from} does not exist` };
   await port.createBranch(effect.branch, from);
+  const upstreams = await Promise.all(
+    effect.merge.map(async (upstream) => {
+      const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
+      return { branch: upstream, head: (u && prHead(u)) ?? await port.branchHead(upstream) ?? upstream };
+    })
+  );
+  const key = `${effect.taskId}:${effect.attempt}`;
   const conflicts = [];
-  for (const upstream of effect.merge) {
-    const u = ctx.journal.tasks.find((t) => t.attempt?.branch === upstream && t.status === "MERGE_READY");
-    const head = (u && prHead(u)) ?? upstream;
-    const merged = await port.mergeBranch(effect.branch, head, `forge: merge ${upstream} into ${effect.branch}`);
-    if (merged.kind === "conflict") conflicts.push(upstream);
+  if (upstreams.length > 0 && await wantsLinearHistory(port, effect.branch)) return squashed(ctx, key, upstreams);
+  for (const [n2, upstream] of upstreams.entries()) {
+    const merged = await port.mergeBranch(effect.branch, upstream.head, `forge: merge ${upstream.branch} into ${effect.branch}`).catch((e) => {
+      if (e instanceof GitHubError && refusesMergeCommits(e.message)) return void 0;
+      throw e;
+    });
+    if (!merged) {
+      const left = [...upstreams.filter((u) => conflicts.includes(u.branch)), ...upstreams.slice(n2)];
+      return squashed(ctx, key, left);
+    }
+    if (merged.kind === "conflict") conflicts.push(upstream.branch);
   }
-  if (conflicts.length) ctx.conflicts.set(`${effect.taskId}:${effect.attempt}`, conflicts);
+  if (conflicts.length) ctx.conflicts.set(key, conflicts);
   return done({ conflicts });
+}
+async function wantsLinearHistory(port, branch) {
+  try {
+    const rules = await port.branchRules(branch);
+    return Array.isArray(rules) && rules.some((r) => r.type === "required_linear_history");
+  } catch {
+    return false;
+  }
+}
+function squashed(ctx, key, upstreams) {
+  const squash = upstreams.filter((u) => /^[0-9a-f]{40}$/.test(u.head));
+  ctx.squash?.set(key, squash);
+  return done({ conflicts: [], squash });
 }
 async function dispatchAgent2(effect, ctx) {
   if (ctx.replay) {
@@ -18936,9 +18978,11 @@ async function dispatchAgent2(effect, ctx) {
   }
   const t = task(ctx, effect.taskId);
   const conflicts = ctx.conflicts.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.conflicts;
+  const squash = ctx.squash?.get(`${effect.taskId}:${effect.attempt}`) ?? attemptNumbered(t, effect.attempt)?.squash;
   const context = {
     ...effect.context ?? {},
     ...conflicts?.length ? { conflicts } : {},
+    ...squash?.length ? { squash } : {},
     ...effect.iteration !== void 0 ? { iteration: effect.iteration } : {}
   };
   const { workflowRunId } = await dispatchJob(ctx, effect.branch, effect.taskId, effect.attempt, context, effect.iteration);
@@ -19767,9 +19811,26 @@ async function openFinalPullRequest2(_effect, ctx) {
     head: ctx.journal.integrationBranch,
     base: ctx.journal.baseBranch,
     title: `Forge run ${ctx.journal.runId}: ${ctx.journal.planId}`,
-    body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx))
+    body: renderFinalPr(ctx.journal, ctx.facts, await finalFigures(ctx), await baseMergeMethod(ctx))
   });
   return done({ prNumber: pr.number }, { finalPr: pr.number });
+}
+async function baseMergeMethod(ctx) {
+  try {
+    const method = finalMergeMethod(await ctx.port.branchRules(ctx.journal.baseBranch));
+    if (method !== "rebase") return method;
+    const integration = ctx.journal.integrationBranch;
+    const { method: tasks } = await cachedBranchRules(
+      ctx.port,
+      integration,
+      ctx.now,
+      RULES_TTL_MS,
+      () => ctx.port.branchRules(integration)
+    );
+    return tasks === "merge" ? "squash" : "rebase";
+  } catch {
+    return void 0;
+  }
 }
 async function finalFigures(ctx) {
   try {
@@ -20309,6 +20370,7 @@ function finishedInput(ref, read, recordSha, recordParent) {
         followups: w.followups
       }
     } : {},
+    ...r.squashed?.length ? { squashed: r.squashed.map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha })) } : {},
     ...r.error ? { error: r.error } : {},
     ...r.refinement ? { refinement: r.refinement } : {},
     ...r.question ? { question: r.question } : {},
@@ -20345,7 +20407,8 @@ async function withContainment(port, journal, input) {
       const d = journal.tasks.find((x) => x.id === dep);
       const head = d?.status === "MERGE_READY" ? prHead(d) : void 0;
       if (!head) return false;
-      const status = await port.compareCommits(head, recordSha);
+      const squash = input.squashed?.find((q) => q.branch === d?.attempt?.branch && q.head === head);
+      const status = await port.compareCommits(squash?.commit ?? head, recordSha);
       return status !== "ahead" && status !== "identical";
     })
   );
@@ -20450,9 +20513,12 @@ var EffectRunner = class {
       running.add(effect.key);
     }
     const conflicts = /* @__PURE__ */ new Map();
+    const squash = /* @__PURE__ */ new Map();
     const carried = [...lanes].map(([lane, effects]) => {
       const laneKey = `${runId}\0${lane}`;
-      const done2 = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(() => this.#carryOut(runId, effects, loaded, conflicts));
+      const done2 = (this.#lanes.get(laneKey) ?? Promise.resolve()).then(
+        () => this.#carryOut(runId, effects, loaded, { conflicts, squash })
+      );
       const settled = done2.catch(() => void 0);
       this.#lanes.set(laneKey, settled);
       void settled.finally(() => this.#lanes.get(laneKey) === settled && this.#lanes.delete(laneKey));
@@ -20471,7 +20537,7 @@ var EffectRunner = class {
    * — nothing: its key is freed at once, so the next turn (a webhook, a timer, the reconciler) starts
    * it again.
    */
-  async #carryOut(runId, effects, loaded, conflicts) {
+  async #carryOut(runId, effects, loaded, prepared) {
     const running = this.#running.get(runId);
     const acks = [];
     let learned = {};
@@ -20490,7 +20556,7 @@ var EffectRunner = class {
         this.#host.flushLater(runId, 0);
         continue;
       }
-      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), conflicts);
+      const outcome = await this.#run(runId, effect, loaded, withFacts(loaded.state.facts, learned), prepared);
       if (outcome.learned) learned = mergePatches(learned, outcome.learned);
       if (outcome.inputs) acks.push(...outcome.inputs);
       if (outcome.kind === "done") acks.push({ kind: "effect.done", key: effect.key, result: outcome.result });
@@ -20510,7 +20576,7 @@ var EffectRunner = class {
     }
     return { acks, round: { ran, facts: learned } };
   }
-  async #run(runId, effect, loaded, facts, conflicts) {
+  async #run(runId, effect, loaded, facts, prepared) {
     const { state } = loaded;
     const prefetchedHead = this.#host.prefetches.take(runId, effect);
     try {
@@ -20523,7 +20589,7 @@ var EffectRunner = class {
         events: state.events.tail,
         replay: !this.#fresh.has(`${runId}:${effect.key}`),
         now: this.#host.now(),
-        conflicts,
+        ...prepared,
         stillWanted: () => this.#wanted(runId, effect)
       });
       this.#fresh.delete(`${runId}:${effect.key}`);

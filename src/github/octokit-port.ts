@@ -144,10 +144,8 @@ export class OctokitPort implements GitHubPort {
       if ((res.status as number) === 204) return { kind: "noop" };
       return { kind: "merged", sha: res.data.sha };
     } catch (e) {
-      // 409 is "Merge conflict"; a refusal by the branch's rules (a merge commit under a linear
-      // history) is no conflict for an agent to resolve, whatever its status.
-      const refused = /rule|protected|merge commits/i.test(wrap("repos.merge", e).message);
-      if (statusOf(e) === 409 && !refused) return { kind: "conflict" };
+      // 409 is "Merge conflict", unless a rule refused (a merge commit under a linear history).
+      if (statusOf(e) === 409 && !/rule|protected|merge commits/i.test(wrap("repos.merge", e).message)) return { kind: "conflict" };
       throw wrap("repos.merge", e);
     }
   }

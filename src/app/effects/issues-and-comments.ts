@@ -8,7 +8,7 @@ import { readRunEvents } from "../run-store.js";
 import { asData } from "../../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
 import { appTelemetry, traceRun } from "../telemetry.js";
-import { cachedMergeMethod, finalMergeMethod, RULES_TTL_MS } from "../../github/merge-rules.js";
+import { cachedBranchRules, finalMergeMethod, RULES_TTL_MS } from "../../github/merge-rules.js";
 import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
 import { done, task, type DeepReadonly, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 import type { RunFacts } from "../run-store.js";
@@ -156,7 +156,9 @@ async function baseMergeMethod(ctx: EffectContext): Promise<"squash" | "rebase" 
     // A rebase replays the integration branch: only one Forge squashed into holds no merge commit
     // (its merge method, read for the task merges, is kept: usually no call).
     const integration = ctx.journal.integrationBranch;
-    const tasks = await cachedMergeMethod(ctx.port, integration, ctx.now, RULES_TTL_MS, () => ctx.port.branchRules(integration));
+    const { method: tasks } = await cachedBranchRules(ctx.port, integration, ctx.now, RULES_TTL_MS, () =>
+      ctx.port.branchRules(integration),
+    );
     return tasks === "merge" ? "squash" : "rebase";
   } catch {
     return undefined;

@@ -2025,6 +2025,111 @@ function bounded(text, max) {
 [\u2026 cut at ${max} of ${text.length} characters]`;
 }
 
+// src/core/task-record.ts
+var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"]).describe(
+  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry."
+);
+var steeringMessageSchema = external_exports.object({
+  id: external_exports.number().int().min(1).describe("Numbered from 1 per attempt: the job delivers each once."),
+  actor: external_exports.string().describe("Who steered (write access checked on GitHub)."),
+  message: external_exports.string().describe("The message, bounded."),
+  at: external_exports.string().describe("When the App took it.")
+}).strict();
+var revisionRecordSchema = external_exports.object({
+  iteration: external_exports.number().int().min(0).describe(
+    "0 for the attempt's first run; each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
+  ),
+  dispatchedAt: external_exports.string().describe("When this run was dispatched."),
+  startedAt: external_exports.string().optional().describe("When its job was seen running."),
+  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of its job."),
+  workflowRunId: external_exports.number().int().optional().describe("Its job's workflow run."),
+  priorRunId: external_exports.number().int().optional().describe("The previous revision's workflow run: a job at or before it is never this revision's."),
+  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by this run's walkthrough."),
+  pushedSha: external_exports.string().optional().describe("Head of this run's work as read back from GitHub (the parent of the runner's record commit)."),
+  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the PR changes at this run's head, as GitHub listed them: its merge waits for `/forge approve`."),
+  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
+  checkedHead: external_exports.string().optional().describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
+  reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
+  waiting: external_exports.string().optional().describe("Why the MERGE_READY task waits for a person rather than revising (a bound on revisions was reached).")
+}).strict();
+var squashUpstreamSchema = external_exports.object({
+  branch: external_exports.string().min(1).describe("The upstream task's branch."),
+  head: external_exports.string().regex(/^[0-9a-f]{40}$/).describe("The upstream's verified head (its record commit) that the job squashes.")
+}).strict();
+var attemptRecordSchema = external_exports.object({
+  branch: external_exports.string().describe("The attempt's branch."),
+  prNumber: external_exports.number().int().optional().describe("The attempt's PR."),
+  recordSha: external_exports.string().optional().describe(
+    "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's."
+  ),
+  branchUpdate: external_exports.object({
+    over: external_exports.string().describe("The attempt's own head (its record commit, else its pushed work) the update was made over."),
+    requested: external_exports.string().optional().describe(
+      "The PR head Forge asked GitHub to bring up to date (update-branch's `expected_head_sha`), until its new head is seen."
+    ),
+    requestedAt: external_exports.string().optional().describe("When Forge asked."),
+    head: external_exports.string().optional().describe(
+      "The head GitHub made: the integration branch merged into the PR's previous head, by the App. The PR's head while the attempt's own head is `over`."
+    )
+  }).strict().optional().describe(
+    "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules)."
+  ),
+  mergeSha: external_exports.string().optional().describe("Commit that merged the attempt's PR."),
+  hold: holdSchema.optional(),
+  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
+  conflicts: external_exports.array(external_exports.string()).optional().describe(
+    "A refinery: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
+  ),
+  squash: external_exports.array(squashUpstreamSchema).optional().describe(
+    "A refinery whose branch must keep a linear history: its upstream branches, each at the head the journal verified, that its job squashes onto the branch (one commit each) instead of the App merging them."
+  ),
+  contained: external_exports.array(external_exports.string()).optional().describe(
+    "A refinery: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
+  ),
+  reservedUsd: external_exports.number().min(0).optional().describe("The attempt's dollar cap, reserved from the run's budget while it runs."),
+  steering: external_exports.array(steeringMessageSchema).optional().describe("`/forge steer` messages for the attempt's agent, newest last (at most 10 kept); the job polls them every heartbeat."),
+  feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
+  answered: external_exports.array(external_exports.number().int()).optional().describe(
+    "Reviews of the attempt's PR a revision already took (or the revision limit met): a redelivered review starts nothing again."
+  ),
+  answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
+  reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
+  ciFixes: external_exports.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+  revision: revisionRecordSchema.describe("The current run of the attempt's agent.")
+}).strict();
+var nextAttemptSchema = external_exports.object({
+  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
+  refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
+  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+}).strict();
+var taskStateSchema = external_exports.object({
+  id: external_exports.string().describe("Task id (same as the plan node)."),
+  status: taskStatusSchema,
+  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
+  attempts: external_exports.number().int().min(0).describe("Attempts dispatched so far: the current attempt's number; a (task, attempt) is dispatched at most once."),
+  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
+  next: nextAttemptSchema.optional().describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
+  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
+  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
+  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
+  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
+  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
+  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
+  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
+  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  attempt: attemptRecordSchema.optional().describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING).")
+}).strict();
+function newTask(id) {
+  return { id, status: "PENDING", blockers: 0, attempts: 0, retries: 0 };
+}
+function newAttempt(branch, at, reservedUsd) {
+  return { branch, ...reservedUsd !== void 0 ? { reservedUsd } : {}, revision: { iteration: 0, dispatchedAt: at } };
+}
+function newRevision(iteration, at, priorRunId) {
+  return { iteration, dispatchedAt: at, ...priorRunId !== void 0 ? { priorRunId } : {} };
+}
+
 // src/core/task-rules.ts
 var isReady = (t) => t.status === "PENDING" && t.blockers === 0;
 var backoffOver = (t, now) => t.next?.notBefore === void 0 || Date.parse(t.next.notBefore) <= now;
@@ -2084,104 +2189,6 @@ function pauseReasons(pause, now) {
   return reasons;
 }
 var schedulingHeld = (pause, now) => pauseReasons(pause, now).some((r) => r !== "budget");
-
-// src/core/task-record.ts
-var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"]).describe(
-  "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry."
-);
-var steeringMessageSchema = external_exports.object({
-  id: external_exports.number().int().min(1).describe("Numbered from 1 per attempt: the job delivers each once."),
-  actor: external_exports.string().describe("Who steered (write access checked on GitHub)."),
-  message: external_exports.string().describe("The message, bounded."),
-  at: external_exports.string().describe("When the App took it.")
-}).strict();
-var revisionRecordSchema = external_exports.object({
-  iteration: external_exports.number().int().min(0).describe(
-    "0 for the attempt's first run; each review asking for changes, `/forge fix` or red CI that starts a revision adds 1 (see docs/executor.md#iterations)."
-  ),
-  dispatchedAt: external_exports.string().describe("When this run was dispatched."),
-  startedAt: external_exports.string().optional().describe("When its job was seen running."),
-  lastHeartbeat: external_exports.string().optional().describe("Last sign of life of its job."),
-  workflowRunId: external_exports.number().int().optional().describe("Its job's workflow run."),
-  priorRunId: external_exports.number().int().optional().describe("The previous revision's workflow run: a job at or before it is never this revision's."),
-  walkthroughSha: external_exports.string().optional().describe("head_sha claimed by this run's walkthrough."),
-  pushedSha: external_exports.string().optional().describe("Head of this run's work as read back from GitHub (the parent of the runner's record commit)."),
-  protectedPaths: external_exports.array(external_exports.string()).optional().describe("Protected paths the PR changes at this run's head, as GitHub listed them: its merge waits for `/forge approve`."),
-  approvedHead: external_exports.string().optional().describe("The PR head a person approved with protected paths changed: that head merges without asking again."),
-  checkedHead: external_exports.string().optional().describe("The head whose PR the App read and found no protected path in, before a refinery merges its branch."),
-  reviewApprovedHead: external_exports.string().optional().describe("merge_policy review: the PR head a person with write access approved in a review; only that head merges."),
-  waiting: external_exports.string().optional().describe("Why the MERGE_READY task waits for a person rather than revising (a bound on revisions was reached).")
-}).strict();
-var attemptRecordSchema = external_exports.object({
-  branch: external_exports.string().describe("The attempt's branch."),
-  prNumber: external_exports.number().int().optional().describe("The attempt's PR."),
-  recordSha: external_exports.string().optional().describe(
-    "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's."
-  ),
-  branchUpdate: external_exports.object({
-    over: external_exports.string().describe("The attempt's own head (its record commit, else its pushed work) the update was made over."),
-    requested: external_exports.string().optional().describe(
-      "The PR head Forge asked GitHub to bring up to date (update-branch's `expected_head_sha`), until its new head is seen."
-    ),
-    requestedAt: external_exports.string().optional().describe("When Forge asked."),
-    head: external_exports.string().optional().describe(
-      "The head GitHub made: the integration branch merged into the PR's previous head, by the App. The PR's head while the attempt's own head is `over`."
-    )
-  }).strict().optional().describe(
-    "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules)."
-  ),
-  mergeSha: external_exports.string().optional().describe("Commit that merged the attempt's PR."),
-  hold: holdSchema.optional(),
-  question: external_exports.string().optional().describe("Exit 3: the agent's question."),
-  conflicts: external_exports.array(external_exports.string()).optional().describe(
-    "A refinery: upstream branches the App could not merge into its branch, kept when the branch was prepared and handed to its dispatch."
-  ),
-  contained: external_exports.array(external_exports.string()).optional().describe(
-    "A refinery: upstream task ids its record commit was seen to contain (GitHub's compare) when its result arrived; its merge marks only these MERGED."
-  ),
-  reservedUsd: external_exports.number().min(0).optional().describe("The attempt's dollar cap, reserved from the run's budget while it runs."),
-  steering: external_exports.array(steeringMessageSchema).optional().describe("`/forge steer` messages for the attempt's agent, newest last (at most 10 kept); the job polls them every heartbeat."),
-  feedback: external_exports.array(feedbackSchema).optional().describe("Feedback on the attempt's PR not yet handed to a revision: the next revision takes all of it at once."),
-  answered: external_exports.array(external_exports.number().int()).optional().describe(
-    "Reviews of the attempt's PR a revision already took (or the revision limit met): a redelivered review starts nothing again."
-  ),
-  answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
-  reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
-  ciFixes: external_exports.number().int().min(0).optional().describe("Revisions started by failing required checks."),
-  revision: revisionRecordSchema.describe("The current run of the attempt's agent.")
-}).strict();
-var nextAttemptSchema = external_exports.object({
-  notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
-  refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
-}).strict();
-var taskStateSchema = external_exports.object({
-  id: external_exports.string().describe("Task id (same as the plan node)."),
-  status: taskStatusSchema,
-  blockers: external_exports.number().int().min(0).describe("Dependencies not yet satisfied (MERGED, or MERGE_READY for a refinery). Kept incrementally."),
-  attempts: external_exports.number().int().min(0).describe("Attempts dispatched so far: the current attempt's number; a (task, attempt) is dispatched at most once."),
-  retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
-  next: nextAttemptSchema.optional().describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
-  lastError: external_exports.string().optional().describe("Why the last attempt failed."),
-  confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
-  walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
-  filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),
-  spentUsd: external_exports.number().min(0).optional().describe("Model spend of every finished attempt of the task, in US dollars, as the runner measured it."),
-  spentTokens: external_exports.number().int().min(0).optional().describe("Model tokens (input + output) of every finished attempt of the task."),
-  agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
-  budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
-  approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
-  attempt: attemptRecordSchema.optional().describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING).")
-}).strict();
-function newTask(id) {
-  return { id, status: "PENDING", blockers: 0, attempts: 0, retries: 0 };
-}
-function newAttempt(branch, at, reservedUsd) {
-  return { branch, ...reservedUsd !== void 0 ? { reservedUsd } : {}, revision: { iteration: 0, dispatchedAt: at } };
-}
-function newRevision(iteration, at, priorRunId) {
-  return { iteration, dispatchedAt: at, ...priorRunId !== void 0 ? { priorRunId } : {} };
-}
 
 // src/core/effects.ts
 var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
@@ -2829,6 +2836,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
 var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
 
 // src/core/schemas/agent-result.ts
+var sha = external_exports.string().regex(/^[0-9a-f]{40}$/);
 var exitCodeSchema = external_exports.union(ALL_EXIT_CODES.map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
 var agentResultSchema = external_exports.object({
   version: external_exports.literal(1).describe("Result format version."),
@@ -2838,6 +2846,17 @@ var agentResultSchema = external_exports.object({
   exit_code: exitCodeSchema,
   branch: external_exports.string().min(1).describe("Branch the runner pushed."),
   head_sha: external_exports.string().regex(/^[0-9a-f]{40}$/).optional().describe("The agent's work commit (the walkthrough's head_sha). The record commit holding this file is its child and adds only the attempt's record folder."),
+  squashed: external_exports.array(
+    external_exports.object({
+      branch: external_exports.string().min(1).describe("The upstream task's branch."),
+      head_sha: sha.describe("The upstream head the runner squashed (git merge --squash)."),
+      commit_sha: sha.describe(
+        "The runner's commit on the refinery's branch that holds it: its squash commit, or the head that already held that content."
+      )
+    }).strict()
+  ).optional().describe(
+    "A refinery whose branch must keep a linear history: each upstream the runner squashed onto the branch (docs/executor.md#merging-under-the-repositorys-rules). The App counts an upstream contained when its verified head is listed here and the commit is an ancestor of the record commit."
+  ),
   walkthrough_path: external_exports.string().optional().describe("Repository path of the walkthrough, when one was written."),
   walkthrough: walkthroughFrontmatterSchema.optional().describe("The validated walkthrough frontmatter, so the App reads one file per result."),
   error: external_exports.string().optional().describe("Why the attempt failed, for people (shown in the check run)."),
@@ -2943,6 +2962,7 @@ export {
   FEEDBACK_LIMITS,
   feedbackSchema,
   bounded,
+  squashUpstreamSchema,
   newTask,
   newAttempt,
   newRevision,
