@@ -40,6 +40,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/leases.test.ts",
     "test/app/tracker.test.ts",
     "test/app/tracker-cache.property.test.ts",
+    "test/chaos/silent-waits.test.ts",
     "test/cli/graph.test.ts",
     "test/cli/schemas.test.ts",
     "test/cli/validate.test.ts",
