@@ -25,12 +25,13 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
       results.set(scenario, r);
       const f = r.faults;
       console.log(
-        `${SCENARIO_TITLES[scenario]}: ${(r.wallMs / 1000).toFixed(1)} s, ${r.dispatches} dispatches, ${r.retries} retries, ` +
+        `${SCENARIO_TITLES[scenario]}: ${(r.wallMs / 1000).toFixed(1)} s (${(r.clockMs / 60_000).toFixed(1)} min of its clock), ${r.dispatches} dispatches, ${r.retries} retries, ` +
           `${r.apiCalls.app} App API calls (${r.apiCalls.runner} by runners), faults ${JSON.stringify(f)}` +
           (scenario === "replicas" ? `, replicas ${JSON.stringify(r.replicas)}` : ""),
       );
       expect(problems(r, results.get("clean"))).toEqual([]);
-      expect(r.merged).toHaveLength(TASKS);
+      if (scenario !== "hostile") expect(r.merged).toHaveLength(TASKS);
+      else expectHostile(r);
       // The scenario's faults did happen.
       const injected: Record<typeof scenario, number[]> = {
         clean: [1],
@@ -51,8 +52,44 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
             .reduce((sum, [, x]) => sum + x.deliveries, 0),
           Object.values(r.replicas).filter((x) => x.decisions > 0).length >= 2 ? 1 : 0,
         ],
+        // The rules and limits bit: task PRs merged as single commits (linear history), Forge's
+        // installation was refused for its rate limit, the other App reported its check, webhooks
+        // were delayed.
+        hostile: [r.hostile!.linearMerges, r.hostile!.rateLimited, r.hostile!.otherChecks, r.hostile!.webhookDelays.count],
       };
       for (const n of injected[scenario]) expect(n).toBeGreaterThan(0);
     });
   }
 });
+
+/**
+ * (i): the plan completes — the final PR refused to its reviewer until a person approves it, then
+ * squashed into main — or GitHub stopped it and every task not merged says why on the tracker
+ * (`problems` checks that). Either way the integration branch has no merge commit and no task PR
+ * merged before the other App's check was green.
+ */
+function expectHostile(r: ScenarioResult): void {
+  const h = r.hostile!;
+  console.log(
+    `  hostile: ${r.completed ? "completed" : "stopped by GitHub"}, ${h.linearMerges} single-parent commits on the integration branch, ` +
+      `${h.rateLimited} requests of Forge refused for the rate limit, ${h.otherChecks} checks of the other App, ` +
+      `${h.webhookDelays.count} webhook delays (mean ${(h.webhookDelays.meanMs / 1000).toFixed(1)} s), final PR ${JSON.stringify(h.finalPr)}` +
+      (r.completed
+        ? ""
+        : `; not merged: ${r.lastView
+            .filter((t) => t.status !== "MERGED")
+            .map((t) => `${t.id} ${t.status} (${t.reason})`)
+            .join("; ")}`),
+  );
+  expect(h.mergeCommits).toBe(0);
+  expect(h.mergedBeforeCheck).toEqual([]);
+  if (!r.completed) {
+    expect(r.stoodStill).toBe(true);
+    return;
+  }
+  expect(r.merged).toHaveLength(TASKS);
+  expect(h.finalPr).toBeDefined();
+  expect(h.finalPr!.refused).toMatch(/^405 .*approving review/s);
+  expect(h.finalPr!.merged).toBe(true);
+  expect(h.finalPr!.mergeCommitParents).toBe(1);
+}
