@@ -89,6 +89,7 @@ function expectHostile(r: ScenarioResult): void {
   }
   expect(r.merged).toHaveLength(TASKS);
   expect(h.finalPr).toBeDefined();
+  expect(h.finalPr!.trackerSays).toBe(true);
   expect(h.finalPr!.refused).toMatch(/^405 .*approving review/s);
   expect(h.finalPr!.merged).toBe(true);
   expect(h.finalPr!.mergeCommitParents).toBe(1);

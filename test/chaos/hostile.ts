@@ -27,6 +27,7 @@
 import { Octokit } from "@octokit/rest";
 import type { Clock } from "../../src/core/clock.js";
 import type { Journal } from "../../src/core/journal.js";
+import { LABELS } from "../../src/core/layout.js";
 import { LATENCY_CLASSES, type LatencyProfile, type LatencySettings } from "../../src/local-github/latency/profile.js";
 import type { RateLimitConfig } from "../../src/local-github/rate-limits.js";
 import type { Sim } from "../../src/local-github/server.js";
@@ -77,8 +78,11 @@ export interface HostileFacts {
   mergedBeforeCheck: string[];
   /** Webhook delays drawn, and their mean (ms). */
   webhookDelays: { count: number; meanMs: number };
-  /** The run's final PR: what GitHub answered the reviewer's merge before the approval, and whether it merged after. */
-  finalPr?: { number: number; refused: string; merged: boolean; mergeCommitParents: number };
+  /**
+   * The run's final PR: whether the tracker says it waits for a person, what GitHub answered the
+   * reviewer's merge before the approval, whether it merged after, and its commit's parents.
+   */
+  finalPr?: { number: number; trackerSays: boolean; refused: string; merged: boolean; mergeCommitParents: number };
 }
 
 export interface HostileRepository {
@@ -236,6 +240,8 @@ export async function reviewFinalPr(sim: Sim, owner: string, repo: string, journ
   const { data: open } = await reviewer.rest.pulls.list({ owner, repo, head: `${owner}:${journal.integrationBranch}`, state: "open" });
   const pr = open[0];
   if (!pr) return undefined;
+  const { data: trackers } = await reviewer.rest.issues.listForRepo({ owner, repo, state: "all", labels: LABELS.tracker });
+  const says = `**Final PR:** #${pr.number}, waiting for a person to review and merge it`;
   const refused = await sim.control.merge(REVIEWER, `${owner}/${repo}`, pr.number, { merge_method: "squash" });
   await admin.rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" });
   const merged = await sim.control.merge(REVIEWER, `${owner}/${repo}`, pr.number, { merge_method: "squash" });
@@ -243,6 +249,7 @@ export async function reviewFinalPr(sim: Sim, owner: string, repo: string, journ
   const commit = sha ? (await reviewer.rest.git.getCommit({ owner, repo, commit_sha: sha })).data : undefined;
   return {
     number: pr.number,
+    trackerSays: trackers.some((t) => t.body?.includes(says)),
     refused: `${refused.status} ${(refused.body as { message?: string } | undefined)?.message ?? ""}`,
     merged: merged.status === 200,
     mergeCommitParents: commit?.parents.length ?? 0,
