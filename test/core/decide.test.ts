@@ -271,10 +271,6 @@ describe("refineries (docs/executor.md#refineries)", () => {
     expect(r.events.find((e) => e.type === "refinery.merged")!.data).toMatchObject({ mergedBranches: ["a", "b"] });
     expect(r.journal.status).toBe("completed");
     expect(r.effects.some((e) => e.kind === "OpenFinalPullRequest")).toBe(true);
-    // Once the final PR is open, the tracker is drawn again: it names the PR, which waits for a person.
-    expect(r.effects.some((e) => e.kind === "UpdateTracker")).toBe(true);
-    r = feed(r.journal, [{ kind: "effect.done", key: "final-pr", result: { prNumber: 9 } }]);
-    expect(r.effects.map((e) => e.kind)).toEqual(["UpdateTracker"]);
   });
 
   it("a refinery whose upstream changes protected paths is neither prepared nor dispatched until a person approves that head", () => {

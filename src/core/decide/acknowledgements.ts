@@ -44,10 +44,6 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
         if (i !== undefined && t?.status === "MERGE_READY") s.editRevision(i).checkedHead = prHead(t);
       }
       return;
-    case "OpenFinalPullRequest":
-      // The tracker names the final PR and says it waits for a person: drawn once more now that it exists.
-      s.effect(effects.updateTracker(s.j.seq));
-      return;
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
         const n = result.issueNumber;
