@@ -59,7 +59,7 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
         // The rules and limits bit: task PRs merged as single commits (linear history), Forge's
         // installation was refused for its rate limit, the other App reported its check, webhooks
         // were delayed.
-        hostile: [r.hostile!.linearMerges, r.hostile!.rateLimited, r.hostile!.otherChecks, r.hostile!.webhookDelays.count],
+        hostile: r.hostile ? [r.hostile.linearMerges, r.hostile.rateLimited, r.hostile.otherChecks, r.hostile.webhookDelays.count] : [0],
       };
       for (const n of injected[scenario]) expect(n).toBeGreaterThan(0);
     });

@@ -42,8 +42,8 @@ import {
 import { pushPlan, watchRun } from "./watch.js";
 
 const run = promisify(execFile);
-export const OWNER = "acme";
-export const REPO = "widgets";
+const OWNER = "acme";
+const REPO = "widgets";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const SCENARIOS = [
