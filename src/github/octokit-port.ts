@@ -5,6 +5,7 @@
  * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
  */
 import type { ProbotOctokit } from "probot";
+import { updatePullBranch, type BranchUpdateResult } from "./branch-update.js";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
@@ -372,6 +373,10 @@ export class OctokitPort implements GitHubPort {
 
   mergePullRequest(number: number, fields: { sha?: string; method?: MergeMethod; title?: string }): Promise<PullMergeResult> {
     return mergePull(this.#octokit, this.owner, this.repo, number, fields);
+  }
+
+  updatePullRequestBranch(number: number, expectedHeadSha: string): Promise<BranchUpdateResult> {
+    return updatePullBranch(this.#octokit, this.owner, this.repo, number, expectedHeadSha);
   }
 
   branchRules(branch: string): Promise<BranchRule[]> {
