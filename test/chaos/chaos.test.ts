@@ -77,7 +77,7 @@ function expectHostile(r: ScenarioResult): void {
   console.log(
     `  hostile: ${r.completed ? "completed" : "stopped by GitHub"}, ${h.linearMerges} single-parent commits on the integration branch, ` +
       `${h.rateLimited} requests of Forge refused for the rate limit, ${h.otherChecks} checks of the other App, ` +
-      `${h.webhookDelays.count} webhook delays (mean ${(h.webhookDelays.meanMs / 1000).toFixed(1)} s), final PR ${JSON.stringify(h.finalPr)}` +
+      `${h.blockedBySignatures.length} tasks stopped for unsigned commits, then tried again, ${h.webhookDelays.count} webhook delays (mean ${(h.webhookDelays.meanMs / 1000).toFixed(1)} s), final PR ${JSON.stringify(h.finalPr)}` +
       (r.completed
         ? ""
         : `; not merged: ${r.lastView
@@ -87,6 +87,9 @@ function expectHostile(r: ScenarioResult): void {
   );
   expect(h.mergeCommits).toBe(0);
   expect(h.mergedBeforeCheck).toEqual([]);
+  // The tasks the signature rule stopped (the runner's commits unsigned) each said so before the
+  // administrator set up signing. GAP(signatures): none until the local GitHub enforces the rule.
+  for (const b of h.blockedBySignatures) expect(b.reason, b.task).toMatch(/signature/i);
   if (!r.completed) {
     expect(r.stoodStill).toBe(true);
     return;

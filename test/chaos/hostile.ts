@@ -76,6 +76,8 @@ export interface HostileFacts {
   /** Check runs the other App reported, and how many pull requests Forge merged before its check was green. */
   otherChecks: number;
   mergedBeforeCheck: string[];
+  /** The tasks the signature rule stopped (the runner's commits unsigned) and what each said, before the administrator set up signing. */
+  blockedBySignatures: { task: string; reason: string }[];
   /** Webhook delays drawn, and their mean (ms). */
   webhookDelays: { count: number; meanMs: number };
   /**
@@ -87,6 +89,8 @@ export interface HostileFacts {
 
 export interface HostileRepository {
   otherAppId: number;
+  /** Whether the runner signs its commits yet, and what the signature rule stopped. */
+  signing: Signing;
   /** Check runs the other App is about to report or reporting (a test clock skips ahead only when none is at work). */
   busy(): boolean;
   readonly checksPosted: number;
@@ -115,6 +119,7 @@ export async function hostileRepository(
   seed: number,
   /** The plan's refineries: GAP(linear-refineries) leaves their branches out of the every-branch rule. */
   refineries: readonly string[],
+  signing: Signing,
 ): Promise<HostileRepository> {
   const { admin } = people(sim);
   // The other App: checks write, no webhook URL of its own here — it reacts to the repository's
@@ -174,7 +179,7 @@ export async function hostileRepository(
     required_pull_request_reviews: { required_approving_review_count: 1 },
     restrictions: null,
   });
-  return otherAppReporter(sim, owner, repo, other.id, sim.control.installationToken(installation.id), clock, seed);
+  return { ...otherAppReporter(sim, owner, repo, other.id, sim.control.installationToken(installation.id), clock, seed), signing };
 }
 
 /**
@@ -190,7 +195,7 @@ function otherAppReporter(
   token: string,
   clock: Clock,
   seed: number,
-): HostileRepository {
+): Omit<HostileRepository, "signing"> {
   const gh = new Octokit({ baseUrl: sim.apiUrl, auth: token, log: { debug() {}, info() {}, warn() {}, error() {} } });
   const random = prng(seed * 31 + 7);
   const reported = new Set<string>();
@@ -228,6 +233,33 @@ function otherAppReporter(
       off();
     },
   };
+}
+
+/** Whether the runner signs its commits: not until the administrator sets it up (`signAndRetry`). */
+export interface Signing {
+  signs: boolean;
+  /** The tasks GitHub's signature rule stopped, with what the tracker said of each when the administrator came. */
+  blocked: { task: string; reason: string }[];
+}
+
+/**
+ * The administrator, when the run stands still: the runner's commits are unsigned (the Action pushes
+ * with git), so the rule on every branch refused each task's push and the task says so. They set up
+ * signing for the runner and ask Forge to try each blocked task again (`/forge retry <task>` on the
+ * tracker). True when they did; false when there is nothing left for them to do.
+ */
+export async function signAndRetry(sim: Sim, owner: string, repo: string, journal: Journal, signing: Signing): Promise<boolean> {
+  if (signing.signs) return false;
+  // A task whose push a rule refused is held `blocked` (a hold not every version of Forge has: read as text).
+  const blocked = journal.tasks.filter((t) => t.status === "FAILED" && (t.attempt?.hold as string | undefined) === "blocked");
+  if (blocked.length === 0) return false;
+  signing.blocked = blocked.map((t) => ({ task: t.id, reason: t.lastError ?? "" }));
+  signing.signs = true;
+  const { admin } = people(sim);
+  const { data: trackers } = await admin.rest.issues.listForRepo({ owner, repo, state: "all", labels: LABELS.tracker });
+  for (const t of blocked)
+    await admin.rest.issues.createComment({ owner, repo, issue_number: trackers[0]!.number, body: `/forge retry ${t.id}` });
+  return true;
 }
 
 /**
@@ -290,6 +322,7 @@ export async function hostileFacts(
     rateLimited: sim.core.rateLimits.refused.filter((r) => r.key === `installation:${forgeInstallation}`).length,
     otherChecks: checks.length,
     mergedBeforeCheck,
+    blockedBySignatures: other.signing.blocked,
     webhookDelays: { count: drawn.count, meanMs: drawn.count ? Math.round(drawn.totalMs / drawn.count) : 0 },
   };
 }

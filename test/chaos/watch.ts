@@ -83,6 +83,11 @@ export interface Watch {
    * GitHub stopped for good stands still, and what it says about it is looked at then.
    */
   standStillMs?: number;
+  /**
+   * A person acting on a run that stands still: true when they did something (the run is followed
+   * on), false when they leave it as it is (the watch ends there).
+   */
+  onStandStill?: (journal: Journal) => Promise<boolean>;
   /** The run's clock (ms): the test clock's when it has one. */
   now: () => number;
 }
@@ -128,8 +133,11 @@ export async function watchRun(
       const at = standing(journal);
       if (at !== still.at || journal.tasks.some((t) => t.status === "RUNNING" || t.status === "DONE")) still = { at, since: w.now() };
       else if (w.now() - still.since >= w.standStillMs) {
-        stoodStill = true;
-        break;
+        if (w.onStandStill && (await w.onStandStill(journal))) still = { at, since: w.now() };
+        else {
+          stoodStill = true;
+          break;
+        }
       }
     }
     if (killPlan.length && journal.merged >= killPlan[0]!) {
