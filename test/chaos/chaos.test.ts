@@ -88,7 +88,7 @@ function expectHostile(r: ScenarioResult): void {
   expect(h.mergeCommits).toBe(0);
   expect(h.mergedBeforeCheck).toEqual([]);
   // The tasks the signature rule stopped (the runner's commits unsigned) each said so before the
-  // administrator set up signing. GAP(signatures): none until the local GitHub enforces the rule.
+  // administrator let the jobs bypass it. GAP(signatures): none until the local GitHub enforces the rule.
   for (const b of h.blockedBySignatures) expect(b.reason, b.task).toMatch(/signature/i);
   if (!r.completed) {
     expect(r.stoodStill).toBe(true);

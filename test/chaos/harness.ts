@@ -36,9 +36,8 @@ import {
   hostileRepository,
   REVIEWER,
   reviewFinalPr,
-  signAndRetry,
+  bypassAndRetry,
   type HostileFacts,
-  type Signing,
   type HostileRepository,
 } from "./hostile.js";
 import { pushPlan, watchRun } from "./watch.js";
@@ -268,13 +267,12 @@ async function startWorld(
   if (scenario === "runners-killed") while (killAt.size < 2) killAt.add(3 + Math.floor(random() * 37));
   // (h): the repository's CI runs its steps in the sim runner.
   const ciExecutor = scenario === "ci" ? createSimExecutor({ concurrency: 4 }) : undefined;
-  // (i): the runner's commits are unsigned, as the Action's pushes are, until the administrator sets up signing.
-  const signing: Signing = { signs: !hostile, blocked: [] };
   const runner: ChaosRunner = chaosRunner({
     killAt,
     onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`),
     ...(ciExecutor ? { others: ciExecutor.handler } : {}),
-    unsigned: () => !signing.signs,
+    // (i): the runner's commits are unsigned, as the Action's pushes are.
+    unsigned: () => hostile,
   });
   sim.onWorkflowDispatch(runner.handler);
   // (g): two Apps behind the one webhook URL; every other scenario has one.
@@ -306,7 +304,7 @@ async function startWorld(
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
   const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;
   const git: Git = async (...args) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
-  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed, refineries, signing) : undefined;
+  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed, refineries) : undefined;
   return { sim, network, appId: registered.id, runner, apps, ciExecutor, hostile: rules, repoId, git, decisions };
 }
 
@@ -348,9 +346,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       ...{ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options, now },
       tasks: options.tasks ?? TASKS,
       // (i): a run that stood still for 20 minutes is looked at by the administrator: a task GitHub
-      // stopped for its unsigned commits is tried again once the runner signs; else the watch ends.
+      // stopped for its unsigned commits is tried again once they lift the rule for the jobs; else the watch ends.
       ...(w.hostile
-        ? { standStillMs: 20 * 60_000, onStandStill: (j: Journal) => signAndRetry(sim, OWNER, REPO, j, w.hostile!.signing) }
+        ? { standStillMs: 20 * 60_000, onStandStill: (j: Journal) => bypassAndRetry(sim, OWNER, REPO, j, w.hostile!.unblocking) }
         : {}),
     }),
   );

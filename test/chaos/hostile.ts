@@ -15,8 +15,14 @@
  *   - webhook delays as measured (median 2 s, p95 60 s, tails cut at 150 s: the latency README's
  *     sources), and GitHub's time for a job to start.
  *
- * It runs on a test clock: minutes of webhook tails and rate-limit windows cost no real time. A
- * person (the test) reviews the final PR at the end: refused before an approval, merged after.
+ * The runner's commits are unsigned, as the Action's are (it pushes with git; GitHub signs only the
+ * commits it makes itself), so the signature rule refuses every task's first push: each task says
+ * so on the tracker, with the rule and what a person can do, and the run stands still. The
+ * administrator (the test) then does what Forge says — lets GitHub Actions bypass the rule — and
+ * comments `/forge retry <task>` for each. Forge's own commits (the journal, merges, squashes) are
+ * GitHub's, signed. At the end a person reviews the final PR: refused before an approval, merged
+ * after. It runs on a test clock: minutes of webhook tails, rate-limit windows and standing still
+ * cost no real time.
  *
  * Gaps, each marked `GAP(...)` where it sits, close as the local GitHub learns the rule or Forge
  * gets through it:
@@ -30,6 +36,7 @@ import type { Journal } from "../../src/core/journal.js";
 import { LABELS } from "../../src/core/layout.js";
 import { LATENCY_CLASSES, type LatencyProfile, type LatencySettings } from "../../src/local-github/latency/profile.js";
 import type { RateLimitConfig } from "../../src/local-github/rate-limits.js";
+import { ACTIONS_APP_ID } from "../../src/local-github/domain/apps.js";
 import type { Sim } from "../../src/local-github/server.js";
 import type { Git } from "./observe.js";
 import { prng } from "../helpers/gen-plan.js";
@@ -76,7 +83,7 @@ export interface HostileFacts {
   /** Check runs the other App reported, and how many pull requests Forge merged before its check was green. */
   otherChecks: number;
   mergedBeforeCheck: string[];
-  /** The tasks the signature rule stopped (the runner's commits unsigned) and what each said, before the administrator set up signing. */
+  /** The tasks the signature rule stopped (the runner's commits unsigned) and what each said, before the administrator's fix. */
   blockedBySignatures: { task: string; reason: string }[];
   /** Webhook delays drawn, and their mean (ms). */
   webhookDelays: { count: number; meanMs: number };
@@ -89,8 +96,8 @@ export interface HostileFacts {
 
 export interface HostileRepository {
   otherAppId: number;
-  /** Whether the runner signs its commits yet, and what the signature rule stopped. */
-  signing: Signing;
+  /** The administrator's fix of the signature rule, once they make it, and what the rule stopped. */
+  unblocking: Unblocking;
   /** Check runs the other App is about to report or reporting (a test clock skips ahead only when none is at work). */
   busy(): boolean;
   readonly checksPosted: number;
@@ -119,7 +126,6 @@ export async function hostileRepository(
   seed: number,
   /** The plan's refineries: GAP(linear-refineries) leaves their branches out of the every-branch rule. */
   refineries: readonly string[],
-  signing: Signing,
 ): Promise<HostileRepository> {
   const { admin } = people(sim);
   // The other App: checks write, no webhook URL of its own here — it reacts to the repository's
@@ -132,25 +138,28 @@ export async function hostileRepository(
     events: ["pull_request"],
   });
   const installation = sim.control.install(other.id, owner, [`${owner}/${repo}`]);
-  const ruleset = (name: string, include: string[], rules: Rule[], exclude: string[] = []) =>
-    admin.request("POST /repos/{owner}/{repo}/rulesets", {
-      owner,
-      repo,
-      name,
-      target: "branch",
-      enforcement: "active",
-      // The repository's administrators may bypass (they push the plan), as organisations allow.
-      bypass_actors: [{ actor_id: 5, actor_type: "RepositoryRole", bypass_mode: "always" }],
-      conditions: { ref_name: { include, exclude } },
-      rules: rules as never,
-    });
+  // The repository's administrators may bypass (they push the plan), as organisations allow.
+  const bypass = [{ actor_id: 5, actor_type: "RepositoryRole", bypass_mode: "always" }];
+  const ruleset = async (name: string, include: string[], rules: Rule[], exclude: string[] = []) =>
+    (
+      await admin.request("POST /repos/{owner}/{repo}/rulesets", {
+        owner,
+        repo,
+        name,
+        target: "branch",
+        enforcement: "active",
+        bypass_actors: bypass as never,
+        conditions: { ref_name: { include, exclude } },
+        rules: rules as never,
+      })
+    ).data.id;
   // GAP(org-rulesets): POST /orgs/{org}/rulesets once the local GitHub has organisation rulesets.
   // GAP(signatures): required_signatures is stored, not yet enforced by the local GitHub.
   // GAP(linear-refineries): Forge prepares a refinery's branch by merging its upstreams' branches
   // (merge commits), which a linear history refuses — and it tries that again for ever, spending
   // the rate limit, while the refinery shows RUNNING with no reason. Until it builds that branch
   // without merge commits, the refineries' branches are left out of the rule.
-  await ruleset(
+  const everyBranch = await ruleset(
     "every branch: linear and signed",
     ["~ALL"],
     [{ type: "required_linear_history" }, { type: "required_signatures" }],
@@ -179,7 +188,10 @@ export async function hostileRepository(
     required_pull_request_reviews: { required_approving_review_count: 1 },
     restrictions: null,
   });
-  return { ...otherAppReporter(sim, owner, repo, other.id, sim.control.installationToken(installation.id), clock, seed), signing };
+  return {
+    ...otherAppReporter(sim, owner, repo, other.id, sim.control.installationToken(installation.id), clock, seed),
+    unblocking: { ruleset: { id: everyBranch, bypass }, done: false, blocked: [] },
+  };
 }
 
 /**
@@ -195,7 +207,7 @@ function otherAppReporter(
   token: string,
   clock: Clock,
   seed: number,
-): Omit<HostileRepository, "signing"> {
+): Omit<HostileRepository, "unblocking"> {
   const gh = new Octokit({ baseUrl: sim.apiUrl, auth: token, log: { debug() {}, info() {}, warn() {}, error() {} } });
   const random = prng(seed * 31 + 7);
   const reported = new Set<string>();
@@ -235,27 +247,38 @@ function otherAppReporter(
   };
 }
 
-/** Whether the runner signs its commits: not until the administrator sets it up (`signAndRetry`). */
-export interface Signing {
-  signs: boolean;
-  /** The tasks GitHub's signature rule stopped, with what the tracker said of each when the administrator came. */
+/** The administrator's fix of the rule that stopped the runner's pushes (`bypassAndRetry`), and what it stopped. */
+export interface Unblocking {
+  /** The ruleset on every branch (its id), its bypass list as set. */
+  ruleset: { id: number; bypass: Array<{ actor_id: number; actor_type: string; bypass_mode: string }> };
+  done: boolean;
+  /** The tasks the signature rule stopped (the runner's commits unsigned), with what each said when the administrator came. */
   blocked: { task: string; reason: string }[];
 }
 
 /**
- * The administrator, when the run stands still: the runner's commits are unsigned (the Action pushes
- * with git), so the rule on every branch refused each task's push and the task says so. They set up
- * signing for the runner and ask Forge to try each blocked task again (`/forge retry <task>` on the
- * tracker). True when they did; false when there is nothing left for them to do.
+ * The administrator, when the run stands still. The runner's commits are unsigned (the Action
+ * pushes with git, and GitHub signs only the commits it makes), so the signature rule on every
+ * branch refused each task's push, and each task says so and what a person can do. They do what it
+ * says: add GitHub Actions (whose token the jobs push with) to the ruleset's bypass list, then ask
+ * Forge to try each blocked task again (`/forge retry <task>` on the tracker). True when they did;
+ * false when there is nothing left for them to do.
  */
-export async function signAndRetry(sim: Sim, owner: string, repo: string, journal: Journal, signing: Signing): Promise<boolean> {
-  if (signing.signs) return false;
+export async function bypassAndRetry(sim: Sim, owner: string, repo: string, journal: Journal, fix: Unblocking): Promise<boolean> {
+  if (fix.done) return false;
   // A task whose push a rule refused is held `blocked` (a hold not every version of Forge has: read as text).
   const blocked = journal.tasks.filter((t) => t.status === "FAILED" && (t.attempt?.hold as string | undefined) === "blocked");
   if (blocked.length === 0) return false;
-  signing.blocked = blocked.map((t) => ({ task: t.id, reason: t.lastError ?? "" }));
-  signing.signs = true;
+  fix.blocked = blocked.map((t) => ({ task: t.id, reason: t.lastError ?? "" }));
+  fix.done = true;
   const { admin } = people(sim);
+  const bypass = [...fix.ruleset.bypass, { actor_id: ACTIONS_APP_ID, actor_type: "Integration", bypass_mode: "always" }];
+  await admin.request("PUT /repos/{owner}/{repo}/rulesets/{ruleset_id}", {
+    owner,
+    repo,
+    ruleset_id: fix.ruleset.id,
+    bypass_actors: bypass as never,
+  });
   const { data: trackers } = await admin.rest.issues.listForRepo({ owner, repo, state: "all", labels: LABELS.tracker });
   for (const t of blocked)
     await admin.rest.issues.createComment({ owner, repo, issue_number: trackers[0]!.number, body: `/forge retry ${t.id}` });
@@ -322,7 +345,7 @@ export async function hostileFacts(
     rateLimited: sim.core.rateLimits.refused.filter((r) => r.key === `installation:${forgeInstallation}`).length,
     otherChecks: checks.length,
     mergedBeforeCheck,
-    blockedBySignatures: other.signing.blocked,
+    blockedBySignatures: other.unblocking.blocked,
     webhookDelays: { count: drawn.count, meanMs: drawn.count ? Math.round(drawn.totalMs / drawn.count) : 0 },
   };
 }
