@@ -7,6 +7,7 @@
 import type { ProbotOctokit } from "probot";
 import { updatePullBranch, type BranchUpdateResult } from "./branch-update.js";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
+import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
@@ -381,6 +382,18 @@ export class OctokitPort implements GitHubPort {
 
   branchRules(branch: string): Promise<BranchRule[]> {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+
+  async protectionChecks(branch: string): Promise<string[]> {
+    // A branch that does not exist (yet) has no protection of its own.
+    return this.#call("repos.getBranch", async () => {
+      try {
+        return protectionContexts((await this.#octokit.rest.repos.getBranch({ ...this.#r, branch })).data);
+      } catch (e) {
+        if (statusOf(e) === 404) return [];
+        throw e;
+      }
+    });
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {

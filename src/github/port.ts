@@ -239,4 +239,10 @@ export interface GitHubPort {
   listReviews(number: number): Promise<ReviewInfo[]>;
   /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
   branchRules(branch: string): Promise<BranchRule[]>;
+  /**
+   * The check names a branch's protection requires of a pull request into it (its required
+   * contexts, as `GET …/branches/{branch}` shows them to any App); none when it is unprotected or
+   * does not exist. Its rulesets' are in `branchRules` (./required-checks.ts puts both together).
+   */
+  protectionChecks(branch: string): Promise<string[]>;
 }

@@ -50,7 +50,7 @@ function world(answers: Answers) {
     },
     async ciChecks(head: string) {
       calls.push(`checks ${head.slice(0, 2)}`);
-      return { pending: false, failing: [] };
+      return { pending: false, running: false, missing: [], failing: [] };
     },
     async branchRules() {
       return [];

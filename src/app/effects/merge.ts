@@ -8,7 +8,8 @@ import type { LeafInput } from "../../core/inputs.js";
 import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
-import { checksFailedInput } from "../../github/ci-checks.js";
+import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
+import { graceLeft, readRuledChecks, requiredChecks } from "../../github/required-checks.js";
 import {
   BRANCH_UPDATE_POLL_MS,
   BRANCH_UPDATE_WAIT_MS,
@@ -16,7 +17,14 @@ import {
   updateRefusedBlocker,
   wantsUpToDate,
 } from "../../github/branch-update.js";
-import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
+import {
+  cachedMergeMethod,
+  mergeBlocker,
+  refusesMergeCommits,
+  rememberLinear,
+  RULES_TTL_MS,
+  type BranchRule,
+} from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -59,13 +67,32 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
     const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
-  // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.
-  if (ctx.config.required_checks.length) {
-    const ci = await port.ciChecks(head, ctx.config.required_checks);
-    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+  // The checks the config and the integration branch's rules require, on the head that merges,
+  // whoever reports them (Actions, another App, a commit status): running → wait; failed → the fix
+  // revision answers them; one only the rules name that nothing reported → GitHub's refusal says so.
+  const base = ctx.journal.integrationBranch;
+  // The branch's rules, read at most once here for both what they require and the merge method.
+  let rules: Promise<BranchRule[]> | undefined;
+  const readRules = () => (rules ??= port.branchRules(base));
+  const required = await requiredChecks(port, base, ctx.config.required_checks, ctx.now, RULES_TTL_MS, () =>
+    readRuledChecks(port, base, readRules),
+  );
+  if (required.all.length) {
+    const ci = await port.ciChecks(head, required.all);
+    const verdict = ciVerdict(ci, required.configured);
+    if (verdict === "wait") return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    // A check only the rules name has not reported yet: its App may not have heard of the push. It
+    // is given a moment before the merge is tried without it (GitHub's refusal then names it).
+    const wait = verdict === "go" ? graceLeft(port, head, ci.missing, ctx.now) : 0;
+    if (wait > 0)
+      return {
+        kind: "later",
+        reason: `required checks ${ci.missing.join(", ")} of ${head.slice(0, 7)} have not reported yet`,
+        retryInMs: wait,
+      };
     // Red: the fix revision answers them — even when they failed before the task reached the gate,
     // when their own webhook found nothing to do.
-    if (ci.failing.length)
+    if (verdict === "red")
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
@@ -85,8 +112,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history.
-  const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
