@@ -71,7 +71,7 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   ci: "(h) the repository's CI on every push and PR, passing and failing",
   // GAP(org-rulesets), GAP(signatures): say so here until the local GitHub enforces them (hostile.ts).
   hostile:
-    "(i) hostile repository: linear history on every branch but refineries' (signatures required, not yet enforced), another App's required check, reviews and strict on main, 20 writes/min, webhook tails to 150 s",
+    "(i) hostile repository: linear history on every branch but refineries' (signatures required, not yet enforced), another App's required check, reviews and strict on main, 20 writes/min, webhook tails to 160 s",
 };
 
 /**

@@ -12,8 +12,8 @@
  *     required check, and one approving review — which only the run's final PR meets;
  *   - a tight secondary rate limit on the installation (20 content-creating requests a minute where
  *     GitHub allows 80), the App pacing itself as in production;
- *   - webhook delays as measured (median 2 s, p95 60 s, tails cut at 150 s: the latency README's
- *     sources), and GitHub's time for a job to start.
+ *   - webhook delays as measured (the `github` latency profile's: median 2 s, p95 60 s, p99 2 min,
+ *     at most 160 s), and GitHub's time for a job to start.
  *
  * The runner's commits are unsigned, as the Action's are (it pushes with git; GitHub signs only the
  * commits it makes itself), so the signature rule refuses every task's first push: each task says
@@ -34,7 +34,7 @@ import { Octokit } from "@octokit/rest";
 import type { Clock } from "../../src/core/clock.js";
 import type { Journal } from "../../src/core/journal.js";
 import { LABELS } from "../../src/core/layout.js";
-import { LATENCY_CLASSES, type LatencyProfile, type LatencySettings } from "../../src/local-github/latency/profile.js";
+import { GITHUB_PROFILE, LATENCY_CLASSES, type LatencyProfile, type LatencySettings } from "../../src/local-github/latency/profile.js";
 import type { RateLimitConfig } from "../../src/local-github/rate-limits.js";
 import { ACTIONS_APP_ID } from "../../src/local-github/domain/apps.js";
 import type { Sim } from "../../src/local-github/server.js";
@@ -49,20 +49,15 @@ export const REVIEWER = "reviewer";
 /** Forge's config in the hostile repository: it waits for the other App's check before merging. */
 export const HOSTILE_CONFIG_LINES = [`required_checks: ["${OTHER_CHECK}"]`];
 
-/** Webhook delays as measured (src/local-github/latency/README.md: p95 up to 60 s, tails of 150 s). */
-export const MEASURED_WEBHOOKS = { medianMs: 2_000, p95Ms: 60_000, maxMs: 150_000 };
-
 /**
- * The local GitHub's latency in the hostile repository: webhook deliveries as measured and GitHub's
- * job start; API answers at once (a request waiting at GitHub keeps its client at work, and a test
- * clock skips ahead only when nobody is).
+ * The local GitHub's latency in the hostile repository: webhook deliveries as measured (the `github`
+ * profile's: p50 2 s, p95 60 s, p99 2 min, at most 160 s — src/local-github/latency/README.md) and
+ * GitHub's job start; API answers at once (a request waiting at GitHub keeps its client at work, and
+ * a test clock skips ahead only when nobody is).
  */
 export function hostileLatency(seed: number): LatencySettings {
   const profile = Object.fromEntries(LATENCY_CLASSES.map((c) => [c, { medianMs: 0, p95Ms: 0 }])) as LatencyProfile;
-  return {
-    profile: { ...profile, webhook: MEASURED_WEBHOOKS, runnerQueue: { medianMs: 6_000, p95Ms: 45_000 } },
-    seed,
-  };
+  return { profile: { ...profile, webhook: GITHUB_PROFILE.webhook, runnerQueue: GITHUB_PROFILE.runnerQueue }, seed };
 }
 
 /** A tight secondary limit on every installation's content-creating requests (GitHub: 80 a minute, 500 an hour). */
@@ -128,16 +123,11 @@ export async function hostileRepository(
   refineries: readonly string[],
 ): Promise<HostileRepository> {
   const { admin } = people(sim);
-  // The other App: checks write, no webhook URL of its own here — it reacts to the repository's
-  // pull request events as its webhooks would bring them.
-  const other = sim.control.registerApp({
-    slug: "other-ci",
-    publicKeyPem: "",
-    webhookUrl: null,
-    permissions: { checks: "write", statuses: "write", pull_requests: "read", metadata: "read" },
-    events: ["pull_request"],
-  });
-  const installation = sim.control.install(other.id, owner, [`${owner}/${repo}`]);
+  // The other App (the local GitHub's CI App: its own registration, installation and token), whose
+  // reports go through the API as any App's. It reacts to the repository's pull request events as
+  // its webhooks would bring them; its calls are its own (the control API's wait for deliveries would
+  // hold the test clock).
+  const other = sim.control.ciApp({ account: owner, slug: "other-ci", repositories: [`${owner}/${repo}`] });
   // The repository's administrators may bypass (they push the plan), as organisations allow.
   const bypass = [{ actor_id: 5, actor_type: "RepositoryRole", bypass_mode: "always" }];
   const ruleset = async (name: string, include: string[], rules: Rule[], exclude: string[] = []) =>
@@ -189,7 +179,7 @@ export async function hostileRepository(
     restrictions: null,
   });
   return {
-    ...otherAppReporter(sim, owner, repo, other.id, sim.control.installationToken(installation.id), clock, seed),
+    ...otherAppReporter(sim, owner, repo, other.id, other.token(), clock, seed),
     unblocking: { ruleset: { id: everyBranch, bypass }, done: false, blocked: [] },
   };
 }
