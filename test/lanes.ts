@@ -41,6 +41,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
     "test/app/tracker-cache.property.test.ts",
+    "test/chaos/silent-waits.test.ts",
     "test/cli/doctor-warnings.test.ts",
     "test/cli/graph.test.ts",
     "test/cli/schemas.test.ts",

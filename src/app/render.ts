@@ -106,7 +106,8 @@ export function renderTracker(
       `${journal.merged}/${journal.tasks.length} merged · ` +
       [...counts].map(([s, n]) => `${STATUS_ICON[s] ?? ""} ${s} ${n}`).join(" · "),
     `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} · **Integration branch:** \`${journal.integrationBranch}\`` +
-      (facts.finalPr !== undefined ? ` · **Final PR:** #${facts.finalPr}` : ""),
+      // Forge never merges the final PR: it waits for a person, whatever the base branch's rules ask of them.
+      (facts.finalPr !== undefined ? ` · **Final PR:** #${facts.finalPr}, waiting for a person to review and merge it` : ""),
     ...spendLine(journal, config),
     "",
   ];

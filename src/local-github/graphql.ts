@@ -16,6 +16,7 @@ import type { SimCore } from "./domain/index.js";
 import * as git from "./git/index.js";
 import { mergeStateOf } from "./mergeability.js";
 import { nodeId } from "./resources/index.js";
+import { commitDate } from "./rest/context.js";
 import type { Issue, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
 
@@ -276,7 +277,7 @@ async function createCommitOnBranch(
     changes.push({ path: a.path, sha: await git.hashBlob(repo.gitDir, Buffer.from(a.contents, "base64")) });
   const base = await git.readCommit(repo.gitDir, tip);
   const tree = await git.buildTree(repo.gitDir, base.tree, changes);
-  const who = { name: ctx.actor.login, email: core.email(ctx.actor), date: now() };
+  const who = { name: ctx.actor.login, email: core.email(ctx.actor), date: commitDate(core) };
   const message = input.message.body ? `${input.message.headline}\n\n${input.message.body}\n` : `${input.message.headline}\n`;
   // Commits made through createCommitOnBranch are signed by GitHub (../signing.ts).
   const sha = await git.commitTree(repo.gitDir, tree, [tip], message, who, who, core.sign);

@@ -38,6 +38,15 @@ describe("the Forge App on the local GitHub", () => {
     expect(issues[0]!.body).toContain("```mermaid");
     const { data: pulls } = await h.user.rest.pulls.list({ owner: OWNER, repo: REPO, state: "all", base: "main" });
     expect(pulls.map((p) => p.head.ref)).toContain(`forge/${done.runId}/_integration`);
+    // The tracker's last drawing names the final PR, which waits for a person (drawn once the PR is open).
+    const finalPr = pulls.find((p) => p.head.ref === `forge/${done.runId}/_integration`)!.number;
+    const says = `**Final PR:** #${finalPr}, waiting for a person to review and merge it`;
+    const tracker = async () => (await h!.user.rest.issues.get({ owner: OWNER, repo: REPO, issue_number: issues[0]!.number })).data;
+    let last = await tracker();
+    for (let i = 0; i < 40 && !last.body?.includes(says); i++)
+      last = await h.whileWaiting(new Promise((r) => setTimeout(r, 100)).then(tracker));
+    expect(last.body).toContain(says);
+    expect(last.state).toBe("closed");
     // One dispatch per task: nothing dispatched twice.
     expect(new Set(h.runner.dispatched).size).toBe(h.runner.dispatched.length);
     expect(h.runner.dispatched).toHaveLength(done.tasks.length);

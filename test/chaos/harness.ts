@@ -12,7 +12,6 @@ import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { Octokit } from "@octokit/rest";
 import type { Decision } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { JOURNAL_FILE, stateBranch } from "../../src/core/layout.js";
@@ -20,23 +19,45 @@ import type { TaskStatus } from "../../src/core/schemas/common.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
-import type { FaultConfig } from "../../src/local-github/faults.js";
 import type { LatencyProfileName } from "../../src/local-github/latency/profile.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
-import type { TestClock } from "../helpers/clock.js";
+import { TestClock } from "../helpers/clock.js";
 import { chaosRunner, type ChaosRunner } from "./runner.js";
 import { startNetwork, type WebhookNetwork } from "./network.js";
-import { ciRuns, duplicateObjects, endState, journalHistory, type Git } from "./observe.js";
+import { ciRuns, duplicateObjects, endState, journalHistory, type Git, type TaskView } from "./observe.js";
 import { startReplicas, type ReplicaSet } from "./replicas.js";
+import {
+  HOSTILE_CONFIG_LINES,
+  HOSTILE_RATE_LIMITS,
+  hostileFacts,
+  hostileLatency,
+  hostileRepository,
+  REVIEWER,
+  reviewFinalPr,
+  bypassAndRetry,
+  type HostileFacts,
+  type HostileRepository,
+} from "./hostile.js";
+import { pushPlan, watchRun } from "./watch.js";
 
 const run = promisify(execFile);
 const OWNER = "acme";
 const REPO = "widgets";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export const SCENARIOS = ["clean", "duplicated", "api-faults", "dropped", "app-killed", "runners-killed", "replicas", "ci"] as const;
+export const SCENARIOS = [
+  "clean",
+  "duplicated",
+  "api-faults",
+  "dropped",
+  "app-killed",
+  "runners-killed",
+  "replicas",
+  "ci",
+  "hostile",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const SCENARIO_TITLES: Record<ScenarioName, string> = {
@@ -48,6 +69,9 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   "runners-killed": "(f) 2 runners killed mid-job",
   replicas: "(g) 2 replicas, one killed twice",
   ci: "(h) the repository's CI on every push and PR, passing and failing",
+  // GAP(org-rulesets), GAP(signatures): say so here until the local GitHub enforces them (hostile.ts).
+  hostile:
+    "(i) hostile repository: linear history on every branch but refineries' (signatures required, not yet enforced), another App's required check, reviews and strict on main, 20 writes/min, webhook tails to 160 s",
 };
 
 /**
@@ -108,7 +132,11 @@ export interface ScenarioResult {
   planId: string;
   runId: string;
   wallMs: number;
+  /** How long the run took on its clock (the test clock's, skipped time included; else real time). */
+  clockMs: number;
   completed: boolean;
+  /** The run stood still before it completed (scenario i: GitHub stopped it for good). */
+  stoodStill: boolean;
   /** Final status of every task, from the journal on GitHub. */
   statuses: Record<string, TaskStatus>;
   merged: string[];
@@ -122,6 +150,10 @@ export interface ScenarioResult {
   invalidTransitions: string[];
   /** Consecutive journal versions on the state branch whose task changes no valid path explains. */
   invalidHistory: string[];
+  /** Tasks that stayed in one state longer than five minutes of the run's clock with no reason on the tracker (observe.ts). */
+  silentWaits: string[];
+  /** Every task as the tracker of the last journal version shows it, with the reason it gives. */
+  lastView: TaskView[];
   journalWrites: number;
   apiCalls: { app: number; runner: number };
   faults: {
@@ -143,10 +175,15 @@ export interface ScenarioResult {
   duplicateObjects: string[];
   /** Per replica (by name): deliveries it received, journal writes it won, compare-and-swap writes it lost, effects it took over. */
   replicas: Record<string, { deliveries: number; decisions: number; casLost: number; takenOver: number }>;
+  /** (i): what the hostile repository's rules and limits did. */
+  hostile?: HostileFacts;
 }
 
 /** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
-export async function planFor(seed: number, tasks = TASKS): Promise<{ planId: string; files: Record<string, string>; refineries: number }> {
+export async function planFor(
+  seed: number,
+  tasks = TASKS,
+): Promise<{ planId: string; files: Record<string, string>; refineries: number; refineryIds: string[] }> {
   for (let s = seed; ; s++) {
     const dag = generateDag(tasks, Math.round((tasks * EDGES) / TASKS), s);
     const refineries = dag.nodes.filter((n) => n.type === "refinery").length;
@@ -163,28 +200,51 @@ export async function planFor(seed: number, tasks = TASKS): Promise<{ planId: st
         }
       };
       await walk(planDir);
-      return { planId: dag.planId, files, refineries };
+      const refineryIds = dag.nodes.filter((n) => n.type === "refinery").map((n) => n.id);
+      return { planId: dag.planId, files, refineries, refineryIds };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
 }
 
-const CONFIG = ["max_parallel_agents: 8", "retry_backoff: { base_seconds: 0.2, max_seconds: 1 }", ""].join("\n");
+const CONFIG = ["max_parallel_agents: 8", "retry_backoff: { base_seconds: 0.2, max_seconds: 1 }"];
 
-export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
+/** What a scenario runs on: the local GitHub, the webhook network, the Forge App(s), the runner, the repository. */
+interface World {
+  sim: Sim;
+  network: WebhookNetwork;
+  appId: number;
+  runner: ChaosRunner;
+  apps: ReplicaSet;
+  ciExecutor: ReturnType<typeof createSimExecutor> | undefined;
+  /** (i): the hostile repository's rules and the other App reporting its check. */
+  hostile: HostileRepository | undefined;
+  repoId: number;
+  git: Git;
+  decisions: { runId: string; d: Decision }[];
+}
+
+/** The local GitHub with the App registered and installed, the runner, and the repository as the scenario wants it. */
+async function startWorld(
+  scenario: ScenarioName,
+  seed: number,
+  options: ScenarioOptions,
+  random: () => number,
+  refineries: readonly string[],
+): Promise<World> {
   const log = options.log ?? (() => {});
-  const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
-  const plan = await planFor(seed, options.tasks);
   const clock = options.clock;
+  const hostile = scenario === "hostile";
   const sim: Sim = await createSim({
     faults: { seed },
-    latency: { profile: options.latency ?? "none", seed },
+    latency: hostile ? hostileLatency(seed) : { profile: options.latency ?? "none", seed },
+    ...(hostile ? { rateLimits: HOSTILE_RATE_LIMITS } : {}),
     ...(clock ? { clock } : {}),
   });
   const keys = appKeys();
   const secret = "forge-chaos-secret";
-  const decisions: { runId: string; d: Decision }[] = [];
+  const decisions: World["decisions"] = [];
   const network: WebhookNetwork = await startNetwork({ seed, reorderRate: scenario === "duplicated" ? 0.2 : 0, holdMs: [50, 400] });
   const registered = sim.control.registerApp({
     slug: "forge",
@@ -211,6 +271,8 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     killAt,
     onError: (a, e) => log(`  ${scenario}: job ${a} failed: ${e.message}`),
     ...(ciExecutor ? { others: ciExecutor.handler } : {}),
+    // (i): the runner's commits are unsigned, as the Action's pushes are.
+    unsigned: () => hostile,
   });
   sim.onWorkflowDispatch(runner.handler);
   // (g): two Apps behind the one webhook URL; every other scenario has one.
@@ -226,23 +288,47 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
     log,
     onDecision: (runId, d) => decisions.push({ runId, d }),
   });
-
+  // (i): the repository belongs to an organisation; octocat administers it, a reviewer may write.
+  if (hostile) sim.control.createUser(OWNER, "Organization");
   await sim.control.createRepo({
     owner: OWNER,
     name: REPO,
     files: {
       "README.md": "# widgets\n",
       ".github/workflows/forge-agent.yml": AGENT_WORKFLOW,
-      ".github/forge.yml": CONFIG,
+      ".github/forge.yml": [...CONFIG, ...(hostile ? HOSTILE_CONFIG_LINES : []), ""].join("\n"),
       ...(scenario === "ci" ? { ".github/workflows/ci.yml": CI_WORKFLOW } : {}),
     },
-    collaborators: { octocat: "write" },
+    collaborators: hostile ? { octocat: "admin", [REVIEWER]: "write" } : { octocat: "write" },
   });
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
   const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;
   const git: Git = async (...args) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
+  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed, refineries) : undefined;
+  return { sim, network, appId: registered.id, runner, apps, ciExecutor, hostile: rules, repoId, git, decisions };
+}
 
-  const { runId, started } = await pushPlan(sim, plan.files, plan.planId, scenario);
+/** Let the last effects (final PR, tracker), jobs and deliveries settle before looking. */
+async function settle(w: World): Promise<void> {
+  await sleep(300);
+  await w.apps.idle();
+  await w.runner.idle();
+  // (h): the CI's last runs (on the final PR, the integration branch) end too.
+  const ciBusy = () => [...w.sim.core.state.runs.values()].some((r) => r.path === ".github/workflows/ci.yml" && r.status !== "completed");
+  for (let i = 0; w.ciExecutor && i < 300 && ciBusy(); i++) await sleep(100);
+  await w.network.idle();
+  await w.sim.idle();
+}
+
+export async function runScenario(scenario: ScenarioName, seed: number, options: ScenarioOptions = {}): Promise<ScenarioResult> {
+  const log = options.log ?? (() => {});
+  const random = prng(seed * 7919 + SCENARIOS.indexOf(scenario));
+  const plan = await planFor(seed, options.tasks);
+  // (i) runs on a test clock of its own: minutes of webhook tails and rate-limit windows cost no real time.
+  const clock = options.clock ?? (scenario === "hostile" ? new TestClock() : undefined);
+  const w = await startWorld(scenario, seed, { ...options, ...(clock ? { clock } : {}) }, random, plan.refineryIds);
+  const { sim, git, runner, apps } = w;
+  const { runId, started } = await pushPlan(sim, { owner: OWNER, repo: REPO }, plan.files, plan.planId, scenario);
   const readJournal = async (): Promise<Journal | undefined> => {
     try {
       return (JSON.parse(await git("show", `refs/heads/${stateBranch(runId)}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
@@ -250,38 +336,74 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       return undefined;
     }
   };
-  const watching = watchRun({ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options });
-  const quiet = () => !apps.busy() && sim.quiet() && !runner.busy() && !network.busy();
-  const watched = await (clock ? clock.whileWaiting(watching, quiet) : watching);
-  // Let the last effects (final PR, tracker) and jobs settle before looking.
-  await sleep(300);
-  await apps.idle();
-  await runner.idle();
-  // (h): the CI's last runs (on the final PR, the integration branch) end too.
-  const ciBusy = () => [...sim.core.state.runs.values()].some((r) => r.path === ".github/workflows/ci.yml" && r.status !== "completed");
-  for (let i = 0; ciExecutor && i < 300 && ciBusy(); i++) await sleep(100);
-  await network.idle();
-  await sim.idle();
+  const now = () => clock?.now() ?? Date.now();
+  const clockStart = now();
+  const quiet = () => !apps.busy() && sim.quiet() && !runner.busy() && !w.network.busy() && !w.hostile?.busy();
+  // With a test clock, whatever waits for the App, GitHub or the runner skips ahead while they are quiet.
+  const onClock = <T>(work: Promise<T>): Promise<T> => (clock ? clock.whileWaiting(work, quiet) : work);
+  const watched = await onClock(
+    watchRun({
+      ...{ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options, now },
+      tasks: options.tasks ?? TASKS,
+      // (i): a run that stood still for 20 minutes is looked at by the administrator: a task GitHub
+      // stopped for its unsigned commits is tried again once they lift the rule for the jobs; else the watch ends.
+      ...(w.hostile
+        ? { standStillMs: 20 * 60_000, onStandStill: (j: Journal) => bypassAndRetry(sim, OWNER, REPO, j, w.hostile!.unblocking) }
+        : {}),
+    }),
+  );
+  await onClock(settle(w));
+  // (i): a person reviews the final PR and merges it, as the default branch's rules allow.
+  const finalPr =
+    w.hostile && watched.journal && watched.completed ? await onClock(reviewFinalPr(sim, OWNER, REPO, watched.journal)) : undefined;
+  if (finalPr) await onClock(settle(w));
   const journal = (await readJournal()) ?? watched.journal;
+  const result = await collect(scenario, seed, w, { planId: plan.planId, runId, watched, journal, endAt: now() });
+  result.clockMs = now() - clockStart;
+  if (w.hostile)
+    result.hostile = { ...(await hostileFacts(sim, git, w.repoId, journal, w.appId, w.hostile)), ...(finalPr ? { finalPr } : {}) };
+  w.hostile?.stop();
+  await apps.close();
+  await w.network.close();
+  await sim.close();
+  w.ciExecutor?.dispose();
+  return result;
+}
 
+/** The scenario's result, read from GitHub's side where it can be. */
+async function collect(
+  scenario: ScenarioName,
+  seed: number,
+  w: World,
+  run: {
+    planId: string;
+    runId: string;
+    watched: { completed: boolean; stoodStill: boolean; wallMs: number };
+    journal: Journal | undefined;
+    endAt: number;
+  },
+): Promise<ScenarioResult> {
+  const { sim, runner, apps, git, journal } = { ...w, journal: run.journal };
   const seen = new Set<string>();
   const faultLog = sim.core.faults.log;
-  const result: ScenarioResult = {
+  return {
     scenario,
     seed,
-    planId: plan.planId,
-    runId,
-    wallMs: watched.wallMs,
-    completed: watched.completed,
+    planId: run.planId,
+    runId: run.runId,
+    wallMs: run.watched.wallMs,
+    clockMs: 0,
+    completed: run.watched.completed,
+    stoodStill: run.watched.stoodStill,
     ...(await endState(git, journal)),
     dispatches: runner.dispatched.length,
     duplicateDispatches: runner.dispatched.filter((d) => (seen.has(d) ? true : (seen.add(d), false))),
     retries: (journal?.tasks ?? []).reduce((n, t) => n + Math.max(0, t.attempts - 1), 0),
-    decisions: decisions.length,
-    invalidTransitions: decisions.flatMap(({ d }) =>
+    decisions: w.decisions.length,
+    invalidTransitions: w.decisions.flatMap(({ d }) =>
       d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`),
     ),
-    ...(await journalHistory(git, runId)),
+    ...(await journalHistory(git, run.runId, { owner: OWNER, repo: REPO }, run.endAt)),
     apiCalls: { app: apps.calls.total, runner: runner.calls.total },
     faults: {
       answersLost: apps.calls.answersLost,
@@ -289,139 +411,37 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       rateLimited: faultLog.filter((l) => /^api \S+ (403|429)$/.test(l)).length,
       webhooksDuplicated: faultLog.filter((l) => /^hook .* x2 /.test(l)).length,
       webhooksDropped: faultLog.filter((l) => /^hook .* x0 /.test(l)).length,
-      webhooksReordered: network.stats.reordered,
-      deliveriesRefused: network.stats.refused,
+      webhooksReordered: w.network.stats.reordered,
+      deliveriesRefused: w.network.stats.refused,
       appKills: apps.kills,
       runnersKilled: runner.killed.length,
     },
-    ci: ciRuns(sim, repoId, runId, journal),
+    ci: ciRuns(sim, w.repoId, run.runId, journal),
     violations: sim.violations.length,
     violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
-    duplicateObjects: duplicateObjects(sim, repoId, registered.id, journal),
+    duplicateObjects: duplicateObjects(sim, w.repoId, w.appId, journal),
     replicas: apps.perReplica,
   };
-  await apps.close();
-  await network.close();
-  await sim.close();
-  ciExecutor?.dispose();
-  return result;
-}
-
-/**
- * The plan, pushed by a person as one commit on main; the scenario's faults start with this push
- * (dropped webhooks later, see watchRun). Returns the run's id and when the push was made.
- */
-async function pushPlan(sim: Sim, files: Record<string, string>, planId: string, scenario: ScenarioName) {
-  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken("octocat") });
-  const { data: ref } = await user.rest.git.getRef({ owner: OWNER, repo: REPO, ref: "heads/main" });
-  const { data: parent } = await user.rest.git.getCommit({ owner: OWNER, repo: REPO, commit_sha: ref.object.sha });
-  const { data: tree } = await user.rest.git.createTree({
-    owner: OWNER,
-    repo: REPO,
-    base_tree: parent.tree.sha,
-    tree: Object.entries(files).map(([p, content]) => ({ path: p, mode: "100644" as const, type: "blob" as const, content })),
-  });
-  const { data: commit } = await user.rest.git.createCommit({
-    owner: OWNER,
-    repo: REPO,
-    message: "Add the plan",
-    tree: tree.sha,
-    parents: [ref.object.sha],
-  });
-  const started = Date.now();
-  const faults: Partial<FaultConfig> = {};
-  if (scenario === "duplicated") faults.webhookDuplicateRate = 1;
-  if (scenario === "api-faults") Object.assign(faults, { apiErrorRate: 0.1, rateLimitRate: 0.03, retryAfterSeconds: 1 });
-  // Faults start with the push that starts the run — except dropped webhooks, which start once the
-  // run exists: a lost push of the plan is a run nobody asked for yet (`/forge run` starts it).
-  if (Object.keys(faults).length) sim.control.faults(faults);
-  // The person's push meets the faults too: like git, they try again after a 5xx or a rate limit.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await user.rest.git.updateRef({ owner: OWNER, repo: REPO, ref: "heads/main", sha: commit.sha });
-      break;
-    } catch (e) {
-      const status = (e as { status?: number }).status ?? 0;
-      if (attempt >= 5 || !(status >= 500 || status === 403 || status === 429)) throw e;
-      await sleep(1_000);
-    }
-  }
-  return { runId: `${planId}-${commit.sha.slice(0, 7)}`, started };
-}
-
-interface Watch {
-  scenario: ScenarioName;
-  seed: number;
-  sim: Sim;
-  runId: string;
-  started: number;
-  readJournal: () => Promise<Journal | undefined>;
-  git: Git;
-  random: () => number;
-  apps: ReplicaSet;
-  runner: ChaosRunner;
-  log: (line: string) => void;
-  options: ScenarioOptions;
-}
-
-/** Follows the run's journal until it completes or the time is up, killing the App as the scenario plans. */
-async function watchRun(w: Watch): Promise<{ journal: Journal | undefined; completed: boolean; wallMs: number }> {
-  const { scenario, started, log } = w;
-  const timeoutMs = w.options.timeoutMs ?? 900_000;
-  let journal: Journal | undefined;
-  while (!(journal = await w.readJournal())) {
-    if (Date.now() - started > 60_000) {
-      const refs = (await w.git("for-each-ref", "--format=%(refname)")).split("\n").slice(0, 10).join(" ");
-      log(`  ${scenario}: no journal for ${w.runId}; refs: ${refs}`);
-      break;
-    }
-    await sleep(100);
-  }
-  if (scenario === "dropped") w.sim.control.faults({ webhookDropRate: 0.05 });
-
-  // The App is killed three times at random moments (in (g) one of the two replicas, twice): each
-  // time a random share of the tasks has merged, after a random delay. The shares are drawn from the
-  // first half of the plan: a kill and its restart take up to two seconds, and on an idle machine the
-  // run merges several tasks a second, so a kill planned near the end could find the run completed.
-  const kills = scenario === "app-killed" ? 3 : scenario === "replicas" ? 2 : 0;
-  const killPlan = Array.from({ length: kills }, () => Math.floor(2 + w.random() * (TASKS / 2 - 2))).sort((a, b) => a - b);
-  const victim = scenario === "replicas" ? Math.floor(w.random() * w.apps.names.length) : 0;
-  let completed = false;
-  let lastLog = Date.now();
-  while (journal && Date.now() - started < timeoutMs) {
-    if (journal.status === "completed") {
-      completed = true;
-      break;
-    }
-    if (killPlan.length && journal.merged >= killPlan[0]!) {
-      killPlan.shift();
-      await sleep(Math.floor(w.random() * 400));
-      await w.apps.kill(victim, 200 + Math.floor(w.random() * 1300));
-    }
-    await sleep(250);
-    journal = (await w.readJournal()) ?? journal;
-    if (Date.now() - lastLog > 5_000) {
-      lastLog = Date.now();
-      const count: Record<string, number> = {};
-      for (const t of journal.tasks) count[t.status] = (count[t.status] ?? 0) + 1;
-      const secs = ((Date.now() - started) / 1000).toFixed(0);
-      log(`  ${scenario} seed ${w.seed}: ${secs} s ${JSON.stringify(count)} dispatches ${w.runner.dispatched.length}`);
-    }
-  }
-  return { journal, completed, wallMs: Date.now() - started };
 }
 
 /** Why a scenario's result falls short of the chaos properties, compared with the clean run (none = it holds). */
 export function problems(r: ScenarioResult, clean?: ScenarioResult): string[] {
   const out: string[] = [];
-  if (!r.completed)
-    out.push(`the run did not complete in time (${Object.values(r.statuses).filter((s) => s === "MERGED").length}/${TASKS} merged)`);
+  const merged = Object.values(r.statuses).filter((s) => s === "MERGED").length;
+  // (i) may be stopped for good by GitHub: the plan completes, or every task not merged says why on
+  // the tracker, and the run stands still (nothing is left running or about to be tried).
+  const mayStop = r.scenario === "hostile" && r.stoodStill;
+  if (!r.completed && !mayStop) out.push(`the run did not complete in time (${merged}/${TASKS} merged)`);
   const notMerged = Object.entries(r.statuses).filter(([, s]) => s !== "MERGED");
-  if (notMerged.length) out.push(`not merged: ${notMerged.map(([id, s]) => `${id} ${s}`).join(", ")}`);
+  if (notMerged.length && !mayStop) out.push(`not merged: ${notMerged.map(([id, s]) => `${id} ${s}`).join(", ")}`);
+  const unexplained = r.lastView.filter((t) => t.reason === undefined);
+  if (mayStop && unexplained.length)
+    out.push(`stopped with no reason on the tracker for ${unexplained.map((t) => `${t.id} ${t.status}`).join(", ")}`);
+  if (r.silentWaits.length) out.push(`waited without a reason on the tracker: ${r.silentWaits.slice(0, 5).join("; ")}`);
   if (r.duplicateDispatches.length) out.push(`dispatched twice: ${r.duplicateDispatches.join(", ")}`);
   if (r.invalidTransitions.length) out.push(`invalid transitions: ${r.invalidTransitions.join(", ")}`);
   if (r.invalidHistory.length) out.push(`invalid journal history: ${r.invalidHistory.slice(0, 5).join(", ")}`);
-  if (clean) {
+  if (clean && r.completed) {
     if (r.merged.join() !== clean.merged.join()) out.push(`merged set differs from the clean run's`);
     if (r.integrationFiles.join() !== clean.integrationFiles.join()) out.push(`integration branch files differ from the clean run's`);
   }

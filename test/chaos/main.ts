@@ -51,6 +51,9 @@ for (const seed of seeds) {
       f.appKills && `${f.appKills} App kills (${f.deliveriesRefused} deliveries failed)`,
       f.runnersKilled && `${f.runnersKilled} runners killed`,
       r.ci.passed + r.ci.failed && `CI ran ${r.ci.passed} passing and ${r.ci.failed} failing runs, on ${r.ci.taskBranches} task branches`,
+      r.hostile &&
+        `${r.hostile.rateLimited} requests refused for the rate limit, ${r.hostile.otherChecks} checks of another App, ` +
+          `${r.hostile.linearMerges} single-parent merges, ${(r.clockMs / 60_000).toFixed(0)} min of the run's clock`,
     ].filter(Boolean);
     const row = `| ${SCENARIO_TITLES[scenario]} | ${seed} | ${p.length ? "FAIL" : "ok"} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.dispatches} | ${r.retries} | ${r.apiCalls.app} | ${r.apiCalls.runner} | ${r.journalWrites} | ${injected.join(", ") || "—"} |`;
     rows.push(row);

@@ -7,6 +7,7 @@
  */
 import type { Decision } from "../../src/core/decide/index.js";
 import { startForgeServer, type ForgeServer } from "../../src/app/server.js";
+import { GITHUB_PACE } from "../../src/github/pacing.js";
 import type { Sim } from "../../src/local-github/server.js";
 import type { AppKeys } from "../local-github/support/helpers.js";
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from "./harness.js";
@@ -78,6 +79,7 @@ function processFetch(killed: { value: boolean }, o: ReplicaSetOptions["options"
 export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
   const names = o.scenario === "replicas" ? ["replica-1", "replica-2"] : ["replica-1"];
   const renamed = o.scenario === "replicas";
+  const hostile = o.scenario === "hostile";
   const ports = names.map(() => 0);
   const perReplica: ScenarioResult["replicas"] = Object.fromEntries(
     names.map((n) => [n, { deliveries: 0, decisions: 0, casLost: 0, takenOver: 0 }]),
@@ -98,11 +100,13 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       baseUrl: o.sim.apiUrl,
       port: ports[index]!,
       replicaId: replica,
-      // The local GitHub imposes no secondary rate limits, and a replica "killed" here is an object in
-      // this process: requests its pace still held would go out after its death, as a real process's
-      // never would. Restarts and replicas are what is tested, not the pace (test/github/pacing.test.ts).
-      pace: false,
-      reconcileEveryMs: o.options.reconcileEveryMs ?? 2_000,
+      // The local GitHub imposes no secondary rate limits but in (i), and a replica "killed" here is an
+      // object in this process: requests its pace still held would go out after its death, as a real
+      // process's never would. Restarts and replicas are what is tested, not the pace
+      // (test/github/pacing.test.ts). (i) paces itself as in production, under a tight limit.
+      pace: hostile ? GITHUB_PACE : false,
+      // (i) reconciles as production does, every minute: the webhooks' tails are not hidden by the reconciler.
+      reconcileEveryMs: o.options.reconcileEveryMs ?? (hostile ? 60_000 : 2_000),
       ...(o.options.clock ? { clock: o.options.clock } : {}),
       onDecision: (_repo, runId, d) => {
         o.onDecision(runId, d);
@@ -113,15 +117,20 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       },
       // Production's throttling (secondary limits waited out per `retry-after`) without its 1 s
       // spacing of writes, which would make a 50-task run take many minutes; Octokit's retry of 5xx.
+      // (i): production's throttling too — a rate limit is the pace's to wait out, on the App's clock.
       octokitDefaults: {
         request: { fetch: processFetch(killed, o.options, calls) },
         retry: { retries: 3, retryAfterBaseValue: 20 },
-        throttle: {
-          enabled: true,
-          ...{ global: passthrough, write: passthrough, notifications: passthrough, search: passthrough, auth: passthrough },
-          // Probot's own handler only logs a secondary limit; a server that means to finish its work waits it out.
-          onSecondaryRateLimit: (_after: number, r: { request: { retryCount: number } }) => r.request.retryCount < 3,
-        },
+        ...(hostile
+          ? {}
+          : {
+              throttle: {
+                enabled: true,
+                ...{ global: passthrough, write: passthrough, notifications: passthrough, search: passthrough, auth: passthrough },
+                // Probot's own handler only logs a secondary limit; a server that means to finish its work waits it out.
+                onSecondaryRateLimit: (_after: number, r: { request: { retryCount: number } }) => r.request.retryCount < 3,
+              },
+            }),
       },
     });
     ports[index] = Number(new URL(server.url).port);

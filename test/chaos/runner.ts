@@ -22,6 +22,12 @@ export interface ChaosRunnerOptions {
   killAt?: ReadonlySet<number>;
   /** A job that failed on its own (not killed): the chaos harness reports it. */
   onError?: (attempt: string, error: Error) => void;
+  /**
+   * Whether this job's commits are unsigned, as the Action's are (it pushes with `git`; GitHub signs
+   * only the commits it makes itself — through the API with no author or committer given): they carry
+   * an author and committer of their own. Default: signed.
+   */
+  unsigned?: (taskId: string, attempt: number) => boolean;
 }
 
 export interface ChaosRunner {
@@ -75,10 +81,20 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
     dispatched.push(`${runId}/${taskId}/${attempt}`);
     const kill = options.killAt?.has(index) ?? false;
     if (kill) killed.push(`${runId}/${taskId}/${attempt}`);
-    const job = runJob(d, runId, taskId, attempt, kill, calls).catch((e: unknown) => {
+    const unsigned = options.unsigned?.(taskId, attempt) ?? false;
+    const job = runJob(d, { runId, taskId, attempt, kill, unsigned }, calls).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
       options.onError?.(`${runId}/${taskId}/${attempt}`, e as Error);
-      d.completeJob("agent", "failure");
+      // A write a rule of the repository refused fails the job with GitHub's answer, as the Action's
+      // refused push does (`core.setFailed` with git's `remote:` lines): the failed step's annotation.
+      const said = (e as { response?: { data?: { message?: string } } }).response?.data?.message ?? "";
+      const refused = /Repository rule violations found|Protected branch update failed/.test(said);
+      if (refused) d.step("agent", 1, "completed", "failure");
+      d.completeJob(
+        "agent",
+        "failure",
+        refused ? [{ level: "error", message: `Forge could not push ${d.ref}: ${said}`, properties: {} }] : [],
+      );
       d.complete();
     });
     jobs.add(job);
@@ -98,12 +114,10 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
 
 async function runJob(
   d: DispatchedRun,
-  runId: string,
-  taskId: string,
-  attempt: number,
-  kill: boolean,
+  job: { runId: string; taskId: string; attempt: number; kill: boolean; unsigned: boolean },
   calls: ChaosRunner["calls"],
 ): Promise<void> {
+  const { runId, taskId, attempt, kill } = job;
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo] = [d.repo.owner.login, d.repo.name];
   const gh = retryingOctokit(d.apiUrl, d.token("agent"), calls);
@@ -118,7 +132,16 @@ async function runJob(
       base_tree: parent.tree.sha,
       tree: Object.entries(files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
     });
-    const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message, tree: tree.sha, parents: [head] });
+    // The Action's commits name their author and committer (git's), which GitHub does not sign.
+    const who = { name: "forge-agent", email: "forge-agent@users.noreply.github.com" };
+    const { data: commit } = await gh.rest.git.createCommit({
+      owner,
+      repo,
+      message,
+      tree: tree.sha,
+      parents: [head],
+      ...(job.unsigned ? { author: who, committer: who } : {}),
+    });
     return commit.sha;
   };
 

@@ -116,9 +116,23 @@ export function trackerDue(journal: Journal, facts: DeepReadonly<RunFacts>): num
   return last + (paced > shortest && attentionOf(journal) === facts.trackerAttention ? paced : shortest);
 }
 
+/** How soon a completed run's last tracker drawing looks again for its final PR, and how long it waits for it at most. */
+export const FINAL_PR_WAIT_MS = 1_000;
+export const FINAL_PR_PATIENCE_MS = 5 * 60_000;
+
 export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: EffectContext): Promise<EffectOutcome> {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
+  // A completed run's last drawing names its final PR, which waits for a person: drawn once the PR is
+  // open — or, should GitHub not let it open, after a few minutes without it.
+  const sinceEnd = ctx.now - Date.parse(ctx.journal.completedAt ?? "");
+  if (
+    final &&
+    ctx.facts.finalPr === undefined &&
+    ctx.journal.outbox.some((e) => e.kind === "OpenFinalPullRequest") &&
+    !(sinceEnd > FINAL_PR_PATIENCE_MS)
+  )
+    return { kind: "later", reason: "the run's final PR is being opened", retryInMs: FINAL_PR_WAIT_MS };
   const due = trackerDue(ctx.journal, ctx.facts);
   if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.now, ctx.config);

@@ -33,10 +33,18 @@ export interface RunnerHost {
   outbox(runId: string): readonly Effect[] | undefined;
 }
 
-/** Effects of one task and attempt share a lane; any other effect has one of its own. */
+/**
+ * Effects of one task and attempt share a lane; so do the run's final PR and its tracker, the PR
+ * first (`RUN_LANE_ORDER`): the completed run's last drawing names the PR it has just opened. Any
+ * other effect has a lane of its own.
+ */
 function laneOf(effect: Effect): string {
+  if (effect.kind in RUN_LANE_ORDER) return "\u0000run";
   return "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
 }
+
+/** The order of the run's own lane: the final PR before the tracker drawn after it. */
+const RUN_LANE_ORDER: Partial<Record<Effect["kind"], number>> = { OpenFinalPullRequest: 0, UpdateTracker: 1 };
 
 export class EffectRunner {
   readonly #host: RunnerHost;
@@ -101,6 +109,8 @@ export class EffectRunner {
       lanes.set(lane, [...(lanes.get(lane) ?? []), effect]);
       running.add(effect.key);
     }
+    const ranked = (e: Effect) => RUN_LANE_ORDER[e.kind] ?? 0;
+    lanes.get("\u0000run")?.sort((a, b) => ranked(a) - ranked(b));
     const conflicts = new Map<string, string[]>();
     const squash = new Map<string, SquashUpstream[]>();
     // Each task's effects after those of the task started before; the outcomes of one start come

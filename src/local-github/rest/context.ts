@@ -93,12 +93,21 @@ export async function commitish(repo: Repo, ref: string): Promise<string | undef
   return undefined;
 }
 
+/**
+ * The date of a commit GitHub makes (the git database, contents, merges, GraphQL): the time of its
+ * clock — a test clock's when the local GitHub runs on one, so a run's history on its state branch
+ * is dated in the run's time.
+ */
+export function commitDate(core: Pick<SimCore, "clock">): string {
+  return new Date(core.clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
 export function identity(ctx: RestCtx, given: unknown): git.GitIdentity {
   const g = given as { name?: string; email?: string; date?: string } | undefined;
   return {
     name: g?.name ?? ctx.actor.login,
     email: g?.email ?? ctx.core.email(ctx.actor),
-    date: g?.date ?? now(),
+    date: g?.date ?? commitDate(ctx.core),
   };
 }
 
