@@ -18578,7 +18578,8 @@ function renderTracker(journal, events, facts, repo, now, config2) {
     `## Forge run \`${journal.runId}\` \u2014 plan \`${journal.planId}\``,
     "",
     `**Status:** ${journal.status}${paused && journal.status === "running" ? ` (paused${pauseText(journal, paused)})` : ""} \xB7 ${journal.merged}/${journal.tasks.length} merged \xB7 ` + [...counts].map(([s2, n2]) => `${STATUS_ICON[s2] ?? ""} ${s2} ${n2}`).join(" \xB7 "),
-    `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}` : ""),
+    `**Plan:** \`${journal.planCommit.slice(0, 7)}\`${journal.plan.overlays.length ? ` + ${journal.plan.overlays.join(", ")}` : ""} \xB7 **Integration branch:** \`${journal.integrationBranch}\`` + // Forge never merges the final PR: it waits for a person, whatever the base branch's rules ask of them.
+    (facts.finalPr !== void 0 ? ` \xB7 **Final PR:** #${facts.finalPr}, waiting for a person to review and merge it` : ""),
     ...spendLine(journal, config2),
     ""
   ];
@@ -19788,9 +19789,14 @@ function trackerDue(journal, facts) {
   const paced = trackerDebounceMs(journal.tasks.length, { elapsedMs: last - Date.parse(journal.createdAt), merged: journal.merged });
   return last + (paced > shortest && attentionOf(journal) === facts.trackerAttention ? paced : shortest);
 }
+var FINAL_PR_WAIT_MS = 1e3;
+var FINAL_PR_PATIENCE_MS = 5 * 6e4;
 async function updateTracker2(_effect, ctx) {
   const { port } = ctx;
   const final = ctx.journal.status !== "running";
+  const sinceEnd = ctx.now - Date.parse(ctx.journal.completedAt ?? "");
+  if (final && ctx.facts.finalPr === void 0 && ctx.journal.outbox.some((e) => e.kind === "OpenFinalPullRequest") && !(sinceEnd > FINAL_PR_PATIENCE_MS))
+    return { kind: "later", reason: "the run's final PR is being opened", retryInMs: FINAL_PR_WAIT_MS };
   const due = trackerDue(ctx.journal, ctx.facts);
   if (ctx.now < due) return { kind: "later", reason: "debounced", retryInMs: due - ctx.now + 50 };
   const body = renderTracker(ctx.journal, ctx.events, ctx.facts, ctx.port, ctx.now, ctx.config);
@@ -20454,8 +20460,10 @@ async function checkContainment(port, log, runId, journal, input) {
 
 // src/app/engine/effects-runner.ts
 function laneOf(effect) {
+  if (effect.kind in RUN_LANE_ORDER) return "\0run";
   return "taskId" in effect ? `${effect.taskId}:${"attempt" in effect ? effect.attempt : ""}` : effect.key;
 }
+var RUN_LANE_ORDER = { OpenFinalPullRequest: 0, UpdateTracker: 1 };
 var EffectRunner = class {
   #host;
   /** Effect keys decided in this process (not replayed from a stored outbox). */
@@ -20512,6 +20520,8 @@ var EffectRunner = class {
       lanes.set(lane, [...lanes.get(lane) ?? [], effect]);
       running.add(effect.key);
     }
+    const ranked = (e) => RUN_LANE_ORDER[e.kind] ?? 0;
+    lanes.get("\0run")?.sort((a, b) => ranked(a) - ranked(b));
     const conflicts = /* @__PURE__ */ new Map();
     const squash = /* @__PURE__ */ new Map();
     const carried = [...lanes].map(([lane, effects]) => {
