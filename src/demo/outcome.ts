@@ -2,7 +2,7 @@
 // PRs, follow-ups, Change Requests, the final PR, the tracker), the project's tests on the
 // integration branch, and the HTML report and JSON result written to the output folder.
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Octokit } from "@octokit/rest";
@@ -173,8 +173,18 @@ export async function writeReport(
   writeFileSync(result.jsonPath, `${JSON.stringify(result, null, 2)}\n`);
 }
 
-/** Clones the integration branch and runs `node --test` there: the work of every task, together. */
-export async function testIntegration(sim: Sim, token: string, branch: string, scratch: string): Promise<DemoResult["testsOnIntegration"]> {
+/**
+ * Clones the integration branch and runs the plan's own checks there (its `test_command`s, one
+ * after another in a shell): the work of every task, together. Passes when every command exits 0;
+ * the counts are those `node --test` prints (`# pass N`), summed.
+ */
+export async function testIntegration(
+  sim: Sim,
+  token: string,
+  branch: string,
+  scratch: string,
+  commands: string[],
+): Promise<DemoResult["testsOnIntegration"]> {
   const dir = path.join(scratch, "integration");
   const auth = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
   const env = {
@@ -187,14 +197,41 @@ export async function testIntegration(sim: Sim, token: string, branch: string, s
   try {
     await run("git", ["clone", "--quiet", "--depth", "1", "--branch", branch, `${sim.gitUrl}/${FULL}.git`, dir], { env });
   } catch (e) {
-    return { ok: false, pass: 0, fail: 0, summary: `could not clone ${branch}: ${(e as Error).message.split("\n")[0]}` };
+    return { ok: false, commands, pass: 0, fail: 0, summary: `could not clone ${branch}: ${(e as Error).message.split("\n")[0]}` };
   }
-  const out = await run(process.execPath, ["--test"], { cwd: dir, env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 }).then(
-    (r) => ({ code: 0, text: r.stdout }),
-    (e: { code?: number; stdout?: string }) => ({ code: e.code ?? 1, text: e.stdout ?? "" }),
-  );
-  const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
-  const pass = count("pass");
-  const fail = count("fail");
-  return { ok: out.code === 0 && pass > 0, pass, fail, summary: `${pass} passed, ${fail} failed` };
+  let pass = 0;
+  let fail = 0;
+  const failed: string[] = [];
+  const home = path.join(scratch, "integration-home");
+  mkdirSync(home, { recursive: true });
+  for (const command of commands) {
+    const out = await run("sh", ["-c", command], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: home, CI: "1" },
+      timeout: 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
+      (r) => ({ code: 0, text: r.stdout }),
+      (e: { code?: number | string; stdout?: string; stderr?: string }) => ({
+        code: typeof e.code === "number" ? e.code : 1,
+        text: `${e.stdout ?? ""}\n${e.stderr ?? ""}`,
+      }),
+    );
+    const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
+    pass += count("pass");
+    fail += count("fail");
+    if (out.code !== 0) failed.push(`\`${command}\` exited ${out.code}${lastLine(out.text)}`);
+  }
+  const counts = `${pass} passed, ${fail} failed`;
+  return { ok: failed.length === 0, commands, pass, fail, summary: failed.length ? `${counts}; ${failed.join("; ")}` : counts };
+}
+
+/** The last non-empty line of a command's output, as `: <line>` (at most 160 characters), for its failure. */
+function lastLine(text: string): string {
+  const line = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1);
+  return line ? `: ${line.slice(0, 160)}` : "";
 }

@@ -59,7 +59,8 @@ export interface DemoResult {
   overlays: string[];
   finalPr?: { number: number; title: string; head: string; base: string };
   trackerIssue?: number;
-  testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
+  /** The plan's own checks (its `test_command`s) on the integration branch; ok when every one exits 0. */
+  testsOnIntegration?: { ok: boolean; commands: string[]; pass: number; fail: number; summary: string };
   notes: string[];
   /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
   jobs: { action: number; captain: number; ci: number };

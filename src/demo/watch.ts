@@ -7,11 +7,14 @@ import { DEMO_OWNER, DEMO_REPO, FULL, PERSON } from "./project.js";
 import { DemoReviewer } from "./review.js";
 import type { DemoRun } from "./run.js";
 
-/** The demo answers the run's n-th Change Request with the plan folder's overlay n; past the last, a person must. */
+/**
+ * The demo answers the run's n-th Change Request with the plan folder's n-th overlay to come (after
+ * those committed with the plan); past the last, a person must.
+ */
 export function captainHasAnswer(run: DemoRun, crId: string): boolean {
   const n = (run.journal?.changeRequests.findIndex((c) => c.id === crId) ?? -1) + 1 || 1;
-  if (n <= run.stages.overlays.length) return true;
-  run.stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} for the Captain to answer it with`;
+  if (n <= run.stages.toCome.length) return true;
+  run.stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(run.stages.committed + n).padStart(3, "0")} for the Captain to answer it with`;
   run.wake();
   return false;
 }
