@@ -3,6 +3,7 @@
 // tests on the integration branch, and the report written.
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
+import { readCiRuns } from "./ci-runs.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
 import { feedbackExpected, readFeedback, REVIEWED_TASK } from "./review.js";
@@ -27,6 +28,7 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
     if (outcome.finalPr === undefined) problems.push("no final PR");
   }
+  const ciRuns = await readCiRuns(user);
   const expects = feedbackExpected(run.stages);
   const feedback = await readFeedback(user, j, run.reviewer?.review, expects.ciFix);
   if (j) {
@@ -53,7 +55,9 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
       );
   }
   if (testsOnIntegration && !testsOnIntegration.ok)
-    problems.push(`the plan's checks fail on the integration branch (${testsOnIntegration.commands.join("; ")}): ${testsOnIntegration.summary}`);
+    problems.push(
+      `the plan's checks fail on the integration branch (${testsOnIntegration.commands.join("; ")}): ${testsOnIntegration.summary}`,
+    );
 
   const result: DemoResult = {
     ok: problems.length === 0,
@@ -73,6 +77,7 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     ...(testsOnIntegration ? { testsOnIntegration } : {}),
     notes,
     jobs: run.jobs,
+    ciRuns,
     feedback,
     schemaViolations: sim.violations.length,
   };

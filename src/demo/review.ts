@@ -148,17 +148,21 @@ export async function readFeedback(
   if (t && a?.ciFixes) {
     // The project's CI on the task's branch, oldest first: red on the first head, green on the fix.
     const conclusions: string[] = [];
-    {
-      const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: a.branch, event: "push", per_page: 100 });
-      for (const run of [...data.workflow_runs].filter((w) => w.name === "CI").sort((a, b) => a.id - b.id))
-        conclusions.push(`${run.head_sha.slice(0, 7)} ${run.conclusion ?? run.status ?? "?"}`);
-    }
+    const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: a.branch, event: "push", per_page: 100 });
+    const runs = [...data.workflow_runs].filter((w) => w.name === "CI").sort((x, y) => x.id - y.id);
+    for (const run of runs) conclusions.push(`${run.head_sha.slice(0, 7)} ${run.conclusion ?? run.status ?? "?"}`);
+    const red = runs.find((w) => w.conclusion === "failure");
+    const green = runs.findLast((w) => w.conclusion === "success");
+    const counted = (c: string) => runs.filter((w) => w.conclusion === c).length;
     out.ciFix = {
       task: t.id,
       ...(a.prNumber !== undefined ? { pr: a.prNumber } : {}),
       failedCheck: "check",
       iteration: a.revision.iteration,
       status: t.status,
+      ...(red ? { failedHead: red.head_sha.slice(0, 7) } : {}),
+      ...(green && green.id > (red?.id ?? 0) ? { fixedHead: green.head_sha.slice(0, 7) } : {}),
+      runs: { total: runs.length, success: counted("success"), failure: counted("failure"), cancelled: counted("cancelled") },
       conclusions,
     };
   }
@@ -182,6 +186,11 @@ export interface DemoFeedback {
     failedCheck: string;
     iteration: number;
     status: string;
+    /** The head the required check failed on, and the fix revision's head it passed on (7 characters). */
+    failedHead?: string;
+    fixedHead?: string;
+    /** The project's CI runs on the task's branch, counted by conclusion. */
+    runs: { total: number; success: number; failure: number; cancelled: number };
     /** The project's CI runs on the task's branch, oldest first (`<sha7> <conclusion>`). */
     conclusions: string[];
   };

@@ -1,6 +1,7 @@
 // The summary `forge demo` prints once the run is over: a row per task, a line per follow-up,
 // Change Request, overlay PR, the person's review and the CI fix, the final PR, the plan's checks,
 // the jobs, and OK or FAILED with the problems. README.md's sample output is this text (test/demo).
+import { ciFixInWords, ciRunsInWords } from "./ci-runs.js";
 import type { DemoResult } from "./types.js";
 
 const secs = (ms: number | undefined) => (ms === undefined ? "" : `${(ms / 1000).toFixed(1)} s`);
@@ -45,20 +46,18 @@ export function summary(r: DemoResult): string {
     out.push(
       `Review: octocat asked for changes on #${review.pr} (${review.task}); the agent answered in revision ${review.iteration}${review.reply ? " and replied in the comment's thread" : ""}; ${review.approvalId !== undefined ? `approved at ${review.approvedHead?.slice(0, 7) ?? "?"}` : "not approved"}; ${review.status}`,
     );
-  if (ciFix)
-    out.push(
-      `CI fix: the required check \`${ciFix.failedCheck}\` failed on ${ciFix.task}'s first head; fix revision ${ciFix.iteration} on the same PR${ciFix.pr !== undefined ? ` #${ciFix.pr}` : ""}; ${ciFix.status} (${ciFix.conclusions.join(", ")})`,
-    );
+  if (ciFix) out.push(ciFixInWords(ciFix));
   if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
-  if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
+  if (r.testsOnIntegration)
+    out.push(`The plan's checks on the integration branch (${r.testsOnIntegration.commands.join("; ")}): ${r.testsOnIntegration.summary}`);
   out.push(
-    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}); the project's CI ran ${r.jobs.ci} times beside them.`,
+    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`,
   );
+  if (r.ciRuns) out.push(ciRunsInWords(r.ciRuns));
   for (const n of r.notes) out.push(`Note: ${n}`);
   out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);
   for (const p of r.problems) out.push(`  - ${p}`);
   if (r.reportPath) out.push(`Report: ${r.reportPath}`);
   return `${out.join("\n")}\n`;
 }
-

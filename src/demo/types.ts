@@ -1,6 +1,7 @@
 // What `forge demo` takes and gives back: its options, and the result (tasks, PRs, the person's
 // feedback, checks) that main.ts prints and the tests read.
 import type { LatencyProfileName } from "../local-github/latency/profile.js";
+import type { CiRuns } from "./ci-runs.js";
 import type { DemoFeedback } from "./review.js";
 
 export type DemoAgent = "scripted" | "claude";
@@ -64,6 +65,8 @@ export interface DemoResult {
   notes: string[];
   /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
   jobs: { action: number; captain: number; ci: number };
+  /** The project's CI runs read back from GitHub: where they ran and how they ended. */
+  ciRuns?: CiRuns;
   /** The review answered and the CI fix (scripted agent only). */
   feedback: DemoFeedback;
   reportPath?: string;
