@@ -71,7 +71,8 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     followups: outcome.followups,
     changeRequests: outcome.changeRequests,
     overlayPrs: run.overlayPrs,
-    overlays: j?.plan.overlays ?? [],
+    // Those committed with the plan (in its dag.json from the start), then those the run applied.
+    overlays: [...run.stages.overlays.slice(0, run.stages.committed).map((o) => o.id), ...(j?.plan.overlays ?? [])],
     ...(outcome.finalPr ? { finalPr: outcome.finalPr } : {}),
     ...(outcome.trackerIssue !== undefined ? { trackerIssue: outcome.trackerIssue } : {}),
     ...(testsOnIntegration ? { testsOnIntegration } : {}),

@@ -57,6 +57,7 @@ export interface DemoResult {
   changeRequests: { id: string; emittedBy: string; title: string; status: string; overlayId?: string; issue?: number }[];
   /** The Captain's overlay PRs (opened by the Forge action), which the person merged. */
   overlayPrs: { number: number; title: string; head: string; merged: boolean }[];
+  /** The overlays of the run's plan: those committed with it, then those the run applied (the Captain's). */
   overlays: string[];
   finalPr?: { number: number; title: string; head: string; base: string };
   trackerIssue?: number;
