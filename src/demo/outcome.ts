@@ -10,12 +10,11 @@ import type { Journal } from "../core/journal.js";
 import { LABELS } from "../core/layout.js";
 import type { Sim } from "../local-github/server.js";
 import type { PlanStages } from "./plan-stages.js";
-import { DEMO_OWNER, DEMO_REPO } from "./project.js";
-import { renderReport, type ReportTask } from "../core/render/run-report.js";
+import { DEMO_OWNER, DEMO_REPO, FULL } from "./project.js";
+import { renderReport, type LinkMap, type ReportTask } from "../core/render/run-report.js";
 import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
 
 const run = promisify(execFile);
-const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
 
 /** What the demo saw of the App's decisions while the run went. */
 export interface RunRecord {
@@ -122,19 +121,68 @@ export async function readOutcome(
   };
 }
 
-/** The report, with every task PR's body (the rendered walkthroughs) so it stands alone; and the JSON result beside it. */
+/**
+ * Where a link of the run's bodies leads once the demo has ended: a pull request or issue of the
+ * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`), on
+ * github.com under the demo repository's name (which the App writes in check links, and which does
+ * not exist there) or relative (to a page of the local GitHub) is local; any other address is kept.
+ */
+export function demoLinks(webUrl: string, inReport: { pulls: number[]; issues: number[]; finalPr?: number; tracker?: number }): LinkMap {
+  const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const repo = new RegExp(`^(?:${quote(webUrl.replace(/\/+$/, ""))}|https?://github\\.com)/${quote(FULL)}(?=[/?#]|$)(.*)$`, "i");
+  const local = new RegExp(`^${quote(webUrl.replace(/\/+$/, ""))}(?=[/?#]|$)`, "i");
+  return (url) => {
+    const m = repo.exec(url);
+    // A relative link is relative to a page of the local GitHub, not to this file.
+    if (!m) return local.test(url) || !/^([a-z][a-z0-9+.-]*:|#)/i.test(url) ? { local: url } : undefined;
+    const n = Number(/^\/(?:pull|issues)\/(\d+)(?:[/?#]|$)/.exec(m[1]!)?.[1] ?? Number.NaN);
+    if (n === inReport.finalPr) return { href: "#final-pr" };
+    if (n === inReport.tracker) return { href: "#tracker" };
+    if (inReport.pulls.includes(n)) return { href: `#pr-${n}` };
+    if (inReport.issues.includes(n)) return { href: `#issue-${n}` };
+    return { local: url };
+  };
+}
+
+/**
+ * The report, standing alone once the local GitHub is gone: every task, follow-up and overlay PR's
+ * body (the rendered walkthroughs), every Change Request's issue, the tracker and the final PR in
+ * it, links between them inside the file, the rest marked local; and the JSON result beside it.
+ */
 export async function writeReport(
   user: Octokit,
-  out: { outDir: string; agent: DemoAgent; stages: PlanStages; journal: Journal | undefined; outcome: Outcome; log: string[] },
+  out: {
+    outDir: string;
+    agent: DemoAgent;
+    stages: PlanStages;
+    journal: Journal | undefined;
+    outcome: Outcome;
+    log: string[];
+    webUrl: string;
+    facts: string[];
+  },
   result: DemoResult,
 ): Promise<void> {
   const { stages, outcome } = out;
   const j = out.journal;
+  const r = { owner: DEMO_OWNER, repo: DEMO_REPO };
   const prBodies: { number: number; title: string; body: string }[] = [];
-  for (const n of [...result.tasks.map((t) => t.pr), ...result.followups.map((f) => f.pr)].filter((x): x is number => x !== undefined)) {
-    const { data } = await user.rest.pulls.get({ owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: n });
+  const prNumbers = [...result.tasks.map((t) => t.pr), ...result.followups.map((f) => f.pr), ...result.overlayPrs.map((p) => p.number)];
+  for (const n of [...new Set(prNumbers)].filter((x): x is number => x !== undefined)) {
+    const { data } = await user.rest.pulls.get({ ...r, pull_number: n });
     prBodies.push({ number: n, title: data.title, body: data.body ?? "" });
   }
+  const issues: { number: number; title: string; body: string }[] = [];
+  for (const n of result.changeRequests.map((c) => c.issue).filter((x): x is number => x !== undefined)) {
+    const { data } = await user.rest.issues.get({ ...r, issue_number: n });
+    issues.push({ number: n, title: data.title, body: data.body ?? "" });
+  }
+  const links = demoLinks(out.webUrl, {
+    pulls: prBodies.map((p) => p.number),
+    issues: issues.map((i) => i.number),
+    ...(outcome.finalPr ? { finalPr: outcome.finalPr.number } : {}),
+    ...(outcome.trackerIssue !== undefined ? { tracker: outcome.trackerIssue } : {}),
+  });
   const reportTasks: ReportTask[] = result.tasks.map((t, i) => ({
     id: t.id,
     kind: t.kind,
@@ -163,7 +211,10 @@ export async function writeReport(
     followups: result.followups,
     ...(result.testsOnIntegration ? { testsOnIntegration: result.testsOnIntegration } : {}),
     notes: result.notes,
+    facts: out.facts,
     pulls: prBodies,
+    issues,
+    links,
     log: out.log,
   });
   const base = `forge-demo-${result.runId ?? "no-run"}`;

@@ -3,7 +3,7 @@
 // tests on the integration branch, and the report written.
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
-import { readCiRuns } from "./ci-runs.js";
+import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
 import { feedbackExpected, readFeedback, REVIEWED_TASK } from "./review.js";
@@ -82,6 +82,11 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     feedback,
     schemaViolations: sim.violations.length,
   };
-  await writeReport(user, { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log }, result);
+  const facts = [...(feedback.ciFix ? [ciFixInWords(feedback.ciFix)] : []), ciRunsInWords(ciRuns)];
+  await writeReport(
+    user,
+    { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log, webUrl: sim.url, facts },
+    result,
+  );
   return result;
 }

@@ -98,7 +98,7 @@ describe("the demo's plan stages", () => {
     ]);
     expect(svg).toContain('<g class="node" data-id="r" data-status="RUNNING">');
     expect(svg).toContain("<polygon");
-    expect(svg.match(/<path d="M[\d.]+,[\d.]+ C/g)).toHaveLength(1);
+    expect(svg.match(/<path class="edge" data-from="a" data-to="r" d="M[\d.]+,[\d.]+( L[\d.]+,[\d.]+)+"/g)).toHaveLength(1);
     const html = markdownToHtml(
       "## T\n\n| a | b |\n|---|---|\n| `x` | **y** |\n\n```mermaid\nflowchart TD\n```\n\n- one\n---\n<sub>small</sub>",
       (lang) => (lang === "mermaid" ? "<svg/>" : undefined),
