@@ -46,7 +46,9 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
       if (problems.length) {
         // The plan's problems themselves, one line each (as `forge validate` prints them); nothing starts.
         for (const p of problems) io.err(`forge demo: ${p}\n`);
-        io.err(`forge demo: the plan in ${opts.plan} has ${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing was started\n`);
+        io.err(
+          `forge demo: the plan in ${opts.plan} has ${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing was started\n`,
+        );
         setExitCode(CLI_EXIT.PROBLEMS);
         return;
       }
