@@ -159,6 +159,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/model-proxy.test.ts",
     // Chromium.
     "test/app/setup.browser.test.ts",
+    "test/demo/report.browser.test.ts",
     "test/onboarding/first-run.e2e.test.ts",
   ],
   release: [

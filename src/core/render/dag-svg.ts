@@ -77,8 +77,15 @@ export function layoutDag(nodes: readonly SvgNode[]): Laid {
     points.push({ x: inBox(route.at(-1)?.x, to), y: to.y });
     edges.push({ from: e.v, to: e.w, points });
   }
-  const { width, height } = g.graph();
-  return { width: Math.ceil(width ?? 0), height: Math.ceil(height ?? 0), pos, edges };
+  // dagre sizes the drawing by its boxes; an edge routed round the outside can lie beyond them.
+  const xs = [...[...pos.values()].flatMap((p) => [p.x, p.x + W]), ...edges.flatMap((e) => e.points.map((p) => p.x))];
+  const ys = [...[...pos.values()].flatMap((p) => [p.y, p.y + H]), ...edges.flatMap((e) => e.points.map((p) => p.y))];
+  const [dx, dy] = [PAD - Math.min(...xs), PAD - Math.min(...ys)];
+  for (const p of [...pos.values(), ...edges.flatMap((e) => e.points)]) {
+    p.x += dx;
+    p.y += dy;
+  }
+  return { width: Math.ceil(Math.max(...xs) + dx + PAD), height: Math.ceil(Math.max(...ys) + dy + PAD), pos, edges };
 }
 
 const r1 = (n: number) => Math.round(n * 10) / 10;
