@@ -52,7 +52,8 @@ export async function reviewOverlay(run: DemoRun, gh: Octokit, branch: string): 
 export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number | undefined> {
   const { options } = run;
   const slower = options.latency === "github" ? 3 : 1;
-  const deadline = Date.now() + (options.timeoutMs ?? (run.agent === "claude" ? 20 : 6) * 60_000 * slower);
+  const timeoutMs = options.timeoutMs ?? (run.agent === "claude" ? 20 : 6) * 60_000 * slower;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const j = run.journal;
     const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
@@ -86,7 +87,7 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
     } else if (settled) return undefined;
     if (Date.now() > deadline) {
       run.problems.push(
-        `timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.attempt?.hold ? `(${t.attempt.hold})` : ""}`).join(" ") : "no run started"}`,
+        `timed out after ${secs(timeoutMs)} (--timeout <seconds> gives it longer): ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.attempt?.hold ? `(${t.attempt.hold})` : ""}`).join(" ") : "no run started"}`,
       );
       return undefined;
     }
