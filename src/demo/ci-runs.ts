@@ -44,15 +44,12 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 /** What "the project's CI ran N times" means, in one sentence. */
 export function ciRunsInWords(c: CiRuns): string {
+  // Every count, zero or not: the sentence keeps one shape from run to run (README.md's sample is one).
   const ended = [
     `${c.success} passed`,
-    ...(c.failure ? [`${c.failure} failed`] : []),
-    ...(c.cancelled
-      ? [
-          `${c.cancelled} ${c.cancelled === 1 ? "was" : "were"} cancelled because a newer push to the same branch superseded ${c.cancelled === 1 ? "it" : "them"}`,
-        ]
-      : []),
-    ...(c.unfinished ? [`${c.unfinished} had not finished when the demo ended`] : []),
+    `${c.failure} failed`,
+    `${c.cancelled} cancelled because a newer push to the same branch superseded them`,
+    `${c.unfinished} still running when the demo read them`,
   ];
   const other = c.total - c.success - c.failure - c.cancelled - c.unfinished;
   if (other > 0) ended.push(`${other} ended otherwise`);
@@ -77,8 +74,8 @@ export function ciFixInWords(f: NonNullable<DemoFeedback["ciFix"]>): string {
   const counts = [
     `${success} passed`,
     `${failure} failed`,
-    ...(cancelled ? [`${cancelled} ${cancelled === 1 ? "was" : "were"} cancelled by a newer push to the branch`] : []),
-    ...(rest ? [`${rest} had not finished`] : []),
+    `${cancelled} cancelled by a newer push to the branch`,
+    ...(rest ? [`${rest} otherwise`] : []),
   ];
   return `CI fix: ${failed}; ${fixed}; ${f.status}. The project's CI ran ${plural(total, "time")} on the branch, once per push: ${counts.join(", ")}.`;
 }
