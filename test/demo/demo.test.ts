@@ -142,28 +142,7 @@ describe("forge demo", () => {
     expect(err).toMatch(/case +RUNNING +→ FAILED +attempt 1 +single: Error: test\/case\.test\.js: camelCase/);
     expect(err).not.toMatch(/→ FAILED .*Spent \$/);
 
-    // The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker.
-    expect(result.reportPath && existsSync(result.reportPath)).toBe(true);
-    const html = readFileSync(result.reportPath!, "utf8");
-    expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
-    for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
-    expect(html).toContain(`Forge run <code>${result.runId}</code>`);
-    // Spend per task: words' two attempts ($1.40 stopped, then its second), every other task's one.
-    expect(html).toContain("<th>Spend</th>");
-    expect(html).toMatch(/<code>words<\/code>[\s\S]*?<td class="n">\$1\.\d\d<\/td><\/tr>/);
-    // Self-contained: nothing is loaded from anywhere.
-    expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
-    // A report to keep: no link to the stopped local GitHub nor to the demo repository's name on
-    // github.com; every link inside the file leads to an element of it; each PR's and issue's text is in it.
-    const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
-    expect(hrefs.filter((h) => !h.startsWith("#"))).toEqual([]);
-    const anchors = new Set([...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!));
-    expect(hrefs.filter((h) => !anchors.has(h.slice(1)))).toEqual([]);
-    for (const t of result.tasks) expect(html, t.id).toContain(`<article id="pr-${t.pr}">`);
-    expect(html).toContain(`<article id="pr-${result.overlayPrs[0]!.number}">`);
-    expect(html).toContain(`<article id="issue-${result.changeRequests[0]!.issue}">`);
-    expect(html).toContain('<small class="local">(local)</small>');
-    expect(html).toMatch(/\d+ cancelled by a newer push to the branch/);
+    checkReport(result, ids);
     // The live view went to stderr: a line per state change, with the progress bar.
     expect(err).toMatch(/case {9}RUNNING {5}→ FAILED/);
     expect(err).toMatch(/▕█{16}▏ 12\/12/);
@@ -183,3 +162,28 @@ describe("forge demo", () => {
     );
   }, 600_000);
 });
+
+/** The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker; a file to keep. */
+function checkReport(result: DemoResult, ids: string[]): void {
+  expect(result.reportPath && existsSync(result.reportPath)).toBe(true);
+  const html = readFileSync(result.reportPath!, "utf8");
+  expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
+  for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
+  expect(html).toContain(`Forge run <code>${result.runId}</code>`);
+  // Spend per task: words' two attempts ($1.40 stopped, then its second), every other task's one.
+  expect(html).toContain("<th>Spend</th>");
+  expect(html).toMatch(/<code>words<\/code>[\s\S]*?<td class="n">\$1\.\d\d<\/td><\/tr>/);
+  // Self-contained: nothing is loaded from anywhere.
+  expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
+  // A report to keep: no link to the stopped local GitHub nor to the demo repository's name on
+  // github.com; every link inside the file leads to an element of it; each PR's and issue's text is in it.
+  const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+  expect(hrefs.filter((h) => !h.startsWith("#"))).toEqual([]);
+  const anchors = new Set([...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!));
+  expect(hrefs.filter((h) => !anchors.has(h.slice(1)))).toEqual([]);
+  for (const t of result.tasks) expect(html, t.id).toContain(`<article id="pr-${t.pr}">`);
+  expect(html).toContain(`<article id="pr-${result.overlayPrs[0]!.number}">`);
+  expect(html).toContain(`<article id="issue-${result.changeRequests[0]!.issue}">`);
+  expect(html).toContain('<small class="local">(local)</small>');
+  expect(html).toMatch(/\d+ cancelled by a newer push to the branch/);
+}
