@@ -111,7 +111,7 @@ describe("the npm package", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("Usage: forge");
     for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor"]) expect(r.stdout).toContain(`  ${c} `);
- 
+
     // Each command's own help is its text only: not the build's trailing `//# sourceMappingURL=` comment.
     for (const c of ["sim", "demo"]) {
       const h = await exec(forge, [c, "--help"], project, 60_000);
