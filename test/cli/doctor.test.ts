@@ -48,6 +48,11 @@ beforeAll(async () => {
   });
   await api("POST", "/repos/octo/ready/rulesets", stateBranchRuleset(app.id));
   sim.control.setSecret("octo/ready", "ANTHROPIC_API_KEY", "sk-test");
+  // The runner opens each task's pull request with the job's token.
+  await api("PUT", "/repos/octo/ready/actions/permissions/workflow", {
+    default_workflow_permissions: "read",
+    can_approve_pull_request_reviews: true,
+  });
   await api("PUT", "/repos/octo/ready/branches/main/protection", {
     required_status_checks: null,
     enforce_admins: false,
@@ -94,7 +99,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-type Check = { id: string; verdict: string; detail: string; fix?: string };
+type Warning = { rule: string; source: string; branch?: string; effect: string; fix: string; blocks: boolean };
+type Check = { id: string; verdict: string; detail: string; fix?: string; warnings?: Warning[]; notes?: string[] };
 async function doctor(repo: string, token?: string): Promise<{ code: number; checks: Check[]; out: string }> {
   const r = await runForge(
     ["doctor", "--repo", repo, "--dir", dir, "--api-url", sim.apiUrl, "--json", ...(token ? ["--token", token] : [])],
@@ -115,14 +121,19 @@ describe("forge doctor", () => {
       "state-ruleset": "pass",
       secret: "pass",
       branches: "pass",
+      settings: "pass",
     });
     expect(r.code).toBe(0);
-    expect(r.checks.find((c) => c.id === "branches")!.detail).toContain("main: 1 approval(s)");
+    expect(r.checks.flatMap((c) => c.warnings ?? [])).toEqual([]);
+    // What only makes the final pull request wait for a person is said, not warned about.
+    expect(r.checks.find((c) => c.id === "branches")!.notes).toContain(
+      "the final pull request waits for 1 approving review(s) (main's protection)",
+    );
     // The text form: one line per check.
     const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], dir);
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/^✓ the Forge App is installed/m);
-    expect(text.out).toContain("All 6 checks passed.");
+    expect(text.out).toContain("All 7 checks passed.");
   });
 
   it("fails each check on a repository that gets each wrong, and says how to fix it", async () => {
@@ -140,7 +151,20 @@ describe("forge doctor", () => {
     expect(by["state-ruleset"]!.fix).toMatch(/Protect the state branches/);
     expect(by.secret).toMatchObject({ verdict: "fail", detail: "no Actions secret ANTHROPIC_API_KEY" });
     expect(by.branches).toMatchObject({ verdict: "fail" });
-    expect(by.branches!.detail).toMatch(/pull_request on task branches, pull_request on the integration branch/);
+    // Required reviews on every branch: neither the App's journal nor the runner's pushes can be
+    // written (Forge cannot work), and each task would wait for an approval.
+    const reviews = by.branches!.warnings!.filter(
+      (w) => w.rule === "pull_request" && w.source.startsWith('ruleset "everything through review"'),
+    );
+    expect(reviews.map((w) => [w.branch, w.blocks])).toEqual([
+      ["forge/plan-1a2b3c4/_state", true],
+      ["forge/plan-1a2b3c4/task/1", true],
+      ["forge/plan-1a2b3c4/_integration", false],
+    ]);
+    expect(reviews[0]!.effect).toBe("the App cannot write its journal: changes must be made through a pull request");
+    expect(reviews[1]!.effect).toBe("the runner cannot push task branches: changes must be made through a pull request");
+    expect(reviews[1]!.fix).toMatch(/exclude refs\/heads\/forge\/\*\* from ruleset "everything through review"/);
+    expect(reviews[2]!.effect).toMatch(/^required reviews: each task waits for 1 approving review before Forge can merge it/);
 
     const elsewhere = await doctor("octo/elsewhere", admin);
     expect(elsewhere.checks.find((c) => c.id === "app")).toMatchObject({
@@ -195,8 +219,12 @@ describe("forge doctor", () => {
       "state-ruleset": "pass",
       secret: "skip",
       branches: "pass",
+      settings: "skip",
     });
     expect(r.code).toBe(0);
+    expect(r.checks.find((c) => c.id === "settings")!.detail).toMatch(
+      /^not checked: Actions' workflow permissions \(needs a token of a repository admin/,
+    );
     expect(r.checks.find((c) => c.id === "secret")!.detail).toMatch(/needs a token of a repository admin/);
 
     const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));

@@ -5,8 +5,9 @@
 // context.ts holds the request context, the result and the helpers the groups share; each group of
 // operations is a file of its own.
 import { ZERO } from "../domain/index.js";
-import { actionsPermissionsHandlers } from "../actions-permissions.js";
+import { actionsPermissionsHandlers, workflowPermissionsHandlers } from "../actions-permissions.js";
 import { branchProtectionHandlers } from "../branch-protection.js";
+import { repoSettingsHandlers } from "../repo-settings.js";
 import { rulesetHandlers } from "../rulesets.js";
 import { reviewHandlers } from "../reviews.js";
 import { secretHandlers } from "../secrets.js";
@@ -30,6 +31,8 @@ export const handlers: Record<string, Handler> = {
   ...rulesetHandlers,
   ...branchProtectionHandlers,
   ...actionsPermissionsHandlers,
+  ...workflowPermissionsHandlers,
+  ...repoSettingsHandlers,
   ...secretHandlers,
   ...reviewHandlers,
 };
