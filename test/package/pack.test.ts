@@ -113,7 +113,7 @@ describe("the npm package", () => {
     for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor"]) expect(r.stdout).toContain(`  ${c} `);
 
     // Each command's own help is its text only: not the build's trailing `//# sourceMappingURL=` comment.
-    for (const c of ["sim", "demo"]) {
+    for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor", "report"]) {
       const h = await exec(forge, [c, "--help"], project, 60_000);
       expect(h.code, h.stderr).toBe(0);
       expect(h.stdout, c).not.toContain("sourceMappingURL");
