@@ -67,6 +67,7 @@ export const OPERATIONS = [
   "pulls/get",
   "pulls/update",
   "pulls/merge",
+  "pulls/update-branch",
   "pulls/list-files",
   "pulls/create-review",
   "pulls/list-reviews",

@@ -18,6 +18,7 @@ import { gitDatabaseHandlers } from "./git-database.js";
 import { issueHandlers } from "./issues.js";
 import { pullHandlers } from "./pulls.js";
 import { repoHandlers } from "./repos.js";
+import { updateBranchHandlers } from "./update-branch.js";
 
 export type { Handler, RestCtx, Result } from "./context.js";
 
@@ -26,6 +27,7 @@ export const handlers: Record<string, Handler> = {
   ...repoHandlers,
   ...gitDatabaseHandlers,
   ...pullHandlers,
+  ...updateBranchHandlers,
   ...issueHandlers,
   ...checkHandlers,
   ...rulesetHandlers,

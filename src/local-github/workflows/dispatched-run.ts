@@ -190,6 +190,7 @@ export function dispatchedRun(
         cr.output = { ...cr.output, annotations_count: cr.annotations.length };
       }
       self.emitJob(repo, run, j, "completed");
+      self.emitCheckRun(repo, run, j, "completed");
     },
     complete(conclusion) {
       if (run.status === "completed") return;
@@ -198,15 +199,11 @@ export function dispatchedRun(
       run.status = "completed";
       run.conclusion = conclusion ?? (run.cancelRequested ? "cancelled" : worst === "skipped" ? "success" : worst);
       run.updatedAt = now();
-      const suite = core.state.suites.get(run.checkSuiteId);
-      if (suite) {
-        suite.status = "completed";
-        suite.conclusion = run.conclusion;
-        suite.updatedAt = run.updatedAt;
-      }
       self.expireTokens(run.id);
       self.aborts.delete(run.id);
+      // The workflow run and its check suite complete together; GitHub promises no order between their webhooks.
       void self.emitRun(repo, run, "completed");
+      void self.completeSuite(repo, run);
     },
   };
 }
