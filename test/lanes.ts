@@ -174,7 +174,14 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/model-proxy.test.ts",
     // Chromium.
     "test/app/setup.browser.test.ts",
+    "test/demo/report.browser.test.ts",
     "test/onboarding/first-run.e2e.test.ts",
   ],
-  release: ["test/demo/demo.test.ts", "test/demo/demo-claude.test.ts", "test/package/pack.test.ts", "test/chaos/chaos.test.ts"],
+  release: [
+    "test/demo/demo.test.ts",
+    "test/demo/demo-plans.test.ts",
+    "test/demo/demo-claude.test.ts",
+    "test/package/pack.test.ts",
+    "test/chaos/chaos.test.ts",
+  ],
 };

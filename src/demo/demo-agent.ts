@@ -69,7 +69,7 @@ export async function captain(
   }
   const stages = await loadPlanStages(planDir);
   const n = await overlayNumber(text, cwd, stages.planId);
-  if (n > stages.overlays.length) {
+  if (n <= stages.committed || n > stages.overlays.length) {
     say(`Error: Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} to answer it with`);
     return 1;
   }

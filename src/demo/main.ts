@@ -9,66 +9,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../local-github/latency/profile.js";
 import { DemoPlanError } from "./plan-stages.js";
-import { runDemo, type DemoAgent, type DemoResult } from "./run.js";
-
-const secs = (ms: number | undefined) => (ms === undefined ? "" : `${(ms / 1000).toFixed(1)} s`);
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd();
-  return [fmt(headers), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(fmt)].join("\n");
-}
-
-export function summary(r: DemoResult): string {
-  const rows = r.tasks.map((t) => [
-    t.id,
-    t.kind,
-    t.status,
-    String(t.attempts),
-    t.pr !== undefined ? `#${t.pr}` : "",
-    secs(t.timeMs),
-    [
-      t.addedBy ? `added by ${t.addedBy}` : t.retries ? `${t.retries} retry` : "",
-      t.reviewIterations ? `${t.reviewIterations} review revision` : "",
-      t.ciFixes ? `${t.ciFixes} CI fix` : "",
-    ]
-      .filter(Boolean)
-      .join(", "),
-  ]);
-  const out = ["", table(["Task", "Kind", "Status", "Attempts", "PR", "Time", ""], rows), ""];
-  for (const f of r.followups)
-    out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
-  for (const c of r.changeRequests)
-    out.push(
-      `Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`,
-    );
-  for (const p of r.overlayPrs)
-    out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);
-  const { review, ciFix } = r.feedback;
-  if (review)
-    out.push(
-      `Review: octocat asked for changes on #${review.pr} (${review.task}); the agent answered in revision ${review.iteration}${review.reply ? " and replied in the comment's thread" : ""}; ${review.approvalId !== undefined ? `approved at ${review.approvedHead?.slice(0, 7) ?? "?"}` : "not approved"}; ${review.status}`,
-    );
-  if (ciFix)
-    out.push(
-      `CI fix: the required check \`${ciFix.failedCheck}\` failed on ${ciFix.task}'s first head; fix revision ${ciFix.iteration} on the same PR${ciFix.pr !== undefined ? ` #${ciFix.pr}` : ""}; ${ciFix.status} (${ciFix.conclusions.join(", ")})`,
-    );
-  if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
-  if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
-  if (r.testsOnIntegration) out.push(`Tests on the integration branch (node --test): ${r.testsOnIntegration.summary}`);
-  out.push(
-    `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}); the project's CI ran ${r.jobs.ci} times beside them.`,
-  );
-  for (const n of r.notes) out.push(`Note: ${n}`);
-  out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);
-  for (const p of r.problems) out.push(`  - ${p}`);
-  if (r.reportPath) out.push(`Report: ${r.reportPath}`);
-  return `${out.join("\n")}\n`;
-}
+import { runDemo, type DemoAgent } from "./run.js";
+import { summary } from "./summary.js";
 
 async function cli(argv: string[]): Promise<number> {
   const { values } = parseArgs({

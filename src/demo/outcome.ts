@@ -2,7 +2,7 @@
 // PRs, follow-ups, Change Requests, the final PR, the tracker), the project's tests on the
 // integration branch, and the HTML report and JSON result written to the output folder.
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Octokit } from "@octokit/rest";
@@ -10,12 +10,11 @@ import type { Journal } from "../core/journal.js";
 import { LABELS } from "../core/layout.js";
 import type { Sim } from "../local-github/server.js";
 import type { PlanStages } from "./plan-stages.js";
-import { DEMO_OWNER, DEMO_REPO } from "./project.js";
-import { renderReport, type ReportTask } from "../core/render/run-report.js";
+import { DEMO_OWNER, DEMO_REPO, FULL } from "./project.js";
+import { renderReport, type LinkMap, type ReportTask } from "../core/render/run-report.js";
 import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
 
 const run = promisify(execFile);
-const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
 
 /** What the demo saw of the App's decisions while the run went. */
 export interface RunRecord {
@@ -122,19 +121,68 @@ export async function readOutcome(
   };
 }
 
-/** The report, with every task PR's body (the rendered walkthroughs) so it stands alone; and the JSON result beside it. */
+/**
+ * Where a link of the run's bodies leads once the demo has ended: a pull request or issue of the
+ * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`), on
+ * github.com under the demo repository's name (which the App writes in check links, and which does
+ * not exist there) or relative (to a page of the local GitHub) is local; any other address is kept.
+ */
+export function demoLinks(webUrl: string, inReport: { pulls: number[]; issues: number[]; finalPr?: number; tracker?: number }): LinkMap {
+  const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const repo = new RegExp(`^(?:${quote(webUrl.replace(/\/+$/, ""))}|https?://github\\.com)/${quote(FULL)}(?=[/?#]|$)(.*)$`, "i");
+  const local = new RegExp(`^${quote(webUrl.replace(/\/+$/, ""))}(?=[/?#]|$)`, "i");
+  return (url) => {
+    const m = repo.exec(url);
+    // A relative link is relative to a page of the local GitHub, not to this file.
+    if (!m) return local.test(url) || !/^([a-z][a-z0-9+.-]*:|#)/i.test(url) ? { local: url } : undefined;
+    const n = Number(/^\/(?:pull|issues)\/(\d+)(?:[/?#]|$)/.exec(m[1]!)?.[1] ?? Number.NaN);
+    if (n === inReport.finalPr) return { href: "#final-pr" };
+    if (n === inReport.tracker) return { href: "#tracker" };
+    if (inReport.pulls.includes(n)) return { href: `#pr-${n}` };
+    if (inReport.issues.includes(n)) return { href: `#issue-${n}` };
+    return { local: url };
+  };
+}
+
+/**
+ * The report, standing alone once the local GitHub is gone: every task, follow-up and overlay PR's
+ * body (the rendered walkthroughs), every Change Request's issue, the tracker and the final PR in
+ * it, links between them inside the file, the rest marked local; and the JSON result beside it.
+ */
 export async function writeReport(
   user: Octokit,
-  out: { outDir: string; agent: DemoAgent; stages: PlanStages; journal: Journal | undefined; outcome: Outcome; log: string[] },
+  out: {
+    outDir: string;
+    agent: DemoAgent;
+    stages: PlanStages;
+    journal: Journal | undefined;
+    outcome: Outcome;
+    log: string[];
+    webUrl: string;
+    facts: string[];
+  },
   result: DemoResult,
 ): Promise<void> {
   const { stages, outcome } = out;
   const j = out.journal;
+  const r = { owner: DEMO_OWNER, repo: DEMO_REPO };
   const prBodies: { number: number; title: string; body: string }[] = [];
-  for (const n of [...result.tasks.map((t) => t.pr), ...result.followups.map((f) => f.pr)].filter((x): x is number => x !== undefined)) {
-    const { data } = await user.rest.pulls.get({ owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: n });
+  const prNumbers = [...result.tasks.map((t) => t.pr), ...result.followups.map((f) => f.pr), ...result.overlayPrs.map((p) => p.number)];
+  for (const n of [...new Set(prNumbers)].filter((x): x is number => x !== undefined)) {
+    const { data } = await user.rest.pulls.get({ ...r, pull_number: n });
     prBodies.push({ number: n, title: data.title, body: data.body ?? "" });
   }
+  const issues: { number: number; title: string; body: string }[] = [];
+  for (const n of result.changeRequests.map((c) => c.issue).filter((x): x is number => x !== undefined)) {
+    const { data } = await user.rest.issues.get({ ...r, issue_number: n });
+    issues.push({ number: n, title: data.title, body: data.body ?? "" });
+  }
+  const links = demoLinks(out.webUrl, {
+    pulls: prBodies.map((p) => p.number),
+    issues: issues.map((i) => i.number),
+    ...(outcome.finalPr ? { finalPr: outcome.finalPr.number } : {}),
+    ...(outcome.trackerIssue !== undefined ? { tracker: outcome.trackerIssue } : {}),
+  });
   const reportTasks: ReportTask[] = result.tasks.map((t, i) => ({
     id: t.id,
     kind: t.kind,
@@ -163,7 +211,10 @@ export async function writeReport(
     followups: result.followups,
     ...(result.testsOnIntegration ? { testsOnIntegration: result.testsOnIntegration } : {}),
     notes: result.notes,
+    facts: out.facts,
     pulls: prBodies,
+    issues,
+    links,
     log: out.log,
   });
   const base = `forge-demo-${result.runId ?? "no-run"}`;
@@ -173,8 +224,18 @@ export async function writeReport(
   writeFileSync(result.jsonPath, `${JSON.stringify(result, null, 2)}\n`);
 }
 
-/** Clones the integration branch and runs `node --test` there: the work of every task, together. */
-export async function testIntegration(sim: Sim, token: string, branch: string, scratch: string): Promise<DemoResult["testsOnIntegration"]> {
+/**
+ * Clones the integration branch and runs the plan's own checks there (its `test_command`s, one
+ * after another in a shell): the work of every task, together. Passes when every command exits 0;
+ * the counts are those `node --test` prints (`# pass N`), summed.
+ */
+export async function testIntegration(
+  sim: Sim,
+  token: string,
+  branch: string,
+  scratch: string,
+  commands: string[],
+): Promise<DemoResult["testsOnIntegration"]> {
   const dir = path.join(scratch, "integration");
   const auth = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
   const env = {
@@ -187,14 +248,41 @@ export async function testIntegration(sim: Sim, token: string, branch: string, s
   try {
     await run("git", ["clone", "--quiet", "--depth", "1", "--branch", branch, `${sim.gitUrl}/${FULL}.git`, dir], { env });
   } catch (e) {
-    return { ok: false, pass: 0, fail: 0, summary: `could not clone ${branch}: ${(e as Error).message.split("\n")[0]}` };
+    return { ok: false, commands, pass: 0, fail: 0, summary: `could not clone ${branch}: ${(e as Error).message.split("\n")[0]}` };
   }
-  const out = await run(process.execPath, ["--test"], { cwd: dir, env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 }).then(
-    (r) => ({ code: 0, text: r.stdout }),
-    (e: { code?: number; stdout?: string }) => ({ code: e.code ?? 1, text: e.stdout ?? "" }),
-  );
-  const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
-  const pass = count("pass");
-  const fail = count("fail");
-  return { ok: out.code === 0 && pass > 0, pass, fail, summary: `${pass} passed, ${fail} failed` };
+  let pass = 0;
+  let fail = 0;
+  const failed: string[] = [];
+  const home = path.join(scratch, "integration-home");
+  mkdirSync(home, { recursive: true });
+  for (const command of commands) {
+    const out = await run("sh", ["-c", command], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: home, CI: "1" },
+      timeout: 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
+      (r) => ({ code: 0, text: r.stdout }),
+      (e: { code?: number | string; stdout?: string; stderr?: string }) => ({
+        code: typeof e.code === "number" ? e.code : 1,
+        text: `${e.stdout ?? ""}\n${e.stderr ?? ""}`,
+      }),
+    );
+    const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
+    pass += count("pass");
+    fail += count("fail");
+    if (out.code !== 0) failed.push(`\`${command}\` exited ${out.code}${lastLine(out.text)}`);
+  }
+  const counts = `${pass} passed, ${fail} failed`;
+  return { ok: failed.length === 0, commands, pass, fail, summary: failed.length ? `${counts}; ${failed.join("; ")}` : counts };
+}
+
+/** The last non-empty line of a command's output, as `: <line>` (at most 160 characters), for its failure. */
+function lastLine(text: string): string {
+  const line = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1);
+  return line ? `: ${line.slice(0, 160)}` : "";
 }

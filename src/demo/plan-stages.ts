@@ -1,8 +1,13 @@
 /**
- * A plan folder as `forge demo` replays it: the plan a person commits first (the *base*: every
- * overlay taken out), and for the n-th Change Request of the run, the files the Captain commits
- * (overlay n, its new task files and dag.json with overlays 1..n). A plan without overlays is its own
- * base and expects no Change Request.
+ * A plan folder as `forge demo` replays it. Its overlays are of two kinds:
+ * - *committed*: part of the plan a person commits, as the App runs `dag.json` with every overlay
+ *   the plan folder holds (docs/formats.md#overlays);
+ * - *to come*: the last overlays, one for each Change Request the plan's tasks are scripted to raise
+ *   (an `escalate` outcome in a `forge-scripted-agent` block, as textkit's `release` has): the
+ *   Captain answers the run's n-th Change Request with the n-th of them.
+ * The *base* is what the person commits: every to-come overlay taken out (its file, its new task
+ * files, its nodes and edges in dag.json). A plan whose tasks escalate nowhere (any plan not
+ * written for the scripted agent) is committed whole.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -11,6 +16,7 @@ import { planDir } from "../core/layout.js";
 import { loadPlan } from "../core/plan/index.js";
 import { validatePlan } from "../core/plan/validate.js";
 import { formatProblem } from "../core/problems.js";
+import { parseScriptedTask } from "../fake-agents/scripted-agent.js";
 import type { Dag } from "../core/schemas/dag.js";
 
 export interface OverlayStage {
@@ -27,10 +33,22 @@ export interface PlanStages {
   /** Every node of the full plan (overlays applied). */
   dag: Dag;
   overlays: OverlayStage[];
+  /** How many of `overlays`, from the first, the person commits with the plan (the rest are to come). */
+  committed: number;
+  /** The overlays the Captain writes, in order, answering the run's Change Requests. */
+  toCome: OverlayStage[];
   /** Repository files of the base plan (paths under `.forge/plans/<planId>/`). */
   baseFiles: Record<string, string>;
-  /** Files the Captain commits for Change Request number `n` (1-based), with `crId` filled in. */
+  /**
+   * Files the Captain commits for overlay number `n` (1-based, as in `overlay-NNN.md`: the first
+   * to come is `committed + 1`), with `crId` filled in.
+   */
   captainFiles(n: number, crId: string): Record<string, string>;
+  /**
+   * The plan's own checks: the distinct `test_command`s of its task files, in DAG order, run on the
+   * integration branch at the end; the demo project's `npm test` when no task names one.
+   */
+  testCommands: string[];
   /** The task file text of a node (plan-relative), for directives the demo reads. */
   taskText(id: string): string | undefined;
 }
@@ -68,6 +86,22 @@ function dagWith(dag: Dag, overlays: OverlayStage[], keep: number): Dag {
   return { ...dag, nodes, metadata: { ...dag.metadata, totalTasks: nodes.length - refineries, totalRefineries: refineries } };
 }
 
+/** How many Change Requests the plan's tasks are scripted to raise: attempts whose outcome is `escalate`. */
+export function scriptedEscalations(files: Record<string, string>): number {
+  let n = 0;
+  for (const [rel, text] of Object.entries(files)) {
+    if (!/^tasks\/[^/]+\.md$/.test(rel)) continue;
+    try {
+      const { directives } = parseScriptedTask(text);
+      n += Object.values(directives.attempts).filter((b) => b.outcome === "escalate").length;
+      if (directives.default.outcome === "escalate") n++;
+    } catch {
+      // A block the scripted agent cannot read scripts nothing (the agent itself reports it).
+    }
+  }
+  return n;
+}
+
 /** Reads and validates a plan folder (`forge validate` rules) and splits it into stages. */
 export async function loadPlanStages(dir: string): Promise<PlanStages> {
   const parsed = await loadPlan(dir);
@@ -89,24 +123,31 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
       return { id: fm.id, cr: fm.cr, addedTasks: fm.added_tasks ?? [], addedEdges: fm.added_edges ?? [] };
     });
   const root = planDir(dag.planId);
-  const added = new Set(overlays.flatMap((o) => o.addedTasks));
+  const byId = new Map(parsed.tasks.map((t) => [t.data?.id, t.data?.test_command]));
+  const named = [...new Set(dag.nodes.map((n) => byId.get(n.id)).filter((c): c is string => !!c?.trim()))];
+  const committed = Math.max(0, overlays.length - scriptedEscalations(files));
+  const toCome = overlays.slice(committed);
+  const added = new Set(toCome.flatMap((o) => o.addedTasks));
+  const later = new Set(toCome.map((o) => `overlays/${o.id}.md`));
   const baseFiles: Record<string, string> = {};
   for (const [rel, text] of Object.entries(files)) {
-    if (rel.startsWith("overlays/")) continue;
+    if (later.has(rel)) continue;
     if (rel.startsWith("tasks/") && added.has(rel.slice("tasks/".length, -".md".length))) continue;
-    baseFiles[`${root}/${rel}`] = rel === "dag.json" ? dagText(dagWith(dag, overlays, 0)) : text;
+    baseFiles[`${root}/${rel}`] = rel === "dag.json" ? (toCome.length ? dagText(dagWith(dag, overlays, committed)) : text) : text;
   }
   return {
     planId: dag.planId,
     dir,
     dag,
     overlays,
+    committed,
+    toCome,
     baseFiles,
     captainFiles(n, crId) {
-      const o = overlays[n - 1];
+      const o = n > committed ? overlays[n - 1] : undefined;
       if (!o)
         throw new DemoPlanError(
-          `Change Request ${crId} is number ${n} of the run, but the plan has ${overlays.length} overlay(s) to answer with`,
+          `Change Request ${crId} asks for overlay-${String(n).padStart(3, "0")}, but the plan has ${toCome.length} overlay(s) to come after its ${committed} committed one(s)`,
         );
       const out: Record<string, string> = {};
       const name = `overlays/${o.id}.md`;
@@ -119,6 +160,7 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
       out[`${root}/dag.json`] = dagText(dagWith(dag, overlays, n));
       return out;
     },
+    testCommands: named.length ? named : ["npm test"],
     taskText: (id) => files[`tasks/${id}.md`],
   };
 }

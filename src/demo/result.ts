@@ -3,9 +3,10 @@
 // tests on the integration branch, and the report written.
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
+import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
-import { CI_FIX_TASK, readFeedback, REVIEWED_TASK } from "./review.js";
+import { feedbackExpected, readFeedback, REVIEWED_TASK } from "./review.js";
 import type { DemoRun } from "./run.js";
 import type { DemoResult } from "./types.js";
 
@@ -16,7 +17,9 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
   const j = loaded?.state.journal ?? run.journal;
   const durationMs = run.view.elapsed();
   const outcome = await readOutcome(user, j, loaded?.state.facts, run.stages, run.record, finalPrNumber);
-  const testsOnIntegration = j ? await testIntegration(sim, sim.control.userToken(PERSON), j.integrationBranch, run.scratch) : undefined;
+  const testsOnIntegration = j
+    ? await testIntegration(sim, sim.control.userToken(PERSON), j.integrationBranch, run.scratch, run.stages.testCommands)
+    : undefined;
 
   if (!j) problems.push("no run started");
   else {
@@ -25,11 +28,16 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     if (notMerged.length) problems.push(`not merged: ${notMerged.join(", ")}`);
     if (outcome.finalPr === undefined) problems.push("no final PR");
   }
-  const feedback = await readFeedback(user, j, run.reviewer?.review);
+  const ciRuns = await readCiRuns(user);
+  const expects = feedbackExpected(run.stages);
+  const feedback = await readFeedback(user, j, run.reviewer?.review, expects.ciFix);
   if (j) {
-    // The feedback loop the demo shows: a review answered on the same PR, then approved; a red CI fixed.
+    // The feedback loop the demo shows where the plan scripts it (textkit): a review answered on the
+    // same PR, then approved; a red CI fixed.
     const { review, ciFix } = feedback;
-    if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
+    if (!expects.review) {
+      // No task of this plan is the one the demo's person reviews.
+    } else if (!review) problems.push(`${REVIEWED_TASK}'s PR was never reviewed by the demo's person`);
     else {
       if (review.iteration < 1) problems.push(`the review of ${REVIEWED_TASK} started no revision`);
       if (!review.reply)
@@ -38,13 +46,17 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
         );
       if (review.approvalId === undefined) problems.push(`the demo's person did not approve ${REVIEWED_TASK}'s revision`);
     }
-    if (!ciFix) problems.push(`${CI_FIX_TASK}'s failing CI started no fix revision`);
+    if (expects.ciFix && !ciFix) problems.push(`${expects.ciFix}'s failing CI started no fix revision`);
+    // An overlay the Captain was to write, for a Change Request that never came.
+    const unused = run.stages.toCome.slice(j.changeRequests.length).map((o) => o.id);
+    if (unused.length)
+      notes.push(
+        `${unused.join(", ")} went unused: the plan's tasks were scripted to raise ${run.stages.toCome.length} Change Request(s), the run raised ${j.changeRequests.length}`,
+      );
   }
   if (testsOnIntegration && !testsOnIntegration.ok)
-    notes.push(
-      testsOnIntegration.pass + testsOnIntegration.fail === 0
-        ? `node --test found no tests on the integration branch (${testsOnIntegration.summary})`
-        : `the project's tests fail on the integration branch: ${testsOnIntegration.summary}`,
+    problems.push(
+      `the plan's checks fail on the integration branch (${testsOnIntegration.commands.join("; ")}): ${testsOnIntegration.summary}`,
     );
 
   const result: DemoResult = {
@@ -59,15 +71,22 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     followups: outcome.followups,
     changeRequests: outcome.changeRequests,
     overlayPrs: run.overlayPrs,
-    overlays: j?.plan.overlays ?? [],
+    // Those committed with the plan (in its dag.json from the start), then those the run applied.
+    overlays: [...run.stages.overlays.slice(0, run.stages.committed).map((o) => o.id), ...(j?.plan.overlays ?? [])],
     ...(outcome.finalPr ? { finalPr: outcome.finalPr } : {}),
     ...(outcome.trackerIssue !== undefined ? { trackerIssue: outcome.trackerIssue } : {}),
     ...(testsOnIntegration ? { testsOnIntegration } : {}),
     notes,
     jobs: run.jobs,
+    ciRuns,
     feedback,
     schemaViolations: sim.violations.length,
   };
-  await writeReport(user, { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log }, result);
+  const facts = [...(feedback.ciFix ? [ciFixInWords(feedback.ciFix)] : []), ciRunsInWords(ciRuns)];
+  await writeReport(
+    user,
+    { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log, webUrl: sim.url, facts },
+    result,
+  );
   return result;
 }

@@ -9,6 +9,9 @@
 import type { Octokit } from "@octokit/rest";
 import type { Journal } from "../core/journal.js";
 import { iterationOf, prHead } from "../core/task-rules.js";
+import { parseScriptedTask } from "../fake-agents/scripted-agent.js";
+import { wipMarker } from "./demo-agent.js";
+import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO } from "./project.js";
 
 /** The task whose PR the demo's person reviews. */
@@ -97,14 +100,33 @@ export class DemoReviewer {
   }
 }
 
-/** The task whose first head fails the project's CI (its task file names a `wip_marker`). */
-export const CI_FIX_TASK = "truncate";
+/**
+ * The feedback the plan scripts, which the demo then demands: the person's review when the plan has
+ * the reviewed task writing the reviewed file (textkit's `pad`); a CI fix for the first task whose
+ * `forge-scripted-agent` block names a `wip_marker` (textkit's `truncate`). Other plans script neither.
+ */
+export function feedbackExpected(stages: PlanStages): { review: boolean; ciFix?: string } {
+  const reviewed = stages.taskText(REVIEWED_TASK);
+  let review = false;
+  try {
+    review = reviewed !== undefined && parseScriptedTask(reviewed).files.some(([file]) => file === REVIEW.path);
+  } catch {
+    // A task file the scripted agent cannot read writes nothing to review.
+  }
+  const ciFix = stages.dag.nodes.find((n) => wipMarker(stages.taskText(n.id)) !== undefined)?.id;
+  return { review, ...(ciFix ? { ciFix } : {}) };
+}
 
 /**
  * The feedback loop as it ended, read back from GitHub and the run's journal: the review, its
  * thread's reply and the approval; the CI fix with the required check's conclusions on the PR's heads.
  */
-export async function readFeedback(user: Octokit, j: Journal | undefined, review: DemoReview | undefined): Promise<DemoFeedback> {
+export async function readFeedback(
+  user: Octokit,
+  j: Journal | undefined,
+  review: DemoReview | undefined,
+  ciFixTask: string | undefined,
+): Promise<DemoFeedback> {
   const out: DemoFeedback = {};
   const r = { owner: DEMO_OWNER, repo: DEMO_REPO };
   if (review) {
@@ -121,22 +143,26 @@ export async function readFeedback(user: Octokit, j: Journal | undefined, review
       iteration: t ? iterationOf(t) : 0,
     };
   }
-  const t = j?.tasks.find((x) => x.id === CI_FIX_TASK);
+  const t = ciFixTask === undefined ? undefined : j?.tasks.find((x) => x.id === ciFixTask);
   const a = t?.attempt;
   if (t && a?.ciFixes) {
     // The project's CI on the task's branch, oldest first: red on the first head, green on the fix.
     const conclusions: string[] = [];
-    {
-      const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: a.branch, event: "push", per_page: 100 });
-      for (const run of [...data.workflow_runs].filter((w) => w.name === "CI").sort((a, b) => a.id - b.id))
-        conclusions.push(`${run.head_sha.slice(0, 7)} ${run.conclusion ?? run.status ?? "?"}`);
-    }
+    const { data } = await user.rest.actions.listWorkflowRunsForRepo({ ...r, branch: a.branch, event: "push", per_page: 100 });
+    const runs = [...data.workflow_runs].filter((w) => w.name === "CI").sort((x, y) => x.id - y.id);
+    for (const run of runs) conclusions.push(`${run.head_sha.slice(0, 7)} ${run.conclusion ?? run.status ?? "?"}`);
+    const red = runs.find((w) => w.conclusion === "failure");
+    const green = runs.findLast((w) => w.conclusion === "success");
+    const counted = (c: string) => runs.filter((w) => w.conclusion === c).length;
     out.ciFix = {
       task: t.id,
       ...(a.prNumber !== undefined ? { pr: a.prNumber } : {}),
       failedCheck: "check",
       iteration: a.revision.iteration,
       status: t.status,
+      ...(red ? { failedHead: red.head_sha.slice(0, 7) } : {}),
+      ...(green && green.id > (red?.id ?? 0) ? { fixedHead: green.head_sha.slice(0, 7) } : {}),
+      runs: { total: runs.length, success: counted("success"), failure: counted("failure"), cancelled: counted("cancelled") },
       conclusions,
     };
   }
@@ -160,6 +186,11 @@ export interface DemoFeedback {
     failedCheck: string;
     iteration: number;
     status: string;
+    /** The head the required check failed on, and the fix revision's head it passed on (7 characters). */
+    failedHead?: string;
+    fixedHead?: string;
+    /** The project's CI runs on the task's branch, counted by conclusion. */
+    runs: { total: number; success: number; failure: number; cancelled: number };
     /** The project's CI runs on the task's branch, oldest first (`<sha7> <conclusion>`). */
     conclusions: string[];
   };

@@ -42,6 +42,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   return new DemoRun(options, stages).run();
 }
 
+/** The plan as the person commits it: its nodes, its committed overlays, and the overlays the Captain will write. */
+export function planShape(stages: PlanStages): string {
+  const comingNodes = stages.toCome.flatMap((o) => o.addedTasks).length;
+  const parts = [`${stages.dag.nodes.length - comingNodes} nodes`];
+  if (stages.committed) parts.push(`${stages.committed} overlay(s) committed with it`);
+  if (stages.toCome.length) parts.push(`${stages.toCome.length} overlay(s) to come from the Captain`);
+  return parts.join(", ");
+}
+
 /** One `forge demo`: the services it starts, what it saw of the App's decisions, the person's part, the outcome. */
 export class DemoRun {
   readonly agent: DemoAgent;
@@ -86,7 +95,7 @@ export class DemoRun {
     const { stages, view } = this;
     try {
       view.line(
-        `Forge demo — plan ${view.color("1", stages.planId)} (${stages.dag.nodes.length - stages.overlays.flatMap((o) => o.addedTasks).length} nodes, ${stages.overlays.length} overlay(s) to come), agent: ${this.agent === "claude" ? "the real Claude Code CLI against the scripted model server" : "the scripted agent"}`,
+        `Forge demo — plan ${view.color("1", stages.planId)} (${planShape(stages)}), agent: ${this.agent === "claude" ? "the real Claude Code CLI against the scripted model server" : "the scripted agent"}`,
       );
       const { sim, appId } = await startGitHubAndApp(this);
       await createRepository(this, sim, appId);

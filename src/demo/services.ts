@@ -150,7 +150,7 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
   if (run.agent === "claude") {
     const model = (run.services.model = await startModelServer({
       script: demoClaudeScript(12, (n, crId) =>
-        n <= stages.overlays.length
+        n > stages.committed && n <= stages.overlays.length
           ? stages.captainFiles(n, crId)
           : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`,
       ),

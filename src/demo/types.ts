@@ -1,6 +1,7 @@
 // What `forge demo` takes and gives back: its options, and the result (tasks, PRs, the person's
 // feedback, checks) that main.ts prints and the tests read.
 import type { LatencyProfileName } from "../local-github/latency/profile.js";
+import type { CiRuns } from "./ci-runs.js";
 import type { DemoFeedback } from "./review.js";
 
 export type DemoAgent = "scripted" | "claude";
@@ -56,13 +57,17 @@ export interface DemoResult {
   changeRequests: { id: string; emittedBy: string; title: string; status: string; overlayId?: string; issue?: number }[];
   /** The Captain's overlay PRs (opened by the Forge action), which the person merged. */
   overlayPrs: { number: number; title: string; head: string; merged: boolean }[];
+  /** The overlays of the run's plan: those committed with it, then those the run applied (the Captain's). */
   overlays: string[];
   finalPr?: { number: number; title: string; head: string; base: string };
   trackerIssue?: number;
-  testsOnIntegration?: { ok: boolean; pass: number; fail: number; summary: string };
+  /** The plan's own checks (its `test_command`s) on the integration branch; ok when every one exits 0. */
+  testsOnIntegration?: { ok: boolean; commands: string[]; pass: number; fail: number; summary: string };
   notes: string[];
   /** Forge action jobs (Captains among them) and the project's CI runs, all in the sim runners. */
   jobs: { action: number; captain: number; ci: number };
+  /** The project's CI runs read back from GitHub: where they ran and how they ended. */
+  ciRuns?: CiRuns;
   /** The review answered and the CI fix (scripted agent only). */
   feedback: DemoFeedback;
   reportPath?: string;

@@ -7,11 +7,14 @@ import { DEMO_OWNER, DEMO_REPO, FULL, PERSON } from "./project.js";
 import { DemoReviewer } from "./review.js";
 import type { DemoRun } from "./run.js";
 
-/** The demo answers the run's n-th Change Request with the plan folder's overlay n; past the last, a person must. */
+/**
+ * The demo answers the run's n-th Change Request with the plan folder's n-th overlay to come (after
+ * those committed with the plan); past the last, a person must.
+ */
 export function captainHasAnswer(run: DemoRun, crId: string): boolean {
   const n = (run.journal?.changeRequests.findIndex((c) => c.id === crId) ?? -1) + 1 || 1;
-  if (n <= run.stages.overlays.length) return true;
-  run.stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(n).padStart(3, "0")} for the Captain to answer it with`;
+  if (n <= run.stages.toCome.length) return true;
+  run.stuck = `Change Request ${crId} needs a person: the plan folder has no overlay-${String(run.stages.committed + n).padStart(3, "0")} for the Captain to answer it with`;
   run.wake();
   return false;
 }
@@ -49,7 +52,8 @@ export async function reviewOverlay(run: DemoRun, gh: Octokit, branch: string): 
 export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number | undefined> {
   const { options } = run;
   const slower = options.latency === "github" ? 3 : 1;
-  const deadline = Date.now() + (options.timeoutMs ?? (run.agent === "claude" ? 20 : 6) * 60_000 * slower);
+  const timeoutMs = options.timeoutMs ?? (run.agent === "claude" ? 20 : 6) * 60_000 * slower;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const j = run.journal;
     const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
@@ -83,7 +87,7 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
     } else if (settled) return undefined;
     if (Date.now() > deadline) {
       run.problems.push(
-        `timed out after ${secs(options.timeoutMs ?? 0)}: ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.attempt?.hold ? `(${t.attempt.hold})` : ""}`).join(" ") : "no run started"}`,
+        `timed out after ${secs(timeoutMs)} (--timeout <seconds> gives it longer): ${j ? j.tasks.map((t) => `${t.id}=${t.status}${t.attempt?.hold ? `(${t.attempt.hold})` : ""}`).join(" ") : "no run started"}`,
       );
       return undefined;
     }

@@ -40,10 +40,12 @@ async function start(): Promise<void> {
     },
   });
   if (values.help) {
+    // The comment at the top of this file; not the compiler's `//# sourceMappingURL=` at the end of the built one.
+    const lines = readFileSync(new URL(import.meta.url), "utf8").split("\n");
+    const end = lines.findIndex((l) => !l.startsWith("//"));
     console.log(
-      readFileSync(new URL(import.meta.url), "utf8")
-        .split("\n")
-        .filter((l) => l.startsWith("//"))
+      lines
+        .slice(0, end === -1 ? lines.length : end)
         .map((l) => l.slice(3))
         .join("\n"),
     );

@@ -166,6 +166,34 @@ describe("claude stream-json parsing", () => {
   });
 });
 
+describe("a command agent's failure", () => {
+  const feed = (out: string[], err: string[]) => {
+    const p = commandAdapter.parser();
+    for (const l of out) p.stdoutLine(l);
+    for (const l of err) p.stderrLine(l);
+    return p;
+  };
+
+  it("is its own error line on stderr, not its progress lines", () => {
+    const p = feed(
+      ["writing src/case.js", "running node --test", "Spent $0.05 so far"],
+      ["(node) a warning", "Error: camelCase returned 'fooBar'", ""],
+    );
+    const o = p.finish(1);
+    expect(o).toMatchObject({ ok: false, errorText: "Error: camelCase returned 'fooBar'" });
+    // The last lines stay the final word for what reads it (a question, a refinement).
+    expect(o.result).toBe("writing src/case.js\nrunning node --test\nSpent $0.05 so far");
+  });
+
+  it("is its last stdout line when it printed nothing on stderr; a success has no error", () => {
+    expect(feed(["merging", "ESCALATE: the release needs an API reference"], []).finish(11).errorText).toBe(
+      "ESCALATE: the release needs an API reference",
+    );
+    expect(feed(["a"], ["b"]).finish(2).errorText).toBe("b");
+    expect(feed(["done"], ["Error: only a warning"]).finish(0).errorText).toBeUndefined();
+  });
+});
+
 describe("codex", () => {
   it("builds codex exec --json with the prompt on stdin and the sandbox from the tools", () => {
     expect(codexArgs({ cwd: "/w", allowedTools: ["Read", "Edit"], model: "gpt-5-codex", systemPrompt: 'Be "careful"' })).toEqual([

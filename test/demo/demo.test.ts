@@ -5,14 +5,18 @@
  * task MERGED, the final PR, the retried task, the follow-up, the Change Request answered by the
  * Captain's overlay PR (opened by the action, merged by the person) and applied as overlay-001, the
  * review answered by a revision and then approved, the CI fix after a failing required check, tests
- * passing on the integration branch, and an HTML report that draws the DAG.
+ * passing on the integration branch, and an HTML report that draws the DAG and stands alone (every
+ * PR's and issue's text in it, no link to the stopped local GitHub). README.md's sample output is
+ * checked against this run's.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DemoResult } from "../../src/demo/run.js";
+import { summary } from "../../src/demo/summary.js";
 import { runForge } from "../cli/helpers.js";
+import { readmeSample, sampleDrift } from "./readme-sample.js";
 
 const out = mkdtempSync(path.join(tmpdir(), "forge-demo-test-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -113,6 +117,9 @@ describe("forge demo", () => {
     expect(red, JSON.stringify(ciFix)).toBeGreaterThanOrEqual(0);
     expect(ciFix!.conclusions.at(-1), JSON.stringify(ciFix)).toMatch(/ success$/);
     expect(ciFix!.conclusions.at(-1)!.slice(0, 7)).not.toBe(ciFix!.conclusions[red]!.slice(0, 7));
+    // In words: the red head, the green one, the branch's runs counted (cancelled ones explained).
+    expect(ciFix).toMatchObject({ failedHead: ciFix!.conclusions[red]!.slice(0, 7), fixedHead: ciFix!.conclusions.at(-1)!.slice(0, 7) });
+    expect(ciFix!.runs.total).toBe(ciFix!.conclusions.length);
     expect(err).toMatch(/truncate +MERGE_READY → RUNNING/);
     expect(err.indexOf("truncate     MERGE_READY → RUNNING")).toBeLessThan(err.indexOf("truncate     MERGE_READY → MERGED"));
 
@@ -127,18 +134,15 @@ describe("forge demo", () => {
     expect(result.jobs.captain).toBe(1);
     // The project's CI ran too, on the task branches among others; the attempts above are Forge's own.
     expect(result.jobs.ci).toBeGreaterThan(0);
+    const ci = result.ciRuns!;
+    expect(ci.where.branches + ci.where.main + ci.where.pullRequests).toBe(ci.total);
+    expect(ci.success + ci.failure + ci.cancelled + ci.unfinished).toBeLessThanOrEqual(ci.total);
+    expect(ci.failure).toBeGreaterThanOrEqual(1);
+    // The failure reasons in the live view are the agent's own words, not its progress lines.
+    expect(err).toMatch(/case +RUNNING +→ FAILED +attempt 1 +single: Error: test\/case\.test\.js: camelCase/);
+    expect(err).not.toMatch(/→ FAILED .*Spent \$/);
 
-    // The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker.
-    expect(result.reportPath && existsSync(result.reportPath)).toBe(true);
-    const html = readFileSync(result.reportPath!, "utf8");
-    expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
-    for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
-    expect(html).toContain(`Forge run <code>${result.runId}</code>`);
-    // Spend per task: words' two attempts ($1.40 stopped, then its second), every other task's one.
-    expect(html).toContain("<th>Spend</th>");
-    expect(html).toMatch(/<code>words<\/code>[\s\S]*?<td class="n">\$1\.\d\d<\/td><\/tr>/);
-    // Self-contained: nothing is loaded from anywhere.
-    expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
+    checkReport(result, ids);
     // The live view went to stderr: a line per state change, with the progress bar.
     expect(err).toMatch(/case {9}RUNNING {5}→ FAILED/);
     expect(err).toMatch(/▕█{16}▏ 12\/12/);
@@ -151,8 +155,35 @@ describe("forge demo", () => {
     ];
     expect(Math.min(padMerged, truncateMerged)).toBeGreaterThanOrEqual(0);
     expect(tableStarts).toBeGreaterThan(Math.max(padMerged, truncateMerged));
+    // README.md's sample output is this run's (test/demo/readme-sample.ts).
+    expect(sampleDrift(readmeSample(readFileSync("README.md", "utf8")), err, summary(result))).toEqual([]);
     console.log(
       `forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`,
     );
   }, 600_000);
 });
+
+/** The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker; a file to keep. */
+function checkReport(result: DemoResult, ids: string[]): void {
+  expect(result.reportPath && existsSync(result.reportPath)).toBe(true);
+  const html = readFileSync(result.reportPath!, "utf8");
+  expect(html).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag"');
+  for (const id of ids) expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
+  expect(html).toContain(`Forge run <code>${result.runId}</code>`);
+  // Spend per task: words' two attempts ($1.40 stopped, then its second), every other task's one.
+  expect(html).toContain("<th>Spend</th>");
+  expect(html).toMatch(/<code>words<\/code>[\s\S]*?<td class="n">\$1\.\d\d<\/td><\/tr>/);
+  // Self-contained: nothing is loaded from anywhere.
+  expect(html).not.toMatch(/<script|<link|<img|src="https?:|url\(https?:/);
+  // A report to keep: no link to the stopped local GitHub nor to the demo repository's name on
+  // github.com; every link inside the file leads to an element of it; each PR's and issue's text is in it.
+  const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+  expect(hrefs.filter((h) => !h.startsWith("#"))).toEqual([]);
+  const anchors = new Set([...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!));
+  expect(hrefs.filter((h) => !anchors.has(h.slice(1)))).toEqual([]);
+  for (const t of result.tasks) expect(html, t.id).toContain(`<article id="pr-${t.pr}">`);
+  expect(html).toContain(`<article id="pr-${result.overlayPrs[0]!.number}">`);
+  expect(html).toContain(`<article id="issue-${result.changeRequests[0]!.issue}">`);
+  expect(html).toContain('<small class="local">(local)</small>');
+  expect(html).toMatch(/\d+ cancelled by a newer push to the branch/);
+}

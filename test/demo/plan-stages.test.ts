@@ -3,14 +3,14 @@
  * still a valid plan), and the Captain's files for the run's n-th Change Request (overlay n with the
  * run's CR id, its new tasks, dag.json with overlays 1..n) — which together give back the example.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadPlan } from "../../src/core/plan/index.js";
 import { validatePlan } from "../../src/core/plan/validate.js";
 import { DEFAULT_PLAN } from "../../src/demo/run.js";
-import { DemoPlanError, loadPlanStages } from "../../src/demo/plan-stages.js";
+import { DemoPlanError, loadPlanStages, scriptedEscalations } from "../../src/demo/plan-stages.js";
 import { dagSvg } from "../../src/core/render/dag-svg.js";
 import { markdownToHtml } from "../../src/core/render/run-report.js";
 
@@ -57,6 +57,36 @@ describe("the demo's plan stages", () => {
     expect(() => stages.captainFiles(2, "cr-x")).toThrow(DemoPlanError);
   });
 
+  it("commits a plan's overlays with it unless its tasks are scripted to raise the Change Requests they answer", async () => {
+    // textkit's release escalates once: its one overlay is the Captain's answer, to come.
+    const textkit = await loadPlanStages(DEFAULT_PLAN);
+    expect([textkit.committed, textkit.toCome.map((o) => o.id)]).toEqual([0, ["overlay-001"]]);
+    expect(textkit.testCommands).toEqual(["node --test"]);
+    // csv-lite escalates nowhere: the App runs dag.json with its overlay, and so does the demo.
+    const csv = await loadPlanStages(path.resolve("examples/plans/csv-lite"));
+    expect([csv.committed, csv.toCome]).toEqual([1, []]);
+    const root = ".forge/plans/csv-lite";
+    expect(Object.keys(csv.baseFiles)).toEqual(expect.arrayContaining([`${root}/overlays/overlay-001.md`, `${root}/tasks/quote.md`]));
+    expect(csv.baseFiles[`${root}/dag.json`]).toBe(readFileSync("examples/plans/csv-lite/dag.json", "utf8"));
+    expect(validatePlan(await loadPlan(materialise(csv.baseFiles, "csv-lite")))).toEqual([]);
+    expect(() => csv.captainFiles(1, "cr-x")).toThrow(/overlay-001, but the plan has 0 overlay\(s\) to come after its 1 committed one/);
+    // A plan whose tasks name no test_command is checked by the project's npm test.
+    const semver = await loadPlanStages(path.resolve("examples/plans/semver-lite"));
+    expect(semver.testCommands).toEqual(["npm test", "npm run typecheck && npm test"]);
+  });
+
+  it("counts the escalations a plan's scripted blocks hold", () => {
+    const block = (yaml: string) => `---\nid: a\n---\n\n\`\`\`forge-scripted-agent\n${yaml}\n\`\`\`\n`;
+    expect(
+      scriptedEscalations({
+        "tasks/a.md": block("attempts:\n  1: { outcome: escalate }\n  3: escalate"),
+        "tasks/b.md": block("default: escalate"),
+        "tasks/c.md": block("attempts: [not, a, mapping"),
+        "overlays/overlay-001.md": block("default: escalate"),
+      }),
+    ).toBe(3);
+  });
+
   it("an invalid plan is refused with forge validate's problems", async () => {
     await expect(loadPlanStages(path.resolve("examples/invalid/cycle"))).rejects.toThrow(/does not pass forge validate/);
   });
@@ -68,7 +98,7 @@ describe("the demo's plan stages", () => {
     ]);
     expect(svg).toContain('<g class="node" data-id="r" data-status="RUNNING">');
     expect(svg).toContain("<polygon");
-    expect(svg.match(/<path d="M[\d.]+,[\d.]+ C/g)).toHaveLength(1);
+    expect(svg.match(/<path class="edge" data-from="a" data-to="r" d="M[\d.]+,[\d.]+( L[\d.]+,[\d.]+)+"/g)).toHaveLength(1);
     const html = markdownToHtml(
       "## T\n\n| a | b |\n|---|---|\n| `x` | **y** |\n\n```mermaid\nflowchart TD\n```\n\n- one\n---\n<sub>small</sub>",
       (lang) => (lang === "mermaid" ? "<svg/>" : undefined),

@@ -111,6 +111,14 @@ describe("the npm package", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("Usage: forge");
     for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor"]) expect(r.stdout).toContain(`  ${c} `);
+
+    // Each command's own help is its text only: not the build's trailing `//# sourceMappingURL=` comment.
+    for (const c of ["validate", "graph", "spawn", "sim", "tick", "demo", "init", "app", "doctor", "report"]) {
+      const h = await exec(forge, [c, "--help"], project, 60_000);
+      expect(h.code, h.stderr).toBe(0);
+      expect(h.stdout, c).not.toContain("sourceMappingURL");
+      expect(h.stdout.trimEnd().split("\n").at(-1), c).not.toMatch(/^\s*$/);
+    }
   });
 
   it("validates and draws an example plan it ships", async () => {

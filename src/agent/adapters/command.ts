@@ -26,11 +26,27 @@ export const commandAdapter: Adapter = {
 };
 
 class CommandOutputParser extends StreamJsonParser {
+  /** The last lines a plain agent printed on stderr (its error, as most programs print one). */
+  readonly #stderr: string[] = [];
+
+  override stderrLine(line: string): ReturnType<StreamJsonParser["stderrLine"]> {
+    if (line.trim()) this.#stderr.push(line.trim());
+    if (this.#stderr.length > 20) this.#stderr.shift();
+    return super.stderrLine(line);
+  }
+
   override finish(exitCode: number | null): AdapterOutcome {
     const outcome = super.finish(exitCode);
+    const plain = outcome.result === undefined && this.plainLines.length > 0;
     outcome.ok = exitCode === 0;
     // Plain output: the last lines are the agent's final word.
-    if (outcome.result === undefined && this.plainLines.length > 0) outcome.result = this.plainLines.slice(-20).join("\n");
+    if (plain) outcome.result = this.plainLines.slice(-20).join("\n");
+    // Why it failed, in its own words: its last error line on stderr, else its last line on stdout —
+    // not its progress lines ("writing src/a.js", "Spent $0.05 so far") run together.
+    if (!outcome.ok && plain && outcome.errorText === undefined) {
+      const said = this.#stderr.findLast((l) => /\berror\b/i.test(l)) ?? this.#stderr.at(-1) ?? this.plainLines.at(-1)?.trim();
+      if (said) outcome.errorText = said;
+    }
     return outcome;
   }
 }

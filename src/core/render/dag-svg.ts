@@ -1,12 +1,15 @@
 /**
- * The run's DAG as inline SVG, drawn without a browser or a network (Mermaid needs both): nodes in
- * layers by longest path from a root, ordered by the mean position of their dependencies, edges as
- * curves from a dependency to its dependent, colours of the tracker's Mermaid chart by status.
+ * The run's DAG as inline SVG, drawn without a browser or a network (Mermaid needs both): laid out
+ * top to bottom by dagre (`@dagrejs/dagre`: ranks, an order that keeps crossings few, coordinates),
+ * colours of the tracker's Mermaid chart by status. An edge leaves its dependency's bottom and enters
+ * its dependent's top; where it spans ranks it runs straight down through each rank between, at the
+ * place dagre keeps free for it, and turns only in the gaps between ranks: no edge passes through a
+ * box (every box has the same height, and dagre centres a rank's boxes on one line).
  */
+import dagre from "@dagrejs/dagre";
+import type { TaskStatus } from "../schemas/common.js";
 import { escapeHtml } from "./html.js";
 import { STATUS_STYLES } from "./mermaid.js";
-import type { TaskStatus } from "../schemas/common.js";
-
 export interface SvgNode {
   id: string;
   kind: "task" | "refinery";
@@ -35,60 +38,64 @@ function style(status: TaskStatus | undefined): { fill: string; stroke: string; 
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-export function dagSvg(nodes: readonly SvgNode[]): string {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  const layer = new Map<string, number>();
-  const depth = (id: string, seen = new Set<string>()): number => {
-    const known = layer.get(id);
-    if (known !== undefined) return known;
-    if (seen.has(id)) return 0;
-    seen.add(id);
-    const deps = (byId.get(id)?.dependencies ?? []).filter((d) => byId.has(d));
-    const d = deps.length ? 1 + Math.max(...deps.map((x) => depth(x, seen))) : 0;
-    layer.set(id, d);
-    return d;
-  };
-  for (const n of nodes) depth(n.id);
-  const layers: SvgNode[][] = [];
-  for (const n of nodes) (layers[layer.get(n.id)!] ??= []).push(n);
-  const x = new Map<string, number>();
-  for (const row of layers) {
-    if (!row) continue;
-    // Under the mean position of its dependencies (plan order breaks ties).
-    const key = (n: SvgNode) => {
-      const xs = n.dependencies.map((d) => x.get(d)).filter((v): v is number => v !== undefined);
-      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
-    };
-    row.sort((a, b) => key(a) - key(b));
-    row.forEach((n, i) => x.set(n.id, i));
-  }
-  const widest = Math.max(1, ...layers.map((r) => r?.length ?? 0));
-  const width = PAD * 2 + widest * W + (widest - 1) * GAP_X;
-  const pos = new Map<string, { x: number; y: number }>();
-  layers.forEach((row, li) => {
-    if (!row) return;
-    const rowWidth = row.length * W + (row.length - 1) * GAP_X;
-    const left = (width - rowWidth) / 2;
-    row.forEach((n, i) => pos.set(n.id, { x: left + i * (W + GAP_X), y: PAD + li * (H + GAP_Y) }));
-  });
-  const height = PAD * 2 + layers.length * H + (layers.length - 1) * GAP_Y;
+interface Laid {
+  width: number;
+  height: number;
+  /** Top-left corner of each node's box. */
+  pos: Map<string, { x: number; y: number }>;
+  /** Each edge's polyline, from its dependency's bottom to its dependent's top. */
+  edges: { from: string; to: string; points: { x: number; y: number }[] }[];
+}
 
-  const edges: string[] = [];
+/** The nodes' boxes and the edges' routes, by dagre. */
+export function layoutDag(nodes: readonly SvgNode[]): Laid {
+  const g = new dagre.graphlib.Graph({ multigraph: false });
+  g.setGraph({ rankdir: "TB", nodesep: GAP_X, ranksep: GAP_Y, edgesep: 12, marginx: PAD, marginy: PAD });
+  g.setDefaultEdgeLabel(() => ({}));
+  const ids = new Set(nodes.map((n) => n.id));
+  for (const n of nodes) g.setNode(n.id, { width: W, height: H });
+  for (const n of nodes) for (const d of new Set(n.dependencies)) if (ids.has(d) && d !== n.id) g.setEdge(d, n.id);
+  dagre.layout(g);
+  const pos = new Map<string, { x: number; y: number }>();
   for (const n of nodes) {
-    const to = pos.get(n.id)!;
-    for (const d of n.dependencies) {
-      const from = pos.get(d);
-      if (!from) continue;
-      const x1 = from.x + W / 2;
-      const y1 = from.y + H;
-      const x2 = to.x + W / 2;
-      const y2 = to.y;
-      const my = (y1 + y2) / 2;
-      edges.push(
-        `<path d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 6}" fill="none" stroke="#8c959f" stroke-width="1.5" marker-end="url(#arrow)"/>`,
-      );
-    }
+    const l = g.node(n.id);
+    pos.set(n.id, { x: l.x! - W / 2, y: l.y! - H / 2 });
   }
+  // The ranks' centres: where boxes are. dagre's other points lie in the gaps between ranks.
+  const rankCentres = new Set(nodes.map((n) => g.node(n.id).y!));
+  const edges: Laid["edges"] = [];
+  for (const e of g.edges()) {
+    const from = pos.get(e.v)!;
+    const to = pos.get(e.w)!;
+    const route = g.edge(e).points ?? [];
+    const inBox = (x: number | undefined, box: { x: number }) => Math.min(box.x + W - 8, Math.max(box.x + 8, x ?? box.x + W / 2));
+    // Out of the dependency's bottom, into the dependent's top, where dagre has them meet the box.
+    const points = [{ x: inBox(route[0]?.x, from), y: from.y + H }];
+    for (const p of route.slice(1, -1))
+      if (rankCentres.has(p.y)) points.push({ x: p.x, y: p.y - H / 2 }, { x: p.x, y: p.y + H / 2 });
+      else points.push({ x: p.x, y: p.y });
+    points.push({ x: inBox(route.at(-1)?.x, to), y: to.y });
+    edges.push({ from: e.v, to: e.w, points });
+  }
+  // dagre sizes the drawing by its boxes; an edge routed round the outside can lie beyond them.
+  const xs = [...[...pos.values()].flatMap((p) => [p.x, p.x + W]), ...edges.flatMap((e) => e.points.map((p) => p.x))];
+  const ys = [...[...pos.values()].flatMap((p) => [p.y, p.y + H]), ...edges.flatMap((e) => e.points.map((p) => p.y))];
+  const [dx, dy] = [PAD - Math.min(...xs), PAD - Math.min(...ys)];
+  for (const p of [...pos.values(), ...edges.flatMap((e) => e.points)]) {
+    p.x += dx;
+    p.y += dy;
+  }
+  return { width: Math.ceil(Math.max(...xs) + dx + PAD), height: Math.ceil(Math.max(...ys) + dy + PAD), pos, edges };
+}
+
+const r1 = (n: number) => Math.round(n * 10) / 10;
+
+export function dagSvg(nodes: readonly SvgNode[]): string {
+  const { width, height, pos, edges: routes } = layoutDag(nodes);
+  const edges = routes.map(
+    (e) =>
+      `<path class="edge" data-from="${esc(e.from)}" data-to="${esc(e.to)}" d="M${e.points.map((p) => `${r1(p.x)},${r1(p.y)}`).join(" L")}" fill="none" stroke="#8c959f" stroke-width="1.5" stroke-linejoin="round" marker-end="url(#arrow)"/>`,
+  );
   const boxes = nodes.map((n) => {
     const p = pos.get(n.id)!;
     const s = style(n.status);
@@ -109,7 +116,7 @@ export function dagSvg(nodes: readonly SvgNode[]): string {
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" class="forge-dag" role="img" aria-label="The run's DAG" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="12">`,
-    `<defs><marker id="arrow" viewBox="0 0 10 10" refX="8" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8c959f"/></marker></defs>`,
+    `<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8c959f"/></marker></defs>`,
     ...edges,
     ...boxes,
     "</svg>",
