@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-W2NLSA22.js";
+} from "./chunk-4HTZNJ7Y.js";
 import {
   EXIT_CODES,
   formatProblem,

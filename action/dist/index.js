@@ -42,7 +42,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-W2NLSA22.js";
+} from "./chunk-4HTZNJ7Y.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,

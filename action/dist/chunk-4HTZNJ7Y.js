@@ -1466,10 +1466,22 @@ var commandAdapter = {
   parser: () => new CommandOutputParser()
 };
 var CommandOutputParser = class extends StreamJsonParser {
+  /** The last lines a plain agent printed on stderr (its error, as most programs print one). */
+  #stderr = [];
+  stderrLine(line) {
+    if (line.trim()) this.#stderr.push(line.trim());
+    if (this.#stderr.length > 20) this.#stderr.shift();
+    return super.stderrLine(line);
+  }
   finish(exitCode) {
     const outcome = super.finish(exitCode);
+    const plain = outcome.result === void 0 && this.plainLines.length > 0;
     outcome.ok = exitCode === 0;
-    if (outcome.result === void 0 && this.plainLines.length > 0) outcome.result = this.plainLines.slice(-20).join("\n");
+    if (plain) outcome.result = this.plainLines.slice(-20).join("\n");
+    if (!outcome.ok && plain && outcome.errorText === void 0) {
+      const said = this.#stderr.findLast((l) => /\berror\b/i.test(l)) ?? this.#stderr.at(-1) ?? this.plainLines.at(-1)?.trim();
+      if (said) outcome.errorText = said;
+    }
     return outcome;
   }
 };
