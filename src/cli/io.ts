@@ -21,6 +21,11 @@ export const CLI_EXIT = {
   PROBLEMS: 1,
   /** The command could not run: bad usage, a missing folder or file. */
   USAGE: 2,
+  /**
+   * Some of the checks could not run, and none of those that ran failed (`forge doctor`: no
+   * credentials, credentials refused, GitHub out of reach, no such repository).
+   */
+  NOT_CHECKED: 3,
   /** A bug in Forge. */
   INTERNAL: 70,
 } as const;

@@ -42,30 +42,38 @@ export interface Readiness {
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 const status = (e: unknown): number | undefined => (e as { status?: number }).status;
-const why = (e: unknown): string => {
+
+/**
+ * Why a read failed, in words: a refused credential (401), GitHub out of reach (Octokit reports a
+ * request that got no answer as status 500 with no response: "fetch failed", ECONNREFUSED…), or what
+ * GitHub answered.
+ */
+export function readFailure(e: unknown, apiUrl: string): string {
   const s = status(e);
   const msg = (e as Error).message?.split("\n")[0]?.slice(0, 160) ?? String(e);
+  if (s === 401) return `GitHub answered 401: the credentials were refused (${msg})`;
+  if ((s === undefined || s === 500) && !(e as { response?: unknown }).response) return `${apiUrl} could not be reached (${msg})`;
   return s ? `GitHub answered ${s} (${msg})` : msg;
-};
+}
 
-async function read<T>(f: () => Promise<T>): Promise<Read<T>> {
+async function read<T>(f: () => Promise<T>, apiUrl: string): Promise<Read<T>> {
   try {
     return { ok: true, value: await f() };
   } catch (e) {
-    return { ok: false, reason: why(e) };
+    return { ok: false, reason: readFailure(e, apiUrl) };
   }
 }
 
 /** The first reader that answers; the reasons of all when none does. */
-async function firstOf<T>(readers: (() => Promise<T>)[], none: string): Promise<Read<T>> {
+async function firstOf<T>(readers: (() => Promise<T>)[], none: string, apiUrl: string): Promise<Read<T>> {
   if (!readers.length) return { ok: false, reason: none };
   const reasons: string[] = [];
   for (const r of readers) {
-    const got = await read(r);
+    const got = await read(r, apiUrl);
     if (got.ok) return got;
     reasons.push(got.reason);
   }
-  return { ok: false, reason: reasons.join("; ") };
+  return { ok: false, reason: [...new Set(reasons)].join("; ") };
 }
 
 export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
@@ -95,7 +103,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
         appSlug: slug,
         ...(inst.html_url ? { settingsUrl: inst.html_url } : {}),
       };
-    });
+    }, apiUrl);
   }
   const readers = [installed, person].filter((o): o is Octokit => !!o);
   const anyone = "no token: give the App's credentials or --token";
@@ -103,8 +111,33 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const repoInfo = await firstOf(
     readers.map((o) => async () => (await o.rest.repos.get(r)).data),
     anyone,
+    apiUrl,
   );
-  const defaultBranch = repoInfo.ok ? repoInfo.value.default_branch : "main";
+  if (!repoInfo.ok) {
+    // Nothing about the repository can be read: every check says why, rather than reading a 404 as
+    // "no workflow" or "no secret".
+    const missing = /\banswered 404\b/.test(repoInfo.reason);
+    const unread = {
+      ok: false as const,
+      reason: missing
+        ? `no repository ${owner}/${repo} that these credentials can see (GitHub answered 404)`
+        : readers.length
+          ? `${owner}/${repo} could not be read: ${repoInfo.reason}`
+          : repoInfo.reason,
+    };
+    const notInstalled = missing && installation.ok && installation.value === null;
+    return {
+      repo: `${owner}/${repo}`,
+      defaultBranch: "main",
+      installation: notInstalled ? unread : installation,
+      workflow: unread,
+      actions: unread,
+      rules: unread,
+      secrets: unread,
+      protection: unread,
+    };
+  }
+  const defaultBranch = repoInfo.value.default_branch;
   const workflow: Readiness["workflow"] = await firstOf(
     readers.map((o) => async () => {
       try {
@@ -117,6 +150,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       }
     }),
     anyone,
+    apiUrl,
   );
   const rulesOf = (o: Octokit, branch: string) =>
     o.paginate(o.rest.repos.getBranchRules, { ...r, branch, per_page: 100 }).then((rules) => rules.map((x) => x.type));
@@ -127,6 +161,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       integration: await rulesOf(o, "forge/doctor/_integration"),
     })),
     anyone,
+    apiUrl,
   );
 
   // As a person (an admin): the Actions policy, secret names, branch protection.
@@ -145,6 +180,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       };
     }),
     admin,
+    apiUrl,
   );
   const names = input.secretNames(workflow.ok ? workflow.value : null);
   const secrets = await firstOf(
@@ -162,6 +198,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       return found;
     }),
     admin,
+    apiUrl,
   );
   const protection = await firstOf(
     adminReaders.map((o) => async () => {
@@ -177,6 +214,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       }
     }),
     admin,
+    apiUrl,
   );
   return { repo: `${owner}/${repo}`, defaultBranch, installation, workflow, actions, rules, secrets, protection };
 }

@@ -3,6 +3,7 @@
  * check; one that gets each thing wrong fails each check, with the fix; without a person's token the
  * admin-only checks are skipped, not guessed.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -196,8 +197,14 @@ describe("forge doctor", () => {
       secret: "skip",
       branches: "pass",
     });
-    expect(r.code).toBe(0);
+    // Checks that could not run are no pass: exit 3 (CLI_EXIT.NOT_CHECKED), and the last line says why.
+    expect(r.code).toBe(3);
     expect(r.checks.find((c) => c.id === "secret")!.detail).toMatch(/needs a token of a repository admin/);
+    const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl], dir);
+    expect(text.code).toBe(3);
+    expect(text.out.trimEnd().split("\n").at(-1)).toBe(
+      "2 of 6 checks could not run: needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN). 4 passed; the repository is not shown ready.",
+    );
 
     const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
     try {
@@ -210,6 +217,50 @@ describe("forge doctor", () => {
       expect(checks.find((c) => c.id === "workflow")).toMatchObject({ verdict: "pass" });
     } finally {
       rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it("exits non-zero when nothing could be checked, and names why: no credentials, a refused token, GitHub out of reach, no such repository", async () => {
+    const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
+    const last = (out: string) => out.trimEnd().split("\n").at(-1)!;
+    try {
+      const none = await runForge(["doctor", "--repo", "octo/ready", "--dir", bare, "--api-url", sim.apiUrl], bare);
+      expect(none.code).toBe(3);
+      expect(none.out).not.toMatch(/checks passed/);
+      expect(last(none.out)).toMatch(/^6 of 6 checks could not run: no App credentials \(APP_ID and PRIVATE_KEY\); no token: .*0 passed/);
+
+      const refused = await doctor("octo/ready", "ghp_not-a-token");
+      expect(refused.code).toBe(3);
+      expect(refused.checks.find((c) => c.id === "actions")!.detail).toMatch(/GitHub answered 401: the credentials were refused/);
+
+      const unreachable = await runForge(
+        ["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", "http://127.0.0.1:9/api/v3", "--token", admin],
+        dir,
+      );
+      expect(unreachable.code).toBe(3);
+      expect(last(unreachable.out)).toMatch(/^6 of 6 checks could not run: http:\/\/127\.0\.0\.1:9\/api\/v3 could not be reached \(/);
+      expect(unreachable.out).not.toMatch(/GitHub answered 500/);
+
+      const nowhere = await doctor("octo/no-such-repo", admin);
+      expect(nowhere.code).toBe(3);
+      for (const c of nowhere.checks)
+        expect(c, c.id).toMatchObject({ verdict: "skip", detail: "not checked: no repository octo/no-such-repo that these credentials can see (GitHub answered 404)" });
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it("takes the repository from the origin remote of the clone it runs in, with --dir where the App's .env is (README.md)", async () => {
+    const clone = mkdtempSync(join(tmpdir(), "forge-doctor-clone-"));
+    try {
+      execFileSync("git", ["init", "-q", clone]);
+      execFileSync("git", ["-C", clone, "remote", "add", "origin", `${sim.gitUrl}/octo/ready.git`]);
+      const r = await runForge(["doctor", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], clone);
+      expect(r.out).toMatch(/^forge doctor: octo\/ready \(its origin remote\)$/m);
+      expect(r.out).toContain("All 6 checks passed.");
+      expect(r.code).toBe(0);
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
     }
   });
 

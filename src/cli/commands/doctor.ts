@@ -67,8 +67,12 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
     .option("--json", "print the checks as JSON")
     .action(async (opts: { repo?: string; dir?: string; apiUrl?: string; token?: string; json?: boolean }) => {
       const dir = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
-      const full = opts.repo ?? originRepo(dir);
-      if (!full) throw new CliError("--repo owner/name is required (the folder has no origin remote to take it from)");
+      // The clone is where doctor runs (README.md, "Check it"); --dir may be the App's folder, or the clone.
+      const full = opts.repo ?? originRepo(path.resolve(io.cwd)) ?? originRepo(dir);
+      if (!full)
+        throw new CliError(
+          `--repo owner/name is required (neither the current folder${opts.dir === undefined ? "" : " nor --dir"} has an origin remote to take it from)`,
+        );
       const m = /^([\w.-]+)\/([\w.-]+)$/.exec(full);
       if (!m) throw new CliError(`--repo ${JSON.stringify(full)} is not owner/name`);
       const env = doctorEnvironment(process.env, opts.dir === undefined ? undefined : dir);
@@ -107,20 +111,29 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       const facts = { ...read, manifest, template };
       const results = runChecks(facts);
       const failed = results.filter((r) => r.verdict === "fail").length;
-      if (opts.json) io.out(`${JSON.stringify({ repo: facts.repo, ok: failed === 0, checks: results }, null, 2)}\n`);
+      const skipped = results.filter((r) => r.verdict === "skip");
+      if (opts.json)
+        io.out(
+          `${JSON.stringify({ repo: facts.repo, ok: failed === 0 && skipped.length === 0, failed, notChecked: skipped.length, checks: results }, null, 2)}\n`,
+        );
       else {
-        io.out(`forge doctor: ${facts.repo}\n`);
+        io.out(`forge doctor: ${facts.repo}${opts.repo === undefined ? " (its origin remote)" : ""}\n`);
         for (const r of results) {
           io.out(`${MARK[r.verdict]} ${r.title}\n    ${r.detail}\n`);
           if (r.verdict !== "pass" && r.fix) io.out(`    fix: ${r.fix}\n`);
         }
-        const skipped = results.filter((r) => r.verdict === "skip").length;
-        io.out(
-          failed
-            ? `${failed} check(s) failed.\n`
-            : `All ${results.length - skipped} checks passed${skipped ? ` (${skipped} not checked: see above)` : ""}.\n`,
-        );
+        io.out(`${summary(results.length, failed, skipped)}\n`);
       }
-      setExitCode(failed ? CLI_EXIT.PROBLEMS : CLI_EXIT.OK);
+      // A check that could not run is no pass: the exit code says so (CLI_EXIT.NOT_CHECKED).
+      setExitCode(failed ? CLI_EXIT.PROBLEMS : skipped.length ? CLI_EXIT.NOT_CHECKED : CLI_EXIT.OK);
     });
+}
+
+/** The last line: what failed, what could not run and why, or that everything passed. */
+function summary(total: number, failed: number, skipped: CheckResult[]): string {
+  const reasons = [...new Set(skipped.map((r) => r.detail.replace(/^not checked: /, "")))].join("; ");
+  if (failed) return `${failed} check(s) failed${skipped.length ? `; ${skipped.length} could not run (${reasons})` : ""}.`;
+  if (skipped.length)
+    return `${skipped.length} of ${total} checks could not run: ${reasons}. ${total - skipped.length} passed; the repository is not shown ready.`;
+  return `All ${total} checks passed.`;
 }
