@@ -160,6 +160,7 @@ export const LANES: Record<LaneName, string[]> = {
     // Chromium.
     "test/app/setup.browser.test.ts",
     "test/onboarding/first-run.e2e.test.ts",
+    "test/onboarding/first-run-sim.e2e.test.ts",
   ],
   release: ["test/demo/demo.test.ts", "test/demo/demo-claude.test.ts", "test/package/pack.test.ts", "test/chaos/chaos.test.ts"],
 };

@@ -145,7 +145,10 @@ export async function endedJobInput(
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run.conclusion ?? "no conclusion";
-  if (await port.runnerLost(run.id))
+  const jobs = await port.endedJobs(run.id);
+  // The job's page, where its log is: the tracker links it beside the reason.
+  const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
+  if (jobs.runnerLost)
     return {
       kind: "agent.lost",
       taskId,
@@ -153,8 +156,17 @@ export async function endedJobInput(
       workflowRunId: run.id,
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
+      ...log,
     };
-  return { kind: "agent.lost", taskId, attempt, workflowRunId: run.id, reason: `the job ended (${conclusion}) without a result` };
+  const step = jobs.failed?.step ? ` at the step "${jobs.failed.step}"` : "";
+  return {
+    kind: "agent.lost",
+    taskId,
+    attempt,
+    workflowRunId: run.id,
+    reason: `the job ended (${conclusion})${step} without a result`,
+    ...log,
+  };
 }
 
 /**

@@ -293,6 +293,9 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
   return row;
 }
 
+/** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
+const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
+
 function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
@@ -310,7 +313,9 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
+  // The job that ended without a result: its page on GitHub, where its log is (the URL GitHub gave the App).
+  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown}${log} |`;
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {

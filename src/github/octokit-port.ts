@@ -11,6 +11,7 @@ import {
   ConflictError,
   GitHubError,
   type CheckRunFields,
+  type EndedJobs,
   type FileAt,
   type GitHubPort,
   type MergeResult,
@@ -277,11 +278,20 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  async runnerLost(runId: number): Promise<boolean> {
+  async endedJobs(runId: number): Promise<EndedJobs> {
     return this.#call("actions.listJobsForWorkflowRun", async () => {
       const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
       // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
-      return data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+      const runnerLost = data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+      const job = data.jobs.find((j) => j.conclusion !== null && j.conclusion !== "success" && j.conclusion !== "skipped");
+      if (!job) return { runnerLost };
+      const step = (job.steps ?? []).find(
+        (x) => x.conclusion === "failure" || x.conclusion === "timed_out" || x.conclusion === "cancelled",
+      );
+      return {
+        runnerLost,
+        failed: { name: job.name, ...(step ? { step: step.name } : {}), ...(job.html_url ? { htmlUrl: job.html_url } : {}) },
+      };
     });
   }
 

@@ -29,6 +29,7 @@ export type Script =
       noPr?: boolean;
     }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
+  /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
   /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
   | { kind: "killed" }
@@ -137,6 +138,10 @@ async function runJob(
   if (onRequest) instrument(gh as never, newCallStats(), onRequest);
   const branch = d.ref.replace(/^refs\/heads\//, "");
   if (script.kind === "lost") {
+    // The step ran and failed before the agent's result was pushed (a step of the workflow, the action's set-up).
+    d.step("agent", 1, "in_progress");
+    d.log("agent", "##[error]the scripted runner's step failed before any result\n");
+    d.step("agent", 1, "completed", "failure");
     d.completeJob("agent", "failure");
     d.complete();
     return;

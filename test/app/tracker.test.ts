@@ -296,6 +296,31 @@ describe("the final PR of a big plan", () => {
   });
 });
 
+describe("a job that ended without a result", () => {
+  it("is linked from its task's row to its page on GitHub, where its log is; a link that could break the table is not", () => {
+    const journal = journalOf([{ id: "a", kind: "task", agentType: "1", title: "A", dependencies: [] }]);
+    const failed = (lastErrorLog: string) => ({
+      ...journal,
+      tasks: [
+        {
+          ...journal.tasks[0]!,
+          status: "PENDING" as const,
+          attempts: 1,
+          lastError: "the job ended (failure) without a result",
+          lastErrorLog,
+        },
+      ],
+    });
+    const url = "http://127.0.0.1:4000/octo/app/actions/runs/7/job/8";
+    const row = (body: string) => body.split("\n").find((l) => l.startsWith("| `a`"))!;
+    expect(row(renderTracker(failed(url), [], { checkRuns: {} }, REPO, 0))).toContain(
+      `the job ended (failure) without a result [job log](${url}) |`,
+    );
+    const hostile = row(renderTracker(failed("javascript:alert(1)) | x"), [], { checkRuns: {} }, REPO, 0));
+    expect(hostile).not.toContain("job log");
+  });
+});
+
 describe("the tracker's status line", () => {
   it("says the run is paused while a usage limit lasts, and not once it has ended", () => {
     const { journal, facts } = withStatuses(journalOf(nodes({ a: [] })), 1, () => "PENDING");

@@ -64,8 +64,8 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   const i = currentRevision(s, input);
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason);
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl);
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...(input.logUrl ? { logUrl: input.logUrl } : {}) });
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
