@@ -1,6 +1,6 @@
 // What `forge sim` takes (src/cli/commands/sim.ts checks it, src/cli/sim-main.ts runs it): the
 // local GitHub's options (src/local-github/program.ts) and Forge's own, and the help that says them.
-import { LOCAL_GITHUB_OPTIONS } from "../local-github/program.js";
+import { LOCAL_GITHUB_OPTIONS } from "../local-github/options.js";
 
 /** The action `forge init`'s workflow names (templates/workflows/forge-agent.yml), without its tag. */
 export const FORGE_ACTION = "forge-dev/forge/action";

@@ -6,43 +6,10 @@ import { createPublicKey } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { LOCAL_GITHUB_OPTIONS, parseActionSpec, parseSecretSpec } from "./options.js";
 import { createSimExecutor } from "./runner/sim-executor.js";
 import { createSim, type Sim } from "./server.js";
 import type { Role } from "./state.js";
-
-/** The local GitHub's options (`forge sim --help` says what each does). */
-export const LOCAL_GITHUB_OPTIONS = {
-  port: { type: "string" },
-  host: { type: "string" },
-  repo: { type: "string", multiple: true },
-  collaborator: { type: "string", multiple: true },
-  user: { type: "string", multiple: true },
-  secret: { type: "string", multiple: true },
-  action: { type: "string", multiple: true },
-  app: { type: "string" },
-  executor: { type: "string" },
-  seed: { type: "string" },
-  "api-error-rate": { type: "string" },
-  "rate-limit-rate": { type: "string" },
-  "webhook-drop-rate": { type: "string" },
-  "webhook-duplicate-rate": { type: "string" },
-  "webhook-reorder-window": { type: "string" },
-  verbose: { type: "boolean" },
-  help: { type: "boolean" },
-} as const satisfies ParseArgsConfig["options"];
-
-/** What a `--secret` names: the repository (or every seeded one), the name, and the value (else the environment's). */
-export function parseSecretSpec(spec: string): { repo?: string; name: string; value?: string } | undefined {
-  const m = /^(?:([^/\s:=]+\/[^/\s:=]+):)?([A-Za-z_][A-Za-z0-9_]*)(?:=([\s\S]*))?$/.exec(spec);
-  if (!m) return undefined;
-  return { ...(m[1] ? { repo: m[1] } : {}), name: m[2]!, ...(m[3] !== undefined ? { value: m[3] } : {}) };
-}
-
-/** What an `--action` names: `owner/repo[/path]` served from a folder. */
-export function parseActionSpec(spec: string): { name: string; dir: string } | undefined {
-  const m = /^([^/\s=@]+\/[^/\s=@]+(?:\/[^\s=@]+)?)=(.+)$/.exec(spec);
-  return m ? { name: m[1]!, dir: m[2]! } : undefined;
-}
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 

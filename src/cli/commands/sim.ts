@@ -10,7 +10,7 @@ import type { Command } from "commander";
 import { existingDir, existingFile, integer, oneOf, rate, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
 import { CLI_EXIT, CliError } from "../io.js";
-import { parseActionSpec, parseSecretSpec } from "../../local-github/program.js";
+import { parseActionSpec, parseSecretSpec } from "../../local-github/options.js";
 import { DEFAULT_FORGE_APP_URL, SIM_HELP, SIM_OPTIONS } from "../sim-options.js";
 import type { CommandContext } from "./index.js";
 
