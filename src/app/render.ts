@@ -229,7 +229,7 @@ function trackerChart(journal: Journal, statuses: ReadonlyMap<string, TaskStatus
     "",
     `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: ` +
       `it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). ` +
-      `The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`,
+      `The full graph: \`npx forge graph ${planDir(journal.planId)}\` at the plan's commit, Forge's package installed._`,
   ];
 }
 

@@ -57,7 +57,7 @@ async function forgeApp(sim: Sim, dir: string, appUrl: string, seeded: string[])
   });
   return [
     `app:      forge (id ${app.id}) installed on ${seeded.join(", ") || "no repository"}, with the state-branch ruleset; webhooks to ${url.origin}${WEBHOOK_PATH}`,
-    `          its credentials are in ${envFile}: start it with \`forge app --dir ${dir}\``,
+    `          its credentials are in ${envFile}: start it with \`npx forge app --dir ${dir}\``,
   ];
 }
 

@@ -36,7 +36,7 @@ Repositories and people
 Forge's App
   --forge-app <dir>                   register the Forge App (app.yml's permissions and events), install it on
                                       every --repo with the state-branch ruleset, and write its credentials
-                                      and this GitHub's API to <dir>/.env: then \`forge app --dir <dir>\`
+                                      and this GitHub's API to <dir>/.env: then \`npx forge app --dir <dir>\`
   --forge-app-url <url>               where that App listens (default ${DEFAULT_FORGE_APP_URL}: forge app's default)
   --app <app.json>                    any other App, from JSON: { "slug", "id"?, "publicKeyPem" | "publicKeyPath" |
                                       "privateKeyPath", "webhookUrl", "webhookSecret", "permissions", "events",

@@ -137,7 +137,7 @@ describe("the tracker's chart", () => {
       expect(chart.length).toBeLessThanOrEqual(MERMAID_LIMITS.maxTextSize);
       expect(body.length).toBeLessThan(BODY_LIMIT);
       expect(body).toContain(`summarised by wave`);
-      expect(body).toContain("`forge graph .forge/plans/plan`");
+      expect(body).toContain("`npx forge graph .forge/plans/plan`");
       // The labels count every task once, by its status.
       const { tasks, counts } = labelCounts(chart);
       expect(tasks).toBe(n);

@@ -42,7 +42,7 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
       const root = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
       if (!existsSync(path.join(root, ".git")))
         throw new CliError(
-          `${opts.dir ?? "the current folder"} is not a git repository (no .git); run forge init at its root or pass --dir`,
+          `${opts.dir ?? "the current folder"} is not a git repository (no .git); run npx forge init at its root, or pass --dir`,
         );
 
       const files = await initFiles();
@@ -64,7 +64,7 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
           "  1. Choose the agent in .github/forge.yml, then commit and push .github/ to the default branch.",
           "  2. Add the model key as the repository secret ANTHROPIC_API_KEY (Settings → Secrets and variables → Actions)",
           '     and the ruleset that keeps forge/*/_state the App\'s (README.md, "Protect the state branches").',
-          "  3. Run `forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
+          "  3. Run `npx forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
           `Then merging the plan (${HELLO_PLAN_DIR}) to the default branch starts the run, or comment \`/forge run ${HELLO_PLAN_ID}\` on an issue.`,
           "",
         ].join("\n"),
