@@ -13,7 +13,7 @@
 import { Command, CommanderError } from "commander";
 import type { CommandRegistration } from "./commands/index.js";
 import { spawnBadOptions } from "./commands/spawn.js";
-import { CLI_EXIT, CliError, type CliIo } from "./io.js";
+import { CLI_EXIT, CliError, fileSystemProblem, isFileSystemError, type CliIo } from "./io.js";
 
 /** One `forge` program: what `--help` says it is, and its subcommands. */
 export interface ForgeProgram {
@@ -60,6 +60,12 @@ export async function runForgeProgram(spec: ForgeProgram, argv: string[], io: Cl
     if (err instanceof CliError) {
       io.err(`${prefix()}: ${oneLine(err.message)}\n`);
       return err.exitCode;
+    }
+    // A folder it cannot write, a path through a file: the user's to fix, not a bug.
+    if (isFileSystemError(err)) {
+      if (current === "spawn") return spawnBadOptions(io, fileSystemProblem(err));
+      io.err(`${prefix()}: ${oneLine(fileSystemProblem(err))}\n`);
+      return CLI_EXIT.USAGE;
     }
     io.err(`${prefix()}: internal error: ${oneLine(err instanceof Error ? err.message : String(err))}\n`);
     if (process.env.FORGE_DEBUG === "1" && err instanceof Error && err.stack) io.err(`${err.stack}\n`);

@@ -6,13 +6,15 @@
  * anything starts, then passed through.
  */
 import type { Command } from "commander";
-import { loadPlan } from "../../core/plan/load.js";
 import { validatePlan } from "../../core/plan/validate.js";
+import { formatProblem } from "../../core/problems.js";
 import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
-import { CliError } from "../io.js";
+import { requireClaudeCode } from "../claude-code.js";
+import { CLI_EXIT, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
+import { displayFile, loadPlanArg } from "./plan-input.js";
 
 interface DemoFlags {
   agent?: string;
@@ -41,7 +43,16 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     )
     .option("--json", "print the result as JSON on stdout (the live view goes to stderr)")
     .action(async (opts: DemoFlags) => {
-      await checkFlags(opts, io.cwd);
+      const problems = await checkFlags(opts, io);
+      if (problems.length) {
+        // The plan's problems themselves, one line each (as `forge validate` prints them); nothing starts.
+        for (const p of problems) io.err(`forge demo: ${p}\n`);
+        io.err(
+          `forge demo: the plan in ${opts.plan} has ${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing was started\n`,
+        );
+        setExitCode(CLI_EXIT.PROBLEMS);
+        return;
+      }
       const args = [
         ...(opts.agent ? ["--agent", opts.agent] : []),
         ...(opts.plan ? ["--plan", opts.plan] : []),
@@ -63,19 +74,17 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     });
 }
 
-/** Every option of `forge demo`, checked before the local GitHub starts. */
-async function checkFlags(opts: DemoFlags, cwd: string): Promise<void> {
+/** Every option of `forge demo`, checked before the local GitHub starts; the plan's problems (formatted), if any. */
+async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
+  const { cwd } = io;
   if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude"]);
+  if (opts.agent === "claude") requireClaudeCode("--agent claude");
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
   if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
   if (opts.latency !== undefined) oneOf("--latency", opts.latency, LATENCY_PROFILE_NAMES);
   if (opts.out !== undefined) writableDir("--out", opts.out, cwd);
-  if (opts.plan !== undefined) {
-    const dir = existingDir("--plan", opts.plan, cwd, "folder");
-    const problems = validatePlan(await loadPlan(dir)).length;
-    if (problems > 0)
-      throw new CliError(
-        `--plan ${opts.plan}: the plan has ${problems} problem${problems === 1 ? "" : "s"} (run forge validate ${opts.plan})`,
-      );
-  }
+  if (opts.plan === undefined) return [];
+  existingDir("--plan", opts.plan, cwd, "folder");
+  const plan = opts.plan;
+  return validatePlan(await loadPlanArg(plan, io)).map((p) => formatProblem({ ...p, file: displayFile(plan, p.file, io) }));
 }

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { APP_MANIFEST, appEnvironment, appPrivateKey, LaunchError } from "../../app/launch.js";
+import { APP_MANIFEST, appEnvironment, appPrivateKey, checkAppId, LaunchError } from "../../app/launch.js";
 
 /** What `forge doctor` takes from an App's `.env`. */
 const APP_CREDENTIAL_NAMES = ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH"] as const;
@@ -78,18 +78,29 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       const env = doctorEnvironment(process.env, opts.dir === undefined ? undefined : dir);
       // Where the person's token goes: never from a file in the repository (a planted .env).
       const apiUrl = opts.apiUrl ?? process.env.GITHUB_API_URL ?? "https://api.github.com";
+      let url: URL;
       try {
-        new URL(apiUrl);
+        url = new URL(apiUrl);
       } catch {
         throw new CliError(`--api-url ${JSON.stringify(apiUrl)} is not a URL`);
       }
+      if (url.protocol !== "https:" && url.protocol !== "http:")
+        throw new CliError(`--api-url ${JSON.stringify(apiUrl)}: expected an http(s) URL, like https://api.github.com`);
+      // The App's credentials, when given, are checked here: a malformed one is bad input, not a check that could not run.
       let privateKey: string | undefined;
       try {
         privateKey = appPrivateKey(env);
+        if (env.APP_ID) checkAppId(env.APP_ID, "APP_ID");
       } catch (e) {
         if (!(e instanceof LaunchError)) throw e;
         throw new CliError(e.message.replace(/^forge: /, ""));
       }
+      if (!env.APP_ID !== !privateKey)
+        throw new CliError(
+          env.APP_ID
+            ? "APP_ID is set but not the App's private key (PRIVATE_KEY or PRIVATE_KEY_PATH)"
+            : "the App's private key is set but not APP_ID",
+        );
       const token = opts.token ?? process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN;
       const template = readFileSync(AGENT_WORKFLOW_TEMPLATE, "utf8");
       const manifest = YAML.parse(readFileSync(APP_MANIFEST, "utf8")) as AppManifest;
