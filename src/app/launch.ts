@@ -76,7 +76,7 @@ function credentialsOf(env: NodeJS.ProcessEnv): AppCredentials | undefined {
     const v = env[name];
     if (!v)
       throw new LaunchError(
-        `forge: the environment variable ${name} is required (in the environment or .env; see README.md, "Install on GitHub")`,
+        `forge: the environment variable ${name} is required (in the environment or .env; see README.md, "Install it on GitHub")`,
       );
     return v;
   };

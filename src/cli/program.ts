@@ -4,9 +4,10 @@
  * (`action/src/forge-cli.ts`, spawn and validate). The same arguments end with the same exit code and
  * the same message in both.
  *
- * Bad input (an unknown option, a missing argument, a wrong number, a missing folder) is one line on
- * stderr naming the argument, `forge <command>: <what is wrong>`, and exit 2 (CLI_EXIT.USAGE); never a
- * stack trace (FORGE_DEBUG=1 adds one to an internal error). `forge spawn` speaks the runner's exit
+ * Bad input (an unknown option, a missing argument, a wrong number, a missing folder, a folder it
+ * cannot write, a malformed App id or key) is one line on stderr naming the argument, `forge
+ * <command>: <what is wrong>`, and exit 2 (CLI_EXIT.USAGE); never a stack trace (FORGE_DEBUG=1 adds
+ * one to an internal error). test/cli/bad-args.test.ts holds the table of malformed invocations. `forge spawn` speaks the runner's exit
  * codes instead (src/core/exit-codes.ts), where 2 means "depth budget exhausted": its bad options are a
  * `bad_options` JSON line and exit 1.
  */

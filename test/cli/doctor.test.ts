@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import YAML from "yaml";
@@ -220,6 +221,18 @@ describe("forge doctor", () => {
     }
   });
 
+  it("answers bad input in one line", async () => {
+    const notRepo = await runForge(["doctor", "--repo", "no-slash", "--dir", dir], dir);
+    expect(notRepo.code).toBe(2);
+    expect(notRepo.err).toMatch(/--repo "no-slash" is not owner\/name/);
+    writeFileSync(join(dir, "x"), "");
+    const noOrigin = await runForge(["doctor", "--dir", dir], dir);
+    expect(noOrigin.code).toBe(2);
+    expect(noOrigin.err).toMatch(/--repo owner\/name is required/);
+  });
+});
+
+describe("forge doctor when it cannot check, and where it finds the repository", () => {
   it("exits non-zero when nothing could be checked, and names why: no credentials, a refused token, GitHub out of reach, no such repository", async () => {
     const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
     const last = (out: string) => out.trimEnd().split("\n").at(-1)!;
@@ -233,18 +246,25 @@ describe("forge doctor", () => {
       expect(refused.code).toBe(3);
       expect(refused.checks.find((c) => c.id === "actions")!.detail).toMatch(/GitHub answered 401: the credentials were refused/);
 
-      const unreachable = await runForge(
-        ["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", "http://127.0.0.1:9/api/v3", "--token", admin],
-        dir,
-      );
+      // A port nothing listens on (taken and let go).
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const nobody = `http://127.0.0.1:${port}/api/v3`;
+      const unreachable = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", nobody, "--token", admin], dir);
       expect(unreachable.code).toBe(3);
-      expect(last(unreachable.out)).toMatch(/^6 of 6 checks could not run: http:\/\/127\.0\.0\.1:9\/api\/v3 could not be reached \(/);
+      expect(last(unreachable.out)).toContain(`6 of 6 checks could not run: ${nobody} could not be reached (`);
+      expect(unreachable.out).toMatch(/ECONNREFUSED/);
       expect(unreachable.out).not.toMatch(/GitHub answered 500/);
 
       const nowhere = await doctor("octo/no-such-repo", admin);
       expect(nowhere.code).toBe(3);
       for (const c of nowhere.checks)
-        expect(c, c.id).toMatchObject({ verdict: "skip", detail: "not checked: no repository octo/no-such-repo that these credentials can see (GitHub answered 404)" });
+        expect(c, c.id).toMatchObject({
+          verdict: "skip",
+          detail: "not checked: no repository octo/no-such-repo that these credentials can see (GitHub answered 404)",
+        });
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }
@@ -262,15 +282,5 @@ describe("forge doctor", () => {
     } finally {
       rmSync(clone, { recursive: true, force: true });
     }
-  });
-
-  it("answers bad input in one line", async () => {
-    const notRepo = await runForge(["doctor", "--repo", "no-slash", "--dir", dir], dir);
-    expect(notRepo.code).toBe(2);
-    expect(notRepo.err).toMatch(/--repo "no-slash" is not owner\/name/);
-    writeFileSync(join(dir, "x"), "");
-    const noOrigin = await runForge(["doctor", "--dir", dir], dir);
-    expect(noOrigin.code).toBe(2);
-    expect(noOrigin.err).toMatch(/--repo owner\/name is required/);
   });
 });

@@ -77,7 +77,7 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       if (!m) throw new CliError(`--repo ${JSON.stringify(full)} is not owner/name`);
       const env = doctorEnvironment(process.env, opts.dir === undefined ? undefined : dir);
       // Where the person's token goes: never from a file in the repository (a planted .env).
-      const apiUrl = opts.apiUrl ?? process.env.GITHUB_API_URL ?? "https://api.github.com";
+      const apiUrl = opts.apiUrl ?? (process.env.GITHUB_API_URL || "https://api.github.com");
       let url: URL;
       try {
         url = new URL(apiUrl);

@@ -4,7 +4,7 @@
  * plan under `.forge/plans/hello/`. It overwrites nothing without `--force`: every file is checked
  * before any is written.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,19 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
         );
 
       const files = await initFiles();
+      // Every path is checked before anything is written: a file where a folder goes (or a folder where a file goes) stops it all.
+      for (const [file] of files) {
+        const parts = file.split("/");
+        for (let i = 1; i <= parts.length; i++) {
+          const at = parts.slice(0, i).join("/");
+          const info = statSync(path.join(root, at), { throwIfNoEntry: false });
+          if (!info) break;
+          if (i < parts.length && !info.isDirectory())
+            throw new CliError(`${at} is a file, where forge init writes the folder of ${file}; nothing written`);
+          if (i === parts.length && info.isDirectory())
+            throw new CliError(`${file} is a folder, where forge init writes a file; nothing written`);
+        }
+      }
       if (!opts.force) {
         const existing = files.find(([file]) => existsSync(path.join(root, file)));
         if (existing) throw new CliError(`${existing[0]} already exists; nothing written (use --force to overwrite)`);

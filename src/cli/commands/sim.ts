@@ -48,6 +48,9 @@ function checkArgs(args: string[], cwd: string): "help" | "run" {
   } catch (err) {
     // node:util's messages go on with advice in further sentences; the first one says what is wrong.
     const message = (err as Error).message.split(/\.\s/)[0]!.replace(/\.$/, "");
+    const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
+    if (ambiguous)
+      throw new CliError(`${ambiguous[1]}: a value that starts with '-' is written ${ambiguous[1]}=<value> (see forge sim --help)`);
     throw new CliError(`${message} (see forge sim --help)`);
   }
   if (values.help) return "help";
