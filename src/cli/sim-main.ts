@@ -14,7 +14,7 @@ import { stateBranchRuleset } from "../app/start-run.js";
 import { runLocalGitHub } from "../local-github/program.js";
 import type { Sim } from "../local-github/server.js";
 import { checkoutRoot } from "./child.js";
-import { DEFAULT_FORGE_APP_URL, FORGE_ACTION, SIM_OPTIONS } from "./sim-options.js";
+import { DEFAULT_FORGE_APP_URL, FORGE_ACTION, SIM_HELP, SIM_OPTIONS } from "./sim-options.js";
 
 const base = process.env.FORGE_SIM_CWD ?? process.cwd();
 
@@ -63,6 +63,7 @@ async function forgeApp(sim: Sim, dir: string, appUrl: string, seeded: string[])
 
 runLocalGitHub(process.argv.slice(2), base, {
   options: SIM_OPTIONS,
+  help: SIM_HELP,
   actions: () => ({ [FORGE_ACTION]: path.join(checkoutRoot(), "action") }),
   setup: async (sim, values, seeded) => {
     const dir = values["forge-app"] as string | undefined;

@@ -18,6 +18,8 @@ export interface LocalGitHubExtension {
   options?: ParseArgsConfig["options"];
   /** Remote actions served from folders, besides the `--action` ones. */
   actions?: (values: Values) => Record<string, string>;
+  /** What `--help` prints (default: the options, one a line). */
+  help?: string;
   /** Runs once the repositories, people and secrets exist; returns lines to print. */
   setup?: (sim: Sim, values: Values, seeded: string[]) => Promise<string[]>;
 }
@@ -26,6 +28,10 @@ export interface LocalGitHubExtension {
 export async function runLocalGitHub(args: string[], base: string, ext: LocalGitHubExtension = {}): Promise<void> {
   const { values } = parseArgs({ args, options: { ...LOCAL_GITHUB_OPTIONS, ...ext.options }, strict: true, allowPositionals: false });
   const v = values as Values;
+  if (v.help) {
+    console.log(ext.help ?? localGitHubHelp());
+    return;
+  }
   const str = (k: string) => v[k] as string | undefined;
   const list = (k: string) => (v[k] as string[] | undefined) ?? [];
   const num = (x: string | undefined) => (x === undefined ? undefined : Number(x));
@@ -161,4 +167,12 @@ function registerAppFile(sim: Sim, file: string | undefined, base: string): stri
     line += `, installation ${inst.id} on ${cfg.install.account}`;
   }
   return line;
+}
+
+/** The options, one a line: `forge sim --help` says more (src/cli/sim-options.ts). */
+function localGitHubHelp(): string {
+  const lines = Object.entries(LOCAL_GITHUB_OPTIONS).map(
+    ([name, o]) => `  --${name}${o.type === "string" ? " <value>" : ""}${"multiple" in o && o.multiple ? " (repeatable)" : ""}`,
+  );
+  return ["Usage: node dist/local-github/main.js [options]   (forge sim --help says what each does)", "", ...lines, ""].join("\n");
 }
