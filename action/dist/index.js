@@ -83,7 +83,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-MXJRSPIO.js";
+} from "./chunk-LNYABFGZ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

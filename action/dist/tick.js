@@ -30,6 +30,7 @@ import {
   bounded,
   branchName,
   branchParser,
+  branchUpdatePending,
   captainBranch,
   captainId,
   checkRunName,
@@ -41,6 +42,7 @@ import {
   followupId,
   forgeConfigSchema,
   heldForProtectedPaths,
+  inlineData,
   integrationBranch,
   isReady,
   isReservedBranch,
@@ -53,6 +55,7 @@ import {
   newAttempt,
   newRevision,
   newTask,
+  ownHead,
   parseConfigText,
   parseFollowupBranch,
   parsePlanPath,
@@ -76,7 +79,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-MXJRSPIO.js";
+} from "./chunk-LNYABFGZ.js";
 import {
   Octokit,
   RequestError,
@@ -3417,12 +3420,12 @@ var require_levels = __commonJS({
     function genLsCache(instance) {
       const formatter = instance[formattersSym].level;
       const { labels } = instance.levels;
-      const cache3 = {};
+      const cache4 = {};
       for (const label in labels) {
         const level = formatter(labels[label], Number(label));
-        cache3[label] = JSON.stringify(level).slice(0, -1);
+        cache4[label] = JSON.stringify(level).slice(0, -1);
       }
-      instance[lsCacheSym] = cache3;
+      instance[lsCacheSym] = cache4;
       return instance;
     }
     function isStandardLevel(level, useOnlyCustomLevels) {
@@ -5164,13 +5167,13 @@ var require_pump = __commonJS({
     var isRequest = function(stream) {
       return stream.setHeader && isFn(stream.abort);
     };
-    var destroyer = function(stream, reading, writing, callback) {
+    var destroyer = function(stream, reading2, writing, callback) {
       callback = once(callback);
       var closed = false;
       stream.on("close", function() {
         closed = true;
       });
-      eos(stream, { readable: reading, writable: writing }, function(err) {
+      eos(stream, { readable: reading2, writable: writing }, function(err) {
         if (err) return callback(err);
         closed = true;
         callback();
@@ -5199,12 +5202,12 @@ var require_pump = __commonJS({
       if (streams.length < 2) throw new Error("pump requires two streams per minimum");
       var error;
       var destroys = streams.map(function(stream, i) {
-        var reading = i < streams.length - 1;
+        var reading2 = i < streams.length - 1;
         var writing = i > 0;
-        return destroyer(stream, reading, writing, function(err) {
+        return destroyer(stream, reading2, writing, function(err) {
           if (!error) error = err;
           if (err) destroys.forEach(call);
-          if (reading) return;
+          if (reading2) return;
           destroys.forEach(call);
           callback(error);
         });
@@ -6627,11 +6630,11 @@ var require_cjs2 = __commonJS({
     }
     function copyDataViewStrict(dataView, state) {
       const { buffer } = dataView;
-      const { cache: cache3, Constructor } = state;
-      const bufferCopied = cache3.has(buffer);
-      const bufferClone = bufferCopied ? cache3.get(buffer) : state.copier(buffer, state);
-      if (!bufferCopied && cache3.has(dataView)) {
-        return cache3.get(dataView);
+      const { cache: cache4, Constructor } = state;
+      const bufferCopied = cache4.has(buffer);
+      const bufferClone = bufferCopied ? cache4.get(buffer) : state.copier(buffer, state);
+      if (!bufferCopied && cache4.has(dataView)) {
+        return cache4.get(dataView);
       }
       const clone = new Constructor(bufferClone, dataView.byteOffset, dataView.byteLength);
       state.cache.set(dataView, clone);
@@ -8740,14 +8743,14 @@ var require_Job = __commonJS({
           options: this.options
         });
       }
-      doQueue(reachedHWM, blocked) {
+      doQueue(reachedHWM, blocked2) {
         this._assertStatus("RECEIVED");
         this._states.next(this.options.id);
         return this.Events.trigger("queued", {
           args: this.args,
           options: this.options,
           reachedHWM,
-          blocked
+          blocked: blocked2
         });
       }
       doRun() {
@@ -9061,22 +9064,22 @@ var require_LocalDatastore = __commonJS({
       __submit__(queueLength, weight) {
         var _this12 = this;
         return _asyncToGenerator2(function* () {
-          var blocked, now, reachedHWM;
+          var blocked2, now, reachedHWM;
           yield _this12.yieldLoop();
           if (_this12.storeOptions.maxConcurrent != null && weight > _this12.storeOptions.maxConcurrent) {
             throw new BottleneckError(`Impossible to add a job having a weight of ${weight} to a limiter having a maxConcurrent setting of ${_this12.storeOptions.maxConcurrent}`);
           }
           now = Date.now();
           reachedHWM = _this12.storeOptions.highWater != null && queueLength === _this12.storeOptions.highWater && !_this12.check(weight, now);
-          blocked = _this12.strategyIsBlock() && (reachedHWM || _this12.isBlocked(now));
-          if (blocked) {
+          blocked2 = _this12.strategyIsBlock() && (reachedHWM || _this12.isBlocked(now));
+          if (blocked2) {
             _this12._unblockTime = now + _this12.computePenalty();
             _this12._nextRequest = _this12._unblockTime + _this12.storeOptions.minTime;
             _this12.instance._dropAllQueued();
           }
           return {
             reachedHWM,
-            blocked,
+            blocked: blocked2,
             strategy: _this12.storeOptions.strategy
           };
         })();
@@ -10113,16 +10116,16 @@ var require_RedisDatastore = __commonJS({
       __submit__(queueLength, weight) {
         var _this8 = this;
         return _asyncToGenerator2(function* () {
-          var blocked, e, maxConcurrent, overweight, reachedHWM, strategy;
+          var blocked2, e, maxConcurrent, overweight, reachedHWM, strategy;
           try {
             var _ref6 = yield _this8.runScript("submit", _this8.prepareArray([queueLength, weight]));
             var _ref7 = _slicedToArray2(_ref6, 3);
             reachedHWM = _ref7[0];
-            blocked = _ref7[1];
+            blocked2 = _ref7[1];
             strategy = _ref7[2];
             return {
               reachedHWM: _this8.convertBool(reachedHWM),
-              blocked: _this8.convertBool(blocked),
+              blocked: _this8.convertBool(blocked2),
               strategy
             };
           } catch (error) {
@@ -10973,13 +10976,13 @@ var require_Bottleneck = __commonJS({
         _addToQueue(job) {
           var _this2 = this;
           return _asyncToGenerator2(function* () {
-            var args, blocked, error, options2, reachedHWM, shifted, strategy;
+            var args, blocked2, error, options2, reachedHWM, shifted, strategy;
             args = job.args;
             options2 = job.options;
             try {
               var _ref2 = yield _this2._store.__submit__(_this2.queued(), options2.weight);
               reachedHWM = _ref2.reachedHWM;
-              blocked = _ref2.blocked;
+              blocked2 = _ref2.blocked;
               strategy = _ref2.strategy;
             } catch (error1) {
               error = error1;
@@ -10993,7 +10996,7 @@ var require_Bottleneck = __commonJS({
               });
               return false;
             }
-            if (blocked) {
+            if (blocked2) {
               job.doDrop();
               return true;
             } else if (reachedHWM) {
@@ -11008,7 +11011,7 @@ var require_Bottleneck = __commonJS({
                 return reachedHWM;
               }
             }
-            job.doQueue(reachedHWM, blocked);
+            job.doQueue(reachedHWM, blocked2);
             _this2._queues.push(job);
             yield _this2._drainAll();
             return reachedHWM;
@@ -14274,9 +14277,9 @@ function getCache() {
     1e3 * 60 * 59
   );
 }
-async function get(cache3, options2) {
+async function get(cache4, options2) {
   const cacheKey = optionsToCacheKey(options2);
-  const result = await cache3.get(cacheKey);
+  const result = await cache4.get(cacheKey);
   if (!result) {
     return;
   }
@@ -14307,7 +14310,7 @@ async function get(cache3, options2) {
     repositorySelection
   };
 }
-async function set(cache3, options2, data) {
+async function set(cache4, options2, data) {
   const key = optionsToCacheKey(options2);
   const permissionsString = options2.permissions ? "" : Object.keys(data.permissions).map(
     (name) => `${name}${data.permissions[name] === "write" ? "!" : ""}`
@@ -14320,7 +14323,7 @@ async function set(cache3, options2, data) {
     permissionsString,
     data.singleFileName
   ].join("|");
-  await cache3.set(key, value);
+  await cache4.set(key, value);
 }
 function optionsToCacheKey({
   installationId,
@@ -15370,75 +15373,6 @@ var PaceClosedError = class extends Error {
   }
 };
 
-// src/github/ci-checks.ts
-var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
-var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
-var isForges = (name) => name.startsWith("forge \xB7 ");
-async function readCiChecks(octokit, r, headSha, names) {
-  if (names.length === 0) return { pending: false, failing: [] };
-  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
-  const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
-  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
-  const pending = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending") || names.some((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
-  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
-  const failing = [];
-  for (const c of failed.slice(0, CI_LIMITS.checks)) {
-    const annotations = c.output.annotations_count ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map(
-      (a) => cut(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation)
-    ) : [];
-    failing.push({
-      name: c.name,
-      conclusion: c.conclusion ?? "failure",
-      title: cut(c.output.title ?? "", 200),
-      summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
-      annotations,
-      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : ""
-    });
-  }
-  for (const st of statuses.filter((x) => x.state === "failure" || x.state === "error")) {
-    if (failing.length >= CI_LIMITS.checks) break;
-    failing.push({
-      name: cut(st.context, 200),
-      conclusion: st.state,
-      title: "",
-      summary: cut([st.description ?? "", st.target_url ? `Details: ${st.target_url}` : ""].filter(Boolean).join("\n"), CI_LIMITS.summary),
-      annotations: [],
-      log: ""
-    });
-  }
-  return { pending, failing };
-}
-async function jobLogTail(octokit, r, jobId) {
-  try {
-    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
-    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data).toString("utf8");
-    return cut(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
-  } catch {
-    return "";
-  }
-}
-function checksFailedInput(ref, headSha, failing) {
-  const details = failing.map(
-    (c) => [
-      `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
-      c.summary,
-      c.annotations.length ? `Annotations:
-${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
-      c.log ? `End of the log:
-${c.log}` : ""
-    ].filter(Boolean).join("\n\n")
-  ).join("\n\n");
-  return {
-    kind: "checks.failed",
-    taskId: ref.taskId,
-    attempt: ref.attempt,
-    headSha,
-    checks: failing.map((c) => c.name),
-    details: bounded(details, FEEDBACK_LIMITS.details)
-  };
-}
-
 // src/github/port.ts
 var GitHubError = class extends Error {
   constructor(message, status, operation, options2) {
@@ -15493,7 +15427,9 @@ function pull(data) {
     baseRef: data.base.ref,
     draft: data.draft ?? false,
     // GitHub gives a null head repository when the fork was deleted: not this repository either.
-    fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id
+    fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id,
+    // Only a pull request read alone says (a list does not): null while GitHub computes it.
+    ..."mergeable" in data ? { mergeable: data.mergeable ?? null } : {}
   };
 }
 function mergeRefusal(e) {
@@ -15549,6 +15485,177 @@ function checkBody(f) {
   };
 }
 
+// src/github/branch-update.ts
+async function updatePullBranch(octokit, owner, repo, number, expectedHeadSha) {
+  try {
+    await octokit.rest.pulls.updateBranch({ owner, repo, pull_number: number, expected_head_sha: expectedHeadSha });
+    return { kind: "accepted" };
+  } catch (e) {
+    const status = statusOf(e);
+    const message = e.response?.data?.message ?? e.message ?? "";
+    if (status === 422) {
+      if (/expected head sha/i.test(message)) return { kind: "head_moved", message };
+      if (/no new commits/i.test(message)) return { kind: "up_to_date", message };
+      if (/merge conflict/i.test(message)) return { kind: "conflict", message };
+      return { kind: "refused", message };
+    }
+    if (status === 403 && rateLimitWaitMs(e, 0) === void 0) return { kind: "refused", message };
+    throw wrap("pulls.updateBranch", e);
+  }
+}
+var wantsUpToDate = (message) => /out of date/i.test(message);
+var BRANCH_UPDATE_POLL_MS = 2e3;
+var BRANCH_UPDATE_WAIT_MS = 2 * 6e4;
+function conflictBlocker(taskId, branch, base, message) {
+  return `\`${branch}\` conflicts with \`${base}\`, and GitHub cannot merge or update it ("${message.replace(/\s+/g, " ").trim()}"). Comment \`/forge fix ${taskId} merge ${base} into the branch and resolve the conflicts\` (a revision of the task does it), or resolve them on the pull request and merge it by hand.`;
+}
+function updateRefusedBlocker(branch, base, message) {
+  return `\`${base}\` requires branches to be up to date before merging, and GitHub refused to update \`${branch}\` ("${message.replace(/\s+/g, " ").trim()}"). Give the Forge App write access to \`${branch}\` (Contents and Pull requests), or turn off "Require branches to be up to date" for \`${base}\`, then comment \`/forge retry\`.`;
+}
+
+// src/github/ci-checks.ts
+function ciVerdict(ci, configured) {
+  if (ci.running || ci.missing.some((n2) => configured.includes(n2))) return "wait";
+  return ci.failing.length ? "red" : "go";
+}
+var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
+var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
+var isForges = (name) => name.startsWith("forge \xB7 ");
+async function readCiChecks(octokit, r, headSha, names) {
+  if (names.length === 0) return { pending: false, running: false, missing: [], failing: [] };
+  const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
+  const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
+  const running = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending");
+  const missing = names.filter((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
+  const pending = running || missing.length > 0;
+  const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
+  const failing = [];
+  for (const c of failed.slice(0, CI_LIMITS.checks)) {
+    const annotations = c.output.annotations_count ? (await octokit.rest.checks.listAnnotations({ ...r, check_run_id: c.id, per_page: CI_LIMITS.annotations })).data.map(
+      (a) => cut(`${a.path}:${a.start_line} ${a.annotation_level}: ${a.message ?? ""}`, CI_LIMITS.annotation)
+    ) : [];
+    failing.push({
+      name: cut(c.name, 200),
+      conclusion: c.conclusion ?? "failure",
+      title: cut(c.output.title ?? "", 200),
+      summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
+      annotations,
+      log: c.app?.slug === "github-actions" ? await jobLogTail(octokit, r, c.id) : ""
+    });
+  }
+  for (const st of statuses.filter((x) => x.state === "failure" || x.state === "error")) {
+    if (failing.length >= CI_LIMITS.checks) break;
+    failing.push({
+      name: cut(st.context, 200),
+      conclusion: st.state,
+      title: "",
+      summary: cut([st.description ?? "", st.target_url ? `Details: ${st.target_url}` : ""].filter(Boolean).join("\n"), CI_LIMITS.summary),
+      annotations: [],
+      log: ""
+    });
+  }
+  return { pending, running, missing, failing };
+}
+async function jobLogTail(octokit, r, jobId) {
+  try {
+    const res = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...r, job_id: jobId });
+    const text = typeof res.data === "string" ? res.data : Buffer.from(res.data).toString("utf8");
+    return cut(text.split("\n").slice(-CI_LIMITS.logLines).join("\n"), CI_LIMITS.logChars);
+  } catch {
+    return "";
+  }
+}
+function checksFailedInput(ref, headSha, failing) {
+  const details = failing.map(
+    (c) => [
+      `### ${c.name} (${c.conclusion})${c.title ? `: ${c.title}` : ""}`,
+      c.summary,
+      c.annotations.length ? `Annotations:
+${c.annotations.map((a) => `- ${a}`).join("\n")}` : "",
+      c.log ? `End of the log:
+${c.log}` : ""
+    ].filter(Boolean).join("\n\n")
+  ).join("\n\n");
+  return {
+    kind: "checks.failed",
+    taskId: ref.taskId,
+    attempt: ref.attempt,
+    headSha,
+    checks: failing.map((c) => c.name),
+    details: bounded(details, FEEDBACK_LIMITS.details)
+  };
+}
+
+// src/github/required-checks.ts
+var REQUIRED_CHECK_LIMITS = { names: 50, name: 200 };
+function rulesetContexts(rules) {
+  const out = [];
+  for (const r of rules) {
+    if (r.type !== "required_status_checks") continue;
+    const list = r.parameters?.required_status_checks;
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      const context = c?.context;
+      if (typeof context === "string") out.push(context);
+    }
+  }
+  return bound(out);
+}
+function protectionContexts(branch) {
+  const checks = branch?.protection?.required_status_checks;
+  const contexts = Array.isArray(checks?.contexts) ? checks.contexts : [];
+  const named = Array.isArray(checks?.checks) ? checks.checks.map((c) => c?.context) : [];
+  return bound([...contexts, ...named].filter((c) => typeof c === "string"));
+}
+async function readRuledChecks(port, branch, rules = () => port.branchRules(branch)) {
+  const [ruled, protectedBy] = await Promise.all([rules(), port.protectionChecks(branch)]);
+  return [...rulesetContexts(ruled), ...protectedBy];
+}
+function bound(names) {
+  const out = /* @__PURE__ */ new Set();
+  for (const n2 of names) {
+    if (out.size >= REQUIRED_CHECK_LIMITS.names) break;
+    const cut3 = n2.slice(0, REQUIRED_CHECK_LIMITS.name);
+    if (cut3.trim()) out.add(cut3);
+  }
+  return [...out];
+}
+var cache = /* @__PURE__ */ new WeakMap();
+async function requiredChecks(owner, branch, configured, now, ttlMs, read) {
+  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
+  cache.set(owner, byBranch);
+  let hit = byBranch.get(branch);
+  if (!hit || now - hit.at >= ttlMs) {
+    let names = [];
+    try {
+      names = bound(await read());
+    } catch {
+      return { all: [...configured], configured: [...configured] };
+    }
+    hit = { at: now, names };
+    byBranch.set(branch, hit);
+  }
+  return { all: [.../* @__PURE__ */ new Set([...configured, ...hit.names])], configured: [...configured] };
+}
+var RULED_CHECK_GRACE_MS = 45e3;
+var unreported = /* @__PURE__ */ new WeakMap();
+function graceLeft(owner, head, missing, now, graceMs = RULED_CHECK_GRACE_MS) {
+  const seen = unreported.get(owner) ?? /* @__PURE__ */ new Map();
+  unreported.set(owner, seen);
+  if (missing.length === 0) {
+    seen.delete(head);
+    return 0;
+  }
+  const since = seen.get(head) ?? now;
+  if (!seen.has(head)) {
+    if (seen.size >= 1e3) seen.delete(seen.keys().next().value);
+    seen.set(head, since);
+  }
+  return Math.max(0, since + graceMs - now);
+}
+
 // src/github/merge-rules.ts
 async function readBranchRules(octokit, owner, repo, branch) {
   try {
@@ -15586,20 +15693,19 @@ function mergeMethodFor(rules) {
   return "squash";
 }
 var refusesMergeCommits = (message) => /must not contain merge commits|merge commits are not allowed/i.test(message);
-function mergeBlocker(message, branch, requiredChecks) {
+function mergeBlocker(message, branch, requiredChecks2) {
   const text = message.replace(/\s+/g, " ").trim();
   const on = `\`${branch}\``;
   const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
   if (approvals)
     return `required approvals on ${on}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
   const check = /Required status check "([^"]+)" is (expected|failing)/i.exec(text);
-  if (check && !requiredChecks.includes(check[1]))
+  if (check && !requiredChecks2.includes(check[1]))
     return `required status check "${check[1]}" on ${on} is ${check[2]}, and Forge does not run or wait for it ("${text}"). Make the check run on the pull request (or add it to Forge's \`required_checks\`), or remove it from the branch's rules, then comment \`/forge retry\`.`;
   const checks = /(\d+) of (\d+) required status checks/i.exec(text);
-  if (checks && !requiredChecks.length)
+  if (checks && !requiredChecks2.length)
     return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
-  if (/out of date/i.test(text))
-    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+  if (wantsUpToDate(text)) return void 0;
   if (refusesMergeCommits(text))
     return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
   if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))
@@ -15607,10 +15713,10 @@ function mergeBlocker(message, branch, requiredChecks) {
   return void 0;
 }
 var RULES_TTL_MS = 10 * 6e4;
-var cache = /* @__PURE__ */ new WeakMap();
+var cache2 = /* @__PURE__ */ new WeakMap();
 async function cachedMergeMethod(owner, branch, now, ttlMs, read) {
-  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
-  cache.set(owner, byBranch);
+  const byBranch = cache2.get(owner) ?? /* @__PURE__ */ new Map();
+  cache2.set(owner, byBranch);
   const hit = byBranch.get(branch);
   if (hit && now - hit.at < ttlMs) return hit.method;
   let rules = [];
@@ -15623,8 +15729,8 @@ async function cachedMergeMethod(owner, branch, now, ttlMs, read) {
   return method;
 }
 function rememberLinear(owner, branch, now) {
-  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
-  cache.set(owner, byBranch);
+  const byBranch = cache2.get(owner) ?? /* @__PURE__ */ new Map();
+  cache2.set(owner, byBranch);
   byBranch.set(branch, { at: now, method: "squash" });
 }
 
@@ -15640,6 +15746,7 @@ var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
       headRefOid
       baseRefName
       isDraft
+      mergeable
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
@@ -15672,7 +15779,9 @@ function pullInfo(p) {
     baseRef: p.baseRefName,
     draft: p.isDraft,
     // A deleted fork leaves no head repository: not this repository either.
-    fromFork: p.isCrossRepository || p.headRepository === null
+    fromFork: p.isCrossRepository || p.headRepository === null,
+    // UNKNOWN: GitHub is still computing it — null, as REST says, never false.
+    ...p.mergeable !== void 0 ? { mergeable: p.mergeable === "UNKNOWN" ? null : p.mergeable === "MERGEABLE" } : {}
   };
 }
 function readFilesQuery(owner, name, ref, batch) {
@@ -15972,8 +16081,21 @@ var OctokitPort = class {
   mergePullRequest(number, fields) {
     return mergePull(this.#octokit, this.owner, this.repo, number, fields);
   }
+  updatePullRequestBranch(number, expectedHeadSha) {
+    return updatePullBranch(this.#octokit, this.owner, this.repo, number, expectedHeadSha);
+  }
   branchRules(branch) {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+  async protectionChecks(branch) {
+    return this.#call("repos.getBranch", async () => {
+      try {
+        return protectionContexts((await this.#octokit.rest.repos.getBranch({ ...this.#r, branch })).data);
+      } catch (e) {
+        if (statusOf(e) === 404) return [];
+        throw e;
+      }
+    });
   }
   async findIssue(label, marker) {
     const mine = await this.#author();
@@ -16459,7 +16581,8 @@ function checksFailed(s2, input) {
   addFeedback(s2, i, {
     source: "ci",
     headSha: input.headSha,
-    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
+    // A check's name is the reporter's text: bounded like the rest of it.
+    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks).map((name) => name.slice(0, FEEDBACK_LIMITS.checkName)),
     ...input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}
   });
 }
@@ -16492,9 +16615,9 @@ function revise(s2, i, kind) {
   const ciOnly = feedback.every((f) => f.source === "ci");
   const used = ciOnly ? a.ciFixes ?? 0 : a.reviewIterations ?? 0;
   const limit = ciOnly ? s2.config.ci_fix.max_attempts : s2.config.review.max_iterations;
-  const blocked = refineryUnderWay(s2, i);
-  if (used >= limit || blocked) {
-    const reason = blocked ? `its refinery ${blocked} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
+  const blocked2 = refineryUnderWay(s2, i);
+  if (used >= limit || blocked2) {
+    const reason = blocked2 ? `its refinery ${blocked2} already carries this branch` : ciOnly ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).map((name) => inlineData(name)).join(", ")}` : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
     const e = s2.editAttempt(i);
     e.feedback = [];
     Object.assign(e, answering(a, feedback));
@@ -16826,12 +16949,12 @@ function effectFailed(s2, { key, error }) {
 }
 
 // src/core/plan-index.ts
-var cache2 = /* @__PURE__ */ new WeakMap();
+var cache3 = /* @__PURE__ */ new WeakMap();
 function planIndex(plan) {
-  let index = cache2.get(plan);
+  let index = cache3.get(plan);
   if (!index) {
     index = buildIndex(plan.nodes);
-    cache2.set(plan, index);
+    cache3.set(plan, index);
   }
   return index;
 }
@@ -17207,12 +17330,12 @@ function schedule(s2) {
     const t = s2.task(i);
     if (!backoffOver(t, s2.now)) continue;
     if (s2.idx.isRefinery[i] && !upstreamsCleared(s2, i)) continue;
-    const { cap, blocked } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
-    if (blocked === "run") {
+    const { cap, blocked: blocked2 } = nextAttemptCap(s2.j, s2.node(i), t, s2.config);
+    if (blocked2 === "run") {
       runBlocked = true;
       break;
     }
-    if (blocked === "task") continue;
+    if (blocked2 === "task") continue;
     dispatch(s2, i, cap);
     picked.push(i);
   }
@@ -17253,9 +17376,9 @@ function dispatch(s2, i, cap) {
   s2.effect(prepareBranch(ref, s2.j.integrationBranch, merge2));
   s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap)));
 }
-function budgetPause(s2, blocked) {
-  if (blocked === (s2.j.pause.budget === true)) return;
-  if (blocked) {
+function budgetPause(s2, blocked2) {
+  if (blocked2 === (s2.j.pause.budget === true)) return;
+  if (blocked2) {
     s2.j.pause = { ...s2.j.pause, budget: true };
     s2.emit("run.paused", void 0, { reason: "budget" });
   } else {
@@ -17591,6 +17714,35 @@ function command(s2, c) {
   commands[c.command](s2, c);
 }
 
+// src/core/decide/branch-update.ts
+function branchUpdateRequested(s2, input) {
+  const i = s2.current(input);
+  if (i === void 0) return;
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY" || prHead(t) !== input.from) return;
+  const own = ownHead(t);
+  const a = s2.editAttempt(i);
+  a.branchUpdate = { ...a.branchUpdate?.over === own ? a.branchUpdate : {}, over: own, requested: input.from, requestedAt: s2.iso(s2.now) };
+}
+var CARRIED = ["approvedHead", "checkedHead", "reviewApprovedHead"];
+function branchUpdated(s2, input) {
+  const i = s2.current(input);
+  if (i === void 0) return;
+  const t = s2.task(i);
+  if (t.status !== "MERGE_READY") return s2.reject(input.kind, `${t.id} is ${t.status}: its branch is not Forge's to update`, t.id);
+  const from = prHead(t);
+  if (input.head === from) return;
+  if (input.from !== from)
+    return s2.reject(input.kind, `the update was made over ${input.from.slice(0, 7)}, not the PR's head ${from?.slice(0, 7) ?? "?"}`, t.id);
+  s2.editAttempt(i).branchUpdate = { over: ownHead(t), head: input.head };
+  const r = s2.revision(i);
+  if (CARRIED.some((k) => r[k] === from)) {
+    const e = s2.editRevision(i);
+    for (const k of CARRIED) if (e[k] === from) e[k] = input.head;
+  }
+  s2.emit("task.branch_updated", t.id, { attempt: t.attempts, from: input.from, headSha: input.head });
+}
+
 // src/core/decide/handlers.ts
 var handlers = {
   tick,
@@ -17611,7 +17763,9 @@ var handlers = {
   "review.submitted": reviewSubmitted,
   "review.dismissed": reviewDismissed,
   "checks.failed": checksFailed,
-  "merge.blocked": mergeBlocked
+  "merge.blocked": mergeBlocked,
+  "branch.update_requested": branchUpdateRequested,
+  "branch.updated": branchUpdated
 };
 var AFTER_THE_RUN = ["effect.done", "effect.failed", "agent.finished", "agent.lost", "pr.merged"];
 function apply(s2, input) {
@@ -18795,6 +18949,7 @@ var eventDataSchemas = {
   "task.revising": external_exports.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: external_exports.array(external_exports.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
   "task.revision_limit": external_exports.object({ attempt: n.describe("Attempt number."), kind: external_exports.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
   "task.merge_blocked": external_exports.object({ attempt: n.describe("Attempt number."), reason: s.describe("Which rule refused the merge, on which branch, and what a person can do (Forge).") }),
+  "task.branch_updated": external_exports.object({ attempt: n.describe("Attempt number."), from: s.describe("The PR head the update was made over."), headSha: s.describe("The new head: the integration branch merged in by the App (Forge).") }),
   "task.merge_unblocked": external_exports.object({ attempt: n.describe("Attempt number."), by: external_exports.enum(["retry", "approval", "merged"]).describe("What let the merge go on (Forge).") }),
   "review.low_confidence": external_exports.object({ confidence: n.describe("Walkthrough confidence, 0\u20131."), threshold: n.describe("The configured threshold.") }),
   "followup.spawned": external_exports.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),
@@ -18880,14 +19035,14 @@ function journalKeyFromSecret(secret) {
   if (secret.length < 32) throw new Error("FORGE_JOURNAL_KEY must be at least 32 characters");
   return Buffer.from(hkdfSync("sha256", Buffer.from(secret, "utf8"), "forge", "forge journal seal v1", 32));
 }
-function bound(key, purpose, b, text) {
+function bound2(key, purpose, b, text) {
   return createHmac2("sha256", key).update(`forge ${purpose}
 ${b.repositoryId}
 ${b.runId}
 `, "utf8").update(text, "utf8").digest("hex");
 }
 function mac(key, b, text) {
-  return `${PREFIX}${b.repositoryId}:${bound(key, "journal seal v2", b, text)}`;
+  return `${PREFIX}${b.repositoryId}:${bound2(key, "journal seal v2", b, text)}`;
 }
 function sameText(a, b) {
   const x = Buffer.from(a);
@@ -18937,7 +19092,7 @@ var ANCHOR_EVERY = 40;
 var anchorExternalId = (runId) => `forge-journal:${runId}`;
 var MARKER = /<!-- forge-anchor (\{[^\n]*\}) -->/;
 function anchorMac(key, b, a) {
-  return bound(key, "journal anchor v1", b, `${a.seq}
+  return bound2(key, "journal anchor v1", b, `${a.seq}
 ${a.status}
 ${a.blobSha}
 ${a.commitSha}`);
@@ -19559,16 +19714,39 @@ async function mergePullRequest2(effect, ctx) {
       error: `pull request #${current.number} is not ${effect.branch} \u2192 ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`
     };
   const number = current.number;
+  if (t && a) {
+    const updating = await awaitBranchUpdate(ctx, effect, t, current.headSha);
+    if (updating) return updating;
+  }
   const verified = t && a?.revision.pushedSha !== void 0 ? prHead(t) : void 0;
   const head = verified ?? current.headSha;
   if (a?.revision.approvedHead !== head) {
     const held = protectedChanges(current.files ?? await port.listPullRequestFiles(number), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
-  if (ctx.config.required_checks.length) {
-    const ci = await port.ciChecks(head, ctx.config.required_checks);
-    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
-    if (ci.failing.length)
+  const base = ctx.journal.integrationBranch;
+  let rules;
+  const readRules = () => rules ??= port.branchRules(base);
+  const required = await requiredChecks(
+    port,
+    base,
+    ctx.config.required_checks,
+    ctx.now,
+    RULES_TTL_MS,
+    () => readRuledChecks(port, base, readRules)
+  );
+  if (required.all.length) {
+    const ci = await port.ciChecks(head, required.all);
+    const verdict = ciVerdict(ci, required.configured);
+    if (verdict === "wait") return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    const wait2 = verdict === "go" ? graceLeft(port, head, ci.missing, ctx.now) : 0;
+    if (wait2 > 0)
+      return {
+        kind: "later",
+        reason: `required checks ${ci.missing.join(", ")} of ${head.slice(0, 7)} have not reported yet`,
+        retryInMs: wait2
+      };
+    if (verdict === "red")
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
@@ -19582,14 +19760,14 @@ async function mergePullRequest2(effect, ctx) {
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...verified ? { sha: verified } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
+  if (res.kind === "not_mergeable")
+    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable });
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
   return {
@@ -19664,7 +19842,7 @@ async function unseenChangeRequests(ctx, t, a, number, head, listed) {
   }
   return inputs;
 }
-function refused(ctx, effect, t, message, method) {
+async function refused(ctx, effect, t, message, method, pr) {
   const base = ctx.journal.integrationBranch;
   if (method === "merge" && refusesMergeCommits(message)) {
     rememberLinear(ctx.port, base, ctx.now);
@@ -19672,9 +19850,59 @@ function refused(ctx, effect, t, message, method) {
   }
   const blocker = mergeBlocker(message, base, ctx.config.required_checks);
   const a = attemptNumbered(t, effect.attempt);
-  if (!blocker || !t || !a) return { kind: "later", reason: message };
-  if (a.revision.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
-  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason: blocker }] };
+  if (blocker || !t || !a) return blocker && t && a ? blocked(t, a, blocker) : { kind: "later", reason: message };
+  if (wantsUpToDate(message) && pr.head) return updateBranch(ctx, effect, t, a, pr.number, pr.head);
+  if (pr.mergeable === null)
+    return {
+      kind: "later",
+      reason: `GitHub is still computing whether ${effect.branch} merges (${message})`,
+      retryInMs: BRANCH_UPDATE_POLL_MS
+    };
+  if (pr.mergeable === false) return blocked(t, a, conflictBlocker(t.id, effect.branch, base, message));
+  return { kind: "later", reason: message };
+}
+function blocked(t, a, reason) {
+  if (a.revision.waiting === `${MERGE_BLOCKED}${reason}`) return { kind: "later", reason };
+  return { kind: "later", reason, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason }] };
+}
+async function updateBranch(ctx, effect, t, a, number, head) {
+  const base = ctx.journal.integrationBranch;
+  if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being tried" };
+  const res = await ctx.port.updatePullRequestBranch(number, head);
+  switch (res.kind) {
+    case "accepted":
+      return {
+        kind: "later",
+        reason: `bringing ${effect.branch} up to date with ${base} (GitHub merges it in)`,
+        retryInMs: BRANCH_UPDATE_POLL_MS,
+        inputs: [{ kind: "branch.update_requested", taskId: t.id, attempt: t.attempts, from: head }]
+      };
+    case "conflict":
+      return blocked(t, a, conflictBlocker(t.id, effect.branch, base, res.message));
+    case "refused":
+      return blocked(t, a, updateRefusedBlocker(effect.branch, base, res.message));
+    default:
+      return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  }
+}
+async function awaitBranchUpdate(ctx, effect, t, current) {
+  const from = branchUpdatePending(t);
+  if (!from) return void 0;
+  if (current === from) {
+    const asked = Date.parse(t.attempt?.branchUpdate?.requestedAt ?? "");
+    if (!(ctx.now - asked < BRANCH_UPDATE_WAIT_MS)) return void 0;
+    return { kind: "later", reason: `waiting for GitHub to update ${effect.branch}`, retryInMs: BRANCH_UPDATE_POLL_MS };
+  }
+  const c = await ctx.port.commit(current);
+  if (c.parents.length !== 2 || c.parents[0] !== from) return void 0;
+  const relation = await ctx.port.compareCommits(c.parents[1], ctx.journal.integrationBranch);
+  if (relation !== "ahead" && relation !== "identical") return void 0;
+  return {
+    kind: "later",
+    reason: `${effect.branch} was brought up to date (${current.slice(0, 7)})`,
+    retryInMs: MERGE_RETRY_MS,
+    inputs: [{ kind: "branch.updated", taskId: t.id, attempt: t.attempts, from, head: current }]
+  };
 }
 
 // src/app/effects/index.ts
@@ -20203,14 +20431,14 @@ var Restorer = class {
    * GitHub objects) when both come from the same blob: then it is kept.
    */
   async putBack(runId, commitSha, actor) {
-    const { store, cache: cache3, dirty, log, onRestored } = this.#held;
+    const { store, cache: cache4, dirty, log, onRestored } = this.#held;
     const restored = await store.restore(runId, commitSha);
     if (!restored) return null;
     log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-    const cached = cache3.get(runId);
+    const cached = cache4.get(runId);
     const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
     if (loaded === restored) dirty.delete(runId);
-    cache3.set(runId, loaded);
+    cache4.set(runId, loaded);
     await onRestored?.(runId, loaded, actor).catch(
       (err) => log.warn({ runId, err: err.message }, "could not tell the run's tracker")
     );
@@ -20870,29 +21098,63 @@ async function flushMerges(ctx, rt) {
     if (loaded?.state.journal.outbox.some((e) => e.kind === "MergePullRequest")) await rt.engine.flush(runId);
   }
 }
+var reading = /* @__PURE__ */ new WeakMap();
 async function redChecks(ctx, rt, context, done2) {
   if (!done2.branch || done2.conclusion !== "failure" && done2.conclusion !== "timed_out") return;
-  const suite = { head_branch: done2.branch, head_sha: done2.headSha };
-  const ref = await ctx.attemptOf(rt, suite.head_branch);
+  const ref = await ctx.attemptOf(rt, done2.branch);
   if (!ref) return;
+  const key = `${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${done2.headSha}`;
+  const mine = reading.get(ctx) ?? /* @__PURE__ */ new Map();
+  reading.set(ctx, mine);
+  const under = mine.get(key);
+  if (under) return under;
+  const work = readRedChecks(ctx, rt, context, ref, done2).finally(() => mine.delete(key));
+  mine.set(key, work);
+  return work;
+}
+async function readRedChecks(ctx, rt, context, ref, done2) {
   const loaded = await rt.engine.state(ref.runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === ref.taskId);
-  if (!loaded || !t || t.attempts !== ref.attempt || t.status !== "MERGE_READY" || prHead(t) !== suite.head_sha) return;
-  const required = loaded.state.config.required_checks;
-  if (required.length === 0 || done2.context !== void 0 && !required.includes(done2.context)) return;
-  const checks = await rt.port.ciChecks(suite.head_sha, required);
-  if (checks.pending || checks.failing.length === 0) return;
-  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, suite.head_sha, checks.failing)]);
+  if (!loaded || !t || t.attempts !== ref.attempt || t.status !== "MERGE_READY" || prHead(t) !== done2.headSha) return;
+  const a = t.attempt;
+  if (a?.feedback?.some((f) => f.source === "ci" && f.headSha === done2.headSha) || a?.answeredHeads?.includes(done2.headSha)) return;
+  const base = loaded.state.journal.integrationBranch;
+  const required = await requiredChecks(
+    rt.port,
+    base,
+    loaded.state.config.required_checks,
+    ctx.now(),
+    RULES_TTL_MS,
+    () => readRuledChecks(rt.port, base)
+  );
+  if (required.all.length === 0 || done2.context !== void 0 && !required.all.includes(done2.context)) return;
+  const checks = await rt.port.ciChecks(done2.headSha, required.all);
+  if (ciVerdict(checks, required.configured) !== "red") return;
+  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, done2.headSha, checks.failing)]);
   if (result.rejections.length)
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
       "red checks changed nothing"
     );
 }
+async function onCheckRunDone(ctx, context) {
+  const run2 = context.payload.check_run;
+  if (context.payload.action !== "completed" || ctx.slug !== void 0 && run2.app?.slug === ctx.slug) return;
+  if (typeof run2.name !== "string" || run2.name.startsWith("forge \xB7 ")) return;
+  const rt = await ctx.rtOf(context);
+  await redChecks(ctx, rt, context, {
+    branch: run2.check_suite?.head_branch,
+    headSha: run2.head_sha,
+    conclusion: run2.conclusion,
+    context: run2.name.slice(0, 200)
+  });
+  await flushMerges(ctx, rt);
+}
 
 // src/app/handlers/check-run.ts
 async function onCheckRun(ctx, context) {
   const { payload } = context;
+  if (payload.action === "completed") return onCheckRunDone(ctx, context);
   if (payload.action !== "rerequested" && payload.action !== "requested_action") return;
   if (payload.sender.type === "Bot") return;
   const m = /^([^/]+)\/([^/]+)\/(\d+)$/.exec(payload.check_run.external_id ?? "");
@@ -20934,6 +21196,11 @@ ${note}`
 }
 
 // src/app/reconciler.ts
+var CLOCK_SKEW_MS = 10 * 6e4;
+function runsSince(createdAt) {
+  const t = Date.parse(createdAt);
+  return Number.isNaN(t) ? createdAt : new Date(t - CLOCK_SKEW_MS).toISOString().slice(0, 19) + "Z";
+}
 async function reconcileRun(port, engine, runId, _now) {
   const loaded = await engine.state(runId);
   if (!loaded || loaded.state.journal.status !== "running") return [];
@@ -20941,7 +21208,7 @@ async function reconcileRun(port, engine, runId, _now) {
   const inputs = [];
   const running = journal.tasks.filter((t) => t.status === "RUNNING" && t.attempt);
   if (running.length) {
-    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
+    const runs = await port.listWorkflowRuns(config2.workflow, { createdAfter: runsSince(journal.createdAt) });
     const repositoryId = await port.repositoryId();
     const workflowPath = agentWorkflowPath(config2);
     for (const t of running) {

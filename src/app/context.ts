@@ -26,7 +26,9 @@ export const CONFIG_TTL_MS = 10 * 60_000;
 
 /**
  * How long the App waits, after a job's completion arrives before the push of its result, for that
- * push: webhooks come in no order, a few seconds apart (10 s at GitHub's 95th percentile).
+ * push: webhooks come in no order, a few seconds apart (3 s at GitHub's 90th percentile; the one in
+ * twenty that is a minute or two late is not waited for — the branch is read instead, and the
+ * reconciler finds what no webhook said: src/local-github/latency/README.md).
  */
 export const JOB_END_GRACE_MS = 10_000;
 

@@ -9,6 +9,18 @@ import { crCloseCounts } from "./cr-close.js";
 import type { Engine } from "./engine/index.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, recordOf } from "./normalize.js";
 
+/**
+ * How far before the run's start (the App's clock) its jobs are looked for among the workflow's runs
+ * (GitHub's clock, `created_at`): the two clocks differ — a host's drifts, a test's skips ahead — and
+ * a job missed here is one the reconciler never finds. Only the attempt's own branch counts anyway.
+ */
+export const CLOCK_SKEW_MS = 10 * 60_000;
+
+function runsSince(createdAt: string): string {
+  const t = Date.parse(createdAt);
+  return Number.isNaN(t) ? createdAt : new Date(t - CLOCK_SKEW_MS).toISOString().slice(0, 19) + "Z";
+}
+
 export async function reconcileRun(port: GitHubPort, engine: Engine, runId: string, _now: number): Promise<LeafInput[]> {
   const loaded = await engine.state(runId);
   if (!loaded || loaded.state.journal.status !== "running") return [];
@@ -19,7 +31,7 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
     // One call for every job of the run. Only the agent workflow's dispatched runs in this repository
     // are jobs of attempts, and an attempt whose run is recorded is that run
     // (docs/architecture.md#trust-boundaries).
-    const runs = await port.listWorkflowRuns(config.workflow, { createdAfter: journal.createdAt.slice(0, 19) + "Z" });
+    const runs = await port.listWorkflowRuns(config.workflow, { createdAfter: runsSince(journal.createdAt) });
     const repositoryId = await port.repositoryId();
     const workflowPath = agentWorkflowPath(config);
     for (const t of running) {

@@ -6,7 +6,7 @@
 import { z } from "zod";
 
 /** Bounds on feedback kept in the journal: one message, and how many items wait for one revision. */
-export const FEEDBACK_LIMITS = { message: 4_000, items: 10, checks: 20, details: 8_000, steer: 2_000 } as const;
+export const FEEDBACK_LIMITS = { message: 4_000, items: 10, checks: 20, checkName: 200, details: 8_000, steer: 2_000 } as const;
 
 /** Feedback on a task's PR that a revision must answer. Only people with write access (checked on GitHub) give it. */
 export const feedbackSchema = z

@@ -186,6 +186,23 @@ const inputs = [
     .describe(
       "GitHub refused the merge of the attempt's PR for a reason Forge cannot resolve by itself (docs/executor.md#merging-under-the-repositorys-rules).",
     ),
+  z
+    .object({
+      kind: z.literal("branch.update_requested"),
+      ...attemptRef,
+      from: z.string().describe("The PR head GitHub was asked to bring up to date (update-branch's expected_head_sha)."),
+    })
+    .describe("GitHub accepted Forge's update of the attempt's PR branch (202): its new head comes later."),
+  z
+    .object({
+      kind: z.literal("branch.updated"),
+      ...attemptRef,
+      from: z.string().describe("The PR head the update was made over."),
+      head: z.string().describe("The new head: the integration branch merged into `from` by the App."),
+    })
+    .describe(
+      "Forge's update of the attempt's PR branch landed, as the merge read it back from GitHub (the App's own push webhook is not taken in: src/app/guard.ts).",
+    ),
   z.object({ kind: z.literal("cr.closed"), crId: z.string() }).describe("A CR issue was closed without an overlay."),
   z
     .object({ kind: z.literal("plan.changed"), commit: z.string() })

@@ -96,6 +96,28 @@ export const attemptRecordSchema = z
       .describe(
         "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's.",
       ),
+    branchUpdate: z
+      .object({
+        over: z.string().describe("The attempt's own head (its record commit, else its pushed work) the update was made over."),
+        requested: z
+          .string()
+          .optional()
+          .describe(
+            "The PR head Forge asked GitHub to bring up to date (update-branch's `expected_head_sha`), until its new head is seen.",
+          ),
+        requestedAt: z.string().optional().describe("When Forge asked."),
+        head: z
+          .string()
+          .optional()
+          .describe(
+            "The head GitHub made: the integration branch merged into the PR's previous head, by the App. The PR's head while the attempt's own head is `over`.",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules).",
+      ),
     mergeSha: z.string().optional().describe("Commit that merged the attempt's PR."),
     hold: holdSchema.optional(),
     question: z.string().optional().describe("Exit 3: the agent's question."),

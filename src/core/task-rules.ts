@@ -16,13 +16,28 @@ export const backoffOver = (t: TaskState, now: number) => t.next?.notBefore === 
 /** Statuses in which an attempt is in flight: its job at work, or its PR on the way to a merge. */
 export const IN_FLIGHT_STATUSES: ReadonlySet<TaskStatus> = new Set(["RUNNING", "DONE", "MERGE_READY"]);
 
+/** The head the current attempt's own work ended at: the runner's record commit, else (before it is known) the pushed work. */
+export function ownHead(t: TaskState): string | undefined {
+  return t.attempt?.recordSha ?? t.attempt?.revision.pushedSha;
+}
+
 /**
  * The head of the current attempt's PR: the runner's record commit — the PR's head, what a person
- * reviews and what the merge names — else, before the record is known, the pushed work. A revision
- * at work leaves the PR at its predecessor's record until its own arrives.
+ * reviews and what the merge names — else, before the record is known, the pushed work; or the
+ * merge commit Forge's update of the branch made over it (`branchUpdate`), until a newer record
+ * comes. A revision at work leaves the PR at its predecessor's head until its own record arrives.
  */
 export function prHead(t: TaskState): string | undefined {
-  return t.attempt?.recordSha ?? t.attempt?.revision.pushedSha;
+  const own = ownHead(t);
+  const u = t.attempt?.branchUpdate;
+  return u?.head !== undefined && u.over === own ? u.head : own;
+}
+
+/** The head Forge asked GitHub to bring up to date and whose new head it has not seen yet, if that is the PR's head now. */
+export function branchUpdatePending(t: TaskState): string | undefined {
+  const u = t.attempt?.branchUpdate;
+  const head = prHead(t);
+  return u?.requested !== undefined && u.over === ownHead(t) && u.requested === head ? head : undefined;
 }
 
 /** Task t's current attempt when it is attempt `n` (undefined: another attempt is current, or none is). */

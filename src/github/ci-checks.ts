@@ -3,8 +3,9 @@
  * whether they are all done, and for each failing one its summary, annotations and the end of its
  * log. Commit statuses (the legacy Statuses API that Jenkins or CircleCI report to) count the same
  * way, by context name: `failure` and `error` fail, `pending` waits. Forge's own check runs
- * (`forge · <task>`) are never counted, and neither is any check or status the config does not
- * require (`required_checks`): anyone whose token may post a commit status or a check run could
+ * (`forge · <task>`) are never counted, and neither is any check or status that neither the config
+ * (`required_checks`) nor the integration branch's rules require (./required-checks.ts): anyone
+ * whose token may post a commit status or a check run could
  * otherwise start fix revisions with their own text in the agent's prompt. Everything returned is
  * text from CI — written by the repository's code or a CI service — so the caller bounds and quotes
  * it as CI output; here it is only cut.
@@ -23,9 +24,24 @@ export interface FailingCheck {
 }
 
 export interface CiChecks {
-  /** Some of the checks considered have not completed yet. */
+  /** Some of the checks considered have not completed yet, or not reported at all. */
   pending: boolean;
+  /** Some of the checks considered reported and have not completed yet (a queued or running check run, a pending status). */
+  running: boolean;
+  /** The names that nothing has reported on the head: no check run and no commit status. */
+  missing: string[];
   failing: FailingCheck[];
+}
+
+/**
+ * What the required checks of a head say to a merge: `wait` while one runs, or while one the
+ * config names (`configured`) has not reported; `red` when they are done and some failed; else `go`.
+ * A check only the branch's rules name that nothing has reported is not waited for: the merge is
+ * tried, and GitHub's refusal says which check it expects (docs/executor.md#merging-under-the-repositorys-rules).
+ */
+export function ciVerdict(ci: CiChecks, configured: readonly string[]): "wait" | "red" | "go" {
+  if (ci.running || ci.missing.some((n) => configured.includes(n))) return "wait";
+  return ci.failing.length ? "red" : "go";
 }
 
 /** Bounds on what is read: a few checks, their first annotations, the last lines of a log. */
@@ -43,16 +59,15 @@ export async function readCiChecks(
   names: readonly string[],
 ): Promise<CiChecks> {
   // Only the checks the config requires count; none required, none count.
-  if (names.length === 0) return { pending: false, failing: [] };
+  if (names.length === 0) return { pending: false, running: false, missing: [], failing: [] };
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
   const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
   // The latest status of each context (the combined status lists one per context).
   const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
   const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
-  const pending =
-    considered.some((c) => c.status !== "completed") ||
-    statuses.some((st) => st.state === "pending") ||
-    names.some((n) => !considered.some((c) => c.name === n) && !statuses.some((st) => st.context === n));
+  const running = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending");
+  const missing = names.filter((n) => !considered.some((c) => c.name === n) && !statuses.some((st) => st.context === n));
+  const pending = running || missing.length > 0;
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing: FailingCheck[] = [];
   for (const c of failed.slice(0, CI_LIMITS.checks)) {
@@ -62,7 +77,7 @@ export async function readCiChecks(
         )
       : [];
     failing.push({
-      name: c.name,
+      name: cut(c.name, 200),
       conclusion: c.conclusion ?? "failure",
       title: cut(c.output.title ?? "", 200),
       summary: cut(c.output.summary ?? "", CI_LIMITS.summary),
@@ -81,7 +96,7 @@ export async function readCiChecks(
       log: "",
     });
   }
-  return { pending, failing };
+  return { pending, running, missing, failing };
 }
 
 /** The last lines of an Actions job's log (a check run of GitHub Actions has its job's id); "" when it cannot be read. */

@@ -8,10 +8,11 @@
  *   to matching refs") or a `pull_request` rule whose `allowed_merge_methods` leaves out `merge` →
  *   squash (one commit per task on the branch), else a merge commit;
  * - what a 405 of the merge says when the refusal is one Forge cannot resolve by itself — required
- *   approvals, a required check it does not run or wait for, a branch that must be up to date, a
- *   rule it cannot satisfy — named for a person, with what they can do.
+ *   approvals, a required check it does not run or wait for, a rule it cannot satisfy — named for a
+ *   person, with what they can do (a branch that must be up to date Forge updates: ./branch-update.ts).
  */
 import type { Octokit } from "./octokit-port.js";
+import { wantsUpToDate } from "./branch-update.js";
 import { mergeRefusal, wrap } from "./octokit-rest.js";
 import type { PullMergeResult } from "./port.js";
 
@@ -76,8 +77,9 @@ export const refusesMergeCommits = (message: string): boolean =>
 
 /**
  * What a 405 of the merge into `branch` says when Forge cannot resolve it by itself: the rule, the
- * branch and what a person can do; undefined when it may simply be tried again (a check Forge
- * waits for, a merge still being computed, a conflict its own machinery handles).
+ * branch and what a person can do; undefined when Forge deals with it (a check it waits for, a
+ * branch it brings up to date) or must look further (GitHub's "not mergeable": a conflict, or a
+ * mergeability still being computed — the merge reads `mergeable`).
  */
 export function mergeBlocker(message: string, branch: string, requiredChecks: readonly string[]): string | undefined {
   const text = message.replace(/\s+/g, " ").trim();
@@ -91,8 +93,8 @@ export function mergeBlocker(message: string, branch: string, requiredChecks: re
   const checks = /(\d+) of (\d+) required status checks/i.exec(text);
   if (checks && !requiredChecks.length)
     return `required status checks on ${on} have not succeeded ("${text}"). Make them run on the pull request (or add them to Forge's \`required_checks\`), or remove them from the branch's rules, then comment \`/forge retry\`.`;
-  if (/out of date/i.test(text))
-    return `${on} requires branches to be up to date before merging ("${text}"). Update the pull request's branch (the Update branch button) or turn off "Require branches to be up to date" for ${on}, then comment \`/forge retry\`.`;
+  // A head that must contain the base's tip first: Forge updates the branch itself (./branch-update.ts).
+  if (wantsUpToDate(text)) return undefined;
   if (refusesMergeCommits(text))
     return `${on} requires a linear history and refused even a squash merge ("${text}"). Allow squash merging in the repository's settings, or lift the rule, then comment \`/forge retry\`.`;
   if (/rule violations|protected branch|not authorized|changes must be made through a pull request/i.test(text))

@@ -4,7 +4,7 @@
  */
 import type { FileAt, PullRequestInfo, ReviewInfo } from "./port.js";
 
-/** A pull request with what a merge checks — its first 100 changed paths, its newest requests for changes — in one GraphQL call. */
+/** A pull request with what a merge checks — whether it merges, its first 100 changed paths, its newest requests for changes — in one GraphQL call. */
 export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
@@ -16,6 +16,7 @@ export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number:
       headRefOid
       baseRefName
       isDraft
+      mergeable
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
@@ -33,6 +34,8 @@ export interface GraphqlPull {
   headRefOid: string;
   baseRefName: string;
   isDraft: boolean;
+  /** MERGEABLE, CONFLICTING, or UNKNOWN while GitHub computes it. */
+  mergeable?: "MERGEABLE" | "CONFLICTING" | "UNKNOWN";
   isCrossRepository: boolean;
   headRepository: { id: string } | null;
   files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string; changeType?: string }[] | null } | null;
@@ -74,6 +77,8 @@ export function pullInfo(p: GraphqlPull): PullRequestInfo {
     draft: p.isDraft,
     // A deleted fork leaves no head repository: not this repository either.
     fromFork: p.isCrossRepository || p.headRepository === null,
+    // UNKNOWN: GitHub is still computing it — null, as REST says, never false.
+    ...(p.mergeable !== undefined ? { mergeable: p.mergeable === "UNKNOWN" ? null : p.mergeable === "MERGEABLE" } : {}),
   };
 }
 

@@ -5,7 +5,9 @@
  * `retry-after` are waited out; 5xx retried; 4xx except 429 never retried).
  */
 import type { ProbotOctokit } from "probot";
+import { updatePullBranch, type BranchUpdateResult } from "./branch-update.js";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
+import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import {
   ConflictError,
@@ -384,8 +386,24 @@ export class OctokitPort implements GitHubPort {
     return mergePull(this.#octokit, this.owner, this.repo, number, fields);
   }
 
+  updatePullRequestBranch(number: number, expectedHeadSha: string): Promise<BranchUpdateResult> {
+    return updatePullBranch(this.#octokit, this.owner, this.repo, number, expectedHeadSha);
+  }
+
   branchRules(branch: string): Promise<BranchRule[]> {
     return readBranchRules(this.#octokit, this.owner, this.repo, branch);
+  }
+
+  async protectionChecks(branch: string): Promise<string[]> {
+    // A branch that does not exist (yet) has no protection of its own.
+    return this.#call("repos.getBranch", async () => {
+      try {
+        return protectionContexts((await this.#octokit.rest.repos.getBranch({ ...this.#r, branch })).data);
+      } catch (e) {
+        if (statusOf(e) === 404) return [];
+        throw e;
+      }
+    });
   }
 
   async findIssue(label: string, marker: string): Promise<number | null> {

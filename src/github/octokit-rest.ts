@@ -63,6 +63,7 @@ export function pull(data: {
   head: { ref: string; sha: string; repo?: { id: number } | null };
   base: { ref: string; repo?: { id: number } | null };
   draft?: boolean;
+  mergeable?: boolean | null;
 }): PullRequestInfo {
   const merged = data.merged ?? data.merged_at != null;
   return {
@@ -76,6 +77,8 @@ export function pull(data: {
     draft: data.draft ?? false,
     // GitHub gives a null head repository when the fork was deleted: not this repository either.
     fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
+    // Only a pull request read alone says (a list does not): null while GitHub computes it.
+    ...("mergeable" in data ? { mergeable: data.mergeable ?? null } : {}),
   };
 }
 

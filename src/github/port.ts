@@ -4,6 +4,7 @@
  * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
 import type { CiChecks } from "./ci-checks.js";
+import type { BranchUpdateResult } from "./branch-update.js";
 import type { BranchRule } from "./merge-rules.js";
 
 export class GitHubError extends Error {
@@ -43,6 +44,12 @@ export interface PullRequestInfo {
   draft: boolean;
   /** The head branch is in another repository (a fork): whatever its name, it is no task's branch. */
   fromFork: boolean;
+  /**
+   * Whether GitHub found it merges without conflict (`mergeable` of a pull request read alone): null
+   * while GitHub's background job computes it — to be read again later, never taken for false;
+   * absent when the read did not say.
+   */
+  mergeable?: boolean | null;
 }
 
 /** A submitted review of a pull request (docs.github.com/rest/pulls/reviews). */
@@ -197,6 +204,11 @@ export interface GitHubPort {
     number: number,
     fields: { sha?: string; method?: "merge" | "squash" | "rebase"; title?: string },
   ): Promise<PullMergeResult>;
+  /**
+   * Bring a PR's branch up to date with its base, if its head is still `expectedHeadSha`
+   * (`PUT …/pulls/{n}/update-branch`): GitHub merges the base into the head in the background.
+   */
+  updatePullRequestBranch(number: number, expectedHeadSha: string): Promise<BranchUpdateResult>;
 
   /** The newest issue (not PR) with `label` whose body holds `marker`, among the 100 newest with that label (the App's own, when it knows its login). */
   findIssue(label: string, marker: string): Promise<number | null>;
@@ -235,4 +247,10 @@ export interface GitHubPort {
   listReviews(number: number): Promise<ReviewInfo[]>;
   /** The active ruleset rules that apply to a branch (which need not exist yet), with their parameters (docs.github.com/rest/repos/rules#get-rules-for-a-branch). */
   branchRules(branch: string): Promise<BranchRule[]>;
+  /**
+   * The check names a branch's protection requires of a pull request into it (its required
+   * contexts, as `GET …/branches/{branch}` shows them to any App); none when it is unprotected or
+   * does not exist. Its rulesets' are in `branchRules` (./required-checks.ts puts both together).
+   */
+  protectionChecks(branch: string): Promise<string[]>;
 }

@@ -6,6 +6,18 @@
  */
 import { Octokit } from "@octokit/rest";
 import { Probot } from "probot";
+import {
+  readBranchRuleFacts,
+  readProtection,
+  readProtectionSummary,
+  readWorkflowFiles,
+  readWorkflowPermissions,
+  type ProtectionFact,
+  type RuleFact,
+  type WorkflowFile,
+} from "./rules-readiness.js";
+
+export type { Bypass, ProtectionFact, RuleFact, WorkflowFile } from "./rules-readiness.js";
 
 /** Something read, or why it could not be. */
 export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -20,6 +32,22 @@ export interface ReadinessInput {
   workflowPath: string;
   /** Secrets whose existence is checked (names only). */
   secretNames(workflow: string | null): string[];
+  /** Forge's config file's path on the default branch. */
+  configPath: string;
+  /** The branches Forge would use, from its config's text (null: no config file) and the default branch. */
+  branches(config: string | null, defaultBranch: string): ForgeBranches;
+}
+
+/** A branch of each kind Forge creates, pushes, merges into or opens its final pull request on. */
+export interface ForgeBranches {
+  /** a run's journal */
+  state: string;
+  /** a task attempt's (task, refinery, follow-up and Captain branches are named alike) */
+  task: string;
+  /** the run's integration branch, which task pull requests target */
+  integration: string;
+  /** the final pull request's base */
+  base: string;
 }
 
 export interface Readiness {
@@ -30,12 +58,25 @@ export interface Readiness {
   /** The agent workflow's text on the default branch; null: absent. */
   workflow: Read<string | null>;
   actions: Read<{ enabled: boolean; allowedActions: string; patterns?: string[]; githubOwnedAllowed?: boolean }>;
-  /** Rule types that apply to a run's state branch, a task branch and an integration branch. */
-  rules: Read<{ state: string[]; task: string[]; integration: string[] }>;
+  /** Forge's config file on the default branch; null: absent. */
+  config: Read<string | null>;
+  /** The branches whose rules were read. */
+  branches: ForgeBranches;
+  /**
+   * The active rules of each branch and the push rulesets' rules; `asApp`: read with the App's
+   * installation token, so each rule's `appBypass` is the App's.
+   */
+  rules: Read<Record<keyof ForgeBranches, RuleFact[]> & { push: RuleFact[]; asApp: boolean }>;
   /** Which of the secrets the workflow names exist (names only). */
   secrets: Read<Record<string, boolean>>;
-  /** The default branch's protection; null: none. */
-  protection: Read<{ requiredApprovals: number; requiredChecks: string[] } | null>;
+  /** The final pull request's base's protection; null: none. */
+  protection: Read<ProtectionFact | null>;
+  /** The repository's merge settings (GitHub shows them to readers who may push only: undefined otherwise). */
+  settings: Read<{ allowMergeCommit?: boolean; allowSquashMerge?: boolean; allowRebaseMerge?: boolean }>;
+  /** Actions' workflow permissions (needs the Administration permission). */
+  workflowPermissions: Read<{ defaultPermissions: "read" | "write"; canApprovePullRequests: boolean }>;
+  /** The workflow files on the default branch. */
+  workflows: Read<WorkflowFile[]>;
 }
 
 /** A 404 is an answer here (no secret, no protection): nothing is logged, each failure is reported by its check. */
@@ -74,6 +115,18 @@ async function firstOf<T>(readers: (() => Promise<T>)[], none: string, apiUrl: s
     reasons.push(got.reason);
   }
   return { ok: false, reason: [...new Set(reasons)].join("; ") };
+}
+
+/** A file's text on `ref`; null when there is none. */
+async function fileText(o: Octokit, r: { owner: string; repo: string }, path: string, ref: string): Promise<string | null> {
+  try {
+    const { data } = await o.rest.repos.getContent({ ...r, path, ref });
+    if (Array.isArray(data) || data.type !== "file" || typeof data.content !== "string") return null;
+    return Buffer.from(data.content, "base64").toString("utf8");
+  } catch (e) {
+    if (status(e) === 404) return null;
+    throw e;
+  }
 }
 
 export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
@@ -132,34 +185,48 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       installation: notInstalled ? unread : installation,
       workflow: unread,
       actions: unread,
+      config: unread,
+      branches: input.branches(null, "main"),
       rules: unread,
       secrets: unread,
       protection: unread,
+      settings: unread,
+      workflowPermissions: unread,
+      workflows: unread,
     };
   }
   const defaultBranch = repoInfo.value.default_branch;
   const workflow: Readiness["workflow"] = await firstOf(
+    readers.map((o) => () => fileText(o, r, input.workflowPath, defaultBranch)),
+    anyone,
+    apiUrl,
+  );
+  const config: Readiness["config"] = await firstOf(
+    readers.map((o) => () => fileText(o, r, input.configPath, defaultBranch)),
+    anyone,
+    apiUrl,
+  );
+  const branches = input.branches(config.ok ? config.value : null, defaultBranch);
+  const rules: Readiness["rules"] = await firstOf(
     readers.map((o) => async () => {
-      try {
-        const { data } = await o.rest.repos.getContent({ ...r, path: input.workflowPath, ref: defaultBranch });
-        if (Array.isArray(data) || data.type !== "file" || typeof data.content !== "string") return null;
-        return Buffer.from(data.content, "base64").toString("utf8");
-      } catch (e) {
-        if (status(e) === 404) return null;
-        throw e;
-      }
+      const read = await readBranchRuleFacts(o, r, branches, o === installed);
+      return { ...read.branches, push: read.push, asApp: o === installed };
     }),
     anyone,
     apiUrl,
   );
-  const rulesOf = (o: Octokit, branch: string) =>
-    o.paginate(o.rest.repos.getBranchRules, { ...r, branch, per_page: 100 }).then((rules) => rules.map((x) => x.type));
-  const rules = await firstOf(
-    readers.map((o) => async () => ({
-      state: await rulesOf(o, "forge/doctor/_state"),
-      task: await rulesOf(o, "forge/doctor/task/1"),
-      integration: await rulesOf(o, "forge/doctor/_integration"),
-    })),
+  const settings: Readiness["settings"] = repoInfo.ok
+    ? {
+        ok: true,
+        value: {
+          ...(typeof repoInfo.value.allow_merge_commit === "boolean" ? { allowMergeCommit: repoInfo.value.allow_merge_commit } : {}),
+          ...(typeof repoInfo.value.allow_squash_merge === "boolean" ? { allowSquashMerge: repoInfo.value.allow_squash_merge } : {}),
+          ...(typeof repoInfo.value.allow_rebase_merge === "boolean" ? { allowRebaseMerge: repoInfo.value.allow_rebase_merge } : {}),
+        },
+      }
+    : repoInfo;
+  const workflows: Readiness["workflows"] = await firstOf(
+    readers.map((o) => () => readWorkflowFiles(o, r, defaultBranch)),
     anyone,
     apiUrl,
   );
@@ -200,21 +267,33 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
     admin,
     apiUrl,
   );
+  // The base's protection in full with an admin's token, else the part any reader sees.
   const protection = await firstOf(
-    adminReaders.map((o) => async () => {
-      try {
-        const { data } = await o.rest.repos.getBranchProtection({ ...r, branch: defaultBranch });
-        return {
-          requiredApprovals: data.required_pull_request_reviews?.required_approving_review_count ?? 0,
-          requiredChecks: data.required_status_checks?.contexts ?? [],
-        };
-      } catch (e) {
-        if (status(e) === 404) return null;
-        throw e;
-      }
-    }),
+    [
+      ...adminReaders.map((o) => () => readProtection(o, r, branches.base)),
+      ...readers.map((o) => () => readProtectionSummary(o, r, branches.base)),
+    ],
+    anyone,
+    apiUrl,
+  );
+  const workflowPermissions = await firstOf(
+    adminReaders.map((o) => () => readWorkflowPermissions(o, r)),
     admin,
     apiUrl,
   );
-  return { repo: `${owner}/${repo}`, defaultBranch, installation, workflow, actions, rules, secrets, protection };
+  return {
+    repo: `${owner}/${repo}`,
+    defaultBranch,
+    installation,
+    workflow,
+    actions,
+    config,
+    branches,
+    rules,
+    secrets,
+    protection,
+    settings,
+    workflowPermissions,
+    workflows,
+  };
 }

@@ -15,6 +15,10 @@ export type AllowedActions = "all" | "local_only" | "selected";
 
 export interface ActionsPermissions {
   enabled: boolean;
+  /** the GITHUB_TOKEN's permissions when a workflow names none: "read" (restricted) or "write" (permissive) */
+  defaultWorkflowPermissions: "read" | "write";
+  /** "Allow GitHub Actions to create and approve pull requests" */
+  canApprovePullRequestReviews: boolean;
   allowedActions: AllowedActions;
   shaPinningRequired: boolean;
   /** the `selected` policy's lists (kept when the policy changes, as GitHub keeps them) */
@@ -23,10 +27,16 @@ export interface ActionsPermissions {
   patternsAllowed: string[];
 }
 
-/** GitHub's default for a new repository: Actions on, every action allowed. */
+/**
+ * GitHub's default for a new repository: Actions on, every action allowed; the GITHUB_TOKEN
+ * restricted to reading (github.blog/changelog/2023-02-02, read-only GITHUB_TOKEN by default for new
+ * repositories) and not allowed to create or approve pull requests (github.blog/changelog/2022-05-03).
+ */
 function defaults(): ActionsPermissions {
   return {
     enabled: true,
+    defaultWorkflowPermissions: "read",
+    canApprovePullRequestReviews: false,
     allowedActions: "all",
     shaPinningRequired: false,
     githubOwnedAllowed: true,
@@ -154,6 +164,33 @@ export const actionsPermissionsHandlers: Record<string, Handler> = {
     if (typeof b.github_owned_allowed === "boolean") p.githubOwnedAllowed = b.github_owned_allowed;
     if (typeof b.verified_allowed === "boolean") p.verifiedAllowed = b.verified_allowed;
     if (Array.isArray(b.patterns_allowed)) p.patternsAllowed = b.patterns_allowed.map(String);
+    return { status: 204 };
+  },
+};
+
+/**
+ * docs.github.com/rest/actions/permissions#get-default-workflow-permissions-for-a-repository and
+ * #set-…: the GITHUB_TOKEN's default permissions and whether Actions may create and approve pull
+ * requests. The token of a run whose workflow names no `permissions:` gets the default
+ * (workflows/dispatched-run.ts). The body is checked against GitHub's description first.
+ */
+export const workflowPermissionsHandlers: Record<string, Handler> = {
+  "actions/get-github-actions-default-workflow-permissions-repository": async (ctx) => {
+    const p = actionsPermissionsOf(repoOf(ctx));
+    return {
+      status: 200,
+      body: {
+        default_workflow_permissions: p.defaultWorkflowPermissions,
+        can_approve_pull_request_reviews: p.canApprovePullRequestReviews,
+      },
+    };
+  },
+  "actions/set-github-actions-default-workflow-permissions-repository": async (ctx) => {
+    const p = actionsPermissionsOf(repoOf(ctx));
+    const b = ctx.body ?? {};
+    if (b.default_workflow_permissions === "read" || b.default_workflow_permissions === "write")
+      p.defaultWorkflowPermissions = b.default_workflow_permissions;
+    if (typeof b.can_approve_pull_request_reviews === "boolean") p.canApprovePullRequestReviews = b.can_approve_pull_request_reviews;
     return { status: 204 };
   },
 };

@@ -119,7 +119,24 @@ export async function enforceProtection(repo: Repo, write: RefWrite, who: ActCon
   if (broken.length) throw new HttpError(422, `Protected branch update failed for ${write.ref}.\n\n${broken.join("\n")}`, doc);
 }
 
-/** Whether a check run or commit status of `context` on `sha` succeeded ("expected" when none or still running). */
+/** The App that last reported `context` in the repository — a check run, or a commit status posted with an App's token — or null (any source). */
+export function recentSource(core: SimCore, repo: Repo, context: string): number | null {
+  let best: { id: number; appId: number } | undefined;
+  for (const r of core.state.checkRuns.values())
+    if (r.repoId === repo.id && r.name === context && (!best || r.id > best.id)) best = { id: r.id, appId: r.appId };
+  for (const s of core.state.statuses)
+    if (s.repoId === repo.id && s.context === context && s.creator.appId !== undefined && (!best || s.id > best.id))
+      best = { id: s.id, appId: s.creator.appId };
+  return best?.appId ?? null;
+}
+
+/**
+ * Whether a check run or commit status of `context` on `sha` succeeded ("expected" when none or still
+ * running). With `appId`, only what that App reported counts — its check runs, and the statuses
+ * posted with its token ("The optional integration ID that this status check must originate from",
+ * rulesets' `integration_id`; branch protection's `app_id`, "The ID of the GitHub App that must
+ * provide this check").
+ */
 export function checkState(
   core: SimCore,
   repo: Repo,
@@ -130,7 +147,9 @@ export function checkState(
   const runs = [...core.state.checkRuns.values()]
     .filter((r) => r.repoId === repo.id && r.headSha === sha && r.name === context && (appId === null || r.appId === appId))
     .sort((a, b) => b.id - a.id);
-  const statuses = appId === null ? core.state.statuses.filter((s) => s.repoId === repo.id && s.sha === sha && s.context === context) : [];
+  const statuses = core.state.statuses.filter(
+    (s) => s.repoId === repo.id && s.sha === sha && s.context === context && (appId === null || s.creator.appId === appId),
+  );
   const run = runs[0];
   const status = statuses[statuses.length - 1];
   // "Skipped" and "neutral" check runs count as successful for required checks.
@@ -349,10 +368,15 @@ export const branchProtectionHandlers: Record<string, Handler> = {
       requiredStatusChecks: checksIn
         ? {
             strict: checksIn.strict,
-            // `checks` wins over the deprecated `contexts`; an App id of -1 (or none) accepts any source.
-            checks: (checksIn.checks ?? checksIn.contexts.map((context): { context: string; app_id?: number } => ({ context }))).map(
-              (c) => ({ context: c.context, appId: c.app_id !== undefined && c.app_id >= 0 ? c.app_id : null }),
-            ),
+            // `checks` wins over the deprecated `contexts`. An App id of -1 accepts any source; a
+            // check given without one is pinned to "the GitHub App that has recently provided this
+            // check, or any app if it was not set by a GitHub App" (the operation's description).
+            checks: checksIn.checks
+              ? checksIn.checks.map((c) => ({
+                  context: c.context,
+                  appId: c.app_id === undefined ? recentSource(ctx.core, repo, c.context) : c.app_id >= 0 ? c.app_id : null,
+                }))
+              : checksIn.contexts.map((context) => ({ context, appId: null })),
           }
         : null,
       enforceAdmins: b.enforce_admins === true,

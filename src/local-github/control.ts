@@ -4,6 +4,7 @@
 // HTTP under /_sim/ (documented in ./README.md).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RegisterAppOptions, SeedRepoOptions, SimCore } from "./domain/index.js";
+import { createCiApp, type CiApp, type CiAppOptions } from "./ci-app.js";
 import type { FaultConfig } from "./faults.js";
 import type { RateLimitConfig } from "./rate-limits.js";
 import { Model } from "./resources/index.js";
@@ -125,6 +126,11 @@ export class Control {
   async api(login: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
     const token = this.userTokens.get(login) ?? this.core.userToken(login);
     this.userTokens.set(login, token);
+    return this.apiWith(token, method, path, body);
+  }
+
+  /** A REST call with `token` (a person's, an installation's), answered once the webhooks it caused were delivered. */
+  async apiWith(token: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
     const res = await fetch(`${this.baseUrl}/api/v3${path}`, {
       method,
       headers: {
@@ -221,6 +227,15 @@ export class Control {
       { repo, onlyAppId: run.appId },
     );
     await this.core.bus.idle();
+  }
+
+  /**
+   * Another App on the repositories — a CI service's, as CircleCI's or Buildkite's GitHub App is
+   * (`ci-app.ts`): registered with Checks and Commit statuses write, installed on `account`'s
+   * `repositories`, posting check runs and statuses through the REST API with its own token.
+   */
+  ciApp(o: CiAppOptions): CiApp {
+    return createCiApp(this, o);
   }
 
   // ---- deliveries and faults
@@ -345,6 +360,15 @@ export async function handleControl(
       );
       return send(res, 204, undefined);
     }
+    if (method === "POST" && path === "/ci-apps") {
+      const ci = control.ciApp({
+        account: s("account"),
+        ...(body.slug ? { slug: s("slug") } : {}),
+        ...(body.repositories ? { repositories: body.repositories as string[] | "all" } : {}),
+        ...(body.webhookUrl ? { webhookUrl: s("webhookUrl"), webhookSecret: (body.webhookSecret as string | undefined) ?? null } : {}),
+      });
+      return send(res, 201, { id: ci.id, slug: ci.slug, installation_id: ci.installationId, token: ci.token() });
+    }
     if (method === "POST" && (m = /^\/installations\/(\d+)\/token$/.exec(path)))
       return send(res, 201, { token: control.installationToken(Number(m[1])) });
     if (method === "POST" && path === "/act") {
@@ -417,6 +441,7 @@ export const CONTROL_ENDPOINTS = [
   "POST   /_sim/apps {slug, publicKeyPem, webhookUrl, webhookSecret, permissions, events, id?}",
   "PATCH  /_sim/apps/{id} {webhook_url}",
   "POST   /_sim/apps/{id}/installations {account, repositories: 'all' | ['o/r']}",
+  "POST   /_sim/ci-apps {account, slug?, repositories?, webhookUrl?, webhookSecret?}   another App (checks, statuses: write), installed; → {id, slug, installation_id, token}",
   "POST   /_sim/installations/{id}/token               installation token without a JWT",
   "POST   /_sim/installations/{id}/repositories {repositories: ['o/r'], as?}   installation_repositories.added",
   "DELETE /_sim/installations/{id}                     uninstall (installation.deleted)",

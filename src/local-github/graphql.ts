@@ -1,6 +1,6 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
 //   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
-//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … files(first, after) reviews(first|last, states) } ref(qualifiedName) defaultBranchRef
+//   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … mergeable mergeStateStatus files(first, after) reviews(first|last, states) } ref(qualifiedName) defaultBranchRef
 //                                     issue(number) { title body createdAt lastEditedAt }
 //                                     object(expression: "<rev>:<path>") { ... on Blob { oid text isBinary isTruncated byteSize } } }
 // Every document is parsed and validated against GitHub's own schema (@octokit/graphql-schema)
@@ -14,6 +14,7 @@ import { buildSchema, graphql, GraphQLError, type GraphQLFieldResolver, type Gra
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./domain/index.js";
 import * as git from "./git/index.js";
+import { mergeStateOf } from "./mergeability.js";
 import { nodeId } from "./resources/index.js";
 import type { Issue, Repo, Token, User } from "./state.js";
 import { now } from "./state.js";
@@ -106,6 +107,13 @@ function pullObject(core: SimCore, repo: Repo, issue: Issue): Record<string, unk
         : null;
     },
     mergeCommit: p.merged && p.mergeCommitSha ? commitObject(core, repo, p.mergeCommitSha) : null,
+    // `mergeable` (MergeableState) and `mergeStateStatus` (MergeStateStatus): GitHub's background
+    // job, as REST's `mergeable` and `mergeable_state` (./mergeability.ts) — UNKNOWN while it runs.
+    mergeable: async () => {
+      const m = await core.mergeability.read(repo, issue);
+      return m === null ? "UNKNOWN" : m ? "MERGEABLE" : "CONFLICTING";
+    },
+    mergeStateStatus: async () => (await mergeStateOf(core, repo, issue, await core.mergeability.read(repo, issue))).toUpperCase(),
     // docs.github.com/graphql/reference/objects#pullrequest — `reviews(first|last, states)`: the
     // submitted reviews, oldest first; `last` takes the newest, `states` filters. Like every
     // connection, it needs `first` or `last` (1..100).

@@ -275,7 +275,12 @@ function rulesetJson(ctx: RestCtx, repo: Repo, r: Ruleset): Record<string, unkno
     source: full,
     enforcement: r.enforcement,
     bypass_actors: r.bypassActors.map((b) => ({ actor_id: b.actorId, actor_type: b.actorType, bypass_mode: b.bypassMode })),
-    current_user_can_bypass: canBypass(repo, r, { actor: ctx.actor, token: ctx.token }) ? "always" : "never",
+    // "always", or "pull_requests_only" for an actor listed with bypass mode pull_request.
+    current_user_can_bypass: canBypass(repo, r, { actor: ctx.actor, token: ctx.token })
+      ? "always"
+      : canBypass(repo, r, { actor: ctx.actor, token: ctx.token }, true)
+        ? "pull_requests_only"
+        : "never",
     node_id: nodeId("RepositoryRuleset", r.id),
     _links: {
       self: { href: `${ctx.core.model.api}/repos/${full}/rulesets/${r.id}` },

@@ -54,6 +54,11 @@ export interface SimOptions {
    * time by default; a test gives the clock it gives the App, and moves it.
    */
   clock?: Clock;
+  /**
+   * How long GitHub's job computing a pull request's `mergeable` takes, in ms of the clock
+   * (./mergeability.ts; default `MERGEABILITY_MS`): reads before then answer null.
+   */
+  mergeabilityMs?: number;
 }
 
 export interface Sim {
@@ -338,7 +343,12 @@ function pager(core: SimCore, url: URL, headers: Record<string, string>): <T>(it
 
 export async function createSim(options: SimOptions = {}): Promise<Sim> {
   const strict = options.strict ?? !!process.env.VITEST;
-  const core = new SimCore({ strict, webhookTimeoutMs: options.webhookTimeoutMs, ...(options.clock ? { clock: options.clock } : {}) });
+  const core = new SimCore({
+    strict,
+    webhookTimeoutMs: options.webhookTimeoutMs,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.mergeabilityMs !== undefined ? { mergeabilityMs: options.mergeabilityMs } : {}),
+  });
   if (options.faults) core.faults.set(options.faults);
   if (options.rateLimits) core.rateLimits.set(options.rateLimits);
   if (options.latency) core.latency.set(options.latency);

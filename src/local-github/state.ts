@@ -3,6 +3,7 @@
 
 import type { ActionsPermissions } from "./actions-permissions.js";
 import type { BranchProtection } from "./branch-protection.js";
+import type { RepoSettings } from "./repo-settings.js";
 import type { Ruleset } from "./rulesets.js";
 import type { RepoSecrets } from "./secrets.js";
 
@@ -50,6 +51,8 @@ export interface Repo {
   secrets?: RepoSecrets;
   /** branch protection by branch name (src/local-github/branch-protection.ts) */
   protection?: Map<string, BranchProtection>;
+  /** its pull request settings; none = GitHub's defaults, every merge method allowed (src/local-github/repo-settings.ts) */
+  settings?: RepoSettings;
 }
 
 export interface App {

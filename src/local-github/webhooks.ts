@@ -28,6 +28,29 @@ export interface EmitOptions {
   causedByWorkflowRun?: number;
 }
 
+/**
+ * The permission an App needs to hear an event, where GitHub documents one that Forge's simulator
+ * enforces: "To subscribe to this event, a GitHub App must have at least read-level access for the
+ * "Checks" permission" (`check_run`, `check_suite`) and "… for the "Commit statuses" repository
+ * permission" (`status`) — docs.github.com/webhooks/webhook-events-and-payloads.
+ */
+const EVENT_PERMISSION: Record<string, string> = { check_run: "checks", check_suite: "checks", status: "statuses" };
+
+/**
+ * Whether an installation hears `event`: it subscribed to it and has the permission it needs — write
+ * access to Checks for the `check_run`/`check_suite` actions sent to one App only (`requested`,
+ * `rerequested`, `requested_action`). "GitHub Apps with write-level access for the "Checks"
+ * permission are automatically subscribed" to `check_run` and `check_suite` (domain/check-events.ts).
+ */
+function hears(inst: Installation, event: string, toOneApp: boolean): boolean {
+  const scope = EVENT_PERMISSION[event];
+  const level = scope ? inst.permissions[scope] : undefined;
+  const checks = scope === "checks";
+  if (scope && level !== "read" && level !== "write" && level !== "admin") return false;
+  if (checks && toOneApp && level === "read") return false;
+  return inst.events.includes(event) || (checks && (level === "write" || level === "admin"));
+}
+
 export interface EmittedEvent {
   event: string;
   action: string | null;
@@ -87,8 +110,9 @@ export class WebhookBus {
         if (!inst) continue;
         // A suspended installation hears nothing but its own installation events.
         if (inst.suspended && !event.startsWith("installation")) continue;
-        // Installation events are always sent to the App; others only when subscribed.
-        if (!event.startsWith("installation") && !inst.events.includes(event)) continue;
+        // Installation events are always sent to the App; others only when subscribed, and to an
+        // installation that may read what they are about.
+        if (!event.startsWith("installation") && !hears(inst, event, opts.onlyAppId !== undefined)) continue;
         targets.push({ hook, installation: inst });
       } else {
         if (!opts.repo || hook.targetId !== opts.repo.id) continue;

@@ -419,7 +419,12 @@ describe("a merge decided before a review that starts a revision", () => {
           return { kind: "merged", sha: MERGE };
         },
       },
-      (name) => (name === "ciChecks" ? { pending: false, failing: [] } : name === "dispatchWorkflow" ? { workflowRunId: 9 } : null),
+      (name) =>
+        name === "ciChecks"
+          ? { pending: false, running: false, missing: [], failing: [] }
+          : name === "dispatchWorkflow"
+            ? { workflowRunId: 9 }
+            : null,
     );
     const engine = new Engine({ port, replicaId: "replica-1", clock: new TestClock(NOW), journalKey: JOURNAL_KEY });
     await engine.flush(RUN_ID);

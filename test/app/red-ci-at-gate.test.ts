@@ -31,6 +31,8 @@ function world(failing: boolean) {
       return failing
         ? {
             pending: false,
+            running: false,
+            missing: [],
             failing: [
               {
                 name: "check",
@@ -42,7 +44,7 @@ function world(failing: boolean) {
               },
             ],
           }
-        : { pending: false, failing: [] };
+        : { pending: false, running: false, missing: [], failing: [] };
     },
     async mergePullRequest(n: number) {
       merged.push(n);

@@ -50,6 +50,11 @@ beforeAll(async () => {
   });
   await api("POST", "/repos/octo/ready/rulesets", stateBranchRuleset(app.id));
   sim.control.setSecret("octo/ready", "ANTHROPIC_API_KEY", "sk-test");
+  // The runner opens each task's pull request with the job's token.
+  await api("PUT", "/repos/octo/ready/actions/permissions/workflow", {
+    default_workflow_permissions: "read",
+    can_approve_pull_request_reviews: true,
+  });
   await api("PUT", "/repos/octo/ready/branches/main/protection", {
     required_status_checks: null,
     enforce_admins: false,
@@ -96,7 +101,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-type Check = { id: string; verdict: string; detail: string; fix?: string };
+type Warning = { rule: string; source: string; branch?: string; effect: string; fix: string; blocks: boolean };
+type Check = { id: string; verdict: string; detail: string; fix?: string; warnings?: Warning[]; notes?: string[] };
 async function doctor(repo: string, token?: string): Promise<{ code: number; checks: Check[]; out: string }> {
   const r = await runForge(
     ["doctor", "--repo", repo, "--dir", dir, "--api-url", sim.apiUrl, "--json", ...(token ? ["--token", token] : [])],
@@ -117,14 +123,19 @@ describe("forge doctor", () => {
       "state-ruleset": "pass",
       secret: "pass",
       branches: "pass",
+      settings: "pass",
     });
     expect(r.code).toBe(0);
-    expect(r.checks.find((c) => c.id === "branches")!.detail).toContain("main: 1 approval(s)");
+    expect(r.checks.flatMap((c) => c.warnings ?? [])).toEqual([]);
+    // What only makes the final pull request wait for a person is said, not warned about.
+    expect(r.checks.find((c) => c.id === "branches")!.notes).toContain(
+      "the final pull request waits for 1 approving review(s) (main's protection)",
+    );
     // The text form: one line per check.
     const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], dir);
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/^✓ the Forge App is installed/m);
-    expect(text.out).toContain("All 6 checks passed.");
+    expect(text.out).toContain("All 7 checks passed.");
   });
 
   it("fails each check on a repository that gets each wrong, and says how to fix it", async () => {
@@ -142,7 +153,20 @@ describe("forge doctor", () => {
     expect(by["state-ruleset"]!.fix).toMatch(/Protect the state branches/);
     expect(by.secret).toMatchObject({ verdict: "fail", detail: "no Actions secret ANTHROPIC_API_KEY" });
     expect(by.branches).toMatchObject({ verdict: "fail" });
-    expect(by.branches!.detail).toMatch(/pull_request on task branches, pull_request on the integration branch/);
+    // Required reviews on every branch: neither the App's journal nor the runner's pushes can be
+    // written (Forge cannot work), and each task would wait for an approval.
+    const reviews = by.branches!.warnings!.filter(
+      (w) => w.rule === "pull_request" && w.source.startsWith('ruleset "everything through review"'),
+    );
+    expect(reviews.map((w) => [w.branch, w.blocks])).toEqual([
+      ["forge/plan-1a2b3c4/_state", true],
+      ["forge/plan-1a2b3c4/task/1", true],
+      ["forge/plan-1a2b3c4/_integration", false],
+    ]);
+    expect(reviews[0]!.effect).toBe("the App cannot write its journal: changes must be made through a pull request");
+    expect(reviews[1]!.effect).toBe("the runner cannot push task branches: changes must be made through a pull request");
+    expect(reviews[1]!.fix).toMatch(/exclude refs\/heads\/forge\/\*\* from ruleset "everything through review"/);
+    expect(reviews[2]!.effect).toMatch(/^required reviews: each task waits for 1 approving review before Forge can merge it/);
 
     const elsewhere = await doctor("octo/elsewhere", admin);
     expect(elsewhere.checks.find((c) => c.id === "app")).toMatchObject({
@@ -197,14 +221,18 @@ describe("forge doctor", () => {
       "state-ruleset": "pass",
       secret: "skip",
       branches: "pass",
+      settings: "skip",
     });
     // Checks that could not run are no pass: exit 3 (CLI_EXIT.NOT_CHECKED), and the last line says why.
     expect(r.code).toBe(3);
+    expect(r.checks.find((c) => c.id === "settings")!.detail).toMatch(
+      /^not checked: Actions' workflow permissions \(needs a token of a repository admin/,
+    );
     expect(r.checks.find((c) => c.id === "secret")!.detail).toMatch(/needs a token of a repository admin/);
     const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl], dir);
     expect(text.code).toBe(3);
     expect(text.out.trimEnd().split("\n").at(-1)).toBe(
-      "2 of 6 checks could not run: needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN). 4 passed; the repository is not shown ready.",
+      "3 of 7 checks could not run: needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN); Actions' workflow permissions (needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN)). 4 passed; the repository is not shown ready.",
     );
 
     const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
@@ -240,7 +268,7 @@ describe("forge doctor when it cannot check, and where it finds the repository",
       const none = await runForge(["doctor", "--repo", "octo/ready", "--dir", bare, "--api-url", sim.apiUrl], bare);
       expect(none.code).toBe(3);
       expect(none.out).not.toMatch(/checks passed/);
-      expect(last(none.out)).toMatch(/^6 of 6 checks could not run: no App credentials \(APP_ID and PRIVATE_KEY\); no token: .*0 passed/);
+      expect(last(none.out)).toMatch(/^7 of 7 checks could not run: no App credentials \(APP_ID and PRIVATE_KEY\); no token: .*0 passed/);
 
       const refused = await doctor("octo/ready", "ghp_not-a-token");
       expect(refused.code).toBe(3);
@@ -254,17 +282,20 @@ describe("forge doctor when it cannot check, and where it finds the repository",
       const nobody = `http://127.0.0.1:${port}/api/v3`;
       const unreachable = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", nobody, "--token", admin], dir);
       expect(unreachable.code).toBe(3);
-      expect(last(unreachable.out)).toContain(`6 of 6 checks could not run: ${nobody} could not be reached (`);
+      expect(last(unreachable.out)).toContain(`7 of 7 checks could not run: ${nobody} could not be reached (`);
       expect(unreachable.out).toMatch(/ECONNREFUSED/);
       expect(unreachable.out).not.toMatch(/GitHub answered 500/);
 
       const nowhere = await doctor("octo/no-such-repo", admin);
       expect(nowhere.code).toBe(3);
-      for (const c of nowhere.checks)
-        expect(c, c.id).toMatchObject({
-          verdict: "skip",
-          detail: "not checked: no repository octo/no-such-repo that these credentials can see (GitHub answered 404)",
-        });
+      // Every check could not run, for that one reason (the settings check names what it could not read).
+      for (const c of nowhere.checks) {
+        expect(c.verdict, c.id).toBe("skip");
+        expect(c.detail, c.id).toMatch(
+          /^not checked: (?:Actions' workflow permissions \()?no repository octo\/no-such-repo that these credentials can see \(GitHub answered 404\)\)?$/,
+        );
+      }
+      expect(nowhere.checks).toHaveLength(7);
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }
@@ -277,7 +308,7 @@ describe("forge doctor when it cannot check, and where it finds the repository",
       execFileSync("git", ["-C", clone, "remote", "add", "origin", `${sim.gitUrl}/octo/ready.git`]);
       const r = await runForge(["doctor", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], clone);
       expect(r.out).toMatch(/^forge doctor: octo\/ready \(its origin remote\)$/m);
-      expect(r.out).toContain("All 6 checks passed.");
+      expect(r.out).toContain("All 7 checks passed.");
       expect(r.code).toBe(0);
     } finally {
       rmSync(clone, { recursive: true, force: true });

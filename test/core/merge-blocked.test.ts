@@ -9,6 +9,7 @@ import { journalSchema, type Journal } from "../../src/core/journal.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
 import { forgeEventSchema } from "../../src/core/schemas/events.js";
 import { CONFIG_TTL_MS } from "../../src/app/context.js";
+import { wantsUpToDate } from "../../src/github/branch-update.js";
 import { mergeBlocker, mergeMethodFor, RULES_TTL_MS } from "../../src/github/merge-rules.js";
 import { newRun, nodes, sha } from "../helpers/world.js";
 
@@ -111,7 +112,15 @@ describe("GitHub's rules and refusals, as the App reads them", () => {
     );
     // A check Forge waits for (in required_checks) is its own business.
     expect(mergeBlocker('Required status check "test" is expected.', b, ["test"])).toBeUndefined();
-    expect(mergeBlocker("Head branch is out of date. Review and try the merge again.", b, [])).toMatch(/up to date before merging/);
+    // A branch that must be up to date is Forge's to update (update-branch), not a block — alone or among a ruleset's violations.
+    for (const m of [
+      "Head branch is out of date. Review and try the merge again.",
+      "Repository rule violations found\n\nHead branch is out of date. Review and try the merge again.\n",
+    ]) {
+      expect(mergeBlocker(m, b, [])).toBeUndefined();
+      expect(wantsUpToDate(m)).toBe(true);
+    }
+    expect(wantsUpToDate("At least 1 approving review is required by reviewers with write access.")).toBe(false);
     expect(mergeBlocker("Repository rule violations found\n\nCannot update this protected ref.\n", b, [])).toMatch(/bypass list/);
     expect(mergeBlocker("Pull Request is not mergeable", b, [])).toBeUndefined();
     expect(mergeBlocker("Base branch was modified. Review and try the merge again.", b, [])).toBeUndefined();

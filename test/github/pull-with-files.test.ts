@@ -9,8 +9,11 @@ import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OctokitPort } from "../../src/github/octokit-port.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
+import { TestClock } from "../helpers/clock.js";
 
 let sim: Sim;
+/** The local GitHub's clock: its mergeability job is done only once the test moves it. */
+const clock = new TestClock();
 let gh: Octokit;
 let port: OctokitPort;
 const owner = "acme";
@@ -30,7 +33,7 @@ async function branchWith(branch: string, files: Record<string, string>, via = g
 }
 
 beforeAll(async () => {
-  sim = await createSim({ workflowExecutor: "noop" });
+  sim = await createSim({ workflowExecutor: "noop", clock });
   await sim.control.createRepo({
     owner,
     name: repo,
@@ -57,6 +60,11 @@ describe("a pull request and its files in one read", () => {
     });
     expect(one.files.sort()).toEqual([".github/workflows/x.yml", "src/a.ts"]);
     expect(one).toMatchObject({ headRef: "forge/r/a/1", baseRef: "main", fromFork: false, merged: false, state: "open" });
+    // While GitHub computes whether it merges, both reads say null (GraphQL's UNKNOWN); then true.
+    expect(one.mergeable).toBeNull();
+    await clock.advance(60_000);
+    expect((await port.getPullRequestWithFiles(pr.data.number)).mergeable).toBe(true);
+    expect((await port.getPullRequest(pr.data.number)).mergeable).toBe(true);
 
     const merged = await gh.rest.pulls.merge({ owner, repo, pull_number: pr.data.number });
     const after = await port.getPullRequestWithFiles(pr.data.number);

@@ -9,6 +9,7 @@ import { checks, issues, pullRequests } from "./conformance/pulls-issues-checks.
 import { actions, actionsQueued, actionsRuns, notImplemented, rulesets } from "./conformance/actions.js";
 import { actionsPermissions, actionsSecrets } from "./conformance/actions-settings.js";
 import { branchProtection, manifestApps } from "./conformance/protection.js";
+import { repositorySettings } from "./conformance/repo-settings.js";
 import { owner, status, useConformanceWorld, w } from "./conformance/world.js";
 
 useConformanceWorld();
@@ -27,6 +28,7 @@ describe("rulesets", rulesets);
 describe("actions permissions", actionsPermissions);
 describe("actions secrets", actionsSecrets);
 describe("branch protection", branchProtection);
+describe("repository settings", repositorySettings);
 describe("apps from a manifest", manifestApps);
 
 describe("coverage", () => {

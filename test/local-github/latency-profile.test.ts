@@ -24,6 +24,8 @@ describe("latency profile: sampling", () => {
   it("draws each class around its configured median and p95", () => {
     const latency = new Latency({ profile: "github", seed: 1 });
     for (const cls of LATENCY_CLASSES) {
+      // A class with a tail is a mixture: its figures are the next test's.
+      if (GITHUB_PROFILE[cls].tail) continue;
       const xs = Array.from({ length: 20_000 }, () => latency.sample(cls));
       const { medianMs, p95Ms } = GITHUB_PROFILE[cls];
       expect(quantile(xs, 0.5) / medianMs, `${cls} median`).toBeGreaterThan(0.95);
@@ -32,6 +34,28 @@ describe("latency profile: sampling", () => {
       expect(quantile(xs, 0.95) / p95Ms, `${cls} p95`).toBeLessThan(1.07);
       expect(Math.max(...xs), `${cls} cut at 4 × p95`).toBeLessThanOrEqual(4 * p95Ms);
       expect(Math.min(...xs), cls).toBeGreaterThan(0);
+    }
+  });
+
+  it("delays webhooks as measured: p50 2 s, p90 3 s, p95 about a minute, p99 about two, none past 160 s (latency/README.md)", () => {
+    for (const seed of [1, 2, 3]) {
+      const latency = new Latency({ profile: "github", seed });
+      const xs = Array.from({ length: 50_000 }, () => latency.sample("webhook"));
+      expect(quantile(xs, 0.5), "p50").toBeGreaterThan(1_900);
+      expect(quantile(xs, 0.5), "p50").toBeLessThan(2_100);
+      expect(quantile(xs, 0.9), "p90").toBeLessThan(3_300);
+      expect(quantile(xs, 0.95), "p95").toBeGreaterThan(45_000);
+      expect(quantile(xs, 0.95), "p95").toBeLessThan(75_000);
+      expect(quantile(xs, 0.99), "p99").toBeGreaterThan(100_000);
+      expect(quantile(xs, 0.99), "p99").toBeLessThan(140_000);
+      // The tail reaches 150 s and stops at 160 s.
+      expect(Math.max(...xs)).toBe(160_000);
+      expect(xs.filter((x) => x >= 150_000).length).toBeGreaterThan(0);
+      // About one delivery in eighteen is a minute-scale one; the mean stays in single seconds.
+      const late = xs.filter((x) => x > 10_000).length / xs.length;
+      expect(late).toBeGreaterThan(0.045);
+      expect(late).toBeLessThan(0.065);
+      expect(xs.reduce((a, b) => a + b, 0) / xs.length).toBeLessThan(8_000);
     }
   });
 
@@ -177,17 +201,21 @@ describe("latency profile: the local GitHub", () => {
     expect(slow.sim.violations).toEqual([]);
   }, 60_000);
 
-  it("sends each delivery at its own delay: a slow one holds back no later one (GitHub guarantees no order)", async () => {
-    // A seed whose first webhook delay is long and second short, with the second issue's call short
-    // enough that its delivery is due well before the first's.
+  it("sends each delivery at its own delay: a slow one holds back no later one (GitHub guarantees no order), and a minute-scale one costs no real time", async () => {
+    // A seed whose first webhook delay is from the tail (a minute or more) and second short, with the
+    // second issue's call short enough that its delivery is due well before the first's.
     let seed = 1;
+    let w1 = 0;
     for (; ; seed++) {
       const l = new Latency({ profile: "github", seed });
-      const [w1, w2] = [l.sample("webhook"), l.sample("webhook")];
+      const [a, w2] = [l.sample("webhook"), l.sample("webhook")];
       const [, r2] = [l.sample("restWrite"), l.sample("restWrite")];
-      if (w1 >= 6_000 && w1 <= 20_000 && w2 + r2 + 1_500 <= w1) break;
+      w1 = a;
+      if (w1 >= 60_000 && w2 + r2 + 1_500 <= w1) break;
     }
-    const { sim, gh, receiver, skipping } = await setup();
+    const { sim, gh, receiver, clock, skipping } = await setup();
+    const realStart = Date.now();
+    const clockStart = clock.now();
     sim.core.latency.set({ profile: "github", seed });
     const a = (await skipping(gh.rest.issues.create({ owner: "acme", repo: "r", title: "slow delivery" }))).data.number;
     const b = (await skipping(gh.rest.issues.create({ owner: "acme", repo: "r", title: "quick delivery" }))).data.number;
@@ -198,6 +226,9 @@ describe("latency profile: the local GitHub", () => {
       .filter((h) => h.event === "issues" && h.action === "opened")
       .map((h) => (h.payload.issue as { number: number }).number);
     expect(order).toEqual([b, a]);
+    // The slow delivery waited its minute or more on the test clock, and seconds at most in real time.
+    expect(clock.now() - clockStart).toBeGreaterThanOrEqual(w1);
+    expect(Date.now() - realStart).toBeLessThan(w1 / 4);
     expect(sim.violations).toEqual([]);
   }, 60_000);
 

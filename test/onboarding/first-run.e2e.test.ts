@@ -112,14 +112,19 @@ describe("the first run", () => {
       await git(work, ["commit", "-q", "-m", "Forge: the agent workflow and configuration"], octo);
       await git(work, ["push", "-q", "origin", "HEAD:main"], octo);
 
-      // 3. The model key secret and the state branches' ruleset, as README.md says.
+      // 3. The model key secret, the state branches' ruleset and pull requests from Actions, as README.md says.
       sim.control.setSecret("octo/hello", "ANTHROPIC_API_KEY", "sk-ant-first-run-dummy");
       await person.request("POST /repos/{owner}/{repo}/rulesets", { owner: "octo", repo: "hello", ...stateBranchRuleset(appId) });
+      await person.request("PUT /repos/{owner}/{repo}/actions/permissions/workflow", {
+        owner: "octo",
+        repo: "hello",
+        can_approve_pull_request_reviews: true,
+      });
 
       // 4. forge doctor: every check passes. The API URL is given on the command line: doctor takes
       // none from a .env (the repository's could send the token anywhere).
       const doctor = await runForge(["doctor", "--dir", appDir, "--api-url", sim.apiUrl, "--token", octo, "--repo", "octo/hello"], work);
-      expect(doctor.out).toContain("All 6 checks passed.");
+      expect(doctor.out).toContain("All 7 checks passed.");
       expect(doctor.code).toBe(0);
 
       // 5. Merging the plan to the default branch starts the run; it completes with its final PR.

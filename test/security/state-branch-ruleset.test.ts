@@ -200,8 +200,10 @@ describe("the state branches are the App's alone", () => {
         OWNER,
         REPO,
       );
-      const state = (await port.branchRules("forge/any-run/_state")).map((r) => r.type);
-      const verdict = checkStateRuleset({ rules: { ok: true, value: { state, task: [], integration: [] } } } as unknown as DoctorFacts);
+      const state = await port.branchRules("forge/any-run/_state");
+      const verdict = checkStateRuleset({
+        rules: { ok: true, value: { state, task: [], integration: [], base: [], push: [], asApp: true } },
+      } as unknown as DoctorFacts);
       expect(verdict.verdict).toBe("fail");
       expect(verdict.detail).toBe("no ruleset restricts creations of forge/<run>/_state");
       await g.waitFor((x) => x.status === "completed", 90_000);

@@ -1,15 +1,30 @@
 // Effect runner: merging a task's own pull request, once its head passed the gate (and opening the
 // pull request its runner could not open).
 import type { AttemptRecord, TaskState } from "../../core/journal.js";
-import { attemptNumbered, prHead, reviewSeen } from "../../core/task-rules.js";
+import { attemptNumbered, branchUpdatePending, prHead, reviewSeen } from "../../core/task-rules.js";
 import { LABELS, walkthroughPath } from "../../core/layout.js";
 import { protectedChanges } from "../../core/protected-paths.js";
 import type { LeafInput } from "../../core/inputs.js";
 import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import type { PullRequestInfo, ReviewInfo } from "../../github/port.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
-import { checksFailedInput } from "../../github/ci-checks.js";
-import { cachedMergeMethod, mergeBlocker, refusesMergeCommits, rememberLinear, RULES_TTL_MS } from "../../github/merge-rules.js";
+import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
+import { graceLeft, readRuledChecks, requiredChecks } from "../../github/required-checks.js";
+import {
+  BRANCH_UPDATE_POLL_MS,
+  BRANCH_UPDATE_WAIT_MS,
+  conflictBlocker,
+  updateRefusedBlocker,
+  wantsUpToDate,
+} from "../../github/branch-update.js";
+import {
+  cachedMergeMethod,
+  mergeBlocker,
+  refusesMergeCommits,
+  rememberLinear,
+  RULES_TTL_MS,
+  type BranchRule,
+} from "../../github/merge-rules.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -36,8 +51,14 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
       error: `pull request #${current.number} is not ${effect.branch} → ${ctx.journal.integrationBranch} in this repository; Forge merges only a task's own pull request`,
     };
   const number = current.number;
-  // Merge exactly the head that passed the MERGE_READY gate (the PR's head over the verified work):
-  // GitHub answers 409 if it moved.
+  // An update of the branch GitHub accepted: its new head, read back here, is the PR's; until it is
+  // there nothing merges.
+  if (t && a) {
+    const updating = await awaitBranchUpdate(ctx, effect, t, current.headSha);
+    if (updating) return updating;
+  }
+  // Merge exactly the head that passed the MERGE_READY gate (the PR's head over the verified work,
+  // or Forge's update of it): GitHub answers 409 if it moved.
   const verified = t && a?.revision.pushedSha !== undefined ? prHead(t) : undefined;
   // What the PR changes, as GitHub lists it: protected paths wait for a person's approval of this head.
   const head = verified ?? current.headSha;
@@ -46,13 +67,32 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
     const held = protectedChanges(current.files ?? (await port.listPullRequestFiles(number)), ctx.config);
     if (held.length) return done({ held, prNumber: number });
   }
-  // The checks the config requires, on the head that merges: running → wait; failed → the fix revision answers them.
-  if (ctx.config.required_checks.length) {
-    const ci = await port.ciChecks(head, ctx.config.required_checks);
-    if (ci.pending) return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+  // The checks the config and the integration branch's rules require, on the head that merges,
+  // whoever reports them (Actions, another App, a commit status): running → wait; failed → the fix
+  // revision answers them; one only the rules name that nothing reported → GitHub's refusal says so.
+  const base = ctx.journal.integrationBranch;
+  // The branch's rules, read at most once here for both what they require and the merge method.
+  let rules: Promise<BranchRule[]> | undefined;
+  const readRules = () => (rules ??= port.branchRules(base));
+  const required = await requiredChecks(port, base, ctx.config.required_checks, ctx.now, RULES_TTL_MS, () =>
+    readRuledChecks(port, base, readRules),
+  );
+  if (required.all.length) {
+    const ci = await port.ciChecks(head, required.all);
+    const verdict = ciVerdict(ci, required.configured);
+    if (verdict === "wait") return { kind: "later", reason: `required checks of ${head.slice(0, 7)} are not done` };
+    // A check only the rules name has not reported yet: its App may not have heard of the push. It
+    // is given a moment before the merge is tried without it (GitHub's refusal then names it).
+    const wait = verdict === "go" ? graceLeft(port, head, ci.missing, ctx.now) : 0;
+    if (wait > 0)
+      return {
+        kind: "later",
+        reason: `required checks ${ci.missing.join(", ")} of ${head.slice(0, 7)} have not reported yet`,
+        retryInMs: wait,
+      };
     // Red: the fix revision answers them — even when they failed before the task reached the gate,
     // when their own webhook found nothing to do.
-    if (ci.failing.length)
+    if (verdict === "red")
       return {
         kind: "later",
         reason: `required checks failed: ${ci.failing.map((c) => c.name).join(", ")}`,
@@ -72,8 +112,7 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // PR) may have dropped this merge. A merge cannot be taken back, so the journal is asked again.
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history.
-  const base = ctx.journal.integrationBranch;
-  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, () => port.branchRules(base));
+  const method = await cachedMergeMethod(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
@@ -82,7 +121,8 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
-  if (res.kind === "not_mergeable") return refused(ctx, effect, t, res.message, method);
+  if (res.kind === "not_mergeable")
+    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable });
   // GitHub said the head is not the verified one: only a head that really moved fails the merge.
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
@@ -199,17 +239,20 @@ async function unseenChangeRequests(
 
 /**
  * GitHub refused the merge (405). A merge commit refused by a linear history is tried again at once
- * as a squash; a refusal Forge cannot resolve by itself goes to the task (`merge.blocked`: its PR
- * and the tracker say which rule, which branch, what a person can do) — once per reason, so the
- * outside fact it is decided as does not set off another try that says it again.
+ * as a squash; a branch that must be up to date is updated (update-branch, from the verified head);
+ * GitHub's "not mergeable" is read further — a mergeability still being computed (null) is read
+ * again later, a conflict is a block; a refusal Forge cannot resolve by itself goes to the task
+ * (`merge.blocked`: its PR and the tracker say which rule, which branch, what a person can do) —
+ * once per reason, so the outside fact it is decided as does not set off another try that says it again.
  */
-function refused(
+async function refused(
   ctx: EffectContext,
   effect: EffectOf<"MergePullRequest">,
   t: TaskState | undefined,
   message: string,
   method: string,
-): EffectOutcome {
+  pr: { number: number; head: string | undefined; mergeable: boolean | null | undefined },
+): Promise<EffectOutcome> {
   const base = ctx.journal.integrationBranch;
   if (method === "merge" && refusesMergeCommits(message)) {
     rememberLinear(ctx.port, base, ctx.now);
@@ -217,7 +260,89 @@ function refused(
   }
   const blocker = mergeBlocker(message, base, ctx.config.required_checks);
   const a = attemptNumbered(t, effect.attempt);
-  if (!blocker || !t || !a) return { kind: "later", reason: message };
-  if (a.revision.waiting === `${MERGE_BLOCKED}${blocker}`) return { kind: "later", reason: blocker };
-  return { kind: "later", reason: blocker, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason: blocker }] };
+  if (blocker || !t || !a) return blocker && t && a ? blocked(t, a, blocker) : { kind: "later", reason: message };
+  if (wantsUpToDate(message) && pr.head) return updateBranch(ctx, effect, t, a, pr.number, pr.head);
+  // "Not mergeable": GitHub's job may still be computing whether it conflicts — read again later, never taken for a conflict.
+  if (pr.mergeable === null)
+    return {
+      kind: "later",
+      reason: `GitHub is still computing whether ${effect.branch} merges (${message})`,
+      retryInMs: BRANCH_UPDATE_POLL_MS,
+    };
+  if (pr.mergeable === false) return blocked(t, a, conflictBlocker(t.id, effect.branch, base, message));
+  return { kind: "later", reason: message };
+}
+
+/** The task's merge waits for a person: said once per reason (`merge.blocked`). */
+function blocked(t: TaskState, a: AttemptRecord, reason: string): EffectOutcome {
+  if (a.revision.waiting === `${MERGE_BLOCKED}${reason}`) return { kind: "later", reason };
+  return { kind: "later", reason, inputs: [{ kind: "merge.blocked", taskId: t.id, attempt: t.attempts, reason }] };
+}
+
+/**
+ * The integration branch's rules want the head to contain its tip: GitHub is asked to merge it
+ * into the PR's branch, if its head is still `head`. Accepted, the merge waits for the new head —
+ * pushed by the App, Forge's own: its webhook is not taken in (src/app/guard.ts), so no attempt or
+ * revision starts; a conflict or another refusal is a block.
+ */
+async function updateBranch(
+  ctx: EffectContext,
+  effect: EffectOf<"MergePullRequest">,
+  t: TaskState,
+  a: AttemptRecord,
+  number: number,
+  head: string,
+): Promise<EffectOutcome> {
+  const base = ctx.journal.integrationBranch;
+  if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being tried" };
+  const res = await ctx.port.updatePullRequestBranch(number, head);
+  switch (res.kind) {
+    case "accepted":
+      return {
+        kind: "later",
+        reason: `bringing ${effect.branch} up to date with ${base} (GitHub merges it in)`,
+        retryInMs: BRANCH_UPDATE_POLL_MS,
+        inputs: [{ kind: "branch.update_requested", taskId: t.id, attempt: t.attempts, from: head }],
+      };
+    case "conflict":
+      return blocked(t, a, conflictBlocker(t.id, effect.branch, base, res.message));
+    case "refused":
+      return blocked(t, a, updateRefusedBlocker(effect.branch, base, res.message));
+    default:
+      // The base moved back or the head moved meanwhile: the next try reads them again.
+      return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  }
+}
+
+/**
+ * While an update of the branch GitHub accepted has not been seen: the merge waits for its new head
+ * (asking again after `BRANCH_UPDATE_WAIT_MS`). A new head that is the integration branch merged
+ * into the one Forge asked to update — a merge commit whose first parent is that head and whose
+ * second is on the integration branch — is that update: GitHub answers the request before it
+ * merges, and names no head; the App's own push webhook is not taken in. Undefined: nothing waits
+ * (any other new head is refused by the merge as unverified).
+ */
+async function awaitBranchUpdate(
+  ctx: EffectContext,
+  effect: EffectOf<"MergePullRequest">,
+  t: TaskState,
+  current: string,
+): Promise<EffectOutcome | undefined> {
+  const from = branchUpdatePending(t);
+  if (!from) return undefined;
+  if (current === from) {
+    const asked = Date.parse(t.attempt?.branchUpdate?.requestedAt ?? "");
+    if (!(ctx.now - asked < BRANCH_UPDATE_WAIT_MS)) return undefined;
+    return { kind: "later", reason: `waiting for GitHub to update ${effect.branch}`, retryInMs: BRANCH_UPDATE_POLL_MS };
+  }
+  const c = await ctx.port.commit(current);
+  if (c.parents.length !== 2 || c.parents[0] !== from) return undefined;
+  const relation = await ctx.port.compareCommits(c.parents[1]!, ctx.journal.integrationBranch);
+  if (relation !== "ahead" && relation !== "identical") return undefined;
+  return {
+    kind: "later",
+    reason: `${effect.branch} was brought up to date (${current.slice(0, 7)})`,
+    retryInMs: MERGE_RETRY_MS,
+    inputs: [{ kind: "branch.updated", taskId: t.id, attempt: t.attempts, from, head: current }],
+  };
 }

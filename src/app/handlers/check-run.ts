@@ -1,10 +1,15 @@
-/** `check_run`: a writer asked for an attempt's check run again (retry) or pressed one of its buttons. */
+/**
+ * `check_run`: a writer asked for an attempt's check run again (retry) or pressed one of its buttons;
+ * or another App's check run completed (the repository's CI: ./checks-done.ts).
+ */
 import type { Context } from "probot";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import type { AppContext } from "../context.js";
+import { onCheckRunDone } from "./checks-done.js";
 
 export async function onCheckRun(ctx: AppContext, context: Context<"check_run">): Promise<void> {
   const { payload } = context;
+  if (payload.action === "completed") return onCheckRunDone(ctx, context);
   if (payload.action !== "rerequested" && payload.action !== "requested_action") return;
   if (payload.sender.type === "Bot") return;
   const m = /^([^/]+)\/([^/]+)\/(\d+)$/.exec(payload.check_run.external_id ?? "");

@@ -1,7 +1,9 @@
 /**
  * `forge doctor`: is this repository ready for Forge? Reads (never writes) the App's installation,
- * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name and
- * the branch rules, and prints each check — pass, fail with its fix, or skipped with what it needs.
+ * the agent workflow, the Actions policy, the state-branch ruleset, the model key secret's name, and
+ * the rules, protection and settings that would stop Forge's branches, merges or final pull request,
+ * and prints each check — pass, warn (each warning with its rule, source, branch, effect and fix),
+ * fail with its fix, or skipped with what it needs (README.md, "What forge doctor warns about").
  * Credentials: the App's (APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, from the environment or the
  * `.env` of an explicit --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the
  * admin-only reads, sent only to --api-url or GITHUB_API_URL of the environment (else GitHub's).
@@ -17,12 +19,26 @@ const APP_CREDENTIAL_NAMES = ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH"] as co
 import YAML from "yaml";
 import { readReadiness } from "../../github/readiness.js";
 import { runChecks, WORKFLOW_FILE, workflowShape, type AppManifest, type CheckResult } from "../doctor/checks.js";
+import { forgeBranches } from "../doctor/forge-facts.js";
+import { CONFIG_PATH } from "../../core/config.js";
 import { existingDir } from "../args.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { AGENT_WORKFLOW_TEMPLATE } from "./init.js";
 
-const MARK: Record<CheckResult["verdict"], string> = { pass: "✓", fail: "✗", skip: "–" };
+const MARK: Record<CheckResult["verdict"], string> = { pass: "✓", warn: "!", fail: "✗", skip: "–" };
+
+/** A check's lines: its mark and title, what it found, each warning with its fix, its notes. */
+function checkText(r: CheckResult): string {
+  const lines = [`${MARK[r.verdict]} ${r.title}`, `    ${r.detail}`];
+  if (r.verdict !== "pass" && r.fix) lines.push(`    fix: ${r.fix}`);
+  for (const w of r.warnings ?? []) {
+    lines.push(`    ⚠ ${[w.branch, w.rule, w.source].filter(Boolean).join(" · ")}: ${w.effect}${w.blocks ? " [Forge cannot work]" : ""}`);
+    lines.push(`      fix: ${w.fix}`);
+  }
+  for (const n of r.notes ?? []) lines.push(`    note: ${n}`);
+  return `${lines.join("\n")}\n`;
+}
 
 /** owner/name of the `origin` remote of the repository at `dir`, if it has one on a GitHub-like host. */
 function originRepo(dir: string): string | undefined {
@@ -53,7 +69,9 @@ function doctorEnvironment(env: NodeJS.ProcessEnv, dir: string | undefined): Nod
 export function registerDoctor(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("doctor")
-    .description("Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets.")
+    .description(
+      "Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets; warn about each rule, protection or setting that would stop it, with the fix.",
+    )
     .option("--repo <owner/name>", "the repository (default: the origin remote of --dir)")
     .option(
       "--dir <path>",
@@ -111,6 +129,8 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
         ...(env.APP_ID && privateKey ? { app: { appId: env.APP_ID, privateKey } } : {}),
         ...(token ? { token } : {}),
         workflowPath: WORKFLOW_FILE,
+        configPath: CONFIG_PATH,
+        branches: forgeBranches,
         secretNames: (workflow) => {
           try {
             return workflowShape(workflow ?? template).secrets;
@@ -123,28 +143,27 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       const results = runChecks(facts);
       const failed = results.filter((r) => r.verdict === "fail").length;
       const skipped = results.filter((r) => r.verdict === "skip");
+      const warnings = results.flatMap((r) => r.warnings ?? []);
       if (opts.json)
         io.out(
-          `${JSON.stringify({ repo: facts.repo, ok: failed === 0 && skipped.length === 0, failed, notChecked: skipped.length, checks: results }, null, 2)}\n`,
+          `${JSON.stringify({ repo: facts.repo, ok: failed === 0 && skipped.length === 0, failed, notChecked: skipped.length, checks: results, warnings }, null, 2)}\n`,
         );
       else {
         io.out(`forge doctor: ${facts.repo}${opts.repo === undefined ? " (its origin remote)" : ""}\n`);
-        for (const r of results) {
-          io.out(`${MARK[r.verdict]} ${r.title}\n    ${r.detail}\n`);
-          if (r.verdict !== "pass" && r.fix) io.out(`    fix: ${r.fix}\n`);
-        }
-        io.out(`${summary(results.length, failed, skipped)}\n`);
+        for (const r of results) io.out(checkText(r));
+        io.out(`${summary(results.length, failed, skipped, warnings.length)}\n`);
       }
       // A check that could not run is no pass: the exit code says so (CLI_EXIT.NOT_CHECKED).
       setExitCode(failed ? CLI_EXIT.PROBLEMS : skipped.length ? CLI_EXIT.NOT_CHECKED : CLI_EXIT.OK);
     });
 }
 
-/** The last line: what failed, what could not run and why, or that everything passed. */
-function summary(total: number, failed: number, skipped: CheckResult[]): string {
+/** The last line: what failed, what could not run and why, or that everything passed (with how many warnings). */
+function summary(total: number, failed: number, skipped: CheckResult[], warnings: number): string {
   const reasons = [...new Set(skipped.map((r) => r.detail.replace(/^not checked: /, "")))].join("; ");
-  if (failed) return `${failed} check(s) failed${skipped.length ? `; ${skipped.length} could not run (${reasons})` : ""}.`;
+  const warned = warnings ? ` with ${warnings} warning(s)` : "";
+  if (failed) return `${failed} check(s) failed${warned}${skipped.length ? `; ${skipped.length} could not run (${reasons})` : ""}.`;
   if (skipped.length)
-    return `${skipped.length} of ${total} checks could not run: ${reasons}. ${total - skipped.length} passed; the repository is not shown ready.`;
-  return `All ${total} checks passed.`;
+    return `${skipped.length} of ${total} checks could not run: ${reasons}. ${total - skipped.length} passed${warned}; the repository is not shown ready.`;
+  return `All ${total} checks passed${warned}.`;
 }

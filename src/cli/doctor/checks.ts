@@ -1,19 +1,29 @@
 /**
- * `forge doctor`'s checks, as pure functions of what was read from GitHub (gather.ts): each says
- * pass, fail (with the fix) or skip (what could not be read, and how to let it be).
+ * `forge doctor`'s checks, as pure functions of what was read from GitHub (src/github/readiness.ts):
+ * each says pass, warn (warnings.ts: what would make Forge wait for people, with the fix), fail (with
+ * the fix) or skip (what could not be read, and how to let it be).
  */
 import YAML from "yaml";
 import type { Readiness } from "../../github/readiness.js";
 import { missingRulesText, STATE_BRANCH_RULES } from "../../core/state-rules.js";
+import { forgeFacts, type ForgeFacts } from "./forge-facts.js";
+import { branchFindings, settingsFindings, type Findings, type Warning } from "./warnings.js";
 
-export type Verdict = "pass" | "fail" | "skip";
+export type { Warning } from "./warnings.js";
+
+/** `warn`: Forge works, but something will make it wait for people (each warning says what). */
+export type Verdict = "pass" | "warn" | "fail" | "skip";
 
 export interface CheckResult {
-  id: "app" | "workflow" | "actions" | "state-ruleset" | "secret" | "branches";
+  id: "app" | "workflow" | "actions" | "state-ruleset" | "secret" | "branches" | "settings";
   title: string;
   verdict: Verdict;
   detail: string;
   fix?: string;
+  /** what would stop Forge, each with its fix (branches, settings) */
+  warnings?: Warning[];
+  /** what was not read, or what only makes the final pull request wait for people */
+  notes?: string[];
 }
 
 export interface AppManifest {
@@ -179,7 +189,8 @@ export function checkStateRuleset(f: DoctorFacts): CheckResult {
   const title = "a ruleset keeps forge/*/_state the App's alone";
   const rules = f.rules;
   if (!rules.ok) return skipped("state-ruleset", title, rules.reason, "give forge doctor a token that can read the repository");
-  const missing = STATE_BRANCH_RULES.filter((t) => !rules.value.state.includes(t));
+  const types = rules.value.state.map((r) => r.type);
+  const missing = STATE_BRANCH_RULES.filter((t) => !types.includes(t));
   if (missing.length)
     return {
       id: "state-ruleset",
@@ -188,7 +199,7 @@ export function checkStateRuleset(f: DoctorFacts): CheckResult {
       detail: `no ruleset restricts ${missingRulesText(missing)} of forge/<run>/_state`,
       fix: 'add the ruleset in README.md, "Protect the state branches" (Settings → Rules → Rulesets), with the Forge App as bypass actor',
     };
-  return { id: "state-ruleset", title, verdict: "pass", detail: `rules on forge/<run>/_state: ${rules.value.state.join(", ")}` };
+  return { id: "state-ruleset", title, verdict: "pass", detail: `rules on forge/<run>/_state: ${[...new Set(types)].join(", ")}` };
 }
 
 export function checkSecret(f: DoctorFacts): CheckResult {
@@ -208,42 +219,57 @@ export function checkSecret(f: DoctorFacts): CheckResult {
   return { id: "secret", title, verdict: "pass", detail: `${names.join(", ")} exists (its value is never read)` };
 }
 
-/** Rule types that stop the App or the runner on a task or integration branch. */
-const BLOCKING = [
-  "creation",
-  "update",
-  "deletion",
-  "pull_request",
-  "required_signatures",
-  "required_linear_history",
-  "required_status_checks",
-];
+/**
+ * A check of warnings: fail when one blocks Forge, warn when some leave it waiting for people, else
+ * pass — or skip when part of it could not be read (`unread` says which) and nothing was found.
+ */
+function fromFindings(id: "branches" | "settings", title: string, found: Findings, clean: string, unread?: string): CheckResult {
+  const blocking = found.warnings.filter((w) => w.blocks).length;
+  const verdict: Verdict = blocking ? "fail" : found.warnings.length ? "warn" : unread ? "skip" : "pass";
+  const detail =
+    verdict === "pass"
+      ? clean
+      : verdict === "skip"
+        ? `not checked: ${unread}`
+        : `${found.warnings.length} warning(s)${blocking ? `, ${blocking} of which stop Forge altogether` : ""}`;
+  return { id, title, verdict, detail, warnings: found.warnings, ...(found.notes.length ? { notes: found.notes } : {}) };
+}
 
-export function checkBranches(f: DoctorFacts): CheckResult {
-  const title = `branch rules let Forge work (forge/** branches; ${f.defaultBranch} through the final PR)`;
+export function checkBranches(f: DoctorFacts, forge: ForgeFacts = forgeFacts(f)): CheckResult {
+  const b = forge.branches;
+  const title = `the rules of Forge's branches let it work (${b.task}, ${b.integration}, the final pull request into ${b.base})`;
   if (!f.rules.ok) return skipped("branches", title, f.rules.reason, "give forge doctor a token that can read the repository");
-  const blocked = [
-    ...f.rules.value.task.filter((t) => BLOCKING.includes(t)).map((t) => `${t} on task branches`),
-    ...f.rules.value.integration.filter((t) => BLOCKING.includes(t)).map((t) => `${t} on the integration branch`),
-  ];
-  if (blocked.length)
-    return {
-      id: "branches",
-      title,
-      verdict: "fail",
-      detail: `rules that stop the agent's pushes or the App's merges: ${blocked.join(", ")}`,
-      fix: "exclude refs/heads/forge/** from those rulesets (the run's final PR to the default branch is where your rules apply)",
-    };
-  const p = f.protection.ok ? f.protection.value : undefined;
-  const note =
-    p === undefined
-      ? "the default branch's protection was not read"
-      : p === null
-        ? `${f.defaultBranch} is not protected`
-        : `${f.defaultBranch}: ${p.requiredApprovals} approval(s)${p.requiredChecks.length ? `, checks ${p.requiredChecks.join(", ")}` : ""} — the run's final PR waits for them`;
-  return { id: "branches", title, verdict: "pass", detail: `no rule on forge/** stops Forge; ${note}` };
+  return fromFindings(
+    "branches",
+    title,
+    branchFindings(f, forge),
+    `no rule or protection stops Forge on ${b.task}, ${b.integration} or ${b.base}`,
+  );
+}
+
+export function checkSettings(f: DoctorFacts, forge: ForgeFacts = forgeFacts(f)): CheckResult {
+  const title = "the repository's merge settings and Actions' workflow permissions let Forge work";
+  const unread = !f.workflowPermissions.ok ? `Actions' workflow permissions (${f.workflowPermissions.reason})` : undefined;
+  const found = settingsFindings(f, forge);
+  const result = fromFindings(
+    "settings",
+    title,
+    found,
+    `Forge's merge method (${forge.method}) is allowed; the runner may push and open pull requests`,
+    unread,
+  );
+  return result.verdict === "skip" ? { ...result, fix: "pass --token with a token of a repository admin" } : result;
 }
 
 export function runChecks(f: DoctorFacts): CheckResult[] {
-  return [checkApp(f), checkWorkflow(f), checkActions(f), checkStateRuleset(f), checkSecret(f), checkBranches(f)];
+  const forge = forgeFacts(f);
+  return [
+    checkApp(f),
+    checkWorkflow(f),
+    checkActions(f),
+    checkStateRuleset(f),
+    checkSecret(f),
+    checkBranches(f, forge),
+    checkSettings(f, forge),
+  ];
 }

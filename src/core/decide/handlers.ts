@@ -7,6 +7,7 @@ import { agentAlive, agentFinished, agentLost } from "./agent-results.js";
 import { crClosed, overlayApplied, planChanged } from "./change-requests.js";
 import { command } from "./commands.js";
 import { followupFinished, followupMerged, followupPrOpened, isFollowup } from "./follow-ups.js";
+import { branchUpdated, branchUpdateRequested } from "./branch-update.js";
 import { checksFailed, reviewDismissed, reviewSubmitted } from "./iterations.js";
 import { mergeBlocked } from "./merge-blocked.js";
 import { branchPushed, prMerged, prOpened } from "./merge-gate.js";
@@ -41,6 +42,8 @@ const handlers: Handlers = {
   "review.dismissed": reviewDismissed,
   "checks.failed": checksFailed,
   "merge.blocked": mergeBlocked,
+  "branch.update_requested": branchUpdateRequested,
+  "branch.updated": branchUpdated,
 };
 
 /** What a run that is no longer running still takes in: the ends of work already under way. */

@@ -8,6 +8,7 @@
 import { bounded, FEEDBACK_LIMITS, type Feedback } from "../feedback.js";
 import { newRevision, type AttemptRecord } from "../journal.js";
 import { commandReplies as replies, revisionLimitComment } from "../render/run-messages.js";
+import { inlineData } from "../render/as-data.js";
 import { attemptRef, iterationOf, prHead, reviewSeen } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-request.js";
@@ -97,7 +98,8 @@ export function checksFailed(s: Step, input: InputOf<"checks.failed">): void {
   addFeedback(s, i, {
     source: "ci",
     headSha: input.headSha,
-    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks),
+    // A check's name is the reporter's text: bounded like the rest of it.
+    checks: input.checks.slice(0, FEEDBACK_LIMITS.checks).map((name) => name.slice(0, FEEDBACK_LIMITS.checkName)),
     ...(input.details ? { details: bounded(input.details, FEEDBACK_LIMITS.details) } : {}),
   });
 }
@@ -146,7 +148,10 @@ export function revise(s: Step, i: number, kind: InputKind): boolean {
     const reason = blocked
       ? `its refinery ${blocked} already carries this branch`
       : ciOnly
-        ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback.flatMap((f) => f.checks ?? []).join(", ")}`
+        ? `required checks still fail after ${used} fix revision${used === 1 ? "" : "s"} (ci_fix.max_attempts: ${limit}): ${feedback
+            .flatMap((f) => f.checks ?? [])
+            .map((name) => inlineData(name))
+            .join(", ")}`
         : `${used} revision${used === 1 ? "" : "s"} made (review.max_iterations: ${limit})`;
     // The reviews it brings are seen all the same: a merge a person asks for later does not wait for them.
     const e = s.editAttempt(i);

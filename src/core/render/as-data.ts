@@ -45,3 +45,13 @@ export function fenceFor(text: string): string {
   }
   return "`".repeat(Math.max(3, longest + 1));
 }
+
+/**
+ * Outside text (a check's name) as Forge writes it inside a sentence of its own: one line, at most
+ * `max` characters, with the Markdown that could make a link, an image, emphasis, code, HTML or a
+ * table cell of it escaped — and shown as data (`asData`).
+ */
+export function inlineData(text: string, max = 200): string {
+  const line = text.slice(0, max).replace(/[\r\n\t]+/g, " ");
+  return asData(line.replace(/[\\`*_[\]<>|~]/g, (c) => `\\${c}`));
+}

@@ -41,6 +41,7 @@ export const eventDataSchemas = {
   "task.revising": z.object({ attempt: n.describe("Attempt number."), iteration: n.describe("The revision started, from 1."), sources: z.array(z.enum(["review", "command", "ci"])).describe("What it answers (Forge).") }),
   "task.revision_limit": z.object({ attempt: n.describe("Attempt number."), kind: z.enum(["review", "ci"]).describe("Which bound was reached."), limit: n.describe("review.max_iterations or ci_fix.max_attempts."), reason: s.describe("Why the task waits for a person (Forge).") }),
   "task.merge_blocked": z.object({ attempt: n.describe("Attempt number."), reason: s.describe("Which rule refused the merge, on which branch, and what a person can do (Forge).") }),
+  "task.branch_updated": z.object({ attempt: n.describe("Attempt number."), from: s.describe("The PR head the update was made over."), headSha: s.describe("The new head: the integration branch merged in by the App (Forge).") }),
   "task.merge_unblocked": z.object({ attempt: n.describe("Attempt number."), by: z.enum(["retry", "approval", "merged"]).describe("What let the merge go on (Forge).") }),
   "review.low_confidence": z.object({ confidence: n.describe("Walkthrough confidence, 0–1."), threshold: n.describe("The configured threshold.") }),
   "followup.spawned": z.object({ followupId: s.describe("Follow-up id."), sourceTaskId: s.describe("Task whose walkthrough listed the follow-up."), reason: s.describe("The follow-up text."), branch: s.describe("Branch concerned.") }),

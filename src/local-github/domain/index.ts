@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { realClock, type Clock } from "../../core/clock.js";
 import { newToken } from "../auth.js";
 import { Faults } from "../faults.js";
+import { Mergeability } from "../mergeability.js";
 import { RateLimits } from "../rate-limits.js";
 import { Latency } from "../latency/profile.js";
 import * as git from "../git/index.js";
@@ -43,6 +44,8 @@ export class SimCore {
   readonly faults = new Faults();
   /** What the local GitHub's delays and timers run on (src/core/clock.ts): real time unless a test gives its own. */
   readonly clock: Clock;
+  /** GitHub's background job computing whether a pull request can be merged (../mergeability.ts). */
+  readonly mergeability: Mergeability;
   /** GitHub's rate limits per installation (../rate-limits.ts): counted always, enforced when set. */
   readonly rateLimits: RateLimits;
   /** GitHub's response times, webhook delays and runner queue time (off unless a profile is set) */
@@ -55,10 +58,11 @@ export class SimCore {
   readonly root: string;
   baseUrl = "http://127.0.0.1";
 
-  constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number; clock?: Clock } = {}) {
+  constructor(readonly opts: { strict?: boolean; webhookTimeoutMs?: number; clock?: Clock; mergeabilityMs?: number } = {}) {
     this.clock = opts.clock ?? realClock;
     this.latency = new Latency(undefined, this.clock);
     this.rateLimits = new RateLimits(this.clock);
+    this.mergeability = new Mergeability(this.clock, opts.mergeabilityMs);
     this.root = mkdtempSync(join(tmpdir(), "forge-sim-"));
     this.model = new Model(this.state, () => this.baseUrl);
     this.bus = new WebhookBus(
@@ -207,10 +211,6 @@ export class SimCore {
 
   prsFor(repo: Repo, sha: string): Array<Record<string, unknown>> {
     return pulls.prsFor(this, repo, sha);
-  }
-
-  mergeable(repo: Repo, issue: Issue): Promise<boolean | null> {
-    return pulls.mergeable(this, repo, issue);
   }
 
   pullPayload(repo: Repo, issue: Issue): Promise<Record<string, unknown>> {

@@ -1,6 +1,7 @@
 // Check suites and pull requests as the local GitHub's core keeps them: suites per App and commit,
 // the pull requests of a commit, a pull request's payload with its counts, and a pull request merged.
 import * as git from "../git/index.js";
+import { mergeStateOf } from "../mergeability.js";
 import { now, type Issue, type Repo } from "../state.js";
 import type { ActContext, SimCore } from "./index.js";
 
@@ -69,17 +70,11 @@ export function prsFor(core: SimCore, repo: Repo, sha: string): Array<Record<str
   return out;
 }
 
-/** Whether a PR merges cleanly into its base (GitHub computes this in the background). */
-export async function mergeable(core: SimCore, repo: Repo, issue: Issue): Promise<boolean | null> {
-  const p = issue.pull!;
-  const base = await git.resolveRef(repo.gitDir, `refs/heads/${p.baseRef}`);
-  const head = p.headRepoId !== undefined ? p.headSha : await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
-  if (!base || !head) return false;
-  return (await git.mergeTrees(repo.gitDir, base, head)) !== undefined;
-}
-
 export async function pullPayload(core: SimCore, repo: Repo, issue: Issue): Promise<Record<string, unknown>> {
-  const body = core.model.pull(repo, issue, { full: true, mergeable: issue.state === "open" ? await core.mergeable(repo, issue) : null });
+  // A read: GitHub answers `mergeable` null (and starts its job) when the head or the base changed (../mergeability.ts).
+  const mergeable = await core.mergeability.read(repo, issue);
+  const mergeableState = await mergeStateOf(core, repo, issue, mergeable);
+  const body = core.model.pull(repo, issue, { full: true, mergeable, mergeableState });
   await core.fillPullCounts(repo, issue, body);
   return body;
 }

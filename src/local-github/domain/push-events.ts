@@ -2,6 +2,7 @@
 // paths), pull requests synchronized or merged by a push, and the check suites a push requests.
 import * as git from "../git/index.js";
 import { now, type Repo } from "../state.js";
+import { ACTIONS_APP_ID } from "./apps.js";
 import type { ActContext, SimCore } from "./index.js";
 
 export interface RefChange {
@@ -154,7 +155,12 @@ function username(core: SimCore, email: string): { username?: string } {
   return u ? { username: u.login } : {};
 }
 
-/** On a push GitHub creates a check suite per App that has checks:write and sends it `check_suite.requested`. */
+/**
+ * On a push GitHub creates a check suite per App that has checks:write and sends it
+ * `check_suite.requested` ("This default flow sends the check_suite event (with requested action) to
+ * all GitHub Apps that have the checks:write permission" — docs.github.com/rest/guides/using-the-rest-api-to-interact-with-checks;
+ * such Apps are subscribed to `check_suite` whether they listed it or not).
+ */
 async function requestCheckSuites(
   core: SimCore,
   repo: Repo,
@@ -164,7 +170,7 @@ async function requestCheckSuites(
   ctx: ActContext,
 ): Promise<void> {
   for (const inst of core.state.installationsFor(repo)) {
-    if (inst.permissions.checks !== "write" || !inst.events.includes("check_suite")) continue;
+    if (inst.permissions.checks !== "write" || inst.appId === ACTIONS_APP_ID) continue;
     const suite = core.ensureSuite(repo, inst.appId, after, branch, before);
     core.bus.emit(
       "check_suite",

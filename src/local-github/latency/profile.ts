@@ -27,11 +27,17 @@ export const LATENCY_CLASSES = [
 ] as const;
 export type LatencyClass = (typeof LATENCY_CLASSES)[number];
 
-/** A log-normal distribution by its median and 95th percentile (ms); samples above `maxMs` (default 4 × p95) are cut to it. */
+/**
+ * A log-normal distribution by its median and 95th percentile (ms); samples above `maxMs` (default
+ * 4 × the largest p95) are cut to it. With a `tail`, a share of the samples comes from a second,
+ * slower log-normal instead: a heavy tail one log-normal cannot give (GitHub's webhooks are seconds
+ * late nineteen times in twenty, and a minute or two the twentieth — ./README.md).
+ */
 export interface LatencyDistribution {
   medianMs: number;
   p95Ms: number;
   maxMs?: number;
+  tail?: { share: number; medianMs: number; p95Ms: number };
 }
 
 export type LatencyProfile = Record<LatencyClass, LatencyDistribution>;
@@ -48,7 +54,8 @@ export const GITHUB_PROFILE: LatencyProfile = {
   graphql: { medianMs: 400, p95Ms: 1_500 },
   gitFetch: { medianMs: 700, p95Ms: 2_500 },
   gitPush: { medianMs: 1_000, p95Ms: 3_000 },
-  webhook: { medianMs: 2_000, p95Ms: 10_000 },
+  // p50 2 s, p90 3 s, p95 60 s, p99 2 min, at most 160 s (README: measured, and how the mixture gives them).
+  webhook: { medianMs: 2_000, p95Ms: 3_000, tail: { share: 0.055, medianMs: 90_000, p95Ms: 150_000 }, maxMs: 160_000 },
   runnerQueue: { medianMs: 6_000, p95Ms: 45_000 },
 };
 
@@ -68,13 +75,17 @@ export function isLatencyProfileName(value: string): value is LatencyProfileName
 
 const Z95 = 1.6448536269514722;
 
-/** One log-normal sample from two uniforms in [0, 1) (Box–Muller). */
-export function logNormalSample(d: LatencyDistribution, u1: number, u2: number): number {
+/**
+ * One sample from two uniforms in [0, 1) (Box–Muller), of the body's log-normal — or, with a third
+ * uniform `u0` below the tail's share, of the tail's.
+ */
+export function logNormalSample(d: LatencyDistribution, u1: number, u2: number, u0?: number): number {
   if (d.medianMs <= 0) return 0;
-  const sigma = d.p95Ms > d.medianMs ? Math.log(d.p95Ms / d.medianMs) / Z95 : 0;
+  const cap = d.maxMs ?? 4 * Math.max(d.p95Ms, d.medianMs, d.tail?.p95Ms ?? 0);
+  const from = d.tail && u0 !== undefined && u0 < d.tail.share ? d.tail : d;
+  const sigma = from.p95Ms > from.medianMs ? Math.log(from.p95Ms / from.medianMs) / Z95 : 0;
   const z = Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(2 * Math.PI * u2);
-  const x = d.medianMs * Math.exp(sigma * z);
-  return Math.min(x, d.maxMs ?? 4 * Math.max(d.p95Ms, d.medianMs));
+  return Math.min(from.medianMs * Math.exp(sigma * z), cap);
 }
 
 /** The class of a REST call: merges and dispatches apart, then reads (GET, HEAD) and writes. */
@@ -144,7 +155,8 @@ export class Latency {
       r = prng((this.seed ^ Math.imul(LATENCY_CLASSES.indexOf(cls) + 1, 0x9e3779b9)) >>> 0);
       this.streams.set(cls, r);
     }
-    const ms = Math.round(logNormalSample(d, r(), r()));
+    // A class with a tail draws a third number, which picks the body or the tail.
+    const ms = Math.round(d.tail ? logNormalSample(d, r(), r(), r()) : logNormalSample(d, r(), r()));
     this.drawn[cls].count++;
     this.drawn[cls].totalMs += ms;
     return ms;

@@ -93,7 +93,7 @@ export class Model {
     return issues.reaction(this, r);
   }
 
-  pull(repo: Repo, i: Issue, opts?: { full: boolean; mergeable?: boolean | null }): O {
+  pull(repo: Repo, i: Issue, opts?: { full: boolean; mergeable?: boolean | null; mergeableState?: string }): O {
     return issues.pull(this, repo, i, opts);
   }
 

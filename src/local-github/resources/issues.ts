@@ -118,7 +118,12 @@ function prRef(model: Model, repo: Repo, ref: string, sha: string): O {
 }
 
 /** Pull request; `full` adds the fields only GET/create/update return (and webhooks carry). */
-export function pull(model: Model, repo: Repo, i: Issue, opts: { full: boolean; mergeable?: boolean | null } = { full: true }): O {
+export function pull(
+  model: Model,
+  repo: Repo,
+  i: Issue,
+  opts: { full: boolean; mergeable?: boolean | null; mergeableState?: string } = { full: true },
+): O {
   const p = i.pull!;
   const base = `${model.api}/repos/${repo.owner.login}/${repo.name}`;
   const u = `${base}/pulls/${i.number}`;
@@ -183,16 +188,11 @@ export function pull(model: Model, repo: Repo, i: Issue, opts: { full: boolean; 
       merged: p.merged,
       mergeable: p.merged || i.state === "closed" ? null : mergeable,
       rebaseable: p.merged || i.state === "closed" ? null : mergeable,
+      // The state GitHub's job computed (../mergeability.ts), else what the mergeable value alone says.
       mergeable_state:
         p.merged || i.state === "closed"
           ? "unknown"
-          : mergeable === false
-            ? "dirty"
-            : mergeable === true
-              ? p.draft
-                ? "draft"
-                : "clean"
-              : "unknown",
+          : (opts.mergeableState ?? (mergeable === false ? "dirty" : mergeable === true ? (p.draft ? "draft" : "clean") : "unknown")),
       merged_by: p.mergedBy ? model.user(p.mergedBy) : null,
       comments: i.comments,
       review_comments: 0,

@@ -1,5 +1,6 @@
 // Repositories as the local GitHub sends them: minimal (check suites, installation lists) and full,
 // with every URL template GitHub includes.
+import { repoSettingsOf } from "../repo-settings.js";
 import type { Repo, User } from "../state.js";
 import { nodeId, type O } from "./ids.js";
 import type { Model } from "./index.js";
@@ -72,6 +73,7 @@ export function repo(model: Model, r: Repo, opts: { timestamps?: "unix"; permiss
   const full = `${r.owner.login}/${r.name}`;
   const unix = (iso: string) => Math.floor(Date.parse(iso) / 1000);
   const openIssues = [...model.state.issues.values()].filter((i) => i.repoId === r.id && i.state === "open").length;
+  const settings = repoSettingsOf(r);
   const out: O = {
     ...model.minimalRepo(r),
     created_at: opts.timestamps === "unix" ? unix(r.createdAt) : r.createdAt,
@@ -107,12 +109,12 @@ export function repo(model: Model, r: Repo, opts: { timestamps?: "unix"; permiss
     open_issues: openIssues,
     watchers: 0,
     default_branch: r.defaultBranch,
-    allow_squash_merge: true,
-    allow_merge_commit: true,
-    allow_rebase_merge: true,
-    allow_auto_merge: false,
-    delete_branch_on_merge: false,
-    allow_update_branch: false,
+    allow_squash_merge: settings.allowSquashMerge,
+    allow_merge_commit: settings.allowMergeCommit,
+    allow_rebase_merge: settings.allowRebaseMerge,
+    allow_auto_merge: settings.allowAutoMerge,
+    delete_branch_on_merge: settings.deleteBranchOnMerge,
+    allow_update_branch: settings.allowUpdateBranch,
     use_squash_pr_title_as_default: false,
     squash_merge_commit_title: "COMMIT_OR_PR_TITLE",
     squash_merge_commit_message: "COMMIT_MESSAGES",

@@ -3,6 +3,7 @@ import { HttpError } from "../auth.js";
 import * as git from "../git/index.js";
 import type { CheckRun, Repo } from "../state.js";
 import { now, queuedCheckRun } from "../state.js";
+import { completeSuite, emitCheckRun } from "../domain/check-events.js";
 import type { Handler, RestCtx, Result } from "./context.js";
 import { commitish, emit, invalid, notFound, ok, repoOf, str } from "./context.js";
 
@@ -66,30 +67,20 @@ function applyRunFields(ctx: RestCtx, run: CheckRun, b: Record<string, unknown>)
   if (run.status === "in_progress" && !run.startedAt) run.startedAt = now();
 }
 
+/**
+ * The webhooks a check run's change sends (domain/check-events.ts: to every App that may read
+ * checks): `created`, `completed`, and the suite's `completed` once every run of it has completed.
+ */
 async function afterRunChange(ctx: RestCtx, run: CheckRun, wasCompleted: boolean, created: boolean): Promise<void> {
   const repo = repoOf(ctx);
-  const prs = ctx.core.prsFor(repo, run.headSha);
-  if (created) emit(ctx, "check_run", "created", { check_run: ctx.core.model.checkRunForHook(repo, run, prs) });
+  const who = { sender: ctx.actor, causedByWorkflowRun: ctx.token?.workflowRunId };
+  if (created) emitCheckRun(ctx.core, repo, run, "created", who);
+  const suite = ctx.core.state.suites.get(run.suiteId)!;
   if (run.status === "completed" && !wasCompleted) {
-    emit(ctx, "check_run", "completed", { check_run: ctx.core.model.checkRunForHook(repo, run, prs) });
-    const suite = ctx.core.state.suites.get(run.suiteId)!;
+    emitCheckRun(ctx.core, repo, run, "completed", who);
     const runs = [...ctx.core.state.checkRuns.values()].filter((r) => r.suiteId === suite.id);
-    if (runs.every((r) => r.status === "completed")) {
-      const order = ["action_required", "cancelled", "timed_out", "failure", "neutral", "skipped", "success"];
-      suite.conclusion = runs.map((r) => r.conclusion ?? "neutral").sort((a, b) => order.indexOf(a) - order.indexOf(b))[0] ?? "neutral";
-      if (suite.conclusion === "skipped") suite.conclusion = "success";
-      suite.status = "completed";
-      suite.updatedAt = now();
-      emit(
-        ctx,
-        "check_suite",
-        "completed",
-        { check_suite: { ...ctx.core.model.suite(repo, suite, prs), head_commit: await ctx.core.headCommit(repo, suite.headSha) } },
-        suite.appId,
-      );
-    }
+    if (runs.every((r) => r.status === "completed")) await completeSuite(ctx.core, repo, suite, who);
   } else if (run.status !== "completed") {
-    const suite = ctx.core.state.suites.get(run.suiteId)!;
     if (suite.status === "queued" && run.status === "in_progress") suite.status = "in_progress";
   }
 }

@@ -5,8 +5,9 @@
 // context.ts holds the request context, the result and the helpers the groups share; each group of
 // operations is a file of its own.
 import { ZERO } from "../domain/index.js";
-import { actionsPermissionsHandlers } from "../actions-permissions.js";
+import { actionsPermissionsHandlers, workflowPermissionsHandlers } from "../actions-permissions.js";
 import { branchProtectionHandlers } from "../branch-protection.js";
+import { repoSettingsHandlers } from "../repo-settings.js";
 import { rulesetHandlers } from "../rulesets.js";
 import { reviewHandlers } from "../reviews.js";
 import { secretHandlers } from "../secrets.js";
@@ -17,6 +18,7 @@ import { gitDatabaseHandlers } from "./git-database.js";
 import { issueHandlers } from "./issues.js";
 import { pullHandlers } from "./pulls.js";
 import { repoHandlers } from "./repos.js";
+import { updateBranchHandlers } from "./update-branch.js";
 
 export type { Handler, RestCtx, Result } from "./context.js";
 
@@ -25,11 +27,14 @@ export const handlers: Record<string, Handler> = {
   ...repoHandlers,
   ...gitDatabaseHandlers,
   ...pullHandlers,
+  ...updateBranchHandlers,
   ...issueHandlers,
   ...checkHandlers,
   ...rulesetHandlers,
   ...branchProtectionHandlers,
   ...actionsPermissionsHandlers,
+  ...workflowPermissionsHandlers,
+  ...repoSettingsHandlers,
   ...secretHandlers,
   ...reviewHandlers,
 };

@@ -5,6 +5,7 @@ import type { Issue } from "../state.js";
 import { now } from "../state.js";
 import { enforceProtectionOnMerge } from "../branch-protection.js";
 import { enforceLinearHistoryOnMerge, enforceMergeRequirements } from "../merge-rules.js";
+import { enforceMergeMethod } from "../repo-settings.js";
 import { enforceRules } from "../rulesets.js";
 import type { Handler, RestCtx } from "./context.js";
 import { act, checkBodyLength, diffEntry, emit, identity, invalid, newIssue, notFound, ok, repoOf, setIssueState, str } from "./context.js";
@@ -148,6 +149,8 @@ export const pullHandlers: Record<string, Handler> = {
     if (str(b, "sha") && str(b, "sha") !== p.headSha)
       throw new HttpError(409, "Head branch was modified. Review and try the merge again.", ctx.doc);
     const method = str(b, "merge_method") ?? "merge";
+    // The repository's settings first: a method they leave out is refused whatever the branch's rules.
+    enforceMergeMethod(repo, method, ctx.doc);
     const baseRef = `refs/heads/${p.baseRef}`;
     const base = await git.resolveRef(repo.gitDir, baseRef);
     if (!base) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);

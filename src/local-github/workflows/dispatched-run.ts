@@ -56,8 +56,13 @@ const RESTRICTED: Permissions = { contents: "read", packages: "read", metadata: 
 /** The token's scopes as the REST API names them (`pull_requests`; the workflow file says `pull-requests`). */
 const ALL_SCOPES = PERMISSION_SCOPES.map((scope) => scope.replaceAll("-", "_"));
 
-/** Turns a workflow/job `permissions:` value into token permissions. */
-export function tokenPermissions(spec: unknown): Permissions {
+/**
+ * Turns a workflow/job `permissions:` value into token permissions; without one, the repository's
+ * default: restricted, or permissive (every scope write but id-token) when its setting is "write".
+ */
+export function tokenPermissions(spec: unknown, repoDefault: "read" | "write" = "read"): Permissions {
+  if ((spec === undefined || spec === null) && repoDefault === "write")
+    return { ...Object.fromEntries(ALL_SCOPES.filter((s) => s !== "id_token").map((s) => [s, "write" as Level])), metadata: "read" };
   if (spec === undefined || spec === null) return { ...RESTRICTED };
   const out: Permissions = { metadata: "read" };
   if (spec === "read-all" || spec === "write-all") {
@@ -120,7 +125,7 @@ export function dispatchedRun(
     token(jobName?: string) {
       const key = Object.keys(jobsDoc).find((k) => k === jobName || jobsDoc[k]?.name === jobName);
       const jobPerms = key ? jobsDoc[key]?.permissions : undefined;
-      const perms = tokenPermissions(jobPerms ?? doc.permissions);
+      const perms = tokenPermissions(jobPerms ?? doc.permissions, repo.actionsPermissions?.defaultWorkflowPermissions);
       // "The GITHUB_TOKEN has read-only permissions in pull requests from forked repositories."
       if (run.headRepoId !== repo.id) for (const k of Object.keys(perms)) perms[k] = "read";
       return self.mintToken(run, repo, perms);
@@ -185,6 +190,7 @@ export function dispatchedRun(
         cr.output = { ...cr.output, annotations_count: cr.annotations.length };
       }
       self.emitJob(repo, run, j, "completed");
+      self.emitCheckRun(repo, run, j, "completed");
     },
     complete(conclusion) {
       if (run.status === "completed") return;
@@ -193,15 +199,11 @@ export function dispatchedRun(
       run.status = "completed";
       run.conclusion = conclusion ?? (run.cancelRequested ? "cancelled" : worst === "skipped" ? "success" : worst);
       run.updatedAt = now();
-      const suite = core.state.suites.get(run.checkSuiteId);
-      if (suite) {
-        suite.status = "completed";
-        suite.conclusion = run.conclusion;
-        suite.updatedAt = run.updatedAt;
-      }
       self.expireTokens(run.id);
       self.aborts.delete(run.id);
+      // The workflow run and its check suite complete together; GitHub promises no order between their webhooks.
       void self.emitRun(repo, run, "completed");
+      void self.completeSuite(repo, run);
     },
   };
 }

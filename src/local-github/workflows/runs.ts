@@ -4,6 +4,7 @@
 import type { TimerHandle } from "../../core/clock.js";
 import { disallowedActionsError } from "../actions-permissions.js";
 import { HttpError, newToken } from "../auth.js";
+import { completeSuite, emitCheckRun } from "../domain/check-events.js";
 import { ACTIONS_APP_ID, type SimCore } from "../domain/index.js";
 import * as git from "../git/index.js";
 import type { RestCtx } from "../rest/index.js";
@@ -104,6 +105,8 @@ export class WorkflowRuns {
   async start(repo: Repo, run: WorkflowRun, doc: Record<string, unknown>): Promise<void> {
     await this.emitRun(repo, run, "requested");
     for (const j of run.jobs) this.emitJob(repo, run, j, "queued");
+    // Each job is a check run of GitHub Actions' suite for the run: every App that reads checks hears it.
+    for (const j of run.jobs) this.emitCheckRun(repo, run, j, "created");
 
     const abort = new AbortController();
     this.aborts.set(run.id, abort);
@@ -168,13 +171,7 @@ export class WorkflowRuns {
     run.status = "completed";
     run.conclusion = "failure";
     run.updatedAt = now();
-    const suite = this.core.state.suites.get(run.checkSuiteId);
-    if (suite) {
-      suite.status = "completed";
-      suite.conclusion = "failure";
-      suite.updatedAt = run.updatedAt;
-    }
-    await this.emitRun(repo, run, "completed");
+    await Promise.all([this.emitRun(repo, run, "completed"), this.completeSuite(repo, run)]);
   }
 
   /**
@@ -233,6 +230,22 @@ export class WorkflowRuns {
     this.core.bus.flush();
   }
 
+  /** `check_run` of a job's check run (domain/check-events.ts), sent by the run's triggering actor as GitHub names it. */
+  emitCheckRun(repo: Repo, run: WorkflowRun, job: Job, action: "created" | "completed"): void {
+    const cr = this.core.state.checkRuns.get(job.checkRunId);
+    if (!cr) return;
+    emitCheckRun(this.core, repo, cr, action, { sender: run.triggeringActor });
+    this.core.bus.flush();
+  }
+
+  /** The run's check suite completes with the run: `check_suite.completed` to every App that reads checks. */
+  async completeSuite(repo: Repo, run: WorkflowRun): Promise<void> {
+    const suite = this.core.state.suites.get(run.checkSuiteId);
+    if (!suite || this.core.closed) return;
+    await completeSuite(this.core, repo, suite, { sender: run.triggeringActor }, run.conclusion ?? undefined);
+    this.core.bus.flush();
+  }
+
   emitJob(repo: Repo, run: WorkflowRun, job: Job, action: "queued" | "in_progress" | "completed"): void {
     this.core.bus.emit(
       "workflow_job",
@@ -282,13 +295,17 @@ export class WorkflowRuns {
         j.status = "completed";
         j.conclusion = "cancelled";
         j.completedAt = now();
+        const cr = this.core.state.checkRuns.get(j.checkRunId);
+        if (cr) Object.assign(cr, { status: "completed", conclusion: "cancelled", completedAt: j.completedAt });
         this.emitJob(repo, run, j, "completed");
+        this.emitCheckRun(repo, run, j, "completed");
       }
       run.status = "completed";
       run.conclusion = "cancelled";
       run.updatedAt = now();
       this.expireTokens(run.id);
       void this.emitRun(repo, run, "completed");
+      void this.completeSuite(repo, run);
     }
   }
 }

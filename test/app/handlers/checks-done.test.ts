@@ -71,8 +71,10 @@ describe("check_suite", () => {
     // Read just before merging, with what it changes: the PR is still the task's own (head the
     // attempt's branch, base the integration branch), and it changes nothing protected.
     gh.pullWithFiles(7, branchOf("a", 1), ["src/a.ts"]);
-    // The integration branch's rules choose the merge method: none, a merge commit.
+    // The integration branch's rules choose the merge method and, with its protection, the checks
+    // they require: none, a merge commit.
     gh.reply(`GET ${R}/rules/branches/${INTEGRATION}?per_page=100`, 200, []);
+    gh.reply(`GET ${R}/branches/${INTEGRATION}`, 200, { name: INTEGRATION, protected: false });
     const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);
@@ -184,8 +186,10 @@ describe("a restart between a check run and the journal write that records it", 
     });
     // The PR and what it changes, in one read: the task's own, nothing protected.
     gh.pullWithFiles(7, branchOf("a", 1), ["src/a.ts"]);
-    // The integration branch's rules choose the merge method: none, a merge commit.
+    // The integration branch's rules choose the merge method and, with its protection, the checks
+    // they require: none, a merge commit.
     gh.reply(`GET ${R}/rules/branches/${INTEGRATION}?per_page=100`, 200, []);
+    gh.reply(`GET ${R}/branches/${INTEGRATION}`, 200, { name: INTEGRATION, protected: false });
     gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
     const write = gh.writeJournal(200);
     gh.reply(`GET ${R}/pulls?head=acme:${INTEGRATION}&state=all&per_page=10`, 200, []);

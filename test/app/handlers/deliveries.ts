@@ -114,8 +114,10 @@ export function recordPushMocks(gh: GitHubMock) {
   gh.reply(`GET ${R}/pulls/7/files?per_page=100`, 200, [{ filename: "src/a.ts", status: "added" }]);
   // No request for changes of the head waits unseen (the PR's number was not recorded: REST lists them).
   gh.reply(`GET ${R}/pulls/7/reviews?per_page=100`, 200, []);
-  // The integration branch's rules choose the merge method: none, a merge commit.
+  // The integration branch's rules choose the merge method and, with its protection, the checks
+  // they require: none, a merge commit.
   gh.reply(`GET ${R}/rules/branches/${INTEGRATION}?per_page=100`, 200, []);
+  gh.reply(`GET ${R}/branches/${INTEGRATION}`, 200, { name: INTEGRATION, protected: false });
   const merge = gh.reply(`PUT ${R}/pulls/7/merge`, 200, { sha: MERGE, merged: true, message: "Pull Request successfully merged" });
   gh.tracker(3);
   // The merge acknowledged: a is MERGED, b is ready.

@@ -2,7 +2,7 @@
 import { Octokit } from "@octokit/rest";
 import { expect, it } from "vitest";
 import { appKeys } from "../support/helpers.js";
-import { owner, repo, status, w } from "./world.js";
+import { mergeableOf, owner, repo, status, w } from "./world.js";
 
 /** describe("pull requests") */
 export function pullRequests(): void {
@@ -26,6 +26,10 @@ export function pullRequests(): void {
     expect((await w.gh.rest.pulls.list({ owner, repo, head: `${owner}:feat/pr` })).data.map((p) => p.number)).toEqual([pr.number]);
     expect((await w.gh.rest.pulls.list({ owner, repo, base: "int" })).data).toEqual([]);
     expect((await w.gh.rest.pulls.list({ owner, repo, state: "closed" })).data).toEqual([]);
+    // GitHub computes mergeability in the background: null at first, the value once its job is done.
+    expect(pr.mergeable).toBeNull();
+    expect(pr.mergeable_state).toBe("unknown");
+    expect(await mergeableOf(pr.number)).toEqual({ mergeable: true, mergeable_state: "draft" });
     const { data: got } = await w.gh.rest.pulls.get({ owner, repo, pull_number: pr.number });
     expect(got.mergeable).toBe(true);
     expect(got.changed_files).toBe(1);
@@ -87,8 +91,29 @@ export function pullRequests(): void {
       branch: "feat/conflict",
     });
     const { data: pr2 } = await w.gh.rest.pulls.create({ owner, repo, head: "feat/conflict", base: "main", title: "conflict" });
-    expect((await w.gh.rest.pulls.get({ owner, repo, pull_number: pr2.number })).data.mergeable).toBe(false);
+    expect(await mergeableOf(pr2.number)).toEqual({ mergeable: false, mergeable_state: "dirty" });
     expect(await status(w.gh.rest.pulls.merge({ owner, repo, pull_number: pr2.number }))).toBe(405);
+    // Updating its branch conflicts too (422); a branch behind main without conflict is updated (202).
+    expect(await status(w.gh.rest.pulls.updateBranch({ owner, repo, pull_number: pr2.number }))).toBe(422);
+    await w.gh.rest.git.createRef({ owner, repo, ref: "refs/heads/feat/behind", sha: main.object.sha });
+    const { data: put } = await w.gh.rest.repos.createOrUpdateFileContents({
+      owner,
+      repo,
+      path: "behind.txt",
+      message: "behind",
+      content: "YmVoaW5k",
+      branch: "feat/behind",
+    });
+    const { data: pr3 } = await w.gh.rest.pulls.create({ owner, repo, head: "feat/behind", base: "main", title: "behind" });
+    const updated = await w.gh.rest.pulls.updateBranch({ owner, repo, pull_number: pr3.number, expected_head_sha: put.commit.sha! });
+    expect(updated.status).toBe(202);
+    expect(updated.data.message).toBe("Updating pull request branch.");
+    const { data: after } = await w.gh.rest.pulls.get({ owner, repo, pull_number: pr3.number });
+    const { data: mergeCommit } = await w.gh.rest.git.getCommit({ owner, repo, commit_sha: after.head.sha });
+    expect(mergeCommit.parents.map((p) => p.sha)).toEqual([put.commit.sha, merged.data.sha]);
+    // Nothing left to bring in: 422.
+    expect(await status(w.gh.rest.pulls.updateBranch({ owner, repo, pull_number: pr3.number }))).toBe(422);
+    await w.gh.rest.pulls.update({ owner, repo, pull_number: pr3.number, state: "closed" });
     await w.gh.rest.pulls.update({ owner, repo, pull_number: pr2.number, state: "closed" });
     await w.gh.rest.pulls.update({ owner, repo, pull_number: pr2.number, state: "open" });
 
@@ -102,6 +127,7 @@ export function pullRequests(): void {
         `${pr.number}:closed`,
         `${pr2.number}:closed`,
         `${pr2.number}:reopened`,
+        `${pr3.number}:synchronize`,
       ]),
     );
     expect(w.receiver.received.some((h) => h.event === "pull_request_review" && h.action === "submitted")).toBe(true);

@@ -65,10 +65,24 @@ export async function status(p: Promise<unknown>): Promise<number> {
   }
 }
 
+/**
+ * A pull request's `mergeable` once GitHub's background job has computed it: the first read after
+ * its head or base changed answers null, a later one the value.
+ */
+export async function mergeableOf(number: number): Promise<{ mergeable: boolean | null; mergeable_state: string }> {
+  for (let i = 0; ; i++) {
+    const { data } = await w.gh.rest.pulls.get({ owner, repo, pull_number: number });
+    if (data.mergeable !== null || i >= 60) return { mergeable: data.mergeable, mergeable_state: data.mergeable_state };
+    expect(data.mergeable_state).toBe("unknown");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Starts the world before the file's tests and closes it after them. */
 export function useConformanceWorld(): void {
   beforeAll(async () => {
-    w.sim = await createSim({ workflowExecutor: "noop" });
+    // GitHub computes `mergeable` in a background job; here it takes 100 ms of real time.
+    w.sim = await createSim({ workflowExecutor: "noop", mergeabilityMs: 100 });
     w.receiver = await startReceiver("hook-secret");
     await w.sim.control.createRepo({
       owner,

@@ -2009,7 +2009,7 @@ function parseConfigText(text) {
 }
 
 // src/core/feedback.ts
-var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20, details: 8e3, steer: 2e3 };
+var FEEDBACK_LIMITS = { message: 4e3, items: 10, checks: 20, checkName: 200, details: 8e3, steer: 2e3 };
 var feedbackSchema = external_exports.object({
   source: external_exports.enum(["review", "command", "ci"]).describe("A review asking for changes, `/forge fix`, or failing required checks."),
   actor: external_exports.string().optional().describe("Who gave it (review and command)."),
@@ -2029,8 +2029,18 @@ function bounded(text, max) {
 var isReady = (t) => t.status === "PENDING" && t.blockers === 0;
 var backoffOver = (t, now) => t.next?.notBefore === void 0 || Date.parse(t.next.notBefore) <= now;
 var IN_FLIGHT_STATUSES = /* @__PURE__ */ new Set(["RUNNING", "DONE", "MERGE_READY"]);
-function prHead(t) {
+function ownHead(t) {
   return t.attempt?.recordSha ?? t.attempt?.revision.pushedSha;
+}
+function prHead(t) {
+  const own = ownHead(t);
+  const u = t.attempt?.branchUpdate;
+  return u?.head !== void 0 && u.over === own ? u.head : own;
+}
+function branchUpdatePending(t) {
+  const u = t.attempt?.branchUpdate;
+  const head = prHead(t);
+  return u?.requested !== void 0 && u.over === ownHead(t) && u.requested === head ? head : void 0;
 }
 function attemptNumbered(t, n) {
   return t?.attempt && t.attempts === n ? t.attempt : void 0;
@@ -2107,6 +2117,18 @@ var attemptRecordSchema = external_exports.object({
   prNumber: external_exports.number().int().optional().describe("The attempt's PR."),
   recordSha: external_exports.string().optional().describe(
     "The runner's latest record commit on the branch: the PR's head, which the merge names. A revision's replaces its predecessor's."
+  ),
+  branchUpdate: external_exports.object({
+    over: external_exports.string().describe("The attempt's own head (its record commit, else its pushed work) the update was made over."),
+    requested: external_exports.string().optional().describe(
+      "The PR head Forge asked GitHub to bring up to date (update-branch's `expected_head_sha`), until its new head is seen."
+    ),
+    requestedAt: external_exports.string().optional().describe("When Forge asked."),
+    head: external_exports.string().optional().describe(
+      "The head GitHub made: the integration branch merged into the PR's previous head, by the App. The PR's head while the attempt's own head is `over`."
+    )
+  }).strict().optional().describe(
+    "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules)."
   ),
   mergeSha: external_exports.string().optional().describe("Commit that merged the attempt's PR."),
   hold: holdSchema.optional(),
@@ -2774,6 +2796,10 @@ function fenceFor(text) {
   }
   return "`".repeat(Math.max(3, longest + 1));
 }
+function inlineData(text, max = 200) {
+  const line = text.slice(0, max).replace(/[\r\n\t]+/g, " ");
+  return asData(line.replace(/[\\`*_[\]<>|~]/g, (c) => `\\${c}`));
+}
 
 // src/core/schemas/walkthrough.ts
 var walkthroughFrontmatterSchema = external_exports.object({
@@ -2936,7 +2962,9 @@ export {
   isReady,
   backoffOver,
   IN_FLIGHT_STATUSES,
+  ownHead,
   prHead,
+  branchUpdatePending,
   attemptNumbered,
   iterationOf,
   heldForProtectedPaths,
@@ -2951,6 +2979,7 @@ export {
   WALKTHROUGH_BODY_SECTIONS,
   asData,
   fenceFor,
+  inlineData,
   agentResultSchema,
   steeringComment,
   readSteeringComment
