@@ -22,7 +22,7 @@ import {
   type ReviewInfo,
   type WorkflowRunInfo,
 } from "./port.js";
-import { checkBody, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
+import { checkBody, endedJobsOf, pull, reviewInfo, runInfo, statusOf, wrap } from "./octokit-rest.js";
 import {
   changeRequestsOf,
   ISSUE_AS_EDITED,
@@ -281,20 +281,9 @@ export class OctokitPort implements GitHubPort {
   }
 
   async endedJobs(runId: number): Promise<EndedJobs> {
-    return this.#call("actions.listJobsForWorkflowRun", async () => {
-      const { data } = await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 });
-      // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
-      const runnerLost = data.jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
-      const job = data.jobs.find((j) => j.conclusion !== null && j.conclusion !== "success" && j.conclusion !== "skipped");
-      if (!job) return { runnerLost };
-      const step = (job.steps ?? []).find(
-        (x) => x.conclusion === "failure" || x.conclusion === "timed_out" || x.conclusion === "cancelled",
-      );
-      return {
-        runnerLost,
-        failed: { name: job.name, ...(step ? { step: step.name } : {}), ...(job.html_url ? { htmlUrl: job.html_url } : {}) },
-      };
-    });
+    return this.#call("actions.listJobsForWorkflowRun", async () =>
+      endedJobsOf((await this.#octokit.rest.actions.listJobsForWorkflowRun({ ...this.#r, run_id: runId, per_page: 100 })).data.jobs),
+    );
   }
 
   async cancelWorkflowRun(id: number): Promise<void> {

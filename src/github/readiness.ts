@@ -129,6 +129,39 @@ async function fileText(o: Octokit, r: { owner: string; repo: string }, path: st
   }
 }
 
+/**
+ * Nothing about the repository could be read (`reason`): every read says why, rather than a 404
+ * read as "no workflow" or "no secret". A repository GitHub does not show these credentials is not
+ * said to be without the App either.
+ */
+function unreadable(input: ReadinessInput, reason: string, anyReader: boolean, installation: Readiness["installation"]): Readiness {
+  const { owner, repo } = input;
+  const missing = /\banswered 404\b/.test(reason);
+  const unread = {
+    ok: false as const,
+    reason: missing
+      ? `no repository ${owner}/${repo} that these credentials can see (GitHub answered 404)`
+      : anyReader
+        ? `${owner}/${repo} could not be read: ${reason}`
+        : reason,
+  };
+  return {
+    repo: `${owner}/${repo}`,
+    defaultBranch: "main",
+    installation: missing && installation.ok && installation.value === null ? unread : installation,
+    workflow: unread,
+    actions: unread,
+    config: unread,
+    branches: input.branches(null, "main"),
+    rules: unread,
+    secrets: unread,
+    protection: unread,
+    settings: unread,
+    workflowPermissions: unread,
+    workflows: unread,
+  };
+}
+
 export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const { owner, repo, apiUrl } = input;
   const r = { owner, repo };
@@ -166,35 +199,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
     anyone,
     apiUrl,
   );
-  if (!repoInfo.ok) {
-    // Nothing about the repository can be read: every check says why, rather than reading a 404 as
-    // "no workflow" or "no secret".
-    const missing = /\banswered 404\b/.test(repoInfo.reason);
-    const unread = {
-      ok: false as const,
-      reason: missing
-        ? `no repository ${owner}/${repo} that these credentials can see (GitHub answered 404)`
-        : readers.length
-          ? `${owner}/${repo} could not be read: ${repoInfo.reason}`
-          : repoInfo.reason,
-    };
-    const notInstalled = missing && installation.ok && installation.value === null;
-    return {
-      repo: `${owner}/${repo}`,
-      defaultBranch: "main",
-      installation: notInstalled ? unread : installation,
-      workflow: unread,
-      actions: unread,
-      config: unread,
-      branches: input.branches(null, "main"),
-      rules: unread,
-      secrets: unread,
-      protection: unread,
-      settings: unread,
-      workflowPermissions: unread,
-      workflows: unread,
-    };
-  }
+  if (!repoInfo.ok) return unreadable(input, repoInfo.reason, readers.length > 0, installation);
   const defaultBranch = repoInfo.value.default_branch;
   const workflow: Readiness["workflow"] = await firstOf(
     readers.map((o) => () => fileText(o, r, input.workflowPath, defaultBranch)),
