@@ -73,9 +73,15 @@ const head = run("git", ["rev-parse", "HEAD"]);
 const taken = run("git", ["tag", "--list", tag]);
 if (taken) {
   const at = run("git", ["rev-list", "-n", "1", tag]);
-  // Version tags are never moved: a new release needs a new version.
-  if (!dryRun || at !== head) fail(`the tag ${tag} exists (at ${at.slice(0, 12)}): raise the version in package.json`);
+  // Version tags are never moved: a new release needs a new version. A dry run (CI, between
+  // releases) says so and goes on, so that the rest is still checked.
+  const why = `the tag ${tag} exists (at ${at.slice(0, 12)}): raise the version in package.json`;
+  if (!dryRun) fail(why);
+  if (at !== head) console.log(`  note: ${why} before the next release`);
 }
+// The remote's tags too, before anything is published: a push refused after the publish would leave a package without its tag.
+if (!dryRun && run("git", ["ls-remote", "--tags", "origin", `refs/tags/${tag}`]))
+  fail(`origin has the tag ${tag}: raise the version in package.json`);
 const dirty = run("git", ["status", "--porcelain", "--untracked-files=no"]);
 if (dirty && !dryRun) fail(`the checkout has changes; a release is made from a commit:\n${dirty}`);
 console.log(`  ${pkg.name}@${version} from ${head.slice(0, 12)}${dirty ? " (dry run of a checkout with changes)" : ""}`);
