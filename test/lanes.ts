@@ -176,12 +176,14 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/setup.browser.test.ts",
     "test/demo/report.browser.test.ts",
     "test/onboarding/first-run.e2e.test.ts",
+    "test/onboarding/first-run-sim.e2e.test.ts",
   ],
   release: [
     "test/demo/demo.test.ts",
     "test/demo/demo-plans.test.ts",
     "test/demo/demo-claude.test.ts",
     "test/package/pack.test.ts",
+    "test/package/release.test.ts",
     "test/chaos/chaos.test.ts",
   ],
 };

@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-4HTZNJ7Y.js";
+} from "./chunk-SGZCF6O4.js";
 import {
   EXIT_CODES,
   formatProblem,
@@ -3451,13 +3451,13 @@ var require_commander = __commonJS({
 });
 
 // src/cli/commands/spawn.ts
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync as mkdirSync2, mkdtempSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path2 from "node:path";
 
 // src/cli/args.ts
-import { statSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 // src/cli/io.ts
@@ -3474,6 +3474,11 @@ var CLI_EXIT = {
   PROBLEMS: 1,
   /** The command could not run: bad usage, a missing folder or file. */
   USAGE: 2,
+  /**
+   * Some of the checks could not run, and none of those that ran failed (`forge doctor`: no
+   * credentials, credentials refused, GitHub out of reach, no such repository).
+   */
+  NOT_CHECKED: 3,
   /** A bug in Forge. */
   INTERNAL: 70
 };
@@ -3485,30 +3490,81 @@ var CliError = class extends Error {
   }
   exitCode;
 };
+var FILE_SYSTEM_CODES = /* @__PURE__ */ new Set([
+  "EACCES",
+  "EPERM",
+  "EROFS",
+  "ENOSPC",
+  "EDQUOT",
+  "ENOTDIR",
+  "EISDIR",
+  "EEXIST",
+  "ENOENT",
+  "ENAMETOOLONG",
+  "ELOOP"
+]);
+function isFileSystemError(e) {
+  return e instanceof Error && FILE_SYSTEM_CODES.has(e.code ?? "");
+}
+function fileSystemProblem(e) {
+  const err = e;
+  const what = /^[A-Z]+: ([^,]+)/.exec(err.message ?? "")?.[1] ?? err.message ?? String(e);
+  const words = { ENOTDIR: "a part of the path is a file, not a folder" };
+  return `${err.path ? `${err.path}: ` : ""}${words[err.code ?? ""] ?? what}${err.code ? ` (${err.code})` : ""}`;
+}
 
 // src/cli/args.ts
 function shown(name, value) {
   return name ? `${name} ${value}` : value;
 }
+function statOf(full, name, value) {
+  try {
+    return statSync(full, { throwIfNoEntry: false });
+  } catch (e) {
+    if (e.code === "ENOTDIR") return void 0;
+    throw new CliError(`${shown(name, value)}: ${fileSystemProblem(e)}`);
+  }
+}
+function notEmpty(name, value, what) {
+  if (value.trim() === "") throw new CliError(`${name ?? what} "": expected a ${what}, got an empty argument`);
+}
 function existingDir(name, value, cwd, what = "folder") {
+  notEmpty(name, value, what);
   const full = path.resolve(cwd, value);
-  const info = statSync(full, { throwIfNoEntry: false });
+  const info = statOf(full, name, value);
   if (!info) throw new CliError(`${shown(name, value)}: no such ${what}`);
   if (!info.isDirectory()) throw new CliError(`${shown(name, value)}: is a file, not a ${what}`);
   return full;
 }
 function existingFile(name, value, cwd) {
+  notEmpty(name, value, "file");
   const full = path.resolve(cwd, value);
-  const info = statSync(full, { throwIfNoEntry: false });
+  const info = statOf(full, name, value);
   if (!info) throw new CliError(`${shown(name, value)}: no such file`);
   if (info.isDirectory()) throw new CliError(`${shown(name, value)}: is a folder, not a file`);
   return full;
 }
 function writableDir(name, value, cwd) {
+  notEmpty(name, value, "folder");
   const full = path.resolve(cwd, value);
-  const info = statSync(full, { throwIfNoEntry: false });
+  const info = statOf(full, name, value);
   if (info && !info.isDirectory()) throw new CliError(`${shown(name, value)}: is a file, not a folder`);
+  const probe = path.join(full, `.forge-write-check-${process.pid}`);
+  try {
+    makeFolder(full);
+    writeFileSync(probe, "");
+  } catch (e) {
+    throw new CliError(`${shown(name, value)}: cannot write there: ${e instanceof CliError ? e.message : fileSystemProblem(e)}`);
+  }
+  rmSync(probe, { force: true });
   return full;
+}
+function makeFolder(full) {
+  const missing = [];
+  let at = full;
+  for (; !existsSync(at) && path.dirname(at) !== at; at = path.dirname(at)) missing.unshift(at);
+  if (missing.length && !statSync(at).isDirectory()) throw new CliError(`${at} is a file, not a folder`);
+  for (const dir of missing) mkdirSync(dir);
 }
 
 // src/cli/commands/spawn.ts
@@ -3636,7 +3692,7 @@ ${await readFile(file, "utf8")}`;
   if (adapter === "command" && !command) throw new BadOptions("--adapter command needs --command <exe>");
   const name = flags.name ?? "spawn";
   const parentSubDir = env.FORGE_SESSION_DIR ? path2.join(env.FORGE_SESSION_DIR, "sub") : tmpdir();
-  if (!flags.sessionDir) mkdirSync(parentSubDir, { recursive: true });
+  if (!flags.sessionDir) mkdirSync2(parentSubDir, { recursive: true });
   const sessionDir = flags.sessionDir ? path2.resolve(baseCwd, flags.sessionDir) : mkdtempSync(path2.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
   const binary = env.FORGE_AGENT_BINARY || void 0;
   const model = flags.model ?? (env.FORGE_MODEL || void 0);
@@ -3659,9 +3715,7 @@ ${await readFile(file, "utf8")}`;
     } : {},
     ...command ? { command } : {},
     ...binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {},
-    ...flags.passEnv ? {
-      passEnv: flags.passEnv.split(",").map((n) => n.trim()).filter(Boolean)
-    } : {},
+    ...flags.passEnv ? { passEnv: envNames(flags.passEnv) } : {},
     ...flags.arg ? { args: flags.arg } : {},
     // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
     ...env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}
@@ -3714,6 +3768,12 @@ function toKeyValue(r) {
     return `${k.toUpperCase()}=${/[\n\r"]/.test(s) ? JSON.stringify(s) : s}
 `;
   }).join("");
+}
+function envNames(list) {
+  const names = list.split(",").map((n) => n.trim()).filter(Boolean);
+  const bad = names.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (bad !== void 0) throw new BadOptions(`--pass-env: ${JSON.stringify(bad)} is not an environment variable's name`);
+  return names;
 }
 
 // src/cli/commands/plan-input.ts
@@ -3824,6 +3884,12 @@ async function runForgeProgram(spec, argv, io) {
       io.err(`${prefix()}: ${oneLine(err.message)}
 `);
       return err.exitCode;
+    }
+    if (isFileSystemError(err)) {
+      if (current === "spawn") return spawnBadOptions(io, fileSystemProblem(err));
+      io.err(`${prefix()}: ${oneLine(fileSystemProblem(err))}
+`);
+      return CLI_EXIT.USAGE;
     }
     io.err(`${prefix()}: internal error: ${oneLine(err instanceof Error ? err.message : String(err))}
 `);

@@ -42,7 +42,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-4HTZNJ7Y.js";
+} from "./chunk-SGZCF6O4.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -89,7 +89,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-SXLCZ5OW.js";
+} from "./chunk-HI2TN3JX.js";
 import {
   Octokit,
   legacyRestEndpointMethods,

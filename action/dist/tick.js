@@ -80,7 +80,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-SXLCZ5OW.js";
+} from "./chunk-HI2TN3JX.js";
 import {
   Octokit,
   RequestError,
@@ -15485,6 +15485,16 @@ function checkBody(f) {
     ...f.status === "completed" ? { completed_at: (/* @__PURE__ */ new Date()).toISOString() } : {}
   };
 }
+function endedJobsOf(jobs) {
+  const runnerLost = jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step2) => step2.status !== "completed"));
+  const job = jobs.find((j) => j.conclusion !== null && j.conclusion !== "success" && j.conclusion !== "skipped");
+  if (!job) return { runnerLost };
+  const step = (job.steps ?? []).find((x) => x.conclusion === "failure" || x.conclusion === "timed_out" || x.conclusion === "cancelled");
+  return {
+    runnerLost,
+    failed: { name: job.name, ...step ? { step: step.name } : {}, ...job.html_url ? { htmlUrl: job.html_url } : {} }
+  };
+}
 
 // src/github/branch-update.ts
 async function updatePullBranch(octokit, owner, repo, number, expectedHeadSha) {
@@ -15766,22 +15776,22 @@ function pushBlockedReason(refusal, branch, rules = []) {
 function mergeRemedy(types, branch) {
   return remedy(types[0] ?? "", branch, false);
 }
-async function readJobsEnded(octokit, r, runId) {
+async function readEndedJobs(octokit, r, runId) {
   let jobs;
   try {
     jobs = (await octokit.rest.actions.listJobsForWorkflowRun({ ...r, run_id: runId, per_page: 100 })).data.jobs;
   } catch (e) {
     throw wrap("actions.listJobsForWorkflowRun", e);
   }
-  if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
-    return { runnerLost: true, errors: [] };
+  const ended = endedJobsOf(jobs);
+  if (ended.runnerLost) return { ...ended, errors: [] };
   const errors = [];
   for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
     const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
     const annotations = await octokit.rest.checks.listAnnotations({ ...r, check_run_id: id, per_page: 50 }).then((x) => x.data).catch(() => []);
     for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
   }
-  return { runnerLost: false, errors };
+  return { ...ended, errors };
 }
 
 // src/github/merge-rules.ts
@@ -16192,8 +16202,8 @@ var OctokitPort = class {
       throw wrap("actions.getWorkflowRun", e);
     }
   }
-  jobsEnded(runId) {
-    return readJobsEnded(this.#octokit, this.#r, runId);
+  endedJobs(runId) {
+    return readEndedJobs(this.#octokit, this.#r, runId);
   }
   async cancelWorkflowRun(id) {
     try {
@@ -17006,11 +17016,17 @@ function isValidTransition(from, to) {
 }
 
 // src/core/decide/retries.ts
+function setLastError(s2, i, error, logUrl) {
+  const t = s2.edit(i);
+  t.lastError = error;
+  if (logUrl !== void 0) t.lastErrorLog = logUrl;
+  else delete t.lastErrorLog;
+}
 function fail(s2, i, kind, f) {
   const check = checkTransition(s2.task(i).status, "FAILED");
   if (!check.ok) return s2.reject(kind, check.reason, s2.task(i).id);
   if (check.noop) return;
-  s2.edit(i).lastError = f.error;
+  setLastError(s2, i, f.error, f.logUrl);
   if (f.hold) s2.editAttempt(i).hold = f.hold;
   s2.move(i, "FAILED", kind);
   const t = s2.task(i);
@@ -17024,10 +17040,10 @@ function fail(s2, i, kind, f) {
   if (f.refinement !== void 0) s2.edit(i).next = { refinement: f.refinement };
   if (f.retryable) retry2(s2, i, kind, { counted: f.counted ?? true, ...f.notBefore !== void 0 ? { notBefore: f.notBefore } : {} });
 }
-function stale(s2, i, kind, reason) {
+function stale(s2, i, kind, reason, logUrl) {
   const t = s2.task(i);
   if (!s2.move(i, "STALE", kind)) return;
-  s2.edit(i).lastError = reason;
+  setLastError(s2, i, reason, logUrl);
   const r = s2.revision(i);
   const threshold = r.startedAt ? s2.config.timeouts.liveness_minutes * 60 : s2.config.timeouts.dispatch_start_minutes * 60;
   s2.emit("task.stale", t.id, { ...r.lastHeartbeat ? { lastHeartbeat: r.lastHeartbeat } : {}, threshold, attempt: t.attempts });
@@ -17138,7 +17154,9 @@ function effectFailed(s2, { key, error }) {
   } else if (effect.kind === "MergePullRequest") {
     const i = s2.find(effect.taskId);
     if (i === void 0 || s2.task(i).attempts !== effect.attempt || s2.task(i).status !== "MERGE_READY") return;
-    s2.edit(i).lastError = `merge refused: ${error}`;
+    const t = s2.edit(i);
+    t.lastError = `merge refused: ${error}`;
+    delete t.lastErrorLog;
     const attempt = { id: effect.taskId, attempt: effect.attempt };
     s2.effect(postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
   }
@@ -17679,14 +17697,15 @@ function agentAlive(s2, input) {
 function agentLost(s2, input) {
   const i = currentRevision(s2, input);
   if (i === void 0 || s2.task(i).status !== "RUNNING") return;
-  if (input.runnerLost) return stale(s2, i, input.kind, input.reason);
+  const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
+  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl);
   if (input.blockedBy) {
-    fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked" });
+    fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked", ...logUrl });
     const t = s2.task(i);
     s2.effect(postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true });
+  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl });
 }
 function agentFinished(s2, input) {
   const i = currentRevision(s2, input);
@@ -18679,7 +18698,7 @@ function trackerChart(journal, statuses) {
     renderWaveSummary(groups2),
     "```",
     "",
-    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`
+    `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). The full graph: \`npx forge graph ${planDir(journal.planId)}\` at the plan's commit, Forge's package installed._`
   ];
 }
 var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING", "MERGED"];
@@ -18723,6 +18742,7 @@ function taskRow(journal, facts, repo, i) {
   rowCache.set(t, { node, check, repo: where, row });
   return row;
 }
+var JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 function renderRow(t, node, check, repo) {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
@@ -18736,7 +18756,8 @@ function renderRow(t, node, check, repo) {
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
   const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2} |`;
+  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2}${log} |`;
 }
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
@@ -20327,17 +20348,19 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run2.conclusion ?? "no conclusion";
-  const ended = await port.jobsEnded(run2.id);
-  if (ended.runnerLost)
+  const jobs = await port.endedJobs(run2.id);
+  const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
+  if (jobs.runnerLost)
     return {
       kind: "agent.lost",
       taskId,
       attempt,
       workflowRunId: run2.id,
       reason: `the job's runner went away mid-step (${conclusion})`,
-      runnerLost: true
+      runnerLost: true,
+      ...log
     };
-  const refusal = ended.errors.map(ruleRefusal).find((r) => r !== void 0);
+  const refusal = jobs.errors.map(ruleRefusal).find((r) => r !== void 0);
   if (refusal) {
     const read = await port.branchRules(branch).catch(() => []);
     const types = refusal.messages.flatMap((m) => ruleTypesOf(m, read));
@@ -20349,10 +20372,19 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
       attempt,
       workflowRunId: run2.id,
       reason: `the job ended (${conclusion}): GitHub refused its push`,
-      blockedBy: why.length > 2e3 ? `${why.slice(0, 1990)} \u2026` : why
+      blockedBy: why.length > 2e3 ? `${why.slice(0, 1990)} \u2026` : why,
+      ...log
     };
   }
-  return { kind: "agent.lost", taskId, attempt, workflowRunId: run2.id, reason: `the job ended (${conclusion}) without a result` };
+  const step = jobs.failed?.step ? ` at the step "${jobs.failed.step}"` : "";
+  return {
+    kind: "agent.lost",
+    taskId,
+    attempt,
+    workflowRunId: run2.id,
+    reason: `the job ended (${conclusion})${step} without a result`,
+    ...log
+  };
 }
 function finishedInput(ref, read, recordSha, recordParent) {
   if (!read.ok)

@@ -17,6 +17,7 @@
  *     (Octokit's throttling instead: one write a second for the whole process), none (no pacing: a
  *     GitHub Enterprise Server without secondary limits, or the local GitHub)
  */
+import { createPrivateKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,21 +76,64 @@ function credentialsOf(env: NodeJS.ProcessEnv): AppCredentials | undefined {
     const v = env[name];
     if (!v)
       throw new LaunchError(
-        `forge: the environment variable ${name} is required (in the environment or .env; see README.md, "Install on GitHub")`,
+        `forge: the environment variable ${name} is required (in the environment or .env; see README.md, "Install it on GitHub")`,
       );
     return v;
   };
-  return { appId: need("APP_ID"), privateKey: appPrivateKey(env) ?? need("PRIVATE_KEY"), webhookSecret: need("WEBHOOK_SECRET") };
+  return {
+    appId: checkAppId(need("APP_ID"), "APP_ID"),
+    privateKey: appPrivateKey(env) ?? need("PRIVATE_KEY"),
+    webhookSecret: need("WEBHOOK_SECRET"),
+  };
 }
 
-/** The App's private key: the file PRIVATE_KEY_PATH names, else PRIVATE_KEY (`\n` escapes accepted); undefined without either. */
-export function appPrivateKey(env: NodeJS.ProcessEnv): string | undefined {
-  if (!env.PRIVATE_KEY_PATH) return env.PRIVATE_KEY?.replace(/\\n/g, "\n") || undefined;
+/**
+ * An App's id as GitHub gives it (the number on the App's settings page; its Client ID, `Iv…`, is
+ * accepted too): anything else is refused here, in one line, rather than by the JWT library deep
+ * inside the first request.
+ */
+export function checkAppId(value: string, name: string): string {
+  if (!/^(?:[1-9]\d{0,15}|Iv[0-9A-Za-z.]{3,40})$/.test(value.trim()))
+    throw new LaunchError(
+      `forge: ${name} ${JSON.stringify(value.slice(0, 40))}: expected the App's id, a number (on the App's settings page: "App ID")`,
+    );
+  return value.trim();
+}
+
+/**
+ * A private key Node can sign with, or a LaunchError that says what was given instead: GitHub's key
+ * is a PEM file (`-----BEGIN RSA PRIVATE KEY-----` … `-----END RSA PRIVATE KEY-----`); OpenSSL's
+ * own message ("DECODER routines::unsupported") says nothing of where the key came from.
+ */
+export function checkPrivateKey(pem: string, from: string): string {
+  const hint = !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)
+    ? "it has no -----BEGIN … PRIVATE KEY----- line"
+    : !/-----END [A-Z ]*PRIVATE KEY-----/.test(pem)
+      ? "it has no -----END … PRIVATE KEY----- line (cut short?)"
+      : "its lines do not decode (a character changed, or line breaks lost: keep them, or write them as \\n)";
   try {
-    return readFileSync(env.PRIVATE_KEY_PATH, "utf8");
+    createPrivateKey(pem);
+  } catch {
+    throw new LaunchError(
+      `forge: ${from} is not a private key: ${hint}; give the .pem file GitHub made for the App (its settings page: "Generate a private key")`,
+    );
+  }
+  return pem;
+}
+
+/** The App's private key: the file PRIVATE_KEY_PATH names, else PRIVATE_KEY (`\n` escapes accepted), checked; undefined without either. */
+export function appPrivateKey(env: NodeJS.ProcessEnv): string | undefined {
+  if (!env.PRIVATE_KEY_PATH) {
+    const pem = env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+    return pem ? checkPrivateKey(pem, "PRIVATE_KEY") : undefined;
+  }
+  let pem: string;
+  try {
+    pem = readFileSync(env.PRIVATE_KEY_PATH, "utf8");
   } catch (e) {
     throw new LaunchError(`forge: PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  return checkPrivateKey(pem, `PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}`);
 }
 
 function numberOf(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

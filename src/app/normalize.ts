@@ -147,8 +147,10 @@ export async function endedJobInput(
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   const conclusion = run.conclusion ?? "no conclusion";
-  const ended = await port.jobsEnded(run.id);
-  if (ended.runnerLost)
+  const jobs = await port.endedJobs(run.id);
+  // The job's page, where its log is: the tracker links it beside the reason.
+  const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
+  if (jobs.runnerLost)
     return {
       kind: "agent.lost",
       taskId,
@@ -156,9 +158,10 @@ export async function endedJobInput(
       workflowRunId: run.id,
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
+      ...log,
     };
   // The job failed because a rule of the repository refused its push: which rule, which branch, what a person can do.
-  const refusal = ended.errors.map(ruleRefusal).find((r) => r !== undefined);
+  const refusal = jobs.errors.map(ruleRefusal).find((r) => r !== undefined);
   if (refusal) {
     const read = await port.branchRules(branch).catch(() => []);
     const types = refusal.messages.flatMap((m) => ruleTypesOf(m, read));
@@ -171,9 +174,18 @@ export async function endedJobInput(
       workflowRunId: run.id,
       reason: `the job ended (${conclusion}): GitHub refused its push`,
       blockedBy: why.length > 2000 ? `${why.slice(0, 1990)} …` : why,
+      ...log,
     };
   }
-  return { kind: "agent.lost", taskId, attempt, workflowRunId: run.id, reason: `the job ended (${conclusion}) without a result` };
+  const step = jobs.failed?.step ? ` at the step "${jobs.failed.step}"` : "";
+  return {
+    kind: "agent.lost",
+    taskId,
+    attempt,
+    workflowRunId: run.id,
+    reason: `the job ended (${conclusion})${step} without a result`,
+    ...log,
+  };
 }
 
 /**

@@ -230,7 +230,7 @@ function trackerChart(journal: Journal, statuses: ReadonlyMap<string, TaskStatus
     "",
     `_The DAG has ${nodes.length.toLocaleString("en-US")} tasks and ${edges.toLocaleString("en-US")} dependencies, more than GitHub can draw: ` +
       `it is summarised by wave (a task's wave is 1 + the longest chain of dependencies before it; each box is coloured by its worst status). ` +
-      `The full graph: \`forge graph ${planDir(journal.planId)}\` at the plan's commit._`,
+      `The full graph: \`npx forge graph ${planDir(journal.planId)}\` at the plan's commit, Forge's package installed._`,
   ];
 }
 
@@ -294,6 +294,9 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
   return row;
 }
 
+/** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
+const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
+
 function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
@@ -311,7 +314,9 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown} |`;
+  // The job that ended without a result: its page on GitHub, where its log is (the URL GitHub gave the App).
+  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown}${log} |`;
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {

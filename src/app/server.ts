@@ -45,17 +45,17 @@ export const WEBHOOK_PATH = "/api/github/webhooks";
 
 /**
  * Where GitHub sends a person who installed the App (the manifest's setup_url): what comes next, in
- * commands that work. The package `@forge-dev/forge` is not on the npm registry (and the registry's
- * `forge` is another project), so `npx @forge-dev/forge …` would fail or fetch someone else's code:
- * the repository installs Forge's packed tarball first, as README's "Setup and test" says, and then
- * `npx forge` runs the installed one.
+ * commands that work from a clone of the repository. Forge's package is `@forge-dev/forge` (the
+ * registry's `forge` is another project): the clone installs it first — from the npm registry, where
+ * the release publishes it (scripts/release.mjs), or from the tarball `npm pack` makes in a Forge
+ * checkout — and then `npx forge` runs the installed one, never a package fetched by a bare name.
  */
 const INSTALLED_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Forge is installed</title></head><body>' +
   '<h1 id="installed">Forge is installed</h1><p>Next, in a clone of the repository:</p><ol id="next">' +
-  "<li>install Forge's package from its tarball: in Forge's own folder <code>npm pack</code>, then here " +
-  "<code>npm i -D /path/to/forge-dev-forge-&lt;version&gt;.tgz</code> (the package is not on the npm registry, " +
-  "and the registry's <code>forge</code> is another project)</li>" +
+  "<li>install Forge's package: <code>npm i -D @forge-dev/forge</code> (or, from a Forge checkout, " +
+  "<code>npm pack</code> there and <code>npm i -D /path/to/forge-dev-forge-&lt;version&gt;.tgz</code> here; " +
+  "the registry's <code>forge</code> is another project)</li>" +
   "<li><code>npx forge init</code> — the agent workflow, <code>.github/forge.yml</code> and an example plan</li>" +
   "<li>add the model key as an Actions secret, commit and push</li>" +
   "<li><code>npx forge doctor</code> — checks the installation, then merge a plan to start a run</li></ol></body></html>";

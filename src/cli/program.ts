@@ -4,16 +4,17 @@
  * (`action/src/forge-cli.ts`, spawn and validate). The same arguments end with the same exit code and
  * the same message in both.
  *
- * Bad input (an unknown option, a missing argument, a wrong number, a missing folder) is one line on
- * stderr naming the argument, `forge <command>: <what is wrong>`, and exit 2 (CLI_EXIT.USAGE); never a
- * stack trace (FORGE_DEBUG=1 adds one to an internal error). `forge spawn` speaks the runner's exit
+ * Bad input (an unknown option, a missing argument, a wrong number, a missing folder, a folder it
+ * cannot write, a malformed App id or key) is one line on stderr naming the argument, `forge
+ * <command>: <what is wrong>`, and exit 2 (CLI_EXIT.USAGE); never a stack trace (FORGE_DEBUG=1 adds
+ * one to an internal error). test/cli/bad-args.test.ts holds the table of malformed invocations. `forge spawn` speaks the runner's exit
  * codes instead (src/core/exit-codes.ts), where 2 means "depth budget exhausted": its bad options are a
  * `bad_options` JSON line and exit 1.
  */
 import { Command, CommanderError } from "commander";
 import type { CommandRegistration } from "./commands/index.js";
 import { spawnBadOptions } from "./commands/spawn.js";
-import { CLI_EXIT, CliError, type CliIo } from "./io.js";
+import { CLI_EXIT, CliError, fileSystemProblem, isFileSystemError, type CliIo } from "./io.js";
 
 /** One `forge` program: what `--help` says it is, and its subcommands. */
 export interface ForgeProgram {
@@ -60,6 +61,12 @@ export async function runForgeProgram(spec: ForgeProgram, argv: string[], io: Cl
     if (err instanceof CliError) {
       io.err(`${prefix()}: ${oneLine(err.message)}\n`);
       return err.exitCode;
+    }
+    // A folder it cannot write, a path through a file: the user's to fix, not a bug.
+    if (isFileSystemError(err)) {
+      if (current === "spawn") return spawnBadOptions(io, fileSystemProblem(err));
+      io.err(`${prefix()}: ${oneLine(fileSystemProblem(err))}\n`);
+      return CLI_EXIT.USAGE;
     }
     io.err(`${prefix()}: internal error: ${oneLine(err instanceof Error ? err.message : String(err))}\n`);
     if (process.env.FORGE_DEBUG === "1" && err instanceof Error && err.stack) io.err(`${err.stack}\n`);

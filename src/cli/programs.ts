@@ -10,7 +10,7 @@ const fromSources = here.endsWith(".ts");
 const sourceRoot = path.dirname(path.dirname(here));
 
 /** A program, by its module under src/: the local GitHub (`forge sim`) or the demo (`forge demo`). */
-export type Program = "local-github/main" | "demo/main";
+export type Program = "local-github/main" | "cli/sim-main" | "demo/main";
 
 /** The file of a program. */
 export function programFile(name: Program): string {

@@ -105,6 +105,7 @@ const inputs = [
       ...iteration,
       workflowRunId: z.number().int().optional().describe("The job that ended, when known."),
       reason: z.string(),
+      logUrl: z.string().optional().describe("The page of the job that ended, where its log is, as GitHub gave it."),
       runnerLost: z
         .boolean()
         .optional()

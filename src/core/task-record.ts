@@ -208,6 +208,10 @@ export const taskStateSchema = z
       .optional()
       .describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
     lastError: z.string().optional().describe("Why the last attempt failed."),
+    lastErrorLog: z
+      .string()
+      .optional()
+      .describe("The page of the job whose end without a result is the last error, where its log is (the tracker links it)."),
     confidence: z.number().optional().describe("Walkthrough confidence of the last completed attempt."),
     walkthroughStatus: z.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
     filesChanged: z.array(z.string()).optional().describe("Files the last completed attempt changed."),

@@ -9,11 +9,12 @@ import { updatePullBranch, type BranchUpdateResult } from "./branch-update.js";
 import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, readRulesetName, type BranchRule, type MergeMethod } from "./merge-rules.js";
-import { readJobsEnded } from "./rule-refusals.js";
+import { readEndedJobs } from "./rule-refusals.js";
 import {
   ConflictError,
   GitHubError,
   type CheckRunFields,
+  type EndedJobs,
   type FileAt,
   type GitHubPort,
   type MergeResult,
@@ -283,16 +284,15 @@ export class OctokitPort implements GitHubPort {
     }
   }
 
-  jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }> {
-    return readJobsEnded(this.#octokit, this.#r, runId);
+  endedJobs(runId: number): Promise<EndedJobs> {
+    return readEndedJobs(this.#octokit, this.#r, runId);
   }
 
   async cancelWorkflowRun(id: number): Promise<void> {
     try {
       await this.#octokit.rest.actions.cancelWorkflowRun({ ...this.#r, run_id: id });
     } catch (e) {
-      // 409: the run already finished — nothing left to cancel.
-      if (statusOf(e) === 409) return;
+      if (statusOf(e) === 409) return; // the run already finished: nothing left to cancel
       throw wrap("actions.cancelWorkflowRun", e);
     }
   }

@@ -6,6 +6,7 @@
 import {
   GitHubError,
   type CheckRunFields,
+  type EndedJobs,
   type PullMergeResult,
   type PullRequestInfo,
   type ReviewInfo,
@@ -159,5 +160,27 @@ export function checkBody(f: Partial<CheckRunFields>) {
         }
       : {}),
     ...(f.status === "completed" ? { completed_at: new Date().toISOString() } : {}),
+  };
+}
+
+/** A job as `GET …/actions/runs/{id}/jobs` lists it: what endedJobsOf reads. */
+export interface ListedJob {
+  name: string;
+  status: string;
+  conclusion: string | null;
+  html_url: string | null;
+  steps?: { name: string; status: string; conclusion: string | null }[];
+}
+
+/** What the jobs of a finished run left: whether its runner went away, and the first job that did not succeed (its failed step, its page). */
+export function endedJobsOf(jobs: readonly ListedJob[]): Omit<EndedJobs, "errors"> {
+  // GitHub fails the job of a vanished runner after a while, leaving the step it died in unfinished.
+  const runnerLost = jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed"));
+  const job = jobs.find((j) => j.conclusion !== null && j.conclusion !== "success" && j.conclusion !== "skipped");
+  if (!job) return { runnerLost };
+  const step = (job.steps ?? []).find((x) => x.conclusion === "failure" || x.conclusion === "timed_out" || x.conclusion === "cancelled");
+  return {
+    runnerLost,
+    failed: { name: job.name, ...(step ? { step: step.name } : {}), ...(job.html_url ? { htmlUrl: job.html_url } : {}) },
   };
 }

@@ -118,6 +118,19 @@ export type PullMergeResult =
   | { kind: "base_moved"; message: string }
   | { kind: "head_moved" };
 
+/** The jobs of a finished workflow run, as GitHub lists them. */
+export interface EndedJobs {
+  /** A job ended with a step still unfinished: its runner went away mid-step. */
+  runnerLost: boolean;
+  /** The first job that did not succeed: its name, the step that failed, and its page on GitHub (where its log is). */
+  failed?: { name: string; step?: string; htmlUrl?: string };
+  /**
+   * The failure annotations of its failed jobs, when no runner went away: what `core.setFailed` said
+   * (a refused push's GH013 among them).
+   */
+  errors: string[];
+}
+
 export interface GitHubPort {
   readonly owner: string;
   readonly repo: string;
@@ -170,12 +183,8 @@ export interface GitHubPort {
   /** One workflow run (`GET /actions/runs/{id}`); null when it does not exist in this repository. */
   getWorkflowRun(id: number): Promise<WorkflowRunInfo | null>;
   cancelWorkflowRun(id: number): Promise<void>;
-  /**
-   * How a workflow run's jobs ended: `runnerLost` when a job ended with a step still unfinished (its
-   * runner went away mid-step); else `errors`, the failure annotations of its failed jobs (what
-   * `core.setFailed` said — a refused push's GH013 among them).
-   */
-  jobsEnded(runId: number): Promise<{ runnerLost: boolean; errors: string[] }>;
+  /** What the jobs of a finished workflow run left: whether its runner went away, and the job that failed (`GET …/runs/{id}/jobs`). */
+  endedJobs(runId: number): Promise<EndedJobs>;
 
   createCheckRun(fields: CheckRunFields): Promise<number>;
   /** The check run named `name` on `headSha` whose external id is `externalId`, if one exists. */

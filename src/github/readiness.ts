@@ -83,30 +83,38 @@ export interface Readiness {
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 const status = (e: unknown): number | undefined => (e as { status?: number }).status;
-const why = (e: unknown): string => {
+
+/**
+ * Why a read failed, in words: a refused credential (401), GitHub out of reach (Octokit reports a
+ * request that got no answer as status 500 with no response: "fetch failed", ECONNREFUSED…), or what
+ * GitHub answered.
+ */
+export function readFailure(e: unknown, apiUrl: string): string {
   const s = status(e);
   const msg = (e as Error).message?.split("\n")[0]?.slice(0, 160) ?? String(e);
+  if (s === 401) return `GitHub answered 401: the credentials were refused (${msg})`;
+  if ((s === undefined || s === 500) && !(e as { response?: unknown }).response) return `${apiUrl} could not be reached (${msg})`;
   return s ? `GitHub answered ${s} (${msg})` : msg;
-};
+}
 
-async function read<T>(f: () => Promise<T>): Promise<Read<T>> {
+async function read<T>(f: () => Promise<T>, apiUrl: string): Promise<Read<T>> {
   try {
     return { ok: true, value: await f() };
   } catch (e) {
-    return { ok: false, reason: why(e) };
+    return { ok: false, reason: readFailure(e, apiUrl) };
   }
 }
 
 /** The first reader that answers; the reasons of all when none does. */
-async function firstOf<T>(readers: (() => Promise<T>)[], none: string): Promise<Read<T>> {
+async function firstOf<T>(readers: (() => Promise<T>)[], none: string, apiUrl: string): Promise<Read<T>> {
   if (!readers.length) return { ok: false, reason: none };
   const reasons: string[] = [];
   for (const r of readers) {
-    const got = await read(r);
+    const got = await read(r, apiUrl);
     if (got.ok) return got;
     reasons.push(got.reason);
   }
-  return { ok: false, reason: reasons.join("; ") };
+  return { ok: false, reason: [...new Set(reasons)].join("; ") };
 }
 
 /** A file's text on `ref`; null when there is none. */
@@ -119,6 +127,39 @@ async function fileText(o: Octokit, r: { owner: string; repo: string }, path: st
     if (status(e) === 404) return null;
     throw e;
   }
+}
+
+/**
+ * Nothing about the repository could be read (`reason`): every read says why, rather than a 404
+ * read as "no workflow" or "no secret". A repository GitHub does not show these credentials is not
+ * said to be without the App either.
+ */
+function unreadable(input: ReadinessInput, reason: string, anyReader: boolean, installation: Readiness["installation"]): Readiness {
+  const { owner, repo } = input;
+  const missing = /\banswered 404\b/.test(reason);
+  const unread = {
+    ok: false as const,
+    reason: missing
+      ? `no repository ${owner}/${repo} that these credentials can see (GitHub answered 404)`
+      : anyReader
+        ? `${owner}/${repo} could not be read: ${reason}`
+        : reason,
+  };
+  return {
+    repo: `${owner}/${repo}`,
+    defaultBranch: "main",
+    installation: missing && installation.ok && installation.value === null ? unread : installation,
+    workflow: unread,
+    actions: unread,
+    config: unread,
+    branches: input.branches(null, "main"),
+    rules: unread,
+    secrets: unread,
+    protection: unread,
+    settings: unread,
+    workflowPermissions: unread,
+    workflows: unread,
+  };
 }
 
 export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
@@ -148,7 +189,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
         appSlug: slug,
         ...(inst.html_url ? { settingsUrl: inst.html_url } : {}),
       };
-    });
+    }, apiUrl);
   }
   const readers = [installed, person].filter((o): o is Octokit => !!o);
   const anyone = "no token: give the App's credentials or --token";
@@ -156,15 +197,19 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const repoInfo = await firstOf(
     readers.map((o) => async () => (await o.rest.repos.get(r)).data),
     anyone,
+    apiUrl,
   );
-  const defaultBranch = repoInfo.ok ? repoInfo.value.default_branch : "main";
+  if (!repoInfo.ok) return unreadable(input, repoInfo.reason, readers.length > 0, installation);
+  const defaultBranch = repoInfo.value.default_branch;
   const workflow: Readiness["workflow"] = await firstOf(
     readers.map((o) => () => fileText(o, r, input.workflowPath, defaultBranch)),
     anyone,
+    apiUrl,
   );
   const config: Readiness["config"] = await firstOf(
     readers.map((o) => () => fileText(o, r, input.configPath, defaultBranch)),
     anyone,
+    apiUrl,
   );
   const branches = input.branches(config.ok ? config.value : null, defaultBranch);
   const rules: Readiness["rules"] = await firstOf(
@@ -173,6 +218,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       return { ...read.branches, push: read.push, asApp: o === installed };
     }),
     anyone,
+    apiUrl,
   );
   const settings: Readiness["settings"] = repoInfo.ok
     ? {
@@ -187,6 +233,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
   const workflows: Readiness["workflows"] = await firstOf(
     readers.map((o) => () => readWorkflowFiles(o, r, defaultBranch)),
     anyone,
+    apiUrl,
   );
 
   // As a person (an admin): the Actions policy, secret names, branch protection.
@@ -205,6 +252,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       };
     }),
     admin,
+    apiUrl,
   );
   const names = input.secretNames(workflow.ok ? workflow.value : null);
   const secrets = await firstOf(
@@ -222,6 +270,7 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       return found;
     }),
     admin,
+    apiUrl,
   );
   // The base's protection in full with an admin's token, else the part any reader sees.
   const protection = await firstOf(
@@ -230,10 +279,12 @@ export async function readReadiness(input: ReadinessInput): Promise<Readiness> {
       ...readers.map((o) => () => readProtectionSummary(o, r, branches.base)),
     ],
     anyone,
+    apiUrl,
   );
   const workflowPermissions = await firstOf(
     adminReaders.map((o) => () => readWorkflowPermissions(o, r)),
     admin,
+    apiUrl,
   );
   return {
     repo: `${owner}/${repo}`,

@@ -9,7 +9,8 @@
  * A job's refused push reaches the App as its failure annotation (`readJobsEnded`).
  */
 import type { Octokit } from "./octokit-port.js";
-import { wrap } from "./octokit-rest.js";
+import { endedJobsOf, wrap } from "./octokit-rest.js";
+import type { EndedJobs } from "./port.js";
 
 export interface RuleRefusal {
   /** GH013 (a ruleset refused a push), GH006 (branch protection refused a push), or a REST answer */
@@ -170,24 +171,21 @@ export function mergeRemedy(types: readonly string[], branch: string): string {
 }
 
 /**
- * How a workflow run's jobs ended (`GitHubPort.jobsEnded`): a runner that went away (a job completed
- * with a step unfinished — GitHub fails the job of a vanished runner after a while), else the
- * failure annotations of its failed jobs (docs.github.com/rest/checks/runs#list-check-run-annotations:
- * a job's `::error::`, `core.setFailed`, is an annotation of its check run).
+ * How a workflow run's jobs ended (`GitHubPort.endedJobs`): a runner that went away (a job completed
+ * with a step unfinished — GitHub fails the job of a vanished runner after a while), the first job
+ * that did not succeed, and the failure annotations of its failed jobs
+ * (docs.github.com/rest/checks/runs#list-check-run-annotations: a job's `::error::`, `core.setFailed`,
+ * is an annotation of its check run).
  */
-export async function readJobsEnded(
-  octokit: Octokit,
-  r: { owner: string; repo: string },
-  runId: number,
-): Promise<{ runnerLost: boolean; errors: string[] }> {
+export async function readEndedJobs(octokit: Octokit, r: { owner: string; repo: string }, runId: number): Promise<EndedJobs> {
   let jobs;
   try {
     jobs = (await octokit.rest.actions.listJobsForWorkflowRun({ ...r, run_id: runId, per_page: 100 })).data.jobs;
   } catch (e) {
     throw wrap("actions.listJobsForWorkflowRun", e);
   }
-  if (jobs.some((j) => j.status === "completed" && (j.steps ?? []).some((step) => step.status !== "completed")))
-    return { runnerLost: true, errors: [] };
+  const ended = endedJobsOf(jobs);
+  if (ended.runnerLost) return { ...ended, errors: [] };
   const errors: string[] = [];
   for (const j of jobs.filter((x) => x.conclusion === "failure").slice(0, 3)) {
     const id = Number(/\/check-runs\/(\d+)$/.exec(j.check_run_url ?? "")?.[1] ?? j.id);
@@ -197,5 +195,5 @@ export async function readJobsEnded(
       .catch(() => []);
     for (const a of annotations) if (a.annotation_level === "failure" && a.message) errors.push(a.message);
   }
-  return { runnerLost: false, errors };
+  return { ...ended, errors };
 }

@@ -15,6 +15,7 @@ import { handleGit, isGitRequest } from "./githttp.js";
 import { handleManifestWeb, isManifestWebRequest, manifestHandlers } from "./manifest.js";
 import { handleGraphql } from "./graphql.js";
 import { handlePreReceive, PRE_RECEIVE_PATH } from "./push-hook.js";
+import { handleRunPage, isRunPage } from "./run-pages.js";
 import { restLatencyClass, type LatencyProfileName, type LatencySettings } from "./latency/profile.js";
 import { Model } from "./resources/index.js";
 import type { RouteMatch, Violation } from "./openapi.js";
@@ -384,7 +385,9 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
                 ? handleGit(core, req, res, url)
                 : isManifestWebRequest(p)
                   ? handleManifestWeb(core, req, res, url, readBody)
-                  : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
+                  : isRunPage(p) && req.method === "GET"
+                    ? Promise.resolve(handleRunPage(core, res, p))
+                    : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
     work.catch((e: unknown) => {
       console.error("[forge-sim] request failed", e);
       if (!res.headersSent) send(res, 500, Model.error(`Forge's local GitHub failed: ${(e as Error).message}`, 500));

@@ -211,6 +211,12 @@ describe("spawnAgent — timeouts, cancellation and rate limits", () => {
     const w = fakeWorld();
     const r = await spawnAgent(w.options({ command: path.join(w.dir, "no-such-agent"), args: [] }));
     expect(r).toMatchObject({ exitCode: 1, error: { code: "spawn_failed" } });
+    expect(r.error!.message).toMatch(/no-such-agent: no such command \(not on PATH\) \(spawn .* ENOENT\)$/);
+    // An agent CLI Forge knows says how to install it.
+    const claude = await spawnAgent(w.options({ command: path.join(w.dir, "claude"), args: [] }));
+    expect(claude.error!.message).toMatch(
+      /claude: no such command \(not on PATH\); install Claude Code: npm i -g @anthropic-ai\/claude-code \(/,
+    );
   });
 
   it("backs off and retries inside the job when the limit ends before the deadline", async () => {

@@ -396,6 +396,27 @@ describe("Forge App flows: silent jobs, lost runners, plan checks, usage limits"
     expect(checks.check_runs.find((c) => c.name === "forge · a")).toMatchObject({ conclusion: "timed_out" });
   });
 
+  it(
+    "a job that ends without a result fails its attempt at the step that failed, and keeps the job's page (the tracker links it), which the local GitHub serves as its log",
+    T,
+    async () => {
+      h = await startHarness((_id, attempt): Script => (attempt === 1 ? { kind: "lost" } : { kind: "success" }), {
+        config: "retry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
+      });
+      await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+      const retried = await h.waitFor((x) => task(x, "a").attempts === 2);
+      const url = task(retried, "a").lastErrorLog!;
+      expect(task(retried, "a").lastError).toBe('the job ended (failure) at the step "Run Forge" without a result');
+      expect(url).toMatch(new RegExp(`^${h.sim.url}/${OWNER}/${REPO}/actions/runs/\\d+/job/\\d+$`));
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      const log = await page.text();
+      expect(log).toMatch(/== job agent \(completed, failure\)\n {3}failure {2}Run Forge\n/);
+      expect(log).toContain("the scripted runner's step failed before any result");
+      await h.waitFor((x) => x.status === "completed");
+    },
+  );
+
   it("a PR that changes a plan gets a `forge · plan` check run with annotations on the lines at fault", T, async () => {
     h = await startHarness(() => ({ kind: "success" }));
     const files = planFiles("broken", { a: ["b"], b: ["a"] });

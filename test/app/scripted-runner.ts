@@ -29,6 +29,7 @@ export type Script =
       noPr?: boolean;
     }
   | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
+  /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
   /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
   | { kind: "killed" }
@@ -146,23 +147,7 @@ async function runJob(
   const gh = new Octokit({ baseUrl: d.apiUrl, auth: token?.() ?? d.token("agent") });
   if (onRequest) instrument(gh as never, newCallStats(), onRequest);
   const branch = d.ref.replace(/^refs\/heads\//, "");
-  if (script.kind === "lost") {
-    d.completeJob("agent", "failure");
-    d.complete();
-    return;
-  }
-  if (script.kind === "killed") {
-    d.step("agent", 1, "in_progress");
-    d.completeJob("agent", "failure");
-    d.complete();
-    return;
-  }
-  if (script.kind === "pr") {
-    await openPullRequest(gh, owner, repo, d.sha, branch, script);
-    d.completeJob("agent", "success");
-    d.complete();
-    return;
-  }
+  if (await endsEarly(d, gh, owner, repo, branch, script)) return;
   const started = new Date().toISOString();
   let head = d.sha;
   const commitFiles = async (files: Record<string, string | null>, message: string): Promise<string> => {
@@ -275,6 +260,32 @@ async function runJob(
   }
   d.completeJob("agent", exitCode === 0 ? "success" : "failure");
   d.complete();
+}
+
+/** The scripts whose job ends without a result of the agent's: a failed step, a runner killed mid-step, a PR alone. */
+async function endsEarly(d: DispatchedRun, gh: Octokit, owner: string, repo: string, branch: string, script: Script): Promise<boolean> {
+  if (script.kind === "lost") {
+    // The step ran and failed before the agent's result was pushed (a step of the workflow, the action's set-up).
+    d.step("agent", 1, "in_progress");
+    d.log("agent", "##[error]the scripted runner's step failed before any result\n");
+    d.step("agent", 1, "completed", "failure");
+    d.completeJob("agent", "failure");
+    d.complete();
+    return true;
+  }
+  if (script.kind === "killed") {
+    d.step("agent", 1, "in_progress");
+    d.completeJob("agent", "failure");
+    d.complete();
+    return true;
+  }
+  if (script.kind === "pr") {
+    await openPullRequest(gh, owner, repo, d.sha, branch, script);
+    d.completeJob("agent", "success");
+    d.complete();
+    return true;
+  }
+  return false;
 }
 
 /** The revision a dispatch asks for (0: the attempt's first run), from its context. */

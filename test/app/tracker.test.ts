@@ -137,7 +137,7 @@ describe("the tracker's chart", () => {
       expect(chart.length).toBeLessThanOrEqual(MERMAID_LIMITS.maxTextSize);
       expect(body.length).toBeLessThan(BODY_LIMIT);
       expect(body).toContain(`summarised by wave`);
-      expect(body).toContain("`forge graph .forge/plans/plan`");
+      expect(body).toContain("`npx forge graph .forge/plans/plan`");
       // The labels count every task once, by its status.
       const { tasks, counts } = labelCounts(chart);
       expect(tasks).toBe(n);
@@ -293,6 +293,31 @@ describe("the final PR of a big plan", () => {
     expect(rows.every((r) => / \| [234] \| [^|]* \| #\d+ \|$/.test(r))).toBe(true);
     expect(rows[0]).toMatch(/\| 4 \|/);
     expect(body).not.toContain("(cut)");
+  });
+});
+
+describe("a job that ended without a result", () => {
+  it("is linked from its task's row to its page on GitHub, where its log is; a link that could break the table is not", () => {
+    const journal = journalOf([{ id: "a", kind: "task", agentType: "1", title: "A", dependencies: [] }]);
+    const failed = (lastErrorLog: string) => ({
+      ...journal,
+      tasks: [
+        {
+          ...journal.tasks[0]!,
+          status: "PENDING" as const,
+          attempts: 1,
+          lastError: "the job ended (failure) without a result",
+          lastErrorLog,
+        },
+      ],
+    });
+    const url = "http://127.0.0.1:4000/octo/app/actions/runs/7/job/8";
+    const row = (body: string) => body.split("\n").find((l) => l.startsWith("| `a`"))!;
+    expect(row(renderTracker(failed(url), [], { checkRuns: {} }, REPO, 0))).toContain(
+      `the job ended (failure) without a result [job log](${url}) |`,
+    );
+    const hostile = row(renderTracker(failed("javascript:alert(1)) | x"), [], { checkRuns: {} }, REPO, 0));
+    expect(hostile).not.toContain("job log");
   });
 });
 

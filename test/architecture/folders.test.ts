@@ -23,6 +23,7 @@ const PROGRAMS = new Set([
   "src/app/main.ts",
   "src/app/tick-entry.ts",
   "src/cli/main.ts",
+  "src/cli/sim-main.ts",
   "src/demo/main.ts",
   "src/local-github/main.ts",
 ]);

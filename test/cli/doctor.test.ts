@@ -3,7 +3,9 @@
  * check; one that gets each thing wrong fails each check, with the fix; without a person's token the
  * admin-only checks are skipped, not guessed.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import YAML from "yaml";
@@ -221,11 +223,17 @@ describe("forge doctor", () => {
       branches: "pass",
       settings: "skip",
     });
-    expect(r.code).toBe(0);
+    // Checks that could not run are no pass: exit 3 (CLI_EXIT.NOT_CHECKED), and the last line says why.
+    expect(r.code).toBe(3);
     expect(r.checks.find((c) => c.id === "settings")!.detail).toMatch(
       /^not checked: Actions' workflow permissions \(needs a token of a repository admin/,
     );
     expect(r.checks.find((c) => c.id === "secret")!.detail).toMatch(/needs a token of a repository admin/);
+    const text = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", sim.apiUrl], dir);
+    expect(text.code).toBe(3);
+    expect(text.out.trimEnd().split("\n").at(-1)).toBe(
+      "3 of 7 checks could not run: needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN); Actions' workflow permissions (needs a token of a repository admin (--token, GITHUB_TOKEN or GH_TOKEN)). 4 passed; the repository is not shown ready.",
+    );
 
     const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
     try {
@@ -249,5 +257,61 @@ describe("forge doctor", () => {
     const noOrigin = await runForge(["doctor", "--dir", dir], dir);
     expect(noOrigin.code).toBe(2);
     expect(noOrigin.err).toMatch(/--repo owner\/name is required/);
+  });
+});
+
+describe("forge doctor when it cannot check, and where it finds the repository", () => {
+  it("exits non-zero when nothing could be checked, and names why: no credentials, a refused token, GitHub out of reach, no such repository", async () => {
+    const bare = mkdtempSync(join(tmpdir(), "forge-doctor-bare-"));
+    const last = (out: string) => out.trimEnd().split("\n").at(-1)!;
+    try {
+      const none = await runForge(["doctor", "--repo", "octo/ready", "--dir", bare, "--api-url", sim.apiUrl], bare);
+      expect(none.code).toBe(3);
+      expect(none.out).not.toMatch(/checks passed/);
+      expect(last(none.out)).toMatch(/^7 of 7 checks could not run: no App credentials \(APP_ID and PRIVATE_KEY\); no token: .*0 passed/);
+
+      const refused = await doctor("octo/ready", "ghp_not-a-token");
+      expect(refused.code).toBe(3);
+      expect(refused.checks.find((c) => c.id === "actions")!.detail).toMatch(/GitHub answered 401: the credentials were refused/);
+
+      // A port nothing listens on (taken and let go).
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const nobody = `http://127.0.0.1:${port}/api/v3`;
+      const unreachable = await runForge(["doctor", "--repo", "octo/ready", "--dir", dir, "--api-url", nobody, "--token", admin], dir);
+      expect(unreachable.code).toBe(3);
+      expect(last(unreachable.out)).toContain(`7 of 7 checks could not run: ${nobody} could not be reached (`);
+      expect(unreachable.out).toMatch(/ECONNREFUSED/);
+      expect(unreachable.out).not.toMatch(/GitHub answered 500/);
+
+      const nowhere = await doctor("octo/no-such-repo", admin);
+      expect(nowhere.code).toBe(3);
+      // Every check could not run, for that one reason (the settings check names what it could not read).
+      for (const c of nowhere.checks) {
+        expect(c.verdict, c.id).toBe("skip");
+        expect(c.detail, c.id).toMatch(
+          /^not checked: (?:Actions' workflow permissions \()?no repository octo\/no-such-repo that these credentials can see \(GitHub answered 404\)\)?$/,
+        );
+      }
+      expect(nowhere.checks).toHaveLength(7);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it("takes the repository from the origin remote of the clone it runs in, with --dir where the App's .env is (README.md)", async () => {
+    const clone = mkdtempSync(join(tmpdir(), "forge-doctor-clone-"));
+    try {
+      execFileSync("git", ["init", "-q", clone]);
+      execFileSync("git", ["-C", clone, "remote", "add", "origin", `${sim.gitUrl}/octo/ready.git`]);
+      const r = await runForge(["doctor", "--dir", dir, "--api-url", sim.apiUrl, "--token", admin], clone);
+      expect(r.out).toMatch(/^forge doctor: octo\/ready \(its origin remote\)$/m);
+      expect(r.out).toContain("All 7 checks passed.");
+      expect(r.code).toBe(0);
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
+    }
   });
 });

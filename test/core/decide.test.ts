@@ -255,6 +255,38 @@ describe("liveness", () => {
     const r = feed(d.journal, [{ kind: "agent.lost", taskId: "a", attempt: 1, reason: "job completed without a result" }]);
     expect(r.transitions.map((t) => t.to)).toEqual(["FAILED", "PENDING"]);
   });
+
+  it("keeps the page of the job that ended without a result (its log) beside the error, and drops it with the next error", () => {
+    const now = cfg({ retry_backoff: { base_seconds: 0, max_seconds: 0 } });
+    const d = start({ a: [] }, now);
+    const logUrl = "https://github.com/octo/app/actions/runs/11/job/12";
+    const lost = feed(
+      d.journal,
+      [
+        {
+          kind: "agent.lost",
+          taskId: "a",
+          attempt: 1,
+          workflowRunId: 11,
+          reason: 'the job ended (failure) at the step "Run the Forge agent" without a result',
+          logUrl,
+        },
+      ],
+      1000,
+      now,
+    );
+    expect(status(lost.journal, "a")).toMatchObject({ lastError: expect.stringContaining("Run the Forge agent"), lastErrorLog: logUrl });
+    expect(journalSchema.safeParse(lost.journal).success).toBe(true);
+    expect(status(lost.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 2 });
+    const again = feed(
+      lost.journal,
+      [{ kind: "agent.lost", taskId: "a", attempt: 2, reason: "the job ended (failure) without a result" }],
+      1000,
+      now,
+    );
+    expect(status(again.journal, "a").lastError).toBe("the job ended (failure) without a result");
+    expect(status(again.journal, "a").lastErrorLog).toBeUndefined();
+  });
 });
 
 describe("refineries (docs/executor.md#refineries)", () => {

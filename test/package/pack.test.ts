@@ -134,6 +134,19 @@ describe("the npm package", () => {
     expect(g.stdout.startsWith("flowchart TD\n")).toBe(true);
   });
 
+  it("from the installed package, --agent claude without Claude Code (a development dependency of Forge) says how to install it, before anything starts", async () => {
+    const env = { PATH: path.dirname(process.execPath) };
+    const r = await run(forge, ["demo", "--agent", "claude"], { cwd: project, env, timeout: 60_000 }).then(
+      (x) => ({ code: 0, ...x }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      "forge demo: --agent claude: Claude Code is not installed (no claude command on PATH): install it with npm i -g @anthropic-ai/claude-code, or run the demo with the scripted agent (no --agent)\n",
+    );
+  });
+
   it("runs the demo from the installed package: every task merged, the final PR, the project's tests passing", async () => {
     const out = path.join(work, "demo-out");
     const r = await exec(forge, ["demo", "--json", "--out", out], project, 540_000);

@@ -3,6 +3,7 @@
  * agent stated, its process returned or its report files imply), and a rate limit waited out
  * inside the session while the deadline allows — then the run is tried again.
  */
+import path from "node:path";
 import { detectRateLimit, planRateLimitWait } from "../rate-limit.js";
 import { EXIT_CODES, EXIT_STATUS, isExitCode, type ExitCode } from "../../core/exit-codes.js";
 import type { SpawnError, SpawnResult } from "../types.js";
@@ -24,6 +25,19 @@ export function explicitExitCode(text: string | undefined): ExitCode | undefined
   return found;
 }
 
+/** How the agents' CLIs are installed, by command: what a job (or a person) without one needs to do. */
+const INSTALL: Record<string, string> = {
+  claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
+  codex: "Codex: npm i -g @openai/codex",
+};
+
+/** Why the agent's process did not start: a command not found says so, and how to install it when Forge knows. */
+function spawnFailure(command: string, err: Error): string {
+  if ((err as NodeJS.ErrnoException).code !== "ENOENT") return `${command}: ${err.message}`;
+  const install = INSTALL[path.basename(command)];
+  return `${command}: no such command (not on PATH)${install ? `; install ${install}` : ""} (${err.message})`;
+}
+
 /** The session's result, or "again" after waiting out a rate limit. */
 export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun): Promise<SpawnResult | "again"> {
   const { options } = sc;
@@ -32,7 +46,7 @@ export async function collect(sc: SpawnContext, p: PreparedSpawn, run: AgentRun)
     return finish(
       sc,
       EXIT_CODES.FAILURE,
-      { ...common, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
+      { ...common, error: { code: "spawn_failed", message: spawnFailure(p.invocation.command, outcome.spawnError) } },
       written,
     );
   }

@@ -22,7 +22,7 @@ export function registerApp(program: Command, { io, setExitCode }: CommandContex
       const env = {
         ...process.env,
         ...(opts.port !== undefined ? { PORT: String(integer("--port", opts.port, 0, 65_535)) } : {}),
-        ...(opts.host !== undefined ? { HOST: opts.host } : {}),
+        ...(opts.host !== undefined ? { HOST: nonEmptyHost(opts.host) } : {}),
       };
       const server = await launchApp({
         env,
@@ -40,4 +40,9 @@ export function registerApp(program: Command, { io, setExitCode }: CommandContex
       });
       setExitCode(CLI_EXIT.OK);
     });
+}
+
+function nonEmptyHost(host: string): string {
+  if (host.trim() === "") throw new CliError(`--host "": expected a host name or address, like 127.0.0.1 or 0.0.0.0`);
+  return host;
 }

@@ -11,6 +11,7 @@ import { formatProblem } from "../../core/problems.js";
 import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
+import { requireClaudeCode } from "../claude-code.js";
 import { CLI_EXIT, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { displayFile, loadPlanArg } from "./plan-input.js";
@@ -77,6 +78,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
 async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
   const { cwd } = io;
   if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude"]);
+  if (opts.agent === "claude") requireClaudeCode("--agent claude");
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
   if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
   if (opts.latency !== undefined) oneOf("--latency", opts.latency, LATENCY_PROFILE_NAMES);

@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { APP_MANIFEST, appEnvironment, appPrivateKey, LaunchError } from "../../app/launch.js";
+import { APP_MANIFEST, appEnvironment, appPrivateKey, checkAppId, LaunchError } from "../../app/launch.js";
 
 /** What `forge doctor` takes from an App's `.env`. */
 const APP_CREDENTIAL_NAMES = ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH"] as const;
@@ -85,25 +85,40 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
     .option("--json", "print the checks as JSON")
     .action(async (opts: { repo?: string; dir?: string; apiUrl?: string; token?: string; json?: boolean }) => {
       const dir = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
-      const full = opts.repo ?? originRepo(dir);
-      if (!full) throw new CliError("--repo owner/name is required (the folder has no origin remote to take it from)");
+      // The clone is where doctor runs (README.md, "Check it"); --dir may be the App's folder, or the clone.
+      const full = opts.repo ?? originRepo(path.resolve(io.cwd)) ?? originRepo(dir);
+      if (!full)
+        throw new CliError(
+          `--repo owner/name is required (neither the current folder${opts.dir === undefined ? "" : " nor --dir"} has an origin remote to take it from)`,
+        );
       const m = /^([\w.-]+)\/([\w.-]+)$/.exec(full);
       if (!m) throw new CliError(`--repo ${JSON.stringify(full)} is not owner/name`);
       const env = doctorEnvironment(process.env, opts.dir === undefined ? undefined : dir);
       // Where the person's token goes: never from a file in the repository (a planted .env).
-      const apiUrl = opts.apiUrl ?? process.env.GITHUB_API_URL ?? "https://api.github.com";
+      const apiUrl = opts.apiUrl ?? (process.env.GITHUB_API_URL || "https://api.github.com");
+      let url: URL;
       try {
-        new URL(apiUrl);
+        url = new URL(apiUrl);
       } catch {
         throw new CliError(`--api-url ${JSON.stringify(apiUrl)} is not a URL`);
       }
+      if (url.protocol !== "https:" && url.protocol !== "http:")
+        throw new CliError(`--api-url ${JSON.stringify(apiUrl)}: expected an http(s) URL, like https://api.github.com`);
+      // The App's credentials, when given, are checked here: a malformed one is bad input, not a check that could not run.
       let privateKey: string | undefined;
       try {
         privateKey = appPrivateKey(env);
+        if (env.APP_ID) checkAppId(env.APP_ID, "APP_ID");
       } catch (e) {
         if (!(e instanceof LaunchError)) throw e;
         throw new CliError(e.message.replace(/^forge: /, ""));
       }
+      if (!env.APP_ID !== !privateKey)
+        throw new CliError(
+          env.APP_ID
+            ? "APP_ID is set but not the App's private key (PRIVATE_KEY or PRIVATE_KEY_PATH)"
+            : "the App's private key is set but not APP_ID",
+        );
       const token = opts.token ?? process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN;
       const template = readFileSync(AGENT_WORKFLOW_TEMPLATE, "utf8");
       const manifest = YAML.parse(readFileSync(APP_MANIFEST, "utf8")) as AppManifest;
@@ -127,19 +142,28 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
       const facts = { ...read, manifest, template };
       const results = runChecks(facts);
       const failed = results.filter((r) => r.verdict === "fail").length;
+      const skipped = results.filter((r) => r.verdict === "skip");
       const warnings = results.flatMap((r) => r.warnings ?? []);
-      if (opts.json) io.out(`${JSON.stringify({ repo: facts.repo, ok: failed === 0, checks: results, warnings }, null, 2)}\n`);
-      else {
-        io.out(`forge doctor: ${facts.repo}\n`);
-        for (const r of results) io.out(checkText(r));
-        const skipped = results.filter((r) => r.verdict === "skip").length;
-        const warned = warnings.length ? ` with ${warnings.length} warning(s)` : "";
+      if (opts.json)
         io.out(
-          failed
-            ? `${failed} check(s) failed${warned}.\n`
-            : `All ${results.length - skipped} checks passed${warned}${skipped ? ` (${skipped} not checked: see above)` : ""}.\n`,
+          `${JSON.stringify({ repo: facts.repo, ok: failed === 0 && skipped.length === 0, failed, notChecked: skipped.length, checks: results, warnings }, null, 2)}\n`,
         );
+      else {
+        io.out(`forge doctor: ${facts.repo}${opts.repo === undefined ? " (its origin remote)" : ""}\n`);
+        for (const r of results) io.out(checkText(r));
+        io.out(`${summary(results.length, failed, skipped, warnings.length)}\n`);
       }
-      setExitCode(failed ? CLI_EXIT.PROBLEMS : CLI_EXIT.OK);
+      // A check that could not run is no pass: the exit code says so (CLI_EXIT.NOT_CHECKED).
+      setExitCode(failed ? CLI_EXIT.PROBLEMS : skipped.length ? CLI_EXIT.NOT_CHECKED : CLI_EXIT.OK);
     });
+}
+
+/** The last line: what failed, what could not run and why, or that everything passed (with how many warnings). */
+function summary(total: number, failed: number, skipped: CheckResult[], warnings: number): string {
+  const reasons = [...new Set(skipped.map((r) => r.detail.replace(/^not checked: /, "")))].join("; ");
+  const warned = warnings ? ` with ${warnings} warning(s)` : "";
+  if (failed) return `${failed} check(s) failed${warned}${skipped.length ? `; ${skipped.length} could not run (${reasons})` : ""}.`;
+  if (skipped.length)
+    return `${skipped.length} of ${total} checks could not run: ${reasons}. ${total - skipped.length} passed${warned}; the repository is not shown ready.`;
+  return `All ${total} checks passed${warned}.`;
 }

@@ -36,7 +36,7 @@ export function registerGraph(program: Command, { io, setExitCode }: CommandCont
       io.out(renderMermaid(nodes, statuses, { titles: opts.titles ?? false }));
       const problems = validatePlan(plan).length;
       if (problems > 0)
-        io.err(`forge: warning: the plan has ${problems} problem${problems === 1 ? "" : "s"}; run forge validate ${planDir}\n`);
+        io.err(`forge: warning: the plan has ${problems} problem${problems === 1 ? "" : "s"}; run npx forge validate ${planDir}\n`);
       setExitCode(CLI_EXIT.OK);
     });
 }

@@ -4,7 +4,7 @@
  * plan under `.forge/plans/hello/`. It overwrites nothing without `--force`: every file is checked
  * before any is written.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,10 +42,23 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
       const root = opts.dir === undefined ? path.resolve(io.cwd) : existingDir("--dir", opts.dir, io.cwd);
       if (!existsSync(path.join(root, ".git")))
         throw new CliError(
-          `${opts.dir ?? "the current folder"} is not a git repository (no .git); run forge init at its root or pass --dir`,
+          `${opts.dir ?? "the current folder"} is not a git repository (no .git); run npx forge init at its root, or pass --dir`,
         );
 
       const files = await initFiles();
+      // Every path is checked before anything is written: a file where a folder goes (or a folder where a file goes) stops it all.
+      for (const [file] of files) {
+        const parts = file.split("/");
+        for (let i = 1; i <= parts.length; i++) {
+          const at = parts.slice(0, i).join("/");
+          const info = statSync(path.join(root, at), { throwIfNoEntry: false });
+          if (!info) break;
+          if (i < parts.length && !info.isDirectory())
+            throw new CliError(`${at} is a file, where forge init writes the folder of ${file}; nothing written`);
+          if (i === parts.length && info.isDirectory())
+            throw new CliError(`${file} is a folder, where forge init writes a file; nothing written`);
+        }
+      }
       if (!opts.force) {
         const existing = files.find(([file]) => existsSync(path.join(root, file)));
         if (existing) throw new CliError(`${existing[0]} already exists; nothing written (use --force to overwrite)`);
@@ -64,7 +77,7 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
           "  1. Choose the agent in .github/forge.yml, then commit and push .github/ to the default branch.",
           "  2. Add the model key as the repository secret ANTHROPIC_API_KEY (Settings → Secrets and variables → Actions)",
           '     and the ruleset that keeps forge/*/_state the App\'s (README.md, "Protect the state branches").',
-          "  3. Run `forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
+          "  3. Run `npx forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
           `Then merging the plan (${HELLO_PLAN_DIR}) to the default branch starts the run, or comment \`/forge run ${HELLO_PLAN_ID}\` on an issue.`,
           "",
         ].join("\n"),

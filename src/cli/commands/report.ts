@@ -53,8 +53,9 @@ export function registerReport(program: Command, { io, setExitCode }: CommandCon
     .option("--api-url <url>", "the REST API (default: $GITHUB_API_URL, else https://api.github.com)")
     .option("--json", "print the outcome figures as JSON on stdout")
     .action(async (runId: string, opts: ReportFlags) => {
-      const outDir = opts.out !== undefined ? writableDir("--out", opts.out, io.cwd) : io.cwd;
       const t = target(runId, opts);
+      // Where the report goes is tried before the API is read: a folder it cannot write stops it at once.
+      const outDir = writableDir(opts.out !== undefined ? "--out" : undefined, opts.out ?? ".", io.cwd);
       const [{ tokenPort }, { buildRunReport, RunReportError }] = await Promise.all([
         import("../../github/app-client.js"),
         import("../../app/run-report.js"),
@@ -70,6 +71,13 @@ export function registerReport(program: Command, { io, setExitCode }: CommandCon
         if (status === 401 || status === 403 || status === 404)
           throw new CliError(
             `${t.owner}/${t.repo}: the API answered ${status} — check the repository and that the token can read it`,
+            CLI_EXIT.PROBLEMS,
+          );
+        // Octokit reports a request that got no answer as status 500 without a response.
+        const raw = ((e as { cause?: unknown }).cause ?? e) as { response?: unknown };
+        if ((status === undefined || status === 500) && !raw.response)
+          throw new CliError(
+            `${t.apiUrl} could not be reached (${((e as Error).message ?? "").split("\n")[0]!.slice(0, 160)}) — check --api-url or GITHUB_API_URL`,
             CLI_EXIT.PROBLEMS,
           );
         throw e;

@@ -233,14 +233,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
       : {}),
     ...(command ? { command } : {}),
     ...(binary && adapter !== "command" && adapter === env.FORGE_ADAPTER ? { binary } : {}),
-    ...(flags.passEnv
-      ? {
-          passEnv: flags.passEnv
-            .split(",")
-            .map((n) => n.trim())
-            .filter(Boolean),
-        }
-      : {}),
+    ...(flags.passEnv ? { passEnv: envNames(flags.passEnv) } : {}),
     ...(flags.arg ? { args: flags.arg } : {}),
     // The sub-agent gets the same `forge` its parent has (the bundled Action's, or this package's).
     ...(env.FORGE_CLI ? { forgeCli: { command: env.FORGE_CLI, args: [] } } : {}),
@@ -297,4 +290,15 @@ export function toKeyValue(r: SpawnResult & { branch?: SubBranchReport }): strin
       return `${k.toUpperCase()}=${/[\n\r"]/.test(s) ? JSON.stringify(s) : s}\n`;
     })
     .join("");
+}
+
+/** `--pass-env`'s names, each an environment variable's name. */
+function envNames(list: string): string[] {
+  const names = list
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const bad = names.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (bad !== undefined) throw new BadOptions(`--pass-env: ${JSON.stringify(bad)} is not an environment variable's name`);
+  return names;
 }

@@ -29,11 +29,22 @@ export function registerTick(program: Command, { io }: CommandContext): void {
           "acts as the Forge App: set FORGE_APP_ID and FORGE_APP_PRIVATE_KEY (or APP_ID and PRIVATE_KEY) from the App's registration, as secrets",
         );
       // Loaded here, once the arguments are known good: the App is most of the CLI's start-up time.
-      const [{ Probot }, { createForgeApp }, { journalKeyFrom, journalKeyFromSecret }] = await Promise.all([
-        import("probot"),
-        import("../../app/app.js"),
-        import("../../app/journal-seal.js"),
-      ]);
+      const [{ Probot }, { createForgeApp }, { journalKeyFrom, journalKeyFromSecret }, { checkAppId, checkPrivateKey, LaunchError }] =
+        await Promise.all([
+          import("probot"),
+          import("../../app/app.js"),
+          import("../../app/journal-seal.js"),
+          import("../../app/launch.js"),
+        ]);
+      const idName = process.env.FORGE_APP_ID ? "FORGE_APP_ID" : "APP_ID";
+      const keyName = process.env.FORGE_APP_PRIVATE_KEY ? "FORGE_APP_PRIVATE_KEY" : "PRIVATE_KEY";
+      try {
+        checkAppId(appId, idName);
+        checkPrivateKey(privateKey, keyName);
+      } catch (e) {
+        if (e instanceof LaunchError) throw new CliError(e.message.replace(/^forge: /, ""));
+        throw e;
+      }
       const secret = process.env.FORGE_JOURNAL_KEY;
       // The journal key: FORGE_JOURNAL_KEY when the App's servers use one, else derived from the private key (as they do by default).
       const journalKey = secret ? journalKeyFromSecret(secret) : journalKeyFrom(privateKey);

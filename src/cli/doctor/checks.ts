@@ -118,7 +118,7 @@ function shapeOf(f: DoctorFacts): WorkflowShape {
 
 export function checkWorkflow(f: DoctorFacts): CheckResult {
   const title = `the agent workflow (${WORKFLOW_FILE}) is on ${f.defaultBranch} and matches the template`;
-  const fix = "run `forge init --force` (or copy the workflow from Forge's templates), commit and push it to the default branch";
+  const fix = "run `npx forge init --force` (or copy the workflow from Forge's templates), commit and push it to the default branch";
   if (!f.workflow.ok) return skipped("workflow", title, f.workflow.reason, "give forge doctor a token that can read the repository");
   if (f.workflow.value === null)
     return { id: "workflow", title, verdict: "fail", detail: `${WORKFLOW_FILE} is not on ${f.defaultBranch}`, fix };

@@ -97,7 +97,9 @@ export function effectFailed(s: Step, { key, error }: InputOf<"effect.failed">):
     // dropped in silence: the reason goes on the task and on its pull request for a person to act.
     const i = s.find(effect.taskId);
     if (i === undefined || s.task(i).attempts !== effect.attempt || s.task(i).status !== "MERGE_READY") return;
-    s.edit(i).lastError = `merge refused: ${error}`;
+    const t = s.edit(i);
+    t.lastError = `merge refused: ${error}`;
+    delete t.lastErrorLog;
     const attempt = { id: effect.taskId, attempt: effect.attempt };
     s.effect(effects.postComment("merge-refused", attempt, mergeRefusedComment(effect.taskId, effect.attempt, error)));
   }

@@ -64,16 +64,17 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   const i = currentRevision(s, input);
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason);
+  const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl);
   // A rule of the repository refused the job's push: another attempt would meet it again. The task
   // waits for a person, saying why on its PR (or the tracker) and the tracker; `/forge retry` tries again.
   if (input.blockedBy) {
-    fail(s, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked" });
+    fail(s, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked", ...logUrl });
     const t = s.task(i);
     s.effect(effects.postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true });
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl });
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {

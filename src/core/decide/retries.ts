@@ -21,6 +21,16 @@ export interface Failure {
   refinement?: string;
   /** Not retried before this time (ms). */
   notBefore?: number;
+  /** The page of the job that failed, where its log is. */
+  logUrl?: string;
+}
+
+/** The task's last error, and the job log that shows it when there is one (an older error's link goes with it). */
+function setLastError(s: Step, i: number, error: string, logUrl: string | undefined): void {
+  const t = s.edit(i);
+  t.lastError = error;
+  if (logUrl !== undefined) t.lastErrorLog = logUrl;
+  else delete t.lastErrorLog;
 }
 
 /** Task i's attempt failed: → FAILED, then retried when the failure allows it. */
@@ -28,7 +38,7 @@ export function fail(s: Step, i: number, kind: InputKind, f: Failure): void {
   const check = checkTransition(s.task(i).status, "FAILED");
   if (!check.ok) return s.reject(kind, check.reason, s.task(i).id);
   if (check.noop) return;
-  s.edit(i).lastError = f.error;
+  setLastError(s, i, f.error, f.logUrl);
   if (f.hold) s.editAttempt(i).hold = f.hold;
   s.move(i, "FAILED", kind);
   const t = s.task(i);
@@ -44,10 +54,10 @@ export function fail(s: Step, i: number, kind: InputKind, f: Failure): void {
 }
 
 /** Task i's attempt went silent: → STALE, its job is cancelled, and it is retried. */
-export function stale(s: Step, i: number, kind: InputKind, reason: string): void {
+export function stale(s: Step, i: number, kind: InputKind, reason: string, logUrl?: string): void {
   const t = s.task(i);
   if (!s.move(i, "STALE", kind)) return;
-  s.edit(i).lastError = reason;
+  setLastError(s, i, reason, logUrl);
   const r = s.revision(i);
   const threshold = r.startedAt ? s.config.timeouts.liveness_minutes * 60 : s.config.timeouts.dispatch_start_minutes * 60;
   s.emit("task.stale", t.id, { ...(r.lastHeartbeat ? { lastHeartbeat: r.lastHeartbeat } : {}), threshold, attempt: t.attempts });

@@ -226,7 +226,7 @@ describe("workflow_run", () => {
 
 
       Run tracker: #3",
-          "title": "Attempt 1 failed: the job ended (failure) without a result",
+          "title": "Attempt 1 failed: the job ended (failure) at the step "Run Forge" without a result",
         },
         "status": "completed",
       }

@@ -2110,6 +2110,7 @@ var taskStateSchema = external_exports.object({
   retries: external_exports.number().int().min(0).describe("Automatic retries used (manual retries and usage limits are not counted)."),
   next: nextAttemptSchema.optional().describe("What the next attempt is given: set when the task fails or is retried, taken by its dispatch."),
   lastError: external_exports.string().optional().describe("Why the last attempt failed."),
+  lastErrorLog: external_exports.string().optional().describe("The page of the job whose end without a result is the last error, where its log is (the tracker links it)."),
   confidence: external_exports.number().optional().describe("Walkthrough confidence of the last completed attempt."),
   walkthroughStatus: external_exports.enum(["completed", "failed", "partial"]).optional().describe("Walkthrough status of the last completed attempt."),
   filesChanged: external_exports.array(external_exports.string()).optional().describe("Files the last completed attempt changed."),

@@ -589,6 +589,9 @@ function isAgentKind(value) {
   return typeof value === "string" && AGENT_KINDS.includes(value);
 }
 
+// src/agent/spawn/collect.ts
+import path6 from "node:path";
+
 // src/agent/rate-limit.ts
 var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
 var OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
@@ -934,6 +937,15 @@ function explicitExitCode(text) {
   }
   return found;
 }
+var INSTALL = {
+  claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
+  codex: "Codex: npm i -g @openai/codex"
+};
+function spawnFailure(command, err) {
+  if (err.code !== "ENOENT") return `${command}: ${err.message}`;
+  const install = INSTALL[path6.basename(command)];
+  return `${command}: no such command (not on PATH)${install ? `; install ${install}` : ""} (${err.message})`;
+}
 async function collect(sc, p, run) {
   const { options } = sc;
   const { outcome, parsed, common, written } = run;
@@ -941,7 +953,7 @@ async function collect(sc, p, run) {
     return finish(
       sc,
       EXIT_CODES.FAILURE,
-      { ...common, error: { code: "spawn_failed", message: `${p.invocation.command}: ${outcome.spawnError.message}` } },
+      { ...common, error: { code: "spawn_failed", message: spawnFailure(p.invocation.command, outcome.spawnError) } },
       written
     );
   }
@@ -1065,7 +1077,7 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -1231,7 +1243,7 @@ var StreamJsonParser = class {
 };
 
 // src/agent/adapters/codex.ts
-import path6 from "node:path";
+import path7 from "node:path";
 
 // src/agent/hierarchy.ts
 var SPAWNABLE_BY = {
@@ -1281,7 +1293,7 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
   const kind = forgeEnv.FORGE_AGENT_TYPE;
   if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path6.join(parentEnv.HOME, ".codex") : void 0));
+    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path7.join(parentEnv.HOME, ".codex") : void 0));
   }
   for (const file of [
     forgeEnv.FORGE_WALKTHROUGH_PATH,
@@ -1289,16 +1301,16 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
     forgeEnv.FORGE_CHANGE_REQUEST_FILE,
     forgeEnv.FORGE_REFINEMENT_FILE
   ]) {
-    if (file) dirs.push(path6.dirname(path6.resolve(cwd, file)));
+    if (file) dirs.push(path7.dirname(path7.resolve(cwd, file)));
   }
   const inside2 = (dir, root) => {
-    const rel = path6.relative(root, dir);
-    return rel === "" || !rel.startsWith("..") && !path6.isAbsolute(rel);
+    const rel = path7.relative(root, dir);
+    return rel === "" || !rel.startsWith("..") && !path7.isAbsolute(rel);
   };
   const out = [];
   for (const d of dirs) {
     if (!d) continue;
-    const abs = path6.resolve(cwd, d);
+    const abs = path7.resolve(cwd, d);
     if (inside2(abs, cwd) || out.some((o) => inside2(abs, o))) continue;
     out.push(abs);
   }
@@ -1495,7 +1507,7 @@ function adapterFor(name) {
 // src/agent/forge-shim.ts
 import { existsSync as existsSync3 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path7 from "node:path";
+import path8 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
@@ -1507,7 +1519,7 @@ function shQuote(s) {
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file = path7.join(dir, "forge");
+  const file = path8.join(dir, "forge");
   await writeFile2(file, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -1520,7 +1532,7 @@ import { randomBytes as randomBytes4 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path8 from "node:path";
+import path9 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
@@ -1533,12 +1545,12 @@ var HierarchyService = class _HierarchyService {
   #records = /* @__PURE__ */ new Map();
   constructor(dir, server) {
     this.#dir = dir;
-    this.socketPath = path8.join(dir, "s");
+    this.socketPath = path9.join(dir, "s");
     this.#server = server;
   }
   /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
   static async start() {
-    const dir = await mkdtemp(path8.join(tmpdir(), "forge-h-"));
+    const dir = await mkdtemp(path9.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
     const service = new _HierarchyService(dir, server);
     server.on("connection", (socket) => service.#serve(socket));
@@ -1689,7 +1701,7 @@ async function prepare(sc) {
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path9.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const shimDir = forgeEnv.FORGE_CLI ? path10.dirname(forgeEnv.FORGE_CLI) : void 0;
   const adapter = adapterFor(options.adapter);
   let invocation;
   try {
@@ -1711,7 +1723,7 @@ async function prepare(sc) {
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path9.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path10.delimiter);
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
@@ -1789,8 +1801,8 @@ async function startService(sc, child) {
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
   const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path9.join(sessionDir, "prompt.md");
-  const systemPromptFile = path9.join(sessionDir, "system-prompt.md");
+  const promptFile = path10.join(sessionDir, "prompt.md");
+  const systemPromptFile = path10.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
   if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
@@ -1827,14 +1839,14 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
   }
   if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
   const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path9.join(sessionDir, ".bin"), cli);
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path10.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
 
 // src/agent/spawn/run.ts
 import { mkdirSync as mkdirSync2 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // src/agent/process.ts
 import { spawn } from "node:child_process";
@@ -2015,8 +2027,8 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path10.join(sc.sessionDir, "home");
-  const tmp = path10.join(sc.sessionDir, "tmp");
+  const home = path11.join(sc.sessionDir, "home");
+  const tmp = path11.join(sc.sessionDir, "tmp");
   mkdirSync2(home, { recursive: true });
   mkdirSync2(tmp, { recursive: true });
   const env = {
@@ -2030,8 +2042,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path10.dirname(f)),
-    ...socket ? [path10.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path11.dirname(f)),
+    ...socket ? [path11.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -2209,7 +2221,7 @@ async function finishSubWorktree(wt, message, merge) {
 
 // src/core/plan/load.ts
 import { readFileSync, readdirSync as readdirSync2, statSync } from "node:fs";
-import path11 from "node:path";
+import path12 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -2222,7 +2234,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path11.resolve(planDir);
+  const dir = path12.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -2231,7 +2243,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path11.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path12.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -2241,7 +2253,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path11.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path12.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -2251,17 +2263,17 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync2(path11.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path12.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path11.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path11.sep).join("/")}`, "");
+        if (statSync(path12.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path12.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path11.basename(dir), files, dirs, unreadable };
+  return { planId: path12.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {

@@ -1,0 +1,29 @@
+// Whether Claude Code's CLI (`claude`) can be started: `forge demo --agent claude` runs it, and the
+// package does not bring it (it is a development dependency of Forge, installed by `npm ci` in a
+// checkout only). Looked for where the demo looks: the package's node_modules/.bin, then PATH.
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import { checkoutRoot } from "./child.js";
+import { CliError } from "./io.js";
+
+/** The folders a command is looked for in, as the demo's agent environment orders them. */
+function searchPath(): string[] {
+  return [path.join(checkoutRoot(), "node_modules", ".bin"), ...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean)];
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws a CliError naming how to install Claude Code when `claude` is nowhere to be started. */
+export function requireClaudeCode(flag: string): void {
+  if (searchPath().some((dir) => executable(path.join(dir, "claude")))) return;
+  throw new CliError(
+    `${flag}: Claude Code is not installed (no claude command on PATH): install it with npm i -g @anthropic-ai/claude-code, or run the demo with the scripted agent (no --agent)`,
+  );
+}
