@@ -19,12 +19,19 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   const rt = await ctx.rtOf(context);
   const issue = payload.issue.number;
   const reply = (body: string) => rt.port.createComment(issue, body);
+  // A reaction acknowledges the command; it is not the command. Refused — GitHub's secondary limit
+  // on creating content, which a reaction counts against — the command still goes on: GitHub does
+  // not deliver the comment again, and a person who asked for a retry would wait for nothing.
+  const react = (content: "eyes" | "+1" | "-1") =>
+    rt.port.addReaction({ commentId: payload.comment.id }, content).catch((err: unknown) => {
+      logOf(context).warn({ err: (err as Error).message, content }, "could not react to the command; it goes on");
+    });
   // Someone without write access gets a 👎 on the comment and nothing more: a reply per comment
   // would let anyone spend the installation's budget for creating content (GitHub's secondary limits).
   const permission = await rt.port.permission(payload.sender.login);
-  if (!WRITE_PERMISSIONS.has(permission)) return void (await rt.port.addReaction({ commentId: payload.comment.id }, "-1"));
+  if (!WRITE_PERMISSIONS.has(permission)) return void (await react("-1"));
   // Acknowledge within seconds, before any slower work.
-  await rt.port.addReaction({ commentId: payload.comment.id }, "eyes");
+  await react("eyes");
   if (parsed.name === "unknown") return void (await reply(`Unknown command \`${parsed.word}\`.\n\n${HELP}`));
   if (parsed.name === "help") return void (await reply(HELP));
 
@@ -122,7 +129,7 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
       ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : undefined)
       : undefined;
   if (undelivered) await reply(undelivered);
-  else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+  else await react("+1");
 }
 
 /** `+5`, `+2.50` or `+$5` as dollars; anything else is no amount (the command is refused with how to say it). */

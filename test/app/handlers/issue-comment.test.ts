@@ -271,11 +271,11 @@ describe("issue_comment: readers, bots, help, redeliveries, status", () => {
     const app = await startApp();
     gh.app();
     gh.token();
-    // GitHub is having a bad minute: the acknowledgement fails, and so does the delivery (no background work here).
-    gh.permission("octocat", "write");
-    gh.reply(`POST ${R}/issues/comments/4242/reactions`, 502, { message: "Server Error" });
+    // GitHub is having a bad minute: who asks cannot be read, and the delivery fails (no background
+    // work here). (A refused acknowledgement alone does not fail it: the command goes on.)
+    gh.reply(`GET ${R}/collaborators/octocat/permission`, 502, { message: "Server Error" });
     const help = comment("/forge help", user("octocat"), { id: "3f1c9a52-0000-4000-8000-000000000002" });
-    await expect(app.receive(help)).rejects.toThrow(/reactions.create: 502/);
+    await expect(app.receive(help)).rejects.toThrow(/502/);
 
     // Someone redelivers it from the App's settings: the same X-GitHub-Delivery, and this time it works.
     gh.permission("octocat", "write");
@@ -323,6 +323,42 @@ describe("issue_comment: readers, bots, help, redeliveries, status", () => {
     `);
     // Status changes nothing: no write, and no +1 (the reply is the answer).
     expect(gh.routes()).not.toContain(`PUT ${R}/contents/journal.json`);
+    gh.verify();
+  });
+});
+
+describe("issue_comment under GitHub's limits", () => {
+  it("an acknowledgement GitHub refuses for its secondary rate limit does not lose the command: the retry is decided and written once the wait is over", async () => {
+    const app = await startApp();
+    const before = storedRun({ a: [] }, { config: oneRetry, steps: exhausted });
+    gh.app();
+    gh.token();
+    gh.permission("octocat", "write");
+    const limited = gh.reply(
+      `POST ${R}/issues/comments/4242/reactions`,
+      403,
+      { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." },
+      { "retry-after": "60" },
+    );
+    gh.reply(`GET ${R}/pulls/7`, 200, pullRequest(7, branchOf("a", 2)));
+    gh.repo();
+    gh.config("main");
+    gh.journal(before);
+    const write = gh.writeJournal(200);
+    gh.ref(INTEGRATION, INTEGRATION_SHA);
+    gh.createRef(branchOf("a", 3), INTEGRATION_SHA);
+    gh.dispatch(5003);
+    gh.tracker(3);
+    const plusOne = gh.reaction(4242, "+1");
+
+    // The installation's requests wait out GitHub's minute (on the App's clock, skipped here).
+    const start = app.clock.now();
+    await app.clock.whileWaiting(app.receive(comment("/forge retry a", user("octocat"), { onPr: true })), () => true);
+
+    expect(limited.call).toBeDefined();
+    expect(journalView(decodedJournal(write), before).tasks).toEqual(["a RUNNING #3"]);
+    expect(plusOne.body).toEqual({ content: "+1" });
+    expect(app.clock.now() - start).toBeGreaterThanOrEqual(60_000);
     gh.verify();
   });
 });
