@@ -96,6 +96,12 @@ export const effectSchema = z.discriminatedUnion("kind", [
       ])
       .describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
     body: z.string().describe("Comment body (Markdown)."),
+    updates: z
+      .string()
+      .optional()
+      .describe(
+        "The key of the PostComment whose comment this one replaces in place (its marker kept), if that comment was posted; none is posted otherwise.",
+      ),
   }),
   z.object({
     ...base,

@@ -135,6 +135,12 @@ export const attemptRecordSchema = z
         "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules).",
       ),
     mergeSha: z.string().optional().describe("Commit that merged the attempt's PR."),
+    mergeBlockedSaid: z
+      .literal(true)
+      .optional()
+      .describe(
+        "Forge said on the attempt's PR why GitHub refused its merge (one comment, updated in place): once the PR merges, that comment says so.",
+      ),
     hold: holdSchema.optional(),
     question: z.string().optional().describe("Exit 3: the agent's question."),
     conflicts: z

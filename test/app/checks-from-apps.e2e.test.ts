@@ -219,6 +219,17 @@ describe("another App's checks", () => {
       const j = await g.waitFor((x) => x.status === "completed");
       expect(task(j, "a")).toMatchObject({ status: "MERGED" });
       expect(task(j, "a").attempt?.revision.waiting).toBeUndefined();
+      // The comment no longer says Forge cannot merge it: the same comment, updated, says it merged.
+      const forgeComments = async () =>
+        (await g.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr })).data
+          .map((c) => c.body ?? "")
+          .filter((b) => b.includes("<!-- forge:comment"));
+      let now = await forgeComments();
+      for (let i = 0; i < 40 && now.some((b) => b.includes("Forge cannot merge")); i++)
+        now = await g.whileWaiting(new Promise((r) => setTimeout(r, 100)).then(forgeComments));
+      expect(now).toEqual([
+        expect.stringContaining(`\`a\` is merged (${task(j, "a").attempt!.mergeSha!.slice(0, 7)}): GitHub no longer refuses it`),
+      ]);
     },
   );
 

@@ -80,6 +80,29 @@ describe("merge.blocked", () => {
     expect(task(merged.journal, "a").attempt?.revision.waiting).toBeUndefined();
   });
 
+  it("once the PR merges, the comment that said why it could not is updated to say it merged — after a retry too; none without a block", () => {
+    const b = feed(ready().journal, [blocked('required status check "circle" on `x`')]);
+    expect(task(b.journal, "a").attempt?.mergeBlockedSaid).toBe(true);
+    const mergeSha = sha("m");
+    for (const before of [[], [{ kind: "command", command: "retry", actor: "octocat", taskId: "a" } as LeafInput]]) {
+      const merged = feed(b.journal, [...before, { kind: "pr.merged", taskId: "a", attempt: 1, mergeSha }]);
+      expect(task(merged.journal, "a").status).toBe("MERGED");
+      const update = merged.effects.find((e) => e.key === "merge-unblocked:a:1");
+      expect(update).toMatchObject({ kind: "PostComment", updates: "merge-blocked:a:1", target: { on: "task", taskId: "a", attempt: 1 } });
+      expect(update?.kind === "PostComment" && update.body).toBe(
+        `\`a\` is merged (${mergeSha.slice(0, 7)}): GitHub no longer refuses it, and Forge carries on with the tasks that wait for it.`,
+      );
+      // Still in the outbox, the comment saying it could not is never posted after the merge; the
+      // update has a key of its own, which the refusal comment's late acknowledgement leaves alone.
+      expect(merged.journal.outbox.map((e) => e.key)).not.toContain("merge-blocked:a:1");
+      const acked = feed(merged.journal, [{ kind: "effect.done", key: "merge-blocked:a:1", result: {} }]);
+      expect(acked.journal.outbox).toContainEqual(update);
+    }
+    const plain = feed(ready().journal, [{ kind: "pr.merged", taskId: "a", attempt: 1, mergeSha }]);
+    expect(task(plain.journal, "a").status).toBe("MERGED");
+    expect(plain.effects.filter((e) => e.kind === "PostComment")).toEqual([]);
+  });
+
   it("a task not waiting to merge takes none; /forge retry of a MERGE_READY task not blocked is still refused", () => {
     const r = ready();
     const notReady = feed(startRun(newRun(nodes({ a: [] })), 0, config).journal, [blocked("x")]);

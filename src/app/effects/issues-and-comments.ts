@@ -88,14 +88,16 @@ export async function postComment(effect: EffectOf<"PostComment">, ctx: EffectCo
   const issue = await commentTarget(effect.target, ctx);
   if (issue === undefined) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2_000 };
   // A hidden marker names the effect: a replay finds the comment posted before a crash.
-  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  // Why a merge is refused is one comment, updated in place as the reason changes.
-  if (effect.key.startsWith("merge-blocked:")) {
+  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.updates ?? effect.key} -->`;
+  // Why a merge is refused is one comment, updated in place as the reason changes — and once the PR
+  // merges, by an effect that `updates` it (which posts none if it was never posted).
+  if (effect.key.startsWith("merge-blocked:") || effect.updates) {
     const id = await port.findComment(issue, marker);
     if (id !== null) {
       await port.updateComment(id, `${asData(effect.body)}\n\n${marker}`);
       return done();
     }
+    if (effect.updates) return done();
   } else if (ctx.replay && (await port.findComment(issue, marker)) !== null) return done();
   // The body may quote an agent (its question, an error): shown as data, no marker or @mention of its own.
   await port.createComment(issue, `${asData(effect.body)}\n\n${marker}`);

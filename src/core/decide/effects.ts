@@ -17,7 +17,8 @@ interface Attempt {
 }
 
 /** What a comment on a task's pull request is about; one comment per subject and attempt. */
-export type CommentSubject = "question" | "approval" | "merge-refused" | "merge-blocked" | "push-blocked" | "protected" | "revision-limit";
+export type CommentSubject =
+  "question" | "approval" | "merge-refused" | "merge-blocked" | "merge-unblocked" | "push-blocked" | "protected" | "revision-limit";
 
 /** Create the attempt's branch from `from`, merging `merge` into it (a refinery's upstream branches). */
 export function prepareBranch(t: Attempt & { branch: string }, from: string, merge: string[]): Of<"PrepareBranch"> {
@@ -127,9 +128,15 @@ export function dispatchCaptain(crId: string): Of<"DispatchCaptain"> {
   return { key: `captain:${crId}`, kind: "DispatchCaptain", crId };
 }
 
-/** Comment on the attempt's pull request. */
-export function postComment(subject: CommentSubject, t: Attempt, body: string): Of<"PostComment"> {
-  return { key: `${subject}:${t.id}:${t.attempt}`, kind: "PostComment", target: { on: "task", taskId: t.id, attempt: t.attempt }, body };
+/** Comment on the attempt's pull request; `updates`: replace the comment of that subject (if it was posted) rather than post one. */
+export function postComment(subject: CommentSubject, t: Attempt, body: string, updates?: CommentSubject): Of<"PostComment"> {
+  return {
+    key: `${subject}:${t.id}:${t.attempt}`,
+    kind: "PostComment",
+    target: { on: "task", taskId: t.id, attempt: t.attempt },
+    body,
+    ...(updates ? { updates: `${updates}:${t.id}:${t.attempt}` } : {}),
+  };
 }
 
 /**

@@ -4,10 +4,12 @@
  * (docs/executor.md#merging-under-the-repositorys-rules). The task stays MERGE_READY with its merge
  * in the outbox (tried again on every outside fact: a review, a check, a reconcile pass), and says
  * why on its PR (one comment, updated in place) and on the tracker (`waiting`). `/forge retry`, an
- * approval of its head, or the merge going through clears it.
+ * approval of its head, or the merge going through clears it; once the PR merges — a check GitHub
+ * expected reported late, a person's approval — the comment says so, rather than that Forge still
+ * cannot merge it.
  */
 import type { TaskState } from "../journal.js";
-import { mergeBlockedComment } from "../render/run-messages.js";
+import { mergeBlockedComment, mergeUnblockedComment } from "../render/run-messages.js";
 import { attemptRef } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { requestMerge } from "./merge-request.js";
@@ -29,8 +31,23 @@ export function mergeBlocked(s: Step, input: InputOf<"merge.blocked">): void {
   const waiting = `${MERGE_BLOCKED}${input.reason}`;
   if (now === waiting) return; // said already
   s.editRevision(i).waiting = waiting;
+  s.editAttempt(i).mergeBlockedSaid = true;
   s.emit("task.merge_blocked", t.id, { attempt: t.attempts, reason: input.reason });
   s.effect(effects.postComment("merge-blocked", attemptRef(t), mergeBlockedComment(t.id, input.reason)));
+}
+
+/**
+ * The PR merged after Forge said on it why GitHub refused the merge: that comment, updated in place
+ * (none if it was never posted), says it merged. A key of its own: an acknowledgement of the
+ * refusal's comment, still on its way, cannot take this one out of the outbox — and that comment,
+ * if it has not started, is not posted at all.
+ */
+export function mergedAfterBlock(s: Step, i: number, mergeSha: string): void {
+  if (!s.attempt(i).mergeBlockedSaid) return;
+  const t = s.task(i);
+  const ref = attemptRef(t);
+  s.dropEffect(effects.postComment("merge-blocked", ref, "").key);
+  s.effect(effects.postComment("merge-unblocked", ref, mergeUnblockedComment(t.id, mergeSha), "merge-blocked"));
 }
 
 /** The refused merge may go on: its reason is cleared (the merge in the outbox runs on this input). */

@@ -7,7 +7,7 @@ import { protectedPathsComment } from "../render/run-messages.js";
 import { attemptRef, prHead } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { revise } from "./iterations.js";
-import { mergeUnblocked } from "./merge-blocked.js";
+import { mergedAfterBlock, mergeUnblocked } from "./merge-blocked.js";
 import { requestMerge } from "./merge-request.js";
 import { agentId } from "./names.js";
 import type { InputKind, InputOf, Step } from "./step.js";
@@ -75,6 +75,7 @@ export function prMerged(s: Step, taskId: string, attempt: number, mergeSha: str
   }
   if (t.status !== "MERGE_READY") return s.reject(kind, `merged while ${t.status}`, taskId);
   mergeUnblocked(s, i, "merged");
+  mergedAfterBlock(s, i, mergeSha);
   s.editAttempt(i).mergeSha = mergeSha;
   s.move(i, "MERGED", kind);
   s.emit("task.merged", t.id, { attempt: t.attempts, mergeSha, by: "direct" });

@@ -69,6 +69,11 @@ export function mergeBlockedComment(taskId: string, reason: string): string {
   return `Forge cannot merge \`${taskId}\` yet: ${reason}\n\nForge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
 }
 
+/** The merge-blocked comment once the PR merged: what held it back no longer does. */
+export function mergeUnblockedComment(taskId: string, mergeSha: string): string {
+  return `\`${taskId}\` is merged (${mergeSha.slice(0, 7)}): GitHub no longer refuses it, and Forge carries on with the tasks that wait for it.`;
+}
+
 /** Comment on the task's PR (or the tracker, when it has none) when a rule of the repository refused its job's push. */
 export function pushBlockedComment(taskId: string, reason: string): string {
   return `Forge stopped \`${taskId}\`: ${reason}\n\nForge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
