@@ -56,10 +56,19 @@ describe.skipIf(!process.env.FORGE_CHAOS).sequential(`chaos: one ${TASKS}-task p
             .reduce((sum, [, x]) => sum + x.deliveries, 0),
           Object.values(r.replicas).filter((x) => x.decisions > 0).length >= 2 ? 1 : 0,
         ],
-        // The rules and limits bit: task PRs merged as single commits (linear history), Forge's
+        // The rules and limits bit: task PRs merged as single commits (linear history), the
+        // refineries' upstreams squashed onto their branches (the rule holds them too), Forge's
         // installation was refused for its rate limit, the other App reported its check, webhooks
         // were delayed.
-        hostile: r.hostile ? [r.hostile.linearMerges, r.hostile.rateLimited, r.hostile.otherChecks, r.hostile.webhookDelays.count] : [0],
+        hostile: r.hostile
+          ? [
+              r.hostile.linearMerges,
+              r.hostile.refinerySquashes,
+              r.hostile.rateLimited,
+              r.hostile.otherChecks,
+              r.hostile.webhookDelays.count,
+            ]
+          : [0],
       };
       for (const n of injected[scenario]) expect(n).toBeGreaterThan(0);
     });
@@ -76,7 +85,7 @@ function expectHostile(r: ScenarioResult): void {
   const h = r.hostile!;
   console.log(
     `  hostile: ${r.completed ? "completed" : "stopped by GitHub"}, ${h.linearMerges} single-parent commits on the integration branch, ` +
-      `${h.rateLimited} requests of Forge refused for the rate limit, ${h.otherChecks} checks of the other App, ` +
+      `${h.refinerySquashes} upstreams squashed onto refineries' branches, ${h.rateLimited} requests of Forge refused for the rate limit, ${h.otherChecks} checks of the other App, ` +
       `${h.blockedBySignatures.length} tasks stopped for unsigned commits, then tried again, ${h.webhookDelays.count} webhook delays (mean ${(h.webhookDelays.meanMs / 1000).toFixed(1)} s), final PR ${JSON.stringify(h.finalPr)}` +
       (r.completed
         ? ""
@@ -87,9 +96,10 @@ function expectHostile(r: ScenarioResult): void {
   );
   expect(h.mergeCommits).toBe(0);
   expect(h.mergedBeforeCheck).toEqual([]);
-  // The tasks the signature rule stopped (the runner's commits unsigned) each said so before the
-  // administrator let the jobs bypass it. GAP(signatures): none until the local GitHub enforces the rule.
-  for (const b of h.blockedBySignatures) expect(b.reason, b.task).toMatch(/signature/i);
+  // The signature rule stopped tasks (the runner's commits unsigned), and each said so — the rule and
+  // the organisation's ruleset that holds it — before the administrator let the jobs bypass it.
+  expect(h.blockedBySignatures.length).toBeGreaterThan(0);
+  for (const b of h.blockedBySignatures) expect(b.reason, b.task).toMatch(/required_signatures.*of the organisation acme/s);
   if (!r.completed) {
     expect(r.stoodStill).toBe(true);
     return;

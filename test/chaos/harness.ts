@@ -69,9 +69,8 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   "runners-killed": "(f) 2 runners killed mid-job",
   replicas: "(g) 2 replicas, one killed twice",
   ci: "(h) the repository's CI on every push and PR, passing and failing",
-  // GAP(org-rulesets), GAP(signatures): say so here until the local GitHub enforces them (hostile.ts).
   hostile:
-    "(i) hostile repository: linear history on every branch but refineries' (signatures required, not yet enforced), another App's required check, reviews and strict on main, 20 writes/min, webhook tails to 160 s",
+    "(i) hostile repository: an organisation's ruleset wanting linear history and signed commits on every branch, another App's required check, reviews and strict on main, 20 writes/min, webhook tails to 160 s",
 };
 
 /**
@@ -180,10 +179,7 @@ export interface ScenarioResult {
 }
 
 /** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
-export async function planFor(
-  seed: number,
-  tasks = TASKS,
-): Promise<{ planId: string; files: Record<string, string>; refineries: number; refineryIds: string[] }> {
+export async function planFor(seed: number, tasks = TASKS): Promise<{ planId: string; files: Record<string, string>; refineries: number }> {
   for (let s = seed; ; s++) {
     const dag = generateDag(tasks, Math.round((tasks * EDGES) / TASKS), s);
     const refineries = dag.nodes.filter((n) => n.type === "refinery").length;
@@ -200,8 +196,7 @@ export async function planFor(
         }
       };
       await walk(planDir);
-      const refineryIds = dag.nodes.filter((n) => n.type === "refinery").map((n) => n.id);
-      return { planId: dag.planId, files, refineries, refineryIds };
+      return { planId: dag.planId, files, refineries };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -226,13 +221,7 @@ interface World {
 }
 
 /** The local GitHub with the App registered and installed, the runner, and the repository as the scenario wants it. */
-async function startWorld(
-  scenario: ScenarioName,
-  seed: number,
-  options: ScenarioOptions,
-  random: () => number,
-  refineries: readonly string[],
-): Promise<World> {
+async function startWorld(scenario: ScenarioName, seed: number, options: ScenarioOptions, random: () => number): Promise<World> {
   const log = options.log ?? (() => {});
   const clock = options.clock;
   const hostile = scenario === "hostile";
@@ -288,8 +277,9 @@ async function startWorld(
     log,
     onDecision: (runId, d) => decisions.push({ runId, d }),
   });
-  // (i): the repository belongs to an organisation; octocat administers it, a reviewer may write.
-  if (hostile) sim.control.createUser(OWNER, "Organization");
+  // (i): the repository belongs to an organisation, which octocat owns (and so administers the
+  // repository and sets the organisation's rulesets); a reviewer may write.
+  if (hostile) sim.control.setOrgOwner(OWNER, "octocat");
   await sim.control.createRepo({
     owner: OWNER,
     name: REPO,
@@ -304,7 +294,7 @@ async function startWorld(
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
   const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;
   const git: Git = async (...args) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
-  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed, refineries) : undefined;
+  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed) : undefined;
   return { sim, network, appId: registered.id, runner, apps, ciExecutor, hostile: rules, repoId, git, decisions };
 }
 
@@ -326,7 +316,7 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const plan = await planFor(seed, options.tasks);
   // (i) runs on a test clock of its own: minutes of webhook tails and rate-limit windows cost no real time.
   const clock = options.clock ?? (scenario === "hostile" ? new TestClock() : undefined);
-  const w = await startWorld(scenario, seed, { ...options, ...(clock ? { clock } : {}) }, random, plan.refineryIds);
+  const w = await startWorld(scenario, seed, { ...options, ...(clock ? { clock } : {}) }, random);
   const { sim, git, runner, apps } = w;
   const { runId, started } = await pushPlan(sim, { owner: OWNER, repo: REPO }, plan.files, plan.planId, scenario);
   const readJournal = async (): Promise<Journal | undefined> => {
@@ -361,7 +351,11 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const result = await collect(scenario, seed, w, { planId: plan.planId, runId, watched, journal, endAt: now() });
   result.clockMs = now() - clockStart;
   if (w.hostile)
-    result.hostile = { ...(await hostileFacts(sim, git, w.repoId, journal, w.appId, w.hostile)), ...(finalPr ? { finalPr } : {}) };
+    result.hostile = {
+      ...(await hostileFacts(sim, git, w.repoId, journal, w.appId, w.hostile)),
+      refinerySquashes: runner.squashed.length,
+      ...(finalPr ? { finalPr } : {}),
+    };
   w.hostile?.stop();
   await apps.close();
   await w.network.close();

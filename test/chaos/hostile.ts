@@ -2,9 +2,8 @@
  * Scenario (i) of the chaos suite, a hostile repository: what an organisation that guards its code
  * sets up, as GitHub enforces it, around the same 50-task plan.
  *
- *   - a ruleset on every branch: linear history and signed commits (the organisation's; until the
- *     local GitHub has organisation rulesets it is the repository's, with the same rules and the
- *     same reach: GAP(org-rulesets));
+ *   - the organisation's ruleset on every branch of the repository: linear history and signed
+ *     commits — the refineries' branches too, which Forge prepares by squashing each upstream;
  *   - a ruleset on the runs' integration branches requiring the check `ci/other`, which another App
  *     (a CircleCI-style service) reports on every pull request's head some seconds after it moves;
  *     Forge's config lists it in `required_checks`, so Forge waits for it;
@@ -20,15 +19,9 @@
  * so on the tracker, with the rule and what a person can do, and the run stands still. The
  * administrator (the test) then does what Forge says — lets GitHub Actions bypass the rule — and
  * comments `/forge retry <task>` for each. Forge's own commits (the journal, merges, squashes) are
- * GitHub's, signed. At the end a person reviews the final PR: refused before an approval, merged
- * after. It runs on a test clock: minutes of webhook tails, rate-limit windows and standing still
- * cost no real time.
- *
- * Gaps, each marked `GAP(...)` where it sits, close as the local GitHub learns the rule or Forge
- * gets through it:
- *   - GAP(org-rulesets): the rules on every branch are a repository ruleset, not an organisation's;
- *   - GAP(signatures): `required_signatures` is stored but not enforced by the local GitHub yet;
- *   - GAP(linear-refineries): the refineries' branches are left out of the linear history rule.
+ * GitHub's, signed — the squashes of a refinery's upstreams included (API commits naming no author).
+ * At the end a person reviews the final PR: refused before an approval, merged after. It runs on a
+ * test clock: minutes of webhook tails, rate-limit windows and standing still cost no real time.
  */
 import { Octokit } from "@octokit/rest";
 import type { Clock } from "../../src/core/clock.js";
@@ -73,6 +66,8 @@ export interface HostileFacts {
   linearMerges: number;
   /** Commits with two parents on the integration branch (the linear history rule forbids any). */
   mergeCommits: number;
+  /** Upstreams the refineries' jobs squashed onto their branches, which the rule holds too (the harness fills it from the runner). */
+  refinerySquashes: number;
   /** Requests of Forge's installation GitHub refused for its rate limit. */
   rateLimited: number;
   /** Check runs the other App reported, and how many pull requests Forge merged before its check was green. */
@@ -113,15 +108,7 @@ function people(sim: Sim) {
  * Sets the repository's rules and starts the other App, before the plan is pushed: the rules are
  * there when the run starts, as in a repository Forge is installed into.
  */
-export async function hostileRepository(
-  sim: Sim,
-  owner: string,
-  repo: string,
-  clock: Clock,
-  seed: number,
-  /** The plan's refineries: GAP(linear-refineries) leaves their branches out of the every-branch rule. */
-  refineries: readonly string[],
-): Promise<HostileRepository> {
+export async function hostileRepository(sim: Sim, owner: string, repo: string, clock: Clock, seed: number): Promise<HostileRepository> {
   const { admin } = people(sim);
   // The other App (the local GitHub's CI App: its own registration, installation and token), whose
   // reports go through the API as any App's. It reacts to the repository's pull request events as
@@ -130,7 +117,7 @@ export async function hostileRepository(
   const other = sim.control.ciApp({ account: owner, slug: "other-ci", repositories: [`${owner}/${repo}`] });
   // The repository's administrators may bypass (they push the plan), as organisations allow.
   const bypass = [{ actor_id: 5, actor_type: "RepositoryRole", bypass_mode: "always" }];
-  const ruleset = async (name: string, include: string[], rules: Rule[], exclude: string[] = []) =>
+  const ruleset = async (name: string, include: string[], rules: Rule[]) =>
     (
       await admin.request("POST /repos/{owner}/{repo}/rulesets", {
         owner,
@@ -139,22 +126,23 @@ export async function hostileRepository(
         target: "branch",
         enforcement: "active",
         bypass_actors: bypass as never,
-        conditions: { ref_name: { include, exclude } },
+        conditions: { ref_name: { include, exclude: [] } },
         rules: rules as never,
       })
     ).data.id;
-  // GAP(org-rulesets): POST /orgs/{org}/rulesets once the local GitHub has organisation rulesets.
-  // GAP(signatures): required_signatures is stored, not yet enforced by the local GitHub.
-  // GAP(linear-refineries): Forge prepares a refinery's branch by merging its upstreams' branches
-  // (merge commits), which a linear history refuses — and it tries that again for ever, spending
-  // the rate limit, while the refinery shows RUNNING with no reason. Until it builds that branch
-  // without merge commits, the refineries' branches are left out of the rule.
-  const everyBranch = await ruleset(
-    "every branch: linear and signed",
-    ["~ALL"],
-    [{ type: "required_linear_history" }, { type: "required_signatures" }],
-    refineries.map((id) => `refs/heads/forge/*/${id}/*`),
-  );
+  // The organisation's ruleset, set by its owner for this repository's every branch (Forge's own
+  // included: the refineries' branches are prepared by squashes, the task PRs squashed). Its
+  // administrators bypass it (they push the plan), as organisations allow.
+  const orgBypass = [{ actor_id: null, actor_type: "OrganizationAdmin", bypass_mode: "always" }];
+  const { data: everyBranch } = await admin.request("POST /orgs/{org}/rulesets", {
+    org: owner,
+    name: "every branch: linear and signed",
+    target: "branch",
+    enforcement: "active",
+    bypass_actors: orgBypass as never,
+    conditions: { ref_name: { include: ["~ALL"], exclude: [] }, repository_name: { include: [repo], exclude: [] } },
+    rules: [{ type: "required_linear_history" }, { type: "required_signatures" }] as never,
+  });
   await ruleset(
     "integration branches: the other App's check",
     ["refs/heads/forge/*/_integration"],
@@ -180,7 +168,7 @@ export async function hostileRepository(
   });
   return {
     ...otherAppReporter(sim, owner, repo, other.id, other.token(), clock, seed),
-    unblocking: { ruleset: { id: everyBranch, bypass }, done: false, blocked: [] },
+    unblocking: { ruleset: { org: owner, id: everyBranch.id, bypass: orgBypass }, done: false, blocked: [] },
   };
 }
 
@@ -239,8 +227,8 @@ function otherAppReporter(
 
 /** The administrator's fix of the rule that stopped the runner's pushes (`bypassAndRetry`), and what it stopped. */
 export interface Unblocking {
-  /** The ruleset on every branch (its id), its bypass list as set. */
-  ruleset: { id: number; bypass: Array<{ actor_id: number; actor_type: string; bypass_mode: string }> };
+  /** The organisation's ruleset on every branch (its organisation and id), its bypass list as set. */
+  ruleset: { org: string; id: number; bypass: Array<{ actor_id: number | null; actor_type: string; bypass_mode: string }> };
   done: boolean;
   /** The tasks the signature rule stopped (the runner's commits unsigned), with what each said when the administrator came. */
   blocked: { task: string; reason: string }[];
@@ -263,9 +251,8 @@ export async function bypassAndRetry(sim: Sim, owner: string, repo: string, jour
   fix.done = true;
   const { admin } = people(sim);
   const bypass = [...fix.ruleset.bypass, { actor_id: ACTIONS_APP_ID, actor_type: "Integration", bypass_mode: "always" }];
-  await admin.request("PUT /repos/{owner}/{repo}/rulesets/{ruleset_id}", {
-    owner,
-    repo,
+  await admin.request("PUT /orgs/{org}/rulesets/{ruleset_id}", {
+    org: fix.ruleset.org,
     ruleset_id: fix.ruleset.id,
     bypass_actors: bypass as never,
   });
@@ -313,7 +300,7 @@ export async function hostileFacts(
   journal: Journal | undefined,
   forgeAppId: number,
   other: HostileRepository,
-): Promise<HostileFacts> {
+): Promise<Omit<HostileFacts, "refinerySquashes">> {
   const base = (await git("rev-parse", "refs/heads/main").catch(() => "")).trim();
   const history = journal
     ? (await git("log", "--format=%P", `refs/heads/${journal.integrationBranch}`, ...(base ? [`^${base}`] : [])).catch(() => ""))

@@ -36,6 +36,8 @@ export interface ChaosRunner {
   dispatched: string[];
   /** Dispatches whose job was killed. */
   killed: string[];
+  /** Upstreams a refinery's job squashed onto its branch (`runId/taskId/upstream branch`): its branch keeps a linear history. */
+  squashed: string[];
   /** API calls the jobs made (retries included) and how many were retried. */
   calls: { total: number; retried: number };
   idle(): Promise<void>;
@@ -70,6 +72,7 @@ function retryingOctokit(baseUrl: string, token: string, calls: ChaosRunner["cal
 export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
   const dispatched: string[] = [];
   const killed: string[] = [];
+  const squashed: string[] = [];
   const calls = { total: 0, retried: 0 };
   const jobs = new Set<Promise<void>>();
   const handler: DispatchHandler = (d) => {
@@ -82,7 +85,7 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
     const kill = options.killAt?.has(index) ?? false;
     if (kill) killed.push(`${runId}/${taskId}/${attempt}`);
     const unsigned = options.unsigned?.(taskId, attempt) ?? false;
-    const job = runJob(d, { runId, taskId, attempt, kill, unsigned }, calls).catch((e: unknown) => {
+    const job = runJob(d, { runId, taskId, attempt, kill, unsigned }, calls, squashed).catch((e: unknown) => {
       d.log("agent", `runner error: ${(e as Error).stack}`);
       options.onError?.(`${runId}/${taskId}/${attempt}`, e as Error);
       // A write a rule of the repository refused fails the job with GitHub's answer, as the Action's
@@ -104,6 +107,7 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
     handler,
     dispatched,
     killed,
+    squashed,
     calls,
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
@@ -116,6 +120,7 @@ async function runJob(
   d: DispatchedRun,
   job: { runId: string; taskId: string; attempt: number; kill: boolean; unsigned: boolean },
   calls: ChaosRunner["calls"],
+  squashLog: string[],
 ): Promise<void> {
   const { runId, taskId, attempt, kill } = job;
   d.startJob("agent", ["Run Forge"]);
@@ -162,6 +167,7 @@ async function runJob(
     const { data: commit } = await gh.rest.git.createCommit({ owner, repo, message, tree: tree.sha, parents: [head] });
     head = commit.sha;
     squashed.push({ branch: u.branch, head_sha: u.head, commit_sha: head });
+    squashLog.push(`${runId}/${taskId}/${u.branch}`);
   }
   if (squashed.length) await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
 
