@@ -29,23 +29,28 @@ export function guard<C extends Context>(
       context.log.info({ event: context.name, installationId: installation }, "a webhook of a deleted installation: not acted on");
       return;
     }
-    ctx.slug ??= await appSlug(app);
-    // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
-    // jobs it dispatched, though: a workflow_dispatch made with the App's token runs with the App
-    // as its actor, so GitHub names the App as the sender of the run's workflow_run and
-    // workflow_job events, and no answer of the dispatch call tells how the job goes.
-    const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
-    if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
     // A delivery whose handling failed is forgotten, so that its redelivery (the usual remedy for a
     // failed delivery, by hand or through the API) is handled rather than taken for a repeat.
-    const handle = () =>
-      fn(ctx, context).catch((e: unknown) => {
+    const handle = async () => {
+      // The App's name is asked of GitHub once, in the handling rather than before the answer: a
+      // webhook is answered at once, however slow GitHub is to say who the App is.
+      ctx.slug ??= await appSlug(app);
+      // Ignore the App's own events: it learns its own actions from the calls' answers. Not the
+      // jobs it dispatched, though: a workflow_dispatch made with the App's token runs with the App
+      // as its actor, so GitHub names the App as the sender of the run's workflow_run and
+      // workflow_job events, and no answer of the dispatch call tells how the job goes.
+      const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
+      await fn(ctx, context);
+    };
+    const handled = () =>
+      handle().catch((e: unknown) => {
         ctx.deliveries.forget(context.id);
         throw e;
       });
     // Serverless: the effects the webhook started are carried out before the function returns.
-    if (options.background === false) return handle().then(() => ctx.settle());
-    const work = handle().catch((e: unknown) =>
+    if (options.background === false) return handled().then(() => ctx.settle());
+    const work = handled().catch((e: unknown) =>
       context.log.error({ err: (e as Error).stack, event: context.name, deliveryId: context.id }, "webhook handling failed"),
     );
     ctx.inFlight.add(work);

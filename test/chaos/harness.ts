@@ -19,7 +19,7 @@ import type { TaskStatus } from "../../src/core/schemas/common.js";
 import { isValidTransition } from "../../src/core/state-machine.js";
 import { AGENT_WORKFLOW } from "../app/helpers.js";
 import { generateDag, prng, writePlan } from "../helpers/gen-plan.js";
-import type { LatencyProfileName } from "../../src/local-github/latency/profile.js";
+import type { LatencyClass, LatencyProfileName } from "../../src/local-github/latency/profile.js";
 import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
 import { appKeys } from "../local-github/support/helpers.js";
@@ -41,6 +41,7 @@ import {
   type HostileRepository,
 } from "./hostile.js";
 import { pushPlan, watchRun } from "./watch.js";
+import { requestsAtGitHub } from "./at-github.js";
 
 const run = promisify(execFile);
 const OWNER = "acme";
@@ -176,6 +177,8 @@ export interface ScenarioResult {
   replicas: Record<string, { deliveries: number; decisions: number; casLost: number; takenOver: number }>;
   /** (i): what the hostile repository's rules and limits did. */
   hostile?: HostileFacts;
+  /** Delays the local GitHub's latency drew, per class: how many. */
+  latencyDrawn: Record<LatencyClass, number>;
 }
 
 /** The plan of a seed: 50 tasks, at least two refineries (the DAG seed moves on until it has them). */
@@ -227,7 +230,7 @@ async function startWorld(scenario: ScenarioName, seed: number, options: Scenari
   const hostile = scenario === "hostile";
   const sim: Sim = await createSim({
     faults: { seed },
-    latency: hostile ? hostileLatency(seed) : { profile: options.latency ?? "none", seed },
+    latency: hostile ? hostileLatency(seed, options.latency === "github") : { profile: options.latency ?? "none", seed },
     ...(hostile ? { rateLimits: HOSTILE_RATE_LIMITS } : {}),
     ...(clock ? { clock } : {}),
   });
@@ -294,8 +297,7 @@ async function startWorld(scenario: ScenarioName, seed: number, options: Scenari
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
   const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;
   const git: Git = async (...args) => (await run("git", ["--git-dir", gitDir, ...args], { maxBuffer: 64 << 20 })).stdout;
-  const rules = hostile && clock ? await hostileRepository(sim, OWNER, REPO, clock, seed) : undefined;
-  return { sim, network, appId: registered.id, runner, apps, ciExecutor, hostile: rules, repoId, git, decisions };
+  return { sim, network, appId: registered.id, runner, apps, ciExecutor, hostile: undefined, repoId, git, decisions };
 }
 
 /** Let the last effects (final PR, tracker), jobs and deliveries settle before looking. */
@@ -318,7 +320,24 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
   const clock = options.clock ?? (scenario === "hostile" ? new TestClock() : undefined);
   const w = await startWorld(scenario, seed, { ...options, ...(clock ? { clock } : {}) }, random);
   const { sim, git, runner, apps } = w;
-  const { runId, started } = await pushPlan(sim, { owner: OWNER, repo: REPO }, plan.files, plan.planId, scenario);
+  // With a test clock, whatever waits for the App, GitHub or the runner skips ahead while they are
+  // quiet — the local GitHub's latency included: a request asleep there waits for the clock, so its
+  // client is not at work; one on its way there or back is (at-github.ts).
+  const atGitHub = clock ? requestsAtGitHub(sim.url) : undefined;
+  const waits = atGitHub !== undefined;
+  const quiet = () =>
+    !apps.busy(waits) &&
+    sim.quiet() &&
+    !runner.busy(waits) &&
+    !w.network.busy() &&
+    !w.hostile?.busy(waits) &&
+    (atGitHub?.inFlight ?? 0) <= sim.core.latency.asleep;
+  const onClock = <T>(work: Promise<T>): Promise<T> => (clock ? clock.whileWaiting(work, quiet) : work);
+  const now = () => clock?.now() ?? Date.now();
+  const clockStart = now();
+  // (i): the repository's rules and the other App, set before the plan is pushed.
+  if (scenario === "hostile" && clock) w.hostile = await onClock(hostileRepository(sim, OWNER, REPO, clock, seed));
+  const { runId, started } = await onClock(pushPlan(sim, { owner: OWNER, repo: REPO }, plan.files, plan.planId, scenario));
   const readJournal = async (): Promise<Journal | undefined> => {
     try {
       return (JSON.parse(await git("show", `refs/heads/${stateBranch(runId)}:${JOURNAL_FILE}`)) as { journal: Journal }).journal;
@@ -326,11 +345,6 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       return undefined;
     }
   };
-  const now = () => clock?.now() ?? Date.now();
-  const clockStart = now();
-  const quiet = () => !apps.busy() && sim.quiet() && !runner.busy() && !w.network.busy() && !w.hostile?.busy();
-  // With a test clock, whatever waits for the App, GitHub or the runner skips ahead while they are quiet.
-  const onClock = <T>(work: Promise<T>): Promise<T> => (clock ? clock.whileWaiting(work, quiet) : work);
   const watched = await onClock(
     watchRun({
       ...{ scenario, seed, sim, runId, started, readJournal, git, random, apps, runner, log, options, now },
@@ -357,7 +371,9 @@ export async function runScenario(scenario: ScenarioName, seed: number, options:
       ...(finalPr ? { finalPr } : {}),
     };
   w.hostile?.stop();
-  await apps.close();
+  // What the Apps still have at GitHub may wait on the test clock: they close while it skips ahead.
+  await onClock(apps.close());
+  atGitHub?.close();
   await w.network.close();
   await sim.close();
   w.ciExecutor?.dispose();
@@ -415,6 +431,7 @@ async function collect(
     violationDetails: sim.violations.slice(0, 5).map((v) => `${v.kind} ${v.id}: ${v.errors.slice(0, 300)}`),
     duplicateObjects: duplicateObjects(sim, w.repoId, w.appId, journal),
     replicas: apps.perReplica,
+    latencyDrawn: Object.fromEntries(Object.entries(sim.core.latency.drawn).map(([c, d]) => [c, d.count])) as Record<LatencyClass, number>,
   };
 }
 

@@ -45,10 +45,12 @@ export const HOSTILE_CONFIG_LINES = [`required_checks: ["${OTHER_CHECK}"]`];
 /**
  * The local GitHub's latency in the hostile repository: webhook deliveries as measured (the `github`
  * profile's: p50 2 s, p95 60 s, p99 2 min, at most 160 s — src/local-github/latency/README.md) and
- * GitHub's job start; API answers at once (a request waiting at GitHub keeps its client at work, and
- * a test clock skips ahead only when nobody is).
+ * GitHub's job start; API answers at once unless `full` (`npm run chaos -- --latency github`): the
+ * whole profile, every request waiting its time on the run's clock — a test clock skips a request
+ * asleep at GitHub as any timer, but one by one, which costs real time.
  */
-export function hostileLatency(seed: number): LatencySettings {
+export function hostileLatency(seed: number, full = false): LatencySettings {
+  if (full) return { profile: GITHUB_PROFILE, seed };
   const profile = Object.fromEntries(LATENCY_CLASSES.map((c) => [c, { medianMs: 0, p95Ms: 0 }])) as LatencyProfile;
   return { profile: { ...profile, webhook: GITHUB_PROFILE.webhook, runnerQueue: GITHUB_PROFILE.runnerQueue }, seed };
 }
@@ -88,8 +90,11 @@ export interface HostileRepository {
   otherAppId: number;
   /** The administrator's fix of the signature rule, once they make it, and what the rule stopped. */
   unblocking: Unblocking;
-  /** Check runs the other App is about to report or reporting (a test clock skips ahead only when none is at work). */
-  busy(): boolean;
+  /**
+   * Whether the other App is reporting a check run (a test clock skips ahead only when none is at
+   * work); with `atGitHubWaits`, its request at GitHub waits rather than works — it has no other work.
+   */
+  busy(atGitHubWaits?: boolean): boolean;
   readonly checksPosted: number;
   stop(): void;
 }
@@ -214,7 +219,7 @@ function otherAppReporter(
   });
   return {
     otherAppId: appId,
-    busy: () => working > 0,
+    busy: (atGitHubWaits = false) => working > 0 && !atGitHubWaits,
     get checksPosted() {
       return posted;
     },

@@ -239,3 +239,27 @@ describe("merges racing into the same base", () => {
     );
   }
 });
+
+describe("a test clock with the local GitHub's latency", () => {
+  // The latency's waits are timers on the run's clock: a request asleep at the local GitHub is
+  // waited out by skipping ahead, not in real time. The App, the runner and the people's calls
+  // waiting there once held the clock still — the world was never quiet — and `npm run chaos --
+  // --latency github` had to run in real time.
+  it(
+    "a run at GitHub's speed completes on a test clock: every class of delay drawn, skipped rather than waited",
+    { timeout: 300_000 },
+    async () => {
+      const clock = new TestClock();
+      const r = await runScenario("clean", 3, { tasks: 3, timeoutMs: 240_000, latency: "github", clock });
+      expect(r.completed).toBe(true);
+      expect(Object.values(r.statuses)).toEqual(["MERGED", "MERGED", "MERGED"]);
+      expect(r.duplicateDispatches).toEqual([]);
+      for (const cls of ["restRead", "restWrite", "merge", "workflowDispatch", "webhook", "runnerQueue"] as const)
+        expect(r.latencyDrawn[cls], cls).toBeGreaterThan(0);
+      // Three jobs' queue (median 6 s each) and hundreds of requests at GitHub's pace: a run's clock
+      // that moved well past the real time it took.
+      expect(r.clockMs).toBeGreaterThan(r.wallMs);
+      expect(clock.skippedMs).toBeGreaterThan(10_000);
+    },
+  );
+});

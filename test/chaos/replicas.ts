@@ -39,8 +39,12 @@ export interface ReplicaSet {
   /** Kills replica `index`, and starts it again `downMs` later. */
   kill(index: number, downMs: number): Promise<void>;
   idle(): Promise<void>;
-  /** Whether a replica is at work (test/helpers/clock.ts skips ahead only when none is). */
-  busy(): boolean;
+  /**
+   * Whether a replica is at work (test/helpers/clock.ts skips ahead only when none is). With
+   * `atGitHubWaits` (the local GitHub's latency waits on the clock), a replica with a request at
+   * GitHub is waiting, not working: the harness makes sure each such request is asleep there.
+   */
+  busy(atGitHubWaits?: boolean): boolean;
   /** Counts what each replica did, then closes them. */
   close(): Promise<void>;
 }
@@ -48,13 +52,15 @@ export interface ReplicaSet {
 interface Generation {
   server: ForgeServer;
   killed: { value: boolean };
+  /** The process's requests at GitHub now (sent, their answer not back). */
+  atGitHub: { n: number };
   replica: string;
 }
 
 const passthrough = { key: () => ({ schedule: (_o: unknown, fn: (...a: unknown[]) => unknown, ...args: unknown[]) => fn(...args) }) };
 
 /** A fetch for one App process: dead once `killed`, and with the answers the scenario refuses or loses. */
-function processFetch(killed: { value: boolean }, o: ReplicaSetOptions["options"], calls: ReplicaSet["calls"]) {
+function processFetch(killed: { value: boolean }, o: ReplicaSetOptions["options"], calls: ReplicaSet["calls"], atGitHub: { n: number }) {
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     if (killed.value) throw new Error("the App process is dead");
     const method = (init?.method ?? "GET").toUpperCase();
@@ -65,7 +71,13 @@ function processFetch(killed: { value: boolean }, o: ReplicaSetOptions["options"
         status: refused.status,
         headers: { "content-type": "application/json" },
       });
-    const res = await fetch(input, init);
+    atGitHub.n++;
+    let res: Response;
+    try {
+      res = await fetch(input, init);
+    } finally {
+      atGitHub.n--;
+    }
     if (killed.value) throw new Error("the App process is dead");
     if (o.loseAnswer?.(method, url)) {
       calls.answersLost++;
@@ -92,6 +104,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
 
   async function startApp(index: number): Promise<Generation> {
     const killed = { value: false };
+    const atGitHub = { n: 0 };
     const replica = names[index]!;
     const server = await startForgeServer({
       appId: o.appId,
@@ -119,7 +132,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       // spacing of writes, which would make a 50-task run take many minutes; Octokit's retry of 5xx.
       // (i): production's throttling too — a rate limit is the pace's to wait out, on the App's clock.
       octokitDefaults: {
-        request: { fetch: processFetch(killed, o.options, calls) },
+        request: { fetch: processFetch(killed, o.options, calls, atGitHub) },
         retry: { retries: 3, retryAfterBaseValue: 20 },
         ...(hostile
           ? {}
@@ -135,7 +148,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
     });
     ports[index] = Number(new URL(server.url).port);
     targets[index] = server.webhookUrl;
-    return { server, killed, replica };
+    return { server, killed, atGitHub, replica };
   }
 
   const gens: Generation[] = [];
@@ -174,7 +187,7 @@ export async function startReplicas(o: ReplicaSetOptions): Promise<ReplicaSet> {
       // /app/installations, GET /installation/repositories, the state branches): nobody names them.
       gens[index] = await startApp(index);
     },
-    busy: () => gens.some((g) => g.server.forge.busy()),
+    busy: (atGitHubWaits = false) => gens.some((g) => g.server.forge.busy() && !(atGitHubWaits && g.atGitHub.n > 0)),
     async idle() {
       for (const g of gens) await g.server.forge.idle();
     },

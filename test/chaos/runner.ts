@@ -38,11 +38,14 @@ export interface ChaosRunner {
   killed: string[];
   /** Upstreams a refinery's job squashed onto its branch (`runId/taskId/upstream branch`): its branch keeps a linear history. */
   squashed: string[];
-  /** API calls the jobs made (retries included) and how many were retried. */
-  calls: { total: number; retried: number };
+  /** API calls the jobs made (retries included), how many were retried, and how many are at GitHub now. */
+  calls: { total: number; retried: number; atGitHub: number };
   idle(): Promise<void>;
-  /** Whether a job is under way. */
-  busy(): boolean;
+  /**
+   * Whether a job is under way; with `atGitHubWaits` (the local GitHub's latency waits on the
+   * clock), one whose request is at GitHub is waiting, not working.
+   */
+  busy(atGitHubWaits?: boolean): boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,17 +56,22 @@ function retryingOctokit(baseUrl: string, token: string, calls: ChaosRunner["cal
   gh.hook.wrap("request", async (request, options) => {
     for (let attempt = 0; ; attempt++) {
       calls.total++;
+      let failed: unknown;
+      calls.atGitHub++;
       try {
         return await request(options);
       } catch (e) {
-        const err = e as { status?: number; response?: { headers?: Record<string, string> } };
-        const status = err.status ?? 0;
-        const retryAfter = Number(err.response?.headers?.["retry-after"]);
-        const limited = (status === 403 || status === 429) && Number.isFinite(retryAfter);
-        if (attempt >= 8 || !(status >= 500 || limited)) throw e;
-        calls.retried++;
-        await sleep(limited ? retryAfter * 1000 : 20 * 2 ** attempt);
+        failed = e;
+      } finally {
+        calls.atGitHub--;
       }
+      const err = failed as { status?: number; response?: { headers?: Record<string, string> } };
+      const status = err.status ?? 0;
+      const retryAfter = Number(err.response?.headers?.["retry-after"]);
+      const limited = (status === 403 || status === 429) && Number.isFinite(retryAfter);
+      if (attempt >= 8 || !(status >= 500 || limited)) throw failed;
+      calls.retried++;
+      await sleep(limited ? retryAfter * 1000 : 20 * 2 ** attempt);
     }
   });
   return gh;
@@ -73,7 +81,7 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
   const dispatched: string[] = [];
   const killed: string[] = [];
   const squashed: string[] = [];
-  const calls = { total: 0, retried: 0 };
+  const calls = { total: 0, retried: 0, atGitHub: 0 };
   const jobs = new Set<Promise<void>>();
   const handler: DispatchHandler = (d) => {
     if (!isAgentDispatch(d)) return options.others?.(d);
@@ -112,7 +120,8 @@ export function chaosRunner(options: ChaosRunnerOptions = {}): ChaosRunner {
     async idle() {
       while (jobs.size) await Promise.all([...jobs]);
     },
-    busy: () => jobs.size > 0,
+    // Each job makes one request at a time.
+    busy: (atGitHubWaits = false) => jobs.size > (atGitHubWaits ? calls.atGitHub : 0),
   };
 }
 
