@@ -81,6 +81,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/local-github/conformance-rule-commits.test.ts",
     "test/local-github/conformance-push-rules.test.ts",
     "test/local-github/conformance-org-rulesets.test.ts",
+    "test/local-github/conformance-actions-pulls.test.ts",
     "test/local-github/conformance-mergeability.test.ts",
     "test/local-github/check-events.test.ts",
     "test/local-github/faults.test.ts",

@@ -64,6 +64,17 @@ export const effectSchema = z.discriminatedUnion("kind", [
   z.object({
     ...base,
     kind: z
+      .literal("OpenPullRequest")
+      .describe(
+        "Effect kind: open a MERGE_READY task's pull request its runner did not open (a job's token may not open pull requests where Actions may not), when no merge will open it.",
+      ),
+    taskId: z.string().describe("Task id."),
+    attempt: z.number().int().describe("Attempt number."),
+    branch: z.string().describe("The attempt's branch: the pull request's head."),
+  }),
+  z.object({
+    ...base,
+    kind: z
       .literal("CheckUpstream")
       .describe("Effect kind: read what a MERGE_READY task's pull request changes before a refinery merges its branch."),
     taskId: z.string().describe("The upstream task."),

@@ -136,6 +136,8 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
       ".forge/stages.yml": stagesYml,
     },
     collaborators: { [PERSON]: "write", [PUSHER]: "write" },
+    // As README.md's setup asks: the runner opens each task's draft PR with the job's token.
+    actionsMayCreatePullRequests: true,
   });
   sim.control.install(appId, DEMO_OWNER, [FULL]);
   // The installer's ruleset (README, "Protect the state branches"): only the App writes forge/*/_state.

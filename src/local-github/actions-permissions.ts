@@ -7,6 +7,8 @@
 // failure with "The action … is not allowed in …"; the simulator already made the run's jobs, so each
 // fails at its start with that line in its log and the run concludes `startup_failure`
 // (workflows/runs.ts). Marketplace verification is unknown here: `verified_allowed` allows nothing more.
+// While Actions may not create and approve pull requests (the default), a workflow's token that
+// opens or approves one is refused (`enforceActionsMayCreatePulls`).
 import { HttpError } from "./auth.js";
 import type { Handler, RestCtx } from "./rest/index.js";
 import type { Repo } from "./state.js";
@@ -111,6 +113,24 @@ export function disallowedActionsError(repo: Repo, doc: Record<string, unknown>)
   }
   const list = from.length <= 2 ? from.join(" or ") : `${from.slice(0, -1).join(", ")}, or ${from[from.length - 1]}`;
   return `${which} not allowed in ${full} because all actions must be ${list}.`;
+}
+
+/** What GitHub answers a workflow's GITHUB_TOKEN that opens or approves a pull request where Actions may not. */
+export const ACTIONS_MAY_NOT_CREATE_PULLS = "GitHub Actions is not permitted to create or approve pull requests.";
+
+/**
+ * "Allow GitHub Actions to create and approve pull requests" (github.blog/changelog/2022-05-03,
+ * off by default since; docs.github.com/repositories/managing-your-repositorys-settings-and-features/enabling-features-for-your-repository/managing-github-actions-settings-for-a-repository#preventing-github-actions-from-creating-or-approving-pull-requests):
+ * while it is off, a workflow's GITHUB_TOKEN that opens a pull request (`POST /pulls`) or approves
+ * one (a review with `APPROVE`) is answered 403 with that sentence, whatever the token's
+ * `pull-requests` permission. Other tokens — an App's installation, a person's — are not concerned.
+ * (An organisation's setting, when off, holds every repository of it; the local GitHub keeps the
+ * repository's alone.)
+ */
+export function enforceActionsMayCreatePulls(ctx: RestCtx, repo: Repo): void {
+  if (ctx.token?.kind !== "workflow") return;
+  if (actionsPermissionsOf(repo).canApprovePullRequestReviews) return;
+  throw new HttpError(403, ACTIONS_MAY_NOT_CREATE_PULLS, ctx.doc);
 }
 
 // ---------------------------------------------------------------- REST

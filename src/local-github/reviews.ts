@@ -5,6 +5,7 @@
  * lines up to the commented one at the PR's head (GitHub's is the hunk of the PR's diff that holds
  * the line; both end with the commented line, which is what a reader of a thread needs).
  */
+import { enforceActionsMayCreatePulls } from "./actions-permissions.js";
 import { HttpError } from "./auth.js";
 import * as git from "./git/index.js";
 import type { Handler, RestCtx } from "./rest/index.js";
@@ -101,6 +102,7 @@ export const reviewHandlers: Record<string, Handler> = {
     const issue = pullOf(ctx);
     const b = ctx.body ?? {};
     const event = str(b, "event");
+    if (event === "APPROVE") enforceActionsMayCreatePulls(ctx, repo);
     if ((event === "APPROVE" || event === "REQUEST_CHANGES") && issue.user.id === ctx.actor.id) {
       throw invalid(ctx, "Unprocessable Entity", [
         `Can not ${event === "APPROVE" ? "approve" : "request changes on"} your own pull request`,

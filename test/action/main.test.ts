@@ -415,3 +415,20 @@ describe("main: re-runs, the artifact, and what the agent reports", () => {
     expect(report.warnings.join("\n")).toMatch(/could not mark the pull request ready: GraphQL is not available/);
   });
 });
+
+describe("main: a repository where GitHub Actions may not open pull requests", () => {
+  it("where GitHub Actions may not open pull requests, the job still succeeds and its warning says which setting, and that the App opens the PR", async () => {
+    const w = world_();
+    w.github.refuseCreates = "opening the pull request failed: GitHub Actions is not permitted to create or approve pull requests.";
+    const report = await runJob(w, `${WRITE_WORK}\n${WRITE_WALKTHROUGH()}`);
+    if (report.kind !== "attempt") throw new Error("not an attempt");
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(w.github.pulls).toEqual([]);
+    expect(report.prNumber).toBeUndefined();
+    const said = report.warnings.join("\n");
+    expect(said).toMatch(
+      /could not open the draft pull request: .*not permitted.*"Allow GitHub Actions to create and approve pull requests" is off/,
+    );
+    expect(said).toMatch(/could not open the pull request: .*Forge's App opens it once the work is verified/);
+  });
+});

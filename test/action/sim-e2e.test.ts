@@ -70,6 +70,8 @@ beforeAll(async () => {
       ...Object.fromEntries(tasks.map(([id, text]) => [`.forge/plans/${PLAN}/tasks/${id}.md`, text!])),
       ...vendoredActionFiles(),
     },
+    // As README.md's setup asks: the runner opens the task PR with the job's token.
+    actionsMayCreatePullRequests: true,
   });
   const token = sim.control.userToken(OWNER);
   gh = new Octokit({ baseUrl: sim.apiUrl, auth: token });

@@ -215,6 +215,8 @@ export class FakeGitHub implements JobGitHub {
   failReady = false;
   /** createPull calls that fail before one succeeds (a push or a call lost while the agent works). */
   failCreates = 0;
+  /** Every createPull refused with this message (GitHub Actions may not create pull requests in the repository). */
+  refuseCreates: string | undefined;
   constructor(
     private readonly origin: string,
     private readonly showFile: (ref: string, file: string) => string | undefined,
@@ -231,6 +233,7 @@ export class FakeGitHub implements JobGitHub {
   }
   async createPull(p: { head: string; base: string; title: string; body: string; draft: boolean }) {
     this.calls.push(`createPull ${p.head}`);
+    if (this.refuseCreates) throw new Error(this.refuseCreates);
     if (this.failCreates > 0) {
       this.failCreates--;
       throw new Error("Server Error");

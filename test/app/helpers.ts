@@ -102,7 +102,7 @@ async function prepare(
   appId: number,
   webhookUrl: string,
   script: (taskId: string, attempt: number, iteration: number) => Script,
-  opts: { config?: string; files?: Record<string, string>; runnerAs?: string },
+  opts: { config?: string; files?: Record<string, string>; runnerAs?: string; actionsMayCreatePullRequests?: boolean },
   clock: Clock,
 ) {
   sim.control.setAppWebhookUrl(appId, webhookUrl);
@@ -116,6 +116,8 @@ async function prepare(
       ...(opts.files ?? {}),
     },
     collaborators: { octocat: "write", reader: "read", hubot: "write" },
+    // As README.md's setup asks: the runner opens the task PRs with the job's token (GitHub's default is off).
+    actionsMayCreatePullRequests: opts.actionsMayCreatePullRequests ?? true,
   });
   const installation = sim.control.install(appId, OWNER, [FULL]);
   // Agent jobs are scripted; every other run — the repository's CI — runs its steps in the sim runner.
@@ -205,6 +207,8 @@ export async function startHarness(
     pace?: ForgeServerOptions["pace"];
     /** The scripted runner writes as this person (whose pushes start the repository's CI), not with the job's token. */
     runnerAs?: string;
+    /** "Allow GitHub Actions to create and approve pull requests" (default on, as README.md's setup asks). */
+    actionsMayCreatePullRequests?: boolean;
   } = {},
 ): Promise<Harness> {
   const clock = opts.clock ?? new TestClock();

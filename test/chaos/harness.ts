@@ -293,6 +293,8 @@ async function startWorld(scenario: ScenarioName, seed: number, options: Scenari
       ...(scenario === "ci" ? { ".github/workflows/ci.yml": CI_WORKFLOW } : {}),
     },
     collaborators: hostile ? { octocat: "admin", [REVIEWER]: "write" } : { octocat: "write" },
+    // As README.md's setup asks: the runner opens the task PRs with the job's token.
+    actionsMayCreatePullRequests: true,
   });
   sim.control.install(registered.id, OWNER, [`${OWNER}/${REPO}`]);
   const { id: repoId, gitDir } = sim.core.state.repoByName(OWNER, REPO)!;

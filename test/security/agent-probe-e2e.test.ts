@@ -181,6 +181,8 @@ async function probeJob(
       ".forge/plans/p/tasks/probe.md": task,
       ...vendoredActionFiles(),
     },
+    // As README.md's setup asks: the runner opens the task PR with the job's token.
+    actionsMayCreatePullRequests: true,
   });
   const token = s.control.userToken(OWNER);
   const gh = new Octokit({ baseUrl: s.apiUrl, auth: token });

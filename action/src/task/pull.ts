@@ -12,6 +12,17 @@ import { attemptTrailers } from "../start-head.js";
 import { pushHead } from "./branch.js";
 import type { TaskAttempt } from "./context.js";
 
+/**
+ * Why the pull request could not be opened, for the job's warnings: GitHub's words, and where the
+ * repository refuses pull requests from the job's token (its Actions setting "Allow GitHub Actions
+ * to create and approve pull requests" off, GitHub's default), which setting and what follows.
+ */
+export function pullRefused(err: unknown): string {
+  const message = (err as Error).message;
+  if (!/not permitted to create or approve pull requests/i.test(message)) return message;
+  return `${message} The repository's Actions setting "Allow GitHub Actions to create and approve pull requests" is off (Settings → Actions → General → Workflow permissions), so the job's token may not open it: Forge's App opens it once the work is verified, or give the Forge step a token of its own in github-token.`;
+}
+
 /** The PR body while no walkthrough is there: the attempt's state. */
 export function statusBody(
   a: TaskAttempt,
@@ -75,7 +86,7 @@ export async function openDraftPr(a: TaskAttempt, existingPr: PullRef | undefine
       .catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
     return pr;
   })().catch((err: unknown) => {
-    warnings.push(`could not open the draft pull request: ${(err as Error).message}`);
+    warnings.push(`could not open the draft pull request: ${pullRefused(err)}`);
     return undefined;
   });
 }
@@ -100,7 +111,7 @@ export async function openPrAfterPush(a: TaskAttempt): Promise<PullRef | undefin
       .catch((err: unknown) => void warnings.push(`could not label the pull request: ${(err as Error).message}`));
     return pr;
   } catch (err) {
-    warnings.push(`could not open the pull request: ${(err as Error).message}`);
+    warnings.push(`could not open the pull request: ${pullRefused(err)}`);
     return undefined;
   }
 }

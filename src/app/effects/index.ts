@@ -16,7 +16,7 @@ import type { EffectContext, EffectOf, EffectOutcome } from "./context.js";
 import { openChangeRequest, openFinalPullRequest, postComment, trackerDue, updateTracker } from "./issues-and-comments.js";
 import type { Journal } from "../../core/journal.js";
 import type { RunFacts } from "../run-store.js";
-import { checkUpstream, mergePullRequest } from "./merge.js";
+import { checkUpstream, mergePullRequest, openPullRequest } from "./merge.js";
 
 export type { EffectContext, EffectOutcome } from "./context.js";
 export { MERGE_RETRY_MS } from "./merge.js";
@@ -45,6 +45,7 @@ const HANDLERS: EffectHandlers = {
   UpsertCheckRun: upsertCheckRun,
   MergePullRequest: mergePullRequest,
   CheckUpstream: checkUpstream,
+  OpenPullRequest: openPullRequest,
   OpenChangeRequest: openChangeRequest,
   DispatchCaptain: dispatchCaptain,
   PostComment: postComment,

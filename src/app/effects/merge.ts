@@ -166,12 +166,14 @@ export async function checkUpstream(effect: EffectOf<"CheckUpstream">, ctx: Effe
 }
 
 /**
- * A verified attempt whose runner could not open its pull request (a lost push or call, the job
- * killed between its last push and the PR): the App opens it, pointing at the attempt's walkthrough,
- * so the work is reviewed and merged as any other. A PR the runner opens meanwhile is found instead.
+ * A verified attempt whose runner could not open its pull request (a job's token may not open pull
+ * requests where the repository's Actions setting "Allow GitHub Actions to create and approve pull
+ * requests" is off; a lost push or call; the job killed between its last push and the PR): the App
+ * opens it, pointing at the attempt's walkthrough, so the work is reviewed and merged as any other.
+ * A PR the runner opens meanwhile is found instead.
  */
 async function openMissingPull(
-  effect: EffectOf<"MergePullRequest">,
+  effect: { taskId: string; attempt: number; branch: string },
   ctx: EffectContext,
   t: TaskState,
   a: AttemptRecord,
@@ -182,7 +184,7 @@ async function openMissingPull(
   const title = journal.plan.nodes.find((n) => n.id === t.id)?.title || t.id;
   const record = a.recordSha ?? head;
   const body = [
-    `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
+    `The runner of attempt ${effect.attempt} did not open this pull request; Forge opened it. (A job's token may not open pull requests while the repository's Actions setting "Allow GitHub Actions to create and approve pull requests" is off: Settings → Actions → General → Workflow permissions.)`,
     "",
     `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`,
   ].join("\n");
@@ -201,6 +203,20 @@ async function openMissingPull(
     if (found) return found;
     throw e;
   }
+}
+
+/**
+ * A MERGE_READY attempt's pull request no merge is about to open (merge_policy review or manual, an
+ * upstream a refinery carries): found, or opened by the App, so that a person — or the refinery —
+ * has it to read.
+ */
+export async function openPullRequest(effect: EffectOf<"OpenPullRequest">, ctx: EffectContext): Promise<EffectOutcome> {
+  const t = task(ctx, effect.taskId);
+  const a = attemptNumbered(t, effect.attempt);
+  if (!t || !a || t.status !== "MERGE_READY") return done({});
+  const pr = (await ctx.port.findPullRequest(effect.branch)) ?? (await openMissingPull(effect, ctx, t, a));
+  if (!pr) return { kind: "later", reason: `no branch ${effect.branch} to open a pull request of` };
+  return done({ prNumber: pr.number });
 }
 
 /** At most this many authors of requests for changes not yet in the journal are asked for their permission before a merge. */

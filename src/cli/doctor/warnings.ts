@@ -183,7 +183,7 @@ export function settingsFindings(f: Readiness, forge: ForgeFacts): Findings {
       rule: "can_approve_pull_request_reviews",
       source: "Actions settings",
       effect:
-        "GitHub Actions may not create pull requests here: the runner cannot open a task's pull request (the App opens it when it merges the task, without the walkthrough as its description), and a plan Captain cannot open its plan's",
+        "GitHub Actions may not create pull requests here: the runner cannot open a task's pull request (no draft while the agent works: the App opens it once the work is verified, pointing at the walkthrough rather than showing it), and a plan Captain cannot open its plan's",
       fix: 'Settings → Actions → General → Workflow permissions: "Allow GitHub Actions to create and approve pull requests", or give the Forge step a token of its own in github-token',
       blocks: false,
     });

@@ -49,6 +49,13 @@ export function effectDone(s: Step, { key, result }: InputOf<"effect.done">): vo
         if (i !== undefined && t?.status === "MERGE_READY") s.editRevision(i).checkedHead = prHead(t);
       }
       return;
+    case "OpenPullRequest":
+      // The PR the App opened (or found): its opened webhook is the App's own, not taken in.
+      if (typeof result.prNumber === "number") {
+        const i = s.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
+        if (i !== undefined && s.attempt(i).prNumber === undefined) s.editAttempt(i).prNumber = result.prNumber;
+      }
+      return;
     case "OpenChangeRequest":
       if (typeof result.issueNumber === "number") {
         const n = result.issueNumber;

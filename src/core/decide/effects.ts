@@ -92,6 +92,11 @@ export function mergePullRequest(t: Attempt & { branch?: string | undefined; prN
   };
 }
 
+/** Open a MERGE_READY attempt's pull request, which its runner did not open (found instead if it did meanwhile). */
+export function openPullRequest(t: Attempt & { branch: string }): Of<"OpenPullRequest"> {
+  return { key: `pr:${t.id}:${t.attempt}`, kind: "OpenPullRequest", taskId: t.id, attempt: t.attempt, branch: t.branch };
+}
+
 /**
  * Read what an upstream's pull request changes before `refinery` merges its branch: protected paths
  * hold the refinery's dispatch for a person's approval, as a task's own merge is held.

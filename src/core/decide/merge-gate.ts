@@ -40,6 +40,22 @@ export function gate(s: Step, i: number, kind: InputKind): void {
   // Feedback that came while the attempt (or its revision) ran: the next revision takes it, not a merge.
   if (revise(s, i, kind)) return;
   requestMerge(s, i);
+  openMissingPull(s, i);
+}
+
+/**
+ * A MERGE_READY attempt whose pull request Forge has not heard of — its runner could not open it (a
+ * job's token may not open pull requests while the repository's Actions setting "Allow GitHub
+ * Actions to create and approve pull requests" is off, GitHub's default), or its webhook is late —
+ * and which no merge is about to open (a merge opens a missing PR itself): the App opens it (or
+ * finds it), so a person can review it, merge it, or approve it, and a refinery can read it.
+ */
+function openMissingPull(s: Step, i: number): void {
+  const a = s.attempt(i);
+  if (a.prNumber !== undefined) return;
+  const ref = attemptRef(s.task(i));
+  if (s.j.outbox.some((e) => e.key === effects.mergePullRequest(ref).key)) return;
+  s.effect(effects.openPullRequest({ ...ref, branch: a.branch }));
 }
 
 /**

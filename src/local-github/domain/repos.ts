@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 import * as git from "../git/index.js";
 import { now, type Issue, type Repo, type Role } from "../state.js";
 import type { SimCore } from "./index.js";
+import { actionsPermissionsOf } from "../actions-permissions.js";
 
 export interface SeedRepoOptions {
   owner: string;
@@ -18,6 +19,12 @@ export interface SeedRepoOptions {
   fromDir?: string;
   collaborators?: Record<string, Role>;
   labels?: Array<{ name: string; color?: string; description?: string }>;
+  /**
+   * "Allow GitHub Actions to create and approve pull requests" (Settings → Actions → General), on
+   * as Forge's README asks when the runner opens the task PRs with the job's token; off by default,
+   * as GitHub's is (../actions-permissions.ts).
+   */
+  actionsMayCreatePullRequests?: boolean;
 }
 
 export async function createRepo(core: SimCore, o: SeedRepoOptions): Promise<Repo> {
@@ -43,6 +50,7 @@ export async function createRepo(core: SimCore, o: SeedRepoOptions): Promise<Rep
     pushedAt: t,
     description: o.description ?? null,
   };
+  if (o.actionsMayCreatePullRequests) actionsPermissionsOf(repo).canApprovePullRequestReviews = true;
   for (const login of repo.collaborators.keys()) core.ensureUser(login);
   for (const l of o.labels ?? [])
     repo.labels.set(l.name, {

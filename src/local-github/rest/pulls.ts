@@ -1,4 +1,5 @@
 // REST operations of the local GitHub: pull requests (docs.github.com/rest/pulls).
+import { enforceActionsMayCreatePulls } from "../actions-permissions.js";
 import { HttpError } from "../auth.js";
 import * as git from "../git/index.js";
 import type { Issue } from "../state.js";
@@ -21,6 +22,7 @@ export const pullHandlers: Record<string, Handler> = {
   // docs.github.com/rest/pulls/pulls#create-a-pull-request
   "pulls/create": async (ctx) => {
     const repo = repoOf(ctx);
+    enforceActionsMayCreatePulls(ctx, repo);
     const b = ctx.body!;
     const headSpec = str(b, "head")!;
     const headName = headSpec.replace(/^[^:]+:/, "");
