@@ -17,7 +17,7 @@ export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
  * What git refuses in a branch name (`git check-ref-format`, git-scm.com/docs/git-check-ref-format)
  * that ID_PATTERN lets through: `..` anywhere, a component ending in `.lock`, a name ending in `.`.
  * An id is a component of its task's branch (`forge/{runId}/{taskId}/{attempt}`), and the plan's id of
- * every branch of its runs: GitHub answers "Reference name is invalid" to such a branch.
+ * every branch of its runs: GitHub answers 422 "refs/heads/… is not a valid ref name." to such a branch.
  */
 export const REF_SAFE_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)/;
 
