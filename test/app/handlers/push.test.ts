@@ -319,10 +319,16 @@ describe("push: long pushes, a result that is not JSON, the App's own pushes, th
     const write = gh.writeJournal(200);
     gh.reply(`POST ${R}/check-runs`, 201, { id: 55, name: "forge · a", head_sha: RECORD, status: "completed", conclusion: "success" });
     gh.tracker(3);
+    // merge_policy manual and no PR heard of yet: the App looks for the attempt's PR (the runner's,
+    // its webhook late) rather than leave a person nothing to merge.
+    const found = gh.reply(`GET ${R}/pulls?head=acme:${branchOf("a", 1)}&state=all&per_page=10`, 200, [
+      { number: 7, state: "open", head: { ref: branchOf("a", 1), sha: RECORD }, base: { ref: INTEGRATION, sha: INTEGRATION_SHA } },
+    ]);
 
     await app.receive(recordPush("a", 1, undefined, { headListed: false }));
 
     expect(read.call).toBeDefined();
+    expect(found.call).toBeDefined();
     // The parent read from GitHub is the pushed work the MERGE_READY gate compares with the walkthrough.
     expect(taskOf(decodedJournal(write).journal, "a")).toMatchObject({
       status: "MERGE_READY",
