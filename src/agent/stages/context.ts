@@ -12,6 +12,7 @@ import { defaultReportPaths, spawnAgent } from "../spawn/index.js";
 import { abortsTheStage, EXIT_CODES, succeeded, type ExitCode } from "../../core/exit-codes.js";
 import type { AgentKind, ReportPaths, SpawnResult } from "../types.js";
 import { parseAgentWalkthrough } from "../walkthrough.js";
+import { REPORT_INVALID, withValidReport } from "./reports.js";
 import type { StageName, StagedAgentType, StagesOf } from "./config.js";
 import type { RunStagesOptions, StagesResultExtras, TaskContext } from "./types.js";
 
@@ -100,6 +101,19 @@ async function systemPrompt(c: StageContext, kind: AgentKind): Promise<string> {
  * hierarchy check apply (type 3's subtasks, the refinery's helpers).
  */
 export async function session(c: StageContext, stage: string, kind: AgentKind, prompt: string, caller?: AgentKind): Promise<SpawnResult> {
+  const r = await spawnSession(c, stage, kind, prompt, caller);
+  // Exit 10 and 11 stand on their document: an invalid one goes back to the agent once (reports.ts).
+  return withValidReport(
+    c,
+    stage,
+    r,
+    (fixStage, fixPrompt) => spawnSession(c, fixStage, kind, fixPrompt, caller),
+    (m) => progress(c, m),
+  );
+}
+
+/** One agent session in its own folder; its cost and turns added to the tally. */
+async function spawnSession(c: StageContext, stage: string, kind: AgentKind, prompt: string, caller?: AgentKind): Promise<SpawnResult> {
   const { options, task } = c;
   c.tally.sessions++;
   const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
@@ -154,7 +168,8 @@ export async function retried(
       const problem = await check(r);
       if (problem) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } };
     }
-    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
+    // A document still invalid after its correction went back to the agent once already: no second time.
+    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1 && r.error?.code !== REPORT_INVALID) {
       progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
       current = `${prompt}\n\n## Previous attempt failed\n\nThe previous attempt at this stage failed with:\n\n${r.error?.message ?? "exit code 1"}\n\nFix the cause and complete the stage.`;
       continue;

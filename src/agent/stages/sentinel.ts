@@ -20,6 +20,7 @@ import type { SpawnResult } from "../types.js";
 import { writeChangeRequest } from "./change-request.js";
 import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
 import { stagePrompt } from "./prompt.js";
+import { reportProblems } from "./reports.js";
 
 export interface VerificationResults {
   checks: Array<{ name: string; tool: string; passed: boolean; errors: number; output?: string }>;
@@ -278,7 +279,8 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
     `## Sentinel files\n\n- Last fix list: ${run.lastFixList ?? "(none)"}\n- Last verification results: ${run.v!.file}`,
   ].join("\n\n");
   log.add(await session(c, "change-request", "refinery", crPrompt));
-  if (!existsSync(reports.changeRequest)) {
+  // The agent's own Change Request when it wrote a valid one (reports.ts); else Forge's.
+  if (await reportProblems(c, EXIT_CODES.NEEDS_ESCALATION)) {
     await writeChangeRequest(reports.changeRequest, task, {
       title: `Verification keeps failing at ${task.taskId}`,
       reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
