@@ -329,7 +329,7 @@ const TITLE_LIMIT = 256;
  * needs escaping there.)
  */
 export function changeRequestIssueTitle(title: string): string {
-  const line = oneLine(title) || "Change Request";
+  const line = asData(title).replace(/\s+/g, " ").trim() || "Change Request";
   return line.length > TITLE_LIMIT ? `${line.slice(0, TITLE_LIMIT - 1)}…` : line;
 }
 
