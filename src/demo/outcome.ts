@@ -83,17 +83,24 @@ export async function readOutcome(
     const pr = f.prNumber ?? (await prOf(user, f.branch));
     followups.push({ id: f.id, sourceTaskId: f.sourceTaskId, text: f.text, status: f.status, ...(pr !== undefined ? { pr } : {}) });
   }
-  const changeRequests: DemoResult["changeRequests"] = (j?.changeRequests ?? []).map((c) => {
+  const changeRequests: DemoResult["changeRequests"] = [];
+  for (const c of j?.changeRequests ?? []) {
     const issue = c.issueNumber;
-    return {
+    // The issue's title as GitHub shows it: the emitter's own (docs/formats.md#change-request).
+    const issueTitle =
+      issue !== undefined
+        ? (await user.rest.issues.get({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: issue })).data.title
+        : undefined;
+    changeRequests.push({
       id: c.id,
       emittedBy: c.emittedBy,
       title: c.title,
       status: c.status,
       ...(c.overlayId ? { overlayId: c.overlayId } : {}),
       ...(issue !== undefined ? { issue } : {}),
-    };
-  });
+      ...(issueTitle !== undefined ? { issueTitle } : {}),
+    });
+  }
   let finalPr: DemoResult["finalPr"];
   let finalBody = "";
   if (finalPrNumber !== undefined) {
