@@ -118,6 +118,7 @@ export const LANES: Record<LaneName, string[]> = {
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
     "test/action/git.test.ts",
+    "test/action/git-network.test.ts",
     "test/agent/branches.test.ts",
     "test/cli/init.test.ts",
   ],

@@ -171,6 +171,11 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
+      onRetry: (r) =>
+        core.warning(
+          `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1000).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`,
+        ),
     });
     await ensureRepository(git, remote);
 
