@@ -125,6 +125,7 @@ export const LANES: Record<LaneName, string[]> = {
   processes: [
     // The action's jobs with shell-script agents, the built action, the sim runner running it.
     "test/action/budget.test.ts",
+    "test/action/final-push.test.ts",
     "test/action/claude-e2e.test.ts",
     "test/action/dist.test.ts",
     "test/action/forge-cli.test.ts",
