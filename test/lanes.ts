@@ -150,6 +150,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/spend-real.test.ts",
     "test/agent/stages.test.ts",
     "test/agent/stages-refinery.test.ts",
+    "test/agent/stages-retries.test.ts",
     "test/agent/squash.test.ts",
     "test/agent/sub-worktree.test.ts",
     "test/cli/bad-args.test.ts",
