@@ -1,5 +1,4 @@
-// Layer 2's rules for a stage that times out or ends partial, as seed 001's orchestrator has them
-// (docs/runner.md#stage-rules), with the fake command agent and short limits instead of waiting:
+// Layer 2's rules for a stage that times out or ends partial (docs/runner.md#stage-rules), with the fake command agent and short limits instead of waiting:
 // a stage session that reaches its own time limit is killed and the stage tried once more before
 // the attempt fails (21); exit 12 keeps what succeeded and tries the partial stage — or type 3's
 // failed subtasks — once more.

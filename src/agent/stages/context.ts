@@ -199,7 +199,7 @@ function retryReason(c: StageContext, r: SpawnResult, partial: boolean): RetryRe
 }
 
 /**
- * A stage's session, tried once more (seed 001's orchestrator rules, docs/runner.md#stage-rules)
+ * A stage's session, tried once more (the orchestrator's rules, docs/runner.md#stage-rules)
  * when it failed (exit 1, or a success `check` finds a problem with), ran out of its own time
  * (killed), or ended partial (12, unless `partial: false`), with the reason in its prompt — never
  * after a rate limit, which already waited what it could. One retry per stage whatever the reason.

@@ -80,8 +80,8 @@ type SubtaskEnd = { ok: boolean; note: string } | { stop: StageOutcome };
 
 /**
  * The work stage: every subtask not done yet, in order; then the ones that failed, once more each
- * (seed 001's orchestrator: a partial result keeps what succeeded and retries the failed parts; a
- * failure is retried once), told how they failed. Partial (12) when some still fail, 1 when all do.
+ * (docs/runner.md#stage-rules: a partial result keeps what succeeded and retries the failed parts;
+ * a failure is retried once), told how they failed. Partial (12) when some still fail, 1 when all do.
  * A subtask whose front matter is not YAML is never worked, nor tried again.
  */
 export async function workSubtasks(c: StageContext): Promise<StageOutcome> {
