@@ -47,7 +47,13 @@ describe("a Change Request (exit 11) that is not one", () => {
     expect(out.error).toContain("change-request.md title — Too big: expected string to have <=200 characters");
     expect(out.changeRequestPath).toBeUndefined();
     expect(w.calls().map((c) => c.name)).toEqual(["implement", "implement-fix-change-request"]);
-    expect(out.manifest.stages[0]).toMatchObject({ name: "implement", exit_code: 1, attempts: 1 });
+    // Both sessions are the stage's: the first and its correction.
+    expect(out.manifest.stages[0]).toMatchObject({
+      name: "implement",
+      exit_code: 1,
+      attempts: 2,
+      session_dirs: ["stages/01-implement", "stages/02-implement-fix-change-request"],
+    });
   });
 
   it("a correction that ends with another code fails the stage, saying so", async () => {
