@@ -22,7 +22,7 @@ import { defaultConfig } from "../../src/core/schemas/config.js";
 import { generateDag, prng } from "../helpers/gen-plan.js";
 import { newRun, nodes } from "../helpers/world.js";
 
-const REPO = { owner: "octo", repo: "app" };
+const REPO = { owner: "octo", repo: "app", webUrl: "https://github.com" };
 const STATUSES: readonly TaskStatus[] = ["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"];
 
 function journalOf(planNodes: PlanNodeInput[]): Journal {
