@@ -316,8 +316,16 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  // The job that ended without a result: its page on GitHub, where its log is (the URL GitHub gave the App).
-  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
+  // The job that failed: the page of the job that ended without a result (the URL GitHub gave the App),
+  // else the workflow run of the attempt held FAILED or STALE — where its log is, on the GitHub the App talks to.
+  const run = a?.revision.workflowRunId;
+  const page =
+    t.lastErrorLog && JOB_PAGE.test(t.lastErrorLog)
+      ? t.lastErrorLog
+      : (t.status === "FAILED" || t.status === "STALE") && run !== undefined
+        ? repoPage(repo, `actions/runs/${run}`)
+        : undefined;
+  const log = page && t.status !== "MERGED" ? ` [job log](${page})` : "";
   return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](${repoPage(repo, `runs/${check}`)})` : ""} | ${shown}${log} |`;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The links the App writes go to the GitHub it talks to: on the local GitHub, a check run's
- * details (the attempt's job), its execution report, and the tracker's check and job-log columns
- * all name the local GitHub's web root, never github.com — and each of them opens there.
+ * details (the attempt's job), its execution report, and the tracker's check and job-log links (a
+ * job that ended without a result, an agent that failed with one) all name the local GitHub's web
+ * root, never github.com — and each of them opens there.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { TRACKER_DEBOUNCE_MAX_MS } from "../../src/app/effects/index.js";
@@ -29,12 +30,16 @@ async function page(url: string): Promise<{ status: number; text: string }> {
 
 describe("links on the GitHub the App talks to", () => {
   it("check details, execution report, tracker check and job log go to the local GitHub and open there", { timeout: 120_000 }, async () => {
-    h = await startHarness((id): Script => (id === "b" ? { kind: "lost" } : { kind: "success" }), {
+    // a succeeds; b's job ends without a result; c's agent fails with its result (exit 1).
+    const scripts: Record<string, Script> = { b: { kind: "lost" }, c: { kind: "exit", code: 1, error: "tests failed" } };
+    h = await startHarness((id): Script => scripts[id] ?? { kind: "success" }, {
       config: "max_retries: 0\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n",
     });
     const web = h.sim.url;
-    await h.pushFiles(planFiles("mini", { a: [], b: [] }), "Add plan");
-    const j = await h.waitFor((x) => task(x, "a").status === "MERGED" && task(x, "b").attempt?.hold === "exhausted");
+    await h.pushFiles(planFiles("mini", { a: [], b: [], c: [] }), "Add plan");
+    const j = await h.waitFor(
+      (x) => task(x, "a").status === "MERGED" && task(x, "b").attempt?.hold === "exhausted" && task(x, "c").attempt?.hold === "exhausted",
+    );
     await h.advance(TRACKER_DEBOUNCE_MAX_MS);
     await h.app.forge.idle();
 
@@ -60,8 +65,12 @@ describe("links on the GitHub the App talks to", () => {
     expect(body).not.toContain("https://github.com");
     const found = links(body);
     expect(found).toContain(`${web}/${OWNER}/${REPO}/runs/${check.id}`);
+    // b's job page (GitHub's html_url of the failed job); c's workflow run.
     expect(found.some((u) => /\/actions\/runs\/\d+\/job\/\d+$/.test(u))).toBe(true);
-    expect(found.length).toBeGreaterThanOrEqual(3);
+    const cRow = body.split("\n").find((l) => l.startsWith("| `c`"))!;
+    expect(cRow).toContain(`tests failed [job log](${web}/${OWNER}/${REPO}/actions/runs/${task(j, "c").attempt!.revision.workflowRunId})`);
+    // A check run for each task (b's on its branch as cut), b's job and c's run.
+    expect(found).toHaveLength(5);
     for (const url of found) {
       expect(url.startsWith(`${web}/${OWNER}/${REPO}/`), url).toBe(true);
       expect((await page(url)).status, url).toBe(200);
