@@ -152,7 +152,7 @@ export function renderTracker(
   }
   tail.push(
     "",
-    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`",
+    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge retry failed` · `/forge help`",
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
