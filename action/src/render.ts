@@ -66,7 +66,7 @@ export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string 
     `| Attempt | ${f.attempt} |`,
     `| Status | ${STATUS_ICON[f.status] ?? f.status} (exit ${input.exitCode}) |`,
     `| Confidence | ${f.confidence.toFixed(2)} |`,
-    `| Branch | ${code(f.branch)} → ${code(input.baseBranch)} (cut from ${code(f.base_ref)}) |`,
+    `| Branch | ${code(f.branch)} → ${code(input.baseBranch)} |`,
     `| Head | ${code(f.head_sha)} |`,
     `| Time spent | ${f.time_spent_minutes} min |`,
     ...(agentBits.length ? [`| Agent | ${cell(agentBits.join(" · "))} |`] : []),

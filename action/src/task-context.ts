@@ -14,7 +14,7 @@ import { parseTaskFile } from "../../src/core/plan/parse.js";
 import type { Problem } from "../../src/core/plan/problem.js";
 import { checkFrontmatter } from "../../src/core/plan/validate-files.js";
 import { formatProblem } from "../../src/core/problems.js";
-import type { TaskFrontmatter } from "../../src/core/schemas/task.js";
+import { REMOVED_TASK_FIELDS, type TaskFrontmatter } from "../../src/core/schemas/task.js";
 import type { JobTaskContext } from "./agent-runner.js";
 import type { JobGitHub } from "./github.js";
 import type { DispatchContext } from "./inputs.js";
@@ -96,7 +96,7 @@ export async function buildTaskContext(args: {
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
       const problems: Problem[] = [];
-      checkFrontmatter(parsed, problems, "bad-id");
+      checkFrontmatter(parsed, problems, "bad-id", REMOVED_TASK_FIELDS);
       const why =
         parsed.refused?.message ??
         parsed.yamlError?.message ??
@@ -143,7 +143,8 @@ export async function buildTaskContext(args: {
     ...(answer ? { answer } : {}),
     ...(fm.test_command ? { testCommand: fm.test_command } : {}),
     branch: args.branch,
-    baseRef: fm.base_ref ?? journal.integrationBranch,
+    // Every task branch is cut from the integration branch (docs/executor.md#dispatch).
+    baseRef: journal.integrationBranch,
   };
   return { taskContext, frontmatter: fm, markdown: renderTaskContext(taskContext) };
 }

@@ -12,6 +12,7 @@ import { stringify as stringifyYaml } from "yaml";
 import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { WALKTHROUGH_BODY_SECTIONS, walkthroughFrontmatterSchema, type WalkthroughFrontmatter } from "../core/schemas/walkthrough.js";
+import { missingSections as missingSectionsOf } from "./sections.js";
 
 /** Fields the runner fills in; the agent may leave them out. */
 const RUNNER_FIELDS = {
@@ -41,28 +42,7 @@ export function splitFrontmatter(text: string, file = "walkthrough.md"): { yaml:
 }
 
 /** The body's sections the walkthrough format requires and the body lacks. */
-function missingSections(body: string): string[] {
-  const present = new Set<string>();
-  for (const line of body.split("\n")) {
-    const title = headingText(line);
-    if (title) present.add(title.toLowerCase());
-  }
-  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
-}
-
-/**
- * The text of an ATX heading line (`## Summary ##` → `Summary`), or undefined. Read line by line and
- * trimmed by hand, so an agent's body costs time linear in its length whatever it holds.
- */
-function headingText(line: string): string | undefined {
-  const m = /^#{1,6}\s+([\s\S]*)$/.exec(line);
-  if (!m) return undefined;
-  let text = m[1]!.trimEnd();
-  let end = text.length;
-  while (end > 0 && text[end - 1] === "#") end--;
-  text = text.slice(0, end).trim();
-  return text || undefined;
-}
+const missingSections = (body: string) => missingSectionsOf(body, WALKTHROUGH_BODY_SECTIONS);
 const sectionProblems = (body: string) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
 
 type Frontmatter = { ok: true; data: Record<string, unknown>; body: string } | { ok: false; error: string; problem: string; body: string };

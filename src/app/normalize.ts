@@ -4,6 +4,7 @@
  * `withContainment`, which compares commits.
  */
 import { EXIT_CODES, succeeded } from "../core/exit-codes.js";
+import { changeRequestTitle } from "../core/render/run-messages.js";
 import { prHead } from "../core/task-rules.js";
 import type { LeafInput } from "../core/inputs.js";
 import type { Journal } from "../core/journal.js";
@@ -233,16 +234,27 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
           },
         }
       : {}),
-    ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION
-      ? {
-          changeRequest: {
-            title: r.error ?? `${ref.taskId} needs the plan amended`,
-            reason: r.error ?? "escalation",
-            affectedTasks: [ref.taskId],
-            ...(r.change_request_path ? { path: r.change_request_path } : {}),
-          },
-        }
-      : {}),
+    ...(r.exit_code === EXIT_CODES.NEEDS_ESCALATION ? { changeRequest: changeRequestOf(ref, r) } : {}),
+  };
+}
+
+/**
+ * An escalation's Change Request in the emitter's words: the front matter the runner validated
+ * (result.json `change_request`). A result without one (a runner older than that field) gets a
+ * title of Forge's — never the runner's error line, which is the agent's last output and the
+ * runner's notes (docs/executor.md#change-requests).
+ */
+function changeRequestOf(ref: AttemptRef, r: AgentResult): NonNullable<Extract<LeafInput, { kind: "agent.finished" }>["changeRequest"]> {
+  const path = r.change_request_path ? { path: r.change_request_path } : {};
+  const cr = r.change_request;
+  if (!cr) return { title: changeRequestTitle(ref.taskId), reason: r.error ?? "escalation", affectedTasks: [ref.taskId], ...path };
+  return {
+    title: cr.title,
+    reason: cr.reason,
+    affectedTasks: cr.affected_tasks.length ? cr.affected_tasks : [ref.taskId],
+    suggestedAction: cr.suggested_action,
+    priority: cr.priority,
+    ...path,
   };
 }
 

@@ -20,10 +20,12 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
 import { readFrontMatter } from "../core/front-matter.js";
-import { asData, fenceFor } from "../core/render/as-data.js";
+import { asData, fenceFor, inlineData } from "../core/render/as-data.js";
+import { CHANGE_REQUEST_LIMITS, changeRequestFrontmatterSchema } from "../core/schemas/change-request.js";
 import { renderOutcomeTable, type OutcomeFigures } from "../core/outcomes.js";
 import { runSpent } from "../core/budget.js";
 import { heldForProtectedPaths, pauseReasons, type PauseReason } from "../core/task-rules.js";
+import { repoPage, type RepoOnWeb } from "../github/web-url.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -89,7 +91,8 @@ export function renderTracker(
   journal: Journal,
   events: readonly ForgeEvent[],
   facts: RunFacts,
-  repo: { owner: string; repo: string },
+  /** The repository on the GitHub the App talks to: the check links go there. */
+  repo: RepoOnWeb,
   /** The time the tracker is drawn at: a usage limit that has ended pauses nothing. */
   now: number,
   config?: Pick<ForgeConfig, "budgets">,
@@ -131,7 +134,7 @@ export function renderTracker(
   if (journal.changeRequests.length) {
     tail.push("", "**Change Requests**", "");
     const shown = journal.changeRequests.map(
-      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`,
+      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` — ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${inlineData(c.title)}`,
     );
     tail.push(...fitLines(shown, LIST_BUDGET, (n) => `- …and ${n} more Change Request${n === 1 ? "" : "s"}`));
   }
@@ -150,7 +153,7 @@ export function renderTracker(
   }
   tail.push(
     "",
-    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`",
+    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge retry failed` · `/forge help`",
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
@@ -241,7 +244,7 @@ const TABLE_FIRST: readonly TaskStatus[] = ["FAILED", "STALE", "RUNNING", "MERGE
  * The task table, in at most `budget` characters: every task in plan order when it fits, else the
  * tasks by `TABLE_FIRST` (plan order within a status) as far as they fit, and a count of the rest.
  */
-function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, budget: number): string {
+function taskTable(journal: Journal, facts: RunFacts, repo: RepoOnWeb, budget: number): string {
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
   // Rows are rendered as far as they are needed: a big plan's table never shows them all.
   const rows: string[] = [];
@@ -282,11 +285,11 @@ function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; rep
  */
 const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefined; repo: string; row: string }>();
 
-function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, i: number): string {
+function taskRow(journal: Journal, facts: RunFacts, repo: RepoOnWeb, i: number): string {
   const t = journal.tasks[i]!;
   const node = journal.plan.nodes[i]!;
   const check = facts.checkRuns[`${t.id}:${t.attempts}`];
-  const where = `${repo.owner}/${repo.repo}`;
+  const where = repoPage(repo, "");
   const hit = rowCache.get(t);
   if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
   const row = renderRow(t, node, check, repo);
@@ -297,7 +300,7 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
 /** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
 const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 
-function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
+function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: RepoOnWeb): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
@@ -314,14 +317,54 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  // The job that ended without a result: its page on GitHub, where its log is (the URL GitHub gave the App).
-  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown}${log} |`;
+  // The job that failed: the page of the job that ended without a result (the URL GitHub gave the App),
+  // else the workflow run of the attempt held FAILED or STALE — where its log is, on the GitHub the App talks to.
+  const run = a?.revision.workflowRunId;
+  const page =
+    t.lastErrorLog && JOB_PAGE.test(t.lastErrorLog)
+      ? t.lastErrorLog
+      : (t.status === "FAILED" || t.status === "STALE") && run !== undefined
+        ? repoPage(repo, `actions/runs/${run}`)
+        : undefined;
+  const log = page && t.status !== "MERGED" ? ` [job log](${page})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](${repoPage(repo, `runs/${check}`)})` : ""} | ${shown}${log} |`;
 }
 
+/** GitHub refuses an issue title longer than this. */
+const TITLE_LIMIT = 256;
+
+/**
+ * A Change Request issue's title: the emitter's own title, as data — one line, no Forge marker, no
+ * live @mention, within GitHub's limit. (GitHub renders only code spans in a title, so nothing else
+ * needs escaping there.)
+ */
+export function changeRequestIssueTitle(title: string): string {
+  const line = asData(title).replace(/\s+/g, " ").trim() || "Change Request";
+  return line.length > TITLE_LIMIT ? `${line.slice(0, TITLE_LIMIT - 1)}…` : line;
+}
+
+/**
+ * The document's `suggested_changes`, when the document read from the emitter's branch is the
+ * Change Request the runner completed (the journal keeps only the short fields of a CR).
+ */
+function suggestedChanges(document: string | undefined): string | undefined {
+  if (document === undefined) return undefined;
+  const fm = readFrontMatter("change-request.md", document.slice(0, CHANGE_REQUEST_LIMITS.bytes * 2));
+  const parsed = changeRequestFrontmatterSchema.safeParse(fm.data);
+  return parsed.success && parsed.data.suggested_changes.trim() ? parsed.data.suggested_changes : undefined;
+}
+
+/**
+ * The Change Request issue (docs/formats.md#change-request). Forge's own lines first — who raised
+ * it, its priority and suggested action, the affected tasks, what happens next — then the request
+ * as the emitter wrote it, as data: its fields in a YAML block whose fence no backtick run in them
+ * can close, and its document's body (front matter split off) without Forge markers or live
+ * @mentions. Cut below GitHub's body limit from the end, so Forge's lines always stay.
+ */
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {
   const cr = journal.changeRequests.find((c) => c.id === crId);
-  // The agent's title, reason and document are shown as data: no Forge marker, no @mention, no way out of the fence.
+  const emitter = cr ? journal.plan.nodes.find((n) => n.id === cr.emittedBy) : undefined;
+  const changes = suggestedChanges(document);
   const front = cr
     ? stringify({
         id: cr.id,
@@ -331,6 +374,9 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
         status: cr.status,
         reason: asData(cr.reason),
         affected_tasks: cr.affectedTasks,
+        ...(cr.suggestedAction ? { suggested_action: cr.suggestedAction } : {}),
+        ...(cr.priority ? { priority: cr.priority } : {}),
+        ...(changes !== undefined ? { suggested_changes: asData(changes) } : {}),
       })
     : `id: ${crId}\n`;
   const fence = fenceFor(front);
@@ -338,17 +384,29 @@ export function renderChangeRequestIssue(journal: Journal, crId: string, documen
     config.cr_mode === "replan"
       ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged."
       : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
+  const code = (id: string) => `\`${inlineData(id, 100)}\``;
+  const who = cr
+    ? [
+        `**Raised by** ${code(cr.emittedBy)}${emitter ? ` (${emitter.kind === "refinery" ? "refinery" : `type ${emitter.agentType}`})` : ""}, attempt ${cr.attempt}`,
+        ...(cr.priority ? [`**Priority** ${cr.priority}`] : []),
+        ...(cr.suggestedAction ? [`**Suggested action** ${cr.suggestedAction}`] : []),
+      ].join(" · ")
+    : `Change Request ${code(crId)}`;
+  const affected = cr?.affectedTasks.length ? [`**Affected tasks:** ${cr.affectedTasks.slice(0, 50).map(code).join(", ")}`] : [];
+  const body =
+    document !== undefined ? readFrontMatter("change-request.md", document.slice(0, CHANGE_REQUEST_LIMITS.bytes * 2)).body.trim() : "";
   return cut(
     [
       crMarker(journal.runId, crId),
+      who,
+      ...affected,
+      "",
+      next,
+      "",
       `${fence}yaml`,
       front.trimEnd(),
       fence,
-      "",
-      asData(document !== undefined ? readFrontMatter("change-request.md", document).body.trim() : (cr?.reason ?? "")),
-      "",
-      `---`,
-      next,
+      ...(body ? ["", "---", "", asData(body)] : []),
     ].join("\n"),
     " (cut)",
   );

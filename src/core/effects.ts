@@ -16,7 +16,7 @@ export const effectSchema = z.discriminatedUnion("kind", [
     taskId: z.string().describe("Task id."),
     attempt: z.number().int().describe("Attempt number."),
     branch: z.string().describe("Branch to create."),
-    from: z.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
+    from: z.string().describe("Branch to cut it from: the run's integration branch."),
     merge: z.array(z.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent."),
   }),
   z.object({

@@ -63,9 +63,12 @@ const inputs = [
           title: z.string(),
           reason: z.string(),
           affectedTasks: z.array(z.string()).default([]),
+          suggestedAction: z.enum(["RETRY", "AMEND", "MANUAL_REVIEW"]).optional(),
+          priority: z.enum(["HIGH", "MEDIUM", "LOW"]).optional(),
           path: z.string().optional(),
         })
-        .optional(),
+        .optional()
+        .describe("An escalation (exit 11): the Change Request in the emitter's words (result.json change_request)."),
       rateLimitedUntil: z.string().optional(),
       budgetExceeded: z
         .object({
@@ -141,6 +144,10 @@ const inputs = [
       actor: z.string(),
       amountUsd: z.number().positive().optional().describe("/forge budget: dollars to add."),
       taskId: z.string().optional(),
+      which: z
+        .literal("failed")
+        .optional()
+        .describe("/forge retry failed: every failed or exhausted task of the run, retried in this one decision."),
       crId: z.string().optional(),
       message: z.string().optional(),
       commentId: z

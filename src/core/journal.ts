@@ -47,6 +47,8 @@ export const changeRequestStateSchema = z
     title: z.string().describe("One-line title, the CR issue's title."),
     reason: z.string().describe("Why the plan is insufficient."),
     affectedTasks: z.array(z.string()).default([]).describe("Task ids the CR concerns."),
+    suggestedAction: z.enum(["RETRY", "AMEND", "MANUAL_REVIEW"]).optional().describe("What the emitter proposes."),
+    priority: z.enum(["HIGH", "MEDIUM", "LOW"]).optional().describe("How urgent the emitter says it is."),
     status: z.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
     path: z.string().optional().describe("Repository path of the CR document on the emitter's branch."),
     issueNumber: z.number().int().optional().describe("The CR issue."),

@@ -5,7 +5,8 @@
  * task; the task's fenced files and its `forge-scripted-agent` block decide the turns:
  *   succeed  → Read the files that exist (Claude Code's read-before-write rule), Write every file,
  *              Write the walkthrough, then `FORGE_EXIT=0`;
- *   escalate → Write the Change Request draft, then `FORGE_EXIT=11`;
+ *   escalate → Write the Change Request (the scripted agent's `changeRequestDraft`: the task's title,
+ *              reason and suggestions), then `FORGE_EXIT=11`;
  *   anything else → the failure in words and `FORGE_EXIT=1`.
  * A task whose `forge-scripted-agent` block names a `wip_marker` also Writes that marker (the demo
  * project's required CI check fails on it), as the demo agent does.
@@ -22,7 +23,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { isFollowupId, parseCaptainId } from "../core/layout.js";
-import { behaviourFor, parseScriptedTask, revisionOf, type ScriptedRevision } from "../fake-agents/scripted-agent.js";
+import { behaviourFor, changeRequestDraft, parseScriptedTask, revisionOf, type ScriptedRevision } from "../fake-agents/scripted-agent.js";
 import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../fake-agents/model-server.js";
 import { checkoutReader, followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
 
@@ -179,7 +180,8 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const b = behaviourFor(task, attempt);
   if (b.outcome === "escalate" && crPath) {
     const reason = b.reason ?? "The plan cannot be carried out as written";
-    const draft = `---\ntitle: ${JSON.stringify(`Change needed for ${task.id}`)}\nreason: ${JSON.stringify(reason)}\naffected_tasks: [${JSON.stringify(task.id)}]\nsuggested_action: AMEND\npriority: MEDIUM\nsuggested_changes: ${JSON.stringify(reason)}\n---\n\n## Description\n\n${reason}\n\n## Impact Assessment\n\nTask ${task.id} cannot complete as planned.\n\n## Proposed Resolution\n\nAmend the plan.\n`;
+    // The scripted agent's document (its title, reason and suggestions in the agent's words).
+    const draft = changeRequestDraft(task, b);
     return [
       { text: "This needs a change to the plan.", toolCalls: [{ name: "Write", input: { file_path: crPath, content: draft } }] },
       { text: `ESCALATE: ${reason}\nFORGE_EXIT=11` },

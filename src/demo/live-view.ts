@@ -71,11 +71,12 @@ export class LiveView {
         this.line(
           `${prefix()}  ${color("35", "follow-up")} ${String((e.data as { followupId?: string }).followupId)} ${String((e.data as { status?: string }).status)}`,
         );
-      else if (e.type === "cr.emitted")
-        this.line(
-          `${prefix()}  ${color("33", "Change Request")} ${String((e.data as { crId?: string }).crId)} from ${e.taskId}: ${String((e.data as { reason?: string }).reason)}`,
-        );
-      else if (e.type === "run.paused")
+      else if (e.type === "cr.emitted") {
+        // The emitter's own title (its reason when the journal has none).
+        const crId = String((e.data as { crId?: string }).crId);
+        const title = d.journal.changeRequests.find((c) => c.id === crId)?.title ?? String((e.data as { reason?: string }).reason);
+        this.line(`${prefix()}  ${color("33", "Change Request")} ${crId} from ${e.taskId}: ${title}`);
+      } else if (e.type === "run.paused")
         this.line(
           `${prefix()}  run paused (${String((e.data as { reason?: string }).reason)}): in-flight work finishes, nothing new starts`,
         );

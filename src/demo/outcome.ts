@@ -83,17 +83,24 @@ export async function readOutcome(
     const pr = f.prNumber ?? (await prOf(user, f.branch));
     followups.push({ id: f.id, sourceTaskId: f.sourceTaskId, text: f.text, status: f.status, ...(pr !== undefined ? { pr } : {}) });
   }
-  const changeRequests: DemoResult["changeRequests"] = (j?.changeRequests ?? []).map((c) => {
+  const changeRequests: DemoResult["changeRequests"] = [];
+  for (const c of j?.changeRequests ?? []) {
     const issue = c.issueNumber;
-    return {
+    // The issue's title as GitHub shows it: the emitter's own (docs/formats.md#change-request).
+    const issueTitle =
+      issue !== undefined
+        ? (await user.rest.issues.get({ owner: DEMO_OWNER, repo: DEMO_REPO, issue_number: issue })).data.title
+        : undefined;
+    changeRequests.push({
       id: c.id,
       emittedBy: c.emittedBy,
       title: c.title,
       status: c.status,
       ...(c.overlayId ? { overlayId: c.overlayId } : {}),
       ...(issue !== undefined ? { issue } : {}),
-    };
-  });
+      ...(issueTitle !== undefined ? { issueTitle } : {}),
+    });
+  }
   let finalPr: DemoResult["finalPr"];
   let finalBody = "";
   if (finalPrNumber !== undefined) {
@@ -123,9 +130,10 @@ export async function readOutcome(
 
 /**
  * Where a link of the run's bodies leads once the demo has ended: a pull request or issue of the
- * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`), on
- * github.com under the demo repository's name (which the App writes in check links, and which does
- * not exist there) or relative (to a page of the local GitHub) is local; any other address is kept.
+ * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`: the
+ * App's check and job links), on github.com under the demo repository's name (an agent's own link,
+ * which does not exist there) or relative (to a page of the local GitHub) is local; any other
+ * address is kept.
  */
 export function demoLinks(webUrl: string, inReport: { pulls: number[]; issues: number[]; finalPr?: number; tracker?: number }): LinkMap {
   const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -37,7 +37,7 @@ export function summary(r: DemoResult): string {
     out.push(`Follow-up ${f.id} (from ${f.sourceTaskId}): ${f.status}${f.pr !== undefined ? `, PR #${f.pr}` : ""} — ${f.text}`);
   for (const c of r.changeRequests)
     out.push(
-      `Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""}`,
+      `Change Request ${c.id} (from ${c.emittedBy}, issue #${c.issue ?? "?"}): ${c.status}${c.overlayId ? ` as ${c.overlayId}` : ""} — ${c.title}`,
     );
   for (const p of r.overlayPrs)
     out.push(`Captain's overlay PR #${p.number}: ${p.title} (${p.head} → main)${p.merged ? ", merged by the person" : ""}`);

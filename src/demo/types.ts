@@ -54,7 +54,16 @@ export interface DemoResult {
   durationMs: number;
   tasks: DemoTask[];
   followups: { id: string; sourceTaskId: string; text: string; status: string; pr?: number }[];
-  changeRequests: { id: string; emittedBy: string; title: string; status: string; overlayId?: string; issue?: number }[];
+  /** `title`: the journal's, the emitter's own; `issueTitle`: the CR issue's title as GitHub has it. */
+  changeRequests: {
+    id: string;
+    emittedBy: string;
+    title: string;
+    status: string;
+    overlayId?: string;
+    issue?: number;
+    issueTitle?: string;
+  }[];
   /** The Captain's overlay PRs (opened by the Forge action), which the person merged. */
   overlayPrs: { number: number; title: string; head: string; merged: boolean }[];
   /** The overlays of the run's plan: those committed with it, then those the run applied (the Captain's). */

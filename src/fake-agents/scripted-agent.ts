@@ -2,7 +2,7 @@
 // See README.md beside this file for the directives; `bin/forge-scripted-agent.mjs` runs it.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { EXIT_CODES } from "../core/exit-codes.js";
 import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
 
@@ -17,6 +17,8 @@ export interface Behaviour {
   question?: string;
   /** escalate: why a Change Request is needed. */
   reason?: string;
+  /** escalate: the Change Request's other fields, in the agent's words (defaults: see `changeRequestDraft`). */
+  change_request?: ScriptedChangeRequest;
   /** rate_limit: when the limit resets, as Claude Code words it (default "3pm (America/New_York)"). */
   resets?: string;
   /** exit: the exit code. */
@@ -27,6 +29,15 @@ export interface Behaviour {
   stall_ms?: number;
   /** What the attempt spends, reported in FORGE_SPEND_FILE once its files are written (default: $0.05 + $0.02 a file). */
   spend_usd?: number;
+}
+
+/** The fields of a scripted Change Request besides its reason (docs/formats.md#change-request). */
+export interface ScriptedChangeRequest {
+  title?: string;
+  affected_tasks?: string[];
+  suggested_action?: string;
+  priority?: string;
+  suggested_changes?: string;
 }
 
 export interface Directives {
@@ -273,7 +284,7 @@ export async function runScriptedAgent(task: ScriptedTask, io: AgentIo): Promise
     }
     case "escalate": {
       const reason = b.reason ?? "The plan cannot be carried out as written";
-      if (io.changeRequestFile) await writeReport(io.changeRequestFile, changeRequestDraft(task, reason));
+      if (io.changeRequestFile) await writeReport(io.changeRequestFile, changeRequestDraft(task, b));
       say(`ESCALATE: ${reason}`);
       return finish(EXIT_CODES.NEEDS_ESCALATION, reason);
     }
@@ -308,15 +319,24 @@ export async function writeReport(file: string, content: string): Promise<void> 
   await writeFile(file, content);
 }
 
-function changeRequestDraft(task: ScriptedTask, reason: string): string {
+/**
+ * The Change Request an escalating attempt writes (docs/formats.md#change-request): the behaviour's
+ * reason and `change_request` fields, in the format the runner checks. The Claude Code script
+ * (src/demo/claude-script.ts) writes the same document through a tool call.
+ */
+export function changeRequestDraft(task: ScriptedTask, b: Behaviour): string {
+  const reason = b.reason ?? "The plan cannot be carried out as written";
+  const cr = b.change_request ?? {};
+  const front = {
+    title: cr.title ?? `Change needed for ${task.id}`,
+    reason,
+    affected_tasks: cr.affected_tasks ?? [task.id],
+    suggested_action: cr.suggested_action ?? "AMEND",
+    priority: cr.priority ?? "MEDIUM",
+    suggested_changes: cr.suggested_changes ?? reason,
+  };
   return `---
-title: ${JSON.stringify(`Change needed for ${task.id}`)}
-reason: ${JSON.stringify(reason)}
-affected_tasks: [${JSON.stringify(task.id)}]
-suggested_action: AMEND
-priority: MEDIUM
-suggested_changes: ${JSON.stringify(reason)}
----
+${stringifyYaml(front, { lineWidth: 0 })}---
 
 ## Description
 
@@ -328,7 +348,7 @@ Task ${task.id} cannot complete as planned.
 
 ## Proposed Resolution
 
-Amend the plan.
+${cr.suggested_changes ?? "Amend the plan."}
 `;
 }
 

@@ -331,20 +331,6 @@ describe("main: re-runs, the artifact, and what the agent reports", () => {
     expect(report.warnings).toContain("could not upload the session artifact: artifact service unavailable");
   });
 
-  it("records a Change Request (exit 11) in the attempt folder and points result.json at it", async () => {
-    const w = world_();
-    const r = await runJob(
-      w,
-      `printf -- '---\\nid: cr-1\\ntitle: Missing task\\n---\\n## Description\\n\\nA task is missing.\\n' > "$FORGE_CHANGE_REQUEST_FILE"\nexit 11`,
-    );
-    if (r.kind !== "attempt") throw new Error("not an attempt");
-    expect(r.exitCode).toBe(11);
-    const rec = attemptDir(RUN, "t1", 1);
-    expect(r.result.change_request_path).toBe(`${rec}/change-request.md`);
-    expect(w.show(r.headSha, `${rec}/change-request.md`)).toContain("A task is missing.");
-    expect(w.github.pulls[0]!.body).toContain("exit 11: escalated (Change Request)");
-  });
-
   it("passes a model usage limit's reset time on to the App", async () => {
     const w = world_();
     const report = await runJobIn(w, {

@@ -47,7 +47,7 @@ describe("the walkthrough as a PR body", () => {
       | Attempt | 1 |
       | Status | ✅ completed (exit 0) |
       | Confidence | 0.92 |
-      | Branch | \`forge/r1/t1/1\` → \`forge/r1/_integration\` (cut from \`forge/r1/_integration\`) |
+      | Branch | \`forge/r1/t1/1\` → \`forge/r1/_integration\` |
       | Head | \`cccccccccccccccccccccccccccccccccccccccc\` |
       | Time spent | 14 min |
       | Agent | claude · claude-sonnet-4-5 · $0.40 · 12 turns |

@@ -7,7 +7,8 @@
 import { Octokit } from "@octokit/rest";
 import { instrument, newCallStats, type RequestTiming } from "../../src/github/instrument.js";
 import { stringify } from "yaml";
-import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
+import { completeChangeRequest } from "../../src/agent/change-request.js";
+import { attemptDir, executionReportPath, resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows/index.js";
 
@@ -28,7 +29,15 @@ export type Script =
       /** The runner could not open the task's PR (its pushes and calls lost): the App must. */
       noPr?: boolean;
     }
-  | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
+  | {
+      kind: "exit";
+      code: 1 | 2 | 3 | 10 | 11 | 20 | 21;
+      error?: string;
+      question?: string;
+      refinement?: string;
+      /** Exit 11: the agent's Change Request document, completed and recorded as the Action does (action/src/task/reports.ts). */
+      changeRequest?: string;
+    }
   /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
   /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
@@ -172,6 +181,7 @@ async function runJob(
   let exitCode = 0;
   const result: Partial<AgentResult> = {};
   let walkthrough: string | undefined;
+  let crDocument: [path: string, text: string] | undefined;
   if (script.kind === "success") {
     // A test may hold the agent at work until it has done something else.
     if (script.gate) {
@@ -220,6 +230,19 @@ async function runJob(
     if (script.error) result.error = script.error;
     if (script.question) result.question = script.question;
     if (script.refinement) result.refinement = script.refinement;
+    if (script.changeRequest !== undefined) {
+      const cr = completeChangeRequest(script.changeRequest, {
+        id: `cr-${taskId}-${attempt}`,
+        run_id: runId,
+        emitted_by: taskId,
+        emitted_at: new Date().toISOString(),
+      });
+      if (!cr.ok) throw new Error(`the script's Change Request is invalid: ${cr.problems.join("; ")}`);
+      const path = `${attemptDir(runId, taskId, attempt)}/change-request.md`;
+      crDocument = [path, cr.markdown];
+      result.change_request = cr.frontmatter;
+      result.change_request_path = path;
+    }
   } else if (script.kind === "rate_limited") {
     exitCode = 1;
     result.rate_limited_until = new Date(now() + script.untilMs).toISOString();
@@ -258,6 +281,9 @@ async function runJob(
   };
   const record: Record<string, string> = { [resultPath(runId, taskId, attempt)]: JSON.stringify(full, null, 2) + "\n" };
   if (walkthrough) record[walkthroughPath(runId, taskId, attempt)] = walkthrough;
+  if (crDocument) record[crDocument[0]] = crDocument[1];
+  // The Action commits the attempt's execution report with its record (the check run links to it).
+  record[executionReportPath(runId, taskId, attempt)] = `# Execution report\n\nScripted attempt ${attempt} of \`${taskId}\`.\n`;
   head = await commitFiles(record, `forge(${taskId}): record of attempt ${attempt}${trailers(exitCode)}`);
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
   if (script.kind === "success") {

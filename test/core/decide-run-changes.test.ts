@@ -186,6 +186,32 @@ describe("Change Requests", () => {
     expect(r.journal.status).toBe("completed");
   });
 
+  it("keeps the emitter's title, reason, affected tasks, suggested action and priority; without them, a title of Forge's", () => {
+    const d = start({ a: [], r1: ["a"] });
+    const words = escalation("r1");
+    if (words.kind !== "agent.finished") throw new Error("not a result");
+    const r = feed(d.journal, [
+      success("a"),
+      {
+        ...words,
+        changeRequest: { ...words.changeRequest!, affectedTasks: ["r1", "a"], suggestedAction: "MANUAL_REVIEW", priority: "LOW" },
+      },
+    ]);
+    expect(r.journal.changeRequests[0]).toMatchObject({
+      title: "Auth task missing",
+      reason: "routes need auth",
+      affectedTasks: ["r1", "a"],
+      suggestedAction: "MANUAL_REVIEW",
+      priority: "LOW",
+    });
+    const bare = feed(d.journal, [
+      success("a"),
+      { kind: "agent.finished", taskId: "r1", attempt: 1, exitCode: 11, error: "Spent $0.05 so far" },
+    ]);
+    expect(bare.journal.changeRequests[0]).toMatchObject({ title: "r1 needs the plan amended", affectedTasks: ["r1"] });
+    expect(bare.journal.changeRequests[0]!.suggestedAction).toBeUndefined();
+  });
+
   it("review mode waits for /forge approve (then the Captain) or /forge reject (then the task retries)", () => {
     const config = cfg({ cr_mode: "review" });
     const d = start({ a: [], r1: ["a"] }, config);

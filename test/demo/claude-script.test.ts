@@ -11,9 +11,11 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ScriptedToolCall, ScriptedTurn } from "../../src/fake-agents/model-server.js";
 import { parseScriptedTask } from "../../src/fake-agents/scripted-agent.js";
+import { completeChangeRequest } from "../../src/agent/change-request.js";
 import { demoClaudeScript } from "../../src/demo/claude-script.js";
 import { revisionNote, revisionRecord, WIP_MARKER_CONTENT } from "../../src/demo/demo-agent.js";
 import { REVIEW } from "../../src/demo/review.js";
+import { releaseCrTitle } from "./release-cr.js";
 import { demoTask, removeTempDirs, revisionContext, singleStagePrompt, tmp, writeFiles, type RevisionAsk } from "./revision-prompt.js";
 
 afterAll(removeTempDirs);
@@ -74,6 +76,29 @@ describe("the Claude Code script of forge demo --agent claude", () => {
       conversation(singleStagePrompt({ runId: "textkit-1", taskId: "pad", attempt: 1, task: demoTask("pad") }, dir, reports(session))),
     );
     expect(pad.some((c) => input(c).file_path?.endsWith(".wip"))).toBe(false);
+  });
+
+  it("release's first attempt Writes a Change Request the runner accepts, titled in the agent's words, then FORGE_EXIT=11", () => {
+    const dir = tmp("forge-claude-script-cr-");
+    const session = tmp("forge-claude-script-session-");
+    const turns = conversation(
+      singleStagePrompt({ runId: "textkit-1", taskId: "release", attempt: 1, task: demoTask("release") }, dir, reports(session)),
+    );
+    expect(turns.at(-1)!.text).toMatch(/FORGE_EXIT=11$/);
+    const write = calls(turns).find((c) => c.name === "Write" && input(c).file_path === reports(session).changeRequest);
+    expect(write).toBeDefined();
+    const completed = completeChangeRequest(input(write!).content, {
+      id: "cr-release-1",
+      run_id: "textkit-1",
+      emitted_by: "release",
+      emitted_at: "2026-11-22T09:00:00.000Z",
+    });
+    expect(completed.ok ? completed.frontmatter : completed.problems).toMatchObject({
+      title: releaseCrTitle(),
+      affected_tasks: ["release"],
+      suggested_action: "AMEND",
+      priority: "HIGH",
+    });
   });
 
   it("answers a fix revision: Bash rm of the marker the failing check names, the walkthrough, FORGE_EXIT=0", async () => {

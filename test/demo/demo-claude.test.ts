@@ -2,8 +2,8 @@
  * `forge demo --agent claude` end to end: the real Claude Code CLI in every job, against the scripted
  * model server (src/demo/claude-script.ts). It takes minutes, so it runs only when asked:
  *   FORGE_DEMO_CLAUDE=1 npx vitest run test/demo/demo-claude.test.ts
- * Asserts what the demo promises with that agent too: exit 0, every task MERGED, and the PR feedback
- * loop — pad's review answered by a revision (the note, the reply in the comment's thread) and
+ * Asserts what the demo promises with that agent too: exit 0, every task MERGED, release's Change
+ * Request titled in the agent's own words, and the PR feedback loop — pad's review answered by a revision (the note, the reply in the comment's thread) and
  * approved; truncate's first head red on the project's required check, its fix revision green.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DemoResult } from "../../src/demo/run.js";
 import { runForge } from "../cli/helpers.js";
+import { releaseCrTitle } from "./release-cr.js";
 
 const out = mkdtempSync(path.join(tmpdir(), "forge-demo-claude-test-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -33,6 +34,12 @@ describe.skipIf(process.env.FORGE_DEMO_CLAUDE !== "1")("forge demo --agent claud
       expect(review!.reply).toMatch(
         /^Done in revision 1: a note at `src\/pad\.js:19`\.\n\nRevision 1 \([0-9a-f]{7}\) changed `src\/pad\.js`\.$/,
       );
+
+      // release's Change Request: its issue's title is the refinery agent's own, with the real CLI too.
+      const title = releaseCrTitle();
+      expect(result.changeRequests).toEqual([
+        expect.objectContaining({ emittedBy: "release", status: "applied", title, issueTitle: title }),
+      ]);
 
       const truncate = result.tasks.find((t) => t.id === "truncate")!;
       expect(truncate).toMatchObject({ status: "MERGED", iteration: 1, ciFixes: 1 });

@@ -17,8 +17,10 @@ import type { DemoResult } from "../../src/demo/run.js";
 import { summary } from "../../src/demo/summary.js";
 import { runForge } from "../cli/helpers.js";
 import { readmeSample, sampleDrift } from "./readme-sample.js";
+import { releaseCrTitle } from "./release-cr.js";
 
 const out = mkdtempSync(path.join(tmpdir(), "forge-demo-test-"));
+const RELEASE_CR_TITLE = releaseCrTitle();
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("forge demo", () => {
@@ -65,8 +67,17 @@ describe("forge demo", () => {
       expect.objectContaining({ id: "_followup-1", sourceTaskId: "slugify", status: "merged", pr: expect.any(Number) }),
     ]);
     // release escalated: a Change Request, the Captain's overlay, the new task, release's next attempt.
+    // Its issue's title is the refinery agent's own (examples/plans/textkit/tasks/release.md): no
+    // runner text, no spend, no exit code.
     expect(result.changeRequests).toEqual([
-      expect.objectContaining({ emittedBy: "release", status: "applied", overlayId: "overlay-001", issue: expect.any(Number) }),
+      expect.objectContaining({
+        emittedBy: "release",
+        status: "applied",
+        overlayId: "overlay-001",
+        issue: expect.any(Number),
+        title: RELEASE_CR_TITLE,
+        issueTitle: RELEASE_CR_TITLE,
+      }),
     ]);
     expect(result.overlays).toEqual(["overlay-001"]);
     // The overlay PR is the Forge action's (its title is captainJob's), merged by the person.
@@ -184,6 +195,10 @@ function checkReport(result: DemoResult, ids: string[]): void {
   for (const t of result.tasks) expect(html, t.id).toContain(`<article id="pr-${t.pr}">`);
   expect(html).toContain(`<article id="pr-${result.overlayPrs[0]!.number}">`);
   expect(html).toContain(`<article id="issue-${result.changeRequests[0]!.issue}">`);
+  // The report shows the agent's title: the Change Request's line, and its issue's.
+  expect(html).toContain(`<code>${result.changeRequests[0]!.id}</code> — ${RELEASE_CR_TITLE}: <strong>applied</strong>`);
+  expect(html).toContain(`Issue #${result.changeRequests[0]!.issue}: ${RELEASE_CR_TITLE}</p>`);
+  expect(html).not.toMatch(/Issue #\d+: [^<]*(Spent \$|FORGE_EXIT|ESCALATE)/);
   expect(html).toContain('<small class="local">(local)</small>');
   expect(html).toMatch(/\d+ cancelled by a newer push to the branch/);
 }

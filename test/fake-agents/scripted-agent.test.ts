@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import matter from "gray-matter";
+import { parseAgentChangeRequest } from "../../src/agent/change-request.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { parseScriptedTask, runScriptedAgent, ScriptedTaskError, type AgentIo } from "../../src/fake-agents/scripted-agent.js";
@@ -113,6 +114,8 @@ describe("scripted agent: directives", () => {
     expect(await runScriptedAgent(t, cr)).toBe(11);
     const crDoc = matter(readFileSync(path.join(dir, "signals/cr.md"), "utf8"));
     expect(crDoc.data).toMatchObject({ reason: "The spec contradicts t-db", affected_tasks: ["t-greet"], suggested_action: "AMEND" });
+    // A document the runner accepts (src/agent/change-request.ts).
+    expect(parseAgentChangeRequest(readFileSync(path.join(dir, "signals/cr.md"), "utf8")).problems).toEqual([]);
 
     expect(await runScriptedAgent(t, io(3))).toBe(12);
     expect(existsSync(path.join(dir, "src/greet.ts"))).toBe(true);

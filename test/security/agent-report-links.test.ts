@@ -191,10 +191,12 @@ describe("a Captain's plan folder", () => {
 });
 
 describe("the agent layer reads no report through a link either", () => {
+  // A refinement document read as absent is no refinement: exit 10 needs one, so the stage fails
+  // once its correction wrote none either (src/agent/stages/reports.ts).
   it.each([
-    ["question.md", EXIT_CODES.HUMAN_INPUT, "question"],
-    ["refinement.md", EXIT_CODES.NEEDS_REFINEMENT, "refinement"],
-  ] as const)("a stage's %s linked to a file only the runner may read is not the stage's answer", async (file, exit, field) => {
+    ["question.md", EXIT_CODES.HUMAN_INPUT, "question", EXIT_CODES.HUMAN_INPUT],
+    ["refinement.md", EXIT_CODES.NEEDS_REFINEMENT, "refinement", EXIT_CODES.FAILURE],
+  ] as const)("a stage's %s linked to a file only the runner may read is not the stage's answer", async (file, exit, field, ends) => {
     const w = fakeWorld({ "2:implement": { exit } });
     const secret = path.join(w.dir, "runner-only.txt");
     writeFileSync(secret, `${SECRET}\n`);
@@ -215,7 +217,11 @@ describe("the agent layer reads no report through a link either", () => {
         forgeCli: false,
       },
     });
-    expect(out.exitCode).toBe(exit);
+    expect(out.exitCode).toBe(ends);
+    if (ends === EXIT_CODES.FAILURE)
+      expect(out.error).toMatch(
+        /the refinement document \(exit 10\) was invalid \(refinement\.md — missing: the file was not written\) and its correction ended with exit 0, not 10/,
+      );
     expect(JSON.stringify(out)).not.toContain(SECRET);
     expect(out[field] ?? "").not.toContain(SECRET);
   });

@@ -186,12 +186,35 @@ describe("everything a job publishes is masked", () => {
   it("the Change Request document (exit 11): the record's and the issue the App opens", { timeout: 60_000 }, async () => {
     const r = await runAction(
       [
-        heredoc("$FORGE_CHANGE_REQUEST_FILE", `---\nid: cr-1\ntitle: Missing task\n---\n## Description\n\nA task is missing. ${LEAKY}\n`),
+        heredoc(
+          "$FORGE_CHANGE_REQUEST_FILE",
+          [
+            "---",
+            "title: Missing task",
+            `reason: A task is missing. ${LEAKY}`,
+            "suggested_action: AMEND",
+            `suggested_changes: Add it. ${LEAKY}`,
+            "---",
+            "## Description",
+            "",
+            `A task is missing. ${LEAKY}`,
+            "",
+            "## Impact Assessment",
+            "",
+            "t1 waits.",
+            "",
+            "## Proposed Resolution",
+            "",
+            "Add it.",
+            "",
+          ].join("\n"),
+        ),
         "exit 11",
       ].join("\n"),
     );
     expect(r.result.exit_code).toBe(11);
     expect(r.result.change_request_path).toBe(`${attemptDir(RUN, "t1", 1)}/change-request.md`);
+    expectMasked(JSON.stringify(r.result.change_request), "result.json's change_request");
     const doc = r.w.show(r.w.branch, r.result.change_request_path!);
     expectMasked(doc, "change-request.md");
     const d = appDecision(r);

@@ -8,7 +8,7 @@
  *  4. open the draft PR early                           (pull.ts)
  *  5. run the agent under heartbeats and timeouts; progress pushes at stage ends   (agent.ts, branch.ts)
  *  6. collect the work: protected paths reverted, one work commit `forge(<task>): <title>`   (collect.ts)
- *  7. complete and validate the walkthrough (runner facts win)   (collect.ts)
+ *  7. complete and validate the walkthrough (runner facts win), and an escalation's Change Request   (collect.ts, reports.ts)
  *  8. the record commit (attempt folder only, Forge-* trailers), push   (record.ts)
  *  9. walkthrough as PR body, ready for review          (pull.ts)
  * 10. summary, artifact, outputs                        (summary.ts, here)
@@ -27,6 +27,7 @@ import { mark, openTaskJob, type TaskAttempt } from "./context.js";
 import { listFiles } from "./files.js";
 import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
+import { completeReports } from "./reports.js";
 import { openAttempt } from "./session.js";
 import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
 import { startSteering, steeringSection } from "./steering.js";
@@ -44,6 +45,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const { end, verdict } = await runAgent(a).finally(() => steering.stop());
   const work = await collectWork(a, end, verdict);
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
+  const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
   if (completed.ok && steering.received.length) {
@@ -52,7 +54,7 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
     completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
   }
   if ((revision || steering.received.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
-  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
+  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict, reports);
   const { exitCode } = verdict;
 
   const early = await a.branchState.prOpening;

@@ -18,6 +18,7 @@ import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
 import { copyForRecord } from "./files.js";
 import { writeExecutionReport } from "./execution-report.js";
+import type { AttemptReports } from "./reports.js";
 import { attemptTraceId } from "./trace.js";
 
 export interface Recorded {
@@ -34,6 +35,7 @@ export async function recordAttempt(
   work: CollectedWork,
   completed: CompletedWalkthrough,
   verdict: Verdict,
+  reports: AttemptReports = {},
 ): Promise<Recorded> {
   const { git, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -41,7 +43,7 @@ export async function recordAttempt(
   const masker = maskerOf(a.deps);
   const error = verdict.errors.length ? masker.mask(verdict.errors.join("; ")) : undefined;
   emitEnd(a, exitCode, error, completed);
-  const result = await writeResult(a, end, work, completed, exitCode, error);
+  const result = await writeResult(a, end, work, completed, exitCode, error, reports);
   await writeManifest(a, end, exitCode, error);
   await writeSignal({
     sessionDir,
@@ -129,6 +131,7 @@ async function writeResult(
   completed: CompletedWalkthrough,
   exitCode: number,
   error: string | undefined,
+  reports: AttemptReports,
 ): Promise<AgentResult> {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
@@ -137,9 +140,8 @@ async function writeResult(
   const warn = (m: string) => void a.warnings.push(m);
   const question = outcome.question ?? (await readAgentText(sessionDir, path.join(sessionDir, "question.md"), warn));
   const refinement = outcome.refinement ?? (await readAgentText(sessionDir, path.join(sessionDir, "refinement.md"), warn));
-  const crSession = outcome.changeRequestPath ?? path.join(sessionDir, "change-request.md");
-  const crText = await readAgentText(sessionDir, crSession, warn);
-  const hasCr = crText !== undefined;
+  // The Change Request as reports.ts completed it (in the session's change-request.md): only with its exit code.
+  const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : undefined;
   // Its strings are published: the App posts the question, carries the refinement to the next dispatch, shows the error.
   const result: AgentResult = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -155,7 +157,7 @@ async function writeResult(
       ...(error ? { error } : {}),
       ...(refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {}),
       ...(question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {}),
-      ...(hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {}),
+      ...(cr ? { change_request_path: `${recordRel}/change-request.md`, change_request: cr } : {}),
       ...(outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {}),
       started_at: new Date(end.tAgent).toISOString(),
       finished_at: new Date(a.now()).toISOString(),
@@ -167,8 +169,6 @@ async function writeResult(
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
-  if (hasCr && crSession !== path.join(sessionDir, "change-request.md"))
-    await writeFile(path.join(sessionDir, "change-request.md"), crText);
   return result;
 }
 

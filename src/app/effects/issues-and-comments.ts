@@ -9,7 +9,7 @@ import { asData } from "../../core/render/as-data.js";
 import { outcomeFigures, type OutcomeFigures } from "../../core/outcomes.js";
 import { appTelemetry, traceRun } from "../telemetry.js";
 import { cachedBranchRules, finalMergeMethod, RULES_TTL_MS } from "../../github/merge-rules.js";
-import { crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
+import { changeRequestIssueTitle, crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
 import { done, task, type DeepReadonly, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 import type { RunFacts } from "../run-store.js";
 
@@ -76,7 +76,8 @@ export async function openChangeRequest(effect: EffectOf<"OpenChangeRequest">, c
     branchName(ctx.config, ctx.journal.runId, effect.emittedBy, effect.attempt);
   const doc = effect.path ? await port.readFile(effect.path, branch) : null;
   const number = await port.createIssue({
-    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
+    // The emitter's own title (result.json change_request), as data.
+    title: changeRequestIssueTitle(cr?.title ?? effect.crId),
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
     labels: [LABELS.changeRequest],
   });

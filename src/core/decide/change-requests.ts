@@ -18,7 +18,11 @@ import type { InputOf, Step } from "./step.js";
 /** Task i's agent exited asking for the plan to be amended. */
 export function escalate(s: Step, i: number, input: InputOf<"agent.finished">): void {
   const t = s.task(i);
-  const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
+  const cr: NonNullable<InputOf<"agent.finished">["changeRequest"]> = input.changeRequest ?? {
+    title: changeRequestTitle(t.id),
+    reason: input.error ?? "escalation",
+    affectedTasks: [t.id],
+  };
   let crId = cr.id ?? `cr-${t.id}-${t.attempts}`;
   if (s.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempts}`;
   fail(s, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
@@ -29,6 +33,8 @@ export function escalate(s: Step, i: number, input: InputOf<"agent.finished">): 
     title: cr.title,
     reason: cr.reason,
     affectedTasks: cr.affectedTasks ?? [],
+    ...(cr.suggestedAction ? { suggestedAction: cr.suggestedAction } : {}),
+    ...(cr.priority ? { priority: cr.priority } : {}),
     status: "pending",
     ...(cr.path ? { path: cr.path } : {}),
   };

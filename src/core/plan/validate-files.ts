@@ -3,7 +3,7 @@
  * and each task file as the graph sees it.
  */
 import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.js";
-import { TASK_BODY_SECTIONS } from "../schemas/task.js";
+import { REMOVED_TASK_FIELDS, TASK_BODY_SECTIONS } from "../schemas/task.js";
 import { fieldPath, type SchemaIssue } from "../problems.js";
 import { fieldLines, type FrontmatterFile, type ParsedPlan, type Section, type TaskFile } from "./parse.js";
 import { problem, type PlanRule, type Problem } from "./problem.js";
@@ -31,8 +31,17 @@ export function checkFiles(plan: ParsedPlan, out: Problem[]): void {
   for (const file of plan.unexpected) out.push(problem({ file }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
 }
 
-/** Problems of a frontmatter file that could not be read, or that its schema refused. False when nothing can be read from it. */
-export function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], idRule: PlanRule): boolean {
+/**
+ * Problems of a frontmatter file that could not be read, or that its schema refused. False when
+ * nothing can be read from it. `removed`: top-level fields the format no longer has, with why
+ * (rule `removed-field`).
+ */
+export function checkFrontmatter(
+  f: FrontmatterFile<unknown>,
+  out: Problem[],
+  idRule: PlanRule,
+  removed: Readonly<Record<string, string>> = {},
+): boolean {
   if (f.data !== undefined) return true;
   if (!f.hasFrontmatter) {
     out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
@@ -48,10 +57,14 @@ export function checkFrontmatter(f: FrontmatterFile<unknown>, out: Problem[], id
   }
   for (const issue of f.issues) {
     const field = fieldPath(issue.path);
+    const at = { file: f.file, line: lineOfPath(fieldLines(f), issue.path), field: field || undefined };
+    const gone = issue.code === "unrecognized_keys" && issue.path.length === 1 ? removed[field] : undefined;
+    if (gone !== undefined) {
+      out.push(problem(at, "removed-field", `${field} ${gone}`));
+      continue;
+    }
     const rule: PlanRule = field === "id" && issue.code === "invalid_format" ? idRule : "invalid-frontmatter";
-    out.push(
-      problem({ file: f.file, line: lineOfPath(fieldLines(f), issue.path), field: field || undefined }, rule, issueMessage(issue, f.raw)),
-    );
+    out.push(problem(at, rule, issueMessage(issue, f.raw)));
   }
   return true;
 }
@@ -88,7 +101,7 @@ export function collectTasks(plan: ParsedPlan, out: Problem[]): Map<string, Task
   const specs = new Set(plan.specs);
   const entries: TaskEntry[] = [];
   for (const task of plan.tasks) {
-    const readable = checkFrontmatter(task, out, "bad-id");
+    const readable = checkFrontmatter(task, out, "bad-id", REMOVED_TASK_FIELDS);
     entries.push(taskEntry(task, readable));
     if (readable) checkSpec(task, specs, out);
     checkSections(task, out);

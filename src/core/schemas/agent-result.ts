@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ALL_EXIT_CODES } from "../exit-codes.js";
+import { changeRequestFrontmatterSchema } from "./change-request.js";
 import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
@@ -50,6 +51,9 @@ export const agentResultSchema = z
     refinement: z.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
     question: z.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
     change_request_path: z.string().optional().describe("Repository path of the Change Request document (exit 11)."),
+    change_request: changeRequestFrontmatterSchema
+      .optional()
+      .describe("The Change Request's front matter (exit 11), as the runner validated and completed it: the agent's title, reason and suggestions."),
     rate_limited_until: z
       .string()
       .optional()

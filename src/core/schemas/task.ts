@@ -17,7 +17,6 @@ export const taskFrontmatterSchema = z
       .describe("What must hold for the task to be done; the agent checks each one."),
     estimated_complexity: z.enum(["small", "medium", "large"]).describe("Rough size, used to pick timeouts and models."),
     spec: z.string().optional().describe("Path of the spec (relative to the plan folder) the task implements."),
-    base_ref: z.string().optional().describe("Ref to branch from instead of the run's integration head (rarely needed)."),
     artifacts: z.array(z.string()).optional().describe("Files the task is expected to produce."),
     paths: z
       .array(z.string().min(1))
@@ -30,6 +29,18 @@ export const taskFrontmatterSchema = z
   .describe("A Forge task: YAML frontmatter of a task file.");
 
 export type TaskFrontmatter = z.infer<typeof taskFrontmatterSchema>;
+
+/**
+ * Fields a task once had and Forge no longer reads, with why: a plan that sets one is refused with
+ * the rule `removed-field` (docs/formats.md#validation-rules), not a bare "unknown field".
+ * `base_ref`: every task branch is cut from the run's integration branch, which holds the work of
+ * the task's dependencies and which its pull request merges into; a branch cut from another ref
+ * would lack that work and bring that ref's history into the run.
+ */
+export const REMOVED_TASK_FIELDS: Readonly<Record<string, string>> = {
+  base_ref:
+    "is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field",
+};
 
 /** Body sections every task file must have, in this order of appearance is not required. */
 export const TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"] as const;

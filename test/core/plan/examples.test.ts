@@ -45,6 +45,7 @@ const CASES: Record<string, Expected[]> = {
   "bad-frontmatter": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "acceptance_criteria", line: 7 }],
   "bad-frontmatter-dependency": [{ rule: "invalid-frontmatter", file: "tasks/integrate.md", field: "dependencies[2]", line: 8 }],
   "bad-frontmatter-unknown-field": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "owner", line: 10 }],
+  "removed-field": [{ rule: "removed-field", file: "tasks/feature.md", field: "base_ref", line: 10 }],
   "no-frontmatter": [{ rule: "invalid-frontmatter", file: "tasks/docs.md", line: 1 }],
   "unreadable-yaml": [{ rule: "unreadable-yaml", file: "tasks/feature.md", line: 4 }],
   "unreadable-json": [{ rule: "unreadable-json", file: "dag.json", line: 15 }],
@@ -75,6 +76,13 @@ describe("examples/invalid", () => {
       if (e.line !== undefined) expect(problems[i]!.line, `line of ${e.rule}`).toBe(e.line);
       expect(problems[i]!.message.length).toBeGreaterThan(10);
     });
+  });
+
+  it("says why a task's base_ref is refused", async () => {
+    const [p] = validatePlan(await loadPlan(path.join(EXAMPLES, "invalid", "removed-field")));
+    expect(p!.message).toBe(
+      "base_ref is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field",
+    );
   });
 
   it("prints a cycle's path", async () => {
