@@ -248,25 +248,7 @@ async function runJob(
     result.rate_limited_until = new Date(now() + script.untilMs).toISOString();
   }
   // The draft PR, opened as the Action does (it needs a commit to compare, so only with work).
-  if (script.kind === "success" && !script.noPr) {
-    const base = `forge/${runId}/_integration`;
-    const existing = await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
-    // Refused (GitHub Actions may not open pull requests here), the Action warns and goes on
-    // (action/src/task/pull.ts): the App opens the PR once the work is verified.
-    if (!existing.data[0])
-      await gh.rest.pulls
-        .create({
-          owner,
-          repo,
-          head: branch,
-          base,
-          title: `forge(${taskId}): attempt ${attempt}`,
-          body: "Work in progress",
-        })
-        .catch((e: unknown) => {
-          if ((e as { status?: number }).status !== 403) throw e;
-        });
-  }
+  if (script.kind === "success" && !script.noPr) await openDraft(gh, owner, repo, branch, runId, taskId, attempt);
   const full: AgentResult = {
     version: 1,
     run_id: runId,
@@ -437,4 +419,26 @@ async function openPullRequest(
     title: script.title,
     body: "Overlay written by the Captain.",
   });
+}
+
+/**
+ * The task's PR, opened as the Action opens its draft. Refused (GitHub Actions may not open pull
+ * requests here), the Action warns and goes on (action/src/task/pull.ts): the App opens the PR once
+ * the work is verified.
+ */
+async function openDraft(gh: Octokit, owner: string, repo: string, branch: string, runId: string, taskId: string, attempt: number) {
+  const existing = await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
+  if (existing.data[0]) return;
+  await gh.rest.pulls
+    .create({
+      owner,
+      repo,
+      head: branch,
+      base: `forge/${runId}/_integration`,
+      title: `forge(${taskId}): attempt ${attempt}`,
+      body: "Work in progress",
+    })
+    .catch((e: unknown) => {
+      if ((e as { status?: number }).status !== 403) throw e;
+    });
 }
