@@ -11,13 +11,13 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-ROIZCS5Y.js";
+} from "./chunk-X5QJUNXE.js";
 import {
   EXIT_CODES,
   formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-MRDEXLG7.js";
+} from "./chunk-FRWXARC6.js";
 import {
   __commonJS,
   __require,

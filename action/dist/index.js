@@ -43,10 +43,12 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-ROIZCS5Y.js";
+} from "./chunk-X5QJUNXE.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
+  CHANGE_REQUEST_BODY_SECTIONS,
+  CHANGE_REQUEST_LIMITS,
   CONFIG_PATH,
   FOLLOWUP_ID,
   GIT_REMOTE_BACKOFF,
@@ -58,11 +60,13 @@ import {
   RUN_ID_PATTERN,
   TRAILERS,
   WALKTHROUGH_BODY_SECTIONS,
+  agentChangeRequestSchema,
   agentResultSchema,
   asData,
   attemptDir,
   branchName,
   captainBranch,
+  changeRequestFrontmatterSchema,
   defaultConfig,
   delayMs,
   executionReportPath,
@@ -93,7 +97,7 @@ import {
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-7TGJXIF5.js";
+} from "./chunk-OJACPRUX.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -102,6 +106,7 @@ import {
 } from "./chunk-MOSYCUKF.js";
 import {
   EXIT_CODES,
+  REMOVED_TASK_FIELDS,
   abortsTheStage,
   checkFrontmatter,
   describeFrontMatterProblem,
@@ -123,7 +128,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-MRDEXLG7.js";
+} from "./chunk-FRWXARC6.js";
 import {
   getInput,
   info,
@@ -140,7 +145,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path26 from "node:path";
+import path27 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -313,7 +318,7 @@ async function startModelProxy(options) {
     if (spent !== void 0) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
-  function forward(req, res, style, path27) {
+  function forward(req, res, style, path28) {
     count++;
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) {
@@ -325,7 +330,7 @@ async function startModelProxy(options) {
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(
-      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path27, headers },
+      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path28, headers },
       (answer) => meter(answer, res)
     );
     out.on("error", (err) => refuse(res, api, 502, "api_error", `the model API could not be reached: ${err.message}`));
@@ -961,9 +966,9 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async readFile(path27, ref) {
+    async readFile(path28, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path27, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path28, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -972,7 +977,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path27} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path28} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -1355,6 +1360,27 @@ import path4 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
+
+// src/agent/sections.ts
+function headingText(line) {
+  const m = /^#{1,6}\s+([\s\S]*)$/.exec(line);
+  if (!m) return void 0;
+  let text = m[1].trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  text = text.slice(0, end).trim();
+  return text || void 0;
+}
+function missingSections(body, required) {
+  const present = /* @__PURE__ */ new Set();
+  for (const line of body.split("\n")) {
+    const title = headingText(line);
+    if (title) present.add(title.toLowerCase());
+  }
+  return required.filter((s) => !present.has(s.toLowerCase()));
+}
+
+// src/agent/walkthrough.ts
 var RUNNER_FIELDS = {
   task_id: true,
   run_id: true,
@@ -1368,24 +1394,8 @@ var RUNNER_FIELDS = {
 var agentWalkthroughSchema = walkthroughFrontmatterSchema.partial(RUNNER_FIELDS);
 var KNOWN_KEYS = new Set(Object.keys(walkthroughFrontmatterSchema.shape));
 var RUNNER_KEYS = ["task_id", "run_id", "attempt", "branch", "base_ref", "head_sha", "time_spent_minutes"];
-function missingSections(body) {
-  const present = /* @__PURE__ */ new Set();
-  for (const line of body.split("\n")) {
-    const title = headingText(line);
-    if (title) present.add(title.toLowerCase());
-  }
-  return WALKTHROUGH_BODY_SECTIONS.filter((s) => !present.has(s.toLowerCase()));
-}
-function headingText(line) {
-  const m = /^#{1,6}\s+([\s\S]*)$/.exec(line);
-  if (!m) return void 0;
-  let text = m[1].trimEnd();
-  let end = text.length;
-  while (end > 0 && text[end - 1] === "#") end--;
-  text = text.slice(0, end).trim();
-  return text || void 0;
-}
-var sectionProblems = (body) => missingSections(body).map((s) => `body: missing section "## ${s}"`);
+var missingSections2 = (body) => missingSections(body, WALKTHROUGH_BODY_SECTIONS);
+var sectionProblems = (body) => missingSections2(body).map((s) => `body: missing section "## ${s}"`);
 var MISSING = {
   error: "the walkthrough has no YAML frontmatter (a --- block at the top)",
   problem: "frontmatter: missing (the file must start with --- YAML ---)"
@@ -1472,7 +1482,7 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
       problems: [...issues.map((i) => `frontmatter: ${i}`), ...bodyProblems]
     };
   }
-  const missing = missingSections(body);
+  const missing = missingSections2(body);
   if (missing.length) warnings.push(`walkthrough sections missing: ${missing.join(", ")}`);
   return { ok: true, frontmatter: parsed.data, body, markdown: renderWalkthroughFile(parsed.data, body), warnings, problems: bodyProblems };
 }
@@ -1484,180 +1494,88 @@ ${body.trimEnd()}
 `;
 }
 
-// src/agent/stages/context.ts
-async function openStageContext(options) {
-  const sessionDir = path4.resolve(options.sessionDir);
-  await mkdir3(sessionDir, { recursive: true });
-  const parentEnv = options.spawn.env ?? process.env;
-  const traceId = traceIdFrom(parentEnv);
-  await writeFile3(path4.join(sessionDir, ".trace"), `${traceId}
-`, "utf8");
-  return {
-    options,
-    type: options.agentType,
-    task: options.taskContext,
-    workdir: options.workdir,
-    sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId },
-    traceId,
-    reports: defaultReportPaths(sessionDir),
-    startedAt: /* @__PURE__ */ new Date(),
-    tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
-    out: {},
-    prompts: /* @__PURE__ */ new Map()
-  };
-}
-function progress(c, summary2) {
-  try {
-    c.options.onProgress?.({ at: (/* @__PURE__ */ new Date()).toISOString(), kind: "system", summary: summary2, traceId: c.traceId, depth: 0, name: "stages" });
-  } catch {
-  }
-}
-async function systemPrompt(c, kind) {
-  let text = c.prompts.get(kind);
-  if (text === void 0) {
-    text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
-    c.prompts.set(kind, text);
-  }
-  return text;
-}
-async function session(c, stage, kind, prompt, caller, once = false) {
-  const r = await sessionOnce(c, stage, kind, prompt, caller);
-  if (once || !timedOutOnItsOwn(c, r)) return r;
-  const again = RETRY_REASONS.timeout(r);
-  progress(c, `${stage} ${again.summary}; trying it once more`);
-  const second = await sessionOnce(c, `${stage}-retry`, kind, `${prompt}
-
-${again.section}`, caller);
-  return { ...second, earlierSessionDirs: [r.sessionDir] };
-}
-function timedOutOnItsOwn(c, r) {
-  if (r.exitCode !== EXIT_CODES.TIMEOUT || r.timedOut === void 0) return false;
-  if (c.options.signal?.aborted) return false;
-  return c.options.deadline === void 0 || Date.now() < c.options.deadline;
-}
-async function sessionOnce(c, stage, kind, prompt, caller) {
-  const { options, task } = c;
-  c.tally.sessions++;
-  const dir = path4.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
-  const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
-  const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
-  const r = await spawnAgent({
-    ...options.spawn,
-    env: c.env,
-    ...caller ? { caller } : {},
-    // Which task this is, for command agents (the prompt says it too).
-    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
-    agentType: kind,
-    prompt,
-    systemPrompt: await systemPrompt(c, kind),
-    cwd: c.workdir,
-    sessionDir: dir,
-    name: stage,
-    reports: c.reports,
-    ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
-    ...options.signal ? { signal: options.signal } : {},
-    ...options.onProgress ? { onProgress: options.onProgress } : {}
-  });
-  if (r.costUsd !== void 0) {
-    c.tally.costUsd += r.costUsd;
-    c.tally.sawCost = true;
-  }
-  c.tally.turns += r.turns ?? 0;
-  if (r.model) c.out.model = r.model;
-  return r;
-}
-var RETRY_REASONS = {
-  failed: (r) => ({
-    summary: `failed (${r.error?.message ?? "exit 1"})`,
-    section: `## Previous attempt failed
-
-The previous attempt at this stage failed with:
-
-${r.error?.message ?? "exit code 1"}
-
-Fix the cause and complete the stage.`
-  }),
-  timeout: (r) => ({
-    summary: `timed out (${r.error?.message ?? "exit 21"}) and was stopped`,
-    section: `## Previous attempt timed out
-
-The previous attempt at this stage was stopped: ${r.error?.message ?? "it ran out of time"}. What it changed is still in the working tree. Continue from there in smaller steps and complete the stage in time.`
-  }),
-  partial: (r) => ({
-    summary: `ended partial${r.error ? ` (${r.error.message})` : ""}`,
-    section: `## Previous attempt was partial
-
-The previous attempt at this stage ended partial (exit 12)${r.error ? `: ${r.error.message}` : ""}. What it finished is in the working tree and stays. Complete what is left of the stage.`
-  })
-};
-function retryReason(c, r, partial) {
-  if (r.rateLimitedUntil) return void 0;
-  if (r.exitCode === EXIT_CODES.FAILURE) return RETRY_REASONS.failed(r);
-  if (timedOutOnItsOwn(c, r)) return RETRY_REASONS.timeout(r);
-  if (partial && r.exitCode === EXIT_CODES.PARTIAL_SUCCESS) return RETRY_REASONS.partial(r);
-  return void 0;
-}
-async function retried(c, stage, kind, prompt, check, rules = {}) {
-  const first = await checked(c, await session(c, stage, kind, prompt, void 0, true), check);
-  const why = retryReason(c, first, rules.partial ?? true);
-  if (!why) return outcomeOf(first, [first.sessionDir]);
-  progress(c, `stage ${stage} ${why.summary}; retrying once`);
-  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}
-
-${why.section}`, void 0, true), check);
-  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
-    r = {
-      ...r,
-      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
-      status: "partial",
-      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` }
+// src/agent/change-request.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+var MAX_PROBLEMS = 10;
+function parseAgentChangeRequest(text, file = "change-request.md") {
+  if (text === void 0 || text.trim() === "")
+    return { data: void 0, body: "", problems: [`${file} \u2014 missing: the file was not written`] };
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > CHANGE_REQUEST_LIMITS.bytes)
+    return {
+      data: void 0,
+      body: "",
+      problems: [`${file} \u2014 ${bytes} bytes; a Change Request has at most ${CHANGE_REQUEST_LIMITS.bytes}`]
     };
-  return outcomeOf(r, [first.sessionDir, r.sessionDir]);
+  const fm = readFrontMatter(file, text);
+  const sections = missingSections(fm.body, CHANGE_REQUEST_BODY_SECTIONS).map((s) => `${file} body \u2014 missing section "## ${s}"`);
+  if (fm.problem) return { data: void 0, body: fm.body, problems: [describeFrontMatterProblem(fm.problem), ...sections] };
+  if (!fm.present || !fm.closed || fm.data === void 0 || fm.data === null)
+    return {
+      data: void 0,
+      body: fm.body,
+      problems: [`${file} \u2014 no YAML front matter (the file must start with a --- block)`, ...sections]
+    };
+  const parsed = agentChangeRequestSchema.safeParse(fm.data);
+  if (!parsed.success) {
+    const problems = zodProblems(parsed.error, file).map((p) => formatProblem(p));
+    return { data: void 0, body: fm.body, problems: [...problems, ...sections] };
+  }
+  const { title, reason, affected_tasks, suggested_action, priority, suggested_changes } = parsed.data;
+  return { data: { title, reason, affected_tasks, suggested_action, priority, suggested_changes }, body: fm.body, problems: sections };
 }
-async function checked(c, r, check) {
-  if (!succeeded(r.exitCode) || !check) return r;
-  const problem = await check(r);
-  return problem ? { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } } : r;
-}
-function outcomeOf(r, dirs) {
+function completeChangeRequest(text, facts, file = "change-request.md") {
+  const parsed = parseAgentChangeRequest(text, file);
+  if (!parsed.data || parsed.problems.length) return { ok: false, problems: parsed.problems };
+  const a = parsed.data;
+  const full = changeRequestFrontmatterSchema.safeParse({
+    id: facts.id,
+    run_id: facts.run_id,
+    title: a.title,
+    emitted_by: facts.emitted_by,
+    emitted_at: facts.emitted_at,
+    status: "pending",
+    reason: a.reason,
+    affected_tasks: a.affected_tasks.length ? a.affected_tasks : [facts.emitted_by],
+    suggested_action: a.suggested_action,
+    priority: a.priority,
+    suggested_changes: a.suggested_changes
+  });
+  if (!full.success) return { ok: false, problems: zodProblems(full.error, file).map((p) => formatProblem(p)) };
+  const body = parsed.body.replace(/^\s*\n/, "").trimEnd();
   return {
-    exitCode: r.exitCode,
-    attempts: dirs.length,
-    sessionDirs: dirs,
-    result: r,
-    ...r.error ? { error: r.error.message } : {},
-    ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+    ok: true,
+    frontmatter: full.data,
+    body,
+    markdown: `---
+${(0, import_yaml2.stringify)(full.data, { lineWidth: 0 })}---
+
+${body}
+`
   };
 }
-function walkthroughCheck(c) {
-  const file = c.reports.walkthrough;
-  return async () => {
-    const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m));
-    if (text === void 0) return `no walkthrough was written at ${file}`;
-    const parsed = parseAgentWalkthrough(text, file);
-    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
-  };
+var MAX_PROBLEM_CHARS = 300;
+function problemList(problems) {
+  const cut = (p) => p.length > MAX_PROBLEM_CHARS ? `${p.slice(0, MAX_PROBLEM_CHARS - 1)}\u2026` : p;
+  const shown = problems.slice(0, MAX_PROBLEMS).map((p) => cut(p.replace(/\s+/g, " "))).join("; ");
+  return problems.length > MAX_PROBLEMS ? `${shown}; and ${problems.length - MAX_PROBLEMS} more` : shown;
 }
-function isAbort(r) {
-  return abortsTheStage(r.exitCode) || r.rateLimitedUntil !== void 0;
+
+// src/agent/refinement.ts
+var REFINEMENT_HEADING = "Refinement Request";
+var REFINEMENT_SECTIONS = ["Summary", "Context", "Issue", "Diagnostics", "Suggested Resolution"];
+var REFINEMENT_MAX_BYTES = 32768;
+function refinementProblems(text, file = "refinement.md") {
+  if (text === void 0 || text.trim() === "") return [`${file} \u2014 missing: the file was not written`];
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > REFINEMENT_MAX_BYTES) return [`${file} \u2014 ${bytes} bytes; a refinement document has at most ${REFINEMENT_MAX_BYTES}`];
+  const problems = [];
+  const first = text.split("\n").find((l) => l.trim() !== "") ?? "";
+  if (!/^#\s/.test(first) || headingText(first) !== REFINEMENT_HEADING)
+    problems.push(`${file} \u2014 must start with the heading "# ${REFINEMENT_HEADING}"`);
+  for (const s of missingSections(text, REFINEMENT_SECTIONS)) problems.push(`${file} \u2014 missing section "## ${s}"`);
+  return problems;
 }
-var SessionLog = class {
-  dirs = [];
-  attempts = 0;
-  /** Adds a session and the tries before it (a session tried again after its own timeout). */
-  add(r) {
-    for (const d of [...r.earlierSessionDirs ?? [], r.sessionDir]) {
-      this.attempts++;
-      this.dirs.push(d);
-    }
-    return r;
-  }
-  /** The stage ends with this session's exit code. */
-  endWith(r, error) {
-    return { exitCode: r.exitCode, attempts: this.attempts, sessionDirs: this.dirs, result: r, ...error !== void 0 ? { error } : {} };
-  }
-};
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
@@ -1737,6 +1655,251 @@ ${ctx.steering.join("\n\n")}`
     );
   return parts.join("\n\n");
 }
+
+// src/agent/stages/reports.ts
+var REPORT_INVALID = "report_invalid";
+var n = (x) => x.toLocaleString("en-US");
+var KINDS = {
+  [EXIT_CODES.NEEDS_ESCALATION]: {
+    name: "the Change Request",
+    file: "change-request.md",
+    path: (r) => r.changeRequest,
+    problems: (text, file) => parseAgentChangeRequest(text, file).problems,
+    format: [
+      `YAML front matter: \`title\` (one line of at most ${CHANGE_REQUEST_LIMITS.title} characters, in your words: it is the issue's title),`,
+      `\`reason\` (why the plan cannot be carried out as written; at most ${n(CHANGE_REQUEST_LIMITS.reason)} characters), \`affected_tasks\` (task ids),`,
+      "`suggested_action` (`RETRY` | `AMEND` | `MANUAL_REVIEW`), `priority` (`HIGH` | `MEDIUM` | `LOW`),",
+      `\`suggested_changes\` (text; at most ${n(CHANGE_REQUEST_LIMITS.suggestedChanges)} characters); then the body sections \`## Description\`,`,
+      `\`## Impact Assessment\`, \`## Proposed Resolution\`. At most ${n(CHANGE_REQUEST_LIMITS.bytes)} bytes in all.`
+    ].join("\n")
+  },
+  [EXIT_CODES.NEEDS_REFINEMENT]: {
+    name: "the refinement document",
+    file: "refinement.md",
+    path: (r) => r.refinement,
+    problems: refinementProblems,
+    format: `Markdown: \`# ${REFINEMENT_HEADING}\`, then ${REFINEMENT_SECTIONS.map((s) => `\`## ${s}\``).join(", ")}. At most ${n(REFINEMENT_MAX_BYTES)} bytes.`
+  }
+};
+async function reportProblems(c, exitCode) {
+  const kind = KINDS[exitCode];
+  if (!kind) return void 0;
+  const text = await readAgentText(c.sessionDir, kind.path(c.reports));
+  const problems = kind.problems(text, kind.file);
+  return problems.length ? { kind, problems } : void 0;
+}
+async function withValidReport(c, stage, r, again, note) {
+  const bad = await reportProblems(c, r.exitCode);
+  if (!bad) return r;
+  const { kind } = bad;
+  note(`stage ${stage}: ${kind.name} is invalid (${problemList(bad.problems)}); it goes back to the agent once`);
+  const fixed = await again(`${stage}-fix-${kind.file.replace(/\.md$/, "")}`, correctionPrompt(c, stage, r.exitCode, kind, bad.problems));
+  if (abortsTheStage(fixed.exitCode) || fixed.rateLimitedUntil) return fixed;
+  const left = fixed.exitCode === r.exitCode ? await reportProblems(c, r.exitCode) : void 0;
+  if (fixed.exitCode === r.exitCode && !left) return fixed;
+  const message = fixed.exitCode !== r.exitCode ? `${kind.name} (exit ${r.exitCode}) was invalid (${problemList(bad.problems)}) and its correction ended with exit ${fixed.exitCode}, not ${r.exitCode}` : `${kind.name} (exit ${r.exitCode}) is still invalid after one correction: ${problemList(left.problems)}`;
+  return { ...fixed, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: REPORT_INVALID, message } };
+}
+function correctionPrompt(c, stage, code3, kind, problems) {
+  const instruction = [
+    `Your session of stage ${stage} ended with FORGE_EXIT=${code3}, but ${kind.name} at ${kind.path(c.reports)} does not follow its format:`,
+    "",
+    ...problems.slice(0, 10).map((p) => `- ${p.length > 300 ? `${p.slice(0, 299)}\u2026` : p}`),
+    ...problems.length > 10 ? [`- \u2026and ${problems.length - 10} more`] : [],
+    "",
+    `Read the file and rewrite it so that it follows the format below and still says what you meant. Change nothing else. Then end with FORGE_EXIT=${code3}.`,
+    "",
+    `Format: ${kind.format}`
+  ].join("\n");
+  return stagePrompt(c.task, `${stage} (correction)`, c.reports, instruction, c.workdir);
+}
+
+// src/agent/stages/context.ts
+async function openStageContext(options) {
+  const sessionDir = path4.resolve(options.sessionDir);
+  await mkdir3(sessionDir, { recursive: true });
+  const parentEnv = options.spawn.env ?? process.env;
+  const traceId = traceIdFrom(parentEnv);
+  await writeFile3(path4.join(sessionDir, ".trace"), `${traceId}
+`, "utf8");
+  return {
+    options,
+    type: options.agentType,
+    task: options.taskContext,
+    workdir: options.workdir,
+    sessionDir,
+    env: { ...parentEnv, [ENV.trace]: traceId },
+    traceId,
+    reports: defaultReportPaths(sessionDir),
+    startedAt: /* @__PURE__ */ new Date(),
+    tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
+    out: {},
+    prompts: /* @__PURE__ */ new Map()
+  };
+}
+function progress(c, summary2) {
+  try {
+    c.options.onProgress?.({ at: (/* @__PURE__ */ new Date()).toISOString(), kind: "system", summary: summary2, traceId: c.traceId, depth: 0, name: "stages" });
+  } catch {
+  }
+}
+async function systemPrompt(c, kind) {
+  let text = c.prompts.get(kind);
+  if (text === void 0) {
+    text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
+    c.prompts.set(kind, text);
+  }
+  return text;
+}
+async function session(c, stage, kind, prompt, caller, once = false) {
+  const first = await sessionOnce(c, stage, kind, prompt, caller);
+  let r = first;
+  if (!once && timedOutOnItsOwn(c, first)) {
+    const again = RETRY_REASONS.timeout(first);
+    progress(c, `${stage} ${again.summary}; trying it once more`);
+    const second = await sessionOnce(c, `${stage}-retry`, kind, `${prompt}
+
+${again.section}`, caller);
+    r = { ...second, earlierSessionDirs: [first.sessionDir] };
+  }
+  const fixed = await withValidReport(
+    c,
+    stage,
+    r,
+    (fixStage, fixPrompt) => sessionOnce(c, fixStage, kind, fixPrompt, caller),
+    (m) => progress(c, m)
+  );
+  return fixed === r ? r : { ...fixed, earlierSessionDirs: [...r.earlierSessionDirs ?? [], r.sessionDir] };
+}
+function timedOutOnItsOwn(c, r) {
+  if (r.exitCode !== EXIT_CODES.TIMEOUT || r.timedOut === void 0) return false;
+  if (c.options.signal?.aborted) return false;
+  return c.options.deadline === void 0 || Date.now() < c.options.deadline;
+}
+async function sessionOnce(c, stage, kind, prompt, caller) {
+  const { options, task } = c;
+  c.tally.sessions++;
+  const dir = path4.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
+  const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const r = await spawnAgent({
+    ...options.spawn,
+    env: c.env,
+    ...caller ? { caller } : {},
+    // Which task this is, for command agents (the prompt says it too).
+    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
+    agentType: kind,
+    prompt,
+    systemPrompt: await systemPrompt(c, kind),
+    cwd: c.workdir,
+    sessionDir: dir,
+    name: stage,
+    reports: c.reports,
+    ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
+    ...options.signal ? { signal: options.signal } : {},
+    ...options.onProgress ? { onProgress: options.onProgress } : {}
+  });
+  if (r.costUsd !== void 0) {
+    c.tally.costUsd += r.costUsd;
+    c.tally.sawCost = true;
+  }
+  c.tally.turns += r.turns ?? 0;
+  if (r.model) c.out.model = r.model;
+  return r;
+}
+var RETRY_REASONS = {
+  failed: (r) => ({
+    summary: `failed (${r.error?.message ?? "exit 1"})`,
+    section: `## Previous attempt failed
+
+The previous attempt at this stage failed with:
+
+${r.error?.message ?? "exit code 1"}
+
+Fix the cause and complete the stage.`
+  }),
+  timeout: (r) => ({
+    summary: `timed out (${r.error?.message ?? "exit 21"}) and was stopped`,
+    section: `## Previous attempt timed out
+
+The previous attempt at this stage was stopped: ${r.error?.message ?? "it ran out of time"}. What it changed is still in the working tree. Continue from there in smaller steps and complete the stage in time.`
+  }),
+  partial: (r) => ({
+    summary: `ended partial${r.error ? ` (${r.error.message})` : ""}`,
+    section: `## Previous attempt was partial
+
+The previous attempt at this stage ended partial (exit 12)${r.error ? `: ${r.error.message}` : ""}. What it finished is in the working tree and stays. Complete what is left of the stage.`
+  })
+};
+function retryReason(c, r, partial) {
+  if (r.rateLimitedUntil) return void 0;
+  if (r.error?.code === REPORT_INVALID) return void 0;
+  if (r.exitCode === EXIT_CODES.FAILURE) return RETRY_REASONS.failed(r);
+  if (timedOutOnItsOwn(c, r)) return RETRY_REASONS.timeout(r);
+  if (partial && r.exitCode === EXIT_CODES.PARTIAL_SUCCESS) return RETRY_REASONS.partial(r);
+  return void 0;
+}
+async function retried(c, stage, kind, prompt, check, rules = {}) {
+  const first = await checked(c, await session(c, stage, kind, prompt, void 0, true), check);
+  const dirsOf = (r2) => [...r2.earlierSessionDirs ?? [], r2.sessionDir];
+  const why = retryReason(c, first, rules.partial ?? true);
+  if (!why) return outcomeOf(first, dirsOf(first));
+  progress(c, `stage ${stage} ${why.summary}; retrying once`);
+  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}
+
+${why.section}`, void 0, true), check);
+  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
+    r = {
+      ...r,
+      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
+      status: "partial",
+      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` }
+    };
+  return outcomeOf(r, [...dirsOf(first), ...dirsOf(r)]);
+}
+async function checked(c, r, check) {
+  if (!succeeded(r.exitCode) || !check) return r;
+  const problem = await check(r);
+  return problem ? { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } } : r;
+}
+function outcomeOf(r, dirs) {
+  return {
+    exitCode: r.exitCode,
+    attempts: dirs.length,
+    sessionDirs: dirs,
+    result: r,
+    ...r.error ? { error: r.error.message } : {},
+    ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+  };
+}
+function walkthroughCheck(c) {
+  const file = c.reports.walkthrough;
+  return async () => {
+    const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m));
+    if (text === void 0) return `no walkthrough was written at ${file}`;
+    const parsed = parseAgentWalkthrough(text, file);
+    return parsed.problems.length > 0 ? `the walkthrough is invalid: ${parsed.problems.join("; ")}` : void 0;
+  };
+}
+function isAbort(r) {
+  return abortsTheStage(r.exitCode) || r.rateLimitedUntil !== void 0;
+}
+var SessionLog = class {
+  dirs = [];
+  attempts = 0;
+  /** Adds a session and the tries before it (a session tried again after its own timeout). */
+  add(r) {
+    for (const d of [...r.earlierSessionDirs ?? [], r.sessionDir]) {
+      this.attempts++;
+      this.dirs.push(d);
+    }
+    return r;
+  }
+  /** The stage ends with this session's exit code. */
+  endWith(r, error) {
+    return { exitCode: r.exitCode, attempts: this.attempts, sessionDirs: this.dirs, result: r, ...error !== void 0 ? { error } : {} };
+  }
+};
 
 // src/agent/stages/common.ts
 var singleStage = (c) => retried(c, "single", c.type, basePrompt(c, "single"), walkthroughCheck(c));
@@ -1941,7 +2104,7 @@ async function captainJob(args) {
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const preHead = await git2.head();
-  const existing = (await readdir2(path7.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n) => n !== void 0);
+  const existing = (await readdir2(path7.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n2) => n2 !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitterBranch = journal.tasks.find((t) => t.id === cr.emittedBy)?.attempt?.branch;
@@ -2301,7 +2464,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path27, ref) => github.readFile(path27, ref),
+    readFile: (path28, ref) => github.readFile(path28, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -2336,8 +2499,8 @@ async function maskFolder(dir, masker) {
 }
 
 // action/src/task/job.ts
-import { writeFile as writeFile10 } from "node:fs/promises";
-import path18 from "node:path";
+import { writeFile as writeFile11 } from "node:fs/promises";
+import path19 from "node:path";
 
 // action/src/task-context.ts
 import path10 from "node:path";
@@ -2396,7 +2559,7 @@ async function buildTaskContext(args) {
     const parsed = parseTaskFile(`tasks/${node.id}.md`, text);
     if (!parsed.data) {
       const problems = [];
-      checkFrontmatter(parsed, problems, "bad-id");
+      checkFrontmatter(parsed, problems, "bad-id", REMOVED_TASK_FIELDS);
       const why = parsed.refused?.message ?? parsed.yamlError?.message ?? problems.map((p) => formatProblem({ ...p, file: `${dir}/${p.file}` })).join("; ");
       throw new TaskContextError(`the task file ${dir}/tasks/${node.id}.md is invalid: ${why || "no frontmatter"}`);
     }
@@ -2434,7 +2597,8 @@ async function buildTaskContext(args) {
     ...answer ? { answer } : {},
     ...fm.test_command ? { testCommand: fm.test_command } : {},
     branch: args.branch,
-    baseRef: fm.base_ref ?? journal.integrationBranch
+    // Every task branch is cut from the integration branch (docs/executor.md#dispatch).
+    baseRef: journal.integrationBranch
   };
   return { taskContext, frontmatter: fm, markdown: renderTaskContext(taskContext) };
 }
@@ -2956,14 +3120,14 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
     `| Attempt | ${f.attempt} |`,
     `| Status | ${STATUS_ICON[f.status] ?? f.status} (exit ${input.exitCode}) |`,
     `| Confidence | ${f.confidence.toFixed(2)} |`,
-    `| Branch | ${code(f.branch)} \u2192 ${code(input.baseBranch)} (cut from ${code(f.base_ref)}) |`,
+    `| Branch | ${code(f.branch)} \u2192 ${code(input.baseBranch)} |`,
     `| Head | ${code(f.head_sha)} |`,
     `| Time spent | ${f.time_spent_minutes} min |`,
     ...agentBits.length ? [`| Agent | ${cell(agentBits.join(" \xB7 "))} |`] : [],
     ""
   ];
   if (input.notes?.length) {
-    lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
+    lines.push("> [!WARNING]", ...input.notes.map((n2) => `> - ${n2.replace(/\r?\n/g, " ")}`), "");
   }
   lines.push(`### Files changed (${f.files_changed.length})`, "");
   if (f.files_changed.length) {
@@ -3021,7 +3185,7 @@ function renderStatusBody(input) {
     ""
   ];
   if (input.state === "ended" && input.error) lines.push("### Why", "", asData(input.error).replace(/\r?\n/g, " "), "");
-  if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n) => `> - ${n.replace(/\r?\n/g, " ")}`), "");
+  if (input.notes?.length) lines.push("> [!WARNING]", ...input.notes.map((n2) => `> - ${n2.replace(/\r?\n/g, " ")}`), "");
   if (input.state === "running")
     lines.push("_This pull request is a draft until the agent's walkthrough is in; its description will be replaced by it._", "");
   return cutToLimit(lines.join("\n"), "", input.jobUrl ?? "", PR_BODY_LIMIT);
@@ -3226,14 +3390,14 @@ function attemptTraceId({ runId, taskId, attempt }) {
 }
 
 // action/src/task/record.ts
-async function recordAttempt(a, end, work, completed, verdict) {
+async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
   const { git: git2, sessionDir } = a;
   const { runId, taskId, attempt } = a.ids;
   const { exitCode } = verdict;
   const masker = maskerOf(a.deps);
   const error = verdict.errors.length ? masker.mask(verdict.errors.join("; ")) : void 0;
   emitEnd(a, exitCode, error, completed);
-  const result = await writeResult(a, end, work, completed, exitCode, error);
+  const result = await writeResult(a, end, work, completed, exitCode, error, reports);
   await writeManifest(a, end, exitCode, error);
   await writeSignal({
     sessionDir,
@@ -3307,16 +3471,14 @@ function emitEnd(a, exitCode, error, completed) {
     });
   }
 }
-async function writeResult(a, end, work, completed, exitCode, error) {
+async function writeResult(a, end, work, completed, exitCode, error, reports) {
   const { config, deps, sessionDir, recordRel } = a;
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const warn = (m) => void a.warnings.push(m);
   const question = outcome.question ?? await readAgentText(sessionDir, path14.join(sessionDir, "question.md"), warn);
   const refinement = outcome.refinement ?? await readAgentText(sessionDir, path14.join(sessionDir, "refinement.md"), warn);
-  const crSession = outcome.changeRequestPath ?? path14.join(sessionDir, "change-request.md");
-  const crText = await readAgentText(sessionDir, crSession, warn);
-  const hasCr = crText !== void 0;
+  const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : void 0;
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
       version: 1,
@@ -3331,7 +3493,7 @@ async function writeResult(a, end, work, completed, exitCode, error) {
       ...error ? { error } : {},
       ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
       ...question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {},
-      ...hasCr && exitCode === EXIT_CODES.NEEDS_ESCALATION ? { change_request_path: `${recordRel}/change-request.md` } : {},
+      ...cr ? { change_request_path: `${recordRel}/change-request.md`, change_request: cr } : {},
       ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
       started_at: new Date(end.tAgent).toISOString(),
       finished_at: new Date(a.now()).toISOString(),
@@ -3344,8 +3506,6 @@ async function writeResult(a, end, work, completed, exitCode, error) {
   );
   await writeFile8(path14.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
-  if (hasCr && crSession !== path14.join(sessionDir, "change-request.md"))
-    await writeFile8(path14.join(sessionDir, "change-request.md"), crText);
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
@@ -3395,9 +3555,33 @@ function squashedField(a) {
   return { squashed: squashed.map((s) => ({ branch: s.branch, head_sha: s.head, commit_sha: s.commit })) };
 }
 
+// action/src/task/reports.ts
+import { writeFile as writeFile9 } from "node:fs/promises";
+import path15 from "node:path";
+var changeRequestId = (taskId, attempt) => `cr-${taskId}-${attempt}`;
+async function completeReports(a, end, verdict) {
+  if (verdict.exitCode !== EXIT_CODES.NEEDS_ESCALATION) return {};
+  const { runId, taskId, attempt } = a.ids;
+  const session2 = path15.join(a.sessionDir, "change-request.md");
+  const text = await readAgentText(a.sessionDir, end.outcome.changeRequestPath ?? session2, (m) => void a.warnings.push(m));
+  const completed = completeChangeRequest(text, {
+    id: changeRequestId(taskId, attempt),
+    run_id: runId,
+    emitted_by: taskId,
+    emitted_at: new Date(a.now()).toISOString()
+  });
+  if (!completed.ok) {
+    verdict.exitCode = EXIT_CODES.FAILURE;
+    verdict.errors.push(`the agent escalated (exit 11) without a valid Change Request: ${problemList(completed.problems)}`);
+    return {};
+  }
+  await writeFile9(session2, completed.markdown);
+  return { changeRequest: completed.frontmatter };
+}
+
 // action/src/task/session.ts
-import { mkdir as mkdir7, rm as rm7, writeFile as writeFile9 } from "node:fs/promises";
-import path16 from "node:path";
+import { mkdir as mkdir7, rm as rm7, writeFile as writeFile10 } from "node:fs/promises";
+import path17 from "node:path";
 
 // action/src/events.ts
 import { appendFileSync as appendFileSync2 } from "node:fs";
@@ -3468,7 +3652,7 @@ var LiveCheck = class {
     const ended = started && entries.some((e) => e.layer === "stage" && e.status === "end" && e.at >= started.at && e.stage === started.stage);
     const stage = started && !ended ? started.stage : void 0;
     const tools = entries.filter((e) => e.status === "tool_use").slice(-TOOLS_SHOWN);
-    const turns = entries.reduce((n, e) => Math.max(n, e.turn ?? 0), 0);
+    const turns = entries.reduce((n2, e) => Math.max(n2, e.turn ?? 0), 0);
     const spent = this.a.spend.spent;
     const elapsed = entries.at(-1)?.elapsed_s ?? 0;
     const spend = spent.usd !== void 0 ? `$${spent.usd.toFixed(2)}` : spent.tokens !== void 0 ? `${spent.tokens} tokens` : "not reported yet";
@@ -3565,7 +3749,7 @@ Execution report: [execution-report.md](${link})`,
 };
 
 // action/src/task/spend.ts
-import path15 from "node:path";
+import path16 from "node:path";
 var SPEND_FILE_MAX = 4096;
 var SpendMeter = class {
   constructor(spendFile, prices, model, proxyUsage) {
@@ -3604,7 +3788,7 @@ var SpendMeter = class {
   readFile() {
     let text;
     try {
-      const buf = readAgentFileSync(path15.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
+      const buf = readAgentFileSync(path16.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
       if (!buf) return;
       text = buf.toString("utf8");
     } catch {
@@ -3761,11 +3945,11 @@ async function recordedSquashes(git2, tip, recordRel, id) {
 async function openAttempt(job, co) {
   const { input, git: git2, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path16.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path17.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm7(sessionDir, { recursive: true, force: true });
-  await mkdir7(path16.join(sessionDir, ".signals"), { recursive: true });
-  await mkdir7(path16.join(sessionDir, "agent"), { recursive: true });
-  const events = new AttemptEvents(path16.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir7(path17.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir7(path17.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path17.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildTaskContext({
       github,
@@ -3791,8 +3975,8 @@ async function openAttempt(job, co) {
     if (co.startHead === co.tip) startHead = await git2.head();
     mark(job, "squash");
   }
-  await writeFile9(path16.join(sessionDir, "context.md"), built.markdown);
-  await writeFile9(path16.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile10(path17.join(sessionDir, "context.md"), built.markdown);
+  await writeFile10(path17.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -3801,11 +3985,11 @@ async function openAttempt(job, co) {
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
-    spend: new SpendMeter(path16.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
-    live: new LiveReport(path16.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
+    spend: new SpendMeter(path17.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path17.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path16.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path17.join(sessionDir, "walkthrough.md"),
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -3827,7 +4011,7 @@ async function openAttempt(job, co) {
 }
 
 // action/src/task/revision.ts
-import path17 from "node:path";
+import path18 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -3883,7 +4067,7 @@ async function readRevision(job, walkthroughInCheckout2) {
         asked.push(`\`${t.path}${t.line ? `:${t.line}` : ""}\`: ${short(t.body)}`);
       }
     } else if (f.source === "ci") {
-      const names = (f.checks ?? []).map((n) => clean(n, 200));
+      const names = (f.checks ?? []).map((n2) => clean(n2, 200));
       parts.push(...ciOutput(names, f.details ?? ""), "");
       asked.push(`failing checks: ${names.join(", ")}`);
     } else {
@@ -3935,10 +4119,10 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path17.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path18.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path17.join(a.sessionDir, "agent", "answers.json");
+  return path18.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
@@ -4103,6 +4287,7 @@ async function taskJob(args) {
   const { end, verdict } = await runAgent(a).finally(() => steering.stop());
   const work = await collectWork(a, end, verdict);
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
+  const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
   if (completed.ok && steering.received.length) {
@@ -4116,8 +4301,8 @@ ${section}
 ${section}
 `;
   }
-  if ((revision || steering.received.length) && completed.ok) await writeFile10(a.walkthroughSession, completed.markdown);
-  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
+  if ((revision || steering.received.length) && completed.ok) await writeFile11(a.walkthroughSession, completed.markdown);
+  const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict, reports);
   const { exitCode } = verdict;
   const early = await a.branchState.prOpening;
   await pushHead(a, recordSha);
@@ -4179,7 +4364,7 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderTaskContext(a.built.taskContext);
-  await writeFile10(path18.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile11(path19.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
@@ -4228,10 +4413,10 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir9 } from "node:fs/promises";
-import path25 from "node:path";
+import path26 from "node:path";
 
 // src/agent/stages/config.ts
-import path19 from "node:path";
+import path20 from "node:path";
 var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
 var STAGE_NAMES = [
   "single",
@@ -4278,40 +4463,42 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readAgentText(repoDir, path19.join(repoDir, STAGE_CONFIG_FILE));
+  const text = await readAgentText(repoDir, path20.join(repoDir, STAGE_CONFIG_FILE));
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/refinery.ts
-import path22 from "node:path";
+import path23 from "node:path";
 
 // src/agent/stages/change-request.ts
+var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
+var BODY_CHARS = 12e3;
 async function writeChangeRequest(file, ctx, cr) {
   const fm = {
-    title: cr.title,
-    reason: cr.reason,
+    title: clip(cr.title.replace(/\s+/g, " ").trim(), CHANGE_REQUEST_LIMITS.title),
+    reason: clip(cr.reason, CHANGE_REQUEST_LIMITS.reason),
     emitted_by: ctx.taskId,
     affected_tasks: [ctx.taskId],
     suggested_action: "AMEND",
     priority: "HIGH",
-    suggested_changes: cr.resolution
+    suggested_changes: clip(cr.resolution, CHANGE_REQUEST_LIMITS.suggestedChanges)
   };
   await writeFileAtomic(
     file,
     writeFrontMatter(
       `## Description
 
-${cr.description}
+${clip(cr.description, BODY_CHARS)}
 
 ## Impact Assessment
 
-${cr.impact}
+${clip(cr.impact, 2e3)}
 
 ## Proposed Resolution
 
-${cr.resolution}
+${clip(cr.resolution, 2e3)}
 `,
       fm
     )
@@ -4322,11 +4509,11 @@ ${cr.resolution}
 // src/agent/stages/sentinel.ts
 import { existsSync } from "node:fs";
 import { mkdir as mkdir8 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 
 // src/agent/repo-command.ts
 import { mkdirSync } from "node:fs";
-import path20 from "node:path";
+import path21 from "node:path";
 var Tail = class {
   constructor(max) {
     this.max = max;
@@ -4360,8 +4547,8 @@ async function runRepoCommand(o) {
   let env = { ...o.env };
   const dirs = [o.cwd, o.scratchDir];
   if (u) {
-    const home = path20.join(o.scratchDir, "home");
-    const tmp = path20.join(o.scratchDir, "tmp");
+    const home = path21.join(o.scratchDir, "home");
+    const tmp = path21.join(o.scratchDir, "tmp");
     mkdirSync(home, { recursive: true });
     mkdirSync(tmp, { recursive: true });
     env = { ...env, HOME: home, TMPDIR: tmp, USER: u.user, LOGNAME: u.user };
@@ -4403,10 +4590,10 @@ ${errText}` : ""}${r.spawnError ? `
 
 // src/agent/stages/sentinel.ts
 function sentinelDir(c) {
-  return path21.join(c.sessionDir, "sentinel");
+  return path22.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path21.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path22.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   const log = new SessionLog();
@@ -4423,7 +4610,7 @@ async function initialTest(c) {
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
   await mkdir8(cycleDir, { recursive: true });
-  const file = path21.join(cycleDir, "verification-results.json");
+  const file = path22.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -4436,12 +4623,12 @@ async function verification(c, cycleDir, specPath) {
       cwd: c.workdir,
       env: testEnv,
       timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
-      scratchDir: path21.join(cycleDir, "test-command"),
+      scratchDir: path22.join(cycleDir, "test-command"),
       ...options.signal ? { signal: options.signal } : {},
       ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
     });
     if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
-    await writeInAgentFolder(c.sessionDir, path21.join(cycleDir, "test-output.log"), run2.output);
+    await writeInAgentFolder(c.sessionDir, path22.join(cycleDir, "test-output.log"), run2.output);
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -4479,7 +4666,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path21.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path22.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -4490,7 +4677,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path21.join(sentinelDir(c), "test-spec.md");
+  const spec = path22.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -4518,7 +4705,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path21.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path22.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -4526,7 +4713,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path21.join(cycleDir, "audit-report.md");
+  const audit = path22.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -4553,7 +4740,7 @@ ${task.task.trim()}`
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path21.join(cycleDir, "fix-list.json");
+  const fixList = path22.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -4595,7 +4782,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path21.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path22.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -4608,17 +4795,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeInAgentFolder(c.sessionDir, path21.join(dir, "grade.txt"), `${grade}
+  await writeInAgentFolder(c.sessionDir, path22.join(dir, "grade.txt"), `${grade}
 `);
   await writeInAgentFolder(
     c.sessionDir,
-    path21.join(dir, "summary.json"),
+    path22.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path21.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path22.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4633,7 +4820,7 @@ async function sentinelVerdict(c, run2) {
 - Last verification results: ${run2.v.file}`
   ].join("\n\n");
   log.add(await session(c, "change-request", "refinery", crPrompt));
-  if (!existsSync(reports.changeRequest)) {
+  if (await reportProblems(c, EXIT_CODES.NEEDS_ESCALATION)) {
     await writeChangeRequest(reports.changeRequest, task, {
       title: `Verification keeps failing at ${task.taskId}`,
       reason: `The sentinel loop ran ${cycle} cycle(s); blocking problems per cycle: ${blocking.join(", ")}.`,
@@ -4686,7 +4873,7 @@ async function mergeUpstream(c) {
     const stop = await squashUpstream(c, upstream, merged, log);
     if (stop) return stop;
   }
-  const artifact = path22.join(c.sessionDir, "merge-log.txt");
+  const artifact = path23.join(c.sessionDir, "merge-log.txt");
   await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}
 `);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -4759,7 +4946,7 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync2 } from "node:fs";
-import path23 from "node:path";
+import path24 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -4814,8 +5001,8 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path23.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path23.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path24.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path24.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -4871,7 +5058,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path23.join(c.sessionDir, "manifest.json");
+  const manifestPath = path24.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   return { exitCode, manifest, manifestPath, ...out };
@@ -4888,9 +5075,9 @@ var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
 import { readdir as readdir6 } from "node:fs/promises";
-import path24 from "node:path";
+import path25 from "node:path";
 function subtaskDir(sessionDir) {
-  return path24.join(sessionDir, "subtasks");
+  return path25.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -4900,10 +5087,10 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir6(dir).catch(() => [])).filter((n) => n.endsWith(".md")).sort();
+  const names = (await readdir6(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path24.join(dir, name);
+    const file = path25.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -4919,7 +5106,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, (await readAgentFile(path24.dirname(file), file))?.toString("utf8") ?? "");
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path25.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -5055,7 +5242,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path25.join(req.sessionDir, "agent");
+      const agentDir = path26.join(req.sessionDir, "agent");
       await mkdir9(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
@@ -5081,7 +5268,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path25.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path26.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -5194,11 +5381,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path26.join(dir, "1.md")) ? dir : void 0;
+  return existsSync3(path27.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path26.basename(path26.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync3(file) && path27.basename(path27.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 function readJob(env) {
   const parsedInput = actionInputSchema.safeParse(readInputs());
@@ -5246,7 +5433,7 @@ async function run(overrides = {}) {
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path26.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      netDir: path27.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) => warning(
         `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`

@@ -10,6 +10,7 @@ import {
 } from "./chunk-4N4ZCUVB.js";
 import {
   BRANCH_PREFIX,
+  CHANGE_REQUEST_LIMITS,
   COMMAND_MEMORY,
   CONFIG_PATH,
   DISPATCH_INPUTS,
@@ -34,6 +35,7 @@ import {
   branchUpdatePending,
   captainBranch,
   captainId,
+  changeRequestFrontmatterSchema,
   checkRunName,
   clearedForRefinery,
   defaultConfig,
@@ -82,7 +84,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-7TGJXIF5.js";
+} from "./chunk-OJACPRUX.js";
 import {
   Octokit,
   RequestError,
@@ -107,7 +109,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-MRDEXLG7.js";
+} from "./chunk-FRWXARC6.js";
 import {
   getInput,
   info,
@@ -17247,7 +17249,11 @@ function countBlockers(index, k, tasks) {
 // src/core/decide/change-requests.ts
 function escalate(s2, i, input) {
   const t = s2.task(i);
-  const cr = input.changeRequest ?? { title: changeRequestTitle(t.id), reason: input.error ?? "escalation", affectedTasks: [t.id] };
+  const cr = input.changeRequest ?? {
+    title: changeRequestTitle(t.id),
+    reason: input.error ?? "escalation",
+    affectedTasks: [t.id]
+  };
   let crId = cr.id ?? `cr-${t.id}-${t.attempts}`;
   if (s2.j.changeRequests.some((c) => c.id === crId)) crId = `${crId}-${t.attempts}`;
   fail(s2, i, input.kind, { error: `escalated: ${cr.reason}`, retryable: false, hold: "escalated", exitCode: EXIT_CODES.NEEDS_ESCALATION });
@@ -17258,6 +17264,8 @@ function escalate(s2, i, input) {
     title: cr.title,
     reason: cr.reason,
     affectedTasks: cr.affectedTasks ?? [],
+    ...cr.suggestedAction ? { suggestedAction: cr.suggestedAction } : {},
+    ...cr.priority ? { priority: cr.priority } : {},
     status: "pending",
     ...cr.path ? { path: cr.path } : {}
   };
@@ -18624,7 +18632,7 @@ function renderTracker(journal, events, facts, repo, now, config2) {
   if (journal.changeRequests.length) {
     tail.push("", "**Change Requests**", "");
     const shown2 = journal.changeRequests.map(
-      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${oneLine(c.title)}`
+      (c) => `- \`${c.id}\` from \`${c.emittedBy}\` \u2014 ${c.status}${c.issueNumber ? ` (#${c.issueNumber})` : ""}: ${inlineData(c.title)}`
     );
     tail.push(...fitLines(shown2, LIST_BUDGET, (n2) => `- \u2026and ${n2} more Change Request${n2 === 1 ? "" : "s"}`));
   }
@@ -18763,8 +18771,21 @@ function renderRow(t, node, check, repo) {
   const log = page && t.status !== "MERGED" ? ` [job log](${page})` : "";
   return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](${repoPage(repo, `runs/${check}`)})` : ""} | ${shown2}${log} |`;
 }
+var TITLE_LIMIT = 256;
+function changeRequestIssueTitle(title) {
+  const line = asData(title).replace(/\s+/g, " ").trim() || "Change Request";
+  return line.length > TITLE_LIMIT ? `${line.slice(0, TITLE_LIMIT - 1)}\u2026` : line;
+}
+function suggestedChanges(document) {
+  if (document === void 0) return void 0;
+  const fm = readFrontMatter("change-request.md", document.slice(0, CHANGE_REQUEST_LIMITS.bytes * 2));
+  const parsed = changeRequestFrontmatterSchema.safeParse(fm.data);
+  return parsed.success && parsed.data.suggested_changes.trim() ? parsed.data.suggested_changes : void 0;
+}
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
+  const emitter = cr ? journal.plan.nodes.find((n2) => n2.id === cr.emittedBy) : void 0;
+  const changes = suggestedChanges(document);
   const front = cr ? (0, import_yaml3.stringify)({
     id: cr.id,
     run_id: journal.runId,
@@ -18772,22 +18793,34 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
     emitted_by: cr.emittedBy,
     status: cr.status,
     reason: asData(cr.reason),
-    affected_tasks: cr.affectedTasks
+    affected_tasks: cr.affectedTasks,
+    ...cr.suggestedAction ? { suggested_action: cr.suggestedAction } : {},
+    ...cr.priority ? { priority: cr.priority } : {},
+    ...changes !== void 0 ? { suggested_changes: asData(changes) } : {}
   }) : `id: ${crId}
 `;
   const fence = fenceFor(front);
   const next = config2.cr_mode === "replan" ? "A Captain agent is writing an overlay for this request; its PR will link here. The run is paused until the overlay is merged." : "The run is paused. Comment `/forge approve` to have a Captain agent write an overlay, or `/forge reject` to continue without changing the plan.";
+  const code2 = (id) => `\`${inlineData(id, 100)}\``;
+  const who = cr ? [
+    `**Raised by** ${code2(cr.emittedBy)}${emitter ? ` (${emitter.kind === "refinery" ? "refinery" : `type ${emitter.agentType}`})` : ""}, attempt ${cr.attempt}`,
+    ...cr.priority ? [`**Priority** ${cr.priority}`] : [],
+    ...cr.suggestedAction ? [`**Suggested action** ${cr.suggestedAction}`] : []
+  ].join(" \xB7 ") : `Change Request ${code2(crId)}`;
+  const affected = cr?.affectedTasks.length ? [`**Affected tasks:** ${cr.affectedTasks.slice(0, 50).map(code2).join(", ")}`] : [];
+  const body = document !== void 0 ? readFrontMatter("change-request.md", document.slice(0, CHANGE_REQUEST_LIMITS.bytes * 2)).body.trim() : "";
   return cut2(
     [
       crMarker(journal.runId, crId),
+      who,
+      ...affected,
+      "",
+      next,
+      "",
       `${fence}yaml`,
       front.trimEnd(),
       fence,
-      "",
-      asData(document !== void 0 ? readFrontMatter("change-request.md", document).body.trim() : cr?.reason ?? ""),
-      "",
-      `---`,
-      next
+      ...body ? ["", "---", "", asData(body)] : []
     ].join("\n"),
     " (cut)"
   );
@@ -19784,7 +19817,8 @@ async function openChangeRequest2(effect, ctx) {
   const branch = attemptNumbered(task(ctx, effect.emittedBy), effect.attempt)?.branch ?? branchName(ctx.config, ctx.journal.runId, effect.emittedBy, effect.attempt);
   const doc = effect.path ? await port.readFile(effect.path, branch) : null;
   const number = await port.createIssue({
-    title: `Change Request: ${asData(cr?.title ?? effect.crId)}`,
+    // The emitter's own title (result.json change_request), as data.
+    title: changeRequestIssueTitle(cr?.title ?? effect.crId),
     body: renderChangeRequestIssue(ctx.journal, effect.crId, doc?.content, ctx.config),
     labels: [LABELS.changeRequest]
   });
@@ -20429,14 +20463,20 @@ function finishedInput(ref, read, recordSha, recordParent) {
         ...r.budget_exceeded.spent_tokens !== void 0 ? { spentTokens: r.budget_exceeded.spent_tokens } : {}
       }
     } : {},
-    ...r.exit_code === EXIT_CODES.NEEDS_ESCALATION ? {
-      changeRequest: {
-        title: r.error ?? `${ref.taskId} needs the plan amended`,
-        reason: r.error ?? "escalation",
-        affectedTasks: [ref.taskId],
-        ...r.change_request_path ? { path: r.change_request_path } : {}
-      }
-    } : {}
+    ...r.exit_code === EXIT_CODES.NEEDS_ESCALATION ? { changeRequest: changeRequestOf(ref, r) } : {}
+  };
+}
+function changeRequestOf(ref, r) {
+  const path2 = r.change_request_path ? { path: r.change_request_path } : {};
+  const cr = r.change_request;
+  if (!cr) return { title: changeRequestTitle(ref.taskId), reason: r.error ?? "escalation", affectedTasks: [ref.taskId], ...path2 };
+  return {
+    title: cr.title,
+    reason: cr.reason,
+    affectedTasks: cr.affected_tasks.length ? cr.affected_tasks : [ref.taskId],
+    suggestedAction: cr.suggested_action,
+    priority: cr.priority,
+    ...path2
   };
 }
 async function withContainment(port, journal, input) {

@@ -152,10 +152,9 @@ async function runJob(
 ): Promise<void> {
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
-  const [owner, repo] = [d.repo.owner.login, d.repo.name];
+  const [owner, repo, branch] = [d.repo.owner.login, d.repo.name, d.ref.replace(/^refs\/heads\//, "")];
   const gh = new Octokit({ baseUrl: d.apiUrl, auth: token?.() ?? d.token("agent") });
   if (onRequest) instrument(gh as never, newCallStats(), onRequest);
-  const branch = d.ref.replace(/^refs\/heads\//, "");
   if (await endsEarly(d, gh, owner, repo, branch, script)) return;
   const started = new Date().toISOString();
   let head = d.sha;

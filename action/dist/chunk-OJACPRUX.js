@@ -10,7 +10,7 @@ import {
   taskBudgetSchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-MRDEXLG7.js";
+} from "./chunk-FRWXARC6.js";
 import {
   __commonJS,
   __toESM
@@ -2246,7 +2246,7 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     taskId: external_exports.string().describe("Task id."),
     attempt: external_exports.number().int().describe("Attempt number."),
     branch: external_exports.string().describe("Branch to create."),
-    from: external_exports.string().describe("Branch to cut it from (the integration branch, or the task's base_ref)."),
+    from: external_exports.string().describe("Branch to cut it from: the run's integration branch."),
     merge: external_exports.array(external_exports.string()).describe("For a refinery: upstream task branches to merge server-side; conflicts are listed for the agent.")
   }),
   external_exports.object({
@@ -2364,6 +2364,8 @@ var changeRequestStateSchema = external_exports.object({
   title: external_exports.string().describe("One-line title, the CR issue's title."),
   reason: external_exports.string().describe("Why the plan is insufficient."),
   affectedTasks: external_exports.array(external_exports.string()).default([]).describe("Task ids the CR concerns."),
+  suggestedAction: external_exports.enum(["RETRY", "AMEND", "MANUAL_REVIEW"]).optional().describe("What the emitter proposes."),
+  priority: external_exports.enum(["HIGH", "MEDIUM", "LOW"]).optional().describe("How urgent the emitter says it is."),
   status: external_exports.enum(["pending", "approved", "rejected", "applied"]).describe("Lifecycle state of the CR."),
   path: external_exports.string().optional().describe("Repository path of the CR document on the emitter's branch."),
   issueNumber: external_exports.number().int().optional().describe("The CR issue."),
@@ -2827,6 +2829,44 @@ async function joinRun(live, split, readPart, cache) {
   return { whole: { nodes, tasks, checkRuns }, base: base2 };
 }
 
+// src/core/schemas/change-request.ts
+var CHANGE_REQUEST_LIMITS = {
+  bytes: 65536,
+  title: 200,
+  reason: 4e3,
+  suggestedChanges: 8e3,
+  affectedTasks: 50
+};
+var CR_TASK_ID = /^_?[a-z0-9][a-z0-9._-]{0,99}$/;
+var ONE_LINE = /^[^\r\n]*$/;
+var agentFields = {
+  title: external_exports.string().trim().min(1).max(CHANGE_REQUEST_LIMITS.title).regex(ONE_LINE, "must be one line").describe("One-line title, in the emitter's words: the issue's title."),
+  reason: external_exports.string().trim().min(1).max(CHANGE_REQUEST_LIMITS.reason).describe("Why the plan is insufficient."),
+  affected_tasks: external_exports.array(external_exports.string().regex(CR_TASK_ID, "must be a task id")).max(CHANGE_REQUEST_LIMITS.affectedTasks).default([]).describe("Task ids the CR concerns (the runner puts the emitter here when the agent names none)."),
+  suggested_action: external_exports.enum(["RETRY", "AMEND", "MANUAL_REVIEW"]).describe("What the emitter proposes."),
+  priority: external_exports.enum(["HIGH", "MEDIUM", "LOW"]).default("MEDIUM").describe("How urgent it is."),
+  suggested_changes: external_exports.string().max(CHANGE_REQUEST_LIMITS.suggestedChanges).default("").describe("Free text: tasks or edges the emitter suggests adding.")
+};
+var changeRequestFrontmatterSchema = external_exports.object({
+  id: external_exports.string().regex(/^cr-_?[a-z0-9][a-z0-9._-]*$/, "must look like cr-<slug>").describe("CR id, unique within the run."),
+  run_id: external_exports.string().min(1).describe("The run that raised it."),
+  title: agentFields.title,
+  emitted_by: external_exports.string().regex(CR_TASK_ID, "must be a task id").describe("Task id of the refinery or agent that raised it."),
+  emitted_at: external_exports.string().describe("When it was raised (ISO-8601)."),
+  status: external_exports.enum(["pending", "approved", "rejected", "applied"]).default("pending").describe("Lifecycle state."),
+  reason: agentFields.reason,
+  affected_tasks: agentFields.affected_tasks,
+  suggested_action: agentFields.suggested_action,
+  priority: agentFields.priority,
+  suggested_changes: agentFields.suggested_changes
+}).strict().describe("A Change Request: the plan needs amending before the run can go on.");
+var CHANGE_REQUEST_RUNNER_FIELDS = ["id", "run_id", "emitted_by", "emitted_at", "status"];
+var agentChangeRequestSchema = external_exports.object({
+  ...agentFields,
+  ...Object.fromEntries(CHANGE_REQUEST_RUNNER_FIELDS.map((k) => [k, external_exports.unknown().optional()]))
+}).strict();
+var CHANGE_REQUEST_BODY_SECTIONS = ["Description", "Impact Assessment", "Proposed Resolution"];
+
 // src/core/render/as-data.ts
 var FORGE_MARKER = /<!--\s*forge[\s\S]*?(?:-->|$)/gi;
 var FORGE_OPENER = /<!--(?=\s*forge)/gi;
@@ -2910,6 +2950,7 @@ var agentResultSchema = external_exports.object({
   refinement: external_exports.string().optional().describe("Refinement document (exit 10): what the next attempt must fix."),
   question: external_exports.string().optional().describe("Question for a person (exit 3); answered with `/forge retry <answer>`."),
   change_request_path: external_exports.string().optional().describe("Repository path of the Change Request document (exit 11)."),
+  change_request: changeRequestFrontmatterSchema.optional().describe("The Change Request's front matter (exit 11), as the runner validated and completed it: the agent's title, reason and suggestions."),
   rate_limited_until: external_exports.string().optional().describe("The model's usage limit resets at this time (ISO-8601); the attempt is not counted as a failure."),
   started_at: external_exports.string().describe("When the agent started (ISO-8601)."),
   finished_at: external_exports.string().describe("When the job finished (ISO-8601)."),
@@ -3048,6 +3089,10 @@ export {
   require_picomatch2 as require_picomatch,
   walkthroughFrontmatterSchema,
   WALKTHROUGH_BODY_SECTIONS,
+  CHANGE_REQUEST_LIMITS,
+  changeRequestFrontmatterSchema,
+  agentChangeRequestSchema,
+  CHANGE_REQUEST_BODY_SECTIONS,
   asData,
   fenceFor,
   inlineData,

@@ -27190,12 +27190,14 @@ var taskFrontmatterSchema = external_exports.object({
   acceptance_criteria: external_exports.array(external_exports.string().min(1)).min(1, "at least one acceptance criterion is required").describe("What must hold for the task to be done; the agent checks each one."),
   estimated_complexity: external_exports.enum(["small", "medium", "large"]).describe("Rough size, used to pick timeouts and models."),
   spec: external_exports.string().optional().describe("Path of the spec (relative to the plan folder) the task implements."),
-  base_ref: external_exports.string().optional().describe("Ref to branch from instead of the run's integration head (rarely needed)."),
   artifacts: external_exports.array(external_exports.string()).optional().describe("Files the task is expected to produce."),
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
   budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets).")
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
+var REMOVED_TASK_FIELDS = {
+  base_ref: "is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field"
+};
 var TASK_BODY_SECTIONS = ["Description", "Context", "Instructions"];
 
 // src/core/plan/parse.ts
@@ -30615,7 +30617,7 @@ function checkFiles(plan, out) {
     out.push(problem({ file: "tasks/" }, "missing-file", "tasks/ holds no task file"));
   for (const file2 of plan.unexpected) out.push(problem({ file: file2 }, "unexpected-file", "tasks/ may only hold task files named <taskId>.md"));
 }
-function checkFrontmatter(f, out, idRule) {
+function checkFrontmatter(f, out, idRule, removed = {}) {
   if (f.data !== void 0) return true;
   if (!f.hasFrontmatter) {
     out.push(problem({ file: f.file, line: 1 }, "invalid-frontmatter", "no YAML frontmatter: the file must start with a --- block"));
@@ -30631,10 +30633,14 @@ function checkFrontmatter(f, out, idRule) {
   }
   for (const issue2 of f.issues) {
     const field = fieldPath(issue2.path);
+    const at = { file: f.file, line: lineOfPath(fieldLines(f), issue2.path), field: field || void 0 };
+    const gone = issue2.code === "unrecognized_keys" && issue2.path.length === 1 ? removed[field] : void 0;
+    if (gone !== void 0) {
+      out.push(problem(at, "removed-field", `${field} ${gone}`));
+      continue;
+    }
     const rule = field === "id" && issue2.code === "invalid_format" ? idRule : "invalid-frontmatter";
-    out.push(
-      problem({ file: f.file, line: lineOfPath(fieldLines(f), issue2.path), field: field || void 0 }, rule, issueMessage(issue2, f.raw))
-    );
+    out.push(problem(at, rule, issueMessage(issue2, f.raw)));
   }
   return true;
 }
@@ -30665,7 +30671,7 @@ function collectTasks(plan, out) {
   const specs = new Set(plan.specs);
   const entries = [];
   for (const task of plan.tasks) {
-    const readable = checkFrontmatter(task, out, "bad-id");
+    const readable = checkFrontmatter(task, out, "bad-id", REMOVED_TASK_FIELDS);
     entries.push(taskEntry(task, readable));
     if (readable) checkSpec(task, specs, out);
     checkSections(task, out);
@@ -31375,6 +31381,7 @@ export {
   describeFrontMatterProblem,
   readFrontMatter,
   writeFrontMatter,
+  REMOVED_TASK_FIELDS,
   parsePlan,
   parseTaskFile,
   checkFrontmatter,

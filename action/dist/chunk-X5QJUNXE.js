@@ -7,7 +7,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-MRDEXLG7.js";
+} from "./chunk-FRWXARC6.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
