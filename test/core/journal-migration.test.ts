@@ -11,6 +11,8 @@ import { storedRunSchema } from "../../src/app/run-store.js";
 import { joinRun, partPath, sha256, splitRun } from "../../src/core/journal-parts.js";
 import { migrateJournal, migrateStoredRun, migrateTaskV1, taskStateV1Schema, type TaskStateV1 } from "../../src/core/journal-migration.js";
 import { journalSchema, taskStateSchema, type TaskState } from "../../src/core/journal.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+import { DEFAULT_RETRY_POLICY } from "../../src/core/schemas/retry-policy.js";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/journal-v1");
 const fixture = (name: string) => JSON.parse(readFileSync(path.join(FIXTURES, name, "stored-run.json"), "utf8")) as Record<string, unknown>;
@@ -225,10 +227,12 @@ describe("the version-1 run of test/fixtures/journal-v1", () => {
     });
     expect(t("e").attempt!.revision).toMatchObject({ iteration: 1, priorRunId: expect.any(Number) });
     for (const id of ["f", "r"]) expect(t(id)).toEqual({ id, status: "PENDING", blockers: expect.any(Number), attempts: 0, retries: 0 });
-    // Nothing else of the stored run changed.
+    // Nothing else of the stored run changed — but for the defaults of config fields added since it
+    // was written (the pinned config is read through the config's schema, as every stored run is).
     const { journal: _v1j, version: _v1, ...rest } = raw;
     const { journal: _v2j, version: _v2, ...after } = stored;
-    expect(after).toEqual(rest);
+    expect(after).toEqual({ ...rest, config: forgeConfigSchema.parse(rest.config) });
+    expect(stored.config.retry_policy).toEqual(DEFAULT_RETRY_POLICY);
   });
 
   it("a big run's parts written under version 1 are read as version 2, beside journal.json's live tasks", async () => {
