@@ -28,7 +28,17 @@ export type Script =
       /** The runner could not open the task's PR (its pushes and calls lost): the App must. */
       noPr?: boolean;
     }
-  | { kind: "exit"; code: 1 | 2 | 3 | 10 | 11 | 20 | 21; error?: string; question?: string; refinement?: string }
+  | {
+      kind: "exit";
+      code: 1 | 2 | 3 | 10 | 11 | 20 | 21;
+      error?: string;
+      question?: string;
+      refinement?: string;
+      /** Work pushed before it ended (a stage's progress push), on the PR it opened. */
+      files?: Record<string, string>;
+      /** The runner's checkpoint in result.json: the stages done and pending, the agent's session (head and ids filled in). */
+      checkpoint?: { completed: string[]; pending: string[]; session?: string } | "forged";
+    }
   /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
   /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
@@ -217,6 +227,14 @@ async function runJob(
       walkthrough += `\n## Revision ${iteration}\n\n**Asked:** ${feedback.map((f) => f.message ?? f.source).join("; ")}\n\n**Changed:** src/${taskId}.ts\n`;
   } else if (script.kind === "exit") {
     exitCode = script.code;
+    if (script.files) {
+      head = await commitFiles(
+        script.files,
+        `forge(${taskId}): work after stage ${script.checkpoint === "forged" ? "?" : (script.checkpoint?.completed.at(-1) ?? "?")}`,
+      );
+      await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
+    }
+    if (script.checkpoint) result.checkpoint = checkpointOf(runId, taskId, attempt, head, script.checkpoint);
     if (script.error) result.error = script.error;
     if (script.question) result.question = script.question;
     if (script.refinement) result.refinement = script.refinement;
@@ -225,7 +243,7 @@ async function runJob(
     result.rate_limited_until = new Date(now() + script.untilMs).toISOString();
   }
   // The draft PR, opened as the Action does (it needs a commit to compare, so only with work).
-  if (script.kind === "success" && !script.noPr) {
+  if ((script.kind === "success" && !script.noPr) || (script.kind === "exit" && script.files)) {
     const base = `forge/${runId}/_integration`;
     const existing = await gh.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
     if (!existing.data[0])
@@ -405,4 +423,29 @@ async function openPullRequest(
     title: script.title,
     body: "Overlay written by the Captain.",
   });
+}
+
+/** A runner's checkpoint of the attempt at `head`; a forged one names another head. */
+function checkpointOf(
+  runId: string,
+  taskId: string,
+  attempt: number,
+  head: string,
+  cp: NonNullable<Extract<Script, { kind: "exit" }>["checkpoint"]>,
+): NonNullable<AgentResult["checkpoint"]> {
+  const { completed, pending, session } = cp === "forged" ? { completed: ["implement"], pending: ["verify"], session: undefined } : cp;
+  return {
+    checkpoint_version: 1,
+    created_at: new Date().toISOString(),
+    run_id: runId,
+    task_id: taskId,
+    attempt,
+    trace_id: "0123456789abcdef",
+    completed_stages: completed.map((name) => ({ name, exit_code: 0 })),
+    pending_stages: pending,
+    depth_used: 1,
+    depth_max: 3,
+    ...(session ? { agent_session: { adapter: "claude" as const, id: session, stage: pending[0] ?? completed.at(-1)! } } : {}),
+    head_sha: cp === "forged" ? "f".repeat(40) : head,
+  };
 }
