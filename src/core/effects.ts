@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
 import { feedbackSchema } from "./feedback.js";
-import { ADAPTERS } from "./schemas/adapters.js";
-import { RESUME_CLASSES } from "./schemas/retry-policy.js";
+import { resumeContextSchema } from "./schemas/checkpoint.js";
 
 /**
  * Effects: idempotent commands the adapter carries out after persisting the journal. `key` is
@@ -40,22 +39,7 @@ export const effectSchema = z.discriminatedUnion("kind", [
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
         feedback: z.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
         prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
-        resume: z
-          .object({
-            fromAttempt: z.number().int().min(1).describe("The attempt whose work it continues, on that attempt's branch and PR."),
-            reason: z.enum(RESUME_CLASSES).describe("How that attempt ended."),
-            head: z.string().optional().describe("The head it continues from, when that attempt ended with a record commit."),
-            stage: z.string().optional().describe("The first stage that attempt's checkpoint left pending."),
-            session: z
-              .object({ adapter: z.enum(ADAPTERS), id: z.string(), stage: z.string() })
-              .strict()
-              .optional()
-              .describe("The agent CLI's session to resume."),
-            depthUsed: z.number().int().min(0).optional().describe("Spawn depth that attempt's sessions had used."),
-          })
-          .strict()
-          .optional()
-          .describe("A resumed attempt (docs/executor.md#resuming): what it continues."),
+        resume: resumeContextSchema.optional(),
         budget: z
           .object({
             usd: z.number().min(0).optional().describe("Dollars the attempt may spend."),

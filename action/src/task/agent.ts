@@ -4,7 +4,9 @@
  * here: the agent's exit code, or the code of why it was stopped.
  */
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
-import type { AgentRunOutcome } from "../agent-runner.js";
+import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
+import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
+import { writeCheckpoint } from "./checkpoint.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
@@ -98,14 +100,20 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
             ctl.onProgress(p);
           },
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-          onStageEnd: async (stage) => {
+          onStageEnd: async (stage, progress) => {
             ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
             await pushProgress(a, stage).catch(
               (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
             );
+            // The checkpoint names the head the remote has: what a resumed attempt would continue from.
+            if (progress)
+              await writeCheckpoint(a, progress, a.branchState.remoteHead, false).catch(
+                (err: unknown) => void warnings.push(`could not write the checkpoint after stage ${stage}: ${(err as Error).message}`),
+              );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
             live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
+          ...resumeRequest(a),
         })
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
@@ -159,4 +167,23 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
   return { end: { supervised, outcome, tAgent, tAgentEnd, ...(budgetStop ? { budgetExceeded: budgetStop } : {}) }, verdict };
+}
+
+/**
+ * A resumed attempt (docs/executor.md#resuming), as the App dispatched it: the stage to start at, the
+ * depth its checkpoint had used, and the agent session to continue — only one of this job's adapter.
+ */
+function resumeRequest(a: TaskAttempt): { resume?: NonNullable<AgentRunRequest["resume"]> } {
+  const r = a.input.context.resume;
+  if (!r) return {};
+  const stage = r.stage !== undefined && (STAGE_NAMES as readonly string[]).includes(r.stage) ? (r.stage as StageName) : undefined;
+  const session = r.session && r.session.adapter === a.deps.agent.name && stage !== undefined ? { id: r.session.id, stage } : undefined;
+  return {
+    resume: {
+      fromAttempt: r.fromAttempt,
+      ...(stage ? { stage } : {}),
+      ...(session ? { session } : {}),
+      ...(r.depthUsed !== undefined ? { depthUsed: r.depthUsed } : {}),
+    },
+  };
 }

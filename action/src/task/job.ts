@@ -30,6 +30,7 @@ import { recordAttempt } from "./record.js";
 import { openAttempt } from "./session.js";
 import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
 import { startSteering, steeringSection } from "./steering.js";
+import { resumedSection } from "./resumed.js";
 import { renderSummary } from "./summary.js";
 
 export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
@@ -46,12 +47,17 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const completed = await completeAttemptWalkthrough(a, end, work, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
-  if (completed.ok && steering.received.length) {
-    const section = steeringSection(steering.received);
-    completed.body = `${completed.body.trimEnd()}\n\n${section}\n`;
-    completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
+  const sections = [
+    ...(a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : []),
+    ...(steering.received.length ? [steeringSection(steering.received)] : []),
+  ];
+  if (completed.ok && sections.length) {
+    for (const section of sections) {
+      completed.body = `${completed.body.trimEnd()}\n\n${section}\n`;
+      completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
+    }
   }
-  if ((revision || steering.received.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
+  if ((revision || sections.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict);
   const { exitCode } = verdict;
 

@@ -18,6 +18,7 @@ import type { CollectedWork } from "./collect.js";
 import { mark, type TaskAttempt } from "./context.js";
 import { copyForRecord } from "./files.js";
 import { writeExecutionReport } from "./execution-report.js";
+import { writeCheckpoint } from "./checkpoint.js";
 import { attemptTraceId } from "./trace.js";
 
 export interface Recorded {
@@ -140,6 +141,9 @@ async function writeResult(
   const crSession = outcome.changeRequestPath ?? path.join(sessionDir, "change-request.md");
   const crText = await readAgentText(sessionDir, crSession, warn);
   const hasCr = crText !== undefined;
+  // The attempt's last checkpoint: where its stages stopped, at the head the record commit sits on.
+  const progress = outcome.progress;
+  const checkpoint = progress ? await writeCheckpoint(a, progress, work.headForFacts, true).catch(() => undefined) : undefined;
   // Its strings are published: the App posts the question, carries the refinement to the next dispatch, shows the error.
   const result: AgentResult = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -164,6 +168,7 @@ async function writeResult(
       ...spendFields(a, end),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
+      ...(checkpoint ? { checkpoint } : {}),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);

@@ -34,6 +34,11 @@ export interface StageContext {
   readonly out: StagesResultExtras;
   /** System prompts loaded so far, per agent kind. */
   readonly prompts: Map<AgentKind, string>;
+  /**
+   * The stage running, the last session of the task's own kind (a checkpoint's `agent_session`), and
+   * the session a resumed attempt's first session of its kind continues (taken by that session).
+   */
+  readonly at: { stage?: StageName; last?: { id: string; stage: StageName }; resumeSession?: string };
 }
 
 /** What one stage came to. */
@@ -60,6 +65,10 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
   await mkdir(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
+  // A resumed attempt's depth budget is restored from its checkpoint: never more left than it had.
+  const depth = Number(parentEnv[ENV.depth] ?? 0);
+  const restored = options.resume?.depthUsed;
+  const depthEnv = restored !== undefined && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
   await writeFile(path.join(sessionDir, ".trace"), `${traceId}\n`, "utf8");
   return {
     options,
@@ -67,13 +76,14 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
     task: options.taskContext,
     workdir: options.workdir,
     sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId },
+    env: { ...parentEnv, ...depthEnv, [ENV.trace]: traceId },
     traceId,
     reports: defaultReportPaths(sessionDir),
     startedAt: new Date(),
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
     prompts: new Map(),
+    at: options.resume?.session ? { resumeSession: options.resume.session.id } : {},
   };
 }
 
@@ -104,6 +114,9 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
   c.tally.sessions++;
   const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== undefined ? options.deadline - Date.now() : undefined;
+  // A resumed attempt's first session of its own kind continues the earlier attempt's agent session.
+  const resumeSession = kind === c.type ? c.at.resumeSession : undefined;
+  if (resumeSession) delete c.at.resumeSession;
   const timeoutMs =
     remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -122,7 +135,9 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
     ...(timeoutMs !== undefined && Number.isFinite(timeoutMs) ? { timeoutMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(resumeSession ? { resumeSession } : {}),
   });
+  if (kind === c.type && r.sessionId && c.at.stage) c.at.last = { id: r.sessionId, stage: c.at.stage };
   if (r.costUsd !== undefined) {
     c.tally.costUsd += r.costUsd;
     c.tally.sawCost = true;

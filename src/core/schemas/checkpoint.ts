@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ADAPTERS } from "./adapters.js";
+import { RESUME_CLASSES } from "./retry-policy.js";
 
 /**
  * The runner's checkpoint of an attempt (docs/formats.md#checkpoint): written after every stage to
@@ -48,3 +49,24 @@ export const checkpointSchema = z
   })
   .strict();
 export type Checkpoint = z.infer<typeof checkpointSchema>;
+
+/**
+ * What a resumed attempt's job is told it continues (the dispatch context's `resume`,
+ * docs/formats.md#dispatch-context): the App's word, from a checkpoint it checked.
+ */
+export const resumeContextSchema = z
+  .object({
+    fromAttempt: z.number().int().min(1).describe("The attempt whose work it continues, on that attempt's branch and PR."),
+    reason: z.enum(RESUME_CLASSES).describe("How that attempt ended."),
+    head: sha.optional().describe("The head it continues from, when that attempt ended with a record commit."),
+    stage: stage.optional().describe("The first stage that attempt's checkpoint left pending."),
+    session: z
+      .object({ adapter: z.enum(ADAPTERS), id: z.string().regex(SESSION_ID), stage })
+      .strict()
+      .optional()
+      .describe("The agent CLI's session to resume, and the stage it belongs to."),
+    depthUsed: z.number().int().min(0).max(10).optional().describe("Spawn depth that attempt's sessions had used."),
+  })
+  .strict()
+  .describe("A resumed attempt (docs/executor.md#resuming): what it continues.");
+export type ResumeContext = z.infer<typeof resumeContextSchema>;
