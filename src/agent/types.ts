@@ -123,6 +123,8 @@ export interface SpawnOptions {
    * Code `--resume <id>`, Codex `codex exec resume <id>`, a command agent `FORGE_RESUME_SESSION`.
    */
   resumeSession?: string;
+  /** The conversation of `resumeSession` carried from the earlier job (src/agent/agent-sessions.ts), read only inside `root`. */
+  resumeFile?: { path: string; root: string };
   /** Report file locations (default: in sessionDir). */
   reports?: Partial<ReportPaths>;
   /**

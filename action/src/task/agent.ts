@@ -7,6 +7,8 @@ import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
 import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
 import { writeCheckpoint } from "./checkpoint.js";
+import { carriedSessionFile } from "./carried-session.js";
+import { attemptDir } from "../../../src/core/layout.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
@@ -55,6 +57,11 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   // The proxy refuses every model call once the cap is reached, even between the runner's checks.
   if (cap) deps.modelGate?.(() => meter.refusal(cap));
   let session = 0;
+  // A resumed attempt's agent session: its conversation, carried in the earlier attempt's record on this branch.
+  const r = a.input.context.resume;
+  const carried = r?.session
+    ? await carriedSessionFile(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), r.session)
+    : undefined;
   /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
   const checkBudget = (stop: (reason: "budget", detail: string) => void) => {
     const over = cap ? meter.over(cap) : undefined;
@@ -113,7 +120,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
             live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
-          ...resumeRequest(a),
+          ...resumeRequest(a, carried),
         })
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
@@ -173,11 +180,14 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
  * A resumed attempt (docs/executor.md#resuming), as the App dispatched it: the stage to start at, the
  * depth its checkpoint had used, and the agent session to continue — only one of this job's adapter.
  */
-function resumeRequest(a: TaskAttempt): { resume?: NonNullable<AgentRunRequest["resume"]> } {
+function resumeRequest(a: TaskAttempt, carried: string | undefined): { resume?: NonNullable<AgentRunRequest["resume"]> } {
   const r = a.input.context.resume;
   if (!r) return {};
   const stage = r.stage !== undefined && (STAGE_NAMES as readonly string[]).includes(r.stage) ? (r.stage as StageName) : undefined;
-  const session = r.session && r.session.adapter === a.deps.agent.name && stage !== undefined ? { id: r.session.id, stage } : undefined;
+  const session =
+    r.session && r.session.adapter === a.deps.agent.name && stage !== undefined
+      ? { id: r.session.id, stage, ...(carried ? { file: { path: carried, root: a.input.workspace } } : {}) }
+      : undefined;
   return {
     resume: {
       fromAttempt: r.fromAttempt,

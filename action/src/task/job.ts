@@ -24,7 +24,7 @@ import { pushHead } from "./branch.js";
 import { checkoutAttempt } from "./checkout.js";
 import { collectWork, completeAttemptWalkthrough } from "./collect.js";
 import { mark, openTaskJob, type TaskAttempt } from "./context.js";
-import { listFiles } from "./files.js";
+import { inAgentHome, listFiles } from "./files.js";
 import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { openAttempt } from "./session.js";
@@ -135,7 +135,7 @@ async function uploadSession(a: TaskAttempt): Promise<void> {
   if (!a.deps.uploadArtifact) return;
   const { runId, taskId, attempt } = a.ids;
   try {
-    const files = await listFiles(a.sessionDir);
+    const files = (await listFiles(a.sessionDir)).filter((f) => !inAgentHome(a.sessionDir, path.relative(a.sessionDir, f)));
     await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
   } catch (err) {
     a.warnings.push(`could not upload the session artifact: ${(err as Error).message}`);

@@ -38,7 +38,12 @@ export interface StageContext {
    * The stage running, the last session of the task's own kind (a checkpoint's `agent_session`), and
    * the session a resumed attempt's first session of its kind continues (taken by that session).
    */
-  readonly at: { stage?: StageName; last?: { id: string; stage: StageName }; resumeSession?: string };
+  readonly at: {
+    stage?: StageName;
+    last?: { id: string; stage: StageName };
+    resumeSession?: string;
+    resumeFile?: { path: string; root: string };
+  };
 }
 
 /** What one stage came to. */
@@ -83,7 +88,9 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
     prompts: new Map(),
-    at: options.resume?.session ? { resumeSession: options.resume.session.id } : {},
+    at: options.resume?.session
+      ? { resumeSession: options.resume.session.id, ...(options.resume.session.file ? { resumeFile: options.resume.session.file } : {}) }
+      : {},
   };
 }
 
@@ -116,7 +123,11 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
   const remaining = options.deadline !== undefined ? options.deadline - Date.now() : undefined;
   // A resumed attempt's first session of its own kind continues the earlier attempt's agent session.
   const resumeSession = kind === c.type ? c.at.resumeSession : undefined;
-  if (resumeSession) delete c.at.resumeSession;
+  const resumeFile = resumeSession ? c.at.resumeFile : undefined;
+  if (resumeSession) {
+    delete c.at.resumeSession;
+    delete c.at.resumeFile;
+  }
   const timeoutMs =
     remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -136,6 +147,7 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(resumeSession ? { resumeSession } : {}),
+    ...(resumeFile ? { resumeFile } : {}),
   });
   if (kind === c.type && r.sessionId && c.at.stage) c.at.last = { id: r.sessionId, stage: c.at.stage };
   if (r.costUsd !== undefined) {

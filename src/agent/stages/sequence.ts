@@ -35,6 +35,7 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
   if (resume?.stage !== undefined && resumeAt === 0 && names[0] !== resume.stage) {
     progress(c, `stage ${resume.stage} is not in this sequence (${names.join(", ")}): every stage runs`);
     delete c.at.resumeSession;
+    delete c.at.resumeFile;
   }
   for (const stage of names) {
     if (resumeAt > 0) {

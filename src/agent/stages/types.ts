@@ -97,7 +97,13 @@ export interface RunStagesOptions {
    * by attempt `fromAttempt` and are not run again; the first session of `stage` resumes the agent
    * CLI's `session` where the adapter can. A stage not in the sequence is ignored (all stages run).
    */
-  resume?: { fromAttempt: number; stage?: StageName; session?: { id: string; stage: StageName }; depthUsed?: number };
+  resume?: {
+    fromAttempt: number;
+    stage?: StageName;
+    /** The session to continue, and its conversation carried from the earlier job (src/agent/agent-sessions.ts) when there is one. */
+    session?: { id: string; stage: StageName; file?: { path: string; root: string } };
+    depthUsed?: number;
+  };
 }
 
 /** Where a stage sequence stands: what a checkpoint records (docs/formats.md#checkpoint). */
