@@ -119,12 +119,14 @@ export const LANES: Record<LaneName, string[]> = {
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
     "test/action/git.test.ts",
+    "test/action/git-network.test.ts",
     "test/agent/branches.test.ts",
     "test/cli/init.test.ts",
   ],
   processes: [
     // The action's jobs with shell-script agents, the built action, the sim runner running it.
     "test/action/budget.test.ts",
+    "test/action/final-push.test.ts",
     "test/action/claude-e2e.test.ts",
     "test/action/dist.test.ts",
     "test/action/forge-cli.test.ts",
@@ -151,6 +153,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/spend-real.test.ts",
     "test/agent/stages.test.ts",
     "test/agent/stages-refinery.test.ts",
+    "test/agent/stages-retries.test.ts",
     "test/agent/squash.test.ts",
     "test/agent/sub-worktree.test.ts",
     "test/cli/bad-args.test.ts",

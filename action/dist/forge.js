@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-SGZCF6O4.js";
+} from "./chunk-ROIZCS5Y.js";
 import {
   EXIT_CODES,
   formatProblem,

@@ -16,6 +16,7 @@ import {
   findLinks,
   finishSubBranch,
   git,
+  gitFailureKind,
   gitOk,
   handOver,
   identity,
@@ -42,12 +43,13 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-SGZCF6O4.js";
+} from "./chunk-ROIZCS5Y.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
   CONFIG_PATH,
   FOLLOWUP_ID,
+  GIT_REMOTE_BACKOFF,
   JOURNAL_FILE,
   JournalPartsError,
   LABELS,
@@ -62,6 +64,7 @@ import {
   branchName,
   captainBranch,
   defaultConfig,
+  delayMs,
   executionReportPath,
   feedbackSchema,
   forgeConfigSchema,
@@ -83,13 +86,14 @@ import {
   planDir,
   planRunId,
   readSteeringComment,
+  realClock,
   require_picomatch,
   resultPath,
   squashUpstreamSchema,
   stateBranch,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-HI2TN3JX.js";
+} from "./chunk-7TGJXIF5.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -553,11 +557,21 @@ var Git = class {
   #privateDir;
   #netReady;
   #repo;
+  #backoff;
+  #clock;
+  #random;
+  #onRetry;
+  /** Every network command tried again, in order (the job reports them). */
+  retries = [];
   constructor(options) {
     this.dir = options.dir;
     this.remote = options.remote;
     this.#token = options.token;
     this.#identity = options.identity;
+    this.#backoff = options.backoff ?? GIT_REMOTE_BACKOFF;
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#onRetry = options.onRetry;
     this.#privateDir = mkdtempSync(path2.join(tmpdir(), "forge-git-"));
     this.#netDir = options.netDir ?? path2.join(this.#privateDir, "net.git");
   }
@@ -604,15 +618,22 @@ var Git = class {
       child.on("error", reject);
       child.on("close", (code3) => {
         const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code3 ?? -1 };
-        if (r.code !== 0 && !opts.allowFail) {
-          let stderr = r.stderr.trim();
-          for (const s of this.secrets()) stderr = stderr.split(s).join("***");
-          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code3, stderr));
-        } else resolve(r);
+        if (r.code !== 0 && !opts.allowFail) reject(this.#failure(args, r, code3));
+        else resolve(r);
       });
       child.stdin.on("error", () => void 0);
       child.stdin.end(opts.input ?? "");
     });
+  }
+  /** git's stderr with the token masked. */
+  #masked(stderr) {
+    let out = stderr.trim();
+    for (const s of this.secrets()) out = out.split(s).join("***");
+    return out;
+  }
+  #failure(args, r, code3 = r.code) {
+    const stderr = this.#masked(r.stderr);
+    return new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code3, stderr);
   }
   /**
    * Runs git. Local commands run in the work tree; `fetch`, `push` and `ls-remote` run in the
@@ -693,8 +714,10 @@ var Git = class {
     const workShallow = path2.join(work, "shallow");
     const netShallow = path2.join(net, "shallow");
     const shallow = readShallow(work, workShallow);
-    await writeFile2(netShallow, shallow);
-    const r = await this.#spawn([command, ...mapped], { ...opts, cwd: net, network: true });
+    const r = await this.#tried([command, ...mapped], opts, async () => {
+      await writeFile2(netShallow, shallow);
+      return this.#spawn([command, ...mapped], { ...opts, allowFail: true, cwd: net, network: true });
+    });
     if (command === "fetch") {
       const after = readShallow(net, netShallow);
       if (after !== shallow) await replaceFile(workShallow, after);
@@ -706,6 +729,34 @@ var Git = class {
       }
     }
     return r;
+  }
+  /**
+   * A network command tried until it succeeds, fails for a reason that cannot pass, or has had its
+   * tries (docs/runner.md#the-runners-git): each try is a new git process with the same
+   * environment — the token reaches it as it reached the first, and nothing else does — and the
+   * waits between tries follow the backoff, with jitter, on the job's clock.
+   */
+  async #tried(args, opts, once) {
+    const { attempts } = this.#backoff;
+    for (let attempt = 1; ; attempt++) {
+      const r = await once();
+      if (r.code === 0) return r;
+      if (attempt < attempts && gitFailureKind(r.stderr) === "transient") {
+        const retry2 = {
+          command: args[0],
+          attempt,
+          attempts,
+          delayMs: delayMs(this.#backoff, attempt - 1, this.#random()),
+          error: this.#masked(r.stderr)
+        };
+        this.retries.push(retry2);
+        this.#onRetry?.(retry2);
+        await this.#clock.sleep(retry2.delayMs);
+        continue;
+      }
+      if (opts.allowFail) return r;
+      throw this.#failure(args, r);
+    }
   }
   async out(args) {
     return (await this.run(args)).stdout.trim();
@@ -721,8 +772,7 @@ var Git = class {
     );
     if (r.code !== 0) {
       if (/couldn't find remote ref|not our ref|no such ref/i.test(r.stderr)) return void 0;
-      let stderr = r.stderr.trim();
-      for (const s of this.secrets()) stderr = stderr.split(s).join("***");
+      const stderr = this.#masked(r.stderr);
       throw new GitError(`git fetch of ${branch} failed (exit ${r.code}): ${stderr}`, ["fetch"], r.code, stderr);
     }
     return this.out(["rev-parse", `refs/remotes/origin/${branch}`]);
@@ -1471,7 +1521,22 @@ async function systemPrompt(c, kind) {
   }
   return text;
 }
-async function session(c, stage, kind, prompt, caller) {
+async function session(c, stage, kind, prompt, caller, once = false) {
+  const r = await sessionOnce(c, stage, kind, prompt, caller);
+  if (once || !timedOutOnItsOwn(c, r)) return r;
+  const again = RETRY_REASONS.timeout(r);
+  progress(c, `${stage} ${again.summary}; trying it once more`);
+  const second = await sessionOnce(c, `${stage}-retry`, kind, `${prompt}
+
+${again.section}`, caller);
+  return { ...second, earlierSessionDirs: [r.sessionDir] };
+}
+function timedOutOnItsOwn(c, r) {
+  if (r.exitCode !== EXIT_CODES.TIMEOUT || r.timedOut === void 0) return false;
+  if (c.options.signal?.aborted) return false;
+  return c.options.deadline === void 0 || Date.now() < c.options.deadline;
+}
+async function sessionOnce(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
   const dir = path4.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
@@ -1502,40 +1567,68 @@ async function session(c, stage, kind, prompt, caller) {
   if (r.model) c.out.model = r.model;
   return r;
 }
-async function retried(c, stage, kind, prompt, check) {
-  const dirs = [];
-  let attempt = 0;
-  let current = prompt;
-  for (; ; ) {
-    attempt++;
-    let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
-    dirs.push(r.sessionDir);
-    if (succeeded(r.exitCode) && check) {
-      const problem = await check(r);
-      if (problem) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } };
-    }
-    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
-      progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
-      current = `${prompt}
-
-## Previous attempt failed
+var RETRY_REASONS = {
+  failed: (r) => ({
+    summary: `failed (${r.error?.message ?? "exit 1"})`,
+    section: `## Previous attempt failed
 
 The previous attempt at this stage failed with:
 
 ${r.error?.message ?? "exit code 1"}
 
-Fix the cause and complete the stage.`;
-      continue;
-    }
-    return {
-      exitCode: r.exitCode,
-      attempts: attempt,
-      sessionDirs: dirs,
-      result: r,
-      ...r.error ? { error: r.error.message } : {},
-      ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+Fix the cause and complete the stage.`
+  }),
+  timeout: (r) => ({
+    summary: `timed out (${r.error?.message ?? "exit 21"}) and was stopped`,
+    section: `## Previous attempt timed out
+
+The previous attempt at this stage was stopped: ${r.error?.message ?? "it ran out of time"}. What it changed is still in the working tree. Continue from there in smaller steps and complete the stage in time.`
+  }),
+  partial: (r) => ({
+    summary: `ended partial${r.error ? ` (${r.error.message})` : ""}`,
+    section: `## Previous attempt was partial
+
+The previous attempt at this stage ended partial (exit 12)${r.error ? `: ${r.error.message}` : ""}. What it finished is in the working tree and stays. Complete what is left of the stage.`
+  })
+};
+function retryReason(c, r, partial) {
+  if (r.rateLimitedUntil) return void 0;
+  if (r.exitCode === EXIT_CODES.FAILURE) return RETRY_REASONS.failed(r);
+  if (timedOutOnItsOwn(c, r)) return RETRY_REASONS.timeout(r);
+  if (partial && r.exitCode === EXIT_CODES.PARTIAL_SUCCESS) return RETRY_REASONS.partial(r);
+  return void 0;
+}
+async function retried(c, stage, kind, prompt, check, rules = {}) {
+  const first = await checked(c, await session(c, stage, kind, prompt, void 0, true), check);
+  const why = retryReason(c, first, rules.partial ?? true);
+  if (!why) return outcomeOf(first, [first.sessionDir]);
+  progress(c, `stage ${stage} ${why.summary}; retrying once`);
+  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}
+
+${why.section}`, void 0, true), check);
+  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
+    r = {
+      ...r,
+      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
+      status: "partial",
+      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` }
     };
-  }
+  return outcomeOf(r, [first.sessionDir, r.sessionDir]);
+}
+async function checked(c, r, check) {
+  if (!succeeded(r.exitCode) || !check) return r;
+  const problem = await check(r);
+  return problem ? { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } } : r;
+}
+function outcomeOf(r, dirs) {
+  return {
+    exitCode: r.exitCode,
+    attempts: dirs.length,
+    sessionDirs: dirs,
+    result: r,
+    ...r.error ? { error: r.error.message } : {},
+    ...r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}
+  };
 }
 function walkthroughCheck(c) {
   const file = c.reports.walkthrough;
@@ -1552,9 +1645,12 @@ function isAbort(r) {
 var SessionLog = class {
   dirs = [];
   attempts = 0;
+  /** Adds a session and the tries before it (a session tried again after its own timeout). */
   add(r) {
-    this.attempts++;
-    this.dirs.push(r.sessionDir);
+    for (const d of [...r.earlierSessionDirs ?? [], r.sessionDir]) {
+      this.attempts++;
+      this.dirs.push(d);
+    }
     return r;
   }
   /** The stage ends with this session's exit code. */
@@ -1647,7 +1743,7 @@ var singleStage = (c) => retried(c, "single", c.type, basePrompt(c, "single"), w
 var implementStage = (c) => retried(c, "implement", c.type, basePrompt(c, "implement"));
 var verifyStage = (c) => retried(c, "verify", c.type, basePrompt(c, "verify"));
 async function walkthroughStage(c) {
-  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
+  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c), { partial: false });
   return succeeded(o.exitCode) ? { ...o, artifact: c.reports.walkthrough } : o;
 }
 
@@ -4313,12 +4409,13 @@ async function initialTest(c) {
   const v = await verification(c, path21.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
-  if (v.result && isAbort(v.result))
-    return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  const log = new SessionLog();
+  if (v.result) log.add(v.result);
+  if (v.result && isAbort(v.result)) return log.endWith(v.result);
   return {
     exitCode: EXIT_CODES.SUCCESS,
-    attempts: 1,
-    sessionDirs: v.result ? [v.result.sessionDir] : [],
+    attempts: Math.max(1, log.attempts),
+    sessionDirs: log.dirs,
     artifact: v.file,
     ...passed ? { skipNext: "fix" } : {}
   };
@@ -4835,42 +4932,49 @@ async function workSubtasks(c) {
   const dir = subtaskDir(c.sessionDir);
   const subtasks = await readSubtasks(dir);
   const log = new SessionLog();
-  let done = 0;
-  let failed = 0;
+  if (subtasks.length === 0)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  let done = subtasks.filter((sub) => sub.status === "done").length;
   const refused = [];
+  const failed = [];
   for (const sub of subtasks) {
-    if (sub.status === "done") {
-      done++;
-      continue;
-    }
+    if (sub.status === "done") continue;
     if (sub.problem) {
       progress(c, `subtask ${sub.id} refused: ${sub.problem}`);
       refused.push(sub.problem);
-      failed++;
       continue;
     }
     const end = await workSubtask(c, sub, log);
     if ("stop" in end) return end.stop;
     if (end.ok) done++;
-    else failed++;
+    else failed.push({ sub, note: end.note });
     await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
   }
-  if (subtasks.length === 0)
-    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
-  const exitCode = failed === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
+  if (failed.length) progress(c, `${failed.length} subtask${failed.length > 1 ? "s" : ""} failed; trying each once more`);
+  let stillFailed = 0;
+  for (const { sub, note } of failed) {
+    const end = await workSubtask(c, sub, log, note);
+    if ("stop" in end) return end.stop;
+    if (end.ok) done++;
+    else stillFailed++;
+    await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.ok ? `${end.note} (on its second try)` : end.note);
+  }
+  const failures = stillFailed + refused.length;
+  const exitCode = failures === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
   return {
     exitCode,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: dir,
-    ...failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}
+    ...failures > 0 ? { error: `${failures} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}
   };
 }
-async function workSubtask(c, sub, log) {
+async function workSubtask(c, sub, log, previous) {
   const { task } = c;
   const kind = sub.agentType === "2" ? "2" : "1";
+  const name = previous === void 0 ? sub.id : `${sub.id}-retry`;
   let subBranch;
-  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`, c.options.git);
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, name, c.options.git);
   const prompt = [
     `# Subtask ${sub.id}: ${sub.title}`,
     `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
@@ -4879,11 +4983,17 @@ async function workSubtask(c, sub, log) {
 ${sub.body.trim()}`,
     `## The whole task, for context
 
-${task.task.trim()}`
+${task.task.trim()}`,
+    ...previous !== void 0 ? [
+      `## Previous attempt failed
+
+The previous attempt at this subtask ${previous}. What it changed is in the working tree. Fix the cause and complete the subtask.`
+    ] : []
   ].join("\n\n");
-  progress(c, `subtask ${sub.id} (type ${kind})`);
-  const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
-  if (isAbort(r)) {
+  progress(c, `subtask ${sub.id} (type ${kind})${previous !== void 0 ? ", second try" : ""}`);
+  const r = log.add(await session(c, `work-${name}`, kind, prompt, "3", true));
+  const killed = timedOutOnItsOwn(c, r);
+  if (isAbort(r) && !killed) {
     if (subBranch && task.branch)
       await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`, c.options.git).catch(
         () => void 0
@@ -4964,6 +5074,7 @@ function createStagesRunner(options) {
           maxTurns: options.maxTurns,
           maxDepth: options.maxDepth,
           idleTimeoutMs: options.idleTimeoutMs,
+          ...options.stageTimeoutMs !== void 0 ? { timeoutMs: options.stageTimeoutMs } : {},
           env: options.env,
           extraEnv: {
             ...options.extraEnv,
@@ -5029,6 +5140,13 @@ ${read.problems.map((p) => `- ${formatProblem(p)}`).join("\n")}`);
   return read.config;
 }
 var STRICTNESS = { none: 0, auto: 1, user: 2 };
+function agentLimits(config) {
+  return {
+    idleTimeoutMs: config.timeouts.idle_minutes * 6e4,
+    timeoutMs: config.timeouts.agent_minutes * 6e4,
+    stageTimeoutMs: config.timeouts.stage_minutes * 6e4
+  };
+}
 function allowedByDefaultBranch(pinned, allowed) {
   const where = `the run's pinned config (${stateBranch("<run>")}:${JOURNAL_FILE})`;
   const rule = "the job takes the agent's adapter, command and isolation only as .github/forge.yml on the default branch allows";
@@ -5128,7 +5246,11 @@ async function run(overrides = {}) {
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path26.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git")
+      netDir: path26.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
+      onRetry: (r) => warning(
+        `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`
+      )
     });
     await ensureRepository(git2, remote);
     if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
@@ -5154,8 +5276,7 @@ async function run(overrides = {}) {
       ...command ? { command } : {},
       maxTurns: config.agent.max_turns,
       maxDepth: config.agent.max_depth,
-      idleTimeoutMs: config.timeouts.idle_minutes * 6e4,
-      timeoutMs: config.timeouts.agent_minutes * 6e4,
+      ...agentLimits(config),
       env: access.env,
       extraEnv: access.extraEnv,
       ...access.modelSession ? { modelSession: access.modelSession } : {},

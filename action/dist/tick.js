@@ -26,6 +26,7 @@ import {
   asData,
   attemptNumbered,
   attemptRef,
+  backoffMs,
   backoffOver,
   bounded,
   branchName,
@@ -67,6 +68,7 @@ import {
   planDir,
   planRunId,
   prHead,
+  realClock,
   rememberWritten,
   require_picomatch,
   resultPath,
@@ -80,7 +82,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-HI2TN3JX.js";
+} from "./chunk-7TGJXIF5.js";
 import {
   Octokit,
   RequestError,
@@ -15178,29 +15180,6 @@ var decode2 = textDecoder2.decode.bind(textDecoder2);
 // src/github/app-client.ts
 var import_bottleneck2 = __toESM(require_lib(), 1);
 
-// src/core/clock.ts
-function sleepOn(clock, ms, signal) {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clock.clear(timer);
-      reject(signal.reason);
-    };
-    const timer = clock.setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-var realClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  setInterval: (fn, ms) => setInterval(fn, ms),
-  clear: (timer) => clearTimeout(timer),
-  sleep: (ms, signal) => sleepOn(realClock, ms, signal)
-};
-
 // src/github/instrument.ts
 var CONTENT_CREATING = [
   /^POST \/repos\/[^/]+\/[^/]+\/issues$/,
@@ -16974,22 +16953,6 @@ function mergeThroughRefinery(s2, refinery, mergeSha, kind) {
     const t = s2.task(i);
     s2.emit("refinery.merged", t.id, { agentId: agentId(s2.j.runId, t.id, t.attempts), mergedBranches: merged, resultRef: mergeSha });
   }
-}
-
-// src/core/retry.ts
-function unitHash(text) {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619);
-  }
-  return (h >>> 0) / 4294967296;
-}
-function backoffMs(config2, retry3, salt) {
-  const base = config2.retry_backoff.base_seconds * 1e3;
-  const max = config2.retry_backoff.max_seconds * 1e3;
-  const delay = base * 2 ** retry3 + unitHash(salt) * base;
-  return Math.round(Math.min(delay, max));
 }
 
 // src/core/state-machine.ts

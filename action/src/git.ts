@@ -24,7 +24,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readAgentFileSync } from "../../src/agent/agent-files.js";
-import { GitError } from "../../src/core/git-error.js";
+import { realClock, type Clock } from "../../src/core/clock.js";
+import { GitError, gitFailureKind } from "../../src/core/git-error.js";
+import { delayMs, GIT_REMOTE_BACKOFF, type BackoffPolicy } from "../../src/core/retry.js";
 import { guardRepository, replaceFile, snapshotRepository, type RepoSnapshot } from "./git-guard.js";
 
 export interface GitResult {
@@ -44,6 +46,28 @@ export interface GitOptions {
   identity: { name: string; email: string };
   /** The runner's private repository for network commands (default: a new temp folder). */
   netDir?: string;
+  /** How a network command that failed for a reason that can pass is tried again (default: `GIT_REMOTE_BACKOFF`). */
+  backoff?: BackoffPolicy;
+  /** What the waits between tries sleep on (default: real time); tests move it. */
+  clock?: Pick<Clock, "sleep">;
+  /** The jitter's random number in [0, 1) (default: `Math.random`). */
+  random?: () => number;
+  /** Told before each wait: what failed (masked) and when the next try comes. */
+  onRetry?: (retry: GitRetry) => void;
+}
+
+/** One network command that failed for a reason that can pass, about to be tried again. */
+export interface GitRetry {
+  /** `fetch`, `push` or `ls-remote`. */
+  command: string;
+  /** The try that failed (1 for the first). */
+  attempt: number;
+  /** Tries in all. */
+  attempts: number;
+  /** The wait before the next try. */
+  delayMs: number;
+  /** git's message, the token masked. */
+  error: string;
 }
 
 export function basicAuthHeader(token: string): string {
@@ -92,12 +116,22 @@ export class Git {
   readonly #privateDir: string;
   #netReady: Promise<string> | undefined;
   #repo: Promise<RepoSnapshot | undefined> | undefined;
+  readonly #backoff: BackoffPolicy;
+  readonly #clock: Pick<Clock, "sleep">;
+  readonly #random: () => number;
+  readonly #onRetry: ((retry: GitRetry) => void) | undefined;
+  /** Every network command tried again, in order (the job reports them). */
+  readonly retries: GitRetry[] = [];
 
   constructor(options: GitOptions) {
     this.dir = options.dir;
     this.remote = options.remote;
     this.#token = options.token;
     this.#identity = options.identity;
+    this.#backoff = options.backoff ?? GIT_REMOTE_BACKOFF;
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#onRetry = options.onRetry;
     this.#privateDir = mkdtempSync(path.join(tmpdir(), "forge-git-"));
     this.#netDir = options.netDir ?? path.join(this.#privateDir, "net.git");
   }
@@ -150,15 +184,24 @@ export class Git {
       child.on("error", reject);
       child.on("close", (code) => {
         const r = { stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code ?? -1 };
-        if (r.code !== 0 && !opts.allowFail) {
-          let stderr = r.stderr.trim();
-          for (const s of this.secrets()) stderr = stderr.split(s).join("***");
-          reject(new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code, stderr));
-        } else resolve(r);
+        if (r.code !== 0 && !opts.allowFail) reject(this.#failure(args, r, code));
+        else resolve(r);
       });
       child.stdin.on("error", () => undefined);
       child.stdin.end(opts.input ?? "");
     });
+  }
+
+  /** git's stderr with the token masked. */
+  #masked(stderr: string): string {
+    let out = stderr.trim();
+    for (const s of this.secrets()) out = out.split(s).join("***");
+    return out;
+  }
+
+  #failure(args: string[], r: GitResult, code: number | null = r.code): GitError {
+    const stderr = this.#masked(r.stderr);
+    return new GitError(`git ${args[0]} failed (exit ${r.code}): ${stderr}`, args, code, stderr);
   }
 
   /**
@@ -249,8 +292,10 @@ export class Git {
     const workShallow = path.join(work, "shallow");
     const netShallow = path.join(net, "shallow");
     const shallow = readShallow(work, workShallow);
-    await writeFile(netShallow, shallow);
-    const r = await this.#spawn([command, ...mapped], { ...opts, cwd: net, network: true });
+    const r = await this.#tried([command, ...mapped], opts, async () => {
+      await writeFile(netShallow, shallow);
+      return this.#spawn([command, ...mapped], { ...opts, allowFail: true, cwd: net, network: true });
+    });
     if (command === "fetch") {
       const after = readShallow(net, netShallow);
       if (after !== shallow) await replaceFile(workShallow, after);
@@ -262,6 +307,35 @@ export class Git {
       }
     }
     return r;
+  }
+
+  /**
+   * A network command tried until it succeeds, fails for a reason that cannot pass, or has had its
+   * tries (docs/runner.md#the-runners-git): each try is a new git process with the same
+   * environment — the token reaches it as it reached the first, and nothing else does — and the
+   * waits between tries follow the backoff, with jitter, on the job's clock.
+   */
+  async #tried(args: string[], opts: { allowFail?: boolean }, once: () => Promise<GitResult>): Promise<GitResult> {
+    const { attempts } = this.#backoff;
+    for (let attempt = 1; ; attempt++) {
+      const r = await once();
+      if (r.code === 0) return r;
+      if (attempt < attempts && gitFailureKind(r.stderr) === "transient") {
+        const retry: GitRetry = {
+          command: args[0]!,
+          attempt,
+          attempts,
+          delayMs: delayMs(this.#backoff, attempt - 1, this.#random()),
+          error: this.#masked(r.stderr),
+        };
+        this.retries.push(retry);
+        this.#onRetry?.(retry);
+        await this.#clock.sleep(retry.delayMs);
+        continue;
+      }
+      if (opts.allowFail) return r;
+      throw this.#failure(args, r);
+    }
   }
 
   async out(args: string[]): Promise<string> {
@@ -280,8 +354,7 @@ export class Git {
     );
     if (r.code !== 0) {
       if (/couldn't find remote ref|not our ref|no such ref/i.test(r.stderr)) return undefined;
-      let stderr = r.stderr.trim();
-      for (const s of this.secrets()) stderr = stderr.split(s).join("***");
+      const stderr = this.#masked(r.stderr);
       throw new GitError(`git fetch of ${branch} failed (exit ${r.code}): ${stderr}`, ["fetch"], r.code, stderr);
     }
     return this.out(["rev-parse", `refs/remotes/origin/${branch}`]);

@@ -37,6 +37,19 @@ function parsedConfig(text: string | undefined, where: string): ForgeConfig {
 const STRICTNESS = { none: 0, auto: 1, user: 2 } as const;
 
 /**
+ * The agent's time limits from the config: a session's idle limit, the whole agent's wall clock
+ * (shared by its stages) and one stage session's own limit, past which it is stopped and its stage
+ * tried once more (docs/runner.md#stage-rules).
+ */
+export function agentLimits(config: ForgeConfig): { idleTimeoutMs: number; timeoutMs: number; stageTimeoutMs: number } {
+  return {
+    idleTimeoutMs: config.timeouts.idle_minutes * 60_000,
+    timeoutMs: config.timeouts.agent_minutes * 60_000,
+    stageTimeoutMs: config.timeouts.stage_minutes * 60_000,
+  };
+}
+
+/**
  * What the job takes from a run's pinned config for how the agent runs — `adapter`, `command` and
  * `isolation` — is only what `.github/forge.yml` on the default branch allows: the job cannot check
  * the journal's seal (the key is the App's), and a journal planted on a state branch would otherwise
@@ -171,6 +184,11 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
+      onRetry: (r) =>
+        core.warning(
+          `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1000).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`,
+        ),
     });
     await ensureRepository(git, remote);
 
@@ -201,8 +219,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         ...(command ? { command } : {}),
         maxTurns: config.agent.max_turns,
         maxDepth: config.agent.max_depth,
-        idleTimeoutMs: config.timeouts.idle_minutes * 60_000,
-        timeoutMs: config.timeouts.agent_minutes * 60_000,
+        ...agentLimits(config),
         env: access.env,
         extraEnv: access.extraEnv,
         ...(access.modelSession ? { modelSession: access.modelSession } : {}),

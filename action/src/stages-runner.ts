@@ -26,6 +26,8 @@ export interface StagesRunnerOptions {
   idleTimeoutMs: number;
   /** The agent's wall-clock budget, shared by all its stages. */
   timeoutMs: number;
+  /** One stage session's own limit: reached, the session is stopped and the stage tried once more (src/agent/stages/context.ts). */
+  stageTimeoutMs?: number;
   /** Environment the agent layer picks from (model keys, PATH); never the job token. */
   env: NodeJS.ProcessEnv;
   /** Variables passed to the agent as given (e.g. ANTHROPIC_API_KEY from the action input). */
@@ -72,6 +74,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           maxTurns: options.maxTurns,
           maxDepth: options.maxDepth,
           idleTimeoutMs: options.idleTimeoutMs,
+          ...(options.stageTimeoutMs !== undefined ? { timeoutMs: options.stageTimeoutMs } : {}),
           env: options.env,
           extraEnv: {
             ...options.extraEnv,

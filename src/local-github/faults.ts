@@ -13,9 +13,20 @@ export function prng(seed: number): () => number {
   };
 }
 
+/**
+ * One failure of git over HTTP, answered to the next request of its kind: the RPC of a push
+ * (`POST …/git-receive-pack`, after the client sent its pack) or of a fetch (`POST
+ * …/git-upload-pack`). `answer` is an HTTP status (500, 502, 503…: the body is read and nothing is
+ * applied) or `reset` (the connection is closed without an answer, as a dropped connection is).
+ */
+export interface GitFault {
+  on: "push" | "fetch";
+  answer: number | "reset";
+}
+
 export interface FaultConfig {
   seed: number;
-  /** fraction of API calls (excluding the control API and git) answered with a 5xx */
+  /** fraction of API calls (excluding the control API and git: see `gitFaults`) answered with a 5xx */
   apiErrorRate: number;
   apiErrorStatuses: number[];
   /** fraction of API calls answered as a secondary rate limit */
@@ -36,6 +47,8 @@ export interface FaultConfig {
   webhookReorderWindow: number;
   /** while the local GitHub's clock is before this, the App's webhook endpoint is treated as unreachable */
   appUnreachableUntil: number;
+  /** git over HTTP: failures still to answer, in order, each to the next request of its kind (then gone) */
+  gitFaults: GitFault[];
 }
 
 export const noFaults: FaultConfig = {
@@ -52,6 +65,7 @@ export const noFaults: FaultConfig = {
   webhookDelayMs: [0, 0],
   webhookReorderWindow: 0,
   appUnreachableUntil: 0,
+  gitFaults: [],
 };
 
 export class Faults {
@@ -89,6 +103,17 @@ export class Faults {
     }
     this.log.push(`api ${operationId} ${out ? out.status : "ok"}`);
     return out;
+  }
+
+  /** The failure to answer a git RPC with, taken from `gitFaults` (each answers one request), or undefined. */
+  git(on: GitFault["on"]): GitFault | undefined {
+    const queue = this.config.gitFaults;
+    const i = queue.findIndex((f) => f.on === on);
+    if (i < 0) return undefined;
+    const fault = queue[i]!;
+    this.config = { ...this.config, gitFaults: [...queue.slice(0, i), ...queue.slice(i + 1)] };
+    this.log.push(`git ${on} ${fault.answer}`);
+    return fault;
   }
 
   /** How a webhook delivery is handled: copies to send (0 = dropped) and delay. */

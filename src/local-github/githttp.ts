@@ -7,7 +7,7 @@
 // their state before the push, and the resulting push/create/delete/pull_request events are sent.
 // The repository's rulesets and branch protection are enforced by a pre-receive hook (push-hook.ts).
 import { spawn } from "node:child_process";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./domain/index.js";
@@ -55,6 +55,12 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
     // gets "Permission … denied" (403), as GitHub answers a push it refuses.
     if (!allowed(core, repo, token, false)) return deny(res, 404, "Repository not found.");
     return deny(res, 403, `Permission to ${repo.owner.login}/${repo.name}.git denied to ${token.actor.login}.`);
+  }
+
+  // An injected failure (faults.ts `gitFaults`): the RPC answered with a 5xx, or its connection dropped.
+  if (req.method === "POST" && service) {
+    const fault = core.faults.git(write ? "push" : "fetch");
+    if (fault) return answerFault(req, res, fault.answer);
   }
 
   // GitHub's time for a fetch (at its ref advertisement) or a push (before the refs change).
@@ -134,6 +140,21 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
   }
   res.end();
   core.bus.flush();
+}
+
+/**
+ * A git RPC that fails: its body read and dropped, then a status — or the connection dropped in the
+ * middle of the answer. Dropped after the headers, not before: a request on a reused connection
+ * that gets no answer at all is sent again by curl itself, so the client would never see that drop.
+ */
+async function answerFault(req: IncomingMessage, res: ServerResponse, answer: number | "reset"): Promise<void> {
+  for await (const _ of req) void _;
+  if (answer !== "reset") return deny(res, answer, STATUS_CODES[answer] ?? "Error");
+  res.writeHead(200, {
+    "content-type": `application/x-${req.url?.includes("receive-pack") ? "git-receive-pack" : "git-upload-pack"}-result`,
+  });
+  res.flushHeaders();
+  res.socket?.destroy();
 }
 
 function allowed(core: SimCore, repo: Repo, token: Token, write: boolean): boolean {

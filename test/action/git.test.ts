@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { basicAuthHeader, messageWithTrailers, Git } from "../../action/src/git.js";
+import { basicAuthHeader, messageWithTrailers, Git, type GitRetry } from "../../action/src/git.js";
 import { isProtectedPath, revertProtectedChanges } from "../../action/src/protected-paths.js";
 import { TRAILERS } from "../../src/core/layout.js";
 
@@ -48,7 +48,16 @@ describe("commit messages and trailers", () => {
   it("hands the token only to network commands, through a credential helper, never in a repository's config or a local command's environment", async () => {
     expect(basicAuthHeader("ghs_abc")).toBe(`AUTHORIZATION: basic ${Buffer.from("x-access-token:ghs_abc").toString("base64")}`);
     const d = repo("auth").dir;
-    const g = new Git({ dir: d, remote: "http://127.0.0.1:9/none.git", token: "ghs_secret123", identity: { name: "F", email: "f@x" } });
+    const slept: number[] = [];
+    const retries: GitRetry[] = [];
+    const g = new Git({
+      dir: d,
+      remote: "http://127.0.0.1:9/none.git",
+      token: "ghs_secret123",
+      identity: { name: "F", email: "f@x" },
+      clock: { sleep: async (ms) => void slept.push(ms) },
+      onRetry: (r) => retries.push(r),
+    });
     // A local command sees neither the token nor the credential helper.
     expect(await g.out(["config", "--get-all", "credential.helper"]).catch(() => "")).toBe("");
     expect(await g.out(["var", "-l"])).not.toContain("ghs_secret123");
@@ -56,6 +65,10 @@ describe("commit messages and trailers", () => {
     const err = await g.fetchBranch("main").catch((e: Error) => e);
     expect(String(err)).toContain("127.0.0.1:9");
     expect(String(err)).not.toContain("ghs_secret123");
+    // A refused connection can pass: the fetch was tried five times, and no try's message holds the token.
+    expect(retries.map((r) => r.attempt)).toEqual([1, 2, 3, 4]);
+    expect(slept).toHaveLength(4);
+    for (const r of retries) expect(r.error).not.toContain("ghs_secret123");
     expect(await g.out(["config", "--local", "--list"])).not.toMatch(/extraheader|credential|ghs_/);
   });
 });

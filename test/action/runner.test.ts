@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema } from "../../action/src/inputs.js";
-import { run } from "../../action/src/runner.js";
+import { agentLimits, run } from "../../action/src/runner.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { agentWalkthrough, makeWorld, RUN, scriptAgent, type World } from "./world.js";
 import { runnerProcess, serveOrigin, setInputs, workflowEnv } from "./job.js";
 
@@ -126,6 +127,11 @@ describe("run()", () => {
     expect(process.exitCode).toBe(1);
   });
 
+  it("gives the agent layer the config's time limits: the agent's, its idle limit, and a stage's own (30 min by default)", () => {
+    expect(agentLimits(forgeConfigSchema.parse({}))).toEqual({ idleTimeoutMs: 600_000, timeoutMs: 3_600_000, stageTimeoutMs: 1_800_000 });
+    expect(agentLimits(forgeConfigSchema.parse({ timeouts: { stage_minutes: 5 } })).stageTimeoutMs).toBe(300_000);
+  });
+
   it("runs an attempt and writes the outputs and the job summary", async () => {
     world = makeWorld();
     const w = world;
@@ -154,7 +160,8 @@ describe("run()", () => {
   it("ends neutral, and not failed, when the dispatch is not current", async () => {
     world = makeWorld();
     const w = world;
-    const outputFile = workflowEnv(w, { ...defaults, attempt: "5" }, summaryFile);
+    // A server the job reaches (its branch is fetched meanwhile): an unreachable one is a blip its git would wait out.
+    const outputFile = workflowEnv(w, { ...defaults, attempt: "5" }, summaryFile, { GITHUB_SERVER_URL: serveOrigin(w) });
     await run({ github: w.github, agent: createCommandRunner({ command: "false", env: {} }) });
     expect(process.exitCode).toBeUndefined();
     expect(out.join("")).toContain("::notice::Forge: nothing to do — task t1 is at attempt 1, not 5.");

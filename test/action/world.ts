@@ -12,7 +12,7 @@ import { startRun } from "../../src/core/decide/index.js";
 import type { Journal } from "../../src/core/journal.js";
 import { stateBranch } from "../../src/core/layout.js";
 import { forgeConfigSchema, type ForgeConfig } from "../../src/core/schemas/config.js";
-import { Git } from "../../action/src/git.js";
+import { Git, type GitOptions } from "../../action/src/git.js";
 import { NoCommitsError, type JobGitHub, type PullRef } from "../../action/src/github.js";
 
 export const RUN = "r1";
@@ -85,11 +85,17 @@ export interface WorldOptions {
   files?: Record<string, string>;
   /** Edit the journal before it is written. */
   journal?: (j: Journal) => void;
+  /**
+   * An empty bare repository to use as the origin (the local GitHub's, so the job's git can reach it
+   * over HTTP), and what the job's git is given besides its work tree (its remote, token, clock).
+   */
+  origin?: string;
+  git?: Omit<GitOptions, "dir" | "identity">;
 }
 
 export function makeWorld(options: WorldOptions = {}): World {
   const dir = mkdtempSync(path.join(tmpdir(), "forge-action-"));
-  const origin = path.join(dir, "origin.git");
+  const origin = options.origin ?? path.join(dir, "origin.git");
   const originUrl = `file://${origin}`;
   sh(dir, ["init", "--bare", "--quiet", "--initial-branch=main", origin]);
   const seed = path.join(dir, "seed");
@@ -178,6 +184,7 @@ export function makeWorld(options: WorldOptions = {}): World {
   const git = new Git({
     dir: workspace,
     remote: originUrl,
+    ...options.git,
     identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
   });
   return {

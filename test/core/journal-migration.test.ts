@@ -227,11 +227,12 @@ describe("the version-1 run of test/fixtures/journal-v1", () => {
     });
     expect(t("e").attempt!.revision).toMatchObject({ iteration: 1, priorRunId: expect.any(Number) });
     for (const id of ["f", "r"]) expect(t(id)).toEqual({ id, status: "PENDING", blockers: expect.any(Number), attempts: 0, retries: 0 });
-    // Nothing else of the stored run changed — but for the defaults of config fields added since it
-    // was written (the pinned config is read through the config's schema, as every stored run is).
+    // Nothing else of the stored run changed: its config is the one stored, read with today's defaults
+    // for settings added since (a setting the stored config names keeps its value).
     const { journal: _v1j, version: _v1, ...rest } = raw;
     const { journal: _v2j, version: _v2, ...after } = stored;
     expect(after).toEqual({ ...rest, config: forgeConfigSchema.parse(rest.config) });
+    expect(after.config).toMatchObject(rest.config as Record<string, unknown>);
     expect(stored.config.retry_policy).toEqual(DEFAULT_RETRY_POLICY);
   });
 

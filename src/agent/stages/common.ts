@@ -10,8 +10,12 @@ export const implementStage: StageStep = (c) => retried(c, "implement", c.type, 
 
 export const verifyStage: StageStep = (c) => retried(c, "verify", c.type, basePrompt(c, "verify"));
 
-/** Reviews the work and writes the walkthrough, which must be there and valid; it is the stage's artifact. */
+/**
+ * Reviews the work and writes the walkthrough, which must be there and valid; it is the stage's
+ * artifact. A partial end (12) here reports partial work and is not tried again: writing the report
+ * a second time would not finish the work.
+ */
 export async function walkthroughStage(c: StageContext): Promise<StageOutcome> {
-  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c));
+  const o = await retried(c, "walkthrough", c.type, basePrompt(c, "walkthrough"), walkthroughCheck(c), { partial: false });
   return succeeded(o.exitCode) ? { ...o, artifact: c.reports.walkthrough } : o;
 }

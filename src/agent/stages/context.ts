@@ -1,7 +1,8 @@
 /**
  * The state one stage sequence shares across its stages, as one explicit object, and the session
  * primitives every stage is built from: `session` (one agent session in its own folder, its cost and
- * turns added up), `retried` (a session retried once on exit 1) and `progress`.
+ * turns added up, tried once more when it ran out of its own time), `retried` (a stage's session
+ * tried once more on exit 1, a timeout or a partial end) and `progress`.
  */
 import { readAgentText } from "../agent-files.js";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -112,11 +113,43 @@ async function systemPrompt(c: StageContext, kind: AgentKind): Promise<string> {
   return text;
 }
 
+/** A session as a stage sees it: the try that counts, and the folders of the tries before it. */
+export type StageSession = SpawnResult & { earlierSessionDirs?: string[] };
+
 /**
- * One session in `stages/NN-<stage>`, within what is left of the deadline; `caller` makes the
- * hierarchy check apply (type 3's subtasks, the refinery's helpers).
+ * One session in `stages/NN-<stage>`, within the stage's time limit (`spawn.timeoutMs`) and what is
+ * left of the deadline; `caller` makes the hierarchy check apply (type 3's subtasks, the refinery's
+ * helpers). A session that ran out of its own time (`timedOutOnItsOwn`) was killed; it is tried once
+ * more as `<stage>-retry`, told so, unless `once` (the caller has its own rule for a retry).
  */
-export async function session(c: StageContext, stage: string, kind: AgentKind, prompt: string, caller?: AgentKind): Promise<SpawnResult> {
+export async function session(
+  c: StageContext,
+  stage: string,
+  kind: AgentKind,
+  prompt: string,
+  caller?: AgentKind,
+  once = false,
+): Promise<StageSession> {
+  const r = await sessionOnce(c, stage, kind, prompt, caller);
+  if (once || !timedOutOnItsOwn(c, r)) return r;
+  const again = RETRY_REASONS.timeout(r);
+  progress(c, `${stage} ${again.summary}; trying it once more`);
+  const second = await sessionOnce(c, `${stage}-retry`, kind, `${prompt}\n\n${again.section}`, caller);
+  return { ...second, earlierSessionDirs: [r.sessionDir] };
+}
+
+/**
+ * A session stopped by its own time limit — the stage's wall clock or the idle limit — and not by
+ * the agent's whole budget (the deadline has not passed) or a cancel: the hierarchy's stage timeout,
+ * which kills the session and tries it once more.
+ */
+export function timedOutOnItsOwn(c: StageContext, r: SpawnResult): boolean {
+  if (r.exitCode !== EXIT_CODES.TIMEOUT || r.timedOut === undefined) return false;
+  if (c.options.signal?.aborted) return false;
+  return c.options.deadline === undefined || Date.now() < c.options.deadline;
+}
+
+async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prompt: string, caller?: AgentKind): Promise<SpawnResult> {
   const { options, task } = c;
   c.tally.sessions++;
   const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
@@ -162,39 +195,83 @@ export async function session(c: StageContext, stage: string, kind: AgentKind, p
 /** Checks a session that said it succeeded; a problem turns it into exit 1. */
 export type SessionCheck = (r: SpawnResult) => Promise<string | undefined>;
 
-/** A session retried once on exit 1 (not on a rate limit, which already waited what it could). */
+/** Why a stage's session is tried once more, in the progress line and in the next try's prompt. */
+interface RetryReason {
+  summary: string;
+  section: string;
+}
+
+const RETRY_REASONS = {
+  failed: (r: SpawnResult): RetryReason => ({
+    summary: `failed (${r.error?.message ?? "exit 1"})`,
+    section: `## Previous attempt failed\n\nThe previous attempt at this stage failed with:\n\n${r.error?.message ?? "exit code 1"}\n\nFix the cause and complete the stage.`,
+  }),
+  timeout: (r: SpawnResult): RetryReason => ({
+    summary: `timed out (${r.error?.message ?? "exit 21"}) and was stopped`,
+    section: `## Previous attempt timed out\n\nThe previous attempt at this stage was stopped: ${r.error?.message ?? "it ran out of time"}. What it changed is still in the working tree. Continue from there in smaller steps and complete the stage in time.`,
+  }),
+  partial: (r: SpawnResult): RetryReason => ({
+    summary: `ended partial${r.error ? ` (${r.error.message})` : ""}`,
+    section: `## Previous attempt was partial\n\nThe previous attempt at this stage ended partial (exit 12)${r.error ? `: ${r.error.message}` : ""}. What it finished is in the working tree and stays. Complete what is left of the stage.`,
+  }),
+};
+
+/** Why `r` is worth one more try of its stage, if it is: exit 1, its own timeout, or a partial end (when `partial`). */
+function retryReason(c: StageContext, r: SpawnResult, partial: boolean): RetryReason | undefined {
+  if (r.rateLimitedUntil) return undefined;
+  if (r.exitCode === EXIT_CODES.FAILURE) return RETRY_REASONS.failed(r);
+  if (timedOutOnItsOwn(c, r)) return RETRY_REASONS.timeout(r);
+  if (partial && r.exitCode === EXIT_CODES.PARTIAL_SUCCESS) return RETRY_REASONS.partial(r);
+  return undefined;
+}
+
+/**
+ * A stage's session, tried once more (the orchestrator's rules, docs/runner.md#stage-rules)
+ * when it failed (exit 1, or a success `check` finds a problem with), ran out of its own time
+ * (killed), or ended partial (12, unless `partial: false`), with the reason in its prompt — never
+ * after a rate limit, which already waited what it could. One retry per stage whatever the reason.
+ * After a partial first try what succeeded stays: the stage is partial unless the retry finished it
+ * (0) or ended it for a reason of its own (2, 3, 10, 11, 20, or the deadline).
+ */
 export async function retried(
   c: StageContext,
   stage: string,
   kind: AgentKind,
   prompt: string,
   check?: SessionCheck,
+  rules: { partial?: boolean } = {},
 ): Promise<StageOutcome> {
-  const dirs: string[] = [];
-  let attempt = 0;
-  let current = prompt;
-  for (;;) {
-    attempt++;
-    let r = await session(c, attempt === 1 ? stage : `${stage}-retry`, kind, current);
-    dirs.push(r.sessionDir);
-    if (succeeded(r.exitCode) && check) {
-      const problem = await check(r);
-      if (problem) r = { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } };
-    }
-    if (r.exitCode === EXIT_CODES.FAILURE && !r.rateLimitedUntil && attempt === 1) {
-      progress(c, `stage ${stage} failed (${r.error?.message ?? "exit 1"}); retrying once`);
-      current = `${prompt}\n\n## Previous attempt failed\n\nThe previous attempt at this stage failed with:\n\n${r.error?.message ?? "exit code 1"}\n\nFix the cause and complete the stage.`;
-      continue;
-    }
-    return {
-      exitCode: r.exitCode,
-      attempts: attempt,
-      sessionDirs: dirs,
-      result: r,
-      ...(r.error ? { error: r.error.message } : {}),
-      ...(r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}),
+  const first = await checked(c, await session(c, stage, kind, prompt, undefined, true), check);
+  const why = retryReason(c, first, rules.partial ?? true);
+  if (!why) return outcomeOf(first, [first.sessionDir]);
+  progress(c, `stage ${stage} ${why.summary}; retrying once`);
+  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}\n\n${why.section}`, undefined, true), check);
+  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
+    r = {
+      ...r,
+      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
+      status: "partial",
+      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` },
     };
-  }
+  return outcomeOf(r, [first.sessionDir, r.sessionDir]);
+}
+
+/** A session that said it succeeded, checked: a problem turns it into exit 1. */
+async function checked(c: StageContext, r: SpawnResult, check?: SessionCheck): Promise<SpawnResult> {
+  if (!succeeded(r.exitCode) || !check) return r;
+  const problem = await check(r);
+  return problem ? { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } } : r;
+}
+
+function outcomeOf(r: SpawnResult, dirs: string[]): StageOutcome {
+  return {
+    exitCode: r.exitCode,
+    attempts: dirs.length,
+    sessionDirs: dirs,
+    result: r,
+    ...(r.error ? { error: r.error.message } : {}),
+    ...(r.reports.walkthrough ? { artifact: r.reports.walkthrough } : {}),
+  };
 }
 
 /** The walkthrough the stage should have written: missing or invalid is a problem. */
@@ -218,9 +295,12 @@ export class SessionLog {
   readonly dirs: string[] = [];
   attempts = 0;
 
-  add(r: SpawnResult): SpawnResult {
-    this.attempts++;
-    this.dirs.push(r.sessionDir);
+  /** Adds a session and the tries before it (a session tried again after its own timeout). */
+  add(r: StageSession): StageSession {
+    for (const d of [...(r.earlierSessionDirs ?? []), r.sessionDir]) {
+      this.attempts++;
+      this.dirs.push(d);
+    }
     return r;
   }
 

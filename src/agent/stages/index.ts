@@ -3,10 +3,12 @@
  * stage is one agent session (the type's system prompt + a stage prompt saying WHAT to do) or a step
  * Forge does itself (git merges, the test command, plan validation).
  *
- * Rules: exit 1 → the stage is retried once with the failure in its prompt; 2 → abort, never
- * retried; 3 → abort with the question; 10 → abort with the refinement document; 11 → abort with
- * the Change Request; 12 → go on, the result is partial; 20/21 → abort; a rate limit → abort with
- * the reset time. The stage manifest is written to `<sessionDir>/manifest.json`.
+ * Rules: exit 1 → the stage is retried once with the failure in its prompt; a session that ran past
+ * its own time limit (the stage's, or the idle limit) → killed and tried once more, then 21; 12 → the
+ * partial stage (type 3: its failed subtasks) tried once more, what succeeded kept, then go on,
+ * the result partial; 2 → abort, never retried; 3 → abort with the question; 10 → abort with the
+ * refinement document; 11 → abort with the Change Request; 20 and the deadline's 21 → abort; a rate
+ * limit → abort with the reset time. The stage manifest is written to `<sessionDir>/manifest.json`.
  *
  * The parts, beside this file: config.ts (which stages each type may run, its defaults,
  * `.forge/stages.yml`), context.ts (the state the stages share and the session primitives),

@@ -18,7 +18,7 @@ import { runRepoCommand } from "../repo-command.js";
 import { writeFileAtomic } from "../signals.js";
 import type { SpawnResult } from "../types.js";
 import { writeChangeRequest } from "./change-request.js";
-import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
+import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome, type StageSession } from "./context.js";
 import { stagePrompt } from "./prompt.js";
 
 export interface VerificationResults {
@@ -32,7 +32,7 @@ interface Verification {
   /** `verification-results.json` of the cycle. */
   file: string;
   /** The sentinel executor's session, when there is no test command. */
-  result?: SpawnResult;
+  result?: StageSession;
 }
 
 type Grade = "PASS" | "WARN" | "FAIL";
@@ -47,12 +47,13 @@ export async function initialTest(c: StageContext): Promise<StageOutcome> {
   const v = await verification(c, path.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
-  if (v.result && isAbort(v.result))
-    return { exitCode: v.result.exitCode, attempts: 1, sessionDirs: [v.result.sessionDir], result: v.result };
+  const log = new SessionLog();
+  if (v.result) log.add(v.result);
+  if (v.result && isAbort(v.result)) return log.endWith(v.result);
   return {
     exitCode: EXIT_CODES.SUCCESS,
-    attempts: 1,
-    sessionDirs: v.result ? [v.result.sessionDir] : [],
+    attempts: Math.max(1, log.attempts),
+    sessionDirs: log.dirs,
     artifact: v.file,
     ...(passed ? { skipNext: "fix" as const } : {}),
   };

@@ -1,9 +1,10 @@
 /**
  * Runs a type's stages in order and writes the stage manifest (`<sessionDir>/manifest.json`).
  *
- * Exit codes: 0 goes on; 12 goes on, and the sequence ends partial; anything else stops the
- * sequence with that code — 1 (after the stage's own retry), 2, 3 with the question, 10 with the
- * refinement document, 11 with the Change Request, 20/21, or a rate limit with its reset time.
+ * Exit codes: 0 goes on; 12 (after the stage's own retry) goes on, and the sequence ends partial;
+ * anything else stops the sequence with that code — 1 (after the stage's own retry), 2, 3 with the
+ * question, 10 with the refinement document, 11 with the Change Request, 20, 21 (after the stage's
+ * own retry when its session ran out of its own time), or a rate limit with its reset time.
  * Cancellation (20) and the deadline (21) are checked before each stage.
  */
 import { readAgentText } from "../agent-files.js";

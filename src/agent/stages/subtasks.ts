@@ -11,7 +11,7 @@ import { abortMerge, finishSubBranch, startSubBranch } from "../branches.js";
 import { writeFileAtomic } from "../signals.js";
 import { EXIT_CODES, succeeded, type ExitCode } from "../../core/exit-codes.js";
 import type { AgentKind } from "../types.js";
-import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome } from "./context.js";
+import { isAbort, progress, session, SessionLog, timedOutOnItsOwn, type StageContext, type StageOutcome } from "./context.js";
 
 export function subtaskDir(sessionDir: string): string {
   return path.join(sessionDir, "subtasks");
@@ -78,59 +78,84 @@ export async function subtaskFilesProblem(dir: string): Promise<string | undefin
 /** How one subtask ended: worked (ok or not), or a session that ends the whole stage. */
 type SubtaskEnd = { ok: boolean; note: string } | { stop: StageOutcome };
 
-/** The work stage: every subtask not done yet, in order; partial (12) when some fail, 1 when all do. */
+/**
+ * The work stage: every subtask not done yet, in order; then the ones that failed, once more each
+ * (docs/runner.md#stage-rules: a partial result keeps what succeeded and retries the failed parts;
+ * a failure is retried once), told how they failed. Partial (12) when some still fail, 1 when all do.
+ * A subtask whose front matter is not YAML is never worked, nor tried again.
+ */
 export async function workSubtasks(c: StageContext): Promise<StageOutcome> {
   const dir = subtaskDir(c.sessionDir);
   const subtasks = await readSubtasks(dir);
   const log = new SessionLog();
-  let done = 0;
-  let failed = 0;
+  if (subtasks.length === 0)
+    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
+  let done = subtasks.filter((sub) => sub.status === "done").length;
   const refused: string[] = [];
+  const failed: Array<{ sub: Subtask; note: string }> = [];
   for (const sub of subtasks) {
-    if (sub.status === "done") {
-      done++;
-      continue;
-    }
+    if (sub.status === "done") continue;
     if (sub.problem) {
       // Never worked, never rewritten: its front matter is not YAML.
       progress(c, `subtask ${sub.id} refused: ${sub.problem}`);
       refused.push(sub.problem);
-      failed++;
       continue;
     }
     const end = await workSubtask(c, sub, log);
     if ("stop" in end) return end.stop;
     if (end.ok) done++;
-    else failed++;
+    else failed.push({ sub, note: end.note });
     await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.note);
   }
-  if (subtasks.length === 0)
-    return { exitCode: EXIT_CODES.FAILURE, attempts: log.attempts, sessionDirs: log.dirs, error: "no subtasks to work" };
-  const exitCode: ExitCode = failed === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
+  if (failed.length) progress(c, `${failed.length} subtask${failed.length > 1 ? "s" : ""} failed; trying each once more`);
+  let stillFailed = 0;
+  for (const { sub, note } of failed) {
+    const end = await workSubtask(c, sub, log, note);
+    if ("stop" in end) return end.stop;
+    if (end.ok) done++;
+    else stillFailed++;
+    await setSubtaskStatus(sub.file, end.ok ? "done" : "failed", end.ok ? `${end.note} (on its second try)` : end.note);
+  }
+  const failures = stillFailed + refused.length;
+  const exitCode: ExitCode = failures === 0 ? EXIT_CODES.SUCCESS : done === 0 ? EXIT_CODES.FAILURE : EXIT_CODES.PARTIAL_SUCCESS;
   return {
     exitCode,
     attempts: log.attempts,
     sessionDirs: log.dirs,
     artifact: dir,
-    ...(failed > 0 ? { error: `${failed} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` } : {}),
+    ...(failures > 0
+      ? { error: `${failures} of ${subtasks.length} subtasks failed${refused.length ? ` (${refused.join("; ")})` : ""}` }
+      : {}),
   };
 }
 
-/** One subtask: a session of its type on behalf of type 3, on its sub-branch when there is one. */
-async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog): Promise<SubtaskEnd> {
+/**
+ * One subtask: a session of its type on behalf of type 3, on its sub-branch when there is one
+ * (`<branch>-<sub>`, `<branch>-<sub>-retry` for its second try, so the first try's branch stays).
+ * `previous` is how its first try failed. A session that ran out of its own time was killed: the
+ * subtask failed (and gets its second try); any other abort ends the stage.
+ */
+async function workSubtask(c: StageContext, sub: Subtask, log: SessionLog, previous?: string): Promise<SubtaskEnd> {
   const { task } = c;
   const kind: AgentKind = sub.agentType === "2" ? "2" : "1";
+  const name = previous === undefined ? sub.id : `${sub.id}-retry`;
   let subBranch: string | undefined;
-  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, `${sub.id}`, c.options.git);
+  if (c.options.subBranches && task.branch) subBranch = await startSubBranch(c.workdir, task.branch, name, c.options.git);
   const prompt = [
     `# Subtask ${sub.id}: ${sub.title}`,
     `Part of task ${task.taskId} (run ${task.runId}, attempt ${task.attempt}). Do this subtask only, verify it, and end with the exit line. Do not write the task's walkthrough.`,
     `## The subtask\n\n${sub.body.trim()}`,
     `## The whole task, for context\n\n${task.task.trim()}`,
+    ...(previous !== undefined
+      ? [
+          `## Previous attempt failed\n\nThe previous attempt at this subtask ${previous}. What it changed is in the working tree. Fix the cause and complete the subtask.`,
+        ]
+      : []),
   ].join("\n\n");
-  progress(c, `subtask ${sub.id} (type ${kind})`);
-  const r = log.add(await session(c, `work-${sub.id}`, kind, prompt, "3"));
-  if (isAbort(r)) {
+  progress(c, `subtask ${sub.id} (type ${kind})${previous !== undefined ? ", second try" : ""}`);
+  const r = log.add(await session(c, `work-${name}`, kind, prompt, "3", true));
+  const killed = timedOutOnItsOwn(c, r);
+  if (isAbort(r) && !killed) {
     if (subBranch && task.branch)
       await finishSubBranch(c.workdir, task.branch, subBranch, `forge(${task.taskId}): subtask ${sub.id} (partial)`, c.options.git).catch(
         () => undefined,

@@ -141,6 +141,13 @@ export const forgeConfigSchema = z
       .object({
         agent_minutes: z.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
         idle_minutes: z.number().positive().default(10).describe("The runner stops an agent that produced no output for this long; partial work is kept."),
+        stage_minutes: z
+          .number()
+          .positive()
+          .default(30)
+          .describe(
+            "Wall-clock limit of one stage's agent session: one that reaches it is stopped and the stage tried once more from the work it left; a second time the attempt ends timed out (exit 21). The attempt's own limit, agent_minutes, still bounds every stage.",
+          ),
         job_minutes: z.number().positive().default(90).describe("timeout-minutes of the agent workflow job."),
         dispatch_start_minutes: z
           .number()

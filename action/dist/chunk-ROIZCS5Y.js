@@ -532,6 +532,27 @@ var GitError = class extends Error {
   code;
   stderr;
 };
+var REFUSED = [
+  /\[(?:remote )?rejected\]/,
+  /non-fast-forward|\(fetch first\)|stale info|updates were rejected/i,
+  /\bGH0\d\d\b|rule violations|protected branch|hook declined/i,
+  /returned error: 40[134]\b|\bHTTP 40[134]\b/,
+  /authentication failed|invalid username or token|permission to \S+ denied|write access to repository not granted/i,
+  /repository not found|couldn't find remote ref|not our ref|no such ref/i
+];
+var TRANSIENT = [
+  /returned error: (?:5\d\d|408|429)\b|\bHTTP (?:5\d\d|408|429)\b/,
+  /the remote end hung up|unexpected disconnect|early EOF|transfer closed with outstanding read data/i,
+  /connection (?:reset|refused|timed out)|timed out|operation too slow|empty reply from server/i,
+  /could not resolve (?:host|proxy)|failed to connect to|recv failure|send failure|network is unreachable/i,
+  /gnutls_handshake|SSL_read|SSL_ERROR|TLS connection was non-properly terminated/i
+];
+function gitFailureKind(stderr) {
+  const text = stderr.slice(0, 65536);
+  if (REFUSED.some((r) => r.test(text))) return "refused";
+  if (TRANSIENT.some((r) => r.test(text))) return "transient";
+  return "other";
+}
 
 // src/agent/prompts.ts
 import { existsSync } from "node:fs";
@@ -2304,6 +2325,7 @@ export {
   readAgentFile,
   readAgentText,
   GitError,
+  gitFailureKind,
   PlanNotFoundError,
   loadPlan,
   ENV,

@@ -1941,6 +1941,9 @@ var forgeConfigSchema = external_exports.object({
   timeouts: external_exports.object({
     agent_minutes: external_exports.number().positive().default(60).describe("Wall-clock limit of one agent attempt inside its job; partial work is kept."),
     idle_minutes: external_exports.number().positive().default(10).describe("The runner stops an agent that produced no output for this long; partial work is kept."),
+    stage_minutes: external_exports.number().positive().default(30).describe(
+      "Wall-clock limit of one stage's agent session: one that reaches it is stopped and the stage tried once more from the work it left; a second time the attempt ends timed out (exit 21). The attempt's own limit, agent_minutes, still bounds every stage."
+    ),
     job_minutes: external_exports.number().positive().default(90).describe("timeout-minutes of the agent workflow job."),
     dispatch_start_minutes: external_exports.number().positive().default(15).describe("A dispatched attempt whose job has not started after this long is STALE (a lost dispatch)."),
     liveness_minutes: external_exports.number().positive().default(10).describe("A started attempt with no sign of life (job events, reconciler sweeps) for this long is STALE.")
@@ -2006,6 +2009,49 @@ function parseYamlConfig(file, text, schema) {
 }
 function parseConfigText(text) {
   return parseYamlConfig(CONFIG_PATH, text, forgeConfigSchema);
+}
+
+// src/core/clock.ts
+function sleepOn(clock, ms, signal) {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clock.clear(timer);
+      reject(signal.reason);
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+var realClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clear: (timer) => clearTimeout(timer),
+  sleep: (ms, signal) => sleepOn(realClock, ms, signal)
+};
+
+// src/core/retry.ts
+function unitHash(text) {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return (h >>> 0) / 4294967296;
+}
+function backoffMs(config, retry, salt) {
+  const base2 = config.retry_backoff.base_seconds * 1e3;
+  const max = config.retry_backoff.max_seconds * 1e3;
+  return delayMs({ baseMs: base2, maxMs: max }, retry, unitHash(salt));
+}
+var GIT_REMOTE_BACKOFF = { baseMs: 2e3, maxMs: 6e4, attempts: 5 };
+function delayMs(policy, retry, unit) {
+  const delay = policy.baseMs * 2 ** retry + Math.min(Math.max(unit, 0), 1) * policy.baseMs;
+  return Math.round(Math.min(delay, policy.maxMs));
 }
 
 // src/core/feedback.ts
@@ -2960,6 +3006,10 @@ export {
   CONFIG_PATH,
   parseYamlConfig,
   parseConfigText,
+  realClock,
+  backoffMs,
+  GIT_REMOTE_BACKOFF,
+  delayMs,
   FEEDBACK_LIMITS,
   feedbackSchema,
   bounded,
