@@ -122,7 +122,11 @@ export const resumePointSchema = z
       .describe("The head it continues from, when the attempt ended with a record commit."),
     stage: z.string().optional().describe("The first stage its checkpoint left pending."),
     session: z
-      .object({ adapter: z.enum(ADAPTERS), id: z.string(), stage: z.string() })
+      .object({
+        adapter: z.enum(ADAPTERS).describe("The CLI that holds the session."),
+        id: z.string().describe("Its session id."),
+        stage: z.string().describe("The stage whose session it is."),
+      })
       .strict()
       .optional()
       .describe("The agent CLI's session to resume, and the stage it belongs to."),

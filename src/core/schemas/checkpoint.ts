@@ -30,7 +30,7 @@ export const checkpointSchema = z
       .regex(/^[0-9a-f]{16}$/)
       .describe("The attempt's trace id."),
     completed_stages: z
-      .array(z.object({ name: stage, exit_code: z.number().int().describe("The stage's exit code.") }).strict())
+      .array(z.object({ name: stage.describe("The stage."), exit_code: z.number().int().describe("The stage's exit code.") }).strict())
       .max(32)
       .describe("Stages that ended well (exit 0 or 12), in order."),
     pending_stages: z.array(stage).max(32).describe("Stages still to run, in order: a resumed attempt starts at the first."),
@@ -61,7 +61,11 @@ export const resumeContextSchema = z
     head: sha.optional().describe("The head it continues from, when that attempt ended with a record commit."),
     stage: stage.optional().describe("The first stage that attempt's checkpoint left pending."),
     session: z
-      .object({ adapter: z.enum(ADAPTERS), id: z.string().regex(SESSION_ID), stage })
+      .object({
+        adapter: z.enum(ADAPTERS).describe("The CLI that holds the session."),
+        id: z.string().regex(SESSION_ID).describe("Its session id."),
+        stage: stage.describe("The stage whose session it is."),
+      })
       .strict()
       .optional()
       .describe("The agent CLI's session to resume, and the stage it belongs to."),
