@@ -36,7 +36,7 @@ import { factsFor, midRunInputs, newRun } from "../test/helpers/world.js";
 
 const SIZES = (process.env.BENCH_TURN_SIZES ?? "100,1000,10000").split(",").map(Number);
 const KEY = journalKeyFromSecret("x".repeat(32));
-const REPO = { owner: "acme", repo: "widgets" };
+const REPO = { owner: "acme", repo: "widgets", webUrl: "https://github.com" };
 const PHASES = ["decide", "unchanged", "leases", "split", "seal", "launch", "tracker"] as const;
 type Phase = (typeof PHASES)[number];
 

@@ -2404,7 +2404,7 @@ var require_thread_stream = __commonJS({
           destroy(stream, new Error("this should not happen: " + msg.code));
       }
     }
-    function onWorkerExit(code) {
+    function onWorkerExit(code2) {
       const stream = this.stream.deref();
       if (stream === void 0) {
         return;
@@ -2412,7 +2412,7 @@ var require_thread_stream = __commonJS({
       registry.unregister(stream);
       stream.worker.exited = true;
       stream.worker.off("exit", onWorkerExit);
-      destroy(stream, code !== 0 ? new Error("the worker thread exited") : null);
+      destroy(stream, code2 !== 0 ? new Error("the worker thread exited") : null);
     }
     var ThreadStream = class extends EventEmitter {
       constructor(opts = {}) {
@@ -15655,7 +15655,7 @@ function ruleRefusal(text) {
   if (at < 0) return void 0;
   const head = lines[at];
   const gh = /(GH013|GH006): .* for (\S+?)\.?$/.exec(head);
-  const code = gh?.[1] ?? "REST";
+  const code2 = gh?.[1] ?? "REST";
   const messages = [];
   const found = [];
   let listing = false;
@@ -15673,10 +15673,10 @@ function ruleRefusal(text) {
       continue;
     }
     listing = false;
-    const m = code === "GH013" ? /^- (.+)$/.exec(l) : /^(?:- )?(.+)$/.exec(l.trim());
+    const m = code2 === "GH013" ? /^- (.+)$/.exec(l) : /^(?:- )?(.+)$/.exec(l.trim());
     if (m && !messages.includes(m[1])) messages.push(m[1]);
   }
-  return { code, ...gh ? { ref: gh[2] } : {}, messages, found };
+  return { code: code2, ...gh ? { ref: gh[2] } : {}, messages, found };
 }
 var TEXTS = [
   [/through the merge queue/i, "merge_queue"],
@@ -15910,6 +15910,15 @@ async function cachedRulesetName(owner, id, now, ttlMs, read) {
   return name;
 }
 
+// src/github/web-url.ts
+function webUrlOf(apiUrl) {
+  if (/^https:\/\/api\.github\.com\/?$/.test(apiUrl)) return "https://github.com";
+  return apiUrl.replace(/\/+$/, "").replace(/\/api\/v3$/, "");
+}
+function repoPage(r, path2) {
+  return `${r.webUrl.replace(/\/+$/, "")}/${r.owner}/${r.repo}/${path2.replace(/^\/+/, "")}`;
+}
+
 // src/github/octokit-graphql.ts
 var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) {
@@ -15990,15 +15999,17 @@ async function readFilesInBatches(owner, name, ref, paths, size, query, readOne)
 // src/github/octokit-port.ts
 var READ_FILES_BATCH = 100;
 var OctokitPort = class {
-  constructor(octokit, owner, repo, self) {
+  constructor(octokit, owner, repo, self, webUrl = webUrlOf(octokit.request?.endpoint?.DEFAULTS?.baseUrl ?? "https://api.github.com")) {
     this.owner = owner;
     this.repo = repo;
     this.self = self;
+    this.webUrl = webUrl;
     this.#octokit = octokit;
   }
   owner;
   repo;
   self;
+  webUrl;
   #octokit;
   #repositoryInfo;
   #repositoryId;
@@ -16193,10 +16204,8 @@ var OctokitPort = class {
     }
   }
   async createCheckRun(fields) {
-    return this.#call(
-      "checks.create",
-      async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...checkBody(fields) })).data.id
-    );
+    const body = checkBody(fields);
+    return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...body })).data.id);
   }
   async ciChecks(headSha, names2) {
     return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names2));
@@ -16504,13 +16513,26 @@ var changeRequestTitle = (taskId) => `${taskId} needs the plan amended`;
 function changeRequestAnswer(crId, resolution, overlayId) {
   return resolution === "applied" ? `Change Request ${crId} was applied as ${overlayId}.` : `Change Request ${crId} was rejected; complete the task within the current plan.`;
 }
+var code = (id) => `\`${id.replace(/`/g, "'")}\``;
+var WAITING = {
+  human: (id) => `waits for an answer: \`/forge retry ${id.replace(/`/g, "'")} <answer>\``,
+  escalated: () => "waits for its Change Request",
+  budget: (id) => `waits for \`/forge budget ${id.replace(/`/g, "'")} +<dollars>\``
+};
+function roundRetryReply(retried, left) {
+  const lines = [`Retried ${retried.length} failed task${retried.length === 1 ? "" : "s"}: ${retried.map(code).join(", ")}.`];
+  const waiting = left.flatMap((t) => WAITING[t.hold] ? [`- ${code(t.id)} ${WAITING[t.hold](t.id)}`] : []);
+  if (waiting.length) lines.push("", "Not retried, each waiting for a command of its own:", ...waiting);
+  return lines.join("\n");
+}
 var commandReplies = {
   runNotRunning: (status) => `the run is ${status}`,
   budgetHow: "say how much to add: `/forge budget +5` (dollars) for the run, `/forge budget <task> +5` for one task",
   alreadyPaused: "the run is already paused",
   waitsForChangeRequests: (crIds) => `the run waits for ${crIds.join(", ")}`,
   notPaused: "the run is not paused",
-  retryWhich: "say which task: /forge retry <taskId> [message]",
+  retryWhich: "say which task: /forge retry <taskId> [message], or /forge retry failed for every failed task",
+  nothingFailed: "no task of the run is failed or exhausted: nothing to retry",
   unknownTask: (taskId) => `unknown task ${taskId}`,
   notRetryable: (taskId, status) => `${taskId} is ${status}; only a FAILED or STALE task can be retried`,
   waitsForItsChangeRequest: (taskId) => `${taskId} waits for its Change Request`,
@@ -17502,7 +17524,7 @@ function schedule(s2) {
   if (capacity <= 0) return;
   const picked = [];
   let runBlocked = false;
-  for (const i of s2.derived.ready) {
+  for (const i of s2.derived.ready.slice()) {
     if (picked.length >= capacity) break;
     const t = s2.task(i);
     if (!backoffOver(t, s2.now)) continue;
@@ -17826,6 +17848,7 @@ var commands = {
     for (const i of [...s2.derived.running].sort((a, b) => a - b)) s2.effect(cancelAgent(attemptRef(s2.task(i))));
   },
   retry(s2, c) {
+    if (c.which === "failed") return retryRound(s2, c);
     if (!c.taskId) return s2.reject(c.kind, commandReplies.retryWhich);
     const i = s2.find(c.taskId);
     if (i === void 0) return s2.reject(c.kind, commandReplies.unknownTask(c.taskId), c.taskId);
@@ -17844,6 +17867,22 @@ var commands = {
   steer: steerCommand,
   budget: raiseBudget
 };
+var WAITS_FOR_A_PERSON = /* @__PURE__ */ new Set(["human", "escalated", "budget"]);
+function retryRound(s2, c) {
+  const round3 = [];
+  for (let i = 0; i < s2.j.tasks.length; i++) {
+    const t = s2.task(i);
+    const hold = t.attempt?.hold;
+    if (t.status !== "FAILED" && t.status !== "STALE") continue;
+    if (t.status === "FAILED" && !hold || hold && WAITS_FOR_A_PERSON.has(hold)) continue;
+    round3.push(i);
+  }
+  if (!round3.length) return s2.reject(c.kind, commandReplies.nothingFailed);
+  for (const i of round3) {
+    if (c.message) s2.edit(i).next = { ...s2.task(i).next, answer: c.message };
+    retry2(s2, i, c.kind, { counted: false, manual: true });
+  }
+}
 function raiseBudget(s2, c) {
   if (c.amountUsd === void 0 || !(c.amountUsd > 0)) return s2.reject(c.kind, commandReplies.budgetHow);
   const amount = c.amountUsd;
@@ -18604,7 +18643,7 @@ function renderTracker(journal, events, facts, repo, now, config2) {
   }
   tail.push(
     "",
-    "Commands: `/forge status` \xB7 `/forge pause` \xB7 `/forge resume` \xB7 `/forge cancel` \xB7 `/forge retry <task> [message]` \xB7 `/forge help`"
+    "Commands: `/forge status` \xB7 `/forge pause` \xB7 `/forge resume` \xB7 `/forge cancel` \xB7 `/forge retry <task> [message]` \xB7 `/forge retry failed` \xB7 `/forge help`"
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
@@ -18698,7 +18737,7 @@ function taskRow(journal, facts, repo, i) {
   const t = journal.tasks[i];
   const node = journal.plan.nodes[i];
   const check = facts.checkRuns[`${t.id}:${t.attempts}`];
-  const where = `${repo.owner}/${repo.repo}`;
+  const where = repoPage(repo, "");
   const hit = rowCache.get(t);
   if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
   const row = renderRow(t, node, check, repo);
@@ -18719,8 +18758,10 @@ function renderRow(t, node, check, repo) {
     t.confidence !== void 0 && t.confidence < 0.6 ? `low confidence ${t.confidence}` : ""
   ].filter(Boolean).join("; ");
   const shown2 = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown2}${log} |`;
+  const run2 = a?.revision.workflowRunId;
+  const page = t.lastErrorLog && JOB_PAGE.test(t.lastErrorLog) ? t.lastErrorLog : (t.status === "FAILED" || t.status === "STALE") && run2 !== void 0 ? repoPage(repo, `actions/runs/${run2}`) : void 0;
+  const log = page && t.status !== "MERGED" ? ` [job log](${page})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== void 0 ? `#${a.prNumber}` : ""} | ${check !== void 0 ? `[check](${repoPage(repo, `runs/${check}`)})` : ""} | ${shown2}${log} |`;
 }
 function renderChangeRequestIssue(journal, crId, document, config2) {
   const cr = journal.changeRequests.find((c) => c.id === crId);
@@ -19058,7 +19099,7 @@ function checkSummary(ctx, t, effect, held) {
       lines.push(`Spend: $${t.spentUsd.toFixed(2)} for this task \xB7 $${runSpent(ctx.journal).toFixed(2)} for the run`);
     if (a.recordSha)
       lines.push(
-        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${a.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempts)})`
+        `Execution report: [execution-report.md](${repoPage(ctx.repo, `blob/${a.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempts)}`)})`
       );
     if (effect.status === "MERGE_READY" && held)
       lines.push(
@@ -19092,8 +19133,10 @@ async function upsertCheckRun(effect, ctx) {
     status: "completed",
     conclusion,
     title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, repo: ctx.port }, t, effect, held)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
+    // "Details": the attempt's job on the GitHub the App talks to, where its log is (else GitHub shows the App's page).
+    ...a?.revision.workflowRunId !== void 0 ? { detailsUrl: repoPage(ctx.port, `actions/runs/${a.revision.workflowRunId}`) } : {},
     ...effect.status === "FAILED" || effect.status === "STALE" ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] } : {}
   };
   if (existing !== void 0) {
@@ -19928,6 +19971,7 @@ var HELP = [
   "| Command | Where | What it does |",
   "|---|---|---|",
   "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
+  "| `/forge retry failed [message]` | tracker | Retry every failed or exhausted task of the run at once (after an outage, a broken dependency fixed); tasks waiting for an answer, a Change Request or budget keep waiting for their own command. |",
   "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
   "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
   "| `/forge status` | anywhere | Reply with the run's state. |",
@@ -21814,8 +21858,9 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
   }
   const naming = parsed.name === "retry" || parsed.name === "steer" || parsed.name === "budget";
   const named = naming && parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : void 0;
+  const round3 = parsed.name === "retry" && !named && !target.taskId && parsed.args[0]?.toLowerCase() === ROUND_WORD;
   const taskId = parsed.name === "budget" ? named : named ?? target.taskId;
-  const rest = named !== void 0 ? parsed.rest.slice(named.length).trim() : parsed.rest;
+  const rest = named !== void 0 ? parsed.rest.slice(named.length).trim() : round3 ? parsed.rest.slice(ROUND_WORD.length).trim() : parsed.rest;
   const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : void 0;
   const message = parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : void 0;
   const input = {
@@ -21823,6 +21868,7 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
     command: parsed.name,
     actor: payload.sender.login,
     ...taskId ? { taskId } : {},
+    ...round3 ? { which: ROUND_WORD } : {},
     ...target.crId ? { crId: target.crId } : {},
     ...message ? { message } : {},
     ...amountUsd !== void 0 ? { amountUsd } : {},
@@ -21831,9 +21877,19 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) return void await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n"));
+  if (round3) return void await reply(roundRetried(result.decisions));
   const undelivered = parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered")) ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : void 0) : void 0;
   if (undelivered) await reply(undelivered);
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+var ROUND_WORD = "failed";
+function roundRetried(decisions) {
+  const retried = decisions.flatMap((d) => d.events.filter((e) => e.type === "task.retried" && e.taskId).map((e) => e.taskId));
+  const journal = decisions.at(-1)?.journal;
+  const left = (journal?.tasks ?? []).flatMap(
+    (t) => t.status === "FAILED" && t.attempt?.hold ? [{ id: t.id, hold: t.attempt.hold }] : []
+  );
+  return roundRetryReply(retried, left);
 }
 function budgetAmount(word) {
   const m = word && word.length <= 20 ? /^\+\$?(\d{1,6}(?:\.\d{1,2})?)$/.exec(word) : null;

@@ -7,10 +7,12 @@ import type { Journal, TaskState } from "../core/journal.js";
 import { runSpent } from "../core/budget.js";
 import { executionReportPath } from "../core/layout.js";
 import { attemptNumbered } from "../core/task-rules.js";
+import { repoPage, type RepoOnWeb } from "../github/web-url.js";
 import type { RunFacts } from "./run-store.js";
 
 export function checkSummary(
-  ctx: { journal: Journal; facts: Pick<RunFacts, "trackerIssue">; owner: string; repo: string },
+  /** The run, and its repository on the GitHub the App talks to (links go there, not to github.com). */
+  ctx: { journal: Journal; facts: Pick<RunFacts, "trackerIssue">; repo: RepoOnWeb },
   t: TaskState | undefined,
   effect: Pick<Extract<Effect, { kind: "UpsertCheckRun" }>, "taskId" | "attempt" | "status">,
   held: boolean,
@@ -26,7 +28,7 @@ export function checkSummary(
     // The runner commits the report with the attempt's record; the record commit is its head.
     if (a.recordSha)
       lines.push(
-        `Execution report: [execution-report.md](https://github.com/${ctx.owner}/${ctx.repo}/blob/${a.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempts)})`,
+        `Execution report: [execution-report.md](${repoPage(ctx.repo, `blob/${a.recordSha}/${executionReportPath(ctx.journal.runId, t.id, t.attempts)}`)})`,
       );
     if (effect.status === "MERGE_READY" && held)
       lines.push(

@@ -108,6 +108,7 @@ export const HELP = [
   "| Command | Where | What it does |",
   "|---|---|---|",
   "| `/forge retry [task] [message]` | task PR, tracker | Retry a failed, stale or waiting task; the message reaches the next attempt (an answer to the agent's question). |",
+  "| `/forge retry failed [message]` | tracker | Retry every failed or exhausted task of the run at once (after an outage, a broken dependency fixed); tasks waiting for an answer, a Change Request or budget keep waiting for their own command. |",
   "| `/forge fix [message]` | task PR | Revise the PR on its branch: the agent answers the message (and any review waiting), within `review.max_iterations`. |",
   "| `/forge steer [task] <message>` | a running task's PR, tracker | Tell the running agent something: it reaches the agent at the start of its next stage. |",
   "| `/forge status` | anywhere | Reply with the run's state. |",

@@ -23,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
 import YAML from "yaml";
+import { webUrlOf } from "../github/web-url.js";
 import { journalKeyFromSecret } from "./journal-seal.js";
 import { startForgeServer, type ForgeServer } from "./server.js";
 import { startSetup, type AppCredentials } from "./setup.js";
@@ -62,12 +63,6 @@ export function appEnvironment(env: NodeJS.ProcessEnv, cwd: string): NodeJS.Proc
   const file = path.join(cwd, ".env");
   const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
   return { ...fromFile, ...env };
-}
-
-/** GitHub's web root for a REST root: api.github.com → github.com; `<host>/api/v3` → `<host>`. */
-export function webUrlOf(apiUrl: string): string {
-  if (/^https:\/\/api\.github\.com\/?$/.test(apiUrl)) return "https://github.com";
-  return apiUrl.replace(/\/api\/v3\/?$/, "");
 }
 
 function credentialsOf(env: NodeJS.ProcessEnv): AppCredentials | undefined {

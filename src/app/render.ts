@@ -24,6 +24,7 @@ import { asData, fenceFor } from "../core/render/as-data.js";
 import { renderOutcomeTable, type OutcomeFigures } from "../core/outcomes.js";
 import { runSpent } from "../core/budget.js";
 import { heldForProtectedPaths, pauseReasons, type PauseReason } from "../core/task-rules.js";
+import { repoPage, type RepoOnWeb } from "../github/web-url.js";
 
 /** GitHub rejects issue and PR bodies longer than this. */
 export const BODY_LIMIT = 65_536;
@@ -89,7 +90,8 @@ export function renderTracker(
   journal: Journal,
   events: readonly ForgeEvent[],
   facts: RunFacts,
-  repo: { owner: string; repo: string },
+  /** The repository on the GitHub the App talks to: the check links go there. */
+  repo: RepoOnWeb,
   /** The time the tracker is drawn at: a usage limit that has ended pauses nothing. */
   now: number,
   config?: Pick<ForgeConfig, "budgets">,
@@ -150,7 +152,7 @@ export function renderTracker(
   }
   tail.push(
     "",
-    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge help`",
+    "Commands: `/forge status` · `/forge pause` · `/forge resume` · `/forge cancel` · `/forge retry <task> [message]` · `/forge retry failed` · `/forge help`",
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
@@ -241,7 +243,7 @@ const TABLE_FIRST: readonly TaskStatus[] = ["FAILED", "STALE", "RUNNING", "MERGE
  * The task table, in at most `budget` characters: every task in plan order when it fits, else the
  * tasks by `TABLE_FIRST` (plan order within a status) as far as they fit, and a count of the rest.
  */
-function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, budget: number): string {
+function taskTable(journal: Journal, facts: RunFacts, repo: RepoOnWeb, budget: number): string {
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
   // Rows are rendered as far as they are needed: a big plan's table never shows them all.
   const rows: string[] = [];
@@ -282,11 +284,11 @@ function taskTable(journal: Journal, facts: RunFacts, repo: { owner: string; rep
  */
 const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefined; repo: string; row: string }>();
 
-function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo: string }, i: number): string {
+function taskRow(journal: Journal, facts: RunFacts, repo: RepoOnWeb, i: number): string {
   const t = journal.tasks[i]!;
   const node = journal.plan.nodes[i]!;
   const check = facts.checkRuns[`${t.id}:${t.attempts}`];
-  const where = `${repo.owner}/${repo.repo}`;
+  const where = repoPage(repo, "");
   const hit = rowCache.get(t);
   if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
   const row = renderRow(t, node, check, repo);
@@ -297,7 +299,7 @@ function taskRow(journal: Journal, facts: RunFacts, repo: { owner: string; repo:
 /** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
 const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 
-function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: { owner: string; repo: string }): string {
+function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: RepoOnWeb): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
@@ -314,9 +316,17 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
     .filter(Boolean)
     .join("; ");
   const shown = asData(notes).replaceAll("|", "\\|").slice(0, 120);
-  // The job that ended without a result: its page on GitHub, where its log is (the URL GitHub gave the App).
-  const log = t.lastErrorLog && t.status !== "MERGED" && JOB_PAGE.test(t.lastErrorLog) ? ` [job log](${t.lastErrorLog})` : "";
-  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](https://github.com/${repo.owner}/${repo.repo}/runs/${check})` : ""} | ${shown}${log} |`;
+  // The job that failed: the page of the job that ended without a result (the URL GitHub gave the App),
+  // else the workflow run of the attempt held FAILED or STALE — where its log is, on the GitHub the App talks to.
+  const run = a?.revision.workflowRunId;
+  const page =
+    t.lastErrorLog && JOB_PAGE.test(t.lastErrorLog)
+      ? t.lastErrorLog
+      : (t.status === "FAILED" || t.status === "STALE") && run !== undefined
+        ? repoPage(repo, `actions/runs/${run}`)
+        : undefined;
+  const log = page && t.status !== "MERGED" ? ` [job log](${page})` : "";
+  return `| \`${t.id}\`${node.title ? ` ${asData(node.title).replaceAll("|", "\\|").slice(0, 60)}` : ""} | ${node.agentType} | ${STATUS_ICON[t.status]} ${t.status} | ${t.attempts} | ${a?.prNumber !== undefined ? `#${a.prNumber}` : ""} | ${check !== undefined ? `[check](${repoPage(repo, `runs/${check}`)})` : ""} | ${shown}${log} |`;
 }
 
 export function renderChangeRequestIssue(journal: Journal, crId: string, document: string | undefined, config: ForgeConfig): string {

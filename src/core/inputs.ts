@@ -153,6 +153,10 @@ const inputs = [
       actor: z.string(),
       amountUsd: z.number().positive().optional().describe("/forge budget: dollars to add."),
       taskId: z.string().optional(),
+      which: z
+        .literal("failed")
+        .optional()
+        .describe("/forge retry failed: every failed or exhausted task of the run, retried in this one decision."),
       crId: z.string().optional(),
       message: z.string().optional(),
       commentId: z

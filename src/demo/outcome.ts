@@ -123,9 +123,10 @@ export async function readOutcome(
 
 /**
  * Where a link of the run's bodies leads once the demo has ended: a pull request or issue of the
- * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`), on
- * github.com under the demo repository's name (which the App writes in check links, and which does
- * not exist there) or relative (to a page of the local GitHub) is local; any other address is kept.
+ * demo repository to its copy in the report; anything else on the local GitHub (`webUrl`: the
+ * App's check and job links), on github.com under the demo repository's name (an agent's own link,
+ * which does not exist there) or relative (to a page of the local GitHub) is local; any other
+ * address is kept.
  */
 export function demoLinks(webUrl: string, inReport: { pulls: number[]; issues: number[]; finalPr?: number; tracker?: number }): LinkMap {
   const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

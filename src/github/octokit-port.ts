@@ -10,6 +10,7 @@ import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, readRulesetName, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import { readEndedJobs } from "./rule-refusals.js";
+import { webUrlOf } from "./web-url.js";
 import {
   ConflictError,
   GitHubError,
@@ -52,6 +53,8 @@ export class OctokitPort implements GitHubPort {
     readonly repo: string,
     /** The App's own login (`<slug>[bot]`), asked for when first needed: a marker counts only in what it wrote. */
     private readonly self?: () => Promise<string | undefined>,
+    /** GitHub's web root, from the API root the Octokit talks to: where the links Forge writes go (web-url.ts). */
+    readonly webUrl: string = webUrlOf(octokit.request?.endpoint?.DEFAULTS?.baseUrl ?? "https://api.github.com"),
   ) {
     this.#octokit = octokit;
   }
@@ -298,11 +301,8 @@ export class OctokitPort implements GitHubPort {
   }
 
   async createCheckRun(fields: CheckRunFields): Promise<number> {
-    return this.#call(
-      "checks.create",
-      async () =>
-        (await this.#octokit.rest.checks.create({ ...this.#r, ...(checkBody(fields) as { name: string; head_sha: string }) })).data.id,
-    );
+    const body = checkBody(fields) as { name: string; head_sha: string };
+    return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...body })).data.id);
   }
 
   async ciChecks(headSha: string, names: readonly string[]): Promise<CiChecks> {

@@ -134,6 +134,8 @@ export interface EndedJobs {
 export interface GitHubPort {
   readonly owner: string;
   readonly repo: string;
+  /** The web root of the GitHub this port talks to (https://github.com, a GHES host, the local GitHub): links Forge writes go there. */
+  readonly webUrl: string;
 
   defaultBranch(): Promise<string>;
   /** The repository's id (what webhook payloads and workflow runs name it by). */

@@ -386,7 +386,7 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
                 : isManifestWebRequest(p)
                   ? handleManifestWeb(core, req, res, url, readBody)
                   : isRunPage(p) && req.method === "GET"
-                    ? Promise.resolve(handleRunPage(core, res, p))
+                    ? handleRunPage(core, res, p)
                     : Promise.resolve(send(res, 404, Model.error("Not Found", 404)));
     work.catch((e: unknown) => {
       console.error("[forge-sim] request failed", e);

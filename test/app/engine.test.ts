@@ -63,6 +63,8 @@ function repository(state: StoredRun) {
     get(target, name: string) {
       if (name in target) return target[name as keyof typeof target];
       if (name === "then") return undefined;
+      // The web root links are written under (a port's `webUrl`).
+      if (name === "webUrl") return "https://github.com";
       return async () => {
         calls.push(name);
         return name === "branchHead"
@@ -106,6 +108,8 @@ function journalPort(state: StoredRun, calls: Record<string, (...args: never[]) 
     get(t, name: string) {
       if (name in t) return t[name as keyof typeof t];
       if (name === "then") return undefined;
+      // The web root links are written under (a port's `webUrl`).
+      if (name === "webUrl") return "https://github.com";
       return async () => fallback(name);
     },
   }) as unknown as GitHubPort;
@@ -230,6 +234,8 @@ describe("a round of effects acknowledged on a journal another replica moved", (
         get(target, name: string) {
           if (name in target) return target[name as keyof typeof target];
           if (name === "then") return undefined;
+          // The web root links are written under (a port's `webUrl`).
+          if (name === "webUrl") return "https://github.com";
           return async () => null;
         },
       },

@@ -27,6 +27,8 @@ function plainPort(calls: string[] = []): GitHubPort {
     {
       get(_t, name: string) {
         if (name === "then") return undefined;
+        // The web root links are written under (a port's `webUrl`).
+        if (name === "webUrl") return "https://github.com";
         return async () => {
           calls.push(name);
           if (name === "createCheckRun") return 77;

@@ -7,7 +7,7 @@
 import { Octokit } from "@octokit/rest";
 import { instrument, newCallStats, type RequestTiming } from "../../src/github/instrument.js";
 import { stringify } from "yaml";
-import { resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
+import { executionReportPath, resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows/index.js";
 
@@ -270,6 +270,8 @@ async function runJob(
   };
   const record: Record<string, string> = { [resultPath(runId, taskId, attempt)]: JSON.stringify(full, null, 2) + "\n" };
   if (walkthrough) record[walkthroughPath(runId, taskId, attempt)] = walkthrough;
+  // The Action commits the attempt's execution report with its record (the check run links to it).
+  record[executionReportPath(runId, taskId, attempt)] = `# Execution report\n\nScripted attempt ${attempt} of \`${taskId}\`.\n`;
   head = await commitFiles(record, `forge(${taskId}): record of attempt ${attempt}${trailers(exitCode)}`);
   await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
   if (script.kind === "success") {

@@ -14,7 +14,7 @@ import { defaultConfig } from "../../src/core/schemas/config.js";
 import { generateDag } from "../helpers/gen-plan.js";
 import { factsFor, newRun } from "../helpers/world.js";
 
-const REPO = { owner: "octo", repo: "app" };
+const REPO = { owner: "octo", repo: "app", webUrl: "https://github.com" };
 
 describe("the tracker's cached rows and plan shape", () => {
   it("render what a render from scratch gives, decision after decision", () => {
@@ -47,7 +47,7 @@ describe("the tracker's cached rows and plan shape", () => {
             // A check run recorded now and then, and the repository named another way once.
             const t = d.journal.tasks[pick % d.journal.tasks.length]!;
             if (pick % 3 === 0) facts.checkRuns = { ...facts.checkRuns, [`${t.id}:${t.attempts}`]: pick };
-            const repo = pick % 7 === 0 ? { owner: "octo", repo: "other" } : REPO;
+            const repo = pick % 7 === 0 ? { owner: "octo", repo: "other", webUrl: "https://github.com" } : REPO;
             const body = renderTracker(d.journal, d.events, facts, repo, 0, config);
             expect(body).toBe(renderTracker(structuredClone(d.journal), d.events, structuredClone(facts), repo, 0, config));
             enqueue();

@@ -22,7 +22,7 @@ import { defaultConfig } from "../../src/core/schemas/config.js";
 import { generateDag, prng } from "../helpers/gen-plan.js";
 import { newRun, nodes } from "../helpers/world.js";
 
-const REPO = { owner: "octo", repo: "app" };
+const REPO = { owner: "octo", repo: "app", webUrl: "https://github.com" };
 const STATUSES: readonly TaskStatus[] = ["PENDING", "RUNNING", "DONE", "MERGE_READY", "MERGED", "FAILED", "STALE"];
 
 function journalOf(planNodes: PlanNodeInput[]): Journal {
@@ -318,6 +318,27 @@ describe("a job that ended without a result", () => {
     );
     const hostile = row(renderTracker(failed("javascript:alert(1)) | x"), [], { checkRuns: {} }, REPO, 0));
     expect(hostile).not.toContain("job log");
+  });
+
+  it("a failed attempt held with its result (exhausted) links its workflow run, on the GitHub the App talks to", () => {
+    const journal = journalOf([{ id: "a", kind: "task", agentType: "1", title: "A", dependencies: [] }]);
+    const attempt = {
+      branch: "forge/r/a/1",
+      hold: "exhausted" as const,
+      revision: { iteration: 0, dispatchedAt: new Date(0).toISOString(), workflowRunId: 41 },
+    };
+    const held = {
+      ...journal,
+      tasks: [{ ...journal.tasks[0]!, status: "FAILED" as const, attempts: 1, lastError: "tests failed", attempt }],
+    };
+    const local = { owner: "octo", repo: "app", webUrl: "http://127.0.0.1:4000" };
+    const row = renderTracker(held, [], { checkRuns: {} }, local, 0)
+      .split("\n")
+      .find((l) => l.startsWith("| `a`"))!;
+    expect(row).toContain("tests failed [job log](http://127.0.0.1:4000/octo/app/actions/runs/41) |");
+    // Merged, the task shows no failure and no log.
+    const merged = { ...held, tasks: [{ ...held.tasks[0]!, status: "MERGED" as const }] };
+    expect(renderTracker(merged, [], { checkRuns: {} }, local, 0)).not.toContain("job log");
   });
 });
 

@@ -1,7 +1,8 @@
 /**
- * The documents for people who change Forge cite files and folders that exist: CONTRIBUTING.md
- * (its layout block too) and the spec pages in docs/. A file moved or renamed without its mentions
- * fails here, with the line that cites it.
+ * The documents cite files and folders that exist: README.md, CONTRIBUTING.md (its layout block
+ * too), SECURITY.md, BENCHMARKS.md, the spec pages in docs/ and the READMEs of the code's folders
+ * whose paths are the repository's (src/demo's and src/fake-agents' name their own bin/ files). A
+ * file moved or renamed without its mentions fails here, with the line that cites it.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -10,7 +11,15 @@ import { missingPaths } from "./doc-paths.js";
 
 const DOCS = [
   "CONTRIBUTING.md",
+  "README.md",
+  "SECURITY.md",
+  "BENCHMARKS.md",
   "examples/README.md",
+  "src/agent/README.md",
+  "src/local-github/README.md",
+  "src/local-github/latency/README.md",
+  "src/local-github/runner/README.md",
+  "test/chaos/README.md",
   ...readdirSync("docs")
     .filter((f) => f.endsWith(".md"))
     .map((f) => `docs/${f}`),

@@ -403,7 +403,7 @@ async function collect(
     invalidTransitions: w.decisions.flatMap(({ d }) =>
       d.transitions.filter((t) => !isValidTransition(t.from, t.to)).map((t) => `${t.taskId}#${t.attempt} ${t.from} → ${t.to}`),
     ),
-    ...(await journalHistory(git, run.runId, { owner: OWNER, repo: REPO }, run.endAt)),
+    ...(await journalHistory(git, run.runId, { owner: OWNER, repo: REPO, webUrl: "https://github.com" }, run.endAt)),
     apiCalls: { app: apps.calls.total, runner: runner.calls.total },
     faults: {
       answersLost: apps.calls.answersLost,

@@ -96,7 +96,7 @@ export interface JournalVersion {
 export async function journalHistory(
   git: Git,
   runId: string,
-  repo: { owner: string; repo: string },
+  repo: { owner: string; repo: string; webUrl: string },
   endAt: number,
 ): Promise<{ journalWrites: number; invalidHistory: string[]; silentWaits: string[]; lastView: TaskView[] }> {
   const log = (await git("log", "--reverse", "--format=%H %ct", `refs/heads/${stateBranch(runId)}`, "--", JOURNAL_FILE).catch(() => ""))

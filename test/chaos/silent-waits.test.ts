@@ -11,7 +11,7 @@ import { defaultConfig } from "../../src/core/schemas/config.js";
 import { newRun, nodes } from "../helpers/world.js";
 import { SILENT_LIMIT_MS, silentWaits, trackerView, type JournalVersion } from "./observe.js";
 
-const REPO = { owner: "acme", repo: "widgets" };
+const REPO = { owner: "acme", repo: "widgets", webUrl: "https://github.com" };
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 const MIN = 60_000;
 

@@ -51,7 +51,9 @@ describe("budgets at the App", () => {
     expect(d.journal.pause.budget).toBe(true);
     expect(d.events.filter((e) => e.type === "run.paused").map((e) => e.data)).toEqual([{ reason: "budget" }]);
     expect(runLeft(d.journal, config)).toBe(1);
-    expect(renderTracker(d.journal, d.events, { checkRuns: {} }, { owner: "o", repo: "r" }, 0, config)).toMatch(
+    expect(
+      renderTracker(d.journal, d.events, { checkRuns: {} }, { owner: "o", repo: "r", webUrl: "https://github.com" }, 0, config),
+    ).toMatch(
       /paused: the run's budget is spent — `\/forge budget \+<dollars>` raises it\)[\s\S]*\*\*Spend:\*\* \$0\.00 of \$5\.00 \(run budget\)/,
     );
 

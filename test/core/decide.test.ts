@@ -17,6 +17,17 @@ describe("starting a run", () => {
     expect(status(d.journal, "a").status).toBe("PENDING");
   });
 
+  it("a merge that makes several tasks ready dispatches each of them in the same decision", () => {
+    const d = start({ a: [], b: ["a"], c: ["a"], e: ["a"] });
+    const r = feed(d.journal, [success("a"), merged("a")]);
+    expect(r.journal.tasks.map((t) => [t.id, t.status])).toEqual([
+      ["a", "MERGED"],
+      ["b", "RUNNING"],
+      ["c", "RUNNING"],
+      ["e", "RUNNING"],
+    ]);
+  });
+
   it("numbers events gap-free from 1 and every event matches the catalog schema", () => {
     const d = start({ a: [], b: ["a"] });
     const next = feed(d.journal, [success("a"), merged("a")]);

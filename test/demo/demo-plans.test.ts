@@ -3,9 +3,10 @@
  * process, the scripted agent): examples/plans/wordfreq (three nodes) and examples/plans/csv-lite,
  * whose committed overlay adds a task that the App runs with the rest. Each exits 0: every task
  * merged and the plan's own test_command passing on the integration branch, with none of textkit's
- * scripted review or CI fix demanded. An invalid plan gets its problems, one line each, and nothing starts.
+ * scripted review or CI fix demanded — and a plan whose tasks all merge but whose test_command fails
+ * on the integration branch exits 1. An invalid plan gets its problems, one line each, and nothing starts.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -55,6 +56,41 @@ describe("forge demo --plan", () => {
     const html = readFileSync(result.reportPath!, "utf8");
     for (const id of ["parse", "format", "release", "quote"])
       expect(html).toContain(`<g class="node" data-id="${id}" data-status="MERGED">`);
+  }, 600_000);
+
+  it("exits 1 when every task merged but the plan's own checks fail on the integration branch", async () => {
+    // wordfreq's first task alone, its test asking for the wrong words: the scripted agent writes it as
+    // given (it runs no tests), the task merges, and the plan's test_command fails on the integration branch.
+    const dir = path.join(out, "plans", "redcheck");
+    const task = readFileSync("examples/plans/wordfreq/tasks/tokenize.md", "utf8")
+      .replace("estimated_complexity: small\n", "estimated_complexity: small\ntest_command: node --test\n")
+      .replace('["the", "cat", "the", "hat"]));', '["the", "dog"]));');
+    expect(task).toContain('["the", "dog"]');
+    mkdirSync(path.join(dir, "tasks"), { recursive: true });
+    writeFileSync(path.join(dir, "tasks", "tokenize.md"), task);
+    writeFileSync(path.join(dir, "plan.md"), "# redcheck\n\nOne task whose own test fails once merged.\n");
+    const dag = {
+      version: 1,
+      planId: "redcheck",
+      nodes: [{ id: "tokenize", type: "task", agentType: "1", dependencies: [] }],
+      metadata: { createdAt: "2026-11-27T09:00:00Z", createdBy: "octocat", totalTasks: 1, totalRefineries: 0 },
+    };
+    writeFileSync(path.join(dir, "dag.json"), `${JSON.stringify(dag, null, 2)}\n`);
+    const {
+      code,
+      out: stdout,
+      err,
+    } = await runForge(["demo", "--plan", dir, "--json", "--out", path.join(out, "redcheck")], process.cwd());
+    const result = JSON.parse(stdout) as DemoResult;
+    expect(code, err.slice(-4000)).toBe(1);
+    expect(result).toMatchObject({ ok: false, status: "completed" });
+    expect(result.tasks).toMatchObject([{ id: "tokenize", status: "MERGED" }]);
+    expect(result.testsOnIntegration).toMatchObject({ ok: false, commands: ["node --test"], pass: 1, fail: 1 });
+    expect(result.problems).toEqual([
+      expect.stringMatching(
+        /^the plan's checks fail on the integration branch \(node --test\): 1 passed, 1 failed; `node --test` exited 1/,
+      ),
+    ]);
   }, 600_000);
 
   it("names an invalid plan's problems, one line each, and starts nothing", async () => {

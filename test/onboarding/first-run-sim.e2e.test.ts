@@ -2,9 +2,10 @@
  * README.md's "A first run on the local GitHub", step by step, each `forge` command a process of its
  * own as a person runs them: `forge sim` with a repository, the model key secret and the Forge App
  * (flags only: no control API); `forge app --dir` from the `.env` it wrote; a clone with the printed
- * token; `forge init` in it, the agent chosen, pushed; `forge doctor` all green; the plan pushed —
- * and the run completes on the local GitHub's runner, which runs the workflow `forge init` wrote
- * with Forge's action (`forge-dev/forge/action@v1`) served from this checkout.
+ * token; `forge init --dir` on it, the agent chosen, pushed; `forge doctor --repo` all green; the plan
+ * pushed — and the run completes on the local GitHub's runner, which runs the workflow `forge init`
+ * wrote with Forge's action (`forge-dev/forge/action@v1`) served from this checkout. Every `forge`
+ * command runs from Forge's folder, as the README's block says, and is a line of that block.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -78,6 +79,25 @@ function startForge(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}):
   });
 }
 
+/** The README's block of "A first run on the local GitHub": the commands a person types. */
+const README_BLOCK = /## A first run on the local GitHub[\s\S]*?```sh\n([\s\S]*?)```/.exec(
+  readFileSync(join(ROOT, "README.md"), "utf8"),
+)![1]!;
+const README_API = "http://127.0.0.1:4000/api/v3";
+
+/**
+ * A check that `forge <args>` is a line of the README's block once this run's folders, API and token
+ * are written as the README writes them (`../hello`, `./forge-app`, `TOKEN`): the step the test
+ * takes is the one a person copies. Returns the arguments unchanged.
+ */
+function readmeCommands(asWritten: Record<string, string>): (args: string[]) => string[] {
+  return (args) => {
+    const line = `npx forge ${args.map((a) => asWritten[a] ?? a).join(" ")}`;
+    expect(README_BLOCK.split("\n"), line).toContain(line);
+    return args;
+  };
+}
+
 /** `forge <args>` run to its end in `cwd`. */
 async function forge(args: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
   try {
@@ -146,14 +166,19 @@ describe("a first run on the local GitHub, as README.md says", () => {
       expect(printed).toMatch(/^app:\s+forge \(id \d+\) installed on octo\/hello, with the state-branch ruleset/m);
       expect(readFileSync(join(appDir, ".env"), "utf8")).toContain(`GITHUB_API_URL=${api}`);
 
-      // 2. The App, from the .env forge sim wrote (a short reconcile period: the test waits for it).
-      await startForge(["app", "--dir", appDir], /Forge App listening/, { FORGE_RECONCILE_SECONDS: "5", LOG_LEVEL: "warn" });
-
-      // 3. The repository: cloned with octo's token, set up by forge init, the agent chosen, pushed.
+      // The repository's clone, beside the folder Forge's commands run in (README: `../hello`).
       const work = join(scratch, "hello");
+      const asInReadme = readmeCommands({ [appDir]: "./forge-app", [work]: "../hello", [api]: README_API, [token]: "TOKEN" });
+
+      // 2. The App, from the .env forge sim wrote (a short reconcile period: the test waits for it).
+      await startForge(asInReadme(["app", "--dir", appDir]), /Forge App listening/, { FORGE_RECONCILE_SECONDS: "5", LOG_LEVEL: "warn" });
+
+      // 3. The repository: cloned with octo's token, set up by forge init (run from Forge's folder, as
+      //    every command of the README's block: the clone has no Forge of its own), the agent chosen, pushed.
       await git(scratch, ["clone", "-q", cloneUrl.replace("http://", `http://octo:${token}@`), "hello"]);
-      const init = await forge(["init"], work);
+      const init = await forge(asInReadme(["init", "--dir", work]), ROOT);
       expect(init.code, init.err).toBe(0);
+      expect(init.out).toContain("3. Run `npx forge doctor --repo octo/hello` here");
       // The demo's scripted agent (the runner runs it on this machine), as a person would name a command of theirs.
       const agent = `node ${join(ROOT, "src/demo/bin/forge-demo-agent.mjs")}`;
       writeFileSync(
@@ -163,8 +188,8 @@ describe("a first run on the local GitHub, as README.md says", () => {
       await git(work, ["add", ".github"]);
       await git(work, ["commit", "-q", "-m", "Forge: the agent workflow and configuration"]);
       await git(work, ["push", "-q", "origin", "HEAD:main"]);
-      const doctor = await forge(["doctor", "--dir", appDir, "--api-url", api, "--token", token], work);
-      expect(doctor.out).toContain("forge doctor: octo/hello (its origin remote)");
+      const doctor = await forge(asInReadme(["doctor", "--repo", "octo/hello", "--dir", appDir, "--api-url", api, "--token", token]), ROOT);
+      expect(doctor.out).toContain("forge doctor: octo/hello\n");
       expect(doctor.out.trimEnd().split("\n").at(-1), doctor.out).toMatch(/^All 7 checks passed/);
       expect(doctor.code, doctor.out).toBe(0);
 

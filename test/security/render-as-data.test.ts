@@ -169,7 +169,7 @@ describe("agent text reaches GitHub as data", () => {
       { ...startRun(newRun(nodes({ a: [] })), 0, forgeConfigSchema.parse({})).journal },
       [],
       { checkRuns: {} },
-      { owner: OWNER, repo: REPO },
+      { owner: OWNER, repo: REPO, webUrl: "https://github.com" },
       0,
     );
     expect(tracker.split("\n")[0]).toBe("<!-- forge:run run-1 -->");

@@ -5,6 +5,7 @@ import { checkRunName } from "../../core/layout.js";
 import { attemptNumbered, heldForProtectedPaths, prHead } from "../../core/task-rules.js";
 import type { CheckConclusion } from "../../github/port.js";
 import { asData } from "../../core/render/as-data.js";
+import { repoPage } from "../../github/web-url.js";
 import { checkSummary } from "../check-summary.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 
@@ -31,8 +32,10 @@ export async function upsertCheckRun(effect: EffectOf<"UpsertCheckRun">, ctx: Ef
     status: "completed" as const,
     conclusion,
     title: held ? `${effect.taskId}: waiting for /forge approve (protected paths changed)` : asData(effect.summary),
-    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, owner: ctx.port.owner, repo: ctx.port.repo }, t, effect, held)),
+    summary: asData(checkSummary({ journal: ctx.journal, facts: ctx.facts, repo: ctx.port }, t, effect, held)),
     externalId: `${ctx.journal.runId}/${effect.taskId}/${effect.attempt}`,
+    // "Details": the attempt's job on the GitHub the App talks to, where its log is (else GitHub shows the App's page).
+    ...(a?.revision.workflowRunId !== undefined ? { detailsUrl: repoPage(ctx.port, `actions/runs/${a.revision.workflowRunId}`) } : {}),
     ...(effect.status === "FAILED" || effect.status === "STALE"
       ? { actions: [{ label: "Retry", description: `Retry ${effect.taskId} with a new attempt`, identifier: "retry" }] }
       : {}),

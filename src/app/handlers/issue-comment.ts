@@ -2,7 +2,9 @@
 import type { Context } from "probot";
 import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import { planCaptainDispatch } from "../../core/decide/plan-captain.js";
+import type { Decision } from "../../core/decide/index.js";
 import type { LeafInput } from "../../core/inputs.js";
+import { roundRetryReply } from "../../core/render/run-messages.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
 import { isAppAuthor, parseMarker } from "../render.js";
@@ -98,8 +100,11 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   // `steer` are the PR's, while `/forge budget +5` there raises the run's budget.
   const naming = parsed.name === "retry" || parsed.name === "steer" || parsed.name === "budget";
   const named = naming && parsed.args[0] && loaded.state.journal.tasks.some((t) => t.id === parsed.args[0]) ? parsed.args[0] : undefined;
+  // `/forge retry failed` on the tracker (no task of that name): the run's round of failed tasks.
+  const round = parsed.name === "retry" && !named && !target.taskId && parsed.args[0]?.toLowerCase() === ROUND_WORD;
   const taskId = parsed.name === "budget" ? named : (named ?? target.taskId);
-  const rest = named !== undefined ? parsed.rest.slice(named.length).trim() : parsed.rest;
+  const rest =
+    named !== undefined ? parsed.rest.slice(named.length).trim() : round ? parsed.rest.slice(ROUND_WORD.length).trim() : parsed.rest;
   const amountUsd = parsed.name === "budget" ? budgetAmount(parsed.args.at(-1)) : undefined;
   const message =
     parsed.name === "retry" ? rest : parsed.name === "fix" || parsed.name === "steer" ? bounded(rest, FEEDBACK_LIMITS.message) : undefined;
@@ -108,6 +113,7 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
     command: parsed.name,
     actor: payload.sender.login,
     ...(taskId ? { taskId } : {}),
+    ...(round ? { which: ROUND_WORD } : {}),
     ...(target.crId ? { crId: target.crId } : {}),
     ...(message ? { message } : {}),
     ...(amountUsd !== undefined ? { amountUsd } : {}),
@@ -116,6 +122,7 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
   };
   const result = await ctx.apply(rt, target.runId, [input]);
   if (result.rejections.length) return void (await reply(result.rejections.map((r) => `- ${r.reason}`).join("\n")));
+  if (round) return void (await reply(roundRetried(result.decisions)));
   // Steering reaches the job as the App's own comment on the task's PR, never through the journal.
   const undelivered =
     parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered"))
@@ -123,6 +130,19 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
       : undefined;
   if (undelivered) await reply(undelivered);
   else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+}
+
+/** The word of `/forge retry failed`. */
+const ROUND_WORD = "failed";
+
+/** The reply to `/forge retry failed`: the tasks it retried, and those left waiting for a command of their own. */
+function roundRetried(decisions: readonly Decision[]): string {
+  const retried = decisions.flatMap((d) => d.events.filter((e) => e.type === "task.retried" && e.taskId).map((e) => e.taskId!));
+  const journal = decisions.at(-1)?.journal;
+  const left = (journal?.tasks ?? []).flatMap((t) =>
+    t.status === "FAILED" && t.attempt?.hold ? [{ id: t.id, hold: t.attempt.hold }] : [],
+  );
+  return roundRetryReply(retried, left);
 }
 
 /** `+5`, `+2.50` or `+$5` as dollars; anything else is no amount (the command is refused with how to say it). */

@@ -8,7 +8,6 @@
  * `.env` of an explicit --dir) and a person's token (--token, GITHUB_TOKEN or GH_TOKEN) for the
  * admin-only reads, sent only to --api-url or GITHUB_API_URL of the environment (else GitHub's).
  */
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
@@ -22,6 +21,7 @@ import { runChecks, WORKFLOW_FILE, workflowShape, type AppManifest, type CheckRe
 import { forgeBranches } from "../doctor/forge-facts.js";
 import { CONFIG_PATH } from "../../core/config.js";
 import { existingDir } from "../args.js";
+import { originRepo } from "../origin.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { AGENT_WORKFLOW_TEMPLATE } from "./init.js";
@@ -38,19 +38,6 @@ function checkText(r: CheckResult): string {
   }
   for (const n of r.notes ?? []) lines.push(`    note: ${n}`);
   return `${lines.join("\n")}\n`;
-}
-
-/** owner/name of the `origin` remote of the repository at `dir`, if it has one on a GitHub-like host. */
-function originRepo(dir: string): string | undefined {
-  try {
-    const url = execFileSync("git", ["-C", dir, "remote", "get-url", "origin"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-    return /[:/]([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(url)?.[1];
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -72,7 +59,7 @@ export function registerDoctor(program: Command, { io, setExitCode }: CommandCon
     .description(
       "Check that a repository is ready for Forge: App installation, agent workflow, Actions policy, rulesets, secrets; warn about each rule, protection or setting that would stop it, with the fix.",
     )
-    .option("--repo <owner/name>", "the repository (default: the origin remote of --dir)")
+    .option("--repo <owner/name>", "the repository (default: the origin remote of the current folder, else of --dir)")
     .option(
       "--dir <path>",
       "a clone of the repository, and where the App's .env is (read only when --dir is given; default: the current folder, no .env)",

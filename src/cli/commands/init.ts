@@ -14,6 +14,7 @@ import { CONFIG_PATH } from "../../core/config.js";
 import { existingDir } from "../args.js";
 import { CLI_EXIT, CliError } from "../io.js";
 import type { CommandContext } from "./index.js";
+import { originRepo } from "../origin.js";
 import { HELLO_PLAN_ID, helloPlanFiles } from "./init-plan.js";
 
 /** The package's root: this file is src/cli/commands/init.ts, or dist/cli/commands/init.js once built. */
@@ -77,7 +78,7 @@ export function registerInit(program: Command, { io, setExitCode }: CommandConte
           "  1. Choose the agent in .github/forge.yml, then commit and push .github/ to the default branch.",
           "  2. Add the model key as the repository secret ANTHROPIC_API_KEY (Settings → Secrets and variables → Actions)",
           '     and the ruleset that keeps forge/*/_state the App\'s (README.md, "Protect the state branches").',
-          "  3. Run `npx forge doctor` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.",
+          `  3. Run \`npx forge doctor${opts.dir === undefined ? "" : ` --repo ${originRepo(root) ?? "<owner/name>"}`}\` here: it checks the App's installation, the workflow, Actions, the ruleset and the secret.`,
           `Then merging the plan (${HELLO_PLAN_DIR}) to the default branch starts the run, or comment \`/forge run ${HELLO_PLAN_ID}\` on an issue.`,
           "",
         ].join("\n"),

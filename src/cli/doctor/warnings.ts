@@ -175,7 +175,7 @@ export function settingsFindings(f: Readiness, forge: ForgeFacts): Findings {
       rule: "default_workflow_permissions",
       source: "Actions settings",
       effect: "the agent workflow names no permissions, and the job's token may only read here: the runner cannot push task branches",
-      fix: "add the template's permissions block to the agent workflow (forge init --force), or Settings → Actions → General → Workflow permissions: Read and write",
+      fix: "add the template's permissions block to the agent workflow (`npx forge init --force`), or Settings → Actions → General → Workflow permissions: Read and write",
       blocks: true,
     });
   if (!wp.canApprovePullRequests && forge.runnerToken === "job")

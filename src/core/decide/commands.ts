@@ -1,5 +1,5 @@
 /** `/forge` commands of people with write permission (the App checked it). A refused command says why, in the person's words. */
-import { COMMAND_MEMORY } from "../journal.js";
+import { COMMAND_MEMORY, type Hold } from "../journal.js";
 import { commandReplies as replies } from "../render/run-messages.js";
 import { attemptRef } from "../task-rules.js";
 import { approveCr, resolveCr } from "./change-requests.js";
@@ -36,6 +36,7 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
     for (const i of [...s.derived.running].sort((a, b) => a - b)) s.effect(effects.cancelAgent(attemptRef(s.task(i))));
   },
   retry(s, c) {
+    if (c.which === "failed") return retryRound(s, c);
     if (!c.taskId) return s.reject(c.kind, replies.retryWhich);
     const i = s.find(c.taskId);
     if (i === undefined) return s.reject(c.kind, replies.unknownTask(c.taskId), c.taskId);
@@ -54,6 +55,32 @@ const commands: { [C in Command["command"]]: (s: Step, c: Command & { command: C
   steer: steerCommand,
   budget: raiseBudget,
 };
+
+/** What a failed task waits for that a round's retry does not give it: an answer, its Change Request, more budget. */
+const WAITS_FOR_A_PERSON: ReadonlySet<Hold> = new Set(["human", "escalated", "budget"]);
+
+/**
+ * `/forge retry failed`: every task a `/forge retry <task>` would retry from a failure — FAILED or
+ * STALE and held (retries exhausted, a fatal exit, a refused push, a cancelled attempt) — retried at
+ * once, in this one decision, neither counted nor delayed; the message, when given, reaches each
+ * next attempt. A task that waits for something only a person's own command gives (an answer, its
+ * Change Request, budget) is left for that command; a run with nothing to retry says so.
+ */
+function retryRound(s: Step, c: Command & { command: "retry" }): void {
+  const round: number[] = [];
+  for (let i = 0; i < s.j.tasks.length; i++) {
+    const t = s.task(i);
+    const hold = t.attempt?.hold;
+    if (t.status !== "FAILED" && t.status !== "STALE") continue;
+    if ((t.status === "FAILED" && !hold) || (hold && WAITS_FOR_A_PERSON.has(hold))) continue;
+    round.push(i);
+  }
+  if (!round.length) return s.reject(c.kind, replies.nothingFailed);
+  for (const i of round) {
+    if (c.message) s.edit(i).next = { ...s.task(i).next, answer: c.message };
+    retry(s, i, c.kind, { counted: false, manual: true });
+  }
+}
 
 /**
  * `/forge budget [task] +<amount>`: more dollars for the run (it resumes when it was paused for its

@@ -18,10 +18,11 @@ export function schedule(s: Step): void {
   if (capacity <= 0) return;
 
   // The ready set is kept in dispatch order (most downstream work first, then plan order): take
-  // the first ones whose backoff is over.
+  // the first ones whose backoff is over. A dispatch takes its task out of the ready set as it goes,
+  // so the loop walks a copy: walking the set itself would skip the task after each one dispatched.
   const picked: number[] = [];
   let runBlocked = false;
-  for (const i of s.derived.ready) {
+  for (const i of s.derived.ready.slice()) {
     if (picked.length >= capacity) break;
     const t = s.task(i);
     if (!backoffOver(t, s.now)) continue;

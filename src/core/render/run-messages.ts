@@ -89,6 +89,27 @@ export function changeRequestAnswer(crId: string, resolution: "applied" | "rejec
     : `Change Request ${crId} was rejected; complete the task within the current plan.`;
 }
 
+/** A task id in a reply, as code: ids have no backtick (plan ids are `[a-z0-9._-]`), and none is let through. */
+const code = (id: string) => `\`${id.replace(/`/g, "'")}\``;
+
+/** What a task held FAILED waits for, as the command that gives it. */
+const WAITING: Partial<Record<Hold, (id: string) => string>> = {
+  human: (id) => `waits for an answer: \`/forge retry ${id.replace(/`/g, "'")} <answer>\``,
+  escalated: () => "waits for its Change Request",
+  budget: (id) => `waits for \`/forge budget ${id.replace(/`/g, "'")} +<dollars>\``,
+};
+
+/**
+ * The tracker's reply to `/forge retry failed`: every task the round retried, and those left waiting
+ * for a command of their own (an answer, a Change Request, budget), each id as code.
+ */
+export function roundRetryReply(retried: readonly string[], left: readonly { id: string; hold: Hold }[]): string {
+  const lines = [`Retried ${retried.length} failed task${retried.length === 1 ? "" : "s"}: ${retried.map(code).join(", ")}.`];
+  const waiting = left.flatMap((t) => (WAITING[t.hold] ? [`- ${code(t.id)} ${WAITING[t.hold]!(t.id)}`] : []));
+  if (waiting.length) lines.push("", "Not retried, each waiting for a command of its own:", ...waiting);
+  return lines.join("\n");
+}
+
 /** Why a `/forge` command changed nothing, as the person who typed it reads it. */
 export const commandReplies = {
   runNotRunning: (status: string) => `the run is ${status}`,
@@ -96,7 +117,8 @@ export const commandReplies = {
   alreadyPaused: "the run is already paused",
   waitsForChangeRequests: (crIds: readonly string[]) => `the run waits for ${crIds.join(", ")}`,
   notPaused: "the run is not paused",
-  retryWhich: "say which task: /forge retry <taskId> [message]",
+  retryWhich: "say which task: /forge retry <taskId> [message], or /forge retry failed for every failed task",
+  nothingFailed: "no task of the run is failed or exhausted: nothing to retry",
   unknownTask: (taskId: string) => `unknown task ${taskId}`,
   notRetryable: (taskId: string, status: TaskStatus) => `${taskId} is ${status}; only a FAILED or STALE task can be retried`,
   waitsForItsChangeRequest: (taskId: string) => `${taskId} waits for its Change Request`,

@@ -135,6 +135,7 @@ describe("push", () => {
       {
         "completed_at": Any<String>,
         "conclusion": "success",
+        "details_url": "https://github.com/acme/widgets/actions/runs/5001",
         "external_id": "mini-c0ffee0/a/1",
         "head_sha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
         "name": "forge · a",
