@@ -33,6 +33,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/templates.test.ts",
     "test/action/walkthrough.test.ts",
     "test/agent/adapters.test.ts",
+    "test/agent/agent-sessions.test.ts",
     "test/agent/prompts.test.ts",
     "test/agent/rate-limit.test.ts",
     "test/agent/secrets.test.ts",
@@ -141,6 +142,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/runner.test.ts",
     "test/action/sim-e2e.test.ts",
     "test/action/stage-pushes.test.ts",
+    "test/action/resume.test.ts",
     "test/action/telemetry.test.ts",
     "test/action/tick.e2e.test.ts",
     // The fake agent, forge from source, the real Claude Code and Codex CLIs.
@@ -148,6 +150,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/cli.test.ts",
     "test/agent/codex.test.ts",
     "test/agent/codex-real.test.ts",
+    "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/isolation.test.ts",
     "test/agent/spawn.test.ts",

@@ -9,7 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
-import type { TaskContext } from "../../src/agent/stages/index.js";
+import type { RunStagesOptions, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 
@@ -42,8 +42,13 @@ export interface AgentRunRequest {
   /** Aborted by the pipeline on a stall, a timeout or a cancel: the agent must be stopped promptly. */
   signal: AbortSignal;
   onProgress(p: Progress): void;
-  /** Awaited when a stage of the sequence ends (no agent running): the pipeline pushes the work so far. */
-  onStageEnd?(stage: string): Promise<void>;
+  /**
+   * Awaited when a stage of the sequence ends (no agent running): the pipeline pushes the work so far
+   * and writes a checkpoint of where the sequence stands (`progress`).
+   */
+  onStageEnd?(stage: string, progress?: StageProgress): Promise<void>;
+  /** A resumed attempt (docs/executor.md#resuming): the stage to start at and the agent session to continue. */
+  resume?: RunStagesOptions["resume"];
   /** The attempt's span (W3C traceparent), for the agent's environment when telemetry is on. */
   traceparent?: string;
   /** Where the agent may report its spend (`FORGE_SPEND_FILE`, docs/runner.md#budgets). */
@@ -65,6 +70,8 @@ export interface AgentRunOutcome {
   model?: string;
   costUsd?: number;
   turns?: number;
+  /** Where the stage sequence stopped, for the attempt's last checkpoint (a runner without stages has none). */
+  progress?: StageProgress;
 }
 
 export interface AgentRunner {

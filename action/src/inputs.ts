@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { feedbackSchema } from "../../src/core/feedback.js";
+import { resumeContextSchema } from "../../src/core/schemas/checkpoint.js";
 import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
 import { squashUpstreamSchema } from "../../src/core/task-record.js";
@@ -56,6 +57,7 @@ export const dispatchContextSchema = z
       .optional()
       .describe("A revision: what it must answer — reviews (read from GitHub by id), /forge fix messages, failing checks."),
     prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
+    resume: resumeContextSchema.optional(),
     budget: z
       .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
       .strict()

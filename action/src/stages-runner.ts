@@ -106,7 +106,8 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
             ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}),
             ...(e.tokens ? { tokens: e.tokens } : {}),
           }),
-        ...(req.onStageEnd ? { onStageEnd: (stage: string) => req.onStageEnd!(stage) } : {}),
+        ...(req.onStageEnd ? { onStageEnd: (stage: string, _record, progress) => req.onStageEnd!(stage, progress) } : {}),
+        ...(req.resume ? { resume: req.resume } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {
@@ -122,6 +123,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.model ? { model: r.model } : {}),
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
+        ...(r.progress ? { progress: r.progress } : {}),
       };
     },
   };

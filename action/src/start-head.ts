@@ -40,25 +40,38 @@ interface LogEntry {
 const FIELD = "\x1f";
 const RECORD = "\x1e";
 
-async function firstParentLog(git: Git, tip: string, id: AttemptId, max?: number): Promise<LogEntry[]> {
+/**
+ * `since`: a resumed attempt (docs/executor.md#resuming) continues the work of the attempts before it
+ * on their branch: the commits of every attempt from `since` to this one — their record commits too
+ * (`Forge-*` trailers) — are the branch's work, passed over like this attempt's own.
+ */
+async function firstParentLog(git: Git, tip: string, id: AttemptId, max?: number, since?: number): Promise<LogEntry[]> {
   const format = [
     "%H",
     "%P",
     "%(trailers:key=Run,valueonly,separator=%x2C)",
     "%(trailers:key=Task,valueonly,separator=%x2C)",
     "%(trailers:key=Attempt,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Run,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Task,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)",
   ].join("%x1f");
+  const inLineage = (run: string | undefined, task: string | undefined, attempt: string | undefined) => {
+    if (run !== id.runId || task !== id.taskId || !attempt) return false;
+    const n = Number(attempt);
+    return since !== undefined ? Number.isInteger(n) && n >= since && n <= id.attempt : attempt === String(id.attempt);
+  };
   const raw = (await git.run(["log", "--first-parent", ...(max ? [`--max-count=${max}`] : []), `--format=${format}%x1e`, tip])).stdout;
   return raw
     .split(RECORD)
     .map((r) => r.trim())
     .filter(Boolean)
     .map((r) => {
-      const [sha, parents, run, task, attempt] = r.split(FIELD).map((s) => s.trim());
+      const [sha, parents, run, task, attempt, fRun, fTask, fAttempt] = r.split(FIELD).map((s) => s.trim());
       return {
         sha: sha!,
         parents: parents ? parents.split(" ") : [],
-        ours: run === id.runId && task === id.taskId && attempt === String(id.attempt),
+        ours: inLineage(run, task, attempt) || (since !== undefined && inLineage(fRun, fTask, fAttempt)),
       };
     });
 }
@@ -96,18 +109,18 @@ function walk(log: LogEntry[], boundary: Set<string>, tip: string): string | und
 /**
  * The starting head of the attempt whose branch tip is `tip` (fetched as `refs/remotes/origin/<branch>`).
  */
-export async function attemptStartHead(git: Git, branch: string, tip: string, id: AttemptId): Promise<string> {
-  const top = (await firstParentLog(git, tip, id, 1).catch(() => [] as LogEntry[]))[0];
+export async function attemptStartHead(git: Git, branch: string, tip: string, id: AttemptId, since?: number): Promise<string> {
+  const top = (await firstParentLog(git, tip, id, 1, since).catch(() => [] as LogEntry[]))[0];
   if (!top || !top.ours) return tip;
   for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
     const boundary = await shallowBoundary(git);
-    const found = walk(await firstParentLog(git, tip, id), boundary, tip);
+    const found = walk(await firstParentLog(git, tip, id, undefined, since), boundary, tip);
     if (found !== undefined) return found;
     if ((await git.out(["rev-parse", "--is-shallow-repository"])) !== "true") break;
     await git.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
       allowFail: true,
     });
   }
-  const found = walk(await firstParentLog(git, tip, id), await shallowBoundary(git), tip);
+  const found = walk(await firstParentLog(git, tip, id, undefined, since), await shallowBoundary(git), tip);
   return found ?? tip;
 }

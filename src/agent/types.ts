@@ -118,6 +118,13 @@ export interface SpawnOptions {
   args?: string[];
   /** The CLI executable for claude/codex (default: found on PATH). */
   binary?: string;
+  /**
+   * Continue this agent CLI session instead of starting a new one (docs/executor.md#resuming): Claude
+   * Code `--resume <id>`, Codex `codex exec resume <id>`, a command agent `FORGE_RESUME_SESSION`.
+   */
+  resumeSession?: string;
+  /** The conversation of `resumeSession` carried from the earlier job (src/agent/agent-sessions.ts), read only inside `root`. */
+  resumeFile?: { path: string; root: string };
   /** Report file locations (default: in sessionDir). */
   reports?: Partial<ReportPaths>;
   /**

@@ -11,7 +11,8 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { defaultConfig } from "../core/schemas/config.js";
 import { Deliveries } from "./deliveries.js";
 import { silentLogger, type ApplyResult, type Logger } from "./engine/index.js";
-import { branchParser, parseFollowupBranch, type AttemptRef } from "../core/layout.js";
+import { branchParser, isFollowupId, parseFollowupBranch, type AttemptRef } from "../core/layout.js";
+import { attemptOnBranch } from "../core/task-rules.js";
 import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
 import { createRuntime, type RepoRuntime } from "./runtime.js";
@@ -163,6 +164,11 @@ export class AppContext {
   /** The run, task and attempt a branch belongs to, if it is an attempt's branch. */
   async attemptOf(rt: RepoRuntime, branch: string): Promise<AttemptRef | undefined> {
     const ref = branchParser(await this.configOf(rt))(branch);
+    // A resumed attempt works on the branch of the attempt it continues: the branch names that one.
+    if (ref && !isFollowupId(ref.taskId)) {
+      const journal = (await rt.engine.state(ref.runId).catch(() => null))?.state.journal;
+      return attemptOnBranch(journal, ref, branch);
+    }
     if (ref) return ref;
     // Follow-ups: forge/<runId>/_followup-<n>/1 whatever the template.
     return parseFollowupBranch(branch);

@@ -90,7 +90,7 @@ export function recordOf(message: string): (AttemptRef & { exitCode: number; ite
   return { runId, taskId, attempt, exitCode, iteration };
 }
 
-export type ResultRead = { ok: true; result: AgentResult } | { ok: false; error: string };
+export type ResultRead = { ok: true; result: AgentResult; checkpointProblem?: string } | { ok: false; error: string };
 
 /** Read and validate `result.json` at the record commit. */
 export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string): Promise<ResultRead> {
@@ -103,14 +103,21 @@ export async function readResult(port: GitHubPort, ref: AttemptRef, sha: string)
   } catch (e) {
     return { ok: false, error: `${path} is not JSON: ${(e as Error).message}` };
   }
-  const parsed = agentResultSchema.safeParse(raw);
+  let parsed = agentResultSchema.safeParse(raw);
+  // A checkpoint that is not one costs the result nothing but the checkpoint: the retry starts fresh (docs/executor.md#resuming).
+  let checkpointProblem: string | undefined;
+  if (!parsed.success && parsed.error.issues.every((i) => i.path[0] === "checkpoint") && raw && typeof raw === "object") {
+    checkpointProblem = formatProblem(zodProblems(parsed.error, path)[0]!);
+    const { checkpoint: _refused, ...rest } = raw as Record<string, unknown>;
+    parsed = agentResultSchema.safeParse(rest);
+  }
   if (!parsed.success) {
     return { ok: false, error: formatProblem(zodProblems(parsed.error, path)[0]!) };
   }
   const r = parsed.data;
   if (r.run_id !== ref.runId || r.task_id !== ref.taskId || r.attempt !== ref.attempt)
     return { ok: false, error: `${path} reports ${r.run_id}/${r.task_id}/${r.attempt}, not ${ref.runId}/${ref.taskId}/${ref.attempt}` };
-  return { ok: true, result: r };
+  return { ok: true, result: r, ...(checkpointProblem !== undefined ? { checkpointProblem } : {}) };
 }
 
 /**
@@ -219,6 +226,8 @@ export function finishedInput(ref: AttemptRef, read: ResultRead, recordSha: stri
         }
       : {}),
     ...(r.squashed?.length ? { squashed: r.squashed.map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha })) } : {}),
+    ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}),
+    ...(read.checkpointProblem !== undefined ? { checkpointProblem: read.checkpointProblem } : {}),
     ...(r.error ? { error: r.error } : {}),
     ...(r.refinement ? { refinement: r.refinement } : {}),
     ...(r.question ? { question: r.question } : {}),

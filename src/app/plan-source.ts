@@ -89,6 +89,7 @@ export function planNodes(parsed: ParsedPlan): PlanNodeInput[] {
       ...(t?.title ? { title: t.title } : {}),
       ...(t?.paths ? { paths: [...t.paths] } : {}),
       ...(t?.budget ? { budget: { ...t.budget } } : {}),
+      ...(t?.retry_policy ? { retryPolicy: { ...t.retry_policy } } : {}),
     };
   });
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
 import { feedbackSchema } from "./feedback.js";
+import { resumeContextSchema } from "./schemas/checkpoint.js";
 
 /**
  * Effects: idempotent commands the adapter carries out after persisting the journal. `key` is
@@ -27,13 +28,18 @@ export const effectSchema = z.discriminatedUnion("kind", [
     branch: z.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
     iteration: z.number().int().min(1).optional().describe("A revision of the attempt on its PR (absent: the attempt's first run)."),
-    afterRunId: z.number().int().optional().describe("A revision: the previous job's workflow run; a replay looks only for newer runs."),
+    afterRunId: z
+      .number()
+      .int()
+      .optional()
+      .describe("A revision or a resumed attempt: the previous job's workflow run on the branch; a replay looks only for newer runs."),
     context: z
       .object({
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
         feedback: z.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
         prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
+        resume: resumeContextSchema.optional(),
         budget: z
           .object({
             usd: z.number().min(0).optional().describe("Dollars the attempt may spend."),

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { checkpointSchema } from "./schemas/checkpoint.js";
+import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
 import { agentTypeSchema, taskBudgetSchema, type AgentType } from "./schemas/common.js";
 
 /**
@@ -33,6 +35,7 @@ export const planNodeInputSchema = z
     dependencies: z.array(z.string()),
     paths: z.array(z.string()).optional(),
     budget: taskBudgetSchema.optional(),
+    retryPolicy: taskRetryPolicySchema.optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
@@ -99,6 +102,15 @@ const inputs = [
         .describe(
           "A refinery's attempt: ids of its MERGE_READY upstream tasks whose head (recordSha, else pushedSha) the record commit does not contain, by GitHub's compare (read by the App). Absent when not checked.",
         ),
+      checkpoint: checkpointSchema
+        .optional()
+        .describe(
+          "The runner's last checkpoint (result.json `checkpoint`), as it parsed: the executor checks it before a retry resumes from it.",
+        ),
+      checkpointProblem: z
+        .string()
+        .optional()
+        .describe("result.json carried a checkpoint that is not one (its schema): refused, the next attempt starts fresh."),
     })
     .describe("The runner's result of an attempt, read from the task branch."),
   z

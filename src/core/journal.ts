@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { agentTypeSchema, taskBudgetSchema } from "./schemas/common.js";
+import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
 import { effectSchema } from "./effects.js";
 import { taskStateSchema } from "./task-record.js";
 
@@ -11,11 +12,13 @@ export {
   newRevision,
   newTask,
   nextAttemptSchema,
+  resumePointSchema,
   revisionRecordSchema,
   taskStateSchema,
   type AttemptRecord,
   type Hold,
   type NextAttempt,
+  type ResumePoint,
   type RevisionRecord,
   type SteeringMessage,
   type TaskState,
@@ -34,6 +37,7 @@ export const planNodeSchema = z
     dependencies: z.array(z.string()).describe("Ids it depends on."),
     paths: z.array(z.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
     budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
+    retryPolicy: taskRetryPolicySchema.optional().describe("The task's own retry policy, from its front matter `retry_policy`."),
     priority: z.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first."),
   })
   .strict();

@@ -133,8 +133,10 @@ export const planCaptainBranch = (issue: number) => `${BRANCH_PREFIX}${planRunId
 export const JOURNAL_FILE = "journal.json";
 export const eventSegmentFile = (segment: number) => `events/${String(segment).padStart(6, "0")}.ndjson`;
 
+/** Folder of a task's attempt records in a run: a resumed attempt's branch holds the records of the attempts it continues. */
+export const taskRecordsDir = (runId: string, taskId: string) => `.forge/runs/${runId}/${taskId}`;
 /** Folder of one attempt's record on its task branch: walkthrough, result, events, signals, manifests. */
-export const attemptDir = (runId: string, taskId: string, attempt: number) => `.forge/runs/${runId}/${taskId}/${attempt}`;
+export const attemptDir = (runId: string, taskId: string, attempt: number) => `${taskRecordsDir(runId, taskId)}/${attempt}`;
 export const walkthroughPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 export const resultPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/result.json`;
 /** The attempt's execution report (docs/formats.md#execution-report), beside its result. */

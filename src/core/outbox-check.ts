@@ -49,7 +49,9 @@ export function outboxProblems(journal: Journal, config: ForgeConfig): string[] 
       case "DispatchAgent":
       case "MergePullRequest":
         if (!isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
-        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
+        // A resumed attempt works on the branch of the attempt it continues (docs/executor.md#resuming).
+        if (!Array.from({ length: e.attempt }, (_, k) => attemptBranch(e.taskId, k + 1)).includes(e.branch))
+          bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)} nor an earlier attempt's`);
         break;
       case "SpawnFollowup":
         if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);

@@ -17,7 +17,9 @@
  */
 import { z } from "zod";
 import { feedbackSchema } from "./feedback.js";
+import { ADAPTERS } from "./schemas/adapters.js";
 import { taskStatusSchema } from "./schemas/common.js";
+import { RESUME_CLASSES } from "./schemas/retry-policy.js";
 
 /** Why a FAILED task is not retried by itself. */
 export const holdSchema = z
@@ -101,6 +103,38 @@ export const squashUpstreamSchema = z
   .strict();
 export type SquashUpstream = z.infer<typeof squashUpstreamSchema>;
 
+/**
+ * Where a resumed attempt picks up (docs/executor.md#resuming): the branch and PR of the attempt it
+ * continues, and — from that attempt's checkpoint, checked by the executor — the first stage left
+ * pending, the agent CLI's session and the depth its sessions had used.
+ */
+export const resumePointSchema = z
+  .object({
+    reason: z.enum(RESUME_CLASSES).describe("How the attempt it continues ended (the retry policy's class)."),
+    fromAttempt: z.number().int().min(1).describe("The attempt whose work it continues."),
+    branch: z.string().describe("That attempt's branch, which it continues on (its PR stays the PR)."),
+    prNumber: z.number().int().optional().describe("That attempt's PR, when known."),
+    priorRunId: z.number().int().describe("That attempt's last job: only workflow runs after it are the new attempt's."),
+    head: z
+      .string()
+      .regex(/^[0-9a-f]{40}$/)
+      .optional()
+      .describe("The head it continues from, when the attempt ended with a record commit."),
+    stage: z.string().optional().describe("The first stage its checkpoint left pending."),
+    session: z
+      .object({
+        adapter: z.enum(ADAPTERS).describe("The CLI that holds the session."),
+        id: z.string().describe("Its session id."),
+        stage: z.string().describe("The stage whose session it is."),
+      })
+      .strict()
+      .optional()
+      .describe("The agent CLI's session to resume, and the stage it belongs to."),
+    depthUsed: z.number().int().min(0).optional().describe("Spawn depth the attempt's sessions had used."),
+  })
+  .strict();
+export type ResumePoint = z.infer<typeof resumePointSchema>;
+
 /** One attempt of a task: its branch, its PR, its jobs (the current one in `revision`). */
 export const attemptRecordSchema = z
   .object({
@@ -179,6 +213,10 @@ export const attemptRecordSchema = z
     answeredHeads: z.array(z.string()).optional().describe("Heads whose failing checks a fix revision already took."),
     reviewIterations: z.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
     ciFixes: z.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+    resumed: resumePointSchema
+      .omit({ branch: true, prNumber: true, priorRunId: true, session: true })
+      .optional()
+      .describe("The attempt continues an earlier attempt's work on its branch and PR: which, why, and from which stage."),
     revision: revisionRecordSchema.describe("The current run of the attempt's agent."),
   })
   .strict();
@@ -190,6 +228,13 @@ export const nextAttemptSchema = z
     notBefore: z.string().optional().describe("Backoff: not dispatched before this time."),
     refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
     answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+    resume: resumePointSchema
+      .optional()
+      .describe("The retry policy resumes the work: the next attempt continues on this branch and PR (absent: it starts fresh)."),
+    fresh: z
+      .string()
+      .optional()
+      .describe("Why the next attempt starts fresh although the retry policy would resume it (a refused checkpoint, say)."),
   })
   .strict();
 export type NextAttempt = z.infer<typeof nextAttemptSchema>;

@@ -130,3 +130,16 @@ export const isPaused = (pause: Journal["pause"], now: number) => pauseReasons(p
  * scheduler can see covered again (a raise, or running attempts that spent less than they reserved).
  */
 export const schedulingHeld = (pause: Journal["pause"], now: number) => pauseReasons(pause, now).some((r) => r !== "budget");
+
+/**
+ * The attempt a fact about `branch` is about. A branch is named for the attempt that cut it
+ * (`ref.attempt`); a resumed attempt continues on an earlier attempt's branch and PR
+ * (docs/executor.md#resuming), so a fact about that branch — its pushes, its PR, its jobs — is about
+ * the task's current attempt when that attempt works on it. An earlier attempt's own job is told
+ * apart by its workflow run (the attempt's `priorRunId`), its record by its trailers.
+ */
+export function attemptOnBranch<R extends { taskId: string; attempt: number }>(journal: Journal | undefined, ref: R, branch: string): R {
+  const t = journal?.tasks.find((x) => x.id === ref.taskId);
+  if (!t?.attempt || t.attempts <= ref.attempt || t.attempt.branch !== branch) return ref;
+  return { ...ref, attempt: t.attempts };
+}

@@ -260,3 +260,34 @@ describe("hierarchy and tools", () => {
     expect(allowedToolsFor("sentinel-auditor")).not.toContain("Edit");
   });
 });
+
+describe("resuming an agent session (docs/executor.md#resuming)", () => {
+  const ID = "5a1f3c2e-0000-4000-8000-000000000001";
+
+  it("Claude Code gets --resume <id>; a fresh session gets none", () => {
+    const { args } = claudeArgs({ prompt: "Go on.", allowedTools: ["Read"], resumeSession: ID });
+    expect(args.slice(0, 4)).toEqual(["-p", "Go on.", "--resume", ID]);
+    expect(claudeArgs({ prompt: "Go on.", allowedTools: ["Read"] }).args).not.toContain("--resume");
+    // A prompt on stdin resumes the same way.
+    expect(claudeArgs({ prompt: "x".repeat(200_000), allowedTools: [], resumeSession: ID }).args.slice(0, 3)).toEqual([
+      "-p",
+      "--resume",
+      ID,
+    ]);
+  });
+
+  it("Codex runs `codex exec <its options> resume <id> -`: the options before the subcommand, the prompt on stdin", () => {
+    const args = codexArgs({ cwd: "/w", allowedTools: ["Read", "Edit"], model: "gpt-5-codex", resumeSession: ID });
+    expect(args[0]).toBe("exec");
+    expect(args.slice(-3)).toEqual(["resume", ID, "-"]);
+    expect(args.indexOf("--model")).toBeLessThan(args.indexOf("resume"));
+    expect(args.indexOf("--json")).toBeLessThan(args.indexOf("resume"));
+    expect(codexArgs({ cwd: "/w", allowedTools: ["Read"] })).not.toContain("resume");
+  });
+
+  it("a command agent is told the session in FORGE_RESUME_SESSION", () => {
+    const base = { prompt: "p", cwd: "/w", allowedTools: [], parentEnv: {}, forgeEnv: {}, passEnv: [], extraEnv: {}, command: "agent" };
+    expect(commandAdapter.invocation({ ...base, resumeSession: ID }).env.FORGE_RESUME_SESSION).toBe(ID);
+    expect(commandAdapter.invocation(base).env.FORGE_RESUME_SESSION).toBeUndefined();
+  });
+});

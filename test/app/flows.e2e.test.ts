@@ -391,9 +391,13 @@ describe("Forge App flows: silent jobs, lost runners, plan checks, usage limits"
     expect(events.some((e) => e.type === "task.stale")).toBe(true);
     expect(events.some((e) => e.type === "task.failed")).toBe(false);
     expect(h.runner.dispatched.filter((d) => d.endsWith("/a/1"))).toHaveLength(1);
-    // Attempt 1's verdict says the job timed out (its runner went away), with a Retry button.
-    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: branchOfRun(done.runId, "a", 1) });
-    expect(checks.check_runs.find((c) => c.name === "forge · a")).toMatchObject({ conclusion: "timed_out" });
+    // Attempt 1's verdict says the job timed out (its runner went away), with a Retry button — on the
+    // head it left: the commit its branch was cut at (it pushed nothing), which attempt 2 then resumed from.
+    expect(task(done, "a").attempt).toMatchObject({ branch: branchOfRun(done.runId, "a", 1), resumed: { reason: "lost", fromAttempt: 1 } });
+    const { data: checks } = await h.user.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: done.planCommit });
+    expect(checks.check_runs.find((c) => c.name === "forge · a" && c.external_id === `${done.runId}/a/1`)).toMatchObject({
+      conclusion: "timed_out",
+    });
   });
 
   it(

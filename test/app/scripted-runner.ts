@@ -37,6 +37,10 @@ export type Script =
       refinement?: string;
       /** Exit 11: the agent's Change Request document, completed and recorded as the Action does (action/src/task/reports.ts). */
       changeRequest?: string;
+      /** Work pushed before it ended (a stage's progress push), on the PR it opened. */
+      files?: Record<string, string>;
+      /** The runner's checkpoint in result.json: the stages done and pending, the agent's session (head and ids filled in). */
+      checkpoint?: { completed: string[]; pending: string[]; session?: string } | "forged";
     }
   /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
@@ -226,6 +230,14 @@ async function runJob(
       walkthrough += `\n## Revision ${iteration}\n\n**Asked:** ${feedback.map((f) => f.message ?? f.source).join("; ")}\n\n**Changed:** src/${taskId}.ts\n`;
   } else if (script.kind === "exit") {
     exitCode = script.code;
+    if (script.files) {
+      head = await commitFiles(
+        script.files,
+        `forge(${taskId}): work after stage ${script.checkpoint === "forged" ? "?" : (script.checkpoint?.completed.at(-1) ?? "?")}`,
+      );
+      await gh.rest.git.updateRef({ owner, repo, ref: `heads/${branch}`, sha: head });
+    }
+    if (script.checkpoint) result.checkpoint = checkpointOf(runId, taskId, attempt, head, script.checkpoint);
     if (script.error) result.error = script.error;
     if (script.question) result.question = script.question;
     if (script.refinement) result.refinement = script.refinement;
@@ -247,7 +259,8 @@ async function runJob(
     result.rate_limited_until = new Date(now() + script.untilMs).toISOString();
   }
   // The draft PR, opened as the Action does (it needs a commit to compare, so only with work).
-  if (script.kind === "success" && !script.noPr) await openDraft(gh, owner, repo, branch, runId, taskId, attempt);
+  if ((script.kind === "success" && !script.noPr) || (script.kind === "exit" && script.files))
+    await openDraft(gh, owner, repo, branch, runId, taskId, attempt);
   const full: AgentResult = {
     version: 1,
     run_id: runId,
@@ -440,4 +453,29 @@ async function openDraft(gh: Octokit, owner: string, repo: string, branch: strin
     .catch((e: unknown) => {
       if ((e as { status?: number }).status !== 403) throw e;
     });
+}
+
+/** A runner's checkpoint of the attempt at `head`; a forged one names another head. */
+function checkpointOf(
+  runId: string,
+  taskId: string,
+  attempt: number,
+  head: string,
+  cp: NonNullable<Extract<Script, { kind: "exit" }>["checkpoint"]>,
+): NonNullable<AgentResult["checkpoint"]> {
+  const { completed, pending, session } = cp === "forged" ? { completed: ["implement"], pending: ["verify"], session: undefined } : cp;
+  return {
+    checkpoint_version: 1,
+    created_at: new Date().toISOString(),
+    run_id: runId,
+    task_id: taskId,
+    attempt,
+    trace_id: "0123456789abcdef",
+    completed_stages: completed.map((name) => ({ name, exit_code: 0 })),
+    pending_stages: pending,
+    depth_used: 1,
+    depth_max: 3,
+    ...(session ? { agent_session: { adapter: "claude" as const, id: session, stage: pending[0] ?? completed.at(-1)! } } : {}),
+    head_sha: cp === "forged" ? "f".repeat(40) : head,
+  };
 }

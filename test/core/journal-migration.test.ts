@@ -12,6 +12,7 @@ import { joinRun, partPath, sha256, splitRun } from "../../src/core/journal-part
 import { migrateJournal, migrateStoredRun, migrateTaskV1, taskStateV1Schema, type TaskStateV1 } from "../../src/core/journal-migration.js";
 import { journalSchema, taskStateSchema, type TaskState } from "../../src/core/journal.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
+import { DEFAULT_RETRY_POLICY } from "../../src/core/schemas/retry-policy.js";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/journal-v1");
 const fixture = (name: string) => JSON.parse(readFileSync(path.join(FIXTURES, name, "stored-run.json"), "utf8")) as Record<string, unknown>;
@@ -232,6 +233,7 @@ describe("the version-1 run of test/fixtures/journal-v1", () => {
     const { journal: _v2j, version: _v2, ...after } = stored;
     expect(after).toEqual({ ...rest, config: forgeConfigSchema.parse(rest.config) });
     expect(after.config).toMatchObject(rest.config as Record<string, unknown>);
+    expect(stored.config.retry_policy).toEqual(DEFAULT_RETRY_POLICY);
   });
 
   it("a big run's parts written under version 1 are read as version 2, beside journal.json's live tasks", async () => {

@@ -4,7 +4,11 @@
  * here: the agent's exit code, or the code of why it was stopped.
  */
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
-import type { AgentRunOutcome } from "../agent-runner.js";
+import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
+import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
+import { writeCheckpoint } from "./checkpoint.js";
+import { carriedSessionFile } from "./carried-session.js";
+import { attemptDir } from "../../../src/core/layout.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { LIVE_KINDS } from "../live-report.js";
 import { pushProgress } from "./branch.js";
@@ -53,6 +57,11 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   // The proxy refuses every model call once the cap is reached, even between the runner's checks.
   if (cap) deps.modelGate?.(() => meter.refusal(cap));
   let session = 0;
+  // A resumed attempt's agent session: its conversation, carried in the earlier attempt's record on this branch.
+  const r = a.input.context.resume;
+  const carried = r?.session
+    ? await carriedSessionFile(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), r.session)
+    : undefined;
   /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
   const checkBudget = (stop: (reason: "budget", detail: string) => void) => {
     const over = cap ? meter.over(cap) : undefined;
@@ -98,14 +107,20 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
             ctl.onProgress(p);
           },
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-          onStageEnd: async (stage) => {
+          onStageEnd: async (stage, progress) => {
             ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
             await pushProgress(a, stage).catch(
               (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
             );
+            // The checkpoint names the head the remote has: what a resumed attempt would continue from.
+            if (progress)
+              await writeCheckpoint(a, progress, a.branchState.remoteHead, false).catch(
+                (err: unknown) => void warnings.push(`could not write the checkpoint after stage ${stage}: ${(err as Error).message}`),
+              );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
             live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
+          ...resumeRequest(a, carried),
         })
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
@@ -159,4 +174,26 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     verdict.errors.push(`the agent was stopped: ${supervised.stopped.detail}`);
   } else if (outcome.error) verdict.errors.push(outcome.error);
   return { end: { supervised, outcome, tAgent, tAgentEnd, ...(budgetStop ? { budgetExceeded: budgetStop } : {}) }, verdict };
+}
+
+/**
+ * A resumed attempt (docs/executor.md#resuming), as the App dispatched it: the stage to start at, the
+ * depth its checkpoint had used, and the agent session to continue — only one of this job's adapter.
+ */
+function resumeRequest(a: TaskAttempt, carried: string | undefined): { resume?: NonNullable<AgentRunRequest["resume"]> } {
+  const r = a.input.context.resume;
+  if (!r) return {};
+  const stage = r.stage !== undefined && (STAGE_NAMES as readonly string[]).includes(r.stage) ? (r.stage as StageName) : undefined;
+  const session =
+    r.session && r.session.adapter === a.deps.agent.name && stage !== undefined
+      ? { id: r.session.id, stage, ...(carried ? { file: { path: carried, root: a.input.workspace } } : {}) }
+      : undefined;
+  return {
+    resume: {
+      fromAttempt: r.fromAttempt,
+      ...(stage ? { stage } : {}),
+      ...(session ? { session } : {}),
+      ...(r.depthUsed !== undefined ? { depthUsed: r.depthUsed } : {}),
+    },
+  };
 }

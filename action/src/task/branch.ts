@@ -2,6 +2,7 @@
  * The task branch while the attempt runs: pushes (one round trip saved when the remote already has
  * the head), the agent's work staged over the fold base, and the progress push at each stage end.
  */
+import { taskRecordsDir } from "../../../src/core/layout.js";
 import { messageWithTrailers } from "../git.js";
 import { isProtectedPath, revertProtectedChanges } from "../protected-paths.js";
 import { attemptTrailers } from "../start-head.js";
@@ -36,8 +37,12 @@ export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[
   if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
   for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+  // The records of the attempts a resumed attempt continues are on its branch too: none is work.
+  const records = `${taskRecordsDir(a.ids.runId, a.ids.taskId)}/`;
   return {
-    filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
+    filesChanged: staged
+      .filter((c) => !c.path.startsWith(`${recordRel}/`) && !c.path.startsWith(records) && !isProtectedPath(c.path))
+      .map((c) => c.path),
     pending,
   };
 }

@@ -115,4 +115,6 @@ export interface TaskAttempt extends TaskJob, CheckedOut {
   /** Where the agent writes its walkthrough. */
   readonly walkthroughSession: string;
   readonly branchState: BranchState;
+  /** Checkpoints written so far (task/checkpoint.ts numbers their files with it). */
+  checkpoints: number;
 }

@@ -2,9 +2,11 @@
  * File helpers of the task job: existence, listing, the links the agent left, and the copy of the
  * session into the record folder. The session folder was the agent's: nothing here follows a link.
  */
+import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { readAgentFile } from "../../../src/agent/agent-files.js";
+import { AGENT_SESSION_DIR, MAX_CARRIED_SESSION_BYTES } from "../../../src/agent/agent-sessions.js";
 
 /** Transcripts and other session files above this are cut (head and tail kept) in the record commit. */
 const MAX_RECORD_FILE_BYTES = 1_000_000;
@@ -44,19 +46,40 @@ export async function dropLinks(dir: string, prefix = ""): Promise<string[]> {
   return out;
 }
 
+/**
+ * Whether `rel` (inside `root`) lies in an agent session's own HOME or TMPDIR (`<session>/home/`,
+ * `<session>/tmp/`, src/agent/spawn/run.ts): the CLI's settings, caches and credentials live there.
+ * None of it is published; the one file a resumed attempt needs, the conversation, travels apart,
+ * masked (`agent-session/`, src/agent/agent-sessions.ts).
+ */
+export function inAgentHome(root: string, rel: string): boolean {
+  const parts = rel.split(/[\\/]/);
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (parts[i] !== "home" && parts[i] !== "tmp") continue;
+    const session = path.join(root, ...parts.slice(0, i));
+    if (existsSync(path.join(session, "transcript.log")) || existsSync(path.join(session, "events.ndjson"))) return true;
+  }
+  return false;
+}
+
 /** Copies the session folder into the record folder; oversized files keep their head and tail. */
 export async function copyForRecord(from: string, to: string): Promise<void> {
   await rm(to, { recursive: true, force: true });
   await mkdir(to, { recursive: true });
   for (const file of await listFiles(from)) {
     const rel = path.relative(from, file);
-    if (path.basename(rel).includes(".tmp.")) continue;
+    if (path.basename(rel).includes(".tmp.") || inAgentHome(from, rel)) continue;
     const dest = path.join(to, rel);
     await mkdir(path.dirname(dest), { recursive: true });
     // Read without following a link (a file swapped for one since the listing is skipped).
     const buf = await readAgentFile(from, file, { maxBytes: Number.MAX_SAFE_INTEGER }).catch(() => undefined);
     if (!buf) continue;
     const size = buf.length;
+    // A carried conversation (agent-session/) is kept whole or not at all: a cut one is no conversation.
+    if (rel.split(/[\\/]/).includes(AGENT_SESSION_DIR)) {
+      if (size <= MAX_CARRIED_SESSION_BYTES) await writeFile(dest, buf);
+      continue;
+    }
     if (size <= MAX_RECORD_FILE_BYTES) await writeFile(dest, buf);
     else {
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);

@@ -24,13 +24,14 @@ import { pushHead } from "./branch.js";
 import { checkoutAttempt } from "./checkout.js";
 import { collectWork, completeAttemptWalkthrough } from "./collect.js";
 import { mark, openTaskJob, type TaskAttempt } from "./context.js";
-import { listFiles } from "./files.js";
+import { inAgentHome, listFiles } from "./files.js";
 import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { completeReports } from "./reports.js";
 import { openAttempt } from "./session.js";
 import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
 import { startSteering, steeringSection } from "./steering.js";
+import { resumedSection } from "./resumed.js";
 import { renderSummary } from "./summary.js";
 
 export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
@@ -48,12 +49,17 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
-  if (completed.ok && steering.received.length) {
-    const section = steeringSection(steering.received);
-    completed.body = `${completed.body.trimEnd()}\n\n${section}\n`;
-    completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
+  const sections = [
+    ...(a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : []),
+    ...(steering.received.length ? [steeringSection(steering.received)] : []),
+  ];
+  if (completed.ok && sections.length) {
+    for (const section of sections) {
+      completed.body = `${completed.body.trimEnd()}\n\n${section}\n`;
+      completed.markdown = `${completed.markdown.trimEnd()}\n\n${section}\n`;
+    }
   }
-  if ((revision || steering.received.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
+  if ((revision || sections.length) && completed.ok) await writeFile(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict, reports);
   const { exitCode } = verdict;
 
@@ -131,7 +137,7 @@ async function uploadSession(a: TaskAttempt): Promise<void> {
   if (!a.deps.uploadArtifact) return;
   const { runId, taskId, attempt } = a.ids;
   try {
-    const files = await listFiles(a.sessionDir);
+    const files = (await listFiles(a.sessionDir)).filter((f) => !inAgentHome(a.sessionDir, path.relative(a.sessionDir, f)));
     await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
   } catch (err) {
     a.warnings.push(`could not upload the session artifact: ${(err as Error).message}`);

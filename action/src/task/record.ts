@@ -19,6 +19,7 @@ import { mark, type TaskAttempt } from "./context.js";
 import { copyForRecord } from "./files.js";
 import { writeExecutionReport } from "./execution-report.js";
 import type { AttemptReports } from "./reports.js";
+import { writeCheckpoint } from "./checkpoint.js";
 import { attemptTraceId } from "./trace.js";
 
 export interface Recorded {
@@ -142,6 +143,9 @@ async function writeResult(
   const refinement = outcome.refinement ?? (await readAgentText(sessionDir, path.join(sessionDir, "refinement.md"), warn));
   // The Change Request as reports.ts completed it (in the session's change-request.md): only with its exit code.
   const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : undefined;
+  // The attempt's last checkpoint: where its stages stopped, at the head the record commit sits on.
+  const progress = outcome.progress;
+  const checkpoint = progress ? await writeCheckpoint(a, progress, work.headForFacts, true).catch(() => undefined) : undefined;
   // Its strings are published: the App posts the question, carries the refinement to the next dispatch, shows the error.
   const result: AgentResult = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
@@ -166,6 +170,7 @@ async function writeResult(
       ...spendFields(a, end),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
+      ...(checkpoint ? { checkpoint } : {}),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);

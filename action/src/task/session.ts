@@ -71,6 +71,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
     walkthroughSession: path.join(sessionDir, "walkthrough.md"),
+    checkpoints: 0,
     branchState: {
       remoteHead: co.tip,
       pushes: 0,

@@ -49,12 +49,16 @@ export function isPartialChunk(line: string): boolean {
   return line.startsWith('{"type":"stream_event"');
 }
 
-export function claudeArgs(input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns">): {
+export function claudeArgs(
+  input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns" | "resumeSession">,
+): {
   args: string[];
   stdin?: string;
 } {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
   const args = viaStdin ? ["-p"] : ["-p", input.prompt];
+  // A resumed attempt continues the earlier session's conversation: the prompt is its next turn.
+  if (input.resumeSession) args.push("--resume", input.resumeSession);
   if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);
   if (input.allowedTools.length > 0) args.push("--allowedTools", input.allowedTools.join(","));
   if (input.maxTurns !== undefined) args.push("--max-turns", String(input.maxTurns));

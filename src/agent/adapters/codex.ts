@@ -123,7 +123,7 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
 }
 
 export function codexArgs(
-  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd"> & {
+  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd" | "resumeSession"> & {
     parentEnv?: NodeJS.ProcessEnv;
     forgeEnv?: Record<string, string>;
   },
@@ -142,6 +142,9 @@ export function codexArgs(
   if (input.model) args.push("--model", input.model);
   // A JSON string is a valid TOML basic string.
   if (input.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input.systemPrompt)}`);
+  // A resumed attempt continues the earlier thread (`codex exec resume <id>`): exec's options stay
+  // before the subcommand, which takes the thread id and the prompt (`-`: stdin).
+  if (input.resumeSession) args.push("resume", input.resumeSession);
   args.push("-");
   return args;
 }

@@ -3,7 +3,7 @@
  * `FORGE_SYSTEM_PROMPT`, `FORGE_MODEL`, `FORGE_SESSION_DIR`, `FORGE_SPAWN_DEPTH`, `FORGE_TRACE_ID`,
  * `FORGE_AGENT_TYPE`, `FORGE_ALLOWED_TOOLS`, `FORGE_MAX_TURNS`, the report paths
  * (`FORGE_WALKTHROUGH_PATH`, `FORGE_QUESTION_FILE`, `FORGE_CHANGE_REQUEST_FILE`,
- * `FORGE_REFINEMENT_FILE`, `FORGE_SIGNAL_DIR`) — and the exit code (docs/runner.md#exit-codes) and files out. The
+ * `FORGE_REFINEMENT_FILE`, `FORGE_SIGNAL_DIR`), `FORGE_RESUME_SESSION` for a resumed attempt's session — and the exit code (docs/runner.md#exit-codes) and files out. The
  * prompt is also written to stdin. Lines in Claude Code's stream-json shape are understood as such;
  * other lines are plain progress. No model key passes unless `passEnv` names it.
  */
@@ -18,7 +18,13 @@ export const commandAdapter: Adapter = {
     return {
       command: input.command,
       args: input.args ?? [],
-      env: { ...pickEnv(input.parentEnv, input.passEnv), ...input.forgeEnv, ...input.extraEnv },
+      env: {
+        ...pickEnv(input.parentEnv, input.passEnv),
+        ...input.forgeEnv,
+        ...input.extraEnv,
+        // The session a resumed attempt continues, for an agent that keeps sessions of its own.
+        ...(input.resumeSession ? { FORGE_RESUME_SESSION: input.resumeSession } : {}),
+      },
       stdin: input.prompt,
     };
   },

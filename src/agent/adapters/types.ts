@@ -17,6 +17,8 @@ export interface AdapterInput {
   command?: string;
   args?: string[];
   binary?: string;
+  /** A session of the CLI to continue (SpawnOptions.resumeSession). */
+  resumeSession?: string;
 }
 
 export interface Invocation {

@@ -81,6 +81,7 @@ export async function prepare(sc: SpawnContext): Promise<PreparedSpawn | { done:
       ...(options.command ? { command: options.command } : {}),
       ...(options.args ? { args: options.args } : {}),
       ...(options.binary ? { binary: options.binary } : {}),
+      ...(options.resumeSession ? { resumeSession: options.resumeSession } : {}),
     });
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: (err as Error).message } }) };

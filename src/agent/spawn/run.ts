@@ -9,6 +9,8 @@ import path from "node:path";
 import { HIERARCHY_ENV } from "../hierarchy-service.js";
 import { asAgentUser, handOver, killAgentProcesses, signalAgentGroup, takeBack, type AgentUser } from "../isolation.js";
 import { isPartialChunk } from "../adapters/claude.js";
+import { readAgentFile } from "../agent-files.js";
+import { carrySession, MAX_CARRIED_SESSION_BYTES, restoreSession } from "../agent-sessions.js";
 import type { AdapterOutcome, OutputParser } from "../adapters/types.js";
 import { runProcess, type ProcessOutcome } from "../process.js";
 import type { ReportPaths, SpawnResult } from "../types.js";
@@ -44,12 +46,15 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   const stderrTail: string[] = [];
   const runStart = Date.now();
   const isolated = asIsolated(sc, p);
+  const env = isolated?.env ?? p.invocation.env;
+  // A resumed session's conversation, carried from the earlier job, goes where the CLI looks for it.
+  if (options.resumeSession && options.resumeFile) await restoreCarried(sc, p, env);
   if (isolated) await handOver(isolated.user, isolated.dirs);
   const outcome: ProcessOutcome = await runProcess({
     command: isolated?.command ?? p.invocation.command,
     args: isolated?.args ?? p.invocation.args,
     cwd: p.cwd,
-    env: isolated?.env ?? p.invocation.env,
+    env,
     ...(isolated ? { signalGroup: (pgid: number, sig: NodeJS.Signals) => void signalAgentGroup(isolated.user, pgid, sig) } : {}),
     ...(p.invocation.stdin !== undefined ? { stdin: p.invocation.stdin } : {}),
     ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
@@ -73,6 +78,13 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   });
   if (isolated) await endIsolated(sc, isolated);
   const parsed: AdapterOutcome = parser.finish(outcome.code);
+  // The conversation goes with the session folder, masked, for a resumed attempt to continue.
+  if (parsed.sessionId && (options.adapter === "claude" || options.adapter === "codex")) {
+    const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e: unknown) => ({
+      why: (e as Error).message,
+    }));
+    if (carried.why) emit(sc, { kind: "system", summary: `session ${parsed.sessionId} not carried: ${carried.why}` });
+  }
   const common: Partial<SpawnResult> = {
     rateLimitRetries: sc.rateLimitRetries,
     ...(parsed.result !== undefined ? { result: parsed.result } : {}),
@@ -139,4 +151,20 @@ async function reportsWritten(reports: ReportPaths, sinceMs: number): Promise<Pa
     if (s && s.isFile() && s.mtimeMs >= sinceMs) out[key] = reports[key];
   }
   return out;
+}
+
+/** Puts the conversation a resumed session continues back where its CLI looks for it (src/agent/agent-sessions.ts). */
+async function restoreCarried(sc: SpawnContext, p: PreparedSpawn, env: NodeJS.ProcessEnv): Promise<void> {
+  const { resumeSession, resumeFile, adapter } = sc.options;
+  if (!resumeSession || !resumeFile) return;
+  const buf = await readAgentFile(resumeFile.root, resumeFile.path, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => undefined);
+  const dest = buf
+    ? await restoreSession(adapter, buf, path.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => undefined)
+    : undefined;
+  emit(sc, {
+    kind: "system",
+    summary: dest
+      ? `resuming session ${resumeSession} from its carried conversation`
+      : `resuming session ${resumeSession}: no carried conversation restored`,
+  });
 }

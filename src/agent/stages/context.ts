@@ -36,6 +36,16 @@ export interface StageContext {
   readonly out: StagesResultExtras;
   /** System prompts loaded so far, per agent kind. */
   readonly prompts: Map<AgentKind, string>;
+  /**
+   * The stage running, the last session of the task's own kind (a checkpoint's `agent_session`), and
+   * the session a resumed attempt's first session of its kind continues (taken by that session).
+   */
+  readonly at: {
+    stage?: StageName;
+    last?: { id: string; stage: StageName };
+    resumeSession?: string;
+    resumeFile?: { path: string; root: string };
+  };
 }
 
 /** What one stage came to. */
@@ -62,6 +72,10 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
   await mkdir(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
+  // A resumed attempt's depth budget is restored from its checkpoint: never more left than it had.
+  const depth = Number(parentEnv[ENV.depth] ?? 0);
+  const restored = options.resume?.depthUsed;
+  const depthEnv = restored !== undefined && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
   await writeFile(path.join(sessionDir, ".trace"), `${traceId}\n`, "utf8");
   return {
     options,
@@ -69,13 +83,16 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
     task: options.taskContext,
     workdir: options.workdir,
     sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId },
+    env: { ...parentEnv, ...depthEnv, [ENV.trace]: traceId },
     traceId,
     reports: defaultReportPaths(sessionDir),
     startedAt: new Date(),
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
     prompts: new Map(),
+    at: options.resume?.session
+      ? { resumeSession: options.resume.session.id, ...(options.resume.session.file ? { resumeFile: options.resume.session.file } : {}) }
+      : {},
   };
 }
 
@@ -149,6 +166,13 @@ async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prom
   c.tally.sessions++;
   const dir = path.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== undefined ? options.deadline - Date.now() : undefined;
+  // A resumed attempt's first session of its own kind continues the earlier attempt's agent session.
+  const resumeSession = kind === c.type ? c.at.resumeSession : undefined;
+  const resumeFile = resumeSession ? c.at.resumeFile : undefined;
+  if (resumeSession) {
+    delete c.at.resumeSession;
+    delete c.at.resumeFile;
+  }
   const timeoutMs =
     remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
@@ -167,7 +191,10 @@ async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prom
     ...(timeoutMs !== undefined && Number.isFinite(timeoutMs) ? { timeoutMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(resumeSession ? { resumeSession } : {}),
+    ...(resumeFile ? { resumeFile } : {}),
   });
+  if (kind === c.type && r.sessionId && c.at.stage) c.at.last = { id: r.sessionId, stage: c.at.stage };
   if (r.costUsd !== undefined) {
     c.tally.costUsd += r.costUsd;
     c.tally.sawCost = true;

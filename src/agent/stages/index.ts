@@ -34,7 +34,7 @@ export {
   stageConfigSchema,
 } from "./config.js";
 export type { StageConfig, StageName, StagedAgentType } from "./config.js";
-export type { RunStagesOptions, StageManifest, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
+export type { RunStagesOptions, StageManifest, StageProgress, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
 export type { VerificationResults } from "./sentinel.js";
 export { readSubtasks, subtaskDir, type Subtask } from "./subtasks.js";
 export { stagePrompt } from "./prompt.js";

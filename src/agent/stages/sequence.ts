@@ -14,7 +14,8 @@ import { writeFileAtomic } from "../signals.js";
 import { EXIT_CODES, stageStatusOf, succeeded, type ExitCode } from "../../core/exit-codes.js";
 import type { StageName, StagedAgentType } from "./config.js";
 import { progress, type StageContext, type StageOutcome, type StageStep, type StageSteps } from "./context.js";
-import type { StageManifest, StageRecord, StagesResult } from "./types.js";
+import { ENV } from "../depth.js";
+import type { StageManifest, StageProgress, StageRecord, StagesResult } from "./types.js";
 
 /** Every type's steps. */
 export type StepTables = { readonly [T in StagedAgentType]: StageSteps<T> };
@@ -29,7 +30,29 @@ export interface SequenceRun {
 export async function runSequence(c: StageContext, steps: StepTables, names: readonly StageName[]): Promise<SequenceRun> {
   const run: SequenceRun = { records: [], partial: false };
   let skipNext: StageName | undefined;
+  const resume = c.options.resume;
+  // A resumed attempt starts at the stage the earlier attempt left pending (docs/executor.md#resuming).
+  let resumeAt = resume?.stage !== undefined && names.includes(resume.stage) ? names.indexOf(resume.stage) : 0;
+  if (resume?.stage !== undefined && resumeAt === 0 && names[0] !== resume.stage) {
+    progress(c, `stage ${resume.stage} is not in this sequence (${names.join(", ")}): every stage runs`);
+    delete c.at.resumeSession;
+    delete c.at.resumeFile;
+  }
   for (const stage of names) {
+    if (resumeAt > 0) {
+      resumeAt--;
+      run.records.push({
+        name: stage,
+        status: "skipped",
+        done_by_attempt: resume!.fromAttempt,
+        exit_code: EXIT_CODES.SUCCESS,
+        attempts: 0,
+        duration_ms: 0,
+        session_dirs: [],
+      });
+      progress(c, `stage ${stage}: done by attempt ${resume!.fromAttempt}`);
+      continue;
+    }
     if (skipNext === stage) {
       skipNext = undefined;
       run.records.push({ name: stage, status: "skipped", exit_code: EXIT_CODES.SUCCESS, attempts: 0, duration_ms: 0, session_dirs: [] });
@@ -41,7 +64,7 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
       run.final = halt;
       break;
     }
-    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run);
+    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run, names);
     if (o.skipNext) skipNext = o.skipNext;
     if (o.exitCode === EXIT_CODES.SUCCESS) continue;
     if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
@@ -75,8 +98,15 @@ function haltBefore(c: StageContext, stage: StageName): ExitCode | undefined {
 }
 
 /** Runs one stage, records it, and gives the caller's `onStageEnd` its turn (its errors are progress, never fatal). */
-async function runStage(c: StageContext, step: StageStep, stage: StageName, run: SequenceRun): Promise<StageOutcome> {
+async function runStage(
+  c: StageContext,
+  step: StageStep,
+  stage: StageName,
+  run: SequenceRun,
+  names: readonly StageName[],
+): Promise<StageOutcome> {
   progress(c, `stage ${stage} started`);
+  c.at.stage = stage;
   const t0 = Date.now();
   const o = await step(c);
   const rec: StageRecord = {
@@ -93,7 +123,7 @@ async function runStage(c: StageContext, step: StageStep, stage: StageName, run:
   progress(c, `stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
   if (c.options.onStageEnd) {
     try {
-      await c.options.onStageEnd(stage, rec);
+      await c.options.onStageEnd(stage, rec, stageProgress(c, names, run.records));
     } catch (err) {
       progress(c, `after stage ${stage}: ${(err as Error).message}`);
     }
@@ -113,6 +143,31 @@ async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Pr
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
     out.refinement ??= (await readAgentText(c.sessionDir, reports.refinement, warn)) ?? o.result?.result ?? o.error ?? "";
   if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+}
+
+/**
+ * Where the sequence stands after `records`: the stages done (ended well, or done by the attempt a
+ * resumed one continues), the ones still to run — a stage that failed or was stopped among them, first —
+ * the last session of the task's own kind, and the depth.
+ */
+export function stageProgress(c: StageContext, names: readonly StageName[], records: readonly StageRecord[]): StageProgress {
+  const completed: StageProgress["completed"] = [];
+  for (const r of records) {
+    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped";
+    if (!ok) break;
+    completed.push({ name: r.name as StageName, exit_code: r.exit_code });
+  }
+  const done = new Set(completed.map((x) => x.name));
+  const last = c.at.last;
+  const depthUsed = Number(c.env[ENV.depth] ?? 0);
+  return {
+    completed,
+    pending: names.filter((n) => !done.has(n)),
+    ...(last ? { session: { adapter: c.options.spawn.adapter, id: last.id, stage: last.stage } } : {}),
+    depthUsed: Number.isInteger(depthUsed) && depthUsed >= 0 ? depthUsed : 0,
+    depthMax: c.options.spawn.maxDepth ?? 3,
+    traceId: c.traceId,
+  };
 }
 
 /** The result and the manifest; `configError` (a malformed `.forge/stages.yml`) fails the attempt with its message. */
@@ -154,5 +209,5 @@ export async function finishStages(
   };
   const manifestPath = path.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { exitCode, manifest, manifestPath, ...out };
+  return { exitCode, manifest, manifestPath, ...out, ...(configError ? {} : { progress: stageProgress(c, names, records) }) };
 }

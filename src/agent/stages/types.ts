@@ -3,7 +3,7 @@ import type { GitRun } from "../branches.js";
 import type { SquashRecord } from "../squash.js";
 import type { LoadPromptOptions } from "../prompts.js";
 import type { ExitCode } from "../../core/exit-codes.js";
-import type { ProgressEvent, SpawnOptions } from "../types.js";
+import type { AdapterName, ProgressEvent, SpawnOptions } from "../types.js";
 import type { StageName, StagedAgentType } from "./config.js";
 
 /**
@@ -90,13 +90,41 @@ export interface RunStagesOptions {
    * Awaited after each stage ends, before the next starts (no session is running then): the job
    * pipeline commits and pushes the work so far. Its errors are reported as progress, never fatal.
    */
-  onStageEnd?: (stage: StageName, record: StageRecord) => Promise<void>;
+  onStageEnd?: (stage: StageName, record: StageRecord, progress: StageProgress) => Promise<void>;
   promptOptions?: LoadPromptOptions;
+  /**
+   * Continue an earlier attempt's work (docs/executor.md#resuming): the stages before `stage` were done
+   * by attempt `fromAttempt` and are not run again; the first session of `stage` resumes the agent
+   * CLI's `session` where the adapter can. A stage not in the sequence is ignored (all stages run).
+   */
+  resume?: {
+    fromAttempt: number;
+    stage?: StageName;
+    /** The session to continue, and its conversation carried from the earlier job (src/agent/agent-sessions.ts) when there is one. */
+    session?: { id: string; stage: StageName; file?: { path: string; root: string } };
+    depthUsed?: number;
+  };
+}
+
+/** Where a stage sequence stands: what a checkpoint records (docs/formats.md#checkpoint). */
+export interface StageProgress {
+  /** Stages that ended well (exit 0 or 12) — or were done by the attempt a resumed one continues — in order. */
+  completed: Array<{ name: StageName; exit_code: ExitCode }>;
+  /** Stages still to run, the one that stopped the sequence first. */
+  pending: StageName[];
+  /** The last agent session of the task's own kind, and its stage. */
+  session?: { adapter: AdapterName; id: string; stage: StageName };
+  /** The stage runner's own spawn depth and the budget. */
+  depthUsed: number;
+  depthMax: number;
+  traceId: string;
 }
 
 export interface StageRecord {
   name: string;
   status: "success" | "failure" | "partial" | "skipped";
+  /** Skipped because the attempt this one resumed had done it. */
+  done_by_attempt?: number;
   exit_code: ExitCode;
   attempts: number;
   artifact?: string;
@@ -132,6 +160,8 @@ export interface StagesResult {
   model?: string;
   costUsd?: number;
   turns?: number;
+  /** Where the sequence stopped: the checkpoint's stages, session and depth. */
+  progress?: StageProgress;
 }
 
 /** What the sequence adds to a result besides its exit code and manifest. */

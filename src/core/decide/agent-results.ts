@@ -12,6 +12,8 @@ import * as effects from "./effects.js";
 import { gate } from "./merge-gate.js";
 import { agentId } from "./names.js";
 import { fail, stale } from "./retries.js";
+import type { ResumeEvidence } from "./resume.js";
+import type { ResumeClass } from "../schemas/retry-policy.js";
 import { review } from "./review.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { usageLimited } from "./tick.js";
@@ -65,7 +67,7 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl);
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
   // A rule of the repository refused the job's push: another attempt would meet it again. The task
   // waits for a person, saying why on its PR (or the tracker) and the tracker; `/forge retry` tries again.
   if (input.blockedBy) {
@@ -74,7 +76,7 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
     s.effect(effects.postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl });
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
@@ -90,6 +92,14 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
   if (input.pushedSha) s.editRevision(i).pushedSha = input.pushedSha;
   if (input.recordSha) s.editAttempt(i).recordSha = input.recordSha;
   addSpend(s, i, input.spend);
+  // What the attempt left for a resumed retry (docs/executor.md#resuming), by how it ended.
+  const ev = (cls: ResumeClass): ResumeEvidence => ({
+    cls,
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.recordSha,
+    pushedSha: input.pushedSha,
+  });
   if (input.budgetExceeded) {
     // Stopped at its cap, its work pushed: not retried until a person raises the budget.
     const b = input.budgetExceeded;
@@ -100,6 +110,7 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
       retryable: false,
       hold: "budget",
       exitCode: input.exitCode,
+      resume: ev("budget"),
     });
   }
 
@@ -112,6 +123,7 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
         retryable: true,
         counted: false,
         notBefore: until,
+        resume: ev("usage_limit"),
       });
     }
   }
@@ -120,13 +132,14 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
     case EXIT_CODES.SUCCESS:
     case EXIT_CODES.PARTIAL_SUCCESS:
       if (s.idx.isRefinery[i] && !refineryContains(s, i, input.uncontainedUpstreams, input.kind)) return;
-      return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
+      return completed(s, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind, ev("failure"));
     case EXIT_CODES.FAILURE:
       return fail(s, i, input.kind, {
         error: input.error ?? "the agent failed",
         retryable: true,
         counted: true,
         exitCode: EXIT_CODES.FAILURE,
+        resume: ev("failure"),
       });
     case EXIT_CODES.DEPTH_EXCEEDED:
       return fail(s, i, input.kind, {
@@ -144,6 +157,7 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
         counted: true,
         exitCode: EXIT_CODES.NEEDS_REFINEMENT,
         refinement: input.refinement ?? input.error ?? "",
+        resume: ev("refinement"),
       });
       return;
     case EXIT_CODES.NEEDS_ESCALATION:
@@ -156,13 +170,14 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
         exitCode: EXIT_CODES.INTERRUPTED,
       });
     case EXIT_CODES.TIMEOUT:
-      return stale(s, i, input.kind, input.error ?? "the agent timed out");
+      return stale(s, i, input.kind, input.error ?? "the agent timed out", undefined, ev("stale"));
     default:
       return fail(s, i, input.kind, {
         error: input.error ?? `unknown exit code ${input.exitCode}`,
         retryable: true,
         counted: true,
         exitCode: input.exitCode,
+        resume: ev("failure"),
       });
   }
 }
@@ -196,11 +211,10 @@ function refineryContains(s: Step, i: number, uncontained: readonly string[] | u
 }
 
 /** A successful attempt with a walkthrough that changed files → DONE, reviewed, and through the merge gate if its head is in. */
-function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: InputKind): void {
-  if (!w)
-    return fail(s, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
-  if (w.filesChanged.length === 0)
-    return fail(s, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+function completed(s: Step, i: number, w: WalkthroughFacts | undefined, partial: boolean, kind: InputKind, ev: ResumeEvidence): void {
+  const failed = (error: string) => fail(s, i, kind, { error, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS, resume: ev });
+  if (!w) return failed("no valid walkthrough was committed");
+  if (w.filesChanged.length === 0) return failed("the attempt changed no files");
   s.editRevision(i).walkthroughSha = w.headSha;
   const e = s.edit(i);
   e.confidence = w.confidence;

@@ -3,7 +3,7 @@
  * `max_parallel_agents` allows; queued follow-ups take what capacity is left.
  */
 import type { Effect } from "../effects.js";
-import { newAttempt, type NextAttempt } from "../journal.js";
+import { newAttempt, type AttemptRecord, type NextAttempt, type ResumePoint } from "../journal.js";
 import { attemptRef, backoffOver, clearedForRefinery } from "../task-rules.js";
 import * as effects from "./effects.js";
 import { runningFollowups, spawnFollowups } from "./follow-ups.js";
@@ -69,12 +69,21 @@ function upstreamsCleared(s: Step, i: number): boolean {
 function dispatch(s: Step, i: number, cap: AttemptCap): void {
   const { next, ...t } = s.task(i);
   const attempt = t.attempts + 1;
-  const branch = branchName(s.config, s.j.runId, t.id, attempt);
-  s.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s.iso(s.now), cap.usd) });
+  // A resumed attempt continues the earlier one's work on its branch and PR (docs/executor.md#resuming).
+  const resume = next?.resume;
+  const branch = resume?.branch ?? branchName(s.config, s.j.runId, t.id, attempt);
+  s.replaceTask(i, { ...t, attempts: attempt, attempt: resumedAttempt(newAttempt(branch, s.iso(s.now), cap.usd), resume) });
   const node = s.node(i);
   s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s.move(i, "RUNNING", "tick")) return;
-  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch, attempt });
+  const resumes = resume ? { resumes: { fromAttempt: resume.fromAttempt, ...(resume.stage ? { stage: resume.stage } : {}) } } : {};
+  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch, attempt, ...resumes });
+  const ref = { id: t.id, attempt, branch };
+  if (resume) {
+    // The branch is there, with the earlier attempt's work and PR: no PrepareBranch.
+    s.effect(effects.dispatchAgent(ref, node.agentType, { ...handoff(next, cap), resume: resumeContext(resume) }, resume.priorRunId));
+    return;
+  }
   const merge: string[] = [];
   if (s.idx.isRefinery[i]) {
     const targets: string[] = [];
@@ -85,7 +94,6 @@ function dispatch(s: Step, i: number, cap: AttemptCap): void {
     }
     s.emit("refinery.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), mergeTargets: targets });
   }
-  const ref = { id: t.id, attempt, branch };
   s.effect(effects.prepareBranch(ref, s.j.integrationBranch, merge));
   s.effect(effects.dispatchAgent(ref, node.agentType, handoff(next, cap)));
 }
@@ -112,5 +120,35 @@ function handoff(next: NextAttempt | undefined, cap: AttemptCap): Extract<Effect
     ...(next.refinement !== undefined ? { refinement: next.refinement } : {}),
     ...(next.answer !== undefined ? { answer: next.answer } : {}),
     ...budget,
+  };
+}
+
+/** A resumed attempt's record: the earlier attempt's PR, and only jobs after that attempt's last are its own. */
+function resumedAttempt(a: AttemptRecord, resume: ResumePoint | undefined): AttemptRecord {
+  if (!resume) return a;
+  const { reason, fromAttempt, head, stage, depthUsed } = resume;
+  return {
+    ...a,
+    ...(resume.prNumber !== undefined ? { prNumber: resume.prNumber } : {}),
+    resumed: {
+      reason,
+      fromAttempt,
+      ...(head !== undefined ? { head } : {}),
+      ...(stage !== undefined ? { stage } : {}),
+      ...(depthUsed !== undefined ? { depthUsed } : {}),
+    },
+    revision: { ...a.revision, priorRunId: resume.priorRunId },
+  };
+}
+
+/** What the resumed attempt's job is told it continues. */
+function resumeContext(r: ResumePoint): NonNullable<NonNullable<Extract<Effect, { kind: "DispatchAgent" }>["context"]>["resume"]> {
+  return {
+    fromAttempt: r.fromAttempt,
+    reason: r.reason,
+    ...(r.head !== undefined ? { head: r.head } : {}),
+    ...(r.stage !== undefined ? { stage: r.stage } : {}),
+    ...(r.session ? { session: { ...r.session } } : {}),
+    ...(r.depthUsed !== undefined ? { depthUsed: r.depthUsed } : {}),
   };
 }

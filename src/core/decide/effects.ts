@@ -25,11 +25,16 @@ export function prepareBranch(t: Attempt & { branch: string }, from: string, mer
   return { key: `branch:${t.id}:${t.attempt}`, kind: "PrepareBranch", taskId: t.id, attempt: t.attempt, branch: t.branch, from, merge };
 }
 
-/** Run the attempt's agent job; `context` is what the previous attempt left for it. */
+/**
+ * Run the attempt's agent job; `context` is what the previous attempt left for it. A resumed attempt
+ * runs on the branch of the attempt it continues: `afterRunId` (that attempt's last job) lets a replay
+ * tell the new job from the earlier ones.
+ */
 export function dispatchAgent(
   t: Attempt & { branch: string },
   agentType: AgentType,
   context: Of<"DispatchAgent">["context"],
+  afterRunId?: number,
 ): Of<"DispatchAgent"> {
   return {
     key: `dispatch:${t.id}:${t.attempt}`,
@@ -38,6 +43,7 @@ export function dispatchAgent(
     attempt: t.attempt,
     branch: t.branch,
     agentType,
+    ...(afterRunId !== undefined ? { afterRunId } : {}),
     ...(context ? { context } : {}),
   };
 }

@@ -12,6 +12,7 @@ export function planNode(n: PlanNodeInput): PlanNode {
     dependencies: n.dependencies.slice(),
     paths: n.paths ?? [],
     ...(n.budget ? { budget: { ...n.budget } } : {}),
+    ...(n.retryPolicy ? { retryPolicy: { ...n.retryPolicy } } : {}),
     priority: 0,
   };
 }

@@ -6,6 +6,7 @@ import { checkTransition } from "../state-machine.js";
 import * as effects from "./effects.js";
 import { branchName } from "../layout.js";
 import { agentId } from "./names.js";
+import { planResume, type ResumeEvidence } from "./resume.js";
 import type { InputKind, Step } from "./step.js";
 
 /** How an attempt failed, and whether it is retried by itself. */
@@ -23,6 +24,8 @@ export interface Failure {
   notBefore?: number;
   /** The page of the job that failed, where its log is. */
   logUrl?: string;
+  /** How it ended for the retry policy, and what it left to continue from (docs/executor.md#resuming). */
+  resume?: ResumeEvidence;
 }
 
 /** The task's last error, and the job log that shows it when there is one (an older error's link goes with it). */
@@ -50,11 +53,15 @@ export function fail(s: Step, i: number, kind: InputKind, f: Failure): void {
     retryable: f.retryable,
   });
   if (f.refinement !== undefined) s.edit(i).next = { refinement: f.refinement };
+  if (f.resume) planResume(s, i, f.resume);
   if (f.retryable) retry(s, i, kind, { counted: f.counted ?? true, ...(f.notBefore !== undefined ? { notBefore: f.notBefore } : {}) });
 }
 
-/** Task i's attempt went silent: → STALE, its job is cancelled, and it is retried. */
-export function stale(s: Step, i: number, kind: InputKind, reason: string, logUrl?: string): void {
+/**
+ * Task i's attempt went silent: → STALE, its job is cancelled, and it is retried — resumed when the
+ * retry policy says so (`ev`: how it ended and what it left; by default a stall).
+ */
+export function stale(s: Step, i: number, kind: InputKind, reason: string, logUrl?: string, ev?: ResumeEvidence): void {
   const t = s.task(i);
   if (!s.move(i, "STALE", kind)) return;
   setLastError(s, i, reason, logUrl);
@@ -62,6 +69,7 @@ export function stale(s: Step, i: number, kind: InputKind, reason: string, logUr
   const threshold = r.startedAt ? s.config.timeouts.liveness_minutes * 60 : s.config.timeouts.dispatch_start_minutes * 60;
   s.emit("task.stale", t.id, { ...(r.lastHeartbeat ? { lastHeartbeat: r.lastHeartbeat } : {}), threshold, attempt: t.attempts });
   s.effect(effects.cancelAgent(attemptRef(t)));
+  planResume(s, i, ev ?? { cls: "stale" });
   retry(s, i, kind, { counted: true });
 }
 
@@ -92,10 +100,13 @@ export function retry(s: Step, i: number, kind: InputKind, opts: { counted: bool
   const next = { ...handed, ...(backoff !== undefined ? { notBefore: backoff } : {}) };
   s.replaceTask(i, { ...task, retries, ...(Object.keys(next).length ? { next } : {}) });
   const attempt = t.attempts + 1;
+  const { resume, fresh } = next;
   s.emit("task.retried", t.id, {
     attemptId: attempt,
-    branch: branchName(s.config, s.j.runId, t.id, attempt),
+    branch: resume?.branch ?? branchName(s.config, s.j.runId, t.id, attempt),
     ...(backoff ? { notBefore: backoff } : {}),
     manual: opts.manual ?? false,
+    ...(resume ? { resumes: { fromAttempt: resume.fromAttempt, ...(resume.stage ? { stage: resume.stage } : {}) } } : {}),
+    ...(fresh ? { fresh } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ALL_EXIT_CODES } from "../exit-codes.js";
 import { changeRequestFrontmatterSchema } from "./change-request.js";
+import { checkpointSchema } from "./checkpoint.js";
 import { walkthroughFrontmatterSchema } from "./walkthrough.js";
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
@@ -72,6 +73,11 @@ export const agentResultSchema = z
       .optional()
       .describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
     agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+    checkpoint: checkpointSchema
+      .optional()
+      .describe(
+        "The runner's last checkpoint of the attempt: the stages done and pending, the depth used, the agent CLI's session and the head pushed. The App checks it before a retry resumes from it; one that does not hold is refused and the retry starts fresh (see docs/executor.md#resuming).",
+      ),
     budget_exceeded: z
       .object({
         limit_usd: z.number().min(0).optional().describe("The attempt's dollar cap."),

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { ADAPTERS } from "./adapters.js";
+import { retryPolicySchema } from "./retry-policy.js";
 import { DEFAULT_BRANCH_TEMPLATE, DEFAULT_INTEGRATION_BRANCH_TEMPLATE } from "../layout.js";
 
 /**
@@ -36,6 +38,7 @@ export const forgeConfigSchema = z
       .max(20)
       .default(3)
       .describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
+    retry_policy: retryPolicySchema,
     low_confidence_threshold: z
       .number()
       .min(0)
@@ -161,7 +164,7 @@ export const forgeConfigSchema = z
       .describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
     agent: z
       .object({
-        adapter: z.enum(["claude", "codex", "command"]).default("claude").describe("Which agent CLI runs tasks."),
+        adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
         model: z.string().optional().describe("Model id or tier passed to the agent CLI."),
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { agentTypeSchema, taskBudgetSchema, taskIdSchema } from "./common.js";
+import { taskRetryPolicySchema } from "./retry-policy.js";
 
 /** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (see docs/formats.md#task-front-matter). */
 export const taskFrontmatterSchema = z
@@ -24,6 +25,7 @@ export const taskFrontmatterSchema = z
       .describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
     test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
     budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
+    retry_policy: taskRetryPolicySchema.optional(),
   })
   .strict()
   .describe("A Forge task: YAML frontmatter of a task file.");

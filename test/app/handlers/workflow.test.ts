@@ -10,7 +10,6 @@ import {
   decodedJournal,
   delivery,
   GitHubMock,
-  INTEGRATION,
   INTEGRATION_SHA,
   JOURNAL_SHA,
   journalView,
@@ -160,9 +159,8 @@ describe("workflow_run", () => {
       status: "completed",
       conclusion: "failure",
     });
-    // Attempt 2 (no backoff in this run's config).
-    gh.ref(INTEGRATION, INTEGRATION_SHA);
-    const branch2 = gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    // Attempt 2 (no backoff in this run's config) resumes attempt 1's work: on its branch, which is
+    // not cut again (docs/executor.md#resuming).
     const dispatch2 = gh.dispatch(5002);
     gh.tracker(3);
 
@@ -193,7 +191,6 @@ describe("workflow_run", () => {
         "outbox": [
           "check:a:1",
           "check:a:2",
-          "branch:a:2",
           "dispatch:a:2",
           "tracker",
         ],
@@ -232,8 +229,11 @@ describe("workflow_run", () => {
       }
     `,
     );
-    expect(branch2.body).toEqual({ ref: `refs/heads/${branchOf("a", 2)}`, sha: INTEGRATION_SHA });
-    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
+    expect(taskOf(after.journal, "a").attempt).toMatchObject({ branch: branchOf("a", 1), resumed: { reason: "lost", fromAttempt: 1 } });
+    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 1), inputs: { task_id: "a", attempt: "2" }, return_run_details: true });
+    expect(JSON.parse((dispatch2.body as { inputs: { context: string } }).inputs.context)).toMatchObject({
+      resume: { fromAttempt: 1, reason: "lost" },
+    });
     gh.verify();
   });
 });
@@ -269,8 +269,7 @@ describe("workflow_run: a runner gone", () => {
       status: "completed",
       conclusion: "timed_out",
     });
-    gh.ref(INTEGRATION, INTEGRATION_SHA);
-    gh.createRef(branchOf("a", 2), INTEGRATION_SHA);
+    // Attempt 2 resumes on attempt 1's branch: no branch is cut.
     const dispatch2 = gh.dispatch(5002);
     gh.tracker(3);
 
@@ -281,7 +280,7 @@ describe("workflow_run: a runner gone", () => {
     expect(journalView(after, before).events).toEqual(["task.stale a", "task.retried a", "task.scheduled a", "task.started a"]);
     expect(taskOf(after.journal, "a")).toMatchObject({ status: "RUNNING", attempts: 2, retries: 1 });
     expect(check.body).toMatchObject({ conclusion: "timed_out", external_id: `${RUN_ID}/a/1` });
-    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 2), inputs: { task_id: "a", attempt: "2" } });
+    expect(dispatch2.body).toMatchObject({ ref: branchOf("a", 1), inputs: { task_id: "a", attempt: "2" } });
     gh.verify();
   });
 });
